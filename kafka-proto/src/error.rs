@@ -1,0 +1,202 @@
+//! Decode and encode errors, split by who is at fault.
+//!
+//! A [`DecodeError`] means the *peer* sent bytes we cannot accept (truncated,
+//! over-long, bad CRC, trailing bytes, …). An [`EncodeError`] means *our caller*
+//! asked for something the chosen protocol version cannot carry. Both name the
+//! API, version and field so that a log line is enough to find the problem.
+
+use crate::api_key::ApiKey;
+use std::fmt;
+
+/// Why a decode failed, independent of where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeErrorKind {
+    /// The input ended before the field was complete.
+    #[error("truncated: needed {needed} more bytes, {remaining} remaining")]
+    Truncated {
+        /// Bytes the field still needed (a lower bound).
+        needed: usize,
+        /// Bytes that were left.
+        remaining: usize,
+    },
+    /// A length prefix was negative (where null is not allowed) or larger than the input.
+    #[error("invalid length {0}")]
+    InvalidLength(i64),
+    /// A varint ran over its maximum encoded width.
+    #[error("varint too long")]
+    VarintTooLong,
+    /// A string was not valid UTF-8.
+    #[error("invalid UTF-8")]
+    InvalidUtf8,
+    /// A null appeared where the version does not allow one.
+    #[error("unexpected null")]
+    UnexpectedNull,
+    /// Bytes were left after a bounded structure ended.
+    #[error("{0} trailing bytes")]
+    TrailingBytes(usize),
+    /// The API version is outside the range this crate implements.
+    #[error("unsupported version")]
+    UnsupportedVersion,
+    /// Tagged fields were not in strictly ascending tag order.
+    #[error("tagged fields out of order (tag {0})")]
+    TagOrder(u32),
+    /// A value is outside what the protocol allows.
+    #[error("invalid value: {0}")]
+    InvalidValue(String),
+    /// A record batch CRC-32C did not match.
+    #[error("CRC mismatch: stored {stored:#010x}, computed {computed:#010x}")]
+    CrcMismatch {
+        /// The CRC carried by the batch.
+        stored: u32,
+        /// The CRC computed over the batch bytes.
+        computed: u32,
+    },
+    /// A compression codec is not compiled in or unknown.
+    #[error("unsupported compression codec {0}")]
+    UnsupportedCompression(u8),
+    /// Decompression failed.
+    #[error("decompression failed: {0}")]
+    Decompression(String),
+    /// Decompressed data would exceed the configured bound.
+    #[error("decompressed size exceeds limit of {limit} bytes")]
+    DecompressedTooLarge {
+        /// The configured limit.
+        limit: usize,
+    },
+    /// A frame is larger than the configured maximum.
+    #[error("frame of {size} bytes exceeds maximum {max}")]
+    FrameTooLarge {
+        /// Announced frame size.
+        size: i64,
+        /// Configured maximum.
+        max: usize,
+    },
+}
+
+/// A failure to decode bytes received from a peer.
+///
+/// ```
+/// use kafka_proto::{messages::ApiVersionsResponse, Message};
+/// let err = ApiVersionsResponse::decode(&[0, 0], 3).unwrap_err();
+/// assert!(err.to_string().contains("ApiVersions"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct DecodeError {
+    /// The API whose message failed, when known.
+    pub api: Option<ApiKey>,
+    /// The API version, when known.
+    pub version: Option<i16>,
+    /// The field (dotted path) that failed.
+    pub field: &'static str,
+    /// What went wrong.
+    #[source]
+    pub kind: DecodeErrorKind,
+}
+
+impl DecodeError {
+    /// An error at `field` with no API context yet.
+    pub fn new(field: &'static str, kind: DecodeErrorKind) -> Self {
+        Self {
+            api: None,
+            version: None,
+            field,
+            kind,
+        }
+    }
+
+    /// Adds the API and version if they are not set yet.
+    pub fn in_api(mut self, api: ApiKey, version: i16) -> Self {
+        self.api.get_or_insert(api);
+        self.version.get_or_insert(version);
+        self
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.api, self.version) {
+            (Some(api), Some(v)) => write!(f, "decoding {api:?} v{v}")?,
+            (Some(api), None) => write!(f, "decoding {api:?}")?,
+            _ => write!(f, "decoding")?,
+        }
+        write!(f, ", field `{}`: {}", self.field, self.kind)
+    }
+}
+
+/// Why an encode failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EncodeErrorKind {
+    /// The version is outside the message's supported range.
+    #[error("unsupported version")]
+    UnsupportedVersion,
+    /// The field holds a non-default value that this version cannot carry.
+    #[error("field has a non-default value that this version cannot carry")]
+    FieldNotInVersion,
+    /// The field is null but this version does not allow null.
+    #[error("null is not allowed in this version")]
+    NullNotAllowed,
+    /// A string, byte array or array is longer than its length prefix allows.
+    #[error("length {0} too large for the field's length prefix")]
+    TooLong(usize),
+    /// A value is outside what the protocol allows.
+    #[error("invalid value: {0}")]
+    InvalidValue(String),
+}
+
+/// A request to encode something the chosen protocol version cannot express.
+///
+/// ```
+/// use kafka_proto::{messages::ApiVersionsRequest, EncodeErrorKind, Message};
+/// let req = ApiVersionsRequest { client_software_name: "x".into(), ..Default::default() };
+/// let err = req.encode_to_vec(0).unwrap_err();
+/// assert_eq!(err.kind, EncodeErrorKind::FieldNotInVersion);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct EncodeError {
+    /// The API being encoded, when known.
+    pub api: Option<ApiKey>,
+    /// The version being encoded, when known.
+    pub version: Option<i16>,
+    /// The offending field.
+    pub field: &'static str,
+    /// What went wrong.
+    #[source]
+    pub kind: EncodeErrorKind,
+}
+
+impl EncodeError {
+    /// An error at `field` with no API context yet.
+    pub fn new(field: &'static str, kind: EncodeErrorKind) -> Self {
+        Self {
+            api: None,
+            version: None,
+            field,
+            kind,
+        }
+    }
+
+    /// Shorthand for [`EncodeErrorKind::FieldNotInVersion`].
+    pub fn not_in_version(field: &'static str) -> Self {
+        Self::new(field, EncodeErrorKind::FieldNotInVersion)
+    }
+
+    /// Adds the API and version if they are not set yet.
+    pub fn in_api(mut self, api: ApiKey, version: i16) -> Self {
+        self.api.get_or_insert(api);
+        self.version.get_or_insert(version);
+        self
+    }
+}
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.api, self.version) {
+            (Some(api), Some(v)) => write!(f, "encoding {api:?} v{v}")?,
+            (Some(api), None) => write!(f, "encoding {api:?}")?,
+            _ => write!(f, "encoding")?,
+        }
+        write!(f, ", field `{}`: {}", self.field, self.kind)
+    }
+}

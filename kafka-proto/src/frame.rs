@@ -1,0 +1,207 @@
+//! The `int32` length-prefixed frame that carries every request and response, and
+//! helpers to build a request frame and split a response frame.
+//!
+//! [`FrameDecoder`] rejects a frame whose announced size exceeds the configured
+//! maximum *before* buffering or allocating for it.
+//!
+//! ```
+//! use kafka_proto::frame::FrameDecoder;
+//! let mut dec = FrameDecoder::new(1024);
+//! let mut buf = bytes::BytesMut::from(&[0u8, 0, 0, 2, 7, 8, 0][..]);
+//! assert_eq!(dec.decode(&mut buf).unwrap().unwrap().as_ref(), &[7, 8]);
+//! assert_eq!(dec.decode(&mut buf).unwrap(), None); // one byte of the next frame
+//! ```
+
+use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
+use crate::header::{request_header_version, response_header_version};
+use crate::primitives::Reader;
+use crate::{Message, RequestHeader, ResponseHeader};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+
+/// Default maximum frame size: 100 MiB, Kafka's `socket.request.max.bytes`.
+pub const DEFAULT_MAX_FRAME_SIZE: usize = 100 * 1024 * 1024;
+
+/// Splits a byte stream into frames.
+#[derive(Debug, Clone)]
+pub struct FrameDecoder {
+    max_frame_size: usize,
+}
+
+impl Default for FrameDecoder {
+    fn default() -> Self {
+        Self::new(DEFAULT_MAX_FRAME_SIZE)
+    }
+}
+
+impl FrameDecoder {
+    /// A decoder that refuses frames larger than `max_frame_size` bytes.
+    pub fn new(max_frame_size: usize) -> Self {
+        Self { max_frame_size }
+    }
+
+    /// The configured maximum.
+    pub fn max_frame_size(&self) -> usize {
+        self.max_frame_size
+    }
+
+    /// Takes one complete frame body (without its length) off the front of
+    /// `buf`, `Ok(None)` if more bytes are needed. An oversized or negative
+    /// length fails at once, before any allocation.
+    pub fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Bytes>, DecodeError> {
+        if buf.len() < 4 {
+            return Ok(None);
+        }
+        let size = i32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]);
+        if size < 0 || size as usize > self.max_frame_size {
+            return Err(DecodeError::new(
+                "frame_length",
+                DecodeErrorKind::FrameTooLarge {
+                    size: i64::from(size),
+                    max: self.max_frame_size,
+                },
+            ));
+        }
+        let size = size as usize;
+        if buf.len() < 4 + size {
+            // Reserve only what this (bounded) frame needs.
+            buf.reserve(4 + size - buf.len());
+            return Ok(None);
+        }
+        buf.advance(4);
+        Ok(Some(buf.split_to(size).freeze()))
+    }
+}
+
+/// Writes `header` and `body` as one frame, patching the length afterwards.
+fn write_frame(
+    out: &mut BytesMut,
+    write: impl FnOnce(&mut BytesMut) -> Result<(), EncodeError>,
+) -> Result<(), EncodeError> {
+    let start = out.len();
+    out.put_i32(0);
+    write(out)?;
+    let len = out.len() - start - 4;
+    let len = i32::try_from(len)
+        .map_err(|_| EncodeError::new("frame_length", crate::EncodeErrorKind::TooLong(len)))?;
+    out[start..start + 4].copy_from_slice(&len.to_be_bytes());
+    Ok(())
+}
+
+/// Encodes a complete request frame: length, header (v1/v2 as the version
+/// requires) and body.
+///
+/// ```
+/// use kafka_proto::{frame::encode_request_frame, messages::ApiVersionsRequest};
+/// let f = encode_request_frame(&ApiVersionsRequest::default(), 0, 1, Some("c")).unwrap();
+/// assert_eq!(&f[..4], &[0, 0, 0, 11]);
+/// ```
+pub fn encode_request_frame<M: Message>(
+    msg: &M,
+    version: i16,
+    correlation_id: i32,
+    client_id: Option<&str>,
+) -> Result<BytesMut, EncodeError> {
+    let mut out = BytesMut::with_capacity(64);
+    write_frame(&mut out, |b| {
+        let header = RequestHeader::new(M::API_KEY, version, correlation_id, client_id);
+        header
+            .encode(b, request_header_version(M::is_flexible(version)))
+            .map_err(|e| e.in_api(M::API_KEY, version))?;
+        msg.encode(b, version)
+    })?;
+    Ok(out)
+}
+
+/// Encodes a complete response frame (used by test peers and fixtures).
+pub fn encode_response_frame<M: Message>(
+    msg: &M,
+    version: i16,
+    correlation_id: i32,
+) -> Result<BytesMut, EncodeError> {
+    let mut out = BytesMut::with_capacity(64);
+    write_frame(&mut out, |b| {
+        let header = ResponseHeader {
+            correlation_id,
+            unknown_tagged_fields: Vec::new(),
+        };
+        header.encode(
+            b,
+            response_header_version(M::API_KEY, M::is_flexible(version)),
+        )?;
+        msg.encode(b, version)
+    })?;
+    Ok(out)
+}
+
+/// Decodes a response frame body (without the length): header then message.
+/// Trailing bytes are an error.
+pub fn decode_response_frame<M: Message>(
+    body: &[u8],
+    version: i16,
+) -> Result<(ResponseHeader, M), DecodeError> {
+    let mut r = Reader::new(body);
+    let header = ResponseHeader::decode(
+        &mut r,
+        response_header_version(M::API_KEY, M::is_flexible(version)),
+    )
+    .map_err(|e| e.in_api(M::API_KEY, version))?;
+    let msg = M::read(&mut r, version)?;
+    r.finish().map_err(|e| e.in_api(M::API_KEY, version))?;
+    Ok((header, msg))
+}
+
+/// Reads only the correlation id of a response frame body, to route it before
+/// the version is known.
+pub fn peek_correlation_id(body: &[u8]) -> Result<i32, DecodeError> {
+    Reader::new(body).i32("correlation_id")
+}
+
+/// Decodes a request frame body (without the length): header then message.
+pub fn decode_request_frame<M: Message>(body: &[u8]) -> Result<(RequestHeader, M), DecodeError> {
+    let mut r = Reader::new(body);
+    // Peek version to choose the header version.
+    let mut peek = r.clone();
+    let _key = peek.i16("request_api_key")?;
+    let version = peek.i16("request_api_version")?;
+    let header = RequestHeader::decode(&mut r, request_header_version(M::is_flexible(version)))
+        .map_err(|e| e.in_api(M::API_KEY, version))?;
+    let msg = M::read(&mut r, version)?;
+    r.finish().map_err(|e| e.in_api(M::API_KEY, version))?;
+    Ok((header, msg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oversized_frame_is_rejected_before_buffering() {
+        let mut dec = FrameDecoder::new(16);
+        let mut buf = BytesMut::from(&[0x7f, 0xff, 0xff, 0xff][..]);
+        let cap_before = buf.capacity();
+        let err = dec.decode(&mut buf).unwrap_err();
+        assert!(matches!(err.kind, DecodeErrorKind::FrameTooLarge { .. }));
+        assert_eq!(buf.capacity(), cap_before);
+    }
+
+    #[test]
+    fn negative_frame_length_is_rejected() {
+        let mut dec = FrameDecoder::new(16);
+        let mut buf = BytesMut::from(&[0xff, 0xff, 0xff, 0xfe][..]);
+        assert!(dec.decode(&mut buf).is_err());
+    }
+
+    #[test]
+    fn frames_split_across_reads() {
+        let mut dec = FrameDecoder::new(16);
+        let mut buf = BytesMut::from(&[0, 0, 0, 3, 1][..]);
+        assert_eq!(dec.decode(&mut buf).unwrap(), None);
+        buf.extend_from_slice(&[2, 3, 0, 0, 0, 0]);
+        assert_eq!(dec.decode(&mut buf).unwrap().unwrap().as_ref(), &[1, 2, 3]);
+        assert_eq!(
+            dec.decode(&mut buf).unwrap().unwrap().as_ref(),
+            &[] as &[u8]
+        );
+        assert!(buf.is_empty());
+    }
+}

@@ -1,0 +1,148 @@
+//! Request and response headers, and which header version each (API, version) uses.
+//!
+//! Request header v1 is key, version, correlation id and an `int16`-length client
+//! id; v2 adds tagged fields (the client id stays non-compact). Response header
+//! v0 is the correlation id; v1 adds tagged fields. Flexible API versions use
+//! request v2 / response v1 — except ApiVersions, whose response header is always
+//! v0 (KIP-511) so that a client can read it before knowing what the broker speaks.
+
+use crate::api_key::ApiKey;
+use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
+use crate::primitives::{put_nullable_string, put_unknown_tagged_fields, Reader, TaggedFields};
+use bytes::BufMut;
+
+/// A request header (v1 or v2).
+///
+/// ```
+/// use kafka_proto::{ApiKey, RequestHeader};
+/// let h = RequestHeader::new(ApiKey::Metadata, 12, 7, Some("app"));
+/// let mut buf = Vec::new();
+/// h.encode(&mut buf, 2).unwrap();
+/// assert_eq!(RequestHeader::decode(&mut kafka_proto::primitives::Reader::new(&buf), 2).unwrap(), h);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RequestHeader {
+    /// The API key of this request.
+    pub request_api_key: i16,
+    /// The API version of this request.
+    pub request_api_version: i16,
+    /// The correlation id the response will echo.
+    pub correlation_id: i32,
+    /// The client id.
+    pub client_id: Option<String>,
+    /// Unknown tagged fields (v2).
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl RequestHeader {
+    /// A header for `api` at `version`.
+    pub fn new(api: ApiKey, version: i16, correlation_id: i32, client_id: Option<&str>) -> Self {
+        Self {
+            request_api_key: api.code(),
+            request_api_version: version,
+            correlation_id,
+            client_id: client_id.map(str::to_owned),
+            unknown_tagged_fields: Vec::new(),
+        }
+    }
+
+    /// Writes the header in `header_version` (1 or 2).
+    pub fn encode(&self, buf: &mut impl BufMut, header_version: i16) -> Result<(), EncodeError> {
+        buf.put_i16(self.request_api_key);
+        buf.put_i16(self.request_api_version);
+        buf.put_i32(self.correlation_id);
+        put_nullable_string(buf, "client_id", self.client_id.as_deref(), false)?;
+        if header_version >= 2 {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        } else if !self.unknown_tagged_fields.is_empty() {
+            return Err(EncodeError::not_in_version("_tagged_fields"));
+        }
+        Ok(())
+    }
+
+    /// Reads a header in `header_version` (1 or 2).
+    pub fn decode(r: &mut Reader<'_>, header_version: i16) -> Result<Self, DecodeError> {
+        if !(1..=2).contains(&header_version) {
+            return Err(DecodeError::new(
+                "header",
+                DecodeErrorKind::UnsupportedVersion,
+            ));
+        }
+        let request_api_key = r.i16("request_api_key")?;
+        let request_api_version = r.i16("request_api_version")?;
+        let correlation_id = r.i32("correlation_id")?;
+        let client_id = r.nullable_string("client_id", false)?;
+        let unknown_tagged_fields = if header_version >= 2 {
+            r.unknown_tagged_fields("_tagged_fields")?
+        } else {
+            Vec::new()
+        };
+        Ok(Self {
+            request_api_key,
+            request_api_version,
+            correlation_id,
+            client_id,
+            unknown_tagged_fields,
+        })
+    }
+}
+
+/// A response header (v0 or v1).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ResponseHeader {
+    /// The correlation id of the request this answers.
+    pub correlation_id: i32,
+    /// Unknown tagged fields (v1).
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl ResponseHeader {
+    /// Writes the header in `header_version` (0 or 1).
+    pub fn encode(&self, buf: &mut impl BufMut, header_version: i16) -> Result<(), EncodeError> {
+        buf.put_i32(self.correlation_id);
+        if header_version >= 1 {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        } else if !self.unknown_tagged_fields.is_empty() {
+            return Err(EncodeError::not_in_version("_tagged_fields"));
+        }
+        Ok(())
+    }
+
+    /// Reads a header in `header_version` (0 or 1).
+    pub fn decode(r: &mut Reader<'_>, header_version: i16) -> Result<Self, DecodeError> {
+        let correlation_id = r.i32("correlation_id")?;
+        let unknown_tagged_fields = if header_version >= 1 {
+            r.unknown_tagged_fields("_tagged_fields")?
+        } else {
+            Vec::new()
+        };
+        Ok(Self {
+            correlation_id,
+            unknown_tagged_fields,
+        })
+    }
+}
+
+/// The request header version for `api` at `version`, given the first flexible version.
+pub fn request_header_version(flexible: bool) -> i16 {
+    if flexible {
+        2
+    } else {
+        1
+    }
+}
+
+/// The response header version for `api` at a version that is `flexible` or not.
+///
+/// ```
+/// use kafka_proto::{header::response_header_version, ApiKey};
+/// assert_eq!(response_header_version(ApiKey::ApiVersions, true), 0);
+/// assert_eq!(response_header_version(ApiKey::Metadata, true), 1);
+/// ```
+pub fn response_header_version(api: ApiKey, flexible: bool) -> i16 {
+    if flexible && api != ApiKey::ApiVersions {
+        1
+    } else {
+        0
+    }
+}

@@ -1,0 +1,164 @@
+//! # kafka-proto
+//!
+//! A hand-written, sans-IO codec of the Apache Kafka wire protocol: the APIs a
+//! transactional producer needs, and those to verify, recover and administer.
+//! No tokio and no IO: bytes in, typed messages out, and back.
+//!
+//! - [`primitives`]: bounded readers (nom parsers over byte slices) and `BufMut` writers.
+//! - [`header`]: request/response headers and which version each API uses.
+//! - [`frame`]: the `int32` length-prefixed frame codec with a maximum frame size.
+//! - [`messages`]: one module per message, each with its [`ApiKey`] and version range.
+//! - [`record`]: RecordBatch v2 with CRC-32C, control records and compression.
+//! - [`error_code`]: every Kafka error code with its retriable flag and handling.
+//!
+//! ```
+//! use kafka_proto::{messages::{ApiVersionsRequest, ApiVersionsResponse}, Message};
+//! let req = ApiVersionsRequest {
+//!     client_software_name: "kafka-eos".into(),
+//!     client_software_version: "0.1".into(),
+//!     ..Default::default()
+//! };
+//! let bytes = req.encode_to_vec(3).unwrap();
+//! assert_eq!(ApiVersionsRequest::decode(&bytes, 3).unwrap(), req);
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod api_key;
+pub mod error;
+pub mod error_code;
+pub mod frame;
+pub mod header;
+pub mod messages;
+pub mod primitives;
+pub mod record;
+#[cfg(any(test, feature = "arbitrary"))]
+pub mod testing;
+
+pub use api_key::ApiKey;
+pub use error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
+pub use error_code::ErrorCode;
+pub use header::{RequestHeader, ResponseHeader};
+
+use bytes::BufMut;
+use primitives::Reader;
+
+/// An inclusive range of API versions.
+///
+/// ```
+/// use kafka_proto::VersionRange;
+/// let r = VersionRange::new(3, 13);
+/// assert!(r.contains(12) && !r.contains(2));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VersionRange {
+    /// Lowest supported version.
+    pub min: i16,
+    /// Highest supported version.
+    pub max: i16,
+}
+
+impl VersionRange {
+    /// `min..=max`.
+    pub const fn new(min: i16, max: i16) -> Self {
+        Self { min, max }
+    }
+
+    /// True when `v` is inside the range.
+    pub const fn contains(&self, v: i16) -> bool {
+        v >= self.min && v <= self.max
+    }
+
+    /// Every version in the range.
+    pub fn iter(&self) -> impl Iterator<Item = i16> {
+        self.min..=self.max
+    }
+}
+
+/// A Kafka request or response body. Each message type knows its API key, the
+/// versions this crate implements, and the first flexible version.
+///
+/// Encoding a field that holds a non-default value in a version that cannot carry
+/// it is an [`EncodeError`]; decoding rejects trailing bytes.
+pub trait Message: Sized + Clone + PartialEq + std::fmt::Debug + Default {
+    /// The API this message belongs to.
+    const API_KEY: ApiKey;
+    /// Versions implemented, from the KIP-896 minimum to the Kafka 4.4 maximum.
+    const VERSIONS: VersionRange;
+    /// The first flexible (compact, tagged) version; `i16::MAX` if none.
+    const FLEXIBLE_MIN: i16;
+
+    /// Writes the body (no header) at `version`, which is already range-checked.
+    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError>;
+
+    /// Reads the body (no header) at `version`, which is already range-checked.
+    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError>;
+
+    /// True when `version` uses the flexible encoding.
+    fn is_flexible(version: i16) -> bool {
+        version >= Self::FLEXIBLE_MIN
+    }
+
+    /// Checks the version and writes the body.
+    fn encode<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
+        if !Self::VERSIONS.contains(version) {
+            return Err(
+                EncodeError::new("<version>", EncodeErrorKind::UnsupportedVersion)
+                    .in_api(Self::API_KEY, version),
+            );
+        }
+        self.encode_body(buf, version)
+            .map_err(|e| e.in_api(Self::API_KEY, version))
+    }
+
+    /// Encodes into a fresh vector.
+    fn encode_to_vec(&self, version: i16) -> Result<Vec<u8>, EncodeError> {
+        let mut v = Vec::new();
+        self.encode(&mut v, version)?;
+        Ok(v)
+    }
+
+    /// Decodes a complete body: every byte must belong to the message.
+    fn decode(bytes: &[u8], version: i16) -> Result<Self, DecodeError> {
+        let mut r = Reader::new(bytes);
+        let m = Self::read(&mut r, version)?;
+        r.finish().map_err(|e| e.in_api(Self::API_KEY, version))?;
+        Ok(m)
+    }
+
+    /// Checks the version and reads a body from `r`, leaving what follows.
+    fn read(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
+        if !Self::VERSIONS.contains(version) {
+            return Err(
+                DecodeError::new("<version>", DecodeErrorKind::UnsupportedVersion)
+                    .in_api(Self::API_KEY, version),
+            );
+        }
+        Self::decode_body(r, version).map_err(|e| e.in_api(Self::API_KEY, version))
+    }
+}
+
+/// A request message, tied to its response type.
+pub trait Request: Message {
+    /// The response this request receives.
+    type Response: Response;
+}
+
+/// A response message.
+pub trait Response: Message {}
+
+/// Fails with [`EncodeErrorKind::FieldNotInVersion`] when `present` is false and the
+/// field's value differs from its default. Used by every message encoder.
+#[inline]
+pub(crate) fn check_field<T: PartialEq>(
+    present: bool,
+    value: &T,
+    default: &T,
+    field: &'static str,
+) -> Result<(), EncodeError> {
+    if present || value == default {
+        Ok(())
+    } else {
+        Err(EncodeError::not_in_version(field))
+    }
+}

@@ -1,0 +1,746 @@
+//! Wire primitives: a bounded [`Reader`] whose reads are `nom` parsers over byte
+//! slices, and `put_*` encoders over [`bytes::BufMut`].
+//!
+//! Classic (non-flexible) strings carry an `int16` length, bytes and arrays an
+//! `int32` length, `-1` meaning null. Compact (flexible) forms carry
+//! `uvarint(len + 1)`, `0` meaning null. Record-level varints are zigzag.
+//!
+//! Every read names its field, so errors point at the bytes that failed, and no
+//! read allocates more than the remaining input can justify.
+//!
+//! ```
+//! use kafka_proto::primitives::{put_compact_string, Reader};
+//! let mut buf = Vec::new();
+//! put_compact_string(&mut buf, "hi");
+//! let mut r = Reader::new(&buf);
+//! assert_eq!(r.string("name", true).unwrap(), "hi");
+//! r.finish().unwrap();
+//! ```
+
+use crate::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
+use bytes::{BufMut, Bytes};
+use nom::number::complete as num;
+use nom::IResult;
+
+/// A 128-bit UUID as Kafka writes it (topic ids), big-endian.
+pub type Uuid = [u8; 16];
+
+/// Unknown tagged fields kept verbatim, in ascending tag order, so that they
+/// re-encode byte-identically.
+pub type TaggedFields = Vec<(u32, Bytes)>;
+
+type NomResult<'a, T> = IResult<&'a [u8], T, ()>;
+
+/// Parses an unsigned LEB128 varint of at most 5 bytes (u32).
+pub fn parse_uvarint(input: &[u8]) -> NomResult<'_, Result<u32, DecodeErrorKind>> {
+    let mut value: u32 = 0;
+    for (i, &b) in input.iter().enumerate().take(5) {
+        if i == 4 && b > 0x0f {
+            return Ok((&input[i + 1..], Err(DecodeErrorKind::VarintTooLong)));
+        }
+        value |= u32::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return Ok((&input[i + 1..], Ok(value)));
+        }
+    }
+    if input.len() >= 5 {
+        Ok((&input[5..], Err(DecodeErrorKind::VarintTooLong)))
+    } else {
+        Err(nom::Err::Error(()))
+    }
+}
+
+/// Parses an unsigned LEB128 varint of at most 10 bytes (u64).
+pub fn parse_uvarlong(input: &[u8]) -> NomResult<'_, Result<u64, DecodeErrorKind>> {
+    let mut value: u64 = 0;
+    for (i, &b) in input.iter().enumerate().take(10) {
+        if i == 9 && b > 0x01 {
+            return Ok((&input[i + 1..], Err(DecodeErrorKind::VarintTooLong)));
+        }
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return Ok((&input[i + 1..], Ok(value)));
+        }
+    }
+    if input.len() >= 10 {
+        Ok((&input[10..], Err(DecodeErrorKind::VarintTooLong)))
+    } else {
+        Err(nom::Err::Error(()))
+    }
+}
+
+/// A cursor over a bounded byte slice. Reads consume from the front.
+#[derive(Debug, Clone)]
+pub struct Reader<'a> {
+    input: &'a [u8],
+}
+
+fn truncated(field: &'static str, needed: usize, remaining: usize) -> DecodeError {
+    DecodeError::new(field, DecodeErrorKind::Truncated { needed, remaining })
+}
+
+macro_rules! fixed {
+    ($(#[$doc:meta] $name:ident -> $ty:ty = $parser:path, $width:expr;)*) => {$(
+        #[$doc]
+        pub fn $name(&mut self, field: &'static str) -> Result<$ty, DecodeError> {
+            let r: NomResult<'a, $ty> = $parser(self.input);
+            match r {
+                Ok((rest, v)) => {
+                    self.input = rest;
+                    Ok(v)
+                }
+                Err(_) => Err(truncated(field, $width, self.input.len())),
+            }
+        }
+    )*};
+}
+
+impl<'a> Reader<'a> {
+    /// A reader over `input`.
+    pub fn new(input: &'a [u8]) -> Self {
+        Self { input }
+    }
+
+    /// Bytes not yet read.
+    pub fn remaining(&self) -> usize {
+        self.input.len()
+    }
+
+    /// The unread bytes.
+    pub fn rest(&self) -> &'a [u8] {
+        self.input
+    }
+
+    /// True when every byte was read.
+    pub fn is_empty(&self) -> bool {
+        self.input.is_empty()
+    }
+
+    /// Fails with [`DecodeErrorKind::TrailingBytes`] unless every byte was read.
+    pub fn finish(&self) -> Result<(), DecodeError> {
+        if self.input.is_empty() {
+            Ok(())
+        } else {
+            Err(DecodeError::new(
+                "<end>",
+                DecodeErrorKind::TrailingBytes(self.input.len()),
+            ))
+        }
+    }
+
+    fixed! {
+        /// Reads an `int8`.
+        i8 -> i8 = num::be_i8, 1;
+        /// Reads an `int16`.
+        i16 -> i16 = num::be_i16, 2;
+        /// Reads an `uint16`.
+        u16 -> u16 = num::be_u16, 2;
+        /// Reads an `int32`.
+        i32 -> i32 = num::be_i32, 4;
+        /// Reads an `uint32`.
+        u32 -> u32 = num::be_u32, 4;
+        /// Reads an `int64`.
+        i64 -> i64 = num::be_i64, 8;
+        /// Reads a `float64`.
+        f64 -> f64 = num::be_f64, 8;
+    }
+
+    /// Reads a boolean (any non-zero byte is true, as Kafka reads it).
+    pub fn bool(&mut self, field: &'static str) -> Result<bool, DecodeError> {
+        Ok(self.i8(field)? != 0)
+    }
+
+    /// Reads an unsigned varint (u32).
+    pub fn uvarint(&mut self, field: &'static str) -> Result<u32, DecodeError> {
+        match parse_uvarint(self.input) {
+            Ok((rest, v)) => {
+                self.input = rest;
+                v.map_err(|k| DecodeError::new(field, k))
+            }
+            Err(_) => Err(truncated(field, 1, self.input.len())),
+        }
+    }
+
+    /// Reads a zigzag varint (i32).
+    pub fn varint(&mut self, field: &'static str) -> Result<i32, DecodeError> {
+        let v = self.uvarint(field)?;
+        Ok(((v >> 1) as i32) ^ -((v & 1) as i32))
+    }
+
+    /// Reads a zigzag varlong (i64).
+    pub fn varlong(&mut self, field: &'static str) -> Result<i64, DecodeError> {
+        match parse_uvarlong(self.input) {
+            Ok((rest, v)) => {
+                self.input = rest;
+                let v = v.map_err(|k| DecodeError::new(field, k))?;
+                Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
+            }
+            Err(_) => Err(truncated(field, 1, self.input.len())),
+        }
+    }
+
+    /// Reads a 16-byte UUID.
+    pub fn uuid(&mut self, field: &'static str) -> Result<Uuid, DecodeError> {
+        let b = self.take(16, field)?;
+        let mut out = [0u8; 16];
+        out.copy_from_slice(b);
+        Ok(out)
+    }
+
+    /// Takes exactly `n` bytes.
+    pub fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], DecodeError> {
+        let r: NomResult<'a, &'a [u8]> = nom::bytes::complete::take(n)(self.input);
+        match r {
+            Ok((rest, taken)) => {
+                self.input = rest;
+                Ok(taken)
+            }
+            Err(_) => Err(truncated(field, n, self.input.len())),
+        }
+    }
+
+    /// Splits off a bounded sub-reader of `n` bytes.
+    pub fn sub_reader(&mut self, n: usize, field: &'static str) -> Result<Reader<'a>, DecodeError> {
+        Ok(Reader::new(self.take(n, field)?))
+    }
+
+    /// Reads a length prefix: `int16`/`int32` classic or `uvarint(len+1)` compact.
+    /// `None` means null. The length is checked against the remaining input
+    /// times `min_item_size` so no caller can allocate from a hostile length.
+    fn length(
+        &mut self,
+        field: &'static str,
+        flexible: bool,
+        classic_i16: bool,
+        min_item_size: usize,
+    ) -> Result<Option<usize>, DecodeError> {
+        let len: i64 = if flexible {
+            i64::from(self.uvarint(field)?) - 1
+        } else if classic_i16 {
+            i64::from(self.i16(field)?)
+        } else {
+            i64::from(self.i32(field)?)
+        };
+        if len == -1 {
+            return Ok(None);
+        }
+        if len < 0 {
+            return Err(DecodeError::new(field, DecodeErrorKind::InvalidLength(len)));
+        }
+        let len = len as usize;
+        if len.saturating_mul(min_item_size.max(1)) > self.input.len() && min_item_size > 0 {
+            return Err(DecodeError::new(
+                field,
+                DecodeErrorKind::InvalidLength(len as i64),
+            ));
+        }
+        Ok(Some(len))
+    }
+
+    /// Reads a nullable string (`int16` or compact length).
+    pub fn nullable_string(
+        &mut self,
+        field: &'static str,
+        flexible: bool,
+    ) -> Result<Option<String>, DecodeError> {
+        match self.length(field, flexible, true, 1)? {
+            None => Ok(None),
+            Some(n) => {
+                let b = self.take(n, field)?;
+                std::str::from_utf8(b)
+                    .map(|s| Some(s.to_owned()))
+                    .map_err(|_| DecodeError::new(field, DecodeErrorKind::InvalidUtf8))
+            }
+        }
+    }
+
+    /// Reads a non-null string.
+    pub fn string(&mut self, field: &'static str, flexible: bool) -> Result<String, DecodeError> {
+        self.nullable_string(field, flexible)?
+            .ok_or_else(|| DecodeError::new(field, DecodeErrorKind::UnexpectedNull))
+    }
+
+    /// Reads nullable bytes (`int32` or compact length).
+    pub fn nullable_bytes(
+        &mut self,
+        field: &'static str,
+        flexible: bool,
+    ) -> Result<Option<Bytes>, DecodeError> {
+        match self.length(field, flexible, false, 1)? {
+            None => Ok(None),
+            Some(n) => Ok(Some(Bytes::copy_from_slice(self.take(n, field)?))),
+        }
+    }
+
+    /// Reads non-null bytes.
+    pub fn bytes(&mut self, field: &'static str, flexible: bool) -> Result<Bytes, DecodeError> {
+        self.nullable_bytes(field, flexible)?
+            .ok_or_else(|| DecodeError::new(field, DecodeErrorKind::UnexpectedNull))
+    }
+
+    /// Reads a nullable array, each element decoded by `item`.
+    pub fn nullable_array<T>(
+        &mut self,
+        field: &'static str,
+        flexible: bool,
+        mut item: impl FnMut(&mut Reader<'a>) -> Result<T, DecodeError>,
+    ) -> Result<Option<Vec<T>>, DecodeError> {
+        match self.length(field, flexible, false, 1)? {
+            None => Ok(None),
+            Some(n) => {
+                let mut out = Vec::with_capacity(n.min(self.input.len()));
+                for _ in 0..n {
+                    out.push(item(self)?);
+                }
+                Ok(Some(out))
+            }
+        }
+    }
+
+    /// Reads a non-null array.
+    pub fn array<T>(
+        &mut self,
+        field: &'static str,
+        flexible: bool,
+        item: impl FnMut(&mut Reader<'a>) -> Result<T, DecodeError>,
+    ) -> Result<Vec<T>, DecodeError> {
+        self.nullable_array(field, flexible, item)?
+            .ok_or_else(|| DecodeError::new(field, DecodeErrorKind::UnexpectedNull))
+    }
+
+    /// Reads the tagged-field section of a flexible struct. `known` is called
+    /// with each tag and a bounded reader over its payload; it returns `true`
+    /// when it consumed the field (the payload must then be read completely).
+    /// Unknown tags are returned verbatim, in order.
+    pub fn tagged_fields(
+        &mut self,
+        field: &'static str,
+        mut known: impl FnMut(u32, &mut Reader<'a>) -> Result<bool, DecodeError>,
+    ) -> Result<TaggedFields, DecodeError> {
+        let count = self.uvarint(field)? as usize;
+        if count > self.input.len() {
+            return Err(DecodeError::new(
+                field,
+                DecodeErrorKind::InvalidLength(count as i64),
+            ));
+        }
+        let mut unknown = Vec::new();
+        let mut last: Option<u32> = None;
+        for _ in 0..count {
+            let tag = self.uvarint(field)?;
+            if last.is_some_and(|l| tag <= l) {
+                return Err(DecodeError::new(field, DecodeErrorKind::TagOrder(tag)));
+            }
+            last = Some(tag);
+            let size = self.uvarint(field)? as usize;
+            let mut sub = self.sub_reader(size, field)?;
+            if known(tag, &mut sub)? {
+                sub.finish().map_err(|e| DecodeError::new(field, e.kind))?;
+            } else {
+                unknown.push((tag, Bytes::copy_from_slice(sub.rest())));
+            }
+        }
+        Ok(unknown)
+    }
+
+    /// Reads a tagged-field section with no known tags.
+    pub fn unknown_tagged_fields(
+        &mut self,
+        field: &'static str,
+    ) -> Result<TaggedFields, DecodeError> {
+        self.tagged_fields(field, |_, _| Ok(false))
+    }
+}
+
+// ---------------------------------------------------------------- encoding
+
+/// Writes an unsigned varint.
+pub fn put_uvarint(buf: &mut impl BufMut, mut v: u32) {
+    while v >= 0x80 {
+        buf.put_u8((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.put_u8(v as u8);
+}
+
+/// Writes an unsigned varlong.
+pub fn put_uvarlong(buf: &mut impl BufMut, mut v: u64) {
+    while v >= 0x80 {
+        buf.put_u8((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.put_u8(v as u8);
+}
+
+/// Writes a zigzag varint.
+pub fn put_varint(buf: &mut impl BufMut, v: i32) {
+    put_uvarint(buf, ((v << 1) ^ (v >> 31)) as u32);
+}
+
+/// Writes a zigzag varlong.
+pub fn put_varlong(buf: &mut impl BufMut, v: i64) {
+    put_uvarlong(buf, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+/// Encoded size of an unsigned varint.
+pub fn uvarint_len(v: u32) -> usize {
+    match v {
+        0..=0x7f => 1,
+        0x80..=0x3fff => 2,
+        0x4000..=0x1f_ffff => 3,
+        0x20_0000..=0xfff_ffff => 4,
+        _ => 5,
+    }
+}
+
+/// Encoded size of a zigzag varint.
+pub fn varint_len(v: i32) -> usize {
+    uvarint_len(((v << 1) ^ (v >> 31)) as u32)
+}
+
+/// Encoded size of a zigzag varlong.
+pub fn varlong_len(v: i64) -> usize {
+    let mut z = ((v << 1) ^ (v >> 63)) as u64;
+    let mut n = 1;
+    while z >= 0x80 {
+        z >>= 7;
+        n += 1;
+    }
+    n
+}
+
+/// Writes a boolean.
+pub fn put_bool(buf: &mut impl BufMut, v: bool) {
+    buf.put_i8(i8::from(v));
+}
+
+/// Writes a UUID.
+pub fn put_uuid(buf: &mut impl BufMut, v: &Uuid) {
+    buf.put_slice(v);
+}
+
+/// Writes a compact (flexible) non-null string.
+pub fn put_compact_string(buf: &mut impl BufMut, s: &str) {
+    put_uvarint(buf, s.len() as u32 + 1);
+    buf.put_slice(s.as_bytes());
+}
+
+/// Writes a length prefix: compact `uvarint(len+1)` or classic `int16`/`int32`;
+/// `None` writes null.
+pub fn put_length(
+    buf: &mut impl BufMut,
+    field: &'static str,
+    len: Option<usize>,
+    flexible: bool,
+    classic_i16: bool,
+) -> Result<(), EncodeError> {
+    match (len, flexible) {
+        (None, true) => put_uvarint(buf, 0),
+        (None, false) if classic_i16 => buf.put_i16(-1),
+        (None, false) => buf.put_i32(-1),
+        (Some(n), true) => {
+            let v = u32::try_from(n)
+                .ok()
+                .and_then(|n| n.checked_add(1))
+                .filter(|v| *v <= i32::MAX as u32)
+                .ok_or_else(|| EncodeError::new(field, EncodeErrorKind::TooLong(n)))?;
+            put_uvarint(buf, v);
+        }
+        (Some(n), false) if classic_i16 => {
+            let v = i16::try_from(n)
+                .map_err(|_| EncodeError::new(field, EncodeErrorKind::TooLong(n)))?;
+            buf.put_i16(v);
+        }
+        (Some(n), false) => {
+            let v = i32::try_from(n)
+                .map_err(|_| EncodeError::new(field, EncodeErrorKind::TooLong(n)))?;
+            buf.put_i32(v);
+        }
+    }
+    Ok(())
+}
+
+/// Writes a non-null string in classic or compact form.
+pub fn put_string(
+    buf: &mut impl BufMut,
+    field: &'static str,
+    s: &str,
+    flexible: bool,
+) -> Result<(), EncodeError> {
+    put_length(buf, field, Some(s.len()), flexible, true)?;
+    buf.put_slice(s.as_bytes());
+    Ok(())
+}
+
+/// Writes a nullable string in classic or compact form.
+pub fn put_nullable_string(
+    buf: &mut impl BufMut,
+    field: &'static str,
+    s: Option<&str>,
+    flexible: bool,
+) -> Result<(), EncodeError> {
+    put_length(buf, field, s.map(str::len), flexible, true)?;
+    if let Some(s) = s {
+        buf.put_slice(s.as_bytes());
+    }
+    Ok(())
+}
+
+/// Writes non-null bytes in classic or compact form.
+pub fn put_bytes(
+    buf: &mut impl BufMut,
+    field: &'static str,
+    b: &[u8],
+    flexible: bool,
+) -> Result<(), EncodeError> {
+    put_length(buf, field, Some(b.len()), flexible, false)?;
+    buf.put_slice(b);
+    Ok(())
+}
+
+/// Writes nullable bytes in classic or compact form.
+pub fn put_nullable_bytes(
+    buf: &mut impl BufMut,
+    field: &'static str,
+    b: Option<&[u8]>,
+    flexible: bool,
+) -> Result<(), EncodeError> {
+    put_length(buf, field, b.map(<[u8]>::len), flexible, false)?;
+    if let Some(b) = b {
+        buf.put_slice(b);
+    }
+    Ok(())
+}
+
+/// Writes an array: its length prefix, then each element with `item`.
+pub fn put_array<B: BufMut, T>(
+    buf: &mut B,
+    field: &'static str,
+    items: &[T],
+    flexible: bool,
+    mut item: impl FnMut(&mut B, &T) -> Result<(), EncodeError>,
+) -> Result<(), EncodeError> {
+    put_length(buf, field, Some(items.len()), flexible, false)?;
+    for i in items {
+        item(buf, i)?;
+    }
+    Ok(())
+}
+
+/// Writes a nullable array.
+pub fn put_nullable_array<B: BufMut, T>(
+    buf: &mut B,
+    field: &'static str,
+    items: Option<&[T]>,
+    flexible: bool,
+    item: impl FnMut(&mut B, &T) -> Result<(), EncodeError>,
+) -> Result<(), EncodeError> {
+    match items {
+        None => put_length(buf, field, None, flexible, false),
+        Some(items) => put_array(buf, field, items, flexible, item),
+    }
+}
+
+/// Builds a tagged-field section: known fields are added with [`TaggedWriter::field`]
+/// and merged with the unknown ones in ascending tag order by [`TaggedWriter::finish`].
+///
+/// ```
+/// use kafka_proto::primitives::TaggedWriter;
+/// let mut out = Vec::new();
+/// let mut t = TaggedWriter::new();
+/// t.field(1, |b| { b.push(7); Ok(()) }).unwrap();
+/// t.finish(&mut out, &vec![]).unwrap();
+/// assert_eq!(out, [1, 1, 1, 7]);
+/// ```
+#[derive(Debug, Default)]
+pub struct TaggedWriter {
+    fields: Vec<(u32, Vec<u8>)>,
+}
+
+impl TaggedWriter {
+    /// An empty section.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a known tagged field, its payload written by `write`.
+    pub fn field(
+        &mut self,
+        tag: u32,
+        write: impl FnOnce(&mut Vec<u8>) -> Result<(), EncodeError>,
+    ) -> Result<(), EncodeError> {
+        let mut payload = Vec::new();
+        write(&mut payload)?;
+        self.fields.push((tag, payload));
+        Ok(())
+    }
+
+    /// Writes the section, merging `unknown` fields by tag.
+    pub fn finish(self, buf: &mut impl BufMut, unknown: &TaggedFields) -> Result<(), EncodeError> {
+        let mut all: Vec<(u32, &[u8])> = self
+            .fields
+            .iter()
+            .map(|(t, p)| (*t, p.as_slice()))
+            .chain(unknown.iter().map(|(t, p)| (*t, p.as_ref())))
+            .collect();
+        all.sort_by_key(|(t, _)| *t);
+        if all.windows(2).any(|w| w[0].0 == w[1].0) {
+            return Err(EncodeError::new(
+                "_tagged_fields",
+                EncodeErrorKind::InvalidValue("duplicate tag".into()),
+            ));
+        }
+        put_uvarint(buf, all.len() as u32);
+        for (tag, payload) in all {
+            put_uvarint(buf, tag);
+            put_uvarint(buf, payload.len() as u32);
+            buf.put_slice(payload);
+        }
+        Ok(())
+    }
+}
+
+/// Writes a tagged-field section holding only `unknown` fields.
+pub fn put_unknown_tagged_fields(buf: &mut impl BufMut, unknown: &TaggedFields) {
+    put_uvarint(buf, unknown.len() as u32);
+    for (tag, payload) in unknown {
+        put_uvarint(buf, *tag);
+        put_uvarint(buf, payload.len() as u32);
+        buf.put_slice(payload);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn varint_round_trips(v in any::<i32>()) {
+            let mut b = Vec::new();
+            put_varint(&mut b, v);
+            prop_assert_eq!(b.len(), varint_len(v));
+            let mut r = Reader::new(&b);
+            prop_assert_eq!(r.varint("v").unwrap(), v);
+            prop_assert!(r.is_empty());
+        }
+
+        #[test]
+        fn varlong_round_trips(v in any::<i64>()) {
+            let mut b = Vec::new();
+            put_varlong(&mut b, v);
+            prop_assert_eq!(b.len(), varlong_len(v));
+            let mut r = Reader::new(&b);
+            prop_assert_eq!(r.varlong("v").unwrap(), v);
+        }
+
+        #[test]
+        fn uvarint_round_trips(v in any::<u32>()) {
+            let mut b = Vec::new();
+            put_uvarint(&mut b, v);
+            prop_assert_eq!(b.len(), uvarint_len(v));
+            prop_assert_eq!(Reader::new(&b).uvarint("v").unwrap(), v);
+        }
+
+        #[test]
+        fn reader_never_panics(data in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let mut r = Reader::new(&data);
+            let _ = r.nullable_string("s", true);
+            let _ = r.array("a", false, |r| r.i32("x"));
+            let _ = r.unknown_tagged_fields("t");
+            let _ = r.varlong("l");
+        }
+    }
+
+    #[test]
+    fn zigzag_vectors() {
+        // Values from the protobuf/Kafka zigzag definition.
+        for (v, enc) in [
+            (0, vec![0]),
+            (-1, vec![1]),
+            (1, vec![2]),
+            (-64, vec![0x7f]),
+            (64, vec![0x80, 1]),
+        ] {
+            let mut b = Vec::new();
+            put_varint(&mut b, v);
+            assert_eq!(b, enc, "value {v}");
+        }
+    }
+
+    #[test]
+    fn overlong_varint_is_rejected() {
+        let e = Reader::new(&[0xff, 0xff, 0xff, 0xff, 0xff, 0x01])
+            .uvarint("x")
+            .unwrap_err();
+        assert_eq!(e.kind, DecodeErrorKind::VarintTooLong);
+    }
+
+    #[test]
+    fn hostile_array_length_does_not_allocate() {
+        // int32 length 2^31-1 with 4 bytes of input: rejected before any allocation.
+        let e = Reader::new(&[0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0])
+            .array("a", false, |r| r.i32("x"))
+            .unwrap_err();
+        assert!(matches!(e.kind, DecodeErrorKind::InvalidLength(_)));
+    }
+
+    #[test]
+    fn compact_null_and_classic_null() {
+        assert_eq!(Reader::new(&[0]).nullable_string("s", true).unwrap(), None);
+        assert_eq!(
+            Reader::new(&[0xff, 0xff])
+                .nullable_string("s", false)
+                .unwrap(),
+            None
+        );
+        assert_eq!(
+            Reader::new(&[0xff, 0xff, 0xff, 0xff])
+                .nullable_bytes("b", false)
+                .unwrap(),
+            None
+        );
+        let e = Reader::new(&[0xff, 0xfe])
+            .nullable_string("s", false)
+            .unwrap_err();
+        assert_eq!(e.kind, DecodeErrorKind::InvalidLength(-2));
+    }
+
+    #[test]
+    fn unknown_tags_survive_in_order() {
+        let unknown: TaggedFields = vec![
+            (3, Bytes::from_static(b"x")),
+            (9, Bytes::from_static(b"yz")),
+        ];
+        let mut b = Vec::new();
+        let mut w = TaggedWriter::new();
+        w.field(5, |p| {
+            p.push(1);
+            Ok(())
+        })
+        .unwrap();
+        w.finish(&mut b, &unknown).unwrap();
+        let mut seen = None;
+        let got = Reader::new(&b)
+            .tagged_fields("t", |tag, r| {
+                if tag == 5 {
+                    seen = Some(r.i8("five")?);
+                    Ok(true)
+                } else {
+                    Ok(false)
+                }
+            })
+            .unwrap();
+        assert_eq!(seen, Some(1));
+        assert_eq!(got, unknown);
+    }
+
+    #[test]
+    fn tags_out_of_order_are_rejected() {
+        let e = Reader::new(&[2, 5, 0, 3, 0])
+            .unknown_tagged_fields("t")
+            .unwrap_err();
+        assert_eq!(e.kind, DecodeErrorKind::TagOrder(3));
+    }
+}

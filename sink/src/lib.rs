@@ -1,0 +1,1 @@
+//! Two-phase-commit sink layer for kafka-eos. Built in a later issue.

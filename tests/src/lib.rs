@@ -1,0 +1,1 @@
+//! Integration tests of kafka-eos against real brokers live in `tests/tests/`.
