@@ -557,3 +557,21 @@ mod tests {
             .is_empty());
     }
 }
+
+#[cfg(test)]
+mod round_trip {
+    use super::*;
+    use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
+
+    #[test]
+    fn request_every_version() {
+        round_trip_all_versions::<ApiVersionsRequest>(64);
+        truncations_fail_cleanly::<ApiVersionsRequest>(8);
+    }
+
+    #[test]
+    fn response_every_version() {
+        round_trip_all_versions::<ApiVersionsResponse>(64);
+        truncations_fail_cleanly::<ApiVersionsResponse>(8);
+    }
+}
