@@ -113,12 +113,30 @@ pub fn check_round_trip<M: Message>(m: &M, version: i16) -> Result<(), TestCaseE
     Ok(())
 }
 
+/// Failing cases are saved under `proptest-regressions/` (committed) and
+/// replayed first on every later run.
+fn persistence(
+    kind: &str,
+    name: &str,
+) -> Option<Box<dyn proptest::test_runner::FailurePersistence>> {
+    let path: &'static str = Box::leak(
+        format!(
+            "proptest-regressions/{kind}/{}.txt",
+            name.rsplit("::").next().unwrap_or(name)
+        )
+        .into_boxed_str(),
+    );
+    Some(Box::new(
+        proptest::test_runner::FileFailurePersistence::Direct(path),
+    ))
+}
+
 /// Runs the round trip for every version of `M` with `cases` random values each.
 pub fn round_trip_all_versions<M: VersionedArbitrary>(cases: u32) {
     for version in M::VERSIONS.iter() {
         let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
             cases,
-            failure_persistence: None,
+            failure_persistence: persistence("round_trip", std::any::type_name::<M>()),
             ..ProptestConfig::default()
         });
         runner
@@ -132,7 +150,7 @@ pub fn truncations_fail_cleanly<M: VersionedArbitrary>(cases: u32) {
     for version in M::VERSIONS.iter() {
         let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
             cases,
-            failure_persistence: None,
+            failure_persistence: persistence("truncation", std::any::type_name::<M>()),
             ..ProptestConfig::default()
         });
         runner

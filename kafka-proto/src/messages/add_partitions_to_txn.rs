@@ -1,1 +1,755 @@
-//! Placeholder: being written.
+//! AddPartitionsToTxn (key 24), versions 0–5, flexible from 3.
+//!
+//! Versions 0–3 are the client form: one transaction, described by the
+//! `v3_and_below_*` fields, answered with `results_by_topic_v3_and_below`.
+//! Versions 4+ are the broker-to-coordinator form (KIP-890): a batch of
+//! `transactions`, each optionally `verify_only`, answered per transaction in
+//! `results_by_transaction` with a top-level `error_code`.
+//!
+//! Kafka's common structs are prefixed with the message name here:
+//! `AddPartitionsToTxnTopic` → [`AddPartitionsToTxnRequestTopic`],
+//! `AddPartitionsToTxnTransaction` → [`AddPartitionsToTxnRequestTransaction`],
+//! `AddPartitionsToTxnResult` → [`AddPartitionsToTxnResponseResult`],
+//! `AddPartitionsToTxnTopicResult` → [`AddPartitionsToTxnResponseTopicResult`],
+//! `AddPartitionsToTxnPartitionResult` → [`AddPartitionsToTxnResponsePartitionResult`].
+
+use crate::primitives::{
+    put_array, put_bool, put_string, put_unknown_tagged_fields, Reader, TaggedFields,
+};
+use crate::{
+    check_field, ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange,
+};
+use bytes::BufMut;
+
+/// Adds partitions to a transaction (v0–3), or verifies/adds them for a batch
+/// of transactions (v4+, sent by brokers).
+///
+/// ```
+/// use kafka_proto::{messages::{AddPartitionsToTxnRequest, AddPartitionsToTxnRequestTopic}, Message};
+/// let req = AddPartitionsToTxnRequest {
+///     v3_and_below_transactional_id: "my-txn".into(),
+///     v3_and_below_producer_id: 4000,
+///     v3_and_below_producer_epoch: 0,
+///     v3_and_below_topics: vec![AddPartitionsToTxnRequestTopic {
+///         name: "orders".into(),
+///         partitions: vec![0, 1],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let bytes = req.encode_to_vec(3).unwrap();
+/// assert_eq!(AddPartitionsToTxnRequest::decode(&bytes, 3).unwrap(), req);
+/// // The client form cannot be sent as v4+.
+/// assert!(req.encode_to_vec(4).is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AddPartitionsToTxnRequest {
+    /// The transactions to add partitions to (v4+).
+    pub transactions: Vec<AddPartitionsToTxnRequestTransaction>,
+    /// The transactional id (v0–3).
+    pub v3_and_below_transactional_id: String,
+    /// The producer id in use by the transactional id (v0–3).
+    pub v3_and_below_producer_id: i64,
+    /// The producer's current epoch (v0–3).
+    pub v3_and_below_producer_epoch: i16,
+    /// The partitions to add to the transaction (v0–3).
+    pub v3_and_below_topics: Vec<AddPartitionsToTxnRequestTopic>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+/// One transaction of a batched (v4+) request.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AddPartitionsToTxnRequestTransaction {
+    /// The transactional id.
+    pub transactional_id: String,
+    /// The producer id in use by the transactional id.
+    pub producer_id: i64,
+    /// The producer's current epoch.
+    pub producer_epoch: i16,
+    /// Only check whether the partitions are already in the transaction.
+    pub verify_only: bool,
+    /// The partitions to add (or verify).
+    pub topics: Vec<AddPartitionsToTxnRequestTopic>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+/// A topic and the partitions of it to add to a transaction (Kafka's
+/// `AddPartitionsToTxnTopic`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AddPartitionsToTxnRequestTopic {
+    /// The topic name.
+    pub name: String,
+    /// The partition indexes.
+    pub partitions: Vec<i32>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl AddPartitionsToTxnRequestTopic {
+    fn encode<B: BufMut>(
+        &self,
+        buf: &mut B,
+        flex: bool,
+        field: &'static str,
+        tags_field: &'static str,
+    ) -> Result<(), EncodeError> {
+        check_field(flex, &self.unknown_tagged_fields, &Vec::new(), tags_field)?;
+        put_string(buf, field, &self.name, flex)?;
+        put_array(buf, field, &self.partitions, flex, |b, p| {
+            b.put_i32(*p);
+            Ok(())
+        })?;
+        if flex {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode(r: &mut Reader<'_>, flex: bool, field: &'static str) -> Result<Self, DecodeError> {
+        let mut t = Self {
+            name: r.string(field, flex)?,
+            partitions: r.array(field, flex, |r| r.i32(field))?,
+            ..Default::default()
+        };
+        if flex {
+            t.unknown_tagged_fields = r.unknown_tagged_fields(field)?;
+        }
+        Ok(t)
+    }
+}
+
+impl AddPartitionsToTxnRequestTransaction {
+    // Only present from v4, which is always flexible.
+    fn encode<B: BufMut>(&self, buf: &mut B) -> Result<(), EncodeError> {
+        put_string(
+            buf,
+            "transactions.transactional_id",
+            &self.transactional_id,
+            true,
+        )?;
+        buf.put_i64(self.producer_id);
+        buf.put_i16(self.producer_epoch);
+        put_bool(buf, self.verify_only);
+        put_array(buf, "transactions.topics", &self.topics, true, |b, t| {
+            t.encode(
+                b,
+                true,
+                "transactions.topics",
+                "transactions.topics._tagged_fields",
+            )
+        })?;
+        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        Ok(())
+    }
+
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        Ok(Self {
+            transactional_id: r.string("transactions.transactional_id", true)?,
+            producer_id: r.i64("transactions.producer_id")?,
+            producer_epoch: r.i16("transactions.producer_epoch")?,
+            verify_only: r.bool("transactions.verify_only")?,
+            topics: r.array("transactions.topics", true, |r| {
+                AddPartitionsToTxnRequestTopic::decode(r, true, "transactions.topics")
+            })?,
+            unknown_tagged_fields: r.unknown_tagged_fields("transactions._tagged_fields")?,
+        })
+    }
+}
+
+impl Message for AddPartitionsToTxnRequest {
+    const API_KEY: ApiKey = ApiKey::AddPartitionsToTxn;
+    const VERSIONS: VersionRange = VersionRange::new(0, 5);
+    const FLEXIBLE_MIN: i16 = 3;
+
+    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
+        let d = Self::default();
+        let flex = Self::is_flexible(version);
+        let old = version <= 3;
+        check_field(
+            version >= 4,
+            &self.transactions,
+            &d.transactions,
+            "transactions",
+        )?;
+        check_field(
+            old,
+            &self.v3_and_below_transactional_id,
+            &d.v3_and_below_transactional_id,
+            "v3_and_below_transactional_id",
+        )?;
+        check_field(
+            old,
+            &self.v3_and_below_producer_id,
+            &d.v3_and_below_producer_id,
+            "v3_and_below_producer_id",
+        )?;
+        check_field(
+            old,
+            &self.v3_and_below_producer_epoch,
+            &d.v3_and_below_producer_epoch,
+            "v3_and_below_producer_epoch",
+        )?;
+        check_field(
+            old,
+            &self.v3_and_below_topics,
+            &d.v3_and_below_topics,
+            "v3_and_below_topics",
+        )?;
+        check_field(
+            flex,
+            &self.unknown_tagged_fields,
+            &d.unknown_tagged_fields,
+            "_tagged_fields",
+        )?;
+        if old {
+            put_string(
+                buf,
+                "v3_and_below_transactional_id",
+                &self.v3_and_below_transactional_id,
+                flex,
+            )?;
+            buf.put_i64(self.v3_and_below_producer_id);
+            buf.put_i16(self.v3_and_below_producer_epoch);
+            put_array(
+                buf,
+                "v3_and_below_topics",
+                &self.v3_and_below_topics,
+                flex,
+                |b, t| {
+                    t.encode(
+                        b,
+                        flex,
+                        "v3_and_below_topics",
+                        "v3_and_below_topics._tagged_fields",
+                    )
+                },
+            )?;
+        } else {
+            put_array(buf, "transactions", &self.transactions, flex, |b, t| {
+                t.encode(b)
+            })?;
+        }
+        if flex {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
+        let flex = Self::is_flexible(version);
+        let mut m = Self::default();
+        if version >= 4 {
+            m.transactions = r.array(
+                "transactions",
+                flex,
+                AddPartitionsToTxnRequestTransaction::decode,
+            )?;
+        } else {
+            m.v3_and_below_transactional_id = r.string("v3_and_below_transactional_id", flex)?;
+            m.v3_and_below_producer_id = r.i64("v3_and_below_producer_id")?;
+            m.v3_and_below_producer_epoch = r.i16("v3_and_below_producer_epoch")?;
+            m.v3_and_below_topics = r.array("v3_and_below_topics", flex, |r| {
+                AddPartitionsToTxnRequestTopic::decode(r, flex, "v3_and_below_topics")
+            })?;
+        }
+        if flex {
+            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
+        }
+        Ok(m)
+    }
+}
+
+impl Request for AddPartitionsToTxnRequest {
+    type Response = AddPartitionsToTxnResponse;
+}
+
+/// Per-partition results of adding partitions to a transaction.
+///
+/// ```
+/// use kafka_proto::messages::{
+///     AddPartitionsToTxnResponse, AddPartitionsToTxnResponsePartitionResult,
+///     AddPartitionsToTxnResponseTopicResult,
+/// };
+/// use kafka_proto::Message;
+/// let resp = AddPartitionsToTxnResponse {
+///     results_by_topic_v3_and_below: vec![AddPartitionsToTxnResponseTopicResult {
+///         name: "orders".into(),
+///         results_by_partition: vec![AddPartitionsToTxnResponsePartitionResult {
+///             partition_index: 0,
+///             partition_error_code: 0,
+///             ..Default::default()
+///         }],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let bytes = resp.encode_to_vec(3).unwrap();
+/// assert_eq!(AddPartitionsToTxnResponse::decode(&bytes, 3).unwrap(), resp);
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AddPartitionsToTxnResponse {
+    /// Throttle time in milliseconds.
+    pub throttle_time_ms: i32,
+    /// The top-level error code (v4+).
+    pub error_code: i16,
+    /// Results per transaction (v4+).
+    pub results_by_transaction: Vec<AddPartitionsToTxnResponseResult>,
+    /// Results per topic (v0–3).
+    pub results_by_topic_v3_and_below: Vec<AddPartitionsToTxnResponseTopicResult>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+/// The results of one transaction (v4+; Kafka's `AddPartitionsToTxnResult`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AddPartitionsToTxnResponseResult {
+    /// The transactional id.
+    pub transactional_id: String,
+    /// The results for each topic.
+    pub topic_results: Vec<AddPartitionsToTxnResponseTopicResult>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+/// The results of one topic (Kafka's `AddPartitionsToTxnTopicResult`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AddPartitionsToTxnResponseTopicResult {
+    /// The topic name.
+    pub name: String,
+    /// The results for each partition.
+    pub results_by_partition: Vec<AddPartitionsToTxnResponsePartitionResult>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+/// The result of one partition (Kafka's `AddPartitionsToTxnPartitionResult`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AddPartitionsToTxnResponsePartitionResult {
+    /// The partition index.
+    pub partition_index: i32,
+    /// The partition's error code, or 0.
+    pub partition_error_code: i16,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl AddPartitionsToTxnResponse {
+    /// Every `(topic, partition, error_code)` of the v0–3 results.
+    pub fn v3_and_below_errors(&self) -> impl Iterator<Item = (&str, i32, i16)> {
+        self.results_by_topic_v3_and_below.iter().flat_map(|t| {
+            t.results_by_partition
+                .iter()
+                .map(move |p| (t.name.as_str(), p.partition_index, p.partition_error_code))
+        })
+    }
+}
+
+impl AddPartitionsToTxnResponseTopicResult {
+    fn encode<B: BufMut>(&self, buf: &mut B, flex: bool) -> Result<(), EncodeError> {
+        check_field(
+            flex,
+            &self.unknown_tagged_fields,
+            &Vec::new(),
+            "results._tagged_fields",
+        )?;
+        put_string(buf, "results.name", &self.name, flex)?;
+        put_array(
+            buf,
+            "results.results_by_partition",
+            &self.results_by_partition,
+            flex,
+            |b, p| {
+                check_field(
+                    flex,
+                    &p.unknown_tagged_fields,
+                    &Vec::new(),
+                    "results.results_by_partition._tagged_fields",
+                )?;
+                b.put_i32(p.partition_index);
+                b.put_i16(p.partition_error_code);
+                if flex {
+                    put_unknown_tagged_fields(b, &p.unknown_tagged_fields);
+                }
+                Ok(())
+            },
+        )?;
+        if flex {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode(r: &mut Reader<'_>, flex: bool) -> Result<Self, DecodeError> {
+        let mut t = Self {
+            name: r.string("results.name", flex)?,
+            results_by_partition: r.array("results.results_by_partition", flex, |r| {
+                let mut p = AddPartitionsToTxnResponsePartitionResult {
+                    partition_index: r.i32("results.results_by_partition.partition_index")?,
+                    partition_error_code: r
+                        .i16("results.results_by_partition.partition_error_code")?,
+                    ..Default::default()
+                };
+                if flex {
+                    p.unknown_tagged_fields =
+                        r.unknown_tagged_fields("results.results_by_partition._tagged_fields")?;
+                }
+                Ok(p)
+            })?,
+            ..Default::default()
+        };
+        if flex {
+            t.unknown_tagged_fields = r.unknown_tagged_fields("results._tagged_fields")?;
+        }
+        Ok(t)
+    }
+}
+
+impl Message for AddPartitionsToTxnResponse {
+    const API_KEY: ApiKey = ApiKey::AddPartitionsToTxn;
+    const VERSIONS: VersionRange = VersionRange::new(0, 5);
+    const FLEXIBLE_MIN: i16 = 3;
+
+    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
+        let d = Self::default();
+        let flex = Self::is_flexible(version);
+        let old = version <= 3;
+        check_field(version >= 4, &self.error_code, &d.error_code, "error_code")?;
+        check_field(
+            version >= 4,
+            &self.results_by_transaction,
+            &d.results_by_transaction,
+            "results_by_transaction",
+        )?;
+        check_field(
+            old,
+            &self.results_by_topic_v3_and_below,
+            &d.results_by_topic_v3_and_below,
+            "results_by_topic_v3_and_below",
+        )?;
+        check_field(
+            flex,
+            &self.unknown_tagged_fields,
+            &d.unknown_tagged_fields,
+            "_tagged_fields",
+        )?;
+        buf.put_i32(self.throttle_time_ms);
+        if old {
+            put_array(
+                buf,
+                "results_by_topic_v3_and_below",
+                &self.results_by_topic_v3_and_below,
+                flex,
+                |b, t| t.encode(b, flex),
+            )?;
+        } else {
+            buf.put_i16(self.error_code);
+            put_array(
+                buf,
+                "results_by_transaction",
+                &self.results_by_transaction,
+                flex,
+                |b, x| {
+                    put_string(
+                        b,
+                        "results_by_transaction.transactional_id",
+                        &x.transactional_id,
+                        true,
+                    )?;
+                    put_array(
+                        b,
+                        "results_by_transaction.topic_results",
+                        &x.topic_results,
+                        true,
+                        |b, t| t.encode(b, true),
+                    )?;
+                    put_unknown_tagged_fields(b, &x.unknown_tagged_fields);
+                    Ok(())
+                },
+            )?;
+        }
+        if flex {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
+        let flex = Self::is_flexible(version);
+        let mut m = Self {
+            throttle_time_ms: r.i32("throttle_time_ms")?,
+            ..Default::default()
+        };
+        if version <= 3 {
+            m.results_by_topic_v3_and_below =
+                r.array("results_by_topic_v3_and_below", flex, |r| {
+                    AddPartitionsToTxnResponseTopicResult::decode(r, flex)
+                })?;
+        } else {
+            m.error_code = r.i16("error_code")?;
+            m.results_by_transaction = r.array("results_by_transaction", flex, |r| {
+                Ok(AddPartitionsToTxnResponseResult {
+                    transactional_id: r.string("results_by_transaction.transactional_id", true)?,
+                    topic_results: r.array("results_by_transaction.topic_results", true, |r| {
+                        AddPartitionsToTxnResponseTopicResult::decode(r, true)
+                    })?,
+                    unknown_tagged_fields: r
+                        .unknown_tagged_fields("results_by_transaction._tagged_fields")?,
+                })
+            })?;
+        }
+        if flex {
+            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
+        }
+        Ok(m)
+    }
+}
+
+impl Response for AddPartitionsToTxnResponse {}
+
+#[cfg(any(test, feature = "arbitrary"))]
+mod arbitrary {
+    use super::*;
+    use crate::testing::{arb_or, arb_string, arb_tagged, arb_vec, VersionedArbitrary};
+    use proptest::prelude::*;
+
+    fn arb_topic(flex: bool) -> BoxedStrategy<AddPartitionsToTxnRequestTopic> {
+        (
+            arb_string(true),
+            arb_vec(true, any::<i32>()),
+            arb_tagged(flex),
+        )
+            .prop_map(|(name, partitions, t)| AddPartitionsToTxnRequestTopic {
+                name,
+                partitions,
+                unknown_tagged_fields: t,
+            })
+            .boxed()
+    }
+
+    impl VersionedArbitrary for AddPartitionsToTxnRequest {
+        fn arbitrary(version: i16) -> BoxedStrategy<Self> {
+            let flex = version >= 3;
+            let old = version <= 3;
+            let txn = (
+                arb_string(true),
+                any::<i64>(),
+                any::<i16>(),
+                any::<bool>(),
+                arb_vec(true, arb_topic(true)),
+                arb_tagged(true),
+            )
+                .prop_map(|(tid, pid, epoch, verify, topics, t)| {
+                    AddPartitionsToTxnRequestTransaction {
+                        transactional_id: tid,
+                        producer_id: pid,
+                        producer_epoch: epoch,
+                        verify_only: verify,
+                        topics,
+                        unknown_tagged_fields: t,
+                    }
+                });
+            (
+                arb_vec(version >= 4, txn),
+                arb_string(old),
+                arb_or(old, 0i64),
+                arb_or(old, 0i16),
+                arb_vec(old, arb_topic(flex)),
+                arb_tagged(flex),
+            )
+                .prop_map(
+                    |(txns, tid, pid, epoch, topics, t)| AddPartitionsToTxnRequest {
+                        transactions: txns,
+                        v3_and_below_transactional_id: tid,
+                        v3_and_below_producer_id: pid,
+                        v3_and_below_producer_epoch: epoch,
+                        v3_and_below_topics: topics,
+                        unknown_tagged_fields: t,
+                    },
+                )
+                .boxed()
+        }
+    }
+
+    fn arb_topic_result(flex: bool) -> BoxedStrategy<AddPartitionsToTxnResponseTopicResult> {
+        let partition = (any::<i32>(), any::<i16>(), arb_tagged(flex)).prop_map(|(i, e, t)| {
+            AddPartitionsToTxnResponsePartitionResult {
+                partition_index: i,
+                partition_error_code: e,
+                unknown_tagged_fields: t,
+            }
+        });
+        (arb_string(true), arb_vec(true, partition), arb_tagged(flex))
+            .prop_map(|(name, parts, t)| AddPartitionsToTxnResponseTopicResult {
+                name,
+                results_by_partition: parts,
+                unknown_tagged_fields: t,
+            })
+            .boxed()
+    }
+
+    impl VersionedArbitrary for AddPartitionsToTxnResponse {
+        fn arbitrary(version: i16) -> BoxedStrategy<Self> {
+            let flex = version >= 3;
+            let old = version <= 3;
+            let result = (
+                arb_string(true),
+                arb_vec(true, arb_topic_result(true)),
+                arb_tagged(true),
+            )
+                .prop_map(|(tid, topics, t)| AddPartitionsToTxnResponseResult {
+                    transactional_id: tid,
+                    topic_results: topics,
+                    unknown_tagged_fields: t,
+                });
+            (
+                any::<i32>(),
+                arb_or(version >= 4, 0i16),
+                arb_vec(version >= 4, result),
+                arb_vec(old, arb_topic_result(flex)),
+                arb_tagged(flex),
+            )
+                .prop_map(|(th, e, by_txn, by_topic, t)| AddPartitionsToTxnResponse {
+                    throttle_time_ms: th,
+                    error_code: e,
+                    results_by_transaction: by_txn,
+                    results_by_topic_v3_and_below: by_topic,
+                    unknown_tagged_fields: t,
+                })
+                .boxed()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::EncodeErrorKind;
+
+    /// v2 request by hand: "tx", producer 1 epoch 0, topic "a" partitions [0, 2].
+    #[test]
+    fn v2_request_fixture() {
+        let bytes: &[u8] = &[
+            0, 2, b't', b'x', // transactional id
+            0, 0, 0, 0, 0, 0, 0, 1, // producer id
+            0, 0, // epoch
+            0, 0, 0, 1, // 1 topic
+            0, 1, b'a', // name
+            0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, // partitions [0, 2]
+        ];
+        let req = AddPartitionsToTxnRequest::decode(bytes, 2).unwrap();
+        assert_eq!(req.v3_and_below_transactional_id, "tx");
+        assert_eq!(req.v3_and_below_producer_id, 1);
+        assert_eq!(req.v3_and_below_topics[0].name, "a");
+        assert_eq!(req.v3_and_below_topics[0].partitions, [0, 2]);
+        assert_eq!(req.encode_to_vec(2).unwrap(), bytes);
+        let e = req.encode_to_vec(4).unwrap_err();
+        assert_eq!(e.kind, EncodeErrorKind::FieldNotInVersion);
+    }
+
+    /// v4 request by hand: one transaction "t", producer 3 epoch 1, verify only,
+    /// topic "a" partition [5].
+    #[test]
+    fn v4_request_fixture() {
+        let bytes: &[u8] = &[
+            2, // 1 transaction
+            2, b't', // transactional id
+            0, 0, 0, 0, 0, 0, 0, 3, // producer id
+            0, 1, // epoch
+            1, // verify_only
+            2, // 1 topic
+            2, b'a', // name
+            2, 0, 0, 0, 5, // partitions [5]
+            0, // topic tags
+            0, // transaction tags
+            0, // tags
+        ];
+        let req = AddPartitionsToTxnRequest::decode(bytes, 4).unwrap();
+        let t = &req.transactions[0];
+        assert_eq!(
+            (t.transactional_id.as_str(), t.producer_id, t.producer_epoch),
+            ("t", 3, 1)
+        );
+        assert!(t.verify_only);
+        assert_eq!(t.topics[0].partitions, [5]);
+        assert_eq!(req.encode_to_vec(4).unwrap(), bytes);
+        assert!(req.encode_to_vec(3).is_err());
+    }
+
+    /// v3 response by hand: throttle 0, topic "a": partition 0 ok, partition 1
+    /// error 53 (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
+    #[test]
+    fn v3_response_fixture() {
+        let bytes: &[u8] = &[
+            0, 0, 0, 0, // throttle
+            2, // 1 topic
+            2, b'a', // name
+            3,    // 2 partitions
+            0, 0, 0, 0, 0, 0, 0, // partition 0, no error, no tags
+            0, 0, 0, 1, 0, 53, 0, // partition 1, error 53, no tags
+            0, // topic tags
+            0, // tags
+        ];
+        let resp = AddPartitionsToTxnResponse::decode(bytes, 3).unwrap();
+        assert_eq!(
+            resp.v3_and_below_errors().collect::<Vec<_>>(),
+            [("a", 0, 0), ("a", 1, 53)]
+        );
+        assert_eq!(resp.encode_to_vec(3).unwrap(), bytes);
+    }
+
+    /// v5 response by hand: throttle 0, top-level error 0, transaction "t" with
+    /// topic "a" partition 2 error 48.
+    #[test]
+    fn v5_response_fixture() {
+        let bytes: &[u8] = &[
+            0, 0, 0, 0, // throttle
+            0, 0, // error_code
+            2, // 1 transaction
+            2, b't', // transactional id
+            2,    // 1 topic
+            2, b'a', // name
+            2,    // 1 partition
+            0, 0, 0, 2, 0, 48, 0, // partition 2, error 48, no tags
+            0, // topic tags
+            0, // transaction tags
+            0, // tags
+        ];
+        let resp = AddPartitionsToTxnResponse::decode(bytes, 5).unwrap();
+        let r = &resp.results_by_transaction[0];
+        assert_eq!(r.transactional_id, "t");
+        assert_eq!(
+            r.topic_results[0].results_by_partition[0].partition_index,
+            2
+        );
+        assert_eq!(
+            r.topic_results[0].results_by_partition[0].partition_error_code,
+            48
+        );
+        assert_eq!(resp.encode_to_vec(5).unwrap(), bytes);
+        let v4_only = AddPartitionsToTxnResponse {
+            error_code: 7,
+            ..Default::default()
+        };
+        assert_eq!(v4_only.encode_to_vec(3).unwrap_err().field, "error_code");
+    }
+}
+
+#[cfg(test)]
+mod round_trip {
+    use super::*;
+    use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
+
+    #[test]
+    fn request_every_version() {
+        round_trip_all_versions::<AddPartitionsToTxnRequest>(64);
+        truncations_fail_cleanly::<AddPartitionsToTxnRequest>(8);
+    }
+
+    #[test]
+    fn response_every_version() {
+        round_trip_all_versions::<AddPartitionsToTxnResponse>(64);
+        truncations_fail_cleanly::<AddPartitionsToTxnResponse>(8);
+    }
+}

@@ -1,1 +1,440 @@
-//! Placeholder: being written.
+//! DescribeProducers (key 61), version 0, flexible.
+//!
+//! Asks partition leaders for the active producers of each partition: producer
+//! id and epoch, last sequence and timestamp, and the start offset of any open
+//! transaction (useful to find hanging transactions).
+
+use crate::primitives::{
+    put_array, put_nullable_string, put_string, put_unknown_tagged_fields, Reader, TaggedFields,
+};
+use crate::{ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange};
+use bytes::BufMut;
+
+/// Lists the active producers of partitions.
+///
+/// ```
+/// use kafka_proto::{messages::{DescribeProducersRequest, DescribeProducersRequestTopicRequest}, Message};
+/// let req = DescribeProducersRequest {
+///     topics: vec![DescribeProducersRequestTopicRequest {
+///         name: "orders".into(),
+///         partition_indexes: vec![0, 1],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let bytes = req.encode_to_vec(0).unwrap();
+/// assert_eq!(DescribeProducersRequest::decode(&bytes, 0).unwrap(), req);
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DescribeProducersRequest {
+    /// The topics to list producers for.
+    pub topics: Vec<DescribeProducersRequestTopicRequest>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+/// The partitions of one topic to list producers for.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DescribeProducersRequestTopicRequest {
+    /// The topic name.
+    pub name: String,
+    /// The indexes of the partitions to list producers for.
+    pub partition_indexes: Vec<i32>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl Message for DescribeProducersRequest {
+    const API_KEY: ApiKey = ApiKey::DescribeProducers;
+    const VERSIONS: VersionRange = VersionRange::new(0, 0);
+    const FLEXIBLE_MIN: i16 = 0;
+
+    fn encode_body<B: BufMut>(&self, buf: &mut B, _version: i16) -> Result<(), EncodeError> {
+        put_array(buf, "topics", &self.topics, true, |b, t| {
+            put_string(b, "topics.name", &t.name, true)?;
+            put_array(
+                b,
+                "topics.partition_indexes",
+                &t.partition_indexes,
+                true,
+                |b, p| {
+                    b.put_i32(*p);
+                    Ok(())
+                },
+            )?;
+            put_unknown_tagged_fields(b, &t.unknown_tagged_fields);
+            Ok(())
+        })?;
+        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        Ok(())
+    }
+
+    fn decode_body(r: &mut Reader<'_>, _version: i16) -> Result<Self, DecodeError> {
+        Ok(Self {
+            topics: r.array("topics", true, |r| {
+                Ok(DescribeProducersRequestTopicRequest {
+                    name: r.string("topics.name", true)?,
+                    partition_indexes: r.array("topics.partition_indexes", true, |r| {
+                        r.i32("topics.partition_indexes")
+                    })?,
+                    unknown_tagged_fields: r.unknown_tagged_fields("topics._tagged_fields")?,
+                })
+            })?,
+            unknown_tagged_fields: r.unknown_tagged_fields("_tagged_fields")?,
+        })
+    }
+}
+
+impl Request for DescribeProducersRequest {
+    type Response = DescribeProducersResponse;
+}
+
+/// The active producers of each requested partition.
+///
+/// ```
+/// use kafka_proto::messages::{
+///     DescribeProducersResponse, DescribeProducersResponsePartitionResponse,
+///     DescribeProducersResponseProducerState, DescribeProducersResponseTopicResponse,
+/// };
+/// use kafka_proto::Message;
+/// let resp = DescribeProducersResponse {
+///     topics: vec![DescribeProducersResponseTopicResponse {
+///         name: "orders".into(),
+///         partitions: vec![DescribeProducersResponsePartitionResponse {
+///             partition_index: 0,
+///             active_producers: vec![DescribeProducersResponseProducerState {
+///                 producer_id: 4000,
+///                 current_txn_start_offset: 120,
+///                 ..Default::default()
+///             }],
+///             ..Default::default()
+///         }],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let back = DescribeProducersResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
+/// assert_eq!(back, resp);
+/// assert_eq!(back.topics[0].partitions[0].active_producers[0].last_sequence, -1);
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DescribeProducersResponse {
+    /// Throttle time in milliseconds, or zero.
+    pub throttle_time_ms: i32,
+    /// Each topic in the response.
+    pub topics: Vec<DescribeProducersResponseTopicResponse>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+/// The partitions of one topic.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DescribeProducersResponseTopicResponse {
+    /// The topic name.
+    pub name: String,
+    /// Each partition in the response.
+    pub partitions: Vec<DescribeProducersResponsePartitionResponse>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+/// The active producers of one partition.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DescribeProducersResponsePartitionResponse {
+    /// The partition index.
+    pub partition_index: i32,
+    /// The partition error code, or 0 if there was no error.
+    pub error_code: i16,
+    /// The partition error message, or null (the default).
+    pub error_message: Option<String>,
+    /// The active producers for the partition.
+    pub active_producers: Vec<DescribeProducersResponseProducerState>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+/// The state of one active producer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DescribeProducersResponseProducerState {
+    /// The producer id.
+    pub producer_id: i64,
+    /// The producer epoch (an `int32` in this message).
+    pub producer_epoch: i32,
+    /// The last sequence number sent by the producer (default -1).
+    pub last_sequence: i32,
+    /// The last timestamp sent by the producer (default -1).
+    pub last_timestamp: i64,
+    /// The current epoch of the producer group.
+    pub coordinator_epoch: i32,
+    /// The start offset of the producer's open transaction, or -1 (the default).
+    pub current_txn_start_offset: i64,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl Default for DescribeProducersResponseProducerState {
+    fn default() -> Self {
+        Self {
+            producer_id: 0,
+            producer_epoch: 0,
+            last_sequence: -1,
+            last_timestamp: -1,
+            coordinator_epoch: 0,
+            current_txn_start_offset: -1,
+            unknown_tagged_fields: Vec::new(),
+        }
+    }
+}
+
+impl DescribeProducersResponsePartitionResponse {
+    fn encode<B: BufMut>(&self, b: &mut B) -> Result<(), EncodeError> {
+        b.put_i32(self.partition_index);
+        b.put_i16(self.error_code);
+        put_nullable_string(
+            b,
+            "topics.partitions.error_message",
+            self.error_message.as_deref(),
+            true,
+        )?;
+        put_array(
+            b,
+            "topics.partitions.active_producers",
+            &self.active_producers,
+            true,
+            |b, p| {
+                b.put_i64(p.producer_id);
+                b.put_i32(p.producer_epoch);
+                b.put_i32(p.last_sequence);
+                b.put_i64(p.last_timestamp);
+                b.put_i32(p.coordinator_epoch);
+                b.put_i64(p.current_txn_start_offset);
+                put_unknown_tagged_fields(b, &p.unknown_tagged_fields);
+                Ok(())
+            },
+        )?;
+        put_unknown_tagged_fields(b, &self.unknown_tagged_fields);
+        Ok(())
+    }
+
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        Ok(Self {
+            partition_index: r.i32("topics.partitions.partition_index")?,
+            error_code: r.i16("topics.partitions.error_code")?,
+            error_message: r.nullable_string("topics.partitions.error_message", true)?,
+            active_producers: r.array("topics.partitions.active_producers", true, |r| {
+                Ok(DescribeProducersResponseProducerState {
+                    producer_id: r.i64("topics.partitions.active_producers.producer_id")?,
+                    producer_epoch: r.i32("topics.partitions.active_producers.producer_epoch")?,
+                    last_sequence: r.i32("topics.partitions.active_producers.last_sequence")?,
+                    last_timestamp: r.i64("topics.partitions.active_producers.last_timestamp")?,
+                    coordinator_epoch: r
+                        .i32("topics.partitions.active_producers.coordinator_epoch")?,
+                    current_txn_start_offset: r
+                        .i64("topics.partitions.active_producers.current_txn_start_offset")?,
+                    unknown_tagged_fields: r.unknown_tagged_fields(
+                        "topics.partitions.active_producers._tagged_fields",
+                    )?,
+                })
+            })?,
+            unknown_tagged_fields: r.unknown_tagged_fields("topics.partitions._tagged_fields")?,
+        })
+    }
+}
+
+impl Message for DescribeProducersResponse {
+    const API_KEY: ApiKey = ApiKey::DescribeProducers;
+    const VERSIONS: VersionRange = VersionRange::new(0, 0);
+    const FLEXIBLE_MIN: i16 = 0;
+
+    fn encode_body<B: BufMut>(&self, buf: &mut B, _version: i16) -> Result<(), EncodeError> {
+        buf.put_i32(self.throttle_time_ms);
+        put_array(buf, "topics", &self.topics, true, |b, t| {
+            put_string(b, "topics.name", &t.name, true)?;
+            put_array(b, "topics.partitions", &t.partitions, true, |b, p| {
+                p.encode(b)
+            })?;
+            put_unknown_tagged_fields(b, &t.unknown_tagged_fields);
+            Ok(())
+        })?;
+        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        Ok(())
+    }
+
+    fn decode_body(r: &mut Reader<'_>, _version: i16) -> Result<Self, DecodeError> {
+        Ok(Self {
+            throttle_time_ms: r.i32("throttle_time_ms")?,
+            topics: r.array("topics", true, |r| {
+                Ok(DescribeProducersResponseTopicResponse {
+                    name: r.string("topics.name", true)?,
+                    partitions: r.array(
+                        "topics.partitions",
+                        true,
+                        DescribeProducersResponsePartitionResponse::decode,
+                    )?,
+                    unknown_tagged_fields: r.unknown_tagged_fields("topics._tagged_fields")?,
+                })
+            })?,
+            unknown_tagged_fields: r.unknown_tagged_fields("_tagged_fields")?,
+        })
+    }
+}
+
+impl Response for DescribeProducersResponse {}
+
+#[cfg(any(test, feature = "arbitrary"))]
+mod arbitrary {
+    use super::*;
+    use crate::testing::{
+        arb_string, arb_tagged, arb_vec, opt_nullable_string, VersionedArbitrary,
+    };
+    use proptest::prelude::*;
+
+    impl VersionedArbitrary for DescribeProducersRequest {
+        fn arbitrary(_version: i16) -> BoxedStrategy<Self> {
+            let topic = (
+                arb_string(true),
+                arb_vec(true, any::<i32>()),
+                arb_tagged(true),
+            )
+                .prop_map(|(name, parts, t)| DescribeProducersRequestTopicRequest {
+                    name,
+                    partition_indexes: parts,
+                    unknown_tagged_fields: t,
+                });
+            (arb_vec(true, topic), arb_tagged(true))
+                .prop_map(|(topics, t)| DescribeProducersRequest {
+                    topics,
+                    unknown_tagged_fields: t,
+                })
+                .boxed()
+        }
+    }
+
+    impl VersionedArbitrary for DescribeProducersResponse {
+        fn arbitrary(_version: i16) -> BoxedStrategy<Self> {
+            let producer = (
+                any::<i64>(),
+                any::<i32>(),
+                any::<i32>(),
+                any::<i64>(),
+                any::<i32>(),
+                any::<i64>(),
+                arb_tagged(true),
+            )
+                .prop_map(|(pid, epoch, seq, ts, ce, start, t)| {
+                    DescribeProducersResponseProducerState {
+                        producer_id: pid,
+                        producer_epoch: epoch,
+                        last_sequence: seq,
+                        last_timestamp: ts,
+                        coordinator_epoch: ce,
+                        current_txn_start_offset: start,
+                        unknown_tagged_fields: t,
+                    }
+                });
+            let partition = (
+                any::<i32>(),
+                any::<i16>(),
+                opt_nullable_string(true),
+                arb_vec(true, producer),
+                arb_tagged(true),
+            )
+                .prop_map(|(idx, e, msg, producers, t)| {
+                    DescribeProducersResponsePartitionResponse {
+                        partition_index: idx,
+                        error_code: e,
+                        error_message: msg,
+                        active_producers: producers,
+                        unknown_tagged_fields: t,
+                    }
+                });
+            let topic = (arb_string(true), arb_vec(true, partition), arb_tagged(true)).prop_map(
+                |(name, partitions, t)| DescribeProducersResponseTopicResponse {
+                    name,
+                    partitions,
+                    unknown_tagged_fields: t,
+                },
+            );
+            (any::<i32>(), arb_vec(true, topic), arb_tagged(true))
+                .prop_map(|(th, topics, t)| DescribeProducersResponse {
+                    throttle_time_ms: th,
+                    topics,
+                    unknown_tagged_fields: t,
+                })
+                .boxed()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v0_request_fixture() {
+        let bytes: &[u8] = &[
+            2, // topics: 1 element
+            2, b't', // name "t"
+            3, 0, 0, 0, 0, 0, 0, 0, 5, // partition_indexes [0, 5]
+            0, // topic tags
+            0, // tags
+        ];
+        let req = DescribeProducersRequest::decode(bytes, 0).unwrap();
+        assert_eq!(req.topics[0].name, "t");
+        assert_eq!(req.topics[0].partition_indexes, [0, 5]);
+        assert_eq!(req.encode_to_vec(0).unwrap(), bytes);
+    }
+
+    /// One partition with one producer holding an open transaction at offset 120.
+    #[test]
+    fn v0_response_fixture() {
+        let bytes: &[u8] = &[
+            0, 0, 0, 0, // throttle_time_ms
+            2, // topics: 1 element
+            2, b't', // name "t"
+            2,    // partitions: 1 element
+            0, 0, 0, 0, // partition_index 0
+            0, 0, // error_code
+            0, // error_message null
+            2, // active_producers: 1 element
+            0, 0, 0, 0, 0, 0, 0x0f, 0xa0, // producer_id 4000
+            0, 0, 0, 3, // producer_epoch 3
+            0, 0, 0, 9, // last_sequence 9
+            0, 0, 0, 0, 0, 0, 0x03, 0xe8, // last_timestamp 1000
+            0, 0, 0, 1, // coordinator_epoch 1
+            0, 0, 0, 0, 0, 0, 0, 120, // current_txn_start_offset 120
+            0,   // producer tags
+            0,   // partition tags
+            0,   // topic tags
+            0,   // tags
+        ];
+        let resp = DescribeProducersResponse::decode(bytes, 0).unwrap();
+        let p = &resp.topics[0].partitions[0];
+        assert_eq!(p.error_message, None);
+        let s = &p.active_producers[0];
+        assert_eq!((s.producer_id, s.producer_epoch), (4000, 3));
+        assert_eq!(s.last_sequence, 9);
+        assert_eq!(s.last_timestamp, 1000);
+        assert_eq!(s.coordinator_epoch, 1);
+        assert_eq!(s.current_txn_start_offset, 120);
+        assert_eq!(resp.encode_to_vec(0).unwrap(), bytes);
+    }
+}
+
+#[cfg(test)]
+mod round_trip {
+    use super::*;
+    use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
+
+    #[test]
+    fn request_every_version() {
+        round_trip_all_versions::<DescribeProducersRequest>(64);
+        truncations_fail_cleanly::<DescribeProducersRequest>(8);
+    }
+
+    #[test]
+    fn response_every_version() {
+        round_trip_all_versions::<DescribeProducersResponse>(64);
+        truncations_fail_cleanly::<DescribeProducersResponse>(8);
+    }
+}

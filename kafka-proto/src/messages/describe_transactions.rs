@@ -1,1 +1,358 @@
-//! Placeholder: being written.
+//! DescribeTransactions (key 65), version 0, flexible.
+//!
+//! Asks a transaction coordinator for the state of transactional ids: state,
+//! timeout, start time, producer id/epoch and the partitions in the transaction.
+
+use crate::primitives::{put_array, put_string, put_unknown_tagged_fields, Reader, TaggedFields};
+use crate::{ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange};
+use bytes::BufMut;
+
+/// Describes transactions by transactional id.
+///
+/// ```
+/// use kafka_proto::{messages::DescribeTransactionsRequest, Message};
+/// let req = DescribeTransactionsRequest {
+///     transactional_ids: vec!["orders-0".into()],
+///     ..Default::default()
+/// };
+/// let bytes = req.encode_to_vec(0).unwrap();
+/// assert_eq!(DescribeTransactionsRequest::decode(&bytes, 0).unwrap(), req);
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DescribeTransactionsRequest {
+    /// Transactional ids to describe; empty returns no results.
+    pub transactional_ids: Vec<String>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl Message for DescribeTransactionsRequest {
+    const API_KEY: ApiKey = ApiKey::DescribeTransactions;
+    const VERSIONS: VersionRange = VersionRange::new(0, 0);
+    const FLEXIBLE_MIN: i16 = 0;
+
+    fn encode_body<B: BufMut>(&self, buf: &mut B, _version: i16) -> Result<(), EncodeError> {
+        put_array(
+            buf,
+            "transactional_ids",
+            &self.transactional_ids,
+            true,
+            |b, s| put_string(b, "transactional_ids", s, true),
+        )?;
+        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        Ok(())
+    }
+
+    fn decode_body(r: &mut Reader<'_>, _version: i16) -> Result<Self, DecodeError> {
+        Ok(Self {
+            transactional_ids: r.array("transactional_ids", true, |r| {
+                r.string("transactional_ids", true)
+            })?,
+            unknown_tagged_fields: r.unknown_tagged_fields("_tagged_fields")?,
+        })
+    }
+}
+
+impl Request for DescribeTransactionsRequest {
+    type Response = DescribeTransactionsResponse;
+}
+
+/// The state of each requested transaction.
+///
+/// ```
+/// use kafka_proto::messages::{
+///     DescribeTransactionsResponse, DescribeTransactionsResponseTopicData,
+///     DescribeTransactionsResponseTransactionState,
+/// };
+/// use kafka_proto::Message;
+/// let resp = DescribeTransactionsResponse {
+///     transaction_states: vec![DescribeTransactionsResponseTransactionState {
+///         transactional_id: "orders-0".into(),
+///         transaction_state: "Ongoing".into(),
+///         producer_id: 4000,
+///         topics: vec![DescribeTransactionsResponseTopicData {
+///             topic: "orders".into(),
+///             partitions: vec![0, 3],
+///             ..Default::default()
+///         }],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let back = DescribeTransactionsResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
+/// assert_eq!(back, resp);
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DescribeTransactionsResponse {
+    /// Throttle time in milliseconds, or zero.
+    pub throttle_time_ms: i32,
+    /// The state of each transaction.
+    pub transaction_states: Vec<DescribeTransactionsResponseTransactionState>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+/// The state of one transaction.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DescribeTransactionsResponseTransactionState {
+    /// The error code.
+    pub error_code: i16,
+    /// The transactional id.
+    pub transactional_id: String,
+    /// The current transaction state of the producer, e.g. `Ongoing`.
+    pub transaction_state: String,
+    /// The timeout in milliseconds for the transaction.
+    pub transaction_timeout_ms: i32,
+    /// The start time of the transaction in milliseconds.
+    pub transaction_start_time_ms: i64,
+    /// The current producer id associated with the transaction.
+    pub producer_id: i64,
+    /// The current epoch associated with the producer id.
+    pub producer_epoch: i16,
+    /// The partitions in the current transaction (if active); while preparing
+    /// to commit or abort, only partitions which do not have markers yet.
+    pub topics: Vec<DescribeTransactionsResponseTopicData>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+/// The partitions of one topic in a transaction.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DescribeTransactionsResponseTopicData {
+    /// The topic name.
+    pub topic: String,
+    /// The partition ids included in the current transaction.
+    pub partitions: Vec<i32>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl DescribeTransactionsResponseTransactionState {
+    fn encode<B: BufMut>(&self, b: &mut B) -> Result<(), EncodeError> {
+        b.put_i16(self.error_code);
+        put_string(
+            b,
+            "transaction_states.transactional_id",
+            &self.transactional_id,
+            true,
+        )?;
+        put_string(
+            b,
+            "transaction_states.transaction_state",
+            &self.transaction_state,
+            true,
+        )?;
+        b.put_i32(self.transaction_timeout_ms);
+        b.put_i64(self.transaction_start_time_ms);
+        b.put_i64(self.producer_id);
+        b.put_i16(self.producer_epoch);
+        put_array(
+            b,
+            "transaction_states.topics",
+            &self.topics,
+            true,
+            |b, t| {
+                put_string(b, "transaction_states.topics.topic", &t.topic, true)?;
+                put_array(
+                    b,
+                    "transaction_states.topics.partitions",
+                    &t.partitions,
+                    true,
+                    |b, p| {
+                        b.put_i32(*p);
+                        Ok(())
+                    },
+                )?;
+                put_unknown_tagged_fields(b, &t.unknown_tagged_fields);
+                Ok(())
+            },
+        )?;
+        put_unknown_tagged_fields(b, &self.unknown_tagged_fields);
+        Ok(())
+    }
+
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        Ok(Self {
+            error_code: r.i16("transaction_states.error_code")?,
+            transactional_id: r.string("transaction_states.transactional_id", true)?,
+            transaction_state: r.string("transaction_states.transaction_state", true)?,
+            transaction_timeout_ms: r.i32("transaction_states.transaction_timeout_ms")?,
+            transaction_start_time_ms: r.i64("transaction_states.transaction_start_time_ms")?,
+            producer_id: r.i64("transaction_states.producer_id")?,
+            producer_epoch: r.i16("transaction_states.producer_epoch")?,
+            topics: r.array("transaction_states.topics", true, |r| {
+                Ok(DescribeTransactionsResponseTopicData {
+                    topic: r.string("transaction_states.topics.topic", true)?,
+                    partitions: r.array("transaction_states.topics.partitions", true, |r| {
+                        r.i32("transaction_states.topics.partitions")
+                    })?,
+                    unknown_tagged_fields: r
+                        .unknown_tagged_fields("transaction_states.topics._tagged_fields")?,
+                })
+            })?,
+            unknown_tagged_fields: r.unknown_tagged_fields("transaction_states._tagged_fields")?,
+        })
+    }
+}
+
+impl Message for DescribeTransactionsResponse {
+    const API_KEY: ApiKey = ApiKey::DescribeTransactions;
+    const VERSIONS: VersionRange = VersionRange::new(0, 0);
+    const FLEXIBLE_MIN: i16 = 0;
+
+    fn encode_body<B: BufMut>(&self, buf: &mut B, _version: i16) -> Result<(), EncodeError> {
+        buf.put_i32(self.throttle_time_ms);
+        put_array(
+            buf,
+            "transaction_states",
+            &self.transaction_states,
+            true,
+            |b, s| s.encode(b),
+        )?;
+        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        Ok(())
+    }
+
+    fn decode_body(r: &mut Reader<'_>, _version: i16) -> Result<Self, DecodeError> {
+        Ok(Self {
+            throttle_time_ms: r.i32("throttle_time_ms")?,
+            transaction_states: r.array(
+                "transaction_states",
+                true,
+                DescribeTransactionsResponseTransactionState::decode,
+            )?,
+            unknown_tagged_fields: r.unknown_tagged_fields("_tagged_fields")?,
+        })
+    }
+}
+
+impl Response for DescribeTransactionsResponse {}
+
+#[cfg(any(test, feature = "arbitrary"))]
+mod arbitrary {
+    use super::*;
+    use crate::testing::{arb_string, arb_tagged, arb_vec, VersionedArbitrary};
+    use proptest::prelude::*;
+
+    impl VersionedArbitrary for DescribeTransactionsRequest {
+        fn arbitrary(_version: i16) -> BoxedStrategy<Self> {
+            (arb_vec(true, arb_string(true)), arb_tagged(true))
+                .prop_map(|(ids, t)| DescribeTransactionsRequest {
+                    transactional_ids: ids,
+                    unknown_tagged_fields: t,
+                })
+                .boxed()
+        }
+    }
+
+    impl VersionedArbitrary for DescribeTransactionsResponse {
+        fn arbitrary(_version: i16) -> BoxedStrategy<Self> {
+            let topic = (
+                arb_string(true),
+                arb_vec(true, any::<i32>()),
+                arb_tagged(true),
+            )
+                .prop_map(|(topic, partitions, t)| {
+                    DescribeTransactionsResponseTopicData {
+                        topic,
+                        partitions,
+                        unknown_tagged_fields: t,
+                    }
+                });
+            let state = (
+                any::<i16>(),
+                arb_string(true),
+                arb_string(true),
+                any::<i32>(),
+                any::<i64>(),
+                any::<i64>(),
+                any::<i16>(),
+                arb_vec(true, topic),
+                arb_tagged(true),
+            )
+                .prop_map(|(e, id, st, to, start, pid, epoch, topics, t)| {
+                    DescribeTransactionsResponseTransactionState {
+                        error_code: e,
+                        transactional_id: id,
+                        transaction_state: st,
+                        transaction_timeout_ms: to,
+                        transaction_start_time_ms: start,
+                        producer_id: pid,
+                        producer_epoch: epoch,
+                        topics,
+                        unknown_tagged_fields: t,
+                    }
+                });
+            (any::<i32>(), arb_vec(true, state), arb_tagged(true))
+                .prop_map(|(th, states, t)| DescribeTransactionsResponse {
+                    throttle_time_ms: th,
+                    transaction_states: states,
+                    unknown_tagged_fields: t,
+                })
+                .boxed()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v0_request_fixture() {
+        let bytes: &[u8] = &[3, 2, b'a', 3, b'b', b'c', 0];
+        let req = DescribeTransactionsRequest::decode(bytes, 0).unwrap();
+        assert_eq!(req.transactional_ids, ["a", "bc"]);
+        assert_eq!(req.encode_to_vec(0).unwrap(), bytes);
+    }
+
+    /// One ongoing transaction over partitions 0 and 2 of topic "t".
+    #[test]
+    fn v0_response_fixture() {
+        let bytes: &[u8] = &[
+            0, 0, 0, 0, // throttle_time_ms
+            2, // transaction_states: 1 element
+            0, 0, // error_code
+            3, b't', b'x', // transactional_id "tx"
+            8, b'O', b'n', b'g', b'o', b'i', b'n', b'g', // "Ongoing"
+            0, 0, 0xea, 0x60, // transaction_timeout_ms 60000
+            0, 0, 0, 0, 0, 0, 0x03, 0xe8, // transaction_start_time_ms 1000
+            0, 0, 0, 0, 0, 0, 0x0f, 0xa0, // producer_id 4000
+            0, 7, // producer_epoch 7
+            2, // topics: 1 element
+            2, b't', // topic "t"
+            3, 0, 0, 0, 0, 0, 0, 0, 2, // partitions [0, 2]
+            0, // topic tags
+            0, // state tags
+            0, // tags
+        ];
+        let resp = DescribeTransactionsResponse::decode(bytes, 0).unwrap();
+        let s = &resp.transaction_states[0];
+        assert_eq!(s.transactional_id, "tx");
+        assert_eq!(s.transaction_state, "Ongoing");
+        assert_eq!(s.transaction_timeout_ms, 60000);
+        assert_eq!(s.transaction_start_time_ms, 1000);
+        assert_eq!((s.producer_id, s.producer_epoch), (4000, 7));
+        assert_eq!(s.topics[0].topic, "t");
+        assert_eq!(s.topics[0].partitions, [0, 2]);
+        assert_eq!(resp.encode_to_vec(0).unwrap(), bytes);
+    }
+}
+
+#[cfg(test)]
+mod round_trip {
+    use super::*;
+    use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
+
+    #[test]
+    fn request_every_version() {
+        round_trip_all_versions::<DescribeTransactionsRequest>(64);
+        truncations_fail_cleanly::<DescribeTransactionsRequest>(8);
+    }
+
+    #[test]
+    fn response_every_version() {
+        round_trip_all_versions::<DescribeTransactionsResponse>(64);
+        truncations_fail_cleanly::<DescribeTransactionsResponse>(8);
+    }
+}

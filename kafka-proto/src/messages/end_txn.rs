@@ -1,1 +1,289 @@
-//! Placeholder: being written.
+//! EndTxn (key 26), versions 0–5, flexible from 3.
+//!
+//! Commits or aborts a transaction. From v5 (KIP-890 part 2, transaction
+//! version 2) the coordinator bumps the epoch on every transaction and returns
+//! the producer id and new epoch in the response.
+
+use crate::primitives::{put_bool, put_string, put_unknown_tagged_fields, Reader, TaggedFields};
+use crate::{
+    check_field, ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange,
+};
+use bytes::BufMut;
+
+/// Ends (commits or aborts) a transaction.
+///
+/// ```
+/// use kafka_proto::{messages::EndTxnRequest, Message};
+/// let req = EndTxnRequest {
+///     transactional_id: "my-txn".into(),
+///     producer_id: 4000,
+///     producer_epoch: 3,
+///     committed: true,
+///     ..Default::default()
+/// };
+/// let bytes = req.encode_to_vec(5).unwrap();
+/// assert_eq!(EndTxnRequest::decode(&bytes, 5).unwrap(), req);
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EndTxnRequest {
+    /// The transactional id.
+    pub transactional_id: String,
+    /// The producer id.
+    pub producer_id: i64,
+    /// The producer's current epoch.
+    pub producer_epoch: i16,
+    /// True to commit, false to abort.
+    pub committed: bool,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl Message for EndTxnRequest {
+    const API_KEY: ApiKey = ApiKey::EndTxn;
+    const VERSIONS: VersionRange = VersionRange::new(0, 5);
+    const FLEXIBLE_MIN: i16 = 3;
+
+    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
+        let flex = Self::is_flexible(version);
+        check_field(
+            flex,
+            &self.unknown_tagged_fields,
+            &Vec::new(),
+            "_tagged_fields",
+        )?;
+        put_string(buf, "transactional_id", &self.transactional_id, flex)?;
+        buf.put_i64(self.producer_id);
+        buf.put_i16(self.producer_epoch);
+        put_bool(buf, self.committed);
+        if flex {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
+        let flex = Self::is_flexible(version);
+        let mut m = Self {
+            transactional_id: r.string("transactional_id", flex)?,
+            producer_id: r.i64("producer_id")?,
+            producer_epoch: r.i16("producer_epoch")?,
+            committed: r.bool("committed")?,
+            ..Default::default()
+        };
+        if flex {
+            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
+        }
+        Ok(m)
+    }
+}
+
+impl Request for EndTxnRequest {
+    type Response = EndTxnResponse;
+}
+
+/// The outcome of ending a transaction.
+///
+/// ```
+/// use kafka_proto::{messages::EndTxnResponse, Message};
+/// let resp = EndTxnResponse { producer_id: 4000, producer_epoch: 4, ..Default::default() };
+/// assert_eq!(EndTxnResponse::decode(&resp.encode_to_vec(5).unwrap(), 5).unwrap(), resp);
+/// // Before v5 the response cannot carry the new epoch.
+/// assert!(resp.encode_to_vec(4).is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct EndTxnResponse {
+    /// Throttle time in milliseconds.
+    pub throttle_time_ms: i32,
+    /// The error code, or 0.
+    pub error_code: i16,
+    /// The producer id (v5+, default -1).
+    pub producer_id: i64,
+    /// The producer's (bumped) epoch (v5+, default -1).
+    pub producer_epoch: i16,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl Default for EndTxnResponse {
+    fn default() -> Self {
+        Self {
+            throttle_time_ms: 0,
+            error_code: 0,
+            producer_id: -1,
+            producer_epoch: -1,
+            unknown_tagged_fields: Vec::new(),
+        }
+    }
+}
+
+impl Message for EndTxnResponse {
+    const API_KEY: ApiKey = ApiKey::EndTxn;
+    const VERSIONS: VersionRange = VersionRange::new(0, 5);
+    const FLEXIBLE_MIN: i16 = 3;
+
+    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
+        let d = Self::default();
+        let flex = Self::is_flexible(version);
+        check_field(
+            version >= 5,
+            &self.producer_id,
+            &d.producer_id,
+            "producer_id",
+        )?;
+        check_field(
+            version >= 5,
+            &self.producer_epoch,
+            &d.producer_epoch,
+            "producer_epoch",
+        )?;
+        check_field(
+            flex,
+            &self.unknown_tagged_fields,
+            &d.unknown_tagged_fields,
+            "_tagged_fields",
+        )?;
+        buf.put_i32(self.throttle_time_ms);
+        buf.put_i16(self.error_code);
+        if version >= 5 {
+            buf.put_i64(self.producer_id);
+            buf.put_i16(self.producer_epoch);
+        }
+        if flex {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
+        let flex = Self::is_flexible(version);
+        let mut m = Self {
+            throttle_time_ms: r.i32("throttle_time_ms")?,
+            error_code: r.i16("error_code")?,
+            ..Default::default()
+        };
+        if version >= 5 {
+            m.producer_id = r.i64("producer_id")?;
+            m.producer_epoch = r.i16("producer_epoch")?;
+        }
+        if flex {
+            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
+        }
+        Ok(m)
+    }
+}
+
+impl Response for EndTxnResponse {}
+
+#[cfg(any(test, feature = "arbitrary"))]
+mod arbitrary {
+    use super::*;
+    use crate::testing::{arb_or, arb_string, arb_tagged, VersionedArbitrary};
+    use proptest::prelude::*;
+
+    impl VersionedArbitrary for EndTxnRequest {
+        fn arbitrary(version: i16) -> BoxedStrategy<Self> {
+            (
+                arb_string(true),
+                any::<i64>(),
+                any::<i16>(),
+                any::<bool>(),
+                arb_tagged(version >= 3),
+            )
+                .prop_map(|(tid, pid, epoch, committed, t)| EndTxnRequest {
+                    transactional_id: tid,
+                    producer_id: pid,
+                    producer_epoch: epoch,
+                    committed,
+                    unknown_tagged_fields: t,
+                })
+                .boxed()
+        }
+    }
+
+    impl VersionedArbitrary for EndTxnResponse {
+        fn arbitrary(version: i16) -> BoxedStrategy<Self> {
+            (
+                any::<i32>(),
+                any::<i16>(),
+                arb_or(version >= 5, -1i64),
+                arb_or(version >= 5, -1i16),
+                arb_tagged(version >= 3),
+            )
+                .prop_map(|(th, e, pid, epoch, t)| EndTxnResponse {
+                    throttle_time_ms: th,
+                    error_code: e,
+                    producer_id: pid,
+                    producer_epoch: epoch,
+                    unknown_tagged_fields: t,
+                })
+                .boxed()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// v2 request by hand: "t" (int16 length), producer 5, epoch 1, abort.
+    #[test]
+    fn v2_request_fixture() {
+        let bytes: &[u8] = &[
+            0, 1, b't', // transactional id
+            0, 0, 0, 0, 0, 0, 0, 5, // producer id
+            0, 1, // epoch
+            0, // abort
+        ];
+        let req = EndTxnRequest::decode(bytes, 2).unwrap();
+        assert_eq!(
+            req,
+            EndTxnRequest {
+                transactional_id: "t".into(),
+                producer_id: 5,
+                producer_epoch: 1,
+                committed: false,
+                ..Default::default()
+            }
+        );
+        assert_eq!(req.encode_to_vec(2).unwrap(), bytes);
+    }
+
+    /// v5 response by hand: throttle 0, error 0, producer 5, epoch 2, no tags.
+    #[test]
+    fn v5_response_fixture() {
+        let bytes: &[u8] = &[
+            0, 0, 0, 0, // throttle
+            0, 0, // error
+            0, 0, 0, 0, 0, 0, 0, 5, // producer id
+            0, 2, // epoch
+            0, // tags
+        ];
+        let resp = EndTxnResponse::decode(bytes, 5).unwrap();
+        assert_eq!((resp.producer_id, resp.producer_epoch), (5, 2));
+        assert_eq!(resp.encode_to_vec(5).unwrap(), bytes);
+        // v4 decode: no producer id/epoch, defaults -1.
+        let v4 = EndTxnResponse::decode(&[0, 0, 0, 0, 0, 48, 0], 4).unwrap();
+        assert_eq!(
+            (v4.error_code, v4.producer_id, v4.producer_epoch),
+            (48, -1, -1)
+        );
+    }
+}
+
+#[cfg(test)]
+mod round_trip {
+    use super::*;
+    use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
+
+    #[test]
+    fn request_every_version() {
+        round_trip_all_versions::<EndTxnRequest>(64);
+        truncations_fail_cleanly::<EndTxnRequest>(8);
+    }
+
+    #[test]
+    fn response_every_version() {
+        round_trip_all_versions::<EndTxnResponse>(64);
+        truncations_fail_cleanly::<EndTxnResponse>(8);
+    }
+}

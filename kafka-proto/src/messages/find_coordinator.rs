@@ -1,1 +1,504 @@
-//! Placeholder: being written.
+//! FindCoordinator (key 10), versions 0–6, flexible from 3.
+//!
+//! Versions 0–3 look up a single `key` and answer with a single coordinator;
+//! from v4 (KIP-699) the request carries a batch of `coordinator_keys` and the
+//! response a `coordinators` array, one entry per key, each with its own error.
+//! `key_type` (v1+) selects a group (0), transaction (1) or share (2, v6) coordinator.
+
+use crate::primitives::{
+    put_array, put_nullable_string, put_string, put_unknown_tagged_fields, Reader, TaggedFields,
+};
+use crate::{
+    check_field, ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange,
+};
+use bytes::BufMut;
+
+/// Finds the coordinator of a group or transactional id.
+///
+/// ```
+/// use kafka_proto::{messages::FindCoordinatorRequest, Message};
+/// // v3 and below: one key.
+/// let old = FindCoordinatorRequest {
+///     key: "my-txn".into(),
+///     key_type: FindCoordinatorRequest::KEY_TYPE_TRANSACTION,
+///     ..Default::default()
+/// };
+/// assert_eq!(FindCoordinatorRequest::decode(&old.encode_to_vec(3).unwrap(), 3).unwrap(), old);
+/// // v4+: a batch of keys; `key` cannot be sent.
+/// let new = FindCoordinatorRequest {
+///     key_type: FindCoordinatorRequest::KEY_TYPE_TRANSACTION,
+///     coordinator_keys: vec!["my-txn".into()],
+///     ..Default::default()
+/// };
+/// assert_eq!(FindCoordinatorRequest::decode(&new.encode_to_vec(6).unwrap(), 6).unwrap(), new);
+/// assert!(old.encode_to_vec(4).is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FindCoordinatorRequest {
+    /// The coordinator key (v0–3).
+    pub key: String,
+    /// The coordinator key type (v1+): 0 group, 1 transaction, 2 share.
+    pub key_type: i8,
+    /// The coordinator keys (v4+).
+    pub coordinator_keys: Vec<String>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl FindCoordinatorRequest {
+    /// `key_type` of a consumer group coordinator.
+    pub const KEY_TYPE_GROUP: i8 = 0;
+    /// `key_type` of a transaction coordinator.
+    pub const KEY_TYPE_TRANSACTION: i8 = 1;
+    /// `key_type` of a share group coordinator (v6+).
+    pub const KEY_TYPE_SHARE: i8 = 2;
+}
+
+impl Message for FindCoordinatorRequest {
+    const API_KEY: ApiKey = ApiKey::FindCoordinator;
+    const VERSIONS: VersionRange = VersionRange::new(0, 6);
+    const FLEXIBLE_MIN: i16 = 3;
+
+    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
+        let d = Self::default();
+        let flex = Self::is_flexible(version);
+        check_field(version <= 3, &self.key, &d.key, "key")?;
+        check_field(version >= 1, &self.key_type, &d.key_type, "key_type")?;
+        check_field(
+            version >= 4,
+            &self.coordinator_keys,
+            &d.coordinator_keys,
+            "coordinator_keys",
+        )?;
+        check_field(
+            flex,
+            &self.unknown_tagged_fields,
+            &d.unknown_tagged_fields,
+            "_tagged_fields",
+        )?;
+        if version <= 3 {
+            put_string(buf, "key", &self.key, flex)?;
+        }
+        if version >= 1 {
+            buf.put_i8(self.key_type);
+        }
+        if version >= 4 {
+            put_array(
+                buf,
+                "coordinator_keys",
+                &self.coordinator_keys,
+                flex,
+                |b, k| put_string(b, "coordinator_keys", k, flex),
+            )?;
+        }
+        if flex {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
+        let flex = Self::is_flexible(version);
+        let mut m = Self::default();
+        if version <= 3 {
+            m.key = r.string("key", flex)?;
+        }
+        if version >= 1 {
+            m.key_type = r.i8("key_type")?;
+        }
+        if version >= 4 {
+            m.coordinator_keys = r.array("coordinator_keys", flex, |r| {
+                r.string("coordinator_keys", flex)
+            })?;
+        }
+        if flex {
+            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
+        }
+        Ok(m)
+    }
+}
+
+impl Request for FindCoordinatorRequest {
+    type Response = FindCoordinatorResponse;
+}
+
+/// The coordinator(s) found.
+///
+/// ```
+/// use kafka_proto::{messages::{FindCoordinatorResponse, FindCoordinatorResponseCoordinator}, Message};
+/// let resp = FindCoordinatorResponse {
+///     coordinators: vec![FindCoordinatorResponseCoordinator {
+///         key: "my-txn".into(), node_id: 2, host: "b2".into(), port: 9092,
+///         error_message: None, ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// assert_eq!(FindCoordinatorResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap(), resp);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct FindCoordinatorResponse {
+    /// Throttle time in milliseconds (v1+).
+    pub throttle_time_ms: i32,
+    /// The error code, or 0 (v0–3).
+    pub error_code: i16,
+    /// The error message, or null (v1–3). Defaults to `""` as in Kafka.
+    pub error_message: Option<String>,
+    /// The coordinator's node id (v0–3).
+    pub node_id: i32,
+    /// The coordinator's host name (v0–3).
+    pub host: String,
+    /// The coordinator's port (v0–3).
+    pub port: i32,
+    /// One result per requested key (v4+).
+    pub coordinators: Vec<FindCoordinatorResponseCoordinator>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl Default for FindCoordinatorResponse {
+    fn default() -> Self {
+        Self {
+            throttle_time_ms: 0,
+            error_code: 0,
+            error_message: Some(String::new()),
+            node_id: 0,
+            host: String::new(),
+            port: 0,
+            coordinators: Vec::new(),
+            unknown_tagged_fields: Vec::new(),
+        }
+    }
+}
+
+/// The coordinator of one key (v4+).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FindCoordinatorResponseCoordinator {
+    /// The coordinator key.
+    pub key: String,
+    /// The coordinator's node id.
+    pub node_id: i32,
+    /// The coordinator's host name.
+    pub host: String,
+    /// The coordinator's port.
+    pub port: i32,
+    /// The error code, or 0.
+    pub error_code: i16,
+    /// The error message, or null. Defaults to `""` as in Kafka.
+    pub error_message: Option<String>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl Default for FindCoordinatorResponseCoordinator {
+    fn default() -> Self {
+        Self {
+            key: String::new(),
+            node_id: 0,
+            host: String::new(),
+            port: 0,
+            error_code: 0,
+            error_message: Some(String::new()),
+            unknown_tagged_fields: Vec::new(),
+        }
+    }
+}
+
+impl FindCoordinatorResponseCoordinator {
+    // Only present from v4, which is always flexible.
+    fn encode<B: BufMut>(&self, buf: &mut B) -> Result<(), EncodeError> {
+        put_string(buf, "coordinators.key", &self.key, true)?;
+        buf.put_i32(self.node_id);
+        put_string(buf, "coordinators.host", &self.host, true)?;
+        buf.put_i32(self.port);
+        buf.put_i16(self.error_code);
+        put_nullable_string(
+            buf,
+            "coordinators.error_message",
+            self.error_message.as_deref(),
+            true,
+        )?;
+        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        Ok(())
+    }
+
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        Ok(Self {
+            key: r.string("coordinators.key", true)?,
+            node_id: r.i32("coordinators.node_id")?,
+            host: r.string("coordinators.host", true)?,
+            port: r.i32("coordinators.port")?,
+            error_code: r.i16("coordinators.error_code")?,
+            error_message: r.nullable_string("coordinators.error_message", true)?,
+            unknown_tagged_fields: r.unknown_tagged_fields("coordinators._tagged_fields")?,
+        })
+    }
+}
+
+impl Message for FindCoordinatorResponse {
+    const API_KEY: ApiKey = ApiKey::FindCoordinator;
+    const VERSIONS: VersionRange = VersionRange::new(0, 6);
+    const FLEXIBLE_MIN: i16 = 3;
+
+    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
+        let d = Self::default();
+        let flex = Self::is_flexible(version);
+        let single = version <= 3;
+        check_field(
+            version >= 1,
+            &self.throttle_time_ms,
+            &d.throttle_time_ms,
+            "throttle_time_ms",
+        )?;
+        check_field(single, &self.error_code, &d.error_code, "error_code")?;
+        check_field(
+            (1..=3).contains(&version),
+            &self.error_message,
+            &d.error_message,
+            "error_message",
+        )?;
+        check_field(single, &self.node_id, &d.node_id, "node_id")?;
+        check_field(single, &self.host, &d.host, "host")?;
+        check_field(single, &self.port, &d.port, "port")?;
+        check_field(
+            version >= 4,
+            &self.coordinators,
+            &d.coordinators,
+            "coordinators",
+        )?;
+        check_field(
+            flex,
+            &self.unknown_tagged_fields,
+            &d.unknown_tagged_fields,
+            "_tagged_fields",
+        )?;
+        if version >= 1 {
+            buf.put_i32(self.throttle_time_ms);
+        }
+        if single {
+            buf.put_i16(self.error_code);
+            if version >= 1 {
+                put_nullable_string(buf, "error_message", self.error_message.as_deref(), flex)?;
+            }
+            buf.put_i32(self.node_id);
+            put_string(buf, "host", &self.host, flex)?;
+            buf.put_i32(self.port);
+        } else {
+            put_array(buf, "coordinators", &self.coordinators, flex, |b, c| {
+                c.encode(b)
+            })?;
+        }
+        if flex {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
+        let flex = Self::is_flexible(version);
+        let mut m = Self::default();
+        if version >= 1 {
+            m.throttle_time_ms = r.i32("throttle_time_ms")?;
+        }
+        if version <= 3 {
+            m.error_code = r.i16("error_code")?;
+            if version >= 1 {
+                m.error_message = r.nullable_string("error_message", flex)?;
+            }
+            m.node_id = r.i32("node_id")?;
+            m.host = r.string("host", flex)?;
+            m.port = r.i32("port")?;
+        } else {
+            m.coordinators = r.array(
+                "coordinators",
+                flex,
+                FindCoordinatorResponseCoordinator::decode,
+            )?;
+        }
+        if flex {
+            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
+        }
+        Ok(m)
+    }
+}
+
+impl Response for FindCoordinatorResponse {}
+
+#[cfg(any(test, feature = "arbitrary"))]
+mod arbitrary {
+    use super::*;
+    use crate::testing::{
+        arb_or, arb_string, arb_tagged, arb_vec, opt_nullable_string, VersionedArbitrary,
+    };
+    use proptest::prelude::*;
+
+    impl VersionedArbitrary for FindCoordinatorRequest {
+        fn arbitrary(version: i16) -> BoxedStrategy<Self> {
+            (
+                arb_string(version <= 3),
+                arb_or(version >= 1, 0i8),
+                arb_vec(version >= 4, arb_string(true)),
+                arb_tagged(version >= 3),
+            )
+                .prop_map(|(key, key_type, keys, t)| FindCoordinatorRequest {
+                    key,
+                    key_type,
+                    coordinator_keys: keys,
+                    unknown_tagged_fields: t,
+                })
+                .boxed()
+        }
+    }
+
+    impl VersionedArbitrary for FindCoordinatorResponse {
+        fn arbitrary(version: i16) -> BoxedStrategy<Self> {
+            let single = version <= 3;
+            let coordinator = (
+                arb_string(true),
+                any::<i32>(),
+                arb_string(true),
+                any::<i32>(),
+                any::<i16>(),
+                opt_nullable_string(true),
+                arb_tagged(true),
+            )
+                .prop_map(|(key, node_id, host, port, e, msg, t)| {
+                    FindCoordinatorResponseCoordinator {
+                        key,
+                        node_id,
+                        host,
+                        port,
+                        error_code: e,
+                        error_message: msg,
+                        unknown_tagged_fields: t,
+                    }
+                });
+            (
+                arb_or(version >= 1, 0i32),
+                arb_or(single, 0i16),
+                if (1..=3).contains(&version) {
+                    opt_nullable_string(true)
+                } else {
+                    Just(Some(String::new())).boxed()
+                },
+                arb_or(single, 0i32),
+                arb_string(single),
+                arb_or(single, 0i32),
+                arb_vec(version >= 4, coordinator),
+                arb_tagged(version >= 3),
+            )
+                .prop_map(|(th, e, msg, node_id, host, port, coordinators, t)| {
+                    FindCoordinatorResponse {
+                        throttle_time_ms: th,
+                        error_code: e,
+                        error_message: msg,
+                        node_id,
+                        host,
+                        port,
+                        coordinators,
+                        unknown_tagged_fields: t,
+                    }
+                })
+                .boxed()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::EncodeErrorKind;
+
+    /// v1 request by hand: key "tx" (int16 length), key_type 1.
+    #[test]
+    fn v1_request_fixture() {
+        let bytes: &[u8] = &[0, 2, b't', b'x', 1];
+        let req = FindCoordinatorRequest::decode(bytes, 1).unwrap();
+        assert_eq!(req.key, "tx");
+        assert_eq!(req.key_type, FindCoordinatorRequest::KEY_TYPE_TRANSACTION);
+        assert_eq!(req.encode_to_vec(1).unwrap(), bytes);
+    }
+
+    /// v4 request by hand: key_type 1, keys ["a", "bc"], no tags.
+    #[test]
+    fn v4_request_fixture() {
+        let bytes: &[u8] = &[1, 3, 2, b'a', 3, b'b', b'c', 0];
+        let req = FindCoordinatorRequest::decode(bytes, 4).unwrap();
+        assert_eq!(req.key, "");
+        assert_eq!(req.coordinator_keys, ["a", "bc"]);
+        assert_eq!(req.encode_to_vec(4).unwrap(), bytes);
+        // The batch cannot be sent to a v3 broker.
+        assert_eq!(
+            req.encode_to_vec(3).unwrap_err().kind,
+            EncodeErrorKind::FieldNotInVersion
+        );
+    }
+
+    /// v2 response by hand: throttle 0, error 15 (COORDINATOR_NOT_AVAILABLE),
+    /// null message, node -1, host "", port -1.
+    #[test]
+    fn v2_response_fixture() {
+        let bytes: &[u8] = &[
+            0, 0, 0, 0, // throttle
+            0, 15, // error
+            0xff, 0xff, // null message
+            0xff, 0xff, 0xff, 0xff, // node -1
+            0, 0, // host ""
+            0xff, 0xff, 0xff, 0xff, // port -1
+        ];
+        let resp = FindCoordinatorResponse::decode(bytes, 2).unwrap();
+        assert_eq!(resp.error_code, 15);
+        assert_eq!(resp.error_message, None);
+        assert_eq!((resp.node_id, resp.port), (-1, -1));
+        assert_eq!(resp.encode_to_vec(2).unwrap(), bytes);
+    }
+
+    /// v5 response by hand: throttle 1, one coordinator "tx" at node 3 "h":9092, no error.
+    #[test]
+    fn v5_response_fixture() {
+        let bytes: &[u8] = &[
+            0, 0, 0, 1, // throttle
+            2, // 1 coordinator
+            3, b't', b'x', // key
+            0, 0, 0, 3, // node 3
+            2, b'h', // host
+            0, 0, 0x23, 0x84, // port 9092
+            0, 0, // error
+            0, // null message
+            0, // coordinator tags
+            0, // tags
+        ];
+        let resp = FindCoordinatorResponse::decode(bytes, 5).unwrap();
+        assert_eq!(resp.throttle_time_ms, 1);
+        let c = &resp.coordinators[0];
+        assert_eq!(
+            (c.key.as_str(), c.node_id, c.host.as_str(), c.port),
+            ("tx", 3, "h", 9092)
+        );
+        assert_eq!(c.error_message, None);
+        assert_eq!(resp.encode_to_vec(5).unwrap(), bytes);
+        // Single-coordinator fields cannot be sent in v4+.
+        let bad = FindCoordinatorResponse {
+            node_id: 1,
+            ..Default::default()
+        };
+        assert!(bad.encode_to_vec(4).is_err());
+    }
+}
+
+#[cfg(test)]
+mod round_trip {
+    use super::*;
+    use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
+
+    #[test]
+    fn request_every_version() {
+        round_trip_all_versions::<FindCoordinatorRequest>(64);
+        truncations_fail_cleanly::<FindCoordinatorRequest>(8);
+    }
+
+    #[test]
+    fn response_every_version() {
+        round_trip_all_versions::<FindCoordinatorResponse>(64);
+        truncations_fail_cleanly::<FindCoordinatorResponse>(8);
+    }
+}

@@ -1,1 +1,403 @@
-//! Placeholder: being written.
+//! InitProducerId (key 22), versions 0–6, flexible from 2.
+//!
+//! Obtains a producer id and epoch, for an idempotent producer (null
+//! transactional id) or a transactional one. v3 lets a producer pass its current
+//! id and epoch to recover after an epoch error; v6 (KIP-939, unstable in Kafka
+//! 4.4) adds two-phase commit: `enable_2pc` / `keep_prepared_txn` in the request
+//! and the ongoing transaction's producer id and epoch in the response.
+
+use crate::primitives::{
+    put_bool, put_nullable_string, put_unknown_tagged_fields, Reader, TaggedFields,
+};
+use crate::{
+    check_field, ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange,
+};
+use bytes::BufMut;
+
+/// Requests a producer id and epoch.
+///
+/// ```
+/// use kafka_proto::{messages::InitProducerIdRequest, Message};
+/// let req = InitProducerIdRequest::transactional("my-txn", 60_000);
+/// let bytes = req.encode_to_vec(5).unwrap();
+/// assert_eq!(InitProducerIdRequest::decode(&bytes, 5).unwrap(), req);
+/// let idem = InitProducerIdRequest::idempotent();
+/// assert_eq!(idem.transactional_id, None);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct InitProducerIdRequest {
+    /// The transactional id, or null for an idempotent producer. Defaults to
+    /// `""` as in Kafka; use [`InitProducerIdRequest::idempotent`] for null.
+    pub transactional_id: Option<String>,
+    /// The transaction timeout in milliseconds.
+    pub transaction_timeout_ms: i32,
+    /// The current producer id, to recover after an epoch error (v3+, default -1).
+    pub producer_id: i64,
+    /// The current producer epoch (v3+, default -1).
+    pub producer_epoch: i16,
+    /// Enable two-phase commit (v6+).
+    pub enable_2pc: bool,
+    /// Keep the currently prepared transaction instead of aborting it (v6+).
+    pub keep_prepared_txn: bool,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl Default for InitProducerIdRequest {
+    fn default() -> Self {
+        Self {
+            transactional_id: Some(String::new()),
+            transaction_timeout_ms: 0,
+            producer_id: -1,
+            producer_epoch: -1,
+            enable_2pc: false,
+            keep_prepared_txn: false,
+            unknown_tagged_fields: Vec::new(),
+        }
+    }
+}
+
+impl InitProducerIdRequest {
+    /// A request for an idempotent (non-transactional) producer: null transactional id.
+    pub fn idempotent() -> Self {
+        Self {
+            transactional_id: None,
+            transaction_timeout_ms: i32::MAX,
+            ..Self::default()
+        }
+    }
+
+    /// A request for a transactional producer.
+    pub fn transactional(transactional_id: impl Into<String>, transaction_timeout_ms: i32) -> Self {
+        Self {
+            transactional_id: Some(transactional_id.into()),
+            transaction_timeout_ms,
+            ..Self::default()
+        }
+    }
+}
+
+impl Message for InitProducerIdRequest {
+    const API_KEY: ApiKey = ApiKey::InitProducerId;
+    const VERSIONS: VersionRange = VersionRange::new(0, 6);
+    const FLEXIBLE_MIN: i16 = 2;
+
+    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
+        let d = Self::default();
+        let flex = Self::is_flexible(version);
+        check_field(
+            version >= 3,
+            &self.producer_id,
+            &d.producer_id,
+            "producer_id",
+        )?;
+        check_field(
+            version >= 3,
+            &self.producer_epoch,
+            &d.producer_epoch,
+            "producer_epoch",
+        )?;
+        check_field(version >= 6, &self.enable_2pc, &d.enable_2pc, "enable_2pc")?;
+        check_field(
+            version >= 6,
+            &self.keep_prepared_txn,
+            &d.keep_prepared_txn,
+            "keep_prepared_txn",
+        )?;
+        check_field(
+            flex,
+            &self.unknown_tagged_fields,
+            &d.unknown_tagged_fields,
+            "_tagged_fields",
+        )?;
+        put_nullable_string(
+            buf,
+            "transactional_id",
+            self.transactional_id.as_deref(),
+            flex,
+        )?;
+        buf.put_i32(self.transaction_timeout_ms);
+        if version >= 3 {
+            buf.put_i64(self.producer_id);
+            buf.put_i16(self.producer_epoch);
+        }
+        if version >= 6 {
+            put_bool(buf, self.enable_2pc);
+            put_bool(buf, self.keep_prepared_txn);
+        }
+        if flex {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
+        let flex = Self::is_flexible(version);
+        let mut m = Self {
+            transactional_id: r.nullable_string("transactional_id", flex)?,
+            transaction_timeout_ms: r.i32("transaction_timeout_ms")?,
+            ..Default::default()
+        };
+        if version >= 3 {
+            m.producer_id = r.i64("producer_id")?;
+            m.producer_epoch = r.i16("producer_epoch")?;
+        }
+        if version >= 6 {
+            m.enable_2pc = r.bool("enable_2pc")?;
+            m.keep_prepared_txn = r.bool("keep_prepared_txn")?;
+        }
+        if flex {
+            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
+        }
+        Ok(m)
+    }
+}
+
+impl Request for InitProducerIdRequest {
+    type Response = InitProducerIdResponse;
+}
+
+/// The producer id and epoch assigned.
+///
+/// ```
+/// use kafka_proto::{messages::InitProducerIdResponse, Message};
+/// let resp = InitProducerIdResponse { producer_id: 4000, producer_epoch: 0, ..Default::default() };
+/// let bytes = resp.encode_to_vec(4).unwrap();
+/// assert_eq!(InitProducerIdResponse::decode(&bytes, 4).unwrap(), resp);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct InitProducerIdResponse {
+    /// Throttle time in milliseconds.
+    pub throttle_time_ms: i32,
+    /// The error code, or 0.
+    pub error_code: i16,
+    /// The producer id (default -1).
+    pub producer_id: i64,
+    /// The producer epoch.
+    pub producer_epoch: i16,
+    /// The producer id of the ongoing (prepared) transaction kept with
+    /// `keep_prepared_txn`, or -1 (v6+).
+    pub ongoing_txn_producer_id: i64,
+    /// The epoch of the ongoing transaction's producer id, or -1 (v6+).
+    pub ongoing_txn_producer_epoch: i16,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl Default for InitProducerIdResponse {
+    fn default() -> Self {
+        Self {
+            throttle_time_ms: 0,
+            error_code: 0,
+            producer_id: -1,
+            producer_epoch: 0,
+            ongoing_txn_producer_id: -1,
+            ongoing_txn_producer_epoch: -1,
+            unknown_tagged_fields: Vec::new(),
+        }
+    }
+}
+
+impl Message for InitProducerIdResponse {
+    const API_KEY: ApiKey = ApiKey::InitProducerId;
+    const VERSIONS: VersionRange = VersionRange::new(0, 6);
+    const FLEXIBLE_MIN: i16 = 2;
+
+    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
+        let d = Self::default();
+        let flex = Self::is_flexible(version);
+        check_field(
+            version >= 6,
+            &self.ongoing_txn_producer_id,
+            &d.ongoing_txn_producer_id,
+            "ongoing_txn_producer_id",
+        )?;
+        check_field(
+            version >= 6,
+            &self.ongoing_txn_producer_epoch,
+            &d.ongoing_txn_producer_epoch,
+            "ongoing_txn_producer_epoch",
+        )?;
+        check_field(
+            flex,
+            &self.unknown_tagged_fields,
+            &d.unknown_tagged_fields,
+            "_tagged_fields",
+        )?;
+        buf.put_i32(self.throttle_time_ms);
+        buf.put_i16(self.error_code);
+        buf.put_i64(self.producer_id);
+        buf.put_i16(self.producer_epoch);
+        if version >= 6 {
+            buf.put_i64(self.ongoing_txn_producer_id);
+            buf.put_i16(self.ongoing_txn_producer_epoch);
+        }
+        if flex {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
+        let flex = Self::is_flexible(version);
+        let mut m = Self {
+            throttle_time_ms: r.i32("throttle_time_ms")?,
+            error_code: r.i16("error_code")?,
+            producer_id: r.i64("producer_id")?,
+            producer_epoch: r.i16("producer_epoch")?,
+            ..Default::default()
+        };
+        if version >= 6 {
+            m.ongoing_txn_producer_id = r.i64("ongoing_txn_producer_id")?;
+            m.ongoing_txn_producer_epoch = r.i16("ongoing_txn_producer_epoch")?;
+        }
+        if flex {
+            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
+        }
+        Ok(m)
+    }
+}
+
+impl Response for InitProducerIdResponse {}
+
+#[cfg(any(test, feature = "arbitrary"))]
+mod arbitrary {
+    use super::*;
+    use crate::testing::{arb_or, arb_tagged, opt_nullable_string, VersionedArbitrary};
+    use proptest::prelude::*;
+
+    impl VersionedArbitrary for InitProducerIdRequest {
+        fn arbitrary(version: i16) -> BoxedStrategy<Self> {
+            (
+                opt_nullable_string(true),
+                any::<i32>(),
+                arb_or(version >= 3, -1i64),
+                arb_or(version >= 3, -1i16),
+                arb_or(version >= 6, false),
+                arb_or(version >= 6, false),
+                arb_tagged(version >= 2),
+            )
+                .prop_map(
+                    |(tid, timeout, pid, epoch, two_pc, keep, t)| InitProducerIdRequest {
+                        transactional_id: tid,
+                        transaction_timeout_ms: timeout,
+                        producer_id: pid,
+                        producer_epoch: epoch,
+                        enable_2pc: two_pc,
+                        keep_prepared_txn: keep,
+                        unknown_tagged_fields: t,
+                    },
+                )
+                .boxed()
+        }
+    }
+
+    impl VersionedArbitrary for InitProducerIdResponse {
+        fn arbitrary(version: i16) -> BoxedStrategy<Self> {
+            (
+                any::<i32>(),
+                any::<i16>(),
+                any::<i64>(),
+                any::<i16>(),
+                arb_or(version >= 6, -1i64),
+                arb_or(version >= 6, -1i16),
+                arb_tagged(version >= 2),
+            )
+                .prop_map(
+                    |(th, e, pid, epoch, opid, oepoch, t)| InitProducerIdResponse {
+                        throttle_time_ms: th,
+                        error_code: e,
+                        producer_id: pid,
+                        producer_epoch: epoch,
+                        ongoing_txn_producer_id: opid,
+                        ongoing_txn_producer_epoch: oepoch,
+                        unknown_tagged_fields: t,
+                    },
+                )
+                .boxed()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::EncodeErrorKind;
+
+    /// v0 request by hand: null transactional id (int16 -1), timeout 60000.
+    #[test]
+    fn v0_idempotent_request_fixture() {
+        let bytes: &[u8] = &[0xff, 0xff, 0, 0, 0xea, 0x60];
+        let req = InitProducerIdRequest::decode(bytes, 0).unwrap();
+        assert_eq!(req.transactional_id, None);
+        assert_eq!(req.transaction_timeout_ms, 60_000);
+        assert_eq!((req.producer_id, req.producer_epoch), (-1, -1));
+        assert_eq!(req.encode_to_vec(0).unwrap(), bytes);
+    }
+
+    /// v6 request by hand: "tx", timeout 1000, producer 7 epoch 2, 2PC on, keep off.
+    #[test]
+    fn v6_request_fixture() {
+        let bytes: &[u8] = &[
+            3, b't', b'x', // compact "tx"
+            0, 0, 0x03, 0xe8, // timeout 1000
+            0, 0, 0, 0, 0, 0, 0, 7, // producer id
+            0, 2, // epoch
+            1, 0, // enable_2pc, keep_prepared_txn
+            0, // tags
+        ];
+        let req = InitProducerIdRequest::decode(bytes, 6).unwrap();
+        assert_eq!(req.transactional_id.as_deref(), Some("tx"));
+        assert_eq!((req.producer_id, req.producer_epoch), (7, 2));
+        assert!(req.enable_2pc && !req.keep_prepared_txn);
+        assert_eq!(req.encode_to_vec(6).unwrap(), bytes);
+        let e = req.encode_to_vec(5).unwrap_err();
+        assert_eq!(
+            (e.field, e.kind),
+            ("enable_2pc", EncodeErrorKind::FieldNotInVersion)
+        );
+    }
+
+    /// v6 response by hand: throttle 0, no error, producer 9 epoch 1, ongoing 8 epoch 3.
+    #[test]
+    fn v6_response_fixture() {
+        let bytes: &[u8] = &[
+            0, 0, 0, 0, // throttle
+            0, 0, // error
+            0, 0, 0, 0, 0, 0, 0, 9, // producer id
+            0, 1, // epoch
+            0, 0, 0, 0, 0, 0, 0, 8, // ongoing producer id
+            0, 3, // ongoing epoch
+            0, // tags
+        ];
+        let resp = InitProducerIdResponse::decode(bytes, 6).unwrap();
+        assert_eq!((resp.producer_id, resp.producer_epoch), (9, 1));
+        assert_eq!(
+            (
+                resp.ongoing_txn_producer_id,
+                resp.ongoing_txn_producer_epoch
+            ),
+            (8, 3)
+        );
+        assert_eq!(resp.encode_to_vec(6).unwrap(), bytes);
+        assert!(resp.encode_to_vec(5).is_err());
+    }
+}
+
+#[cfg(test)]
+mod round_trip {
+    use super::*;
+    use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
+
+    #[test]
+    fn request_every_version() {
+        round_trip_all_versions::<InitProducerIdRequest>(64);
+        truncations_fail_cleanly::<InitProducerIdRequest>(8);
+    }
+
+    #[test]
+    fn response_every_version() {
+        round_trip_all_versions::<InitProducerIdResponse>(64);
+        truncations_fail_cleanly::<InitProducerIdResponse>(8);
+    }
+}

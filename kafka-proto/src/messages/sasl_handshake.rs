@@ -1,1 +1,176 @@
-//! Placeholder: being written.
+//! SaslHandshake (key 17), versions 0–1, never flexible.
+//!
+//! The client names the SASL mechanism it wants; the broker answers with the
+//! mechanisms it has enabled. With v0 the SASL tokens that follow travel as raw
+//! length-prefixed frames; with v1 they travel inside SaslAuthenticate requests
+//! (see [`crate::messages::SaslAuthenticateRequest`]).
+
+use crate::primitives::{put_array, put_string, Reader};
+use crate::{ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange};
+use bytes::BufMut;
+
+/// Chooses a SASL mechanism before authenticating.
+///
+/// ```
+/// use kafka_proto::{messages::SaslHandshakeRequest, Message};
+/// let req = SaslHandshakeRequest { mechanism: "SCRAM-SHA-512".into() };
+/// let bytes = req.encode_to_vec(1).unwrap();
+/// assert_eq!(SaslHandshakeRequest::decode(&bytes, 1).unwrap(), req);
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SaslHandshakeRequest {
+    /// The SASL mechanism chosen by the client, e.g. `PLAIN` or `SCRAM-SHA-256`.
+    pub mechanism: String,
+}
+
+impl Message for SaslHandshakeRequest {
+    const API_KEY: ApiKey = ApiKey::SaslHandshake;
+    const VERSIONS: VersionRange = VersionRange::new(0, 1);
+    const FLEXIBLE_MIN: i16 = i16::MAX;
+
+    fn encode_body<B: BufMut>(&self, buf: &mut B, _version: i16) -> Result<(), EncodeError> {
+        put_string(buf, "mechanism", &self.mechanism, false)
+    }
+
+    fn decode_body(r: &mut Reader<'_>, _version: i16) -> Result<Self, DecodeError> {
+        Ok(Self {
+            mechanism: r.string("mechanism", false)?,
+        })
+    }
+}
+
+impl Request for SaslHandshakeRequest {
+    type Response = SaslHandshakeResponse;
+}
+
+/// The broker's answer to a [`SaslHandshakeRequest`].
+///
+/// ```
+/// use kafka_proto::{messages::SaslHandshakeResponse, ErrorCode, Message};
+/// let resp = SaslHandshakeResponse { error_code: 0, mechanisms: vec!["PLAIN".into()] };
+/// let back = SaslHandshakeResponse::decode(&resp.encode_to_vec(1).unwrap(), 1).unwrap();
+/// assert_eq!(ErrorCode::from(back.error_code), ErrorCode::from(0));
+/// assert!(back.supports("PLAIN"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SaslHandshakeResponse {
+    /// The error code, or 0 if there was no error.
+    pub error_code: i16,
+    /// The mechanisms enabled in the server.
+    pub mechanisms: Vec<String>,
+}
+
+impl SaslHandshakeResponse {
+    /// True when the broker enabled `mechanism`.
+    pub fn supports(&self, mechanism: &str) -> bool {
+        self.mechanisms.iter().any(|m| m == mechanism)
+    }
+}
+
+impl Message for SaslHandshakeResponse {
+    const API_KEY: ApiKey = ApiKey::SaslHandshake;
+    const VERSIONS: VersionRange = VersionRange::new(0, 1);
+    const FLEXIBLE_MIN: i16 = i16::MAX;
+
+    fn encode_body<B: BufMut>(&self, buf: &mut B, _version: i16) -> Result<(), EncodeError> {
+        buf.put_i16(self.error_code);
+        put_array(buf, "mechanisms", &self.mechanisms, false, |b, m| {
+            put_string(b, "mechanisms", m, false)
+        })
+    }
+
+    fn decode_body(r: &mut Reader<'_>, _version: i16) -> Result<Self, DecodeError> {
+        Ok(Self {
+            error_code: r.i16("error_code")?,
+            mechanisms: r.array("mechanisms", false, |r| r.string("mechanisms", false))?,
+        })
+    }
+}
+
+impl Response for SaslHandshakeResponse {}
+
+#[cfg(any(test, feature = "arbitrary"))]
+mod arbitrary {
+    use super::*;
+    use crate::testing::{arb_string, arb_vec, VersionedArbitrary};
+    use proptest::prelude::*;
+
+    impl VersionedArbitrary for SaslHandshakeRequest {
+        fn arbitrary(_version: i16) -> BoxedStrategy<Self> {
+            arb_string(true)
+                .prop_map(|mechanism| SaslHandshakeRequest { mechanism })
+                .boxed()
+        }
+    }
+
+    impl VersionedArbitrary for SaslHandshakeResponse {
+        fn arbitrary(_version: i16) -> BoxedStrategy<Self> {
+            (any::<i16>(), arb_vec(true, arb_string(true)))
+                .prop_map(|(error_code, mechanisms)| SaslHandshakeResponse {
+                    error_code,
+                    mechanisms,
+                })
+                .boxed()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// v1 request: int16 length + "PLAIN".
+    #[test]
+    fn v1_request_fixture() {
+        let bytes: &[u8] = &[0, 5, b'P', b'L', b'A', b'I', b'N'];
+        let req = SaslHandshakeRequest::decode(bytes, 1).unwrap();
+        assert_eq!(req.mechanism, "PLAIN");
+        assert_eq!(req.encode_to_vec(1).unwrap(), bytes);
+        assert_eq!(req.encode_to_vec(0).unwrap(), bytes);
+    }
+
+    /// v1 response: error 0, int32 array of two int16-length strings.
+    #[test]
+    fn v1_response_fixture() {
+        let bytes: &[u8] = &[
+            0, 0, // error_code
+            0, 0, 0, 2, // mechanisms: 2 elements
+            0, 5, b'P', b'L', b'A', b'I', b'N', // "PLAIN"
+            0, 13, b'S', b'C', b'R', b'A', b'M', b'-', b'S', b'H', b'A', b'-', b'2', b'5',
+            b'6', // "SCRAM-SHA-256"
+        ];
+        let resp = SaslHandshakeResponse::decode(bytes, 1).unwrap();
+        assert_eq!(resp.error_code, 0);
+        assert_eq!(resp.mechanisms, ["PLAIN", "SCRAM-SHA-256"]);
+        assert!(resp.supports("SCRAM-SHA-256") && !resp.supports("GSSAPI"));
+        assert_eq!(resp.encode_to_vec(1).unwrap(), bytes);
+    }
+
+    /// UNSUPPORTED_SASL_MECHANISM (33) with the enabled list.
+    #[test]
+    fn v0_error_response_fixture() {
+        let bytes: &[u8] = &[0, 33, 0, 0, 0, 1, 0, 6, b'G', b'S', b'S', b'A', b'P', b'I'];
+        let resp = SaslHandshakeResponse::decode(bytes, 0).unwrap();
+        assert_eq!(resp.error_code, 33);
+        assert_eq!(resp.mechanisms, ["GSSAPI"]);
+        assert_eq!(resp.encode_to_vec(0).unwrap(), bytes);
+    }
+}
+
+#[cfg(test)]
+mod round_trip {
+    use super::*;
+    use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
+
+    #[test]
+    fn request_every_version() {
+        round_trip_all_versions::<SaslHandshakeRequest>(64);
+        truncations_fail_cleanly::<SaslHandshakeRequest>(8);
+    }
+
+    #[test]
+    fn response_every_version() {
+        round_trip_all_versions::<SaslHandshakeResponse>(64);
+        truncations_fail_cleanly::<SaslHandshakeResponse>(8);
+    }
+}

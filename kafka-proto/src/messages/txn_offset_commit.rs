@@ -1,1 +1,783 @@
-//! Placeholder: being written.
+//! TxnOffsetCommit (key 28), versions 0–6, flexible from 3.
+//!
+//! Commits consumer offsets as part of a transaction (sent to the group
+//! coordinator after AddOffsetsToTxn). From v3 the request carries the consumer
+//! group generation/member epoch, member id and group instance id so the
+//! coordinator can fence zombie consumers (KIP-447); from v6 topics are
+//! identified by topic id instead of name.
+//!
+//! `committed_metadata` is nullable with no schema default: its default is the
+//! empty string, as in Kafka.
+
+use crate::primitives::{
+    put_array, put_nullable_string, put_string, put_unknown_tagged_fields, put_uuid, Reader,
+    TaggedFields, Uuid,
+};
+use crate::{
+    check_field, ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange,
+};
+use bytes::BufMut;
+
+/// Adds consumer offset commits to a transaction.
+///
+/// ```
+/// use kafka_proto::{messages::*, Message};
+/// let req = TxnOffsetCommitRequest {
+///     transactional_id: "txn-1".into(),
+///     group_id: "group".into(),
+///     producer_id: 4000,
+///     producer_epoch: 2,
+///     generation_id_or_member_epoch: 5,
+///     member_id: "member-1".into(),
+///     topics: vec![TxnOffsetCommitRequestTopic {
+///         name: "orders".into(),
+///         partitions: vec![TxnOffsetCommitRequestPartition {
+///             partition_index: 0,
+///             committed_offset: 42,
+///             ..Default::default()
+///         }],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// assert_eq!(TxnOffsetCommitRequest::decode(&req.encode_to_vec(3).unwrap(), 3).unwrap(), req);
+/// // v2 cannot carry the consumer group metadata.
+/// assert!(req.encode_to_vec(2).is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct TxnOffsetCommitRequest {
+    /// The ID of the transaction.
+    pub transactional_id: String,
+    /// The ID of the group.
+    pub group_id: String,
+    /// The current producer ID in use by the transactional ID.
+    pub producer_id: i64,
+    /// The current epoch associated with the producer ID.
+    pub producer_epoch: i16,
+    /// The generation of the group if using the classic group protocol or the member epoch if using the consumer protocol (v3+, default -1).
+    pub generation_id_or_member_epoch: i32,
+    /// The member ID assigned by the group coordinator (v3+).
+    pub member_id: String,
+    /// The unique identifier of the consumer instance provided by end user (v3+, nullable).
+    pub group_instance_id: Option<String>,
+    /// Each topic that we want to commit offsets for.
+    pub topics: Vec<TxnOffsetCommitRequestTopic>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl Default for TxnOffsetCommitRequest {
+    fn default() -> Self {
+        Self {
+            transactional_id: String::new(),
+            group_id: String::new(),
+            producer_id: 0,
+            producer_epoch: 0,
+            generation_id_or_member_epoch: -1,
+            member_id: String::new(),
+            group_instance_id: None,
+            topics: Vec::new(),
+            unknown_tagged_fields: Vec::new(),
+        }
+    }
+}
+
+impl Message for TxnOffsetCommitRequest {
+    const API_KEY: ApiKey = ApiKey::TxnOffsetCommit;
+    const VERSIONS: VersionRange = VersionRange::new(0, 6);
+    const FLEXIBLE_MIN: i16 = 3;
+
+    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
+        let d = Self::default();
+        let flex = Self::is_flexible(version);
+        check_field(
+            version >= 3,
+            &self.generation_id_or_member_epoch,
+            &d.generation_id_or_member_epoch,
+            "generation_id_or_member_epoch",
+        )?;
+        check_field(version >= 3, &self.member_id, &d.member_id, "member_id")?;
+        check_field(
+            version >= 3,
+            &self.group_instance_id,
+            &d.group_instance_id,
+            "group_instance_id",
+        )?;
+        check_field(
+            flex,
+            &self.unknown_tagged_fields,
+            &d.unknown_tagged_fields,
+            "_tagged_fields",
+        )?;
+        put_string(buf, "transactional_id", &self.transactional_id, flex)?;
+        put_string(buf, "group_id", &self.group_id, flex)?;
+        buf.put_i64(self.producer_id);
+        buf.put_i16(self.producer_epoch);
+        if version >= 3 {
+            buf.put_i32(self.generation_id_or_member_epoch);
+            put_string(buf, "member_id", &self.member_id, flex)?;
+            put_nullable_string(
+                buf,
+                "group_instance_id",
+                self.group_instance_id.as_deref(),
+                flex,
+            )?;
+        }
+        put_array(buf, "topics", &self.topics, flex, |b, x| {
+            x.write(b, version)
+        })?;
+        if flex {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
+        let flex = Self::is_flexible(version);
+        let mut m = Self {
+            transactional_id: r.string("transactional_id", flex)?,
+            group_id: r.string("group_id", flex)?,
+            producer_id: r.i64("producer_id")?,
+            producer_epoch: r.i16("producer_epoch")?,
+            ..Default::default()
+        };
+        if version >= 3 {
+            m.generation_id_or_member_epoch = r.i32("generation_id_or_member_epoch")?;
+            m.member_id = r.string("member_id", flex)?;
+            m.group_instance_id = r.nullable_string("group_instance_id", flex)?;
+        }
+        m.topics = r.array("topics", flex, |r| {
+            TxnOffsetCommitRequestTopic::read(r, version)
+        })?;
+        if flex {
+            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
+        }
+        Ok(m)
+    }
+}
+
+impl Request for TxnOffsetCommitRequest {
+    type Response = TxnOffsetCommitResponse;
+}
+
+/// Each topic that we want to commit offsets for.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TxnOffsetCommitRequestTopic {
+    /// The topic name (v0–5).
+    pub name: String,
+    /// The topic ID (v6+).
+    pub topic_id: Uuid,
+    /// The partitions inside the topic that we want to commit offsets for.
+    pub partitions: Vec<TxnOffsetCommitRequestPartition>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl TxnOffsetCommitRequestTopic {
+    fn write<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
+        let d = Self::default();
+        let flex = version >= 3;
+        check_field(version <= 5, &self.name, &d.name, "topics.name")?;
+        check_field(version >= 6, &self.topic_id, &d.topic_id, "topics.topic_id")?;
+        check_field(
+            flex,
+            &self.unknown_tagged_fields,
+            &d.unknown_tagged_fields,
+            "topics._tagged_fields",
+        )?;
+        if version <= 5 {
+            put_string(buf, "topics.name", &self.name, flex)?;
+        }
+        if version >= 6 {
+            put_uuid(buf, &self.topic_id);
+        }
+        put_array(buf, "topics.partitions", &self.partitions, flex, |b, x| {
+            x.write(b, version)
+        })?;
+        if flex {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn read(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
+        let flex = version >= 3;
+        let mut m = Self::default();
+        if version <= 5 {
+            m.name = r.string("topics.name", flex)?;
+        }
+        if version >= 6 {
+            m.topic_id = r.uuid("topics.topic_id")?;
+        }
+        m.partitions = r.array("topics.partitions", flex, |r| {
+            TxnOffsetCommitRequestPartition::read(r, version)
+        })?;
+        if flex {
+            m.unknown_tagged_fields = r.unknown_tagged_fields("topics._tagged_fields")?;
+        }
+        Ok(m)
+    }
+}
+
+/// The partitions inside the topic that we want to commit offsets for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TxnOffsetCommitRequestPartition {
+    /// The index of the partition within the topic.
+    pub partition_index: i32,
+    /// The message offset to be committed.
+    pub committed_offset: i64,
+    /// The leader epoch of the last consumed record (v2+, default -1).
+    pub committed_leader_epoch: i32,
+    /// Any associated metadata the client wants to keep (nullable).
+    pub committed_metadata: Option<String>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl Default for TxnOffsetCommitRequestPartition {
+    fn default() -> Self {
+        Self {
+            partition_index: 0,
+            committed_offset: 0,
+            committed_leader_epoch: -1,
+            committed_metadata: Some(String::new()),
+            unknown_tagged_fields: Vec::new(),
+        }
+    }
+}
+
+impl TxnOffsetCommitRequestPartition {
+    fn write<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
+        let d = Self::default();
+        let flex = version >= 3;
+        check_field(
+            version >= 2,
+            &self.committed_leader_epoch,
+            &d.committed_leader_epoch,
+            "topics.partitions.committed_leader_epoch",
+        )?;
+        check_field(
+            flex,
+            &self.unknown_tagged_fields,
+            &d.unknown_tagged_fields,
+            "topics.partitions._tagged_fields",
+        )?;
+        buf.put_i32(self.partition_index);
+        buf.put_i64(self.committed_offset);
+        if version >= 2 {
+            buf.put_i32(self.committed_leader_epoch);
+        }
+        put_nullable_string(
+            buf,
+            "topics.partitions.committed_metadata",
+            self.committed_metadata.as_deref(),
+            flex,
+        )?;
+        if flex {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn read(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
+        let flex = version >= 3;
+        let mut m = Self {
+            partition_index: r.i32("topics.partitions.partition_index")?,
+            committed_offset: r.i64("topics.partitions.committed_offset")?,
+            ..Default::default()
+        };
+        if version >= 2 {
+            m.committed_leader_epoch = r.i32("topics.partitions.committed_leader_epoch")?;
+        }
+        m.committed_metadata = r.nullable_string("topics.partitions.committed_metadata", flex)?;
+        if flex {
+            m.unknown_tagged_fields =
+                r.unknown_tagged_fields("topics.partitions._tagged_fields")?;
+        }
+        Ok(m)
+    }
+}
+
+/// The per-partition outcome of a transactional offset commit.
+///
+/// ```
+/// use kafka_proto::{messages::*, ErrorCode, Message};
+/// let resp = TxnOffsetCommitResponse {
+///     topics: vec![TxnOffsetCommitResponseTopic {
+///         name: "orders".into(),
+///         partitions: vec![TxnOffsetCommitResponsePartition { partition_index: 0, error_code: 0, ..Default::default() }],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let back = TxnOffsetCommitResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
+/// assert_eq!(ErrorCode::from(back.topics[0].partitions[0].error_code), ErrorCode::None);
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TxnOffsetCommitResponse {
+    /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
+    pub throttle_time_ms: i32,
+    /// The responses for each topic.
+    pub topics: Vec<TxnOffsetCommitResponseTopic>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl Message for TxnOffsetCommitResponse {
+    const API_KEY: ApiKey = ApiKey::TxnOffsetCommit;
+    const VERSIONS: VersionRange = VersionRange::new(0, 6);
+    const FLEXIBLE_MIN: i16 = 3;
+
+    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
+        let d = Self::default();
+        let flex = Self::is_flexible(version);
+        check_field(
+            flex,
+            &self.unknown_tagged_fields,
+            &d.unknown_tagged_fields,
+            "_tagged_fields",
+        )?;
+        buf.put_i32(self.throttle_time_ms);
+        put_array(buf, "topics", &self.topics, flex, |b, x| {
+            x.write(b, version)
+        })?;
+        if flex {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
+        let flex = Self::is_flexible(version);
+        let mut m = Self {
+            throttle_time_ms: r.i32("throttle_time_ms")?,
+            topics: r.array("topics", flex, |r| {
+                TxnOffsetCommitResponseTopic::read(r, version)
+            })?,
+            ..Default::default()
+        };
+        if flex {
+            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
+        }
+        Ok(m)
+    }
+}
+
+impl Response for TxnOffsetCommitResponse {}
+
+/// The responses for each topic.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TxnOffsetCommitResponseTopic {
+    /// The topic name (v0–5).
+    pub name: String,
+    /// The topic ID (v6+).
+    pub topic_id: Uuid,
+    /// The responses for each partition in the topic.
+    pub partitions: Vec<TxnOffsetCommitResponsePartition>,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl TxnOffsetCommitResponseTopic {
+    fn write<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
+        let d = Self::default();
+        let flex = version >= 3;
+        check_field(version <= 5, &self.name, &d.name, "topics.name")?;
+        check_field(version >= 6, &self.topic_id, &d.topic_id, "topics.topic_id")?;
+        check_field(
+            flex,
+            &self.unknown_tagged_fields,
+            &d.unknown_tagged_fields,
+            "topics._tagged_fields",
+        )?;
+        if version <= 5 {
+            put_string(buf, "topics.name", &self.name, flex)?;
+        }
+        if version >= 6 {
+            put_uuid(buf, &self.topic_id);
+        }
+        put_array(buf, "topics.partitions", &self.partitions, flex, |b, x| {
+            x.write(b, version)
+        })?;
+        if flex {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn read(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
+        let flex = version >= 3;
+        let mut m = Self::default();
+        if version <= 5 {
+            m.name = r.string("topics.name", flex)?;
+        }
+        if version >= 6 {
+            m.topic_id = r.uuid("topics.topic_id")?;
+        }
+        m.partitions = r.array("topics.partitions", flex, |r| {
+            TxnOffsetCommitResponsePartition::read(r, version)
+        })?;
+        if flex {
+            m.unknown_tagged_fields = r.unknown_tagged_fields("topics._tagged_fields")?;
+        }
+        Ok(m)
+    }
+}
+
+/// The responses for each partition in the topic.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TxnOffsetCommitResponsePartition {
+    /// The partition index.
+    pub partition_index: i32,
+    /// The error code, or 0 if there was no error.
+    pub error_code: i16,
+    /// Unknown tagged fields.
+    pub unknown_tagged_fields: TaggedFields,
+}
+
+impl TxnOffsetCommitResponsePartition {
+    fn write<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
+        let d = Self::default();
+        let flex = version >= 3;
+        check_field(
+            flex,
+            &self.unknown_tagged_fields,
+            &d.unknown_tagged_fields,
+            "topics.partitions._tagged_fields",
+        )?;
+        buf.put_i32(self.partition_index);
+        buf.put_i16(self.error_code);
+        if flex {
+            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
+        }
+        Ok(())
+    }
+
+    fn read(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
+        let flex = version >= 3;
+        let mut m = Self {
+            partition_index: r.i32("topics.partitions.partition_index")?,
+            error_code: r.i16("topics.partitions.error_code")?,
+            ..Default::default()
+        };
+        if flex {
+            m.unknown_tagged_fields =
+                r.unknown_tagged_fields("topics.partitions._tagged_fields")?;
+        }
+        Ok(m)
+    }
+}
+
+#[cfg(any(test, feature = "arbitrary"))]
+mod arbitrary {
+    use super::*;
+    use crate::testing::{
+        arb_string, arb_tagged, arb_uuid, arb_vec, opt_nullable_string, VersionedArbitrary,
+    };
+    use proptest::prelude::*;
+
+    fn arb_txn_offset_commit_request(version: i16) -> BoxedStrategy<TxnOffsetCommitRequest> {
+        let flex = version >= 3;
+        (
+            (
+                arb_string(true),
+                arb_string(true),
+                any::<i64>().boxed(),
+                any::<i16>().boxed(),
+                if version >= 3 {
+                    any::<i32>().boxed()
+                } else {
+                    Just(-1).boxed()
+                },
+            ),
+            (
+                if version >= 3 {
+                    arb_string(true)
+                } else {
+                    Just(String::new()).boxed()
+                },
+                if version >= 3 {
+                    opt_nullable_string(true)
+                } else {
+                    Just(None).boxed()
+                },
+                arb_vec(true, arb_txn_offset_commit_request_topic(version)),
+                arb_tagged(flex),
+            ),
+        )
+            .prop_map(
+                |(
+                    (
+                        transactional_id,
+                        group_id,
+                        producer_id,
+                        producer_epoch,
+                        generation_id_or_member_epoch,
+                    ),
+                    (member_id, group_instance_id, topics, unknown_tagged_fields),
+                )| TxnOffsetCommitRequest {
+                    transactional_id,
+                    group_id,
+                    producer_id,
+                    producer_epoch,
+                    generation_id_or_member_epoch,
+                    member_id,
+                    group_instance_id,
+                    topics,
+                    unknown_tagged_fields,
+                },
+            )
+            .boxed()
+    }
+
+    fn arb_txn_offset_commit_request_topic(
+        version: i16,
+    ) -> BoxedStrategy<TxnOffsetCommitRequestTopic> {
+        let flex = version >= 3;
+        (
+            if version <= 5 {
+                arb_string(true)
+            } else {
+                Just(String::new()).boxed()
+            },
+            if version >= 6 {
+                arb_uuid(true)
+            } else {
+                Just([0u8; 16]).boxed()
+            },
+            arb_vec(true, arb_txn_offset_commit_request_partition(version)),
+            arb_tagged(flex),
+        )
+            .prop_map(|(name, topic_id, partitions, unknown_tagged_fields)| {
+                TxnOffsetCommitRequestTopic {
+                    name,
+                    topic_id,
+                    partitions,
+                    unknown_tagged_fields,
+                }
+            })
+            .boxed()
+    }
+
+    fn arb_txn_offset_commit_request_partition(
+        version: i16,
+    ) -> BoxedStrategy<TxnOffsetCommitRequestPartition> {
+        let flex = version >= 3;
+        (
+            any::<i32>().boxed(),
+            any::<i64>().boxed(),
+            if version >= 2 {
+                any::<i32>().boxed()
+            } else {
+                Just(-1).boxed()
+            },
+            opt_nullable_string(true),
+            arb_tagged(flex),
+        )
+            .prop_map(
+                |(
+                    partition_index,
+                    committed_offset,
+                    committed_leader_epoch,
+                    committed_metadata,
+                    unknown_tagged_fields,
+                )| TxnOffsetCommitRequestPartition {
+                    partition_index,
+                    committed_offset,
+                    committed_leader_epoch,
+                    committed_metadata,
+                    unknown_tagged_fields,
+                },
+            )
+            .boxed()
+    }
+
+    impl VersionedArbitrary for TxnOffsetCommitRequest {
+        fn arbitrary(version: i16) -> BoxedStrategy<Self> {
+            arb_txn_offset_commit_request(version)
+        }
+    }
+
+    fn arb_txn_offset_commit_response(version: i16) -> BoxedStrategy<TxnOffsetCommitResponse> {
+        let flex = version >= 3;
+        (
+            any::<i32>().boxed(),
+            arb_vec(true, arb_txn_offset_commit_response_topic(version)),
+            arb_tagged(flex),
+        )
+            .prop_map(
+                |(throttle_time_ms, topics, unknown_tagged_fields)| TxnOffsetCommitResponse {
+                    throttle_time_ms,
+                    topics,
+                    unknown_tagged_fields,
+                },
+            )
+            .boxed()
+    }
+
+    fn arb_txn_offset_commit_response_topic(
+        version: i16,
+    ) -> BoxedStrategy<TxnOffsetCommitResponseTopic> {
+        let flex = version >= 3;
+        (
+            if version <= 5 {
+                arb_string(true)
+            } else {
+                Just(String::new()).boxed()
+            },
+            if version >= 6 {
+                arb_uuid(true)
+            } else {
+                Just([0u8; 16]).boxed()
+            },
+            arb_vec(true, arb_txn_offset_commit_response_partition(version)),
+            arb_tagged(flex),
+        )
+            .prop_map(|(name, topic_id, partitions, unknown_tagged_fields)| {
+                TxnOffsetCommitResponseTopic {
+                    name,
+                    topic_id,
+                    partitions,
+                    unknown_tagged_fields,
+                }
+            })
+            .boxed()
+    }
+
+    fn arb_txn_offset_commit_response_partition(
+        version: i16,
+    ) -> BoxedStrategy<TxnOffsetCommitResponsePartition> {
+        let flex = version >= 3;
+        (any::<i32>().boxed(), any::<i16>().boxed(), arb_tagged(flex))
+            .prop_map(|(partition_index, error_code, unknown_tagged_fields)| {
+                TxnOffsetCommitResponsePartition {
+                    partition_index,
+                    error_code,
+                    unknown_tagged_fields,
+                }
+            })
+            .boxed()
+    }
+
+    impl VersionedArbitrary for TxnOffsetCommitResponse {
+        fn arbitrary(version: i16) -> BoxedStrategy<Self> {
+            arb_txn_offset_commit_response(version)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::EncodeErrorKind;
+
+    /// A v0 request written by hand from the schema layout.
+    #[test]
+    fn v0_request_fixture() {
+        let bytes: &[u8] = &[
+            0, 1, b't', // transactional_id "t"
+            0, 1, b'g', // group_id "g"
+            0, 0, 0, 0, 0, 0, 0x0f, 0xa0, // producer_id 4000
+            0, 2, // producer_epoch 2
+            0, 0, 0, 1, // topics: 1
+            0, 1, b'a', // name "a"
+            0, 0, 0, 1, // partitions: 1
+            0, 0, 0, 3, // partition_index 3
+            0, 0, 0, 0, 0, 0, 0, 42, // committed_offset 42
+            0xff, 0xff, // committed_metadata null
+        ];
+        let req = TxnOffsetCommitRequest::decode(bytes, 0).unwrap();
+        assert_eq!(req.transactional_id, "t");
+        assert_eq!(req.group_id, "g");
+        assert_eq!((req.producer_id, req.producer_epoch), (4000, 2));
+        assert_eq!(req.generation_id_or_member_epoch, -1);
+        let p = &req.topics[0].partitions[0];
+        assert_eq!((p.partition_index, p.committed_offset), (3, 42));
+        assert_eq!(p.committed_leader_epoch, -1);
+        assert_eq!(p.committed_metadata, None);
+        assert_eq!(req.encode_to_vec(0).unwrap(), bytes);
+    }
+
+    /// A v3 (first flexible) request with the KIP-447 group metadata.
+    #[test]
+    fn v3_request_fixture() {
+        let bytes: &[u8] = &[
+            2, b't', // transactional_id "t"
+            2, b'g', // group_id "g"
+            0, 0, 0, 0, 0, 0, 0, 1, // producer_id 1
+            0, 0, // producer_epoch 0
+            0, 0, 0, 5, // generation_id_or_member_epoch 5
+            3, b'm', b'1', // member_id "m1"
+            0,    // group_instance_id null
+            2,    // topics: 1
+            2, b'a', // name "a"
+            2,    // partitions: 1
+            0, 0, 0, 0, // partition_index 0
+            0, 0, 0, 0, 0, 0, 0, 7, // committed_offset 7
+            0, 0, 0, 4, // committed_leader_epoch 4
+            1, // committed_metadata ""
+            0, // partition tags
+            0, // topic tags
+            0, // request tags
+        ];
+        let req = TxnOffsetCommitRequest::decode(bytes, 3).unwrap();
+        assert_eq!(req.generation_id_or_member_epoch, 5);
+        assert_eq!(req.member_id, "m1");
+        assert_eq!(req.group_instance_id, None);
+        let p = &req.topics[0].partitions[0];
+        assert_eq!(p.committed_leader_epoch, 4);
+        assert_eq!(p.committed_metadata.as_deref(), Some(""));
+        assert_eq!(req.encode_to_vec(3).unwrap(), bytes);
+        let err = req.encode_to_vec(2).unwrap_err();
+        assert_eq!(err.kind, EncodeErrorKind::FieldNotInVersion);
+    }
+
+    /// A v6 response: topic ids instead of names.
+    #[test]
+    fn v6_response_fixture() {
+        let mut bytes: Vec<u8> = vec![
+            0, 0, 0, 0, // throttle_time_ms
+            2, // topics: 1
+        ];
+        bytes.extend([0xab; 16]); // topic_id
+        bytes.extend([
+            2, // partitions: 1
+            0, 0, 0, 1, // partition_index 1
+            0, 47, // error_code INVALID_PRODUCER_EPOCH
+            0,  // partition tags
+            0,  // topic tags
+            0,  // response tags
+        ]);
+        let resp = TxnOffsetCommitResponse::decode(&bytes, 6).unwrap();
+        let t = &resp.topics[0];
+        assert_eq!(t.topic_id, [0xab; 16]);
+        assert!(t.name.is_empty());
+        assert_eq!(
+            crate::ErrorCode::from(t.partitions[0].error_code),
+            crate::ErrorCode::InvalidProducerEpoch
+        );
+        assert_eq!(resp.encode_to_vec(6).unwrap(), bytes);
+        assert_eq!(
+            resp.encode_to_vec(5).unwrap_err().kind,
+            EncodeErrorKind::FieldNotInVersion
+        );
+    }
+}
+
+#[cfg(test)]
+mod round_trip {
+    use super::*;
+    use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
+
+    #[test]
+    fn request_every_version() {
+        round_trip_all_versions::<TxnOffsetCommitRequest>(64);
+        truncations_fail_cleanly::<TxnOffsetCommitRequest>(8);
+    }
+
+    #[test]
+    fn response_every_version() {
+        round_trip_all_versions::<TxnOffsetCommitResponse>(64);
+        truncations_fail_cleanly::<TxnOffsetCommitResponse>(8);
+    }
+}
