@@ -1,1 +1,0 @@
-//! RecordBatch v2 (magic 2): records, headers, control records, CRC-32C and compression.

@@ -1,0 +1,309 @@
+//! Compression of the records section: gzip, snappy (xerial framing), LZ4 Frame
+//! and zstd, each behind its cargo feature.
+//!
+//! Decompression is always bounded: output is read in chunks through
+//! `Read::take(limit + 1)` (or checked block by block for snappy), so a hostile
+//! stream can never make us allocate more than the configured limit, whatever
+//! sizes it announces.
+
+use super::Compression;
+use crate::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
+
+/// The xerial snappy-java stream magic (`SnappyCodec.MAGIC_HEADER`).
+#[cfg_attr(not(feature = "snappy"), allow(dead_code))]
+pub(crate) const XERIAL_MAGIC: [u8; 8] = [0x82, b'S', b'N', b'A', b'P', b'P', b'Y', 0];
+/// Xerial header: magic, version 1, minimum compatible version 1.
+#[cfg_attr(not(feature = "snappy"), allow(dead_code))]
+pub(crate) const XERIAL_HEADER_LEN: usize = 16;
+/// Java's `SnappyOutputStream` default block size.
+#[cfg_attr(not(feature = "snappy"), allow(dead_code))]
+pub(crate) const XERIAL_BLOCK_SIZE: usize = 32 * 1024;
+
+const FIELD: &str = "record_batch.records";
+
+#[allow(dead_code)]
+fn encode_err(msg: impl Into<String>) -> EncodeError {
+    EncodeError::new(FIELD, EncodeErrorKind::InvalidValue(msg.into()))
+}
+
+#[allow(dead_code)]
+fn decomp_err(e: impl std::fmt::Display) -> DecodeError {
+    DecodeError::new(FIELD, DecodeErrorKind::Decompression(e.to_string()))
+}
+
+fn too_large(limit: usize) -> DecodeError {
+    DecodeError::new(FIELD, DecodeErrorKind::DecompressedTooLarge { limit })
+}
+
+/// Compresses `input` with `codec`, appending to `out`.
+pub(crate) fn compress(
+    codec: Compression,
+    input: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), EncodeError> {
+    #[allow(unused_imports)]
+    use std::io::Write;
+    match codec {
+        Compression::None => {
+            out.extend_from_slice(input);
+            Ok(())
+        }
+        #[cfg(feature = "gzip")]
+        Compression::Gzip => {
+            let mut enc = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+            enc.write_all(input)
+                .map_err(|e| encode_err(e.to_string()))?;
+            enc.finish().map_err(|e| encode_err(e.to_string()))?;
+            Ok(())
+        }
+        #[cfg(feature = "snappy")]
+        Compression::Snappy => {
+            out.extend_from_slice(&XERIAL_MAGIC);
+            out.extend_from_slice(&1i32.to_be_bytes());
+            out.extend_from_slice(&1i32.to_be_bytes());
+            let mut enc = snap::raw::Encoder::new();
+            for chunk in input.chunks(XERIAL_BLOCK_SIZE) {
+                let len_at = out.len();
+                out.extend_from_slice(&[0; 4]);
+                let start = out.len();
+                out.resize(start + snap::raw::max_compress_len(chunk.len()), 0);
+                let n = enc
+                    .compress(chunk, &mut out[start..])
+                    .map_err(|e| encode_err(e.to_string()))?;
+                out.truncate(start + n);
+                out[len_at..start].copy_from_slice(&(n as i32).to_be_bytes());
+            }
+            Ok(())
+        }
+        #[cfg(feature = "lz4")]
+        Compression::Lz4 => {
+            use lz4_flex::frame::{BlockMode, BlockSize, FrameEncoder, FrameInfo};
+            // As Kafka's KafkaLZ4BlockOutputStream: 64 KiB independent blocks,
+            // no block or content checksum, no content size.
+            let info = FrameInfo::new()
+                .block_size(BlockSize::Max64KB)
+                .block_mode(BlockMode::Independent);
+            let mut enc = FrameEncoder::with_frame_info(info, out);
+            enc.write_all(input)
+                .map_err(|e| encode_err(e.to_string()))?;
+            enc.finish().map_err(|e| encode_err(e.to_string()))?;
+            Ok(())
+        }
+        #[cfg(feature = "zstd")]
+        Compression::Zstd => {
+            ruzstd::encoding::compress(input, out, ruzstd::encoding::CompressionLevel::Fastest);
+            Ok(())
+        }
+        #[allow(unreachable_patterns)]
+        other => Err(encode_err(format!(
+            "compression codec {other:?} is not compiled in (enable the `{}` feature)",
+            other.name()
+        ))),
+    }
+}
+
+/// Reads all of `r` into a vector of at most `limit` bytes, in chunks.
+#[allow(dead_code)]
+fn read_bounded<R: std::io::Read>(
+    r: R,
+    limit: usize,
+    out: &mut Vec<u8>,
+    size_hint: usize,
+) -> Result<(), DecodeError> {
+    use std::io::Read;
+    let room = limit.saturating_sub(out.len());
+    out.reserve(size_hint.min(room));
+    let mut taken = r.take(room as u64 + 1);
+    taken.read_to_end(out).map_err(decomp_err)?;
+    if out.len() > limit {
+        return Err(too_large(limit));
+    }
+    Ok(())
+}
+
+/// Decompresses `input` (the records section) with `codec`, producing at most
+/// `limit` bytes.
+pub(crate) fn decompress(
+    codec: Compression,
+    input: &[u8],
+    limit: usize,
+) -> Result<Vec<u8>, DecodeError> {
+    #[allow(unused_variables)]
+    let hint = input.len().saturating_mul(4);
+    match codec {
+        Compression::None => {
+            if input.len() > limit {
+                return Err(too_large(limit));
+            }
+            Ok(input.to_vec())
+        }
+        #[cfg(feature = "gzip")]
+        Compression::Gzip => {
+            let mut out = Vec::new();
+            read_bounded(
+                flate2::read::MultiGzDecoder::new(input),
+                limit,
+                &mut out,
+                hint,
+            )?;
+            Ok(out)
+        }
+        #[cfg(feature = "snappy")]
+        Compression::Snappy => snappy_decompress(input, limit),
+        #[cfg(feature = "lz4")]
+        Compression::Lz4 => {
+            let mut out = Vec::new();
+            read_bounded(
+                lz4_flex::frame::FrameDecoder::new(input),
+                limit,
+                &mut out,
+                hint,
+            )?;
+            Ok(out)
+        }
+        #[cfg(feature = "zstd")]
+        Compression::Zstd => zstd_decompress(input, limit),
+        #[allow(unreachable_patterns)]
+        other => Err(DecodeError::new(
+            "record_batch.attributes",
+            DecodeErrorKind::UnsupportedCompression(other.id()),
+        )),
+    }
+}
+
+/// Largest expansion of one raw snappy block: a 3-byte copy emits at most 64
+/// bytes. Announced lengths beyond this are lies and are rejected up front.
+#[cfg(feature = "snappy")]
+const SNAPPY_MAX_RATIO: usize = 32;
+
+#[cfg(feature = "snappy")]
+fn snappy_block(
+    dec: &mut snap::raw::Decoder,
+    block: &[u8],
+    out: &mut Vec<u8>,
+    limit: usize,
+) -> Result<(), DecodeError> {
+    let n = snap::raw::decompress_len(block).map_err(decomp_err)?;
+    if n > limit.saturating_sub(out.len()) {
+        return Err(too_large(limit));
+    }
+    if n > block.len().saturating_mul(SNAPPY_MAX_RATIO) {
+        return Err(decomp_err(format!(
+            "snappy block of {} bytes announces {n} bytes",
+            block.len()
+        )));
+    }
+    let start = out.len();
+    out.resize(start + n, 0);
+    let got = dec
+        .decompress(block, &mut out[start..])
+        .map_err(decomp_err)?;
+    if got != n {
+        return Err(decomp_err("snappy block length mismatch"));
+    }
+    Ok(())
+}
+
+/// Xerial-framed snappy (as Java writes it), or a single raw snappy block (as
+/// some other clients write it): the xerial magic tells them apart, as in
+/// snappy-java's `SnappyInputStream`.
+#[cfg(feature = "snappy")]
+fn snappy_decompress(input: &[u8], limit: usize) -> Result<Vec<u8>, DecodeError> {
+    let mut dec = snap::raw::Decoder::new();
+    let mut out = Vec::new();
+    if !input.starts_with(&XERIAL_MAGIC) {
+        snappy_block(&mut dec, input, &mut out, limit)?;
+        return Ok(out);
+    }
+    let mut rest = input;
+    while !rest.is_empty() {
+        // A (concatenated) stream header.
+        if rest.starts_with(&XERIAL_MAGIC) {
+            if rest.len() < XERIAL_HEADER_LEN {
+                return Err(decomp_err("truncated xerial snappy header"));
+            }
+            rest = &rest[XERIAL_HEADER_LEN..];
+            continue;
+        }
+        if rest.len() < 4 {
+            return Err(decomp_err("truncated xerial snappy block length"));
+        }
+        let len = i32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]);
+        rest = &rest[4..];
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|l| *l <= rest.len())
+            .ok_or_else(|| decomp_err(format!("xerial snappy block length {len} out of range")))?;
+        let (block, tail) = rest.split_at(len);
+        snappy_block(&mut dec, block, &mut out, limit)?;
+        rest = tail;
+    }
+    Ok(out)
+}
+
+/// Window size announced by a zstd frame header, if it is a regular frame.
+#[cfg(feature = "zstd")]
+fn zstd_window_size(src: &[u8]) -> Option<u64> {
+    if src.len() < 6 || src[..4] != [0x28, 0xb5, 0x2f, 0xfd] {
+        return None;
+    }
+    let fhd = src[4];
+    let single_segment = fhd & 0x20 != 0;
+    if !single_segment {
+        let wd = src[5];
+        let exp = u32::from(wd >> 3);
+        let base = 1u64 << (10 + exp);
+        return Some(base + (base / 8) * u64::from(wd & 7));
+    }
+    // Single segment: the window is the frame content size.
+    let dict_len = [0usize, 1, 2, 4][usize::from(fhd & 3)];
+    let fcs_len = [1usize, 2, 4, 8][usize::from(fhd >> 6)];
+    let at = 5 + dict_len;
+    let fcs = src.get(at..at + fcs_len)?;
+    let mut v = [0u8; 8];
+    v[..fcs_len].copy_from_slice(fcs);
+    let mut size = u64::from_le_bytes(v);
+    if fcs_len == 2 {
+        size += 256;
+    }
+    Some(size)
+}
+
+/// zstd: one or more frames (skippable frames are skipped), bounded output.
+#[cfg(feature = "zstd")]
+fn zstd_decompress(input: &[u8], limit: usize) -> Result<Vec<u8>, DecodeError> {
+    use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
+    use ruzstd::decoding::StreamingDecoder;
+    // A frame may announce a window the decoder reserves up front: refuse
+    // windows beyond the limit (but never below 8 MiB, what zstd levels up to
+    // 19 use), so the reservation stays within the configured bound.
+    let max_window = (limit as u64).max(8 << 20);
+    let mut out = Vec::new();
+    let mut src = input;
+    while !src.is_empty() {
+        if let Some(w) = zstd_window_size(src) {
+            if w > max_window {
+                return Err(too_large(limit));
+            }
+        }
+        let before = src.len();
+        match StreamingDecoder::new(&mut src) {
+            Ok(dec) => read_bounded(dec, limit, &mut out, before.saturating_mul(4))?,
+            Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame {
+                length,
+                ..
+            })) => {
+                let length = length as usize;
+                if length > src.len() {
+                    return Err(decomp_err("truncated zstd skippable frame"));
+                }
+                src = &src[length..];
+            }
+            Err(e) => return Err(decomp_err(e)),
+        }
+        if src.len() == before {
+            return Err(decomp_err("zstd decoder made no progress"));
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,119 @@
+//! Decoding hostile batches stays within the configured memory bound: a
+//! counting global allocator records the peak of live heap bytes while each
+//! bomb is decoded. One test function, so nothing else allocates meanwhile.
+//!
+//! Run with `--features all-compression` to cover every codec.
+#![allow(unsafe_code)] // the counting allocator only
+
+use bytes::Bytes;
+use kafka_proto::record::{Compression, DecodeOptions, Record, RecordBatch, RecordBatchBuilder};
+use kafka_proto::DecodeErrorKind;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator; only counts sizes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
+        PEAK.fetch_max(live, Relaxed);
+        // SAFETY: same layout contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Relaxed);
+        // SAFETY: `ptr` came from `alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if new_size > layout.size() {
+            let live = LIVE.fetch_add(new_size - layout.size(), Relaxed) + new_size - layout.size();
+            PEAK.fetch_max(live, Relaxed);
+        } else {
+            LIVE.fetch_sub(layout.size() - new_size, Relaxed);
+        }
+        // SAFETY: same contract as `GlobalAlloc::realloc`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const LIMIT: usize = 1 << 20;
+
+/// Peak heap growth (bytes) while decoding `bytes`, and the error kind.
+fn peak_while_decoding(bytes: &[u8]) -> (usize, DecodeErrorKind) {
+    let opts = DecodeOptions {
+        max_decompressed_size: LIMIT,
+    };
+    let base = LIVE.load(Relaxed);
+    PEAK.store(base, Relaxed);
+    let kind = RecordBatch::decode_with(bytes, &opts).unwrap_err().kind;
+    (PEAK.load(Relaxed) - base, kind)
+}
+
+fn with_body(codec: u8, count: i32, body: &[u8]) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend_from_slice(&0i64.to_be_bytes());
+    b.extend_from_slice(&((49 + body.len()) as i32).to_be_bytes());
+    b.extend_from_slice(&(-1i32).to_be_bytes());
+    b.push(2);
+    b.extend_from_slice(&[0; 4]);
+    b.extend_from_slice(&i16::from(codec).to_be_bytes());
+    b.extend_from_slice(&[0; 34]);
+    b.extend_from_slice(&count.to_be_bytes());
+    b.extend_from_slice(body);
+    let crc = crc32c::crc32c(&b[21..]);
+    b[17..21].copy_from_slice(&crc.to_be_bytes());
+    b
+}
+
+#[test]
+fn record_hostile_inputs_stay_within_memory_bound() {
+    // Uncompressed: a count of i32::MAX records over 16 bytes.
+    let (peak, kind) = peak_while_decoding(&with_body(0, i32::MAX, &[0; 16]));
+    assert!(matches!(kind, DecodeErrorKind::InvalidLength(_)));
+    assert!(peak < 64 * 1024, "count bomb peak {peak}");
+
+    // Bombs: 32 MiB of zeros per codec against a 1 MiB limit. Allowed: the
+    // limit, the Vec's doubling slack, the codec's own window/block buffers.
+    let bound = 4 * LIMIT + (8 << 20);
+    for codec in [
+        Compression::Gzip,
+        Compression::Snappy,
+        Compression::Lz4,
+        Compression::Zstd,
+    ] {
+        if !codec.is_supported() {
+            continue;
+        }
+        let mut b = RecordBatchBuilder::new(codec);
+        b.push(Record::new(0, None, Some(Bytes::from(vec![0u8; 32 << 20]))));
+        let bomb = b.build().encode_to_vec().unwrap();
+        let (peak, kind) = peak_while_decoding(&bomb);
+        assert_eq!(kind, DecodeErrorKind::DecompressedTooLarge { limit: LIMIT });
+        assert!(peak < bound, "{codec:?} bomb peak {peak} bytes");
+        println!("{codec:?}: bomb {} bytes, peak {peak} bytes", bomb.len());
+    }
+
+    // Lying headers: raw snappy announcing 1 GiB, zstd announcing a 128 MiB window.
+    if Compression::Snappy.is_supported() {
+        let (peak, _) =
+            peak_while_decoding(&with_body(2, 1, &[0x80, 0x80, 0x80, 0x80, 0x04, 0, 0, 0]));
+        assert!(peak < 64 * 1024, "snappy header peak {peak}");
+    }
+    if Compression::Zstd.is_supported() {
+        let (peak, kind) = peak_while_decoding(&with_body(
+            4,
+            1,
+            &[0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x88, 0, 0],
+        ));
+        assert_eq!(kind, DecodeErrorKind::DecompressedTooLarge { limit: LIMIT });
+        assert!(peak < 64 * 1024, "zstd window peak {peak}");
+    }
+}
