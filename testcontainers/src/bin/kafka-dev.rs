@@ -1,0 +1,72 @@
+//! Starts a Kafka cluster for development and waits for Ctrl-C.
+//!
+//! ```text
+//! cargo run -p kafka-testcontainers --bin kafka-dev -- --version 4.4.0 --nodes 1
+//! ```
+//!
+//! Options: `--version V` (4.4.0, 3.9.2, ...), `--nodes N` (1 or 3),
+//! `--transaction-version N`, `--sasl` (user alice / alice-secret),
+//! `--proxies`, `--config key=value` (repeatable).
+//!
+//! Prints `BOOTSTRAP=...`, `INTERNAL_BOOTSTRAP=...` and `DATA_DIR=...` lines
+//! on stdout once the cluster is ready.
+
+use kafka_testcontainers::{KafkaCluster, KafkaVersion, SaslConfig};
+use std::io::Write;
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: kafka-dev [--version 4.4.0|3.9.2] [--nodes 1|3] [--transaction-version N] \
+         [--sasl] [--proxies] [--config key=value]..."
+    );
+    std::process::exit(2)
+}
+
+#[tokio::main]
+async fn main() {
+    let mut builder = KafkaCluster::builder();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = || args.next().unwrap_or_else(|| usage());
+        match a.as_str() {
+            "--version" => builder = builder.version(KafkaVersion::parse(&value())),
+            "--nodes" => builder = builder.nodes(value().parse().unwrap_or_else(|_| usage())),
+            "--transaction-version" => {
+                builder = builder.transaction_version(value().parse().unwrap_or_else(|_| usage()))
+            }
+            "--sasl" => builder = builder.sasl(SaslConfig::default()),
+            "--proxies" => builder = builder.with_proxies(true),
+            "--config" => {
+                let kv = value();
+                let (k, v) = kv.split_once('=').unwrap_or_else(|| usage());
+                builder = builder.broker_config(k, v);
+            }
+            "-h" | "--help" => usage(),
+            _ => usage(),
+        }
+    }
+    let started = std::time::Instant::now();
+    let cluster = match builder.start().await {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("kafka-dev: cannot start the cluster: {e}");
+            std::process::exit(1);
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "BOOTSTRAP={}", cluster.bootstrap());
+    let _ = writeln!(out, "INTERNAL_BOOTSTRAP={}", cluster.internal_bootstrap());
+    let _ = writeln!(out, "DATA_DIR={}", cluster.data_dir().display());
+    let _ = writeln!(out, "STARTED_IN_MS={}", started.elapsed().as_millis());
+    let _ = out.flush();
+    drop(out);
+    eprintln!(
+        "kafka-dev: Kafka {} with {} node(s) ready at {} (Ctrl-C to stop)",
+        cluster.version(),
+        cluster.node_count(),
+        cluster.bootstrap()
+    );
+    let _ = tokio::signal::ctrl_c().await;
+    eprintln!("kafka-dev: stopping");
+    drop(cluster);
+}

@@ -1,0 +1,1019 @@
+//! [`KafkaCluster`]: KRaft clusters of combined broker + controller nodes.
+//!
+//! Each node listens on three loopback ports:
+//!
+//! - `CLIENT`: what [`KafkaCluster::bootstrap`] returns; `PLAINTEXT`, or
+//!   `SASL_PLAINTEXT` with [`KafkaClusterBuilder::sasl`]. With
+//!   [`KafkaClusterBuilder::with_proxies`] the node advertises its proxy's
+//!   address on this listener, so every client connection crosses the proxy.
+//! - `INTERNAL`: `PLAINTEXT`, used between brokers and by the Java tools
+//!   ([`KafkaCluster::internal_bootstrap`]); never proxied.
+//! - `CONTROLLER`: `PLAINTEXT`, the KRaft quorum (static voters).
+//!
+//! Readiness is a protocol round trip, never a log grep: ApiVersions (and the
+//! requested `transaction.version` feature level on 4.x), Metadata listing
+//! every running node as a broker, and FindCoordinator for a transactional id
+//! answering without error. On a SASL cluster the CLIENT listener is also
+//! checked with a SaslHandshake + SaslAuthenticate (PLAIN) exchange.
+
+use crate::dist::{ensure_distribution, Distribution, KafkaVersion};
+use crate::error::{HarnessError, IoContext};
+use crate::process::{spawn_tied, ManagedChild};
+use crate::proxy::{Proxy, ProxyHandle};
+use crate::wire::{finalized_feature, KafkaConnection};
+use crate::Result;
+use std::fmt::Write as _;
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Default bound on cluster start and node restart.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A SASL mechanism enabled on the CLIENT listener.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SaslMechanism {
+    /// `PLAIN` (users from the listener's JAAS config).
+    Plain,
+    /// `SCRAM-SHA-256` (credentials stored at format time).
+    ScramSha256,
+    /// `SCRAM-SHA-512` (credentials stored at format time).
+    ScramSha512,
+}
+
+impl SaslMechanism {
+    /// The Kafka mechanism name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SaslMechanism::Plain => "PLAIN",
+            SaslMechanism::ScramSha256 => "SCRAM-SHA-256",
+            SaslMechanism::ScramSha512 => "SCRAM-SHA-512",
+        }
+    }
+}
+
+/// A SASL user (name and password must not contain `"`, `,`, `=`, `[` or `]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SaslUser {
+    /// User name.
+    pub name: String,
+    /// Password.
+    pub password: String,
+}
+
+/// SASL settings for the CLIENT listener (`SASL_PLAINTEXT`). Every user can
+/// authenticate with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SaslConfig {
+    /// The users; the first one is used for the readiness check.
+    pub users: Vec<SaslUser>,
+}
+
+impl Default for SaslConfig {
+    /// One user, `alice` / `alice-secret`.
+    fn default() -> Self {
+        SaslConfig::new().user("alice", "alice-secret")
+    }
+}
+
+impl SaslConfig {
+    /// No users yet.
+    pub fn new() -> Self {
+        SaslConfig { users: Vec::new() }
+    }
+
+    /// Adds a user.
+    pub fn user(mut self, name: impl Into<String>, password: impl Into<String>) -> Self {
+        self.users.push(SaslUser {
+            name: name.into(),
+            password: password.into(),
+        });
+        self
+    }
+
+    /// The mechanisms enabled on the broker.
+    pub fn mechanisms(&self) -> [SaslMechanism; 3] {
+        [
+            SaslMechanism::Plain,
+            SaslMechanism::ScramSha256,
+            SaslMechanism::ScramSha512,
+        ]
+    }
+}
+
+/// Configures and starts a [`KafkaCluster`].
+#[derive(Debug, Clone)]
+pub struct KafkaClusterBuilder {
+    version: KafkaVersion,
+    nodes: usize,
+    transaction_version: Option<i16>,
+    broker_config: Vec<(String, String)>,
+    sasl: Option<SaslConfig>,
+    proxies: bool,
+    heap: String,
+    fast_jvm: bool,
+    jvm_args: Vec<String>,
+    startup_timeout: Duration,
+}
+
+impl Default for KafkaClusterBuilder {
+    fn default() -> Self {
+        KafkaClusterBuilder {
+            version: KafkaVersion::V4_4,
+            nodes: 1,
+            transaction_version: None,
+            broker_config: Vec::new(),
+            sasl: None,
+            proxies: false,
+            heap: "512m".into(),
+            fast_jvm: true,
+            jvm_args: Vec::new(),
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+        }
+    }
+}
+
+impl KafkaClusterBuilder {
+    /// Kafka release (default [`KafkaVersion::V4_4`]).
+    pub fn version(mut self, version: KafkaVersion) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// Number of combined broker + controller nodes: 1 (replication factors 1)
+    /// or 3 (replication factor 3, min ISR 2). Default 1.
+    pub fn nodes(mut self, nodes: usize) -> Self {
+        self.nodes = nodes;
+        self
+    }
+
+    /// `transaction.version` feature level set at format time (Kafka 4.x:
+    /// 1 or 2; 4.4 defaults to 2). Kafka 3.9 only supports 1.
+    pub fn transaction_version(mut self, level: i16) -> Self {
+        self.transaction_version = Some(level);
+        self
+    }
+
+    /// Adds (or overrides) a broker property on every node.
+    pub fn broker_config(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.broker_config.push((key.into(), value.into()));
+        self
+    }
+
+    /// Makes the CLIENT listener `SASL_PLAINTEXT` with these users.
+    pub fn sasl(mut self, sasl: SaslConfig) -> Self {
+        self.sasl = Some(sasl);
+        self
+    }
+
+    /// Puts a fault [`Proxy`] in front of every node's CLIENT listener and
+    /// makes the node advertise the proxy's address.
+    pub fn with_proxies(mut self, on: bool) -> Self {
+        self.proxies = on;
+        self
+    }
+
+    /// Maximum JVM heap per node, e.g. "512m" (default).
+    pub fn heap(mut self, heap: impl Into<String>) -> Self {
+        self.heap = heap.into();
+        self
+    }
+
+    /// Faster JVM start (`-XX:TieredStopAtLevel=1`, C1 only) at the cost of
+    /// slower steady-state brokers. Default true; turn off for benchmarks.
+    pub fn fast_jvm(mut self, on: bool) -> Self {
+        self.fast_jvm = on;
+        self
+    }
+
+    /// Adds a raw JVM argument for the broker processes.
+    pub fn jvm_arg(mut self, arg: impl Into<String>) -> Self {
+        self.jvm_args.push(arg.into());
+        self
+    }
+
+    /// Bound on start and restart readiness (default 120 s).
+    pub fn startup_timeout(mut self, timeout: Duration) -> Self {
+        self.startup_timeout = timeout;
+        self
+    }
+
+    /// Fetches the jars if needed, formats and starts every node, and waits
+    /// until the cluster is ready.
+    pub async fn start(self) -> Result<KafkaCluster> {
+        KafkaCluster::start(self).await
+    }
+}
+
+#[derive(Debug)]
+struct Node {
+    id: i32,
+    client_port: u16,
+    internal_port: u16,
+    controller_port: u16,
+    dir: PathBuf,
+    config: PathBuf,
+    log: PathBuf,
+    process: Mutex<Option<ManagedChild>>,
+}
+
+/// A running Kafka cluster; every node is killed and its files removed on
+/// drop. Nodes are addressed by index `0..nodes()` (node id = index + 1).
+#[derive(Debug)]
+pub struct KafkaCluster {
+    builder: KafkaClusterBuilder,
+    dist: Distribution,
+    cluster_id: String,
+    nodes: Vec<Node>,
+    proxies: Vec<Proxy>,
+    // Declared last: removed after the processes are gone.
+    dir: tempfile::TempDir,
+}
+
+impl KafkaCluster {
+    /// A builder with the defaults (Kafka 4.4, one node, no SASL, no proxies).
+    pub fn builder() -> KafkaClusterBuilder {
+        KafkaClusterBuilder::default()
+    }
+
+    async fn start(b: KafkaClusterBuilder) -> Result<KafkaCluster> {
+        if b.nodes == 0 {
+            return Err(HarnessError::Config(
+                "a cluster needs at least one node".into(),
+            ));
+        }
+        if let Some(tv) = b.transaction_version {
+            if !b.version.is_kafka4() && tv != 1 {
+                return Err(HarnessError::Config(format!(
+                    "Kafka {} supports transaction.version 1 only",
+                    b.version
+                )));
+            }
+            if !(0..=2).contains(&tv) {
+                return Err(HarnessError::Config(format!(
+                    "transaction.version {tv} is not 0, 1 or 2"
+                )));
+            }
+        }
+        if let Some(s) = &b.sasl {
+            if s.users.is_empty() {
+                return Err(HarnessError::Config("SASL needs at least one user".into()));
+            }
+        }
+        let started = Instant::now();
+        let dist = ensure_distribution(&b.version).await?;
+        let dir = tempfile::Builder::new()
+            .prefix("kafka-eos-cluster-")
+            .tempdir()
+            .ctx(|| "creating the cluster directory".into())?;
+
+        // Reserve every port by holding a listener until the JVMs start.
+        let mut reservations = Vec::new();
+        let mut reserve = || -> Result<u16> {
+            let l = TcpListener::bind("127.0.0.1:0").ctx(|| "reserving a port".into())?;
+            let port = l.local_addr().ctx(|| "reading a port".into())?.port();
+            reservations.push(l);
+            Ok(port)
+        };
+        let mut nodes = Vec::new();
+        for i in 0..b.nodes {
+            let node_dir = dir.path().join(format!("node-{}", i + 1));
+            std::fs::create_dir_all(node_dir.join("data"))
+                .ctx(|| format!("creating {}", node_dir.display()))?;
+            nodes.push(Node {
+                id: i as i32 + 1,
+                client_port: reserve()?,
+                internal_port: reserve()?,
+                controller_port: reserve()?,
+                config: node_dir.join("server.properties"),
+                log: node_dir.join("kafka.log"),
+                dir: node_dir,
+                process: Mutex::new(None),
+            });
+        }
+        let mut proxies = Vec::new();
+        if b.proxies {
+            for n in &nodes {
+                let l = TcpListener::bind("127.0.0.1:0").ctx(|| "binding a proxy port".into())?;
+                let upstream = SocketAddr::from(([127, 0, 0, 1], n.client_port));
+                proxies.push(Proxy::from_listener(l, upstream)?);
+            }
+        }
+
+        let cluster_id = random_cluster_id()?;
+        let cluster = KafkaCluster {
+            builder: b,
+            dist,
+            cluster_id,
+            nodes,
+            proxies,
+            dir,
+        };
+        cluster.write_files()?;
+        cluster.format_all().await?;
+        drop(reservations);
+        for i in 0..cluster.nodes.len() {
+            cluster.spawn_node(i)?;
+        }
+        let deadline = Instant::now() + cluster.builder.startup_timeout;
+        if let Err(e) = cluster.wait_ready(deadline).await {
+            cluster.print_log_tails("cluster start failed", 60);
+            return Err(e);
+        }
+        tracing::info!(
+            nodes = cluster.nodes.len(),
+            version = %cluster.builder.version,
+            elapsed = ?started.elapsed(),
+            bootstrap = %cluster.bootstrap(),
+            "Kafka cluster ready"
+        );
+        Ok(cluster)
+    }
+
+    fn log_config_path(&self) -> PathBuf {
+        self.dir.path().join(if self.builder.version.is_kafka4() {
+            "log4j2.properties"
+        } else {
+            "log4j.properties"
+        })
+    }
+
+    fn tools_log_config_path(&self) -> PathBuf {
+        self.dir.path().join(if self.builder.version.is_kafka4() {
+            "tools-log4j2.properties"
+        } else {
+            "tools-log4j.properties"
+        })
+    }
+
+    fn write_files(&self) -> Result<()> {
+        let write = |path: PathBuf, text: String| {
+            std::fs::write(&path, text).ctx(|| format!("writing {}", path.display()))
+        };
+        if self.builder.version.is_kafka4() {
+            write(self.log_config_path(), log4j2_config("INFO", false))?;
+            write(self.tools_log_config_path(), log4j2_config("WARN", true))?;
+        } else {
+            write(self.log_config_path(), log4j1_config("INFO", false))?;
+            write(self.tools_log_config_path(), log4j1_config("WARN", true))?;
+        }
+        for i in 0..self.nodes.len() {
+            write(self.nodes[i].config.clone(), self.server_properties(i))?;
+        }
+        Ok(())
+    }
+
+    fn server_properties(&self, i: usize) -> String {
+        let n = &self.nodes[i];
+        let b = &self.builder;
+        let rf = if self.nodes.len() >= 3 { 3 } else { 1 };
+        let min_isr = if rf >= 3 { 2 } else { 1 };
+        let voters = self
+            .nodes
+            .iter()
+            .map(|n| format!("{}@127.0.0.1:{}", n.id, n.controller_port))
+            .collect::<Vec<_>>()
+            .join(",");
+        let advertised_client = match self.proxies.get(i) {
+            Some(p) => p.listen_addr().port(),
+            None => n.client_port,
+        };
+        let client_protocol = if b.sasl.is_some() {
+            "SASL_PLAINTEXT"
+        } else {
+            "PLAINTEXT"
+        };
+        let mut p = String::new();
+        let mut kv = |k: &str, v: &str| {
+            let _ = writeln!(p, "{k}={v}");
+        };
+        kv("process.roles", "broker,controller");
+        kv("node.id", &n.id.to_string());
+        kv("controller.quorum.voters", &voters);
+        kv(
+            "listeners",
+            &format!(
+                "CLIENT://127.0.0.1:{},INTERNAL://127.0.0.1:{},CONTROLLER://127.0.0.1:{}",
+                n.client_port, n.internal_port, n.controller_port
+            ),
+        );
+        kv(
+            "advertised.listeners",
+            &format!(
+                "CLIENT://127.0.0.1:{advertised_client},INTERNAL://127.0.0.1:{}",
+                n.internal_port
+            ),
+        );
+        kv("controller.listener.names", "CONTROLLER");
+        kv("inter.broker.listener.name", "INTERNAL");
+        kv(
+            "listener.security.protocol.map",
+            &format!("CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,CLIENT:{client_protocol}"),
+        );
+        kv("log.dirs", &n.dir.join("data").display().to_string());
+        kv("num.partitions", "1");
+        kv("default.replication.factor", &rf.to_string());
+        kv("min.insync.replicas", &min_isr.to_string());
+        kv("offsets.topic.replication.factor", &rf.to_string());
+        kv("offsets.topic.num.partitions", "4");
+        kv("transaction.state.log.replication.factor", &rf.to_string());
+        kv("transaction.state.log.min.isr", &min_isr.to_string());
+        kv("transaction.state.log.num.partitions", "4");
+        kv("group.initial.rebalance.delay.ms", "0");
+        kv("num.network.threads", "2");
+        kv("num.io.threads", "4");
+        kv("num.recovery.threads.per.data.dir", "1");
+        if let Some(sasl) = &b.sasl {
+            let mechs = sasl
+                .mechanisms()
+                .iter()
+                .map(|m| m.name())
+                .collect::<Vec<_>>()
+                .join(",");
+            kv("sasl.enabled.mechanisms", &mechs);
+            let mut plain =
+                String::from("org.apache.kafka.common.security.plain.PlainLoginModule required");
+            for u in &sasl.users {
+                let _ = write!(plain, " user_{}=\"{}\"", u.name, u.password);
+            }
+            plain.push(';');
+            kv("listener.name.client.plain.sasl.jaas.config", &plain);
+            let scram = "org.apache.kafka.common.security.scram.ScramLoginModule required;";
+            kv("listener.name.client.scram-sha-256.sasl.jaas.config", scram);
+            kv("listener.name.client.scram-sha-512.sasl.jaas.config", scram);
+        }
+        for (k, v) in &b.broker_config {
+            kv(k, v);
+        }
+        p
+    }
+
+    fn java_command(
+        &self,
+        main_class: &str,
+        heap: &str,
+        fast: bool,
+        log_config: &Path,
+        extra_jvm_args: &[String],
+    ) -> Command {
+        let mut cmd = Command::new(java_binary());
+        cmd.arg(format!("-Xmx{heap}"))
+            .arg("-XX:+UseSerialGC")
+            .arg("-XX:-UsePerfData")
+            .arg("-Djava.awt.headless=true")
+            .arg("-Djava.net.preferIPv4Stack=true");
+        if fast {
+            cmd.arg("-XX:TieredStopAtLevel=1");
+        }
+        if self.builder.version.is_kafka4() {
+            cmd.arg(format!(
+                "-Dlog4j2.configurationFile={}",
+                log_config.display()
+            ));
+        } else {
+            cmd.arg(format!(
+                "-Dlog4j.configuration=file:{}",
+                log_config.display()
+            ));
+        }
+        cmd.args(extra_jvm_args);
+        cmd.arg("-cp").arg(self.dist.classpath()).arg(main_class);
+        cmd.env_remove("KAFKA_OPTS")
+            .env_remove("JAVA_TOOL_OPTIONS")
+            .env_remove("CLASSPATH")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    async fn format_all(&self) -> Result<()> {
+        let mut children = Vec::new();
+        for n in &self.nodes {
+            let mut cmd = self.java_command(
+                "kafka.tools.StorageTool",
+                "256m",
+                true,
+                &self.tools_log_config_path(),
+                &[],
+            );
+            cmd.arg("format")
+                .arg("-t")
+                .arg(&self.cluster_id)
+                .arg("-c")
+                .arg(&n.config);
+            if let (true, Some(tv)) = (
+                self.builder.version.is_kafka4(),
+                self.builder.transaction_version,
+            ) {
+                cmd.arg("--feature")
+                    .arg(format!("transaction.version={tv}"));
+            }
+            if let Some(sasl) = &self.builder.sasl {
+                for u in &sasl.users {
+                    for m in ["SCRAM-SHA-256", "SCRAM-SHA-512"] {
+                        cmd.arg("--add-scram")
+                            .arg(format!("{m}=[name={},password={}]", u.name, u.password));
+                    }
+                }
+            }
+            let out_path = n.dir.join("format.log");
+            children.push((
+                n.id,
+                out_path.clone(),
+                spawn_with_output(&format!("StorageTool format node {}", n.id), cmd, &out_path)?,
+            ));
+        }
+        for (id, out_path, mut child) in children {
+            let status = child.wait_timeout(Duration::from_secs(120)).await;
+            let ok = status.map(|s| s.success()).unwrap_or(false);
+            if !ok {
+                let out = std::fs::read_to_string(&out_path).unwrap_or_default();
+                return Err(HarnessError::Process {
+                    what: format!("StorageTool format (node {id})"),
+                    message: format!("{status:?}: {out}"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn spawn_node(&self, i: usize) -> Result<()> {
+        let n = &self.nodes[i];
+        let mut cmd = self.java_command(
+            "kafka.Kafka",
+            &self.builder.heap,
+            self.builder.fast_jvm,
+            &self.log_config_path(),
+            &self.builder.jvm_args,
+        );
+        cmd.arg(&n.config);
+        cmd.env("LOG_DIR", &n.dir);
+        cmd.current_dir(&n.dir);
+        let child = spawn_with_output(&format!("Kafka node {}", n.id), cmd, &n.log)?;
+        *n.process.lock().unwrap_or_else(|e| e.into_inner()) = Some(child);
+        Ok(())
+    }
+
+    fn check_index(&self, node: usize) -> Result<&Node> {
+        self.nodes.get(node).ok_or_else(|| {
+            HarnessError::Config(format!(
+                "node index {node} out of range (cluster has {} nodes)",
+                self.nodes.len()
+            ))
+        })
+    }
+
+    /// Whether node `node`'s process is alive.
+    pub fn is_running(&self, node: usize) -> bool {
+        let Some(n) = self.nodes.get(node) else {
+            return false;
+        };
+        let mut guard = n.process.lock().unwrap_or_else(|e| e.into_inner());
+        match guard.as_mut() {
+            Some(child) => child.try_wait().is_none(),
+            None => false,
+        }
+    }
+
+    /// The JVM pid of node `node`, if running.
+    pub fn pid(&self, node: usize) -> Option<u32> {
+        let n = self.nodes.get(node)?;
+        let guard = n.process.lock().unwrap_or_else(|e| e.into_inner());
+        guard.as_ref().and_then(|c| c.pid())
+    }
+
+    async fn wait_ready(&self, deadline: Instant) -> Result<()> {
+        let started = Instant::now();
+        let running: Vec<usize> = (0..self.nodes.len())
+            .filter(|&i| self.is_running(i))
+            .collect();
+        let mut backoff = Duration::from_millis(50);
+        loop {
+            // Fail fast if a JVM died (bad config, port clash...).
+            for &i in &running {
+                if !self.is_running(i) {
+                    return Err(HarnessError::Process {
+                        what: format!("Kafka node {}", self.nodes[i].id),
+                        message: format!(
+                            "exited during startup; log tail:\n{}",
+                            tail(&self.logs(i), 40)
+                        ),
+                    });
+                }
+            }
+            let last = match self.check_ready(&running).await {
+                Ok(()) => return Ok(()),
+                Err(e) => e.to_string(),
+            };
+            if Instant::now() >= deadline {
+                return Err(HarnessError::Timeout {
+                    what: "Kafka cluster readiness".into(),
+                    elapsed: started.elapsed(),
+                    last,
+                });
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_millis(500));
+        }
+    }
+
+    async fn check_ready(&self, running: &[usize]) -> Result<()> {
+        let expected: Vec<i32> = running.iter().map(|&i| self.nodes[i].id).collect();
+        for &i in running {
+            let n = &self.nodes[i];
+            // Non-SASL: the CLIENT listener directly (not through the proxy,
+            // which may hold an injected fault). SASL: the INTERNAL listener
+            // for the metadata checks, plus a PLAIN exchange on CLIENT below.
+            let port = if self.builder.sasl.is_some() {
+                n.internal_port
+            } else {
+                n.client_port
+            };
+            let mut conn = KafkaConnection::connect(("127.0.0.1", port)).await?;
+            conn.set_io_timeout(Duration::from_secs(5));
+            let versions = conn.api_versions().await?;
+            if let (true, Some(tv)) = (
+                self.builder.version.is_kafka4(),
+                self.builder.transaction_version,
+            ) {
+                let level = finalized_feature(&versions, "transaction.version").unwrap_or(0);
+                if level != tv {
+                    return Err(HarnessError::Protocol(format!(
+                        "node {}: finalized transaction.version is {level}, expected {tv}",
+                        n.id
+                    )));
+                }
+            }
+            let md = conn.metadata_brokers(&versions).await?;
+            let mut seen: Vec<i32> = md.brokers.iter().map(|b| b.node_id).collect();
+            seen.sort_unstable();
+            if !expected.iter().all(|id| seen.contains(id)) {
+                return Err(HarnessError::Protocol(format!(
+                    "node {}: metadata lists brokers {seen:?}, expected {expected:?}",
+                    n.id
+                )));
+            }
+            conn.find_coordinator(&versions, 1, "kafka-eos-harness-readiness")
+                .await?;
+            if let Some(sasl) = &self.builder.sasl {
+                let u = &sasl.users[0];
+                let mut c = KafkaConnection::connect(("127.0.0.1", n.client_port)).await?;
+                c.set_io_timeout(Duration::from_secs(5));
+                c.api_versions().await?;
+                c.sasl_plain(&u.name, &u.password).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits (up to the startup timeout) until every running node passes the
+    /// readiness round trip.
+    pub async fn wait_until_ready(&self) -> Result<()> {
+        self.wait_ready(Instant::now() + self.builder.startup_timeout)
+            .await
+    }
+
+    /// Client bootstrap list, `127.0.0.1:p1,127.0.0.1:p2,...` (the proxies'
+    /// addresses when proxies are enabled).
+    pub fn bootstrap(&self) -> String {
+        self.broker_addrs()
+            .iter()
+            .map(|a| a.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Client addresses, one per node (proxies' when enabled).
+    pub fn broker_addrs(&self) -> Vec<SocketAddr> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| match self.proxies.get(i) {
+                Some(p) => p.listen_addr(),
+                None => SocketAddr::from(([127, 0, 0, 1], n.client_port)),
+            })
+            .collect()
+    }
+
+    /// Direct CLIENT listener addresses, bypassing any proxy.
+    pub fn direct_broker_addrs(&self) -> Vec<SocketAddr> {
+        self.nodes
+            .iter()
+            .map(|n| SocketAddr::from(([127, 0, 0, 1], n.client_port)))
+            .collect()
+    }
+
+    /// Bootstrap list of the INTERNAL `PLAINTEXT` listeners (no SASL, no
+    /// proxy); what the Java tools use.
+    pub fn internal_bootstrap(&self) -> String {
+        self.nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.internal_port))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The fault proxy in front of node `node`. Panics if the cluster was
+    /// built without [`KafkaClusterBuilder::with_proxies`].
+    pub fn proxy(&self, node: usize) -> &ProxyHandle {
+        self.proxies
+            .get(node)
+            .map(|p| p.handle())
+            .expect("cluster started without with_proxies(true), or node index out of range")
+    }
+
+    /// Number of nodes.
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Kafka node id of node index `node` (index + 1).
+    pub fn node_id(&self, node: usize) -> i32 {
+        node as i32 + 1
+    }
+
+    /// The Kafka version running.
+    pub fn version(&self) -> &KafkaVersion {
+        &self.builder.version
+    }
+
+    /// The distribution (jars) in use.
+    pub fn distribution(&self) -> &Distribution {
+        &self.dist
+    }
+
+    /// The KRaft cluster id.
+    pub fn cluster_id(&self) -> &str {
+        &self.cluster_id
+    }
+
+    /// The SASL settings, if SASL is on.
+    pub fn sasl(&self) -> Option<&SaslConfig> {
+        self.builder.sasl.as_ref()
+    }
+
+    /// The `transaction.version` requested at format time, if any.
+    pub fn requested_transaction_version(&self) -> Option<i16> {
+        self.builder.transaction_version
+    }
+
+    /// The cluster's private directory (configs, data, logs); unique per
+    /// cluster and part of every node's command line.
+    pub fn data_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// ApiVersions from node `node` (over INTERNAL, so it also works with SASL).
+    pub async fn api_versions(
+        &self,
+        node: usize,
+    ) -> Result<kafka_proto::messages::ApiVersionsResponse> {
+        let n = self.check_index(node)?;
+        let mut conn = KafkaConnection::connect(("127.0.0.1", n.internal_port)).await?;
+        conn.api_versions().await
+    }
+
+    /// Finalized level of feature `name` (e.g. "transaction.version") as
+    /// reported by node `node`.
+    pub async fn finalized_feature(&self, node: usize, name: &str) -> Result<Option<i16>> {
+        Ok(finalized_feature(&self.api_versions(node).await?, name))
+    }
+
+    /// Kills node `node` with SIGKILL (no clean shutdown) and reaps it.
+    pub fn kill(&self, node: usize) -> Result<()> {
+        let n = self.check_index(node)?;
+        let child = n.process.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(mut child) = child {
+            child.kill_now();
+        }
+        Ok(())
+    }
+
+    /// Stops node `node` with SIGTERM (controlled shutdown) and waits for it
+    /// to exit (SIGKILL after 60 s).
+    pub async fn stop(&self, node: usize) -> Result<()> {
+        let n = self.check_index(node)?;
+        let child = n.process.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(mut child) = child {
+            child.terminate(Duration::from_secs(60)).await;
+        }
+        Ok(())
+    }
+
+    /// Starts node `node` again (stopping it first if it is running) with its
+    /// data intact, and waits until the cluster is ready.
+    pub async fn restart(&self, node: usize) -> Result<()> {
+        self.check_index(node)?;
+        if self.is_running(node) {
+            self.stop(node).await?;
+        }
+        self.spawn_node(node)?;
+        self.wait_until_ready().await
+    }
+
+    /// Starts node `node` again without waiting for readiness.
+    pub fn start_node(&self, node: usize) -> Result<()> {
+        self.check_index(node)?;
+        if self.is_running(node) {
+            return Ok(());
+        }
+        self.spawn_node(node)
+    }
+
+    /// Node `node`'s combined stdout/stderr log so far (every start appended).
+    pub fn logs(&self, node: usize) -> String {
+        self.nodes
+            .get(node)
+            .and_then(|n| std::fs::read(&n.log).ok())
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    }
+
+    /// Path of node `node`'s log file.
+    pub fn log_path(&self, node: usize) -> Option<PathBuf> {
+        self.nodes.get(node).map(|n| n.log.clone())
+    }
+
+    fn print_log_tails(&self, why: &str, lines: usize) {
+        for i in 0..self.nodes.len() {
+            eprintln!(
+                "===== {why}: last {lines} lines of Kafka node {} log ({}) =====\n{}",
+                self.nodes[i].id,
+                self.nodes[i].log.display(),
+                tail(&self.logs(i), lines)
+            );
+        }
+    }
+
+    /// Runs a Java main class from the cluster's distribution with the
+    /// harness's JVM settings (quiet logging to stderr), waiting at most
+    /// `timeout`. Output is captured in files, so large outputs are fine.
+    pub async fn run_java(
+        &self,
+        main_class: &str,
+        args: &[String],
+        timeout: Duration,
+    ) -> Result<crate::tools::ToolOutput> {
+        self.run_java_with(main_class, args, timeout, true, "512m")
+            .await
+    }
+
+    pub(crate) async fn run_java_with(
+        &self,
+        main_class: &str,
+        args: &[String],
+        timeout: Duration,
+        fast: bool,
+        heap: &str,
+    ) -> Result<crate::tools::ToolOutput> {
+        let mut cmd = self.java_command(main_class, heap, fast, &self.tools_log_config_path(), &[]);
+        cmd.args(args);
+        let work = tempfile::Builder::new()
+            .prefix("tool-")
+            .tempdir_in(self.dir.path())
+            .ctx(|| "creating a tool directory".into())?;
+        let out_path = work.path().join("stdout");
+        let err_path = work.path().join("stderr");
+        let stdout = std::fs::File::create(&out_path).ctx(|| "creating tool stdout".into())?;
+        let stderr = std::fs::File::create(&err_path).ctx(|| "creating tool stderr".into())?;
+        cmd.stdout(stdout).stderr(stderr).current_dir(work.path());
+        let mut child = spawn_tied(main_class, cmd)?;
+        let status = child.wait_timeout(timeout).await;
+        let timed_out = status.is_none();
+        if timed_out {
+            child.kill_now();
+        }
+        let out = crate::tools::ToolOutput {
+            success: status.map(|s| s.success()).unwrap_or(false),
+            exit_code: status.and_then(|s| s.code()),
+            timed_out,
+            stdout: std::fs::read(&out_path).unwrap_or_default(),
+            stderr: String::from_utf8_lossy(&std::fs::read(&err_path).unwrap_or_default())
+                .into_owned(),
+        };
+        Ok(out)
+    }
+}
+
+impl Drop for KafkaCluster {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.print_log_tails("test panicked", 60);
+        }
+        for n in &self.nodes {
+            let child = n.process.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(mut child) = child {
+                child.kill_now();
+            }
+        }
+    }
+}
+
+fn java_binary() -> PathBuf {
+    match std::env::var_os("JAVA_HOME") {
+        Some(home) if Path::new(&home).join("bin/java").is_file() => {
+            Path::new(&home).join("bin/java")
+        }
+        _ => PathBuf::from("java"),
+    }
+}
+
+fn spawn_with_output(name: &str, mut cmd: Command, log: &Path) -> Result<ManagedChild> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .ctx(|| format!("opening {}", log.display()))?;
+    let file2 = file.try_clone().ctx(|| "cloning a log handle".into())?;
+    cmd.stdout(file).stderr(file2);
+    spawn_tied(name, cmd)
+}
+
+/// The last `lines` lines of `text`.
+pub(crate) fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// A random KRaft cluster id: 16 random bytes, URL-safe base64 without padding.
+fn random_cluster_id() -> Result<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .ctx(|| "reading /dev/urandom".into())?;
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::with_capacity(22);
+    let mut acc: u32 = 0;
+    let mut bits = 0;
+    for b in bytes {
+        acc = (acc << 8) | u32::from(b);
+        bits += 8;
+        while bits >= 6 {
+            bits -= 6;
+            out.push(ALPHABET[((acc >> bits) & 63) as usize] as char);
+        }
+    }
+    if bits > 0 {
+        out.push(ALPHABET[((acc << (6 - bits)) & 63) as usize] as char);
+    }
+    Ok(out)
+}
+
+fn log4j2_config(level: &str, to_stderr: bool) -> String {
+    let target = if to_stderr {
+        "SYSTEM_ERR"
+    } else {
+        "SYSTEM_OUT"
+    };
+    format!(
+        "status = error\n\
+         appender.out.type = Console\n\
+         appender.out.name = OUT\n\
+         appender.out.target = {target}\n\
+         appender.out.layout.type = PatternLayout\n\
+         appender.out.layout.pattern = [%d] %p %m (%c)%n\n\
+         rootLogger.level = {level}\n\
+         rootLogger.appenderRefs = out\n\
+         rootLogger.appenderRef.out.ref = OUT\n\
+         logger.statechange.name = state.change.logger\n\
+         logger.statechange.level = WARN\n"
+    )
+}
+
+fn log4j1_config(level: &str, to_stderr: bool) -> String {
+    let target = if to_stderr {
+        "System.err"
+    } else {
+        "System.out"
+    };
+    format!(
+        "log4j.rootLogger={level}, out\n\
+         log4j.appender.out=org.apache.log4j.ConsoleAppender\n\
+         log4j.appender.out.Target={target}\n\
+         log4j.appender.out.layout=org.apache.log4j.PatternLayout\n\
+         log4j.appender.out.layout.ConversionPattern=[%d] %p %m (%c)%n\n\
+         log4j.logger.state.change.logger=WARN\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cluster_id_is_22_url_safe_chars() {
+        let id = random_cluster_id().unwrap();
+        assert_eq!(id.len(), 22);
+        assert!(id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
+    }
+
+    #[test]
+    fn tail_keeps_last_lines() {
+        assert_eq!(tail("a\nb\nc", 2), "b\nc");
+        assert_eq!(tail("a", 5), "a");
+    }
+}

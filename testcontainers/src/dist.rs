@@ -1,0 +1,141 @@
+//! Kafka distributions: the broker and tools jars resolved from Maven Central
+//! by `fetch-kafka.sh` into a shared cache directory.
+//!
+//! The cache is `${KAFKA_EOS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kafka-eos}`;
+//! each version lives in `kafka-VERSION/libs` and is complete once
+//! `kafka-VERSION/.complete` exists. The first use downloads (about 55 MB,
+//! ~15 s); later uses are offline and instant. Concurrent first uses are
+//! serialised by the script's `flock`.
+
+use crate::error::HarnessError;
+use crate::Result;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The pinned Kafka 4.4 release.
+pub const KAFKA_4_4: &str = "4.4.0";
+/// The pinned Kafka 3.9 release (the newest 3.9.x on Maven Central that resolves).
+pub const KAFKA_3_9: &str = "3.9.2";
+
+/// A Kafka release the harness can run.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub enum KafkaVersion {
+    /// Kafka 4.4 ([`KAFKA_4_4`]): transaction version 1 or 2 selectable.
+    #[default]
+    V4_4,
+    /// Kafka 3.9 ([`KAFKA_3_9`]): last 3.x line, transaction version 1 only.
+    V3_9,
+    /// Any other version string resolvable on Maven Central (e.g. "4.3.0").
+    Other(String),
+}
+
+impl KafkaVersion {
+    /// The full version string, e.g. "4.4.0".
+    pub fn as_str(&self) -> &str {
+        match self {
+            KafkaVersion::V4_4 => KAFKA_4_4,
+            KafkaVersion::V3_9 => KAFKA_3_9,
+            KafkaVersion::Other(s) => s,
+        }
+    }
+
+    /// Parses "4.4", "4.4.0", "3.9", "3.9.2" or any other "x.y.z".
+    pub fn parse(s: &str) -> KafkaVersion {
+        match s {
+            "4.4" | KAFKA_4_4 => KafkaVersion::V4_4,
+            "3.9" | KAFKA_3_9 => KafkaVersion::V3_9,
+            other => KafkaVersion::Other(other.to_string()),
+        }
+    }
+
+    /// The major version number.
+    pub fn major(&self) -> u32 {
+        self.as_str()
+            .split('.')
+            .next()
+            .and_then(|m| m.parse().ok())
+            .unwrap_or(4)
+    }
+
+    /// True for Kafka 4.x and later (log4j2, transaction.version feature).
+    pub fn is_kafka4(&self) -> bool {
+        self.major() >= 4
+    }
+}
+
+impl fmt::Display for KafkaVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A resolved Kafka distribution on disk.
+#[derive(Debug, Clone)]
+pub struct Distribution {
+    /// The version.
+    pub version: KafkaVersion,
+    /// `<cache>/kafka-VERSION`.
+    pub dir: PathBuf,
+}
+
+impl Distribution {
+    /// The directory holding every jar.
+    pub fn libs(&self) -> PathBuf {
+        self.dir.join("libs")
+    }
+
+    /// A JVM class path covering every jar (`<libs>/*`).
+    pub fn classpath(&self) -> String {
+        format!("{}/*", self.libs().display())
+    }
+}
+
+/// The cache directory shared by every version.
+pub fn cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("KAFKA_EOS_CACHE") {
+        return PathBuf::from(dir);
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("kafka-eos")
+}
+
+/// Path of the fetch script shipped in this crate.
+pub fn fetch_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fetch-kafka.sh")
+}
+
+/// Makes sure `version`'s jars are in the cache, downloading them on first
+/// use. Safe to call concurrently from several processes.
+pub async fn ensure_distribution(version: &KafkaVersion) -> Result<Distribution> {
+    let dir = cache_dir().join(format!("kafka-{}", version.as_str()));
+    let dist = Distribution {
+        version: version.clone(),
+        dir: dir.clone(),
+    };
+    if dir.join(".complete").is_file() {
+        return Ok(dist);
+    }
+    tracing::info!(%version, "fetching Kafka jars from Maven Central");
+    let out = tokio::process::Command::new("bash")
+        .arg(fetch_script())
+        .arg(version.as_str())
+        .env("KAFKA_EOS_CACHE", cache_dir())
+        .output()
+        .await
+        .map_err(|e| HarnessError::io("running fetch-kafka.sh", e))?;
+    if !out.status.success() || !dir.join(".complete").is_file() {
+        return Err(HarnessError::Fetch {
+            version: version.to_string(),
+            message: format!(
+                "{}: {}{}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        });
+    }
+    Ok(dist)
+}

@@ -1,0 +1,56 @@
+//! # kafka-testcontainers
+//!
+//! A Docker-free test harness for the kafka-eos workspace:
+//!
+//! - [`KafkaCluster`]: real Apache Kafka brokers (KRaft, combined broker +
+//!   controller nodes) run from the Maven Central jars on loopback ports, with
+//!   1 or 3 nodes, Kafka 4.4 (transaction version 1 or 2) or 3.9, optional
+//!   SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) and optional fault proxies.
+//! - [`proxy`]: a TCP proxy that injects latency, resets, black holes, pauses,
+//!   dropped response frames and corrupted bytes.
+//! - [`tools`]: the Java reference tools (console consumer, producer
+//!   performance, topic creation) run against a cluster.
+//! - [`RabbitMq`]: a private RabbitMQ broker.
+//! - [`wire`]: a tiny async Kafka client (one request, one response) built on
+//!   the `kafka-proto` codec, used for readiness checks and in tests.
+//!
+//! Every process the harness starts is tied to the test process: it is killed
+//! on drop, on panic, and (through `PR_SET_PDEATHSIG`) when the test binary
+//! itself is killed.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
+//! use kafka_testcontainers::{KafkaCluster, KafkaVersion};
+//! let cluster = KafkaCluster::builder()
+//!     .version(KafkaVersion::V4_4)
+//!     .nodes(1)
+//!     .start()
+//!     .await?;
+//! cluster.create_topic("events", 3, 1).await?;
+//! println!("bootstrap: {}", cluster.bootstrap());
+//! # Ok(()) }
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod cluster;
+pub mod dist;
+mod error;
+mod process;
+pub mod proxy;
+pub mod rabbitmq;
+mod runtime;
+pub mod tools;
+pub mod wire;
+
+pub use cluster::{KafkaCluster, KafkaClusterBuilder, SaslConfig, SaslMechanism, SaslUser};
+pub use dist::{ensure_distribution, Distribution, KafkaVersion};
+pub use error::HarnessError;
+pub use proxy::{Direction, Proxy, ProxyHandle};
+pub use rabbitmq::RabbitMq;
+pub use tools::{
+    ConsumedRecord, IsolationLevel, ProducerPerfArgs, ProducerPerfSummary, ToolOutput,
+};
+
+/// Result alias used throughout the harness.
+pub type Result<T, E = HarnessError> = std::result::Result<T, E>;

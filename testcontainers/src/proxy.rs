@@ -1,0 +1,517 @@
+//! A fault-injecting TCP proxy for Kafka connections.
+//!
+//! A [`Proxy`] listens on a loopback port and forwards every accepted
+//! connection to one upstream address (a broker). Faults are switched at run
+//! time through a cloneable [`ProxyHandle`]:
+//!
+//! | Fault | Method | Effect |
+//! |---|---|---|
+//! | latency | [`ProxyHandle::set_latency`] | each chunk read in that direction is delivered no earlier than `latency` after it was read (throughput is unchanged) |
+//! | reset | [`ProxyHandle::reset_connections`] | every current connection is closed on both sides with a TCP RST (`SO_LINGER` 0) |
+//! | black hole | [`ProxyHandle::set_black_hole`] | new connections are accepted but never connected upstream; on existing ones all bytes in both directions are discarded |
+//! | pause | [`ProxyHandle::pause`] / [`ProxyHandle::resume`] | bytes in that direction are held (buffered) until resumed |
+//! | drop response | [`ProxyHandle::drop_nth_response`] | the Nth complete broker→client frame (counted by its 4-byte length prefix, across all connections, from the call on) is swallowed; later frames pass |
+//! | corrupt | [`ProxyHandle::corrupt_next`] | the next K bytes forwarded in that direction are XORed with `0xFF` |
+//!
+//! The proxy runs on the harness's background runtime, so it keeps working
+//! across the per-test runtimes of `#[tokio::test]`.
+
+use crate::error::HarnessError;
+use crate::Result;
+use bytes::{Bytes, BytesMut};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+/// A direction of traffic through the proxy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Requests: client → broker.
+    ClientToServer,
+    /// Responses: broker → client.
+    ServerToClient,
+}
+
+impl Direction {
+    fn idx(self) -> usize {
+        match self {
+            Direction::ClientToServer => 0,
+            Direction::ServerToClient => 1,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Faults {
+    latency: [Duration; 2],
+    paused: [bool; 2],
+    black_hole: bool,
+    corrupt_remaining: [u64; 2],
+}
+
+#[derive(Debug)]
+struct Shared {
+    listen: SocketAddr,
+    upstream: SocketAddr,
+    faults: Mutex<Faults>,
+    /// Bumped on every fault change (wakes paused writers).
+    changed: watch::Sender<u64>,
+    /// Bumped to reset every current connection.
+    reset: watch::Sender<u64>,
+    shutdown: AtomicBool,
+    /// Absolute index (1-based) of the broker→client frame to swallow; 0 = none.
+    drop_target: AtomicU64,
+    frames_seen: AtomicU64,
+    frames_dropped: AtomicU64,
+    active: AtomicUsize,
+    accepted: AtomicU64,
+}
+
+impl Shared {
+    fn faults(&self) -> std::sync::MutexGuard<'_, Faults> {
+        self.faults.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn notify(&self) {
+        self.changed.send_modify(|v| *v += 1);
+    }
+
+    fn corrupt(&self, dir: Direction, data: Bytes) -> Bytes {
+        let mut f = self.faults();
+        let left = &mut f.corrupt_remaining[dir.idx()];
+        if *left == 0 || data.is_empty() {
+            return data;
+        }
+        let n = (*left).min(data.len() as u64) as usize;
+        *left -= n as u64;
+        let mut out = BytesMut::from(&data[..]);
+        for b in &mut out[..n] {
+            *b ^= 0xFF;
+        }
+        out.freeze()
+    }
+}
+
+/// Run-time control of a [`Proxy`]. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct ProxyHandle {
+    shared: Arc<Shared>,
+}
+
+impl ProxyHandle {
+    /// The address clients connect to.
+    pub fn listen_addr(&self) -> SocketAddr {
+        self.shared.listen
+    }
+
+    /// The address connections are forwarded to.
+    pub fn upstream_addr(&self) -> SocketAddr {
+        self.shared.upstream
+    }
+
+    /// Delays every chunk in `dir` by at least `latency` (zero disables).
+    pub fn set_latency(&self, dir: Direction, latency: Duration) {
+        self.shared.faults().latency[dir.idx()] = latency;
+        self.shared.notify();
+    }
+
+    /// Closes every current connection with a TCP RST on both sides. New
+    /// connections are accepted as usual.
+    pub fn reset_connections(&self) {
+        self.shared.reset.send_modify(|g| *g += 1);
+    }
+
+    /// Turns the black hole on or off.
+    pub fn set_black_hole(&self, on: bool) {
+        self.shared.faults().black_hole = on;
+        self.shared.notify();
+    }
+
+    /// Holds all bytes in `dir` until [`resume`](Self::resume).
+    pub fn pause(&self, dir: Direction) {
+        self.shared.faults().paused[dir.idx()] = true;
+        self.shared.notify();
+    }
+
+    /// Releases bytes held by [`pause`](Self::pause).
+    pub fn resume(&self, dir: Direction) {
+        self.shared.faults().paused[dir.idx()] = false;
+        self.shared.notify();
+    }
+
+    /// Swallows the `n`th (1-based) complete broker→client frame that starts
+    /// after this call, on any connection. Replaces an earlier pending drop.
+    pub fn drop_nth_response(&self, n: u64) {
+        assert!(n >= 1, "drop_nth_response counts from 1");
+        // Frame indices are assigned under the frames_seen counter; aiming at
+        // seen + n makes the count start now.
+        let target = self.shared.frames_seen.load(Ordering::SeqCst) + n;
+        self.shared.drop_target.store(target, Ordering::SeqCst);
+    }
+
+    /// XORs the next `bytes` bytes forwarded in `dir` with `0xFF`.
+    pub fn corrupt_next(&self, dir: Direction, bytes: u64) {
+        self.shared.faults().corrupt_remaining[dir.idx()] = bytes;
+    }
+
+    /// Removes every fault (latency, pause, black hole, pending drop and
+    /// corruption). Does not reset connections.
+    pub fn clear_faults(&self) {
+        *self.shared.faults() = Faults::default();
+        self.shared.drop_target.store(0, Ordering::SeqCst);
+        self.shared.notify();
+    }
+
+    /// Connections currently open through the proxy.
+    pub fn active_connections(&self) -> usize {
+        self.shared.active.load(Ordering::SeqCst)
+    }
+
+    /// Connections accepted since the proxy started.
+    pub fn accepted_connections(&self) -> u64 {
+        self.shared.accepted.load(Ordering::SeqCst)
+    }
+
+    /// Broker→client frames seen since the proxy started (dropped included).
+    pub fn responses_seen(&self) -> u64 {
+        self.shared.frames_seen.load(Ordering::SeqCst)
+    }
+
+    /// Broker→client frames swallowed by [`drop_nth_response`](Self::drop_nth_response).
+    pub fn responses_dropped(&self) -> u64 {
+        self.shared.frames_dropped.load(Ordering::SeqCst)
+    }
+}
+
+/// A running proxy; stops (resetting its connections) on drop.
+#[derive(Debug)]
+pub struct Proxy {
+    handle: ProxyHandle,
+    accept_task: JoinHandle<()>,
+}
+
+impl Proxy {
+    /// Starts a proxy on a free loopback port in front of `upstream`.
+    pub fn start(upstream: SocketAddr) -> Result<Proxy> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")
+            .map_err(|e| HarnessError::io("binding proxy port", e))?;
+        Self::from_listener(listener, upstream)
+    }
+
+    /// Starts a proxy on an already bound listener (used to reserve the port
+    /// before brokers that advertise it are configured).
+    pub fn from_listener(listener: std::net::TcpListener, upstream: SocketAddr) -> Result<Proxy> {
+        let listen = listener
+            .local_addr()
+            .map_err(|e| HarnessError::io("reading proxy address", e))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| HarnessError::io("making proxy listener non-blocking", e))?;
+        let rt = crate::runtime::background();
+        let listener = {
+            let _guard = rt.enter();
+            TcpListener::from_std(listener)
+                .map_err(|e| HarnessError::io("registering proxy listener", e))?
+        };
+        let shared = Arc::new(Shared {
+            listen,
+            upstream,
+            faults: Mutex::new(Faults::default()),
+            changed: watch::channel(0).0,
+            reset: watch::channel(0).0,
+            shutdown: AtomicBool::new(false),
+            drop_target: AtomicU64::new(0),
+            frames_seen: AtomicU64::new(0),
+            frames_dropped: AtomicU64::new(0),
+            active: AtomicUsize::new(0),
+            accepted: AtomicU64::new(0),
+        });
+        let accept_shared = shared.clone();
+        let accept_task = rt.spawn(async move {
+            loop {
+                let Ok((sock, _)) = listener.accept().await else {
+                    continue;
+                };
+                if accept_shared.shutdown.load(Ordering::SeqCst) {
+                    return;
+                }
+                accept_shared.accepted.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(handle_connection(accept_shared.clone(), sock));
+            }
+        });
+        Ok(Proxy {
+            handle: ProxyHandle { shared },
+            accept_task,
+        })
+    }
+
+    /// The run-time control handle.
+    pub fn handle(&self) -> &ProxyHandle {
+        &self.handle
+    }
+
+    /// The address clients connect to.
+    pub fn listen_addr(&self) -> SocketAddr {
+        self.handle.listen_addr()
+    }
+}
+
+impl std::ops::Deref for Proxy {
+    type Target = ProxyHandle;
+    fn deref(&self) -> &ProxyHandle {
+        &self.handle
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.handle.shared.shutdown.store(true, Ordering::SeqCst);
+        self.accept_task.abort();
+        self.handle.reset_connections();
+    }
+}
+
+struct ActiveGuard(Arc<Shared>);
+
+impl Drop for ActiveGuard {
+    fn drop(&mut self) {
+        self.0.active.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+struct Chunk {
+    at: Instant,
+    data: Bytes,
+}
+
+/// Waits for a reset (or the proxy going away). Cancel-safe.
+async fn reset_signal(rx: &mut watch::Receiver<u64>) {
+    let _ = rx.changed().await;
+}
+
+async fn handle_connection(shared: Arc<Shared>, client: TcpStream) {
+    shared.active.fetch_add(1, Ordering::SeqCst);
+    let _guard = ActiveGuard(shared.clone());
+    let mut reset = shared.reset.subscribe();
+    reset.mark_unchanged();
+    if shared.shutdown.load(Ordering::SeqCst) {
+        return;
+    }
+    let _ = client.set_nodelay(true);
+
+    if shared.faults().black_hole {
+        black_hole(client, reset).await;
+        return;
+    }
+
+    let upstream = tokio::select! {
+        biased;
+        _ = reset_signal(&mut reset) => {
+            let _ = client.set_zero_linger();
+            return;
+        }
+        r = TcpStream::connect(shared.upstream) => r,
+    };
+    let Ok(upstream) = upstream else {
+        // Broker down: the client sees the connection close.
+        return;
+    };
+    let _ = upstream.set_nodelay(true);
+
+    let (cr, cw) = client.into_split();
+    let (ur, uw) = upstream.into_split();
+    let (tx_up, rx_up) = mpsc::channel(64);
+    let (tx_down, rx_down) = mpsc::channel(64);
+    let ((cr, r1), (uw, r2), (ur, r3), (cw, r4)) = tokio::join!(
+        reader(cr, tx_up, None, shared.clone(), reset.clone()),
+        writer(
+            rx_up,
+            uw,
+            Direction::ClientToServer,
+            shared.clone(),
+            reset.clone()
+        ),
+        reader(
+            ur,
+            tx_down,
+            Some(Framer::default()),
+            shared.clone(),
+            reset.clone()
+        ),
+        writer(
+            rx_down,
+            cw,
+            Direction::ServerToClient,
+            shared.clone(),
+            reset.clone()
+        ),
+    );
+    if r1 || r2 || r3 || r4 {
+        let _ = cw.as_ref().set_zero_linger();
+        let _ = uw.as_ref().set_zero_linger();
+    }
+    drop((cr, cw, ur, uw));
+}
+
+async fn black_hole(mut client: TcpStream, mut reset: watch::Receiver<u64>) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        tokio::select! {
+            biased;
+            _ = reset_signal(&mut reset) => {
+                let _ = client.set_zero_linger();
+                return;
+            }
+            r = client.read(&mut buf) => match r {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            },
+        }
+    }
+}
+
+/// Counts Kafka frames (4-byte big-endian length + body) and swallows the
+/// one whose index matches the shared drop target.
+#[derive(Debug, Default)]
+struct Framer {
+    header: [u8; 4],
+    header_len: usize,
+    remaining: usize,
+    dropping: bool,
+}
+
+impl Framer {
+    fn process(&mut self, input: &[u8], shared: &Shared) -> Bytes {
+        let mut out = BytesMut::with_capacity(input.len());
+        let mut i = 0;
+        while i < input.len() {
+            if self.remaining > 0 {
+                let take = self.remaining.min(input.len() - i);
+                if !self.dropping {
+                    out.extend_from_slice(&input[i..i + take]);
+                }
+                self.remaining -= take;
+                i += take;
+                continue;
+            }
+            let take = (4 - self.header_len).min(input.len() - i);
+            self.header[self.header_len..self.header_len + take]
+                .copy_from_slice(&input[i..i + take]);
+            self.header_len += take;
+            i += take;
+            if self.header_len == 4 {
+                self.header_len = 0;
+                let size = i32::from_be_bytes(self.header).max(0) as usize;
+                let idx = shared.frames_seen.fetch_add(1, Ordering::SeqCst) + 1;
+                self.dropping = shared
+                    .drop_target
+                    .compare_exchange(idx, 0, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok();
+                if self.dropping {
+                    shared.frames_dropped.fetch_add(1, Ordering::SeqCst);
+                } else {
+                    out.extend_from_slice(&self.header);
+                }
+                self.remaining = size;
+            }
+        }
+        out.freeze()
+    }
+}
+
+/// Reads from `r` into the channel. Returns the half and whether a reset
+/// ended it.
+async fn reader(
+    mut r: OwnedReadHalf,
+    tx: mpsc::Sender<Chunk>,
+    mut framer: Option<Framer>,
+    shared: Arc<Shared>,
+    mut reset: watch::Receiver<u64>,
+) -> (OwnedReadHalf, bool) {
+    loop {
+        let mut buf = BytesMut::with_capacity(64 * 1024);
+        tokio::select! {
+            biased;
+            _ = reset_signal(&mut reset) => return (r, true),
+            n = r.read_buf(&mut buf) => match n {
+                Ok(0) | Err(_) => return (r, false),
+                Ok(_) => {}
+            },
+        }
+        let at = Instant::now();
+        let data = match framer.as_mut() {
+            Some(f) => f.process(&buf, &shared),
+            None => buf.freeze(),
+        };
+        if data.is_empty() {
+            continue;
+        }
+        tokio::select! {
+            biased;
+            _ = reset_signal(&mut reset) => return (r, true),
+            sent = tx.send(Chunk { at, data }) => if sent.is_err() {
+                return (r, false);
+            },
+        }
+    }
+}
+
+/// Writes chunks from the channel to `w`, applying latency, pause, black
+/// hole and corruption. Returns the half and whether a reset ended it.
+async fn writer(
+    mut rx: mpsc::Receiver<Chunk>,
+    mut w: OwnedWriteHalf,
+    dir: Direction,
+    shared: Arc<Shared>,
+    mut reset: watch::Receiver<u64>,
+) -> (OwnedWriteHalf, bool) {
+    let mut changed = shared.changed.subscribe();
+    loop {
+        let chunk = tokio::select! {
+            biased;
+            _ = reset_signal(&mut reset) => return (w, true),
+            c = rx.recv() => match c {
+                Some(c) => c,
+                None => {
+                    let _ = w.shutdown().await;
+                    return (w, false);
+                }
+            },
+        };
+        loop {
+            changed.borrow_and_update();
+            let (latency, paused) = {
+                let f = shared.faults();
+                (f.latency[dir.idx()], f.paused[dir.idx()])
+            };
+            let due = chunk.at + latency;
+            if !paused && Instant::now() >= due {
+                break;
+            }
+            tokio::select! {
+                biased;
+                _ = reset_signal(&mut reset) => return (w, true),
+                _ = changed.changed() => {}
+                _ = tokio::time::sleep_until(due), if !paused => {}
+            }
+        }
+        if shared.faults().black_hole {
+            continue;
+        }
+        let data = shared.corrupt(dir, chunk.data);
+        tokio::select! {
+            biased;
+            _ = reset_signal(&mut reset) => return (w, true),
+            r = w.write_all(&data) => if r.is_err() {
+                return (w, false);
+            },
+        }
+    }
+}
