@@ -36,6 +36,7 @@ pub mod cluster;
 pub mod connection;
 pub mod error;
 pub mod metadata;
+pub mod partitioner;
 pub mod pool;
 pub mod sasl;
 pub mod versions;
