@@ -296,10 +296,12 @@ impl Default for RecordBatch {
 /// assert_eq!(increment_sequence(i32::MAX - 1, 5), 3);
 /// ```
 pub fn increment_sequence(seq: i32, inc: i32) -> i32 {
-    if seq > i32::MAX - inc {
-        inc - (i32::MAX - seq) - 1
+    // Java `int` arithmetic wraps; so does ours, so that hostile values (a
+    // negative delta from a corrupt batch) give Java's answer instead of a panic.
+    if seq > i32::MAX.wrapping_sub(inc) {
+        inc.wrapping_sub(i32::MAX.wrapping_sub(seq)).wrapping_sub(1)
     } else {
-        seq + inc
+        seq.wrapping_add(inc)
     }
 }
 
@@ -311,9 +313,9 @@ pub fn increment_sequence(seq: i32, inc: i32) -> i32 {
 /// ```
 pub fn decrement_sequence(seq: i32, dec: i32) -> i32 {
     if seq < dec {
-        i32::MAX - (dec - seq) + 1
+        i32::MAX.wrapping_sub(dec.wrapping_sub(seq)).wrapping_add(1)
     } else {
-        seq - dec
+        seq.wrapping_sub(dec)
     }
 }
 
