@@ -161,8 +161,18 @@ pub fn decode_request_frame<M: Message>(body: &[u8]) -> Result<(RequestHeader, M
     let mut r = Reader::new(body);
     // Peek version to choose the header version.
     let mut peek = r.clone();
-    let _key = peek.i16("request_api_key")?;
+    let key = peek.i16("request_api_key")?;
     let version = peek.i16("request_api_version")?;
+    if key != M::API_KEY.code() {
+        return Err(DecodeError::new(
+            "request_api_key",
+            DecodeErrorKind::InvalidValue(format!(
+                "frame is for API key {key}, expected {:?}",
+                M::API_KEY
+            )),
+        )
+        .in_api(M::API_KEY, version));
+    }
     let header = RequestHeader::decode(&mut r, request_header_version(M::is_flexible(version)))
         .map_err(|e| e.in_api(M::API_KEY, version))?;
     let msg = M::read(&mut r, version)?;
@@ -189,6 +199,16 @@ mod tests {
         let mut dec = FrameDecoder::new(16);
         let mut buf = BytesMut::from(&[0xff, 0xff, 0xff, 0xfe][..]);
         assert!(dec.decode(&mut buf).is_err());
+    }
+
+    #[test]
+    fn request_frame_for_another_api_is_rejected() {
+        use crate::messages::{ApiVersionsRequest, MetadataRequest};
+        let frame = encode_request_frame(&ApiVersionsRequest::default(), 3, 9, None).unwrap();
+        let err = decode_request_frame::<MetadataRequest>(&frame[4..]).unwrap_err();
+        assert_eq!(err.field, "request_api_key");
+        let (h, _) = decode_request_frame::<ApiVersionsRequest>(&frame[4..]).unwrap();
+        assert_eq!(h.correlation_id, 9);
     }
 
     #[test]
