@@ -38,6 +38,7 @@ pub mod error;
 pub mod metadata;
 pub mod partitioner;
 pub mod pool;
+pub mod reader;
 pub mod sasl;
 pub mod versions;
 
