@@ -5,7 +5,7 @@
 
 use bytes::{Bytes, BytesMut};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use kafka_proto::record::{Compression, Record, RecordBatch, RecordBatchBuilder};
+use kafka_proto::record::{Compression, Record, RecordBatch, RecordBatchBuilder, RecordBatchView};
 
 const RECORDS: usize = 1000;
 
@@ -54,8 +54,30 @@ fn bench(c: &mut Criterion) {
             })
         });
 
+        // What a consumer does: decode, then read every record's key and
+        // value (here: their lengths).
+        g.bench_function("decode_view", |b| {
+            b.iter(|| {
+                let view = RecordBatchView::decode(black_box(&encoded[..])).unwrap();
+                let mut n = 0usize;
+                for r in view.records() {
+                    let r = r.unwrap();
+                    n += r.key.map_or(0, <[u8]>::len) + r.value.map_or(0, <[u8]>::len);
+                }
+                black_box(n)
+            })
+        });
+
         g.bench_function("decode_bytes", |b| {
-            b.iter(|| black_box(RecordBatch::decode_bytes(black_box(&encoded)).unwrap()))
+            b.iter(|| {
+                let batch = RecordBatch::decode_bytes(black_box(&encoded)).unwrap();
+                let mut n = 0usize;
+                for r in &batch.records {
+                    n += r.key.as_ref().map_or(0, Bytes::len)
+                        + r.value.as_ref().map_or(0, Bytes::len);
+                }
+                black_box(n)
+            })
         });
 
         g.bench_function("decode_slice", |b| {

@@ -5,7 +5,8 @@
 
 use bytes::Bytes;
 use kafka_proto::record::{
-    Compression, DecodeOptions, Record, RecordBatch, RecordBatches, RecordHeader, TimestampType,
+    Compression, DecodeOptions, Record, RecordBatch, RecordBatchView, RecordBatches, RecordHeader,
+    TimestampType,
 };
 use kafka_proto::DecodeErrorKind;
 use proptest::prelude::*;
@@ -101,6 +102,9 @@ proptest! {
         prop_assert_eq!(&back, &batch);
         let fast = RecordBatch::decode_bytes(&Bytes::from(bytes.clone())).unwrap();
         prop_assert_eq!(&fast, &batch);
+        let view = RecordBatchView::decode(&bytes).unwrap();
+        let viewed: Result<Vec<Record>, _> = view.records().map(|r| r.map(|r| r.to_record())).collect();
+        prop_assert_eq!(&viewed.unwrap(), &batch.records);
         let again = back.encode_to_vec().unwrap();
         if batch.compression == Compression::None {
             prop_assert_eq!(bytes.len(), batch.encoded_size().unwrap());
@@ -168,12 +172,23 @@ proptest! {
     ) {
         let bytes = with_body(codec, count, &body);
         let opts = DecodeOptions { max_decompressed_size: 1 << 20 };
-        let _ = RecordBatch::decode_with(&bytes, &opts);
+        let owned = RecordBatch::decode_with(&bytes, &opts);
+        // The view fails where the owned decode fails (at construction or
+        // while iterating), with the same error, and yields the same records.
+        let viewed = RecordBatchView::decode_with(&bytes, &opts)
+            .and_then(|v| v.records().map(|r| r.map(|r| r.to_record())).collect::<Result<Vec<_>, _>>());
+        match owned {
+            Ok(b) => prop_assert_eq!(viewed.unwrap(), b.records),
+            Err(e) => prop_assert_eq!(viewed.unwrap_err(), e),
+        }
     }
 
     #[test]
     fn record_garbage_never_panics(data in proptest::collection::vec(any::<u8>(), 0..200)) {
         let _ = RecordBatch::decode(&data);
+        if let Ok(v) = RecordBatchView::decode(&data) {
+            let _ = v.records().count();
+        }
         let _ = RecordBatches::new(Bytes::from(data)).count();
     }
 }

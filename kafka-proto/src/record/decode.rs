@@ -8,13 +8,17 @@ use super::{
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::primitives::{parse_uvarint, parse_uvarlong, Reader};
 use bytes::Bytes;
+use std::borrow::Cow;
 
+#[cold]
+#[inline(never)]
 fn err(field: &'static str, kind: DecodeErrorKind) -> DecodeError {
     DecodeError::new(field, kind)
 }
 
 /// A cursor over the records section, bounded by `end`: every read checks it,
 /// so a record can never read past its own length.
+#[derive(Debug, Clone)]
 struct Cursor<'a> {
     buf: &'a [u8],
     pos: usize,
@@ -22,7 +26,8 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    #[inline(always)]
+    #[cold]
+    #[inline(never)]
     fn truncated(&self, field: &'static str, needed: usize) -> DecodeError {
         err(
             field,
@@ -127,6 +132,108 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// A record's fields as positions in the records section; the headers are
+/// validated and handed to a callback while parsing.
+struct RawRecord {
+    timestamp_delta: i64,
+    offset_delta: i32,
+    key: Option<(usize, usize)>,
+    value: Option<(usize, usize)>,
+    headers_start: usize,
+    headers_end: usize,
+    header_count: u32,
+}
+
+impl<'a> Cursor<'a> {
+    /// Parses the next record, bounded by its length prefix. `on_header` gets
+    /// each header's key (validated UTF-8) and the position of its value.
+    #[inline(always)]
+    fn record<F: FnMut(&'a str, Option<(usize, usize)>)>(
+        &mut self,
+        mut on_header: F,
+    ) -> Result<RawRecord, DecodeError> {
+        let len = self.varint("record.length")?;
+        if len < 0 || len as usize > self.end - self.pos {
+            return Err(err(
+                "record.length",
+                DecodeErrorKind::InvalidLength(i64::from(len)),
+            ));
+        }
+        let record_end = self.pos + len as usize;
+        let outer_end = self.end;
+        self.end = record_end;
+        let _attributes = self.u8("record.attributes")?;
+        let timestamp_delta = self.varlong("record.timestamp_delta")?;
+        let offset_delta = self.varint("record.offset_delta")?;
+        let key = self.nullable_range("record.key")?;
+        let value = self.nullable_range("record.value")?;
+        let header_count = self.varint("record.headers")?;
+        if header_count < 0 || header_count as usize > (self.end - self.pos) / 2 {
+            return Err(err(
+                "record.headers",
+                DecodeErrorKind::InvalidLength(i64::from(header_count)),
+            ));
+        }
+        let headers_start = self.pos;
+        for _ in 0..header_count {
+            let (ks, ke) = self
+                .nullable_range("record.headers.key")?
+                .ok_or_else(|| err("record.headers.key", DecodeErrorKind::UnexpectedNull))?;
+            let buf: &'a [u8] = self.buf;
+            let key = std::str::from_utf8(&buf[ks..ke])
+                .map_err(|_| err("record.headers.key", DecodeErrorKind::InvalidUtf8))?;
+            let value = self.nullable_range("record.headers.value")?;
+            on_header(key, value);
+        }
+        if self.pos != record_end {
+            return Err(err(
+                "record",
+                DecodeErrorKind::TrailingBytes(record_end - self.pos),
+            ));
+        }
+        self.end = outer_end;
+        Ok(RawRecord {
+            timestamp_delta,
+            offset_delta,
+            key,
+            value,
+            headers_start,
+            headers_end: record_end,
+            header_count: header_count as u32,
+        })
+    }
+
+    /// After the last record: the records section must be used up.
+    fn finish(&self) -> Result<(), DecodeError> {
+        if self.pos != self.end {
+            return Err(err(
+                "record_batch.records",
+                DecodeErrorKind::TrailingBytes(self.end - self.pos),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Validates the record count against the records section: never more
+/// records than the bytes can hold.
+fn check_count(count: i32, data_len: usize) -> Result<usize, DecodeError> {
+    if count < 0 {
+        return Err(err(
+            "record_batch.records_count",
+            DecodeErrorKind::InvalidLength(i64::from(count)),
+        ));
+    }
+    let count = count as usize;
+    if count > data_len / MIN_RECORD_LEN {
+        return Err(err(
+            "record_batch.records_count",
+            DecodeErrorKind::InvalidLength(count as i64),
+        ));
+    }
+    Ok(count)
+}
+
 /// Parses `count` records from `data` (the whole, uncompressed records section);
 /// keys, values and header values are zero-copy slices of `data`.
 fn parse_records(
@@ -135,20 +242,7 @@ fn parse_records(
     base_offset: i64,
     base_timestamp: i64,
 ) -> Result<Vec<Record>, DecodeError> {
-    if count < 0 {
-        return Err(err(
-            "record_batch.records_count",
-            DecodeErrorKind::InvalidLength(i64::from(count)),
-        ));
-    }
-    let count = count as usize;
-    // Never allocate for more records than the bytes can hold.
-    if count > data.len() / MIN_RECORD_LEN {
-        return Err(err(
-            "record_batch.records_count",
-            DecodeErrorKind::InvalidLength(count as i64),
-        ));
-    }
+    let count = check_count(count, data.len())?;
     let buf: &[u8] = data;
     let mut records = Vec::with_capacity(count);
     let mut c = Cursor {
@@ -158,60 +252,22 @@ fn parse_records(
     };
     let slice = |r: Option<(usize, usize)>| r.map(|(s, e)| data.slice(s..e));
     for _ in 0..count {
-        let len = c.varint("record.length")?;
-        if len < 0 || len as usize > c.end - c.pos {
-            return Err(err(
-                "record.length",
-                DecodeErrorKind::InvalidLength(i64::from(len)),
-            ));
-        }
-        let record_end = c.pos + len as usize;
-        let outer_end = c.end;
-        c.end = record_end;
-        let _attributes = c.u8("record.attributes")?;
-        let ts_delta = c.varlong("record.timestamp_delta")?;
-        let offset_delta = c.varint("record.offset_delta")?;
-        let key = slice(c.nullable_range("record.key")?);
-        let value = slice(c.nullable_range("record.value")?);
-        let header_count = c.varint("record.headers")?;
-        if header_count < 0 || header_count as usize > (c.end - c.pos) / 2 {
-            return Err(err(
-                "record.headers",
-                DecodeErrorKind::InvalidLength(i64::from(header_count)),
-            ));
-        }
-        let mut headers = Vec::with_capacity(header_count as usize);
-        for _ in 0..header_count {
-            let (ks, ke) = c
-                .nullable_range("record.headers.key")?
-                .ok_or_else(|| err("record.headers.key", DecodeErrorKind::UnexpectedNull))?;
-            let key = std::str::from_utf8(&buf[ks..ke])
-                .map_err(|_| err("record.headers.key", DecodeErrorKind::InvalidUtf8))?
-                .to_owned();
-            let value = slice(c.nullable_range("record.headers.value")?);
-            headers.push(RecordHeader { key, value });
-        }
-        if c.pos != record_end {
-            return Err(err(
-                "record",
-                DecodeErrorKind::TrailingBytes(record_end - c.pos),
-            ));
-        }
-        c.end = outer_end;
+        let mut headers = Vec::new();
+        let raw = c.record(|key, value| {
+            headers.push(RecordHeader {
+                key: key.to_owned(),
+                value: slice(value),
+            });
+        })?;
         records.push(Record {
-            timestamp: base_timestamp.wrapping_add(ts_delta),
-            offset: base_offset.wrapping_add(i64::from(offset_delta)),
-            key,
-            value,
+            timestamp: base_timestamp.wrapping_add(raw.timestamp_delta),
+            offset: base_offset.wrapping_add(i64::from(raw.offset_delta)),
+            key: slice(raw.key),
+            value: slice(raw.value),
             headers,
         });
     }
-    if c.pos != c.end {
-        return Err(err(
-            "record_batch.records",
-            DecodeErrorKind::TrailingBytes(c.end - c.pos),
-        ));
-    }
+    c.finish()?;
     Ok(records)
 }
 
@@ -232,9 +288,35 @@ fn check_batch_len(len: i32) -> Result<usize, DecodeError> {
     Ok(LOG_OVERHEAD + len as usize)
 }
 
-/// Decodes exactly one batch occupying all of `data`.
-fn decode_exact(data: &Bytes, opts: &DecodeOptions) -> Result<RecordBatch, DecodeError> {
-    let input: &[u8] = data;
+/// The batch header, checked: length against the input, magic, CRC, codec.
+struct Header {
+    base_offset: i64,
+    partition_leader_epoch: i32,
+    attributes: i16,
+    compression: Compression,
+    last_offset_delta: i32,
+    base_timestamp: i64,
+    max_timestamp: i64,
+    producer_id: i64,
+    producer_epoch: i16,
+    base_sequence: i32,
+    count: i32,
+}
+
+impl Header {
+    fn timestamp_type(&self) -> TimestampType {
+        if self.attributes & ATTR_TIMESTAMP_TYPE != 0 {
+            TimestampType::LogAppend
+        } else {
+            TimestampType::Create
+        }
+    }
+}
+
+/// Parses and checks the header of exactly one batch occupying all of
+/// `input`, including the CRC-32C over `input[21..]`: nothing of the records
+/// is trusted before this returns.
+fn parse_header(input: &[u8]) -> Result<Header, DecodeError> {
     let mut r = Reader::new(input);
     let base_offset = r.i64("record_batch.base_offset")?;
     let len = r.i32("record_batch.batch_length")?;
@@ -281,53 +363,387 @@ fn decode_exact(data: &Bytes, opts: &DecodeOptions) -> Result<RecordBatch, Decod
     debug_assert_eq!(r.remaining(), input.len() - BATCH_HEADER_LEN);
 
     let codec_id = (attributes & ATTR_COMPRESSION_MASK) as u8;
-    let compression = Compression::from_id(codec_id).ok_or_else(|| {
-        err(
-            "record_batch.attributes",
-            DecodeErrorKind::UnsupportedCompression(codec_id),
-        )
-    })?;
-    let records = if compression == Compression::None {
-        parse_records(
-            &data.slice(BATCH_HEADER_LEN..),
-            count,
-            base_offset,
-            base_timestamp,
-        )?
-    } else {
-        if !compression.is_supported() {
-            return Err(err(
+    let compression = Compression::from_id(codec_id)
+        .filter(|c| *c == Compression::None || c.is_supported())
+        .ok_or_else(|| {
+            err(
                 "record_batch.attributes",
                 DecodeErrorKind::UnsupportedCompression(codec_id),
-            ));
-        }
-        let raw = compression::decompress(
-            compression,
-            &input[BATCH_HEADER_LEN..],
-            opts.max_decompressed_size,
-        )?;
-        parse_records(&Bytes::from(raw), count, base_offset, base_timestamp)?
-    };
-    Ok(RecordBatch {
+            )
+        })?;
+    Ok(Header {
         base_offset,
         partition_leader_epoch,
+        attributes,
         compression,
-        timestamp_type: if attributes & ATTR_TIMESTAMP_TYPE != 0 {
-            TimestampType::LogAppend
-        } else {
-            TimestampType::Create
-        },
-        is_transactional: attributes & ATTR_TRANSACTIONAL != 0,
-        is_control: attributes & ATTR_CONTROL != 0,
-        has_delete_horizon: attributes & ATTR_DELETE_HORIZON != 0,
         last_offset_delta,
         base_timestamp,
         max_timestamp,
         producer_id,
         producer_epoch,
         base_sequence,
+        count,
+    })
+}
+
+/// Decodes exactly one batch occupying all of `data`.
+fn decode_exact(data: &Bytes, opts: &DecodeOptions) -> Result<RecordBatch, DecodeError> {
+    let input: &[u8] = data;
+    let h = parse_header(input)?;
+    let records = if h.compression == Compression::None {
+        parse_records(
+            &data.slice(BATCH_HEADER_LEN..),
+            h.count,
+            h.base_offset,
+            h.base_timestamp,
+        )?
+    } else {
+        let raw = compression::decompress(
+            h.compression,
+            &input[BATCH_HEADER_LEN..],
+            opts.max_decompressed_size,
+        )?;
+        parse_records(&Bytes::from(raw), h.count, h.base_offset, h.base_timestamp)?
+    };
+    Ok(RecordBatch {
+        base_offset: h.base_offset,
+        partition_leader_epoch: h.partition_leader_epoch,
+        compression: h.compression,
+        timestamp_type: h.timestamp_type(),
+        is_transactional: h.attributes & ATTR_TRANSACTIONAL != 0,
+        is_control: h.attributes & ATTR_CONTROL != 0,
+        has_delete_horizon: h.attributes & ATTR_DELETE_HORIZON != 0,
+        last_offset_delta: h.last_offset_delta,
+        base_timestamp: h.base_timestamp,
+        max_timestamp: h.max_timestamp,
+        producer_id: h.producer_id,
+        producer_epoch: h.producer_epoch,
+        base_sequence: h.base_sequence,
         records,
     })
+}
+
+/// A borrowed, CRC-checked view of one RecordBatch v2: the header fields are
+/// parsed, and the records are parsed lazily by [`records`](Self::records)
+/// into [`RecordRef`]s that borrow keys, values and headers from the input,
+/// with no allocation and no reference counting per record. Compressed
+/// batches are decompressed once into a buffer the view owns.
+///
+/// For consumers that filter records (read_committed, offsets already
+/// consumed) or copy them into their own buffers; [`RecordBatch::decode_bytes`]
+/// gives owned, reference-counted records instead.
+///
+/// The CRC, the batch length and the record count are checked before the
+/// view is returned, so no byte of an unverified batch is ever exposed;
+/// malformed records (a CRC-valid batch a broken producer wrote) are reported
+/// by the iterator, which then ends.
+///
+/// ```
+/// use bytes::{Bytes, BytesMut};
+/// use kafka_proto::record::{Compression, Record, RecordBatchBuilder, RecordBatchView};
+///
+/// let mut b = RecordBatchBuilder::new(Compression::None).base_offset(100);
+/// b.push(Record::new(1_000, Some(Bytes::from("k")), Some(Bytes::from("v1"))))
+///     .push(Record::new(1_001, None, Some(Bytes::from("v2"))).with_header("h", None));
+/// let mut buf = BytesMut::new();
+/// b.encode(&mut buf).unwrap();
+///
+/// let view = RecordBatchView::decode(&buf).unwrap();
+/// assert_eq!((view.base_offset, view.len()), (100, 2));
+/// let mut value_bytes = 0;
+/// for record in view.records() {
+///     let record = record.unwrap();
+///     value_bytes += record.value.map_or(0, <[u8]>::len);
+///     for h in record.headers {
+///         assert_eq!((h.key, h.value), ("h", None));
+///     }
+/// }
+/// assert_eq!(value_bytes, 4);
+/// let last = view.records().last().unwrap().unwrap();
+/// assert_eq!((last.offset, last.key, last.headers.len()), (101, None, 1));
+/// ```
+#[derive(Debug, Clone)]
+pub struct RecordBatchView<'a> {
+    /// Offset of the first record.
+    pub base_offset: i64,
+    /// Partition leader epoch.
+    pub partition_leader_epoch: i32,
+    /// Codec of the records section.
+    pub compression: Compression,
+    /// Meaning of the timestamps.
+    pub timestamp_type: TimestampType,
+    /// Part of a transaction.
+    pub is_transactional: bool,
+    /// A control batch (transaction marker).
+    pub is_control: bool,
+    /// `base_timestamp` is a delete horizon.
+    pub has_delete_horizon: bool,
+    /// Offset delta of the last record.
+    pub last_offset_delta: i32,
+    /// Timestamp of the first record (or the delete horizon).
+    pub base_timestamp: i64,
+    /// Largest record timestamp (or the log-append time).
+    pub max_timestamp: i64,
+    /// Producer id, −1 if not idempotent.
+    pub producer_id: i64,
+    /// Producer epoch, −1 if not idempotent.
+    pub producer_epoch: i16,
+    /// Sequence of the first record, −1 if not idempotent.
+    pub base_sequence: i32,
+    count: usize,
+    data: Cow<'a, [u8]>,
+}
+
+impl<'a> RecordBatchView<'a> {
+    /// Checks and views one batch that must occupy all of `input`, with
+    /// default limits. Same checks, in the same order, as
+    /// [`RecordBatch::decode`] up to the records, which are parsed lazily.
+    pub fn decode(input: &'a [u8]) -> Result<Self, DecodeError> {
+        Self::decode_with(input, &DecodeOptions::default())
+    }
+
+    /// [`decode`](Self::decode) with explicit limits.
+    pub fn decode_with(input: &'a [u8], opts: &DecodeOptions) -> Result<Self, DecodeError> {
+        let h = parse_header(input)?;
+        let body = &input[BATCH_HEADER_LEN..];
+        let data = if h.compression == Compression::None {
+            Cow::Borrowed(body)
+        } else {
+            Cow::Owned(compression::decompress(
+                h.compression,
+                body,
+                opts.max_decompressed_size,
+            )?)
+        };
+        let count = check_count(h.count, data.len())?;
+        Ok(Self {
+            base_offset: h.base_offset,
+            partition_leader_epoch: h.partition_leader_epoch,
+            compression: h.compression,
+            timestamp_type: h.timestamp_type(),
+            is_transactional: h.attributes & ATTR_TRANSACTIONAL != 0,
+            is_control: h.attributes & ATTR_CONTROL != 0,
+            has_delete_horizon: h.attributes & ATTR_DELETE_HORIZON != 0,
+            last_offset_delta: h.last_offset_delta,
+            base_timestamp: h.base_timestamp,
+            max_timestamp: h.max_timestamp,
+            producer_id: h.producer_id,
+            producer_epoch: h.producer_epoch,
+            base_sequence: h.base_sequence,
+            count,
+            data,
+        })
+    }
+
+    /// The record count of the header.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// True when the batch holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Offset of the last record: `base_offset + last_offset_delta`.
+    pub fn last_offset(&self) -> i64 {
+        self.base_offset
+            .wrapping_add(i64::from(self.last_offset_delta))
+    }
+
+    /// The (uncompressed) records section.
+    pub fn records_bytes(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// Iterates over the records, parsing each on demand.
+    pub fn records(&self) -> RecordRefs<'_> {
+        RecordRefs {
+            cursor: Cursor {
+                buf: &self.data,
+                pos: 0,
+                end: self.data.len(),
+            },
+            remaining: self.count,
+            done: false,
+            base_offset: self.base_offset,
+            base_timestamp: self.base_timestamp,
+        }
+    }
+}
+
+/// The records of a [`RecordBatchView`], parsed one at a time.
+///
+/// Yields `count` records, then checks that the records section is used up.
+/// The first malformed record is yielded as an `Err`, after which the
+/// iterator ends.
+#[derive(Debug, Clone)]
+pub struct RecordRefs<'a> {
+    cursor: Cursor<'a>,
+    remaining: usize,
+    done: bool,
+    base_offset: i64,
+    base_timestamp: i64,
+}
+
+impl<'a> Iterator for RecordRefs<'a> {
+    type Item = Result<RecordRef<'a>, DecodeError>;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.remaining == 0 {
+            if self.done {
+                return None;
+            }
+            self.done = true;
+            return self.cursor.finish().err().map(Err);
+        }
+        self.remaining -= 1;
+        match self.cursor.record(|_, _| {}) {
+            Ok(raw) => {
+                let buf = self.cursor.buf;
+                let slice = |r: Option<(usize, usize)>| r.map(|(s, e)| &buf[s..e]);
+                Some(Ok(RecordRef {
+                    timestamp: self.base_timestamp.wrapping_add(raw.timestamp_delta),
+                    offset: self.base_offset.wrapping_add(i64::from(raw.offset_delta)),
+                    key: slice(raw.key),
+                    value: slice(raw.value),
+                    headers: HeadersRef {
+                        data: &buf[raw.headers_start..raw.headers_end],
+                        count: raw.header_count,
+                    },
+                }))
+            }
+            Err(e) => {
+                self.remaining = 0;
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.remaining + usize::from(!self.done)))
+    }
+}
+
+/// One record borrowed from a [`RecordBatchView`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordRef<'a> {
+    /// Absolute timestamp (ms).
+    pub timestamp: i64,
+    /// Absolute offset.
+    pub offset: i64,
+    /// Key; `None` is null.
+    pub key: Option<&'a [u8]>,
+    /// Value; `None` is null (a tombstone).
+    pub value: Option<&'a [u8]>,
+    /// Headers, already validated.
+    pub headers: HeadersRef<'a>,
+}
+
+impl RecordRef<'_> {
+    /// Copies the record into an owned [`Record`].
+    pub fn to_record(&self) -> Record {
+        let copy = |b: Option<&[u8]>| b.map(Bytes::copy_from_slice);
+        Record {
+            timestamp: self.timestamp,
+            offset: self.offset,
+            key: copy(self.key),
+            value: copy(self.value),
+            headers: self
+                .headers
+                .iter()
+                .map(|h| RecordHeader {
+                    key: h.key.to_owned(),
+                    value: copy(h.value),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The headers of a [`RecordRef`] (validated when the record was parsed:
+/// UTF-8 keys, no null key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeadersRef<'a> {
+    data: &'a [u8],
+    count: u32,
+}
+
+impl<'a> HeadersRef<'a> {
+    /// Number of headers.
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    /// True when the record has no header.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Iterates over the headers, in order.
+    pub fn iter(&self) -> HeaderRefs<'a> {
+        HeaderRefs {
+            cursor: Cursor {
+                buf: self.data,
+                pos: 0,
+                end: self.data.len(),
+            },
+            remaining: self.count,
+        }
+    }
+}
+
+impl<'a> IntoIterator for HeadersRef<'a> {
+    type Item = RecordHeaderRef<'a>;
+    type IntoIter = HeaderRefs<'a>;
+
+    fn into_iter(self) -> HeaderRefs<'a> {
+        self.iter()
+    }
+}
+
+/// One header borrowed from a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordHeaderRef<'a> {
+    /// Header key.
+    pub key: &'a str,
+    /// Header value; `None` is null.
+    pub value: Option<&'a [u8]>,
+}
+
+/// Iterator over [`HeadersRef`].
+#[derive(Debug, Clone)]
+pub struct HeaderRefs<'a> {
+    cursor: Cursor<'a>,
+    remaining: u32,
+}
+
+impl<'a> Iterator for HeaderRefs<'a> {
+    type Item = RecordHeaderRef<'a>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        // Validated when the record was parsed: these reads cannot fail; stop
+        // quietly if they ever did.
+        let buf = self.cursor.buf;
+        let (ks, ke) = self.cursor.nullable_range("record.headers.key").ok()??;
+        let key = std::str::from_utf8(&buf[ks..ke]).ok()?;
+        let value = self
+            .cursor
+            .nullable_range("record.headers.value")
+            .ok()?
+            .map(|(s, e)| &buf[s..e]);
+        Some(RecordHeaderRef { key, value })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.remaining as usize))
+    }
 }
 
 impl RecordBatch {

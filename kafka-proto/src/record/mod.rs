@@ -13,6 +13,9 @@
 //!   (zero-copy keys and values), or the concatenated batches of a Fetch
 //!   response with [`RecordBatches`], which stops cleanly at a truncated last
 //!   batch.
+//! - Or view one batch with [`RecordBatchView`]: CRC-checked header, records
+//!   parsed lazily as [`RecordRef`]s borrowing from the input (no allocation
+//!   and no reference counting per record).
 //! - Control batches carry one [`ControlRecord`] (transaction markers).
 //! - Codecs: gzip, snappy (xerial framing, as Java), lz4 (LZ4 Frame) and zstd,
 //!   each behind its cargo feature; all pure Rust.
@@ -42,7 +45,9 @@ mod control;
 mod decode;
 
 pub use control::{ControlRecord, ControlRecordType};
-pub use decode::RecordBatches;
+pub use decode::{
+    HeaderRefs, HeadersRef, RecordBatchView, RecordBatches, RecordHeaderRef, RecordRef, RecordRefs,
+};
 
 use crate::error::{EncodeError, EncodeErrorKind};
 use bytes::{BufMut, Bytes};

@@ -154,3 +154,93 @@ fn record_hostile_count_does_not_allocate() {
         DecodeErrorKind::InvalidLength(_)
     ));
 }
+
+/// The view yields the same records as the owned decode.
+fn assert_view_matches(bytes: &[u8]) {
+    let owned = RecordBatch::decode(bytes).unwrap();
+    let view = RecordBatchView::decode(bytes).unwrap();
+    assert_eq!(view.len(), owned.records.len());
+    assert_eq!(
+        (view.base_offset, view.compression, view.is_transactional),
+        (owned.base_offset, owned.compression, owned.is_transactional)
+    );
+    assert_eq!(
+        (view.producer_id, view.base_sequence, view.last_offset()),
+        (owned.producer_id, owned.base_sequence, owned.last_offset())
+    );
+    let records: Vec<Record> = view.records().map(|r| r.unwrap().to_record()).collect();
+    assert_eq!(records, owned.records);
+}
+
+#[test]
+fn record_view_matches_owned_decode() {
+    let bytes = sample().encode_to_vec().unwrap();
+    assert_view_matches(&bytes);
+    let view = RecordBatchView::decode(&bytes).unwrap();
+    let first = view.records().next().unwrap().unwrap();
+    assert_eq!(first.key, Some(&b"k1"[..]));
+    let h: Vec<_> = first.headers.iter().collect();
+    assert_eq!(
+        h,
+        [RecordHeaderRef {
+            key: "h",
+            value: Some(&b"x"[..])
+        }]
+    );
+    assert_eq!(view.records_bytes(), &bytes[BATCH_HEADER_LEN..]);
+    assert_eq!(view.records().count(), 2);
+    let empty = RecordBatch::default().encode_to_vec().unwrap();
+    let view = RecordBatchView::decode(&empty).unwrap();
+    assert!(view.is_empty() && view.records().next().is_none());
+    for c in [
+        Compression::Gzip,
+        Compression::Snappy,
+        Compression::Lz4,
+        Compression::Zstd,
+    ] {
+        if c.is_supported() {
+            let mut b = sample();
+            b.compression = c;
+            assert_view_matches(&b.encode_to_vec().unwrap());
+        }
+    }
+}
+
+#[test]
+fn record_view_rejects_like_owned_decode() {
+    let mut bytes = sample().encode_to_vec().unwrap();
+    let n = bytes.len();
+    bytes[n - 1] ^= 1;
+    let view_err = RecordBatchView::decode(&bytes).unwrap_err();
+    assert!(matches!(view_err.kind, DecodeErrorKind::CrcMismatch { .. }));
+    assert_eq!(view_err, RecordBatch::decode(&bytes).unwrap_err());
+    assert_eq!(
+        RecordBatchView::decode(&bytes[..n - 1]).unwrap_err(),
+        RecordBatch::decode(&bytes[..n - 1]).unwrap_err()
+    );
+}
+
+#[test]
+fn record_view_reports_malformed_records_then_ends() {
+    // A CRC-valid batch whose count says 1 but holds 2 records: the record is
+    // yielded, then the trailing bytes, then nothing.
+    let mut bytes = sample().encode_to_vec().unwrap();
+    bytes[57..61].copy_from_slice(&1i32.to_be_bytes());
+    let crc = crc32c::crc32c(&bytes[ATTRIBUTES_OFFSET..]);
+    bytes[CRC_OFFSET..ATTRIBUTES_OFFSET].copy_from_slice(&crc.to_be_bytes());
+    let view = RecordBatchView::decode(&bytes).unwrap();
+    let mut it = view.records();
+    assert!(it.next().unwrap().is_ok());
+    let e = it.next().unwrap().unwrap_err();
+    assert!(matches!(e.kind, DecodeErrorKind::TrailingBytes(_)));
+    assert!(it.next().is_none());
+    assert_eq!(RecordBatch::decode(&bytes).unwrap_err(), e);
+    // A record length past the section: an error, then the end.
+    bytes[BATCH_HEADER_LEN] = 0x7e; // zigzag 63
+    let crc = crc32c::crc32c(&bytes[ATTRIBUTES_OFFSET..]);
+    bytes[CRC_OFFSET..ATTRIBUTES_OFFSET].copy_from_slice(&crc.to_be_bytes());
+    let view = RecordBatchView::decode(&bytes).unwrap();
+    let mut it = view.records();
+    assert!(it.next().unwrap().is_err());
+    assert!(it.next().is_none());
+}
