@@ -31,19 +31,29 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod accumulator;
+pub mod admin;
 pub mod backoff;
 pub mod cluster;
+pub mod config;
 pub mod connection;
 pub mod error;
+pub mod idempotence;
 pub mod metadata;
+pub mod metrics;
 pub mod partitioner;
 pub mod pool;
+pub mod producer;
 pub mod reader;
+pub mod record;
 pub mod sasl;
+pub mod sender;
+pub mod txn;
 pub mod versions;
 
 pub use backoff::ExponentialBackoff;
 pub use cluster::{Cluster, ClusterConfig, TopicSelection};
+pub use config::{Acks, ConfigError, PartitionerChoice, ProducerConfig, ProducerConfigBuilder};
 pub use connection::{Connection, ConnectionConfig};
 pub use error::{ClusterError, ConnError};
 pub use kafka_proto;
@@ -51,8 +61,15 @@ pub use metadata::{
     BrokerInfo, ClusterMetadata, MetadataUpdate, PartitionMetadata, TopicMetadata,
     DEFAULT_METADATA_MAX_AGE,
 };
+pub use metrics::MetricsSnapshot;
 pub use pool::{BrokerConnection, ConnectionPool};
+pub use producer::Producer;
+pub use record::{ProduceError, ProducerRecord, RecordMetadata, TopicPartition};
 pub use sasl::{SaslConfig, SaslMechanism};
 pub use versions::BrokerVersions;
 #[cfg(test)]
 mod peer_tests;
+pub use txn::{
+    abort_prepared, commit_prepared, CoordinatorClient, PreparedTransaction, ResumeOutcome,
+    TransactionError, TransactionManager,
+};

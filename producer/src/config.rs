@@ -1,0 +1,901 @@
+//! Producer configuration: a typed builder and Java property names.
+//!
+//! [`ProducerConfig::from_properties`] accepts the Java client's property
+//! names (`bootstrap.servers`, `acks`, `linger.ms`, ...). Unknown keys and bad
+//! values are errors naming the key; incompatible settings fail as in the Java
+//! client (`ProducerConfig.postProcessAndValidateIdempotenceConfigs`):
+//! idempotence explicitly enabled with `acks` other than `all`, `retries=0`
+//! or more than 5 requests in flight is an error, while the same settings
+//! with `enable.idempotence` left unset silently disable idempotence.
+//!
+//! ```
+//! use kafka_producer::config::{Acks, ProducerConfig};
+//! let cfg = ProducerConfig::from_properties([
+//!     ("bootstrap.servers", "127.0.0.1:9092"),
+//!     ("acks", "1"),
+//!     ("linger.ms", "10"),
+//! ])
+//! .unwrap();
+//! assert_eq!(cfg.acks, Acks::One);
+//! assert!(!cfg.idempotence(), "acks=1 silently disables default idempotence");
+//!
+//! let err = ProducerConfig::from_properties([
+//!     ("bootstrap.servers", "127.0.0.1:9092"),
+//!     ("acks", "1"),
+//!     ("enable.idempotence", "true"),
+//! ])
+//! .unwrap_err();
+//! assert_eq!(err.key(), "acks");
+//!
+//! let typed = ProducerConfig::builder("127.0.0.1:9092")
+//!     .linger(std::time::Duration::from_millis(20))
+//!     .batch_size(64 * 1024)
+//!     .build()
+//!     .unwrap();
+//! assert!(typed.idempotence());
+//! ```
+
+use crate::sasl::{SaslConfig, SaslMechanism};
+use crate::{ClusterConfig, ConnectionConfig};
+use kafka_proto::record::Compression;
+use std::time::Duration;
+
+/// Acknowledgements the leader waits for (`acks`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Acks {
+    /// `acks=0`: fire and forget; offsets are unknown (-1).
+    Zero,
+    /// `acks=1`: the leader's log.
+    One,
+    /// `acks=all` / `-1`: the full ISR (the default).
+    #[default]
+    All,
+}
+
+impl Acks {
+    /// The wire value (0, 1, -1).
+    pub fn wire(self) -> i16 {
+        match self {
+            Acks::Zero => 0,
+            Acks::One => 1,
+            Acks::All => -1,
+        }
+    }
+}
+
+/// `security.protocol`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SecurityProtocol {
+    /// No authentication, no TLS.
+    #[default]
+    Plaintext,
+    /// SASL over plain TCP.
+    SaslPlaintext,
+}
+
+/// Which partitioner assigns partitions to records without one.
+///
+/// The implementations live in [`crate::partitioner`]; `Custom` takes any
+/// [`crate::partitioner::Partitioner`].
+#[derive(Debug, Clone, Default)]
+pub enum PartitionerChoice {
+    /// Java's default: murmur2 of the key, sticky partitions for null keys.
+    #[default]
+    Default,
+    /// Every record to the next partition in turn.
+    RoundRobin,
+    /// Flink's fixed partitioner: subtask index modulo the partition count.
+    Fixed(usize),
+    /// murmur2 of the key for every record (null keys: sticky).
+    KeyHash,
+    /// A user partitioner.
+    Custom(std::sync::Arc<dyn crate::partitioner::Partitioner>),
+}
+
+impl PartitionerChoice {
+    /// The partitioner instance.
+    pub fn build(&self) -> std::sync::Arc<dyn crate::partitioner::Partitioner> {
+        use crate::partitioner::*;
+        match self {
+            Self::Default => std::sync::Arc::new(DefaultPartitioner::new()),
+            Self::RoundRobin => std::sync::Arc::new(RoundRobinPartitioner::new()),
+            Self::Fixed(s) => std::sync::Arc::new(FixedPartitioner::new(*s)),
+            Self::KeyHash => std::sync::Arc::new(KeyHashPartitioner::new()),
+            Self::Custom(p) => p.clone(),
+        }
+    }
+}
+
+/// A configuration error, naming the property it is about.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A property this client does not know.
+    #[error("unknown producer property {0:?}")]
+    UnknownKey(String),
+    /// A value that does not parse or is out of range.
+    #[error("invalid value {value:?} for {key}: {reason}")]
+    InvalidValue {
+        /// The property.
+        key: String,
+        /// The value given.
+        value: String,
+        /// Why it is rejected.
+        reason: String,
+    },
+    /// Settings that cannot be combined (e.g. idempotence with `acks=1`).
+    #[error("incompatible setting {key}: {reason}")]
+    Incompatible {
+        /// The property at fault.
+        key: String,
+        /// Why.
+        reason: String,
+    },
+    /// A required property is missing.
+    #[error("missing required property {0}")]
+    Missing(String),
+}
+
+impl ConfigError {
+    /// The property the error is about.
+    pub fn key(&self) -> &str {
+        match self {
+            ConfigError::UnknownKey(k) | ConfigError::Missing(k) => k,
+            ConfigError::InvalidValue { key, .. } | ConfigError::Incompatible { key, .. } => key,
+        }
+    }
+}
+
+/// The producer's settings. Build with [`ProducerConfig::builder`] or
+/// [`ProducerConfig::from_properties`]; both validate.
+#[derive(Debug, Clone)]
+pub struct ProducerConfig {
+    /// `bootstrap.servers`.
+    pub bootstrap_servers: Vec<String>,
+    /// `client.id` (default `kafka-eos-producer`).
+    pub client_id: String,
+    /// `acks` (default all).
+    pub acks: Acks,
+    /// `batch.size` in bytes (default 16384).
+    pub batch_size: usize,
+    /// `linger.ms` (default 5 ms, as Java 4.x).
+    pub linger: Duration,
+    /// `buffer.memory` in bytes (default 32 MiB).
+    pub buffer_memory: usize,
+    /// `compression.type` (default none).
+    pub compression: Compression,
+    /// `retries` (default `i32::MAX`).
+    pub retries: i32,
+    /// `retry.backoff.ms` (default 100 ms).
+    pub retry_backoff: Duration,
+    /// `delivery.timeout.ms` (default 120 s).
+    pub delivery_timeout: Duration,
+    /// `request.timeout.ms` (default 30 s).
+    pub request_timeout: Duration,
+    /// `max.request.size` (default 1 MiB).
+    pub max_request_size: usize,
+    /// `max.in.flight.requests.per.connection` (default 5).
+    pub max_in_flight: usize,
+    /// `enable.idempotence` as given: `None` when not set explicitly.
+    pub enable_idempotence: Option<bool>,
+    /// `metadata.max.age.ms` (default 5 min).
+    pub metadata_max_age: Duration,
+    /// `max.block.ms` (default 60 s).
+    pub max_block: Duration,
+    /// `security.protocol`.
+    pub security_protocol: SecurityProtocol,
+    /// `sasl.mechanism` (default PLAIN).
+    pub sasl_mechanism: SaslMechanism,
+    /// `sasl.username` (or from `sasl.jaas.config`).
+    pub sasl_username: Option<String>,
+    /// `sasl.password` (or from `sasl.jaas.config`).
+    pub sasl_password: Option<String>,
+    /// `transactional.id` (used by the transactional producer).
+    pub transactional_id: Option<String>,
+    /// `transaction.timeout.ms` (default 60 s).
+    pub transaction_timeout: Duration,
+    /// `partitioner.class` (typed).
+    pub partitioner: PartitionerChoice,
+    /// In-process metrics (`metrics.enabled`, a kafka-eos extension; default on).
+    pub metrics_enabled: bool,
+    delivery_timeout_set: bool,
+}
+
+impl ProducerConfig {
+    /// Defaults for `bootstrap` (comma-separated), not yet validated.
+    pub fn new(bootstrap: &str) -> Self {
+        Self {
+            bootstrap_servers: split_list(bootstrap),
+            client_id: "kafka-eos-producer".into(),
+            acks: Acks::All,
+            batch_size: 16384,
+            linger: Duration::from_millis(5),
+            buffer_memory: 32 * 1024 * 1024,
+            compression: Compression::None,
+            retries: i32::MAX,
+            retry_backoff: Duration::from_millis(100),
+            delivery_timeout: Duration::from_millis(120_000),
+            request_timeout: Duration::from_millis(30_000),
+            max_request_size: 1024 * 1024,
+            max_in_flight: 5,
+            enable_idempotence: None,
+            metadata_max_age: Duration::from_millis(300_000),
+            max_block: Duration::from_millis(60_000),
+            security_protocol: SecurityProtocol::Plaintext,
+            sasl_mechanism: SaslMechanism::Plain,
+            sasl_username: None,
+            sasl_password: None,
+            transactional_id: None,
+            transaction_timeout: Duration::from_millis(60_000),
+            partitioner: PartitionerChoice::Default,
+            metrics_enabled: true,
+            delivery_timeout_set: false,
+        }
+    }
+
+    /// A typed builder with Java's defaults.
+    pub fn builder(bootstrap: &str) -> ProducerConfigBuilder {
+        ProducerConfigBuilder {
+            config: Self::new(bootstrap),
+        }
+    }
+
+    /// Parses Java producer properties. Every key must be known; values are
+    /// validated and the result is checked as a whole (see the module docs).
+    ///
+    /// ```
+    /// use kafka_producer::config::ProducerConfig;
+    /// let e = ProducerConfig::from_properties([("bootstrap.servers", "h:1"), ("linger.ms", "soon")]).unwrap_err();
+    /// assert_eq!(e.key(), "linger.ms");
+    /// let e = ProducerConfig::from_properties([("bootstrap.servers", "h:1"), ("lingr.ms", "5")]).unwrap_err();
+    /// assert_eq!(e.key(), "lingr.ms");
+    /// ```
+    pub fn from_properties<I, K, V>(props: I) -> Result<Self, ConfigError>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let mut c = Self::new("");
+        let mut have_bootstrap = false;
+        let mut jaas: Option<(String, String)> = None;
+        for (k, v) in props {
+            let (key, value) = (k.as_ref().trim(), v.as_ref().trim());
+            match key {
+                "bootstrap.servers" => {
+                    c.bootstrap_servers = split_list(value);
+                    if c.bootstrap_servers.is_empty() {
+                        return Err(invalid(key, value, "empty list"));
+                    }
+                    for a in &c.bootstrap_servers {
+                        match a.rsplit_once(':') {
+                            Some((h, p)) if !h.is_empty() && p.parse::<u16>().is_ok() => {}
+                            _ => return Err(invalid(key, value, "expected host:port[,host:port]")),
+                        }
+                    }
+                    have_bootstrap = true;
+                }
+                "client.id" => c.client_id = value.to_string(),
+                "acks" => {
+                    c.acks = match value {
+                        "0" => Acks::Zero,
+                        "1" => Acks::One,
+                        "all" | "-1" => Acks::All,
+                        _ => return Err(invalid(key, value, "expected 0, 1, all or -1")),
+                    }
+                }
+                "batch.size" => c.batch_size = int(key, value, 0, i32::MAX as i64)? as usize,
+                "linger.ms" => c.linger = ms(key, value, 0, i32::MAX as i64)?,
+                "buffer.memory" => c.buffer_memory = int(key, value, 0, i64::MAX)? as usize,
+                "compression.type" => c.compression = compression(key, value)?,
+                "compression.gzip.level"
+                | "compression.lz4.level"
+                | "compression.zstd.level" => {
+                    int(key, value, -131072, 22)?;
+                }
+                "retries" => c.retries = int(key, value, 0, i32::MAX as i64)? as i32,
+                "retry.backoff.ms" => c.retry_backoff = ms(key, value, 0, i64::MAX)?,
+                "delivery.timeout.ms" => {
+                    c.delivery_timeout = ms(key, value, 0, i32::MAX as i64)?;
+                    c.delivery_timeout_set = true;
+                }
+                "request.timeout.ms" => c.request_timeout = ms(key, value, 0, i32::MAX as i64)?,
+                "max.request.size" => {
+                    c.max_request_size = int(key, value, 0, i32::MAX as i64)? as usize
+                }
+                "max.in.flight.requests.per.connection" => {
+                    c.max_in_flight = int(key, value, 1, i32::MAX as i64)? as usize
+                }
+                "enable.idempotence" => c.enable_idempotence = Some(boolean(key, value)?),
+                "metadata.max.age.ms" => c.metadata_max_age = ms(key, value, 0, i64::MAX)?,
+                "max.block.ms" => c.max_block = ms(key, value, 0, i64::MAX)?,
+                "security.protocol" => {
+                    c.security_protocol = match value.to_ascii_uppercase().as_str() {
+                        "PLAINTEXT" => SecurityProtocol::Plaintext,
+                        "SASL_PLAINTEXT" => SecurityProtocol::SaslPlaintext,
+                        _ => return Err(invalid(key, value, "expected PLAINTEXT or SASL_PLAINTEXT (SSL and SASL_SSL are not supported yet)")),
+                    }
+                }
+                "sasl.mechanism" => {
+                    c.sasl_mechanism = match value {
+                        "PLAIN" => SaslMechanism::Plain,
+                        "SCRAM-SHA-256" => SaslMechanism::ScramSha256,
+                        "SCRAM-SHA-512" => SaslMechanism::ScramSha512,
+                        _ => {
+                            return Err(invalid(
+                                key,
+                                value,
+                                "expected PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512",
+                            ))
+                        }
+                    }
+                }
+                "sasl.username" => c.sasl_username = Some(value.to_string()),
+                "sasl.password" => c.sasl_password = Some(value.to_string()),
+                "sasl.jaas.config" => jaas = Some(parse_jaas(key, value)?),
+                "transactional.id" => {
+                    if value.is_empty() {
+                        return Err(invalid(key, value, "must not be empty"));
+                    }
+                    c.transactional_id = Some(value.to_string())
+                }
+                "transaction.timeout.ms" => {
+                    c.transaction_timeout = ms(key, value, 1, i32::MAX as i64)?
+                }
+                "partitioner.class" => c.partitioner = partitioner(key, value)?,
+                "partitioner.ignore.keys" => {
+                    if boolean(key, value)? {
+                        c.partitioner = PartitionerChoice::RoundRobin;
+                    }
+                }
+                "metrics.enabled" => c.metrics_enabled = boolean(key, value)?,
+                // Serializers are the caller's business in Rust: accept the
+                // byte-array ones Java tools pass, reject others.
+                "key.serializer" | "value.serializer" => {
+                    if !value.ends_with("ByteArraySerializer") && !value.ends_with("BytesSerializer") {
+                        return Err(invalid(key, value, "records carry bytes; only ByteArraySerializer/BytesSerializer are accepted"));
+                    }
+                }
+                _ => return Err(ConfigError::UnknownKey(key.to_string())),
+            }
+        }
+        if !have_bootstrap {
+            return Err(ConfigError::Missing("bootstrap.servers".into()));
+        }
+        if let Some((u, p)) = jaas {
+            c.sasl_username.get_or_insert(u);
+            c.sasl_password.get_or_insert(p);
+        }
+        c.validate()
+    }
+
+    /// Checks the settings as a whole and resolves `enable.idempotence`.
+    pub fn validate(mut self) -> Result<Self, ConfigError> {
+        if self.bootstrap_servers.is_empty() {
+            return Err(ConfigError::Missing("bootstrap.servers".into()));
+        }
+        if self.max_in_flight == 0 {
+            return Err(ConfigError::InvalidValue {
+                key: "max.in.flight.requests.per.connection".into(),
+                value: "0".into(),
+                reason: "must be at least 1".into(),
+            });
+        }
+        if !self.compression.is_supported() {
+            return Err(ConfigError::InvalidValue {
+                key: "compression.type".into(),
+                value: self.compression.name().into(),
+                reason: format!(
+                    "this build lacks the `{}` cargo feature of kafka-producer",
+                    self.compression.name()
+                ),
+            });
+        }
+        // Java: postProcessAndValidateIdempotenceConfigs.
+        let explicit = self.enable_idempotence;
+        if explicit != Some(false) {
+            let mut disable = None;
+            if self.retries == 0 {
+                disable = Some((
+                    "retries",
+                    "must set retries to non-zero when using the idempotent producer",
+                ));
+            } else if self.acks != Acks::All {
+                disable = Some(("acks", "must set acks to all in order to use the idempotent producer; otherwise idempotence cannot be guaranteed"));
+            } else if self.max_in_flight > 5 {
+                disable = Some((
+                    "max.in.flight.requests.per.connection",
+                    "must be at most 5 to use the idempotent producer",
+                ));
+            }
+            if let Some((key, reason)) = disable {
+                if explicit == Some(true) {
+                    return Err(ConfigError::Incompatible {
+                        key: key.into(),
+                        reason: reason.into(),
+                    });
+                }
+                self.enable_idempotence = Some(false);
+            }
+        }
+        if self.transactional_id.is_some() && self.enable_idempotence == Some(false) {
+            return Err(ConfigError::Incompatible {
+                key: "transactional.id".into(),
+                reason: "cannot set a transactional.id without also enabling idempotence".into(),
+            });
+        }
+        if self.sasl_enabled() && (self.sasl_username.is_none() || self.sasl_password.is_none()) {
+            return Err(ConfigError::Missing(
+                "sasl.username/sasl.password (or sasl.jaas.config)".into(),
+            ));
+        }
+        // Java: KafkaProducer.configureDeliveryTimeout.
+        let floor = self.linger + self.request_timeout;
+        if self.delivery_timeout < floor {
+            if self.delivery_timeout_set {
+                return Err(ConfigError::Incompatible {
+                    key: "delivery.timeout.ms".into(),
+                    reason: "must be equal to or larger than linger.ms + request.timeout.ms".into(),
+                });
+            }
+            self.delivery_timeout = floor;
+        }
+        Ok(self)
+    }
+
+    /// True when the producer will be idempotent (explicitly or by default).
+    pub fn idempotence(&self) -> bool {
+        self.enable_idempotence != Some(false)
+    }
+
+    fn sasl_enabled(&self) -> bool {
+        self.security_protocol == SecurityProtocol::SaslPlaintext
+    }
+
+    /// The connection settings derived from this configuration.
+    pub fn connection_config(&self) -> ConnectionConfig {
+        ConnectionConfig {
+            client_id: Some(self.client_id.clone()),
+            request_timeout: self.request_timeout,
+            sasl: if self.sasl_enabled() {
+                Some(SaslConfig::new(
+                    self.sasl_mechanism,
+                    self.sasl_username.clone().unwrap_or_default(),
+                    self.sasl_password.clone().unwrap_or_default(),
+                ))
+            } else {
+                None
+            },
+            ..ConnectionConfig::default()
+        }
+    }
+
+    /// The cluster settings derived from this configuration.
+    pub fn cluster_config(&self) -> ClusterConfig {
+        let mut c = ClusterConfig::new(&self.bootstrap_servers.join(","));
+        c.connection = self.connection_config();
+        c.metadata_max_age = self.metadata_max_age;
+        c.metadata_refresh_backoff = self.retry_backoff;
+        c
+    }
+}
+
+/// Typed builder of a [`ProducerConfig`]; [`Self::build`] validates.
+///
+/// ```
+/// use kafka_producer::config::{Acks, ProducerConfig};
+/// use kafka_proto::record::Compression;
+/// let cfg = ProducerConfig::builder("127.0.0.1:9092")
+///     .acks(Acks::All)
+///     .compression(Compression::None)
+///     .max_in_flight(5)
+///     .enable_idempotence(true)
+///     .build()
+///     .unwrap();
+/// assert_eq!(cfg.batch_size, 16384);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ProducerConfigBuilder {
+    config: ProducerConfig,
+}
+
+macro_rules! setter {
+    ($(#[$doc:meta] $name:ident : $ty:ty => $field:ident;)*) => {
+        $(#[$doc] pub fn $name(mut self, v: $ty) -> Self { self.config.$field = v.into(); self })*
+    };
+}
+
+impl ProducerConfigBuilder {
+    setter! {
+        /// `client.id`.
+        client_id: impl Into<String> => client_id;
+        /// `acks`.
+        acks: Acks => acks;
+        /// `batch.size`.
+        batch_size: usize => batch_size;
+        /// `linger.ms`.
+        linger: Duration => linger;
+        /// `buffer.memory`.
+        buffer_memory: usize => buffer_memory;
+        /// `compression.type`.
+        compression: Compression => compression;
+        /// `retries`.
+        retries: i32 => retries;
+        /// `retry.backoff.ms`.
+        retry_backoff: Duration => retry_backoff;
+        /// `request.timeout.ms`.
+        request_timeout: Duration => request_timeout;
+        /// `max.request.size`.
+        max_request_size: usize => max_request_size;
+        /// `max.in.flight.requests.per.connection`.
+        max_in_flight: usize => max_in_flight;
+        /// `metadata.max.age.ms`.
+        metadata_max_age: Duration => metadata_max_age;
+        /// `max.block.ms`.
+        max_block: Duration => max_block;
+        /// `transaction.timeout.ms`.
+        transaction_timeout: Duration => transaction_timeout;
+        /// The partitioner.
+        partitioner: PartitionerChoice => partitioner;
+        /// In-process metrics on/off.
+        metrics_enabled: bool => metrics_enabled;
+    }
+
+    /// `delivery.timeout.ms` (explicitly set: must be ≥ linger + request timeout).
+    pub fn delivery_timeout(mut self, v: Duration) -> Self {
+        self.config.delivery_timeout = v;
+        self.config.delivery_timeout_set = true;
+        self
+    }
+
+    /// `enable.idempotence`, explicitly.
+    pub fn enable_idempotence(mut self, on: bool) -> Self {
+        self.config.enable_idempotence = Some(on);
+        self
+    }
+
+    /// `transactional.id`.
+    pub fn transactional_id(mut self, id: impl Into<String>) -> Self {
+        self.config.transactional_id = Some(id.into());
+        self
+    }
+
+    /// `security.protocol=SASL_PLAINTEXT` with a mechanism and credentials.
+    pub fn sasl(
+        mut self,
+        mechanism: SaslMechanism,
+        username: impl Into<String>,
+        password: impl Into<String>,
+    ) -> Self {
+        self.config.security_protocol = SecurityProtocol::SaslPlaintext;
+        self.config.sasl_mechanism = mechanism;
+        self.config.sasl_username = Some(username.into());
+        self.config.sasl_password = Some(password.into());
+        self
+    }
+
+    /// Validates and returns the configuration.
+    pub fn build(self) -> Result<ProducerConfig, ConfigError> {
+        self.config.validate()
+    }
+}
+
+fn split_list(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+fn invalid(key: &str, value: &str, reason: &str) -> ConfigError {
+    ConfigError::InvalidValue {
+        key: key.into(),
+        value: value.into(),
+        reason: reason.into(),
+    }
+}
+
+fn int(key: &str, value: &str, min: i64, max: i64) -> Result<i64, ConfigError> {
+    let v: i64 = value
+        .parse()
+        .map_err(|_| invalid(key, value, "not an integer"))?;
+    if v < min || v > max {
+        return Err(invalid(key, value, &format!("must be in [{min}, {max}]")));
+    }
+    Ok(v)
+}
+
+fn ms(key: &str, value: &str, min: i64, max: i64) -> Result<Duration, ConfigError> {
+    Ok(Duration::from_millis(int(key, value, min, max)? as u64))
+}
+
+fn boolean(key: &str, value: &str) -> Result<bool, ConfigError> {
+    match value.to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(invalid(key, value, "expected true or false")),
+    }
+}
+
+fn compression(key: &str, value: &str) -> Result<Compression, ConfigError> {
+    let c = match value {
+        "none" => Compression::None,
+        "gzip" => Compression::Gzip,
+        "snappy" => Compression::Snappy,
+        "lz4" => Compression::Lz4,
+        "zstd" => Compression::Zstd,
+        _ => {
+            return Err(invalid(
+                key,
+                value,
+                "expected none, gzip, snappy, lz4 or zstd",
+            ))
+        }
+    };
+    if !c.is_supported() {
+        return Err(invalid(
+            key,
+            value,
+            "codec not compiled in (enable the kafka-producer cargo feature of that name)",
+        ));
+    }
+    Ok(c)
+}
+
+fn partitioner(key: &str, value: &str) -> Result<PartitionerChoice, ConfigError> {
+    let short = value.rsplit('.').next().unwrap_or(value);
+    Ok(match short {
+        "" | "default" | "DefaultPartitioner" | "BuiltInPartitioner" => PartitionerChoice::Default,
+        "round_robin" | "RoundRobinPartitioner" => PartitionerChoice::RoundRobin,
+        "key_hash" | "KeyHashPartitioner" => PartitionerChoice::KeyHash,
+        s if s.starts_with("fixed:") => PartitionerChoice::Fixed(
+            s[6..]
+                .parse()
+                .ok()
+                .filter(|_: &usize| true)
+                .ok_or_else(|| invalid(key, value, "expected fixed:<subtask index>"))?,
+        ),
+        _ => {
+            return Err(invalid(
+                key,
+                value,
+                "expected default, round_robin, key_hash, fixed:<subtask> or org.apache.kafka.clients.producer.RoundRobinPartitioner",
+            ))
+        }
+    })
+}
+
+/// Extracts username and password from a `PlainLoginModule` or
+/// `ScramLoginModule` JAAS line.
+fn parse_jaas(key: &str, value: &str) -> Result<(String, String), ConfigError> {
+    if !(value.contains("PlainLoginModule") || value.contains("ScramLoginModule")) {
+        return Err(invalid(
+            key,
+            value,
+            "only PlainLoginModule and ScramLoginModule are supported",
+        ));
+    }
+    let field = |name: &str| -> Option<String> {
+        let mut rest = value;
+        while let Some(i) = rest.find(name) {
+            let after = rest[i + name.len()..].trim_start();
+            let before_ok = i == 0 || rest.as_bytes()[i - 1].is_ascii_whitespace();
+            if before_ok {
+                if let Some(a) = after.strip_prefix('=') {
+                    let a = a.trim_start();
+                    if let Some(q) = a.strip_prefix('"') {
+                        return q.find('"').map(|e| q[..e].to_string());
+                    }
+                    let end = a
+                        .find(|c: char| c.is_whitespace() || c == ';')
+                        .unwrap_or(a.len());
+                    return Some(a[..end].to_string());
+                }
+            }
+            rest = &rest[i + name.len()..];
+        }
+        None
+    };
+    match (field("username"), field("password")) {
+        (Some(u), Some(p)) => Ok((u, p)),
+        _ => Err(invalid(
+            key,
+            "<redacted>",
+            "username and password are required",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn props(extra: &[(&str, &str)]) -> Result<ProducerConfig, ConfigError> {
+        let mut v = vec![("bootstrap.servers", "a:1,b:2")];
+        v.extend_from_slice(extra);
+        ProducerConfig::from_properties(v)
+    }
+
+    #[test]
+    fn every_key_parses() {
+        let c = props(&[
+            ("client.id", "me"),
+            ("acks", "-1"),
+            ("batch.size", "1000"),
+            ("linger.ms", "7"),
+            ("buffer.memory", "1000000"),
+            ("compression.type", "none"),
+            ("retries", "3"),
+            ("retry.backoff.ms", "50"),
+            ("delivery.timeout.ms", "40000"),
+            ("request.timeout.ms", "20000"),
+            ("max.request.size", "2000000"),
+            ("max.in.flight.requests.per.connection", "3"),
+            ("enable.idempotence", "true"),
+            ("metadata.max.age.ms", "1000"),
+            ("max.block.ms", "500"),
+            ("security.protocol", "SASL_PLAINTEXT"),
+            ("sasl.mechanism", "SCRAM-SHA-512"),
+            ("sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"alice\" password=\"s3cret\";"),
+            ("transactional.id", "tx"),
+            ("transaction.timeout.ms", "9000"),
+            ("partitioner.class", "org.apache.kafka.clients.producer.RoundRobinPartitioner"),
+            ("metrics.enabled", "false"),
+            ("key.serializer", "org.apache.kafka.common.serialization.ByteArraySerializer"),
+        ])
+        .unwrap();
+        assert_eq!(c.bootstrap_servers, vec!["a:1", "b:2"]);
+        assert_eq!(c.client_id, "me");
+        assert_eq!(c.acks, Acks::All);
+        assert_eq!(c.batch_size, 1000);
+        assert_eq!(c.linger, Duration::from_millis(7));
+        assert_eq!(c.buffer_memory, 1_000_000);
+        assert_eq!(c.retries, 3);
+        assert_eq!(c.retry_backoff, Duration::from_millis(50));
+        assert_eq!(c.delivery_timeout, Duration::from_millis(40_000));
+        assert_eq!(c.request_timeout, Duration::from_millis(20_000));
+        assert_eq!(c.max_request_size, 2_000_000);
+        assert_eq!(c.max_in_flight, 3);
+        assert!(c.idempotence());
+        assert_eq!(c.metadata_max_age, Duration::from_secs(1));
+        assert_eq!(c.max_block, Duration::from_millis(500));
+        assert_eq!(c.security_protocol, SecurityProtocol::SaslPlaintext);
+        assert_eq!(c.sasl_mechanism, SaslMechanism::ScramSha512);
+        assert_eq!(c.sasl_username.as_deref(), Some("alice"));
+        assert_eq!(c.sasl_password.as_deref(), Some("s3cret"));
+        assert_eq!(c.transactional_id.as_deref(), Some("tx"));
+        assert_eq!(c.transaction_timeout, Duration::from_secs(9));
+        assert!(matches!(c.partitioner, PartitionerChoice::RoundRobin));
+        assert!(!c.metrics_enabled);
+        let cc = c.connection_config();
+        assert_eq!(cc.sasl.unwrap().mechanism, SaslMechanism::ScramSha512);
+        let p = props(&[
+            ("sasl.mechanism", "PLAIN"),
+            ("security.protocol", "SASL_PLAINTEXT"),
+            ("sasl.username", "u"),
+            ("sasl.password", "p"),
+        ])
+        .unwrap();
+        assert_eq!(p.sasl_username.as_deref(), Some("u"));
+        for (v, want) in [
+            ("fixed:3", "Fixed(3)"),
+            ("key_hash", "KeyHash"),
+            ("default", "Default"),
+        ] {
+            let c = props(&[("partitioner.class", v)]).unwrap();
+            assert_eq!(format!("{:?}", c.partitioner), want);
+        }
+    }
+
+    #[test]
+    fn defaults_match_java() {
+        let c = props(&[]).unwrap();
+        assert_eq!(c.acks, Acks::All);
+        assert_eq!(c.batch_size, 16384);
+        assert_eq!(c.linger, Duration::from_millis(5));
+        assert_eq!(c.buffer_memory, 33_554_432);
+        assert_eq!(c.retries, i32::MAX);
+        assert_eq!(c.delivery_timeout, Duration::from_secs(120));
+        assert_eq!(c.request_timeout, Duration::from_secs(30));
+        assert_eq!(c.max_request_size, 1_048_576);
+        assert_eq!(c.max_in_flight, 5);
+        assert_eq!(c.max_block, Duration::from_secs(60));
+        assert!(c.idempotence());
+    }
+
+    #[test]
+    fn unknown_key_and_bad_values_name_the_key() {
+        assert_eq!(
+            props(&[("no.such", "1")]).unwrap_err(),
+            ConfigError::UnknownKey("no.such".into())
+        );
+        for (k, v) in [
+            ("acks", "2"),
+            ("batch.size", "-1"),
+            ("linger.ms", "x"),
+            ("buffer.memory", "lots"),
+            ("compression.type", "brotli"),
+            ("retries", "-3"),
+            ("retry.backoff.ms", "1.5"),
+            ("delivery.timeout.ms", "forever"),
+            ("request.timeout.ms", ""),
+            ("max.request.size", "1e6"),
+            ("max.in.flight.requests.per.connection", "0"),
+            ("enable.idempotence", "yes"),
+            ("metadata.max.age.ms", "-"),
+            ("max.block.ms", "-1"),
+            ("security.protocol", "SSL"),
+            ("sasl.mechanism", "GSSAPI"),
+            ("sasl.jaas.config", "com.sun.Krb5LoginModule required;"),
+            ("transactional.id", ""),
+            ("transaction.timeout.ms", "0"),
+            ("partitioner.class", "com.example.Mine"),
+            ("metrics.enabled", "1"),
+            ("bootstrap.servers", "nohost"),
+            (
+                "value.serializer",
+                "org.apache.kafka.common.serialization.StringSerializer",
+            ),
+        ] {
+            let e = props(&[(k, v)]).unwrap_err();
+            assert_eq!(e.key(), k, "{k}={v}: {e}");
+            assert!(matches!(e, ConfigError::InvalidValue { .. }), "{e}");
+        }
+        assert_eq!(
+            ProducerConfig::from_properties([("acks", "1")])
+                .unwrap_err()
+                .key(),
+            "bootstrap.servers"
+        );
+    }
+
+    #[test]
+    fn incompatible_settings_as_java() {
+        // Explicit idempotence: errors.
+        let e = props(&[("enable.idempotence", "true"), ("acks", "1")]).unwrap_err();
+        assert!(matches!(e, ConfigError::Incompatible { .. }) && e.key() == "acks");
+        let e = props(&[
+            ("enable.idempotence", "true"),
+            ("max.in.flight.requests.per.connection", "6"),
+        ])
+        .unwrap_err();
+        assert_eq!(e.key(), "max.in.flight.requests.per.connection");
+        let e = props(&[("enable.idempotence", "true"), ("retries", "0")]).unwrap_err();
+        assert_eq!(e.key(), "retries");
+        // Default idempotence: silently disabled.
+        assert!(!props(&[("acks", "0")]).unwrap().idempotence());
+        assert!(!props(&[("max.in.flight.requests.per.connection", "6")])
+            .unwrap()
+            .idempotence());
+        assert!(!props(&[("retries", "0")]).unwrap().idempotence());
+        // transactional.id needs idempotence.
+        let e = props(&[("transactional.id", "t"), ("acks", "1")]).unwrap_err();
+        assert_eq!(e.key(), "transactional.id");
+        let e = props(&[("transactional.id", "t"), ("enable.idempotence", "false")]).unwrap_err();
+        assert_eq!(e.key(), "transactional.id");
+        // delivery.timeout.ms < linger + request timeout.
+        let e = props(&[("delivery.timeout.ms", "1000")]).unwrap_err();
+        assert_eq!(e.key(), "delivery.timeout.ms");
+        let c = props(&[("request.timeout.ms", "200000")]).unwrap();
+        assert_eq!(
+            c.delivery_timeout,
+            Duration::from_millis(200_005),
+            "adjusted when not set"
+        );
+        // SASL without credentials.
+        assert!(props(&[("security.protocol", "SASL_PLAINTEXT")]).is_err());
+        // Builder.
+        let e = ProducerConfig::builder("h:1")
+            .acks(Acks::One)
+            .enable_idempotence(true)
+            .build()
+            .unwrap_err();
+        assert_eq!(e.key(), "acks");
+        assert!(!ProducerConfig::builder("h:1")
+            .acks(Acks::One)
+            .build()
+            .unwrap()
+            .idempotence());
+    }
+}

@@ -1,0 +1,200 @@
+//! Records handed to the producer, their delivery reports and errors.
+//!
+//! ```
+//! use bytes::Bytes;
+//! use kafka_producer::record::ProducerRecord;
+//! let r = ProducerRecord::new("orders")
+//!     .key("customer-7")
+//!     .value(Bytes::from_static(b"{\"total\": 12}"))
+//!     .header("trace-id", Some("abc"))
+//!     .partition(3)
+//!     .timestamp(1_700_000_000_000);
+//! assert_eq!(r.partition, Some(3));
+//! assert_eq!(r.headers[0].0, "trace-id");
+//! ```
+
+use bytes::Bytes;
+use kafka_proto::ErrorCode;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A topic and partition.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TopicPartition {
+    /// Topic name (shared, cheap to clone).
+    pub topic: Arc<str>,
+    /// Partition index.
+    pub partition: i32,
+}
+
+impl TopicPartition {
+    /// `topic`-`partition`.
+    pub fn new(topic: impl Into<Arc<str>>, partition: i32) -> Self {
+        Self {
+            topic: topic.into(),
+            partition,
+        }
+    }
+}
+
+impl fmt::Display for TopicPartition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}", self.topic, self.partition)
+    }
+}
+
+/// A record to send: topic, optional partition (else the partitioner
+/// chooses), key, value, headers and timestamp (else the send time).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProducerRecord {
+    /// Topic.
+    pub topic: String,
+    /// Explicit partition, or `None` for the partitioner.
+    pub partition: Option<i32>,
+    /// Key (`None` = null).
+    pub key: Option<Bytes>,
+    /// Value (`None` = null, a tombstone).
+    pub value: Option<Bytes>,
+    /// Headers in order (a `None` value is null).
+    pub headers: Vec<(String, Option<Bytes>)>,
+    /// Create time in ms since the epoch; `None` = now.
+    pub timestamp: Option<i64>,
+}
+
+impl ProducerRecord {
+    /// An empty record for `topic`.
+    pub fn new(topic: impl Into<String>) -> Self {
+        Self {
+            topic: topic.into(),
+            ..Default::default()
+        }
+    }
+
+    /// Sets the key.
+    pub fn key(mut self, key: impl Into<Bytes>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// Sets the value.
+    pub fn value(mut self, value: impl Into<Bytes>) -> Self {
+        self.value = Some(value.into());
+        self
+    }
+
+    /// Sets the partition.
+    pub fn partition(mut self, partition: i32) -> Self {
+        self.partition = Some(partition);
+        self
+    }
+
+    /// Sets the timestamp (ms since the epoch).
+    pub fn timestamp(mut self, ts: i64) -> Self {
+        self.timestamp = Some(ts);
+        self
+    }
+
+    /// Appends a header.
+    pub fn header(mut self, key: impl Into<String>, value: Option<impl Into<Bytes>>) -> Self {
+        self.headers.push((key.into(), value.map(Into::into)));
+        self
+    }
+}
+
+/// Where a record was written.
+///
+/// ```
+/// use kafka_producer::record::RecordMetadata;
+/// let m = RecordMetadata { topic: "t".into(), partition: 0, offset: Some(41), timestamp: 1_700_000_000_000 };
+/// assert_eq!(m.offset, Some(41));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordMetadata {
+    /// Topic.
+    pub topic: Arc<str>,
+    /// Partition.
+    pub partition: i32,
+    /// Offset; `None` with `acks=0` or when the broker answered
+    /// DUPLICATE_SEQUENCE_NUMBER (the record was written before, offset unknown).
+    pub offset: Option<i64>,
+    /// The record's create time, or the broker's log-append time when the
+    /// topic uses `LogAppendTime`.
+    pub timestamp: i64,
+}
+
+/// Why a record was not (or not knowingly) delivered. Cheap to clone: one
+/// error is shared by every record of a batch.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProduceError {
+    /// The broker rejected the batch with a non-retriable error, or a
+    /// retriable error outlived `retries`.
+    #[error("{tp}: broker error {error:?}{}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    Broker {
+        /// Partition.
+        tp: TopicPartition,
+        /// Error code.
+        error: ErrorCode,
+        /// The broker's message, if any.
+        message: Option<Arc<str>>,
+    },
+    /// The batch was not acknowledged within `delivery.timeout.ms`; it may
+    /// or may not have been written.
+    #[error("{tp}: {records} record(s) expired: {elapsed:?} passed since batch creation (delivery.timeout.ms)")]
+    DeliveryTimeout {
+        /// Partition.
+        tp: TopicPartition,
+        /// Records in the batch.
+        records: usize,
+        /// Time since the batch was created.
+        elapsed: Duration,
+    },
+    /// `send` waited longer than `max.block.ms` for buffer memory or metadata.
+    #[error("send blocked longer than max.block.ms ({after:?}) waiting for {waiting_for}")]
+    MaxBlockTimeout {
+        /// `buffer memory` or `metadata of <topic>`.
+        waiting_for: Arc<str>,
+        /// The bound.
+        after: Duration,
+    },
+    /// The record is larger than `max.request.size` or `buffer.memory`.
+    #[error("record of {size} bytes exceeds {limit_name} ({limit})")]
+    RecordTooLarge {
+        /// Serialized size estimate.
+        size: usize,
+        /// The limit.
+        limit: usize,
+        /// Which limit.
+        limit_name: &'static str,
+    },
+    /// The record is invalid (e.g. partition out of range).
+    #[error("invalid record: {0}")]
+    InvalidRecord(Arc<str>),
+    /// The producer hit a fatal error (e.g. PRODUCER_FENCED, authorization,
+    /// unsupported version); every later send fails with it.
+    #[error("producer failed fatally: {0}")]
+    Fatal(Arc<str>),
+    /// The producer is closed (or was closed before the record was sent).
+    #[error("producer closed{}", .0.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    Closed(Option<Arc<str>>),
+    /// A request could not be built (a bug or a record no version can carry).
+    #[error("cannot encode: {0}")]
+    Encode(Arc<str>),
+}
+
+impl ProduceError {
+    /// The broker error code, if the broker answered with one.
+    pub fn error_code(&self) -> Option<ErrorCode> {
+        match self {
+            ProduceError::Broker { error, .. } => Some(*error),
+            _ => None,
+        }
+    }
+
+    /// True when the record may have been written although this error was
+    /// reported (a delivery timeout after the batch was sent).
+    pub fn outcome_unknown(&self) -> bool {
+        matches!(self, ProduceError::DeliveryTimeout { .. })
+    }
+}

@@ -1,0 +1,937 @@
+//! The sender: one tokio task per producer that drains ready batches from
+//! the accumulator, groups them by leader into Produce requests, and applies
+//! the responses (Java's `Sender`).
+//!
+//! Each pass: expire batches past `delivery.timeout.ms`; run the
+//! idempotence housekeeping ([`crate::idempotence::Idempotence::next_action`],
+//! InitProducerId, header rewrites after an epoch bump); drain — per leader,
+//! while it has fewer than `max.in.flight.requests.per.connection` requests
+//! in flight, at most one batch per partition and `max.request.size` bytes
+//! per request, a partition being drained only when its first batch is full,
+//! lingered `linger.ms`, retried, or a flush/close is under way, and when
+//! the idempotence state machine (and the [`DrainGate`], for transactions)
+//! allows; sequences are assigned there — then wait for a response, a new
+//! batch, or the next deadline.
+//!
+//! Responses are matched per partition. Retriable errors and disconnects
+//! invalidate the metadata and requeue the batch (in sequence order) after
+//! `retry.backoff.ms`, keeping its sequence.
+
+use crate::accumulator::{Accumulator, Batch, BatchResult};
+use crate::config::Acks;
+use crate::idempotence::{
+    Action, BatchId, Drain, ErrorDecision, Idempotence, Phase, ProducerIdAndEpoch,
+};
+use crate::metrics::Metrics;
+use crate::record::{ProduceError, TopicPartition};
+use crate::Cluster;
+use bytes::Bytes;
+use kafka_proto::messages::{
+    InitProducerIdRequest, ProduceRequest, ProduceRequestPartitionProduceData,
+    ProduceRequestTopicProduceData, ProduceResponse,
+};
+use kafka_proto::ErrorCode;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// A hook that may hold back partitions (the transaction manager: "partition
+/// not yet added to the transaction") and names the transactional id put on
+/// Produce requests.
+pub trait DrainGate: Send + Sync + fmt::Debug {
+    /// May batches of `tp` be drained now?
+    fn may_drain(&self, tp: &TopicPartition) -> bool;
+    /// The transactional id for Produce requests and batch headers.
+    fn transactional_id(&self) -> Option<String> {
+        None
+    }
+}
+
+/// Sender settings.
+#[derive(Debug, Clone)]
+pub(crate) struct SenderConfig {
+    pub acks: Acks,
+    pub linger: Duration,
+    pub retries: i32,
+    pub retry_backoff: Duration,
+    pub delivery_timeout: Duration,
+    pub request_timeout: Duration,
+    pub max_request_size: usize,
+    pub max_in_flight: usize,
+    pub idempotent: bool,
+    pub gate: Option<Arc<dyn DrainGate>>,
+}
+
+enum Event {
+    Produce(RequestDone),
+    Init(Result<ProducerIdAndEpoch, InitError>),
+}
+
+enum InitError {
+    Code(ErrorCode),
+    Conn(String),
+    Fatal(String),
+}
+
+struct RequestDone {
+    node: i32,
+    batches: Vec<(TopicPartition, BatchId)>,
+    result: Result<Option<ProduceResponse>, (String, bool)>,
+    sent_at: Instant,
+}
+
+struct InFlight {
+    batch: Batch,
+    expired: bool,
+}
+
+pub(crate) struct Sender {
+    cfg: SenderConfig,
+    acc: Arc<Accumulator>,
+    cluster: Arc<Cluster>,
+    metrics: Arc<Metrics>,
+    idem: Option<Idempotence>,
+    inflight: HashMap<BatchId, InFlight>,
+    node_inflight: HashMap<i32, usize>,
+    tx: mpsc::UnboundedSender<Event>,
+    rx: mpsc::UnboundedReceiver<Event>,
+    metadata_seen: u64,
+    init_failures: u32,
+    bumps_seen: u64,
+    node_queues: HashMap<i32, mpsc::UnboundedSender<NodeRequest>>,
+}
+
+struct NodeRequest {
+    parts: Vec<(TopicPartition, Bytes)>,
+    ids: Vec<(TopicPartition, BatchId)>,
+    acks: Acks,
+    timeout_ms: i32,
+    transactional_id: Option<String>,
+}
+
+/// Sends the Produce requests of one broker **in drain order**: each request
+/// is written to the connection's queue (the first poll of
+/// `Connection::send`) before the next one is looked at, so batches of a
+/// partition reach the broker in sequence order; responses are awaited
+/// concurrently (up to `max.in.flight` per broker).
+async fn node_dispatcher(
+    cluster: Arc<Cluster>,
+    node: i32,
+    mut rx: mpsc::UnboundedReceiver<NodeRequest>,
+    tx: mpsc::UnboundedSender<Event>,
+) {
+    while let Some(r) = rx.recv().await {
+        let sent_at = Instant::now();
+        let done = move |result| {
+            Event::Produce(RequestDone {
+                node,
+                batches: Vec::new(),
+                result,
+                sent_at,
+            })
+        };
+        let ids = r.ids;
+        let with_ids = move |ev: Event| match ev {
+            Event::Produce(mut d) => {
+                d.batches = ids;
+                Event::Produce(d)
+            }
+            e => e,
+        };
+        let (conn, version, req) = match prepare(
+            &cluster,
+            node,
+            r.acks,
+            r.timeout_ms,
+            r.transactional_id,
+            r.parts,
+        )
+        .await
+        {
+            Ok(x) => x,
+            Err(e) => {
+                let _ = tx.send(with_ids(done(Err(e))));
+                continue;
+            }
+        };
+        let acks0 = r.acks == Acks::Zero;
+        let mut fut = Box::pin(async move {
+            if acks0 {
+                conn.send_no_response(&req, version)
+                    .await
+                    .map(|_| None)
+                    .map_err(|e| (e.to_string(), conn_fatal(&e)))
+            } else {
+                conn.send(&req, version)
+                    .await
+                    .map(Some)
+                    .map_err(|e| (e.to_string(), conn_fatal(&e)))
+            }
+        });
+        // One poll writes the frame to the connection queue, in order.
+        let early = tokio::select! {
+            biased;
+            r = &mut fut => Some(r),
+            _ = std::future::ready(()) => None,
+        };
+        match early {
+            Some(result) => {
+                let _ = tx.send(with_ids(done(result)));
+            }
+            None => {
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    let result = fut.await;
+                    let _ = tx.send(with_ids(done(result)));
+                });
+            }
+        }
+    }
+}
+
+impl Sender {
+    pub fn new(cfg: SenderConfig, acc: Arc<Accumulator>, cluster: Arc<Cluster>) -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        Self {
+            idem: cfg.idempotent.then(Idempotence::new),
+            metrics: acc.metrics.clone(),
+            cfg,
+            acc,
+            cluster,
+            inflight: HashMap::new(),
+            node_inflight: HashMap::new(),
+            tx,
+            rx,
+            metadata_seen: u64::MAX,
+            init_failures: 0,
+            bumps_seen: 0,
+            node_queues: HashMap::new(),
+        }
+    }
+
+    pub async fn run(mut self) {
+        loop {
+            while let Ok(ev) = self.rx.try_recv() {
+                self.handle_event(ev);
+            }
+            let now = Instant::now();
+            self.sync_partition_counts();
+            self.expire(now);
+            self.idempotence_housekeeping();
+            let (drained, mut wake_at) = self.drain(now);
+            let (closed, incomplete) = {
+                let g = self.acc.lock();
+                (g.closed.is_some(), !g.incomplete.is_empty())
+            };
+            if closed && !incomplete && self.inflight.is_empty() {
+                tracing::debug!("producer sender finished");
+                return;
+            }
+            if self.acc.lock().closed.as_ref().is_some_and(is_abort) {
+                self.abort_all();
+                return;
+            }
+            if drained {
+                continue;
+            }
+            if wake_at.is_none() && closed {
+                wake_at = Some(now + Duration::from_millis(50));
+            }
+            let sleep =
+                tokio::time::sleep_until(wake_at.unwrap_or(now + Duration::from_secs(3600)).into());
+            tokio::select! {
+                ev = self.rx.recv() => {
+                    if let Some(ev) = ev { self.handle_event(ev); }
+                }
+                _ = self.acc.wake_sender.notified() => {}
+                _ = sleep => {}
+            }
+        }
+    }
+
+    fn sync_partition_counts(&mut self) {
+        let parked = self.acc.parked_topics();
+        if !parked.is_empty() {
+            let names: Vec<&str> = parked.iter().map(|t| &**t).collect();
+            self.cluster.track_topics(&names);
+            let md = self.cluster.metadata();
+            let known: Vec<(Arc<str>, i32)> = parked
+                .iter()
+                .filter_map(|t| md.topic(t).map(|m| (t.clone(), m.partition_count() as i32)))
+                .filter(|(_, n)| *n > 0)
+                .collect();
+            let unknown = known.len() < parked.len();
+            drop(md);
+            for (t, n) in known {
+                self.acc.set_partitions(&t, n);
+            }
+            if unknown {
+                self.cluster.invalidate();
+            }
+        }
+        let counts: Vec<(String, i32)> = {
+            let md = self.cluster.metadata();
+            if md.update_count() == self.metadata_seen {
+                return;
+            }
+            self.metadata_seen = md.update_count();
+            md.topics()
+                .values()
+                .map(|t| (t.name.clone(), t.partition_count() as i32))
+                .collect()
+        };
+        for (t, n) in counts {
+            if n > 0 {
+                let known = self.acc.lock().topics.contains_key(t.as_str());
+                if known {
+                    self.acc.set_partitions(&t, n);
+                }
+            }
+        }
+    }
+
+    fn idempotence_housekeeping(&mut self) {
+        let Some(idem) = self.idem.as_mut() else {
+            return;
+        };
+        if let Some(Action::InitProducerId) = idem.next_action() {
+            let cluster = self.cluster.clone();
+            let tx = self.tx.clone();
+            let backoff = if self.init_failures == 0 {
+                Duration::ZERO
+            } else {
+                self.cfg.retry_backoff * self.init_failures.min(10)
+            };
+            tokio::spawn(async move {
+                tokio::time::sleep(backoff).await;
+                let _ = tx.send(Event::Init(init_producer_id(&cluster).await));
+            });
+        }
+        let bumps = idem.epoch_bumps();
+        while self.bumps_seen < bumps {
+            self.bumps_seen += 1;
+            self.metrics.epoch_bump();
+        }
+        let rewrites = idem.take_rewrites();
+        if !rewrites.is_empty() {
+            tracing::info!(producer = ?idem.producer(), batches = rewrites.len(), "epoch bumped; rewriting in-flight sequences");
+            let mut g = self.acc.lock();
+            for rw in rewrites {
+                if let Some(f) = self.inflight.get_mut(&rw.batch) {
+                    f.batch.rewrite(Some(rw.sequence));
+                    continue;
+                }
+                for tq in g.topics.values_mut() {
+                    for q in tq.partitions.iter_mut() {
+                        for b in q.iter_mut().filter(|b| b.id == rw.batch) {
+                            b.rewrite(Some(rw.sequence));
+                        }
+                    }
+                }
+            }
+        }
+        if let Phase::Fatal(code) = idem.phase() {
+            let e = ProduceError::Fatal(format!("idempotent producer: {code:?}").into());
+            self.fail_fatal(e);
+        }
+    }
+
+    fn fail_fatal(&mut self, e: ProduceError) {
+        let batches: Vec<Batch> = {
+            let mut g = self.acc.lock();
+            if g.fatal.is_none() {
+                tracing::error!(error = %e, "producer failed fatally");
+                g.fatal = Some(e.clone());
+            }
+            g.topics
+                .values_mut()
+                .flat_map(|tq| tq.partitions.iter_mut().flat_map(|q| q.drain(..)))
+                .collect()
+        };
+        for b in batches {
+            self.finish(b, Err(e.clone()));
+        }
+    }
+
+    fn abort_all(&mut self) {
+        let e = ProduceError::Closed(Some("closed before the record was acknowledged".into()));
+        let batches: Vec<Batch> = {
+            let mut g = self.acc.lock();
+            g.topics
+                .values_mut()
+                .flat_map(|tq| tq.partitions.iter_mut().flat_map(|q| q.drain(..)))
+                .collect()
+        };
+        for b in batches {
+            self.finish(b, Err(e.clone()));
+        }
+        let ids: Vec<BatchId> = self.inflight.keys().copied().collect();
+        for id in ids {
+            if let Some(f) = self.inflight.remove(&id) {
+                if !f.expired {
+                    self.finish(f.batch, Err(e.clone()));
+                }
+            }
+        }
+    }
+
+    /// Completes a batch and returns its memory.
+    fn finish(&self, b: Batch, r: Result<BatchResult, ProduceError>) {
+        if r.is_ok() {
+            self.metrics
+                .record_sent(b.records as u64, b.wire_size() as u64);
+        }
+        b.completion.complete(r);
+        self.acc.batch_done(b.id, b.memory);
+    }
+
+    fn expire(&mut self, now: Instant) {
+        let dt = self.cfg.delivery_timeout;
+        let mut expired = Vec::new();
+        {
+            let mut g = self.acc.lock();
+            for tq in g.topics.values_mut() {
+                for q in tq.partitions.iter_mut() {
+                    if q.front().is_some_and(|b| now >= b.created + dt) {
+                        let mut keep = std::collections::VecDeque::with_capacity(q.len());
+                        for b in q.drain(..) {
+                            if now >= b.created + dt {
+                                expired.push(b);
+                            } else {
+                                keep.push_back(b);
+                            }
+                        }
+                        *q = keep;
+                    }
+                }
+            }
+        }
+        for b in expired {
+            if let Some(idem) = self.idem.as_mut() {
+                idem.handle_expired(&b.tp, b.id);
+            }
+            let e = ProduceError::DeliveryTimeout {
+                tp: b.tp.clone(),
+                records: b.records as usize,
+                elapsed: now - b.created,
+            };
+            self.finish(b, Err(e));
+        }
+        let ids: Vec<BatchId> = self
+            .inflight
+            .iter()
+            .filter(|(_, f)| !f.expired && now >= f.batch.created + dt)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            let f = self.inflight.get_mut(&id).expect("present");
+            f.expired = true;
+            if let Some(idem) = self.idem.as_mut() {
+                idem.handle_expired(&f.batch.tp, id);
+            }
+            let e = ProduceError::DeliveryTimeout {
+                tp: f.batch.tp.clone(),
+                records: f.batch.records as usize,
+                elapsed: now - f.batch.created,
+            };
+            f.batch.completion.complete(Err(e));
+            self.acc.batch_done(id, f.batch.memory);
+        }
+    }
+
+    /// Drains ready batches into requests. Returns whether anything was sent
+    /// and the next time something becomes ready.
+    fn drain(&mut self, now: Instant) -> (bool, Option<Instant>) {
+        let mut wake: Option<Instant> = None;
+        let soon = |t: Instant, wake: &mut Option<Instant>| {
+            *wake = Some(wake.map_or(t, |w| w.min(t)));
+        };
+        #[allow(clippy::type_complexity)]
+        let mut per_node: HashMap<
+            i32,
+            (
+                usize,
+                Vec<(Batch, Option<crate::idempotence::BatchSequence>)>,
+            ),
+        > = HashMap::new();
+        let mut need_metadata = false;
+        let transactional = self
+            .cfg
+            .gate
+            .as_ref()
+            .and_then(|g| g.transactional_id())
+            .is_some();
+        {
+            let mut g = self.acc.lock();
+            let flushing = g.flushing > 0 || g.closed.is_some();
+            if g.fatal.is_some() {
+                return (false, None);
+            }
+            let md = self.cluster.metadata();
+            let batch_size = self.acc.config.batch_size;
+            for (topic, tq) in g.topics.iter_mut() {
+                for (p, q) in tq.partitions.iter_mut().enumerate() {
+                    let Some(first) = q.front() else { continue };
+                    if let Some(t) = first.retry_at {
+                        if t > now {
+                            soon(t, &mut wake);
+                            continue;
+                        }
+                    }
+                    let linger_at = first.created + self.cfg.linger;
+                    let ready = q.len() > 1
+                        || first.size >= batch_size
+                        || now >= linger_at
+                        || flushing
+                        || first.attempts > 0;
+                    if !ready {
+                        soon(linger_at, &mut wake);
+                        continue;
+                    }
+                    let Some(leader) = md.leader(topic, p as i32) else {
+                        need_metadata = true;
+                        soon(now + self.cfg.retry_backoff, &mut wake);
+                        continue;
+                    };
+                    if self.node_inflight.get(&leader).copied().unwrap_or(0)
+                        >= self.cfg.max_in_flight
+                    {
+                        continue;
+                    }
+                    if per_node.get(&leader).is_some_and(|(size, v)| {
+                        !v.is_empty() && size + first.wire_size() > self.cfg.max_request_size
+                    }) {
+                        continue;
+                    }
+                    if let Some(gate) = &self.cfg.gate {
+                        if !gate.may_drain(&first.tp) {
+                            continue;
+                        }
+                    }
+                    let seq = match self.idem.as_mut() {
+                        None => None,
+                        Some(idem) => match idem.may_drain(&first.tp, first.id) {
+                            Drain::Stop => continue,
+                            Drain::Retry(s) => Some(s),
+                            Drain::New => Some(idem.assign(&first.tp, first.id, first.records)),
+                        },
+                    };
+                    let b = q.pop_front().expect("front exists");
+                    let entry = per_node.entry(leader).or_default();
+                    entry.0 += b.wire_size();
+                    entry.1.push((b, seq));
+                }
+            }
+        }
+        if need_metadata {
+            self.cluster.invalidate();
+        }
+        if per_node.is_empty() {
+            return (false, wake);
+        }
+        for (node, (_, batches)) in per_node {
+            let mut parts = Vec::with_capacity(batches.len());
+            let mut ids = Vec::with_capacity(batches.len());
+            for (mut b, seq) in batches {
+                if let Err(e) = b.close_and_encode(seq, transactional) {
+                    if let Some(idem) = self.idem.as_mut() {
+                        idem.handle_local_failure(&b.tp, b.id);
+                    }
+                    self.finish(b, Err(e));
+                    continue;
+                }
+                parts.push((b.tp.clone(), b.encoded.clone().expect("encoded")));
+                ids.push((b.tp.clone(), b.id));
+                self.inflight.insert(
+                    b.id,
+                    InFlight {
+                        batch: b,
+                        expired: false,
+                    },
+                );
+            }
+            if parts.is_empty() {
+                continue;
+            }
+            *self.node_inflight.entry(node).or_default() += 1;
+            self.metrics.request_sent();
+            let req = NodeRequest {
+                parts,
+                ids,
+                acks: self.cfg.acks,
+                timeout_ms: self.cfg.request_timeout.as_millis().min(i32::MAX as u128) as i32,
+                transactional_id: self.cfg.gate.as_ref().and_then(|g| g.transactional_id()),
+            };
+            let q = self.node_queues.entry(node).or_insert_with(|| {
+                let (qtx, qrx) = mpsc::unbounded_channel();
+                tokio::spawn(node_dispatcher(
+                    self.cluster.clone(),
+                    node,
+                    qrx,
+                    self.tx.clone(),
+                ));
+                qtx
+            });
+            if let Err(mpsc::error::SendError(req)) = q.send(req) {
+                let _ = self.tx.send(Event::Produce(RequestDone {
+                    node,
+                    batches: req.ids,
+                    result: Err(("dispatcher stopped".into(), false)),
+                    sent_at: Instant::now(),
+                }));
+            }
+        }
+        (true, wake)
+    }
+
+    fn handle_event(&mut self, ev: Event) {
+        match ev {
+            Event::Init(r) => {
+                let Some(idem) = self.idem.as_mut() else {
+                    return;
+                };
+                match r {
+                    Ok(p) => {
+                        tracing::debug!(
+                            producer_id = p.producer_id,
+                            epoch = p.epoch,
+                            "InitProducerId"
+                        );
+                        self.init_failures = 0;
+                        idem.handle_init_producer_id(Ok(p));
+                    }
+                    Err(InitError::Code(c)) => {
+                        tracing::warn!(error = ?c, "InitProducerId failed");
+                        self.init_failures += 1;
+                        idem.handle_init_producer_id(Err(c));
+                    }
+                    Err(InitError::Conn(m)) => {
+                        tracing::warn!(error = %m, "InitProducerId failed");
+                        self.init_failures += 1;
+                        idem.handle_init_producer_id_disconnect();
+                    }
+                    Err(InitError::Fatal(m)) => {
+                        idem.handle_init_producer_id(Err(ErrorCode::UnsupportedVersion));
+                        self.fail_fatal(ProduceError::Fatal(m.into()));
+                    }
+                }
+                self.acc.wake_sender.notify_one();
+            }
+            Event::Produce(done) => self.handle_produce(done),
+        }
+    }
+
+    fn handle_produce(&mut self, done: RequestDone) {
+        let now = Instant::now();
+        if let Some(n) = self.node_inflight.get_mut(&done.node) {
+            *n = n.saturating_sub(1);
+        }
+        self.metrics.request_done();
+        match done.result {
+            Ok(None) => {
+                // acks=0: written to the socket.
+                for (_, id) in done.batches {
+                    if let Some(f) = self.inflight.remove(&id) {
+                        if !f.expired {
+                            self.finish(
+                                f.batch,
+                                Ok(BatchResult {
+                                    base_offset: -1,
+                                    log_append_time: -1,
+                                }),
+                            );
+                        }
+                    }
+                }
+            }
+            Ok(Some(resp)) => {
+                self.metrics.request_latency(now - done.sent_at);
+                let ids: HashMap<[u8; 16], String> = {
+                    let md = self.cluster.metadata();
+                    resp.responses
+                        .iter()
+                        .filter(|t| t.topic_id != [0; 16])
+                        .filter_map(|t| {
+                            md.topic_name(&t.topic_id)
+                                .map(|n| (t.topic_id, n.to_string()))
+                        })
+                        .collect()
+                };
+                for (tp, id) in done.batches {
+                    let pr = resp.responses.iter().find_map(|t| {
+                        let name_ok = if t.topic_id != [0; 16] {
+                            ids.get(&t.topic_id).map(String::as_str) == Some(&*tp.topic)
+                        } else {
+                            *t.name == *tp.topic
+                        };
+                        if !name_ok {
+                            return None;
+                        }
+                        t.partition_responses
+                            .iter()
+                            .find(|p| p.index == tp.partition)
+                    });
+                    match pr {
+                        Some(p) => {
+                            let error = ErrorCode::from(p.error_code);
+                            if error.is_ok() {
+                                self.complete_ok(id, p.base_offset, p.log_append_time_ms);
+                            } else {
+                                let msg = p.error_message.clone().or_else(|| {
+                                    p.record_errors
+                                        .first()
+                                        .and_then(|r| r.batch_index_error_message.clone())
+                                });
+                                self.complete_err(id, error, p.log_start_offset, msg, now);
+                            }
+                        }
+                        None => self.complete_err(
+                            id,
+                            ErrorCode::NetworkException,
+                            -1,
+                            Some("partition missing from the Produce response".into()),
+                            now,
+                        ),
+                    }
+                }
+            }
+            Err((msg, fatal)) => {
+                if fatal {
+                    let e = ProduceError::Fatal(msg.into());
+                    for (_, id) in done.batches {
+                        if let Some(f) = self.inflight.remove(&id) {
+                            if let Some(idem) = self.idem.as_mut() {
+                                idem.handle_local_failure(&f.batch.tp, id);
+                            }
+                            if !f.expired {
+                                self.finish(f.batch, Err(e.clone()));
+                            }
+                        }
+                    }
+                    self.fail_fatal(e);
+                    return;
+                }
+                tracing::debug!(node = done.node, error = %msg, "Produce request failed; retrying");
+                self.cluster.invalidate();
+                for (_, id) in done.batches {
+                    self.complete_err(id, ErrorCode::NetworkException, -1, Some(msg.clone()), now);
+                }
+            }
+        }
+    }
+
+    fn complete_ok(&mut self, id: BatchId, base_offset: i64, log_append_time: i64) {
+        let Some(f) = self.inflight.remove(&id) else {
+            return;
+        };
+        if let Some(idem) = self.idem.as_mut() {
+            if f.expired {
+                if let Some(seq) = f.batch.sequence {
+                    idem.handle_late_completed(&f.batch.tp, seq, base_offset);
+                }
+            } else {
+                idem.handle_completed(&f.batch.tp, id, base_offset);
+            }
+        }
+        if !f.expired {
+            self.finish(
+                f.batch,
+                Ok(BatchResult {
+                    base_offset,
+                    log_append_time,
+                }),
+            );
+        }
+    }
+
+    fn complete_err(
+        &mut self,
+        id: BatchId,
+        error: ErrorCode,
+        log_start_offset: i64,
+        message: Option<String>,
+        now: Instant,
+    ) {
+        let Some(f) = self.inflight.remove(&id) else {
+            return;
+        };
+        self.metrics.error(error);
+        if f.expired {
+            return;
+        }
+        let mut b = f.batch;
+        let expired = now >= b.created + self.cfg.delivery_timeout;
+        let exhausted = b.attempts as i64 >= self.cfg.retries as i64;
+        let decision = match self.idem.as_mut() {
+            Some(idem) => idem.handle_error(&b.tp, id, error, log_start_offset, expired, exhausted),
+            None if !expired && !exhausted && error.is_retriable() => ErrorDecision::Retry,
+            None => ErrorDecision::Fail {
+                fatal: matches!(
+                    error,
+                    ErrorCode::ClusterAuthorizationFailed | ErrorCode::UnsupportedVersion
+                ),
+            },
+        };
+        if error.is_retriable() {
+            self.cluster.invalidate();
+        }
+        match decision {
+            ErrorDecision::Retry => {
+                tracing::debug!(tp = %b.tp, ?error, attempts = b.attempts + 1, "retrying batch");
+                self.metrics.retry();
+                b.attempts += 1;
+                b.retry_at = Some(now + self.cfg.retry_backoff);
+                self.reenqueue(b);
+            }
+            ErrorDecision::SucceedWithoutOffset => {
+                self.finish(
+                    b,
+                    Ok(BatchResult {
+                        base_offset: -1,
+                        log_append_time: -1,
+                    }),
+                );
+            }
+            ErrorDecision::Fail { fatal } => {
+                tracing::warn!(tp = %b.tp, ?error, "batch failed");
+                let e = ProduceError::Broker {
+                    tp: b.tp.clone(),
+                    error,
+                    message: message.map(Into::into),
+                };
+                self.finish(b, Err(e.clone()));
+                if fatal {
+                    self.fail_fatal(ProduceError::Fatal(e.to_string().into()));
+                }
+            }
+        }
+    }
+
+    /// Puts a retried batch back in its partition queue, in sequence
+    /// (= creation) order ahead of newer batches.
+    fn reenqueue(&mut self, b: Batch) {
+        let mut g = self.acc.lock();
+        let tq = g.topics.entry(b.tp.topic.clone()).or_default();
+        let p = b.tp.partition as usize;
+        if tq.partitions.len() <= p {
+            tq.partitions.resize_with(p + 1, Default::default);
+        }
+        let q = &mut tq.partitions[p];
+        let pos = q.iter().position(|x| x.id > b.id).unwrap_or(q.len());
+        q.insert(pos, b);
+    }
+}
+
+/// Connection errors no retry can fix. A corrupt response (decode error)
+/// is not among them: the connection is closed and the batches retried.
+fn conn_fatal(e: &crate::ConnError) -> bool {
+    matches!(
+        e,
+        crate::ConnError::UnsupportedVersion { .. }
+            | crate::ConnError::AuthenticationFailed { .. }
+            | crate::ConnError::UnsupportedSaslMechanism { .. }
+            | crate::ConnError::Encode(_)
+    )
+}
+
+fn is_abort(e: &ProduceError) -> bool {
+    matches!(e, ProduceError::Closed(Some(m)) if &**m == "aborted")
+}
+
+async fn init_producer_id(cluster: &Cluster) -> Result<ProducerIdAndEpoch, InitError> {
+    let conn = cluster
+        .any_connection()
+        .await
+        .map_err(|e| InitError::Conn(e.to_string()))?;
+    let v = conn
+        .versions()
+        .version_for::<InitProducerIdRequest>()
+        .map_err(|e| InitError::Fatal(e.to_string()))?;
+    let req = InitProducerIdRequest {
+        transactional_id: None,
+        transaction_timeout_ms: i32::MAX,
+        producer_id: -1,
+        producer_epoch: -1,
+        ..Default::default()
+    };
+    let resp = conn
+        .send(&req, v)
+        .await
+        .map_err(|e| InitError::Conn(e.to_string()))?;
+    match ErrorCode::from(resp.error_code) {
+        ErrorCode::None => Ok(ProducerIdAndEpoch {
+            producer_id: resp.producer_id,
+            epoch: resp.producer_epoch,
+        }),
+        c => Err(InitError::Code(c)),
+    }
+}
+
+/// Connects to `node` and builds the Produce request at the highest
+/// negotiated version (topic ids from v13); `Err((message, fatal))`.
+async fn prepare(
+    cluster: &Cluster,
+    node: i32,
+    acks: Acks,
+    timeout_ms: i32,
+    transactional_id: Option<String>,
+    parts: Vec<(TopicPartition, Bytes)>,
+) -> Result<(Arc<crate::Connection>, i16, ProduceRequest), (String, bool)> {
+    let conn = cluster.connection(node).await.map_err(|e| {
+        let fatal = matches!(&e, crate::ClusterError::Conn(c) if conn_fatal(c));
+        (e.to_string(), fatal)
+    })?;
+    let mut version = conn
+        .versions()
+        .version_for::<ProduceRequest>()
+        .map_err(|e| (e.to_string(), true))?;
+    let mut topics: Vec<ProduceRequestTopicProduceData> = Vec::new();
+    if version >= 13 {
+        let md = cluster.metadata();
+        if parts.iter().any(|(tp, _)| md.topic_id(&tp.topic).is_none()) {
+            version = 12;
+        }
+    }
+    {
+        let md = cluster.metadata();
+        for (tp, bytes) in parts {
+            let pd = ProduceRequestPartitionProduceData {
+                index: tp.partition,
+                records: Some(bytes),
+                ..Default::default()
+            };
+            let id = if version >= 13 {
+                md.topic_id(&tp.topic).unwrap_or_default()
+            } else {
+                [0; 16]
+            };
+            let name = if version >= 13 {
+                String::new()
+            } else {
+                tp.topic.to_string()
+            };
+            match topics
+                .iter_mut()
+                .find(|t| t.name == name && t.topic_id == id)
+            {
+                Some(t) => t.partition_data.push(pd),
+                None => topics.push(ProduceRequestTopicProduceData {
+                    name,
+                    topic_id: id,
+                    partition_data: vec![pd],
+                    ..Default::default()
+                }),
+            }
+        }
+    }
+    let req = ProduceRequest {
+        transactional_id,
+        acks: acks.wire(),
+        timeout_ms,
+        topic_data: topics,
+        ..Default::default()
+    };
+    Ok((conn, version, req))
+}

@@ -1,0 +1,708 @@
+//! The tokio driver of the [`TransactionManager`]: executes its coordinator
+//! requests against a [`Cluster`] and feeds the answers back.
+
+use super::manager::{CoordinatorRequest, CoordinatorResponse, OpTicket, RequestBody, Target};
+use super::{
+    CoordinatorType, GroupMetadata, OffsetAndMetadata, ProducerIdAndEpoch, TransactionError,
+    TransactionManager, TransactionVersion, TxnConfig, TxnOp,
+};
+use crate::error::{ClusterError, ConnError};
+use crate::record::TopicPartition;
+use crate::{Cluster, Connection};
+use kafka_proto::messages::*;
+use kafka_proto::{ApiKey, ErrorCode, Message};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// A failed coordinator or admin request.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CoordinatorError {
+    /// Cluster or connection failure.
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+    /// The broker answered with an error code.
+    #[error("{api:?} v{version} failed: {}{}", error.name(), message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    Broker {
+        /// The API.
+        api: ApiKey,
+        /// Its version.
+        version: i16,
+        /// The error.
+        error: ErrorCode,
+        /// The broker's message.
+        message: Option<String>,
+    },
+}
+
+impl From<ConnError> for CoordinatorError {
+    fn from(e: ConnError) -> Self {
+        CoordinatorError::Cluster(ClusterError::Conn(e))
+    }
+}
+
+impl CoordinatorError {
+    /// True when retrying may help.
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            CoordinatorError::Cluster(e) => e.is_retriable(),
+            CoordinatorError::Broker { error, .. } => error.is_retriable(),
+        }
+    }
+
+    /// The broker error code, if any.
+    pub fn error_code(&self) -> Option<ErrorCode> {
+        match self {
+            CoordinatorError::Broker { error, .. } => Some(*error),
+            _ => None,
+        }
+    }
+}
+
+/// A coordinator and a connection to it.
+#[derive(Debug, Clone)]
+pub struct CoordinatorConnection {
+    /// The coordinator's node id.
+    pub node_id: i32,
+    /// A connection to it.
+    pub connection: Arc<Connection>,
+}
+
+/// FindCoordinator(`key_type`, `key`) on any broker — v4+ batched
+/// (`CoordinatorKeys`), v1-3 single key — then a connection to the answer.
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::txn::CoordinatorError> {
+/// use kafka_producer::txn::{find_coordinator, CoordinatorType};
+/// let c = find_coordinator(cluster, CoordinatorType::Transaction, "my-txn-id").await?;
+/// println!("coordinator of my-txn-id: node {}", c.node_id);
+/// # Ok(()) }
+/// ```
+pub async fn find_coordinator(
+    cluster: &Cluster,
+    key_type: CoordinatorType,
+    key: &str,
+) -> Result<CoordinatorConnection, CoordinatorError> {
+    let any = cluster.any_connection().await?;
+    let (version, error, node_id, host, port, message) =
+        find_coordinator_on(&any, key_type, key).await?;
+    if !error.is_ok() {
+        return Err(CoordinatorError::Broker {
+            api: ApiKey::FindCoordinator,
+            version,
+            error,
+            message,
+        });
+    }
+    let connection = connect_node(cluster, node_id, &host, port).await?;
+    Ok(CoordinatorConnection {
+        node_id,
+        connection,
+    })
+}
+
+type FindResult = (i16, ErrorCode, i32, String, i32, Option<String>);
+
+async fn find_coordinator_on(
+    conn: &Connection,
+    key_type: CoordinatorType,
+    key: &str,
+) -> Result<FindResult, CoordinatorError> {
+    let version = conn.versions().version_for::<FindCoordinatorRequest>()?;
+    if version < 1 && key_type == CoordinatorType::Transaction {
+        return Err(ConnError::UnsupportedVersion {
+            api: ApiKey::FindCoordinator,
+            client: FindCoordinatorRequest::VERSIONS,
+            broker: conn.versions().broker_range(ApiKey::FindCoordinator),
+        }
+        .into());
+    }
+    let mut req = FindCoordinatorRequest {
+        key_type: key_type.wire(),
+        ..Default::default()
+    };
+    if version >= 4 {
+        req.coordinator_keys = vec![key.to_string()];
+    } else {
+        req.key = key.to_string();
+    }
+    let resp = conn.send(&req, version).await?;
+    Ok(if version >= 4 {
+        match resp.coordinators.into_iter().find(|c| c.key == key) {
+            Some(c) => (
+                version,
+                ErrorCode::from(c.error_code),
+                c.node_id,
+                c.host,
+                c.port,
+                c.error_message,
+            ),
+            None => (
+                version,
+                ErrorCode::CoordinatorNotAvailable,
+                -1,
+                String::new(),
+                0,
+                None,
+            ),
+        }
+    } else {
+        (
+            version,
+            ErrorCode::from(resp.error_code),
+            resp.node_id,
+            resp.host,
+            resp.port,
+            resp.error_message,
+        )
+    })
+}
+
+async fn connect_node(
+    cluster: &Cluster,
+    node_id: i32,
+    host: &str,
+    port: i32,
+) -> Result<Arc<Connection>, ClusterError> {
+    if cluster.metadata().broker(node_id).is_none() && !host.is_empty() {
+        cluster
+            .pool()
+            .set_address(node_id, &format!("{host}:{port}"));
+    }
+    cluster.connection(node_id).await
+}
+
+/// Drives a [`TransactionManager`] against a [`Cluster`]: FindCoordinator,
+/// InitProducerId (v<=5), AddPartitionsToTxn (v<=3), AddOffsetsToTxn (v<=4),
+/// TxnOffsetCommit (to the group coordinator; v<=4 under TV1, v5 under TV2),
+/// EndTxn (v<=4 TV1, v5 TV2). The manager is shared (`Arc<Mutex<_>>`) with
+/// the producer core, which calls its hooks.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use kafka_producer::txn::{CoordinatorClient, TxnConfig};
+/// use kafka_producer::{Cluster, ClusterConfig};
+/// use std::time::Duration;
+/// let cluster = Cluster::connect(ClusterConfig::new("127.0.0.1:9092")).await?;
+/// let client = CoordinatorClient::new(cluster, TxnConfig::new("writer-1"));
+/// client.init_transactions(Duration::from_secs(60)).await?;
+/// client.begin_transaction()?;
+/// // ... the producer core sends records, calling the manager's hooks ...
+/// client.commit_transaction(Duration::from_secs(60)).await?;
+/// # Ok(()) }
+/// ```
+pub struct CoordinatorClient {
+    cluster: Arc<Cluster>,
+    manager: Arc<Mutex<TransactionManager>>,
+    incomplete_batches: Arc<dyn Fn() -> bool + Send + Sync>,
+    check_timeout: bool,
+}
+
+impl std::fmt::Debug for CoordinatorClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CoordinatorClient")
+            .field("manager", &self.manager)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CoordinatorClient {
+    /// A client for a new manager with `config`.
+    pub fn new(cluster: Arc<Cluster>, config: TxnConfig) -> Self {
+        Self::with_manager(
+            cluster,
+            Arc::new(Mutex::new(TransactionManager::new(config))),
+        )
+    }
+
+    /// A client for an existing (shared) manager.
+    pub fn with_manager(cluster: Arc<Cluster>, manager: Arc<Mutex<TransactionManager>>) -> Self {
+        Self {
+            cluster,
+            manager,
+            incomplete_batches: Arc::new(|| false),
+            check_timeout: true,
+        }
+    }
+
+    /// The producer core's "are transactional batches still incomplete?"
+    /// probe: EndTxn is held while it returns true.
+    pub fn set_incomplete_batches_probe(&mut self, probe: Arc<dyn Fn() -> bool + Send + Sync>) {
+        self.incomplete_batches = probe;
+    }
+
+    /// Whether `init_transactions` checks `transaction.timeout.ms` against
+    /// the broker's `transaction.max.timeout.ms` (default true).
+    pub fn set_check_transaction_timeout(&mut self, on: bool) {
+        self.check_timeout = on;
+    }
+
+    /// The shared manager.
+    pub fn manager(&self) -> &Arc<Mutex<TransactionManager>> {
+        &self.manager
+    }
+
+    /// Locks the manager.
+    pub fn lock(&self) -> MutexGuard<'_, TransactionManager> {
+        self.manager.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `initTransactions`: checks `transaction.timeout.ms` against the
+    /// coordinator's `transaction.max.timeout.ms` (DescribeConfigs), then
+    /// FindCoordinator + InitProducerId. On timeout call it again.
+    pub async fn init_transactions(&self, timeout: Duration) -> Result<(), TransactionError> {
+        let (first, requested, id) = {
+            let m = self.lock();
+            (
+                m.state() == super::State::Uninitialized,
+                m.config().transaction_timeout.as_millis() as i64,
+                m.config().transactional_id.clone(),
+            )
+        };
+        if first && self.check_timeout {
+            self.check_transaction_timeout(&id, requested).await?;
+        }
+        let ticket = self.lock().init_transactions()?;
+        self.wait(ticket, TxnOp::InitTransactions, timeout).await
+    }
+
+    async fn check_transaction_timeout(
+        &self,
+        id: &str,
+        requested_ms: i64,
+    ) -> Result<(), TransactionError> {
+        let coord = match find_coordinator(&self.cluster, CoordinatorType::Transaction, id).await {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::debug!(error = %e, "cannot check transaction.max.timeout.ms yet");
+                return Ok(());
+            }
+        };
+        match crate::admin::broker_config_on(
+            &coord.connection,
+            coord.node_id,
+            &["transaction.max.timeout.ms"],
+        )
+        .await
+        {
+            Ok(cfg) => {
+                if let Some(max) = cfg
+                    .get("transaction.max.timeout.ms")
+                    .and_then(|v| v.as_deref())
+                    .and_then(|v| v.parse::<i64>().ok())
+                {
+                    if requested_ms > max {
+                        return Err(TransactionError::TransactionTimeoutTooLarge {
+                            requested_ms,
+                            broker_max_ms: max,
+                        });
+                    }
+                }
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "DescribeConfigs transaction.max.timeout.ms failed; not checked");
+                Ok(())
+            }
+        }
+    }
+
+    /// `beginTransaction`.
+    pub fn begin_transaction(&self) -> Result<(), TransactionError> {
+        self.lock().begin_transaction()
+    }
+
+    /// `sendOffsetsToTransaction`.
+    pub async fn send_offsets_to_transaction(
+        &self,
+        offsets: BTreeMap<TopicPartition, OffsetAndMetadata>,
+        group: GroupMetadata,
+        timeout: Duration,
+    ) -> Result<(), TransactionError> {
+        let ticket = self.lock().send_offsets_to_transaction(offsets, group)?;
+        self.wait(ticket, TxnOp::SendOffsets, timeout).await
+    }
+
+    /// `commitTransaction`. On timeout call it again (same operation).
+    pub async fn commit_transaction(&self, timeout: Duration) -> Result<(), TransactionError> {
+        let ticket = self.lock().commit_transaction()?;
+        self.wait(ticket, TxnOp::CommitTransaction, timeout).await
+    }
+
+    /// `abortTransaction`. On timeout call it again (same operation).
+    pub async fn abort_transaction(&self, timeout: Duration) -> Result<(), TransactionError> {
+        let ticket = self.lock().abort_transaction()?;
+        self.wait(ticket, TxnOp::AbortTransaction, timeout).await
+    }
+
+    /// Drives coordinator requests until `ticket` completes or `timeout`
+    /// elapses ([`TransactionError::Timeout`]; the operation stays pending).
+    pub async fn wait(
+        &self,
+        ticket: OpTicket,
+        op: TxnOp,
+        timeout: Duration,
+    ) -> Result<(), TransactionError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(r) = self.lock().poll_result(ticket) {
+                return r;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(TransactionError::Timeout {
+                    op,
+                    outcome_unknown: matches!(
+                        op,
+                        TxnOp::InitTransactions
+                            | TxnOp::CommitTransaction
+                            | TxnOp::AbortTransaction
+                    ),
+                });
+            }
+            if !self.run_once(deadline).await {
+                let wake = self.lock().poll_timeout();
+                let until = wake.unwrap_or(now + Duration::from_millis(5)).min(deadline);
+                tokio::time::sleep_until(until.into()).await;
+            }
+        }
+    }
+
+    /// Sends at most one coordinator request and feeds its answer back.
+    /// Returns false when nothing was ready to send.
+    pub async fn run_once(&self, deadline: Instant) -> bool {
+        let incomplete = (self.incomplete_batches)();
+        let Some(req) = self.lock().poll_request(Instant::now(), incomplete) else {
+            return false;
+        };
+        let id = req.id;
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let fut = self.execute(req);
+        // Do not hold the request past the caller's deadline: a late answer
+        // counts as a disconnect (the same request is retried).
+        let outcome = match tokio::time::timeout(remaining.max(Duration::from_millis(1)), fut).await
+        {
+            Ok(o) => o,
+            Err(_) => Outcome::Disconnected("deadline".into()),
+        };
+        let mut m = self.lock();
+        let now = Instant::now();
+        match outcome {
+            Outcome::Response(version, resp) => m.handle_response(id, version, resp, now),
+            Outcome::Disconnected(why) => {
+                tracing::debug!(why, "coordinator request failed; rediscovering");
+                m.handle_disconnect(id, now)
+            }
+            Outcome::VersionMismatch(why) => m.handle_version_mismatch(id, &why),
+        }
+        true
+    }
+
+    async fn execute(&self, req: CoordinatorRequest) -> Outcome {
+        match self.execute_inner(req).await {
+            Ok((v, r)) => Outcome::Response(v, r),
+            Err(ExecError::Version(s)) => Outcome::VersionMismatch(s),
+            Err(ExecError::Io(s)) => Outcome::Disconnected(s),
+        }
+    }
+
+    async fn execute_inner(
+        &self,
+        req: CoordinatorRequest,
+    ) -> Result<(i16, CoordinatorResponse), ExecError> {
+        let conn = match req.target {
+            Target::AnyBroker => self
+                .cluster
+                .any_connection()
+                .await
+                .map_err(ExecError::from_cluster)?,
+            Target::Node(n) => self
+                .cluster
+                .connection(n)
+                .await
+                .map_err(ExecError::from_cluster)?,
+        };
+        if let (Target::Node(_), RequestBody::InitProducerId { .. } | RequestBody::EndTxn { .. }) =
+            (&req.target, &req.body)
+        {
+            let v = conn.versions();
+            let at_least = |api, min| v.negotiated_version(api).is_some_and(|x| x >= min);
+            let tv2 = v.transaction_version().unwrap_or(0) >= 2
+                && at_least(ApiKey::Produce, 12)
+                && at_least(ApiKey::EndTxn, 5)
+                && at_least(ApiKey::TxnOffsetCommit, 5);
+            self.lock()
+                .set_coordinator_capabilities(at_least(ApiKey::InitProducerId, 3), tv2);
+        }
+        let neg = |api: ApiKey| -> Result<i16, ExecError> {
+            conn.negotiated_version(api)
+                .ok_or_else(|| ExecError::Version(format!("no common version of {api:?}")))
+        };
+        match req.body {
+            RequestBody::FindCoordinator { key_type, key } => {
+                let (version, error, node_id, host, port, _) =
+                    find_coordinator_on(&conn, key_type, &key)
+                        .await
+                        .map_err(ExecError::from_coord)?;
+                if error.is_ok() && self.cluster.metadata().broker(node_id).is_none() {
+                    self.cluster
+                        .pool()
+                        .set_address(node_id, &format!("{host}:{port}"));
+                }
+                Ok((
+                    version,
+                    CoordinatorResponse::FindCoordinator { error, node_id },
+                ))
+            }
+            RequestBody::InitProducerId {
+                transactional_id,
+                transaction_timeout_ms,
+                producer,
+            } => {
+                let version = neg(ApiKey::InitProducerId)?.min(5);
+                if producer.is_valid() && version < 3 {
+                    return Err(ExecError::Version(format!(
+                        "InitProducerId v{version} cannot bump an epoch (needs v3)"
+                    )));
+                }
+                let r = conn
+                    .send(
+                        &InitProducerIdRequest {
+                            transactional_id: Some(transactional_id),
+                            transaction_timeout_ms,
+                            producer_id: if version >= 3 {
+                                producer.producer_id
+                            } else {
+                                -1
+                            },
+                            producer_epoch: if version >= 3 { producer.epoch } else { -1 },
+                            ..Default::default()
+                        },
+                        version,
+                    )
+                    .await
+                    .map_err(ExecError::from_conn)?;
+                Ok((
+                    version,
+                    CoordinatorResponse::InitProducerId {
+                        error: ErrorCode::from(r.error_code),
+                        producer: ProducerIdAndEpoch {
+                            producer_id: r.producer_id,
+                            epoch: r.producer_epoch,
+                        },
+                    },
+                ))
+            }
+            RequestBody::AddPartitionsToTxn {
+                transactional_id,
+                producer,
+                partitions,
+            } => {
+                let version = neg(ApiKey::AddPartitionsToTxn)?.min(3);
+                let mut topics: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+                for tp in &partitions {
+                    topics
+                        .entry(tp.topic.to_string())
+                        .or_default()
+                        .push(tp.partition);
+                }
+                let r = conn
+                    .send(
+                        &AddPartitionsToTxnRequest {
+                            v3_and_below_transactional_id: transactional_id,
+                            v3_and_below_producer_id: producer.producer_id,
+                            v3_and_below_producer_epoch: producer.epoch,
+                            v3_and_below_topics: topics
+                                .into_iter()
+                                .map(|(name, partitions)| AddPartitionsToTxnRequestTopic {
+                                    name,
+                                    partitions,
+                                    ..Default::default()
+                                })
+                                .collect(),
+                            ..Default::default()
+                        },
+                        version,
+                    )
+                    .await
+                    .map_err(ExecError::from_conn)?;
+                let mut results = Vec::new();
+                for t in &r.results_by_topic_v3_and_below {
+                    for p in &t.results_by_partition {
+                        results.push((
+                            TopicPartition::new(t.name.as_str(), p.partition_index),
+                            ErrorCode::from(p.partition_error_code),
+                        ));
+                    }
+                }
+                Ok((version, CoordinatorResponse::AddPartitionsToTxn { results }))
+            }
+            RequestBody::AddOffsetsToTxn {
+                transactional_id,
+                producer,
+                group_id,
+            } => {
+                let version = neg(ApiKey::AddOffsetsToTxn)?.min(4);
+                let r = conn
+                    .send(
+                        &AddOffsetsToTxnRequest {
+                            transactional_id,
+                            producer_id: producer.producer_id,
+                            producer_epoch: producer.epoch,
+                            group_id,
+                            ..Default::default()
+                        },
+                        version,
+                    )
+                    .await
+                    .map_err(ExecError::from_conn)?;
+                Ok((
+                    version,
+                    CoordinatorResponse::AddOffsetsToTxn {
+                        error: ErrorCode::from(r.error_code),
+                    },
+                ))
+            }
+            RequestBody::TxnOffsetCommit {
+                transactional_id,
+                producer,
+                group,
+                offsets,
+                transaction_version,
+            } => {
+                let max = neg(ApiKey::TxnOffsetCommit)?;
+                let version = match transaction_version {
+                    TransactionVersion::V1 => max.min(4),
+                    TransactionVersion::V2 if max >= 5 => 5,
+                    TransactionVersion::V2 => {
+                        return Err(ExecError::Version(
+                            "TxnOffsetCommit v5 needed under TV2".into(),
+                        ))
+                    }
+                };
+                let mut topics: BTreeMap<String, Vec<TxnOffsetCommitRequestPartition>> =
+                    BTreeMap::new();
+                for (tp, o) in &offsets {
+                    topics.entry(tp.topic.to_string()).or_default().push(
+                        TxnOffsetCommitRequestPartition {
+                            partition_index: tp.partition,
+                            committed_offset: o.offset,
+                            committed_leader_epoch: o.leader_epoch.unwrap_or(-1),
+                            committed_metadata: o.metadata.clone(),
+                            ..Default::default()
+                        },
+                    );
+                }
+                let mut msg = TxnOffsetCommitRequest {
+                    transactional_id,
+                    group_id: group.group_id.clone(),
+                    producer_id: producer.producer_id,
+                    producer_epoch: producer.epoch,
+                    topics: topics
+                        .into_iter()
+                        .map(|(name, partitions)| TxnOffsetCommitRequestTopic {
+                            name,
+                            partitions,
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                };
+                if version >= 3 {
+                    msg.generation_id_or_member_epoch = group.generation_id;
+                    msg.member_id = group.member_id.clone();
+                    msg.group_instance_id = group.group_instance_id.clone();
+                }
+                let r = conn
+                    .send(&msg, version)
+                    .await
+                    .map_err(ExecError::from_conn)?;
+                let mut results = Vec::new();
+                for t in &r.topics {
+                    for p in &t.partitions {
+                        results.push((
+                            TopicPartition::new(t.name.as_str(), p.partition_index),
+                            ErrorCode::from(p.error_code),
+                        ));
+                    }
+                }
+                Ok((version, CoordinatorResponse::TxnOffsetCommit { results }))
+            }
+            RequestBody::EndTxn {
+                transactional_id,
+                producer,
+                committed,
+                transaction_version,
+            } => {
+                let max = neg(ApiKey::EndTxn)?;
+                let version = match transaction_version {
+                    TransactionVersion::V1 => max.min(4),
+                    TransactionVersion::V2 if max >= 5 => 5,
+                    TransactionVersion::V2 => {
+                        return Err(ExecError::Version("EndTxn v5 needed under TV2".into()))
+                    }
+                };
+                let r = conn
+                    .send(
+                        &EndTxnRequest {
+                            transactional_id,
+                            producer_id: producer.producer_id,
+                            producer_epoch: producer.epoch,
+                            committed,
+                            ..Default::default()
+                        },
+                        version,
+                    )
+                    .await
+                    .map_err(ExecError::from_conn)?;
+                Ok((
+                    version,
+                    CoordinatorResponse::EndTxn {
+                        error: ErrorCode::from(r.error_code),
+                        producer: (version >= 5).then_some(ProducerIdAndEpoch {
+                            producer_id: r.producer_id,
+                            epoch: r.producer_epoch,
+                        }),
+                    },
+                ))
+            }
+        }
+    }
+}
+
+enum Outcome {
+    Response(i16, CoordinatorResponse),
+    Disconnected(String),
+    VersionMismatch(String),
+}
+
+enum ExecError {
+    Io(String),
+    Version(String),
+}
+
+impl ExecError {
+    fn from_conn(e: ConnError) -> Self {
+        match e {
+            ConnError::UnsupportedVersion { .. } | ConnError::Encode(_) => {
+                ExecError::Version(e.to_string())
+            }
+            e => ExecError::Io(e.to_string()),
+        }
+    }
+
+    fn from_cluster(e: ClusterError) -> Self {
+        match e {
+            ClusterError::Conn(c) => Self::from_conn(c),
+            e => ExecError::Io(e.to_string()),
+        }
+    }
+
+    fn from_coord(e: CoordinatorError) -> Self {
+        match e {
+            CoordinatorError::Cluster(c) => Self::from_cluster(c),
+            e => ExecError::Io(e.to_string()),
+        }
+    }
+}

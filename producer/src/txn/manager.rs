@@ -1,0 +1,1635 @@
+//! The sans-IO transaction manager (Java `TransactionManager`).
+
+use super::error::{classify, ErrorClass, TransactionError, TxnApi, TxnOp};
+use super::prepared::PreparedTransaction;
+use super::{
+    CoordinatorType, GroupMetadata, OffsetAndMetadata, ProducerIdAndEpoch, State,
+    TransactionVersion,
+};
+use crate::backoff::ExponentialBackoff;
+use crate::record::TopicPartition;
+use kafka_proto::ErrorCode;
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+/// AddPartitionsToTxn CONCURRENT_TRANSACTIONS backoff while no partition is
+/// yet in the transaction (Java `ADD_PARTITIONS_RETRY_BACKOFF_MS`).
+pub const ADD_PARTITIONS_RETRY_BACKOFF: Duration = Duration::from_millis(20);
+
+/// Settings of a [`TransactionManager`].
+///
+/// ```
+/// use kafka_producer::txn::TxnConfig;
+/// let c = TxnConfig::new("orders-writer-1");
+/// assert_eq!(c.transaction_timeout.as_millis(), 60_000);
+/// ```
+#[derive(Debug, Clone)]
+pub struct TxnConfig {
+    /// `transactional.id`.
+    pub transactional_id: String,
+    /// `transaction.timeout.ms` (default 60 s).
+    pub transaction_timeout: Duration,
+    /// Retry backoff of coordinator requests: `retry.backoff.ms` (100 ms)
+    /// growing ×2 per attempt up to `retry.backoff.max.ms` (1 s), jitter 0.2.
+    pub retry_backoff: ExponentialBackoff,
+}
+
+impl TxnConfig {
+    /// Defaults for `transactional_id`.
+    pub fn new(transactional_id: impl Into<String>) -> Self {
+        Self {
+            transactional_id: transactional_id.into(),
+            transaction_timeout: Duration::from_secs(60),
+            retry_backoff: ExponentialBackoff {
+                initial: Duration::from_millis(100),
+                multiplier: 2.0,
+                max: Duration::from_secs(1),
+                jitter: 0.2,
+            },
+        }
+    }
+}
+
+/// Priority of a coordinator request; lower is sent first (Java
+/// `TxnRequestHandler.Priority`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Priority {
+    /// FindCoordinator.
+    FindCoordinator = 0,
+    /// InitProducerId (first initialisation).
+    InitProducerId = 1,
+    /// AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit.
+    AddPartitionsOrOffsets = 2,
+    /// EndTxn.
+    EndTxn = 3,
+    /// InitProducerId bumping the epoch after EndTxn.
+    EpochBump = 4,
+}
+
+/// Identifies the completion of a user operation (see
+/// [`TransactionManager::poll_result`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OpTicket(pub u64);
+
+/// Where a coordinator request goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// Any broker (FindCoordinator).
+    AnyBroker,
+    /// This node (the transaction or group coordinator).
+    Node(i32),
+}
+
+/// The body of a coordinator request, with everything needed to encode it
+/// (the driver picks the wire version).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RequestBody {
+    /// FindCoordinator for one key.
+    FindCoordinator {
+        /// Transaction or group.
+        key_type: CoordinatorType,
+        /// The transactional id or group id.
+        key: String,
+    },
+    /// InitProducerId; `producer` is NONE for a first init, the current
+    /// pid/epoch for a KIP-360 bump.
+    InitProducerId {
+        /// The transactional id.
+        transactional_id: String,
+        /// `transaction.timeout.ms`.
+        transaction_timeout_ms: i32,
+        /// NONE or the current pid/epoch.
+        producer: ProducerIdAndEpoch,
+    },
+    /// AddPartitionsToTxn (v<=3).
+    AddPartitionsToTxn {
+        /// The transactional id.
+        transactional_id: String,
+        /// Current pid/epoch.
+        producer: ProducerIdAndEpoch,
+        /// The partitions to add.
+        partitions: Vec<TopicPartition>,
+    },
+    /// AddOffsetsToTxn (TV1).
+    AddOffsetsToTxn {
+        /// The transactional id.
+        transactional_id: String,
+        /// Current pid/epoch.
+        producer: ProducerIdAndEpoch,
+        /// The consumer group.
+        group_id: String,
+    },
+    /// TxnOffsetCommit to the group coordinator (v<=4 under TV1, v5 under TV2).
+    TxnOffsetCommit {
+        /// The transactional id.
+        transactional_id: String,
+        /// Current pid/epoch.
+        producer: ProducerIdAndEpoch,
+        /// The consumer group metadata.
+        group: GroupMetadata,
+        /// Offsets still to commit.
+        offsets: BTreeMap<TopicPartition, OffsetAndMetadata>,
+        /// Transaction version of the transaction.
+        transaction_version: TransactionVersion,
+    },
+    /// EndTxn (v<=4 under TV1, v5 under TV2).
+    EndTxn {
+        /// The transactional id.
+        transactional_id: String,
+        /// The pid/epoch of the transaction.
+        producer: ProducerIdAndEpoch,
+        /// Commit (true) or abort.
+        committed: bool,
+        /// Transaction version the transaction was started with.
+        transaction_version: TransactionVersion,
+    },
+}
+
+impl RequestBody {
+    /// The API of this request.
+    pub fn api(&self) -> TxnApi {
+        match self {
+            RequestBody::FindCoordinator { .. } => TxnApi::FindCoordinator,
+            RequestBody::InitProducerId { .. } => TxnApi::InitProducerId,
+            RequestBody::AddPartitionsToTxn { .. } => TxnApi::AddPartitionsToTxn,
+            RequestBody::AddOffsetsToTxn { .. } => TxnApi::AddOffsetsToTxn,
+            RequestBody::TxnOffsetCommit { .. } => TxnApi::TxnOffsetCommit,
+            RequestBody::EndTxn { .. } => TxnApi::EndTxn,
+        }
+    }
+}
+
+/// A coordinator request the driver must send now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoordinatorRequest {
+    /// Matches the answer to [`TransactionManager::handle_response`].
+    pub id: u64,
+    /// Where to send it.
+    pub target: Target,
+    /// What to send.
+    pub body: RequestBody,
+    /// Zero for the first attempt.
+    pub attempt: u32,
+}
+
+/// A decoded coordinator answer, fed back with
+/// [`TransactionManager::handle_response`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CoordinatorResponse {
+    /// FindCoordinator: error and the coordinator's node id.
+    FindCoordinator {
+        /// Error code (of the key's entry for v4+).
+        error: ErrorCode,
+        /// Node id of the coordinator.
+        node_id: i32,
+    },
+    /// InitProducerId.
+    InitProducerId {
+        /// Error code.
+        error: ErrorCode,
+        /// The new pid/epoch.
+        producer: ProducerIdAndEpoch,
+    },
+    /// AddPartitionsToTxn: one error per partition.
+    AddPartitionsToTxn {
+        /// Per-partition errors.
+        results: Vec<(TopicPartition, ErrorCode)>,
+    },
+    /// AddOffsetsToTxn.
+    AddOffsetsToTxn {
+        /// Error code.
+        error: ErrorCode,
+    },
+    /// TxnOffsetCommit: one error per partition.
+    TxnOffsetCommit {
+        /// Per-partition errors.
+        results: Vec<(TopicPartition, ErrorCode)>,
+    },
+    /// EndTxn; v5 (TV2) answers carry the next pid/epoch.
+    EndTxn {
+        /// Error code.
+        error: ErrorCode,
+        /// The next pid/epoch (v5), `None` before v5.
+        producer: Option<ProducerIdAndEpoch>,
+    },
+}
+
+/// Something the producer core must act on (see
+/// [`TransactionManager::poll_event`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TxnEvent {
+    /// A new producer id/epoch (InitProducerId or a TV2 EndTxn): write new
+    /// batches with it; when `reset_sequences`, every partition's sequence
+    /// restarts at 0.
+    ProducerIdAndEpochChanged {
+        /// The new pid/epoch.
+        producer: ProducerIdAndEpoch,
+        /// Reset every partition's sequence to 0.
+        reset_sequences: bool,
+    },
+    /// The transaction ended (committed or aborted, locally for an empty
+    /// transaction).
+    TransactionCompleted {
+        /// True for a commit.
+        committed: bool,
+    },
+}
+
+#[derive(Debug, Clone)]
+struct Queued {
+    priority: Priority,
+    seq: u64,
+    body: RequestBody,
+    ticket: Option<OpTicket>,
+    /// InitProducerId only: a bump (keeps READY transition semantics).
+    bump: bool,
+    attempts: u32,
+    not_before: Option<Instant>,
+}
+
+#[derive(Debug, Clone)]
+struct PendingTransition {
+    op: TxnOp,
+    ticket: OpTicket,
+}
+
+/// The transactional producer's state machine, sans IO.
+///
+/// State diagram (transitions allowed exactly as Java's `isTransitionValid`):
+///
+/// ```text
+///                 init_transactions           InitProducerId ok
+///  Uninitialized ─────────────────► Initializing ─────────────────► Ready ◄─────────┐
+///       ▲   ▲                        │  ▲    │ resume_prepared        │ begin        │
+///       │   │ InitPid auth error     │  │    ▼                        ▼              │ EndTxn ok
+///       │   └──── AbortableError ◄───┘  │  PreparedTransaction ◄── InTransaction     │ (or empty:
+///       │          ▲   │  ▲             │   │ commit   │ abort        │  │  │        │  local)
+///       │          │   │  └─────────────┼───┼──────────┼──────────────┘  │  │        │
+///       │          │   │ abort          │   ▼          ▼      commit     │  │ abort  │
+///       │          │   └────────────────┼─► Aborting ◄────────────────────┼──┘       │
+///       │          │                    │   Committing ◄──────────────────┘          │
+///       │          └─ abortable error ──┼── Committing                               │
+///       │                               └── Committing/Aborting (epoch bump) ────────┤
+///       └─ Ready (reset)                     Committing/Aborting ───────────────────┘
+///  FatalError: from any state; terminal.
+/// ```
+///
+/// | Target | Allowed from |
+/// |---|---|
+/// | Uninitialized | Ready, AbortableError |
+/// | Initializing | Uninitialized, CommittingTransaction, AbortingTransaction (epoch bump) |
+/// | Ready | Initializing, CommittingTransaction, AbortingTransaction |
+/// | InTransaction | Ready |
+/// | PreparedTransaction | InTransaction, Initializing |
+/// | CommittingTransaction | InTransaction, PreparedTransaction |
+/// | AbortingTransaction | InTransaction, PreparedTransaction, AbortableError |
+/// | AbortableError | InTransaction, CommittingTransaction, AbortableError, Initializing |
+/// | FatalError | any |
+///
+/// Inputs are the user operations (`init_transactions`, `begin_transaction`,
+/// `on_partition_used`, `send_offsets_to_transaction`, `commit_transaction`,
+/// `abort_transaction`, `prepare_transaction`, `resume_prepared`), the
+/// producer-path hooks (`produce_batch_failed`) and the coordinator answers
+/// (`handle_response`, `handle_disconnect`, `handle_version_mismatch`).
+/// Outputs are [`Self::poll_request`] (at most one coordinator request in
+/// flight), [`Self::poll_event`] and [`Self::poll_result`]. Time is passed in.
+///
+/// ```
+/// use kafka_producer::txn::*;
+/// use kafka_proto::ErrorCode;
+/// use std::time::Instant;
+/// let now = Instant::now();
+/// let mut m = TransactionManager::new(TxnConfig::new("tx"));
+/// m.set_coordinator_capabilities(true, true); // InitProducerId v3+, TV2 usable
+/// let init = m.init_transactions().unwrap();
+/// let find = m.poll_request(now, false).unwrap();
+/// assert_eq!(find.target, Target::AnyBroker);
+/// m.handle_response(find.id, 4, CoordinatorResponse::FindCoordinator { error: ErrorCode::None, node_id: 2 }, now);
+/// let init_pid = m.poll_request(now, false).unwrap();
+/// assert_eq!(init_pid.target, Target::Node(2));
+/// let producer = ProducerIdAndEpoch { producer_id: 7, epoch: 0 };
+/// m.handle_response(init_pid.id, 5, CoordinatorResponse::InitProducerId { error: ErrorCode::None, producer }, now);
+/// assert_eq!(m.poll_result(init), Some(Ok(())));
+/// m.begin_transaction().unwrap();
+/// // Nothing was written: the commit completes locally, without EndTxn.
+/// let commit = m.commit_transaction().unwrap();
+/// assert!(m.poll_request(now, false).is_none());
+/// assert_eq!(m.poll_result(commit), Some(Ok(())));
+/// assert_eq!(m.state(), State::Ready);
+/// ```
+#[derive(Debug)]
+pub struct TransactionManager {
+    config: TxnConfig,
+    state: State,
+    producer: ProducerIdAndEpoch,
+    tv: TransactionVersion,
+    tv2_available: bool,
+    supports_bump: bool,
+    txn_coordinator: Option<i32>,
+    group_coordinators: HashMap<String, i32>,
+    partitions_in_txn: BTreeSet<TopicPartition>,
+    new_partitions: BTreeSet<TopicPartition>,
+    pending_partitions: BTreeSet<TopicPartition>,
+    transaction_started: bool,
+    bump_required: bool,
+    last_error: Option<TransactionError>,
+    queue: Vec<Queued>,
+    in_flight: Option<(u64, Queued)>,
+    next_seq: u64,
+    next_ticket: u64,
+    results: BTreeMap<OpTicket, Option<Result<(), TransactionError>>>,
+    pending: Option<PendingTransition>,
+    events: VecDeque<TxnEvent>,
+    deferred_offsets:
+        HashMap<OpTicket, (GroupMetadata, BTreeMap<TopicPartition, OffsetAndMetadata>)>,
+    /// Jitter factor override for deterministic tests.
+    jitter_factor: Option<f64>,
+}
+
+impl TransactionManager {
+    /// A manager in state `Uninitialized`.
+    pub fn new(config: TxnConfig) -> Self {
+        Self {
+            config,
+            state: State::Uninitialized,
+            producer: ProducerIdAndEpoch::NONE,
+            tv: TransactionVersion::V1,
+            tv2_available: false,
+            supports_bump: true,
+            txn_coordinator: None,
+            group_coordinators: HashMap::new(),
+            partitions_in_txn: BTreeSet::new(),
+            new_partitions: BTreeSet::new(),
+            pending_partitions: BTreeSet::new(),
+            transaction_started: false,
+            bump_required: false,
+            last_error: None,
+            queue: Vec::new(),
+            in_flight: None,
+            next_seq: 0,
+            next_ticket: 0,
+            results: BTreeMap::new(),
+            pending: None,
+            events: VecDeque::new(),
+            deferred_offsets: HashMap::new(),
+            jitter_factor: None,
+        }
+    }
+
+    /// Makes backoffs deterministic (`factor` replaces the random jitter).
+    pub fn set_jitter_factor(&mut self, factor: f64) {
+        self.jitter_factor = Some(factor);
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &TxnConfig {
+        &self.config
+    }
+
+    /// The current state.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// The current producer id and epoch (NONE before init).
+    pub fn producer_id_and_epoch(&self) -> ProducerIdAndEpoch {
+        self.producer
+    }
+
+    /// The transaction version in use (decided at init, switched only
+    /// between transactions).
+    pub fn transaction_version(&self) -> TransactionVersion {
+        self.tv
+    }
+
+    /// The error that moved the manager into `AbortableError`/`FatalError`.
+    pub fn last_error(&self) -> Option<&TransactionError> {
+        self.last_error.as_ref()
+    }
+
+    /// Partitions whose AddPartitionsToTxn succeeded (TV1) or that were
+    /// written in this transaction (TV2).
+    pub fn partitions_in_transaction(&self) -> &BTreeSet<TopicPartition> {
+        &self.partitions_in_txn
+    }
+
+    /// True once a partition or offsets were added to the transaction: only
+    /// then does commit/abort send EndTxn.
+    pub fn transaction_started(&self) -> bool {
+        self.transaction_started
+    }
+
+    /// True when the next transaction completion will bump the epoch with
+    /// InitProducerId (KIP-360, TV1).
+    pub fn epoch_bump_required(&self) -> bool {
+        self.bump_required
+    }
+
+    /// The known transaction coordinator.
+    pub fn transaction_coordinator(&self) -> Option<i32> {
+        self.txn_coordinator
+    }
+
+    /// Updates what the coordinator offers: `supports_epoch_bump` is
+    /// InitProducerId v3 or later; `tv2_usable` is a finalized
+    /// `transaction.version` of at least 2 with usable Produce v12+, EndTxn
+    /// v5+ and TxnOffsetCommit v5+.
+    /// Before `init_transactions` completes this decides the version; later
+    /// changes take effect between transactions (TV1 → TV2 through an epoch
+    /// bump after the EndTxn, TV2 → TV1 after the EndTxn v5).
+    pub fn set_coordinator_capabilities(&mut self, supports_epoch_bump: bool, tv2_usable: bool) {
+        self.supports_bump = supports_epoch_bump;
+        self.tv2_available = tv2_usable;
+        if matches!(self.state, State::Uninitialized | State::Initializing)
+            && !self.producer.is_valid()
+        {
+            self.tv = if tv2_usable {
+                TransactionVersion::V2
+            } else {
+                TransactionVersion::V1
+            };
+        }
+    }
+
+    fn can_bump(&self) -> bool {
+        self.supports_bump || self.tv == TransactionVersion::V2
+    }
+
+    fn client_bump_needed(&self) -> bool {
+        self.supports_bump && self.tv == TransactionVersion::V1
+    }
+
+    // ---------------------------------------------------------------- state
+
+    /// Whether `from → to` is allowed (reference section 4).
+    ///
+    /// ```
+    /// use kafka_producer::txn::{State, TransactionManager};
+    /// assert!(TransactionManager::is_transition_valid(State::Ready, State::InTransaction));
+    /// assert!(!TransactionManager::is_transition_valid(State::Ready, State::CommittingTransaction));
+    /// ```
+    pub fn is_transition_valid(from: State, to: State) -> bool {
+        use State::*;
+        match to {
+            Uninitialized => matches!(from, Ready | AbortableError),
+            Initializing => matches!(
+                from,
+                Uninitialized | CommittingTransaction | AbortingTransaction
+            ),
+            Ready => matches!(
+                from,
+                Initializing | CommittingTransaction | AbortingTransaction
+            ),
+            InTransaction => from == Ready,
+            PreparedTransaction => matches!(from, InTransaction | Initializing),
+            CommittingTransaction => matches!(from, InTransaction | PreparedTransaction),
+            AbortingTransaction => {
+                matches!(from, InTransaction | PreparedTransaction | AbortableError)
+            }
+            AbortableError => matches!(
+                from,
+                InTransaction | CommittingTransaction | AbortableError | Initializing
+            ),
+            FatalError => true,
+        }
+    }
+
+    fn transition(&mut self, to: State, op: TxnOp) -> Result<(), TransactionError> {
+        if self.state == State::FatalError {
+            return Err(self
+                .last_error
+                .clone()
+                .unwrap_or(TransactionError::InvalidState {
+                    from: self.state,
+                    op,
+                }));
+        }
+        if !Self::is_transition_valid(self.state, to) {
+            return Err(TransactionError::InvalidState {
+                from: self.state,
+                op,
+            });
+        }
+        tracing::debug!(from = ?self.state, ?to, transactional_id = %self.config.transactional_id, "transaction state");
+        self.state = to;
+        Ok(())
+    }
+
+    fn maybe_fail_with_error(&self) -> Result<(), TransactionError> {
+        match self.state {
+            State::FatalError | State::AbortableError => {
+                Err(self
+                    .last_error
+                    .clone()
+                    .unwrap_or(TransactionError::InvalidState {
+                        from: self.state,
+                        op: TxnOp::Send,
+                    }))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn throw_if_pending(&mut self, op: TxnOp) -> Result<(), TransactionError> {
+        if let Some(p) = &self.pending {
+            if self.results.get(&p.ticket).is_some_and(|r| r.is_none()) {
+                return Err(TransactionError::PendingTransition {
+                    pending: p.op,
+                    attempted: op,
+                });
+            }
+            // Completed but never observed: observed now.
+            self.results.remove(&p.ticket);
+            self.pending = None;
+        }
+        Ok(())
+    }
+
+    /// Java `handleCachedTransactionRequestResult`: the same timed-out
+    /// operation returns the same ticket; another one is refused.
+    fn cached(
+        &mut self,
+        op: TxnOp,
+        start: impl FnOnce(&mut Self) -> Result<OpTicket, TransactionError>,
+    ) -> Result<OpTicket, TransactionError> {
+        if let Some(p) = self.pending.clone() {
+            match self.results.get(&p.ticket) {
+                Some(None) | Some(Some(_)) if p.op == op => return Ok(p.ticket),
+                Some(None) => {
+                    return Err(TransactionError::PendingTransition {
+                        pending: p.op,
+                        attempted: op,
+                    })
+                }
+                _ => {
+                    self.results.remove(&p.ticket);
+                    self.pending = None;
+                }
+            }
+        }
+        let ticket = start(self)?;
+        self.pending = Some(PendingTransition { op, ticket });
+        Ok(ticket)
+    }
+
+    fn new_ticket(&mut self) -> OpTicket {
+        self.next_ticket += 1;
+        let t = OpTicket(self.next_ticket);
+        self.results.insert(t, None);
+        t
+    }
+
+    fn complete(&mut self, ticket: Option<OpTicket>, result: Result<(), TransactionError>) {
+        if let Some(t) = ticket {
+            if let Some(slot) = self.results.get_mut(&t) {
+                if slot.is_none() {
+                    *slot = Some(result);
+                }
+            }
+        }
+    }
+
+    /// The outcome of the operation behind `ticket`, once known. Observing a
+    /// result clears the pending transition of that operation.
+    pub fn poll_result(&mut self, ticket: OpTicket) -> Option<Result<(), TransactionError>> {
+        let r = self.results.get(&ticket)?.clone()?;
+        if self.pending.as_ref().is_some_and(|p| p.ticket == ticket) {
+            self.pending = None;
+        }
+        self.results.remove(&ticket);
+        Some(r)
+    }
+
+    /// True while the operation behind `ticket` is incomplete.
+    pub fn is_pending(&self, ticket: OpTicket) -> bool {
+        matches!(self.results.get(&ticket), Some(None))
+    }
+
+    #[cfg(test)]
+    pub(super) fn forget_pending(&mut self) {
+        if let Some(p) = self.pending.take() {
+            self.results.remove(&p.ticket);
+        }
+    }
+
+    /// The next event for the producer core.
+    pub fn poll_event(&mut self) -> Option<TxnEvent> {
+        self.events.pop_front()
+    }
+
+    // ------------------------------------------------------- user operations
+
+    /// `initTransactions()`: Uninitialized → Initializing, then
+    /// FindCoordinator + InitProducerId(−1/−1); completes in Ready.
+    pub fn init_transactions(&mut self) -> Result<OpTicket, TransactionError> {
+        self.cached(TxnOp::InitTransactions, |m| {
+            m.maybe_fail_with_error()?;
+            // Committing/Aborting → Initializing is the internal epoch bump only.
+            if m.state != State::Uninitialized {
+                return Err(TransactionError::InvalidState {
+                    from: m.state,
+                    op: TxnOp::InitTransactions,
+                });
+            }
+            m.transition(State::Initializing, TxnOp::InitTransactions)?;
+            m.tv = if m.tv2_available {
+                TransactionVersion::V2
+            } else {
+                TransactionVersion::V1
+            };
+            let ticket = m.new_ticket();
+            m.enqueue_init_pid(ProducerIdAndEpoch::NONE, false, Some(ticket));
+            Ok(ticket)
+        })
+    }
+
+    /// `beginTransaction()`: Ready → InTransaction.
+    pub fn begin_transaction(&mut self) -> Result<(), TransactionError> {
+        self.throw_if_pending(TxnOp::BeginTransaction)?;
+        self.maybe_fail_with_error()?;
+        self.transition(State::InTransaction, TxnOp::BeginTransaction)
+    }
+
+    /// Producer-core hook, called when a record is appended for `tp` (Java
+    /// `maybeAddPartition`). TV1: enqueues the partition for
+    /// AddPartitionsToTxn (batched); TV2: the partition joins implicitly
+    /// with its first Produce v12+.
+    pub fn on_partition_used(&mut self, tp: &TopicPartition) -> Result<(), TransactionError> {
+        self.throw_if_pending(TxnOp::Send)?;
+        self.maybe_fail_with_error()?;
+        if !self.producer.is_valid() || self.state != State::InTransaction {
+            return Err(TransactionError::InvalidState {
+                from: self.state,
+                op: TxnOp::Send,
+            });
+        }
+        if self.tv == TransactionVersion::V2 {
+            self.partitions_in_txn.insert(tp.clone());
+            self.transaction_started = true;
+        } else if !self.partitions_in_txn.contains(tp) && !self.pending_partitions.contains(tp) {
+            self.new_partitions.insert(tp.clone());
+        }
+        Ok(())
+    }
+
+    /// Producer-core hook: may batches of `tp` be drained (sent) now? Under
+    /// TV1 only after its AddPartitionsToTxn succeeded; never after a fatal
+    /// error.
+    pub fn may_drain(&self, tp: &TopicPartition) -> bool {
+        self.state != State::FatalError
+            && self.producer.is_valid()
+            && self.partitions_in_txn.contains(tp)
+    }
+
+    /// Producer-core hook: a Produce batch for `tp` failed for good (retries
+    /// exhausted, expired, or a non-retriable error; `outcome_unknown` when
+    /// the batch may have been written, e.g. expired in flight). Moves to
+    /// `FatalError` for the Produce-path fatal set (ClusterAuthorization,
+    /// TransactionalIdAuthorization, ProducerFenced, UnsupportedVersion,
+    /// InvalidPidMapping), else to `AbortableError`. Under TV1 with epoch-bump
+    /// support the next completion bumps the epoch (so that a late Produce of
+    /// this transaction can never land in a later one); under TV2 the EndTxn
+    /// bumps it.
+    pub fn produce_batch_failed(
+        &mut self,
+        tp: &TopicPartition,
+        error: Option<ErrorCode>,
+        outcome_unknown: bool,
+    ) {
+        let code = error.unwrap_or(ErrorCode::RequestTimedOut);
+        let class = classify(TxnApi::Produce, code, self.can_bump());
+        let message = format!(
+            "batch for {tp} failed: {}{}",
+            code.name(),
+            if outcome_unknown {
+                " (outcome unknown)"
+            } else {
+                ""
+            }
+        );
+        match class {
+            ErrorClass::Fenced => self.fatal(TransactionError::Fenced {
+                api: TxnApi::Produce,
+                version: -1,
+                error: code,
+            }),
+            ErrorClass::Fatal => self.fatal(TransactionError::Fatal {
+                api: Some(TxnApi::Produce),
+                version: -1,
+                error,
+                message,
+            }),
+            _ => {
+                if outcome_unknown && !self.can_bump() {
+                    self.fatal(TransactionError::Fatal {
+                        api: Some(TxnApi::Produce),
+                        version: -1,
+                        error,
+                        message: format!(
+                            "{message}; the coordinator cannot bump the epoch (InitProducerId < v3)"
+                        ),
+                    });
+                    return;
+                }
+                if self.client_bump_needed()
+                    && !matches!(
+                        self.state,
+                        State::CommittingTransaction | State::AbortingTransaction
+                    )
+                {
+                    self.bump_required = true;
+                }
+                self.abortable(TransactionError::Abortable {
+                    api: Some(TxnApi::Produce),
+                    version: -1,
+                    error,
+                    message,
+                });
+            }
+        }
+    }
+
+    /// Producer-core hook: when `Some`, fail every undrained batch with this
+    /// error (ABORTABLE_ERROR, ABORTING_TRANSACTION or FATAL_ERROR).
+    pub fn undrained_batch_error(&self) -> Option<TransactionError> {
+        match self.state {
+            State::AbortableError | State::FatalError => self.last_error.clone(),
+            State::AbortingTransaction => Some(self.last_error.clone().unwrap_or(
+                TransactionError::Abortable {
+                    api: None,
+                    version: -1,
+                    error: None,
+                    message: "the transaction is being aborted".into(),
+                },
+            )),
+            _ => None,
+        }
+    }
+
+    /// `sendOffsetsToTransaction(offsets, groupMetadata)`: TV1 AddOffsetsToTxn
+    /// then TxnOffsetCommit; TV2 TxnOffsetCommit v5 only.
+    pub fn send_offsets_to_transaction(
+        &mut self,
+        offsets: BTreeMap<TopicPartition, OffsetAndMetadata>,
+        group: GroupMetadata,
+    ) -> Result<OpTicket, TransactionError> {
+        self.throw_if_pending(TxnOp::SendOffsets)?;
+        self.maybe_fail_with_error()?;
+        if self.state != State::InTransaction {
+            return Err(TransactionError::InvalidState {
+                from: self.state,
+                op: TxnOp::SendOffsets,
+            });
+        }
+        let ticket = self.new_ticket();
+        if self.tv == TransactionVersion::V2 {
+            self.transaction_started = true;
+            self.enqueue(
+                Priority::AddPartitionsOrOffsets,
+                RequestBody::TxnOffsetCommit {
+                    transactional_id: self.config.transactional_id.clone(),
+                    producer: self.producer,
+                    group,
+                    offsets,
+                    transaction_version: self.tv,
+                },
+                Some(ticket),
+                false,
+            );
+        } else {
+            self.enqueue(
+                Priority::AddPartitionsOrOffsets,
+                RequestBody::AddOffsetsToTxn {
+                    transactional_id: self.config.transactional_id.clone(),
+                    producer: self.producer,
+                    group_id: group.group_id.clone(),
+                },
+                Some(ticket),
+                false,
+            );
+            // The TxnOffsetCommit follows on success.
+            self.deferred_offsets.insert(ticket, (group, offsets));
+        }
+        Ok(ticket)
+    }
+
+    /// `commitTransaction()`: InTransaction/PreparedTransaction →
+    /// CommittingTransaction; pending AddPartitionsToTxn first, then EndTxn
+    /// (not sent while produce batches are incomplete; skipped for an empty
+    /// transaction), then an epoch bump if required. Completes in Ready.
+    pub fn commit_transaction(&mut self) -> Result<OpTicket, TransactionError> {
+        self.cached(TxnOp::CommitTransaction, |m| {
+            m.maybe_fail_with_error()?;
+            m.transition(State::CommittingTransaction, TxnOp::CommitTransaction)?;
+            Ok(m.begin_completing(true))
+        })
+    }
+
+    /// `abortTransaction()`: InTransaction/PreparedTransaction/AbortableError
+    /// → AbortingTransaction; EndTxn(abort) (skipped for an empty
+    /// transaction), then an epoch bump if required. Completes in Ready.
+    pub fn abort_transaction(&mut self) -> Result<OpTicket, TransactionError> {
+        self.cached(TxnOp::AbortTransaction, |m| {
+            if m.state != State::AbortableError {
+                m.maybe_fail_with_error()?;
+            }
+            m.transition(State::AbortingTransaction, TxnOp::AbortTransaction)?;
+            m.new_partitions.clear();
+            Ok(m.begin_completing(false))
+        })
+    }
+
+    /// Pre-commit for resume-after-crash: InTransaction → PreparedTransaction.
+    /// Call after every batch is acknowledged (flush). Returns what to persist.
+    pub fn prepare_transaction(&mut self) -> Result<PreparedTransaction, TransactionError> {
+        self.throw_if_pending(TxnOp::PrepareTransaction)?;
+        self.maybe_fail_with_error()?;
+        if self.state != State::InTransaction {
+            return Err(TransactionError::InvalidState {
+                from: self.state,
+                op: TxnOp::PrepareTransaction,
+            });
+        }
+        if !self.new_partitions.is_empty()
+            || !self.pending_partitions.is_empty()
+            || self.in_flight.is_some()
+            || !self.queue.is_empty()
+        {
+            return Err(TransactionError::NotPreparable {
+                reason: "partitions or offsets are still being added to the transaction",
+            });
+        }
+        if !self.transaction_started {
+            return Err(TransactionError::NotPreparable {
+                reason: "the transaction is empty (a commit would fail with INVALID_TXN_STATE)",
+            });
+        }
+        self.transition(State::PreparedTransaction, TxnOp::PrepareTransaction)?;
+        Ok(PreparedTransaction {
+            transactional_id: self.config.transactional_id.clone(),
+            producer_id: self.producer.producer_id,
+            producer_epoch: self.producer.epoch,
+            transaction_version: self.tv,
+        })
+    }
+
+    /// Adopts a transaction prepared by another (crashed) process, without
+    /// InitProducerId: Uninitialized → Initializing → PreparedTransaction.
+    /// Then `commit_transaction`/`abort_transaction` send EndTxn with its
+    /// pid/epoch at its transaction version.
+    pub fn resume_prepared(
+        &mut self,
+        prepared: &PreparedTransaction,
+    ) -> Result<(), TransactionError> {
+        self.throw_if_pending(TxnOp::ResumePrepared)?;
+        if prepared.transactional_id != self.config.transactional_id {
+            return Err(TransactionError::Fatal {
+                api: None,
+                version: -1,
+                error: None,
+                message: format!(
+                    "prepared transaction of transactional id {:?} resumed by {:?}",
+                    prepared.transactional_id, self.config.transactional_id
+                ),
+            });
+        }
+        if self.state != State::Uninitialized {
+            return Err(TransactionError::InvalidState {
+                from: self.state,
+                op: TxnOp::ResumePrepared,
+            });
+        }
+        self.transition(State::Initializing, TxnOp::ResumePrepared)?;
+        self.producer = prepared.producer();
+        self.tv = prepared.transaction_version;
+        self.reset_transaction_partitions();
+        self.transaction_started = true;
+        self.transition(State::PreparedTransaction, TxnOp::ResumePrepared)
+    }
+
+    fn begin_completing(&mut self, committed: bool) -> OpTicket {
+        let ticket = self.new_ticket();
+        if !self.new_partitions.is_empty() {
+            self.enqueue_add_partitions();
+        }
+        // Switch TV1 → TV2 only between transactions, through an epoch bump.
+        let upgrade = self.tv == TransactionVersion::V1 && self.tv2_available;
+        let bump = self.bump_required || upgrade;
+        self.enqueue(
+            Priority::EndTxn,
+            RequestBody::EndTxn {
+                transactional_id: self.config.transactional_id.clone(),
+                producer: self.producer,
+                committed,
+                transaction_version: self.tv,
+            },
+            if bump { None } else { Some(ticket) },
+            false,
+        );
+        if bump {
+            self.bump_required = true;
+            self.enqueue_init_pid(self.producer, true, Some(ticket));
+        }
+        ticket
+    }
+
+    fn enqueue_init_pid(
+        &mut self,
+        producer: ProducerIdAndEpoch,
+        bump: bool,
+        ticket: Option<OpTicket>,
+    ) {
+        let body = RequestBody::InitProducerId {
+            transactional_id: self.config.transactional_id.clone(),
+            transaction_timeout_ms: self
+                .config
+                .transaction_timeout
+                .as_millis()
+                .min(i32::MAX as u128) as i32,
+            producer,
+        };
+        let prio = if bump {
+            Priority::EpochBump
+        } else {
+            Priority::InitProducerId
+        };
+        self.enqueue(prio, body, ticket, bump);
+    }
+
+    fn enqueue_add_partitions(&mut self) {
+        let parts: Vec<TopicPartition> = std::mem::take(&mut self.new_partitions)
+            .into_iter()
+            .collect();
+        self.pending_partitions.extend(parts.iter().cloned());
+        self.enqueue(
+            Priority::AddPartitionsOrOffsets,
+            RequestBody::AddPartitionsToTxn {
+                transactional_id: self.config.transactional_id.clone(),
+                producer: self.producer,
+                partitions: parts,
+            },
+            None,
+            false,
+        );
+    }
+
+    fn enqueue(
+        &mut self,
+        priority: Priority,
+        body: RequestBody,
+        ticket: Option<OpTicket>,
+        bump: bool,
+    ) {
+        self.next_seq += 1;
+        self.queue.push(Queued {
+            priority,
+            seq: self.next_seq,
+            body,
+            ticket,
+            bump,
+            attempts: 0,
+            not_before: None,
+        });
+    }
+
+    fn lookup_coordinator(&mut self, key_type: CoordinatorType, key: &str) {
+        match key_type {
+            CoordinatorType::Transaction => self.txn_coordinator = None,
+            CoordinatorType::Group => {
+                self.group_coordinators.remove(key);
+            }
+        }
+        let dup = self.queue.iter().any(|q| {
+            matches!(&q.body, RequestBody::FindCoordinator { key_type: t, key: k } if *t == key_type && k == key)
+        });
+        if !dup {
+            self.enqueue(
+                Priority::FindCoordinator,
+                RequestBody::FindCoordinator {
+                    key_type,
+                    key: key.to_string(),
+                },
+                None,
+                false,
+            );
+        }
+    }
+
+    fn backoff(&self, attempts: u32) -> Duration {
+        match self.jitter_factor {
+            Some(f) => self.config.retry_backoff.backoff_with_factor(attempts, f),
+            None => self.config.retry_backoff.backoff(attempts),
+        }
+    }
+
+    fn reenqueue(&mut self, mut q: Queued, now: Instant, backoff: Option<Duration>) {
+        let delay = backoff.unwrap_or_else(|| self.backoff(q.attempts));
+        q.attempts += 1;
+        q.not_before = Some(now + delay);
+        self.queue.push(q);
+    }
+
+    // ------------------------------------------------------ request pipeline
+
+    fn head_index(&self) -> Option<usize> {
+        self.queue
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, q)| (q.priority, q.seq))
+            .map(|(i, _)| i)
+    }
+
+    /// True when a coordinator request is in flight or ready to be sent: a
+    /// Sender pass then does only that (no produce data).
+    pub fn has_in_flight_request(&self) -> bool {
+        self.in_flight.is_some()
+    }
+
+    /// True when coordinator requests are queued or in flight.
+    pub fn has_pending_requests(&self) -> bool {
+        self.in_flight.is_some() || !self.queue.is_empty() || !self.new_partitions.is_empty()
+    }
+
+    /// When the head request's backoff ends (`None`: nothing waits on time).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        if self.in_flight.is_some() {
+            return None;
+        }
+        self.head_index().and_then(|i| self.queue[i].not_before)
+    }
+
+    /// The next coordinator request to send, if any (Java `nextRequest`):
+    /// one in flight at a time, by priority, EndTxn held while
+    /// `has_incomplete_batches`, requests failed in an error state (except
+    /// FindCoordinator), an EndTxn of an empty transaction completed locally,
+    /// and a FindCoordinator put first when the target coordinator is unknown.
+    pub fn poll_request(
+        &mut self,
+        now: Instant,
+        has_incomplete_batches: bool,
+    ) -> Option<CoordinatorRequest> {
+        if self.in_flight.is_some() {
+            return None;
+        }
+        if !self.new_partitions.is_empty()
+            && matches!(
+                self.state,
+                State::InTransaction | State::CommittingTransaction
+            )
+        {
+            self.enqueue_add_partitions();
+        }
+        loop {
+            let i = self.head_index()?;
+            let head = &self.queue[i];
+            if matches!(head.body, RequestBody::EndTxn { .. }) && has_incomplete_batches {
+                return None;
+            }
+            if head.not_before.is_some_and(|t| t > now) {
+                return None;
+            }
+            let q = self.queue.remove(i);
+            // maybeTerminateRequestWithError
+            if matches!(self.state, State::AbortableError | State::FatalError)
+                && !matches!(q.body, RequestBody::FindCoordinator { .. })
+            {
+                let err = self
+                    .last_error
+                    .clone()
+                    .unwrap_or(TransactionError::InvalidState {
+                        from: self.state,
+                        op: TxnOp::Send,
+                    });
+                self.complete(q.ticket, Err(err));
+                continue;
+            }
+            if matches!(q.body, RequestBody::EndTxn { .. }) && !self.transaction_started {
+                tracing::debug!("not sending EndTxn for an empty transaction");
+                let committed = matches!(
+                    q.body,
+                    RequestBody::EndTxn {
+                        committed: true,
+                        ..
+                    }
+                );
+                self.complete_transaction(committed);
+                self.complete(q.ticket, Ok(()));
+                continue;
+            }
+            let target = match &q.body {
+                RequestBody::FindCoordinator { .. } => Target::AnyBroker,
+                RequestBody::TxnOffsetCommit { group, .. } => {
+                    match self.group_coordinators.get(&group.group_id) {
+                        Some(n) => Target::Node(*n),
+                        None => {
+                            let g = group.group_id.clone();
+                            self.queue.push(q);
+                            self.lookup_coordinator(CoordinatorType::Group, &g);
+                            continue;
+                        }
+                    }
+                }
+                _ => match self.txn_coordinator {
+                    Some(n) => Target::Node(n),
+                    None => {
+                        let id = self.config.transactional_id.clone();
+                        self.queue.push(q);
+                        self.lookup_coordinator(CoordinatorType::Transaction, &id);
+                        continue;
+                    }
+                },
+            };
+            self.next_seq += 1;
+            let id = self.next_seq;
+            let req = CoordinatorRequest {
+                id,
+                target,
+                body: q.body.clone(),
+                attempt: q.attempts,
+            };
+            self.in_flight = Some((id, q));
+            return Some(req);
+        }
+    }
+
+    fn take_in_flight(&mut self, id: u64) -> Option<Queued> {
+        match &self.in_flight {
+            Some((i, _)) if *i == id => self.in_flight.take().map(|(_, q)| q),
+            _ => {
+                tracing::warn!(id, "answer for a coordinator request that is not in flight");
+                None
+            }
+        }
+    }
+
+    /// The request `id` got no answer: a disconnect or request timeout (the
+    /// outcome is unknown). Looks the coordinator up again and retries the
+    /// **same** request (same pid/epoch, same transaction version).
+    pub fn handle_disconnect(&mut self, id: u64, now: Instant) {
+        let Some(q) = self.take_in_flight(id) else {
+            return;
+        };
+        match &q.body {
+            RequestBody::FindCoordinator { .. } => {}
+            RequestBody::TxnOffsetCommit { group, .. } => {
+                let g = group.group_id.clone();
+                self.lookup_coordinator(CoordinatorType::Group, &g);
+            }
+            _ => {
+                let t = self.config.transactional_id.clone();
+                self.lookup_coordinator(CoordinatorType::Transaction, &t);
+            }
+        }
+        self.reenqueue(q, now, None);
+    }
+
+    /// The client and the broker share no version of the request's API: fatal.
+    pub fn handle_version_mismatch(&mut self, id: u64, message: &str) {
+        let Some(q) = self.take_in_flight(id) else {
+            return;
+        };
+        self.fatal(TransactionError::Fatal {
+            api: Some(q.body.api()),
+            version: -1,
+            error: Some(ErrorCode::UnsupportedVersion),
+            message: message.to_string(),
+        });
+    }
+
+    /// Feeds the answer to request `id` (sent at `version`).
+    pub fn handle_response(
+        &mut self,
+        id: u64,
+        version: i16,
+        resp: CoordinatorResponse,
+        now: Instant,
+    ) {
+        let Some(q) = self.take_in_flight(id) else {
+            return;
+        };
+        match resp {
+            CoordinatorResponse::FindCoordinator { error, node_id } => {
+                self.on_find_coordinator(q, version, error, node_id, now)
+            }
+            CoordinatorResponse::InitProducerId { error, producer } => {
+                self.on_init_pid(q, version, error, producer, now)
+            }
+            CoordinatorResponse::AddPartitionsToTxn { results } => {
+                self.on_add_partitions(q, version, results, now)
+            }
+            CoordinatorResponse::AddOffsetsToTxn { error } => {
+                self.on_add_offsets(q, version, error, now)
+            }
+            CoordinatorResponse::TxnOffsetCommit { results } => {
+                self.on_txn_offset_commit(q, version, results, now)
+            }
+            CoordinatorResponse::EndTxn { error, producer } => {
+                self.on_end_txn(q, version, error, producer, now)
+            }
+        }
+    }
+
+    fn fatal(&mut self, err: TransactionError) {
+        tracing::error!(error = %err, transactional_id = %self.config.transactional_id, "fatal transactional error");
+        self.state = State::FatalError;
+        self.last_error = Some(err.clone());
+        for q in std::mem::take(&mut self.queue) {
+            self.complete(q.ticket, Err(err.clone()));
+        }
+        if let Some((_, q)) = self.in_flight.take() {
+            self.complete(q.ticket, Err(err.clone()));
+        }
+        let open: Vec<OpTicket> = self
+            .results
+            .iter()
+            .filter(|(_, r)| r.is_none())
+            .map(|(t, _)| *t)
+            .collect();
+        for t in open {
+            self.complete(Some(t), Err(err.clone()));
+        }
+    }
+
+    /// Java `transitionToAbortableError`: ignored while aborting; fails every
+    /// queued request (but FindCoordinator) with the error.
+    fn abortable(&mut self, err: TransactionError) {
+        if self.state == State::AbortingTransaction {
+            tracing::debug!(error = %err, "abortable error while aborting: ignored");
+            return;
+        }
+        if self.state == State::FatalError {
+            return;
+        }
+        if !Self::is_transition_valid(self.state, State::AbortableError) {
+            // E.g. Ready/Prepared: nothing to abort; keep the state.
+            tracing::warn!(error = %err, state = ?self.state, "abortable error outside a transaction");
+            return;
+        }
+        tracing::info!(error = %err, "transaction must be aborted");
+        self.state = State::AbortableError;
+        self.last_error = Some(err.clone());
+        let queue = std::mem::take(&mut self.queue);
+        for q in queue {
+            if matches!(q.body, RequestBody::FindCoordinator { .. }) {
+                self.queue.push(q);
+            } else {
+                self.complete(q.ticket, Err(err.clone()));
+            }
+        }
+    }
+
+    fn fail_request(&mut self, q: &Queued, class: ErrorClass, version: i16, error: ErrorCode) {
+        let api = q.body.api();
+        let Some(err) = TransactionError::from_class(class, api, version, error) else {
+            return;
+        };
+        self.complete(q.ticket, Err(err.clone()));
+        match class {
+            ErrorClass::Abortable => {
+                if error == ErrorCode::UnknownProducerId && self.client_bump_needed() {
+                    self.bump_required = true;
+                }
+                self.abortable(err)
+            }
+            _ => self.fatal(err),
+        }
+    }
+
+    fn on_find_coordinator(
+        &mut self,
+        q: Queued,
+        version: i16,
+        error: ErrorCode,
+        node_id: i32,
+        now: Instant,
+    ) {
+        let RequestBody::FindCoordinator { key_type, key } = &q.body else {
+            return;
+        };
+        match classify(TxnApi::FindCoordinator, error, self.can_bump()) {
+            ErrorClass::Success => {
+                match key_type {
+                    CoordinatorType::Transaction => self.txn_coordinator = Some(node_id),
+                    CoordinatorType::Group => {
+                        self.group_coordinators.insert(key.clone(), node_id);
+                    }
+                }
+                self.complete(q.ticket, Ok(()));
+            }
+            ErrorClass::Retry | ErrorClass::RefreshCoordinator => self.reenqueue(q, now, None),
+            class => self.fail_request(&q, class, version, error),
+        }
+    }
+
+    fn on_init_pid(
+        &mut self,
+        q: Queued,
+        version: i16,
+        error: ErrorCode,
+        producer: ProducerIdAndEpoch,
+        now: Instant,
+    ) {
+        match classify(TxnApi::InitProducerId, error, self.can_bump()) {
+            ErrorClass::Success => {
+                let bump = q.bump;
+                if bump && self.state != State::Initializing {
+                    // EndTxn not yet completed (cannot happen: EPOCH_BUMP sorts after EndTxn).
+                    let _ = self.transition(State::Initializing, TxnOp::InitTransactions);
+                }
+                self.producer = producer;
+                self.reset_transaction_partitions();
+                self.bump_required = false;
+                self.last_error = None;
+                if self.state == State::Initializing {
+                    self.state = State::Ready;
+                }
+                if bump && self.tv2_available {
+                    self.tv = TransactionVersion::V2;
+                }
+                self.events.push_back(TxnEvent::ProducerIdAndEpochChanged {
+                    producer,
+                    reset_sequences: true,
+                });
+                self.complete(q.ticket, Ok(()));
+            }
+            ErrorClass::RefreshCoordinator => {
+                let t = self.config.transactional_id.clone();
+                self.lookup_coordinator(CoordinatorType::Transaction, &t);
+                self.reenqueue(q, now, None);
+            }
+            ErrorClass::Retry => self.reenqueue(q, now, None),
+            ErrorClass::Abortable
+                if !q.bump
+                    && matches!(
+                        error,
+                        ErrorCode::TransactionalIdAuthorizationFailed
+                            | ErrorCode::ClusterAuthorizationFailed
+                    ) =>
+            {
+                // Java: abortable, then the Sender moves back to
+                // UNINITIALIZED so that initTransactions can be retried.
+                let err = TransactionError::Abortable {
+                    api: Some(TxnApi::InitProducerId),
+                    version,
+                    error: Some(error),
+                    message: format!(
+                        "{}: fix the ACLs and call init_transactions again",
+                        error.name()
+                    ),
+                };
+                self.complete(q.ticket, Err(err.clone()));
+                self.abortable(err);
+                if self.state == State::AbortableError {
+                    self.state = State::Uninitialized;
+                    self.last_error = None;
+                }
+            }
+            class => self.fail_request(&q, class, version, error),
+        }
+    }
+
+    fn on_add_partitions(
+        &mut self,
+        q: Queued,
+        version: i16,
+        results: Vec<(TopicPartition, ErrorCode)>,
+        now: Instant,
+    ) {
+        let RequestBody::AddPartitionsToTxn { partitions, .. } = &q.body else {
+            return;
+        };
+        let partitions = partitions.clone();
+        let mut abortable: Option<ErrorCode> = None;
+        for (_, error) in &results {
+            match classify(TxnApi::AddPartitionsToTxn, *error, self.can_bump()) {
+                ErrorClass::Success => {}
+                ErrorClass::RefreshCoordinator => {
+                    let t = self.config.transactional_id.clone();
+                    self.lookup_coordinator(CoordinatorType::Transaction, &t);
+                    self.reenqueue(q, now, None);
+                    return;
+                }
+                ErrorClass::Retry => {
+                    let backoff = (*error == ErrorCode::ConcurrentTransactions
+                        && self.partitions_in_txn.is_empty())
+                    .then(|| ADD_PARTITIONS_RETRY_BACKOFF.min(self.backoff(q.attempts)));
+                    self.reenqueue(q, now, backoff);
+                    return;
+                }
+                ErrorClass::Fatal | ErrorClass::Fenced => {
+                    let class = classify(TxnApi::AddPartitionsToTxn, *error, self.can_bump());
+                    self.fail_request(&q, class, version, *error);
+                    return;
+                }
+                ErrorClass::Abortable => {
+                    // UNKNOWN_PRODUCER_ID and TRANSACTION_ABORTABLE fail at
+                    // once; topic authorization, OPERATION_NOT_ATTEMPTED and
+                    // unexpected errors are collected.
+                    if matches!(
+                        error,
+                        ErrorCode::UnknownProducerId | ErrorCode::TransactionAbortable
+                    ) {
+                        for p in &partitions {
+                            self.pending_partitions.remove(p);
+                        }
+                        self.fail_request(&q, ErrorClass::Abortable, version, *error);
+                        return;
+                    }
+                    if abortable.is_none() || *error == ErrorCode::TopicAuthorizationFailed {
+                        abortable = Some(*error);
+                    }
+                }
+            }
+        }
+        for p in &partitions {
+            self.pending_partitions.remove(p);
+        }
+        if let Some(error) = abortable {
+            let failed: Vec<String> = results
+                .iter()
+                .filter(|(_, e)| *e != ErrorCode::None)
+                .map(|(tp, e)| format!("{tp}: {}", e.name()))
+                .collect();
+            let err = TransactionError::Abortable {
+                api: Some(TxnApi::AddPartitionsToTxn),
+                version,
+                error: Some(error),
+                message: format!(
+                    "could not add partitions to the transaction: {}",
+                    failed.join(", ")
+                ),
+            };
+            self.complete(q.ticket, Err(err.clone()));
+            self.abortable(err);
+            return;
+        }
+        self.partitions_in_txn.extend(partitions);
+        self.transaction_started = true;
+        self.complete(q.ticket, Ok(()));
+    }
+
+    fn on_add_offsets(&mut self, q: Queued, version: i16, error: ErrorCode, now: Instant) {
+        match classify(TxnApi::AddOffsetsToTxn, error, self.can_bump()) {
+            ErrorClass::Success => {
+                self.transaction_started = true;
+                if let Some(ticket) = q.ticket {
+                    if let Some((group, offsets)) = self.deferred_offsets.remove(&ticket) {
+                        self.enqueue(
+                            Priority::AddPartitionsOrOffsets,
+                            RequestBody::TxnOffsetCommit {
+                                transactional_id: self.config.transactional_id.clone(),
+                                producer: self.producer,
+                                group,
+                                offsets,
+                                transaction_version: self.tv,
+                            },
+                            Some(ticket),
+                            false,
+                        );
+                    }
+                }
+            }
+            ErrorClass::RefreshCoordinator => {
+                let t = self.config.transactional_id.clone();
+                self.lookup_coordinator(CoordinatorType::Transaction, &t);
+                self.reenqueue(q, now, None);
+            }
+            ErrorClass::Retry => self.reenqueue(q, now, None),
+            class => {
+                if let Some(t) = q.ticket {
+                    self.deferred_offsets.remove(&t);
+                }
+                self.fail_request(&q, class, version, error)
+            }
+        }
+    }
+
+    fn on_txn_offset_commit(
+        &mut self,
+        mut q: Queued,
+        version: i16,
+        results: Vec<(TopicPartition, ErrorCode)>,
+        now: Instant,
+    ) {
+        let RequestBody::TxnOffsetCommit { group, offsets, .. } = &mut q.body else {
+            return;
+        };
+        let group_id = group.group_id.clone();
+        let mut refresh = false;
+        for (tp, error) in &results {
+            match classify(
+                TxnApi::TxnOffsetCommit,
+                *error,
+                self.supports_bump || self.tv == TransactionVersion::V2,
+            ) {
+                ErrorClass::Success => {
+                    offsets.remove(tp);
+                }
+                ErrorClass::RefreshCoordinator => refresh = true,
+                ErrorClass::Retry => {}
+                class => {
+                    let e = *error;
+                    self.fail_request(&q, class, version, e);
+                    return;
+                }
+            }
+        }
+        if offsets.is_empty() {
+            self.complete(q.ticket, Ok(()));
+            return;
+        }
+        if refresh {
+            self.lookup_coordinator(CoordinatorType::Group, &group_id);
+        }
+        self.reenqueue(q, now, None);
+    }
+
+    fn on_end_txn(
+        &mut self,
+        q: Queued,
+        version: i16,
+        error: ErrorCode,
+        next: Option<ProducerIdAndEpoch>,
+        now: Instant,
+    ) {
+        let RequestBody::EndTxn {
+            committed,
+            transaction_version,
+            ..
+        } = &q.body
+        else {
+            return;
+        };
+        let (committed, tv) = (*committed, *transaction_version);
+        let aborting = self.state == State::AbortingTransaction;
+        match classify(TxnApi::EndTxn, error, self.can_bump()) {
+            ErrorClass::Success => {
+                if tv == TransactionVersion::V2 {
+                    if let Some(p) = next.filter(|p| p.is_valid()) {
+                        if p != self.producer {
+                            self.producer = p;
+                            self.events.push_back(TxnEvent::ProducerIdAndEpochChanged {
+                                producer: p,
+                                reset_sequences: true,
+                            });
+                        }
+                    }
+                    if !self.tv2_available {
+                        self.tv = TransactionVersion::V1;
+                    }
+                }
+                self.complete_transaction(committed);
+                self.complete(q.ticket, Ok(()));
+            }
+            ErrorClass::RefreshCoordinator => {
+                let t = self.config.transactional_id.clone();
+                self.lookup_coordinator(CoordinatorType::Transaction, &t);
+                self.reenqueue(q, now, None);
+            }
+            ErrorClass::Retry => self.reenqueue(q, now, None),
+            ErrorClass::Abortable if aborting && error == ErrorCode::TransactionAbortable => {
+                self.fail_request(&q, ErrorClass::Fatal, version, error)
+            }
+            ErrorClass::Abortable if aborting => {
+                // UNKNOWN_PRODUCER_ID while aborting: the transaction is gone
+                // with the producer id; recover with the epoch bump.
+                if self.tv == TransactionVersion::V1 && self.supports_bump {
+                    self.bump_required = true;
+                    if !self.queue.iter().any(|x| x.bump) {
+                        let ticket = q.ticket;
+                        self.enqueue_init_pid(self.producer, true, ticket);
+                    } else if let Some(pos) = self.queue.iter().position(|x| x.bump) {
+                        if self.queue[pos].ticket.is_none() {
+                            self.queue[pos].ticket = q.ticket;
+                        }
+                    }
+                    self.complete_transaction(false);
+                } else {
+                    self.fail_request(&q, ErrorClass::Fatal, version, error)
+                }
+            }
+            class => self.fail_request(&q, class, version, error),
+        }
+    }
+
+    /// Java `completeTransaction`: Ready, or Initializing when an epoch bump
+    /// follows; the transaction's partitions are forgotten.
+    fn complete_transaction(&mut self, committed: bool) {
+        self.state = if self.bump_required {
+            State::Initializing
+        } else {
+            State::Ready
+        };
+        self.last_error = None;
+        self.reset_transaction_partitions();
+        self.events
+            .push_back(TxnEvent::TransactionCompleted { committed });
+    }
+
+    fn reset_transaction_partitions(&mut self) {
+        self.transaction_started = false;
+        self.partitions_in_txn.clear();
+        self.new_partitions.clear();
+        self.pending_partitions.clear();
+    }
+}

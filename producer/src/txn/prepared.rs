@@ -1,0 +1,514 @@
+//! Resume after a crash: a [`PreparedTransaction`] persisted by the writer
+//! (stable, versioned bytes) and [`commit_prepared`] / [`abort_prepared`],
+//! which finish it from another process **without InitProducerId** (which
+//! would fence the epoch and abort it): FindCoordinator(TRANSACTION), then
+//! EndTxn(transactional id, pid, epoch, committed) at v<=4 for a TV1
+//! transaction and v5 for TV2 (reference section 10).
+//!
+//! Outcomes are typed ([`ResumeOutcome`]). To tell "committed now" from
+//! "already committed" the coordinator's view of the transactional id is read
+//! once with DescribeTransactions before the first EndTxn (best effort: the
+//! EndTxn answer alone cannot distinguish them).
+
+use super::client::{find_coordinator, CoordinatorError};
+use super::{CoordinatorType, ProducerIdAndEpoch, TransactionVersion};
+use crate::backoff::ExponentialBackoff;
+use crate::Cluster;
+use kafka_proto::messages::{DescribeTransactionsRequest, EndTxnRequest, InitProducerIdRequest};
+use kafka_proto::{ApiKey, ErrorCode};
+use std::time::{Duration, Instant};
+
+const MAGIC: [u8; 4] = *b"KTXP";
+const FORMAT_V1: u8 = 1;
+
+/// A transaction prepared for commit (all records acknowledged, every
+/// partition registered, non-empty) that any process holding it can finish.
+///
+/// ```
+/// use kafka_producer::txn::{PreparedTransaction, TransactionVersion};
+/// let p = PreparedTransaction {
+///     transactional_id: "sink-0".into(),
+///     producer_id: 4242,
+///     producer_epoch: 7,
+///     transaction_version: TransactionVersion::V2,
+/// };
+/// let bytes = p.encode();
+/// assert_eq!(&bytes[..5], b"KTXP\x01");
+/// assert_eq!(PreparedTransaction::decode(&bytes).unwrap(), p);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PreparedTransaction {
+    /// `transactional.id`.
+    pub transactional_id: String,
+    /// Producer id of the transaction.
+    pub producer_id: i64,
+    /// Producer epoch of the transaction.
+    pub producer_epoch: i16,
+    /// The transaction version it was written with (decides the EndTxn version).
+    pub transaction_version: TransactionVersion,
+}
+
+/// Why [`PreparedTransaction::decode`] refused bytes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PreparedDecodeError {
+    /// Fewer bytes than the format needs.
+    #[error("truncated prepared transaction ({0} bytes)")]
+    Truncated(usize),
+    /// Not starting with `KTXP`.
+    #[error("not a prepared transaction (bad magic)")]
+    BadMagic,
+    /// A format version this build does not know.
+    #[error("unknown prepared-transaction format version {0}")]
+    UnknownVersion(u8),
+    /// A transaction version other than 1 or 2.
+    #[error("invalid transaction version {0}")]
+    InvalidTransactionVersion(u8),
+    /// The transactional id is not UTF-8.
+    #[error("transactional id is not UTF-8")]
+    InvalidUtf8,
+    /// Bytes after the encoded value.
+    #[error("{0} trailing bytes after the prepared transaction")]
+    TrailingBytes(usize),
+}
+
+impl PreparedTransaction {
+    /// The pid/epoch pair.
+    pub fn producer(&self) -> ProducerIdAndEpoch {
+        ProducerIdAndEpoch {
+            producer_id: self.producer_id,
+            epoch: self.producer_epoch,
+        }
+    }
+
+    /// Format v1: `KTXP`, format version `1`, transaction version (1|2),
+    /// producer id (i64 BE), epoch (i16 BE), id length (u16 BE), id (UTF-8).
+    pub fn encode(&self) -> Vec<u8> {
+        let id = self.transactional_id.as_bytes();
+        let len = u16::try_from(id.len()).expect("transactional id longer than 65535 bytes");
+        let mut v = Vec::with_capacity(20 + id.len());
+        v.extend_from_slice(&MAGIC);
+        v.push(FORMAT_V1);
+        v.push(match self.transaction_version {
+            TransactionVersion::V1 => 1,
+            TransactionVersion::V2 => 2,
+        });
+        v.extend_from_slice(&self.producer_id.to_be_bytes());
+        v.extend_from_slice(&self.producer_epoch.to_be_bytes());
+        v.extend_from_slice(&len.to_be_bytes());
+        v.extend_from_slice(id);
+        v
+    }
+
+    /// Decodes bytes written by [`Self::encode`] of any known format version.
+    pub fn decode(bytes: &[u8]) -> Result<Self, PreparedDecodeError> {
+        if bytes.len() < 5 {
+            return Err(PreparedDecodeError::Truncated(bytes.len()));
+        }
+        if bytes[..4] != MAGIC {
+            return Err(PreparedDecodeError::BadMagic);
+        }
+        if bytes[4] != FORMAT_V1 {
+            return Err(PreparedDecodeError::UnknownVersion(bytes[4]));
+        }
+        if bytes.len() < 18 {
+            return Err(PreparedDecodeError::Truncated(bytes.len()));
+        }
+        let transaction_version = match bytes[5] {
+            1 => TransactionVersion::V1,
+            2 => TransactionVersion::V2,
+            other => return Err(PreparedDecodeError::InvalidTransactionVersion(other)),
+        };
+        let producer_id = i64::from_be_bytes(bytes[6..14].try_into().expect("8 bytes"));
+        let producer_epoch = i16::from_be_bytes([bytes[14], bytes[15]]);
+        let len = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
+        let rest = &bytes[18..];
+        if rest.len() < len {
+            return Err(PreparedDecodeError::Truncated(bytes.len()));
+        }
+        if rest.len() > len {
+            return Err(PreparedDecodeError::TrailingBytes(rest.len() - len));
+        }
+        let transactional_id = std::str::from_utf8(rest)
+            .map_err(|_| PreparedDecodeError::InvalidUtf8)?
+            .to_string();
+        Ok(Self {
+            transactional_id,
+            producer_id,
+            producer_epoch,
+            transaction_version,
+        })
+    }
+}
+
+/// How a resumed transaction ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResumeOutcome {
+    /// `commit_prepared`: committed by this call.
+    Committed,
+    /// `commit_prepared`: it had been committed before (a repeat is harmless);
+    /// also `abort_prepared` on a transaction that was committed (cannot abort).
+    AlreadyCommitted,
+    /// `abort_prepared`: aborted by this call.
+    Aborted,
+    /// `abort_prepared`: it had been aborted before (by a previous call, by the
+    /// coordinator after `transaction.timeout.ms`, or it was empty).
+    AlreadyAborted,
+    /// `commit_prepared`: the coordinator aborted it (it outlived
+    /// `transaction.timeout.ms`, or was empty): **its records are lost**.
+    AbortedByBroker {
+        /// What EndTxn answered (INVALID_TXN_STATE, or PRODUCER_FENCED after a
+        /// TV1 timeout fenced the epoch).
+        error: ErrorCode,
+        /// The coordinator's state seen before EndTxn, if read.
+        state: Option<String>,
+    },
+    /// The transactional id moved on (re-initialised, reused, or fenced): the
+    /// outcome is no longer knowable from the coordinator. Treat as lost
+    /// unless it is known to have committed.
+    Fenced {
+        /// PRODUCER_FENCED, INVALID_PRODUCER_ID_MAPPING or INVALID_PRODUCER_EPOCH.
+        error: ErrorCode,
+        /// The coordinator's state seen before EndTxn, if read.
+        state: Option<String>,
+    },
+}
+
+/// Why finishing a prepared transaction failed (the outcome is unknown; the
+/// call may be repeated).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResumeError {
+    /// Coordinator lookup or a request failed for good.
+    #[error(transparent)]
+    Coordinator(#[from] CoordinatorError),
+    /// The coordinator does not support the transaction's EndTxn version.
+    #[error("the coordinator does not support EndTxn v{needed} for this {tv:?} transaction (broker max {broker:?})")]
+    UnsupportedVersion {
+        /// Version needed.
+        needed: i16,
+        /// The transaction version.
+        tv: TransactionVersion,
+        /// The broker's highest EndTxn version.
+        broker: Option<i16>,
+    },
+    /// Retriable failures until the deadline.
+    #[error("could not finish the transaction within {after:?}; last error: {last}")]
+    Timeout {
+        /// The deadline.
+        after: Duration,
+        /// The last retriable failure.
+        last: String,
+    },
+}
+
+/// Options of [`commit_prepared`] / [`abort_prepared`].
+#[derive(Debug, Clone)]
+pub struct ResumeOptions {
+    /// Overall deadline (default 60 s).
+    pub timeout: Duration,
+    /// Backoff between retries (CONCURRENT_TRANSACTIONS, coordinator errors,
+    /// timeouts): 100 ms ×2 up to 1 s.
+    pub backoff: ExponentialBackoff,
+    /// Read the coordinator's state first (DescribeTransactions) to report
+    /// `AlreadyCommitted`/`AlreadyAborted` (default true).
+    pub describe_first: bool,
+    /// KIP-939: when the coordinator advertises InitProducerId v6, ask it to
+    /// keep the prepared transaction (`KeepPreparedTxn`). Off by default:
+    /// released brokers (<= 4.4) answer UNSUPPORTED_VERSION; the EndTxn path
+    /// is used then, and always when off.
+    pub try_keep_prepared: bool,
+}
+
+impl Default for ResumeOptions {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(60),
+            backoff: ExponentialBackoff {
+                initial: Duration::from_millis(100),
+                multiplier: 2.0,
+                max: Duration::from_secs(1),
+                jitter: 0.2,
+            },
+            describe_first: true,
+            try_keep_prepared: false,
+        }
+    }
+}
+
+/// The coordinator's view of a transactional id (DescribeTransactions).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TxnSnapshot {
+    /// `Ongoing`, `PrepareCommit`, `CompleteCommit`, `PrepareAbort`, `CompleteAbort`, `Empty`, `Dead`, `PrepareEpochFence`.
+    pub state: String,
+    /// Current producer id.
+    pub producer_id: i64,
+    /// Current epoch.
+    pub producer_epoch: i16,
+}
+
+/// What to do after one EndTxn answer (sans IO).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResumeStep {
+    /// Finished.
+    Done(ResumeOutcome),
+    /// Retry after a backoff.
+    Retry,
+    /// Look the coordinator up again, then retry.
+    Rediscover,
+    /// Unexpected error: give up.
+    Fail(ErrorCode),
+}
+
+/// Decides the outcome of EndTxn `error` for `prepared`, given the state seen
+/// before the first EndTxn (reference section 10, checked against 3.9 and
+/// 4.4 brokers in `tests/txn_resume_broker.rs`).
+///
+/// ```
+/// use kafka_producer::txn::prepared::{resume_step, ResumeStep, TxnSnapshot};
+/// use kafka_producer::txn::{PreparedTransaction, ResumeOutcome, TransactionVersion};
+/// use kafka_proto::ErrorCode;
+/// let p = PreparedTransaction { transactional_id: "t".into(), producer_id: 1, producer_epoch: 3, transaction_version: TransactionVersion::V1 };
+/// let before = TxnSnapshot { state: "CompleteCommit".into(), producer_id: 1, producer_epoch: 3 };
+/// assert_eq!(resume_step(&p, true, Some(&before), ErrorCode::None), ResumeStep::Done(ResumeOutcome::AlreadyCommitted));
+/// assert_eq!(resume_step(&p, true, None, ErrorCode::ConcurrentTransactions), ResumeStep::Retry);
+/// ```
+pub fn resume_step(
+    prepared: &PreparedTransaction,
+    commit: bool,
+    before: Option<&TxnSnapshot>,
+    error: ErrorCode,
+) -> ResumeStep {
+    use ErrorCode as E;
+    let state = before.map(|b| b.state.as_str());
+    let state_owned = before.map(|b| b.state.clone());
+    let committed_before = matches!(state, Some("CompleteCommit" | "PrepareCommit"));
+    let aborted_before = matches!(state, Some("CompleteAbort" | "PrepareAbort"));
+    // The coordinator aborted it and bumped (fenced) the epoch once: a
+    // timeout abort of this very transaction.
+    let timeout_aborted = before.is_some_and(|b| {
+        b.producer_id == prepared.producer_id
+            && aborted_before
+            && b.producer_epoch == prepared.producer_epoch.wrapping_add(1)
+    });
+    match error {
+        E::None => ResumeStep::Done(match (commit, committed_before, aborted_before) {
+            (true, true, _) => ResumeOutcome::AlreadyCommitted,
+            (true, false, _) => ResumeOutcome::Committed,
+            (false, _, true) => ResumeOutcome::AlreadyAborted,
+            (false, _, false) => ResumeOutcome::Aborted,
+        }),
+        E::NotCoordinator | E::CoordinatorNotAvailable => ResumeStep::Rediscover,
+        E::InvalidTxnState => ResumeStep::Done(if commit {
+            if committed_before {
+                ResumeOutcome::Fenced {
+                    error,
+                    state: state_owned,
+                }
+            } else {
+                tracing::error!(transactional_id = %prepared.transactional_id, producer_id = prepared.producer_id,
+                    epoch = prepared.producer_epoch, state = ?state,
+                    "POSSIBLE DATA LOSS: the prepared transaction was aborted by the coordinator (timed out or empty)");
+                ResumeOutcome::AbortedByBroker {
+                    error,
+                    state: state_owned,
+                }
+            }
+        } else if committed_before {
+            ResumeOutcome::AlreadyCommitted
+        } else {
+            ResumeOutcome::AlreadyAborted
+        }),
+        E::ProducerFenced | E::InvalidProducerIdMapping | E::InvalidProducerEpoch => {
+            ResumeStep::Done(if timeout_aborted && commit {
+                tracing::error!(transactional_id = %prepared.transactional_id, producer_id = prepared.producer_id,
+                    epoch = prepared.producer_epoch, state = ?state,
+                    "POSSIBLE DATA LOSS: the prepared transaction timed out and the coordinator aborted it");
+                ResumeOutcome::AbortedByBroker {
+                    error,
+                    state: state_owned,
+                }
+            } else if timeout_aborted {
+                ResumeOutcome::AlreadyAborted
+            } else {
+                tracing::error!(transactional_id = %prepared.transactional_id, ?error, state = ?state,
+                    "prepared transaction fenced: its outcome is unknowable");
+                ResumeOutcome::Fenced {
+                    error,
+                    state: state_owned,
+                }
+            })
+        }
+        e if e.is_retriable() => ResumeStep::Retry,
+        e => ResumeStep::Fail(e),
+    }
+}
+
+/// Commits `prepared` from any process (see the module docs).
+pub async fn commit_prepared(
+    cluster: &Cluster,
+    prepared: &PreparedTransaction,
+    options: &ResumeOptions,
+) -> Result<ResumeOutcome, ResumeError> {
+    finish(cluster, prepared, true, options).await
+}
+
+/// Aborts `prepared` from any process (see the module docs).
+pub async fn abort_prepared(
+    cluster: &Cluster,
+    prepared: &PreparedTransaction,
+    options: &ResumeOptions,
+) -> Result<ResumeOutcome, ResumeError> {
+    finish(cluster, prepared, false, options).await
+}
+
+async fn finish(
+    cluster: &Cluster,
+    prepared: &PreparedTransaction,
+    commit: bool,
+    options: &ResumeOptions,
+) -> Result<ResumeOutcome, ResumeError> {
+    let started = Instant::now();
+    let deadline = started + options.timeout;
+    let mut attempts = 0u32;
+    let mut before: Option<TxnSnapshot> = None;
+    let mut described = !options.describe_first;
+    let mut tried_keep = !options.try_keep_prepared;
+    let mut last = String::new();
+    loop {
+        if attempts > 0 {
+            if Instant::now() >= deadline {
+                return Err(ResumeError::Timeout {
+                    after: options.timeout,
+                    last,
+                });
+            }
+            let delay = options.backoff.backoff(attempts - 1);
+            tokio::time::sleep(delay.min(deadline.saturating_duration_since(Instant::now()))).await;
+        }
+        attempts += 1;
+        let coord = match find_coordinator(
+            cluster,
+            CoordinatorType::Transaction,
+            &prepared.transactional_id,
+        )
+        .await
+        {
+            Ok(c) => c,
+            Err(e) if e.is_retriable() => {
+                last = e.to_string();
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let conn = &coord.connection;
+        if !described {
+            described = true;
+            match describe_one(conn, &prepared.transactional_id).await {
+                Ok(s) => before = s,
+                Err(e) => {
+                    tracing::warn!(error = %e, "DescribeTransactions failed; outcome detail reduced")
+                }
+            }
+            tracing::info!(transactional_id = %prepared.transactional_id, ?before, "resuming prepared transaction");
+        }
+        if !tried_keep {
+            tried_keep = true;
+            if conn.negotiated_version(ApiKey::InitProducerId) == Some(6) {
+                // KIP-939 probe. Released brokers answer UNSUPPORTED_VERSION;
+                // a future broker would return the ongoing pid/epoch instead
+                // of aborting. Anything but a matching answer falls back.
+                let req = InitProducerIdRequest {
+                    transactional_id: Some(prepared.transactional_id.clone()),
+                    transaction_timeout_ms: i32::MAX,
+                    producer_id: -1,
+                    producer_epoch: -1,
+                    enable_2pc: true,
+                    keep_prepared_txn: true,
+                    ..Default::default()
+                };
+                match conn.send(&req, 6).await {
+                    Ok(r) => tracing::info!(error = ?ErrorCode::from(r.error_code),
+                        ongoing_pid = r.ongoing_txn_producer_id, ongoing_epoch = r.ongoing_txn_producer_epoch,
+                        "InitProducerId v6 keepPreparedTxn answered"),
+                    Err(e) => {
+                        tracing::info!(error = %e, "InitProducerId v6 keepPreparedTxn failed")
+                    }
+                }
+            }
+        }
+        let broker_max = conn.negotiated_version(ApiKey::EndTxn);
+        let version = match (prepared.transaction_version, broker_max) {
+            (TransactionVersion::V1, Some(v)) => v.min(4),
+            (TransactionVersion::V2, Some(v)) if v >= 5 => 5,
+            (tv, broker) => {
+                return Err(ResumeError::UnsupportedVersion {
+                    needed: tv.end_txn_max_version(),
+                    tv,
+                    broker,
+                })
+            }
+        };
+        let req = EndTxnRequest {
+            transactional_id: prepared.transactional_id.clone(),
+            producer_id: prepared.producer_id,
+            producer_epoch: prepared.producer_epoch,
+            committed: commit,
+            ..Default::default()
+        };
+        let resp = match conn.send(&req, version).await {
+            Ok(r) => r,
+            Err(e) if e.is_retriable() => {
+                // Unknown outcome: retry the same EndTxn (idempotent).
+                last = e.to_string();
+                continue;
+            }
+            Err(e) => return Err(CoordinatorError::from(e).into()),
+        };
+        let error = ErrorCode::from(resp.error_code);
+        tracing::info!(transactional_id = %prepared.transactional_id, version, ?error,
+            next_pid = resp.producer_id, next_epoch = resp.producer_epoch, commit, "EndTxn (resume)");
+        match resume_step(prepared, commit, before.as_ref(), error) {
+            ResumeStep::Done(o) => return Ok(o),
+            ResumeStep::Retry | ResumeStep::Rediscover => {
+                last = format!("EndTxn v{version}: {}", error.name());
+            }
+            ResumeStep::Fail(error) => {
+                return Err(CoordinatorError::Broker {
+                    api: ApiKey::EndTxn,
+                    version,
+                    error,
+                    message: None,
+                }
+                .into())
+            }
+        }
+    }
+}
+
+async fn describe_one(
+    conn: &crate::Connection,
+    transactional_id: &str,
+) -> Result<Option<TxnSnapshot>, CoordinatorError> {
+    let req = DescribeTransactionsRequest {
+        transactional_ids: vec![transactional_id.to_string()],
+        ..Default::default()
+    };
+    let resp = conn.send_negotiated(&req).await?;
+    let Some(s) = resp.transaction_states.into_iter().next() else {
+        return Ok(None);
+    };
+    match ErrorCode::from(s.error_code) {
+        ErrorCode::None => Ok(Some(TxnSnapshot {
+            state: s.transaction_state,
+            producer_id: s.producer_id,
+            producer_epoch: s.producer_epoch,
+        })),
+        ErrorCode::TransactionalIdNotFound => Ok(None),
+        error => Err(CoordinatorError::Broker {
+            api: ApiKey::DescribeTransactions,
+            version: 0,
+            error,
+            message: None,
+        }),
+    }
+}

@@ -1,0 +1,1593 @@
+//! Table-driven tests of the transaction manager: every transition, every
+//! error class on every API, and the flows around them.
+
+use super::prepared::{resume_step, ResumeStep, TxnSnapshot};
+use super::*;
+use crate::record::TopicPartition;
+use kafka_proto::ErrorCode as E;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+const PID: ProducerIdAndEpoch = ProducerIdAndEpoch {
+    producer_id: 1000,
+    epoch: 5,
+};
+
+fn tp(p: i32) -> TopicPartition {
+    TopicPartition::new("t", p)
+}
+
+fn manager(tv2: bool) -> TransactionManager {
+    let mut m = TransactionManager::new(TxnConfig::new("tx"));
+    m.set_jitter_factor(1.0);
+    m.set_coordinator_capabilities(true, tv2);
+    m
+}
+
+fn ok_find(m: &mut TransactionManager, now: Instant, node: i32) {
+    let r = m.poll_request(now, false).expect("FindCoordinator");
+    assert!(
+        matches!(r.body, RequestBody::FindCoordinator { .. }),
+        "{r:?}"
+    );
+    m.handle_response(
+        r.id,
+        4,
+        CoordinatorResponse::FindCoordinator {
+            error: E::None,
+            node_id: node,
+        },
+        now,
+    );
+}
+
+fn ready(tv2: bool) -> (TransactionManager, Instant) {
+    let now = Instant::now();
+    let mut m = manager(tv2);
+    let t = m.init_transactions().unwrap();
+    ok_find(&mut m, now, 1);
+    let r = m.poll_request(now, false).unwrap();
+    assert_eq!(r.target, Target::Node(1));
+    assert!(matches!(
+        r.body,
+        RequestBody::InitProducerId {
+            producer: ProducerIdAndEpoch::NONE,
+            ..
+        }
+    ));
+    m.handle_response(
+        r.id,
+        5,
+        CoordinatorResponse::InitProducerId {
+            error: E::None,
+            producer: PID,
+        },
+        now,
+    );
+    assert_eq!(m.poll_result(t), Some(Ok(())));
+    assert_eq!(m.state(), State::Ready);
+    assert_eq!(
+        m.poll_event(),
+        Some(TxnEvent::ProducerIdAndEpochChanged {
+            producer: PID,
+            reset_sequences: true
+        })
+    );
+    (m, now)
+}
+
+/// Ready → InTransaction with tp(0) in the transaction.
+fn in_txn(tv2: bool) -> (TransactionManager, Instant) {
+    let (mut m, now) = ready(tv2);
+    m.begin_transaction().unwrap();
+    m.on_partition_used(&tp(0)).unwrap();
+    if !tv2 {
+        assert!(
+            !m.may_drain(&tp(0)),
+            "TV1: no drain before AddPartitionsToTxn"
+        );
+        let r = m.poll_request(now, false).unwrap();
+        assert!(
+            matches!(&r.body, RequestBody::AddPartitionsToTxn { partitions, producer, .. } if partitions == &vec![tp(0)] && *producer == PID)
+        );
+        m.handle_response(
+            r.id,
+            3,
+            CoordinatorResponse::AddPartitionsToTxn {
+                results: vec![(tp(0), E::None)],
+            },
+            now,
+        );
+    }
+    assert!(m.may_drain(&tp(0)));
+    assert!(m.transaction_started());
+    (m, now)
+}
+
+fn end_txn_of(r: &CoordinatorRequest) -> (ProducerIdAndEpoch, bool, TransactionVersion) {
+    match &r.body {
+        RequestBody::EndTxn {
+            producer,
+            committed,
+            transaction_version,
+            ..
+        } => (*producer, *committed, *transaction_version),
+        other => panic!("expected EndTxn, got {other:?}"),
+    }
+}
+
+// ------------------------------------------------------------- transitions
+
+#[test]
+fn transition_table_is_exactly_the_reference() {
+    use State::*;
+    let allowed: &[(State, &[State])] = &[
+        (Uninitialized, &[Ready, AbortableError]),
+        (
+            Initializing,
+            &[Uninitialized, CommittingTransaction, AbortingTransaction],
+        ),
+        (
+            Ready,
+            &[Initializing, CommittingTransaction, AbortingTransaction],
+        ),
+        (InTransaction, &[Ready]),
+        (PreparedTransaction, &[InTransaction, Initializing]),
+        (CommittingTransaction, &[InTransaction, PreparedTransaction]),
+        (
+            AbortingTransaction,
+            &[InTransaction, PreparedTransaction, AbortableError],
+        ),
+        (
+            AbortableError,
+            &[
+                InTransaction,
+                CommittingTransaction,
+                AbortableError,
+                Initializing,
+            ],
+        ),
+        (FatalError, &State::ALL),
+    ];
+    for (to, froms) in allowed {
+        for from in State::ALL {
+            assert_eq!(
+                TransactionManager::is_transition_valid(from, *to),
+                froms.contains(&from),
+                "{from:?} -> {to:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn user_operations_in_every_state() {
+    // (op, states where it is accepted) from a manager forced into each state.
+    fn force(state: State) -> TransactionManager {
+        let (mut m, now) = match state {
+            State::Uninitialized => (manager(false), Instant::now()),
+            State::Initializing => {
+                let mut m = manager(false);
+                m.init_transactions().unwrap();
+                (m, Instant::now())
+            }
+            State::Ready => ready(false),
+            State::InTransaction => in_txn(false),
+            State::PreparedTransaction => {
+                let (mut m, now) = in_txn(false);
+                m.prepare_transaction().unwrap();
+                (m, now)
+            }
+            State::CommittingTransaction => {
+                let (mut m, now) = in_txn(false);
+                m.commit_transaction().unwrap();
+                (m, now)
+            }
+            State::AbortingTransaction => {
+                let (mut m, now) = in_txn(false);
+                m.abort_transaction().unwrap();
+                (m, now)
+            }
+            State::AbortableError => {
+                let (mut m, now) = in_txn(false);
+                m.produce_batch_failed(&tp(0), Some(E::NotEnoughReplicas), false);
+                (m, now)
+            }
+            State::FatalError => {
+                let (mut m, now) = in_txn(false);
+                m.produce_batch_failed(&tp(0), Some(E::ProducerFenced), false);
+                (m, now)
+            }
+        };
+        let _ = now;
+        assert_eq!(m.state(), state);
+        // Forget pending transitions so that each op sees only the state.
+        m.forget_pending();
+        m
+    }
+    use State::*;
+    for s in State::ALL {
+        let ok = |r: bool, allowed: &[State], op: &str| {
+            assert_eq!(r, allowed.contains(&s), "{op} in {s:?}")
+        };
+        ok(
+            force(s).init_transactions().is_ok(),
+            &[Uninitialized],
+            "init",
+        );
+        ok(force(s).begin_transaction().is_ok(), &[Ready], "begin");
+        ok(
+            force(s).on_partition_used(&tp(1)).is_ok(),
+            &[InTransaction],
+            "send",
+        );
+        ok(
+            force(s)
+                .send_offsets_to_transaction(BTreeMap::new(), GroupMetadata::new("g"))
+                .is_ok(),
+            &[InTransaction],
+            "offsets",
+        );
+        ok(
+            force(s).commit_transaction().is_ok(),
+            &[InTransaction, PreparedTransaction],
+            "commit",
+        );
+        ok(
+            force(s).abort_transaction().is_ok(),
+            &[InTransaction, PreparedTransaction, AbortableError],
+            "abort",
+        );
+        ok(
+            force(s).prepare_transaction().is_ok(),
+            &[InTransaction],
+            "prepare",
+        );
+        let p = super::PreparedTransaction {
+            transactional_id: "tx".into(),
+            producer_id: 1,
+            producer_epoch: 1,
+            transaction_version: TransactionVersion::V1,
+        };
+        ok(
+            force(s).resume_prepared(&p).is_ok(),
+            &[Uninitialized],
+            "resume",
+        );
+    }
+    let e = force(State::Ready).commit_transaction().unwrap_err();
+    assert_eq!(
+        e,
+        TransactionError::InvalidState {
+            from: State::Ready,
+            op: TxnOp::CommitTransaction
+        }
+    );
+    assert!(matches!(
+        force(State::AbortableError).commit_transaction(),
+        Err(TransactionError::Abortable { .. })
+    ));
+    assert!(matches!(
+        force(State::FatalError).abort_transaction(),
+        Err(TransactionError::Fenced { .. })
+    ));
+}
+
+// ------------------------------------------------------- classification
+
+#[test]
+fn classification_matrix_matches_the_reference_table() {
+    use ErrorClass::*;
+    // Columns: FindCoord, InitPid, AddParts, AddOffsets, TxnOffsetCommit, EndTxn, Produce.
+    let table: &[(E, [ErrorClass; 7])] = &[
+        (E::None, [Success; 7]),
+        (
+            E::NotCoordinator,
+            [
+                Retry,
+                RefreshCoordinator,
+                RefreshCoordinator,
+                RefreshCoordinator,
+                RefreshCoordinator,
+                RefreshCoordinator,
+                Abortable,
+            ],
+        ),
+        (
+            E::CoordinatorNotAvailable,
+            [
+                Retry,
+                RefreshCoordinator,
+                RefreshCoordinator,
+                RefreshCoordinator,
+                RefreshCoordinator,
+                RefreshCoordinator,
+                Abortable,
+            ],
+        ),
+        (
+            E::RequestTimedOut,
+            [
+                Retry,
+                Retry,
+                Retry,
+                Retry,
+                RefreshCoordinator,
+                Retry,
+                Abortable,
+            ],
+        ),
+        (
+            E::CoordinatorLoadInProgress,
+            [Retry, Retry, Retry, Retry, Retry, Retry, Abortable],
+        ),
+        (
+            E::ConcurrentTransactions,
+            [Retry, Retry, Retry, Retry, Retry, Retry, Abortable],
+        ),
+        (
+            E::ProducerFenced,
+            [Fatal, Fenced, Fenced, Fenced, Fenced, Fenced, Fenced],
+        ),
+        (
+            E::InvalidProducerEpoch,
+            [Fatal, Fenced, Fenced, Fenced, Fenced, Fenced, Abortable],
+        ),
+        (
+            E::UnknownProducerId,
+            [
+                Fatal, Fatal, Abortable, Abortable, Fatal, Abortable, Abortable,
+            ],
+        ),
+        (
+            E::InvalidTxnState,
+            [Fatal, Fatal, Fatal, Fatal, Fatal, Fatal, Abortable],
+        ),
+        (
+            E::InvalidProducerIdMapping,
+            [Fatal, Fatal, Fatal, Fatal, Fatal, Fatal, Fatal],
+        ),
+        (E::TransactionAbortable, [Abortable; 7]),
+        (
+            E::TransactionalIdAuthorizationFailed,
+            [Fatal, Abortable, Fatal, Fatal, Fatal, Fatal, Fatal],
+        ),
+        (
+            E::ClusterAuthorizationFailed,
+            [Fatal, Abortable, Abortable, Fatal, Fatal, Fatal, Fatal],
+        ),
+        (
+            E::GroupAuthorizationFailed,
+            [
+                Abortable, Fatal, Abortable, Abortable, Abortable, Fatal, Abortable,
+            ],
+        ),
+        (
+            E::TopicAuthorizationFailed,
+            [Fatal, Fatal, Abortable, Fatal, Fatal, Fatal, Abortable],
+        ),
+        (
+            E::OperationNotAttempted,
+            [Fatal, Fatal, Abortable, Fatal, Fatal, Fatal, Abortable],
+        ),
+        (
+            E::FencedInstanceId,
+            [Fatal, Fatal, Abortable, Fatal, Abortable, Fatal, Abortable],
+        ),
+        (
+            E::UnknownMemberId,
+            [Fatal, Fatal, Abortable, Fatal, Abortable, Fatal, Abortable],
+        ),
+        (
+            E::IllegalGeneration,
+            [Fatal, Fatal, Abortable, Fatal, Abortable, Fatal, Abortable],
+        ),
+        (
+            E::GroupIdNotFound,
+            [Fatal, Fatal, Abortable, Fatal, Abortable, Fatal, Abortable],
+        ),
+        (
+            E::StaleMemberEpoch,
+            [Fatal, Fatal, Abortable, Fatal, Abortable, Fatal, Abortable],
+        ),
+        (
+            E::UnsupportedForMessageFormat,
+            [Fatal, Fatal, Abortable, Fatal, Fatal, Fatal, Abortable],
+        ),
+        (
+            E::MessageTooLarge,
+            [Fatal, Fatal, Abortable, Fatal, Fatal, Fatal, Abortable],
+        ),
+        (
+            E::UnsupportedVersion,
+            [Fatal, Fatal, Abortable, Fatal, Fatal, Fatal, Fatal],
+        ),
+        (
+            E::UnknownServerError,
+            [Fatal, Fatal, Abortable, Fatal, Fatal, Fatal, Abortable],
+        ),
+        (
+            E::OutOfOrderSequenceNumber,
+            [Fatal, Fatal, Abortable, Fatal, Fatal, Fatal, Abortable],
+        ),
+    ];
+    for (error, row) in table {
+        for (api, expected) in TxnApi::ALL.iter().zip(row) {
+            assert_eq!(
+                classify(*api, *error, true),
+                *expected,
+                "{error:?} on {api:?}"
+            );
+        }
+    }
+    // abortableErrorIfPossible without epoch-bump support (InitProducerId < v3, TV1).
+    for api in [
+        TxnApi::AddPartitionsToTxn,
+        TxnApi::AddOffsetsToTxn,
+        TxnApi::EndTxn,
+    ] {
+        assert_eq!(classify(api, E::UnknownProducerId, false), Fatal, "{api:?}");
+    }
+}
+
+// ------------------------------------- every error class on every API, driven
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum After {
+    SameRequestLater,
+    FindCoordinatorFirst,
+    Abortable,
+    Fatal,
+    Fenced,
+    /// InitProducerId authorization errors: back to Uninitialized.
+    Uninitialized,
+}
+
+/// A manager with a request of `api` in flight (TV1 for AddPartitions /
+/// AddOffsets, TV2 for a direct TxnOffsetCommit).
+fn with_in_flight(
+    api: TxnApi,
+) -> (
+    TransactionManager,
+    Instant,
+    CoordinatorRequest,
+    Option<OpTicket>,
+) {
+    match api {
+        TxnApi::FindCoordinator => {
+            let now = Instant::now();
+            let mut m = manager(false);
+            let t = m.init_transactions().unwrap();
+            let r = m.poll_request(now, false).unwrap();
+            (m, now, r, Some(t))
+        }
+        TxnApi::InitProducerId => {
+            let now = Instant::now();
+            let mut m = manager(false);
+            let t = m.init_transactions().unwrap();
+            ok_find(&mut m, now, 1);
+            let r = m.poll_request(now, false).unwrap();
+            (m, now, r, Some(t))
+        }
+        TxnApi::AddPartitionsToTxn => {
+            let (mut m, now) = in_txn(false);
+            m.on_partition_used(&tp(1)).unwrap();
+            let r = m.poll_request(now, false).unwrap();
+            (m, now, r, None)
+        }
+        TxnApi::AddOffsetsToTxn => {
+            let (mut m, now) = in_txn(false);
+            let t = m
+                .send_offsets_to_transaction(offsets(), GroupMetadata::new("g"))
+                .unwrap();
+            let r = m.poll_request(now, false).unwrap();
+            (m, now, r, Some(t))
+        }
+        TxnApi::TxnOffsetCommit => {
+            let (mut m, now) = in_txn(true);
+            let t = m
+                .send_offsets_to_transaction(offsets(), GroupMetadata::new("g"))
+                .unwrap();
+            let find = m.poll_request(now, false).unwrap();
+            assert_eq!(
+                find.body,
+                RequestBody::FindCoordinator {
+                    key_type: CoordinatorType::Group,
+                    key: "g".into()
+                }
+            );
+            m.handle_response(
+                find.id,
+                4,
+                CoordinatorResponse::FindCoordinator {
+                    error: E::None,
+                    node_id: 3,
+                },
+                now,
+            );
+            let r = m.poll_request(now, false).unwrap();
+            assert_eq!(r.target, Target::Node(3), "to the group coordinator");
+            (m, now, r, Some(t))
+        }
+        TxnApi::EndTxn => {
+            let (mut m, now) = in_txn(false);
+            let t = m.commit_transaction().unwrap();
+            let r = m.poll_request(now, false).unwrap();
+            (m, now, r, Some(t))
+        }
+        TxnApi::Produce => unreachable!(),
+    }
+}
+
+fn offsets() -> BTreeMap<TopicPartition, OffsetAndMetadata> {
+    [(TopicPartition::new("in", 0), OffsetAndMetadata::new(42))]
+        .into_iter()
+        .collect()
+}
+
+fn response(api: TxnApi, error: E) -> CoordinatorResponse {
+    match api {
+        TxnApi::FindCoordinator => CoordinatorResponse::FindCoordinator { error, node_id: 1 },
+        TxnApi::InitProducerId => CoordinatorResponse::InitProducerId {
+            error,
+            producer: PID,
+        },
+        TxnApi::AddPartitionsToTxn => CoordinatorResponse::AddPartitionsToTxn {
+            results: vec![(tp(1), error)],
+        },
+        TxnApi::AddOffsetsToTxn => CoordinatorResponse::AddOffsetsToTxn { error },
+        TxnApi::TxnOffsetCommit => CoordinatorResponse::TxnOffsetCommit {
+            results: vec![(TopicPartition::new("in", 0), error)],
+        },
+        TxnApi::EndTxn => CoordinatorResponse::EndTxn {
+            error,
+            producer: None,
+        },
+        TxnApi::Produce => unreachable!(),
+    }
+}
+
+#[test]
+fn every_error_class_on_every_coordinator_api() {
+    use After::*;
+    let cases: &[(TxnApi, E, After)] = &[
+        (
+            TxnApi::FindCoordinator,
+            E::CoordinatorNotAvailable,
+            SameRequestLater,
+        ),
+        (
+            TxnApi::FindCoordinator,
+            E::CoordinatorLoadInProgress,
+            SameRequestLater,
+        ),
+        (
+            TxnApi::FindCoordinator,
+            E::TransactionalIdAuthorizationFailed,
+            Fatal,
+        ),
+        (TxnApi::FindCoordinator, E::UnknownServerError, Fatal),
+        (
+            TxnApi::InitProducerId,
+            E::NotCoordinator,
+            FindCoordinatorFirst,
+        ),
+        (
+            TxnApi::InitProducerId,
+            E::ConcurrentTransactions,
+            SameRequestLater,
+        ),
+        (
+            TxnApi::InitProducerId,
+            E::CoordinatorLoadInProgress,
+            SameRequestLater,
+        ),
+        (TxnApi::InitProducerId, E::ProducerFenced, Fenced),
+        (TxnApi::InitProducerId, E::InvalidProducerEpoch, Fenced),
+        (
+            TxnApi::InitProducerId,
+            E::TransactionalIdAuthorizationFailed,
+            Uninitialized,
+        ),
+        (
+            TxnApi::InitProducerId,
+            E::ClusterAuthorizationFailed,
+            Uninitialized,
+        ),
+        (TxnApi::InitProducerId, E::InvalidTxnState, Fatal),
+        (TxnApi::InitProducerId, E::UnsupportedVersion, Fatal),
+        (
+            TxnApi::AddPartitionsToTxn,
+            E::NotCoordinator,
+            FindCoordinatorFirst,
+        ),
+        (
+            TxnApi::AddPartitionsToTxn,
+            E::ConcurrentTransactions,
+            SameRequestLater,
+        ),
+        (TxnApi::AddPartitionsToTxn, E::ProducerFenced, Fenced),
+        (TxnApi::AddPartitionsToTxn, E::UnknownProducerId, Abortable),
+        (
+            TxnApi::AddPartitionsToTxn,
+            E::TopicAuthorizationFailed,
+            Abortable,
+        ),
+        (
+            TxnApi::AddPartitionsToTxn,
+            E::OperationNotAttempted,
+            Abortable,
+        ),
+        (
+            TxnApi::AddPartitionsToTxn,
+            E::TransactionAbortable,
+            Abortable,
+        ),
+        (TxnApi::AddPartitionsToTxn, E::UnknownServerError, Abortable),
+        (TxnApi::AddPartitionsToTxn, E::InvalidTxnState, Fatal),
+        (
+            TxnApi::AddPartitionsToTxn,
+            E::InvalidProducerIdMapping,
+            Fatal,
+        ),
+        (
+            TxnApi::AddPartitionsToTxn,
+            E::TransactionalIdAuthorizationFailed,
+            Fatal,
+        ),
+        (
+            TxnApi::AddOffsetsToTxn,
+            E::CoordinatorNotAvailable,
+            FindCoordinatorFirst,
+        ),
+        (
+            TxnApi::AddOffsetsToTxn,
+            E::ConcurrentTransactions,
+            SameRequestLater,
+        ),
+        (TxnApi::AddOffsetsToTxn, E::InvalidProducerEpoch, Fenced),
+        (TxnApi::AddOffsetsToTxn, E::UnknownProducerId, Abortable),
+        (
+            TxnApi::AddOffsetsToTxn,
+            E::GroupAuthorizationFailed,
+            Abortable,
+        ),
+        (TxnApi::AddOffsetsToTxn, E::TransactionAbortable, Abortable),
+        (TxnApi::AddOffsetsToTxn, E::InvalidTxnState, Fatal),
+        (
+            TxnApi::TxnOffsetCommit,
+            E::NotCoordinator,
+            FindCoordinatorFirst,
+        ),
+        (
+            TxnApi::TxnOffsetCommit,
+            E::RequestTimedOut,
+            FindCoordinatorFirst,
+        ),
+        (
+            TxnApi::TxnOffsetCommit,
+            E::CoordinatorLoadInProgress,
+            SameRequestLater,
+        ),
+        (
+            TxnApi::TxnOffsetCommit,
+            E::UnknownTopicOrPartition,
+            SameRequestLater,
+        ),
+        (TxnApi::TxnOffsetCommit, E::ProducerFenced, Fenced),
+        (TxnApi::TxnOffsetCommit, E::UnknownMemberId, Abortable),
+        (TxnApi::TxnOffsetCommit, E::IllegalGeneration, Abortable),
+        (TxnApi::TxnOffsetCommit, E::FencedInstanceId, Abortable),
+        (TxnApi::TxnOffsetCommit, E::GroupIdNotFound, Abortable),
+        (TxnApi::TxnOffsetCommit, E::StaleMemberEpoch, Abortable),
+        (
+            TxnApi::TxnOffsetCommit,
+            E::GroupAuthorizationFailed,
+            Abortable,
+        ),
+        (TxnApi::TxnOffsetCommit, E::UnknownProducerId, Fatal),
+        (
+            TxnApi::TxnOffsetCommit,
+            E::UnsupportedForMessageFormat,
+            Fatal,
+        ),
+        (TxnApi::EndTxn, E::NotCoordinator, FindCoordinatorFirst),
+        (TxnApi::EndTxn, E::ConcurrentTransactions, SameRequestLater),
+        (TxnApi::EndTxn, E::RequestTimedOut, SameRequestLater),
+        (TxnApi::EndTxn, E::ProducerFenced, Fenced),
+        (TxnApi::EndTxn, E::InvalidProducerEpoch, Fenced),
+        (TxnApi::EndTxn, E::UnknownProducerId, Abortable),
+        (TxnApi::EndTxn, E::TransactionAbortable, Abortable),
+        (TxnApi::EndTxn, E::InvalidTxnState, Fatal),
+        (TxnApi::EndTxn, E::InvalidProducerIdMapping, Fatal),
+        (TxnApi::EndTxn, E::ClusterAuthorizationFailed, Fatal),
+    ];
+    for &(api, error, after) in cases {
+        let (mut m, now, req, ticket) = with_in_flight(api);
+        assert_eq!(req.body.api(), api);
+        assert!(
+            m.poll_request(now, false).is_none(),
+            "one request in flight at a time"
+        );
+        m.handle_response(req.id, 3, response(api, error), now);
+        let ctx = format!("{error:?} on {api:?}");
+        match after {
+            SameRequestLater => {
+                assert!(m.poll_request(now, false).is_none(), "{ctx}: backoff first");
+                let again = m
+                    .poll_request(now + Duration::from_secs(2), false)
+                    .expect(&ctx);
+                assert_eq!(again.body, req.body, "{ctx}");
+                assert_eq!(again.attempt, 1, "{ctx}");
+            }
+            FindCoordinatorFirst => {
+                let next = m.poll_request(now, false).expect(&ctx);
+                assert!(
+                    matches!(next.body, RequestBody::FindCoordinator { .. }),
+                    "{ctx}: {next:?}"
+                );
+                assert_eq!(next.target, Target::AnyBroker);
+                m.handle_response(
+                    next.id,
+                    4,
+                    CoordinatorResponse::FindCoordinator {
+                        error: E::None,
+                        node_id: 9,
+                    },
+                    now,
+                );
+                let again = m
+                    .poll_request(now + Duration::from_secs(2), false)
+                    .expect(&ctx);
+                assert_eq!(again.body, req.body, "{ctx}: the same request");
+                assert_eq!(
+                    again.target,
+                    Target::Node(9),
+                    "{ctx}: to the new coordinator"
+                );
+            }
+            Abortable => {
+                assert_eq!(m.state(), State::AbortableError, "{ctx}");
+                assert!(
+                    matches!(m.last_error(), Some(TransactionError::Abortable { error: Some(e), .. }) if *e == error),
+                    "{ctx}: {:?}",
+                    m.last_error()
+                );
+                if let Some(t) = ticket {
+                    assert!(
+                        matches!(
+                            m.poll_result(t),
+                            Some(Err(TransactionError::Abortable { .. }))
+                        ),
+                        "{ctx}"
+                    );
+                }
+                // The application aborts and continues.
+                let abort = m.abort_transaction().expect(&ctx);
+                let mut t = now;
+                for _ in 0..5 {
+                    let Some(r) = m.poll_request(t, false) else {
+                        break;
+                    };
+                    let resp = match r.body.api() {
+                        TxnApi::EndTxn => CoordinatorResponse::EndTxn {
+                            error: E::None,
+                            producer: None,
+                        },
+                        TxnApi::InitProducerId => CoordinatorResponse::InitProducerId {
+                            error: E::None,
+                            producer: ProducerIdAndEpoch {
+                                producer_id: PID.producer_id,
+                                epoch: PID.epoch + 1,
+                            },
+                        },
+                        TxnApi::FindCoordinator => CoordinatorResponse::FindCoordinator {
+                            error: E::None,
+                            node_id: 1,
+                        },
+                        other => panic!("{ctx}: unexpected {other:?} while aborting"),
+                    };
+                    m.handle_response(r.id, 3, resp, t);
+                    t += Duration::from_millis(1);
+                }
+                assert_eq!(m.poll_result(abort), Some(Ok(())), "{ctx}");
+                assert_eq!(m.state(), State::Ready, "{ctx}");
+            }
+            Fatal => {
+                assert_eq!(m.state(), State::FatalError, "{ctx}");
+                assert!(
+                    matches!(m.last_error(), Some(TransactionError::Fatal { .. })),
+                    "{ctx}"
+                );
+                if let Some(t) = ticket {
+                    assert!(
+                        matches!(m.poll_result(t), Some(Err(TransactionError::Fatal { .. }))),
+                        "{ctx}"
+                    );
+                }
+                assert!(m.begin_transaction().is_err());
+            }
+            Fenced => {
+                assert_eq!(m.state(), State::FatalError, "{ctx}");
+                assert_eq!(
+                    m.last_error(),
+                    Some(&TransactionError::Fenced {
+                        api,
+                        version: 3,
+                        error
+                    }),
+                    "{ctx}"
+                );
+            }
+            Uninitialized => {
+                assert_eq!(m.state(), State::Uninitialized, "{ctx}");
+                assert!(matches!(
+                    m.poll_result(ticket.unwrap()),
+                    Some(Err(TransactionError::Abortable { .. }))
+                ));
+                assert!(
+                    m.init_transactions().is_ok(),
+                    "{ctx}: init may be called again"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn produce_path_fatal_set_and_abortable_rest() {
+    for (error, fatal) in [
+        (E::ClusterAuthorizationFailed, true),
+        (E::TransactionalIdAuthorizationFailed, true),
+        (E::ProducerFenced, true),
+        (E::UnsupportedVersion, true),
+        (E::InvalidProducerIdMapping, true),
+        (E::InvalidProducerEpoch, false),
+        (E::OutOfOrderSequenceNumber, false),
+        (E::UnknownProducerId, false),
+        (E::InvalidTxnState, false),
+        (E::MessageTooLarge, false),
+        (E::NotEnoughReplicas, false),
+    ] {
+        let (mut m, _) = in_txn(false);
+        m.produce_batch_failed(&tp(0), Some(error), false);
+        let want = if fatal {
+            State::FatalError
+        } else {
+            State::AbortableError
+        };
+        assert_eq!(m.state(), want, "{error:?}");
+        assert!(m.undrained_batch_error().is_some());
+        assert_eq!(m.may_drain(&tp(0)), !fatal, "{error:?}");
+    }
+}
+
+// ------------------------------------------------------------------ flows
+
+#[test]
+fn empty_transactions_complete_locally() {
+    for commit in [true, false] {
+        let (mut m, now) = ready(false);
+        m.begin_transaction().unwrap();
+        let t = if commit {
+            m.commit_transaction()
+        } else {
+            m.abort_transaction()
+        }
+        .unwrap();
+        assert!(
+            m.poll_request(now, false).is_none(),
+            "no EndTxn for an empty transaction"
+        );
+        assert_eq!(m.poll_result(t), Some(Ok(())));
+        assert_eq!(m.state(), State::Ready);
+        assert_eq!(
+            m.poll_event(),
+            Some(TxnEvent::TransactionCompleted { committed: commit })
+        );
+    }
+}
+
+#[test]
+fn tv1_commit_adds_pending_partitions_first_and_holds_end_txn_for_batches() {
+    let (mut m, now) = in_txn(false);
+    m.on_partition_used(&tp(1)).unwrap();
+    let t = m.commit_transaction().unwrap();
+    let add = m.poll_request(now, true).unwrap();
+    assert!(
+        matches!(&add.body, RequestBody::AddPartitionsToTxn { partitions, .. } if partitions == &vec![tp(1)])
+    );
+    m.handle_response(
+        add.id,
+        3,
+        CoordinatorResponse::AddPartitionsToTxn {
+            results: vec![(tp(1), E::None)],
+        },
+        now,
+    );
+    assert!(m.may_drain(&tp(1)));
+    assert!(
+        m.poll_request(now, true).is_none(),
+        "EndTxn waits for incomplete batches"
+    );
+    let end = m.poll_request(now, false).unwrap();
+    assert_eq!(end_txn_of(&end), (PID, true, TransactionVersion::V1));
+    m.handle_response(
+        end.id,
+        4,
+        CoordinatorResponse::EndTxn {
+            error: E::None,
+            producer: None,
+        },
+        now,
+    );
+    assert_eq!(m.poll_result(t), Some(Ok(())));
+    assert_eq!(m.state(), State::Ready);
+    assert!(m.partitions_in_transaction().is_empty());
+    assert_eq!(
+        m.producer_id_and_epoch(),
+        PID,
+        "TV1: EndTxn keeps the epoch"
+    );
+}
+
+#[test]
+fn add_partitions_concurrent_transactions_uses_20ms_while_nothing_added() {
+    let (mut m, now) = ready(false);
+    m.begin_transaction().unwrap();
+    m.on_partition_used(&tp(0)).unwrap();
+    let r = m.poll_request(now, false).unwrap();
+    m.handle_response(
+        r.id,
+        3,
+        CoordinatorResponse::AddPartitionsToTxn {
+            results: vec![(tp(0), E::ConcurrentTransactions)],
+        },
+        now,
+    );
+    assert_eq!(m.poll_timeout(), Some(now + ADD_PARTITIONS_RETRY_BACKOFF));
+    let r = m
+        .poll_request(now + ADD_PARTITIONS_RETRY_BACKOFF, false)
+        .unwrap();
+    m.handle_response(
+        r.id,
+        3,
+        CoordinatorResponse::AddPartitionsToTxn {
+            results: vec![(tp(0), E::None)],
+        },
+        now,
+    );
+    // Once a partition is in, the normal backoff applies.
+    m.on_partition_used(&tp(1)).unwrap();
+    let r = m.poll_request(now, false).unwrap();
+    m.handle_response(
+        r.id,
+        3,
+        CoordinatorResponse::AddPartitionsToTxn {
+            results: vec![(tp(1), E::ConcurrentTransactions)],
+        },
+        now,
+    );
+    assert_eq!(m.poll_timeout(), Some(now + Duration::from_millis(100)));
+}
+
+#[test]
+fn concurrent_transactions_backoff_escalates() {
+    let (mut m, now) = in_txn(false);
+    m.commit_transaction().unwrap();
+    let mut t = now;
+    let mut delays = Vec::new();
+    for _ in 0..6 {
+        let r = m.poll_request(t, false).unwrap();
+        m.handle_response(
+            r.id,
+            4,
+            CoordinatorResponse::EndTxn {
+                error: E::ConcurrentTransactions,
+                producer: None,
+            },
+            t,
+        );
+        let next = m.poll_timeout().unwrap();
+        delays.push((next - t).as_millis());
+        assert!(m
+            .poll_request(next - Duration::from_millis(1), false)
+            .is_none());
+        t = next;
+    }
+    assert_eq!(delays, vec![100, 200, 400, 800, 1000, 1000]);
+}
+
+#[test]
+fn end_txn_disconnect_retries_the_same_end_txn_after_rediscovery() {
+    let (mut m, now) = in_txn(false);
+    let t = m.commit_transaction().unwrap();
+    let end = m.poll_request(now, false).unwrap();
+    m.handle_disconnect(end.id, now);
+    assert_eq!(m.transaction_coordinator(), None);
+    let find = m.poll_request(now, false).unwrap();
+    assert!(matches!(
+        find.body,
+        RequestBody::FindCoordinator {
+            key_type: CoordinatorType::Transaction,
+            ..
+        }
+    ));
+    m.handle_response(
+        find.id,
+        4,
+        CoordinatorResponse::FindCoordinator {
+            error: E::None,
+            node_id: 2,
+        },
+        now,
+    );
+    let retry = m.poll_request(now + Duration::from_secs(1), false).unwrap();
+    assert_eq!(retry.body, end.body, "same pid/epoch/decision/version");
+    assert_eq!(retry.target, Target::Node(2));
+    m.handle_response(
+        retry.id,
+        4,
+        CoordinatorResponse::EndTxn {
+            error: E::None,
+            producer: None,
+        },
+        now,
+    );
+    assert_eq!(m.poll_result(t), Some(Ok(())));
+}
+
+#[test]
+fn pending_transition_after_a_timed_out_commit() {
+    let (mut m, now) = in_txn(false);
+    let t = m.commit_transaction().unwrap();
+    let end = m.poll_request(now, false).unwrap();
+    // The caller's wait timed out here; the same call returns the same ticket.
+    assert_eq!(m.commit_transaction().unwrap(), t);
+    assert_eq!(
+        m.abort_transaction().unwrap_err(),
+        TransactionError::PendingTransition {
+            pending: TxnOp::CommitTransaction,
+            attempted: TxnOp::AbortTransaction
+        }
+    );
+    assert!(matches!(
+        m.begin_transaction(),
+        Err(TransactionError::PendingTransition { .. })
+    ));
+    m.handle_response(
+        end.id,
+        4,
+        CoordinatorResponse::EndTxn {
+            error: E::None,
+            producer: None,
+        },
+        now,
+    );
+    // Completed but not yet observed: the retried call gets the result.
+    assert_eq!(m.commit_transaction().unwrap(), t);
+    assert_eq!(m.poll_result(t), Some(Ok(())));
+    m.begin_transaction().unwrap();
+}
+
+#[test]
+fn tv1_produce_failure_aborts_then_bumps_the_epoch() {
+    let (mut m, now) = in_txn(false);
+    m.produce_batch_failed(&tp(0), None, true); // expired in flight: outcome unknown
+    assert_eq!(m.state(), State::AbortableError);
+    assert!(m.epoch_bump_required());
+    assert!(matches!(
+        m.commit_transaction(),
+        Err(TransactionError::Abortable { .. })
+    ));
+    let t = m.abort_transaction().unwrap();
+    let end = m.poll_request(now, false).unwrap();
+    assert_eq!(end_txn_of(&end), (PID, false, TransactionVersion::V1));
+    m.handle_response(
+        end.id,
+        4,
+        CoordinatorResponse::EndTxn {
+            error: E::None,
+            producer: None,
+        },
+        now,
+    );
+    assert_eq!(m.state(), State::Initializing);
+    assert!(m.poll_result(t).is_none(), "abort completes after the bump");
+    let bump = m.poll_request(now, false).unwrap();
+    assert!(
+        matches!(bump.body, RequestBody::InitProducerId { producer, .. } if producer == PID),
+        "KIP-360 bump with the current pid/epoch"
+    );
+    let next = ProducerIdAndEpoch {
+        producer_id: PID.producer_id,
+        epoch: PID.epoch + 1,
+    };
+    m.handle_response(
+        bump.id,
+        5,
+        CoordinatorResponse::InitProducerId {
+            error: E::None,
+            producer: next,
+        },
+        now,
+    );
+    assert_eq!(m.poll_result(t), Some(Ok(())));
+    assert_eq!(m.state(), State::Ready);
+    assert_eq!(m.producer_id_and_epoch(), next);
+    assert!(!m.epoch_bump_required());
+    let events: Vec<_> = std::iter::from_fn(|| m.poll_event()).collect();
+    assert!(events.contains(&TxnEvent::ProducerIdAndEpochChanged {
+        producer: next,
+        reset_sequences: true
+    }));
+}
+
+#[test]
+fn tv2_end_txn_adopts_the_next_epoch_and_a_new_pid_on_exhaustion() {
+    let (mut m, now) = in_txn(true);
+    m.produce_batch_failed(&tp(0), Some(E::NotEnoughReplicas), false);
+    assert!(!m.epoch_bump_required(), "TV2: the broker bumps at EndTxn");
+    let t = m.abort_transaction().unwrap();
+    let end = m.poll_request(now, false).unwrap();
+    assert_eq!(end_txn_of(&end), (PID, false, TransactionVersion::V2));
+    let next = ProducerIdAndEpoch {
+        producer_id: PID.producer_id,
+        epoch: PID.epoch + 1,
+    };
+    m.handle_response(
+        end.id,
+        5,
+        CoordinatorResponse::EndTxn {
+            error: E::None,
+            producer: Some(next),
+        },
+        now,
+    );
+    assert_eq!(m.poll_result(t), Some(Ok(())));
+    assert!(
+        m.poll_request(now, false).is_none(),
+        "no InitProducerId under TV2"
+    );
+    assert_eq!(m.producer_id_and_epoch(), next);
+    // Epoch exhaustion: a new producer id with epoch 0, sequences reset.
+    m.begin_transaction().unwrap();
+    m.on_partition_used(&tp(0)).unwrap();
+    let t = m.commit_transaction().unwrap();
+    let end = m.poll_request(now, false).unwrap();
+    let fresh = ProducerIdAndEpoch {
+        producer_id: 2000,
+        epoch: 0,
+    };
+    m.handle_response(
+        end.id,
+        5,
+        CoordinatorResponse::EndTxn {
+            error: E::None,
+            producer: Some(fresh),
+        },
+        now,
+    );
+    assert_eq!(m.poll_result(t), Some(Ok(())));
+    assert_eq!(m.producer_id_and_epoch(), fresh);
+    let events: Vec<_> = std::iter::from_fn(|| m.poll_event()).collect();
+    assert!(events.contains(&TxnEvent::ProducerIdAndEpochChanged {
+        producer: fresh,
+        reset_sequences: true
+    }));
+}
+
+#[test]
+fn tv_switches_only_between_transactions() {
+    let (mut m, now) = in_txn(false);
+    m.set_coordinator_capabilities(true, true); // TV2 finalized mid-transaction
+    assert_eq!(m.transaction_version(), TransactionVersion::V1);
+    let t = m.commit_transaction().unwrap();
+    let end = m.poll_request(now, false).unwrap();
+    assert_eq!(
+        end_txn_of(&end).2,
+        TransactionVersion::V1,
+        "the transaction ends on TV1"
+    );
+    m.handle_response(
+        end.id,
+        4,
+        CoordinatorResponse::EndTxn {
+            error: E::None,
+            producer: None,
+        },
+        now,
+    );
+    let bump = m.poll_request(now, false).unwrap();
+    assert!(matches!(bump.body, RequestBody::InitProducerId { producer, .. } if producer == PID));
+    m.handle_response(
+        bump.id,
+        5,
+        CoordinatorResponse::InitProducerId {
+            error: E::None,
+            producer: ProducerIdAndEpoch {
+                producer_id: PID.producer_id,
+                epoch: PID.epoch + 1,
+            },
+        },
+        now,
+    );
+    assert_eq!(m.poll_result(t), Some(Ok(())));
+    assert_eq!(m.transaction_version(), TransactionVersion::V2);
+    // Downgrade: EndTxn v5 bumps; the next transaction uses TV1.
+    m.set_coordinator_capabilities(true, false);
+    m.begin_transaction().unwrap();
+    m.on_partition_used(&tp(0)).unwrap();
+    assert_eq!(m.transaction_version(), TransactionVersion::V2);
+    let t = m.commit_transaction().unwrap();
+    let end = m.poll_request(now, false).unwrap();
+    assert_eq!(end_txn_of(&end).2, TransactionVersion::V2);
+    m.handle_response(
+        end.id,
+        5,
+        CoordinatorResponse::EndTxn {
+            error: E::None,
+            producer: Some(ProducerIdAndEpoch {
+                producer_id: PID.producer_id,
+                epoch: PID.epoch + 2,
+            }),
+        },
+        now,
+    );
+    assert_eq!(m.poll_result(t), Some(Ok(())));
+    assert_eq!(m.transaction_version(), TransactionVersion::V1);
+}
+
+#[test]
+fn transaction_abortable_on_end_txn_is_fatal_while_aborting() {
+    let (mut m, now) = in_txn(false);
+    m.abort_transaction().unwrap();
+    let end = m.poll_request(now, false).unwrap();
+    m.handle_response(
+        end.id,
+        4,
+        CoordinatorResponse::EndTxn {
+            error: E::TransactionAbortable,
+            producer: None,
+        },
+        now,
+    );
+    assert_eq!(m.state(), State::FatalError);
+}
+
+#[test]
+fn unknown_producer_id_on_end_txn_abort_recovers_with_a_bump() {
+    let (mut m, now) = in_txn(false);
+    let t = m.abort_transaction().unwrap();
+    let end = m.poll_request(now, false).unwrap();
+    m.handle_response(
+        end.id,
+        4,
+        CoordinatorResponse::EndTxn {
+            error: E::UnknownProducerId,
+            producer: None,
+        },
+        now,
+    );
+    let bump = m.poll_request(now, false).unwrap();
+    assert!(matches!(bump.body, RequestBody::InitProducerId { producer, .. } if producer == PID));
+    m.handle_response(
+        bump.id,
+        5,
+        CoordinatorResponse::InitProducerId {
+            error: E::None,
+            producer: ProducerIdAndEpoch {
+                producer_id: PID.producer_id,
+                epoch: PID.epoch + 1,
+            },
+        },
+        now,
+    );
+    assert_eq!(m.poll_result(t), Some(Ok(())));
+    assert_eq!(m.state(), State::Ready);
+}
+
+#[test]
+fn send_offsets_tv1_adds_offsets_then_commits_to_the_group_coordinator() {
+    let (mut m, now) = in_txn(false);
+    let t = m
+        .send_offsets_to_transaction(offsets(), GroupMetadata::new("g"))
+        .unwrap();
+    let add = m.poll_request(now, false).unwrap();
+    assert!(matches!(&add.body, RequestBody::AddOffsetsToTxn { group_id, .. } if group_id == "g"));
+    assert_eq!(add.target, Target::Node(1));
+    m.handle_response(
+        add.id,
+        4,
+        CoordinatorResponse::AddOffsetsToTxn { error: E::None },
+        now,
+    );
+    assert!(
+        m.poll_result(t).is_none(),
+        "done only after TxnOffsetCommit"
+    );
+    let find = m.poll_request(now, false).unwrap();
+    assert_eq!(
+        find.body,
+        RequestBody::FindCoordinator {
+            key_type: CoordinatorType::Group,
+            key: "g".into()
+        }
+    );
+    m.handle_response(
+        find.id,
+        4,
+        CoordinatorResponse::FindCoordinator {
+            error: E::None,
+            node_id: 3,
+        },
+        now,
+    );
+    let commit = m.poll_request(now, false).unwrap();
+    assert_eq!(commit.target, Target::Node(3));
+    assert!(matches!(
+        &commit.body,
+        RequestBody::TxnOffsetCommit {
+            transaction_version: TransactionVersion::V1,
+            ..
+        }
+    ));
+    m.handle_response(
+        commit.id,
+        4,
+        CoordinatorResponse::TxnOffsetCommit {
+            results: vec![(TopicPartition::new("in", 0), E::None)],
+        },
+        now,
+    );
+    assert_eq!(m.poll_result(t), Some(Ok(())));
+}
+
+#[test]
+fn prepare_and_resume() {
+    let (mut m, now) = in_txn(false);
+    m.on_partition_used(&tp(1)).unwrap();
+    assert!(
+        matches!(
+            m.prepare_transaction(),
+            Err(TransactionError::NotPreparable { .. })
+        ),
+        "adds pending"
+    );
+    let add = m.poll_request(now, false).unwrap();
+    m.handle_response(
+        add.id,
+        3,
+        CoordinatorResponse::AddPartitionsToTxn {
+            results: vec![(tp(1), E::None)],
+        },
+        now,
+    );
+    let p = m.prepare_transaction().unwrap();
+    assert_eq!(
+        p,
+        PreparedTransaction {
+            transactional_id: "tx".into(),
+            producer_id: PID.producer_id,
+            producer_epoch: PID.epoch,
+            transaction_version: TransactionVersion::V1
+        }
+    );
+    assert_eq!(m.state(), State::PreparedTransaction);
+
+    // Another process: resume (no InitProducerId) and commit.
+    let mut n = manager(false);
+    n.resume_prepared(&p).unwrap();
+    assert_eq!(n.state(), State::PreparedTransaction);
+    let t = n.commit_transaction().unwrap();
+    ok_find(&mut n, now, 1);
+    let end = n.poll_request(now, false).unwrap();
+    assert_eq!(end_txn_of(&end), (PID, true, TransactionVersion::V1));
+    n.handle_response(
+        end.id,
+        4,
+        CoordinatorResponse::EndTxn {
+            error: E::None,
+            producer: None,
+        },
+        now,
+    );
+    assert_eq!(n.poll_result(t), Some(Ok(())));
+    assert_eq!(n.state(), State::Ready);
+
+    let mut other = TransactionManager::new(TxnConfig::new("other"));
+    assert!(
+        other.resume_prepared(&p).is_err(),
+        "another transactional id"
+    );
+    // Empty transactions cannot be prepared.
+    let (mut e, _) = ready(true);
+    e.begin_transaction().unwrap();
+    assert!(matches!(
+        e.prepare_transaction(),
+        Err(TransactionError::NotPreparable { .. })
+    ));
+}
+
+// --------------------------------------------------------------- prepared
+
+#[test]
+fn prepared_encoding_v1_fixture() {
+    // Written by format v1; must decode forever.
+    const FIXTURE: &[u8] = &[
+        b'K', b'T', b'X', b'P', 1, 2, 0, 0, 0, 0, 0, 0, 0x10, 0x92, 0, 7, 0, 11, b'f', b'i', b'x',
+        b't', b'u', b'r', b'e', b'-', b't', b'x', b'n',
+    ];
+    let p = PreparedTransaction::decode(FIXTURE).unwrap();
+    assert_eq!(
+        p,
+        PreparedTransaction {
+            transactional_id: "fixture-txn".into(),
+            producer_id: 4242,
+            producer_epoch: 7,
+            transaction_version: TransactionVersion::V2
+        }
+    );
+    assert_eq!(p.encode(), FIXTURE);
+    let mut v = FIXTURE.to_vec();
+    v[4] = 2;
+    assert_eq!(
+        PreparedTransaction::decode(&v),
+        Err(PreparedDecodeError::UnknownVersion(2))
+    );
+    let mut v = FIXTURE.to_vec();
+    v.push(0);
+    assert_eq!(
+        PreparedTransaction::decode(&v),
+        Err(PreparedDecodeError::TrailingBytes(1))
+    );
+    assert_eq!(
+        PreparedTransaction::decode(&FIXTURE[..20]),
+        Err(PreparedDecodeError::Truncated(20))
+    );
+    assert_eq!(
+        PreparedTransaction::decode(b"NOPE\x01"),
+        Err(PreparedDecodeError::BadMagic)
+    );
+    let mut v = FIXTURE.to_vec();
+    v[5] = 3;
+    assert_eq!(
+        PreparedTransaction::decode(&v),
+        Err(PreparedDecodeError::InvalidTransactionVersion(3))
+    );
+}
+
+#[test]
+fn resume_outcomes() {
+    let p = PreparedTransaction {
+        transactional_id: "t".into(),
+        producer_id: 9,
+        producer_epoch: 4,
+        transaction_version: TransactionVersion::V1,
+    };
+    let snap = |state: &str, epoch: i16| TxnSnapshot {
+        state: state.into(),
+        producer_id: 9,
+        producer_epoch: epoch,
+    };
+    let done = ResumeStep::Done;
+    let cases: Vec<(bool, Option<TxnSnapshot>, E, ResumeStep)> = vec![
+        (
+            true,
+            Some(snap("Ongoing", 4)),
+            E::None,
+            done(ResumeOutcome::Committed),
+        ),
+        (true, None, E::None, done(ResumeOutcome::Committed)),
+        (
+            true,
+            Some(snap("CompleteCommit", 4)),
+            E::None,
+            done(ResumeOutcome::AlreadyCommitted),
+        ),
+        (
+            true,
+            Some(snap("CompleteCommit", 5)),
+            E::None,
+            done(ResumeOutcome::AlreadyCommitted),
+        ),
+        (
+            true,
+            Some(snap("PrepareCommit", 4)),
+            E::None,
+            done(ResumeOutcome::AlreadyCommitted),
+        ),
+        (
+            false,
+            Some(snap("Ongoing", 4)),
+            E::None,
+            done(ResumeOutcome::Aborted),
+        ),
+        (
+            false,
+            Some(snap("CompleteAbort", 4)),
+            E::None,
+            done(ResumeOutcome::AlreadyAborted),
+        ),
+        (
+            true,
+            Some(snap("CompleteAbort", 5)),
+            E::InvalidTxnState,
+            done(ResumeOutcome::AbortedByBroker {
+                error: E::InvalidTxnState,
+                state: Some("CompleteAbort".into()),
+            }),
+        ),
+        (
+            true,
+            None,
+            E::InvalidTxnState,
+            done(ResumeOutcome::AbortedByBroker {
+                error: E::InvalidTxnState,
+                state: None,
+            }),
+        ),
+        // TV1 timeout: the coordinator fenced (bumped) the epoch, then aborted.
+        (
+            true,
+            Some(snap("CompleteAbort", 5)),
+            E::ProducerFenced,
+            done(ResumeOutcome::AbortedByBroker {
+                error: E::ProducerFenced,
+                state: Some("CompleteAbort".into()),
+            }),
+        ),
+        (
+            false,
+            Some(snap("CompleteAbort", 5)),
+            E::ProducerFenced,
+            done(ResumeOutcome::AlreadyAborted),
+        ),
+        (
+            false,
+            Some(snap("CompleteCommit", 4)),
+            E::InvalidTxnState,
+            done(ResumeOutcome::AlreadyCommitted),
+        ),
+        (
+            true,
+            Some(snap("Ongoing", 7)),
+            E::ProducerFenced,
+            done(ResumeOutcome::Fenced {
+                error: E::ProducerFenced,
+                state: Some("Ongoing".into()),
+            }),
+        ),
+        (
+            true,
+            None,
+            E::InvalidProducerIdMapping,
+            done(ResumeOutcome::Fenced {
+                error: E::InvalidProducerIdMapping,
+                state: None,
+            }),
+        ),
+        (true, None, E::ConcurrentTransactions, ResumeStep::Retry),
+        (true, None, E::CoordinatorLoadInProgress, ResumeStep::Retry),
+        (true, None, E::NotCoordinator, ResumeStep::Rediscover),
+        (
+            true,
+            None,
+            E::CoordinatorNotAvailable,
+            ResumeStep::Rediscover,
+        ),
+        (
+            true,
+            None,
+            E::TransactionalIdAuthorizationFailed,
+            ResumeStep::Fail(E::TransactionalIdAuthorizationFailed),
+        ),
+    ];
+    for (commit, before, error, want) in cases {
+        assert_eq!(
+            resume_step(&p, commit, before.as_ref(), error),
+            want,
+            "commit={commit} {before:?} {error:?}"
+        );
+    }
+}
