@@ -453,6 +453,9 @@ pub(crate) struct Accumulator {
     pub progress: Notify,
     pub partitioner: Arc<dyn crate::partitioner::Partitioner>,
     pub metrics: Arc<Metrics>,
+    /// The transaction manager's append hook ([`crate::sender::DrainGate::on_append`]),
+    /// called under the accumulator lock before a record joins a batch.
+    pub gate: OnceLock<Arc<dyn crate::sender::DrainGate>>,
 }
 
 impl Accumulator {
@@ -479,6 +482,7 @@ impl Accumulator {
             progress: Notify::new(),
             partitioner,
             metrics,
+            gate: OnceLock::new(),
         }
     }
 
@@ -578,8 +582,17 @@ impl Accumulator {
         if tq.partitions.len() < n as usize {
             tq.partitions.resize_with(n as usize, VecDeque::new);
         }
+        let gate = self.gate.get();
+        let check = |p: i32| match gate {
+            Some(g) => g.on_append(&TopicPartition {
+                topic: topic.clone(),
+                partition: p,
+            }),
+            None => Ok(()),
+        };
         // Try the open batch.
         if let Some(b) = tq.partitions[p as usize].back_mut() {
+            check(p)?;
             if let Some(index) = b.try_append(&mut r, ts, cfg.batch_size) {
                 let full = b.is_full(cfg.batch_size);
                 let completion = b.completion.clone();
@@ -604,6 +617,7 @@ impl Accumulator {
             if q != p && (0..n).contains(&q) {
                 p = q;
                 if let Some(b) = tq.partitions[p as usize].back_mut() {
+                    check(p)?;
                     if let Some(index) = b.try_append(&mut r, ts, cfg.batch_size) {
                         let completion = b.completion.clone();
                         return Ok((
@@ -637,6 +651,7 @@ impl Accumulator {
         if inner.free_memory < memory && !ignore_memory {
             return Ok((Appended::NeedMemory(r), false));
         }
+        check(p)?;
         inner.free_memory = inner.free_memory.saturating_sub(memory);
         let id = inner.next_batch_id;
         inner.next_batch_id += 1;

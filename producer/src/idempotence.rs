@@ -268,6 +268,9 @@ pub struct Idempotence {
     unresolved: BTreeMap<TopicPartition, i32>,
     pending_rewrites: Vec<Rewrite>,
     bumps: u64,
+    /// Transactional producer: the transaction manager owns the producer id
+    /// (no InitProducerId here, no local epoch bumps; see [`Idempotence::new_transactional`]).
+    transactional: bool,
 }
 
 impl Default for Idempotence {
@@ -288,6 +291,46 @@ impl Idempotence {
             unresolved: BTreeMap::new(),
             pending_rewrites: Vec::new(),
             bumps: 0,
+            transactional: false,
+        }
+    }
+
+    /// The sequence bookkeeping of a transactional producer: the producer
+    /// id/epoch come from the transaction manager ([`Self::set_producer`]),
+    /// [`Self::next_action`] never asks for InitProducerId and no epoch is
+    /// bumped locally — a failed batch aborts the transaction instead, and
+    /// the manager bumps the epoch (KIP-360 InitProducerId, or TV2 EndTxn).
+    /// As in Java's `TransactionManager.canRetry`, UNKNOWN_PRODUCER_ID with a
+    /// known log start offset and an OUT_OF_ORDER_SEQUENCE_NUMBER of the
+    /// batch next in line are not retried.
+    pub fn new_transactional() -> Self {
+        Self {
+            transactional: true,
+            ..Self::new()
+        }
+    }
+
+    /// True for [`Self::new_transactional`].
+    pub fn is_transactional(&self) -> bool {
+        self.transactional
+    }
+
+    /// Installs a producer id/epoch chosen elsewhere (the transaction
+    /// manager's `ProducerIdAndEpochChanged`) and moves to [`Phase::Ready`].
+    /// With `reset_sequences`, every partition without in-flight batches
+    /// restarts at sequence 0 (partitions with in-flight batches of the old
+    /// epoch restart once those resolve, see [`Self::assign`]).
+    pub fn set_producer(&mut self, producer: ProducerIdAndEpoch, reset_sequences: bool) {
+        self.producer = producer;
+        if !matches!(self.phase, Phase::Fatal(_)) {
+            self.phase = Phase::Ready;
+        }
+        if reset_sequences {
+            self.partitions.retain(|_, p| !p.inflight.is_empty());
+            let partitions = &self.partitions;
+            self.unresolved.retain(|tp, _| partitions.contains_key(tp));
+            self.partitions_to_rewrite.clear();
+            self.epoch_bump_required = false;
         }
     }
 
@@ -345,7 +388,7 @@ impl Idempotence {
         if self.epoch_bump_required {
             self.bump_epoch();
         }
-        if self.phase == Phase::Uninitialized {
+        if self.phase == Phase::Uninitialized && !self.transactional {
             self.phase = Phase::Initializing;
             return Some(Action::InitProducerId);
         }
@@ -482,6 +525,9 @@ impl Idempotence {
     }
 
     fn request_epoch_bump(&mut self, tp: &TopicPartition) {
+        if self.transactional {
+            return; // the transaction manager bumps (abort + InitProducerId / EndTxn v5)
+        }
         self.epoch_bump_required = true;
         self.partitions_to_rewrite.insert(tp.clone());
     }
@@ -555,6 +601,9 @@ impl Idempotence {
                 if log_start_offset == -1 || reset {
                     return true;
                 }
+                if self.transactional {
+                    return false; // abortable: the abort bumps the epoch
+                }
                 // Either retention removed the producer state (last acked
                 // offset < log start offset) or it is lost otherwise: the
                 // idempotent producer bumps the epoch and retries.
@@ -570,6 +619,9 @@ impl Idempotence {
                     .is_some_and(|p| p.is_next_sequence(base));
                 if !unresolved && (reset || !next_in_line) {
                     return true;
+                }
+                if self.transactional {
+                    return false;
                 }
                 let next_for_unresolved =
                     unresolved && self.unresolved.get(tp).is_some_and(|_| next_in_line);

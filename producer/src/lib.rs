@@ -73,3 +73,5 @@ pub use txn::{
     abort_prepared, commit_prepared, CoordinatorClient, PreparedTransaction, ResumeOutcome,
     TransactionError, TransactionManager,
 };
+pub mod transactional;
+pub use transactional::{ConsumerGroupMetadata, TransactionalProducer};

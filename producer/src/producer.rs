@@ -88,6 +88,9 @@ impl Producer {
             config.partitioner.build(),
             metrics,
         ));
+        if let Some(g) = &gate {
+            let _ = acc.gate.set(g.clone());
+        }
         let sender = Sender::new(
             SenderConfig {
                 acks: config.acks,
@@ -231,6 +234,11 @@ impl Producer {
         result
     }
 
+    /// The accumulator (for the transactional producer).
+    pub(crate) fn accumulator(&self) -> &Arc<Accumulator> {
+        &self.inner.acc
+    }
+
     /// A snapshot of the metrics (all zero when disabled).
     pub fn metrics(&self) -> MetricsSnapshot {
         self.inner.acc.metrics.snapshot()
@@ -285,7 +293,8 @@ async fn wait_parked(
         if let Some((c, i, p, t, ts)) = appended {
             return record_result(c, i, p, t, ts).await;
         }
-        let refresh = async {
+        // Boxed (rare path): keeps the `send` future small.
+        let refresh = Box::pin(async {
             for t in acc.parked_topics() {
                 let _ = cluster.refresh_topics(&[&*t]).await;
                 let n = cluster
@@ -297,7 +306,7 @@ async fn wait_parked(
                 }
             }
             tokio::time::sleep(backoff).await;
-        };
+        });
         tokio::select! {
             _ = notified => {}
             _ = refresh => {}
@@ -380,7 +389,8 @@ async fn send_slow(
             Ok(Appended::NeedMetadata(rec)) => {
                 r = rec;
                 let topic = r.topic.clone();
-                let refresh = async {
+                // Boxed (rare path): keeps the `send` future small.
+                let refresh = Box::pin(async {
                     loop {
                         let _ = cluster.refresh_topics(&[topic.as_str()]).await;
                         let n = cluster
@@ -393,7 +403,7 @@ async fn send_slow(
                         }
                         tokio::time::sleep(backoff).await;
                     }
-                };
+                });
                 if tokio::time::timeout_at(deadline, refresh).await.is_err() {
                     return Err(ProduceError::MaxBlockTimeout {
                         waiting_for: format!("metadata of topic {topic}").into(),

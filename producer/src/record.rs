@@ -181,6 +181,11 @@ pub enum ProduceError {
     /// A request could not be built (a bug or a record no version can carry).
     #[error("cannot encode: {0}")]
     Encode(Arc<str>),
+    /// Transactional producer: the record cannot join the transaction (not
+    /// in a transaction, or the transaction must be aborted / the producer
+    /// was fenced).
+    #[error("transaction: {0}")]
+    Transaction(crate::txn::TransactionError),
 }
 
 impl ProduceError {

@@ -47,6 +47,40 @@ pub trait DrainGate: Send + Sync + fmt::Debug {
     fn transactional_id(&self) -> Option<String> {
         None
     }
+    /// Called (under the accumulator lock) before a record is appended to a
+    /// batch of `tp`; an error fails the send (Java `maybeAddPartition`).
+    fn on_append(&self, _tp: &TopicPartition) -> Result<(), ProduceError> {
+        Ok(())
+    }
+    /// True while no produce data may be sent in this pass (a coordinator
+    /// request is in flight: Java's `maybeSendAndPollTransactionalRequest`).
+    fn hold_produce(&self) -> bool {
+        false
+    }
+    /// When `Some`, every undrained batch fails with this error (the
+    /// transaction must be or is being aborted).
+    fn undrained_error(&self) -> Option<ProduceError> {
+        None
+    }
+    /// The next producer id/epoch to install (and whether every sequence
+    /// restarts at 0), if the producer id is owned by the gate.
+    fn producer_change(&self) -> Option<(ProducerIdAndEpoch, bool)> {
+        None
+    }
+    /// A batch of `tp` failed for good: `error` from the broker, `None` for a
+    /// timeout/expiry; `outcome_unknown` when it may have been written.
+    fn batch_failed(
+        &self,
+        _tp: &TopicPartition,
+        _error: Option<ErrorCode>,
+        _outcome_unknown: bool,
+    ) {
+    }
+    /// The highest Produce version to use (`Some(11)` under transaction
+    /// version 1: v12+ would register partitions implicitly).
+    fn max_produce_version(&self) -> Option<i16> {
+        None
+    }
 }
 
 /// Sender settings.
@@ -109,6 +143,7 @@ struct NodeRequest {
     acks: Acks,
     timeout_ms: i32,
     transactional_id: Option<String>,
+    max_version: Option<i16>,
 }
 
 /// Sends the Produce requests of one broker **in drain order**: each request
@@ -146,6 +181,7 @@ async fn node_dispatcher(
             r.acks,
             r.timeout_ms,
             r.transactional_id,
+            r.max_version,
             r.parts,
         )
         .await
@@ -195,7 +231,17 @@ impl Sender {
     pub fn new(cfg: SenderConfig, acc: Arc<Accumulator>, cluster: Arc<Cluster>) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         Self {
-            idem: cfg.idempotent.then(Idempotence::new),
+            idem: cfg.idempotent.then(|| {
+                if cfg
+                    .gate
+                    .as_ref()
+                    .is_some_and(|g| g.transactional_id().is_some())
+                {
+                    Idempotence::new_transactional()
+                } else {
+                    Idempotence::new()
+                }
+            }),
             metrics: acc.metrics.clone(),
             cfg,
             acc,
@@ -220,6 +266,7 @@ impl Sender {
             self.sync_partition_counts();
             self.expire(now);
             self.idempotence_housekeeping();
+            self.fail_undrained();
             let (drained, mut wake_at) = self.drain(now);
             let (closed, incomplete) = {
                 let g = self.acc.lock();
@@ -296,6 +343,17 @@ impl Sender {
         let Some(idem) = self.idem.as_mut() else {
             return;
         };
+        if let Some(gate) = &self.cfg.gate {
+            while let Some((p, reset)) = gate.producer_change() {
+                tracing::debug!(
+                    producer_id = p.producer_id,
+                    epoch = p.epoch,
+                    reset,
+                    "producer id/epoch from the transaction manager"
+                );
+                idem.set_producer(p, reset);
+            }
+        }
         if let Some(Action::InitProducerId) = idem.next_action() {
             let cluster = self.cluster.clone();
             let tx = self.tx.clone();
@@ -335,6 +393,27 @@ impl Sender {
         if let Phase::Fatal(code) = idem.phase() {
             let e = ProduceError::Fatal(format!("idempotent producer: {code:?}").into());
             self.fail_fatal(e);
+        }
+    }
+
+    /// Fails every undrained batch when the gate says the transaction must
+    /// be (or is being) aborted (Java `abortUndrainedBatches`).
+    fn fail_undrained(&mut self) {
+        let Some(e) = self.cfg.gate.as_ref().and_then(|g| g.undrained_error()) else {
+            return;
+        };
+        let batches: Vec<Batch> = {
+            let mut g = self.acc.lock();
+            g.topics
+                .values_mut()
+                .flat_map(|tq| tq.partitions.iter_mut().flat_map(|q| q.drain(..)))
+                .collect()
+        };
+        for b in batches {
+            if let Some(idem) = self.idem.as_mut() {
+                idem.handle_expired(&b.tp, b.id); // a drained, requeued batch: unknown
+            }
+            self.finish(b, Err(e.clone()));
         }
     }
 
@@ -412,6 +491,9 @@ impl Sender {
             if let Some(idem) = self.idem.as_mut() {
                 idem.handle_expired(&b.tp, b.id);
             }
+            if let Some(gate) = &self.cfg.gate {
+                gate.batch_failed(&b.tp, None, b.sequence.is_some());
+            }
             let e = ProduceError::DeliveryTimeout {
                 tp: b.tp.clone(),
                 records: b.records as usize,
@@ -430,6 +512,9 @@ impl Sender {
             f.expired = true;
             if let Some(idem) = self.idem.as_mut() {
                 idem.handle_expired(&f.batch.tp, id);
+            }
+            if let Some(gate) = &self.cfg.gate {
+                gate.batch_failed(&f.batch.tp, None, true);
             }
             let e = ProduceError::DeliveryTimeout {
                 tp: f.batch.tp.clone(),
@@ -456,6 +541,9 @@ impl Sender {
                 Vec<(Batch, Option<crate::idempotence::BatchSequence>)>,
             ),
         > = HashMap::new();
+        if self.cfg.gate.as_ref().is_some_and(|g| g.hold_produce()) {
+            return (false, None); // the gate wakes the sender when done
+        }
         let mut need_metadata = false;
         let transactional = self
             .cfg
@@ -539,6 +627,9 @@ impl Sender {
                     if let Some(idem) = self.idem.as_mut() {
                         idem.handle_local_failure(&b.tp, b.id);
                     }
+                    if let Some(gate) = &self.cfg.gate {
+                        gate.batch_failed(&b.tp, None, false);
+                    }
                     self.finish(b, Err(e));
                     continue;
                 }
@@ -563,6 +654,7 @@ impl Sender {
                 acks: self.cfg.acks,
                 timeout_ms: self.cfg.request_timeout.as_millis().min(i32::MAX as u128) as i32,
                 transactional_id: self.cfg.gate.as_ref().and_then(|g| g.transactional_id()),
+                max_version: self.cfg.gate.as_ref().and_then(|g| g.max_produce_version()),
             };
             let q = self.node_queues.entry(node).or_insert_with(|| {
                 let (qtx, qrx) = mpsc::unbounded_channel();
@@ -705,6 +797,9 @@ impl Sender {
                             if let Some(idem) = self.idem.as_mut() {
                                 idem.handle_local_failure(&f.batch.tp, id);
                             }
+                            if let Some(gate) = &self.cfg.gate {
+                                gate.batch_failed(&f.batch.tp, None, true);
+                            }
                             if !f.expired {
                                 self.finish(f.batch, Err(e.clone()));
                             }
@@ -796,6 +891,9 @@ impl Sender {
             }
             ErrorDecision::Fail { fatal } => {
                 tracing::warn!(tp = %b.tp, ?error, "batch failed");
+                if let Some(gate) = &self.cfg.gate {
+                    gate.batch_failed(&b.tp, Some(error), false);
+                }
                 let e = ProduceError::Broker {
                     tp: b.tp.clone(),
                     error,
@@ -877,6 +975,7 @@ async fn prepare(
     acks: Acks,
     timeout_ms: i32,
     transactional_id: Option<String>,
+    max_version: Option<i16>,
     parts: Vec<(TopicPartition, Bytes)>,
 ) -> Result<(Arc<crate::Connection>, i16, ProduceRequest), (String, bool)> {
     let conn = cluster.connection(node).await.map_err(|e| {
@@ -887,6 +986,9 @@ async fn prepare(
         .versions()
         .version_for::<ProduceRequest>()
         .map_err(|e| (e.to_string(), true))?;
+    if let Some(max) = max_version {
+        version = version.min(max);
+    }
     let mut topics: Vec<ProduceRequestTopicProduceData> = Vec::new();
     if version >= 13 {
         let md = cluster.metadata();

@@ -1,0 +1,606 @@
+//! The transactional producer: the batching producer core driven by the
+//! sans-IO [`TransactionManager`] (Java `KafkaProducer` with a
+//! `transactional.id`).
+//!
+//! How the pieces are wired (the hooks listed in [`crate::txn`]):
+//!
+//! - One [`TransactionManager`] is shared (`Arc<Mutex<_>>`) by the
+//!   [`CoordinatorClient`], the sender task and the user handle.
+//! - Every append calls `on_partition_used` under the accumulator lock
+//!   ([`DrainGate::on_append`]); an error fails that send with
+//!   [`ProduceError::Transaction`]. Because the check and the append are one
+//!   critical section, no record joins a transaction after its commit or
+//!   abort began.
+//! - The sender drains a partition only when `may_drain` allows it (under
+//!   TV1: after AddPartitionsToTxn) and the producer id/epoch the manager
+//!   announced was installed in the sequence bookkeeping; while a
+//!   coordinator request is in flight it sends no produce data; when
+//!   `undrained_batch_error()` is set every undrained batch fails with it.
+//! - Every `ProducerIdAndEpochChanged` event (InitProducerId, KIP-360 bumps,
+//!   and under TV2 every EndTxn v5) installs the new pid/epoch and restarts
+//!   all sequences at 0. Produce is capped at v11 under TV1 (v12+ would
+//!   register partitions implicitly) and carries the transactional id.
+//! - Batches that finally fail are reported with `produce_batch_failed`
+//!   (outcome unknown for expired in-flight batches).
+//! - A driver task executes the manager's coordinator requests
+//!   ([`CoordinatorClient::run_once`]) whenever it has some, waking on new
+//!   work, completed batches (a held EndTxn) and the manager's
+//!   `poll_timeout()`. EndTxn waits until no batch is incomplete.
+//!
+//! Lock order: accumulator, then manager (never the reverse).
+
+use crate::accumulator::Accumulator;
+use crate::config::{ConfigError, ProducerConfig};
+use crate::error::ClusterError;
+use crate::metrics::MetricsSnapshot;
+use crate::record::{ProduceError, ProducerRecord, RecordMetadata, TopicPartition};
+use crate::sender::DrainGate;
+use crate::txn::{
+    CoordinatorClient, GroupMetadata, OffsetAndMetadata, OpTicket, PreparedTransaction,
+    ProducerIdAndEpoch, State, TransactionError, TransactionManager, TransactionVersion, TxnConfig,
+    TxnEvent, TxnOp,
+};
+use crate::{Cluster, Producer};
+use kafka_proto::ErrorCode;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+
+/// Consumer group metadata for
+/// [`TransactionalProducer::send_offsets_to_transaction`] (Java
+/// `ConsumerGroupMetadata`: group id, generation id, member id, group
+/// instance id).
+pub type ConsumerGroupMetadata = GroupMetadata;
+
+/// Why [`TransactionalProducer::connect`] failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// The configuration has no `transactional.id`.
+    #[error("transactional.id is not set: a TransactionalProducer needs one")]
+    MissingTransactionalId,
+    /// The configuration is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The bootstrap failed.
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+}
+
+fn lock(m: &Mutex<TransactionManager>) -> MutexGuard<'_, TransactionManager> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The producer-core side of the manager (see the module docs).
+#[derive(Debug)]
+struct Gate {
+    manager: Arc<Mutex<TransactionManager>>,
+    transactional_id: String,
+    /// The pid/epoch last handed to the sender; batches are drained only
+    /// when it is the manager's current one.
+    installed: Mutex<ProducerIdAndEpoch>,
+    wake_driver: Arc<Notify>,
+}
+
+impl DrainGate for Gate {
+    fn may_drain(&self, tp: &TopicPartition) -> bool {
+        let m = lock(&self.manager);
+        m.may_drain(tp)
+            && m.producer_id_and_epoch()
+                == *self.installed.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn transactional_id(&self) -> Option<String> {
+        Some(self.transactional_id.clone())
+    }
+
+    fn on_append(&self, tp: &TopicPartition) -> Result<(), ProduceError> {
+        let mut m = lock(&self.manager);
+        m.on_partition_used(tp).map_err(ProduceError::Transaction)?;
+        if m.transaction_version() == TransactionVersion::V1
+            && !m.partitions_in_transaction().contains(tp)
+        {
+            self.wake_driver.notify_one(); // AddPartitionsToTxn to send
+        }
+        Ok(())
+    }
+
+    fn hold_produce(&self) -> bool {
+        lock(&self.manager).has_in_flight_request()
+    }
+
+    fn undrained_error(&self) -> Option<ProduceError> {
+        lock(&self.manager)
+            .undrained_batch_error()
+            .map(ProduceError::Transaction)
+    }
+
+    fn producer_change(&self) -> Option<(ProducerIdAndEpoch, bool)> {
+        let mut m = lock(&self.manager);
+        while let Some(ev) = m.poll_event() {
+            if let TxnEvent::ProducerIdAndEpochChanged {
+                producer,
+                reset_sequences,
+            } = ev
+            {
+                *self.installed.lock().unwrap_or_else(|p| p.into_inner()) = producer;
+                return Some((producer, reset_sequences));
+            }
+        }
+        None
+    }
+
+    fn batch_failed(&self, tp: &TopicPartition, error: Option<ErrorCode>, outcome_unknown: bool) {
+        lock(&self.manager).produce_batch_failed(tp, error, outcome_unknown);
+        self.wake_driver.notify_one();
+    }
+
+    fn max_produce_version(&self) -> Option<i16> {
+        (lock(&self.manager).transaction_version() == TransactionVersion::V1).then_some(11)
+    }
+}
+
+#[derive(Debug)]
+struct Inner {
+    producer: Producer,
+    client: Arc<CoordinatorClient>,
+    manager: Arc<Mutex<TransactionManager>>,
+    acc: Arc<Accumulator>,
+    wake_driver: Arc<Notify>,
+    results: Arc<Notify>,
+    driver: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.driver.abort();
+    }
+}
+
+/// A transactional Kafka producer (exactly-once writes, Java semantics).
+///
+/// Cheap to clone; clones share one producer. Operations that talk to the
+/// transaction coordinator are bounded by `max.block.ms`; when
+/// `init_transactions`, `commit_transaction` or `abort_transaction` time out
+/// ([`TransactionError::Timeout`]), call the **same** operation again.
+/// Errors are typed: [`TransactionError::Abortable`] → call
+/// [`Self::abort_transaction`] and go on; [`TransactionError::Fenced`] /
+/// [`TransactionError::Fatal`] → close the producer.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use kafka_producer::transactional::{ConsumerGroupMetadata, TransactionalProducer};
+/// use kafka_producer::{ProducerConfig, ProducerRecord, TopicPartition, TransactionError};
+/// use std::time::Duration;
+/// let config = ProducerConfig::from_properties([
+///     ("bootstrap.servers", "127.0.0.1:9092"),
+///     ("transactional.id", "orders-writer-1"),
+/// ])?;
+/// let producer = TransactionalProducer::connect(config).await?;
+/// producer.init_transactions().await?;
+/// producer.begin_transaction()?;
+/// let pending: Vec<_> = (0..10)
+///     .map(|i| producer.send(ProducerRecord::new("orders").key(format!("k{i}")).value("v")))
+///     .collect();
+/// // Offsets of the consumed input, committed atomically with the output.
+/// let offsets = [(TopicPartition::new("input", 0), 42, None)];
+/// producer
+///     .send_offsets_to_transaction(&offsets, &ConsumerGroupMetadata::new("billing"))
+///     .await?;
+/// match producer.commit_transaction().await {
+///     Ok(()) => {}
+///     Err(e) if e.is_abortable() => producer.abort_transaction().await?,
+///     Err(e) => return Err(e.into()), // fenced or fatal: close
+/// }
+/// for p in pending {
+///     let _ = p.await; // each record's metadata (or the failure)
+/// }
+/// producer.close(Duration::from_secs(10)).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct TransactionalProducer {
+    inner: Arc<Inner>,
+}
+
+impl TransactionalProducer {
+    /// Connects (bootstrap metadata) and starts the sender and the
+    /// coordinator driver. The configuration must have a `transactional.id`
+    /// (which implies idempotence: `acks=all`, retries > 0, at most 5 in
+    /// flight). Call [`Self::init_transactions`] next.
+    pub async fn connect(config: ProducerConfig) -> Result<Self, ConnectError> {
+        let config = config.validate()?;
+        let id = config
+            .transactional_id
+            .clone()
+            .ok_or(ConnectError::MissingTransactionalId)?;
+        let mut tc = TxnConfig::new(id.clone());
+        tc.transaction_timeout = config.transaction_timeout;
+        tc.retry_backoff.initial = config.retry_backoff;
+        tc.retry_backoff.max = tc.retry_backoff.max.max(config.retry_backoff);
+        let manager = Arc::new(Mutex::new(TransactionManager::new(tc)));
+        let wake_driver = Arc::new(Notify::new());
+        let gate = Arc::new(Gate {
+            manager: manager.clone(),
+            transactional_id: id,
+            installed: Mutex::new(ProducerIdAndEpoch::NONE),
+            wake_driver: wake_driver.clone(),
+        });
+        let request_timeout = config.request_timeout;
+        let producer = Producer::connect_with_gate(config, Some(gate)).await?;
+        let acc = producer.accumulator().clone();
+        let mut client =
+            CoordinatorClient::with_manager(producer.cluster().clone(), manager.clone());
+        let probe = acc.clone();
+        client.set_incomplete_batches_probe(Arc::new(move || !probe.lock().incomplete.is_empty()));
+        let client = Arc::new(client);
+        let results = Arc::new(Notify::new());
+        let driver = tokio::spawn(drive(
+            client.clone(),
+            acc.clone(),
+            wake_driver.clone(),
+            results.clone(),
+            request_timeout,
+        ));
+        Ok(Self {
+            inner: Arc::new(Inner {
+                producer,
+                client,
+                manager,
+                acc,
+                wake_driver,
+                results,
+                driver,
+            }),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, TransactionManager> {
+        lock(&self.inner.manager)
+    }
+
+    fn max_block(&self) -> Duration {
+        self.inner.producer.config().max_block
+    }
+
+    fn wake(&self) {
+        self.inner.acc.wake_sender.notify_one();
+        self.inner.wake_driver.notify_one();
+    }
+
+    /// `initTransactions()`: checks `transaction.timeout.ms` against the
+    /// broker's `transaction.max.timeout.ms`, finds the coordinator and gets
+    /// a producer id/epoch — which fences older producers with this
+    /// transactional id and aborts (or completes) their open transaction.
+    pub async fn init_transactions(&self) -> Result<(), TransactionError> {
+        let r = self.inner.client.init_transactions(self.max_block()).await;
+        self.wake();
+        r
+    }
+
+    /// `beginTransaction()`.
+    pub fn begin_transaction(&self) -> Result<(), TransactionError> {
+        self.lock().begin_transaction()
+    }
+
+    /// Sends `record` in the current transaction; like
+    /// [`Producer::send`](crate::Producer::send) the record is appended before
+    /// this returns (when memory and the topic's metadata are available) and
+    /// the future resolves when it is acknowledged. Outside a transaction,
+    /// or when the transaction must be aborted, the future fails with
+    /// [`ProduceError::Transaction`]. Records are visible to read_committed
+    /// readers only once the transaction commits.
+    pub fn send(
+        &self,
+        record: ProducerRecord,
+    ) -> impl Future<Output = Result<RecordMetadata, ProduceError>> + Send + 'static {
+        self.inner.producer.send(record)
+    }
+
+    /// `sendOffsetsToTransaction(offsets, groupMetadata)`: commits the
+    /// consumer offsets `(partition, next offset to consume, metadata)` of
+    /// `group` as part of the transaction (TV1: AddOffsetsToTxn then
+    /// TxnOffsetCommit; TV2: TxnOffsetCommit v5).
+    pub async fn send_offsets_to_transaction(
+        &self,
+        offsets: &[(TopicPartition, i64, Option<String>)],
+        group: &ConsumerGroupMetadata,
+    ) -> Result<(), TransactionError> {
+        let map: BTreeMap<TopicPartition, OffsetAndMetadata> = offsets
+            .iter()
+            .map(|(tp, offset, metadata)| {
+                (
+                    tp.clone(),
+                    OffsetAndMetadata {
+                        offset: *offset,
+                        leader_epoch: None,
+                        metadata: metadata.clone(),
+                    },
+                )
+            })
+            .collect();
+        let ticket = self
+            .lock()
+            .send_offsets_to_transaction(map, group.clone())?;
+        self.wake();
+        self.wait(ticket, TxnOp::SendOffsets, self.max_block())
+            .await
+    }
+
+    /// `commitTransaction()`: flushes, waits for every record of the
+    /// transaction, then EndTxn(commit) (none for an empty transaction).
+    /// Fails with [`TransactionError::Abortable`] when a record of the
+    /// transaction failed (then call [`Self::abort_transaction`]).
+    pub async fn commit_transaction(&self) -> Result<(), TransactionError> {
+        let deadline = Instant::now() + self.max_block();
+        self.wait_parked(TxnOp::CommitTransaction, deadline).await?;
+        let ticket = self.lock().commit_transaction()?;
+        self.wake();
+        if tokio::time::timeout_at(deadline.into(), self.inner.producer.flush())
+            .await
+            .is_err()
+        {
+            return Err(TransactionError::Timeout {
+                op: TxnOp::CommitTransaction,
+                outcome_unknown: true,
+            });
+        }
+        self.wait(
+            ticket,
+            TxnOp::CommitTransaction,
+            deadline.saturating_duration_since(Instant::now()),
+        )
+        .await
+    }
+
+    /// `abortTransaction()`: fails the records not yet sent, waits for those
+    /// in flight, then EndTxn(abort) (none for an empty transaction), and
+    /// bumps the epoch when an error requires it (KIP-360). The producer is
+    /// then ready for the next transaction.
+    pub async fn abort_transaction(&self) -> Result<(), TransactionError> {
+        let ticket = self.lock().abort_transaction()?;
+        self.wake();
+        self.wait(ticket, TxnOp::AbortTransaction, self.max_block())
+            .await
+    }
+
+    /// Pre-commit for resume after a crash: flushes, waits until every
+    /// partition and offset is registered with the coordinator, and returns
+    /// the [`PreparedTransaction`] to persist. The transaction stays open for
+    /// [`crate::txn::commit_prepared`] / [`crate::txn::abort_prepared`] (from
+    /// any process) or for [`Self::commit_transaction`] /
+    /// [`Self::abort_transaction`] here. Fails with
+    /// [`TransactionError::NotPreparable`] for an empty transaction.
+    pub async fn prepare_transaction(&self) -> Result<PreparedTransaction, TransactionError> {
+        let op = TxnOp::PrepareTransaction;
+        let deadline = Instant::now() + self.max_block();
+        self.wait_parked(op, deadline).await?;
+        if tokio::time::timeout_at(deadline.into(), self.inner.producer.flush())
+            .await
+            .is_err()
+        {
+            return Err(TransactionError::Timeout {
+                op,
+                outcome_unknown: false,
+            });
+        }
+        loop {
+            let notified = self.inner.results.notified();
+            match self.lock().prepare_transaction() {
+                Err(TransactionError::NotPreparable { reason })
+                    if reason.starts_with("partitions or offsets") => {}
+                other => return other,
+            }
+            self.wake();
+            if tokio::time::timeout_at(deadline.into(), notified)
+                .await
+                .is_err()
+            {
+                return Err(TransactionError::Timeout {
+                    op,
+                    outcome_unknown: false,
+                });
+            }
+        }
+    }
+
+    /// Sends every record enqueued so far (ignoring `linger.ms`) and waits
+    /// until each completed.
+    pub async fn flush(&self) {
+        let _ = self
+            .wait_parked(TxnOp::Send, Instant::now() + self.max_block())
+            .await;
+        self.inner.producer.flush().await;
+    }
+
+    /// Closes the producer: pending records are sent (up to `timeout`), then
+    /// the connections close. An open transaction is **not** aborted (the
+    /// coordinator aborts it after `transaction.timeout.ms`, unless it was
+    /// prepared and is finished with `commit_prepared`/`abort_prepared`).
+    pub async fn close(&self, timeout: Duration) -> Result<(), ProduceError> {
+        let r = self.inner.producer.close(timeout).await;
+        self.inner.driver.abort();
+        r
+    }
+
+    /// The manager's state.
+    pub fn state(&self) -> State {
+        self.lock().state()
+    }
+
+    /// The current producer id and epoch.
+    pub fn producer_id_and_epoch(&self) -> ProducerIdAndEpoch {
+        self.lock().producer_id_and_epoch()
+    }
+
+    /// The transaction version in use (decided at `init_transactions`).
+    pub fn transaction_version(&self) -> TransactionVersion {
+        self.lock().transaction_version()
+    }
+
+    /// The shared transaction manager (for inspection).
+    pub fn transaction_manager(&self) -> &Arc<Mutex<TransactionManager>> {
+        &self.inner.manager
+    }
+
+    /// The cluster connection layer.
+    pub fn cluster(&self) -> &Arc<Cluster> {
+        self.inner.producer.cluster()
+    }
+
+    /// A snapshot of the producer metrics.
+    pub fn metrics(&self) -> MetricsSnapshot {
+        self.inner.producer.metrics()
+    }
+
+    /// Waits until no record waits for its topic's metadata (such records
+    /// join the transaction only once placed).
+    async fn wait_parked(&self, op: TxnOp, deadline: Instant) -> Result<(), TransactionError> {
+        let mut backoff = Duration::from_millis(1);
+        while !self.inner.acc.parked_topics().is_empty() {
+            if Instant::now() >= deadline {
+                return Err(TransactionError::Timeout {
+                    op,
+                    outcome_unknown: false,
+                });
+            }
+            self.inner.acc.wake_sender.notify_one();
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_millis(50));
+        }
+        Ok(())
+    }
+
+    /// Waits for the outcome of `ticket` (the driver task does the IO).
+    async fn wait(
+        &self,
+        ticket: OpTicket,
+        op: TxnOp,
+        timeout: Duration,
+    ) -> Result<(), TransactionError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let notified = self.inner.results.notified();
+            if let Some(r) = self.lock().poll_result(ticket) {
+                self.inner.acc.wake_sender.notify_one();
+                return r;
+            }
+            self.inner.wake_driver.notify_one();
+            if tokio::time::timeout_at(deadline.into(), notified)
+                .await
+                .is_err()
+            {
+                return Err(TransactionError::Timeout {
+                    op,
+                    outcome_unknown: matches!(
+                        op,
+                        TxnOp::CommitTransaction | TxnOp::AbortTransaction
+                    ),
+                });
+            }
+        }
+    }
+}
+
+/// Executes the manager's coordinator requests, one at a time.
+async fn drive(
+    client: Arc<CoordinatorClient>,
+    acc: Arc<Accumulator>,
+    wake: Arc<Notify>,
+    results: Arc<Notify>,
+    request_timeout: Duration,
+) {
+    loop {
+        let woken = wake.notified();
+        let progress = acc.progress.notified();
+        // Outcomes and events may have changed (also through the sender's
+        // hooks): let waiters and the sender look.
+        results.notify_waiters();
+        acc.wake_sender.notify_one();
+        if !client.lock().has_pending_requests() {
+            woken.await;
+            continue;
+        }
+        if client.run_once(Instant::now() + request_timeout).await {
+            continue;
+        }
+        // Nothing sendable: a backoff, a held EndTxn (incomplete batches) or
+        // a request in flight from `init_transactions`.
+        let until = client
+            .lock()
+            .poll_timeout()
+            .unwrap_or_else(|| Instant::now() + Duration::from_millis(10));
+        tokio::select! {
+            _ = woken => {}
+            _ = progress => {}
+            _ = tokio::time::sleep_until(until.into()) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::idempotence::{Drain, ErrorDecision, Idempotence, Phase, ProducerIdAndEpoch};
+    use crate::record::TopicPartition;
+    use kafka_proto::ErrorCode;
+
+    const P: ProducerIdAndEpoch = ProducerIdAndEpoch {
+        producer_id: 7,
+        epoch: 3,
+    };
+
+    #[test]
+    fn transactional_sequences_follow_the_manager() {
+        let mut st = Idempotence::new_transactional();
+        let tp = TopicPartition::new("t", 0);
+        assert_eq!(st.next_action(), None, "no InitProducerId of its own");
+        assert_eq!(st.may_drain(&tp, 1), Drain::Stop, "no pid yet");
+        st.set_producer(P, true);
+        assert_eq!(st.phase(), Phase::Ready);
+        assert_eq!(st.assign(&tp, 1, 5).base_sequence, 0);
+        st.handle_completed(&tp, 1, 100);
+        assert_eq!(st.assign(&tp, 2, 5).base_sequence, 5);
+        st.handle_completed(&tp, 2, 105);
+        // TV2 EndTxn: a new epoch, every sequence restarts at 0.
+        let next = ProducerIdAndEpoch { epoch: 4, ..P };
+        st.set_producer(next, true);
+        let s = st.assign(&tp, 3, 2);
+        assert_eq!((s.base_sequence, s.producer), (0, next));
+    }
+
+    #[test]
+    fn transactional_errors_fail_the_batch_without_a_local_bump() {
+        let mut st = Idempotence::new_transactional();
+        let tp = TopicPartition::new("t", 0);
+        st.set_producer(P, true);
+        st.assign(&tp, 1, 5);
+        // OUT_OF_ORDER_SEQUENCE_NUMBER of the batch next in line: abortable,
+        // and the epoch is not bumped locally.
+        let d = st.handle_error(
+            &tp,
+            1,
+            ErrorCode::OutOfOrderSequenceNumber,
+            -1,
+            false,
+            false,
+        );
+        assert_eq!(d, ErrorDecision::Fail { fatal: false });
+        assert_eq!(st.next_action(), None);
+        assert_eq!(st.producer(), P);
+        assert_eq!(st.epoch_bumps(), 0);
+        // UNKNOWN_PRODUCER_ID with a known log start offset: not retried.
+        st.assign(&tp, 2, 1);
+        let d = st.handle_error(&tp, 2, ErrorCode::UnknownProducerId, 10, false, false);
+        assert_eq!(d, ErrorDecision::Fail { fatal: false });
+        assert_eq!(st.producer(), P);
+        // ... and retried when the log start offset is unknown.
+        st.assign(&tp, 3, 1);
+        let d = st.handle_error(&tp, 3, ErrorCode::UnknownProducerId, -1, false, false);
+        assert_eq!(d, ErrorDecision::Retry);
+        // PRODUCER_FENCED is fatal.
+        let d = st.handle_error(&tp, 3, ErrorCode::ProducerFenced, -1, false, false);
+        assert_eq!(d, ErrorDecision::Fail { fatal: true });
+    }
+}

@@ -1,0 +1,683 @@
+//! The transactional producer against real brokers: Kafka 4.4 with
+//! transaction version 2, 4.4 with TV1, and 3.9 (TV1). One single-node
+//! cluster per variant, shared by every case:
+//!
+//! a. commit/abort visibility: 9 transactions over 3 partitions, every 3rd
+//!    aborted; our read_committed reader and the Java console consumer agree
+//!    on exactly the committed records, read_uncommitted sees all; under TV2
+//!    every EndTxn v5 bumps the epoch and sequences restart at 0.
+//! b. a second producer with the same transactional id fences the first
+//!    (typed fenced error on its next operations).
+//! c. consume-transform-produce with `send_offsets_to_transaction`: committed
+//!    output and offsets appear together, an aborted round shows neither.
+//! d. an empty transaction commits (and aborts) without EndTxn.
+//! e. `prepare_transaction` then `commit_prepared` without the producer;
+//!    and a child process (examples/txn_prepare_child.rs) that prepares,
+//!    persists the PreparedTransaction and is SIGKILLed → a new process
+//!    commits it: visible exactly once.
+//!
+//! Plus, on a 3-node 4.4 TV2 cluster: kill -9 of the transaction coordinator
+//! in the middle of a transaction; the commit completes (or fails typed and
+//! abort works) and the next transaction works.
+
+use kafka_producer::admin;
+use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_producer::txn::{
+    commit_prepared, ResumeOptions, ResumeOutcome, State, TransactionVersion,
+};
+use kafka_producer::{
+    Cluster, ClusterConfig, ConsumerGroupMetadata, PreparedTransaction, ProduceError, Producer,
+    ProducerConfig, ProducerRecord, TopicPartition, TransactionError, TransactionalProducer,
+};
+use kafka_testcontainers::{IsolationLevel as JavaIsolation, KafkaCluster, KafkaVersion};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+/// One cluster at a time on the shared CI cores.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn txn_producer_kafka_4_4_tv2() {
+    run(KafkaVersion::V4_4, Some(2)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn txn_producer_kafka_4_4_tv1() {
+    run(KafkaVersion::V4_4, Some(1)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn txn_producer_kafka_3_9() {
+    run(KafkaVersion::V3_9, None).await;
+}
+
+fn config(kafka: &KafkaCluster, txn_id: &str) -> ProducerConfig {
+    ProducerConfig::from_properties([
+        ("bootstrap.servers", kafka.bootstrap().as_str()),
+        ("transactional.id", txn_id),
+        ("max.block.ms", "30000"),
+    ])
+    .unwrap()
+}
+
+async fn producer(kafka: &KafkaCluster, txn_id: &str) -> TransactionalProducer {
+    let p = TransactionalProducer::connect(config(kafka, txn_id))
+        .await
+        .unwrap();
+    p.init_transactions().await.unwrap();
+    assert_eq!(p.state(), State::Ready);
+    p
+}
+
+async fn values(
+    cluster: &Arc<Cluster>,
+    topic: &str,
+    partitions: &[i32],
+    isolation: IsolationLevel,
+) -> Vec<String> {
+    let mut r = Reader::new(
+        cluster.clone(),
+        ReaderConfig {
+            isolation,
+            ..Default::default()
+        },
+    );
+    let mut v: Vec<String> = r
+        .read_to_end(topic, partitions)
+        .await
+        .expect("read")
+        .iter()
+        .map(|r| String::from_utf8_lossy(r.value.as_deref().unwrap_or_default()).into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Reads until the records equal `expected`: a commit returns once the
+/// coordinator logged PrepareCommit; the markers (and so the last stable
+/// offset) follow asynchronously.
+async fn values_eventually(
+    cluster: &Arc<Cluster>,
+    topic: &str,
+    partitions: &[i32],
+    isolation: IsolationLevel,
+    expected: &[String],
+) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut backoff = Duration::from_millis(10);
+    loop {
+        let v = values(cluster, topic, partitions, isolation).await;
+        if v == expected || Instant::now() >= deadline {
+            return v;
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_millis(200));
+    }
+}
+
+async fn run(version: KafkaVersion, tv: Option<i16>) {
+    let _serial = SERIAL.lock().await;
+    let started = Instant::now();
+    let mut b = KafkaCluster::builder().version(version.clone()).nodes(1);
+    if let Some(tv) = tv {
+        b = b.transaction_version(tv);
+    }
+    let kafka = b.start().await.expect("start cluster");
+    let level = kafka
+        .finalized_feature(0, "transaction.version")
+        .await
+        .unwrap()
+        .unwrap_or(0);
+    let expected_tv = TransactionVersion::from_level(level);
+    assert_eq!(expected_tv == TransactionVersion::V2, tv == Some(2));
+    for (t, n) in [
+        ("vis", 3),
+        ("fence", 1),
+        ("ctp-in", 2),
+        ("ctp-out", 2),
+        ("prep", 2),
+        ("child", 2),
+    ] {
+        kafka.create_topic(t, n, 1).await.expect("create topic");
+    }
+    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
+        .await
+        .unwrap();
+    let name = format!("{version} TV{level}");
+    eprintln!("{name}: cluster up in {:?}", started.elapsed());
+
+    let t = Instant::now();
+    visibility(&kafka, &cluster, expected_tv).await;
+    eprintln!("{name}: (a) visibility passed in {:?}", t.elapsed());
+    let t = Instant::now();
+    empty_transactions(&kafka, expected_tv).await;
+    eprintln!("{name}: (d) empty transactions passed in {:?}", t.elapsed());
+    let t = Instant::now();
+    fencing(&kafka, &cluster).await;
+    eprintln!("{name}: (b) fencing passed in {:?}", t.elapsed());
+    let t = Instant::now();
+    consume_transform_produce(&kafka, &cluster).await;
+    eprintln!(
+        "{name}: (c) consume-transform-produce passed in {:?}",
+        t.elapsed()
+    );
+    let t = Instant::now();
+    prepared(&kafka, &cluster, expected_tv).await;
+    eprintln!(
+        "{name}: (e) prepare + commit_prepared passed in {:?}",
+        t.elapsed()
+    );
+    eprintln!("{name}: all cases passed in {:?}", started.elapsed());
+}
+
+/// (a) 9 transactions of 3 records per partition, every 3rd aborted.
+async fn visibility(kafka: &KafkaCluster, cluster: &Arc<Cluster>, tv: TransactionVersion) {
+    let p = producer(kafka, "vis-tx").await;
+    assert_eq!(p.transaction_version(), tv);
+    let mut committed = Vec::new();
+    let mut all = Vec::new();
+    let mut epochs = Vec::new();
+    for txn in 0..9 {
+        let before = p.producer_id_and_epoch();
+        p.begin_transaction().unwrap();
+        let sends: Vec<_> = (0..9)
+            .map(|i| {
+                let v = format!("t{txn}-{i}");
+                all.push(v.clone());
+                p.send(ProducerRecord::new("vis").partition(i % 3).value(v))
+            })
+            .collect();
+        let abort = txn % 3 == 2;
+        if abort {
+            // Written, then aborted: read_uncommitted sees them.
+            p.flush().await;
+            p.abort_transaction().await.unwrap();
+        } else {
+            p.commit_transaction().await.unwrap();
+            committed.extend((0..9).map(|i| format!("t{txn}-{i}")));
+        }
+        for s in sends {
+            let m = s.await.expect("acknowledged");
+            assert!(m.offset.is_some());
+        }
+        let after = p.producer_id_and_epoch();
+        assert_eq!(p.state(), State::Ready);
+        if tv == TransactionVersion::V2 {
+            // KIP-890: every EndTxn v5 bumps the epoch.
+            assert_eq!(after.producer_id, before.producer_id);
+            assert_eq!(after.epoch, before.epoch + 1, "txn {txn}");
+        } else {
+            assert_eq!(after, before, "TV1: no bump without an error");
+        }
+        epochs.push(before.epoch);
+    }
+    committed.sort();
+    all.sort();
+    let ours = values_eventually(
+        cluster,
+        "vis",
+        &[0, 1, 2],
+        IsolationLevel::ReadCommitted,
+        &committed,
+    )
+    .await;
+    assert_eq!(
+        ours, committed,
+        "read_committed: exactly the committed records"
+    );
+    let uncommitted = values(cluster, "vis", &[0, 1, 2], IsolationLevel::ReadUncommitted).await;
+    assert_eq!(
+        uncommitted, all,
+        "read_uncommitted sees aborted records too"
+    );
+    let java = kafka
+        .console_consume(
+            "vis",
+            JavaIsolation::ReadCommitted,
+            1000,
+            Duration::from_secs(5),
+        )
+        .await
+        .unwrap();
+    let mut java: Vec<String> = java
+        .iter()
+        .map(|r| String::from_utf8_lossy(r.value.as_deref().unwrap_or_default()).into_owned())
+        .collect();
+    java.sort();
+    assert_eq!(java, ours, "Java read_committed vs ours");
+    // Sequences: TV1 keeps counting under one epoch (9 × 3 records per
+    // partition → 26). TV2: each transaction's first batch had to start at
+    // sequence 0 under its new epoch (the broker refuses anything else for a
+    // new epoch), and the epoch-bumping marker of the last EndTxn leaves no
+    // sequence (-1).
+    let parts: Vec<TopicPartition> = (0..3).map(|i| TopicPartition::new("vis", i)).collect();
+    let states = admin::describe_producers(cluster, &parts).await.unwrap();
+    let pid = p.producer_id_and_epoch().producer_id;
+    for tp in &parts {
+        let s = states
+            .iter()
+            .find(|s| &s.partition == tp && s.producer_id == pid)
+            .unwrap_or_else(|| panic!("{tp}: {states:?}"));
+        let expect = if tv == TransactionVersion::V2 { -1 } else { 26 };
+        assert_eq!(s.last_sequence, expect, "{tp}: {s:?}");
+    }
+    if tv == TransactionVersion::V2 {
+        eprintln!("TV2 epochs per transaction: {epochs:?}");
+    }
+    p.close(Duration::from_secs(10)).await.unwrap();
+}
+
+/// (d) An empty transaction commits and aborts locally, without EndTxn.
+async fn empty_transactions(kafka: &KafkaCluster, tv: TransactionVersion) {
+    let p = producer(kafka, "empty-tx").await;
+    for commit in [true, false, true] {
+        let before = p.producer_id_and_epoch();
+        p.begin_transaction().unwrap();
+        assert!(!p
+            .transaction_manager()
+            .lock()
+            .unwrap()
+            .transaction_started());
+        if commit {
+            p.commit_transaction().await.unwrap();
+        } else {
+            p.abort_transaction().await.unwrap();
+        }
+        assert_eq!(p.state(), State::Ready);
+        // Under TV2 an EndTxn v5 would have bumped the epoch.
+        assert_eq!(p.producer_id_and_epoch(), before, "{tv:?}: no EndTxn");
+    }
+    // And a non-empty one afterwards works.
+    p.begin_transaction().unwrap();
+    p.send(ProducerRecord::new("fence").value("empty-then-data"))
+        .await
+        .unwrap();
+    p.commit_transaction().await.unwrap();
+    p.close(Duration::from_secs(10)).await.unwrap();
+}
+
+/// (b) A second producer with the same transactional id fences the first.
+async fn fencing(kafka: &KafkaCluster, cluster: &Arc<Cluster>) {
+    let p1 = producer(kafka, "fence-tx").await;
+    p1.begin_transaction().unwrap();
+    p1.send(ProducerRecord::new("fence").value("zombie"))
+        .await
+        .unwrap();
+    let p2 = producer(kafka, "fence-tx").await;
+    assert!(
+        p2.producer_id_and_epoch().epoch > p1.producer_id_and_epoch().epoch
+            || p2.producer_id_and_epoch().producer_id != p1.producer_id_and_epoch().producer_id
+    );
+    let e = p1.commit_transaction().await.unwrap_err();
+    assert!(
+        matches!(e, TransactionError::Fenced { .. }),
+        "commit of the fenced producer: {e:?}"
+    );
+    assert!(e.is_fatal());
+    assert_eq!(p1.state(), State::FatalError);
+    let e = p1.begin_transaction().unwrap_err();
+    assert!(matches!(e, TransactionError::Fenced { .. }), "{e:?}");
+    let e = p1.abort_transaction().await.unwrap_err();
+    assert!(matches!(e, TransactionError::Fenced { .. }), "{e:?}");
+    match p1.send(ProducerRecord::new("fence").value("late")).await {
+        Err(ProduceError::Transaction(TransactionError::Fenced { .. })) => {}
+        other => panic!("send of the fenced producer: {other:?}"),
+    }
+    p2.begin_transaction().unwrap();
+    p2.send(ProducerRecord::new("fence").value("successor"))
+        .await
+        .unwrap();
+    p2.commit_transaction().await.unwrap();
+    let expected = vec!["empty-then-data".to_string(), "successor".into()];
+    let v = values_eventually(
+        cluster,
+        "fence",
+        &[0],
+        IsolationLevel::ReadCommitted,
+        &expected,
+    )
+    .await;
+    assert_eq!(v, expected);
+    let _ = p1.close(Duration::from_secs(5)).await;
+    p2.close(Duration::from_secs(10)).await.unwrap();
+}
+
+/// (c) Read input, write transformed output + offsets, commit/abort.
+async fn consume_transform_produce(kafka: &KafkaCluster, cluster: &Arc<Cluster>) {
+    const GROUP: &str = "ctp-group";
+    let plain = Producer::connect(
+        ProducerConfig::from_properties([("bootstrap.servers", kafka.bootstrap().as_str())])
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    let sends: Vec<_> = (0..30)
+        .map(|i| {
+            plain.send(
+                ProducerRecord::new("ctp-in")
+                    .partition(i % 2)
+                    .value(format!("in-{i}")),
+            )
+        })
+        .collect();
+    for s in sends {
+        s.await.unwrap();
+    }
+    plain.close(Duration::from_secs(10)).await.unwrap();
+    let mut reader = Reader::new(cluster.clone(), ReaderConfig::default());
+    let input = reader.read_to_end("ctp-in", &[0, 1]).await.unwrap();
+    assert_eq!(input.len(), 30);
+    let p = producer(kafka, "ctp-tx").await;
+    let group = ConsumerGroupMetadata::new(GROUP);
+    // Three rounds of 5 records per partition: commit, abort, commit.
+    let mut expected_out: Vec<String> = Vec::new();
+    let mut expected_offsets: BTreeMap<i32, Option<i64>> = [(0, None), (1, None)].into();
+    for (round, commit) in [(0usize, true), (1, false), (2, true)] {
+        // An aborted round is redone by the next one (from the last commit).
+        let start = if round == 2 { 1 } else { round };
+        p.begin_transaction().unwrap();
+        let mut offsets = Vec::new();
+        let mut out = Vec::new();
+        let mut pending = Vec::new();
+        for part in 0..2 {
+            let recs: Vec<_> = input
+                .iter()
+                .filter(|r| r.partition == part)
+                .skip(start * 5)
+                .take(5)
+                .collect();
+            for r in &recs {
+                let v = format!(
+                    "out-{}",
+                    String::from_utf8_lossy(r.value.as_deref().unwrap_or_default())
+                );
+                out.push(v.clone());
+                pending.push(p.send(ProducerRecord::new("ctp-out").partition(part).value(v)));
+            }
+            let next = recs.last().unwrap().offset + 1;
+            offsets.push((
+                TopicPartition::new("ctp-in", part),
+                next,
+                Some(format!("round-{round}")),
+            ));
+        }
+        p.send_offsets_to_transaction(&offsets, &group)
+            .await
+            .unwrap();
+        if commit {
+            p.commit_transaction().await.unwrap();
+            expected_out.extend(out);
+            for (tp, o, _) in &offsets {
+                expected_offsets.insert(tp.partition, Some(*o));
+            }
+        } else {
+            p.flush().await;
+            p.abort_transaction().await.unwrap();
+        }
+        for s in pending {
+            assert!(s.await.unwrap().offset.is_some(), "round {round}");
+        }
+        expected_out.sort();
+        let committed = reader
+            .committed_offsets(GROUP, "ctp-in", &[0, 1])
+            .await
+            .unwrap();
+        assert_eq!(committed, expected_offsets, "round {round} offsets");
+        let got = values_eventually(
+            cluster,
+            "ctp-out",
+            &[0, 1],
+            IsolationLevel::ReadCommitted,
+            &expected_out,
+        )
+        .await;
+        assert_eq!(got, expected_out, "round {round} output");
+    }
+    p.close(Duration::from_secs(10)).await.unwrap();
+}
+
+/// (e) Prepare, then finish the transaction without the producer.
+async fn prepared(kafka: &KafkaCluster, cluster: &Arc<Cluster>, tv: TransactionVersion) {
+    let p = producer(kafka, "prep-tx").await;
+    // An empty transaction cannot be prepared.
+    p.begin_transaction().unwrap();
+    let e = p.prepare_transaction().await.unwrap_err();
+    assert!(matches!(e, TransactionError::NotPreparable { .. }), "{e:?}");
+    p.abort_transaction().await.unwrap();
+    p.begin_transaction().unwrap();
+    let pending: Vec<_> = (0..4)
+        .map(|i| {
+            p.send(
+                ProducerRecord::new("prep")
+                    .partition(i % 2)
+                    .value(format!("prep-{i}")),
+            )
+        })
+        .collect();
+    let prepared = p.prepare_transaction().await.unwrap();
+    for s in pending {
+        assert!(s.await.unwrap().offset.is_some(), "prepare flushed");
+    }
+    assert_eq!(p.state(), State::PreparedTransaction);
+    assert_eq!(prepared.transaction_version, tv);
+    assert_eq!(prepared.producer(), p.producer_id_and_epoch());
+    // The application persists it; the producer goes away without aborting.
+    let bytes = prepared.encode();
+    p.close(Duration::from_secs(10)).await.unwrap();
+    drop(p);
+    assert!(
+        values(cluster, "prep", &[0, 1], IsolationLevel::ReadCommitted)
+            .await
+            .is_empty()
+    );
+    let restored = PreparedTransaction::decode(&bytes).unwrap();
+    let fresh = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
+        .await
+        .unwrap();
+    assert_eq!(
+        commit_prepared(&fresh, &restored, &ResumeOptions::default())
+            .await
+            .unwrap(),
+        ResumeOutcome::Committed
+    );
+    let expected: Vec<String> = (0..4).map(|i| format!("prep-{i}")).collect();
+    let v = values_eventually(
+        cluster,
+        "prep",
+        &[0, 1],
+        IsolationLevel::ReadCommitted,
+        &expected,
+    )
+    .await;
+    assert_eq!(v, expected);
+
+    // A real child process, SIGKILLed after pre-commit.
+    let out = kafka.data_dir().join("child-prepared.bin");
+    let mut child = tokio::process::Command::new(child_binary())
+        .arg(kafka.bootstrap())
+        .arg("child")
+        .arg("child-tx")
+        .arg(&out)
+        .arg("6")
+        .arg("child")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn txn_prepare_child");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let ready = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.trim() == "READY" {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(ready, Ok(true), "txn_prepare_child never got READY");
+    child.start_kill().expect("SIGKILL");
+    child.wait().await.expect("reap");
+    let prepared = PreparedTransaction::decode(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(prepared.transactional_id, "child-tx");
+    assert_eq!(prepared.transaction_version, tv);
+    assert!(
+        values(cluster, "child", &[0, 1], IsolationLevel::ReadCommitted)
+            .await
+            .is_empty()
+    );
+    assert_eq!(
+        commit_prepared(&fresh, &prepared, &ResumeOptions::default())
+            .await
+            .unwrap(),
+        ResumeOutcome::Committed
+    );
+    assert_eq!(
+        commit_prepared(&fresh, &prepared, &ResumeOptions::default())
+            .await
+            .unwrap(),
+        ResumeOutcome::AlreadyCommitted
+    );
+    let mut expected: Vec<String> = (0..6).map(|i| format!("child-{i}")).collect();
+    expected.sort();
+    let v = values_eventually(
+        cluster,
+        "child",
+        &[0, 1],
+        IsolationLevel::ReadCommitted,
+        &expected,
+    )
+    .await;
+    assert_eq!(v, expected, "exactly once");
+}
+
+/// target/<profile>/examples/txn_prepare_child, built on demand (an
+/// integration test run does not build examples).
+fn child_binary() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
+    let bin = profile_dir.join("examples/txn_prepare_child");
+    let status = std::process::Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
+        .args([
+            "build",
+            "-p",
+            "kafka-producer",
+            "--example",
+            "txn_prepare_child",
+        ])
+        .args(if profile_dir.ends_with("release") {
+            &["--release"][..]
+        } else {
+            &[][..]
+        })
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
+        .status()
+        .expect("cargo build --example txn_prepare_child");
+    assert!(status.success());
+    assert!(bin.is_file(), "{} missing", bin.display());
+    bin
+}
+
+/// 3 nodes: kill -9 the transaction coordinator in the middle of a
+/// transaction; the commit completes on the new coordinator, or fails with a
+/// typed error after which abort + a new transaction work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn txn_producer_coordinator_kill_9_kafka_4_4_tv2() {
+    let _serial = SERIAL.lock().await;
+    let started = Instant::now();
+    let kafka = KafkaCluster::builder()
+        .version(KafkaVersion::V4_4)
+        .transaction_version(2)
+        .nodes(3)
+        .start()
+        .await
+        .expect("start cluster");
+    kafka
+        .create_topic("kill", 3, 3)
+        .await
+        .expect("create topic");
+    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
+        .await
+        .unwrap();
+    eprintln!("3 nodes up in {:?}", started.elapsed());
+    let p = producer(&kafka, "kill-tx").await;
+    let mut expected: Vec<String> = Vec::new();
+    // A committed transaction first.
+    p.begin_transaction().unwrap();
+    for i in 0..6 {
+        let v = format!("before-{i}");
+        expected.push(v.clone());
+        p.send(ProducerRecord::new("kill").partition(i % 3).value(v))
+            .await
+            .unwrap();
+    }
+    p.commit_transaction().await.unwrap();
+    // The transaction in flight when the coordinator dies.
+    p.begin_transaction().unwrap();
+    let sends: Vec<_> = (0..6)
+        .map(|i| {
+            p.send(
+                ProducerRecord::new("kill")
+                    .partition(i % 3)
+                    .value(format!("during-{i}")),
+            )
+        })
+        .collect();
+    p.flush().await;
+    let mut during = Vec::new();
+    for (i, s) in sends.into_iter().enumerate() {
+        s.await.expect("acknowledged before the kill");
+        during.push(format!("during-{i}"));
+    }
+    let coord = kafka_producer::txn::find_coordinator(
+        &cluster,
+        kafka_producer::txn::CoordinatorType::Transaction,
+        "kill-tx",
+    )
+    .await
+    .unwrap()
+    .node_id;
+    let index = (0..3).find(|i| kafka.node_id(*i) == coord).unwrap();
+    kafka.kill(index).unwrap();
+    eprintln!("killed coordinator node {coord} (index {index})");
+    let t = Instant::now();
+    let outcome = p.commit_transaction().await;
+    eprintln!("commit after kill -9: {outcome:?} in {:?}", t.elapsed());
+    match outcome {
+        Ok(()) => expected.extend(during.iter().cloned()),
+        Err(TransactionError::Timeout { .. }) => {
+            // Outcome unknown: the same operation must be repeated.
+            p.commit_transaction().await.unwrap();
+            expected.extend(during.iter().cloned());
+        }
+        Err(e) if e.is_abortable() => p.abort_transaction().await.unwrap(),
+        Err(e) => panic!("commit after coordinator kill: {e:?}"),
+    }
+    assert_eq!(p.state(), State::Ready);
+    // And the producer goes on.
+    p.begin_transaction().unwrap();
+    for i in 0..6 {
+        let v = format!("after-{i}");
+        expected.push(v.clone());
+        p.send(ProducerRecord::new("kill").partition(i % 3).value(v))
+            .await
+            .unwrap();
+    }
+    p.commit_transaction().await.unwrap();
+    expected.sort();
+    let v = values_eventually(
+        &cluster,
+        "kill",
+        &[0, 1, 2],
+        IsolationLevel::ReadCommitted,
+        &expected,
+    )
+    .await;
+    assert_eq!(v, expected);
+    p.close(Duration::from_secs(10)).await.unwrap();
+    eprintln!("coordinator kill -9 case passed in {:?}", started.elapsed());
+}
