@@ -1,1 +1,56 @@
-//! Two-phase-commit sink layer for kafka-eos. Built in a later issue.
+//! # kafka-sink
+//!
+//! Flink's two-phase-commit sink semantics for Rust (issue 6, part 1).
+//!
+//! - [`two_phase`]: [`TwoPhaseCommitSink`] runs the checkpoint protocol of
+//!   Flink's `TwoPhaseCommitSinkFunction` around a user
+//!   [`TwoPhaseCommitHandler`] (begin, invoke, pre-commit, commit, abort,
+//!   recovery hooks, user context), with pending transactions in checkpoint
+//!   order, subsuming notifications, commit failures collected until every
+//!   commit was attempted, a type of its own for pre-committed transactions
+//!   ([`PreCommitted`]) and transaction-timeout warnings.
+//! - [`state`]: [`SinkState`](state::SinkState) and its versioned binary
+//!   [`StateSerializer`](state::StateSerializer); [`codec`]: codecs for the
+//!   user's transaction and context types.
+//! - [`checkpoint`]: a small single-process checkpoint driver with durable,
+//!   checksummed checkpoint files, for running the lifecycle without a host
+//!   engine.
+//! - [`clock`]: wall-clock time behind a trait, for deterministic tests.
+//!
+//! - [`kafka`]: the Kafka sink (EXACTLY_ONCE / AT_LEAST_ONCE / NONE) on the
+//!   transactional producer, with Flink's transactional-id pool.
+//!
+//! ```
+//! use kafka_sink::{TwoPhaseCommitSink, TwoPhaseCommitHandler};
+//! use kafka_sink::clock::ManualClock;
+//! use std::{sync::Arc, time::Duration};
+//!
+//! fn configure<H: TwoPhaseCommitHandler>(handler: H, clock: ManualClock) -> TwoPhaseCommitSink<H> {
+//!     let mut sink = TwoPhaseCommitSink::new(handler).with_clock(Arc::new(clock));
+//!     sink.set_transaction_timeout(Duration::from_secs(900))
+//!         .enable_transaction_timeout_warnings(0.8)
+//!         .ignore_failures_after_transaction_timeout();
+//!     sink
+//! }
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod checkpoint;
+pub mod clock;
+pub mod codec;
+pub mod kafka;
+pub mod source;
+pub mod state;
+pub mod two_phase;
+
+pub use checkpoint::{
+    CheckpointCoordinator, CheckpointError, CheckpointStorage, CheckpointedOperator, OperatorInfo,
+    RestoredState,
+};
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use two_phase::{
+    CheckpointedSink, CommitOutcome, Operation, PreCommitted, RecordContext, SinkMetrics,
+    TransactionFailure, TwoPhaseCommitError, TwoPhaseCommitHandler, TwoPhaseCommitSink,
+    DEFAULT_TIMEOUT_WARNING_RATIO,
+};

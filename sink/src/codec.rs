@@ -1,0 +1,359 @@
+//! Binary codecs for the user types stored in sink state.
+//!
+//! A [`Codec`] turns one value (a transaction handle or a user context) into
+//! bytes and back. The [`StateSerializer`](crate::state::StateSerializer)
+//! length-prefixes every value it hands to a codec, so a codec always decodes
+//! from an exact slice and leftover bytes are a typed
+//! [`DecodeError::TrailingBytes`]. [`Reader`] and the `put_*` helpers give
+//! codecs the same big-endian primitives the framework uses.
+//!
+//! ```
+//! use kafka_sink::codec::{Codec, DecodeError, Reader, put_str, put_u64};
+//!
+//! #[derive(Debug, PartialEq)]
+//! struct Txn { id: String, producer_id: u64 }
+//!
+//! struct TxnCodec;
+//! impl Codec<Txn> for TxnCodec {
+//!     fn encode(&self, t: &Txn, out: &mut Vec<u8>) {
+//!         put_str(out, &t.id);
+//!         put_u64(out, t.producer_id);
+//!     }
+//!     fn decode(&self, bytes: &[u8]) -> Result<Txn, DecodeError> {
+//!         let mut r = Reader::new(bytes);
+//!         let t = Txn { id: r.str()?.to_owned(), producer_id: r.u64()? };
+//!         r.finish()?;
+//!         Ok(t)
+//!     }
+//! }
+//!
+//! let mut buf = Vec::new();
+//! TxnCodec.encode(&Txn { id: "sink-3".into(), producer_id: 7 }, &mut buf);
+//! assert_eq!(TxnCodec.decode(&buf).unwrap(), Txn { id: "sink-3".into(), producer_id: 7 });
+//! ```
+
+use std::collections::BTreeSet;
+
+/// Why bytes could not be decoded. Every malformed input maps to one of
+/// these; decoding never panics.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// The bytes do not start with the expected magic.
+    #[error("bad magic: expected {expected:02x?}, found {found:02x?}")]
+    BadMagic {
+        /// The magic this format starts with.
+        expected: Vec<u8>,
+        /// The bytes found instead (possibly shorter).
+        found: Vec<u8>,
+    },
+    /// A format version this build cannot read.
+    #[error("unsupported format version {version} (this build reads up to {supported})")]
+    UnsupportedVersion {
+        /// The version byte found.
+        version: u8,
+        /// The newest version this build reads.
+        supported: u8,
+    },
+    /// The input ended early.
+    #[error("truncated input: needed {needed} more bytes, {remaining} left")]
+    Truncated {
+        /// Bytes needed by the next field.
+        needed: usize,
+        /// Bytes left.
+        remaining: usize,
+    },
+    /// Bytes were left after a complete value.
+    #[error("{count} trailing bytes after a complete value")]
+    TrailingBytes {
+        /// How many bytes were left.
+        count: usize,
+    },
+    /// A string was not UTF-8.
+    #[error("string is not valid UTF-8")]
+    InvalidUtf8,
+    /// A boolean/presence byte other than 0 or 1.
+    #[error("invalid flag byte {0} (expected 0 or 1)")]
+    InvalidFlag(u8),
+    /// The same checkpoint id appears twice among pending transactions.
+    #[error("checkpoint id {0} appears twice among pending transactions")]
+    DuplicateCheckpointId(u64),
+    /// A value-specific rule was broken (for codecs written by users).
+    #[error("invalid value: {0}")]
+    Invalid(String),
+}
+
+/// Encodes and decodes values of type `T`.
+///
+/// `decode` receives exactly the bytes `encode` wrote for one value and must
+/// reject anything else with a [`DecodeError`] (use [`Reader::finish`]).
+pub trait Codec<T>: Send + Sync {
+    /// Appends the encoding of `value` to `out`.
+    fn encode(&self, value: &T, out: &mut Vec<u8>);
+    /// Decodes one value from exactly `bytes`.
+    fn decode(&self, bytes: &[u8]) -> Result<T, DecodeError>;
+}
+
+/// Appends one byte.
+pub fn put_u8(out: &mut Vec<u8>, v: u8) {
+    out.push(v);
+}
+
+/// Appends a big-endian `u16`.
+pub fn put_u16(out: &mut Vec<u8>, v: u16) {
+    out.extend_from_slice(&v.to_be_bytes());
+}
+
+/// Appends a big-endian `u32`.
+pub fn put_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_be_bytes());
+}
+
+/// Appends a big-endian `u64`.
+pub fn put_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_be_bytes());
+}
+
+/// Appends a big-endian `i64`.
+pub fn put_i64(out: &mut Vec<u8>, v: i64) {
+    out.extend_from_slice(&v.to_be_bytes());
+}
+
+/// Appends a `u32` length and the bytes.
+///
+/// # Panics
+/// If `bytes` is longer than `u32::MAX` (4 GiB) — no sink state is.
+pub fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    let len = u32::try_from(bytes.len()).expect("state value larger than 4 GiB");
+    put_u32(out, len);
+    out.extend_from_slice(bytes);
+}
+
+/// Appends a `u32` length and the UTF-8 bytes of `s`.
+pub fn put_str(out: &mut Vec<u8>, s: &str) {
+    put_bytes(out, s.as_bytes());
+}
+
+/// A cursor over an input slice reading the primitives written by the
+/// `put_*` functions.
+#[derive(Debug, Clone)]
+pub struct Reader<'a> {
+    input: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    /// A reader at the start of `input`.
+    pub fn new(input: &'a [u8]) -> Self {
+        Reader { input }
+    }
+
+    /// Bytes not yet read.
+    pub fn remaining(&self) -> usize {
+        self.input.len()
+    }
+
+    /// Takes the next `n` bytes.
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        if self.input.len() < n {
+            return Err(DecodeError::Truncated {
+                needed: n,
+                remaining: self.input.len(),
+            });
+        }
+        let (head, tail) = self.input.split_at(n);
+        self.input = tail;
+        Ok(head)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N)?);
+        Ok(a)
+    }
+
+    /// Reads one byte.
+    pub fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.array::<1>()?[0])
+    }
+
+    /// Reads a big-endian `u16`.
+    pub fn u16(&mut self) -> Result<u16, DecodeError> {
+        Ok(u16::from_be_bytes(self.array()?))
+    }
+
+    /// Reads a big-endian `u32`.
+    pub fn u32(&mut self) -> Result<u32, DecodeError> {
+        Ok(u32::from_be_bytes(self.array()?))
+    }
+
+    /// Reads a big-endian `u64`.
+    pub fn u64(&mut self) -> Result<u64, DecodeError> {
+        Ok(u64::from_be_bytes(self.array()?))
+    }
+
+    /// Reads a big-endian `i64`.
+    pub fn i64(&mut self) -> Result<i64, DecodeError> {
+        Ok(i64::from_be_bytes(self.array()?))
+    }
+
+    /// Reads a flag byte (0 = false, 1 = true, anything else is an error).
+    pub fn flag(&mut self) -> Result<bool, DecodeError> {
+        match self.u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            other => Err(DecodeError::InvalidFlag(other)),
+        }
+    }
+
+    /// Reads a `u32`-length-prefixed byte string.
+    pub fn bytes(&mut self) -> Result<&'a [u8], DecodeError> {
+        let len = self.u32()? as usize;
+        self.take(len)
+    }
+
+    /// Reads a `u32`-length-prefixed UTF-8 string.
+    pub fn str(&mut self) -> Result<&'a str, DecodeError> {
+        std::str::from_utf8(self.bytes()?).map_err(|_| DecodeError::InvalidUtf8)
+    }
+
+    /// Succeeds only if every byte was read.
+    pub fn finish(self) -> Result<(), DecodeError> {
+        if self.input.is_empty() {
+            Ok(())
+        } else {
+            Err(DecodeError::TrailingBytes {
+                count: self.input.len(),
+            })
+        }
+    }
+}
+
+/// A [`String`] as its raw UTF-8 bytes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StringCodec;
+
+impl Codec<String> for StringCodec {
+    fn encode(&self, value: &String, out: &mut Vec<u8>) {
+        out.extend_from_slice(value.as_bytes());
+    }
+    fn decode(&self, bytes: &[u8]) -> Result<String, DecodeError> {
+        String::from_utf8(bytes.to_vec()).map_err(|_| DecodeError::InvalidUtf8)
+    }
+}
+
+/// A `Vec<u8>` as itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BytesCodec;
+
+impl Codec<Vec<u8>> for BytesCodec {
+    fn encode(&self, value: &Vec<u8>, out: &mut Vec<u8>) {
+        out.extend_from_slice(value);
+    }
+    fn decode(&self, bytes: &[u8]) -> Result<Vec<u8>, DecodeError> {
+        Ok(bytes.to_vec())
+    }
+}
+
+/// A `u64` as 8 big-endian bytes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct U64Codec;
+
+impl Codec<u64> for U64Codec {
+    fn encode(&self, value: &u64, out: &mut Vec<u8>) {
+        put_u64(out, *value);
+    }
+    fn decode(&self, bytes: &[u8]) -> Result<u64, DecodeError> {
+        let mut r = Reader::new(bytes);
+        let v = r.u64()?;
+        r.finish()?;
+        Ok(v)
+    }
+}
+
+/// `()` as zero bytes (for sinks without a user context).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UnitCodec;
+
+impl Codec<()> for UnitCodec {
+    fn encode(&self, _value: &(), _out: &mut Vec<u8>) {}
+    fn decode(&self, bytes: &[u8]) -> Result<(), DecodeError> {
+        Reader::new(bytes).finish()
+    }
+}
+
+/// A sorted set of strings: `u32` count, then each string length-prefixed
+/// (the layout of Flink's `KafkaTransactionContext`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StringSetCodec;
+
+impl Codec<BTreeSet<String>> for StringSetCodec {
+    fn encode(&self, value: &BTreeSet<String>, out: &mut Vec<u8>) {
+        let n = u32::try_from(value.len()).expect("more than u32::MAX strings");
+        put_u32(out, n);
+        for s in value {
+            put_str(out, s);
+        }
+    }
+    fn decode(&self, bytes: &[u8]) -> Result<BTreeSet<String>, DecodeError> {
+        let mut r = Reader::new(bytes);
+        let n = r.u32()?;
+        let mut set = BTreeSet::new();
+        for _ in 0..n {
+            let s = r.str()?;
+            if !set.insert(s.to_owned()) {
+                return Err(DecodeError::Invalid(format!(
+                    "duplicate string {s:?} in set"
+                )));
+            }
+        }
+        r.finish()?;
+        Ok(set)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reader_reports_truncation_and_trailing() {
+        let mut r = Reader::new(&[0, 0, 0, 5, b'a']);
+        assert_eq!(
+            r.bytes(),
+            Err(DecodeError::Truncated {
+                needed: 5,
+                remaining: 1
+            })
+        );
+        assert_eq!(
+            U64Codec.decode(&[0; 9]),
+            Err(DecodeError::TrailingBytes { count: 1 })
+        );
+        assert_eq!(Reader::new(&[2]).flag(), Err(DecodeError::InvalidFlag(2)));
+    }
+
+    #[test]
+    fn string_set_round_trip_and_rejects_duplicates() {
+        let set: BTreeSet<String> = ["a-0", "a-1"].iter().map(|s| s.to_string()).collect();
+        let mut buf = Vec::new();
+        StringSetCodec.encode(&set, &mut buf);
+        assert_eq!(StringSetCodec.decode(&buf).unwrap(), set);
+
+        let mut dup = Vec::new();
+        put_u32(&mut dup, 2);
+        put_str(&mut dup, "x");
+        put_str(&mut dup, "x");
+        assert!(matches!(
+            StringSetCodec.decode(&dup),
+            Err(DecodeError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn string_codec_rejects_bad_utf8() {
+        assert_eq!(StringCodec.decode(&[0xff]), Err(DecodeError::InvalidUtf8));
+        assert_eq!(
+            UnitCodec.decode(&[1]),
+            Err(DecodeError::TrailingBytes { count: 1 })
+        );
+    }
+}

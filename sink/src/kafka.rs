@@ -1,0 +1,1137 @@
+//! The Kafka sink: Flink's `FlinkKafkaProducer` (EXACTLY_ONCE /
+//! AT_LEAST_ONCE / NONE) on the kafka-eos [`TransactionalProducer`], as a
+//! [`TwoPhaseCommitHandler`] and a [`CheckpointedOperator`].
+//!
+//! **EXACTLY_ONCE.** A pool of `pool_size` (default 5) transactional ids
+//! `prefix-n` per subtask; one id serves the open transaction and one each
+//! un-notified checkpoint, so the pool bounds the number of concurrent
+//! checkpoints ([`KafkaSinkError::PoolExhausted`]). Each id has one
+//! [`TransactionalProducer`], initialised (fencing and aborting whatever an
+//! earlier process left open under that id) before its first transaction and
+//! reused afterwards. Pre-commit is
+//! [`prepare_transaction`](TransactionalProducer::prepare_transaction) (flush,
+//! every partition registered) and its [`PreparedTransaction`] is the
+//! persisted handle, so a restored process commits what a dead one
+//! pre-committed with [`commit_prepared`]. An empty transaction is never
+//! committed (nothing is prepared; the id is recycled).
+//!
+//! Ids are Flink's `TransactionalIdsGenerator`: subtask `s` uses
+//! `next_free + s × pool + i`; a [`NextTransactionalIdHint`] (written by
+//! subtask 0) moves `next_free` past every id in use when the parallelism
+//! grows. A fresh start (no hint restored) aborts the ids in
+//! `[0, parallelism × pool × SAFE_SCALE_DOWN_FACTOR)` and, where the broker
+//! supports ListTransactions, every other open transaction of the prefix.
+//!
+//! **AT_LEAST_ONCE** (the default) flushes one shared idempotent producer
+//! at every checkpoint; **NONE** only checks for send errors.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+//! use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
+//! use kafka_sink::{CheckpointedOperator, RecordContext};
+//! use kafka_producer::ProducerConfig;
+//! use std::time::Duration;
+//!
+//! let mut config = KafkaSinkConfig::new(ProducerConfig::new("127.0.0.1:9092"), "orders-out");
+//! config.semantic = Semantic::ExactlyOnce;
+//! config.transactional_id_prefix = Some("orders-job".into());
+//! config.transaction_timeout = Duration::from_secs(600);
+//! let mut sink = KafkaSink::connect(config, |v: &String| KafkaSinkRecord::value(v.clone())).await?;
+//! sink.initialize_state(None).await?;
+//! sink.invoke("hello".to_string(), &RecordContext::default()).await?;
+//! let state = sink.snapshot_state(1).await?;   // persist durably, then:
+//! sink.notify_checkpoint_complete(1).await?;   // "hello" is now committed
+//! # let _ = state; Ok(()) }
+//! ```
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use kafka_producer::admin::{self, TransactionFilters};
+use kafka_producer::txn::{abort_prepared, ResumeOptions, ResumeOutcome};
+use kafka_producer::{
+    commit_prepared, Cluster, PreparedTransaction, ProduceError, Producer, ProducerConfig,
+    ProducerRecord, RecordMetadata, TransactionError, TransactionalProducer,
+};
+
+use crate::checkpoint::{CheckpointedOperator, OperatorError, RestoredState};
+use crate::codec::StringSetCodec;
+use crate::codec::{put_bytes, put_str, put_u32, put_u64, put_u8, Codec, DecodeError, Reader};
+use crate::state::StateSerializer;
+use crate::two_phase::{
+    CommitOutcome, PreCommitted, RecordContext, TwoPhaseCommitError, TwoPhaseCommitHandler,
+    TwoPhaseCommitSink,
+};
+
+/// Producers per subtask in the id pool (Flink's
+/// `DEFAULT_KAFKA_PRODUCERS_POOL_SIZE`).
+pub const DEFAULT_KAFKA_PRODUCERS_POOL_SIZE: usize = 5;
+/// How far the parallelism may shrink before the first checkpoint with
+/// every lingering transaction still found by the fixed-range abort.
+pub const SAFE_SCALE_DOWN_FACTOR: u64 = 5;
+/// Default `transaction.timeout.ms` of the sink (Flink's 1 hour). Brokers
+/// allow 15 minutes by default (`transaction.max.timeout.ms`): lower it or
+/// raise the broker's maximum; [`KafkaSink::connect`] checks.
+pub const DEFAULT_KAFKA_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(3600);
+/// Task names are truncated to this many characters in the default prefix
+/// (FLINK-17691).
+pub const MAX_TASK_NAME_LENGTH: usize = 1000;
+
+/// The delivery guarantee.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Semantic {
+    /// Kafka transactions committed when a checkpoint completes.
+    ExactlyOnce,
+    /// Flush at every checkpoint; duplicates possible after a restore.
+    #[default]
+    AtLeastOnce,
+    /// No guarantee: records may be lost or duplicated.
+    None,
+}
+
+/// One record to write, built by a [`KafkaSerializationSchema`]: key,
+/// value and optionally a topic other than the sink's default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KafkaSinkRecord {
+    /// Target topic; `None` = the sink's default topic.
+    pub topic: Option<String>,
+    /// Record key.
+    pub key: Option<Bytes>,
+    /// Record value.
+    pub value: Bytes,
+}
+
+impl KafkaSinkRecord {
+    /// A value-only record for the default topic.
+    pub fn value(value: impl Into<Bytes>) -> Self {
+        KafkaSinkRecord {
+            topic: None,
+            key: None,
+            value: value.into(),
+        }
+    }
+
+    /// A keyed record for the default topic.
+    pub fn keyed(key: impl Into<Bytes>, value: impl Into<Bytes>) -> Self {
+        KafkaSinkRecord {
+            topic: None,
+            key: Some(key.into()),
+            value: value.into(),
+        }
+    }
+
+    /// Sends the record to `topic` instead of the default topic.
+    pub fn to_topic(mut self, topic: impl Into<String>) -> Self {
+        self.topic = Some(topic.into());
+        self
+    }
+}
+
+/// Turns a sink input into a [`KafkaSinkRecord`] (value-only or keyed, with
+/// an optional per-record topic). Closures `Fn(&T) -> KafkaSinkRecord`
+/// implement it.
+pub trait KafkaSerializationSchema<T>: Send + Sync {
+    /// Serializes one input.
+    fn serialize(&self, value: &T) -> KafkaSinkRecord;
+}
+
+impl<T, F: Fn(&T) -> KafkaSinkRecord + Send + Sync> KafkaSerializationSchema<T> for F {
+    fn serialize(&self, value: &T) -> KafkaSinkRecord {
+        self(value)
+    }
+}
+
+/// Configuration of a [`KafkaSink`] subtask.
+#[derive(Debug, Clone)]
+pub struct KafkaSinkConfig {
+    /// The producer settings (`bootstrap.servers`, batching...). Its
+    /// `transactional_id` and `transaction_timeout` are set by the sink.
+    pub producer: ProducerConfig,
+    /// Topic of records whose schema names none.
+    pub default_topic: String,
+    /// Delivery guarantee (default AT_LEAST_ONCE).
+    pub semantic: Semantic,
+    /// Transactional ids per subtask (default 5).
+    pub pool_size: usize,
+    /// Prefix of the transactional ids; default `task_name-operator_id`.
+    pub transactional_id_prefix: Option<String>,
+    /// Task name for the default prefix.
+    pub task_name: String,
+    /// Operator id for the default prefix.
+    pub operator_id: String,
+    /// This subtask's index.
+    pub subtask_index: u32,
+    /// Number of sink subtasks.
+    pub parallelism: u32,
+    /// `transaction.timeout.ms` (default 1 hour; must not exceed the
+    /// broker's `transaction.max.timeout.ms`).
+    pub transaction_timeout: Duration,
+    /// Write the record context's timestamp as the Kafka timestamp.
+    pub write_timestamp_to_kafka: bool,
+    /// Deadline of abort/commit calls on transactions of other processes.
+    pub recovery_timeout: Duration,
+}
+
+impl KafkaSinkConfig {
+    /// Defaults for subtask 0 of 1 writing to `default_topic`.
+    pub fn new(producer: ProducerConfig, default_topic: impl Into<String>) -> Self {
+        KafkaSinkConfig {
+            producer,
+            default_topic: default_topic.into(),
+            semantic: Semantic::default(),
+            pool_size: DEFAULT_KAFKA_PRODUCERS_POOL_SIZE,
+            transactional_id_prefix: None,
+            task_name: "kafka-sink".into(),
+            operator_id: "0".into(),
+            subtask_index: 0,
+            parallelism: 1,
+            transaction_timeout: DEFAULT_KAFKA_TRANSACTION_TIMEOUT,
+            write_timestamp_to_kafka: false,
+            recovery_timeout: Duration::from_secs(60),
+        }
+    }
+
+    /// The transactional id prefix in use.
+    pub fn prefix(&self) -> String {
+        match &self.transactional_id_prefix {
+            Some(p) => p.clone(),
+            None => {
+                let task: String = self.task_name.chars().take(MAX_TASK_NAME_LENGTH).collect();
+                format!("{task}-{}", self.operator_id)
+            }
+        }
+    }
+
+    /// The id generator of this subtask.
+    pub fn ids(&self) -> TransactionalIdsGenerator {
+        TransactionalIdsGenerator {
+            prefix: self.prefix(),
+            subtask_index: self.subtask_index,
+            parallelism: self.parallelism,
+            pool_size: self.pool_size as u64,
+            safe_scale_down_factor: SAFE_SCALE_DOWN_FACTOR,
+        }
+    }
+}
+
+/// Flink's `TransactionalIdsGenerator`: disjoint id ranges per subtask.
+///
+/// ```
+/// use kafka_sink::kafka::TransactionalIdsGenerator;
+/// let g = TransactionalIdsGenerator { prefix: "p".into(), subtask_index: 1, parallelism: 2, pool_size: 3, safe_scale_down_factor: 5 };
+/// assert_eq!(g.generate_ids_to_use(0).into_iter().collect::<Vec<_>>(), ["p-3", "p-4", "p-5"]);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransactionalIdsGenerator {
+    /// Id prefix.
+    pub prefix: String,
+    /// This subtask.
+    pub subtask_index: u32,
+    /// Subtasks.
+    pub parallelism: u32,
+    /// Ids per subtask.
+    pub pool_size: u64,
+    /// [`SAFE_SCALE_DOWN_FACTOR`].
+    pub safe_scale_down_factor: u64,
+}
+
+impl TransactionalIdsGenerator {
+    /// `prefix-n`.
+    pub fn id(&self, n: u64) -> String {
+        format!("{}-{n}", self.prefix)
+    }
+
+    /// `{ next_free + subtask × pool + i | i < pool }`.
+    pub fn generate_ids_to_use(&self, next_free: u64) -> BTreeSet<String> {
+        let start = next_free + u64::from(self.subtask_index) * self.pool_size;
+        (start..start + self.pool_size)
+            .map(|n| self.id(n))
+            .collect()
+    }
+
+    /// This subtask's share of `[0, parallelism × pool × factor)`.
+    pub fn generate_ids_to_abort(&self) -> BTreeSet<String> {
+        (0..self.safe_scale_down_factor)
+            .flat_map(|i| {
+                self.generate_ids_to_use(i * self.pool_size * u64::from(self.parallelism))
+            })
+            .collect()
+    }
+
+    /// The end of the fixed abort range (exclusive).
+    pub fn abort_range_end(&self) -> u64 {
+        u64::from(self.parallelism) * self.pool_size * self.safe_scale_down_factor
+    }
+}
+
+/// Where the next free transactional id starts (Flink's
+/// `NextTransactionalIdHint`, union state written by subtask 0).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NextTransactionalIdHint {
+    /// Parallelism when the hint was written.
+    pub last_parallelism: u32,
+    /// First id not used by any subtask.
+    pub next_free_transactional_id: u64,
+}
+
+/// Errors of the Kafka sink.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KafkaSinkError {
+    /// The pool has no free transactional id.
+    #[error(
+        "Too many ongoing snapshots: all {pool_size} transactional ids are in use. \
+         Increase the kafka producers pool size or decrease the number of concurrent checkpoints."
+    )]
+    PoolExhausted {
+        /// The pool size.
+        pool_size: usize,
+    },
+    /// The transaction timeout exceeds the broker's maximum.
+    #[error(
+        "transaction timeout {configured:?} exceeds the broker's transaction.max.timeout.ms \
+         ({broker_max:?}): lower KafkaSinkConfig::transaction_timeout or raise the broker setting"
+    )]
+    TransactionTimeoutTooLarge {
+        /// The sink's timeout.
+        configured: Duration,
+        /// The broker's maximum.
+        broker_max: Duration,
+    },
+    /// Invalid configuration.
+    #[error("invalid Kafka sink configuration: {0}")]
+    Config(String),
+    /// Connecting failed.
+    #[error("connecting to Kafka failed: {0}")]
+    Connect(String),
+    /// A transactional operation failed.
+    #[error("transaction {transactional_id}: {source}")]
+    Transaction {
+        /// The id.
+        transactional_id: String,
+        /// The error.
+        #[source]
+        source: TransactionError,
+    },
+    /// A record could not be written.
+    #[error("sending a record failed: {0}")]
+    Produce(#[from] ProduceError),
+    /// Finishing or aborting a transaction of another process failed.
+    #[error("{0}")]
+    Recovery(String),
+    /// State could not be decoded.
+    #[error("Kafka sink state: {0}")]
+    State(#[from] DecodeError),
+    /// More than one id hint in the restored union state.
+    #[error("{0} NextTransactionalIdHints restored; expected at most one")]
+    MultipleHints(usize),
+}
+
+/// A Kafka transaction handle: the transactional id and, once pre-committed
+/// with records, the [`PreparedTransaction`] (producer id, epoch, transaction
+/// version). Non-transactional semantics use an empty handle.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KafkaTransaction {
+    /// The transactional id (EXACTLY_ONCE).
+    pub transactional_id: Option<String>,
+    /// Set by pre-commit when the transaction has records.
+    pub prepared: Option<PreparedTransaction>,
+    /// Records written (not persisted).
+    pub records: u64,
+}
+
+/// Codec of [`KafkaTransaction`]: flag + id, flag + `PreparedTransaction`
+/// bytes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KafkaTransactionCodec;
+
+impl Codec<KafkaTransaction> for KafkaTransactionCodec {
+    fn encode(&self, t: &KafkaTransaction, out: &mut Vec<u8>) {
+        match &t.transactional_id {
+            Some(id) => {
+                put_u8(out, 1);
+                put_str(out, id);
+            }
+            None => put_u8(out, 0),
+        }
+        match &t.prepared {
+            Some(p) => {
+                put_u8(out, 1);
+                put_bytes(out, &p.encode());
+            }
+            None => put_u8(out, 0),
+        }
+    }
+
+    fn decode(&self, bytes: &[u8]) -> Result<KafkaTransaction, DecodeError> {
+        let mut r = Reader::new(bytes);
+        let transactional_id = if r.flag()? {
+            Some(r.str()?.to_owned())
+        } else {
+            None
+        };
+        let prepared = if r.flag()? {
+            Some(
+                PreparedTransaction::decode(r.bytes()?)
+                    .map_err(|e| DecodeError::Invalid(e.to_string()))?,
+            )
+        } else {
+            None
+        };
+        r.finish()?;
+        Ok(KafkaTransaction {
+            transactional_id,
+            prepared,
+            records: 0,
+        })
+    }
+}
+
+type SendFuture = Pin<Box<dyn Future<Output = Result<RecordMetadata, ProduceError>> + Send>>;
+
+/// In-flight sends kept before awaiting the oldest (back-pressure).
+const MAX_IN_FLIGHT: usize = 16_384;
+
+/// The [`TwoPhaseCommitHandler`] of the Kafka sink (use it through
+/// [`KafkaSink`]).
+pub struct KafkaSinkHandler<T> {
+    config: KafkaSinkConfig,
+    schema: Arc<dyn KafkaSerializationSchema<T>>,
+    cluster: Arc<Cluster>,
+    shared: Option<Producer>,
+    producers: HashMap<String, TransactionalProducer>,
+    available: VecDeque<String>,
+    in_flight: VecDeque<SendFuture>,
+    hint: NextTransactionalIdHint,
+    resume: ResumeOptions,
+}
+
+impl<T> fmt::Debug for KafkaSinkHandler<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KafkaSinkHandler")
+            .field("semantic", &self.config.semantic)
+            .field("prefix", &self.config.prefix())
+            .field("available", &self.available)
+            .field("producers", &self.producers.keys().collect::<Vec<_>>())
+            .field("in_flight", &self.in_flight.len())
+            .field("hint", &self.hint)
+            .finish_non_exhaustive()
+    }
+}
+
+fn txn_err(id: &str) -> impl FnOnce(TransactionError) -> KafkaSinkError + '_ {
+    move |source| KafkaSinkError::Transaction {
+        transactional_id: id.to_owned(),
+        source,
+    }
+}
+
+impl<T> KafkaSinkHandler<T> {
+    fn exactly_once(&self) -> bool {
+        self.config.semantic == Semantic::ExactlyOnce
+    }
+
+    async fn producer_for(&mut self, id: &str) -> Result<TransactionalProducer, KafkaSinkError> {
+        if let Some(p) = self.producers.get(id) {
+            return Ok(p.clone());
+        }
+        let mut config = self.config.producer.clone();
+        config.transactional_id = Some(id.to_owned());
+        config.transaction_timeout = self.config.transaction_timeout;
+        let p = TransactionalProducer::connect(config)
+            .await
+            .map_err(|e| KafkaSinkError::Connect(e.to_string()))?;
+        // Fences any earlier producer of this id and aborts its transaction.
+        p.init_transactions().await.map_err(txn_err(id))?;
+        self.producers.insert(id.to_owned(), p.clone());
+        Ok(p)
+    }
+
+    fn recycle(&mut self, id: &str) {
+        if !self.available.iter().any(|a| a == id) {
+            self.available.push_back(id.to_owned());
+        }
+    }
+
+    async fn drop_producer(&mut self, id: &str) {
+        if let Some(p) = self.producers.remove(id) {
+            let _ = p.close(Duration::ZERO).await;
+        }
+    }
+
+    async fn await_sends(&mut self, keep: usize) -> Result<(), KafkaSinkError> {
+        let mut first_error = None;
+        while self.in_flight.len() > keep {
+            let Some(f) = self.in_flight.pop_front() else {
+                break;
+            };
+            if let Err(e) = f.await {
+                first_error.get_or_insert(e);
+            }
+        }
+        match first_error {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Aborts whatever another process left open under `id`.
+async fn abort_lingering(
+    cluster: &Cluster,
+    timeout: Duration,
+    id: &str,
+) -> Result<(), KafkaSinkError> {
+    admin::abort_lingering_transaction(cluster, id, timeout)
+        .await
+        .map(|_| ())
+        .map_err(|e| KafkaSinkError::Recovery(format!("aborting {id}: {e}")))
+}
+
+/// Aborts the transactions of `ids` concurrently (FLINK-13498).
+async fn abort_all(
+    cluster: &Arc<Cluster>,
+    timeout: Duration,
+    ids: impl IntoIterator<Item = String>,
+) -> Result<(), KafkaSinkError> {
+    let mut set = tokio::task::JoinSet::new();
+    for id in ids {
+        let cluster = cluster.clone();
+        set.spawn(async move { abort_lingering(&cluster, timeout, &id).await });
+    }
+    let mut first = None;
+    while let Some(r) = set.join_next().await {
+        match r {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                first.get_or_insert(e);
+            }
+            Err(e) => {
+                first.get_or_insert(KafkaSinkError::Recovery(e.to_string()));
+            }
+        }
+    }
+    first.map_or(Ok(()), Err)
+}
+
+/// Fresh start: abort the fixed range, then (subtask 0) every other open
+/// transaction of the prefix the broker lists.
+async fn abort_on_fresh_start(
+    cluster: &Arc<Cluster>,
+    config: &KafkaSinkConfig,
+) -> Result<(), KafkaSinkError> {
+    let ids = config.ids();
+    let timeout = config.recovery_timeout;
+    abort_all(cluster, timeout, ids.generate_ids_to_abort()).await?;
+    if config.subtask_index != 0 {
+        return Ok(());
+    }
+    let filters = TransactionFilters::states(&["Ongoing", "PrepareCommit", "PrepareAbort"]);
+    match admin::list_transactions(cluster, &filters).await {
+        Ok(listed) => {
+            let prefix = format!("{}-", ids.prefix);
+            let lingering: Vec<String> = listed
+                .into_iter()
+                .filter_map(|t| {
+                    let n: u64 = t.transactional_id.strip_prefix(&prefix)?.parse().ok()?;
+                    (n >= ids.abort_range_end()).then_some(t.transactional_id)
+                })
+                .collect();
+            if !lingering.is_empty() {
+                tracing::warn!(?lingering, "aborting lingering transactions of the prefix");
+            }
+            abort_all(cluster, timeout, lingering).await
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "ListTransactions unavailable; only the fixed id range was aborted");
+            Ok(())
+        }
+    }
+}
+
+fn outcome(id: &str, r: ResumeOutcome) -> CommitOutcome {
+    match r {
+        ResumeOutcome::Committed => CommitOutcome::Committed,
+        ResumeOutcome::AlreadyCommitted => CommitOutcome::AlreadyCommitted,
+        other => CommitOutcome::Lost {
+            reason: format!("transaction {id}: {other:?}"),
+        },
+    }
+}
+
+impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
+    type Value = T;
+    type Txn = KafkaTransaction;
+    type Ctx = BTreeSet<String>;
+    type Error = KafkaSinkError;
+
+    async fn begin_transaction(
+        &mut self,
+        _ctx: &mut BTreeSet<String>,
+    ) -> Result<KafkaTransaction, KafkaSinkError> {
+        if !self.exactly_once() {
+            return Ok(KafkaTransaction::default());
+        }
+        let Some(id) = self.available.pop_front() else {
+            return Err(KafkaSinkError::PoolExhausted {
+                pool_size: self.config.pool_size,
+            });
+        };
+        let producer = match self.producer_for(&id).await {
+            Ok(p) => p,
+            Err(e) => {
+                self.available.push_front(id);
+                return Err(e);
+            }
+        };
+        producer.begin_transaction().map_err(txn_err(&id))?;
+        Ok(KafkaTransaction {
+            transactional_id: Some(id),
+            prepared: None,
+            records: 0,
+        })
+    }
+
+    async fn invoke(
+        &mut self,
+        txn: &mut KafkaTransaction,
+        value: T,
+        context: &RecordContext,
+    ) -> Result<(), KafkaSinkError> {
+        let r = self.schema.serialize(&value);
+        let mut record =
+            ProducerRecord::new(r.topic.unwrap_or_else(|| self.config.default_topic.clone()))
+                .value(r.value);
+        if let Some(k) = r.key {
+            record = record.key(k);
+        }
+        if self.config.write_timestamp_to_kafka {
+            if let Some(ts) = context.timestamp {
+                record = record.timestamp(ts);
+            }
+        }
+        let fut: SendFuture = match (&txn.transactional_id, &self.shared) {
+            (Some(id), _) => {
+                let p = self
+                    .producers
+                    .get(id)
+                    .ok_or_else(|| KafkaSinkError::Config(format!("no producer for {id}")))?;
+                Box::pin(p.send(record))
+            }
+            (None, Some(p)) => Box::pin(p.send(record)),
+            (None, None) => {
+                return Err(KafkaSinkError::Config("no producer".into()));
+            }
+        };
+        self.in_flight.push_back(fut);
+        txn.records += 1;
+        if self.in_flight.len() >= MAX_IN_FLIGHT {
+            self.await_sends(MAX_IN_FLIGHT / 2).await?;
+        }
+        Ok(())
+    }
+
+    async fn pre_commit(&mut self, txn: &mut KafkaTransaction) -> Result<(), KafkaSinkError> {
+        match (&txn.transactional_id, self.config.semantic) {
+            // An empty transaction is never prepared (nor committed).
+            (Some(id), Semantic::ExactlyOnce) if txn.records > 0 => {
+                let id = id.clone();
+                let p = self
+                    .producers
+                    .get(&id)
+                    .cloned()
+                    .ok_or_else(|| KafkaSinkError::Config(format!("no producer for {id}")))?;
+                let prepared = p.prepare_transaction().await.map_err(txn_err(&id))?;
+                txn.prepared = Some(prepared);
+            }
+            (_, Semantic::AtLeastOnce) => {
+                if let Some(p) = &self.shared {
+                    p.flush().await;
+                }
+            }
+            _ => {}
+        }
+        // Every record of the transaction must have succeeded.
+        self.await_sends(0).await
+    }
+
+    async fn commit(
+        &mut self,
+        txn: PreCommitted<KafkaTransaction>,
+        _ctx: &mut BTreeSet<String>,
+    ) -> Result<CommitOutcome, KafkaSinkError> {
+        let Some(id) = txn.handle().transactional_id.clone() else {
+            return Ok(CommitOutcome::Committed);
+        };
+        let result = match (&txn.handle().prepared, self.producers.get(&id).cloned()) {
+            // Empty: never committed; the producer's local transaction ends.
+            (None, Some(p)) => p
+                .abort_transaction()
+                .await
+                .map(|()| CommitOutcome::Committed)
+                .map_err(txn_err(&id)),
+            (None, None) => Ok(CommitOutcome::Committed),
+            (Some(_), Some(p)) => p
+                .commit_transaction()
+                .await
+                .map(|()| CommitOutcome::Committed)
+                .map_err(txn_err(&id)),
+            (Some(prepared), None) => commit_prepared(&self.cluster, prepared, &self.resume)
+                .await
+                .map(|o| outcome(&id, o))
+                .map_err(|e| KafkaSinkError::Recovery(format!("committing {id}: {e}"))),
+        };
+        match &result {
+            Ok(_) => self.recycle(&id),
+            Err(_) => {
+                // The transaction may still be prepared: keep its id out of
+                // the pool (reusing it would abort the transaction) until a
+                // restore commits it; drop the producer, whose state is
+                // unknown.
+                self.drop_producer(&id).await;
+            }
+        }
+        result
+    }
+
+    async fn abort(
+        &mut self,
+        txn: KafkaTransaction,
+        _ctx: &mut BTreeSet<String>,
+    ) -> Result<(), KafkaSinkError> {
+        let Some(id) = txn.transactional_id else {
+            return Ok(());
+        };
+        // Records of an aborted transaction fail; their errors do not matter.
+        self.in_flight.clear();
+        let r = match self.producers.get(&id).cloned() {
+            Some(p) => p.abort_transaction().await.map_err(txn_err(&id)),
+            None => Ok(()),
+        };
+        if r.is_err() {
+            self.drop_producer(&id).await;
+        }
+        self.recycle(&id);
+        r
+    }
+
+    async fn recover_and_commit(
+        &mut self,
+        txn: PreCommitted<KafkaTransaction>,
+        _ctx: &mut BTreeSet<String>,
+    ) -> Result<CommitOutcome, KafkaSinkError> {
+        let (Some(id), Some(prepared)) = (&txn.handle().transactional_id, &txn.handle().prepared)
+        else {
+            return Ok(CommitOutcome::Committed); // empty or non-transactional
+        };
+        commit_prepared(&self.cluster, prepared, &self.resume)
+            .await
+            .map(|o| outcome(id, o))
+            .map_err(|e| KafkaSinkError::Recovery(format!("committing {id}: {e}")))
+    }
+
+    async fn recover_and_abort(
+        &mut self,
+        txn: KafkaTransaction,
+        _ctx: &mut BTreeSet<String>,
+    ) -> Result<(), KafkaSinkError> {
+        match (&txn.transactional_id, &txn.prepared) {
+            (_, Some(prepared)) => abort_prepared(&self.cluster, prepared, &self.resume)
+                .await
+                .map(|_| ())
+                .map_err(|e| KafkaSinkError::Recovery(e.to_string())),
+            (Some(id), None) => {
+                abort_lingering(&self.cluster, self.config.recovery_timeout, id).await
+            }
+            (None, None) => Ok(()),
+        }
+    }
+
+    async fn initialize_user_context(&mut self) -> Result<BTreeSet<String>, KafkaSinkError> {
+        if !self.exactly_once() {
+            return Ok(BTreeSet::new());
+        }
+        let ids = self
+            .config
+            .ids()
+            .generate_ids_to_use(self.hint.next_free_transactional_id);
+        self.available = ids.iter().cloned().collect();
+        Ok(ids)
+    }
+
+    async fn finish_recovering_and_committing(
+        &mut self,
+        ctx: &mut BTreeSet<String>,
+        handled: &[KafkaTransaction],
+    ) -> Result<(), KafkaSinkError> {
+        if !self.exactly_once() {
+            ctx.clear();
+            return Ok(());
+        }
+        if ctx.is_empty() {
+            // Restored from AT_LEAST_ONCE/NONE state: a fresh pool.
+            *ctx = self.initialize_user_context().await?;
+            return Ok(());
+        }
+        let handled: BTreeSet<&str> = handled
+            .iter()
+            .filter_map(|t| t.transactional_id.as_deref())
+            .collect();
+        let unhandled: Vec<String> = ctx
+            .iter()
+            .filter(|id| !handled.contains(id.as_str()))
+            .cloned()
+            .collect();
+        abort_all(&self.cluster, self.config.recovery_timeout, unhandled).await?;
+        self.available = ctx.iter().cloned().collect();
+        Ok(())
+    }
+}
+
+/// A Kafka sink subtask: [`TwoPhaseCommitSink`] over [`KafkaSinkHandler`],
+/// with its state (and the [`NextTransactionalIdHint`]) encoded for the
+/// [checkpoint driver](crate::checkpoint) or a host engine.
+///
+/// Operator state format v1: magic `KSNK`, version 1, the sink state
+/// ([`StateSerializer`] with [`KafkaTransactionCodec`] and
+/// [`StringSetCodec`]) length-prefixed, then a flag and the hint (`u64`
+/// next free id, `u32` last parallelism) — written by subtask 0 only.
+pub struct KafkaSink<T: Send + Sync + 'static> {
+    sink: TwoPhaseCommitSink<KafkaSinkHandler<T>>,
+    serializer: StateSerializer<KafkaTransactionCodec, StringSetCodec>,
+}
+
+impl<T: Send + Sync + 'static> fmt::Debug for KafkaSink<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KafkaSink")
+            .field("sink", &self.sink)
+            .finish_non_exhaustive()
+    }
+}
+
+const STATE_MAGIC: [u8; 4] = *b"KSNK";
+const STATE_VERSION: u8 = 1;
+
+fn encode_operator_state(sink_state: &[u8], hint: Option<NextTransactionalIdHint>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(sink_state.len() + 24);
+    out.extend_from_slice(&STATE_MAGIC);
+    put_u8(&mut out, STATE_VERSION);
+    put_bytes(&mut out, sink_state);
+    match hint {
+        Some(h) => {
+            put_u8(&mut out, 1);
+            put_u64(&mut out, h.next_free_transactional_id);
+            put_u32(&mut out, h.last_parallelism);
+        }
+        None => put_u8(&mut out, 0),
+    }
+    out
+}
+
+fn decode_operator_state(
+    bytes: &[u8],
+) -> Result<(&[u8], Option<NextTransactionalIdHint>), DecodeError> {
+    let mut r = Reader::new(bytes);
+    let magic = r.take(4)?;
+    if magic != STATE_MAGIC {
+        return Err(DecodeError::BadMagic {
+            expected: STATE_MAGIC.to_vec(),
+            found: magic.to_vec(),
+        });
+    }
+    let version = r.u8()?;
+    if version != STATE_VERSION {
+        return Err(DecodeError::UnsupportedVersion {
+            version,
+            supported: STATE_VERSION,
+        });
+    }
+    let state = r.bytes()?;
+    let hint = if r.flag()? {
+        let next_free_transactional_id = r.u64()?;
+        let last_parallelism = r.u32()?;
+        Some(NextTransactionalIdHint {
+            last_parallelism,
+            next_free_transactional_id,
+        })
+    } else {
+        None
+    };
+    r.finish()?;
+    Ok((state, hint))
+}
+
+impl<T: Send + Sync + 'static> KafkaSink<T> {
+    /// Validates `config`, connects, and for EXACTLY_ONCE checks the
+    /// transaction timeout against the broker's `transaction.max.timeout.ms`.
+    pub async fn connect(
+        config: KafkaSinkConfig,
+        schema: impl KafkaSerializationSchema<T> + 'static,
+    ) -> Result<Self, KafkaSinkError> {
+        if config.pool_size == 0 {
+            return Err(KafkaSinkError::Config("pool_size must be > 0".into()));
+        }
+        if config.parallelism == 0 || config.subtask_index >= config.parallelism {
+            return Err(KafkaSinkError::Config(format!(
+                "subtask {} of parallelism {}",
+                config.subtask_index, config.parallelism
+            )));
+        }
+        let mut base = config.producer.clone();
+        base.transactional_id = None;
+        let (cluster, shared) = if config.semantic == Semantic::ExactlyOnce {
+            let cluster = Cluster::connect(base.cluster_config())
+                .await
+                .map_err(|e| KafkaSinkError::Connect(e.to_string()))?;
+            (cluster, None)
+        } else {
+            let p = Producer::connect(base)
+                .await
+                .map_err(|e| KafkaSinkError::Connect(e.to_string()))?;
+            (p.cluster().clone(), Some(p))
+        };
+        if config.semantic == Semantic::ExactlyOnce {
+            check_transaction_timeout(&cluster, config.transaction_timeout).await?;
+        }
+        let timeout = config.transaction_timeout;
+        let handler = KafkaSinkHandler {
+            resume: ResumeOptions {
+                timeout: config.recovery_timeout,
+                ..ResumeOptions::default()
+            },
+            config,
+            schema: Arc::new(schema),
+            cluster,
+            shared,
+            producers: HashMap::new(),
+            available: VecDeque::new(),
+            in_flight: VecDeque::new(),
+            hint: NextTransactionalIdHint::default(),
+        };
+        let mut sink = TwoPhaseCommitSink::new(handler);
+        // KAFKA-6119: a commit past the timeout may fail silently; warn early.
+        sink.set_transaction_timeout(timeout)
+            .enable_transaction_timeout_warnings(0.8);
+        Ok(KafkaSink {
+            sink,
+            serializer: StateSerializer::new(KafkaTransactionCodec, StringSetCodec),
+        })
+    }
+
+    /// The generic sink (metrics, pending checkpoints, timeout options).
+    pub fn sink(&self) -> &TwoPhaseCommitSink<KafkaSinkHandler<T>> {
+        &self.sink
+    }
+
+    /// The generic sink, mutably.
+    pub fn sink_mut(&mut self) -> &mut TwoPhaseCommitSink<KafkaSinkHandler<T>> {
+        &mut self.sink
+    }
+
+    /// Writes one value.
+    pub async fn invoke(
+        &mut self,
+        value: T,
+        context: &RecordContext,
+    ) -> Result<(), TwoPhaseCommitError<KafkaSinkError>> {
+        self.sink.invoke(value, context).await
+    }
+
+    /// Aborts the open transaction and closes every producer (pre-committed
+    /// transactions stay for a restore to commit).
+    pub async fn close(&mut self) -> Result<(), TwoPhaseCommitError<KafkaSinkError>> {
+        let r = self.sink.close().await;
+        let h = self.sink.handler_mut();
+        for (_, p) in h.producers.drain() {
+            let _ = p.close(Duration::from_secs(5)).await;
+        }
+        if let Some(p) = h.shared.take() {
+            let _ = p.close(Duration::from_secs(5)).await;
+        }
+        r
+    }
+}
+
+/// Fails when `timeout` exceeds the `transaction.max.timeout.ms` of a broker.
+pub async fn check_transaction_timeout(
+    cluster: &Cluster,
+    timeout: Duration,
+) -> Result<(), KafkaSinkError> {
+    cluster
+        .refresh()
+        .await
+        .map_err(|e| KafkaSinkError::Connect(e.to_string()))?;
+    let node = cluster
+        .metadata()
+        .brokers()
+        .keys()
+        .next()
+        .copied()
+        .ok_or_else(|| KafkaSinkError::Connect("no broker in metadata".into()))?;
+    let key = "transaction.max.timeout.ms";
+    let configs = admin::broker_config(cluster, node, &[key])
+        .await
+        .map_err(|e| KafkaSinkError::Connect(format!("reading {key}: {e}")))?;
+    if let Some(Some(v)) = configs.get(key) {
+        if let Ok(ms) = v.parse::<u64>() {
+            let broker_max = Duration::from_millis(ms);
+            if timeout > broker_max {
+                return Err(KafkaSinkError::TransactionTimeoutTooLarge {
+                    configured: timeout,
+                    broker_max,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+impl<T: Send + Sync + 'static> CheckpointedOperator for KafkaSink<T> {
+    async fn initialize_state(
+        &mut self,
+        restored: Option<RestoredState>,
+    ) -> Result<(), OperatorError> {
+        let exactly_once = self.sink.handler().exactly_once();
+        let mut hints = Vec::new();
+        let mut states = None;
+        if let Some(r) = &restored {
+            for b in &r.union {
+                if let (_, Some(h)) = decode_operator_state(b)? {
+                    hints.push(h);
+                }
+            }
+            let mut own = Vec::new();
+            for b in &r.own {
+                let (s, _) = decode_operator_state(b)?;
+                own.push(self.serializer.decode(s)?);
+            }
+            states = Some(own);
+        }
+        if hints.len() > 1 {
+            return Err(KafkaSinkError::MultipleHints(hints.len()).into());
+        }
+        let handler = self.sink.handler_mut();
+        match hints.pop() {
+            Some(h) => handler.hint = h,
+            None => {
+                handler.hint = NextTransactionalIdHint::default();
+                if exactly_once {
+                    // First run, or a failure before the first checkpoint.
+                    abort_on_fresh_start(&handler.cluster, &handler.config).await?;
+                }
+            }
+        }
+        self.sink.initialize_state(states).await?;
+        Ok(())
+    }
+
+    async fn snapshot_state(&mut self, checkpoint_id: u64) -> Result<Vec<u8>, OperatorError> {
+        let state = self.sink.snapshot_state(checkpoint_id).await?;
+        let bytes = self.serializer.encode(state);
+        let h = self.sink.handler_mut();
+        let hint = (h.config.subtask_index == 0 && h.exactly_once()).then(|| {
+            let mut next = h.hint;
+            if h.config.parallelism > next.last_parallelism {
+                next.next_free_transactional_id +=
+                    u64::from(h.config.parallelism) * h.config.pool_size as u64;
+            }
+            next.last_parallelism = h.config.parallelism;
+            h.hint = next;
+            next
+        });
+        Ok(encode_operator_state(&bytes, hint))
+    }
+
+    async fn notify_checkpoint_complete(
+        &mut self,
+        checkpoint_id: u64,
+    ) -> Result<(), OperatorError> {
+        self.sink.notify_checkpoint_complete(checkpoint_id).await?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_producer::txn::TransactionVersion;
+
+    #[test]
+    fn ids_never_clash_across_subtasks() {
+        let gen = |s, p| TransactionalIdsGenerator {
+            prefix: "p".into(),
+            subtask_index: s,
+            parallelism: p,
+            pool_size: 5,
+            safe_scale_down_factor: 5,
+        };
+        for p in 1..6 {
+            let mut use_all = BTreeSet::new();
+            let mut abort_all = BTreeSet::new();
+            for s in 0..p {
+                for id in gen(s, p).generate_ids_to_use(0) {
+                    assert!(use_all.insert(id));
+                }
+                for id in gen(s, p).generate_ids_to_abort() {
+                    assert!(abort_all.insert(id));
+                }
+            }
+            let expected: BTreeSet<String> =
+                (0..u64::from(p) * 25).map(|n| format!("p-{n}")).collect();
+            assert_eq!(abort_all, expected);
+        }
+    }
+
+    #[test]
+    fn default_prefix_truncates_task_name() {
+        let mut c = KafkaSinkConfig::new(ProducerConfig::new("x:1"), "t");
+        c.task_name = "n".repeat(2000);
+        c.operator_id = "op".into();
+        assert_eq!(c.prefix().len(), 1003);
+        c.transactional_id_prefix = Some("custom".into());
+        assert_eq!(c.ids().id(7), "custom-7");
+    }
+
+    #[test]
+    fn transaction_codec_and_operator_state_round_trip() {
+        let t = KafkaTransaction {
+            transactional_id: Some("p-3".into()),
+            prepared: Some(PreparedTransaction {
+                transactional_id: "p-3".into(),
+                producer_id: 42,
+                producer_epoch: 7,
+                transaction_version: TransactionVersion::V2,
+            }),
+            records: 9,
+        };
+        let mut buf = Vec::new();
+        KafkaTransactionCodec.encode(&t, &mut buf);
+        let back = KafkaTransactionCodec.decode(&buf).unwrap();
+        assert_eq!(back, KafkaTransaction { records: 0, ..t });
+
+        let hint = NextTransactionalIdHint {
+            last_parallelism: 3,
+            next_free_transactional_id: 15,
+        };
+        let bytes = encode_operator_state(b"inner", Some(hint));
+        assert_eq!(
+            decode_operator_state(&bytes).unwrap(),
+            (&b"inner"[..], Some(hint))
+        );
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(decode_operator_state(&longer).is_err());
+    }
+
+    #[test]
+    fn pool_exhausted_message_says_what_to_do() {
+        let msg = KafkaSinkError::PoolExhausted { pool_size: 5 }.to_string();
+        assert!(msg.contains("Increase the kafka producers pool size"));
+        assert!(msg.contains("decrease the number of concurrent checkpoints"));
+    }
+}

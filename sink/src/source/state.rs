@@ -1,0 +1,289 @@
+//! Versioned serializer for the pending checkpoints of a
+//! [`MessageAcknowledgingSource`](super::MessageAcknowledgingSource).
+//!
+//! # Format v1
+//!
+//! All integers are big-endian.
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 4 | magic `KEAS` (kafka-eos acknowledging source) |
+//! | 1 | format version, `1` |
+//! | 1 | id kind ([`UniqueId::KIND`]: 1 = UTF-8 string, 2 = `u64`, 3 = bytes) |
+//! | 4 | number of pending checkpoints |
+//! | per checkpoint | checkpoint id (8), number of ids (4), the ids |
+//! | 4 | CRC-32C of every preceding byte |
+//!
+//! A string or byte id is a 4-byte length and its bytes; a `u64` id is 8
+//! bytes. The committed fixture `sink/tests/source_state_v1.hex` pins the
+//! format.
+
+use bytes::Bytes;
+use std::fmt::Debug;
+use std::hash::Hash;
+
+/// The magic at the start of every serialized source state.
+pub const STATE_MAGIC: [u8; 4] = *b"KEAS";
+/// The version [`encode_pending`] writes.
+pub const STATE_VERSION: u8 = 1;
+
+/// Errors of snapshot and restore.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StateError {
+    /// The state does not start with [`STATE_MAGIC`].
+    #[error("not a message-acknowledging source state (magic {found:02x?})")]
+    BadMagic {
+        /// The first bytes found.
+        found: Vec<u8>,
+    },
+    /// A version this build cannot read.
+    #[error("unsupported source state version {0} (this build reads version 1)")]
+    UnsupportedVersion(u8),
+    /// The state was written for another id type.
+    #[error("source state holds id kind {found}, expected {expected}")]
+    IdKindMismatch {
+        /// The kind this source uses.
+        expected: u8,
+        /// The kind in the state.
+        found: u8,
+    },
+    /// The state ended early.
+    #[error("source state truncated while reading {what}")]
+    Truncated {
+        /// What was being read.
+        what: &'static str,
+    },
+    /// The checksum does not match.
+    #[error("source state checksum mismatch (stored {stored:#010x}, computed {computed:#010x})")]
+    ChecksumMismatch {
+        /// The CRC-32C stored in the state.
+        stored: u32,
+        /// The CRC-32C of the bytes read.
+        computed: u32,
+    },
+    /// An id could not be decoded (e.g. a string that is not UTF-8).
+    #[error("invalid id in source state: {0}")]
+    InvalidId(String),
+    /// Bytes after the checksum.
+    #[error("{0} unexpected bytes after the source state")]
+    TrailingBytes(usize),
+    /// Checkpoint ids in the state or passed to `snapshot_state` do not
+    /// strictly increase.
+    #[error("checkpoint id {checkpoint_id} is not greater than the previous one, {previous}")]
+    NonIncreasingCheckpointId {
+        /// The offending id.
+        checkpoint_id: u64,
+        /// The id before it.
+        previous: u64,
+    },
+}
+
+/// A message id that can be deduplicated and checkpointed.
+///
+/// Implemented for [`String`], [`u64`], [`Vec<u8>`] and [`Bytes`].
+///
+/// ```
+/// use kafka_sink::source::UniqueId;
+/// let mut out = Vec::new();
+/// "a".to_string().encode(&mut out);
+/// assert_eq!(out, [0, 0, 0, 1, b'a']);
+/// let mut input = &out[..];
+/// assert_eq!(String::decode(&mut input).unwrap(), "a");
+/// ```
+pub trait UniqueId: Clone + Eq + Hash + Debug {
+    /// The id kind byte stored in the state (1 = string, 2 = u64, 3 = bytes).
+    const KIND: u8;
+    /// Appends the encoding of `self`.
+    fn encode(&self, out: &mut Vec<u8>);
+    /// Decodes one id from the front of `input`, advancing it.
+    fn decode(input: &mut &[u8]) -> Result<Self, StateError>;
+}
+
+fn take<'a>(input: &mut &'a [u8], n: usize, what: &'static str) -> Result<&'a [u8], StateError> {
+    if input.len() < n {
+        return Err(StateError::Truncated { what });
+    }
+    let (head, tail) = input.split_at(n);
+    *input = tail;
+    Ok(head)
+}
+
+fn take_u32(input: &mut &[u8], what: &'static str) -> Result<u32, StateError> {
+    let b = take(input, 4, what)?;
+    Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+fn take_u64(input: &mut &[u8], what: &'static str) -> Result<u64, StateError> {
+    let b = take(input, 8, what)?;
+    let mut a = [0u8; 8];
+    a.copy_from_slice(b);
+    Ok(u64::from_be_bytes(a))
+}
+
+fn put_len(out: &mut Vec<u8>, len: usize) {
+    let len = u32::try_from(len).expect("a source state item longer than 4 GiB");
+    out.extend_from_slice(&len.to_be_bytes());
+}
+
+impl UniqueId for String {
+    const KIND: u8 = 1;
+    fn encode(&self, out: &mut Vec<u8>) {
+        put_len(out, self.len());
+        out.extend_from_slice(self.as_bytes());
+    }
+    fn decode(input: &mut &[u8]) -> Result<Self, StateError> {
+        let len = take_u32(input, "a string id length")? as usize;
+        let b = take(input, len, "a string id")?;
+        String::from_utf8(b.to_vec()).map_err(|e| StateError::InvalidId(e.to_string()))
+    }
+}
+
+impl UniqueId for u64 {
+    const KIND: u8 = 2;
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_be_bytes());
+    }
+    fn decode(input: &mut &[u8]) -> Result<Self, StateError> {
+        take_u64(input, "a u64 id")
+    }
+}
+
+impl UniqueId for Vec<u8> {
+    const KIND: u8 = 3;
+    fn encode(&self, out: &mut Vec<u8>) {
+        put_len(out, self.len());
+        out.extend_from_slice(self);
+    }
+    fn decode(input: &mut &[u8]) -> Result<Self, StateError> {
+        let len = take_u32(input, "a byte id length")? as usize;
+        Ok(take(input, len, "a byte id")?.to_vec())
+    }
+}
+
+impl UniqueId for Bytes {
+    const KIND: u8 = 3;
+    fn encode(&self, out: &mut Vec<u8>) {
+        put_len(out, self.len());
+        out.extend_from_slice(self);
+    }
+    fn decode(input: &mut &[u8]) -> Result<Self, StateError> {
+        Vec::<u8>::decode(input).map(Bytes::from)
+    }
+}
+
+/// The ids of one snapshot that the broker has not acknowledged yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingCheckpoint<Id> {
+    /// The checkpoint whose snapshot took these ids.
+    pub checkpoint_id: u64,
+    /// The ids emitted between the previous snapshot and this one, in
+    /// emission order, each once.
+    pub ids: Vec<Id>,
+}
+
+/// Serializes pending checkpoints in format v1 (see the [module docs](self)).
+///
+/// ```
+/// use kafka_sink::source::{decode_pending, encode_pending, PendingCheckpoint};
+/// let pending = vec![PendingCheckpoint { checkpoint_id: 7, ids: vec![1u64, 2] }];
+/// let bytes = encode_pending(&pending);
+/// assert_eq!(&bytes[..5], b"KEAS\x01");
+/// assert_eq!(decode_pending::<u64>(&bytes).unwrap(), pending);
+/// ```
+pub fn encode_pending<'a, Id: UniqueId + 'a>(
+    pending: impl IntoIterator<Item = &'a PendingCheckpoint<Id>>,
+) -> Bytes {
+    let mut out = Vec::with_capacity(64);
+    out.extend_from_slice(&STATE_MAGIC);
+    out.push(STATE_VERSION);
+    out.push(Id::KIND);
+    let count_at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    let mut count = 0u32;
+    for cp in pending {
+        count += 1;
+        out.extend_from_slice(&cp.checkpoint_id.to_be_bytes());
+        put_len(&mut out, cp.ids.len());
+        for id in &cp.ids {
+            id.encode(&mut out);
+        }
+    }
+    out[count_at..count_at + 4].copy_from_slice(&count.to_be_bytes());
+    let crc = crc32c::crc32c(&out);
+    out.extend_from_slice(&crc.to_be_bytes());
+    Bytes::from(out)
+}
+
+/// Decodes pending checkpoints written by [`encode_pending`].
+///
+/// Checks magic, version, id kind, checksum, strictly increasing checkpoint
+/// ids and that nothing follows the checksum.
+pub fn decode_pending<Id: UniqueId>(
+    state: &[u8],
+) -> Result<Vec<PendingCheckpoint<Id>>, StateError> {
+    let mut input = state;
+    let magic = take(&mut input, 4, "the magic").map_err(|_| StateError::BadMagic {
+        found: state.to_vec(),
+    })?;
+    if magic != STATE_MAGIC {
+        return Err(StateError::BadMagic {
+            found: magic.to_vec(),
+        });
+    }
+    let version = take(&mut input, 1, "the version")?[0];
+    if version != STATE_VERSION {
+        return Err(StateError::UnsupportedVersion(version));
+    }
+    if input.len() < 5 {
+        return Err(StateError::Truncated { what: "the header" });
+    }
+    // Verify the checksum before trusting any length.
+    let body_len = state.len() - 4;
+    if body_len < 10 {
+        return Err(StateError::Truncated {
+            what: "the checksum",
+        });
+    }
+    let stored = u32::from_be_bytes([
+        state[body_len],
+        state[body_len + 1],
+        state[body_len + 2],
+        state[body_len + 3],
+    ]);
+    let computed = crc32c::crc32c(&state[..body_len]);
+    if stored != computed {
+        return Err(StateError::ChecksumMismatch { stored, computed });
+    }
+    let mut input = &state[5..body_len];
+    let kind = take(&mut input, 1, "the id kind")?[0];
+    if kind != Id::KIND {
+        return Err(StateError::IdKindMismatch {
+            expected: Id::KIND,
+            found: kind,
+        });
+    }
+    let count = take_u32(&mut input, "the checkpoint count")?;
+    let mut out: Vec<PendingCheckpoint<Id>> = Vec::with_capacity(count.min(1024) as usize);
+    for _ in 0..count {
+        let checkpoint_id = take_u64(&mut input, "a checkpoint id")?;
+        if let Some(prev) = out.last() {
+            if checkpoint_id <= prev.checkpoint_id {
+                return Err(StateError::NonIncreasingCheckpointId {
+                    checkpoint_id,
+                    previous: prev.checkpoint_id,
+                });
+            }
+        }
+        let n = take_u32(&mut input, "an id count")?;
+        let mut ids = Vec::with_capacity(n.min(4096) as usize);
+        for _ in 0..n {
+            ids.push(Id::decode(&mut input)?);
+        }
+        out.push(PendingCheckpoint { checkpoint_id, ids });
+    }
+    if !input.is_empty() {
+        return Err(StateError::TrailingBytes(input.len()));
+    }
+    Ok(out)
+}

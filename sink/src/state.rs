@@ -1,0 +1,343 @@
+//! The persisted state of a two-phase-commit sink and its versioned binary
+//! format.
+//!
+//! [`SinkState`] is Flink's `TwoPhaseCommitSinkFunction.State`: the
+//! transaction open at snapshot time, the pre-committed transactions waiting
+//! for their checkpoint's completion (with checkpoint ids and start times) and
+//! the user context.
+//!
+//! # Format version 1
+//!
+//! All integers are big-endian; `bytes` is a `u32` length followed by that
+//! many bytes, decoded by the user's [`Codec`] from exactly that slice.
+//!
+//! ```text
+//! magic      4 bytes  "K2PC"
+//! version    u8       1
+//! current    u8 flag; if 1: start_time_ms u64, txn bytes
+//! pending    u32 n;   n x (checkpoint_id u64, start_time_ms u64, txn bytes)
+//!                     (ascending checkpoint ids; a duplicate is an error)
+//! context    u8 flag; if 1: ctx bytes
+//! ```
+//!
+//! Anything after the context, an unknown version or a wrong magic is a typed
+//! [`DecodeError`]. `sink/tests/fixtures/sink_state_v1.hex` holds bytes written
+//! by version 1; later versions must keep decoding it.
+//!
+//! ```
+//! use kafka_sink::codec::{StringCodec, StringSetCodec};
+//! use kafka_sink::state::{SinkState, StateSerializer, TransactionHolder};
+//! use std::collections::{BTreeMap, BTreeSet};
+//!
+//! let serializer = StateSerializer::new(StringCodec, StringSetCodec);
+//! let state: SinkState<String, BTreeSet<String>> = SinkState {
+//!     current: Some(TransactionHolder::new("sink-1".to_string(), 2_000)),
+//!     pending: BTreeMap::from([(7, TransactionHolder::new("sink-0".to_string(), 1_000))]),
+//!     context: Some(BTreeSet::from(["sink-0".to_string(), "sink-1".to_string()])),
+//! };
+//! let bytes = serializer.encode(&state);
+//! assert_eq!(serializer.decode(&bytes).unwrap(), state);
+//! ```
+
+use std::collections::BTreeMap;
+
+use crate::codec::{put_bytes, put_u32, put_u64, put_u8, Codec, DecodeError, Reader};
+
+/// A transaction handle with the wall-clock time (ms since the Unix epoch)
+/// at which it began (Flink's `TransactionHolder`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransactionHolder<T> {
+    /// The user's transaction handle.
+    pub handle: T,
+    /// When the transaction began, in ms since the Unix epoch.
+    pub start_time_ms: u64,
+}
+
+impl<T> TransactionHolder<T> {
+    /// Wraps `handle` begun at `start_time_ms`.
+    pub fn new(handle: T, start_time_ms: u64) -> Self {
+        TransactionHolder {
+            handle,
+            start_time_ms,
+        }
+    }
+
+    /// Milliseconds since the transaction began (0 if `now_ms` is earlier).
+    pub fn elapsed_ms(&self, now_ms: u64) -> u64 {
+        now_ms.saturating_sub(self.start_time_ms)
+    }
+
+    fn as_ref(&self) -> TransactionHolder<&T> {
+        TransactionHolder::new(&self.handle, self.start_time_ms)
+    }
+}
+
+/// The state of one sink subtask at a checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SinkState<T, C> {
+    /// The transaction open at snapshot time; restored sinks abort it.
+    pub current: Option<TransactionHolder<T>>,
+    /// Pre-committed transactions by checkpoint id; restored sinks commit
+    /// them in this order.
+    pub pending: BTreeMap<u64, TransactionHolder<T>>,
+    /// The user context, if the sink has one.
+    pub context: Option<C>,
+}
+
+impl<T, C> Default for SinkState<T, C> {
+    fn default() -> Self {
+        SinkState {
+            current: None,
+            pending: BTreeMap::new(),
+            context: None,
+        }
+    }
+}
+
+/// A borrowed view of a [`SinkState`], as produced by
+/// [`TwoPhaseCommitSink::snapshot_state`](crate::TwoPhaseCommitSink::snapshot_state)
+/// without cloning transaction handles.
+#[derive(Debug, Clone)]
+pub struct SinkStateRef<'a, T, C> {
+    /// See [`SinkState::current`].
+    pub current: Option<TransactionHolder<&'a T>>,
+    /// See [`SinkState::pending`] (ascending checkpoint ids).
+    pub pending: Vec<(u64, TransactionHolder<&'a T>)>,
+    /// See [`SinkState::context`].
+    pub context: Option<&'a C>,
+}
+
+impl<'a, T, C> From<&'a SinkState<T, C>> for SinkStateRef<'a, T, C> {
+    fn from(s: &'a SinkState<T, C>) -> Self {
+        SinkStateRef {
+            current: s.current.as_ref().map(TransactionHolder::as_ref),
+            pending: s.pending.iter().map(|(id, h)| (*id, h.as_ref())).collect(),
+            context: s.context.as_ref(),
+        }
+    }
+}
+
+/// Encodes and decodes [`SinkState`] with a magic, a version byte and the
+/// user's codecs for the transaction (`TC`) and context (`CC`) types.
+#[derive(Debug, Clone, Default)]
+pub struct StateSerializer<TC, CC> {
+    txn: TC,
+    ctx: CC,
+}
+
+impl<TC, CC> StateSerializer<TC, CC> {
+    /// The first bytes of every encoded state.
+    pub const MAGIC: [u8; 4] = *b"K2PC";
+    /// The format version this build writes (and the newest it reads).
+    pub const VERSION: u8 = 1;
+
+    /// A serializer with the given transaction and context codecs.
+    pub fn new(txn_codec: TC, ctx_codec: CC) -> Self {
+        StateSerializer {
+            txn: txn_codec,
+            ctx: ctx_codec,
+        }
+    }
+
+    /// Encodes a state (owned [`SinkState`] or borrowed [`SinkStateRef`]) in
+    /// the current format version.
+    pub fn encode<'a, T: 'a, C: 'a>(&self, state: impl Into<SinkStateRef<'a, T, C>>) -> Vec<u8>
+    where
+        TC: Codec<T>,
+        CC: Codec<C>,
+    {
+        let state = state.into();
+        let mut out = Vec::with_capacity(64);
+        out.extend_from_slice(&Self::MAGIC);
+        put_u8(&mut out, Self::VERSION);
+        let mut scratch = Vec::new();
+        match &state.current {
+            Some(h) => {
+                put_u8(&mut out, 1);
+                put_u64(&mut out, h.start_time_ms);
+                self.put_value(&self.txn, h.handle, &mut scratch, &mut out);
+            }
+            None => put_u8(&mut out, 0),
+        }
+        let n = u32::try_from(state.pending.len()).expect("more than u32::MAX pending");
+        put_u32(&mut out, n);
+        for (id, h) in &state.pending {
+            put_u64(&mut out, *id);
+            put_u64(&mut out, h.start_time_ms);
+            self.put_value(&self.txn, h.handle, &mut scratch, &mut out);
+        }
+        match state.context {
+            Some(c) => {
+                put_u8(&mut out, 1);
+                self.put_value(&self.ctx, c, &mut scratch, &mut out);
+            }
+            None => put_u8(&mut out, 0),
+        }
+        out
+    }
+
+    fn put_value<V>(&self, codec: &impl Codec<V>, v: &V, scratch: &mut Vec<u8>, out: &mut Vec<u8>) {
+        scratch.clear();
+        codec.encode(v, scratch);
+        put_bytes(out, scratch);
+    }
+
+    /// Decodes a state written by any supported format version.
+    pub fn decode<T, C>(&self, bytes: &[u8]) -> Result<SinkState<T, C>, DecodeError>
+    where
+        TC: Codec<T>,
+        CC: Codec<C>,
+    {
+        let mut r = Reader::new(bytes);
+        let magic = r
+            .take(Self::MAGIC.len())
+            .map_err(|_| DecodeError::BadMagic {
+                expected: Self::MAGIC.to_vec(),
+                found: bytes.to_vec(),
+            })?;
+        if magic != Self::MAGIC {
+            return Err(DecodeError::BadMagic {
+                expected: Self::MAGIC.to_vec(),
+                found: magic.to_vec(),
+            });
+        }
+        match r.u8()? {
+            1 => self.decode_v1(r),
+            version => Err(DecodeError::UnsupportedVersion {
+                version,
+                supported: Self::VERSION,
+            }),
+        }
+    }
+
+    fn decode_v1<T, C>(&self, mut r: Reader<'_>) -> Result<SinkState<T, C>, DecodeError>
+    where
+        TC: Codec<T>,
+        CC: Codec<C>,
+    {
+        let current = if r.flag()? {
+            let start = r.u64()?;
+            Some(TransactionHolder::new(self.txn.decode(r.bytes()?)?, start))
+        } else {
+            None
+        };
+        let n = r.u32()?;
+        let mut pending = BTreeMap::new();
+        for _ in 0..n {
+            let id = r.u64()?;
+            let start = r.u64()?;
+            let handle = self.txn.decode(r.bytes()?)?;
+            if pending
+                .insert(id, TransactionHolder::new(handle, start))
+                .is_some()
+            {
+                return Err(DecodeError::DuplicateCheckpointId(id));
+            }
+        }
+        let context = if r.flag()? {
+            Some(self.ctx.decode(r.bytes()?)?)
+        } else {
+            None
+        };
+        r.finish()?;
+        Ok(SinkState {
+            current,
+            pending,
+            context,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::{StringCodec, U64Codec, UnitCodec};
+
+    fn sample() -> SinkState<u64, ()> {
+        SinkState {
+            current: Some(TransactionHolder::new(9, 90)),
+            pending: BTreeMap::from([
+                (3, TransactionHolder::new(7, 70)),
+                (4, TransactionHolder::new(8, 80)),
+            ]),
+            context: Some(()),
+        }
+    }
+
+    #[test]
+    fn round_trip_and_empty_state() {
+        let s = StateSerializer::new(U64Codec, UnitCodec);
+        assert_eq!(s.decode(&s.encode(&sample())).unwrap(), sample());
+        let empty = SinkState::<u64, ()>::default();
+        assert_eq!(s.decode(&s.encode(&empty)).unwrap(), empty);
+    }
+
+    #[test]
+    fn every_prefix_and_every_extension_is_a_typed_error() {
+        let s = StateSerializer::new(U64Codec, UnitCodec);
+        let bytes = s.encode(&sample());
+        for cut in 0..bytes.len() {
+            assert!(s.decode::<u64, ()>(&bytes[..cut]).is_err(), "prefix {cut}");
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert_eq!(
+            s.decode::<u64, ()>(&longer),
+            Err(DecodeError::TrailingBytes { count: 1 })
+        );
+    }
+
+    #[test]
+    fn unknown_version_and_magic() {
+        let s = StateSerializer::new(StringCodec, UnitCodec);
+        let mut bytes = s.encode(&SinkState::<String, ()>::default());
+        bytes[4] = 2;
+        assert_eq!(
+            s.decode::<String, ()>(&bytes),
+            Err(DecodeError::UnsupportedVersion {
+                version: 2,
+                supported: 1
+            })
+        );
+        bytes[0] = b'X';
+        assert!(matches!(
+            s.decode::<String, ()>(&bytes),
+            Err(DecodeError::BadMagic { .. })
+        ));
+    }
+
+    #[test]
+    fn duplicate_pending_id_rejected() {
+        let s = StateSerializer::new(U64Codec, UnitCodec);
+        let mut bytes = Vec::from(*b"K2PC");
+        bytes.push(1);
+        bytes.push(0);
+        put_u32(&mut bytes, 2);
+        for _ in 0..2 {
+            put_u64(&mut bytes, 5);
+            put_u64(&mut bytes, 0);
+            put_bytes(&mut bytes, &1u64.to_be_bytes());
+        }
+        bytes.push(0);
+        assert_eq!(
+            s.decode::<u64, ()>(&bytes),
+            Err(DecodeError::DuplicateCheckpointId(5))
+        );
+    }
+
+    #[test]
+    fn codec_must_consume_its_whole_value() {
+        let s = StateSerializer::new(U64Codec, UnitCodec);
+        let mut bytes = Vec::from(*b"K2PC");
+        bytes.push(1);
+        bytes.push(1);
+        put_u64(&mut bytes, 0);
+        put_bytes(&mut bytes, &[0; 9]);
+        put_u32(&mut bytes, 0);
+        bytes.push(0);
+        assert_eq!(
+            s.decode::<u64, ()>(&bytes),
+            Err(DecodeError::TrailingBytes { count: 1 })
+        );
+    }
+}

@@ -1,0 +1,1020 @@
+//! The generic two-phase-commit sink (Flink's `TwoPhaseCommitSinkFunction`).
+//!
+//! A user implements [`TwoPhaseCommitHandler`] — how to begin, write to,
+//! pre-commit, commit and abort one transaction of some external system —
+//! and [`TwoPhaseCommitSink`] runs Flink's checkpoint protocol around it:
+//!
+//! | sink call | what happens |
+//! |---|---|
+//! | [`initialize_state`](TwoPhaseCommitSink::initialize_state) | restored: commit every pre-committed transaction of the restored state (checkpoint order), abort the restored open one, keep the (last) restored context and call [`finish_recovering_and_committing`](TwoPhaseCommitHandler::finish_recovering_and_committing); fresh: [`initialize_user_context`](TwoPhaseCommitHandler::initialize_user_context). Then begin a transaction. |
+//! | [`invoke`](TwoPhaseCommitSink::invoke) | write one value into the open transaction |
+//! | [`snapshot_state`](TwoPhaseCommitSink::snapshot_state) | pre-commit the open transaction, keep it as pending under the checkpoint id, begin the next one, return the state to persist |
+//! | [`notify_checkpoint_complete`](TwoPhaseCommitSink::notify_checkpoint_complete) | commit every pending transaction with id ≤ the notified id, attempt all, then report failures |
+//! | [`close`](TwoPhaseCommitSink::close) | abort the open transaction |
+//!
+//! A transaction that was pre-committed becomes a [`PreCommitted`], which the
+//! handler can only commit: [`TwoPhaseCommitHandler::abort`] takes the plain
+//! transaction type, so a pre-committed transaction cannot be aborted by the
+//! sink or handed to an abort by mistake.
+//!
+//! # Example
+//!
+//! A sink that appends strings to an in-memory "table" visible only after
+//! commit:
+//!
+//! ```
+//! use kafka_sink::{CommitOutcome, PreCommitted, RecordContext, TwoPhaseCommitHandler, TwoPhaseCommitSink};
+//! use std::collections::HashMap;
+//!
+//! #[derive(Default)]
+//! struct Table { next: u64, open: HashMap<u64, Vec<String>>, committed: Vec<String> }
+//!
+//! impl TwoPhaseCommitHandler for Table {
+//!     type Value = String;
+//!     type Txn = u64;
+//!     type Ctx = ();
+//!     type Error = std::io::Error;
+//!
+//!     async fn begin_transaction(&mut self, _: &mut ()) -> Result<u64, Self::Error> {
+//!         self.next += 1;
+//!         self.open.insert(self.next, Vec::new());
+//!         Ok(self.next)
+//!     }
+//!     async fn invoke(&mut self, txn: &mut u64, v: String, _: &RecordContext) -> Result<(), Self::Error> {
+//!         self.open.get_mut(txn).unwrap().push(v);
+//!         Ok(())
+//!     }
+//!     async fn pre_commit(&mut self, _: &mut u64) -> Result<(), Self::Error> { Ok(()) }
+//!     async fn commit(&mut self, txn: PreCommitted<u64>, _: &mut ()) -> Result<CommitOutcome, Self::Error> {
+//!         match self.open.remove(txn.handle()) {
+//!             Some(rows) => { self.committed.extend(rows); Ok(CommitOutcome::Committed) }
+//!             None => Ok(CommitOutcome::AlreadyCommitted),
+//!         }
+//!     }
+//!     async fn abort(&mut self, txn: u64, _: &mut ()) -> Result<(), Self::Error> {
+//!         self.open.remove(&txn);
+//!         Ok(())
+//!     }
+//!     async fn initialize_user_context(&mut self) -> Result<(), Self::Error> { Ok(()) }
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let mut sink = TwoPhaseCommitSink::new(Table::default());
+//! sink.initialize_state(None).await.unwrap();
+//! sink.invoke("a".into(), &RecordContext::default()).await.unwrap();
+//! sink.snapshot_state(1).await.unwrap();          // persist this state durably
+//! sink.invoke("b".into(), &RecordContext::default()).await.unwrap();
+//! assert!(sink.handler().committed.is_empty());
+//! sink.notify_checkpoint_complete(1).await.unwrap();
+//! assert_eq!(sink.handler().committed, ["a"]);
+//! # });
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::checkpoint::{CheckpointedOperator, OperatorError, RestoredState};
+use crate::clock::{Clock, SystemClock};
+use crate::codec::Codec;
+use crate::state::{SinkState, SinkStateRef, StateSerializer, TransactionHolder};
+
+/// The default ratio of the transaction timeout after which a warning is
+/// logged (Flink's Kafka producer uses 0.8).
+pub const DEFAULT_TIMEOUT_WARNING_RATIO: f64 = 0.8;
+
+/// Per-record context handed to [`TwoPhaseCommitHandler::invoke`] (Flink's
+/// `SinkFunction.Context`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecordContext {
+    /// The record's event timestamp (ms since the Unix epoch), if it has one.
+    pub timestamp: Option<i64>,
+    /// The current event-time watermark, if the host tracks one.
+    pub current_watermark: Option<i64>,
+}
+
+impl RecordContext {
+    /// A context carrying an event timestamp.
+    pub fn with_timestamp(timestamp: i64) -> Self {
+        RecordContext {
+            timestamp: Some(timestamp),
+            current_watermark: None,
+        }
+    }
+}
+
+/// What a commit found, modelled on Flink Sink V2's committer results.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommitOutcome {
+    /// The commit took effect now.
+    Committed,
+    /// The external system reports the transaction as committed already
+    /// (typical when recovering: the notification arrived before the crash).
+    AlreadyCommitted,
+    /// The transaction can no longer be committed and its data is gone (for
+    /// example the broker aborted it after its timeout). Logged as data loss
+    /// and counted in [`SinkMetrics::lost`]; the sink carries on.
+    Lost {
+        /// Why, for the log.
+        reason: String,
+    },
+}
+
+/// A transaction that went through [`TwoPhaseCommitHandler::pre_commit`]
+/// (or was restored from a checkpoint's pending list). It can only be
+/// committed ([`TwoPhaseCommitHandler::commit`],
+/// [`TwoPhaseCommitHandler::recover_and_commit`]); it is never given to an
+/// abort, and only this crate creates one.
+///
+/// A pre-committed transaction cannot be aborted:
+///
+/// ```compile_fail
+/// use kafka_sink::{PreCommitted, TwoPhaseCommitHandler};
+/// async fn oops<H: TwoPhaseCommitHandler>(h: &mut H, p: PreCommitted<H::Txn>, ctx: &mut H::Ctx) {
+///     h.abort(p, ctx).await.unwrap(); // expected `H::Txn`, found `PreCommitted<H::Txn>`
+/// }
+/// ```
+///
+/// and there is no public constructor: a `PreCommitted` only comes from the
+/// sink.
+///
+/// ```compile_fail
+/// let p = kafka_sink::PreCommitted::new(kafka_sink::state::TransactionHolder::new(1u64, 0));
+/// ```
+#[derive(Debug, PartialEq, Eq)]
+pub struct PreCommitted<T> {
+    holder: TransactionHolder<T>,
+}
+
+impl<T> PreCommitted<T> {
+    pub(crate) fn new(holder: TransactionHolder<T>) -> Self {
+        PreCommitted { holder }
+    }
+
+    /// The transaction handle.
+    pub fn handle(&self) -> &T {
+        &self.holder.handle
+    }
+
+    /// The transaction handle, mutably (for example to take a live resource
+    /// out of it while committing).
+    pub fn handle_mut(&mut self) -> &mut T {
+        &mut self.holder.handle
+    }
+
+    /// When the transaction began (ms since the Unix epoch).
+    pub fn start_time_ms(&self) -> u64 {
+        self.holder.start_time_ms
+    }
+
+    /// The handle with its start time.
+    pub fn holder(&self) -> &TransactionHolder<T> {
+        &self.holder
+    }
+}
+
+/// The transaction operations of one external system, driven by a
+/// [`TwoPhaseCommitSink`] (the abstract methods and hooks of Flink's
+/// `TwoPhaseCommitSinkFunction`).
+///
+/// Methods return `impl Future + Send`; implement them with `async fn`.
+/// `Txn` is the persisted transaction handle: it is cloned only to list the
+/// transactions handled during recovery, and encoded into checkpoints by a
+/// [`Codec`]. Keep live resources (connections, producers) in the handler,
+/// keyed by something in the handle, or in a field the codec skips.
+pub trait TwoPhaseCommitHandler: Send {
+    /// The input records.
+    type Value: Send;
+    /// The transaction handle.
+    type Txn: Clone + fmt::Debug + Send + Sync;
+    /// The user context persisted with the state (use `()` for none).
+    type Ctx: Send + Sync;
+    /// The error of every operation.
+    type Error: std::error::Error + Send + Sync + 'static;
+
+    /// Opens a new transaction.
+    fn begin_transaction(
+        &mut self,
+        ctx: &mut Self::Ctx,
+    ) -> impl Future<Output = Result<Self::Txn, Self::Error>> + Send;
+
+    /// Writes `value` into the open transaction `txn`.
+    fn invoke(
+        &mut self,
+        txn: &mut Self::Txn,
+        value: Self::Value,
+        context: &RecordContext,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// Makes every later [`commit`](Self::commit) of `txn` succeed (usually:
+    /// flush). No record is written to `txn` afterwards.
+    fn pre_commit(
+        &mut self,
+        txn: &mut Self::Txn,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// Commits a pre-committed transaction. Must be idempotent: the same
+    /// transaction may be committed again after a restore.
+    fn commit(
+        &mut self,
+        txn: PreCommitted<Self::Txn>,
+        ctx: &mut Self::Ctx,
+    ) -> impl Future<Output = Result<CommitOutcome, Self::Error>> + Send;
+
+    /// Aborts a transaction that was not pre-committed.
+    fn abort(
+        &mut self,
+        txn: Self::Txn,
+        ctx: &mut Self::Ctx,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// Commits a pre-committed transaction restored from a checkpoint, in a
+    /// process that may not be the one that began it. Defaults to
+    /// [`commit`](Self::commit).
+    fn recover_and_commit(
+        &mut self,
+        txn: PreCommitted<Self::Txn>,
+        ctx: &mut Self::Ctx,
+    ) -> impl Future<Output = Result<CommitOutcome, Self::Error>> + Send {
+        self.commit(txn, ctx)
+    }
+
+    /// Aborts the transaction that was open at the restored checkpoint.
+    /// Defaults to [`abort`](Self::abort).
+    fn recover_and_abort(
+        &mut self,
+        txn: Self::Txn,
+        ctx: &mut Self::Ctx,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.abort(txn, ctx)
+    }
+
+    /// Creates the user context when none was restored (fresh start, or a
+    /// restore whose states carry no context).
+    fn initialize_user_context(
+        &mut self,
+    ) -> impl Future<Output = Result<Self::Ctx, Self::Error>> + Send;
+
+    /// Called after a restore with a recovered context, once every restored
+    /// transaction was committed or aborted; `handled` lists them (Flink's
+    /// `finishRecoveringContext`). Default: nothing.
+    fn finish_recovering_and_committing(
+        &mut self,
+        ctx: &mut Self::Ctx,
+        handled: &[Self::Txn],
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        let _ = (ctx, handled);
+        std::future::ready(Ok(()))
+    }
+}
+
+/// The sink or handler operation that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operation {
+    /// [`TwoPhaseCommitHandler::begin_transaction`].
+    BeginTransaction,
+    /// [`TwoPhaseCommitHandler::invoke`].
+    Invoke,
+    /// [`TwoPhaseCommitHandler::pre_commit`].
+    PreCommit,
+    /// [`TwoPhaseCommitHandler::commit`].
+    Commit,
+    /// [`TwoPhaseCommitHandler::abort`].
+    Abort,
+    /// [`TwoPhaseCommitHandler::recover_and_commit`].
+    RecoverAndCommit,
+    /// [`TwoPhaseCommitHandler::recover_and_abort`].
+    RecoverAndAbort,
+    /// [`TwoPhaseCommitHandler::initialize_user_context`].
+    InitializeUserContext,
+    /// [`TwoPhaseCommitHandler::finish_recovering_and_committing`].
+    FinishRecoveringAndCommitting,
+}
+
+/// One failed transaction operation, collected while the others proceed.
+#[derive(Debug)]
+pub struct TransactionFailure<E> {
+    /// The checkpoint of the transaction, for pending (pre-committed) ones.
+    pub checkpoint_id: Option<u64>,
+    /// What failed.
+    pub operation: Operation,
+    /// The handler's error.
+    pub error: E,
+}
+
+/// An error of a [`TwoPhaseCommitSink`] call.
+#[derive(Debug)]
+pub enum TwoPhaseCommitError<E> {
+    /// A handler operation failed.
+    Hook {
+        /// Which one.
+        operation: Operation,
+        /// The handler's error.
+        source: E,
+    },
+    /// Commits failed during a checkpoint notification. Every due pending
+    /// transaction was attempted first; the failed ones were dropped from
+    /// memory and are retried by restoring the last checkpoint (Flink fails
+    /// the job here).
+    CommitFailed {
+        /// The failures, in checkpoint order.
+        failures: Vec<TransactionFailure<E>>,
+    },
+    /// Restored transactions could not be committed or aborted. Every one was
+    /// attempted; the sink stays uninitialized, so `initialize_state` may be
+    /// retried with the same state.
+    RecoveryFailed {
+        /// The failures, in the order attempted.
+        failures: Vec<TransactionFailure<E>>,
+    },
+    /// A call other than `initialize_state` before `initialize_state`.
+    NotInitialized,
+    /// `initialize_state` on a running sink.
+    AlreadyInitialized,
+    /// A call after `close`.
+    Closed,
+    /// `snapshot_state` with a checkpoint id not above the previous one.
+    NonIncreasingCheckpoint {
+        /// The id given.
+        checkpoint_id: u64,
+        /// The previous snapshot's id.
+        last: u64,
+    },
+}
+
+impl<E: fmt::Display> fmt::Display for TwoPhaseCommitError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn list<E: fmt::Display>(
+            f: &mut fmt::Formatter<'_>,
+            failures: &[TransactionFailure<E>],
+        ) -> fmt::Result {
+            for (i, x) in failures.iter().enumerate() {
+                let sep = if i == 0 { "" } else { "; " };
+                match x.checkpoint_id {
+                    Some(id) => {
+                        write!(f, "{sep}{:?} of checkpoint {id}: {}", x.operation, x.error)?
+                    }
+                    None => write!(f, "{sep}{:?}: {}", x.operation, x.error)?,
+                }
+            }
+            Ok(())
+        }
+        match self {
+            TwoPhaseCommitError::Hook { operation, source } => {
+                write!(f, "{operation:?} failed: {source}")
+            }
+            TwoPhaseCommitError::CommitFailed { failures } => {
+                write!(
+                    f,
+                    "{} commit(s) failed after every due pending transaction was attempted \
+                     (restore the last checkpoint to retry): ",
+                    failures.len()
+                )?;
+                list(f, failures)
+            }
+            TwoPhaseCommitError::RecoveryFailed { failures } => {
+                write!(f, "{} restored transaction(s) failed: ", failures.len())?;
+                list(f, failures)
+            }
+            TwoPhaseCommitError::NotInitialized => {
+                write!(
+                    f,
+                    "the sink was not initialized (call initialize_state first)"
+                )
+            }
+            TwoPhaseCommitError::AlreadyInitialized => write!(f, "the sink is already initialized"),
+            TwoPhaseCommitError::Closed => write!(f, "the sink is closed"),
+            TwoPhaseCommitError::NonIncreasingCheckpoint {
+                checkpoint_id,
+                last,
+            } => write!(
+                f,
+                "checkpoint id {checkpoint_id} is not above the previous snapshot's id {last}"
+            ),
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for TwoPhaseCommitError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TwoPhaseCommitError::Hook { source, .. } => Some(source),
+            TwoPhaseCommitError::CommitFailed { failures }
+            | TwoPhaseCommitError::RecoveryFailed { failures } => {
+                failures.first().map(|x| &x.error as _)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Counters of a [`TwoPhaseCommitSink`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SinkMetrics {
+    /// Transactions begun.
+    pub begun: u64,
+    /// Pending transactions committed ([`CommitOutcome::Committed`]),
+    /// including recovered ones.
+    pub committed: u64,
+    /// Commits that found the transaction committed already.
+    pub already_committed: u64,
+    /// Commits that reported [`CommitOutcome::Lost`].
+    pub lost: u64,
+    /// Commit calls that returned an error (normal or recovery).
+    pub commit_failures: u64,
+    /// Recovery commit errors swallowed because the transaction was past its
+    /// timeout (possible data loss).
+    pub ignored_commit_failures: u64,
+    /// Restored pending transactions handed to `recover_and_commit`.
+    pub recovered_commits: u64,
+    /// Restored open transactions aborted.
+    pub recovered_aborts: u64,
+    /// Transaction-timeout warnings logged.
+    pub timeout_warnings: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lifecycle {
+    Created,
+    Running,
+    Closed,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct TimeoutPolicy {
+    timeout: Option<Duration>,
+    warning_ratio: Option<f64>,
+    ignore_failures_after_timeout: bool,
+}
+
+impl TimeoutPolicy {
+    fn timeout_ms(&self) -> Option<u64> {
+        self.timeout
+            .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    /// Logs and returns true when `elapsed` passed ratio × timeout.
+    fn warn_if_close(&self, txn: &dyn fmt::Debug, elapsed_ms: u64, during: &str) -> bool {
+        let (Some(timeout), Some(ratio)) = (self.timeout_ms(), self.warning_ratio) else {
+            return false;
+        };
+        let threshold = (timeout as f64 * ratio) as u64;
+        if elapsed_ms > threshold {
+            tracing::warn!(
+                transaction = ?txn,
+                elapsed_ms,
+                timeout_ms = timeout,
+                during,
+                "transaction has been open for {elapsed_ms} ms; this is close to or even \
+                 exceeding the transaction timeout of {timeout} ms"
+            );
+            true
+        } else {
+            false
+        }
+    }
+
+    fn past_timeout(&self, elapsed_ms: u64) -> bool {
+        self.timeout_ms().is_some_and(|t| elapsed_ms > t)
+    }
+}
+
+/// Flink's two-phase-commit protocol around a [`TwoPhaseCommitHandler`]: see
+/// the [module docs](self) for the lifecycle and an example.
+///
+/// Pending transactions are kept by checkpoint id in ascending order; a
+/// notification commits every pending transaction up to the notified id.
+/// Time comes from a [`Clock`] (the system clock unless
+/// [`with_clock`](Self::with_clock) is used).
+pub struct TwoPhaseCommitSink<H: TwoPhaseCommitHandler> {
+    handler: H,
+    clock: Arc<dyn Clock>,
+    policy: TimeoutPolicy,
+    current: Option<TransactionHolder<H::Txn>>,
+    current_warned: bool,
+    pending: BTreeMap<u64, PreCommitted<H::Txn>>,
+    context: Option<H::Ctx>,
+    last_snapshot: Option<u64>,
+    lifecycle: Lifecycle,
+    metrics: SinkMetrics,
+}
+
+impl<H: TwoPhaseCommitHandler> fmt::Debug for TwoPhaseCommitSink<H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TwoPhaseCommitSink")
+            .field("lifecycle", &self.lifecycle)
+            .field("current", &self.current)
+            .field("pending", &self.pending.keys().collect::<Vec<_>>())
+            .field("last_snapshot", &self.last_snapshot)
+            .field("policy", &self.policy)
+            .field("metrics", &self.metrics)
+            .finish_non_exhaustive()
+    }
+}
+
+type SinkResult<T, H> = Result<T, TwoPhaseCommitError<<H as TwoPhaseCommitHandler>::Error>>;
+
+fn hook<E>(operation: Operation) -> impl FnOnce(E) -> TwoPhaseCommitError<E> {
+    move |source| TwoPhaseCommitError::Hook { operation, source }
+}
+
+impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
+    /// A sink over `handler` using the system clock, no transaction timeout
+    /// (so no warnings) and warning ratio [`DEFAULT_TIMEOUT_WARNING_RATIO`].
+    pub fn new(handler: H) -> Self {
+        TwoPhaseCommitSink {
+            handler,
+            clock: Arc::new(SystemClock),
+            policy: TimeoutPolicy {
+                timeout: None,
+                warning_ratio: Some(DEFAULT_TIMEOUT_WARNING_RATIO),
+                ignore_failures_after_timeout: false,
+            },
+            current: None,
+            current_warned: false,
+            pending: BTreeMap::new(),
+            context: None,
+            last_snapshot: None,
+            lifecycle: Lifecycle::Created,
+            metrics: SinkMetrics::default(),
+        }
+    }
+
+    /// Uses `clock` for transaction start times and age checks.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Sets the transaction timeout of the external system. It only feeds
+    /// the warnings and [`ignore_failures_after_transaction_timeout`](Self::ignore_failures_after_transaction_timeout).
+    pub fn set_transaction_timeout(&mut self, timeout: Duration) -> &mut Self {
+        self.policy.timeout = Some(timeout);
+        self
+    }
+
+    /// Logs a warning when a transaction has been open longer than
+    /// `ratio` × the transaction timeout, checked when records are written
+    /// (once per transaction) and before each commit. The default ratio is
+    /// [`DEFAULT_TIMEOUT_WARNING_RATIO`].
+    ///
+    /// # Panics
+    /// If `ratio` is not within `0.0..=1.0`.
+    pub fn enable_transaction_timeout_warnings(&mut self, ratio: f64) -> &mut Self {
+        assert!(
+            (0.0..=1.0).contains(&ratio),
+            "timeout warning ratio must be within [0, 1], got {ratio}"
+        );
+        self.policy.warning_ratio = Some(ratio);
+        self
+    }
+
+    /// Turns the timeout warnings off.
+    pub fn disable_transaction_timeout_warnings(&mut self) -> &mut Self {
+        self.policy.warning_ratio = None;
+        self
+    }
+
+    /// During recovery only, swallow a commit error of a restored transaction
+    /// older than the transaction timeout (logging possible data loss)
+    /// instead of failing. Commit errors of normal notifications always fail.
+    pub fn ignore_failures_after_transaction_timeout(&mut self) -> &mut Self {
+        self.policy.ignore_failures_after_timeout = true;
+        self
+    }
+
+    /// The handler.
+    pub fn handler(&self) -> &H {
+        &self.handler
+    }
+
+    /// The handler, mutably.
+    pub fn handler_mut(&mut self) -> &mut H {
+        &mut self.handler
+    }
+
+    /// Consumes the sink, returning the handler.
+    pub fn into_handler(self) -> H {
+        self.handler
+    }
+
+    /// The user context (after initialization).
+    pub fn user_context(&self) -> Option<&H::Ctx> {
+        self.context.as_ref()
+    }
+
+    /// The transaction receiving records, if one is open.
+    pub fn current_transaction(&self) -> Option<&TransactionHolder<H::Txn>> {
+        self.current.as_ref()
+    }
+
+    /// Checkpoint ids of the pre-committed transactions awaiting a
+    /// notification, ascending.
+    pub fn pending_checkpoints(&self) -> Vec<u64> {
+        self.pending.keys().copied().collect()
+    }
+
+    /// The counters.
+    pub fn metrics(&self) -> SinkMetrics {
+        self.metrics
+    }
+
+    /// Whether `initialize_state` succeeded and `close` was not called.
+    pub fn is_running(&self) -> bool {
+        self.lifecycle == Lifecycle::Running
+    }
+
+    /// The state as it would be persisted now (borrowed).
+    pub fn state(&self) -> SinkStateRef<'_, H::Txn, H::Ctx> {
+        SinkStateRef {
+            current: self
+                .current
+                .as_ref()
+                .map(|h| TransactionHolder::new(&h.handle, h.start_time_ms)),
+            pending: self
+                .pending
+                .iter()
+                .map(|(id, p)| (*id, TransactionHolder::new(p.handle(), p.start_time_ms())))
+                .collect(),
+            context: self.context.as_ref(),
+        }
+    }
+
+    fn ensure_running(&self) -> SinkResult<(), H> {
+        match self.lifecycle {
+            Lifecycle::Running => Ok(()),
+            Lifecycle::Created => Err(TwoPhaseCommitError::NotInitialized),
+            Lifecycle::Closed => Err(TwoPhaseCommitError::Closed),
+        }
+    }
+
+    async fn begin_new(&mut self) -> SinkResult<(), H> {
+        let ctx = self
+            .context
+            .as_mut()
+            .ok_or(TwoPhaseCommitError::NotInitialized)?;
+        let txn = self
+            .handler
+            .begin_transaction(ctx)
+            .await
+            .map_err(hook(Operation::BeginTransaction))?;
+        self.current = Some(TransactionHolder::new(txn, self.clock.now_millis()));
+        self.current_warned = false;
+        self.metrics.begun += 1;
+        Ok(())
+    }
+
+    fn record_outcome(&mut self, checkpoint_id: u64, txn: &H::Txn, outcome: CommitOutcome) {
+        match outcome {
+            CommitOutcome::Committed => self.metrics.committed += 1,
+            CommitOutcome::AlreadyCommitted => {
+                tracing::info!(checkpoint_id, transaction = ?txn, "transaction was already committed");
+                self.metrics.already_committed += 1;
+            }
+            CommitOutcome::Lost { reason } => {
+                tracing::error!(
+                    checkpoint_id,
+                    transaction = ?txn,
+                    reason,
+                    "transaction cannot be committed any more; data loss might have occurred"
+                );
+                self.metrics.lost += 1;
+            }
+        }
+    }
+
+    /// Initializes the sink: `None` for a fresh start, `Some(states)` when
+    /// restoring a checkpoint (several states after a rescale, none for a
+    /// subtask that got no state).
+    ///
+    /// Restored pre-committed transactions are committed in checkpoint order
+    /// ([`recover_and_commit`](TwoPhaseCommitHandler::recover_and_commit)),
+    /// then each restored open transaction is aborted; all are attempted
+    /// before failures are reported as
+    /// [`TwoPhaseCommitError::RecoveryFailed`], in which case the sink stays
+    /// uninitialized and the call may be retried. Then the first transaction
+    /// begins, so no record is written before recovery finished.
+    pub async fn initialize_state(
+        &mut self,
+        restored: Option<Vec<SinkState<H::Txn, H::Ctx>>>,
+    ) -> SinkResult<(), H> {
+        match self.lifecycle {
+            Lifecycle::Created => {}
+            Lifecycle::Running => return Err(TwoPhaseCommitError::AlreadyInitialized),
+            Lifecycle::Closed => return Err(TwoPhaseCommitError::Closed),
+        }
+        let mut states = restored.unwrap_or_default();
+        // As in Flink, the context of the last state that has one wins.
+        let mut recovered_ctx = None;
+        for s in &mut states {
+            if let Some(c) = s.context.take() {
+                recovered_ctx = Some(c);
+            }
+        }
+        let had_ctx = recovered_ctx.is_some();
+        let mut ctx = match recovered_ctx {
+            Some(c) => c,
+            None => self
+                .handler
+                .initialize_user_context()
+                .await
+                .map_err(hook(Operation::InitializeUserContext))?,
+        };
+
+        let mut failures = Vec::new();
+        let mut handled = Vec::new();
+        for state in states {
+            for (checkpoint_id, holder) in state.pending {
+                let now = self.clock.now_millis();
+                let elapsed = holder.elapsed_ms(now);
+                if self
+                    .policy
+                    .warn_if_close(&holder.handle, elapsed, "recovery commit")
+                {
+                    self.metrics.timeout_warnings += 1;
+                }
+                handled.push(holder.handle.clone());
+                let txn = holder.handle.clone();
+                self.metrics.recovered_commits += 1;
+                let result = self
+                    .handler
+                    .recover_and_commit(PreCommitted::new(holder), &mut ctx)
+                    .await;
+                match result {
+                    Ok(outcome) => self.record_outcome(checkpoint_id, &txn, outcome),
+                    Err(error) => {
+                        self.metrics.commit_failures += 1;
+                        let elapsed =
+                            elapsed.saturating_add(self.clock.now_millis().saturating_sub(now));
+                        if self.policy.ignore_failures_after_timeout
+                            && self.policy.past_timeout(elapsed)
+                        {
+                            tracing::error!(
+                                checkpoint_id,
+                                transaction = ?txn,
+                                elapsed_ms = elapsed,
+                                timeout_ms = self.policy.timeout_ms(),
+                                %error,
+                                "failed to commit a restored transaction older than the \
+                                 transaction timeout; commit will not be attempted again. \
+                                 Data loss might have occurred"
+                            );
+                            self.metrics.ignored_commit_failures += 1;
+                        } else {
+                            failures.push(TransactionFailure {
+                                checkpoint_id: Some(checkpoint_id),
+                                operation: Operation::RecoverAndCommit,
+                                error,
+                            });
+                        }
+                    }
+                }
+            }
+            if let Some(current) = state.current {
+                handled.push(current.handle.clone());
+                match self
+                    .handler
+                    .recover_and_abort(current.handle, &mut ctx)
+                    .await
+                {
+                    Ok(()) => self.metrics.recovered_aborts += 1,
+                    Err(error) => failures.push(TransactionFailure {
+                        checkpoint_id: None,
+                        operation: Operation::RecoverAndAbort,
+                        error,
+                    }),
+                }
+            }
+        }
+        if !failures.is_empty() {
+            return Err(TwoPhaseCommitError::RecoveryFailed { failures });
+        }
+        if had_ctx {
+            self.handler
+                .finish_recovering_and_committing(&mut ctx, &handled)
+                .await
+                .map_err(hook(Operation::FinishRecoveringAndCommitting))?;
+        }
+        self.context = Some(ctx);
+        self.pending.clear();
+        self.last_snapshot = None;
+        self.lifecycle = Lifecycle::Running;
+        self.begin_new().await
+    }
+
+    /// Writes `value` into the open transaction (beginning one first if the
+    /// previous begin failed).
+    pub async fn invoke(&mut self, value: H::Value, context: &RecordContext) -> SinkResult<(), H> {
+        self.ensure_running()?;
+        if self.current.is_none() {
+            self.begin_new().await?;
+        }
+        let Some(current) = self.current.as_mut() else {
+            return Err(TwoPhaseCommitError::NotInitialized);
+        };
+        if !self.current_warned {
+            let elapsed = current.elapsed_ms(self.clock.now_millis());
+            if self
+                .policy
+                .warn_if_close(&current.handle, elapsed, "invoke")
+            {
+                self.current_warned = true;
+                self.metrics.timeout_warnings += 1;
+            }
+        }
+        self.handler
+            .invoke(&mut current.handle, value, context)
+            .await
+            .map_err(hook(Operation::Invoke))
+    }
+
+    /// Checkpoint barrier: pre-commits the open transaction, keeps it pending
+    /// under `checkpoint_id`, begins the next transaction and returns the
+    /// state to persist for this checkpoint.
+    ///
+    /// Ids must increase. If the pre-commit fails, the transaction stays
+    /// open and the checkpoint must be declined.
+    pub async fn snapshot_state(
+        &mut self,
+        checkpoint_id: u64,
+    ) -> SinkResult<SinkStateRef<'_, H::Txn, H::Ctx>, H> {
+        self.ensure_running()?;
+        if let Some(last) = self.last_snapshot {
+            if checkpoint_id <= last {
+                return Err(TwoPhaseCommitError::NonIncreasingCheckpoint {
+                    checkpoint_id,
+                    last,
+                });
+            }
+        }
+        if let Some(mut current) = self.current.take() {
+            if let Err(e) = self.handler.pre_commit(&mut current.handle).await {
+                self.current = Some(current);
+                return Err(hook(Operation::PreCommit)(e));
+            }
+            self.pending
+                .insert(checkpoint_id, PreCommitted::new(current));
+        }
+        self.last_snapshot = Some(checkpoint_id);
+        self.begin_new().await?;
+        Ok(self.state())
+    }
+
+    /// Checkpoint `checkpoint_id` is durable: commits every pending
+    /// transaction with an id ≤ `checkpoint_id`, in checkpoint order, and
+    /// returns how many were handed to commit. A notification for an old or
+    /// unknown id commits nothing new.
+    ///
+    /// Every due transaction is attempted and removed from memory before
+    /// failures are returned as [`TwoPhaseCommitError::CommitFailed`].
+    pub async fn notify_checkpoint_complete(&mut self, checkpoint_id: u64) -> SinkResult<usize, H> {
+        self.ensure_running()?;
+        let later = match checkpoint_id.checked_add(1) {
+            Some(next) => self.pending.split_off(&next),
+            None => BTreeMap::new(),
+        };
+        let due = std::mem::replace(&mut self.pending, later);
+        let count = due.len();
+        let mut failures = Vec::new();
+        for (id, txn) in due {
+            let elapsed = txn.holder.elapsed_ms(self.clock.now_millis());
+            if self.policy.warn_if_close(txn.handle(), elapsed, "commit") {
+                self.metrics.timeout_warnings += 1;
+            }
+            let handle = txn.handle().clone();
+            let ctx = self
+                .context
+                .as_mut()
+                .ok_or(TwoPhaseCommitError::NotInitialized)?;
+            match self.handler.commit(txn, ctx).await {
+                Ok(outcome) => self.record_outcome(id, &handle, outcome),
+                Err(error) => {
+                    self.metrics.commit_failures += 1;
+                    tracing::error!(checkpoint_id = id, transaction = ?handle, %error, "commit failed");
+                    failures.push(TransactionFailure {
+                        checkpoint_id: Some(id),
+                        operation: Operation::Commit,
+                        error,
+                    });
+                }
+            }
+        }
+        if failures.is_empty() {
+            Ok(count)
+        } else {
+            Err(TwoPhaseCommitError::CommitFailed { failures })
+        }
+    }
+
+    /// Checkpoint `checkpoint_id` was aborted: nothing to do (its pending
+    /// transaction is committed by the next completed checkpoint).
+    pub fn notify_checkpoint_aborted(&mut self, checkpoint_id: u64) {
+        tracing::debug!(checkpoint_id, "checkpoint aborted");
+    }
+
+    /// Aborts the open transaction and closes the sink. Pending transactions
+    /// are left alone: they belong to checkpoints and a restore commits
+    /// them. Closing twice is a no-op.
+    pub async fn close(&mut self) -> SinkResult<(), H> {
+        if self.lifecycle != Lifecycle::Running {
+            self.lifecycle = Lifecycle::Closed;
+            return Ok(());
+        }
+        self.lifecycle = Lifecycle::Closed;
+        if let (Some(current), Some(ctx)) = (self.current.take(), self.context.as_mut()) {
+            self.handler
+                .abort(current.handle, ctx)
+                .await
+                .map_err(hook(Operation::Abort))?;
+        }
+        Ok(())
+    }
+}
+
+/// A [`TwoPhaseCommitSink`] with a [`StateSerializer`], usable as a
+/// [`CheckpointedOperator`] of the [checkpoint driver](crate::checkpoint).
+///
+/// ```
+/// # use kafka_sink::{CheckpointedSink, TwoPhaseCommitSink, TwoPhaseCommitHandler};
+/// # use kafka_sink::codec::{U64Codec, UnitCodec};
+/// # use kafka_sink::state::StateSerializer;
+/// # fn wrap<H: TwoPhaseCommitHandler<Txn = u64, Ctx = ()>>(handler: H) {
+/// let sink = CheckpointedSink::new(
+///     TwoPhaseCommitSink::new(handler),
+///     StateSerializer::new(U64Codec, UnitCodec),
+/// );
+/// # let _ = sink; }
+/// ```
+pub struct CheckpointedSink<H: TwoPhaseCommitHandler, TC, CC> {
+    sink: TwoPhaseCommitSink<H>,
+    serializer: StateSerializer<TC, CC>,
+}
+
+impl<H: TwoPhaseCommitHandler, TC, CC> fmt::Debug for CheckpointedSink<H, TC, CC> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CheckpointedSink")
+            .field("sink", &self.sink)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<H: TwoPhaseCommitHandler, TC, CC> CheckpointedSink<H, TC, CC> {
+    /// Pairs a sink with the serializer of its state.
+    pub fn new(sink: TwoPhaseCommitSink<H>, serializer: StateSerializer<TC, CC>) -> Self {
+        CheckpointedSink { sink, serializer }
+    }
+
+    /// The sink (for `invoke`).
+    pub fn sink(&self) -> &TwoPhaseCommitSink<H> {
+        &self.sink
+    }
+
+    /// The sink, mutably (for `invoke`).
+    pub fn sink_mut(&mut self) -> &mut TwoPhaseCommitSink<H> {
+        &mut self.sink
+    }
+
+    /// Writes one value (shorthand for `sink_mut().invoke`).
+    pub async fn invoke(&mut self, value: H::Value, context: &RecordContext) -> SinkResult<(), H> {
+        self.sink.invoke(value, context).await
+    }
+}
+
+impl<H, TC, CC> CheckpointedOperator for CheckpointedSink<H, TC, CC>
+where
+    H: TwoPhaseCommitHandler,
+    TC: Codec<H::Txn>,
+    CC: Codec<H::Ctx>,
+{
+    async fn initialize_state(
+        &mut self,
+        restored: Option<RestoredState>,
+    ) -> Result<(), OperatorError> {
+        let states = match restored {
+            None => None,
+            Some(r) => Some(
+                r.own
+                    .iter()
+                    .map(|b| self.serializer.decode(b))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+        };
+        self.sink.initialize_state(states).await?;
+        Ok(())
+    }
+
+    async fn snapshot_state(&mut self, checkpoint_id: u64) -> Result<Vec<u8>, OperatorError> {
+        let state = self.sink.snapshot_state(checkpoint_id).await?;
+        Ok(self.serializer.encode(state))
+    }
+
+    async fn notify_checkpoint_complete(
+        &mut self,
+        checkpoint_id: u64,
+    ) -> Result<(), OperatorError> {
+        self.sink.notify_checkpoint_complete(checkpoint_id).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,386 @@
+//! The Kafka sink against a real broker (Kafka 4.4, one node), Flink's
+//! `FlinkKafkaProducerITCase` scenarios that the first version covers:
+//!
+//! a. notify of a completed checkpoint commits partially (EXACTLY_ONCE);
+//! b. fail before notify, then restore: the restored process commits what
+//!    the dead one pre-committed (`commit_prepared`), the open transaction is
+//!    aborted and read_committed readers are not blocked;
+//! c. recover an already committed transaction: no duplicate;
+//! d. run out of producers in the pool: the "enlarge the pool" error;
+//! e. a transaction timeout above the broker maximum: clear error at start;
+//! f. AT_LEAST_ONCE: the checkpoint flush makes records visible;
+//! g. an empty transaction is never committed (and does not fail);
+//! h. fail before the first checkpoint: a fresh start aborts the lingering
+//!    transactions of the prefix, both in the fixed id range and (found with
+//!    ListTransactions) beyond it, so read_committed readers are not blocked;
+//! i. the whole stack: the checkpoint driver with durable files, a crash
+//!    after a checkpoint was written but before it was notified, and a new
+//!    process restoring from the files commits it exactly once.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_producer::{Cluster, ClusterConfig, ProducerConfig};
+use kafka_sink::checkpoint::{
+    Checkpoint, CheckpointCoordinator, CheckpointStorage, OperatorSnapshot,
+};
+use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkError, KafkaSinkRecord, Semantic};
+use kafka_sink::{CheckpointedOperator, OperatorInfo, RecordContext, RestoredState};
+use kafka_testcontainers::{KafkaCluster, KafkaVersion};
+use tokio::sync::Mutex;
+
+fn config(kafka: &KafkaCluster, topic: &str, prefix: &str, semantic: Semantic) -> KafkaSinkConfig {
+    let producer = ProducerConfig::from_properties([
+        ("bootstrap.servers", kafka.bootstrap().as_str()),
+        ("max.block.ms", "30000"),
+        ("linger.ms", "5"),
+    ])
+    .unwrap();
+    let mut c = KafkaSinkConfig::new(producer, topic);
+    c.semantic = semantic;
+    c.transactional_id_prefix = Some(prefix.into());
+    c.transaction_timeout = Duration::from_secs(120);
+    c.recovery_timeout = Duration::from_secs(30);
+    c
+}
+
+async fn connect(c: KafkaSinkConfig) -> KafkaSink<String> {
+    KafkaSink::connect(c, |v: &String| KafkaSinkRecord::value(v.clone()))
+        .await
+        .expect("connect sink")
+}
+
+async fn write(s: &mut KafkaSink<String>, v: &str) {
+    s.invoke(v.to_string(), &RecordContext::default())
+        .await
+        .unwrap();
+}
+
+fn restored(id: u64, bytes: &[u8]) -> RestoredState {
+    RestoredState {
+        checkpoint_id: id,
+        own: vec![bytes.to_vec()],
+        union: vec![bytes.to_vec()],
+        previous_parallelism: Some(1),
+    }
+}
+
+async fn committed(cluster: &Arc<Cluster>, topic: &str) -> Vec<String> {
+    let mut r = Reader::new(
+        cluster.clone(),
+        ReaderConfig {
+            isolation: IsolationLevel::ReadCommitted,
+            ..Default::default()
+        },
+    );
+    r.read_to_end(topic, &[0])
+        .await
+        .expect("read")
+        .iter()
+        .map(|r| String::from_utf8_lossy(r.value.as_deref().unwrap_or_default()).into_owned())
+        .collect()
+}
+
+/// Commit markers are written asynchronously after EndTxn returns.
+async fn committed_eventually(
+    cluster: &Arc<Cluster>,
+    topic: &str,
+    expected: &[&str],
+) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let v = committed(cluster, topic).await;
+        if v == expected || Instant::now() >= deadline {
+            return v;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kafka_sink_against_kafka_4_4() {
+    let started = Instant::now();
+    let kafka = KafkaCluster::builder()
+        .version(KafkaVersion::V4_4)
+        .nodes(1)
+        .start()
+        .await
+        .expect("start cluster");
+    for t in [
+        "notify", "restore", "recommit", "pool", "alo", "empty", "linger", "e2e",
+    ] {
+        kafka.create_topic(t, 1, 1).await.expect("create topic");
+    }
+    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
+        .await
+        .unwrap();
+
+    // a. notify commits partially.
+    let mut s = connect(config(
+        &kafka,
+        "notify",
+        "notify-sink",
+        Semantic::ExactlyOnce,
+    ))
+    .await;
+    s.initialize_state(None).await.unwrap();
+    for (cp, v) in [(0, "42"), (1, "43"), (2, "44")] {
+        write(&mut s, v).await;
+        s.snapshot_state(cp).await.unwrap();
+    }
+    write(&mut s, "45").await;
+    s.notify_checkpoint_complete(1).await.unwrap();
+    assert_eq!(
+        committed_eventually(&cluster, "notify", &["42", "43"]).await,
+        ["42", "43"]
+    );
+    s.notify_checkpoint_complete(2).await.unwrap();
+    assert_eq!(
+        committed_eventually(&cluster, "notify", &["42", "43", "44"]).await,
+        ["42", "43", "44"]
+    );
+    s.close().await.unwrap();
+    eprintln!("a. notify: ok ({:?})", started.elapsed());
+
+    // b. fail before notify, then restore commits; the open transaction is
+    //    aborted and does not block read_committed readers.
+    let mut dead = connect(config(
+        &kafka,
+        "restore",
+        "restore-sink",
+        Semantic::ExactlyOnce,
+    ))
+    .await;
+    dead.initialize_state(None).await.unwrap();
+    write(&mut dead, "a").await;
+    let cp1 = dead.snapshot_state(1).await.unwrap();
+    write(&mut dead, "b").await;
+    // `dead` stays alive: its producers still hold the open transaction.
+    let mut alive = connect(config(
+        &kafka,
+        "restore",
+        "restore-sink",
+        Semantic::ExactlyOnce,
+    ))
+    .await;
+    alive
+        .initialize_state(Some(restored(1, &cp1)))
+        .await
+        .unwrap();
+    assert_eq!(
+        committed_eventually(&cluster, "restore", &["a"]).await,
+        ["a"]
+    );
+    assert_eq!(alive.sink().metrics().recovered_commits, 1);
+    write(&mut alive, "c").await;
+    alive.snapshot_state(2).await.unwrap();
+    alive.notify_checkpoint_complete(2).await.unwrap();
+    assert_eq!(
+        committed_eventually(&cluster, "restore", &["a", "c"]).await,
+        ["a", "c"]
+    );
+    // The old instance was fenced: its next checkpoint fails.
+    assert!(dead.snapshot_state(2).await.is_err());
+    drop(dead);
+    alive.close().await.unwrap();
+    eprintln!("b. restore: ok ({:?})", started.elapsed());
+
+    // c. recover an already committed transaction: no duplicate.
+    let mut s = connect(config(
+        &kafka,
+        "recommit",
+        "recommit-sink",
+        Semantic::ExactlyOnce,
+    ))
+    .await;
+    s.initialize_state(None).await.unwrap();
+    write(&mut s, "42").await;
+    let cp = s.snapshot_state(1).await.unwrap();
+    s.notify_checkpoint_complete(1).await.unwrap();
+    write(&mut s, "43").await;
+    drop(s);
+    let mut again = connect(config(
+        &kafka,
+        "recommit",
+        "recommit-sink",
+        Semantic::ExactlyOnce,
+    ))
+    .await;
+    again
+        .initialize_state(Some(restored(1, &cp)))
+        .await
+        .unwrap();
+    assert_eq!(again.sink().metrics().already_committed, 1);
+    write(&mut again, "44").await;
+    again.snapshot_state(2).await.unwrap();
+    again.notify_checkpoint_complete(2).await.unwrap();
+    assert_eq!(
+        committed_eventually(&cluster, "recommit", &["42", "44"]).await,
+        ["42", "44"]
+    );
+    again.close().await.unwrap();
+    eprintln!("c. recommit: ok ({:?})", started.elapsed());
+
+    // d. run out of producers in the pool (2 ids: 1 open + 1 pending).
+    let mut c = config(&kafka, "pool", "pool-sink", Semantic::ExactlyOnce);
+    c.pool_size = 2;
+    let mut s = connect(c).await;
+    s.initialize_state(None).await.unwrap();
+    write(&mut s, "x").await;
+    s.snapshot_state(1).await.unwrap();
+    write(&mut s, "y").await;
+    let err = s.snapshot_state(2).await.unwrap_err().to_string();
+    assert!(
+        err.contains("Increase the kafka producers pool size"),
+        "{err}"
+    );
+    // Notifying frees ids; the sink carries on.
+    s.notify_checkpoint_complete(2).await.unwrap();
+    write(&mut s, "z").await;
+    s.snapshot_state(3).await.unwrap();
+    s.notify_checkpoint_complete(3).await.unwrap();
+    assert_eq!(
+        committed_eventually(&cluster, "pool", &["x", "y", "z"]).await,
+        ["x", "y", "z"]
+    );
+    s.close().await.unwrap();
+    eprintln!("d. pool: ok ({:?})", started.elapsed());
+
+    // e. the default 1 h timeout exceeds the broker's 15 min maximum.
+    let mut c = config(&kafka, "pool", "big-timeout", Semantic::ExactlyOnce);
+    c.transaction_timeout = kafka_sink::kafka::DEFAULT_KAFKA_TRANSACTION_TIMEOUT;
+    match KafkaSink::<String>::connect(c, |v: &String| KafkaSinkRecord::value(v.clone())).await {
+        Err(e @ KafkaSinkError::TransactionTimeoutTooLarge { .. }) => {
+            assert!(e.to_string().contains("transaction.max.timeout.ms"), "{e}");
+        }
+        other => panic!("expected TransactionTimeoutTooLarge, got {other:?}"),
+    }
+    eprintln!("e. timeout check: ok ({:?})", started.elapsed());
+
+    // f. AT_LEAST_ONCE: the snapshot flush makes records visible.
+    let mut s = connect(config(&kafka, "alo", "alo-sink", Semantic::AtLeastOnce)).await;
+    s.initialize_state(None).await.unwrap();
+    write(&mut s, "1").await;
+    write(&mut s, "2").await;
+    s.snapshot_state(1).await.unwrap();
+    assert_eq!(committed(&cluster, "alo").await, ["1", "2"]);
+    s.notify_checkpoint_complete(1).await.unwrap();
+    s.close().await.unwrap();
+    eprintln!("f. at-least-once: ok ({:?})", started.elapsed());
+
+    // g. empty transactions: nothing to commit, no error.
+    let mut s = connect(config(&kafka, "empty", "empty-sink", Semantic::ExactlyOnce)).await;
+    s.initialize_state(None).await.unwrap();
+    s.snapshot_state(1).await.unwrap();
+    s.notify_checkpoint_complete(1).await.unwrap();
+    write(&mut s, "only").await;
+    s.snapshot_state(2).await.unwrap();
+    s.snapshot_state(3).await.unwrap();
+    s.notify_checkpoint_complete(3).await.unwrap();
+    assert_eq!(
+        committed_eventually(&cluster, "empty", &["only"]).await,
+        ["only"]
+    );
+    s.close().await.unwrap();
+    eprintln!("g. empty transactions: ok ({:?})", started.elapsed());
+
+    // h. fail before the first checkpoint: lingering transactions in the
+    //    fixed range (the dead sink's own) and beyond it (an id of a 6x
+    //    larger earlier run, found by ListTransactions) are aborted.
+    let mut dead = connect(config(
+        &kafka,
+        "linger",
+        "linger-sink",
+        Semantic::ExactlyOnce,
+    ))
+    .await;
+    dead.initialize_state(None).await.unwrap();
+    write(&mut dead, "lost-1").await;
+    let far = kafka_producer::TransactionalProducer::connect(
+        ProducerConfig::from_properties([
+            ("bootstrap.servers", kafka.bootstrap().as_str()),
+            ("transactional.id", "linger-sink-100"),
+            ("max.block.ms", "30000"),
+        ])
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    far.init_transactions().await.unwrap();
+    far.begin_transaction().unwrap();
+    far.send(kafka_producer::ProducerRecord::new("linger").value("lost-2"))
+        .await
+        .unwrap();
+    let mut fresh = connect(config(
+        &kafka,
+        "linger",
+        "linger-sink",
+        Semantic::ExactlyOnce,
+    ))
+    .await;
+    fresh.initialize_state(None).await.unwrap();
+    write(&mut fresh, "kept").await;
+    fresh.snapshot_state(1).await.unwrap();
+    fresh.notify_checkpoint_complete(1).await.unwrap();
+    assert_eq!(
+        committed_eventually(&cluster, "linger", &["kept"]).await,
+        ["kept"]
+    );
+    drop((dead, far));
+    fresh.close().await.unwrap();
+    eprintln!(
+        "h. lingering transactions aborted: ok ({:?})",
+        started.elapsed()
+    );
+
+    // i. checkpoint driver + Kafka sink, crash between write and notify.
+    let dir = tempfile::tempdir().unwrap();
+    let e2e = || config(&kafka, "e2e", "e2e-sink", Semantic::ExactlyOnce);
+    let sink = Arc::new(Mutex::new(connect(e2e()).await));
+    let mut driver = CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3).unwrap());
+    driver
+        .register(OperatorInfo::new("sink", 0, 1), sink.clone())
+        .unwrap();
+    assert_eq!(driver.restore().await.unwrap(), None);
+    write(&mut *sink.lock().await, "e1").await;
+    assert_eq!(driver.trigger_checkpoint().await.unwrap(), 1);
+    assert_eq!(committed_eventually(&cluster, "e2e", &["e1"]).await, ["e1"]);
+    write(&mut *sink.lock().await, "e2").await;
+    // Checkpoint 2 is written durably, then the process dies.
+    let state = sink.lock().await.snapshot_state(2).await.unwrap();
+    driver
+        .storage()
+        .write(&Checkpoint {
+            id: 2,
+            timestamp_ms: 0,
+            operators: vec![OperatorSnapshot {
+                uid: "sink".into(),
+                subtask_index: 0,
+                parallelism: 1,
+                state,
+            }],
+        })
+        .unwrap();
+    write(&mut *sink.lock().await, "e3-lost").await;
+    drop((driver, sink));
+
+    let sink = Arc::new(Mutex::new(connect(e2e()).await));
+    let mut driver = CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3).unwrap());
+    driver
+        .register(OperatorInfo::new("sink", 0, 1), sink.clone())
+        .unwrap();
+    assert_eq!(driver.restore().await.unwrap(), Some(2));
+    assert_eq!(
+        committed_eventually(&cluster, "e2e", &["e1", "e2"]).await,
+        ["e1", "e2"]
+    );
+    write(&mut *sink.lock().await, "e4").await;
+    assert_eq!(driver.trigger_checkpoint().await.unwrap(), 3);
+    assert_eq!(
+        committed_eventually(&cluster, "e2e", &["e1", "e2", "e4"]).await,
+        ["e1", "e2", "e4"]
+    );
+    sink.lock().await.close().await.unwrap();
+    eprintln!("i. driver end to end: ok ({:?})", started.elapsed());
+}
