@@ -140,8 +140,9 @@ impl Producer {
     /// [`ProduceError::MaxBlockTimeout`]. Waiting sends append only while
     /// their future is polled.
     ///
-    /// The future resolves when the batch is acknowledged (or fails); it
-    /// holds no per-record allocation.
+    /// The future resolves when the batch is acknowledged (or fails). A send
+    /// that appends at once allocates nothing per record (checked by
+    /// `tests/producer_alloc.rs`); one that must wait boxes its waiting state.
     pub fn send(
         &self,
         record: ProducerRecord,
@@ -167,13 +168,17 @@ impl Producer {
                     timestamp,
                 }) => record_result(completion, index, partition, topic, timestamp).await,
                 Err(e) => Err(e),
+                // The waiting paths are boxed (one allocation per send that
+                // must wait): their state (timers, metadata refresh) would
+                // otherwise make every `send` future ~3 KiB, copied on every
+                // move by callers that keep many futures.
                 Ok(Appended::Parked(slot)) => {
                     let (cluster, max_block, backoff) = slow.expect("slow path");
-                    wait_parked(acc, cluster, slot, max_block, backoff).await
+                    Box::pin(wait_parked(acc, cluster, slot, max_block, backoff)).await
                 }
                 Ok(Appended::NeedMemory(r)) | Ok(Appended::NeedMetadata(r)) => {
                     let (cluster, max_block, backoff) = slow.expect("slow path");
-                    send_slow(acc, cluster, r, ts, max_block, backoff).await
+                    Box::pin(send_slow(acc, cluster, r, ts, max_block, backoff)).await
                 }
             }
         }
