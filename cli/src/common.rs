@@ -1,0 +1,93 @@
+//! What every command shares: the bootstrap list, `-X` settings, building
+//! the validated [`ProducerConfig`] and connecting to the cluster.
+
+use crate::args::Cli;
+use crate::error::{CliError, CliResult};
+use kafka_producer::{Cluster, ProducerConfig};
+use std::sync::Arc;
+
+/// The global options, checked.
+#[derive(Debug, Clone)]
+pub struct Globals {
+    /// `--bootstrap` (or `KAFKA_EOS_BOOTSTRAP`).
+    pub bootstrap: String,
+    /// `-X key=value`, in order.
+    pub props: Vec<(String, String)>,
+}
+
+impl Globals {
+    /// Checks that a bootstrap list was given.
+    pub fn from_cli(cli: &Cli) -> CliResult<Self> {
+        let from_props = cli
+            .props
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "bootstrap.servers")
+            .map(|(_, v)| v.clone());
+        let bootstrap = match (cli.bootstrap.clone(), from_props) {
+            (Some(b), _) | (None, Some(b)) if !b.trim().is_empty() => b,
+            _ => {
+                return Err(CliError::usage(
+                    "--bootstrap HOST:PORT is required (or set KAFKA_EOS_BOOTSTRAP)",
+                ))
+            }
+        };
+        Ok(Self {
+            bootstrap,
+            props: cli.props.clone(),
+        })
+    }
+
+    /// The validated producer configuration: `bootstrap.servers` from
+    /// `--bootstrap`, then every `-X`, then `extra` (command flags).
+    pub fn config(&self, extra: &[(&str, &str)]) -> CliResult<ProducerConfig> {
+        let mut props: Vec<(&str, &str)> = vec![("bootstrap.servers", self.bootstrap.as_str())];
+        props.extend(self.props.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        props.extend_from_slice(extra);
+        Ok(ProducerConfig::from_properties(props)?)
+    }
+
+    /// Connects to the cluster (one metadata round trip).
+    pub async fn cluster(&self) -> CliResult<Arc<Cluster>> {
+        let config = self.config(&[])?;
+        Cluster::connect(config.cluster_config())
+            .await
+            .map_err(|e| CliError::from(e).with_bootstrap(&self.bootstrap))
+    }
+}
+
+/// The partition count of `topic` (refreshing its metadata); an error when
+/// the topic does not exist.
+pub async fn partition_count(cluster: &Cluster, topic: &str) -> CliResult<i32> {
+    cluster.refresh_topics(&[topic]).await?;
+    let n = cluster
+        .metadata()
+        .topic(topic)
+        .map_or(0, |t| t.partition_count() as i32);
+    if n <= 0 {
+        return Err(CliError::failure(format!(
+            "topic {topic:?} does not exist (or has no partitions)"
+        )));
+    }
+    Ok(n)
+}
+
+/// `requested` checked against the topic's partitions, or all of them.
+pub async fn partitions(cluster: &Cluster, topic: &str, requested: &[i32]) -> CliResult<Vec<i32>> {
+    let n = partition_count(cluster, topic).await?;
+    if requested.is_empty() {
+        return Ok((0..n).collect());
+    }
+    for p in requested {
+        if *p < 0 || *p >= n {
+            return Err(CliError::usage(format!(
+                "partition {p} does not exist: topic {topic:?} has partitions 0..{}",
+                n - 1
+            )));
+        }
+    }
+    let mut v = requested.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    Ok(v)
+}

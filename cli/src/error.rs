@@ -1,0 +1,274 @@
+//! The CLI's error type and its exit codes.
+//!
+//! Every failure is a [`CliError`]: a message for stderr and an exit code
+//! (see [`ExitCode`]). Library errors are classified by walking their typed
+//! variants: an unreachable broker exits 3, an authentication or
+//! authorization failure 4, a bad setting 2.
+
+use kafka_producer::error::{ClusterError, ConnError};
+use kafka_producer::reader::ReaderError;
+use kafka_producer::txn::{CoordinatorError, ResumeError, TransactionError};
+use kafka_producer::{ConfigError, ProduceError};
+use kafka_proto::ErrorCode;
+use std::fmt;
+
+/// The process exit codes (documented in `kafka-eos --help`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCode {
+    /// 1: the command failed (a delivery, a broker error, bad input data).
+    Failure = 1,
+    /// 2: bad command line or setting (`-X key=value`, flags).
+    Usage = 2,
+    /// 3: no broker reachable at the bootstrap addresses.
+    Unreachable = 3,
+    /// 4: authentication (SASL) or authorization failed.
+    Auth = 4,
+    /// 5: a prepared transaction's data is lost or its outcome unknowable
+    /// (`AbortedByBroker`, `Fenced`).
+    TransactionLost = 5,
+    /// 130: interrupted (Ctrl-C).
+    Interrupted = 130,
+}
+
+/// A failure of a command: what to print and how to exit.
+#[derive(Debug)]
+pub struct CliError {
+    /// The exit code.
+    pub code: ExitCode,
+    /// The message (without the `kafka-eos: error:` prefix).
+    pub message: String,
+}
+
+/// The result type of every command.
+pub type CliResult<T> = Result<T, CliError>;
+
+impl CliError {
+    /// An error with an explicit exit code.
+    pub fn new(code: ExitCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// A usage error (exit 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self::new(ExitCode::Usage, message)
+    }
+
+    /// A command failure (exit 1).
+    pub fn failure(message: impl Into<String>) -> Self {
+        Self::new(ExitCode::Failure, message)
+    }
+
+    /// Prefixes the message with what was being done.
+    pub fn context(mut self, what: impl fmt::Display) -> Self {
+        self.message = format!("{what}: {}", self.message);
+        self
+    }
+
+    /// Adds the hint for unreachable brokers, naming the addresses.
+    pub fn with_bootstrap(mut self, bootstrap: &str) -> Self {
+        match self.code {
+            ExitCode::Unreachable => {
+                self.message = format!(
+                    "cannot reach any broker at {bootstrap}: {}\nhint: check --bootstrap \
+                     (or KAFKA_EOS_BOOTSTRAP) and that the brokers are running and reachable",
+                    self.message
+                );
+            }
+            ExitCode::Auth => {
+                self.message = format!(
+                    "{}\nhint: check sasl.mechanism / sasl.username / sasl.password \
+                     (-X) and the principal's ACLs",
+                    self.message
+                );
+            }
+            _ => {}
+        }
+        self
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+fn is_auth_code(e: ErrorCode) -> bool {
+    matches!(
+        e,
+        ErrorCode::SaslAuthenticationFailed
+            | ErrorCode::TopicAuthorizationFailed
+            | ErrorCode::GroupAuthorizationFailed
+            | ErrorCode::ClusterAuthorizationFailed
+            | ErrorCode::TransactionalIdAuthorizationFailed
+    )
+}
+
+fn conn_code(e: &ConnError) -> ExitCode {
+    match e {
+        ConnError::Connect { .. } | ConnError::ConnectTimeout { .. } => ExitCode::Unreachable,
+        ConnError::AuthenticationFailed { .. } | ConnError::UnsupportedSaslMechanism { .. } => {
+            ExitCode::Auth
+        }
+        ConnError::Broker { error, .. } if is_auth_code(*error) => ExitCode::Auth,
+        _ => ExitCode::Failure,
+    }
+}
+
+fn cluster_code(e: &ClusterError) -> ExitCode {
+    match e {
+        ClusterError::NoBrokerAvailable { attempts } => {
+            if attempts.iter().any(|(_, e)| conn_code(e) == ExitCode::Auth) {
+                ExitCode::Auth
+            } else {
+                ExitCode::Unreachable
+            }
+        }
+        ClusterError::Conn(c) => conn_code(c),
+        ClusterError::InvalidAddress(_) => ExitCode::Usage,
+        _ => ExitCode::Failure,
+    }
+}
+
+impl From<ConfigError> for CliError {
+    fn from(e: ConfigError) -> Self {
+        let hint = match &e {
+            ConfigError::UnknownKey(k) => format!(
+                "\nhint: -X takes Java producer property names; {k:?} is not one this client knows"
+            ),
+            _ => String::new(),
+        };
+        CliError::usage(format!("bad setting {}: {e}{hint}", e.key()))
+    }
+}
+
+impl From<ClusterError> for CliError {
+    fn from(e: ClusterError) -> Self {
+        CliError::new(cluster_code(&e), e.to_string())
+    }
+}
+
+impl From<ConnError> for CliError {
+    fn from(e: ConnError) -> Self {
+        CliError::new(conn_code(&e), e.to_string())
+    }
+}
+
+impl From<CoordinatorError> for CliError {
+    fn from(e: CoordinatorError) -> Self {
+        let code = match &e {
+            CoordinatorError::Cluster(c) => cluster_code(c),
+            CoordinatorError::Broker { error, .. } if is_auth_code(*error) => ExitCode::Auth,
+            _ => ExitCode::Failure,
+        };
+        CliError::new(code, e.to_string())
+    }
+}
+
+impl From<ReaderError> for CliError {
+    fn from(e: ReaderError) -> Self {
+        let code = match &e {
+            ReaderError::Cluster(c) => cluster_code(c),
+            ReaderError::Partition { error, .. } | ReaderError::Broker { error, .. }
+                if is_auth_code(*error) =>
+            {
+                ExitCode::Auth
+            }
+            _ => ExitCode::Failure,
+        };
+        CliError::new(code, e.to_string())
+    }
+}
+
+impl From<ProduceError> for CliError {
+    fn from(e: ProduceError) -> Self {
+        let code = match &e {
+            ProduceError::Broker { error, .. } if is_auth_code(*error) => ExitCode::Auth,
+            ProduceError::Transaction(t) => transaction_code(t),
+            _ => ExitCode::Failure,
+        };
+        CliError::new(code, e.to_string())
+    }
+}
+
+fn transaction_code(e: &TransactionError) -> ExitCode {
+    match e {
+        TransactionError::Fatal {
+            error: Some(code), ..
+        }
+        | TransactionError::Abortable {
+            error: Some(code), ..
+        } if is_auth_code(*code) => ExitCode::Auth,
+        _ => ExitCode::Failure,
+    }
+}
+
+impl From<TransactionError> for CliError {
+    fn from(e: TransactionError) -> Self {
+        CliError::new(transaction_code(&e), e.to_string())
+    }
+}
+
+impl From<kafka_producer::transactional::ConnectError> for CliError {
+    fn from(e: kafka_producer::transactional::ConnectError) -> Self {
+        use kafka_producer::transactional::ConnectError as C;
+        match e {
+            C::Config(c) => c.into(),
+            C::Cluster(c) => c.into(),
+            other => CliError::usage(other.to_string()),
+        }
+    }
+}
+
+impl From<ResumeError> for CliError {
+    fn from(e: ResumeError) -> Self {
+        match e {
+            ResumeError::Coordinator(c) => c.into(),
+            other => CliError::failure(other.to_string()),
+        }
+    }
+}
+
+impl From<std::io::Error> for CliError {
+    fn from(e: std::io::Error) -> Self {
+        CliError::failure(e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unreachable_and_auth_are_classified() {
+        let refused = ClusterError::NoBrokerAvailable {
+            attempts: vec![(
+                "127.0.0.1:1".into(),
+                ConnError::Connect {
+                    addr: "127.0.0.1:1".into(),
+                    source: std::io::Error::from(std::io::ErrorKind::ConnectionRefused),
+                },
+            )],
+        };
+        let e = CliError::from(refused).with_bootstrap("127.0.0.1:1");
+        assert_eq!(e.code, ExitCode::Unreachable);
+        assert!(e.message.contains("127.0.0.1:1") && e.message.contains("--bootstrap"));
+
+        let auth = ClusterError::NoBrokerAvailable {
+            attempts: vec![(
+                "h:1".into(),
+                ConnError::AuthenticationFailed {
+                    message: "bad password".into(),
+                },
+            )],
+        };
+        assert_eq!(CliError::from(auth).code, ExitCode::Auth);
+
+        let bad = CliError::from(ConfigError::UnknownKey("bogus.key".into()));
+        assert_eq!(bad.code, ExitCode::Usage);
+        assert!(bad.message.contains("bogus.key"));
+    }
+}
