@@ -35,6 +35,7 @@
 //! assert!(typed.idempotence());
 //! ```
 
+use crate::connection::TlsConfig;
 use crate::sasl::{SaslConfig, SaslMechanism};
 use crate::{ClusterConfig, ConnectionConfig};
 use kafka_proto::record::Compression;
@@ -71,6 +72,10 @@ pub enum SecurityProtocol {
     Plaintext,
     /// SASL over plain TCP.
     SaslPlaintext,
+    /// TLS (cargo feature `tls`).
+    Ssl,
+    /// SASL over TLS (cargo feature `tls`).
+    SaslSsl,
 }
 
 /// Which partitioner assigns partitions to records without one.
@@ -190,6 +195,9 @@ pub struct ProducerConfig {
     pub sasl_username: Option<String>,
     /// `sasl.password` (or from `sasl.jaas.config`).
     pub sasl_password: Option<String>,
+    /// TLS settings for `SSL` / `SASL_SSL` (from `ssl.truststore.*`,
+    /// `ssl.keystore.*` and `ssl.endpoint.identification.algorithm`).
+    pub tls: Option<TlsConfig>,
     /// `transactional.id` (used by the transactional producer).
     pub transactional_id: Option<String>,
     /// `transaction.timeout.ms` (default 60 s).
@@ -225,6 +233,7 @@ impl ProducerConfig {
             sasl_mechanism: SaslMechanism::Plain,
             sasl_username: None,
             sasl_password: None,
+            tls: None,
             transactional_id: None,
             transaction_timeout: Duration::from_millis(60_000),
             partitioner: PartitionerChoice::Default,
@@ -259,6 +268,7 @@ impl ProducerConfig {
         let mut c = Self::new("");
         let mut have_bootstrap = false;
         let mut jaas: Option<(String, String)> = None;
+        let mut ssl = SslProps::default();
         for (k, v) in props {
             let (key, value) = (k.as_ref().trim(), v.as_ref().trim());
             match key {
@@ -288,9 +298,7 @@ impl ProducerConfig {
                 "linger.ms" => c.linger = ms(key, value, 0, i32::MAX as i64)?,
                 "buffer.memory" => c.buffer_memory = int(key, value, 0, i64::MAX)? as usize,
                 "compression.type" => c.compression = compression(key, value)?,
-                "compression.gzip.level"
-                | "compression.lz4.level"
-                | "compression.zstd.level" => {
+                "compression.gzip.level" | "compression.lz4.level" | "compression.zstd.level" => {
                     int(key, value, -131072, 22)?;
                 }
                 "retries" => c.retries = int(key, value, 0, i32::MAX as i64)? as i32,
@@ -313,9 +321,21 @@ impl ProducerConfig {
                     c.security_protocol = match value.to_ascii_uppercase().as_str() {
                         "PLAINTEXT" => SecurityProtocol::Plaintext,
                         "SASL_PLAINTEXT" => SecurityProtocol::SaslPlaintext,
-                        _ => return Err(invalid(key, value, "expected PLAINTEXT or SASL_PLAINTEXT (SSL and SASL_SSL are not supported yet)")),
+                        "SSL" | "SASL_SSL" if !cfg!(feature = "tls") => {
+                            return Err(invalid(key, value, crate::connection::TLS_FEATURE_MISSING))
+                        }
+                        "SSL" => SecurityProtocol::Ssl,
+                        "SASL_SSL" => SecurityProtocol::SaslSsl,
+                        _ => {
+                            return Err(invalid(
+                                key,
+                                value,
+                                "expected PLAINTEXT, SASL_PLAINTEXT, SSL or SASL_SSL",
+                            ))
+                        }
                     }
                 }
+                k if k.starts_with("ssl.") => ssl.set(key, value)?,
                 "sasl.mechanism" => {
                     c.sasl_mechanism = match value {
                         "PLAIN" => SaslMechanism::Plain,
@@ -352,7 +372,9 @@ impl ProducerConfig {
                 // Serializers are the caller's business in Rust: accept the
                 // byte-array ones Java tools pass, reject others.
                 "key.serializer" | "value.serializer" => {
-                    if !value.ends_with("ByteArraySerializer") && !value.ends_with("BytesSerializer") {
+                    if !value.ends_with("ByteArraySerializer")
+                        && !value.ends_with("BytesSerializer")
+                    {
                         return Err(invalid(key, value, "records carry bytes; only ByteArraySerializer/BytesSerializer are accepted"));
                     }
                 }
@@ -366,6 +388,7 @@ impl ProducerConfig {
             c.sasl_username.get_or_insert(u);
             c.sasl_password.get_or_insert(p);
         }
+        c.tls = ssl.build()?;
         c.validate()
     }
 
@@ -424,6 +447,20 @@ impl ProducerConfig {
                 reason: "cannot set a transactional.id without also enabling idempotence".into(),
             });
         }
+        if self.tls_enabled() {
+            if !cfg!(feature = "tls") {
+                return Err(ConfigError::InvalidValue {
+                    key: "security.protocol".into(),
+                    value: format!("{:?}", self.security_protocol).to_ascii_uppercase(),
+                    reason: crate::connection::TLS_FEATURE_MISSING.into(),
+                });
+            }
+            if self.tls.is_none() {
+                return Err(ConfigError::Missing(
+                    "ssl.truststore.location (or ssl.truststore.certificates)".into(),
+                ));
+            }
+        }
         if self.sasl_enabled() && (self.sasl_username.is_none() || self.sasl_password.is_none()) {
             return Err(ConfigError::Missing(
                 "sasl.username/sasl.password (or sasl.jaas.config)".into(),
@@ -449,7 +486,17 @@ impl ProducerConfig {
     }
 
     fn sasl_enabled(&self) -> bool {
-        self.security_protocol == SecurityProtocol::SaslPlaintext
+        matches!(
+            self.security_protocol,
+            SecurityProtocol::SaslPlaintext | SecurityProtocol::SaslSsl
+        )
+    }
+
+    fn tls_enabled(&self) -> bool {
+        matches!(
+            self.security_protocol,
+            SecurityProtocol::Ssl | SecurityProtocol::SaslSsl
+        )
     }
 
     /// The connection settings derived from this configuration.
@@ -463,6 +510,11 @@ impl ProducerConfig {
                     self.sasl_username.clone().unwrap_or_default(),
                     self.sasl_password.clone().unwrap_or_default(),
                 ))
+            } else {
+                None
+            },
+            tls: if self.tls_enabled() {
+                self.tls.clone()
             } else {
                 None
             },
@@ -560,17 +612,34 @@ impl ProducerConfigBuilder {
         self
     }
 
-    /// `security.protocol=SASL_PLAINTEXT` with a mechanism and credentials.
+    /// `security.protocol=SASL_PLAINTEXT` (`SASL_SSL` after [`Self::tls`])
+    /// with a mechanism and credentials.
     pub fn sasl(
         mut self,
         mechanism: SaslMechanism,
         username: impl Into<String>,
         password: impl Into<String>,
     ) -> Self {
-        self.config.security_protocol = SecurityProtocol::SaslPlaintext;
+        self.config.security_protocol = match self.config.security_protocol {
+            SecurityProtocol::Ssl | SecurityProtocol::SaslSsl => SecurityProtocol::SaslSsl,
+            _ => SecurityProtocol::SaslPlaintext,
+        };
         self.config.sasl_mechanism = mechanism;
         self.config.sasl_username = Some(username.into());
         self.config.sasl_password = Some(password.into());
+        self
+    }
+
+    /// `security.protocol=SSL` (`SASL_SSL` after [`Self::sasl`]) with these
+    /// TLS settings; [`Self::build`] fails without the `tls` cargo feature.
+    pub fn tls(mut self, tls: TlsConfig) -> Self {
+        self.config.security_protocol = match self.config.security_protocol {
+            SecurityProtocol::SaslPlaintext | SecurityProtocol::SaslSsl => {
+                SecurityProtocol::SaslSsl
+            }
+            _ => SecurityProtocol::Ssl,
+        };
+        self.config.tls = Some(tls);
         self
     }
 
@@ -578,6 +647,129 @@ impl ProducerConfigBuilder {
     pub fn build(self) -> Result<ProducerConfig, ConfigError> {
         self.config.validate()
     }
+}
+
+/// The `ssl.*` properties as given, resolved into a [`TlsConfig`] after
+/// every property is read (order does not matter, as in Java).
+#[derive(Debug, Default)]
+struct SslProps {
+    truststore_location: Option<String>,
+    truststore_certificates: Option<String>,
+    keystore_location: Option<String>,
+    keystore_key: Option<String>,
+    keystore_chain: Option<String>,
+    verify_hostname: Option<bool>,
+}
+
+impl SslProps {
+    fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        let v = Some(value.to_string());
+        match key {
+            "ssl.truststore.type" | "ssl.keystore.type" => {
+                if !value.eq_ignore_ascii_case("PEM") {
+                    return Err(invalid(
+                        key,
+                        value,
+                        "only PEM is supported (convert JKS/PKCS12 stores to PEM)",
+                    ));
+                }
+            }
+            "ssl.truststore.location" => self.truststore_location = v,
+            "ssl.truststore.certificates" => self.truststore_certificates = v,
+            "ssl.keystore.location" => self.keystore_location = v,
+            "ssl.keystore.key" => self.keystore_key = v,
+            "ssl.keystore.certificate.chain" => self.keystore_chain = v,
+            "ssl.key.password" => {
+                if !value.is_empty() {
+                    return Err(invalid(
+                        key,
+                        "<redacted>",
+                        "encrypted private keys are not supported; give an unencrypted PEM key",
+                    ));
+                }
+            }
+            "ssl.endpoint.identification.algorithm" => {
+                self.verify_hostname = Some(match value.to_ascii_lowercase().as_str() {
+                    "https" => true,
+                    "" => false,
+                    _ => return Err(invalid(key, value, "expected https or empty")),
+                })
+            }
+            _ => return Err(ConfigError::UnknownKey(key.to_string())),
+        }
+        Ok(())
+    }
+
+    /// `None` without a truststore; reads the files and, with the `tls`
+    /// feature, checks the PEM contents.
+    fn build(self) -> Result<Option<TlsConfig>, ConfigError> {
+        let read = |key: &str, path: &str| {
+            std::fs::read(path).map_err(|e| invalid(key, path, &format!("cannot read: {e}")))
+        };
+        let ca = match (&self.truststore_location, &self.truststore_certificates) {
+            (Some(_), Some(_)) => {
+                return Err(ConfigError::Incompatible {
+                    key: "ssl.truststore.certificates".into(),
+                    reason: "set either ssl.truststore.location or ssl.truststore.certificates"
+                        .into(),
+                })
+            }
+            (Some(path), None) => (
+                "ssl.truststore.location",
+                read("ssl.truststore.location", path)?,
+            ),
+            (None, Some(pem)) => ("ssl.truststore.certificates", pem.clone().into_bytes()),
+            (None, None) => return Ok(None),
+        };
+        let mut tls = TlsConfig::new(ca.1).verify_hostname(self.verify_hostname.unwrap_or(true));
+        check_pem(ca.0, &tls.ca_pem, false)?;
+        match (self.keystore_location, self.keystore_key, self.keystore_chain) {
+            (None, None, None) => {}
+            (Some(path), None, None) => {
+                // Java's PEM key store file: the private key and its chain.
+                let key = "ssl.keystore.location";
+                let pem = read(key, &path)?;
+                check_pem(key, &pem, false)?;
+                check_pem(key, &pem, true)?;
+                tls = tls.client_auth(pem.clone(), pem);
+            }
+            (None, Some(key_pem), Some(chain)) => {
+                check_pem("ssl.keystore.key", key_pem.as_bytes(), true)?;
+                check_pem("ssl.keystore.certificate.chain", chain.as_bytes(), false)?;
+                tls = tls.client_auth(chain, key_pem);
+            }
+            (Some(_), _, _) => {
+                return Err(ConfigError::Incompatible {
+                    key: "ssl.keystore.location".into(),
+                    reason: "set either ssl.keystore.location or ssl.keystore.key with ssl.keystore.certificate.chain".into(),
+                })
+            }
+            (None, _, _) => {
+                return Err(ConfigError::Missing(
+                    "ssl.keystore.key and ssl.keystore.certificate.chain (both)".into(),
+                ))
+            }
+        }
+        Ok(Some(tls))
+    }
+}
+
+/// Checks PEM certificates (or a private key) under `key` with the `tls`
+/// feature; without it SSL is rejected anyway.
+#[cfg(feature = "tls")]
+fn check_pem(key: &str, pem: &[u8], private_key: bool) -> Result<(), ConfigError> {
+    use crate::connection::tls_impl::{parse_certs, parse_key};
+    let r = if private_key {
+        parse_key(pem).map(drop)
+    } else {
+        parse_certs(pem).map(drop)
+    };
+    r.map_err(|reason| invalid(key, "<PEM>", &reason))
+}
+
+#[cfg(not(feature = "tls"))]
+fn check_pem(_key: &str, _pem: &[u8], _private_key: bool) -> Result<(), ConfigError> {
+    Ok(())
 }
 
 fn split_list(s: &str) -> Vec<String> {
@@ -825,7 +1017,7 @@ mod tests {
             ("enable.idempotence", "yes"),
             ("metadata.max.age.ms", "-"),
             ("max.block.ms", "-1"),
-            ("security.protocol", "SSL"),
+            ("security.protocol", "SSLv3"),
             ("sasl.mechanism", "GSSAPI"),
             ("sasl.jaas.config", "com.sun.Krb5LoginModule required;"),
             ("transactional.id", ""),
@@ -897,5 +1089,107 @@ mod tests {
             .build()
             .unwrap()
             .idempotence());
+    }
+
+    #[test]
+    fn ssl_keys_parse_or_name_the_key() {
+        // Settings valid in any build.
+        for (k, v) in [
+            ("ssl.truststore.type", "JKS"),
+            ("ssl.keystore.type", "PKCS12"),
+            ("ssl.key.password", "secret"),
+            ("ssl.endpoint.identification.algorithm", "http"),
+            ("ssl.truststore.location", "/no/such/ca.pem"),
+        ] {
+            let e = props(&[(k, v)]).unwrap_err();
+            assert_eq!(e.key(), k, "{k}={v}: {e}");
+            assert!(!e.to_string().contains("secret"), "{e}");
+        }
+        assert!(matches!(
+            props(&[("ssl.cipher.suites", "x")]).unwrap_err(),
+            ConfigError::UnknownKey(_)
+        ));
+        // ssl.* without SSL is ignored, as in Java.
+        let c = props(&[("ssl.endpoint.identification.algorithm", "")]).unwrap();
+        assert!(c.connection_config().tls.is_none());
+    }
+
+    #[cfg(not(feature = "tls"))]
+    #[test]
+    fn ssl_without_the_feature_names_it() {
+        for proto in ["SSL", "SASL_SSL"] {
+            let e = props(&[("security.protocol", proto)]).unwrap_err();
+            assert_eq!(e.key(), "security.protocol");
+            assert!(e.to_string().contains("`tls` cargo feature"), "{e}");
+        }
+        let e = ProducerConfig::builder("h:1")
+            .tls(TlsConfig::new(Vec::new()))
+            .build()
+            .unwrap_err();
+        assert_eq!(e.key(), "security.protocol");
+    }
+
+    #[cfg(feature = "tls")]
+    #[test]
+    fn ssl_properties_build_a_tls_config() {
+        let dir = std::env::temp_dir().join(format!("kafka-eos-config-tls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = kafka_testcontainers::tls::generate(&dir).unwrap();
+        let ca = f.ca_pem_path.to_str().unwrap();
+        let key = String::from_utf8(f.client_key_pem.clone()).unwrap();
+        let chain = String::from_utf8(f.client_cert_pem.clone()).unwrap();
+        // SSL needs a trust store.
+        let e = props(&[("security.protocol", "SSL")]).unwrap_err();
+        assert!(matches!(e, ConfigError::Missing(_)), "{e}");
+        let c = props(&[
+            ("security.protocol", "SSL"),
+            ("ssl.truststore.type", "PEM"),
+            ("ssl.truststore.location", ca),
+            ("ssl.endpoint.identification.algorithm", ""),
+            ("ssl.keystore.type", "PEM"),
+            ("ssl.keystore.key", &key),
+            ("ssl.keystore.certificate.chain", &chain),
+        ])
+        .unwrap();
+        let tls = c.connection_config().tls.expect("tls");
+        assert_eq!(tls.ca_pem, f.ca_pem);
+        assert!(!tls.verify_hostname);
+        // Values are trimmed, as every property.
+        assert_eq!(tls.client_key_pem.as_deref(), Some(key.trim().as_bytes()));
+        assert!(c.connection_config().sasl.is_none());
+        // Inline trust store; SASL_SSL keeps SASL.
+        let pem = String::from_utf8(f.ca_pem.clone()).unwrap();
+        let c = props(&[
+            ("security.protocol", "SASL_SSL"),
+            ("ssl.truststore.certificates", &pem),
+            ("sasl.username", "u"),
+            ("sasl.password", "p"),
+        ])
+        .unwrap();
+        let cc = c.connection_config();
+        assert!(cc.tls.unwrap().verify_hostname && cc.sasl.is_some());
+        // Bad PEM names its key; both trust store forms at once conflict.
+        let e = props(&[
+            ("security.protocol", "SSL"),
+            ("ssl.truststore.certificates", "junk"),
+        ])
+        .unwrap_err();
+        assert_eq!(e.key(), "ssl.truststore.certificates");
+        let e = props(&[
+            ("ssl.truststore.location", ca),
+            ("ssl.truststore.certificates", &pem),
+        ])
+        .unwrap_err();
+        assert_eq!(e.key(), "ssl.truststore.certificates");
+        let e = props(&[("ssl.truststore.location", ca), ("ssl.keystore.key", &key)]).unwrap_err();
+        assert!(matches!(e, ConfigError::Missing(_)), "{e}");
+        // The builder: tls then sasl is SASL_SSL.
+        let c = ProducerConfig::builder("h:1")
+            .tls(TlsConfig::new(f.ca_pem.clone()))
+            .sasl(SaslMechanism::ScramSha512, "u", "p")
+            .build()
+            .unwrap();
+        assert_eq!(c.security_protocol, SecurityProtocol::SaslSsl);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,5 +1,6 @@
 //! One broker connection: framing, correlation ids, pipelined requests,
-//! timeouts, ApiVersions negotiation and SASL authentication.
+//! timeouts, ApiVersions negotiation, TLS (cargo feature `tls`) and SASL
+//! authentication.
 //!
 //! A writer task owns the write half of the socket and writes whole frames in
 //! the order [`Connection::send`] queued them; a reader task splits the read
@@ -38,8 +39,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
@@ -73,6 +73,94 @@ pub struct ConnectionConfig {
     pub connect_timeout: Duration,
     /// SASL mechanism and credentials; `None` for PLAINTEXT.
     pub sasl: Option<SaslConfig>,
+    /// TLS settings; `None` for plain TCP. Needs the `tls` cargo feature.
+    pub tls: Option<TlsConfig>,
+}
+
+/// TLS settings of a [`Connection`] (`security.protocol=SSL` or `SASL_SSL`).
+///
+/// Needs the `tls` cargo feature (rustls with the `ring` provider); without
+/// it, connecting with [`ConnectionConfig::tls`] set fails with
+/// [`ConnError::InvalidTlsConfig`]. There is no system trust store: the
+/// broker's certificate chain is verified against [`Self::ca_pem`].
+///
+/// ```
+/// use kafka_producer::connection::TlsConfig;
+/// let pem = b"-----BEGIN CERTIFICATE-----\n...\n-----END CERTIFICATE-----\n".to_vec();
+/// let tls = TlsConfig::new(pem).server_name("broker.example").verify_hostname(true);
+/// assert!(tls.verify_hostname);
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct TlsConfig {
+    /// PEM certificates of the trusted certificate authorities
+    /// (`ssl.truststore.location` / `ssl.truststore.certificates`).
+    pub ca_pem: Vec<u8>,
+    /// The name the broker's certificate must be valid for, also sent as
+    /// SNI; default: the host part of the address dialled (a name or an IP).
+    pub server_name: Option<String>,
+    /// Check that the certificate is valid for the broker's name
+    /// (`ssl.endpoint.identification.algorithm=https`, the default). When
+    /// false the chain is still verified against [`Self::ca_pem`].
+    pub verify_hostname: bool,
+    /// Client certificate chain (PEM) for mutual TLS.
+    pub client_cert_pem: Option<Vec<u8>>,
+    /// Client private key (unencrypted PEM: PKCS#8, PKCS#1 or SEC1) for
+    /// mutual TLS.
+    pub client_key_pem: Option<Vec<u8>>,
+}
+
+impl TlsConfig {
+    /// Trusts the CA certificates in `ca_pem`; verifies host names; no
+    /// client certificate.
+    pub fn new(ca_pem: impl Into<Vec<u8>>) -> Self {
+        Self {
+            ca_pem: ca_pem.into(),
+            server_name: None,
+            verify_hostname: true,
+            client_cert_pem: None,
+            client_key_pem: None,
+        }
+    }
+
+    /// Overrides the name verified and sent as SNI.
+    pub fn server_name(mut self, name: impl Into<String>) -> Self {
+        self.server_name = Some(name.into());
+        self
+    }
+
+    /// Whether the certificate must be valid for the broker's name.
+    pub fn verify_hostname(mut self, on: bool) -> Self {
+        self.verify_hostname = on;
+        self
+    }
+
+    /// Presents a client certificate chain and its key (mutual TLS).
+    pub fn client_auth(
+        mut self,
+        cert_pem: impl Into<Vec<u8>>,
+        key_pem: impl Into<Vec<u8>>,
+    ) -> Self {
+        self.client_cert_pem = Some(cert_pem.into());
+        self.client_key_pem = Some(key_pem.into());
+        self
+    }
+}
+
+impl std::fmt::Debug for TlsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the private key.
+        f.debug_struct("TlsConfig")
+            .field("ca_pem", &format_args!("{} bytes", self.ca_pem.len()))
+            .field("server_name", &self.server_name)
+            .field("verify_hostname", &self.verify_hostname)
+            .field("client_cert", &self.client_cert_pem.is_some())
+            .field(
+                "client_key",
+                &self.client_key_pem.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
 }
 
 impl Default for ConnectionConfig {
@@ -85,6 +173,7 @@ impl Default for ConnectionConfig {
             request_timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
             sasl: None,
+            tls: None,
         }
     }
 }
@@ -175,14 +264,20 @@ struct Io {
 }
 
 impl Io {
-    fn start(
-        stream: TcpStream,
+    /// Spawns the IO tasks on a split stream: plain TCP's owned halves or a
+    /// TLS stream's `tokio::io::split` halves (monomorphized, so the plain
+    /// path pays nothing for TLS).
+    fn start<R, W>(
+        rd: R,
+        wr: W,
         addr: String,
         max_frame_size: usize,
         client_id: Option<String>,
-    ) -> Self {
-        let _ = stream.set_nodelay(true);
-        let (rd, wr) = stream.into_split();
+    ) -> Self
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
         let shared = Arc::new(Shared {
             addr,
             state: Mutex::new(State::default()),
@@ -286,7 +381,7 @@ impl Io {
     }
 }
 
-async fn read_loop(mut rd: OwnedReadHalf, shared: Arc<Shared>, max_frame_size: usize) {
+async fn read_loop<R: AsyncRead + Unpin>(mut rd: R, shared: Arc<Shared>, max_frame_size: usize) {
     let mut decoder = FrameDecoder::new(max_frame_size);
     let mut buf = BytesMut::with_capacity(64 * 1024);
     let reason = 'outer: loop {
@@ -326,8 +421,8 @@ fn dispatch(shared: &Shared, frame: Bytes) -> Result<(), String> {
     }
 }
 
-async fn write_loop(
-    mut wr: OwnedWriteHalf,
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut wr: W,
     mut rx: mpsc::UnboundedReceiver<WriteItem>,
     shared: Arc<Shared>,
 ) {
@@ -346,7 +441,12 @@ async fn write_loop(
                 Err(_) => break,
             }
         }
-        if let Err(e) = wr.write_all(&out).await {
+        // TLS buffers records until flushed; a no-op on plain TCP.
+        let written = match wr.write_all(&out).await {
+            Ok(()) => wr.flush().await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = written {
             acks.clear();
             shared.fail_all(&format!("write error: {e}"));
             return;
@@ -391,12 +491,20 @@ impl Connection {
                 addr: addr.to_string(),
                 source,
             })?;
-        let io = Io::start(
-            stream,
-            addr.to_string(),
-            config.max_frame_size,
-            config.client_id.clone(),
-        );
+        let _ = stream.set_nodelay(true);
+        let io = match &config.tls {
+            None => {
+                let (rd, wr) = stream.into_split();
+                Io::start(
+                    rd,
+                    wr,
+                    addr.to_string(),
+                    config.max_frame_size,
+                    config.client_id.clone(),
+                )
+            }
+            Some(tls) => start_tls(addr, stream, tls, config).await?,
+        };
         let versions = negotiate(&io, config).await?;
         tracing::debug!(
             addr,
@@ -615,6 +723,195 @@ impl Connection {
 impl Drop for Connection {
     fn drop(&mut self) {
         self.io.shared.fail_all("connection dropped");
+    }
+}
+
+/// The TLS handshake, then the IO tasks on the encrypted stream.
+#[cfg(feature = "tls")]
+async fn start_tls(
+    addr: &str,
+    stream: TcpStream,
+    tls: &TlsConfig,
+    config: &ConnectionConfig,
+) -> Result<Io, ConnError> {
+    let client =
+        tls_impl::client_config(tls).map_err(|message| ConnError::InvalidTlsConfig { message })?;
+    let name = tls_impl::server_name(addr, tls)
+        .map_err(|message| ConnError::InvalidTlsConfig { message })?;
+    let stream = tokio_rustls::TlsConnector::from(client)
+        .connect(name, stream)
+        .await
+        .map_err(|source| ConnError::Tls {
+            addr: addr.to_string(),
+            source,
+        })?;
+    tracing::debug!(
+        addr,
+        version = ?stream.get_ref().1.protocol_version(),
+        "TLS established"
+    );
+    let (rd, wr) = tokio::io::split(stream);
+    Ok(Io::start(
+        rd,
+        wr,
+        addr.to_string(),
+        config.max_frame_size,
+        config.client_id.clone(),
+    ))
+}
+
+/// Without the `tls` feature a TLS connection is a configuration error.
+#[cfg(not(feature = "tls"))]
+async fn start_tls(
+    _addr: &str,
+    _stream: TcpStream,
+    _tls: &TlsConfig,
+    _config: &ConnectionConfig,
+) -> Result<Io, ConnError> {
+    Err(ConnError::InvalidTlsConfig {
+        message: TLS_FEATURE_MISSING.into(),
+    })
+}
+
+/// Why SSL / SASL_SSL cannot work in a build without the `tls` feature.
+pub(crate) const TLS_FEATURE_MISSING: &str =
+    "TLS needs the `tls` cargo feature of kafka-producer (this build lacks it)";
+
+/// rustls glue: PEM parsing, the client configuration, server names.
+#[cfg(feature = "tls")]
+pub(crate) mod tls_impl {
+    use super::TlsConfig;
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+    use std::sync::Arc;
+    use tokio_rustls::rustls::client::danger::{
+        HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier,
+    };
+    use tokio_rustls::rustls::client::WebPkiServerVerifier;
+    use tokio_rustls::rustls::crypto::ring;
+    use tokio_rustls::rustls::{
+        CertificateError, ClientConfig, DigitallySignedStruct, Error, RootCertStore,
+        SignatureScheme,
+    };
+
+    /// Every `CERTIFICATE` block of `pem` (at least one).
+    pub(crate) fn parse_certs(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, String> {
+        let certs = CertificateDer::pem_slice_iter(pem)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("invalid PEM certificate: {e}"))?;
+        if certs.is_empty() {
+            return Err("no PEM CERTIFICATE block found".into());
+        }
+        Ok(certs)
+    }
+
+    /// The first private key block of `pem` (PKCS#8, PKCS#1 or SEC1).
+    pub(crate) fn parse_key(pem: &[u8]) -> Result<PrivateKeyDer<'static>, String> {
+        PrivateKeyDer::from_pem_slice(pem).map_err(|e| {
+            format!("no usable PEM private key (unencrypted PKCS#8, PKCS#1 or SEC1): {e}")
+        })
+    }
+
+    /// The rustls client configuration for `tls`.
+    pub(crate) fn client_config(tls: &TlsConfig) -> Result<Arc<ClientConfig>, String> {
+        let provider = Arc::new(ring::default_provider());
+        let mut roots = RootCertStore::empty();
+        for cert in parse_certs(&tls.ca_pem).map_err(|e| format!("trusted CAs: {e}"))? {
+            roots
+                .add(cert)
+                .map_err(|e| format!("trusted CAs: unusable certificate: {e}"))?;
+        }
+        let builder = ClientConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| e.to_string())?;
+        let builder = if tls.verify_hostname {
+            builder.with_root_certificates(roots)
+        } else {
+            let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .map_err(|e| e.to_string())?;
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(ChainOnlyVerifier(inner)))
+        };
+        let config = match (&tls.client_cert_pem, &tls.client_key_pem) {
+            (None, None) => builder.with_no_client_auth(),
+            (Some(cert), Some(key)) => {
+                let chain = parse_certs(cert).map_err(|e| format!("client certificate: {e}"))?;
+                let key = parse_key(key).map_err(|e| format!("client key: {e}"))?;
+                builder
+                    .with_client_auth_cert(chain, key)
+                    .map_err(|e| format!("client certificate and key: {e}"))?
+            }
+            _ => return Err("a client certificate needs its private key and vice versa".into()),
+        };
+        Ok(Arc::new(config))
+    }
+
+    /// The verified name: the override, else the host part of `addr`.
+    pub(crate) fn server_name(addr: &str, tls: &TlsConfig) -> Result<ServerName<'static>, String> {
+        let host = match &tls.server_name {
+            Some(name) => name.as_str(),
+            None => {
+                let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
+                host.trim_start_matches('[').trim_end_matches(']')
+            }
+        };
+        ServerName::try_from(host.to_string())
+            .map_err(|e| format!("invalid TLS server name {host:?}: {e}"))
+    }
+
+    /// `ssl.endpoint.identification.algorithm=` (empty): the chain and the
+    /// signatures are verified as usual; only a name mismatch is accepted.
+    #[derive(Debug)]
+    struct ChainOnlyVerifier(Arc<WebPkiServerVerifier>);
+
+    impl ServerCertVerifier for ChainOnlyVerifier {
+        fn verify_server_cert(
+            &self,
+            end_entity: &CertificateDer<'_>,
+            intermediates: &[CertificateDer<'_>],
+            server_name: &ServerName<'_>,
+            ocsp_response: &[u8],
+            now: UnixTime,
+        ) -> Result<ServerCertVerified, Error> {
+            // webpki checks the name only after the chain verified.
+            match self.0.verify_server_cert(
+                end_entity,
+                intermediates,
+                server_name,
+                ocsp_response,
+                now,
+            ) {
+                Err(Error::InvalidCertificate(
+                    CertificateError::NotValidForName
+                    | CertificateError::NotValidForNameContext { .. },
+                )) => Ok(ServerCertVerified::assertion()),
+                other => other,
+            }
+        }
+
+        fn verify_tls12_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, Error> {
+            self.0.verify_tls12_signature(message, cert, dss)
+        }
+
+        fn verify_tls13_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, Error> {
+            self.0.verify_tls13_signature(message, cert, dss)
+        }
+
+        fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+            self.0.supported_verify_schemes()
+        }
     }
 }
 

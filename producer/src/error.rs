@@ -117,6 +117,26 @@ pub enum ConnError {
         /// The broker's error message or the client-side reason.
         message: String,
     },
+    /// The TLS handshake failed. An `InvalidData` source is rustls refusing
+    /// the peer (an untrusted or mismatched certificate, a TLS alert such as
+    /// a rejected client certificate, a protocol error): fatal. Any other
+    /// kind is an IO failure during the handshake (retriable).
+    #[error("TLS handshake with {addr} failed: {source}")]
+    Tls {
+        /// The address dialled.
+        addr: String,
+        /// The handshake error (rustls errors have kind `InvalidData`).
+        #[source]
+        source: std::io::Error,
+    },
+    /// The TLS settings are unusable (bad PEM, a key without its
+    /// certificate, an invalid server name) or this build lacks the `tls`
+    /// cargo feature (fatal).
+    #[error("invalid TLS configuration: {message}")]
+    InvalidTlsConfig {
+        /// What is wrong.
+        message: String,
+    },
     /// A broker-level error code answered a connection-setup request
     /// (SaslHandshake or SaslAuthenticate) (fatal unless the code is retriable).
     #[error("{api:?} v{version} failed: {error:?}{}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
@@ -146,6 +166,7 @@ impl ConnError {
             | ConnError::Timeout { .. }
             | ConnError::Disconnected { .. } => true,
             ConnError::Broker { error, .. } => error.is_retriable(),
+            ConnError::Tls { source, .. } => source.kind() != std::io::ErrorKind::InvalidData,
             _ => false,
         }
     }

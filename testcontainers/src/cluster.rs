@@ -3,7 +3,9 @@
 //! Each node listens on three loopback ports:
 //!
 //! - `CLIENT`: what [`KafkaCluster::bootstrap`] returns; `PLAINTEXT`, or
-//!   `SASL_PLAINTEXT` with [`KafkaClusterBuilder::sasl`]. With
+//!   `SASL_PLAINTEXT` with [`KafkaClusterBuilder::sasl`], `SSL` with
+//!   [`KafkaClusterBuilder::tls`] (certificates from [`crate::tls`], CA at
+//!   [`KafkaCluster::ca_pem_path`]), `SASL_SSL` with both. With
 //!   [`KafkaClusterBuilder::with_proxies`] the node advertises its proxy's
 //!   address on this listener, so every client connection crosses the proxy.
 //! - `INTERNAL`: `PLAINTEXT`, used between brokers and by the Java tools
@@ -14,12 +16,16 @@
 //! requested `transaction.version` feature level on 4.x), Metadata listing
 //! every running node as a broker, and FindCoordinator for a transactional id
 //! answering without error. On a SASL cluster the CLIENT listener is also
-//! checked with a SaslHandshake + SaslAuthenticate (PLAIN) exchange.
+//! checked with a SaslHandshake + SaslAuthenticate (PLAIN) exchange. On a TLS
+//! cluster the checks run on INTERNAL and CLIENT only has to accept TCP
+//! connections (the harness has no TLS client; the producer's TLS tests are
+//! the end-to-end proof).
 
 use crate::dist::{ensure_distribution, Distribution, KafkaVersion};
 use crate::error::{HarnessError, IoContext};
 use crate::process::{spawn_tied, ManagedChild};
 use crate::proxy::{Proxy, ProxyHandle};
+use crate::tls::TlsFiles;
 use crate::wire::{finalized_feature, KafkaConnection};
 use crate::Result;
 use std::fmt::Write as _;
@@ -111,6 +117,8 @@ pub struct KafkaClusterBuilder {
     transaction_version: Option<i16>,
     broker_config: Vec<(String, String)>,
     sasl: Option<SaslConfig>,
+    tls: bool,
+    tls_client_auth: bool,
     proxies: bool,
     heap: String,
     fast_jvm: bool,
@@ -126,6 +134,8 @@ impl Default for KafkaClusterBuilder {
             transaction_version: None,
             broker_config: Vec::new(),
             sasl: None,
+            tls: false,
+            tls_client_auth: false,
             proxies: false,
             heap: "512m".into(),
             fast_jvm: true,
@@ -165,6 +175,25 @@ impl KafkaClusterBuilder {
     /// Makes the CLIENT listener `SASL_PLAINTEXT` with these users.
     pub fn sasl(mut self, sasl: SaslConfig) -> Self {
         self.sasl = Some(sasl);
+        self
+    }
+
+    /// Makes the CLIENT listener `SSL` (`SASL_SSL` with [`Self::sasl`]) with
+    /// a fresh CA and a broker certificate for `127.0.0.1` / `localhost`
+    /// ([`crate::tls::generate`]; needs `openssl`).
+    pub fn tls(mut self, on: bool) -> Self {
+        self.tls = on;
+        self
+    }
+
+    /// Requires a client certificate signed by the cluster's CA on the TLS
+    /// CLIENT listener (`ssl.client.auth=required`; implies [`Self::tls`]).
+    /// [`KafkaCluster::tls_files`] has one.
+    pub fn tls_client_auth(mut self, on: bool) -> Self {
+        self.tls_client_auth = on;
+        if on {
+            self.tls = true;
+        }
         self
     }
 
@@ -228,6 +257,7 @@ pub struct KafkaCluster {
     cluster_id: String,
     nodes: Vec<Node>,
     proxies: Vec<Proxy>,
+    tls: Option<TlsFiles>,
     // Declared last: removed after the processes are gone.
     dir: tempfile::TempDir,
 }
@@ -302,6 +332,13 @@ impl KafkaCluster {
             }
         }
 
+        let tls = if b.tls {
+            let tls_dir = dir.path().join("tls");
+            std::fs::create_dir_all(&tls_dir).ctx(|| format!("creating {}", tls_dir.display()))?;
+            Some(crate::tls::generate(&tls_dir)?)
+        } else {
+            None
+        };
         let cluster_id = random_cluster_id()?;
         let cluster = KafkaCluster {
             builder: b,
@@ -309,6 +346,7 @@ impl KafkaCluster {
             cluster_id,
             nodes,
             proxies,
+            tls,
             dir,
         };
         cluster.write_files()?;
@@ -380,10 +418,11 @@ impl KafkaCluster {
             Some(p) => p.listen_addr().port(),
             None => n.client_port,
         };
-        let client_protocol = if b.sasl.is_some() {
-            "SASL_PLAINTEXT"
-        } else {
-            "PLAINTEXT"
+        let client_protocol = match (b.sasl.is_some(), self.tls.is_some()) {
+            (false, false) => "PLAINTEXT",
+            (true, false) => "SASL_PLAINTEXT",
+            (false, true) => "SSL",
+            (true, true) => "SASL_SSL",
         };
         let mut p = String::new();
         let mut kv = |k: &str, v: &str| {
@@ -443,6 +482,23 @@ impl KafkaCluster {
             let scram = "org.apache.kafka.common.security.scram.ScramLoginModule required;";
             kv("listener.name.client.scram-sha-256.sasl.jaas.config", scram);
             kv("listener.name.client.scram-sha-512.sasl.jaas.config", scram);
+        }
+        if let Some(tls) = &self.tls {
+            let ks = tls.broker_keystore_path.display().to_string();
+            kv("listener.name.client.ssl.keystore.location", &ks);
+            kv("listener.name.client.ssl.keystore.type", "PKCS12");
+            let pw = &tls.broker_keystore_password;
+            kv("listener.name.client.ssl.keystore.password", pw);
+            kv("listener.name.client.ssl.key.password", pw);
+            let ca = tls.ca_pem_path.display().to_string();
+            kv("listener.name.client.ssl.truststore.location", &ca);
+            kv("listener.name.client.ssl.truststore.type", "PEM");
+            let auth = if b.tls_client_auth {
+                "required"
+            } else {
+                "none"
+            };
+            kv("listener.name.client.ssl.client.auth", auth);
         }
         for (k, v) in &b.broker_config {
             kv(k, v);
@@ -625,7 +681,8 @@ impl KafkaCluster {
             // Non-SASL: the CLIENT listener directly (not through the proxy,
             // which may hold an injected fault). SASL: the INTERNAL listener
             // for the metadata checks, plus a PLAIN exchange on CLIENT below.
-            let port = if self.builder.sasl.is_some() {
+            let tls = self.tls.is_some();
+            let port = if self.builder.sasl.is_some() || tls {
                 n.internal_port
             } else {
                 n.client_port
@@ -656,7 +713,12 @@ impl KafkaCluster {
             }
             conn.find_coordinator(&versions, 1, "kafka-eos-harness-readiness")
                 .await?;
-            if let Some(sasl) = &self.builder.sasl {
+            if tls {
+                // The CLIENT listener is bound and accepting.
+                tokio::net::TcpStream::connect(("127.0.0.1", n.client_port))
+                    .await
+                    .ctx(|| format!("connecting to node {}'s TLS client listener", n.id))?;
+            } else if let Some(sasl) = &self.builder.sasl {
                 let u = &sasl.users[0];
                 let mut c = KafkaConnection::connect(("127.0.0.1", n.client_port)).await?;
                 c.set_io_timeout(Duration::from_secs(5));
@@ -751,6 +813,64 @@ impl KafkaCluster {
     /// The SASL settings, if SASL is on.
     pub fn sasl(&self) -> Option<&SaslConfig> {
         self.builder.sasl.as_ref()
+    }
+
+    /// The certificates of a TLS cluster ([`KafkaClusterBuilder::tls`]).
+    pub fn tls_files(&self) -> Option<&TlsFiles> {
+        self.tls.as_ref()
+    }
+
+    /// The PEM CA certificate a client must trust, on a TLS cluster.
+    pub fn ca_pem(&self) -> Option<&[u8]> {
+        self.tls.as_ref().map(|t| t.ca_pem.as_slice())
+    }
+
+    /// Path of [`Self::ca_pem`] (`ssl.truststore.location` with
+    /// `ssl.truststore.type=PEM`).
+    pub fn ca_pem_path(&self) -> Option<&Path> {
+        self.tls.as_ref().map(|t| t.ca_pem_path.as_path())
+    }
+
+    /// Java client properties for the CLIENT listener (besides
+    /// `bootstrap.servers`): `security.protocol`, the PEM trust store (and
+    /// client key store with [`KafkaClusterBuilder::tls_client_auth`]) and
+    /// SASL PLAIN credentials of the first user.
+    pub fn client_properties(&self) -> Vec<(String, String)> {
+        let mut props = Vec::new();
+        let mut put = |k: &str, v: String| props.push((k.to_string(), v));
+        let protocol = match (self.builder.sasl.is_some(), self.tls.is_some()) {
+            (false, false) => "PLAINTEXT",
+            (true, false) => "SASL_PLAINTEXT",
+            (false, true) => "SSL",
+            (true, true) => "SASL_SSL",
+        };
+        put("security.protocol", protocol.into());
+        if let Some(tls) = &self.tls {
+            put("ssl.truststore.type", "PEM".into());
+            put(
+                "ssl.truststore.location",
+                tls.ca_pem_path.display().to_string(),
+            );
+            if self.builder.tls_client_auth {
+                // Java's PEM key store takes the key and chain inline.
+                let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+                put("ssl.keystore.type", "PEM".into());
+                put("ssl.keystore.key", text(&tls.client_key_pem));
+                put("ssl.keystore.certificate.chain", text(&tls.client_cert_pem));
+            }
+        }
+        if let Some(sasl) = &self.builder.sasl {
+            let u = &sasl.users[0];
+            put("sasl.mechanism", "PLAIN".into());
+            put(
+                "sasl.jaas.config",
+                format!(
+                    "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"{}\" password=\"{}\";",
+                    u.name, u.password
+                ),
+            );
+        }
+        props
     }
 
     /// The `transaction.version` requested at format time, if any.

@@ -5,7 +5,8 @@
 //! - [`KafkaCluster`]: real Apache Kafka brokers (KRaft, combined broker +
 //!   controller nodes) run from the Maven Central jars on loopback ports, with
 //!   1 or 3 nodes, Kafka 4.4 (transaction version 1 or 2) or 3.9, optional
-//!   SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) and optional fault proxies.
+//!   SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), optional TLS ([`tls`]) and
+//!   optional fault proxies.
 //! - [`proxy`]: a TCP proxy that injects latency, resets, black holes, pauses,
 //!   dropped response frames and corrupted bytes.
 //! - [`tools`]: the Java reference tools (console consumer, producer
@@ -40,6 +41,7 @@ mod process;
 pub mod proxy;
 pub mod rabbitmq;
 mod runtime;
+pub mod tls;
 pub mod tools;
 pub mod wire;
 
