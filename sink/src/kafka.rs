@@ -25,6 +25,16 @@
 //! **AT_LEAST_ONCE** (the default) flushes one shared idempotent producer
 //! at every checkpoint; **NONE** only checks for send errors.
 //!
+//! **Options** (Flink's): [`SinkPartitioner`] (default: the fixed
+//! partitioner, subtask → partition; `None`: the producer's key hash /
+//! sticky partitioner; `Custom`), [`KafkaSinkConfig::set_write_timestamp_to_kafka`],
+//! [`KafkaSinkConfig::set_log_failures_only`] (refused unless NONE, because
+//! it drops records), value-only ([`SerializationSchema`] via [`ValueOnly`])
+//! and keyed ([`KeyedSerializationSchema`] via [`Keyed`]: key, value,
+//! optional topic per record) schemas, and producer metrics switched off by
+//! [`KEY_DISABLE_METRICS`] in [`KafkaSinkConfig::from_properties`] or
+//! [`KafkaSinkConfig::set_disable_metrics`].
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
 //! use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
@@ -53,6 +63,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use kafka_producer::admin::{self, TransactionFilters};
+use kafka_producer::config::PartitionerChoice;
+use kafka_producer::metrics::MetricsSnapshot;
+use kafka_producer::partitioner::Partitioner;
 use kafka_producer::txn::{abort_prepared, ResumeOptions, ResumeOutcome};
 use kafka_producer::{
     commit_prepared, Cluster, PreparedTransaction, ProduceError, Producer, ProducerConfig,
@@ -146,6 +159,116 @@ impl<T, F: Fn(&T) -> KafkaSinkRecord + Send + Sync> KafkaSerializationSchema<T> 
     }
 }
 
+/// A value-only serialization schema (Flink's `SerializationSchema`): the
+/// record has no key and goes to the sink's default topic. Closures
+/// `Fn(&T) -> Bytes` implement it; wrap it in [`ValueOnly`] to give it to
+/// the sink.
+///
+/// ```
+/// use bytes::Bytes;
+/// use kafka_sink::kafka::{KafkaSerializationSchema, KafkaSinkRecord, ValueOnly};
+/// let schema = ValueOnly(|v: &u32| Bytes::from(v.to_string()));
+/// assert_eq!(schema.serialize(&7), KafkaSinkRecord::value("7"));
+/// ```
+pub trait SerializationSchema<T>: Send + Sync {
+    /// The record value of `value`.
+    fn serialize(&self, value: &T) -> Bytes;
+}
+
+impl<T, F: Fn(&T) -> Bytes + Send + Sync> SerializationSchema<T> for F {
+    fn serialize(&self, value: &T) -> Bytes {
+        self(value)
+    }
+}
+
+/// Flink's `SimpleStringSchema`: the UTF-8 bytes of a string.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SimpleStringSchema;
+
+impl<T: AsRef<str>> SerializationSchema<T> for SimpleStringSchema {
+    fn serialize(&self, value: &T) -> Bytes {
+        Bytes::copy_from_slice(value.as_ref().as_bytes())
+    }
+}
+
+/// A keyed serialization schema (Flink's `KeyedSerializationSchema`): key
+/// (`None` = null), value and an optional target topic per record (`None` =
+/// the sink's default topic). Wrap it in [`Keyed`] to give it to the sink.
+///
+/// ```
+/// use bytes::Bytes;
+/// use kafka_sink::kafka::{KafkaSerializationSchema, KafkaSinkRecord, Keyed, KeyedSerializationSchema};
+/// struct ByUser;
+/// impl KeyedSerializationSchema<(String, u32)> for ByUser {
+///     fn serialize_key(&self, v: &(String, u32)) -> Option<Bytes> { Some(Bytes::from(v.0.clone())) }
+///     fn serialize_value(&self, v: &(String, u32)) -> Bytes { Bytes::from(v.1.to_string()) }
+///     fn target_topic(&self, v: &(String, u32)) -> Option<String> {
+///         (v.1 > 100).then(|| "big-orders".to_string())
+///     }
+/// }
+/// let r = Keyed(ByUser).serialize(&("ann".into(), 500));
+/// assert_eq!(r, KafkaSinkRecord::keyed("ann", "500").to_topic("big-orders"));
+/// ```
+pub trait KeyedSerializationSchema<T>: Send + Sync {
+    /// The record key (`None` = null key).
+    fn serialize_key(&self, value: &T) -> Option<Bytes>;
+    /// The record value.
+    fn serialize_value(&self, value: &T) -> Bytes;
+    /// The topic of this record; `None` (the default) = the sink's default
+    /// topic.
+    fn target_topic(&self, value: &T) -> Option<String> {
+        let _ = value;
+        None
+    }
+}
+
+/// Adapts a value-only [`SerializationSchema`] to the sink.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ValueOnly<S>(pub S);
+
+impl<T, S: SerializationSchema<T>> KafkaSerializationSchema<T> for ValueOnly<S> {
+    fn serialize(&self, value: &T) -> KafkaSinkRecord {
+        KafkaSinkRecord::value(self.0.serialize(value))
+    }
+}
+
+/// Adapts a [`KeyedSerializationSchema`] to the sink.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Keyed<S>(pub S);
+
+impl<T, S: KeyedSerializationSchema<T>> KafkaSerializationSchema<T> for Keyed<S> {
+    fn serialize(&self, value: &T) -> KafkaSinkRecord {
+        KafkaSinkRecord {
+            topic: self.0.target_topic(value),
+            key: self.0.serialize_key(value),
+            value: self.0.serialize_value(value),
+        }
+    }
+}
+
+/// How the sink assigns partitions to records.
+///
+/// The default is Flink's `FlinkFixedPartitioner`: every record of subtask
+/// `s` goes to partition `s % partitions` of its topic (fewer subtasks than
+/// partitions leave partitions empty).
+#[derive(Debug, Clone, Default)]
+pub enum SinkPartitioner {
+    /// Subtask → partition ([`kafka_producer::partitioner::FixedPartitioner`]).
+    #[default]
+    Fixed,
+    /// No sink partitioner (Flink's `Optional.empty()`): the producer's own
+    /// `partitioner.class` decides, by default murmur2 of the key like the
+    /// Java client and sticky partitions for null keys (KIP-480).
+    None,
+    /// A user partitioner (build it for this subtask; see
+    /// [`KafkaSinkConfig::subtask_index`]).
+    Custom(Arc<dyn Partitioner>),
+}
+
+/// The producer property that switches the sink's producer metrics off
+/// (Flink's `FlinkKafkaProducer.KEY_DISABLE_METRICS`).
+pub const KEY_DISABLE_METRICS: &str = "flink.disable-metrics";
+
 /// Configuration of a [`KafkaSink`] subtask.
 #[derive(Debug, Clone)]
 pub struct KafkaSinkConfig {
@@ -171,8 +294,19 @@ pub struct KafkaSinkConfig {
     /// `transaction.timeout.ms` (default 1 hour; must not exceed the
     /// broker's `transaction.max.timeout.ms`).
     pub transaction_timeout: Duration,
-    /// Write the record context's timestamp as the Kafka timestamp.
+    /// Write the record context's timestamp as the Kafka timestamp
+    /// (otherwise the producer's create time).
     pub write_timestamp_to_kafka: bool,
+    /// Log send failures instead of failing the checkpoint. Only allowed
+    /// with [`Semantic::None`]: under AT_LEAST_ONCE or EXACTLY_ONCE it would
+    /// lose records silently (Flink allows it; here [`KafkaSink::connect`]
+    /// refuses it).
+    pub log_failures_only: bool,
+    /// Partition assignment (default [`SinkPartitioner::Fixed`]).
+    pub partitioner: SinkPartitioner,
+    /// Switch the producers' metrics off (also set by the
+    /// [`KEY_DISABLE_METRICS`] property).
+    pub disable_metrics: bool,
     /// Deadline of abort/commit calls on transactions of other processes.
     pub recovery_timeout: Duration,
 }
@@ -192,8 +326,132 @@ impl KafkaSinkConfig {
             parallelism: 1,
             transaction_timeout: DEFAULT_KAFKA_TRANSACTION_TIMEOUT,
             write_timestamp_to_kafka: false,
+            log_failures_only: false,
+            partitioner: SinkPartitioner::Fixed,
+            disable_metrics: false,
             recovery_timeout: Duration::from_secs(60),
         }
+    }
+
+    /// Builds the configuration from Java-style producer properties, as
+    /// Flink's `FlinkKafkaProducer(topic, schema, properties)` does:
+    /// [`KEY_DISABLE_METRICS`] (`flink.disable-metrics`) is the sink's own
+    /// key, `transaction.timeout.ms` also sets
+    /// [`transaction_timeout`](Self::transaction_timeout), and every other
+    /// key goes to [`ProducerConfig::from_properties`].
+    ///
+    /// ```
+    /// use kafka_sink::kafka::KafkaSinkConfig;
+    /// let c = KafkaSinkConfig::from_properties(
+    ///     [("bootstrap.servers", "h:9092"), ("flink.disable-metrics", "true")],
+    ///     "out",
+    /// ).unwrap();
+    /// assert!(c.disable_metrics);
+    /// ```
+    pub fn from_properties<I, K, V>(
+        props: I,
+        default_topic: impl Into<String>,
+    ) -> Result<Self, KafkaSinkError>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let mut disable_metrics = false;
+        let mut timeout = None;
+        let mut rest = Vec::new();
+        for (k, v) in props {
+            let (k, v) = (k.as_ref().trim(), v.as_ref().trim());
+            match k {
+                KEY_DISABLE_METRICS => {
+                    disable_metrics = match v.to_ascii_lowercase().as_str() {
+                        "true" => true,
+                        "false" => false,
+                        _ => return Err(bad_value(KEY_DISABLE_METRICS, v)),
+                    }
+                }
+                "transaction.timeout.ms" => {
+                    let ms = v.parse::<u64>().map_err(|_| bad_value(k, v))?;
+                    timeout = Some(Duration::from_millis(ms));
+                    rest.push((k.to_owned(), v.to_owned()));
+                }
+                _ => rest.push((k.to_owned(), v.to_owned())),
+            }
+        }
+        let producer = ProducerConfig::from_properties(rest)
+            .map_err(|e| KafkaSinkError::Config(e.to_string()))?;
+        let mut c = KafkaSinkConfig::new(producer, default_topic);
+        c.disable_metrics = disable_metrics;
+        if let Some(t) = timeout {
+            c.transaction_timeout = t;
+        }
+        Ok(c)
+    }
+
+    /// Flink's `setWriteTimestampToKafka`.
+    pub fn set_write_timestamp_to_kafka(&mut self, on: bool) -> &mut Self {
+        self.write_timestamp_to_kafka = on;
+        self
+    }
+
+    /// Flink's `setLogFailuresOnly`, refused unless the semantic is
+    /// [`Semantic::None`] (set the semantic first): logging instead of
+    /// failing drops records, which breaks AT_LEAST_ONCE and EXACTLY_ONCE.
+    pub fn set_log_failures_only(&mut self, on: bool) -> Result<&mut Self, KafkaSinkError> {
+        self.log_failures_only = on;
+        self.validate()?;
+        Ok(self)
+    }
+
+    /// Sets the partitioner ([`SinkPartitioner::Fixed`] by default).
+    pub fn set_partitioner(&mut self, partitioner: SinkPartitioner) -> &mut Self {
+        self.partitioner = partitioner;
+        self
+    }
+
+    /// Switches the producers' metrics off (Flink's `flink.disable-metrics`).
+    pub fn set_disable_metrics(&mut self, off: bool) -> &mut Self {
+        self.disable_metrics = off;
+        self
+    }
+
+    /// Checks option combinations (called by [`KafkaSink::connect`]).
+    pub fn validate(&self) -> Result<(), KafkaSinkError> {
+        if self.pool_size == 0 {
+            return Err(KafkaSinkError::Config("pool_size must be > 0".into()));
+        }
+        if self.parallelism == 0 || self.subtask_index >= self.parallelism {
+            return Err(KafkaSinkError::Config(format!(
+                "subtask {} of parallelism {}",
+                self.subtask_index, self.parallelism
+            )));
+        }
+        if self.log_failures_only && self.semantic != Semantic::None {
+            return Err(KafkaSinkError::Config(format!(
+                "log_failures_only would silently drop records under {:?}; \
+                 it is only allowed with Semantic::None",
+                self.semantic
+            )));
+        }
+        Ok(())
+    }
+
+    /// The producer configuration the sink's producers use: `producer` with
+    /// the partitioner and metrics options applied (no transactional id).
+    pub fn effective_producer_config(&self) -> ProducerConfig {
+        let mut c = self.producer.clone();
+        c.transactional_id = None;
+        match &self.partitioner {
+            SinkPartitioner::Fixed => {
+                c.partitioner = PartitionerChoice::Fixed(self.subtask_index as usize)
+            }
+            SinkPartitioner::None => {}
+            SinkPartitioner::Custom(p) => c.partitioner = PartitionerChoice::Custom(p.clone()),
+        }
+        if self.disable_metrics {
+            c.metrics_enabled = false;
+        }
+        c
     }
 
     /// The transactional id prefix in use.
@@ -217,6 +475,10 @@ impl KafkaSinkConfig {
             safe_scale_down_factor: SAFE_SCALE_DOWN_FACTOR,
         }
     }
+}
+
+fn bad_value(key: &str, value: &str) -> KafkaSinkError {
+    KafkaSinkError::Config(format!("invalid value {value:?} for {key}"))
 }
 
 /// Flink's `TransactionalIdsGenerator`: disjoint id ranges per subtask.
@@ -409,6 +671,7 @@ pub struct KafkaSinkHandler<T> {
     in_flight: VecDeque<SendFuture>,
     hint: NextTransactionalIdHint,
     resume: ResumeOptions,
+    logged_failures: u64,
 }
 
 impl<T> fmt::Debug for KafkaSinkHandler<T> {
@@ -440,7 +703,7 @@ impl<T> KafkaSinkHandler<T> {
         if let Some(p) = self.producers.get(id) {
             return Ok(p.clone());
         }
-        let mut config = self.config.producer.clone();
+        let mut config = self.config.effective_producer_config();
         config.transactional_id = Some(id.to_owned());
         config.transaction_timeout = self.config.transaction_timeout;
         let p = TransactionalProducer::connect(config)
@@ -471,7 +734,12 @@ impl<T> KafkaSinkHandler<T> {
                 break;
             };
             if let Err(e) = f.await {
-                first_error.get_or_insert(e);
+                if self.config.log_failures_only {
+                    self.logged_failures += 1;
+                    tracing::error!(error = %e, "error while sending record to Kafka (log_failures_only: the record is lost)");
+                } else {
+                    first_error.get_or_insert(e);
+                }
             }
         }
         match first_error {
@@ -873,17 +1141,8 @@ impl<T: Send + Sync + 'static> KafkaSink<T> {
         config: KafkaSinkConfig,
         schema: impl KafkaSerializationSchema<T> + 'static,
     ) -> Result<Self, KafkaSinkError> {
-        if config.pool_size == 0 {
-            return Err(KafkaSinkError::Config("pool_size must be > 0".into()));
-        }
-        if config.parallelism == 0 || config.subtask_index >= config.parallelism {
-            return Err(KafkaSinkError::Config(format!(
-                "subtask {} of parallelism {}",
-                config.subtask_index, config.parallelism
-            )));
-        }
-        let mut base = config.producer.clone();
-        base.transactional_id = None;
+        config.validate()?;
+        let base = config.effective_producer_config();
         let (cluster, shared) = if config.semantic == Semantic::ExactlyOnce {
             let cluster = Cluster::connect(base.cluster_config())
                 .await
@@ -912,6 +1171,7 @@ impl<T: Send + Sync + 'static> KafkaSink<T> {
             available: VecDeque::new(),
             in_flight: VecDeque::new(),
             hint: NextTransactionalIdHint::default(),
+            logged_failures: 0,
         };
         let mut sink = TwoPhaseCommitSink::new(handler);
         // KAFKA-6119: a commit past the timeout may fail silently; warn early.
@@ -931,6 +1191,35 @@ impl<T: Send + Sync + 'static> KafkaSink<T> {
     /// The generic sink, mutably.
     pub fn sink_mut(&mut self) -> &mut TwoPhaseCommitSink<KafkaSinkHandler<T>> {
         &mut self.sink
+    }
+
+    /// The transactional ids of this subtask's pool (the user context;
+    /// empty unless EXACTLY_ONCE).
+    pub fn transactional_ids(&self) -> BTreeSet<String> {
+        self.sink.user_context().cloned().unwrap_or_default()
+    }
+
+    /// Send failures logged and dropped under
+    /// [`log_failures_only`](KafkaSinkConfig::log_failures_only).
+    pub fn logged_failures(&self) -> u64 {
+        self.sink.handler().logged_failures
+    }
+
+    /// Metrics of every producer of this subtask, keyed by transactional id
+    /// (`""` for the shared AT_LEAST_ONCE / NONE producer); all zero when
+    /// metrics are [disabled](KafkaSinkConfig::disable_metrics).
+    pub fn producer_metrics(&self) -> Vec<(String, MetricsSnapshot)> {
+        let h = self.sink.handler();
+        let mut out: Vec<(String, MetricsSnapshot)> = h
+            .producers
+            .iter()
+            .map(|(id, p)| (id.clone(), p.metrics()))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        if let Some(p) = &h.shared {
+            out.insert(0, (String::new(), p.metrics()));
+        }
+        out
     }
 
     /// Writes one value.
@@ -1126,6 +1415,102 @@ mod tests {
         let mut longer = bytes.clone();
         longer.push(0);
         assert!(decode_operator_state(&longer).is_err());
+    }
+
+    #[test]
+    fn log_failures_only_is_refused_unless_semantic_none() {
+        let mut c = KafkaSinkConfig::new(ProducerConfig::new("x:1"), "t");
+        for semantic in [Semantic::AtLeastOnce, Semantic::ExactlyOnce] {
+            c.semantic = semantic;
+            let e = c.set_log_failures_only(true).unwrap_err().to_string();
+            assert!(e.contains("only allowed with Semantic::None"), "{e}");
+            c.set_log_failures_only(false).unwrap();
+        }
+        c.semantic = Semantic::None;
+        assert!(c.set_log_failures_only(true).unwrap().log_failures_only);
+        // Changing the semantic afterwards is caught by validate (connect).
+        c.semantic = Semantic::ExactlyOnce;
+        assert!(c.validate().is_err());
+    }
+
+    #[test]
+    fn disable_metrics_property_and_typed_option() {
+        let c = KafkaSinkConfig::from_properties(
+            [
+                ("bootstrap.servers", "h:1"),
+                (KEY_DISABLE_METRICS, "true"),
+                ("transaction.timeout.ms", "60000"),
+            ],
+            "t",
+        )
+        .unwrap();
+        assert!(c.disable_metrics);
+        assert!(!c.effective_producer_config().metrics_enabled);
+        assert_eq!(c.transaction_timeout, Duration::from_secs(60));
+        let c = KafkaSinkConfig::from_properties([("bootstrap.servers", "h:1")], "t").unwrap();
+        assert!(!c.disable_metrics);
+        assert!(c.effective_producer_config().metrics_enabled);
+        let mut c = c;
+        c.set_disable_metrics(true);
+        assert!(!c.effective_producer_config().metrics_enabled);
+        assert!(KafkaSinkConfig::from_properties(
+            [("bootstrap.servers", "h:1"), (KEY_DISABLE_METRICS, "yes")],
+            "t"
+        )
+        .is_err());
+        // Unknown producer keys are still rejected.
+        assert!(KafkaSinkConfig::from_properties(
+            [("bootstrap.servers", "h:1"), ("lingr.ms", "5")],
+            "t"
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn partitioner_options_map_to_the_producer() {
+        let mut c = KafkaSinkConfig::new(ProducerConfig::new("x:1"), "t");
+        c.subtask_index = 3;
+        c.parallelism = 4;
+        let p = c.effective_producer_config().partitioner.build();
+        // Default: Flink's fixed partitioner, subtask 3 → partition 3 % n.
+        assert_eq!(p.partition("t", Some(b"k"), None, 2), 1);
+        assert_eq!(p.partition("t", None, None, 8), 3);
+        c.set_partitioner(SinkPartitioner::None);
+        let p = c.effective_producer_config().partitioner.build();
+        assert_eq!(
+            p.partition("t", Some(b"21"), None, 7),
+            kafka_producer::partitioner::partition_for_key(b"21", 7)
+        );
+        #[derive(Debug)]
+        struct Last;
+        impl Partitioner for Last {
+            fn partition(&self, _: &str, _: Option<&[u8]>, _: Option<&[u8]>, n: i32) -> i32 {
+                n - 1
+            }
+        }
+        c.set_partitioner(SinkPartitioner::Custom(Arc::new(Last)));
+        let p = c.effective_producer_config().partitioner.build();
+        assert_eq!(p.partition("t", None, None, 5), 4);
+    }
+
+    #[test]
+    fn value_only_and_keyed_schemas() {
+        let s = ValueOnly(SimpleStringSchema);
+        assert_eq!(
+            KafkaSerializationSchema::<String>::serialize(&s, &"v".to_string()),
+            KafkaSinkRecord::value("v")
+        );
+        struct K;
+        impl KeyedSerializationSchema<u32> for K {
+            fn serialize_key(&self, v: &u32) -> Option<Bytes> {
+                (*v > 0).then(|| Bytes::from(v.to_string()))
+            }
+            fn serialize_value(&self, v: &u32) -> Bytes {
+                Bytes::from(format!("v{v}"))
+            }
+        }
+        assert_eq!(Keyed(K).serialize(&0), KafkaSinkRecord::value("v0"));
+        assert_eq!(Keyed(K).serialize(&2), KafkaSinkRecord::keyed("2", "v2"));
     }
 
     #[test]

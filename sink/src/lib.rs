@@ -36,6 +36,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "rabbitmq")]
+pub mod bridge;
 pub mod checkpoint;
 pub mod clock;
 pub mod codec;
