@@ -891,8 +891,15 @@ impl Sender {
             }
             ErrorDecision::Fail { fatal } => {
                 tracing::warn!(tp = %b.tp, ?error, "batch failed");
+                // A lost connection or a timed-out request may have written the
+                // batch: its outcome is unknown, and the transaction manager must
+                // never guess (it aborts and bumps the epoch before going on).
+                let outcome_unknown = matches!(
+                    error,
+                    ErrorCode::NetworkException | ErrorCode::RequestTimedOut
+                );
                 if let Some(gate) = &self.cfg.gate {
-                    gate.batch_failed(&b.tp, Some(error), false);
+                    gate.batch_failed(&b.tp, Some(error), outcome_unknown);
                 }
                 let e = ProduceError::Broker {
                     tp: b.tp.clone(),
