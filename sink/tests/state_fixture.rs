@@ -59,16 +59,6 @@ fn from_hex(text: &str) -> Vec<u8> {
     digits.chunks(2).map(|p| p[0] << 4 | p[1]).collect()
 }
 
-fn to_hex(bytes: &[u8]) -> String {
-    let mut out = String::new();
-    for line in bytes.chunks(32) {
-        for b in line {
-            out.push_str(&format!("{b:02x}"));
-        }
-        out.push('\n');
-    }
-    out
-}
 
 #[test]
 fn decodes_format_version_1_fixture() {
@@ -112,13 +102,4 @@ fn fixture_with_trailing_byte_or_future_version_is_rejected() {
             supported: 1
         })
     );
-}
-
-/// Regenerates the fixture. Run only when creating a new format version's
-/// fixture, never to "fix" a failing decode test:
-/// `cargo test -p kafka-sink --test state_fixture -- --ignored write_fixture`.
-#[test]
-#[ignore]
-fn write_fixture() {
-    std::fs::write(fixture_path(), to_hex(&serializer().encode(&expected()))).unwrap();
 }
