@@ -59,7 +59,6 @@ fn from_hex(text: &str) -> Vec<u8> {
     digits.chunks(2).map(|p| p[0] << 4 | p[1]).collect()
 }
 
-
 #[test]
 fn decodes_format_version_1_fixture() {
     let text = std::fs::read_to_string(fixture_path()).expect("fixture present");
