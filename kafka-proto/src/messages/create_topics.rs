@@ -4,6 +4,7 @@
 //! replication factor and configs, the latter nullable) and may carry a
 //! `topic_config_error_code` as tagged field 0; from v7 it carries the topic id.
 
+use super::read_tags;
 use crate::primitives::{
     put_array, put_bool, put_nullable_array, put_nullable_string, put_string,
     put_unknown_tagged_fields, put_uuid, Reader, TaggedFields, TaggedWriter, Uuid,
@@ -12,19 +13,6 @@ use crate::{
     check_field, ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange,
 };
 use bytes::BufMut;
-
-/// Reads a struct's tagged-field section in flexible versions.
-fn read_tags(
-    r: &mut Reader<'_>,
-    flex: bool,
-    field: &'static str,
-) -> Result<TaggedFields, DecodeError> {
-    if flex {
-        r.unknown_tagged_fields(field)
-    } else {
-        Ok(Vec::new())
-    }
-}
 
 /// Creates topics.
 ///

@@ -4,39 +4,14 @@
 //! the request can ask for documentation and each config carries its type and
 //! documentation.
 
+use super::{check_tags, read_tags, write_tags};
 use crate::primitives::{
-    put_array, put_bool, put_nullable_array, put_nullable_string, put_string,
-    put_unknown_tagged_fields, Reader, TaggedFields,
+    put_array, put_bool, put_nullable_array, put_nullable_string, put_string, Reader, TaggedFields,
 };
 use crate::{
     check_field, ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange,
 };
 use bytes::BufMut;
-
-/// Reads a struct's tagged-field section in flexible versions.
-fn read_tags(
-    r: &mut Reader<'_>,
-    flex: bool,
-    field: &'static str,
-) -> Result<TaggedFields, DecodeError> {
-    if flex {
-        r.unknown_tagged_fields(field)
-    } else {
-        Ok(Vec::new())
-    }
-}
-
-/// Writes a struct's tagged-field section in flexible versions.
-fn write_tags<B: BufMut>(buf: &mut B, flex: bool, tags: &TaggedFields) {
-    if flex {
-        put_unknown_tagged_fields(buf, tags);
-    }
-}
-
-/// Fails when unknown tagged fields are set in a non-flexible version.
-fn check_tags(flex: bool, tags: &TaggedFields, field: &'static str) -> Result<(), EncodeError> {
-    check_field(flex, tags, &Vec::new(), field)
-}
 
 /// Describes the configuration of resources.
 ///

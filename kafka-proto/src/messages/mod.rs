@@ -8,6 +8,39 @@
 
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
+use crate::primitives::{put_unknown_tagged_fields, Reader, TaggedFields};
+use crate::{check_field, DecodeError, EncodeError};
+use bytes::BufMut;
+
+/// Reads a struct's unknown tagged fields in flexible versions (none otherwise).
+pub(crate) fn read_tags(
+    r: &mut Reader<'_>,
+    flex: bool,
+    field: &'static str,
+) -> Result<TaggedFields, DecodeError> {
+    if flex {
+        r.unknown_tagged_fields(field)
+    } else {
+        Ok(Vec::new())
+    }
+}
+
+/// Writes a struct's unknown tagged fields in flexible versions.
+pub(crate) fn write_tags<B: BufMut>(buf: &mut B, flex: bool, tags: &TaggedFields) {
+    if flex {
+        put_unknown_tagged_fields(buf, tags);
+    }
+}
+
+/// Fails when unknown tagged fields are set in a non-flexible version.
+pub(crate) fn check_tags(
+    flex: bool,
+    tags: &TaggedFields,
+    field: &'static str,
+) -> Result<(), EncodeError> {
+    check_field(flex, tags, &Vec::new(), field)
+}
+
 pub mod api_versions;
 pub mod create_topics;
 pub mod describe_configs;
