@@ -29,7 +29,7 @@ impl Globals {
             _ => {
                 return Err(CliError::usage(
                     "--bootstrap HOST:PORT is required (or set KAFKA_EOS_BOOTSTRAP)",
-                ))
+                ));
             }
         };
         Ok(Self {

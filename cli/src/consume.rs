@@ -2,9 +2,9 @@
 //! [`Reader`].
 
 use crate::args::{ConsumeArgs, FromArg, Isolation, OutputFormat};
-use crate::common::{partitions, Globals};
+use crate::common::{Globals, partitions};
 use crate::error::{CliError, CliResult, ExitCode};
-use crate::output::{json_bytes, json_str, summary, Counters, Progress};
+use crate::output::{Counters, Progress, json_bytes, json_str, summary};
 use kafka_producer::reader::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_proto::record::TimestampType;
 use std::io::Write;
@@ -141,7 +141,7 @@ pub async fn run(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
     }
     match out.flush() {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            return Err(CliError::failure(format!("writing to stdout: {e}")))
+            return Err(CliError::failure(format!("writing to stdout: {e}")));
         }
         _ => {}
     }

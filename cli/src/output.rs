@@ -5,8 +5,8 @@
 use base64::Engine as _;
 use std::fmt::Write as _;
 use std::io::IsTerminal as _;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Appends `s` as a JSON string literal (quotes included) to `out`.

@@ -6,9 +6,9 @@
 //! Every record's delivery is awaited; the first failure fails the command.
 
 use crate::args::{InputFormat, PartitionerArg, ProduceArgs};
-use crate::common::{partition_count, Globals};
+use crate::common::{Globals, partition_count};
 use crate::error::{CliError, CliResult, ExitCode};
-use crate::output::{summary, Counters, Progress};
+use crate::output::{Counters, Progress, summary};
 use bytes::Bytes;
 use kafka_producer::{
     PartitionerChoice, ProduceError, Producer, ProducerRecord, RecordMetadata,
@@ -354,14 +354,14 @@ pub async fn run(g: &Globals, args: ProduceArgs) -> CliResult<()> {
         Sink::Transactional(p) => p.cluster().clone(),
     };
     let n = partition_count(&cluster, &args.topic).await?;
-    if let Some(p) = args.partition {
-        if p < 0 || p >= n {
-            return Err(CliError::usage(format!(
-                "partition {p} does not exist: topic {:?} has partitions 0..{}",
-                args.topic,
-                n - 1
-            )));
-        }
+    if let Some(p) = args.partition
+        && (p < 0 || p >= n)
+    {
+        return Err(CliError::usage(format!(
+            "partition {p} does not exist: topic {:?} has partitions 0..{}",
+            args.topic,
+            n - 1
+        )));
     }
     if let Sink::Transactional(p) = &sink {
         p.init_transactions()
@@ -393,11 +393,11 @@ pub async fn run(g: &Globals, args: ProduceArgs) -> CliResult<()> {
                 },
             };
             if let Some(p) = next {
-                if let Sink::Transactional(tp) = &sink {
-                    if in_txn == 0 {
-                        tp.begin_transaction()?;
-                        txn_deadline = tokio::time::Instant::now() + commit_interval;
-                    }
+                if let Sink::Transactional(tp) = &sink
+                    && in_txn == 0
+                {
+                    tp.begin_transaction()?;
+                    txn_deadline = tokio::time::Instant::now() + commit_interval;
                 }
                 let (record, size) = template.record(p);
                 let first = counters.get().0 == 0;
@@ -544,8 +544,10 @@ mod tests {
         );
         b.extend_from_slice(&5i32.to_be_bytes());
         b.extend_from_slice(b"ab");
-        assert!(parse(&b, InputFormat::LengthDelimited, None)
-            .unwrap_err()
-            .contains("record 4"));
+        assert!(
+            parse(&b, InputFormat::LengthDelimited, None)
+                .unwrap_err()
+                .contains("record 4")
+        );
     }
 }

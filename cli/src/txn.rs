@@ -2,13 +2,13 @@
 //! transaction, commit or abort a prepared transaction from its handle.
 
 use crate::args::TxnCommand;
-use crate::common::{partitions, Globals};
+use crate::common::{Globals, partitions};
 use crate::error::{CliError, CliResult, ExitCode};
+use kafka_producer::TopicPartition;
 use kafka_producer::admin::{self, TransactionFilters};
 use kafka_producer::txn::{
-    abort_prepared, commit_prepared, PreparedTransaction, ResumeOptions, ResumeOutcome,
+    PreparedTransaction, ResumeOptions, ResumeOutcome, abort_prepared, commit_prepared,
 };
-use kafka_producer::TopicPartition;
 use std::time::{Duration, Instant};
 
 /// Prints rows as left-aligned columns under `header`.

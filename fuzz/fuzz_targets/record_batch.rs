@@ -12,8 +12,8 @@
 
 use bytes::Bytes;
 use kafka_proto::record::{
-    DecodeOptions, RecordBatch, RecordBatches, ATTRIBUTES_OFFSET, BATCH_HEADER_LEN, CRC_OFFSET,
-    LOG_OVERHEAD,
+    ATTRIBUTES_OFFSET, BATCH_HEADER_LEN, CRC_OFFSET, DecodeOptions, LOG_OVERHEAD, RecordBatch,
+    RecordBatches,
 };
 use libfuzzer_sys::fuzz_target;
 

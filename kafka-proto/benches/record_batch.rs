@@ -4,7 +4,7 @@
 //! `cargo bench -p kafka-proto --bench record_batch -- --warm-up-time 1 --measurement-time 3`
 
 use bytes::{Bytes, BytesMut};
-use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{Criterion, Throughput, black_box, criterion_group, criterion_main};
 use kafka_proto::record::{Compression, Record, RecordBatch, RecordBatchBuilder, RecordBatchView};
 
 const RECORDS: usize = 1000;

@@ -1314,11 +1314,7 @@ impl ErrorCode {
 
     /// `Ok(())` for NONE, else `Err(self)`.
     pub fn into_result(self) -> Result<(), ErrorCode> {
-        if self.is_ok() {
-            Ok(())
-        } else {
-            Err(self)
-        }
+        if self.is_ok() { Ok(()) } else { Err(self) }
     }
 }
 

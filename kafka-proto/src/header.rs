@@ -8,7 +8,7 @@
 
 use crate::api_key::ApiKey;
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
-use crate::primitives::{put_nullable_string, put_unknown_tagged_fields, Reader, TaggedFields};
+use crate::primitives::{Reader, TaggedFields, put_nullable_string, put_unknown_tagged_fields};
 use bytes::BufMut;
 
 /// A request header (v1 or v2).
@@ -125,11 +125,7 @@ impl ResponseHeader {
 
 /// The request header version for `api` at `version`, given the first flexible version.
 pub fn request_header_version(flexible: bool) -> i16 {
-    if flexible {
-        2
-    } else {
-        1
-    }
+    if flexible { 2 } else { 1 }
 }
 
 /// The response header version for `api` at a version that is `flexible` or not.

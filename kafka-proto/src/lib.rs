@@ -70,7 +70,7 @@ impl VersionRange {
     }
 
     /// Every version in the range.
-    pub fn iter(&self) -> impl Iterator<Item = i16> {
+    pub fn iter(&self) -> impl Iterator<Item = i16> + use<> {
         self.min..=self.max
     }
 }

@@ -19,8 +19,8 @@
 
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
 use bytes::{BufMut, Bytes};
-use nom::number::complete as num;
 use nom::IResult;
+use nom::number::complete as num;
 
 /// A 128-bit UUID as Kafka writes it (topic ids), big-endian.
 pub type Uuid = [u8; 16];

@@ -2,9 +2,9 @@
 //! round-trip check every message × version runs. Enabled in tests and with the
 //! `arbitrary` feature (used by fuzz targets and the differential tests).
 
+use crate::Message;
 use crate::primitives::TaggedFields;
 use crate::primitives::Uuid;
-use crate::Message;
 use bytes::Bytes;
 use proptest::prelude::*;
 

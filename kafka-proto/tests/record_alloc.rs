@@ -6,8 +6,8 @@
 #![allow(unsafe_code)] // the counting allocator only
 
 use bytes::Bytes;
-use kafka_proto::record::{Compression, DecodeOptions, Record, RecordBatch, RecordBatchBuilder};
 use kafka_proto::DecodeErrorKind;
+use kafka_proto::record::{Compression, DecodeOptions, Record, RecordBatch, RecordBatchBuilder};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 

@@ -4,8 +4,8 @@
 //! Run with `--features all-compression` to cover every codec.
 
 use bytes::Bytes;
-use kafka_proto::record::{Compression, DecodeOptions, Record, RecordBatch, RecordBatchBuilder};
 use kafka_proto::DecodeErrorKind;
+use kafka_proto::record::{Compression, DecodeOptions, Record, RecordBatch, RecordBatchBuilder};
 
 /// A batch header with the given codec id and record count around `body`,
 /// with correct length and CRC.
@@ -265,7 +265,9 @@ fn record_snappy_bomb_xerial_and_raw() {
     // Java's framing: magic, version 1, compatible 1, 32 KiB blocks.
     assert_eq!(
         &bytes[61..77],
-        &[0x82, b'S', b'N', b'A', b'P', b'P', b'Y', 0, 0, 0, 0, 1, 0, 0, 0, 1]
+        &[
+            0x82, b'S', b'N', b'A', b'P', b'P', b'Y', 0, 0, 0, 0, 1, 0, 0, 0, 1
+        ]
     );
     assert_too_large(&bytes);
     // A raw block announcing 1 GiB: rejected before allocating.

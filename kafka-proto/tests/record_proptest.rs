@@ -4,11 +4,11 @@
 //! Run with `--features all-compression` to cover every codec.
 
 use bytes::Bytes;
+use kafka_proto::DecodeErrorKind;
 use kafka_proto::record::{
     Compression, DecodeOptions, Record, RecordBatch, RecordBatchView, RecordBatches, RecordHeader,
     TimestampType,
 };
-use kafka_proto::DecodeErrorKind;
 use proptest::prelude::*;
 
 fn codecs() -> Vec<Compression> {

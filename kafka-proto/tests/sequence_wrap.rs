@@ -2,7 +2,7 @@
 //! `decrementSequence`, including for hostile inputs (found by the record_batch
 //! fuzz target: a batch with a negative `last_offset_delta`).
 
-use kafka_proto::record::{decrement_sequence, increment_sequence, RecordBatch};
+use kafka_proto::record::{RecordBatch, decrement_sequence, increment_sequence};
 use proptest::prelude::*;
 
 proptest! {

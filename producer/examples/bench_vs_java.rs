@@ -242,7 +242,9 @@ async fn main() {
     }
     println!("load average at end {}", load_average());
     println!();
-    println!("| record | N | ours records/s (MiB/s) | Java records/s (MiB/s) | throughput ours/Java | ours CPU s (per 1M) | Java CPU s (per 1M) | CPU ours/Java | CPU ours/Java, Java start-up excluded |");
+    println!(
+        "| record | N | ours records/s (MiB/s) | Java records/s (MiB/s) | throughput ours/Java | ours CPU s (per 1M) | Java CPU s (per 1M) | CPU ours/Java | CPU ours/Java, Java start-up excluded |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|");
     for (size, ours, java) in &rows {
         let java_steady = Run {

@@ -229,7 +229,9 @@ async fn run_java(kafka: &KafkaCluster, topic: &str, n: u64, every: Duration, id
 async fn overhead_only(kafka: &KafkaCluster, bootstrap: &str, n: u64, rounds: u64) {
     let every = Duration::from_secs(1);
     let mut overheads = Vec::new();
-    println!("| pair | idempotent records/s | transactional (1 s) records/s | commits | commit p50 / p99 (ms) | overhead |");
+    println!(
+        "| pair | idempotent records/s | transactional (1 s) records/s | commits | commit p50 / p99 (ms) | overhead |"
+    );
     println!("|---|---|---|---|---|---|");
     for r in 0..rounds {
         let i = idempotent(kafka, bootstrap, n, 100 + r, 0).await;
@@ -368,7 +370,9 @@ async fn main() {
     }
     println!("load average at end {}", load_average());
     println!();
-    println!("| round | commit every | N | ours records/s | Java records/s | ours/Java | ours commits | ours commit p50 / p99 (ms) | Java record latency p50 / p99 (ms) | ours idempotent records/s (mean of before/after) | overhead vs idempotent |");
+    println!(
+        "| round | commit every | N | ours records/s | Java records/s | ours/Java | ours commits | ours commit p50 / p99 (ms) | Java record latency p50 / p99 (ms) | ours idempotent records/s (mean of before/after) | overhead vs idempotent |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for (r, label, ours, java) in &rows {
         let base = &idem[*r as usize];

@@ -16,10 +16,9 @@ use std::io::Write;
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [bootstrap, topic, txn_id, out, count, tag] =
-        <[String; 6]>::try_from(args).map_err(|_| {
-            "usage: txn_prepare_child <bootstrap> <topic> <transactional.id> <out> <count> <tag>"
-        })?;
+    let [bootstrap, topic, txn_id, out, count, tag] = <[String; 6]>::try_from(args).map_err(
+        |_| "usage: txn_prepare_child <bootstrap> <topic> <transactional.id> <out> <count> <tag>",
+    )?;
     let count: usize = count.parse()?;
     let config = ProducerConfig::from_properties([
         ("bootstrap.servers", bootstrap.as_str()),

@@ -17,8 +17,8 @@ use crate::metrics::Metrics;
 use crate::record::{ProduceError, ProducerRecord, TopicPartition};
 use bytes::{BufMut, Bytes, BytesMut};
 use kafka_proto::record::{
-    Compression, Record, RecordBatchBuilder, RecordHeader, ATTRIBUTES_OFFSET, BATCH_HEADER_LEN,
-    CRC_OFFSET, MAGIC,
+    ATTRIBUTES_OFFSET, BATCH_HEADER_LEN, CRC_OFFSET, Compression, MAGIC, Record,
+    RecordBatchBuilder, RecordHeader,
 };
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};

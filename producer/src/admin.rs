@@ -18,7 +18,7 @@
 
 use crate::backoff::ExponentialBackoff;
 use crate::record::TopicPartition;
-use crate::txn::{find_coordinator, CoordinatorError, CoordinatorType, ProducerIdAndEpoch};
+use crate::txn::{CoordinatorError, CoordinatorType, ProducerIdAndEpoch, find_coordinator};
 use crate::{Cluster, Connection};
 use kafka_proto::messages::*;
 use kafka_proto::{ApiKey, ErrorCode};
@@ -194,7 +194,7 @@ pub async fn describe_transactions(
                     0,
                     ErrorCode::TransactionalIdNotFound,
                     Some(id.to_string()),
-                ))
+                ));
             }
         }
     }
@@ -342,7 +342,9 @@ pub async fn abort_lingering_transaction(
                     ApiKey::InitProducerId,
                     -1,
                     last_error,
-                    Some(format!("lingering transaction of {transactional_id} not aborted within {timeout:?}")),
+                    Some(format!(
+                        "lingering transaction of {transactional_id} not aborted within {timeout:?}"
+                    )),
                 ));
             }
             tokio::time::sleep(backoff.backoff(attempts - 1)).await;
@@ -389,7 +391,7 @@ pub async fn abort_lingering_transaction(
                         producer_id: resp.producer_id,
                         epoch: resp.producer_epoch,
                     },
-                })
+                });
             }
             e if e.is_retriable() => last_error = e,
             e => return Err(broker_err(ApiKey::InitProducerId, version, e, None)),

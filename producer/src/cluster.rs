@@ -17,7 +17,7 @@
 use crate::backoff::ExponentialBackoff;
 use crate::connection::{Connection, ConnectionConfig};
 use crate::error::{ClusterError, ConnError};
-use crate::metadata::{ClusterMetadata, MetadataUpdate, DEFAULT_METADATA_MAX_AGE};
+use crate::metadata::{ClusterMetadata, DEFAULT_METADATA_MAX_AGE, MetadataUpdate};
 use crate::pool::ConnectionPool;
 use kafka_proto::messages::{MetadataRequest, MetadataRequestTopic, MetadataResponse};
 use kafka_proto::{ErrorCode, Message};

@@ -322,7 +322,11 @@ impl ProducerConfig {
                         "PLAINTEXT" => SecurityProtocol::Plaintext,
                         "SASL_PLAINTEXT" => SecurityProtocol::SaslPlaintext,
                         "SSL" | "SASL_SSL" if !cfg!(feature = "tls") => {
-                            return Err(invalid(key, value, crate::connection::TLS_FEATURE_MISSING))
+                            return Err(invalid(
+                                key,
+                                value,
+                                crate::connection::TLS_FEATURE_MISSING,
+                            ));
                         }
                         "SSL" => SecurityProtocol::Ssl,
                         "SASL_SSL" => SecurityProtocol::SaslSsl,
@@ -331,7 +335,7 @@ impl ProducerConfig {
                                 key,
                                 value,
                                 "expected PLAINTEXT, SASL_PLAINTEXT, SSL or SASL_SSL",
-                            ))
+                            ));
                         }
                     }
                 }
@@ -346,7 +350,7 @@ impl ProducerConfig {
                                 key,
                                 value,
                                 "expected PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512",
-                            ))
+                            ));
                         }
                     }
                 }
@@ -375,7 +379,11 @@ impl ProducerConfig {
                     if !value.ends_with("ByteArraySerializer")
                         && !value.ends_with("BytesSerializer")
                     {
-                        return Err(invalid(key, value, "records carry bytes; only ByteArraySerializer/BytesSerializer are accepted"));
+                        return Err(invalid(
+                            key,
+                            value,
+                            "records carry bytes; only ByteArraySerializer/BytesSerializer are accepted",
+                        ));
                     }
                 }
                 _ => return Err(ConfigError::UnknownKey(key.to_string())),
@@ -424,7 +432,10 @@ impl ProducerConfig {
                     "must set retries to non-zero when using the idempotent producer",
                 ));
             } else if self.acks != Acks::All {
-                disable = Some(("acks", "must set acks to all in order to use the idempotent producer; otherwise idempotence cannot be guaranteed"));
+                disable = Some((
+                    "acks",
+                    "must set acks to all in order to use the idempotent producer; otherwise idempotence cannot be guaranteed",
+                ));
             } else if self.max_in_flight > 5 {
                 disable = Some((
                     "max.in.flight.requests.per.connection",
@@ -712,7 +723,7 @@ impl SslProps {
                     key: "ssl.truststore.certificates".into(),
                     reason: "set either ssl.truststore.location or ssl.truststore.certificates"
                         .into(),
-                })
+                });
             }
             (Some(path), None) => (
                 "ssl.truststore.location",
@@ -822,7 +833,7 @@ fn compression(key: &str, value: &str) -> Result<Compression, ConfigError> {
                 key,
                 value,
                 "expected none, gzip, snappy, lz4 or zstd",
-            ))
+            ));
         }
     };
     if !c.is_supported() {
@@ -853,7 +864,7 @@ fn partitioner(key: &str, value: &str) -> Result<PartitionerChoice, ConfigError>
                 key,
                 value,
                 "expected default, round_robin, key_hash, fixed:<subtask> or org.apache.kafka.clients.producer.RoundRobinPartitioner",
-            ))
+            ));
         }
     })
 }
@@ -873,17 +884,15 @@ fn parse_jaas(key: &str, value: &str) -> Result<(String, String), ConfigError> {
         while let Some(i) = rest.find(name) {
             let after = rest[i + name.len()..].trim_start();
             let before_ok = i == 0 || rest.as_bytes()[i - 1].is_ascii_whitespace();
-            if before_ok {
-                if let Some(a) = after.strip_prefix('=') {
-                    let a = a.trim_start();
-                    if let Some(q) = a.strip_prefix('"') {
-                        return q.find('"').map(|e| q[..e].to_string());
-                    }
-                    let end = a
-                        .find(|c: char| c.is_whitespace() || c == ';')
-                        .unwrap_or(a.len());
-                    return Some(a[..end].to_string());
+            if before_ok && let Some(a) = after.strip_prefix('=') {
+                let a = a.trim_start();
+                if let Some(q) = a.strip_prefix('"') {
+                    return q.find('"').map(|e| q[..e].to_string());
                 }
+                let end = a
+                    .find(|c: char| c.is_whitespace() || c == ';')
+                    .unwrap_or(a.len());
+                return Some(a[..end].to_string());
             }
             rest = &rest[i + name.len()..];
         }
@@ -1057,9 +1066,11 @@ mod tests {
         assert_eq!(e.key(), "retries");
         // Default idempotence: silently disabled.
         assert!(!props(&[("acks", "0")]).unwrap().idempotence());
-        assert!(!props(&[("max.in.flight.requests.per.connection", "6")])
-            .unwrap()
-            .idempotence());
+        assert!(
+            !props(&[("max.in.flight.requests.per.connection", "6")])
+                .unwrap()
+                .idempotence()
+        );
         assert!(!props(&[("retries", "0")]).unwrap().idempotence());
         // transactional.id needs idempotence.
         let e = props(&[("transactional.id", "t"), ("acks", "1")]).unwrap_err();
@@ -1084,11 +1095,13 @@ mod tests {
             .build()
             .unwrap_err();
         assert_eq!(e.key(), "acks");
-        assert!(!ProducerConfig::builder("h:1")
-            .acks(Acks::One)
-            .build()
-            .unwrap()
-            .idempotence());
+        assert!(
+            !ProducerConfig::builder("h:1")
+                .acks(Acks::One)
+                .build()
+                .unwrap()
+                .idempotence()
+        );
     }
 
     #[test]

@@ -21,15 +21,15 @@
 //! ```
 
 use crate::error::ConnError;
-use crate::sasl::{plain_message, SaslConfig, SaslMechanism, ScramClient, ScramHash};
+use crate::sasl::{SaslConfig, SaslMechanism, ScramClient, ScramHash, plain_message};
 use crate::versions::{
-    decode_api_versions_body, on_api_versions_response, ApiVersionsOutcome, BrokerVersions,
-    API_VERSIONS_MAX,
+    API_VERSIONS_MAX, ApiVersionsOutcome, BrokerVersions, decode_api_versions_body,
+    on_api_versions_response,
 };
 use bytes::{Bytes, BytesMut};
 use kafka_proto::frame::{
-    decode_response_frame, encode_request_frame, peek_correlation_id, FrameDecoder,
-    DEFAULT_MAX_FRAME_SIZE,
+    DEFAULT_MAX_FRAME_SIZE, FrameDecoder, decode_response_frame, encode_request_frame,
+    peek_correlation_id,
 };
 use kafka_proto::messages::{
     ApiVersionsRequest, SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
@@ -646,7 +646,7 @@ impl Connection {
                 return Err(ConnError::UnsupportedSaslMechanism {
                     mechanism: mechanism.to_string(),
                     enabled: resp.mechanisms,
-                })
+                });
             }
             error => {
                 return Err(ConnError::Broker {
@@ -654,7 +654,7 @@ impl Connection {
                     version: hv,
                     error,
                     message: None,
-                })
+                });
             }
         }
         let av = self.versions.version_for::<SaslAuthenticateRequest>()?;
@@ -784,10 +784,10 @@ pub(crate) mod tls_impl {
     use rustls_pki_types::pem::PemObject;
     use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
     use std::sync::Arc;
+    use tokio_rustls::rustls::client::WebPkiServerVerifier;
     use tokio_rustls::rustls::client::danger::{
         HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier,
     };
-    use tokio_rustls::rustls::client::WebPkiServerVerifier;
     use tokio_rustls::rustls::crypto::ring;
     use tokio_rustls::rustls::{
         CertificateError, ClientConfig, DigitallySignedStruct, Error, RootCertStore,

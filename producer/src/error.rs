@@ -46,7 +46,9 @@ pub enum ConnError {
     /// No response within the request timeout. The request may or may not
     /// have been applied by the broker: **the outcome is unknown**. The
     /// connection is closed, as the Java client does (retriable).
-    #[error("{api:?} v{version} (correlation id {correlation_id}) timed out after {after:?}; outcome unknown")]
+    #[error(
+        "{api:?} v{version} (correlation id {correlation_id}) timed out after {after:?}; outcome unknown"
+    )]
     Timeout {
         /// The API of the request.
         api: ApiKey,

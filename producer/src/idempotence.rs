@@ -82,8 +82,8 @@
 //! ```
 
 use crate::record::TopicPartition;
-use kafka_proto::record::increment_sequence;
 use kafka_proto::ErrorCode;
+use kafka_proto::record::increment_sequence;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Identifies a batch for the state machine (assigned by the driver).
@@ -805,9 +805,10 @@ mod tests {
         assert_eq!(rw.len(), 2);
         assert_eq!((rw[0].batch, rw[0].sequence.base_sequence), (2, 0));
         assert_eq!((rw[1].batch, rw[1].sequence.base_sequence), (3, 3));
-        assert!(rw
-            .iter()
-            .all(|r| r.sequence.sequence_reset && r.sequence.producer.epoch == 4));
+        assert!(
+            rw.iter()
+                .all(|r| r.sequence.sequence_reset && r.sequence.producer.epoch == 4)
+        );
         let p = st.partition(&tp).unwrap();
         assert_eq!(
             (p.next_sequence, p.last_acked_sequence),

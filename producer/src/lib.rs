@@ -58,8 +58,8 @@ pub use connection::{Connection, ConnectionConfig};
 pub use error::{ClusterError, ConnError};
 pub use kafka_proto;
 pub use metadata::{
-    BrokerInfo, ClusterMetadata, MetadataUpdate, PartitionMetadata, TopicMetadata,
-    DEFAULT_METADATA_MAX_AGE,
+    BrokerInfo, ClusterMetadata, DEFAULT_METADATA_MAX_AGE, MetadataUpdate, PartitionMetadata,
+    TopicMetadata,
 };
 pub use metrics::MetricsSnapshot;
 pub use pool::{BrokerConnection, ConnectionPool};
@@ -70,8 +70,8 @@ pub use versions::BrokerVersions;
 #[cfg(test)]
 mod peer_tests;
 pub use txn::{
-    abort_prepared, commit_prepared, CoordinatorClient, PreparedTransaction, ResumeOutcome,
-    TransactionError, TransactionManager,
+    CoordinatorClient, PreparedTransaction, ResumeOutcome, TransactionError, TransactionManager,
+    abort_prepared, commit_prepared,
 };
 pub mod transactional;
 pub use transactional::{ConsumerGroupMetadata, TransactionalProducer};

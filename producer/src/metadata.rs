@@ -24,9 +24,9 @@
 //! assert!(md.needs_refresh(now));
 //! ```
 
+use kafka_proto::ErrorCode;
 use kafka_proto::messages::{MetadataResponse, MetadataResponseTopic};
 use kafka_proto::primitives::Uuid;
-use kafka_proto::ErrorCode;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 

@@ -304,11 +304,7 @@ fn random_partition_except(n: i32, avoid: i32) -> i32 {
     }
     if (0..n).contains(&avoid) {
         let r = rand::random_range(0..n - 1);
-        if r >= avoid {
-            r + 1
-        } else {
-            r
-        }
+        if r >= avoid { r + 1 } else { r }
     } else {
         rand::random_range(0..n)
     }

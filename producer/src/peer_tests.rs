@@ -4,7 +4,7 @@
 use crate::error::{ClusterError, ConnError};
 use crate::{Cluster, ClusterConfig, Connection, ConnectionConfig, SaslConfig};
 use bytes::{Bytes, BytesMut};
-use kafka_proto::frame::{decode_request_frame, encode_response_frame, FrameDecoder};
+use kafka_proto::frame::{FrameDecoder, decode_request_frame, encode_response_frame};
 use kafka_proto::messages::*;
 use kafka_proto::{ApiKey, ErrorCode};
 use std::sync::{Arc, Mutex};
@@ -214,18 +214,15 @@ async fn unsupported_api_versions_falls_back_to_the_brokers_max() {
                     ..Default::default()
                 };
                 Step::Reply(vec![
-                    encode_response_frame(&resp, 0, s.correlation_id).unwrap()
+                    encode_response_frame(&resp, 0, s.correlation_id).unwrap(),
                 ])
             } else {
                 let mut ok = api_versions_ok();
                 ok.finalized_features.clear();
                 ok.finalized_features_epoch = -1;
-                Step::Reply(vec![encode_response_frame(
-                    &ok,
-                    s.version,
-                    s.correlation_id,
-                )
-                .unwrap()])
+                Step::Reply(vec![
+                    encode_response_frame(&ok, s.version, s.correlation_id).unwrap(),
+                ])
             }
         }
     })
@@ -249,7 +246,7 @@ async fn unsupported_api_versions_without_a_range_retries_v0_then_fails() {
                 ..Default::default()
             };
             Step::Reply(vec![
-                encode_response_frame(&resp, 0, s.correlation_id).unwrap()
+                encode_response_frame(&resp, 0, s.correlation_id).unwrap(),
             ])
         }
     })
@@ -484,12 +481,9 @@ fn sasl_plain_peer(password: &'static str) -> impl Fn() -> Box<dyn FnMut(Seen) -
                     },
                     mechanisms: vec!["PLAIN".into()],
                 };
-                Step::Reply(vec![encode_response_frame(
-                    &resp,
-                    s.version,
-                    s.correlation_id,
-                )
-                .unwrap()])
+                Step::Reply(vec![
+                    encode_response_frame(&resp, s.version, s.correlation_id).unwrap(),
+                ])
             }
             ApiKey::SaslAuthenticate => {
                 let (_, req) = decode_request_frame::<SaslAuthenticateRequest>(&s.body).unwrap();
@@ -503,12 +497,9 @@ fn sasl_plain_peer(password: &'static str) -> impl Fn() -> Box<dyn FnMut(Seen) -
                         ..Default::default()
                     }
                 };
-                Step::Reply(vec![encode_response_frame(
-                    &resp,
-                    s.version,
-                    s.correlation_id,
-                )
-                .unwrap()])
+                Step::Reply(vec![
+                    encode_response_frame(&resp, s.version, s.correlation_id).unwrap(),
+                ])
             }
             _ => Step::Reply(vec![metadata_reply(&s, "t", "h:1")]),
         })
@@ -592,11 +583,12 @@ async fn cluster_bootstraps_past_a_dead_address_and_tracks_leaders() {
     let again = cluster.connection(1).await.unwrap();
     assert!(Arc::ptr_eq(&conn, &again));
     // Metadata requests asked at v12+ (v13 negotiated) without auto-creation.
-    assert!(log
-        .lock()
-        .unwrap()
-        .iter()
-        .any(|&(a, v)| a == ApiKey::Metadata && v == 13));
+    assert!(
+        log.lock()
+            .unwrap()
+            .iter()
+            .any(|&(a, v)| a == ApiKey::Metadata && v == 13)
+    );
     // A dropped connection is re-established lazily.
     conn.close();
     let fresh = cluster.connection(1).await.unwrap();

@@ -22,7 +22,7 @@
 //! # Ok(()) }
 //! ```
 
-use crate::accumulator::{record_result, AccConfig, Accumulator, Appended, Parked, ParkedState};
+use crate::accumulator::{AccConfig, Accumulator, Appended, Parked, ParkedState, record_result};
 use crate::config::ProducerConfig;
 use crate::metrics::{Metrics, MetricsSnapshot};
 use crate::record::{ProduceError, ProducerRecord, RecordMetadata};
@@ -146,7 +146,7 @@ impl Producer {
     pub fn send(
         &self,
         record: ProducerRecord,
-    ) -> impl Future<Output = Result<RecordMetadata, ProduceError>> + Send + 'static {
+    ) -> impl Future<Output = Result<RecordMetadata, ProduceError>> + Send + 'static + use<> {
         let ts = record.timestamp.unwrap_or_else(now_ms);
         let acc = self.inner.acc.clone();
         let first = acc.append(record, ts, None, Instant::now());

@@ -141,7 +141,9 @@ pub enum ProduceError {
     },
     /// The batch was not acknowledged within `delivery.timeout.ms`; it may
     /// or may not have been written.
-    #[error("{tp}: {records} record(s) expired: {elapsed:?} passed since batch creation (delivery.timeout.ms)")]
+    #[error(
+        "{tp}: {records} record(s) expired: {elapsed:?} passed since batch creation (delivery.timeout.ms)"
+    )]
     DeliveryTimeout {
         /// Partition.
         tp: TopicPartition,

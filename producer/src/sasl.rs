@@ -10,8 +10,8 @@
 //! assert_eq!(c.client_first(), b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO");
 //! ```
 
-use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as B64;
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256, Sha512};
 use std::fmt;
@@ -383,21 +383,24 @@ mod tests {
     fn server_errors_and_bad_nonces() {
         let mut c = ScramClient::with_nonce(ScramHash::Sha512, "user", "pencil", NONCE);
         c.client_first();
-        assert!(c
-            .handle_server_first(b"r=someoneelse,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096")
-            .is_err());
-        assert!(c
-            .handle_server_first(b"r=rOprNGfwEbeRWgbNEkqOxyz,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=1000")
-            .is_err());
+        assert!(
+            c.handle_server_first(b"r=someoneelse,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096")
+                .is_err()
+        );
+        assert!(
+            c.handle_server_first(b"r=rOprNGfwEbeRWgbNEkqOxyz,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=1000")
+                .is_err()
+        );
         let mut c = ScramClient::with_nonce(ScramHash::Sha512, "user", "pencil", NONCE);
         c.client_first();
         c.handle_server_first(b"r=rOprNGfwEbeRWgbNEkqOxyz,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096")
             .unwrap();
-        assert!(c
-            .handle_server_final(b"e=invalid-proof")
-            .unwrap_err()
-            .0
-            .contains("invalid-proof"));
+        assert!(
+            c.handle_server_final(b"e=invalid-proof")
+                .unwrap_err()
+                .0
+                .contains("invalid-proof")
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@
 //! invalidate the metadata and requeue the batch (in sequence order) after
 //! `retry.backoff.ms`, keeping its sequence.
 
+use crate::Cluster;
 use crate::accumulator::{Accumulator, Batch, BatchResult};
 use crate::config::Acks;
 use crate::idempotence::{
@@ -24,13 +25,12 @@ use crate::idempotence::{
 };
 use crate::metrics::Metrics;
 use crate::record::{ProduceError, TopicPartition};
-use crate::Cluster;
 use bytes::Bytes;
+use kafka_proto::ErrorCode;
 use kafka_proto::messages::{
     InitProducerIdRequest, ProduceRequest, ProduceRequestPartitionProduceData,
     ProduceRequestTopicProduceData, ProduceResponse,
 };
-use kafka_proto::ErrorCode;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
@@ -448,10 +448,10 @@ impl Sender {
         }
         let ids: Vec<BatchId> = self.inflight.keys().copied().collect();
         for id in ids {
-            if let Some(f) = self.inflight.remove(&id) {
-                if !f.expired {
-                    self.finish(f.batch, Err(e.clone()));
-                }
+            if let Some(f) = self.inflight.remove(&id)
+                && !f.expired
+            {
+                self.finish(f.batch, Err(e.clone()));
             }
         }
     }
@@ -562,11 +562,11 @@ impl Sender {
             for (topic, tq) in g.topics.iter_mut() {
                 for (p, q) in tq.partitions.iter_mut().enumerate() {
                     let Some(first) = q.front() else { continue };
-                    if let Some(t) = first.retry_at {
-                        if t > now {
-                            soon(t, &mut wake);
-                            continue;
-                        }
+                    if let Some(t) = first.retry_at
+                        && t > now
+                    {
+                        soon(t, &mut wake);
+                        continue;
                     }
                     let linger_at = first.created + self.cfg.linger;
                     let ready = q.len() > 1
@@ -593,10 +593,10 @@ impl Sender {
                     }) {
                         continue;
                     }
-                    if let Some(gate) = &self.cfg.gate {
-                        if !gate.may_drain(&first.tp) {
-                            continue;
-                        }
+                    if let Some(gate) = &self.cfg.gate
+                        && !gate.may_drain(&first.tp)
+                    {
+                        continue;
                     }
                     let seq = match self.idem.as_mut() {
                         None => None,
@@ -725,16 +725,16 @@ impl Sender {
             Ok(None) => {
                 // acks=0: written to the socket.
                 for (_, id) in done.batches {
-                    if let Some(f) = self.inflight.remove(&id) {
-                        if !f.expired {
-                            self.finish(
-                                f.batch,
-                                Ok(BatchResult {
-                                    base_offset: -1,
-                                    log_append_time: -1,
-                                }),
-                            );
-                        }
+                    if let Some(f) = self.inflight.remove(&id)
+                        && !f.expired
+                    {
+                        self.finish(
+                            f.batch,
+                            Ok(BatchResult {
+                                base_offset: -1,
+                                log_append_time: -1,
+                            }),
+                        );
                     }
                 }
             }

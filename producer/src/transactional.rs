@@ -295,7 +295,7 @@ impl TransactionalProducer {
     pub fn send(
         &self,
         record: ProducerRecord,
-    ) -> impl Future<Output = Result<RecordMetadata, ProduceError>> + Send + 'static {
+    ) -> impl Future<Output = Result<RecordMetadata, ProduceError>> + Send + 'static + use<> {
         self.inner.producer.send(record)
     }
 

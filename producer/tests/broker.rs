@@ -185,9 +185,10 @@ async fn sasl_plain_and_scram_against_kafka_4_4() {
     // Without SASL the SASL listener drops the connection.
     let err = Connection::connect(&addr, &ConnectionConfig::default()).await;
     if let Ok(conn) = err {
-        assert!(conn
-            .send_negotiated(&MetadataRequest::default())
-            .await
-            .is_err());
+        assert!(
+            conn.send_negotiated(&MetadataRequest::default())
+                .await
+                .is_err()
+        );
     }
 }

@@ -12,9 +12,9 @@
 //! Both programs run with Java's single-file source launcher (Java 11+).
 
 use kafka_producer::partitioner::{
-    murmur2, partition_for_key, to_positive, DefaultPartitioner, KeyHashPartitioner, Partitioner,
+    DefaultPartitioner, KeyHashPartitioner, Partitioner, murmur2, partition_for_key, to_positive,
 };
-use kafka_testcontainers::{ensure_distribution, IsolationLevel, KafkaCluster, KafkaVersion};
+use kafka_testcontainers::{IsolationLevel, KafkaCluster, KafkaVersion, ensure_distribution};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::Duration;

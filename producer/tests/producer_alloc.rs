@@ -21,9 +21,9 @@
 
 use bytes::{Bytes, BytesMut};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
-use kafka_proto::frame::{decode_request_frame, encode_response_frame, FrameDecoder};
-use kafka_proto::messages::*;
 use kafka_proto::ApiKey;
+use kafka_proto::frame::{FrameDecoder, decode_request_frame, encode_response_frame};
+use kafka_proto::messages::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::time::Duration;

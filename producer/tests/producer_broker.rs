@@ -40,9 +40,11 @@ async fn produce_and_check(kafka: &KafkaCluster, compression: Compression) {
             .await
             .unwrap_or_else(|e| panic!("{compression:?} record {i}: {e}"));
         assert_eq!(m.timestamp, 1_700_000_000_000 + i as i64);
-        assert!(offsets
-            .insert((m.partition, m.offset.unwrap()), i)
-            .is_none());
+        assert!(
+            offsets
+                .insert((m.partition, m.offset.unwrap()), i)
+                .is_none()
+        );
     }
     let metrics = producer.metrics();
     assert_eq!(metrics.records_sent, N as u64);

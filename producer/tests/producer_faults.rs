@@ -23,8 +23,8 @@ use kafka_producer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfi
 use kafka_producer::{
     Cluster, ClusterConfig, ProduceError, Producer, ProducerConfig, ProducerRecord, RecordMetadata,
 };
-use kafka_proto::messages::{CreateTopicsRequest, CreateTopicsRequestCreatableTopic};
 use kafka_proto::ErrorCode;
+use kafka_proto::messages::{CreateTopicsRequest, CreateTopicsRequestCreatableTopic};
 use kafka_testcontainers::{
     Direction, IsolationLevel as JavaIsolation, KafkaCluster, KafkaVersion, ProxyHandle,
 };

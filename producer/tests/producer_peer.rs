@@ -18,7 +18,7 @@
 
 use bytes::BytesMut;
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord, RecordMetadata};
-use kafka_proto::frame::{decode_request_frame, encode_response_frame, FrameDecoder};
+use kafka_proto::frame::{FrameDecoder, decode_request_frame, encode_response_frame};
 use kafka_proto::messages::*;
 use kafka_proto::record::RecordBatch;
 use kafka_proto::{ApiKey, ErrorCode};
@@ -632,9 +632,11 @@ async fn duplicate_sequence_number_is_success_without_offset() {
     let lost_range = lost.first..lost.first + lost.count as u64;
     let attempts: Vec<_> = st.seen.iter().filter(|b| b.first == lost.first).collect();
     assert!(attempts.len() >= 2);
-    assert!(attempts
-        .iter()
-        .all(|b| b.producer_state() == lost.producer_state()));
+    assert!(
+        attempts
+            .iter()
+            .all(|b| b.producer_state() == lost.producer_state())
+    );
     for (_, i, r) in &results {
         let m = r.as_ref().unwrap();
         if lost_range.contains(i) {
@@ -725,10 +727,12 @@ async fn request_timeout_retry_keeps_producer_id_epoch_and_sequence() {
             "a retry after a request timeout must keep producer id, epoch and sequence"
         );
     }
-    assert!(producer
-        .metrics()
-        .errors_by_code
-        .contains_key(&ErrorCode::NetworkException.code()));
+    assert!(
+        producer
+            .metrics()
+            .errors_by_code
+            .contains_key(&ErrorCode::NetworkException.code())
+    );
     assert_eq!(producer.metrics().epoch_bumps, 0);
 }
 

@@ -3,8 +3,8 @@
 
 use bytes::{Bytes, BytesMut};
 use kafka_producer::reader::{
-    process_partition_records, AbortedTransactionFilter, BatchVerdict, IsolationLevel,
-    ProcessedRecords,
+    AbortedTransactionFilter, BatchVerdict, IsolationLevel, ProcessedRecords,
+    process_partition_records,
 };
 use kafka_proto::record::{
     Compression, ControlRecord, ControlRecordType, DecodeOptions, Record, RecordBatch,
@@ -83,10 +83,11 @@ fn committed_transaction_is_delivered() {
     assert_eq!(offsets(&p), vec![0, 1, 2]);
     assert_eq!(p.next_offset, 4);
     assert_eq!((p.batches, p.aborted_batches, p.control_batches), (3, 0, 1));
-    assert!(p
-        .records
-        .iter()
-        .all(|r| r.is_transactional && r.producer_id == 1));
+    assert!(
+        p.records
+            .iter()
+            .all(|r| r.is_transactional && r.producer_id == 1)
+    );
     assert_eq!(p.records[1].value.as_deref(), Some(&b"p1-1"[..]));
     assert_eq!(p.records[1].key.as_deref(), Some(&b"k1"[..]));
     assert_eq!(p.records[1].headers[0].key, "pid");
@@ -256,10 +257,11 @@ fn compacted_batch_end_and_log_append_time() {
     let p = run(ReadCommitted, 0, &[], blob(&[b]));
     assert_eq!(offsets(&p), vec![0, 1]);
     assert_eq!(p.next_offset, 5);
-    assert!(p
-        .records
-        .iter()
-        .all(|r| r.timestamp == 77_000 && r.timestamp_type == TimestampType::LogAppend));
+    assert!(
+        p.records
+            .iter()
+            .all(|r| r.timestamp == 77_000 && r.timestamp_type == TimestampType::LogAppend)
+    );
 }
 
 #[test]

@@ -31,7 +31,7 @@ use kafka_producer::txn::State;
 use kafka_producer::{
     ProduceError, ProducerConfig, ProducerRecord, TransactionError, TransactionalProducer,
 };
-use kafka_proto::frame::{decode_request_frame, encode_response_frame, FrameDecoder};
+use kafka_proto::frame::{FrameDecoder, decode_request_frame, encode_response_frame};
 use kafka_proto::messages::*;
 use kafka_proto::record::RecordBatch;
 use kafka_proto::{ApiKey, ErrorCode as E};
@@ -197,10 +197,10 @@ async fn serve(fake: Fake, mut sock: tokio::net::TcpStream) {
     let mut buf = BytesMut::new();
     loop {
         while let Some(frame) = dec.decode(&mut buf).unwrap() {
-            if let Some(out) = respond(&fake, &frame) {
-                if sock.write_all(&out).await.is_err() {
-                    return;
-                }
+            if let Some(out) = respond(&fake, &frame)
+                && sock.write_all(&out).await.is_err()
+            {
+                return;
             }
         }
         match sock.read_buf(&mut buf).await {

@@ -23,7 +23,7 @@
 use kafka_producer::admin;
 use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::txn::{
-    commit_prepared, ResumeOptions, ResumeOutcome, State, TransactionVersion,
+    ResumeOptions, ResumeOutcome, State, TransactionVersion, commit_prepared,
 };
 use kafka_producer::{
     Cluster, ClusterConfig, ConsumerGroupMetadata, PreparedTransaction, ProduceError, Producer,
@@ -277,11 +277,12 @@ async fn empty_transactions(kafka: &KafkaCluster, tv: TransactionVersion) {
     for commit in [true, false, true] {
         let before = p.producer_id_and_epoch();
         p.begin_transaction().unwrap();
-        assert!(!p
-            .transaction_manager()
-            .lock()
-            .unwrap()
-            .transaction_started());
+        assert!(
+            !p.transaction_manager()
+                .lock()
+                .unwrap()
+                .transaction_started()
+        );
         if commit {
             p.commit_transaction().await.unwrap();
         } else {

@@ -15,12 +15,12 @@
 //!    `abort_lingering_transaction` aborts it.
 
 use kafka_producer::admin::{self, TransactionDescription, TransactionFilters};
-use kafka_producer::kafka_proto::messages::EndTxnRequest;
 use kafka_producer::kafka_proto::ErrorCode;
+use kafka_producer::kafka_proto::messages::EndTxnRequest;
 use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::txn::{
-    abort_prepared, commit_prepared, find_coordinator, CoordinatorType, PreparedTransaction,
-    ResumeOptions, ResumeOutcome, TransactionVersion,
+    CoordinatorType, PreparedTransaction, ResumeOptions, ResumeOutcome, TransactionVersion,
+    abort_prepared, commit_prepared, find_coordinator,
 };
 use kafka_producer::{Cluster, ClusterConfig, TopicPartition};
 use kafka_testcontainers::{IsolationLevel as JavaIsolation, KafkaCluster, KafkaVersion};

@@ -103,7 +103,7 @@ fn counters(s: &BridgeStats) -> String {
 }
 
 async fn shutdown_signal() {
-    use tokio::signal::unix::{signal, SignalKind};
+    use tokio::signal::unix::{SignalKind, signal};
     match signal(SignalKind::terminate()) {
         Ok(mut term) => {
             tokio::select! {

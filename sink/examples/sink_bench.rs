@@ -23,9 +23,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use kafka_sink::RecordContext;
 use kafka_sink::checkpoint::{CheckpointCoordinator, CheckpointStorage, OperatorInfo};
 use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
-use kafka_sink::RecordContext;
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
 use tokio::sync::Mutex;
 
@@ -189,7 +189,9 @@ async fn main() -> Result<(), BoxError> {
         load()
     );
     println!();
-    println!("| semantic | checkpoint interval | records/s, median (MiB/s) | checkpoints per run | ratio to NONE, median of per-round ratios | per-round ratios |");
+    println!(
+        "| semantic | checkpoint interval | records/s, median (MiB/s) | checkpoints per run | ratio to NONE, median of per-round ratios | per-round ratios |"
+    );
     println!("|---|---|---|---|---|---|");
     for (n, (semantic, interval)) in configs.iter().enumerate() {
         let rps = median(results[n].iter().map(|r| r.records_per_sec).collect());

@@ -22,12 +22,12 @@ use std::error::Error;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use kafka_sink::RecordContext;
 use kafka_sink::checkpoint::{
     CheckpointCoordinator, CheckpointStorage, CheckpointedOperator, OperatorError, OperatorInfo,
     RestoredState,
 };
 use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic, SinkPartitioner};
-use kafka_sink::RecordContext;
 use tokio::sync::Mutex;
 
 type BoxError = Box<dyn Error + Send + Sync>;
@@ -43,13 +43,14 @@ impl CheckpointedOperator for NumberSource {
         &mut self,
         restored: Option<RestoredState>,
     ) -> Result<(), OperatorError> {
-        if let Some(r) = restored {
-            if let Some(bytes) = r.own.first() {
-                let b: [u8; 8] = bytes.as_slice().try_into().map_err(|_| {
-                    OperatorError::from("source state: expected 8 bytes".to_string())
-                })?;
-                self.next = u64::from_be_bytes(b);
-            }
+        if let Some(r) = restored
+            && let Some(bytes) = r.own.first()
+        {
+            let b: [u8; 8] = bytes
+                .as_slice()
+                .try_into()
+                .map_err(|_| OperatorError::from("source state: expected 8 bytes".to_string()))?;
+            self.next = u64::from_be_bytes(b);
         }
         Ok(())
     }

@@ -54,10 +54,10 @@ use tokio::sync::Mutex;
 use tokio::time::Instant;
 
 use crate::checkpoint::{
-    CheckpointCoordinator, CheckpointError, CheckpointStorage, CheckpointedOperator, OperatorError,
-    OperatorInfo, RestoredState, DEFAULT_RETAINED_CHECKPOINTS,
+    CheckpointCoordinator, CheckpointError, CheckpointStorage, CheckpointedOperator,
+    DEFAULT_RETAINED_CHECKPOINTS, OperatorError, OperatorInfo, RestoredState,
 };
-use crate::codec::{put_str, put_u32, put_u8, DecodeError, Reader};
+use crate::codec::{DecodeError, Reader, put_str, put_u8, put_u32};
 use crate::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkError, KafkaSinkRecord, Semantic};
 use crate::source::rabbitmq::{
     RabbitMqSource, RabbitMqSourceConfig, RabbitMqSourceError, RabbitMqSourceStats, SourceMessage,
@@ -618,10 +618,10 @@ impl Bridge {
                 }
                 next_checkpoint = Instant::now() + interval;
             }
-            if let Some(idle) = config.idle_timeout {
-                if now.duration_since(last_activity) >= idle {
-                    break StopReason::Idle;
-                }
+            if let Some(idle) = config.idle_timeout
+                && now.duration_since(last_activity) >= idle
+            {
+                break StopReason::Idle;
             }
 
             // The barrier rule: every operator's lock, in registration

@@ -111,7 +111,7 @@ use std::time::Duration;
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
 use crate::clock::{Clock, SystemClock};
-use crate::codec::{put_bytes, put_str, put_u32, put_u64, put_u8, DecodeError, Reader};
+use crate::codec::{DecodeError, Reader, put_bytes, put_str, put_u8, put_u32, put_u64};
 
 /// The error type of operator hooks.
 pub type OperatorError = Box<dyn std::error::Error + Send + Sync>;
@@ -380,7 +380,9 @@ pub enum CheckpointError {
         source: CheckpointFileError,
     },
     /// An operator hook failed.
-    #[error("{hook} of operator {uid}[{subtask_index}] failed for checkpoint {checkpoint_id:?}: {source}")]
+    #[error(
+        "{hook} of operator {uid}[{subtask_index}] failed for checkpoint {checkpoint_id:?}: {source}"
+    )]
     Operator {
         /// The hook.
         hook: &'static str,

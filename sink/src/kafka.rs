@@ -66,15 +66,15 @@ use kafka_producer::admin::{self, TransactionFilters};
 use kafka_producer::config::PartitionerChoice;
 use kafka_producer::metrics::MetricsSnapshot;
 use kafka_producer::partitioner::Partitioner;
-use kafka_producer::txn::{abort_prepared, ResumeOptions, ResumeOutcome};
+use kafka_producer::txn::{ResumeOptions, ResumeOutcome, abort_prepared};
 use kafka_producer::{
-    commit_prepared, Cluster, PreparedTransaction, ProduceError, Producer, ProducerConfig,
-    ProducerRecord, RecordMetadata, TransactionError, TransactionalProducer,
+    Cluster, PreparedTransaction, ProduceError, Producer, ProducerConfig, ProducerRecord,
+    RecordMetadata, TransactionError, TransactionalProducer, commit_prepared,
 };
 
 use crate::checkpoint::{CheckpointedOperator, OperatorError, RestoredState};
 use crate::codec::StringSetCodec;
-use crate::codec::{put_bytes, put_str, put_u32, put_u64, put_u8, Codec, DecodeError, Reader};
+use crate::codec::{Codec, DecodeError, Reader, put_bytes, put_str, put_u8, put_u32, put_u64};
 use crate::state::StateSerializer;
 use crate::two_phase::{
     CommitOutcome, PreCommitted, RecordContext, TwoPhaseCommitError, TwoPhaseCommitHandler,
@@ -878,10 +878,10 @@ impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
         if let Some(k) = r.key {
             record = record.key(k);
         }
-        if self.config.write_timestamp_to_kafka {
-            if let Some(ts) = context.timestamp {
-                record = record.timestamp(ts);
-            }
+        if self.config.write_timestamp_to_kafka
+            && let Some(ts) = context.timestamp
+        {
+            record = record.timestamp(ts);
         }
         let fut: SendFuture = match (&txn.transactional_id, &self.shared) {
             (Some(id), _) => {
@@ -1266,15 +1266,15 @@ pub async fn check_transaction_timeout(
     let configs = admin::broker_config(cluster, node, &[key])
         .await
         .map_err(|e| KafkaSinkError::Connect(format!("reading {key}: {e}")))?;
-    if let Some(Some(v)) = configs.get(key) {
-        if let Ok(ms) = v.parse::<u64>() {
-            let broker_max = Duration::from_millis(ms);
-            if timeout > broker_max {
-                return Err(KafkaSinkError::TransactionTimeoutTooLarge {
-                    configured: timeout,
-                    broker_max,
-                });
-            }
+    if let Some(Some(v)) = configs.get(key)
+        && let Ok(ms) = v.parse::<u64>()
+    {
+        let broker_max = Duration::from_millis(ms);
+        if timeout > broker_max {
+            return Err(KafkaSinkError::TransactionTimeoutTooLarge {
+                configured: timeout,
+                broker_max,
+            });
         }
     }
     Ok(())
@@ -1352,7 +1352,7 @@ mod tests {
 
     #[test]
     fn ids_never_clash_across_subtasks() {
-        let gen = |s, p| TransactionalIdsGenerator {
+        let ids_for = |s, p| TransactionalIdsGenerator {
             prefix: "p".into(),
             subtask_index: s,
             parallelism: p,
@@ -1363,10 +1363,10 @@ mod tests {
             let mut use_all = BTreeSet::new();
             let mut abort_all = BTreeSet::new();
             for s in 0..p {
-                for id in gen(s, p).generate_ids_to_use(0) {
+                for id in ids_for(s, p).generate_ids_to_use(0) {
                     assert!(use_all.insert(id));
                 }
-                for id in gen(s, p).generate_ids_to_abort() {
+                for id in ids_for(s, p).generate_ids_to_abort() {
                     assert!(abort_all.insert(id));
                 }
             }
@@ -1453,17 +1453,21 @@ mod tests {
         let mut c = c;
         c.set_disable_metrics(true);
         assert!(!c.effective_producer_config().metrics_enabled);
-        assert!(KafkaSinkConfig::from_properties(
-            [("bootstrap.servers", "h:1"), (KEY_DISABLE_METRICS, "yes")],
-            "t"
-        )
-        .is_err());
+        assert!(
+            KafkaSinkConfig::from_properties(
+                [("bootstrap.servers", "h:1"), (KEY_DISABLE_METRICS, "yes")],
+                "t"
+            )
+            .is_err()
+        );
         // Unknown producer keys are still rejected.
-        assert!(KafkaSinkConfig::from_properties(
-            [("bootstrap.servers", "h:1"), ("lingr.ms", "5")],
-            "t"
-        )
-        .is_err());
+        assert!(
+            KafkaSinkConfig::from_properties(
+                [("bootstrap.servers", "h:1"), ("lingr.ms", "5")],
+                "t"
+            )
+            .is_err()
+        );
     }
 
     #[test]

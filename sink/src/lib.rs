@@ -52,7 +52,7 @@ pub use checkpoint::{
 };
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use two_phase::{
-    CheckpointedSink, CommitOutcome, Operation, PreCommitted, RecordContext, SinkMetrics,
-    TransactionFailure, TwoPhaseCommitError, TwoPhaseCommitHandler, TwoPhaseCommitSink,
-    DEFAULT_TIMEOUT_WARNING_RATIO,
+    CheckpointedSink, CommitOutcome, DEFAULT_TIMEOUT_WARNING_RATIO, Operation, PreCommitted,
+    RecordContext, SinkMetrics, TransactionFailure, TwoPhaseCommitError, TwoPhaseCommitHandler,
+    TwoPhaseCommitSink,
 };

@@ -41,7 +41,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::codec::{put_bytes, put_u32, put_u64, put_u8, Codec, DecodeError, Reader};
+use crate::codec::{Codec, DecodeError, Reader, put_bytes, put_u8, put_u32, put_u64};
 
 /// A transaction handle with the wall-clock time (ms since the Unix epoch)
 /// at which it began (Flink's `TransactionHolder`).

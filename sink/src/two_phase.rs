@@ -841,13 +841,13 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
         checkpoint_id: u64,
     ) -> SinkResult<SinkStateRef<'_, H::Txn, H::Ctx>, H> {
         self.ensure_running()?;
-        if let Some(last) = self.last_snapshot {
-            if checkpoint_id <= last {
-                return Err(TwoPhaseCommitError::NonIncreasingCheckpoint {
-                    checkpoint_id,
-                    last,
-                });
-            }
+        if let Some(last) = self.last_snapshot
+            && checkpoint_id <= last
+        {
+            return Err(TwoPhaseCommitError::NonIncreasingCheckpoint {
+                checkpoint_id,
+                last,
+            });
         }
         if let Some(mut current) = self.current.take() {
             if let Err(e) = self.handler.pre_commit(&mut current.handle).await {

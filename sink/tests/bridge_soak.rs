@@ -18,8 +18,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::sync::Arc;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use kafka_producer::reader::{IsolationLevel as ReaderIsolation, Reader, ReaderConfig};
@@ -263,11 +263,11 @@ impl RunCounters {
             return;
         }
         for kv in line.split_whitespace() {
-            if let Some((k, v)) = kv.split_once('=') {
-                if let Ok(v) = v.parse::<u64>() {
-                    let e = self.0.entry(k.to_string()).or_default();
-                    *e = (*e).max(v);
-                }
+            if let Some((k, v)) = kv.split_once('=')
+                && let Ok(v) = v.parse::<u64>()
+            {
+                let e = self.0.entry(k.to_string()).or_default();
+                *e = (*e).max(v);
             }
         }
     }

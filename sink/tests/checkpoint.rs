@@ -15,7 +15,7 @@ use kafka_sink::checkpoint::{
 };
 use kafka_sink::codec::U64Codec;
 use kafka_sink::{CheckpointedSink, ManualClock, RecordContext, TwoPhaseCommitSink};
-use support::{serializer, MemoryStore, OwnedCodec, Status, StoreSink};
+use support::{MemoryStore, OwnedCodec, Status, StoreSink, serializer};
 use tokio::sync::Mutex;
 
 /// A replayable source: emits `data[pos..]`; its state is `pos`.

@@ -26,15 +26,15 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kafka_producer::admin::{self, TransactionFilters};
-use kafka_producer::partitioner::{partition_for_key, Partitioner};
+use kafka_producer::partitioner::{Partitioner, partition_for_key};
 use kafka_producer::reader::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_producer::{Cluster, ClusterConfig, ProducerConfig};
-use kafka_proto::messages::{CreateTopicsRequest, CreateTopicsRequestCreatableTopic};
 use kafka_proto::ErrorCode;
+use kafka_proto::messages::{CreateTopicsRequest, CreateTopicsRequestCreatableTopic};
 use kafka_sink::checkpoint::{Checkpoint, OperatorSnapshot};
 use kafka_sink::kafka::{
-    KafkaSink, KafkaSinkConfig, KafkaSinkError, KafkaSinkRecord, Keyed, KeyedSerializationSchema,
-    Semantic, SimpleStringSchema, SinkPartitioner, ValueOnly, KEY_DISABLE_METRICS,
+    KEY_DISABLE_METRICS, KafkaSink, KafkaSinkConfig, KafkaSinkError, KafkaSinkRecord, Keyed,
+    KeyedSerializationSchema, Semantic, SimpleStringSchema, SinkPartitioner, ValueOnly,
 };
 use kafka_sink::{CheckpointedOperator, OperatorInfo, RecordContext, RestoredState};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
@@ -709,7 +709,9 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
         ["42", "43"]
     );
     r.close().await.unwrap();
-    done("5. run out of producers (error at the 5th pending snapshot); restore after exceeding the pool");
+    done(
+        "5. run out of producers (error at the 5th pending snapshot); restore after exceeding the pool",
+    );
 
     // --- 6. migrate AT_LEAST_ONCE ↔ EXACTLY_ONCE ------------------------
     let mut alo = connect(config(&kafka, "alo2eo", "alo2eo", Semantic::AtLeastOnce)).await;
@@ -766,10 +768,11 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
     c.operator_id = "cbc357ccb763df2852fee8c4fc7d55f2".into();
     let mut s = connect(c).await;
     s.initialize_state(None).await.unwrap();
-    assert!(s
-        .transactional_ids()
-        .iter()
-        .all(|id| id.starts_with("Sink: orders-cbc357ccb763df2852fee8c4fc7d55f2-")));
+    assert!(
+        s.transactional_ids()
+            .iter()
+            .all(|id| id.starts_with("Sink: orders-cbc357ccb763df2852fee8c4fc7d55f2-"))
+    );
     s.close().await.unwrap();
     let mut old = connect(config(
         &kafka,
@@ -779,10 +782,11 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
     ))
     .await;
     old.initialize_state(None).await.unwrap();
-    assert!(old
-        .transactional_ids()
-        .iter()
-        .all(|id| id.starts_with("old-prefix-")));
+    assert!(
+        old.transactional_ids()
+            .iter()
+            .all(|id| id.starts_with("old-prefix-"))
+    );
     write(&mut old, 42).await;
     let cp0 = old.snapshot_state(0).await.unwrap();
     write(&mut old, 43).await;

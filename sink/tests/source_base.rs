@@ -4,8 +4,8 @@
 
 use bytes::Bytes;
 use kafka_sink::source::{
-    decode_pending, encode_pending, AcknowledgeSessionIdsAsync, MessageAcknowledgingSource,
-    MultipleIdsMessageAcknowledgingSource, PendingCheckpoint, StateError,
+    AcknowledgeSessionIdsAsync, MessageAcknowledgingSource, MultipleIdsMessageAcknowledgingSource,
+    PendingCheckpoint, StateError, decode_pending, encode_pending,
 };
 use std::convert::Infallible;
 
@@ -525,10 +525,10 @@ impl AcknowledgeSessionIdsAsync<u64> for AsyncAcker {
     type Error = String;
     async fn acknowledge_session_ids(&mut self, ids: &[u64]) -> Result<(), String> {
         tokio::task::yield_now().await;
-        if let Some(bad) = self.fail_on {
-            if ids.contains(&bad) {
-                return Err(format!("tag {bad}"));
-            }
+        if let Some(bad) = self.fail_on
+            && ids.contains(&bad)
+        {
+            return Err(format!("tag {bad}"));
         }
         self.acked.extend_from_slice(ids);
         Ok(())

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use kafka_sink::state::SinkState;
 use kafka_sink::{ManualClock, Operation, RecordContext, TwoPhaseCommitError, TwoPhaseCommitSink};
-use support::{serializer, MemoryStore, Owned, Status, StoreError, StoreSink};
+use support::{MemoryStore, Owned, Status, StoreError, StoreSink, serializer};
 
 type Sink = TwoPhaseCommitSink<StoreSink>;
 type State = SinkState<u64, Owned>;

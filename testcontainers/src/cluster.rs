@@ -21,13 +21,13 @@
 //! connections (the harness has no TLS client; the producer's TLS tests are
 //! the end-to-end proof).
 
-use crate::dist::{ensure_distribution, Distribution, KafkaVersion};
+use crate::Result;
+use crate::dist::{Distribution, KafkaVersion, ensure_distribution};
 use crate::error::{HarnessError, IoContext};
-use crate::process::{spawn_tied, ManagedChild};
+use crate::process::{ManagedChild, spawn_tied};
 use crate::proxy::{Proxy, ProxyHandle};
 use crate::tls::TlsFiles;
-use crate::wire::{finalized_feature, KafkaConnection};
-use crate::Result;
+use crate::wire::{KafkaConnection, finalized_feature};
 use std::fmt::Write as _;
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -287,10 +287,10 @@ impl KafkaCluster {
                 )));
             }
         }
-        if let Some(s) = &b.sasl {
-            if s.users.is_empty() {
-                return Err(HarnessError::Config("SASL needs at least one user".into()));
-            }
+        if let Some(s) = &b.sasl
+            && s.users.is_empty()
+        {
+            return Err(HarnessError::Config("SASL needs at least one user".into()));
         }
         let started = Instant::now();
         let dist = ensure_distribution(&b.version).await?;
@@ -1137,9 +1137,10 @@ mod tests {
     fn cluster_id_is_22_url_safe_chars() {
         let id = random_cluster_id().unwrap();
         assert_eq!(id.len(), 22);
-        assert!(id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
+        assert!(
+            id.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        );
     }
 
     /// Invariant: no cluster id starts with '-' (kafka-storage would take it

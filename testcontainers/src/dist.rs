@@ -7,8 +7,8 @@
 //! ~15 s); later uses are offline and instant. Concurrent first uses are
 //! serialised by the script's `flock`.
 
-use crate::error::HarnessError;
 use crate::Result;
+use crate::error::HarnessError;
 use std::fmt;
 use std::path::{Path, PathBuf};
 

@@ -46,7 +46,7 @@ pub mod tools;
 pub mod wire;
 
 pub use cluster::{KafkaCluster, KafkaClusterBuilder, SaslConfig, SaslMechanism, SaslUser};
-pub use dist::{ensure_distribution, Distribution, KafkaVersion};
+pub use dist::{Distribution, KafkaVersion, ensure_distribution};
 pub use error::HarnessError;
 pub use proxy::{Direction, Proxy, ProxyHandle};
 pub use rabbitmq::RabbitMq;

@@ -9,9 +9,9 @@
 //! test binary dies (even by SIGKILL), the spawner thread dies with it and the
 //! kernel kills every child. Explicit drops kill and reap children as well.
 
-use crate::error::HarnessError;
 use crate::Result;
-use nix::sys::signal::{kill, Signal};
+use crate::error::HarnessError;
+use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::process::{Child, Command, ExitStatus};
 use std::sync::mpsc;

@@ -16,8 +16,8 @@
 //! The proxy runs on the harness's background runtime, so it keeps working
 //! across the per-test runtimes of `#[tokio::test]`.
 
-use crate::error::HarnessError;
 use crate::Result;
+use crate::error::HarnessError;
 use bytes::{Bytes, BytesMut};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};

@@ -5,14 +5,14 @@
 //! keeps the system service from running). The shared `epmd` daemon may stay
 //! up after the tests; no broker VM of ours does.
 
-use crate::error::{HarnessError, IoContext};
-use crate::process::{spawn_tied, ManagedChild};
 use crate::Result;
+use crate::error::{HarnessError, IoContext};
+use crate::process::{ManagedChild, spawn_tied};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// Bound on start and restart readiness.

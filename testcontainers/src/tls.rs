@@ -11,8 +11,8 @@
 //! # Ok(()) }
 //! ```
 
-use crate::error::{HarnessError, IoContext};
 use crate::Result;
+use crate::error::{HarnessError, IoContext};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

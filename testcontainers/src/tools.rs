@@ -2,10 +2,10 @@
 //! the console consumer (to check what a producer wrote, with either
 //! isolation level) and `ProducerPerformance` (the benchmark baseline).
 
-use crate::cluster::{tail, KafkaCluster};
+use crate::Result;
+use crate::cluster::{KafkaCluster, tail};
 use crate::error::HarnessError;
 use crate::wire::KafkaConnection;
-use crate::Result;
 use kafka_proto::messages::{MetadataRequest, MetadataRequestTopic};
 use std::time::{Duration, Instant};
 

@@ -10,10 +10,10 @@
 //! # Ok(()) }
 //! ```
 
-use crate::error::HarnessError;
 use crate::Result;
+use crate::error::HarnessError;
 use bytes::{Bytes, BytesMut};
-use kafka_proto::frame::{decode_response_frame, encode_request_frame, FrameDecoder};
+use kafka_proto::frame::{FrameDecoder, decode_response_frame, encode_request_frame};
 use kafka_proto::messages::{
     ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest, FindCoordinatorResponse,
     MetadataRequest, MetadataResponse, SaslAuthenticateRequest, SaslHandshakeRequest,

@@ -138,10 +138,11 @@ async fn proxy_faults_take_effect() {
             got.push(h.correlation_id);
         }
         assert_eq!(got, vec![ids[0], ids[2]]);
-        assert!(conn
-            .read_frame_timeout(Duration::from_millis(300))
-            .await
-            .is_err());
+        assert!(
+            conn.read_frame_timeout(Duration::from_millis(300))
+                .await
+                .is_err()
+        );
         assert_eq!(proxy.responses_dropped(), 1);
     }
 

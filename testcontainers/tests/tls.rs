@@ -44,10 +44,12 @@ async fn tls_cluster_serves_a_certificate_signed_by_its_ca() {
         .expect("start with TLS");
     let ca = cluster.ca_pem_path().expect("a TLS cluster has a CA");
     assert!(ca.is_file(), "{}", ca.display());
-    assert!(cluster
-        .ca_pem()
-        .unwrap()
-        .starts_with(b"-----BEGIN CERTIFICATE-----"));
+    assert!(
+        cluster
+            .ca_pem()
+            .unwrap()
+            .starts_with(b"-----BEGIN CERTIFICATE-----")
+    );
     let port = cluster.broker_addrs()[0].port();
 
     let (ok, out) = s_client_verifies(port, ca);

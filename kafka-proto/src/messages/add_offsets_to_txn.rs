@@ -3,9 +3,9 @@
 //! Adds a consumer group's offsets partition to a transaction, before the
 //! producer sends TxnOffsetCommit to the group coordinator.
 
-use crate::primitives::{put_string, put_unknown_tagged_fields, Reader, TaggedFields};
+use crate::primitives::{Reader, TaggedFields, put_string, put_unknown_tagged_fields};
 use crate::{
-    check_field, ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange,
+    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
 };
 use bytes::BufMut;
 
@@ -137,7 +137,7 @@ impl Response for AddOffsetsToTxnResponse {}
 #[cfg(any(test, feature = "arbitrary"))]
 mod arbitrary {
     use super::*;
-    use crate::testing::{arb_string, arb_tagged, VersionedArbitrary};
+    use crate::testing::{VersionedArbitrary, arb_string, arb_tagged};
     use proptest::prelude::*;
 
     impl VersionedArbitrary for AddOffsetsToTxnRequest {

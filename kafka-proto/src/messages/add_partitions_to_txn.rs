@@ -14,10 +14,10 @@
 //! `AddPartitionsToTxnPartitionResult` → [`AddPartitionsToTxnResponsePartitionResult`].
 
 use crate::primitives::{
-    put_array, put_bool, put_string, put_unknown_tagged_fields, Reader, TaggedFields,
+    Reader, TaggedFields, put_array, put_bool, put_string, put_unknown_tagged_fields,
 };
 use crate::{
-    check_field, ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange,
+    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
 };
 use bytes::BufMut;
 
@@ -511,7 +511,7 @@ impl Response for AddPartitionsToTxnResponse {}
 #[cfg(any(test, feature = "arbitrary"))]
 mod arbitrary {
     use super::*;
-    use crate::testing::{arb_or, arb_string, arb_tagged, arb_vec, VersionedArbitrary};
+    use crate::testing::{VersionedArbitrary, arb_or, arb_string, arb_tagged, arb_vec};
     use proptest::prelude::*;
 
     fn arb_topic(flex: bool) -> BoxedStrategy<AddPartitionsToTxnRequestTopic> {

@@ -5,11 +5,11 @@
 //! header is always v0 (see [`crate::header`]).
 
 use crate::primitives::{
-    put_array, put_bool, put_nullable_string, put_string, put_unknown_tagged_fields, Reader,
-    TaggedFields, TaggedWriter,
+    Reader, TaggedFields, TaggedWriter, put_array, put_bool, put_nullable_string, put_string,
+    put_unknown_tagged_fields,
 };
 use crate::{
-    check_field, ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange,
+    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
 };
 use bytes::BufMut;
 
@@ -410,7 +410,7 @@ impl Response for ApiVersionsResponse {}
 #[cfg(any(test, feature = "arbitrary"))]
 mod arbitrary {
     use super::*;
-    use crate::testing::{arb_string, arb_tagged, opt_nullable_string, VersionedArbitrary};
+    use crate::testing::{VersionedArbitrary, arb_string, arb_tagged, opt_nullable_string};
     use proptest::prelude::*;
 
     impl VersionedArbitrary for ApiVersionsRequest {
@@ -551,10 +551,12 @@ mod tests {
 
     #[test]
     fn v0_request_is_empty() {
-        assert!(ApiVersionsRequest::default()
-            .encode_to_vec(0)
-            .unwrap()
-            .is_empty());
+        assert!(
+            ApiVersionsRequest::default()
+                .encode_to_vec(0)
+                .unwrap()
+                .is_empty()
+        );
     }
 }
 

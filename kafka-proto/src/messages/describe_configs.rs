@@ -6,10 +6,10 @@
 
 use super::{check_tags, read_tags, write_tags};
 use crate::primitives::{
-    put_array, put_bool, put_nullable_array, put_nullable_string, put_string, Reader, TaggedFields,
+    Reader, TaggedFields, put_array, put_bool, put_nullable_array, put_nullable_string, put_string,
 };
 use crate::{
-    check_field, ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange,
+    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
 };
 use bytes::BufMut;
 
@@ -374,7 +374,7 @@ impl Response for DescribeConfigsResponse {}
 mod arbitrary {
     use super::*;
     use crate::testing::{
-        arb_or, arb_string, arb_tagged, arb_vec, opt_nullable_string, VersionedArbitrary,
+        VersionedArbitrary, arb_or, arb_string, arb_tagged, arb_vec, opt_nullable_string,
     };
     use proptest::prelude::*;
 

@@ -5,7 +5,7 @@
 //! transaction (useful to find hanging transactions).
 
 use crate::primitives::{
-    put_array, put_nullable_string, put_string, put_unknown_tagged_fields, Reader, TaggedFields,
+    Reader, TaggedFields, put_array, put_nullable_string, put_string, put_unknown_tagged_fields,
 };
 use crate::{ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange};
 use bytes::BufMut;
@@ -285,7 +285,7 @@ impl Response for DescribeProducersResponse {}
 mod arbitrary {
     use super::*;
     use crate::testing::{
-        arb_string, arb_tagged, arb_vec, opt_nullable_string, VersionedArbitrary,
+        VersionedArbitrary, arb_string, arb_tagged, arb_vec, opt_nullable_string,
     };
     use proptest::prelude::*;
 

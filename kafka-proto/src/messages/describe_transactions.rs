@@ -3,7 +3,7 @@
 //! Asks a transaction coordinator for the state of transactional ids: state,
 //! timeout, start time, producer id/epoch and the partitions in the transaction.
 
-use crate::primitives::{put_array, put_string, put_unknown_tagged_fields, Reader, TaggedFields};
+use crate::primitives::{Reader, TaggedFields, put_array, put_string, put_unknown_tagged_fields};
 use crate::{ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange};
 use bytes::BufMut;
 
@@ -231,7 +231,7 @@ impl Response for DescribeTransactionsResponse {}
 #[cfg(any(test, feature = "arbitrary"))]
 mod arbitrary {
     use super::*;
-    use crate::testing::{arb_string, arb_tagged, arb_vec, VersionedArbitrary};
+    use crate::testing::{VersionedArbitrary, arb_string, arb_tagged, arb_vec};
     use proptest::prelude::*;
 
     impl VersionedArbitrary for DescribeTransactionsRequest {

@@ -4,9 +4,9 @@
 //! version 2) the coordinator bumps the epoch on every transaction and returns
 //! the producer id and new epoch in the response.
 
-use crate::primitives::{put_bool, put_string, put_unknown_tagged_fields, Reader, TaggedFields};
+use crate::primitives::{Reader, TaggedFields, put_bool, put_string, put_unknown_tagged_fields};
 use crate::{
-    check_field, ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange,
+    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
 };
 use bytes::BufMut;
 
@@ -177,7 +177,7 @@ impl Response for EndTxnResponse {}
 #[cfg(any(test, feature = "arbitrary"))]
 mod arbitrary {
     use super::*;
-    use crate::testing::{arb_or, arb_string, arb_tagged, VersionedArbitrary};
+    use crate::testing::{VersionedArbitrary, arb_or, arb_string, arb_tagged};
     use proptest::prelude::*;
 
     impl VersionedArbitrary for EndTxnRequest {

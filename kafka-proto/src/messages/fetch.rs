@@ -14,11 +14,11 @@
 //! its schema default is an empty (non-null) list.
 
 use crate::primitives::{
-    put_array, put_nullable_array, put_nullable_bytes, put_nullable_string, put_string,
-    put_unknown_tagged_fields, put_uuid, Reader, TaggedFields, TaggedWriter, Uuid,
+    Reader, TaggedFields, TaggedWriter, Uuid, put_array, put_nullable_array, put_nullable_bytes,
+    put_nullable_string, put_string, put_unknown_tagged_fields, put_uuid,
 };
 use crate::{
-    check_field, ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange,
+    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
 };
 use bytes::{BufMut, Bytes};
 
@@ -1241,8 +1241,8 @@ impl FetchResponseNodeEndpoint {
 mod arbitrary {
     use super::*;
     use crate::testing::{
-        arb_bytes, arb_string, arb_tagged, arb_uuid, arb_vec, opt_nullable_string,
-        VersionedArbitrary,
+        VersionedArbitrary, arb_bytes, arb_string, arb_tagged, arb_uuid, arb_vec,
+        opt_nullable_string,
     };
     use proptest::prelude::*;
 

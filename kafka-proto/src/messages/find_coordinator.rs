@@ -6,10 +6,10 @@
 //! `key_type` (v1+) selects a group (0), transaction (1) or share (2, v6) coordinator.
 
 use crate::primitives::{
-    put_array, put_nullable_string, put_string, put_unknown_tagged_fields, Reader, TaggedFields,
+    Reader, TaggedFields, put_array, put_nullable_string, put_string, put_unknown_tagged_fields,
 };
 use crate::{
-    check_field, ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange,
+    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
 };
 use bytes::BufMut;
 
@@ -327,7 +327,7 @@ impl Response for FindCoordinatorResponse {}
 mod arbitrary {
     use super::*;
     use crate::testing::{
-        arb_or, arb_string, arb_tagged, arb_vec, opt_nullable_string, VersionedArbitrary,
+        VersionedArbitrary, arb_or, arb_string, arb_tagged, arb_vec, opt_nullable_string,
     };
     use proptest::prelude::*;
 

@@ -7,10 +7,10 @@
 //! and the ongoing transaction's producer id and epoch in the response.
 
 use crate::primitives::{
-    put_bool, put_nullable_string, put_unknown_tagged_fields, Reader, TaggedFields,
+    Reader, TaggedFields, put_bool, put_nullable_string, put_unknown_tagged_fields,
 };
 use crate::{
-    check_field, ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange,
+    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
 };
 use bytes::BufMut;
 
@@ -263,7 +263,7 @@ impl Response for InitProducerIdResponse {}
 #[cfg(any(test, feature = "arbitrary"))]
 mod arbitrary {
     use super::*;
-    use crate::testing::{arb_or, arb_tagged, opt_nullable_string, VersionedArbitrary};
+    use crate::testing::{VersionedArbitrary, arb_or, arb_tagged, opt_nullable_string};
     use proptest::prelude::*;
 
     impl VersionedArbitrary for InitProducerIdRequest {

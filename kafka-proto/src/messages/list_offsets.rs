@@ -5,9 +5,9 @@
 //! -3 max timestamp (v7+), -4 earliest local (v8+), -5 latest tiered (v9+),
 //! -6 earliest pending upload (v11+). `timeout_ms` exists from v10.
 
-use crate::primitives::{put_array, put_string, put_unknown_tagged_fields, Reader, TaggedFields};
+use crate::primitives::{Reader, TaggedFields, put_array, put_string, put_unknown_tagged_fields};
 use crate::{
-    check_field, ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange,
+    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
 };
 use bytes::BufMut;
 
@@ -425,7 +425,7 @@ impl ListOffsetsResponsePartition {
 #[cfg(any(test, feature = "arbitrary"))]
 mod arbitrary {
     use super::*;
-    use crate::testing::{arb_string, arb_tagged, arb_vec, VersionedArbitrary};
+    use crate::testing::{VersionedArbitrary, arb_string, arb_tagged, arb_vec};
     use proptest::prelude::*;
 
     fn arb_list_offsets_request(version: i16) -> BoxedStrategy<ListOffsetsRequest> {

@@ -5,10 +5,10 @@
 //! transactional-id regular expression (KIP-1152).
 
 use crate::primitives::{
-    put_array, put_nullable_string, put_string, put_unknown_tagged_fields, Reader, TaggedFields,
+    Reader, TaggedFields, put_array, put_nullable_string, put_string, put_unknown_tagged_fields,
 };
 use crate::{
-    check_field, ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange,
+    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
 };
 use bytes::BufMut;
 
@@ -237,7 +237,7 @@ impl Response for ListTransactionsResponse {}
 mod arbitrary {
     use super::*;
     use crate::testing::{
-        arb_or, arb_string, arb_tagged, arb_vec, opt_nullable_string, VersionedArbitrary,
+        VersionedArbitrary, arb_or, arb_string, arb_tagged, arb_vec, opt_nullable_string,
     };
     use proptest::prelude::*;
 

@@ -7,12 +7,12 @@
 //! its partitions with leader, epoch and replica sets; v13 adds a top-level error.
 
 use crate::primitives::{
-    put_array, put_bool, put_nullable_array, put_nullable_string, put_string,
-    put_unknown_tagged_fields, put_uuid, Reader, TaggedFields, Uuid,
+    Reader, TaggedFields, Uuid, put_array, put_bool, put_nullable_array, put_nullable_string,
+    put_string, put_unknown_tagged_fields, put_uuid,
 };
 use crate::{
-    check_field, ApiKey, DecodeError, EncodeError, EncodeErrorKind, Message, Request, Response,
-    VersionRange,
+    ApiKey, DecodeError, EncodeError, EncodeErrorKind, Message, Request, Response, VersionRange,
+    check_field,
 };
 use bytes::BufMut;
 
@@ -694,7 +694,7 @@ impl Response for MetadataResponse {}
 mod arbitrary {
     use super::*;
     use crate::testing::{
-        arb_or, arb_string, arb_tagged, arb_uuid, arb_vec, opt_nullable_string, VersionedArbitrary,
+        VersionedArbitrary, arb_or, arb_string, arb_tagged, arb_uuid, arb_vec, opt_nullable_string,
     };
     use proptest::prelude::*;
 

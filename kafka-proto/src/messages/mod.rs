@@ -8,8 +8,8 @@
 
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
-use crate::primitives::{put_unknown_tagged_fields, Reader, TaggedFields};
-use crate::{check_field, DecodeError, EncodeError};
+use crate::primitives::{Reader, TaggedFields, put_unknown_tagged_fields};
+use crate::{DecodeError, EncodeError, check_field};
 use bytes::BufMut;
 
 /// Reads a struct's unknown tagged fields in flexible versions (none otherwise).

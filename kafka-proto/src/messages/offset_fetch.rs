@@ -14,12 +14,12 @@
 
 use super::{check_tags, read_tags, write_tags};
 use crate::primitives::{
-    put_array, put_bool, put_nullable_array, put_nullable_string, put_string,
-    put_unknown_tagged_fields, put_uuid, Reader, TaggedFields, Uuid,
+    Reader, TaggedFields, Uuid, put_array, put_bool, put_nullable_array, put_nullable_string,
+    put_string, put_unknown_tagged_fields, put_uuid,
 };
 use crate::{
-    check_field, ApiKey, DecodeError, EncodeError, EncodeErrorKind, Message, Request, Response,
-    VersionRange,
+    ApiKey, DecodeError, EncodeError, EncodeErrorKind, Message, Request, Response, VersionRange,
+    check_field,
 };
 use bytes::BufMut;
 
@@ -628,7 +628,7 @@ impl Response for OffsetFetchResponse {}
 mod arbitrary {
     use super::*;
     use crate::testing::{
-        arb_or, arb_string, arb_tagged, arb_uuid, arb_vec, opt_nullable_string, VersionedArbitrary,
+        VersionedArbitrary, arb_or, arb_string, arb_tagged, arb_uuid, arb_vec, opt_nullable_string,
     };
     use proptest::prelude::*;
 

@@ -5,10 +5,10 @@
 //! (`session_lifetime_ms`, KIP-368 re-authentication).
 
 use crate::primitives::{
-    put_bytes, put_nullable_string, put_unknown_tagged_fields, Reader, TaggedFields,
+    Reader, TaggedFields, put_bytes, put_nullable_string, put_unknown_tagged_fields,
 };
 use crate::{
-    check_field, ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange,
+    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
 };
 use bytes::{BufMut, Bytes};
 
@@ -148,7 +148,7 @@ impl Response for SaslAuthenticateResponse {}
 #[cfg(any(test, feature = "arbitrary"))]
 mod arbitrary {
     use super::*;
-    use crate::testing::{arb_bytes, arb_or, arb_tagged, opt_nullable_string, VersionedArbitrary};
+    use crate::testing::{VersionedArbitrary, arb_bytes, arb_or, arb_tagged, opt_nullable_string};
     use proptest::prelude::*;
 
     impl VersionedArbitrary for SaslAuthenticateRequest {

@@ -5,7 +5,7 @@
 //! length-prefixed frames; with v1 they travel inside SaslAuthenticate requests
 //! (see [`crate::messages::SaslAuthenticateRequest`]).
 
-use crate::primitives::{put_array, put_string, Reader};
+use crate::primitives::{Reader, put_array, put_string};
 use crate::{ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange};
 use bytes::BufMut;
 
@@ -92,7 +92,7 @@ impl Response for SaslHandshakeResponse {}
 #[cfg(any(test, feature = "arbitrary"))]
 mod arbitrary {
     use super::*;
-    use crate::testing::{arb_string, arb_vec, VersionedArbitrary};
+    use crate::testing::{VersionedArbitrary, arb_string, arb_vec};
     use proptest::prelude::*;
 
     impl VersionedArbitrary for SaslHandshakeRequest {

@@ -10,11 +10,11 @@
 //! empty string, as in Kafka.
 
 use crate::primitives::{
-    put_array, put_nullable_string, put_string, put_unknown_tagged_fields, put_uuid, Reader,
-    TaggedFields, Uuid,
+    Reader, TaggedFields, Uuid, put_array, put_nullable_string, put_string,
+    put_unknown_tagged_fields, put_uuid,
 };
 use crate::{
-    check_field, ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange,
+    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
 };
 use bytes::BufMut;
 
@@ -472,7 +472,7 @@ impl TxnOffsetCommitResponsePartition {
 mod arbitrary {
     use super::*;
     use crate::testing::{
-        arb_string, arb_tagged, arb_uuid, arb_vec, opt_nullable_string, VersionedArbitrary,
+        VersionedArbitrary, arb_string, arb_tagged, arb_uuid, arb_vec, opt_nullable_string,
     };
     use proptest::prelude::*;
 

@@ -272,8 +272,8 @@ fn zstd_window_size(src: &[u8]) -> Option<u64> {
 /// zstd: one or more frames (skippable frames are skipped), bounded output.
 #[cfg(feature = "zstd")]
 fn zstd_decompress(input: &[u8], limit: usize) -> Result<Vec<u8>, DecodeError> {
-    use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
     use ruzstd::decoding::StreamingDecoder;
+    use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
     // A frame may announce a window the decoder reserves up front: refuse
     // windows beyond the limit (but never below 8 MiB, what zstd levels up to
     // 19 use), so the reservation stays within the configured bound.
@@ -281,10 +281,10 @@ fn zstd_decompress(input: &[u8], limit: usize) -> Result<Vec<u8>, DecodeError> {
     let mut out = Vec::new();
     let mut src = input;
     while !src.is_empty() {
-        if let Some(w) = zstd_window_size(src) {
-            if w > max_window {
-                return Err(too_large(limit));
-            }
+        if let Some(w) = zstd_window_size(src)
+            && w > max_window
+        {
+            return Err(too_large(limit));
         }
         let before = src.len();
         match StreamingDecoder::new(&mut src) {

@@ -1,12 +1,13 @@
 //! Decoding: one batch, or the concatenated batches of a Fetch response.
 
 use super::{
-    compression, Compression, DecodeOptions, Record, RecordBatch, RecordHeader, TimestampType,
-    ATTRIBUTES_OFFSET, ATTR_COMPRESSION_MASK, ATTR_CONTROL, ATTR_DELETE_HORIZON,
-    ATTR_TIMESTAMP_TYPE, ATTR_TRANSACTIONAL, BATCH_HEADER_LEN, LOG_OVERHEAD, MAGIC, MIN_RECORD_LEN,
+    ATTR_COMPRESSION_MASK, ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_TIMESTAMP_TYPE,
+    ATTR_TRANSACTIONAL, ATTRIBUTES_OFFSET, BATCH_HEADER_LEN, Compression, DecodeOptions,
+    LOG_OVERHEAD, MAGIC, MIN_RECORD_LEN, Record, RecordBatch, RecordHeader, TimestampType,
+    compression,
 };
 use crate::error::{DecodeError, DecodeErrorKind};
-use crate::primitives::{parse_uvarint, parse_uvarlong, Reader};
+use crate::primitives::{Reader, parse_uvarint, parse_uvarlong};
 use bytes::Bytes;
 use std::borrow::Cow;
 

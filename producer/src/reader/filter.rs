@@ -8,9 +8,9 @@
 
 use super::{ConsumerRecord, IsolationLevel};
 use bytes::Bytes;
+use kafka_proto::DecodeError;
 use kafka_proto::record::{ControlRecord, ControlRecordType, Record, RecordBatch, RecordBatches};
 use kafka_proto::record::{DecodeOptions, TimestampType};
-use kafka_proto::DecodeError;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
 use std::sync::Arc;

@@ -15,8 +15,8 @@ mod filter;
 
 pub use error::ReaderError;
 pub use filter::{
-    process_partition_records, AbortedTransactionFilter, BatchVerdict, ProcessedRecords,
-    NO_PRODUCER_ID,
+    AbortedTransactionFilter, BatchVerdict, NO_PRODUCER_ID, ProcessedRecords,
+    process_partition_records,
 };
 
 use crate::cluster::Cluster;
@@ -1125,10 +1125,10 @@ impl Reader {
                 message: message.filter(|m| !m.is_empty()),
             });
         }
-        if self.cluster.metadata().broker(node).is_some() {
-            if let Ok(c) = self.cluster.connection(node).await {
-                return Ok(c);
-            }
+        if self.cluster.metadata().broker(node).is_some()
+            && let Ok(c) = self.cluster.connection(node).await
+        {
+            return Ok(c);
         }
         let addr = crate::metadata::BrokerInfo {
             node_id: node,
@@ -1249,7 +1249,7 @@ impl Reader {
                         topic: topic.to_string(),
                         partition: p,
                         error,
-                    })
+                    });
                 }
             }
         }

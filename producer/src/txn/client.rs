@@ -291,13 +291,12 @@ impl CoordinatorClient {
                     .get("transaction.max.timeout.ms")
                     .and_then(|v| v.as_deref())
                     .and_then(|v| v.parse::<i64>().ok())
+                    && requested_ms > max
                 {
-                    if requested_ms > max {
-                        return Err(TransactionError::TransactionTimeoutTooLarge {
-                            requested_ms,
-                            broker_max_ms: max,
-                        });
-                    }
+                    return Err(TransactionError::TransactionTimeoutTooLarge {
+                        requested_ms,
+                        broker_max_ms: max,
+                    });
                 }
                 Ok(())
             }
@@ -578,7 +577,7 @@ impl CoordinatorClient {
                     TransactionVersion::V2 => {
                         return Err(ExecError::Version(
                             "TxnOffsetCommit v5 needed under TV2".into(),
-                        ))
+                        ));
                     }
                 };
                 let mut topics: BTreeMap<String, Vec<TxnOffsetCommitRequestPartition>> =
@@ -640,7 +639,7 @@ impl CoordinatorClient {
                     TransactionVersion::V1 => max.min(4),
                     TransactionVersion::V2 if max >= 5 => 5,
                     TransactionVersion::V2 => {
-                        return Err(ExecError::Version("EndTxn v5 needed under TV2".into()))
+                        return Err(ExecError::Version("EndTxn v5 needed under TV2".into()));
                     }
                 };
                 let r = conn

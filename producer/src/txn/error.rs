@@ -277,7 +277,9 @@ pub enum TransactionError {
         op: TxnOp,
     },
     /// A previous call timed out and must be retried before anything else.
-    #[error("cannot attempt {attempted} because the previous call to {pending} timed out and must be retried")]
+    #[error(
+        "cannot attempt {attempted} because the previous call to {pending} timed out and must be retried"
+    )]
     PendingTransition {
         /// The operation that timed out.
         pending: TxnOp,
@@ -285,7 +287,9 @@ pub enum TransactionError {
         attempted: TxnOp,
     },
     /// `transaction.timeout.ms` exceeds the broker's `transaction.max.timeout.ms`.
-    #[error("transaction.timeout.ms = {requested_ms} exceeds the broker's transaction.max.timeout.ms = {broker_max_ms}")]
+    #[error(
+        "transaction.timeout.ms = {requested_ms} exceeds the broker's transaction.max.timeout.ms = {broker_max_ms}"
+    )]
     TransactionTimeoutTooLarge {
         /// The configured `transaction.timeout.ms`.
         requested_ms: i64,

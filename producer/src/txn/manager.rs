@@ -1,6 +1,6 @@
 //! The sans-IO transaction manager (Java `TransactionManager`).
 
-use super::error::{classify, ErrorClass, TransactionError, TxnApi, TxnOp};
+use super::error::{ErrorClass, TransactionError, TxnApi, TxnOp, classify};
 use super::prepared::PreparedTransaction;
 use super::{
     CoordinatorType, GroupMetadata, OffsetAndMetadata, ProducerIdAndEpoch, State,
@@ -559,7 +559,7 @@ impl TransactionManager {
                     return Err(TransactionError::PendingTransition {
                         pending: p.op,
                         attempted: op,
-                    })
+                    });
                 }
                 _ => {
                     self.results.remove(&p.ticket);
@@ -580,12 +580,11 @@ impl TransactionManager {
     }
 
     fn complete(&mut self, ticket: Option<OpTicket>, result: Result<(), TransactionError>) {
-        if let Some(t) = ticket {
-            if let Some(slot) = self.results.get_mut(&t) {
-                if slot.is_none() {
-                    *slot = Some(result);
-                }
-            }
+        if let Some(t) = ticket
+            && let Some(slot) = self.results.get_mut(&t)
+            && slot.is_none()
+        {
+            *slot = Some(result);
         }
     }
 
@@ -1472,21 +1471,21 @@ impl TransactionManager {
         match classify(TxnApi::AddOffsetsToTxn, error, self.can_bump()) {
             ErrorClass::Success => {
                 self.transaction_started = true;
-                if let Some(ticket) = q.ticket {
-                    if let Some((group, offsets)) = self.deferred_offsets.remove(&ticket) {
-                        self.enqueue(
-                            Priority::AddPartitionsOrOffsets,
-                            RequestBody::TxnOffsetCommit {
-                                transactional_id: self.config.transactional_id.clone(),
-                                producer: self.producer,
-                                group,
-                                offsets,
-                                transaction_version: self.tv,
-                            },
-                            Some(ticket),
-                            false,
-                        );
-                    }
+                if let Some(ticket) = q.ticket
+                    && let Some((group, offsets)) = self.deferred_offsets.remove(&ticket)
+                {
+                    self.enqueue(
+                        Priority::AddPartitionsOrOffsets,
+                        RequestBody::TxnOffsetCommit {
+                            transactional_id: self.config.transactional_id.clone(),
+                            producer: self.producer,
+                            group,
+                            offsets,
+                            transaction_version: self.tv,
+                        },
+                        Some(ticket),
+                        false,
+                    );
                 }
             }
             ErrorClass::RefreshCoordinator => {
@@ -1565,14 +1564,14 @@ impl TransactionManager {
         match classify(TxnApi::EndTxn, error, self.can_bump()) {
             ErrorClass::Success => {
                 if tv == TransactionVersion::V2 {
-                    if let Some(p) = next.filter(|p| p.is_valid()) {
-                        if p != self.producer {
-                            self.producer = p;
-                            self.events.push_back(TxnEvent::ProducerIdAndEpochChanged {
-                                producer: p,
-                                reset_sequences: true,
-                            });
-                        }
+                    if let Some(p) = next.filter(|p| p.is_valid())
+                        && p != self.producer
+                    {
+                        self.producer = p;
+                        self.events.push_back(TxnEvent::ProducerIdAndEpochChanged {
+                            producer: p,
+                            reset_sequences: true,
+                        });
                     }
                     if !self.tv2_available {
                         self.tv = TransactionVersion::V1;
@@ -1598,10 +1597,10 @@ impl TransactionManager {
                     if !self.queue.iter().any(|x| x.bump) {
                         let ticket = q.ticket;
                         self.enqueue_init_pid(self.producer, true, ticket);
-                    } else if let Some(pos) = self.queue.iter().position(|x| x.bump) {
-                        if self.queue[pos].ticket.is_none() {
-                            self.queue[pos].ticket = q.ticket;
-                        }
+                    } else if let Some(pos) = self.queue.iter().position(|x| x.bump)
+                        && self.queue[pos].ticket.is_none()
+                    {
+                        self.queue[pos].ticket = q.ticket;
                     }
                     self.complete_transaction(false);
                 } else {

@@ -37,15 +37,15 @@ pub mod prepared;
 mod tests;
 
 pub use crate::idempotence::ProducerIdAndEpoch;
-pub use client::{find_coordinator, CoordinatorClient, CoordinatorConnection, CoordinatorError};
-pub use error::{classify, ErrorClass, TransactionError, TxnApi, TxnOp};
+pub use client::{CoordinatorClient, CoordinatorConnection, CoordinatorError, find_coordinator};
+pub use error::{ErrorClass, TransactionError, TxnApi, TxnOp, classify};
 pub use manager::{
-    CoordinatorRequest, CoordinatorResponse, OpTicket, Priority, RequestBody, Target,
-    TransactionManager, TxnConfig, TxnEvent, ADD_PARTITIONS_RETRY_BACKOFF,
+    ADD_PARTITIONS_RETRY_BACKOFF, CoordinatorRequest, CoordinatorResponse, OpTicket, Priority,
+    RequestBody, Target, TransactionManager, TxnConfig, TxnEvent,
 };
 pub use prepared::{
-    abort_prepared, commit_prepared, PreparedDecodeError, PreparedTransaction, ResumeError,
-    ResumeOptions, ResumeOutcome,
+    PreparedDecodeError, PreparedTransaction, ResumeError, ResumeOptions, ResumeOutcome,
+    abort_prepared, commit_prepared,
 };
 
 /// A state of the [`TransactionManager`] (Java `TransactionManager.State`).

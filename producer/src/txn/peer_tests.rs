@@ -6,7 +6,7 @@
 use super::*;
 use crate::{Cluster, ClusterConfig, ConnectionConfig};
 use bytes::BytesMut;
-use kafka_proto::frame::{decode_request_frame, encode_response_frame, FrameDecoder};
+use kafka_proto::frame::{FrameDecoder, decode_request_frame, encode_response_frame};
 use kafka_proto::messages::*;
 use kafka_proto::{ApiKey, ErrorCode as E};
 use std::collections::{HashMap, VecDeque};
@@ -211,10 +211,10 @@ async fn serve(s: Shared, node: i32, listener: TcpListener) {
             let mut buf = BytesMut::new();
             loop {
                 while let Some(frame) = dec.decode(&mut buf).unwrap() {
-                    if let Some(out) = respond(&s, node, &frame) {
-                        if sock.write_all(&out).await.is_err() {
-                            return;
-                        }
+                    if let Some(out) = respond(&s, node, &frame)
+                        && sock.write_all(&out).await.is_err()
+                    {
+                        return;
                     }
                 }
                 match sock.read_buf(&mut buf).await {

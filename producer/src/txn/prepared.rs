@@ -10,10 +10,10 @@
 //! once with DescribeTransactions before the first EndTxn (best effort: the
 //! EndTxn answer alone cannot distinguish them).
 
-use super::client::{find_coordinator, CoordinatorError};
+use super::client::{CoordinatorError, find_coordinator};
 use super::{CoordinatorType, ProducerIdAndEpoch, TransactionVersion};
-use crate::backoff::ExponentialBackoff;
 use crate::Cluster;
+use crate::backoff::ExponentialBackoff;
 use kafka_proto::messages::{DescribeTransactionsRequest, EndTxnRequest, InitProducerIdRequest};
 use kafka_proto::{ApiKey, ErrorCode};
 use std::time::{Duration, Instant};
@@ -182,7 +182,9 @@ pub enum ResumeError {
     #[error(transparent)]
     Coordinator(#[from] CoordinatorError),
     /// The coordinator does not support the transaction's EndTxn version.
-    #[error("the coordinator does not support EndTxn v{needed} for this {tv:?} transaction (broker max {broker:?})")]
+    #[error(
+        "the coordinator does not support EndTxn v{needed} for this {tv:?} transaction (broker max {broker:?})"
+    )]
     UnsupportedVersion {
         /// Version needed.
         needed: i16,
@@ -445,7 +447,7 @@ async fn finish(
                     needed: tv.end_txn_max_version(),
                     tv,
                     broker,
-                })
+                });
             }
         };
         let req = EndTxnRequest {
@@ -479,7 +481,7 @@ async fn finish(
                     error,
                     message: None,
                 }
-                .into())
+                .into());
             }
         }
     }

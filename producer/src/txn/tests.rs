@@ -1,7 +1,7 @@
 //! Table-driven tests of the transaction manager: every transition, every
 //! error class on every API, and the flows around them.
 
-use super::prepared::{resume_step, ResumeStep, TxnSnapshot};
+use super::prepared::{ResumeStep, TxnSnapshot, resume_step};
 use super::*;
 use crate::record::TopicPartition;
 use kafka_proto::ErrorCode as E;
@@ -990,9 +990,10 @@ fn concurrent_transactions_backoff_escalates() {
         );
         let next = m.poll_timeout().unwrap();
         delays.push((next - t).as_millis());
-        assert!(m
-            .poll_request(next - Duration::from_millis(1), false)
-            .is_none());
+        assert!(
+            m.poll_request(next - Duration::from_millis(1), false)
+                .is_none()
+        );
         t = next;
     }
     assert_eq!(delays, vec![100, 200, 400, 800, 1000, 1000]);

@@ -1,6 +1,6 @@
 //! [`MessageAcknowledgingSource`]: Flink's `MessageAcknowledgingSourceBase`.
 
-use super::state::{decode_pending, encode_pending, PendingCheckpoint, StateError, UniqueId};
+use super::state::{PendingCheckpoint, StateError, UniqueId, decode_pending, encode_pending};
 use bytes::Bytes;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
@@ -167,13 +167,13 @@ impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
     /// queue. Checkpoint ids must strictly increase; otherwise nothing
     /// changes and an error is returned.
     pub fn snapshot_state(&mut self, checkpoint_id: u64) -> Result<Bytes, StateError> {
-        if let Some(previous) = self.last_snapshot {
-            if checkpoint_id <= previous {
-                return Err(StateError::NonIncreasingCheckpointId {
-                    checkpoint_id,
-                    previous,
-                });
-            }
+        if let Some(previous) = self.last_snapshot
+            && checkpoint_id <= previous
+        {
+            return Err(StateError::NonIncreasingCheckpointId {
+                checkpoint_id,
+                previous,
+            });
         }
         let ids = std::mem::take(&mut self.current);
         for id in &ids {

@@ -25,4 +25,4 @@ pub use multiple_ids::{
 };
 #[cfg(feature = "rabbitmq")]
 pub use rabbitmq::{RabbitMqSource, RabbitMqSourceConfig, RabbitMqSourceError, SourceMessage};
-pub use state::{decode_pending, encode_pending, PendingCheckpoint, StateError, UniqueId};
+pub use state::{PendingCheckpoint, StateError, UniqueId, decode_pending, encode_pending};

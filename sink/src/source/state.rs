@@ -267,13 +267,13 @@ pub fn decode_pending<Id: UniqueId>(
     let mut out: Vec<PendingCheckpoint<Id>> = Vec::with_capacity(count.min(1024) as usize);
     for _ in 0..count {
         let checkpoint_id = take_u64(&mut input, "a checkpoint id")?;
-        if let Some(prev) = out.last() {
-            if checkpoint_id <= prev.checkpoint_id {
-                return Err(StateError::NonIncreasingCheckpointId {
-                    checkpoint_id,
-                    previous: prev.checkpoint_id,
-                });
-            }
+        if let Some(prev) = out.last()
+            && checkpoint_id <= prev.checkpoint_id
+        {
+            return Err(StateError::NonIncreasingCheckpointId {
+                checkpoint_id,
+                previous: prev.checkpoint_id,
+            });
         }
         let n = take_u32(&mut input, "an id count")?;
         let mut ids = Vec::with_capacity(n.min(4096) as usize);

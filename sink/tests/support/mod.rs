@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use kafka_sink::codec::{put_u32, put_u64, Codec, DecodeError, Reader, U64Codec};
+use kafka_sink::codec::{Codec, DecodeError, Reader, U64Codec, put_u32, put_u64};
 use kafka_sink::state::StateSerializer;
 use kafka_sink::{CommitOutcome, PreCommitted, RecordContext, TwoPhaseCommitHandler};
 
@@ -170,12 +170,12 @@ impl TwoPhaseCommitHandler for StoreSink {
     ) -> Result<CommitOutcome, StoreError> {
         let id = *txn.handle();
         let mut s = self.store.inner();
-        if let Some(n) = s.fail_commit.get_mut(&id) {
-            if *n > 0 {
-                *n -= 1;
-                s.log.push(format!("commit-failed {id}"));
-                return Err(StoreError::Scripted("commit", id));
-            }
+        if let Some(n) = s.fail_commit.get_mut(&id)
+            && *n > 0
+        {
+            *n -= 1;
+            s.log.push(format!("commit-failed {id}"));
+            return Err(StoreError::Scripted("commit", id));
         }
         s.log.push(format!("commit {id}"));
         let t = s.txns.get_mut(&id).unwrap();
@@ -223,12 +223,11 @@ impl TwoPhaseCommitHandler for StoreSink {
         let mut s = self.store.inner();
         s.log.push(format!("finish {handled:?}"));
         for id in ctx.iter() {
-            if !handled.contains(id) {
-                if let Some(t) = s.txns.get_mut(id) {
-                    if t.status == Status::Open {
-                        t.status = Status::Aborted;
-                    }
-                }
+            if !handled.contains(id)
+                && let Some(t) = s.txns.get_mut(id)
+                && t.status == Status::Open
+            {
+                t.status = Status::Aborted;
             }
         }
         ctx.retain(|id| !handled.contains(id));
