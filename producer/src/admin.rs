@@ -25,7 +25,18 @@ use kafka_proto::{ApiKey, ErrorCode};
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-/// Filters of [`list_transactions`] (all empty: every transaction).
+/// Filters of [`list_transactions()`] (all empty: every transaction).
+///
+/// ```
+/// use kafka_producer::admin::TransactionFilters;
+/// let filters = TransactionFilters {
+///     producer_ids: vec![4001],
+///     duration_filter: Some(std::time::Duration::from_secs(600)),
+///     ..TransactionFilters::states(&["Ongoing"])
+/// };
+/// assert_eq!(filters.states, ["Ongoing"]);
+/// assert!(TransactionFilters::default().states.is_empty());
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TransactionFilters {
     /// Only these states (`Ongoing`, `PrepareCommit`, `CompleteAbort`, ...).
@@ -40,6 +51,13 @@ pub struct TransactionFilters {
 
 impl TransactionFilters {
     /// Filters on states only.
+    ///
+    /// ```
+    /// use kafka_producer::admin::TransactionFilters;
+    /// let f = TransactionFilters::states(&["Ongoing", "PrepareCommit"]);
+    /// assert_eq!(f.states, ["Ongoing", "PrepareCommit"]);
+    /// assert!(f.producer_ids.is_empty() && f.duration_filter.is_none());
+    /// ```
     pub fn states(states: &[&str]) -> Self {
         Self {
             states: states.iter().map(|s| s.to_string()).collect(),
@@ -48,7 +66,16 @@ impl TransactionFilters {
     }
 }
 
-/// One entry of [`list_transactions`].
+/// One entry of [`list_transactions()`].
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), Box<dyn std::error::Error>> {
+/// use kafka_producer::admin::{self, TransactionFilters};
+/// for t in admin::list_transactions(cluster, &TransactionFilters::default()).await? {
+///     println!("{} (pid {}) on broker {}: {}", t.transactional_id, t.producer_id, t.coordinator, t.state);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransactionListing {
     /// The broker (coordinator) that listed it.
@@ -61,7 +88,15 @@ pub struct TransactionListing {
     pub state: String,
 }
 
-/// One entry of [`describe_transactions`].
+/// One entry of [`describe_transactions()`].
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), Box<dyn std::error::Error>> {
+/// for d in kafka_producer::admin::describe_transactions(cluster, &["orders-sink-0"]).await? {
+///     println!("{} at epoch {}, partitions {:?}", d.state, d.producer_epoch, d.partitions);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransactionDescription {
     /// The coordinator.
@@ -82,7 +117,16 @@ pub struct TransactionDescription {
     pub partitions: Vec<TopicPartition>,
 }
 
-/// An active producer on a partition ([`describe_producers`]).
+/// An active producer on a partition ([`describe_producers()`]).
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), Box<dyn std::error::Error>> {
+/// use kafka_producer::{TopicPartition, admin};
+/// for p in admin::describe_producers(cluster, &[TopicPartition::new("orders", 0)]).await? {
+///     println!("pid {} epoch {} last seq {}", p.producer_id, p.producer_epoch, p.last_sequence);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProducerState {
     /// The partition.
@@ -102,6 +146,17 @@ pub struct ProducerState {
 }
 
 /// What [`abort_lingering_transaction`] did.
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// let r = kafka_producer::admin::abort_lingering_transaction(cluster, "orders-sink-0", Duration::from_secs(30)).await?;
+/// if let Some(before) = &r.before {
+///     println!("was {} at epoch {}", before.state, before.producer_epoch);
+/// }
+/// println!("now {:?}", r.new_producer);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AbortedTransaction {
     /// The coordinator's view before (None: unknown id).
@@ -127,6 +182,18 @@ fn broker_err(
 
 /// ListTransactions on every broker (each lists the transactions it
 /// coordinates), merged.
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), Box<dyn std::error::Error>> {
+/// use kafka_producer::admin::{self, TransactionFilters};
+/// let filters = TransactionFilters {
+///     duration_filter: Some(std::time::Duration::from_secs(15 * 60)),
+///     ..TransactionFilters::states(&["Ongoing"])
+/// };
+/// let stale = admin::list_transactions(cluster, &filters).await?;
+/// println!("{} transactions open for over 15 minutes", stale.len());
+/// # Ok(()) }
+/// ```
 pub async fn list_transactions(
     cluster: &Cluster,
     filters: &TransactionFilters,
@@ -179,6 +246,13 @@ pub async fn list_transactions(
 }
 
 /// DescribeTransactions, each id sent to its coordinator.
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), Box<dyn std::error::Error>> {
+/// let descs = kafka_producer::admin::describe_transactions(cluster, &["orders-sink-0", "orders-sink-1"]).await?;
+/// assert_eq!(descs.len(), 2);
+/// # Ok(()) }
+/// ```
 pub async fn describe_transactions(
     cluster: &Cluster,
     transactional_ids: &[&str],
@@ -244,6 +318,18 @@ async fn describe_on(
 }
 
 /// DescribeProducers, grouped by partition leader.
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), Box<dyn std::error::Error>> {
+/// use kafka_producer::{TopicPartition, admin};
+/// let parts = [TopicPartition::new("orders", 0), TopicPartition::new("orders", 1)];
+/// let open = admin::describe_producers(cluster, &parts).await?
+///     .into_iter()
+///     .filter(|p| p.current_txn_start_offset >= 0)
+///     .count();
+/// println!("{open} producers hold an open transaction");
+/// # Ok(()) }
+/// ```
 pub async fn describe_producers(
     cluster: &Cluster,
     partitions: &[TopicPartition],
@@ -319,6 +405,14 @@ pub async fn describe_producers(
 /// producer instance would: InitProducerId with that id fences the old epoch
 /// and aborts the transaction (CONCURRENT_TRANSACTIONS is retried with
 /// backoff until the abort completes). Use it on ids whose producer is gone.
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// let aborted = kafka_producer::admin::abort_lingering_transaction(cluster, "orders-sink-0", Duration::from_secs(30)).await?;
+/// println!("fenced by {:?}", aborted.new_producer);
+/// # Ok(()) }
+/// ```
 pub async fn abort_lingering_transaction(
     cluster: &Cluster,
     transactional_id: &str,
@@ -401,6 +495,14 @@ pub async fn abort_lingering_transaction(
 
 /// DescribeConfigs of broker `node` (BROKER resource) for `keys`; a key the
 /// broker does not know is absent; a null value is `None`.
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), Box<dyn std::error::Error>> {
+/// let node = *cluster.metadata().brokers().keys().next().expect("a broker");
+/// let cfg = kafka_producer::admin::broker_config(cluster, node, &["transaction.max.timeout.ms"]).await?;
+/// println!("max timeout: {:?}", cfg.get("transaction.max.timeout.ms"));
+/// # Ok(()) }
+/// ```
 pub async fn broker_config(
     cluster: &Cluster,
     node: i32,
@@ -411,6 +513,14 @@ pub async fn broker_config(
 }
 
 /// [`broker_config`] on an existing connection to `node`.
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), Box<dyn std::error::Error>> {
+/// let (node, conn) = cluster.leader_connection("orders", 0).await?;
+/// let cfg = kafka_producer::admin::broker_config_on(&conn, node, &["min.insync.replicas"]).await?;
+/// println!("{:?}", cfg.get("min.insync.replicas"));
+/// # Ok(()) }
+/// ```
 pub async fn broker_config_on(
     conn: &Connection,
     node: i32,

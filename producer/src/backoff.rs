@@ -33,6 +33,14 @@ pub struct ExponentialBackoff {
 
 impl ExponentialBackoff {
     /// Java's reconnect defaults: 50 ms, ×2, max 1 s, jitter 0.2.
+    ///
+    /// ```
+    /// use kafka_producer::ExponentialBackoff;
+    /// use std::time::Duration;
+    /// let b = ExponentialBackoff::reconnect_default();
+    /// assert_eq!((b.initial, b.max), (Duration::from_millis(50), Duration::from_secs(1)));
+    /// assert_eq!(b, ExponentialBackoff::default());
+    /// ```
     pub fn reconnect_default() -> Self {
         Self {
             initial: Duration::from_millis(50),
@@ -44,6 +52,15 @@ impl ExponentialBackoff {
 
     /// The delay before attempt number `attempts + 1` (after `attempts`
     /// consecutive failures), with a fresh random jitter.
+    ///
+    /// ```
+    /// use kafka_producer::ExponentialBackoff;
+    /// use std::time::Duration;
+    /// let b = ExponentialBackoff { jitter: 0.0, ..ExponentialBackoff::reconnect_default() };
+    /// assert_eq!(b.backoff(2), Duration::from_millis(200)); // 50 ms × 2²
+    /// let jittered = ExponentialBackoff::reconnect_default().backoff(2);
+    /// assert!(jittered >= Duration::from_millis(160) && jittered <= Duration::from_millis(240));
+    /// ```
     pub fn backoff(&self, attempts: u32) -> Duration {
         let factor = if self.jitter > 0.0 {
             1.0 - self.jitter + rand::random::<f64>() * 2.0 * self.jitter
@@ -54,6 +71,14 @@ impl ExponentialBackoff {
     }
 
     /// Deterministic form of [`Self::backoff`] with the random factor given.
+    ///
+    /// ```
+    /// use kafka_producer::ExponentialBackoff;
+    /// use std::time::Duration;
+    /// let b = ExponentialBackoff::reconnect_default();
+    /// assert_eq!(b.backoff_with_factor(2, 0.8), Duration::from_millis(160)); // lowest jitter
+    /// assert_eq!(b.backoff_with_factor(10, 1.2), Duration::from_secs(1)); // capped at max
+    /// ```
     pub fn backoff_with_factor(&self, attempts: u32, factor: f64) -> Duration {
         let initial = self.initial.as_secs_f64();
         let max = self.max.as_secs_f64();

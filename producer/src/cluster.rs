@@ -54,6 +54,14 @@ pub struct ClusterConfig {
 
 impl ClusterConfig {
     /// Defaults with a comma-separated bootstrap list.
+    ///
+    /// ```
+    /// use kafka_producer::ClusterConfig;
+    /// let mut c = ClusterConfig::new("broker-1:9092,broker-2:9092");
+    /// c.allow_auto_topic_creation = true;
+    /// assert_eq!(c.bootstrap.len(), 2);
+    /// assert!(ClusterConfig::new(" , ").bootstrap.is_empty());
+    /// ```
     pub fn new(bootstrap: &str) -> Self {
         Self {
             bootstrap: bootstrap
@@ -73,6 +81,14 @@ impl ClusterConfig {
 }
 
 /// Which topics a metadata refresh asks for.
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::ClusterError> {
+/// use kafka_producer::TopicSelection;
+/// cluster.refresh_selection(TopicSelection::Names(vec!["orders".into()])).await?;
+/// cluster.refresh_selection(TopicSelection::Names(vec![])).await?; // brokers only
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TopicSelection {
     /// Every topic (a null topic array).
@@ -82,6 +98,15 @@ pub enum TopicSelection {
 }
 
 /// Connections and metadata of one Kafka cluster. Share it behind an `Arc`.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), kafka_producer::ClusterError> {
+/// use kafka_producer::{Cluster, ClusterConfig};
+/// let cluster = Cluster::connect(ClusterConfig::new("127.0.0.1:9092")).await?;
+/// let (leader, conn) = cluster.leader_connection("orders", 0).await?;
+/// println!("orders-0 is led by {leader} at {}", conn.addr());
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Cluster {
     config: ClusterConfig,
@@ -95,6 +120,15 @@ pub struct Cluster {
 impl Cluster {
     /// Validates the bootstrap list, then fetches the first metadata (brokers
     /// only) from the first bootstrap address that answers.
+    ///
+    /// ```
+    /// use kafka_producer::{Cluster, ClusterConfig, ClusterError};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// // The bootstrap list is checked before any connection is attempted.
+    /// let err = Cluster::connect(ClusterConfig::new("localhost")).await.unwrap_err();
+    /// assert!(matches!(err, ClusterError::InvalidAddress(a) if a == "localhost"));
+    /// # });
+    /// ```
     pub async fn connect(config: ClusterConfig) -> Result<Arc<Self>, ClusterError> {
         if config.bootstrap.is_empty() {
             return Err(ClusterError::InvalidAddress(String::new()));
@@ -118,21 +152,47 @@ impl Cluster {
     }
 
     /// The configuration.
+    ///
+    /// ```no_run
+    /// # fn demo(cluster: &kafka_producer::Cluster) {
+    /// println!("bootstrap: {:?}", cluster.config().bootstrap);
+    /// # }
+    /// ```
     pub fn config(&self) -> &ClusterConfig {
         &self.config
     }
 
     /// The broker connection pool.
+    ///
+    /// ```no_run
+    /// # fn demo(cluster: &kafka_producer::Cluster) {
+    /// println!("connected brokers: {:?}", cluster.pool().node_ids());
+    /// # }
+    /// ```
     pub fn pool(&self) -> &ConnectionPool {
         &self.pool
     }
 
     /// A view of the cached metadata (do not hold it across an `.await`).
+    ///
+    /// ```no_run
+    /// # fn demo(cluster: &kafka_producer::Cluster) {
+    /// let leader = cluster.metadata().leader("orders", 0); // guard dropped here
+    /// println!("orders-0 leader: {leader:?}");
+    /// # }
+    /// ```
     pub fn metadata(&self) -> MutexGuard<'_, ClusterMetadata> {
         self.metadata.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Adds topics to those every [`Self::refresh`] asks for.
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::ClusterError> {
+    /// cluster.track_topics(&["orders", "payments"]);
+    /// cluster.refresh().await?; // asks for both
+    /// # Ok(()) }
+    /// ```
     pub fn track_topics<S: AsRef<str>>(&self, topics: &[S]) {
         let mut t = self.tracked.lock().unwrap_or_else(|p| p.into_inner());
         for s in topics {
@@ -141,6 +201,13 @@ impl Cluster {
     }
 
     /// The tracked topics.
+    ///
+    /// ```no_run
+    /// # fn demo(cluster: &kafka_producer::Cluster) {
+    /// cluster.track_topics(&["orders"]);
+    /// assert!(cluster.tracked_topics().contains(&"orders".to_string()));
+    /// # }
+    /// ```
     pub fn tracked_topics(&self) -> Vec<String> {
         self.tracked
             .lock()
@@ -153,18 +220,42 @@ impl Cluster {
     /// Marks the metadata stale (after NOT_LEADER_OR_FOLLOWER,
     /// UNKNOWN_TOPIC_OR_PARTITION or a disconnect) and wakes the background
     /// refresher, if any.
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::ClusterError> {
+    /// // After a NOT_LEADER_OR_FOLLOWER answer:
+    /// cluster.invalidate();
+    /// assert!(cluster.maybe_refresh().await?);
+    /// # Ok(()) }
+    /// ```
     pub fn invalidate(&self) {
         self.metadata().invalidate();
         self.wake.notify_one();
     }
 
     /// Refreshes the tracked topics (brokers only if none are tracked).
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::ClusterError> {
+    /// let update = cluster.refresh().await?;
+    /// println!("{} partitions without a leader", update.partitions_without_leader);
+    /// # Ok(()) }
+    /// ```
     pub async fn refresh(&self) -> Result<MetadataUpdate, ClusterError> {
         let topics = self.tracked_topics();
         self.refresh_selection(TopicSelection::Names(topics)).await
     }
 
     /// Tracks `topics` and refreshes them.
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::ClusterError> {
+    /// let update = cluster.refresh_topics(&["orders"]).await?;
+    /// for (topic, error) in &update.topic_errors {
+    ///     eprintln!("{topic}: {error:?}");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn refresh_topics<S: AsRef<str>>(
         &self,
         topics: &[S],
@@ -174,12 +265,27 @@ impl Cluster {
     }
 
     /// Refreshes every topic in the cluster; topics no longer present are dropped.
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::ClusterError> {
+    /// cluster.refresh_all().await?;
+    /// println!("{} topics", cluster.metadata().topics().len());
+    /// # Ok(()) }
+    /// ```
     pub async fn refresh_all(&self) -> Result<MetadataUpdate, ClusterError> {
         self.refresh_selection(TopicSelection::All).await
     }
 
     /// Refreshes if the cache is invalidated or older than the max age.
     /// Returns whether a refresh happened.
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::ClusterError> {
+    /// if cluster.maybe_refresh().await? {
+    ///     println!("metadata was stale and has been refreshed");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn maybe_refresh(&self) -> Result<bool, ClusterError> {
         if self.metadata().needs_refresh(Instant::now()) {
             self.refresh().await?;
@@ -191,6 +297,13 @@ impl Cluster {
 
     /// Sends a Metadata request for `selection` to any reachable broker and
     /// applies the response.
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::ClusterError> {
+    /// use kafka_producer::TopicSelection;
+    /// cluster.refresh_selection(TopicSelection::All).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn refresh_selection(
         &self,
         selection: TopicSelection,
@@ -304,6 +417,13 @@ impl Cluster {
     }
 
     /// A live (or new) connection to broker `node_id`.
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::ClusterError> {
+    /// let conn = cluster.connection(1).await?;
+    /// println!("broker 1 at {}", conn.addr());
+    /// # Ok(()) }
+    /// ```
     pub async fn connection(&self, node_id: i32) -> Result<Arc<Connection>, ClusterError> {
         let r = self.pool.connection(node_id).await;
         if matches!(&r, Err(ClusterError::UnknownBroker(_))) {
@@ -314,6 +434,13 @@ impl Cluster {
 
     /// The leader of `topic`/`partition` and a connection to it; refreshes the
     /// metadata once if the leader is unknown.
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::ClusterError> {
+    /// let (leader, conn) = cluster.leader_connection("orders", 3).await?;
+    /// println!("orders-3: broker {leader} at {}", conn.addr());
+    /// # Ok(()) }
+    /// ```
     pub async fn leader_connection(
         &self,
         topic: &str,
@@ -333,6 +460,13 @@ impl Cluster {
 
     /// Any usable connection: a live one, else the first broker (or bootstrap
     /// address) that accepts one.
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::ClusterError> {
+    /// let conn = cluster.any_connection().await?;
+    /// println!("cluster reachable through {}", conn.addr());
+    /// # Ok(()) }
+    /// ```
     pub async fn any_connection(&self) -> Result<Arc<Connection>, ClusterError> {
         let mut attempts = Vec::new();
         for c in self.candidates() {
@@ -347,6 +481,16 @@ impl Cluster {
     /// Starts a task that refreshes the metadata every `metadata.max.age.ms`
     /// and soon after each [`Self::invalidate`]; it stops when the last `Arc`
     /// to the cluster is dropped or the handle is aborted.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kafka_producer::ClusterError> {
+    /// use kafka_producer::{Cluster, ClusterConfig};
+    /// let cluster = Cluster::connect(ClusterConfig::new("127.0.0.1:9092")).await?;
+    /// let refresher = cluster.spawn_metadata_refresher();
+    /// // ... use the cluster ...
+    /// refresher.abort();
+    /// # Ok(()) }
+    /// ```
     pub fn spawn_metadata_refresher(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let weak = Arc::downgrade(self);
         tokio::spawn(async move {
@@ -376,6 +520,12 @@ impl Cluster {
     }
 
     /// Closes every connection.
+    ///
+    /// ```no_run
+    /// # fn demo(cluster: &kafka_producer::Cluster) {
+    /// cluster.close(); // later requests reconnect lazily
+    /// # }
+    /// ```
     pub fn close(&self) {
         self.pool.close_all();
     }

@@ -42,6 +42,13 @@ use kafka_proto::record::Compression;
 use std::time::Duration;
 
 /// Acknowledgements the leader waits for (`acks`).
+///
+/// ```
+/// use kafka_producer::config::{Acks, ProducerConfig};
+/// let cfg = ProducerConfig::from_properties([("bootstrap.servers", "broker-1:9092"), ("acks", "-1")]).unwrap();
+/// assert_eq!(cfg.acks, Acks::All);
+/// assert_eq!(Acks::default(), Acks::All);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Acks {
     /// `acks=0`: fire and forget; offsets are unknown (-1).
@@ -55,6 +62,11 @@ pub enum Acks {
 
 impl Acks {
     /// The wire value (0, 1, -1).
+    ///
+    /// ```
+    /// use kafka_producer::config::Acks;
+    /// assert_eq!([Acks::Zero.wire(), Acks::One.wire(), Acks::All.wire()], [0, 1, -1]);
+    /// ```
     pub fn wire(self) -> i16 {
         match self {
             Acks::Zero => 0,
@@ -65,6 +77,19 @@ impl Acks {
 }
 
 /// `security.protocol`.
+///
+/// ```
+/// use kafka_producer::config::{ProducerConfig, SecurityProtocol};
+/// let cfg = ProducerConfig::from_properties([
+///     ("bootstrap.servers", "broker-1:9092"),
+///     ("security.protocol", "SASL_PLAINTEXT"),
+///     ("sasl.mechanism", "SCRAM-SHA-512"),
+///     ("sasl.jaas.config", r#"org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="alice-secret";"#),
+/// ])
+/// .unwrap();
+/// assert_eq!(cfg.security_protocol, SecurityProtocol::SaslPlaintext);
+/// assert_eq!(cfg.sasl_username.as_deref(), Some("alice"));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SecurityProtocol {
     /// No authentication, no TLS.
@@ -82,6 +107,16 @@ pub enum SecurityProtocol {
 ///
 /// The implementations live in [`crate::partitioner`]; `Custom` takes any
 /// [`crate::partitioner::Partitioner`].
+///
+/// ```
+/// use kafka_producer::config::{PartitionerChoice, ProducerConfig};
+/// let cfg = ProducerConfig::from_properties([
+///     ("bootstrap.servers", "broker-1:9092"),
+///     ("partitioner.class", "org.apache.kafka.clients.producer.RoundRobinPartitioner"),
+/// ])
+/// .unwrap();
+/// assert!(matches!(cfg.partitioner, PartitionerChoice::RoundRobin));
+/// ```
 #[derive(Debug, Clone, Default)]
 pub enum PartitionerChoice {
     /// Java's default: murmur2 of the key, sticky partitions for null keys.
@@ -99,6 +134,12 @@ pub enum PartitionerChoice {
 
 impl PartitionerChoice {
     /// The partitioner instance.
+    ///
+    /// ```
+    /// use kafka_producer::config::PartitionerChoice;
+    /// let p = PartitionerChoice::Fixed(4).build();
+    /// assert_eq!(p.partition("orders", Some(b"key"), None, 3), 1); // 4 % 3
+    /// ```
     pub fn build(&self) -> std::sync::Arc<dyn crate::partitioner::Partitioner> {
         use crate::partitioner::*;
         match self {
@@ -112,6 +153,13 @@ impl PartitionerChoice {
 }
 
 /// A configuration error, naming the property it is about.
+///
+/// ```
+/// use kafka_producer::config::{ConfigError, ProducerConfig};
+/// let err = ProducerConfig::from_properties([("acks", "all")]).unwrap_err();
+/// assert_eq!(err, ConfigError::Missing("bootstrap.servers".into()));
+/// assert_eq!(err.to_string(), "missing required property bootstrap.servers");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
@@ -143,6 +191,12 @@ pub enum ConfigError {
 
 impl ConfigError {
     /// The property the error is about.
+    ///
+    /// ```
+    /// use kafka_producer::config::ProducerConfig;
+    /// let err = ProducerConfig::from_properties([("bootstrap.servers", "broker-1:9092"), ("retries", "-1")]).unwrap_err();
+    /// assert_eq!(err.key(), "retries");
+    /// ```
     pub fn key(&self) -> &str {
         match self {
             ConfigError::UnknownKey(k) | ConfigError::Missing(k) => k,
@@ -153,6 +207,19 @@ impl ConfigError {
 
 /// The producer's settings. Build with [`ProducerConfig::builder`] or
 /// [`ProducerConfig::from_properties`]; both validate.
+///
+/// ```
+/// use kafka_producer::config::ProducerConfig;
+/// let cfg = ProducerConfig::from_properties([
+///     ("bootstrap.servers", "broker-1:9092,broker-2:9092"),
+///     ("transactional.id", "orders-sink-0"),
+///     ("transaction.timeout.ms", "900000"),
+/// ])
+/// .unwrap();
+/// assert_eq!(cfg.bootstrap_servers.len(), 2);
+/// assert!(cfg.idempotence(), "transactions imply idempotence");
+/// assert_eq!(cfg.transaction_timeout.as_secs(), 900);
+/// ```
 #[derive(Debug, Clone)]
 pub struct ProducerConfig {
     /// `bootstrap.servers`.
@@ -211,6 +278,14 @@ pub struct ProducerConfig {
 
 impl ProducerConfig {
     /// Defaults for `bootstrap` (comma-separated), not yet validated.
+    ///
+    /// ```
+    /// use kafka_producer::config::ProducerConfig;
+    /// let mut cfg = ProducerConfig::new("broker-1:9092");
+    /// cfg.linger = std::time::Duration::from_millis(20);
+    /// let cfg = cfg.validate().unwrap();
+    /// assert_eq!(cfg.client_id, "kafka-eos-producer");
+    /// ```
     pub fn new(bootstrap: &str) -> Self {
         Self {
             bootstrap_servers: split_list(bootstrap),
@@ -243,6 +318,12 @@ impl ProducerConfig {
     }
 
     /// A typed builder with Java's defaults.
+    ///
+    /// ```
+    /// use kafka_producer::config::ProducerConfig;
+    /// let cfg = ProducerConfig::builder("broker-1:9092").client_id("orders-app").build().unwrap();
+    /// assert_eq!(cfg.client_id, "orders-app");
+    /// ```
     pub fn builder(bootstrap: &str) -> ProducerConfigBuilder {
         ProducerConfigBuilder {
             config: Self::new(bootstrap),
@@ -401,6 +482,15 @@ impl ProducerConfig {
     }
 
     /// Checks the settings as a whole and resolves `enable.idempotence`.
+    ///
+    /// ```
+    /// use kafka_producer::config::{Acks, ProducerConfig};
+    /// let mut cfg = ProducerConfig::new("broker-1:9092");
+    /// cfg.acks = Acks::One;
+    /// assert!(!cfg.clone().validate().unwrap().idempotence()); // silently disabled
+    /// cfg.enable_idempotence = Some(true);
+    /// assert_eq!(cfg.validate().unwrap_err().key(), "acks"); // explicit: an error
+    /// ```
     pub fn validate(mut self) -> Result<Self, ConfigError> {
         if self.bootstrap_servers.is_empty() {
             return Err(ConfigError::Missing("bootstrap.servers".into()));
@@ -492,6 +582,14 @@ impl ProducerConfig {
     }
 
     /// True when the producer will be idempotent (explicitly or by default).
+    ///
+    /// ```
+    /// use kafka_producer::config::ProducerConfig;
+    /// let cfg = ProducerConfig::builder("broker-1:9092").build().unwrap();
+    /// assert!(cfg.idempotence()); // on by default, as Java 3.0+
+    /// let cfg = ProducerConfig::builder("broker-1:9092").enable_idempotence(false).build().unwrap();
+    /// assert!(!cfg.idempotence());
+    /// ```
     pub fn idempotence(&self) -> bool {
         self.enable_idempotence != Some(false)
     }
@@ -511,6 +609,14 @@ impl ProducerConfig {
     }
 
     /// The connection settings derived from this configuration.
+    ///
+    /// ```
+    /// use kafka_producer::config::ProducerConfig;
+    /// let cfg = ProducerConfig::builder("broker-1:9092").client_id("orders-app").build().unwrap();
+    /// let conn = cfg.connection_config();
+    /// assert_eq!(conn.client_id.as_deref(), Some("orders-app"));
+    /// assert!(conn.sasl.is_none() && conn.tls.is_none());
+    /// ```
     pub fn connection_config(&self) -> ConnectionConfig {
         ConnectionConfig {
             client_id: Some(self.client_id.clone()),
@@ -534,6 +640,12 @@ impl ProducerConfig {
     }
 
     /// The cluster settings derived from this configuration.
+    ///
+    /// ```
+    /// use kafka_producer::config::ProducerConfig;
+    /// let cfg = ProducerConfig::builder("broker-1:9092,broker-2:9092").build().unwrap();
+    /// assert_eq!(cfg.cluster_config().bootstrap, ["broker-1:9092", "broker-2:9092"]);
+    /// ```
     pub fn cluster_config(&self) -> ClusterConfig {
         let mut c = ClusterConfig::new(&self.bootstrap_servers.join(","));
         c.connection = self.connection_config();
@@ -563,48 +675,167 @@ pub struct ProducerConfigBuilder {
 }
 
 macro_rules! setter {
-    ($(#[$doc:meta] $name:ident : $ty:ty => $field:ident;)*) => {
-        $(#[$doc] pub fn $name(mut self, v: $ty) -> Self { self.config.$field = v.into(); self })*
+    ($($(#[$doc:meta])* $name:ident : $ty:ty => $field:ident;)*) => {
+        $($(#[$doc])* pub fn $name(mut self, v: $ty) -> Self { self.config.$field = v.into(); self })*
     };
 }
 
 impl ProducerConfigBuilder {
     setter! {
         /// `client.id`.
+        ///
+        /// ```
+        /// # use kafka_producer::config::ProducerConfig;
+        /// let cfg = ProducerConfig::builder("broker-1:9092").client_id("orders-app").build().unwrap();
+        /// assert_eq!(cfg.client_id, "orders-app");
+        /// ```
         client_id: impl Into<String> => client_id;
         /// `acks`.
+        ///
+        /// ```
+        /// # use kafka_producer::config::{Acks, ProducerConfig};
+        /// let cfg = ProducerConfig::builder("broker-1:9092").acks(Acks::One).build().unwrap();
+        /// assert!(!cfg.idempotence()); // acks=1 disables default idempotence
+        /// ```
         acks: Acks => acks;
         /// `batch.size`.
+        ///
+        /// ```
+        /// # use kafka_producer::config::ProducerConfig;
+        /// let cfg = ProducerConfig::builder("broker-1:9092").batch_size(64 * 1024).build().unwrap();
+        /// assert_eq!(cfg.batch_size, 65536);
+        /// ```
         batch_size: usize => batch_size;
         /// `linger.ms`.
+        ///
+        /// ```
+        /// # use kafka_producer::config::ProducerConfig;
+        /// # use std::time::Duration;
+        /// let cfg = ProducerConfig::builder("broker-1:9092").linger(Duration::from_millis(20)).build().unwrap();
+        /// assert_eq!(cfg.linger.as_millis(), 20);
+        /// ```
         linger: Duration => linger;
         /// `buffer.memory`.
+        ///
+        /// ```
+        /// # use kafka_producer::config::ProducerConfig;
+        /// let cfg = ProducerConfig::builder("broker-1:9092").buffer_memory(64 << 20).build().unwrap();
+        /// assert_eq!(cfg.buffer_memory, 67_108_864);
+        /// ```
         buffer_memory: usize => buffer_memory;
         /// `compression.type`.
+        ///
+        /// ```
+        /// # use kafka_producer::config::ProducerConfig;
+        /// use kafka_proto::record::Compression;
+        /// // Fails unless kafka-producer's `zstd` cargo feature is on.
+        /// let built = ProducerConfig::builder("broker-1:9092").compression(Compression::Zstd).build();
+        /// assert_eq!(built.is_ok(), Compression::Zstd.is_supported());
+        /// ```
         compression: Compression => compression;
         /// `retries`.
+        ///
+        /// ```
+        /// # use kafka_producer::config::ProducerConfig;
+        /// let err = ProducerConfig::builder("broker-1:9092").retries(0).enable_idempotence(true).build().unwrap_err();
+        /// assert_eq!(err.key(), "retries");
+        /// ```
         retries: i32 => retries;
         /// `retry.backoff.ms`.
+        ///
+        /// ```
+        /// # use kafka_producer::config::ProducerConfig;
+        /// # use std::time::Duration;
+        /// let cfg = ProducerConfig::builder("broker-1:9092").retry_backoff(Duration::from_millis(250)).build().unwrap();
+        /// assert_eq!(cfg.cluster_config().metadata_refresh_backoff.as_millis(), 250);
+        /// ```
         retry_backoff: Duration => retry_backoff;
         /// `request.timeout.ms`.
+        ///
+        /// ```
+        /// # use kafka_producer::config::ProducerConfig;
+        /// # use std::time::Duration;
+        /// let cfg = ProducerConfig::builder("broker-1:9092").request_timeout(Duration::from_secs(10)).build().unwrap();
+        /// assert_eq!(cfg.connection_config().request_timeout.as_secs(), 10);
+        /// ```
         request_timeout: Duration => request_timeout;
         /// `max.request.size`.
+        ///
+        /// ```
+        /// # use kafka_producer::config::ProducerConfig;
+        /// let cfg = ProducerConfig::builder("broker-1:9092").max_request_size(4 << 20).build().unwrap();
+        /// assert_eq!(cfg.max_request_size, 4_194_304);
+        /// ```
         max_request_size: usize => max_request_size;
         /// `max.in.flight.requests.per.connection`.
+        ///
+        /// ```
+        /// # use kafka_producer::config::ProducerConfig;
+        /// let cfg = ProducerConfig::builder("broker-1:9092").max_in_flight(10).build().unwrap();
+        /// assert!(!cfg.idempotence()); // more than 5 in flight: idempotence off
+        /// ```
         max_in_flight: usize => max_in_flight;
         /// `metadata.max.age.ms`.
+        ///
+        /// ```
+        /// # use kafka_producer::config::ProducerConfig;
+        /// # use std::time::Duration;
+        /// let cfg = ProducerConfig::builder("broker-1:9092").metadata_max_age(Duration::from_secs(60)).build().unwrap();
+        /// assert_eq!(cfg.cluster_config().metadata_max_age.as_secs(), 60);
+        /// ```
         metadata_max_age: Duration => metadata_max_age;
         /// `max.block.ms`.
+        ///
+        /// ```
+        /// # use kafka_producer::config::ProducerConfig;
+        /// # use std::time::Duration;
+        /// let cfg = ProducerConfig::builder("broker-1:9092").max_block(Duration::from_secs(5)).build().unwrap();
+        /// assert_eq!(cfg.max_block.as_secs(), 5);
+        /// ```
         max_block: Duration => max_block;
         /// `transaction.timeout.ms`.
+        ///
+        /// ```
+        /// # use kafka_producer::config::ProducerConfig;
+        /// # use std::time::Duration;
+        /// let cfg = ProducerConfig::builder("broker-1:9092")
+        ///     .transactional_id("orders-sink-0")
+        ///     .transaction_timeout(Duration::from_secs(900))
+        ///     .build()
+        ///     .unwrap();
+        /// assert_eq!(cfg.transaction_timeout.as_millis(), 900_000);
+        /// ```
         transaction_timeout: Duration => transaction_timeout;
         /// The partitioner.
+        ///
+        /// ```
+        /// # use kafka_producer::config::{PartitionerChoice, ProducerConfig};
+        /// let cfg = ProducerConfig::builder("broker-1:9092").partitioner(PartitionerChoice::Fixed(2)).build().unwrap();
+        /// assert_eq!(cfg.partitioner.build().partition("orders", None, None, 4), 2);
+        /// ```
         partitioner: PartitionerChoice => partitioner;
         /// In-process metrics on/off.
+        ///
+        /// ```
+        /// # use kafka_producer::config::ProducerConfig;
+        /// let cfg = ProducerConfig::builder("broker-1:9092").metrics_enabled(false).build().unwrap();
+        /// assert!(!cfg.metrics_enabled);
+        /// ```
         metrics_enabled: bool => metrics_enabled;
     }
 
     /// `delivery.timeout.ms` (explicitly set: must be ≥ linger + request timeout).
+    ///
+    /// ```
+    /// # use kafka_producer::config::ProducerConfig;
+    /// # use std::time::Duration;
+    /// let err = ProducerConfig::builder("broker-1:9092")
+    ///     .request_timeout(Duration::from_secs(30))
+    ///     .delivery_timeout(Duration::from_secs(10))
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(err.key(), "delivery.timeout.ms");
+    /// ```
     pub fn delivery_timeout(mut self, v: Duration) -> Self {
         self.config.delivery_timeout = v;
         self.config.delivery_timeout_set = true;
@@ -612,12 +843,24 @@ impl ProducerConfigBuilder {
     }
 
     /// `enable.idempotence`, explicitly.
+    ///
+    /// ```
+    /// # use kafka_producer::config::ProducerConfig;
+    /// let err = ProducerConfig::builder("broker-1:9092").max_in_flight(10).enable_idempotence(true).build().unwrap_err();
+    /// assert_eq!(err.key(), "max.in.flight.requests.per.connection");
+    /// ```
     pub fn enable_idempotence(mut self, on: bool) -> Self {
         self.config.enable_idempotence = Some(on);
         self
     }
 
     /// `transactional.id`.
+    ///
+    /// ```
+    /// # use kafka_producer::config::ProducerConfig;
+    /// let cfg = ProducerConfig::builder("broker-1:9092").transactional_id("orders-sink-0").build().unwrap();
+    /// assert_eq!(cfg.transactional_id.as_deref(), Some("orders-sink-0"));
+    /// ```
     pub fn transactional_id(mut self, id: impl Into<String>) -> Self {
         self.config.transactional_id = Some(id.into());
         self
@@ -625,6 +868,17 @@ impl ProducerConfigBuilder {
 
     /// `security.protocol=SASL_PLAINTEXT` (`SASL_SSL` after [`Self::tls`])
     /// with a mechanism and credentials.
+    ///
+    /// ```
+    /// # use kafka_producer::config::{ProducerConfig, SecurityProtocol};
+    /// use kafka_producer::SaslMechanism;
+    /// let cfg = ProducerConfig::builder("broker-1:9092")
+    ///     .sasl(SaslMechanism::ScramSha256, "alice", "alice-secret")
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(cfg.security_protocol, SecurityProtocol::SaslPlaintext);
+    /// assert!(cfg.connection_config().sasl.is_some());
+    /// ```
     pub fn sasl(
         mut self,
         mechanism: SaslMechanism,
@@ -643,6 +897,16 @@ impl ProducerConfigBuilder {
 
     /// `security.protocol=SSL` (`SASL_SSL` after [`Self::sasl`]) with these
     /// TLS settings; [`Self::build`] fails without the `tls` cargo feature.
+    ///
+    /// ```
+    /// # use kafka_producer::config::{ProducerConfig, SecurityProtocol};
+    /// use kafka_producer::connection::TlsConfig;
+    /// let ca = b"-----BEGIN CERTIFICATE-----\n...".to_vec(); // ssl.truststore.certificates
+    /// match ProducerConfig::builder("broker-1:9093").tls(TlsConfig::new(ca)).build() {
+    ///     Ok(cfg) => assert_eq!(cfg.security_protocol, SecurityProtocol::Ssl), // `tls` feature on
+    ///     Err(e) => assert_eq!(e.key(), "security.protocol"),                  // feature off
+    /// }
+    /// ```
     pub fn tls(mut self, tls: TlsConfig) -> Self {
         self.config.security_protocol = match self.config.security_protocol {
             SecurityProtocol::SaslPlaintext | SecurityProtocol::SaslSsl => {
@@ -655,6 +919,12 @@ impl ProducerConfigBuilder {
     }
 
     /// Validates and returns the configuration.
+    ///
+    /// ```
+    /// # use kafka_producer::config::ProducerConfig;
+    /// let err = ProducerConfig::builder("").build().unwrap_err();
+    /// assert_eq!(err.key(), "bootstrap.servers");
+    /// ```
     pub fn build(self) -> Result<ProducerConfig, ConfigError> {
         self.config.validate()
     }

@@ -113,6 +113,12 @@ pub struct TlsConfig {
 impl TlsConfig {
     /// Trusts the CA certificates in `ca_pem`; verifies host names; no
     /// client certificate.
+    ///
+    /// ```
+    /// use kafka_producer::connection::TlsConfig;
+    /// let tls = TlsConfig::new(b"-----BEGIN CERTIFICATE-----\n...".to_vec());
+    /// assert!(tls.verify_hostname && tls.server_name.is_none() && tls.client_cert_pem.is_none());
+    /// ```
     pub fn new(ca_pem: impl Into<Vec<u8>>) -> Self {
         Self {
             ca_pem: ca_pem.into(),
@@ -124,18 +130,38 @@ impl TlsConfig {
     }
 
     /// Overrides the name verified and sent as SNI.
+    ///
+    /// ```
+    /// use kafka_producer::connection::TlsConfig;
+    /// let tls = TlsConfig::new(Vec::new()).server_name("kafka.internal.example");
+    /// assert_eq!(tls.server_name.as_deref(), Some("kafka.internal.example"));
+    /// ```
     pub fn server_name(mut self, name: impl Into<String>) -> Self {
         self.server_name = Some(name.into());
         self
     }
 
     /// Whether the certificate must be valid for the broker's name.
+    ///
+    /// ```
+    /// use kafka_producer::connection::TlsConfig;
+    /// // ssl.endpoint.identification.algorithm= (empty): chain checked, name not.
+    /// let tls = TlsConfig::new(Vec::new()).verify_hostname(false);
+    /// assert!(!tls.verify_hostname);
+    /// ```
     pub fn verify_hostname(mut self, on: bool) -> Self {
         self.verify_hostname = on;
         self
     }
 
     /// Presents a client certificate chain and its key (mutual TLS).
+    ///
+    /// ```
+    /// use kafka_producer::connection::TlsConfig;
+    /// let tls = TlsConfig::new(b"ca".to_vec()).client_auth(b"client cert".to_vec(), b"client key".to_vec());
+    /// assert!(tls.client_cert_pem.is_some() && tls.client_key_pem.is_some());
+    /// assert!(!format!("{tls:?}").contains("client key")); // Debug redacts the key
+    /// ```
     pub fn client_auth(
         mut self,
         cert_pem: impl Into<Vec<u8>>,
@@ -462,6 +488,16 @@ async fn write_loop<W: AsyncWrite + Unpin>(
 ///
 /// Cheap to share behind an `Arc`; every method takes `&self`. Dropping the
 /// last handle closes the socket.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), kafka_producer::ConnError> {
+/// use kafka_producer::{Connection, ConnectionConfig};
+/// use std::sync::Arc;
+/// let conn = Arc::new(Connection::connect("127.0.0.1:9092", &ConnectionConfig::default()).await?);
+/// let other = Arc::clone(&conn); // share with another task
+/// assert_eq!(other.addr(), "127.0.0.1:9092");
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Connection {
     io: Io,
@@ -473,6 +509,17 @@ pub struct Connection {
 impl Connection {
     /// Connects to `addr` ("host:port"), negotiates API versions and, if
     /// configured, authenticates, all within `config.connect_timeout`.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kafka_producer::ConnError> {
+    /// use kafka_producer::{Connection, ConnectionConfig, SaslConfig};
+    /// let config = ConnectionConfig {
+    ///     sasl: Some(SaslConfig::plain("alice", "alice-secret")),
+    ///     ..Default::default()
+    /// };
+    /// let conn = Connection::connect("broker-1:9092", &config).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn connect(addr: &str, config: &ConnectionConfig) -> Result<Self, ConnError> {
         match tokio::time::timeout(config.connect_timeout, Self::connect_inner(addr, config)).await
         {
@@ -527,45 +574,106 @@ impl Connection {
     }
 
     /// The peer address as given to [`Self::connect`].
+    ///
+    /// ```no_run
+    /// # fn demo(conn: &kafka_producer::Connection) {
+    /// println!("connected to {}", conn.addr());
+    /// # }
+    /// ```
     pub fn addr(&self) -> &str {
         &self.io.shared.addr
     }
 
     /// The broker's API ranges and features from ApiVersions.
+    ///
+    /// ```no_run
+    /// # fn demo(conn: &kafka_producer::Connection) -> Result<(), kafka_producer::ConnError> {
+    /// use kafka_proto::messages::ProduceRequest;
+    /// let produce_version = conn.versions().version_for::<ProduceRequest>()?;
+    /// # Ok(()) }
+    /// ```
     pub fn versions(&self) -> &BrokerVersions {
         &self.versions
     }
 
     /// Shorthand for `versions().negotiated_version(api)`: the highest version
     /// of `api` both sides support.
+    ///
+    /// ```no_run
+    /// # fn demo(conn: &kafka_producer::Connection) {
+    /// use kafka_proto::ApiKey;
+    /// if conn.negotiated_version(ApiKey::DescribeProducers).is_none() {
+    ///     eprintln!("broker does not support DescribeProducers");
+    /// }
+    /// # }
+    /// ```
     pub fn negotiated_version(&self, api: ApiKey) -> Option<i16> {
         self.versions.negotiated_version(api)
     }
 
     /// When the SASL session ends (KIP-368 `session_lifetime_ms`); the broker
     /// closes the connection afterwards unless it re-authenticates.
+    ///
+    /// ```no_run
+    /// # fn demo(conn: &kafka_producer::Connection) {
+    /// if let Some(at) = conn.session_expiry() {
+    ///     println!("SASL session ends in {:?}", at.saturating_duration_since(std::time::Instant::now()));
+    /// }
+    /// # }
+    /// ```
     pub fn session_expiry(&self) -> Option<Instant> {
         self.session_expiry
     }
 
     /// True once the connection is closed (by either side or an error).
+    ///
+    /// ```no_run
+    /// # fn demo(conn: &kafka_producer::Connection) {
+    /// conn.close();
+    /// assert!(conn.is_closed());
+    /// # }
+    /// ```
     pub fn is_closed(&self) -> bool {
         self.io.shared.lock().closed.is_some()
     }
 
     /// Requests currently awaiting a response.
+    ///
+    /// ```no_run
+    /// # fn demo(conn: &kafka_producer::Connection) {
+    /// println!("{} requests awaiting a response", conn.in_flight());
+    /// # }
+    /// ```
     pub fn in_flight(&self) -> usize {
         self.io.shared.lock().pending.len()
     }
 
     /// Sends `req` at `version` and waits for its response, up to the
     /// configured request timeout. Other requests may be in flight.
+    ///
+    /// ```no_run
+    /// # async fn demo(conn: &kafka_producer::Connection) -> Result<(), kafka_producer::ConnError> {
+    /// use kafka_proto::messages::MetadataRequest;
+    /// let version = conn.versions().version_for::<MetadataRequest>()?;
+    /// let md = conn.send(&MetadataRequest::default(), version).await?;
+    /// println!("cluster {:?}", md.cluster_id);
+    /// # Ok(()) }
+    /// ```
     pub async fn send<R: Request>(&self, req: &R, version: i16) -> Result<R::Response, ConnError> {
         self.io.send(req, version, self.request_timeout).await
     }
 
     /// [`Self::send`] with an explicit timeout. On timeout the connection is
     /// closed (as the Java client does) and the outcome is unknown.
+    ///
+    /// ```no_run
+    /// # async fn demo(conn: &kafka_producer::Connection) -> Result<(), kafka_producer::ConnError> {
+    /// use kafka_proto::messages::MetadataRequest;
+    /// use std::time::Duration;
+    /// let version = conn.versions().version_for::<MetadataRequest>()?;
+    /// let md = conn.send_with_timeout(&MetadataRequest::default(), version, Duration::from_secs(2)).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn send_with_timeout<R: Request>(
         &self,
         req: &R,
@@ -576,6 +684,14 @@ impl Connection {
     }
 
     /// Sends `req` at the highest version both sides support.
+    ///
+    /// ```no_run
+    /// # async fn demo(conn: &kafka_producer::Connection) -> Result<(), kafka_producer::ConnError> {
+    /// use kafka_proto::messages::MetadataRequest;
+    /// let md = conn.send_negotiated(&MetadataRequest::default()).await?;
+    /// println!("{} brokers", md.brokers.len());
+    /// # Ok(()) }
+    /// ```
     pub async fn send_negotiated<R: Request>(&self, req: &R) -> Result<R::Response, ConnError> {
         let version = self.versions.version_for::<R>()?;
         self.send(req, version).await
@@ -583,6 +699,15 @@ impl Connection {
 
     /// Writes a request the broker will not answer (Produce with `acks=0`)
     /// and returns once it is written to the socket.
+    ///
+    /// ```no_run
+    /// # async fn demo(conn: &kafka_producer::Connection) -> Result<(), kafka_producer::ConnError> {
+    /// use kafka_proto::messages::ProduceRequest;
+    /// let version = conn.versions().version_for::<ProduceRequest>()?;
+    /// let req = ProduceRequest { acks: 0, timeout_ms: 30_000, ..Default::default() };
+    /// conn.send_no_response(&req, version).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn send_no_response<R: Request>(
         &self,
         req: &R,
@@ -617,6 +742,13 @@ impl Connection {
 
     /// Closes the connection: every pending request fails with
     /// [`ConnError::Disconnected`] and later sends fail at once.
+    ///
+    /// ```no_run
+    /// # async fn demo(conn: &kafka_producer::Connection) {
+    /// conn.close();
+    /// assert!(conn.send_negotiated(&kafka_proto::messages::MetadataRequest::default()).await.is_err());
+    /// # }
+    /// ```
     pub fn close(&self) {
         self.io.shared.fail_all("closed by the client");
     }

@@ -174,12 +174,28 @@ impl ConnError {
     }
 
     /// True when nothing but a code change or a configuration change can fix it.
+    ///
+    /// ```
+    /// use kafka_producer::ConnError;
+    /// use kafka_proto::{ApiKey, VersionRange};
+    /// let e = ConnError::UnsupportedVersion { api: ApiKey::DescribeProducers, client: VersionRange::new(0, 0), broker: None };
+    /// assert!(e.is_fatal()); // upgrade the broker: retrying cannot help
+    /// ```
     pub fn is_fatal(&self) -> bool {
         !self.is_retriable()
     }
 
     /// True when the request may have been applied by the broker although no
     /// response was seen (a timeout or a disconnect with a request in flight).
+    ///
+    /// ```
+    /// use kafka_producer::ConnError;
+    /// use kafka_proto::ApiKey;
+    /// let in_flight = ConnError::Disconnected { addr: "broker-1:9092".into(), api: Some((ApiKey::EndTxn, 4)), reason: "reset".into() };
+    /// assert!(in_flight.outcome_unknown()); // the EndTxn may have been applied
+    /// let idle = ConnError::Disconnected { addr: "broker-1:9092".into(), api: None, reason: "reset".into() };
+    /// assert!(!idle.outcome_unknown());
+    /// ```
     pub fn outcome_unknown(&self) -> bool {
         matches!(
             self,
@@ -188,6 +204,14 @@ impl ConnError {
     }
 
     /// The API and version involved, if any.
+    ///
+    /// ```
+    /// use kafka_producer::ConnError;
+    /// use kafka_proto::{ApiKey, ErrorCode};
+    /// let e = ConnError::ApiVersions { version: 3, error: ErrorCode::UnsupportedVersion };
+    /// assert_eq!(e.api(), Some((ApiKey::ApiVersions, 3)));
+    /// assert_eq!(ConnError::AuthenticationFailed { message: "bad password".into() }.api(), None);
+    /// ```
     pub fn api(&self) -> Option<(ApiKey, i16)> {
         match self {
             ConnError::Timeout { api, version, .. }
@@ -239,6 +263,14 @@ pub enum ClusterError {
 
 impl ClusterError {
     /// True when retrying may succeed.
+    ///
+    /// ```
+    /// use kafka_producer::ClusterError;
+    /// use kafka_proto::ErrorCode;
+    /// assert!(ClusterError::UnknownBroker(4).is_retriable()); // refresh metadata, then retry
+    /// assert!(ClusterError::Metadata { version: 13, error: ErrorCode::RebootstrapRequired }.is_retriable());
+    /// assert!(!ClusterError::InvalidAddress("localhost".into()).is_retriable());
+    /// ```
     pub fn is_retriable(&self) -> bool {
         match self {
             ClusterError::NoBrokerAvailable { .. } | ClusterError::UnknownBroker(_) => true,

@@ -93,6 +93,13 @@ pub type BatchId = u64;
 pub const NO_LAST_ACKED_SEQUENCE: i32 = -1;
 
 /// A producer id and epoch; `NONE` is (-1, -1).
+///
+/// ```
+/// use kafka_producer::idempotence::ProducerIdAndEpoch;
+/// let p = ProducerIdAndEpoch { producer_id: 4001, epoch: 3 };
+/// assert!(p.is_valid());
+/// assert_eq!((ProducerIdAndEpoch::NONE.producer_id, ProducerIdAndEpoch::NONE.epoch), (-1, -1));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ProducerIdAndEpoch {
     /// Producer id.
@@ -109,12 +116,31 @@ impl ProducerIdAndEpoch {
     };
 
     /// True when a producer id is set.
+    ///
+    /// ```
+    /// use kafka_producer::idempotence::ProducerIdAndEpoch;
+    /// assert!(ProducerIdAndEpoch { producer_id: 0, epoch: 0 }.is_valid());
+    /// assert!(!ProducerIdAndEpoch::NONE.is_valid());
+    /// ```
     pub fn is_valid(&self) -> bool {
         self.producer_id >= 0
     }
 }
 
 /// The producer state a drained batch is (to be) written with.
+///
+/// ```
+/// # use kafka_producer::idempotence::*;
+/// # use kafka_producer::record::TopicPartition;
+/// # let mut st = Idempotence::new();
+/// # st.next_action();
+/// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+/// # let tp = TopicPartition::new("orders", 0);
+/// let seq = st.assign(&tp, 1, 10);
+/// assert_eq!((seq.base_sequence, seq.record_count, seq.last_sequence()), (0, 10, 9));
+/// assert_eq!(seq.producer, ProducerIdAndEpoch { producer_id: 7, epoch: 0 });
+/// assert!(!seq.sequence_reset);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchSequence {
     /// Producer id and epoch.
@@ -129,12 +155,34 @@ pub struct BatchSequence {
 
 impl BatchSequence {
     /// Sequence of the last record (with wrap).
+    ///
+    /// ```
+    /// use kafka_producer::idempotence::{BatchSequence, ProducerIdAndEpoch};
+    /// let seq = BatchSequence {
+    ///     producer: ProducerIdAndEpoch { producer_id: 7, epoch: 0 },
+    ///     base_sequence: i32::MAX - 1,
+    ///     record_count: 3,
+    ///     sequence_reset: false,
+    /// };
+    /// assert_eq!(seq.last_sequence(), 0); // MAX - 1, MAX, then wraps to 0
+    /// ```
     pub fn last_sequence(&self) -> i32 {
         increment_sequence(self.base_sequence, self.record_count - 1)
     }
 }
 
 /// Producer-level phase.
+///
+/// ```
+/// use kafka_producer::idempotence::{Idempotence, Phase};
+/// use kafka_proto::ErrorCode;
+/// let mut st = Idempotence::new();
+/// assert_eq!(st.phase(), Phase::Uninitialized);
+/// st.next_action(); // InitProducerId
+/// assert_eq!(st.phase(), Phase::Initializing);
+/// st.handle_init_producer_id(Err(ErrorCode::ClusterAuthorizationFailed));
+/// assert_eq!(st.phase(), Phase::Fatal(ErrorCode::ClusterAuthorizationFailed));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     /// No producer id: InitProducerId is needed.
@@ -148,6 +196,12 @@ pub enum Phase {
 }
 
 /// What the driver must do next.
+///
+/// ```
+/// use kafka_producer::idempotence::{Action, Idempotence};
+/// assert_eq!(Idempotence::new().next_action(), Some(Action::InitProducerId));
+/// assert_eq!(Idempotence::new_transactional().next_action(), None);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// Send InitProducerId (no transactional id), then call
@@ -157,6 +211,24 @@ pub enum Action {
 
 /// One in-flight batch's new producer state after an epoch bump; the driver
 /// rewrites the batch header before resending it.
+///
+/// ```
+/// # use kafka_producer::idempotence::*;
+/// # use kafka_producer::record::TopicPartition;
+/// # let mut st = Idempotence::new();
+/// # st.next_action();
+/// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+/// # let tp = TopicPartition::new("orders", 0);
+/// use kafka_proto::ErrorCode;
+/// st.assign(&tp, 1, 10); // sequences 0..=9
+/// st.assign(&tp, 2, 5); // sequences 10..=14
+/// // Batch 1 fails for good: batch 2 would leave a gap, so the epoch is bumped.
+/// st.handle_error(&tp, 1, ErrorCode::MessageTooLarge, -1, false, false);
+/// st.next_action();
+/// let [rewrite] = st.take_rewrites()[..] else { panic!("one batch in flight") };
+/// assert_eq!((rewrite.batch, rewrite.sequence.base_sequence), (2, 0));
+/// assert_eq!(rewrite.sequence.producer.epoch, 1);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rewrite {
     /// The batch.
@@ -166,6 +238,21 @@ pub struct Rewrite {
 }
 
 /// [`Idempotence::may_drain`]'s answer for the first queued batch of a partition.
+///
+/// ```
+/// # use kafka_producer::idempotence::*;
+/// # use kafka_producer::record::TopicPartition;
+/// # let mut st = Idempotence::new();
+/// # st.next_action();
+/// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+/// # let tp = TopicPartition::new("orders", 0);
+/// use kafka_proto::ErrorCode;
+/// assert_eq!(Idempotence::new().may_drain(&tp, 1), Drain::Stop); // no producer id yet
+/// assert_eq!(st.may_drain(&tp, 1), Drain::New);
+/// let seq = st.assign(&tp, 1, 10);
+/// st.handle_error(&tp, 1, ErrorCode::NotLeaderOrFollower, -1, false, false);
+/// assert_eq!(st.may_drain(&tp, 1), Drain::Retry(seq)); // resent with the same sequence
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Drain {
     /// Do not drain this partition now.
@@ -178,12 +265,40 @@ pub enum Drain {
 
 impl Drain {
     /// True for [`Drain::New`].
+    ///
+    /// ```
+    /// # use kafka_producer::idempotence::*;
+    /// # use kafka_producer::record::TopicPartition;
+    /// # let mut st = Idempotence::new();
+    /// # st.next_action();
+    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+    /// # let tp = TopicPartition::new("orders", 0);
+    /// assert!(st.may_drain(&tp, 1).is_new());
+    /// st.assign(&tp, 1, 10);
+    /// assert!(!st.may_drain(&tp, 1).is_new()); // in flight: a retry, not new
+    /// ```
     pub fn is_new(&self) -> bool {
         matches!(self, Drain::New)
     }
 }
 
 /// What to do with a batch the broker answered with an error.
+///
+/// ```
+/// # use kafka_producer::idempotence::*;
+/// # use kafka_producer::record::TopicPartition;
+/// # let mut st = Idempotence::new();
+/// # st.next_action();
+/// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+/// # let tp = TopicPartition::new("orders", 0);
+/// use kafka_proto::ErrorCode;
+/// st.assign(&tp, 1, 1);
+/// st.assign(&tp, 2, 1);
+/// st.assign(&tp, 3, 1);
+/// assert_eq!(st.handle_error(&tp, 1, ErrorCode::NotEnoughReplicas, -1, false, false), ErrorDecision::Retry);
+/// assert_eq!(st.handle_error(&tp, 2, ErrorCode::DuplicateSequenceNumber, -1, false, false), ErrorDecision::SucceedWithoutOffset);
+/// assert_eq!(st.handle_error(&tp, 3, ErrorCode::ProducerFenced, -1, false, false), ErrorDecision::Fail { fatal: true });
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ErrorDecision {
     /// Requeue it (same sequence unless an epoch bump rewrites it) after `retry.backoff.ms`.
@@ -198,6 +313,19 @@ pub enum ErrorDecision {
 }
 
 /// One partition's sequence bookkeeping.
+///
+/// ```
+/// # use kafka_producer::idempotence::*;
+/// # use kafka_producer::record::TopicPartition;
+/// # let mut st = Idempotence::new();
+/// # st.next_action();
+/// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+/// # let tp = TopicPartition::new("orders", 0);
+/// st.assign(&tp, 1, 10);
+/// st.handle_completed(&tp, 1, 100);
+/// let p = st.partition(&tp).unwrap();
+/// assert_eq!((p.next_sequence, p.last_acked_sequence, p.last_acked_offset), (10, 9, 109));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionState {
     /// Producer id/epoch the sequences belong to.
@@ -223,6 +351,19 @@ impl PartitionState {
     }
 
     /// In-flight batches (drained, unresolved) in sequence order.
+    ///
+    /// ```
+    /// # use kafka_producer::idempotence::*;
+    /// # use kafka_producer::record::TopicPartition;
+    /// # let mut st = Idempotence::new();
+    /// # st.next_action();
+    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+    /// # let tp = TopicPartition::new("orders", 0);
+    /// st.assign(&tp, 1, 10);
+    /// st.assign(&tp, 2, 5);
+    /// let ids: Vec<BatchId> = st.partition(&tp).unwrap().inflight().map(|(id, _)| id).collect();
+    /// assert_eq!(ids, [1, 2]);
+    /// ```
     pub fn inflight(&self) -> impl Iterator<Item = (BatchId, BatchSequence)> + '_ {
         self.inflight.iter().copied()
     }
@@ -258,6 +399,22 @@ impl PartitionState {
 }
 
 /// The idempotent producer's state machine (see the module docs).
+///
+/// ```
+/// use kafka_producer::idempotence::{Action, Drain, Idempotence, ProducerIdAndEpoch};
+/// use kafka_producer::record::TopicPartition;
+/// let mut st = Idempotence::new();
+/// if st.next_action() == Some(Action::InitProducerId) {
+///     st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+/// }
+/// let tp = TopicPartition::new("orders", 0);
+/// if let Drain::New = st.may_drain(&tp, 1) {
+///     let seq = st.assign(&tp, 1, 3);
+///     assert_eq!(seq.base_sequence, 0);
+/// }
+/// st.handle_completed(&tp, 1, 41);
+/// assert!(!st.has_inflight(&tp));
+/// ```
 #[derive(Debug, Clone)]
 pub struct Idempotence {
     phase: Phase,
@@ -281,6 +438,12 @@ impl Default for Idempotence {
 
 impl Idempotence {
     /// A producer without an id yet.
+    ///
+    /// ```
+    /// use kafka_producer::idempotence::{Idempotence, Phase, ProducerIdAndEpoch};
+    /// let st = Idempotence::new();
+    /// assert_eq!((st.phase(), st.producer()), (Phase::Uninitialized, ProducerIdAndEpoch::NONE));
+    /// ```
     pub fn new() -> Self {
         Self {
             phase: Phase::Uninitialized,
@@ -303,6 +466,14 @@ impl Idempotence {
     /// As in Java's `TransactionManager.canRetry`, UNKNOWN_PRODUCER_ID with a
     /// known log start offset and an OUT_OF_ORDER_SEQUENCE_NUMBER of the
     /// batch next in line are not retried.
+    ///
+    /// ```
+    /// use kafka_producer::idempotence::{Idempotence, Phase, ProducerIdAndEpoch};
+    /// let mut st = Idempotence::new_transactional();
+    /// assert_eq!(st.next_action(), None); // the transaction manager runs InitProducerId
+    /// st.set_producer(ProducerIdAndEpoch { producer_id: 9, epoch: 2 }, true);
+    /// assert_eq!(st.phase(), Phase::Ready);
+    /// ```
     pub fn new_transactional() -> Self {
         Self {
             transactional: true,
@@ -311,6 +482,12 @@ impl Idempotence {
     }
 
     /// True for [`Self::new_transactional`].
+    ///
+    /// ```
+    /// use kafka_producer::idempotence::Idempotence;
+    /// assert!(Idempotence::new_transactional().is_transactional());
+    /// assert!(!Idempotence::new().is_transactional());
+    /// ```
     pub fn is_transactional(&self) -> bool {
         self.transactional
     }
@@ -320,6 +497,19 @@ impl Idempotence {
     /// With `reset_sequences`, every partition without in-flight batches
     /// restarts at sequence 0 (partitions with in-flight batches of the old
     /// epoch restart once those resolve, see [`Self::assign`]).
+    ///
+    /// ```
+    /// use kafka_producer::idempotence::{Idempotence, ProducerIdAndEpoch};
+    /// use kafka_producer::record::TopicPartition;
+    /// let tp = TopicPartition::new("orders", 0);
+    /// let mut st = Idempotence::new_transactional();
+    /// st.set_producer(ProducerIdAndEpoch { producer_id: 9, epoch: 0 }, true);
+    /// st.assign(&tp, 1, 3);
+    /// st.handle_completed(&tp, 1, 0);
+    /// // The transaction was aborted and the epoch bumped:
+    /// st.set_producer(ProducerIdAndEpoch { producer_id: 9, epoch: 1 }, true);
+    /// assert_eq!(st.assign(&tp, 2, 1).base_sequence, 0);
+    /// ```
     pub fn set_producer(&mut self, producer: ProducerIdAndEpoch, reset_sequences: bool) {
         self.producer = producer;
         if !matches!(self.phase, Phase::Fatal(_)) {
@@ -335,31 +525,104 @@ impl Idempotence {
     }
 
     /// The phase.
+    ///
+    /// ```
+    /// # use kafka_producer::idempotence::*;
+    /// # use kafka_producer::record::TopicPartition;
+    /// # let mut st = Idempotence::new();
+    /// # st.next_action();
+    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+    /// # let tp = TopicPartition::new("orders", 0);
+    /// assert_eq!(st.phase(), Phase::Ready);
+    /// ```
     pub fn phase(&self) -> Phase {
         self.phase
     }
 
     /// The current producer id and epoch.
+    ///
+    /// ```
+    /// # use kafka_producer::idempotence::*;
+    /// # use kafka_producer::record::TopicPartition;
+    /// # let mut st = Idempotence::new();
+    /// # st.next_action();
+    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+    /// # let tp = TopicPartition::new("orders", 0);
+    /// assert_eq!(st.producer(), ProducerIdAndEpoch { producer_id: 7, epoch: 0 });
+    /// ```
     pub fn producer(&self) -> ProducerIdAndEpoch {
         self.producer
     }
 
     /// Local epoch bumps so far.
+    ///
+    /// ```
+    /// # use kafka_producer::idempotence::*;
+    /// # use kafka_producer::record::TopicPartition;
+    /// # let mut st = Idempotence::new();
+    /// # st.next_action();
+    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+    /// # let tp = TopicPartition::new("orders", 0);
+    /// use kafka_proto::ErrorCode;
+    /// st.assign(&tp, 1, 10);
+    /// st.handle_error(&tp, 1, ErrorCode::OutOfOrderSequenceNumber, 0, false, false);
+    /// st.next_action(); // bumps the epoch locally (KIP-360)
+    /// assert_eq!(st.epoch_bumps(), 1);
+    /// assert_eq!(st.producer().epoch, 1);
+    /// ```
     pub fn epoch_bumps(&self) -> u64 {
         self.bumps
     }
 
     /// A partition's bookkeeping, if it was ever drained.
+    ///
+    /// ```
+    /// # use kafka_producer::idempotence::*;
+    /// # use kafka_producer::record::TopicPartition;
+    /// # let mut st = Idempotence::new();
+    /// # st.next_action();
+    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+    /// # let tp = TopicPartition::new("orders", 0);
+    /// assert!(st.partition(&tp).is_none());
+    /// st.assign(&tp, 1, 10);
+    /// assert_eq!(st.partition(&tp).unwrap().next_sequence, 10);
+    /// ```
     pub fn partition(&self, tp: &TopicPartition) -> Option<&PartitionState> {
         self.partitions.get(tp)
     }
 
     /// True when `tp` has an unresolved sequence (an expired in-flight batch).
+    ///
+    /// ```
+    /// # use kafka_producer::idempotence::*;
+    /// # use kafka_producer::record::TopicPartition;
+    /// # let mut st = Idempotence::new();
+    /// # st.next_action();
+    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+    /// # let tp = TopicPartition::new("orders", 0);
+    /// st.assign(&tp, 1, 10);
+    /// st.handle_expired(&tp, 1);
+    /// assert!(st.has_unresolved_sequence(&tp));
+    /// assert_eq!(st.may_drain(&tp, 2), Drain::Stop); // until resolved
+    /// ```
     pub fn has_unresolved_sequence(&self, tp: &TopicPartition) -> bool {
         self.unresolved.contains_key(tp)
     }
 
     /// True when `tp` has in-flight batches.
+    ///
+    /// ```
+    /// # use kafka_producer::idempotence::*;
+    /// # use kafka_producer::record::TopicPartition;
+    /// # let mut st = Idempotence::new();
+    /// # st.next_action();
+    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+    /// # let tp = TopicPartition::new("orders", 0);
+    /// st.assign(&tp, 1, 10);
+    /// assert!(st.has_inflight(&tp));
+    /// st.handle_completed(&tp, 1, 0);
+    /// assert!(!st.has_inflight(&tp));
+    /// ```
     pub fn has_inflight(&self, tp: &TopicPartition) -> bool {
         self.partitions
             .get(tp)
@@ -367,6 +630,18 @@ impl Idempotence {
     }
 
     /// The in-flight state of batch `id` of `tp`, if it is in flight.
+    ///
+    /// ```
+    /// # use kafka_producer::idempotence::*;
+    /// # use kafka_producer::record::TopicPartition;
+    /// # let mut st = Idempotence::new();
+    /// # st.next_action();
+    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+    /// # let tp = TopicPartition::new("orders", 0);
+    /// let seq = st.assign(&tp, 1, 10);
+    /// assert_eq!(st.batch(&tp, 1), Some(seq));
+    /// assert_eq!(st.batch(&tp, 2), None);
+    /// ```
     pub fn batch(&self, tp: &TopicPartition, id: BatchId) -> Option<BatchSequence> {
         self.partitions
             .get(tp)?
@@ -380,6 +655,15 @@ impl Idempotence {
     /// `bumpIdempotentEpochAndResetIdIfNeeded`) and returns a request to send,
     /// if any. Rewrites produced by an epoch bump are collected with
     /// [`Self::take_rewrites`].
+    ///
+    /// ```
+    /// use kafka_producer::idempotence::{Action, Idempotence, ProducerIdAndEpoch};
+    /// let mut st = Idempotence::new();
+    /// assert_eq!(st.next_action(), Some(Action::InitProducerId));
+    /// assert_eq!(st.next_action(), None); // already in flight
+    /// st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+    /// assert_eq!(st.next_action(), None);
+    /// ```
     pub fn next_action(&mut self) -> Option<Action> {
         if matches!(self.phase, Phase::Fatal(_)) {
             return None;
@@ -396,6 +680,23 @@ impl Idempotence {
     }
 
     /// Header rewrites of in-flight batches after epoch bumps, since the last call.
+    ///
+    /// ```
+    /// # use kafka_producer::idempotence::*;
+    /// # use kafka_producer::record::TopicPartition;
+    /// # let mut st = Idempotence::new();
+    /// # st.next_action();
+    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+    /// # let tp = TopicPartition::new("orders", 0);
+    /// use kafka_proto::ErrorCode;
+    /// st.assign(&tp, 1, 10);
+    /// st.handle_error(&tp, 1, ErrorCode::OutOfOrderSequenceNumber, 0, false, false); // retried...
+    /// st.next_action(); // ...under epoch 1, from sequence 0
+    /// let rewrites = st.take_rewrites();
+    /// assert_eq!(rewrites.len(), 1);
+    /// assert!(rewrites[0].sequence.sequence_reset);
+    /// assert!(st.take_rewrites().is_empty());
+    /// ```
     pub fn take_rewrites(&mut self) -> Vec<Rewrite> {
         std::mem::take(&mut self.pending_rewrites)
     }
@@ -403,6 +704,18 @@ impl Idempotence {
     /// The InitProducerId outcome: `Ok` sets the producer id and epoch;
     /// a retriable error goes back to `Uninitialized` (the driver backs off),
     /// another error is fatal.
+    ///
+    /// ```
+    /// use kafka_producer::idempotence::{Idempotence, Phase, ProducerIdAndEpoch};
+    /// use kafka_proto::ErrorCode;
+    /// let mut st = Idempotence::new();
+    /// st.next_action();
+    /// st.handle_init_producer_id(Err(ErrorCode::CoordinatorLoadInProgress)); // retriable
+    /// assert_eq!(st.phase(), Phase::Uninitialized);
+    /// st.next_action();
+    /// st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+    /// assert_eq!(st.phase(), Phase::Ready);
+    /// ```
     pub fn handle_init_producer_id(&mut self, result: Result<ProducerIdAndEpoch, ErrorCode>) {
         match result {
             Ok(p) => {
@@ -424,6 +737,14 @@ impl Idempotence {
     }
 
     /// InitProducerId failed at the connection level (retriable).
+    ///
+    /// ```
+    /// use kafka_producer::idempotence::{Action, Idempotence};
+    /// let mut st = Idempotence::new();
+    /// st.next_action();
+    /// st.handle_init_producer_id_disconnect();
+    /// assert_eq!(st.next_action(), Some(Action::InitProducerId)); // asked again
+    /// ```
     pub fn handle_init_producer_id_disconnect(&mut self) {
         if self.phase == Phase::Initializing {
             self.phase = Phase::Uninitialized;
@@ -439,6 +760,19 @@ impl Idempotence {
 
     /// May the first queued batch `first` of `tp` be drained
     /// (`RecordAccumulator.shouldStopDrainBatchesForPartition`)?
+    ///
+    /// ```
+    /// # use kafka_producer::idempotence::*;
+    /// # use kafka_producer::record::TopicPartition;
+    /// # let mut st = Idempotence::new();
+    /// # st.next_action();
+    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+    /// # let tp = TopicPartition::new("orders", 0);
+    /// assert_eq!(st.may_drain(&tp, 1), Drain::New);
+    /// st.assign(&tp, 1, 10);
+    /// st.handle_expired(&tp, 1);
+    /// assert_eq!(st.may_drain(&tp, 2), Drain::Stop); // unresolved sequence
+    /// ```
     pub fn may_drain(&self, tp: &TopicPartition, first: BatchId) -> Drain {
         if self.phase != Phase::Ready || !self.producer.is_valid() {
             return Drain::Stop;
@@ -467,6 +801,18 @@ impl Idempotence {
 
     /// Assigns the next sequence of `tp` to new batch `id` of `records`
     /// records and tracks it in flight. Call only after [`Drain::New`].
+    ///
+    /// ```
+    /// # use kafka_producer::idempotence::*;
+    /// # use kafka_producer::record::TopicPartition;
+    /// # let mut st = Idempotence::new();
+    /// # st.next_action();
+    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+    /// # let tp = TopicPartition::new("orders", 0);
+    /// assert_eq!(st.assign(&tp, 1, 10).base_sequence, 0);
+    /// assert_eq!(st.assign(&tp, 2, 5).base_sequence, 10);
+    /// assert_eq!(st.assign(&TopicPartition::new("orders", 1), 3, 1).base_sequence, 0); // per partition
+    /// ```
     pub fn assign(&mut self, tp: &TopicPartition, id: BatchId, records: i32) -> BatchSequence {
         let producer = self.producer;
         let mut sink = Vec::new();
@@ -493,6 +839,19 @@ impl Idempotence {
     }
 
     /// Batch `id` of `tp` was written at `base_offset` (-1 if unknown).
+    ///
+    /// ```
+    /// # use kafka_producer::idempotence::*;
+    /// # use kafka_producer::record::TopicPartition;
+    /// # let mut st = Idempotence::new();
+    /// # st.next_action();
+    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+    /// # let tp = TopicPartition::new("orders", 0);
+    /// st.assign(&tp, 1, 10);
+    /// st.handle_completed(&tp, 1, 500);
+    /// let p = st.partition(&tp).unwrap();
+    /// assert_eq!((p.last_acked_sequence, p.last_acked_offset), (9, 509));
+    /// ```
     pub fn handle_completed(&mut self, tp: &TopicPartition, id: BatchId, base_offset: i64) {
         if let Some(seq) = self.remove_inflight(tp, id) {
             self.handle_late_completed(tp, seq, base_offset);
@@ -502,6 +861,21 @@ impl Idempotence {
     /// A batch already given up on ([`Self::handle_expired`]) was written
     /// after all, with state `seq`: the acked sequence/offset advance, which
     /// may resolve the partition's unresolved sequence.
+    ///
+    /// ```
+    /// # use kafka_producer::idempotence::*;
+    /// # use kafka_producer::record::TopicPartition;
+    /// # let mut st = Idempotence::new();
+    /// # st.next_action();
+    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+    /// # let tp = TopicPartition::new("orders", 0);
+    /// let seq = st.assign(&tp, 1, 10);
+    /// st.handle_expired(&tp, 1); // given up on...
+    /// st.handle_late_completed(&tp, seq, 100); // ...but written after all
+    /// st.next_action();
+    /// assert!(!st.has_unresolved_sequence(&tp));
+    /// assert_eq!(st.epoch_bumps(), 0); // no gap: no bump needed
+    /// ```
     pub fn handle_late_completed(
         &mut self,
         tp: &TopicPartition,
@@ -537,6 +911,25 @@ impl Idempotence {
     /// `retries_exhausted`: its attempts reached `retries` (Java
     /// `Sender.canRetry`'s first conditions); `log_start_offset` is from the
     /// partition response (-1 if unknown).
+    ///
+    /// ```
+    /// # use kafka_producer::idempotence::*;
+    /// # use kafka_producer::record::TopicPartition;
+    /// # let mut st = Idempotence::new();
+    /// # st.next_action();
+    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+    /// # let tp = TopicPartition::new("orders", 0);
+    /// use kafka_proto::ErrorCode;
+    /// st.assign(&tp, 1, 10);
+    /// // A gap right at the batch next in line: retry it under a bumped epoch.
+    /// let d = st.handle_error(&tp, 1, ErrorCode::OutOfOrderSequenceNumber, 0, false, false);
+    /// assert_eq!(d, ErrorDecision::Retry);
+    /// st.next_action();
+    /// assert_eq!(st.batch(&tp, 1).unwrap().producer.epoch, 1);
+    /// // Out of retries: the batch fails.
+    /// let d = st.handle_error(&tp, 1, ErrorCode::NotEnoughReplicas, -1, false, true);
+    /// assert_eq!(d, ErrorDecision::Fail { fatal: false });
+    /// ```
     pub fn handle_error(
         &mut self,
         tp: &TopicPartition,
@@ -637,6 +1030,21 @@ impl Idempotence {
     /// Batch `id` of `tp` expired (`delivery.timeout.ms`) after it was
     /// drained; its outcome is unknown, so the partition's sequence becomes
     /// unresolved. Batches never drained have no sequence: nothing to do.
+    ///
+    /// ```
+    /// # use kafka_producer::idempotence::*;
+    /// # use kafka_producer::record::TopicPartition;
+    /// # let mut st = Idempotence::new();
+    /// # st.next_action();
+    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+    /// # let tp = TopicPartition::new("orders", 0);
+    /// st.assign(&tp, 1, 10);
+    /// st.handle_expired(&tp, 1);
+    /// assert!(st.has_unresolved_sequence(&tp));
+    /// st.next_action(); // sequences 0..=9 may be missing: bump the epoch
+    /// assert!(!st.has_unresolved_sequence(&tp));
+    /// assert_eq!(st.producer().epoch, 1);
+    /// ```
     pub fn handle_expired(&mut self, tp: &TopicPartition, id: BatchId) {
         if self.remove_inflight(tp, id).is_some() {
             let next = self.entry(tp).next_sequence;
@@ -646,6 +1054,18 @@ impl Idempotence {
 
     /// A batch of `tp` failed locally after drain without a broker answer
     /// (e.g. a fatal encode error): like an expiry.
+    ///
+    /// ```
+    /// # use kafka_producer::idempotence::*;
+    /// # use kafka_producer::record::TopicPartition;
+    /// # let mut st = Idempotence::new();
+    /// # st.next_action();
+    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+    /// # let tp = TopicPartition::new("orders", 0);
+    /// st.assign(&tp, 1, 10);
+    /// st.handle_local_failure(&tp, 1); // e.g. the batch could not be encoded
+    /// assert!(!st.has_inflight(&tp) && st.has_unresolved_sequence(&tp));
+    /// ```
     pub fn handle_local_failure(&mut self, tp: &TopicPartition, id: BatchId) {
         self.handle_expired(tp, id);
     }

@@ -34,6 +34,20 @@ use std::time::{Duration, Instant};
 pub const DEFAULT_METADATA_MAX_AGE: Duration = Duration::from_secs(300);
 
 /// A broker as listed by Metadata.
+///
+/// ```
+/// # use kafka_producer::ClusterMetadata;
+/// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+/// # let now = std::time::Instant::now();
+/// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+/// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+/// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+/// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+/// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+/// let broker = md.broker(2).unwrap();
+/// assert_eq!((broker.node_id, broker.host.as_str(), broker.port), (2, "broker-2", 9092));
+/// assert_eq!(broker.rack, None);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrokerInfo {
     /// Node id.
@@ -63,6 +77,21 @@ impl BrokerInfo {
 }
 
 /// One partition's leadership and replicas.
+///
+/// ```
+/// # use kafka_producer::ClusterMetadata;
+/// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+/// # let now = std::time::Instant::now();
+/// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+/// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+/// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+/// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+/// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+/// let p = md.partition("orders", 0).unwrap();
+/// assert_eq!((p.leader, p.leader_epoch), (Some(1), 4));
+/// assert_eq!(p.isr, [1, 2]);
+/// assert!(p.error.is_ok());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionMetadata {
     /// Partition index.
@@ -82,6 +111,20 @@ pub struct PartitionMetadata {
 }
 
 /// One topic's metadata.
+///
+/// ```
+/// # use kafka_producer::ClusterMetadata;
+/// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+/// # let now = std::time::Instant::now();
+/// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+/// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+/// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+/// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+/// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+/// let t = md.topic("orders").unwrap();
+/// assert_eq!((t.name.as_str(), t.topic_id, t.is_internal), ("orders", [7; 16], false));
+/// assert_eq!(t.partitions.keys().copied().collect::<Vec<_>>(), [0, 1]);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopicMetadata {
     /// Topic name.
@@ -96,12 +139,40 @@ pub struct TopicMetadata {
 
 impl TopicMetadata {
     /// Number of partitions.
+    ///
+    /// ```
+    /// # use kafka_producer::ClusterMetadata;
+    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+    /// # let now = std::time::Instant::now();
+    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+    /// assert_eq!(md.topic("orders").unwrap().partition_count(), 2);
+    /// ```
     pub fn partition_count(&self) -> usize {
         self.partitions.len()
     }
 }
 
 /// What one Metadata response changed.
+///
+/// ```
+/// # use kafka_producer::ClusterMetadata;
+/// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+/// # let now = std::time::Instant::now();
+/// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+/// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+/// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+/// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+/// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+/// use kafka_proto::ErrorCode;
+/// let missing = T { name: Some("typo".into()), error_code: ErrorCode::UnknownTopicOrPartition.code(), ..Default::default() };
+/// let update = md.handle_metadata_response(&R { brokers: vec![b(1)], topics: vec![missing], ..Default::default() }, now);
+/// assert_eq!(update.topic_errors, [("typo".to_string(), ErrorCode::UnknownTopicOrPartition)]);
+/// assert_eq!(update.partitions_without_leader, 0);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MetadataUpdate {
     /// Topics the response reported with an error (they are not cached if the
@@ -115,6 +186,20 @@ pub struct MetadataUpdate {
 
 /// Cached cluster metadata, a plain struct driven by
 /// [`Self::handle_metadata_response`]; no IO.
+///
+/// ```
+/// # use kafka_producer::ClusterMetadata;
+/// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+/// # let now = std::time::Instant::now();
+/// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+/// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+/// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+/// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+/// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+/// assert_eq!(md.leader("orders", 1), Some(2));
+/// assert_eq!(md.leader_broker("orders", 1).unwrap().addr(), "broker-2:9092");
+/// assert!(md.leader("orders", 9).is_none());
+/// ```
 #[derive(Debug, Clone)]
 pub struct ClusterMetadata {
     cluster_id: Option<String>,
@@ -130,6 +215,13 @@ pub struct ClusterMetadata {
 
 impl ClusterMetadata {
     /// Empty metadata that expires after `max_age` (`metadata.max.age.ms`).
+    ///
+    /// ```
+    /// use kafka_producer::ClusterMetadata;
+    /// let md = ClusterMetadata::new(std::time::Duration::from_secs(60));
+    /// assert!(md.needs_refresh(std::time::Instant::now())); // never refreshed
+    /// assert!(md.brokers().is_empty());
+    /// ```
     pub fn new(max_age: Duration) -> Self {
         Self {
             cluster_id: None,
@@ -147,6 +239,21 @@ impl ClusterMetadata {
     /// Applies a response for some topics: brokers are replaced, listed topics
     /// are replaced or added (a non-retriable topic error removes the topic),
     /// other cached topics are kept.
+    ///
+    /// ```
+    /// # use kafka_producer::ClusterMetadata;
+    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+    /// # let now = std::time::Instant::now();
+    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+    /// // A later response listing only the brokers keeps the cached topics.
+    /// md.handle_metadata_response(&R { brokers: vec![b(1), b(2), b(3)], ..Default::default() }, now);
+    /// assert_eq!(md.brokers().len(), 3);
+    /// assert!(md.topic("orders").is_some());
+    /// ```
     pub fn handle_metadata_response(
         &mut self,
         resp: &MetadataResponse,
@@ -306,16 +413,57 @@ impl ClusterMetadata {
 
     /// Requests a refresh (after NOT_LEADER_OR_FOLLOWER,
     /// UNKNOWN_TOPIC_OR_PARTITION, a disconnect, ...).
+    ///
+    /// ```
+    /// # use kafka_producer::ClusterMetadata;
+    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+    /// # let now = std::time::Instant::now();
+    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+    /// assert!(!md.needs_refresh(now));
+    /// md.invalidate(); // e.g. after NOT_LEADER_OR_FOLLOWER
+    /// assert!(md.needs_refresh(now));
+    /// ```
     pub fn invalidate(&mut self) {
         self.need_update = true;
     }
 
     /// True when invalidated, never refreshed, or older than the max age.
+    ///
+    /// ```
+    /// # use kafka_producer::ClusterMetadata;
+    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+    /// # let now = std::time::Instant::now();
+    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+    /// use std::time::Duration;
+    /// assert!(!md.needs_refresh(now));
+    /// assert!(md.needs_refresh(now + Duration::from_secs(300))); // metadata.max.age.ms elapsed
+    /// ```
     pub fn needs_refresh(&self, now: Instant) -> bool {
         self.time_to_refresh(now).is_zero()
     }
 
     /// Time until the cache expires (zero if a refresh is due now).
+    ///
+    /// ```
+    /// # use kafka_producer::ClusterMetadata;
+    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+    /// # let now = std::time::Instant::now();
+    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+    /// use std::time::Duration;
+    /// assert_eq!(md.time_to_refresh(now + Duration::from_secs(100)), Duration::from_secs(200));
+    /// ```
     pub fn time_to_refresh(&self, now: Instant) -> Duration {
         match self.last_refresh {
             _ if self.need_update => Duration::ZERO,
@@ -325,51 +473,174 @@ impl ClusterMetadata {
     }
 
     /// When the last response was applied.
+    ///
+    /// ```
+    /// # use kafka_producer::ClusterMetadata;
+    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+    /// # let now = std::time::Instant::now();
+    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+    /// assert_eq!(md.last_refresh(), Some(now));
+    /// ```
     pub fn last_refresh(&self) -> Option<Instant> {
         self.last_refresh
     }
 
     /// Number of responses applied.
+    ///
+    /// ```
+    /// # use kafka_producer::ClusterMetadata;
+    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+    /// # let now = std::time::Instant::now();
+    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+    /// assert_eq!(md.update_count(), 1);
+    /// ```
     pub fn update_count(&self) -> u64 {
         self.updates
     }
 
     /// The cluster id, if reported (v2+).
+    ///
+    /// ```
+    /// # use kafka_producer::ClusterMetadata;
+    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+    /// # let now = std::time::Instant::now();
+    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+    /// assert_eq!(md.cluster_id(), Some("kafka-eos-test"));
+    /// ```
     pub fn cluster_id(&self) -> Option<&str> {
         self.cluster_id.as_deref()
     }
 
     /// The controller's node id, if reported.
+    ///
+    /// ```
+    /// # use kafka_producer::ClusterMetadata;
+    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+    /// # let now = std::time::Instant::now();
+    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+    /// assert_eq!(md.controller_id(), Some(1));
+    /// ```
     pub fn controller_id(&self) -> Option<i32> {
         self.controller_id
     }
 
     /// Brokers by node id.
+    ///
+    /// ```
+    /// # use kafka_producer::ClusterMetadata;
+    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+    /// # let now = std::time::Instant::now();
+    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+    /// let addrs: Vec<String> = md.brokers().values().map(|b| b.addr()).collect();
+    /// assert_eq!(addrs, ["broker-1:9092", "broker-2:9092"]);
+    /// ```
     pub fn brokers(&self) -> &BTreeMap<i32, BrokerInfo> {
         &self.brokers
     }
 
     /// One broker.
+    ///
+    /// ```
+    /// # use kafka_producer::ClusterMetadata;
+    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+    /// # let now = std::time::Instant::now();
+    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+    /// assert_eq!(md.broker(1).unwrap().addr(), "broker-1:9092");
+    /// assert!(md.broker(3).is_none());
+    /// ```
     pub fn broker(&self, node_id: i32) -> Option<&BrokerInfo> {
         self.brokers.get(&node_id)
     }
 
     /// Cached topics by name.
+    ///
+    /// ```
+    /// # use kafka_producer::ClusterMetadata;
+    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+    /// # let now = std::time::Instant::now();
+    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+    /// assert_eq!(md.topics().keys().collect::<Vec<_>>(), ["orders"]);
+    /// ```
     pub fn topics(&self) -> &BTreeMap<String, TopicMetadata> {
         &self.topics
     }
 
     /// One topic.
+    ///
+    /// ```
+    /// # use kafka_producer::ClusterMetadata;
+    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+    /// # let now = std::time::Instant::now();
+    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+    /// assert_eq!(md.topic("orders").map(|t| t.partition_count()), Some(2));
+    /// assert!(md.topic("payments").is_none());
+    /// ```
     pub fn topic(&self, name: &str) -> Option<&TopicMetadata> {
         self.topics.get(name)
     }
 
     /// A topic's name from its id.
+    ///
+    /// ```
+    /// # use kafka_producer::ClusterMetadata;
+    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+    /// # let now = std::time::Instant::now();
+    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+    /// assert_eq!(md.topic_name(&[7; 16]), Some("orders")); // e.g. from a Fetch v13+ response
+    /// ```
     pub fn topic_name(&self, id: &Uuid) -> Option<&str> {
         self.names_by_id.get(id).map(String::as_str)
     }
 
     /// A topic's id (`None` if unknown or all zeros).
+    ///
+    /// ```
+    /// # use kafka_producer::ClusterMetadata;
+    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+    /// # let now = std::time::Instant::now();
+    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+    /// assert_eq!(md.topic_id("orders"), Some([7; 16]));
+    /// ```
     pub fn topic_id(&self, name: &str) -> Option<Uuid> {
         self.topics
             .get(name)
@@ -378,16 +649,53 @@ impl ClusterMetadata {
     }
 
     /// One partition.
+    ///
+    /// ```
+    /// # use kafka_producer::ClusterMetadata;
+    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+    /// # let now = std::time::Instant::now();
+    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+    /// assert_eq!(md.partition("orders", 1).unwrap().replicas, [1, 2]);
+    /// assert!(md.partition("orders", 2).is_none());
+    /// ```
     pub fn partition(&self, topic: &str, partition: i32) -> Option<&PartitionMetadata> {
         self.topics.get(topic)?.partitions.get(&partition)
     }
 
     /// The leader's node id of a partition.
+    ///
+    /// ```
+    /// # use kafka_producer::ClusterMetadata;
+    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+    /// # let now = std::time::Instant::now();
+    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+    /// assert_eq!(md.leader("orders", 0), Some(1));
+    /// ```
     pub fn leader(&self, topic: &str, partition: i32) -> Option<i32> {
         self.partition(topic, partition)?.leader
     }
 
     /// The leader broker of a partition.
+    ///
+    /// ```
+    /// # use kafka_producer::ClusterMetadata;
+    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
+    /// # let now = std::time::Instant::now();
+    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
+    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
+    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
+    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
+    /// assert_eq!(md.leader_broker("orders", 0).map(|b| b.addr()), Some("broker-1:9092".into()));
+    /// ```
     pub fn leader_broker(&self, topic: &str, partition: i32) -> Option<&BrokerInfo> {
         self.brokers.get(&self.leader(topic, partition)?)
     }

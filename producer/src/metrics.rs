@@ -18,6 +18,16 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 /// Counters of one producer.
+///
+/// ```
+/// use kafka_producer::metrics::Metrics;
+/// let m = Metrics::new(true);
+/// m.request_sent();
+/// m.record_sent(500, 64 * 1024);
+/// m.request_done();
+/// let s = m.snapshot();
+/// assert_eq!((s.requests, s.in_flight_requests, s.records_sent), (1, 0, 500));
+/// ```
 #[derive(Debug, Default)]
 pub struct Metrics {
     enabled: bool,
@@ -36,6 +46,17 @@ pub struct Metrics {
 }
 
 /// A point-in-time copy of [`Metrics`].
+///
+/// ```
+/// use kafka_producer::metrics::Metrics;
+/// use kafka_proto::ErrorCode;
+/// let m = Metrics::new(true);
+/// m.error(ErrorCode::NotLeaderOrFollower);
+/// m.retry();
+/// let s = m.snapshot();
+/// assert_eq!(s.retries, 1);
+/// assert_eq!(s.errors_by_code.get(&ErrorCode::NotLeaderOrFollower.code()), Some(&1));
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MetricsSnapshot {
     /// Records acknowledged (or written, with acks=0).
@@ -66,6 +87,13 @@ pub struct MetricsSnapshot {
 
 impl Metrics {
     /// Metrics, on or off.
+    ///
+    /// ```
+    /// use kafka_producer::metrics::Metrics;
+    /// let off = Metrics::new(false); // `metrics.enabled=false`
+    /// off.record_sent(10, 1000);
+    /// assert_eq!(off.snapshot().records_sent, 0);
+    /// ```
     pub fn new(enabled: bool) -> Self {
         Self {
             enabled,
@@ -74,11 +102,26 @@ impl Metrics {
     }
 
     /// True when recording.
+    ///
+    /// ```
+    /// use kafka_producer::metrics::Metrics;
+    /// assert!(Metrics::new(true).enabled());
+    /// assert!(!Metrics::default().enabled());
+    /// ```
     pub fn enabled(&self) -> bool {
         self.enabled
     }
 
     /// A batch of `records` records, `bytes` bytes, was acknowledged.
+    ///
+    /// ```
+    /// use kafka_producer::metrics::Metrics;
+    /// let m = Metrics::new(true);
+    /// m.record_sent(10, 1000);
+    /// m.record_sent(5, 400);
+    /// let s = m.snapshot();
+    /// assert_eq!((s.records_sent, s.bytes_sent, s.batches_sent), (15, 1400, 2));
+    /// ```
     pub fn record_sent(&self, records: u64, bytes: u64) {
         if self.enabled {
             self.records_sent.fetch_add(records, Relaxed);
@@ -88,6 +131,13 @@ impl Metrics {
     }
 
     /// A Produce request went out.
+    ///
+    /// ```
+    /// use kafka_producer::metrics::Metrics;
+    /// let m = Metrics::new(true);
+    /// m.request_sent();
+    /// assert_eq!((m.snapshot().requests, m.snapshot().in_flight_requests), (1, 1));
+    /// ```
     pub fn request_sent(&self) {
         if self.enabled {
             self.requests.fetch_add(1, Relaxed);
@@ -96,6 +146,14 @@ impl Metrics {
     }
 
     /// A Produce request finished (any outcome).
+    ///
+    /// ```
+    /// use kafka_producer::metrics::Metrics;
+    /// let m = Metrics::new(true);
+    /// m.request_sent();
+    /// m.request_done();
+    /// assert_eq!(m.snapshot().in_flight_requests, 0);
+    /// ```
     pub fn request_done(&self) {
         if self.enabled {
             self.in_flight.fetch_sub(1, Relaxed);
@@ -103,6 +161,16 @@ impl Metrics {
     }
 
     /// One Produce round trip took `d`.
+    ///
+    /// ```
+    /// use kafka_producer::metrics::Metrics;
+    /// use std::time::Duration;
+    /// let m = Metrics::new(true);
+    /// m.request_latency(Duration::from_millis(2));
+    /// m.request_latency(Duration::from_millis(4));
+    /// let s = m.snapshot();
+    /// assert_eq!((s.request_latency_avg_us, s.request_latency_max_us), (3000, 4000));
+    /// ```
     pub fn request_latency(&self, d: Duration) {
         if self.enabled {
             let us = d.as_micros() as u64;
@@ -113,6 +181,13 @@ impl Metrics {
     }
 
     /// A batch is retried.
+    ///
+    /// ```
+    /// use kafka_producer::metrics::Metrics;
+    /// let m = Metrics::new(true);
+    /// m.retry();
+    /// assert_eq!(m.snapshot().retries, 1);
+    /// ```
     pub fn retry(&self) {
         if self.enabled {
             self.retries.fetch_add(1, Relaxed);
@@ -120,6 +195,13 @@ impl Metrics {
     }
 
     /// A local epoch bump happened.
+    ///
+    /// ```
+    /// use kafka_producer::metrics::Metrics;
+    /// let m = Metrics::new(true);
+    /// m.epoch_bump();
+    /// assert_eq!(m.snapshot().epoch_bumps, 1);
+    /// ```
     pub fn epoch_bump(&self) {
         if self.enabled {
             self.epoch_bumps.fetch_add(1, Relaxed);
@@ -127,6 +209,15 @@ impl Metrics {
     }
 
     /// A partition answered `code`.
+    ///
+    /// ```
+    /// use kafka_producer::metrics::Metrics;
+    /// use kafka_proto::ErrorCode;
+    /// let m = Metrics::new(true);
+    /// m.error(ErrorCode::NetworkException);
+    /// m.error(ErrorCode::NetworkException);
+    /// assert_eq!(m.snapshot().errors_by_code[&13], 2);
+    /// ```
     pub fn error(&self, code: ErrorCode) {
         if self.enabled {
             *self
@@ -139,6 +230,13 @@ impl Metrics {
     }
 
     /// Buffer bytes in use.
+    ///
+    /// ```
+    /// use kafka_producer::metrics::Metrics;
+    /// let m = Metrics::new(true);
+    /// m.set_buffer_used(16_384);
+    /// assert_eq!(m.snapshot().buffer_bytes_used, 16_384);
+    /// ```
     pub fn set_buffer_used(&self, bytes: usize) {
         if self.enabled {
             self.buffer_used.store(bytes as u64, Relaxed);
@@ -146,6 +244,11 @@ impl Metrics {
     }
 
     /// A copy of every counter.
+    ///
+    /// ```
+    /// use kafka_producer::metrics::{Metrics, MetricsSnapshot};
+    /// assert_eq!(Metrics::new(true).snapshot(), MetricsSnapshot::default());
+    /// ```
     pub fn snapshot(&self) -> MetricsSnapshot {
         let n = self.latency_count.load(Relaxed);
         MetricsSnapshot {

@@ -122,6 +122,12 @@ pub trait Partitioner: Send + Sync + fmt::Debug {
     /// The partition, in `0..num_partitions`, for a record of `topic` with
     /// serialized `key` and `value` (`None` = null). Called only for records
     /// without an explicit partition; `num_partitions` is at least 1.
+    ///
+    /// ```
+    /// use kafka_producer::partitioner::{DefaultPartitioner, Partitioner, partition_for_key};
+    /// let p = DefaultPartitioner::new();
+    /// assert_eq!(p.partition("orders", Some(b"customer-7"), None, 12), partition_for_key(b"customer-7", 12));
+    /// ```
     fn partition(
         &self,
         topic: &str,
@@ -136,6 +142,14 @@ pub trait Partitioner: Send + Sync + fmt::Debug {
     /// to another partition here if `previous_partition` is still their
     /// current choice for `topic`, and ignore the call otherwise. The default
     /// does nothing.
+    ///
+    /// ```
+    /// use kafka_producer::partitioner::{Partitioner, StickyPartitioner};
+    /// let p = StickyPartitioner::new();
+    /// let first = p.partition("orders", None, None, 6);
+    /// p.on_new_batch("orders", 6, first); // its batch is full: move on
+    /// assert_ne!(p.partition("orders", None, None, 6), first);
+    /// ```
     fn on_new_batch(&self, topic: &str, num_partitions: i32, previous_partition: i32) {
         let _ = (topic, num_partitions, previous_partition);
     }
@@ -340,11 +354,23 @@ pub struct StickyPartitioner {
 
 impl StickyPartitioner {
     /// A partitioner with no topic seen yet.
+    ///
+    /// ```
+    /// use kafka_producer::partitioner::StickyPartitioner;
+    /// assert_eq!(StickyPartitioner::new().sticky_partition("orders"), None);
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// The current sticky partition of `topic`, if one has been chosen.
+    ///
+    /// ```
+    /// use kafka_producer::partitioner::{Partitioner, StickyPartitioner};
+    /// let p = StickyPartitioner::new();
+    /// let chosen = p.partition("orders", None, None, 6);
+    /// assert_eq!(p.sticky_partition("orders"), Some(chosen));
+    /// ```
     pub fn sticky_partition(&self, topic: &str) -> Option<i32> {
         self.current
             .get(topic, |slot| slot.load(Ordering::Relaxed))
@@ -431,6 +457,14 @@ impl Partitioner for StickyPartitioner {
 /// unavailable leaders); here the switch happens on `on_new_batch` with a
 /// uniform choice and availability is ignored. Null-key placement is random
 /// in both clients, so no compatibility property depends on it.
+///
+/// ```
+/// use kafka_producer::partitioner::{DefaultPartitioner, Partitioner};
+/// let p = DefaultPartitioner::new();
+/// assert_eq!(p.partition("t", Some(b"21"), None, 7), 3); // Java picks 3 too
+/// let sticky = p.partition("t", None, None, 7); // null key
+/// assert_eq!(p.partition("t", None, Some(b"next"), 7), sticky);
+/// ```
 #[derive(Debug, Default)]
 pub struct DefaultPartitioner {
     sticky: StickyPartitioner,
@@ -438,11 +472,25 @@ pub struct DefaultPartitioner {
 
 impl DefaultPartitioner {
     /// A partitioner with no topic seen yet.
+    ///
+    /// ```
+    /// use kafka_producer::partitioner::DefaultPartitioner;
+    /// assert_eq!(DefaultPartitioner::new().sticky_partition("orders"), None);
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// The current null-key sticky partition of `topic`, if chosen yet.
+    ///
+    /// ```
+    /// use kafka_producer::partitioner::{DefaultPartitioner, Partitioner};
+    /// let p = DefaultPartitioner::new();
+    /// p.partition("orders", Some(b"k"), None, 6); // keyed: no sticky choice
+    /// assert_eq!(p.sticky_partition("orders"), None);
+    /// let chosen = p.partition("orders", None, None, 6);
+    /// assert_eq!(p.sticky_partition("orders"), Some(chosen));
+    /// ```
     pub fn sticky_partition(&self, topic: &str) -> Option<i32> {
         self.sticky.sticky_partition(topic)
     }
@@ -485,11 +533,24 @@ pub struct KeyHashPartitioner {
 
 impl KeyHashPartitioner {
     /// A partitioner with no topic seen yet.
+    ///
+    /// ```
+    /// use kafka_producer::partitioner::{KeyHashPartitioner, Partitioner, partition_for_key};
+    /// let p = KeyHashPartitioner::new();
+    /// assert_eq!(p.partition("orders", Some(b"customer-7"), None, 12), partition_for_key(b"customer-7", 12));
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// The current null-key sticky partition of `topic`, if chosen yet.
+    ///
+    /// ```
+    /// use kafka_producer::partitioner::{KeyHashPartitioner, Partitioner};
+    /// let p = KeyHashPartitioner::new();
+    /// let chosen = p.partition("orders", None, None, 6);
+    /// assert_eq!(p.sticky_partition("orders"), Some(chosen));
+    /// ```
     pub fn sticky_partition(&self, topic: &str) -> Option<i32> {
         self.inner.sticky_partition(topic)
     }
@@ -534,6 +595,12 @@ pub struct RoundRobinPartitioner {
 
 impl RoundRobinPartitioner {
     /// A partitioner with every counter at 0.
+    ///
+    /// ```
+    /// use kafka_producer::partitioner::{Partitioner, RoundRobinPartitioner};
+    /// let p = RoundRobinPartitioner::new();
+    /// assert_eq!(p.partition("orders", None, None, 4), 0);
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
@@ -582,11 +649,22 @@ pub struct FixedPartitioner {
 impl FixedPartitioner {
     /// The partitioner of parallel subtask `subtask_index` (0-based, Flink's
     /// `parallelInstanceId`).
+    ///
+    /// ```
+    /// use kafka_producer::partitioner::{FixedPartitioner, Partitioner};
+    /// // Subtask 2 of a Flink-style sink with parallelism 4, topic with 3 partitions:
+    /// assert_eq!(FixedPartitioner::new(2).partition("orders", None, None, 3), 2);
+    /// ```
     pub fn new(subtask_index: usize) -> Self {
         FixedPartitioner { subtask_index }
     }
 
     /// The subtask index this partitioner was created with.
+    ///
+    /// ```
+    /// use kafka_producer::partitioner::FixedPartitioner;
+    /// assert_eq!(FixedPartitioner::new(3).subtask_index(), 3);
+    /// ```
     pub fn subtask_index(&self) -> usize {
         self.subtask_index
     }

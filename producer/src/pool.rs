@@ -26,6 +26,16 @@ struct LinkState {
 
 /// The link to one broker: at most one live [`Connection`], re-established
 /// on demand after a disconnect, with backoff between failed attempts.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), kafka_producer::ConnError> {
+/// use kafka_producer::{BrokerConnection, ConnectionConfig, ExponentialBackoff};
+/// use std::sync::Arc;
+/// let link = BrokerConnection::new(1, "127.0.0.1:9092", Arc::new(ConnectionConfig::default()), ExponentialBackoff::reconnect_default());
+/// let conn = link.get().await?; // dials once; later calls reuse it
+/// assert!(Arc::ptr_eq(&conn, &link.get().await?));
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct BrokerConnection {
     node_id: i32,
@@ -61,17 +71,36 @@ impl BrokerConnection {
     }
 
     /// The broker's node id.
+    ///
+    /// ```
+    /// # use kafka_producer::{BrokerConnection, ConnectionConfig, ExponentialBackoff};
+    /// # let link = BrokerConnection::new(3, "broker-3:9092", Default::default(), ExponentialBackoff::default());
+    /// assert_eq!(link.node_id(), 3);
+    /// ```
     pub fn node_id(&self) -> i32 {
         self.node_id
     }
 
     /// The address dialled.
+    ///
+    /// ```
+    /// # use kafka_producer::{BrokerConnection, ConnectionConfig, ExponentialBackoff};
+    /// let link = BrokerConnection::new(1, "broker-1:9092", Default::default(), ExponentialBackoff::default());
+    /// assert_eq!(link.addr(), "broker-1:9092");
+    /// ```
     pub fn addr(&self) -> String {
         self.addr.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Changes the address (the broker moved); an open connection to the
     /// old address is closed.
+    ///
+    /// ```
+    /// # use kafka_producer::{BrokerConnection, ExponentialBackoff};
+    /// let link = BrokerConnection::new(1, "broker-1:9092", Default::default(), ExponentialBackoff::default());
+    /// link.set_addr("10.0.0.7:9092"); // e.g. from a Metadata response
+    /// assert_eq!(link.addr(), "10.0.0.7:9092");
+    /// ```
     pub fn set_addr(&self, addr: &str) {
         let changed = {
             let mut a = self.addr.lock().unwrap_or_else(|p| p.into_inner());
@@ -88,12 +117,26 @@ impl BrokerConnection {
     }
 
     /// The live connection, if there is one (never dials).
+    ///
+    /// ```
+    /// # use kafka_producer::{BrokerConnection, ExponentialBackoff};
+    /// let link = BrokerConnection::new(1, "broker-1:9092", Default::default(), ExponentialBackoff::default());
+    /// assert!(link.current().is_none()); // nothing dialled yet
+    /// ```
     pub fn current(&self) -> Option<Arc<Connection>> {
         let st = self.state.try_lock().ok()?;
         st.conn.as_ref().filter(|c| usable(c)).cloned()
     }
 
     /// Closes the current connection, if any; the next [`Self::get`] reconnects.
+    ///
+    /// ```no_run
+    /// # async fn demo(link: &kafka_producer::BrokerConnection) -> Result<(), kafka_producer::ConnError> {
+    /// let old = link.get().await?;
+    /// link.disconnect();
+    /// assert!(old.is_closed());
+    /// # Ok(()) }
+    /// ```
     pub fn disconnect(&self) {
         if let Ok(mut st) = self.state.try_lock() {
             if let Some(c) = st.conn.take() {
@@ -105,6 +148,14 @@ impl BrokerConnection {
     }
 
     /// Consecutive failed connection attempts.
+    ///
+    /// ```
+    /// # use kafka_producer::{BrokerConnection, ExponentialBackoff};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let link = BrokerConnection::new(1, "broker-1:9092", Default::default(), ExponentialBackoff::default());
+    /// assert_eq!(link.failures().await, 0);
+    /// # });
+    /// ```
     pub async fn failures(&self) -> u32 {
         self.state.lock().await.failures
     }
@@ -112,6 +163,15 @@ impl BrokerConnection {
     /// The live connection, or a new one once the backoff after earlier
     /// failures has passed. A failed attempt extends the backoff
     /// (`reconnect.backoff.ms` 50 doubling up to `reconnect.backoff.max.ms` 1000, ±20%).
+    ///
+    /// ```no_run
+    /// # async fn demo(link: &kafka_producer::BrokerConnection) {
+    /// match link.get().await {
+    ///     Ok(conn) => println!("connected to {}", conn.addr()),
+    ///     Err(e) => eprintln!("{e}; retry in {:?}", link.backoff_remaining().await),
+    /// }
+    /// # }
+    /// ```
     pub async fn get(&self) -> Result<Arc<Connection>, ConnError> {
         let mut st = self.state.lock().await;
         if let Some(c) = &st.conn {
@@ -148,6 +208,14 @@ impl BrokerConnection {
     }
 
     /// Time until the next connection attempt is allowed (zero if now).
+    ///
+    /// ```
+    /// # use kafka_producer::{BrokerConnection, ExponentialBackoff};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let link = BrokerConnection::new(1, "broker-1:9092", Default::default(), ExponentialBackoff::default());
+    /// assert!(link.backoff_remaining().await.is_zero()); // no failure yet
+    /// # });
+    /// ```
     pub async fn backoff_remaining(&self) -> Duration {
         let st = self.state.lock().await;
         st.next_attempt
@@ -161,6 +229,14 @@ fn usable(c: &Connection) -> bool {
 }
 
 /// Broker links by node id.
+///
+/// ```
+/// use kafka_producer::{ConnectionPool, ExponentialBackoff};
+/// let pool = ConnectionPool::new(Default::default(), ExponentialBackoff::reconnect_default());
+/// pool.set_address(1, "broker-1:9092");
+/// pool.set_address(2, "broker-2:9092");
+/// assert_eq!(pool.node_ids(), [1, 2]);
+/// ```
 #[derive(Debug)]
 pub struct ConnectionPool {
     config: Arc<ConnectionConfig>,
@@ -170,6 +246,12 @@ pub struct ConnectionPool {
 
 impl ConnectionPool {
     /// An empty pool.
+    ///
+    /// ```
+    /// use kafka_producer::{ConnectionConfig, ConnectionPool, ExponentialBackoff};
+    /// let pool = ConnectionPool::new(ConnectionConfig::default(), ExponentialBackoff::reconnect_default());
+    /// assert!(pool.node_ids().is_empty());
+    /// ```
     pub fn new(config: ConnectionConfig, backoff: ExponentialBackoff) -> Self {
         Self {
             config: Arc::new(config),
@@ -179,6 +261,13 @@ impl ConnectionPool {
     }
 
     /// The connection settings.
+    ///
+    /// ```
+    /// use kafka_producer::{ConnectionConfig, ConnectionPool, ExponentialBackoff};
+    /// let config = ConnectionConfig { client_id: Some("orders-app".into()), ..Default::default() };
+    /// let pool = ConnectionPool::new(config, ExponentialBackoff::reconnect_default());
+    /// assert_eq!(pool.config().client_id.as_deref(), Some("orders-app"));
+    /// ```
     pub fn config(&self) -> &ConnectionConfig {
         &self.config
     }
@@ -188,6 +277,14 @@ impl ConnectionPool {
     }
 
     /// Adds broker `node_id` at `addr`, or updates its address.
+    ///
+    /// ```
+    /// # use kafka_producer::{ConnectionPool, ExponentialBackoff};
+    /// # let pool = ConnectionPool::new(Default::default(), ExponentialBackoff::reconnect_default());
+    /// let link = pool.set_address(1, "broker-1:9092");
+    /// pool.set_address(1, "10.0.0.7:9092"); // same link, new address
+    /// assert_eq!(link.addr(), "10.0.0.7:9092");
+    /// ```
     pub fn set_address(&self, node_id: i32, addr: &str) -> Arc<BrokerConnection> {
         let mut map = self.lock();
         if let Some(b) = map.get(&node_id) {
@@ -205,6 +302,15 @@ impl ConnectionPool {
     }
 
     /// Drops (and closes) brokers whose id is not in `node_ids`.
+    ///
+    /// ```
+    /// # use kafka_producer::{ConnectionPool, ExponentialBackoff};
+    /// # let pool = ConnectionPool::new(Default::default(), ExponentialBackoff::reconnect_default());
+    /// pool.set_address(1, "broker-1:9092");
+    /// pool.set_address(2, "broker-2:9092");
+    /// pool.retain(&[2]); // broker 1 left the cluster
+    /// assert_eq!(pool.node_ids(), [2]);
+    /// ```
     pub fn retain(&self, node_ids: &[i32]) {
         let removed: Vec<_> = {
             let mut map = self.lock();
@@ -221,11 +327,27 @@ impl ConnectionPool {
     }
 
     /// The link to `node_id`, if known.
+    ///
+    /// ```
+    /// # use kafka_producer::{ConnectionPool, ExponentialBackoff};
+    /// # let pool = ConnectionPool::new(Default::default(), ExponentialBackoff::reconnect_default());
+    /// pool.set_address(1, "broker-1:9092");
+    /// assert_eq!(pool.broker(1).unwrap().addr(), "broker-1:9092");
+    /// assert!(pool.broker(2).is_none());
+    /// ```
     pub fn broker(&self, node_id: i32) -> Option<Arc<BrokerConnection>> {
         self.lock().get(&node_id).cloned()
     }
 
     /// Known node ids.
+    ///
+    /// ```
+    /// # use kafka_producer::{ConnectionPool, ExponentialBackoff};
+    /// # let pool = ConnectionPool::new(Default::default(), ExponentialBackoff::reconnect_default());
+    /// pool.set_address(2, "broker-2:9092");
+    /// pool.set_address(1, "broker-1:9092");
+    /// assert_eq!(pool.node_ids(), [1, 2]); // sorted
+    /// ```
     pub fn node_ids(&self) -> Vec<i32> {
         let mut v: Vec<i32> = self.lock().keys().copied().collect();
         v.sort_unstable();
@@ -233,6 +355,15 @@ impl ConnectionPool {
     }
 
     /// A live (or new) connection to `node_id`.
+    ///
+    /// ```
+    /// use kafka_producer::{ClusterError, ConnectionPool, ExponentialBackoff};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let pool = ConnectionPool::new(Default::default(), ExponentialBackoff::reconnect_default());
+    /// // A node id the pool has no address for fails without dialling.
+    /// assert!(matches!(pool.connection(7).await, Err(ClusterError::UnknownBroker(7))));
+    /// # });
+    /// ```
     pub async fn connection(&self, node_id: i32) -> Result<Arc<Connection>, ClusterError> {
         let b = self
             .broker(node_id)
@@ -241,6 +372,13 @@ impl ConnectionPool {
     }
 
     /// Any live connection, without dialling.
+    ///
+    /// ```
+    /// # use kafka_producer::{ConnectionPool, ExponentialBackoff};
+    /// # let pool = ConnectionPool::new(Default::default(), ExponentialBackoff::reconnect_default());
+    /// pool.set_address(1, "broker-1:9092");
+    /// assert!(pool.any_live().is_none()); // known, but never dialled
+    /// ```
     pub fn any_live(&self) -> Option<(i32, Arc<Connection>)> {
         let brokers: Vec<_> = self.lock().values().cloned().collect();
         brokers
@@ -249,6 +387,14 @@ impl ConnectionPool {
     }
 
     /// Closes every connection.
+    ///
+    /// ```no_run
+    /// # async fn demo(pool: &kafka_producer::ConnectionPool) -> Result<(), kafka_producer::ClusterError> {
+    /// let conn = pool.connection(1).await?;
+    /// pool.close_all();
+    /// assert!(conn.is_closed());
+    /// # Ok(()) }
+    /// ```
     pub fn close_all(&self) {
         let brokers: Vec<_> = self.lock().values().cloned().collect();
         for b in brokers {

@@ -35,6 +35,17 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// An async, batching, idempotent Kafka producer. Cheap to clone; all
 /// clones share one sender task. Dropping the last clone closes the
 /// producer gracefully in the background (pending records are still sent).
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
+/// let producer = Producer::connect(ProducerConfig::builder("127.0.0.1:9092").build()?).await?;
+/// let worker = producer.clone(); // shares the sender task
+/// tokio::spawn(async move { worker.send(ProducerRecord::new("audit").value("started")).await });
+/// let meta = producer.send(ProducerRecord::new("orders").key("customer-7").value("{}")).await?;
+/// println!("written to {}-{} at {:?}", meta.topic, meta.partition, meta.offset);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct Producer {
     inner: Arc<Handle>,
@@ -65,12 +76,39 @@ impl Producer {
     /// Connects to the cluster (bootstrap metadata) and starts the sender
     /// task. With idempotence, the producer id is fetched by the sender
     /// before the first batch is sent.
+    ///
+    /// ```
+    /// use kafka_producer::{ClusterError, Producer, ProducerConfig};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let config = ProducerConfig::builder("localhost").build().unwrap(); // no port
+    /// let err = Producer::connect(config).await.unwrap_err();
+    /// assert!(matches!(err, ClusterError::InvalidAddress(_)));
+    /// # });
+    /// ```
     pub async fn connect(config: ProducerConfig) -> Result<Self, ClusterError> {
         Self::connect_with_gate(config, None).await
     }
 
     /// [`Self::connect`] with a [`DrainGate`] (used by the transactional
     /// producer to hold partitions back and tag requests).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_producer::sender::DrainGate;
+    /// use kafka_producer::{Producer, ProducerConfig, TopicPartition};
+    /// use std::sync::Arc;
+    /// /// Holds back every partition of topic `paused`.
+    /// #[derive(Debug)]
+    /// struct Pause;
+    /// impl DrainGate for Pause {
+    ///     fn may_drain(&self, tp: &TopicPartition) -> bool {
+    ///         &*tp.topic != "paused"
+    ///     }
+    /// }
+    /// let config = ProducerConfig::builder("127.0.0.1:9092").build()?;
+    /// let producer = Producer::connect_with_gate(config, Some(Arc::new(Pause))).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn connect_with_gate(
         config: ProducerConfig,
         gate: Option<Arc<dyn DrainGate>>,
@@ -120,11 +158,24 @@ impl Producer {
     }
 
     /// The configuration.
+    ///
+    /// ```no_run
+    /// # fn demo(producer: &kafka_producer::Producer) {
+    /// println!("linger.ms = {:?}, idempotent: {}", producer.config().linger, producer.config().idempotence());
+    /// # }
+    /// ```
     pub fn config(&self) -> &ProducerConfig {
         &self.inner.config
     }
 
     /// The cluster connection layer.
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: &kafka_producer::Producer) -> Result<(), kafka_producer::ClusterError> {
+    /// producer.cluster().refresh_topics(&["orders"]).await?;
+    /// let partitions = producer.cluster().metadata().topic("orders").map(|t| t.partition_count());
+    /// # Ok(()) }
+    /// ```
     pub fn cluster(&self) -> &Arc<Cluster> {
         &self.inner.cluster
     }
@@ -143,6 +194,17 @@ impl Producer {
     /// The future resolves when the batch is acknowledged (or fails). A send
     /// that appends at once allocates nothing per record (checked by
     /// `tests/producer_alloc.rs`); one that must wait boxes its waiting state.
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: &kafka_producer::Producer) -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_producer::ProducerRecord;
+    /// // Enqueued in order now; awaited later.
+    /// let a = producer.send(ProducerRecord::new("orders").key("customer-7").value("created"));
+    /// let b = producer.send(ProducerRecord::new("orders").key("customer-7").value("paid"));
+    /// let (a, b) = (a.await?, b.await?);
+    /// assert!(a.offset < b.offset); // same key, same partition, in order
+    /// # Ok(()) }
+    /// ```
     pub fn send(
         &self,
         record: ProducerRecord,
@@ -186,6 +248,15 @@ impl Producer {
 
     /// Sends every record enqueued so far at once (ignoring `linger.ms`) and
     /// waits until all of them completed.
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: &kafka_producer::Producer) -> Result<(), kafka_producer::ProduceError> {
+    /// use kafka_producer::ProducerRecord;
+    /// let pending = producer.send(ProducerRecord::new("orders").value("v"));
+    /// producer.flush().await; // sent without waiting for linger.ms, and completed
+    /// let meta = pending.await?; // resolves at once
+    /// # Ok(()) }
+    /// ```
     pub async fn flush(&self) {
         let acc = &self.inner.acc;
         let target = {
@@ -207,6 +278,15 @@ impl Producer {
     /// Stops accepting records, sends everything pending and waits up to
     /// `timeout` for it; records still pending then fail with
     /// [`ProduceError::Closed`]. Later sends fail with `Closed`.
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::Producer) -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_producer::{ProduceError, ProducerRecord};
+    /// producer.close(std::time::Duration::from_secs(10)).await?;
+    /// let late = producer.send(ProducerRecord::new("orders").value("v")).await;
+    /// assert!(matches!(late, Err(ProduceError::Closed(_))));
+    /// # Ok(()) }
+    /// ```
     pub async fn close(&self, timeout: Duration) -> Result<(), ProduceError> {
         let acc = &self.inner.acc;
         {
@@ -245,6 +325,13 @@ impl Producer {
     }
 
     /// A snapshot of the metrics (all zero when disabled).
+    ///
+    /// ```no_run
+    /// # fn demo(producer: &kafka_producer::Producer) {
+    /// let m = producer.metrics();
+    /// println!("{} records, {} retries, max latency {} µs", m.records_sent, m.retries, m.request_latency_max_us);
+    /// # }
+    /// ```
     pub fn metrics(&self) -> MetricsSnapshot {
         self.inner.acc.metrics.snapshot()
     }

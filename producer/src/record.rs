@@ -20,6 +20,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// A topic and partition.
+///
+/// ```
+/// use kafka_producer::TopicPartition;
+/// let tp = TopicPartition::new("orders", 3);
+/// assert_eq!(tp.to_string(), "orders-3");
+/// assert!(TopicPartition::new("orders", 2) < tp);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TopicPartition {
     /// Topic name (shared, cheap to clone).
@@ -30,6 +37,12 @@ pub struct TopicPartition {
 
 impl TopicPartition {
     /// `topic`-`partition`.
+    ///
+    /// ```
+    /// use kafka_producer::TopicPartition;
+    /// let tp = TopicPartition::new(String::from("orders"), 0);
+    /// assert_eq!((&*tp.topic, tp.partition), ("orders", 0));
+    /// ```
     pub fn new(topic: impl Into<Arc<str>>, partition: i32) -> Self {
         Self {
             topic: topic.into(),
@@ -46,6 +59,13 @@ impl fmt::Display for TopicPartition {
 
 /// A record to send: topic, optional partition (else the partitioner
 /// chooses), key, value, headers and timestamp (else the send time).
+///
+/// ```
+/// use kafka_producer::ProducerRecord;
+/// let tombstone = ProducerRecord::new("customers").key("customer-7"); // no value
+/// assert_eq!(tombstone.value, None);
+/// assert_eq!(tombstone.partition, None); // the partitioner chooses
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProducerRecord {
     /// Topic.
@@ -64,6 +84,12 @@ pub struct ProducerRecord {
 
 impl ProducerRecord {
     /// An empty record for `topic`.
+    ///
+    /// ```
+    /// use kafka_producer::ProducerRecord;
+    /// let r = ProducerRecord::new("orders");
+    /// assert!(r.key.is_none() && r.value.is_none() && r.headers.is_empty() && r.timestamp.is_none());
+    /// ```
     pub fn new(topic: impl Into<String>) -> Self {
         Self {
             topic: topic.into(),
@@ -72,30 +98,62 @@ impl ProducerRecord {
     }
 
     /// Sets the key.
+    ///
+    /// ```
+    /// use kafka_producer::ProducerRecord;
+    /// let r = ProducerRecord::new("orders").key("customer-7");
+    /// assert_eq!(r.key.as_deref(), Some(&b"customer-7"[..]));
+    /// ```
     pub fn key(mut self, key: impl Into<Bytes>) -> Self {
         self.key = Some(key.into());
         self
     }
 
     /// Sets the value.
+    ///
+    /// ```
+    /// use kafka_producer::ProducerRecord;
+    /// let r = ProducerRecord::new("orders").value(br#"{"total": 12}"#.to_vec());
+    /// assert_eq!(r.value.unwrap().len(), 13);
+    /// ```
     pub fn value(mut self, value: impl Into<Bytes>) -> Self {
         self.value = Some(value.into());
         self
     }
 
     /// Sets the partition.
+    ///
+    /// ```
+    /// use kafka_producer::ProducerRecord;
+    /// assert_eq!(ProducerRecord::new("orders").partition(3).partition, Some(3));
+    /// ```
     pub fn partition(mut self, partition: i32) -> Self {
         self.partition = Some(partition);
         self
     }
 
     /// Sets the timestamp (ms since the epoch).
+    ///
+    /// ```
+    /// use kafka_producer::ProducerRecord;
+    /// let r = ProducerRecord::new("orders").timestamp(1_764_000_000_000);
+    /// assert_eq!(r.timestamp, Some(1_764_000_000_000));
+    /// ```
     pub fn timestamp(mut self, ts: i64) -> Self {
         self.timestamp = Some(ts);
         self
     }
 
     /// Appends a header.
+    ///
+    /// ```
+    /// use kafka_producer::ProducerRecord;
+    /// let r = ProducerRecord::new("orders")
+    ///     .header("trace-id", Some("4bf92f35"))
+    ///     .header("retry", None::<&str>); // a null header value
+    /// assert_eq!(r.headers.len(), 2);
+    /// assert_eq!(r.headers[1], ("retry".to_string(), None));
+    /// ```
     pub fn header(mut self, key: impl Into<String>, value: Option<impl Into<Bytes>>) -> Self {
         self.headers.push((key.into(), value.map(Into::into)));
         self
@@ -125,6 +183,18 @@ pub struct RecordMetadata {
 
 /// Why a record was not (or not knowingly) delivered. Cheap to clone: one
 /// error is shared by every record of a batch.
+///
+/// ```
+/// use kafka_producer::{ProduceError, TopicPartition};
+/// use kafka_proto::ErrorCode;
+/// let e = ProduceError::Broker {
+///     tp: TopicPartition::new("orders", 0),
+///     error: ErrorCode::MessageTooLarge,
+///     message: None,
+/// };
+/// assert_eq!(e.error_code(), Some(ErrorCode::MessageTooLarge));
+/// assert!(e.to_string().starts_with("orders-0: broker error"));
+/// ```
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProduceError {
@@ -192,6 +262,13 @@ pub enum ProduceError {
 
 impl ProduceError {
     /// The broker error code, if the broker answered with one.
+    ///
+    /// ```
+    /// use kafka_producer::ProduceError;
+    /// use std::time::Duration;
+    /// let e = ProduceError::MaxBlockTimeout { waiting_for: "buffer memory".into(), after: Duration::from_secs(60) };
+    /// assert_eq!(e.error_code(), None); // not a broker answer
+    /// ```
     pub fn error_code(&self) -> Option<ErrorCode> {
         match self {
             ProduceError::Broker { error, .. } => Some(*error),
@@ -201,6 +278,18 @@ impl ProduceError {
 
     /// True when the record may have been written although this error was
     /// reported (a delivery timeout after the batch was sent).
+    ///
+    /// ```
+    /// use kafka_producer::{ProduceError, TopicPartition};
+    /// use std::time::Duration;
+    /// let expired = ProduceError::DeliveryTimeout {
+    ///     tp: TopicPartition::new("orders", 0),
+    ///     records: 12,
+    ///     elapsed: Duration::from_secs(120),
+    /// };
+    /// assert!(expired.outcome_unknown()); // may have been written: check before resending
+    /// assert!(!ProduceError::Closed(None).outcome_unknown());
+    /// ```
     pub fn outcome_unknown(&self) -> bool {
         matches!(self, ProduceError::DeliveryTimeout { .. })
     }

@@ -50,21 +50,43 @@ impl fmt::Debug for SaslConfig {
 
 impl SaslConfig {
     /// SASL/PLAIN.
+    ///
+    /// ```
+    /// use kafka_producer::{SaslConfig, SaslMechanism};
+    /// let c = SaslConfig::plain("alice", "alice-secret");
+    /// assert_eq!((c.mechanism, c.mechanism_name()), (SaslMechanism::Plain, "PLAIN"));
+    /// ```
     pub fn plain(username: impl Into<String>, password: impl Into<String>) -> Self {
         Self::new(SaslMechanism::Plain, username, password)
     }
 
     /// SCRAM-SHA-256.
+    ///
+    /// ```
+    /// use kafka_producer::SaslConfig;
+    /// assert_eq!(SaslConfig::scram_sha256("alice", "alice-secret").mechanism_name(), "SCRAM-SHA-256");
+    /// ```
     pub fn scram_sha256(username: impl Into<String>, password: impl Into<String>) -> Self {
         Self::new(SaslMechanism::ScramSha256, username, password)
     }
 
     /// SCRAM-SHA-512.
+    ///
+    /// ```
+    /// use kafka_producer::SaslConfig;
+    /// assert_eq!(SaslConfig::scram_sha512("alice", "alice-secret").mechanism_name(), "SCRAM-SHA-512");
+    /// ```
     pub fn scram_sha512(username: impl Into<String>, password: impl Into<String>) -> Self {
         Self::new(SaslMechanism::ScramSha512, username, password)
     }
 
     /// Any mechanism.
+    ///
+    /// ```
+    /// use kafka_producer::{SaslConfig, SaslMechanism};
+    /// let c = SaslConfig::new(SaslMechanism::ScramSha512, "alice", "alice-secret");
+    /// assert_eq!(c, SaslConfig::scram_sha512("alice", "alice-secret"));
+    /// ```
     pub fn new(
         mechanism: SaslMechanism,
         username: impl Into<String>,
@@ -78,6 +100,11 @@ impl SaslConfig {
     }
 
     /// The mechanism's Kafka name.
+    ///
+    /// ```
+    /// use kafka_producer::SaslConfig;
+    /// assert_eq!(SaslConfig::plain("alice", "alice-secret").mechanism_name(), "PLAIN");
+    /// ```
     pub fn mechanism_name(&self) -> &'static str {
         self.mechanism.name()
     }
@@ -101,6 +128,12 @@ pub enum SaslMechanism {
 
 impl SaslMechanism {
     /// The name sent in SaslHandshake.
+    ///
+    /// ```
+    /// use kafka_producer::sasl::SaslMechanism;
+    /// assert_eq!(SaslMechanism::Plain.name(), "PLAIN");
+    /// assert_eq!(SaslMechanism::ScramSha512.name(), "SCRAM-SHA-512");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             SaslMechanism::Plain => "PLAIN",
@@ -125,6 +158,12 @@ pub fn plain_message(username: &str, password: &str) -> Vec<u8> {
 }
 
 /// The hash function of a SCRAM mechanism.
+///
+/// ```
+/// use kafka_producer::sasl::{ScramClient, ScramHash};
+/// let mut c = ScramClient::with_nonce(ScramHash::Sha512, "alice", "alice-secret", "fyko+d2lbbFgONRv9qkxdawL");
+/// assert_eq!(c.client_first(), b"n,,n=alice,r=fyko+d2lbbFgONRv9qkxdawL");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ScramHash {
     /// SHA-256.
@@ -170,6 +209,15 @@ impl ScramHash {
 
 /// A SCRAM protocol failure on the client side (bad server message, nonce or
 /// signature), or a server-reported `e=` error.
+///
+/// ```
+/// use kafka_producer::sasl::{ScramClient, ScramHash};
+/// let mut c = ScramClient::with_nonce(ScramHash::Sha256, "user", "pencil", "rOprNGfwEbeRWgbNEkqO");
+/// c.client_first();
+/// // The server must extend the client nonce.
+/// let err = c.handle_server_first(b"r=someone-else,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096").unwrap_err();
+/// assert_eq!(err.to_string(), "SCRAM: server nonce does not extend the client nonce");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("SCRAM: {0}")]
 pub struct ScramError(pub String);
@@ -223,6 +271,13 @@ fn escape_saslname(name: &str) -> String {
 
 impl ScramClient {
     /// A client with a fresh random nonce (24 random bytes, base64).
+    ///
+    /// ```
+    /// use kafka_producer::sasl::{ScramClient, ScramHash};
+    /// let mut c = ScramClient::new(ScramHash::Sha256, "alice", "alice-secret");
+    /// let first = String::from_utf8(c.client_first()).unwrap();
+    /// assert!(first.starts_with("n,,n=alice,r=") && first.len() > "n,,n=alice,r=".len());
+    /// ```
     pub fn new(hash: ScramHash, username: &str, password: &str) -> Self {
         let mut raw = [0u8; 24];
         rand::fill(&mut raw);
@@ -231,6 +286,12 @@ impl ScramClient {
 
     /// A client with a given nonce (for test vectors). The nonce must be
     /// printable ASCII without `,`.
+    ///
+    /// ```
+    /// use kafka_producer::sasl::{ScramClient, ScramHash};
+    /// let mut c = ScramClient::with_nonce(ScramHash::Sha256, "user", "pencil", "rOprNGfwEbeRWgbNEkqO");
+    /// assert_eq!(c.client_first(), b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO"); // RFC 7677 section 3
+    /// ```
     pub fn with_nonce(hash: ScramHash, username: &str, password: &str, nonce: &str) -> Self {
         Self {
             hash,
@@ -243,6 +304,13 @@ impl ScramClient {
     }
 
     /// The client-first message `n,,n=USER,r=NONCE`.
+    ///
+    /// ```
+    /// use kafka_producer::sasl::{ScramClient, ScramHash};
+    /// // `=` and `,` in the user name are escaped.
+    /// let mut c = ScramClient::with_nonce(ScramHash::Sha256, "team=a,b", "pw", "nonce");
+    /// assert_eq!(c.client_first(), b"n,,n=team=3Da=2Cb,r=nonce");
+    /// ```
     pub fn client_first(&mut self) -> Vec<u8> {
         self.client_first_bare = format!("n={},r={}", escape_saslname(&self.username), self.nonce);
         self.state = ScramState::SentFirst;
@@ -251,6 +319,15 @@ impl ScramClient {
 
     /// Parses server-first (`r=...,s=...,i=...`), checks the nonce and the
     /// iteration count, and returns client-final with the proof.
+    ///
+    /// ```
+    /// use kafka_producer::sasl::{ScramClient, ScramHash};
+    /// let mut c = ScramClient::with_nonce(ScramHash::Sha256, "user", "pencil", "rOprNGfwEbeRWgbNEkqO");
+    /// c.client_first();
+    /// // Fewer than 4096 iterations are refused (RFC 7677).
+    /// let weak = c.handle_server_first(b"r=rOprNGfwEbeRWgbNEkqOxyz,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=1000");
+    /// assert!(weak.unwrap_err().to_string().contains("iteration count 1000"));
+    /// ```
     pub fn handle_server_first(&mut self, msg: &[u8]) -> Result<Vec<u8>, ScramError> {
         if self.state != ScramState::SentFirst {
             return Err(ScramError("server-first received out of order".into()));
@@ -311,6 +388,14 @@ impl ScramClient {
     }
 
     /// Verifies server-final (`v=SIGNATURE`); `e=...` is an error.
+    ///
+    /// ```
+    /// use kafka_producer::sasl::{ScramClient, ScramHash};
+    /// let mut c = ScramClient::with_nonce(ScramHash::Sha256, "user", "pencil", "rOprNGfwEbeRWgbNEkqO");
+    /// c.client_first();
+    /// c.handle_server_first(b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096").unwrap();
+    /// assert!(c.handle_server_final(b"e=invalid-proof").is_err()); // the broker refused
+    /// ```
     pub fn handle_server_final(&mut self, msg: &[u8]) -> Result<(), ScramError> {
         let ScramState::SentFinal { server_signature } = &self.state else {
             return Err(ScramError("server-final received out of order".into()));
@@ -336,6 +421,16 @@ impl ScramClient {
     }
 
     /// True once the server signature has been verified.
+    ///
+    /// ```
+    /// use kafka_producer::sasl::{ScramClient, ScramHash};
+    /// let mut c = ScramClient::with_nonce(ScramHash::Sha256, "user", "pencil", "rOprNGfwEbeRWgbNEkqO");
+    /// c.client_first();
+    /// c.handle_server_first(b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096").unwrap();
+    /// assert!(!c.is_done());
+    /// c.handle_server_final(b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=").unwrap();
+    /// assert!(c.is_done());
+    /// ```
     pub fn is_done(&self) -> bool {
         self.state == ScramState::Done
     }

@@ -77,6 +77,16 @@ pub fn highest_common(a: VersionRange, b: VersionRange) -> Option<i16> {
 
 /// What to do after an ApiVersions response arrived (Java
 /// `NetworkClient.handleApiVersionsResponse`).
+///
+/// ```
+/// use kafka_producer::versions::{ApiVersionsOutcome, on_api_versions_response};
+/// use kafka_proto::messages::ApiVersionsResponse;
+/// let ok = ApiVersionsResponse::default();
+/// let ApiVersionsOutcome::Done(v) = on_api_versions_response(4, &ok) else { panic!("error 0 is success") };
+/// assert_eq!(v.api_versions_version(), 4);
+/// let denied = ApiVersionsResponse { error_code: 31, ..Default::default() }; // CLUSTER_AUTHORIZATION_FAILED
+/// assert!(matches!(on_api_versions_response(4, &denied), ApiVersionsOutcome::Failed(_)));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApiVersionsOutcome {
     /// Success: use these versions.
@@ -131,6 +141,16 @@ pub fn on_api_versions_response(
 /// Decodes an ApiVersions response body (after the v0 header), falling back
 /// to the v0 layout: a broker that does not support the requested version
 /// answers UNSUPPORTED_VERSION in the v0 layout (Java `ApiVersionsResponse.parse`).
+///
+/// ```
+/// use kafka_producer::versions::decode_api_versions_body;
+/// use kafka_proto::Message;
+/// use kafka_proto::messages::ApiVersionsResponse;
+/// // A broker too old for v3 answers UNSUPPORTED_VERSION in the v0 layout.
+/// let v0_body = ApiVersionsResponse { error_code: 35, ..Default::default() }.encode_to_vec(0).unwrap();
+/// let resp = decode_api_versions_body(&v0_body, 3).unwrap();
+/// assert_eq!(resp.error_code, 35);
+/// ```
 pub fn decode_api_versions_body(
     body: &[u8],
     version: i16,
@@ -170,6 +190,18 @@ pub struct BrokerVersions {
 impl BrokerVersions {
     /// Builds from a successful ApiVersions response received at `version`.
     /// The Produce minimum is raised to [`PRODUCE_MIN_VERSION`].
+    ///
+    /// ```
+    /// use kafka_producer::versions::BrokerVersions;
+    /// use kafka_proto::ApiKey;
+    /// use kafka_proto::messages::{ApiVersion, ApiVersionsResponse};
+    /// let resp = ApiVersionsResponse {
+    ///     api_keys: vec![ApiVersion { api_key: 0, min_version: 0, max_version: 11, ..Default::default() }],
+    ///     ..Default::default()
+    /// };
+    /// let v = BrokerVersions::from_response(&resp, 3);
+    /// assert_eq!(v.broker_range(ApiKey::Produce).map(|r| (r.min, r.max)), Some((3, 11)));
+    /// ```
     pub fn from_response(resp: &ApiVersionsResponse, version: i16) -> Self {
         let mut ranges = HashMap::new();
         for a in &resp.api_keys {
@@ -202,17 +234,74 @@ impl BrokerVersions {
     }
 
     /// The ApiVersions version that succeeded.
+    ///
+    /// ```
+    /// # use kafka_producer::versions::BrokerVersions;
+    /// # use kafka_proto::messages::{ApiVersion, ApiVersionsResponse, FinalizedFeatureKey, SupportedFeatureKey};
+    /// # let resp = ApiVersionsResponse {
+    /// #     api_keys: vec![
+    /// #         ApiVersion { api_key: 0, min_version: 0, max_version: 13, ..Default::default() },
+    /// #         ApiVersion { api_key: 3, min_version: 0, max_version: 12, ..Default::default() },
+    /// #     ],
+    /// #     supported_features: vec![SupportedFeatureKey { name: "transaction.version".into(), min_version: 0, max_version: 2, ..Default::default() }],
+    /// #     finalized_features: vec![FinalizedFeatureKey { name: "transaction.version".into(), min_version_level: 2, max_version_level: 2, ..Default::default() }],
+    /// #     finalized_features_epoch: 42,
+    /// #     ..Default::default()
+    /// # };
+    /// # let v = BrokerVersions::from_response(&resp, 4);
+    /// assert_eq!(v.api_versions_version(), 4);
+    /// ```
     pub fn api_versions_version(&self) -> i16 {
         self.api_versions_version
     }
 
     /// The broker's range for `api` (Produce minimum raised to 3), if advertised.
+    ///
+    /// ```
+    /// # use kafka_producer::versions::BrokerVersions;
+    /// # use kafka_proto::messages::{ApiVersion, ApiVersionsResponse, FinalizedFeatureKey, SupportedFeatureKey};
+    /// # let resp = ApiVersionsResponse {
+    /// #     api_keys: vec![
+    /// #         ApiVersion { api_key: 0, min_version: 0, max_version: 13, ..Default::default() },
+    /// #         ApiVersion { api_key: 3, min_version: 0, max_version: 12, ..Default::default() },
+    /// #     ],
+    /// #     supported_features: vec![SupportedFeatureKey { name: "transaction.version".into(), min_version: 0, max_version: 2, ..Default::default() }],
+    /// #     finalized_features: vec![FinalizedFeatureKey { name: "transaction.version".into(), min_version_level: 2, max_version_level: 2, ..Default::default() }],
+    /// #     finalized_features_epoch: 42,
+    /// #     ..Default::default()
+    /// # };
+    /// # let v = BrokerVersions::from_response(&resp, 4);
+    /// use kafka_proto::{ApiKey, VersionRange};
+    /// assert_eq!(v.broker_range(ApiKey::Metadata), Some(VersionRange::new(0, 12)));
+    /// assert_eq!(v.broker_range(ApiKey::Fetch), None); // not advertised
+    /// ```
     pub fn broker_range(&self, api: ApiKey) -> Option<VersionRange> {
         self.ranges.get(&api.code()).copied()
     }
 
     /// The highest version both this client ([`client_versions`]) and the
     /// broker support, `None` if there is none or either side lacks the API.
+    ///
+    /// ```
+    /// # use kafka_producer::versions::BrokerVersions;
+    /// # use kafka_proto::messages::{ApiVersion, ApiVersionsResponse, FinalizedFeatureKey, SupportedFeatureKey};
+    /// # let resp = ApiVersionsResponse {
+    /// #     api_keys: vec![
+    /// #         ApiVersion { api_key: 0, min_version: 0, max_version: 13, ..Default::default() },
+    /// #         ApiVersion { api_key: 3, min_version: 0, max_version: 12, ..Default::default() },
+    /// #     ],
+    /// #     supported_features: vec![SupportedFeatureKey { name: "transaction.version".into(), min_version: 0, max_version: 2, ..Default::default() }],
+    /// #     finalized_features: vec![FinalizedFeatureKey { name: "transaction.version".into(), min_version_level: 2, max_version_level: 2, ..Default::default() }],
+    /// #     finalized_features_epoch: 42,
+    /// #     ..Default::default()
+    /// # };
+    /// # let v = BrokerVersions::from_response(&resp, 4);
+    /// use kafka_proto::ApiKey;
+    /// use kafka_producer::versions::client_versions;
+    /// let ours = client_versions(ApiKey::Metadata).unwrap().max;
+    /// assert_eq!(v.negotiated_version(ApiKey::Metadata), Some(ours.min(12)));
+    /// assert_eq!(v.negotiated_version(ApiKey::EndTxn), None);
+    /// ```
     pub fn negotiated_version(&self, api: ApiKey) -> Option<i16> {
         highest_common(client_versions(api)?, self.broker_range(api)?)
     }
@@ -236,22 +325,93 @@ impl BrokerVersions {
     }
 
     /// The finalized `(min, max)` level of feature `name`, if finalized.
+    ///
+    /// ```
+    /// # use kafka_producer::versions::BrokerVersions;
+    /// # use kafka_proto::messages::{ApiVersion, ApiVersionsResponse, FinalizedFeatureKey, SupportedFeatureKey};
+    /// # let resp = ApiVersionsResponse {
+    /// #     api_keys: vec![
+    /// #         ApiVersion { api_key: 0, min_version: 0, max_version: 13, ..Default::default() },
+    /// #         ApiVersion { api_key: 3, min_version: 0, max_version: 12, ..Default::default() },
+    /// #     ],
+    /// #     supported_features: vec![SupportedFeatureKey { name: "transaction.version".into(), min_version: 0, max_version: 2, ..Default::default() }],
+    /// #     finalized_features: vec![FinalizedFeatureKey { name: "transaction.version".into(), min_version_level: 2, max_version_level: 2, ..Default::default() }],
+    /// #     finalized_features_epoch: 42,
+    /// #     ..Default::default()
+    /// # };
+    /// # let v = BrokerVersions::from_response(&resp, 4);
+    /// assert_eq!(v.finalized_feature("transaction.version"), Some((2, 2)));
+    /// assert_eq!(v.finalized_feature("group.version"), None);
+    /// ```
     pub fn finalized_feature(&self, name: &str) -> Option<(i16, i16)> {
         self.finalized_features.get(name).copied()
     }
 
     /// The finalized `transaction.version` level (0 or absent: TV0; 2: KIP-890 TV2).
+    ///
+    /// ```
+    /// # use kafka_producer::versions::BrokerVersions;
+    /// # use kafka_proto::messages::{ApiVersion, ApiVersionsResponse, FinalizedFeatureKey, SupportedFeatureKey};
+    /// # let resp = ApiVersionsResponse {
+    /// #     api_keys: vec![
+    /// #         ApiVersion { api_key: 0, min_version: 0, max_version: 13, ..Default::default() },
+    /// #         ApiVersion { api_key: 3, min_version: 0, max_version: 12, ..Default::default() },
+    /// #     ],
+    /// #     supported_features: vec![SupportedFeatureKey { name: "transaction.version".into(), min_version: 0, max_version: 2, ..Default::default() }],
+    /// #     finalized_features: vec![FinalizedFeatureKey { name: "transaction.version".into(), min_version_level: 2, max_version_level: 2, ..Default::default() }],
+    /// #     finalized_features_epoch: 42,
+    /// #     ..Default::default()
+    /// # };
+    /// # let v = BrokerVersions::from_response(&resp, 4);
+    /// assert_eq!(v.transaction_version(), Some(2)); // KIP-890 transactions V2
+    /// assert_eq!(BrokerVersions::default().transaction_version(), None);
+    /// ```
     pub fn transaction_version(&self) -> Option<i16> {
         self.finalized_feature("transaction.version")
             .map(|(_, max)| max)
     }
 
     /// The broker's supported range of feature `name`.
+    ///
+    /// ```
+    /// # use kafka_producer::versions::BrokerVersions;
+    /// # use kafka_proto::messages::{ApiVersion, ApiVersionsResponse, FinalizedFeatureKey, SupportedFeatureKey};
+    /// # let resp = ApiVersionsResponse {
+    /// #     api_keys: vec![
+    /// #         ApiVersion { api_key: 0, min_version: 0, max_version: 13, ..Default::default() },
+    /// #         ApiVersion { api_key: 3, min_version: 0, max_version: 12, ..Default::default() },
+    /// #     ],
+    /// #     supported_features: vec![SupportedFeatureKey { name: "transaction.version".into(), min_version: 0, max_version: 2, ..Default::default() }],
+    /// #     finalized_features: vec![FinalizedFeatureKey { name: "transaction.version".into(), min_version_level: 2, max_version_level: 2, ..Default::default() }],
+    /// #     finalized_features_epoch: 42,
+    /// #     ..Default::default()
+    /// # };
+    /// # let v = BrokerVersions::from_response(&resp, 4);
+    /// use kafka_proto::VersionRange;
+    /// assert_eq!(v.supported_feature("transaction.version"), Some(VersionRange::new(0, 2)));
+    /// ```
     pub fn supported_feature(&self, name: &str) -> Option<VersionRange> {
         self.supported_features.get(name).copied()
     }
 
     /// The epoch of the finalized features (-1 if unknown).
+    ///
+    /// ```
+    /// # use kafka_producer::versions::BrokerVersions;
+    /// # use kafka_proto::messages::{ApiVersion, ApiVersionsResponse, FinalizedFeatureKey, SupportedFeatureKey};
+    /// # let resp = ApiVersionsResponse {
+    /// #     api_keys: vec![
+    /// #         ApiVersion { api_key: 0, min_version: 0, max_version: 13, ..Default::default() },
+    /// #         ApiVersion { api_key: 3, min_version: 0, max_version: 12, ..Default::default() },
+    /// #     ],
+    /// #     supported_features: vec![SupportedFeatureKey { name: "transaction.version".into(), min_version: 0, max_version: 2, ..Default::default() }],
+    /// #     finalized_features: vec![FinalizedFeatureKey { name: "transaction.version".into(), min_version_level: 2, max_version_level: 2, ..Default::default() }],
+    /// #     finalized_features_epoch: 42,
+    /// #     ..Default::default()
+    /// # };
+    /// # let v = BrokerVersions::from_response(&resp, 4);
+    /// assert_eq!(v.finalized_features_epoch(), 42);
+    /// ```
     pub fn finalized_features_epoch(&self) -> i64 {
         self.finalized_features_epoch
     }

@@ -36,6 +36,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Which records a reader sees.
+///
+/// ```
+/// use kafka_producer::reader::{IsolationLevel, ReaderConfig};
+/// let verify = ReaderConfig { isolation: IsolationLevel::ReadUncommitted, ..Default::default() };
+/// assert_ne!(verify.isolation, IsolationLevel::default()); // default: read_committed
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum IsolationLevel {
     /// Everything up to the high watermark, aborted transactions included.
@@ -48,6 +54,12 @@ pub enum IsolationLevel {
 
 impl IsolationLevel {
     /// The wire value (`isolation_level`): 0 or 1.
+    ///
+    /// ```
+    /// use kafka_producer::reader::IsolationLevel;
+    /// assert_eq!(IsolationLevel::ReadUncommitted.wire(), 0);
+    /// assert_eq!(IsolationLevel::ReadCommitted.wire(), 1);
+    /// ```
     pub fn wire(self) -> i8 {
         match self {
             IsolationLevel::ReadUncommitted => 0,
@@ -57,6 +69,15 @@ impl IsolationLevel {
 }
 
 /// A position to seek to.
+///
+/// ```no_run
+/// # async fn demo(reader: &mut kafka_producer::reader::Reader) -> Result<(), kafka_producer::reader::ReaderError> {
+/// use kafka_producer::reader::Offset;
+/// reader.seek("orders", 0, Offset::Earliest).await?;
+/// reader.seek("orders", 1, Offset::At(42)).await?;
+/// reader.seek("orders", 2, Offset::Timestamp(1_764_000_000_000)).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Offset {
     /// The log start offset.
@@ -72,6 +93,14 @@ pub enum Offset {
 
 impl Offset {
     /// The ListOffsets `timestamp` for this spec (`None` for [`Offset::At`]).
+    ///
+    /// ```
+    /// use kafka_producer::reader::Offset;
+    /// assert_eq!(Offset::Earliest.list_offsets_timestamp(), Some(-2));
+    /// assert_eq!(Offset::Latest.list_offsets_timestamp(), Some(-1));
+    /// assert_eq!(Offset::Timestamp(1_764_000_000_000).list_offsets_timestamp(), Some(1_764_000_000_000));
+    /// assert_eq!(Offset::At(42).list_offsets_timestamp(), None);
+    /// ```
     pub fn list_offsets_timestamp(self) -> Option<i64> {
         match self {
             Offset::Earliest => Some(-2),
@@ -83,6 +112,15 @@ impl Offset {
 }
 
 /// One record returned by [`Reader::poll`].
+///
+/// ```no_run
+/// # async fn demo(reader: &mut kafka_producer::reader::Reader) -> Result<(), kafka_producer::reader::ReaderError> {
+/// for r in reader.poll(std::time::Duration::from_secs(1)).await? {
+///     let key = r.key.as_deref().map(String::from_utf8_lossy);
+///     println!("{}-{}@{} key={key:?} txn={}", r.topic, r.partition, r.offset, r.is_transactional);
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsumerRecord {
     /// The topic.
@@ -169,6 +207,17 @@ impl Default for ReaderConfig {
 }
 
 /// An offset returned by [`Reader::list_offsets`].
+///
+/// ```no_run
+/// # async fn demo(reader: &kafka_producer::reader::Reader) -> Result<(), kafka_producer::reader::ReaderError> {
+/// use kafka_producer::reader::Offset;
+/// let listed = reader.list_offsets("orders", &[0], Offset::Timestamp(1_764_000_000_000)).await?;
+/// match listed[&0].offset {
+///     Some(o) => println!("first record at or after the timestamp: {o}"),
+///     None => println!("no record that recent"),
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ListedOffset {
     /// The offset; `None` when a timestamp lookup found no record at or after it.
@@ -280,6 +329,16 @@ fn retry_in_place(e: ErrorCode) -> bool {
 
 impl Reader {
     /// A reader on `cluster` (share the cluster with producers if you like).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kafka_producer::reader::ReaderError> {
+    /// use kafka_producer::reader::{Reader, ReaderConfig};
+    /// use kafka_producer::{Cluster, ClusterConfig};
+    /// let cluster = Cluster::connect(ClusterConfig::new("127.0.0.1:9092")).await?;
+    /// let mut reader = Reader::new(cluster.clone(), ReaderConfig::default());
+    /// reader.assign("orders", &[0]);
+    /// # Ok(()) }
+    /// ```
     pub fn new(cluster: Arc<Cluster>, config: ReaderConfig) -> Self {
         Self {
             cluster,
@@ -292,11 +351,24 @@ impl Reader {
     }
 
     /// The cluster.
+    ///
+    /// ```no_run
+    /// # fn demo(reader: &kafka_producer::reader::Reader) {
+    /// println!("{} brokers known", reader.cluster().metadata().brokers().len());
+    /// # }
+    /// ```
     pub fn cluster(&self) -> &Arc<Cluster> {
         &self.cluster
     }
 
     /// The configuration.
+    ///
+    /// ```no_run
+    /// # fn demo(reader: &kafka_producer::reader::Reader) {
+    /// use kafka_producer::reader::IsolationLevel;
+    /// assert_eq!(reader.config().isolation, IsolationLevel::ReadCommitted);
+    /// # }
+    /// ```
     pub fn config(&self) -> &ReaderConfig {
         &self.config
     }
@@ -304,6 +376,13 @@ impl Reader {
     /// Adds partitions of `topic` to the assignment (existing positions are
     /// kept); new partitions have no position until [`Self::seek`] or the
     /// first [`Self::poll`] (`auto_offset_reset`).
+    ///
+    /// ```no_run
+    /// # fn demo(reader: &mut kafka_producer::reader::Reader) {
+    /// reader.assign("orders", &[0, 1, 2]);
+    /// assert_eq!(reader.position("orders", 0), None); // until seek or poll
+    /// # }
+    /// ```
     pub fn assign(&mut self, topic: &str, partitions: &[i32]) {
         self.cluster.track_topics(&[topic]);
         if self.cluster.metadata().topic(topic).is_none() {
@@ -316,6 +395,14 @@ impl Reader {
     }
 
     /// Removes partitions from the assignment.
+    ///
+    /// ```no_run
+    /// # fn demo(reader: &mut kafka_producer::reader::Reader) {
+    /// reader.assign("orders", &[0, 1, 2]);
+    /// reader.unassign("orders", &[2]);
+    /// assert_eq!(reader.assignment(), [("orders".to_string(), 0), ("orders".to_string(), 1)]);
+    /// # }
+    /// ```
     pub fn unassign(&mut self, topic: &str, partitions: &[i32]) {
         if let Some(parts) = self.assignment.get_mut(topic) {
             for p in partitions {
@@ -328,6 +415,13 @@ impl Reader {
     }
 
     /// The assigned partitions.
+    ///
+    /// ```no_run
+    /// # fn demo(reader: &mut kafka_producer::reader::Reader) {
+    /// reader.assign("orders", &[1, 0]);
+    /// assert_eq!(reader.assignment(), [("orders".to_string(), 0), ("orders".to_string(), 1)]);
+    /// # }
+    /// ```
     pub fn assignment(&self) -> Vec<(String, i32)> {
         self.assignment
             .iter()
@@ -354,21 +448,53 @@ impl Reader {
     }
 
     /// The next offset [`Self::poll`] will fetch, if positioned.
+    ///
+    /// ```no_run
+    /// # async fn demo(reader: &mut kafka_producer::reader::Reader) -> Result<(), kafka_producer::reader::ReaderError> {
+    /// use kafka_producer::reader::Offset;
+    /// reader.seek("orders", 0, Offset::At(100)).await?;
+    /// assert_eq!(reader.position("orders", 0), Some(100));
+    /// # Ok(()) }
+    /// ```
     pub fn position(&self, topic: &str, partition: i32) -> Option<i64> {
         self.state(topic, partition)?.position
     }
 
     /// The high watermark reported by the last Fetch of the partition.
+    ///
+    /// ```no_run
+    /// # async fn demo(reader: &mut kafka_producer::reader::Reader) -> Result<(), kafka_producer::reader::ReaderError> {
+    /// reader.poll(std::time::Duration::from_secs(1)).await?;
+    /// if let (Some(pos), Some(hw)) = (reader.position("orders", 0), reader.high_watermark("orders", 0)) {
+    ///     println!("orders-0 lag: {}", hw - pos);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn high_watermark(&self, topic: &str, partition: i32) -> Option<i64> {
         self.state(topic, partition)?.high_watermark
     }
 
     /// The last stable offset reported by the last Fetch (read_committed only).
+    ///
+    /// ```no_run
+    /// # async fn demo(reader: &mut kafka_producer::reader::Reader) -> Result<(), kafka_producer::reader::ReaderError> {
+    /// reader.poll(std::time::Duration::from_secs(1)).await?;
+    /// let (lso, hw) = (reader.last_stable_offset("orders", 0), reader.high_watermark("orders", 0));
+    /// println!("open transaction pending: {}", lso < hw);
+    /// # Ok(()) }
+    /// ```
     pub fn last_stable_offset(&self, topic: &str, partition: i32) -> Option<i64> {
         self.state(topic, partition)?.last_stable_offset
     }
 
     /// The log start offset reported by the last Fetch.
+    ///
+    /// ```no_run
+    /// # async fn demo(reader: &mut kafka_producer::reader::Reader) -> Result<(), kafka_producer::reader::ReaderError> {
+    /// reader.poll(std::time::Duration::from_secs(1)).await?;
+    /// println!("orders-0 starts at {:?}", reader.log_start_offset("orders", 0));
+    /// # Ok(()) }
+    /// ```
     pub fn log_start_offset(&self, topic: &str, partition: i32) -> Option<i64> {
         self.state(topic, partition)?.log_start_offset
     }
@@ -377,6 +503,15 @@ impl Reader {
     /// [`Offset::Latest`] and [`Offset::Timestamp`] are resolved with
     /// ListOffsets at the reader's isolation level (read_committed: Latest is
     /// the last stable offset). Returns the new position.
+    ///
+    /// ```no_run
+    /// # async fn demo(reader: &mut kafka_producer::reader::Reader) -> Result<(), kafka_producer::reader::ReaderError> {
+    /// use kafka_producer::reader::Offset;
+    /// reader.assign("orders", &[0]);
+    /// let end = reader.seek("orders", 0, Offset::Latest).await?; // the LSO under read_committed
+    /// println!("only records after {end} will be read");
+    /// # Ok(()) }
+    /// ```
     pub async fn seek(
         &mut self,
         topic: &str,
@@ -423,6 +558,16 @@ impl Reader {
     /// ListOffsets for `partitions` of `topic` at the reader's isolation
     /// level, retried on retriable errors for up to `api_timeout`.
     /// [`Offset::At`] is returned as is.
+    ///
+    /// ```no_run
+    /// # async fn demo(reader: &kafka_producer::reader::Reader) -> Result<(), kafka_producer::reader::ReaderError> {
+    /// use kafka_producer::reader::Offset;
+    /// let ends = reader.list_offsets("orders", &[0, 1, 2], Offset::Latest).await?;
+    /// for (partition, listed) in &ends {
+    ///     println!("orders-{partition} ends at {:?}", listed.offset);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn list_offsets(
         &self,
         topic: &str,
@@ -612,6 +757,19 @@ impl Reader {
     /// the metadata and are retried within `timeout`; an empty vector means
     /// nothing arrived in time. Partitions without a position start at
     /// `auto_offset_reset`.
+    ///
+    /// ```no_run
+    /// # async fn demo(reader: &mut kafka_producer::reader::Reader) -> Result<(), kafka_producer::reader::ReaderError> {
+    /// reader.assign("orders", &[0]);
+    /// loop {
+    ///     let records = reader.poll(std::time::Duration::from_millis(500)).await?;
+    ///     if records.is_empty() {
+    ///         break;
+    ///     }
+    ///     println!("{} records", records.len());
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn poll(&mut self, timeout: Duration) -> Result<Vec<ConsumerRecord>, ReaderError> {
         if let Some(e) = self.pending_error.take() {
             return Err(e);
@@ -981,6 +1139,14 @@ impl Reader {
     /// records below those ends in fetch order. The partitions are added to
     /// the assignment and stay positioned at their ends. Bounded by
     /// `read_to_end_timeout`.
+    ///
+    /// ```no_run
+    /// # async fn demo(reader: &mut kafka_producer::reader::Reader) -> Result<(), kafka_producer::reader::ReaderError> {
+    /// let committed = reader.read_to_end("orders", &[0, 1, 2]).await?;
+    /// let unique: std::collections::HashSet<_> = committed.iter().map(|r| (r.partition, r.offset)).collect();
+    /// assert_eq!(unique.len(), committed.len(), "no record twice");
+    /// # Ok(()) }
+    /// ```
     pub async fn read_to_end(
         &mut self,
         topic: &str,
@@ -1051,6 +1217,13 @@ impl Reader {
     /// (FindCoordinator(GROUP) then OffsetFetch; under read_committed with
     /// `require_stable`, so offsets of pending transactions are waited for).
     /// `None` where the group has no offset. Retried for up to `api_timeout`.
+    ///
+    /// ```no_run
+    /// # async fn demo(reader: &kafka_producer::reader::Reader) -> Result<(), kafka_producer::reader::ReaderError> {
+    /// let committed = reader.committed_offsets("billing", "orders", &[0, 1]).await?;
+    /// println!("billing resumes orders-0 at {:?}", committed[&0]);
+    /// # Ok(()) }
+    /// ```
     pub async fn committed_offsets(
         &self,
         group_id: &str,
@@ -1078,6 +1251,13 @@ impl Reader {
     }
 
     /// The connection to `group_id`'s coordinator.
+    ///
+    /// ```no_run
+    /// # async fn demo(reader: &kafka_producer::reader::Reader) -> Result<(), kafka_producer::reader::ReaderError> {
+    /// let conn = reader.group_coordinator("billing").await?;
+    /// println!("group billing is coordinated by {}", conn.addr());
+    /// # Ok(()) }
+    /// ```
     pub async fn group_coordinator(&self, group_id: &str) -> Result<Arc<Connection>, ReaderError> {
         let conn = self.cluster.any_connection().await?;
         let version = conn.versions().version_for::<FindCoordinatorRequest>()?;
