@@ -157,6 +157,12 @@ impl From<ApiKey> for i16 {
 
 impl ApiKey {
     /// The numeric key.
+    ///
+    /// ```
+    /// # use kafka_proto::ApiKey;
+    /// assert_eq!(ApiKey::AddPartitionsToTxn.code(), 24);
+    /// assert_eq!(ApiKey::Unknown(1000).code(), 1000);
+    /// ```
     pub fn code(self) -> i16 {
         i16::from(self)
     }

@@ -9,6 +9,12 @@ use crate::api_key::ApiKey;
 use std::fmt;
 
 /// Why a decode failed, independent of where.
+///
+/// ```
+/// use kafka_proto::{DecodeErrorKind, Message, messages::MetadataRequest};
+/// let err = MetadataRequest::decode(&[0, 0], 12).unwrap_err();
+/// assert!(matches!(err.kind, DecodeErrorKind::Truncated { .. }));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DecodeErrorKind {
@@ -77,7 +83,7 @@ pub enum DecodeErrorKind {
 /// A failure to decode bytes received from a peer.
 ///
 /// ```
-/// use kafka_proto::{messages::ApiVersionsResponse, Message};
+/// use kafka_proto::{Message, messages::ApiVersionsResponse};
 /// let err = ApiVersionsResponse::decode(&[0, 0], 3).unwrap_err();
 /// assert!(err.to_string().contains("ApiVersions"));
 /// ```
@@ -96,6 +102,12 @@ pub struct DecodeError {
 
 impl DecodeError {
     /// An error at `field` with no API context yet.
+    ///
+    /// ```
+    /// # use kafka_proto::{DecodeError, DecodeErrorKind};
+    /// let e = DecodeError::new("records", DecodeErrorKind::VarintTooLong);
+    /// assert_eq!(e.to_string(), "decoding, field `records`: varint too long");
+    /// ```
     pub fn new(field: &'static str, kind: DecodeErrorKind) -> Self {
         Self {
             api: None,
@@ -106,6 +118,14 @@ impl DecodeError {
     }
 
     /// Adds the API and version if they are not set yet.
+    ///
+    /// ```
+    /// # use kafka_proto::{ApiKey, DecodeError, DecodeErrorKind};
+    /// let e = DecodeError::new("error_code", DecodeErrorKind::InvalidUtf8)
+    ///     .in_api(ApiKey::Produce, 9)
+    ///     .in_api(ApiKey::Fetch, 12); // the first context set is kept
+    /// assert_eq!((e.api, e.version), (Some(ApiKey::Produce), Some(9)));
+    /// ```
     pub fn in_api(mut self, api: ApiKey, version: i16) -> Self {
         self.api.get_or_insert(api);
         self.version.get_or_insert(version);
@@ -125,6 +145,12 @@ impl fmt::Display for DecodeError {
 }
 
 /// Why an encode failed.
+///
+/// ```
+/// use kafka_proto::{EncodeErrorKind, Message, messages::ApiVersionsRequest};
+/// let err = ApiVersionsRequest::default().encode_to_vec(6).unwrap_err();
+/// assert_eq!(err.kind, EncodeErrorKind::UnsupportedVersion);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum EncodeErrorKind {
@@ -148,8 +174,11 @@ pub enum EncodeErrorKind {
 /// A request to encode something the chosen protocol version cannot express.
 ///
 /// ```
-/// use kafka_proto::{messages::ApiVersionsRequest, EncodeErrorKind, Message};
-/// let req = ApiVersionsRequest { client_software_name: "x".into(), ..Default::default() };
+/// use kafka_proto::{EncodeErrorKind, Message, messages::ApiVersionsRequest};
+/// let req = ApiVersionsRequest {
+///     client_software_name: "x".into(),
+///     ..Default::default()
+/// };
 /// let err = req.encode_to_vec(0).unwrap_err();
 /// assert_eq!(err.kind, EncodeErrorKind::FieldNotInVersion);
 /// ```
@@ -168,6 +197,12 @@ pub struct EncodeError {
 
 impl EncodeError {
     /// An error at `field` with no API context yet.
+    ///
+    /// ```
+    /// # use kafka_proto::{EncodeError, EncodeErrorKind};
+    /// let e = EncodeError::new("topic", EncodeErrorKind::TooLong(40_000));
+    /// assert!(e.to_string().contains("length 40000 too large"));
+    /// ```
     pub fn new(field: &'static str, kind: EncodeErrorKind) -> Self {
         Self {
             api: None,
@@ -178,11 +213,25 @@ impl EncodeError {
     }
 
     /// Shorthand for [`EncodeErrorKind::FieldNotInVersion`].
+    ///
+    /// ```
+    /// # use kafka_proto::{EncodeError, EncodeErrorKind};
+    /// assert_eq!(
+    ///     EncodeError::not_in_version("cluster_id").kind,
+    ///     EncodeErrorKind::FieldNotInVersion
+    /// );
+    /// ```
     pub fn not_in_version(field: &'static str) -> Self {
         Self::new(field, EncodeErrorKind::FieldNotInVersion)
     }
 
     /// Adds the API and version if they are not set yet.
+    ///
+    /// ```
+    /// # use kafka_proto::{ApiKey, EncodeError};
+    /// let e = EncodeError::not_in_version("node_id").in_api(ApiKey::ApiVersions, 4);
+    /// assert!(e.to_string().starts_with("encoding ApiVersions v4, field `node_id`:"));
+    /// ```
     pub fn in_api(mut self, api: ApiKey, version: i16) -> Self {
         self.api.get_or_insert(api);
         self.version.get_or_insert(version);

@@ -15,6 +15,18 @@
 
 /// How the Java transactional producer handles an error code by default (the
 /// per-request differences are modelled by the producer crate).
+///
+/// ```
+/// use kafka_proto::{ErrorCode, error_code::TxnHandling};
+/// assert_eq!(
+///     ErrorCode::NotCoordinator.txn_handling(),
+///     TxnHandling::RefreshCoordinatorThenRetry
+/// );
+/// assert_eq!(
+///     ErrorCode::InvalidProducerEpoch.txn_handling(),
+///     TxnHandling::Abortable
+/// );
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TxnHandling {
     /// Retry the same request after a backoff.
@@ -32,6 +44,12 @@ pub enum TxnHandling {
 }
 
 /// A Kafka error code.
+///
+/// ```
+/// use kafka_proto::ErrorCode;
+/// assert_eq!(ErrorCode::from(47), ErrorCode::InvalidProducerEpoch);
+/// assert_eq!(ErrorCode::from(9999), ErrorCode::Unknown(9999));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorCode {
@@ -1285,6 +1303,12 @@ impl ErrorCode {
     }
 
     /// The numeric code.
+    ///
+    /// ```
+    /// # use kafka_proto::ErrorCode;
+    /// assert_eq!(ErrorCode::TransactionalIdAuthorizationFailed.code(), 53);
+    /// assert_eq!(ErrorCode::Unknown(-7).code(), -7);
+    /// ```
     pub fn code(self) -> i16 {
         match self {
             ErrorCode::Unknown(c) => c,
@@ -1293,26 +1317,64 @@ impl ErrorCode {
     }
 
     /// Kafka's name for the code, e.g. `CONCURRENT_TRANSACTIONS`.
+    ///
+    /// ```
+    /// # use kafka_proto::ErrorCode;
+    /// assert_eq!(ErrorCode::from(51).name(), "CONCURRENT_TRANSACTIONS");
+    /// ```
     pub fn name(self) -> &'static str {
         self.entry().map_or("UNKNOWN_CODE", |e| e.2)
     }
 
     /// True for [`ErrorCode::None`].
+    ///
+    /// ```
+    /// # use kafka_proto::ErrorCode;
+    /// assert!(ErrorCode::from(0).is_ok());
+    /// assert!(!ErrorCode::ProducerFenced.is_ok());
+    /// ```
     pub fn is_ok(self) -> bool {
         self == ErrorCode::None
     }
 
     /// Whether Kafka marks the error retriable (`RetriableException`).
+    ///
+    /// ```
+    /// # use kafka_proto::ErrorCode;
+    /// assert!(ErrorCode::NotLeaderOrFollower.is_retriable());
+    /// assert!(!ErrorCode::TransactionalIdAuthorizationFailed.is_retriable());
+    /// ```
     pub fn is_retriable(self) -> bool {
         self.entry().is_some_and(|e| e.3)
     }
 
     /// The transactional producer's default handling.
+    ///
+    /// ```
+    /// # use kafka_proto::{ErrorCode, error_code::TxnHandling};
+    /// assert_eq!(
+    ///     ErrorCode::ConcurrentTransactions.txn_handling(),
+    ///     TxnHandling::Retry
+    /// );
+    /// assert_eq!(
+    ///     ErrorCode::DuplicateSequenceNumber.txn_handling(),
+    ///     TxnHandling::DuplicateSuccess
+    /// );
+    /// ```
     pub fn txn_handling(self) -> TxnHandling {
         self.entry().map_or(TxnHandling::Unspecified, |e| e.4)
     }
 
     /// `Ok(())` for NONE, else `Err(self)`.
+    ///
+    /// ```
+    /// # use kafka_proto::ErrorCode;
+    /// assert_eq!(ErrorCode::from(0).into_result(), Ok(()));
+    /// assert_eq!(
+    ///     ErrorCode::from(90).into_result(),
+    ///     Err(ErrorCode::ProducerFenced)
+    /// );
+    /// ```
     pub fn into_result(self) -> Result<(), ErrorCode> {
         if self.is_ok() { Ok(()) } else { Err(self) }
     }

@@ -22,6 +22,12 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 pub const DEFAULT_MAX_FRAME_SIZE: usize = 100 * 1024 * 1024;
 
 /// Splits a byte stream into frames.
+///
+/// ```
+/// use kafka_proto::frame::{DEFAULT_MAX_FRAME_SIZE, FrameDecoder};
+/// let dec = FrameDecoder::default();
+/// assert_eq!(dec.max_frame_size(), DEFAULT_MAX_FRAME_SIZE);
+/// ```
 #[derive(Debug, Clone)]
 pub struct FrameDecoder {
     max_frame_size: usize,
@@ -35,11 +41,24 @@ impl Default for FrameDecoder {
 
 impl FrameDecoder {
     /// A decoder that refuses frames larger than `max_frame_size` bytes.
+    ///
+    /// ```
+    /// # use kafka_proto::frame::FrameDecoder;
+    /// # use bytes::BytesMut;
+    /// let mut dec = FrameDecoder::new(16);
+    /// let mut buf = BytesMut::from(&[0u8, 0, 1, 0][..]); // announces 256 bytes
+    /// assert!(dec.decode(&mut buf).is_err(), "rejected before buffering");
+    /// ```
     pub fn new(max_frame_size: usize) -> Self {
         Self { max_frame_size }
     }
 
     /// The configured maximum.
+    ///
+    /// ```
+    /// # use kafka_proto::frame::FrameDecoder;
+    /// assert_eq!(FrameDecoder::new(1 << 20).max_frame_size(), 1_048_576);
+    /// ```
     pub fn max_frame_size(&self) -> usize {
         self.max_frame_size
     }
@@ -47,6 +66,16 @@ impl FrameDecoder {
     /// Takes one complete frame body (without its length) off the front of
     /// `buf`, `Ok(None)` if more bytes are needed. An oversized or negative
     /// length fails at once, before any allocation.
+    ///
+    /// ```
+    /// # use kafka_proto::frame::FrameDecoder;
+    /// # use bytes::BytesMut;
+    /// let mut dec = FrameDecoder::new(1024);
+    /// let mut buf = BytesMut::from(&[0u8, 0, 0, 3, 1, 2][..]);
+    /// assert_eq!(dec.decode(&mut buf).unwrap(), None, "body incomplete");
+    /// buf.extend_from_slice(&[3]);
+    /// assert_eq!(dec.decode(&mut buf).unwrap().unwrap().as_ref(), [1, 2, 3]);
+    /// ```
     pub fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Bytes>, DecodeError> {
         if buf.len() < 4 {
             return Ok(None);
@@ -113,6 +142,15 @@ pub fn encode_request_frame<M: Message>(
 }
 
 /// Encodes a complete response frame (used by test peers and fixtures).
+///
+/// ```
+/// use kafka_proto::frame::{FrameDecoder, decode_response_frame, encode_response_frame};
+/// use kafka_proto::messages::ApiVersionsResponse;
+/// let mut buf = encode_response_frame(&ApiVersionsResponse::default(), 3, 42).unwrap();
+/// let body = FrameDecoder::default().decode(&mut buf).unwrap().unwrap();
+/// let (header, _) = decode_response_frame::<ApiVersionsResponse>(&body, 3).unwrap();
+/// assert_eq!(header.correlation_id, 42);
+/// ```
 pub fn encode_response_frame<M: Message>(
     msg: &M,
     version: i16,
@@ -135,6 +173,18 @@ pub fn encode_response_frame<M: Message>(
 
 /// Decodes a response frame body (without the length): header then message.
 /// Trailing bytes are an error.
+///
+/// ```
+/// use kafka_proto::frame::{decode_response_frame, encode_response_frame};
+/// use kafka_proto::messages::FindCoordinatorResponse;
+/// let resp = FindCoordinatorResponse {
+///     throttle_time_ms: 5,
+///     ..Default::default()
+/// };
+/// let frame = encode_response_frame(&resp, 4, 7).unwrap();
+/// let (header, back) = decode_response_frame::<FindCoordinatorResponse>(&frame[4..], 4).unwrap();
+/// assert_eq!((header.correlation_id, back), (7, resp));
+/// ```
 pub fn decode_response_frame<M: Message>(
     body: &[u8],
     version: i16,
@@ -152,11 +202,33 @@ pub fn decode_response_frame<M: Message>(
 
 /// Reads only the correlation id of a response frame body, to route it before
 /// the version is known.
+///
+/// ```
+/// use kafka_proto::frame::{encode_response_frame, peek_correlation_id};
+/// use kafka_proto::messages::MetadataResponse;
+/// let frame = encode_response_frame(&MetadataResponse::default(), 12, 99).unwrap();
+/// assert_eq!(peek_correlation_id(&frame[4..]).unwrap(), 99);
+/// ```
 pub fn peek_correlation_id(body: &[u8]) -> Result<i32, DecodeError> {
     Reader::new(body).i32("correlation_id")
 }
 
 /// Decodes a request frame body (without the length): header then message.
+///
+/// ```
+/// use kafka_proto::frame::{decode_request_frame, encode_request_frame};
+/// use kafka_proto::messages::{ApiVersionsRequest, MetadataRequest};
+/// let frame = encode_request_frame(&MetadataRequest::all_topics(), 12, 3, Some("eos")).unwrap();
+/// let (header, req) = decode_request_frame::<MetadataRequest>(&frame[4..]).unwrap();
+/// assert_eq!(
+///     (header.correlation_id, req),
+///     (3, MetadataRequest::all_topics())
+/// );
+/// assert!(
+///     decode_request_frame::<ApiVersionsRequest>(&frame[4..]).is_err(),
+///     "wrong API key"
+/// );
+/// ```
 pub fn decode_request_frame<M: Message>(body: &[u8]) -> Result<(RequestHeader, M), DecodeError> {
     let mut r = Reader::new(body);
     // Peek version to choose the header version.

@@ -12,7 +12,10 @@
 //! - [`error_code`]: every Kafka error code with its retriable flag and handling.
 //!
 //! ```
-//! use kafka_proto::{messages::{ApiVersionsRequest, ApiVersionsResponse}, Message};
+//! use kafka_proto::{
+//!     Message,
+//!     messages::{ApiVersionsRequest, ApiVersionsResponse},
+//! };
 //! let req = ApiVersionsRequest {
 //!     client_software_name: "kafka-eos".into(),
 //!     client_software_version: "0.1".into(),
@@ -60,16 +63,36 @@ pub struct VersionRange {
 
 impl VersionRange {
     /// `min..=max`.
+    ///
+    /// ```
+    /// # use kafka_proto::VersionRange;
+    /// let r = VersionRange::new(0, 5);
+    /// assert_eq!((r.min, r.max), (0, 5));
+    /// ```
     pub const fn new(min: i16, max: i16) -> Self {
         Self { min, max }
     }
 
     /// True when `v` is inside the range.
+    ///
+    /// ```
+    /// # use kafka_proto::VersionRange;
+    /// let produce = VersionRange::new(3, 13);
+    /// assert!(produce.contains(3) && produce.contains(13) && !produce.contains(14));
+    /// ```
     pub const fn contains(&self, v: i16) -> bool {
         v >= self.min && v <= self.max
     }
 
     /// Every version in the range.
+    ///
+    /// ```
+    /// # use kafka_proto::VersionRange;
+    /// assert_eq!(
+    ///     VersionRange::new(3, 5).iter().collect::<Vec<_>>(),
+    ///     [3, 4, 5]
+    /// );
+    /// ```
     pub fn iter(&self) -> impl Iterator<Item = i16> + use<> {
         self.min..=self.max
     }
@@ -80,6 +103,21 @@ impl VersionRange {
 ///
 /// Encoding a field that holds a non-default value in a version that cannot carry
 /// it is an [`EncodeError`]; decoding rejects trailing bytes.
+///
+/// ```
+/// use kafka_proto::{ApiKey, Message, messages::EndTxnRequest};
+/// assert_eq!(EndTxnRequest::API_KEY, ApiKey::EndTxn);
+/// let req = EndTxnRequest {
+///     transactional_id: "orders-0".into(),
+///     committed: true,
+///     ..Default::default()
+/// };
+/// let v = EndTxnRequest::VERSIONS.max;
+/// assert_eq!(
+///     EndTxnRequest::decode(&req.encode_to_vec(v).unwrap(), v).unwrap(),
+///     req
+/// );
+/// ```
 pub trait Message: Sized + Clone + PartialEq + std::fmt::Debug + Default {
     /// The API this message belongs to.
     const API_KEY: ApiKey;
@@ -89,17 +127,52 @@ pub trait Message: Sized + Clone + PartialEq + std::fmt::Debug + Default {
     const FLEXIBLE_MIN: i16;
 
     /// Writes the body (no header) at `version`, which is already range-checked.
+    ///
+    /// ```
+    /// # use kafka_proto::{Message, messages::ApiVersionsRequest};
+    /// // `encode_body` skips the range check that `encode` does; use it only in `Message` impls.
+    /// let mut buf = Vec::new();
+    /// ApiVersionsRequest::default()
+    ///     .encode_body(&mut buf, 0)
+    ///     .unwrap();
+    /// assert!(buf.is_empty(), "v0 has no fields");
+    /// ```
     fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError>;
 
     /// Reads the body (no header) at `version`, which is already range-checked.
+    ///
+    /// ```
+    /// # use kafka_proto::{Message, messages::ApiVersionsRequest, primitives::Reader};
+    /// let mut r = Reader::new(&[]);
+    /// assert_eq!(
+    ///     ApiVersionsRequest::decode_body(&mut r, 0).unwrap(),
+    ///     ApiVersionsRequest::default()
+    /// );
+    /// ```
     fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError>;
 
     /// True when `version` uses the flexible encoding.
+    ///
+    /// ```
+    /// # use kafka_proto::{Message, messages::ApiVersionsRequest};
+    /// assert!(!ApiVersionsRequest::is_flexible(2));
+    /// assert!(ApiVersionsRequest::is_flexible(3));
+    /// ```
     fn is_flexible(version: i16) -> bool {
         version >= Self::FLEXIBLE_MIN
     }
 
     /// Checks the version and writes the body.
+    ///
+    /// ```
+    /// # use kafka_proto::{EncodeErrorKind, Message, messages::ApiVersionsRequest};
+    /// let mut buf = bytes::BytesMut::new();
+    /// ApiVersionsRequest::default().encode(&mut buf, 3).unwrap();
+    /// let err = ApiVersionsRequest::default()
+    ///     .encode(&mut buf, 99)
+    ///     .unwrap_err();
+    /// assert_eq!(err.kind, EncodeErrorKind::UnsupportedVersion);
+    /// ```
     fn encode<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
         if !Self::VERSIONS.contains(version) {
             return Err(
@@ -112,6 +185,12 @@ pub trait Message: Sized + Clone + PartialEq + std::fmt::Debug + Default {
     }
 
     /// Encodes into a fresh vector.
+    ///
+    /// ```
+    /// # use kafka_proto::{Message, messages::FindCoordinatorRequest};
+    /// let req = FindCoordinatorRequest::default();
+    /// assert!(!req.encode_to_vec(4).unwrap().is_empty());
+    /// ```
     fn encode_to_vec(&self, version: i16) -> Result<Vec<u8>, EncodeError> {
         let mut v = Vec::new();
         self.encode(&mut v, version)?;
@@ -119,6 +198,12 @@ pub trait Message: Sized + Clone + PartialEq + std::fmt::Debug + Default {
     }
 
     /// Decodes a complete body: every byte must belong to the message.
+    ///
+    /// ```
+    /// # use kafka_proto::{DecodeErrorKind, Message, messages::ApiVersionsRequest};
+    /// let err = ApiVersionsRequest::decode(&[0], 0).unwrap_err();
+    /// assert_eq!(err.kind, DecodeErrorKind::TrailingBytes(1));
+    /// ```
     fn decode(bytes: &[u8], version: i16) -> Result<Self, DecodeError> {
         let mut r = Reader::new(bytes);
         let m = Self::read(&mut r, version)?;
@@ -127,6 +212,16 @@ pub trait Message: Sized + Clone + PartialEq + std::fmt::Debug + Default {
     }
 
     /// Checks the version and reads a body from `r`, leaving what follows.
+    ///
+    /// ```
+    /// # use kafka_proto::{Message, messages::ApiVersionsRequest, primitives::Reader};
+    /// // Decode one body and leave what follows in the reader.
+    /// let mut bytes = ApiVersionsRequest::default().encode_to_vec(3).unwrap();
+    /// bytes.push(0xff);
+    /// let mut r = Reader::new(&bytes);
+    /// ApiVersionsRequest::read(&mut r, 3).unwrap();
+    /// assert_eq!(r.rest(), [0xff]);
+    /// ```
     fn read(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
         if !Self::VERSIONS.contains(version) {
             return Err(
@@ -139,12 +234,32 @@ pub trait Message: Sized + Clone + PartialEq + std::fmt::Debug + Default {
 }
 
 /// A request message, tied to its response type.
+///
+/// ```
+/// use kafka_proto::{
+///     Message, Request,
+///     messages::{ApiVersionsRequest, ApiVersionsResponse},
+/// };
+/// fn response_key<R: Request>() -> kafka_proto::ApiKey {
+///     <R::Response as Message>::API_KEY
+/// }
+/// assert_eq!(
+///     response_key::<ApiVersionsRequest>(),
+///     ApiVersionsResponse::API_KEY
+/// );
+/// ```
 pub trait Request: Message {
     /// The response this request receives.
     type Response: Response;
 }
 
 /// A response message.
+///
+/// ```
+/// use kafka_proto::{Response, messages::MetadataResponse};
+/// fn is_response<R: Response>() {}
+/// is_response::<MetadataResponse>();
+/// ```
 pub trait Response: Message {}
 
 /// Fails with [`EncodeErrorKind::FieldNotInVersion`] when `present` is false and the

@@ -9,7 +9,7 @@
 //! read allocates more than the remaining input can justify.
 //!
 //! ```
-//! use kafka_proto::primitives::{put_compact_string, Reader};
+//! use kafka_proto::primitives::{Reader, put_compact_string};
 //! let mut buf = Vec::new();
 //! put_compact_string(&mut buf, "hi");
 //! let mut r = Reader::new(&buf);
@@ -32,6 +32,12 @@ pub type TaggedFields = Vec<(u32, Bytes)>;
 type NomResult<'a, T> = IResult<&'a [u8], T, ()>;
 
 /// Parses an unsigned LEB128 varint of at most 5 bytes (u32).
+///
+/// ```
+/// use kafka_proto::primitives::parse_uvarint;
+/// let (rest, v) = parse_uvarint(&[0xac, 0x02, 0xff]).unwrap();
+/// assert_eq!((v, rest), (Ok(300), &[0xff][..]));
+/// ```
 pub fn parse_uvarint(input: &[u8]) -> NomResult<'_, Result<u32, DecodeErrorKind>> {
     let mut value: u32 = 0;
     for (i, &b) in input.iter().enumerate().take(5) {
@@ -51,6 +57,12 @@ pub fn parse_uvarint(input: &[u8]) -> NomResult<'_, Result<u32, DecodeErrorKind>
 }
 
 /// Parses an unsigned LEB128 varint of at most 10 bytes (u64).
+///
+/// ```
+/// use kafka_proto::primitives::parse_uvarlong;
+/// let (rest, v) = parse_uvarlong(&[0x80, 0x80, 0x04]).unwrap();
+/// assert_eq!((v, rest.len()), (Ok(1 << 16), 0));
+/// ```
 pub fn parse_uvarlong(input: &[u8]) -> NomResult<'_, Result<u64, DecodeErrorKind>> {
     let mut value: u64 = 0;
     for (i, &b) in input.iter().enumerate().take(10) {
@@ -70,6 +82,14 @@ pub fn parse_uvarlong(input: &[u8]) -> NomResult<'_, Result<u64, DecodeErrorKind
 }
 
 /// A cursor over a bounded byte slice. Reads consume from the front.
+///
+/// ```
+/// use kafka_proto::primitives::Reader;
+/// let mut r = Reader::new(&[0, 0, 0, 42, 1]);
+/// assert_eq!(r.i32("partition").unwrap(), 42);
+/// assert!(r.bool("is_leader").unwrap());
+/// assert!(r.is_empty());
+/// ```
 #[derive(Debug, Clone)]
 pub struct Reader<'a> {
     input: &'a [u8],
@@ -80,8 +100,8 @@ fn truncated(field: &'static str, needed: usize, remaining: usize) -> DecodeErro
 }
 
 macro_rules! fixed {
-    ($(#[$doc:meta] $name:ident -> $ty:ty = $parser:path, $width:expr;)*) => {$(
-        #[$doc]
+    ($($(#[$doc:meta])+ $name:ident -> $ty:ty = $parser:path, $width:expr;)*) => {$(
+        $(#[$doc])+
         pub fn $name(&mut self, field: &'static str) -> Result<$ty, DecodeError> {
             let r: NomResult<'a, $ty> = $parser(self.input);
             match r {
@@ -97,26 +117,61 @@ macro_rules! fixed {
 
 impl<'a> Reader<'a> {
     /// A reader over `input`.
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::Reader;
+    /// let r = Reader::new(b"kafka");
+    /// assert_eq!(r.remaining(), 5);
+    /// ```
     pub fn new(input: &'a [u8]) -> Self {
         Self { input }
     }
 
     /// Bytes not yet read.
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::Reader;
+    /// let mut r = Reader::new(&[0, 7, 9]);
+    /// r.i16("error_code").unwrap();
+    /// assert_eq!(r.remaining(), 1);
+    /// ```
     pub fn remaining(&self) -> usize {
         self.input.len()
     }
 
     /// The unread bytes.
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::Reader;
+    /// let mut r = Reader::new(&[1, 2, 3]);
+    /// r.i8("acks").unwrap();
+    /// assert_eq!(r.rest(), &[2, 3]);
+    /// ```
     pub fn rest(&self) -> &'a [u8] {
         self.input
     }
 
     /// True when every byte was read.
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::Reader;
+    /// let mut r = Reader::new(&[1]);
+    /// assert!(!r.is_empty());
+    /// r.bool("flag").unwrap();
+    /// assert!(r.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.input.is_empty()
     }
 
     /// Fails with [`DecodeErrorKind::TrailingBytes`] unless every byte was read.
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::Reader;
+    /// let mut r = Reader::new(&[0, 1, 0xff]);
+    /// r.i16("error_code").unwrap();
+    /// assert!(r.finish().is_err(), "one trailing byte");
+    /// ```
     pub fn finish(&self) -> Result<(), DecodeError> {
         if self.input.is_empty() {
             Ok(())
@@ -130,27 +185,75 @@ impl<'a> Reader<'a> {
 
     fixed! {
         /// Reads an `int8`.
+        ///
+        /// ```
+        /// # use kafka_proto::primitives::Reader;
+        /// assert_eq!(Reader::new(&[0xff]).i8("acks").unwrap(), -1);
+        /// ```
         i8 -> i8 = num::be_i8, 1;
         /// Reads an `int16`.
+        ///
+        /// ```
+        /// # use kafka_proto::primitives::Reader;
+        /// assert_eq!(Reader::new(&[0, 51]).i16("error_code").unwrap(), 51);
+        /// ```
         i16 -> i16 = num::be_i16, 2;
         /// Reads an `uint16`.
+        ///
+        /// ```
+        /// # use kafka_proto::primitives::Reader;
+        /// assert_eq!(Reader::new(&[0x23, 0x84]).u16("port").unwrap(), 9092);
+        /// ```
         u16 -> u16 = num::be_u16, 2;
         /// Reads an `int32`.
+        ///
+        /// ```
+        /// # use kafka_proto::primitives::Reader;
+        /// assert_eq!(Reader::new(&[0, 0, 0x75, 0x30]).i32("timeout_ms").unwrap(), 30_000);
+        /// ```
         i32 -> i32 = num::be_i32, 4;
         /// Reads an `uint32`.
+        ///
+        /// ```
+        /// # use kafka_proto::primitives::Reader;
+        /// assert_eq!(Reader::new(&[0xff; 4]).u32("crc").unwrap(), u32::MAX);
+        /// ```
         u32 -> u32 = num::be_u32, 4;
         /// Reads an `int64`.
+        ///
+        /// ```
+        /// # use kafka_proto::primitives::Reader;
+        /// let mut r = Reader::new(&[0xff; 8]);
+        /// assert_eq!(r.i64("offset").unwrap(), -1);
+        /// ```
         i64 -> i64 = num::be_i64, 8;
         /// Reads a `float64`.
+        ///
+        /// ```
+        /// # use kafka_proto::primitives::Reader;
+        /// let bytes = 0.5f64.to_be_bytes();
+        /// assert_eq!(Reader::new(&bytes).f64("ratio").unwrap(), 0.5);
+        /// ```
         f64 -> f64 = num::be_f64, 8;
     }
 
     /// Reads a boolean (any non-zero byte is true, as Kafka reads it).
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::Reader;
+    /// let mut r = Reader::new(&[0, 2]);
+    /// assert_eq!((r.bool("a").unwrap(), r.bool("b").unwrap()), (false, true));
+    /// ```
     pub fn bool(&mut self, field: &'static str) -> Result<bool, DecodeError> {
         Ok(self.i8(field)? != 0)
     }
 
     /// Reads an unsigned varint (u32).
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::Reader;
+    /// assert_eq!(Reader::new(&[0xac, 0x02]).uvarint("length").unwrap(), 300);
+    /// ```
     pub fn uvarint(&mut self, field: &'static str) -> Result<u32, DecodeError> {
         match parse_uvarint(self.input) {
             Ok((rest, v)) => {
@@ -162,12 +265,29 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a zigzag varint (i32).
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::Reader;
+    /// // Zigzag: 1 is -1, 2 is 1.
+    /// let mut r = Reader::new(&[1, 2]);
+    /// assert_eq!((r.varint("a").unwrap(), r.varint("b").unwrap()), (-1, 1));
+    /// ```
     pub fn varint(&mut self, field: &'static str) -> Result<i32, DecodeError> {
         let v = self.uvarint(field)?;
         Ok(((v >> 1) as i32) ^ -((v & 1) as i32))
     }
 
     /// Reads a zigzag varlong (i64).
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::{put_varlong, Reader};
+    /// let mut buf = Vec::new();
+    /// put_varlong(&mut buf, -1_700_000_000_000);
+    /// assert_eq!(
+    ///     Reader::new(&buf).varlong("timestamp_delta").unwrap(),
+    ///     -1_700_000_000_000
+    /// );
+    /// ```
     pub fn varlong(&mut self, field: &'static str) -> Result<i64, DecodeError> {
         match parse_uvarlong(self.input) {
             Ok((rest, v)) => {
@@ -180,6 +300,12 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a 16-byte UUID.
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::Reader;
+    /// let id = [7u8; 16];
+    /// assert_eq!(Reader::new(&id).uuid("topic_id").unwrap(), id);
+    /// ```
     pub fn uuid(&mut self, field: &'static str) -> Result<Uuid, DecodeError> {
         let b = self.take(16, field)?;
         let mut out = [0u8; 16];
@@ -188,6 +314,13 @@ impl<'a> Reader<'a> {
     }
 
     /// Takes exactly `n` bytes.
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::Reader;
+    /// let mut r = Reader::new(b"abcdef");
+    /// assert_eq!(r.take(3, "key").unwrap(), b"abc");
+    /// assert!(r.take(4, "value").is_err(), "only 3 bytes left");
+    /// ```
     pub fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], DecodeError> {
         let r: NomResult<'a, &'a [u8]> = nom::bytes::complete::take(n)(self.input);
         match r {
@@ -200,6 +333,15 @@ impl<'a> Reader<'a> {
     }
 
     /// Splits off a bounded sub-reader of `n` bytes.
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::Reader;
+    /// let mut r = Reader::new(&[0, 1, 9]);
+    /// let mut sub = r.sub_reader(2, "tagged_field")?;
+    /// assert_eq!(sub.i16("error_code")?, 1);
+    /// assert!(sub.is_empty() && r.remaining() == 1);
+    /// # Ok::<(), kafka_proto::DecodeError>(())
+    /// ```
     pub fn sub_reader(&mut self, n: usize, field: &'static str) -> Result<Reader<'a>, DecodeError> {
         Ok(Reader::new(self.take(n, field)?))
     }
@@ -238,6 +380,21 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a nullable string (`int16` or compact length).
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::Reader;
+    /// // Classic -1 length and compact 0 both mean null.
+    /// assert_eq!(
+    ///     Reader::new(&[0xff, 0xff])
+    ///         .nullable_string("txn_id", false)
+    ///         .unwrap(),
+    ///     None
+    /// );
+    /// assert_eq!(
+    ///     Reader::new(&[0]).nullable_string("txn_id", true).unwrap(),
+    ///     None
+    /// );
+    /// ```
     pub fn nullable_string(
         &mut self,
         field: &'static str,
@@ -255,12 +412,31 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a non-null string.
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::Reader;
+    /// let mut r = Reader::new(&[0, 2, b'o', b'k']);
+    /// assert_eq!(r.string("topic", false).unwrap(), "ok");
+    /// assert!(
+    ///     Reader::new(&[0]).string("topic", true).is_err(),
+    ///     "null is rejected"
+    /// );
+    /// ```
     pub fn string(&mut self, field: &'static str, flexible: bool) -> Result<String, DecodeError> {
         self.nullable_string(field, flexible)?
             .ok_or_else(|| DecodeError::new(field, DecodeErrorKind::UnexpectedNull))
     }
 
     /// Reads nullable bytes (`int32` or compact length).
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::Reader;
+    /// let mut r = Reader::new(&[3, 0xca, 0xfe]);
+    /// assert_eq!(
+    ///     r.nullable_bytes("auth", true).unwrap().as_deref(),
+    ///     Some(&[0xca, 0xfe][..])
+    /// );
+    /// ```
     pub fn nullable_bytes(
         &mut self,
         field: &'static str,
@@ -273,12 +449,27 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads non-null bytes.
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::Reader;
+    /// let mut r = Reader::new(&[0, 0, 0, 1, 42]);
+    /// assert_eq!(&r.bytes("records", false).unwrap()[..], [42]);
+    /// ```
     pub fn bytes(&mut self, field: &'static str, flexible: bool) -> Result<Bytes, DecodeError> {
         self.nullable_bytes(field, flexible)?
             .ok_or_else(|| DecodeError::new(field, DecodeErrorKind::UnexpectedNull))
     }
 
     /// Reads a nullable array, each element decoded by `item`.
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::Reader;
+    /// let mut r = Reader::new(&[0xff, 0xff, 0xff, 0xff]);
+    /// assert_eq!(
+    ///     r.nullable_array("topics", false, |r| r.i32("p")).unwrap(),
+    ///     None
+    /// );
+    /// ```
     pub fn nullable_array<T>(
         &mut self,
         field: &'static str,
@@ -298,6 +489,13 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a non-null array.
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::Reader;
+    /// // Compact length 3 means two elements.
+    /// let mut r = Reader::new(&[3, 0, 0, 0, 1, 0, 0, 0, 2]);
+    /// assert_eq!(r.array("partitions", true, |r| r.i32("p")).unwrap(), [1, 2]);
+    /// ```
     pub fn array<T>(
         &mut self,
         field: &'static str,
@@ -312,6 +510,23 @@ impl<'a> Reader<'a> {
     /// with each tag and a bounded reader over its payload; it returns `true`
     /// when it consumed the field (the payload must then be read completely).
     /// Unknown tags are returned verbatim, in order.
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::Reader;
+    /// // Two fields: tag 0 = [5], tag 3 = [6].
+    /// let mut r = Reader::new(&[2, 0, 1, 5, 3, 1, 6]);
+    /// let mut known = 0;
+    /// let unknown = r
+    ///     .tagged_fields("_tagged_fields", |tag, sub| {
+    ///         if tag != 0 {
+    ///             return Ok(false);
+    ///         }
+    ///         known = sub.i8("throttle")?;
+    ///         Ok(true)
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!((known, unknown.len(), unknown[0].0), (5, 1, 3));
+    /// ```
     pub fn tagged_fields(
         &mut self,
         field: &'static str,
@@ -344,6 +559,14 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a tagged-field section with no known tags.
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::Reader;
+    /// let mut r = Reader::new(&[1, 20, 2, 0xab, 0xcd]);
+    /// let unknown = r.unknown_tagged_fields("_tagged_fields").unwrap();
+    /// assert_eq!(unknown[0].0, 20);
+    /// assert_eq!(&unknown[0].1[..], [0xab, 0xcd]);
+    /// ```
     pub fn unknown_tagged_fields(
         &mut self,
         field: &'static str,
@@ -355,6 +578,13 @@ impl<'a> Reader<'a> {
 // ---------------------------------------------------------------- encoding
 
 /// Writes an unsigned varint.
+///
+/// ```
+/// use kafka_proto::primitives::put_uvarint;
+/// let mut buf = Vec::new();
+/// put_uvarint(&mut buf, 300);
+/// assert_eq!(buf, [0xac, 0x02]);
+/// ```
 pub fn put_uvarint(buf: &mut impl BufMut, mut v: u32) {
     while v >= 0x80 {
         buf.put_u8((v as u8) | 0x80);
@@ -364,6 +594,13 @@ pub fn put_uvarint(buf: &mut impl BufMut, mut v: u32) {
 }
 
 /// Writes an unsigned varlong.
+///
+/// ```
+/// use kafka_proto::primitives::put_uvarlong;
+/// let mut buf = Vec::new();
+/// put_uvarlong(&mut buf, 1 << 35);
+/// assert_eq!(buf.len(), 6);
+/// ```
 pub fn put_uvarlong(buf: &mut impl BufMut, mut v: u64) {
     while v >= 0x80 {
         buf.put_u8((v as u8) | 0x80);
@@ -373,16 +610,39 @@ pub fn put_uvarlong(buf: &mut impl BufMut, mut v: u64) {
 }
 
 /// Writes a zigzag varint.
+///
+/// ```
+/// use kafka_proto::primitives::put_varint;
+/// let mut buf = Vec::new();
+/// put_varint(&mut buf, -1);
+/// put_varint(&mut buf, 1);
+/// assert_eq!(buf, [1, 2]);
+/// ```
 pub fn put_varint(buf: &mut impl BufMut, v: i32) {
     put_uvarint(buf, ((v << 1) ^ (v >> 31)) as u32);
 }
 
 /// Writes a zigzag varlong.
+///
+/// ```
+/// use kafka_proto::primitives::put_varlong;
+/// let mut buf = Vec::new();
+/// put_varlong(&mut buf, -64);
+/// assert_eq!(buf, [127]);
+/// ```
 pub fn put_varlong(buf: &mut impl BufMut, v: i64) {
     put_uvarlong(buf, ((v << 1) ^ (v >> 63)) as u64);
 }
 
 /// Encoded size of an unsigned varint.
+///
+/// ```
+/// use kafka_proto::primitives::uvarint_len;
+/// assert_eq!(
+///     (uvarint_len(127), uvarint_len(128), uvarint_len(u32::MAX)),
+///     (1, 2, 5)
+/// );
+/// ```
 pub fn uvarint_len(v: u32) -> usize {
     match v {
         0..=0x7f => 1,
@@ -394,11 +654,21 @@ pub fn uvarint_len(v: u32) -> usize {
 }
 
 /// Encoded size of a zigzag varint.
+///
+/// ```
+/// use kafka_proto::primitives::varint_len;
+/// assert_eq!((varint_len(-64), varint_len(64)), (1, 2));
+/// ```
 pub fn varint_len(v: i32) -> usize {
     uvarint_len(((v << 1) ^ (v >> 31)) as u32)
 }
 
 /// Encoded size of a zigzag varlong.
+///
+/// ```
+/// use kafka_proto::primitives::varlong_len;
+/// assert_eq!((varlong_len(0), varlong_len(i64::MIN)), (1, 10));
+/// ```
 pub fn varlong_len(v: i64) -> usize {
     let mut z = ((v << 1) ^ (v >> 63)) as u64;
     let mut n = 1;
@@ -410,16 +680,37 @@ pub fn varlong_len(v: i64) -> usize {
 }
 
 /// Writes a boolean.
+///
+/// ```
+/// use kafka_proto::primitives::put_bool;
+/// let mut buf = Vec::new();
+/// put_bool(&mut buf, true);
+/// assert_eq!(buf, [1]);
+/// ```
 pub fn put_bool(buf: &mut impl BufMut, v: bool) {
     buf.put_i8(i8::from(v));
 }
 
 /// Writes a UUID.
+///
+/// ```
+/// use kafka_proto::primitives::put_uuid;
+/// let mut buf = Vec::new();
+/// put_uuid(&mut buf, &[9; 16]);
+/// assert_eq!(buf, [9; 16]);
+/// ```
 pub fn put_uuid(buf: &mut impl BufMut, v: &Uuid) {
     buf.put_slice(v);
 }
 
 /// Writes a compact (flexible) non-null string.
+///
+/// ```
+/// use kafka_proto::primitives::put_compact_string;
+/// let mut buf = Vec::new();
+/// put_compact_string(&mut buf, "eos");
+/// assert_eq!(buf, [4, b'e', b'o', b's']);
+/// ```
 pub fn put_compact_string(buf: &mut impl BufMut, s: &str) {
     put_uvarint(buf, s.len() as u32 + 1);
     buf.put_slice(s.as_bytes());
@@ -427,6 +718,14 @@ pub fn put_compact_string(buf: &mut impl BufMut, s: &str) {
 
 /// Writes a length prefix: compact `uvarint(len+1)` or classic `int16`/`int32`;
 /// `None` writes null.
+///
+/// ```
+/// use kafka_proto::primitives::put_length;
+/// let mut buf = Vec::new();
+/// put_length(&mut buf, "topics", None, false, false).unwrap();
+/// put_length(&mut buf, "name", Some(2), true, true).unwrap();
+/// assert_eq!(buf, [0xff, 0xff, 0xff, 0xff, 3]);
+/// ```
 pub fn put_length(
     buf: &mut impl BufMut,
     field: &'static str,
@@ -461,6 +760,13 @@ pub fn put_length(
 }
 
 /// Writes a non-null string in classic or compact form.
+///
+/// ```
+/// use kafka_proto::primitives::put_string;
+/// let mut buf = Vec::new();
+/// put_string(&mut buf, "topic", "ok", false).unwrap();
+/// assert_eq!(buf, [0, 2, b'o', b'k']);
+/// ```
 pub fn put_string(
     buf: &mut impl BufMut,
     field: &'static str,
@@ -473,6 +779,14 @@ pub fn put_string(
 }
 
 /// Writes a nullable string in classic or compact form.
+///
+/// ```
+/// use kafka_proto::primitives::put_nullable_string;
+/// let mut buf = Vec::new();
+/// put_nullable_string(&mut buf, "transactional_id", None, false).unwrap();
+/// put_nullable_string(&mut buf, "transactional_id", None, true).unwrap();
+/// assert_eq!(buf, [0xff, 0xff, 0]);
+/// ```
 pub fn put_nullable_string(
     buf: &mut impl BufMut,
     field: &'static str,
@@ -487,6 +801,13 @@ pub fn put_nullable_string(
 }
 
 /// Writes non-null bytes in classic or compact form.
+///
+/// ```
+/// use kafka_proto::primitives::put_bytes;
+/// let mut buf = Vec::new();
+/// put_bytes(&mut buf, "auth_bytes", b"\0user\0pw", true).unwrap();
+/// assert_eq!(buf[0], 9);
+/// ```
 pub fn put_bytes(
     buf: &mut impl BufMut,
     field: &'static str,
@@ -499,6 +820,13 @@ pub fn put_bytes(
 }
 
 /// Writes nullable bytes in classic or compact form.
+///
+/// ```
+/// use kafka_proto::primitives::put_nullable_bytes;
+/// let mut buf = Vec::new();
+/// put_nullable_bytes(&mut buf, "records", None, false).unwrap();
+/// assert_eq!(buf, [0xff; 4]);
+/// ```
 pub fn put_nullable_bytes(
     buf: &mut impl BufMut,
     field: &'static str,
@@ -513,6 +841,18 @@ pub fn put_nullable_bytes(
 }
 
 /// Writes an array: its length prefix, then each element with `item`.
+///
+/// ```
+/// use bytes::BufMut;
+/// use kafka_proto::primitives::put_array;
+/// let mut buf = Vec::new();
+/// put_array(&mut buf, "partitions", &[0i32, 1], true, |b, p| {
+///     b.put_i32(*p);
+///     Ok(())
+/// })
+/// .unwrap();
+/// assert_eq!(buf, [3, 0, 0, 0, 0, 0, 0, 0, 1]);
+/// ```
 pub fn put_array<B: BufMut, T>(
     buf: &mut B,
     field: &'static str,
@@ -528,6 +868,18 @@ pub fn put_array<B: BufMut, T>(
 }
 
 /// Writes a nullable array.
+///
+/// ```
+/// use bytes::BufMut;
+/// use kafka_proto::primitives::put_nullable_array;
+/// let mut buf = Vec::new();
+/// put_nullable_array::<_, i32>(&mut buf, "topics", None, true, |b, p| {
+///     b.put_i32(*p);
+///     Ok(())
+/// })
+/// .unwrap();
+/// assert_eq!(buf, [0]);
+/// ```
 pub fn put_nullable_array<B: BufMut, T>(
     buf: &mut B,
     field: &'static str,
@@ -548,7 +900,11 @@ pub fn put_nullable_array<B: BufMut, T>(
 /// use kafka_proto::primitives::TaggedWriter;
 /// let mut out = Vec::new();
 /// let mut t = TaggedWriter::new();
-/// t.field(1, |b| { b.push(7); Ok(()) }).unwrap();
+/// t.field(1, |b| {
+///     b.push(7);
+///     Ok(())
+/// })
+/// .unwrap();
 /// t.finish(&mut out, &vec![]).unwrap();
 /// assert_eq!(out, [1, 1, 1, 7]);
 /// ```
@@ -559,11 +915,31 @@ pub struct TaggedWriter {
 
 impl TaggedWriter {
     /// An empty section.
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::TaggedWriter;
+    /// let mut out = Vec::new();
+    /// TaggedWriter::new().finish(&mut out, &vec![]).unwrap();
+    /// assert_eq!(out, [0], "an empty section is a zero count");
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Adds a known tagged field, its payload written by `write`.
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::TaggedWriter;
+    /// let mut t = TaggedWriter::new();
+    /// t.field(0, |b| {
+    ///     b.extend_from_slice(b"id");
+    ///     Ok(())
+    /// })
+    /// .unwrap();
+    /// let mut out = Vec::new();
+    /// t.finish(&mut out, &vec![]).unwrap();
+    /// assert_eq!(out, [1, 0, 2, b'i', b'd']);
+    /// ```
     pub fn field(
         &mut self,
         tag: u32,
@@ -576,6 +952,21 @@ impl TaggedWriter {
     }
 
     /// Writes the section, merging `unknown` fields by tag.
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::TaggedWriter;
+    /// # use bytes::Bytes;
+    /// let mut t = TaggedWriter::new();
+    /// t.field(2, |b| {
+    ///     b.push(1);
+    ///     Ok(())
+    /// })
+    /// .unwrap();
+    /// let mut out = Vec::new();
+    /// t.finish(&mut out, &vec![(0, Bytes::from_static(&[9]))])
+    ///     .unwrap();
+    /// assert_eq!(out, [2, 0, 1, 9, 2, 1, 1], "tags in ascending order");
+    /// ```
     pub fn finish(self, buf: &mut impl BufMut, unknown: &TaggedFields) -> Result<(), EncodeError> {
         let mut all: Vec<(u32, &[u8])> = self
             .fields
@@ -601,6 +992,14 @@ impl TaggedWriter {
 }
 
 /// Writes a tagged-field section holding only `unknown` fields.
+///
+/// ```
+/// use bytes::Bytes;
+/// use kafka_proto::primitives::put_unknown_tagged_fields;
+/// let mut buf = Vec::new();
+/// put_unknown_tagged_fields(&mut buf, &vec![(20, Bytes::from_static(b"x"))]);
+/// assert_eq!(buf, [1, 20, 1, b'x']);
+/// ```
 pub fn put_unknown_tagged_fields(buf: &mut impl BufMut, unknown: &TaggedFields) {
     put_uvarint(buf, unknown.len() as u32);
     for (tag, payload) in unknown {

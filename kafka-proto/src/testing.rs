@@ -10,12 +10,56 @@ use proptest::prelude::*;
 
 /// A message that can generate random values valid for a given version: fields
 /// the version cannot carry hold their defaults.
+///
+/// ```
+/// use kafka_proto::{Message, messages::EndTxnRequest, testing::VersionedArbitrary};
+/// use proptest::{
+///     strategy::{Strategy, ValueTree},
+///     test_runner::TestRunner,
+/// };
+/// let mut runner = TestRunner::deterministic();
+/// let req = EndTxnRequest::arbitrary(0)
+///     .new_tree(&mut runner)
+///     .unwrap()
+///     .current();
+/// assert!(req.unknown_tagged_fields.is_empty(), "v0 is not flexible");
+/// assert!(req.encode_to_vec(0).is_ok());
+/// ```
 pub trait VersionedArbitrary: Message {
     /// A strategy for values encodable at `version`.
+    ///
+    /// ```
+    /// # use kafka_proto::{messages::ApiVersionsRequest, testing::VersionedArbitrary};
+    /// # use proptest::{strategy::{Strategy, ValueTree}, test_runner::TestRunner};
+    /// let mut runner = TestRunner::deterministic();
+    /// let req = ApiVersionsRequest::arbitrary(2)
+    ///     .new_tree(&mut runner)
+    ///     .unwrap()
+    ///     .current();
+    /// assert_eq!(req.client_software_name, "", "v2 cannot carry the name");
+    /// ```
     fn arbitrary(version: i16) -> BoxedStrategy<Self>;
 }
 
 /// A short string when `present`, else the empty default.
+///
+/// ```
+/// use kafka_proto::testing::arb_string;
+/// # use proptest::{strategy::{Strategy, ValueTree}, test_runner::TestRunner};
+/// let mut runner = TestRunner::deterministic();
+/// assert_eq!(
+///     arb_string(false).new_tree(&mut runner).unwrap().current(),
+///     ""
+/// );
+/// assert!(
+///     arb_string(true)
+///         .new_tree(&mut runner)
+///         .unwrap()
+///         .current()
+///         .len()
+///         <= 12
+/// );
+/// ```
 pub fn arb_string(present: bool) -> BoxedStrategy<String> {
     if present {
         "[a-zA-Z0-9._-]{0,12}".boxed()
@@ -25,6 +69,19 @@ pub fn arb_string(present: bool) -> BoxedStrategy<String> {
 }
 
 /// A nullable string when `present`, else `None`.
+///
+/// ```
+/// use kafka_proto::testing::opt_nullable_string;
+/// # use proptest::{strategy::{Strategy, ValueTree}, test_runner::TestRunner};
+/// let mut runner = TestRunner::deterministic();
+/// assert_eq!(
+///     opt_nullable_string(false)
+///         .new_tree(&mut runner)
+///         .unwrap()
+///         .current(),
+///     None
+/// );
+/// ```
 pub fn opt_nullable_string(present: bool) -> BoxedStrategy<Option<String>> {
     if present {
         proptest::option::of("[a-z0-9.]{0,10}").boxed()
@@ -34,6 +91,19 @@ pub fn opt_nullable_string(present: bool) -> BoxedStrategy<Option<String>> {
 }
 
 /// A string with a non-empty default when the field is absent.
+///
+/// ```
+/// use kafka_proto::testing::arb_string_or;
+/// # use proptest::{strategy::{Strategy, ValueTree}, test_runner::TestRunner};
+/// let mut runner = TestRunner::deterministic();
+/// assert_eq!(
+///     arb_string_or(false, "PLAIN")
+///         .new_tree(&mut runner)
+///         .unwrap()
+///         .current(),
+///     "PLAIN"
+/// );
+/// ```
 pub fn arb_string_or(present: bool, default: &'static str) -> BoxedStrategy<String> {
     if present {
         "[a-zA-Z0-9._-]{0,12}".boxed()
@@ -43,6 +113,27 @@ pub fn arb_string_or(present: bool, default: &'static str) -> BoxedStrategy<Stri
 }
 
 /// Random bytes when `present`, else empty.
+///
+/// ```
+/// use kafka_proto::testing::arb_bytes;
+/// # use proptest::{strategy::{Strategy, ValueTree}, test_runner::TestRunner};
+/// let mut runner = TestRunner::deterministic();
+/// assert!(
+///     arb_bytes(false)
+///         .new_tree(&mut runner)
+///         .unwrap()
+///         .current()
+///         .is_empty()
+/// );
+/// assert!(
+///     arb_bytes(true)
+///         .new_tree(&mut runner)
+///         .unwrap()
+///         .current()
+///         .len()
+///         < 16
+/// );
+/// ```
 pub fn arb_bytes(present: bool) -> BoxedStrategy<Bytes> {
     if present {
         proptest::collection::vec(any::<u8>(), 0..16)
@@ -54,6 +145,19 @@ pub fn arb_bytes(present: bool) -> BoxedStrategy<Bytes> {
 }
 
 /// A value of `T` when `present`, else `default`.
+///
+/// ```
+/// use kafka_proto::testing::arb_or;
+/// # use proptest::{strategy::{Strategy, ValueTree}, test_runner::TestRunner};
+/// let mut runner = TestRunner::deterministic();
+/// assert_eq!(
+///     arb_or(false, -1i32)
+///         .new_tree(&mut runner)
+///         .unwrap()
+///         .current(),
+///     -1
+/// );
+/// ```
 pub fn arb_or<T: Arbitrary + Clone + std::fmt::Debug + 'static>(
     present: bool,
     default: T,
@@ -66,11 +170,43 @@ pub fn arb_or<T: Arbitrary + Clone + std::fmt::Debug + 'static>(
 }
 
 /// A random UUID when `present`, else all zeros.
+///
+/// ```
+/// use kafka_proto::testing::arb_uuid;
+/// # use proptest::{strategy::{Strategy, ValueTree}, test_runner::TestRunner};
+/// let mut runner = TestRunner::deterministic();
+/// assert_eq!(
+///     arb_uuid(false).new_tree(&mut runner).unwrap().current(),
+///     [0; 16]
+/// );
+/// ```
 pub fn arb_uuid(present: bool) -> BoxedStrategy<Uuid> {
     arb_or(present, [0u8; 16])
 }
 
 /// A vector of `elem` (0..4 items) when `present`, else empty.
+///
+/// ```
+/// use kafka_proto::testing::arb_vec;
+/// use proptest::prelude::any;
+/// # use proptest::{strategy::{Strategy, ValueTree}, test_runner::TestRunner};
+/// let mut runner = TestRunner::deterministic();
+/// assert!(
+///     arb_vec(true, any::<i32>())
+///         .new_tree(&mut runner)
+///         .unwrap()
+///         .current()
+///         .len()
+///         < 4
+/// );
+/// assert!(
+///     arb_vec(false, any::<i32>())
+///         .new_tree(&mut runner)
+///         .unwrap()
+///         .current()
+///         .is_empty()
+/// );
+/// ```
 pub fn arb_vec<T: std::fmt::Debug + Clone + 'static>(
     present: bool,
     elem: impl Strategy<Value = T> + 'static,
@@ -83,6 +219,21 @@ pub fn arb_vec<T: std::fmt::Debug + Clone + 'static>(
 }
 
 /// Unknown tagged fields (tags 16 and up, ascending) when `flexible`, else none.
+///
+/// ```
+/// use kafka_proto::testing::arb_tagged;
+/// # use proptest::{strategy::{Strategy, ValueTree}, test_runner::TestRunner};
+/// let mut runner = TestRunner::deterministic();
+/// let tags = arb_tagged(true).new_tree(&mut runner).unwrap().current();
+/// assert!(tags.windows(2).all(|w| w[0].0 < w[1].0) && tags.iter().all(|(t, _)| *t >= 16));
+/// assert!(
+///     arb_tagged(false)
+///         .new_tree(&mut runner)
+///         .unwrap()
+///         .current()
+///         .is_empty()
+/// );
+/// ```
 pub fn arb_tagged(flexible: bool) -> BoxedStrategy<TaggedFields> {
     if flexible {
         proptest::collection::btree_map(
@@ -99,6 +250,11 @@ pub fn arb_tagged(flexible: bool) -> BoxedStrategy<TaggedFields> {
 
 /// Encodes `m` at `version`, decodes it, checks equality, and checks that the
 /// re-encoding is byte-identical.
+///
+/// ```
+/// use kafka_proto::{messages::InitProducerIdRequest, testing::check_round_trip};
+/// check_round_trip(&InitProducerIdRequest::transactional("orders-0", 60_000), 5).unwrap();
+/// ```
 pub fn check_round_trip<M: Message>(m: &M, version: i16) -> Result<(), TestCaseError> {
     let bytes = m
         .encode_to_vec(version)
@@ -132,6 +288,11 @@ fn persistence(
 }
 
 /// Runs the round trip for every version of `M` with `cases` random values each.
+///
+/// ```
+/// use kafka_proto::{messages::EndTxnRequest, testing::round_trip_all_versions};
+/// round_trip_all_versions::<EndTxnRequest>(16); // panics on the first failing case
+/// ```
 pub fn round_trip_all_versions<M: VersionedArbitrary>(cases: u32) {
     for version in M::VERSIONS.iter() {
         let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
@@ -146,6 +307,11 @@ pub fn round_trip_all_versions<M: VersionedArbitrary>(cases: u32) {
 }
 
 /// Truncating any valid encoding must fail cleanly (never panic).
+///
+/// ```
+/// use kafka_proto::{messages::AddOffsetsToTxnRequest, testing::truncations_fail_cleanly};
+/// truncations_fail_cleanly::<AddOffsetsToTxnRequest>(8);
+/// ```
 pub fn truncations_fail_cleanly<M: VersionedArbitrary>(cases: u32) {
     for version in M::VERSIONS.iter() {
         let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {

@@ -18,6 +18,12 @@ pub const KAFKA_4_4: &str = "4.4.0";
 pub const KAFKA_3_9: &str = "3.9.2";
 
 /// A Kafka release the harness can run.
+///
+/// ```
+/// use kafka_testcontainers::KafkaVersion;
+/// assert_eq!(KafkaVersion::default(), KafkaVersion::V4_4);
+/// assert_eq!(KafkaVersion::V3_9.to_string(), "3.9.2");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub enum KafkaVersion {
     /// Kafka 4.4 ([`KAFKA_4_4`]): transaction version 1 or 2 selectable.
@@ -31,6 +37,12 @@ pub enum KafkaVersion {
 
 impl KafkaVersion {
     /// The full version string, e.g. "4.4.0".
+    ///
+    /// ```
+    /// # use kafka_testcontainers::KafkaVersion;
+    /// assert_eq!(KafkaVersion::V4_4.as_str(), "4.4.0");
+    /// assert_eq!(KafkaVersion::Other("4.3.0".into()).as_str(), "4.3.0");
+    /// ```
     pub fn as_str(&self) -> &str {
         match self {
             KafkaVersion::V4_4 => KAFKA_4_4,
@@ -40,6 +52,16 @@ impl KafkaVersion {
     }
 
     /// Parses "4.4", "4.4.0", "3.9", "3.9.2" or any other "x.y.z".
+    ///
+    /// ```
+    /// # use kafka_testcontainers::KafkaVersion;
+    /// assert_eq!(KafkaVersion::parse("3.9"), KafkaVersion::V3_9);
+    /// assert_eq!(KafkaVersion::parse("4.4.0"), KafkaVersion::V4_4);
+    /// assert_eq!(
+    ///     KafkaVersion::parse("4.1.1"),
+    ///     KafkaVersion::Other("4.1.1".into())
+    /// );
+    /// ```
     pub fn parse(s: &str) -> KafkaVersion {
         match s {
             "4.4" | KAFKA_4_4 => KafkaVersion::V4_4,
@@ -49,6 +71,12 @@ impl KafkaVersion {
     }
 
     /// The major version number.
+    ///
+    /// ```
+    /// # use kafka_testcontainers::KafkaVersion;
+    /// assert_eq!(KafkaVersion::V3_9.major(), 3);
+    /// assert_eq!(KafkaVersion::parse("5.0.0").major(), 5);
+    /// ```
     pub fn major(&self) -> u32 {
         self.as_str()
             .split('.')
@@ -58,6 +86,11 @@ impl KafkaVersion {
     }
 
     /// True for Kafka 4.x and later (log4j2, transaction.version feature).
+    ///
+    /// ```
+    /// # use kafka_testcontainers::KafkaVersion;
+    /// assert!(KafkaVersion::V4_4.is_kafka4() && !KafkaVersion::V3_9.is_kafka4());
+    /// ```
     pub fn is_kafka4(&self) -> bool {
         self.major() >= 4
     }
@@ -70,6 +103,15 @@ impl fmt::Display for KafkaVersion {
 }
 
 /// A resolved Kafka distribution on disk.
+///
+/// ```
+/// use kafka_testcontainers::{Distribution, KafkaVersion};
+/// let dist = Distribution {
+///     version: KafkaVersion::V4_4,
+///     dir: "/cache/kafka-4.4.0".into(),
+/// };
+/// assert_eq!(dist.classpath(), "/cache/kafka-4.4.0/libs/*");
+/// ```
 #[derive(Debug, Clone)]
 pub struct Distribution {
     /// The version.
@@ -80,17 +122,43 @@ pub struct Distribution {
 
 impl Distribution {
     /// The directory holding every jar.
+    ///
+    /// ```
+    /// # use kafka_testcontainers::{Distribution, KafkaVersion};
+    /// let dist = Distribution {
+    ///     version: KafkaVersion::V3_9,
+    ///     dir: "/cache/kafka-3.9.2".into(),
+    /// };
+    /// assert_eq!(dist.libs(), std::path::Path::new("/cache/kafka-3.9.2/libs"));
+    /// ```
     pub fn libs(&self) -> PathBuf {
         self.dir.join("libs")
     }
 
     /// A JVM class path covering every jar (`<libs>/*`).
+    ///
+    /// ```
+    /// # use kafka_testcontainers::{Distribution, KafkaVersion};
+    /// let dist = Distribution {
+    ///     version: KafkaVersion::V4_4,
+    ///     dir: "/tmp/kafka-4.4.0".into(),
+    /// };
+    /// let java_args = ["-cp".to_string(), dist.classpath()];
+    /// assert_eq!(java_args[1], "/tmp/kafka-4.4.0/libs/*");
+    /// ```
     pub fn classpath(&self) -> String {
         format!("{}/*", self.libs().display())
     }
 }
 
 /// The cache directory shared by every version.
+///
+/// ```
+/// use kafka_testcontainers::dist::cache_dir;
+/// // Each version's jars live in `<cache>/kafka-VERSION/libs`.
+/// let libs = cache_dir().join("kafka-4.4.0").join("libs");
+/// assert!(libs.starts_with(cache_dir()));
+/// ```
 pub fn cache_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("KAFKA_EOS_CACHE") {
         return PathBuf::from(dir);
@@ -103,12 +171,26 @@ pub fn cache_dir() -> PathBuf {
 }
 
 /// Path of the fetch script shipped in this crate.
+///
+/// ```
+/// use kafka_testcontainers::dist::fetch_script;
+/// assert!(fetch_script().ends_with("fetch-kafka.sh"));
+/// assert!(fetch_script().is_file());
+/// ```
 pub fn fetch_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fetch-kafka.sh")
 }
 
 /// Makes sure `version`'s jars are in the cache, downloading them on first
 /// use. Safe to call concurrently from several processes.
+///
+/// ```no_run
+/// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+/// use kafka_testcontainers::{KafkaVersion, ensure_distribution};
+/// let dist = ensure_distribution(&KafkaVersion::V3_9).await?; // downloads once
+/// assert!(dist.libs().is_dir());
+/// # Ok(()) }
+/// ```
 pub async fn ensure_distribution(version: &KafkaVersion) -> Result<Distribution> {
     let dir = cache_dir().join(format!("kafka-{}", version.as_str()));
     let dist = Distribution {

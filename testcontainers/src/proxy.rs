@@ -31,6 +31,14 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 /// A direction of traffic through the proxy.
+///
+/// ```
+/// use kafka_testcontainers::{Direction, Proxy};
+/// let proxy = Proxy::start("127.0.0.1:9092".parse()?)?;
+/// proxy.pause(Direction::ServerToClient); // responses are held, requests flow
+/// proxy.resume(Direction::ServerToClient);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Direction {
     /// Requests: client → broker.
@@ -100,6 +108,16 @@ impl Shared {
 }
 
 /// Run-time control of a [`Proxy`]. Cheap to clone.
+///
+/// ```
+/// use kafka_testcontainers::{Direction, Proxy};
+/// use std::time::Duration;
+/// let proxy = Proxy::start("127.0.0.1:9092".parse()?)?;
+/// let handle = proxy.handle().clone(); // e.g. for a fault-injecting task
+/// handle.set_latency(Direction::ServerToClient, Duration::from_millis(200));
+/// assert_eq!(handle.listen_addr(), proxy.listen_addr());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct ProxyHandle {
     shared: Arc<Shared>,
@@ -107,16 +125,48 @@ pub struct ProxyHandle {
 
 impl ProxyHandle {
     /// The address clients connect to.
+    ///
+    /// ```
+    /// # use kafka_testcontainers::Proxy;
+    /// let proxy = Proxy::start("127.0.0.1:9092".parse()?)?;
+    /// let bootstrap = proxy.handle().listen_addr().to_string();
+    /// assert!(bootstrap.starts_with("127.0.0.1:"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn listen_addr(&self) -> SocketAddr {
         self.shared.listen
     }
 
     /// The address connections are forwarded to.
+    ///
+    /// ```
+    /// # use kafka_testcontainers::Proxy;
+    /// let proxy = Proxy::start("127.0.0.1:9092".parse()?)?;
+    /// assert_eq!(proxy.upstream_addr().port(), 9092);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn upstream_addr(&self) -> SocketAddr {
         self.shared.upstream
     }
 
     /// Delays every chunk in `dir` by at least `latency` (zero disables).
+    ///
+    /// ```
+    /// # use std::io::{Read, Write};
+    /// # use std::net::{TcpListener, TcpStream};
+    /// # use kafka_testcontainers::{Direction, Proxy};
+    /// # let upstream = TcpListener::bind("127.0.0.1:0")?;
+    /// # let proxy = Proxy::start(upstream.local_addr()?)?;
+    /// # let mut client = TcpStream::connect(proxy.listen_addr())?;
+    /// # let (mut server, _) = upstream.accept()?;
+    /// # use std::time::Duration;
+    /// proxy.set_latency(Direction::ClientToServer, Duration::from_millis(50));
+    /// client.write_all(b"late")?; // delivered, only later
+    /// let mut buf = [0; 4];
+    /// server.read_exact(&mut buf)?;
+    /// assert_eq!(&buf, b"late");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn set_latency(&self, dir: Direction, latency: Duration) {
         self.shared.faults().latency[dir.idx()] = latency;
         self.shared.notify();
@@ -124,23 +174,70 @@ impl ProxyHandle {
 
     /// Closes every current connection with a TCP RST on both sides. New
     /// connections are accepted as usual.
+    ///
+    /// ```
+    /// # use std::io::{Read, Write};
+    /// # use std::net::{TcpListener, TcpStream};
+    /// # use kafka_testcontainers::{Direction, Proxy};
+    /// # let upstream = TcpListener::bind("127.0.0.1:0")?;
+    /// # let proxy = Proxy::start(upstream.local_addr()?)?;
+    /// # let mut client = TcpStream::connect(proxy.listen_addr())?;
+    /// # let (mut server, _) = upstream.accept()?;
+    /// proxy.reset_connections();
+    /// let mut buf = [0; 1];
+    /// assert!(!matches!(client.read(&mut buf), Ok(n) if n > 0), "the client sees a reset");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn reset_connections(&self) {
         self.shared.reset.send_modify(|g| *g += 1);
     }
 
     /// Turns the black hole on or off.
+    ///
+    /// ```
+    /// # use kafka_testcontainers::Proxy;
+    /// let proxy = Proxy::start("127.0.0.1:9092".parse()?)?;
+    /// proxy.set_black_hole(true); // a partitioned broker: connects, never answers
+    /// proxy.set_black_hole(false);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn set_black_hole(&self, on: bool) {
         self.shared.faults().black_hole = on;
         self.shared.notify();
     }
 
     /// Holds all bytes in `dir` until [`resume`](Self::resume).
+    ///
+    /// ```
+    /// # use std::io::{Read, Write};
+    /// # use std::net::{TcpListener, TcpStream};
+    /// # use kafka_testcontainers::{Direction, Proxy};
+    /// # let upstream = TcpListener::bind("127.0.0.1:0")?;
+    /// # let proxy = Proxy::start(upstream.local_addr()?)?;
+    /// # let mut client = TcpStream::connect(proxy.listen_addr())?;
+    /// # let (mut server, _) = upstream.accept()?;
+    /// proxy.pause(Direction::ClientToServer);
+    /// client.write_all(b"held")?;
+    /// proxy.resume(Direction::ClientToServer);
+    /// let mut buf = [0; 4];
+    /// server.read_exact(&mut buf)?; // arrives only after resume
+    /// assert_eq!(&buf, b"held");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn pause(&self, dir: Direction) {
         self.shared.faults().paused[dir.idx()] = true;
         self.shared.notify();
     }
 
     /// Releases bytes held by [`pause`](Self::pause).
+    ///
+    /// ```
+    /// # use kafka_testcontainers::{Direction, Proxy};
+    /// let proxy = Proxy::start("127.0.0.1:9092".parse()?)?;
+    /// proxy.pause(Direction::ServerToClient);
+    /// proxy.resume(Direction::ServerToClient);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn resume(&self, dir: Direction) {
         self.shared.faults().paused[dir.idx()] = false;
         self.shared.notify();
@@ -148,6 +245,23 @@ impl ProxyHandle {
 
     /// Swallows the `n`th (1-based) complete broker→client frame that starts
     /// after this call, on any connection. Replaces an earlier pending drop.
+    ///
+    /// ```
+    /// # use std::io::{Read, Write};
+    /// # use std::net::{TcpListener, TcpStream};
+    /// # use kafka_testcontainers::{Direction, Proxy};
+    /// # let upstream = TcpListener::bind("127.0.0.1:0")?;
+    /// # let proxy = Proxy::start(upstream.local_addr()?)?;
+    /// # let mut client = TcpStream::connect(proxy.listen_addr())?;
+    /// # let (mut server, _) = upstream.accept()?;
+    /// proxy.drop_nth_response(1);
+    /// server.write_all(&[0, 0, 0, 1, b'a', 0, 0, 0, 1, b'b'])?; // two frames
+    /// let mut buf = [0; 5];
+    /// client.read_exact(&mut buf)?;
+    /// assert_eq!(buf, [0, 0, 0, 1, b'b'], "the first frame was swallowed");
+    /// assert_eq!((proxy.responses_seen(), proxy.responses_dropped()), (2, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn drop_nth_response(&self, n: u64) {
         assert!(n >= 1, "drop_nth_response counts from 1");
         // Frame indices are assigned under the frames_seen counter; aiming at
@@ -157,12 +271,46 @@ impl ProxyHandle {
     }
 
     /// XORs the next `bytes` bytes forwarded in `dir` with `0xFF`.
+    ///
+    /// ```
+    /// # use std::io::{Read, Write};
+    /// # use std::net::{TcpListener, TcpStream};
+    /// # use kafka_testcontainers::{Direction, Proxy};
+    /// # let upstream = TcpListener::bind("127.0.0.1:0")?;
+    /// # let proxy = Proxy::start(upstream.local_addr()?)?;
+    /// # let mut client = TcpStream::connect(proxy.listen_addr())?;
+    /// # let (mut server, _) = upstream.accept()?;
+    /// proxy.corrupt_next(Direction::ClientToServer, 2);
+    /// client.write_all(&[0x00, 0x0f, 0x42])?;
+    /// let mut buf = [0; 3];
+    /// server.read_exact(&mut buf)?;
+    /// assert_eq!(buf, [0xff, 0xf0, 0x42]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn corrupt_next(&self, dir: Direction, bytes: u64) {
         self.shared.faults().corrupt_remaining[dir.idx()] = bytes;
     }
 
     /// Removes every fault (latency, pause, black hole, pending drop and
     /// corruption). Does not reset connections.
+    ///
+    /// ```
+    /// # use std::io::{Read, Write};
+    /// # use std::net::{TcpListener, TcpStream};
+    /// # use kafka_testcontainers::{Direction, Proxy};
+    /// # let upstream = TcpListener::bind("127.0.0.1:0")?;
+    /// # let proxy = Proxy::start(upstream.local_addr()?)?;
+    /// # let mut client = TcpStream::connect(proxy.listen_addr())?;
+    /// # let (mut server, _) = upstream.accept()?;
+    /// proxy.pause(Direction::ClientToServer);
+    /// proxy.corrupt_next(Direction::ClientToServer, 100);
+    /// proxy.clear_faults();
+    /// client.write_all(b"ok")?;
+    /// let mut buf = [0; 2];
+    /// server.read_exact(&mut buf)?;
+    /// assert_eq!(&buf, b"ok");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn clear_faults(&self) {
         *self.shared.faults() = Faults::default();
         self.shared.drop_target.store(0, Ordering::SeqCst);
@@ -170,27 +318,90 @@ impl ProxyHandle {
     }
 
     /// Connections currently open through the proxy.
+    ///
+    /// ```
+    /// # use std::io::{Read, Write};
+    /// # use std::net::{TcpListener, TcpStream};
+    /// # use kafka_testcontainers::{Direction, Proxy};
+    /// # let upstream = TcpListener::bind("127.0.0.1:0")?;
+    /// # let proxy = Proxy::start(upstream.local_addr()?)?;
+    /// # let mut client = TcpStream::connect(proxy.listen_addr())?;
+    /// # let (mut server, _) = upstream.accept()?;
+    /// // The proxy counts a connection as active before connecting upstream.
+    /// assert_eq!(proxy.active_connections(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn active_connections(&self) -> usize {
         self.shared.active.load(Ordering::SeqCst)
     }
 
     /// Connections accepted since the proxy started.
+    ///
+    /// ```
+    /// # use std::io::{Read, Write};
+    /// # use std::net::{TcpListener, TcpStream};
+    /// # use kafka_testcontainers::{Direction, Proxy};
+    /// # let upstream = TcpListener::bind("127.0.0.1:0")?;
+    /// # let proxy = Proxy::start(upstream.local_addr()?)?;
+    /// # let mut client = TcpStream::connect(proxy.listen_addr())?;
+    /// # let (mut server, _) = upstream.accept()?;
+    /// assert_eq!(proxy.accepted_connections(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn accepted_connections(&self) -> u64 {
         self.shared.accepted.load(Ordering::SeqCst)
     }
 
     /// Broker→client frames seen since the proxy started (dropped included).
+    ///
+    /// ```
+    /// # use std::io::{Read, Write};
+    /// # use std::net::{TcpListener, TcpStream};
+    /// # use kafka_testcontainers::{Direction, Proxy};
+    /// # let upstream = TcpListener::bind("127.0.0.1:0")?;
+    /// # let proxy = Proxy::start(upstream.local_addr()?)?;
+    /// # let mut client = TcpStream::connect(proxy.listen_addr())?;
+    /// # let (mut server, _) = upstream.accept()?;
+    /// server.write_all(&[0, 0, 0, 2, 7, 7])?;
+    /// let mut buf = [0; 6];
+    /// client.read_exact(&mut buf)?;
+    /// assert_eq!(proxy.responses_seen(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn responses_seen(&self) -> u64 {
         self.shared.frames_seen.load(Ordering::SeqCst)
     }
 
     /// Broker→client frames swallowed by [`drop_nth_response`](Self::drop_nth_response).
+    ///
+    /// ```
+    /// # use kafka_testcontainers::Proxy;
+    /// let proxy = Proxy::start("127.0.0.1:9092".parse()?)?;
+    /// proxy.drop_nth_response(3);
+    /// assert_eq!(proxy.responses_dropped(), 0, "counted only once swallowed");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn responses_dropped(&self) -> u64 {
         self.shared.frames_dropped.load(Ordering::SeqCst)
     }
 }
 
 /// A running proxy; stops (resetting its connections) on drop.
+///
+/// ```
+/// # use std::io::{Read, Write};
+/// # use std::net::{TcpListener, TcpStream};
+/// # use kafka_testcontainers::{Direction, Proxy};
+/// # let upstream = TcpListener::bind("127.0.0.1:0")?;
+/// # let proxy = Proxy::start(upstream.local_addr()?)?;
+/// # let mut client = TcpStream::connect(proxy.listen_addr())?;
+/// # let (mut server, _) = upstream.accept()?;
+/// client.write_all(b"ping")?;
+/// let mut buf = [0; 4];
+/// server.read_exact(&mut buf)?;
+/// assert_eq!(&buf, b"ping");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Proxy {
     handle: ProxyHandle,
@@ -199,6 +410,13 @@ pub struct Proxy {
 
 impl Proxy {
     /// Starts a proxy on a free loopback port in front of `upstream`.
+    ///
+    /// ```
+    /// use kafka_testcontainers::Proxy;
+    /// let proxy = Proxy::start("127.0.0.1:9092".parse()?)?;
+    /// assert_ne!(proxy.listen_addr(), proxy.upstream_addr());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn start(upstream: SocketAddr) -> Result<Proxy> {
         let listener = std::net::TcpListener::bind("127.0.0.1:0")
             .map_err(|e| HarnessError::io("binding proxy port", e))?;
@@ -207,6 +425,16 @@ impl Proxy {
 
     /// Starts a proxy on an already bound listener (used to reserve the port
     /// before brokers that advertise it are configured).
+    ///
+    /// ```
+    /// use kafka_testcontainers::Proxy;
+    /// // Reserve the port first, e.g. to advertise it in a broker's config.
+    /// let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    /// let port = listener.local_addr()?.port();
+    /// let proxy = Proxy::from_listener(listener, "127.0.0.1:9092".parse()?)?;
+    /// assert_eq!(proxy.listen_addr().port(), port);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn from_listener(listener: std::net::TcpListener, upstream: SocketAddr) -> Result<Proxy> {
         let listen = listener
             .local_addr()
@@ -253,11 +481,28 @@ impl Proxy {
     }
 
     /// The run-time control handle.
+    ///
+    /// ```
+    /// # use kafka_testcontainers::Proxy;
+    /// let proxy = Proxy::start("127.0.0.1:9092".parse()?)?;
+    /// let handle = proxy.handle().clone();
+    /// std::thread::spawn(move || handle.reset_connections())
+    ///     .join()
+    ///     .unwrap();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn handle(&self) -> &ProxyHandle {
         &self.handle
     }
 
     /// The address clients connect to.
+    ///
+    /// ```
+    /// # use kafka_testcontainers::Proxy;
+    /// let proxy = Proxy::start("127.0.0.1:9092".parse()?)?;
+    /// assert_eq!(proxy.listen_addr().ip().to_string(), "127.0.0.1");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn listen_addr(&self) -> SocketAddr {
         self.handle.listen_addr()
     }

@@ -17,6 +17,26 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// The files [`generate`] writes.
+///
+/// ```no_run
+/// # fn example() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let files = kafka_testcontainers::tls::generate(dir.path())?;
+/// let truststore = [
+///     ("ssl.truststore.type", "PEM".to_string()),
+///     (
+///         "ssl.truststore.location",
+///         files.ca_pem_path.display().to_string(),
+///     ),
+/// ];
+/// assert!(
+///     files
+///         .client_key_pem
+///         .starts_with(b"-----BEGIN PRIVATE KEY-----")
+/// );
+/// # let _ = truststore;
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct TlsFiles {
     /// The CA certificate, PEM (what clients trust).
@@ -76,6 +96,14 @@ authorityKeyIdentifier = keyid
 
 /// Generates a fresh CA, broker and client certificates (valid 10 years)
 /// into `dir`, which must exist. Needs `openssl` on the `PATH`.
+///
+/// ```no_run
+/// # fn example() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let files = kafka_testcontainers::tls::generate(dir.path())?; // runs `openssl`
+/// assert!(files.broker_keystore_path.starts_with(dir.path()));
+/// # Ok(()) }
+/// ```
 pub fn generate(dir: &Path) -> Result<TlsFiles> {
     let p = |name: &str| dir.join(name);
     std::fs::write(p("openssl.cnf"), OPENSSL_CNF)

@@ -12,7 +12,7 @@ use bytes::BufMut;
 /// Adds a consumer group's offsets to a transaction.
 ///
 /// ```
-/// use kafka_proto::{messages::AddOffsetsToTxnRequest, Message};
+/// use kafka_proto::{Message, messages::AddOffsetsToTxnRequest};
 /// let req = AddOffsetsToTxnRequest {
 ///     transactional_id: "my-txn".into(),
 ///     producer_id: 4000,
@@ -83,9 +83,15 @@ impl Request for AddOffsetsToTxnRequest {
 /// The outcome of adding a group's offsets to a transaction.
 ///
 /// ```
-/// use kafka_proto::{messages::AddOffsetsToTxnResponse, Message};
-/// let resp = AddOffsetsToTxnResponse { error_code: 51, ..Default::default() };
-/// assert_eq!(AddOffsetsToTxnResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap(), resp);
+/// use kafka_proto::{Message, messages::AddOffsetsToTxnResponse};
+/// let resp = AddOffsetsToTxnResponse {
+///     error_code: 51,
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     AddOffsetsToTxnResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap(),
+///     resp
+/// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct AddOffsetsToTxnResponse {

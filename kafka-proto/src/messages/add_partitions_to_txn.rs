@@ -25,7 +25,10 @@ use bytes::BufMut;
 /// of transactions (v4+, sent by brokers).
 ///
 /// ```
-/// use kafka_proto::{messages::{AddPartitionsToTxnRequest, AddPartitionsToTxnRequestTopic}, Message};
+/// use kafka_proto::{
+///     Message,
+///     messages::{AddPartitionsToTxnRequest, AddPartitionsToTxnRequestTopic},
+/// };
 /// let req = AddPartitionsToTxnRequest {
 ///     v3_and_below_transactional_id: "my-txn".into(),
 ///     v3_and_below_producer_id: 4000,
@@ -59,6 +62,29 @@ pub struct AddPartitionsToTxnRequest {
 }
 
 /// One transaction of a batched (v4+) request.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let txn = AddPartitionsToTxnRequestTransaction {
+///     transactional_id: "orders-tx-0".into(),
+///     producer_id: 4000,
+///     verify_only: true,
+///     topics: vec![AddPartitionsToTxnRequestTopic {
+///         name: "orders".into(),
+///         partitions: vec![2],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let req = AddPartitionsToTxnRequest {
+///     transactions: vec![txn],
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     AddPartitionsToTxnRequest::decode(&req.encode_to_vec(5).unwrap(), 5).unwrap(),
+///     req
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct AddPartitionsToTxnRequestTransaction {
     /// The transactional id.
@@ -77,6 +103,16 @@ pub struct AddPartitionsToTxnRequestTransaction {
 
 /// A topic and the partitions of it to add to a transaction (Kafka's
 /// `AddPartitionsToTxnTopic`).
+///
+/// ```
+/// use kafka_proto::messages::AddPartitionsToTxnRequestTopic;
+/// let t = AddPartitionsToTxnRequestTopic {
+///     name: "payments".into(),
+///     partitions: vec![0, 3],
+///     ..Default::default()
+/// };
+/// assert_eq!(t.partitions.len(), 2);
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct AddPartitionsToTxnRequestTopic {
     /// The topic name.
@@ -268,11 +304,11 @@ impl Request for AddPartitionsToTxnRequest {
 /// Per-partition results of adding partitions to a transaction.
 ///
 /// ```
+/// use kafka_proto::Message;
 /// use kafka_proto::messages::{
 ///     AddPartitionsToTxnResponse, AddPartitionsToTxnResponsePartitionResult,
 ///     AddPartitionsToTxnResponseTopicResult,
 /// };
-/// use kafka_proto::Message;
 /// let resp = AddPartitionsToTxnResponse {
 ///     results_by_topic_v3_and_below: vec![AddPartitionsToTxnResponseTopicResult {
 ///         name: "orders".into(),
@@ -303,6 +339,22 @@ pub struct AddPartitionsToTxnResponse {
 }
 
 /// The results of one transaction (v4+; Kafka's `AddPartitionsToTxnResult`).
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let resp = AddPartitionsToTxnResponse {
+///     results_by_transaction: vec![AddPartitionsToTxnResponseResult {
+///         transactional_id: "orders-tx-0".into(),
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let back = AddPartitionsToTxnResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap();
+/// assert_eq!(
+///     back.results_by_transaction[0].transactional_id,
+///     "orders-tx-0"
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct AddPartitionsToTxnResponseResult {
     /// The transactional id.
@@ -314,6 +366,23 @@ pub struct AddPartitionsToTxnResponseResult {
 }
 
 /// The results of one topic (Kafka's `AddPartitionsToTxnTopicResult`).
+///
+/// ```
+/// use kafka_proto::messages::{
+///     AddPartitionsToTxnResponsePartitionResult as Partition,
+///     AddPartitionsToTxnResponseTopicResult as Topic,
+/// };
+/// let t = Topic {
+///     name: "orders".into(),
+///     results_by_partition: vec![Partition {
+///         partition_index: 1,
+///         partition_error_code: 51,
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// assert_eq!(t.results_by_partition[0].partition_error_code, 51);
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct AddPartitionsToTxnResponseTopicResult {
     /// The topic name.
@@ -325,6 +394,16 @@ pub struct AddPartitionsToTxnResponseTopicResult {
 }
 
 /// The result of one partition (Kafka's `AddPartitionsToTxnPartitionResult`).
+///
+/// ```
+/// use kafka_proto::{ErrorCode, messages::AddPartitionsToTxnResponsePartitionResult};
+/// let p = AddPartitionsToTxnResponsePartitionResult {
+///     partition_index: 0,
+///     partition_error_code: 51,
+///     ..Default::default()
+/// };
+/// assert!(ErrorCode::from(p.partition_error_code).is_retriable());
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct AddPartitionsToTxnResponsePartitionResult {
     /// The partition index.
@@ -337,6 +416,26 @@ pub struct AddPartitionsToTxnResponsePartitionResult {
 
 impl AddPartitionsToTxnResponse {
     /// Every `(topic, partition, error_code)` of the v0–3 results.
+    ///
+    /// ```
+    /// # use kafka_proto::messages::*;
+    /// let resp = AddPartitionsToTxnResponse {
+    ///     results_by_topic_v3_and_below: vec![AddPartitionsToTxnResponseTopicResult {
+    ///         name: "orders".into(),
+    ///         results_by_partition: vec![AddPartitionsToTxnResponsePartitionResult {
+    ///             partition_index: 2,
+    ///             partition_error_code: 3,
+    ///             ..Default::default()
+    ///         }],
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(
+    ///     resp.v3_and_below_errors().collect::<Vec<_>>(),
+    ///     [("orders", 2, 3)]
+    /// );
+    /// ```
     pub fn v3_and_below_errors(&self) -> impl Iterator<Item = (&str, i32, i16)> {
         self.results_by_topic_v3_and_below.iter().flat_map(|t| {
             t.results_by_partition

@@ -16,9 +16,16 @@ use bytes::BufMut;
 /// Asks a broker which API versions and features it supports.
 ///
 /// ```
-/// use kafka_proto::{messages::ApiVersionsRequest, Message};
-/// let req = ApiVersionsRequest { client_software_name: "eos".into(), client_software_version: "1".into(), ..Default::default() };
-/// assert_eq!(ApiVersionsRequest::decode(&req.encode_to_vec(4).unwrap(), 4).unwrap(), req);
+/// use kafka_proto::{Message, messages::ApiVersionsRequest};
+/// let req = ApiVersionsRequest {
+///     client_software_name: "eos".into(),
+///     client_software_version: "1".into(),
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     ApiVersionsRequest::decode(&req.encode_to_vec(4).unwrap(), 4).unwrap(),
+///     req
+/// );
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiVersionsRequest {
@@ -121,6 +128,24 @@ impl Request for ApiVersionsRequest {
 }
 
 /// One API's supported version range.
+///
+/// ```
+/// use kafka_proto::{
+///     ApiKey, Message,
+///     messages::{ApiVersion, ApiVersionsResponse},
+/// };
+/// let resp = ApiVersionsResponse {
+///     api_keys: vec![ApiVersion {
+///         api_key: ApiKey::Produce.code(),
+///         min_version: 3,
+///         max_version: 13,
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let back = ApiVersionsResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap();
+/// assert_eq!(back.api_keys[0].max_version, 13);
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ApiVersion {
     /// The API index.
@@ -134,6 +159,24 @@ pub struct ApiVersion {
 }
 
 /// A feature the broker supports (v3+, tag 0).
+///
+/// ```
+/// use kafka_proto::{
+///     Message,
+///     messages::{ApiVersionsResponse, SupportedFeatureKey},
+/// };
+/// let resp = ApiVersionsResponse {
+///     supported_features: vec![SupportedFeatureKey {
+///         name: "transaction.version".into(),
+///         min_version: 0,
+///         max_version: 2,
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let back = ApiVersionsResponse::decode(&resp.encode_to_vec(3).unwrap(), 3).unwrap();
+/// assert_eq!(back.supported_features, resp.supported_features);
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SupportedFeatureKey {
     /// The feature name.
@@ -147,6 +190,17 @@ pub struct SupportedFeatureKey {
 }
 
 /// A cluster-wide finalized feature (v3+, tag 2), e.g. `transaction.version`.
+///
+/// ```
+/// use kafka_proto::messages::FinalizedFeatureKey;
+/// let f = FinalizedFeatureKey {
+///     name: "metadata.version".into(),
+///     max_version_level: 27,
+///     min_version_level: 27,
+///     ..Default::default()
+/// };
+/// assert!(f.min_version_level <= f.max_version_level);
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FinalizedFeatureKey {
     /// The feature name.
@@ -162,10 +216,18 @@ pub struct FinalizedFeatureKey {
 /// The broker's supported API versions and features.
 ///
 /// ```
-/// use kafka_proto::{messages::{ApiVersionsResponse, FinalizedFeatureKey}, Message};
+/// use kafka_proto::{
+///     Message,
+///     messages::{ApiVersionsResponse, FinalizedFeatureKey},
+/// };
 /// let resp = ApiVersionsResponse {
 ///     finalized_features_epoch: 3,
-///     finalized_features: vec![FinalizedFeatureKey { name: "transaction.version".into(), max_version_level: 2, min_version_level: 2, ..Default::default() }],
+///     finalized_features: vec![FinalizedFeatureKey {
+///         name: "transaction.version".into(),
+///         max_version_level: 2,
+///         min_version_level: 2,
+///         ..Default::default()
+///     }],
 ///     ..Default::default()
 /// };
 /// let back = ApiVersionsResponse::decode(&resp.encode_to_vec(3).unwrap(), 3).unwrap();
@@ -208,6 +270,24 @@ impl Default for ApiVersionsResponse {
 
 impl ApiVersionsResponse {
     /// The broker's range for `api`, if it supports it.
+    ///
+    /// ```
+    /// # use kafka_proto::{messages::{ApiVersion, ApiVersionsResponse}, ApiKey, VersionRange};
+    /// let resp = ApiVersionsResponse {
+    ///     api_keys: vec![ApiVersion {
+    ///         api_key: 22,
+    ///         min_version: 0,
+    ///         max_version: 5,
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(
+    ///     resp.range_of(ApiKey::InitProducerId),
+    ///     Some(VersionRange::new(0, 5))
+    /// );
+    /// assert_eq!(resp.range_of(ApiKey::EndTxn), None);
+    /// ```
     pub fn range_of(&self, api: ApiKey) -> Option<VersionRange> {
         self.api_keys
             .iter()
@@ -216,6 +296,20 @@ impl ApiVersionsResponse {
     }
 
     /// The finalized max version level of feature `name`, if finalized.
+    ///
+    /// ```
+    /// # use kafka_proto::messages::{ApiVersionsResponse, FinalizedFeatureKey};
+    /// let resp = ApiVersionsResponse {
+    ///     finalized_features: vec![FinalizedFeatureKey {
+    ///         name: "transaction.version".into(),
+    ///         max_version_level: 2,
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(resp.finalized_feature("transaction.version"), Some(2));
+    /// assert_eq!(resp.finalized_feature("group.version"), None);
+    /// ```
     pub fn finalized_feature(&self, name: &str) -> Option<i16> {
         self.finalized_features
             .iter()

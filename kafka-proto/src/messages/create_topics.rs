@@ -17,7 +17,10 @@ use bytes::BufMut;
 /// Creates topics.
 ///
 /// ```
-/// use kafka_proto::{messages::{CreateTopicsRequest, CreateTopicsRequestCreatableTopic}, Message};
+/// use kafka_proto::{
+///     Message,
+///     messages::{CreateTopicsRequest, CreateTopicsRequestCreatableTopic},
+/// };
 /// let req = CreateTopicsRequest {
 ///     topics: vec![CreateTopicsRequestCreatableTopic {
 ///         name: "orders".into(),
@@ -55,6 +58,24 @@ impl Default for CreateTopicsRequest {
 }
 
 /// One topic to create.
+///
+/// ```
+/// use kafka_proto::messages::{
+///     CreateTopicsRequestCreatableTopic, CreateTopicsRequestCreatableTopicConfig,
+/// };
+/// let topic = CreateTopicsRequestCreatableTopic {
+///     name: "orders".into(),
+///     num_partitions: 3,
+///     replication_factor: 1,
+///     configs: vec![CreateTopicsRequestCreatableTopicConfig {
+///         name: "min.insync.replicas".into(),
+///         value: Some("1".into()),
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// assert_eq!(topic.configs[0].value.as_deref(), Some("1"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CreateTopicsRequestCreatableTopic {
     /// The topic name.
@@ -72,6 +93,29 @@ pub struct CreateTopicsRequestCreatableTopic {
 }
 
 /// A manual replica assignment for one partition.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let topic = CreateTopicsRequestCreatableTopic {
+///     name: "orders".into(),
+///     num_partitions: -1,
+///     replication_factor: -1,
+///     assignments: vec![CreateTopicsRequestCreatableReplicaAssignment {
+///         partition_index: 0,
+///         broker_ids: vec![1, 2],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let req = CreateTopicsRequest {
+///     topics: vec![topic],
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     CreateTopicsRequest::decode(&req.encode_to_vec(2).unwrap(), 2).unwrap(),
+///     req
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CreateTopicsRequestCreatableReplicaAssignment {
     /// The partition index.
@@ -83,6 +127,16 @@ pub struct CreateTopicsRequestCreatableReplicaAssignment {
 }
 
 /// A topic configuration to set at creation.
+///
+/// ```
+/// use kafka_proto::messages::CreateTopicsRequestCreatableTopicConfig;
+/// let c = CreateTopicsRequestCreatableTopicConfig {
+///     name: "cleanup.policy".into(),
+///     value: Some("compact".into()),
+///     ..Default::default()
+/// };
+/// assert_eq!(c.name, "cleanup.policy");
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CreateTopicsRequestCreatableTopicConfig {
     /// The configuration name.
@@ -221,7 +275,10 @@ impl Request for CreateTopicsRequest {
 /// The result of a [`CreateTopicsRequest`].
 ///
 /// ```
-/// use kafka_proto::{messages::{CreateTopicsResponse, CreateTopicsResponseCreatableTopicResult}, Message};
+/// use kafka_proto::{
+///     Message,
+///     messages::{CreateTopicsResponse, CreateTopicsResponseCreatableTopicResult},
+/// };
 /// let resp = CreateTopicsResponse {
 ///     topics: vec![CreateTopicsResponseCreatableTopicResult {
 ///         name: "orders".into(),
@@ -244,6 +301,27 @@ pub struct CreateTopicsResponse {
 }
 
 /// The result for one topic.
+///
+/// ```
+/// use kafka_proto::{ErrorCode, Message, messages::*};
+/// let resp = CreateTopicsResponse {
+///     topics: vec![CreateTopicsResponseCreatableTopicResult {
+///         name: "orders".into(),
+///         error_code: ErrorCode::TopicAlreadyExists.code(),
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let back = CreateTopicsResponse::decode(&resp.encode_to_vec(7).unwrap(), 7).unwrap();
+/// assert_eq!(
+///     ErrorCode::from(back.topics[0].error_code),
+///     ErrorCode::TopicAlreadyExists
+/// );
+/// assert_eq!(
+///     back.topics[0].num_partitions, -1,
+///     "default when not described"
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreateTopicsResponseCreatableTopicResult {
     /// The topic name.
@@ -283,6 +361,27 @@ impl Default for CreateTopicsResponseCreatableTopicResult {
 }
 
 /// One configuration of a created topic (v5+).
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let result = CreateTopicsResponseCreatableTopicResult {
+///     name: "orders".into(),
+///     configs: Some(vec![CreateTopicsResponseCreatableTopicConfigs {
+///         name: "retention.ms".into(),
+///         value: Some("604800000".into()),
+///         ..Default::default()
+///     }]),
+///     ..Default::default()
+/// };
+/// let resp = CreateTopicsResponse {
+///     topics: vec![result],
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     CreateTopicsResponse::decode(&resp.encode_to_vec(5).unwrap(), 5).unwrap(),
+///     resp
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreateTopicsResponseCreatableTopicConfigs {
     /// The configuration name.

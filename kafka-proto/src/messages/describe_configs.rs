@@ -16,7 +16,10 @@ use bytes::BufMut;
 /// Describes the configuration of resources.
 ///
 /// ```
-/// use kafka_proto::{messages::{DescribeConfigsRequest, DescribeConfigsRequestDescribeConfigsResource}, Message};
+/// use kafka_proto::{
+///     Message,
+///     messages::{DescribeConfigsRequest, DescribeConfigsRequestDescribeConfigsResource},
+/// };
 /// let req = DescribeConfigsRequest {
 ///     resources: vec![DescribeConfigsRequestDescribeConfigsResource {
 ///         resource_type: 2, // TOPIC
@@ -42,6 +45,18 @@ pub struct DescribeConfigsRequest {
 }
 
 /// One resource to describe.
+///
+/// ```
+/// use kafka_proto::messages::DescribeConfigsRequestDescribeConfigsResource;
+/// // Every configuration of broker 1.
+/// let r = DescribeConfigsRequestDescribeConfigsResource {
+///     resource_type: 4,
+///     resource_name: "1".into(),
+///     configuration_keys: None,
+///     ..Default::default()
+/// };
+/// assert!(r.configuration_keys.is_none());
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DescribeConfigsRequestDescribeConfigsResource {
     /// The resource type (2 = topic, 4 = broker, 8 = broker logger, …).
@@ -124,11 +139,11 @@ impl Request for DescribeConfigsRequest {
 /// The configurations of the requested resources.
 ///
 /// ```
+/// use kafka_proto::Message;
 /// use kafka_proto::messages::{
 ///     DescribeConfigsResponse, DescribeConfigsResponseDescribeConfigsResourceResult,
 ///     DescribeConfigsResponseDescribeConfigsResult,
 /// };
-/// use kafka_proto::Message;
 /// let resp = DescribeConfigsResponse {
 ///     results: vec![DescribeConfigsResponseDescribeConfigsResult {
 ///         resource_type: 2,
@@ -156,6 +171,27 @@ pub struct DescribeConfigsResponse {
 }
 
 /// The result for one resource.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let resp = DescribeConfigsResponse {
+///     results: vec![DescribeConfigsResponseDescribeConfigsResult {
+///         resource_type: 2,
+///         resource_name: "orders".into(),
+///         configs: vec![DescribeConfigsResponseDescribeConfigsResourceResult {
+///             name: "min.insync.replicas".into(),
+///             value: Some("2".into()),
+///             ..Default::default()
+///         }],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     DescribeConfigsResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap(),
+///     resp
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DescribeConfigsResponseDescribeConfigsResult {
     /// The error code, or 0 if we were able to successfully describe the configurations.
@@ -173,6 +209,17 @@ pub struct DescribeConfigsResponseDescribeConfigsResult {
 }
 
 /// One configuration entry.
+///
+/// ```
+/// use kafka_proto::messages::DescribeConfigsResponseDescribeConfigsResourceResult as Entry;
+/// let e = Entry {
+///     name: "transaction.state.log.min.isr".into(),
+///     value: Some("2".into()),
+///     read_only: true,
+///     ..Default::default()
+/// };
+/// assert_eq!(e.config_source, -1, "unknown source by default");
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribeConfigsResponseDescribeConfigsResourceResult {
     /// The configuration name.
@@ -212,6 +259,32 @@ impl Default for DescribeConfigsResponseDescribeConfigsResourceResult {
 }
 
 /// A synonym of a configuration key.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let entry = DescribeConfigsResponseDescribeConfigsResourceResult {
+///     name: "retention.ms".into(),
+///     synonyms: vec![DescribeConfigsResponseDescribeConfigsSynonym {
+///         name: "log.retention.ms".into(),
+///         value: Some("86400000".into()),
+///         source: 5,
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let resp = DescribeConfigsResponse {
+///     results: vec![DescribeConfigsResponseDescribeConfigsResult {
+///         configs: vec![entry],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let back = DescribeConfigsResponse::decode(&resp.encode_to_vec(1).unwrap(), 1).unwrap();
+/// assert_eq!(
+///     back.results[0].configs[0].synonyms[0].name,
+///     "log.retention.ms"
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DescribeConfigsResponseDescribeConfigsSynonym {
     /// The synonym name.

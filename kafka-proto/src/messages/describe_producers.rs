@@ -13,7 +13,10 @@ use bytes::BufMut;
 /// Lists the active producers of partitions.
 ///
 /// ```
-/// use kafka_proto::{messages::{DescribeProducersRequest, DescribeProducersRequestTopicRequest}, Message};
+/// use kafka_proto::{
+///     Message,
+///     messages::{DescribeProducersRequest, DescribeProducersRequestTopicRequest},
+/// };
 /// let req = DescribeProducersRequest {
 ///     topics: vec![DescribeProducersRequestTopicRequest {
 ///         name: "orders".into(),
@@ -34,6 +37,16 @@ pub struct DescribeProducersRequest {
 }
 
 /// The partitions of one topic to list producers for.
+///
+/// ```
+/// use kafka_proto::messages::DescribeProducersRequestTopicRequest;
+/// let t = DescribeProducersRequestTopicRequest {
+///     name: "orders".into(),
+///     partition_indexes: vec![0, 1, 2],
+///     ..Default::default()
+/// };
+/// assert_eq!(t.partition_indexes.len(), 3);
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DescribeProducersRequestTopicRequest {
     /// The topic name.
@@ -92,11 +105,11 @@ impl Request for DescribeProducersRequest {
 /// The active producers of each requested partition.
 ///
 /// ```
+/// use kafka_proto::Message;
 /// use kafka_proto::messages::{
 ///     DescribeProducersResponse, DescribeProducersResponsePartitionResponse,
 ///     DescribeProducersResponseProducerState, DescribeProducersResponseTopicResponse,
 /// };
-/// use kafka_proto::Message;
 /// let resp = DescribeProducersResponse {
 ///     topics: vec![DescribeProducersResponseTopicResponse {
 ///         name: "orders".into(),
@@ -115,7 +128,10 @@ impl Request for DescribeProducersRequest {
 /// };
 /// let back = DescribeProducersResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
 /// assert_eq!(back, resp);
-/// assert_eq!(back.topics[0].partitions[0].active_producers[0].last_sequence, -1);
+/// assert_eq!(
+///     back.topics[0].partitions[0].active_producers[0].last_sequence,
+///     -1
+/// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DescribeProducersResponse {
@@ -128,6 +144,25 @@ pub struct DescribeProducersResponse {
 }
 
 /// The partitions of one topic.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let resp = DescribeProducersResponse {
+///     topics: vec![DescribeProducersResponseTopicResponse {
+///         name: "orders".into(),
+///         partitions: vec![DescribeProducersResponsePartitionResponse {
+///             partition_index: 0,
+///             ..Default::default()
+///         }],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     DescribeProducersResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap(),
+///     resp
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DescribeProducersResponseTopicResponse {
     /// The topic name.
@@ -139,6 +174,16 @@ pub struct DescribeProducersResponseTopicResponse {
 }
 
 /// The active producers of one partition.
+///
+/// ```
+/// use kafka_proto::{ErrorCode, messages::*};
+/// let p = DescribeProducersResponsePartitionResponse {
+///     partition_index: 4,
+///     error_code: ErrorCode::NotLeaderOrFollower.code(),
+///     ..Default::default()
+/// };
+/// assert!(ErrorCode::from(p.error_code).is_retriable() && p.active_producers.is_empty());
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DescribeProducersResponsePartitionResponse {
     /// The partition index.
@@ -154,6 +199,21 @@ pub struct DescribeProducersResponsePartitionResponse {
 }
 
 /// The state of one active producer.
+///
+/// ```
+/// use kafka_proto::messages::DescribeProducersResponseProducerState;
+/// let hanging = DescribeProducersResponseProducerState {
+///     producer_id: 4000,
+///     producer_epoch: 3,
+///     current_txn_start_offset: 1_200,
+///     ..Default::default()
+/// };
+/// let idle = DescribeProducersResponseProducerState {
+///     producer_id: 4001,
+///     ..Default::default()
+/// };
+/// assert!(hanging.current_txn_start_offset >= 0 && idle.current_txn_start_offset == -1);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribeProducersResponseProducerState {
     /// The producer id.

@@ -10,7 +10,7 @@ use bytes::BufMut;
 /// Describes transactions by transactional id.
 ///
 /// ```
-/// use kafka_proto::{messages::DescribeTransactionsRequest, Message};
+/// use kafka_proto::{Message, messages::DescribeTransactionsRequest};
 /// let req = DescribeTransactionsRequest {
 ///     transactional_ids: vec!["orders-0".into()],
 ///     ..Default::default()
@@ -60,11 +60,11 @@ impl Request for DescribeTransactionsRequest {
 /// The state of each requested transaction.
 ///
 /// ```
+/// use kafka_proto::Message;
 /// use kafka_proto::messages::{
 ///     DescribeTransactionsResponse, DescribeTransactionsResponseTopicData,
 ///     DescribeTransactionsResponseTransactionState,
 /// };
-/// use kafka_proto::Message;
 /// let resp = DescribeTransactionsResponse {
 ///     transaction_states: vec![DescribeTransactionsResponseTransactionState {
 ///         transactional_id: "orders-0".into(),
@@ -93,6 +93,28 @@ pub struct DescribeTransactionsResponse {
 }
 
 /// The state of one transaction.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let state = DescribeTransactionsResponseTransactionState {
+///     transactional_id: "orders-0".into(),
+///     transaction_state: "Ongoing".into(),
+///     transaction_timeout_ms: 60_000,
+///     producer_id: 4000,
+///     topics: vec![DescribeTransactionsResponseTopicData {
+///         topic: "orders".into(),
+///         partitions: vec![0],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let resp = DescribeTransactionsResponse {
+///     transaction_states: vec![state],
+///     ..Default::default()
+/// };
+/// let back = DescribeTransactionsResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
+/// assert_eq!(back.transaction_states[0].transaction_state, "Ongoing");
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DescribeTransactionsResponseTransactionState {
     /// The error code.
@@ -117,6 +139,16 @@ pub struct DescribeTransactionsResponseTransactionState {
 }
 
 /// The partitions of one topic in a transaction.
+///
+/// ```
+/// use kafka_proto::messages::DescribeTransactionsResponseTopicData;
+/// let t = DescribeTransactionsResponseTopicData {
+///     topic: "payments".into(),
+///     partitions: vec![1, 4],
+///     ..Default::default()
+/// };
+/// assert!(t.partitions.contains(&4));
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DescribeTransactionsResponseTopicData {
     /// The topic name.

@@ -13,7 +13,7 @@ use bytes::BufMut;
 /// Ends (commits or aborts) a transaction.
 ///
 /// ```
-/// use kafka_proto::{messages::EndTxnRequest, Message};
+/// use kafka_proto::{Message, messages::EndTxnRequest};
 /// let req = EndTxnRequest {
 ///     transactional_id: "my-txn".into(),
 ///     producer_id: 4000,
@@ -84,9 +84,16 @@ impl Request for EndTxnRequest {
 /// The outcome of ending a transaction.
 ///
 /// ```
-/// use kafka_proto::{messages::EndTxnResponse, Message};
-/// let resp = EndTxnResponse { producer_id: 4000, producer_epoch: 4, ..Default::default() };
-/// assert_eq!(EndTxnResponse::decode(&resp.encode_to_vec(5).unwrap(), 5).unwrap(), resp);
+/// use kafka_proto::{Message, messages::EndTxnResponse};
+/// let resp = EndTxnResponse {
+///     producer_id: 4000,
+///     producer_epoch: 4,
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     EndTxnResponse::decode(&resp.encode_to_vec(5).unwrap(), 5).unwrap(),
+///     resp
+/// );
 /// // Before v5 the response cannot carry the new epoch.
 /// assert!(resp.encode_to_vec(4).is_err());
 /// ```

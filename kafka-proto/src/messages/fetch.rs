@@ -25,7 +25,7 @@ use bytes::{BufMut, Bytes};
 /// Fetches records from partition leaders (or followers).
 ///
 /// ```
-/// use kafka_proto::{messages::*, Message};
+/// use kafka_proto::{Message, messages::*};
 /// let req = FetchRequest {
 ///     max_wait_ms: 500,
 ///     min_bytes: 1,
@@ -43,7 +43,10 @@ use bytes::{BufMut, Bytes};
 ///     ..Default::default()
 /// };
 /// assert_eq!(req.max_bytes, i32::MAX);
-/// assert_eq!(FetchRequest::decode(&req.encode_to_vec(12).unwrap(), 12).unwrap(), req);
+/// assert_eq!(
+///     FetchRequest::decode(&req.encode_to_vec(12).unwrap(), 12).unwrap(),
+///     req
+/// );
 /// // v13+ identifies topics by id only.
 /// assert!(req.encode_to_vec(13).is_err());
 /// ```
@@ -223,6 +226,24 @@ impl Request for FetchRequest {
 }
 
 /// The state of the replica in the follower.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// // A follower (KIP-903) describes itself in `replica_state` from v15 on.
+/// let req = FetchRequest {
+///     replica_state: FetchRequestReplicaState {
+///         replica_id: 2,
+///         replica_epoch: 7,
+///         ..Default::default()
+///     },
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     FetchRequest::decode(&req.encode_to_vec(15).unwrap(), 15).unwrap(),
+///     req
+/// );
+/// assert!(req.encode_to_vec(14).is_err());
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct FetchRequestReplicaState {
     /// The replica ID of the follower, or -1 if this request is from a consumer (v15+, default -1).
@@ -290,6 +311,28 @@ impl FetchRequestReplicaState {
 }
 
 /// The topics to fetch.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// // Up to v12 a topic is named; from v13 it is identified by id.
+/// let by_id = FetchRequestTopic {
+///     topic_id: [7; 16],
+///     partitions: vec![FetchRequestPartition {
+///         partition: 0,
+///         fetch_offset: 42,
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let req = FetchRequest {
+///     topics: vec![by_id],
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     FetchRequest::decode(&req.encode_to_vec(13).unwrap(), 13).unwrap(),
+///     req
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FetchRequestTopic {
     /// The name of the topic to fetch (v4–12).
@@ -354,6 +397,21 @@ impl FetchRequestTopic {
 }
 
 /// The partitions to fetch.
+///
+/// ```
+/// use kafka_proto::messages::FetchRequestPartition;
+/// let p = FetchRequestPartition {
+///     partition: 3,
+///     fetch_offset: 1_000,
+///     partition_max_bytes: 1 << 20,
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     (p.current_leader_epoch, p.log_start_offset),
+///     (-1, -1),
+///     "unknown by default"
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct FetchRequestPartition {
     /// The partition index.
@@ -500,6 +558,25 @@ impl FetchRequestPartition {
 }
 
 /// In an incremental fetch request, the partitions to remove.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// // An incremental fetch session drops partition 1 of `orders`.
+/// let req = FetchRequest {
+///     session_id: 12,
+///     session_epoch: 3,
+///     forgotten_topics_data: vec![FetchRequestForgottenTopic {
+///         topic: "orders".into(),
+///         partitions: vec![1],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     FetchRequest::decode(&req.encode_to_vec(7).unwrap(), 7).unwrap(),
+///     req
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FetchRequestForgottenTopic {
     /// The topic name (v7–12).
@@ -590,7 +667,7 @@ impl FetchRequestForgottenTopic {
 ///
 /// ```
 /// use bytes::Bytes;
-/// use kafka_proto::{messages::*, Message};
+/// use kafka_proto::{Message, messages::*};
 /// let resp = FetchResponse {
 ///     responses: vec![FetchResponseTopic {
 ///         topic_id: [7; 16],
@@ -701,6 +778,20 @@ impl Message for FetchResponse {
 impl Response for FetchResponse {}
 
 /// The response topics.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let resp = FetchResponse {
+///     responses: vec![FetchResponseTopic {
+///         topic: "orders".into(),
+///         partitions: vec![FetchResponsePartitionData::default()],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let back = FetchResponse::decode(&resp.encode_to_vec(12).unwrap(), 12).unwrap();
+/// assert_eq!(back.responses[0].topic, "orders");
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FetchResponseTopic {
     /// The topic name (v4–12).
@@ -769,6 +860,17 @@ impl FetchResponseTopic {
 }
 
 /// The topic partitions.
+///
+/// ```
+/// use kafka_proto::{ErrorCode, messages::*};
+/// let p = FetchResponsePartitionData {
+///     partition_index: 0,
+///     error_code: ErrorCode::OffsetOutOfRange.code(),
+///     ..Default::default()
+/// };
+/// assert_eq!(ErrorCode::from(p.error_code), ErrorCode::OffsetOutOfRange);
+/// assert_eq!(p.records, None);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct FetchResponsePartitionData {
     /// The partition index.
@@ -941,6 +1043,31 @@ impl FetchResponsePartitionData {
 }
 
 /// In case divergence is detected based on the `LastFetchedEpoch` and `FetchOffset` in the request, this field indicates the largest epoch and its end offset such that subsequent records are known to diverge.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let p = FetchResponsePartitionData {
+///     diverging_epoch: FetchResponseEpochEndOffset {
+///         epoch: 4,
+///         end_offset: 990,
+///         ..Default::default()
+///     },
+///     ..Default::default()
+/// };
+/// let resp = FetchResponse {
+///     responses: vec![FetchResponseTopic {
+///         topic_id: [1; 16],
+///         partitions: vec![p],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let back = FetchResponse::decode(&resp.encode_to_vec(13).unwrap(), 13).unwrap();
+/// assert_eq!(
+///     back.responses[0].partitions[0].diverging_epoch.end_offset,
+///     990
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct FetchResponseEpochEndOffset {
     /// The largest epoch (v12+, default -1).
@@ -1009,6 +1136,19 @@ impl FetchResponseEpochEndOffset {
 }
 
 /// The current leader of the partition.
+///
+/// ```
+/// use kafka_proto::messages::{FetchResponseLeaderIdAndEpoch, FetchResponsePartitionData};
+/// let p = FetchResponsePartitionData::default();
+/// assert_eq!(
+///     p.current_leader,
+///     FetchResponseLeaderIdAndEpoch {
+///         leader_id: -1,
+///         leader_epoch: -1,
+///         ..Default::default()
+///     }
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct FetchResponseLeaderIdAndEpoch {
     /// The ID of the current leader or -1 if the leader is unknown (v12+, default -1).
@@ -1077,6 +1217,16 @@ impl FetchResponseLeaderIdAndEpoch {
 }
 
 /// In the case of fetching an offset less than the LogStartOffset, this is the end offset and epoch that should be used in the FetchSnapshot request.
+///
+/// ```
+/// use kafka_proto::messages::FetchResponseSnapshotId;
+/// let s = FetchResponseSnapshotId {
+///     end_offset: 5_000,
+///     epoch: 2,
+///     ..Default::default()
+/// };
+/// assert_ne!(s, FetchResponseSnapshotId::default());
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct FetchResponseSnapshotId {
     /// The end offset of the epoch (default -1).
@@ -1131,6 +1281,31 @@ impl FetchResponseSnapshotId {
 }
 
 /// The aborted transactions.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// // A read_committed consumer skips producer 4000's batches from offset 17 on.
+/// let p = FetchResponsePartitionData {
+///     aborted_transactions: Some(vec![FetchResponseAbortedTransaction {
+///         producer_id: 4000,
+///         first_offset: 17,
+///         ..Default::default()
+///     }]),
+///     ..Default::default()
+/// };
+/// let resp = FetchResponse {
+///     responses: vec![FetchResponseTopic {
+///         topic: "orders".into(),
+///         partitions: vec![p],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     FetchResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap(),
+///     resp
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FetchResponseAbortedTransaction {
     /// The producer id associated with the aborted transaction.
@@ -1176,6 +1351,25 @@ impl FetchResponseAbortedTransaction {
 }
 
 /// Endpoints for all current-leaders enumerated in PartitionData, with errors NOT_LEADER_OR_FOLLOWER & FENCED_LEADER_EPOCH.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let resp = FetchResponse {
+///     node_endpoints: vec![FetchResponseNodeEndpoint {
+///         node_id: 2,
+///         host: "kafka-2".into(),
+///         port: 9092,
+///         rack: None,
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     FetchResponse::decode(&resp.encode_to_vec(16).unwrap(), 16).unwrap(),
+///     resp
+/// );
+/// assert!(resp.encode_to_vec(15).is_err(), "node endpoints need v16+");
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FetchResponseNodeEndpoint {
     /// The ID of the associated node (v16+).

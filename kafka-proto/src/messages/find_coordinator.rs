@@ -16,21 +16,27 @@ use bytes::BufMut;
 /// Finds the coordinator of a group or transactional id.
 ///
 /// ```
-/// use kafka_proto::{messages::FindCoordinatorRequest, Message};
+/// use kafka_proto::{Message, messages::FindCoordinatorRequest};
 /// // v3 and below: one key.
 /// let old = FindCoordinatorRequest {
 ///     key: "my-txn".into(),
 ///     key_type: FindCoordinatorRequest::KEY_TYPE_TRANSACTION,
 ///     ..Default::default()
 /// };
-/// assert_eq!(FindCoordinatorRequest::decode(&old.encode_to_vec(3).unwrap(), 3).unwrap(), old);
+/// assert_eq!(
+///     FindCoordinatorRequest::decode(&old.encode_to_vec(3).unwrap(), 3).unwrap(),
+///     old
+/// );
 /// // v4+: a batch of keys; `key` cannot be sent.
 /// let new = FindCoordinatorRequest {
 ///     key_type: FindCoordinatorRequest::KEY_TYPE_TRANSACTION,
 ///     coordinator_keys: vec!["my-txn".into()],
 ///     ..Default::default()
 /// };
-/// assert_eq!(FindCoordinatorRequest::decode(&new.encode_to_vec(6).unwrap(), 6).unwrap(), new);
+/// assert_eq!(
+///     FindCoordinatorRequest::decode(&new.encode_to_vec(6).unwrap(), 6).unwrap(),
+///     new
+/// );
 /// assert!(old.encode_to_vec(4).is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -125,15 +131,25 @@ impl Request for FindCoordinatorRequest {
 /// The coordinator(s) found.
 ///
 /// ```
-/// use kafka_proto::{messages::{FindCoordinatorResponse, FindCoordinatorResponseCoordinator}, Message};
+/// use kafka_proto::{
+///     Message,
+///     messages::{FindCoordinatorResponse, FindCoordinatorResponseCoordinator},
+/// };
 /// let resp = FindCoordinatorResponse {
 ///     coordinators: vec![FindCoordinatorResponseCoordinator {
-///         key: "my-txn".into(), node_id: 2, host: "b2".into(), port: 9092,
-///         error_message: None, ..Default::default()
+///         key: "my-txn".into(),
+///         node_id: 2,
+///         host: "b2".into(),
+///         port: 9092,
+///         error_message: None,
+///         ..Default::default()
 ///     }],
 ///     ..Default::default()
 /// };
-/// assert_eq!(FindCoordinatorResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap(), resp);
+/// assert_eq!(
+///     FindCoordinatorResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap(),
+///     resp
+/// );
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct FindCoordinatorResponse {
@@ -171,6 +187,28 @@ impl Default for FindCoordinatorResponse {
 }
 
 /// The coordinator of one key (v4+).
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let resp = FindCoordinatorResponse {
+///     coordinators: vec![FindCoordinatorResponseCoordinator {
+///         key: "orders-0".into(),
+///         node_id: 2,
+///         host: "broker-2".into(),
+///         port: 9092,
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let back = FindCoordinatorResponse::decode(&resp.encode_to_vec(6).unwrap(), 6).unwrap();
+/// assert_eq!(
+///     (
+///         back.coordinators[0].host.as_str(),
+///         back.coordinators[0].port
+///     ),
+///     ("broker-2", 9092)
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct FindCoordinatorResponseCoordinator {
     /// The coordinator key.

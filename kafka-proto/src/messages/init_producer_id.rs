@@ -17,7 +17,7 @@ use bytes::BufMut;
 /// Requests a producer id and epoch.
 ///
 /// ```
-/// use kafka_proto::{messages::InitProducerIdRequest, Message};
+/// use kafka_proto::{Message, messages::InitProducerIdRequest};
 /// let req = InitProducerIdRequest::transactional("my-txn", 60_000);
 /// let bytes = req.encode_to_vec(5).unwrap();
 /// assert_eq!(InitProducerIdRequest::decode(&bytes, 5).unwrap(), req);
@@ -59,6 +59,16 @@ impl Default for InitProducerIdRequest {
 
 impl InitProducerIdRequest {
     /// A request for an idempotent (non-transactional) producer: null transactional id.
+    ///
+    /// ```
+    /// # use kafka_proto::{messages::InitProducerIdRequest, Message};
+    /// let req = InitProducerIdRequest::idempotent();
+    /// assert_eq!(req.transactional_id, None);
+    /// assert_eq!(
+    ///     InitProducerIdRequest::decode(&req.encode_to_vec(4).unwrap(), 4).unwrap(),
+    ///     req
+    /// );
+    /// ```
     pub fn idempotent() -> Self {
         Self {
             transactional_id: None,
@@ -68,6 +78,16 @@ impl InitProducerIdRequest {
     }
 
     /// A request for a transactional producer.
+    ///
+    /// ```
+    /// # use kafka_proto::{messages::InitProducerIdRequest, Message};
+    /// let req = InitProducerIdRequest::transactional("orders-0", 60_000);
+    /// assert_eq!(req.transactional_id.as_deref(), Some("orders-0"));
+    /// assert_eq!(
+    ///     InitProducerIdRequest::decode(&req.encode_to_vec(5).unwrap(), 5).unwrap(),
+    ///     req
+    /// );
+    /// ```
     pub fn transactional(transactional_id: impl Into<String>, transaction_timeout_ms: i32) -> Self {
         Self {
             transactional_id: Some(transactional_id.into()),
@@ -160,8 +180,12 @@ impl Request for InitProducerIdRequest {
 /// The producer id and epoch assigned.
 ///
 /// ```
-/// use kafka_proto::{messages::InitProducerIdResponse, Message};
-/// let resp = InitProducerIdResponse { producer_id: 4000, producer_epoch: 0, ..Default::default() };
+/// use kafka_proto::{Message, messages::InitProducerIdResponse};
+/// let resp = InitProducerIdResponse {
+///     producer_id: 4000,
+///     producer_epoch: 0,
+///     ..Default::default()
+/// };
 /// let bytes = resp.encode_to_vec(4).unwrap();
 /// assert_eq!(InitProducerIdResponse::decode(&bytes, 4).unwrap(), resp);
 /// ```

@@ -14,18 +14,25 @@ use bytes::BufMut;
 /// Asks partition leaders for offsets at given timestamps.
 ///
 /// ```
-/// use kafka_proto::{messages::*, Message};
+/// use kafka_proto::{Message, messages::*};
 /// let req = ListOffsetsRequest {
 ///     replica_id: -1,
 ///     isolation_level: 1,
 ///     topics: vec![ListOffsetsRequestTopic {
 ///         name: "orders".into(),
-///         partitions: vec![ListOffsetsRequestPartition { partition_index: 0, timestamp: -1, ..Default::default() }],
+///         partitions: vec![ListOffsetsRequestPartition {
+///             partition_index: 0,
+///             timestamp: -1,
+///             ..Default::default()
+///         }],
 ///         ..Default::default()
 ///     }],
 ///     ..Default::default()
 /// };
-/// assert_eq!(ListOffsetsRequest::decode(&req.encode_to_vec(7).unwrap(), 7).unwrap(), req);
+/// assert_eq!(
+///     ListOffsetsRequest::decode(&req.encode_to_vec(7).unwrap(), 7).unwrap(),
+///     req
+/// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ListOffsetsRequest {
@@ -105,6 +112,28 @@ impl Request for ListOffsetsRequest {
 }
 
 /// Each topic in the request.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// // The last stable offset of `orders`/0 for a read_committed reader (-1 = latest).
+/// let req = ListOffsetsRequest {
+///     isolation_level: 1,
+///     topics: vec![ListOffsetsRequestTopic {
+///         name: "orders".into(),
+///         partitions: vec![ListOffsetsRequestPartition {
+///             partition_index: 0,
+///             timestamp: -1,
+///             ..Default::default()
+///         }],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     ListOffsetsRequest::decode(&req.encode_to_vec(11).unwrap(), 11).unwrap(),
+///     req
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ListOffsetsRequestTopic {
     /// The topic name.
@@ -152,6 +181,17 @@ impl ListOffsetsRequestTopic {
 }
 
 /// Each partition in the request.
+///
+/// ```
+/// use kafka_proto::messages::ListOffsetsRequestPartition;
+/// // -2 asks for the earliest offset, -1 for the latest.
+/// let earliest = ListOffsetsRequestPartition {
+///     partition_index: 5,
+///     timestamp: -2,
+///     ..Default::default()
+/// };
+/// assert_eq!(earliest.current_leader_epoch, -1);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListOffsetsRequestPartition {
     /// The partition index.
@@ -223,11 +263,15 @@ impl ListOffsetsRequestPartition {
 /// The offsets found for each requested partition.
 ///
 /// ```
-/// use kafka_proto::{messages::*, Message};
+/// use kafka_proto::{Message, messages::*};
 /// let resp = ListOffsetsResponse {
 ///     topics: vec![ListOffsetsResponseTopic {
 ///         name: "orders".into(),
-///         partitions: vec![ListOffsetsResponsePartition { partition_index: 0, offset: 17, ..Default::default() }],
+///         partitions: vec![ListOffsetsResponsePartition {
+///             partition_index: 0,
+///             offset: 17,
+///             ..Default::default()
+///         }],
 ///         ..Default::default()
 ///     }],
 ///     ..Default::default()
@@ -297,6 +341,24 @@ impl Message for ListOffsetsResponse {
 impl Response for ListOffsetsResponse {}
 
 /// Each topic in the response.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let resp = ListOffsetsResponse {
+///     topics: vec![ListOffsetsResponseTopic {
+///         name: "orders".into(),
+///         partitions: vec![ListOffsetsResponsePartition {
+///             partition_index: 0,
+///             offset: 1_042,
+///             ..Default::default()
+///         }],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let back = ListOffsetsResponse::decode(&resp.encode_to_vec(6).unwrap(), 6).unwrap();
+/// assert_eq!(back.topics[0].partitions[0].offset, 1_042);
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ListOffsetsResponseTopic {
     /// The topic name.
@@ -344,6 +406,16 @@ impl ListOffsetsResponseTopic {
 }
 
 /// Each partition in the response.
+///
+/// ```
+/// use kafka_proto::{ErrorCode, messages::ListOffsetsResponsePartition};
+/// let p = ListOffsetsResponsePartition {
+///     error_code: ErrorCode::NotLeaderOrFollower.code(),
+///     ..Default::default()
+/// };
+/// assert_eq!(p.offset, -1);
+/// assert!(ErrorCode::from(p.error_code).is_retriable());
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListOffsetsResponsePartition {
     /// The partition index.

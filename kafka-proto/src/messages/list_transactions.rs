@@ -15,7 +15,7 @@ use bytes::BufMut;
 /// Lists transactions on a broker (its transaction coordinator partitions).
 ///
 /// ```
-/// use kafka_proto::{messages::ListTransactionsRequest, Message};
+/// use kafka_proto::{Message, messages::ListTransactionsRequest};
 /// let req = ListTransactionsRequest {
 ///     state_filters: vec!["Ongoing".into()],
 ///     duration_filter: 60_000,
@@ -128,7 +128,10 @@ impl Request for ListTransactionsRequest {
 /// The transactions matching a [`ListTransactionsRequest`].
 ///
 /// ```
-/// use kafka_proto::{messages::{ListTransactionsResponse, ListTransactionsResponseTransactionState}, Message};
+/// use kafka_proto::{
+///     Message,
+///     messages::{ListTransactionsResponse, ListTransactionsResponseTransactionState},
+/// };
 /// let resp = ListTransactionsResponse {
 ///     transaction_states: vec![ListTransactionsResponseTransactionState {
 ///         transactional_id: "orders-0".into(),
@@ -156,6 +159,23 @@ pub struct ListTransactionsResponse {
 }
 
 /// One listed transaction.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let resp = ListTransactionsResponse {
+///     transaction_states: vec![ListTransactionsResponseTransactionState {
+///         transactional_id: "orders-0".into(),
+///         producer_id: 4000,
+///         transaction_state: "PrepareCommit".into(),
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     ListTransactionsResponse::decode(&resp.encode_to_vec(1).unwrap(), 1).unwrap(),
+///     resp
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ListTransactionsResponseTransactionState {
     /// The transactional id.

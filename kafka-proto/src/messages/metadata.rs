@@ -60,7 +60,10 @@ fn read_i32_array(
 /// in v0 an empty array means every topic, and null cannot be sent).
 ///
 /// ```
-/// use kafka_proto::{messages::{MetadataRequest, MetadataRequestTopic}, Message};
+/// use kafka_proto::{
+///     Message,
+///     messages::{MetadataRequest, MetadataRequestTopic},
+/// };
 /// let req = MetadataRequest {
 ///     topics: Some(vec![MetadataRequestTopic::by_name("orders")]),
 ///     allow_auto_topic_creation: false,
@@ -103,6 +106,20 @@ impl Default for MetadataRequest {
 
 impl MetadataRequest {
     /// A request for every topic (a null topic array, v1+).
+    ///
+    /// ```
+    /// # use kafka_proto::{messages::MetadataRequest, Message};
+    /// let req = MetadataRequest::all_topics();
+    /// assert!(req.topics.is_none());
+    /// assert!(
+    ///     req.encode_to_vec(0).is_err(),
+    ///     "v0 cannot ask for all topics"
+    /// );
+    /// assert_eq!(
+    ///     MetadataRequest::decode(&req.encode_to_vec(12).unwrap(), 12).unwrap(),
+    ///     req
+    /// );
+    /// ```
     pub fn all_topics() -> Self {
         Self {
             topics: None,
@@ -112,6 +129,21 @@ impl MetadataRequest {
 }
 
 /// A topic to fetch metadata for.
+///
+/// ```
+/// use kafka_proto::{
+///     Message,
+///     messages::{MetadataRequest, MetadataRequestTopic},
+/// };
+/// let req = MetadataRequest {
+///     topics: Some(vec![MetadataRequestTopic::by_name("orders")]),
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     MetadataRequest::decode(&req.encode_to_vec(9).unwrap(), 9).unwrap(),
+///     req
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetadataRequestTopic {
     /// The topic id (v10+; all zeros when querying by name).
@@ -134,6 +166,12 @@ impl Default for MetadataRequestTopic {
 
 impl MetadataRequestTopic {
     /// A topic queried by name.
+    ///
+    /// ```
+    /// # use kafka_proto::messages::MetadataRequestTopic;
+    /// let t = MetadataRequestTopic::by_name("orders");
+    /// assert_eq!((t.name.as_deref(), t.topic_id), (Some("orders"), [0; 16]));
+    /// ```
     pub fn by_name(name: impl Into<String>) -> Self {
         Self {
             name: Some(name.into()),
@@ -142,6 +180,19 @@ impl MetadataRequestTopic {
     }
 
     /// A topic queried by id (v10+; brokers honour it from v12).
+    ///
+    /// ```
+    /// # use kafka_proto::{messages::{MetadataRequest, MetadataRequestTopic}, Message};
+    /// let req = MetadataRequest {
+    ///     topics: Some(vec![MetadataRequestTopic::by_id([7; 16])]),
+    ///     ..Default::default()
+    /// };
+    /// assert!(req.encode_to_vec(9).is_err(), "ids need v10+");
+    /// assert_eq!(
+    ///     MetadataRequest::decode(&req.encode_to_vec(12).unwrap(), 12).unwrap(),
+    ///     req
+    /// );
+    /// ```
     pub fn by_id(topic_id: Uuid) -> Self {
         Self {
             topic_id,
@@ -271,9 +322,17 @@ impl Request for MetadataRequest {
 /// The brokers, controller and topic/partition layout of the cluster.
 ///
 /// ```
-/// use kafka_proto::{messages::{MetadataResponse, MetadataResponseBroker}, Message};
+/// use kafka_proto::{
+///     Message,
+///     messages::{MetadataResponse, MetadataResponseBroker},
+/// };
 /// let resp = MetadataResponse {
-///     brokers: vec![MetadataResponseBroker { node_id: 1, host: "b1".into(), port: 9092, ..Default::default() }],
+///     brokers: vec![MetadataResponseBroker {
+///         node_id: 1,
+///         host: "b1".into(),
+///         port: 9092,
+///         ..Default::default()
+///     }],
 ///     controller_id: 1,
 ///     ..Default::default()
 /// };
@@ -317,17 +376,67 @@ impl Default for MetadataResponse {
 
 impl MetadataResponse {
     /// The broker with id `node_id`, if listed.
+    ///
+    /// ```
+    /// # use kafka_proto::messages::{MetadataResponse, MetadataResponseBroker};
+    /// let resp = MetadataResponse {
+    ///     brokers: vec![MetadataResponseBroker {
+    ///         node_id: 1,
+    ///         host: "localhost".into(),
+    ///         port: 9092,
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(resp.broker(1).map(|b| b.port), Some(9092));
+    /// assert!(resp.broker(2).is_none());
+    /// ```
     pub fn broker(&self, node_id: i32) -> Option<&MetadataResponseBroker> {
         self.brokers.iter().find(|b| b.node_id == node_id)
     }
 
     /// The topic named `name`, if listed.
+    ///
+    /// ```
+    /// # use kafka_proto::messages::{MetadataResponse, MetadataResponseTopic};
+    /// let resp = MetadataResponse {
+    ///     topics: vec![MetadataResponseTopic {
+    ///         name: Some("orders".into()),
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// assert!(resp.topic("orders").is_some() && resp.topic("payments").is_none());
+    /// ```
     pub fn topic(&self, name: &str) -> Option<&MetadataResponseTopic> {
         self.topics.iter().find(|t| t.name.as_deref() == Some(name))
     }
 }
 
 /// A broker in the cluster.
+///
+/// ```
+/// use kafka_proto::{
+///     Message,
+///     messages::{MetadataResponse, MetadataResponseBroker},
+/// };
+/// let broker = MetadataResponseBroker {
+///     node_id: 1,
+///     host: "kafka-1".into(),
+///     port: 9093,
+///     rack: Some("eu-west-1a".into()),
+///     ..Default::default()
+/// };
+/// let resp = MetadataResponse {
+///     brokers: vec![broker],
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     MetadataResponse::decode(&resp.encode_to_vec(12).unwrap(), 12).unwrap(),
+///     resp
+/// );
+/// assert!(resp.encode_to_vec(0).is_err(), "v0 has no rack");
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct MetadataResponseBroker {
     /// The broker id.
@@ -381,6 +490,21 @@ impl MetadataResponseBroker {
 }
 
 /// One topic's metadata.
+///
+/// ```
+/// use kafka_proto::{ErrorCode, Message, messages::*};
+/// let topic = MetadataResponseTopic {
+///     error_code: ErrorCode::UnknownTopicOrPartition.code(),
+///     name: Some("orders".into()),
+///     ..Default::default()
+/// };
+/// let resp = MetadataResponse {
+///     topics: vec![topic],
+///     ..Default::default()
+/// };
+/// let back = MetadataResponse::decode(&resp.encode_to_vec(12).unwrap(), 12).unwrap();
+/// assert!(ErrorCode::from(back.topic("orders").unwrap().error_code).is_retriable());
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetadataResponseTopic {
     /// The topic error, or 0.
@@ -491,6 +615,29 @@ impl MetadataResponseTopic {
 }
 
 /// One partition's metadata.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let p = MetadataResponsePartition {
+///     partition_index: 0,
+///     leader_id: 1,
+///     leader_epoch: 5,
+///     replica_nodes: vec![1, 2],
+///     isr_nodes: vec![1],
+///     ..Default::default()
+/// };
+/// let topic = MetadataResponseTopic {
+///     name: Some("orders".into()),
+///     partitions: vec![p],
+///     ..Default::default()
+/// };
+/// let resp = MetadataResponse {
+///     topics: vec![topic],
+///     ..Default::default()
+/// };
+/// let back = MetadataResponse::decode(&resp.encode_to_vec(12).unwrap(), 12).unwrap();
+/// assert_eq!(back.topics[0].partitions[0].leader_epoch, 5);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetadataResponsePartition {
     /// The partition error, or 0.

@@ -39,8 +39,10 @@ fn put_i32s<B: BufMut>(
 /// Fetches committed offsets of one group (v1–7) or several groups (v8+).
 ///
 /// ```
-/// use kafka_proto::messages::{OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopic};
 /// use kafka_proto::Message;
+/// use kafka_proto::messages::{
+///     OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopic,
+/// };
 /// // v1–7: one group, top-level topics.
 /// let single = OffsetFetchRequest {
 ///     group_id: "billing".into(),
@@ -52,13 +54,22 @@ fn put_i32s<B: BufMut>(
 ///     require_stable: true,
 ///     ..Default::default()
 /// };
-/// assert_eq!(OffsetFetchRequest::decode(&single.encode_to_vec(7).unwrap(), 7).unwrap(), single);
+/// assert_eq!(
+///     OffsetFetchRequest::decode(&single.encode_to_vec(7).unwrap(), 7).unwrap(),
+///     single
+/// );
 /// // v8+: batched groups; topics null means every topic.
 /// let batched = OffsetFetchRequest {
-///     groups: vec![OffsetFetchRequestGroup { group_id: "billing".into(), ..Default::default() }],
+///     groups: vec![OffsetFetchRequestGroup {
+///         group_id: "billing".into(),
+///         ..Default::default()
+///     }],
 ///     ..Default::default()
 /// };
-/// assert_eq!(OffsetFetchRequest::decode(&batched.encode_to_vec(8).unwrap(), 8).unwrap(), batched);
+/// assert_eq!(
+///     OffsetFetchRequest::decode(&batched.encode_to_vec(8).unwrap(), 8).unwrap(),
+///     batched
+/// );
 /// assert!(single.encode_to_vec(8).is_err() && batched.encode_to_vec(7).is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -78,6 +89,24 @@ pub struct OffsetFetchRequest {
 }
 
 /// One topic of a single-group request (v1–7).
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let req = OffsetFetchRequest {
+///     group_id: "orders-app".into(),
+///     topics: Some(vec![OffsetFetchRequestTopic {
+///         name: "orders".into(),
+///         partition_indexes: vec![0, 1],
+///         ..Default::default()
+///     }]),
+///     require_stable: true,
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     OffsetFetchRequest::decode(&req.encode_to_vec(7).unwrap(), 7).unwrap(),
+///     req
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct OffsetFetchRequestTopic {
     /// The topic name.
@@ -89,6 +118,23 @@ pub struct OffsetFetchRequestTopic {
 }
 
 /// One group of a batched request (v8+).
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// // v8+ batches groups; null topics asks for every committed offset of the group.
+/// let req = OffsetFetchRequest {
+///     groups: vec![OffsetFetchRequestGroup {
+///         group_id: "orders-app".into(),
+///         topics: None,
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     OffsetFetchRequest::decode(&req.encode_to_vec(8).unwrap(), 8).unwrap(),
+///     req
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct OffsetFetchRequestGroup {
     /// The group id.
@@ -116,6 +162,27 @@ impl Default for OffsetFetchRequestGroup {
 }
 
 /// One topic of a group in a batched request (v8+).
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let group = OffsetFetchRequestGroup {
+///     group_id: "orders-app".into(),
+///     topics: Some(vec![OffsetFetchRequestTopics {
+///         topic_id: [3; 16],
+///         partition_indexes: vec![0],
+///         ..Default::default()
+///     }]),
+///     ..Default::default()
+/// };
+/// let req = OffsetFetchRequest {
+///     groups: vec![group],
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     OffsetFetchRequest::decode(&req.encode_to_vec(10).unwrap(), 10).unwrap(),
+///     req
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct OffsetFetchRequestTopics {
     /// The topic name (v8–9).
@@ -291,11 +358,11 @@ impl Request for OffsetFetchRequest {
 /// Committed offsets of one group (v1–7) or several groups (v8+).
 ///
 /// ```
+/// use kafka_proto::Message;
 /// use kafka_proto::messages::{
 ///     OffsetFetchResponse, OffsetFetchResponseGroup, OffsetFetchResponsePartitions,
 ///     OffsetFetchResponseTopics,
 /// };
-/// use kafka_proto::Message;
 /// let resp = OffsetFetchResponse {
 ///     groups: vec![OffsetFetchResponseGroup {
 ///         group_id: "billing".into(),
@@ -314,7 +381,10 @@ impl Request for OffsetFetchRequest {
 /// };
 /// let back = OffsetFetchResponse::decode(&resp.encode_to_vec(9).unwrap(), 9).unwrap();
 /// assert_eq!(back.groups[0].topics[0].partitions[0].committed_offset, 42);
-/// assert_eq!(back.groups[0].topics[0].partitions[0].committed_leader_epoch, -1);
+/// assert_eq!(
+///     back.groups[0].topics[0].partitions[0].committed_leader_epoch,
+///     -1
+/// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct OffsetFetchResponse {
@@ -331,6 +401,24 @@ pub struct OffsetFetchResponse {
 }
 
 /// Offsets of one topic in a single-group response (v1–7).
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let resp = OffsetFetchResponse {
+///     topics: vec![OffsetFetchResponseTopic {
+///         name: "orders".into(),
+///         partitions: vec![OffsetFetchResponsePartition {
+///             partition_index: 0,
+///             committed_offset: 100,
+///             ..Default::default()
+///         }],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let back = OffsetFetchResponse::decode(&resp.encode_to_vec(6).unwrap(), 6).unwrap();
+/// assert_eq!(back.topics[0].partitions[0].committed_offset, 100);
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct OffsetFetchResponseTopic {
     /// The topic name.
@@ -342,6 +430,22 @@ pub struct OffsetFetchResponseTopic {
 }
 
 /// The committed offset of one partition in a single-group response (v1–7).
+///
+/// ```
+/// use kafka_proto::messages::OffsetFetchResponsePartition;
+/// let none_committed = OffsetFetchResponsePartition {
+///     partition_index: 2,
+///     committed_offset: -1,
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     (
+///         none_committed.committed_leader_epoch,
+///         none_committed.metadata
+///     ),
+///     (-1, None)
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct OffsetFetchResponsePartition {
     /// The partition index.
@@ -372,6 +476,20 @@ impl Default for OffsetFetchResponsePartition {
 }
 
 /// Offsets of one group in a batched response (v8+).
+///
+/// ```
+/// use kafka_proto::{ErrorCode, Message, messages::*};
+/// let resp = OffsetFetchResponse {
+///     groups: vec![OffsetFetchResponseGroup {
+///         group_id: "orders-app".into(),
+///         error_code: ErrorCode::CoordinatorLoadInProgress.code(),
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let back = OffsetFetchResponse::decode(&resp.encode_to_vec(8).unwrap(), 8).unwrap();
+/// assert!(ErrorCode::from(back.groups[0].error_code).is_retriable());
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct OffsetFetchResponseGroup {
     /// The group id.
@@ -385,6 +503,31 @@ pub struct OffsetFetchResponseGroup {
 }
 
 /// Offsets of one topic of a group in a batched response (v8+).
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let topic = OffsetFetchResponseTopics {
+///     topic_id: [3; 16],
+///     partitions: vec![OffsetFetchResponsePartitions {
+///         partition_index: 0,
+///         committed_offset: 7,
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let resp = OffsetFetchResponse {
+///     groups: vec![OffsetFetchResponseGroup {
+///         group_id: "orders-app".into(),
+///         topics: vec![topic],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     OffsetFetchResponse::decode(&resp.encode_to_vec(10).unwrap(), 10).unwrap(),
+///     resp
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct OffsetFetchResponseTopics {
     /// The topic name (v8–9).
@@ -398,6 +541,17 @@ pub struct OffsetFetchResponseTopics {
 }
 
 /// The committed offset of one partition in a batched response (v8+).
+///
+/// ```
+/// use kafka_proto::messages::OffsetFetchResponsePartitions;
+/// let p = OffsetFetchResponsePartitions {
+///     partition_index: 1,
+///     committed_offset: 250,
+///     metadata: Some(String::new()),
+///     ..Default::default()
+/// };
+/// assert_eq!(p.committed_leader_epoch, -1);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct OffsetFetchResponsePartitions {
     /// The partition index.

@@ -20,7 +20,7 @@ use bytes::{BufMut, Bytes};
 ///
 /// ```
 /// use bytes::Bytes;
-/// use kafka_proto::{messages::*, Message};
+/// use kafka_proto::{Message, messages::*};
 /// let req = ProduceRequest {
 ///     transactional_id: Some("txn-1".into()),
 ///     acks: -1,
@@ -36,7 +36,10 @@ use bytes::{BufMut, Bytes};
 ///     }],
 ///     ..Default::default()
 /// };
-/// assert_eq!(ProduceRequest::decode(&req.encode_to_vec(11).unwrap(), 11).unwrap(), req);
+/// assert_eq!(
+///     ProduceRequest::decode(&req.encode_to_vec(11).unwrap(), 11).unwrap(),
+///     req
+/// );
 /// // v13 identifies topics by id: a topic name cannot be carried.
 /// assert!(req.encode_to_vec(13).is_err());
 /// ```
@@ -108,6 +111,31 @@ impl Request for ProduceRequest {
 }
 
 /// Each topic to produce to.
+///
+/// ```
+/// use bytes::Bytes;
+/// use kafka_proto::{Message, messages::*};
+/// // v13 addresses the topic by id.
+/// let topic = ProduceRequestTopicProduceData {
+///     topic_id: [9; 16],
+///     partition_data: vec![ProduceRequestPartitionProduceData {
+///         index: 1,
+///         records: Some(Bytes::from_static(b"batch")),
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let req = ProduceRequest {
+///     acks: -1,
+///     timeout_ms: 30_000,
+///     topic_data: vec![topic],
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     ProduceRequest::decode(&req.encode_to_vec(13).unwrap(), 13).unwrap(),
+///     req
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ProduceRequestTopicProduceData {
     /// The topic name (v3–12).
@@ -176,6 +204,17 @@ impl ProduceRequestTopicProduceData {
 }
 
 /// Each partition to produce to.
+///
+/// ```
+/// use bytes::Bytes;
+/// use kafka_proto::messages::ProduceRequestPartitionProduceData;
+/// let p = ProduceRequestPartitionProduceData {
+///     index: 0,
+///     records: Some(Bytes::from_static(b"encoded RecordBatch")),
+///     ..Default::default()
+/// };
+/// assert!(p.records.is_some());
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ProduceRequestPartitionProduceData {
     /// The partition index.
@@ -227,7 +266,7 @@ impl ProduceRequestPartitionProduceData {
 /// The outcome of a produce request, per partition.
 ///
 /// ```
-/// use kafka_proto::{messages::*, ErrorCode, Message};
+/// use kafka_proto::{ErrorCode, Message, messages::*};
 /// let resp = ProduceResponse {
 ///     responses: vec![ProduceResponseTopicProduceResponse {
 ///         name: "orders".into(),
@@ -326,6 +365,24 @@ impl Message for ProduceResponse {
 impl Response for ProduceResponse {}
 
 /// Each produce response.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let resp = ProduceResponse {
+///     responses: vec![ProduceResponseTopicProduceResponse {
+///         name: "orders".into(),
+///         partition_responses: vec![ProduceResponsePartitionProduceResponse {
+///             index: 0,
+///             base_offset: 500,
+///             ..Default::default()
+///         }],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let back = ProduceResponse::decode(&resp.encode_to_vec(9).unwrap(), 9).unwrap();
+/// assert_eq!(back.responses[0].partition_responses[0].base_offset, 500);
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ProduceResponseTopicProduceResponse {
     /// The topic name (v3–12).
@@ -394,6 +451,22 @@ impl ProduceResponseTopicProduceResponse {
 }
 
 /// Each partition that we produced to within the topic.
+///
+/// ```
+/// use kafka_proto::{
+///     ErrorCode, error_code::TxnHandling, messages::ProduceResponsePartitionProduceResponse,
+/// };
+/// let p = ProduceResponsePartitionProduceResponse {
+///     index: 0,
+///     error_code: ErrorCode::DuplicateSequenceNumber.code(),
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     ErrorCode::from(p.error_code).txn_handling(),
+///     TxnHandling::DuplicateSuccess
+/// );
+/// assert_eq!(p.log_append_time_ms, -1);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProduceResponsePartitionProduceResponse {
     /// The partition index.
@@ -539,6 +612,32 @@ impl ProduceResponsePartitionProduceResponse {
 }
 
 /// The batch indices of records that caused the batch to be dropped.
+///
+/// ```
+/// use kafka_proto::{ErrorCode, Message, messages::*};
+/// let p = ProduceResponsePartitionProduceResponse {
+///     error_code: ErrorCode::InvalidRecord.code(),
+///     record_errors: vec![ProduceResponseBatchIndexAndErrorMessage {
+///         batch_index: 3,
+///         batch_index_error_message: Some("key required".into()),
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let resp = ProduceResponse {
+///     responses: vec![ProduceResponseTopicProduceResponse {
+///         name: "orders".into(),
+///         partition_responses: vec![p],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     ProduceResponse::decode(&resp.encode_to_vec(8).unwrap(), 8).unwrap(),
+///     resp
+/// );
+/// assert!(resp.encode_to_vec(7).is_err(), "record errors need v8+");
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ProduceResponseBatchIndexAndErrorMessage {
     /// The batch index of the record that caused the batch to be dropped (v8+).
@@ -606,6 +705,21 @@ impl ProduceResponseBatchIndexAndErrorMessage {
 }
 
 /// The leader broker that the producer should use for future requests.
+///
+/// ```
+/// use kafka_proto::messages::{
+///     ProduceResponseLeaderIdAndEpoch, ProduceResponsePartitionProduceResponse,
+/// };
+/// let p = ProduceResponsePartitionProduceResponse {
+///     current_leader: ProduceResponseLeaderIdAndEpoch {
+///         leader_id: 2,
+///         leader_epoch: 8,
+///         ..Default::default()
+///     },
+///     ..Default::default()
+/// };
+/// assert_eq!(p.current_leader.leader_id, 2);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProduceResponseLeaderIdAndEpoch {
     /// The ID of the current leader or -1 if the leader is unknown (v10+, default -1).
@@ -675,6 +789,24 @@ impl ProduceResponseLeaderIdAndEpoch {
 }
 
 /// Endpoints for all current-leaders enumerated in PartitionProduceResponses, with errors NOT_LEADER_OR_FOLLOWER.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let resp = ProduceResponse {
+///     node_endpoints: vec![ProduceResponseNodeEndpoint {
+///         node_id: 2,
+///         host: "kafka-2".into(),
+///         port: 9092,
+///         rack: None,
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     ProduceResponse::decode(&resp.encode_to_vec(10).unwrap(), 10).unwrap(),
+///     resp
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ProduceResponseNodeEndpoint {
     /// The ID of the associated node (v10+).

@@ -15,7 +15,7 @@ use bytes::{BufMut, Bytes};
 /// Sends a SASL token from the client.
 ///
 /// ```
-/// use kafka_proto::{messages::SaslAuthenticateRequest, Message};
+/// use kafka_proto::{Message, messages::SaslAuthenticateRequest};
 /// let req = SaslAuthenticateRequest {
 ///     auth_bytes: bytes::Bytes::from_static(b"\0user\0secret"),
 ///     ..Default::default()
@@ -71,8 +71,11 @@ impl Request for SaslAuthenticateRequest {
 /// The broker's SASL token, or the authentication error.
 ///
 /// ```
-/// use kafka_proto::{messages::SaslAuthenticateResponse, Message};
-/// let resp = SaslAuthenticateResponse { session_lifetime_ms: 3_600_000, ..Default::default() };
+/// use kafka_proto::{Message, messages::SaslAuthenticateResponse};
+/// let resp = SaslAuthenticateResponse {
+///     session_lifetime_ms: 3_600_000,
+///     ..Default::default()
+/// };
 /// let back = SaslAuthenticateResponse::decode(&resp.encode_to_vec(1).unwrap(), 1).unwrap();
 /// assert_eq!(back.session_lifetime_ms, 3_600_000);
 /// // v0 cannot carry a session lifetime.

@@ -12,8 +12,10 @@ use bytes::BufMut;
 /// Chooses a SASL mechanism before authenticating.
 ///
 /// ```
-/// use kafka_proto::{messages::SaslHandshakeRequest, Message};
-/// let req = SaslHandshakeRequest { mechanism: "SCRAM-SHA-512".into() };
+/// use kafka_proto::{Message, messages::SaslHandshakeRequest};
+/// let req = SaslHandshakeRequest {
+///     mechanism: "SCRAM-SHA-512".into(),
+/// };
 /// let bytes = req.encode_to_vec(1).unwrap();
 /// assert_eq!(SaslHandshakeRequest::decode(&bytes, 1).unwrap(), req);
 /// ```
@@ -46,8 +48,11 @@ impl Request for SaslHandshakeRequest {
 /// The broker's answer to a [`SaslHandshakeRequest`].
 ///
 /// ```
-/// use kafka_proto::{messages::SaslHandshakeResponse, ErrorCode, Message};
-/// let resp = SaslHandshakeResponse { error_code: 0, mechanisms: vec!["PLAIN".into()] };
+/// use kafka_proto::{ErrorCode, Message, messages::SaslHandshakeResponse};
+/// let resp = SaslHandshakeResponse {
+///     error_code: 0,
+///     mechanisms: vec!["PLAIN".into()],
+/// };
 /// let back = SaslHandshakeResponse::decode(&resp.encode_to_vec(1).unwrap(), 1).unwrap();
 /// assert_eq!(ErrorCode::from(back.error_code), ErrorCode::from(0));
 /// assert!(back.supports("PLAIN"));
@@ -62,6 +67,15 @@ pub struct SaslHandshakeResponse {
 
 impl SaslHandshakeResponse {
     /// True when the broker enabled `mechanism`.
+    ///
+    /// ```
+    /// # use kafka_proto::messages::SaslHandshakeResponse;
+    /// let resp = SaslHandshakeResponse {
+    ///     error_code: 0,
+    ///     mechanisms: vec!["PLAIN".into(), "SCRAM-SHA-512".into()],
+    /// };
+    /// assert!(resp.supports("SCRAM-SHA-512") && !resp.supports("GSSAPI"));
+    /// ```
     pub fn supports(&self, mechanism: &str) -> bool {
         self.mechanisms.iter().any(|m| m == mechanism)
     }

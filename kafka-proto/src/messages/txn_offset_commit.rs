@@ -21,7 +21,7 @@ use bytes::BufMut;
 /// Adds consumer offset commits to a transaction.
 ///
 /// ```
-/// use kafka_proto::{messages::*, Message};
+/// use kafka_proto::{Message, messages::*};
 /// let req = TxnOffsetCommitRequest {
 ///     transactional_id: "txn-1".into(),
 ///     group_id: "group".into(),
@@ -40,7 +40,10 @@ use bytes::BufMut;
 ///     }],
 ///     ..Default::default()
 /// };
-/// assert_eq!(TxnOffsetCommitRequest::decode(&req.encode_to_vec(3).unwrap(), 3).unwrap(), req);
+/// assert_eq!(
+///     TxnOffsetCommitRequest::decode(&req.encode_to_vec(3).unwrap(), 3).unwrap(),
+///     req
+/// );
 /// // v2 cannot carry the consumer group metadata.
 /// assert!(req.encode_to_vec(2).is_err());
 /// ```
@@ -161,6 +164,30 @@ impl Request for TxnOffsetCommitRequest {
 }
 
 /// Each topic that we want to commit offsets for.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// // v6 addresses the topic by id.
+/// let topic = TxnOffsetCommitRequestTopic {
+///     topic_id: [4; 16],
+///     partitions: vec![TxnOffsetCommitRequestPartition {
+///         partition_index: 0,
+///         committed_offset: 42,
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let req = TxnOffsetCommitRequest {
+///     transactional_id: "orders-0".into(),
+///     group_id: "orders-app".into(),
+///     topics: vec![topic],
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     TxnOffsetCommitRequest::decode(&req.encode_to_vec(6).unwrap(), 6).unwrap(),
+///     req
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TxnOffsetCommitRequestTopic {
     /// The topic name (v0–5).
@@ -220,6 +247,18 @@ impl TxnOffsetCommitRequestTopic {
 }
 
 /// The partitions inside the topic that we want to commit offsets for.
+///
+/// ```
+/// use kafka_proto::messages::TxnOffsetCommitRequestPartition;
+/// // Commit the offset of the next record to read.
+/// let p = TxnOffsetCommitRequestPartition {
+///     partition_index: 2,
+///     committed_offset: 1_001,
+///     committed_metadata: Some(String::new()),
+///     ..Default::default()
+/// };
+/// assert_eq!(p.committed_leader_epoch, -1);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct TxnOffsetCommitRequestPartition {
     /// The index of the partition within the topic.
@@ -301,17 +340,24 @@ impl TxnOffsetCommitRequestPartition {
 /// The per-partition outcome of a transactional offset commit.
 ///
 /// ```
-/// use kafka_proto::{messages::*, ErrorCode, Message};
+/// use kafka_proto::{ErrorCode, Message, messages::*};
 /// let resp = TxnOffsetCommitResponse {
 ///     topics: vec![TxnOffsetCommitResponseTopic {
 ///         name: "orders".into(),
-///         partitions: vec![TxnOffsetCommitResponsePartition { partition_index: 0, error_code: 0, ..Default::default() }],
+///         partitions: vec![TxnOffsetCommitResponsePartition {
+///             partition_index: 0,
+///             error_code: 0,
+///             ..Default::default()
+///         }],
 ///         ..Default::default()
 ///     }],
 ///     ..Default::default()
 /// };
 /// let back = TxnOffsetCommitResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
-/// assert_eq!(ErrorCode::from(back.topics[0].partitions[0].error_code), ErrorCode::None);
+/// assert_eq!(
+///     ErrorCode::from(back.topics[0].partitions[0].error_code),
+///     ErrorCode::None
+/// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TxnOffsetCommitResponse {
@@ -366,6 +412,26 @@ impl Message for TxnOffsetCommitResponse {
 impl Response for TxnOffsetCommitResponse {}
 
 /// The responses for each topic.
+///
+/// ```
+/// use kafka_proto::{Message, messages::*};
+/// let resp = TxnOffsetCommitResponse {
+///     topics: vec![TxnOffsetCommitResponseTopic {
+///         name: "orders".into(),
+///         partitions: vec![TxnOffsetCommitResponsePartition {
+///             partition_index: 0,
+///             error_code: 0,
+///             ..Default::default()
+///         }],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// assert_eq!(
+///     TxnOffsetCommitResponse::decode(&resp.encode_to_vec(3).unwrap(), 3).unwrap(),
+///     resp
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TxnOffsetCommitResponseTopic {
     /// The topic name (v0–5).
@@ -425,6 +491,16 @@ impl TxnOffsetCommitResponseTopic {
 }
 
 /// The responses for each partition in the topic.
+///
+/// ```
+/// use kafka_proto::{ErrorCode, messages::TxnOffsetCommitResponsePartition};
+/// let p = TxnOffsetCommitResponsePartition {
+///     partition_index: 0,
+///     error_code: ErrorCode::UnknownTopicOrPartition.code(),
+///     ..Default::default()
+/// };
+/// assert!(ErrorCode::from(p.error_code).is_retriable());
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TxnOffsetCommitResponsePartition {
     /// The partition index.
