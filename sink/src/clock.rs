@@ -19,12 +19,34 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A source of wall-clock time in milliseconds since the Unix epoch.
+///
+/// ```
+/// use kafka_sink::clock::{Clock, ManualClock};
+/// fn age_ms(clock: &dyn Clock, started_ms: u64) -> u64 {
+///     clock.now_millis().saturating_sub(started_ms)
+/// }
+/// assert_eq!(age_ms(&ManualClock::new(5_000), 1_000), 4_000);
+/// ```
 pub trait Clock: Send + Sync + fmt::Debug {
     /// The current time, in milliseconds since the Unix epoch.
+    ///
+    /// ```
+    /// use kafka_sink::clock::{Clock, SystemClock};
+    /// // Wall-clock milliseconds: later than 2020-01-01T00:00:00Z.
+    /// assert!(SystemClock.now_millis() > 1_577_836_800_000);
+    /// ```
     fn now_millis(&self) -> u64;
 }
 
 /// The system clock ([`SystemTime::now`]).
+///
+/// ```
+/// use kafka_sink::clock::{Clock, SystemClock};
+/// use std::sync::Arc;
+/// let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+/// let (a, b) = (clock.now_millis(), clock.now_millis());
+/// assert!(b >= a);
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemClock;
 
@@ -53,6 +75,11 @@ pub struct ManualClock {
 
 impl ManualClock {
     /// A clock reading `start_millis`.
+    ///
+    /// ```
+    /// use kafka_sink::clock::{Clock, ManualClock};
+    /// assert_eq!(ManualClock::new(1_700_000_000_000).now_millis(), 1_700_000_000_000);
+    /// ```
     pub fn new(start_millis: u64) -> Self {
         ManualClock {
             now: Arc::new(AtomicU64::new(start_millis)),
@@ -60,6 +87,14 @@ impl ManualClock {
     }
 
     /// Moves the clock forward by `by` (saturating).
+    ///
+    /// ```
+    /// use kafka_sink::clock::{Clock, ManualClock};
+    /// use std::time::Duration;
+    /// let clock = ManualClock::new(1_000);
+    /// clock.advance(Duration::from_secs(2));
+    /// assert_eq!(clock.now_millis(), 3_000);
+    /// ```
     pub fn advance(&self, by: Duration) {
         let by = u64::try_from(by.as_millis()).unwrap_or(u64::MAX);
         let _ = self
@@ -70,6 +105,13 @@ impl ManualClock {
     }
 
     /// Sets the clock to `millis`.
+    ///
+    /// ```
+    /// use kafka_sink::clock::{Clock, ManualClock};
+    /// let clock = ManualClock::new(5_000);
+    /// clock.set_millis(100); // time may also go back
+    /// assert_eq!(clock.now_millis(), 100);
+    /// ```
     pub fn set_millis(&self, millis: u64) {
         self.now.store(millis, Ordering::SeqCst);
     }

@@ -36,6 +36,12 @@ use std::collections::BTreeSet;
 
 /// Why bytes could not be decoded. Every malformed input maps to one of
 /// these; decoding never panics.
+///
+/// ```
+/// use kafka_sink::codec::{Codec, DecodeError, U64Codec};
+/// // A u64 needs 8 bytes: a truncated input is a typed error, not a panic.
+/// assert_eq!(U64Codec.decode(&[0, 1, 2]), Err(DecodeError::Truncated { needed: 8, remaining: 3 }));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
     /// The bytes do not start with the expected magic.
@@ -86,34 +92,88 @@ pub enum DecodeError {
 ///
 /// `decode` receives exactly the bytes `encode` wrote for one value and must
 /// reject anything else with a [`DecodeError`] (use [`Reader::finish`]).
+///
+/// ```
+/// use kafka_sink::codec::{Codec, U64Codec};
+/// fn round_trip<T, C: Codec<T>>(codec: &C, value: &T) -> T {
+///     let mut buf = Vec::new();
+///     codec.encode(value, &mut buf);
+///     codec.decode(&buf).unwrap()
+/// }
+/// assert_eq!(round_trip(&U64Codec, &42), 42);
+/// ```
 pub trait Codec<T>: Send + Sync {
     /// Appends the encoding of `value` to `out`.
+    ///
+    /// ```
+    /// use kafka_sink::codec::{Codec, U64Codec};
+    /// let mut out = vec![0xAA]; // encode appends
+    /// U64Codec.encode(&258, &mut out);
+    /// assert_eq!(out, [0xAA, 0, 0, 0, 0, 0, 0, 1, 2]);
+    /// ```
     fn encode(&self, value: &T, out: &mut Vec<u8>);
     /// Decodes one value from exactly `bytes`.
+    ///
+    /// ```
+    /// use kafka_sink::codec::{Codec, DecodeError, U64Codec};
+    /// assert_eq!(U64Codec.decode(&[0, 0, 0, 0, 0, 0, 1, 2]), Ok(258));
+    /// // Exactly one value: a longer slice is rejected.
+    /// assert_eq!(U64Codec.decode(&[0; 9]), Err(DecodeError::TrailingBytes { count: 1 }));
+    /// ```
     fn decode(&self, bytes: &[u8]) -> Result<T, DecodeError>;
 }
 
 /// Appends one byte.
+///
+/// ```
+/// let mut out = Vec::new();
+/// kafka_sink::codec::put_u8(&mut out, 1);
+/// assert_eq!(out, [1]);
+/// ```
 pub fn put_u8(out: &mut Vec<u8>, v: u8) {
     out.push(v);
 }
 
 /// Appends a big-endian `u16`.
+///
+/// ```
+/// let mut out = Vec::new();
+/// kafka_sink::codec::put_u16(&mut out, 0x0102);
+/// assert_eq!(out, [1, 2]);
+/// ```
 pub fn put_u16(out: &mut Vec<u8>, v: u16) {
     out.extend_from_slice(&v.to_be_bytes());
 }
 
 /// Appends a big-endian `u32`.
+///
+/// ```
+/// let mut out = Vec::new();
+/// kafka_sink::codec::put_u32(&mut out, 5);
+/// assert_eq!(out, [0, 0, 0, 5]);
+/// ```
 pub fn put_u32(out: &mut Vec<u8>, v: u32) {
     out.extend_from_slice(&v.to_be_bytes());
 }
 
 /// Appends a big-endian `u64`.
+///
+/// ```
+/// let mut out = Vec::new();
+/// kafka_sink::codec::put_u64(&mut out, 1 << 8);
+/// assert_eq!(out, [0, 0, 0, 0, 0, 0, 1, 0]);
+/// ```
 pub fn put_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(&v.to_be_bytes());
 }
 
 /// Appends a big-endian `i64`.
+///
+/// ```
+/// let mut out = Vec::new();
+/// kafka_sink::codec::put_i64(&mut out, -1);
+/// assert_eq!(out, [0xFF; 8]);
+/// ```
 pub fn put_i64(out: &mut Vec<u8>, v: i64) {
     out.extend_from_slice(&v.to_be_bytes());
 }
@@ -122,6 +182,12 @@ pub fn put_i64(out: &mut Vec<u8>, v: i64) {
 ///
 /// # Panics
 /// If `bytes` is longer than `u32::MAX` (4 GiB) — no sink state is.
+///
+/// ```
+/// let mut out = Vec::new();
+/// kafka_sink::codec::put_bytes(&mut out, b"ab");
+/// assert_eq!(out, [0, 0, 0, 2, b'a', b'b']);
+/// ```
 pub fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     let len = u32::try_from(bytes.len()).expect("state value larger than 4 GiB");
     put_u32(out, len);
@@ -129,12 +195,28 @@ pub fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
 }
 
 /// Appends a `u32` length and the UTF-8 bytes of `s`.
+///
+/// ```
+/// let mut out = Vec::new();
+/// kafka_sink::codec::put_str(&mut out, "sink-0");
+/// assert_eq!(out, b"\0\0\0\x06sink-0");
+/// ```
 pub fn put_str(out: &mut Vec<u8>, s: &str) {
     put_bytes(out, s.as_bytes());
 }
 
 /// A cursor over an input slice reading the primitives written by the
 /// `put_*` functions.
+///
+/// ```
+/// use kafka_sink::codec::{Reader, put_str, put_u64};
+/// let mut buf = Vec::new();
+/// put_u64(&mut buf, 7);
+/// put_str(&mut buf, "orders-0");
+/// let mut r = Reader::new(&buf);
+/// assert_eq!((r.u64().unwrap(), r.str().unwrap()), (7, "orders-0"));
+/// r.finish().unwrap();
+/// ```
 #[derive(Debug, Clone)]
 pub struct Reader<'a> {
     input: &'a [u8],
@@ -142,16 +224,34 @@ pub struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     /// A reader at the start of `input`.
+    ///
+    /// ```
+    /// let r = kafka_sink::codec::Reader::new(&[1, 2, 3]);
+    /// assert_eq!(r.remaining(), 3);
+    /// ```
     pub fn new(input: &'a [u8]) -> Self {
         Reader { input }
     }
 
     /// Bytes not yet read.
+    ///
+    /// ```
+    /// let mut r = kafka_sink::codec::Reader::new(&[0, 7, 9]);
+    /// r.u16().unwrap();
+    /// assert_eq!(r.remaining(), 1);
+    /// ```
     pub fn remaining(&self) -> usize {
         self.input.len()
     }
 
     /// Takes the next `n` bytes.
+    ///
+    /// ```
+    /// use kafka_sink::codec::{DecodeError, Reader};
+    /// let mut r = Reader::new(b"KSNK\x01");
+    /// assert_eq!(r.take(4), Ok(&b"KSNK"[..]));
+    /// assert_eq!(r.take(2), Err(DecodeError::Truncated { needed: 2, remaining: 1 }));
+    /// ```
     pub fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
         if self.input.len() < n {
             return Err(DecodeError::Truncated {
@@ -171,31 +271,63 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads one byte.
+    ///
+    /// ```
+    /// let mut r = kafka_sink::codec::Reader::new(&[9]);
+    /// assert_eq!(r.u8(), Ok(9));
+    /// ```
     pub fn u8(&mut self) -> Result<u8, DecodeError> {
         Ok(self.array::<1>()?[0])
     }
 
     /// Reads a big-endian `u16`.
+    ///
+    /// ```
+    /// let mut r = kafka_sink::codec::Reader::new(&[1, 2]);
+    /// assert_eq!(r.u16(), Ok(0x0102));
+    /// ```
     pub fn u16(&mut self) -> Result<u16, DecodeError> {
         Ok(u16::from_be_bytes(self.array()?))
     }
 
     /// Reads a big-endian `u32`.
+    ///
+    /// ```
+    /// let mut r = kafka_sink::codec::Reader::new(&[0, 0, 1, 0]);
+    /// assert_eq!(r.u32(), Ok(256));
+    /// ```
     pub fn u32(&mut self) -> Result<u32, DecodeError> {
         Ok(u32::from_be_bytes(self.array()?))
     }
 
     /// Reads a big-endian `u64`.
+    ///
+    /// ```
+    /// let mut r = kafka_sink::codec::Reader::new(&[0, 0, 0, 0, 0, 0, 0, 42]);
+    /// assert_eq!(r.u64(), Ok(42));
+    /// ```
     pub fn u64(&mut self) -> Result<u64, DecodeError> {
         Ok(u64::from_be_bytes(self.array()?))
     }
 
     /// Reads a big-endian `i64`.
+    ///
+    /// ```
+    /// let mut r = kafka_sink::codec::Reader::new(&[0xFF; 8]);
+    /// assert_eq!(r.i64(), Ok(-1));
+    /// ```
     pub fn i64(&mut self) -> Result<i64, DecodeError> {
         Ok(i64::from_be_bytes(self.array()?))
     }
 
     /// Reads a flag byte (0 = false, 1 = true, anything else is an error).
+    ///
+    /// ```
+    /// use kafka_sink::codec::{DecodeError, Reader};
+    /// let mut r = Reader::new(&[1, 0, 2]);
+    /// assert_eq!((r.flag(), r.flag()), (Ok(true), Ok(false)));
+    /// assert_eq!(r.flag(), Err(DecodeError::InvalidFlag(2)));
+    /// ```
     pub fn flag(&mut self) -> Result<bool, DecodeError> {
         match self.u8()? {
             0 => Ok(false),
@@ -205,17 +337,35 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a `u32`-length-prefixed byte string.
+    ///
+    /// ```
+    /// let mut r = kafka_sink::codec::Reader::new(&[0, 0, 0, 2, 0xCA, 0xFE]);
+    /// assert_eq!(r.bytes(), Ok(&[0xCA, 0xFE][..]));
+    /// ```
     pub fn bytes(&mut self) -> Result<&'a [u8], DecodeError> {
         let len = self.u32()? as usize;
         self.take(len)
     }
 
     /// Reads a `u32`-length-prefixed UTF-8 string.
+    ///
+    /// ```
+    /// use kafka_sink::codec::{DecodeError, Reader};
+    /// assert_eq!(Reader::new(b"\0\0\0\x02ok").str(), Ok("ok"));
+    /// assert_eq!(Reader::new(&[0, 0, 0, 1, 0xFF]).str(), Err(DecodeError::InvalidUtf8));
+    /// ```
     pub fn str(&mut self) -> Result<&'a str, DecodeError> {
         std::str::from_utf8(self.bytes()?).map_err(|_| DecodeError::InvalidUtf8)
     }
 
     /// Succeeds only if every byte was read.
+    ///
+    /// ```
+    /// use kafka_sink::codec::{DecodeError, Reader};
+    /// let mut r = Reader::new(&[1, 2]);
+    /// r.u8().unwrap();
+    /// assert_eq!(r.finish(), Err(DecodeError::TrailingBytes { count: 1 }));
+    /// ```
     pub fn finish(self) -> Result<(), DecodeError> {
         if self.input.is_empty() {
             Ok(())
@@ -228,6 +378,14 @@ impl<'a> Reader<'a> {
 }
 
 /// A [`String`] as its raw UTF-8 bytes.
+///
+/// ```
+/// use kafka_sink::codec::{Codec, StringCodec};
+/// let mut buf = Vec::new();
+/// StringCodec.encode(&"orders-sink-3".to_string(), &mut buf);
+/// assert_eq!(buf, b"orders-sink-3");
+/// assert_eq!(StringCodec.decode(&buf).unwrap(), "orders-sink-3");
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StringCodec;
 
@@ -241,6 +399,13 @@ impl Codec<String> for StringCodec {
 }
 
 /// A `Vec<u8>` as itself.
+///
+/// ```
+/// use kafka_sink::codec::{BytesCodec, Codec};
+/// let mut buf = Vec::new();
+/// BytesCodec.encode(&vec![1, 2, 3], &mut buf);
+/// assert_eq!(BytesCodec.decode(&buf).unwrap(), [1, 2, 3]);
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BytesCodec;
 
@@ -254,6 +419,14 @@ impl Codec<Vec<u8>> for BytesCodec {
 }
 
 /// A `u64` as 8 big-endian bytes.
+///
+/// ```
+/// use kafka_sink::codec::{Codec, U64Codec};
+/// let mut buf = Vec::new();
+/// U64Codec.encode(&7, &mut buf);
+/// assert_eq!(buf, [0, 0, 0, 0, 0, 0, 0, 7]);
+/// assert_eq!(U64Codec.decode(&buf).unwrap(), 7);
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct U64Codec;
 
@@ -270,6 +443,14 @@ impl Codec<u64> for U64Codec {
 }
 
 /// `()` as zero bytes (for sinks without a user context).
+///
+/// ```
+/// use kafka_sink::codec::{Codec, UnitCodec};
+/// let mut buf = Vec::new();
+/// UnitCodec.encode(&(), &mut buf);
+/// assert!(buf.is_empty());
+/// assert!(UnitCodec.decode(&[0]).is_err());
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct UnitCodec;
 
@@ -282,6 +463,16 @@ impl Codec<()> for UnitCodec {
 
 /// A sorted set of strings: `u32` count, then each string length-prefixed
 /// (the layout of Flink's `KafkaTransactionContext`).
+///
+/// ```
+/// use kafka_sink::codec::{Codec, StringSetCodec};
+/// use std::collections::BTreeSet;
+/// let ids = BTreeSet::from(["job-0".to_string(), "job-1".to_string()]);
+/// let mut buf = Vec::new();
+/// StringSetCodec.encode(&ids, &mut buf);
+/// assert_eq!(&buf[..4], [0, 0, 0, 2]); // the count
+/// assert_eq!(StringSetCodec.decode(&buf).unwrap(), ids);
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StringSetCodec;
 

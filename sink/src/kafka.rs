@@ -96,6 +96,14 @@ pub const DEFAULT_KAFKA_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(3600
 pub const MAX_TASK_NAME_LENGTH: usize = 1000;
 
 /// The delivery guarantee.
+///
+/// ```
+/// use kafka_producer::ProducerConfig;
+/// use kafka_sink::kafka::{KafkaSinkConfig, Semantic};
+/// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+/// assert_eq!(config.semantic, Semantic::AtLeastOnce); // the default
+/// config.semantic = Semantic::ExactlyOnce;
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum Semantic {
     /// Kafka transactions committed when a checkpoint completes.
@@ -109,6 +117,13 @@ pub enum Semantic {
 
 /// One record to write, built by a [`KafkaSerializationSchema`]: key,
 /// value and optionally a topic other than the sink's default.
+///
+/// ```
+/// use kafka_sink::kafka::KafkaSinkRecord;
+/// let r = KafkaSinkRecord::keyed("customer-7", r#"{"total":12}"#).to_topic("orders-eu");
+/// assert_eq!(r.topic.as_deref(), Some("orders-eu"));
+/// assert_eq!(r.key.as_deref(), Some(&b"customer-7"[..]));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KafkaSinkRecord {
     /// Target topic; `None` = the sink's default topic.
@@ -121,6 +136,12 @@ pub struct KafkaSinkRecord {
 
 impl KafkaSinkRecord {
     /// A value-only record for the default topic.
+    ///
+    /// ```
+    /// use kafka_sink::kafka::KafkaSinkRecord;
+    /// let r = KafkaSinkRecord::value("hello");
+    /// assert_eq!((r.topic, r.key, &r.value[..]), (None, None, &b"hello"[..]));
+    /// ```
     pub fn value(value: impl Into<Bytes>) -> Self {
         KafkaSinkRecord {
             topic: None,
@@ -130,6 +151,12 @@ impl KafkaSinkRecord {
     }
 
     /// A keyed record for the default topic.
+    ///
+    /// ```
+    /// use kafka_sink::kafka::KafkaSinkRecord;
+    /// let r = KafkaSinkRecord::keyed("customer-7", "order-1");
+    /// assert_eq!(r.key.as_deref(), Some(&b"customer-7"[..]));
+    /// ```
     pub fn keyed(key: impl Into<Bytes>, value: impl Into<Bytes>) -> Self {
         KafkaSinkRecord {
             topic: None,
@@ -139,6 +166,12 @@ impl KafkaSinkRecord {
     }
 
     /// Sends the record to `topic` instead of the default topic.
+    ///
+    /// ```
+    /// use kafka_sink::kafka::KafkaSinkRecord;
+    /// let r = KafkaSinkRecord::value("late event").to_topic("orders-dlq");
+    /// assert_eq!(r.topic.as_deref(), Some("orders-dlq"));
+    /// ```
     pub fn to_topic(mut self, topic: impl Into<String>) -> Self {
         self.topic = Some(topic.into());
         self
@@ -148,8 +181,27 @@ impl KafkaSinkRecord {
 /// Turns a sink input into a [`KafkaSinkRecord`] (value-only or keyed, with
 /// an optional per-record topic). Closures `Fn(&T) -> KafkaSinkRecord`
 /// implement it.
+///
+/// ```
+/// use kafka_sink::kafka::{KafkaSerializationSchema, KafkaSinkRecord};
+/// /// Orders as `id=total`, keyed by id.
+/// struct OrderSchema;
+/// impl KafkaSerializationSchema<(u64, u32)> for OrderSchema {
+///     fn serialize(&self, &(id, total): &(u64, u32)) -> KafkaSinkRecord {
+///         KafkaSinkRecord::keyed(id.to_string(), format!("{id}={total}"))
+///     }
+/// }
+/// assert_eq!(OrderSchema.serialize(&(7, 12)), KafkaSinkRecord::keyed("7", "7=12"));
+/// ```
 pub trait KafkaSerializationSchema<T>: Send + Sync {
     /// Serializes one input.
+    ///
+    /// ```
+    /// use kafka_sink::kafka::{KafkaSerializationSchema, KafkaSinkRecord};
+    /// // A closure is a schema.
+    /// let schema = |v: &String| KafkaSinkRecord::value(v.to_uppercase());
+    /// assert_eq!(schema.serialize(&"hi".to_string()), KafkaSinkRecord::value("HI"));
+    /// ```
     fn serialize(&self, value: &T) -> KafkaSinkRecord;
 }
 
@@ -172,6 +224,11 @@ impl<T, F: Fn(&T) -> KafkaSinkRecord + Send + Sync> KafkaSerializationSchema<T> 
 /// ```
 pub trait SerializationSchema<T>: Send + Sync {
     /// The record value of `value`.
+    ///
+    /// ```
+    /// use kafka_sink::kafka::{SerializationSchema, SimpleStringSchema};
+    /// assert_eq!(SimpleStringSchema.serialize(&"héllo"), "héllo".as_bytes());
+    /// ```
     fn serialize(&self, value: &T) -> Bytes;
 }
 
@@ -182,6 +239,12 @@ impl<T, F: Fn(&T) -> Bytes + Send + Sync> SerializationSchema<T> for F {
 }
 
 /// Flink's `SimpleStringSchema`: the UTF-8 bytes of a string.
+///
+/// ```
+/// use kafka_sink::kafka::{KafkaSerializationSchema, KafkaSinkRecord, SimpleStringSchema, ValueOnly};
+/// let schema = ValueOnly(SimpleStringSchema);
+/// assert_eq!(schema.serialize(&"order-1".to_string()), KafkaSinkRecord::value("order-1"));
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SimpleStringSchema;
 
@@ -211,11 +274,48 @@ impl<T: AsRef<str>> SerializationSchema<T> for SimpleStringSchema {
 /// ```
 pub trait KeyedSerializationSchema<T>: Send + Sync {
     /// The record key (`None` = null key).
+    ///
+    /// ```
+    /// # use bytes::Bytes;
+    /// # use kafka_sink::kafka::KeyedSerializationSchema;
+    /// # /// Orders keyed by user; big ones go to their own topic.
+    /// # struct ByUser;
+    /// # impl KeyedSerializationSchema<(String, u32)> for ByUser {
+    /// #     fn serialize_key(&self, v: &(String, u32)) -> Option<Bytes> { Some(Bytes::from(v.0.clone())) }
+    /// #     fn serialize_value(&self, v: &(String, u32)) -> Bytes { Bytes::from(v.1.to_string()) }
+    /// #     fn target_topic(&self, v: &(String, u32)) -> Option<String> { (v.1 > 100).then(|| "big-orders".to_string()) }
+    /// # }
+    /// assert_eq!(ByUser.serialize_key(&("ann".into(), 5)), Some(Bytes::from("ann")));
+    /// ```
     fn serialize_key(&self, value: &T) -> Option<Bytes>;
     /// The record value.
+    ///
+    /// ```
+    /// # use bytes::Bytes;
+    /// # use kafka_sink::kafka::KeyedSerializationSchema;
+    /// # /// Orders keyed by user; big ones go to their own topic.
+    /// # struct ByUser;
+    /// # impl KeyedSerializationSchema<(String, u32)> for ByUser {
+    /// #     fn serialize_key(&self, v: &(String, u32)) -> Option<Bytes> { Some(Bytes::from(v.0.clone())) }
+    /// #     fn serialize_value(&self, v: &(String, u32)) -> Bytes { Bytes::from(v.1.to_string()) }
+    /// #     fn target_topic(&self, v: &(String, u32)) -> Option<String> { (v.1 > 100).then(|| "big-orders".to_string()) }
+    /// # }
+    /// assert_eq!(ByUser.serialize_value(&("ann".into(), 5)), Bytes::from("5"));
+    /// ```
     fn serialize_value(&self, value: &T) -> Bytes;
     /// The topic of this record; `None` (the default) = the sink's default
     /// topic.
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use kafka_sink::kafka::KeyedSerializationSchema;
+    /// struct Plain;
+    /// impl KeyedSerializationSchema<String> for Plain {
+    ///     fn serialize_key(&self, _: &String) -> Option<Bytes> { None }
+    ///     fn serialize_value(&self, v: &String) -> Bytes { Bytes::from(v.clone()) }
+    /// }
+    /// assert_eq!(Plain.target_topic(&"x".to_string()), None); // the sink's default topic
+    /// ```
     fn target_topic(&self, value: &T) -> Option<String> {
         let _ = value;
         None
@@ -223,6 +323,13 @@ pub trait KeyedSerializationSchema<T>: Send + Sync {
 }
 
 /// Adapts a value-only [`SerializationSchema`] to the sink.
+///
+/// ```
+/// use bytes::Bytes;
+/// use kafka_sink::kafka::{KafkaSerializationSchema, KafkaSinkRecord, ValueOnly};
+/// let schema = ValueOnly(|v: &u64| Bytes::from(v.to_be_bytes().to_vec()));
+/// assert_eq!(schema.serialize(&1), KafkaSinkRecord::value(vec![0, 0, 0, 0, 0, 0, 0, 1]));
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ValueOnly<S>(pub S);
 
@@ -233,6 +340,21 @@ impl<T, S: SerializationSchema<T>> KafkaSerializationSchema<T> for ValueOnly<S> 
 }
 
 /// Adapts a [`KeyedSerializationSchema`] to the sink.
+///
+/// ```
+/// # use bytes::Bytes;
+/// # use kafka_sink::kafka::KeyedSerializationSchema;
+/// # /// Orders keyed by user; big ones go to their own topic.
+/// # struct ByUser;
+/// # impl KeyedSerializationSchema<(String, u32)> for ByUser {
+/// #     fn serialize_key(&self, v: &(String, u32)) -> Option<Bytes> { Some(Bytes::from(v.0.clone())) }
+/// #     fn serialize_value(&self, v: &(String, u32)) -> Bytes { Bytes::from(v.1.to_string()) }
+/// #     fn target_topic(&self, v: &(String, u32)) -> Option<String> { (v.1 > 100).then(|| "big-orders".to_string()) }
+/// # }
+/// use kafka_sink::kafka::{KafkaSerializationSchema, KafkaSinkRecord, Keyed};
+/// let schema = Keyed(ByUser);
+/// assert_eq!(schema.serialize(&("ann".into(), 5)), KafkaSinkRecord::keyed("ann", "5"));
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Keyed<S>(pub S);
 
@@ -251,6 +373,20 @@ impl<T, S: KeyedSerializationSchema<T>> KafkaSerializationSchema<T> for Keyed<S>
 /// The default is Flink's `FlinkFixedPartitioner`: every record of subtask
 /// `s` goes to partition `s % partitions` of its topic (fewer subtasks than
 /// partitions leave partitions empty).
+///
+/// ```
+/// use kafka_producer::ProducerConfig;
+/// use kafka_sink::kafka::KafkaSinkConfig;
+/// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+/// use kafka_producer::PartitionerChoice;
+/// use kafka_sink::kafka::SinkPartitioner;
+/// config.subtask_index = 2;
+/// config.parallelism = 4;
+/// // Fixed (the default): subtask 2 writes to partition 2 % partitions.
+/// assert!(matches!(config.effective_producer_config().partitioner, PartitionerChoice::Fixed(2)));
+/// config.set_partitioner(SinkPartitioner::None); // key hash / sticky instead
+/// assert!(matches!(config.effective_producer_config().partitioner, PartitionerChoice::Default));
+/// ```
 #[derive(Debug, Clone, Default)]
 pub enum SinkPartitioner {
     /// Subtask → partition ([`kafka_producer::partitioner::FixedPartitioner`]).
@@ -270,6 +406,18 @@ pub enum SinkPartitioner {
 pub const KEY_DISABLE_METRICS: &str = "flink.disable-metrics";
 
 /// Configuration of a [`KafkaSink`] subtask.
+///
+/// ```
+/// use kafka_producer::ProducerConfig;
+/// use kafka_sink::kafka::{KafkaSinkConfig, Semantic};
+/// use std::time::Duration;
+/// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+/// config.semantic = Semantic::ExactlyOnce;
+/// config.transactional_id_prefix = Some("orders-job".into());
+/// config.transaction_timeout = Duration::from_secs(15 * 60);
+/// (config.subtask_index, config.parallelism) = (1, 4);
+/// config.validate().unwrap();
+/// ```
 #[derive(Debug, Clone)]
 pub struct KafkaSinkConfig {
     /// The producer settings (`bootstrap.servers`, batching...). Its
@@ -313,6 +461,14 @@ pub struct KafkaSinkConfig {
 
 impl KafkaSinkConfig {
     /// Defaults for subtask 0 of 1 writing to `default_topic`.
+    ///
+    /// ```
+    /// use kafka_producer::ProducerConfig;
+    /// use kafka_sink::kafka::{KafkaSinkConfig, DEFAULT_KAFKA_PRODUCERS_POOL_SIZE};
+    /// let config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+    /// assert_eq!((config.subtask_index, config.parallelism), (0, 1));
+    /// assert_eq!(config.pool_size, DEFAULT_KAFKA_PRODUCERS_POOL_SIZE);
+    /// ```
     pub fn new(producer: ProducerConfig, default_topic: impl Into<String>) -> Self {
         KafkaSinkConfig {
             producer,
@@ -389,6 +545,14 @@ impl KafkaSinkConfig {
     }
 
     /// Flink's `setWriteTimestampToKafka`.
+    ///
+    /// ```
+    /// use kafka_producer::ProducerConfig;
+    /// use kafka_sink::kafka::KafkaSinkConfig;
+    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+    /// config.set_write_timestamp_to_kafka(true); // RecordContext::timestamp becomes the record timestamp
+    /// assert!(config.write_timestamp_to_kafka);
+    /// ```
     pub fn set_write_timestamp_to_kafka(&mut self, on: bool) -> &mut Self {
         self.write_timestamp_to_kafka = on;
         self
@@ -397,6 +561,16 @@ impl KafkaSinkConfig {
     /// Flink's `setLogFailuresOnly`, refused unless the semantic is
     /// [`Semantic::None`] (set the semantic first): logging instead of
     /// failing drops records, which breaks AT_LEAST_ONCE and EXACTLY_ONCE.
+    ///
+    /// ```
+    /// use kafka_producer::ProducerConfig;
+    /// use kafka_sink::kafka::KafkaSinkConfig;
+    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+    /// use kafka_sink::kafka::Semantic;
+    /// assert!(config.set_log_failures_only(true).is_err()); // AT_LEAST_ONCE would lose records
+    /// config.semantic = Semantic::None;
+    /// config.set_log_failures_only(true).unwrap();
+    /// ```
     pub fn set_log_failures_only(&mut self, on: bool) -> Result<&mut Self, KafkaSinkError> {
         self.log_failures_only = on;
         self.validate()?;
@@ -404,18 +578,52 @@ impl KafkaSinkConfig {
     }
 
     /// Sets the partitioner ([`SinkPartitioner::Fixed`] by default).
+    ///
+    /// ```
+    /// use kafka_producer::partitioner::Partitioner;
+    /// use kafka_sink::kafka::SinkPartitioner;
+    /// use std::sync::Arc;
+    /// /// Every record to partition 0.
+    /// #[derive(Debug)]
+    /// struct First;
+    /// impl Partitioner for First {
+    ///     fn partition(&self, _: &str, _: Option<&[u8]>, _: Option<&[u8]>, _: i32) -> i32 { 0 }
+    /// }
+    /// use kafka_producer::ProducerConfig;
+    /// use kafka_sink::kafka::KafkaSinkConfig;
+    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+    /// config.set_partitioner(SinkPartitioner::Custom(Arc::new(First)));
+    /// ```
     pub fn set_partitioner(&mut self, partitioner: SinkPartitioner) -> &mut Self {
         self.partitioner = partitioner;
         self
     }
 
     /// Switches the producers' metrics off (Flink's `flink.disable-metrics`).
+    ///
+    /// ```
+    /// use kafka_producer::ProducerConfig;
+    /// use kafka_sink::kafka::KafkaSinkConfig;
+    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+    /// config.set_disable_metrics(true);
+    /// assert!(!config.effective_producer_config().metrics_enabled);
+    /// ```
     pub fn set_disable_metrics(&mut self, off: bool) -> &mut Self {
         self.disable_metrics = off;
         self
     }
 
     /// Checks option combinations (called by [`KafkaSink::connect`]).
+    ///
+    /// ```
+    /// use kafka_producer::ProducerConfig;
+    /// use kafka_sink::kafka::KafkaSinkConfig;
+    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+    /// use kafka_sink::kafka::KafkaSinkError;
+    /// config.subtask_index = 4;
+    /// config.parallelism = 4; // subtask indexes are 0..parallelism
+    /// assert!(matches!(config.validate(), Err(KafkaSinkError::Config(_))));
+    /// ```
     pub fn validate(&self) -> Result<(), KafkaSinkError> {
         if self.pool_size == 0 {
             return Err(KafkaSinkError::Config("pool_size must be > 0".into()));
@@ -438,6 +646,17 @@ impl KafkaSinkConfig {
 
     /// The producer configuration the sink's producers use: `producer` with
     /// the partitioner and metrics options applied (no transactional id).
+    ///
+    /// ```
+    /// use kafka_producer::ProducerConfig;
+    /// use kafka_sink::kafka::KafkaSinkConfig;
+    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+    /// config.producer.transactional_id = Some("set-by-the-sink".into());
+    /// config.set_disable_metrics(true);
+    /// let producer = config.effective_producer_config();
+    /// assert_eq!(producer.transactional_id, None);
+    /// assert!(!producer.metrics_enabled);
+    /// ```
     pub fn effective_producer_config(&self) -> ProducerConfig {
         let mut c = self.producer.clone();
         c.transactional_id = None;
@@ -455,6 +674,17 @@ impl KafkaSinkConfig {
     }
 
     /// The transactional id prefix in use.
+    ///
+    /// ```
+    /// use kafka_producer::ProducerConfig;
+    /// use kafka_sink::kafka::KafkaSinkConfig;
+    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+    /// config.task_name = "orders-job".into();
+    /// config.operator_id = "sink-1".into();
+    /// assert_eq!(config.prefix(), "orders-job-sink-1");
+    /// config.transactional_id_prefix = Some("orders".into());
+    /// assert_eq!(config.prefix(), "orders");
+    /// ```
     pub fn prefix(&self) -> String {
         match &self.transactional_id_prefix {
             Some(p) => p.clone(),
@@ -466,6 +696,16 @@ impl KafkaSinkConfig {
     }
 
     /// The id generator of this subtask.
+    ///
+    /// ```
+    /// use kafka_producer::ProducerConfig;
+    /// use kafka_sink::kafka::KafkaSinkConfig;
+    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+    /// config.transactional_id_prefix = Some("orders".into());
+    /// (config.subtask_index, config.parallelism, config.pool_size) = (1, 2, 3);
+    /// let ids: Vec<String> = config.ids().generate_ids_to_use(0).into_iter().collect();
+    /// assert_eq!(ids, ["orders-3", "orders-4", "orders-5"]);
+    /// ```
     pub fn ids(&self) -> TransactionalIdsGenerator {
         TransactionalIdsGenerator {
             prefix: self.prefix(),
@@ -504,11 +744,24 @@ pub struct TransactionalIdsGenerator {
 
 impl TransactionalIdsGenerator {
     /// `prefix-n`.
+    ///
+    /// ```
+    /// use kafka_sink::kafka::TransactionalIdsGenerator;
+    /// let g = TransactionalIdsGenerator { prefix: "orders".into(), subtask_index: 0, parallelism: 1, pool_size: 5, safe_scale_down_factor: 5 };
+    /// assert_eq!(g.id(12), "orders-12");
+    /// ```
     pub fn id(&self, n: u64) -> String {
         format!("{}-{n}", self.prefix)
     }
 
     /// `{ next_free + subtask × pool + i | i < pool }`.
+    ///
+    /// ```
+    /// use kafka_sink::kafka::TransactionalIdsGenerator;
+    /// let g = TransactionalIdsGenerator { prefix: "p".into(), subtask_index: 0, parallelism: 2, pool_size: 2, safe_scale_down_factor: 5 };
+    /// // After a restore whose hint says ids below 10 may be in use:
+    /// assert_eq!(g.generate_ids_to_use(10).into_iter().collect::<Vec<_>>(), ["p-10", "p-11"]);
+    /// ```
     pub fn generate_ids_to_use(&self, next_free: u64) -> BTreeSet<String> {
         let start = next_free + u64::from(self.subtask_index) * self.pool_size;
         (start..start + self.pool_size)
@@ -517,6 +770,12 @@ impl TransactionalIdsGenerator {
     }
 
     /// This subtask's share of `[0, parallelism × pool × factor)`.
+    ///
+    /// ```
+    /// use kafka_sink::kafka::TransactionalIdsGenerator;
+    /// let g = TransactionalIdsGenerator { prefix: "p".into(), subtask_index: 0, parallelism: 1, pool_size: 2, safe_scale_down_factor: 2 };
+    /// assert_eq!(g.generate_ids_to_abort().into_iter().collect::<Vec<_>>(), ["p-0", "p-1", "p-2", "p-3"]);
+    /// ```
     pub fn generate_ids_to_abort(&self) -> BTreeSet<String> {
         (0..self.safe_scale_down_factor)
             .flat_map(|i| {
@@ -526,6 +785,12 @@ impl TransactionalIdsGenerator {
     }
 
     /// The end of the fixed abort range (exclusive).
+    ///
+    /// ```
+    /// use kafka_sink::kafka::TransactionalIdsGenerator;
+    /// let g = TransactionalIdsGenerator { prefix: "p".into(), subtask_index: 0, parallelism: 2, pool_size: 3, safe_scale_down_factor: 5 };
+    /// assert_eq!(g.abort_range_end(), 30); // 2 subtasks × 3 ids × 5
+    /// ```
     pub fn abort_range_end(&self) -> u64 {
         u64::from(self.parallelism) * self.pool_size * self.safe_scale_down_factor
     }
@@ -533,6 +798,14 @@ impl TransactionalIdsGenerator {
 
 /// Where the next free transactional id starts (Flink's
 /// `NextTransactionalIdHint`, union state written by subtask 0).
+///
+/// ```
+/// use kafka_sink::kafka::{NextTransactionalIdHint, TransactionalIdsGenerator};
+/// // Written by subtask 0 of a job with parallelism 2 and pool size 5.
+/// let hint = NextTransactionalIdHint { last_parallelism: 2, next_free_transactional_id: 10 };
+/// let g = TransactionalIdsGenerator { prefix: "p".into(), subtask_index: 0, parallelism: 3, pool_size: 5, safe_scale_down_factor: 5 };
+/// assert!(g.generate_ids_to_use(hint.next_free_transactional_id).contains("p-10"));
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NextTransactionalIdHint {
     /// Parallelism when the hint was written.
@@ -542,6 +815,12 @@ pub struct NextTransactionalIdHint {
 }
 
 /// Errors of the Kafka sink.
+///
+/// ```
+/// use kafka_sink::kafka::KafkaSinkError;
+/// let err = KafkaSinkError::PoolExhausted { pool_size: 5 };
+/// assert!(err.to_string().contains("Increase the kafka producers pool size"));
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum KafkaSinkError {
@@ -597,6 +876,12 @@ pub enum KafkaSinkError {
 /// A Kafka transaction handle: the transactional id and, once pre-committed
 /// with records, the [`PreparedTransaction`] (producer id, epoch, transaction
 /// version). Non-transactional semantics use an empty handle.
+///
+/// ```
+/// use kafka_sink::kafka::KafkaTransaction;
+/// let txn = KafkaTransaction { transactional_id: Some("orders-3".into()), ..Default::default() };
+/// assert!(txn.prepared.is_none()); // not pre-committed yet
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct KafkaTransaction {
     /// The transactional id (EXACTLY_ONCE).
@@ -609,6 +894,24 @@ pub struct KafkaTransaction {
 
 /// Codec of [`KafkaTransaction`]: flag + id, flag + `PreparedTransaction`
 /// bytes.
+///
+/// ```
+/// use kafka_producer::PreparedTransaction;
+/// use kafka_producer::txn::TransactionVersion;
+/// use kafka_sink::codec::Codec;
+/// use kafka_sink::kafka::{KafkaTransaction, KafkaTransactionCodec};
+/// let prepared = PreparedTransaction {
+///     transactional_id: "orders-3".into(),
+///     producer_id: 4_000,
+///     producer_epoch: 7,
+///     transaction_version: TransactionVersion::V2,
+/// };
+/// let txn = KafkaTransaction { transactional_id: Some("orders-3".into()), prepared: Some(prepared), records: 12 };
+/// let mut buf = Vec::new();
+/// KafkaTransactionCodec.encode(&txn, &mut buf);
+/// let decoded = KafkaTransactionCodec.decode(&buf).unwrap();
+/// assert_eq!(decoded, KafkaTransaction { records: 0, ..txn }); // the count is not persisted
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct KafkaTransactionCodec;
 
@@ -661,6 +964,18 @@ const MAX_IN_FLIGHT: usize = 16_384;
 
 /// The [`TwoPhaseCommitHandler`] of the Kafka sink (use it through
 /// [`KafkaSink`]).
+///
+/// ```no_run
+/// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// use kafka_producer::ProducerConfig;
+/// use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
+/// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+/// config.semantic = Semantic::ExactlyOnce;
+/// let mut sink = KafkaSink::connect(config, |v: &String| KafkaSinkRecord::value(v.clone())).await?;
+/// let handler = sink.sink().handler(); // a KafkaSinkHandler<String>
+/// println!("{handler:?}"); // semantic, prefix, free ids, producers
+/// # Ok(()) }
+/// ```
 pub struct KafkaSinkHandler<T> {
     config: KafkaSinkConfig,
     schema: Arc<dyn KafkaSerializationSchema<T>>,
@@ -1069,6 +1384,22 @@ impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
 /// ([`StateSerializer`] with [`KafkaTransactionCodec`] and
 /// [`StringSetCodec`]) length-prefixed, then a flag and the hint (`u64`
 /// next free id, `u32` last parallelism) — written by subtask 0 only.
+///
+/// ```no_run
+/// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// use kafka_producer::ProducerConfig;
+/// use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
+/// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+/// config.semantic = Semantic::ExactlyOnce;
+/// let mut sink = KafkaSink::connect(config, |v: &String| KafkaSinkRecord::value(v.clone())).await?;
+/// use kafka_sink::{CheckpointedOperator, RecordContext};
+/// sink.initialize_state(None).await?;
+/// sink.invoke("order-1".to_string(), &RecordContext::default()).await?;
+/// let state = sink.snapshot_state(1).await?; // store durably, then:
+/// sink.notify_checkpoint_complete(1).await?;
+/// # let _ = state;
+/// # Ok(()) }
+/// ```
 pub struct KafkaSink<T: Send + Sync + 'static> {
     sink: TwoPhaseCommitSink<KafkaSinkHandler<T>>,
     serializer: StateSerializer<KafkaTransactionCodec, StringSetCodec>,
@@ -1137,6 +1468,18 @@ fn decode_operator_state(
 impl<T: Send + Sync + 'static> KafkaSink<T> {
     /// Validates `config`, connects, and for EXACTLY_ONCE checks the
     /// transaction timeout against the broker's `transaction.max.timeout.ms`.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// use kafka_producer::ProducerConfig;
+    /// use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, Semantic, SimpleStringSchema, ValueOnly};
+    /// use std::time::Duration;
+    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+    /// config.semantic = Semantic::ExactlyOnce;
+    /// config.transaction_timeout = Duration::from_secs(15 * 60); // <= transaction.max.timeout.ms
+    /// let sink: KafkaSink<String> = KafkaSink::connect(config, ValueOnly(SimpleStringSchema)).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn connect(
         config: KafkaSinkConfig,
         schema: impl KafkaSerializationSchema<T> + 'static,
@@ -1184,23 +1527,69 @@ impl<T: Send + Sync + 'static> KafkaSink<T> {
     }
 
     /// The generic sink (metrics, pending checkpoints, timeout options).
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// use kafka_producer::ProducerConfig;
+    /// use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
+    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+    /// config.semantic = Semantic::ExactlyOnce;
+    /// let mut sink = KafkaSink::connect(config, |v: &String| KafkaSinkRecord::value(v.clone())).await?;
+    /// println!("pending checkpoints: {:?}", sink.sink().pending_checkpoints());
+    /// # Ok(()) }
+    /// ```
     pub fn sink(&self) -> &TwoPhaseCommitSink<KafkaSinkHandler<T>> {
         &self.sink
     }
 
     /// The generic sink, mutably.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// use kafka_producer::ProducerConfig;
+    /// use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
+    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+    /// config.semantic = Semantic::ExactlyOnce;
+    /// let mut sink = KafkaSink::connect(config, |v: &String| KafkaSinkRecord::value(v.clone())).await?;
+    /// sink.sink_mut().ignore_failures_after_transaction_timeout();
+    /// # Ok(()) }
+    /// ```
     pub fn sink_mut(&mut self) -> &mut TwoPhaseCommitSink<KafkaSinkHandler<T>> {
         &mut self.sink
     }
 
     /// The transactional ids of this subtask's pool (the user context;
     /// empty unless EXACTLY_ONCE).
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// use kafka_producer::ProducerConfig;
+    /// use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
+    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+    /// config.semantic = Semantic::ExactlyOnce;
+    /// let mut sink = KafkaSink::connect(config, |v: &String| KafkaSinkRecord::value(v.clone())).await?;
+    /// use kafka_sink::CheckpointedOperator;
+    /// sink.initialize_state(None).await?;
+    /// assert_eq!(sink.transactional_ids().len(), 5); // the pool, e.g. kafka-sink-0-0..4
+    /// # Ok(()) }
+    /// ```
     pub fn transactional_ids(&self) -> BTreeSet<String> {
         self.sink.user_context().cloned().unwrap_or_default()
     }
 
     /// Send failures logged and dropped under
     /// [`log_failures_only`](KafkaSinkConfig::log_failures_only).
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// use kafka_producer::ProducerConfig;
+    /// use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
+    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+    /// config.semantic = Semantic::ExactlyOnce;
+    /// let mut sink = KafkaSink::connect(config, |v: &String| KafkaSinkRecord::value(v.clone())).await?;
+    /// println!("records dropped: {}", sink.logged_failures()); // 0 unless log_failures_only
+    /// # Ok(()) }
+    /// ```
     pub fn logged_failures(&self) -> u64 {
         self.sink.handler().logged_failures
     }
@@ -1208,6 +1597,19 @@ impl<T: Send + Sync + 'static> KafkaSink<T> {
     /// Metrics of every producer of this subtask, keyed by transactional id
     /// (`""` for the shared AT_LEAST_ONCE / NONE producer); all zero when
     /// metrics are [disabled](KafkaSinkConfig::disable_metrics).
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// use kafka_producer::ProducerConfig;
+    /// use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
+    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+    /// config.semantic = Semantic::ExactlyOnce;
+    /// let mut sink = KafkaSink::connect(config, |v: &String| KafkaSinkRecord::value(v.clone())).await?;
+    /// for (transactional_id, m) in sink.producer_metrics() {
+    ///     println!("{transactional_id}: {} records, {} retries", m.records_sent, m.retries);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn producer_metrics(&self) -> Vec<(String, MetricsSnapshot)> {
         let h = self.sink.handler();
         let mut out: Vec<(String, MetricsSnapshot)> = h
@@ -1223,6 +1625,19 @@ impl<T: Send + Sync + 'static> KafkaSink<T> {
     }
 
     /// Writes one value.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// use kafka_producer::ProducerConfig;
+    /// use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
+    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+    /// config.semantic = Semantic::ExactlyOnce;
+    /// let mut sink = KafkaSink::connect(config, |v: &String| KafkaSinkRecord::value(v.clone())).await?;
+    /// use kafka_sink::{CheckpointedOperator, RecordContext};
+    /// sink.initialize_state(None).await?;
+    /// sink.invoke("order-1".to_string(), &RecordContext::with_timestamp(1_700_000_000_000)).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn invoke(
         &mut self,
         value: T,
@@ -1233,6 +1648,19 @@ impl<T: Send + Sync + 'static> KafkaSink<T> {
 
     /// Aborts the open transaction and closes every producer (pre-committed
     /// transactions stay for a restore to commit).
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// use kafka_producer::ProducerConfig;
+    /// use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
+    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+    /// config.semantic = Semantic::ExactlyOnce;
+    /// let mut sink = KafkaSink::connect(config, |v: &String| KafkaSinkRecord::value(v.clone())).await?;
+    /// use kafka_sink::CheckpointedOperator;
+    /// sink.initialize_state(None).await?;
+    /// sink.close().await?; // the open transaction is aborted
+    /// # Ok(()) }
+    /// ```
     pub async fn close(&mut self) -> Result<(), TwoPhaseCommitError<KafkaSinkError>> {
         let r = self.sink.close().await;
         let h = self.sink.handler_mut();
@@ -1247,6 +1675,19 @@ impl<T: Send + Sync + 'static> KafkaSink<T> {
 }
 
 /// Fails when `timeout` exceeds the `transaction.max.timeout.ms` of a broker.
+///
+/// ```no_run
+/// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// use kafka_producer::{Cluster, ProducerConfig};
+/// use kafka_sink::kafka::{KafkaSinkError, check_transaction_timeout};
+/// use std::time::Duration;
+/// let cluster = Cluster::connect(ProducerConfig::new("broker-1:9092").cluster_config()).await?;
+/// match check_transaction_timeout(&cluster, Duration::from_secs(3600)).await {
+///     Err(KafkaSinkError::TransactionTimeoutTooLarge { broker_max, .. }) => println!("use at most {broker_max:?}"),
+///     other => other?,
+/// }
+/// # Ok(()) }
+/// ```
 pub async fn check_transaction_timeout(
     cluster: &Cluster,
     timeout: Duration,

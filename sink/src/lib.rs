@@ -8,7 +8,9 @@
 //!   recovery hooks, user context), with pending transactions in checkpoint
 //!   order, subsuming notifications, commit failures collected until every
 //!   commit was attempted, a type of its own for pre-committed transactions
-//!   ([`PreCommitted`]) and transaction-timeout warnings.
+//!   ([`PreCommitted`]) and transaction-timeout warnings;
+//!   [`InMemoryTable`](two_phase::memory::InMemoryTable) is a complete
+//!   in-memory handler for examples and for testing pipelines.
 //! - [`state`]: [`SinkState`](state::SinkState) and its versioned binary
 //!   [`StateSerializer`](state::StateSerializer); [`codec`]: codecs for the
 //!   user's transaction and context types.

@@ -19,55 +19,25 @@
 //!
 //! # Example
 //!
-//! A sink that appends strings to an in-memory "table" visible only after
-//! commit:
+//! [`InMemoryTable`](memory::InMemoryTable) is a complete handler whose rows
+//! become visible only at commit (see the [`TwoPhaseCommitHandler`] docs for
+//! writing one of your own):
 //!
 //! ```
-//! use kafka_sink::{CommitOutcome, PreCommitted, RecordContext, TwoPhaseCommitHandler, TwoPhaseCommitSink};
-//! use std::collections::HashMap;
-//!
-//! #[derive(Default)]
-//! struct Table { next: u64, open: HashMap<u64, Vec<String>>, committed: Vec<String> }
-//!
-//! impl TwoPhaseCommitHandler for Table {
-//!     type Value = String;
-//!     type Txn = u64;
-//!     type Ctx = ();
-//!     type Error = std::io::Error;
-//!
-//!     async fn begin_transaction(&mut self, _: &mut ()) -> Result<u64, Self::Error> {
-//!         self.next += 1;
-//!         self.open.insert(self.next, Vec::new());
-//!         Ok(self.next)
-//!     }
-//!     async fn invoke(&mut self, txn: &mut u64, v: String, _: &RecordContext) -> Result<(), Self::Error> {
-//!         self.open.get_mut(txn).unwrap().push(v);
-//!         Ok(())
-//!     }
-//!     async fn pre_commit(&mut self, _: &mut u64) -> Result<(), Self::Error> { Ok(()) }
-//!     async fn commit(&mut self, txn: PreCommitted<u64>, _: &mut ()) -> Result<CommitOutcome, Self::Error> {
-//!         match self.open.remove(txn.handle()) {
-//!             Some(rows) => { self.committed.extend(rows); Ok(CommitOutcome::Committed) }
-//!             None => Ok(CommitOutcome::AlreadyCommitted),
-//!         }
-//!     }
-//!     async fn abort(&mut self, txn: u64, _: &mut ()) -> Result<(), Self::Error> {
-//!         self.open.remove(&txn);
-//!         Ok(())
-//!     }
-//!     async fn initialize_user_context(&mut self) -> Result<(), Self::Error> { Ok(()) }
-//! }
-//!
-//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! let mut sink = TwoPhaseCommitSink::new(Table::default());
-//! sink.initialize_state(None).await.unwrap();
-//! sink.invoke("a".into(), &RecordContext::default()).await.unwrap();
-//! sink.snapshot_state(1).await.unwrap();          // persist this state durably
-//! sink.invoke("b".into(), &RecordContext::default()).await.unwrap();
-//! assert!(sink.handler().committed.is_empty());
-//! sink.notify_checkpoint_complete(1).await.unwrap();
-//! assert_eq!(sink.handler().committed, ["a"]);
-//! # });
+//! use kafka_sink::{RecordContext, TwoPhaseCommitSink};
+//! use kafka_sink::two_phase::memory::InMemoryTable;
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+//! let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
+//! sink.initialize_state(None).await?;
+//! sink.invoke("a", &RecordContext::default()).await?;
+//! sink.snapshot_state(1).await?; // persist this state durably
+//! sink.invoke("b", &RecordContext::default()).await?;
+//! assert!(sink.handler().committed().is_empty());
+//! sink.notify_checkpoint_complete(1).await?;
+//! assert_eq!(sink.handler().committed(), ["a"]);
+//! # Ok(())
+//! # }
 //! ```
 
 use std::collections::BTreeMap;
@@ -81,12 +51,21 @@ use crate::clock::{Clock, SystemClock};
 use crate::codec::Codec;
 use crate::state::{SinkState, SinkStateRef, StateSerializer, TransactionHolder};
 
+pub mod memory;
+
 /// The default ratio of the transaction timeout after which a warning is
 /// logged (Flink's Kafka producer uses 0.8).
 pub const DEFAULT_TIMEOUT_WARNING_RATIO: f64 = 0.8;
 
 /// Per-record context handed to [`TwoPhaseCommitHandler::invoke`] (Flink's
 /// `SinkFunction.Context`).
+///
+/// ```
+/// use kafka_sink::RecordContext;
+/// let ctx = RecordContext { timestamp: Some(1_700_000_000_000), current_watermark: Some(1_699_999_990_000) };
+/// assert_eq!(ctx.timestamp, RecordContext::with_timestamp(1_700_000_000_000).timestamp);
+/// assert_eq!(RecordContext::default().timestamp, None);
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RecordContext {
     /// The record's event timestamp (ms since the Unix epoch), if it has one.
@@ -97,6 +76,12 @@ pub struct RecordContext {
 
 impl RecordContext {
     /// A context carrying an event timestamp.
+    ///
+    /// ```
+    /// use kafka_sink::RecordContext;
+    /// let ctx = RecordContext::with_timestamp(1_700_000_000_000);
+    /// assert_eq!((ctx.timestamp, ctx.current_watermark), (Some(1_700_000_000_000), None));
+    /// ```
     pub fn with_timestamp(timestamp: i64) -> Self {
         RecordContext {
             timestamp: Some(timestamp),
@@ -106,6 +91,23 @@ impl RecordContext {
 }
 
 /// What a commit found, modelled on Flink Sink V2's committer results.
+///
+/// ```
+/// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
+/// use kafka_sink::two_phase::memory::InMemoryTable;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
+/// sink.initialize_state(None).await?;
+///
+/// sink.invoke("a", &RecordContext::default()).await?;
+/// sink.snapshot_state(1).await?;
+/// sink.notify_checkpoint_complete(1).await?; // the handler returned CommitOutcome::Committed
+/// let m = sink.metrics();
+/// assert_eq!((m.committed, m.already_committed, m.lost), (1, 0, 0));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommitOutcome {
     /// The commit took effect now.
@@ -154,22 +156,55 @@ impl<T> PreCommitted<T> {
     }
 
     /// The transaction handle.
+    ///
+    /// ```
+    /// use kafka_sink::PreCommitted;
+    /// // Inside `TwoPhaseCommitHandler::commit`, where a `PreCommitted` is handed in:
+    /// fn commit_statement(txn: &PreCommitted<String>) -> String {
+    ///     format!("COMMIT PREPARED '{}'", txn.handle())
+    /// }
+    /// ```
     pub fn handle(&self) -> &T {
         &self.holder.handle
     }
 
     /// The transaction handle, mutably (for example to take a live resource
     /// out of it while committing).
+    ///
+    /// ```
+    /// use kafka_sink::PreCommitted;
+    /// // Inside `TwoPhaseCommitHandler::commit`, where a `PreCommitted` is handed in:
+    /// fn take_rows(txn: &mut PreCommitted<Vec<String>>) -> Vec<String> {
+    ///     std::mem::take(txn.handle_mut())
+    /// }
+    /// ```
     pub fn handle_mut(&mut self) -> &mut T {
         &mut self.holder.handle
     }
 
     /// When the transaction began (ms since the Unix epoch).
+    ///
+    /// ```
+    /// use kafka_sink::PreCommitted;
+    /// // Inside `TwoPhaseCommitHandler::commit`, where a `PreCommitted` is handed in:
+    /// fn age_ms(txn: &PreCommitted<u64>, now_ms: u64) -> u64 {
+    ///     now_ms.saturating_sub(txn.start_time_ms())
+    /// }
+    /// ```
     pub fn start_time_ms(&self) -> u64 {
         self.holder.start_time_ms
     }
 
     /// The handle with its start time.
+    ///
+    /// ```
+    /// use kafka_sink::PreCommitted;
+    /// // Inside `TwoPhaseCommitHandler::commit`, where a `PreCommitted` is handed in:
+    /// fn describe(txn: &PreCommitted<u64>, now_ms: u64) -> String {
+    ///     let h = txn.holder();
+    ///     format!("transaction {} open for {} ms", h.handle, h.elapsed_ms(now_ms))
+    /// }
+    /// ```
     pub fn holder(&self) -> &TransactionHolder<T> {
         &self.holder
     }
@@ -184,6 +219,58 @@ impl<T> PreCommitted<T> {
 /// transactions handled during recovery, and encoded into checkpoints by a
 /// [`Codec`]. Keep live resources (connections, producers) in the handler,
 /// keyed by something in the handle, or in a field the codec skips.
+///
+/// A handler whose rows become visible at commit (a shorter
+/// [`memory::InMemoryTable`]):
+///
+/// ```
+/// use kafka_sink::{CommitOutcome, PreCommitted, RecordContext, TwoPhaseCommitHandler, TwoPhaseCommitSink};
+/// use std::collections::BTreeMap;
+///
+/// /// Rows of a transaction become visible at commit.
+/// #[derive(Default)]
+/// struct Table { next: u64, open: BTreeMap<u64, Vec<String>>, committed: Vec<String> }
+///
+/// impl TwoPhaseCommitHandler for Table {
+///     type Value = String;
+///     type Txn = u64;
+///     type Ctx = ();
+///     type Error = std::io::Error;
+///
+///     async fn begin_transaction(&mut self, _: &mut ()) -> std::io::Result<u64> {
+///         self.next += 1;
+///         self.open.insert(self.next, Vec::new());
+///         Ok(self.next)
+///     }
+///     async fn invoke(&mut self, txn: &mut u64, row: String, _: &RecordContext) -> std::io::Result<()> {
+///         self.open.entry(*txn).or_default().push(row);
+///         Ok(())
+///     }
+///     async fn pre_commit(&mut self, _: &mut u64) -> std::io::Result<()> { Ok(()) }
+///     async fn commit(&mut self, txn: PreCommitted<u64>, _: &mut ()) -> std::io::Result<CommitOutcome> {
+///         match self.open.remove(txn.handle()) {
+///             Some(rows) => { self.committed.extend(rows); Ok(CommitOutcome::Committed) }
+///             None => Ok(CommitOutcome::AlreadyCommitted), // committed before a restore
+///         }
+///     }
+///     async fn abort(&mut self, txn: u64, _: &mut ()) -> std::io::Result<()> {
+///         self.open.remove(&txn);
+///         Ok(())
+///     }
+///     async fn initialize_user_context(&mut self) -> std::io::Result<()> { Ok(()) }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// let mut sink = TwoPhaseCommitSink::new(Table::default());
+/// sink.initialize_state(None).await?;
+/// sink.invoke("row-1".into(), &RecordContext::default()).await?;
+/// sink.snapshot_state(1).await?;
+/// sink.notify_checkpoint_complete(1).await?;
+/// assert_eq!(sink.handler().committed, ["row-1"]);
+/// # Ok(())
+/// # }
+/// ```
 pub trait TwoPhaseCommitHandler: Send {
     /// The input records.
     type Value: Send;
@@ -195,12 +282,39 @@ pub trait TwoPhaseCommitHandler: Send {
     type Error: std::error::Error + Send + Sync + 'static;
 
     /// Opens a new transaction.
+    ///
+    /// ```
+    /// use kafka_sink::TwoPhaseCommitHandler;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut table = InMemoryTable::<&str>::new();
+    /// let first = table.begin_transaction(&mut ()).await?;
+    /// let second = table.begin_transaction(&mut ()).await?;
+    /// assert_ne!(first, second); // every transaction gets its own handle
+    /// # Ok(())
+    /// # }
+    /// ```
     fn begin_transaction(
         &mut self,
         ctx: &mut Self::Ctx,
     ) -> impl Future<Output = Result<Self::Txn, Self::Error>> + Send;
 
     /// Writes `value` into the open transaction `txn`.
+    ///
+    /// ```
+    /// use kafka_sink::{RecordContext, TwoPhaseCommitHandler};
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut table = InMemoryTable::new();
+    /// let mut txn = table.begin_transaction(&mut ()).await?;
+    /// table.invoke(&mut txn, "row-1", &RecordContext::default()).await?;
+    /// assert_eq!(table.rows(txn), Some(&["row-1"][..]));
+    /// assert!(table.committed().is_empty()); // not visible before commit
+    /// # Ok(())
+    /// # }
+    /// ```
     fn invoke(
         &mut self,
         txn: &mut Self::Txn,
@@ -210,6 +324,23 @@ pub trait TwoPhaseCommitHandler: Send {
 
     /// Makes every later [`commit`](Self::commit) of `txn` succeed (usually:
     /// flush). No record is written to `txn` afterwards.
+    ///
+    /// ```
+    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
+    /// sink.initialize_state(None).await?;
+    ///
+    /// sink.invoke("a", &RecordContext::default()).await?;
+    /// // The sink pre-commits the open transaction at the checkpoint barrier ...
+    /// sink.snapshot_state(1).await?;
+    /// assert_eq!(sink.pending_checkpoints(), [1]);
+    /// // ... and a failed pre-commit declines the checkpoint.
+    /// # Ok(())
+    /// # }
+    /// ```
     fn pre_commit(
         &mut self,
         txn: &mut Self::Txn,
@@ -217,6 +348,23 @@ pub trait TwoPhaseCommitHandler: Send {
 
     /// Commits a pre-committed transaction. Must be idempotent: the same
     /// transaction may be committed again after a restore.
+    ///
+    /// ```
+    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
+    /// sink.initialize_state(None).await?;
+    ///
+    /// sink.invoke("a", &RecordContext::default()).await?;
+    /// sink.snapshot_state(1).await?;
+    /// // The sink commits once the checkpoint is durable.
+    /// sink.notify_checkpoint_complete(1).await?;
+    /// assert_eq!(sink.handler().committed(), ["a"]);
+    /// # Ok(())
+    /// # }
+    /// ```
     fn commit(
         &mut self,
         txn: PreCommitted<Self::Txn>,
@@ -224,6 +372,20 @@ pub trait TwoPhaseCommitHandler: Send {
     ) -> impl Future<Output = Result<CommitOutcome, Self::Error>> + Send;
 
     /// Aborts a transaction that was not pre-committed.
+    ///
+    /// ```
+    /// use kafka_sink::{RecordContext, TwoPhaseCommitHandler};
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut table = InMemoryTable::new();
+    /// let mut txn = table.begin_transaction(&mut ()).await?;
+    /// table.invoke(&mut txn, "row-1", &RecordContext::default()).await?;
+    /// table.abort(txn, &mut ()).await?;
+    /// assert!(table.unfinished().is_empty() && table.committed().is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
     fn abort(
         &mut self,
         txn: Self::Txn,
@@ -233,6 +395,29 @@ pub trait TwoPhaseCommitHandler: Send {
     /// Commits a pre-committed transaction restored from a checkpoint, in a
     /// process that may not be the one that began it. Defaults to
     /// [`commit`](Self::commit).
+    ///
+    /// ```
+    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
+    /// use kafka_sink::codec::{U64Codec, UnitCodec};
+    /// use kafka_sink::state::StateSerializer;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let serializer = StateSerializer::new(U64Codec, UnitCodec);
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
+    /// sink.initialize_state(None).await?;
+    ///
+    /// sink.invoke("a", &RecordContext::default()).await?;
+    /// let bytes = serializer.encode(sink.snapshot_state(1).await?);
+    /// // The process dies before the notification. A new one restores the state
+    /// // and commits the pre-committed transaction with `recover_and_commit`.
+    /// let mut restored = TwoPhaseCommitSink::new(sink.into_handler());
+    /// restored.initialize_state(Some(vec![serializer.decode(&bytes)?])).await?;
+    /// assert_eq!(restored.handler().committed(), ["a"]);
+    /// assert_eq!(restored.metrics().recovered_commits, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     fn recover_and_commit(
         &mut self,
         txn: PreCommitted<Self::Txn>,
@@ -243,6 +428,27 @@ pub trait TwoPhaseCommitHandler: Send {
 
     /// Aborts the transaction that was open at the restored checkpoint.
     /// Defaults to [`abort`](Self::abort).
+    ///
+    /// ```
+    /// use kafka_sink::TwoPhaseCommitSink;
+    /// use kafka_sink::codec::{U64Codec, UnitCodec};
+    /// use kafka_sink::state::StateSerializer;
+    /// use kafka_sink::two_phase::memory::{InMemoryTable, TxnStatus};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let serializer = StateSerializer::new(U64Codec, UnitCodec);
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
+    /// sink.initialize_state(None).await?;
+    ///
+    /// let bytes = serializer.encode(sink.snapshot_state(1).await?); // 2 is open
+    /// // Transaction 2, open at checkpoint 1, is aborted by `recover_and_abort`.
+    /// let mut restored = TwoPhaseCommitSink::new(sink.into_handler());
+    /// restored.initialize_state(Some(vec![serializer.decode(&bytes)?])).await?;
+    /// assert_eq!(restored.metrics().recovered_aborts, 1);
+    /// assert_eq!(restored.handler().status(2), Some(TxnStatus::Aborted));
+    /// # Ok(())
+    /// # }
+    /// ```
     fn recover_and_abort(
         &mut self,
         txn: Self::Txn,
@@ -253,6 +459,19 @@ pub trait TwoPhaseCommitHandler: Send {
 
     /// Creates the user context when none was restored (fresh start, or a
     /// restore whose states carry no context).
+    ///
+    /// ```
+    /// use kafka_sink::TwoPhaseCommitSink;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
+    /// assert!(sink.user_context().is_none());
+    /// sink.initialize_state(None).await?; // fresh start: initialize_user_context
+    /// assert_eq!(sink.user_context(), Some(&()));
+    /// # Ok(())
+    /// # }
+    /// ```
     fn initialize_user_context(
         &mut self,
     ) -> impl Future<Output = Result<Self::Ctx, Self::Error>> + Send;
@@ -260,6 +479,19 @@ pub trait TwoPhaseCommitHandler: Send {
     /// Called after a restore with a recovered context, once every restored
     /// transaction was committed or aborted; `handled` lists them (Flink's
     /// `finishRecoveringContext`). Default: nothing.
+    ///
+    /// ```
+    /// use kafka_sink::TwoPhaseCommitHandler;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut table = InMemoryTable::<&str>::new();
+    /// // Called by the sink after a restore with the restored transactions, e.g. to
+    /// // forget their ids; the default does nothing.
+    /// table.finish_recovering_and_committing(&mut (), &[1, 2]).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     fn finish_recovering_and_committing(
         &mut self,
         ctx: &mut Self::Ctx,
@@ -271,6 +503,22 @@ pub trait TwoPhaseCommitHandler: Send {
 }
 
 /// The sink or handler operation that failed.
+///
+/// ```
+/// use kafka_sink::{Operation, TwoPhaseCommitError, TwoPhaseCommitSink};
+/// use kafka_sink::two_phase::memory::InMemoryTable;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new().with_failing_commits());
+/// sink.initialize_state(None).await?;
+/// sink.snapshot_state(1).await?;
+/// let Err(TwoPhaseCommitError::CommitFailed { failures }) = sink.notify_checkpoint_complete(1).await else {
+///     panic!("expected a commit failure")
+/// };
+/// assert_eq!(failures[0].operation, Operation::Commit);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Operation {
     /// [`TwoPhaseCommitHandler::begin_transaction`].
@@ -294,6 +542,23 @@ pub enum Operation {
 }
 
 /// One failed transaction operation, collected while the others proceed.
+///
+/// ```
+/// use kafka_sink::{TwoPhaseCommitError, TwoPhaseCommitSink};
+/// use kafka_sink::two_phase::memory::{InMemoryError, InMemoryTable};
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new().with_failing_commits());
+/// sink.initialize_state(None).await?;
+/// sink.snapshot_state(7).await?;
+/// let Err(TwoPhaseCommitError::CommitFailed { failures }) = sink.notify_checkpoint_complete(7).await else {
+///     panic!("expected a commit failure")
+/// };
+/// assert_eq!(failures[0].checkpoint_id, Some(7));
+/// assert_eq!(failures[0].error, InMemoryError::CommitsFailing { txn: 1 });
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct TransactionFailure<E> {
     /// The checkpoint of the transaction, for pending (pre-committed) ones.
@@ -305,6 +570,19 @@ pub struct TransactionFailure<E> {
 }
 
 /// An error of a [`TwoPhaseCommitSink`] call.
+///
+/// ```
+/// use kafka_sink::{RecordContext, TwoPhaseCommitError, TwoPhaseCommitSink};
+/// use kafka_sink::two_phase::memory::InMemoryTable;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
+/// let err = sink.invoke("a", &RecordContext::default()).await.unwrap_err();
+/// assert!(matches!(err, TwoPhaseCommitError::NotInitialized));
+/// assert_eq!(err.to_string(), "the sink was not initialized (call initialize_state first)");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub enum TwoPhaseCommitError<E> {
     /// A handler operation failed.
@@ -411,6 +689,22 @@ impl<E: std::error::Error + 'static> std::error::Error for TwoPhaseCommitError<E
 }
 
 /// Counters of a [`TwoPhaseCommitSink`].
+///
+/// ```
+/// use kafka_sink::TwoPhaseCommitSink;
+/// use kafka_sink::two_phase::memory::InMemoryTable;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
+/// sink.initialize_state(None).await?;
+///
+/// sink.snapshot_state(1).await?;
+/// sink.notify_checkpoint_complete(1).await?;
+/// let m = sink.metrics();
+/// assert_eq!((m.begun, m.committed, m.commit_failures), (2, 1, 0));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SinkMetrics {
     /// Transactions begun.
@@ -488,6 +782,22 @@ impl TimeoutPolicy {
 /// notification commits every pending transaction up to the notified id.
 /// Time comes from a [`Clock`] (the system clock unless
 /// [`with_clock`](Self::with_clock) is used).
+///
+/// ```
+/// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
+/// use kafka_sink::two_phase::memory::InMemoryTable;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
+/// sink.initialize_state(None).await?;
+/// sink.invoke("a", &RecordContext::default()).await?;
+/// sink.snapshot_state(1).await?; // persist the returned state, then:
+/// sink.notify_checkpoint_complete(1).await?;
+/// assert_eq!(sink.handler().committed(), ["a"]);
+/// sink.close().await?;
+/// # Ok(())
+/// # }
+/// ```
 pub struct TwoPhaseCommitSink<H: TwoPhaseCommitHandler> {
     handler: H,
     clock: Arc<dyn Clock>,
@@ -523,6 +833,13 @@ fn hook<E>(operation: Operation) -> impl FnOnce(E) -> TwoPhaseCommitError<E> {
 impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     /// A sink over `handler` using the system clock, no transaction timeout
     /// (so no warnings) and warning ratio [`DEFAULT_TIMEOUT_WARNING_RATIO`].
+    ///
+    /// ```
+    /// use kafka_sink::TwoPhaseCommitSink;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// let sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
+    /// assert!(!sink.is_running()); // call initialize_state first
+    /// ```
     pub fn new(handler: H) -> Self {
         TwoPhaseCommitSink {
             handler,
@@ -543,6 +860,21 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     }
 
     /// Uses `clock` for transaction start times and age checks.
+    ///
+    /// ```
+    /// use kafka_sink::TwoPhaseCommitSink;
+    /// use kafka_sink::clock::ManualClock;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// use std::sync::Arc;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let clock = ManualClock::new(1_700_000_000_000);
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new()).with_clock(Arc::new(clock));
+    /// sink.initialize_state(None).await?;
+    /// assert_eq!(sink.current_transaction().unwrap().start_time_ms, 1_700_000_000_000);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self
@@ -550,6 +882,15 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
 
     /// Sets the transaction timeout of the external system. It only feeds
     /// the warnings and [`ignore_failures_after_transaction_timeout`](Self::ignore_failures_after_transaction_timeout).
+    ///
+    /// ```
+    /// use kafka_sink::TwoPhaseCommitSink;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// use std::time::Duration;
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
+    /// // The external system aborts transactions after 15 minutes.
+    /// sink.set_transaction_timeout(Duration::from_secs(15 * 60));
+    /// ```
     pub fn set_transaction_timeout(&mut self, timeout: Duration) -> &mut Self {
         self.policy.timeout = Some(timeout);
         self
@@ -562,6 +903,24 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     ///
     /// # Panics
     /// If `ratio` is not within `0.0..=1.0`.
+    ///
+    /// ```
+    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
+    /// use kafka_sink::clock::ManualClock;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// use std::{sync::Arc, time::Duration};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let clock = ManualClock::new(0);
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new()).with_clock(Arc::new(clock.clone()));
+    /// sink.set_transaction_timeout(Duration::from_secs(10)).enable_transaction_timeout_warnings(0.5);
+    /// sink.initialize_state(None).await?;
+    /// clock.advance(Duration::from_secs(6)); // past 0.5 × 10 s
+    /// sink.invoke("a", &RecordContext::default()).await?;
+    /// assert_eq!(sink.metrics().timeout_warnings, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn enable_transaction_timeout_warnings(&mut self, ratio: f64) -> &mut Self {
         assert!(
             (0.0..=1.0).contains(&ratio),
@@ -572,6 +931,24 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     }
 
     /// Turns the timeout warnings off.
+    ///
+    /// ```
+    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
+    /// use kafka_sink::clock::ManualClock;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// use std::{sync::Arc, time::Duration};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let clock = ManualClock::new(0);
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new()).with_clock(Arc::new(clock.clone()));
+    /// sink.set_transaction_timeout(Duration::from_secs(10)).disable_transaction_timeout_warnings();
+    /// sink.initialize_state(None).await?;
+    /// clock.advance(Duration::from_secs(60));
+    /// sink.invoke("a", &RecordContext::default()).await?;
+    /// assert_eq!(sink.metrics().timeout_warnings, 0);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn disable_transaction_timeout_warnings(&mut self) -> &mut Self {
         self.policy.warning_ratio = None;
         self
@@ -580,53 +957,190 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     /// During recovery only, swallow a commit error of a restored transaction
     /// older than the transaction timeout (logging possible data loss)
     /// instead of failing. Commit errors of normal notifications always fail.
+    ///
+    /// ```
+    /// use kafka_sink::TwoPhaseCommitSink;
+    /// use kafka_sink::clock::ManualClock;
+    /// use kafka_sink::codec::{U64Codec, UnitCodec};
+    /// use kafka_sink::state::StateSerializer;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// use std::{sync::Arc, time::Duration};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let serializer = StateSerializer::new(U64Codec, UnitCodec);
+    /// let clock = ManualClock::new(0);
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new()).with_clock(Arc::new(clock.clone()));
+    /// sink.initialize_state(None).await?;
+    /// let bytes = serializer.encode(sink.snapshot_state(1).await?);
+    ///
+    /// // Restored an hour later; the transaction timed out and its commit fails.
+    /// clock.advance(Duration::from_secs(3600));
+    /// let failing = sink.into_handler().with_failing_commits();
+    /// let mut restored = TwoPhaseCommitSink::new(failing).with_clock(Arc::new(clock));
+    /// restored.set_transaction_timeout(Duration::from_secs(900)).ignore_failures_after_transaction_timeout();
+    /// restored.initialize_state(Some(vec![serializer.decode(&bytes)?])).await?; // logged, not failed
+    /// assert_eq!(restored.metrics().ignored_commit_failures, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn ignore_failures_after_transaction_timeout(&mut self) -> &mut Self {
         self.policy.ignore_failures_after_timeout = true;
         self
     }
 
     /// The handler.
+    ///
+    /// ```
+    /// use kafka_sink::TwoPhaseCommitSink;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// let sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
+    /// assert!(sink.handler().committed().is_empty());
+    /// ```
     pub fn handler(&self) -> &H {
         &self.handler
     }
 
     /// The handler, mutably.
+    ///
+    /// ```
+    /// use kafka_sink::TwoPhaseCommitSink;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
+    /// sink.handler_mut().set_failing_commits(true); // e.g. reconfigure the external client
+    /// assert!(sink.handler().is_failing_commits());
+    /// ```
     pub fn handler_mut(&mut self) -> &mut H {
         &mut self.handler
     }
 
     /// Consumes the sink, returning the handler.
+    ///
+    /// ```
+    /// use kafka_sink::TwoPhaseCommitSink;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// let sink = TwoPhaseCommitSink::new(InMemoryTable::new());
+    /// let table: InMemoryTable<&str> = sink.into_handler();
+    /// assert!(table.unfinished().is_empty());
+    /// ```
     pub fn into_handler(self) -> H {
         self.handler
     }
 
     /// The user context (after initialization).
+    ///
+    /// ```
+    /// use kafka_sink::TwoPhaseCommitSink;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
+    /// assert_eq!(sink.user_context(), None);
+    /// sink.initialize_state(None).await?;
+    /// assert_eq!(sink.user_context(), Some(&()));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn user_context(&self) -> Option<&H::Ctx> {
         self.context.as_ref()
     }
 
     /// The transaction receiving records, if one is open.
+    ///
+    /// ```
+    /// use kafka_sink::TwoPhaseCommitSink;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
+    /// sink.initialize_state(None).await?;
+    ///
+    /// assert_eq!(sink.current_transaction().unwrap().handle, 1);
+    /// sink.snapshot_state(1).await?; // pre-commits 1 and begins 2
+    /// assert_eq!(sink.current_transaction().unwrap().handle, 2);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn current_transaction(&self) -> Option<&TransactionHolder<H::Txn>> {
         self.current.as_ref()
     }
 
     /// Checkpoint ids of the pre-committed transactions awaiting a
     /// notification, ascending.
+    ///
+    /// ```
+    /// use kafka_sink::TwoPhaseCommitSink;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
+    /// sink.initialize_state(None).await?;
+    ///
+    /// sink.snapshot_state(1).await?;
+    /// sink.snapshot_state(2).await?;
+    /// assert_eq!(sink.pending_checkpoints(), [1, 2]);
+    /// sink.notify_checkpoint_complete(1).await?;
+    /// assert_eq!(sink.pending_checkpoints(), [2]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn pending_checkpoints(&self) -> Vec<u64> {
         self.pending.keys().copied().collect()
     }
 
     /// The counters.
+    ///
+    /// ```
+    /// use kafka_sink::TwoPhaseCommitSink;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
+    /// sink.initialize_state(None).await?;
+    ///
+    /// assert_eq!(sink.metrics().begun, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn metrics(&self) -> SinkMetrics {
         self.metrics
     }
 
     /// Whether `initialize_state` succeeded and `close` was not called.
+    ///
+    /// ```
+    /// use kafka_sink::TwoPhaseCommitSink;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
+    /// sink.initialize_state(None).await?;
+    /// assert!(sink.is_running());
+    /// sink.close().await?;
+    /// assert!(!sink.is_running());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn is_running(&self) -> bool {
         self.lifecycle == Lifecycle::Running
     }
 
     /// The state as it would be persisted now (borrowed).
+    ///
+    /// ```
+    /// use kafka_sink::TwoPhaseCommitSink;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
+    /// sink.initialize_state(None).await?;
+    ///
+    /// sink.snapshot_state(1).await?;
+    /// let state = sink.state();
+    /// assert_eq!(state.pending.len(), 1);
+    /// assert_eq!(state.current.map(|h| *h.handle), Some(2));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn state(&self) -> SinkStateRef<'_, H::Txn, H::Ctx> {
         SinkStateRef {
             current: self
@@ -696,6 +1210,29 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     /// [`TwoPhaseCommitError::RecoveryFailed`], in which case the sink stays
     /// uninitialized and the call may be retried. Then the first transaction
     /// begins, so no record is written before recovery finished.
+    ///
+    /// ```
+    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
+    /// use kafka_sink::codec::{U64Codec, UnitCodec};
+    /// use kafka_sink::state::StateSerializer;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let serializer = StateSerializer::new(U64Codec, UnitCodec);
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
+    /// sink.initialize_state(None).await?;
+    ///
+    /// sink.invoke("a", &RecordContext::default()).await?;
+    /// let bytes = serializer.encode(sink.snapshot_state(1).await?);
+    ///
+    /// // Restore: commit what checkpoint 1 pre-committed, abort what was open.
+    /// let mut restored = TwoPhaseCommitSink::new(sink.into_handler());
+    /// restored.initialize_state(Some(vec![serializer.decode(&bytes)?])).await?;
+    /// assert_eq!(restored.handler().committed(), ["a"]);
+    /// assert!(restored.is_running());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn initialize_state(
         &mut self,
         restored: Option<Vec<SinkState<H::Txn, H::Ctx>>>,
@@ -806,6 +1343,20 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
 
     /// Writes `value` into the open transaction (beginning one first if the
     /// previous begin failed).
+    ///
+    /// ```
+    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
+    /// sink.initialize_state(None).await?;
+    ///
+    /// sink.invoke("a", &RecordContext::with_timestamp(1_700_000_000_000)).await?;
+    /// assert_eq!(sink.handler().rows(1), Some(&["a"][..]));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn invoke(&mut self, value: H::Value, context: &RecordContext) -> SinkResult<(), H> {
         self.ensure_running()?;
         if self.current.is_none() {
@@ -836,6 +1387,26 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     ///
     /// Ids must increase. If the pre-commit fails, the transaction stays
     /// open and the checkpoint must be declined.
+    ///
+    /// ```
+    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
+    /// use kafka_sink::codec::{U64Codec, UnitCodec};
+    /// use kafka_sink::state::StateSerializer;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let serializer = StateSerializer::new(U64Codec, UnitCodec);
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
+    /// sink.initialize_state(None).await?;
+    ///
+    /// sink.invoke("a", &RecordContext::default()).await?;
+    /// let state = sink.snapshot_state(1).await?;
+    /// assert_eq!(state.pending.len(), 1);
+    /// let bytes = serializer.encode(state); // store durably with checkpoint 1
+    /// # let _ = bytes;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn snapshot_state(
         &mut self,
         checkpoint_id: u64,
@@ -869,6 +1440,25 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     ///
     /// Every due transaction is attempted and removed from memory before
     /// failures are returned as [`TwoPhaseCommitError::CommitFailed`].
+    ///
+    /// ```
+    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
+    /// sink.initialize_state(None).await?;
+    ///
+    /// sink.invoke("a", &RecordContext::default()).await?;
+    /// sink.snapshot_state(1).await?;
+    /// sink.invoke("b", &RecordContext::default()).await?;
+    /// sink.snapshot_state(2).await?;
+    /// // A notification subsumes older checkpoints: both are committed.
+    /// assert_eq!(sink.notify_checkpoint_complete(2).await?, 2);
+    /// assert_eq!(sink.handler().committed(), ["a", "b"]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn notify_checkpoint_complete(&mut self, checkpoint_id: u64) -> SinkResult<usize, H> {
         self.ensure_running()?;
         let later = match checkpoint_id.checked_add(1) {
@@ -910,6 +1500,23 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
 
     /// Checkpoint `checkpoint_id` was aborted: nothing to do (its pending
     /// transaction is committed by the next completed checkpoint).
+    ///
+    /// ```
+    /// use kafka_sink::TwoPhaseCommitSink;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
+    /// sink.initialize_state(None).await?;
+    ///
+    /// sink.snapshot_state(1).await?;
+    /// sink.notify_checkpoint_aborted(1);
+    /// sink.snapshot_state(2).await?;
+    /// // Checkpoint 1's transaction is committed with checkpoint 2.
+    /// assert_eq!(sink.notify_checkpoint_complete(2).await?, 2);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn notify_checkpoint_aborted(&mut self, checkpoint_id: u64) {
         tracing::debug!(checkpoint_id, "checkpoint aborted");
     }
@@ -917,6 +1524,22 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     /// Aborts the open transaction and closes the sink. Pending transactions
     /// are left alone: they belong to checkpoints and a restore commits
     /// them. Closing twice is a no-op.
+    ///
+    /// ```
+    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
+    /// sink.initialize_state(None).await?;
+    ///
+    /// sink.invoke("a", &RecordContext::default()).await?;
+    /// sink.close().await?; // aborts the open transaction
+    /// assert!(sink.handler().unfinished().is_empty());
+    /// assert!(sink.invoke("b", &RecordContext::default()).await.is_err());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn close(&mut self) -> SinkResult<(), H> {
         if self.lifecycle != Lifecycle::Running {
             self.lifecycle = Lifecycle::Closed;
@@ -962,21 +1585,69 @@ impl<H: TwoPhaseCommitHandler, TC, CC> fmt::Debug for CheckpointedSink<H, TC, CC
 
 impl<H: TwoPhaseCommitHandler, TC, CC> CheckpointedSink<H, TC, CC> {
     /// Pairs a sink with the serializer of its state.
+    ///
+    /// ```
+    /// use kafka_sink::{CheckpointedSink, TwoPhaseCommitSink};
+    /// use kafka_sink::codec::{U64Codec, UnitCodec};
+    /// use kafka_sink::state::StateSerializer;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// let sink = CheckpointedSink::new(
+    ///     TwoPhaseCommitSink::new(InMemoryTable::<&str>::new()),
+    ///     StateSerializer::new(U64Codec, UnitCodec),
+    /// );
+    /// assert!(!sink.sink().is_running());
+    /// ```
     pub fn new(sink: TwoPhaseCommitSink<H>, serializer: StateSerializer<TC, CC>) -> Self {
         CheckpointedSink { sink, serializer }
     }
 
     /// The sink (for `invoke`).
+    ///
+    /// ```
+    /// use kafka_sink::{CheckpointedSink, TwoPhaseCommitSink};
+    /// use kafka_sink::codec::{U64Codec, UnitCodec};
+    /// use kafka_sink::state::StateSerializer;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// let sink = CheckpointedSink::new(TwoPhaseCommitSink::new(InMemoryTable::<&str>::new()), StateSerializer::new(U64Codec, UnitCodec));
+    /// assert_eq!(sink.sink().metrics().begun, 0);
+    /// ```
     pub fn sink(&self) -> &TwoPhaseCommitSink<H> {
         &self.sink
     }
 
     /// The sink, mutably (for `invoke`).
+    ///
+    /// ```
+    /// use kafka_sink::{CheckpointedSink, TwoPhaseCommitSink};
+    /// use kafka_sink::codec::{U64Codec, UnitCodec};
+    /// use kafka_sink::state::StateSerializer;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// use std::time::Duration;
+    /// let mut sink = CheckpointedSink::new(TwoPhaseCommitSink::new(InMemoryTable::<&str>::new()), StateSerializer::new(U64Codec, UnitCodec));
+    /// sink.sink_mut().set_transaction_timeout(Duration::from_secs(900));
+    /// ```
     pub fn sink_mut(&mut self) -> &mut TwoPhaseCommitSink<H> {
         &mut self.sink
     }
 
     /// Writes one value (shorthand for `sink_mut().invoke`).
+    ///
+    /// ```
+    /// use kafka_sink::{CheckpointedOperator, CheckpointedSink, RecordContext, TwoPhaseCommitSink};
+    /// use kafka_sink::codec::{U64Codec, UnitCodec};
+    /// use kafka_sink::state::StateSerializer;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut sink = CheckpointedSink::new(TwoPhaseCommitSink::new(InMemoryTable::new()), StateSerializer::new(U64Codec, UnitCodec));
+    /// sink.initialize_state(None).await?; // CheckpointedOperator hooks
+    /// sink.invoke("a", &RecordContext::default()).await?;
+    /// let _state: Vec<u8> = sink.snapshot_state(1).await?;
+    /// sink.notify_checkpoint_complete(1).await?;
+    /// assert_eq!(sink.sink().handler().committed(), ["a"]);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn invoke(&mut self, value: H::Value, context: &RecordContext) -> SinkResult<(), H> {
         self.sink.invoke(value, context).await
     }

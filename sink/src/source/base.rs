@@ -8,6 +8,25 @@ use std::collections::{HashMap, VecDeque};
 /// Acknowledges, at the broker, the ids of one completed snapshot.
 ///
 /// Implemented for every `FnMut(u64, &[Id]) -> Result<(), E>`.
+///
+/// ```
+/// use kafka_sink::source::{AcknowledgeIds, MessageAcknowledgingSource};
+/// /// Acknowledges by recording the ids (a real one calls the broker).
+/// struct Broker { acked: Vec<u64> }
+/// impl AcknowledgeIds<u64> for &mut Broker {
+///     type Error = std::convert::Infallible;
+///     fn acknowledge_ids(&mut self, _checkpoint_id: u64, ids: &[u64]) -> Result<(), Self::Error> {
+///         self.acked.extend_from_slice(ids);
+///         Ok(())
+///     }
+/// }
+/// let mut broker = Broker { acked: Vec::new() };
+/// let mut src = MessageAcknowledgingSource::new();
+/// src.add_id(7);
+/// src.snapshot_state(1).unwrap();
+/// src.notify_checkpoint_complete(1, &mut broker).unwrap();
+/// assert_eq!(broker.acked, [7]);
+/// ```
 pub trait AcknowledgeIds<Id> {
     /// The error of an acknowledgement.
     type Error;
@@ -15,6 +34,17 @@ pub trait AcknowledgeIds<Id> {
     /// [`notify_checkpoint_complete`](MessageAcknowledgingSource::notify_checkpoint_complete)
     /// (the **notified** checkpoint), not necessarily the snapshot the ids
     /// belong to.
+    ///
+    /// ```
+    /// use kafka_sink::source::AcknowledgeIds;
+    /// let mut log = Vec::new();
+    /// let mut acker = |cp: u64, ids: &[String]| {
+    ///     log.push(format!("{cp}:{}", ids.join(",")));
+    ///     Ok::<(), std::convert::Infallible>(())
+    /// };
+    /// acker.acknowledge_ids(5, &["a".into(), "b".into()]).unwrap();
+    /// assert_eq!(log, ["5:a,b"]);
+    /// ```
     fn acknowledge_ids(&mut self, checkpoint_id: u64, ids: &[Id]) -> Result<(), Self::Error>;
 }
 
@@ -97,6 +127,12 @@ impl<Id: UniqueId> Default for MessageAcknowledgingSource<Id> {
 
 impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
     /// An empty source (no pending checkpoints).
+    ///
+    /// ```
+    /// use kafka_sink::source::MessageAcknowledgingSource;
+    /// let src = MessageAcknowledgingSource::<String>::new();
+    /// assert_eq!((src.pending().len(), src.last_snapshot_id()), (0, None));
+    /// ```
     pub fn new() -> Self {
         MessageAcknowledgingSource {
             current: Vec::new(),
@@ -107,6 +143,16 @@ impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
     }
 
     /// A source restored from `state` (see [`initialize_state`](Self::initialize_state)).
+    ///
+    /// ```
+    /// use kafka_sink::source::MessageAcknowledgingSource;
+    /// let mut live = MessageAcknowledgingSource::<u64>::new();
+    /// live.add_id(1);
+    /// let state = live.snapshot_state(1).unwrap();
+    /// let restored = MessageAcknowledgingSource::<u64>::restore(&state).unwrap();
+    /// assert!(restored.contains(&1));
+    /// assert_eq!(restored.last_snapshot_id(), Some(1));
+    /// ```
     pub fn restore(state: &[u8]) -> Result<Self, StateError> {
         let mut s = Self::new();
         s.initialize_state(Some(state))?;
@@ -116,6 +162,16 @@ impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
     /// Replaces everything with the pending checkpoints in `state` (`None`:
     /// a fresh start) and rebuilds the dedup set from their ids. The current
     /// group starts empty. On error nothing changes.
+    ///
+    /// ```
+    /// use kafka_sink::source::{MessageAcknowledgingSource, StateError};
+    /// let mut src = MessageAcknowledgingSource::<u64>::new();
+    /// src.initialize_state(None).unwrap(); // fresh start
+    /// src.add_id(1);
+    /// // A corrupt state is refused and changes nothing.
+    /// assert!(matches!(src.initialize_state(Some(b"KEAS")), Err(StateError::Truncated { .. })));
+    /// assert_eq!(src.current_ids(), [1]);
+    /// ```
     pub fn initialize_state(&mut self, state: Option<&[u8]>) -> Result<(), StateError> {
         let pending = match state {
             Some(bytes) => decode_pending::<Id>(bytes)?,
@@ -137,6 +193,13 @@ impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
     /// Records `id` in the current group and returns whether it is new
     /// (neither pending nor already in the current group). Emit the message
     /// only when this returns `true`.
+    ///
+    /// ```
+    /// use kafka_sink::source::MessageAcknowledgingSource;
+    /// let mut src = MessageAcknowledgingSource::<String>::new();
+    /// assert!(src.add_id("corr-1".into()));  // new: emit the message
+    /// assert!(!src.add_id("corr-1".into())); // redelivered: drop it
+    /// ```
     pub fn add_id(&mut self, id: Id) -> bool {
         match self.holds.entry(id) {
             Entry::Vacant(v) => {
@@ -158,6 +221,13 @@ impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
     }
 
     /// Whether `id` is in the dedup set (pending or current).
+    ///
+    /// ```
+    /// use kafka_sink::source::MessageAcknowledgingSource;
+    /// let mut src = MessageAcknowledgingSource::<u64>::new();
+    /// src.add_id(3);
+    /// assert!(src.contains(&3) && !src.contains(&4));
+    /// ```
     pub fn contains(&self, id: &Id) -> bool {
         self.holds.contains_key(id)
     }
@@ -166,6 +236,15 @@ impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
     /// when it is empty, as in Flink) and returns the serialized pending
     /// queue. Checkpoint ids must strictly increase; otherwise nothing
     /// changes and an error is returned.
+    ///
+    /// ```
+    /// use kafka_sink::source::{MessageAcknowledgingSource, StateError};
+    /// let mut src = MessageAcknowledgingSource::<u64>::new();
+    /// src.add_id(1);
+    /// let state = src.snapshot_state(5).unwrap(); // persist with checkpoint 5
+    /// assert!(state.starts_with(b"KEAS"));
+    /// assert!(matches!(src.snapshot_state(5), Err(StateError::NonIncreasingCheckpointId { .. })));
+    /// ```
     pub fn snapshot_state(&mut self, checkpoint_id: u64) -> Result<Bytes, StateError> {
         if let Some(previous) = self.last_snapshot
             && checkpoint_id <= previous
@@ -189,6 +268,13 @@ impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
     }
 
     /// The serialized pending queue, without taking a snapshot.
+    ///
+    /// ```
+    /// use kafka_sink::source::MessageAcknowledgingSource;
+    /// let mut src = MessageAcknowledgingSource::<u64>::new();
+    /// let state = src.snapshot_state(1).unwrap();
+    /// assert_eq!(src.serialized_pending(), state);
+    /// ```
     pub fn serialized_pending(&self) -> Bytes {
         encode_pending(&self.pending)
     }
@@ -203,6 +289,22 @@ impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
     /// acknowledged before it stay released, the failing one and everything
     /// after it stay pending (ids still deduplicated) and are retried by the
     /// next notification. Returns how many checkpoints were acknowledged.
+    ///
+    /// ```
+    /// use kafka_sink::source::MessageAcknowledgingSource;
+    /// let mut src = MessageAcknowledgingSource::<u64>::new();
+    /// src.add_id(1);
+    /// src.snapshot_state(1).unwrap();
+    /// src.add_id(2);
+    /// src.snapshot_state(2).unwrap();
+    /// let mut acked = Vec::new();
+    /// let n = src.notify_checkpoint_complete(2, |cp: u64, ids: &[u64]| {
+    ///     acked.push((cp, ids.to_vec()));
+    ///     Ok::<(), std::convert::Infallible>(())
+    /// }).unwrap();
+    /// // Both snapshots are acknowledged, under the notified id.
+    /// assert_eq!((n, acked), (2, vec![(2, vec![1]), (2, vec![2])]));
+    /// ```
     pub fn notify_checkpoint_complete<A: AcknowledgeIds<Id>>(
         &mut self,
         checkpoint_id: u64,
@@ -219,6 +321,15 @@ impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
 
     /// Step API for asynchronous acknowledgement: the front pending
     /// checkpoint if its id is ≤ `completed_checkpoint_id`.
+    ///
+    /// ```
+    /// use kafka_sink::source::MessageAcknowledgingSource;
+    /// let mut src = MessageAcknowledgingSource::<u64>::new();
+    /// src.add_id(9);
+    /// src.snapshot_state(3).unwrap();
+    /// assert!(src.next_completed(2).is_none());
+    /// assert_eq!(src.next_completed(3).unwrap().ids, [9]);
+    /// ```
     pub fn next_completed(&self, completed_checkpoint_id: u64) -> Option<&PendingCheckpoint<Id>> {
         self.pending
             .front()
@@ -227,6 +338,18 @@ impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
 
     /// Step API: drops the front pending checkpoint after its acknowledgement
     /// succeeded and releases its ids from the dedup set.
+    ///
+    /// ```
+    /// use kafka_sink::source::MessageAcknowledgingSource;
+    /// let mut src = MessageAcknowledgingSource::<u64>::new();
+    /// src.add_id(9);
+    /// src.snapshot_state(3).unwrap();
+    /// if let Some(cp) = src.next_completed(3) {
+    ///     let _ids = cp.ids.clone(); // acknowledge these asynchronously, then:
+    ///     src.pop_acknowledged();
+    /// }
+    /// assert!(!src.contains(&9));
+    /// ```
     pub fn pop_acknowledged(&mut self) -> Option<PendingCheckpoint<Id>> {
         let cp = self.pending.pop_front()?;
         for id in &cp.ids {
@@ -242,21 +365,56 @@ impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
     }
 
     /// The pending checkpoints, oldest first.
+    ///
+    /// ```
+    /// use kafka_sink::source::MessageAcknowledgingSource;
+    /// let mut src = MessageAcknowledgingSource::<u64>::new();
+    /// src.snapshot_state(1).unwrap();
+    /// src.snapshot_state(2).unwrap();
+    /// assert_eq!(src.pending().map(|cp| cp.checkpoint_id).collect::<Vec<_>>(), [1, 2]);
+    /// ```
     pub fn pending(&self) -> impl ExactSizeIterator<Item = &PendingCheckpoint<Id>> {
         self.pending.iter()
     }
 
     /// The ids recorded since the last snapshot.
+    ///
+    /// ```
+    /// use kafka_sink::source::MessageAcknowledgingSource;
+    /// let mut src = MessageAcknowledgingSource::<u64>::new();
+    /// src.add_id(1);
+    /// src.add_id(2);
+    /// assert_eq!(src.current_ids(), [1, 2]);
+    /// src.snapshot_state(1).unwrap();
+    /// assert!(src.current_ids().is_empty());
+    /// ```
     pub fn current_ids(&self) -> &[Id] {
         &self.current
     }
 
     /// The size of the dedup set (distinct pending and current ids).
+    ///
+    /// ```
+    /// use kafka_sink::source::MessageAcknowledgingSource;
+    /// let mut src = MessageAcknowledgingSource::<u64>::new();
+    /// src.add_id(1);
+    /// src.snapshot_state(1).unwrap();
+    /// src.add_id(2);
+    /// assert_eq!(src.unacknowledged_len(), 2);
+    /// ```
     pub fn unacknowledged_len(&self) -> usize {
         self.holds.len()
     }
 
     /// The id of the last snapshot taken or restored.
+    ///
+    /// ```
+    /// use kafka_sink::source::MessageAcknowledgingSource;
+    /// let mut src = MessageAcknowledgingSource::<u64>::new();
+    /// assert_eq!(src.last_snapshot_id(), None);
+    /// src.snapshot_state(4).unwrap();
+    /// assert_eq!(src.last_snapshot_id(), Some(4));
+    /// ```
     pub fn last_snapshot_id(&self) -> Option<u64> {
         self.last_snapshot
     }

@@ -28,6 +28,12 @@ pub const STATE_MAGIC: [u8; 4] = *b"KEAS";
 pub const STATE_VERSION: u8 = 1;
 
 /// Errors of snapshot and restore.
+///
+/// ```
+/// use kafka_sink::source::{StateError, decode_pending};
+/// let err = decode_pending::<u64>(b"JUNK").unwrap_err();
+/// assert_eq!(err, StateError::BadMagic { found: b"JUNK".to_vec() });
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StateError {
@@ -95,8 +101,23 @@ pub trait UniqueId: Clone + Eq + Hash + Debug {
     /// The id kind byte stored in the state (1 = string, 2 = u64, 3 = bytes).
     const KIND: u8;
     /// Appends the encoding of `self`.
+    ///
+    /// ```
+    /// use kafka_sink::source::UniqueId;
+    /// let mut out = Vec::new();
+    /// 42u64.encode(&mut out);
+    /// assert_eq!(out, [0, 0, 0, 0, 0, 0, 0, 42]);
+    /// ```
     fn encode(&self, out: &mut Vec<u8>);
     /// Decodes one id from the front of `input`, advancing it.
+    ///
+    /// ```
+    /// use kafka_sink::source::{StateError, UniqueId};
+    /// let mut input: &[u8] = &[0, 0, 0, 2, b'i', b'd', 0xFF];
+    /// assert_eq!(String::decode(&mut input).unwrap(), "id");
+    /// assert_eq!(input, [0xFF]); // advanced past the id
+    /// assert!(matches!(u64::decode(&mut input), Err(StateError::Truncated { .. })));
+    /// ```
     fn decode(input: &mut &[u8]) -> Result<Self, StateError>;
 }
 
@@ -173,6 +194,16 @@ impl UniqueId for Bytes {
 }
 
 /// The ids of one snapshot that the broker has not acknowledged yet.
+///
+/// ```
+/// use kafka_sink::source::MessageAcknowledgingSource;
+/// let mut src = MessageAcknowledgingSource::<u64>::new();
+/// src.add_id(10);
+/// src.add_id(11);
+/// src.snapshot_state(1).unwrap();
+/// let cp = src.pending().next().unwrap();
+/// assert_eq!((cp.checkpoint_id, cp.ids.as_slice()), (1, &[10, 11][..]));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingCheckpoint<Id> {
     /// The checkpoint whose snapshot took these ids.
@@ -219,6 +250,14 @@ pub fn encode_pending<'a, Id: UniqueId + 'a>(
 ///
 /// Checks magic, version, id kind, checksum, strictly increasing checkpoint
 /// ids and that nothing follows the checksum.
+///
+/// ```
+/// use kafka_sink::source::{PendingCheckpoint, StateError, decode_pending, encode_pending};
+/// let bytes = encode_pending(&[PendingCheckpoint { checkpoint_id: 3, ids: vec!["m-1".to_string()] }]);
+/// assert_eq!(decode_pending::<String>(&bytes).unwrap()[0].ids, ["m-1"]);
+/// // The id kind is checked: string ids cannot be read as u64 ids.
+/// assert!(matches!(decode_pending::<u64>(&bytes), Err(StateError::IdKindMismatch { .. })));
+/// ```
 pub fn decode_pending<Id: UniqueId>(
     state: &[u8],
 ) -> Result<Vec<PendingCheckpoint<Id>>, StateError> {
