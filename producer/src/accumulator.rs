@@ -26,6 +26,13 @@ use std::time::Instant;
 use tokio::sync::Notify;
 
 /// Outcome of a written batch.
+///
+/// ```
+/// use kafka_producer::accumulator::BatchResult;
+/// let r = BatchResult { base_offset: 40, log_append_time: -1 };
+/// // The third record of the batch (relative index 2) got offset 42.
+/// assert_eq!(r.base_offset + 2, 42);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchResult {
     /// Offset of the first record (-1 if unknown).
@@ -35,6 +42,14 @@ pub struct BatchResult {
 }
 
 /// The single completion every record of a batch waits on.
+///
+/// ```
+/// use kafka_producer::accumulator::{BatchResult, Completion};
+/// let c = Completion::default();
+/// assert!(c.get().is_none(), "in flight");
+/// c.complete(Ok(BatchResult { base_offset: 7, log_append_time: -1 }));
+/// assert_eq!(c.get().unwrap().as_ref().unwrap().base_offset, 7);
+/// ```
 #[derive(Debug, Default)]
 pub struct Completion {
     result: OnceLock<Result<BatchResult, ProduceError>>,
@@ -42,7 +57,16 @@ pub struct Completion {
 }
 
 impl Completion {
-    /// Completes the batch once; later calls are ignored.
+    /// Completes the batch once; later calls are ignored (returns false).
+    ///
+    /// ```
+    /// use kafka_producer::accumulator::{BatchResult, Completion};
+    /// use kafka_producer::ProduceError;
+    /// let c = Completion::default();
+    /// assert!(c.complete(Ok(BatchResult { base_offset: 0, log_append_time: -1 })));
+    /// assert!(!c.complete(Err(ProduceError::Closed(None))), "first outcome wins");
+    /// assert!(c.get().unwrap().is_ok());
+    /// ```
     pub fn complete(&self, r: Result<BatchResult, ProduceError>) -> bool {
         let first = self.result.set(r).is_ok();
         if first {
@@ -52,11 +76,34 @@ impl Completion {
     }
 
     /// The result, if completed.
+    ///
+    /// ```
+    /// use kafka_producer::accumulator::Completion;
+    /// use kafka_producer::ProduceError;
+    /// let c = Completion::default();
+    /// assert!(c.get().is_none());
+    /// c.complete(Err(ProduceError::Closed(None)));
+    /// assert!(matches!(c.get(), Some(Err(ProduceError::Closed(None)))));
+    /// ```
     pub fn get(&self) -> Option<&Result<BatchResult, ProduceError>> {
         self.result.get()
     }
 
     /// Waits for the result.
+    ///
+    /// ```
+    /// use kafka_producer::accumulator::{BatchResult, Completion};
+    /// use std::sync::Arc;
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let c = Arc::new(Completion::default());
+    /// let waiter = tokio::spawn({
+    ///     let c = c.clone();
+    ///     async move { c.wait().await.clone() }
+    /// });
+    /// c.complete(Ok(BatchResult { base_offset: 3, log_append_time: -1 }));
+    /// assert_eq!(waiter.await.unwrap().unwrap().base_offset, 3);
+    /// # }
+    /// ```
     pub async fn wait(&self) -> &Result<BatchResult, ProduceError> {
         loop {
             let notified = self.notify.notified();

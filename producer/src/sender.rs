@@ -39,36 +39,173 @@ use tokio::sync::mpsc;
 
 /// A hook that may hold back partitions (the transaction manager: "partition
 /// not yet added to the transaction") and names the transactional id put on
-/// Produce requests.
+/// Produce requests. Only `may_drain` is required; the transactional
+/// producer implements every hook.
+///
+/// ```
+/// use kafka_producer::sender::DrainGate;
+/// use kafka_producer::TopicPartition;
+/// /// Sends nothing for partition 0.
+/// #[derive(Debug)]
+/// struct HoldPartition0;
+/// impl DrainGate for HoldPartition0 {
+///     fn may_drain(&self, tp: &TopicPartition) -> bool {
+///         tp.partition != 0
+///     }
+/// }
+/// let gate: &dyn DrainGate = &HoldPartition0;
+/// assert!(!gate.may_drain(&TopicPartition::new("t", 0)));
+/// assert!(gate.may_drain(&TopicPartition::new("t", 1)));
+/// ```
 pub trait DrainGate: Send + Sync + fmt::Debug {
     /// May batches of `tp` be drained now?
+    ///
+    /// ```
+    /// use kafka_producer::sender::DrainGate;
+    /// use kafka_producer::TopicPartition;
+    /// use std::collections::BTreeSet;
+    /// use std::sync::Mutex;
+    /// /// Drains only partitions registered with a coordinator (TV1-like).
+    /// #[derive(Debug, Default)]
+    /// struct Registered(Mutex<BTreeSet<TopicPartition>>);
+    /// impl DrainGate for Registered {
+    ///     fn may_drain(&self, tp: &TopicPartition) -> bool {
+    ///         self.0.lock().unwrap().contains(tp)
+    ///     }
+    /// }
+    /// let g = Registered::default();
+    /// let tp = TopicPartition::new("t", 3);
+    /// assert!(!g.may_drain(&tp));
+    /// g.0.lock().unwrap().insert(tp.clone());
+    /// assert!(g.may_drain(&tp));
+    /// ```
     fn may_drain(&self, tp: &TopicPartition) -> bool;
     /// The transactional id for Produce requests and batch headers.
+    ///
+    /// ```
+    /// use kafka_producer::sender::DrainGate;
+    /// use kafka_producer::TopicPartition;
+    /// #[derive(Debug)]
+    /// struct Txn;
+    /// impl DrainGate for Txn {
+    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
+    ///     fn transactional_id(&self) -> Option<String> { Some("orders-1".into()) }
+    /// }
+    /// assert_eq!(Txn.transactional_id().as_deref(), Some("orders-1"));
+    /// ```
     fn transactional_id(&self) -> Option<String> {
         None
     }
     /// Called (under the accumulator lock) before a record is appended to a
     /// batch of `tp`; an error fails the send (Java `maybeAddPartition`).
+    ///
+    /// ```
+    /// use kafka_producer::sender::DrainGate;
+    /// use kafka_producer::{ProduceError, TopicPartition};
+    /// #[derive(Debug)]
+    /// struct NoAudit;
+    /// impl DrainGate for NoAudit {
+    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
+    ///     fn on_append(&self, tp: &TopicPartition) -> Result<(), ProduceError> {
+    ///         if &*tp.topic == "audit" {
+    ///             return Err(ProduceError::InvalidRecord("audit is read-only".into()));
+    ///         }
+    ///         Ok(())
+    ///     }
+    /// }
+    /// assert!(NoAudit.on_append(&TopicPartition::new("audit", 0)).is_err());
+    /// assert!(NoAudit.on_append(&TopicPartition::new("orders", 0)).is_ok());
+    /// ```
     fn on_append(&self, _tp: &TopicPartition) -> Result<(), ProduceError> {
         Ok(())
     }
     /// True while no produce data may be sent in this pass (a coordinator
     /// request is in flight: Java's `maybeSendAndPollTransactionalRequest`).
+    /// The gate wakes the sender when this turns false.
+    ///
+    /// ```
+    /// use kafka_producer::sender::DrainGate;
+    /// use kafka_producer::TopicPartition;
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// #[derive(Debug, Default)]
+    /// struct Coordinator { request_in_flight: AtomicBool }
+    /// impl DrainGate for Coordinator {
+    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
+    ///     fn hold_produce(&self) -> bool { self.request_in_flight.load(Ordering::SeqCst) }
+    /// }
+    /// let g = Coordinator::default();
+    /// assert!(!g.hold_produce());
+    /// g.request_in_flight.store(true, Ordering::SeqCst);
+    /// assert!(g.hold_produce());
+    /// ```
     fn hold_produce(&self) -> bool {
         false
     }
     /// When `Some`, every undrained batch fails with this error (the
     /// transaction must be or is being aborted).
+    ///
+    /// ```
+    /// use kafka_producer::sender::DrainGate;
+    /// use kafka_producer::{ProduceError, TopicPartition};
+    /// #[derive(Debug)]
+    /// struct Aborting;
+    /// impl DrainGate for Aborting {
+    ///     fn may_drain(&self, _: &TopicPartition) -> bool { false }
+    ///     fn undrained_error(&self) -> Option<ProduceError> {
+    ///         Some(ProduceError::Closed(Some("transaction aborted".into())))
+    ///     }
+    /// }
+    /// assert!(Aborting.undrained_error().is_some());
+    /// ```
     fn undrained_error(&self) -> Option<ProduceError> {
         None
     }
     /// The next producer id/epoch to install (and whether every sequence
     /// restarts at 0), if the producer id is owned by the gate.
+    ///
+    /// ```
+    /// use kafka_producer::sender::DrainGate;
+    /// use kafka_producer::txn::ProducerIdAndEpoch;
+    /// use kafka_producer::TopicPartition;
+    /// use std::sync::Mutex;
+    /// /// Hands each new pid/epoch to the sender once.
+    /// #[derive(Debug, Default)]
+    /// struct Owner(Mutex<Option<ProducerIdAndEpoch>>);
+    /// impl DrainGate for Owner {
+    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
+    ///     fn producer_change(&self) -> Option<(ProducerIdAndEpoch, bool)> {
+    ///         self.0.lock().unwrap().take().map(|p| (p, true))
+    ///     }
+    /// }
+    /// let g = Owner::default();
+    /// let p = ProducerIdAndEpoch { producer_id: 7, epoch: 1 };
+    /// *g.0.lock().unwrap() = Some(p);
+    /// assert_eq!(g.producer_change(), Some((p, true)));
+    /// assert_eq!(g.producer_change(), None, "installed once");
+    /// ```
     fn producer_change(&self) -> Option<(ProducerIdAndEpoch, bool)> {
         None
     }
     /// A batch of `tp` failed for good: `error` from the broker, `None` for a
     /// timeout/expiry; `outcome_unknown` when it may have been written.
+    ///
+    /// ```
+    /// use kafka_producer::kafka_proto::ErrorCode;
+    /// use kafka_producer::sender::DrainGate;
+    /// use kafka_producer::TopicPartition;
+    /// use std::sync::Mutex;
+    /// #[derive(Debug, Default)]
+    /// struct Failures(Mutex<Vec<(TopicPartition, Option<ErrorCode>, bool)>>);
+    /// impl DrainGate for Failures {
+    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
+    ///     fn batch_failed(&self, tp: &TopicPartition, error: Option<ErrorCode>, unknown: bool) {
+    ///         self.0.lock().unwrap().push((tp.clone(), error, unknown));
+    ///     }
+    /// }
+    /// let g = Failures::default();
+    /// g.batch_failed(&TopicPartition::new("t", 0), None, true); // expired in flight
+    /// assert_eq!(g.0.lock().unwrap()[0].2, true, "may have been written");
+    /// ```
     fn batch_failed(
         &self,
         _tp: &TopicPartition,
@@ -78,6 +215,18 @@ pub trait DrainGate: Send + Sync + fmt::Debug {
     }
     /// The highest Produce version to use (`Some(11)` under transaction
     /// version 1: v12+ would register partitions implicitly).
+    ///
+    /// ```
+    /// use kafka_producer::sender::DrainGate;
+    /// use kafka_producer::TopicPartition;
+    /// #[derive(Debug)]
+    /// struct Tv1;
+    /// impl DrainGate for Tv1 {
+    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
+    ///     fn max_produce_version(&self) -> Option<i16> { Some(11) }
+    /// }
+    /// assert_eq!(Tv1.max_produce_version(), Some(11));
+    /// ```
     fn max_produce_version(&self) -> Option<i16> {
         None
     }

@@ -55,6 +55,18 @@ use tokio::sync::Notify;
 pub type ConsumerGroupMetadata = GroupMetadata;
 
 /// Why [`TransactionalProducer::connect`] failed.
+///
+/// ```
+/// use kafka_producer::transactional::{ConnectError, TransactionalProducer};
+/// use kafka_producer::ProducerConfig;
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let config = ProducerConfig::from_properties([("bootstrap.servers", "127.0.0.1:9092")]).unwrap();
+/// match TransactionalProducer::connect(config).await {
+///     Err(e @ ConnectError::MissingTransactionalId) => assert!(e.to_string().contains("transactional.id")),
+///     other => panic!("{other:?}"),
+/// }
+/// # }
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConnectError {
@@ -210,6 +222,18 @@ impl TransactionalProducer {
     /// coordinator driver. The configuration must have a `transactional.id`
     /// (which implies idempotence: `acks=all`, retries > 0, at most 5 in
     /// flight). Call [`Self::init_transactions`] next.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_producer::{ProducerConfig, TransactionalProducer};
+    /// let config = ProducerConfig::from_properties([
+    ///     ("bootstrap.servers", "127.0.0.1:9092"),
+    ///     ("transactional.id", "orders-writer-1"),
+    /// ])?;
+    /// let producer = TransactionalProducer::connect(config).await?;
+    /// producer.init_transactions().await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn connect(config: ProducerConfig) -> Result<Self, ConnectError> {
         let config = config.validate()?;
         let id = config
@@ -274,6 +298,20 @@ impl TransactionalProducer {
     /// broker's `transaction.max.timeout.ms`, finds the coordinator and gets
     /// a producer id/epoch — which fences older producers with this
     /// transactional id and aborts (or completes) their open transaction.
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_producer::TransactionError;
+    /// loop {
+    ///     match producer.init_transactions().await {
+    ///         Ok(()) => break,
+    ///         // Same operation again after a timeout (Java semantics).
+    ///         Err(TransactionError::Timeout { .. }) => continue,
+    ///         Err(e) => return Err(e.into()),
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn init_transactions(&self) -> Result<(), TransactionError> {
         let r = self.inner.client.init_transactions(self.max_block()).await;
         self.wake();
@@ -281,6 +319,15 @@ impl TransactionalProducer {
     }
 
     /// `beginTransaction()`.
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_producer::ProducerRecord;
+    /// producer.begin_transaction()?;
+    /// producer.send(ProducerRecord::new("orders").value("o-1")).await?;
+    /// producer.commit_transaction().await?;
+    /// # Ok(()) }
+    /// ```
     pub fn begin_transaction(&self) -> Result<(), TransactionError> {
         self.lock().begin_transaction()
     }
@@ -292,6 +339,22 @@ impl TransactionalProducer {
     /// or when the transaction must be aborted, the future fails with
     /// [`ProduceError::Transaction`]. Records are visible to read_committed
     /// readers only once the transaction commits.
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_producer::ProducerRecord;
+    /// producer.begin_transaction()?;
+    /// // Appended now; awaited later (or never: commit waits for every record).
+    /// let pending: Vec<_> = (0..3)
+    ///     .map(|i| producer.send(ProducerRecord::new("orders").key(format!("k{i}")).value("v")))
+    ///     .collect();
+    /// producer.commit_transaction().await?;
+    /// for p in pending {
+    ///     let md = p.await?;
+    ///     println!("{}-{} @ {:?}", md.topic, md.partition, md.offset);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn send(
         &self,
         record: ProducerRecord,
@@ -303,6 +366,20 @@ impl TransactionalProducer {
     /// consumer offsets `(partition, next offset to consume, metadata)` of
     /// `group` as part of the transaction (TV1: AddOffsetsToTxn then
     /// TxnOffsetCommit; TV2: TxnOffsetCommit v5).
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_producer::transactional::ConsumerGroupMetadata;
+    /// use kafka_producer::TopicPartition;
+    /// producer.begin_transaction()?;
+    /// // ... records derived from input offsets 0..42 of input-0 ...
+    /// let offsets = [(TopicPartition::new("input", 0), 42, None)];
+    /// producer
+    ///     .send_offsets_to_transaction(&offsets, &ConsumerGroupMetadata::new("billing"))
+    ///     .await?;
+    /// producer.commit_transaction().await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn send_offsets_to_transaction(
         &self,
         offsets: &[(TopicPartition, i64, Option<String>)],
@@ -333,6 +410,16 @@ impl TransactionalProducer {
     /// transaction, then EndTxn(commit) (none for an empty transaction).
     /// Fails with [`TransactionError::Abortable`] when a record of the
     /// transaction failed (then call [`Self::abort_transaction`]).
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
+    /// match producer.commit_transaction().await {
+    ///     Ok(()) => {}
+    ///     Err(e) if e.is_abortable() => producer.abort_transaction().await?,
+    ///     Err(e) => return Err(e.into()), // fenced or fatal: close the producer
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn commit_transaction(&self) -> Result<(), TransactionError> {
         let deadline = Instant::now() + self.max_block();
         self.wait_parked(TxnOp::CommitTransaction, deadline).await?;
@@ -359,6 +446,17 @@ impl TransactionalProducer {
     /// in flight, then EndTxn(abort) (none for an empty transaction), and
     /// bumps the epoch when an error requires it (KIP-360). The producer is
     /// then ready for the next transaction.
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_producer::ProducerRecord;
+    /// producer.begin_transaction()?;
+    /// let r = producer.send(ProducerRecord::new("orders").value("draft"));
+    /// producer.abort_transaction().await?; // the record is never visible read_committed
+    /// let _ = r.await; // failed, or written and aborted
+    /// producer.begin_transaction()?; // ready for the next one
+    /// # Ok(()) }
+    /// ```
     pub async fn abort_transaction(&self) -> Result<(), TransactionError> {
         let ticket = self.lock().abort_transaction()?;
         self.wake();
@@ -373,6 +471,17 @@ impl TransactionalProducer {
     /// any process) or for [`Self::commit_transaction`] /
     /// [`Self::abort_transaction`] here. Fails with
     /// [`TransactionError::NotPreparable`] for an empty transaction.
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_producer::ProducerRecord;
+    /// producer.begin_transaction()?;
+    /// producer.send(ProducerRecord::new("orders").value("o-1")).await?;
+    /// let prepared = producer.prepare_transaction().await?;
+    /// std::fs::write("checkpoint/txn", prepared.encode())?; // durable first
+    /// producer.commit_transaction().await?; // or, after a crash: txn::commit_prepared
+    /// # Ok(()) }
+    /// ```
     pub async fn prepare_transaction(&self) -> Result<PreparedTransaction, TransactionError> {
         let op = TxnOp::PrepareTransaction;
         let deadline = Instant::now() + self.max_block();
@@ -408,6 +517,17 @@ impl TransactionalProducer {
 
     /// Sends every record enqueued so far (ignoring `linger.ms`) and waits
     /// until each completed.
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_producer::ProducerRecord;
+    /// producer.begin_transaction()?;
+    /// let r = producer.send(ProducerRecord::new("orders").value("o-1"));
+    /// producer.flush().await; // ignores linger.ms, waits for each record
+    /// let metadata = r.await?; // already complete
+    /// println!("written at {:?}", metadata.offset);
+    /// # Ok(()) }
+    /// ```
     pub async fn flush(&self) {
         let _ = self
             .wait_parked(TxnOp::Send, Instant::now() + self.max_block())
@@ -419,6 +539,13 @@ impl TransactionalProducer {
     /// the connections close. An open transaction is **not** aborted (the
     /// coordinator aborts it after `transaction.timeout.ms`, unless it was
     /// prepared and is finished with `commit_prepared`/`abort_prepared`).
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// producer.close(Duration::from_secs(10)).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn close(&self, timeout: Duration) -> Result<(), ProduceError> {
         let r = self.inner.producer.close(timeout).await;
         self.inner.driver.abort();
@@ -426,31 +553,78 @@ impl TransactionalProducer {
     }
 
     /// The manager's state.
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_producer::txn::State;
+    /// producer.begin_transaction()?;
+    /// assert_eq!(producer.state(), State::InTransaction);
+    /// # Ok(()) }
+    /// ```
     pub fn state(&self) -> State {
         self.lock().state()
     }
 
     /// The current producer id and epoch.
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
+    /// producer.init_transactions().await?;
+    /// let p = producer.producer_id_and_epoch();
+    /// println!("producer id {} epoch {}", p.producer_id, p.epoch);
+    /// # Ok(()) }
+    /// ```
     pub fn producer_id_and_epoch(&self) -> ProducerIdAndEpoch {
         self.lock().producer_id_and_epoch()
     }
 
     /// The transaction version in use (decided at `init_transactions`).
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_producer::txn::TransactionVersion;
+    /// producer.init_transactions().await?;
+    /// if producer.transaction_version() == TransactionVersion::V2 {
+    ///     println!("KIP-890: every commit bumps the epoch");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn transaction_version(&self) -> TransactionVersion {
         self.lock().transaction_version()
     }
 
     /// The shared transaction manager (for inspection).
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
+    /// let m = producer.transaction_manager().lock().unwrap();
+    /// println!("{:?}, partitions {:?}", m.state(), m.partitions_in_transaction());
+    /// # Ok(()) }
+    /// ```
     pub fn transaction_manager(&self) -> &Arc<Mutex<TransactionManager>> {
         &self.inner.manager
     }
 
     /// The cluster connection layer.
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
+    /// let brokers = producer.cluster().metadata().brokers().len();
+    /// println!("{brokers} brokers");
+    /// # Ok(()) }
+    /// ```
     pub fn cluster(&self) -> &Arc<Cluster> {
         self.inner.producer.cluster()
     }
 
     /// A snapshot of the producer metrics.
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
+    /// let m = producer.metrics();
+    /// println!("{} records sent", m.records_sent);
+    /// # Ok(()) }
+    /// ```
     pub fn metrics(&self) -> MetricsSnapshot {
         self.inner.producer.metrics()
     }
@@ -526,6 +700,9 @@ async fn drive(
         if client.run_once(Instant::now() + request_timeout).await {
             continue;
         }
+        // An EndTxn of an empty transaction completes without a request:
+        // its waiter need not wait for the next round.
+        results.notify_waiters();
         // Nothing sendable: a backoff, a held EndTxn (incomplete batches) or
         // a request in flight from `init_transactions`.
         let until = client

@@ -371,11 +371,32 @@ impl CoordinatorClient {
     /// Sends at most one coordinator request and feeds its answer back.
     /// Returns false when nothing was ready to send.
     pub async fn run_once(&self, deadline: Instant) -> bool {
+        // "No incomplete batch" is final only once no record can join the
+        // transaction any more (commit/abort began: `on_partition_used`
+        // refuses). So the state is read before the probe: a record appended
+        // and a commit begun between the two are then seen by the probe, or
+        // the EndTxn waits for the next round. Probing first could release
+        // an EndTxn ahead of a batch appended just after the probe.
+        let completing = matches!(
+            self.lock().state(),
+            super::State::CommittingTransaction | super::State::AbortingTransaction
+        );
         let incomplete = (self.incomplete_batches)();
-        let Some(req) = self.lock().poll_request(Instant::now(), incomplete) else {
+        let Some(req) = self
+            .lock()
+            .poll_request(Instant::now(), incomplete || !completing)
+        else {
             return false;
         };
         let id = req.id;
+        // Cancel safety: if this future is dropped with the request in
+        // flight (a caller's timeout around `init_transactions`, the driver
+        // task aborted), the request counts as disconnected and is retried;
+        // otherwise the manager would wait for its answer forever.
+        let mut guard = InFlight {
+            client: self,
+            id: Some(id),
+        };
         let remaining = deadline.saturating_duration_since(Instant::now());
         let fut = self.execute(req);
         // Do not hold the request past the caller's deadline: a late answer
@@ -385,6 +406,7 @@ impl CoordinatorClient {
             Ok(o) => o,
             Err(_) => Outcome::Disconnected("deadline".into()),
         };
+        guard.id = None;
         let mut m = self.lock();
         let now = Instant::now();
         match outcome {
@@ -666,6 +688,21 @@ impl CoordinatorClient {
                     },
                 ))
             }
+        }
+    }
+}
+
+/// Puts a request back when `run_once` is dropped while it is in flight.
+struct InFlight<'a> {
+    client: &'a CoordinatorClient,
+    id: Option<u64>,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            tracing::debug!(id, "coordinator request abandoned; it will be retried");
+            self.client.lock().handle_disconnect(id, Instant::now());
         }
     }
 }

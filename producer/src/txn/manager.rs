@@ -530,19 +530,33 @@ impl TransactionManager {
         }
     }
 
+    /// A user operation: refused while another one is incomplete; a
+    /// completed one that was never observed is dropped (the user moved on).
     fn throw_if_pending(&mut self, op: TxnOp) -> Result<(), TransactionError> {
-        if let Some(p) = &self.pending {
-            if self.results.get(&p.ticket).is_some_and(|r| r.is_none()) {
-                return Err(TransactionError::PendingTransition {
-                    pending: p.op,
-                    attempted: op,
-                });
-            }
-            // Completed but never observed: observed now.
+        self.check_not_pending(op)?;
+        if let Some(p) = self.pending.take() {
             self.results.remove(&p.ticket);
-            self.pending = None;
         }
         Ok(())
+    }
+
+    /// The producer-core form of [`Self::throw_if_pending`]: refuses while an
+    /// operation is incomplete but never consumes a completed result. A
+    /// hook runs on the sender's schedule (e.g. a record parked for its
+    /// topic's metadata is placed after an abort completed), and the user's
+    /// waiter must still find the result behind its ticket (issue 6: an
+    /// abort of an empty transaction timed out because a late placement
+    /// dropped its result).
+    fn check_not_pending(&self, op: TxnOp) -> Result<(), TransactionError> {
+        match &self.pending {
+            Some(p) if self.results.get(&p.ticket).is_some_and(|r| r.is_none()) => {
+                Err(TransactionError::PendingTransition {
+                    pending: p.op,
+                    attempted: op,
+                })
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Java `handleCachedTransactionRequestResult`: the same timed-out
@@ -654,7 +668,7 @@ impl TransactionManager {
     /// AddPartitionsToTxn (batched); TV2: the partition joins implicitly
     /// with its first Produce v12+.
     pub fn on_partition_used(&mut self, tp: &TopicPartition) -> Result<(), TransactionError> {
-        self.throw_if_pending(TxnOp::Send)?;
+        self.check_not_pending(TxnOp::Send)?;
         self.maybe_fail_with_error()?;
         if !self.producer.is_valid() || self.state != State::InTransaction {
             return Err(TransactionError::InvalidState {

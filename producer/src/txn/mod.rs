@@ -49,6 +49,15 @@ pub use prepared::{
 };
 
 /// A state of the [`TransactionManager`] (Java `TransactionManager.State`).
+///
+/// ```
+/// use kafka_producer::txn::{State, TransactionManager, TxnConfig};
+/// let mut m = TransactionManager::new(TxnConfig::new("tx"));
+/// assert_eq!(m.state(), State::Uninitialized);
+/// m.init_transactions().unwrap();
+/// assert_eq!(m.state(), State::Initializing, "until InitProducerId answers");
+/// assert!(m.begin_transaction().is_err(), "not Ready yet");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum State {
     /// No producer id yet.
@@ -103,6 +112,12 @@ pub enum TransactionVersion {
 
 impl TransactionVersion {
     /// From a finalized `transaction.version` level (>= 2 is TV2).
+    ///
+    /// ```
+    /// use kafka_producer::txn::TransactionVersion;
+    /// assert_eq!(TransactionVersion::from_level(0), TransactionVersion::V1);
+    /// assert_eq!(TransactionVersion::from_level(2), TransactionVersion::V2);
+    /// ```
     pub fn from_level(level: i16) -> Self {
         if level >= 2 {
             TransactionVersion::V2
@@ -112,6 +127,12 @@ impl TransactionVersion {
     }
 
     /// The highest EndTxn version of this transaction version (4 or 5).
+    ///
+    /// ```
+    /// use kafka_producer::txn::TransactionVersion;
+    /// assert_eq!(TransactionVersion::V1.end_txn_max_version(), 4);
+    /// assert_eq!(TransactionVersion::V2.end_txn_max_version(), 5);
+    /// ```
     pub fn end_txn_max_version(self) -> i16 {
         match self {
             TransactionVersion::V1 => 4,
@@ -121,6 +142,14 @@ impl TransactionVersion {
 }
 
 /// FindCoordinator key type.
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::txn::CoordinatorError> {
+/// use kafka_producer::txn::{find_coordinator, CoordinatorType};
+/// let group = find_coordinator(cluster, CoordinatorType::Group, "billing").await?;
+/// println!("group coordinator: node {}", group.node_id);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CoordinatorType {
     /// A consumer group (key type 0).
@@ -131,6 +160,12 @@ pub enum CoordinatorType {
 
 impl CoordinatorType {
     /// The wire key type.
+    ///
+    /// ```
+    /// use kafka_producer::txn::CoordinatorType;
+    /// assert_eq!(CoordinatorType::Group.wire(), 0);
+    /// assert_eq!(CoordinatorType::Transaction.wire(), 1);
+    /// ```
     pub fn wire(self) -> i8 {
         match self {
             CoordinatorType::Group => 0,
@@ -162,6 +197,13 @@ pub struct GroupMetadata {
 
 impl GroupMetadata {
     /// Metadata with only a group id.
+    ///
+    /// ```
+    /// use kafka_producer::txn::GroupMetadata;
+    /// let g = GroupMetadata::new("billing");
+    /// assert_eq!((g.group_id.as_str(), g.member_id.as_str()), ("billing", ""));
+    /// assert_eq!(g.group_instance_id, None);
+    /// ```
     pub fn new(group_id: impl Into<String>) -> Self {
         Self {
             group_id: group_id.into(),
@@ -173,6 +215,12 @@ impl GroupMetadata {
 }
 
 /// An offset to commit in a transaction.
+///
+/// ```
+/// use kafka_producer::txn::OffsetAndMetadata;
+/// let o = OffsetAndMetadata { offset: 42, leader_epoch: Some(3), metadata: Some("batch-7".into()) };
+/// assert_eq!(o.offset, 42, "the next offset to consume");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct OffsetAndMetadata {
     /// The next offset to consume.
@@ -185,6 +233,12 @@ pub struct OffsetAndMetadata {
 
 impl OffsetAndMetadata {
     /// An offset without metadata.
+    ///
+    /// ```
+    /// use kafka_producer::txn::OffsetAndMetadata;
+    /// let o = OffsetAndMetadata::new(42);
+    /// assert_eq!((o.offset, o.leader_epoch, o.metadata), (42, None, None));
+    /// ```
     pub fn new(offset: i64) -> Self {
         Self {
             offset,

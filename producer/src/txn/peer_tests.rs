@@ -473,3 +473,80 @@ async fn resume_outcomes_against_the_peer() {
         );
     }
 }
+
+/// EndTxn never overtakes a batch: a record appended (and the commit begun)
+/// between the driver's look at the producer's incomplete batches and its
+/// pick of the next request must hold the EndTxn until that batch is done.
+#[tokio::test]
+async fn end_txn_waits_for_a_batch_appended_while_the_driver_probes() {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    let (cluster, s) = cluster(script(1, &[])).await;
+    let mut client = CoordinatorClient::new(cluster, TxnConfig::new("tx"));
+    let manager = client.manager().clone();
+    // 0: the user has not appended yet; 1: appended, batch incomplete;
+    // 2: batch acknowledged.
+    let batch = Arc::new(AtomicU8::new(0));
+    let probe_batch = batch.clone();
+    client.set_incomplete_batches_probe(Arc::new(move || {
+        let b = probe_batch.load(Ordering::SeqCst);
+        let mut m = manager.lock().unwrap();
+        if b == 0 && m.state() == State::InTransaction {
+            // The probe read "nothing incomplete"; before the driver picks
+            // its request, the user appends a record and commits.
+            m.on_partition_used(&crate::TopicPartition::new("t", 0))
+                .unwrap();
+            m.commit_transaction().unwrap();
+            probe_batch.store(1, Ordering::SeqCst);
+        }
+        b == 1
+    }));
+    client
+        .init_transactions(Duration::from_secs(10))
+        .await
+        .unwrap();
+    client.begin_transaction().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    assert!(!client.run_once(deadline).await, "EndTxn held");
+    assert_eq!(client.lock().state(), State::CommittingTransaction);
+    assert!(
+        !client.run_once(deadline).await,
+        "still held: batch incomplete"
+    );
+    assert!(calls(&s, ApiKey::EndTxn).is_empty());
+    batch.store(2, Ordering::SeqCst);
+    assert!(client.run_once(deadline).await, "EndTxn sent");
+    assert_eq!(calls(&s, ApiKey::EndTxn).len(), 1);
+    assert_eq!(client.lock().state(), State::Ready);
+}
+
+/// A caller that gives up on `init_transactions` while its InitProducerId is
+/// in flight (dropping the future) leaves no request stuck "in flight": the
+/// request is put back, and calling `init_transactions` again completes.
+#[tokio::test]
+async fn an_abandoned_request_is_retried_not_left_in_flight() {
+    let (cluster, s) = cluster(script(1, &[(ApiKey::InitProducerId, &[Act::Hold])])).await;
+    let client = CoordinatorClient::new(cluster, TxnConfig::new("tx"));
+    {
+        let init = client.init_transactions(Duration::from_secs(10));
+        tokio::pin!(init);
+        let sent = async {
+            while calls(&s, ApiKey::InitProducerId).is_empty() {
+                tokio::task::yield_now().await;
+            }
+        };
+        tokio::select! {
+            r = &mut init => panic!("the held InitProducerId cannot complete: {r:?}"),
+            () = sent => {} // in flight: the caller gives up (drops `init`)
+        }
+    }
+    assert!(
+        !client.lock().has_in_flight_request(),
+        "the abandoned request was put back"
+    );
+    client
+        .init_transactions(Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!(client.lock().state(), State::Ready);
+    assert_eq!(calls(&s, ApiKey::InitProducerId).len(), 2, "sent again");
+}

@@ -49,6 +49,12 @@ pub struct PreparedTransaction {
 }
 
 /// Why [`PreparedTransaction::decode`] refused bytes.
+///
+/// ```
+/// use kafka_producer::txn::{PreparedDecodeError, PreparedTransaction};
+/// assert_eq!(PreparedTransaction::decode(b"KT"), Err(PreparedDecodeError::Truncated(2)));
+/// assert_eq!(PreparedTransaction::decode(b"JSON{}"), Err(PreparedDecodeError::BadMagic));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PreparedDecodeError {
     /// Fewer bytes than the format needs.
@@ -73,6 +79,12 @@ pub enum PreparedDecodeError {
 
 impl PreparedTransaction {
     /// The pid/epoch pair.
+    ///
+    /// ```
+    /// use kafka_producer::txn::{PreparedTransaction, ProducerIdAndEpoch, TransactionVersion};
+    /// let p = PreparedTransaction { transactional_id: "orders-1".into(), producer_id: 4000, producer_epoch: 12, transaction_version: TransactionVersion::V2 };
+    /// assert_eq!(p.producer(), ProducerIdAndEpoch { producer_id: 4000, epoch: 12 });
+    /// ```
     pub fn producer(&self) -> ProducerIdAndEpoch {
         ProducerIdAndEpoch {
             producer_id: self.producer_id,
@@ -82,6 +94,14 @@ impl PreparedTransaction {
 
     /// Format v1: `KTXP`, format version `1`, transaction version (1|2),
     /// producer id (i64 BE), epoch (i16 BE), id length (u16 BE), id (UTF-8).
+    ///
+    /// ```
+    /// use kafka_producer::txn::{PreparedTransaction, TransactionVersion};
+    /// let p = PreparedTransaction { transactional_id: "orders-1".into(), producer_id: 4000, producer_epoch: 12, transaction_version: TransactionVersion::V2 };
+    /// let bytes = p.encode();
+    /// assert_eq!(&bytes[..4], b"KTXP");
+    /// assert_eq!(bytes.len(), 4 + 1 + 1 + 8 + 2 + 2 + "orders-1".len());
+    /// ```
     pub fn encode(&self) -> Vec<u8> {
         let id = self.transactional_id.as_bytes();
         let len = u16::try_from(id.len()).expect("transactional id longer than 65535 bytes");
@@ -100,6 +120,15 @@ impl PreparedTransaction {
     }
 
     /// Decodes bytes written by [`Self::encode`] of any known format version.
+    ///
+    /// ```
+    /// use kafka_producer::txn::{PreparedDecodeError, PreparedTransaction, TransactionVersion};
+    /// let p = PreparedTransaction { transactional_id: "orders-1".into(), producer_id: 4000, producer_epoch: 12, transaction_version: TransactionVersion::V2 };
+    /// let mut bytes = p.encode();
+    /// assert_eq!(PreparedTransaction::decode(&bytes), Ok(p));
+    /// bytes.push(0);
+    /// assert_eq!(PreparedTransaction::decode(&bytes), Err(PreparedDecodeError::TrailingBytes(1)));
+    /// ```
     pub fn decode(bytes: &[u8]) -> Result<Self, PreparedDecodeError> {
         if bytes.len() < 5 {
             return Err(PreparedDecodeError::Truncated(bytes.len()));
@@ -141,6 +170,21 @@ impl PreparedTransaction {
 }
 
 /// How a resumed transaction ended.
+///
+/// ```
+/// use kafka_producer::txn::ResumeOutcome;
+/// use kafka_producer::kafka_proto::ErrorCode;
+/// fn records_kept(o: &ResumeOutcome) -> Option<bool> {
+///     match o {
+///         ResumeOutcome::Committed | ResumeOutcome::AlreadyCommitted => Some(true),
+///         ResumeOutcome::Aborted | ResumeOutcome::AlreadyAborted => Some(false),
+///         ResumeOutcome::AbortedByBroker { .. } => Some(false), // lost: alert
+///         ResumeOutcome::Fenced { .. } => None, // unknowable
+///     }
+/// }
+/// let lost = ResumeOutcome::AbortedByBroker { error: ErrorCode::InvalidTxnState, state: None };
+/// assert_eq!(records_kept(&lost), Some(false));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ResumeOutcome {
     /// `commit_prepared`: committed by this call.
@@ -175,6 +219,20 @@ pub enum ResumeOutcome {
 
 /// Why finishing a prepared transaction failed (the outcome is unknown; the
 /// call may be repeated).
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_producer::Cluster, prepared: &kafka_producer::txn::PreparedTransaction) {
+/// use kafka_producer::txn::{commit_prepared, ResumeError, ResumeOptions};
+/// loop {
+///     match commit_prepared(cluster, prepared, &ResumeOptions::default()).await {
+///         Ok(outcome) => break println!("{outcome:?}"),
+///         // Nothing is lost yet: the transaction stays prepared; try again.
+///         Err(ResumeError::Timeout { last, .. }) => eprintln!("retrying: {last}"),
+///         Err(e) => break eprintln!("cannot finish: {e}"),
+///     }
+/// }
+/// # }
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ResumeError {
@@ -204,6 +262,13 @@ pub enum ResumeError {
 }
 
 /// Options of [`commit_prepared`] / [`abort_prepared`].
+///
+/// ```
+/// use kafka_producer::txn::ResumeOptions;
+/// use std::time::Duration;
+/// let opts = ResumeOptions { timeout: Duration::from_secs(10), ..Default::default() };
+/// assert!(opts.describe_first && !opts.try_keep_prepared);
+/// ```
 #[derive(Debug, Clone)]
 pub struct ResumeOptions {
     /// Overall deadline (default 60 s).
@@ -238,6 +303,19 @@ impl Default for ResumeOptions {
 }
 
 /// The coordinator's view of a transactional id (DescribeTransactions).
+///
+/// ```
+/// use kafka_producer::txn::prepared::{resume_step, ResumeStep, TxnSnapshot};
+/// use kafka_producer::txn::{PreparedTransaction, ResumeOutcome, TransactionVersion};
+/// use kafka_producer::kafka_proto::ErrorCode;
+/// let p = PreparedTransaction { transactional_id: "t".into(), producer_id: 1, producer_epoch: 3, transaction_version: TransactionVersion::V2 };
+/// // Seen before the EndTxn: already aborted by the coordinator.
+/// let before = TxnSnapshot { state: "CompleteAbort".into(), producer_id: 1, producer_epoch: 4 };
+/// assert_eq!(
+///     resume_step(&p, false, Some(&before), ErrorCode::None),
+///     ResumeStep::Done(ResumeOutcome::AlreadyAborted)
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TxnSnapshot {
     /// `Ongoing`, `PrepareCommit`, `CompleteCommit`, `PrepareAbort`, `CompleteAbort`, `Empty`, `Dead`, `PrepareEpochFence`.
@@ -249,6 +327,15 @@ pub struct TxnSnapshot {
 }
 
 /// What to do after one EndTxn answer (sans IO).
+///
+/// ```
+/// use kafka_producer::txn::prepared::{resume_step, ResumeStep};
+/// use kafka_producer::txn::{PreparedTransaction, TransactionVersion};
+/// use kafka_producer::kafka_proto::ErrorCode;
+/// let p = PreparedTransaction { transactional_id: "t".into(), producer_id: 1, producer_epoch: 3, transaction_version: TransactionVersion::V1 };
+/// assert_eq!(resume_step(&p, true, None, ErrorCode::NotCoordinator), ResumeStep::Rediscover);
+/// assert_eq!(resume_step(&p, true, None, ErrorCode::ConcurrentTransactions), ResumeStep::Retry);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ResumeStep {
     /// Finished.
@@ -346,6 +433,19 @@ pub fn resume_step(
 }
 
 /// Commits `prepared` from any process (see the module docs).
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use kafka_producer::txn::{commit_prepared, PreparedTransaction, ResumeOptions, ResumeOutcome};
+/// use kafka_producer::{Cluster, ClusterConfig};
+/// let cluster = Cluster::connect(ClusterConfig::new("127.0.0.1:9092")).await?;
+/// let prepared = PreparedTransaction::decode(&std::fs::read("checkpoint/txn")?)?;
+/// match commit_prepared(&cluster, &prepared, &ResumeOptions::default()).await? {
+///     ResumeOutcome::Committed | ResumeOutcome::AlreadyCommitted => {}
+///     lost => eprintln!("the records of {} are lost: {lost:?}", prepared.transactional_id),
+/// }
+/// # Ok(()) }
+/// ```
 pub async fn commit_prepared(
     cluster: &Cluster,
     prepared: &PreparedTransaction,
@@ -355,6 +455,17 @@ pub async fn commit_prepared(
 }
 
 /// Aborts `prepared` from any process (see the module docs).
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use kafka_producer::txn::{abort_prepared, PreparedTransaction, ResumeOptions, ResumeOutcome};
+/// use kafka_producer::{Cluster, ClusterConfig};
+/// let cluster = Cluster::connect(ClusterConfig::new("127.0.0.1:9092")).await?;
+/// let prepared = PreparedTransaction::decode(&std::fs::read("checkpoint/txn")?)?;
+/// let outcome = abort_prepared(&cluster, &prepared, &ResumeOptions::default()).await?;
+/// assert!(matches!(outcome, ResumeOutcome::Aborted | ResumeOutcome::AlreadyAborted));
+/// # Ok(()) }
+/// ```
 pub async fn abort_prepared(
     cluster: &Cluster,
     prepared: &PreparedTransaction,

@@ -1592,3 +1592,34 @@ fn resume_outcomes() {
         );
     }
 }
+
+/// Issue 6: a record parked for its topic's metadata is placed by the
+/// sender after the abort of the (still empty) transaction completed
+/// locally but before the user's waiter looked. The late `on_partition_used`
+/// is refused, and the abort's result stays for its ticket (it used to be
+/// consumed by the hook, and `abort_transaction` then timed out after
+/// `max.block.ms`).
+#[test]
+fn a_late_append_never_consumes_the_result_of_a_completed_operation() {
+    for tv2 in [false, true] {
+        let (mut m, now) = ready(tv2);
+        m.begin_transaction().unwrap();
+        let abort = m.abort_transaction().unwrap();
+        assert!(
+            m.poll_request(now, false).is_none(),
+            "empty: no EndTxn (tv2={tv2})"
+        );
+        assert_eq!(m.state(), State::Ready);
+        assert!(matches!(
+            m.on_partition_used(&tp(0)),
+            Err(TransactionError::InvalidState {
+                from: State::Ready,
+                op: TxnOp::Send
+            })
+        ));
+        assert_eq!(m.poll_result(abort), Some(Ok(())), "tv2={tv2}");
+        // The producer goes on with the next transaction.
+        m.begin_transaction().unwrap();
+        m.on_partition_used(&tp(0)).unwrap();
+    }
+}
