@@ -1,6 +1,7 @@
-//! Transaction administration: list and describe transactions and
-//! producers, abort a lingering transaction, read broker configs
-//! (ListTransactions, DescribeTransactions, DescribeProducers,
+//! Administration: create topics ([`create_topics()`], [`ensure_topic()`]),
+//! list and describe transactions and producers, abort a lingering
+//! transaction, read broker and topic configs (CreateTopics,
+//! ListTransactions, DescribeTransactions, DescribeProducers,
 //! InitProducerId, DescribeConfigs).
 //!
 //! ```no_run
@@ -24,6 +25,12 @@ use kafka_proto::messages::*;
 use kafka_proto::{ApiKey, ErrorCode};
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
+
+mod topics;
+pub use topics::{
+    AdminError, CreateTopicError, CreateTopicResult, CreateTopicsOptions, EnsuredTopic, NewTopic,
+    TopicDetails, TopicOutcome, create_topics, ensure_topic,
+};
 
 /// Filters of [`list_transactions()`] (all empty: every transaction).
 ///
@@ -526,12 +533,41 @@ pub async fn broker_config_on(
     node: i32,
     keys: &[&str],
 ) -> Result<HashMap<String, Option<String>>, CoordinatorError> {
+    describe_configs_on(conn, 4, &node.to_string(), Some(keys)).await // 4: BROKER
+}
+
+/// DescribeConfigs of `topic` (TOPIC resource) on any broker: the values in
+/// force, defaults included; `keys` empty: every config. A null (sensitive)
+/// value is `None`.
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::txn::CoordinatorError> {
+/// let cfg = kafka_producer::admin::topic_config(cluster, "orders", &["cleanup.policy", "retention.ms"]).await?;
+/// println!("cleanup.policy = {:?}", cfg.get("cleanup.policy"));
+/// # Ok(()) }
+/// ```
+pub async fn topic_config(
+    cluster: &Cluster,
+    topic: &str,
+    keys: &[&str],
+) -> Result<HashMap<String, Option<String>>, CoordinatorError> {
+    let conn = cluster.any_connection().await?;
+    let keys = (!keys.is_empty()).then_some(keys);
+    describe_configs_on(&conn, 2, topic, keys).await // 2: TOPIC
+}
+
+async fn describe_configs_on(
+    conn: &Connection,
+    resource_type: i8,
+    resource_name: &str,
+    keys: Option<&[&str]>,
+) -> Result<HashMap<String, Option<String>>, CoordinatorError> {
     let version = conn.versions().version_for::<DescribeConfigsRequest>()?;
     let req = DescribeConfigsRequest {
         resources: vec![DescribeConfigsRequestDescribeConfigsResource {
-            resource_type: 4, // BROKER
-            resource_name: node.to_string(),
-            configuration_keys: Some(keys.iter().map(|k| k.to_string()).collect()),
+            resource_type,
+            resource_name: resource_name.to_string(),
+            configuration_keys: keys.map(|k| k.iter().map(|k| k.to_string()).collect()),
             ..Default::default()
         }],
         ..Default::default()
