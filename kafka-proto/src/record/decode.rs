@@ -17,203 +17,189 @@ fn err(field: &'static str, kind: DecodeErrorKind) -> DecodeError {
     DecodeError::new(field, kind)
 }
 
-/// A cursor over the records section, bounded by `end`: every read checks it,
-/// so a record can never read past its own length.
-#[derive(Debug, Clone)]
-struct Cursor<'a> {
-    buf: &'a [u8],
-    pos: usize,
-    end: usize,
-}
-
-impl<'a> Cursor<'a> {
-    #[cold]
-    #[inline(never)]
-    fn truncated(&self, field: &'static str, needed: usize) -> DecodeError {
-        err(
-            field,
-            DecodeErrorKind::Truncated {
-                needed,
-                remaining: self.end - self.pos,
-            },
-        )
-    }
-
-    #[inline(always)]
-    fn u8(&mut self, field: &'static str) -> Result<u8, DecodeError> {
-        if self.pos < self.end {
-            let b = self.buf[self.pos];
-            self.pos += 1;
-            Ok(b)
-        } else {
-            Err(self.truncated(field, 1))
-        }
-    }
-
-    /// Fast path for the 1- and 2-byte varints that make up nearly every
-    /// record; `None` sends longer ones to the general parser.
-    #[inline(always)]
-    fn short_uvar(&mut self) -> Option<u32> {
-        let b = self.buf.get(self.pos..self.end)?;
-        match *b {
-            [b0, ..] if b0 < 0x80 => {
-                self.pos += 1;
-                Some(u32::from(b0))
-            }
-            [b0, b1, ..] if b1 < 0x80 => {
-                self.pos += 2;
-                Some(u32::from(b0 & 0x7f) | (u32::from(b1) << 7))
-            }
-            _ => None,
-        }
-    }
-
-    #[inline(always)]
-    fn varint(&mut self, field: &'static str) -> Result<i32, DecodeError> {
-        if let Some(v) = self.short_uvar() {
-            return Ok(((v >> 1) as i32) ^ -((v & 1) as i32));
-        }
-        self.varint_slow(field)
-    }
-
-    #[inline(never)]
-    fn varint_slow(&mut self, field: &'static str) -> Result<i32, DecodeError> {
-        let input = &self.buf[self.pos..self.end];
-        match parse_uvarint(input) {
-            Ok((rest, v)) => {
-                self.pos = self.end - rest.len();
-                let v = v.map_err(|k| err(field, k))?;
-                Ok(((v >> 1) as i32) ^ -((v & 1) as i32))
-            }
-            Err(_) => Err(self.truncated(field, 1)),
-        }
-    }
-
-    #[inline(always)]
-    fn varlong(&mut self, field: &'static str) -> Result<i64, DecodeError> {
-        if let Some(v) = self.short_uvar() {
-            return Ok(i64::from(v >> 1) ^ -i64::from(v & 1));
-        }
-        self.varlong_slow(field)
-    }
-
-    #[inline(never)]
-    fn varlong_slow(&mut self, field: &'static str) -> Result<i64, DecodeError> {
-        let input = &self.buf[self.pos..self.end];
-        match parse_uvarlong(input) {
-            Ok((rest, v)) => {
-                self.pos = self.end - rest.len();
-                let v = v.map_err(|k| err(field, k))?;
-                Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
-            }
-            Err(_) => Err(self.truncated(field, 1)),
-        }
-    }
-
-    /// A varint length, `-1` meaning null; returns the byte range.
-    #[inline(always)]
-    fn nullable_range(
-        &mut self,
-        field: &'static str,
-    ) -> Result<Option<(usize, usize)>, DecodeError> {
-        let n = self.varint(field)?;
-        if n < 0 {
-            if n == -1 {
-                return Ok(None);
-            }
-            return Err(err(field, DecodeErrorKind::InvalidLength(i64::from(n))));
-        }
-        let n = n as usize;
-        if n > self.end - self.pos {
-            return Err(self.truncated(field, n));
-        }
-        let start = self.pos;
-        self.pos += n;
-        Ok(Some((start, self.pos)))
-    }
-}
-
-/// A record's fields as positions in the records section; the headers are
+/// A record's fields, borrowed from the records section; the headers are
 /// validated and handed to a callback while parsing.
-struct RawRecord {
+struct RawRecord<'a> {
     timestamp_delta: i64,
     offset_delta: i32,
-    key: Option<(usize, usize)>,
-    value: Option<(usize, usize)>,
-    headers_start: usize,
-    headers_end: usize,
+    key: Option<&'a [u8]>,
+    value: Option<&'a [u8]>,
+    /// The headers section after the count.
+    headers: &'a [u8],
     header_count: u32,
 }
 
-impl<'a> Cursor<'a> {
-    /// Parses the next record, bounded by its length prefix. `on_header` gets
-    /// each header's key (validated UTF-8) and the position of its value.
-    #[inline(always)]
-    fn record<F: FnMut(&'a str, Option<(usize, usize)>)>(
-        &mut self,
-        mut on_header: F,
-    ) -> Result<RawRecord, DecodeError> {
-        let len = self.varint("record.length")?;
-        if len < 0 || len as usize > self.end - self.pos {
-            return Err(err(
-                "record.length",
-                DecodeErrorKind::InvalidLength(i64::from(len)),
-            ));
+#[cold]
+#[inline(never)]
+fn truncated_at(field: &'static str, needed: usize, remaining: usize) -> DecodeError {
+    err(field, DecodeErrorKind::Truncated { needed, remaining })
+}
+
+#[cold]
+#[inline(never)]
+fn invalid_len(field: &'static str, n: i64) -> DecodeError {
+    err(field, DecodeErrorKind::InvalidLength(n))
+}
+
+/// The general (3+ byte, truncated or over-long) unsigned varint at
+/// `b[p..]`, of at most 5 bytes (10 when `long`); returns it and the position
+/// after it. Takes and returns positions by value so that callers' cursors
+/// stay in registers.
+#[cold]
+#[inline(never)]
+fn uvar_slow(
+    b: &[u8],
+    p: usize,
+    field: &'static str,
+    long: bool,
+) -> Result<(u64, usize), DecodeError> {
+    let input = &b[p..];
+    let parsed = if long {
+        parse_uvarlong(input).map(|(rest, v)| (rest.len(), v))
+    } else {
+        parse_uvarint(input).map(|(rest, v)| (rest.len(), v.map(u64::from)))
+    };
+    match parsed {
+        Ok((rest, v)) => Ok((v.map_err(|k| err(field, k))?, b.len() - rest)),
+        Err(_) => Err(truncated_at(field, 1, input.len())),
+    }
+}
+
+/// An unsigned varint at `b[*i..]`, with inline paths for the 1- and 2-byte
+/// values that make up nearly every record; advances `*i`.
+#[inline(always)]
+fn uvar(b: &[u8], i: &mut usize, field: &'static str, long: bool) -> Result<u64, DecodeError> {
+    let p = *i;
+    if let Some(&b0) = b.get(p) {
+        if b0 < 0x80 {
+            *i = p + 1;
+            return Ok(u64::from(b0));
         }
-        let record_end = self.pos + len as usize;
-        let outer_end = self.end;
-        self.end = record_end;
-        let _attributes = self.u8("record.attributes")?;
-        let timestamp_delta = self.varlong("record.timestamp_delta")?;
-        let offset_delta = self.varint("record.offset_delta")?;
-        let key = self.nullable_range("record.key")?;
-        let value = self.nullable_range("record.value")?;
-        let header_count = self.varint("record.headers")?;
-        if header_count < 0 || header_count as usize > (self.end - self.pos) / 2 {
-            return Err(err(
-                "record.headers",
-                DecodeErrorKind::InvalidLength(i64::from(header_count)),
-            ));
+        if let Some(&b1) = b.get(p + 1)
+            && b1 < 0x80
+        {
+            *i = p + 2;
+            return Ok(u64::from(b0 & 0x7f) | (u64::from(b1) << 7));
         }
-        let headers_start = self.pos;
+    }
+    let (v, next) = uvar_slow(b, p, field, long)?;
+    *i = next;
+    Ok(v)
+}
+
+/// A zigzag varint (at most 5 bytes).
+#[inline(always)]
+fn varint(b: &[u8], i: &mut usize, field: &'static str) -> Result<i32, DecodeError> {
+    let v = uvar(b, i, field, false)? as u32;
+    Ok(((v >> 1) as i32) ^ -((v & 1) as i32))
+}
+
+/// A zigzag varlong (at most 10 bytes).
+#[inline(always)]
+fn varlong(b: &[u8], i: &mut usize, field: &'static str) -> Result<i64, DecodeError> {
+    let v = uvar(b, i, field, true)?;
+    Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
+}
+
+/// A varint length then that many bytes of `b`, `-1` meaning null; returns
+/// those bytes.
+#[inline(always)]
+fn nullable_at<'a>(
+    b: &'a [u8],
+    i: &mut usize,
+    field: &'static str,
+) -> Result<Option<&'a [u8]>, DecodeError> {
+    let n = varint(b, i, field)?;
+    if n < 0 {
+        if n == -1 {
+            return Ok(None);
+        }
+        return Err(invalid_len(field, i64::from(n)));
+    }
+    let start = *i;
+    // `start <= b.len()` and `n <= i32::MAX`: no overflow.
+    match b.get(start..start + n as usize) {
+        Some(bytes) => {
+            *i = start + n as usize;
+            Ok(Some(bytes))
+        }
+        None => Err(truncated_at(field, n as usize, b.len() - start)),
+    }
+}
+
+/// Parses the record at `buf[pos..]` (`pos <= buf.len()`), bounded by its
+/// length prefix: no field can read past the record. `on_header` gets each
+/// header's key (validated UTF-8) and value. Returns the record, borrowing
+/// from `buf`, and the position after it.
+///
+/// All state is local (no `&mut self`), so it stays in registers.
+#[inline(always)]
+fn parse_record<'a, F: FnMut(&'a str, Option<&'a [u8]>)>(
+    buf: &'a [u8],
+    pos: usize,
+    mut on_header: F,
+) -> Result<(RawRecord<'a>, usize), DecodeError> {
+    let rest = buf.get(pos..).unwrap_or_default();
+    let mut i = 0;
+    let len = varint(rest, &mut i, "record.length")?;
+    if len < 0 || len as usize > rest.len() - i {
+        return Err(invalid_len("record.length", i64::from(len)));
+    }
+    let base = pos + i;
+    let body: &'a [u8] = &rest[i..i + len as usize];
+    // Attributes (unused): the first byte.
+    if body.is_empty() {
+        return Err(truncated_at("record.attributes", 1, 0));
+    }
+    let mut j = 1;
+    let timestamp_delta = varlong(body, &mut j, "record.timestamp_delta")?;
+    let offset_delta = varint(body, &mut j, "record.offset_delta")?;
+    let key = nullable_at(body, &mut j, "record.key")?;
+    let value = nullable_at(body, &mut j, "record.value")?;
+    let header_count = varint(body, &mut j, "record.headers")?;
+    let headers_start = j;
+    if header_count != 0 {
+        // Each header takes at least 2 bytes.
+        if header_count < 0 || header_count as usize > (body.len() - j) / 2 {
+            return Err(invalid_len("record.headers", i64::from(header_count)));
+        }
         for _ in 0..header_count {
-            let (ks, ke) = self
-                .nullable_range("record.headers.key")?
+            let key = nullable_at(body, &mut j, "record.headers.key")?
                 .ok_or_else(|| err("record.headers.key", DecodeErrorKind::UnexpectedNull))?;
-            let buf: &'a [u8] = self.buf;
-            let key = std::str::from_utf8(&buf[ks..ke])
+            let key = std::str::from_utf8(key)
                 .map_err(|_| err("record.headers.key", DecodeErrorKind::InvalidUtf8))?;
-            let value = self.nullable_range("record.headers.value")?;
+            let value = nullable_at(body, &mut j, "record.headers.value")?;
             on_header(key, value);
         }
-        if self.pos != record_end {
-            return Err(err(
-                "record",
-                DecodeErrorKind::TrailingBytes(record_end - self.pos),
-            ));
-        }
-        self.end = outer_end;
-        Ok(RawRecord {
+    }
+    if j != body.len() {
+        return Err(err(
+            "record",
+            DecodeErrorKind::TrailingBytes(body.len() - j),
+        ));
+    }
+    Ok((
+        RawRecord {
             timestamp_delta,
             offset_delta,
             key,
             value,
-            headers_start,
-            headers_end: record_end,
+            headers: &body[headers_start..],
             header_count: header_count as u32,
-        })
-    }
+        },
+        base + body.len(),
+    ))
+}
 
-    /// After the last record: the records section must be used up.
-    fn finish(&self) -> Result<(), DecodeError> {
-        if self.pos != self.end {
-            return Err(err(
-                "record_batch.records",
-                DecodeErrorKind::TrailingBytes(self.end - self.pos),
-            ));
-        }
-        Ok(())
+/// After the last record: the records section must be used up.
+fn finish(buf: &[u8], pos: usize) -> Result<(), DecodeError> {
+    if pos != buf.len() {
+        return Err(err(
+            "record_batch.records",
+            DecodeErrorKind::TrailingBytes(buf.len().saturating_sub(pos)),
+        ));
     }
+    Ok(())
 }
 
 /// Validates the record count against the records section: never more
@@ -246,20 +232,24 @@ fn parse_records(
     let count = check_count(count, data.len())?;
     let buf: &[u8] = data;
     let mut records = Vec::with_capacity(count);
-    let mut c = Cursor {
-        buf,
-        pos: 0,
-        end: buf.len(),
+    let mut pos = 0;
+    // Sub-slices of `buf` back to reference-counted views of `data` (by
+    // offset: cheaper than `Bytes::slice_ref`, which re-checks the bounds).
+    let slice = |b: Option<&[u8]>| {
+        b.map(|b| {
+            let at = b.as_ptr() as usize - buf.as_ptr() as usize;
+            data.slice(at..at + b.len())
+        })
     };
-    let slice = |r: Option<(usize, usize)>| r.map(|(s, e)| data.slice(s..e));
     for _ in 0..count {
         let mut headers = Vec::new();
-        let raw = c.record(|key, value| {
+        let (raw, next) = parse_record(buf, pos, |key, value| {
             headers.push(RecordHeader {
                 key: key.to_owned(),
                 value: slice(value),
             });
         })?;
+        pos = next;
         records.push(Record {
             timestamp: base_timestamp.wrapping_add(raw.timestamp_delta),
             offset: base_offset.wrapping_add(i64::from(raw.offset_delta)),
@@ -268,7 +258,7 @@ fn parse_records(
             headers,
         });
     }
-    c.finish()?;
+    finish(buf, pos)?;
     Ok(records)
 }
 
@@ -560,11 +550,8 @@ impl<'a> RecordBatchView<'a> {
     /// Iterates over the records, parsing each on demand.
     pub fn records(&self) -> RecordRefs<'_> {
         RecordRefs {
-            cursor: Cursor {
-                buf: &self.data,
-                pos: 0,
-                end: self.data.len(),
-            },
+            buf: &self.data,
+            pos: 0,
             remaining: self.count,
             done: false,
             base_offset: self.base_offset,
@@ -580,7 +567,8 @@ impl<'a> RecordBatchView<'a> {
 /// iterator ends.
 #[derive(Debug, Clone)]
 pub struct RecordRefs<'a> {
-    cursor: Cursor<'a>,
+    buf: &'a [u8],
+    pos: usize,
     remaining: usize,
     done: bool,
     base_offset: i64,
@@ -597,20 +585,20 @@ impl<'a> Iterator for RecordRefs<'a> {
                 return None;
             }
             self.done = true;
-            return self.cursor.finish().err().map(Err);
+            return finish(self.buf, self.pos).err().map(Err);
         }
         self.remaining -= 1;
-        match self.cursor.record(|_, _| {}) {
-            Ok(raw) => {
-                let buf = self.cursor.buf;
-                let slice = |r: Option<(usize, usize)>| r.map(|(s, e)| &buf[s..e]);
+        let buf = self.buf;
+        match parse_record(buf, self.pos, |_, _| {}) {
+            Ok((raw, next)) => {
+                self.pos = next;
                 Some(Ok(RecordRef {
                     timestamp: self.base_timestamp.wrapping_add(raw.timestamp_delta),
                     offset: self.base_offset.wrapping_add(i64::from(raw.offset_delta)),
-                    key: slice(raw.key),
-                    value: slice(raw.value),
+                    key: raw.key,
+                    value: raw.value,
                     headers: HeadersRef {
-                        data: &buf[raw.headers_start..raw.headers_end],
+                        data: raw.headers,
                         count: raw.header_count,
                     },
                 }))
@@ -686,11 +674,8 @@ impl<'a> HeadersRef<'a> {
     /// Iterates over the headers, in order.
     pub fn iter(&self) -> HeaderRefs<'a> {
         HeaderRefs {
-            cursor: Cursor {
-                buf: self.data,
-                pos: 0,
-                end: self.data.len(),
-            },
+            data: self.data,
+            pos: 0,
             remaining: self.count,
         }
     }
@@ -717,7 +702,8 @@ pub struct RecordHeaderRef<'a> {
 /// Iterator over [`HeadersRef`].
 #[derive(Debug, Clone)]
 pub struct HeaderRefs<'a> {
-    cursor: Cursor<'a>,
+    data: &'a [u8],
+    pos: usize,
     remaining: u32,
 }
 
@@ -731,14 +717,10 @@ impl<'a> Iterator for HeaderRefs<'a> {
         self.remaining -= 1;
         // Validated when the record was parsed: these reads cannot fail; stop
         // quietly if they ever did.
-        let buf = self.cursor.buf;
-        let (ks, ke) = self.cursor.nullable_range("record.headers.key").ok()??;
-        let key = std::str::from_utf8(&buf[ks..ke]).ok()?;
-        let value = self
-            .cursor
-            .nullable_range("record.headers.value")
-            .ok()?
-            .map(|(s, e)| &buf[s..e]);
+        let buf = self.data;
+        let key = nullable_at(buf, &mut self.pos, "record.headers.key").ok()??;
+        let key = std::str::from_utf8(key).ok()?;
+        let value = nullable_at(buf, &mut self.pos, "record.headers.value").ok()?;
         Some(RecordHeaderRef { key, value })
     }
 
@@ -755,22 +737,74 @@ impl RecordBatch {
     /// Checks, in order: the batch length against the input (no trailing
     /// bytes), magic 2, the CRC-32C, then parses with every record bounded by
     /// its length.
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use kafka_proto::record::{Compression, Record, RecordBatch, RecordBatchBuilder};
+    /// let mut b = RecordBatchBuilder::new(Compression::None);
+    /// b.push(Record::new(7, Some(Bytes::from("k")), Some(Bytes::from("v"))));
+    /// let mut bytes = b.batch().encode_to_vec().unwrap();
+    /// let batch = RecordBatch::decode(&bytes).unwrap();
+    /// assert_eq!(batch.records[0].value.as_deref(), Some(&b"v"[..]));
+    /// // One flipped bit in the records fails the CRC-32C check.
+    /// *bytes.last_mut().unwrap() ^= 1;
+    /// assert!(RecordBatch::decode(&bytes).is_err());
+    /// ```
     pub fn decode(input: &[u8]) -> Result<Self, DecodeError> {
         Self::decode_with(input, &DecodeOptions::default())
     }
 
     /// [`decode`](Self::decode) with explicit limits.
+    ///
+    /// ```
+    /// use kafka_proto::record::{DecodeOptions, Record, RecordBatch};
+    /// let batch = RecordBatch {
+    ///     last_offset_delta: 0,
+    ///     records: vec![Record::new(0, None, None)],
+    ///     ..RecordBatch::default()
+    /// };
+    /// let bytes = batch.encode_to_vec().unwrap();
+    /// // The limit bounds decompressed output; an uncompressed batch is unaffected.
+    /// let opts = DecodeOptions { max_decompressed_size: 1024 };
+    /// assert_eq!(RecordBatch::decode_with(&bytes, &opts).unwrap(), batch);
+    /// ```
     pub fn decode_with(input: &[u8], opts: &DecodeOptions) -> Result<Self, DecodeError> {
         decode_exact(&Bytes::copy_from_slice(input), opts)
     }
 
     /// Decodes one batch from `input` without copying: uncompressed keys,
     /// values and header values are slices of `input`.
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use kafka_proto::record::{Record, RecordBatch};
+    /// let batch = RecordBatch {
+    ///     last_offset_delta: 0,
+    ///     records: vec![Record::new(0, None, Some(Bytes::from("payload")))],
+    ///     ..RecordBatch::default()
+    /// };
+    /// let input = Bytes::from(batch.encode_to_vec().unwrap());
+    /// let back = RecordBatch::decode_bytes(&input).unwrap();
+    /// let value = back.records[0].value.as_ref().unwrap();
+    /// // The value is a view into `input`'s buffer, not a copy.
+    /// let at = value.as_ptr() as usize - input.as_ptr() as usize;
+    /// assert_eq!(&input[at..at + value.len()], b"payload");
+    /// ```
     pub fn decode_bytes(input: &Bytes) -> Result<Self, DecodeError> {
         decode_exact(input, &DecodeOptions::default())
     }
 
     /// [`decode_bytes`](Self::decode_bytes) with explicit limits.
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use kafka_proto::record::{DecodeOptions, RecordBatch};
+    /// let input = Bytes::from(RecordBatch::default().encode_to_vec().unwrap());
+    /// let opts = DecodeOptions::default();
+    /// assert!(RecordBatch::decode_bytes_with(&input, &opts).unwrap().records.is_empty());
+    /// // A batch cut short is an error, not a panic.
+    /// assert!(RecordBatch::decode_bytes_with(&input.slice(..input.len() - 1), &opts).is_err());
+    /// ```
     pub fn decode_bytes_with(input: &Bytes, opts: &DecodeOptions) -> Result<Self, DecodeError> {
         decode_exact(input, opts)
     }

@@ -75,6 +75,12 @@ const ATTR_CONTROL: i16 = 0x20;
 const ATTR_DELETE_HORIZON: i16 = 0x40;
 
 /// The codec of a batch's records section (attribute bits 0-2).
+///
+/// ```
+/// use kafka_proto::record::Compression;
+/// assert_eq!(Compression::default(), Compression::None);
+/// assert_eq!(Compression::from_id(Compression::Zstd.id()), Some(Compression::Zstd));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Compression {
     /// 0: uncompressed.
@@ -92,6 +98,11 @@ pub enum Compression {
 
 impl Compression {
     /// The attribute id (0-4).
+    ///
+    /// ```
+    /// use kafka_proto::record::Compression;
+    /// assert_eq!(Compression::Lz4.id(), 3);
+    /// ```
     pub fn id(self) -> u8 {
         match self {
             Self::None => 0,
@@ -103,6 +114,12 @@ impl Compression {
     }
 
     /// The codec for an attribute id, `None` for ids 5-7.
+    ///
+    /// ```
+    /// use kafka_proto::record::Compression;
+    /// assert_eq!(Compression::from_id(1), Some(Compression::Gzip));
+    /// assert_eq!(Compression::from_id(5), None);
+    /// ```
     pub fn from_id(id: u8) -> Option<Self> {
         Some(match id {
             0 => Self::None,
@@ -115,6 +132,11 @@ impl Compression {
     }
 
     /// The Kafka config name (`compression.type`) and cargo feature name.
+    ///
+    /// ```
+    /// use kafka_proto::record::Compression;
+    /// assert_eq!(Compression::Snappy.name(), "snappy");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Self::None => "none",
@@ -126,6 +148,14 @@ impl Compression {
     }
 
     /// True when this build can encode and decode the codec.
+    ///
+    /// ```
+    /// use kafka_proto::record::{Compression, RecordBatch};
+    /// assert!(Compression::None.is_supported());
+    /// // Encoding with a codec that is not compiled in fails.
+    /// let batch = RecordBatch { compression: Compression::Gzip, ..RecordBatch::default() };
+    /// assert_eq!(batch.encode_to_vec().is_ok(), Compression::Gzip.is_supported());
+    /// ```
     pub fn is_supported(self) -> bool {
         match self {
             Self::None => true,
@@ -138,6 +168,14 @@ impl Compression {
 }
 
 /// What a batch's timestamps mean (attribute bit 3).
+///
+/// ```
+/// use kafka_proto::record::{RecordBatch, TimestampType};
+/// let batch = RecordBatch { timestamp_type: TimestampType::LogAppend, ..RecordBatch::default() };
+/// assert_eq!(batch.attributes() & 0x08, 0x08);
+/// let back = RecordBatch::decode(&batch.encode_to_vec().unwrap()).unwrap();
+/// assert_eq!(back.timestamp_type, TimestampType::LogAppend);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum TimestampType {
     /// Set by the producer (what clients send).
@@ -148,6 +186,14 @@ pub enum TimestampType {
 }
 
 /// A record header: a UTF-8 key and an optional value.
+///
+/// ```
+/// use bytes::Bytes;
+/// use kafka_proto::record::{Record, RecordHeader};
+/// let r = Record::new(0, None, None).with_header("h", Some(Bytes::from("v")));
+/// let expected = RecordHeader { key: "h".into(), value: Some(Bytes::from("v")) };
+/// assert_eq!(r.headers, [expected]);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct RecordHeader {
     /// Header key.
@@ -186,6 +232,13 @@ pub struct Record {
 impl Record {
     /// A record at `timestamp` with no headers and offset 0 (a builder or the
     /// batch assigns offsets).
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use kafka_proto::record::Record;
+    /// let r = Record::new(5, None, Some(Bytes::from("v")));
+    /// assert_eq!((r.timestamp, r.offset, r.key, r.headers.len()), (5, 0, None, 0));
+    /// ```
     pub fn new(timestamp: i64, key: Option<Bytes>, value: Option<Bytes>) -> Self {
         Self {
             timestamp,
@@ -197,6 +250,16 @@ impl Record {
     }
 
     /// Appends a header.
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use kafka_proto::record::Record;
+    /// let r = Record::new(0, None, None)
+    ///     .with_header("a", None)
+    ///     .with_header("b", Some(Bytes::from("1")));
+    /// let keys: Vec<&str> = r.headers.iter().map(|h| h.key.as_str()).collect();
+    /// assert_eq!(keys, ["a", "b"]);
+    /// ```
     pub fn with_header(mut self, key: impl Into<String>, value: Option<Bytes>) -> Self {
         self.headers.push(RecordHeader {
             key: key.into(),
@@ -207,6 +270,14 @@ impl Record {
 }
 
 /// Limits applied while decoding.
+///
+/// ```
+/// use kafka_proto::record::{DEFAULT_MAX_DECOMPRESSED_SIZE, DecodeOptions, RecordBatch};
+/// assert_eq!(DecodeOptions::default().max_decompressed_size, DEFAULT_MAX_DECOMPRESSED_SIZE);
+/// let opts = DecodeOptions { max_decompressed_size: 1 << 20 };
+/// let bytes = RecordBatch::default().encode_to_vec().unwrap();
+/// assert!(RecordBatch::decode_with(&bytes, &opts).is_ok());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeOptions {
     /// Maximum decompressed size of one batch's records section; larger output
@@ -327,14 +398,52 @@ pub fn decrement_sequence(seq: i32, dec: i32) -> i32 {
 /// An output buffer a batch can be encoded into: growable, and readable back
 /// so the length and CRC can be patched in. Implemented for `Vec<u8>` and
 /// `BytesMut`.
+///
+/// ```
+/// use bytes::BytesMut;
+/// use kafka_proto::record::RecordBatch;
+/// let batch = RecordBatch::default();
+/// let (mut v, mut b) = (Vec::new(), BytesMut::new());
+/// batch.encode(&mut v).unwrap();
+/// batch.encode(&mut b).unwrap();
+/// assert_eq!(v, &b[..]);
+/// ```
 pub trait BatchBuf: BufMut + DerefMut<Target = [u8]> {
     /// Makes room for at least `additional` more bytes.
+    ///
+    /// ```
+    /// use kafka_proto::record::BatchBuf;
+    /// let mut v: Vec<u8> = Vec::new();
+    /// v.reserve_bytes(100);
+    /// assert!(BatchBuf::capacity(&v) >= 100);
+    /// ```
     fn reserve_bytes(&mut self, additional: usize);
     /// Appends `n` zero bytes (then overwritten in place).
+    ///
+    /// ```
+    /// use kafka_proto::record::BatchBuf;
+    /// let mut v = vec![1u8];
+    /// v.grow_zeroed(2);
+    /// assert_eq!(v, [1, 0, 0]);
+    /// ```
     fn grow_zeroed(&mut self, n: usize);
     /// Bytes the buffer can hold without reallocating.
+    ///
+    /// ```
+    /// use bytes::BytesMut;
+    /// use kafka_proto::record::BatchBuf;
+    /// let b = BytesMut::with_capacity(64);
+    /// assert!(BatchBuf::capacity(&b) >= 64);
+    /// ```
     fn capacity(&self) -> usize;
     /// Shortens the buffer to `len` bytes.
+    ///
+    /// ```
+    /// use kafka_proto::record::BatchBuf;
+    /// let mut v = vec![1u8, 2, 3];
+    /// v.truncate_to(1);
+    /// assert_eq!(v, [1]);
+    /// ```
     fn truncate_to(&mut self, len: usize);
 }
 
@@ -410,40 +519,25 @@ fn zz64(v: i64) -> u64 {
 }
 
 /// Encoded size of a varint length prefix plus the bytes (null: one byte).
+/// `len <= i32::MAX`, so its zigzag form is `2 * len`.
 #[inline(always)]
 fn nullable_len(b: Option<&[u8]>) -> usize {
     match b {
         None => 1,
-        Some(b) => uvar_len(zz32(b.len() as i32)) + b.len(),
+        Some(b) => uvar_len(2 * b.len() as u64) + b.len(),
     }
 }
 
-/// A record's deltas and body size (everything after its length prefix).
-/// Lengths are assumed validated (see [`check_record`]); arithmetic wraps.
+/// A record's zigzagged varint fields and sizes, computed once per record.
 struct RecordPlan {
+    /// Zigzag timestamp delta.
+    ts: u64,
+    /// Zigzag offset delta.
+    od: u64,
+    /// Bytes after the length prefix.
     body_len: usize,
-    offset_delta: i32,
-    timestamp_delta: i64,
-}
-
-#[inline(always)]
-fn plan_record(r: &Record, base_offset: i64, base_timestamp: i64) -> RecordPlan {
-    let offset_delta = r.offset.wrapping_sub(base_offset) as i32;
-    let timestamp_delta = r.timestamp.wrapping_sub(base_timestamp);
-    let mut body = 1
-        + uvar_len(zz64(timestamp_delta))
-        + uvar_len(zz32(offset_delta))
-        + nullable_len(r.key.as_deref())
-        + nullable_len(r.value.as_deref())
-        + uvar_len(zz32(r.headers.len() as i32));
-    for h in &r.headers {
-        body += nullable_len(Some(h.key.as_bytes())) + nullable_len(h.value.as_deref());
-    }
-    RecordPlan {
-        body_len: body,
-        offset_delta,
-        timestamp_delta,
-    }
+    /// Full encoded size, length prefix included.
+    len: usize,
 }
 
 fn check_len(field: &'static str, n: usize) -> Result<(), EncodeError> {
@@ -453,93 +547,158 @@ fn check_len(field: &'static str, n: usize) -> Result<(), EncodeError> {
     Ok(())
 }
 
-/// Checks everything [`plan_record`] assumes; returns the plan and the full
-/// encoded size.
-#[inline(always)]
-fn check_record(
-    r: &Record,
-    base_offset: i64,
-    base_timestamp: i64,
-) -> Result<(RecordPlan, usize), EncodeError> {
-    let delta = r.offset.wrapping_sub(base_offset);
-    if i32::try_from(delta).is_err() {
-        return Err(invalid(
-            "record.offset",
-            format!("offset {} too far from base offset {base_offset}", r.offset),
-        ));
-    }
-    check_len("record.key", r.key.as_ref().map_or(0, Bytes::len))?;
-    check_len("record.value", r.value.as_ref().map_or(0, Bytes::len))?;
-    check_len("record.headers", r.headers.len())?;
-    for h in &r.headers {
+/// Size of a record's headers section (count and headers), validating the
+/// lengths.
+#[inline(never)]
+fn headers_len(headers: &[RecordHeader]) -> Result<usize, EncodeError> {
+    check_len("record.headers", headers.len())?;
+    let mut n = uvar_len(2 * headers.len() as u64);
+    for h in headers {
         check_len("record.headers.key", h.key.len())?;
         check_len(
             "record.headers.value",
             h.value.as_ref().map_or(0, Bytes::len),
         )?;
+        n += nullable_len(Some(h.key.as_bytes())) + nullable_len(h.value.as_deref());
     }
-    let plan = plan_record(r, base_offset, base_timestamp);
-    check_len("record", plan.body_len)?;
-    let len = uvar_len(zz32(plan.body_len as i32)) + plan.body_len;
-    Ok((plan, len))
+    Ok(n)
 }
 
-/// Writes into a pre-sized slice: no capacity checks, no allocation.
-struct SliceWriter<'a> {
-    dst: &'a mut [u8],
-    pos: usize,
+/// Names what [`plan_record`] rejected (off the hot path).
+#[cold]
+#[inline(never)]
+fn record_error(r: &Record, base_offset: i64) -> EncodeError {
+    if i32::try_from(r.offset.wrapping_sub(base_offset)).is_err() {
+        return invalid(
+            "record.offset",
+            format!("offset {} too far from base offset {base_offset}", r.offset),
+        );
+    }
+    let key = r.key.as_ref().map_or(0, Bytes::len);
+    if key > i32::MAX as usize {
+        return too_long("record.key", key);
+    }
+    too_long("record.value", r.value.as_ref().map_or(0, Bytes::len))
 }
 
-impl SliceWriter<'_> {
-    #[inline(always)]
-    fn u8(&mut self, v: u8) {
-        self.dst[self.pos] = v;
-        self.pos += 1;
+/// Validates a record and sizes it: offset delta within `i32`, every length
+/// within `i32`.
+#[inline(always)]
+fn plan_record(
+    r: &Record,
+    base_offset: i64,
+    base_timestamp: i64,
+) -> Result<RecordPlan, EncodeError> {
+    let delta = r.offset.wrapping_sub(base_offset);
+    let key = r.key.as_deref();
+    let value = r.value.as_deref();
+    let (klen, vlen) = (key.map_or(0, <[u8]>::len), value.map_or(0, <[u8]>::len));
+    if i64::from(delta as i32) != delta || (klen | vlen) > i32::MAX as usize {
+        return Err(record_error(r, base_offset));
     }
+    let ts = zz64(r.timestamp.wrapping_sub(base_timestamp));
+    let od = zz32(delta as i32);
+    // The header count alone (one byte) when there is no header.
+    let headers_len = if r.headers.is_empty() {
+        1
+    } else {
+        headers_len(&r.headers)?
+    };
+    // The attributes byte, then the fields.
+    let body_len =
+        1 + uvar_len(ts) + uvar_len(od) + nullable_len(key) + nullable_len(value) + headers_len;
+    check_len("record", body_len)?;
+    Ok(RecordPlan {
+        ts,
+        od,
+        body_len,
+        len: uvar_len(2 * body_len as u64) + body_len,
+    })
+}
 
-    #[inline(always)]
-    fn uvar(&mut self, mut v: u64) {
-        while v >= 0x80 {
-            self.u8((v as u8) | 0x80);
-            v >>= 7;
+/// Writes an unsigned varint at `dst[pos..]`, returns the position after it.
+#[inline(always)]
+fn put_uvar(dst: &mut [u8], pos: usize, v: u64) -> usize {
+    if v < 1 << 7 {
+        dst[pos] = v as u8;
+        pos + 1
+    } else if v < 1 << 14 {
+        dst[pos] = (v as u8) | 0x80;
+        dst[pos + 1] = (v >> 7) as u8;
+        pos + 2
+    } else {
+        put_uvar_long(dst, pos, v)
+    }
+}
+
+#[inline(never)]
+fn put_uvar_long(dst: &mut [u8], mut pos: usize, mut v: u64) -> usize {
+    while v >= 0x80 {
+        dst[pos] = (v as u8) | 0x80;
+        v >>= 7;
+        pos += 1;
+    }
+    dst[pos] = v as u8;
+    pos + 1
+}
+
+/// Writes a varint length (zigzag, `2 * len`) and the bytes, or `-1` (zigzag
+/// `1`) for null.
+#[inline(always)]
+fn put_nullable(dst: &mut [u8], pos: usize, b: Option<&[u8]>) -> usize {
+    match b {
+        None => {
+            dst[pos] = 1;
+            pos + 1
         }
-        self.u8(v as u8);
-    }
-
-    #[inline(always)]
-    fn slice(&mut self, b: &[u8]) {
-        self.dst[self.pos..self.pos + b.len()].copy_from_slice(b);
-        self.pos += b.len();
-    }
-
-    #[inline(always)]
-    fn nullable(&mut self, b: Option<&[u8]>) {
-        match b {
-            None => self.u8(1), // zigzag(-1)
-            Some(b) => {
-                self.uvar(zz32(b.len() as i32));
-                self.slice(b);
-            }
+        Some(b) => {
+            let p = put_uvar(dst, pos, 2 * b.len() as u64);
+            let end = p + b.len();
+            dst[p..end].copy_from_slice(b);
+            end
         }
     }
 }
 
-/// Writes one record (whose plan is `p` and full size `len`) into `dst`.
+#[inline(never)]
+fn put_headers(dst: &mut [u8], mut pos: usize, headers: &[RecordHeader]) -> usize {
+    pos = put_uvar(dst, pos, 2 * headers.len() as u64);
+    for h in headers {
+        pos = put_nullable(dst, pos, Some(h.key.as_bytes()));
+        pos = put_nullable(dst, pos, h.value.as_deref());
+    }
+    pos
+}
+
+/// Writes a record's fields up to its key (included) at the start of `dst`;
+/// returns the position after them.
+#[inline(always)]
+fn write_up_to_key(dst: &mut [u8], r: &Record, p: &RecordPlan) -> usize {
+    let mut i = put_uvar(dst, 0, 2 * p.body_len as u64);
+    dst[i] = 0; // record attributes: unused
+    i = put_uvar(dst, i + 1, p.ts);
+    i = put_uvar(dst, i, p.od);
+    put_nullable(dst, i, r.key.as_deref())
+}
+
+/// Writes the headers section (count and headers) at `dst[pos..]`.
+#[inline(always)]
+fn write_headers(dst: &mut [u8], pos: usize, r: &Record) -> usize {
+    if r.headers.is_empty() {
+        dst[pos] = 0;
+        pos + 1
+    } else {
+        put_headers(dst, pos, &r.headers)
+    }
+}
+
+/// Writes one record, planned as `p`, into `dst` (exactly `p.len` bytes).
 #[inline(always)]
 fn write_record(dst: &mut [u8], r: &Record, p: &RecordPlan) {
-    let mut w = SliceWriter { dst, pos: 0 };
-    w.uvar(zz32(p.body_len as i32));
-    w.u8(0); // record attributes: unused
-    w.uvar(zz64(p.timestamp_delta));
-    w.uvar(zz32(p.offset_delta));
-    w.nullable(r.key.as_deref());
-    w.nullable(r.value.as_deref());
-    w.uvar(zz32(r.headers.len() as i32));
-    for h in &r.headers {
-        w.nullable(Some(h.key.as_bytes()));
-        w.nullable(h.value.as_deref());
-    }
-    debug_assert_eq!(w.pos, w.dst.len());
+    let mut i = write_up_to_key(dst, r, p);
+    i = put_nullable(dst, i, r.value.as_deref());
+    i = write_headers(dst, i, r);
+    debug_assert_eq!(i, dst.len());
 }
 
 /// Largest zero-filled run added ahead of the records being written.
@@ -558,14 +717,14 @@ fn append_records<B: BatchBuf>(
     let start = out.len();
     let mut pos = start;
     for r in records {
-        let (p, len) = check_record(r, base_offset, base_timestamp)?;
-        let have = out.len() - pos;
-        if have < len {
+        let p = plan_record(r, base_offset, base_timestamp)?;
+        let end = pos + p.len;
+        if out.len() < end {
             let spare = out.capacity() - out.len();
-            out.grow_zeroed((len - have).max(spare.min(GROW_CHUNK)));
+            out.grow_zeroed((end - out.len()).max(spare.min(GROW_CHUNK)));
         }
-        write_record(&mut out[pos..pos + len], r, &p);
-        pos += len;
+        write_record(&mut out[pos..end], r, &p);
+        pos = end;
     }
     out.truncate_to(pos);
     check_len("record_batch.records", pos - start)?;
@@ -574,6 +733,16 @@ fn append_records<B: BatchBuf>(
 
 impl RecordBatch {
     /// The attributes field as encoded.
+    ///
+    /// ```
+    /// use kafka_proto::record::{Compression, RecordBatch};
+    /// let b = RecordBatch {
+    ///     compression: Compression::Gzip,
+    ///     is_transactional: true,
+    ///     ..RecordBatch::default()
+    /// };
+    /// assert_eq!(b.attributes(), 0x10 | 1);
+    /// ```
     pub fn attributes(&self) -> i16 {
         let mut a = i16::from(self.compression.id());
         if self.timestamp_type == TimestampType::LogAppend {
@@ -592,17 +761,36 @@ impl RecordBatch {
     }
 
     /// Offset of the last record: `base_offset + last_offset_delta`.
+    ///
+    /// ```
+    /// use kafka_proto::record::RecordBatch;
+    /// let b = RecordBatch { base_offset: 100, last_offset_delta: 9, ..RecordBatch::default() };
+    /// assert_eq!(b.last_offset(), 109);
+    /// ```
     pub fn last_offset(&self) -> i64 {
         self.base_offset
             .wrapping_add(i64::from(self.last_offset_delta))
     }
 
     /// The offset after this batch.
+    ///
+    /// ```
+    /// use kafka_proto::record::RecordBatch;
+    /// let b = RecordBatch { base_offset: 100, last_offset_delta: 9, ..RecordBatch::default() };
+    /// assert_eq!(b.next_offset(), 110);
+    /// ```
     pub fn next_offset(&self) -> i64 {
         self.last_offset().wrapping_add(1)
     }
 
     /// Sequence of the last record, with wrap; `base_sequence` (−1) when not idempotent.
+    ///
+    /// ```
+    /// use kafka_proto::record::RecordBatch;
+    /// let b = RecordBatch { base_sequence: 10, last_offset_delta: 4, ..RecordBatch::default() };
+    /// assert_eq!(b.last_sequence(), 14);
+    /// assert_eq!(RecordBatch::default().last_sequence(), -1);
+    /// ```
     pub fn last_sequence(&self) -> i32 {
         if self.base_sequence < 0 {
             return self.base_sequence;
@@ -613,6 +801,13 @@ impl RecordBatch {
     /// A one-record control batch as the transaction coordinator writes it:
     /// transactional, control, the producer's id and epoch, base sequence −1,
     /// uncompressed.
+    ///
+    /// ```
+    /// use kafka_proto::record::{ControlRecord, RecordBatch};
+    /// let abort = RecordBatch::control(7, 1000, 2, 1_700_000_000_000, ControlRecord::abort(0));
+    /// assert!(abort.is_control && abort.is_transactional);
+    /// assert_eq!((abort.base_offset, abort.records.len(), abort.base_sequence), (7, 1, -1));
+    /// ```
     pub fn control(
         base_offset: i64,
         producer_id: i64,
@@ -637,6 +832,13 @@ impl RecordBatch {
     }
 
     /// For a control batch, the control record its first record carries.
+    ///
+    /// ```
+    /// use kafka_proto::record::{ControlRecord, RecordBatch};
+    /// assert!(RecordBatch::default().control_record().is_none());
+    /// let marker = RecordBatch::control(0, 1000, 2, 0, ControlRecord::commit(1));
+    /// assert_eq!(marker.control_record().unwrap().unwrap(), ControlRecord::commit(1));
+    /// ```
     pub fn control_record(&self) -> Option<Result<ControlRecord, crate::DecodeError>> {
         if !self.is_control {
             return None;
@@ -649,7 +851,7 @@ impl RecordBatch {
     fn records_len(&self) -> Result<usize, EncodeError> {
         let mut total = 0usize;
         for r in &self.records {
-            total += check_record(r, self.base_offset, self.base_timestamp)?.1;
+            total += plan_record(r, self.base_offset, self.base_timestamp)?.len;
         }
         check_len("record_batch.records", total)?;
         Ok(total)
@@ -657,6 +859,16 @@ impl RecordBatch {
 
     /// Exact encoded size when uncompressed; for a compressed batch, the size
     /// before compression (an upper estimate for a producer's `batch.size`).
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use kafka_proto::record::{BATCH_HEADER_LEN, Compression, Record, RecordBatch, RecordBatchBuilder};
+    /// assert_eq!(RecordBatch::default().encoded_size().unwrap(), BATCH_HEADER_LEN);
+    /// let mut b = RecordBatchBuilder::new(Compression::None);
+    /// b.push(Record::new(0, None, Some(Bytes::from("value"))));
+    /// let batch = b.build();
+    /// assert_eq!(batch.encoded_size().unwrap(), batch.encode_to_vec().unwrap().len());
+    /// ```
     pub fn encoded_size(&self) -> Result<usize, EncodeError> {
         Ok(BATCH_HEADER_LEN + self.records_len()?)
     }
@@ -686,6 +898,22 @@ impl RecordBatch {
     /// Uncompressed, records are written in place in a single pass with no
     /// allocation besides the output's own growth; reserve
     /// [`encoded_size`](Self::encoded_size) up front to avoid even that.
+    ///
+    /// ```
+    /// use bytes::{Bytes, BytesMut};
+    /// use kafka_proto::record::{Compression, Record, RecordBatch, RecordBatchBuilder};
+    /// let mut b = RecordBatchBuilder::new(Compression::None);
+    /// b.push(Record::new(0, None, Some(Bytes::from("v"))));
+    /// let mut out = BytesMut::from(&b"prefix"[..]);
+    /// b.batch().encode(&mut out).unwrap();
+    /// assert_eq!(RecordBatch::decode(&out[6..]).unwrap(), *b.batch());
+    /// // An offset more than i32::MAX past the base fails and leaves `out` as it was.
+    /// let mut bad = b.build();
+    /// bad.records[0].offset = i64::from(i32::MAX) + 1;
+    /// let len = out.len();
+    /// assert!(bad.encode(&mut out).is_err());
+    /// assert_eq!(out.len(), len);
+    /// ```
     pub fn encode<B: BatchBuf>(&self, out: &mut B) -> Result<(), EncodeError> {
         let start = out.len();
         let r = self.encode_inner(out, start);
@@ -728,9 +956,18 @@ impl RecordBatch {
         Ok(())
     }
 
-    /// Encodes into a fresh vector of exactly the right capacity.
+    /// Encodes into a fresh vector, allocated once: at the exact size when
+    /// uncompressed, at the uncompressed size otherwise.
+    ///
+    /// ```
+    /// use kafka_proto::record::{ControlRecord, RecordBatch};
+    /// let batch = RecordBatch::control(0, 1, 0, 0, ControlRecord::commit(0));
+    /// let v = batch.encode_to_vec().unwrap();
+    /// assert_eq!(v.len(), batch.encoded_size().unwrap());
+    /// assert_eq!(RecordBatch::decode(&v).unwrap(), batch);
+    /// ```
     pub fn encode_to_vec(&self) -> Result<Vec<u8>, EncodeError> {
-        let mut v = Vec::new();
+        let mut v = Vec::with_capacity(self.encoded_size()?);
         self.encode(&mut v)?;
         Ok(v)
     }
@@ -761,6 +998,13 @@ pub struct RecordBatchBuilder {
 
 impl RecordBatchBuilder {
     /// An empty, non-idempotent batch using `compression`.
+    ///
+    /// ```
+    /// use kafka_proto::record::{Compression, RecordBatchBuilder};
+    /// let b = RecordBatchBuilder::new(Compression::Lz4);
+    /// assert!(b.is_empty());
+    /// assert_eq!((b.batch().compression, b.batch().producer_id), (Compression::Lz4, -1));
+    /// ```
     pub fn new(compression: Compression) -> Self {
         Self {
             batch: RecordBatch {
@@ -771,6 +1015,13 @@ impl RecordBatchBuilder {
     }
 
     /// Sets the producer id, epoch and the sequence of the first record.
+    ///
+    /// ```
+    /// use kafka_proto::record::{Compression, RecordBatchBuilder};
+    /// let b = RecordBatchBuilder::new(Compression::None).producer(42, 3, 100);
+    /// let batch = b.batch();
+    /// assert_eq!((batch.producer_id, batch.producer_epoch, batch.base_sequence), (42, 3, 100));
+    /// ```
     pub fn producer(mut self, producer_id: i64, producer_epoch: i16, base_sequence: i32) -> Self {
         self.batch.producer_id = producer_id;
         self.batch.producer_epoch = producer_epoch;
@@ -779,12 +1030,27 @@ impl RecordBatchBuilder {
     }
 
     /// Marks the batch transactional.
+    ///
+    /// ```
+    /// use kafka_proto::record::{Compression, RecordBatchBuilder};
+    /// let b = RecordBatchBuilder::new(Compression::None).transactional(true);
+    /// assert!(b.batch().is_transactional);
+    /// ```
     pub fn transactional(mut self, transactional: bool) -> Self {
         self.batch.is_transactional = transactional;
         self
     }
 
     /// Sets the base offset (0 for producers), renumbering pushed records.
+    ///
+    /// ```
+    /// use kafka_proto::record::{Compression, Record, RecordBatchBuilder};
+    /// let mut b = RecordBatchBuilder::new(Compression::None);
+    /// b.push(Record::new(0, None, None)).push(Record::new(0, None, None));
+    /// let b = b.base_offset(10);
+    /// let offsets: Vec<i64> = b.batch().records.iter().map(|r| r.offset).collect();
+    /// assert_eq!((offsets, b.batch().last_offset()), (vec![10, 11], 11));
+    /// ```
     pub fn base_offset(mut self, base_offset: i64) -> Self {
         self.batch.base_offset = base_offset;
         for (i, r) in self.batch.records.iter_mut().enumerate() {
@@ -794,18 +1060,41 @@ impl RecordBatchBuilder {
     }
 
     /// Sets the partition leader epoch (clients send −1).
+    ///
+    /// ```
+    /// use kafka_proto::record::{Compression, RecordBatchBuilder};
+    /// let b = RecordBatchBuilder::new(Compression::None).partition_leader_epoch(4);
+    /// assert_eq!(b.batch().partition_leader_epoch, 4);
+    /// ```
     pub fn partition_leader_epoch(mut self, epoch: i32) -> Self {
         self.batch.partition_leader_epoch = epoch;
         self
     }
 
     /// Sets the timestamp type (producers use `Create`).
+    ///
+    /// ```
+    /// use kafka_proto::record::{Compression, RecordBatchBuilder, TimestampType};
+    /// let b = RecordBatchBuilder::new(Compression::None).timestamp_type(TimestampType::LogAppend);
+    /// assert_eq!(b.batch().timestamp_type, TimestampType::LogAppend);
+    /// ```
     pub fn timestamp_type(mut self, t: TimestampType) -> Self {
         self.batch.timestamp_type = t;
         self
     }
 
     /// Appends a record; its `offset` is overwritten with the next offset.
+    ///
+    /// ```
+    /// use kafka_proto::record::{Compression, Record, RecordBatchBuilder};
+    /// let mut b = RecordBatchBuilder::new(Compression::None);
+    /// let mut late = Record::new(3, None, None);
+    /// late.offset = 99; // overwritten
+    /// b.push(Record::new(5, None, None)).push(late);
+    /// let batch = b.batch();
+    /// assert_eq!((batch.records[1].offset, batch.last_offset_delta), (1, 1));
+    /// assert_eq!((batch.base_timestamp, batch.max_timestamp), (5, 5));
+    /// ```
     pub fn push(&mut self, mut record: Record) -> &mut Self {
         let b = &mut self.batch;
         let n = b.records.len();
@@ -822,31 +1111,83 @@ impl RecordBatchBuilder {
     }
 
     /// Number of records pushed.
+    ///
+    /// ```
+    /// use kafka_proto::record::{Compression, Record, RecordBatchBuilder};
+    /// let mut b = RecordBatchBuilder::new(Compression::None);
+    /// b.push(Record::new(0, None, None));
+    /// assert_eq!(b.len(), 1);
+    /// ```
     pub fn len(&self) -> usize {
         self.batch.records.len()
     }
 
     /// True when no record was pushed.
+    ///
+    /// ```
+    /// use kafka_proto::record::{Compression, Record, RecordBatchBuilder};
+    /// let mut b = RecordBatchBuilder::new(Compression::None);
+    /// assert!(b.is_empty());
+    /// b.push(Record::new(0, None, None));
+    /// assert!(!b.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.batch.records.is_empty()
     }
 
     /// Uncompressed encoded size so far (see [`RecordBatch::encoded_size`]).
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use kafka_proto::record::{BATCH_HEADER_LEN, Compression, Record, RecordBatchBuilder};
+    /// let mut b = RecordBatchBuilder::new(Compression::None);
+    /// assert_eq!(b.encoded_size().unwrap(), BATCH_HEADER_LEN);
+    /// b.push(Record::new(0, None, Some(Bytes::from("v"))));
+    /// let mut out = Vec::new();
+    /// b.encode(&mut out).unwrap();
+    /// assert_eq!(b.encoded_size().unwrap(), out.len());
+    /// ```
     pub fn encoded_size(&self) -> Result<usize, EncodeError> {
         self.batch.encoded_size()
     }
 
     /// The batch as it would be encoded.
+    ///
+    /// ```
+    /// use kafka_proto::record::{Compression, Record, RecordBatchBuilder};
+    /// let mut b = RecordBatchBuilder::new(Compression::None).producer(1, 0, 0);
+    /// b.push(Record::new(0, None, None));
+    /// assert_eq!((b.batch().records.len(), b.batch().last_sequence()), (1, 0));
+    /// ```
     pub fn batch(&self) -> &RecordBatch {
         &self.batch
     }
 
     /// Appends the encoded batch to `out`.
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use kafka_proto::record::{Compression, Record, RecordBatch, RecordBatchBuilder};
+    /// let mut b = RecordBatchBuilder::new(Compression::None);
+    /// b.push(Record::new(0, Some(Bytes::from("k")), None));
+    /// let mut out = Vec::new();
+    /// b.encode(&mut out).unwrap();
+    /// let back = RecordBatch::decode(&out).unwrap();
+    /// assert_eq!(back.records[0].key.as_deref(), Some(&b"k"[..]));
+    /// ```
     pub fn encode<B: BatchBuf>(&self, out: &mut B) -> Result<(), EncodeError> {
         self.batch.encode(out)
     }
 
     /// The finished batch.
+    ///
+    /// ```
+    /// use kafka_proto::record::{Compression, Record, RecordBatchBuilder};
+    /// let mut b = RecordBatchBuilder::new(Compression::None);
+    /// b.push(Record::new(0, None, None)).push(Record::new(1, None, None));
+    /// let batch = b.build();
+    /// assert_eq!((batch.records.len(), batch.last_offset_delta, batch.max_timestamp), (2, 1, 1));
+    /// ```
     pub fn build(self) -> RecordBatch {
         self.batch
     }
