@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the static musl kafka-eos binary, checks that it is static and that
 # the default build has no -sys crate, runs --help, then runs the broker
-# round-trip test with KAFKA_EOS_BIN pointing at the musl binary.
+# round-trip, demo/bridge/bench and error tests with KAFKA_EOS_BIN pointing at
+# the musl binary (the demo re-executes it as its pipeline process; the
+# bridge runs lapin on tokio inside it).
 # Usage: bash cli/ci-musl.sh   (from anywhere; called by .ci/run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,5 +29,6 @@ if ldd "$BIN" 2>&1 | grep -q '=>'; then
 fi
 "$BIN" --help >/dev/null
 "$BIN" --version
-KAFKA_EOS_BIN="$BIN" cargo test --locked -p kafka-eos --test roundtrip --test cli_errors
+KAFKA_EOS_BIN="$BIN" cargo test --locked -p kafka-eos --test roundtrip --test cli_errors \
+    --test demo_bridge_bench
 echo "ci-musl: static $BIN OK"

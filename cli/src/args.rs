@@ -10,6 +10,10 @@ Examples:
   kafka-eos produce --topic orders --file orders.txt --key-separator ':' --transactional-id loader-1
   kafka-eos consume --topic orders --isolation read_committed --format json --timeout-ms 5000
   kafka-eos txn list --state Ongoing
+  kafka-eos demo                      # local Kafka, kill -9, verify exactly once
+  kafka-eos bench --records 100000
+  kafka-eos bridge --amqp amqp://guest:guest@localhost:5672/%2f --queue orders \
+            --topic orders --checkpoint-dir /var/lib/orders-bridge
   kafka-eos -X security.protocol=SASL_PLAINTEXT -X sasl.mechanism=SCRAM-SHA-512 \\
             -X sasl.username=alice -X sasl.password=secret txn list
 
@@ -123,7 +127,7 @@ Examples:
 #[command(
     name = "kafka-eos",
     version,
-    about = "Exactly-once Kafka from the command line: produce, consume, transactions",
+    about = "Exactly-once Kafka from the command line: produce, consume, transactions, demo, bridge, bench",
     after_help = MAIN_HELP,
     propagate_version = true
 )]
@@ -156,6 +160,197 @@ pub enum Command {
     /// Inspect and finish transactions.
     #[command(after_help = TXN_HELP)]
     Txn(TxnArgs),
+    /// Run an exactly-once pipeline, SIGKILL it part-way, restart it and
+    /// verify with read_committed that every record is there exactly once.
+    #[command(after_help = DEMO_HELP)]
+    Demo(DemoArgs),
+    /// Move messages from a RabbitMQ queue to a Kafka topic exactly once.
+    #[command(after_help = BRIDGE_HELP)]
+    Bridge(BridgeArgs),
+    /// Producer benchmarks (idempotent, transactional), beside Java's
+    /// ProducerPerformance when available.
+    #[command(after_help = BENCH_HELP)]
+    Bench(BenchArgs),
+    /// The pipeline process of `demo` (internal: started and killed by it).
+    #[command(hide = true)]
+    DemoWorker(DemoWorkerArgs),
+}
+
+const DEMO_HELP: &str = "\
+Without --bootstrap a local one-node Kafka is started (kafka-testcontainers:
+Maven jars and Java; the first run downloads about 55 MB; builds without the
+default cargo feature local-kafka need --bootstrap). With --bootstrap
+the demo runs against that cluster and creates its topic (a unique name per
+run unless --topic is given; an existing topic must be empty).
+
+The pipeline (a numbered source -> the EXACTLY_ONCE Kafka sink under the
+checkpoint driver) runs as a child process (this binary re-executed), is
+SIGKILLed --kills times part-way and restarted from its last checkpoint. A
+read_committed read then checks the count, the set and the per-partition
+order. Exit 0 when every record is there exactly once, 1 otherwise.
+
+Examples:
+  kafka-eos demo
+  kafka-eos demo --records 50000 --kills 5 --checkpoint-interval-ms 100
+  kafka-eos --bootstrap localhost:9092 demo --partitions 6
+  kafka-eos --bootstrap localhost:9092 -X acks=all -X linger.ms=10 demo --topic eos-demo";
+
+const BRIDGE_HELP: &str = "\
+Each message becomes one record: key = its AMQP correlation id, value = its
+body. Every message needs a unique correlation id (it drives de-duplication). Messages are acknowledged to RabbitMQ only after
+the Kafka transaction holding them committed, and a checkpoint (a file in
+--checkpoint-dir) ties both: restarted with the same --checkpoint-dir and
+--transactional-id-prefix, the bridge resumes without loss or duplicates.
+Ctrl-C (or SIGTERM) stops after a final checkpoint; a second Ctrl-C exits
+at once (the open transaction is aborted by the next start).
+
+Examples:
+  kafka-eos --bootstrap localhost:9092 bridge --amqp amqp://guest:guest@localhost:5672/%2f \\
+      --queue orders --topic orders --checkpoint-dir /var/lib/orders-bridge
+  kafka-eos --bootstrap localhost:9092 -X compression.type=zstd bridge --amqp amqp://localhost \\
+      --queue orders --topic orders --checkpoint-dir cp --checkpoint-interval-ms 500 --prefetch 1000
+  kafka-eos --bootstrap localhost:9092 bridge --amqp amqp://localhost --queue q --topic t \\
+      --checkpoint-dir cp --idle-exit-ms 10000";
+
+const BENCH_HELP: &str = "\
+Measures, against one broker in one run: idempotent producer throughput;
+transactional throughput committing every 100 ms and every 1 s, with commit
+latency p50/p99; optionally (--sink) the Kafka sink by semantic. Beside each,
+when Java is available and the cluster is the local one, Java's
+ProducerPerformance with the same settings, and the ratio ours/Java. Without
+--bootstrap a local one-node Kafka is started. -X settings apply to our
+producers and to Java's.
+
+Examples:
+  kafka-eos bench
+  kafka-eos bench --records 1000000 --record-size 1024
+  kafka-eos --bootstrap localhost:9092 bench --records 100000 --sink
+  kafka-eos bench --records 2000 --no-java";
+
+/// `demo` options.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Records the pipeline writes.
+    #[arg(long, default_value_t = 20_000, value_name = "N")]
+    pub records: u64,
+    /// Partitions of the demo topic.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub partitions: i32,
+    /// SIGKILLs of the pipeline process before it may finish.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub kills: u32,
+    /// Checkpoint (and transaction commit) interval.
+    #[arg(long, default_value_t = 200, value_name = "MS")]
+    pub checkpoint_interval_ms: u64,
+    /// Source rate in records per second (0: unthrottled).
+    #[arg(long, default_value_t = 4_000, value_name = "N")]
+    pub rate: u64,
+    /// The topic (default: kafka-eos-demo-<unique run id>).
+    #[arg(long, short = 't')]
+    pub topic: Option<String>,
+    /// Checkpoint directory (default: a temporary one, removed afterwards).
+    #[arg(long, value_name = "DIR")]
+    pub checkpoint_dir: Option<PathBuf>,
+    /// Kafka version of the local cluster (without --bootstrap).
+    #[arg(long, default_value = "4.4", value_name = "VERSION")]
+    pub kafka_version: String,
+}
+
+/// The hidden `demo-worker` (the pipeline process).
+#[derive(Debug, Args)]
+pub struct DemoWorkerArgs {
+    /// Topic.
+    #[arg(long)]
+    pub topic: String,
+    /// Checkpoint directory.
+    #[arg(long)]
+    pub checkpoint_dir: PathBuf,
+    /// Records to write in total.
+    #[arg(long)]
+    pub records: u64,
+    /// Checkpoint interval.
+    #[arg(long)]
+    pub checkpoint_interval_ms: u64,
+    /// Records per second (0: unthrottled).
+    #[arg(long)]
+    pub rate: u64,
+    /// Transactional id prefix.
+    #[arg(long)]
+    pub transactional_id_prefix: String,
+}
+
+/// `bridge` options.
+#[derive(Debug, Args)]
+pub struct BridgeArgs {
+    /// The RabbitMQ URI, amqp://user:password@host:port/vhost.
+    #[arg(long, env = "KAFKA_EOS_AMQP", value_name = "URI")]
+    pub amqp: String,
+    /// The queue to consume (declared durable if missing).
+    #[arg(long, short = 'q')]
+    pub queue: String,
+    /// The Kafka topic (must exist).
+    #[arg(long, short = 't')]
+    pub topic: String,
+    /// Directory of the checkpoints; reuse it to resume.
+    #[arg(long, value_name = "DIR")]
+    pub checkpoint_dir: PathBuf,
+    /// Transactional id prefix: stable across restarts, unique per bridge
+    /// (default rabbitmq-bridge-<queue>).
+    #[arg(long, value_name = "PREFIX")]
+    pub transactional_id_prefix: Option<String>,
+    /// Checkpoint (transaction commit + acknowledgement) interval.
+    #[arg(long, default_value_t = 1_000, value_name = "MS")]
+    pub checkpoint_interval_ms: u64,
+    /// RabbitMQ prefetch (unacknowledged messages in flight, > 0).
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    pub prefetch: u16,
+    /// Delivery guarantee; the bridge is exactly-once only (the Kafka
+    /// sink's EXACTLY_ONCE semantic with RabbitMQ acknowledgements on
+    /// checkpoint completion).
+    #[arg(long, value_enum, default_value = "exactly-once")]
+    pub semantic: BridgeSemantic,
+    /// Stop (after a final checkpoint) once no message arrived for this long.
+    #[arg(long, value_name = "MS")]
+    pub idle_exit_ms: Option<u64>,
+    /// Correlation ids remembered to drop messages published twice (0: off).
+    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    pub dedup_window: usize,
+    /// Kafka transaction timeout (default 600000).
+    #[arg(long, value_name = "MS")]
+    pub transaction_timeout_ms: Option<u64>,
+    /// How long to keep trying to (re)connect to RabbitMQ.
+    #[arg(long, default_value_t = 120_000, value_name = "MS")]
+    pub reconnect_timeout_ms: u64,
+}
+
+/// `bridge --semantic`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BridgeSemantic {
+    /// Kafka transactions committed per checkpoint; RabbitMQ acknowledged after.
+    ExactlyOnce,
+}
+
+/// `bench` options.
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// Records per measurement.
+    #[arg(long, default_value_t = 200_000, value_name = "N")]
+    pub records: u64,
+    /// Value size in bytes.
+    #[arg(long, default_value_t = 100, value_name = "BYTES")]
+    pub record_size: usize,
+    /// Partitions of each benchmark topic.
+    #[arg(long, default_value_t = 6, value_name = "N")]
+    pub partitions: i32,
+    /// Skip Java's ProducerPerformance.
+    #[arg(long)]
+    pub no_java: bool,
+    /// Also measure the Kafka sink (none, at-least-once, exactly-once).
+    #[arg(long)]
+    pub sink: bool,
+    /// Kafka version of the local cluster (without --bootstrap).
+    #[arg(long, default_value = "4.4", value_name = "VERSION")]
+    pub kafka_version: String,
 }
 
 /// How `produce` reads its input.
@@ -386,6 +581,16 @@ mod tests {
     #[test]
     fn cli_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn demo_defaults_are_small() {
+        let cli = Cli::try_parse_from(["kafka-eos", "demo"]).unwrap();
+        let Command::Demo(d) = cli.command else {
+            panic!("not demo")
+        };
+        assert!(cli.bootstrap.is_none() || std::env::var_os("KAFKA_EOS_BOOTSTRAP").is_some());
+        assert_eq!((d.records, d.kills, d.partitions), (20_000, 3, 3));
     }
 
     #[test]

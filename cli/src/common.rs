@@ -16,26 +16,37 @@ pub struct Globals {
 }
 
 impl Globals {
-    /// Checks that a bootstrap list was given.
-    pub fn from_cli(cli: &Cli) -> CliResult<Self> {
+    /// The bootstrap list from `--bootstrap`, `KAFKA_EOS_BOOTSTRAP` or
+    /// `-X bootstrap.servers`, if any.
+    pub fn bootstrap_of(cli: &Cli) -> Option<String> {
         let from_props = cli
             .props
             .iter()
             .rev()
             .find(|(k, _)| k == "bootstrap.servers")
             .map(|(_, v)| v.clone());
-        let bootstrap = match (cli.bootstrap.clone(), from_props) {
-            (Some(b), _) | (None, Some(b)) if !b.trim().is_empty() => b,
-            _ => {
-                return Err(CliError::usage(
-                    "--bootstrap HOST:PORT is required (or set KAFKA_EOS_BOOTSTRAP)",
-                ));
-            }
-        };
-        Ok(Self {
+        cli.bootstrap
+            .clone()
+            .or(from_props)
+            .filter(|b| !b.trim().is_empty())
+    }
+
+    /// Globals with an explicit bootstrap list (a local cluster's).
+    pub fn with_bootstrap(cli: &Cli, bootstrap: String) -> Self {
+        Self {
             bootstrap,
             props: cli.props.clone(),
-        })
+        }
+    }
+
+    /// Checks that a bootstrap list was given.
+    pub fn from_cli(cli: &Cli) -> CliResult<Self> {
+        match Self::bootstrap_of(cli) {
+            Some(b) => Ok(Self::with_bootstrap(cli, b)),
+            None => Err(CliError::usage(
+                "--bootstrap HOST:PORT is required (or set KAFKA_EOS_BOOTSTRAP)",
+            )),
+        }
     }
 
     /// The validated producer configuration: `bootstrap.servers` from
@@ -90,4 +101,76 @@ pub async fn partitions(cluster: &Cluster, topic: &str, requested: &[i32]) -> Cl
     v.sort_unstable();
     v.dedup();
     Ok(v)
+}
+
+/// Creates `topic` with `partitions` partitions and the broker's default
+/// replication factor (CreateTopics), then waits until the metadata shows a
+/// leader for every partition. Returns false when the topic already existed
+/// (its partition count is then whatever it has).
+pub async fn create_topic(cluster: &Cluster, topic: &str, partitions: i32) -> CliResult<bool> {
+    use kafka_proto::ErrorCode;
+    use kafka_proto::messages::{CreateTopicsRequest, CreateTopicsRequestCreatableTopic};
+    let conn = cluster.any_connection().await?;
+    let version = conn
+        .versions()
+        .version_for::<CreateTopicsRequest>()
+        .map_err(CliError::from)?;
+    let req = CreateTopicsRequest {
+        topics: vec![CreateTopicsRequestCreatableTopic {
+            name: topic.to_string(),
+            num_partitions: partitions,
+            // -1 (the broker's default.replication.factor) needs v4+.
+            replication_factor: if version >= 4 { -1 } else { 1 },
+            ..Default::default()
+        }],
+        timeout_ms: 30_000,
+        ..Default::default()
+    };
+    let resp = conn.send(&req, version).await?;
+    let result = resp
+        .topics
+        .into_iter()
+        .find(|t| t.name == topic)
+        .ok_or_else(|| CliError::failure(format!("CreateTopics: no result for {topic:?}")))?;
+    let created = match ErrorCode::from(result.error_code) {
+        ErrorCode::None => true,
+        ErrorCode::TopicAlreadyExists => false,
+        e => {
+            let code = if matches!(
+                e,
+                ErrorCode::TopicAuthorizationFailed | ErrorCode::ClusterAuthorizationFailed
+            ) {
+                crate::error::ExitCode::Auth
+            } else {
+                crate::error::ExitCode::Failure
+            };
+            return Err(CliError::new(
+                code,
+                format!(
+                    "creating topic {topic:?}: {e:?}{}",
+                    result
+                        .error_message
+                        .map(|m| format!(": {m}"))
+                        .unwrap_or_default()
+                ),
+            ));
+        }
+    };
+    // Leaders are elected shortly after creation: wait (bounded) for them.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        cluster.refresh_topics(&[topic]).await?;
+        let ready = cluster.metadata().topic(topic).is_some_and(|t| {
+            !t.partitions.is_empty() && t.partitions.values().all(|p| p.leader.is_some())
+        });
+        if ready {
+            return Ok(created);
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(CliError::failure(format!(
+                "topic {topic:?} has no leader for every partition after 30 s"
+            )));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }

@@ -6,21 +6,30 @@
 //!   key/value pairs or JSON lines.
 //! - `txn`: list/describe transactions and producers, abort a lingering
 //!   transaction, finish a prepared transaction from its persisted handle.
+//! - `demo`: an exactly-once pipeline SIGKILLed part-way and restarted,
+//!   verified with read_committed (a local Kafka without `--bootstrap`).
+//! - `bridge`: the exactly-once RabbitMQ → Kafka bridge.
+//! - `bench`: producer benchmarks, beside Java's ProducerPerformance.
 //!
 //! Exit codes: 0 success, 1 failure, 2 bad usage or setting, 3 no broker
 //! reachable, 4 authentication/authorization failure, 5 a prepared
 //! transaction was lost or fenced, 130 interrupted.
 
 mod args;
+mod bench;
+mod bridge;
 mod common;
 mod consume;
+mod demo;
 mod error;
+mod local;
 mod output;
 mod produce;
 mod txn;
 
 use clap::Parser as _;
 use error::{CliError, ExitCode};
+use std::time::Duration;
 
 fn main() {
     let cli = args::Cli::parse();
@@ -49,11 +58,49 @@ fn exit_with(e: CliError) -> ! {
     std::process::exit(e.code as i32)
 }
 
+/// The globals of `demo` and `bench`: `--bootstrap` if given, else a
+/// local Kafka `version` (kept running until the command ends) and its
+/// start-up time.
+async fn globals_or_local(
+    cli: &args::Cli,
+    version: &str,
+) -> error::CliResult<(common::Globals, Option<local::LocalKafka>, Option<Duration>)> {
+    if let Some(b) = common::Globals::bootstrap_of(cli) {
+        return Ok((common::Globals::with_bootstrap(cli, b), None, None));
+    }
+    // Bad -X settings fail before a cluster is started.
+    common::Globals::with_bootstrap(cli, "localhost:9092".into()).config(&[])?;
+    let started = std::time::Instant::now();
+    let kafka = local::LocalKafka::start(version).await?;
+    let globals = common::Globals::with_bootstrap(cli, kafka.bootstrap());
+    Ok((globals, Some(kafka), Some(started.elapsed())))
+}
+
 async fn run(cli: args::Cli) -> error::CliResult<()> {
+    match &cli.command {
+        args::Command::Demo(a) => {
+            let (globals, _kafka, startup) = globals_or_local(&cli, &a.kafka_version).await?;
+            let args::Command::Demo(a) = cli.command else {
+                unreachable!()
+            };
+            return demo::run(&globals, a, startup).await;
+        }
+        args::Command::Bench(a) => {
+            let (globals, kafka, _) = globals_or_local(&cli, &a.kafka_version).await?;
+            let args::Command::Bench(a) = cli.command else {
+                unreachable!()
+            };
+            return bench::run(&globals, a, kafka.as_ref()).await;
+        }
+        _ => {}
+    }
     let globals = common::Globals::from_cli(&cli)?;
     match cli.command {
         args::Command::Produce(a) => produce::run(&globals, a).await,
         args::Command::Consume(a) => consume::run(&globals, a).await,
         args::Command::Txn(t) => txn::run(&globals, t.command).await,
+        args::Command::Bridge(a) => bridge::run(&globals, a).await,
+        args::Command::DemoWorker(a) => demo::run_worker(&globals, a).await,
+        args::Command::Demo(_) | args::Command::Bench(_) => unreachable!("handled above"),
     }
 }

@@ -137,6 +137,32 @@ impl Drop for Progress {
     }
 }
 
+/// True when stderr is a terminal (progress lines are drawn in place).
+pub fn stderr_is_tty() -> bool {
+    std::io::stderr().is_terminal()
+}
+
+/// Redraws the in-place status line on stderr (terminals only).
+pub fn status(text: &str) {
+    if stderr_is_tty() {
+        eprint!("\r\x1b[K{text}");
+    }
+}
+
+/// Prints a line on stderr, clearing the status line first on a terminal.
+pub fn note(text: &str) {
+    if stderr_is_tty() {
+        eprint!("\r\x1b[K");
+    }
+    eprintln!("{text}");
+}
+
+/// A `[#####.....]` bar of `width` cells for `fraction` (clamped to 0..=1).
+pub fn bar(fraction: f64, width: usize) -> String {
+    let filled = ((fraction.clamp(0.0, 1.0) * width as f64).round() as usize).min(width);
+    format!("[{}{}]", "#".repeat(filled), ".".repeat(width - filled))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +178,13 @@ mod tests {
         let mut s = String::new();
         json_bytes(&mut s, None);
         assert_eq!(s, "null");
+    }
+
+    #[test]
+    fn bars() {
+        assert_eq!(bar(0.5, 4), "[##..]");
+        assert_eq!(bar(2.0, 3), "[###]");
+        assert_eq!(bar(-1.0, 2), "[..]");
     }
 
     #[test]

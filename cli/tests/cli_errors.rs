@@ -12,6 +12,7 @@ fn run(args: &[&str]) -> Output {
     Command::new(bin())
         .args(args)
         .env_remove("KAFKA_EOS_BOOTSTRAP")
+        .env_remove("KAFKA_EOS_AMQP")
         .stdin(Stdio::null())
         .output()
         .expect("run kafka-eos")
@@ -40,6 +41,9 @@ fn help_of_every_subcommand_has_examples() {
         vec!["txn", "abort-lingering", "--help"],
         vec!["txn", "commit-prepared", "--help"],
         vec!["txn", "abort-prepared", "--help"],
+        vec!["demo", "--help"],
+        vec!["bridge", "--help"],
+        vec!["bench", "--help"],
     ] {
         let out = run(&args);
         let stdout = text(&out.stdout);
@@ -62,6 +66,19 @@ fn unknown_setting_exits_2_naming_the_key() {
         vec!["consume", "--topic", "t"],
         vec!["produce", "--topic", "t"],
         vec!["txn", "list"],
+        vec!["demo"],
+        vec!["bench"],
+        vec![
+            "bridge",
+            "--amqp",
+            "amqp://localhost",
+            "--queue",
+            "q",
+            "--topic",
+            "t",
+            "--checkpoint-dir",
+            "cp",
+        ],
     ] {
         let mut args = vec!["--bootstrap", &bootstrap, "-X", "bogus.key=1"];
         args.extend(cmd.iter().copied());
@@ -114,10 +131,25 @@ fn unknown_setting_exits_2_naming_the_key() {
 #[test]
 fn unreachable_broker_exits_3_quickly() {
     let bootstrap = format!("127.0.0.1:{}", closed_port());
+    let cp = std::env::temp_dir();
+    let cp = cp.to_str().unwrap();
     for cmd in [
         vec!["consume", "--topic", "t", "--timeout-ms", "1000"],
         vec!["produce", "--topic", "t"],
         vec!["txn", "list"],
+        vec!["demo"],
+        vec!["bench", "--records", "10"],
+        vec![
+            "bridge",
+            "--amqp",
+            "amqp://localhost",
+            "--queue",
+            "q",
+            "--topic",
+            "t",
+            "--checkpoint-dir",
+            cp,
+        ],
     ] {
         let started = Instant::now();
         let mut args = vec!["--bootstrap", bootstrap.as_str()];
@@ -143,6 +175,63 @@ fn unreachable_broker_exits_3_quickly() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+}
+
+/// Bad flags of `demo`, `bench` and `bridge` are usage errors (exit 2),
+/// found before anything connects or starts.
+#[test]
+fn demo_bridge_bench_flags_exit_2() {
+    let bootstrap = format!("127.0.0.1:{}", closed_port());
+    let b = bootstrap.as_str();
+    let bridge = |extra: &[&'static str]| {
+        let mut v = vec![
+            "--bootstrap",
+            b,
+            "bridge",
+            "--queue",
+            "q",
+            "--topic",
+            "t",
+            "--checkpoint-dir",
+            "cp",
+        ];
+        v.extend_from_slice(extra);
+        v
+    };
+    for (args, needle) in [
+        (
+            vec!["--bootstrap", b, "demo", "--records", "0"],
+            "--records",
+        ),
+        (vec!["--bootstrap", b, "demo", "--kills", "many"], "--kills"),
+        (
+            vec!["--bootstrap", b, "bench", "--records", "0"],
+            "--records",
+        ),
+        (bridge(&["--amqp", "http://rabbit"]), "amqp://"),
+        (
+            bridge(&["--amqp", "amqp://h", "--prefetch", "0"]),
+            "--prefetch",
+        ),
+        (
+            bridge(&["--amqp", "amqp://h", "--semantic", "at-least-once"]),
+            "--semantic",
+        ),
+        (bridge(&[]), "--amqp"),
+    ] {
+        let out = run(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    // Without --bootstrap and without the local Kafka built in, `demo`
+    // says what to do instead.
+    if !cfg!(feature = "local-kafka") {
+        let out = run(&["demo"]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("--bootstrap"), "{err}");
+    }
 }
 
 #[test]

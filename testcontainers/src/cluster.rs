@@ -426,7 +426,7 @@ pub struct KafkaCluster {
     proxies: Vec<Proxy>,
     tls: Option<TlsFiles>,
     // Declared last: removed after the processes are gone.
-    dir: tempfile::TempDir,
+    dir: crate::scratch::ScratchDir,
 }
 
 impl KafkaCluster {
@@ -468,9 +468,7 @@ impl KafkaCluster {
         }
         let started = Instant::now();
         let dist = ensure_distribution(&b.version).await?;
-        let dir = tempfile::Builder::new()
-            .prefix("kafka-eos-cluster-")
-            .tempdir()
+        let dir = crate::scratch::ScratchDir::new("kafka-eos-cluster-")
             .ctx(|| "creating the cluster directory".into())?;
 
         // Reserve every port by holding a listener until the JVMs start.
@@ -1418,9 +1416,7 @@ impl KafkaCluster {
     ) -> Result<crate::tools::ToolOutput> {
         let mut cmd = self.java_command(main_class, heap, fast, &self.tools_log_config_path(), &[]);
         cmd.args(args);
-        let work = tempfile::Builder::new()
-            .prefix("tool-")
-            .tempdir_in(self.dir.path())
+        let work = crate::scratch::ScratchDir::new_in(self.dir.path(), "tool-")
             .ctx(|| "creating a tool directory".into())?;
         let out_path = work.path().join("stdout");
         let err_path = work.path().join("stderr");

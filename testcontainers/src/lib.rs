@@ -41,6 +41,7 @@ mod process;
 pub mod proxy;
 pub mod rabbitmq;
 mod runtime;
+mod scratch;
 pub mod tls;
 pub mod tools;
 pub mod wire;

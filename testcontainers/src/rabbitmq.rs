@@ -35,7 +35,7 @@ pub struct RabbitMq {
     log: PathBuf,
     process: Mutex<Option<ManagedChild>>,
     // Declared last: removed after the VM is gone.
-    dir: tempfile::TempDir,
+    dir: crate::scratch::ScratchDir,
 }
 
 fn find_server() -> Option<PathBuf> {
@@ -77,9 +77,7 @@ impl RabbitMq {
     /// connection succeeds.
     pub async fn start() -> Result<RabbitMq> {
         let server = ensure_installed().await?;
-        let dir = tempfile::Builder::new()
-            .prefix("kafka-eos-rabbitmq-")
-            .tempdir()
+        let dir = crate::scratch::ScratchDir::new("kafka-eos-rabbitmq-")
             .ctx(|| "creating the RabbitMQ directory".into())?;
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
         let node_name = format!("eos-{}-{n}@localhost", std::process::id());
@@ -212,7 +210,12 @@ impl RabbitMq {
     pub async fn check_connection(&self) -> Result<()> {
         let conn = tokio::time::timeout(
             Duration::from_secs(10),
-            lapin::Connection::connect(&self.amqp_url(), lapin::ConnectionProperties::default()),
+            lapin::Connection::connect(
+                &self.amqp_url(),
+                lapin::ConnectionProperties::default()
+                    .with_executor(tokio_executor_trait::Tokio::current())
+                    .with_reactor(tokio_reactor_trait::Tokio::current()),
+            ),
         )
         .await
         .map_err(|_| HarnessError::Protocol("AMQP connect timed out".into()))?

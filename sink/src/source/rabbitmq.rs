@@ -224,6 +224,24 @@ struct Session {
     consumer: Consumer,
 }
 
+/// lapin connection properties running on the current tokio runtime (its
+/// executor and reactor), instead of lapin's default async-io runtime: no
+/// extra threads and no `-sys` crate in the build.
+///
+/// Must be called inside a tokio runtime.
+///
+/// ```no_run
+/// # async fn f() -> Result<(), lapin::Error> {
+/// let props = kafka_sink::source::rabbitmq::connection_properties();
+/// let conn = lapin::Connection::connect("amqp://127.0.0.1:5672/%2f", props).await?;
+/// # drop(conn); Ok(()) }
+/// ```
+pub fn connection_properties() -> ConnectionProperties {
+    ConnectionProperties::default()
+        .with_executor(tokio_executor_trait::Tokio::current())
+        .with_reactor(tokio_reactor_trait::Tokio::current())
+}
+
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Session")
@@ -239,8 +257,8 @@ impl Session {
     }
 
     async fn open(config: &RabbitMqSourceConfig) -> Result<Session, lapin::Error> {
-        let props = ConnectionProperties::default()
-            .with_connection_name("kafka-eos-rabbitmq-source".into());
+        let props =
+            connection_properties().with_connection_name("kafka-eos-rabbitmq-source".into());
         let connection = Connection::connect(&config.amqp_url, props).await?;
         let channel = connection.create_channel().await?;
         channel

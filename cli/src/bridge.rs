@@ -1,0 +1,253 @@
+//! `bridge`: the exactly-once RabbitMQ → Kafka bridge
+//! ([`kafka_sink::bridge::Bridge`]) from the command line, with a progress
+//! line, a summary, and Ctrl-C/SIGTERM stopping after a final checkpoint.
+
+use crate::args::BridgeArgs;
+use crate::common::{Globals, partition_count};
+use crate::error::{CliError, CliResult, ExitCode};
+use crate::output::{note, status};
+use kafka_sink::bridge::{Bridge, BridgeConfig, BridgeError, BridgeEvent, BridgeStats};
+use kafka_sink::kafka::KafkaSinkRecord;
+use kafka_sink::source::RabbitMqSourceError;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// `host:port` of an `amqp://[user[:password]@]host[:port][/vhost]` URI.
+pub fn amqp_host_port(uri: &str) -> Result<String, String> {
+    let rest = uri
+        .strip_prefix("amqp://")
+        .ok_or_else(|| format!("{uri:?} is not an amqp:// URI (amqps:// is not supported)"))?;
+    let authority = rest.split(['/', '?']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host, port) = match host_port.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(']') || host_port.starts_with('[') => {
+            let port: u16 = p
+                .parse()
+                .map_err(|_| format!("bad port {p:?} in {uri:?}"))?;
+            (h, port)
+        }
+        _ => (host_port, 5672),
+    };
+    let host = if host.is_empty() { "localhost" } else { host };
+    Ok(format!("{host}:{port}"))
+}
+
+fn counters(s: &BridgeStats) -> String {
+    format!(
+        "{} messages -> {} records, {} checkpoints, {} duplicates dropped, {} redelivered",
+        s.messages,
+        s.records,
+        s.checkpoints,
+        s.source.duplicates + s.published_duplicates,
+        s.redelivered
+    )
+}
+
+fn bridge_error(e: BridgeError, amqp: &str) -> CliError {
+    match &e {
+        BridgeError::Config(_) => CliError::usage(e.to_string()),
+        BridgeError::Source(RabbitMqSourceError::Connect { .. }) => CliError::new(
+            ExitCode::Unreachable,
+            format!("{e}\nhint: check --amqp ({amqp}) and that RabbitMQ is running"),
+        ),
+        _ => CliError::failure(format!(
+            "{e}\nhint: restart with the same --checkpoint-dir and --transactional-id-prefix \
+             to resume from the last checkpoint"
+        )),
+    }
+}
+
+/// Completes on the first Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// Runs `bridge`.
+pub async fn run(g: &Globals, a: BridgeArgs) -> CliResult<()> {
+    let started = Instant::now();
+    if a.prefetch == 0 {
+        return Err(CliError::usage("--prefetch must be at least 1"));
+    }
+    if a.checkpoint_interval_ms == 0 {
+        return Err(CliError::usage(
+            "--checkpoint-interval-ms must be at least 1",
+        ));
+    }
+    let producer = g.config(&[])?;
+    let addr = amqp_host_port(&a.amqp).map_err(|e| CliError::usage(format!("--amqp: {e}")))?;
+    // Kafka first: an unreachable broker or a missing topic fails fast.
+    let cluster = g.cluster().await?;
+    partition_count(&cluster, &a.topic).await?;
+    cluster.close();
+    // RabbitMQ: a plain TCP check so a wrong address fails in seconds, not
+    // after the source's reconnect timeout.
+    match tokio::time::timeout(
+        Duration::from_secs(5),
+        tokio::net::TcpStream::connect(&addr),
+    )
+    .await
+    {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => {
+            return Err(CliError::new(
+                ExitCode::Unreachable,
+                format!(
+                    "cannot reach RabbitMQ at {addr}: {e}\nhint: check --amqp (or \
+                     KAFKA_EOS_AMQP) and that RabbitMQ is running"
+                ),
+            ));
+        }
+        Err(_) => {
+            return Err(CliError::new(
+                ExitCode::Unreachable,
+                format!("cannot reach RabbitMQ at {addr}: timed out after 5 s\nhint: check --amqp"),
+            ));
+        }
+    }
+
+    let mut config = BridgeConfig::new(
+        a.amqp.clone(),
+        a.queue.clone(),
+        &g.bootstrap,
+        a.topic.clone(),
+        a.checkpoint_dir.clone(),
+    );
+    // The only semantic: the bridge runs the sink in EXACTLY_ONCE.
+    let crate::args::BridgeSemantic::ExactlyOnce = a.semantic;
+    let prefix = config.sink.transactional_id_prefix.clone();
+    let timeout = config.sink.transaction_timeout;
+    config.sink.producer = producer;
+    config.sink.transactional_id_prefix = a.transactional_id_prefix.clone().or(prefix);
+    config.sink.transaction_timeout = a
+        .transaction_timeout_ms
+        .map_or(timeout, Duration::from_millis);
+    config.checkpoint_interval = Duration::from_millis(a.checkpoint_interval_ms);
+    config.idle_timeout = a.idle_exit_ms.map(Duration::from_millis);
+    config.dedup_window = a.dedup_window;
+    config.source.prefetch_count = a.prefetch;
+    config.source.reconnect_timeout = Duration::from_millis(a.reconnect_timeout_ms);
+    let prefix = config
+        .sink
+        .transactional_id_prefix
+        .clone()
+        .unwrap_or_default();
+    note(&format!(
+        "bridge: RabbitMQ {addr} queue {:?} -> Kafka {} topic {:?}, exactly once \
+         (transactional ids {prefix}-*, checkpoints in {}, every {} ms); Ctrl-C stops \
+         after a final checkpoint",
+        a.queue,
+        g.bootstrap,
+        a.topic,
+        a.checkpoint_dir.display(),
+        a.checkpoint_interval_ms
+    ));
+
+    let latest: Arc<Mutex<Option<(u64, BridgeStats)>>> = Arc::default();
+    let seen = latest.clone();
+    let bridge = Bridge::new(config, |m| {
+        let key = m.correlation_id.unwrap_or_default();
+        vec![KafkaSinkRecord::keyed(key, m.body)]
+    })
+    .on_event(move |event| match event {
+        BridgeEvent::Started { checkpoint_id } => note(&format!(
+            "bridge: started ({})",
+            checkpoint_id.map_or("fresh start".to_string(), |id| format!(
+                "resumed from checkpoint {id}"
+            ))
+        )),
+        BridgeEvent::CheckpointComplete {
+            checkpoint_id,
+            stats,
+        } => {
+            status(&format!(
+                "checkpoint {checkpoint_id}: {} ({:.0} s)",
+                counters(stats),
+                started.elapsed().as_secs_f64()
+            ));
+            if let Ok(mut l) = seen.lock() {
+                *l = Some((*checkpoint_id, *stats));
+            }
+        }
+        BridgeEvent::Stopping { reason } => note(&format!(
+            "bridge: stopping ({reason:?}), taking a final checkpoint"
+        )),
+        _ => {}
+    });
+
+    // A second Ctrl-C while the final checkpoint runs exits at once.
+    let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = async move {
+        shutdown_signal().await;
+        let _ = stopping_tx.send(());
+    };
+    let second = async move {
+        if stopping_rx.await.is_ok() {
+            let _ = tokio::signal::ctrl_c().await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    let result = tokio::select! {
+        r = bridge.run(shutdown) => r,
+        _ = second => {
+            return Err(CliError::new(
+                ExitCode::Interrupted,
+                "interrupted during the final checkpoint; the next start with the same \
+                 --checkpoint-dir recovers",
+            ));
+        }
+    };
+    status("");
+    let report = result.map_err(|e| {
+        let last = latest.lock().ok().and_then(|l| {
+            l.as_ref()
+                .map(|(id, s)| format!(" (last checkpoint {id}: {})", counters(s)))
+        });
+        let mut err = bridge_error(e, &a.amqp);
+        if let Some(l) = last {
+            err.message.push_str(&l);
+        }
+        err
+    })?;
+    println!(
+        "bridge stopped ({:?}) after {:.1} s: {}; {}last checkpoint {}",
+        report.reason,
+        started.elapsed().as_secs_f64(),
+        counters(&report.stats),
+        report
+            .restored_checkpoint
+            .map_or(String::new(), |id| format!("resumed from {id}, ")),
+        report
+            .last_checkpoint
+            .map_or("none".to_string(), |id| id.to_string()),
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::amqp_host_port;
+
+    #[test]
+    fn amqp_addresses() {
+        assert_eq!(
+            amqp_host_port("amqp://guest:guest@127.0.0.1:5673/%2f").unwrap(),
+            "127.0.0.1:5673"
+        );
+        assert_eq!(amqp_host_port("amqp://rabbit").unwrap(), "rabbit:5672");
+        assert_eq!(amqp_host_port("amqp://u@h:1?x=y").unwrap(), "h:1");
+        assert!(amqp_host_port("http://h").is_err());
+        assert!(amqp_host_port("amqp://h:port").is_err());
+    }
+}

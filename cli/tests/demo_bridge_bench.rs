@@ -1,0 +1,395 @@
+//! End-to-end tests of `demo`, `bridge` and `bench` against one real broker
+//! (Kafka 4.4, one node, shared by the steps of one test) and a real
+//! RabbitMQ, spawning the built binary (or `$KAFKA_EOS_BIN`):
+//!
+//! 1. `demo --bootstrap`: the pipeline process is SIGKILLed twice and
+//!    restarted; the command exits 0 and reports exactly once (0 duplicates,
+//!    0 missing, increasing per partition), and our own read_committed read
+//!    of its topic agrees: every number once.
+//! 2. `bridge`: messages published to RabbitMQ (with correlation ids) reach
+//!    the Kafka topic exactly once, across two bridge runs sharing their
+//!    checkpoint directory, with re-published messages dropped; the second
+//!    run is stopped by Ctrl-C (SIGINT) after a final checkpoint. An
+//!    unreachable RabbitMQ exits 3.
+//! 3. `bench`: a tiny configuration prints its table with every row.
+//!
+//! 4. With the `local-kafka` feature, `demo` also runs once without
+//!    `--bootstrap` (it starts its own Kafka).
+
+use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_producer::{Cluster, ProducerConfig};
+use kafka_testcontainers::{KafkaCluster, KafkaVersion, RabbitMq};
+use lapin::options::{BasicPublishOptions, ConfirmSelectOptions, QueueDeclareOptions};
+use lapin::types::FieldTable;
+use lapin::{BasicProperties, Connection};
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+fn bin() -> String {
+    std::env::var("KAFKA_EOS_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_kafka-eos").into())
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Runs the CLI (bounded by `limit`) and returns its output.
+async fn run(args: &[&str], limit: Duration) -> Output {
+    let child = tokio::process::Command::new(bin())
+        .args(args)
+        .env_remove("KAFKA_EOS_BOOTSTRAP")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn kafka-eos");
+    tokio::time::timeout(limit, child.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("kafka-eos {args:?} did not finish within {limit:?}"))
+        .unwrap()
+}
+
+async fn ok(args: &[&str], limit: Duration) -> Output {
+    let out = run(args, limit).await;
+    assert!(
+        out.status.success(),
+        "kafka-eos {args:?}: {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    out
+}
+
+/// Every record of `topic` under read_committed, by partition, in offset
+/// order, as (key, value) strings.
+async fn read_committed(bootstrap: &str, topic: &str) -> BTreeMap<i32, Vec<(String, String)>> {
+    let cluster = Cluster::connect(ProducerConfig::new(bootstrap).cluster_config())
+        .await
+        .unwrap();
+    cluster.refresh_topics(&[topic]).await.unwrap();
+    let n = cluster.metadata().topic(topic).unwrap().partition_count() as i32;
+    let parts: Vec<i32> = (0..n).collect();
+    let mut reader = Reader::new(
+        cluster,
+        ReaderConfig {
+            isolation: IsolationLevel::ReadCommitted,
+            ..ReaderConfig::default()
+        },
+    );
+    let mut out: BTreeMap<i32, Vec<(String, String)>> = BTreeMap::new();
+    for r in reader.read_to_end(topic, &parts).await.unwrap() {
+        let s = |b: Option<bytes::Bytes>| text(b.as_deref().unwrap_or_default());
+        out.entry(r.partition)
+            .or_default()
+            .push((s(r.key), s(r.value)));
+    }
+    out
+}
+
+/// The value of `field` in the demo report (`  duplicates   0`).
+fn report_field<'a>(report: &'a str, field: &str) -> &'a str {
+    report
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(field))
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("no {field:?} in the report:\n{report}"))
+}
+
+/// Asserts the demo's report says exactly once with `kills` kills.
+fn assert_demo_report(out: &Output, records: u64, kills: u32) -> String {
+    let report = text(&out.stdout);
+    assert!(report.contains("exactly once: OK"), "{report}");
+    assert_eq!(report_field(&report, "duplicates"), "0", "{report}");
+    assert_eq!(report_field(&report, "missing"), "0", "{report}");
+    assert!(
+        report_field(&report, "records").starts_with(&format!("{records} written, {records} read")),
+        "{report}"
+    );
+    assert!(
+        report_field(&report, "kills").starts_with(&format!("{kills} (SIGKILL)")),
+        "{report}"
+    );
+    report
+}
+
+/// Publishes persistent messages (publisher confirms) with correlation ids.
+async fn publish(url: &str, queue: &str, ids: &[String]) {
+    let props = kafka_sink::source::rabbitmq::connection_properties();
+    let conn = Connection::connect(url, props).await.unwrap();
+    let ch = conn.create_channel().await.unwrap();
+    ch.confirm_select(ConfirmSelectOptions::default())
+        .await
+        .unwrap();
+    ch.queue_declare(
+        queue,
+        QueueDeclareOptions {
+            durable: true,
+            ..QueueDeclareOptions::default()
+        },
+        FieldTable::default(),
+    )
+    .await
+    .unwrap();
+    for cid in ids {
+        let props = BasicProperties::default()
+            .with_delivery_mode(2)
+            .with_correlation_id(cid.as_str().into());
+        let confirm = ch
+            .basic_publish(
+                "",
+                queue,
+                BasicPublishOptions::default(),
+                format!("body of {cid}").as_bytes(),
+                props,
+            )
+            .await
+            .unwrap();
+        assert!(confirm.await.unwrap().is_ack(), "publish not confirmed");
+    }
+    conn.close(200, "published").await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_bridge_and_bench_end_to_end() {
+    let kafka = KafkaCluster::builder()
+        .version(KafkaVersion::V4_4)
+        .nodes(1)
+        .start()
+        .await
+        .expect("start Kafka");
+    let bootstrap = kafka.bootstrap();
+    let limit = Duration::from_secs(180);
+
+    // 1. demo against the harness cluster: 2 kills, exactly once.
+    const RECORDS: u64 = 6000;
+    let out = ok(
+        &[
+            "--bootstrap",
+            &bootstrap,
+            "demo",
+            "--records",
+            &RECORDS.to_string(),
+            "--kills",
+            "2",
+            "--rate",
+            "3000",
+            "--checkpoint-interval-ms",
+            "100",
+            "--topic",
+            "demo-e2e",
+        ],
+        limit,
+    )
+    .await;
+    assert_demo_report(&out, RECORDS, 2);
+    // Our own read agrees: each number once, increasing per partition.
+    let by_partition = read_committed(&bootstrap, "demo-e2e").await;
+    let mut all = BTreeSet::new();
+    for (p, recs) in &by_partition {
+        let values: Vec<u64> = recs.iter().map(|(_, v)| v.parse().unwrap()).collect();
+        assert!(
+            values.windows(2).all(|w| w[0] < w[1]),
+            "partition {p} order"
+        );
+        for (k, v) in recs {
+            let n: u64 = v.parse().unwrap();
+            assert_eq!(k, &(n % 8).to_string());
+            assert!(all.insert(n), "{n} twice");
+        }
+    }
+    assert_eq!(all, (0..RECORDS).collect::<BTreeSet<u64>>());
+    // A second demo into the same (now non-empty) topic is refused.
+    let out = run(
+        &["--bootstrap", &bootstrap, "demo", "--topic", "demo-e2e"],
+        limit,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("already has records"));
+
+    // An unreachable RabbitMQ (Kafka is fine): exit 3 naming the address.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    kafka.create_topic("bridged", 3, 1).await.unwrap();
+    let nowhere = format!("amqp://guest:guest@127.0.0.1:{closed}/%2f");
+    let out = run(
+        &[
+            "--bootstrap",
+            &bootstrap,
+            "bridge",
+            "--amqp",
+            &nowhere,
+            "--queue",
+            "q",
+            "--topic",
+            "bridged",
+            "--checkpoint-dir",
+            std::env::temp_dir().to_str().unwrap(),
+        ],
+        limit,
+    )
+    .await;
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(&format!("127.0.0.1:{closed}")) && err.contains("--amqp"),
+        "{err}"
+    );
+
+    // 2. bridge: RabbitMQ -> Kafka exactly once over two runs.
+    let rabbit = RabbitMq::start().await.expect("start RabbitMQ");
+    let url = rabbit.amqp_url();
+    let dir = tempfile::tempdir().unwrap();
+    let cp = dir.path().to_str().unwrap().to_string();
+    let bridge = [
+        "--bootstrap",
+        &bootstrap,
+        "bridge",
+        "--amqp",
+        &url,
+        "--queue",
+        "orders",
+        "--topic",
+        "bridged",
+        "--checkpoint-dir",
+        &cp,
+        "--checkpoint-interval-ms",
+        "100",
+        "--idle-exit-ms",
+        "1500",
+        "--transactional-id-prefix",
+        "e2e-bridge",
+    ];
+    let ids: Vec<String> = (0..300).map(|i| format!("m-{i:04}")).collect();
+    publish(&url, "orders", &ids[..200]).await;
+    let out = ok(&bridge, limit).await;
+    let summary = text(&out.stdout);
+    assert!(summary.contains("200 messages -> 200 records"), "{summary}");
+    // Second run without an idle exit: the rest, plus 20 messages published
+    // a second time; once all 300 are committed, Ctrl-C (SIGINT) stops it
+    // after a final checkpoint, exit 0.
+    let running: Vec<&str> = bridge
+        .iter()
+        .copied()
+        .filter(|a| *a != "--idle-exit-ms" && *a != "1500")
+        .collect();
+    let child = tokio::process::Command::new(bin())
+        .args(&running)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn bridge");
+    let pid = child.id().unwrap().to_string();
+    let mut second: Vec<String> = ids[200..].to_vec();
+    second.extend(ids[180..200].iter().cloned());
+    publish(&url, "orders", &second).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while read_committed(&bootstrap, "bridged")
+        .await
+        .values()
+        .map(Vec::len)
+        .sum::<usize>()
+        < 300
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "300 records not committed in 60 s"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = tokio::time::timeout(limit, child.wait_with_output())
+        .await
+        .expect("bridge stops after Ctrl-C")
+        .unwrap();
+    let summary = text(&out.stdout);
+    assert!(out.status.success(), "{summary}\n{}", text(&out.stderr));
+    assert!(
+        summary.contains("Shutdown") && summary.contains("resumed from"),
+        "{summary}"
+    );
+    let keys: Vec<String> = read_committed(&bootstrap, "bridged")
+        .await
+        .into_values()
+        .flatten()
+        .map(|(k, v)| {
+            assert_eq!(v, format!("body of {k}"));
+            k
+        })
+        .collect();
+    let distinct: BTreeSet<&String> = keys.iter().collect();
+    assert_eq!(keys.len(), 300, "exactly the 300 messages, no duplicate");
+    assert_eq!(distinct, ids.iter().collect::<BTreeSet<_>>());
+
+    // 3. bench, tiny, without Java: a table with every row.
+    let out = ok(
+        &[
+            "--bootstrap",
+            &bootstrap,
+            "bench",
+            "--records",
+            "300",
+            "--partitions",
+            "2",
+            "--no-java",
+            "--sink",
+        ],
+        limit,
+    )
+    .await;
+    let table = text(&out.stdout);
+    for row in [
+        "idempotent",
+        "transactional, commit every 100 ms",
+        "transactional, commit every 1 s",
+        "sink NONE",
+        "sink AT_LEAST_ONCE",
+        "sink EXACTLY_ONCE",
+    ] {
+        let line = table
+            .lines()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("no {row:?} row:\n{table}"));
+        let rate: f64 = line[row.len()..]
+            .split_whitespace()
+            .find_map(|c| c.parse().ok())
+            .unwrap_or_else(|| panic!("no rate in {line:?}"));
+        assert!(rate > 0.0, "{line}");
+    }
+    assert!(table.contains("Java: skipped (--no-java)"), "{table}");
+    drop(rabbit);
+    drop(kafka);
+
+    // 4. With the local Kafka built in: `demo` without --bootstrap starts
+    //    its own (run after the shared cluster stopped, one JVM at a time).
+    #[cfg(feature = "local-kafka")]
+    {
+        let out = ok(
+            &[
+                "demo",
+                "--records",
+                "3000",
+                "--kills",
+                "1",
+                "--rate",
+                "3000",
+            ],
+            Duration::from_secs(300),
+        )
+        .await;
+        let report = assert_demo_report(&out, 3000, 1);
+        assert!(report.contains("local Kafka ready"), "{report}");
+    }
+}
