@@ -137,6 +137,25 @@ impl BridgeConfig {
     /// transactional id prefix `rabbitmq-bridge-<queue>`, a 10 min
     /// transaction timeout, a checkpoint every second, no idle timeout, a
     /// dedup window of 10 000 ids.
+    ///
+    /// ```
+    /// use kafka_sink::bridge::{
+    ///     BridgeConfig, DEFAULT_BRIDGE_TRANSACTION_TIMEOUT, DEFAULT_DEDUP_WINDOW,
+    /// };
+    /// use kafka_sink::kafka::Semantic;
+    /// let config = BridgeConfig::new(
+    ///     "amqp://127.0.0.1:5672/%2f",
+    ///     "payments",
+    ///     "broker-1:9092",
+    ///     "payments-out",
+    ///     "/var/lib/bridge",
+    /// );
+    /// assert_eq!(config.sink.semantic, Semantic::ExactlyOnce);
+    /// let prefix = config.sink.transactional_id_prefix.as_deref();
+    /// assert_eq!(prefix, Some("rabbitmq-bridge-payments"));
+    /// assert_eq!(config.sink.transaction_timeout, DEFAULT_BRIDGE_TRANSACTION_TIMEOUT);
+    /// assert_eq!((config.dedup_window, config.idle_timeout), (DEFAULT_DEDUP_WINDOW, None));
+    /// ```
     pub fn new(
         amqp_url: impl Into<String>,
         queue: impl Into<String>,
@@ -163,6 +182,17 @@ impl BridgeConfig {
 }
 
 /// Counters of one [`Bridge::run`] (this process only).
+///
+/// ```
+/// use kafka_sink::bridge::BridgeStats;
+/// let stats = BridgeStats {
+///     messages: 10,
+///     records: 20,
+///     ..BridgeStats::default()
+/// };
+/// assert_eq!(stats.records / stats.messages, 2); // two records per message
+/// assert_eq!(stats.source.deliveries, 0);
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BridgeStats {
     /// Messages transformed and written.
@@ -188,6 +218,16 @@ pub struct BridgeStats {
 }
 
 /// Why [`Bridge::run`] stopped.
+///
+/// ```
+/// use kafka_sink::bridge::StopReason;
+/// // An idle stop means the queue was drained: a batch job can exit 0.
+/// let exit_code = |reason| match reason {
+///     StopReason::Idle => 0,
+///     StopReason::Shutdown => 130,
+/// };
+/// assert_eq!(exit_code(StopReason::Idle), 0);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopReason {
     /// The shutdown future completed.
@@ -197,6 +237,19 @@ pub enum StopReason {
 }
 
 /// What a [`Bridge`] reports to its [event hook](Bridge::on_event).
+///
+/// ```
+/// use kafka_sink::bridge::{BridgeEvent, BridgeStats};
+/// let describe = |e: &BridgeEvent| match e {
+///     BridgeEvent::CheckpointComplete { checkpoint_id, stats } => {
+///         format!("checkpoint {checkpoint_id}: {} records", stats.records)
+///     }
+///     other => format!("{other:?}"),
+/// };
+/// let stats = BridgeStats { records: 42, ..BridgeStats::default() };
+/// let event = BridgeEvent::CheckpointComplete { checkpoint_id: 7, stats };
+/// assert_eq!(describe(&event), "checkpoint 7: 42 records");
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum BridgeEvent {
@@ -226,6 +279,18 @@ pub enum BridgeEvent {
 }
 
 /// The result of a [`Bridge::run`] that ended cleanly.
+///
+/// ```
+/// use kafka_sink::bridge::{BridgeReport, BridgeStats, StopReason};
+/// let report = BridgeReport {
+///     reason: StopReason::Idle,
+///     restored_checkpoint: Some(4),
+///     last_checkpoint: Some(9),
+///     stats: BridgeStats { checkpoints: 5, ..BridgeStats::default() },
+/// };
+/// // Resumed from checkpoint 4; the final checkpoint is always newer.
+/// assert!(report.last_checkpoint > report.restored_checkpoint);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BridgeReport {
     /// Why it stopped.
@@ -239,6 +304,20 @@ pub struct BridgeReport {
 }
 
 /// Errors of a [`Bridge`].
+///
+/// A configuration the bridge cannot run is rejected before anything
+/// connects:
+///
+/// ```
+/// use kafka_sink::bridge::{Bridge, BridgeConfig, BridgeError};
+/// use std::time::Duration;
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// # let mut config = BridgeConfig::new("amqp://127.0.0.1:5672/%2f", "orders", "broker-1:9092", "orders-out", "/tmp/orders-bridge");
+/// config.checkpoint_interval = Duration::ZERO;
+/// let err = Bridge::new(config, |_| Vec::new()).run(async {}).await.unwrap_err();
+/// assert!(matches!(err, BridgeError::Config(_)), "{err}");
+/// # });
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum BridgeError {
@@ -519,6 +598,21 @@ enum Step {
 impl Bridge {
     /// A bridge from `config` writing what `transform` makes of each message.
     /// Nothing connects before [`run`](Self::run).
+    ///
+    /// ```
+    /// use kafka_sink::bridge::{Bridge, BridgeConfig};
+    /// use kafka_sink::kafka::KafkaSinkRecord;
+    /// let config = BridgeConfig::new(
+    ///     "amqp://127.0.0.1:5672/%2f",
+    ///     "orders",
+    ///     "broker-1:9092",
+    ///     "orders-out",
+    ///     "/var/lib/bridge",
+    /// );
+    /// // One Kafka record per message, its body as the value.
+    /// let bridge = Bridge::new(config, |m| vec![KafkaSinkRecord::value(m.body)]);
+    /// assert_eq!(bridge.config().sink.default_topic, "orders-out");
+    /// ```
     pub fn new(
         config: BridgeConfig,
         transform: impl Fn(SourceMessage) -> Vec<KafkaSinkRecord> + Send + Sync + 'static,
@@ -532,12 +626,30 @@ impl Bridge {
 
     /// Calls `hook` on every [`BridgeEvent`] (on the run loop's task: keep
     /// it short).
+    ///
+    /// ```
+    /// use kafka_sink::bridge::{Bridge, BridgeConfig, BridgeEvent};
+    /// # let config = BridgeConfig::new("amqp://127.0.0.1:5672/%2f", "orders", "broker-1:9092", "orders-out", "/var/lib/bridge");
+    /// let bridge = Bridge::new(config, |_| Vec::new()).on_event(|e| {
+    ///     if let BridgeEvent::Started { checkpoint_id } = e {
+    ///         println!("restored checkpoint {checkpoint_id:?}");
+    ///     }
+    /// });
+    /// assert!(format!("{bridge:?}").contains("events: true"));
+    /// ```
     pub fn on_event(mut self, hook: impl Fn(&BridgeEvent) + Send + Sync + 'static) -> Self {
         self.events = Some(Arc::new(hook));
         self
     }
 
     /// The configuration.
+    ///
+    /// ```
+    /// use kafka_sink::bridge::{Bridge, BridgeConfig};
+    /// # let config = BridgeConfig::new("amqp://127.0.0.1:5672/%2f", "orders", "broker-1:9092", "orders-out", "/var/lib/bridge");
+    /// let bridge = Bridge::new(config, |_| Vec::new());
+    /// assert_eq!(bridge.config().source.queue, "orders");
+    /// ```
     pub fn config(&self) -> &BridgeConfig {
         &self.config
     }
@@ -551,6 +663,19 @@ impl Bridge {
     /// same checkpoint directory recovers (commits what a written checkpoint
     /// pre-committed, aborts the rest; RabbitMQ redelivers what was not
     /// acknowledged).
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_sink::bridge::{Bridge, BridgeConfig, StopReason};
+    /// use kafka_sink::kafka::KafkaSinkRecord;
+    /// use std::time::Duration;
+    /// # let mut config = BridgeConfig::new("amqp://127.0.0.1:5672/%2f", "orders", "broker-1:9092", "orders-out", "/var/lib/bridge");
+    /// config.idle_timeout = Some(Duration::from_secs(30)); // drain the queue, then stop
+    /// let bridge = Bridge::new(config, |m| vec![KafkaSinkRecord::value(m.body)]);
+    /// let report = bridge.run(std::future::pending()).await?;
+    /// assert_eq!(report.reason, StopReason::Idle);
+    /// # Ok(()) }
+    /// ```
     pub async fn run(
         self,
         shutdown: impl Future<Output = ()>,

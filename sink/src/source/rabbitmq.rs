@@ -40,6 +40,14 @@ use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 /// The processing guarantee a [`RabbitMqSource`] provides (with checkpoints).
+///
+/// ```
+/// use kafka_sink::source::rabbitmq::{Guarantee, RabbitMqSourceConfig};
+/// let mut config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "audit-log");
+/// assert_eq!(config.guarantee, Guarantee::default()); // ExactlyOnce
+/// // Publishers that set no correlation id: accept redelivered duplicates.
+/// config.guarantee = Guarantee::AtLeastOnce;
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Guarantee {
     /// Correlation ids are required and deduplicated; a message without one
@@ -51,6 +59,13 @@ pub enum Guarantee {
 }
 
 /// How the delivery tags of a completed snapshot are acknowledged.
+///
+/// ```
+/// use kafka_sink::source::rabbitmq::{AckMode, RabbitMqSourceConfig};
+/// let mut config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
+/// assert_eq!(config.ack_mode, AckMode::PerTag);
+/// config.ack_mode = AckMode::Multiple; // one basic.ack per checkpoint
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AckMode {
     /// One `basic.ack(tag, multiple = false)` per message, as in Flink.
@@ -97,6 +112,16 @@ pub struct RabbitMqSourceConfig {
 impl RabbitMqSourceConfig {
     /// Defaults: exactly-once, prefetch 256, durable queue, per-tag acks,
     /// reconnect for up to 120 s with 10 s per attempt.
+    ///
+    /// ```
+    /// use kafka_sink::source::rabbitmq::{AckMode, RabbitMqSourceConfig};
+    /// use std::time::Duration;
+    /// let config = RabbitMqSourceConfig::new("amqp://guest:guest@127.0.0.1:5672/%2f", "orders");
+    /// assert_eq!((config.prefetch_count, config.durable_queue), (256, true));
+    /// assert_eq!(config.ack_mode, AckMode::PerTag);
+    /// assert_eq!(config.reconnect_timeout, Duration::from_secs(120));
+    /// assert_eq!(config.connect_attempt_timeout, Duration::from_secs(10));
+    /// ```
     pub fn new(amqp_url: impl Into<String>, queue: impl Into<String>) -> Self {
         RabbitMqSourceConfig {
             amqp_url: amqp_url.into(),
@@ -114,6 +139,23 @@ impl RabbitMqSourceConfig {
 
 /// A message returned by [`RabbitMqSource::next_message`]: never a duplicate
 /// of one whose checkpoint is pending or restored.
+///
+/// ```
+/// use kafka_sink::kafka::KafkaSinkRecord;
+/// use kafka_sink::source::rabbitmq::SourceMessage;
+/// // A bridge transform: key the Kafka record by the correlation id.
+/// let to_record = |m: SourceMessage| {
+///     KafkaSinkRecord::keyed(m.correlation_id.unwrap_or_default(), m.body)
+/// };
+/// let message = SourceMessage {
+///     correlation_id: Some("order-17".into()),
+///     body: "{\"amount\":12}".into(),
+///     headers: Default::default(),
+///     redelivered: false,
+///     delivery_tag: 1,
+/// };
+/// assert_eq!(to_record(message).key.as_deref(), Some(&b"order-17"[..]));
+/// ```
 #[derive(Debug, Clone)]
 pub struct SourceMessage {
     /// The correlation id (the unique id); always `Some` in exactly-once mode.
@@ -129,6 +171,19 @@ pub struct SourceMessage {
 }
 
 /// Counters of a [`RabbitMqSource`].
+///
+/// ```
+/// use kafka_sink::source::rabbitmq::RabbitMqSourceStats;
+/// let stats = RabbitMqSourceStats {
+///     deliveries: 12,
+///     emitted: 10,
+///     duplicates: 2,
+///     ..Default::default()
+/// };
+/// // Each delivery is emitted, a duplicate or missing its correlation id.
+/// let accounted = stats.emitted + stats.duplicates + stats.missing_correlation_id;
+/// assert_eq!(stats.deliveries, accounted);
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RabbitMqSourceStats {
     /// Deliveries received.
@@ -149,6 +204,18 @@ pub struct RabbitMqSourceStats {
 }
 
 /// Errors of a [`RabbitMqSource`].
+///
+/// An invalid configuration is rejected before connecting:
+///
+/// ```
+/// use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig, RabbitMqSourceError};
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let mut config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
+/// config.prefetch_count = 0;
+/// let err = RabbitMqSource::connect(config, None).await.unwrap_err();
+/// assert!(matches!(err, RabbitMqSourceError::Config(_)), "{err}");
+/// # });
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RabbitMqSourceError {
@@ -199,6 +266,15 @@ pub enum RabbitMqSourceError {
 }
 
 /// Why an acknowledgement failed.
+///
+/// ```
+/// use kafka_sink::source::rabbitmq::{AcknowledgeError, RabbitMqSourceError};
+/// let err = RabbitMqSourceError::Acknowledge {
+///     checkpoint_id: 7,
+///     source: AcknowledgeError::NoChannel,
+/// };
+/// assert_eq!(err.to_string(), "acknowledging checkpoint 7 failed: no open channel");
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AcknowledgeError {
@@ -405,6 +481,16 @@ impl RabbitMqSource {
     /// [`snapshot_state`](Self::snapshot_state); `None` for a fresh start)
     /// and connects: declares the queue, sets the prefetch, enables AMQP
     /// transactions and subscribes with manual acknowledgements.
+    ///
+    /// ```no_run
+    /// # async fn example(restored: Option<Vec<u8>>) -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
+    /// let config = RabbitMqSourceConfig::new("amqp://guest:guest@127.0.0.1:5672/%2f", "orders");
+    /// // `restored`: the source's bytes in the last completed checkpoint.
+    /// let source = RabbitMqSource::connect(config, restored.as_deref()).await?;
+    /// assert!(source.is_connected());
+    /// # Ok(()) }
+    /// ```
     pub async fn connect(
         config: RabbitMqSourceConfig,
         restored_state: Option<&[u8]>,
@@ -434,6 +520,18 @@ impl RabbitMqSource {
     /// Replaces the state with `restored_state` (`None`: empty), as
     /// [`connect`](Self::connect) does; for a checkpoint driver that restores
     /// after the source was built. Fails once a message was received.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
+    /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
+    /// # let mut source = RabbitMqSource::connect(config, None).await?;
+    /// # let restored: Vec<u8> = Vec::new();
+    /// // Before the first `next_message`: restore the last completed checkpoint.
+    /// source.initialize_state(Some(&restored))?;
+    /// assert_eq!(source.stats().deliveries, 0);
+    /// # Ok(()) }
+    /// ```
     pub fn initialize_state(
         &mut self,
         restored_state: Option<&[u8]>,
@@ -461,6 +559,23 @@ impl RabbitMqSource {
     /// In exactly-once mode a message without correlation id yields
     /// [`RabbitMqSourceError::MissingCorrelationId`]; later calls go on with
     /// the following messages.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
+    /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
+    /// # let mut source = RabbitMqSource::connect(config, None).await?;
+    /// use kafka_sink::source::rabbitmq::RabbitMqSourceError;
+    /// match source.next_message().await {
+    ///     Ok(Some(message)) => println!("{:?}: {:?}", message.correlation_id, message.body),
+    ///     Ok(None) => println!("consumer cancelled; the next call re-subscribes"),
+    ///     Err(RabbitMqSourceError::MissingCorrelationId { delivery_tag, .. }) => {
+    ///         eprintln!("message {delivery_tag} has no correlation id; left unacknowledged");
+    ///     }
+    ///     Err(e) => return Err(e.into()),
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn next_message(&mut self) -> Result<Option<SourceMessage>, RabbitMqSourceError> {
         loop {
             let session = self.ensure_session().await?;
@@ -538,6 +653,17 @@ impl RabbitMqSource {
     /// Takes the snapshot of checkpoint `checkpoint_id` (strictly greater
     /// than the previous one): returns the bytes to persist with the
     /// checkpoint and to pass to [`connect`](Self::connect) on recovery.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
+    /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
+    /// # let mut source = RabbitMqSource::connect(config, None).await?;
+    /// let checkpoint_id = source.last_snapshot_id().unwrap_or(0) + 1;
+    /// let state = source.snapshot_state(checkpoint_id)?;
+    /// std::fs::write(format!("/var/lib/orders/source-{checkpoint_id}"), &state)?;
+    /// # Ok(()) }
+    /// ```
     pub fn snapshot_state(&mut self, checkpoint_id: u64) -> Result<Bytes, RabbitMqSourceError> {
         Ok(self.state.snapshot_state(checkpoint_id)?)
     }
@@ -547,6 +673,20 @@ impl RabbitMqSource {
     /// snapshot and releases their correlation ids. Returns the number of
     /// snapshots acknowledged. On error the failing snapshot stays pending and
     /// the next call retries it.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
+    /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
+    /// # let mut source = RabbitMqSource::connect(config, None).await?;
+    /// # let _ = source.next_message().await?;
+    /// let state = source.snapshot_state(1)?;
+    /// // ... persist `state`, commit the downstream writes of checkpoint 1, then:
+    /// # let _ = state;
+    /// let acknowledged = source.notify_checkpoint_complete(1).await?;
+    /// assert_eq!(acknowledged, 1);
+    /// # Ok(()) }
+    /// ```
     pub async fn notify_checkpoint_complete(
         &mut self,
         checkpoint_id: u64,
@@ -571,38 +711,112 @@ impl RabbitMqSource {
     }
 
     /// The id of the last snapshot taken or restored.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
+    /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
+    /// # let mut source = RabbitMqSource::connect(config, None).await?;
+    /// assert_eq!(source.last_snapshot_id(), None); // fresh start
+    /// source.snapshot_state(3)?;
+    /// assert_eq!(source.last_snapshot_id(), Some(3));
+    /// # Ok(()) }
+    /// ```
     pub fn last_snapshot_id(&self) -> Option<u64> {
         self.state.base().last_snapshot_id()
     }
 
     /// Counters since [`connect`](Self::connect).
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
+    /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
+    /// # let mut source = RabbitMqSource::connect(config, None).await?;
+    /// let stats = source.stats();
+    /// println!("{} emitted, {} duplicates", stats.emitted, stats.duplicates);
+    /// # Ok(()) }
+    /// ```
     pub fn stats(&self) -> RabbitMqSourceStats {
         self.stats
     }
 
     /// The correlation-id state: pending checkpoints, current ids, dedup set.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
+    /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
+    /// # let mut source = RabbitMqSource::connect(config, None).await?;
+    /// if let Some(message) = source.next_message().await? {
+    ///     let id = message.correlation_id.expect("exactly-once messages carry one");
+    ///     assert!(source.unique_ids().contains(&id)); // a redelivered copy is dropped
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn unique_ids(&self) -> &MessageAcknowledgingSource<String> {
         self.state.base()
     }
 
     /// How many correlation ids are awaiting a redelivered copy (emitted on a
     /// lost channel or restored from state).
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
+    /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
+    /// # let mut source = RabbitMqSource::connect(config, None).await?;
+    /// assert_eq!(source.awaiting_redelivery_len(), 0); // fresh start, nothing restored
+    /// # Ok(()) }
+    /// ```
     pub fn awaiting_redelivery_len(&self) -> usize {
         self.awaiting_redelivery.len()
     }
 
     /// Whether a connection and channel are open.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
+    /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
+    /// # let mut source = RabbitMqSource::connect(config, None).await?;
+    /// if !source.is_connected() {
+    ///     println!("broker unreachable; next_message reconnects");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn is_connected(&self) -> bool {
         self.session.as_ref().is_some_and(Session::alive)
     }
 
     /// The configuration.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
+    /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
+    /// # let mut source = RabbitMqSource::connect(config, None).await?;
+    /// assert_eq!(source.config().queue, "orders");
+    /// # Ok(()) }
+    /// ```
     pub fn config(&self) -> &RabbitMqSourceConfig {
         &self.config
     }
 
     /// Closes the channel and connection; unacknowledged messages return to
     /// the queue.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
+    /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
+    /// # let mut source = RabbitMqSource::connect(config, None).await?;
+    /// let message = source.next_message().await?;
+    /// // Not acknowledged (no checkpoint completed): the broker redelivers it.
+    /// # let _ = message;
+    /// source.close().await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn close(mut self) -> Result<(), RabbitMqSourceError> {
         if let Some(s) = self.session.take() {
             let _ = s.channel.close(200, "source closed").await;
