@@ -245,7 +245,7 @@ pub struct DemoArgs {
     /// Source rate in records per second (0: unthrottled).
     #[arg(long, default_value_t = 4_000, value_name = "N")]
     pub rate: u64,
-    /// The topic (default: kafka-eos-demo-<unique run id>).
+    /// The topic (default: kafka-eos-demo-RUNID, unique per run).
     #[arg(long, short = 't')]
     pub topic: Option<String>,
     /// Checkpoint directory (default: a temporary one, removed afterwards).
@@ -295,7 +295,7 @@ pub struct BridgeArgs {
     #[arg(long, value_name = "DIR")]
     pub checkpoint_dir: PathBuf,
     /// Transactional id prefix: stable across restarts, unique per bridge
-    /// (default rabbitmq-bridge-<queue>).
+    /// (default rabbitmq-bridge-QUEUE).
     #[arg(long, value_name = "PREFIX")]
     pub transactional_id_prefix: Option<String>,
     /// Checkpoint (transaction commit + acknowledgement) interval.
