@@ -29,8 +29,7 @@ use kafka_eos_examples::support::{self, BoxError};
 use kafka_producer::{Cluster, ClusterConfig};
 use kafka_sink::RecordContext;
 use kafka_sink::checkpoint::{
-    CheckpointCoordinator, CheckpointStorage, CheckpointedOperator, OperatorError, OperatorInfo,
-    RestoredState,
+    CheckpointCoordinator, CheckpointStorage, OperatorInfo, SourcePosition,
 };
 use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
 use tokio::sync::Mutex;
@@ -39,39 +38,10 @@ const TOPIC: &str = "example-sink";
 const PER_CHECKPOINT: u64 = 20;
 const TOTAL: u64 = 100;
 
-/// Emits 0, 1, 2, ...; the next number is its checkpointed state.
-#[derive(Debug, Default)]
-struct Numbers {
-    next: u64,
-}
-
-impl CheckpointedOperator for Numbers {
-    async fn initialize_state(
-        &mut self,
-        restored: Option<RestoredState>,
-    ) -> Result<(), OperatorError> {
-        if let Some(bytes) = restored.and_then(|r| r.own.into_iter().next()) {
-            self.next = u64::from_be_bytes(bytes.as_slice().try_into()?);
-        }
-        Ok(())
-    }
-
-    async fn snapshot_state(&mut self, _checkpoint_id: u64) -> Result<Vec<u8>, OperatorError> {
-        Ok(self.next.to_be_bytes().to_vec())
-    }
-
-    async fn notify_checkpoint_complete(
-        &mut self,
-        _checkpoint_id: u64,
-    ) -> Result<(), OperatorError> {
-        Ok(())
-    }
-}
-
 /// One "process": the source, the sink and the coordinator, restored from
 /// the checkpoint directory.
 struct Job {
-    source: Arc<Mutex<Numbers>>,
+    source: Arc<Mutex<SourcePosition>>,
     sink: Arc<Mutex<KafkaSink<u64>>>,
     coordinator: CheckpointCoordinator,
 }
@@ -87,7 +57,7 @@ impl Job {
         let sink =
             KafkaSink::connect(config, |n: &u64| KafkaSinkRecord::value(n.to_string())).await?;
 
-        let source = Arc::new(Mutex::new(Numbers::default()));
+        let source = Arc::new(Mutex::new(SourcePosition::default()));
         let sink = Arc::new(Mutex::new(sink));
         let mut coordinator = CheckpointCoordinator::new(CheckpointStorage::open(dir, 3)?);
         // Registration order is the barrier order: source, then sink.

@@ -18,8 +18,7 @@ use kafka_producer::ProducerConfig;
 use kafka_producer::reader::{IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_sink::RecordContext;
 use kafka_sink::checkpoint::{
-    CheckpointCoordinator, CheckpointError, CheckpointStorage, CheckpointedOperator, OperatorError,
-    OperatorInfo, RestoredState,
+    CheckpointCoordinator, CheckpointError, CheckpointStorage, OperatorInfo, SourcePosition,
 };
 use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic, SinkPartitioner};
 use std::collections::{BTreeMap, VecDeque};
@@ -37,40 +36,6 @@ const BATCH: u64 = 10;
 const REPORT_EVERY: u64 = 200;
 /// Unexpected worker exits tolerated before the demo gives up.
 const MAX_CRASHES: u32 = 5;
-
-/// Emits `0..total`; its state is the next number to emit.
-struct NumberSource {
-    next: u64,
-}
-
-impl CheckpointedOperator for NumberSource {
-    async fn initialize_state(
-        &mut self,
-        restored: Option<RestoredState>,
-    ) -> Result<(), OperatorError> {
-        if let Some(r) = restored
-            && let Some(bytes) = r.own.first()
-        {
-            let b: [u8; 8] = bytes
-                .as_slice()
-                .try_into()
-                .map_err(|_| OperatorError::from("source state: expected 8 bytes".to_string()))?;
-            self.next = u64::from_be_bytes(b);
-        }
-        Ok(())
-    }
-
-    async fn snapshot_state(&mut self, _checkpoint_id: u64) -> Result<Vec<u8>, OperatorError> {
-        Ok(self.next.to_be_bytes().to_vec())
-    }
-
-    async fn notify_checkpoint_complete(
-        &mut self,
-        _checkpoint_id: u64,
-    ) -> Result<(), OperatorError> {
-        Ok(())
-    }
-}
 
 fn checkpoint_error(e: CheckpointError) -> CliError {
     CliError::failure(format!("checkpoint: {e}"))
@@ -112,7 +77,7 @@ pub async fn run_worker(g: &Globals, a: DemoWorkerArgs) -> CliResult<()> {
     .await
     .map_err(sink_error)?;
     let sink = Arc::new(Mutex::new(sink));
-    let source = Arc::new(Mutex::new(NumberSource { next: 0 }));
+    let source = Arc::new(Mutex::new(SourcePosition::default()));
     let storage = CheckpointStorage::open(&a.checkpoint_dir, 3).map_err(checkpoint_error)?;
     let mut coordinator = CheckpointCoordinator::new(storage);
     coordinator

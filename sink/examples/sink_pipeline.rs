@@ -24,48 +24,12 @@ use std::time::{Duration, Instant};
 
 use kafka_sink::RecordContext;
 use kafka_sink::checkpoint::{
-    CheckpointCoordinator, CheckpointStorage, CheckpointedOperator, OperatorError, OperatorInfo,
-    RestoredState,
+    CheckpointCoordinator, CheckpointStorage, OperatorInfo, SourcePosition,
 };
 use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic, SinkPartitioner};
 use tokio::sync::Mutex;
 
 type BoxError = Box<dyn Error + Send + Sync>;
-
-/// Emits `0..total`; its state is the next number to emit.
-struct NumberSource {
-    next: u64,
-    total: u64,
-}
-
-impl CheckpointedOperator for NumberSource {
-    async fn initialize_state(
-        &mut self,
-        restored: Option<RestoredState>,
-    ) -> Result<(), OperatorError> {
-        if let Some(r) = restored
-            && let Some(bytes) = r.own.first()
-        {
-            let b: [u8; 8] = bytes
-                .as_slice()
-                .try_into()
-                .map_err(|_| OperatorError::from("source state: expected 8 bytes".to_string()))?;
-            self.next = u64::from_be_bytes(b);
-        }
-        Ok(())
-    }
-
-    async fn snapshot_state(&mut self, _checkpoint_id: u64) -> Result<Vec<u8>, OperatorError> {
-        Ok(self.next.to_be_bytes().to_vec())
-    }
-
-    async fn notify_checkpoint_complete(
-        &mut self,
-        _checkpoint_id: u64,
-    ) -> Result<(), OperatorError> {
-        Ok(())
-    }
-}
 
 fn args() -> Result<HashMap<String, String>, BoxError> {
     let mut out = HashMap::new();
@@ -116,7 +80,7 @@ async fn main() -> Result<(), BoxError> {
     })
     .await?;
     let sink = Arc::new(Mutex::new(sink));
-    let source = Arc::new(Mutex::new(NumberSource { next: 0, total }));
+    let source = Arc::new(Mutex::new(SourcePosition::default()));
 
     let mut coordinator = CheckpointCoordinator::new(CheckpointStorage::open(&dir, 3)?);
     coordinator.register(OperatorInfo::new("source", 0, 1), source.clone())?;
@@ -149,12 +113,12 @@ async fn main() -> Result<(), BoxError> {
         let finished = {
             let mut src = source.lock().await;
             let mut snk = sink.lock().await;
-            let end = (src.next + BATCH).min(src.total);
+            let end = (src.next + BATCH).min(total);
             while src.next < end {
                 snk.invoke(src.next, &RecordContext::default()).await?;
                 src.next += 1;
             }
-            src.next >= src.total
+            src.next >= total
         };
         if finished {
             break;

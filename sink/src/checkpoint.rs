@@ -112,7 +112,10 @@ use std::time::Duration;
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
 use crate::clock::{Clock, SystemClock};
+
+mod position;
 use crate::codec::{DecodeError, Reader, put_bytes, put_str, put_u8, put_u32, put_u64};
+pub use position::SourcePosition;
 
 /// The error type of operator hooks.
 pub type OperatorError = Box<dyn std::error::Error + Send + Sync>;
