@@ -104,73 +104,13 @@ pub async fn partitions(cluster: &Cluster, topic: &str, requested: &[i32]) -> Cl
 }
 
 /// Creates `topic` with `partitions` partitions and the broker's default
-/// replication factor (CreateTopics), then waits until the metadata shows a
-/// leader for every partition. Returns false when the topic already existed
-/// (its partition count is then whatever it has).
+/// replication factor, then waits until the metadata shows a leader for every
+/// partition ([`admin::ensure_topic`], 30 s). Returns false when the topic
+/// already existed (its partition count is then whatever it has).
 pub async fn create_topic(cluster: &Cluster, topic: &str, partitions: i32) -> CliResult<bool> {
-    use kafka_proto::ErrorCode;
-    use kafka_proto::messages::{CreateTopicsRequest, CreateTopicsRequestCreatableTopic};
-    let conn = cluster.any_connection().await?;
-    let version = conn
-        .versions()
-        .version_for::<CreateTopicsRequest>()
-        .map_err(CliError::from)?;
-    let req = CreateTopicsRequest {
-        topics: vec![CreateTopicsRequestCreatableTopic {
-            name: topic.to_string(),
-            num_partitions: partitions,
-            // -1 (the broker's default.replication.factor) needs v4+.
-            replication_factor: if version >= 4 { -1 } else { 1 },
-            ..Default::default()
-        }],
-        timeout_ms: 30_000,
-        ..Default::default()
-    };
-    let resp = conn.send(&req, version).await?;
-    let result = resp
-        .topics
-        .into_iter()
-        .find(|t| t.name == topic)
-        .ok_or_else(|| CliError::failure(format!("CreateTopics: no result for {topic:?}")))?;
-    let created = match ErrorCode::from(result.error_code) {
-        ErrorCode::None => true,
-        ErrorCode::TopicAlreadyExists => false,
-        e => {
-            let code = if matches!(
-                e,
-                ErrorCode::TopicAuthorizationFailed | ErrorCode::ClusterAuthorizationFailed
-            ) {
-                crate::error::ExitCode::Auth
-            } else {
-                crate::error::ExitCode::Failure
-            };
-            return Err(CliError::new(
-                code,
-                format!(
-                    "creating topic {topic:?}: {e:?}{}",
-                    result
-                        .error_message
-                        .map(|m| format!(": {m}"))
-                        .unwrap_or_default()
-                ),
-            ));
-        }
-    };
-    // Leaders are elected shortly after creation: wait (bounded) for them.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        cluster.refresh_topics(&[topic]).await?;
-        let ready = cluster.metadata().topic(topic).is_some_and(|t| {
-            !t.partitions.is_empty() && t.partitions.values().all(|p| p.leader.is_some())
-        });
-        if ready {
-            return Ok(created);
-        }
-        if std::time::Instant::now() >= deadline {
-            return Err(CliError::failure(format!(
-                "topic {topic:?} has no leader for every partition after 30 s"
-            )));
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    use kafka_producer::admin::{self, NewTopic};
+    let new_topic = NewTopic::new(topic).with_partitions(partitions);
+    let ensured =
+        admin::ensure_topic(cluster, &new_topic, std::time::Duration::from_secs(30)).await?;
+    Ok(ensured.created)
 }

@@ -168,6 +168,18 @@ impl From<CoordinatorError> for CliError {
     }
 }
 
+impl From<kafka_producer::admin::AdminError> for CliError {
+    fn from(e: kafka_producer::admin::AdminError) -> Self {
+        use kafka_producer::admin::AdminError;
+        let code = match &e {
+            AdminError::Cluster(c) => cluster_code(c),
+            AdminError::Topic(t) if is_auth_code(t.error) => ExitCode::Auth,
+            _ => ExitCode::Failure,
+        };
+        CliError::new(code, e.to_string())
+    }
+}
+
 impl From<ReaderError> for CliError {
     fn from(e: ReaderError) -> Self {
         let code = match &e {

@@ -5,21 +5,10 @@
 
 use bytes::{Bytes, BytesMut};
 use criterion::{Criterion, Throughput, black_box, criterion_group, criterion_main};
-use kafka_proto::record::{Compression, Record, RecordBatch, RecordBatchBuilder, RecordBatchView};
+use kafka_proto::record::{RecordBatch, RecordBatchView};
 
-const RECORDS: usize = 1000;
-
-/// A destination for `src.len()` bytes at the same offset within a 4 KiB
-/// page as `src`. glibc copies these sizes with `rep movsb`, which on this
-/// machine's AMD CPU runs ~17× slower when the destination sits just past the
-/// source modulo 4 KiB (e.g. 16 bytes: two heap blocks with the same
-/// alignment) — so pin the fast case, never flatter the codec with a slow
-/// baseline.
-fn same_page_offset_dst(src: &[u8]) -> (Vec<u8>, usize) {
-    let dst = vec![0u8; src.len() + 4096];
-    let off = (src.as_ptr() as usize).wrapping_sub(dst.as_ptr() as usize) % 4096;
-    (dst, off)
-}
+mod common;
+use common::{RECORDS, batch, same_page_offset_dst};
 
 /// Benches a `copy_from_slice` of `src`: the baseline.
 fn memcpy(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>, src: &[u8]) {
@@ -31,22 +20,6 @@ fn memcpy(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime
             black_box(&mut dst);
         })
     });
-}
-
-fn batch(value_size: usize) -> RecordBatch {
-    let mut b = RecordBatchBuilder::new(Compression::None)
-        .producer(1000, 5, 0)
-        .transactional(true);
-    for i in 0..RECORDS {
-        let key = Bytes::from(format!("key-{i:06}"));
-        let value = Bytes::from(vec![(i % 251) as u8; value_size]);
-        b.push(Record::new(
-            1_700_000_000_000 + i as i64,
-            Some(key),
-            Some(value),
-        ));
-    }
-    b.build()
 }
 
 fn bench(c: &mut Criterion) {

@@ -7,30 +7,15 @@
 //! `cargo bench -p kafka-proto --bench record_batch_min`
 
 use bytes::{Bytes, BytesMut};
-use kafka_proto::record::{Compression, Record, RecordBatch, RecordBatchBuilder, RecordBatchView};
+use kafka_proto::record::{RecordBatch, RecordBatchView};
 use std::hint::black_box;
 use std::time::Instant;
 
-const RECORDS: usize = 1000;
+mod common;
+use common::{RECORDS, batch, same_page_offset_dst};
 /// Wall time spent sampling each group, all its cases interleaved: long
 /// enough for the minimum to catch quiet moments of the other processes.
 const GROUP_SECONDS: f64 = 6.0;
-
-fn batch(value_size: usize) -> RecordBatch {
-    let mut b = RecordBatchBuilder::new(Compression::None)
-        .producer(1000, 5, 0)
-        .transactional(true);
-    for i in 0..RECORDS {
-        let key = Bytes::from(format!("key-{i:06}"));
-        let value = Bytes::from(vec![(i % 251) as u8; value_size]);
-        b.push(Record::new(
-            1_700_000_000_000 + i as i64,
-            Some(key),
-            Some(value),
-        ));
-    }
-    b.build()
-}
 
 type Case<'a> = (&'static str, Box<dyn FnMut() + 'a>);
 
@@ -42,8 +27,7 @@ fn main() {
         let encoded = Bytes::from(batch.encode_to_vec().unwrap());
         let n = encoded.len();
         // Same 4 KiB page offset as the source: see `record_batch.rs`.
-        let mut dst = vec![0u8; n + 4096];
-        let off = (encoded.as_ptr() as usize).wrapping_sub(dst.as_ptr() as usize) % 4096;
+        let (mut dst, off) = same_page_offset_dst(&encoded);
         let mut out = BytesMut::with_capacity(n);
         let src = &encoded[..];
         let mut cases: Vec<Case<'_>> = vec![
