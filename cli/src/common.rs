@@ -105,7 +105,7 @@ pub async fn partitions(cluster: &Cluster, topic: &str, requested: &[i32]) -> Cl
 
 /// Creates `topic` with `partitions` partitions and the broker's default
 /// replication factor, then waits until the metadata shows a leader for every
-/// partition ([`admin::ensure_topic`], 30 s). Returns false when the topic
+/// partition ([`kafka_producer::admin::ensure_topic`], 30 s). Returns false when the topic
 /// already existed (its partition count is then whatever it has).
 pub async fn create_topic(cluster: &Cluster, topic: &str, partitions: i32) -> CliResult<bool> {
     use kafka_producer::admin::{self, NewTopic};
