@@ -19,9 +19,6 @@
 use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{Cluster, ProducerConfig};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion, RabbitMq};
-use lapin::options::{BasicPublishOptions, ConfirmSelectOptions, QueueDeclareOptions};
-use lapin::types::FieldTable;
-use lapin::{BasicProperties, Connection};
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Output, Stdio};
 use std::time::Duration;
@@ -115,41 +112,15 @@ fn assert_demo_report(out: &Output, records: u64, kills: u32) -> String {
     report
 }
 
-/// Publishes persistent messages (publisher confirms) with correlation ids.
-async fn publish(url: &str, queue: &str, ids: &[String]) {
-    let props = kafka_sink::source::rabbitmq::connection_properties();
-    let conn = Connection::connect(url, props).await.unwrap();
-    let ch = conn.create_channel().await.unwrap();
-    ch.confirm_select(ConfirmSelectOptions::default())
+/// Publishes `body of <id>` for each correlation id, confirmed by RabbitMQ.
+async fn publish(rabbit: &RabbitMq, queue: &str, ids: &[String]) {
+    let messages = ids
+        .iter()
+        .map(|id| (id.clone(), format!("body of {id}").into_bytes()));
+    rabbit
+        .publish_persistent(queue, messages)
         .await
-        .unwrap();
-    ch.queue_declare(
-        queue,
-        QueueDeclareOptions {
-            durable: true,
-            ..QueueDeclareOptions::default()
-        },
-        FieldTable::default(),
-    )
-    .await
-    .unwrap();
-    for cid in ids {
-        let props = BasicProperties::default()
-            .with_delivery_mode(2)
-            .with_correlation_id(cid.as_str().into());
-        let confirm = ch
-            .basic_publish(
-                "",
-                queue,
-                BasicPublishOptions::default(),
-                format!("body of {cid}").as_bytes(),
-                props,
-            )
-            .await
-            .unwrap();
-        assert!(confirm.await.unwrap().is_ack(), "publish not confirmed");
-    }
-    conn.close(200, "published").await.unwrap();
+        .expect("publish to RabbitMQ");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -267,7 +238,7 @@ async fn demo_bridge_and_bench_end_to_end() {
         "e2e-bridge",
     ];
     let ids: Vec<String> = (0..300).map(|i| format!("m-{i:04}")).collect();
-    publish(&url, "orders", &ids[..200]).await;
+    publish(&rabbit, "orders", &ids[..200]).await;
     let out = ok(&bridge, limit).await;
     let summary = text(&out.stdout);
     assert!(summary.contains("200 messages -> 200 records"), "{summary}");
@@ -290,7 +261,7 @@ async fn demo_bridge_and_bench_end_to_end() {
     let pid = child.id().unwrap().to_string();
     let mut second: Vec<String> = ids[200..].to_vec();
     second.extend(ids[180..200].iter().cloned());
-    publish(&url, "orders", &second).await;
+    publish(&rabbit, "orders", &second).await;
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while read_committed(&bootstrap, "bridged")
         .await

@@ -27,10 +27,10 @@ use kafka_producer::{Cluster, ClusterConfig};
 use kafka_sink::bridge::{Bridge, BridgeConfig, BridgeEvent, StopReason};
 use kafka_sink::kafka::KafkaSinkRecord;
 use kafka_testcontainers::{IsolationLevel, KafkaCluster, KafkaVersion, RabbitMq};
+use lapin::options::BasicGetOptions;
 use lapin::options::QueueDeclareOptions;
-use lapin::options::{BasicGetOptions, BasicPublishOptions, ConfirmSelectOptions};
 use lapin::types::FieldTable;
-use lapin::{BasicProperties, Connection, ConnectionProperties};
+use lapin::{Connection, ConnectionProperties};
 
 /// SIGKILLs of the soak (at least).
 const KILLS: usize = 20;
@@ -50,46 +50,12 @@ fn body(id: &str) -> String {
     format!("payload of {id}")
 }
 
-/// Publishes persistent messages with publisher confirms to a durable queue.
-async fn publish(url: &str, queue: &str, ids: &[String]) {
-    let conn = Connection::connect(url, ConnectionProperties::default())
+/// Publishes `body(id)` for each correlation id, confirmed by RabbitMQ.
+async fn publish(mq: &RabbitMq, queue: &str, ids: &[String]) {
+    let messages = ids.iter().map(|id| (id.clone(), body(id).into_bytes()));
+    mq.publish_persistent(queue, messages)
         .await
-        .unwrap();
-    let ch = conn.create_channel().await.unwrap();
-    ch.confirm_select(ConfirmSelectOptions::default())
-        .await
-        .unwrap();
-    ch.queue_declare(
-        queue,
-        QueueDeclareOptions {
-            durable: true,
-            ..QueueDeclareOptions::default()
-        },
-        FieldTable::default(),
-    )
-    .await
-    .unwrap();
-    let mut confirms = Vec::new();
-    for cid in ids {
-        let props = BasicProperties::default()
-            .with_delivery_mode(2)
-            .with_correlation_id(cid.as_str().into());
-        confirms.push(
-            ch.basic_publish(
-                "",
-                queue,
-                BasicPublishOptions::default(),
-                body(cid).as_bytes(),
-                props,
-            )
-            .await
-            .unwrap(),
-        );
-    }
-    for c in confirms {
-        assert!(c.await.unwrap().is_ack(), "publish not confirmed");
-    }
-    conn.close(200, "published").await.unwrap();
+        .expect("publish to RabbitMQ");
 }
 
 /// Waits until the queue has no consumer (so nothing is unacknowledged:
@@ -444,7 +410,7 @@ async fn sigkill_soak() {
         .collect();
     let mut all = ids.clone();
     all.extend(republished.iter().cloned());
-    publish(&url, queue, &all).await;
+    publish(&mq, queue, &all).await;
     eprintln!(
         "published {} messages ({} ids twice) in {:?}",
         all.len(),
@@ -589,7 +555,7 @@ async fn broker_restart() {
     let url = mq.amqp_url();
     const M: usize = 600;
     let ids: Vec<String> = (0..M).map(id).collect();
-    publish(&url, queue, &ids).await;
+    publish(&mq, queue, &ids).await;
 
     let dir = tempfile::tempdir().unwrap();
     let mut config = BridgeConfig::new(url.clone(), queue, &kafka.bootstrap(), topic, dir.path());

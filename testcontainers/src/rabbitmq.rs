@@ -262,6 +262,72 @@ impl RabbitMq {
         Ok(())
     }
 
+    /// Publishes persistent messages (delivery mode 2), each with its
+    /// correlation id, to the durable queue `queue` (declared if missing),
+    /// and waits for the broker's publisher confirm of every one: when this
+    /// returns `Ok`, RabbitMQ owns them all.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let rabbit = kafka_testcontainers::RabbitMq::start().await?;
+    /// let messages = (0..3).map(|i| (format!("id-{i}"), format!("body {i}").into_bytes()));
+    /// rabbit.publish_persistent("orders", messages).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn publish_persistent(
+        &self,
+        queue: &str,
+        messages: impl IntoIterator<Item = (String, Vec<u8>)>,
+    ) -> Result<()> {
+        use lapin::options::{BasicPublishOptions, ConfirmSelectOptions, QueueDeclareOptions};
+        use lapin::types::FieldTable;
+        let amqp =
+            |what: &str, e: lapin::Error| HarnessError::Protocol(format!("AMQP {what}: {e}"));
+        let conn = lapin::Connection::connect(
+            &self.amqp_url(),
+            lapin::ConnectionProperties::default()
+                .with_executor(tokio_executor_trait::Tokio::current())
+                .with_reactor(tokio_reactor_trait::Tokio::current()),
+        )
+        .await
+        .map_err(|e| amqp("connect", e))?;
+        let ch = conn
+            .create_channel()
+            .await
+            .map_err(|e| amqp("channel", e))?;
+        ch.confirm_select(ConfirmSelectOptions::default())
+            .await
+            .map_err(|e| amqp("confirm.select", e))?;
+        let durable = QueueDeclareOptions {
+            durable: true,
+            ..QueueDeclareOptions::default()
+        };
+        ch.queue_declare(queue, durable, FieldTable::default())
+            .await
+            .map_err(|e| amqp("queue.declare", e))?;
+        let mut confirms = Vec::new();
+        for (correlation_id, body) in messages {
+            let props = lapin::BasicProperties::default()
+                .with_delivery_mode(2)
+                .with_correlation_id(correlation_id.as_str().into());
+            let publish = ch
+                .basic_publish("", queue, BasicPublishOptions::default(), &body, props)
+                .await
+                .map_err(|e| amqp("basic.publish", e))?;
+            confirms.push((correlation_id, publish));
+        }
+        for (correlation_id, confirm) in confirms {
+            let confirmation = confirm.await.map_err(|e| amqp("publisher confirm", e))?;
+            if !confirmation.is_ack() {
+                return Err(HarnessError::Protocol(format!(
+                    "RabbitMQ did not confirm message {correlation_id} to queue {queue}"
+                )));
+            }
+        }
+        let _ = conn.close(200, "published").await;
+        Ok(())
+    }
+
     /// `amqp://guest:guest@127.0.0.1:PORT/%2f`.
     ///
     /// ```no_run
