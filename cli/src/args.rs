@@ -25,7 +25,9 @@ Exit codes:
   0 success; 1 failure (delivery, broker error, bad input data);
   2 bad command line or setting; 3 no broker reachable at --bootstrap;
   4 authentication or authorization failed;
-  5 a prepared transaction was aborted by the broker or fenced; 130 interrupted.";
+  5 a prepared transaction was aborted by the broker or fenced;
+  6 a commit's outcome is unknown (see txn describe); 130 interrupted (after
+  Ctrl-C no commit starts; the open transaction is aborted).";
 
 const PRODUCE_HELP: &str = "\
 Input formats:

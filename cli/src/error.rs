@@ -26,6 +26,9 @@ pub enum ExitCode {
     /// 5: a prepared transaction's data is lost or its outcome unknowable
     /// (`AbortedByBroker`, `Fenced`).
     TransactionLost = 5,
+    /// 6: a commit's outcome is unknown (it timed out or the producer was
+    /// fenced while committing); `txn describe` tells what happened.
+    TransactionOutcomeUnknown = 6,
     /// 130: interrupted (Ctrl-C).
     Interrupted = 130,
 }

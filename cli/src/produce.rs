@@ -11,7 +11,7 @@ use crate::error::{CliError, CliResult, ExitCode};
 use crate::output::{Counters, Progress, summary};
 use bytes::Bytes;
 use kafka_producer::{
-    PartitionerChoice, ProduceError, Producer, ProducerRecord, RecordMetadata,
+    PartitionerChoice, ProduceError, Producer, ProducerRecord, RecordMetadata, TransactionError,
     TransactionalProducer,
 };
 use std::collections::VecDeque;
@@ -19,6 +19,7 @@ use std::future::Future;
 use std::io::{BufRead, BufReader, Read};
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
@@ -368,6 +369,12 @@ pub async fn run(g: &Globals, args: ProduceArgs) -> CliResult<()> {
             .await
             .map_err(|e| CliError::from(e).context("init_transactions"))?;
     }
+    // Set by the SIGINT handler itself, so a commit decision always sees a
+    // Ctrl-C that arrived before it (the async `ctrl_c` below only wakes the
+    // loop; it can be observed after the end of input).
+    let sigint = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGINT, sigint.clone())
+        .map_err(|e| CliError::failure(format!("cannot install the SIGINT handler: {e}")))?;
     let mut input = spawn_input(&args)?;
     let counters = Arc::new(Counters::default());
     let progress = Progress::start("produced", counters.clone());
@@ -409,7 +416,11 @@ pub async fn run(g: &Globals, args: ProduceArgs) -> CliResult<()> {
                 let due = in_txn >= commit_every
                     || (in_txn > 0 && tokio::time::Instant::now() >= txn_deadline);
                 if due {
-                    commit(tp, &mut deliveries, counters.get().0).await?;
+                    if sigint.load(Ordering::SeqCst) {
+                        interrupted = true;
+                        break;
+                    }
+                    commit(tp, &mut deliveries, counters.get().0, &sigint, &g.bootstrap).await?;
                     in_txn = 0;
                     commits += 1;
                 }
@@ -429,15 +440,26 @@ pub async fn run(g: &Globals, args: ProduceArgs) -> CliResult<()> {
             closed?;
         }
         Sink::Transactional(tp) => {
+            interrupted |= sigint.load(Ordering::SeqCst);
             let finish_ok = result.is_ok() && input_error.is_none() && !interrupted;
             if let Err(e) = result {
-                let _ = tp.abort_transaction().await;
+                if e.code != ExitCode::TransactionOutcomeUnknown {
+                    let _ = tp.abort_transaction().await;
+                }
                 return Err(e);
             }
             if in_txn > 0 {
                 if finish_ok {
-                    commit(tp, &mut deliveries, total).await?;
-                    commits += 1;
+                    match commit(tp, &mut deliveries, total, &sigint, &g.bootstrap).await {
+                        Ok(()) => commits += 1,
+                        Err(e) if e.code == ExitCode::Interrupted => {
+                            interrupted = true;
+                            eprintln!(
+                                "kafka-eos: aborted the open transaction ({in_txn} record(s))"
+                            );
+                        }
+                        Err(e) => return Err(e),
+                    }
                 } else {
                     tp.abort_transaction()
                         .await
@@ -469,23 +491,72 @@ pub async fn run(g: &Globals, args: ProduceArgs) -> CliResult<()> {
     Ok(())
 }
 
-/// Flushes, awaits every delivery of the open transaction, then commits.
+/// Flushes, awaits every delivery of the open transaction, then commits —
+/// unless SIGINT arrived first (then the transaction is aborted and the
+/// error says `Interrupted`). A commit whose outcome is unknown is never
+/// reported as aborted: it exits with `TransactionOutcomeUnknown` and the
+/// command that finds out.
 async fn commit(
     tp: &TransactionalProducer,
     deliveries: &mut Deliveries,
     total: u64,
+    sigint: &AtomicBool,
+    bootstrap: &str,
 ) -> CliResult<()> {
     tp.flush().await;
     deliveries.drain().await;
     if let Err(e) = deliveries.check(total) {
-        let _ = tp.abort_transaction().await;
-        return Err(e.context("transaction aborted"));
+        return Err(abort_after(tp, e).await);
     }
-    if let Err(e) = tp.commit_transaction().await {
-        let _ = tp.abort_transaction().await;
-        return Err(CliError::from(e).context("commit failed; transaction aborted"));
+    if sigint.load(Ordering::SeqCst) {
+        let e = CliError::new(ExitCode::Interrupted, "interrupted before the commit");
+        return Err(abort_after(tp, e).await);
     }
-    Ok(())
+    // The same operation again after a timeout (Java semantics), then give up
+    // with the outcome unknown.
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        match tp.commit_transaction().await {
+            Ok(()) => return Ok(()),
+            Err(TransactionError::Timeout { .. }) if attempts < 3 => continue,
+            Err(TransactionError::Timeout { .. }) => {
+                return Err(unknown_outcome(tp, bootstrap, "the commit timed out"));
+            }
+            Err(e) if e.is_abortable() => {
+                let e = CliError::from(e).context("commit failed");
+                return Err(abort_after(tp, e).await);
+            }
+            // Fenced or fatal: EndTxn may have been sent.
+            Err(e) => return Err(unknown_outcome(tp, bootstrap, &e.to_string())),
+        }
+    }
+}
+
+/// Aborts the open transaction after `e` and says how that went.
+async fn abort_after(tp: &TransactionalProducer, e: CliError) -> CliError {
+    match tp.abort_transaction().await {
+        Ok(()) => e.context("transaction aborted"),
+        Err(abort) => e.context(format!(
+            "aborting the transaction failed too ({abort}); the coordinator aborts it after \
+             transaction.timeout.ms"
+        )),
+    }
+}
+
+fn unknown_outcome(tp: &TransactionalProducer, bootstrap: &str, why: &str) -> CliError {
+    let id = tp
+        .transaction_manager()
+        .lock()
+        .map(|m| m.config().transactional_id.clone())
+        .unwrap_or_default();
+    CliError::new(
+        ExitCode::TransactionOutcomeUnknown,
+        format!(
+            "{why}: the outcome of the transaction is unknown (it may have committed); \
+             find out with: kafka-eos --bootstrap {bootstrap} txn describe {id}"
+        ),
+    )
 }
 
 #[cfg(test)]

@@ -417,20 +417,45 @@ pub(crate) struct TopicQueues {
     pub num_partitions: i32,
     pub partitions: Vec<VecDeque<Batch>>,
     /// Records sent before the topic's metadata was known, in send order.
-    pub parked: VecDeque<(ProducerRecord, i64, Arc<Parked>)>,
+    pub parked: VecDeque<Queued>,
 }
 
-/// A record waiting for its topic's metadata.
+/// A record the producer owns but could not append at `send` time: it
+/// waits for its topic's metadata ([`TopicQueues::parked`]) or for buffer
+/// memory ([`Inner::waiting`]). Its place (order and transaction) was fixed
+/// when `send` was called; the sender task appends it when it can, whether
+/// or not anybody polls the send future.
+#[derive(Debug)]
+pub(crate) struct Queued {
+    pub record: ProducerRecord,
+    pub timestamp: i64,
+    /// Global enqueue order (what `flush` waits for).
+    pub seq: u64,
+    /// The transaction the record was sent in ([`crate::sender::DrainGate::on_enqueue`]).
+    pub serial: u64,
+    /// When `send` was called (`max.block.ms` runs from here).
+    pub sent_at: Instant,
+    pub slot: Arc<Parked>,
+}
+
+/// Where a queued record is, shared with its send future.
 #[derive(Debug, Default)]
 pub(crate) struct Parked {
     pub state: Mutex<ParkedState>,
     pub notify: Notify,
 }
 
-/// Where a parked record is.
+impl Parked {
+    fn set(&self, state: ParkedState) {
+        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = state;
+        self.notify.notify_waiters();
+    }
+}
+
+/// Where a queued record is.
 #[derive(Debug, Default)]
 pub(crate) enum ParkedState {
-    /// Still parked.
+    /// Still queued.
     #[default]
     Waiting,
     /// Appended to a batch.
@@ -441,10 +466,8 @@ pub(crate) enum ParkedState {
         topic: Arc<str>,
         timestamp: i64,
     },
-    /// Could not be appended.
+    /// Could not be appended (never written).
     Failed(ProduceError),
-    /// Gave up (`max.block.ms`).
-    Cancelled,
 }
 
 /// Where `append` put a record.
@@ -457,27 +480,55 @@ pub(crate) enum Appended {
         topic: Arc<str>,
         timestamp: i64,
     },
-    /// Cannot append now: buffer memory exhausted.
+    /// Queued in send order (buffer memory or the topic's metadata is not
+    /// available yet); the sender appends it.
+    Queued(Arc<Parked>),
+}
+
+/// Result of [`Accumulator::place`].
+enum Placed {
+    Done(Appended),
+    /// No buffer memory for a new batch: the record comes back.
     NeedMemory(ProducerRecord),
-    /// Cannot append now: the topic's partition count is unknown.
-    NeedMetadata(ProducerRecord),
-    /// Parked in send order until the topic's metadata is known.
-    Parked(Arc<Parked>),
 }
 
 /// State shared by the producer handles and the sender task.
 #[derive(Debug)]
 pub(crate) struct Inner {
     pub topics: HashMap<Arc<str>, TopicQueues>,
-    pub free_memory: usize,
+    /// Bytes reserved by incomplete batches (`buffer.memory` accounting).
+    pub used_memory: usize,
     pub next_batch_id: BatchId,
     pub incomplete: BTreeSet<BatchId>,
-    pub ticket_next: u64,
-    pub ticket_serving: u64,
-    pub cancelled: BTreeSet<u64>,
+    /// Records waiting for buffer memory, in send order (FIFO across all
+    /// partitions: while one waits, every later send queues behind it).
+    pub waiting: VecDeque<Queued>,
+    /// Next [`Queued::seq`].
+    pub next_queue_seq: u64,
     pub closed: Option<ProduceError>,
     pub flushing: usize,
     pub fatal: Option<ProduceError>,
+}
+
+impl Inner {
+    /// The oldest record still queued (waiting for memory or metadata).
+    pub fn oldest_queued(&self) -> Option<u64> {
+        let parked = self
+            .topics
+            .values()
+            .filter_map(|t| t.parked.front().map(|q| q.seq))
+            .min();
+        let waiting = self.waiting.front().map(|q| q.seq);
+        match (parked, waiting) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// True when any record is queued.
+    pub fn has_queued(&self) -> bool {
+        self.oldest_queued().is_some()
+    }
 }
 
 /// Settings the accumulator needs.
@@ -496,12 +547,13 @@ pub(crate) struct Accumulator {
     inner: Mutex<Inner>,
     /// Wakes the sender (new batch, flush, close).
     pub wake_sender: Notify,
-    /// Wakes blocked sends (memory freed, queue advanced) and flushers.
+    /// Wakes flushers and transaction operations waiting for the queue
+    /// (memory freed, queued records appended or failed).
     pub progress: Notify,
     pub partitioner: Arc<dyn crate::partitioner::Partitioner>,
     pub metrics: Arc<Metrics>,
-    /// The transaction manager's append hook ([`crate::sender::DrainGate::on_append`]),
-    /// called under the accumulator lock before a record joins a batch.
+    /// The transaction manager's hooks ([`crate::sender::DrainGate::on_append`]
+    /// and friends), called under the accumulator lock.
     pub gate: OnceLock<Arc<dyn crate::sender::DrainGate>>,
 }
 
@@ -514,12 +566,11 @@ impl Accumulator {
         Self {
             inner: Mutex::new(Inner {
                 topics: HashMap::new(),
-                free_memory: config.buffer_memory,
+                used_memory: 0,
                 next_batch_id: 1,
                 incomplete: BTreeSet::new(),
-                ticket_next: 0,
-                ticket_serving: 0,
-                cancelled: BTreeSet::new(),
+                waiting: VecDeque::new(),
+                next_queue_seq: 0,
                 closed: None,
                 flushing: 0,
                 fatal: None,
@@ -537,14 +588,28 @@ impl Accumulator {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Appends `r` (whose timestamp is `ts`). `ticket`: the caller's place in
-    /// the blocked queue, `None` for a fresh send (which must queue behind
-    /// any blocked send).
+    /// Appends `r` (whose timestamp is `ts`) at once when its topic's
+    /// metadata and buffer memory are available and no earlier record is
+    /// queued; otherwise queues it in send order (its transaction fixed
+    /// now) for the sender to append. Either way the record's place is
+    /// decided before this returns.
     pub fn append(
         &self,
         r: ProducerRecord,
         ts: i64,
-        ticket: Option<u64>,
+        now: Instant,
+    ) -> Result<Appended, ProduceError> {
+        let r = self.try_append(r, ts, now);
+        if let Err(e) = &r {
+            self.record_failed(None, e);
+        }
+        r
+    }
+
+    fn try_append(
+        &self,
+        r: ProducerRecord,
+        ts: i64,
         now: Instant,
     ) -> Result<Appended, ProduceError> {
         let mut g = self.lock();
@@ -559,50 +624,97 @@ impl Accumulator {
             Some(tq) => tq.num_partitions <= 0 || !tq.parked.is_empty(),
         };
         if park {
-            let tq = inner.topics.entry(Arc::from(r.topic.as_str())).or_default();
+            let queued = self.enqueue(inner, r, ts, now)?;
+            let slot = queued.slot.clone();
+            let tq = inner
+                .topics
+                .entry(Arc::from(queued.record.topic.as_str()))
+                .or_default();
             if tq.name.is_none() {
-                tq.name = Some(Arc::from(r.topic.as_str()));
+                tq.name = Some(Arc::from(queued.record.topic.as_str()));
             }
-            let slot = Arc::new(Parked::default());
-            tq.parked.push_back((r, ts, slot.clone()));
+            tq.parked.push_back(queued);
             drop(g);
             self.wake_sender.notify_one();
-            return Ok(Appended::Parked(slot));
+            return Ok(Appended::Queued(slot));
         }
-        match ticket {
-            None if inner.ticket_next != inner.ticket_serving => {
-                return Ok(Appended::NeedMemory(r));
-            }
-            Some(t) if t != inner.ticket_serving => return Ok(Appended::NeedMemory(r)),
-            _ => {}
-        }
-        let (a, wake) = self.place(inner, r, ts, now, false)?;
-        let used = self.config.buffer_memory.saturating_sub(inner.free_memory);
-        drop(g);
-        if wake {
-            self.metrics.set_buffer_used(used);
+        if !inner.waiting.is_empty() {
+            let queued = self.enqueue(inner, r, ts, now)?;
+            let slot = queued.slot.clone();
+            inner.waiting.push_back(queued);
+            drop(g);
             self.wake_sender.notify_one();
+            return Ok(Appended::Queued(slot));
         }
-        Ok(a)
+        match self.place(inner, r, ts, now, None)? {
+            (Placed::Done(a), wake) => {
+                let used = inner.used_memory;
+                drop(g);
+                if wake {
+                    self.metrics.set_buffer_used(used);
+                    self.wake_sender.notify_one();
+                }
+                Ok(a)
+            }
+            (Placed::NeedMemory(r), _) => {
+                let queued = self.enqueue(inner, r, ts, now)?;
+                let slot = queued.slot.clone();
+                inner.waiting.push_back(queued);
+                drop(g);
+                // Batches are drained at once while records wait for memory.
+                self.wake_sender.notify_one();
+                Ok(Appended::Queued(slot))
+            }
+        }
+    }
+
+    /// Takes ownership of a record that cannot be appended now: asks the
+    /// gate which transaction it belongs to (an error fails the send now).
+    fn enqueue(
+        &self,
+        inner: &mut Inner,
+        record: ProducerRecord,
+        timestamp: i64,
+        now: Instant,
+    ) -> Result<Queued, ProduceError> {
+        let serial = match self.gate.get() {
+            Some(g) => g.on_enqueue()?,
+            None => 0,
+        };
+        let seq = inner.next_queue_seq;
+        inner.next_queue_seq += 1;
+        Ok(Queued {
+            record,
+            timestamp,
+            seq,
+            serial,
+            sent_at: now,
+            slot: Arc::new(Parked::default()),
+        })
     }
 
     /// Appends to a topic with known partitions; returns whether the sender
-    /// should be woken (a batch filled or was created).
+    /// should be woken (a batch filled or was created). `serial`: the
+    /// transaction of a queued record (`None`: the current one).
     fn place(
         &self,
         inner: &mut Inner,
         mut r: ProducerRecord,
         ts: i64,
         now: Instant,
-        ignore_memory: bool,
-    ) -> Result<(Appended, bool), ProduceError> {
+        serial: Option<u64>,
+    ) -> Result<(Placed, bool), ProduceError> {
         let cfg = &self.config;
         let Some(tq) = inner.topics.get_mut(r.topic.as_str()) else {
-            return Ok((Appended::NeedMetadata(r), false));
+            return Err(ProduceError::InvalidRecord(
+                "topic metadata vanished".into(),
+            ));
         };
         let n = tq.num_partitions;
         if n <= 0 {
-            return Ok((Appended::NeedMetadata(r), false));
+            return Err(ProduceError::InvalidRecord(
+                "topic has no partitions".into(),
+            ));
         }
         let topic = tq
             .name
@@ -631,28 +743,33 @@ impl Accumulator {
         }
         let gate = self.gate.get();
         let check = |p: i32| match gate {
-            Some(g) => g.on_append(&TopicPartition {
-                topic: topic.clone(),
-                partition: p,
-            }),
+            Some(g) => {
+                let tp = TopicPartition {
+                    topic: topic.clone(),
+                    partition: p,
+                };
+                match serial {
+                    None => g.on_append(&tp),
+                    Some(s) => g.on_append_queued(&tp, s),
+                }
+            }
             None => Ok(()),
+        };
+        let done = |completion, index, partition, topic| {
+            Placed::Done(Appended::Done {
+                completion,
+                index,
+                partition,
+                topic,
+                timestamp: ts,
+            })
         };
         // Try the open batch.
         if let Some(b) = tq.partitions[p as usize].back_mut() {
             check(p)?;
             if let Some(index) = b.try_append(&mut r, ts, cfg.batch_size) {
                 let full = b.is_full(cfg.batch_size);
-                let completion = b.completion.clone();
-                return Ok((
-                    Appended::Done {
-                        completion,
-                        index,
-                        partition: p,
-                        topic,
-                        timestamp: ts,
-                    },
-                    full,
-                ));
+                return Ok((done(b.completion.clone(), index, p, topic), full));
             }
         }
         // A new batch is needed: sticky partitioners move on first (KIP-480).
@@ -666,17 +783,7 @@ impl Accumulator {
                 if let Some(b) = tq.partitions[p as usize].back_mut() {
                     check(p)?;
                     if let Some(index) = b.try_append(&mut r, ts, cfg.batch_size) {
-                        let completion = b.completion.clone();
-                        return Ok((
-                            Appended::Done {
-                                completion,
-                                index,
-                                partition: p,
-                                topic,
-                                timestamp: ts,
-                            },
-                            false,
-                        ));
+                        return Ok((done(b.completion.clone(), index, p, topic), false));
                     }
                 }
             }
@@ -695,11 +802,11 @@ impl Accumulator {
             });
         }
         let memory = cfg.batch_size.max(size);
-        if inner.free_memory < memory && !ignore_memory {
-            return Ok((Appended::NeedMemory(r), false));
+        if inner.used_memory + memory > cfg.buffer_memory {
+            return Ok((Placed::NeedMemory(r), false));
         }
         check(p)?;
-        inner.free_memory = inner.free_memory.saturating_sub(memory);
+        inner.used_memory += memory;
         let id = inner.next_batch_id;
         inner.next_batch_id += 1;
         inner.incomplete.insert(id);
@@ -714,46 +821,58 @@ impl Accumulator {
         let completion = b.completion.clone();
         let tq = inner.topics.get_mut(&*topic).expect("topic present");
         tq.partitions[p as usize].push_back(b);
-        Ok((
-            Appended::Done {
-                completion,
-                index,
-                partition: p,
-                topic,
-                timestamp: ts,
-            },
-            true,
-        ))
+        Ok((done(completion, index, p, topic), true))
     }
 
-    /// Takes a place in the blocked-send queue.
-    pub fn take_ticket(&self) -> u64 {
-        let mut g = self.lock();
-        let t = g.ticket_next;
-        g.ticket_next += 1;
-        t
-    }
-
-    /// Leaves the blocked-send queue (appended, failed or cancelled).
-    pub fn release_ticket(&self, t: u64) {
-        let mut g = self.lock();
-        if t == g.ticket_serving {
-            g.ticket_serving += 1;
-            loop {
-                let s = g.ticket_serving;
-                if !g.cancelled.remove(&s) {
+    /// Appends queued records from the head of the memory queue while
+    /// memory allows (called under the lock whenever memory was freed or the
+    /// queue changed). Returns whether a batch was created or filled.
+    fn drain_waiting(&self, inner: &mut Inner, now: Instant) -> bool {
+        let mut wake = false;
+        while let Some(q) = inner.waiting.pop_front() {
+            let Queued {
+                record,
+                timestamp,
+                seq,
+                serial,
+                sent_at,
+                slot,
+            } = q;
+            match self.place(inner, record, timestamp, now, Some(serial)) {
+                Ok((Placed::Done(a), w)) => {
+                    wake |= w;
+                    slot.set(appended_state(a));
+                }
+                Ok((Placed::NeedMemory(record), _)) => {
+                    inner.waiting.push_front(Queued {
+                        record,
+                        timestamp,
+                        seq,
+                        serial,
+                        sent_at,
+                        slot,
+                    });
                     break;
                 }
-                g.ticket_serving += 1;
+                Err(e) => {
+                    self.record_failed(Some(serial), &e);
+                    slot.set(ParkedState::Failed(e));
+                }
             }
-        } else if t > g.ticket_serving {
-            g.cancelled.insert(t);
         }
-        drop(g);
-        self.progress.notify_waiters();
+        wake
     }
 
-    /// Sets a topic's partition count (from metadata).
+    /// Tells the gate that a record the application sent will never be
+    /// written (a transaction must then not commit without it).
+    fn record_failed(&self, serial: Option<u64>, e: &ProduceError) {
+        if let Some(gate) = self.gate.get() {
+            gate.record_failed(serial, e);
+        }
+    }
+
+    /// Sets a topic's partition count (from metadata); records parked for
+    /// it move on, in send order (appended, or queued for memory).
     pub fn set_partitions(&self, topic: &str, n: i32) {
         let mut guard = self.lock();
         let g = &mut *guard;
@@ -765,43 +884,17 @@ impl Accumulator {
             tq.num_partitions = n;
             tq.partitions.resize_with(n as usize, VecDeque::new);
         }
-        let parked = std::mem::take(&mut tq.parked);
-        if parked.is_empty() {
+        if tq.parked.is_empty() {
             return;
         }
-        let now = Instant::now();
-        for (r, ts, slot) in parked {
-            let mut st = slot.state.lock().unwrap_or_else(|p| p.into_inner());
-            if !matches!(*st, ParkedState::Waiting) {
-                continue; // cancelled (max.block.ms)
-            }
-            *st = match self.place(g, r, ts, now, true) {
-                Ok((
-                    Appended::Done {
-                        completion,
-                        index,
-                        partition,
-                        topic,
-                        timestamp,
-                    },
-                    _,
-                )) => ParkedState::Appended {
-                    completion,
-                    index,
-                    partition,
-                    topic,
-                    timestamp,
-                },
-                Ok(_) => ParkedState::Failed(ProduceError::InvalidRecord("unplaceable".into())),
-                Err(e) => ParkedState::Failed(e),
-            };
-            drop(st);
-            slot.notify.notify_waiters();
-        }
-        let used = self.config.buffer_memory.saturating_sub(g.free_memory);
+        let parked = std::mem::take(&mut tq.parked);
+        g.waiting.extend(parked);
+        self.drain_waiting(g, Instant::now());
+        let used = g.used_memory;
         drop(guard);
         self.metrics.set_buffer_used(used);
         self.wake_sender.notify_one();
+        self.progress.notify_waiters();
     }
 
     /// Topics with parked records (metadata still unknown).
@@ -814,21 +907,161 @@ impl Accumulator {
             .collect()
     }
 
-    /// A batch completed (either way): memory back, flushers and blocked sends woken.
+    /// Fails every queued record older than `max_block` (it was never
+    /// written) and returns when the next one would expire.
+    pub fn expire_queued(&self, now: Instant, max_block: std::time::Duration) -> Option<Instant> {
+        let mut guard = self.lock();
+        let g = &mut *guard;
+        let gate = self.gate.get();
+        let mut failed = false;
+        let mut fail = |q: Queued, waiting_for: Arc<str>| {
+            let e = ProduceError::MaxBlockTimeout {
+                waiting_for,
+                after: max_block,
+            };
+            if let Some(gate) = gate {
+                gate.record_failed(Some(q.serial), &e);
+            }
+            q.slot.set(ParkedState::Failed(e));
+            failed = true;
+        };
+        let expired = |q: &Queued| now >= q.sent_at + max_block;
+        while g.waiting.front().is_some_and(expired) {
+            let q = g.waiting.pop_front().expect("front");
+            fail(q, "buffer memory".into());
+        }
+        for tq in g.topics.values_mut() {
+            while tq.parked.front().is_some_and(expired) {
+                let q = tq.parked.pop_front().expect("front");
+                let what = format!("metadata of topic {}", q.record.topic);
+                fail(q, what.into());
+            }
+        }
+        if failed {
+            self.drain_waiting(g, now);
+        }
+        let next = g
+            .topics
+            .values()
+            .filter_map(|t| t.parked.front())
+            .chain(g.waiting.front())
+            .map(|q| q.sent_at + max_block)
+            .min();
+        drop(guard);
+        if failed {
+            self.progress.notify_waiters();
+            self.wake_sender.notify_one();
+        }
+        next
+    }
+
+    /// Fails every queued record with `e` (fatal error, close, or the
+    /// queued records of an aborted transaction when `serial` is `Some`).
+    pub fn fail_queued(&self, serial: Option<u64>, e: &ProduceError) {
+        let mut guard = self.lock();
+        let g = &mut *guard;
+        let hit = |q: &Queued| serial.is_none_or(|s| s == q.serial);
+        let mut any = false;
+        for queue in g
+            .topics
+            .values_mut()
+            .map(|t| &mut t.parked)
+            .chain(std::iter::once(&mut g.waiting))
+        {
+            let mut keep = VecDeque::with_capacity(queue.len());
+            for q in queue.drain(..) {
+                if hit(&q) {
+                    q.slot.set(ParkedState::Failed(e.clone()));
+                    any = true;
+                } else {
+                    keep.push_back(q);
+                }
+            }
+            *queue = keep;
+        }
+        if any {
+            self.drain_waiting(g, Instant::now());
+        }
+        drop(guard);
+        if any {
+            self.progress.notify_waiters();
+        }
+    }
+
+    /// A batch completed (either way): memory back, queued records appended,
+    /// flushers woken.
     pub fn batch_done(&self, id: BatchId, memory: usize) {
-        let used = {
+        let (used, wake) = {
             let mut g = self.lock();
-            g.free_memory += memory;
+            g.used_memory = g.used_memory.saturating_sub(memory);
             g.incomplete.remove(&id);
-            self.config.buffer_memory - g.free_memory
+            let wake = !g.waiting.is_empty() && self.drain_waiting(&mut g, Instant::now());
+            (g.used_memory, wake)
         };
         self.metrics.set_buffer_used(used);
+        if wake {
+            self.wake_sender.notify_one();
+        }
         self.progress.notify_waiters();
     }
 
     /// True when every batch with an id below `target` completed.
     pub fn flushed(&self, target: BatchId) -> bool {
         self.lock().incomplete.first().is_none_or(|f| *f >= target)
+    }
+}
+
+/// The queued-record state of an appended record.
+fn appended_state(a: Appended) -> ParkedState {
+    match a {
+        Appended::Done {
+            completion,
+            index,
+            partition,
+            topic,
+            timestamp,
+        } => ParkedState::Appended {
+            completion,
+            index,
+            partition,
+            topic,
+            timestamp,
+        },
+        Appended::Queued(_) => unreachable!("place never queues"),
+    }
+}
+
+/// Waits until a queued record is appended (then for its batch) or failed.
+/// Needs no polling to make progress: the sender appends it.
+pub(crate) async fn queued_result(
+    slot: Arc<Parked>,
+) -> Result<crate::record::RecordMetadata, ProduceError> {
+    loop {
+        let notified = slot.notify.notified();
+        let appended = {
+            let st = slot.state.lock().unwrap_or_else(|p| p.into_inner());
+            match &*st {
+                ParkedState::Appended {
+                    completion,
+                    index,
+                    partition,
+                    topic,
+                    timestamp,
+                } => Some((
+                    completion.clone(),
+                    *index,
+                    *partition,
+                    topic.clone(),
+                    *timestamp,
+                )),
+                ParkedState::Failed(e) => return Err(e.clone()),
+                ParkedState::Waiting => None,
+            }
+        };
+        if let Some((c, i, p, t, ts)) = appended {
+            return record_result(c, i, p, t, ts).await;
+        }
+        notified.await;
     }
 }
 
@@ -899,7 +1132,7 @@ mod tests {
             let now = Instant::now();
             let mut first = None;
             for i in 0..30 {
-                let (comp, idx) = done(a.append(rec(i), 1000 + i as i64, None, now).unwrap());
+                let (comp, idx) = done(a.append(rec(i), 1000 + i as i64, now).unwrap());
                 if i == 0 {
                     first = Some(comp.clone());
                 }
@@ -942,51 +1175,83 @@ mod tests {
         }
     }
 
+    fn slot_state(slot: &Parked) -> Option<i32> {
+        match &*slot.state.lock().unwrap() {
+            ParkedState::Waiting => None,
+            ParkedState::Appended { index, .. } => Some(*index),
+            ParkedState::Failed(e) => panic!("failed: {e}"),
+        }
+    }
+
+    /// Invariant: a send that finds no buffer memory is owned by the
+    /// producer at once, in send order; it is appended when memory is freed
+    /// without anybody polling a future, and no later send overtakes it.
     #[test]
-    fn back_pressure_and_fifo_tickets() {
+    fn back_pressure_queues_in_send_order_without_polling() {
         // Memory for exactly two batches.
         let a = acc(200, 400, Compression::None);
         let now = Instant::now();
-        let mut batches = Vec::new();
-        let mut blocked = None;
+        let mut queued = Vec::new();
         for i in 0..20 {
-            match a.append(rec(i), 0, None, now).unwrap() {
-                Appended::Done { completion, .. } => batches.push(completion),
-                Appended::NeedMemory(r) => {
-                    blocked = Some(r);
-                    break;
-                }
-                _ => panic!(),
+            match a.append(rec(i), 0, now).unwrap() {
+                Appended::Done { .. } => assert!(queued.is_empty(), "no overtaking"),
+                Appended::Queued(slot) => queued.push(slot),
             }
         }
-        let r = blocked.expect("memory runs out");
-        assert_eq!(a.lock().free_memory, 0);
-        // A blocked send takes a ticket; fresh sends queue behind it.
-        let t = a.take_ticket();
-        assert!(matches!(
-            a.append(rec(99), 0, None, now).unwrap(),
-            Appended::NeedMemory(_)
-        ));
-        assert!(matches!(
-            a.append(r.clone(), 0, Some(t), now).unwrap(),
-            Appended::NeedMemory(_)
-        ));
-        // Free a batch: the ticket holder gets in.
+        assert!(!queued.is_empty(), "memory runs out");
+        assert_eq!(a.lock().used_memory, 400);
+        assert_eq!(a.lock().waiting.len(), queued.len());
+        assert!(queued.iter().all(|s| slot_state(s).is_none()));
+        // Free the first batch: the head of the queue gets in first, and
+        // the queue advances only in order.
         let id = a.lock().topics["t"].partitions[0][0].id;
         a.batch_done(id, 200);
-        assert!(matches!(
-            a.append(r, 0, Some(t), now).unwrap(),
-            Appended::Done { .. }
-        ));
-        a.release_ticket(t);
-        // Cancelled tickets are skipped.
-        let t1 = a.take_ticket();
-        let t2 = a.take_ticket();
-        a.release_ticket(t2);
-        assert_eq!(a.lock().ticket_serving, t1);
-        a.release_ticket(t1);
-        let g = a.lock();
-        assert_eq!(g.ticket_serving, g.ticket_next);
+        let appended = queued
+            .iter()
+            .take_while(|s| slot_state(s).is_some())
+            .count();
+        assert!(appended > 0, "the head was appended");
+        assert!(queued[appended..].iter().all(|s| slot_state(s).is_none()));
+        // Free everything: every queued record is appended.
+        loop {
+            let ids: Vec<_> = a.lock().topics["t"].partitions[0]
+                .iter()
+                .map(|b| (b.id, b.memory))
+                .collect();
+            if a.lock().waiting.is_empty() {
+                break;
+            }
+            for (id, m) in ids {
+                a.lock().topics.get_mut("t").unwrap().partitions[0].retain(|b| b.id != id);
+                a.batch_done(id, m);
+            }
+        }
+        assert!(queued.iter().all(|s| slot_state(s).is_some()));
+    }
+
+    /// Invariant: a queued record that waited longer than `max.block.ms`
+    /// fails (it is never written) and the queue moves on.
+    #[test]
+    fn queued_records_expire_after_max_block() {
+        let a = acc(200, 200, Compression::None);
+        let now = Instant::now();
+        let mut slots = Vec::new();
+        for i in 0..10 {
+            if let Appended::Queued(s) = a.append(rec(i), 0, now).unwrap() {
+                slots.push(s);
+            }
+        }
+        assert!(!slots.is_empty());
+        let max_block = std::time::Duration::from_millis(100);
+        assert_eq!(a.expire_queued(now, max_block), Some(now + max_block));
+        assert!(a.expire_queued(now + max_block, max_block).is_none());
+        for s in &slots {
+            assert!(matches!(
+                &*s.state.lock().unwrap(),
+                ParkedState::Failed(ProduceError::MaxBlockTimeout { .. })
+            ));
+        }
+        assert!(!a.lock().has_queued());
     }
 
     #[test]
@@ -994,16 +1259,16 @@ mod tests {
         let a = acc(1000, 1 << 20, Compression::None);
         let now = Instant::now();
         let slot = match a
-            .append(ProducerRecord::new("other").value("a"), 0, None, now)
+            .append(ProducerRecord::new("other").value("a"), 0, now)
             .unwrap()
         {
-            Appended::Parked(s) => s,
+            Appended::Queued(s) => s,
             _ => panic!("parked"),
         };
         assert!(matches!(
-            a.append(ProducerRecord::new("other").value("b"), 0, None, now)
+            a.append(ProducerRecord::new("other").value("b"), 0, now)
                 .unwrap(),
-            Appended::Parked(_)
+            Appended::Queued(_)
         ));
         assert_eq!(a.parked_topics().len(), 1);
         a.set_partitions("other", 1);
@@ -1013,12 +1278,12 @@ mod tests {
         ));
         assert!(a.parked_topics().is_empty());
         let e = a
-            .append(ProducerRecord::new("t").partition(5), 0, None, now)
+            .append(ProducerRecord::new("t").partition(5), 0, now)
             .err()
             .unwrap();
         assert!(matches!(e, ProduceError::InvalidRecord(_)));
         let big = ProducerRecord::new("t").value(vec![0u8; 2 << 20]);
-        let e = a.append(big, 0, None, now).err().unwrap();
+        let e = a.append(big, 0, now).err().unwrap();
         assert!(matches!(e, ProduceError::RecordTooLarge { .. }));
     }
 
@@ -1027,7 +1292,7 @@ mod tests {
         let a = acc(100, 1 << 20, Compression::None);
         let now = Instant::now();
         for i in 0..5 {
-            a.append(rec(i), 0, None, now).unwrap();
+            a.append(rec(i), 0, now).unwrap();
         }
         let target = a.lock().next_batch_id;
         assert!(!a.flushed(target));
@@ -1040,7 +1305,7 @@ mod tests {
             a.batch_done(id, memory);
         }
         assert!(a.flushed(target));
-        assert_eq!(a.lock().free_memory, 1 << 20);
+        assert_eq!(a.lock().used_memory, 0);
     }
 
     #[tokio::test]

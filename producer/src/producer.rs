@@ -22,7 +22,7 @@
 //! # Ok(()) }
 //! ```
 
-use crate::accumulator::{AccConfig, Accumulator, Appended, Parked, ParkedState, record_result};
+use crate::accumulator::{AccConfig, Accumulator, Appended, queued_result, record_result};
 use crate::config::ProducerConfig;
 use crate::metrics::{Metrics, MetricsSnapshot};
 use crate::record::{ProduceError, ProducerRecord, RecordMetadata};
@@ -139,6 +139,7 @@ impl Producer {
                 request_timeout: config.request_timeout,
                 max_request_size: config.max_request_size,
                 max_in_flight: config.max_in_flight,
+                max_block: config.max_block,
                 idempotent: config.idempotence(),
                 gate,
             },
@@ -180,20 +181,33 @@ impl Producer {
         &self.inner.cluster
     }
 
-    /// Enqueues `record` and returns a future of its delivery.
+    /// Sends `record`: its place is taken **now**, and the returned future
+    /// reports its delivery.
     ///
-    /// The record is appended to its partition's open batch **before** this
-    /// returns when buffer memory and the topic's metadata are available (so
-    /// records sent in sequence keep their order without awaiting each
-    /// future). Otherwise the returned future waits — for memory freed by
-    /// completed batches (FIFO with other waiting sends, so order is kept) or
-    /// for the topic's metadata — at most `max.block.ms`, then fails with
-    /// [`ProduceError::MaxBlockTimeout`]. Waiting sends append only while
-    /// their future is polled.
+    /// The contract (Java's `KafkaProducer.send`):
     ///
-    /// The future resolves when the batch is acknowledged (or fails). A send
-    /// that appends at once allocates nothing per record (checked by
-    /// `tests/producer_alloc.rs`); one that must wait boxes its waiting state.
+    /// - **Order.** Per partition, records are written in the order `send`
+    ///   was called, whether or not (and in whatever order) their futures
+    ///   are polled.
+    /// - **Ownership.** Once `send` returns, the producer owns the record: it
+    ///   is written even if the future is dropped or never polled. `flush`
+    ///   (and a transactional commit) covers every record sent before it.
+    /// - **Backpressure.** A record that fits in `buffer.memory` (and whose
+    ///   topic's metadata is known) is appended to its partition's batch
+    ///   before `send` returns, with no allocation per record (checked by
+    ///   `tests/producer_alloc.rs`). Otherwise it joins the producer's FIFO
+    ///   queue, still in send order, and the sender appends it as memory is
+    ///   freed (or the metadata arrives); if that takes longer than
+    ///   `max.block.ms` from the `send` call, the future fails with
+    ///   [`ProduceError::MaxBlockTimeout`] and the record is never written.
+    ///   `send` itself never blocks, so queued records are memory beyond
+    ///   `buffer.memory`: a caller that produces faster than the cluster
+    ///   accepts should wait on its futures (a sliding window) or call
+    ///   [`Self::wait_for_buffer`] before sending more.
+    /// - **Outcome.** `Ok` only once the broker acknowledged the record (with
+    ///   its offset when the broker reported one); every failure is an
+    ///   `Err`, and a record that failed was not written unless the error
+    ///   says the outcome is unknown ([`ProduceError::outcome_unknown`]).
     ///
     /// ```no_run
     /// # async fn demo(producer: &kafka_producer::Producer) -> Result<(), Box<dyn std::error::Error>> {
@@ -210,16 +224,7 @@ impl Producer {
         record: ProducerRecord,
     ) -> impl Future<Output = Result<RecordMetadata, ProduceError>> + Send + 'static + use<> {
         let ts = record.timestamp.unwrap_or_else(now_ms);
-        let acc = self.inner.acc.clone();
-        let first = acc.append(record, ts, None, Instant::now());
-        let slow = match &first {
-            Ok(Appended::Done { .. }) | Err(_) => None,
-            _ => Some((
-                self.inner.cluster.clone(),
-                self.inner.config.max_block,
-                self.inner.config.retry_backoff,
-            )),
-        };
+        let first = self.inner.acc.append(record, ts, Instant::now());
         async move {
             match first {
                 Ok(Appended::Done {
@@ -230,18 +235,42 @@ impl Producer {
                     timestamp,
                 }) => record_result(completion, index, partition, topic, timestamp).await,
                 Err(e) => Err(e),
-                // The waiting paths are boxed (one allocation per send that
-                // must wait): their state (timers, metadata refresh) would
-                // otherwise make every `send` future ~3 KiB, copied on every
-                // move by callers that keep many futures.
-                Ok(Appended::Parked(slot)) => {
-                    let (cluster, max_block, backoff) = slow.expect("slow path");
-                    Box::pin(wait_parked(acc, cluster, slot, max_block, backoff)).await
-                }
-                Ok(Appended::NeedMemory(r)) | Ok(Appended::NeedMetadata(r)) => {
-                    let (cluster, max_block, backoff) = slow.expect("slow path");
-                    Box::pin(send_slow(acc, cluster, r, ts, max_block, backoff)).await
-                }
+                // Boxed (one allocation per queued send) to keep the common
+                // `send` future small for callers that keep many of them.
+                Ok(Appended::Queued(slot)) => Box::pin(queued_result(slot)).await,
+            }
+        }
+    }
+
+    /// Waits until no sent record is queued for buffer memory, or
+    /// `max.block.ms` passed (then [`ProduceError::MaxBlockTimeout`]): the
+    /// blocking point of Java's `send`, for callers that want memory bounded
+    /// by `buffer.memory` without keeping a window of futures.
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: &kafka_producer::Producer) -> Result<(), kafka_producer::ProduceError> {
+    /// use kafka_producer::ProducerRecord;
+    /// for i in 0..1_000_000 {
+    ///     producer.wait_for_buffer().await?; // backpressure
+    ///     drop(producer.send(ProducerRecord::new("events").value(format!("{i}"))));
+    /// }
+    /// producer.flush().await;
+    /// # Ok(()) }
+    /// ```
+    pub async fn wait_for_buffer(&self) -> Result<(), ProduceError> {
+        let acc = &self.inner.acc;
+        let max_block = self.inner.config.max_block;
+        let deadline = tokio::time::Instant::now() + max_block;
+        loop {
+            let n = acc.progress.notified();
+            if acc.lock().waiting.is_empty() {
+                return Ok(());
+            }
+            if tokio::time::timeout_at(deadline, n).await.is_err() {
+                return Err(ProduceError::MaxBlockTimeout {
+                    waiting_for: "buffer memory".into(),
+                    after: max_block,
+                });
             }
         }
     }
@@ -259,12 +288,18 @@ impl Producer {
     /// ```
     pub async fn flush(&self) {
         let acc = &self.inner.acc;
-        let target = {
-            let mut g = acc.lock();
-            g.flushing += 1;
-            g.next_batch_id
-        };
-        acc.wake_sender.notify_one();
+        let _flushing = Flushing::start(acc);
+        // First every record queued before now (appended or failed) ...
+        let queued = acc.lock().next_queue_seq;
+        loop {
+            let n = acc.progress.notified();
+            if acc.lock().oldest_queued().is_none_or(|s| s >= queued) {
+                break;
+            }
+            n.await;
+        }
+        // ... then every batch that holds one of them.
+        let target = acc.lock().next_batch_id;
         loop {
             let n = acc.progress.notified();
             if acc.flushed(target) {
@@ -272,7 +307,6 @@ impl Producer {
             }
             n.await;
         }
-        acc.lock().flushing -= 1;
     }
 
     /// Stops accepting records, sends everything pending and waits up to
@@ -344,165 +378,21 @@ fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// Waits for a parked record (unknown topic) to be appended, refreshing
-/// the topic's metadata meanwhile; gives up after `max.block.ms`.
-async fn wait_parked(
-    acc: Arc<Accumulator>,
-    cluster: Arc<Cluster>,
-    slot: Arc<Parked>,
-    max_block: Duration,
-    backoff: Duration,
-) -> Result<RecordMetadata, ProduceError> {
-    let deadline = tokio::time::Instant::now() + max_block;
-    let topic = acc
-        .parked_topics()
-        .into_iter()
-        .next()
-        .map(|t| t.to_string());
-    loop {
-        let notified = slot.notify.notified();
-        let appended = {
-            let st = slot.state.lock().unwrap_or_else(|p| p.into_inner());
-            match &*st {
-                ParkedState::Appended {
-                    completion,
-                    index,
-                    partition,
-                    topic,
-                    timestamp,
-                } => Some((
-                    completion.clone(),
-                    *index,
-                    *partition,
-                    topic.clone(),
-                    *timestamp,
-                )),
-                ParkedState::Failed(e) => return Err(e.clone()),
-                ParkedState::Cancelled => return Err(ProduceError::Closed(None)),
-                ParkedState::Waiting => None,
-            }
-        };
-        if let Some((c, i, p, t, ts)) = appended {
-            return record_result(c, i, p, t, ts).await;
-        }
-        // Boxed (rare path): keeps the `send` future small.
-        let refresh = Box::pin(async {
-            for t in acc.parked_topics() {
-                let _ = cluster.refresh_topics(&[&*t]).await;
-                let n = cluster
-                    .metadata()
-                    .topic(&t)
-                    .map_or(0, |m| m.partition_count() as i32);
-                if n > 0 {
-                    acc.set_partitions(&t, n);
-                }
-            }
-            tokio::time::sleep(backoff).await;
-        });
-        tokio::select! {
-            _ = notified => {}
-            _ = refresh => {}
-            _ = tokio::time::sleep_until(deadline) => {
-                let mut st = slot.state.lock().unwrap_or_else(|p| p.into_inner());
-                if matches!(*st, ParkedState::Waiting) {
-                    *st = ParkedState::Cancelled;
-                    return Err(ProduceError::MaxBlockTimeout {
-                        waiting_for: format!(
-                            "metadata of topic {}",
-                            topic.as_deref().unwrap_or("?")
-                        )
-                        .into(),
-                        after: max_block,
-                    });
-                }
-            }
-        }
+/// Marks a flush in progress (the sender ignores `linger.ms`) for as long
+/// as it lives, also when the flush future is dropped.
+struct Flushing<'a>(&'a Accumulator);
+
+impl<'a> Flushing<'a> {
+    fn start(acc: &'a Accumulator) -> Self {
+        acc.lock().flushing += 1;
+        acc.wake_sender.notify_one();
+        Self(acc)
     }
 }
 
-struct Ticket {
-    acc: Arc<Accumulator>,
-    t: Option<u64>,
-}
-
-impl Drop for Ticket {
+impl Drop for Flushing<'_> {
     fn drop(&mut self) {
-        if let Some(t) = self.t.take() {
-            self.acc.release_ticket(t);
-        }
-    }
-}
-
-async fn send_slow(
-    acc: Arc<Accumulator>,
-    cluster: Arc<Cluster>,
-    mut r: ProducerRecord,
-    ts: i64,
-    max_block: Duration,
-    backoff: Duration,
-) -> Result<RecordMetadata, ProduceError> {
-    let deadline = tokio::time::Instant::now() + max_block;
-    let mut ticket = Ticket {
-        acc: acc.clone(),
-        t: None,
-    };
-    loop {
-        let progress = acc.clone();
-        let notified = progress.progress.notified();
-        match acc.append(r, ts, ticket.t, Instant::now()) {
-            Err(e) => return Err(e),
-            Ok(Appended::Done {
-                completion,
-                index,
-                partition,
-                topic,
-                timestamp,
-            }) => {
-                drop(ticket);
-                return record_result(completion, index, partition, topic, timestamp).await;
-            }
-            Ok(Appended::NeedMemory(rec)) => {
-                r = rec;
-                if ticket.t.is_none() {
-                    ticket.t = Some(acc.take_ticket());
-                    continue;
-                }
-                if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                    return Err(ProduceError::MaxBlockTimeout {
-                        waiting_for: "buffer memory".into(),
-                        after: max_block,
-                    });
-                }
-            }
-            Ok(Appended::Parked(slot)) => {
-                drop(ticket);
-                return wait_parked(acc, cluster, slot, max_block, backoff).await;
-            }
-            Ok(Appended::NeedMetadata(rec)) => {
-                r = rec;
-                let topic = r.topic.clone();
-                // Boxed (rare path): keeps the `send` future small.
-                let refresh = Box::pin(async {
-                    loop {
-                        let _ = cluster.refresh_topics(&[topic.as_str()]).await;
-                        let n = cluster
-                            .metadata()
-                            .topic(&topic)
-                            .map_or(0, |t| t.partition_count() as i32);
-                        if n > 0 {
-                            acc.set_partitions(&topic, n);
-                            return;
-                        }
-                        tokio::time::sleep(backoff).await;
-                    }
-                });
-                if tokio::time::timeout_at(deadline, refresh).await.is_err() {
-                    return Err(ProduceError::MaxBlockTimeout {
-                        waiting_for: format!("metadata of topic {topic}").into(),
-                        after: max_block,
-                    });
-                }
-            }
-        }
+        let mut g = self.0.lock();
+        g.flushing = g.flushing.saturating_sub(1);
     }
 }

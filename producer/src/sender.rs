@@ -119,6 +119,89 @@ pub trait DrainGate: Send + Sync + fmt::Debug {
     fn on_append(&self, _tp: &TopicPartition) -> Result<(), ProduceError> {
         Ok(())
     }
+    /// Called (under the accumulator lock) when a record cannot be appended
+    /// at `send` time and the producer queues it (waiting for buffer memory
+    /// or its topic's metadata). Returns the serial number of the
+    /// transaction the record belongs to — fixed now, at `send` time — or an
+    /// error that fails the send at once (as [`Self::on_append`] would).
+    ///
+    /// ```
+    /// use kafka_producer::sender::DrainGate;
+    /// use kafka_producer::TopicPartition;
+    /// #[derive(Debug)]
+    /// struct Open;
+    /// impl DrainGate for Open {
+    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
+    /// }
+    /// assert_eq!(Open.on_enqueue().unwrap(), 0, "no transactions: serial 0");
+    /// ```
+    fn on_enqueue(&self) -> Result<u64, ProduceError> {
+        Ok(0)
+    }
+    /// Called (under the accumulator lock) before a queued record of
+    /// transaction `serial` is appended to a batch of `tp`; an error fails
+    /// the record (it must never join a later transaction).
+    ///
+    /// ```
+    /// use kafka_producer::sender::DrainGate;
+    /// use kafka_producer::{ProduceError, TopicPartition};
+    /// #[derive(Debug)]
+    /// struct Serial(u64);
+    /// impl DrainGate for Serial {
+    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
+    ///     fn on_append_queued(&self, _: &TopicPartition, serial: u64) -> Result<(), ProduceError> {
+    ///         if serial != self.0 {
+    ///             return Err(ProduceError::InvalidRecord("sent in an earlier transaction".into()));
+    ///         }
+    ///         Ok(())
+    ///     }
+    /// }
+    /// assert!(Serial(2).on_append_queued(&TopicPartition::new("t", 0), 1).is_err());
+    /// assert!(Serial(2).on_append_queued(&TopicPartition::new("t", 0), 2).is_ok());
+    /// ```
+    fn on_append_queued(&self, tp: &TopicPartition, _serial: u64) -> Result<(), ProduceError> {
+        self.on_append(tp)
+    }
+    /// A record the application sent will never be written (`serial`: its
+    /// transaction when it was queued; `None` when `send` itself failed).
+    /// The transactional producer makes the transaction abortable, as Java's
+    /// `KafkaProducer.send` does (`maybeTransitionToErrorState`), so that a
+    /// commit can never succeed without it.
+    ///
+    /// ```
+    /// use kafka_producer::sender::DrainGate;
+    /// use kafka_producer::{ProduceError, TopicPartition};
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// #[derive(Debug, Default)]
+    /// struct Count(AtomicUsize);
+    /// impl DrainGate for Count {
+    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
+    ///     fn record_failed(&self, _: Option<u64>, _: &ProduceError) {
+    ///         self.0.fetch_add(1, Ordering::Relaxed);
+    ///     }
+    /// }
+    /// let gate = Count::default();
+    /// gate.record_failed(None, &ProduceError::InvalidRecord("too large".into()));
+    /// assert_eq!(gate.0.load(Ordering::Relaxed), 1);
+    /// ```
+    fn record_failed(&self, _serial: Option<u64>, _error: &ProduceError) {}
+    /// When `Some((serial, error))`, every queued record of transaction
+    /// `serial` fails with `error` (the transaction is being aborted; read
+    /// together so that a record of a later transaction is never failed).
+    ///
+    /// ```
+    /// use kafka_producer::sender::DrainGate;
+    /// use kafka_producer::TopicPartition;
+    /// #[derive(Debug)]
+    /// struct Open;
+    /// impl DrainGate for Open {
+    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
+    /// }
+    /// assert!(Open.undrained_queued().is_none());
+    /// ```
+    fn undrained_queued(&self) -> Option<(u64, ProduceError)> {
+        None
+    }
     /// True while no produce data may be sent in this pass (a coordinator
     /// request is in flight: Java's `maybeSendAndPollTransactionalRequest`).
     /// The gate wakes the sender when this turns false.
@@ -243,6 +326,7 @@ pub(crate) struct SenderConfig {
     pub request_timeout: Duration,
     pub max_request_size: usize,
     pub max_in_flight: usize,
+    pub max_block: Duration,
     pub idempotent: bool,
     pub gate: Option<Arc<dyn DrainGate>>,
 }
@@ -416,12 +500,25 @@ impl Sender {
             self.expire(now);
             self.idempotence_housekeeping();
             self.fail_undrained();
+            let queued_deadline = self.acc.expire_queued(now, self.cfg.max_block);
             let (drained, mut wake_at) = self.drain(now);
-            let (closed, incomplete) = {
+            if let Some(t) = queued_deadline {
+                wake_at = Some(wake_at.map_or(t, |w| w.min(t)));
+            }
+            let (closed, incomplete, parked) = {
                 let g = self.acc.lock();
-                (g.closed.is_some(), !g.incomplete.is_empty())
+                (
+                    g.closed.is_some(),
+                    !g.incomplete.is_empty() || !g.waiting.is_empty(),
+                    g.topics.values().any(|t| !t.parked.is_empty()),
+                )
             };
-            if closed && !incomplete && self.inflight.is_empty() {
+            if parked {
+                // Metadata refreshes do not wake the sender: look again soon.
+                let t = now + self.cfg.retry_backoff.min(Duration::from_millis(50));
+                wake_at = Some(wake_at.map_or(t, |w| w.min(t)));
+            }
+            if closed && !incomplete && !parked && self.inflight.is_empty() {
                 tracing::debug!("producer sender finished");
                 return;
             }
@@ -548,6 +645,9 @@ impl Sender {
     /// Fails every undrained batch when the gate says the transaction must
     /// be (or is being) aborted (Java `abortUndrainedBatches`).
     fn fail_undrained(&mut self) {
+        if let Some((serial, e)) = self.cfg.gate.as_ref().and_then(|g| g.undrained_queued()) {
+            self.acc.fail_queued(Some(serial), &e);
+        }
         let Some(e) = self.cfg.gate.as_ref().and_then(|g| g.undrained_error()) else {
             return;
         };
@@ -581,10 +681,12 @@ impl Sender {
         for b in batches {
             self.finish(b, Err(e.clone()));
         }
+        self.acc.fail_queued(None, &e);
     }
 
     fn abort_all(&mut self) {
         let e = ProduceError::Closed(Some("closed before the record was acknowledged".into()));
+        self.acc.fail_queued(None, &e);
         let batches: Vec<Batch> = {
             let mut g = self.acc.lock();
             g.topics
@@ -702,7 +804,9 @@ impl Sender {
             .is_some();
         {
             let mut g = self.acc.lock();
-            let flushing = g.flushing > 0 || g.closed.is_some();
+            // Records waiting for buffer memory: send at once what holds
+            // it (Java's "exhausted" readiness).
+            let flushing = g.flushing > 0 || g.closed.is_some() || !g.waiting.is_empty();
             if g.fatal.is_some() {
                 return (false, None);
             }

@@ -119,6 +119,46 @@ impl DrainGate for Gate {
         Ok(())
     }
 
+    fn on_enqueue(&self) -> Result<u64, ProduceError> {
+        lock(&self.manager)
+            .on_record_queued()
+            .map_err(ProduceError::Transaction)
+    }
+
+    fn on_append_queued(&self, tp: &TopicPartition, serial: u64) -> Result<(), ProduceError> {
+        let mut m = lock(&self.manager);
+        m.on_queued_partition_used(tp, serial)
+            .map_err(ProduceError::Transaction)?;
+        if m.transaction_version() == TransactionVersion::V1
+            && !m.partitions_in_transaction().contains(tp)
+        {
+            self.wake_driver.notify_one(); // AddPartitionsToTxn to send
+        }
+        Ok(())
+    }
+
+    fn record_failed(&self, serial: Option<u64>, error: &ProduceError) {
+        // The manager's own refusals (no transaction, must abort) and a
+        // closed producer say nothing new about the transaction.
+        if matches!(
+            error,
+            ProduceError::Transaction(_) | ProduceError::Closed(_) | ProduceError::Fatal(_)
+        ) {
+            return;
+        }
+        lock(&self.manager).record_failed(
+            serial,
+            format!("a record of the transaction failed: {error}"),
+        );
+        self.wake_driver.notify_one();
+    }
+
+    fn undrained_queued(&self) -> Option<(u64, ProduceError)> {
+        let m = lock(&self.manager);
+        m.undrained_batch_error()
+            .map(|e| (m.transaction_serial(), ProduceError::Transaction(e)))
+    }
+
     fn hold_produce(&self) -> bool {
         lock(&self.manager).has_in_flight_request()
     }
@@ -332,13 +372,23 @@ impl TransactionalProducer {
         self.lock().begin_transaction()
     }
 
-    /// Sends `record` in the current transaction; like
-    /// [`Producer::send`](crate::Producer::send) the record is appended before
-    /// this returns (when memory and the topic's metadata are available) and
-    /// the future resolves when it is acknowledged. Outside a transaction,
-    /// or when the transaction must be aborted, the future fails with
-    /// [`ProduceError::Transaction`]. Records are visible to read_committed
-    /// readers only once the transaction commits.
+    /// Sends `record` in the current transaction, with the contract of
+    /// [`Producer::send`](crate::Producer::send) (place and order taken now,
+    /// the producer owns the record, the future reports the delivery) plus:
+    ///
+    /// - The record belongs to the transaction in which `send` was called.
+    ///   A record queued for buffer memory or metadata keeps that
+    ///   transaction: [`Self::commit_transaction`] waits until it is
+    ///   appended and acknowledged, and it can never be carried into a later
+    ///   transaction (if its transaction ends first, it fails).
+    /// - A record that fails (too large, `max.block.ms`, a broker error)
+    ///   makes the transaction abortable, so a commit either includes every
+    ///   record sent before it or fails with [`TransactionError::Abortable`]
+    ///   (Java semantics). Outside a transaction, or when it must be aborted,
+    ///   the future fails with [`ProduceError::Transaction`].
+    ///
+    /// Records are visible to read_committed readers only once the
+    /// transaction commits.
     ///
     /// ```no_run
     /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
@@ -421,22 +471,27 @@ impl TransactionalProducer {
     /// # Ok(()) }
     /// ```
     pub async fn commit_transaction(&self) -> Result<(), TransactionError> {
+        let op = TxnOp::CommitTransaction;
         let deadline = Instant::now() + self.max_block();
-        self.wait_parked(TxnOp::CommitTransaction, deadline).await?;
-        let ticket = self.lock().commit_transaction()?;
+        // Every record sent before this call is part of the commit: wait
+        // until none is queued (for memory or metadata), and start the commit
+        // under the accumulator lock, so that no send slips in between.
+        let ticket = self
+            .when_nothing_queued(op, deadline, |m| m.commit_transaction())
+            .await?;
         self.wake();
         if tokio::time::timeout_at(deadline.into(), self.inner.producer.flush())
             .await
             .is_err()
         {
             return Err(TransactionError::Timeout {
-                op: TxnOp::CommitTransaction,
+                op,
                 outcome_unknown: true,
             });
         }
         self.wait(
             ticket,
-            TxnOp::CommitTransaction,
+            op,
             deadline.saturating_duration_since(Instant::now()),
         )
         .await
@@ -458,7 +513,18 @@ impl TransactionalProducer {
     /// # Ok(()) }
     /// ```
     pub async fn abort_transaction(&self) -> Result<(), TransactionError> {
-        let ticket = self.lock().abort_transaction()?;
+        let (ticket, serial) = {
+            let mut m = self.lock();
+            (m.abort_transaction()?, m.transaction_serial())
+        };
+        // Records of this transaction still queued are never written.
+        let e = ProduceError::Transaction(TransactionError::Abortable {
+            api: None,
+            version: -1,
+            error: None,
+            message: "the transaction was aborted before the record was appended".into(),
+        });
+        self.inner.acc.fail_queued(Some(serial), &e);
         self.wake();
         self.wait(ticket, TxnOp::AbortTransaction, self.max_block())
             .await
@@ -485,7 +551,6 @@ impl TransactionalProducer {
     pub async fn prepare_transaction(&self) -> Result<PreparedTransaction, TransactionError> {
         let op = TxnOp::PrepareTransaction;
         let deadline = Instant::now() + self.max_block();
-        self.wait_parked(op, deadline).await?;
         if tokio::time::timeout_at(deadline.into(), self.inner.producer.flush())
             .await
             .is_err()
@@ -497,7 +562,10 @@ impl TransactionalProducer {
         }
         loop {
             let notified = self.inner.results.notified();
-            match self.lock().prepare_transaction() {
+            let prepared = self
+                .when_nothing_queued(op, deadline, |m| m.prepare_transaction())
+                .await;
+            match prepared {
                 Err(TransactionError::NotPreparable { reason })
                     if reason.starts_with("partitions or offsets") => {}
                 other => return other,
@@ -529,9 +597,6 @@ impl TransactionalProducer {
     /// # Ok(()) }
     /// ```
     pub async fn flush(&self) {
-        let _ = self
-            .wait_parked(TxnOp::Send, Instant::now() + self.max_block())
-            .await;
         self.inner.producer.flush().await;
     }
 
@@ -629,22 +694,36 @@ impl TransactionalProducer {
         self.inner.producer.metrics()
     }
 
-    /// Waits until no record waits for its topic's metadata (such records
-    /// join the transaction only once placed).
-    async fn wait_parked(&self, op: TxnOp, deadline: Instant) -> Result<(), TransactionError> {
-        let mut backoff = Duration::from_millis(1);
-        while !self.inner.acc.parked_topics().is_empty() {
-            if Instant::now() >= deadline {
+    /// Runs `start` on the manager once no sent record is queued (waiting
+    /// for memory or metadata), under the accumulator lock: a record sent
+    /// before is then in a batch (and the transaction), one sent after sees
+    /// the new state.
+    async fn when_nothing_queued<T>(
+        &self,
+        op: TxnOp,
+        deadline: Instant,
+        mut start: impl FnMut(&mut TransactionManager) -> Result<T, TransactionError>,
+    ) -> Result<T, TransactionError> {
+        let acc = &self.inner.acc;
+        loop {
+            let progress = acc.progress.notified();
+            {
+                let g = acc.lock();
+                if !g.has_queued() {
+                    return start(&mut self.lock());
+                }
+            }
+            acc.wake_sender.notify_one();
+            if tokio::time::timeout_at(deadline.into(), progress)
+                .await
+                .is_err()
+            {
                 return Err(TransactionError::Timeout {
                     op,
                     outcome_unknown: false,
                 });
             }
-            self.inner.acc.wake_sender.notify_one();
-            tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(Duration::from_millis(50));
         }
-        Ok(())
     }
 
     /// Waits for the outcome of `ticket` (the driver task does the IO).

@@ -1220,6 +1220,25 @@ impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
     }
 
     async fn pre_commit(&mut self, txn: &mut KafkaTransaction) -> Result<(), KafkaSinkError> {
+        // Every record of the transaction must have succeeded before it is
+        // prepared: a prepared transaction missing a record could be
+        // committed by a restore.
+        if !self.exactly_once() {
+            if self.config.semantic == Semantic::AtLeastOnce
+                && let Some(p) = &self.shared
+            {
+                p.flush().await;
+            }
+            return self.await_sends(0).await;
+        }
+        if let Some(p) = txn
+            .transactional_id
+            .as_ref()
+            .and_then(|id| self.producers.get(id))
+        {
+            p.flush().await; // ignores linger.ms
+        }
+        self.await_sends(0).await?;
         match (&txn.transactional_id, self.config.semantic) {
             // An empty transaction is never prepared (nor committed).
             (Some(id), Semantic::ExactlyOnce) if txn.records > 0 => {
@@ -1232,15 +1251,9 @@ impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
                 let prepared = p.prepare_transaction().await.map_err(txn_err(&id))?;
                 txn.prepared = Some(prepared);
             }
-            (_, Semantic::AtLeastOnce) => {
-                if let Some(p) = &self.shared {
-                    p.flush().await;
-                }
-            }
             _ => {}
         }
-        // Every record of the transaction must have succeeded.
-        self.await_sends(0).await
+        Ok(())
     }
 
     async fn commit(

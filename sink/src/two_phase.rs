@@ -593,9 +593,9 @@ pub enum TwoPhaseCommitError<E> {
         source: E,
     },
     /// Commits failed during a checkpoint notification. Every due pending
-    /// transaction was attempted first; the failed ones were dropped from
-    /// memory and are retried by restoring the last checkpoint (Flink fails
-    /// the job here).
+    /// transaction was attempted first; the failed ones stay pending and are
+    /// retried at the next notification (or committed by a restore of the
+    /// checkpoint that holds them).
     CommitFailed {
         /// The failures, in checkpoint order.
         failures: Vec<TransactionFailure<E>>,
@@ -613,6 +613,12 @@ pub enum TwoPhaseCommitError<E> {
     AlreadyInitialized,
     /// A call after `close`.
     Closed,
+    /// A pre-commit failed (a record of the transaction failed) and the
+    /// transaction was aborted: its records are not in the sink, so the
+    /// pipeline must restore from the last completed checkpoint (rewinding
+    /// its source) before writing again. Notifications still commit the
+    /// transactions of completed checkpoints.
+    RestoreRequired,
     /// `snapshot_state` with a checkpoint id not above the previous one.
     NonIncreasingCheckpoint {
         /// The id given.
@@ -664,6 +670,10 @@ impl<E: fmt::Display> fmt::Display for TwoPhaseCommitError<E> {
             }
             TwoPhaseCommitError::AlreadyInitialized => write!(f, "the sink is already initialized"),
             TwoPhaseCommitError::Closed => write!(f, "the sink is closed"),
+            TwoPhaseCommitError::RestoreRequired => write!(
+                f,
+                "a pre-commit failed and its transaction was aborted; restore from the last completed checkpoint"
+            ),
             TwoPhaseCommitError::NonIncreasingCheckpoint {
                 checkpoint_id,
                 last,
@@ -733,6 +743,9 @@ pub struct SinkMetrics {
 enum Lifecycle {
     Created,
     Running,
+    /// A pre-commit failed and its transaction was aborted: records and
+    /// checkpoints are refused until the pipeline restores.
+    Failed,
     Closed,
 }
 
@@ -1160,6 +1173,7 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
         match self.lifecycle {
             Lifecycle::Running => Ok(()),
             Lifecycle::Created => Err(TwoPhaseCommitError::NotInitialized),
+            Lifecycle::Failed => Err(TwoPhaseCommitError::RestoreRequired),
             Lifecycle::Closed => Err(TwoPhaseCommitError::Closed),
         }
     }
@@ -1239,7 +1253,9 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     ) -> SinkResult<(), H> {
         match self.lifecycle {
             Lifecycle::Created => {}
-            Lifecycle::Running => return Err(TwoPhaseCommitError::AlreadyInitialized),
+            Lifecycle::Running | Lifecycle::Failed => {
+                return Err(TwoPhaseCommitError::AlreadyInitialized);
+            }
             Lifecycle::Closed => return Err(TwoPhaseCommitError::Closed),
         }
         let mut states = restored.unwrap_or_default();
@@ -1422,7 +1438,17 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
         }
         if let Some(mut current) = self.current.take() {
             if let Err(e) = self.handler.pre_commit(&mut current.handle).await {
-                self.current = Some(current);
+                // The transaction cannot be pre-committed (a record of it
+                // failed): abort it now, so that nothing stays prepared or
+                // blocks readers, and refuse further records. Its records
+                // are lost to this sink, so the pipeline must restore from
+                // the last completed checkpoint (which rewinds the source).
+                self.lifecycle = Lifecycle::Failed;
+                if let Some(ctx) = self.context.as_mut()
+                    && let Err(abort) = self.handler.abort(current.handle, ctx).await
+                {
+                    tracing::error!(error = %abort, "aborting the transaction that failed to pre-commit failed");
+                }
                 return Err(hook(Operation::PreCommit)(e));
             }
             self.pending
@@ -1460,7 +1486,9 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     /// # }
     /// ```
     pub async fn notify_checkpoint_complete(&mut self, checkpoint_id: u64) -> SinkResult<usize, H> {
-        self.ensure_running()?;
+        if self.lifecycle != Lifecycle::Failed {
+            self.ensure_running()?;
+        }
         let later = match checkpoint_id.checked_add(1) {
             Some(next) => self.pending.split_off(&next),
             None => BTreeMap::new(),
@@ -1474,6 +1502,7 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
                 self.metrics.timeout_warnings += 1;
             }
             let handle = txn.handle().clone();
+            let retry = PreCommitted::new(txn.holder.clone());
             let ctx = self
                 .context
                 .as_mut()
@@ -1482,7 +1511,10 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
                 Ok(outcome) => self.record_outcome(id, &handle, outcome),
                 Err(error) => {
                     self.metrics.commit_failures += 1;
-                    tracing::error!(checkpoint_id = id, transaction = ?handle, %error, "commit failed");
+                    tracing::error!(checkpoint_id = id, transaction = ?handle, %error, "commit failed; retried at the next notification");
+                    // Still pending (Flink's pendingCommitTransactions): the
+                    // next notification, or a restore, commits it.
+                    self.pending.insert(id, retry);
                     failures.push(TransactionFailure {
                         checkpoint_id: Some(id),
                         operation: Operation::Commit,
@@ -1543,7 +1575,7 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     pub async fn close(&mut self) -> SinkResult<(), H> {
         if self.lifecycle != Lifecycle::Running {
             self.lifecycle = Lifecycle::Closed;
-            return Ok(());
+            return Ok(()); // a failed sink aborted its transaction already
         }
         self.lifecycle = Lifecycle::Closed;
         if let (Some(current), Some(ctx)) = (self.current.take(), self.context.as_mut()) {

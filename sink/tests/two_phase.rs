@@ -232,8 +232,8 @@ async fn commit_failures_surface_after_every_commit_was_attempted() {
     assert!(err.to_string().contains("checkpoint 2"), "{err}");
     // Checkpoint 3 was committed although 2 failed before it.
     assert_eq!(store.committed(), strings(&["a", "c"]));
-    // Failed commits are dropped from memory (Flink); the job restores.
-    assert!(s.pending_checkpoints().is_empty());
+    // A failed commit stays pending: the next notification retries it.
+    assert_eq!(s.pending_checkpoints(), [2]);
     drop(s);
 
     let r = restore(&store, &clock, &states[2]).await;
@@ -486,4 +486,66 @@ async fn state_round_trips_through_bytes() {
     assert_eq!(st.current.as_ref().unwrap().start_time_ms, 77);
     assert_eq!(st.pending.keys().copied().collect::<Vec<_>>(), [1]);
     assert_eq!(st.context, Some(Owned::from([1, 2])));
+}
+
+/// Invariant: a transaction whose pre-commit failed is aborted at once (it
+/// never stays open or pre-committed), no record or checkpoint is accepted
+/// until the pipeline restores, and the transactions of completed
+/// checkpoints are still committed.
+#[tokio::test]
+async fn failed_pre_commit_aborts_its_transaction_and_requires_a_restore() {
+    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
+    let mut s = fresh(&store, &clock).await;
+    write(&mut s, "42").await;
+    let cp1 = snapshot(&mut s, 1).await;
+    write(&mut s, "43").await;
+    store.fail_next_pre_commit();
+    let err = s.snapshot_state(2).await.unwrap_err();
+    assert!(matches!(
+        err,
+        TwoPhaseCommitError::Hook {
+            operation: Operation::PreCommit,
+            ..
+        }
+    ));
+    assert_eq!(store.status(2), Some(Status::Aborted), "aborted at once");
+    let refused = s
+        .invoke("44".to_string(), &RecordContext::default())
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, TwoPhaseCommitError::RestoreRequired));
+    assert!(matches!(
+        s.snapshot_state(3).await.unwrap_err(),
+        TwoPhaseCommitError::RestoreRequired
+    ));
+    // Checkpoint 1 completed: its transaction is still committed.
+    assert_eq!(s.notify_checkpoint_complete(1).await.unwrap(), 1);
+    assert_eq!(store.committed(), strings(&["42"]));
+    drop(s);
+    let restored = restore(&store, &clock, &cp1).await;
+    assert_eq!(store.committed(), strings(&["42"]), "no duplicate");
+    assert_eq!(restored.metrics().recovered_commits, 1);
+}
+
+/// Invariant: a commit that fails at a notification stays pending and is
+/// committed by the next notification (Flink's pendingCommitTransactions),
+/// exactly once.
+#[tokio::test]
+async fn failed_commit_is_retried_at_the_next_notification() {
+    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
+    let mut s = fresh(&store, &clock).await;
+    write(&mut s, "a").await;
+    snapshot(&mut s, 1).await;
+    store.fail_next_commit_of(1, 1);
+    assert!(matches!(
+        s.notify_checkpoint_complete(1).await.unwrap_err(),
+        TwoPhaseCommitError::CommitFailed { .. }
+    ));
+    assert_eq!(s.pending_checkpoints(), [1]);
+    write(&mut s, "b").await;
+    snapshot(&mut s, 2).await;
+    assert_eq!(s.notify_checkpoint_complete(2).await.unwrap(), 2);
+    assert_eq!(store.committed(), strings(&["a", "b"]));
+    assert!(s.pending_checkpoints().is_empty());
+    assert_eq!(s.metrics().commit_failures, 1);
 }

@@ -342,6 +342,10 @@ pub struct TransactionManager {
     events: VecDeque<TxnEvent>,
     deferred_offsets:
         HashMap<OpTicket, (GroupMetadata, BTreeMap<TopicPartition, OffsetAndMetadata>)>,
+    /// Serial number of the current (or last) transaction: +1 at every
+    /// `begin_transaction`. A record queued by the producer carries the
+    /// serial of the transaction it was sent in.
+    transaction_serial: u64,
     /// Jitter factor override for deterministic tests.
     jitter_factor: Option<f64>,
 }
@@ -372,6 +376,7 @@ impl TransactionManager {
             pending: None,
             events: VecDeque::new(),
             deferred_offsets: HashMap::new(),
+            transaction_serial: 0,
             jitter_factor: None,
         }
     }
@@ -660,7 +665,79 @@ impl TransactionManager {
     pub fn begin_transaction(&mut self) -> Result<(), TransactionError> {
         self.throw_if_pending(TxnOp::BeginTransaction)?;
         self.maybe_fail_with_error()?;
-        self.transition(State::InTransaction, TxnOp::BeginTransaction)
+        self.transition(State::InTransaction, TxnOp::BeginTransaction)?;
+        self.transaction_serial += 1;
+        Ok(())
+    }
+
+    /// The serial number of the current transaction (+1 at every
+    /// `begin_transaction`).
+    ///
+    /// ```
+    /// use kafka_producer::txn::{TransactionManager, TxnConfig};
+    /// let m = TransactionManager::new(TxnConfig::new("tx"));
+    /// assert_eq!(m.transaction_serial(), 0, "no transaction begun yet");
+    /// ```
+    pub fn transaction_serial(&self) -> u64 {
+        self.transaction_serial
+    }
+
+    /// Producer-core hook, called when a record is sent but cannot be
+    /// appended yet (the producer queues it for buffer memory or metadata):
+    /// the record belongs to the current transaction, whose serial is
+    /// returned. Fails as [`Self::on_partition_used`] would.
+    pub fn on_record_queued(&mut self) -> Result<u64, TransactionError> {
+        self.check_not_pending(TxnOp::Send)?;
+        self.maybe_fail_with_error()?;
+        if !self.producer.is_valid() || self.state != State::InTransaction {
+            return Err(TransactionError::InvalidState {
+                from: self.state,
+                op: TxnOp::Send,
+            });
+        }
+        Ok(self.transaction_serial)
+    }
+
+    /// Producer-core hook: a record queued in transaction `serial` is
+    /// appended for `tp`. A record of an earlier transaction is refused (it
+    /// must never join a later one); otherwise as [`Self::on_partition_used`].
+    pub fn on_queued_partition_used(
+        &mut self,
+        tp: &TopicPartition,
+        serial: u64,
+    ) -> Result<(), TransactionError> {
+        if serial != self.transaction_serial {
+            return Err(TransactionError::Abortable {
+                api: None,
+                version: -1,
+                error: None,
+                message: format!(
+                    "the record was sent in transaction {serial}, which ended before it could be \
+                     appended (now in transaction {})",
+                    self.transaction_serial
+                ),
+            });
+        }
+        self.on_partition_used(tp)
+    }
+
+    /// Producer-core hook: a record sent in transaction `serial` (`None`:
+    /// the current one) will never be written (too large, `max.block.ms`,
+    /// ...). The transaction becomes abortable, so that it cannot commit
+    /// without the record (Java `KafkaProducer.send` →
+    /// `maybeTransitionToErrorState`).
+    pub fn record_failed(&mut self, serial: Option<u64>, message: String) {
+        if serial.is_some_and(|s| s != self.transaction_serial)
+            || self.state != State::InTransaction
+        {
+            return;
+        }
+        self.abortable(TransactionError::Abortable {
+            api: None,
+            version: -1,
+            error: None,
+            message,
+        });
     }
 
     /// Producer-core hook, called when a record is appended for `tp` (Java
