@@ -412,6 +412,25 @@ impl TransactionalProducer {
         self.inner.producer.send(record)
     }
 
+    /// Waits until no sent record is queued for buffer memory (at most
+    /// `max.block.ms`): the blocking point of Java's `send`, see
+    /// [`Producer::wait_for_buffer`](crate::Producer::wait_for_buffer).
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_producer::ProducerRecord;
+    /// producer.begin_transaction()?;
+    /// for i in 0..100_000 {
+    ///     producer.wait_for_buffer().await?; // memory stays within buffer.memory
+    ///     drop(producer.send(ProducerRecord::new("events").value(format!("{i}"))));
+    /// }
+    /// producer.commit_transaction().await?; // covers every record sent above
+    /// # Ok(()) }
+    /// ```
+    pub async fn wait_for_buffer(&self) -> Result<(), ProduceError> {
+        self.inner.producer.wait_for_buffer().await
+    }
+
     /// `sendOffsetsToTransaction(offsets, groupMetadata)`: commits the
     /// consumer offsets `(partition, next offset to consume, metadata)` of
     /// `group` as part of the transaction (TV1: AddOffsetsToTxn then
