@@ -11,6 +11,17 @@
 //!   [`ProduceError::Transaction`]. Because the check and the append are one
 //!   critical section, no record joins a transaction after its commit or
 //!   abort began.
+//! - A record that cannot be appended at `send` time (buffer memory full,
+//!   topic metadata unknown) is queued by the producer with the serial of
+//!   the transaction it was sent in ([`DrainGate::on_enqueue`]); when the
+//!   sender appends it, a different serial fails it
+//!   ([`DrainGate::on_append_queued`]), so it never joins a later
+//!   transaction. `commit_transaction` and `prepare_transaction` start only
+//!   once no record is queued, checked under the accumulator lock; an abort
+//!   fails the queued records of its transaction.
+//! - A record that will never be written (too large, `max.block.ms`, ...)
+//!   makes the transaction abortable ([`DrainGate::record_failed`]), as
+//!   Java's `KafkaProducer.send` does, so a commit cannot succeed without it.
 //! - The sender drains a partition only when `may_drain` allows it (under
 //!   TV1: after AddPartitionsToTxn) and the producer id/epoch the manager
 //!   announced was installed in the sequence bookkeeping; while a

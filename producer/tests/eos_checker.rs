@@ -84,7 +84,11 @@ async fn run(version: KafkaVersion, tv: Option<i16>) {
     let mut totals = Totals::default();
     for seed in seeds {
         let t = Instant::now();
-        let stats = schedule(&kafka, &cluster, seed).await;
+        eprintln!("{name}: schedule seed={seed} starting");
+        // A schedule that stops making progress is a violation too.
+        let stats = tokio::time::timeout(Duration::from_secs(240), schedule(&kafka, &cluster, seed))
+            .await
+            .unwrap_or_else(|_| panic!("{name}: seed {seed} made no progress for 240 s (replay: EOS_SEED={seed})"));
         eprintln!(
             "{name}: schedule seed={seed} passed in {:?}: {stats:?}",
             t.elapsed()
@@ -404,10 +408,20 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> St
         );
     }
     drop(never);
+    let slow = |what: &str, t: Instant| {
+        if t.elapsed() > Duration::from_secs(5) {
+            eprintln!("seed {seed}: {what} took {:?}", t.elapsed());
+        }
+    };
+    let t = Instant::now();
     let _ = producer.close(Duration::from_secs(10)).await;
+    slow("close", t);
     // A successor resolves anything still open.
+    let t = Instant::now();
     let last = start(&config).await;
     let _ = last.close(Duration::from_secs(5)).await;
+    slow("the successor's init_transactions", t);
+    let t = Instant::now();
 
     let violations = check(
         cluster,
@@ -418,6 +432,7 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> St
         &group,
     )
     .await;
+    slow("the check", t);
     if !violations.is_empty() {
         panic!(
             "seed {seed} ({config_text}): {} violations (replay: EOS_SEED={seed} cargo test -p kafka-producer --all-features --test eos_checker):\n{}\ntrace:\n{}",
@@ -689,9 +704,12 @@ async fn check(
             ..Default::default()
         },
     );
-    let got = reader
-        .committed_offsets(group, input, &[0])
-        .await
+    let t = Instant::now();
+    let fetched = reader.committed_offsets(group, input, &[0]).await;
+    if t.elapsed() > Duration::from_secs(5) {
+        eprintln!("seed {seed}: OffsetFetch took {:?}: {fetched:?}", t.elapsed());
+    }
+    let got = fetched
         .expect("OffsetFetch")
         .get(&0)
         .copied()

@@ -1201,7 +1201,11 @@ impl Reader {
                     last_error: self.last_error.clone(),
                 });
             }
-            let batch = self.poll_inner(Some(&open), deadline - now).await?;
+            // One fetch round at a time: a round can move a position to the
+            // end without returning a record (only aborted data or control
+            // batches), and the ends are checked again before waiting more.
+            let round = self.config.max_wait.min(deadline - now);
+            let batch = self.poll_inner(Some(&open), round).await?;
             if let Some(e) = self.pending_error.take() {
                 return Err(e);
             }
