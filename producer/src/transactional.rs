@@ -217,8 +217,17 @@ struct Inner {
 }
 
 impl Drop for Inner {
+    /// The last handle is gone: nobody can commit the open transaction any
+    /// more, and without the coordinator driver its partitions can never be
+    /// added (TV1). Every record not yet acknowledged fails now (with
+    /// [`ProduceError::Closed`]) instead of waiting out
+    /// `delivery.timeout.ms`; the coordinator aborts the transaction after
+    /// `transaction.timeout.ms`, or the transactional id's next producer
+    /// does at `init_transactions`.
     fn drop(&mut self) {
         self.driver.abort();
+        self.acc.lock().closed = Some(ProduceError::Closed(Some("aborted".into())));
+        self.acc.wake_sender.notify_one();
     }
 }
 

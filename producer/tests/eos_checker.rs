@@ -86,9 +86,14 @@ async fn run(version: KafkaVersion, tv: Option<i16>) {
         let t = Instant::now();
         eprintln!("{name}: schedule seed={seed} starting");
         // A schedule that stops making progress is a violation too.
-        let stats = tokio::time::timeout(Duration::from_secs(240), schedule(&kafka, &cluster, seed))
-            .await
-            .unwrap_or_else(|_| panic!("{name}: seed {seed} made no progress for 240 s (replay: EOS_SEED={seed})"));
+        let stats =
+            tokio::time::timeout(Duration::from_secs(240), schedule(&kafka, &cluster, seed))
+                .await
+                .unwrap_or_else(|_| {
+                    panic!(
+                        "{name}: seed {seed} made no progress for 240 s (replay: EOS_SEED={seed})"
+                    )
+                });
         eprintln!(
             "{name}: schedule seed={seed} passed in {:?}: {stats:?}",
             t.elapsed()
@@ -401,11 +406,15 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> St
         trace.push(format!("final txn{t}: {:?}", h.txns[t]));
     }
     for (index, fut) in pending.drain(..) {
-        h.sent[index].result = Some(
-            tokio::time::timeout(Duration::from_secs(60), fut)
-                .await
-                .expect("a send future of a finished transaction resolves"),
-        );
+        match tokio::time::timeout(Duration::from_secs(60), fut).await {
+            Ok(r) => h.sent[index].result = Some(r),
+            Err(_) => panic!(
+                "seed {seed} ({config_text}): the future of record #{index} (txn {:?}) never resolved \
+                 after its transaction finished (replay: EOS_SEED={seed})\ntrace:\n{}",
+                h.sent[index].txn,
+                trace.join("\n")
+            ),
+        }
     }
     drop(never);
     let slow = |what: &str, t: Instant| {
@@ -707,13 +716,12 @@ async fn check(
     let t = Instant::now();
     let fetched = reader.committed_offsets(group, input, &[0]).await;
     if t.elapsed() > Duration::from_secs(5) {
-        eprintln!("seed {seed}: OffsetFetch took {:?}: {fetched:?}", t.elapsed());
+        eprintln!(
+            "seed {seed}: OffsetFetch took {:?}: {fetched:?}",
+            t.elapsed()
+        );
     }
-    let got = fetched
-        .expect("OffsetFetch")
-        .get(&0)
-        .copied()
-        .flatten();
+    let got = fetched.expect("OffsetFetch").get(&0).copied().flatten();
     if got != last_committed && !got.is_some_and(|g| after_unknown.contains(&g)) {
         v.push(format!(
             "group offset is {got:?}, expected {last_committed:?} (or one of {after_unknown:?})"

@@ -107,7 +107,10 @@ async fn a_failed_send_fails_the_checkpoint_and_never_prepares() {
     assert!(s.invoke("d".to_string(), &ctx).await.is_err());
     // Checkpoint 1 completed: its transaction commits.
     s.notify_checkpoint_complete(1).await.unwrap();
-    assert_eq!(committed_values(&cluster, topic, &["a".into()]).await, ["a"]);
+    assert_eq!(
+        committed_values(&cluster, topic, &["a".into()]).await,
+        ["a"]
+    );
     // The failed transaction (holding "b") was aborted at once, not left
     // open or prepared: nothing blocks read_committed.
     lso_reaches_hw(&cluster, topic).await;
@@ -119,7 +122,10 @@ async fn a_failed_send_fails_the_checkpoint_and_never_prepares() {
         .map(|t| t.transactional_id)
         .filter(|id| id.starts_with("failed-send-"))
         .collect();
-    assert!(open.is_empty(), "open transactions after the failed checkpoint: {open:?}");
+    assert!(
+        open.is_empty(),
+        "open transactions after the failed checkpoint: {open:?}"
+    );
     drop(s);
 
     // The pipeline restores checkpoint 1 (its source replays b and c) and
