@@ -686,6 +686,12 @@ impl TransactionManager {
     /// appended yet (the producer queues it for buffer memory or metadata):
     /// the record belongs to the current transaction, whose serial is
     /// returned. Fails as [`Self::on_partition_used`] would.
+    ///
+    /// ```
+    /// use kafka_producer::txn::{TransactionManager, TxnConfig};
+    /// let mut m = TransactionManager::new(TxnConfig::new("tx"));
+    /// assert!(m.on_record_queued().is_err(), "no transaction");
+    /// ```
     pub fn on_record_queued(&mut self) -> Result<u64, TransactionError> {
         self.check_not_pending(TxnOp::Send)?;
         self.maybe_fail_with_error()?;
@@ -701,6 +707,15 @@ impl TransactionManager {
     /// Producer-core hook: a record queued in transaction `serial` is
     /// appended for `tp`. A record of an earlier transaction is refused (it
     /// must never join a later one); otherwise as [`Self::on_partition_used`].
+    ///
+    /// ```
+    /// use kafka_producer::TopicPartition;
+    /// use kafka_producer::txn::{TransactionManager, TxnConfig};
+    /// let mut m = TransactionManager::new(TxnConfig::new("tx"));
+    /// // Sent in transaction 7, which is not the current one (0).
+    /// let e = m.on_queued_partition_used(&TopicPartition::new("t", 0), 7).unwrap_err();
+    /// assert!(e.is_abortable());
+    /// ```
     pub fn on_queued_partition_used(
         &mut self,
         tp: &TopicPartition,
@@ -726,6 +741,14 @@ impl TransactionManager {
     /// ...). The transaction becomes abortable, so that it cannot commit
     /// without the record (Java `KafkaProducer.send` →
     /// `maybeTransitionToErrorState`).
+    ///
+    /// ```
+    /// use kafka_producer::txn::{State, TransactionManager, TxnConfig};
+    /// let mut m = TransactionManager::new(TxnConfig::new("tx"));
+    /// // Outside a transaction nothing changes.
+    /// m.record_failed(None, "record too large".into());
+    /// assert_eq!(m.state(), State::Uninitialized);
+    /// ```
     pub fn record_failed(&mut self, serial: Option<u64>, message: String) {
         if serial.is_some_and(|s| s != self.transaction_serial)
             || self.state != State::InTransaction
