@@ -829,34 +829,20 @@ impl Accumulator {
     /// queue changed). Returns whether a batch was created or filled.
     fn drain_waiting(&self, inner: &mut Inner, now: Instant) -> bool {
         let mut wake = false;
-        while let Some(q) = inner.waiting.pop_front() {
-            let Queued {
-                record,
-                timestamp,
-                seq,
-                serial,
-                sent_at,
-                slot,
-            } = q;
-            match self.place(inner, record, timestamp, now, Some(serial)) {
+        while let Some(mut q) = inner.waiting.pop_front() {
+            match self.place(inner, q.record, q.timestamp, now, Some(q.serial)) {
                 Ok((Placed::Done(a), w)) => {
                     wake |= w;
-                    slot.set(appended_state(a));
+                    q.slot.set(appended_state(a));
                 }
                 Ok((Placed::NeedMemory(record), _)) => {
-                    inner.waiting.push_front(Queued {
-                        record,
-                        timestamp,
-                        seq,
-                        serial,
-                        sent_at,
-                        slot,
-                    });
+                    q.record = record;
+                    inner.waiting.push_front(q);
                     break;
                 }
                 Err(e) => {
-                    self.record_failed(Some(serial), &e);
-                    slot.set(ParkedState::Failed(e));
+                    self.record_failed(Some(q.serial), &e);
+                    q.slot.set(ParkedState::Failed(e));
                 }
             }
         }

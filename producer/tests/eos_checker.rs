@@ -36,6 +36,7 @@ use kafka_producer::{
     Cluster, ClusterConfig, ConsumerGroupMetadata, ProduceError, ProducerConfig, ProducerRecord,
     RecordMetadata, TopicPartition, TransactionError, TransactionalProducer,
 };
+use kafka_testcontainers::seeded::{SeededRng as Rng, fresh_seed as now_seed, schedule_seeds};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::future::Future;
@@ -80,7 +81,7 @@ async fn run(version: KafkaVersion, tv: Option<i16>) {
     backpressure_commit_then_await(&kafka, &cluster).await;
     eprintln!("{name}: backpressure case passed in {:?}", t.elapsed());
 
-    let (seeds, replay) = seeds();
+    let (seeds, replay) = schedule_seeds(4);
     let mut totals = Totals::default();
     for seed in seeds {
         let t = Instant::now();
@@ -119,50 +120,6 @@ struct Totals {
     schedules: usize,
     operations: usize,
     records: usize,
-}
-
-/// The seeds to run: `EOS_SEED` replays one; otherwise `EOS_SCHEDULES`
-/// (default 4) fresh ones. Returns whether this is a replay.
-fn seeds() -> (Vec<u64>, bool) {
-    if let Ok(s) = std::env::var("EOS_SEED") {
-        return (vec![s.parse().expect("EOS_SEED is a u64")], true);
-    }
-    let n: u64 = std::env::var("EOS_SCHEDULES")
-        .ok()
-        .map(|s| s.parse().expect("EOS_SCHEDULES is a number"))
-        .unwrap_or(4);
-    let base = now_seed();
-    ((0..n).map(|i| base.wrapping_add(i)).collect(), false)
-}
-
-fn now_seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
-        % 1_000_000_000_000
-}
-
-/// SplitMix64: small, seedable, the same sequence everywhere.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn percent(&mut self, p: u64) -> bool {
-        self.below(100) < p
-    }
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len() as u64) as usize]
-    }
 }
 
 /// What became of a transaction, as far as the caller can know.
@@ -215,7 +172,7 @@ const TOPIC_A_PARTITIONS: i32 = 3;
 
 /// One seeded schedule; panics with the seed and every violation found.
 async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> Stats {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let topic_a = format!("eos-{seed}-a");
     let topic_b = format!("eos-{seed}-b");
     let input = format!("eos-{seed}-in");
@@ -790,7 +747,7 @@ async fn backpressure_commit_then_await(kafka: &KafkaCluster, cluster: &Arc<Clus
 /// transaction in progress is visible entirely or not at all; one whose
 /// commit was never started is not visible.
 async fn killed_child(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let topic = format!("eos-child-{seed}");
     kafka.create_topic(&topic, 2, 1).await.unwrap();
     let txn_id = format!("eos-child-{seed}");

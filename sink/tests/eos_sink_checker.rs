@@ -25,6 +25,7 @@ use kafka_producer::reader::{Reader, ReaderConfig};
 use kafka_producer::{Cluster, ClusterConfig, ProducerConfig};
 use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, Semantic, SimpleStringSchema, ValueOnly};
 use kafka_sink::{CheckpointedOperator, RecordContext, RestoredState};
+use kafka_testcontainers::seeded::{SeededRng as Rng, schedule_seeds};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
 
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -44,25 +45,6 @@ async fn exactly_once_sink_checker_kafka_3_9() {
     run(KafkaVersion::V3_9, None).await;
 }
 
-/// SplitMix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len() as u64) as usize]
-    }
-}
-
 async fn run(version: KafkaVersion, tv: Option<i16>) {
     let _serial = SERIAL.lock().await;
     let mut b = KafkaCluster::builder().version(version.clone()).nodes(1);
@@ -74,21 +56,7 @@ async fn run(version: KafkaVersion, tv: Option<i16>) {
         .await
         .unwrap();
     let name = format!("{version} TV{}", tv.unwrap_or(1));
-    let seeds: Vec<u64> = match std::env::var("EOS_SEED") {
-        Ok(s) => vec![s.parse().expect("EOS_SEED is a u64")],
-        Err(_) => {
-            let n: u64 = std::env::var("EOS_SCHEDULES")
-                .ok()
-                .map(|s| s.parse().expect("EOS_SCHEDULES is a number"))
-                .unwrap_or(3);
-            let base = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-                % 1_000_000_000_000;
-            (0..n).map(|i| base.wrapping_add(i)).collect()
-        }
-    };
+    let (seeds, _) = schedule_seeds(3);
     let (mut operations, mut records) = (0, 0);
     for seed in &seeds {
         let t = Instant::now();
@@ -134,7 +102,7 @@ async fn restore(config: &KafkaSinkConfig, latest: Option<&Stored>) -> (KafkaSin
 }
 
 async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> (usize, u64) {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let topic = format!("eos-sink-{seed}");
     kafka.create_topic(&topic, 1, 1).await.unwrap();
     let buffer_memory = rng.pick(&[16_384u64, 32_768, 1_048_576]);

@@ -42,6 +42,7 @@ pub mod proxy;
 pub mod rabbitmq;
 mod runtime;
 mod scratch;
+pub mod seeded;
 pub mod tls;
 pub mod tools;
 pub mod wire;

@@ -693,6 +693,13 @@ impl TransactionManager {
     /// assert!(m.on_record_queued().is_err(), "no transaction");
     /// ```
     pub fn on_record_queued(&mut self) -> Result<u64, TransactionError> {
+        self.check_may_send()?;
+        Ok(self.transaction_serial)
+    }
+
+    /// A record may join the current transaction: no operation pending, no
+    /// error to report, a producer id, and state InTransaction.
+    fn check_may_send(&self) -> Result<(), TransactionError> {
         self.check_not_pending(TxnOp::Send)?;
         self.maybe_fail_with_error()?;
         if !self.producer.is_valid() || self.state != State::InTransaction {
@@ -701,7 +708,7 @@ impl TransactionManager {
                 op: TxnOp::Send,
             });
         }
-        Ok(self.transaction_serial)
+        Ok(())
     }
 
     /// Producer-core hook: a record queued in transaction `serial` is
@@ -768,14 +775,7 @@ impl TransactionManager {
     /// AddPartitionsToTxn (batched); TV2: the partition joins implicitly
     /// with its first Produce v12+.
     pub fn on_partition_used(&mut self, tp: &TopicPartition) -> Result<(), TransactionError> {
-        self.check_not_pending(TxnOp::Send)?;
-        self.maybe_fail_with_error()?;
-        if !self.producer.is_valid() || self.state != State::InTransaction {
-            return Err(TransactionError::InvalidState {
-                from: self.state,
-                op: TxnOp::Send,
-            });
-        }
+        self.check_may_send()?;
         if self.tv == TransactionVersion::V2 {
             self.partitions_in_txn.insert(tp.clone());
             self.transaction_started = true;
