@@ -6,10 +6,13 @@
 //! 1. [`CheckpointCoordinator::register`] operators (anything implementing
 //!    [`CheckpointedOperator`], shared as `Arc<tokio::sync::Mutex<_>>`) with
 //!    their [`OperatorInfo`] (unique id, subtask index, parallelism).
-//! 2. [`CheckpointCoordinator::restore`] once: the newest checkpoint file that
+//! 2. [`CheckpointCoordinator::restore`]: the newest checkpoint file that
 //!    passes its checksum is read and every operator gets
 //!    [`initialize_state`](CheckpointedOperator::initialize_state) (`None` on
 //!    a fresh start). Corrupt or torn files are skipped with a warning.
+//!    After a failed checkpoint, call `restore` again to fail over in the
+//!    same process: every operator is re-initialized from the newest
+//!    completed checkpoint, as Flink restarts its tasks from it.
 //! 3. [`trigger_checkpoint`](CheckpointCoordinator::trigger_checkpoint) (on
 //!    demand) or [`run_periodic`](CheckpointCoordinator::run_periodic) (on an
 //!    interval): lock every operator in registration order (the barrier),
@@ -48,7 +51,7 @@
 //! engine has made checkpoint `n` durable everywhere call
 //! `notify_checkpoint_complete(n)` (late, repeated or skipped notifications
 //! are fine: a notification commits everything up to `n`); on every (re)start
-//! call `initialize_state` exactly once before the first record, with the
+//! call `initialize_state` before the first record (and again on a failover), with the
 //! states of the restored checkpoint assigned to this subtask (and all of the
 //! operator's states as `union`, for operators that need a global view), or
 //! `None` on a fresh start. A [`TwoPhaseCommitSink`](crate::TwoPhaseCommitSink)
@@ -155,8 +158,12 @@ pub const DEFAULT_RETAINED_CHECKPOINTS: usize = 3;
 /// # }
 /// ```
 pub trait CheckpointedOperator: Send {
-    /// Called once, before any record: `None` on a fresh start, otherwise the
-    /// state restored for this subtask.
+    /// Called before any record: `None` on a fresh start, otherwise the
+    /// state restored for this subtask. Called again on an in-process
+    /// failover ([`CheckpointCoordinator::restore`] after a failed
+    /// checkpoint): the operator must then drop what it holds in memory and
+    /// continue from the restored state (or from its fresh start on `None`),
+    /// as a new instance would.
     ///
     /// ```
     /// # use kafka_sink::checkpoint::{CheckpointedOperator, OperatorError, RestoredState};
@@ -635,11 +642,11 @@ pub enum CheckpointError {
     /// Subtask index not below parallelism, or parallelism 0.
     #[error("invalid operator info {0:?}: need 0 <= subtask_index < parallelism")]
     InvalidOperatorInfo(OperatorInfo),
-    /// `register` after `restore`, or `restore` twice.
+    /// `register` after `restore`.
     #[error("operators were already restored")]
     AlreadyRestored,
-    /// A checkpoint before `restore`.
-    #[error("call restore() before triggering checkpoints")]
+    /// A checkpoint before `restore`, or after a `restore` that failed.
+    #[error("call restore() (and let it succeed) before triggering checkpoints")]
     NotRestored,
 }
 
@@ -952,7 +959,19 @@ pub struct CheckpointCoordinator {
     operators: Vec<Registered>,
     next_id: u64,
     last_completed: Option<u64>,
-    restored: bool,
+    phase: Phase,
+}
+
+/// Where a [`CheckpointCoordinator`] is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Operators may be registered; nothing was restored yet.
+    Registering,
+    /// A restore started and did not finish (it failed): checkpoints are
+    /// refused until a restore succeeds.
+    Restoring,
+    /// The last restore succeeded: checkpoints may be triggered.
+    Running,
 }
 
 impl fmt::Debug for CheckpointCoordinator {
@@ -965,7 +984,7 @@ impl fmt::Debug for CheckpointCoordinator {
             )
             .field("next_id", &self.next_id)
             .field("last_completed", &self.last_completed)
-            .field("restored", &self.restored)
+            .field("phase", &self.phase)
             .finish_non_exhaustive()
     }
 }
@@ -987,7 +1006,7 @@ impl CheckpointCoordinator {
             operators: Vec::new(),
             next_id: 1,
             last_completed: None,
-            restored: false,
+            phase: Phase::Registering,
         }
     }
 
@@ -1059,7 +1078,7 @@ impl CheckpointCoordinator {
         info: OperatorInfo,
         operator: Arc<Mutex<T>>,
     ) -> Result<(), CheckpointError> {
-        if self.restored {
+        if self.phase != Phase::Registering {
             return Err(CheckpointError::AlreadyRestored);
         }
         if info.parallelism == 0 || info.subtask_index >= info.parallelism {
@@ -1084,7 +1103,14 @@ impl CheckpointCoordinator {
 
     /// Initializes every operator from the newest valid checkpoint (or
     /// fresh, `None`) and returns the restored checkpoint's id. New
-    /// checkpoint ids continue above every checkpoint file present.
+    /// checkpoint ids continue above every checkpoint file present and every
+    /// id this coordinator handed out.
+    ///
+    /// Calling it again is an in-process failover (after a failed
+    /// checkpoint, or when the code moving records hit an error): every
+    /// operator's `initialize_state` runs again with the newest completed
+    /// checkpoint, so sources rewind and sinks settle and restore. A failed
+    /// restore may be retried; checkpoints are refused until one succeeds.
     ///
     /// ```
     /// # use kafka_sink::checkpoint::{CheckpointedOperator, OperatorError, RestoredState};
@@ -1121,9 +1147,7 @@ impl CheckpointCoordinator {
     /// # }
     /// ```
     pub async fn restore(&mut self) -> Result<Option<u64>, CheckpointError> {
-        if self.restored {
-            return Err(CheckpointError::AlreadyRestored);
-        }
+        self.phase = Phase::Restoring;
         let max_on_disk = self.storage.list()?.last().map(|(id, _)| *id);
         let checkpoint = self.storage.latest_valid()?;
         let checkpoint_id = checkpoint.as_ref().map(|c| c.id);
@@ -1144,9 +1168,12 @@ impl CheckpointCoordinator {
                     source,
                 })?;
         }
-        self.next_id = max_on_disk.max(checkpoint_id).map_or(1, |id| id + 1);
+        // Ids never repeat, not even those of checkpoints that failed before
+        // their file was written (a failover restores in the same process).
+        let above_files = max_on_disk.max(checkpoint_id).map_or(1, |id| id + 1);
+        self.next_id = self.next_id.max(above_files);
         self.last_completed = checkpoint_id;
-        self.restored = true;
+        self.phase = Phase::Running;
         Ok(checkpoint_id)
     }
 
@@ -1227,7 +1254,7 @@ impl CheckpointCoordinator {
     /// # }
     /// ```
     pub async fn trigger_checkpoint(&mut self) -> Result<u64, CheckpointError> {
-        if !self.restored {
+        if self.phase != Phase::Running {
             return Err(CheckpointError::NotRestored);
         }
         let id = self.next_id;

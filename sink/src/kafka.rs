@@ -1387,6 +1387,21 @@ impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
         self.available = ctx.iter().cloned().collect();
         Ok(())
     }
+
+    async fn release_after_failover(
+        &mut self,
+        _ctx: &mut BTreeSet<String>,
+    ) -> Result<(), KafkaSinkError> {
+        // Every transaction of the old run was committed or aborted (or is
+        // left to the restore); the restore may fence these producers, so
+        // the next run connects new ones. Closing never aborts.
+        self.in_flight.clear();
+        self.available.clear();
+        for (_, p) in self.producers.drain() {
+            let _ = p.close(Duration::ZERO).await;
+        }
+        Ok(())
+    }
 }
 
 /// A Kafka sink subtask: [`TwoPhaseCommitSink`] over [`KafkaSinkHandler`],

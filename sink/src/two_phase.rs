@@ -371,7 +371,9 @@ pub trait TwoPhaseCommitHandler: Send {
         ctx: &mut Self::Ctx,
     ) -> impl Future<Output = Result<CommitOutcome, Self::Error>> + Send;
 
-    /// Aborts a transaction that was not pre-committed.
+    /// Aborts an open transaction; during an in-process failover also a
+    /// pre-committed one whose checkpoint never completed (as a two-phase
+    /// commit participant may abort after prepare).
     ///
     /// ```
     /// use kafka_sink::{RecordContext, TwoPhaseCommitHandler};
@@ -500,6 +502,32 @@ pub trait TwoPhaseCommitHandler: Send {
         let _ = (ctx, handled);
         std::future::ready(Ok(()))
     }
+
+    /// Called during an in-process failover (a second
+    /// [`initialize_state`](TwoPhaseCommitSink::initialize_state)), after the
+    /// sink has committed or aborted every transaction this instance held
+    /// and before the restore: drop whatever belongs to the old run
+    /// (connections, producers, records in flight). Flink gets the same
+    /// effect by creating a new operator instance. Default: nothing.
+    ///
+    /// ```
+    /// use kafka_sink::TwoPhaseCommitHandler;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let mut table = InMemoryTable::<&str>::new();
+    /// // The in-memory table keeps nothing per run: the default does nothing.
+    /// table.release_after_failover(&mut ()).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn release_after_failover(
+        &mut self,
+        ctx: &mut Self::Ctx,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        let _ = ctx;
+        std::future::ready(Ok(()))
+    }
 }
 
 /// The sink or handler operation that failed.
@@ -539,6 +567,8 @@ pub enum Operation {
     InitializeUserContext,
     /// [`TwoPhaseCommitHandler::finish_recovering_and_committing`].
     FinishRecoveringAndCommitting,
+    /// [`TwoPhaseCommitHandler::release_after_failover`].
+    ReleaseAfterFailover,
 }
 
 /// One failed transaction operation, collected while the others proceed.
@@ -609,8 +639,6 @@ pub enum TwoPhaseCommitError<E> {
     },
     /// A call other than `initialize_state` before `initialize_state`.
     NotInitialized,
-    /// `initialize_state` on a running sink.
-    AlreadyInitialized,
     /// A call after `close`.
     Closed,
     /// A pre-commit failed (a record of the transaction failed) and the
@@ -668,7 +696,6 @@ impl<E: fmt::Display> fmt::Display for TwoPhaseCommitError<E> {
                     "the sink was not initialized (call initialize_state first)"
                 )
             }
-            TwoPhaseCommitError::AlreadyInitialized => write!(f, "the sink is already initialized"),
             TwoPhaseCommitError::Closed => write!(f, "the sink is closed"),
             TwoPhaseCommitError::RestoreRequired => write!(
                 f,
@@ -1169,6 +1196,71 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
         }
     }
 
+    /// The first step of an in-process failover: settles every transaction
+    /// this instance still holds against the checkpoint being restored, and
+    /// returns the transactions it committed (they count as handled by the
+    /// restore).
+    ///
+    /// - The open transaction is aborted: its records come again from the
+    ///   rewound source.
+    /// - A pending transaction that the restored state also holds belongs to
+    ///   a completed checkpoint: it is committed with the live handle and
+    ///   taken out of the restored state. If that commit fails, the restore
+    ///   commits it (`recover_and_commit`).
+    /// - A pending transaction the restored state does not hold belongs to a
+    ///   checkpoint that never completed: it is aborted. If that abort fails,
+    ///   the restore's clean-up must abort it (the Kafka handler aborts every
+    ///   id of its pool that the restore did not handle).
+    ///
+    /// Then the handler releases its per-run resources and the sink is back
+    /// to `Created`, so that a failed restore can be retried.
+    async fn settle_before_failover(
+        &mut self,
+        states: &mut [SinkState<H::Txn, H::Ctx>],
+    ) -> SinkResult<Vec<H::Txn>, H> {
+        let restored: std::collections::BTreeSet<u64> = states
+            .iter()
+            .flat_map(|s| s.pending.keys().copied())
+            .collect();
+        let mut ctx = self
+            .context
+            .take()
+            .ok_or(TwoPhaseCommitError::NotInitialized)?;
+        if let Some(current) = self.current.take()
+            && let Err(error) = self.handler.abort(current.handle, &mut ctx).await
+        {
+            tracing::warn!(%error, "failover: aborting the open transaction failed; the restore aborts it");
+        }
+        let mut committed = Vec::new();
+        for (checkpoint_id, txn) in std::mem::take(&mut self.pending) {
+            let handle = txn.handle().clone();
+            if restored.contains(&checkpoint_id) {
+                match self.handler.commit(txn, &mut ctx).await {
+                    Ok(outcome) => {
+                        self.record_outcome(checkpoint_id, &handle, outcome);
+                        for state in states.iter_mut() {
+                            state.pending.remove(&checkpoint_id);
+                        }
+                        committed.push(handle);
+                    }
+                    Err(error) => {
+                        self.metrics.commit_failures += 1;
+                        tracing::warn!(checkpoint_id, transaction = ?handle, %error, "failover: commit failed; the restore commits it");
+                    }
+                }
+            } else if let Err(error) = self.handler.abort(txn.holder.handle, &mut ctx).await {
+                tracing::warn!(checkpoint_id, transaction = ?handle, %error, "failover: aborting the transaction of a checkpoint that never completed failed");
+            }
+        }
+        self.lifecycle = Lifecycle::Created;
+        self.last_snapshot = None;
+        self.handler
+            .release_after_failover(&mut ctx)
+            .await
+            .map_err(hook(Operation::ReleaseAfterFailover))?;
+        Ok(committed)
+    }
+
     fn ensure_running(&self) -> SinkResult<(), H> {
         match self.lifecycle {
             Lifecycle::Running => Ok(()),
@@ -1225,6 +1317,16 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     /// uninitialized and the call may be retried. Then the first transaction
     /// begins, so no record is written before recovery finished.
     ///
+    /// **In-process failover.** Called again on a running or failed sink
+    /// (after a failed checkpoint, or when another operator of the pipeline
+    /// failed), it first settles what this instance holds: the open
+    /// transaction is aborted, a pending transaction that the restored state
+    /// also holds is committed (its checkpoint completed), any other pending
+    /// transaction is aborted (its checkpoint never completed), and
+    /// [`release_after_failover`](TwoPhaseCommitHandler::release_after_failover)
+    /// drops the old run's resources. Then it restores as a new instance
+    /// would, without a process restart.
+    ///
     /// ```
     /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
     /// use kafka_sink::codec::{U64Codec, UnitCodec};
@@ -1247,18 +1349,43 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     /// # Ok(())
     /// # }
     /// ```
+    ///
+    /// Failover in the same process:
+    ///
+    /// ```
+    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
+    /// use kafka_sink::codec::{U64Codec, UnitCodec};
+    /// use kafka_sink::state::StateSerializer;
+    /// use kafka_sink::two_phase::memory::{InMemoryTable, TxnStatus};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let serializer = StateSerializer::new(U64Codec, UnitCodec);
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
+    /// sink.initialize_state(None).await?; // begins transaction 1
+    /// sink.invoke("a", &RecordContext::default()).await?;
+    /// let checkpoint_1 = serializer.encode(sink.snapshot_state(1).await?);
+    /// sink.invoke("b", &RecordContext::default()).await?; // transaction 2
+    /// sink.snapshot_state(2).await?; // checkpoint 2 never completes
+    ///
+    /// sink.initialize_state(Some(vec![serializer.decode(&checkpoint_1)?])).await?;
+    /// assert_eq!(sink.handler().committed(), ["a"]); // checkpoint 1 completed
+    /// assert_eq!(sink.handler().status(2), Some(TxnStatus::Aborted)); // "b" comes again
+    /// assert!(sink.is_running());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn initialize_state(
         &mut self,
         restored: Option<Vec<SinkState<H::Txn, H::Ctx>>>,
     ) -> SinkResult<(), H> {
-        match self.lifecycle {
-            Lifecycle::Created => {}
+        let mut states = restored.unwrap_or_default();
+        let mut handled = match self.lifecycle {
+            Lifecycle::Created => Vec::new(),
             Lifecycle::Running | Lifecycle::Failed => {
-                return Err(TwoPhaseCommitError::AlreadyInitialized);
+                self.settle_before_failover(&mut states).await?
             }
             Lifecycle::Closed => return Err(TwoPhaseCommitError::Closed),
-        }
-        let mut states = restored.unwrap_or_default();
+        };
         // As in Flink, the context of the last state that has one wins.
         let mut recovered_ctx = None;
         for s in &mut states {
@@ -1277,7 +1404,6 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
         };
 
         let mut failures = Vec::new();
-        let mut handled = Vec::new();
         for state in states {
             for (checkpoint_id, holder) in state.pending {
                 let now = self.clock.now_millis();

@@ -10,8 +10,11 @@
 //! checkpoint (the sink's state and the source position are stored
 //! together once the snapshot succeeded); notify the latest checkpoint;
 //! crash (the sink is dropped without closing) and restore from the latest
-//! checkpoint, which rewinds the source — with tiny `buffer.memory` and
-//! `batch.size` and random `linger.ms`.
+//! checkpoint, which rewinds the source; fail over in-process (the same sink
+//! instance restores the latest checkpoint, as after a failure elsewhere in
+//! the pipeline). After a failed invoke, checkpoint or notification the
+//! schedule picks a restart (new instance) or an in-process failover — with
+//! tiny `buffer.memory` and `batch.size` and random `linger.ms`.
 //!
 //! Invariant, checked with a read_committed reader after the last
 //! checkpoint is notified: the topic holds exactly records `0..n` of the
@@ -87,18 +90,52 @@ async fn connect(config: &KafkaSinkConfig) -> KafkaSink<String> {
         .expect("connect sink")
 }
 
-/// A new sink restored from `latest` (or fresh); returns it and the source
-/// position to resume from.
-async fn restore(config: &KafkaSinkConfig, latest: Option<&Stored>) -> (KafkaSink<String>, u64) {
-    let mut s = connect(config).await;
-    let restored = latest.map(|c| RestoredState {
+fn restored_state(latest: Option<&Stored>) -> Option<RestoredState> {
+    latest.map(|c| RestoredState {
         checkpoint_id: c.id,
         own: vec![c.state.clone()],
         union: vec![c.state.clone()],
         previous_parallelism: Some(1),
-    });
-    s.initialize_state(restored).await.expect("restore");
+    })
+}
+
+/// A new sink restored from `latest` (or fresh); returns it and the source
+/// position to resume from.
+async fn restore(config: &KafkaSinkConfig, latest: Option<&Stored>) -> (KafkaSink<String>, u64) {
+    let mut s = connect(config).await;
+    s.initialize_state(restored_state(latest))
+        .await
+        .expect("restore");
     (s, latest.map_or(0, |c| c.position))
+}
+
+/// Recovers from a failure: in-process (the same instance restores `latest`)
+/// or by a restart (the instance is dropped without closing, a new one
+/// restores).
+async fn recover(
+    config: &KafkaSinkConfig,
+    sink: KafkaSink<String>,
+    latest: Option<&Stored>,
+    in_process: bool,
+) -> (KafkaSink<String>, u64) {
+    if in_process {
+        let mut sink = sink;
+        sink.initialize_state(restored_state(latest))
+            .await
+            .expect("in-process failover");
+        (sink, latest.map_or(0, |c| c.position))
+    } else {
+        drop(sink);
+        restore(config, latest).await
+    }
+}
+
+fn how(in_process: bool) -> &'static str {
+    if in_process {
+        "in-process failover"
+    } else {
+        "restart"
+    }
 }
 
 async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> (usize, u64) {
@@ -138,9 +175,13 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> (u
                     Ok(()) => position += 1,
                     Err(e) => {
                         // An earlier send of the transaction failed.
-                        trace.push(format!("invoke at {position} failed ({e}); restore"));
-                        drop(sink);
-                        (sink, position) = restore(&config, checkpoints.last()).await;
+                        let in_process = rng.below(2) == 0;
+                        trace.push(format!(
+                            "invoke at {position} failed ({e}); {}",
+                            how(in_process)
+                        ));
+                        (sink, position) =
+                            recover(&config, sink, checkpoints.last(), in_process).await;
                     }
                 }
             }
@@ -164,9 +205,10 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> (u
                     }
                     Err(e) => {
                         // The checkpoint failed: the pipeline restores.
-                        trace.push(format!("checkpoint {id} failed ({e}); restore"));
-                        drop(sink);
-                        (sink, position) = restore(&config, checkpoints.last()).await;
+                        let in_process = rng.below(2) == 0;
+                        trace.push(format!("checkpoint {id} failed ({e}); {}", how(in_process)));
+                        (sink, position) =
+                            recover(&config, sink, checkpoints.last(), in_process).await;
                     }
                 }
             }
@@ -174,16 +216,21 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> (u
                 if let Some(c) = checkpoints.last() {
                     trace.push(format!("notify {}", c.id));
                     if let Err(e) = sink.notify_checkpoint_complete(c.id).await {
-                        trace.push(format!("notify failed ({e}); restore"));
-                        drop(sink);
-                        (sink, position) = restore(&config, checkpoints.last()).await;
+                        let in_process = rng.below(2) == 0;
+                        trace.push(format!("notify failed ({e}); {}", how(in_process)));
+                        (sink, position) =
+                            recover(&config, sink, checkpoints.last(), in_process).await;
                     }
                 }
             }
-            _ => {
+            95..=97 => {
                 trace.push(format!("crash at {position}; restore"));
                 drop(sink);
                 (sink, position) = restore(&config, checkpoints.last()).await;
+            }
+            _ => {
+                trace.push(format!("in-process failover at {position}"));
+                (sink, position) = recover(&config, sink, checkpoints.last(), true).await;
             }
         }
     }
@@ -201,8 +248,8 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> (u
                 break checkpoints.last().unwrap();
             }
             Err(_) => {
-                drop(sink);
-                (sink, position) = restore(&config, checkpoints.last()).await;
+                let in_process = rng.below(2) == 0;
+                (sink, position) = recover(&config, sink, checkpoints.last(), in_process).await;
             }
         }
     };

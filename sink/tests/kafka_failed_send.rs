@@ -7,8 +7,9 @@
 //! transaction is aborted at once (nothing stays open or prepared, so the
 //! last stable offset reaches the high watermark), the sink refuses records
 //! until the pipeline restores, the completed checkpoint before it is still
-//! committed, and a restore from that checkpoint writes on — each committed
-//! value exactly once.
+//! committed, and a restore from that checkpoint — by a new instance or
+//! in-process by the same one — writes on: each committed value exactly
+//! once.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -21,6 +22,10 @@ use kafka_sink::{CheckpointedOperator, RecordContext, RestoredState};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
 
 async fn connect(kafka: &KafkaCluster, topic: &str) -> KafkaSink<String> {
+    connect_with_prefix(kafka, topic, "failed-send").await
+}
+
+async fn connect_with_prefix(kafka: &KafkaCluster, topic: &str, prefix: &str) -> KafkaSink<String> {
     let props = ProducerConfig::from_properties([
         ("bootstrap.servers", kafka.bootstrap().as_str()),
         ("max.block.ms", "30000"),
@@ -29,7 +34,7 @@ async fn connect(kafka: &KafkaCluster, topic: &str) -> KafkaSink<String> {
     .unwrap();
     let mut c = KafkaSinkConfig::new(props, topic);
     c.semantic = Semantic::ExactlyOnce;
-    c.transactional_id_prefix = Some("failed-send".into());
+    c.transactional_id_prefix = Some(prefix.into());
     c.transaction_timeout = Duration::from_secs(120);
     KafkaSink::connect(c, ValueOnly(SimpleStringSchema))
         .await
@@ -144,6 +149,55 @@ async fn a_failed_send_fails_the_checkpoint_and_never_prepares() {
     r.snapshot_state(2).await.unwrap();
     r.notify_checkpoint_complete(2).await.unwrap();
     r.close().await.unwrap();
+    let expected: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+    assert_eq!(committed_values(&cluster, topic, &expected).await, expected);
+    lso_reaches_hw(&cluster, topic).await;
+}
+
+/// The same scenario, recovered in-process: the failed sink instance itself
+/// restores checkpoint 1 (not yet notified, so the failover commits its
+/// transaction with the live producer), the replayed records are committed
+/// by the next checkpoint, and nothing stays open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_send_then_an_in_process_failover_writes_each_value_once() {
+    let kafka = KafkaCluster::builder()
+        .version(KafkaVersion::V4_4)
+        .nodes(1)
+        .start()
+        .await
+        .unwrap();
+    let topic = "failed-send-failover";
+    kafka.create_topic(topic, 1, 1).await.unwrap();
+    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
+        .await
+        .unwrap();
+    let ctx = RecordContext::default();
+
+    let mut s = connect_with_prefix(&kafka, topic, "failover").await;
+    s.initialize_state(None).await.unwrap();
+    s.invoke("a".to_string(), &ctx).await.unwrap();
+    let cp1 = s.snapshot_state(1).await.unwrap();
+    s.invoke("b".to_string(), &ctx).await.unwrap();
+    s.invoke("x".repeat(200_000), &ctx).await.unwrap();
+    assert!(s.snapshot_state(2).await.is_err(), "checkpoint 2 must fail");
+
+    s.initialize_state(Some(RestoredState {
+        checkpoint_id: 1,
+        own: vec![cp1.clone()],
+        union: vec![cp1],
+        previous_parallelism: Some(1),
+    }))
+    .await
+    .unwrap();
+    assert_eq!(
+        committed_values(&cluster, topic, &["a".into()]).await,
+        ["a"]
+    );
+    s.invoke("b".to_string(), &ctx).await.unwrap();
+    s.invoke("c".to_string(), &ctx).await.unwrap();
+    s.snapshot_state(3).await.unwrap();
+    s.notify_checkpoint_complete(3).await.unwrap();
+    s.close().await.unwrap();
     let expected: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
     assert_eq!(committed_values(&cluster, topic, &expected).await, expected);
     lso_reaches_hw(&cluster, topic).await;

@@ -452,10 +452,6 @@ async fn restored_with_no_state_initializes_a_fresh_context() {
 async fn lifecycle_errors() {
     let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
     let mut s = fresh(&store, &clock).await;
-    assert!(matches!(
-        s.initialize_state(None).await,
-        Err(TwoPhaseCommitError::AlreadyInitialized)
-    ));
     snapshot(&mut s, 3).await;
     assert!(matches!(
         s.snapshot_state(3).await,
@@ -473,6 +469,10 @@ async fn lifecycle_errors() {
     // Pending checkpoint 3 was left for a restore to commit.
     assert_eq!(store.status(1), Some(Status::Prepared));
     assert_eq!(store.status(2), Some(Status::Aborted));
+    assert!(matches!(
+        s.initialize_state(None).await,
+        Err(TwoPhaseCommitError::Closed)
+    ));
 }
 
 #[tokio::test]
@@ -548,4 +548,100 @@ async fn failed_commit_is_retried_at_the_next_notification() {
     assert_eq!(store.committed(), strings(&["a", "b"]));
     assert!(s.pending_checkpoints().is_empty());
     assert_eq!(s.metrics().commit_failures, 1);
+}
+
+/// Invariant (in-process failover after a failed pre-commit): the same sink
+/// instance restores the last completed checkpoint without a process
+/// restart. The transaction of that checkpoint is committed once (by the
+/// live handle, not again by the restore), the failed one stays aborted, and
+/// the replayed records are committed by the next checkpoint: every value
+/// exactly once.
+#[tokio::test]
+async fn failover_after_a_failed_pre_commit_restores_in_process() {
+    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
+    let mut s = fresh(&store, &clock).await;
+    write(&mut s, "42").await;
+    let cp1 = snapshot(&mut s, 1).await;
+    write(&mut s, "43").await;
+    store.fail_next_pre_commit();
+    s.snapshot_state(2).await.unwrap_err();
+
+    s.initialize_state(Some(vec![decode(&cp1)])).await.unwrap();
+    assert!(s.is_running());
+    assert_eq!(store.committed(), strings(&["42"]));
+    assert_eq!(s.metrics().committed, 1);
+    assert_eq!(
+        s.metrics().recovered_commits,
+        0,
+        "settled by the live handle"
+    );
+    // The source replays 43 from checkpoint 1's position.
+    write(&mut s, "43").await;
+    snapshot(&mut s, 3).await;
+    s.notify_checkpoint_complete(3).await.unwrap();
+    assert_eq!(store.committed(), strings(&["42", "43"]));
+    let current = s.current_transaction().unwrap().handle;
+    assert_eq!(store.unfinished(), [current]);
+}
+
+/// Invariant: a failover aborts the transactions this instance pre-committed
+/// for checkpoints that never completed, and its open one, while committing
+/// the restored checkpoint's; nothing else stays open or prepared.
+#[tokio::test]
+async fn failover_aborts_transactions_of_checkpoints_that_never_completed() {
+    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
+    let mut s = fresh(&store, &clock).await;
+    write(&mut s, "a").await;
+    let cp1 = snapshot(&mut s, 1).await; // completes (written), not notified
+    write(&mut s, "b").await;
+    snapshot(&mut s, 2).await; // never completes
+    write(&mut s, "c").await;
+
+    s.initialize_state(Some(vec![decode(&cp1)])).await.unwrap();
+    assert_eq!(store.committed(), strings(&["a"]));
+    assert_eq!(store.status(2), Some(Status::Aborted), "checkpoint 2's");
+    assert_eq!(store.status(3), Some(Status::Aborted), "the open one");
+    let current = s.current_transaction().unwrap().handle;
+    assert_eq!(store.unfinished(), [current]);
+    assert!(s.pending_checkpoints().is_empty());
+}
+
+/// Invariant: a failover with nothing to restore (no checkpoint completed)
+/// commits nothing and aborts everything this instance began.
+#[tokio::test]
+async fn failover_with_nothing_to_restore_aborts_everything() {
+    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
+    let mut s = fresh(&store, &clock).await;
+    write(&mut s, "a").await;
+    snapshot(&mut s, 1).await;
+    write(&mut s, "b").await;
+
+    s.initialize_state(None).await.unwrap();
+    assert!(store.committed().is_empty());
+    assert_eq!(store.status(1), Some(Status::Aborted));
+    assert_eq!(store.status(2), Some(Status::Aborted));
+    // Checkpoint ids start over with the fresh run.
+    write(&mut s, "a").await;
+    snapshot(&mut s, 1).await;
+    s.notify_checkpoint_complete(1).await.unwrap();
+    assert_eq!(store.committed(), strings(&["a"]));
+}
+
+/// Invariant: when the live commit of the restored checkpoint's transaction
+/// fails during a failover, the restore commits it (recover_and_commit):
+/// exactly once, never dropped.
+#[tokio::test]
+async fn failover_leaves_a_failed_commit_to_the_restore() {
+    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
+    let mut s = fresh(&store, &clock).await;
+    write(&mut s, "a").await;
+    let cp1 = snapshot(&mut s, 1).await;
+    store.fail_next_commit_of(1, 1);
+
+    s.initialize_state(Some(vec![decode(&cp1)])).await.unwrap();
+    assert_eq!(store.committed(), strings(&["a"]));
+    assert_eq!(s.metrics().commit_failures, 1);
+    assert_eq!(s.metrics().recovered_commits, 1);
+    let current = s.current_transaction().unwrap().handle;
+    assert_eq!(store.unfinished(), [current]);
 }

@@ -35,6 +35,9 @@ use super::{CheckpointedOperator, OperatorError, RestoredState};
 pub struct SourcePosition {
     /// The next record to emit: everything before it was handed downstream.
     pub next: u64,
+    /// The position at the first `initialize_state`: where a failover with
+    /// nothing to restore rewinds to.
+    fresh_start: Option<u64>,
 }
 
 impl SourcePosition {
@@ -45,12 +48,17 @@ impl SourcePosition {
     /// assert_eq!(SourcePosition::new(7).next, 7);
     /// ```
     pub fn new(next: u64) -> SourcePosition {
-        SourcePosition { next }
+        SourcePosition {
+            next,
+            fresh_start: None,
+        }
     }
 }
 
 impl CheckpointedOperator for SourcePosition {
-    /// Restores the position; a fresh start keeps the current one. Several
+    /// Restores the position. A fresh start keeps the position the source
+    /// had at its first initialization, also on a later in-process failover
+    /// with nothing to restore (the source rewinds to it). Several
     /// restored states (a rescale that merged subtasks) are refused: one
     /// position cannot stand for several.
     ///
@@ -59,6 +67,9 @@ impl CheckpointedOperator for SourcePosition {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let mut p = SourcePosition::new(3);
+    /// p.initialize_state(None).await.unwrap();
+    /// assert_eq!(p.next, 3);
+    /// p.next = 10; // records 3..10 handed on, then a failover before any checkpoint
     /// p.initialize_state(None).await.unwrap();
     /// assert_eq!(p.next, 3);
     /// let bad = RestoredState {
@@ -74,11 +85,16 @@ impl CheckpointedOperator for SourcePosition {
         &mut self,
         restored: Option<RestoredState>,
     ) -> Result<(), OperatorError> {
+        let fresh_start = *self.fresh_start.get_or_insert(self.next);
         let Some(restored) = restored else {
+            self.next = fresh_start;
             return Ok(());
         };
         match restored.own.as_slice() {
-            [] => Ok(()),
+            [] => {
+                self.next = fresh_start;
+                Ok(())
+            }
             [state] => {
                 let bytes: [u8; 8] = state.as_slice().try_into().map_err(|_| {
                     format!(

@@ -201,7 +201,9 @@ impl TwoPhaseCommitHandler for StoreSink {
         s.log.push(format!("abort {txn}"));
         let t = s.txns.get_mut(&txn).unwrap();
         match t.status {
-            Status::Open | Status::Aborted => t.status = Status::Aborted,
+            // A prepared transaction may be aborted too (a failover aborts
+            // the transactions of checkpoints that never completed).
+            Status::Open | Status::Prepared | Status::Aborted => t.status = Status::Aborted,
             other => return Err(StoreError::Invalid(format!("abort of {other:?} txn {txn}"))),
         }
         ctx.remove(&txn);
