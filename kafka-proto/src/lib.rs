@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 pub mod api_key;
+pub(crate) mod describe;
 pub mod error;
 pub mod error_code;
 pub mod frame;
@@ -151,6 +152,20 @@ pub trait Message: Sized + Clone + PartialEq + std::fmt::Debug + Default {
     /// ```
     fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError>;
 
+    /// The number of bytes [`encode_body`](Message::encode_body) writes at
+    /// `version` (which is already range-checked), without encoding.
+    ///
+    /// ```
+    /// # use kafka_proto::{Message, messages::EndTxnRequest};
+    /// let req = EndTxnRequest { transactional_id: "t".into(), ..Default::default() };
+    /// assert_eq!(req.body_size(3), req.encode_to_vec(3).unwrap().len());
+    /// ```
+    fn body_size(&self, version: i16) -> usize {
+        let mut v = Vec::new();
+        let _ = self.encode_body(&mut v, version);
+        v.len()
+    }
+
     /// True when `version` uses the flexible encoding.
     ///
     /// ```
@@ -261,19 +276,3 @@ pub trait Request: Message {
 /// is_response::<MetadataResponse>();
 /// ```
 pub trait Response: Message {}
-
-/// Fails with [`EncodeErrorKind::FieldNotInVersion`] when `present` is false and the
-/// field's value differs from its default. Used by every message encoder.
-#[inline]
-pub(crate) fn check_field<T: PartialEq>(
-    present: bool,
-    value: &T,
-    default: &T,
-    field: &'static str,
-) -> Result<(), EncodeError> {
-    if present || value == default {
-        Ok(())
-    } else {
-        Err(EncodeError::not_in_version(field))
-    }
-}

@@ -968,6 +968,10 @@ impl TaggedWriter {
     /// assert_eq!(out, [2, 0, 1, 9, 2, 1, 1], "tags in ascending order");
     /// ```
     pub fn finish(self, buf: &mut impl BufMut, unknown: &TaggedFields) -> Result<(), EncodeError> {
+        if self.fields.is_empty() {
+            put_unknown_tagged_fields(buf, unknown);
+            return Ok(());
+        }
         let mut all: Vec<(u32, &[u8])> = self
             .fields
             .iter()

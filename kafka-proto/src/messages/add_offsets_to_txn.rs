@@ -3,142 +3,56 @@
 //! Adds a consumer group's offsets partition to a transaction, before the
 //! producer sends TxnOffsetCommit to the group coordinator.
 
-use crate::primitives::{Reader, TaggedFields, put_string, put_unknown_tagged_fields};
-use crate::{
-    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
-};
-use bytes::BufMut;
+use crate::describe::message;
 
-/// Adds a consumer group's offsets to a transaction.
-///
-/// ```
-/// use kafka_proto::{Message, messages::AddOffsetsToTxnRequest};
-/// let req = AddOffsetsToTxnRequest {
-///     transactional_id: "my-txn".into(),
-///     producer_id: 4000,
-///     producer_epoch: 0,
-///     group_id: "my-group".into(),
-///     ..Default::default()
-/// };
-/// let bytes = req.encode_to_vec(4).unwrap();
-/// assert_eq!(AddOffsetsToTxnRequest::decode(&bytes, 4).unwrap(), req);
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AddOffsetsToTxnRequest {
-    /// The transactional id.
-    pub transactional_id: String,
-    /// The producer id in use by the transactional id.
-    pub producer_id: i64,
-    /// The producer's current epoch.
-    pub producer_epoch: i16,
-    /// The consumer group id.
-    pub group_id: String,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Message for AddOffsetsToTxnRequest {
-    const API_KEY: ApiKey = ApiKey::AddOffsetsToTxn;
-    const VERSIONS: VersionRange = VersionRange::new(0, 4);
-    const FLEXIBLE_MIN: i16 = 3;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let flex = Self::is_flexible(version);
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &Vec::new(),
-            "_tagged_fields",
-        )?;
-        put_string(buf, "transactional_id", &self.transactional_id, flex)?;
-        buf.put_i64(self.producer_id);
-        buf.put_i16(self.producer_epoch);
-        put_string(buf, "group_id", &self.group_id, flex)?;
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = Self::is_flexible(version);
-        let mut m = Self {
-            transactional_id: r.string("transactional_id", flex)?,
-            producer_id: r.i64("producer_id")?,
-            producer_epoch: r.i16("producer_epoch")?,
-            group_id: r.string("group_id", flex)?,
-            ..Default::default()
-        };
-        if flex {
-            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
-        }
-        Ok(m)
+message! {
+    /// Adds a consumer group's offsets to a transaction.
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::AddOffsetsToTxnRequest};
+    /// let req = AddOffsetsToTxnRequest {
+    ///     transactional_id: "my-txn".into(),
+    ///     producer_id: 4000,
+    ///     producer_epoch: 0,
+    ///     group_id: "my-group".into(),
+    ///     ..Default::default()
+    /// };
+    /// let bytes = req.encode_to_vec(4).unwrap();
+    /// assert_eq!(AddOffsetsToTxnRequest::decode(&bytes, 4).unwrap(), req);
+    /// ```
+    pub struct AddOffsetsToTxnRequest [message AddOffsetsToTxn, versions 0..=4, flexible 3, request AddOffsetsToTxnResponse] {
+        /// The transactional id.
+        transactional_id: String;
+        /// The producer id in use by the transactional id.
+        producer_id: i64;
+        /// The producer's current epoch.
+        producer_epoch: i16;
+        /// The consumer group id.
+        group_id: String;
     }
 }
 
-impl Request for AddOffsetsToTxnRequest {
-    type Response = AddOffsetsToTxnResponse;
-}
-
-/// The outcome of adding a group's offsets to a transaction.
-///
-/// ```
-/// use kafka_proto::{Message, messages::AddOffsetsToTxnResponse};
-/// let resp = AddOffsetsToTxnResponse {
-///     error_code: 51,
-///     ..Default::default()
-/// };
-/// assert_eq!(
-///     AddOffsetsToTxnResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap(),
-///     resp
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AddOffsetsToTxnResponse {
-    /// Throttle time in milliseconds.
-    pub throttle_time_ms: i32,
-    /// The error code, or 0.
-    pub error_code: i16,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Message for AddOffsetsToTxnResponse {
-    const API_KEY: ApiKey = ApiKey::AddOffsetsToTxn;
-    const VERSIONS: VersionRange = VersionRange::new(0, 4);
-    const FLEXIBLE_MIN: i16 = 3;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let flex = Self::is_flexible(version);
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &Vec::new(),
-            "_tagged_fields",
-        )?;
-        buf.put_i32(self.throttle_time_ms);
-        buf.put_i16(self.error_code);
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = Self::is_flexible(version);
-        let mut m = Self {
-            throttle_time_ms: r.i32("throttle_time_ms")?,
-            error_code: r.i16("error_code")?,
-            ..Default::default()
-        };
-        if flex {
-            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
-        }
-        Ok(m)
+message! {
+    /// The outcome of adding a group's offsets to a transaction.
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::AddOffsetsToTxnResponse};
+    /// let resp = AddOffsetsToTxnResponse {
+    ///     error_code: 51,
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(
+    ///     AddOffsetsToTxnResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap(),
+    ///     resp
+    /// );
+    /// ```
+    pub struct AddOffsetsToTxnResponse [message AddOffsetsToTxn, versions 0..=4, flexible 3, response] {
+        /// Throttle time in milliseconds.
+        throttle_time_ms: i32;
+        /// The error code, or 0.
+        error_code: i16;
     }
 }
-
-impl Response for AddOffsetsToTxnResponse {}
 
 #[cfg(any(test, feature = "arbitrary"))]
 mod arbitrary {
@@ -182,6 +96,8 @@ mod arbitrary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::Message;
 
     /// v3 request by hand: compact "t", producer 2, epoch 0, group "g", no tags.
     #[test]
@@ -226,6 +142,8 @@ mod tests {
 #[cfg(test)]
 mod round_trip {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::Message;
     use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
 
     #[test]

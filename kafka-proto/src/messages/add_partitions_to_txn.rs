@@ -13,405 +13,214 @@
 //! `AddPartitionsToTxnTopicResult` → [`AddPartitionsToTxnResponseTopicResult`],
 //! `AddPartitionsToTxnPartitionResult` → [`AddPartitionsToTxnResponsePartitionResult`].
 
-use crate::primitives::{
-    Reader, TaggedFields, put_array, put_bool, put_string, put_unknown_tagged_fields,
-};
-use crate::{
-    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
-};
-use bytes::BufMut;
+use crate::describe::{message, nested};
 
-/// Adds partitions to a transaction (v0–3), or verifies/adds them for a batch
-/// of transactions (v4+, sent by brokers).
-///
-/// ```
-/// use kafka_proto::{
-///     Message,
-///     messages::{AddPartitionsToTxnRequest, AddPartitionsToTxnRequestTopic},
-/// };
-/// let req = AddPartitionsToTxnRequest {
-///     v3_and_below_transactional_id: "my-txn".into(),
-///     v3_and_below_producer_id: 4000,
-///     v3_and_below_producer_epoch: 0,
-///     v3_and_below_topics: vec![AddPartitionsToTxnRequestTopic {
-///         name: "orders".into(),
-///         partitions: vec![0, 1],
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// let bytes = req.encode_to_vec(3).unwrap();
-/// assert_eq!(AddPartitionsToTxnRequest::decode(&bytes, 3).unwrap(), req);
-/// // The client form cannot be sent as v4+.
-/// assert!(req.encode_to_vec(4).is_err());
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AddPartitionsToTxnRequest {
-    /// The transactions to add partitions to (v4+).
-    pub transactions: Vec<AddPartitionsToTxnRequestTransaction>,
-    /// The transactional id (v0–3).
-    pub v3_and_below_transactional_id: String,
-    /// The producer id in use by the transactional id (v0–3).
-    pub v3_and_below_producer_id: i64,
-    /// The producer's current epoch (v0–3).
-    pub v3_and_below_producer_epoch: i16,
-    /// The partitions to add to the transaction (v0–3).
-    pub v3_and_below_topics: Vec<AddPartitionsToTxnRequestTopic>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-/// One transaction of a batched (v4+) request.
-///
-/// ```
-/// use kafka_proto::{Message, messages::*};
-/// let txn = AddPartitionsToTxnRequestTransaction {
-///     transactional_id: "orders-tx-0".into(),
-///     producer_id: 4000,
-///     verify_only: true,
-///     topics: vec![AddPartitionsToTxnRequestTopic {
-///         name: "orders".into(),
-///         partitions: vec![2],
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// let req = AddPartitionsToTxnRequest {
-///     transactions: vec![txn],
-///     ..Default::default()
-/// };
-/// assert_eq!(
-///     AddPartitionsToTxnRequest::decode(&req.encode_to_vec(5).unwrap(), 5).unwrap(),
-///     req
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AddPartitionsToTxnRequestTransaction {
-    /// The transactional id.
-    pub transactional_id: String,
-    /// The producer id in use by the transactional id.
-    pub producer_id: i64,
-    /// The producer's current epoch.
-    pub producer_epoch: i16,
-    /// Only check whether the partitions are already in the transaction.
-    pub verify_only: bool,
-    /// The partitions to add (or verify).
-    pub topics: Vec<AddPartitionsToTxnRequestTopic>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-/// A topic and the partitions of it to add to a transaction (Kafka's
-/// `AddPartitionsToTxnTopic`).
-///
-/// ```
-/// use kafka_proto::messages::AddPartitionsToTxnRequestTopic;
-/// let t = AddPartitionsToTxnRequestTopic {
-///     name: "payments".into(),
-///     partitions: vec![0, 3],
-///     ..Default::default()
-/// };
-/// assert_eq!(t.partitions.len(), 2);
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AddPartitionsToTxnRequestTopic {
-    /// The topic name.
-    pub name: String,
-    /// The partition indexes.
-    pub partitions: Vec<i32>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl AddPartitionsToTxnRequestTopic {
-    fn encode<B: BufMut>(
-        &self,
-        buf: &mut B,
-        flex: bool,
-        field: &'static str,
-        tags_field: &'static str,
-    ) -> Result<(), EncodeError> {
-        check_field(flex, &self.unknown_tagged_fields, &Vec::new(), tags_field)?;
-        put_string(buf, field, &self.name, flex)?;
-        put_array(buf, field, &self.partitions, flex, |b, p| {
-            b.put_i32(*p);
-            Ok(())
-        })?;
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn decode(r: &mut Reader<'_>, flex: bool, field: &'static str) -> Result<Self, DecodeError> {
-        let mut t = Self {
-            name: r.string(field, flex)?,
-            partitions: r.array(field, flex, |r| r.i32(field))?,
-            ..Default::default()
-        };
-        if flex {
-            t.unknown_tagged_fields = r.unknown_tagged_fields(field)?;
-        }
-        Ok(t)
+message! {
+    /// Adds partitions to a transaction (v0–3), or verifies/adds them for a batch
+    /// of transactions (v4+, sent by brokers).
+    ///
+    /// ```
+    /// use kafka_proto::{
+    ///     Message,
+    ///     messages::{AddPartitionsToTxnRequest, AddPartitionsToTxnRequestTopic},
+    /// };
+    /// let req = AddPartitionsToTxnRequest {
+    ///     v3_and_below_transactional_id: "my-txn".into(),
+    ///     v3_and_below_producer_id: 4000,
+    ///     v3_and_below_producer_epoch: 0,
+    ///     v3_and_below_topics: vec![AddPartitionsToTxnRequestTopic {
+    ///         name: "orders".into(),
+    ///         partitions: vec![0, 1],
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// let bytes = req.encode_to_vec(3).unwrap();
+    /// assert_eq!(AddPartitionsToTxnRequest::decode(&bytes, 3).unwrap(), req);
+    /// // The client form cannot be sent as v4+.
+    /// assert!(req.encode_to_vec(4).is_err());
+    /// ```
+    pub struct AddPartitionsToTxnRequest [message AddPartitionsToTxn, versions 0..=5, flexible 3, request AddPartitionsToTxnResponse] {
+        /// The transactions to add partitions to (v4+).
+        transactions: Vec<AddPartitionsToTxnRequestTransaction>, versions 4..;
+        /// The transactional id (v0–3).
+        v3_and_below_transactional_id: String, versions ..=3;
+        /// The producer id in use by the transactional id (v0–3).
+        v3_and_below_producer_id: i64, versions ..=3;
+        /// The producer's current epoch (v0–3).
+        v3_and_below_producer_epoch: i16, versions ..=3;
+        /// The partitions to add to the transaction (v0–3).
+        v3_and_below_topics: Vec<AddPartitionsToTxnRequestTopic>, versions ..=3;
     }
 }
 
-impl AddPartitionsToTxnRequestTransaction {
-    // Only present from v4, which is always flexible.
-    fn encode<B: BufMut>(&self, buf: &mut B) -> Result<(), EncodeError> {
-        put_string(
-            buf,
-            "transactions.transactional_id",
-            &self.transactional_id,
-            true,
-        )?;
-        buf.put_i64(self.producer_id);
-        buf.put_i16(self.producer_epoch);
-        put_bool(buf, self.verify_only);
-        put_array(buf, "transactions.topics", &self.topics, true, |b, t| {
-            t.encode(
-                b,
-                true,
-                "transactions.topics",
-                "transactions.topics._tagged_fields",
-            )
-        })?;
-        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        Ok(Self {
-            transactional_id: r.string("transactions.transactional_id", true)?,
-            producer_id: r.i64("transactions.producer_id")?,
-            producer_epoch: r.i16("transactions.producer_epoch")?,
-            verify_only: r.bool("transactions.verify_only")?,
-            topics: r.array("transactions.topics", true, |r| {
-                AddPartitionsToTxnRequestTopic::decode(r, true, "transactions.topics")
-            })?,
-            unknown_tagged_fields: r.unknown_tagged_fields("transactions._tagged_fields")?,
-        })
-    }
-}
-
-impl Message for AddPartitionsToTxnRequest {
-    const API_KEY: ApiKey = ApiKey::AddPartitionsToTxn;
-    const VERSIONS: VersionRange = VersionRange::new(0, 5);
-    const FLEXIBLE_MIN: i16 = 3;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = Self::is_flexible(version);
-        let old = version <= 3;
-        check_field(
-            version >= 4,
-            &self.transactions,
-            &d.transactions,
-            "transactions",
-        )?;
-        check_field(
-            old,
-            &self.v3_and_below_transactional_id,
-            &d.v3_and_below_transactional_id,
-            "v3_and_below_transactional_id",
-        )?;
-        check_field(
-            old,
-            &self.v3_and_below_producer_id,
-            &d.v3_and_below_producer_id,
-            "v3_and_below_producer_id",
-        )?;
-        check_field(
-            old,
-            &self.v3_and_below_producer_epoch,
-            &d.v3_and_below_producer_epoch,
-            "v3_and_below_producer_epoch",
-        )?;
-        check_field(
-            old,
-            &self.v3_and_below_topics,
-            &d.v3_and_below_topics,
-            "v3_and_below_topics",
-        )?;
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &d.unknown_tagged_fields,
-            "_tagged_fields",
-        )?;
-        if old {
-            put_string(
-                buf,
-                "v3_and_below_transactional_id",
-                &self.v3_and_below_transactional_id,
-                flex,
-            )?;
-            buf.put_i64(self.v3_and_below_producer_id);
-            buf.put_i16(self.v3_and_below_producer_epoch);
-            put_array(
-                buf,
-                "v3_and_below_topics",
-                &self.v3_and_below_topics,
-                flex,
-                |b, t| {
-                    t.encode(
-                        b,
-                        flex,
-                        "v3_and_below_topics",
-                        "v3_and_below_topics._tagged_fields",
-                    )
-                },
-            )?;
-        } else {
-            put_array(buf, "transactions", &self.transactions, flex, |b, t| {
-                t.encode(b)
-            })?;
-        }
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = Self::is_flexible(version);
-        let mut m = Self::default();
-        if version >= 4 {
-            m.transactions = r.array(
-                "transactions",
-                flex,
-                AddPartitionsToTxnRequestTransaction::decode,
-            )?;
-        } else {
-            m.v3_and_below_transactional_id = r.string("v3_and_below_transactional_id", flex)?;
-            m.v3_and_below_producer_id = r.i64("v3_and_below_producer_id")?;
-            m.v3_and_below_producer_epoch = r.i16("v3_and_below_producer_epoch")?;
-            m.v3_and_below_topics = r.array("v3_and_below_topics", flex, |r| {
-                AddPartitionsToTxnRequestTopic::decode(r, flex, "v3_and_below_topics")
-            })?;
-        }
-        if flex {
-            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
-        }
-        Ok(m)
+nested! {
+    /// One transaction of a batched (v4+) request.
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::*};
+    /// let txn = AddPartitionsToTxnRequestTransaction {
+    ///     transactional_id: "orders-tx-0".into(),
+    ///     producer_id: 4000,
+    ///     verify_only: true,
+    ///     topics: vec![AddPartitionsToTxnRequestTopic {
+    ///         name: "orders".into(),
+    ///         partitions: vec![2],
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// let req = AddPartitionsToTxnRequest {
+    ///     transactions: vec![txn],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(
+    ///     AddPartitionsToTxnRequest::decode(&req.encode_to_vec(5).unwrap(), 5).unwrap(),
+    ///     req
+    /// );
+    /// ```
+    pub struct AddPartitionsToTxnRequestTransaction [in "transactions.", flexible 3] {
+        /// The transactional id.
+        transactional_id: String, versions 4..;
+        /// The producer id in use by the transactional id.
+        producer_id: i64, versions 4..;
+        /// The producer's current epoch.
+        producer_epoch: i16, versions 4..;
+        /// Only check whether the partitions are already in the transaction.
+        verify_only: bool, versions 4..;
+        /// The partitions to add (or verify).
+        topics: Vec<AddPartitionsToTxnRequestTopic>, versions 4..;
     }
 }
 
-impl Request for AddPartitionsToTxnRequest {
-    type Response = AddPartitionsToTxnResponse;
+nested! {
+    /// A topic and the partitions of it to add to a transaction (Kafka's
+    /// `AddPartitionsToTxnTopic`).
+    ///
+    /// ```
+    /// use kafka_proto::messages::AddPartitionsToTxnRequestTopic;
+    /// let t = AddPartitionsToTxnRequestTopic {
+    ///     name: "payments".into(),
+    ///     partitions: vec![0, 3],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(t.partitions.len(), 2);
+    /// ```
+    pub struct AddPartitionsToTxnRequestTopic [in "transactions.topics.", flexible 3] {
+        /// The topic name.
+        name: String;
+        /// The partition indexes.
+        partitions: Vec<i32>;
+    }
 }
 
-/// Per-partition results of adding partitions to a transaction.
-///
-/// ```
-/// use kafka_proto::Message;
-/// use kafka_proto::messages::{
-///     AddPartitionsToTxnResponse, AddPartitionsToTxnResponsePartitionResult,
-///     AddPartitionsToTxnResponseTopicResult,
-/// };
-/// let resp = AddPartitionsToTxnResponse {
-///     results_by_topic_v3_and_below: vec![AddPartitionsToTxnResponseTopicResult {
-///         name: "orders".into(),
-///         results_by_partition: vec![AddPartitionsToTxnResponsePartitionResult {
-///             partition_index: 0,
-///             partition_error_code: 0,
-///             ..Default::default()
-///         }],
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// let bytes = resp.encode_to_vec(3).unwrap();
-/// assert_eq!(AddPartitionsToTxnResponse::decode(&bytes, 3).unwrap(), resp);
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AddPartitionsToTxnResponse {
-    /// Throttle time in milliseconds.
-    pub throttle_time_ms: i32,
-    /// The top-level error code (v4+).
-    pub error_code: i16,
-    /// Results per transaction (v4+).
-    pub results_by_transaction: Vec<AddPartitionsToTxnResponseResult>,
-    /// Results per topic (v0–3).
-    pub results_by_topic_v3_and_below: Vec<AddPartitionsToTxnResponseTopicResult>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
+message! {
+    /// Per-partition results of adding partitions to a transaction.
+    ///
+    /// ```
+    /// use kafka_proto::Message;
+    /// use kafka_proto::messages::{
+    ///     AddPartitionsToTxnResponse, AddPartitionsToTxnResponsePartitionResult,
+    ///     AddPartitionsToTxnResponseTopicResult,
+    /// };
+    /// let resp = AddPartitionsToTxnResponse {
+    ///     results_by_topic_v3_and_below: vec![AddPartitionsToTxnResponseTopicResult {
+    ///         name: "orders".into(),
+    ///         results_by_partition: vec![AddPartitionsToTxnResponsePartitionResult {
+    ///             partition_index: 0,
+    ///             partition_error_code: 0,
+    ///             ..Default::default()
+    ///         }],
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// let bytes = resp.encode_to_vec(3).unwrap();
+    /// assert_eq!(AddPartitionsToTxnResponse::decode(&bytes, 3).unwrap(), resp);
+    /// ```
+    pub struct AddPartitionsToTxnResponse [message AddPartitionsToTxn, versions 0..=5, flexible 3, response] {
+        /// Throttle time in milliseconds.
+        throttle_time_ms: i32;
+        /// The top-level error code (v4+).
+        error_code: i16, versions 4..;
+        /// Results per transaction (v4+).
+        results_by_transaction: Vec<AddPartitionsToTxnResponseResult>, versions 4..;
+        /// Results per topic (v0–3).
+        results_by_topic_v3_and_below: Vec<AddPartitionsToTxnResponseTopicResult>, versions ..=3;
+    }
 }
 
-/// The results of one transaction (v4+; Kafka's `AddPartitionsToTxnResult`).
-///
-/// ```
-/// use kafka_proto::{Message, messages::*};
-/// let resp = AddPartitionsToTxnResponse {
-///     results_by_transaction: vec![AddPartitionsToTxnResponseResult {
-///         transactional_id: "orders-tx-0".into(),
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// let back = AddPartitionsToTxnResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap();
-/// assert_eq!(
-///     back.results_by_transaction[0].transactional_id,
-///     "orders-tx-0"
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AddPartitionsToTxnResponseResult {
-    /// The transactional id.
-    pub transactional_id: String,
-    /// The results for each topic.
-    pub topic_results: Vec<AddPartitionsToTxnResponseTopicResult>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
+nested! {
+    /// The results of one transaction (v4+; Kafka's `AddPartitionsToTxnResult`).
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::*};
+    /// let resp = AddPartitionsToTxnResponse {
+    ///     results_by_transaction: vec![AddPartitionsToTxnResponseResult {
+    ///         transactional_id: "orders-tx-0".into(),
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// let back = AddPartitionsToTxnResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap();
+    /// assert_eq!(
+    ///     back.results_by_transaction[0].transactional_id,
+    ///     "orders-tx-0"
+    /// );
+    /// ```
+    pub struct AddPartitionsToTxnResponseResult [in "results_by_transaction.", flexible 3] {
+        /// The transactional id.
+        transactional_id: String, versions 4..;
+        /// The results for each topic.
+        topic_results: Vec<AddPartitionsToTxnResponseTopicResult>, versions 4..;
+    }
 }
 
-/// The results of one topic (Kafka's `AddPartitionsToTxnTopicResult`).
-///
-/// ```
-/// use kafka_proto::messages::{
-///     AddPartitionsToTxnResponsePartitionResult as Partition,
-///     AddPartitionsToTxnResponseTopicResult as Topic,
-/// };
-/// let t = Topic {
-///     name: "orders".into(),
-///     results_by_partition: vec![Partition {
-///         partition_index: 1,
-///         partition_error_code: 51,
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// assert_eq!(t.results_by_partition[0].partition_error_code, 51);
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AddPartitionsToTxnResponseTopicResult {
-    /// The topic name.
-    pub name: String,
-    /// The results for each partition.
-    pub results_by_partition: Vec<AddPartitionsToTxnResponsePartitionResult>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
+nested! {
+    /// The results of one topic (Kafka's `AddPartitionsToTxnTopicResult`).
+    ///
+    /// ```
+    /// use kafka_proto::messages::{
+    ///     AddPartitionsToTxnResponsePartitionResult as Partition,
+    ///     AddPartitionsToTxnResponseTopicResult as Topic,
+    /// };
+    /// let t = Topic {
+    ///     name: "orders".into(),
+    ///     results_by_partition: vec![Partition {
+    ///         partition_index: 1,
+    ///         partition_error_code: 51,
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(t.results_by_partition[0].partition_error_code, 51);
+    /// ```
+    pub struct AddPartitionsToTxnResponseTopicResult [in "results_by_transaction.topic_results.", flexible 3] {
+        /// The topic name.
+        name: String;
+        /// The results for each partition.
+        results_by_partition: Vec<AddPartitionsToTxnResponsePartitionResult>;
+    }
 }
 
-/// The result of one partition (Kafka's `AddPartitionsToTxnPartitionResult`).
-///
-/// ```
-/// use kafka_proto::{ErrorCode, messages::AddPartitionsToTxnResponsePartitionResult};
-/// let p = AddPartitionsToTxnResponsePartitionResult {
-///     partition_index: 0,
-///     partition_error_code: 51,
-///     ..Default::default()
-/// };
-/// assert!(ErrorCode::from(p.partition_error_code).is_retriable());
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AddPartitionsToTxnResponsePartitionResult {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The partition's error code, or 0.
-    pub partition_error_code: i16,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
+nested! {
+    /// The result of one partition (Kafka's `AddPartitionsToTxnPartitionResult`).
+    ///
+    /// ```
+    /// use kafka_proto::{ErrorCode, messages::AddPartitionsToTxnResponsePartitionResult};
+    /// let p = AddPartitionsToTxnResponsePartitionResult {
+    ///     partition_index: 0,
+    ///     partition_error_code: 51,
+    ///     ..Default::default()
+    /// };
+    /// assert!(ErrorCode::from(p.partition_error_code).is_retriable());
+    /// ```
+    pub struct AddPartitionsToTxnResponsePartitionResult [in "results_by_transaction.topic_results.results_by_partition.", flexible 3] {
+        /// The partition index.
+        partition_index: i32;
+        /// The partition's error code, or 0.
+        partition_error_code: i16;
+    }
 }
 
 impl AddPartitionsToTxnResponse {
@@ -444,168 +253,6 @@ impl AddPartitionsToTxnResponse {
         })
     }
 }
-
-impl AddPartitionsToTxnResponseTopicResult {
-    fn encode<B: BufMut>(&self, buf: &mut B, flex: bool) -> Result<(), EncodeError> {
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &Vec::new(),
-            "results._tagged_fields",
-        )?;
-        put_string(buf, "results.name", &self.name, flex)?;
-        put_array(
-            buf,
-            "results.results_by_partition",
-            &self.results_by_partition,
-            flex,
-            |b, p| {
-                check_field(
-                    flex,
-                    &p.unknown_tagged_fields,
-                    &Vec::new(),
-                    "results.results_by_partition._tagged_fields",
-                )?;
-                b.put_i32(p.partition_index);
-                b.put_i16(p.partition_error_code);
-                if flex {
-                    put_unknown_tagged_fields(b, &p.unknown_tagged_fields);
-                }
-                Ok(())
-            },
-        )?;
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn decode(r: &mut Reader<'_>, flex: bool) -> Result<Self, DecodeError> {
-        let mut t = Self {
-            name: r.string("results.name", flex)?,
-            results_by_partition: r.array("results.results_by_partition", flex, |r| {
-                let mut p = AddPartitionsToTxnResponsePartitionResult {
-                    partition_index: r.i32("results.results_by_partition.partition_index")?,
-                    partition_error_code: r
-                        .i16("results.results_by_partition.partition_error_code")?,
-                    ..Default::default()
-                };
-                if flex {
-                    p.unknown_tagged_fields =
-                        r.unknown_tagged_fields("results.results_by_partition._tagged_fields")?;
-                }
-                Ok(p)
-            })?,
-            ..Default::default()
-        };
-        if flex {
-            t.unknown_tagged_fields = r.unknown_tagged_fields("results._tagged_fields")?;
-        }
-        Ok(t)
-    }
-}
-
-impl Message for AddPartitionsToTxnResponse {
-    const API_KEY: ApiKey = ApiKey::AddPartitionsToTxn;
-    const VERSIONS: VersionRange = VersionRange::new(0, 5);
-    const FLEXIBLE_MIN: i16 = 3;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = Self::is_flexible(version);
-        let old = version <= 3;
-        check_field(version >= 4, &self.error_code, &d.error_code, "error_code")?;
-        check_field(
-            version >= 4,
-            &self.results_by_transaction,
-            &d.results_by_transaction,
-            "results_by_transaction",
-        )?;
-        check_field(
-            old,
-            &self.results_by_topic_v3_and_below,
-            &d.results_by_topic_v3_and_below,
-            "results_by_topic_v3_and_below",
-        )?;
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &d.unknown_tagged_fields,
-            "_tagged_fields",
-        )?;
-        buf.put_i32(self.throttle_time_ms);
-        if old {
-            put_array(
-                buf,
-                "results_by_topic_v3_and_below",
-                &self.results_by_topic_v3_and_below,
-                flex,
-                |b, t| t.encode(b, flex),
-            )?;
-        } else {
-            buf.put_i16(self.error_code);
-            put_array(
-                buf,
-                "results_by_transaction",
-                &self.results_by_transaction,
-                flex,
-                |b, x| {
-                    put_string(
-                        b,
-                        "results_by_transaction.transactional_id",
-                        &x.transactional_id,
-                        true,
-                    )?;
-                    put_array(
-                        b,
-                        "results_by_transaction.topic_results",
-                        &x.topic_results,
-                        true,
-                        |b, t| t.encode(b, true),
-                    )?;
-                    put_unknown_tagged_fields(b, &x.unknown_tagged_fields);
-                    Ok(())
-                },
-            )?;
-        }
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = Self::is_flexible(version);
-        let mut m = Self {
-            throttle_time_ms: r.i32("throttle_time_ms")?,
-            ..Default::default()
-        };
-        if version <= 3 {
-            m.results_by_topic_v3_and_below =
-                r.array("results_by_topic_v3_and_below", flex, |r| {
-                    AddPartitionsToTxnResponseTopicResult::decode(r, flex)
-                })?;
-        } else {
-            m.error_code = r.i16("error_code")?;
-            m.results_by_transaction = r.array("results_by_transaction", flex, |r| {
-                Ok(AddPartitionsToTxnResponseResult {
-                    transactional_id: r.string("results_by_transaction.transactional_id", true)?,
-                    topic_results: r.array("results_by_transaction.topic_results", true, |r| {
-                        AddPartitionsToTxnResponseTopicResult::decode(r, true)
-                    })?,
-                    unknown_tagged_fields: r
-                        .unknown_tagged_fields("results_by_transaction._tagged_fields")?,
-                })
-            })?;
-        }
-        if flex {
-            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
-        }
-        Ok(m)
-    }
-}
-
-impl Response for AddPartitionsToTxnResponse {}
 
 #[cfg(any(test, feature = "arbitrary"))]
 mod arbitrary {
@@ -725,6 +372,8 @@ mod arbitrary {
 mod tests {
     use super::*;
     use crate::EncodeErrorKind;
+    #[allow(unused_imports)]
+    use crate::Message;
 
     /// v2 request by hand: "tx", producer 1 epoch 0, topic "a" partitions [0, 2].
     #[test]
@@ -838,6 +487,8 @@ mod tests {
 #[cfg(test)]
 mod round_trip {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::Message;
     use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
 
     #[test]

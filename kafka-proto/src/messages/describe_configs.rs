@@ -4,444 +4,202 @@
 //! the request can ask for documentation and each config carries its type and
 //! documentation.
 
-use super::{check_tags, read_tags, write_tags};
-use crate::primitives::{
-    Reader, TaggedFields, put_array, put_bool, put_nullable_array, put_nullable_string, put_string,
-};
-use crate::{
-    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
-};
-use bytes::BufMut;
+use crate::describe::{message, nested};
 
-/// Describes the configuration of resources.
-///
-/// ```
-/// use kafka_proto::{
-///     Message,
-///     messages::{DescribeConfigsRequest, DescribeConfigsRequestDescribeConfigsResource},
-/// };
-/// let req = DescribeConfigsRequest {
-///     resources: vec![DescribeConfigsRequestDescribeConfigsResource {
-///         resource_type: 2, // TOPIC
-///         resource_name: "orders".into(),
-///         configuration_keys: Some(vec!["min.insync.replicas".into()]),
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// let bytes = req.encode_to_vec(4).unwrap();
-/// assert_eq!(DescribeConfigsRequest::decode(&bytes, 4).unwrap(), req);
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DescribeConfigsRequest {
-    /// The resources whose configurations we want to describe.
-    pub resources: Vec<DescribeConfigsRequestDescribeConfigsResource>,
-    /// True if we should include all synonyms.
-    pub include_synonyms: bool,
-    /// True if we should include configuration documentation (v3+).
-    pub include_documentation: bool,
-    /// Unknown tagged fields (v4+).
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-/// One resource to describe.
-///
-/// ```
-/// use kafka_proto::messages::DescribeConfigsRequestDescribeConfigsResource;
-/// // Every configuration of broker 1.
-/// let r = DescribeConfigsRequestDescribeConfigsResource {
-///     resource_type: 4,
-///     resource_name: "1".into(),
-///     configuration_keys: None,
-///     ..Default::default()
-/// };
-/// assert!(r.configuration_keys.is_none());
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DescribeConfigsRequestDescribeConfigsResource {
-    /// The resource type (2 = topic, 4 = broker, 8 = broker logger, …).
-    pub resource_type: i8,
-    /// The resource name.
-    pub resource_name: String,
-    /// The configuration keys to list, or null to list all configuration keys.
-    pub configuration_keys: Option<Vec<String>>,
-    /// Unknown tagged fields (v4+).
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Message for DescribeConfigsRequest {
-    const API_KEY: ApiKey = ApiKey::DescribeConfigs;
-    const VERSIONS: VersionRange = VersionRange::new(1, 4);
-    const FLEXIBLE_MIN: i16 = 4;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = Self::is_flexible(version);
-        check_field(
-            version >= 3,
-            &self.include_documentation,
-            &d.include_documentation,
-            "include_documentation",
-        )?;
-        check_tags(flex, &self.unknown_tagged_fields, "_tagged_fields")?;
-        put_array(buf, "resources", &self.resources, flex, |b, res| {
-            check_tags(flex, &res.unknown_tagged_fields, "resources._tagged_fields")?;
-            b.put_i8(res.resource_type);
-            put_string(b, "resources.resource_name", &res.resource_name, flex)?;
-            put_nullable_array(
-                b,
-                "resources.configuration_keys",
-                res.configuration_keys.as_deref(),
-                flex,
-                |b, k| put_string(b, "resources.configuration_keys", k, flex),
-            )?;
-            write_tags(b, flex, &res.unknown_tagged_fields);
-            Ok(())
-        })?;
-        put_bool(buf, self.include_synonyms);
-        if version >= 3 {
-            put_bool(buf, self.include_documentation);
-        }
-        write_tags(buf, flex, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = Self::is_flexible(version);
-        let mut m = Self {
-            resources: r.array("resources", flex, |r| {
-                Ok(DescribeConfigsRequestDescribeConfigsResource {
-                    resource_type: r.i8("resources.resource_type")?,
-                    resource_name: r.string("resources.resource_name", flex)?,
-                    configuration_keys: r.nullable_array(
-                        "resources.configuration_keys",
-                        flex,
-                        |r| r.string("resources.configuration_keys", flex),
-                    )?,
-                    unknown_tagged_fields: read_tags(r, flex, "resources._tagged_fields")?,
-                })
-            })?,
-            include_synonyms: r.bool("include_synonyms")?,
-            ..Default::default()
-        };
-        if version >= 3 {
-            m.include_documentation = r.bool("include_documentation")?;
-        }
-        m.unknown_tagged_fields = read_tags(r, flex, "_tagged_fields")?;
-        Ok(m)
+message! {
+    /// Describes the configuration of resources.
+    ///
+    /// ```
+    /// use kafka_proto::{
+    ///     Message,
+    ///     messages::{DescribeConfigsRequest, DescribeConfigsRequestDescribeConfigsResource},
+    /// };
+    /// let req = DescribeConfigsRequest {
+    ///     resources: vec![DescribeConfigsRequestDescribeConfigsResource {
+    ///         resource_type: 2, // TOPIC
+    ///         resource_name: "orders".into(),
+    ///         configuration_keys: Some(vec!["min.insync.replicas".into()]),
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// let bytes = req.encode_to_vec(4).unwrap();
+    /// assert_eq!(DescribeConfigsRequest::decode(&bytes, 4).unwrap(), req);
+    /// ```
+    pub struct DescribeConfigsRequest [message DescribeConfigs, versions 1..=4, flexible 4, request DescribeConfigsResponse] {
+        /// The resources whose configurations we want to describe.
+        resources: Vec<DescribeConfigsRequestDescribeConfigsResource>;
+        /// True if we should include all synonyms.
+        include_synonyms: bool;
+        /// True if we should include configuration documentation (v3+).
+        include_documentation: bool, versions 3..;
     }
 }
 
-impl Request for DescribeConfigsRequest {
-    type Response = DescribeConfigsResponse;
-}
-
-/// The configurations of the requested resources.
-///
-/// ```
-/// use kafka_proto::Message;
-/// use kafka_proto::messages::{
-///     DescribeConfigsResponse, DescribeConfigsResponseDescribeConfigsResourceResult,
-///     DescribeConfigsResponseDescribeConfigsResult,
-/// };
-/// let resp = DescribeConfigsResponse {
-///     results: vec![DescribeConfigsResponseDescribeConfigsResult {
-///         resource_type: 2,
-///         resource_name: "orders".into(),
-///         configs: vec![DescribeConfigsResponseDescribeConfigsResourceResult {
-///             name: "min.insync.replicas".into(),
-///             value: Some("2".into()),
-///             ..Default::default()
-///         }],
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// let back = DescribeConfigsResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap();
-/// assert_eq!(back.results[0].configs[0].value.as_deref(), Some("2"));
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DescribeConfigsResponse {
-    /// Throttle time in milliseconds, or zero.
-    pub throttle_time_ms: i32,
-    /// The results for each resource.
-    pub results: Vec<DescribeConfigsResponseDescribeConfigsResult>,
-    /// Unknown tagged fields (v4+).
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-/// The result for one resource.
-///
-/// ```
-/// use kafka_proto::{Message, messages::*};
-/// let resp = DescribeConfigsResponse {
-///     results: vec![DescribeConfigsResponseDescribeConfigsResult {
-///         resource_type: 2,
-///         resource_name: "orders".into(),
-///         configs: vec![DescribeConfigsResponseDescribeConfigsResourceResult {
-///             name: "min.insync.replicas".into(),
-///             value: Some("2".into()),
-///             ..Default::default()
-///         }],
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// assert_eq!(
-///     DescribeConfigsResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap(),
-///     resp
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DescribeConfigsResponseDescribeConfigsResult {
-    /// The error code, or 0 if we were able to successfully describe the configurations.
-    pub error_code: i16,
-    /// The error message, or null.
-    pub error_message: Option<String>,
-    /// The resource type.
-    pub resource_type: i8,
-    /// The resource name.
-    pub resource_name: String,
-    /// Each listed configuration.
-    pub configs: Vec<DescribeConfigsResponseDescribeConfigsResourceResult>,
-    /// Unknown tagged fields (v4+).
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-/// One configuration entry.
-///
-/// ```
-/// use kafka_proto::messages::DescribeConfigsResponseDescribeConfigsResourceResult as Entry;
-/// let e = Entry {
-///     name: "transaction.state.log.min.isr".into(),
-///     value: Some("2".into()),
-///     read_only: true,
-///     ..Default::default()
-/// };
-/// assert_eq!(e.config_source, -1, "unknown source by default");
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct DescribeConfigsResponseDescribeConfigsResourceResult {
-    /// The configuration name.
-    pub name: String,
-    /// The configuration value.
-    pub value: Option<String>,
-    /// True if the configuration is read-only.
-    pub read_only: bool,
-    /// The configuration source (default -1).
-    pub config_source: i8,
-    /// True if this configuration is sensitive.
-    pub is_sensitive: bool,
-    /// The synonyms for this configuration key.
-    pub synonyms: Vec<DescribeConfigsResponseDescribeConfigsSynonym>,
-    /// The configuration data type (v3+): BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD.
-    pub config_type: i8,
-    /// The configuration documentation (v3+).
-    pub documentation: Option<String>,
-    /// Unknown tagged fields (v4+).
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Default for DescribeConfigsResponseDescribeConfigsResourceResult {
-    fn default() -> Self {
-        Self {
-            name: String::new(),
-            value: None,
-            read_only: false,
-            config_source: -1,
-            is_sensitive: false,
-            synonyms: Vec::new(),
-            config_type: 0,
-            documentation: None,
-            unknown_tagged_fields: Vec::new(),
-        }
+nested! {
+    /// One resource to describe.
+    ///
+    /// ```
+    /// use kafka_proto::messages::DescribeConfigsRequestDescribeConfigsResource;
+    /// // Every configuration of broker 1.
+    /// let r = DescribeConfigsRequestDescribeConfigsResource {
+    ///     resource_type: 4,
+    ///     resource_name: "1".into(),
+    ///     configuration_keys: None,
+    ///     ..Default::default()
+    /// };
+    /// assert!(r.configuration_keys.is_none());
+    /// ```
+    pub struct DescribeConfigsRequestDescribeConfigsResource [in "resources.", flexible 4] {
+        /// The resource type (2 = topic, 4 = broker, 8 = broker logger, …).
+        resource_type: i8;
+        /// The resource name.
+        resource_name: String;
+        /// The configuration keys to list, or null to list all configuration keys.
+        configuration_keys: Option<Vec<String>> = Some(Vec::new()), nullable ..;
     }
 }
 
-/// A synonym of a configuration key.
-///
-/// ```
-/// use kafka_proto::{Message, messages::*};
-/// let entry = DescribeConfigsResponseDescribeConfigsResourceResult {
-///     name: "retention.ms".into(),
-///     synonyms: vec![DescribeConfigsResponseDescribeConfigsSynonym {
-///         name: "log.retention.ms".into(),
-///         value: Some("86400000".into()),
-///         source: 5,
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// let resp = DescribeConfigsResponse {
-///     results: vec![DescribeConfigsResponseDescribeConfigsResult {
-///         configs: vec![entry],
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// let back = DescribeConfigsResponse::decode(&resp.encode_to_vec(1).unwrap(), 1).unwrap();
-/// assert_eq!(
-///     back.results[0].configs[0].synonyms[0].name,
-///     "log.retention.ms"
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DescribeConfigsResponseDescribeConfigsSynonym {
-    /// The synonym name.
-    pub name: String,
-    /// The synonym value.
-    pub value: Option<String>,
-    /// The synonym source.
-    pub source: i8,
-    /// Unknown tagged fields (v4+).
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl DescribeConfigsResponseDescribeConfigsResourceResult {
-    fn encode<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = version >= 4;
-        check_field(
-            version >= 3,
-            &self.config_type,
-            &d.config_type,
-            "results.configs.config_type",
-        )?;
-        check_field(
-            version >= 3,
-            &self.documentation,
-            &d.documentation,
-            "results.configs.documentation",
-        )?;
-        check_tags(
-            flex,
-            &self.unknown_tagged_fields,
-            "results.configs._tagged_fields",
-        )?;
-        put_string(buf, "results.configs.name", &self.name, flex)?;
-        put_nullable_string(buf, "results.configs.value", self.value.as_deref(), flex)?;
-        put_bool(buf, self.read_only);
-        buf.put_i8(self.config_source);
-        put_bool(buf, self.is_sensitive);
-        put_array(
-            buf,
-            "results.configs.synonyms",
-            &self.synonyms,
-            flex,
-            |b, s| {
-                check_tags(
-                    flex,
-                    &s.unknown_tagged_fields,
-                    "results.configs.synonyms._tagged_fields",
-                )?;
-                put_string(b, "results.configs.synonyms.name", &s.name, flex)?;
-                put_nullable_string(
-                    b,
-                    "results.configs.synonyms.value",
-                    s.value.as_deref(),
-                    flex,
-                )?;
-                b.put_i8(s.source);
-                write_tags(b, flex, &s.unknown_tagged_fields);
-                Ok(())
-            },
-        )?;
-        if version >= 3 {
-            buf.put_i8(self.config_type);
-            put_nullable_string(
-                buf,
-                "results.configs.documentation",
-                self.documentation.as_deref(),
-                flex,
-            )?;
-        }
-        write_tags(buf, flex, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = version >= 4;
-        let mut m = Self {
-            name: r.string("results.configs.name", flex)?,
-            value: r.nullable_string("results.configs.value", flex)?,
-            read_only: r.bool("results.configs.read_only")?,
-            config_source: r.i8("results.configs.config_source")?,
-            is_sensitive: r.bool("results.configs.is_sensitive")?,
-            synonyms: r.array("results.configs.synonyms", flex, |r| {
-                Ok(DescribeConfigsResponseDescribeConfigsSynonym {
-                    name: r.string("results.configs.synonyms.name", flex)?,
-                    value: r.nullable_string("results.configs.synonyms.value", flex)?,
-                    source: r.i8("results.configs.synonyms.source")?,
-                    unknown_tagged_fields: read_tags(
-                        r,
-                        flex,
-                        "results.configs.synonyms._tagged_fields",
-                    )?,
-                })
-            })?,
-            ..Default::default()
-        };
-        if version >= 3 {
-            m.config_type = r.i8("results.configs.config_type")?;
-            m.documentation = r.nullable_string("results.configs.documentation", flex)?;
-        }
-        m.unknown_tagged_fields = read_tags(r, flex, "results.configs._tagged_fields")?;
-        Ok(m)
+message! {
+    /// The configurations of the requested resources.
+    ///
+    /// ```
+    /// use kafka_proto::Message;
+    /// use kafka_proto::messages::{
+    ///     DescribeConfigsResponse, DescribeConfigsResponseDescribeConfigsResourceResult,
+    ///     DescribeConfigsResponseDescribeConfigsResult,
+    /// };
+    /// let resp = DescribeConfigsResponse {
+    ///     results: vec![DescribeConfigsResponseDescribeConfigsResult {
+    ///         resource_type: 2,
+    ///         resource_name: "orders".into(),
+    ///         configs: vec![DescribeConfigsResponseDescribeConfigsResourceResult {
+    ///             name: "min.insync.replicas".into(),
+    ///             value: Some("2".into()),
+    ///             ..Default::default()
+    ///         }],
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// let back = DescribeConfigsResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap();
+    /// assert_eq!(back.results[0].configs[0].value.as_deref(), Some("2"));
+    /// ```
+    pub struct DescribeConfigsResponse [message DescribeConfigs, versions 1..=4, flexible 4, response] {
+        /// Throttle time in milliseconds, or zero.
+        throttle_time_ms: i32;
+        /// The results for each resource.
+        results: Vec<DescribeConfigsResponseDescribeConfigsResult>;
     }
 }
 
-impl Message for DescribeConfigsResponse {
-    const API_KEY: ApiKey = ApiKey::DescribeConfigs;
-    const VERSIONS: VersionRange = VersionRange::new(1, 4);
-    const FLEXIBLE_MIN: i16 = 4;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let flex = Self::is_flexible(version);
-        check_tags(flex, &self.unknown_tagged_fields, "_tagged_fields")?;
-        buf.put_i32(self.throttle_time_ms);
-        put_array(buf, "results", &self.results, flex, |b, res| {
-            check_tags(flex, &res.unknown_tagged_fields, "results._tagged_fields")?;
-            b.put_i16(res.error_code);
-            put_nullable_string(
-                b,
-                "results.error_message",
-                res.error_message.as_deref(),
-                flex,
-            )?;
-            b.put_i8(res.resource_type);
-            put_string(b, "results.resource_name", &res.resource_name, flex)?;
-            put_array(b, "results.configs", &res.configs, flex, |b, c| {
-                c.encode(b, version)
-            })?;
-            write_tags(b, flex, &res.unknown_tagged_fields);
-            Ok(())
-        })?;
-        write_tags(buf, flex, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = Self::is_flexible(version);
-        Ok(Self {
-            throttle_time_ms: r.i32("throttle_time_ms")?,
-            results: r.array("results", flex, |r| {
-                Ok(DescribeConfigsResponseDescribeConfigsResult {
-                    error_code: r.i16("results.error_code")?,
-                    error_message: r.nullable_string("results.error_message", flex)?,
-                    resource_type: r.i8("results.resource_type")?,
-                    resource_name: r.string("results.resource_name", flex)?,
-                    configs: r.array("results.configs", flex, |r| {
-                        DescribeConfigsResponseDescribeConfigsResourceResult::decode(r, version)
-                    })?,
-                    unknown_tagged_fields: read_tags(r, flex, "results._tagged_fields")?,
-                })
-            })?,
-            unknown_tagged_fields: read_tags(r, flex, "_tagged_fields")?,
-        })
+nested! {
+    /// The result for one resource.
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::*};
+    /// let resp = DescribeConfigsResponse {
+    ///     results: vec![DescribeConfigsResponseDescribeConfigsResult {
+    ///         resource_type: 2,
+    ///         resource_name: "orders".into(),
+    ///         configs: vec![DescribeConfigsResponseDescribeConfigsResourceResult {
+    ///             name: "min.insync.replicas".into(),
+    ///             value: Some("2".into()),
+    ///             ..Default::default()
+    ///         }],
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(
+    ///     DescribeConfigsResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap(),
+    ///     resp
+    /// );
+    /// ```
+    pub struct DescribeConfigsResponseDescribeConfigsResult [in "results.", flexible 4] {
+        /// The error code, or 0 if we were able to successfully describe the configurations.
+        error_code: i16;
+        /// The error message, or null.
+        error_message: Option<String> = Some(String::new()), nullable ..;
+        /// The resource type.
+        resource_type: i8;
+        /// The resource name.
+        resource_name: String;
+        /// Each listed configuration.
+        configs: Vec<DescribeConfigsResponseDescribeConfigsResourceResult>;
     }
 }
 
-impl Response for DescribeConfigsResponse {}
+nested! {
+    /// One configuration entry.
+    ///
+    /// ```
+    /// use kafka_proto::messages::DescribeConfigsResponseDescribeConfigsResourceResult as Entry;
+    /// let e = Entry {
+    ///     name: "transaction.state.log.min.isr".into(),
+    ///     value: Some("2".into()),
+    ///     read_only: true,
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(e.config_source, -1, "unknown source by default");
+    /// ```
+    pub struct DescribeConfigsResponseDescribeConfigsResourceResult [in "results.configs.", flexible 4] {
+        /// The configuration name.
+        name: String;
+        /// The configuration value.
+        value: Option<String> = Some(String::new()), nullable ..;
+        /// True if the configuration is read-only.
+        read_only: bool;
+        /// The configuration source (default -1).
+        config_source: i8 = -1;
+        /// True if this configuration is sensitive.
+        is_sensitive: bool;
+        /// The synonyms for this configuration key.
+        synonyms: Vec<DescribeConfigsResponseDescribeConfigsSynonym>;
+        /// The configuration data type (v3+): BOOLEAN, STRING, INT, SHORT, LONG, DOUBLE, LIST, CLASS, PASSWORD.
+        config_type: i8, versions 3..;
+        /// The configuration documentation (v3+).
+        documentation: Option<String> = Some(String::new()), versions 3.., nullable ..;
+    }
+}
+
+nested! {
+    /// A synonym of a configuration key.
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::*};
+    /// let entry = DescribeConfigsResponseDescribeConfigsResourceResult {
+    ///     name: "retention.ms".into(),
+    ///     synonyms: vec![DescribeConfigsResponseDescribeConfigsSynonym {
+    ///         name: "log.retention.ms".into(),
+    ///         value: Some("86400000".into()),
+    ///         source: 5,
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// let resp = DescribeConfigsResponse {
+    ///     results: vec![DescribeConfigsResponseDescribeConfigsResult {
+    ///         configs: vec![entry],
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// let back = DescribeConfigsResponse::decode(&resp.encode_to_vec(1).unwrap(), 1).unwrap();
+    /// assert_eq!(
+    ///     back.results[0].configs[0].synonyms[0].name,
+    ///     "log.retention.ms"
+    /// );
+    /// ```
+    pub struct DescribeConfigsResponseDescribeConfigsSynonym [in "results.configs.synonyms.", flexible 4] {
+        /// The synonym name.
+        name: String;
+        /// The synonym value.
+        value: Option<String> = Some(String::new()), nullable ..;
+        /// The synonym source.
+        source: i8;
+    }
+}
 
 #[cfg(any(test, feature = "arbitrary"))]
 mod arbitrary {
@@ -509,7 +267,11 @@ mod arbitrary {
                 any::<bool>(),
                 arb_vec(true, synonym),
                 arb_or(version >= 3, 0i8),
-                opt_nullable_string(version >= 3),
+                if version >= 3 {
+                    opt_nullable_string(true)
+                } else {
+                    Just(Some(String::new())).boxed() // the schema default: ""
+                },
                 arb_tagged(flex),
             )
                 .prop_map(|(name, value, ro, src, sens, syn, ty, doc, t)| {
@@ -558,6 +320,8 @@ mod arbitrary {
 mod tests {
     use super::*;
     use crate::EncodeErrorKind;
+    #[allow(unused_imports)]
+    use crate::Message;
 
     /// v4 request: one topic resource, all keys (null), synonyms and docs.
     #[test]
@@ -613,7 +377,8 @@ mod tests {
         assert_eq!(c.config_source, 1);
         assert_eq!(c.synonyms[0].source, 1);
         assert_eq!(c.config_type, 0);
-        assert_eq!(c.documentation, None);
+        // Not in v1: the schema default, an empty (non-null) string.
+        assert_eq!(c.documentation.as_deref(), Some(""));
         assert_eq!(resp.encode_to_vec(1).unwrap(), bytes);
     }
 
@@ -649,6 +414,8 @@ mod tests {
 #[cfg(test)]
 mod round_trip {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::Message;
     use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
 
     #[test]

@@ -4,342 +4,178 @@
 //! id and epoch, last sequence and timestamp, and the start offset of any open
 //! transaction (useful to find hanging transactions).
 
-use crate::primitives::{
-    Reader, TaggedFields, put_array, put_nullable_string, put_string, put_unknown_tagged_fields,
-};
-use crate::{ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange};
-use bytes::BufMut;
+use crate::describe::{message, nested};
 
-/// Lists the active producers of partitions.
-///
-/// ```
-/// use kafka_proto::{
-///     Message,
-///     messages::{DescribeProducersRequest, DescribeProducersRequestTopicRequest},
-/// };
-/// let req = DescribeProducersRequest {
-///     topics: vec![DescribeProducersRequestTopicRequest {
-///         name: "orders".into(),
-///         partition_indexes: vec![0, 1],
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// let bytes = req.encode_to_vec(0).unwrap();
-/// assert_eq!(DescribeProducersRequest::decode(&bytes, 0).unwrap(), req);
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DescribeProducersRequest {
-    /// The topics to list producers for.
-    pub topics: Vec<DescribeProducersRequestTopicRequest>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-/// The partitions of one topic to list producers for.
-///
-/// ```
-/// use kafka_proto::messages::DescribeProducersRequestTopicRequest;
-/// let t = DescribeProducersRequestTopicRequest {
-///     name: "orders".into(),
-///     partition_indexes: vec![0, 1, 2],
-///     ..Default::default()
-/// };
-/// assert_eq!(t.partition_indexes.len(), 3);
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DescribeProducersRequestTopicRequest {
-    /// The topic name.
-    pub name: String,
-    /// The indexes of the partitions to list producers for.
-    pub partition_indexes: Vec<i32>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Message for DescribeProducersRequest {
-    const API_KEY: ApiKey = ApiKey::DescribeProducers;
-    const VERSIONS: VersionRange = VersionRange::new(0, 0);
-    const FLEXIBLE_MIN: i16 = 0;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, _version: i16) -> Result<(), EncodeError> {
-        put_array(buf, "topics", &self.topics, true, |b, t| {
-            put_string(b, "topics.name", &t.name, true)?;
-            put_array(
-                b,
-                "topics.partition_indexes",
-                &t.partition_indexes,
-                true,
-                |b, p| {
-                    b.put_i32(*p);
-                    Ok(())
-                },
-            )?;
-            put_unknown_tagged_fields(b, &t.unknown_tagged_fields);
-            Ok(())
-        })?;
-        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, _version: i16) -> Result<Self, DecodeError> {
-        Ok(Self {
-            topics: r.array("topics", true, |r| {
-                Ok(DescribeProducersRequestTopicRequest {
-                    name: r.string("topics.name", true)?,
-                    partition_indexes: r.array("topics.partition_indexes", true, |r| {
-                        r.i32("topics.partition_indexes")
-                    })?,
-                    unknown_tagged_fields: r.unknown_tagged_fields("topics._tagged_fields")?,
-                })
-            })?,
-            unknown_tagged_fields: r.unknown_tagged_fields("_tagged_fields")?,
-        })
+message! {
+    /// Lists the active producers of partitions.
+    ///
+    /// ```
+    /// use kafka_proto::{
+    ///     Message,
+    ///     messages::{DescribeProducersRequest, DescribeProducersRequestTopicRequest},
+    /// };
+    /// let req = DescribeProducersRequest {
+    ///     topics: vec![DescribeProducersRequestTopicRequest {
+    ///         name: "orders".into(),
+    ///         partition_indexes: vec![0, 1],
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// let bytes = req.encode_to_vec(0).unwrap();
+    /// assert_eq!(DescribeProducersRequest::decode(&bytes, 0).unwrap(), req);
+    /// ```
+    pub struct DescribeProducersRequest [message DescribeProducers, versions 0..=0, flexible 0, request DescribeProducersResponse] {
+        /// The topics to list producers for.
+        topics: Vec<DescribeProducersRequestTopicRequest>;
     }
 }
 
-impl Request for DescribeProducersRequest {
-    type Response = DescribeProducersResponse;
-}
-
-/// The active producers of each requested partition.
-///
-/// ```
-/// use kafka_proto::Message;
-/// use kafka_proto::messages::{
-///     DescribeProducersResponse, DescribeProducersResponsePartitionResponse,
-///     DescribeProducersResponseProducerState, DescribeProducersResponseTopicResponse,
-/// };
-/// let resp = DescribeProducersResponse {
-///     topics: vec![DescribeProducersResponseTopicResponse {
-///         name: "orders".into(),
-///         partitions: vec![DescribeProducersResponsePartitionResponse {
-///             partition_index: 0,
-///             active_producers: vec![DescribeProducersResponseProducerState {
-///                 producer_id: 4000,
-///                 current_txn_start_offset: 120,
-///                 ..Default::default()
-///             }],
-///             ..Default::default()
-///         }],
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// let back = DescribeProducersResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
-/// assert_eq!(back, resp);
-/// assert_eq!(
-///     back.topics[0].partitions[0].active_producers[0].last_sequence,
-///     -1
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DescribeProducersResponse {
-    /// Throttle time in milliseconds, or zero.
-    pub throttle_time_ms: i32,
-    /// Each topic in the response.
-    pub topics: Vec<DescribeProducersResponseTopicResponse>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-/// The partitions of one topic.
-///
-/// ```
-/// use kafka_proto::{Message, messages::*};
-/// let resp = DescribeProducersResponse {
-///     topics: vec![DescribeProducersResponseTopicResponse {
-///         name: "orders".into(),
-///         partitions: vec![DescribeProducersResponsePartitionResponse {
-///             partition_index: 0,
-///             ..Default::default()
-///         }],
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// assert_eq!(
-///     DescribeProducersResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap(),
-///     resp
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DescribeProducersResponseTopicResponse {
-    /// The topic name.
-    pub name: String,
-    /// Each partition in the response.
-    pub partitions: Vec<DescribeProducersResponsePartitionResponse>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-/// The active producers of one partition.
-///
-/// ```
-/// use kafka_proto::{ErrorCode, messages::*};
-/// let p = DescribeProducersResponsePartitionResponse {
-///     partition_index: 4,
-///     error_code: ErrorCode::NotLeaderOrFollower.code(),
-///     ..Default::default()
-/// };
-/// assert!(ErrorCode::from(p.error_code).is_retriable() && p.active_producers.is_empty());
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DescribeProducersResponsePartitionResponse {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The partition error code, or 0 if there was no error.
-    pub error_code: i16,
-    /// The partition error message, or null (the default).
-    pub error_message: Option<String>,
-    /// The active producers for the partition.
-    pub active_producers: Vec<DescribeProducersResponseProducerState>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-/// The state of one active producer.
-///
-/// ```
-/// use kafka_proto::messages::DescribeProducersResponseProducerState;
-/// let hanging = DescribeProducersResponseProducerState {
-///     producer_id: 4000,
-///     producer_epoch: 3,
-///     current_txn_start_offset: 1_200,
-///     ..Default::default()
-/// };
-/// let idle = DescribeProducersResponseProducerState {
-///     producer_id: 4001,
-///     ..Default::default()
-/// };
-/// assert!(hanging.current_txn_start_offset >= 0 && idle.current_txn_start_offset == -1);
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct DescribeProducersResponseProducerState {
-    /// The producer id.
-    pub producer_id: i64,
-    /// The producer epoch (an `int32` in this message).
-    pub producer_epoch: i32,
-    /// The last sequence number sent by the producer (default -1).
-    pub last_sequence: i32,
-    /// The last timestamp sent by the producer (default -1).
-    pub last_timestamp: i64,
-    /// The current epoch of the producer group.
-    pub coordinator_epoch: i32,
-    /// The start offset of the producer's open transaction, or -1 (the default).
-    pub current_txn_start_offset: i64,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Default for DescribeProducersResponseProducerState {
-    fn default() -> Self {
-        Self {
-            producer_id: 0,
-            producer_epoch: 0,
-            last_sequence: -1,
-            last_timestamp: -1,
-            coordinator_epoch: 0,
-            current_txn_start_offset: -1,
-            unknown_tagged_fields: Vec::new(),
-        }
+nested! {
+    /// The partitions of one topic to list producers for.
+    ///
+    /// ```
+    /// use kafka_proto::messages::DescribeProducersRequestTopicRequest;
+    /// let t = DescribeProducersRequestTopicRequest {
+    ///     name: "orders".into(),
+    ///     partition_indexes: vec![0, 1, 2],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(t.partition_indexes.len(), 3);
+    /// ```
+    pub struct DescribeProducersRequestTopicRequest [in "topics.", flexible 0] {
+        /// The topic name.
+        name: String;
+        /// The indexes of the partitions to list producers for.
+        partition_indexes: Vec<i32>;
     }
 }
 
-impl DescribeProducersResponsePartitionResponse {
-    fn encode<B: BufMut>(&self, b: &mut B) -> Result<(), EncodeError> {
-        b.put_i32(self.partition_index);
-        b.put_i16(self.error_code);
-        put_nullable_string(
-            b,
-            "topics.partitions.error_message",
-            self.error_message.as_deref(),
-            true,
-        )?;
-        put_array(
-            b,
-            "topics.partitions.active_producers",
-            &self.active_producers,
-            true,
-            |b, p| {
-                b.put_i64(p.producer_id);
-                b.put_i32(p.producer_epoch);
-                b.put_i32(p.last_sequence);
-                b.put_i64(p.last_timestamp);
-                b.put_i32(p.coordinator_epoch);
-                b.put_i64(p.current_txn_start_offset);
-                put_unknown_tagged_fields(b, &p.unknown_tagged_fields);
-                Ok(())
-            },
-        )?;
-        put_unknown_tagged_fields(b, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        Ok(Self {
-            partition_index: r.i32("topics.partitions.partition_index")?,
-            error_code: r.i16("topics.partitions.error_code")?,
-            error_message: r.nullable_string("topics.partitions.error_message", true)?,
-            active_producers: r.array("topics.partitions.active_producers", true, |r| {
-                Ok(DescribeProducersResponseProducerState {
-                    producer_id: r.i64("topics.partitions.active_producers.producer_id")?,
-                    producer_epoch: r.i32("topics.partitions.active_producers.producer_epoch")?,
-                    last_sequence: r.i32("topics.partitions.active_producers.last_sequence")?,
-                    last_timestamp: r.i64("topics.partitions.active_producers.last_timestamp")?,
-                    coordinator_epoch: r
-                        .i32("topics.partitions.active_producers.coordinator_epoch")?,
-                    current_txn_start_offset: r
-                        .i64("topics.partitions.active_producers.current_txn_start_offset")?,
-                    unknown_tagged_fields: r.unknown_tagged_fields(
-                        "topics.partitions.active_producers._tagged_fields",
-                    )?,
-                })
-            })?,
-            unknown_tagged_fields: r.unknown_tagged_fields("topics.partitions._tagged_fields")?,
-        })
+message! {
+    /// The active producers of each requested partition.
+    ///
+    /// ```
+    /// use kafka_proto::Message;
+    /// use kafka_proto::messages::{
+    ///     DescribeProducersResponse, DescribeProducersResponsePartitionResponse,
+    ///     DescribeProducersResponseProducerState, DescribeProducersResponseTopicResponse,
+    /// };
+    /// let resp = DescribeProducersResponse {
+    ///     topics: vec![DescribeProducersResponseTopicResponse {
+    ///         name: "orders".into(),
+    ///         partitions: vec![DescribeProducersResponsePartitionResponse {
+    ///             partition_index: 0,
+    ///             active_producers: vec![DescribeProducersResponseProducerState {
+    ///                 producer_id: 4000,
+    ///                 current_txn_start_offset: 120,
+    ///                 ..Default::default()
+    ///             }],
+    ///             ..Default::default()
+    ///         }],
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// let back = DescribeProducersResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
+    /// assert_eq!(back, resp);
+    /// assert_eq!(
+    ///     back.topics[0].partitions[0].active_producers[0].last_sequence,
+    ///     -1
+    /// );
+    /// ```
+    pub struct DescribeProducersResponse [message DescribeProducers, versions 0..=0, flexible 0, response] {
+        /// Throttle time in milliseconds, or zero.
+        throttle_time_ms: i32;
+        /// Each topic in the response.
+        topics: Vec<DescribeProducersResponseTopicResponse>;
     }
 }
 
-impl Message for DescribeProducersResponse {
-    const API_KEY: ApiKey = ApiKey::DescribeProducers;
-    const VERSIONS: VersionRange = VersionRange::new(0, 0);
-    const FLEXIBLE_MIN: i16 = 0;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, _version: i16) -> Result<(), EncodeError> {
-        buf.put_i32(self.throttle_time_ms);
-        put_array(buf, "topics", &self.topics, true, |b, t| {
-            put_string(b, "topics.name", &t.name, true)?;
-            put_array(b, "topics.partitions", &t.partitions, true, |b, p| {
-                p.encode(b)
-            })?;
-            put_unknown_tagged_fields(b, &t.unknown_tagged_fields);
-            Ok(())
-        })?;
-        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, _version: i16) -> Result<Self, DecodeError> {
-        Ok(Self {
-            throttle_time_ms: r.i32("throttle_time_ms")?,
-            topics: r.array("topics", true, |r| {
-                Ok(DescribeProducersResponseTopicResponse {
-                    name: r.string("topics.name", true)?,
-                    partitions: r.array(
-                        "topics.partitions",
-                        true,
-                        DescribeProducersResponsePartitionResponse::decode,
-                    )?,
-                    unknown_tagged_fields: r.unknown_tagged_fields("topics._tagged_fields")?,
-                })
-            })?,
-            unknown_tagged_fields: r.unknown_tagged_fields("_tagged_fields")?,
-        })
+nested! {
+    /// The partitions of one topic.
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::*};
+    /// let resp = DescribeProducersResponse {
+    ///     topics: vec![DescribeProducersResponseTopicResponse {
+    ///         name: "orders".into(),
+    ///         partitions: vec![DescribeProducersResponsePartitionResponse {
+    ///             partition_index: 0,
+    ///             ..Default::default()
+    ///         }],
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(
+    ///     DescribeProducersResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap(),
+    ///     resp
+    /// );
+    /// ```
+    pub struct DescribeProducersResponseTopicResponse [in "topics.", flexible 0] {
+        /// The topic name.
+        name: String;
+        /// Each partition in the response.
+        partitions: Vec<DescribeProducersResponsePartitionResponse>;
     }
 }
 
-impl Response for DescribeProducersResponse {}
+nested! {
+    /// The active producers of one partition.
+    ///
+    /// ```
+    /// use kafka_proto::{ErrorCode, messages::*};
+    /// let p = DescribeProducersResponsePartitionResponse {
+    ///     partition_index: 4,
+    ///     error_code: ErrorCode::NotLeaderOrFollower.code(),
+    ///     ..Default::default()
+    /// };
+    /// assert!(ErrorCode::from(p.error_code).is_retriable() && p.active_producers.is_empty());
+    /// ```
+    pub struct DescribeProducersResponsePartitionResponse [in "topics.partitions.", flexible 0] {
+        /// The partition index.
+        partition_index: i32;
+        /// The partition error code, or 0 if there was no error.
+        error_code: i16;
+        /// The partition error message, or null (the default).
+        error_message: Option<String>, nullable ..;
+        /// The active producers for the partition.
+        active_producers: Vec<DescribeProducersResponseProducerState>;
+    }
+}
+
+nested! {
+    /// The state of one active producer.
+    ///
+    /// ```
+    /// use kafka_proto::messages::DescribeProducersResponseProducerState;
+    /// let hanging = DescribeProducersResponseProducerState {
+    ///     producer_id: 4000,
+    ///     producer_epoch: 3,
+    ///     current_txn_start_offset: 1_200,
+    ///     ..Default::default()
+    /// };
+    /// let idle = DescribeProducersResponseProducerState {
+    ///     producer_id: 4001,
+    ///     ..Default::default()
+    /// };
+    /// assert!(hanging.current_txn_start_offset >= 0 && idle.current_txn_start_offset == -1);
+    /// ```
+    pub struct DescribeProducersResponseProducerState [in "topics.partitions.active_producers.", flexible 0] {
+        /// The producer id.
+        producer_id: i64;
+        /// The producer epoch (an `int32` in this message).
+        producer_epoch: i32;
+        /// The last sequence number sent by the producer (default -1).
+        last_sequence: i32 = -1;
+        /// The last timestamp sent by the producer (default -1).
+        last_timestamp: i64 = -1;
+        /// The current epoch of the producer group.
+        coordinator_epoch: i32;
+        /// The start offset of the producer's open transaction, or -1 (the default).
+        current_txn_start_offset: i64 = -1;
+    }
+}
 
 #[cfg(any(test, feature = "arbitrary"))]
 mod arbitrary {
@@ -429,6 +265,8 @@ mod arbitrary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::Message;
 
     #[test]
     fn v0_request_fixture() {
@@ -484,6 +322,8 @@ mod tests {
 #[cfg(test)]
 mod round_trip {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::Message;
     use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
 
     #[test]

@@ -3,262 +3,124 @@
 //! Asks a transaction coordinator for the state of transactional ids: state,
 //! timeout, start time, producer id/epoch and the partitions in the transaction.
 
-use crate::primitives::{Reader, TaggedFields, put_array, put_string, put_unknown_tagged_fields};
-use crate::{ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange};
-use bytes::BufMut;
+use crate::describe::{message, nested};
 
-/// Describes transactions by transactional id.
-///
-/// ```
-/// use kafka_proto::{Message, messages::DescribeTransactionsRequest};
-/// let req = DescribeTransactionsRequest {
-///     transactional_ids: vec!["orders-0".into()],
-///     ..Default::default()
-/// };
-/// let bytes = req.encode_to_vec(0).unwrap();
-/// assert_eq!(DescribeTransactionsRequest::decode(&bytes, 0).unwrap(), req);
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DescribeTransactionsRequest {
-    /// Transactional ids to describe; empty returns no results.
-    pub transactional_ids: Vec<String>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Message for DescribeTransactionsRequest {
-    const API_KEY: ApiKey = ApiKey::DescribeTransactions;
-    const VERSIONS: VersionRange = VersionRange::new(0, 0);
-    const FLEXIBLE_MIN: i16 = 0;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, _version: i16) -> Result<(), EncodeError> {
-        put_array(
-            buf,
-            "transactional_ids",
-            &self.transactional_ids,
-            true,
-            |b, s| put_string(b, "transactional_ids", s, true),
-        )?;
-        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, _version: i16) -> Result<Self, DecodeError> {
-        Ok(Self {
-            transactional_ids: r.array("transactional_ids", true, |r| {
-                r.string("transactional_ids", true)
-            })?,
-            unknown_tagged_fields: r.unknown_tagged_fields("_tagged_fields")?,
-        })
+message! {
+    /// Describes transactions by transactional id.
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::DescribeTransactionsRequest};
+    /// let req = DescribeTransactionsRequest {
+    ///     transactional_ids: vec!["orders-0".into()],
+    ///     ..Default::default()
+    /// };
+    /// let bytes = req.encode_to_vec(0).unwrap();
+    /// assert_eq!(DescribeTransactionsRequest::decode(&bytes, 0).unwrap(), req);
+    /// ```
+    pub struct DescribeTransactionsRequest [message DescribeTransactions, versions 0..=0, flexible 0, request DescribeTransactionsResponse] {
+        /// Transactional ids to describe; empty returns no results.
+        transactional_ids: Vec<String>;
     }
 }
 
-impl Request for DescribeTransactionsRequest {
-    type Response = DescribeTransactionsResponse;
-}
-
-/// The state of each requested transaction.
-///
-/// ```
-/// use kafka_proto::Message;
-/// use kafka_proto::messages::{
-///     DescribeTransactionsResponse, DescribeTransactionsResponseTopicData,
-///     DescribeTransactionsResponseTransactionState,
-/// };
-/// let resp = DescribeTransactionsResponse {
-///     transaction_states: vec![DescribeTransactionsResponseTransactionState {
-///         transactional_id: "orders-0".into(),
-///         transaction_state: "Ongoing".into(),
-///         producer_id: 4000,
-///         topics: vec![DescribeTransactionsResponseTopicData {
-///             topic: "orders".into(),
-///             partitions: vec![0, 3],
-///             ..Default::default()
-///         }],
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// let back = DescribeTransactionsResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
-/// assert_eq!(back, resp);
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DescribeTransactionsResponse {
-    /// Throttle time in milliseconds, or zero.
-    pub throttle_time_ms: i32,
-    /// The state of each transaction.
-    pub transaction_states: Vec<DescribeTransactionsResponseTransactionState>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-/// The state of one transaction.
-///
-/// ```
-/// use kafka_proto::{Message, messages::*};
-/// let state = DescribeTransactionsResponseTransactionState {
-///     transactional_id: "orders-0".into(),
-///     transaction_state: "Ongoing".into(),
-///     transaction_timeout_ms: 60_000,
-///     producer_id: 4000,
-///     topics: vec![DescribeTransactionsResponseTopicData {
-///         topic: "orders".into(),
-///         partitions: vec![0],
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// let resp = DescribeTransactionsResponse {
-///     transaction_states: vec![state],
-///     ..Default::default()
-/// };
-/// let back = DescribeTransactionsResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
-/// assert_eq!(back.transaction_states[0].transaction_state, "Ongoing");
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DescribeTransactionsResponseTransactionState {
-    /// The error code.
-    pub error_code: i16,
-    /// The transactional id.
-    pub transactional_id: String,
-    /// The current transaction state of the producer, e.g. `Ongoing`.
-    pub transaction_state: String,
-    /// The timeout in milliseconds for the transaction.
-    pub transaction_timeout_ms: i32,
-    /// The start time of the transaction in milliseconds.
-    pub transaction_start_time_ms: i64,
-    /// The current producer id associated with the transaction.
-    pub producer_id: i64,
-    /// The current epoch associated with the producer id.
-    pub producer_epoch: i16,
-    /// The partitions in the current transaction (if active); while preparing
-    /// to commit or abort, only partitions which do not have markers yet.
-    pub topics: Vec<DescribeTransactionsResponseTopicData>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-/// The partitions of one topic in a transaction.
-///
-/// ```
-/// use kafka_proto::messages::DescribeTransactionsResponseTopicData;
-/// let t = DescribeTransactionsResponseTopicData {
-///     topic: "payments".into(),
-///     partitions: vec![1, 4],
-///     ..Default::default()
-/// };
-/// assert!(t.partitions.contains(&4));
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DescribeTransactionsResponseTopicData {
-    /// The topic name.
-    pub topic: String,
-    /// The partition ids included in the current transaction.
-    pub partitions: Vec<i32>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl DescribeTransactionsResponseTransactionState {
-    fn encode<B: BufMut>(&self, b: &mut B) -> Result<(), EncodeError> {
-        b.put_i16(self.error_code);
-        put_string(
-            b,
-            "transaction_states.transactional_id",
-            &self.transactional_id,
-            true,
-        )?;
-        put_string(
-            b,
-            "transaction_states.transaction_state",
-            &self.transaction_state,
-            true,
-        )?;
-        b.put_i32(self.transaction_timeout_ms);
-        b.put_i64(self.transaction_start_time_ms);
-        b.put_i64(self.producer_id);
-        b.put_i16(self.producer_epoch);
-        put_array(
-            b,
-            "transaction_states.topics",
-            &self.topics,
-            true,
-            |b, t| {
-                put_string(b, "transaction_states.topics.topic", &t.topic, true)?;
-                put_array(
-                    b,
-                    "transaction_states.topics.partitions",
-                    &t.partitions,
-                    true,
-                    |b, p| {
-                        b.put_i32(*p);
-                        Ok(())
-                    },
-                )?;
-                put_unknown_tagged_fields(b, &t.unknown_tagged_fields);
-                Ok(())
-            },
-        )?;
-        put_unknown_tagged_fields(b, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        Ok(Self {
-            error_code: r.i16("transaction_states.error_code")?,
-            transactional_id: r.string("transaction_states.transactional_id", true)?,
-            transaction_state: r.string("transaction_states.transaction_state", true)?,
-            transaction_timeout_ms: r.i32("transaction_states.transaction_timeout_ms")?,
-            transaction_start_time_ms: r.i64("transaction_states.transaction_start_time_ms")?,
-            producer_id: r.i64("transaction_states.producer_id")?,
-            producer_epoch: r.i16("transaction_states.producer_epoch")?,
-            topics: r.array("transaction_states.topics", true, |r| {
-                Ok(DescribeTransactionsResponseTopicData {
-                    topic: r.string("transaction_states.topics.topic", true)?,
-                    partitions: r.array("transaction_states.topics.partitions", true, |r| {
-                        r.i32("transaction_states.topics.partitions")
-                    })?,
-                    unknown_tagged_fields: r
-                        .unknown_tagged_fields("transaction_states.topics._tagged_fields")?,
-                })
-            })?,
-            unknown_tagged_fields: r.unknown_tagged_fields("transaction_states._tagged_fields")?,
-        })
+message! {
+    /// The state of each requested transaction.
+    ///
+    /// ```
+    /// use kafka_proto::Message;
+    /// use kafka_proto::messages::{
+    ///     DescribeTransactionsResponse, DescribeTransactionsResponseTopicData,
+    ///     DescribeTransactionsResponseTransactionState,
+    /// };
+    /// let resp = DescribeTransactionsResponse {
+    ///     transaction_states: vec![DescribeTransactionsResponseTransactionState {
+    ///         transactional_id: "orders-0".into(),
+    ///         transaction_state: "Ongoing".into(),
+    ///         producer_id: 4000,
+    ///         topics: vec![DescribeTransactionsResponseTopicData {
+    ///             topic: "orders".into(),
+    ///             partitions: vec![0, 3],
+    ///             ..Default::default()
+    ///         }],
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// let back = DescribeTransactionsResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
+    /// assert_eq!(back, resp);
+    /// ```
+    pub struct DescribeTransactionsResponse [message DescribeTransactions, versions 0..=0, flexible 0, response] {
+        /// Throttle time in milliseconds, or zero.
+        throttle_time_ms: i32;
+        /// The state of each transaction.
+        transaction_states: Vec<DescribeTransactionsResponseTransactionState>;
     }
 }
 
-impl Message for DescribeTransactionsResponse {
-    const API_KEY: ApiKey = ApiKey::DescribeTransactions;
-    const VERSIONS: VersionRange = VersionRange::new(0, 0);
-    const FLEXIBLE_MIN: i16 = 0;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, _version: i16) -> Result<(), EncodeError> {
-        buf.put_i32(self.throttle_time_ms);
-        put_array(
-            buf,
-            "transaction_states",
-            &self.transaction_states,
-            true,
-            |b, s| s.encode(b),
-        )?;
-        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, _version: i16) -> Result<Self, DecodeError> {
-        Ok(Self {
-            throttle_time_ms: r.i32("throttle_time_ms")?,
-            transaction_states: r.array(
-                "transaction_states",
-                true,
-                DescribeTransactionsResponseTransactionState::decode,
-            )?,
-            unknown_tagged_fields: r.unknown_tagged_fields("_tagged_fields")?,
-        })
+nested! {
+    /// The state of one transaction.
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::*};
+    /// let state = DescribeTransactionsResponseTransactionState {
+    ///     transactional_id: "orders-0".into(),
+    ///     transaction_state: "Ongoing".into(),
+    ///     transaction_timeout_ms: 60_000,
+    ///     producer_id: 4000,
+    ///     topics: vec![DescribeTransactionsResponseTopicData {
+    ///         topic: "orders".into(),
+    ///         partitions: vec![0],
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// let resp = DescribeTransactionsResponse {
+    ///     transaction_states: vec![state],
+    ///     ..Default::default()
+    /// };
+    /// let back = DescribeTransactionsResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
+    /// assert_eq!(back.transaction_states[0].transaction_state, "Ongoing");
+    /// ```
+    pub struct DescribeTransactionsResponseTransactionState [in "transaction_states.", flexible 0] {
+        /// The error code.
+        error_code: i16;
+        /// The transactional id.
+        transactional_id: String;
+        /// The current transaction state of the producer, e.g. `Ongoing`.
+        transaction_state: String;
+        /// The timeout in milliseconds for the transaction.
+        transaction_timeout_ms: i32;
+        /// The start time of the transaction in milliseconds.
+        transaction_start_time_ms: i64;
+        /// The current producer id associated with the transaction.
+        producer_id: i64;
+        /// The current epoch associated with the producer id.
+        producer_epoch: i16;
+        /// The partitions in the current transaction (if active); while preparing
+        /// to commit or abort, only partitions which do not have markers yet.
+        topics: Vec<DescribeTransactionsResponseTopicData>;
     }
 }
 
-impl Response for DescribeTransactionsResponse {}
+nested! {
+    /// The partitions of one topic in a transaction.
+    ///
+    /// ```
+    /// use kafka_proto::messages::DescribeTransactionsResponseTopicData;
+    /// let t = DescribeTransactionsResponseTopicData {
+    ///     topic: "payments".into(),
+    ///     partitions: vec![1, 4],
+    ///     ..Default::default()
+    /// };
+    /// assert!(t.partitions.contains(&4));
+    /// ```
+    pub struct DescribeTransactionsResponseTopicData [in "transaction_states.topics.", flexible 0] {
+        /// The topic name.
+        topic: String;
+        /// The partition ids included in the current transaction.
+        partitions: Vec<i32>;
+    }
+}
 
 #[cfg(any(test, feature = "arbitrary"))]
 mod arbitrary {
@@ -329,6 +191,8 @@ mod arbitrary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::Message;
 
     #[test]
     fn v0_request_fixture() {
@@ -374,6 +238,8 @@ mod tests {
 #[cfg(test)]
 mod round_trip {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::Message;
     use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
 
     #[test]

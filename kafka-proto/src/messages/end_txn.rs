@@ -4,182 +4,63 @@
 //! version 2) the coordinator bumps the epoch on every transaction and returns
 //! the producer id and new epoch in the response.
 
-use crate::primitives::{Reader, TaggedFields, put_bool, put_string, put_unknown_tagged_fields};
-use crate::{
-    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
-};
-use bytes::BufMut;
+use crate::describe::message;
 
-/// Ends (commits or aborts) a transaction.
-///
-/// ```
-/// use kafka_proto::{Message, messages::EndTxnRequest};
-/// let req = EndTxnRequest {
-///     transactional_id: "my-txn".into(),
-///     producer_id: 4000,
-///     producer_epoch: 3,
-///     committed: true,
-///     ..Default::default()
-/// };
-/// let bytes = req.encode_to_vec(5).unwrap();
-/// assert_eq!(EndTxnRequest::decode(&bytes, 5).unwrap(), req);
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct EndTxnRequest {
-    /// The transactional id.
-    pub transactional_id: String,
-    /// The producer id.
-    pub producer_id: i64,
-    /// The producer's current epoch.
-    pub producer_epoch: i16,
-    /// True to commit, false to abort.
-    pub committed: bool,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Message for EndTxnRequest {
-    const API_KEY: ApiKey = ApiKey::EndTxn;
-    const VERSIONS: VersionRange = VersionRange::new(0, 5);
-    const FLEXIBLE_MIN: i16 = 3;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let flex = Self::is_flexible(version);
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &Vec::new(),
-            "_tagged_fields",
-        )?;
-        put_string(buf, "transactional_id", &self.transactional_id, flex)?;
-        buf.put_i64(self.producer_id);
-        buf.put_i16(self.producer_epoch);
-        put_bool(buf, self.committed);
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = Self::is_flexible(version);
-        let mut m = Self {
-            transactional_id: r.string("transactional_id", flex)?,
-            producer_id: r.i64("producer_id")?,
-            producer_epoch: r.i16("producer_epoch")?,
-            committed: r.bool("committed")?,
-            ..Default::default()
-        };
-        if flex {
-            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
-        }
-        Ok(m)
+message! {
+    /// Ends (commits or aborts) a transaction.
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::EndTxnRequest};
+    /// let req = EndTxnRequest {
+    ///     transactional_id: "my-txn".into(),
+    ///     producer_id: 4000,
+    ///     producer_epoch: 3,
+    ///     committed: true,
+    ///     ..Default::default()
+    /// };
+    /// let bytes = req.encode_to_vec(5).unwrap();
+    /// assert_eq!(EndTxnRequest::decode(&bytes, 5).unwrap(), req);
+    /// ```
+    pub struct EndTxnRequest [message EndTxn, versions 0..=5, flexible 3, request EndTxnResponse] {
+        /// The transactional id.
+        transactional_id: String;
+        /// The producer id.
+        producer_id: i64;
+        /// The producer's current epoch.
+        producer_epoch: i16;
+        /// True to commit, false to abort.
+        committed: bool;
     }
 }
 
-impl Request for EndTxnRequest {
-    type Response = EndTxnResponse;
-}
-
-/// The outcome of ending a transaction.
-///
-/// ```
-/// use kafka_proto::{Message, messages::EndTxnResponse};
-/// let resp = EndTxnResponse {
-///     producer_id: 4000,
-///     producer_epoch: 4,
-///     ..Default::default()
-/// };
-/// assert_eq!(
-///     EndTxnResponse::decode(&resp.encode_to_vec(5).unwrap(), 5).unwrap(),
-///     resp
-/// );
-/// // Before v5 the response cannot carry the new epoch.
-/// assert!(resp.encode_to_vec(4).is_err());
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct EndTxnResponse {
-    /// Throttle time in milliseconds.
-    pub throttle_time_ms: i32,
-    /// The error code, or 0.
-    pub error_code: i16,
-    /// The producer id (v5+, default -1).
-    pub producer_id: i64,
-    /// The producer's (bumped) epoch (v5+, default -1).
-    pub producer_epoch: i16,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Default for EndTxnResponse {
-    fn default() -> Self {
-        Self {
-            throttle_time_ms: 0,
-            error_code: 0,
-            producer_id: -1,
-            producer_epoch: -1,
-            unknown_tagged_fields: Vec::new(),
-        }
+message! {
+    /// The outcome of ending a transaction.
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::EndTxnResponse};
+    /// let resp = EndTxnResponse {
+    ///     producer_id: 4000,
+    ///     producer_epoch: 4,
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(
+    ///     EndTxnResponse::decode(&resp.encode_to_vec(5).unwrap(), 5).unwrap(),
+    ///     resp
+    /// );
+    /// // Before v5 the response cannot carry the new epoch.
+    /// assert!(resp.encode_to_vec(4).is_err());
+    /// ```
+    pub struct EndTxnResponse [message EndTxn, versions 0..=5, flexible 3, response] {
+        /// Throttle time in milliseconds.
+        throttle_time_ms: i32;
+        /// The error code, or 0.
+        error_code: i16;
+        /// The producer id (v5+, default -1).
+        producer_id: i64 = -1, versions 5..;
+        /// The producer's (bumped) epoch (v5+, default -1).
+        producer_epoch: i16 = -1, versions 5..;
     }
 }
-
-impl Message for EndTxnResponse {
-    const API_KEY: ApiKey = ApiKey::EndTxn;
-    const VERSIONS: VersionRange = VersionRange::new(0, 5);
-    const FLEXIBLE_MIN: i16 = 3;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = Self::is_flexible(version);
-        check_field(
-            version >= 5,
-            &self.producer_id,
-            &d.producer_id,
-            "producer_id",
-        )?;
-        check_field(
-            version >= 5,
-            &self.producer_epoch,
-            &d.producer_epoch,
-            "producer_epoch",
-        )?;
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &d.unknown_tagged_fields,
-            "_tagged_fields",
-        )?;
-        buf.put_i32(self.throttle_time_ms);
-        buf.put_i16(self.error_code);
-        if version >= 5 {
-            buf.put_i64(self.producer_id);
-            buf.put_i16(self.producer_epoch);
-        }
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = Self::is_flexible(version);
-        let mut m = Self {
-            throttle_time_ms: r.i32("throttle_time_ms")?,
-            error_code: r.i16("error_code")?,
-            ..Default::default()
-        };
-        if version >= 5 {
-            m.producer_id = r.i64("producer_id")?;
-            m.producer_epoch = r.i16("producer_epoch")?;
-        }
-        if flex {
-            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
-        }
-        Ok(m)
-    }
-}
-
-impl Response for EndTxnResponse {}
 
 #[cfg(any(test, feature = "arbitrary"))]
 mod arbitrary {
@@ -231,6 +112,7 @@ mod arbitrary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Message;
 
     /// v2 request by hand: "t" (int16 length), producer 5, epoch 1, abort.
     #[test]

@@ -5,50 +5,125 @@
 //! response a `coordinators` array, one entry per key, each with its own error.
 //! `key_type` (v1+) selects a group (0), transaction (1) or share (2, v6) coordinator.
 
-use crate::primitives::{
-    Reader, TaggedFields, put_array, put_nullable_string, put_string, put_unknown_tagged_fields,
-};
-use crate::{
-    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
-};
-use bytes::BufMut;
+use crate::describe::{message, nested};
 
-/// Finds the coordinator of a group or transactional id.
-///
-/// ```
-/// use kafka_proto::{Message, messages::FindCoordinatorRequest};
-/// // v3 and below: one key.
-/// let old = FindCoordinatorRequest {
-///     key: "my-txn".into(),
-///     key_type: FindCoordinatorRequest::KEY_TYPE_TRANSACTION,
-///     ..Default::default()
-/// };
-/// assert_eq!(
-///     FindCoordinatorRequest::decode(&old.encode_to_vec(3).unwrap(), 3).unwrap(),
-///     old
-/// );
-/// // v4+: a batch of keys; `key` cannot be sent.
-/// let new = FindCoordinatorRequest {
-///     key_type: FindCoordinatorRequest::KEY_TYPE_TRANSACTION,
-///     coordinator_keys: vec!["my-txn".into()],
-///     ..Default::default()
-/// };
-/// assert_eq!(
-///     FindCoordinatorRequest::decode(&new.encode_to_vec(6).unwrap(), 6).unwrap(),
-///     new
-/// );
-/// assert!(old.encode_to_vec(4).is_err());
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct FindCoordinatorRequest {
-    /// The coordinator key (v0–3).
-    pub key: String,
-    /// The coordinator key type (v1+): 0 group, 1 transaction, 2 share.
-    pub key_type: i8,
-    /// The coordinator keys (v4+).
-    pub coordinator_keys: Vec<String>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
+message! {
+    /// Finds the coordinator of a group or transactional id.
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::FindCoordinatorRequest};
+    /// // v3 and below: one key.
+    /// let old = FindCoordinatorRequest {
+    ///     key: "my-txn".into(),
+    ///     key_type: FindCoordinatorRequest::KEY_TYPE_TRANSACTION,
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(
+    ///     FindCoordinatorRequest::decode(&old.encode_to_vec(3).unwrap(), 3).unwrap(),
+    ///     old
+    /// );
+    /// // v4+: a batch of keys; `key` cannot be sent.
+    /// let new = FindCoordinatorRequest {
+    ///     key_type: FindCoordinatorRequest::KEY_TYPE_TRANSACTION,
+    ///     coordinator_keys: vec!["my-txn".into()],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(
+    ///     FindCoordinatorRequest::decode(&new.encode_to_vec(6).unwrap(), 6).unwrap(),
+    ///     new
+    /// );
+    /// assert!(old.encode_to_vec(4).is_err());
+    /// ```
+    pub struct FindCoordinatorRequest [message FindCoordinator, versions 0..=6, flexible 3, request FindCoordinatorResponse] {
+        /// The coordinator key (v0–3).
+        key: String, versions ..=3;
+        /// The coordinator key type (v1+): 0 group, 1 transaction, 2 share.
+        key_type: i8, versions 1..;
+        /// The coordinator keys (v4+).
+        coordinator_keys: Vec<String>, versions 4..;
+    }
+}
+
+message! {
+    /// The coordinator(s) found.
+    ///
+    /// ```
+    /// use kafka_proto::{
+    ///     Message,
+    ///     messages::{FindCoordinatorResponse, FindCoordinatorResponseCoordinator},
+    /// };
+    /// let resp = FindCoordinatorResponse {
+    ///     coordinators: vec![FindCoordinatorResponseCoordinator {
+    ///         key: "my-txn".into(),
+    ///         node_id: 2,
+    ///         host: "b2".into(),
+    ///         port: 9092,
+    ///         error_message: None,
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(
+    ///     FindCoordinatorResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap(),
+    ///     resp
+    /// );
+    /// ```
+    pub struct FindCoordinatorResponse [message FindCoordinator, versions 0..=6, flexible 3, response] {
+        /// Throttle time in milliseconds (v1+).
+        throttle_time_ms: i32, versions 1..;
+        /// The error code, or 0 (v0–3).
+        error_code: i16, versions ..=3;
+        /// The error message, or null (v1–3). Defaults to `""` as in Kafka.
+        error_message: Option<String> = Some(String::new()), versions 1..=3, nullable 1..=3;
+        /// The coordinator's node id (v0–3).
+        node_id: i32, versions ..=3;
+        /// The coordinator's host name (v0–3).
+        host: String, versions ..=3;
+        /// The coordinator's port (v0–3).
+        port: i32, versions ..=3;
+        /// One result per requested key (v4+).
+        coordinators: Vec<FindCoordinatorResponseCoordinator>, versions 4..;
+    }
+}
+
+nested! {
+    /// The coordinator of one key (v4+).
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::*};
+    /// let resp = FindCoordinatorResponse {
+    ///     coordinators: vec![FindCoordinatorResponseCoordinator {
+    ///         key: "orders-0".into(),
+    ///         node_id: 2,
+    ///         host: "broker-2".into(),
+    ///         port: 9092,
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// let back = FindCoordinatorResponse::decode(&resp.encode_to_vec(6).unwrap(), 6).unwrap();
+    /// assert_eq!(
+    ///     (
+    ///         back.coordinators[0].host.as_str(),
+    ///         back.coordinators[0].port
+    ///     ),
+    ///     ("broker-2", 9092)
+    /// );
+    /// ```
+    pub struct FindCoordinatorResponseCoordinator [in "coordinators.", flexible 3] {
+        /// The coordinator key.
+        key: String, versions 4..;
+        /// The coordinator's node id.
+        node_id: i32, versions 4..;
+        /// The coordinator's host name.
+        host: String, versions 4..;
+        /// The coordinator's port.
+        port: i32, versions 4..;
+        /// The error code, or 0.
+        error_code: i16, versions 4..;
+        /// The error message, or null. Defaults to `""` as in Kafka.
+        error_message: Option<String> = Some(String::new()), versions 4.., nullable 4..;
+    }
 }
 
 impl FindCoordinatorRequest {
@@ -59,307 +134,6 @@ impl FindCoordinatorRequest {
     /// `key_type` of a share group coordinator (v6+).
     pub const KEY_TYPE_SHARE: i8 = 2;
 }
-
-impl Message for FindCoordinatorRequest {
-    const API_KEY: ApiKey = ApiKey::FindCoordinator;
-    const VERSIONS: VersionRange = VersionRange::new(0, 6);
-    const FLEXIBLE_MIN: i16 = 3;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = Self::is_flexible(version);
-        check_field(version <= 3, &self.key, &d.key, "key")?;
-        check_field(version >= 1, &self.key_type, &d.key_type, "key_type")?;
-        check_field(
-            version >= 4,
-            &self.coordinator_keys,
-            &d.coordinator_keys,
-            "coordinator_keys",
-        )?;
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &d.unknown_tagged_fields,
-            "_tagged_fields",
-        )?;
-        if version <= 3 {
-            put_string(buf, "key", &self.key, flex)?;
-        }
-        if version >= 1 {
-            buf.put_i8(self.key_type);
-        }
-        if version >= 4 {
-            put_array(
-                buf,
-                "coordinator_keys",
-                &self.coordinator_keys,
-                flex,
-                |b, k| put_string(b, "coordinator_keys", k, flex),
-            )?;
-        }
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = Self::is_flexible(version);
-        let mut m = Self::default();
-        if version <= 3 {
-            m.key = r.string("key", flex)?;
-        }
-        if version >= 1 {
-            m.key_type = r.i8("key_type")?;
-        }
-        if version >= 4 {
-            m.coordinator_keys = r.array("coordinator_keys", flex, |r| {
-                r.string("coordinator_keys", flex)
-            })?;
-        }
-        if flex {
-            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
-        }
-        Ok(m)
-    }
-}
-
-impl Request for FindCoordinatorRequest {
-    type Response = FindCoordinatorResponse;
-}
-
-/// The coordinator(s) found.
-///
-/// ```
-/// use kafka_proto::{
-///     Message,
-///     messages::{FindCoordinatorResponse, FindCoordinatorResponseCoordinator},
-/// };
-/// let resp = FindCoordinatorResponse {
-///     coordinators: vec![FindCoordinatorResponseCoordinator {
-///         key: "my-txn".into(),
-///         node_id: 2,
-///         host: "b2".into(),
-///         port: 9092,
-///         error_message: None,
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// assert_eq!(
-///     FindCoordinatorResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap(),
-///     resp
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct FindCoordinatorResponse {
-    /// Throttle time in milliseconds (v1+).
-    pub throttle_time_ms: i32,
-    /// The error code, or 0 (v0–3).
-    pub error_code: i16,
-    /// The error message, or null (v1–3). Defaults to `""` as in Kafka.
-    pub error_message: Option<String>,
-    /// The coordinator's node id (v0–3).
-    pub node_id: i32,
-    /// The coordinator's host name (v0–3).
-    pub host: String,
-    /// The coordinator's port (v0–3).
-    pub port: i32,
-    /// One result per requested key (v4+).
-    pub coordinators: Vec<FindCoordinatorResponseCoordinator>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Default for FindCoordinatorResponse {
-    fn default() -> Self {
-        Self {
-            throttle_time_ms: 0,
-            error_code: 0,
-            error_message: Some(String::new()),
-            node_id: 0,
-            host: String::new(),
-            port: 0,
-            coordinators: Vec::new(),
-            unknown_tagged_fields: Vec::new(),
-        }
-    }
-}
-
-/// The coordinator of one key (v4+).
-///
-/// ```
-/// use kafka_proto::{Message, messages::*};
-/// let resp = FindCoordinatorResponse {
-///     coordinators: vec![FindCoordinatorResponseCoordinator {
-///         key: "orders-0".into(),
-///         node_id: 2,
-///         host: "broker-2".into(),
-///         port: 9092,
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// let back = FindCoordinatorResponse::decode(&resp.encode_to_vec(6).unwrap(), 6).unwrap();
-/// assert_eq!(
-///     (
-///         back.coordinators[0].host.as_str(),
-///         back.coordinators[0].port
-///     ),
-///     ("broker-2", 9092)
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct FindCoordinatorResponseCoordinator {
-    /// The coordinator key.
-    pub key: String,
-    /// The coordinator's node id.
-    pub node_id: i32,
-    /// The coordinator's host name.
-    pub host: String,
-    /// The coordinator's port.
-    pub port: i32,
-    /// The error code, or 0.
-    pub error_code: i16,
-    /// The error message, or null. Defaults to `""` as in Kafka.
-    pub error_message: Option<String>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Default for FindCoordinatorResponseCoordinator {
-    fn default() -> Self {
-        Self {
-            key: String::new(),
-            node_id: 0,
-            host: String::new(),
-            port: 0,
-            error_code: 0,
-            error_message: Some(String::new()),
-            unknown_tagged_fields: Vec::new(),
-        }
-    }
-}
-
-impl FindCoordinatorResponseCoordinator {
-    // Only present from v4, which is always flexible.
-    fn encode<B: BufMut>(&self, buf: &mut B) -> Result<(), EncodeError> {
-        put_string(buf, "coordinators.key", &self.key, true)?;
-        buf.put_i32(self.node_id);
-        put_string(buf, "coordinators.host", &self.host, true)?;
-        buf.put_i32(self.port);
-        buf.put_i16(self.error_code);
-        put_nullable_string(
-            buf,
-            "coordinators.error_message",
-            self.error_message.as_deref(),
-            true,
-        )?;
-        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        Ok(Self {
-            key: r.string("coordinators.key", true)?,
-            node_id: r.i32("coordinators.node_id")?,
-            host: r.string("coordinators.host", true)?,
-            port: r.i32("coordinators.port")?,
-            error_code: r.i16("coordinators.error_code")?,
-            error_message: r.nullable_string("coordinators.error_message", true)?,
-            unknown_tagged_fields: r.unknown_tagged_fields("coordinators._tagged_fields")?,
-        })
-    }
-}
-
-impl Message for FindCoordinatorResponse {
-    const API_KEY: ApiKey = ApiKey::FindCoordinator;
-    const VERSIONS: VersionRange = VersionRange::new(0, 6);
-    const FLEXIBLE_MIN: i16 = 3;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = Self::is_flexible(version);
-        let single = version <= 3;
-        check_field(
-            version >= 1,
-            &self.throttle_time_ms,
-            &d.throttle_time_ms,
-            "throttle_time_ms",
-        )?;
-        check_field(single, &self.error_code, &d.error_code, "error_code")?;
-        check_field(
-            (1..=3).contains(&version),
-            &self.error_message,
-            &d.error_message,
-            "error_message",
-        )?;
-        check_field(single, &self.node_id, &d.node_id, "node_id")?;
-        check_field(single, &self.host, &d.host, "host")?;
-        check_field(single, &self.port, &d.port, "port")?;
-        check_field(
-            version >= 4,
-            &self.coordinators,
-            &d.coordinators,
-            "coordinators",
-        )?;
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &d.unknown_tagged_fields,
-            "_tagged_fields",
-        )?;
-        if version >= 1 {
-            buf.put_i32(self.throttle_time_ms);
-        }
-        if single {
-            buf.put_i16(self.error_code);
-            if version >= 1 {
-                put_nullable_string(buf, "error_message", self.error_message.as_deref(), flex)?;
-            }
-            buf.put_i32(self.node_id);
-            put_string(buf, "host", &self.host, flex)?;
-            buf.put_i32(self.port);
-        } else {
-            put_array(buf, "coordinators", &self.coordinators, flex, |b, c| {
-                c.encode(b)
-            })?;
-        }
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = Self::is_flexible(version);
-        let mut m = Self::default();
-        if version >= 1 {
-            m.throttle_time_ms = r.i32("throttle_time_ms")?;
-        }
-        if version <= 3 {
-            m.error_code = r.i16("error_code")?;
-            if version >= 1 {
-                m.error_message = r.nullable_string("error_message", flex)?;
-            }
-            m.node_id = r.i32("node_id")?;
-            m.host = r.string("host", flex)?;
-            m.port = r.i32("port")?;
-        } else {
-            m.coordinators = r.array(
-                "coordinators",
-                flex,
-                FindCoordinatorResponseCoordinator::decode,
-            )?;
-        }
-        if flex {
-            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
-        }
-        Ok(m)
-    }
-}
-
-impl Response for FindCoordinatorResponse {}
 
 #[cfg(any(test, feature = "arbitrary"))]
 mod arbitrary {
@@ -445,6 +219,8 @@ mod arbitrary {
 mod tests {
     use super::*;
     use crate::EncodeErrorKind;
+    #[allow(unused_imports)]
+    use crate::Message;
 
     /// v1 request by hand: key "tx" (int16 length), key_type 1.
     #[test]
@@ -526,6 +302,8 @@ mod tests {
 #[cfg(test)]
 mod round_trip {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::Message;
     use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
 
     #[test]

@@ -6,54 +6,63 @@
 //! 4.4) adds two-phase commit: `enable_2pc` / `keep_prepared_txn` in the request
 //! and the ongoing transaction's producer id and epoch in the response.
 
-use crate::primitives::{
-    Reader, TaggedFields, put_bool, put_nullable_string, put_unknown_tagged_fields,
-};
-use crate::{
-    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
-};
-use bytes::BufMut;
+use crate::describe::message;
 
-/// Requests a producer id and epoch.
-///
-/// ```
-/// use kafka_proto::{Message, messages::InitProducerIdRequest};
-/// let req = InitProducerIdRequest::transactional("my-txn", 60_000);
-/// let bytes = req.encode_to_vec(5).unwrap();
-/// assert_eq!(InitProducerIdRequest::decode(&bytes, 5).unwrap(), req);
-/// let idem = InitProducerIdRequest::idempotent();
-/// assert_eq!(idem.transactional_id, None);
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct InitProducerIdRequest {
-    /// The transactional id, or null for an idempotent producer. Defaults to
-    /// `""` as in Kafka; use [`InitProducerIdRequest::idempotent`] for null.
-    pub transactional_id: Option<String>,
-    /// The transaction timeout in milliseconds.
-    pub transaction_timeout_ms: i32,
-    /// The current producer id, to recover after an epoch error (v3+, default -1).
-    pub producer_id: i64,
-    /// The current producer epoch (v3+, default -1).
-    pub producer_epoch: i16,
-    /// Enable two-phase commit (v6+).
-    pub enable_2pc: bool,
-    /// Keep the currently prepared transaction instead of aborting it (v6+).
-    pub keep_prepared_txn: bool,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
+message! {
+    /// Requests a producer id and epoch.
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::InitProducerIdRequest};
+    /// let req = InitProducerIdRequest::transactional("my-txn", 60_000);
+    /// let bytes = req.encode_to_vec(5).unwrap();
+    /// assert_eq!(InitProducerIdRequest::decode(&bytes, 5).unwrap(), req);
+    /// let idem = InitProducerIdRequest::idempotent();
+    /// assert_eq!(idem.transactional_id, None);
+    /// ```
+    pub struct InitProducerIdRequest [message InitProducerId, versions 0..=6, flexible 2, request InitProducerIdResponse] {
+        /// The transactional id, or null for an idempotent producer. Defaults to
+        /// `""` as in Kafka; use [`InitProducerIdRequest::idempotent`] for null.
+        transactional_id: Option<String> = Some(String::new()), nullable ..;
+        /// The transaction timeout in milliseconds.
+        transaction_timeout_ms: i32;
+        /// The current producer id, to recover after an epoch error (v3+, default -1).
+        producer_id: i64 = -1, versions 3..;
+        /// The current producer epoch (v3+, default -1).
+        producer_epoch: i16 = -1, versions 3..;
+        /// True if the client wants to enable two-phase commit (2PC) protocol for transactions.
+        enable_2pc: bool, versions 6..;
+        /// Keep the currently prepared transaction instead of aborting it (v6+).
+        keep_prepared_txn: bool, versions 6..;
+    }
 }
 
-impl Default for InitProducerIdRequest {
-    fn default() -> Self {
-        Self {
-            transactional_id: Some(String::new()),
-            transaction_timeout_ms: 0,
-            producer_id: -1,
-            producer_epoch: -1,
-            enable_2pc: false,
-            keep_prepared_txn: false,
-            unknown_tagged_fields: Vec::new(),
-        }
+message! {
+    /// The producer id and epoch assigned.
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::InitProducerIdResponse};
+    /// let resp = InitProducerIdResponse {
+    ///     producer_id: 4000,
+    ///     producer_epoch: 0,
+    ///     ..Default::default()
+    /// };
+    /// let bytes = resp.encode_to_vec(4).unwrap();
+    /// assert_eq!(InitProducerIdResponse::decode(&bytes, 4).unwrap(), resp);
+    /// ```
+    pub struct InitProducerIdResponse [message InitProducerId, versions 0..=6, flexible 2, response] {
+        /// Throttle time in milliseconds.
+        throttle_time_ms: i32;
+        /// The error code, or 0.
+        error_code: i16;
+        /// The producer id (default -1).
+        producer_id: i64 = -1;
+        /// The producer epoch.
+        producer_epoch: i16;
+        /// The producer id of the ongoing (prepared) transaction kept with
+        /// `keep_prepared_txn`, or -1 (v6+).
+        ongoing_txn_producer_id: i64 = -1, versions 6..;
+        /// The epoch of the ongoing transaction's producer id, or -1 (v6+).
+        ongoing_txn_producer_epoch: i16 = -1, versions 6..;
     }
 }
 
@@ -76,7 +85,6 @@ impl InitProducerIdRequest {
             ..Self::default()
         }
     }
-
     /// A request for a transactional producer.
     ///
     /// ```
@@ -96,193 +104,6 @@ impl InitProducerIdRequest {
         }
     }
 }
-
-impl Message for InitProducerIdRequest {
-    const API_KEY: ApiKey = ApiKey::InitProducerId;
-    const VERSIONS: VersionRange = VersionRange::new(0, 6);
-    const FLEXIBLE_MIN: i16 = 2;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = Self::is_flexible(version);
-        check_field(
-            version >= 3,
-            &self.producer_id,
-            &d.producer_id,
-            "producer_id",
-        )?;
-        check_field(
-            version >= 3,
-            &self.producer_epoch,
-            &d.producer_epoch,
-            "producer_epoch",
-        )?;
-        check_field(version >= 6, &self.enable_2pc, &d.enable_2pc, "enable_2pc")?;
-        check_field(
-            version >= 6,
-            &self.keep_prepared_txn,
-            &d.keep_prepared_txn,
-            "keep_prepared_txn",
-        )?;
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &d.unknown_tagged_fields,
-            "_tagged_fields",
-        )?;
-        put_nullable_string(
-            buf,
-            "transactional_id",
-            self.transactional_id.as_deref(),
-            flex,
-        )?;
-        buf.put_i32(self.transaction_timeout_ms);
-        if version >= 3 {
-            buf.put_i64(self.producer_id);
-            buf.put_i16(self.producer_epoch);
-        }
-        if version >= 6 {
-            put_bool(buf, self.enable_2pc);
-            put_bool(buf, self.keep_prepared_txn);
-        }
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = Self::is_flexible(version);
-        let mut m = Self {
-            transactional_id: r.nullable_string("transactional_id", flex)?,
-            transaction_timeout_ms: r.i32("transaction_timeout_ms")?,
-            ..Default::default()
-        };
-        if version >= 3 {
-            m.producer_id = r.i64("producer_id")?;
-            m.producer_epoch = r.i16("producer_epoch")?;
-        }
-        if version >= 6 {
-            m.enable_2pc = r.bool("enable_2pc")?;
-            m.keep_prepared_txn = r.bool("keep_prepared_txn")?;
-        }
-        if flex {
-            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
-        }
-        Ok(m)
-    }
-}
-
-impl Request for InitProducerIdRequest {
-    type Response = InitProducerIdResponse;
-}
-
-/// The producer id and epoch assigned.
-///
-/// ```
-/// use kafka_proto::{Message, messages::InitProducerIdResponse};
-/// let resp = InitProducerIdResponse {
-///     producer_id: 4000,
-///     producer_epoch: 0,
-///     ..Default::default()
-/// };
-/// let bytes = resp.encode_to_vec(4).unwrap();
-/// assert_eq!(InitProducerIdResponse::decode(&bytes, 4).unwrap(), resp);
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct InitProducerIdResponse {
-    /// Throttle time in milliseconds.
-    pub throttle_time_ms: i32,
-    /// The error code, or 0.
-    pub error_code: i16,
-    /// The producer id (default -1).
-    pub producer_id: i64,
-    /// The producer epoch.
-    pub producer_epoch: i16,
-    /// The producer id of the ongoing (prepared) transaction kept with
-    /// `keep_prepared_txn`, or -1 (v6+).
-    pub ongoing_txn_producer_id: i64,
-    /// The epoch of the ongoing transaction's producer id, or -1 (v6+).
-    pub ongoing_txn_producer_epoch: i16,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Default for InitProducerIdResponse {
-    fn default() -> Self {
-        Self {
-            throttle_time_ms: 0,
-            error_code: 0,
-            producer_id: -1,
-            producer_epoch: 0,
-            ongoing_txn_producer_id: -1,
-            ongoing_txn_producer_epoch: -1,
-            unknown_tagged_fields: Vec::new(),
-        }
-    }
-}
-
-impl Message for InitProducerIdResponse {
-    const API_KEY: ApiKey = ApiKey::InitProducerId;
-    const VERSIONS: VersionRange = VersionRange::new(0, 6);
-    const FLEXIBLE_MIN: i16 = 2;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = Self::is_flexible(version);
-        check_field(
-            version >= 6,
-            &self.ongoing_txn_producer_id,
-            &d.ongoing_txn_producer_id,
-            "ongoing_txn_producer_id",
-        )?;
-        check_field(
-            version >= 6,
-            &self.ongoing_txn_producer_epoch,
-            &d.ongoing_txn_producer_epoch,
-            "ongoing_txn_producer_epoch",
-        )?;
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &d.unknown_tagged_fields,
-            "_tagged_fields",
-        )?;
-        buf.put_i32(self.throttle_time_ms);
-        buf.put_i16(self.error_code);
-        buf.put_i64(self.producer_id);
-        buf.put_i16(self.producer_epoch);
-        if version >= 6 {
-            buf.put_i64(self.ongoing_txn_producer_id);
-            buf.put_i16(self.ongoing_txn_producer_epoch);
-        }
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = Self::is_flexible(version);
-        let mut m = Self {
-            throttle_time_ms: r.i32("throttle_time_ms")?,
-            error_code: r.i16("error_code")?,
-            producer_id: r.i64("producer_id")?,
-            producer_epoch: r.i16("producer_epoch")?,
-            ..Default::default()
-        };
-        if version >= 6 {
-            m.ongoing_txn_producer_id = r.i64("ongoing_txn_producer_id")?;
-            m.ongoing_txn_producer_epoch = r.i16("ongoing_txn_producer_epoch")?;
-        }
-        if flex {
-            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
-        }
-        Ok(m)
-    }
-}
-
-impl Response for InitProducerIdResponse {}
 
 #[cfg(any(test, feature = "arbitrary"))]
 mod arbitrary {
@@ -347,6 +168,8 @@ mod arbitrary {
 mod tests {
     use super::*;
     use crate::EncodeErrorKind;
+    #[allow(unused_imports)]
+    use crate::Message;
 
     /// v0 request by hand: null transactional id (int16 -1), timeout 60000.
     #[test]
@@ -411,6 +234,8 @@ mod tests {
 #[cfg(test)]
 mod round_trip {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::Message;
     use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
 
     #[test]

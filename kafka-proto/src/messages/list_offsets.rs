@@ -5,492 +5,179 @@
 //! -3 max timestamp (v7+), -4 earliest local (v8+), -5 latest tiered (v9+),
 //! -6 earliest pending upload (v11+). `timeout_ms` exists from v10.
 
-use crate::primitives::{Reader, TaggedFields, put_array, put_string, put_unknown_tagged_fields};
-use crate::{
-    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
-};
-use bytes::BufMut;
+use crate::describe::{message, nested};
 
-/// Asks partition leaders for offsets at given timestamps.
-///
-/// ```
-/// use kafka_proto::{Message, messages::*};
-/// let req = ListOffsetsRequest {
-///     replica_id: -1,
-///     isolation_level: 1,
-///     topics: vec![ListOffsetsRequestTopic {
-///         name: "orders".into(),
-///         partitions: vec![ListOffsetsRequestPartition {
-///             partition_index: 0,
-///             timestamp: -1,
-///             ..Default::default()
-///         }],
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// assert_eq!(
-///     ListOffsetsRequest::decode(&req.encode_to_vec(7).unwrap(), 7).unwrap(),
-///     req
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ListOffsetsRequest {
-    /// The broker ID of the requester, or -1 if this request is being made by a normal consumer.
-    pub replica_id: i32,
-    /// This setting controls the visibility of transactional records. Using READ_UNCOMMITTED (isolation_level = 0) makes all records visible. With READ_COMMITTED (isolation_level = 1), non-transactional and COMMITTED transactional records are visible. To be more concrete, READ_COMMITTED returns all data from offsets smaller than the current LSO (last stable offset), and enables the inclusion of the list of aborted transactions in the result, which allows consumers to discard ABORTED transactional records (v2+).
-    pub isolation_level: i8,
+message! {
+    /// Asks partition leaders for offsets at given timestamps.
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::*};
+    /// let req = ListOffsetsRequest {
+    ///     replica_id: -1,
+    ///     isolation_level: 1,
+    ///     topics: vec![ListOffsetsRequestTopic {
+    ///         name: "orders".into(),
+    ///         partitions: vec![ListOffsetsRequestPartition {
+    ///             partition_index: 0,
+    ///             timestamp: -1,
+    ///             ..Default::default()
+    ///         }],
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(
+    ///     ListOffsetsRequest::decode(&req.encode_to_vec(7).unwrap(), 7).unwrap(),
+    ///     req
+    /// );
+    /// ```
+    pub struct ListOffsetsRequest [message ListOffsets, versions 1..=11, flexible 6, request ListOffsetsResponse] {
+        /// The broker ID of the requester, or -1 if this request is being made by a normal consumer.
+        replica_id: i32;
+        /// This setting controls the visibility of transactional records. Using READ_UNCOMMITTED (isolation_level = 0) makes all records visible. With READ_COMMITTED (isolation_level = 1), non-transactional and COMMITTED transactional records are visible. To be more concrete, READ_COMMITTED returns all data from offsets smaller than the current LSO (last stable offset), and enables the inclusion of the list of aborted transactions in the result, which allows consumers to discard ABORTED transactional records (v2+).
+        isolation_level: i8, versions 2..;
+        /// Each topic in the request.
+        topics: Vec<ListOffsetsRequestTopic>;
+        /// The timeout to await a response in milliseconds for requests that require reading from remote storage for topics enabled with tiered storage (v10+).
+        timeout_ms: i32, versions 10..;
+    }
+}
+
+nested! {
     /// Each topic in the request.
-    pub topics: Vec<ListOffsetsRequestTopic>,
-    /// The timeout to await a response in milliseconds for requests that require reading from remote storage for topics enabled with tiered storage (v10+).
-    pub timeout_ms: i32,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Message for ListOffsetsRequest {
-    const API_KEY: ApiKey = ApiKey::ListOffsets;
-    const VERSIONS: VersionRange = VersionRange::new(1, 11);
-    const FLEXIBLE_MIN: i16 = 6;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = Self::is_flexible(version);
-        check_field(
-            version >= 2,
-            &self.isolation_level,
-            &d.isolation_level,
-            "isolation_level",
-        )?;
-        check_field(version >= 10, &self.timeout_ms, &d.timeout_ms, "timeout_ms")?;
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &d.unknown_tagged_fields,
-            "_tagged_fields",
-        )?;
-        buf.put_i32(self.replica_id);
-        if version >= 2 {
-            buf.put_i8(self.isolation_level);
-        }
-        put_array(buf, "topics", &self.topics, flex, |b, x| {
-            x.write(b, version)
-        })?;
-        if version >= 10 {
-            buf.put_i32(self.timeout_ms);
-        }
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = Self::is_flexible(version);
-        let mut m = Self {
-            replica_id: r.i32("replica_id")?,
-            ..Default::default()
-        };
-        if version >= 2 {
-            m.isolation_level = r.i8("isolation_level")?;
-        }
-        m.topics = r.array("topics", flex, |r| {
-            ListOffsetsRequestTopic::read(r, version)
-        })?;
-        if version >= 10 {
-            m.timeout_ms = r.i32("timeout_ms")?;
-        }
-        if flex {
-            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
-        }
-        Ok(m)
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::*};
+    /// // The last stable offset of `orders`/0 for a read_committed reader (-1 = latest).
+    /// let req = ListOffsetsRequest {
+    ///     isolation_level: 1,
+    ///     topics: vec![ListOffsetsRequestTopic {
+    ///         name: "orders".into(),
+    ///         partitions: vec![ListOffsetsRequestPartition {
+    ///             partition_index: 0,
+    ///             timestamp: -1,
+    ///             ..Default::default()
+    ///         }],
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(
+    ///     ListOffsetsRequest::decode(&req.encode_to_vec(11).unwrap(), 11).unwrap(),
+    ///     req
+    /// );
+    /// ```
+    pub struct ListOffsetsRequestTopic [in "topics.", flexible 6] {
+        /// The topic name.
+        name: String;
+        /// Each partition in the request.
+        partitions: Vec<ListOffsetsRequestPartition>;
     }
 }
 
-impl Request for ListOffsetsRequest {
-    type Response = ListOffsetsResponse;
-}
-
-/// Each topic in the request.
-///
-/// ```
-/// use kafka_proto::{Message, messages::*};
-/// // The last stable offset of `orders`/0 for a read_committed reader (-1 = latest).
-/// let req = ListOffsetsRequest {
-///     isolation_level: 1,
-///     topics: vec![ListOffsetsRequestTopic {
-///         name: "orders".into(),
-///         partitions: vec![ListOffsetsRequestPartition {
-///             partition_index: 0,
-///             timestamp: -1,
-///             ..Default::default()
-///         }],
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// assert_eq!(
-///     ListOffsetsRequest::decode(&req.encode_to_vec(11).unwrap(), 11).unwrap(),
-///     req
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ListOffsetsRequestTopic {
-    /// The topic name.
-    pub name: String,
+nested! {
     /// Each partition in the request.
-    pub partitions: Vec<ListOffsetsRequestPartition>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl ListOffsetsRequestTopic {
-    fn write<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = version >= 6;
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &d.unknown_tagged_fields,
-            "topics._tagged_fields",
-        )?;
-        put_string(buf, "topics.name", &self.name, flex)?;
-        put_array(buf, "topics.partitions", &self.partitions, flex, |b, x| {
-            x.write(b, version)
-        })?;
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn read(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = version >= 6;
-        let mut m = Self {
-            name: r.string("topics.name", flex)?,
-            partitions: r.array("topics.partitions", flex, |r| {
-                ListOffsetsRequestPartition::read(r, version)
-            })?,
-            ..Default::default()
-        };
-        if flex {
-            m.unknown_tagged_fields = r.unknown_tagged_fields("topics._tagged_fields")?;
-        }
-        Ok(m)
+    ///
+    /// ```
+    /// use kafka_proto::messages::ListOffsetsRequestPartition;
+    /// // -2 asks for the earliest offset, -1 for the latest.
+    /// let earliest = ListOffsetsRequestPartition {
+    ///     partition_index: 5,
+    ///     timestamp: -2,
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(earliest.current_leader_epoch, -1);
+    /// ```
+    pub struct ListOffsetsRequestPartition [in "topics.partitions.", flexible 6] {
+        /// The partition index.
+        partition_index: i32;
+        /// The current leader epoch (v4+, default -1).
+        current_leader_epoch: i32 = -1, versions 4..;
+        /// The current timestamp.
+        timestamp: i64;
     }
 }
 
-/// Each partition in the request.
-///
-/// ```
-/// use kafka_proto::messages::ListOffsetsRequestPartition;
-/// // -2 asks for the earliest offset, -1 for the latest.
-/// let earliest = ListOffsetsRequestPartition {
-///     partition_index: 5,
-///     timestamp: -2,
-///     ..Default::default()
-/// };
-/// assert_eq!(earliest.current_leader_epoch, -1);
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct ListOffsetsRequestPartition {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The current leader epoch (v4+, default -1).
-    pub current_leader_epoch: i32,
-    /// The current timestamp.
-    pub timestamp: i64,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Default for ListOffsetsRequestPartition {
-    fn default() -> Self {
-        Self {
-            partition_index: 0,
-            current_leader_epoch: -1,
-            timestamp: 0,
-            unknown_tagged_fields: Vec::new(),
-        }
+message! {
+    /// The offsets found for each requested partition.
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::*};
+    /// let resp = ListOffsetsResponse {
+    ///     topics: vec![ListOffsetsResponseTopic {
+    ///         name: "orders".into(),
+    ///         partitions: vec![ListOffsetsResponsePartition {
+    ///             partition_index: 0,
+    ///             offset: 17,
+    ///             ..Default::default()
+    ///         }],
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// let back = ListOffsetsResponse::decode(&resp.encode_to_vec(8).unwrap(), 8).unwrap();
+    /// assert_eq!(back.topics[0].partitions[0].offset, 17);
+    /// assert_eq!(back.topics[0].partitions[0].timestamp, -1);
+    /// ```
+    pub struct ListOffsetsResponse [message ListOffsets, versions 1..=11, flexible 6, response] {
+        /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota (v2+).
+        throttle_time_ms: i32, versions 2..;
+        /// Each topic in the response.
+        topics: Vec<ListOffsetsResponseTopic>;
     }
 }
 
-impl ListOffsetsRequestPartition {
-    fn write<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = version >= 6;
-        check_field(
-            version >= 4,
-            &self.current_leader_epoch,
-            &d.current_leader_epoch,
-            "topics.partitions.current_leader_epoch",
-        )?;
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &d.unknown_tagged_fields,
-            "topics.partitions._tagged_fields",
-        )?;
-        buf.put_i32(self.partition_index);
-        if version >= 4 {
-            buf.put_i32(self.current_leader_epoch);
-        }
-        buf.put_i64(self.timestamp);
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn read(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = version >= 6;
-        let mut m = Self {
-            partition_index: r.i32("topics.partitions.partition_index")?,
-            ..Default::default()
-        };
-        if version >= 4 {
-            m.current_leader_epoch = r.i32("topics.partitions.current_leader_epoch")?;
-        }
-        m.timestamp = r.i64("topics.partitions.timestamp")?;
-        if flex {
-            m.unknown_tagged_fields =
-                r.unknown_tagged_fields("topics.partitions._tagged_fields")?;
-        }
-        Ok(m)
-    }
-}
-
-/// The offsets found for each requested partition.
-///
-/// ```
-/// use kafka_proto::{Message, messages::*};
-/// let resp = ListOffsetsResponse {
-///     topics: vec![ListOffsetsResponseTopic {
-///         name: "orders".into(),
-///         partitions: vec![ListOffsetsResponsePartition {
-///             partition_index: 0,
-///             offset: 17,
-///             ..Default::default()
-///         }],
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// let back = ListOffsetsResponse::decode(&resp.encode_to_vec(8).unwrap(), 8).unwrap();
-/// assert_eq!(back.topics[0].partitions[0].offset, 17);
-/// assert_eq!(back.topics[0].partitions[0].timestamp, -1);
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ListOffsetsResponse {
-    /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota (v2+).
-    pub throttle_time_ms: i32,
+nested! {
     /// Each topic in the response.
-    pub topics: Vec<ListOffsetsResponseTopic>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Message for ListOffsetsResponse {
-    const API_KEY: ApiKey = ApiKey::ListOffsets;
-    const VERSIONS: VersionRange = VersionRange::new(1, 11);
-    const FLEXIBLE_MIN: i16 = 6;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = Self::is_flexible(version);
-        check_field(
-            version >= 2,
-            &self.throttle_time_ms,
-            &d.throttle_time_ms,
-            "throttle_time_ms",
-        )?;
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &d.unknown_tagged_fields,
-            "_tagged_fields",
-        )?;
-        if version >= 2 {
-            buf.put_i32(self.throttle_time_ms);
-        }
-        put_array(buf, "topics", &self.topics, flex, |b, x| {
-            x.write(b, version)
-        })?;
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = Self::is_flexible(version);
-        let mut m = Self::default();
-        if version >= 2 {
-            m.throttle_time_ms = r.i32("throttle_time_ms")?;
-        }
-        m.topics = r.array("topics", flex, |r| {
-            ListOffsetsResponseTopic::read(r, version)
-        })?;
-        if flex {
-            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
-        }
-        Ok(m)
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::*};
+    /// let resp = ListOffsetsResponse {
+    ///     topics: vec![ListOffsetsResponseTopic {
+    ///         name: "orders".into(),
+    ///         partitions: vec![ListOffsetsResponsePartition {
+    ///             partition_index: 0,
+    ///             offset: 1_042,
+    ///             ..Default::default()
+    ///         }],
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// let back = ListOffsetsResponse::decode(&resp.encode_to_vec(6).unwrap(), 6).unwrap();
+    /// assert_eq!(back.topics[0].partitions[0].offset, 1_042);
+    /// ```
+    pub struct ListOffsetsResponseTopic [in "topics.", flexible 6] {
+        /// The topic name.
+        name: String;
+        /// Each partition in the response.
+        partitions: Vec<ListOffsetsResponsePartition>;
     }
 }
 
-impl Response for ListOffsetsResponse {}
-
-/// Each topic in the response.
-///
-/// ```
-/// use kafka_proto::{Message, messages::*};
-/// let resp = ListOffsetsResponse {
-///     topics: vec![ListOffsetsResponseTopic {
-///         name: "orders".into(),
-///         partitions: vec![ListOffsetsResponsePartition {
-///             partition_index: 0,
-///             offset: 1_042,
-///             ..Default::default()
-///         }],
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// let back = ListOffsetsResponse::decode(&resp.encode_to_vec(6).unwrap(), 6).unwrap();
-/// assert_eq!(back.topics[0].partitions[0].offset, 1_042);
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ListOffsetsResponseTopic {
-    /// The topic name.
-    pub name: String,
+nested! {
     /// Each partition in the response.
-    pub partitions: Vec<ListOffsetsResponsePartition>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl ListOffsetsResponseTopic {
-    fn write<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = version >= 6;
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &d.unknown_tagged_fields,
-            "topics._tagged_fields",
-        )?;
-        put_string(buf, "topics.name", &self.name, flex)?;
-        put_array(buf, "topics.partitions", &self.partitions, flex, |b, x| {
-            x.write(b, version)
-        })?;
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn read(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = version >= 6;
-        let mut m = Self {
-            name: r.string("topics.name", flex)?,
-            partitions: r.array("topics.partitions", flex, |r| {
-                ListOffsetsResponsePartition::read(r, version)
-            })?,
-            ..Default::default()
-        };
-        if flex {
-            m.unknown_tagged_fields = r.unknown_tagged_fields("topics._tagged_fields")?;
-        }
-        Ok(m)
-    }
-}
-
-/// Each partition in the response.
-///
-/// ```
-/// use kafka_proto::{ErrorCode, messages::ListOffsetsResponsePartition};
-/// let p = ListOffsetsResponsePartition {
-///     error_code: ErrorCode::NotLeaderOrFollower.code(),
-///     ..Default::default()
-/// };
-/// assert_eq!(p.offset, -1);
-/// assert!(ErrorCode::from(p.error_code).is_retriable());
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct ListOffsetsResponsePartition {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The partition error code, or 0 if there was no error.
-    pub error_code: i16,
-    /// The timestamp associated with the returned offset (default -1).
-    pub timestamp: i64,
-    /// The returned offset (default -1).
-    pub offset: i64,
-    /// The leader epoch associated with the returned offset (v4+, default -1).
-    pub leader_epoch: i32,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Default for ListOffsetsResponsePartition {
-    fn default() -> Self {
-        Self {
-            partition_index: 0,
-            error_code: 0,
-            timestamp: -1,
-            offset: -1,
-            leader_epoch: -1,
-            unknown_tagged_fields: Vec::new(),
-        }
-    }
-}
-
-impl ListOffsetsResponsePartition {
-    fn write<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = version >= 6;
-        check_field(
-            version >= 4,
-            &self.leader_epoch,
-            &d.leader_epoch,
-            "topics.partitions.leader_epoch",
-        )?;
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &d.unknown_tagged_fields,
-            "topics.partitions._tagged_fields",
-        )?;
-        buf.put_i32(self.partition_index);
-        buf.put_i16(self.error_code);
-        buf.put_i64(self.timestamp);
-        buf.put_i64(self.offset);
-        if version >= 4 {
-            buf.put_i32(self.leader_epoch);
-        }
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn read(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = version >= 6;
-        let mut m = Self {
-            partition_index: r.i32("topics.partitions.partition_index")?,
-            error_code: r.i16("topics.partitions.error_code")?,
-            timestamp: r.i64("topics.partitions.timestamp")?,
-            offset: r.i64("topics.partitions.offset")?,
-            ..Default::default()
-        };
-        if version >= 4 {
-            m.leader_epoch = r.i32("topics.partitions.leader_epoch")?;
-        }
-        if flex {
-            m.unknown_tagged_fields =
-                r.unknown_tagged_fields("topics.partitions._tagged_fields")?;
-        }
-        Ok(m)
+    ///
+    /// ```
+    /// use kafka_proto::{ErrorCode, messages::ListOffsetsResponsePartition};
+    /// let p = ListOffsetsResponsePartition {
+    ///     error_code: ErrorCode::NotLeaderOrFollower.code(),
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(p.offset, -1);
+    /// assert!(ErrorCode::from(p.error_code).is_retriable());
+    /// ```
+    pub struct ListOffsetsResponsePartition [in "topics.partitions.", flexible 6] {
+        /// The partition index.
+        partition_index: i32;
+        /// The partition error code, or 0 if there was no error.
+        error_code: i16;
+        /// The timestamp associated with the returned offset (default -1).
+        timestamp: i64 = -1;
+        /// The returned offset (default -1).
+        offset: i64 = -1;
+        /// The leader epoch associated with the returned offset (v4+, default -1).
+        leader_epoch: i32 = -1, versions 4..;
     }
 }
 
@@ -666,6 +353,8 @@ mod arbitrary {
 mod tests {
     use super::*;
     use crate::EncodeErrorKind;
+    #[allow(unused_imports)]
+    use crate::Message;
 
     /// A v1 (oldest) request written by hand from the schema layout.
     #[test]
@@ -747,6 +436,8 @@ mod tests {
 #[cfg(test)]
 mod round_trip {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::Message;
     use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
 
     #[test]

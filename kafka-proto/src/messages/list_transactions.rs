@@ -4,254 +4,98 @@
 //! producer id; v1 adds a minimum running duration filter (KIP-994) and v2 a
 //! transactional-id regular expression (KIP-1152).
 
-use crate::primitives::{
-    Reader, TaggedFields, put_array, put_nullable_string, put_string, put_unknown_tagged_fields,
-};
-use crate::{
-    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
-};
-use bytes::BufMut;
+use crate::describe::{message, nested};
 
-/// Lists transactions on a broker (its transaction coordinator partitions).
-///
-/// ```
-/// use kafka_proto::{Message, messages::ListTransactionsRequest};
-/// let req = ListTransactionsRequest {
-///     state_filters: vec!["Ongoing".into()],
-///     duration_filter: 60_000,
-///     transactional_id_pattern: Some("^orders-.*".into()),
-///     ..Default::default()
-/// };
-/// let bytes = req.encode_to_vec(2).unwrap();
-/// assert_eq!(ListTransactionsRequest::decode(&bytes, 2).unwrap(), req);
-/// // v0 can carry neither the duration nor the pattern.
-/// assert!(req.encode_to_vec(0).is_err());
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct ListTransactionsRequest {
-    /// The transaction states to filter by; empty lists all.
-    pub state_filters: Vec<String>,
-    /// The producer ids to filter by; empty lists all.
-    pub producer_id_filters: Vec<i64>,
-    /// Only transactions running longer than this many milliseconds; negative
-    /// lists all (v1+, default -1).
-    pub duration_filter: i64,
-    /// A regular expression the transactional id must match; null or empty
-    /// lists all (v2+, default null).
-    pub transactional_id_pattern: Option<String>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Default for ListTransactionsRequest {
-    fn default() -> Self {
-        Self {
-            state_filters: Vec::new(),
-            producer_id_filters: Vec::new(),
-            duration_filter: -1,
-            transactional_id_pattern: None,
-            unknown_tagged_fields: Vec::new(),
-        }
+message! {
+    /// Lists transactions on a broker (its transaction coordinator partitions).
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::ListTransactionsRequest};
+    /// let req = ListTransactionsRequest {
+    ///     state_filters: vec!["Ongoing".into()],
+    ///     duration_filter: 60_000,
+    ///     transactional_id_pattern: Some("^orders-.*".into()),
+    ///     ..Default::default()
+    /// };
+    /// let bytes = req.encode_to_vec(2).unwrap();
+    /// assert_eq!(ListTransactionsRequest::decode(&bytes, 2).unwrap(), req);
+    /// // v0 can carry neither the duration nor the pattern.
+    /// assert!(req.encode_to_vec(0).is_err());
+    /// ```
+    pub struct ListTransactionsRequest [message ListTransactions, versions 0..=2, flexible 0, request ListTransactionsResponse] {
+        /// The transaction states to filter by; empty lists all.
+        state_filters: Vec<String>;
+        /// The producer ids to filter by; empty lists all.
+        producer_id_filters: Vec<i64>;
+        /// Only transactions running longer than this many milliseconds; negative
+        /// lists all (v1+, default -1).
+        duration_filter: i64 = -1, versions 1..;
+        /// A regular expression the transactional id must match; null or empty
+        /// lists all (v2+, default null).
+        transactional_id_pattern: Option<String>, versions 2.., nullable 2..;
     }
 }
 
-impl Message for ListTransactionsRequest {
-    const API_KEY: ApiKey = ApiKey::ListTransactions;
-    const VERSIONS: VersionRange = VersionRange::new(0, 2);
-    const FLEXIBLE_MIN: i16 = 0;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        check_field(
-            version >= 1,
-            &self.duration_filter,
-            &d.duration_filter,
-            "duration_filter",
-        )?;
-        check_field(
-            version >= 2,
-            &self.transactional_id_pattern,
-            &d.transactional_id_pattern,
-            "transactional_id_pattern",
-        )?;
-        put_array(buf, "state_filters", &self.state_filters, true, |b, s| {
-            put_string(b, "state_filters", s, true)
-        })?;
-        put_array(
-            buf,
-            "producer_id_filters",
-            &self.producer_id_filters,
-            true,
-            |b, p| {
-                b.put_i64(*p);
-                Ok(())
-            },
-        )?;
-        if version >= 1 {
-            buf.put_i64(self.duration_filter);
-        }
-        if version >= 2 {
-            put_nullable_string(
-                buf,
-                "transactional_id_pattern",
-                self.transactional_id_pattern.as_deref(),
-                true,
-            )?;
-        }
-        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let mut m = Self {
-            state_filters: r.array("state_filters", true, |r| r.string("state_filters", true))?,
-            producer_id_filters: r.array("producer_id_filters", true, |r| {
-                r.i64("producer_id_filters")
-            })?,
-            ..Default::default()
-        };
-        if version >= 1 {
-            m.duration_filter = r.i64("duration_filter")?;
-        }
-        if version >= 2 {
-            m.transactional_id_pattern = r.nullable_string("transactional_id_pattern", true)?;
-        }
-        m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
-        Ok(m)
+message! {
+    /// The transactions matching a [`ListTransactionsRequest`].
+    ///
+    /// ```
+    /// use kafka_proto::{
+    ///     Message,
+    ///     messages::{ListTransactionsResponse, ListTransactionsResponseTransactionState},
+    /// };
+    /// let resp = ListTransactionsResponse {
+    ///     transaction_states: vec![ListTransactionsResponseTransactionState {
+    ///         transactional_id: "orders-0".into(),
+    ///         producer_id: 4000,
+    ///         transaction_state: "Ongoing".into(),
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// let back = ListTransactionsResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
+    /// assert_eq!(back, resp);
+    /// ```
+    pub struct ListTransactionsResponse [message ListTransactions, versions 0..=2, flexible 0, response] {
+        /// Throttle time in milliseconds, or zero.
+        throttle_time_ms: i32;
+        /// The error code, or 0 if there was no error.
+        error_code: i16;
+        /// State filters from the request which the coordinator did not know.
+        unknown_state_filters: Vec<String>;
+        /// The matching transactions.
+        transaction_states: Vec<ListTransactionsResponseTransactionState>;
     }
 }
 
-impl Request for ListTransactionsRequest {
-    type Response = ListTransactionsResponse;
-}
-
-/// The transactions matching a [`ListTransactionsRequest`].
-///
-/// ```
-/// use kafka_proto::{
-///     Message,
-///     messages::{ListTransactionsResponse, ListTransactionsResponseTransactionState},
-/// };
-/// let resp = ListTransactionsResponse {
-///     transaction_states: vec![ListTransactionsResponseTransactionState {
-///         transactional_id: "orders-0".into(),
-///         producer_id: 4000,
-///         transaction_state: "Ongoing".into(),
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// let back = ListTransactionsResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
-/// assert_eq!(back, resp);
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ListTransactionsResponse {
-    /// Throttle time in milliseconds, or zero.
-    pub throttle_time_ms: i32,
-    /// The error code, or 0 if there was no error.
-    pub error_code: i16,
-    /// State filters from the request which the coordinator did not know.
-    pub unknown_state_filters: Vec<String>,
-    /// The matching transactions.
-    pub transaction_states: Vec<ListTransactionsResponseTransactionState>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-/// One listed transaction.
-///
-/// ```
-/// use kafka_proto::{Message, messages::*};
-/// let resp = ListTransactionsResponse {
-///     transaction_states: vec![ListTransactionsResponseTransactionState {
-///         transactional_id: "orders-0".into(),
-///         producer_id: 4000,
-///         transaction_state: "PrepareCommit".into(),
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// assert_eq!(
-///     ListTransactionsResponse::decode(&resp.encode_to_vec(1).unwrap(), 1).unwrap(),
-///     resp
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ListTransactionsResponseTransactionState {
-    /// The transactional id.
-    pub transactional_id: String,
-    /// The producer id.
-    pub producer_id: i64,
-    /// The current transaction state of the producer, e.g. `Ongoing`.
-    pub transaction_state: String,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Message for ListTransactionsResponse {
-    const API_KEY: ApiKey = ApiKey::ListTransactions;
-    const VERSIONS: VersionRange = VersionRange::new(0, 2);
-    const FLEXIBLE_MIN: i16 = 0;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, _version: i16) -> Result<(), EncodeError> {
-        buf.put_i32(self.throttle_time_ms);
-        buf.put_i16(self.error_code);
-        put_array(
-            buf,
-            "unknown_state_filters",
-            &self.unknown_state_filters,
-            true,
-            |b, s| put_string(b, "unknown_state_filters", s, true),
-        )?;
-        put_array(
-            buf,
-            "transaction_states",
-            &self.transaction_states,
-            true,
-            |b, t| {
-                put_string(
-                    b,
-                    "transaction_states.transactional_id",
-                    &t.transactional_id,
-                    true,
-                )?;
-                b.put_i64(t.producer_id);
-                put_string(
-                    b,
-                    "transaction_states.transaction_state",
-                    &t.transaction_state,
-                    true,
-                )?;
-                put_unknown_tagged_fields(b, &t.unknown_tagged_fields);
-                Ok(())
-            },
-        )?;
-        put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, _version: i16) -> Result<Self, DecodeError> {
-        Ok(Self {
-            throttle_time_ms: r.i32("throttle_time_ms")?,
-            error_code: r.i16("error_code")?,
-            unknown_state_filters: r.array("unknown_state_filters", true, |r| {
-                r.string("unknown_state_filters", true)
-            })?,
-            transaction_states: r.array("transaction_states", true, |r| {
-                Ok(ListTransactionsResponseTransactionState {
-                    transactional_id: r.string("transaction_states.transactional_id", true)?,
-                    producer_id: r.i64("transaction_states.producer_id")?,
-                    transaction_state: r.string("transaction_states.transaction_state", true)?,
-                    unknown_tagged_fields: r
-                        .unknown_tagged_fields("transaction_states._tagged_fields")?,
-                })
-            })?,
-            unknown_tagged_fields: r.unknown_tagged_fields("_tagged_fields")?,
-        })
+nested! {
+    /// One listed transaction.
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::*};
+    /// let resp = ListTransactionsResponse {
+    ///     transaction_states: vec![ListTransactionsResponseTransactionState {
+    ///         transactional_id: "orders-0".into(),
+    ///         producer_id: 4000,
+    ///         transaction_state: "PrepareCommit".into(),
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(
+    ///     ListTransactionsResponse::decode(&resp.encode_to_vec(1).unwrap(), 1).unwrap(),
+    ///     resp
+    /// );
+    /// ```
+    pub struct ListTransactionsResponseTransactionState [in "transaction_states.", flexible 0] {
+        /// The transactional id.
+        transactional_id: String;
+        /// The producer id.
+        producer_id: i64;
+        /// The current transaction state of the producer, e.g. `Ongoing`.
+        transaction_state: String;
     }
 }
-
-impl Response for ListTransactionsResponse {}
 
 #[cfg(any(test, feature = "arbitrary"))]
 mod arbitrary {
@@ -320,6 +164,8 @@ mod arbitrary {
 mod tests {
     use super::*;
     use crate::EncodeErrorKind;
+    #[allow(unused_imports)]
+    use crate::Message;
 
     /// v2 request with every filter set.
     #[test]
@@ -396,6 +242,8 @@ mod tests {
 #[cfg(test)]
 mod round_trip {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::Message;
     use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
 
     #[test]

@@ -3,44 +3,14 @@
 //! snake_case of the Kafka schema names, and nested types are prefixed with their
 //! message's name so that everything can be re-exported here.
 //!
+//! Each message is described once, as a table (see the crate's `describe`
+//! module): adding a message means writing its table and a proptest strategy.
+//!
 //! Every module's tests run the round trip for every version
 //! ([`crate::testing::round_trip_all_versions`]) and at least one byte fixture.
 
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
-use crate::primitives::{Reader, TaggedFields, put_unknown_tagged_fields};
-use crate::{DecodeError, EncodeError, check_field};
-use bytes::BufMut;
-
-/// Reads a struct's unknown tagged fields in flexible versions (none otherwise).
-pub(crate) fn read_tags(
-    r: &mut Reader<'_>,
-    flex: bool,
-    field: &'static str,
-) -> Result<TaggedFields, DecodeError> {
-    if flex {
-        r.unknown_tagged_fields(field)
-    } else {
-        Ok(Vec::new())
-    }
-}
-
-/// Writes a struct's unknown tagged fields in flexible versions.
-pub(crate) fn write_tags<B: BufMut>(buf: &mut B, flex: bool, tags: &TaggedFields) {
-    if flex {
-        put_unknown_tagged_fields(buf, tags);
-    }
-}
-
-/// Fails when unknown tagged fields are set in a non-flexible version.
-pub(crate) fn check_tags(
-    flex: bool,
-    tags: &TaggedFields,
-    field: &'static str,
-) -> Result<(), EncodeError> {
-    check_field(flex, tags, &Vec::new(), field)
-}
-
 pub mod api_versions;
 pub mod create_topics;
 pub mod describe_configs;

@@ -4,149 +4,53 @@
 //! From v1 the response tells the client how long the session lives
 //! (`session_lifetime_ms`, KIP-368 re-authentication).
 
-use crate::primitives::{
-    Reader, TaggedFields, put_bytes, put_nullable_string, put_unknown_tagged_fields,
-};
-use crate::{
-    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
-};
-use bytes::{BufMut, Bytes};
+use crate::describe::message;
+use bytes::Bytes;
 
-/// Sends a SASL token from the client.
-///
-/// ```
-/// use kafka_proto::{Message, messages::SaslAuthenticateRequest};
-/// let req = SaslAuthenticateRequest {
-///     auth_bytes: bytes::Bytes::from_static(b"\0user\0secret"),
-///     ..Default::default()
-/// };
-/// let bytes = req.encode_to_vec(2).unwrap();
-/// assert_eq!(SaslAuthenticateRequest::decode(&bytes, 2).unwrap(), req);
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct SaslAuthenticateRequest {
-    /// The SASL authentication bytes from the client, as defined by the SASL mechanism.
-    pub auth_bytes: Bytes,
-    /// Unknown tagged fields (v2+).
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Message for SaslAuthenticateRequest {
-    const API_KEY: ApiKey = ApiKey::SaslAuthenticate;
-    const VERSIONS: VersionRange = VersionRange::new(0, 2);
-    const FLEXIBLE_MIN: i16 = 2;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let flex = Self::is_flexible(version);
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &Vec::new(),
-            "_tagged_fields",
-        )?;
-        put_bytes(buf, "auth_bytes", &self.auth_bytes, flex)?;
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = Self::is_flexible(version);
-        let mut m = Self {
-            auth_bytes: r.bytes("auth_bytes", flex)?,
-            ..Default::default()
-        };
-        if flex {
-            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
-        }
-        Ok(m)
+message! {
+    /// Sends a SASL token from the client.
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::SaslAuthenticateRequest};
+    /// let req = SaslAuthenticateRequest {
+    ///     auth_bytes: bytes::Bytes::from_static(b"\0user\0secret"),
+    ///     ..Default::default()
+    /// };
+    /// let bytes = req.encode_to_vec(2).unwrap();
+    /// assert_eq!(SaslAuthenticateRequest::decode(&bytes, 2).unwrap(), req);
+    /// ```
+    pub struct SaslAuthenticateRequest [message SaslAuthenticate, versions 0..=2, flexible 2, request SaslAuthenticateResponse] {
+        /// The SASL authentication bytes from the client, as defined by the SASL mechanism.
+        auth_bytes: Bytes;
     }
 }
 
-impl Request for SaslAuthenticateRequest {
-    type Response = SaslAuthenticateResponse;
-}
-
-/// The broker's SASL token, or the authentication error.
-///
-/// ```
-/// use kafka_proto::{Message, messages::SaslAuthenticateResponse};
-/// let resp = SaslAuthenticateResponse {
-///     session_lifetime_ms: 3_600_000,
-///     ..Default::default()
-/// };
-/// let back = SaslAuthenticateResponse::decode(&resp.encode_to_vec(1).unwrap(), 1).unwrap();
-/// assert_eq!(back.session_lifetime_ms, 3_600_000);
-/// // v0 cannot carry a session lifetime.
-/// assert!(resp.encode_to_vec(0).is_err());
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct SaslAuthenticateResponse {
-    /// The error code, or 0 if there was no error.
-    pub error_code: i16,
-    /// The error message, or null if there was no error.
-    pub error_message: Option<String>,
-    /// The SASL authentication bytes from the server, as defined by the SASL mechanism.
-    pub auth_bytes: Bytes,
-    /// Milliseconds after which only re-authentication over the existing
-    /// connection can create a new session; 0 if none (v1+).
-    pub session_lifetime_ms: i64,
-    /// Unknown tagged fields (v2+).
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Message for SaslAuthenticateResponse {
-    const API_KEY: ApiKey = ApiKey::SaslAuthenticate;
-    const VERSIONS: VersionRange = VersionRange::new(0, 2);
-    const FLEXIBLE_MIN: i16 = 2;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = Self::is_flexible(version);
-        check_field(
-            version >= 1,
-            &self.session_lifetime_ms,
-            &d.session_lifetime_ms,
-            "session_lifetime_ms",
-        )?;
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &d.unknown_tagged_fields,
-            "_tagged_fields",
-        )?;
-        buf.put_i16(self.error_code);
-        put_nullable_string(buf, "error_message", self.error_message.as_deref(), flex)?;
-        put_bytes(buf, "auth_bytes", &self.auth_bytes, flex)?;
-        if version >= 1 {
-            buf.put_i64(self.session_lifetime_ms);
-        }
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = Self::is_flexible(version);
-        let mut m = Self {
-            error_code: r.i16("error_code")?,
-            error_message: r.nullable_string("error_message", flex)?,
-            auth_bytes: r.bytes("auth_bytes", flex)?,
-            ..Default::default()
-        };
-        if version >= 1 {
-            m.session_lifetime_ms = r.i64("session_lifetime_ms")?;
-        }
-        if flex {
-            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
-        }
-        Ok(m)
+message! {
+    /// The broker's SASL token, or the authentication error.
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::SaslAuthenticateResponse};
+    /// let resp = SaslAuthenticateResponse {
+    ///     session_lifetime_ms: 3_600_000,
+    ///     ..Default::default()
+    /// };
+    /// let back = SaslAuthenticateResponse::decode(&resp.encode_to_vec(1).unwrap(), 1).unwrap();
+    /// assert_eq!(back.session_lifetime_ms, 3_600_000);
+    /// // v0 cannot carry a session lifetime.
+    /// assert!(resp.encode_to_vec(0).is_err());
+    /// ```
+    pub struct SaslAuthenticateResponse [message SaslAuthenticate, versions 0..=2, flexible 2, response] {
+        /// The error code, or 0 if there was no error.
+        error_code: i16;
+        /// The error message, or null if there was no error.
+        error_message: Option<String> = Some(String::new()), nullable ..;
+        /// The SASL authentication bytes from the server, as defined by the SASL mechanism.
+        auth_bytes: Bytes;
+        /// Milliseconds after which only re-authentication over the existing
+        /// connection can create a new session; 0 if none (v1+).
+        session_lifetime_ms: i64, versions 1..;
     }
 }
-
-impl Response for SaslAuthenticateResponse {}
 
 #[cfg(any(test, feature = "arbitrary"))]
 mod arbitrary {
@@ -190,6 +94,8 @@ mod arbitrary {
 mod tests {
     use super::*;
     use crate::EncodeErrorKind;
+    #[allow(unused_imports)]
+    use crate::Message;
 
     /// v0 request: int32 length + raw bytes.
     #[test]
@@ -260,6 +166,8 @@ mod tests {
 #[cfg(test)]
 mod round_trip {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::Message;
     use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
 
     #[test]

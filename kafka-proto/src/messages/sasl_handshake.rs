@@ -5,64 +5,44 @@
 //! length-prefixed frames; with v1 they travel inside SaslAuthenticate requests
 //! (see [`crate::messages::SaslAuthenticateRequest`]).
 
-use crate::primitives::{Reader, put_array, put_string};
-use crate::{ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange};
-use bytes::BufMut;
+use crate::describe::message;
 
-/// Chooses a SASL mechanism before authenticating.
-///
-/// ```
-/// use kafka_proto::{Message, messages::SaslHandshakeRequest};
-/// let req = SaslHandshakeRequest {
-///     mechanism: "SCRAM-SHA-512".into(),
-/// };
-/// let bytes = req.encode_to_vec(1).unwrap();
-/// assert_eq!(SaslHandshakeRequest::decode(&bytes, 1).unwrap(), req);
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct SaslHandshakeRequest {
-    /// The SASL mechanism chosen by the client, e.g. `PLAIN` or `SCRAM-SHA-256`.
-    pub mechanism: String,
-}
-
-impl Message for SaslHandshakeRequest {
-    const API_KEY: ApiKey = ApiKey::SaslHandshake;
-    const VERSIONS: VersionRange = VersionRange::new(0, 1);
-    const FLEXIBLE_MIN: i16 = i16::MAX;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, _version: i16) -> Result<(), EncodeError> {
-        put_string(buf, "mechanism", &self.mechanism, false)
-    }
-
-    fn decode_body(r: &mut Reader<'_>, _version: i16) -> Result<Self, DecodeError> {
-        Ok(Self {
-            mechanism: r.string("mechanism", false)?,
-        })
+message! {
+    /// Chooses a SASL mechanism before authenticating.
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::SaslHandshakeRequest};
+    /// let req = SaslHandshakeRequest {
+    ///     mechanism: "SCRAM-SHA-512".into(),
+    /// };
+    /// let bytes = req.encode_to_vec(1).unwrap();
+    /// assert_eq!(SaslHandshakeRequest::decode(&bytes, 1).unwrap(), req);
+    /// ```
+    pub struct SaslHandshakeRequest [message SaslHandshake, versions 0..=1, flexible never, request SaslHandshakeResponse] {
+        /// The SASL mechanism chosen by the client, e.g. `PLAIN` or `SCRAM-SHA-256`.
+        mechanism: String;
     }
 }
 
-impl Request for SaslHandshakeRequest {
-    type Response = SaslHandshakeResponse;
-}
-
-/// The broker's answer to a [`SaslHandshakeRequest`].
-///
-/// ```
-/// use kafka_proto::{ErrorCode, Message, messages::SaslHandshakeResponse};
-/// let resp = SaslHandshakeResponse {
-///     error_code: 0,
-///     mechanisms: vec!["PLAIN".into()],
-/// };
-/// let back = SaslHandshakeResponse::decode(&resp.encode_to_vec(1).unwrap(), 1).unwrap();
-/// assert_eq!(ErrorCode::from(back.error_code), ErrorCode::from(0));
-/// assert!(back.supports("PLAIN"));
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct SaslHandshakeResponse {
-    /// The error code, or 0 if there was no error.
-    pub error_code: i16,
-    /// The mechanisms enabled in the server.
-    pub mechanisms: Vec<String>,
+message! {
+    /// The broker's answer to a [`SaslHandshakeRequest`].
+    ///
+    /// ```
+    /// use kafka_proto::{ErrorCode, Message, messages::SaslHandshakeResponse};
+    /// let resp = SaslHandshakeResponse {
+    ///     error_code: 0,
+    ///     mechanisms: vec!["PLAIN".into()],
+    /// };
+    /// let back = SaslHandshakeResponse::decode(&resp.encode_to_vec(1).unwrap(), 1).unwrap();
+    /// assert_eq!(ErrorCode::from(back.error_code), ErrorCode::from(0));
+    /// assert!(back.supports("PLAIN"));
+    /// ```
+    pub struct SaslHandshakeResponse [message SaslHandshake, versions 0..=1, flexible never, response] {
+        /// The error code, or 0 if there was no error.
+        error_code: i16;
+        /// The mechanisms enabled in the server.
+        mechanisms: Vec<String>;
+    }
 }
 
 impl SaslHandshakeResponse {
@@ -80,28 +60,6 @@ impl SaslHandshakeResponse {
         self.mechanisms.iter().any(|m| m == mechanism)
     }
 }
-
-impl Message for SaslHandshakeResponse {
-    const API_KEY: ApiKey = ApiKey::SaslHandshake;
-    const VERSIONS: VersionRange = VersionRange::new(0, 1);
-    const FLEXIBLE_MIN: i16 = i16::MAX;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, _version: i16) -> Result<(), EncodeError> {
-        buf.put_i16(self.error_code);
-        put_array(buf, "mechanisms", &self.mechanisms, false, |b, m| {
-            put_string(b, "mechanisms", m, false)
-        })
-    }
-
-    fn decode_body(r: &mut Reader<'_>, _version: i16) -> Result<Self, DecodeError> {
-        Ok(Self {
-            error_code: r.i16("error_code")?,
-            mechanisms: r.array("mechanisms", false, |r| r.string("mechanisms", false))?,
-        })
-    }
-}
-
-impl Response for SaslHandshakeResponse {}
 
 #[cfg(any(test, feature = "arbitrary"))]
 mod arbitrary {
@@ -132,6 +90,8 @@ mod arbitrary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::Message;
 
     /// v1 request: int16 length + "PLAIN".
     #[test]
@@ -174,6 +134,8 @@ mod tests {
 #[cfg(test)]
 mod round_trip {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::Message;
     use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
 
     #[test]

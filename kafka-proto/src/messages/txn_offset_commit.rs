@@ -9,538 +9,201 @@
 //! `committed_metadata` is nullable with no schema default: its default is the
 //! empty string, as in Kafka.
 
-use crate::primitives::{
-    Reader, TaggedFields, Uuid, put_array, put_nullable_string, put_string,
-    put_unknown_tagged_fields, put_uuid,
-};
-use crate::{
-    ApiKey, DecodeError, EncodeError, Message, Request, Response, VersionRange, check_field,
-};
-use bytes::BufMut;
+use crate::describe::{message, nested};
+use crate::primitives::Uuid;
 
-/// Adds consumer offset commits to a transaction.
-///
-/// ```
-/// use kafka_proto::{Message, messages::*};
-/// let req = TxnOffsetCommitRequest {
-///     transactional_id: "txn-1".into(),
-///     group_id: "group".into(),
-///     producer_id: 4000,
-///     producer_epoch: 2,
-///     generation_id_or_member_epoch: 5,
-///     member_id: "member-1".into(),
-///     topics: vec![TxnOffsetCommitRequestTopic {
-///         name: "orders".into(),
-///         partitions: vec![TxnOffsetCommitRequestPartition {
-///             partition_index: 0,
-///             committed_offset: 42,
-///             ..Default::default()
-///         }],
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// assert_eq!(
-///     TxnOffsetCommitRequest::decode(&req.encode_to_vec(3).unwrap(), 3).unwrap(),
-///     req
-/// );
-/// // v2 cannot carry the consumer group metadata.
-/// assert!(req.encode_to_vec(2).is_err());
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct TxnOffsetCommitRequest {
-    /// The ID of the transaction.
-    pub transactional_id: String,
-    /// The ID of the group.
-    pub group_id: String,
-    /// The current producer ID in use by the transactional ID.
-    pub producer_id: i64,
-    /// The current epoch associated with the producer ID.
-    pub producer_epoch: i16,
-    /// The generation of the group if using the classic group protocol or the member epoch if using the consumer protocol (v3+, default -1).
-    pub generation_id_or_member_epoch: i32,
-    /// The member ID assigned by the group coordinator (v3+).
-    pub member_id: String,
-    /// The unique identifier of the consumer instance provided by end user (v3+, nullable).
-    pub group_instance_id: Option<String>,
+message! {
+    /// Adds consumer offset commits to a transaction.
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::*};
+    /// let req = TxnOffsetCommitRequest {
+    ///     transactional_id: "txn-1".into(),
+    ///     group_id: "group".into(),
+    ///     producer_id: 4000,
+    ///     producer_epoch: 2,
+    ///     generation_id_or_member_epoch: 5,
+    ///     member_id: "member-1".into(),
+    ///     topics: vec![TxnOffsetCommitRequestTopic {
+    ///         name: "orders".into(),
+    ///         partitions: vec![TxnOffsetCommitRequestPartition {
+    ///             partition_index: 0,
+    ///             committed_offset: 42,
+    ///             ..Default::default()
+    ///         }],
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(
+    ///     TxnOffsetCommitRequest::decode(&req.encode_to_vec(3).unwrap(), 3).unwrap(),
+    ///     req
+    /// );
+    /// // v2 cannot carry the consumer group metadata.
+    /// assert!(req.encode_to_vec(2).is_err());
+    /// ```
+    pub struct TxnOffsetCommitRequest [message TxnOffsetCommit, versions 0..=6, flexible 3, request TxnOffsetCommitResponse] {
+        /// The ID of the transaction.
+        transactional_id: String;
+        /// The ID of the group.
+        group_id: String;
+        /// The current producer ID in use by the transactional ID.
+        producer_id: i64;
+        /// The current epoch associated with the producer ID.
+        producer_epoch: i16;
+        /// The generation of the group if using the classic group protocol or the member epoch if using the consumer protocol (v3+, default -1).
+        generation_id_or_member_epoch: i32 = -1, versions 3..;
+        /// The member ID assigned by the group coordinator (v3+).
+        member_id: String, versions 3..;
+        /// The unique identifier of the consumer instance provided by end user (v3+, nullable).
+        group_instance_id: Option<String>, versions 3.., nullable 3..;
+        /// Each topic that we want to commit offsets for.
+        topics: Vec<TxnOffsetCommitRequestTopic>;
+    }
+}
+
+nested! {
     /// Each topic that we want to commit offsets for.
-    pub topics: Vec<TxnOffsetCommitRequestTopic>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Default for TxnOffsetCommitRequest {
-    fn default() -> Self {
-        Self {
-            transactional_id: String::new(),
-            group_id: String::new(),
-            producer_id: 0,
-            producer_epoch: 0,
-            generation_id_or_member_epoch: -1,
-            member_id: String::new(),
-            group_instance_id: None,
-            topics: Vec::new(),
-            unknown_tagged_fields: Vec::new(),
-        }
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::*};
+    /// // v6 addresses the topic by id.
+    /// let topic = TxnOffsetCommitRequestTopic {
+    ///     topic_id: [4; 16],
+    ///     partitions: vec![TxnOffsetCommitRequestPartition {
+    ///         partition_index: 0,
+    ///         committed_offset: 42,
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// let req = TxnOffsetCommitRequest {
+    ///     transactional_id: "orders-0".into(),
+    ///     group_id: "orders-app".into(),
+    ///     topics: vec![topic],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(
+    ///     TxnOffsetCommitRequest::decode(&req.encode_to_vec(6).unwrap(), 6).unwrap(),
+    ///     req
+    /// );
+    /// ```
+    pub struct TxnOffsetCommitRequestTopic [in "topics.", flexible 3] {
+        /// The topic name (v0–5).
+        name: String, versions ..=5;
+        /// The topic ID (v6+).
+        topic_id: Uuid, versions 6..;
+        /// The partitions inside the topic that we want to commit offsets for.
+        partitions: Vec<TxnOffsetCommitRequestPartition>;
     }
 }
 
-impl Message for TxnOffsetCommitRequest {
-    const API_KEY: ApiKey = ApiKey::TxnOffsetCommit;
-    const VERSIONS: VersionRange = VersionRange::new(0, 6);
-    const FLEXIBLE_MIN: i16 = 3;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = Self::is_flexible(version);
-        check_field(
-            version >= 3,
-            &self.generation_id_or_member_epoch,
-            &d.generation_id_or_member_epoch,
-            "generation_id_or_member_epoch",
-        )?;
-        check_field(version >= 3, &self.member_id, &d.member_id, "member_id")?;
-        check_field(
-            version >= 3,
-            &self.group_instance_id,
-            &d.group_instance_id,
-            "group_instance_id",
-        )?;
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &d.unknown_tagged_fields,
-            "_tagged_fields",
-        )?;
-        put_string(buf, "transactional_id", &self.transactional_id, flex)?;
-        put_string(buf, "group_id", &self.group_id, flex)?;
-        buf.put_i64(self.producer_id);
-        buf.put_i16(self.producer_epoch);
-        if version >= 3 {
-            buf.put_i32(self.generation_id_or_member_epoch);
-            put_string(buf, "member_id", &self.member_id, flex)?;
-            put_nullable_string(
-                buf,
-                "group_instance_id",
-                self.group_instance_id.as_deref(),
-                flex,
-            )?;
-        }
-        put_array(buf, "topics", &self.topics, flex, |b, x| {
-            x.write(b, version)
-        })?;
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = Self::is_flexible(version);
-        let mut m = Self {
-            transactional_id: r.string("transactional_id", flex)?,
-            group_id: r.string("group_id", flex)?,
-            producer_id: r.i64("producer_id")?,
-            producer_epoch: r.i16("producer_epoch")?,
-            ..Default::default()
-        };
-        if version >= 3 {
-            m.generation_id_or_member_epoch = r.i32("generation_id_or_member_epoch")?;
-            m.member_id = r.string("member_id", flex)?;
-            m.group_instance_id = r.nullable_string("group_instance_id", flex)?;
-        }
-        m.topics = r.array("topics", flex, |r| {
-            TxnOffsetCommitRequestTopic::read(r, version)
-        })?;
-        if flex {
-            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
-        }
-        Ok(m)
-    }
-}
-
-impl Request for TxnOffsetCommitRequest {
-    type Response = TxnOffsetCommitResponse;
-}
-
-/// Each topic that we want to commit offsets for.
-///
-/// ```
-/// use kafka_proto::{Message, messages::*};
-/// // v6 addresses the topic by id.
-/// let topic = TxnOffsetCommitRequestTopic {
-///     topic_id: [4; 16],
-///     partitions: vec![TxnOffsetCommitRequestPartition {
-///         partition_index: 0,
-///         committed_offset: 42,
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// let req = TxnOffsetCommitRequest {
-///     transactional_id: "orders-0".into(),
-///     group_id: "orders-app".into(),
-///     topics: vec![topic],
-///     ..Default::default()
-/// };
-/// assert_eq!(
-///     TxnOffsetCommitRequest::decode(&req.encode_to_vec(6).unwrap(), 6).unwrap(),
-///     req
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct TxnOffsetCommitRequestTopic {
-    /// The topic name (v0–5).
-    pub name: String,
-    /// The topic ID (v6+).
-    pub topic_id: Uuid,
+nested! {
     /// The partitions inside the topic that we want to commit offsets for.
-    pub partitions: Vec<TxnOffsetCommitRequestPartition>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl TxnOffsetCommitRequestTopic {
-    fn write<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = version >= 3;
-        check_field(version <= 5, &self.name, &d.name, "topics.name")?;
-        check_field(version >= 6, &self.topic_id, &d.topic_id, "topics.topic_id")?;
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &d.unknown_tagged_fields,
-            "topics._tagged_fields",
-        )?;
-        if version <= 5 {
-            put_string(buf, "topics.name", &self.name, flex)?;
-        }
-        if version >= 6 {
-            put_uuid(buf, &self.topic_id);
-        }
-        put_array(buf, "topics.partitions", &self.partitions, flex, |b, x| {
-            x.write(b, version)
-        })?;
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn read(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = version >= 3;
-        let mut m = Self::default();
-        if version <= 5 {
-            m.name = r.string("topics.name", flex)?;
-        }
-        if version >= 6 {
-            m.topic_id = r.uuid("topics.topic_id")?;
-        }
-        m.partitions = r.array("topics.partitions", flex, |r| {
-            TxnOffsetCommitRequestPartition::read(r, version)
-        })?;
-        if flex {
-            m.unknown_tagged_fields = r.unknown_tagged_fields("topics._tagged_fields")?;
-        }
-        Ok(m)
+    ///
+    /// ```
+    /// use kafka_proto::messages::TxnOffsetCommitRequestPartition;
+    /// // Commit the offset of the next record to read.
+    /// let p = TxnOffsetCommitRequestPartition {
+    ///     partition_index: 2,
+    ///     committed_offset: 1_001,
+    ///     committed_metadata: Some(String::new()),
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(p.committed_leader_epoch, -1);
+    /// ```
+    pub struct TxnOffsetCommitRequestPartition [in "topics.partitions.", flexible 3] {
+        /// The index of the partition within the topic.
+        partition_index: i32;
+        /// The message offset to be committed.
+        committed_offset: i64;
+        /// The leader epoch of the last consumed record (v2+, default -1).
+        committed_leader_epoch: i32 = -1, versions 2..;
+        /// Any associated metadata the client wants to keep (nullable).
+        committed_metadata: Option<String> = Some(String::new()), nullable ..;
     }
 }
 
-/// The partitions inside the topic that we want to commit offsets for.
-///
-/// ```
-/// use kafka_proto::messages::TxnOffsetCommitRequestPartition;
-/// // Commit the offset of the next record to read.
-/// let p = TxnOffsetCommitRequestPartition {
-///     partition_index: 2,
-///     committed_offset: 1_001,
-///     committed_metadata: Some(String::new()),
-///     ..Default::default()
-/// };
-/// assert_eq!(p.committed_leader_epoch, -1);
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct TxnOffsetCommitRequestPartition {
-    /// The index of the partition within the topic.
-    pub partition_index: i32,
-    /// The message offset to be committed.
-    pub committed_offset: i64,
-    /// The leader epoch of the last consumed record (v2+, default -1).
-    pub committed_leader_epoch: i32,
-    /// Any associated metadata the client wants to keep (nullable).
-    pub committed_metadata: Option<String>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Default for TxnOffsetCommitRequestPartition {
-    fn default() -> Self {
-        Self {
-            partition_index: 0,
-            committed_offset: 0,
-            committed_leader_epoch: -1,
-            committed_metadata: Some(String::new()),
-            unknown_tagged_fields: Vec::new(),
-        }
+message! {
+    /// The per-partition outcome of a transactional offset commit.
+    ///
+    /// ```
+    /// use kafka_proto::{ErrorCode, Message, messages::*};
+    /// let resp = TxnOffsetCommitResponse {
+    ///     topics: vec![TxnOffsetCommitResponseTopic {
+    ///         name: "orders".into(),
+    ///         partitions: vec![TxnOffsetCommitResponsePartition {
+    ///             partition_index: 0,
+    ///             error_code: 0,
+    ///             ..Default::default()
+    ///         }],
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// let back = TxnOffsetCommitResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
+    /// assert_eq!(
+    ///     ErrorCode::from(back.topics[0].partitions[0].error_code),
+    ///     ErrorCode::None
+    /// );
+    /// ```
+    pub struct TxnOffsetCommitResponse [message TxnOffsetCommit, versions 0..=6, flexible 3, response] {
+        /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
+        throttle_time_ms: i32;
+        /// The responses for each topic.
+        topics: Vec<TxnOffsetCommitResponseTopic>;
     }
 }
 
-impl TxnOffsetCommitRequestPartition {
-    fn write<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = version >= 3;
-        check_field(
-            version >= 2,
-            &self.committed_leader_epoch,
-            &d.committed_leader_epoch,
-            "topics.partitions.committed_leader_epoch",
-        )?;
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &d.unknown_tagged_fields,
-            "topics.partitions._tagged_fields",
-        )?;
-        buf.put_i32(self.partition_index);
-        buf.put_i64(self.committed_offset);
-        if version >= 2 {
-            buf.put_i32(self.committed_leader_epoch);
-        }
-        put_nullable_string(
-            buf,
-            "topics.partitions.committed_metadata",
-            self.committed_metadata.as_deref(),
-            flex,
-        )?;
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn read(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = version >= 3;
-        let mut m = Self {
-            partition_index: r.i32("topics.partitions.partition_index")?,
-            committed_offset: r.i64("topics.partitions.committed_offset")?,
-            ..Default::default()
-        };
-        if version >= 2 {
-            m.committed_leader_epoch = r.i32("topics.partitions.committed_leader_epoch")?;
-        }
-        m.committed_metadata = r.nullable_string("topics.partitions.committed_metadata", flex)?;
-        if flex {
-            m.unknown_tagged_fields =
-                r.unknown_tagged_fields("topics.partitions._tagged_fields")?;
-        }
-        Ok(m)
-    }
-}
-
-/// The per-partition outcome of a transactional offset commit.
-///
-/// ```
-/// use kafka_proto::{ErrorCode, Message, messages::*};
-/// let resp = TxnOffsetCommitResponse {
-///     topics: vec![TxnOffsetCommitResponseTopic {
-///         name: "orders".into(),
-///         partitions: vec![TxnOffsetCommitResponsePartition {
-///             partition_index: 0,
-///             error_code: 0,
-///             ..Default::default()
-///         }],
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// let back = TxnOffsetCommitResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
-/// assert_eq!(
-///     ErrorCode::from(back.topics[0].partitions[0].error_code),
-///     ErrorCode::None
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct TxnOffsetCommitResponse {
-    /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
-    pub throttle_time_ms: i32,
+nested! {
     /// The responses for each topic.
-    pub topics: Vec<TxnOffsetCommitResponseTopic>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl Message for TxnOffsetCommitResponse {
-    const API_KEY: ApiKey = ApiKey::TxnOffsetCommit;
-    const VERSIONS: VersionRange = VersionRange::new(0, 6);
-    const FLEXIBLE_MIN: i16 = 3;
-
-    fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = Self::is_flexible(version);
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &d.unknown_tagged_fields,
-            "_tagged_fields",
-        )?;
-        buf.put_i32(self.throttle_time_ms);
-        put_array(buf, "topics", &self.topics, flex, |b, x| {
-            x.write(b, version)
-        })?;
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = Self::is_flexible(version);
-        let mut m = Self {
-            throttle_time_ms: r.i32("throttle_time_ms")?,
-            topics: r.array("topics", flex, |r| {
-                TxnOffsetCommitResponseTopic::read(r, version)
-            })?,
-            ..Default::default()
-        };
-        if flex {
-            m.unknown_tagged_fields = r.unknown_tagged_fields("_tagged_fields")?;
-        }
-        Ok(m)
+    ///
+    /// ```
+    /// use kafka_proto::{Message, messages::*};
+    /// let resp = TxnOffsetCommitResponse {
+    ///     topics: vec![TxnOffsetCommitResponseTopic {
+    ///         name: "orders".into(),
+    ///         partitions: vec![TxnOffsetCommitResponsePartition {
+    ///             partition_index: 0,
+    ///             error_code: 0,
+    ///             ..Default::default()
+    ///         }],
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// assert_eq!(
+    ///     TxnOffsetCommitResponse::decode(&resp.encode_to_vec(3).unwrap(), 3).unwrap(),
+    ///     resp
+    /// );
+    /// ```
+    pub struct TxnOffsetCommitResponseTopic [in "topics.", flexible 3] {
+        /// The topic name (v0–5).
+        name: String, versions ..=5;
+        /// The topic ID (v6+).
+        topic_id: Uuid, versions 6..;
+        /// The responses for each partition in the topic.
+        partitions: Vec<TxnOffsetCommitResponsePartition>;
     }
 }
 
-impl Response for TxnOffsetCommitResponse {}
-
-/// The responses for each topic.
-///
-/// ```
-/// use kafka_proto::{Message, messages::*};
-/// let resp = TxnOffsetCommitResponse {
-///     topics: vec![TxnOffsetCommitResponseTopic {
-///         name: "orders".into(),
-///         partitions: vec![TxnOffsetCommitResponsePartition {
-///             partition_index: 0,
-///             error_code: 0,
-///             ..Default::default()
-///         }],
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// assert_eq!(
-///     TxnOffsetCommitResponse::decode(&resp.encode_to_vec(3).unwrap(), 3).unwrap(),
-///     resp
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct TxnOffsetCommitResponseTopic {
-    /// The topic name (v0–5).
-    pub name: String,
-    /// The topic ID (v6+).
-    pub topic_id: Uuid,
+nested! {
     /// The responses for each partition in the topic.
-    pub partitions: Vec<TxnOffsetCommitResponsePartition>,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl TxnOffsetCommitResponseTopic {
-    fn write<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = version >= 3;
-        check_field(version <= 5, &self.name, &d.name, "topics.name")?;
-        check_field(version >= 6, &self.topic_id, &d.topic_id, "topics.topic_id")?;
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &d.unknown_tagged_fields,
-            "topics._tagged_fields",
-        )?;
-        if version <= 5 {
-            put_string(buf, "topics.name", &self.name, flex)?;
-        }
-        if version >= 6 {
-            put_uuid(buf, &self.topic_id);
-        }
-        put_array(buf, "topics.partitions", &self.partitions, flex, |b, x| {
-            x.write(b, version)
-        })?;
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn read(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = version >= 3;
-        let mut m = Self::default();
-        if version <= 5 {
-            m.name = r.string("topics.name", flex)?;
-        }
-        if version >= 6 {
-            m.topic_id = r.uuid("topics.topic_id")?;
-        }
-        m.partitions = r.array("topics.partitions", flex, |r| {
-            TxnOffsetCommitResponsePartition::read(r, version)
-        })?;
-        if flex {
-            m.unknown_tagged_fields = r.unknown_tagged_fields("topics._tagged_fields")?;
-        }
-        Ok(m)
-    }
-}
-
-/// The responses for each partition in the topic.
-///
-/// ```
-/// use kafka_proto::{ErrorCode, messages::TxnOffsetCommitResponsePartition};
-/// let p = TxnOffsetCommitResponsePartition {
-///     partition_index: 0,
-///     error_code: ErrorCode::UnknownTopicOrPartition.code(),
-///     ..Default::default()
-/// };
-/// assert!(ErrorCode::from(p.error_code).is_retriable());
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct TxnOffsetCommitResponsePartition {
-    /// The partition index.
-    pub partition_index: i32,
-    /// The error code, or 0 if there was no error.
-    pub error_code: i16,
-    /// Unknown tagged fields.
-    pub unknown_tagged_fields: TaggedFields,
-}
-
-impl TxnOffsetCommitResponsePartition {
-    fn write<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
-        let d = Self::default();
-        let flex = version >= 3;
-        check_field(
-            flex,
-            &self.unknown_tagged_fields,
-            &d.unknown_tagged_fields,
-            "topics.partitions._tagged_fields",
-        )?;
-        buf.put_i32(self.partition_index);
-        buf.put_i16(self.error_code);
-        if flex {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        }
-        Ok(())
-    }
-
-    fn read(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
-        let flex = version >= 3;
-        let mut m = Self {
-            partition_index: r.i32("topics.partitions.partition_index")?,
-            error_code: r.i16("topics.partitions.error_code")?,
-            ..Default::default()
-        };
-        if flex {
-            m.unknown_tagged_fields =
-                r.unknown_tagged_fields("topics.partitions._tagged_fields")?;
-        }
-        Ok(m)
+    ///
+    /// ```
+    /// use kafka_proto::{ErrorCode, messages::TxnOffsetCommitResponsePartition};
+    /// let p = TxnOffsetCommitResponsePartition {
+    ///     partition_index: 0,
+    ///     error_code: ErrorCode::UnknownTopicOrPartition.code(),
+    ///     ..Default::default()
+    /// };
+    /// assert!(ErrorCode::from(p.error_code).is_retriable());
+    /// ```
+    pub struct TxnOffsetCommitResponsePartition [in "topics.partitions.", flexible 3] {
+        /// The partition index.
+        partition_index: i32;
+        /// The error code, or 0 if there was no error.
+        error_code: i16;
     }
 }
 
@@ -746,6 +409,8 @@ mod arbitrary {
 mod tests {
     use super::*;
     use crate::EncodeErrorKind;
+    #[allow(unused_imports)]
+    use crate::Message;
 
     /// A v0 request written by hand from the schema layout.
     #[test]
@@ -843,6 +508,8 @@ mod tests {
 #[cfg(test)]
 mod round_trip {
     use super::*;
+    #[allow(unused_imports)]
+    use crate::Message;
     use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
 
     #[test]

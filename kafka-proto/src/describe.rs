@@ -1,0 +1,641 @@
+//! Each message described once.
+//!
+//! A message (or a struct nested in one) is written as a table with the
+//! crate's `message!` and `nested!` macros: one
+//! line per field with its Rust type, and where they differ from the
+//! defaults its default value, the versions that carry it, the versions in
+//! which it may be null and its tag. Everything else follows from that one
+//! description:
+//!
+//! - the struct, with `unknown_tagged_fields` last (unless the message is
+//!   never flexible), and its `Default`;
+//! - encoding: first every field a version cannot carry is checked to hold
+//!   its default (else [`EncodeErrorKind::FieldNotInVersion`], naming the
+//!   field's path) and every null to be allowed
+//!   ([`EncodeErrorKind::NullNotAllowed`]), then the fields are written in
+//!   order, tagged fields last in one tagged section (flexible versions only;
+//!   a tagged field holding its default is not written);
+//! - decoding: the fields in order, the tagged section in flexible versions
+//!   (known tags into their fields, the rest kept verbatim), a null where the
+//!   version does not allow one is [`DecodeErrorKind::UnexpectedNull`];
+//! - the encoded size, and for messages the API key, version range and first
+//!   flexible version ([`Message`](crate::Message)).
+//!
+//! The wire type follows from the Rust type ([`Field`]): `bool`, `i8`, `i16`,
+//! `u16`, `i32`, `u32`, `i64`, `f64`, [`Uuid`], `String` (STRING /
+//! COMPACT_STRING), `Bytes` (BYTES, also the RECORDS type), `Vec<T>` (ARRAY /
+//! COMPACT_ARRAY), a nested struct, and `Option<String>`, `Option<Bytes>`,
+//! `Option<Vec<T>>` for nullable ones.
+//!
+//! **Nulls, one rule.** A nullable field is an `Option`. It may be `None`
+//! only in the versions its `nullable` range names (the schema's
+//! `nullableVersions`); elsewhere `None` is refused on encode and a null on
+//! the wire is refused on decode. Its default is the schema's default: `None`
+//! where the schema says `"default": "null"`, otherwise the empty value.
+//!
+//! A field line reads
+//!
+//! ```text
+//! /// Doc comment.
+//! name: Type [= default] [, versions RANGE] [, nullable RANGE] [, tag N];
+//! ```
+//!
+//! with the options in that order, `RANGE` any `i16` range expression
+//! (`5..`, `..=12`, `3..=7`, `..`), and the field path for error messages
+//! made of the struct's path and the field name.
+
+use crate::primitives::{
+    Reader, TaggedFields, Uuid, put_array, put_bool, put_bytes, put_nullable_array,
+    put_nullable_bytes, put_nullable_string, put_string, put_uuid, uvarint_len,
+};
+use crate::{DecodeError, EncodeError};
+#[cfg(doc)]
+use crate::{DecodeErrorKind, EncodeErrorKind};
+use bytes::{BufMut, Bytes};
+use std::ops::RangeBounds;
+
+/// True when `versions` holds `version` (any `i16` range expression).
+#[inline(always)]
+pub(crate) fn has(versions: impl RangeBounds<i16>, version: i16) -> bool {
+    versions.contains(&version)
+}
+
+/// The tagged fields of a struct that is never flexible: none.
+pub(crate) static NO_TAGS: TaggedFields = Vec::new();
+
+/// True when `value` equals its field's `default`.
+#[inline(always)]
+pub(crate) fn is_default<T: PartialEq>(value: &T, default: T) -> bool {
+    *value == default
+}
+
+/// A value with a Kafka wire form; its encoding may depend on the message
+/// version and on whether that version is flexible (compact lengths, tagged
+/// sections).
+pub(crate) trait Field: Sized {
+    /// Writes the value; `name` is the field's path for errors.
+    fn put<B: BufMut>(
+        &self,
+        buf: &mut B,
+        version: i16,
+        flex: bool,
+        name: &'static str,
+    ) -> Result<(), EncodeError>;
+
+    /// Reads a value.
+    fn get(
+        r: &mut Reader<'_>,
+        version: i16,
+        flex: bool,
+        name: &'static str,
+    ) -> Result<Self, DecodeError>;
+
+    /// The number of bytes [`put`](Field::put) writes.
+    fn size(&self, version: i16, flex: bool) -> usize;
+
+    /// True for the null of a nullable type.
+    #[inline(always)]
+    fn is_null(&self) -> bool {
+        false
+    }
+}
+
+macro_rules! fixed_width {
+    ($($ty:ty => $put:ident, $get:ident, $width:expr;)*) => {$(
+        impl Field for $ty {
+            #[inline(always)]
+            fn put<B: BufMut>(&self, buf: &mut B, _: i16, _: bool, _: &'static str) -> Result<(), EncodeError> {
+                buf.$put(*self);
+                Ok(())
+            }
+            #[inline(always)]
+            fn get(r: &mut Reader<'_>, _: i16, _: bool, name: &'static str) -> Result<Self, DecodeError> {
+                r.$get(name)
+            }
+            #[inline(always)]
+            fn size(&self, _: i16, _: bool) -> usize {
+                $width
+            }
+        }
+    )*};
+}
+
+fixed_width! {
+    i8 => put_i8, i8, 1;
+    i16 => put_i16, i16, 2;
+    u16 => put_u16, u16, 2;
+    i32 => put_i32, i32, 4;
+    u32 => put_u32, u32, 4;
+    i64 => put_i64, i64, 8;
+    f64 => put_f64, f64, 8;
+}
+
+impl Field for bool {
+    #[inline(always)]
+    fn put<B: BufMut>(
+        &self,
+        buf: &mut B,
+        _: i16,
+        _: bool,
+        _: &'static str,
+    ) -> Result<(), EncodeError> {
+        put_bool(buf, *self);
+        Ok(())
+    }
+    #[inline(always)]
+    fn get(r: &mut Reader<'_>, _: i16, _: bool, name: &'static str) -> Result<Self, DecodeError> {
+        r.bool(name)
+    }
+    #[inline(always)]
+    fn size(&self, _: i16, _: bool) -> usize {
+        1
+    }
+}
+
+impl Field for Uuid {
+    #[inline(always)]
+    fn put<B: BufMut>(
+        &self,
+        buf: &mut B,
+        _: i16,
+        _: bool,
+        _: &'static str,
+    ) -> Result<(), EncodeError> {
+        put_uuid(buf, self);
+        Ok(())
+    }
+    #[inline(always)]
+    fn get(r: &mut Reader<'_>, _: i16, _: bool, name: &'static str) -> Result<Self, DecodeError> {
+        r.uuid(name)
+    }
+    #[inline(always)]
+    fn size(&self, _: i16, _: bool) -> usize {
+        16
+    }
+}
+
+/// The length prefix's size: compact `uvarint(len + 1)`, classic `width`.
+#[inline(always)]
+fn prefix_size(len: Option<usize>, flex: bool, width: usize) -> usize {
+    match (len, flex) {
+        (None, true) => 1,
+        (Some(n), true) => uvarint_len((n as u32).wrapping_add(1)),
+        (_, false) => width,
+    }
+}
+
+impl Field for String {
+    #[inline]
+    fn put<B: BufMut>(
+        &self,
+        buf: &mut B,
+        _: i16,
+        flex: bool,
+        name: &'static str,
+    ) -> Result<(), EncodeError> {
+        put_string(buf, name, self, flex)
+    }
+    #[inline]
+    fn get(
+        r: &mut Reader<'_>,
+        _: i16,
+        flex: bool,
+        name: &'static str,
+    ) -> Result<Self, DecodeError> {
+        r.string(name, flex)
+    }
+    #[inline]
+    fn size(&self, _: i16, flex: bool) -> usize {
+        prefix_size(Some(self.len()), flex, 2) + self.len()
+    }
+}
+
+impl Field for Option<String> {
+    #[inline]
+    fn put<B: BufMut>(
+        &self,
+        buf: &mut B,
+        _: i16,
+        flex: bool,
+        name: &'static str,
+    ) -> Result<(), EncodeError> {
+        put_nullable_string(buf, name, self.as_deref(), flex)
+    }
+    #[inline]
+    fn get(
+        r: &mut Reader<'_>,
+        _: i16,
+        flex: bool,
+        name: &'static str,
+    ) -> Result<Self, DecodeError> {
+        r.nullable_string(name, flex)
+    }
+    #[inline]
+    fn size(&self, _: i16, flex: bool) -> usize {
+        prefix_size(self.as_ref().map(String::len), flex, 2) + self.as_ref().map_or(0, String::len)
+    }
+    #[inline(always)]
+    fn is_null(&self) -> bool {
+        self.is_none()
+    }
+}
+
+impl Field for Bytes {
+    #[inline]
+    fn put<B: BufMut>(
+        &self,
+        buf: &mut B,
+        _: i16,
+        flex: bool,
+        name: &'static str,
+    ) -> Result<(), EncodeError> {
+        put_bytes(buf, name, self, flex)
+    }
+    #[inline]
+    fn get(
+        r: &mut Reader<'_>,
+        _: i16,
+        flex: bool,
+        name: &'static str,
+    ) -> Result<Self, DecodeError> {
+        r.bytes(name, flex)
+    }
+    #[inline]
+    fn size(&self, _: i16, flex: bool) -> usize {
+        prefix_size(Some(self.len()), flex, 4) + self.len()
+    }
+}
+
+impl Field for Option<Bytes> {
+    #[inline]
+    fn put<B: BufMut>(
+        &self,
+        buf: &mut B,
+        _: i16,
+        flex: bool,
+        name: &'static str,
+    ) -> Result<(), EncodeError> {
+        put_nullable_bytes(buf, name, self.as_deref(), flex)
+    }
+    #[inline]
+    fn get(
+        r: &mut Reader<'_>,
+        _: i16,
+        flex: bool,
+        name: &'static str,
+    ) -> Result<Self, DecodeError> {
+        r.nullable_bytes(name, flex)
+    }
+    #[inline]
+    fn size(&self, _: i16, flex: bool) -> usize {
+        prefix_size(self.as_ref().map(Bytes::len), flex, 4) + self.as_ref().map_or(0, Bytes::len)
+    }
+    #[inline(always)]
+    fn is_null(&self) -> bool {
+        self.is_none()
+    }
+}
+
+impl<T: Field> Field for Vec<T> {
+    #[inline]
+    fn put<B: BufMut>(
+        &self,
+        buf: &mut B,
+        version: i16,
+        flex: bool,
+        name: &'static str,
+    ) -> Result<(), EncodeError> {
+        put_array(buf, name, self, flex, |b, x| x.put(b, version, flex, name))
+    }
+    #[inline]
+    fn get(
+        r: &mut Reader<'_>,
+        version: i16,
+        flex: bool,
+        name: &'static str,
+    ) -> Result<Self, DecodeError> {
+        r.array(name, flex, |r| T::get(r, version, flex, name))
+    }
+    #[inline]
+    fn size(&self, version: i16, flex: bool) -> usize {
+        prefix_size(Some(self.len()), flex, 4)
+            + self.iter().map(|x| x.size(version, flex)).sum::<usize>()
+    }
+}
+
+impl<T: Field> Field for Option<Vec<T>> {
+    #[inline]
+    fn put<B: BufMut>(
+        &self,
+        buf: &mut B,
+        version: i16,
+        flex: bool,
+        name: &'static str,
+    ) -> Result<(), EncodeError> {
+        put_nullable_array(buf, name, self.as_deref(), flex, |b, x| {
+            x.put(b, version, flex, name)
+        })
+    }
+    #[inline]
+    fn get(
+        r: &mut Reader<'_>,
+        version: i16,
+        flex: bool,
+        name: &'static str,
+    ) -> Result<Self, DecodeError> {
+        r.nullable_array(name, flex, |r| T::get(r, version, flex, name))
+    }
+    #[inline]
+    fn size(&self, version: i16, flex: bool) -> usize {
+        match self {
+            None => prefix_size(None, flex, 4),
+            Some(v) => v.size(version, flex),
+        }
+    }
+    #[inline(always)]
+    fn is_null(&self) -> bool {
+        self.is_none()
+    }
+}
+
+/// The size of a tagged section holding `known` (tag, payload size) pairs
+/// and `unknown` fields.
+#[inline]
+pub(crate) fn tagged_section_size(
+    known_count: usize,
+    known_bytes: usize,
+    unknown: &TaggedFields,
+) -> usize {
+    let unknown_bytes: usize = unknown
+        .iter()
+        .map(|(tag, p)| uvarint_len(*tag) + uvarint_len(p.len() as u32) + p.len())
+        .sum();
+    uvarint_len((known_count + unknown.len()) as u32) + known_bytes + unknown_bytes
+}
+
+/// The size one known tagged field adds to its section.
+#[inline]
+pub(crate) fn tagged_field_size(tag: u32, payload: usize) -> usize {
+    uvarint_len(tag) + uvarint_len(payload as u32) + payload
+}
+
+/// Describes a struct nested in a message (see the [module docs](self)):
+/// `[in "path.", flexible N]` gives the prefix of its fields' paths and the
+/// message's first flexible version (`never` if none).
+macro_rules! nested {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident [in $path:literal, flexible $flex:tt] {
+            $(
+                $(#[$fmeta:meta])*
+                $field:ident : $ty:ty $(= $default:expr)? $(, versions $versions:expr)? $(, nullable $nullable:expr)? $(, tag $tag:literal)?;
+            )*
+        }
+    ) => {
+        $crate::describe::describe_struct! {
+            $(#[$meta])*
+            pub struct $name [$path, $flex] {
+                $( $(#[$fmeta])* $field : $ty $(= $default)? $(, versions $versions)? $(, nullable $nullable)? $(, tag $tag)?; )*
+            }
+        }
+
+        impl $crate::describe::Field for $name {
+            #[inline]
+            fn put<B: ::bytes::BufMut>(&self, buf: &mut B, version: i16, _: bool, _: &'static str) -> Result<(), $crate::EncodeError> {
+                self.write_body(buf, version)
+            }
+            #[inline]
+            fn get(r: &mut $crate::primitives::Reader<'_>, version: i16, _: bool, _: &'static str) -> Result<Self, $crate::DecodeError> {
+                Self::read_body(r, version)
+            }
+            #[inline]
+            fn size(&self, version: i16, _: bool) -> usize {
+                self.body_size(version)
+            }
+        }
+    };
+}
+
+/// Describes a top-level message (see the [module docs](self)):
+/// `[message ApiKeyVariant, versions MIN..=MAX, flexible N, request Response]`
+/// (or `, response` for a response).
+macro_rules! message {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident [message $api:ident, versions $min:literal ..= $max:literal, flexible $flex:tt, $kind:ident $($response:ident)?] {
+            $(
+                $(#[$fmeta:meta])*
+                $field:ident : $ty:ty $(= $default:expr)? $(, versions $versions:expr)? $(, nullable $nullable:expr)? $(, tag $tag:literal)?;
+            )*
+        }
+    ) => {
+        $crate::describe::describe_struct! {
+            $(#[$meta])*
+            pub struct $name ["", $flex] {
+                $( $(#[$fmeta])* $field : $ty $(= $default)? $(, versions $versions)? $(, nullable $nullable)? $(, tag $tag)?; )*
+            }
+        }
+
+        impl $crate::Message for $name {
+            const API_KEY: $crate::ApiKey = $crate::ApiKey::$api;
+            const VERSIONS: $crate::VersionRange = $crate::VersionRange::new($min, $max);
+            const FLEXIBLE_MIN: i16 = $crate::describe::describe_struct!(@flex $flex);
+
+            #[inline]
+            fn encode_body<B: ::bytes::BufMut>(&self, buf: &mut B, version: i16) -> Result<(), $crate::EncodeError> {
+                self.write_body(buf, version)
+            }
+            #[inline]
+            fn decode_body(r: &mut $crate::primitives::Reader<'_>, version: i16) -> Result<Self, $crate::DecodeError> {
+                Self::read_body(r, version)
+            }
+            #[inline]
+            fn body_size(&self, version: i16) -> usize {
+                self.body_size(version)
+            }
+        }
+
+        $crate::describe::describe_struct!(@kind $name $kind $($response)?);
+    };
+}
+
+/// The part of `message!` and `nested!` they share: the struct, its
+/// `Default` and its `write_body` / `read_body` / `body_size`.
+macro_rules! describe_struct {
+    (@flex never) => { i16::MAX };
+    (@flex $n:literal) => { $n };
+    (@kind $name:ident request $response:ident) => { impl $crate::Request for $name { type Response = $response; } };
+    (@kind $name:ident response) => { impl $crate::Response for $name {} };
+    (@default) => { Default::default() };
+    (@default $d:expr) => { $d };
+    (@has $version:ident) => { true };
+    (@has $version:ident $v:expr) => { $crate::describe::has($v, $version) };
+    (@nullable $version:ident) => { false };
+    (@nullable $version:ident $v:expr) => { $crate::describe::has($v, $version) };
+    (@tag) => { None::<u32> };
+    (@unknown_ref never $($e:tt)*) => { &$crate::describe::NO_TAGS };
+    (@unknown_ref $n:literal $($e:tt)*) => { &$($e)* };
+    (@unknown_set never $m:ident $v:ident) => { let _ = $v; };
+    (@unknown_set $n:literal $m:ident $v:ident) => { $m.unknown_tagged_fields = $v; };
+    // A message that is never flexible has no tagged fields at all.
+    (@def never [$(#[$meta:meta])*] $name:ident { $( [$(#[$fmeta:meta])*] $field:ident : $ty:ty = ($default:expr), )* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct $name {
+            $( $(#[$fmeta])* pub $field: $ty, )*
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self { $( $field: $default, )* }
+            }
+        }
+    };
+    (@def $n:literal [$(#[$meta:meta])*] $name:ident { $( [$(#[$fmeta:meta])*] $field:ident : $ty:ty = ($default:expr), )* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct $name {
+            $( $(#[$fmeta])* pub $field: $ty, )*
+            /// Unknown tagged fields (flexible versions), kept verbatim.
+            pub unknown_tagged_fields: $crate::primitives::TaggedFields,
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self {
+                    $( $field: $default, )*
+                    unknown_tagged_fields: Vec::new(),
+                }
+            }
+        }
+    };
+    (@tag $t:literal) => { Some::<u32>($t) };
+
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident [$path:literal, $flex:tt] {
+            $(
+                $(#[$fmeta:meta])*
+                $field:ident : $ty:ty $(= $default:expr)? $(, versions $versions:expr)? $(, nullable $nullable:expr)? $(, tag $tag:literal)?;
+            )*
+        }
+    ) => {
+        $crate::describe::describe_struct! {
+            @def $flex [$(#[$meta])*] $name {
+                $( [$(#[$fmeta])*] $field : $ty = ($crate::describe::describe_struct!(@default $($default)?)), )*
+            }
+        }
+
+        #[allow(clippy::needless_update, unused_variables, unused_mut)]
+        impl $name {
+            /// The first flexible version.
+            const FLEX: i16 = $crate::describe::describe_struct!(@flex $flex);
+            /// The path of the unknown tagged fields, for errors.
+            const TAGS_PATH: &'static str = concat!($path, "_tagged_fields");
+
+            /// Writes the struct at `version` (see [`crate::describe`]).
+            pub(crate) fn write_body<B: ::bytes::BufMut>(&self, buf: &mut B, version: i16) -> Result<(), $crate::EncodeError> {
+                use $crate::describe::Field as _;
+                let flex = version >= Self::FLEX;
+                $(
+                    if !$crate::describe::describe_struct!(@has version $($versions)?) {
+                        if !$crate::describe::is_default(&self.$field, $crate::describe::describe_struct!(@default $($default)?)) {
+                            return Err($crate::EncodeError::not_in_version(concat!($path, stringify!($field))));
+                        }
+                    } else if !$crate::describe::describe_struct!(@nullable version $($nullable)?) && self.$field.is_null() {
+                        return Err($crate::EncodeError::new(
+                            concat!($path, stringify!($field)),
+                            $crate::EncodeErrorKind::NullNotAllowed,
+                        ));
+                    }
+                )*
+                if !flex && !$crate::describe::describe_struct!(@unknown_ref $flex self.unknown_tagged_fields).is_empty() {
+                    return Err($crate::EncodeError::not_in_version(Self::TAGS_PATH));
+                }
+                $(
+                    if $crate::describe::describe_struct!(@tag $($tag)?).is_none() && $crate::describe::describe_struct!(@has version $($versions)?) {
+                        self.$field.put(buf, version, flex, concat!($path, stringify!($field)))?;
+                    }
+                )*
+                if flex {
+                    let mut tags = $crate::primitives::TaggedWriter::new();
+                    $(
+                        if let Some(tag) = $crate::describe::describe_struct!(@tag $($tag)?) {
+                            if $crate::describe::describe_struct!(@has version $($versions)?)
+                                && !$crate::describe::is_default(&self.$field, $crate::describe::describe_struct!(@default $($default)?))
+                            {
+                                tags.field(tag, |b| self.$field.put(b, version, true, concat!($path, stringify!($field))))?;
+                            }
+                        }
+                    )*
+                    tags.finish(buf, $crate::describe::describe_struct!(@unknown_ref $flex self.unknown_tagged_fields))?;
+                }
+                Ok(())
+            }
+
+            /// Reads the struct at `version` (see [`crate::describe`]).
+            pub(crate) fn read_body(r: &mut $crate::primitives::Reader<'_>, version: i16) -> Result<Self, $crate::DecodeError> {
+                use $crate::describe::Field as _;
+                let flex = version >= Self::FLEX;
+                let mut m = Self::default();
+                $(
+                    if $crate::describe::describe_struct!(@tag $($tag)?).is_none() && $crate::describe::describe_struct!(@has version $($versions)?) {
+                        m.$field = <$ty as $crate::describe::Field>::get(r, version, flex, concat!($path, stringify!($field)))?;
+                        if !$crate::describe::describe_struct!(@nullable version $($nullable)?) && m.$field.is_null() {
+                            return Err($crate::DecodeError::new(
+                                concat!($path, stringify!($field)),
+                                $crate::DecodeErrorKind::UnexpectedNull,
+                            ));
+                        }
+                    }
+                )*
+                if flex {
+                    let unknown = r.tagged_fields(Self::TAGS_PATH, |tag, sub| {
+                        $(
+                            if $crate::describe::describe_struct!(@tag $($tag)?) == Some(tag)
+                                && $crate::describe::describe_struct!(@has version $($versions)?)
+                            {
+                                m.$field = <$ty as $crate::describe::Field>::get(sub, version, true, concat!($path, stringify!($field)))?;
+                                return Ok(true);
+                            }
+                        )*
+                        Ok(false)
+                    })?;
+                    $crate::describe::describe_struct!(@unknown_set $flex m unknown);
+                }
+                Ok(m)
+            }
+
+            /// The number of bytes [`write_body`](Self::write_body) writes at `version`.
+            pub(crate) fn body_size(&self, version: i16) -> usize {
+                use $crate::describe::Field as _;
+                let flex = version >= Self::FLEX;
+                let mut n = 0usize;
+                $(
+                    if $crate::describe::describe_struct!(@tag $($tag)?).is_none() && $crate::describe::describe_struct!(@has version $($versions)?) {
+                        n += self.$field.size(version, flex);
+                    }
+                )*
+                if flex {
+                    let (mut count, mut bytes) = (0usize, 0usize);
+                    $(
+                        if let Some(tag) = $crate::describe::describe_struct!(@tag $($tag)?) {
+                            if $crate::describe::describe_struct!(@has version $($versions)?)
+                                && !$crate::describe::is_default(&self.$field, $crate::describe::describe_struct!(@default $($default)?))
+                            {
+                                count += 1;
+                                bytes += $crate::describe::tagged_field_size(tag, self.$field.size(version, true));
+                            }
+                        }
+                    )*
+                    n += $crate::describe::tagged_section_size(count, bytes, $crate::describe::describe_struct!(@unknown_ref $flex self.unknown_tagged_fields));
+                }
+                n
+            }
+        }
+    };
+}
+
+pub(crate) use describe_struct;
+pub(crate) use message;
+pub(crate) use nested;
