@@ -534,6 +534,7 @@ macro_rules! describe_struct {
             const TAGS_PATH: &'static str = concat!($path, "_tagged_fields");
 
             /// Writes the struct at `version` (see [`crate::describe`]).
+            #[inline]
             pub(crate) fn write_body<B: ::bytes::BufMut>(&self, buf: &mut B, version: i16) -> Result<(), $crate::EncodeError> {
                 use $crate::describe::Field as _;
                 let flex = version >= Self::FLEX;
@@ -607,6 +608,7 @@ macro_rules! describe_struct {
             }
 
             /// The number of bytes [`write_body`](Self::write_body) writes at `version`.
+            #[inline]
             pub(crate) fn body_size(&self, version: i16) -> usize {
                 use $crate::describe::Field as _;
                 let flex = version >= Self::FLEX;
