@@ -19,7 +19,14 @@
 //!   (known tags into their fields, the rest kept verbatim), a null where the
 //!   version does not allow one is [`DecodeErrorKind::UnexpectedNull`];
 //! - the encoded size, and for messages the API key, version range and first
-//!   flexible version ([`Message`](crate::Message)).
+//!   flexible version ([`Message`](crate::Message));
+//! - with the `arbitrary` feature (and in tests), a proptest strategy per
+//!   message and version ([`VersionedArbitrary`](crate::testing::VersionedArbitrary)):
+//!   random values for the fields the version carries (null only where it
+//!   may be), defaults for the others, random unknown tags where flexible.
+//!
+//! Adding a message is writing its two tables (request and response) and a
+//! round-trip test line, `round_trip_all_versions::<TheRequest>(64)`.
 //!
 //! The wire type follows from the Rust type ([`Field`]): `bool`, `i8`, `i16`,
 //! `u16`, `i32`, `u32`, `i64`, `f64`, [`Uuid`], `String` (STRING /
@@ -184,116 +191,48 @@ fn prefix_size(len: Option<usize>, flex: bool, width: usize) -> usize {
     }
 }
 
-impl Field for String {
-    #[inline]
-    fn put<B: BufMut>(
-        &self,
-        buf: &mut B,
-        _: i16,
-        flex: bool,
-        name: &'static str,
-    ) -> Result<(), EncodeError> {
-        put_string(buf, name, self, flex)
-    }
-    #[inline]
-    fn get(
-        r: &mut Reader<'_>,
-        _: i16,
-        flex: bool,
-        name: &'static str,
-    ) -> Result<Self, DecodeError> {
-        r.string(name, flex)
-    }
-    #[inline]
-    fn size(&self, _: i16, flex: bool) -> usize {
-        prefix_size(Some(self.len()), flex, 2) + self.len()
-    }
+macro_rules! length_prefixed {
+    ($($ty:ty => $put:ident, $put_nullable:ident, $get:ident, $get_nullable:ident, $classic_width:expr;)*) => {$(
+        impl Field for $ty {
+            #[inline]
+            fn put<B: BufMut>(&self, buf: &mut B, _: i16, flex: bool, name: &'static str) -> Result<(), EncodeError> {
+                $put(buf, name, self, flex)
+            }
+            #[inline]
+            fn get(r: &mut Reader<'_>, _: i16, flex: bool, name: &'static str) -> Result<Self, DecodeError> {
+                r.$get(name, flex)
+            }
+            #[inline]
+            fn size(&self, _: i16, flex: bool) -> usize {
+                prefix_size(Some(self.len()), flex, $classic_width) + self.len()
+            }
+        }
+
+        impl Field for Option<$ty> {
+            #[inline]
+            fn put<B: BufMut>(&self, buf: &mut B, _: i16, flex: bool, name: &'static str) -> Result<(), EncodeError> {
+                $put_nullable(buf, name, self.as_deref(), flex)
+            }
+            #[inline]
+            fn get(r: &mut Reader<'_>, _: i16, flex: bool, name: &'static str) -> Result<Self, DecodeError> {
+                r.$get_nullable(name, flex)
+            }
+            #[inline]
+            fn size(&self, _: i16, flex: bool) -> usize {
+                let len = self.as_ref().map(|v| v.len());
+                prefix_size(len, flex, $classic_width) + len.unwrap_or(0)
+            }
+            #[inline(always)]
+            fn is_null(&self) -> bool {
+                self.is_none()
+            }
+        }
+    )*};
 }
 
-impl Field for Option<String> {
-    #[inline]
-    fn put<B: BufMut>(
-        &self,
-        buf: &mut B,
-        _: i16,
-        flex: bool,
-        name: &'static str,
-    ) -> Result<(), EncodeError> {
-        put_nullable_string(buf, name, self.as_deref(), flex)
-    }
-    #[inline]
-    fn get(
-        r: &mut Reader<'_>,
-        _: i16,
-        flex: bool,
-        name: &'static str,
-    ) -> Result<Self, DecodeError> {
-        r.nullable_string(name, flex)
-    }
-    #[inline]
-    fn size(&self, _: i16, flex: bool) -> usize {
-        prefix_size(self.as_ref().map(String::len), flex, 2) + self.as_ref().map_or(0, String::len)
-    }
-    #[inline(always)]
-    fn is_null(&self) -> bool {
-        self.is_none()
-    }
-}
-
-impl Field for Bytes {
-    #[inline]
-    fn put<B: BufMut>(
-        &self,
-        buf: &mut B,
-        _: i16,
-        flex: bool,
-        name: &'static str,
-    ) -> Result<(), EncodeError> {
-        put_bytes(buf, name, self, flex)
-    }
-    #[inline]
-    fn get(
-        r: &mut Reader<'_>,
-        _: i16,
-        flex: bool,
-        name: &'static str,
-    ) -> Result<Self, DecodeError> {
-        r.bytes(name, flex)
-    }
-    #[inline]
-    fn size(&self, _: i16, flex: bool) -> usize {
-        prefix_size(Some(self.len()), flex, 4) + self.len()
-    }
-}
-
-impl Field for Option<Bytes> {
-    #[inline]
-    fn put<B: BufMut>(
-        &self,
-        buf: &mut B,
-        _: i16,
-        flex: bool,
-        name: &'static str,
-    ) -> Result<(), EncodeError> {
-        put_nullable_bytes(buf, name, self.as_deref(), flex)
-    }
-    #[inline]
-    fn get(
-        r: &mut Reader<'_>,
-        _: i16,
-        flex: bool,
-        name: &'static str,
-    ) -> Result<Self, DecodeError> {
-        r.nullable_bytes(name, flex)
-    }
-    #[inline]
-    fn size(&self, _: i16, flex: bool) -> usize {
-        prefix_size(self.as_ref().map(Bytes::len), flex, 4) + self.as_ref().map_or(0, Bytes::len)
-    }
-    #[inline(always)]
-    fn is_null(&self) -> bool {
-        self.is_none()
-    }
+length_prefixed! {
+    String => put_string, put_nullable_string, string, nullable_string, 2;
+    Bytes => put_bytes, put_nullable_bytes, bytes, nullable_bytes, 4;
 }
 
 impl<T: Field> Field for Vec<T> {
@@ -355,6 +294,85 @@ impl<T: Field> Field for Option<Vec<T>> {
     #[inline(always)]
     fn is_null(&self) -> bool {
         self.is_none()
+    }
+}
+
+/// A random value of a field's type for `version` (tests, fuzzing and the
+/// differential tests); `nullable` says whether this version allows null.
+#[cfg(any(test, feature = "arbitrary"))]
+pub(crate) trait FieldStrategy: Sized + Clone + std::fmt::Debug + 'static {
+    fn strategy(version: i16, nullable: bool) -> proptest::strategy::BoxedStrategy<Self>;
+}
+
+#[cfg(any(test, feature = "arbitrary"))]
+mod strategies {
+    use super::FieldStrategy;
+    use crate::primitives::Uuid;
+    use bytes::Bytes;
+    use proptest::prelude::*;
+
+    macro_rules! any_value {
+        ($($ty:ty),*) => {$(
+            impl FieldStrategy for $ty {
+                fn strategy(_: i16, _: bool) -> BoxedStrategy<Self> {
+                    any::<$ty>().boxed()
+                }
+            }
+        )*};
+    }
+    any_value!(bool, i8, i16, u16, i32, u32, i64, Uuid);
+
+    impl FieldStrategy for f64 {
+        fn strategy(_: i16, _: bool) -> BoxedStrategy<Self> {
+            (-1.0e9..1.0e9f64).boxed() // finite: NaN never equals itself
+        }
+    }
+
+    impl FieldStrategy for String {
+        fn strategy(_: i16, _: bool) -> BoxedStrategy<Self> {
+            "[a-zA-Z0-9._-]{0,12}".boxed()
+        }
+    }
+
+    impl FieldStrategy for Bytes {
+        fn strategy(_: i16, _: bool) -> BoxedStrategy<Self> {
+            proptest::collection::vec(any::<u8>(), 0..16)
+                .prop_map(Bytes::from)
+                .boxed()
+        }
+    }
+
+    impl<T: FieldStrategy> FieldStrategy for Vec<T> {
+        fn strategy(version: i16, _: bool) -> BoxedStrategy<Self> {
+            proptest::collection::vec(T::strategy(version, false), 0..4).boxed()
+        }
+    }
+
+    macro_rules! nullable {
+        ($($ty:ty),*) => {$(
+            impl FieldStrategy for Option<$ty> {
+                fn strategy(version: i16, nullable: bool) -> BoxedStrategy<Self> {
+                    let value = <$ty as FieldStrategy>::strategy(version, false);
+                    if nullable {
+                        proptest::option::of(value).boxed()
+                    } else {
+                        value.prop_map(Some).boxed()
+                    }
+                }
+            }
+        )*};
+    }
+    nullable!(String, Bytes);
+
+    impl<T: FieldStrategy> FieldStrategy for Option<Vec<T>> {
+        fn strategy(version: i16, nullable: bool) -> BoxedStrategy<Self> {
+            let value = <Vec<T> as FieldStrategy>::strategy(version, false);
+            if nullable {
+                proptest::option::of(value).boxed()
+            } else {
+                value.prop_map(Some).boxed()
+            }
+        }
     }
 }
 
@@ -456,6 +474,13 @@ macro_rules! message {
         }
 
         $crate::describe::describe_struct!(@kind $name $kind $($response)?);
+
+        #[cfg(any(test, feature = "arbitrary"))]
+        impl $crate::testing::VersionedArbitrary for $name {
+            fn arbitrary(version: i16) -> ::proptest::strategy::BoxedStrategy<Self> {
+                <Self as $crate::describe::FieldStrategy>::strategy(version, false)
+            }
+        }
     };
 }
 
@@ -476,6 +501,16 @@ macro_rules! describe_struct {
     (@unknown_ref never $($e:tt)*) => { &$crate::describe::NO_TAGS };
     (@unknown_ref $n:literal $($e:tt)*) => { &$($e)* };
     (@unknown_set never $m:ident $v:ident) => { let _ = $v; };
+    (@unknown_arb never $s:ident $flex_now:ident) => { $s };
+    (@unknown_arb $n:literal $s:ident $flex_now:ident) => {
+        ::proptest::strategy::Strategy::boxed(::proptest::strategy::Strategy::prop_map(
+            ($s, $crate::testing::arb_tagged($flex_now)),
+            |(mut m, tags)| {
+                m.unknown_tagged_fields = tags;
+                m
+            },
+        ))
+    };
     (@unknown_set $n:literal $m:ident $v:ident) => { $m.unknown_tagged_fields = $v; };
     // A message that is never flexible has no tagged fields at all.
     (@def never [$(#[$meta:meta])*] $name:ident { $( [$(#[$fmeta:meta])*] $field:ident : $ty:ty = ($default:expr), )* }) => {
@@ -633,6 +668,33 @@ macro_rules! describe_struct {
                     n += $crate::describe::tagged_section_size(count, bytes, $crate::describe::describe_struct!(@unknown_ref $flex self.unknown_tagged_fields));
                 }
                 n
+            }
+        }
+
+        /// Random values valid at a version: each field the version carries
+        /// gets a random value (null only where allowed), the others keep
+        /// their defaults.
+        #[cfg(any(test, feature = "arbitrary"))]
+        impl $crate::describe::FieldStrategy for $name {
+            #[allow(unused_variables)]
+            fn strategy(version: i16, _: bool) -> ::proptest::strategy::BoxedStrategy<Self> {
+                use ::proptest::strategy::{Just, Strategy};
+                let flex = version >= Self::FLEX;
+                let s = Just(Self::default()).boxed();
+                $(
+                    let s = if $crate::describe::describe_struct!(@has version $($versions)?) {
+                        let nullable = $crate::describe::describe_struct!(@nullable version $($nullable)?);
+                        (s, <$ty as $crate::describe::FieldStrategy>::strategy(version, nullable))
+                            .prop_map(|(mut m, v)| {
+                                m.$field = v;
+                                m
+                            })
+                            .boxed()
+                    } else {
+                        s
+                    };
+                )*
+                $crate::describe::describe_struct!(@unknown_arb $flex s flex)
             }
         }
     };

@@ -54,45 +54,6 @@ message! {
     }
 }
 
-#[cfg(any(test, feature = "arbitrary"))]
-mod arbitrary {
-    use super::*;
-    use crate::testing::{VersionedArbitrary, arb_string, arb_tagged};
-    use proptest::prelude::*;
-
-    impl VersionedArbitrary for AddOffsetsToTxnRequest {
-        fn arbitrary(version: i16) -> BoxedStrategy<Self> {
-            (
-                arb_string(true),
-                any::<i64>(),
-                any::<i16>(),
-                arb_string(true),
-                arb_tagged(version >= 3),
-            )
-                .prop_map(|(tid, pid, epoch, group, t)| AddOffsetsToTxnRequest {
-                    transactional_id: tid,
-                    producer_id: pid,
-                    producer_epoch: epoch,
-                    group_id: group,
-                    unknown_tagged_fields: t,
-                })
-                .boxed()
-        }
-    }
-
-    impl VersionedArbitrary for AddOffsetsToTxnResponse {
-        fn arbitrary(version: i16) -> BoxedStrategy<Self> {
-            (any::<i32>(), any::<i16>(), arb_tagged(version >= 3))
-                .prop_map(|(th, e, t)| AddOffsetsToTxnResponse {
-                    throttle_time_ms: th,
-                    error_code: e,
-                    unknown_tagged_fields: t,
-                })
-                .boxed()
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

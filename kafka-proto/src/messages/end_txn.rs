@@ -62,53 +62,6 @@ message! {
     }
 }
 
-#[cfg(any(test, feature = "arbitrary"))]
-mod arbitrary {
-    use super::*;
-    use crate::testing::{VersionedArbitrary, arb_or, arb_string, arb_tagged};
-    use proptest::prelude::*;
-
-    impl VersionedArbitrary for EndTxnRequest {
-        fn arbitrary(version: i16) -> BoxedStrategy<Self> {
-            (
-                arb_string(true),
-                any::<i64>(),
-                any::<i16>(),
-                any::<bool>(),
-                arb_tagged(version >= 3),
-            )
-                .prop_map(|(tid, pid, epoch, committed, t)| EndTxnRequest {
-                    transactional_id: tid,
-                    producer_id: pid,
-                    producer_epoch: epoch,
-                    committed,
-                    unknown_tagged_fields: t,
-                })
-                .boxed()
-        }
-    }
-
-    impl VersionedArbitrary for EndTxnResponse {
-        fn arbitrary(version: i16) -> BoxedStrategy<Self> {
-            (
-                any::<i32>(),
-                any::<i16>(),
-                arb_or(version >= 5, -1i64),
-                arb_or(version >= 5, -1i16),
-                arb_tagged(version >= 3),
-            )
-                .prop_map(|(th, e, pid, epoch, t)| EndTxnResponse {
-                    throttle_time_ms: th,
-                    error_code: e,
-                    producer_id: pid,
-                    producer_epoch: epoch,
-                    unknown_tagged_fields: t,
-                })
-                .boxed()
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

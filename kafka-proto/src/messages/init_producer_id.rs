@@ -105,65 +105,6 @@ impl InitProducerIdRequest {
     }
 }
 
-#[cfg(any(test, feature = "arbitrary"))]
-mod arbitrary {
-    use super::*;
-    use crate::testing::{VersionedArbitrary, arb_or, arb_tagged, opt_nullable_string};
-    use proptest::prelude::*;
-
-    impl VersionedArbitrary for InitProducerIdRequest {
-        fn arbitrary(version: i16) -> BoxedStrategy<Self> {
-            (
-                opt_nullable_string(true),
-                any::<i32>(),
-                arb_or(version >= 3, -1i64),
-                arb_or(version >= 3, -1i16),
-                arb_or(version >= 6, false),
-                arb_or(version >= 6, false),
-                arb_tagged(version >= 2),
-            )
-                .prop_map(
-                    |(tid, timeout, pid, epoch, two_pc, keep, t)| InitProducerIdRequest {
-                        transactional_id: tid,
-                        transaction_timeout_ms: timeout,
-                        producer_id: pid,
-                        producer_epoch: epoch,
-                        enable_2pc: two_pc,
-                        keep_prepared_txn: keep,
-                        unknown_tagged_fields: t,
-                    },
-                )
-                .boxed()
-        }
-    }
-
-    impl VersionedArbitrary for InitProducerIdResponse {
-        fn arbitrary(version: i16) -> BoxedStrategy<Self> {
-            (
-                any::<i32>(),
-                any::<i16>(),
-                any::<i64>(),
-                any::<i16>(),
-                arb_or(version >= 6, -1i64),
-                arb_or(version >= 6, -1i16),
-                arb_tagged(version >= 2),
-            )
-                .prop_map(
-                    |(th, e, pid, epoch, opid, oepoch, t)| InitProducerIdResponse {
-                        throttle_time_ms: th,
-                        error_code: e,
-                        producer_id: pid,
-                        producer_epoch: epoch,
-                        ongoing_txn_producer_id: opid,
-                        ongoing_txn_producer_epoch: oepoch,
-                        unknown_tagged_fields: t,
-                    },
-                )
-                .boxed()
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -97,69 +97,6 @@ nested! {
     }
 }
 
-#[cfg(any(test, feature = "arbitrary"))]
-mod arbitrary {
-    use super::*;
-    use crate::testing::{
-        VersionedArbitrary, arb_or, arb_string, arb_tagged, arb_vec, opt_nullable_string,
-    };
-    use proptest::prelude::*;
-
-    impl VersionedArbitrary for ListTransactionsRequest {
-        fn arbitrary(version: i16) -> BoxedStrategy<Self> {
-            (
-                arb_vec(true, arb_string(true)),
-                arb_vec(true, any::<i64>()),
-                arb_or(version >= 1, -1i64),
-                opt_nullable_string(version >= 2),
-                arb_tagged(true),
-            )
-                .prop_map(|(s, p, d, pat, t)| ListTransactionsRequest {
-                    state_filters: s,
-                    producer_id_filters: p,
-                    duration_filter: d,
-                    transactional_id_pattern: pat,
-                    unknown_tagged_fields: t,
-                })
-                .boxed()
-        }
-    }
-
-    impl VersionedArbitrary for ListTransactionsResponse {
-        fn arbitrary(_version: i16) -> BoxedStrategy<Self> {
-            let state = (
-                arb_string(true),
-                any::<i64>(),
-                arb_string(true),
-                arb_tagged(true),
-            )
-                .prop_map(|(id, pid, st, t)| {
-                    ListTransactionsResponseTransactionState {
-                        transactional_id: id,
-                        producer_id: pid,
-                        transaction_state: st,
-                        unknown_tagged_fields: t,
-                    }
-                });
-            (
-                any::<i32>(),
-                any::<i16>(),
-                arb_vec(true, arb_string(true)),
-                arb_vec(true, state),
-                arb_tagged(true),
-            )
-                .prop_map(|(th, e, u, s, t)| ListTransactionsResponse {
-                    throttle_time_ms: th,
-                    error_code: e,
-                    unknown_state_filters: u,
-                    transaction_states: s,
-                    unknown_tagged_fields: t,
-                })
-                .boxed()
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

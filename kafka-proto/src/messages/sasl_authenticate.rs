@@ -52,44 +52,6 @@ message! {
     }
 }
 
-#[cfg(any(test, feature = "arbitrary"))]
-mod arbitrary {
-    use super::*;
-    use crate::testing::{VersionedArbitrary, arb_bytes, arb_or, arb_tagged, opt_nullable_string};
-    use proptest::prelude::*;
-
-    impl VersionedArbitrary for SaslAuthenticateRequest {
-        fn arbitrary(version: i16) -> BoxedStrategy<Self> {
-            (arb_bytes(true), arb_tagged(version >= 2))
-                .prop_map(|(auth_bytes, t)| SaslAuthenticateRequest {
-                    auth_bytes,
-                    unknown_tagged_fields: t,
-                })
-                .boxed()
-        }
-    }
-
-    impl VersionedArbitrary for SaslAuthenticateResponse {
-        fn arbitrary(version: i16) -> BoxedStrategy<Self> {
-            (
-                any::<i16>(),
-                opt_nullable_string(true),
-                arb_bytes(true),
-                arb_or(version >= 1, 0i64),
-                arb_tagged(version >= 2),
-            )
-                .prop_map(|(e, msg, auth, life, t)| SaslAuthenticateResponse {
-                    error_code: e,
-                    error_message: msg,
-                    auth_bytes: auth,
-                    session_lifetime_ms: life,
-                    unknown_tagged_fields: t,
-                })
-                .boxed()
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -61,32 +61,6 @@ impl SaslHandshakeResponse {
     }
 }
 
-#[cfg(any(test, feature = "arbitrary"))]
-mod arbitrary {
-    use super::*;
-    use crate::testing::{VersionedArbitrary, arb_string, arb_vec};
-    use proptest::prelude::*;
-
-    impl VersionedArbitrary for SaslHandshakeRequest {
-        fn arbitrary(_version: i16) -> BoxedStrategy<Self> {
-            arb_string(true)
-                .prop_map(|mechanism| SaslHandshakeRequest { mechanism })
-                .boxed()
-        }
-    }
-
-    impl VersionedArbitrary for SaslHandshakeResponse {
-        fn arbitrary(_version: i16) -> BoxedStrategy<Self> {
-            (any::<i16>(), arb_vec(true, arb_string(true)))
-                .prop_map(|(error_code, mechanisms)| SaslHandshakeResponse {
-                    error_code,
-                    mechanisms,
-                })
-                .boxed()
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
