@@ -18,6 +18,20 @@ use crate::primitives::Reader;
 use crate::{Message, RequestHeader, ResponseHeader};
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 
+/// How much a reader should reserve ahead of the bytes received (per read);
+/// [`FrameDecoder::decode`] itself reserves nothing for an incomplete frame.
+///
+/// ```
+/// use bytes::BytesMut;
+/// use kafka_proto::frame::{FrameDecoder, READ_CHUNK};
+/// let mut dec = FrameDecoder::new(100 << 20);
+/// // A header announcing a 90 MB frame, then nothing.
+/// let mut buf = BytesMut::from(&(90_000_000i32).to_be_bytes()[..]);
+/// assert_eq!(dec.decode(&mut buf).unwrap(), None);
+/// assert!(buf.capacity() <= 4 + READ_CHUNK);
+/// ```
+pub const READ_CHUNK: usize = 64 * 1024;
+
 /// Default maximum frame size: 100 MiB, Kafka's `socket.request.max.bytes`.
 pub const DEFAULT_MAX_FRAME_SIZE: usize = 100 * 1024 * 1024;
 
@@ -92,8 +106,9 @@ impl FrameDecoder {
         }
         let size = size as usize;
         if buf.len() < 4 + size {
-            // Reserve only what this (bounded) frame needs.
-            buf.reserve(4 + size - buf.len());
+            // Memory follows the bytes that arrive, not the length a peer
+            // announces: nothing is reserved for the rest of the frame (the
+            // reader grows its buffer by at most `READ_CHUNK` per read).
             return Ok(None);
         }
         buf.advance(4);
@@ -255,6 +270,25 @@ pub fn decode_request_frame<M: Message>(body: &[u8]) -> Result<(RequestHeader, M
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Invariant: the buffer grows with the bytes received, in chunks of at
+    /// most `READ_CHUNK`, whatever length the header announces.
+    #[test]
+    fn announced_length_reserves_memory_only_as_bytes_arrive() {
+        let mut dec = FrameDecoder::new(DEFAULT_MAX_FRAME_SIZE);
+        let mut buf = BytesMut::from(&(100_000_000i32).to_be_bytes()[..]);
+        let mut received = 0usize;
+        for _ in 0..20 {
+            assert_eq!(dec.decode(&mut buf).unwrap(), None);
+            assert!(
+                buf.capacity() <= 2 * (4 + received) + 64,
+                "capacity {} after {received} bytes",
+                buf.capacity()
+            );
+            buf.extend_from_slice(&[0u8; 1000]);
+            received += 1000;
+        }
+    }
 
     #[test]
     fn oversized_frame_is_rejected_before_buffering() {

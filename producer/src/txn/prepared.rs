@@ -3,7 +3,12 @@
 //! which finish it from another process **without InitProducerId** (which
 //! would fence the epoch and abort it): FindCoordinator(TRANSACTION), then
 //! EndTxn(transactional id, pid, epoch, committed) at v<=4 for a TV1
-//! transaction and v5 for TV2 (reference section 10).
+//! transaction and v5 for TV2.
+//!
+//! KIP-939's InitProducerId v6 with `keepPreparedTxn` is not used: no
+//! released broker this crate is tested against serves a prepared
+//! transaction that way, and its answer would have to be matched against the
+//! prepared state rather than guessed.
 //!
 //! Outcomes are typed ([`ResumeOutcome`]). To tell "committed now" from
 //! "already committed" the coordinator's view of the transactional id is read
@@ -14,7 +19,7 @@ use super::client::{CoordinatorError, find_coordinator};
 use super::{CoordinatorType, ProducerIdAndEpoch, TransactionVersion};
 use crate::Cluster;
 use crate::backoff::ExponentialBackoff;
-use kafka_proto::messages::{DescribeTransactionsRequest, EndTxnRequest, InitProducerIdRequest};
+use kafka_proto::messages::{DescribeTransactionsRequest, EndTxnRequest};
 use kafka_proto::{ApiKey, ErrorCode};
 use std::time::{Duration, Instant};
 
@@ -267,7 +272,7 @@ pub enum ResumeError {
 /// use kafka_producer::txn::ResumeOptions;
 /// use std::time::Duration;
 /// let opts = ResumeOptions { timeout: Duration::from_secs(10), ..Default::default() };
-/// assert!(opts.describe_first && !opts.try_keep_prepared);
+/// assert!(opts.describe_first);
 /// ```
 #[derive(Debug, Clone)]
 pub struct ResumeOptions {
@@ -279,11 +284,6 @@ pub struct ResumeOptions {
     /// Read the coordinator's state first (DescribeTransactions) to report
     /// `AlreadyCommitted`/`AlreadyAborted` (default true).
     pub describe_first: bool,
-    /// KIP-939: when the coordinator advertises InitProducerId v6, ask it to
-    /// keep the prepared transaction (`KeepPreparedTxn`). Off by default:
-    /// released brokers (<= 4.4) answer UNSUPPORTED_VERSION; the EndTxn path
-    /// is used then, and always when off.
-    pub try_keep_prepared: bool,
 }
 
 impl Default for ResumeOptions {
@@ -297,7 +297,6 @@ impl Default for ResumeOptions {
                 jitter: 0.2,
             },
             describe_first: true,
-            try_keep_prepared: false,
         }
     }
 }
@@ -485,7 +484,6 @@ async fn finish(
     let mut attempts = 0u32;
     let mut before: Option<TxnSnapshot> = None;
     let mut described = !options.describe_first;
-    let mut tried_keep = !options.try_keep_prepared;
     let mut last = String::new();
     loop {
         if attempts > 0 {
@@ -523,31 +521,6 @@ async fn finish(
                 }
             }
             tracing::info!(transactional_id = %prepared.transactional_id, ?before, "resuming prepared transaction");
-        }
-        if !tried_keep {
-            tried_keep = true;
-            if conn.negotiated_version(ApiKey::InitProducerId) == Some(6) {
-                // KIP-939 probe. Released brokers answer UNSUPPORTED_VERSION;
-                // a future broker would return the ongoing pid/epoch instead
-                // of aborting. Anything but a matching answer falls back.
-                let req = InitProducerIdRequest {
-                    transactional_id: Some(prepared.transactional_id.clone()),
-                    transaction_timeout_ms: i32::MAX,
-                    producer_id: -1,
-                    producer_epoch: -1,
-                    enable_2pc: true,
-                    keep_prepared_txn: true,
-                    ..Default::default()
-                };
-                match conn.send(&req, 6).await {
-                    Ok(r) => tracing::info!(error = ?ErrorCode::from(r.error_code),
-                        ongoing_pid = r.ongoing_txn_producer_id, ongoing_epoch = r.ongoing_txn_producer_epoch,
-                        "InitProducerId v6 keepPreparedTxn answered"),
-                    Err(e) => {
-                        tracing::info!(error = %e, "InitProducerId v6 keepPreparedTxn failed")
-                    }
-                }
-            }
         }
         let broker_max = conn.negotiated_version(ApiKey::EndTxn);
         let version = match (prepared.transaction_version, broker_max) {
