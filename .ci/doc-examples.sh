@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every public item of every library crate carries a doc example (issue 8).
+# Every public item of every library crate carries a doc example.
 # Uses rustdoc's `missing_doc_code_examples` lint, which is unstable: runs on the
 # nightly toolchain (the fuzz smoke run needs it too) and fails on any report.
 #

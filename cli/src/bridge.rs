@@ -75,6 +75,7 @@ async fn shutdown_signal() {
 
 /// Runs `bridge`.
 pub async fn run(g: &Globals, a: BridgeArgs) -> CliResult<()> {
+    crate::common::check_topic(&a.topic)?;
     let started = Instant::now();
     if a.prefetch == 0 {
         return Err(CliError::usage("--prefetch must be at least 1"));

@@ -67,9 +67,17 @@ impl Globals {
     }
 }
 
+/// A usage error when `topic` is not a legal Kafka topic name (checked
+/// before any request: the broker would answer INVALID_TOPIC_EXCEPTION).
+pub fn check_topic(topic: &str) -> CliResult<()> {
+    kafka_producer::kafka_proto::topic::validate(topic)
+        .map_err(|e| CliError::usage(format!("invalid topic name {topic:?}: {e}")))
+}
+
 /// The partition count of `topic` (refreshing its metadata); an error when
 /// the topic does not exist.
 pub async fn partition_count(cluster: &Cluster, topic: &str) -> CliResult<i32> {
+    check_topic(topic)?;
     cluster.refresh_topics(&[topic]).await?;
     let n = cluster
         .metadata()

@@ -68,6 +68,7 @@ fn record_size(r: &ConsumerRecord) -> u64 {
 
 /// Runs `consume`.
 pub async fn run(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
+    crate::common::check_topic(&args.topic)?;
     let started = Instant::now();
     let cluster = g.cluster().await?;
     let parts = partitions(&cluster, &args.topic, &args.partitions).await?;

@@ -306,6 +306,7 @@ impl Sink {
 
 /// Runs `produce`.
 pub async fn run(g: &Globals, args: ProduceArgs) -> CliResult<()> {
+    crate::common::check_topic(&args.topic)?;
     let mut extra = Vec::new();
     if let Some(id) = &args.transactional_id {
         extra.push(("transactional.id", id.as_str()));

@@ -255,3 +255,27 @@ fn bad_handle_is_a_usage_error() {
     assert!(err.contains("not a prepared-transaction handle"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Illegal topic names are usage errors (exit 2) that say why, before any
+/// request: nothing listens on the bootstrap port, so a request would have
+/// failed with exit 3 instead.
+#[test]
+fn illegal_topic_names_exit_2_before_any_request() {
+    let bootstrap = format!("127.0.0.1:{}", closed_port());
+    let long = "t".repeat(250);
+    for (topic, why) in [
+        ("bad topic!", "may only contain"),
+        (long.as_str(), "at most 249"),
+        ("..", "cannot be"),
+    ] {
+        for cmd in ["produce", "consume"] {
+            let out = run(&[cmd, "--bootstrap", &bootstrap, "--topic", topic]);
+            let err = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{cmd} {topic:?}: {err}");
+            assert!(
+                err.contains("invalid topic name") && err.contains(why),
+                "{cmd} {topic:?}: {err}"
+            );
+        }
+    }
+}

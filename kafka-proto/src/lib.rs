@@ -10,6 +10,7 @@
 //! - [`messages`]: one module per message, each with its [`ApiKey`] and version range.
 //! - [`record`]: RecordBatch v2 with CRC-32C, control records and compression.
 //! - [`error_code`]: every Kafka error code with its retriable flag and handling.
+//! - [`topic`]: topic-name validation as the broker does it.
 //!
 //! ```
 //! use kafka_proto::{
@@ -38,6 +39,7 @@ pub mod primitives;
 pub mod record;
 #[cfg(any(test, feature = "arbitrary"))]
 pub mod testing;
+pub mod topic;
 
 pub use api_key::ApiKey;
 pub use error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};

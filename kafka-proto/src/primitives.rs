@@ -479,7 +479,10 @@ impl<'a> Reader<'a> {
         match self.length(field, flexible, false, 1)? {
             None => Ok(None),
             Some(n) => {
-                let mut out = Vec::with_capacity(n.min(self.input.len()));
+                // Reserve no more memory than the bytes left could fill:
+                // the count is the peer's claim, the bytes are real.
+                let fit = self.input.len() / std::mem::size_of::<T>().max(1);
+                let mut out = Vec::with_capacity(n.min(fit));
                 for _ in 0..n {
                     out.push(item(self)?);
                 }

@@ -101,6 +101,61 @@ fn record_hostile_inputs_stay_within_memory_bound() {
         println!("{codec:?}: bomb {} bytes, peak {peak} bytes", bomb.len());
     }
 
+    // A compressed section just under the limit whose count claims as many
+    // minimal records as its bytes could hold: the decoder may not reserve
+    // ~15x the section for `Record`s it never parses. Ceiling: the section
+    // itself (decompressed once, plus doubling slack) and as much again.
+    for codec in [Compression::Gzip, Compression::Zstd] {
+        if !codec.is_supported() {
+            continue;
+        }
+        let section = LIMIT - 1024;
+        let mut b = RecordBatchBuilder::new(codec);
+        b.push(Record::new(0, None, Some(Bytes::from(vec![0u8; section]))));
+        let mut bomb = b.build().encode_to_vec().unwrap();
+        let claimed = (section / 7) as i32;
+        bomb[57..61].copy_from_slice(&claimed.to_be_bytes());
+        let crc = crc32c::crc32c(&bomb[21..]);
+        bomb[17..21].copy_from_slice(&crc.to_be_bytes());
+        let (peak, _) = peak_while_decoding(&bomb);
+        let ceiling = 4 * section + (1 << 20);
+        assert!(
+            peak < ceiling,
+            "{codec:?}: count {claimed} over {section} decompressed bytes: peak {peak} bytes (ceiling {ceiling})"
+        );
+        println!(
+            "{codec:?}: count bomb of {} bytes, peak {peak} bytes",
+            bomb.len()
+        );
+    }
+
+    // A message array whose count claims a million elements over 1 MiB of
+    // bytes that fail at the first element: reserved memory follows the
+    // bytes, not the count times the element's size.
+    {
+        use kafka_proto::Message;
+        use kafka_proto::messages::FetchResponse;
+        let mut body = Vec::new();
+        body.extend_from_slice(&0i32.to_be_bytes()); // throttle_time_ms
+        body.extend_from_slice(&1_000_000i32.to_be_bytes()); // responses count
+        body.extend_from_slice(&vec![0xff; 1 << 20]); // a null topic name: invalid
+        let base = LIVE.load(Relaxed);
+        PEAK.store(base, Relaxed);
+        let err = FetchResponse::decode(&body, 4).unwrap_err();
+        let peak = PEAK.load(Relaxed) - base;
+        assert_eq!(err.kind, DecodeErrorKind::UnexpectedNull);
+        let ceiling = (1 << 20) + 64 * 1024;
+        assert!(
+            peak < ceiling,
+            "array count bomb: peak {peak} bytes over {} input bytes",
+            body.len()
+        );
+        println!(
+            "array count bomb of {} bytes, peak {peak} bytes",
+            body.len()
+        );
+    }
+
     // Lying headers: raw snappy announcing 1 GiB, zstd announcing a 128 MiB window.
     if Compression::Snappy.is_supported() {
         let (peak, _) =

@@ -505,7 +505,12 @@ pub(crate) struct Inner {
     pub waiting: VecDeque<Queued>,
     /// Next [`Queued::seq`].
     pub next_queue_seq: u64,
+    /// Set by close/abort: the error new sends get.
     pub closed: Option<ProduceError>,
+    /// Set with `closed` when records not yet acknowledged must fail now
+    /// instead of being sent (an aborting close or a dropped transactional
+    /// producer).
+    pub fail_pending: bool,
     pub flushing: usize,
     pub fatal: Option<ProduceError>,
 }
@@ -572,6 +577,7 @@ impl Accumulator {
                 waiting: VecDeque::new(),
                 next_queue_seq: 0,
                 closed: None,
+                fail_pending: false,
                 flushing: 0,
                 fatal: None,
             }),

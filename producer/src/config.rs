@@ -244,6 +244,13 @@ pub struct ProducerConfig {
     pub delivery_timeout: Duration,
     /// `request.timeout.ms` (default 30 s).
     pub request_timeout: Duration,
+    /// `socket.connection.setup.timeout.ms` (default 10 s): bound on TCP
+    /// connect + ApiVersions + SASL, doubled per consecutive failed attempt
+    /// to a broker.
+    pub connection_setup_timeout: Duration,
+    /// `socket.connection.setup.timeout.max.ms` (default 30 s): the most the
+    /// setup timeout grows to.
+    pub connection_setup_timeout_max: Duration,
     /// `max.request.size` (default 1 MiB).
     pub max_request_size: usize,
     /// `max.in.flight.requests.per.connection` (default 5).
@@ -299,6 +306,8 @@ impl ProducerConfig {
             retry_backoff: Duration::from_millis(100),
             delivery_timeout: Duration::from_millis(120_000),
             request_timeout: Duration::from_millis(30_000),
+            connection_setup_timeout: Duration::from_millis(10_000),
+            connection_setup_timeout_max: Duration::from_millis(30_000),
             max_request_size: 1024 * 1024,
             max_in_flight: 5,
             enable_idempotence: None,
@@ -389,6 +398,12 @@ impl ProducerConfig {
                     c.delivery_timeout_set = true;
                 }
                 "request.timeout.ms" => c.request_timeout = ms(key, value, 0, i32::MAX as i64)?,
+                "socket.connection.setup.timeout.ms" => {
+                    c.connection_setup_timeout = ms(key, value, 1, i64::MAX)?
+                }
+                "socket.connection.setup.timeout.max.ms" => {
+                    c.connection_setup_timeout_max = ms(key, value, 1, i64::MAX)?
+                }
                 "max.request.size" => {
                     c.max_request_size = int(key, value, 0, i32::MAX as i64)? as usize
                 }
@@ -621,6 +636,8 @@ impl ProducerConfig {
         ConnectionConfig {
             client_id: Some(self.client_id.clone()),
             request_timeout: self.request_timeout,
+            connect_timeout: self.connection_setup_timeout,
+            connect_timeout_max: self.connection_setup_timeout_max,
             sasl: if self.sasl_enabled() {
                 Some(SaslConfig::new(
                     self.sasl_mechanism,
@@ -1273,6 +1290,20 @@ mod tests {
         assert_eq!(c.max_in_flight, 5);
         assert_eq!(c.max_block, Duration::from_secs(60));
         assert!(c.idempotence());
+    }
+
+    #[test]
+    fn java_connection_setup_timeouts_are_used() {
+        let c = props(&[
+            ("socket.connection.setup.timeout.ms", "2500"),
+            ("socket.connection.setup.timeout.max.ms", "9000"),
+        ])
+        .unwrap();
+        let conn = c.connection_config();
+        assert_eq!(conn.connect_timeout, Duration::from_millis(2500));
+        assert_eq!(conn.setup_timeout(1), Duration::from_millis(5000));
+        assert_eq!(conn.setup_timeout(3), Duration::from_millis(9000));
+        assert!(props(&[("socket.connection.setup.timeout.ms", "0")]).is_err());
     }
 
     #[test]

@@ -68,9 +68,15 @@ pub struct ConnectionConfig {
     pub max_frame_size: usize,
     /// Bound on one request's round trip (`request.timeout.ms`, default 30 s).
     pub request_timeout: Duration,
-    /// Bound on TCP connect + ApiVersions + SASL
-    /// (`socket.connection.setup.timeout.ms`, default 10 s).
+    /// Bound on TCP connect + ApiVersions + SASL of a first attempt
+    /// (`socket.connection.setup.timeout.ms`, default 10 s). As in the Java
+    /// client, a [`BrokerConnection`](crate::BrokerConnection) doubles it
+    /// after each consecutive failed attempt, up to
+    /// [`connect_timeout_max`](Self::connect_timeout_max).
     pub connect_timeout: Duration,
+    /// The most the setup timeout grows to
+    /// (`socket.connection.setup.timeout.max.ms`, default 30 s).
+    pub connect_timeout_max: Duration,
     /// SASL mechanism and credentials; `None` for PLAINTEXT.
     pub sasl: Option<SaslConfig>,
     /// TLS settings; `None` for plain TCP. Needs the `tls` cargo feature.
@@ -189,6 +195,28 @@ impl std::fmt::Debug for TlsConfig {
     }
 }
 
+impl ConnectionConfig {
+    /// The setup timeout of an attempt after `failures` consecutive failed
+    /// ones: [`connect_timeout`](Self::connect_timeout) doubled per failure,
+    /// at most [`connect_timeout_max`](Self::connect_timeout_max) (Java's
+    /// `ClusterConnectionStates`, without its ±20 % jitter).
+    ///
+    /// ```
+    /// use kafka_producer::ConnectionConfig;
+    /// use std::time::Duration;
+    /// let c = ConnectionConfig::default();
+    /// assert_eq!(c.setup_timeout(0), Duration::from_secs(10));
+    /// assert_eq!(c.setup_timeout(1), Duration::from_secs(20));
+    /// assert_eq!(c.setup_timeout(5), Duration::from_secs(30));
+    /// ```
+    pub fn setup_timeout(&self, failures: u32) -> Duration {
+        let grown = self
+            .connect_timeout
+            .saturating_mul(2u32.saturating_pow(failures.min(31)));
+        grown.min(self.connect_timeout_max.max(self.connect_timeout))
+    }
+}
+
 impl Default for ConnectionConfig {
     fn default() -> Self {
         Self {
@@ -198,6 +226,7 @@ impl Default for ConnectionConfig {
             max_frame_size: DEFAULT_MAX_FRAME_SIZE,
             request_timeout: Duration::from_secs(30),
             connect_timeout: Duration::from_secs(10),
+            connect_timeout_max: Duration::from_secs(30),
             sasl: None,
             tls: None,
         }
@@ -521,12 +550,31 @@ impl Connection {
     /// # Ok(()) }
     /// ```
     pub async fn connect(addr: &str, config: &ConnectionConfig) -> Result<Self, ConnError> {
-        match tokio::time::timeout(config.connect_timeout, Self::connect_inner(addr, config)).await
-        {
+        Self::connect_within(addr, config, config.connect_timeout).await
+    }
+
+    /// [`connect`](Self::connect) with the setup bounded by `timeout`
+    /// instead of [`ConnectionConfig::connect_timeout`] (a reconnecting
+    /// [`BrokerConnection`](crate::BrokerConnection) passes
+    /// [`ConnectionConfig::setup_timeout`]).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kafka_producer::ConnError> {
+    /// use kafka_producer::{Connection, ConnectionConfig};
+    /// let config = ConnectionConfig::default();
+    /// let conn = Connection::connect_within("broker-1:9092", &config, config.setup_timeout(2)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn connect_within(
+        addr: &str,
+        config: &ConnectionConfig,
+        timeout: Duration,
+    ) -> Result<Self, ConnError> {
+        match tokio::time::timeout(timeout, Self::connect_inner(addr, config)).await {
             Ok(r) => r,
             Err(_) => Err(ConnError::ConnectTimeout {
                 addr: addr.to_string(),
-                after: config.connect_timeout,
+                after: timeout,
             }),
         }
     }

@@ -1,7 +1,7 @@
 //! # kafka-producer
 //!
-//! The async connection and cluster layer of the kafka-eos producer (issue 4,
-//! part 1); the batching idempotent/transactional producer builds on it.
+//! The async connection and cluster layer of the kafka-eos producer; the
+//! batching idempotent/transactional producer builds on it.
 //!
 //! - [`Connection`]: one broker connection with pipelined requests matched
 //!   by correlation id, per-request timeouts, ApiVersions negotiation

@@ -189,7 +189,8 @@ impl BrokerConnection {
             tokio::time::sleep_until(at.into()).await;
         }
         let addr = self.addr();
-        match Connection::connect(&addr, &self.config).await {
+        let timeout = self.config.setup_timeout(st.failures);
+        match Connection::connect_within(&addr, &self.config, timeout).await {
             Ok(c) => {
                 let c = Arc::new(c);
                 st.conn = Some(c.clone());

@@ -341,7 +341,11 @@ impl Producer {
         let result = if done {
             Ok(())
         } else {
-            acc.lock().closed = Some(ProduceError::Closed(Some("aborted".into())));
+            {
+                let mut inner = acc.lock();
+                inner.closed = Some(ProduceError::Closed(Some("aborted".into())));
+                inner.fail_pending = true;
+            }
             acc.wake_sender.notify_one();
             let _ = tokio::time::timeout(Duration::from_secs(5), &mut task).await;
             task.abort();

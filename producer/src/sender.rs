@@ -522,7 +522,7 @@ impl Sender {
                 tracing::debug!("producer sender finished");
                 return;
             }
-            if self.acc.lock().closed.as_ref().is_some_and(is_abort) {
+            if self.acc.lock().fail_pending {
                 self.abort_all();
                 return;
             }
@@ -1192,10 +1192,6 @@ fn conn_fatal(e: &crate::ConnError) -> bool {
             | crate::ConnError::UnsupportedSaslMechanism { .. }
             | crate::ConnError::Encode(_)
     )
-}
-
-fn is_abort(e: &ProduceError) -> bool {
-    matches!(e, ProduceError::Closed(Some(m)) if &**m == "aborted")
 }
 
 async fn init_producer_id(cluster: &Cluster) -> Result<ProducerIdAndEpoch, InitError> {

@@ -226,7 +226,11 @@ impl Drop for Inner {
     /// does at `init_transactions`.
     fn drop(&mut self) {
         self.driver.abort();
-        self.acc.lock().closed = Some(ProduceError::Closed(Some("aborted".into())));
+        {
+            let mut inner = self.acc.lock();
+            inner.closed = Some(ProduceError::Closed(Some("aborted".into())));
+            inner.fail_pending = true;
+        }
         self.acc.wake_sender.notify_one();
     }
 }

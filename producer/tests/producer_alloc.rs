@@ -1,5 +1,5 @@
 //! The send path makes no per-record heap allocation beyond the record's
-//! own bytes (issue 4). Checked with a counting global allocator.
+//! own bytes. Checked with a counting global allocator.
 //!
 //! The producer runs on a current-thread runtime on the test thread (its
 //! sender, dispatcher and connection tasks included); a minimal in-memory

@@ -1,6 +1,6 @@
 //! # kafka-sink
 //!
-//! Flink's two-phase-commit sink semantics for Rust (issue 6, part 1).
+//! Flink's two-phase-commit sink semantics for Rust.
 //!
 //! - [`two_phase`]: [`TwoPhaseCommitSink`] runs the checkpoint protocol of
 //!   Flink's `TwoPhaseCommitSinkFunction` around a user
@@ -54,7 +54,7 @@ pub use checkpoint::{
 };
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use two_phase::{
-    CheckpointedSink, CommitOutcome, DEFAULT_TIMEOUT_WARNING_RATIO, Operation, PreCommitted,
-    RecordContext, SinkMetrics, TransactionFailure, TwoPhaseCommitError, TwoPhaseCommitHandler,
-    TwoPhaseCommitSink,
+    CheckpointedSink, CommitOutcome, DEFAULT_TIMEOUT_WARNING_RATIO, LostTransaction, Operation,
+    PreCommitted, RecordContext, SinkMetrics, TransactionFailure, TwoPhaseCommitError,
+    TwoPhaseCommitHandler, TwoPhaseCommitSink,
 };

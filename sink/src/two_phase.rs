@@ -116,8 +116,12 @@ pub enum CommitOutcome {
     /// (typical when recovering: the notification arrived before the crash).
     AlreadyCommitted,
     /// The transaction can no longer be committed and its data is gone (for
-    /// example the broker aborted it after its timeout). Logged as data loss
-    /// and counted in [`SinkMetrics::lost`]; the sink carries on.
+    /// example the broker aborted it after its timeout). Counted in
+    /// [`SinkMetrics::lost`] and returned as
+    /// [`TwoPhaseCommitError::TransactionsLost`], as Flink fails the job;
+    /// only with
+    /// [`ignore_failures_after_transaction_timeout`](TwoPhaseCommitSink::ignore_failures_after_transaction_timeout)
+    /// and a transaction older than the timeout is it logged instead.
     Lost {
         /// Why, for the log.
         reason: String,
@@ -599,6 +603,38 @@ pub struct TransactionFailure<E> {
     pub error: E,
 }
 
+/// A pre-committed transaction that can no longer be committed: its records
+/// are lost ([`CommitOutcome::Lost`]).
+///
+/// ```
+/// use kafka_sink::LostTransaction;
+/// let lost = LostTransaction {
+///     checkpoint_id: 7,
+///     transaction: "orders-0".into(),
+///     reason: "the broker aborted it (transaction timeout)".into(),
+/// };
+/// assert!(lost.to_string().contains("checkpoint 7"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LostTransaction {
+    /// The checkpoint whose transaction it was.
+    pub checkpoint_id: u64,
+    /// The transaction handle, as its `Debug` form.
+    pub transaction: String,
+    /// Why the handler reports it lost.
+    pub reason: String,
+}
+
+impl fmt::Display for LostTransaction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "transaction {} of checkpoint {} is lost: {}",
+            self.transaction, self.checkpoint_id, self.reason
+        )
+    }
+}
+
 /// An error of a [`TwoPhaseCommitSink`] call.
 ///
 /// ```
@@ -647,6 +683,16 @@ pub enum TwoPhaseCommitError<E> {
     /// its source) before writing again. Notifications still commit the
     /// transactions of completed checkpoints.
     RestoreRequired,
+    /// Pre-committed transactions could not be committed any more and their
+    /// records are lost (every due transaction was attempted first). From
+    /// `initialize_state` the sink stays uninitialized, as Flink fails the
+    /// job on restore; set
+    /// [`ignore_failures_after_transaction_timeout`](TwoPhaseCommitSink::ignore_failures_after_transaction_timeout)
+    /// to only log losses of transactions older than the timeout.
+    TransactionsLost {
+        /// The lost transactions, in checkpoint order.
+        lost: Vec<LostTransaction>,
+    },
     /// `snapshot_state` with a checkpoint id not above the previous one.
     NonIncreasingCheckpoint {
         /// The id given.
@@ -701,6 +747,13 @@ impl<E: fmt::Display> fmt::Display for TwoPhaseCommitError<E> {
                 f,
                 "a pre-commit failed and its transaction was aborted; restore from the last completed checkpoint"
             ),
+            TwoPhaseCommitError::TransactionsLost { lost } => {
+                write!(f, "data loss: {} transaction(s) lost: ", lost.len())?;
+                for (i, l) in lost.iter().enumerate() {
+                    write!(f, "{}{l}", if i == 0 { "" } else { "; " })?;
+                }
+                Ok(())
+            }
             TwoPhaseCommitError::NonIncreasingCheckpoint {
                 checkpoint_id,
                 last,
@@ -1236,8 +1289,12 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
             let handle = txn.handle().clone();
             if restored.contains(&checkpoint_id) {
                 match self.handler.commit(txn, &mut ctx).await {
+                    Ok(CommitOutcome::Lost { reason }) => {
+                        // Left to the restore, which reports the loss.
+                        tracing::warn!(checkpoint_id, transaction = ?handle, reason, "failover: transaction lost; the restore reports it");
+                    }
                     Ok(outcome) => {
-                        self.record_outcome(checkpoint_id, &handle, outcome);
+                        let _ = self.record_outcome(checkpoint_id, &handle, outcome, 0);
                         for state in states.iter_mut() {
                             state.pending.remove(&checkpoint_id);
                         }
@@ -1286,7 +1343,16 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
         Ok(())
     }
 
-    fn record_outcome(&mut self, checkpoint_id: u64, txn: &H::Txn, outcome: CommitOutcome) {
+    /// Counts a commit's outcome; a loss comes back unless it is ignored
+    /// (the option is set and the transaction, `elapsed_ms` old, is past the
+    /// transaction timeout).
+    fn record_outcome(
+        &mut self,
+        checkpoint_id: u64,
+        txn: &H::Txn,
+        outcome: CommitOutcome,
+        elapsed_ms: u64,
+    ) -> Option<LostTransaction> {
         match outcome {
             CommitOutcome::Committed => self.metrics.committed += 1,
             CommitOutcome::AlreadyCommitted => {
@@ -1294,15 +1360,27 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
                 self.metrics.already_committed += 1;
             }
             CommitOutcome::Lost { reason } => {
-                tracing::error!(
-                    checkpoint_id,
-                    transaction = ?txn,
-                    reason,
-                    "transaction cannot be committed any more; data loss might have occurred"
-                );
                 self.metrics.lost += 1;
+                if self.policy.ignore_failures_after_timeout && self.policy.past_timeout(elapsed_ms)
+                {
+                    tracing::error!(
+                        checkpoint_id,
+                        transaction = ?txn,
+                        reason,
+                        elapsed_ms,
+                        "transaction older than the transaction timeout cannot be committed \
+                         any more; ignored as configured. Data loss has occurred"
+                    );
+                } else {
+                    return Some(LostTransaction {
+                        checkpoint_id,
+                        transaction: format!("{txn:?}"),
+                        reason,
+                    });
+                }
             }
         }
+        None
     }
 
     /// Initializes the sink: `None` for a fresh start, `Some(states)` when
@@ -1404,6 +1482,7 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
         };
 
         let mut failures = Vec::new();
+        let mut lost = Vec::new();
         for state in states {
             for (checkpoint_id, holder) in state.pending {
                 let now = self.clock.now_millis();
@@ -1421,12 +1500,13 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
                     .handler
                     .recover_and_commit(PreCommitted::new(holder), &mut ctx)
                     .await;
+                let elapsed = elapsed.saturating_add(self.clock.now_millis().saturating_sub(now));
                 match result {
-                    Ok(outcome) => self.record_outcome(checkpoint_id, &txn, outcome),
+                    Ok(outcome) => {
+                        lost.extend(self.record_outcome(checkpoint_id, &txn, outcome, elapsed))
+                    }
                     Err(error) => {
                         self.metrics.commit_failures += 1;
-                        let elapsed =
-                            elapsed.saturating_add(self.clock.now_millis().saturating_sub(now));
                         if self.policy.ignore_failures_after_timeout
                             && self.policy.past_timeout(elapsed)
                         {
@@ -1469,6 +1549,9 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
         }
         if !failures.is_empty() {
             return Err(TwoPhaseCommitError::RecoveryFailed { failures });
+        }
+        if !lost.is_empty() {
+            return Err(TwoPhaseCommitError::TransactionsLost { lost });
         }
         if had_ctx {
             self.handler
@@ -1622,6 +1705,7 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
         let due = std::mem::replace(&mut self.pending, later);
         let count = due.len();
         let mut failures = Vec::new();
+        let mut lost = Vec::new();
         for (id, txn) in due {
             let elapsed = txn.holder.elapsed_ms(self.clock.now_millis());
             if self.policy.warn_if_close(txn.handle(), elapsed, "commit") {
@@ -1634,7 +1718,7 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
                 .as_mut()
                 .ok_or(TwoPhaseCommitError::NotInitialized)?;
             match self.handler.commit(txn, ctx).await {
-                Ok(outcome) => self.record_outcome(id, &handle, outcome),
+                Ok(outcome) => lost.extend(self.record_outcome(id, &handle, outcome, elapsed)),
                 Err(error) => {
                     self.metrics.commit_failures += 1;
                     tracing::error!(checkpoint_id = id, transaction = ?handle, %error, "commit failed; retried at the next notification");
@@ -1649,10 +1733,17 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
                 }
             }
         }
-        if failures.is_empty() {
-            Ok(count)
-        } else {
+        if !lost.is_empty() {
+            // Losses come first: failed commits stay pending and are retried
+            // at the next notification anyway.
+            for f in &failures {
+                tracing::error!(checkpoint_id = ?f.checkpoint_id, error = %f.error, "commit failed; retried at the next notification");
+            }
+            Err(TwoPhaseCommitError::TransactionsLost { lost })
+        } else if !failures.is_empty() {
             Err(TwoPhaseCommitError::CommitFailed { failures })
+        } else {
+            Ok(count)
         }
     }
 

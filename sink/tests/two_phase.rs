@@ -401,8 +401,11 @@ async fn ignore_failures_after_timeout_never_applies_to_notifications() {
     assert_eq!(s.metrics().ignored_commit_failures, 0);
 }
 
+/// Invariant: a restored transaction that can no longer be committed (the
+/// store aborted it) fails the restore with a typed error naming it, as
+/// Flink fails the job; it is counted, and nothing of it becomes visible.
 #[tokio::test]
-async fn lost_transactions_are_counted_not_fatal() {
+async fn lost_transaction_fails_the_restore_by_default() {
     let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
     let mut s = fresh(&store, &clock).await;
     write(&mut s, "a").await;
@@ -410,9 +413,70 @@ async fn lost_transactions_are_counted_not_fatal() {
     drop(s);
     // The store expired (aborted) the prepared transaction meanwhile.
     store.inner().txns.get_mut(&1).unwrap().status = Status::Aborted;
-    let r = restore(&store, &clock, &cp).await;
+    let mut r = sink(&store, &clock);
+    let err = r
+        .initialize_state(Some(vec![decode(&cp)]))
+        .await
+        .unwrap_err();
+    let TwoPhaseCommitError::TransactionsLost { lost } = err else {
+        panic!("expected TransactionsLost, got {err}")
+    };
+    assert_eq!((lost.len(), lost[0].checkpoint_id), (1, 1));
     assert_eq!(r.metrics().lost, 1);
+    assert!(!r.is_running());
     assert!(store.committed().is_empty());
+}
+
+/// Invariant: with `ignore_failures_after_transaction_timeout`, a lost
+/// transaction older than the timeout is only logged and counted; a younger
+/// one still fails the restore.
+#[tokio::test]
+async fn lost_transaction_past_the_timeout_is_ignored_only_when_set() {
+    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
+    let mut s = fresh(&store, &clock).await;
+    write(&mut s, "a").await;
+    let cp = snapshot(&mut s, 1).await;
+    drop(s);
+    store.inner().txns.get_mut(&1).unwrap().status = Status::Aborted;
+
+    let mut young = sink(&store, &clock);
+    young
+        .set_transaction_timeout(Duration::from_secs(60))
+        .ignore_failures_after_transaction_timeout();
+    clock.advance(Duration::from_secs(30));
+    assert!(matches!(
+        young.initialize_state(Some(vec![decode(&cp)])).await,
+        Err(TwoPhaseCommitError::TransactionsLost { .. })
+    ));
+
+    let mut old = sink(&store, &clock);
+    old.set_transaction_timeout(Duration::from_secs(60))
+        .ignore_failures_after_transaction_timeout();
+    clock.advance(Duration::from_secs(31));
+    old.initialize_state(Some(vec![decode(&cp)])).await.unwrap();
+    assert_eq!(old.metrics().lost, 1);
+    assert!(old.is_running());
+    assert!(store.committed().is_empty());
+}
+
+/// Invariant: a pending transaction that comes back lost at a notification
+/// is reported to the caller as `TransactionsLost`, and the sink carries on
+/// with the next checkpoint.
+#[tokio::test]
+async fn lost_transaction_at_a_notification_is_an_error() {
+    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
+    let mut s = fresh(&store, &clock).await;
+    write(&mut s, "a").await;
+    snapshot(&mut s, 1).await;
+    store.inner().txns.get_mut(&1).unwrap().status = Status::Aborted;
+    assert!(matches!(
+        s.notify_checkpoint_complete(1).await,
+        Err(TwoPhaseCommitError::TransactionsLost { .. })
+    ));
+    write(&mut s, "b").await;
+    snapshot(&mut s, 2).await;
+    assert_eq!(s.notify_checkpoint_complete(2).await.unwrap(), 1);
+    assert_eq!(store.committed(), strings(&["b"]));
 }
 
 #[tokio::test]

@@ -231,7 +231,10 @@ fn parse_records(
 ) -> Result<Vec<Record>, DecodeError> {
     let count = check_count(count, data.len())?;
     let buf: &[u8] = data;
-    let mut records = Vec::with_capacity(count);
+    // The count is bounded by the bytes (`check_count`), but a `Record`
+    // costs far more memory than its 7 smallest bytes: reserve no more memory
+    // than the (decompressed) section itself, and grow as records parse.
+    let mut records = Vec::with_capacity(count.min(buf.len() / std::mem::size_of::<Record>()));
     let mut pos = 0;
     // Sub-slices of `buf` back to reference-counted views of `data` (by
     // offset: cheaper than `Bytes::slice_ref`, which re-checks the bounds).

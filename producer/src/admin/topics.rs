@@ -199,10 +199,13 @@ impl TopicDetails {
             topic_id: (r.topic_id != [0; 16]).then_some(r.topic_id),
             partitions: (r.num_partitions >= 0).then_some(r.num_partitions),
             replication_factor: (r.replication_factor >= 0).then_some(r.replication_factor),
+            // Before v5 the response carries no configs (the schema's default,
+            // an empty list); from v5 a broker lists every config of the
+            // topic, so an empty list means none were returned.
             configs: r
                 .configs
                 .as_ref()
-                .filter(|_| config_error.is_ok())
+                .filter(|cs| config_error.is_ok() && !cs.is_empty())
                 .map(|cs| {
                     cs.iter()
                         .map(|c| (c.name.clone(), c.value.clone()))

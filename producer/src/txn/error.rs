@@ -1,5 +1,5 @@
 //! Typed transactional errors and the per-API error classification of the
-//! Java client (reference section 5).
+//! Java client (`TransactionManager` and its `TxnRequestHandler`s).
 
 use super::State;
 use kafka_proto::{ApiKey, ErrorCode};
@@ -74,7 +74,7 @@ pub enum ErrorClass {
 }
 
 /// Classifies `error` received on `api` exactly as the Java client does
-/// (reference section 5). `can_bump_epoch` is true when the coordinator
+/// (`TransactionManager`'s response handlers). `can_bump_epoch` is true when the coordinator
 /// supports KIP-360 epoch bumps (InitProducerId >= v3) or TV2 is in use; it
 /// decides the `abortableErrorIfPossible` cells (UNKNOWN_PRODUCER_ID).
 ///

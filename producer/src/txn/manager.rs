@@ -466,7 +466,8 @@ impl TransactionManager {
 
     // ---------------------------------------------------------------- state
 
-    /// Whether `from → to` is allowed (reference section 4).
+    /// Whether `from → to` is allowed (the transitions of the Java client's
+    /// `TransactionManager.State.isTransitionValid`).
     ///
     /// ```
     /// use kafka_producer::txn::{State, TransactionManager};
@@ -549,8 +550,8 @@ impl TransactionManager {
     /// operation is incomplete but never consumes a completed result. A
     /// hook runs on the sender's schedule (e.g. a record parked for its
     /// topic's metadata is placed after an abort completed), and the user's
-    /// waiter must still find the result behind its ticket (issue 6: an
-    /// abort of an empty transaction timed out because a late placement
+    /// waiter must still find the result behind its ticket (otherwise an
+    /// abort of an empty transaction times out because a late placement
     /// dropped its result).
     fn check_not_pending(&self, op: TxnOp) -> Result<(), TransactionError> {
         match &self.pending {

@@ -348,8 +348,8 @@ pub enum ResumeStep {
 }
 
 /// Decides the outcome of EndTxn `error` for `prepared`, given the state seen
-/// before the first EndTxn (reference section 10, checked against 3.9 and
-/// 4.4 brokers in `tests/txn_resume_broker.rs`).
+/// before the first EndTxn (the coordinator's answers, checked against 3.9
+/// and 4.4 brokers in `tests/txn_resume_broker.rs`).
 ///
 /// ```
 /// use kafka_producer::txn::prepared::{resume_step, ResumeStep, TxnSnapshot};

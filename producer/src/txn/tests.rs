@@ -1593,7 +1593,7 @@ fn resume_outcomes() {
     }
 }
 
-/// Issue 6: a record parked for its topic's metadata is placed by the
+/// Regression: a record parked for its topic's metadata is placed by the
 /// sender after the abort of the (still empty) transaction completed
 /// locally but before the user's waiter looked. The late `on_partition_used`
 /// is refused, and the abort's result stays for its ticket (it used to be

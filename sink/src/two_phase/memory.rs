@@ -516,7 +516,11 @@ mod tests {
         table.abort(1, &mut ()).await.unwrap(); // e.g. the store's timeout
 
         let mut restored = TwoPhaseCommitSink::new(table);
-        restored.initialize_state(Some(vec![state])).await.unwrap();
+        let err = restored.initialize_state(Some(vec![state])).await;
+        assert!(matches!(
+            err,
+            Err(TwoPhaseCommitError::TransactionsLost { .. })
+        ));
         assert!(restored.handler().committed().is_empty());
         assert_eq!(restored.metrics().lost, 1);
     }
