@@ -1137,14 +1137,44 @@ async fn abort_on_fresh_start(
     }
 }
 
-fn outcome(id: &str, r: ResumeOutcome) -> CommitOutcome {
+/// What finishing a prepared transaction means for the sink.
+///
+/// `Fenced` (the transactional id moved on: a newer producer initialized
+/// it) is ambiguous on its own. Within its transaction timeout the
+/// coordinator cannot have aborted the transaction, and the only producer
+/// that initializes a pending transaction's id is a later run of this sink
+/// that restored the same checkpoint, which commits it before it begins
+/// anything (ids of a prefix belong to one sink, as in Flink). So a fenced
+/// transaction younger than `timeout` was committed by an earlier restore
+/// (FlinkKafkaProducer presumes the same on ProducerFenced). An older one may
+/// have been aborted by the coordinator: it is reported lost.
+/// `AbortedByBroker` is always lost.
+fn outcome(id: &str, r: ResumeOutcome, age: Duration, timeout: Duration) -> CommitOutcome {
     match r {
         ResumeOutcome::Committed => CommitOutcome::Committed,
         ResumeOutcome::AlreadyCommitted => CommitOutcome::AlreadyCommitted,
+        ResumeOutcome::Fenced { error, state } if age < timeout => {
+            tracing::warn!(
+                transactional_id = id,
+                ?error,
+                ?state,
+                ?age,
+                ?timeout,
+                "a newer producer initialized the id of a transaction younger than its timeout: \
+                 an earlier restore committed it"
+            );
+            CommitOutcome::AlreadyCommitted
+        }
         other => CommitOutcome::Lost {
-            reason: format!("transaction {id}: {other:?}"),
+            reason: format!("transaction {id} (age {age:?}, timeout {timeout:?}): {other:?}"),
         },
     }
+}
+
+/// How long ago a pre-committed transaction began (wall clock).
+fn age_of<T>(txn: &PreCommitted<T>) -> Duration {
+    let now = crate::clock::Clock::now_millis(&crate::clock::SystemClock);
+    Duration::from_millis(now.saturating_sub(txn.start_time_ms()))
 }
 
 impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
@@ -1279,7 +1309,7 @@ impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
                 .map_err(txn_err(&id)),
             (Some(prepared), None) => commit_prepared(&self.cluster, prepared, &self.resume)
                 .await
-                .map(|o| outcome(&id, o))
+                .map(|o| outcome(&id, o, age_of(&txn), self.config.transaction_timeout))
                 .map_err(|e| KafkaSinkError::Recovery(format!("committing {id}: {e}"))),
         };
         match &result {
@@ -1327,7 +1357,7 @@ impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
         };
         commit_prepared(&self.cluster, prepared, &self.resume)
             .await
-            .map(|o| outcome(id, o))
+            .map(|o| outcome(id, o, age_of(&txn), self.config.transaction_timeout))
             .map_err(|e| KafkaSinkError::Recovery(format!("committing {id}: {e}")))
     }
 
@@ -1817,7 +1847,42 @@ impl<T: Send + Sync + 'static> CheckpointedOperator for KafkaSink<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kafka_producer::kafka_proto::ErrorCode;
     use kafka_producer::txn::TransactionVersion;
+
+    /// Invariant: a fenced transaction counts as committed (by an earlier
+    /// restore) only while younger than its timeout; an aborted one, or a
+    /// fenced one past its timeout, is lost.
+    #[test]
+    fn resume_outcomes_for_the_sink() {
+        let timeout = Duration::from_secs(60);
+        let fenced = || ResumeOutcome::Fenced {
+            error: ErrorCode::ProducerFenced,
+            state: Some("Empty".into()),
+        };
+        let young = Duration::from_secs(5);
+        let old = Duration::from_secs(61);
+        assert_eq!(
+            outcome("t-0", fenced(), young, timeout),
+            CommitOutcome::AlreadyCommitted
+        );
+        assert!(matches!(
+            outcome("t-0", fenced(), old, timeout),
+            CommitOutcome::Lost { .. }
+        ));
+        let aborted = ResumeOutcome::AbortedByBroker {
+            error: ErrorCode::InvalidTxnState,
+            state: Some("CompleteAbort".into()),
+        };
+        assert!(matches!(
+            outcome("t-0", aborted, young, timeout),
+            CommitOutcome::Lost { .. }
+        ));
+        assert_eq!(
+            outcome("t-0", ResumeOutcome::Committed, old, timeout),
+            CommitOutcome::Committed
+        );
+    }
 
     #[test]
     fn ids_never_clash_across_subtasks() {
