@@ -630,6 +630,16 @@ impl Accumulator {
             Some(tq) => tq.num_partitions <= 0 || !tq.parked.is_empty(),
         };
         if park {
+            if !inner.topics.contains_key(r.topic.as_str())
+                && let Err(reason) = kafka_proto::topic::validate(&r.topic)
+            {
+                // Java learns this from the broker (INVALID_TOPIC_EXCEPTION)
+                // after a metadata round trip; the name alone decides it.
+                return Err(ProduceError::InvalidTopic {
+                    topic: Arc::from(r.topic.as_str()),
+                    reason,
+                });
+            }
             let queued = self.enqueue(inner, r, ts, now)?;
             let slot = queued.slot.clone();
             let tq = inner
@@ -1244,6 +1254,29 @@ mod tests {
             ));
         }
         assert!(!a.lock().has_queued());
+    }
+
+    /// Invariant: a record for a topic name Kafka would refuse fails at
+    /// `send` with a typed error (error code 17) and queues nothing.
+    #[test]
+    fn illegal_topic_name_fails_at_send() {
+        let a = acc(1000, 1 << 20, Compression::None);
+        let now = Instant::now();
+        for topic in ["bad topic!", "..", ""] {
+            let Err(err) = a.append(ProducerRecord::new(topic).value("v"), 0, now) else {
+                panic!("{topic:?} was accepted")
+            };
+            assert!(
+                matches!(err, ProduceError::InvalidTopic { .. }),
+                "{topic:?}: {err}"
+            );
+            assert_eq!(
+                err.error_code(),
+                Some(kafka_proto::ErrorCode::InvalidTopicException)
+            );
+        }
+        assert!(!a.lock().has_queued());
+        assert!(a.parked_topics().is_empty());
     }
 
     #[test]

@@ -243,6 +243,16 @@ pub enum ProduceError {
     /// The record is invalid (e.g. partition out of range).
     #[error("invalid record: {0}")]
     InvalidRecord(Arc<str>),
+    /// The topic name is not one Kafka accepts (the broker would answer
+    /// INVALID_TOPIC_EXCEPTION, 17); checked before any request, the first
+    /// time a topic is sent to.
+    #[error("invalid topic name {topic:?}: {reason}")]
+    InvalidTopic {
+        /// The name.
+        topic: Arc<str>,
+        /// What is wrong with it.
+        reason: kafka_proto::topic::InvalidTopicName,
+    },
     /// The producer hit a fatal error (e.g. PRODUCER_FENCED, authorization,
     /// unsupported version); every later send fails with it.
     #[error("producer failed fatally: {0}")]
@@ -272,6 +282,7 @@ impl ProduceError {
     pub fn error_code(&self) -> Option<ErrorCode> {
         match self {
             ProduceError::Broker { error, .. } => Some(*error),
+            ProduceError::InvalidTopic { .. } => Some(ErrorCode::InvalidTopicException),
             _ => None,
         }
     }
