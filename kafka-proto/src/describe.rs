@@ -348,25 +348,15 @@ mod strategies {
         }
     }
 
-    macro_rules! nullable {
-        ($($ty:ty),*) => {$(
-            impl FieldStrategy for Option<$ty> {
-                fn strategy(version: i16, nullable: bool) -> BoxedStrategy<Self> {
-                    let value = <$ty as FieldStrategy>::strategy(version, false);
-                    if nullable {
-                        proptest::option::of(value).boxed()
-                    } else {
-                        value.prop_map(Some).boxed()
-                    }
-                }
-            }
-        )*};
-    }
-    nullable!(String, Bytes);
+    /// The types whose wire form has a null (STRING, BYTES, ARRAY).
+    trait NullableValue: FieldStrategy {}
+    impl NullableValue for String {}
+    impl NullableValue for Bytes {}
+    impl<T: FieldStrategy> NullableValue for Vec<T> {}
 
-    impl<T: FieldStrategy> FieldStrategy for Option<Vec<T>> {
+    impl<T: NullableValue> FieldStrategy for Option<T> {
         fn strategy(version: i16, nullable: bool) -> BoxedStrategy<Self> {
-            let value = <Vec<T> as FieldStrategy>::strategy(version, false);
+            let value = T::strategy(version, false);
             if nullable {
                 proptest::option::of(value).boxed()
             } else {

@@ -626,20 +626,21 @@ impl Accumulator {
         // Unknown topic (or records already parked for it): park the record
         // in send order until metadata arrives.
         let park = match inner.topics.get(r.topic.as_str()) {
-            None => true,
+            None => {
+                // A topic seen for the first time. Java learns an illegal
+                // name from the broker (INVALID_TOPIC_EXCEPTION) after a
+                // metadata round trip; the name alone decides it.
+                if let Err(reason) = kafka_proto::topic::validate(&r.topic) {
+                    return Err(ProduceError::InvalidTopic {
+                        topic: Arc::from(r.topic.as_str()),
+                        reason,
+                    });
+                }
+                true
+            }
             Some(tq) => tq.num_partitions <= 0 || !tq.parked.is_empty(),
         };
         if park {
-            if !inner.topics.contains_key(r.topic.as_str())
-                && let Err(reason) = kafka_proto::topic::validate(&r.topic)
-            {
-                // Java learns this from the broker (INVALID_TOPIC_EXCEPTION)
-                // after a metadata round trip; the name alone decides it.
-                return Err(ProduceError::InvalidTopic {
-                    topic: Arc::from(r.topic.as_str()),
-                    reason,
-                });
-            }
             let queued = self.enqueue(inner, r, ts, now)?;
             let slot = queued.slot.clone();
             let tq = inner

@@ -28,7 +28,7 @@ use crate::versions::{
 };
 use bytes::{Bytes, BytesMut};
 use kafka_proto::frame::{
-    DEFAULT_MAX_FRAME_SIZE, FrameDecoder, decode_response_frame, encode_request_frame,
+    DEFAULT_MAX_FRAME_SIZE, FrameDecoder, READ_CHUNK, decode_response_frame, encode_request_frame,
     peek_correlation_id,
 };
 use kafka_proto::messages::{
@@ -438,7 +438,7 @@ impl Io {
 
 async fn read_loop<R: AsyncRead + Unpin>(mut rd: R, shared: Arc<Shared>, max_frame_size: usize) {
     let mut decoder = FrameDecoder::new(max_frame_size);
-    let mut buf = BytesMut::with_capacity(64 * 1024);
+    let mut buf = BytesMut::with_capacity(READ_CHUNK);
     let reason = 'outer: loop {
         loop {
             match decoder.decode(&mut buf) {
@@ -452,7 +452,7 @@ async fn read_loop<R: AsyncRead + Unpin>(mut rd: R, shared: Arc<Shared>, max_fra
             }
         }
         if buf.capacity() - buf.len() < 4096 {
-            buf.reserve(64 * 1024);
+            buf.reserve(READ_CHUNK);
         }
         match rd.read_buf(&mut buf).await {
             Ok(0) => break "connection closed by the peer".to_string(),

@@ -21,6 +21,21 @@ use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, Semantic, SimpleStringSchema
 use kafka_sink::{CheckpointedOperator, RecordContext, RestoredState};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
 
+/// A one-node Kafka 4.4 with `topic` (one partition) and a client.
+async fn start(topic: &str) -> (KafkaCluster, Arc<Cluster>) {
+    let kafka = KafkaCluster::builder()
+        .version(KafkaVersion::V4_4)
+        .nodes(1)
+        .start()
+        .await
+        .unwrap();
+    kafka.create_topic(topic, 1, 1).await.unwrap();
+    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
+        .await
+        .unwrap();
+    (kafka, cluster)
+}
+
 async fn connect(kafka: &KafkaCluster, topic: &str) -> KafkaSink<String> {
     connect_with_prefix(kafka, topic, "failed-send").await
 }
@@ -85,17 +100,8 @@ async fn lso_reaches_hw(cluster: &Arc<Cluster>, topic: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_send_fails_the_checkpoint_and_never_prepares() {
-    let kafka = KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .nodes(1)
-        .start()
-        .await
-        .unwrap();
     let topic = "failed-send";
-    kafka.create_topic(topic, 1, 1).await.unwrap();
-    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
-        .await
-        .unwrap();
+    let (kafka, cluster) = start(topic).await;
     let ctx = RecordContext::default();
 
     let mut s = connect(&kafka, topic).await;
@@ -160,17 +166,8 @@ async fn a_failed_send_fails_the_checkpoint_and_never_prepares() {
 /// by the next checkpoint, and nothing stays open.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_send_then_an_in_process_failover_writes_each_value_once() {
-    let kafka = KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .nodes(1)
-        .start()
-        .await
-        .unwrap();
     let topic = "failed-send-failover";
-    kafka.create_topic(topic, 1, 1).await.unwrap();
-    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
-        .await
-        .unwrap();
+    let (kafka, cluster) = start(topic).await;
     let ctx = RecordContext::default();
 
     let mut s = connect_with_prefix(&kafka, topic, "failover").await;

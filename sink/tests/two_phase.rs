@@ -439,19 +439,20 @@ async fn lost_transaction_past_the_timeout_is_ignored_only_when_set() {
     drop(s);
     store.inner().txns.get_mut(&1).unwrap().status = Status::Aborted;
 
-    let mut young = sink(&store, &clock);
-    young
-        .set_transaction_timeout(Duration::from_secs(60))
-        .ignore_failures_after_transaction_timeout();
+    let ignoring = || {
+        let mut s = sink(&store, &clock);
+        s.set_transaction_timeout(Duration::from_secs(60))
+            .ignore_failures_after_transaction_timeout();
+        s
+    };
+    let mut young = ignoring();
     clock.advance(Duration::from_secs(30));
     assert!(matches!(
         young.initialize_state(Some(vec![decode(&cp)])).await,
         Err(TwoPhaseCommitError::TransactionsLost { .. })
     ));
 
-    let mut old = sink(&store, &clock);
-    old.set_transaction_timeout(Duration::from_secs(60))
-        .ignore_failures_after_transaction_timeout();
+    let mut old = ignoring();
     clock.advance(Duration::from_secs(31));
     old.initialize_state(Some(vec![decode(&cp)])).await.unwrap();
     assert_eq!(old.metrics().lost, 1);
