@@ -43,6 +43,8 @@ macro_rules! for_each_message {
             (DescribeProducers, DescribeProducersRequest, DescribeProducersResponse),
             (SaslHandshake, SaslHandshakeRequest, SaslHandshakeResponse),
             (SaslAuthenticate, SaslAuthenticateRequest, SaslAuthenticateResponse),
+            (DeleteTopics, DeleteTopicsRequest, DeleteTopicsResponse),
+            (CreatePartitions, CreatePartitionsRequest, CreatePartitionsResponse),
         }
     };
 }

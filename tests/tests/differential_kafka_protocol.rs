@@ -190,6 +190,10 @@ differential! {
     sasl_handshake_response: SaslHandshakeResponse => SaslHandshakeResponse;
     sasl_authenticate_request: SaslAuthenticateRequest => SaslAuthenticateRequest;
     sasl_authenticate_response: SaslAuthenticateResponse => SaslAuthenticateResponse;
+    delete_topics_request: DeleteTopicsRequest => DeleteTopicsRequest;
+    delete_topics_response: DeleteTopicsResponse => DeleteTopicsResponse;
+    create_partitions_request: CreatePartitionsRequest => CreatePartitionsRequest;
+    create_partitions_response: CreatePartitionsResponse => CreatePartitionsResponse;
 }
 
 /// A documented difference, not a wire divergence: `kafka-protocol`'s
