@@ -45,6 +45,11 @@ macro_rules! for_each_message {
             (SaslAuthenticate, SaslAuthenticateRequest, SaslAuthenticateResponse),
             (DeleteTopics, DeleteTopicsRequest, DeleteTopicsResponse),
             (CreatePartitions, CreatePartitionsRequest, CreatePartitionsResponse),
+            (JoinGroup, JoinGroupRequest, JoinGroupResponse),
+            (SyncGroup, SyncGroupRequest, SyncGroupResponse),
+            (Heartbeat, HeartbeatRequest, HeartbeatResponse),
+            (LeaveGroup, LeaveGroupRequest, LeaveGroupResponse),
+            (OffsetCommit, OffsetCommitRequest, OffsetCommitResponse),
         }
     };
 }
