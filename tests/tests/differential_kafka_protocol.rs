@@ -20,8 +20,8 @@
 //!
 //! Only versions in both ranges are compared: `kafka-protocol` 0.18 lacks, at the
 //! time of writing, ApiVersions v5, InitProducerId request v6, ListOffsets v11,
-//! OffsetFetch request v10, OffsetCommit request v10 and TxnOffsetCommit v6,
-//! which ours implements.
+//! OffsetFetch request v10, OffsetCommit request v10, TxnOffsetCommit v6 and
+//! DeleteGroups v3, which ours implements.
 //!
 //! The number of cases per version is 64, or `DIFF_CASES` from the environment.
 //! Run with `cargo test -p kafka-eos-tests --test differential_kafka_protocol`.
@@ -205,6 +205,16 @@ differential! {
     leave_group_response: LeaveGroupResponse => LeaveGroupResponse;
     offset_commit_request: OffsetCommitRequest => OffsetCommitRequest;
     offset_commit_response: OffsetCommitResponse => OffsetCommitResponse;
+    consumer_group_heartbeat_request: ConsumerGroupHeartbeatRequest => ConsumerGroupHeartbeatRequest;
+    consumer_group_heartbeat_response: ConsumerGroupHeartbeatResponse => ConsumerGroupHeartbeatResponse;
+    consumer_group_describe_request: ConsumerGroupDescribeRequest => ConsumerGroupDescribeRequest;
+    consumer_group_describe_response: ConsumerGroupDescribeResponse => ConsumerGroupDescribeResponse;
+    describe_groups_request: DescribeGroupsRequest => DescribeGroupsRequest;
+    describe_groups_response: DescribeGroupsResponse => DescribeGroupsResponse;
+    list_groups_request: ListGroupsRequest => ListGroupsRequest;
+    list_groups_response: ListGroupsResponse => ListGroupsResponse;
+    delete_groups_request: DeleteGroupsRequest => DeleteGroupsRequest;
+    delete_groups_response: DeleteGroupsResponse => DeleteGroupsResponse;
 }
 
 /// A documented difference, not a wire divergence: `kafka-protocol`'s
