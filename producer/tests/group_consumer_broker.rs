@@ -17,6 +17,7 @@ use kafka_producer::{
 };
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -87,13 +88,10 @@ async fn member(
     id: usize,
     mut consumer: GroupConsumer,
     log: Arc<Mutex<Log>>,
-    stop: Arc<tokio::sync::Notify>,
+    stop: Arc<AtomicBool>,
 ) -> GroupConsumer {
-    loop {
-        let event = tokio::select! {
-            e = consumer.poll(Duration::from_millis(200)) => e,
-            _ = stop.notified() => return consumer,
-        };
+    while !stop.load(Ordering::SeqCst) {
+        let event = consumer.poll(Duration::from_millis(200)).await;
         let event = event.unwrap_or_else(|e| panic!("member {id}: {e}"));
         let commit = {
             let mut l = log.lock().unwrap();
@@ -149,6 +147,7 @@ async fn member(
                 .unwrap_or_else(|e| panic!("member {id} commit: {e}"));
         }
     }
+    consumer
 }
 
 async fn wait_for(what: &str, log: &Mutex<Log>, cond: impl Fn(&Log) -> bool) {
@@ -174,7 +173,7 @@ async fn two_members_split_a_topic_and_consume_each_record_once() {
     produce(&kafka, topic, PARTITIONS, 0..1000).await;
 
     let log = Arc::new(Mutex::new(Log::default()));
-    let stop = Arc::new(tokio::sync::Notify::new());
+    let stop = Arc::new(AtomicBool::new(false));
     let c1 = GroupConsumer::subscribe(config(&kafka, "split", &[]), [topic])
         .await
         .unwrap();
@@ -198,7 +197,7 @@ async fn two_members_split_a_topic_and_consume_each_record_once() {
 
     produce(&kafka, topic, PARTITIONS, 1000..2000).await;
     wait_for("every record", &log, |l| l.consumed.len() >= 2000).await;
-    stop.notify_waiters();
+    stop.store(true, Ordering::SeqCst);
     let (c1, c2) = (t1.await.unwrap(), t2.await.unwrap());
     // Everything consumed is committed: a later member resumes at the end,
     // so no record is consumed again.

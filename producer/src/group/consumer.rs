@@ -688,6 +688,46 @@ impl GroupConsumer {
         Ok(())
     }
 
+    /// Moves every owned partition back to its committed offset (or to
+    /// `auto.offset.reset` where the group has none): after an aborted
+    /// transaction, the records consumed since the last commit are read
+    /// again. Offsets of pending transactions are waited for
+    /// (`RequireStable`).
+    ///
+    /// ```no_run
+    /// # async fn demo(c: &mut kafka_producer::group::GroupConsumer) -> Result<(), kafka_producer::group::GroupError> {
+    /// c.rewind_to_committed().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn rewind_to_committed(&mut self) -> Result<(), GroupError> {
+        let mut by_topic: BTreeMap<Arc<str>, Vec<i32>> = BTreeMap::new();
+        for tp in &self.owned {
+            by_topic
+                .entry(tp.topic.clone())
+                .or_default()
+                .push(tp.partition);
+        }
+        for (topic, partitions) in by_topic {
+            let committed = self
+                .reader
+                .committed_offsets(&self.config.group_id, &topic, &partitions)
+                .await?;
+            for (p, offset) in committed {
+                match offset {
+                    Some(o) => {
+                        self.reader.seek(&topic, p, Offset::At(o)).await?;
+                    }
+                    None => {
+                        // No committed offset: start over as a new owner would.
+                        self.reader.unassign(&topic, &[p]);
+                        self.reader.assign(&topic, &[p]);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Commits the positions of every owned partition
     /// ([`Self::positions`]): Java's `commitSync()`.
     ///
