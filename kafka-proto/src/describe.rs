@@ -119,6 +119,55 @@ impl<R> Versions for Ignorable<R> {
     }
 }
 
+/// Writes `version` (INT16) then the struct `write` writes: the layout of
+/// the version-prefixed data Kafka embeds in other messages (the consumer
+/// protocol's subscription and assignment). A negative version is refused;
+/// one above `max` is written as `max`, as Java's `ConsumerProtocol` does.
+pub(crate) fn write_version_prefixed(
+    version: i16,
+    max: i16,
+    size: impl FnOnce(i16) -> usize,
+    write: impl FnOnce(&mut Vec<u8>, i16) -> Result<(), EncodeError>,
+) -> Result<Vec<u8>, EncodeError> {
+    if version < 0 {
+        return Err(EncodeError::new(
+            "version",
+            crate::EncodeErrorKind::UnsupportedVersion,
+        ));
+    }
+    let version = version.min(max);
+    let mut buf = Vec::with_capacity(2 + size(version));
+    buf.put_i16(version);
+    write(&mut buf, version)?;
+    Ok(buf)
+}
+
+/// Reads version-prefixed data (see [`write_version_prefixed`]) as Java's
+/// `ConsumerProtocol` does: a negative version is an error, a version above
+/// `max` is read as `max` (a newer version only appends fields), and bytes
+/// after the fields of the version read are ignored. Returns the version on
+/// the wire and the value.
+pub(crate) fn read_version_prefixed<T>(
+    bytes: &[u8],
+    max: i16,
+    read: impl FnOnce(&mut Reader<'_>, i16) -> Result<T, DecodeError>,
+) -> Result<(i16, T), DecodeError> {
+    let mut r = Reader::new(bytes);
+    let version = r.i16("version")?;
+    let with_version = |mut e: DecodeError| {
+        e.version.get_or_insert(version);
+        e
+    };
+    if version < 0 {
+        return Err(with_version(DecodeError::new(
+            "version",
+            crate::DecodeErrorKind::UnsupportedVersion,
+        )));
+    }
+    let value = read(&mut r, version.min(max)).map_err(with_version)?;
+    Ok((version, value))
+}
+
 /// The tagged fields of a struct that is never flexible: none.
 pub(crate) static NO_TAGS: TaggedFields = Vec::new();
 

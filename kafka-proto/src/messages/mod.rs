@@ -3,6 +3,12 @@
 //! snake_case of the Kafka schema names, and nested types are prefixed with their
 //! message's name so that everything can be re-exported here.
 //!
+//! The consumer protocol's subscription and assignment
+//! ([`ConsumerProtocolSubscription`], [`ConsumerProtocolAssignment`]) are
+//! data embedded in JoinGroup and SyncGroup, not messages: they have no API
+//! key and are encoded with an INT16 version prefix (`encode_prefixed` /
+//! `decode_prefixed`).
+//!
 //! Each message is described once, as a table (see the crate's `describe`
 //! module): adding a message means writing its table and a proptest strategy.
 //!
@@ -14,6 +20,8 @@ pub mod add_partitions_to_txn;
 pub mod api_versions;
 pub mod consumer_group_describe;
 pub mod consumer_group_heartbeat;
+pub mod consumer_protocol_assignment;
+pub mod consumer_protocol_subscription;
 pub mod create_partitions;
 pub mod create_topics;
 pub mod delete_groups;
@@ -46,6 +54,8 @@ pub use add_partitions_to_txn::*;
 pub use api_versions::*;
 pub use consumer_group_describe::*;
 pub use consumer_group_heartbeat::*;
+pub use consumer_protocol_assignment::*;
+pub use consumer_protocol_subscription::*;
 pub use create_partitions::*;
 pub use create_topics::*;
 pub use delete_groups::*;
