@@ -482,8 +482,11 @@ mod facade_tests {
     use metrics_util::MetricKind;
     use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 
-    /// (kind, name, labels, value) of every value `f` emitted.
-    fn emitted(f: impl FnOnce()) -> Vec<(MetricKind, String, Vec<(String, String)>, DebugValue)> {
+    /// One emitted value: kind, name, labels, value.
+    type Value = (MetricKind, String, Vec<(String, String)>, DebugValue);
+
+    /// Every value `f` emitted, by name.
+    fn emitted(f: impl FnOnce()) -> Vec<Value> {
         let recorder = DebuggingRecorder::new();
         let snapshotter = recorder.snapshotter();
         ::metrics::with_local_recorder(&recorder, f);

@@ -19,9 +19,12 @@ use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 const CLIENT_ID: &str = "metrics-facade";
 const TOPIC: &str = "metrics-facade";
 
+/// One emitted value: kind, name, labels, value.
+type Value = (MetricKind, String, Vec<(String, String)>, DebugValue);
+
 /// Counter `name` of our client (0 when never emitted), summed over its
 /// other labels.
-fn counter(values: &[(MetricKind, String, Vec<(String, String)>, DebugValue)], name: &str) -> u64 {
+fn counter(values: &[Value], name: &str) -> u64 {
     values
         .iter()
         .filter(|(kind, n, _, _)| *kind == MetricKind::Counter && n == name)
@@ -33,7 +36,7 @@ fn counter(values: &[(MetricKind, String, Vec<(String, String)>, DebugValue)], n
 }
 
 /// Every value of `snapshotter` labelled with our client id.
-fn ours(snapshotter: &Snapshotter) -> Vec<(MetricKind, String, Vec<(String, String)>, DebugValue)> {
+fn ours(snapshotter: &Snapshotter) -> Vec<Value> {
     snapshotter
         .snapshot()
         .into_vec()
