@@ -455,6 +455,37 @@ impl TransactionalProducer {
         self.inner.producer.wait_for_buffer().await
     }
 
+    /// `sendOffsetsToTransaction(Map<TopicPartition, OffsetAndMetadata>,
+    /// groupMetadata)`: as [`Self::send_offsets_to_transaction`], with each
+    /// offset's leader epoch (the epoch of the last consumed record, stored
+    /// with the committed offset so that the next owner can detect a log
+    /// truncation, KIP-320) — what
+    /// [`GroupConsumer::transaction_offsets`](crate::group::GroupConsumer::transaction_offsets)
+    /// returns.
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer, consumer: kafka_producer::group::GroupConsumer) -> Result<(), Box<dyn std::error::Error>> {
+    /// producer.begin_transaction()?;
+    /// producer
+    ///     .send_offsets_and_metadata_to_transaction(consumer.transaction_offsets(), &consumer.group_metadata())
+    ///     .await?;
+    /// producer.commit_transaction().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn send_offsets_and_metadata_to_transaction(
+        &self,
+        offsets: impl IntoIterator<Item = (TopicPartition, OffsetAndMetadata)>,
+        group: &ConsumerGroupMetadata,
+    ) -> Result<(), TransactionError> {
+        let map: BTreeMap<TopicPartition, OffsetAndMetadata> = offsets.into_iter().collect();
+        let ticket = self
+            .lock()
+            .send_offsets_to_transaction(map, group.clone())?;
+        self.wake();
+        self.wait(ticket, TxnOp::SendOffsets, self.max_block())
+            .await
+    }
+
     /// `sendOffsetsToTransaction(offsets, groupMetadata)`: commits the
     /// consumer offsets `(partition, next offset to consume, metadata)` of
     /// `group` as part of the transaction (TV1: AddOffsetsToTxn then

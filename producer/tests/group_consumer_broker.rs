@@ -340,12 +340,14 @@ async fn a_zombie_members_transaction_is_fenced_after_a_rebalance() {
     lp.init_transactions().await.unwrap();
     lp.begin_transaction().unwrap();
     let live_output = lp.send(ProducerRecord::new(output).value("from the live member"));
-    let offsets: Vec<(TopicPartition, i64, Option<String>)> = live
-        .positions()
-        .into_iter()
-        .map(|(tp, o)| (tp, o, None))
-        .collect();
-    lp.send_offsets_to_transaction(&offsets, &live.group_metadata())
+    // The offsets carry the leader epoch of the last record read (KIP-320).
+    let offsets = live.transaction_offsets();
+    assert_eq!(offsets.len(), 1);
+    assert_eq!(
+        (offsets[0].1.offset, offsets[0].1.leader_epoch),
+        (10, Some(0))
+    );
+    lp.send_offsets_and_metadata_to_transaction(offsets, &live.group_metadata())
         .await
         .expect("the live member's offsets");
     lp.commit_transaction()

@@ -58,7 +58,7 @@
 use kafka_producer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
 use kafka_producer::reader::ConsumerRecord;
 use kafka_producer::txn::TransactionError;
-use kafka_producer::{ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer};
+use kafka_producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
 use std::time::{Duration, Instant};
 
 /// Settings of a [`ConsumeTransformProduce`] pipeline.
@@ -320,16 +320,11 @@ where
     }
 
     async fn commit(&mut self) -> Result<(), TransactionError> {
-        let offsets: Vec<(TopicPartition, i64, Option<String>)> = self
-            .consumer
-            .positions()
-            .into_iter()
-            .map(|(tp, offset)| (tp, offset, None))
-            .collect();
+        let offsets = self.consumer.transaction_offsets();
         if !offsets.is_empty() {
             let group = self.consumer.group_metadata();
             self.producer
-                .send_offsets_to_transaction(&offsets, &group)
+                .send_offsets_and_metadata_to_transaction(offsets, &group)
                 .await?;
         }
         self.producer.commit_transaction().await

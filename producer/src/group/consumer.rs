@@ -31,7 +31,7 @@ use crate::group::membership::{
 };
 use crate::reader::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig, ReaderError};
 use crate::record::TopicPartition;
-use crate::txn::{CoordinatorType, GroupMetadata, find_coordinator};
+use crate::txn::{CoordinatorType, GroupMetadata, OffsetAndMetadata, find_coordinator};
 use kafka_proto::messages::{
     ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatRequestTopicPartitions,
     ConsumerGroupHeartbeatResponse, OffsetCommitRequest, OffsetCommitRequestPartition,
@@ -386,6 +386,8 @@ pub struct GroupConsumer {
     revoking: Vec<(TopicPartition, i64)>,
     /// What the application was told it owns.
     owned: BTreeSet<TopicPartition>,
+    /// The leader epoch of the last record returned per partition.
+    epochs: BTreeMap<TopicPartition, i32>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -455,6 +457,7 @@ impl GroupConsumer {
             owed: None,
             revoking: Vec::new(),
             owned: BTreeSet::new(),
+            epochs: BTreeMap::new(),
             task,
         })
     }
@@ -587,9 +590,54 @@ impl GroupConsumer {
             }
             let records = self.reader.poll(slice).await?;
             if !records.is_empty() {
+                self.note_epochs(&records);
                 return Ok(ConsumerEvent::Records(records));
             }
         }
+    }
+
+    /// Remembers the leader epoch of each partition's last record.
+    fn note_epochs(&mut self, records: &[ConsumerRecord]) {
+        for (i, r) in records.iter().enumerate() {
+            let last_of_run = records
+                .get(i + 1)
+                .is_none_or(|n| n.partition != r.partition || n.topic != r.topic);
+            if let (true, Some(epoch)) = (last_of_run, r.leader_epoch) {
+                let tp = TopicPartition {
+                    topic: r.topic.clone(),
+                    partition: r.partition,
+                };
+                self.epochs.insert(tp, epoch);
+            }
+        }
+    }
+
+    /// [`Self::positions`] with the leader epoch of each partition's last
+    /// returned record: the offsets to hand to
+    /// [`TransactionalProducer::send_offsets_and_metadata_to_transaction`](crate::TransactionalProducer::send_offsets_and_metadata_to_transaction).
+    ///
+    /// ```no_run
+    /// # fn demo(c: &kafka_producer::group::GroupConsumer) {
+    /// for (tp, o) in c.transaction_offsets() {
+    ///     println!("{tp}: next {} (leader epoch {:?})", o.offset, o.leader_epoch);
+    /// }
+    /// # }
+    /// ```
+    pub fn transaction_offsets(&self) -> Vec<(TopicPartition, OffsetAndMetadata)> {
+        self.positions()
+            .into_iter()
+            .map(|(tp, offset)| {
+                let leader_epoch = self.epochs.get(&tp).copied();
+                (
+                    tp,
+                    OffsetAndMetadata {
+                        offset,
+                        leader_epoch,
+                        metadata: None,
+                    },
+                )
+            })
+            .collect()
     }
 
     fn confirm_owed(&mut self) {
@@ -623,6 +671,7 @@ impl GroupConsumer {
         for tp in parts {
             self.reader.unassign(&tp.topic, &[tp.partition]);
             self.owned.remove(tp);
+            self.epochs.remove(tp);
         }
     }
 
