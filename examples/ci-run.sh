@@ -76,7 +76,7 @@ bootstrap=$value
 export KAFKA_EOS_BOOTSTRAP="$bootstrap"
 echo "ci-run: Kafka ready at $bootstrap"
 
-examples=(transactional_producer idempotent_producer consume_transform_produce exactly_once_sink)
+examples=(transactional_producer idempotent_producer consume_transform_produce group_consume_transform_produce exactly_once_sink)
 rabbitmq_dev="${RABBITMQ_DEV:-$bin/rabbitmq-dev}"
 if [ -z "${KAFKA_EOS_AMQP:-}" ] && [ -x "$rabbitmq_dev" ]; then
     start rabbitmq-dev AMQP_URL "$rabbitmq_dev"
