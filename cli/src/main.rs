@@ -23,6 +23,7 @@ mod consume;
 mod demo;
 mod error;
 mod local;
+mod logging;
 mod output;
 mod produce;
 mod txn;
@@ -33,6 +34,7 @@ use std::time::Duration;
 
 fn main() {
     let cli = args::Cli::parse();
+    logging::init(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
