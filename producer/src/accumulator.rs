@@ -900,6 +900,26 @@ impl Accumulator {
         self.progress.notify_waiters();
     }
 
+    /// Fails every record parked for `topic` with `e`: the broker refused
+    /// the topic for good, so its metadata will never arrive.
+    pub fn fail_parked(&self, topic: &str, e: &ProduceError) {
+        let mut guard = self.lock();
+        let Some(tq) = guard.topics.get_mut(topic) else {
+            return;
+        };
+        let parked = std::mem::take(&mut tq.parked);
+        drop(guard);
+        if parked.is_empty() {
+            return;
+        }
+        for q in parked {
+            self.record_failed(Some(q.serial), e);
+            q.slot.set(ParkedState::Failed(e.clone()));
+        }
+        self.progress.notify_waiters();
+        self.wake_sender.notify_one();
+    }
+
     /// Topics with parked records (metadata still unknown).
     pub fn parked_topics(&self) -> Vec<Arc<str>> {
         self.lock()

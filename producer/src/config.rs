@@ -253,6 +253,12 @@ pub struct ProducerConfig {
     pub connection_setup_timeout_max: Duration,
     /// `max.request.size` (default 1 MiB).
     pub max_request_size: usize,
+    /// `receive.message.max.bytes` (default 100 MiB): the largest response
+    /// frame a connection accepts. Java's clients read responses of any size;
+    /// this is librdkafka's name for the cap. Memory still grows only with
+    /// the bytes that arrive; a [`Reader`](crate::reader::Reader) keeps its
+    /// `fetch.max.bytes` below it.
+    pub receive_message_max_bytes: usize,
     /// `max.in.flight.requests.per.connection` (default 5).
     pub max_in_flight: usize,
     /// `enable.idempotence` as given: `None` when not set explicitly.
@@ -309,6 +315,7 @@ impl ProducerConfig {
             connection_setup_timeout: Duration::from_millis(10_000),
             connection_setup_timeout_max: Duration::from_millis(30_000),
             max_request_size: 1024 * 1024,
+            receive_message_max_bytes: kafka_proto::frame::DEFAULT_MAX_FRAME_SIZE,
             max_in_flight: 5,
             enable_idempotence: None,
             metadata_max_age: Duration::from_millis(300_000),
@@ -406,6 +413,9 @@ impl ProducerConfig {
                 }
                 "max.request.size" => {
                     c.max_request_size = int(key, value, 0, i32::MAX as i64)? as usize
+                }
+                "receive.message.max.bytes" => {
+                    c.receive_message_max_bytes = int(key, value, 1000, i32::MAX as i64)? as usize
                 }
                 "max.in.flight.requests.per.connection" => {
                     c.max_in_flight = int(key, value, 1, i32::MAX as i64)? as usize
@@ -638,6 +648,7 @@ impl ProducerConfig {
             request_timeout: self.request_timeout,
             connect_timeout: self.connection_setup_timeout,
             connect_timeout_max: self.connection_setup_timeout_max,
+            max_frame_size: self.receive_message_max_bytes,
             sasl: if self.sasl_enabled() {
                 Some(SaslConfig::new(
                     self.sasl_mechanism,
@@ -1287,6 +1298,7 @@ mod tests {
         assert_eq!(c.delivery_timeout, Duration::from_secs(120));
         assert_eq!(c.request_timeout, Duration::from_secs(30));
         assert_eq!(c.max_request_size, 1_048_576);
+        assert_eq!(c.receive_message_max_bytes, 104_857_600);
         assert_eq!(c.max_in_flight, 5);
         assert_eq!(c.max_block, Duration::from_secs(60));
         assert!(c.idempotence());
@@ -1304,6 +1316,14 @@ mod tests {
         assert_eq!(conn.setup_timeout(1), Duration::from_millis(5000));
         assert_eq!(conn.setup_timeout(3), Duration::from_millis(9000));
         assert!(props(&[("socket.connection.setup.timeout.ms", "0")]).is_err());
+    }
+
+    #[test]
+    fn receive_message_max_bytes_caps_the_response_frame() {
+        let c = props(&[("receive.message.max.bytes", "2000000")]).unwrap();
+        assert_eq!(c.connection_config().max_frame_size, 2_000_000);
+        assert_eq!(c.cluster_config().connection.max_frame_size, 2_000_000);
+        assert!(props(&[("receive.message.max.bytes", "10")]).is_err());
     }
 
     #[test]

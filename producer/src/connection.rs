@@ -64,7 +64,8 @@ pub struct ConnectionConfig {
     pub client_software_name: String,
     /// ApiVersions v3+ `client_software_version`.
     pub client_software_version: String,
-    /// The largest response frame accepted (default 100 MiB).
+    /// The largest response frame accepted (`receive.message.max.bytes`,
+    /// default 100 MiB); memory grows only with the bytes that arrive.
     pub max_frame_size: usize,
     /// Bound on one request's round trip (`request.timeout.ms`, default 30 s).
     pub request_timeout: Duration,

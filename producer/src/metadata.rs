@@ -211,6 +211,10 @@ pub struct ClusterMetadata {
     need_update: bool,
     max_age: Duration,
     updates: u64,
+    /// Topics the last response naming them refused for good
+    /// (INVALID_TOPIC_EXCEPTION, TOPIC_AUTHORIZATION_FAILED): Java's
+    /// `Metadata` keeps them as its invalid and unauthorized topics.
+    refused_topics: HashMap<String, ErrorCode>,
 }
 
 impl ClusterMetadata {
@@ -233,6 +237,7 @@ impl ClusterMetadata {
             need_update: true,
             max_age,
             updates: 0,
+            refused_topics: HashMap::new(),
         }
     }
 
@@ -315,6 +320,14 @@ impl ClusterMetadata {
             };
             seen.push(name.clone());
             let error = ErrorCode::from(t.error_code);
+            if matches!(
+                error,
+                ErrorCode::InvalidTopicException | ErrorCode::TopicAuthorizationFailed
+            ) {
+                self.refused_topics.insert(name.clone(), error);
+            } else {
+                self.refused_topics.remove(&name);
+            }
             if !error.is_ok() {
                 update.topic_errors.push((name.clone(), error));
                 if error.is_retriable() {
@@ -611,6 +624,52 @@ impl ClusterMetadata {
         self.topics.get(name)
     }
 
+    /// The error with which the last response naming `name` refused the
+    /// topic for good: INVALID_TOPIC_EXCEPTION or TOPIC_AUTHORIZATION_FAILED
+    /// (Java's `Metadata.maybeThrowExceptionForTopic`). Records waiting for
+    /// its metadata fail with it instead of waiting out `max.block.ms`.
+    ///
+    /// ```
+    /// use kafka_producer::ClusterMetadata;
+    /// use kafka_proto::ErrorCode;
+    /// use kafka_proto::messages::{MetadataResponse, MetadataResponseTopic};
+    /// let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+    /// let denied = MetadataResponseTopic {
+    ///     name: Some("payroll".into()),
+    ///     error_code: ErrorCode::TopicAuthorizationFailed.code(),
+    ///     ..Default::default()
+    /// };
+    /// let now = std::time::Instant::now();
+    /// md.handle_metadata_response(&MetadataResponse { topics: vec![denied], ..Default::default() }, now);
+    /// assert_eq!(md.refused_topic("payroll"), Some(ErrorCode::TopicAuthorizationFailed));
+    /// assert_eq!(md.refused_topic("orders"), None);
+    /// ```
+    pub fn refused_topic(&self, name: &str) -> Option<ErrorCode> {
+        self.refused_topics.get(name).copied()
+    }
+
+    /// Takes the refusal of `name` once it has been reported to the records
+    /// waiting for it, so that a later send asks the broker again (Java clears
+    /// the invalid and unauthorized topics once it has thrown them).
+    ///
+    /// ```
+    /// use kafka_producer::ClusterMetadata;
+    /// use kafka_proto::ErrorCode;
+    /// use kafka_proto::messages::{MetadataResponse, MetadataResponseTopic};
+    /// let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
+    /// let bad = MetadataResponseTopic {
+    ///     name: Some("x".into()),
+    ///     error_code: ErrorCode::InvalidTopicException.code(),
+    ///     ..Default::default()
+    /// };
+    /// md.handle_metadata_response(&MetadataResponse { topics: vec![bad], ..Default::default() }, std::time::Instant::now());
+    /// assert_eq!(md.take_refused_topic("x"), Some(ErrorCode::InvalidTopicException));
+    /// assert_eq!(md.refused_topic("x"), None);
+    /// ```
+    pub fn take_refused_topic(&mut self, name: &str) -> Option<ErrorCode> {
+        self.refused_topics.remove(name)
+    }
+
     /// A topic's name from its id.
     ///
     /// ```
@@ -818,5 +877,13 @@ mod tests {
         invalid.topics[0].error_code = ErrorCode::InvalidTopicException.code();
         md.handle_metadata_response(&invalid, now);
         assert!(md.topic("t").is_none());
+        assert_eq!(
+            md.refused_topic("t"),
+            Some(ErrorCode::InvalidTopicException)
+        );
+        // A later answer without the error forgets the refusal.
+        md.handle_metadata_response(&resp(1, 6, 7), now);
+        assert_eq!(md.refused_topic("t"), None);
+        assert!(md.topic("t").is_some());
     }
 }

@@ -253,6 +253,17 @@ pub enum ProduceError {
         /// What is wrong with it.
         reason: kafka_proto::topic::InvalidTopicName,
     },
+    /// The broker refused the topic for good when asked for its metadata:
+    /// INVALID_TOPIC_EXCEPTION (17) or TOPIC_AUTHORIZATION_FAILED (29), as
+    /// Java's `KafkaProducer.send` fails with `InvalidTopicException` or
+    /// `TopicAuthorizationException`. The record was never written.
+    #[error("topic {topic:?} refused by the broker: {error:?}")]
+    TopicRefused {
+        /// The topic.
+        topic: Arc<str>,
+        /// INVALID_TOPIC_EXCEPTION or TOPIC_AUTHORIZATION_FAILED.
+        error: ErrorCode,
+    },
     /// The producer hit a fatal error (e.g. PRODUCER_FENCED, authorization,
     /// unsupported version); every later send fails with it.
     #[error("producer failed fatally: {0}")]
@@ -283,6 +294,7 @@ impl ProduceError {
         match self {
             ProduceError::Broker { error, .. } => Some(*error),
             ProduceError::InvalidTopic { .. } => Some(ErrorCode::InvalidTopicException),
+            ProduceError::TopicRefused { error, .. } => Some(*error),
             _ => None,
         }
     }

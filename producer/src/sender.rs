@@ -549,14 +549,26 @@ impl Sender {
         if !parked.is_empty() {
             let names: Vec<&str> = parked.iter().map(|t| &**t).collect();
             self.cluster.track_topics(&names);
-            let md = self.cluster.metadata();
+            let mut md = self.cluster.metadata();
+            let refused: Vec<(Arc<str>, ErrorCode)> = parked
+                .iter()
+                .filter_map(|t| md.take_refused_topic(t).map(|e| (t.clone(), e)))
+                .collect();
             let known: Vec<(Arc<str>, i32)> = parked
                 .iter()
                 .filter_map(|t| md.topic(t).map(|m| (t.clone(), m.partition_count() as i32)))
                 .filter(|(_, n)| *n > 0)
                 .collect();
-            let unknown = known.len() < parked.len();
+            let unknown = known.len() + refused.len() < parked.len();
             drop(md);
+            for (topic, error) in refused {
+                tracing::warn!(%topic, ?error, "the broker refused the topic: failing its records");
+                let e = ProduceError::TopicRefused {
+                    topic: topic.clone(),
+                    error,
+                };
+                self.acc.fail_parked(&topic, &e);
+            }
             for (t, n) in known {
                 self.acc.set_partitions(&t, n);
             }

@@ -96,6 +96,9 @@ struct State {
     /// Answer duplicates with DUPLICATE_SEQUENCE_NUMBER (brokers before 2.x)
     /// instead of success with the original offset.
     duplicate_as_error: bool,
+    /// Topics (other than [`TOPIC`]) whose metadata is answered with this
+    /// error when asked for.
+    refused: Vec<(String, ErrorCode)>,
     seen: Vec<SeenBatch>,
     answered: Vec<ErrorCode>,
     metadata_requests: u64,
@@ -260,10 +263,27 @@ async fn serve(shared: Arc<Shared>, node: i32, sock: tokio::net::TcpStream) {
                     let _ = tx.send(Out::Frame(f));
                 }
                 ApiKey::Metadata => {
+                    let (_, req) = decode_request_frame::<MetadataRequest>(&frame).unwrap();
+                    let asked: Vec<String> = req
+                        .topics
+                        .iter()
+                        .flatten()
+                        .filter_map(|t| t.name.clone())
+                        .collect();
                     let resp = {
                         let mut st = shared.state.lock().unwrap();
                         st.metadata_requests += 1;
-                        metadata(&st, &shared.addrs)
+                        let mut resp = metadata(&st, &shared.addrs);
+                        for (name, error) in &st.refused {
+                            if asked.contains(name) {
+                                resp.topics.push(MetadataResponseTopic {
+                                    name: Some(name.clone()),
+                                    error_code: error.code(),
+                                    ..Default::default()
+                                });
+                            }
+                        }
+                        resp
                     };
                     let f = encode_response_frame(&resp, version, cid).unwrap();
                     let _ = tx.send(Out::Frame(f));
@@ -781,4 +801,50 @@ async fn at_most_five_batches_in_flight_per_partition() {
         assert_eq!(b.base_sequence, next);
         next += b.count;
     }
+}
+
+/// A topic the broker refuses in its metadata answer (INVALID_TOPIC_EXCEPTION
+/// for a name it rejects, TOPIC_AUTHORIZATION_FAILED for a principal without
+/// WRITE): the records waiting for that metadata fail at once with the
+/// broker's code — not after `max.block.ms` — and were never written; sends
+/// to the other topic are unaffected.
+async fn refused_topic_fails_waiting_records(error: ErrorCode) {
+    let fake = Fake::start(1, 1, Box::new(|_: &SeenBatch, _: &mut State| Fault::Pass)).await;
+    fake.state().refused.push(("refused".into(), error));
+    let cfg = ProducerConfig::builder(&fake.bootstrap())
+        .linger(Duration::from_millis(1))
+        .max_block(Duration::from_secs(600))
+        .build()
+        .unwrap();
+    let producer = Producer::connect(cfg).await.unwrap();
+    let waiting: Vec<_> = (0..3)
+        .map(|i| producer.send(ProducerRecord::new("refused").value(format!("{i}"))))
+        .collect();
+    let fine = producer.send(ProducerRecord::new(TOPIC).partition(0).value("000000"));
+    for f in waiting {
+        let e = bounded(f)
+            .await
+            .expect_err("a refused topic cannot be written");
+        assert!(
+            matches!(&e, kafka_producer::ProduceError::TopicRefused { topic, error: got } if &**topic == "refused" && *got == error),
+            "{e:?}"
+        );
+        assert_eq!(e.error_code(), Some(error));
+    }
+    assert_eq!(bounded(fine).await.unwrap().offset, Some(0));
+    // A later send asks the broker again, and fails again.
+    let again = producer.send(ProducerRecord::new("refused").value("x"));
+    assert_eq!(bounded(again).await.unwrap_err().error_code(), Some(error));
+    assert_logs_exact(&fake, 1);
+    producer.close(Duration::from_secs(5)).await.unwrap();
+}
+
+#[tokio::test]
+async fn invalid_topic_in_metadata_fails_the_waiting_records() {
+    refused_topic_fails_waiting_records(ErrorCode::InvalidTopicException).await;
+}
+
+#[tokio::test]
+async fn unauthorized_topic_in_metadata_fails_the_waiting_records() {
+    refused_topic_fails_waiting_records(ErrorCode::TopicAuthorizationFailed).await;
 }

@@ -167,9 +167,12 @@ pub struct ReaderConfig {
     pub max_wait: Duration,
     /// `fetch.min.bytes` (default 1).
     pub min_bytes: i32,
-    /// `fetch.max.bytes` (default 50 MiB).
+    /// `fetch.max.bytes` (default 50 MiB). Sent as at most the connection's
+    /// frame cap (`receive.message.max.bytes`) less 512 bytes of room for the
+    /// response's own fields.
     pub max_bytes: i32,
-    /// `max.partition.fetch.bytes` (default 1 MiB).
+    /// `max.partition.fetch.bytes` (default 1 MiB), kept below the frame cap
+    /// in the same way.
     pub partition_max_bytes: i32,
     /// Where a partition without a position starts (`auto.offset.reset`);
     /// `None` makes [`Reader::poll`] fail with [`ReaderError::NoPosition`].
@@ -327,7 +330,26 @@ fn retry_in_place(e: ErrorCode) -> bool {
     ) || e.is_retriable()
 }
 
+/// Room a Fetch response frame needs beyond its record data (librdkafka's
+/// margin between `fetch.max.bytes` and `receive.message.max.bytes`).
+const FETCH_RESPONSE_MARGIN: usize = 512;
+
 impl Reader {
+    /// `fetch.max.bytes` and `max.partition.fetch.bytes` as sent: each kept
+    /// below the connection's largest accepted frame
+    /// (`receive.message.max.bytes`) less [`FETCH_RESPONSE_MARGIN`], so that a
+    /// response the broker sizes by them fits the frame cap.
+    fn fetch_limits(&self) -> (i32, i32) {
+        let frame = self.cluster.config().connection.max_frame_size;
+        let room = i32::try_from(frame.saturating_sub(FETCH_RESPONSE_MARGIN))
+            .unwrap_or(i32::MAX)
+            .max(1);
+        (
+            self.config.max_bytes.min(room),
+            self.config.partition_max_bytes.min(room),
+        )
+    }
+
     /// A reader on `cluster` (share the cluster with producers if you like).
     ///
     /// ```no_run
@@ -958,13 +980,14 @@ impl Reader {
         ids: &HashMap<Arc<str>, Uuid>,
         max_wait: Duration,
     ) -> FetchRequest {
+        let (max_bytes, partition_max_bytes) = self.fetch_limits();
         let mut topics: Vec<FetchRequestTopic> = Vec::new();
         for (t, epoch) in targets {
             let part = FetchRequestPartition {
                 partition: t.partition,
                 current_leader_epoch: if version >= 9 { *epoch } else { -1 },
                 fetch_offset: t.offset,
-                partition_max_bytes: self.config.partition_max_bytes,
+                partition_max_bytes,
                 ..Default::default()
             };
             let (name, id) = if version >= 13 {
@@ -991,7 +1014,7 @@ impl Reader {
         FetchRequest {
             max_wait_ms: i32::try_from(max_wait.as_millis()).unwrap_or(i32::MAX),
             min_bytes: self.config.min_bytes,
-            max_bytes: self.config.max_bytes,
+            max_bytes,
             isolation_level: self.config.isolation.wire(),
             topics,
             ..Default::default()
