@@ -43,6 +43,13 @@ macro_rules! for_each_message {
             (DescribeProducers, DescribeProducersRequest, DescribeProducersResponse),
             (SaslHandshake, SaslHandshakeRequest, SaslHandshakeResponse),
             (SaslAuthenticate, SaslAuthenticateRequest, SaslAuthenticateResponse),
+            (DeleteTopics, DeleteTopicsRequest, DeleteTopicsResponse),
+            (CreatePartitions, CreatePartitionsRequest, CreatePartitionsResponse),
+            (JoinGroup, JoinGroupRequest, JoinGroupResponse),
+            (SyncGroup, SyncGroupRequest, SyncGroupResponse),
+            (Heartbeat, HeartbeatRequest, HeartbeatResponse),
+            (LeaveGroup, LeaveGroupRequest, LeaveGroupResponse),
+            (OffsetCommit, OffsetCommitRequest, OffsetCommitResponse),
         }
     };
 }

@@ -11,7 +11,7 @@
 //!   never flexible), and its `Default`;
 //! - encoding: first every field a version cannot carry is checked to hold
 //!   its default (else [`EncodeErrorKind::FieldNotInVersion`], naming the
-//!   field's path) and every null to be allowed
+//!   field's path; an ignorable field is dropped instead) and every null to be allowed
 //!   ([`EncodeErrorKind::NullNotAllowed`]), then the fields are written in
 //!   order, tagged fields last in one tagged section (flexible versions only;
 //!   a tagged field holding its default is not written);
@@ -50,6 +50,12 @@
 //! with the options in that order, `RANGE` any `i16` range expression
 //! (`5..`, `..=12`, `3..=7`, `..`), and the field path for error messages
 //! made of the struct's path and the field name.
+//!
+//! **Ignorable fields.** A field the schema marks `"ignorable": true` has
+//! its versions written `versions ignorable(RANGE)`. Encoding at a version
+//! without it drops a non-default value silently (as Kafka's generated Java
+//! writers do) instead of failing with
+//! [`EncodeErrorKind::FieldNotInVersion`]; decoding is unchanged.
 
 use crate::primitives::{
     Reader, TaggedFields, Uuid, put_array, put_bool, put_bytes, put_nullable_array,
@@ -59,12 +65,57 @@ use crate::{DecodeError, EncodeError};
 #[cfg(doc)]
 use crate::{DecodeErrorKind, EncodeErrorKind};
 use bytes::{BufMut, Bytes};
-use std::ops::RangeBounds;
+use std::ops::{Bound, RangeBounds};
 
 /// True when `versions` holds `version` (any `i16` range expression).
 #[inline(always)]
 pub(crate) fn has(versions: impl RangeBounds<i16>, version: i16) -> bool {
     versions.contains(&version)
+}
+
+/// The versions of a field the schema marks `"ignorable": true`: encoding
+/// at a version outside `R` drops the field's value instead of failing (see
+/// the [module docs](self)).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ignorable<R>(R);
+
+/// Marks a field's version range as ignorable (`versions ignorable(3..)`).
+pub(crate) const fn ignorable<R>(versions: R) -> Ignorable<R> {
+    Ignorable(versions)
+}
+
+impl<R: RangeBounds<i16>> RangeBounds<i16> for Ignorable<R> {
+    #[inline(always)]
+    fn start_bound(&self) -> Bound<&i16> {
+        self.0.start_bound()
+    }
+    #[inline(always)]
+    fn end_bound(&self) -> Bound<&i16> {
+        self.0.end_bound()
+    }
+}
+
+/// A field's version range: plain (a value outside it must be the default)
+/// or [`Ignorable`].
+pub(crate) trait Versions {
+    /// True when a value outside the range is dropped on encode.
+    #[inline(always)]
+    fn ignorable(&self) -> bool {
+        false
+    }
+}
+
+impl Versions for std::ops::Range<i16> {}
+impl Versions for std::ops::RangeFrom<i16> {}
+impl Versions for std::ops::RangeTo<i16> {}
+impl Versions for std::ops::RangeInclusive<i16> {}
+impl Versions for std::ops::RangeToInclusive<i16> {}
+impl Versions for std::ops::RangeFull {}
+impl<R> Versions for Ignorable<R> {
+    #[inline(always)]
+    fn ignorable(&self) -> bool {
+        true
+    }
 }
 
 /// The tagged fields of a struct that is never flexible: none.
@@ -485,6 +536,8 @@ macro_rules! describe_struct {
     (@default $d:expr) => { $d };
     (@has $version:ident) => { true };
     (@has $version:ident $v:expr) => { $crate::describe::has($v, $version) };
+    (@ignorable) => { false };
+    (@ignorable $v:expr) => { $crate::describe::Versions::ignorable(&$v) };
     (@nullable $version:ident) => { false };
     (@nullable $version:ident $v:expr) => { $crate::describe::has($v, $version) };
     (@tag) => { None::<u32> };
@@ -565,7 +618,9 @@ macro_rules! describe_struct {
                 let flex = version >= Self::FLEX;
                 $(
                     if !$crate::describe::describe_struct!(@has version $($versions)?) {
-                        if !$crate::describe::is_default(&self.$field, $crate::describe::describe_struct!(@default $($default)?)) {
+                        if !$crate::describe::describe_struct!(@ignorable $($versions)?)
+                            && !$crate::describe::is_default(&self.$field, $crate::describe::describe_struct!(@default $($default)?))
+                        {
                             return Err($crate::EncodeError::not_in_version(concat!($path, stringify!($field))));
                         }
                     } else if !$crate::describe::describe_struct!(@nullable version $($nullable)?) && self.$field.is_null() {

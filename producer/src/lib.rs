@@ -38,6 +38,7 @@ pub mod cluster;
 pub mod config;
 pub mod connection;
 pub mod error;
+pub mod group;
 pub mod idempotence;
 pub mod metadata;
 pub mod metrics;

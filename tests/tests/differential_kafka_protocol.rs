@@ -20,7 +20,8 @@
 //!
 //! Only versions in both ranges are compared: `kafka-protocol` 0.18 lacks, at the
 //! time of writing, ApiVersions v5, InitProducerId request v6, ListOffsets v11,
-//! OffsetFetch request v10 and TxnOffsetCommit v6, which ours implements.
+//! OffsetFetch request v10, OffsetCommit request v10 and TxnOffsetCommit v6,
+//! which ours implements.
 //!
 //! The number of cases per version is 64, or `DIFF_CASES` from the environment.
 //! Run with `cargo test -p kafka-eos-tests --test differential_kafka_protocol`.
@@ -190,6 +191,20 @@ differential! {
     sasl_handshake_response: SaslHandshakeResponse => SaslHandshakeResponse;
     sasl_authenticate_request: SaslAuthenticateRequest => SaslAuthenticateRequest;
     sasl_authenticate_response: SaslAuthenticateResponse => SaslAuthenticateResponse;
+    delete_topics_request: DeleteTopicsRequest => DeleteTopicsRequest;
+    delete_topics_response: DeleteTopicsResponse => DeleteTopicsResponse;
+    create_partitions_request: CreatePartitionsRequest => CreatePartitionsRequest;
+    create_partitions_response: CreatePartitionsResponse => CreatePartitionsResponse;
+    join_group_request: JoinGroupRequest => JoinGroupRequest;
+    join_group_response: JoinGroupResponse => JoinGroupResponse;
+    sync_group_request: SyncGroupRequest => SyncGroupRequest;
+    sync_group_response: SyncGroupResponse => SyncGroupResponse;
+    heartbeat_request: HeartbeatRequest => HeartbeatRequest;
+    heartbeat_response: HeartbeatResponse => HeartbeatResponse;
+    leave_group_request: LeaveGroupRequest => LeaveGroupRequest;
+    leave_group_response: LeaveGroupResponse => LeaveGroupResponse;
+    offset_commit_request: OffsetCommitRequest => OffsetCommitRequest;
+    offset_commit_response: OffsetCommitResponse => OffsetCommitResponse;
 }
 
 /// A documented difference, not a wire divergence: `kafka-protocol`'s

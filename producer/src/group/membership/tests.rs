@@ -1,0 +1,596 @@
+//! The KIP-848 member against scripted answers. The expected behaviour is
+//! taken from Java's `ConsumerMembershipManager` /
+//! `AbstractHeartbeatRequestManager` and the group coordinator's rules, not
+//! from this implementation's tables.
+
+use super::*;
+use proptest::prelude::*;
+
+const A: Uuid = [1; 16];
+const B: Uuid = [2; 16];
+const INTERVAL: Duration = Duration::from_secs(5);
+
+fn tp(entries: &[(Uuid, &[i32])]) -> TopicPartitions {
+    entries
+        .iter()
+        .map(|(id, p)| (*id, p.iter().copied().collect()))
+        .collect()
+}
+
+/// A member subscribed to "a" and "b" whose coordinator is known.
+fn subscribed(config: MembershipConfig) -> Membership {
+    let mut m = Membership::new(config);
+    m.subscribe(["a".to_string(), "b".to_string()]);
+    m.coordinator_found();
+    m
+}
+
+/// A member that joined at `epoch` and owns `owned` (acknowledged).
+fn joined(owned: TopicPartitions, epoch: i32, now: Instant) -> Membership {
+    let mut m = subscribed(MembershipConfig::new("g", "m-1"));
+    m.poll_heartbeat(now).expect("join");
+    m.on_heartbeat_answer(
+        now,
+        HeartbeatAnswer::ok(epoch, INTERVAL, Some(owned.clone())),
+    );
+    m.reconcile(&|_| true);
+    if !owned.is_empty() {
+        assert!(matches!(m.poll_action(), Some(MemberAction::Assign { .. })));
+        assert!(m.assignment_done());
+        let ack = m.poll_heartbeat(now).expect("ack");
+        assert_eq!(ack.topic_partitions, Some(flatten(&owned)));
+        m.on_heartbeat_answer(now, HeartbeatAnswer::ok(epoch, INTERVAL, None));
+    }
+    assert_eq!(m.state(), MemberState::Stable);
+    assert_eq!(m.poll_action(), None);
+    m
+}
+
+/// Java's join heartbeat: epoch 0, every field set, owned partitions an
+/// empty list; the next heartbeat sends only the epoch and ids.
+#[test]
+fn join_is_full_then_heartbeats_send_only_changes() {
+    let now = Instant::now();
+    let mut config = MembershipConfig::new("g", "m-1").instance_id("i-1");
+    config.rack_id = Some("r1".into());
+    config.server_assignor = Some("uniform".into());
+    let mut m = subscribed(config);
+    let join = m.poll_heartbeat(now).unwrap();
+    assert_eq!(
+        join,
+        Heartbeat {
+            group_id: "g".into(),
+            member_id: "m-1".into(),
+            member_epoch: 0,
+            instance_id: Some("i-1".into()),
+            rack_id: Some("r1".into()),
+            rebalance_timeout_ms: 300_000,
+            subscribed_topic_names: Some(vec!["a".into(), "b".into()]),
+            server_assignor: Some("uniform".into()),
+            topic_partitions: Some(vec![]),
+        }
+    );
+    m.on_heartbeat_answer(now, HeartbeatAnswer::ok(1, INTERVAL, None));
+    assert!(m.poll_heartbeat(now).is_none(), "not before the interval");
+    let next = m.poll_heartbeat(now + INTERVAL).unwrap();
+    assert_eq!(next.member_epoch, 1);
+    assert_eq!(
+        next.instance_id.as_deref(),
+        Some("i-1"),
+        "always when configured"
+    );
+    assert_eq!(next.rack_id, None);
+    assert_eq!(next.rebalance_timeout_ms, -1);
+    assert_eq!(next.subscribed_topic_names, None);
+    assert_eq!(next.server_assignor, None);
+    assert_eq!(next.topic_partitions, None);
+}
+
+/// A subscription change goes out at once, alone.
+#[test]
+fn a_new_subscription_is_sent_at_once() {
+    let now = Instant::now();
+    let mut m = joined(TopicPartitions::new(), 1, now);
+    m.subscribe(["c".to_string()]);
+    let hb = m.poll_heartbeat(now).expect("at once");
+    assert_eq!(hb.subscribed_topic_names, Some(vec!["c".to_string()]));
+    assert_eq!(hb.topic_partitions, None);
+}
+
+/// Invariant: a partition moves to its new owner only after the old one
+/// dropped it — revoked partitions are released (callback confirmed) before
+/// the new ones are assigned, and the new owned set is acknowledged only
+/// after both callbacks.
+#[test]
+fn revocation_runs_before_assignment_and_the_ack_follows_both() {
+    let now = Instant::now();
+    let mut m = joined(tp(&[(A, &[0, 1])]), 3, now);
+    let t1 = now + INTERVAL;
+    m.poll_heartbeat(t1).unwrap();
+    m.on_heartbeat_answer(
+        t1,
+        HeartbeatAnswer::ok(4, INTERVAL, Some(tp(&[(A, &[1]), (B, &[0])]))),
+    );
+    m.reconcile(&|_| true);
+    assert_eq!(m.state(), MemberState::Reconciling);
+    assert_eq!(
+        m.poll_action(),
+        Some(MemberAction::Revoke(tp(&[(A, &[0])])))
+    );
+    assert_eq!(
+        m.poll_action(),
+        None,
+        "nothing assigned before the revocation"
+    );
+    // A heartbeat while the application revokes still reports nothing new.
+    let t2 = t1 + INTERVAL;
+    let during = m.poll_heartbeat(t2).unwrap();
+    assert_eq!(during.topic_partitions, None);
+    m.on_heartbeat_answer(t2, HeartbeatAnswer::ok(4, INTERVAL, None));
+    assert!(!m.assignment_done(), "the assignment step has not started");
+    assert!(m.revocation_done());
+    assert_eq!(
+        m.poll_action(),
+        Some(MemberAction::Assign {
+            added: tp(&[(B, &[0])]),
+            assignment: tp(&[(A, &[1]), (B, &[0])]),
+        })
+    );
+    assert!(m.assignment_done());
+    assert_eq!(m.state(), MemberState::Acknowledging);
+    let ack = m.poll_heartbeat(t2).expect("the ack goes out at once");
+    assert_eq!(ack.topic_partitions, Some(vec![(A, vec![1]), (B, vec![0])]));
+    assert_eq!(ack.member_epoch, 4);
+    m.on_heartbeat_answer(t2, HeartbeatAnswer::ok(4, INTERVAL, None));
+    assert_eq!(m.state(), MemberState::Stable);
+}
+
+/// Java calls `onPartitionsAssigned` even when nothing was added (only
+/// revocations), and acknowledges after it.
+#[test]
+fn a_revocation_only_reconciliation_still_confirms_an_empty_assignment() {
+    let now = Instant::now();
+    let mut m = joined(tp(&[(A, &[0, 1])]), 3, now);
+    m.poll_heartbeat(now + INTERVAL).unwrap();
+    m.on_heartbeat_answer(
+        now,
+        HeartbeatAnswer::ok(4, INTERVAL, Some(tp(&[(A, &[1])]))),
+    );
+    m.reconcile(&|_| true);
+    assert_eq!(
+        m.poll_action(),
+        Some(MemberAction::Revoke(tp(&[(A, &[0])])))
+    );
+    assert!(m.revocation_done());
+    assert_eq!(
+        m.poll_action(),
+        Some(MemberAction::Assign {
+            added: TopicPartitions::new(),
+            assignment: tp(&[(A, &[1])]),
+        })
+    );
+}
+
+/// One reconciliation at a time: a newer target received meanwhile waits
+/// for the acknowledgement of the current one.
+#[test]
+fn a_newer_target_waits_for_the_running_reconciliation() {
+    let now = Instant::now();
+    let mut m = joined(TopicPartitions::new(), 1, now);
+    m.poll_heartbeat(now + INTERVAL).unwrap();
+    m.on_heartbeat_answer(
+        now,
+        HeartbeatAnswer::ok(2, INTERVAL, Some(tp(&[(A, &[0])]))),
+    );
+    m.reconcile(&|_| true);
+    assert!(matches!(m.poll_action(), Some(MemberAction::Assign { .. })));
+    // The next answer already moves the target on.
+    m.poll_heartbeat(now + 2 * INTERVAL).unwrap();
+    m.on_heartbeat_answer(
+        now,
+        HeartbeatAnswer::ok(3, INTERVAL, Some(tp(&[(A, &[0, 1])]))),
+    );
+    m.reconcile(&|_| true);
+    assert_eq!(m.poll_action(), None, "no second reconciliation");
+    assert!(m.assignment_done());
+    assert_eq!(m.owned(), &tp(&[(A, &[0])]));
+    let ack = m.poll_heartbeat(now).unwrap();
+    assert_eq!(ack.topic_partitions, Some(vec![(A, vec![0])]));
+    m.on_heartbeat_answer(now, HeartbeatAnswer::ok(3, INTERVAL, None));
+    m.reconcile(&|_| true);
+    assert_eq!(
+        m.poll_action(),
+        Some(MemberAction::Assign {
+            added: tp(&[(A, &[1])]),
+            assignment: tp(&[(A, &[0, 1])]),
+        })
+    );
+}
+
+/// FENCED_MEMBER_EPOCH and UNKNOWN_MEMBER_ID: every partition is lost (no
+/// commit possible), then the member rejoins at epoch 0 with the same id
+/// and an empty owned list.
+#[test]
+fn a_fenced_member_loses_everything_and_rejoins_with_the_same_id() {
+    for error in [ErrorCode::FencedMemberEpoch, ErrorCode::UnknownMemberId] {
+        let now = Instant::now();
+        let mut m = joined(tp(&[(A, &[0])]), 5, now);
+        m.poll_heartbeat(now + INTERVAL).unwrap();
+        m.on_heartbeat_answer(now, HeartbeatAnswer::error(error));
+        assert_eq!(m.state(), MemberState::Fenced);
+        assert_eq!(m.poll_action(), Some(MemberAction::Lost(tp(&[(A, &[0])]))));
+        assert!(
+            m.poll_heartbeat(now + 10 * INTERVAL).is_none(),
+            "no heartbeat until the lost callback ran"
+        );
+        assert!(m.lost_done());
+        assert_eq!(m.state(), MemberState::Joining);
+        let join = m.poll_heartbeat(now).expect("rejoin at once");
+        assert_eq!((join.member_epoch, join.member_id.as_str()), (0, "m-1"));
+        assert_eq!(join.topic_partitions, Some(vec![]));
+        assert!(join.subscribed_topic_names.is_some() && join.rebalance_timeout_ms > 0);
+    }
+}
+
+/// A fence during a revocation: the partitions being revoked are released
+/// by that revocation, the rest are lost; each partition is released once,
+/// and the revocation's late completion starts nothing.
+#[test]
+fn a_fence_during_reconciliation_abandons_it() {
+    let now = Instant::now();
+    let mut m = joined(tp(&[(A, &[0, 1])]), 3, now);
+    m.poll_heartbeat(now + INTERVAL).unwrap();
+    m.on_heartbeat_answer(
+        now,
+        HeartbeatAnswer::ok(4, INTERVAL, Some(tp(&[(A, &[1])]))),
+    );
+    m.reconcile(&|_| true);
+    assert!(matches!(m.poll_action(), Some(MemberAction::Revoke(_))));
+    m.poll_heartbeat(now + 2 * INTERVAL).unwrap();
+    m.on_heartbeat_answer(now, HeartbeatAnswer::error(ErrorCode::FencedMemberEpoch));
+    assert_eq!(m.poll_action(), Some(MemberAction::Lost(tp(&[(A, &[1])]))));
+    assert!(
+        !m.revocation_done(),
+        "the abandoned revocation completes nothing"
+    );
+    assert_eq!(m.poll_action(), None, "no assignment step follows");
+    assert!(m.lost_done());
+    assert_eq!(m.state(), MemberState::Joining);
+}
+
+/// NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE: find the coordinator, send
+/// nothing meanwhile, then a full heartbeat at once.
+#[test]
+fn coordinator_errors_find_the_coordinator_then_send_a_full_heartbeat() {
+    for error in [
+        ErrorCode::NotCoordinator,
+        ErrorCode::CoordinatorNotAvailable,
+    ] {
+        let now = Instant::now();
+        let mut m = joined(tp(&[(A, &[0])]), 2, now);
+        m.poll_heartbeat(now + INTERVAL).unwrap();
+        m.on_heartbeat_answer(now, HeartbeatAnswer::error(error));
+        assert_eq!(m.poll_action(), Some(MemberAction::FindCoordinator));
+        assert!(m.poll_heartbeat(now + 10 * INTERVAL).is_none());
+        m.coordinator_found();
+        let full = m.poll_heartbeat(now).expect("at once");
+        assert_eq!(full.member_epoch, 2);
+        assert_eq!(full.topic_partitions, Some(vec![(A, vec![0])]));
+        assert_eq!(full.rebalance_timeout_ms, 300_000);
+        assert!(full.subscribed_topic_names.is_some());
+        assert_eq!(m.state(), MemberState::Stable);
+    }
+}
+
+/// COORDINATOR_LOAD_IN_PROGRESS and transport failures back off
+/// exponentially (retry.backoff.ms doubling, capped at retry.backoff.max.ms).
+#[test]
+fn retriable_failures_back_off_exponentially() {
+    let now = Instant::now();
+    let mut m = subscribed(MembershipConfig::new("g", "m"));
+    let mut at = now;
+    let mut pauses = Vec::new();
+    for _ in 0..6 {
+        m.poll_heartbeat(at).expect("due");
+        m.on_heartbeat_answer(
+            at,
+            HeartbeatAnswer::error(ErrorCode::CoordinatorLoadInProgress),
+        );
+        let next = m.next_heartbeat_at().unwrap();
+        pauses.push(next - at);
+        assert!(m.poll_heartbeat(next - Duration::from_millis(1)).is_none());
+        at = next;
+    }
+    let ms: Vec<u128> = pauses.iter().map(|p| p.as_millis()).collect();
+    assert_eq!(ms, [100, 200, 400, 800, 1000, 1000]);
+    m.poll_heartbeat(at).unwrap();
+    m.on_heartbeat_failure(at);
+    assert_eq!(m.poll_action(), Some(MemberAction::FindCoordinator));
+}
+
+/// The errors Java's heartbeat manager treats as fatal (the reference table
+/// of KIP-848 heartbeat errors): the member stops, its partitions are lost,
+/// and it sends nothing more.
+#[test]
+fn fatal_heartbeat_errors_stop_the_member() {
+    for error in [
+        ErrorCode::GroupMaxSizeReached,
+        ErrorCode::UnsupportedAssignor,
+        ErrorCode::InvalidRequest,
+        ErrorCode::InvalidRegularExpression,
+        ErrorCode::GroupAuthorizationFailed,
+        ErrorCode::UnreleasedInstanceId,
+        ErrorCode::FencedInstanceId,
+        ErrorCode::UnsupportedVersion,
+        ErrorCode::GroupIdNotFound,
+        ErrorCode::UnknownServerError,
+    ] {
+        let now = Instant::now();
+        let mut m = joined(tp(&[(A, &[0])]), 2, now);
+        m.poll_heartbeat(now + INTERVAL).unwrap();
+        m.on_heartbeat_answer(now, HeartbeatAnswer::error(error));
+        assert_eq!(m.state(), MemberState::Fatal, "{error:?}");
+        assert_eq!(m.poll_action(), Some(MemberAction::Lost(tp(&[(A, &[0])]))));
+        assert!(matches!(m.poll_action(), Some(MemberAction::Fatal(e)) if e.error == error));
+        assert!(m.poll_heartbeat(now + 100 * INTERVAL).is_none());
+        assert!(m.next_heartbeat_at().is_none());
+    }
+}
+
+/// TOPIC_AUTHORIZATION_FAILED is reported but the member stays (it recovers
+/// when the ACLs are fixed).
+#[test]
+fn topic_authorization_failure_is_reported_without_leaving() {
+    let now = Instant::now();
+    let mut m = joined(tp(&[(A, &[0])]), 2, now);
+    m.poll_heartbeat(now + INTERVAL).unwrap();
+    m.on_heartbeat_answer(
+        now,
+        HeartbeatAnswer::error(ErrorCode::TopicAuthorizationFailed),
+    );
+    assert!(
+        matches!(m.poll_action(), Some(MemberAction::Error(e)) if e.error == ErrorCode::TopicAuthorizationFailed)
+    );
+    assert_eq!(m.state(), MemberState::Stable);
+    assert_eq!(m.owned(), &tp(&[(A, &[0])]));
+    let retry = m.poll_heartbeat(now + INTERVAL).expect("heartbeats go on");
+    assert!(
+        retry.subscribed_topic_names.is_some(),
+        "full after an error"
+    );
+}
+
+/// A missed `max.poll.interval.ms`: leave (epoch -1; -2 for a static
+/// member), lose everything, rejoin at epoch 0 when the application polls.
+#[test]
+fn poll_timeout_leaves_loses_and_rejoins_on_the_next_poll() {
+    let now = Instant::now();
+    let mut m = joined(tp(&[(A, &[0])]), 7, now);
+    let leave = m.poll_timeout_expired().expect("leave heartbeat");
+    assert_eq!((leave.member_epoch, leave.member_id.as_str()), (-1, "m-1"));
+    assert_eq!(m.state(), MemberState::Stale);
+    assert_eq!(m.poll_action(), Some(MemberAction::Lost(tp(&[(A, &[0])]))));
+    assert!(m.poll_heartbeat(now + 100 * INTERVAL).is_none());
+    assert!(!m.rejoin(), "not before the lost callback ran");
+    assert!(m.lost_done());
+    assert!(m.rejoin());
+    assert_eq!(m.poll_heartbeat(now).unwrap().member_epoch, 0);
+
+    let mut s = subscribed(MembershipConfig::new("g", "m-2").instance_id("static-1"));
+    s.poll_heartbeat(now).unwrap();
+    s.on_heartbeat_answer(now, HeartbeatAnswer::ok(1, INTERVAL, None));
+    assert_eq!(s.poll_timeout_expired().unwrap().member_epoch, -2);
+}
+
+/// Unsubscribe/close while owning partitions: revoke (so the application
+/// can commit), then one leave heartbeat; nothing after it.
+#[test]
+fn leave_revokes_then_sends_one_leave_heartbeat() {
+    let now = Instant::now();
+    let mut m = joined(tp(&[(A, &[0]), (B, &[3])]), 4, now);
+    m.leave();
+    assert_eq!(m.state(), MemberState::PrepareLeaving);
+    assert_eq!(
+        m.poll_action(),
+        Some(MemberAction::Revoke(tp(&[(A, &[0]), (B, &[3])])))
+    );
+    assert!(
+        m.poll_heartbeat(now).is_none(),
+        "the leave waits for the revocation"
+    );
+    assert!(m.revocation_done());
+    let leave = m.poll_heartbeat(now).expect("leave at once");
+    assert_eq!(leave.member_epoch, -1);
+    assert_eq!(m.state(), MemberState::Unsubscribed);
+    assert!(m.owned().is_empty());
+    assert!(m.poll_heartbeat(now + 100 * INTERVAL).is_none());
+}
+
+/// Topic ids the driver cannot name yet are asked for once; the known ones
+/// are reconciled meanwhile, the rest when they become known.
+#[test]
+fn unknown_topic_ids_are_resolved_before_their_partitions_are_assigned() {
+    let now = Instant::now();
+    let mut m = joined(TopicPartitions::new(), 1, now);
+    m.poll_heartbeat(now + INTERVAL).unwrap();
+    m.on_heartbeat_answer(
+        now,
+        HeartbeatAnswer::ok(2, INTERVAL, Some(tp(&[(A, &[0]), (B, &[1])]))),
+    );
+    m.reconcile(&|id| *id == A);
+    assert_eq!(m.poll_action(), Some(MemberAction::ResolveTopics(vec![B])));
+    assert_eq!(
+        m.poll_action(),
+        Some(MemberAction::Assign {
+            added: tp(&[(A, &[0])]),
+            assignment: tp(&[(A, &[0])]),
+        })
+    );
+    assert!(m.assignment_done());
+    m.poll_heartbeat(now).unwrap();
+    m.on_heartbeat_answer(now, HeartbeatAnswer::ok(2, INTERVAL, None));
+    m.reconcile(&|id| *id == A);
+    assert_eq!(m.poll_action(), None, "B is asked for once");
+    m.reconcile(&|_| true);
+    assert_eq!(
+        m.poll_action(),
+        Some(MemberAction::Assign {
+            added: tp(&[(B, &[1])]),
+            assignment: tp(&[(A, &[0]), (B, &[1])]),
+        })
+    );
+}
+
+/// One step of a random schedule.
+#[derive(Debug, Clone)]
+enum Op {
+    /// The broker answers the heartbeat in flight (if any) with this target
+    /// (bit i = partition i of topic A or B) or with an error.
+    Answer(Option<(u8, u8)>, Option<i16>),
+    /// The application completes the oldest pending callback.
+    Callback,
+    /// Time passes by one interval.
+    Tick,
+    /// The heartbeat in flight fails in transport.
+    TransportFailure,
+    /// The coordinator is found again.
+    CoordinatorFound,
+    /// The application misses max.poll.interval.ms, or polls again.
+    PollTimeout,
+    Rejoin,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let errors = prop_oneof![
+        Just(ErrorCode::FencedMemberEpoch.code()),
+        Just(ErrorCode::UnknownMemberId.code()),
+        Just(ErrorCode::NotCoordinator.code()),
+        Just(ErrorCode::CoordinatorLoadInProgress.code()),
+        Just(ErrorCode::TopicAuthorizationFailed.code()),
+    ];
+    prop_oneof![
+        4 => (proptest::option::of((0u8..16, 0u8..16)), proptest::option::weighted(0.15, errors)).prop_map(|(t, e)| Op::Answer(t, e)),
+        4 => Just(Op::Callback),
+        3 => Just(Op::Tick),
+        1 => Just(Op::TransportFailure),
+        2 => Just(Op::CoordinatorFound),
+        1 => Just(Op::PollTimeout),
+        1 => Just(Op::Rejoin),
+    ]
+}
+
+fn bits(mask: u8) -> BTreeSet<i32> {
+    (0..4).filter(|i| mask & (1 << i) != 0).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Invariants over random schedules of answers, errors, callbacks and
+    /// time (no fatal error):
+    /// - the application never holds a partition twice: an Assign adds only
+    ///   partitions it does not hold, a Revoke or Lost names only ones it holds;
+    /// - every owned set a heartbeat reports is exactly what the application
+    ///   holds (after its confirmed callbacks);
+    /// - a joining heartbeat reports an empty owned list, at epoch 0.
+    #[test]
+    fn the_application_and_the_reported_assignment_agree(ops in proptest::collection::vec(op(), 1..120)) {
+        let mut now = Instant::now();
+        let mut m = subscribed(MembershipConfig::new("g", "m"));
+        let mut held = TopicPartitions::new();
+        let mut pending: VecDeque<MemberAction> = VecDeque::new();
+        let mut in_flight = false;
+        let mut epoch = 0;
+        for op in ops {
+            match op {
+                Op::Answer(target, error) => {
+                    if in_flight {
+                        in_flight = false;
+                        let answer = match error {
+                            Some(code) => HeartbeatAnswer::error(ErrorCode::from(code)),
+                            None => {
+                                epoch += 1;
+                                let t = target.map(|(a, b)| {
+                                    let mut t = TopicPartitions::new();
+                                    t.insert(A, bits(a));
+                                    t.insert(B, bits(b));
+                                    t.retain(|_, p| !p.is_empty());
+                                    t
+                                });
+                                HeartbeatAnswer::ok(epoch, INTERVAL, t)
+                            }
+                        };
+                        m.on_heartbeat_answer(now, answer);
+                    }
+                }
+                Op::Callback => {
+                    if let Some(a) = pending.pop_front() {
+                        match a {
+                            MemberAction::Revoke(_) => { m.revocation_done(); }
+                            MemberAction::Assign { .. } => { m.assignment_done(); }
+                            MemberAction::Lost(_) => { m.lost_done(); }
+                            _ => {}
+                        }
+                    }
+                }
+                Op::Tick => now += INTERVAL,
+                Op::TransportFailure => {
+                    if in_flight {
+                        in_flight = false;
+                        m.on_heartbeat_failure(now);
+                    }
+                }
+                Op::CoordinatorFound => m.coordinator_found(),
+                Op::PollTimeout => {
+                    if m.poll_timeout_expired().is_some() || m.state() == MemberState::Stale {
+                        in_flight = false;
+                    }
+                }
+                Op::Rejoin => { m.rejoin(); }
+            }
+            m.reconcile(&|_| true);
+            while let Some(a) = m.poll_action() {
+                match &a {
+                    MemberAction::Assign { added, assignment } => {
+                        for (id, parts) in added {
+                            for p in parts {
+                                prop_assert!(!held.get(id).is_some_and(|h| h.contains(p)), "assigned twice: {p}");
+                            }
+                        }
+                        held = assignment.clone();
+                        pending.push_back(a);
+                    }
+                    MemberAction::Revoke(r) | MemberAction::Lost(r) => {
+                        for (id, parts) in r {
+                            for p in parts {
+                                prop_assert!(held.get(id).is_some_and(|h| h.contains(p)), "released a partition not held: {p}");
+                            }
+                        }
+                        for (id, parts) in r {
+                            if let Some(h) = held.get_mut(id) {
+                                h.retain(|p| !parts.contains(p));
+                            }
+                        }
+                        held.retain(|_, p| !p.is_empty());
+                        pending.push_back(a);
+                    }
+                    MemberAction::Fatal(e) => prop_assert!(false, "unexpected fatal {e}"),
+                    _ => {}
+                }
+            }
+            if pending.is_empty() {
+                prop_assert_eq!(m.owned(), &held);
+            }
+            let sent = if in_flight { None } else { m.poll_heartbeat(now) };
+            if let Some(hb) = sent {
+                in_flight = hb.member_epoch >= 0;
+                if hb.member_epoch == 0 {
+                    prop_assert_eq!(hb.topic_partitions.clone(), Some(vec![]));
+                }
+                if let Some(reported) = hb.topic_partitions.as_ref().filter(|_| hb.member_epoch > 0 && pending.is_empty()) {
+                    prop_assert_eq!(reported, &flatten(&held));
+                }
+            }
+        }
+    }
+}
