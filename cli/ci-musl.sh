@@ -2,7 +2,7 @@
 # Builds the static musl kafka-eos binary (with TLS: rustls and ring), checks
 # that it is static, that the default build has no -sys crate and that ring is
 # the only crate compiling C, runs --help, then runs the broker round-trip,
-# error and TLS tests (SSL and SASL_SSL produce/consume round trips) with
+# error, TLS and SASL tests (SSL, SASL_SSL and SASL_PLAINTEXT round trips) with
 # KAFKA_EOS_BIN pointing at the musl binary (demo, bridge and bench run in the
 # main test step).
 # ring's C and assembly need a musl C compiler: musl-gcc from the Debian
@@ -48,5 +48,5 @@ if ldd "$BIN" 2>&1 | grep -q '=>'; then
 fi
 "$BIN" --help >/dev/null
 "$BIN" --version
-KAFKA_EOS_BIN="$BIN" cargo test --locked -p kafka-eos --test roundtrip --test cli_errors --test tls
+KAFKA_EOS_BIN="$BIN" cargo test --locked -p kafka-eos --test roundtrip --test cli_errors --test tls --test sasl
 echo "ci-musl: static $BIN OK"
