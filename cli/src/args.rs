@@ -245,13 +245,22 @@ the Kafka transaction holding them committed, and a checkpoint (a file in
 Ctrl-C (or SIGTERM) stops after a final checkpoint; a second Ctrl-C exits
 at once (the open transaction is aborted by the next start).
 
+Partitions: by default as Java's producer, murmur2 of the key (the
+correlation id), so every message with one correlation id lands in the
+same partition, and a Java producer would pick the same one. --partitioner
+(or -X partitioner.class=..., e.g.
+org.apache.kafka.clients.producer.RoundRobinPartitioner) chooses another;
+a class this client does not implement is refused, and so is giving both.
+
 Examples:
   kafka-eos --bootstrap localhost:9092 bridge --amqp amqp://guest:guest@localhost:5672/%2f \\
       --queue orders --topic orders --checkpoint-dir /var/lib/orders-bridge
   kafka-eos --bootstrap localhost:9092 -X compression.type=zstd bridge --amqp amqp://localhost \\
       --queue orders --topic orders --checkpoint-dir cp --checkpoint-interval-ms 500 --prefetch 1000
   kafka-eos --bootstrap localhost:9092 bridge --amqp amqp://localhost --queue q --topic t \\
-      --checkpoint-dir cp --idle-exit-ms 10000";
+      --checkpoint-dir cp --idle-exit-ms 10000
+  kafka-eos --bootstrap localhost:9092 bridge --amqp amqp://localhost --queue q --topic t \\
+      --checkpoint-dir cp --partitioner round-robin";
 
 const BENCH_HELP: &str = "\
 Measures, against one broker in one run: idempotent producer throughput;
@@ -362,6 +371,12 @@ pub struct BridgeArgs {
     /// How long to keep trying to (re)connect to RabbitMQ.
     #[arg(long, default_value_t = 120_000, value_name = "MS")]
     pub reconnect_timeout_ms: u64,
+    /// How records are assigned to partitions: default (murmur2 of the key,
+    /// as Java's producer), round-robin, key-hash, fixed:N (every record to
+    /// partition N modulo the partition count). Default: -X
+    /// partitioner.class if given, else default.
+    #[arg(long, value_parser = parse_partitioner, value_name = "NAME")]
+    pub partitioner: Option<PartitionerArg>,
 }
 
 /// `bridge --semantic`.

@@ -2,10 +2,11 @@
 //! ([`kafka_sink::bridge::Bridge`]) from the command line, with a progress
 //! line, a summary, and Ctrl-C/SIGTERM stopping after a final checkpoint.
 
-use crate::args::BridgeArgs;
+use crate::args::{BridgeArgs, PartitionerArg};
 use crate::common::{Globals, partition_count};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::output::{note, status};
+use kafka_producer::PartitionerChoice;
 use kafka_sink::bridge::{Bridge, BridgeConfig, BridgeError, BridgeEvent, BridgeStats};
 use kafka_sink::kafka::KafkaSinkRecord;
 use kafka_sink::source::RabbitMqSourceError;
@@ -85,7 +86,25 @@ pub async fn run(g: &Globals, a: BridgeArgs) -> CliResult<()> {
             "--checkpoint-interval-ms must be at least 1",
         ));
     }
-    let producer = g.config(&[])?;
+    let mut producer = g.config(&[])?;
+    if let Some(p) = a.partitioner {
+        // Both would choose the partitioner: refuse rather than drop one.
+        if let Some((k, v)) = g
+            .props
+            .iter()
+            .find(|(k, _)| k == "partitioner.class" || k == "partitioner.ignore.keys")
+        {
+            return Err(CliError::usage(format!(
+                "--partitioner and -X {k}={v} both choose the partitioner; give only one"
+            )));
+        }
+        producer.partitioner = match p {
+            PartitionerArg::Default => PartitionerChoice::Default,
+            PartitionerArg::RoundRobin => PartitionerChoice::RoundRobin,
+            PartitionerArg::KeyHash => PartitionerChoice::KeyHash,
+            PartitionerArg::Fixed(n) => PartitionerChoice::Fixed(n),
+        };
+    }
     let addr = amqp_host_port(&a.amqp).map_err(|e| CliError::usage(format!("--amqp: {e}")))?;
     // Kafka first: an unreachable broker or a missing topic fails fast.
     let cluster = g.cluster().await?;
@@ -145,13 +164,14 @@ pub async fn run(g: &Globals, a: BridgeArgs) -> CliResult<()> {
         .unwrap_or_default();
     note(&format!(
         "bridge: RabbitMQ {addr} queue {:?} -> Kafka {} topic {:?}, exactly once \
-         (transactional ids {prefix}-*, checkpoints in {}, every {} ms); Ctrl-C stops \
-         after a final checkpoint",
+         (transactional ids {prefix}-*, checkpoints in {}, every {} ms, partitioner {:?}); \
+         Ctrl-C stops after a final checkpoint",
         a.queue,
         g.bootstrap,
         a.topic,
         a.checkpoint_dir.display(),
-        a.checkpoint_interval_ms
+        a.checkpoint_interval_ms,
+        config.sink.producer.partitioner
     ));
 
     let latest: Arc<Mutex<Option<(u64, BridgeStats)>>> = Arc::default();

@@ -50,6 +50,11 @@ macro_rules! for_each_message {
             (Heartbeat, HeartbeatRequest, HeartbeatResponse),
             (LeaveGroup, LeaveGroupRequest, LeaveGroupResponse),
             (OffsetCommit, OffsetCommitRequest, OffsetCommitResponse),
+            (ConsumerGroupHeartbeat, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
+            (ConsumerGroupDescribe, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
+            (DescribeGroups, DescribeGroupsRequest, DescribeGroupsResponse),
+            (ListGroups, ListGroupsRequest, ListGroupsResponse),
+            (DeleteGroups, DeleteGroupsRequest, DeleteGroupsResponse),
         }
     };
 }

@@ -87,6 +87,10 @@ pub enum ApiKey {
     DescribeTransactions,
     /// ListTransactions (66).
     ListTransactions,
+    /// ConsumerGroupHeartbeat (68).
+    ConsumerGroupHeartbeat,
+    /// ConsumerGroupDescribe (69).
+    ConsumerGroupDescribe,
     /// Any other key.
     Unknown(i16),
 }
@@ -130,6 +134,8 @@ const TABLE: &[(ApiKey, i16)] = &[
     (ApiKey::DescribeProducers, 61),
     (ApiKey::DescribeTransactions, 65),
     (ApiKey::ListTransactions, 66),
+    (ApiKey::ConsumerGroupHeartbeat, 68),
+    (ApiKey::ConsumerGroupDescribe, 69),
 ];
 
 impl From<i16> for ApiKey {

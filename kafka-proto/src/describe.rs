@@ -32,7 +32,8 @@
 //! `u16`, `i32`, `u32`, `i64`, `f64`, [`Uuid`], `String` (STRING /
 //! COMPACT_STRING), `Bytes` (BYTES, also the RECORDS type), `Vec<T>` (ARRAY /
 //! COMPACT_ARRAY), a nested struct, and `Option<String>`, `Option<Bytes>`,
-//! `Option<Vec<T>>` for nullable ones.
+//! `Option<Vec<T>>` and `Option<Struct>` (an INT8 presence marker, -1 for
+//! null) for nullable ones.
 //!
 //! **Nulls, one rule.** A nullable field is an `Option`. It may be `None`
 //! only in the versions its `nullable` range names (the schema's
@@ -116,6 +117,55 @@ impl<R> Versions for Ignorable<R> {
     fn ignorable(&self) -> bool {
         true
     }
+}
+
+/// Writes `version` (INT16) then the struct `write` writes: the layout of
+/// the version-prefixed data Kafka embeds in other messages (the consumer
+/// protocol's subscription and assignment). A negative version is refused;
+/// one above `max` is written as `max`, as Java's `ConsumerProtocol` does.
+pub(crate) fn write_version_prefixed(
+    version: i16,
+    max: i16,
+    size: impl FnOnce(i16) -> usize,
+    write: impl FnOnce(&mut Vec<u8>, i16) -> Result<(), EncodeError>,
+) -> Result<Vec<u8>, EncodeError> {
+    if version < 0 {
+        return Err(EncodeError::new(
+            "version",
+            crate::EncodeErrorKind::UnsupportedVersion,
+        ));
+    }
+    let version = version.min(max);
+    let mut buf = Vec::with_capacity(2 + size(version));
+    buf.put_i16(version);
+    write(&mut buf, version)?;
+    Ok(buf)
+}
+
+/// Reads version-prefixed data (see [`write_version_prefixed`]) as Java's
+/// `ConsumerProtocol` does: a negative version is an error, a version above
+/// `max` is read as `max` (a newer version only appends fields), and bytes
+/// after the fields of the version read are ignored. Returns the version on
+/// the wire and the value.
+pub(crate) fn read_version_prefixed<T>(
+    bytes: &[u8],
+    max: i16,
+    read: impl FnOnce(&mut Reader<'_>, i16) -> Result<T, DecodeError>,
+) -> Result<(i16, T), DecodeError> {
+    let mut r = Reader::new(bytes);
+    let version = r.i16("version")?;
+    let with_version = |mut e: DecodeError| {
+        e.version.get_or_insert(version);
+        e
+    };
+    if version < 0 {
+        return Err(with_version(DecodeError::new(
+            "version",
+            crate::DecodeErrorKind::UnsupportedVersion,
+        )));
+    }
+    let value = read(&mut r, version.min(max)).map_err(with_version)?;
+    Ok((version, value))
 }
 
 /// The tagged fields of a struct that is never flexible: none.
@@ -356,6 +406,9 @@ pub(crate) trait FieldStrategy: Sized + Clone + std::fmt::Debug + 'static {
 }
 
 #[cfg(any(test, feature = "arbitrary"))]
+pub(crate) use strategies::NullableValue;
+
+#[cfg(any(test, feature = "arbitrary"))]
 mod strategies {
     use super::FieldStrategy;
     use crate::primitives::Uuid;
@@ -399,8 +452,9 @@ mod strategies {
         }
     }
 
-    /// The types whose wire form has a null (STRING, BYTES, ARRAY).
-    trait NullableValue: FieldStrategy {}
+    /// The types whose wire form has a null (STRING, BYTES, ARRAY, and the
+    /// structs `nested!` describes).
+    pub(crate) trait NullableValue: FieldStrategy {}
     impl NullableValue for String {}
     impl NullableValue for Bytes {}
     impl<T: FieldStrategy> NullableValue for Vec<T> {}
@@ -472,6 +526,44 @@ macro_rules! nested {
                 self.body_size(version)
             }
         }
+
+        /// A nullable struct field: an INT8 marker (-1 null, 1 present; on
+        /// read any negative value is null, as Kafka's generated readers
+        /// do), then the struct.
+        impl $crate::describe::Field for Option<$name> {
+            #[inline]
+            fn put<B: ::bytes::BufMut>(&self, buf: &mut B, version: i16, _: bool, _: &'static str) -> Result<(), $crate::EncodeError> {
+                match self {
+                    None => {
+                        buf.put_i8(-1);
+                        Ok(())
+                    }
+                    Some(v) => {
+                        buf.put_i8(1);
+                        v.write_body(buf, version)
+                    }
+                }
+            }
+            #[inline]
+            fn get(r: &mut $crate::primitives::Reader<'_>, version: i16, _: bool, name: &'static str) -> Result<Self, $crate::DecodeError> {
+                if r.i8(name)? < 0 {
+                    Ok(None)
+                } else {
+                    $name::read_body(r, version).map(Some)
+                }
+            }
+            #[inline]
+            fn size(&self, version: i16, _: bool) -> usize {
+                1 + self.as_ref().map_or(0, |v| v.body_size(version))
+            }
+            #[inline(always)]
+            fn is_null(&self) -> bool {
+                self.is_none()
+            }
+        }
+
+        #[cfg(any(test, feature = "arbitrary"))]
+        impl $crate::describe::NullableValue for $name {}
     };
 }
 

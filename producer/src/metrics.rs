@@ -1,6 +1,35 @@
 //! In-process producer metrics, readable at any time with
 //! [`crate::Producer::metrics`]. Disabled metrics cost one branch per update.
 //!
+//! # The `metrics` facade (cargo feature `metrics`)
+//!
+//! With the `metrics` feature of `kafka-producer` (forwarded by `kafka-sink`;
+//! off by default), every update is also emitted through the `metrics`
+//! facade crate to the recorder the application
+//! installed (a Prometheus exporter, for example), in addition to the
+//! snapshot. The names follow the Prometheus conventions (`_total` for
+//! counters, base units), all carry a `client_id` label (`client.id`), and
+//! nothing is emitted while the producer's metrics are off
+//! (`metrics.enabled=false`, or the sink's `flink.disable-metrics`):
+//!
+//! | name | kind | meaning |
+//! |---|---|---|
+//! | [`kafka_producer_records_sent_total`](names::RECORDS_SENT) | counter | records acknowledged |
+//! | [`kafka_producer_bytes_sent_total`](names::BYTES_SENT) | counter | encoded batch bytes acknowledged |
+//! | [`kafka_producer_batches_sent_total`](names::BATCHES_SENT) | counter | batches acknowledged |
+//! | [`kafka_producer_requests_total`](names::REQUESTS) | counter | Produce requests sent |
+//! | [`kafka_producer_request_latency_seconds`](names::REQUEST_LATENCY) | histogram | Produce round trips |
+//! | [`kafka_producer_retries_total`](names::RETRIES) | counter | batch retries |
+//! | [`kafka_producer_errors_total`](names::ERRORS) | counter | errors, labels `error` (Kafka's name, e.g. `NOT_LEADER_OR_FOLLOWER`) and `code` |
+//! | [`kafka_producer_epoch_bumps_total`](names::EPOCH_BUMPS) | counter | local epoch bumps (idempotence) |
+//! | [`kafka_producer_transactions_committed_total`](names::TRANSACTIONS_COMMITTED) | counter | `commit_transaction` calls that succeeded |
+//! | [`kafka_producer_transactions_aborted_total`](names::TRANSACTIONS_ABORTED) | counter | `abort_transaction` calls that succeeded |
+//! | [`kafka_producer_transaction_commit_seconds`](names::TRANSACTION_COMMIT_LATENCY) | histogram | duration of successful `commit_transaction` calls (flush included) |
+//!
+//! Values go to the recorder installed when they are emitted (the facade
+//! looks it up on each update), so install it at start-up; updates before
+//! that are lost to it (the snapshot still has them).
+//!
 //! ```
 //! use kafka_producer::metrics::Metrics;
 //! let m = Metrics::new(true);
@@ -13,6 +42,8 @@
 
 use kafka_proto::ErrorCode;
 use std::collections::BTreeMap;
+#[cfg(feature = "metrics")]
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
@@ -42,7 +73,57 @@ pub struct Metrics {
     latency_count: AtomicU64,
     latency_max_us: AtomicU64,
     epoch_bumps: AtomicU64,
+    txn_commits: AtomicU64,
+    txn_aborts: AtomicU64,
+    commit_latency_sum_us: AtomicU64,
+    commit_latency_max_us: AtomicU64,
     errors: Mutex<BTreeMap<i16, u64>>,
+    /// The `client_id` label of the facade's values.
+    #[cfg(feature = "metrics")]
+    client_id: Option<Arc<str>>,
+}
+
+/// The names under which the cargo feature `metrics` emits the producer
+/// metrics through the `metrics` facade (see the [module
+/// documentation](self)). Every value carries a `client_id` label.
+///
+/// ```
+/// use kafka_producer::metrics::names;
+/// assert_eq!(names::RECORDS_SENT, "kafka_producer_records_sent_total");
+/// assert_eq!(names::CLIENT_ID_LABEL, "client_id");
+/// ```
+pub mod names {
+    /// The label with the producer's `client.id` on every value.
+    pub const CLIENT_ID_LABEL: &str = "client_id";
+    /// Counter: records acknowledged (or written, with acks=0).
+    pub const RECORDS_SENT: &str = "kafka_producer_records_sent_total";
+    /// Counter: encoded batch bytes acknowledged.
+    pub const BYTES_SENT: &str = "kafka_producer_bytes_sent_total";
+    /// Counter: batches acknowledged.
+    pub const BATCHES_SENT: &str = "kafka_producer_batches_sent_total";
+    /// Counter: Produce requests sent.
+    pub const REQUESTS: &str = "kafka_producer_requests_total";
+    /// Histogram (seconds): Produce round trips.
+    pub const REQUEST_LATENCY: &str = "kafka_producer_request_latency_seconds";
+    /// Counter: batch retries.
+    pub const RETRIES: &str = "kafka_producer_retries_total";
+    /// Counter: partition-level and connection-level errors, labelled
+    /// [`ERROR_LABEL`] (Kafka's name of the code) and [`CODE_LABEL`] (the
+    /// number, which also tells unknown codes apart).
+    pub const ERRORS: &str = "kafka_producer_errors_total";
+    /// The label of [`ERRORS`] with Kafka's name of the error code.
+    pub const ERROR_LABEL: &str = "error";
+    /// The label of [`ERRORS`] with the numeric error code.
+    pub const CODE_LABEL: &str = "code";
+    /// Counter: local epoch bumps (idempotence).
+    pub const EPOCH_BUMPS: &str = "kafka_producer_epoch_bumps_total";
+    /// Counter: transactions committed (`commit_transaction` succeeded).
+    pub const TRANSACTIONS_COMMITTED: &str = "kafka_producer_transactions_committed_total";
+    /// Counter: transactions aborted (`abort_transaction` succeeded).
+    pub const TRANSACTIONS_ABORTED: &str = "kafka_producer_transactions_aborted_total";
+    /// Histogram (seconds): successful `commit_transaction` calls, flush
+    /// included.
+    pub const TRANSACTION_COMMIT_LATENCY: &str = "kafka_producer_transaction_commit_seconds";
 }
 
 /// A point-in-time copy of [`Metrics`].
@@ -79,6 +160,14 @@ pub struct MetricsSnapshot {
     pub request_latency_max_us: u64,
     /// Local epoch bumps (idempotence).
     pub epoch_bumps: u64,
+    /// Transactions committed (`commit_transaction` succeeded).
+    pub transactions_committed: u64,
+    /// Transactions aborted (`abort_transaction` succeeded).
+    pub transactions_aborted: u64,
+    /// Average successful `commit_transaction` call (µs, flush included).
+    pub commit_latency_avg_us: u64,
+    /// Longest successful `commit_transaction` call (µs).
+    pub commit_latency_max_us: u64,
     /// Partition-level and connection-level errors, by Kafka error code
     /// (`ErrorCode::from(code)` names it; connection failures count as
     /// NETWORK_EXCEPTION, 13).
@@ -99,6 +188,45 @@ impl Metrics {
             enabled,
             ..Default::default()
         }
+    }
+
+    /// Metrics of the producer `client_id` (the `client_id` label of the
+    /// values the `metrics` feature emits; [`Metrics::new`] leaves it empty).
+    ///
+    /// ```
+    /// use kafka_producer::metrics::Metrics;
+    /// let m = Metrics::with_client_id(true, "orders-app");
+    /// m.record_sent(3, 300);
+    /// assert_eq!(m.snapshot().records_sent, 3);
+    /// ```
+    pub fn with_client_id(enabled: bool, client_id: &str) -> Self {
+        #[cfg(not(feature = "metrics"))]
+        let _ = client_id;
+        Self {
+            enabled,
+            #[cfg(feature = "metrics")]
+            client_id: Some(Arc::from(client_id)),
+            ..Default::default()
+        }
+    }
+
+    /// The `client_id` label.
+    #[cfg(feature = "metrics")]
+    fn label(&self) -> ::metrics::SharedString {
+        match &self.client_id {
+            Some(id) => ::metrics::SharedString::from(id.clone()),
+            None => ::metrics::SharedString::const_str(""),
+        }
+    }
+
+    #[cfg(feature = "metrics")]
+    fn counter(&self, name: &'static str, n: u64) {
+        ::metrics::counter!(name, names::CLIENT_ID_LABEL => self.label()).increment(n);
+    }
+
+    #[cfg(feature = "metrics")]
+    fn histogram(&self, name: &'static str, d: Duration) {
+        ::metrics::histogram!(name, names::CLIENT_ID_LABEL => self.label()).record(d.as_secs_f64());
     }
 
     /// True when recording.
@@ -127,6 +255,12 @@ impl Metrics {
             self.records_sent.fetch_add(records, Relaxed);
             self.bytes_sent.fetch_add(bytes, Relaxed);
             self.batches_sent.fetch_add(1, Relaxed);
+            #[cfg(feature = "metrics")]
+            {
+                self.counter(names::RECORDS_SENT, records);
+                self.counter(names::BYTES_SENT, bytes);
+                self.counter(names::BATCHES_SENT, 1);
+            }
         }
     }
 
@@ -142,6 +276,8 @@ impl Metrics {
         if self.enabled {
             self.requests.fetch_add(1, Relaxed);
             self.in_flight.fetch_add(1, Relaxed);
+            #[cfg(feature = "metrics")]
+            self.counter(names::REQUESTS, 1);
         }
     }
 
@@ -177,6 +313,8 @@ impl Metrics {
             self.latency_sum_us.fetch_add(us, Relaxed);
             self.latency_count.fetch_add(1, Relaxed);
             self.latency_max_us.fetch_max(us, Relaxed);
+            #[cfg(feature = "metrics")]
+            self.histogram(names::REQUEST_LATENCY, d);
         }
     }
 
@@ -191,6 +329,8 @@ impl Metrics {
     pub fn retry(&self) {
         if self.enabled {
             self.retries.fetch_add(1, Relaxed);
+            #[cfg(feature = "metrics")]
+            self.counter(names::RETRIES, 1);
         }
     }
 
@@ -205,6 +345,50 @@ impl Metrics {
     pub fn epoch_bump(&self) {
         if self.enabled {
             self.epoch_bumps.fetch_add(1, Relaxed);
+            #[cfg(feature = "metrics")]
+            self.counter(names::EPOCH_BUMPS, 1);
+        }
+    }
+
+    /// A `commit_transaction` call succeeded after `d`.
+    ///
+    /// ```
+    /// use kafka_producer::metrics::Metrics;
+    /// use std::time::Duration;
+    /// let m = Metrics::new(true);
+    /// m.transaction_committed(Duration::from_millis(20));
+    /// m.transaction_committed(Duration::from_millis(40));
+    /// let s = m.snapshot();
+    /// assert_eq!(s.transactions_committed, 2);
+    /// assert_eq!((s.commit_latency_avg_us, s.commit_latency_max_us), (30_000, 40_000));
+    /// ```
+    pub fn transaction_committed(&self, d: Duration) {
+        if self.enabled {
+            let us = d.as_micros() as u64;
+            self.txn_commits.fetch_add(1, Relaxed);
+            self.commit_latency_sum_us.fetch_add(us, Relaxed);
+            self.commit_latency_max_us.fetch_max(us, Relaxed);
+            #[cfg(feature = "metrics")]
+            {
+                self.counter(names::TRANSACTIONS_COMMITTED, 1);
+                self.histogram(names::TRANSACTION_COMMIT_LATENCY, d);
+            }
+        }
+    }
+
+    /// An `abort_transaction` call succeeded.
+    ///
+    /// ```
+    /// use kafka_producer::metrics::Metrics;
+    /// let m = Metrics::new(true);
+    /// m.transaction_aborted();
+    /// assert_eq!(m.snapshot().transactions_aborted, 1);
+    /// ```
+    pub fn transaction_aborted(&self) {
+        if self.enabled {
+            self.txn_aborts.fetch_add(1, Relaxed);
+            #[cfg(feature = "metrics")]
+            self.counter(names::TRANSACTIONS_ABORTED, 1);
         }
     }
 
@@ -226,6 +410,14 @@ impl Metrics {
                 .unwrap_or_else(|p| p.into_inner())
                 .entry(code.code())
                 .or_default() += 1;
+            #[cfg(feature = "metrics")]
+            ::metrics::counter!(
+                names::ERRORS,
+                names::CLIENT_ID_LABEL => self.label(),
+                names::ERROR_LABEL => code.name(),
+                names::CODE_LABEL => code.code().to_string(),
+            )
+            .increment(1);
         }
     }
 
@@ -251,6 +443,7 @@ impl Metrics {
     /// ```
     pub fn snapshot(&self) -> MetricsSnapshot {
         let n = self.latency_count.load(Relaxed);
+        let commits = self.txn_commits.load(Relaxed);
         MetricsSnapshot {
             records_sent: self.records_sent.load(Relaxed),
             bytes_sent: self.bytes_sent.load(Relaxed),
@@ -266,11 +459,140 @@ impl Metrics {
                 .unwrap_or(0),
             request_latency_max_us: self.latency_max_us.load(Relaxed),
             epoch_bumps: self.epoch_bumps.load(Relaxed),
+            transactions_committed: commits,
+            transactions_aborted: self.txn_aborts.load(Relaxed),
+            commit_latency_avg_us: self
+                .commit_latency_sum_us
+                .load(Relaxed)
+                .checked_div(commits)
+                .unwrap_or(0),
+            commit_latency_max_us: self.commit_latency_max_us.load(Relaxed),
             errors_by_code: self
                 .errors
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .clone(),
         }
+    }
+}
+
+#[cfg(all(test, feature = "metrics"))]
+mod facade_tests {
+    use super::*;
+    use metrics_util::MetricKind;
+    use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+
+    /// One emitted value: kind, name, labels, value.
+    type Value = (MetricKind, String, Vec<(String, String)>, DebugValue);
+
+    /// Every value `f` emitted, by name.
+    fn emitted(f: impl FnOnce()) -> Vec<Value> {
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        ::metrics::with_local_recorder(&recorder, f);
+        let mut out: Vec<_> = snapshotter
+            .snapshot()
+            .into_vec()
+            .into_iter()
+            .map(|(key, _, _, value)| {
+                let (kind, key) = key.into_parts();
+                let labels = key
+                    .labels()
+                    .map(|l| (l.key().to_string(), l.value().to_string()))
+                    .collect();
+                (kind, key.name().to_string(), labels, value)
+            })
+            .collect();
+        out.sort_by(|a, b| a.1.cmp(&b.1));
+        out
+    }
+
+    fn client(id: &str) -> Vec<(String, String)> {
+        vec![(names::CLIENT_ID_LABEL.to_string(), id.to_string())]
+    }
+
+    #[test]
+    fn every_update_is_emitted_under_its_name_with_the_client_id() {
+        let got = emitted(|| {
+            let m = Metrics::with_client_id(true, "app-1");
+            m.record_sent(10, 1000);
+            m.record_sent(5, 500);
+            m.request_sent();
+            m.retry();
+            m.epoch_bump();
+            m.transaction_committed(Duration::from_millis(250));
+            m.transaction_aborted();
+        });
+        let counters: Vec<(String, u64)> = got
+            .iter()
+            .filter_map(|(kind, name, labels, v)| {
+                assert_eq!(labels, &client("app-1"), "{name}");
+                match (kind, v) {
+                    (MetricKind::Counter, DebugValue::Counter(c)) => Some((name.clone(), *c)),
+                    _ => None,
+                }
+            })
+            .collect();
+        let want = [
+            (names::BATCHES_SENT, 2),
+            (names::BYTES_SENT, 1500),
+            (names::EPOCH_BUMPS, 1),
+            (names::RECORDS_SENT, 15),
+            (names::REQUESTS, 1),
+            (names::RETRIES, 1),
+            (names::TRANSACTIONS_ABORTED, 1),
+            (names::TRANSACTIONS_COMMITTED, 1),
+        ];
+        let want: Vec<(String, u64)> = want.iter().map(|(n, c)| (n.to_string(), *c)).collect();
+        assert_eq!(counters, want);
+        let commit = got
+            .iter()
+            .find(|(_, name, _, _)| name == names::TRANSACTION_COMMIT_LATENCY)
+            .expect("commit latency histogram");
+        match &commit.3 {
+            DebugValue::Histogram(h) => {
+                let secs: Vec<f64> = h.iter().map(|x| x.into_inner()).collect();
+                assert_eq!(secs, [0.25]);
+            }
+            other => panic!("not a histogram: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn errors_carry_the_kafka_name_and_the_code_even_unknown() {
+        let got = emitted(|| {
+            let m = Metrics::with_client_id(true, "app-2");
+            m.error(ErrorCode::NotLeaderOrFollower);
+            m.error(ErrorCode::from(-999));
+        });
+        let errors: Vec<&Vec<(String, String)>> = got
+            .iter()
+            .filter(|(_, name, _, v)| name == names::ERRORS && *v == DebugValue::Counter(1))
+            .map(|(_, _, labels, _)| labels)
+            .collect();
+        let label = |error: &str, code: &str| {
+            let mut l = client("app-2");
+            l.push((names::ERROR_LABEL.into(), error.into()));
+            l.push((names::CODE_LABEL.into(), code.into()));
+            l
+        };
+        assert_eq!(errors.len(), 2, "{got:?}");
+        assert!(
+            errors.contains(&&label("NOT_LEADER_OR_FOLLOWER", "6")),
+            "{got:?}"
+        );
+        assert!(errors.contains(&&label("UNKNOWN_CODE", "-999")), "{got:?}");
+    }
+
+    #[test]
+    fn disabled_metrics_emit_nothing() {
+        let got = emitted(|| {
+            let m = Metrics::with_client_id(false, "off");
+            m.record_sent(10, 1000);
+            m.request_latency(Duration::from_millis(1));
+            m.error(ErrorCode::NetworkException);
+            m.transaction_committed(Duration::from_millis(1));
+        });
+        assert!(got.is_empty(), "{got:?}");
     }
 }

@@ -576,10 +576,15 @@ impl Partitioner for KeyHashPartitioner {
 /// Java's `RoundRobinPartitioner`: a per-topic counter starting at 0, each
 /// record (keyed or not) going to `to_positive(counter++) % num_partitions`.
 ///
-/// Unlike Java's (before KAFKA-9965 was fixed), `on_new_batch` does not
-/// advance anything, so no partition is skipped; partition availability is
-/// ignored. Round robin spreads records evenly but makes small batches: one
-/// record per partition per cycle.
+/// The KIP-480 new-batch hook does not skip partitions (the KAFKA-9965 fix
+/// of Java's class): [`Partitioner::on_new_batch`] remembers
+/// `previous_partition`, and the next `partition` call for the topic (the
+/// producer's second call for the same record) returns it without moving the
+/// counter, so the record opens its new batch where round robin put it.
+/// Without this, a record meeting no open batch would take two counter
+/// values, and with three partitions one of them would never be chosen.
+/// Partition availability is ignored. Round robin spreads records evenly but
+/// makes small batches: one record per partition per cycle.
 ///
 /// ```
 /// use kafka_producer::partitioner::{Partitioner, RoundRobinPartitioner};
@@ -587,10 +592,32 @@ impl Partitioner for KeyHashPartitioner {
 /// let got: Vec<i32> = (0..5).map(|_| p.partition("t", Some(b"k"), None, 3)).collect();
 /// assert_eq!(got, [0, 1, 2, 0, 1]);
 /// assert_eq!(p.partition("other", None, None, 3), 0); // counters are per topic
+/// // The producer's second call for a record that needs a new batch keeps it.
+/// let first = p.partition("t", None, None, 3);
+/// p.on_new_batch("t", 3, first);
+/// assert_eq!(p.partition("t", None, None, 3), first);
+/// assert_eq!(p.partition("t", None, None, 3), (first + 1) % 3);
 /// ```
 #[derive(Debug, Default)]
 pub struct RoundRobinPartitioner {
-    counters: TopicMap<AtomicI32>,
+    counters: TopicMap<RoundRobinSlot>,
+}
+
+/// A topic's round-robin state: the counter, and the partition a new-batch
+/// notification asked to keep for the next call ([`UNSET`] when none).
+#[derive(Debug)]
+struct RoundRobinSlot {
+    next: AtomicI32,
+    pending: AtomicI32,
+}
+
+impl Default for RoundRobinSlot {
+    fn default() -> Self {
+        RoundRobinSlot {
+            next: AtomicI32::new(0),
+            pending: AtomicI32::new(UNSET),
+        }
+    }
 }
 
 impl RoundRobinPartitioner {
@@ -617,13 +644,22 @@ impl Partitioner for RoundRobinPartitioner {
         if num_partitions <= 0 {
             return 0;
         }
-        // Java's AtomicInteger.getAndIncrement wraps too.
-        let next = self.counters.with(
-            topic,
-            || AtomicI32::new(0),
-            |c| c.fetch_add(1, Ordering::Relaxed),
-        );
-        to_positive(next) % num_partitions
+        self.counters.with(topic, RoundRobinSlot::default, |slot| {
+            let pending = slot.pending.swap(UNSET, Ordering::AcqRel);
+            if (0..num_partitions).contains(&pending) {
+                return pending;
+            }
+            // Java's AtomicInteger.getAndIncrement wraps too.
+            to_positive(slot.next.fetch_add(1, Ordering::Relaxed)) % num_partitions
+        })
+    }
+
+    fn on_new_batch(&self, topic: &str, num_partitions: i32, previous_partition: i32) {
+        if (0..num_partitions).contains(&previous_partition) {
+            self.counters.get(topic, |slot| {
+                slot.pending.store(previous_partition, Ordering::Release)
+            });
+        }
     }
 }
 
@@ -986,6 +1022,23 @@ a27dc5bc16ae3bc14291333f2c6df5bc40fbd4543fa367664ecbcf6de8fb05f8f4805a3e1d2ae37f
         }
     }
 
+    /// The producer's call pattern when no partition has an open batch (each
+    /// batch sent before the next record): `partition`, `on_new_batch`,
+    /// `partition` again for every record. Every partition still gets its
+    /// turn, in order.
+    #[test]
+    fn round_robin_new_batch_for_every_record_skips_no_partition() {
+        let p = RoundRobinPartitioner::new();
+        let got: Vec<i32> = (0..9)
+            .map(|_| {
+                let first = p.partition("t", None, None, 3);
+                p.on_new_batch("t", 3, first);
+                p.partition("t", None, None, 3)
+            })
+            .collect();
+        assert_eq!(got, [0, 1, 2, 0, 1, 2, 0, 1, 2]);
+    }
+
     #[test]
     fn round_robin_cycles_per_topic() {
         let p = RoundRobinPartitioner::new();
@@ -995,15 +1048,15 @@ a27dc5bc16ae3bc14291333f2c6df5bc40fbd4543fa367664ecbcf6de8fb05f8f4805a3e1d2ae37f
         assert_eq!(got, [0, 1, 2, 3, 0, 1, 2, 3, 0, 1]);
         let other: Vec<i32> = (0..4).map(|_| p.partition("u", None, None, 3)).collect();
         assert_eq!(other, [0, 1, 2, 0]);
-        // on_new_batch does not skip partitions (the KAFKA-9965 bug).
+        // The producer's second call after on_new_batch keeps the record's
+        // partition, so no partition is skipped (the KAFKA-9965 bug).
         p.on_new_batch("t", 4, 1);
+        assert_eq!(p.partition("t", None, None, 4), 1);
         assert_eq!(p.partition("t", None, None, 4), 2);
         // Wrap-around as Java's int counter: toPositive(MIN_VALUE) == 0.
-        p.counters.with(
-            "w",
-            || AtomicI32::new(0),
-            |c| c.store(i32::MAX - 1, Ordering::Relaxed),
-        );
+        p.counters.with("w", RoundRobinSlot::default, |c| {
+            c.next.store(i32::MAX - 1, Ordering::Relaxed)
+        });
         let wrapped: Vec<i32> = (0..4).map(|_| p.partition("w", None, None, 10)).collect();
         assert_eq!(wrapped, [(i32::MAX - 1) % 10, i32::MAX % 10, 0, 1]);
     }

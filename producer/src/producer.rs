@@ -115,7 +115,10 @@ impl Producer {
     ) -> Result<Self, ClusterError> {
         let cluster = Cluster::connect(config.cluster_config()).await?;
         let refresher = cluster.spawn_metadata_refresher();
-        let metrics = Arc::new(Metrics::new(config.metrics_enabled));
+        let metrics = Arc::new(Metrics::with_client_id(
+            config.metrics_enabled,
+            &config.client_id,
+        ));
         let acc = Arc::new(Accumulator::new(
             AccConfig {
                 batch_size: config.batch_size.max(1),

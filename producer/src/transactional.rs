@@ -514,6 +514,18 @@ impl TransactionalProducer {
     /// # Ok(()) }
     /// ```
     pub async fn commit_transaction(&self) -> Result<(), TransactionError> {
+        let started = Instant::now();
+        let result = self.commit_transaction_inner().await;
+        if result.is_ok() {
+            self.inner
+                .acc
+                .metrics
+                .transaction_committed(started.elapsed());
+        }
+        result
+    }
+
+    async fn commit_transaction_inner(&self) -> Result<(), TransactionError> {
         let op = TxnOp::CommitTransaction;
         let deadline = Instant::now() + self.max_block();
         // Every record sent before this call is part of the commit: wait
@@ -570,7 +582,9 @@ impl TransactionalProducer {
         self.inner.acc.fail_queued(Some(serial), &e);
         self.wake();
         self.wait(ticket, TxnOp::AbortTransaction, self.max_block())
-            .await
+            .await?;
+        self.inner.acc.metrics.transaction_aborted();
+        Ok(())
     }
 
     /// Pre-commit for resume after a crash: flushes, waits until every

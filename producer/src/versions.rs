@@ -34,7 +34,7 @@ pub const PRODUCE_MIN_VERSION: i16 = 3;
 /// use kafka_producer::versions::client_versions;
 /// use kafka_proto::{ApiKey, VersionRange};
 /// assert_eq!(client_versions(ApiKey::Produce), Some(VersionRange::new(3, 13)));
-/// assert_eq!(client_versions(ApiKey::Heartbeat), None);
+/// assert_eq!(client_versions(ApiKey::Heartbeat), Some(VersionRange::new(0, 4)));
 /// ```
 pub fn client_versions(api: ApiKey) -> Option<VersionRange> {
     Some(match api {
@@ -57,6 +57,18 @@ pub fn client_versions(api: ApiKey) -> Option<VersionRange> {
         ApiKey::DescribeProducers => DescribeProducersRequest::VERSIONS,
         ApiKey::DescribeTransactions => DescribeTransactionsRequest::VERSIONS,
         ApiKey::ListTransactions => ListTransactionsRequest::VERSIONS,
+        ApiKey::OffsetCommit => OffsetCommitRequest::VERSIONS,
+        ApiKey::JoinGroup => JoinGroupRequest::VERSIONS,
+        ApiKey::Heartbeat => HeartbeatRequest::VERSIONS,
+        ApiKey::LeaveGroup => LeaveGroupRequest::VERSIONS,
+        ApiKey::SyncGroup => SyncGroupRequest::VERSIONS,
+        ApiKey::DescribeGroups => DescribeGroupsRequest::VERSIONS,
+        ApiKey::ListGroups => ListGroupsRequest::VERSIONS,
+        ApiKey::DeleteTopics => DeleteTopicsRequest::VERSIONS,
+        ApiKey::DeleteGroups => DeleteGroupsRequest::VERSIONS,
+        ApiKey::CreatePartitions => CreatePartitionsRequest::VERSIONS,
+        ApiKey::ConsumerGroupHeartbeat => ConsumerGroupHeartbeatRequest::VERSIONS,
+        ApiKey::ConsumerGroupDescribe => ConsumerGroupDescribeRequest::VERSIONS,
         _ => return None,
     })
 }

@@ -108,7 +108,9 @@ pub struct BridgeConfig {
     pub source: RabbitMqSourceConfig,
     /// The Kafka sink; its semantic is forced to EXACTLY_ONCE. The
     /// transactional id prefix must be stable across restarts and unique
-    /// per bridge.
+    /// per bridge. Partitions are the producer's choice
+    /// (`sink.producer.partitioner`, by default murmur2 of the key as Java's
+    /// producer) unless [`KafkaSinkConfig::partitioner`] names another.
     pub sink: KafkaSinkConfig,
     /// Where checkpoints are written; reuse it on restart to recover.
     pub checkpoint_dir: PathBuf,

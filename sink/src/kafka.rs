@@ -25,9 +25,10 @@
 //! **AT_LEAST_ONCE** (the default) flushes one shared idempotent producer
 //! at every checkpoint; **NONE** only checks for send errors.
 //!
-//! **Options** (Flink's): [`SinkPartitioner`] (default: the fixed
-//! partitioner, subtask → partition; `None`: the producer's key hash /
-//! sticky partitioner; `Custom`), [`KafkaSinkConfig::set_write_timestamp_to_kafka`],
+//! **Options** (Flink's): [`SinkPartitioner`] (default `None`: the
+//! producer's `partitioner.class`, by default murmur2 of the key as Java's
+//! producer and sticky for null keys; `Fixed`: subtask → partition;
+//! `Custom`), [`KafkaSinkConfig::set_write_timestamp_to_kafka`],
 //! [`KafkaSinkConfig::set_log_failures_only`] (refused unless NONE, because
 //! it drops records), value-only ([`SerializationSchema`] via [`ValueOnly`])
 //! and keyed ([`KeyedSerializationSchema`] via [`Keyed`]: key, value,
@@ -370,9 +371,15 @@ impl<T, S: KeyedSerializationSchema<T>> KafkaSerializationSchema<T> for Keyed<S>
 
 /// How the sink assigns partitions to records.
 ///
-/// The default is Flink's `FlinkFixedPartitioner`: every record of subtask
-/// `s` goes to partition `s % partitions` of its topic (fewer subtasks than
-/// partitions leave partitions empty).
+/// As Flink's `FlinkKafkaProducer` with no custom partitioner, the default
+/// ([`SinkPartitioner::None`]) leaves partitioning to the producer: its
+/// `partitioner.class` (`ProducerConfig::partitioner`), by default the Java
+/// client's (murmur2 of the key, sticky partitions for null keys). Flink's
+/// `FlinkFixedPartitioner` (subtask `s` writes every record to partition
+/// `s % partitions`; fewer subtasks than partitions leave partitions empty)
+/// and user partitioners are explicit options. A sink partitioner and a
+/// non-default producer `partitioner.class` together are refused by
+/// [`KafkaSinkConfig::validate`], since one would silently replace the other.
 ///
 /// ```
 /// use kafka_producer::ProducerConfig;
@@ -382,20 +389,23 @@ impl<T, S: KeyedSerializationSchema<T>> KafkaSerializationSchema<T> for Keyed<S>
 /// use kafka_sink::kafka::SinkPartitioner;
 /// config.subtask_index = 2;
 /// config.parallelism = 4;
-/// // Fixed (the default): subtask 2 writes to partition 2 % partitions.
-/// assert!(matches!(config.effective_producer_config().partitioner, PartitionerChoice::Fixed(2)));
-/// config.set_partitioner(SinkPartitioner::None); // key hash / sticky instead
+/// // The default: the producer's partitioner (key hash / sticky).
 /// assert!(matches!(config.effective_producer_config().partitioner, PartitionerChoice::Default));
+/// // Fixed: subtask 2 writes to partition 2 % partitions.
+/// config.set_partitioner(SinkPartitioner::Fixed);
+/// assert!(matches!(config.effective_producer_config().partitioner, PartitionerChoice::Fixed(2)));
 /// ```
 #[derive(Debug, Clone, Default)]
 pub enum SinkPartitioner {
-    /// Subtask → partition ([`kafka_producer::partitioner::FixedPartitioner`]).
+    /// No sink partitioner (Flink's `Optional.empty()`, the default): the
+    /// producer's own `partitioner.class` decides, by default murmur2 of the
+    /// key like the Java client and sticky partitions for null keys
+    /// (KIP-480).
     #[default]
-    Fixed,
-    /// No sink partitioner (Flink's `Optional.empty()`): the producer's own
-    /// `partitioner.class` decides, by default murmur2 of the key like the
-    /// Java client and sticky partitions for null keys (KIP-480).
     None,
+    /// Flink's `FlinkFixedPartitioner`: subtask → partition
+    /// ([`kafka_producer::partitioner::FixedPartitioner`]).
+    Fixed,
     /// A user partitioner (build it for this subtask; see
     /// [`KafkaSinkConfig::subtask_index`]).
     Custom(Arc<dyn Partitioner>),
@@ -450,7 +460,8 @@ pub struct KafkaSinkConfig {
     /// lose records silently (Flink allows it; here [`KafkaSink::connect`]
     /// refuses it).
     pub log_failures_only: bool,
-    /// Partition assignment (default [`SinkPartitioner::Fixed`]).
+    /// Partition assignment (default [`SinkPartitioner::None`]: the
+    /// producer's `partitioner.class`).
     pub partitioner: SinkPartitioner,
     /// Switch the producers' metrics off (also set by the
     /// [`KEY_DISABLE_METRICS`] property).
@@ -483,7 +494,7 @@ impl KafkaSinkConfig {
             transaction_timeout: DEFAULT_KAFKA_TRANSACTION_TIMEOUT,
             write_timestamp_to_kafka: false,
             log_failures_only: false,
-            partitioner: SinkPartitioner::Fixed,
+            partitioner: SinkPartitioner::None,
             disable_metrics: false,
             recovery_timeout: Duration::from_secs(60),
         }
@@ -577,7 +588,10 @@ impl KafkaSinkConfig {
         Ok(self)
     }
 
-    /// Sets the partitioner ([`SinkPartitioner::Fixed`] by default).
+    /// Sets the partitioner ([`SinkPartitioner::None`], the producer's
+    /// `partitioner.class`, by default). `Fixed` or `Custom` with a
+    /// non-default `partitioner.class` in [`producer`](Self::producer) is
+    /// refused by [`validate`](Self::validate).
     ///
     /// ```
     /// use kafka_producer::partitioner::Partitioner;
@@ -632,6 +646,20 @@ impl KafkaSinkConfig {
             return Err(KafkaSinkError::Config(format!(
                 "subtask {} of parallelism {}",
                 self.subtask_index, self.parallelism
+            )));
+        }
+        if !matches!(self.partitioner, SinkPartitioner::None)
+            && !matches!(self.producer.partitioner, PartitionerChoice::Default)
+        {
+            return Err(KafkaSinkError::Config(format!(
+                "both a sink partitioner ({}) and the producer's partitioner.class ({:?}) \
+                 are set and only one can assign partitions: remove partitioner.class or \
+                 set the sink partitioner to SinkPartitioner::None",
+                match self.partitioner {
+                    SinkPartitioner::Fixed => "Fixed",
+                    _ => "Custom",
+                },
+                self.producer.partitioner
             )));
         }
         if self.log_failures_only && self.semantic != Semantic::None {
@@ -2009,16 +2037,19 @@ mod tests {
         let mut c = KafkaSinkConfig::new(ProducerConfig::new("x:1"), "t");
         c.subtask_index = 3;
         c.parallelism = 4;
+        // Default: the producer's partitioner, murmur2 of the key as Java.
         let p = c.effective_producer_config().partitioner.build();
-        // Default: Flink's fixed partitioner, subtask 3 → partition 3 % n.
+        for key in [&b"21"[..], b"k", b"customer-7"] {
+            assert_eq!(
+                p.partition("t", Some(key), None, 7),
+                kafka_producer::partitioner::partition_for_key(key, 7)
+            );
+        }
+        // Fixed: Flink's fixed partitioner, subtask 3 → partition 3 % n.
+        c.set_partitioner(SinkPartitioner::Fixed);
+        let p = c.effective_producer_config().partitioner.build();
         assert_eq!(p.partition("t", Some(b"k"), None, 2), 1);
         assert_eq!(p.partition("t", None, None, 8), 3);
-        c.set_partitioner(SinkPartitioner::None);
-        let p = c.effective_producer_config().partitioner.build();
-        assert_eq!(
-            p.partition("t", Some(b"21"), None, 7),
-            kafka_producer::partitioner::partition_for_key(b"21", 7)
-        );
         #[derive(Debug)]
         struct Last;
         impl Partitioner for Last {
@@ -2029,6 +2060,45 @@ mod tests {
         c.set_partitioner(SinkPartitioner::Custom(Arc::new(Last)));
         let p = c.effective_producer_config().partitioner.build();
         assert_eq!(p.partition("t", None, None, 5), 4);
+    }
+
+    #[test]
+    fn producer_partitioner_class_is_honoured_by_default() {
+        let c = KafkaSinkConfig::from_properties(
+            [
+                ("bootstrap.servers", "h:1"),
+                (
+                    "partitioner.class",
+                    "org.apache.kafka.clients.producer.RoundRobinPartitioner",
+                ),
+            ],
+            "t",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        let p = c.effective_producer_config().partitioner;
+        assert!(matches!(p, PartitionerChoice::RoundRobin), "{p:?}");
+    }
+
+    #[test]
+    fn sink_partitioner_and_partitioner_class_together_are_refused() {
+        let mut c = KafkaSinkConfig::from_properties(
+            [
+                ("bootstrap.servers", "h:1"),
+                ("partitioner.class", "key_hash"),
+            ],
+            "t",
+        )
+        .unwrap();
+        c.set_partitioner(SinkPartitioner::Fixed);
+        let e = c.validate().unwrap_err();
+        assert!(
+            matches!(&e, KafkaSinkError::Config(m) if m.contains("partitioner.class")),
+            "{e}"
+        );
+        // The default producer partitioner leaves the sink's choice alone.
+        c.producer.partitioner = PartitionerChoice::Default;
+        c.validate().unwrap();
     }
 
     #[test]

@@ -21,6 +21,9 @@
 //!
 //! - [`kafka`]: the Kafka sink (EXACTLY_ONCE / AT_LEAST_ONCE / NONE) on the
 //!   transactional producer, with Flink's transactional-id pool.
+//! - [`kafka_source`]: exactly-once Kafka → transform → Kafka on a consumer
+//!   group, the input offsets committed in the output transaction (the
+//!   Kafka Streams EOS-v2 model).
 //!
 //! ```
 //! use kafka_sink::{TwoPhaseCommitSink, TwoPhaseCommitHandler};
@@ -44,6 +47,7 @@ pub mod checkpoint;
 pub mod clock;
 pub mod codec;
 pub mod kafka;
+pub mod kafka_source;
 pub mod source;
 pub mod state;
 pub mod two_phase;

@@ -288,13 +288,14 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
     done("cluster and topics");
 
     // --- Options -------------------------------------------------------
-    // Fixed partitioner (default): subtask 1 of 2 → partition 1 of 3.
-    let mut s = connect(subtask(
+    // Fixed partitioner (explicit): subtask 1 of 2 → partition 1 of 3.
+    let mut c = subtask(
         config(&kafka, "fixed", "fixed", Semantic::ExactlyOnce),
         1,
         2,
-    ))
-    .await;
+    );
+    c.set_partitioner(SinkPartitioner::Fixed);
+    let mut s = connect(c).await;
     s.initialize_state(None).await.unwrap();
     for i in 0..6 {
         write(&mut s, i).await;
@@ -307,9 +308,9 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
     assert!(recs.iter().all(|r| r.partition == 1), "{recs:?}");
     done("option: fixed partitioner (subtask 1 → partition 1)");
 
-    // No sink partitioner: the Java client's murmur2 of the key.
-    let mut c = config(&kafka, "keyhash", "keyhash", Semantic::AtLeastOnce);
-    c.set_partitioner(SinkPartitioner::None);
+    // No sink partitioner (the default): the Java client's murmur2 of the key.
+    let c = config(&kafka, "keyhash", "keyhash", Semantic::AtLeastOnce);
+    assert!(matches!(c.partitioner, SinkPartitioner::None));
     let mut s = KafkaSink::connect(c, |v: &String| KafkaSinkRecord::keyed(v.clone(), v.clone()))
         .await
         .unwrap();
@@ -332,7 +333,7 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
     }
     let used: BTreeSet<i32> = recs.iter().map(|r| r.partition).collect();
     assert!(used.len() > 1, "key hash spread: {used:?}");
-    done("option: no partitioner (key hash like Java)");
+    done("option: no partitioner, the default (key hash like Java)");
 
     // A custom partitioner.
     let mut c = config(&kafka, "custom", "custom", Semantic::AtLeastOnce);

@@ -20,8 +20,8 @@
 //!
 //! Only versions in both ranges are compared: `kafka-protocol` 0.18 lacks, at the
 //! time of writing, ApiVersions v5, InitProducerId request v6, ListOffsets v11,
-//! OffsetFetch request v10, OffsetCommit request v10 and TxnOffsetCommit v6,
-//! which ours implements.
+//! OffsetFetch request v10, OffsetCommit request v10, TxnOffsetCommit v6 and
+//! DeleteGroups v3, which ours implements.
 //!
 //! The number of cases per version is 64, or `DIFF_CASES` from the environment.
 //! Run with `cargo test -p kafka-eos-tests --test differential_kafka_protocol`.
@@ -205,6 +205,85 @@ differential! {
     leave_group_response: LeaveGroupResponse => LeaveGroupResponse;
     offset_commit_request: OffsetCommitRequest => OffsetCommitRequest;
     offset_commit_response: OffsetCommitResponse => OffsetCommitResponse;
+    consumer_group_heartbeat_request: ConsumerGroupHeartbeatRequest => ConsumerGroupHeartbeatRequest;
+    consumer_group_heartbeat_response: ConsumerGroupHeartbeatResponse => ConsumerGroupHeartbeatResponse;
+    consumer_group_describe_request: ConsumerGroupDescribeRequest => ConsumerGroupDescribeRequest;
+    consumer_group_describe_response: ConsumerGroupDescribeResponse => ConsumerGroupDescribeResponse;
+    describe_groups_request: DescribeGroupsRequest => DescribeGroupsRequest;
+    describe_groups_response: DescribeGroupsResponse => DescribeGroupsResponse;
+    list_groups_request: ListGroupsRequest => ListGroupsRequest;
+    list_groups_response: ListGroupsResponse => ListGroupsResponse;
+    delete_groups_request: DeleteGroupsRequest => DeleteGroupsRequest;
+    delete_groups_response: DeleteGroupsResponse => DeleteGroupsResponse;
+}
+
+/// The consumer protocol's version-prefixed data (embedded in JoinGroup and
+/// SyncGroup): our INT16 version prefix, then a body `kafka-protocol` must
+/// read whole and re-encode byte for byte; our decoder must give back the
+/// value from the prefix and their bytes. One `#[test]` per line, as in
+/// [`differential!`].
+macro_rules! differential_prefixed {
+    ($($test:ident: $ours:ident => $theirs:ident;)*) => {
+        $(
+            #[test]
+            fn $test() {
+                use kafka_proto::messages::$ours as Ours;
+                type Theirs = kafka_protocol::messages::$theirs;
+                let lo = Ours::VERSIONS.min.max(<Theirs as TheirMessage>::VERSIONS.min);
+                let hi = Ours::VERSIONS.max.min(<Theirs as TheirMessage>::VERSIONS.max);
+                assert!(lo <= hi, "{}: no common version", stringify!($ours));
+                for version in lo..=hi {
+                    let mut runner = TestRunner::new(Config {
+                        cases: cases(),
+                        failure_persistence: None,
+                        ..Config::default()
+                    });
+                    let result = runner.run(&Ours::arbitrary(version), |ours| {
+                        let prefixed = ours
+                            .encode_prefixed(version)
+                            .map_err(|e| TestCaseError::fail(format!("our encode failed: {e}")))?;
+                        let (prefix, a) = prefixed.split_at(2);
+                        if prefix != version.to_be_bytes() {
+                            return Err(TestCaseError::fail(format!("prefix {prefix:02x?} for v{version}")));
+                        }
+                        let mut input = Bytes::copy_from_slice(a);
+                        let theirs = Theirs::decode(&mut input, version).map_err(|e| {
+                            TestCaseError::fail(format!("kafka-protocol rejected our v{version} body {a:02x?}: {e:#}"))
+                        })?;
+                        if !input.is_empty() {
+                            return Err(TestCaseError::fail(format!("kafka-protocol left {} bytes unread", input.len())));
+                        }
+                        let mut b = BytesMut::new();
+                        theirs
+                            .encode(&mut b, version)
+                            .map_err(|e| TestCaseError::fail(format!("kafka-protocol encode: {e:#}")))?;
+                        if b.as_ref() != a {
+                            return Err(TestCaseError::fail(format!(
+                                "bytes differ at v{version}\n ours:   {a:02x?}\n theirs: {:02x?}",
+                                b.as_ref()
+                            )));
+                        }
+                        let mut again = prefix.to_vec();
+                        again.extend_from_slice(&b);
+                        let back = Ours::decode_prefixed(&again)
+                            .map_err(|e| TestCaseError::fail(format!("our decode of their bytes: {e}")))?;
+                        if back != (version, ours.clone()) {
+                            return Err(TestCaseError::fail(format!("value changed: {ours:?} -> {back:?}")));
+                        }
+                        Ok(())
+                    });
+                    if let Err(e) = result {
+                        panic!("{} v{version}: {e}", stringify!($ours));
+                    }
+                }
+            }
+        )*
+    };
+}
+
+differential_prefixed! {
+    consumer_protocol_subscription: ConsumerProtocolSubscription => ConsumerProtocolSubscription;
+    consumer_protocol_assignment: ConsumerProtocolAssignment => ConsumerProtocolAssignment;
 }
 
 /// A documented difference, not a wire divergence: `kafka-protocol`'s

@@ -9,8 +9,8 @@
 //! response (KIP-559), v8 the join reason (KIP-800) and v9 `skip_assignment`.
 //!
 //! For a consumer group the protocol type is `"consumer"` and each
-//! protocol's metadata is the consumer protocol's subscription (Java's
-//! `ConsumerProtocol`).
+//! protocol's metadata is a version-prefixed
+//! [`ConsumerProtocolSubscription`](crate::messages::ConsumerProtocolSubscription).
 //!
 //! Ignorable fields (dropped when encoding at a version without them):
 //! `rebalance_timeout_ms` and `reason` in the request, `throttle_time_ms`,

@@ -3,6 +3,12 @@
 //! snake_case of the Kafka schema names, and nested types are prefixed with their
 //! message's name so that everything can be re-exported here.
 //!
+//! The consumer protocol's subscription and assignment
+//! ([`ConsumerProtocolSubscription`], [`ConsumerProtocolAssignment`]) are
+//! data embedded in JoinGroup and SyncGroup, not messages: they have no API
+//! key and are encoded with an INT16 version prefix (`encode_prefixed` /
+//! `decode_prefixed`).
+//!
 //! Each message is described once, as a table (see the crate's `describe`
 //! module): adding a message means writing its table and a proptest strategy.
 //!
@@ -12,10 +18,16 @@
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod api_versions;
+pub mod consumer_group_describe;
+pub mod consumer_group_heartbeat;
+pub mod consumer_protocol_assignment;
+pub mod consumer_protocol_subscription;
 pub mod create_partitions;
 pub mod create_topics;
+pub mod delete_groups;
 pub mod delete_topics;
 pub mod describe_configs;
+pub mod describe_groups;
 pub mod describe_producers;
 pub mod describe_transactions;
 pub mod end_txn;
@@ -25,6 +37,7 @@ pub mod heartbeat;
 pub mod init_producer_id;
 pub mod join_group;
 pub mod leave_group;
+pub mod list_groups;
 pub mod list_offsets;
 pub mod list_transactions;
 pub mod metadata;
@@ -39,10 +52,16 @@ pub mod txn_offset_commit;
 pub use add_offsets_to_txn::*;
 pub use add_partitions_to_txn::*;
 pub use api_versions::*;
+pub use consumer_group_describe::*;
+pub use consumer_group_heartbeat::*;
+pub use consumer_protocol_assignment::*;
+pub use consumer_protocol_subscription::*;
 pub use create_partitions::*;
 pub use create_topics::*;
+pub use delete_groups::*;
 pub use delete_topics::*;
 pub use describe_configs::*;
+pub use describe_groups::*;
 pub use describe_producers::*;
 pub use describe_transactions::*;
 pub use end_txn::*;
@@ -52,6 +71,7 @@ pub use heartbeat::*;
 pub use init_producer_id::*;
 pub use join_group::*;
 pub use leave_group::*;
+pub use list_groups::*;
 pub use list_offsets::*;
 pub use list_transactions::*;
 pub use metadata::*;

@@ -6,8 +6,8 @@
 //! membership (`group_instance_id`, KIP-345); from v5 both sides carry the
 //! protocol type and name, which the coordinator checks (KIP-559).
 //!
-//! For a consumer group the assignment bytes are the consumer protocol's
-//! assignment (Java's `ConsumerProtocol`).
+//! For a consumer group the assignment bytes are a version-prefixed
+//! [`ConsumerProtocolAssignment`](crate::messages::ConsumerProtocolAssignment).
 //!
 //! Ignorable fields (dropped when encoding at a version without them):
 //! `protocol_type` and `protocol_name` on both sides and the response's

@@ -1,6 +1,15 @@
-//! Consumer groups: membership under Kafka's group coordinator.
+//! Consumer groups: membership under Kafka's group coordinator, which splits
+//! the partitions of the subscribed topics between the members (no
+//! coordinator of ours).
 //!
-//! [`membership`] is the KIP-848 member (`group.protocol=consumer`), a
-//! sans-IO state machine; the broker computes the assignment.
+//! - [`membership`]: the KIP-848 member (`group.protocol=consumer`), a
+//!   sans-IO state machine; the broker computes the assignment.
+//! - [`GroupConsumer`]: the async consumer on top of it: heartbeats in a
+//!   background task, rebalances as [`ConsumerEvent`]s, records through the
+//!   [`Reader`](crate::reader::Reader), offset commits, and the group
+//!   metadata a transactional producer needs (KIP-447).
 
+pub mod consumer;
 pub mod membership;
+
+pub use consumer::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};

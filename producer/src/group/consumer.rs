@@ -1,0 +1,1114 @@
+//! [`GroupConsumer`]: a member of a Kafka consumer group that reads the
+//! partitions Kafka's group coordinator gives it (KIP-848,
+//! `group.protocol=consumer`: the broker assigns), commits offsets, and
+//! hands its group metadata to a transactional producer (KIP-447).
+//!
+//! Work is split between two places, as in Java's `AsyncKafkaConsumer`:
+//!
+//! - a background task sends the heartbeats of the [`Membership`] state
+//!   machine (so a slow application does not miss its session), finds the
+//!   coordinator, and detects a missed `max.poll.interval.ms`;
+//! - [`GroupConsumer::poll`], called by the application, turns the member's
+//!   decisions into [`ConsumerEvent`]s and fetches records through a
+//!   [`Reader`] (read_committed filtering, positions, offset resets).
+//!
+//! Rebalances are events, not callbacks: [`ConsumerEvent::Revoked`] means
+//! the consumer stopped fetching those partitions; the application commits
+//! what it consumed from them (or commits or aborts its transaction), and
+//! the revocation is confirmed to the group by the **next** `poll` — only
+//! then can another member get them. [`ConsumerEvent::Assigned`] partitions
+//! are read from their committed offsets (OffsetFetch with `RequireStable`)
+//! or `auto.offset.reset`. [`ConsumerEvent::Lost`] partitions were taken
+//! away (the member was fenced or missed its poll interval): nothing may be
+//! committed for them any more.
+
+use crate::cluster::Cluster;
+use crate::config::{ConfigError, ProducerConfig};
+use crate::connection::Connection;
+use crate::group::membership::{
+    Heartbeat, HeartbeatAnswer, MemberAction, MemberError, MemberState, Membership,
+    MembershipConfig, TopicPartitions,
+};
+use crate::reader::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig, ReaderError};
+use crate::record::TopicPartition;
+use crate::txn::{CoordinatorType, GroupMetadata, find_coordinator};
+use kafka_proto::messages::{
+    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatRequestTopicPartitions,
+    ConsumerGroupHeartbeatResponse, OffsetCommitRequest, OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+};
+use kafka_proto::{ApiKey, ErrorCode};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+
+/// Settings of a [`GroupConsumer`].
+///
+/// ```
+/// use kafka_producer::group::GroupConsumerConfig;
+/// let c = GroupConsumerConfig::from_properties([
+///     ("bootstrap.servers", "127.0.0.1:9092"),
+///     ("group.id", "billing"),
+///     ("isolation.level", "read_committed"),
+///     ("auto.offset.reset", "earliest"),
+/// ])
+/// .unwrap();
+/// assert_eq!(c.group_id, "billing");
+/// assert_eq!(c.max_poll_interval.as_secs(), 300);
+/// ```
+#[derive(Debug, Clone)]
+pub struct GroupConsumerConfig {
+    /// `group.id`.
+    pub group_id: String,
+    /// `group.instance.id` (static membership).
+    pub instance_id: Option<String>,
+    /// `client.rack`.
+    pub rack_id: Option<String>,
+    /// `max.poll.interval.ms` (default 300 s): the most time between two
+    /// [`GroupConsumer::poll`] calls before the member leaves the group.
+    pub max_poll_interval: Duration,
+    /// `group.remote.assignor`: the broker-side assignor to use.
+    pub server_assignor: Option<String>,
+    /// `retry.backoff.ms` (default 100 ms).
+    pub retry_backoff: Duration,
+    /// `retry.backoff.max.ms` (default 1 s).
+    pub retry_backoff_max: Duration,
+    /// `default.api.timeout.ms` (default 60 s): bound on commits and
+    /// offset lookups.
+    pub api_timeout: Duration,
+    /// Fetching: `isolation.level`, `auto.offset.reset`, `fetch.*`.
+    pub reader: ReaderConfig,
+    /// Connections: `bootstrap.servers`, `client.id`, security settings.
+    pub connection: ProducerConfig,
+}
+
+/// Connection properties a consumer shares with the producer's parser.
+const CONNECTION_KEYS: &[&str] = &[
+    "bootstrap.servers",
+    "client.id",
+    "security.protocol",
+    "request.timeout.ms",
+    "socket.connection.setup.timeout.ms",
+    "socket.connection.setup.timeout.max.ms",
+    "receive.message.max.bytes",
+    "metadata.max.age.ms",
+];
+
+fn is_connection_key(key: &str) -> bool {
+    CONNECTION_KEYS.contains(&key) || key.starts_with("sasl.") || key.starts_with("ssl.")
+}
+
+fn invalid(key: &str, value: &str, reason: &str) -> ConfigError {
+    ConfigError::InvalidValue {
+        key: key.into(),
+        value: value.into(),
+        reason: reason.into(),
+    }
+}
+
+fn millis(key: &str, value: &str, min: u64) -> Result<Duration, ConfigError> {
+    match value.parse::<u64>() {
+        Ok(v) if v >= min && v <= i32::MAX as u64 => Ok(Duration::from_millis(v)),
+        _ => Err(invalid(
+            key,
+            value,
+            &format!("expected milliseconds >= {min}"),
+        )),
+    }
+}
+
+fn bytes(key: &str, value: &str) -> Result<i32, ConfigError> {
+    match value.parse::<i32>() {
+        Ok(v) if v >= 0 => Ok(v),
+        _ => Err(invalid(key, value, "expected a non-negative byte count")),
+    }
+}
+
+impl GroupConsumerConfig {
+    /// Settings from Java consumer property names. `group.id` and
+    /// `bootstrap.servers` are required. `group.protocol` must be `consumer`
+    /// (KIP-848), and `enable.auto.commit` false: offsets are committed by
+    /// the application ([`GroupConsumer::commit`]) or in its transaction.
+    /// Any other key is refused, so that no setting is silently ignored.
+    ///
+    /// ```
+    /// use kafka_producer::group::GroupConsumerConfig;
+    /// let err = GroupConsumerConfig::from_properties([
+    ///     ("bootstrap.servers", "127.0.0.1:9092"),
+    ///     ("group.id", "g"),
+    ///     ("linger.ms", "5"),
+    /// ])
+    /// .unwrap_err();
+    /// assert_eq!(err.key(), "linger.ms");
+    /// ```
+    pub fn from_properties<I, K, V>(props: I) -> Result<Self, ConfigError>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let mut connection = Vec::new();
+        let mut group_id = None;
+        let mut c = Self {
+            group_id: String::new(),
+            instance_id: None,
+            rack_id: None,
+            max_poll_interval: Duration::from_secs(300),
+            server_assignor: None,
+            retry_backoff: Duration::from_millis(100),
+            retry_backoff_max: Duration::from_secs(1),
+            api_timeout: Duration::from_secs(60),
+            reader: ReaderConfig::default(),
+            connection: ProducerConfig::new(""),
+        };
+        for (k, v) in props {
+            let (key, value) = (k.as_ref().trim(), v.as_ref().trim());
+            match key {
+                k if is_connection_key(k) => connection.push((k.to_string(), value.to_string())),
+                "group.id" if !value.is_empty() => group_id = Some(value.to_string()),
+                "group.id" => return Err(invalid(key, value, "must not be empty")),
+                "group.instance.id" if !value.is_empty() => c.instance_id = Some(value.into()),
+                "group.instance.id" => return Err(invalid(key, value, "must not be empty")),
+                "client.rack" => c.rack_id = Some(value.into()).filter(|r: &String| !r.is_empty()),
+                "group.remote.assignor" => c.server_assignor = Some(value.into()),
+                "group.protocol" => {
+                    if !value.eq_ignore_ascii_case("consumer") {
+                        return Err(invalid(
+                            key,
+                            value,
+                            "only the KIP-848 consumer protocol (\"consumer\") is implemented",
+                        ));
+                    }
+                }
+                "enable.auto.commit" => {
+                    if value != "false" {
+                        return Err(invalid(
+                            key,
+                            value,
+                            "offsets are committed by the application or in its transaction: set false",
+                        ));
+                    }
+                }
+                "max.poll.interval.ms" => c.max_poll_interval = millis(key, value, 1)?,
+                "retry.backoff.ms" => c.retry_backoff = millis(key, value, 0)?,
+                "retry.backoff.max.ms" => c.retry_backoff_max = millis(key, value, 0)?,
+                "default.api.timeout.ms" => {
+                    c.api_timeout = millis(key, value, 0)?;
+                    c.reader.api_timeout = c.api_timeout;
+                }
+                "isolation.level" => {
+                    c.reader.isolation = match value {
+                        "read_committed" => IsolationLevel::ReadCommitted,
+                        "read_uncommitted" => IsolationLevel::ReadUncommitted,
+                        _ => {
+                            return Err(invalid(
+                                key,
+                                value,
+                                "expected read_committed or read_uncommitted",
+                            ));
+                        }
+                    }
+                }
+                "auto.offset.reset" => {
+                    c.reader.auto_offset_reset = match value {
+                        "earliest" => Some(Offset::Earliest),
+                        "latest" => Some(Offset::Latest),
+                        "none" => None,
+                        _ => return Err(invalid(key, value, "expected earliest, latest or none")),
+                    }
+                }
+                "fetch.max.bytes" => c.reader.max_bytes = bytes(key, value)?,
+                "max.partition.fetch.bytes" => c.reader.partition_max_bytes = bytes(key, value)?,
+                "fetch.min.bytes" => c.reader.min_bytes = bytes(key, value)?,
+                "fetch.max.wait.ms" => c.reader.max_wait = millis(key, value, 0)?,
+                other => return Err(ConfigError::UnknownKey(other.to_string())),
+            }
+        }
+        c.group_id = group_id.ok_or_else(|| ConfigError::Missing("group.id".into()))?;
+        c.reader.retry_backoff = c.retry_backoff;
+        c.connection = ProducerConfig::from_properties(connection)?;
+        Ok(c)
+    }
+
+    fn membership(&self, member_id: String) -> MembershipConfig {
+        let mut m = MembershipConfig::new(self.group_id.clone(), member_id);
+        m.instance_id = self.instance_id.clone();
+        m.rack_id = self.rack_id.clone();
+        m.rebalance_timeout = self.max_poll_interval;
+        m.server_assignor = self.server_assignor.clone();
+        m.retry_backoff = self.retry_backoff;
+        m.retry_backoff_max = self.retry_backoff_max;
+        m
+    }
+}
+
+/// What one [`GroupConsumer::poll`] returns.
+///
+/// ```
+/// use kafka_producer::group::ConsumerEvent;
+/// let e = ConsumerEvent::Records(vec![]);
+/// assert!(matches!(e, ConsumerEvent::Records(r) if r.is_empty()));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConsumerEvent {
+    /// Records of the owned partitions, in offset order per partition
+    /// (empty when the timeout passed first).
+    Records(Vec<ConsumerRecord>),
+    /// These partitions are now owned; they are read from their committed
+    /// offsets (or `auto.offset.reset`).
+    Assigned(Vec<TopicPartition>),
+    /// These partitions are being taken away: no more records come from
+    /// them. Commit what was consumed from them (or end the transaction that
+    /// holds their offsets) before the next `poll`, which confirms the
+    /// revocation to the group.
+    Revoked(Vec<TopicPartition>),
+    /// These partitions were taken away without a revocation (the member was
+    /// fenced or missed `max.poll.interval.ms`): their offsets can no longer
+    /// be committed; a transaction holding them must be aborted.
+    Lost(Vec<TopicPartition>),
+}
+
+/// Why a [`GroupConsumer`] call failed.
+///
+/// ```
+/// use kafka_producer::group::GroupError;
+/// use kafka_proto::ErrorCode;
+/// let e = GroupError::Commit { error: ErrorCode::StaleMemberEpoch, message: None };
+/// assert!(!e.is_fatal());
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GroupError {
+    /// The group membership failed; see [`Self::is_fatal`].
+    #[error(transparent)]
+    Member(#[from] MemberError),
+    /// Fetching or an offset lookup failed.
+    #[error(transparent)]
+    Reader(#[from] ReaderError),
+    /// OffsetCommit was refused (e.g. STALE_MEMBER_EPOCH or
+    /// UNKNOWN_MEMBER_ID after a rebalance: the partitions may belong to
+    /// another member now). Nothing was committed for the failed partitions.
+    #[error("offset commit failed: {error:?}{}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    Commit {
+        /// The broker's error.
+        error: ErrorCode,
+        /// Its message.
+        message: Option<String>,
+    },
+    /// No answer within `default.api.timeout.ms`: the outcome is unknown.
+    #[error("{what} timed out after {after:?}{}", last_error.as_deref().map(|e| format!(" (last error: {e})")).unwrap_or_default())]
+    Timeout {
+        /// The operation.
+        what: String,
+        /// The bound.
+        after: Duration,
+        /// The last retriable error.
+        last_error: Option<String>,
+    },
+    /// The consumer is closed.
+    #[error("the consumer is closed")]
+    Closed,
+}
+
+impl GroupError {
+    /// True when the consumer cannot go on (the member stopped for good).
+    ///
+    /// ```
+    /// use kafka_producer::group::GroupError;
+    /// assert!(GroupError::Closed.is_fatal());
+    /// ```
+    pub fn is_fatal(&self) -> bool {
+        match self {
+            GroupError::Member(e) => e.error != ErrorCode::TopicAuthorizationFailed,
+            GroupError::Closed => true,
+            _ => false,
+        }
+    }
+}
+
+/// A confirmation the next poll owes the group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Owed {
+    Revocation,
+    Lost,
+}
+
+#[derive(Debug)]
+struct Shared {
+    membership: Membership,
+    /// Decisions for the application, in order.
+    events: std::collections::VecDeque<MemberAction>,
+    coordinator: Option<Arc<Connection>>,
+    last_poll: Instant,
+    fatal: Option<MemberError>,
+    closing: bool,
+}
+
+/// A consumer-group member (see the module docs).
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// use kafka_producer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig};
+/// use std::time::Duration;
+/// let config = GroupConsumerConfig::from_properties([
+///     ("bootstrap.servers", "127.0.0.1:9092"),
+///     ("group.id", "billing"),
+/// ])?;
+/// let mut consumer = GroupConsumer::subscribe(config, ["orders"]).await?;
+/// loop {
+///     match consumer.poll(Duration::from_secs(1)).await? {
+///         ConsumerEvent::Records(records) => {
+///             for r in &records {
+///                 println!("{}-{}@{}", r.topic, r.partition, r.offset);
+///             }
+///             consumer.commit_positions().await?;
+///         }
+///         ConsumerEvent::Revoked(_) => consumer.commit_positions().await?,
+///         ConsumerEvent::Assigned(_) | ConsumerEvent::Lost(_) => {}
+///     }
+/// }
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct GroupConsumer {
+    config: GroupConsumerConfig,
+    cluster: Arc<Cluster>,
+    reader: Reader,
+    shared: Arc<Mutex<Shared>>,
+    /// Wakes the heartbeat task.
+    wake_task: Arc<Notify>,
+    /// Wakes a waiting poll when an event arrives.
+    wake_poll: Arc<Notify>,
+    owed: Option<Owed>,
+    /// Positions of the partitions being revoked, committable until the
+    /// next poll confirms the revocation.
+    revoking: Vec<(TopicPartition, i64)>,
+    /// What the application was told it owns.
+    owned: BTreeSet<TopicPartition>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    shared.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn random_member_id() -> String {
+    let b: [u8; 16] = rand::random();
+    let mut s = String::with_capacity(22);
+    base64::Engine::encode_string(&base64::engine::general_purpose::URL_SAFE_NO_PAD, b, &mut s);
+    s
+}
+
+impl GroupConsumer {
+    /// Connects, subscribes to `topics` and starts heartbeating; the first
+    /// [`Self::poll`]s return the assignment.
+    ///
+    /// ```no_run
+    /// # async fn demo(config: kafka_producer::group::GroupConsumerConfig) -> Result<(), kafka_producer::group::GroupError> {
+    /// let consumer = kafka_producer::group::GroupConsumer::subscribe(config, ["orders", "refunds"]).await?;
+    /// println!("member {}", consumer.member_id());
+    /// # Ok(()) }
+    /// ```
+    pub async fn subscribe<S: AsRef<str>>(
+        config: GroupConsumerConfig,
+        topics: impl IntoIterator<Item = S>,
+    ) -> Result<Self, GroupError> {
+        let topics: Vec<String> = topics.into_iter().map(|t| t.as_ref().to_string()).collect();
+        let cluster = Cluster::connect(config.connection.cluster_config())
+            .await
+            .map_err(ReaderError::from)?;
+        cluster.track_topics(&topics);
+        if let Err(e) = cluster.refresh().await {
+            tracing::debug!(error = %e, "group consumer: first metadata refresh failed");
+        }
+        let mut membership = Membership::new(config.membership(random_member_id()));
+        membership.subscribe(topics);
+        let shared = Arc::new(Mutex::new(Shared {
+            membership,
+            events: Default::default(),
+            coordinator: None,
+            last_poll: Instant::now(),
+            fatal: None,
+            closing: false,
+        }));
+        let wake_task = Arc::new(Notify::new());
+        let wake_poll = Arc::new(Notify::new());
+        let task = tokio::spawn(heartbeat_task(HeartbeatTask {
+            shared: shared.clone(),
+            cluster: cluster.clone(),
+            wake_task: wake_task.clone(),
+            wake_poll: wake_poll.clone(),
+            group_id: config.group_id.clone(),
+            max_poll_interval: config.max_poll_interval,
+            retry_backoff: config.retry_backoff,
+            request_timeout: config.connection.request_timeout,
+        }));
+        let reader = Reader::new(cluster.clone(), config.reader.clone());
+        Ok(Self {
+            config,
+            cluster,
+            reader,
+            shared,
+            wake_task,
+            wake_poll,
+            owed: None,
+            revoking: Vec::new(),
+            owned: BTreeSet::new(),
+            task,
+        })
+    }
+
+    /// The member id (generated once, kept for the consumer's life).
+    ///
+    /// ```no_run
+    /// # fn demo(c: &kafka_producer::group::GroupConsumer) {
+    /// println!("{}", c.member_id());
+    /// # }
+    /// ```
+    pub fn member_id(&self) -> String {
+        lock(&self.shared).membership.member_id().to_string()
+    }
+
+    /// The member's state.
+    ///
+    /// ```no_run
+    /// # fn demo(c: &kafka_producer::group::GroupConsumer) {
+    /// println!("{:?}", c.state());
+    /// # }
+    /// ```
+    pub fn state(&self) -> MemberState {
+        lock(&self.shared).membership.state()
+    }
+
+    /// The partitions this consumer owns (as last reported by events).
+    ///
+    /// ```no_run
+    /// # fn demo(c: &kafka_producer::group::GroupConsumer) {
+    /// for tp in c.assignment() { println!("{tp}"); }
+    /// # }
+    /// ```
+    pub fn assignment(&self) -> Vec<TopicPartition> {
+        self.owned.iter().cloned().collect()
+    }
+
+    /// The group metadata for
+    /// [`TransactionalProducer::send_offsets_to_transaction`](crate::TransactionalProducer::send_offsets_to_transaction)
+    /// (Java's `groupMetadata()`): the member id, the member epoch as the
+    /// generation and the instance id, so that the group coordinator fences
+    /// the offsets of a member that lost its partitions (KIP-447).
+    ///
+    /// ```no_run
+    /// # fn demo(c: &kafka_producer::group::GroupConsumer) {
+    /// let g = c.group_metadata();
+    /// assert!(g.generation_id >= 0);
+    /// # }
+    /// ```
+    pub fn group_metadata(&self) -> GroupMetadata {
+        let s = lock(&self.shared);
+        GroupMetadata {
+            group_id: self.config.group_id.clone(),
+            generation_id: s.membership.epoch(),
+            member_id: s.membership.member_id().to_string(),
+            group_instance_id: self.config.instance_id.clone(),
+        }
+    }
+
+    /// The next offset to read of every owned partition that has one, and
+    /// of the partitions just revoked (until the next poll): what to commit
+    /// for the records returned so far.
+    ///
+    /// ```no_run
+    /// # fn demo(c: &kafka_producer::group::GroupConsumer) {
+    /// for (tp, next) in c.positions() { println!("{tp} resumes at {next}"); }
+    /// # }
+    /// ```
+    pub fn positions(&self) -> Vec<(TopicPartition, i64)> {
+        self.owned
+            .iter()
+            .filter_map(|tp| {
+                self.reader
+                    .position(&tp.topic, tp.partition)
+                    .map(|p| (tp.clone(), p))
+            })
+            .chain(self.revoking.iter().cloned())
+            .collect()
+    }
+
+    /// Waits up to `timeout` for the next event: a rebalance step, or
+    /// records. Confirms the revocation or loss returned by the previous
+    /// call first (see [`ConsumerEvent::Revoked`]).
+    ///
+    /// ```no_run
+    /// # async fn demo(c: &mut kafka_producer::group::GroupConsumer) -> Result<(), kafka_producer::group::GroupError> {
+    /// use kafka_producer::group::ConsumerEvent;
+    /// if let ConsumerEvent::Records(r) = c.poll(std::time::Duration::from_millis(500)).await? {
+    ///     println!("{} records", r.len());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn poll(&mut self, timeout: Duration) -> Result<ConsumerEvent, GroupError> {
+        let deadline = Instant::now() + timeout;
+        self.confirm_owed();
+        {
+            let mut s = lock(&self.shared);
+            if s.closing {
+                return Err(GroupError::Closed);
+            }
+            s.last_poll = Instant::now();
+            if s.membership.rejoin() {
+                tracing::info!(group = %self.config.group_id, "group consumer: rejoining after a poll timeout");
+            }
+        }
+        self.wake_task.notify_one();
+        loop {
+            let next = {
+                let mut s = lock(&self.shared);
+                if let Some(e) = &s.fatal {
+                    return Err(GroupError::Member(e.clone()));
+                }
+                s.events.pop_front()
+            };
+            if let Some(action) = next {
+                if let Some(event) = self.apply(action).await? {
+                    return Ok(event);
+                }
+                continue;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(ConsumerEvent::Records(Vec::new()));
+            }
+            let slice = (deadline - now).min(Duration::from_millis(200));
+            if self.owned.is_empty() {
+                let notified = self.wake_poll.notified();
+                let _ = tokio::time::timeout(slice, notified).await;
+                continue;
+            }
+            let records = self.reader.poll(slice).await?;
+            if !records.is_empty() {
+                return Ok(ConsumerEvent::Records(records));
+            }
+        }
+    }
+
+    fn confirm_owed(&mut self) {
+        self.revoking.clear();
+        let Some(owed) = self.owed.take() else {
+            return;
+        };
+        let mut s = lock(&self.shared);
+        match owed {
+            Owed::Revocation => s.membership.revocation_done(),
+            Owed::Lost => s.membership.lost_done(),
+        };
+        drop(s);
+        self.wake_task.notify_one();
+    }
+
+    fn names(&self, tp: &TopicPartitions) -> Vec<TopicPartition> {
+        let md = self.cluster.metadata();
+        let mut out = Vec::new();
+        for (id, parts) in tp {
+            let Some(name) = md.topic_name(id) else {
+                tracing::warn!(topic_id = ?id, "group consumer: topic id without a name");
+                continue;
+            };
+            out.extend(parts.iter().map(|p| TopicPartition::new(name, *p)));
+        }
+        out
+    }
+
+    fn release(&mut self, parts: &[TopicPartition]) {
+        for tp in parts {
+            self.reader.unassign(&tp.topic, &[tp.partition]);
+            self.owned.remove(tp);
+        }
+    }
+
+    /// Turns a member decision into an event (or handles it silently).
+    async fn apply(&mut self, action: MemberAction) -> Result<Option<ConsumerEvent>, GroupError> {
+        match action {
+            MemberAction::Revoke(tp) => {
+                let parts = self.names(&tp);
+                self.revoking = parts
+                    .iter()
+                    .filter_map(|tp| {
+                        self.reader
+                            .position(&tp.topic, tp.partition)
+                            .map(|p| (tp.clone(), p))
+                    })
+                    .collect();
+                self.release(&parts);
+                self.owed = Some(Owed::Revocation);
+                Ok(Some(ConsumerEvent::Revoked(parts)))
+            }
+            MemberAction::Lost(tp) => {
+                let parts = self.names(&tp);
+                self.release(&parts);
+                self.owed = Some(Owed::Lost);
+                Ok(Some(ConsumerEvent::Lost(parts)))
+            }
+            MemberAction::Assign { added, .. } => {
+                let parts = self.names(&added);
+                self.start_reading(&parts).await?;
+                lock(&self.shared).membership.assignment_done();
+                self.wake_task.notify_one();
+                Ok(Some(ConsumerEvent::Assigned(parts)))
+            }
+            MemberAction::Error(e) => Err(GroupError::Member(e)),
+            MemberAction::Fatal(e) => {
+                lock(&self.shared).fatal = Some(e.clone());
+                Err(GroupError::Member(e))
+            }
+            MemberAction::FindCoordinator | MemberAction::ResolveTopics(_) => Ok(None),
+        }
+    }
+
+    /// Positions new partitions at their committed offsets; the others are
+    /// left to `auto.offset.reset` at the first fetch.
+    async fn start_reading(&mut self, parts: &[TopicPartition]) -> Result<(), GroupError> {
+        let mut by_topic: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
+        for tp in parts {
+            by_topic.entry(&tp.topic).or_default().push(tp.partition);
+        }
+        for (topic, partitions) in by_topic {
+            self.reader.assign(topic, &partitions);
+            let committed = self
+                .reader
+                .committed_offsets(&self.config.group_id, topic, &partitions)
+                .await?;
+            for (p, offset) in committed {
+                if let Some(o) = offset {
+                    self.reader.seek(topic, p, Offset::At(o)).await?;
+                }
+            }
+        }
+        self.owned.extend(parts.iter().cloned());
+        Ok(())
+    }
+
+    /// Moves every owned partition back to its committed offset (or to
+    /// `auto.offset.reset` where the group has none): after an aborted
+    /// transaction, the records consumed since the last commit are read
+    /// again. Offsets of pending transactions are waited for
+    /// (`RequireStable`).
+    ///
+    /// ```no_run
+    /// # async fn demo(c: &mut kafka_producer::group::GroupConsumer) -> Result<(), kafka_producer::group::GroupError> {
+    /// c.rewind_to_committed().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn rewind_to_committed(&mut self) -> Result<(), GroupError> {
+        let mut by_topic: BTreeMap<Arc<str>, Vec<i32>> = BTreeMap::new();
+        for tp in &self.owned {
+            by_topic
+                .entry(tp.topic.clone())
+                .or_default()
+                .push(tp.partition);
+        }
+        for (topic, partitions) in by_topic {
+            let committed = self
+                .reader
+                .committed_offsets(&self.config.group_id, &topic, &partitions)
+                .await?;
+            for (p, offset) in committed {
+                match offset {
+                    Some(o) => {
+                        self.reader.seek(&topic, p, Offset::At(o)).await?;
+                    }
+                    None => {
+                        // No committed offset: start over as a new owner would.
+                        self.reader.unassign(&topic, &[p]);
+                        self.reader.assign(&topic, &[p]);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Commits the positions of every owned partition
+    /// ([`Self::positions`]): Java's `commitSync()`.
+    ///
+    /// ```no_run
+    /// # async fn demo(c: &kafka_producer::group::GroupConsumer) -> Result<(), kafka_producer::group::GroupError> {
+    /// c.commit_positions().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn commit_positions(&self) -> Result<(), GroupError> {
+        let offsets = self.positions();
+        self.commit(&offsets).await
+    }
+
+    /// Commits `offsets` (the next offset to read, per partition) with the
+    /// member's id and epoch (OffsetCommit v9+), retrying retriable errors
+    /// for up to `default.api.timeout.ms`. A member that lost the partitions
+    /// gets [`GroupError::Commit`] (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID).
+    ///
+    /// ```no_run
+    /// # async fn demo(c: &kafka_producer::group::GroupConsumer) -> Result<(), kafka_producer::group::GroupError> {
+    /// use kafka_producer::TopicPartition;
+    /// c.commit(&[(TopicPartition::new("orders", 0), 42)]).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn commit(&self, offsets: &[(TopicPartition, i64)]) -> Result<(), GroupError> {
+        if offsets.is_empty() {
+            return Ok(());
+        }
+        let deadline = Instant::now() + self.config.api_timeout;
+        loop {
+            let why = match self.commit_once(offsets).await {
+                Ok(result) => return result,
+                Err(Retry(why)) => why,
+            };
+            tracing::debug!(%why, "group consumer: OffsetCommit retry");
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(GroupError::Timeout {
+                    what: "OffsetCommit".into(),
+                    after: self.config.api_timeout,
+                    last_error: Some(why),
+                });
+            }
+            tokio::time::sleep(self.config.retry_backoff.min(deadline - now)).await;
+        }
+    }
+}
+
+/// A retriable commit failure.
+struct Retry(String);
+
+impl GroupConsumer {
+    async fn commit_once(
+        &self,
+        offsets: &[(TopicPartition, i64)],
+    ) -> Result<Result<(), GroupError>, Retry> {
+        let (conn, epoch, member_id) = {
+            let s = lock(&self.shared);
+            if s.closing {
+                return Ok(Err(GroupError::Closed));
+            }
+            (
+                s.coordinator.clone(),
+                s.membership.epoch(),
+                s.membership.member_id().to_string(),
+            )
+        };
+        let Some(conn) = conn else {
+            self.wake_task.notify_one();
+            return Err(Retry("no group coordinator yet".into()));
+        };
+        let version = match conn.versions().version_for::<OffsetCommitRequest>() {
+            Ok(v) if v >= 9 => v.min(9),
+            Ok(v) => {
+                return Ok(Err(GroupError::Commit {
+                    error: ErrorCode::UnsupportedVersion,
+                    message: Some(format!(
+                        "OffsetCommit v{v}: a KIP-848 member needs v9 or newer"
+                    )),
+                }));
+            }
+            Err(e) => return Ok(Err(GroupError::Reader(e.into()))),
+        };
+        let mut topics: BTreeMap<&str, Vec<OffsetCommitRequestPartition>> = BTreeMap::new();
+        for (tp, offset) in offsets {
+            topics
+                .entry(&tp.topic)
+                .or_default()
+                .push(OffsetCommitRequestPartition {
+                    partition_index: tp.partition,
+                    committed_offset: *offset,
+                    ..Default::default()
+                });
+        }
+        let req = OffsetCommitRequest {
+            group_id: self.config.group_id.clone(),
+            generation_id_or_member_epoch: epoch,
+            member_id,
+            group_instance_id: self.config.instance_id.clone(),
+            topics: topics
+                .into_iter()
+                .map(|(name, partitions)| OffsetCommitRequestTopic {
+                    name: name.to_string(),
+                    partitions,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let resp = match conn.send(&req, version).await {
+            Ok(r) => r,
+            Err(e) if e.is_retriable() => {
+                self.coordinator_failed();
+                return Err(Retry(e.to_string()));
+            }
+            Err(e) => return Ok(Err(GroupError::Reader(e.into()))),
+        };
+        let mut retry = None;
+        for t in &resp.topics {
+            for p in &t.partitions {
+                let error = ErrorCode::from(p.error_code);
+                match error {
+                    ErrorCode::None => {}
+                    ErrorCode::NotCoordinator | ErrorCode::CoordinatorNotAvailable => {
+                        self.coordinator_failed();
+                        retry = Some(format!("{}-{}: {error:?}", t.name, p.partition_index));
+                    }
+                    e if e.is_retriable() => {
+                        retry = Some(format!("{}-{}: {e:?}", t.name, p.partition_index));
+                    }
+                    e => {
+                        return Ok(Err(GroupError::Commit {
+                            error: e,
+                            message: Some(format!("{}-{}", t.name, p.partition_index)),
+                        }));
+                    }
+                }
+            }
+        }
+        match retry {
+            Some(why) => Err(Retry(why)),
+            None => Ok(Ok(())),
+        }
+    }
+
+    fn coordinator_failed(&self) {
+        lock(&self.shared).coordinator = None;
+        self.wake_task.notify_one();
+    }
+
+    /// Leaves the group and stops. Partitions still owned are given up
+    /// without a revocation event: commit before closing. Waits up to
+    /// `timeout` for the leave heartbeat to go out.
+    ///
+    /// ```no_run
+    /// # async fn demo(c: kafka_producer::group::GroupConsumer) {
+    /// c.close(std::time::Duration::from_secs(5)).await;
+    /// # }
+    /// ```
+    pub async fn close(mut self, timeout: Duration) {
+        self.confirm_owed();
+        {
+            let mut s = lock(&self.shared);
+            s.closing = true;
+            s.membership.leave();
+            // The application commits before close: confirm at once.
+            if s.membership.state() == MemberState::PrepareLeaving {
+                s.membership.revocation_done();
+            }
+        }
+        self.wake_task.notify_one();
+        let _ = tokio::time::timeout(timeout, &mut self.task).await;
+        self.task.abort();
+    }
+}
+
+impl Drop for GroupConsumer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+struct HeartbeatTask {
+    shared: Arc<Mutex<Shared>>,
+    cluster: Arc<Cluster>,
+    wake_task: Arc<Notify>,
+    wake_poll: Arc<Notify>,
+    group_id: String,
+    max_poll_interval: Duration,
+    retry_backoff: Duration,
+    request_timeout: Duration,
+}
+
+/// What the task does after looking at the member.
+enum Step {
+    Find,
+    Send(Heartbeat, Option<Arc<Connection>>),
+    Wait(Option<Instant>),
+    Stop,
+}
+
+async fn heartbeat_task(t: HeartbeatTask) {
+    loop {
+        let step = t.next_step();
+        match step {
+            Step::Stop => return,
+            Step::Find => {
+                match find_coordinator(&t.cluster, CoordinatorType::Group, &t.group_id).await {
+                    Ok(c) => {
+                        let mut s = lock(&t.shared);
+                        s.coordinator = Some(c.connection);
+                        s.membership.coordinator_found();
+                    }
+                    Err(e) => {
+                        tracing::debug!(error = %e, group = %t.group_id, "group consumer: FindCoordinator failed");
+                        tokio::time::sleep(t.retry_backoff).await;
+                    }
+                }
+            }
+            Step::Send(hb, conn) => t.send(hb, conn).await,
+            Step::Wait(at) => {
+                let until = at.unwrap_or_else(|| Instant::now() + Duration::from_secs(1));
+                let notified = t.wake_task.notified();
+                tokio::select! {
+                    _ = notified => {}
+                    _ = tokio::time::sleep_until(until.into()) => {}
+                }
+            }
+        }
+    }
+}
+
+impl HeartbeatTask {
+    fn next_step(&self) -> Step {
+        let mut s = lock(&self.shared);
+        let now = Instant::now();
+        let mut leave = None;
+        if !s.closing
+            && (s.membership.state().is_member() || s.membership.state() == MemberState::Joining)
+            && now.duration_since(s.last_poll) > self.max_poll_interval
+        {
+            tracing::warn!(group = %self.group_id, "group consumer: max.poll.interval.ms passed without a poll; leaving the group");
+            leave = s.membership.poll_timeout_expired();
+        }
+        {
+            let md = self.cluster.metadata();
+            s.membership.reconcile(&|id| md.topic_name(id).is_some());
+        }
+        let mut woke = false;
+        while let Some(a) = s.membership.poll_action() {
+            match a {
+                MemberAction::FindCoordinator => s.coordinator = None,
+                MemberAction::ResolveTopics(ids) => {
+                    tracing::debug!(
+                        ?ids,
+                        "group consumer: unknown topic ids; refreshing metadata"
+                    );
+                    self.cluster.invalidate();
+                }
+                MemberAction::Fatal(e) => {
+                    s.fatal = Some(e.clone());
+                    s.events.push_back(MemberAction::Fatal(e));
+                    woke = true;
+                }
+                other => {
+                    s.events.push_back(other);
+                    woke = true;
+                }
+            }
+        }
+        if woke {
+            self.wake_poll.notify_one();
+        }
+        if let Some(hb) = leave {
+            return Step::Send(hb, s.coordinator.clone());
+        }
+        match s.membership.state() {
+            MemberState::Fatal => return Step::Stop,
+            MemberState::Unsubscribed if s.closing => return Step::Stop,
+            MemberState::Unsubscribed => {}
+            _ if s.coordinator.is_none() => return Step::Find,
+            _ => {}
+        }
+        if let Some(hb) = s.membership.poll_heartbeat(now) {
+            return Step::Send(hb, s.coordinator.clone());
+        }
+        Step::Wait(s.membership.next_heartbeat_at())
+    }
+
+    async fn send(&self, hb: Heartbeat, conn: Option<Arc<Connection>>) {
+        let leaving = hb.member_epoch < 0;
+        let Some(conn) = conn else {
+            if !leaving {
+                lock(&self.shared)
+                    .membership
+                    .on_heartbeat_failure(Instant::now());
+            }
+            return;
+        };
+        let req = ConsumerGroupHeartbeatRequest {
+            group_id: hb.group_id,
+            member_id: hb.member_id,
+            member_epoch: hb.member_epoch,
+            instance_id: hb.instance_id,
+            rack_id: hb.rack_id,
+            rebalance_timeout_ms: hb.rebalance_timeout_ms,
+            subscribed_topic_names: hb.subscribed_topic_names,
+            server_assignor: hb.server_assignor,
+            topic_partitions: hb.topic_partitions.map(|tps| {
+                tps.into_iter()
+                    .map(
+                        |(topic_id, partitions)| ConsumerGroupHeartbeatRequestTopicPartitions {
+                            topic_id,
+                            partitions,
+                            ..Default::default()
+                        },
+                    )
+                    .collect()
+            }),
+            ..Default::default()
+        };
+        let version = match conn
+            .versions()
+            .version_for::<ConsumerGroupHeartbeatRequest>()
+        {
+            Ok(v) => v,
+            Err(_) => {
+                let mut s = lock(&self.shared);
+                s.membership.on_heartbeat_answer(
+                    Instant::now(),
+                    HeartbeatAnswer {
+                        message: Some(format!(
+                            "the broker does not serve {:?}",
+                            ApiKey::ConsumerGroupHeartbeat
+                        )),
+                        ..HeartbeatAnswer::error(ErrorCode::UnsupportedVersion)
+                    },
+                );
+                return;
+            }
+        };
+        let result = conn
+            .send_with_timeout(&req, version, self.request_timeout)
+            .await;
+        if leaving {
+            if let Err(e) = &result {
+                tracing::debug!(error = %e, "group consumer: leave heartbeat not answered");
+            }
+            return;
+        }
+        let now = Instant::now();
+        let mut s = lock(&self.shared);
+        match result {
+            Ok(resp) => {
+                let answer = answer_of(resp);
+                if !answer.error.is_ok() {
+                    tracing::debug!(error = ?answer.error, message = ?answer.message, "group consumer: heartbeat error");
+                }
+                s.membership.on_heartbeat_answer(now, answer);
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "group consumer: heartbeat failed");
+                s.coordinator = None;
+                s.membership.on_heartbeat_failure(now);
+            }
+        }
+    }
+}
+
+fn answer_of(resp: ConsumerGroupHeartbeatResponse) -> HeartbeatAnswer {
+    HeartbeatAnswer {
+        error: ErrorCode::from(resp.error_code),
+        message: resp.error_message,
+        member_id: resp.member_id,
+        member_epoch: resp.member_epoch,
+        heartbeat_interval: Duration::from_millis(resp.heartbeat_interval_ms.max(0) as u64),
+        assignment: resp.assignment.map(|a| {
+            a.topic_partitions
+                .into_iter()
+                .map(|t| (t.topic_id, t.partitions.into_iter().collect()))
+                .collect()
+        }),
+    }
+}

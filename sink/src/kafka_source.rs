@@ -1,0 +1,354 @@
+//! Exactly-once Kafka → transform → Kafka, in the Kafka Streams EOS-v2
+//! model: the input offsets are committed inside the output transaction.
+//!
+//! [`ConsumeTransformProduce`] reads the partitions Kafka's group
+//! coordinator gives this process ([`GroupConsumer`]), writes the
+//! transformed records in a transaction of one transactional producer, and
+//! commits that transaction together with the consumed positions
+//! (`send_offsets_to_transaction` with the consumer's group metadata, so a
+//! member fenced by a rebalance cannot commit — KIP-447). Any number of
+//! processes may run with the same group: Kafka splits the input partitions
+//! between them.
+//!
+//! The invariant: every input record's output is visible to read_committed
+//! readers exactly once. It holds across crashes and rebalances because
+//! output and input offsets are one transaction:
+//!
+//! - **commit** every `commit_interval`, and before a revocation is
+//!   confirmed (the transaction holds the offsets of the partitions being
+//!   revoked, so the next owner starts exactly after them);
+//! - **abort** on a lost partition (the member was fenced, its offsets can no
+//!   longer be committed) or an abortable error, then rewind every owned
+//!   partition to its committed offset and read again;
+//! - a crashed process's open transaction is aborted by its transaction
+//!   timeout (or fenced by a restart with the same transactional id); until
+//!   then its offsets are pending, and the next owner waits for them
+//!   (OffsetFetch `RequireStable`) before it reads.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+//! use kafka_producer::group::GroupConsumerConfig;
+//! use kafka_producer::{ProducerConfig, ProducerRecord};
+//! use kafka_sink::kafka_source::{ConsumeTransformProduce, PipelineConfig};
+//! use std::time::Duration;
+//!
+//! let consumer = GroupConsumerConfig::from_properties([
+//!     ("bootstrap.servers", "127.0.0.1:9092"),
+//!     ("group.id", "orders-enricher"),
+//!     ("isolation.level", "read_committed"),
+//! ])?;
+//! let producer = ProducerConfig::from_properties([
+//!     ("bootstrap.servers", "127.0.0.1:9092"),
+//!     ("transactional.id", "orders-enricher-1"),
+//! ])?;
+//! let mut pipeline = ConsumeTransformProduce::connect(
+//!     consumer,
+//!     &["orders"],
+//!     producer,
+//!     |r| vec![ProducerRecord::new("orders-enriched").value(r.value.clone().unwrap_or_default())],
+//!     PipelineConfig::default(),
+//! )
+//! .await?;
+//! loop {
+//!     pipeline.step(Duration::from_millis(500)).await?;
+//! }
+//! # }
+//! ```
+
+use kafka_producer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
+use kafka_producer::reader::ConsumerRecord;
+use kafka_producer::txn::TransactionError;
+use kafka_producer::{ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer};
+use std::time::{Duration, Instant};
+
+/// Settings of a [`ConsumeTransformProduce`] pipeline.
+///
+/// ```
+/// use kafka_sink::kafka_source::PipelineConfig;
+/// let c = PipelineConfig { commit_interval: std::time::Duration::from_millis(100), ..Default::default() };
+/// assert!(c.random_aborts.is_none());
+/// ```
+#[derive(Debug, Clone)]
+pub struct PipelineConfig {
+    /// How long a transaction stays open (Kafka Streams'
+    /// `commit.interval.ms`, 100 ms under exactly-once; default 100 ms).
+    pub commit_interval: Duration,
+    /// Abort about one transaction in three instead of committing it,
+    /// driven by this seed (a test of the abort path, as Kafka's
+    /// `TransactionalMessageCopier --enable-random-aborts`).
+    pub random_aborts: Option<u64>,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        Self {
+            commit_interval: Duration::from_millis(100),
+            random_aborts: None,
+        }
+    }
+}
+
+/// What a pipeline did so far.
+///
+/// ```
+/// use kafka_sink::kafka_source::PipelineStats;
+/// assert_eq!(PipelineStats::default().committed, 0);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PipelineStats {
+    /// Input records read (including those of aborted transactions).
+    pub consumed: u64,
+    /// Transactions committed.
+    pub committed: u64,
+    /// Transactions aborted (randomly, on a lost partition, or on an
+    /// abortable error).
+    pub aborted: u64,
+    /// Input records whose output was committed.
+    pub committed_records: u64,
+}
+
+/// Why a pipeline stopped.
+///
+/// ```
+/// use kafka_sink::kafka_source::PipelineError;
+/// use kafka_producer::group::GroupError;
+/// let e = PipelineError::from(GroupError::Closed);
+/// assert!(e.to_string().contains("closed"));
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PipelineError {
+    /// The consumer failed fatally.
+    #[error("consumer: {0}")]
+    Group(#[from] GroupError),
+    /// The producer failed fatally (fenced by a newer producer with the
+    /// same transactional id, or a fatal broker error).
+    #[error("producer: {0}")]
+    Transaction(#[from] TransactionError),
+    /// The transactional producer could not start.
+    #[error("producer: {0}")]
+    Connect(#[from] kafka_producer::transactional::ConnectError),
+}
+
+/// Exactly-once consume-transform-produce (see the module docs).
+///
+/// ```no_run
+/// # async fn demo(p: &mut kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_producer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::kafka_source::PipelineError> {
+/// p.step(std::time::Duration::from_millis(200)).await?;
+/// println!("{:?}", p.stats());
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct ConsumeTransformProduce<F> {
+    consumer: GroupConsumer,
+    producer: TransactionalProducer,
+    transform: F,
+    config: PipelineConfig,
+    open: Option<Instant>,
+    /// Input records in the open transaction.
+    pending_records: u64,
+    rng: u64,
+    stats: PipelineStats,
+}
+
+impl<F> ConsumeTransformProduce<F>
+where
+    F: FnMut(&ConsumerRecord) -> Vec<ProducerRecord>,
+{
+    /// Starts the transactional producer (`transactional.id` required;
+    /// fences older producers with that id) and joins the group.
+    ///
+    /// ```no_run
+    /// # async fn demo(c: kafka_producer::group::GroupConsumerConfig, p: kafka_producer::ProducerConfig) -> Result<(), kafka_sink::kafka_source::PipelineError> {
+    /// use kafka_sink::kafka_source::{ConsumeTransformProduce, PipelineConfig};
+    /// let pipeline = ConsumeTransformProduce::connect(c, &["in"], p, |_r| vec![], PipelineConfig::default()).await?;
+    /// # let _ = pipeline; Ok(()) }
+    /// ```
+    pub async fn connect(
+        consumer: GroupConsumerConfig,
+        topics: &[&str],
+        producer: ProducerConfig,
+        transform: F,
+        config: PipelineConfig,
+    ) -> Result<Self, PipelineError> {
+        let producer = TransactionalProducer::connect(producer).await?;
+        producer.init_transactions().await?;
+        let consumer = GroupConsumer::subscribe(consumer, topics.iter().copied()).await?;
+        Ok(Self {
+            consumer,
+            producer,
+            transform,
+            rng: config.random_aborts.unwrap_or(0) | 1,
+            config,
+            open: None,
+            pending_records: 0,
+            stats: PipelineStats::default(),
+        })
+    }
+
+    /// What the pipeline did so far.
+    ///
+    /// ```no_run
+    /// # fn demo(p: &kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_producer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) {
+    /// println!("{} committed", p.stats().committed);
+    /// # }
+    /// ```
+    pub fn stats(&self) -> PipelineStats {
+        self.stats
+    }
+
+    /// The consumer (its assignment, member id, state).
+    ///
+    /// ```no_run
+    /// # fn demo(p: &kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_producer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) {
+    /// println!("owns {:?}", p.consumer().assignment());
+    /// # }
+    /// ```
+    pub fn consumer(&self) -> &GroupConsumer {
+        &self.consumer
+    }
+
+    /// One round: waits up to `timeout` (bounded by the commit interval) for
+    /// a consumer event, handles it, and commits when the interval passed.
+    ///
+    /// ```no_run
+    /// # async fn demo(p: &mut kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_producer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::kafka_source::PipelineError> {
+    /// loop { p.step(std::time::Duration::from_millis(200)).await?; }
+    /// # }
+    /// ```
+    pub async fn step(&mut self, timeout: Duration) -> Result<(), PipelineError> {
+        let wait = match self.open {
+            Some(at) => timeout
+                .min((at + self.config.commit_interval).saturating_duration_since(Instant::now())),
+            None => timeout,
+        };
+        match self.consumer.poll(wait).await {
+            Ok(ConsumerEvent::Records(records)) => {
+                if !records.is_empty() {
+                    self.write(&records)?;
+                }
+            }
+            Ok(ConsumerEvent::Revoked(parts)) => {
+                // The offsets of the revoked partitions are still part of
+                // the positions: commit before the next poll gives them up.
+                if self.open.is_some() {
+                    tracing::debug!(?parts, "pipeline: committing before a revocation");
+                    self.end_transaction(false).await?;
+                }
+            }
+            Ok(ConsumerEvent::Lost(parts)) => {
+                if self.open.is_some() {
+                    tracing::warn!(
+                        ?parts,
+                        "pipeline: partitions lost; aborting the open transaction"
+                    );
+                    self.end_transaction(true).await?;
+                }
+            }
+            Ok(ConsumerEvent::Assigned(_)) => {}
+            Err(e) if e.is_fatal() => return Err(e.into()),
+            Err(e) => {
+                tracing::warn!(error = %e, "pipeline: consumer error");
+                if self.open.is_some() {
+                    self.end_transaction(true).await?;
+                }
+            }
+        }
+        if self
+            .open
+            .is_some_and(|at| at.elapsed() >= self.config.commit_interval)
+        {
+            let abort = self.config.random_aborts.is_some() && self.next_random().is_multiple_of(3);
+            self.end_transaction(abort).await?;
+        }
+        Ok(())
+    }
+
+    fn next_random(&mut self) -> u64 {
+        // xorshift64: deterministic for a given seed.
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng = x;
+        x
+    }
+
+    fn write(&mut self, records: &[ConsumerRecord]) -> Result<(), PipelineError> {
+        if self.open.is_none() {
+            self.producer.begin_transaction()?;
+            self.open = Some(Instant::now());
+        }
+        for r in records {
+            for out in (self.transform)(r) {
+                // The producer owns the record from here; a failed send
+                // makes the commit fail (abortable), so the future is not
+                // needed.
+                drop(self.producer.send(out));
+            }
+        }
+        self.stats.consumed += records.len() as u64;
+        self.pending_records += records.len() as u64;
+        Ok(())
+    }
+
+    /// Commits (output and input offsets) or aborts the open transaction.
+    /// An abortable failure aborts; after any abort every owned partition
+    /// is read again from its committed offset.
+    async fn end_transaction(&mut self, abort: bool) -> Result<(), PipelineError> {
+        if self.open.take().is_none() {
+            return Ok(());
+        }
+        let records = std::mem::take(&mut self.pending_records);
+        if !abort {
+            match self.commit().await {
+                Ok(()) => {
+                    self.stats.committed += 1;
+                    self.stats.committed_records += records;
+                    return Ok(());
+                }
+                Err(e) if e.is_abortable() => {
+                    tracing::warn!(error = %e, "pipeline: commit failed; aborting");
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.producer.abort_transaction().await?;
+        self.stats.aborted += 1;
+        self.consumer.rewind_to_committed().await?;
+        Ok(())
+    }
+
+    async fn commit(&mut self) -> Result<(), TransactionError> {
+        let offsets: Vec<(TopicPartition, i64, Option<String>)> = self
+            .consumer
+            .positions()
+            .into_iter()
+            .map(|(tp, offset)| (tp, offset, None))
+            .collect();
+        if !offsets.is_empty() {
+            let group = self.consumer.group_metadata();
+            self.producer
+                .send_offsets_to_transaction(&offsets, &group)
+                .await?;
+        }
+        self.producer.commit_transaction().await
+    }
+
+    /// Commits the open transaction, leaves the group and closes the
+    /// producer.
+    ///
+    /// ```no_run
+    /// # async fn demo(p: kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_producer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::kafka_source::PipelineError> {
+    /// p.close(std::time::Duration::from_secs(10)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn close(mut self, timeout: Duration) -> Result<PipelineStats, PipelineError> {
+        self.end_transaction(false).await?;
+        self.consumer.close(timeout).await;
+        if let Err(e) = self.producer.close(timeout).await {
+            tracing::warn!(error = %e, "pipeline: producer close");
+        }
+        Ok(self.stats)
+    }
+}

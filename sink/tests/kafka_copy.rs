@@ -1,0 +1,250 @@
+//! Exactly-once Kafka → Kafka (`kafka_source::ConsumeTransformProduce`)
+//! against a real Kafka 4.4 broker.
+//!
+//! Invariant: after two pipelines in one group copied an input topic — one
+//! of them aborting about a third of its transactions at random, one
+//! crashed (dropped mid-step, its transaction left open) and replaced by a
+//! new process, partitions moving between members meanwhile — a
+//! read_committed reader of the output sees every input record exactly
+//! once. The seed is printed; `EOS_SEED=<seed>` replays its abort pattern.
+
+use kafka_producer::group::GroupConsumerConfig;
+use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_producer::{Cluster, ClusterConfig, Producer, ProducerConfig, ProducerRecord};
+use kafka_sink::kafka_source::{ConsumeTransformProduce, PipelineConfig};
+use kafka_testcontainers::seeded::schedule_seeds;
+use kafka_testcontainers::{KafkaCluster, KafkaVersion};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+const INPUT: &str = "copy-in";
+const OUTPUT: &str = "copy-out";
+const RECORDS: u32 = 4_000;
+
+type Transform = fn(&kafka_producer::reader::ConsumerRecord) -> Vec<ProducerRecord>;
+
+fn copy(r: &kafka_producer::reader::ConsumerRecord) -> Vec<ProducerRecord> {
+    let v = r.value.clone().unwrap_or_default();
+    vec![ProducerRecord::new(OUTPUT).key(v.clone()).value(v)]
+}
+
+async fn start(
+    kafka: &KafkaCluster,
+    txn_id: &str,
+    seed: Option<u64>,
+) -> ConsumeTransformProduce<Transform> {
+    let bootstrap = kafka.bootstrap();
+    let consumer = GroupConsumerConfig::from_properties([
+        ("bootstrap.servers", bootstrap.as_str()),
+        ("group.id", "copier"),
+        ("isolation.level", "read_committed"),
+        ("auto.offset.reset", "earliest"),
+    ])
+    .unwrap();
+    let producer = ProducerConfig::from_properties([
+        ("bootstrap.servers", bootstrap.as_str()),
+        ("transactional.id", txn_id),
+        ("transaction.timeout.ms", "5000"),
+    ])
+    .unwrap();
+    let config = PipelineConfig {
+        commit_interval: Duration::from_millis(100),
+        random_aborts: seed,
+    };
+    ConsumeTransformProduce::connect(consumer, &[INPUT], producer, copy as Transform, config)
+        .await
+        .expect("pipeline")
+}
+
+/// Input records consumed and committed by one pipeline instance.
+#[derive(Default)]
+struct Counters {
+    consumed: AtomicU64,
+    committed: AtomicU64,
+}
+
+/// Steps a pipeline until stopped, adding its progress to its own counters
+/// and to `total` (input records committed by every instance).
+fn run(
+    mut p: ConsumeTransformProduce<Transform>,
+    mine: Arc<Counters>,
+    total: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+) -> tokio::task::JoinHandle<ConsumeTransformProduce<Transform>> {
+    tokio::spawn(async move {
+        let mut seen = 0;
+        while !stop.load(Ordering::SeqCst) {
+            p.step(Duration::from_millis(100))
+                .await
+                .expect("pipeline step");
+            let stats = p.stats();
+            total.fetch_add(stats.committed_records - seen, Ordering::SeqCst);
+            seen = stats.committed_records;
+            mine.consumed.store(stats.consumed, Ordering::SeqCst);
+            mine.committed
+                .store(stats.committed_records, Ordering::SeqCst);
+        }
+        p
+    })
+}
+
+async fn wait_until(what: &str, secs: u64, cond: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn committed_output(kafka: &KafkaCluster) -> BTreeMap<u32, usize> {
+    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
+        .await
+        .unwrap();
+    let mut reader = Reader::new(
+        cluster,
+        ReaderConfig {
+            isolation: IsolationLevel::ReadCommitted,
+            ..Default::default()
+        },
+    );
+    let mut counts = BTreeMap::new();
+    for r in reader.read_to_end(OUTPUT, &[0, 1, 2]).await.unwrap() {
+        let v: u32 = std::str::from_utf8(&r.value.unwrap())
+            .unwrap()
+            .parse()
+            .unwrap();
+        *counts.entry(v).or_insert(0) += 1;
+    }
+    counts
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_is_exactly_once_across_aborts_rebalances_and_a_crash() {
+    let (seeds, _) = schedule_seeds(1);
+    let seed = seeds[0];
+    println!("kafka_copy seed {seed} (replay with EOS_SEED={seed})");
+    let kafka = KafkaCluster::builder()
+        .version(KafkaVersion::V4_4)
+        .nodes(1)
+        .broker_config("group.consumer.min.heartbeat.interval.ms", "500")
+        .broker_config("group.consumer.heartbeat.interval.ms", "500")
+        .broker_config("group.consumer.min.session.timeout.ms", "6000")
+        .broker_config("group.consumer.session.timeout.ms", "6000")
+        .start()
+        .await
+        .expect("start Kafka 4.4");
+    kafka.create_topic(INPUT, 4, 1).await.unwrap();
+    kafka.create_topic(OUTPUT, 3, 1).await.unwrap();
+    let total = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let produced = Arc::new(AtomicU64::new(0));
+    // The input arrives while the pipelines run: a chunk whenever the
+    // committed output is less than 300 records behind, so transactions are
+    // open most of the time.
+    let feeder = {
+        let (bootstrap, total, produced) = (kafka.bootstrap(), total.clone(), produced.clone());
+        tokio::spawn(async move {
+            let producer = Producer::connect(
+                ProducerConfig::from_properties([("bootstrap.servers", bootstrap.as_str())])
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+            for chunk in 0..RECORDS / 100 {
+                wait_until("the pipelines to catch up", 180, || {
+                    total.load(Ordering::SeqCst) + 300 >= produced.load(Ordering::SeqCst)
+                })
+                .await;
+                let sends: Vec<_> = (chunk * 100..(chunk + 1) * 100)
+                    .map(|i| {
+                        producer.send(
+                            ProducerRecord::new(INPUT)
+                                .partition((i % 4) as i32)
+                                .value(i.to_string()),
+                        )
+                    })
+                    .collect();
+                for s in sends {
+                    s.await.unwrap();
+                }
+                produced.fetch_add(100, Ordering::SeqCst);
+            }
+            producer.close(Duration::from_secs(10)).await.unwrap();
+        })
+    };
+
+    // A aborts about a third of its transactions at random.
+    let a_counters = Arc::new(Counters::default());
+    let a = run(
+        start(&kafka, "copier-a", Some(seed)).await,
+        a_counters.clone(),
+        total.clone(),
+        stop.clone(),
+    );
+    wait_until("the first 1,000 records", 120, || {
+        produced.load(Ordering::SeqCst) >= 1_000
+    })
+    .await;
+    let b = run(
+        start(&kafka, "copier-b", None).await,
+        Arc::default(),
+        total.clone(),
+        stop.clone(),
+    );
+    // Crash A mid-transaction once the partitions were split: its task dies
+    // mid-step, its transaction stays open until the transaction timeout,
+    // its member until the session timeout.
+    wait_until(
+        "A to hold uncommitted input after 2,000 records",
+        120,
+        || {
+            produced.load(Ordering::SeqCst) >= 2_000
+                && a_counters.consumed.load(Ordering::SeqCst)
+                    > a_counters.committed.load(Ordering::SeqCst)
+        },
+    )
+    .await;
+    a.abort();
+    let _ = a.await;
+    println!(
+        "crashed A with {} consumed, {} committed",
+        a_counters.consumed.load(Ordering::SeqCst),
+        a_counters.committed.load(Ordering::SeqCst)
+    );
+    let a2 = run(
+        start(&kafka, "copier-a2", Some(seed ^ 1)).await,
+        Arc::default(),
+        total.clone(),
+        stop.clone(),
+    );
+
+    feeder.await.unwrap();
+    wait_until("the output to hold every input record", 180, || {
+        total.load(Ordering::SeqCst) >= RECORDS as u64
+    })
+    .await;
+    stop.store(true, Ordering::SeqCst);
+    for h in [b, a2] {
+        let p = h.await.unwrap();
+        p.close(Duration::from_secs(10)).await.unwrap();
+    }
+
+    let counts = committed_output(&kafka).await;
+    let missing: Vec<u32> = (0..RECORDS).filter(|v| !counts.contains_key(v)).collect();
+    let twice: Vec<(&u32, &usize)> = counts.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(
+        missing.is_empty(),
+        "seed {seed}: missing {} e.g. {:?}",
+        missing.len(),
+        &missing[..missing.len().min(10)]
+    );
+    assert!(
+        twice.is_empty(),
+        "seed {seed}: duplicated {} e.g. {:?}",
+        twice.len(),
+        &twice[..twice.len().min(10)]
+    );
+    assert_eq!(counts.len(), RECORDS as usize);
+}
