@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Builds the static musl kafka-eos binary, checks that it is static and that
-# the default build has no -sys crate, runs --help, then runs the broker
-# round-trip and error tests with KAFKA_EOS_BIN pointing at
-# the musl binary (demo, bridge and bench run in the main test step).
+# Builds the static musl kafka-eos binary (with TLS: rustls and ring), checks
+# that it is static, that the default build has no -sys crate and that ring is
+# the only crate compiling C, runs --help, then runs the broker round-trip,
+# error, TLS and SASL tests (SSL, SASL_SSL and SASL_PLAINTEXT round trips) with
+# KAFKA_EOS_BIN pointing at the musl binary (demo, bridge and bench run in the
+# main test step).
+# ring's C and assembly need a musl C compiler: musl-gcc from the Debian
+# package musl-tools, installed here when missing.
 # Usage: bash cli/ci-musl.sh   (from anywhere; called by .ci/run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,8 +14,24 @@ TARGET=x86_64-unknown-linux-musl
 if ! rustup target list --installed | grep -qx "$TARGET"; then
     rustup target add "$TARGET"
 fi
+if ! command -v musl-gcc >/dev/null; then
+    SUDO=""
+    if [[ "$(id -u)" != 0 ]]; then
+        SUDO="sudo"
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -q
+    $SUDO apt-get install -y -q --no-install-recommends musl-tools
+fi
 if cargo tree -p kafka-eos -e normal --prefix none | grep -E -- '-sys( |$)'; then
     echo "ci-musl: a -sys crate is in kafka-eos's default dependency tree" >&2
+    exit 1
+fi
+# The crates that depend on cc (compile C) in the default build: exactly ring.
+c_crates=$(cargo tree -p kafka-eos -e normal,build -i cc --depth 1 --prefix none |
+    awk 'NR > 1 && $1 !~ /^\[/ {print $1}' | sort -u | paste -sd ' ' -)
+if [[ "$c_crates" != "ring" ]]; then
+    echo "ci-musl: crates compiling C: '$c_crates'; only ring (TLS) is allowed" >&2
     exit 1
 fi
 cargo build --release --locked -p kafka-eos --target "$TARGET"
@@ -28,5 +48,5 @@ if ldd "$BIN" 2>&1 | grep -q '=>'; then
 fi
 "$BIN" --help >/dev/null
 "$BIN" --version
-KAFKA_EOS_BIN="$BIN" cargo test --locked -p kafka-eos --test roundtrip --test cli_errors
+KAFKA_EOS_BIN="$BIN" cargo test --locked -p kafka-eos --test roundtrip --test cli_errors --test tls --test sasl
 echo "ci-musl: static $BIN OK"

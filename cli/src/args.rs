@@ -8,18 +8,28 @@ Examples:
   export KAFKA_EOS_BOOTSTRAP=localhost:9092
   seq 1 1000 | kafka-eos produce --topic orders
   kafka-eos produce --topic orders --file orders.txt --key-separator ':' --transactional-id loader-1
-  kafka-eos consume --topic orders --isolation read_committed --format json --timeout-ms 5000
+  kafka-eos consume --topic orders --isolation-level read_committed --format json -e
+  kafka-eos topic create orders --partitions 6
   kafka-eos txn list --state Ongoing
   kafka-eos demo                      # local Kafka, kill -9, verify exactly once
   kafka-eos bench --records 100000
   kafka-eos bridge --amqp amqp://guest:guest@localhost:5672/%2f --queue orders \
             --topic orders --checkpoint-dir /var/lib/orders-bridge
-  kafka-eos -X security.protocol=SASL_PLAINTEXT -X sasl.mechanism=SCRAM-SHA-512 \\
-            -X sasl.username=alice -X sasl.password=secret txn list
+  kafka-eos -X security.protocol=SASL_SSL -X ssl.truststore.location=ca.pem \\
+            -X sasl.mechanism=SCRAM-SHA-512 -X sasl.username=alice -X sasl.password=secret txn list
+  kafka-eos -vv consume --topic orders -e      # debug logs on stderr (or RUST_LOG)
 
 Settings: -X takes the Java producer property names (acks, linger.ms,
 compression.type, enable.idempotence, transaction.timeout.ms, sasl.*, ...);
-an unknown key or a bad value is an error naming the key.
+an unknown key or a bad value is an error naming the key. TLS:
+security.protocol=SSL or SASL_SSL with ssl.truststore.location (a PEM file)
+or ssl.truststore.certificates (PEM text), ssl.endpoint.identification.algorithm
+(https, the default, or empty: no host name check), ssl.keystore.* for a
+client certificate.
+
+Logs: warnings and errors on stderr; -v info, -vv debug, -vvv trace;
+RUST_LOG (e.g. kafka_producer=debug), when set, wins. Secrets are never
+logged.
 
 Exit codes:
   0 success; 1 failure (delivery, broker error, bad input data);
@@ -53,23 +63,45 @@ Examples:
   kafka-eos produce --topic orders --transactional-id loader-1 --commit-every 500 --commit-interval-ms 2000";
 
 const CONSUME_HELP: &str = "\
-Output formats:
-  value      the value bytes then \\n (a null value prints an empty line)
-  key-value  KEY<SEP>VALUE\\n with --key-separator (default TAB; null prints as empty)
-  json       one JSON object per line: topic, partition, offset, timestamp,
-             timestamp_type, key, value, headers [{key, value}]. key, value and
-             header values are null, a string when the bytes are valid UTF-8,
-             or {\"base64\": \"...\"} (standard alphabet, padded) otherwise.
+Where to start (-o/--offset, in every partition read):
+  beginning | end   the log start, or the end (read_committed: the last
+                    stable offset); earliest/latest are accepted too
+  N                 offset N
+  -N                N records before the end (not before the log start)
+  s@UNIX_MS         the first record with a timestamp at or after UNIX_MS
+                    (ListOffsets by timestamp; the end if there is none)
 
-The command stops after --count records, or once no record arrived for
---timeout-ms; without either it follows the topic until Ctrl-C. --from
-defaults to earliest.
+When to stop: -e/--exit-at-end stops at the end offsets read at start (the
+high watermark, or the last stable offset under read_committed); -c/--count N
+after N records; --timeout-ms once no record arrived for that long. Without
+any of them the command follows the topic until Ctrl-C.
+
+Output formats (--format):
+  value             the value bytes then \\n (a null value prints an empty line)
+  key-value         KEY<SEP>VALUE\\n, SEP from --key-separator (default TAB;
+                    null prints as empty)
+  json              one JSON object per line: topic, partition, offset,
+                    timestamp, timestamp_type, key, value, headers [{key,
+                    value}]. key, value and header values are null, a string
+                    when the bytes are valid UTF-8, or {\"base64\": \"...\"}
+                    (standard alphabet, padded) otherwise.
+  length-delimited  what `produce --format length-delimited` reads: a 4-byte
+                    big-endian length then the value (-1: a null value); with
+                    --key-separator SEP the framed bytes are KEY<SEP>VALUE
+  a template        as kcat's -f: %k key, %K key length (-1: null), %s value,
+                    %S value length (-1: null), %R value length as 4-byte
+                    big-endian, %t topic, %p partition, %o offset, %T timestamp
+                    (ms), %h headers (k=v,k2=v2; a null value: k), %% a %;
+                    escapes \\n \\r \\t \\\\ \\xHH. No newline is added.
 
 Examples:
-  kafka-eos consume --topic orders --count 10
-  kafka-eos consume --topic orders --isolation read_committed --format json --timeout-ms 5000
-  kafka-eos consume --topic orders --partitions 0,1 --from latest --format key-value
-  kafka-eos consume --topic orders --partitions 2 --from 1500 --count 100";
+  kafka-eos consume --topic orders -e
+  kafka-eos consume --topic orders --count 10 -o -10
+  kafka-eos consume --topic orders --isolation-level read_uncommitted --format json -e
+  kafka-eos consume --topic orders -o s@1764000000000 --format '%t/%p@%o %T key=%k headers=%h: %s\\n'
+  kafka-eos consume --topic orders --partitions 0,1 -o end --format key-value
+  kafka-eos consume --topic orders -e --format length-delimited > orders.bin
+  kafka-eos consume --topic orders --partitions 2 -o 1500 --count 100 --timeout-ms 5000";
 
 const TXN_HELP: &str = "\
 Examples:
@@ -145,6 +177,10 @@ pub struct Cli {
     /// A producer/client setting with its Java property name (repeatable).
     #[arg(short = 'X', global = true, value_name = "KEY=VALUE", value_parser = parse_kv)]
     pub props: Vec<(String, String)>,
+    /// More log output on stderr: -v info, -vv debug, -vvv trace (default:
+    /// warnings and errors; RUST_LOG, when set, wins).
+    #[arg(short = 'v', long = "verbose", global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
     /// The command.
     #[command(subcommand)]
     pub command: Command,
@@ -159,6 +195,9 @@ pub enum Command {
     /// Read records of a topic to stdout.
     #[command(after_help = CONSUME_HELP)]
     Consume(ConsumeArgs),
+    /// Create, list, describe, alter and delete topics.
+    #[command(after_help = TOPIC_HELP)]
+    Topic(TopicArgs),
     /// Inspect and finish transactions.
     #[command(after_help = TXN_HELP)]
     Txn(TxnArgs),
@@ -447,7 +486,7 @@ pub struct ProduceArgs {
     pub commit_interval_ms: Option<u64>,
 }
 
-/// `--isolation`.
+/// `--isolation-level`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Isolation {
     /// Only committed transactional records (and non-transactional ones).
@@ -458,8 +497,35 @@ pub enum Isolation {
     ReadUncommitted,
 }
 
+/// One piece of a `consume --format` template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// Bytes copied as they are (escapes resolved).
+    Literal(Vec<u8>),
+    /// `%k`: the key (nothing for a null key).
+    Key,
+    /// `%K`: the key's length, -1 for a null key.
+    KeyLen,
+    /// `%s`: the value (nothing for a null value).
+    Value,
+    /// `%S`: the value's length, -1 for a null value.
+    ValueLen,
+    /// `%R`: the value's length (-1 for null) as a 4-byte big-endian integer.
+    ValueLenBinary,
+    /// `%t`: the topic.
+    Topic,
+    /// `%p`: the partition.
+    Partition,
+    /// `%o`: the offset.
+    Offset,
+    /// `%T`: the timestamp (ms since the epoch).
+    Timestamp,
+    /// `%h`: the headers as `k=v,k2=v2` (a null value: `k` alone).
+    Headers,
+}
+
 /// `consume --format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OutputFormat {
     /// The value only.
     Value,
@@ -467,27 +533,142 @@ pub enum OutputFormat {
     KeyValue,
     /// JSON lines with metadata.
     Json,
+    /// What `produce --format length-delimited` reads: a 4-byte big-endian
+    /// length then the bytes (-1: a null value).
+    LengthDelimited,
+    /// A kcat-style template (`%k`, `%s`, ... and `\n`, `\t`, ...).
+    Template(Vec<Piece>),
 }
 
-/// `--from`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FromArg {
-    /// The log start.
-    Earliest,
-    /// The end (read_committed: the last stable offset).
-    Latest,
-    /// An offset, for every partition.
-    Offset(i64),
-}
-
-fn parse_from(s: &str) -> Result<FromArg, String> {
+fn parse_format(s: &str) -> Result<OutputFormat, String> {
     match s {
-        "earliest" | "beginning" => Ok(FromArg::Earliest),
-        "latest" | "end" => Ok(FromArg::Latest),
-        _ => match s.parse::<i64>() {
-            Ok(n) if n >= 0 => Ok(FromArg::Offset(n)),
-            _ => Err("expected earliest, latest or a non-negative offset".into()),
-        },
+        "value" => Ok(OutputFormat::Value),
+        "key-value" => Ok(OutputFormat::KeyValue),
+        "json" => Ok(OutputFormat::Json),
+        "length-delimited" => Ok(OutputFormat::LengthDelimited),
+        t if t.contains('%') || t.contains('\\') => parse_template(t).map(OutputFormat::Template),
+        _ => Err(
+            "expected value, key-value, json, length-delimited or a template with %k %s %t %p %o %T %h ..."
+                .into(),
+        ),
+    }
+}
+
+/// Parses a kcat-style `-f` template: `%k %K %s %S %R %t %p %o %T %h %%`
+/// and the escapes `\n \r \t \\ \xHH`.
+pub fn parse_template(t: &str) -> Result<Vec<Piece>, String> {
+    let mut pieces = Vec::new();
+    let mut lit = Vec::new();
+    let b = t.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' => {
+                let Some(&c) = b.get(i + 1) else {
+                    return Err("a template cannot end with %".into());
+                };
+                let piece = match c {
+                    b'%' => {
+                        lit.push(b'%');
+                        None
+                    }
+                    b'k' => Some(Piece::Key),
+                    b'K' => Some(Piece::KeyLen),
+                    b's' => Some(Piece::Value),
+                    b'S' => Some(Piece::ValueLen),
+                    b'R' => Some(Piece::ValueLenBinary),
+                    b't' => Some(Piece::Topic),
+                    b'p' => Some(Piece::Partition),
+                    b'o' => Some(Piece::Offset),
+                    b'T' => Some(Piece::Timestamp),
+                    b'h' => Some(Piece::Headers),
+                    other => {
+                        return Err(format!(
+                            "unknown template field %{}: use %k %K %s %S %R %t %p %o %T %h or %%",
+                            other as char
+                        ));
+                    }
+                };
+                if let Some(p) = piece {
+                    if !lit.is_empty() {
+                        pieces.push(Piece::Literal(std::mem::take(&mut lit)));
+                    }
+                    pieces.push(p);
+                }
+                i += 2;
+            }
+            b'\\' => {
+                let Some(&c) = b.get(i + 1) else {
+                    return Err("a template cannot end with \\".into());
+                };
+                i += 2;
+                match c {
+                    b'n' => lit.push(b'\n'),
+                    b'r' => lit.push(b'\r'),
+                    b't' => lit.push(b'\t'),
+                    b'\\' => lit.push(b'\\'),
+                    b'x' => {
+                        let hex = t.get(i..i + 2).unwrap_or_default();
+                        let v = u8::from_str_radix(hex, 16)
+                            .map_err(|_| format!("\\x needs two hex digits, got {hex:?}"))?;
+                        lit.push(v);
+                        i += 2;
+                    }
+                    other => {
+                        return Err(format!(
+                            "unknown escape \\{}: use \\n \\r \\t \\\\ or \\xHH",
+                            other as char
+                        ));
+                    }
+                }
+            }
+            c => {
+                lit.push(c);
+                i += 1;
+            }
+        }
+    }
+    if !lit.is_empty() {
+        pieces.push(Piece::Literal(lit));
+    }
+    Ok(pieces)
+}
+
+/// `--offset`: where `consume` starts in each partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OffsetArg {
+    /// The log start.
+    Beginning,
+    /// The end (read_committed: the last stable offset).
+    End,
+    /// An offset, for every partition.
+    At(i64),
+    /// N records before the end of each partition (not before its start).
+    FromEnd(i64),
+    /// The first offset whose timestamp is at or after this (ms since the epoch).
+    Timestamp(i64),
+}
+
+fn parse_offset(s: &str) -> Result<OffsetArg, String> {
+    const EXPECTED: &str =
+        "expected beginning, end, an offset N, -N (N before the end) or s@UNIX_MS";
+    match s {
+        "earliest" | "beginning" => Ok(OffsetArg::Beginning),
+        "latest" | "end" => Ok(OffsetArg::End),
+        _ => {
+            if let Some(ts) = s.strip_prefix("s@") {
+                return match ts.parse::<i64>() {
+                    Ok(t) if t >= 0 => Ok(OffsetArg::Timestamp(t)),
+                    _ => Err(format!("{EXPECTED}: bad timestamp {ts:?}")),
+                };
+            }
+            match s.parse::<i64>() {
+                Ok(n) if n >= 0 && !s.starts_with('-') => Ok(OffsetArg::At(n)),
+                Ok(n) if n < 0 => Ok(OffsetArg::FromEnd(-n)),
+                Ok(_) => Ok(OffsetArg::FromEnd(0)),
+                Err(_) => Err(EXPECTED.into()),
+            }
+        }
     }
 }
 
@@ -500,24 +681,182 @@ pub struct ConsumeArgs {
     /// Partitions to read (default: all).
     #[arg(long, short = 'p', value_delimiter = ',', value_name = "P[,P...]")]
     pub partitions: Vec<i32>,
-    /// Isolation level.
-    #[arg(long, value_enum, default_value = "read_committed")]
-    pub isolation: Isolation,
-    /// Where to start: earliest, latest or an offset.
-    #[arg(long, value_parser = parse_from, default_value = "earliest", value_name = "WHERE")]
-    pub from: FromArg,
+    /// Isolation level (Java's isolation.level).
+    #[arg(
+        long,
+        alias = "isolation",
+        value_enum,
+        default_value = "read_committed"
+    )]
+    pub isolation_level: Isolation,
+    /// Where to start in each partition: beginning, end, N, -N (N before the
+    /// end) or s@UNIX_MS (the first record at or after that time).
+    #[arg(
+        long,
+        short = 'o',
+        alias = "from",
+        value_parser = parse_offset,
+        default_value = "beginning",
+        value_name = "WHERE",
+        allow_hyphen_values = true
+    )]
+    pub offset: OffsetArg,
+    /// Stop at the end offsets read at start (the high watermark, or the
+    /// last stable offset under read_committed).
+    #[arg(long, short = 'e')]
+    pub exit_at_end: bool,
     /// Stop after this many records.
-    #[arg(long, short = 'n', value_name = "N")]
+    #[arg(long, short = 'c', short_alias = 'n', value_name = "N")]
     pub count: Option<u64>,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "value")]
+    /// Output format: value, key-value, json, length-delimited or a template
+    /// (%k %s %t %p %o %T %h ...; see below).
+    #[arg(long, value_parser = parse_format, default_value = "value", value_name = "FORMAT")]
     pub format: OutputFormat,
-    /// Separator between key and value for --format key-value.
-    #[arg(long, default_value = "\t", value_name = "SEP")]
-    pub key_separator: String,
+    /// Separator between key and value: key-value (default TAB) and
+    /// length-delimited (default: the value alone).
+    #[arg(long, value_name = "SEP")]
+    pub key_separator: Option<String>,
     /// Stop once no record arrived for this long (ms).
     #[arg(long, value_name = "MS")]
     pub timeout_ms: Option<u64>,
+}
+
+const TOPIC_HELP: &str = "\
+Examples:
+  kafka-eos topic create orders --partitions 6 --replication-factor 3 --config cleanup.policy=compact
+  kafka-eos topic list --exclude-internal
+  kafka-eos topic describe orders
+  kafka-eos topic alter orders --partitions 12
+  kafka-eos topic delete orders --if-exists";
+
+const TOPIC_CREATE_HELP: &str = "\
+Without --partitions or --replication-factor the broker's num.partitions and
+default.replication.factor apply. The command returns once every partition
+has a leader. An existing topic is an error (exit 1) unless --if-not-exists.
+
+Examples:
+  kafka-eos topic create orders --partitions 6
+  kafka-eos topic create audit --partitions 3 --replication-factor 3 --config retention.ms=604800000
+  kafka-eos topic create orders --if-not-exists
+  kafka-eos topic create orders --partitions 6 --validate-only";
+
+const TOPIC_LIST_HELP: &str = "\
+Prints the topic names, one per line, sorted.
+
+Examples:
+  kafka-eos topic list
+  kafka-eos topic list --exclude-internal";
+
+const TOPIC_DESCRIBE_HELP: &str = "\
+Prints, as kafka-topics.sh --describe does, a line per topic (id, partition
+count, replication factor, the configs set on the topic) then a line per
+partition (leader, replicas, in-sync replicas). Without names: every topic.
+
+Examples:
+  kafka-eos topic describe orders
+  kafka-eos topic describe orders audit
+  kafka-eos topic describe --exclude-internal";
+
+const TOPIC_ALTER_HELP: &str = "\
+Raises the partition count to --partitions (CreatePartitions; Kafka never
+lowers it). Keyed records of existing keys may map to other partitions
+afterwards. Returns once every new partition has a leader.
+
+Examples:
+  kafka-eos topic alter orders --partitions 12
+  kafka-eos topic alter orders --partitions 12 --validate-only";
+
+const TOPIC_DELETE_HELP: &str = "\
+Deletes the topics (DeleteTopics). A topic that does not exist is an error
+(exit 1) unless --if-exists. The brokers may still list a deleted topic for
+a moment.
+
+Examples:
+  kafka-eos topic delete orders
+  kafka-eos topic delete orders audit --if-exists";
+
+/// `topic` and its subcommands.
+#[derive(Debug, Args)]
+pub struct TopicArgs {
+    /// The topic command.
+    #[command(subcommand)]
+    pub command: TopicCommand,
+}
+
+/// The `topic` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum TopicCommand {
+    /// Create a topic.
+    #[command(after_help = TOPIC_CREATE_HELP)]
+    Create {
+        /// The topic.
+        #[arg(value_name = "TOPIC")]
+        topic: String,
+        /// Partition count (default: the broker's num.partitions).
+        #[arg(long, value_name = "N")]
+        partitions: Option<i32>,
+        /// Replication factor (default: the broker's default.replication.factor).
+        #[arg(long, value_name = "N")]
+        replication_factor: Option<i16>,
+        /// A topic config (repeatable), e.g. retention.ms=86400000.
+        #[arg(long = "config", value_name = "KEY=VALUE", value_parser = parse_kv)]
+        configs: Vec<(String, String)>,
+        /// Succeed when the topic exists already (left as it is).
+        #[arg(long)]
+        if_not_exists: bool,
+        /// Only check that the topic could be created.
+        #[arg(long)]
+        validate_only: bool,
+        /// Give up after this long (ms).
+        #[arg(long, default_value_t = 60_000, value_name = "MS")]
+        timeout_ms: u64,
+    },
+    /// List topic names.
+    #[command(after_help = TOPIC_LIST_HELP)]
+    List {
+        /// Leave out internal topics (__consumer_offsets, __transaction_state).
+        #[arg(long)]
+        exclude_internal: bool,
+    },
+    /// Describe topics: partitions, leaders, replicas, configs.
+    #[command(after_help = TOPIC_DESCRIBE_HELP)]
+    Describe {
+        /// Topics (default: all).
+        #[arg(value_name = "TOPIC")]
+        topics: Vec<String>,
+        /// Leave out internal topics (without names).
+        #[arg(long)]
+        exclude_internal: bool,
+    },
+    /// Add partitions to a topic.
+    #[command(after_help = TOPIC_ALTER_HELP)]
+    Alter {
+        /// The topic.
+        #[arg(value_name = "TOPIC")]
+        topic: String,
+        /// The new partition count (more than the current one).
+        #[arg(long, value_name = "N")]
+        partitions: i32,
+        /// Only check that the change could be made.
+        #[arg(long)]
+        validate_only: bool,
+        /// Give up after this long (ms).
+        #[arg(long, default_value_t = 60_000, value_name = "MS")]
+        timeout_ms: u64,
+    },
+    /// Delete topics.
+    #[command(after_help = TOPIC_DELETE_HELP)]
+    Delete {
+        /// Topics.
+        #[arg(required = true, value_name = "TOPIC")]
+        topics: Vec<String>,
+        /// Succeed for topics that do not exist.
+        #[arg(long)]
+        if_exists: bool,
+        /// Give up after this long (ms).
+        #[arg(long, default_value_t = 60_000, value_name = "MS")]
+        timeout_ms: u64,
+    },
 }
 
 /// `txn` and its subcommands.
@@ -614,9 +953,71 @@ mod tests {
     fn parsers() {
         assert_eq!(parse_partitioner("fixed:3"), Ok(PartitionerArg::Fixed(3)));
         assert!(parse_partitioner("fixed:x").is_err());
-        assert_eq!(parse_from("42"), Ok(FromArg::Offset(42)));
-        assert!(parse_from("-1").is_err());
+        assert_eq!(parse_offset("42"), Ok(OffsetArg::At(42)));
+        assert_eq!(parse_offset("-10"), Ok(OffsetArg::FromEnd(10)));
+        assert_eq!(
+            parse_offset("s@1764000000000"),
+            Ok(OffsetArg::Timestamp(1_764_000_000_000))
+        );
+        assert_eq!(parse_offset("earliest"), Ok(OffsetArg::Beginning));
+        assert_eq!(parse_offset("end"), Ok(OffsetArg::End));
+        assert!(parse_offset("s@x").is_err() && parse_offset("soon").is_err());
         assert_eq!(parse_kv("a=b=c"), Ok(("a".into(), "b=c".into())));
         assert!(parse_kv("novalue").is_err());
+    }
+
+    #[test]
+    fn templates() {
+        assert_eq!(
+            parse_template("%t/%p@%o %k=%s 100%%\\n\\x41").unwrap(),
+            vec![
+                Piece::Topic,
+                Piece::Literal(b"/".to_vec()),
+                Piece::Partition,
+                Piece::Literal(b"@".to_vec()),
+                Piece::Offset,
+                Piece::Literal(b" ".to_vec()),
+                Piece::Key,
+                Piece::Literal(b"=".to_vec()),
+                Piece::Value,
+                Piece::Literal(b" 100%\nA".to_vec()),
+            ]
+        );
+        assert!(parse_template("%q").unwrap_err().contains("%q"));
+        assert!(parse_template("50%").is_err() && parse_template("\\xZZ").is_err());
+        assert_eq!(parse_format("json"), Ok(OutputFormat::Json));
+        assert!(parse_format("yaml").is_err());
+    }
+
+    #[test]
+    fn consume_aliases() {
+        let cli = Cli::try_parse_from([
+            "kafka-eos",
+            "consume",
+            "-t",
+            "x",
+            "--isolation",
+            "read_uncommitted",
+            "--from",
+            "-5",
+            "-n",
+            "3",
+            "-e",
+        ])
+        .unwrap();
+        let Command::Consume(c) = cli.command else {
+            panic!("not consume")
+        };
+        assert_eq!(c.isolation_level, Isolation::ReadUncommitted);
+        assert_eq!(
+            (c.offset, c.count, c.exit_at_end),
+            (OffsetArg::FromEnd(5), Some(3), true)
+        );
+        let cli = Cli::try_parse_from(["kafka-eos", "consume", "-t", "x", "-o", "-5", "-c", "2"])
+            .unwrap();
+        let Command::Consume(c) = cli.command else {
+            panic!("not consume")
+        };
+        assert_eq!((c.offset, c.count), (OffsetArg::FromEnd(5), Some(2)));
     }
 }

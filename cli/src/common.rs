@@ -55,15 +55,19 @@ impl Globals {
         let mut props: Vec<(&str, &str)> = vec![("bootstrap.servers", self.bootstrap.as_str())];
         props.extend(self.props.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         props.extend_from_slice(extra);
+        tracing::debug!(settings = %crate::logging::redact(props.iter().copied()), "client settings");
         Ok(ProducerConfig::from_properties(props)?)
     }
 
     /// Connects to the cluster (one metadata round trip).
     pub async fn cluster(&self) -> CliResult<Arc<Cluster>> {
         let config = self.config(&[])?;
-        Cluster::connect(config.cluster_config())
+        tracing::info!(bootstrap = %self.bootstrap, protocol = ?config.security_protocol, "connecting");
+        let cluster = Cluster::connect(config.cluster_config())
             .await
-            .map_err(|e| CliError::from(e).with_bootstrap(&self.bootstrap))
+            .map_err(|e| CliError::from(e).with_bootstrap(&self.bootstrap))?;
+        tracing::info!(brokers = cluster.metadata().brokers().len(), "connected");
+        Ok(cluster)
     }
 }
 

@@ -1,25 +1,54 @@
 //! `consume`: a topic's records to stdout with the read_committed-capable
 //! [`Reader`].
 
-use crate::args::{ConsumeArgs, FromArg, Isolation, OutputFormat};
+use crate::args::{ConsumeArgs, Isolation, OffsetArg, OutputFormat, Piece};
 use crate::common::{Globals, partitions};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::output::{Counters, Progress, json_bytes, json_str, summary};
 use kafka_producer::reader::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_proto::record::TimestampType;
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Formats one record (with its trailing newline) into `out`.
-pub fn format_record(out: &mut Vec<u8>, r: &ConsumerRecord, format: OutputFormat, sep: &[u8]) {
+/// Appends `n` as decimal text.
+fn push_num(out: &mut Vec<u8>, n: impl std::fmt::Display) {
+    use std::io::Write as _;
+    let _ = write!(out, "{n}");
+}
+
+fn len_or_null(b: Option<&[u8]>) -> i64 {
+    b.map_or(-1, |b| b.len() as i64)
+}
+
+/// Appends a 4-byte big-endian length then the bytes (-1 and nothing for null).
+fn push_frame(out: &mut Vec<u8>, b: Option<&[u8]>) {
+    match b {
+        None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+        Some(b) => {
+            out.extend_from_slice(&(b.len() as u32).to_be_bytes());
+            out.extend_from_slice(b);
+        }
+    }
+}
+
+/// Formats one record into `out`: a line for the named text formats, a
+/// frame for length-delimited, the template as written otherwise. `sep`
+/// is the key separator (key-value, length-delimited).
+pub fn format_record(
+    out: &mut Vec<u8>,
+    r: &ConsumerRecord,
+    format: &OutputFormat,
+    sep: Option<&[u8]>,
+) {
     match format {
         OutputFormat::Value => {
             out.extend_from_slice(r.value.as_deref().unwrap_or_default());
         }
         OutputFormat::KeyValue => {
             out.extend_from_slice(r.key.as_deref().unwrap_or_default());
-            out.extend_from_slice(sep);
+            out.extend_from_slice(sep.unwrap_or(b"\t"));
             out.extend_from_slice(r.value.as_deref().unwrap_or_default());
         }
         OutputFormat::Json => {
@@ -53,6 +82,54 @@ pub fn format_record(out: &mut Vec<u8>, r: &ConsumerRecord, format: OutputFormat
             s.push_str("]}");
             out.extend_from_slice(s.as_bytes());
         }
+        OutputFormat::LengthDelimited => {
+            match (sep, r.key.as_deref(), r.value.as_deref()) {
+                // produce splits KEY<SEP>VALUE at the first SEP.
+                (Some(sep), key, value) if key.is_some() || value.is_some() => {
+                    let key = key.unwrap_or_default();
+                    let value = value.unwrap_or_default();
+                    let len = key.len() + sep.len() + value.len();
+                    out.extend_from_slice(&(len as u32).to_be_bytes());
+                    out.extend_from_slice(key);
+                    out.extend_from_slice(sep);
+                    out.extend_from_slice(value);
+                }
+                (_, _, value) => push_frame(out, value),
+            }
+            return;
+        }
+        OutputFormat::Template(pieces) => {
+            for p in pieces {
+                match p {
+                    Piece::Literal(b) => out.extend_from_slice(b),
+                    Piece::Key => out.extend_from_slice(r.key.as_deref().unwrap_or_default()),
+                    Piece::KeyLen => push_num(out, len_or_null(r.key.as_deref())),
+                    Piece::Value => out.extend_from_slice(r.value.as_deref().unwrap_or_default()),
+                    Piece::ValueLen => push_num(out, len_or_null(r.value.as_deref())),
+                    Piece::ValueLenBinary => {
+                        let n = len_or_null(r.value.as_deref()) as i32;
+                        out.extend_from_slice(&n.to_be_bytes());
+                    }
+                    Piece::Topic => out.extend_from_slice(r.topic.as_bytes()),
+                    Piece::Partition => push_num(out, r.partition),
+                    Piece::Offset => push_num(out, r.offset),
+                    Piece::Timestamp => push_num(out, r.timestamp),
+                    Piece::Headers => {
+                        for (i, h) in r.headers.iter().enumerate() {
+                            if i > 0 {
+                                out.push(b',');
+                            }
+                            out.extend_from_slice(h.key.as_bytes());
+                            if let Some(v) = &h.value {
+                                out.push(b'=');
+                                out.extend_from_slice(v);
+                            }
+                        }
+                    }
+                }
+            }
+            return;
+        }
     }
     out.push(b'\n');
 }
@@ -66,30 +143,69 @@ fn record_size(r: &ConsumerRecord) -> u64 {
     (r.key.as_ref().map_or(0, |k| k.len()) + r.value.as_ref().map_or(0, |v| v.len()) + h) as u64
 }
 
+/// The start position of each partition for `--offset`.
+async fn start_offsets(
+    reader: &Reader,
+    topic: &str,
+    parts: &[i32],
+    arg: OffsetArg,
+) -> CliResult<Vec<(i32, Offset)>> {
+    let single = |o: Offset| parts.iter().map(|p| (*p, o)).collect();
+    Ok(match arg {
+        OffsetArg::Beginning => single(Offset::Earliest),
+        OffsetArg::End => single(Offset::Latest),
+        OffsetArg::At(o) => single(Offset::At(o)),
+        OffsetArg::Timestamp(t) => single(Offset::Timestamp(t)),
+        OffsetArg::FromEnd(n) => {
+            let starts = reader.list_offsets(topic, parts, Offset::Earliest).await?;
+            let ends = reader.list_offsets(topic, parts, Offset::Latest).await?;
+            parts
+                .iter()
+                .map(|p| {
+                    let start = starts.get(p).and_then(|l| l.offset).unwrap_or(0);
+                    let end = ends.get(p).and_then(|l| l.offset).unwrap_or(0);
+                    (*p, Offset::At(end.saturating_sub(n).max(start)))
+                })
+                .collect()
+        }
+    })
+}
+
 /// Runs `consume`.
 pub async fn run(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
     crate::common::check_topic(&args.topic)?;
+    if args.key_separator.as_deref() == Some("") {
+        return Err(CliError::usage("--key-separator must not be empty"));
+    }
     let started = Instant::now();
     let cluster = g.cluster().await?;
     let parts = partitions(&cluster, &args.topic, &args.partitions).await?;
-    let isolation = match args.isolation {
+    let isolation = match args.isolation_level {
         Isolation::ReadCommitted => IsolationLevel::ReadCommitted,
         Isolation::ReadUncommitted => IsolationLevel::ReadUncommitted,
     };
-    let offset = match args.from {
-        FromArg::Earliest => Offset::Earliest,
-        FromArg::Latest => Offset::Latest,
-        FromArg::Offset(o) => Offset::At(o),
-    };
     let config = ReaderConfig {
         isolation,
-        auto_offset_reset: Some(offset),
+        auto_offset_reset: Some(Offset::Earliest),
         ..ReaderConfig::default()
     };
     let mut reader = Reader::new(cluster, config);
     reader.assign(&args.topic, &parts);
-    for p in &parts {
-        reader.seek(&args.topic, *p, offset).await?;
+    for (p, offset) in start_offsets(&reader, &args.topic, &parts, args.offset).await? {
+        let at = reader.seek(&args.topic, p, offset).await?;
+        tracing::debug!(topic = %args.topic, partition = p, offset = at, "start");
+    }
+    // -e: the end of each partition now (HW, or LSO under read_committed);
+    // a partition is done once its position reaches it.
+    let mut ends: BTreeMap<i32, i64> = BTreeMap::new();
+    if args.exit_at_end {
+        for (p, l) in reader
+            .list_offsets(&args.topic, &parts, Offset::Latest)
+            .await?
+        {
+            ends.insert(p, l.offset.unwrap_or(0));
+        }
+        tracing::debug!(topic = %args.topic, ?ends, "end offsets");
     }
     let counters = Arc::new(Counters::default());
     let progress = Progress::start("consumed", counters.clone());
@@ -98,13 +214,33 @@ pub async fn run(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(256 * 1024, stdout.lock());
     let mut buf = Vec::with_capacity(64 * 1024);
-    let sep = args.key_separator.as_bytes();
+    let sep = args.key_separator.as_deref().map(str::as_bytes);
     let mut interrupted = false;
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     'outer: loop {
         if args.count.is_some_and(|c| counters.get().0 >= c) {
             break;
+        }
+        if args.exit_at_end {
+            let done: Vec<i32> = ends
+                .iter()
+                .filter(|(p, end)| {
+                    reader
+                        .position(&args.topic, **p)
+                        .is_some_and(|at| at >= **end)
+                })
+                .map(|(p, _)| *p)
+                .collect();
+            if !done.is_empty() {
+                reader.unassign(&args.topic, &done);
+                for p in &done {
+                    ends.remove(p);
+                }
+            }
+            if ends.is_empty() {
+                break;
+            }
         }
         let wait = match idle {
             Some(idle) => {
@@ -130,7 +266,11 @@ pub async fn run(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
             if args.count.is_some_and(|c| counters.get().0 >= c) {
                 break;
             }
-            format_record(&mut buf, r, args.format, sep);
+            if args.exit_at_end && ends.get(&r.partition).is_none_or(|end| r.offset >= *end) {
+                // Past the end read at start (or of a partition already done).
+                continue;
+            }
+            format_record(&mut buf, r, &args.format, sep);
             counters.add(record_size(r));
         }
         if let Err(e) = out.write_all(&buf).and_then(|_| out.flush()) {
@@ -185,13 +325,34 @@ mod tests {
             leader_epoch: None,
         };
         let mut b = Vec::new();
-        format_record(&mut b, &r, OutputFormat::Json, b"\t");
+        format_record(&mut b, &r, &OutputFormat::Json, None);
         assert_eq!(
             String::from_utf8(b).unwrap(),
             "{\"topic\":\"t\\\"\",\"partition\":1,\"offset\":7,\"timestamp\":99,\"timestamp_type\":\"create\",\"key\":\"k\",\"value\":{\"base64\":\"/w==\"},\"headers\":[{\"key\":\"h\",\"value\":null}]}\n"
         );
         let mut b = Vec::new();
-        format_record(&mut b, &r, OutputFormat::KeyValue, b"=");
+        format_record(&mut b, &r, &OutputFormat::KeyValue, Some(b"="));
         assert_eq!(b, b"k=\xff\n");
+        let mut b = Vec::new();
+        format_record(&mut b, &r, &OutputFormat::LengthDelimited, None);
+        assert_eq!(b, b"\0\0\0\x01\xff");
+        let mut b = Vec::new();
+        format_record(&mut b, &r, &OutputFormat::LengthDelimited, Some(b"::"));
+        assert_eq!(b, b"\0\0\0\x04k::\xff");
+        let null = ConsumerRecord {
+            key: None,
+            value: None,
+            ..r.clone()
+        };
+        let mut b = Vec::new();
+        format_record(&mut b, &null, &OutputFormat::LengthDelimited, Some(b"::"));
+        assert_eq!(b, (-1i32).to_be_bytes());
+        let t = crate::args::parse_template("%t|%p|%o|%T|%k|%K|%s|%S|%h|%R\\n").unwrap();
+        let mut b = Vec::new();
+        format_record(&mut b, &r, &OutputFormat::Template(t.clone()), None);
+        assert_eq!(b, b"t\"|1|7|99|k|1|\xff|1|h|\0\0\0\x01\n");
+        let mut b = Vec::new();
+        format_record(&mut b, &null, &OutputFormat::Template(t), None);
+        assert_eq!(b, b"t\"|1|7|99||-1||-1|h|\xff\xff\xff\xff\n");
     }
 }

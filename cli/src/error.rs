@@ -144,7 +144,14 @@ impl From<ConfigError> for CliError {
             ),
             _ => String::new(),
         };
-        CliError::usage(format!("bad setting {}: {e}{hint}", e.key()))
+        // Never echo a secret (a JAAS configuration, a password) back.
+        let shown = match &e {
+            ConfigError::InvalidValue { key, reason, .. } if crate::logging::is_secret(key) => {
+                format!("invalid value (not shown) for {key}: {reason}")
+            }
+            _ => e.to_string(),
+        };
+        CliError::usage(format!("bad setting {}: {shown}{hint}", e.key()))
     }
 }
 
@@ -282,6 +289,16 @@ mod tests {
         };
         assert_eq!(CliError::from(auth).code, ExitCode::Auth);
 
+        let secret = CliError::from(ConfigError::InvalidValue {
+            key: "sasl.jaas.config".into(),
+            value: "Krb5LoginModule required password=\"hunter2\";".into(),
+            reason: "unsupported".into(),
+        });
+        assert!(
+            secret.message.contains("sasl.jaas.config") && !secret.message.contains("hunter2"),
+            "{}",
+            secret.message
+        );
         let bad = CliError::from(ConfigError::UnknownKey("bogus.key".into()));
         assert_eq!(bad.code, ExitCode::Usage);
         assert!(bad.message.contains("bogus.key"));

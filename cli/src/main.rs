@@ -2,8 +2,11 @@
 //!
 //! - `produce`: lines or length-delimited records from stdin or a file;
 //!   idempotent by default, transactional with `--transactional-id`.
-//! - `consume`: read_committed (or read_uncommitted) reads as values,
-//!   key/value pairs or JSON lines.
+//! - `consume`: read_committed (or read_uncommitted) reads from kcat-style
+//!   start offsets, to the end (`-e`) or a count, as values, key/value
+//!   pairs, JSON lines, length-delimited records or a kcat-style template.
+//! - `topic`: create, list, describe, alter (add partitions) and delete
+//!   topics.
 //! - `txn`: list/describe transactions and producers, abort a lingering
 //!   transaction, finish a prepared transaction from its persisted handle.
 //! - `demo`: an exactly-once pipeline SIGKILLed part-way and restarted,
@@ -23,8 +26,10 @@ mod consume;
 mod demo;
 mod error;
 mod local;
+mod logging;
 mod output;
 mod produce;
+mod topic;
 mod txn;
 
 use clap::Parser as _;
@@ -33,6 +38,7 @@ use std::time::Duration;
 
 fn main() {
     let cli = args::Cli::parse();
+    logging::init(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -98,6 +104,7 @@ async fn run(cli: args::Cli) -> error::CliResult<()> {
     match cli.command {
         args::Command::Produce(a) => produce::run(&globals, a).await,
         args::Command::Consume(a) => consume::run(&globals, a).await,
+        args::Command::Topic(t) => topic::run(&globals, t.command).await,
         args::Command::Txn(t) => txn::run(&globals, t.command).await,
         args::Command::Bridge(a) => bridge::run(&globals, a).await,
         args::Command::DemoWorker(a) => demo::run_worker(&globals, a).await,

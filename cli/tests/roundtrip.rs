@@ -265,8 +265,7 @@ async fn cli_against_a_broker() {
             "0",
             "--from",
             "1",
-            "--timeout-ms",
-            "1500",
+            "--exit-at-end",
         ],
         None,
     )
@@ -431,13 +430,9 @@ async fn cli_against_a_broker() {
         open.iter().any(|l| l.trim_end().ends_with(" 0")),
         "an open transaction starting at offset 0:\n{producers}"
     );
-    // Invisible to read_committed (the LSO is held at its first offset).
-    let out = ok(
-        b,
-        &["consume", "--topic", "linger", "--timeout-ms", "1500"],
-        None,
-    )
-    .await;
+    // Invisible to read_committed (the LSO is held at its first offset:
+    // -e stops there).
+    let out = ok(b, &["consume", "--topic", "linger", "-e"], None).await;
     assert_eq!(text(&out.stdout), "");
 
     let out = ok(b, &["txn", "abort-lingering", "cli-linger"], None).await;
@@ -462,12 +457,7 @@ async fn cli_against_a_broker() {
     )
     .await;
     assert!(text(&out.stderr).contains("in 1 committed transaction"));
-    let out = ok(
-        b,
-        &["consume", "--topic", "linger", "--timeout-ms", "3000"],
-        None,
-    )
-    .await;
+    let out = ok(b, &["consume", "--topic", "linger", "-e"], None).await;
     assert_eq!(text(&out.stdout), "kept-1\nkept-2\n");
     let java_rc = java(&kafka, "linger", JavaIsolation::ReadCommitted, 2).await;
     let java_values: Vec<&[u8]> = java_rc.iter().map(|r| r.3.as_deref().unwrap()).collect();
@@ -480,8 +470,7 @@ async fn cli_against_a_broker() {
             "linger",
             "--isolation",
             "read_uncommitted",
-            "--timeout-ms",
-            "3000",
+            "-e",
         ],
         None,
     )
@@ -505,12 +494,7 @@ async fn cli_against_a_broker() {
     );
     let out = ok(b, &["txn", "commit-prepared", "--handle", h], None).await;
     assert!(text(&out.stdout).starts_with("AlreadyCommitted"), "{out:?}");
-    let out = ok(
-        b,
-        &["consume", "--topic", "prep", "--timeout-ms", "3000"],
-        None,
-    )
-    .await;
+    let out = ok(b, &["consume", "--topic", "prep", "-e"], None).await;
     assert_eq!(text(&out.stdout), "prep-0\nprep-1\nprep-2\n");
 
     let prepared = prepare(b, "cli-prep-late", 1_000, 2).await;

@@ -1,6 +1,8 @@
-//! Administration: create topics ([`create_topics()`], [`ensure_topic()`]),
+//! Administration: create, delete and grow topics ([`create_topics()`],
+//! [`ensure_topic()`], [`delete_topics()`], [`create_partitions()`]),
 //! list and describe transactions and producers, abort a lingering
-//! transaction, read broker and topic configs (CreateTopics,
+//! transaction, read broker and topic configs (CreateTopics, DeleteTopics,
+//! CreatePartitions,
 //! ListTransactions, DescribeTransactions, DescribeProducers,
 //! InitProducerId, DescribeConfigs).
 //!
@@ -26,7 +28,9 @@ use kafka_proto::{ApiKey, ErrorCode};
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
+mod change;
 mod topics;
+pub use change::{TopicChangeError, TopicChangeResult, create_partitions, delete_topics};
 pub use topics::{
     AdminError, CreateTopicError, CreateTopicResult, CreateTopicsOptions, EnsuredTopic, NewTopic,
     TopicDetails, TopicOutcome, create_topics, ensure_topic,
@@ -556,12 +560,52 @@ pub async fn topic_config(
     describe_configs_on(&conn, 2, topic, keys).await // 2: TOPIC
 }
 
+/// DescribeConfigs of `topic` on any broker, only the configs set on the
+/// topic itself (source DYNAMIC_TOPIC_CONFIG), as Kafka's `kafka-topics.sh
+/// --describe` shows them. A sensitive value is `None`.
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::txn::CoordinatorError> {
+/// for (k, v) in kafka_producer::admin::topic_config_overrides(cluster, "orders").await? {
+///     println!("{k}={}", v.as_deref().unwrap_or("<sensitive>"));
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn topic_config_overrides(
+    cluster: &Cluster,
+    topic: &str,
+) -> Result<BTreeMap<String, Option<String>>, CoordinatorError> {
+    const DYNAMIC_TOPIC_CONFIG: i8 = 1;
+    let conn = cluster.any_connection().await?;
+    Ok(describe_config_entries(&conn, 2, topic, None) // 2: TOPIC
+        .await?
+        .into_iter()
+        .filter(|c| c.config_source == DYNAMIC_TOPIC_CONFIG)
+        .map(|c| (c.name, c.value))
+        .collect())
+}
+
 async fn describe_configs_on(
     conn: &Connection,
     resource_type: i8,
     resource_name: &str,
     keys: Option<&[&str]>,
 ) -> Result<HashMap<String, Option<String>>, CoordinatorError> {
+    Ok(
+        describe_config_entries(conn, resource_type, resource_name, keys)
+            .await?
+            .into_iter()
+            .map(|c| (c.name, c.value))
+            .collect(),
+    )
+}
+
+async fn describe_config_entries(
+    conn: &Connection,
+    resource_type: i8,
+    resource_name: &str,
+    keys: Option<&[&str]>,
+) -> Result<Vec<DescribeConfigsResponseDescribeConfigsResourceResult>, CoordinatorError> {
     let version = conn.versions().version_for::<DescribeConfigsRequest>()?;
     let req = DescribeConfigsRequest {
         resources: vec![DescribeConfigsRequestDescribeConfigsResource {
@@ -573,7 +617,7 @@ async fn describe_configs_on(
         ..Default::default()
     };
     let resp = conn.send(&req, version).await?;
-    let mut out = HashMap::new();
+    let mut out = Vec::new();
     for r in resp.results {
         let error = ErrorCode::from(r.error_code);
         if !error.is_ok() {
@@ -584,9 +628,7 @@ async fn describe_configs_on(
                 r.error_message,
             ));
         }
-        for c in r.configs {
-            out.insert(c.name, c.value);
-        }
+        out.extend(r.configs);
     }
     Ok(out)
 }

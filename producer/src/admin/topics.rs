@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 const BROKER_DEFAULTS_MIN_VERSION: i16 = 4;
 
 /// Extra client-side wait beyond the `timeout_ms` the broker is given.
-const RESPONSE_SLACK: Duration = Duration::from_secs(2);
+pub(super) const RESPONSE_SLACK: Duration = Duration::from_secs(2);
 
 /// A topic to create. `None` leaves the partition count or replication
 /// factor to the broker (`num.partitions`, `default.replication.factor`),
@@ -397,7 +397,7 @@ impl From<ConnError> for AdminError {
     }
 }
 
-fn retry_backoff() -> ExponentialBackoff {
+pub(super) fn retry_backoff() -> ExponentialBackoff {
     ExponentialBackoff {
         initial: Duration::from_millis(20),
         multiplier: 2.0,
@@ -407,7 +407,9 @@ fn retry_backoff() -> ExponentialBackoff {
 }
 
 /// The controller named by the metadata, else any broker.
-async fn controller_connection(cluster: &Cluster) -> Result<Arc<Connection>, ClusterError> {
+pub(super) async fn controller_connection(
+    cluster: &Cluster,
+) -> Result<Arc<Connection>, ClusterError> {
     let controller = cluster.metadata().controller_id();
     match controller {
         Some(id) => match cluster.connection(id).await {
@@ -618,7 +620,7 @@ fn has_leaders(cluster: &Cluster, topic: &str, partitions: Option<i32>) -> bool 
 
 /// Refreshes the metadata of `topics` until each has a leader for every
 /// partition, or fails with [`AdminError::NotReady`] at `deadline`.
-async fn wait_for_leaders(
+pub(super) async fn wait_for_leaders(
     cluster: &Cluster,
     topics: &[(String, Option<i32>)],
     started: Instant,
