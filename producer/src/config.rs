@@ -205,6 +205,58 @@ impl ConfigError {
     }
 }
 
+/// A setting that must never be printed (a password): `Debug` shows
+/// `<redacted>`; [`Secret::expose`] gives the value to the code that needs it.
+///
+/// ```
+/// use kafka_producer::config::Secret;
+/// let s = Secret::new("hunter2");
+/// assert_eq!(s.expose(), "hunter2");
+/// assert_eq!(format!("{s:?}"), "<redacted>");
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret value.
+    ///
+    /// ```
+    /// use kafka_producer::config::Secret;
+    /// assert_eq!(Secret::new(String::from("x")).expose(), "x");
+    /// ```
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The value.
+    ///
+    /// ```
+    /// use kafka_producer::config::Secret;
+    /// assert_eq!(Secret::from("pw").expose(), "pw");
+    /// ```
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Secret {
+    fn from(value: &str) -> Self {
+        Self(value.to_string())
+    }
+}
+
+impl From<String> for Secret {
+    fn from(value: String) -> Self {
+        Self(value)
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
 /// The producer's settings. Build with [`ProducerConfig::builder`] or
 /// [`ProducerConfig::from_properties`]; both validate.
 ///
@@ -273,8 +325,9 @@ pub struct ProducerConfig {
     pub sasl_mechanism: SaslMechanism,
     /// `sasl.username` (or from `sasl.jaas.config`).
     pub sasl_username: Option<String>,
-    /// `sasl.password` (or from `sasl.jaas.config`).
-    pub sasl_password: Option<String>,
+    /// `sasl.password` (or from `sasl.jaas.config`); `Debug` prints it as
+    /// `<redacted>`.
+    pub sasl_password: Option<Secret>,
     /// TLS settings for `SSL` / `SASL_SSL` (from `ssl.truststore.*`,
     /// `ssl.keystore.*` and `ssl.endpoint.identification.algorithm`).
     pub tls: Option<TlsConfig>,
@@ -461,7 +514,7 @@ impl ProducerConfig {
                     }
                 }
                 "sasl.username" => c.sasl_username = Some(value.to_string()),
-                "sasl.password" => c.sasl_password = Some(value.to_string()),
+                "sasl.password" => c.sasl_password = Some(Secret::from(value)),
                 "sasl.jaas.config" => jaas = Some(parse_jaas(key, value)?),
                 "transactional.id" => {
                     if value.is_empty() {
@@ -500,7 +553,7 @@ impl ProducerConfig {
         }
         if let Some((u, p)) = jaas {
             c.sasl_username.get_or_insert(u);
-            c.sasl_password.get_or_insert(p);
+            c.sasl_password.get_or_insert(Secret::from(p));
         }
         c.tls = ssl.build()?;
         c.validate()
@@ -653,7 +706,10 @@ impl ProducerConfig {
                 Some(SaslConfig::new(
                     self.sasl_mechanism,
                     self.sasl_username.clone().unwrap_or_default(),
-                    self.sasl_password.clone().unwrap_or_default(),
+                    self.sasl_password
+                        .as_ref()
+                        .map(|p| p.expose().to_string())
+                        .unwrap_or_default(),
                 ))
             } else {
                 None
@@ -919,7 +975,7 @@ impl ProducerConfigBuilder {
         };
         self.config.sasl_mechanism = mechanism;
         self.config.sasl_username = Some(username.into());
-        self.config.sasl_password = Some(password.into());
+        self.config.sasl_password = Some(Secret::new(password));
         self
     }
 
@@ -1262,7 +1318,11 @@ mod tests {
         assert_eq!(c.security_protocol, SecurityProtocol::SaslPlaintext);
         assert_eq!(c.sasl_mechanism, SaslMechanism::ScramSha512);
         assert_eq!(c.sasl_username.as_deref(), Some("alice"));
-        assert_eq!(c.sasl_password.as_deref(), Some("s3cret"));
+        assert_eq!(c.sasl_password.as_ref().map(Secret::expose), Some("s3cret"));
+        assert!(
+            !format!("{c:?}").contains("s3cret"),
+            "Debug never prints the password"
+        );
         assert_eq!(c.transactional_id.as_deref(), Some("tx"));
         assert_eq!(c.transaction_timeout, Duration::from_secs(9));
         assert!(matches!(c.partitioner, PartitionerChoice::RoundRobin));
