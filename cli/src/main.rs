@@ -12,6 +12,7 @@
 //! - `demo`: an exactly-once pipeline SIGKILLed part-way and restarted,
 //!   verified with read_committed (a local Kafka without `--bootstrap`).
 //! - `bridge`: the exactly-once RabbitMQ → Kafka bridge.
+//! - `copy`: exactly-once topic → topic on a consumer group (KIP-447).
 //! - `bench`: producer benchmarks, beside Java's ProducerPerformance.
 //!
 //! Exit codes: 0 success, 1 failure, 2 bad usage or setting, 3 no broker
@@ -23,6 +24,7 @@ mod bench;
 mod bridge;
 mod common;
 mod consume;
+mod copy;
 mod demo;
 mod error;
 mod local;
@@ -107,6 +109,7 @@ async fn run(cli: args::Cli) -> error::CliResult<()> {
         args::Command::Topic(t) => topic::run(&globals, t.command).await,
         args::Command::Txn(t) => txn::run(&globals, t.command).await,
         args::Command::Bridge(a) => bridge::run(&globals, a).await,
+        args::Command::Copy(a) => copy::run(&globals, a).await,
         args::Command::DemoWorker(a) => demo::run_worker(&globals, a).await,
         args::Command::Demo(_) | args::Command::Bench(_) => unreachable!("handled above"),
     }

@@ -330,6 +330,32 @@ where
         self.producer.commit_transaction().await
     }
 
+    /// Aborts the open transaction (its input is read again by the next
+    /// owner of the partitions), leaves the group and closes the producer:
+    /// a stop that commits nothing more.
+    ///
+    /// ```no_run
+    /// # async fn demo(p: kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_producer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::kafka_source::PipelineError> {
+    /// let stats = p.abort_and_close(std::time::Duration::from_secs(10)).await?;
+    /// println!("{} transactions committed before the stop", stats.committed);
+    /// # Ok(()) }
+    /// ```
+    pub async fn abort_and_close(
+        mut self,
+        timeout: Duration,
+    ) -> Result<PipelineStats, PipelineError> {
+        if self.open.take().is_some() {
+            self.pending_records = 0;
+            self.producer.abort_transaction().await?;
+            self.stats.aborted += 1;
+        }
+        self.consumer.close(timeout).await;
+        if let Err(e) = self.producer.close(timeout).await {
+            tracing::warn!(error = %e, "pipeline: producer close");
+        }
+        Ok(self.stats)
+    }
+
     /// Commits the open transaction, leaves the group and closes the
     /// producer.
     ///

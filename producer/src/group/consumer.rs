@@ -125,6 +125,38 @@ fn bytes(key: &str, value: &str) -> Result<i32, ConfigError> {
     }
 }
 
+/// True for the properties [`GroupConsumerConfig::from_properties`] takes
+/// that a producer does not (`group.id`, `isolation.level`, `fetch.*`, …):
+/// a command line that passes one `-X` list to a consumer and a producer
+/// splits it with this.
+///
+/// ```
+/// use kafka_producer::group::consumer::is_consumer_property;
+/// assert!(is_consumer_property("isolation.level"));
+/// assert!(!is_consumer_property("bootstrap.servers"));
+/// assert!(!is_consumer_property("linger.ms"));
+/// ```
+pub fn is_consumer_property(key: &str) -> bool {
+    matches!(
+        key,
+        "group.id"
+            | "group.instance.id"
+            | "group.protocol"
+            | "group.remote.assignor"
+            | "client.rack"
+            | "enable.auto.commit"
+            | "max.poll.interval.ms"
+            | "retry.backoff.max.ms"
+            | "default.api.timeout.ms"
+            | "isolation.level"
+            | "auto.offset.reset"
+            | "fetch.max.bytes"
+            | "max.partition.fetch.bytes"
+            | "fetch.min.bytes"
+            | "fetch.max.wait.ms"
+    )
+}
+
 impl GroupConsumerConfig {
     /// Settings from Java consumer property names. `group.id` and
     /// `bootstrap.servers` are required. `group.protocol` must be `consumer`

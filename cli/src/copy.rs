@@ -1,0 +1,179 @@
+//! `kafka-eos copy`: exactly-once topic → topic on a consumer group, the
+//! input offsets committed in the output transaction
+//! ([`kafka_sink::kafka_source::ConsumeTransformProduce`]).
+
+use crate::args::CopyArgs;
+use crate::common::{Globals, check_topic, partition_count};
+use crate::error::{CliError, CliResult, ExitCode};
+use kafka_producer::ProducerRecord;
+use kafka_producer::group::GroupConsumerConfig;
+use kafka_producer::group::consumer::is_consumer_property;
+use kafka_producer::reader::ConsumerRecord;
+use kafka_sink::kafka_source::{ConsumeTransformProduce, PipelineConfig, PipelineStats};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Connection and security keys both clients take.
+fn is_shared(key: &str) -> bool {
+    matches!(
+        key,
+        "client.id"
+            | "security.protocol"
+            | "request.timeout.ms"
+            | "socket.connection.setup.timeout.ms"
+            | "socket.connection.setup.timeout.max.ms"
+            | "receive.message.max.bytes"
+            | "metadata.max.age.ms"
+            | "retry.backoff.ms"
+    ) || key.starts_with("sasl.")
+        || key.starts_with("ssl.")
+}
+
+fn unique_suffix() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{}-{:x}", std::process::id(), nanos % (1 << 40))
+}
+
+fn copy_record(to: &Arc<str>) -> impl FnMut(&ConsumerRecord) -> Vec<ProducerRecord> + use<> {
+    let to = to.clone();
+    move |r: &ConsumerRecord| {
+        let mut out = ProducerRecord::new(to.to_string());
+        out.key = r.key.clone();
+        out.value = r.value.clone();
+        out.timestamp = Some(r.timestamp);
+        out.headers = r
+            .headers
+            .iter()
+            .map(|h| (h.key.clone(), h.value.clone()))
+            .collect();
+        vec![out]
+    }
+}
+
+/// Why the copy loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// SIGINT: exit 130.
+    Interrupt,
+    /// SIGTERM: a clean stop, exit 0.
+    Terminate,
+    /// `--idle-exit-ms` passed without input.
+    Idle,
+}
+
+/// Runs `copy` until a signal or `--idle-exit-ms`.
+pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
+    check_topic(&a.from)?;
+    check_topic(&a.to)?;
+    let mut consumer_props: Vec<(&str, &str)> = vec![
+        ("bootstrap.servers", globals.bootstrap.as_str()),
+        ("isolation.level", "read_committed"),
+        ("auto.offset.reset", "earliest"),
+        ("group.id", a.group.as_str()),
+    ];
+    for (k, v) in &globals.props {
+        if is_consumer_property(k) || is_shared(k) {
+            consumer_props.push((k, v));
+        }
+    }
+    let consumer = GroupConsumerConfig::from_properties(consumer_props)?;
+    let txn_id = format!("{}-{}", a.transactional_id_prefix, unique_suffix());
+    let timeout = a.transaction_timeout_ms.to_string();
+    // The producer parses every -X except the consumer's own keys.
+    let producer = {
+        let only_producer = Globals {
+            bootstrap: globals.bootstrap.clone(),
+            props: globals
+                .props
+                .iter()
+                .filter(|(k, _)| !is_consumer_property(k))
+                .cloned()
+                .collect(),
+        };
+        only_producer.config(&[
+            ("transactional.id", txn_id.as_str()),
+            ("transaction.timeout.ms", timeout.as_str()),
+        ])?
+    };
+    let cluster = globals.cluster().await?;
+    partition_count(&cluster, &a.from).await?;
+    partition_count(&cluster, &a.to).await?;
+    drop(cluster);
+
+    let seed = a.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+    });
+    if a.enable_random_aborts {
+        eprintln!("kafka-eos copy: random aborts with seed {seed}");
+    }
+    let config = PipelineConfig {
+        commit_interval: Duration::from_millis(a.commit_interval_ms.max(1)),
+        random_aborts: a.enable_random_aborts.then_some(seed),
+    };
+    let sigint = Arc::new(AtomicBool::new(false));
+    let sigterm = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGINT, sigint.clone())
+        .map_err(|e| CliError::failure(format!("cannot install the SIGINT handler: {e}")))?;
+    signal_hook::flag::register(signal_hook::consts::SIGTERM, sigterm.clone())
+        .map_err(|e| CliError::failure(format!("cannot install the SIGTERM handler: {e}")))?;
+
+    let to: Arc<str> = Arc::from(a.to.as_str());
+    let mut pipeline =
+        ConsumeTransformProduce::connect(consumer, &[&a.from], producer, copy_record(&to), config)
+            .await
+            .map_err(|e| CliError::failure(format!("copy: {e}")))?;
+    tracing::info!(transactional_id = %txn_id, group = %a.group, "copy: started");
+    let idle = a.idle_exit_ms.map(Duration::from_millis);
+    let mut last_input = Instant::now();
+    let mut consumed = 0;
+    let stopped_by = loop {
+        if sigint.load(Ordering::SeqCst) {
+            break Stop::Interrupt;
+        }
+        if sigterm.load(Ordering::SeqCst) {
+            break Stop::Terminate;
+        }
+        if let Some(idle) = idle
+            && last_input.elapsed() >= idle
+        {
+            break Stop::Idle;
+        }
+        if let Err(e) = pipeline.step(Duration::from_millis(200)).await {
+            return Err(CliError::failure(format!("copy: {e}")));
+        }
+        let stats = pipeline.stats();
+        if stats.consumed != consumed {
+            consumed = stats.consumed;
+            last_input = Instant::now();
+        }
+    };
+    let close = Duration::from_secs(10);
+    let stats = match stopped_by {
+        // A signal: commit nothing more.
+        Stop::Interrupt | Stop::Terminate => pipeline.abort_and_close(close).await,
+        Stop::Idle => pipeline.close(close).await,
+    }
+    .map_err(|e| CliError::failure(format!("copy: {e}")))?;
+    report(&txn_id, &stats);
+    match stopped_by {
+        Stop::Interrupt => Err(CliError::new(
+            ExitCode::Interrupted,
+            "interrupted: the open transaction was aborted",
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn report(txn_id: &str, s: &PipelineStats) {
+    eprintln!(
+        "{{\"transactional_id\":\"{txn_id}\",\"consumed\":{},\"committed_records\":{},\"transactions_committed\":{},\"transactions_aborted\":{}}}",
+        s.consumed, s.committed_records, s.committed, s.aborted
+    );
+}
