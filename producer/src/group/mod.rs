@@ -16,4 +16,4 @@ pub mod classic;
 pub mod consumer;
 pub mod membership;
 
-pub use consumer::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
+pub use consumer::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError, GroupProtocol};

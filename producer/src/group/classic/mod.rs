@@ -50,6 +50,7 @@
 //! let now = Instant::now();
 //! let mut m = ClassicMember::new(ClassicConfig::new("orders-app"));
 //! m.subscribe(["orders".to_string()]);
+//! assert_eq!(m.poll_action(), Some(ClassicAction::FindCoordinator));
 //! m.coordinator_found();
 //! let Some(Request::Join(join)) = m.poll_request(now) else { panic!("join first") };
 //! assert_eq!(join.member_id, "");
