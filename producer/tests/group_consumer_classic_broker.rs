@@ -1,0 +1,431 @@
+//! The classic-protocol group consumer (`group.protocol=classic`) against
+//! real Kafka 3.9 brokers (where it is the only protocol) and 4.4 (which
+//! still serves classic groups).
+//!
+//! Invariants:
+//! - a partition is owned by at most one member at a time: a member is
+//!   assigned a partition only after its previous owner was told it is
+//!   revoked (eager `range`: everything before the join; incremental
+//!   `cooperative-sticky`: only what moves, in two rebalances);
+//! - with offsets committed on every batch and on every revocation, two
+//!   members that split a topic mid-stream consume every record exactly
+//!   once between them;
+//! - a member that stopped polling (a zombie) leaves the group and its
+//!   transactional offset commit, sent with its old generation, is refused
+//!   (KIP-447), while the live member that took over its partitions commits.
+
+use kafka_producer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
+use kafka_producer::{
+    Producer, ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer,
+};
+use kafka_testcontainers::{KafkaCluster, KafkaVersion};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const PARTITIONS: i32 = 4;
+
+async fn kafka(version: KafkaVersion) -> KafkaCluster {
+    KafkaCluster::builder()
+        .version(version)
+        .nodes(1)
+        // A new group does not wait 3 s for more members.
+        .broker_config("group.initial.rebalance.delay.ms", "0")
+        .start()
+        .await
+        .expect("start Kafka")
+}
+
+fn config(kafka: &KafkaCluster, group: &str, extra: &[(&str, &str)]) -> GroupConsumerConfig {
+    let bootstrap = kafka.bootstrap();
+    let mut props = vec![
+        ("bootstrap.servers", bootstrap.as_str()),
+        ("group.id", group),
+        ("group.protocol", "classic"),
+        // The broker's smallest session timeout; heartbeats every 500 ms.
+        ("session.timeout.ms", "6000"),
+        ("heartbeat.interval.ms", "500"),
+        ("auto.offset.reset", "earliest"),
+        ("isolation.level", "read_committed"),
+    ];
+    props.extend_from_slice(extra);
+    GroupConsumerConfig::from_properties(props).expect("config")
+}
+
+async fn produce(kafka: &KafkaCluster, topic: &str, partitions: i32, range: std::ops::Range<u32>) {
+    let producer = Producer::connect(
+        ProducerConfig::from_properties([("bootstrap.servers", kafka.bootstrap().as_str())])
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    let sends: Vec<_> = range
+        .map(|i| {
+            producer.send(
+                ProducerRecord::new(topic)
+                    .partition(i as i32 % partitions)
+                    .value(i.to_string()),
+            )
+        })
+        .collect();
+    for s in sends {
+        s.await.expect("produced");
+    }
+    producer.close(Duration::from_secs(10)).await.unwrap();
+}
+
+/// What the members did, shared by their tasks.
+#[derive(Default)]
+struct Log {
+    /// partition -> the member owning it now.
+    owner: BTreeMap<i32, usize>,
+    /// Every value consumed, with the member that consumed it.
+    consumed: Vec<(u32, usize)>,
+    /// Events seen by each member.
+    revoked: Vec<(usize, i32)>,
+    assigned: Vec<(usize, i32)>,
+    violations: Vec<String>,
+}
+
+/// Polls until `stop`; commits after every batch and before confirming a
+/// revocation; records ownership changes.
+async fn member(
+    id: usize,
+    mut consumer: GroupConsumer,
+    log: Arc<Mutex<Log>>,
+    stop: Arc<AtomicBool>,
+) -> GroupConsumer {
+    while !stop.load(Ordering::SeqCst) {
+        let event = consumer.poll(Duration::from_millis(200)).await;
+        let event = event.unwrap_or_else(|e| panic!("member {id}: {e}"));
+        let commit = {
+            let mut l = log.lock().unwrap();
+            match event {
+                ConsumerEvent::Records(records) => {
+                    for r in &records {
+                        if l.owner.get(&r.partition) != Some(&id) {
+                            let v = format!(
+                                "member {id} got a record of partition {} it does not own",
+                                r.partition
+                            );
+                            l.violations.push(v);
+                        }
+                        let v: u32 = std::str::from_utf8(r.value.as_deref().unwrap())
+                            .unwrap()
+                            .parse()
+                            .unwrap();
+                        l.consumed.push((v, id));
+                    }
+                    !records.is_empty()
+                }
+                ConsumerEvent::Assigned(parts) => {
+                    for tp in parts {
+                        if let Some(other) = l.owner.insert(tp.partition, id) {
+                            let v = format!(
+                                "partition {} assigned to {id} while {other} owns it",
+                                tp.partition
+                            );
+                            l.violations.push(v);
+                        }
+                        l.assigned.push((id, tp.partition));
+                    }
+                    false
+                }
+                ConsumerEvent::Revoked(parts) | ConsumerEvent::Lost(parts) => {
+                    for tp in &parts {
+                        if l.owner.remove(&tp.partition) != Some(id) {
+                            let v = format!("member {id} released {} it did not own", tp.partition);
+                            l.violations.push(v);
+                        }
+                        l.revoked.push((id, tp.partition));
+                    }
+                    // Commit what was consumed before the next poll confirms
+                    // the revocation (a lost partition cannot be committed).
+                    true
+                }
+            }
+        };
+        if commit {
+            consumer
+                .commit_positions()
+                .await
+                .unwrap_or_else(|e| panic!("member {id} commit: {e}"));
+        }
+    }
+    consumer
+}
+
+async fn wait_for(what: &str, log: &Mutex<Log>, cond: impl Fn(&Log) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        {
+            let l = log.lock().unwrap();
+            assert!(l.violations.is_empty(), "{:?}", l.violations);
+            if cond(&l) {
+                return;
+            }
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Two members split a topic mid-stream with `strategy`; every record is
+/// consumed once and every partition moves only after its revocation. An
+/// eager member revokes everything when the second one joins; a
+/// cooperative one revokes only what moves to the newcomer.
+async fn two_members_split_a_topic(version: KafkaVersion, strategy: &str, cooperative: bool) {
+    let kafka = kafka(version).await;
+    let extra = [("partition.assignment.strategy", strategy)];
+    let topic = "orders";
+    kafka.create_topic(topic, PARTITIONS, 1).await.unwrap();
+    produce(&kafka, topic, PARTITIONS, 0..1000).await;
+
+    let log = Arc::new(Mutex::new(Log::default()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let c1 = GroupConsumer::subscribe(config(&kafka, "split", &extra), [topic])
+        .await
+        .unwrap();
+    let t1 = tokio::spawn(member(1, c1, log.clone(), stop.clone()));
+    wait_for(
+        "member 1 to own every partition and read phase 1",
+        &log,
+        |l| l.owner.len() == PARTITIONS as usize && l.consumed.len() >= 1000,
+    )
+    .await;
+
+    let c2 = GroupConsumer::subscribe(config(&kafka, "split", &extra), [topic])
+        .await
+        .unwrap();
+    let t2 = tokio::spawn(member(2, c2, log.clone(), stop.clone()));
+    wait_for("the partitions to be split", &log, |l| {
+        let mine = l.owner.values().filter(|o| **o == 2).count();
+        mine > 0 && l.owner.len() == PARTITIONS as usize && mine < PARTITIONS as usize
+    })
+    .await;
+
+    produce(&kafka, topic, PARTITIONS, 1000..2000).await;
+    wait_for("every record", &log, |l| l.consumed.len() >= 2000).await;
+    stop.store(true, Ordering::SeqCst);
+    let (c1, c2) = (t1.await.unwrap(), t2.await.unwrap());
+    // Everything consumed is committed: a later member resumes at the end,
+    // so no record is consumed again.
+    let reader = kafka_producer::reader::Reader::new(
+        kafka_producer::Cluster::connect(kafka_producer::ClusterConfig::new(&kafka.bootstrap()))
+            .await
+            .unwrap(),
+        Default::default(),
+    );
+    let committed = reader
+        .committed_offsets("split", topic, &(0..PARTITIONS).collect::<Vec<_>>())
+        .await
+        .unwrap();
+    let per_partition = 2000 / PARTITIONS as i64;
+    assert!(
+        committed.values().all(|o| *o == Some(per_partition)),
+        "{committed:?}"
+    );
+
+    {
+        let l = log.lock().unwrap();
+        assert!(l.violations.is_empty(), "{:?}", l.violations);
+        let values: Vec<u32> = l.consumed.iter().map(|(v, _)| *v).collect();
+        let unique: BTreeSet<u32> = values.iter().copied().collect();
+        assert_eq!(unique, (0..2000).collect::<BTreeSet<_>>(), "every record");
+        assert_eq!(values.len(), 2000, "no record twice");
+        let by_two = l
+            .consumed
+            .iter()
+            .filter(|(v, m)| *v >= 1000 && *m == 2)
+            .count();
+        assert!(by_two > 0, "member 2 consumed part of phase 2");
+        // Every partition member 2 got had been revoked from member 1 first.
+        let to_two: BTreeSet<i32> = l
+            .assigned
+            .iter()
+            .filter(|(m, _)| *m == 2)
+            .map(|(_, p)| *p)
+            .collect();
+        for p in &to_two {
+            assert!(
+                l.revoked.contains(&(1, *p)),
+                "partition {p} moved without a revocation"
+            );
+        }
+        let from_one: BTreeSet<i32> = l
+            .revoked
+            .iter()
+            .filter(|(m, _)| *m == 1)
+            .map(|(_, p)| *p)
+            .collect();
+        if cooperative {
+            assert_eq!(from_one, to_two, "member 1 revoked only what moved");
+            assert_eq!(to_two.len(), PARTITIONS as usize / 2, "balanced");
+        } else {
+            assert_eq!(
+                from_one,
+                (0..PARTITIONS).collect::<BTreeSet<_>>(),
+                "an eager member revokes everything"
+            );
+        }
+    }
+    c1.close(Duration::from_secs(5)).await;
+    c2.close(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn range_members_split_a_topic_and_consume_each_record_once_on_3_9() {
+    two_members_split_a_topic(KafkaVersion::V3_9, "range", false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cooperative_sticky_members_split_a_topic_and_consume_each_record_once_on_3_9() {
+    two_members_split_a_topic(
+        KafkaVersion::V3_9,
+        "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
+        true,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn classic_members_split_a_topic_and_consume_each_record_once_on_4_4() {
+    // Java's default list: the group picks range, the members are eager.
+    two_members_split_a_topic(KafkaVersion::V4_4, "range,cooperative-sticky", false).await;
+}
+
+/// KIP-447: a member that stops polling is removed from the group; the
+/// offsets its transaction sends with its (now stale) group metadata are
+/// refused, so its transaction cannot commit; the member that took over
+/// commits offsets and output in one transaction.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zombie_members_transaction_is_fenced_after_a_rebalance_on_3_9() {
+    let kafka = kafka(KafkaVersion::V3_9).await;
+    let (input, output) = ("zombie-in", "zombie-out");
+    kafka.create_topic(input, 1, 1).await.unwrap();
+    kafka.create_topic(output, 1, 1).await.unwrap();
+    produce(&kafka, input, 1, 0..10).await;
+
+    let txn = |id: &str| {
+        ProducerConfig::from_properties([
+            ("bootstrap.servers", kafka.bootstrap().as_str()),
+            ("transactional.id", id),
+        ])
+        .unwrap()
+    };
+    // The zombie: owns the partition, opens a transaction, then stops polling.
+    let mut zombie = GroupConsumer::subscribe(
+        config(&kafka, "copy", &[("max.poll.interval.ms", "2000")]),
+        [input],
+    )
+    .await
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut read = Vec::new();
+    while read.len() < 10 {
+        assert!(Instant::now() < deadline, "the zombie never read its input");
+        if let ConsumerEvent::Records(r) = zombie.poll(Duration::from_millis(200)).await.unwrap() {
+            read.extend(r);
+        }
+    }
+    let zombie_meta = zombie.group_metadata();
+    assert!(zombie_meta.generation_id > 0);
+    let zombie_positions = zombie.positions();
+    let zp = TransactionalProducer::connect(txn("copier-a"))
+        .await
+        .unwrap();
+    zp.init_transactions().await.unwrap();
+    zp.begin_transaction().unwrap();
+    let zombie_output = zp.send(ProducerRecord::new(output).value("from the zombie"));
+
+    // A second member joins; the zombie, asked to revoke, misses
+    // max.poll.interval.ms and sends LeaveGroup, and the partition moves to
+    // the live member.
+    let mut live = GroupConsumer::subscribe(config(&kafka, "copy", &[]), [input])
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "the live member never got the partition"
+        );
+        let event = live.poll(Duration::from_millis(200)).await.unwrap();
+        if matches!(&event, ConsumerEvent::Assigned(parts) if !parts.is_empty()) {
+            break;
+        }
+    }
+
+    // The zombie's offsets carry its old member id and generation: refused
+    // (UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION).
+    let offsets: Vec<(TopicPartition, i64, Option<String>)> = zombie_positions
+        .iter()
+        .map(|(tp, o)| (tp.clone(), *o, None))
+        .collect();
+    let fenced = zp.send_offsets_to_transaction(&offsets, &zombie_meta).await;
+    assert!(fenced.is_err(), "the zombie's offsets were accepted");
+    assert!(
+        zp.commit_transaction().await.is_err(),
+        "the zombie's transaction committed"
+    );
+    zp.abort_transaction().await.expect("the zombie aborts");
+    // Written to the log or not, the record belongs to an aborted transaction.
+    let _ = zombie_output.await;
+
+    // The live member reads from the committed offset (none: the beginning)
+    // and commits its output with its offsets.
+    let mut got = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while got.len() < 10 {
+        assert!(
+            Instant::now() < deadline,
+            "the live member read {}",
+            got.len()
+        );
+        if let ConsumerEvent::Records(r) = live.poll(Duration::from_millis(200)).await.unwrap() {
+            got.extend(r);
+        }
+    }
+    let lp = TransactionalProducer::connect(txn("copier-b"))
+        .await
+        .unwrap();
+    lp.init_transactions().await.unwrap();
+    lp.begin_transaction().unwrap();
+    let live_output = lp.send(ProducerRecord::new(output).value("from the live member"));
+    let offsets: Vec<(TopicPartition, i64, Option<String>)> = live
+        .positions()
+        .into_iter()
+        .map(|(tp, o)| (tp, o, None))
+        .collect();
+    lp.send_offsets_to_transaction(&offsets, &live.group_metadata())
+        .await
+        .expect("the live member's offsets");
+    lp.commit_transaction()
+        .await
+        .expect("the live member commits");
+    live_output.await.expect("the live member's record");
+
+    // read_committed sees the live member's output only.
+    let mut reader = kafka_producer::reader::Reader::new(
+        kafka_producer::Cluster::connect(kafka_producer::ClusterConfig::new(&kafka.bootstrap()))
+            .await
+            .unwrap(),
+        Default::default(),
+    );
+    let visible: Vec<_> = reader
+        .read_to_end(output, &[0])
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.value.unwrap())
+        .collect();
+    assert_eq!(visible, [bytes::Bytes::from("from the live member")]);
+
+    // A commit by the zombie consumer itself is refused too.
+    match zombie.commit(&[(TopicPartition::new(input, 0), 10)]).await {
+        Err(GroupError::Commit { .. }) | Err(GroupError::Member(_)) => {}
+        other => panic!("the zombie's own commit: {other:?}"),
+    }
+    live.close(Duration::from_secs(5)).await;
+}
