@@ -429,3 +429,130 @@ async fn a_zombie_members_transaction_is_fenced_after_a_rebalance_on_3_9() {
     }
     live.close(Duration::from_secs(5)).await;
 }
+
+/// Static membership (KIP-345): a replacement process joining with the same
+/// `group.instance.id` takes the zombie's place and its partitions without a
+/// rebalance; the zombie's transactional offsets are refused
+/// (FENCED_INSTANCE_ID), the zombie itself stops with a fatal
+/// FENCED_INSTANCE_ID, and the replacement commits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_static_zombie_is_fenced_by_its_replacement_on_3_9() {
+    let kafka = kafka(KafkaVersion::V3_9).await;
+    let (input, output) = ("static-in", "static-out");
+    kafka.create_topic(input, 1, 1).await.unwrap();
+    kafka.create_topic(output, 1, 1).await.unwrap();
+    produce(&kafka, input, 1, 0..10).await;
+    let txn = |id: &str| {
+        ProducerConfig::from_properties([
+            ("bootstrap.servers", kafka.bootstrap().as_str()),
+            ("transactional.id", id),
+        ])
+        .unwrap()
+    };
+    let static_id = [("group.instance.id", "copier-1")];
+
+    let mut zombie = GroupConsumer::subscribe(config(&kafka, "static", &static_id), [input])
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut read = 0;
+    while read < 10 {
+        assert!(Instant::now() < deadline, "the zombie never read its input");
+        if let ConsumerEvent::Records(r) = zombie.poll(Duration::from_millis(200)).await.unwrap() {
+            read += r.len();
+        }
+    }
+    let zombie_meta = zombie.group_metadata();
+    assert_eq!(zombie_meta.group_instance_id.as_deref(), Some("copier-1"));
+    let zombie_positions = zombie.positions();
+
+    // The replacement takes the zombie's place and its partition.
+    let mut live = GroupConsumer::subscribe(config(&kafka, "static", &static_id), [input])
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "the replacement never got the partition"
+        );
+        let event = live.poll(Duration::from_millis(200)).await.unwrap();
+        if matches!(&event, ConsumerEvent::Assigned(parts) if !parts.is_empty()) {
+            break;
+        }
+    }
+    assert_ne!(live.member_id(), zombie_meta.member_id);
+
+    // The zombie's offsets, sent with its old member id: refused.
+    let zp = TransactionalProducer::connect(txn("static-a"))
+        .await
+        .unwrap();
+    zp.init_transactions().await.unwrap();
+    zp.begin_transaction().unwrap();
+    let offsets: Vec<(TopicPartition, i64, Option<String>)> = zombie_positions
+        .iter()
+        .map(|(tp, o)| (tp.clone(), *o, None))
+        .collect();
+    assert!(
+        zp.send_offsets_to_transaction(&offsets, &zombie_meta)
+            .await
+            .is_err(),
+        "the zombie's offsets were accepted"
+    );
+    zp.abort_transaction().await.expect("the zombie aborts");
+
+    // The zombie's next heartbeat is fenced: fatal.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < deadline, "the zombie was never fenced");
+        match zombie.poll(Duration::from_millis(200)).await {
+            Err(GroupError::Member(e)) => {
+                assert_eq!(e.error, kafka_proto::ErrorCode::FencedInstanceId, "{e}");
+                break;
+            }
+            Err(e) => panic!("the zombie: {e}"),
+            Ok(_) => {}
+        }
+    }
+
+    // The replacement reads from the beginning (nothing committed) and
+    // commits its offsets in its transaction.
+    let mut got = 0;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while got < 10 {
+        assert!(Instant::now() < deadline, "the replacement read {got}");
+        if let ConsumerEvent::Records(r) = live.poll(Duration::from_millis(200)).await.unwrap() {
+            got += r.len();
+        }
+    }
+    let lp = TransactionalProducer::connect(txn("static-b"))
+        .await
+        .unwrap();
+    lp.init_transactions().await.unwrap();
+    lp.begin_transaction().unwrap();
+    let sent = lp.send(ProducerRecord::new(output).value("from the replacement"));
+    let offsets: Vec<(TopicPartition, i64, Option<String>)> = live
+        .positions()
+        .into_iter()
+        .map(|(tp, o)| (tp, o, None))
+        .collect();
+    lp.send_offsets_to_transaction(&offsets, &live.group_metadata())
+        .await
+        .expect("the replacement's offsets");
+    lp.commit_transaction()
+        .await
+        .expect("the replacement commits");
+    sent.await.expect("the replacement's record");
+    let reader = kafka_producer::reader::Reader::new(
+        kafka_producer::Cluster::connect(kafka_producer::ClusterConfig::new(&kafka.bootstrap()))
+            .await
+            .unwrap(),
+        Default::default(),
+    );
+    let committed = reader
+        .committed_offsets("static", input, &[0])
+        .await
+        .unwrap();
+    assert_eq!(committed[&0], Some(10));
+    live.close(Duration::from_secs(5)).await;
+}
