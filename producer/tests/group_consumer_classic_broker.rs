@@ -556,3 +556,69 @@ async fn a_static_zombie_is_fenced_by_its_replacement_on_3_9() {
     assert_eq!(committed[&0], Some(10));
     live.close(Duration::from_secs(5)).await;
 }
+
+/// The leader watches the partition counts it assigned from: partitions
+/// added to the topic trigger a rebalance that assigns them (Java's
+/// `ConsumerCoordinator` metadata snapshot), and their records are read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_leader_assigns_partitions_added_to_the_topic_on_3_9() {
+    let kafka = kafka(KafkaVersion::V3_9).await;
+    let topic = "growing";
+    kafka.create_topic(topic, 2, 1).await.unwrap();
+    produce(&kafka, topic, 2, 0..100).await;
+    let log = Arc::new(Mutex::new(Log::default()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let c = GroupConsumer::subscribe(
+        config(&kafka, "grow", &[("metadata.max.age.ms", "500")]),
+        [topic],
+    )
+    .await
+    .unwrap();
+    let task = tokio::spawn(member(1, c, log.clone(), stop.clone()));
+    wait_for("the first two partitions", &log, |l| {
+        l.owner.len() == 2 && l.consumed.len() >= 100
+    })
+    .await;
+
+    let args: Vec<String> = [
+        "--bootstrap-server",
+        &kafka.internal_bootstrap(),
+        "--alter",
+        "--topic",
+        topic,
+        "--partitions",
+        "4",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = kafka
+        .run_java(
+            "org.apache.kafka.tools.TopicCommand",
+            &args,
+            Duration::from_secs(60),
+        )
+        .await
+        .unwrap();
+    assert!(out.success, "{}", out.stderr);
+    kafka
+        .wait_for_topic(topic, 4, Duration::from_secs(60))
+        .await
+        .unwrap();
+    produce(&kafka, topic, 4, 100..200).await;
+
+    wait_for("every record of the four partitions", &log, |l| {
+        l.owner.len() == 4 && l.consumed.len() >= 200
+    })
+    .await;
+    stop.store(true, Ordering::SeqCst);
+    let c = task.await.unwrap();
+    {
+        let l = log.lock().unwrap();
+        let values: BTreeSet<u32> = l.consumed.iter().map(|(v, _)| *v).collect();
+        assert_eq!(values, (0..200).collect::<BTreeSet<_>>());
+        assert_eq!(l.consumed.len(), 200, "no record twice");
+        assert!(l.assigned.contains(&(1, 3)), "{:?}", l.assigned);
+    }
+    c.close(Duration::from_secs(5)).await;
+}

@@ -1455,6 +1455,13 @@ impl HeartbeatTask {
             tracing::warn!(group = %self.group_id, "group consumer: max.poll.interval.ms passed without a poll; leaving the group");
             leave = s.member.classic().poll_timeout_expired();
         }
+        {
+            let md = self.cluster.metadata();
+            let count = |t: &str| md.topic(t).map(|m| m.partition_count() as i32);
+            if s.member.classic().check_metadata(&count) {
+                tracing::info!(group = %self.group_id, "group consumer: partitions changed since the assignment; rejoining");
+            }
+        }
         let mut woke = false;
         while let Some(a) = s.member.classic().poll_action() {
             match a {
@@ -1602,11 +1609,17 @@ impl HeartbeatTask {
                         if !error.is_ok() {
                             tracing::debug!(?error, "group consumer: Heartbeat error");
                         }
-                        lock(&self.shared).member.classic().on_heartbeat_answer(
-                            Instant::now(),
-                            h,
-                            resp,
-                        )
+                        let leader = {
+                            let mut s = lock(&self.shared);
+                            let m = s.member.classic();
+                            m.on_heartbeat_answer(Instant::now(), h, resp);
+                            m.is_leader()
+                        };
+                        // The leader watches the partition counts it
+                        // assigned from (`metadata.max.age.ms`).
+                        if leader && let Err(e) = self.cluster.maybe_refresh().await {
+                            tracing::debug!(error = %e, "group consumer: metadata refresh");
+                        }
                     }
                     Err(e) => failed(&e),
                 }

@@ -172,6 +172,9 @@ pub enum Reason {
     /// The coordinator asked for a rejoin (REBALANCE_IN_PROGRESS, or a
     /// cooperative member revoked partitions).
     RejoinRequested,
+    /// The leader saw the partition count of a subscribed topic change
+    /// since it assigned.
+    MetadataChanged,
     /// An eager member's revocation before the join was confirmed.
     RevokedForJoin,
     /// ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID.
@@ -312,6 +315,9 @@ pub struct ClassicMember {
     owned: Partitions,
     /// Assignments the leader computed for its SyncGroup.
     leader_assignments: Vec<SyncGroupRequestAssignment>,
+    /// The leader's partition counts of every member's topics when it
+    /// assigned (Java's `assignmentSnapshot`); None for a follower.
+    snapshot: Option<BTreeMap<String, Option<i32>>>,
     /// Reconciliation in progress: being revoked, then to add.
     revoking: Option<Partitions>,
     adding: Option<Partitions>,
@@ -399,6 +405,7 @@ impl ClassicMember {
             protocol: None,
             owned: Partitions::new(),
             leader_assignments: Vec::new(),
+            snapshot: None,
             revoking: None,
             adding: None,
             target: Partitions::new(),
@@ -732,13 +739,17 @@ impl ClassicMember {
 
     /// Starts a rejoin: an eager member revokes what it owns first.
     fn rejoin_now(&mut self) {
+        self.rejoin_with(Reason::RejoinRequested);
+    }
+
+    fn rejoin_with(&mut self, why: Reason) {
         if !self.is_cooperative() && !self.owned.is_empty() {
             let all = self.owned.clone();
             self.actions.push_back(ClassicAction::Revoke(flatten(&all)));
             self.revoking = Some(all);
-            self.transition(ClassicState::PrepareJoin, Reason::RejoinRequested);
+            self.transition(ClassicState::PrepareJoin, why);
         } else {
-            self.transition(ClassicState::Joining, Reason::RejoinRequested);
+            self.transition(ClassicState::Joining, why);
         }
     }
 
@@ -825,16 +836,22 @@ impl ClassicMember {
         self.member_id = resp.member_id.clone();
         self.generation = resp.generation_id;
         self.leader_assignments.clear();
+        self.snapshot = None;
         if resp.leader == resp.member_id && !resp.skip_assignment {
             let members = match subscriptions(&resp) {
                 Ok(m) => m,
                 Err(e) => return self.fatal(ErrorCode::InconsistentGroupProtocol, Some(e)),
             };
             let topics: BTreeSet<&String> = members.iter().flat_map(|m| &m.topics).collect();
-            let counts: BTreeMap<String, i32> = topics
+            let snapshot: BTreeMap<String, Option<i32>> = topics
                 .into_iter()
-                .filter_map(|t| Some((t.clone(), partitions(t)?)))
+                .map(|t| (t.clone(), partitions(t)))
                 .collect();
+            let counts: BTreeMap<String, i32> = snapshot
+                .iter()
+                .filter_map(|(t, c)| Some((t.clone(), (*c)?)))
+                .collect();
+            self.snapshot = Some(snapshot);
             let result = protocol.assign(&members, &counts);
             for (member_id, parts) in result {
                 let a = ConsumerProtocolAssignment {
@@ -976,6 +993,40 @@ impl ClassicMember {
         if matches!(sent, Request::Sync(_)) && self.state == ClassicState::Syncing {
             self.transition(ClassicState::Joining, Reason::JoinFailed);
         }
+    }
+
+    /// True when this member assigned the partitions of the current
+    /// generation.
+    ///
+    /// ```
+    /// # use kafka_producer::group::classic::{ClassicConfig, ClassicMember};
+    /// assert!(!ClassicMember::new(ClassicConfig::new("g")).is_leader());
+    /// ```
+    pub fn is_leader(&self) -> bool {
+        self.snapshot.is_some()
+    }
+
+    /// The leader compares the partition counts of the members' topics with
+    /// those it assigned from, and rejoins when one changed (partitions
+    /// added, a topic created or deleted), as Java's `ConsumerCoordinator`
+    /// does; a follower ignores this. Returns true when a rejoin started.
+    ///
+    /// ```
+    /// # use kafka_producer::group::classic::{ClassicConfig, ClassicMember};
+    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    /// assert!(!m.check_metadata(&|_| Some(4)), "not the leader");
+    /// ```
+    pub fn check_metadata(&mut self, partitions: &dyn Fn(&str) -> Option<i32>) -> bool {
+        let changed = self.state == ClassicState::Stable
+            && self
+                .snapshot
+                .as_ref()
+                .is_some_and(|snap| snap.iter().any(|(t, c)| partitions(t) != *c));
+        if changed {
+            self.snapshot = None;
+            self.rejoin_with(Reason::MetadataChanged);
+        }
+        changed
     }
 
     /// The application confirmed the last [`ClassicAction::Revoke`].

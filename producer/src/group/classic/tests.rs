@@ -371,3 +371,56 @@ fn an_unreadable_assignment_is_reported_and_the_member_rejoins() {
     assert!(matches!(m.poll_action(), Some(ClassicAction::Error(_))));
     assert_eq!(m.state(), ClassicState::Joining);
 }
+
+fn leader(assignors: &[Assignor], count: i32) -> ClassicMember {
+    let mut m = joining(assignors);
+    join_req(&mut m);
+    let sub = ConsumerProtocolSubscription {
+        topics: vec!["t".into()],
+        ..Default::default()
+    }
+    .encode_prefixed(3)
+    .unwrap();
+    m.on_join_answer(
+        now(),
+        JoinGroupResponse {
+            generation_id: 1,
+            protocol_name: Some(assignors[0].name().into()),
+            leader: "me".into(),
+            member_id: "me".into(),
+            members: vec![JoinGroupResponseMember {
+                member_id: "me".into(),
+                metadata: sub.into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        },
+        &|_| Some(count),
+    );
+    let parts: Vec<i32> = (0..count).collect();
+    synced(&mut m, &parts);
+    assert_eq!(m.poll_action(), Some(ClassicAction::Assign(tps(&parts))));
+    assert!(m.assignment_done());
+    m
+}
+
+#[test]
+fn the_leader_rejoins_when_a_subscribed_topic_gains_partitions() {
+    let mut m = leader(&[Assignor::Range], 2);
+    assert!(m.is_leader());
+    assert!(!m.check_metadata(&|_| Some(2)), "unchanged");
+    assert!(m.check_metadata(&|_| Some(4)));
+    assert_eq!(
+        m.history().last(),
+        Some(&(ClassicState::PrepareJoin, Reason::MetadataChanged))
+    );
+    assert_eq!(m.poll_action(), Some(ClassicAction::Revoke(tps(&[0, 1]))));
+}
+
+#[test]
+fn a_follower_leaves_metadata_changes_to_the_leader() {
+    let mut m = stable(&[Assignor::Range], &[0]);
+    assert!(!m.is_leader());
+    assert!(!m.check_metadata(&|_| Some(9)));
+    assert_eq!(m.state(), ClassicState::Stable);
+}
