@@ -622,3 +622,123 @@ async fn the_leader_assigns_partitions_added_to_the_topic_on_3_9() {
     }
     c.close(Duration::from_secs(5)).await;
 }
+
+/// Number of members of `group`, asked from the broker directly (not
+/// through the proxy).
+async fn group_members(kafka: &KafkaCluster, group: &str) -> usize {
+    let addr = kafka.direct_broker_addrs()[0].to_string();
+    let conn = kafka_producer::Connection::connect(&addr, &Default::default())
+        .await
+        .expect("direct connection");
+    let resp = conn
+        .send_negotiated(&kafka_proto::messages::DescribeGroupsRequest {
+            groups: vec![group.to_string()],
+            ..Default::default()
+        })
+        .await
+        .expect("DescribeGroups");
+    conn.close();
+    resp.groups[0].members.len()
+}
+
+/// A member cut off from the coordinator for longer than
+/// `session.timeout.ms` is removed from the group; when it reaches the
+/// coordinator again, its heartbeat is refused (UNKNOWN_MEMBER_ID), its
+/// partitions are reported lost (not revoked), and it rejoins and reads
+/// them again from the committed offsets.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_evicted_member_loses_its_partitions_and_rejoins_on_3_9() {
+    let kafka = KafkaCluster::builder()
+        .version(KafkaVersion::V3_9)
+        .nodes(1)
+        .with_proxies(true)
+        .broker_config("group.initial.rebalance.delay.ms", "0")
+        .start()
+        .await
+        .expect("start Kafka");
+    let topic = "evicted";
+    kafka.create_topic(topic, 2, 1).await.unwrap();
+    produce(&kafka, topic, 2, 0..50).await;
+
+    let mut c = GroupConsumer::subscribe(
+        config(&kafka, "evict", &[("request.timeout.ms", "3000")]),
+        [topic],
+    )
+    .await
+    .unwrap();
+    let mut seen = BTreeSet::new();
+    let mut events = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while seen.len() < 50 {
+        assert!(Instant::now() < deadline, "read {} of 50", seen.len());
+        if let ConsumerEvent::Records(r) = c.poll(Duration::from_millis(200)).await.unwrap() {
+            for rec in &r {
+                seen.insert(rec.value.clone().unwrap());
+            }
+            c.commit_positions().await.unwrap();
+        }
+    }
+    assert_eq!(group_members(&kafka, "evict").await, 1);
+
+    // Cut the member off until the coordinator removed it.
+    kafka.proxy(0).set_black_hole(true);
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while group_members(&kafka, "evict").await > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the member was never removed from the group"
+        );
+        // Polls keep the member within max.poll.interval.ms; fetches fail.
+        match c.poll(Duration::from_millis(200)).await {
+            Ok(e) => events.push(e),
+            Err(e) => assert!(!e.is_fatal(), "{e}"),
+        }
+    }
+    kafka.proxy(0).set_black_hole(false);
+    kafka.proxy(0).reset_connections();
+
+    // Back in touch: lost, then assigned again.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut reassigned = false;
+    while !reassigned {
+        assert!(Instant::now() < deadline, "events: {events:?}");
+        match c.poll(Duration::from_millis(200)).await {
+            Ok(ConsumerEvent::Assigned(p)) if !p.is_empty() => {
+                reassigned = true;
+                events.push(ConsumerEvent::Assigned(p));
+            }
+            Ok(e) => events.push(e),
+            Err(e) => assert!(!e.is_fatal(), "{e}"),
+        }
+    }
+    let lost: BTreeSet<i32> = events
+        .iter()
+        .filter_map(|e| match e {
+            ConsumerEvent::Lost(p) => Some(p.iter().map(|tp| tp.partition)),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(lost, BTreeSet::from([0, 1]), "events: {events:?}");
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, ConsumerEvent::Revoked(p) if !p.is_empty())),
+        "lost, not revoked: {events:?}"
+    );
+
+    // It goes on from the committed offsets.
+    produce(&kafka, topic, 2, 50..100).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while seen.len() < 100 {
+        assert!(Instant::now() < deadline, "read {} of 100", seen.len());
+        if let ConsumerEvent::Records(r) = c.poll(Duration::from_millis(200)).await.unwrap() {
+            for rec in &r {
+                seen.insert(rec.value.clone().unwrap());
+            }
+            c.commit_positions().await.unwrap();
+        }
+    }
+    assert_eq!(group_members(&kafka, "evict").await, 1);
+    c.close(Duration::from_secs(5)).await;
+}
