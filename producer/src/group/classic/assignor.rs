@@ -475,6 +475,76 @@ mod tests {
         assert!(!out["a"].contains_key("gone"));
     }
 
+    fn set(out: &BTreeMap<String, Partitions>, m: &str) -> BTreeSet<(String, i32)> {
+        out[m]
+            .iter()
+            .flat_map(|(t, ps)| ps.iter().map(move |p| (t.clone(), *p)))
+            .collect()
+    }
+
+    fn tps(list: &[(&str, i32)]) -> BTreeSet<(String, i32)> {
+        list.iter().map(|(t, p)| (t.to_string(), *p)).collect()
+    }
+
+    #[test]
+    fn sticky_matches_javas_documented_example() {
+        // Java's StickyAssignor documentation: C0, C1, C2 subscribed to
+        // t0..t3 of two partitions each; then C1 leaves and the others keep
+        // what they had.
+        let topics = ["t0", "t1", "t2", "t3"];
+        let p: BTreeMap<String, i32> = topics.iter().map(|t| (t.to_string(), 2)).collect();
+        let first = cooperative_sticky(
+            &[
+                MemberSubscription::new("C0", topics),
+                MemberSubscription::new("C1", topics),
+                MemberSubscription::new("C2", topics),
+            ],
+            &p,
+        );
+        assert_eq!(set(&first, "C0"), tps(&[("t0", 0), ("t1", 1), ("t3", 0)]));
+        assert_eq!(set(&first, "C1"), tps(&[("t0", 1), ("t2", 0), ("t3", 1)]));
+        assert_eq!(set(&first, "C2"), tps(&[("t1", 0), ("t2", 1)]));
+        let owning = |id: &str| {
+            let mut m = MemberSubscription::new(id, topics);
+            m.owned = first[id].clone();
+            m.generation = 1;
+            m
+        };
+        let second = cooperative_sticky(&[owning("C0"), owning("C2")], &p);
+        assert_eq!(
+            set(&second, "C0"),
+            tps(&[("t0", 0), ("t1", 1), ("t3", 0), ("t2", 0)])
+        );
+        assert_eq!(
+            set(&second, "C2"),
+            tps(&[("t1", 0), ("t2", 1), ("t0", 1), ("t3", 1)])
+        );
+    }
+
+    /// Random subscriptions (each member on a random non-empty subset of
+    /// the topics) and random ownership.
+    fn uneven_group() -> impl Strategy<Value = (Vec<MemberSubscription>, BTreeMap<String, i32>)> {
+        (group(), prop::collection::vec(1u8..16, 7)).prop_map(
+            |((mut members, partitions), masks)| {
+                let topics: Vec<&String> = partitions.keys().collect();
+                for (i, m) in members.iter_mut().enumerate() {
+                    let mine: BTreeSet<String> = topics
+                        .iter()
+                        .enumerate()
+                        .filter(|(k, _)| masks[i] & (1 << k) != 0)
+                        .map(|(_, t)| t.to_string())
+                        .collect();
+                    m.topics = if mine.is_empty() {
+                        BTreeSet::from([topics[0].clone()])
+                    } else {
+                        mine
+                    };
+                }
+                (members, partitions)
+            },
+        )
+    }
+
     /// A random group: `n` members on the same topics, each owning a
     /// disjoint random share of the partitions from the previous generation.
     fn group() -> impl Strategy<Value = (Vec<MemberSubscription>, BTreeMap<String, i32>)> {
@@ -571,6 +641,35 @@ mod tests {
                     prop_assert!(ps.is_subset(second[&m.member_id].get(t).unwrap_or(&BTreeSet::new())));
                 }
             }
+        }
+
+        #[test]
+        fn sticky_with_uneven_subscriptions_assigns_each_subscribed_partition_once(
+            (members, partitions) in uneven_group()
+        ) {
+            let first = cooperative_sticky(&members, &partitions);
+            let next: Vec<MemberSubscription> = members.iter().map(|m| {
+                let mut s = m.clone();
+                s.generation = 6;
+                s.owned = first[&m.member_id].clone();
+                s
+            }).collect();
+            let second = cooperative_sticky(&next, &partitions);
+            let mut seen = BTreeSet::new();
+            for m in &members {
+                for (t, ps) in &second[&m.member_id] {
+                    prop_assert!(m.topics.contains(t), "{} got {t} it does not subscribe to", m.member_id);
+                    for p in ps {
+                        prop_assert!(seen.insert((t.clone(), *p)), "{t}-{p} assigned twice");
+                    }
+                }
+            }
+            let wanted: usize = partitions
+                .iter()
+                .filter(|(t, _)| members.iter().any(|m| m.topics.contains(*t)))
+                .map(|(_, c)| *c as usize)
+                .sum();
+            prop_assert_eq!(seen.len(), wanted);
         }
 
         #[test]
