@@ -9,9 +9,11 @@
 //!
 //! Work is split between two places, as in Java's `AsyncKafkaConsumer`:
 //!
-//! - a background task sends the heartbeats of the [`Membership`] state
-//!   machine (so a slow application does not miss its session), finds the
-//!   coordinator, and detects a missed `max.poll.interval.ms`;
+//! - a background task sends the requests of the member's state machine
+//!   (KIP-848 heartbeats; or JoinGroup, SyncGroup, Heartbeat and LeaveGroup,
+//!   the group leader running the assignor), so a slow application does
+//!   not miss its session; it also finds the coordinator and detects a
+//!   missed `max.poll.interval.ms`;
 //! - [`GroupConsumer::poll`], called by the application, turns the member's
 //!   decisions into [`ConsumerEvent`]s and fetches records through a
 //!   [`Reader`] (read_committed filtering, positions, offset resets).
@@ -25,6 +27,13 @@
 //! or `auto.offset.reset`. [`ConsumerEvent::Lost`] partitions were taken
 //! away (the member was fenced or missed its poll interval): nothing may be
 //! committed for them any more.
+//!
+//! Under the classic protocol an eager member (any assignor list that
+//! includes `range`, such as Java's default) gets every partition
+//! [`Revoked`](ConsumerEvent::Revoked) before each rebalance; a
+//! cooperative one (`partition.assignment.strategy=cooperative-sticky`)
+//! only the partitions that move, which reach their new owner in a
+//! follow-up rebalance.
 
 use crate::cluster::Cluster;
 use crate::config::{ConfigError, ProducerConfig};
