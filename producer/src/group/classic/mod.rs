@@ -195,6 +195,26 @@ pub enum Reason {
     FatalError,
 }
 
+impl Reason {
+    /// The JoinGroup reason sent for a (re)join caused by this (KIP-800).
+    ///
+    /// ```
+    /// use kafka_producer::group::classic::Reason;
+    /// assert_eq!(Reason::Subscribed.join_reason(), None);
+    /// assert!(Reason::MetadataChanged.join_reason().is_some());
+    /// ```
+    pub fn join_reason(self) -> Option<&'static str> {
+        Some(match self {
+            Reason::RejoinRequested => "the group is rebalancing",
+            Reason::MetadataChanged => "the partitions of a subscribed topic changed",
+            Reason::GenerationReset | Reason::LostDone => "the member's generation was reset",
+            Reason::Rejoin => "the application polled again after max.poll.interval.ms",
+            Reason::JoinFailed => "the previous join or sync failed",
+            _ => return None,
+        })
+    }
+}
+
 /// What the driver must do, in order.
 ///
 /// ```
@@ -324,6 +344,8 @@ pub struct ClassicMember {
     target: Partitions,
     /// A rejoin is due once the reconciliation completes.
     rejoin_after: bool,
+    /// Why the member (re)joins: the JoinGroup reason (v8+, KIP-800).
+    join_reason: Option<&'static str>,
     awaiting_lost: bool,
     need_coordinator: bool,
     next_heartbeat: Option<Instant>,
@@ -410,6 +432,7 @@ impl ClassicMember {
             adding: None,
             target: Partitions::new(),
             rejoin_after: false,
+            join_reason: None,
             awaiting_lost: false,
             need_coordinator: true,
             next_heartbeat: None,
@@ -501,6 +524,11 @@ impl ClassicMember {
             self.history.pop_front();
         }
         self.history.push_back((to, why));
+        if matches!(to, ClassicState::Joining | ClassicState::PrepareJoin)
+            && why != Reason::RevokedForJoin
+        {
+            self.join_reason = why.join_reason();
+        }
         match to {
             ClassicState::Joining => {
                 self.next_heartbeat = None;
@@ -658,7 +686,7 @@ impl ClassicMember {
                             ..Default::default()
                         })
                         .collect(),
-                    reason: None,
+                    reason: self.join_reason.map(String::from),
                     ..Default::default()
                 }))
             }
@@ -798,6 +826,7 @@ impl ClassicMember {
             ErrorCode::None => {}
             ErrorCode::MemberIdRequired => {
                 self.member_id = resp.member_id;
+                self.join_reason = Some("rejoining with the member id the coordinator gave");
                 return;
             }
             ErrorCode::UnknownMemberId => {

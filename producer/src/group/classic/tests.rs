@@ -111,7 +111,9 @@ fn a_dynamic_member_joins_twice_with_the_member_id_it_is_given() {
         &|_| None,
     );
     assert_eq!(m.state(), ClassicState::Joining);
-    assert_eq!(join_req(&mut m).member_id, "given");
+    let j = join_req(&mut m);
+    assert_eq!(j.member_id, "given");
+    assert!(j.reason.is_some(), "KIP-800 reason");
 }
 
 #[test]
@@ -253,7 +255,9 @@ fn illegal_generation_loses_the_partitions_and_rejoins_with_the_same_member_id()
     assert_eq!(m.poll_action(), Some(ClassicAction::Lost(tps(&[0]))));
     assert!(m.lost_done());
     assert_eq!(m.generation(), -1);
-    assert_eq!(join_req(&mut m).member_id, "me");
+    let j = join_req(&mut m);
+    assert_eq!(j.member_id, "me");
+    assert_eq!(j.reason.as_deref(), Reason::LostDone.join_reason());
 }
 
 #[test]
