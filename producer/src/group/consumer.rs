@@ -1,13 +1,19 @@
 //! [`GroupConsumer`]: a member of a Kafka consumer group that reads the
-//! partitions Kafka's group coordinator gives it (KIP-848,
-//! `group.protocol=consumer`: the broker assigns), commits offsets, and
-//! hands its group metadata to a transactional producer (KIP-447).
+//! partitions Kafka's group coordinator gives it, commits offsets, and
+//! hands its group metadata to a transactional producer (KIP-447). Two
+//! group protocols: KIP-848 (`group.protocol=consumer`, the default here:
+//! the broker assigns, [`Membership`]) and the classic one
+//! (`group.protocol=classic`, JoinGroup/SyncGroup with a client-side
+//! assignor, [`ClassicMember`]; the only one before Kafka 4.0). Both give
+//! the same [`ConsumerEvent`]s.
 //!
 //! Work is split between two places, as in Java's `AsyncKafkaConsumer`:
 //!
-//! - a background task sends the heartbeats of the [`Membership`] state
-//!   machine (so a slow application does not miss its session), finds the
-//!   coordinator, and detects a missed `max.poll.interval.ms`;
+//! - a background task sends the requests of the member's state machine
+//!   (KIP-848 heartbeats; or JoinGroup, SyncGroup, Heartbeat and LeaveGroup,
+//!   the group leader running the assignor), so a slow application does
+//!   not miss its session; it also finds the coordinator and detects a
+//!   missed `max.poll.interval.ms`;
 //! - [`GroupConsumer::poll`], called by the application, turns the member's
 //!   decisions into [`ConsumerEvent`]s and fetches records through a
 //!   [`Reader`] (read_committed filtering, positions, offset resets).
@@ -21,10 +27,19 @@
 //! or `auto.offset.reset`. [`ConsumerEvent::Lost`] partitions were taken
 //! away (the member was fenced or missed its poll interval): nothing may be
 //! committed for them any more.
+//!
+//! Under the classic protocol an eager member (any assignor list that
+//! includes `range`, such as Java's default) gets every partition
+//! [`Revoked`](ConsumerEvent::Revoked) before each rebalance; a
+//! cooperative one (`partition.assignment.strategy=cooperative-sticky`)
+//! only the partitions that move, which reach their new owner in a
+//! follow-up rebalance.
 
 use crate::cluster::Cluster;
 use crate::config::{ConfigError, ProducerConfig};
 use crate::connection::Connection;
+use crate::group::classic::assignor::Assignor;
+use crate::group::classic::{ClassicAction, ClassicConfig, ClassicMember, ClassicState, Request};
 use crate::group::membership::{
     Heartbeat, HeartbeatAnswer, MemberAction, MemberError, MemberState, Membership,
     MembershipConfig, TopicPartitions,
@@ -34,8 +49,8 @@ use crate::record::TopicPartition;
 use crate::txn::{CoordinatorType, GroupMetadata, OffsetAndMetadata, find_coordinator};
 use kafka_proto::messages::{
     ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatRequestTopicPartitions,
-    ConsumerGroupHeartbeatResponse, OffsetCommitRequest, OffsetCommitRequestPartition,
-    OffsetCommitRequestTopic,
+    ConsumerGroupHeartbeatResponse, HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
+    OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic, SyncGroupRequest,
 };
 use kafka_proto::{ApiKey, ErrorCode};
 use std::collections::{BTreeMap, BTreeSet};
@@ -68,8 +83,19 @@ pub struct GroupConsumerConfig {
     /// `max.poll.interval.ms` (default 300 s): the most time between two
     /// [`GroupConsumer::poll`] calls before the member leaves the group.
     pub max_poll_interval: Duration,
-    /// `group.remote.assignor`: the broker-side assignor to use.
+    /// `group.remote.assignor`: the broker-side assignor to use (KIP-848
+    /// only).
     pub server_assignor: Option<String>,
+    /// `group.protocol`.
+    pub protocol: GroupProtocol,
+    /// `session.timeout.ms` (classic only, default 45 s): the coordinator
+    /// removes a member whose heartbeats stop for this long.
+    pub session_timeout: Duration,
+    /// `heartbeat.interval.ms` (classic only, default 3 s).
+    pub heartbeat_interval: Duration,
+    /// `partition.assignment.strategy` (classic only, default Java's
+    /// `[range, cooperative-sticky]`), in order of preference.
+    pub assignors: Vec<Assignor>,
     /// `retry.backoff.ms` (default 100 ms).
     pub retry_backoff: Duration,
     /// `retry.backoff.max.ms` (default 1 s).
@@ -81,6 +107,30 @@ pub struct GroupConsumerConfig {
     pub reader: ReaderConfig,
     /// Connections: `bootstrap.servers`, `client.id`, security settings.
     pub connection: ProducerConfig,
+}
+
+/// `group.protocol`: who assigns the partitions.
+///
+/// ```
+/// use kafka_producer::group::{GroupConsumerConfig, GroupProtocol};
+/// let c = GroupConsumerConfig::from_properties([
+///     ("bootstrap.servers", "127.0.0.1:9092"),
+///     ("group.id", "g"),
+///     ("group.protocol", "classic"),
+///     ("partition.assignment.strategy", "cooperative-sticky"),
+/// ])
+/// .unwrap();
+/// assert_eq!(c.protocol, GroupProtocol::Classic);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum GroupProtocol {
+    /// KIP-848 (`consumer`, the default of this client; Kafka 4.0+): the
+    /// broker assigns, the member heartbeats and reconciles.
+    #[default]
+    Consumer,
+    /// The classic protocol (`classic`): JoinGroup/SyncGroup, the group
+    /// leader runs a client-side assignor.
+    Classic,
 }
 
 /// Connection properties a consumer shares with the producer's parser.
@@ -159,10 +209,15 @@ pub fn is_consumer_property(key: &str) -> bool {
 
 impl GroupConsumerConfig {
     /// Settings from Java consumer property names. `group.id` and
-    /// `bootstrap.servers` are required. `group.protocol` must be `consumer`
-    /// (KIP-848), and `enable.auto.commit` false: offsets are committed by
-    /// the application ([`GroupConsumer::commit`]) or in its transaction.
-    /// Any other key is refused, so that no setting is silently ignored.
+    /// `bootstrap.servers` are required. `group.protocol` is `consumer`
+    /// (KIP-848, the default) or `classic`; as in Java,
+    /// `session.timeout.ms`, `heartbeat.interval.ms` and
+    /// `partition.assignment.strategy` (short names or Java class names of
+    /// `range` and `cooperative-sticky`) are refused under `consumer`, and
+    /// `group.remote.assignor` under `classic`. `enable.auto.commit` must be
+    /// false: offsets are committed by the application
+    /// ([`GroupConsumer::commit`]) or in its transaction. Any other key is
+    /// refused, so that no setting is silently ignored.
     ///
     /// ```
     /// use kafka_producer::group::GroupConsumerConfig;
@@ -173,6 +228,14 @@ impl GroupConsumerConfig {
     /// ])
     /// .unwrap_err();
     /// assert_eq!(err.key(), "linger.ms");
+    /// // Classic-only settings under KIP-848 are refused, as in Java.
+    /// let err = GroupConsumerConfig::from_properties([
+    ///     ("bootstrap.servers", "127.0.0.1:9092"),
+    ///     ("group.id", "g"),
+    ///     ("session.timeout.ms", "10000"),
+    /// ])
+    /// .unwrap_err();
+    /// assert_eq!(err.key(), "session.timeout.ms");
     /// ```
     pub fn from_properties<I, K, V>(props: I) -> Result<Self, ConfigError>
     where
@@ -182,12 +245,19 @@ impl GroupConsumerConfig {
     {
         let mut connection = Vec::new();
         let mut group_id = None;
+        // (key, value) of the last setting that only one protocol accepts.
+        let mut classic_only: Option<(String, String)> = None;
+        let mut consumer_only: Option<(String, String)> = None;
         let mut c = Self {
             group_id: String::new(),
             instance_id: None,
             rack_id: None,
             max_poll_interval: Duration::from_secs(300),
             server_assignor: None,
+            protocol: GroupProtocol::Consumer,
+            session_timeout: Duration::from_secs(45),
+            heartbeat_interval: Duration::from_secs(3),
+            assignors: Assignor::DEFAULT.to_vec(),
             retry_backoff: Duration::from_millis(100),
             retry_backoff_max: Duration::from_secs(1),
             api_timeout: Duration::from_secs(60),
@@ -203,15 +273,47 @@ impl GroupConsumerConfig {
                 "group.instance.id" if !value.is_empty() => c.instance_id = Some(value.into()),
                 "group.instance.id" => return Err(invalid(key, value, "must not be empty")),
                 "client.rack" => c.rack_id = Some(value.into()).filter(|r: &String| !r.is_empty()),
-                "group.remote.assignor" => c.server_assignor = Some(value.into()),
+                "group.remote.assignor" => {
+                    c.server_assignor = Some(value.into());
+                    consumer_only = Some((key.into(), value.into()));
+                }
                 "group.protocol" => {
-                    if !value.eq_ignore_ascii_case("consumer") {
-                        return Err(invalid(
-                            key,
-                            value,
-                            "only the KIP-848 consumer protocol (\"consumer\") is implemented",
-                        ));
+                    c.protocol = if value.eq_ignore_ascii_case("consumer") {
+                        GroupProtocol::Consumer
+                    } else if value.eq_ignore_ascii_case("classic") {
+                        GroupProtocol::Classic
+                    } else {
+                        return Err(invalid(key, value, "expected consumer or classic"));
                     }
+                }
+                "session.timeout.ms" => {
+                    c.session_timeout = millis(key, value, 1)?;
+                    classic_only = Some((key.into(), value.into()));
+                }
+                "heartbeat.interval.ms" => {
+                    c.heartbeat_interval = millis(key, value, 1)?;
+                    classic_only = Some((key.into(), value.into()));
+                }
+                "partition.assignment.strategy" => {
+                    let mut list = Vec::new();
+                    for name in value.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                        match Assignor::from_config(name) {
+                            Some(a) if !list.contains(&a) => list.push(a),
+                            Some(_) => {}
+                            None => {
+                                return Err(invalid(
+                                    key,
+                                    value,
+                                    "expected range or cooperative-sticky (or their Java class names)",
+                                ));
+                            }
+                        }
+                    }
+                    if list.is_empty() {
+                        return Err(invalid(key, value, "at least one assignor is needed"));
+                    }
+                    c.assignors = list;
+                    classic_only = Some((key.into(), value.into()));
                 }
                 "enable.auto.commit" => {
                     if value != "false" {
@@ -258,6 +360,30 @@ impl GroupConsumerConfig {
             }
         }
         c.group_id = group_id.ok_or_else(|| ConfigError::Missing("group.id".into()))?;
+        match (c.protocol, classic_only, consumer_only) {
+            (GroupProtocol::Consumer, Some((k, v)), _) => {
+                return Err(invalid(
+                    &k,
+                    &v,
+                    "not supported with group.protocol=consumer (the broker sets it): remove it or set group.protocol=classic",
+                ));
+            }
+            (GroupProtocol::Classic, _, Some((k, v))) => {
+                return Err(invalid(
+                    &k,
+                    &v,
+                    "only supported with group.protocol=consumer: use partition.assignment.strategy",
+                ));
+            }
+            _ => {}
+        }
+        if c.protocol == GroupProtocol::Classic && c.heartbeat_interval >= c.session_timeout {
+            return Err(invalid(
+                "heartbeat.interval.ms",
+                &c.heartbeat_interval.as_millis().to_string(),
+                "must be lower than session.timeout.ms",
+            ));
+        }
         c.reader.retry_backoff = c.retry_backoff;
         c.connection = ProducerConfig::from_properties(connection)?;
         Ok(c)
@@ -272,6 +398,18 @@ impl GroupConsumerConfig {
         m.retry_backoff = self.retry_backoff;
         m.retry_backoff_max = self.retry_backoff_max;
         m
+    }
+
+    fn classic(&self) -> ClassicConfig {
+        let mut c = ClassicConfig::new(self.group_id.clone());
+        c.instance_id = self.instance_id.clone();
+        c.rack_id = self.rack_id.clone();
+        c.session_timeout = self.session_timeout;
+        c.rebalance_timeout = self.max_poll_interval;
+        c.heartbeat_interval = self.heartbeat_interval;
+        c.assignors = self.assignors.clone();
+        c.retry_backoff = self.retry_backoff;
+        c
     }
 }
 
@@ -366,11 +504,92 @@ enum Owed {
     Lost,
 }
 
+/// The member of either protocol.
+#[derive(Debug)]
+enum Member {
+    Kip848(Membership),
+    Classic(ClassicMember),
+}
+
+impl Member {
+    /// The KIP-848 member (only its own task calls this).
+    fn kip848(&mut self) -> &mut Membership {
+        match self {
+            Member::Kip848(m) => m,
+            Member::Classic(_) => unreachable!("the KIP-848 task drives a KIP-848 member"),
+        }
+    }
+
+    fn classic(&mut self) -> &mut ClassicMember {
+        match self {
+            Member::Classic(m) => m,
+            Member::Kip848(_) => unreachable!("the classic task drives a classic member"),
+        }
+    }
+
+    fn state(&self) -> MemberState {
+        match self {
+            Member::Kip848(m) => m.state(),
+            Member::Classic(m) => m.state().member_state(),
+        }
+    }
+
+    /// The member epoch or the generation.
+    fn generation(&self) -> i32 {
+        match self {
+            Member::Kip848(m) => m.epoch(),
+            Member::Classic(m) => m.generation(),
+        }
+    }
+
+    fn member_id(&self) -> &str {
+        match self {
+            Member::Kip848(m) => m.member_id(),
+            Member::Classic(m) => m.member_id(),
+        }
+    }
+
+    fn rejoin(&mut self) -> bool {
+        match self {
+            Member::Kip848(m) => m.rejoin(),
+            Member::Classic(m) => m.rejoin(),
+        }
+    }
+
+    fn revocation_done(&mut self) -> bool {
+        match self {
+            Member::Kip848(m) => m.revocation_done(),
+            Member::Classic(m) => m.revocation_done(),
+        }
+    }
+
+    fn lost_done(&mut self) -> bool {
+        match self {
+            Member::Kip848(m) => m.lost_done(),
+            Member::Classic(m) => m.lost_done(),
+        }
+    }
+
+    fn assignment_done(&mut self) -> bool {
+        match self {
+            Member::Kip848(m) => m.assignment_done(),
+            Member::Classic(m) => m.assignment_done(),
+        }
+    }
+}
+
+/// A member decision queued for [`GroupConsumer::poll`].
+#[derive(Debug)]
+enum Queued {
+    Kip848(MemberAction),
+    Classic(ClassicAction),
+}
+
 #[derive(Debug)]
 struct Shared {
-    membership: Membership,
+    member: Member,
     /// Decisions for the application, in order.
-    events: std::collections::VecDeque<MemberAction>,
+    events: std::collections::VecDeque<Queued>,
     coordinator: Option<Arc<Connection>>,
     last_poll: Instant,
     fatal: Option<MemberError>,
@@ -456,10 +675,20 @@ impl GroupConsumer {
         if let Err(e) = cluster.refresh().await {
             tracing::debug!(error = %e, "group consumer: first metadata refresh failed");
         }
-        let mut membership = Membership::new(config.membership(random_member_id()));
-        membership.subscribe(topics);
+        let member = match config.protocol {
+            GroupProtocol::Consumer => {
+                let mut m = Membership::new(config.membership(random_member_id()));
+                m.subscribe(topics);
+                Member::Kip848(m)
+            }
+            GroupProtocol::Classic => {
+                let mut m = ClassicMember::new(config.classic());
+                m.subscribe(topics);
+                Member::Classic(m)
+            }
+        };
         let shared = Arc::new(Mutex::new(Shared {
-            membership,
+            member,
             events: Default::default(),
             coordinator: None,
             last_poll: Instant::now(),
@@ -468,7 +697,7 @@ impl GroupConsumer {
         }));
         let wake_task = Arc::new(Notify::new());
         let wake_poll = Arc::new(Notify::new());
-        let task = tokio::spawn(heartbeat_task(HeartbeatTask {
+        let t = HeartbeatTask {
             shared: shared.clone(),
             cluster: cluster.clone(),
             wake_task: wake_task.clone(),
@@ -477,7 +706,11 @@ impl GroupConsumer {
             max_poll_interval: config.max_poll_interval,
             retry_backoff: config.retry_backoff,
             request_timeout: config.connection.request_timeout,
-        }));
+        };
+        let task = match config.protocol {
+            GroupProtocol::Consumer => tokio::spawn(heartbeat_task(t)),
+            GroupProtocol::Classic => tokio::spawn(classic_task(t, config.max_poll_interval)),
+        };
         let reader = Reader::new(cluster.clone(), config.reader.clone());
         Ok(Self {
             config,
@@ -494,7 +727,8 @@ impl GroupConsumer {
         })
     }
 
-    /// The member id (generated once, kept for the consumer's life).
+    /// The member id (KIP-848: generated once, kept for the consumer's
+    /// life; classic: given by the coordinator, "" until the first join).
     ///
     /// ```no_run
     /// # fn demo(c: &kafka_producer::group::GroupConsumer) {
@@ -502,7 +736,7 @@ impl GroupConsumer {
     /// # }
     /// ```
     pub fn member_id(&self) -> String {
-        lock(&self.shared).membership.member_id().to_string()
+        lock(&self.shared).member.member_id().to_string()
     }
 
     /// The member's state.
@@ -513,7 +747,7 @@ impl GroupConsumer {
     /// # }
     /// ```
     pub fn state(&self) -> MemberState {
-        lock(&self.shared).membership.state()
+        lock(&self.shared).member.state()
     }
 
     /// The partitions this consumer owns (as last reported by events).
@@ -529,8 +763,8 @@ impl GroupConsumer {
 
     /// The group metadata for
     /// [`TransactionalProducer::send_offsets_to_transaction`](crate::TransactionalProducer::send_offsets_to_transaction)
-    /// (Java's `groupMetadata()`): the member id, the member epoch as the
-    /// generation and the instance id, so that the group coordinator fences
+    /// (Java's `groupMetadata()`): the member id, the member epoch (KIP-848)
+    /// or the generation (classic) and the instance id, so that the group coordinator fences
     /// the offsets of a member that lost its partitions (KIP-447).
     ///
     /// ```no_run
@@ -543,8 +777,8 @@ impl GroupConsumer {
         let s = lock(&self.shared);
         GroupMetadata {
             group_id: self.config.group_id.clone(),
-            generation_id: s.membership.epoch(),
-            member_id: s.membership.member_id().to_string(),
+            generation_id: s.member.generation(),
+            member_id: s.member.member_id().to_string(),
             group_instance_id: self.config.instance_id.clone(),
         }
     }
@@ -591,7 +825,7 @@ impl GroupConsumer {
                 return Err(GroupError::Closed);
             }
             s.last_poll = Instant::now();
-            if s.membership.rejoin() {
+            if s.member.rejoin() {
                 tracing::info!(group = %self.config.group_id, "group consumer: rejoining after a poll timeout");
             }
         }
@@ -679,8 +913,8 @@ impl GroupConsumer {
         };
         let mut s = lock(&self.shared);
         match owed {
-            Owed::Revocation => s.membership.revocation_done(),
-            Owed::Lost => s.membership.lost_done(),
+            Owed::Revocation => s.member.revocation_done(),
+            Owed::Lost => s.member.lost_done(),
         };
         drop(s);
         self.wake_task.notify_one();
@@ -708,7 +942,11 @@ impl GroupConsumer {
     }
 
     /// Turns a member decision into an event (or handles it silently).
-    async fn apply(&mut self, action: MemberAction) -> Result<Option<ConsumerEvent>, GroupError> {
+    async fn apply(&mut self, action: Queued) -> Result<Option<ConsumerEvent>, GroupError> {
+        let action = match action {
+            Queued::Kip848(a) => a,
+            Queued::Classic(a) => return self.apply_classic(a).await,
+        };
         match action {
             MemberAction::Revoke(tp) => {
                 let parts = self.names(&tp);
@@ -733,7 +971,7 @@ impl GroupConsumer {
             MemberAction::Assign { added, .. } => {
                 let parts = self.names(&added);
                 self.start_reading(&parts).await?;
-                lock(&self.shared).membership.assignment_done();
+                lock(&self.shared).member.assignment_done();
                 self.wake_task.notify_one();
                 Ok(Some(ConsumerEvent::Assigned(parts)))
             }
@@ -743,6 +981,44 @@ impl GroupConsumer {
                 Err(GroupError::Member(e))
             }
             MemberAction::FindCoordinator | MemberAction::ResolveTopics(_) => Ok(None),
+        }
+    }
+
+    async fn apply_classic(
+        &mut self,
+        action: ClassicAction,
+    ) -> Result<Option<ConsumerEvent>, GroupError> {
+        match action {
+            ClassicAction::Revoke(parts) => {
+                self.revoking = parts
+                    .iter()
+                    .filter_map(|tp| {
+                        self.reader
+                            .position(&tp.topic, tp.partition)
+                            .map(|p| (tp.clone(), p))
+                    })
+                    .collect();
+                self.release(&parts);
+                self.owed = Some(Owed::Revocation);
+                Ok(Some(ConsumerEvent::Revoked(parts)))
+            }
+            ClassicAction::Lost(parts) => {
+                self.release(&parts);
+                self.owed = Some(Owed::Lost);
+                Ok(Some(ConsumerEvent::Lost(parts)))
+            }
+            ClassicAction::Assign(parts) => {
+                self.start_reading(&parts).await?;
+                lock(&self.shared).member.assignment_done();
+                self.wake_task.notify_one();
+                Ok(Some(ConsumerEvent::Assigned(parts)))
+            }
+            ClassicAction::Error(e) => Err(GroupError::Member(e)),
+            ClassicAction::Fatal(e) => {
+                lock(&self.shared).fatal = Some(e.clone());
+                Err(GroupError::Member(e))
+            }
+            ClassicAction::FindCoordinator => Ok(None),
         }
     }
 
@@ -823,9 +1099,12 @@ impl GroupConsumer {
     }
 
     /// Commits `offsets` (the next offset to read, per partition) with the
-    /// member's id and epoch (OffsetCommit v9+), retrying retriable errors
-    /// for up to `default.api.timeout.ms`. A member that lost the partitions
-    /// gets [`GroupError::Commit`] (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID).
+    /// member's id and epoch (KIP-848, OffsetCommit v9+) or generation
+    /// (classic), retrying retriable errors for up to
+    /// `default.api.timeout.ms`. A member that lost the partitions gets
+    /// [`GroupError::Commit`] (STALE_MEMBER_EPOCH, ILLEGAL_GENERATION,
+    /// UNKNOWN_MEMBER_ID; REBALANCE_IN_PROGRESS for a classic member in
+    /// the middle of a rebalance: poll, then commit again).
     ///
     /// ```no_run
     /// # async fn demo(c: &kafka_producer::group::GroupConsumer) -> Result<(), kafka_producer::group::GroupError> {
@@ -865,15 +1144,16 @@ impl GroupConsumer {
         &self,
         offsets: &[(TopicPartition, i64)],
     ) -> Result<Result<(), GroupError>, Retry> {
-        let (conn, epoch, member_id) = {
+        let (conn, epoch, member_id, classic) = {
             let s = lock(&self.shared);
             if s.closing {
                 return Ok(Err(GroupError::Closed));
             }
             (
                 s.coordinator.clone(),
-                s.membership.epoch(),
-                s.membership.member_id().to_string(),
+                s.member.generation(),
+                s.member.member_id().to_string(),
+                matches!(s.member, Member::Classic(_)),
             )
         };
         let Some(conn) = conn else {
@@ -881,7 +1161,9 @@ impl GroupConsumer {
             return Err(Retry("no group coordinator yet".into()));
         };
         let version = match conn.versions().version_for::<OffsetCommitRequest>() {
-            Ok(v) if v >= 9 => v.min(9),
+            // A classic member may use any version (the generation is in
+            // every one from v1).
+            Ok(v) if v >= 9 || classic => v.min(9),
             Ok(v) => {
                 return Ok(Err(GroupError::Commit {
                     error: ErrorCode::UnsupportedVersion,
@@ -973,10 +1255,15 @@ impl GroupConsumer {
         {
             let mut s = lock(&self.shared);
             s.closing = true;
-            s.membership.leave();
-            // The application commits before close: confirm at once.
-            if s.membership.state() == MemberState::PrepareLeaving {
-                s.membership.revocation_done();
+            match &mut s.member {
+                Member::Kip848(m) => {
+                    m.leave();
+                    // The application commits before close: confirm at once.
+                    if m.state() == MemberState::PrepareLeaving {
+                        m.revocation_done();
+                    }
+                }
+                Member::Classic(m) => m.leave(),
             }
         }
         self.wake_task.notify_one();
@@ -1020,7 +1307,7 @@ async fn heartbeat_task(t: HeartbeatTask) {
                     Ok(c) => {
                         let mut s = lock(&t.shared);
                         s.coordinator = Some(c.connection);
-                        s.membership.coordinator_found();
+                        s.member.kip848().coordinator_found();
                     }
                     Err(e) => {
                         tracing::debug!(error = %e, group = %t.group_id, "group consumer: FindCoordinator failed");
@@ -1047,18 +1334,21 @@ impl HeartbeatTask {
         let now = Instant::now();
         let mut leave = None;
         if !s.closing
-            && (s.membership.state().is_member() || s.membership.state() == MemberState::Joining)
+            && (s.member.kip848().state().is_member()
+                || s.member.kip848().state() == MemberState::Joining)
             && now.duration_since(s.last_poll) > self.max_poll_interval
         {
             tracing::warn!(group = %self.group_id, "group consumer: max.poll.interval.ms passed without a poll; leaving the group");
-            leave = s.membership.poll_timeout_expired();
+            leave = s.member.kip848().poll_timeout_expired();
         }
         {
             let md = self.cluster.metadata();
-            s.membership.reconcile(&|id| md.topic_name(id).is_some());
+            s.member
+                .kip848()
+                .reconcile(&|id| md.topic_name(id).is_some());
         }
         let mut woke = false;
-        while let Some(a) = s.membership.poll_action() {
+        while let Some(a) = s.member.kip848().poll_action() {
             match a {
                 MemberAction::FindCoordinator => s.coordinator = None,
                 MemberAction::ResolveTopics(ids) => {
@@ -1070,11 +1360,11 @@ impl HeartbeatTask {
                 }
                 MemberAction::Fatal(e) => {
                     s.fatal = Some(e.clone());
-                    s.events.push_back(MemberAction::Fatal(e));
+                    s.events.push_back(Queued::Kip848(MemberAction::Fatal(e)));
                     woke = true;
                 }
                 other => {
-                    s.events.push_back(other);
+                    s.events.push_back(Queued::Kip848(other));
                     woke = true;
                 }
             }
@@ -1085,17 +1375,17 @@ impl HeartbeatTask {
         if let Some(hb) = leave {
             return Step::Send(hb, s.coordinator.clone());
         }
-        match s.membership.state() {
+        match s.member.kip848().state() {
             MemberState::Fatal => return Step::Stop,
             MemberState::Unsubscribed if s.closing => return Step::Stop,
             MemberState::Unsubscribed => {}
             _ if s.coordinator.is_none() => return Step::Find,
             _ => {}
         }
-        if let Some(hb) = s.membership.poll_heartbeat(now) {
+        if let Some(hb) = s.member.kip848().poll_heartbeat(now) {
             return Step::Send(hb, s.coordinator.clone());
         }
-        Step::Wait(s.membership.next_heartbeat_at())
+        Step::Wait(s.member.kip848().next_heartbeat_at())
     }
 
     async fn send(&self, hb: Heartbeat, conn: Option<Arc<Connection>>) {
@@ -1103,7 +1393,8 @@ impl HeartbeatTask {
         let Some(conn) = conn else {
             if !leaving {
                 lock(&self.shared)
-                    .membership
+                    .member
+                    .kip848()
                     .on_heartbeat_failure(Instant::now());
             }
             return;
@@ -1137,7 +1428,7 @@ impl HeartbeatTask {
             Ok(v) => v,
             Err(_) => {
                 let mut s = lock(&self.shared);
-                s.membership.on_heartbeat_answer(
+                s.member.kip848().on_heartbeat_answer(
                     Instant::now(),
                     HeartbeatAnswer {
                         message: Some(format!(
@@ -1167,12 +1458,12 @@ impl HeartbeatTask {
                 if !answer.error.is_ok() {
                     tracing::debug!(error = ?answer.error, message = ?answer.message, "group consumer: heartbeat error");
                 }
-                s.membership.on_heartbeat_answer(now, answer);
+                s.member.kip848().on_heartbeat_answer(now, answer);
             }
             Err(e) => {
                 tracing::debug!(error = %e, "group consumer: heartbeat failed");
                 s.coordinator = None;
-                s.membership.on_heartbeat_failure(now);
+                s.member.kip848().on_heartbeat_failure(now);
             }
         }
     }
@@ -1191,5 +1482,340 @@ fn answer_of(resp: ConsumerGroupHeartbeatResponse) -> HeartbeatAnswer {
                 .map(|t| (t.topic_id, t.partitions.into_iter().collect()))
                 .collect()
         }),
+    }
+}
+
+/// What the classic task does after looking at the member.
+enum ClassicStep {
+    Find,
+    Send(Request, Option<Arc<Connection>>),
+    Wait(Option<Instant>),
+    Stop,
+}
+
+/// The driver of a [`ClassicMember`]: finds the coordinator, sends the
+/// member's requests one at a time, hands the answers back, and watches
+/// `max.poll.interval.ms`.
+async fn classic_task(t: HeartbeatTask, rebalance_timeout: Duration) {
+    loop {
+        match t.classic_step() {
+            ClassicStep::Stop => return,
+            ClassicStep::Find => {
+                match find_coordinator(&t.cluster, CoordinatorType::Group, &t.group_id).await {
+                    Ok(c) => {
+                        let mut s = lock(&t.shared);
+                        s.coordinator = Some(c.connection);
+                        s.member.classic().coordinator_found();
+                    }
+                    Err(e) => {
+                        tracing::debug!(error = %e, group = %t.group_id, "group consumer: FindCoordinator failed");
+                        tokio::time::sleep(t.retry_backoff).await;
+                    }
+                }
+            }
+            ClassicStep::Send(req, conn) => t.send_classic(req, conn, rebalance_timeout).await,
+            ClassicStep::Wait(at) => {
+                let until = at.unwrap_or_else(|| Instant::now() + Duration::from_secs(1));
+                let notified = t.wake_task.notified();
+                tokio::select! {
+                    _ = notified => {}
+                    _ = tokio::time::sleep_until(until.into()) => {}
+                }
+            }
+        }
+    }
+}
+
+impl HeartbeatTask {
+    fn classic_step(&self) -> ClassicStep {
+        let mut s = lock(&self.shared);
+        let now = Instant::now();
+        let mut leave = None;
+        let state = s.member.classic().state();
+        if !s.closing
+            && !matches!(
+                state,
+                ClassicState::Unsubscribed
+                    | ClassicState::Stale
+                    | ClassicState::Leaving
+                    | ClassicState::Fatal
+            )
+            && now.duration_since(s.last_poll) > self.max_poll_interval
+        {
+            tracing::warn!(group = %self.group_id, "group consumer: max.poll.interval.ms passed without a poll; leaving the group");
+            leave = s.member.classic().poll_timeout_expired();
+        }
+        {
+            let md = self.cluster.metadata();
+            let count = |t: &str| md.topic(t).map(|m| m.partition_count() as i32);
+            if s.member.classic().check_metadata(&count) {
+                tracing::info!(group = %self.group_id, "group consumer: partitions changed since the assignment; rejoining");
+            }
+        }
+        let mut woke = false;
+        while let Some(a) = s.member.classic().poll_action() {
+            match a {
+                ClassicAction::FindCoordinator => s.coordinator = None,
+                ClassicAction::Fatal(e) => {
+                    s.fatal = Some(e.clone());
+                    s.events.push_back(Queued::Classic(ClassicAction::Fatal(e)));
+                    woke = true;
+                }
+                other => {
+                    s.events.push_back(Queued::Classic(other));
+                    woke = true;
+                }
+            }
+        }
+        if woke {
+            self.wake_poll.notify_one();
+        }
+        if let Some(l) = leave {
+            return ClassicStep::Send(Request::Leave(l), s.coordinator.clone());
+        }
+        let closing = s.closing;
+        let no_coordinator = s.coordinator.is_none();
+        let member = s.member.classic();
+        match member.state() {
+            ClassicState::Fatal => return ClassicStep::Stop,
+            ClassicState::Unsubscribed if closing => return ClassicStep::Stop,
+            ClassicState::Leaving => {
+                let conn = s.coordinator.clone();
+                return match s.member.classic().poll_request(now) {
+                    Some(req) => ClassicStep::Send(req, conn),
+                    None => ClassicStep::Wait(Some(now)),
+                };
+            }
+            ClassicState::Unsubscribed | ClassicState::Stale => {}
+            _ if member.needs_coordinator() || no_coordinator => {
+                return ClassicStep::Find;
+            }
+            _ => {}
+        }
+        let conn = s.coordinator.clone();
+        let member = s.member.classic();
+        if let Some(req) = member.poll_request(now) {
+            return ClassicStep::Send(req, conn);
+        }
+        ClassicStep::Wait(member.next_request_at())
+    }
+
+    async fn send_classic(
+        &self,
+        req: Request,
+        conn: Option<Arc<Connection>>,
+        rebalance_timeout: Duration,
+    ) {
+        let Some(conn) = conn else {
+            if !matches!(req, Request::Leave(_)) {
+                lock(&self.shared)
+                    .member
+                    .classic()
+                    .on_request_failure(Instant::now(), &req);
+            }
+            return;
+        };
+        let failed = |e: &dyn std::fmt::Display| {
+            tracing::debug!(error = %e, "group consumer: classic group request failed");
+            let mut s = lock(&self.shared);
+            s.coordinator = None;
+            s.member.classic().on_request_failure(Instant::now(), &req);
+        };
+        let unsupported = |what: &str| {
+            let mut s = lock(&self.shared);
+            let e = MemberError {
+                error: ErrorCode::UnsupportedVersion,
+                message: Some(format!("the broker does not serve {what}")),
+            };
+            s.fatal = Some(e.clone());
+            s.events.push_back(Queued::Classic(ClassicAction::Fatal(e)));
+            self.wake_poll.notify_one();
+        };
+        match &req {
+            Request::Join(j) => {
+                let Ok(v) = conn.versions().version_for::<JoinGroupRequest>() else {
+                    return unsupported("JoinGroup");
+                };
+                // Java waits for the rebalance timeout plus 5 s.
+                let timeout = self
+                    .request_timeout
+                    .max(rebalance_timeout + Duration::from_secs(5));
+                let resp = match conn.send_with_timeout(j, v, timeout).await {
+                    Ok(r) => r,
+                    Err(e) => return failed(&e),
+                };
+                let mut counts = BTreeMap::new();
+                if resp.error_code == 0 && resp.leader == resp.member_id {
+                    // The leader assigns: it needs every subscribed topic's
+                    // partition count.
+                    let topics: Vec<String> = crate::group::classic::leader_topics(&resp)
+                        .into_iter()
+                        .collect();
+                    if let Err(e) = self.cluster.refresh_topics(&topics).await {
+                        tracing::debug!(error = %e, "group consumer: metadata for the assignment");
+                    }
+                    let md = self.cluster.metadata();
+                    for t in topics {
+                        if let Some(m) = md.topic(&t) {
+                            counts.insert(t, m.partition_count() as i32);
+                        }
+                    }
+                }
+                let count = |t: &str| counts.get(t).copied();
+                let mut s = lock(&self.shared);
+                let error = ErrorCode::from(resp.error_code);
+                if !error.is_ok() {
+                    tracing::debug!(?error, "group consumer: JoinGroup error");
+                }
+                s.member
+                    .classic()
+                    .on_join_answer(Instant::now(), resp, &count);
+            }
+            Request::Sync(r) => {
+                let Ok(v) = conn.versions().version_for::<SyncGroupRequest>() else {
+                    return unsupported("SyncGroup");
+                };
+                match conn.send_with_timeout(r, v, self.request_timeout).await {
+                    Ok(resp) => {
+                        let error = ErrorCode::from(resp.error_code);
+                        if !error.is_ok() {
+                            tracing::debug!(?error, "group consumer: SyncGroup error");
+                        }
+                        lock(&self.shared)
+                            .member
+                            .classic()
+                            .on_sync_answer(Instant::now(), resp)
+                    }
+                    Err(e) => failed(&e),
+                }
+            }
+            Request::Heartbeat(h) => {
+                let Ok(v) = conn.versions().version_for::<HeartbeatRequest>() else {
+                    return unsupported("Heartbeat");
+                };
+                match conn.send_with_timeout(h, v, self.request_timeout).await {
+                    Ok(resp) => {
+                        let error = ErrorCode::from(resp.error_code);
+                        if !error.is_ok() {
+                            tracing::debug!(?error, "group consumer: Heartbeat error");
+                        }
+                        let leader = {
+                            let mut s = lock(&self.shared);
+                            let m = s.member.classic();
+                            m.on_heartbeat_answer(Instant::now(), h, resp);
+                            m.is_leader()
+                        };
+                        // The leader watches the partition counts it
+                        // assigned from (`metadata.max.age.ms`).
+                        if leader && let Err(e) = self.cluster.maybe_refresh().await {
+                            tracing::debug!(error = %e, "group consumer: metadata refresh");
+                        }
+                    }
+                    Err(e) => failed(&e),
+                }
+            }
+            Request::Leave(l) => {
+                let Ok(v) = conn.versions().version_for::<LeaveGroupRequest>() else {
+                    return;
+                };
+                if let Err(e) = conn.send_with_timeout(l, v, self.request_timeout).await {
+                    tracing::debug!(error = %e, "group consumer: LeaveGroup not answered");
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(extra: &[(&str, &str)]) -> Result<GroupConsumerConfig, ConfigError> {
+        let mut props = vec![("bootstrap.servers", "127.0.0.1:9092"), ("group.id", "g")];
+        props.extend_from_slice(extra);
+        GroupConsumerConfig::from_properties(props)
+    }
+
+    #[test]
+    fn classic_settings_are_parsed_with_java_names() {
+        let c = parse(&[
+            ("group.protocol", "classic"),
+            ("session.timeout.ms", "10000"),
+            ("heartbeat.interval.ms", "1000"),
+            (
+                "partition.assignment.strategy",
+                "org.apache.kafka.clients.consumer.CooperativeStickyAssignor, range",
+            ),
+        ])
+        .unwrap();
+        assert_eq!(c.protocol, GroupProtocol::Classic);
+        assert_eq!(c.session_timeout, Duration::from_secs(10));
+        assert_eq!(c.heartbeat_interval, Duration::from_secs(1));
+        assert_eq!(c.assignors, [Assignor::CooperativeSticky, Assignor::Range]);
+    }
+
+    #[test]
+    fn classic_defaults_are_javas() {
+        let c = parse(&[("group.protocol", "CLASSIC")]).unwrap();
+        assert_eq!(c.session_timeout, Duration::from_secs(45));
+        assert_eq!(c.heartbeat_interval, Duration::from_secs(3));
+        assert_eq!(c.assignors, Assignor::DEFAULT);
+    }
+
+    #[test]
+    fn classic_only_settings_are_refused_under_the_consumer_protocol_whatever_the_order() {
+        for key in [
+            "session.timeout.ms",
+            "heartbeat.interval.ms",
+            "partition.assignment.strategy",
+        ] {
+            let value = if key.ends_with("strategy") {
+                "range"
+            } else {
+                "1000"
+            };
+            let err = parse(&[(key, value), ("group.protocol", "consumer")]).unwrap_err();
+            assert_eq!(err.key(), key);
+            assert_eq!(
+                parse(&[(key, value)]).unwrap_err().key(),
+                key,
+                "default protocol"
+            );
+        }
+    }
+
+    #[test]
+    fn the_remote_assignor_is_refused_under_classic() {
+        let err = parse(&[
+            ("group.remote.assignor", "uniform"),
+            ("group.protocol", "classic"),
+        ])
+        .unwrap_err();
+        assert_eq!(err.key(), "group.remote.assignor");
+    }
+
+    #[test]
+    fn unknown_assignors_and_protocols_are_refused() {
+        let err = parse(&[
+            ("group.protocol", "classic"),
+            ("partition.assignment.strategy", "roundrobin"),
+        ])
+        .unwrap_err();
+        assert_eq!(err.key(), "partition.assignment.strategy");
+        assert_eq!(
+            parse(&[("group.protocol", "streams")]).unwrap_err().key(),
+            "group.protocol"
+        );
+    }
+
+    #[test]
+    fn the_heartbeat_must_be_shorter_than_the_session() {
+        let err = parse(&[
+            ("group.protocol", "classic"),
+            ("session.timeout.ms", "6000"),
+            ("heartbeat.interval.ms", "6000"),
+        ])
+        .unwrap_err();
+        assert_eq!(err.key(), "heartbeat.interval.ms");
     }
 }

@@ -2,6 +2,9 @@
 //! the partitions of the subscribed topics between the members (no
 //! coordinator of ours).
 //!
+//! - [`classic`]: the classic member (`group.protocol=classic`,
+//!   JoinGroup/SyncGroup), a sans-IO state machine; the group leader runs a
+//!   client-side [`assignor`](classic::assignor).
 //! - [`membership`]: the KIP-848 member (`group.protocol=consumer`), a
 //!   sans-IO state machine; the broker computes the assignment.
 //! - [`GroupConsumer`]: the async consumer on top of it: heartbeats in a
@@ -9,7 +12,8 @@
 //!   [`Reader`](crate::reader::Reader), offset commits, and the group
 //!   metadata a transactional producer needs (KIP-447).
 
+pub mod classic;
 pub mod consumer;
 pub mod membership;
 
-pub use consumer::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
+pub use consumer::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError, GroupProtocol};

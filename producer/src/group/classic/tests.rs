@@ -1,0 +1,430 @@
+//! The classic member's transitions, one scenario per test.
+
+use super::*;
+use kafka_proto::messages::JoinGroupResponseMember;
+
+fn now() -> Instant {
+    Instant::now()
+}
+
+fn config(assignors: &[Assignor]) -> ClassicConfig {
+    let mut c = ClassicConfig::new("g");
+    c.assignors = assignors.to_vec();
+    c.heartbeat_interval = Duration::from_millis(0);
+    c
+}
+
+fn joining(assignors: &[Assignor]) -> ClassicMember {
+    let mut m = ClassicMember::new(config(assignors));
+    m.subscribe(["t".to_string()]);
+    assert_eq!(m.poll_action(), Some(ClassicAction::FindCoordinator));
+    m.coordinator_found();
+    m
+}
+
+fn join_req(m: &mut ClassicMember) -> JoinGroupRequest {
+    match m.poll_request(now()) {
+        Some(Request::Join(j)) => j,
+        other => panic!("expected a JoinGroup, got {other:?}"),
+    }
+}
+
+fn joined(m: &mut ClassicMember, generation: i32, protocol: &str, leader: &str) {
+    join_req(m);
+    m.on_join_answer(
+        now(),
+        JoinGroupResponse {
+            generation_id: generation,
+            protocol_name: Some(protocol.into()),
+            leader: leader.into(),
+            member_id: "me".into(),
+            ..Default::default()
+        },
+        &|_| None,
+    );
+    assert_eq!(m.state(), ClassicState::Syncing);
+}
+
+fn assignment(parts: &[i32]) -> bytes::Bytes {
+    ConsumerProtocolAssignment {
+        assigned_partitions: vec![ConsumerProtocolAssignmentTopicPartition {
+            topic: "t".into(),
+            partitions: parts.to_vec(),
+        }],
+        ..Default::default()
+    }
+    .encode_prefixed(3)
+    .unwrap()
+    .into()
+}
+
+fn synced(m: &mut ClassicMember, parts: &[i32]) {
+    assert!(matches!(m.poll_request(now()), Some(Request::Sync(_))));
+    m.on_sync_answer(
+        now(),
+        SyncGroupResponse {
+            assignment: assignment(parts),
+            ..Default::default()
+        },
+    );
+}
+
+fn tps(parts: &[i32]) -> Vec<TopicPartition> {
+    parts.iter().map(|p| TopicPartition::new("t", *p)).collect()
+}
+
+fn stable(assignors: &[Assignor], parts: &[i32]) -> ClassicMember {
+    let mut m = joining(assignors);
+    joined(&mut m, 1, assignors[0].name(), "other");
+    synced(&mut m, parts);
+    assert_eq!(m.poll_action(), Some(ClassicAction::Assign(tps(parts))));
+    assert!(m.assignment_done());
+    assert_eq!(m.state(), ClassicState::Stable);
+    m
+}
+
+fn heartbeat(m: &mut ClassicMember, error: ErrorCode) {
+    let Some(Request::Heartbeat(hb)) = m.poll_request(now()) else {
+        panic!("expected a heartbeat")
+    };
+    m.on_heartbeat_answer(
+        now(),
+        &hb,
+        HeartbeatResponse {
+            error_code: error.code(),
+            ..Default::default()
+        },
+    );
+}
+
+#[test]
+fn a_dynamic_member_joins_twice_with_the_member_id_it_is_given() {
+    let mut m = joining(&Assignor::DEFAULT);
+    assert_eq!(join_req(&mut m).member_id, "");
+    m.on_join_answer(
+        now(),
+        JoinGroupResponse {
+            error_code: ErrorCode::MemberIdRequired.code(),
+            member_id: "given".into(),
+            ..Default::default()
+        },
+        &|_| None,
+    );
+    assert_eq!(m.state(), ClassicState::Joining);
+    let j = join_req(&mut m);
+    assert_eq!(j.member_id, "given");
+    assert!(j.reason.is_some(), "KIP-800 reason");
+}
+
+#[test]
+fn the_join_offers_every_assignor_with_the_subscription() {
+    let mut m = joining(&Assignor::DEFAULT);
+    let j = join_req(&mut m);
+    let names: Vec<&str> = j.protocols.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["range", "cooperative-sticky"]);
+    let (version, s) =
+        ConsumerProtocolSubscription::decode_prefixed(&j.protocols[0].metadata).unwrap();
+    assert_eq!(version, 3);
+    assert_eq!(s.topics, ["t"]);
+    assert_eq!(s.generation_id, -1);
+}
+
+#[test]
+fn the_leader_assigns_every_members_partitions_and_followers_send_none() {
+    let mut m = joining(&[Assignor::Range]);
+    join_req(&mut m);
+    let sub = ConsumerProtocolSubscription {
+        topics: vec!["t".into()],
+        ..Default::default()
+    }
+    .encode_prefixed(3)
+    .unwrap();
+    let member = |id: &str| JoinGroupResponseMember {
+        member_id: id.into(),
+        metadata: sub.clone().into(),
+        ..Default::default()
+    };
+    m.on_join_answer(
+        now(),
+        JoinGroupResponse {
+            generation_id: 4,
+            protocol_name: Some("range".into()),
+            leader: "a".into(),
+            member_id: "a".into(),
+            members: vec![member("a"), member("b")],
+            ..Default::default()
+        },
+        &|t| (t == "t").then_some(3),
+    );
+    let Some(Request::Sync(sync)) = m.poll_request(now()) else {
+        panic!("sync")
+    };
+    assert_eq!(sync.generation_id, 4);
+    let got: BTreeMap<String, Vec<i32>> = sync
+        .assignments
+        .iter()
+        .map(|a| {
+            let (_, x) = ConsumerProtocolAssignment::decode_prefixed(&a.assignment).unwrap();
+            (
+                a.member_id.clone(),
+                x.assigned_partitions[0].partitions.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(got["a"], [0, 1]);
+    assert_eq!(got["b"], [2]);
+}
+
+#[test]
+fn an_unknown_assignor_chosen_by_the_coordinator_is_fatal() {
+    let mut m = joining(&[Assignor::Range]);
+    join_req(&mut m);
+    m.on_join_answer(
+        now(),
+        JoinGroupResponse {
+            generation_id: 1,
+            protocol_name: Some("roundrobin".into()),
+            member_id: "me".into(),
+            ..Default::default()
+        },
+        &|_| None,
+    );
+    assert_eq!(m.state(), ClassicState::Fatal);
+    assert!(
+        matches!(m.poll_action(), Some(ClassicAction::Fatal(e)) if e.error == ErrorCode::InconsistentGroupProtocol)
+    );
+}
+
+#[test]
+fn an_eager_member_revokes_everything_before_it_rejoins() {
+    let mut m = stable(&[Assignor::Range], &[0, 1]);
+    heartbeat(&mut m, ErrorCode::RebalanceInProgress);
+    assert_eq!(m.state(), ClassicState::PrepareJoin);
+    assert_eq!(m.poll_action(), Some(ClassicAction::Revoke(tps(&[0, 1]))));
+    // Heartbeats go on while the application commits.
+    heartbeat(&mut m, ErrorCode::RebalanceInProgress);
+    assert!(m.revocation_done());
+    assert_eq!(m.state(), ClassicState::Joining);
+    let (_, s) =
+        ConsumerProtocolSubscription::decode_prefixed(&join_req(&mut m).protocols[0].metadata)
+            .unwrap();
+    assert!(s.owned_partitions.is_empty());
+}
+
+#[test]
+fn a_cooperative_member_keeps_its_partitions_through_the_join_and_revokes_only_what_moves() {
+    let coop = [Assignor::CooperativeSticky];
+    let mut m = stable(&coop, &[0, 1, 2, 3]);
+    heartbeat(&mut m, ErrorCode::RebalanceInProgress);
+    assert_eq!(
+        m.state(),
+        ClassicState::Joining,
+        "no revocation before the join"
+    );
+    let (_, s) =
+        ConsumerProtocolSubscription::decode_prefixed(&join_req(&mut m).protocols[0].metadata)
+            .unwrap();
+    assert_eq!(s.owned_partitions[0].partitions, [0, 1, 2, 3]);
+    assert_eq!(s.generation_id, 1);
+    m.on_join_answer(
+        now(),
+        JoinGroupResponse {
+            generation_id: 2,
+            protocol_name: Some("cooperative-sticky".into()),
+            leader: "other".into(),
+            member_id: "me".into(),
+            ..Default::default()
+        },
+        &|_| None,
+    );
+    synced(&mut m, &[0, 1]);
+    assert_eq!(m.poll_action(), Some(ClassicAction::Revoke(tps(&[2, 3]))));
+    assert_eq!(m.poll_action(), None, "assignment waits for the revocation");
+    assert!(m.revocation_done());
+    assert_eq!(m.poll_action(), Some(ClassicAction::Assign(vec![])));
+    assert!(m.assignment_done());
+    assert_eq!(m.state(), ClassicState::Joining, "follow-up rebalance");
+    assert_eq!(m.owned()["t"].len(), 2);
+}
+
+#[test]
+fn illegal_generation_loses_the_partitions_and_rejoins_with_the_same_member_id() {
+    let mut m = stable(&[Assignor::Range], &[0]);
+    heartbeat(&mut m, ErrorCode::IllegalGeneration);
+    assert_eq!(m.state(), ClassicState::Fenced);
+    assert_eq!(m.poll_action(), Some(ClassicAction::Lost(tps(&[0]))));
+    assert!(m.lost_done());
+    assert_eq!(m.generation(), -1);
+    let j = join_req(&mut m);
+    assert_eq!(j.member_id, "me");
+    assert_eq!(j.reason.as_deref(), Reason::LostDone.join_reason());
+}
+
+#[test]
+fn unknown_member_id_also_resets_the_member_id() {
+    let mut m = stable(&[Assignor::Range], &[0]);
+    heartbeat(&mut m, ErrorCode::UnknownMemberId);
+    assert_eq!(m.poll_action(), Some(ClassicAction::Lost(tps(&[0]))));
+    assert!(m.lost_done());
+    assert_eq!(join_req(&mut m).member_id, "");
+}
+
+#[test]
+fn fenced_instance_id_is_fatal() {
+    let mut m = stable(&[Assignor::Range], &[0]);
+    heartbeat(&mut m, ErrorCode::FencedInstanceId);
+    assert_eq!(m.state(), ClassicState::Fatal);
+    assert!(
+        matches!(m.poll_action(), Some(ClassicAction::Fatal(e)) if e.error == ErrorCode::FencedInstanceId)
+    );
+}
+
+#[test]
+fn a_heartbeat_answer_of_an_older_generation_is_ignored() {
+    let mut m = stable(&[Assignor::Range], &[0]);
+    let Some(Request::Heartbeat(mut hb)) = m.poll_request(now()) else {
+        panic!()
+    };
+    hb.generation_id -= 1;
+    m.on_heartbeat_answer(
+        now(),
+        &hb,
+        HeartbeatResponse {
+            error_code: ErrorCode::IllegalGeneration.code(),
+            ..Default::default()
+        },
+    );
+    assert_eq!(m.state(), ClassicState::Stable);
+}
+
+#[test]
+fn a_coordinator_error_looks_the_coordinator_up_again() {
+    let mut m = stable(&[Assignor::Range], &[0]);
+    heartbeat(&mut m, ErrorCode::NotCoordinator);
+    assert_eq!(m.poll_action(), Some(ClassicAction::FindCoordinator));
+    assert!(m.poll_request(now()).is_none());
+    m.coordinator_found();
+    assert!(matches!(m.poll_request(now()), Some(Request::Heartbeat(_))));
+    assert_eq!(m.state(), ClassicState::Stable);
+}
+
+#[test]
+fn a_dynamic_member_sends_leave_group_on_close() {
+    let mut m = stable(&[Assignor::Range], &[0]);
+    m.leave();
+    let Some(Request::Leave(l)) = m.poll_request(now()) else {
+        panic!("LeaveGroup")
+    };
+    assert_eq!(l.members[0].member_id, "me");
+    assert_eq!(m.state(), ClassicState::Unsubscribed);
+}
+
+#[test]
+fn a_static_member_does_not_leave_on_close() {
+    let mut c = config(&[Assignor::Range]);
+    c.instance_id = Some("i".into());
+    let mut m = ClassicMember::new(c);
+    m.subscribe(["t".to_string()]);
+    m.coordinator_found();
+    assert_eq!(join_req(&mut m).group_instance_id.as_deref(), Some("i"));
+    m.leave();
+    assert!(m.poll_request(now()).is_none());
+    assert_eq!(m.state(), ClassicState::Unsubscribed);
+}
+
+#[test]
+fn a_poll_timeout_leaves_loses_the_partitions_and_rejoins_on_the_next_poll() {
+    let mut m = stable(&[Assignor::Range], &[0]);
+    let leave = m.poll_timeout_expired().expect("a dynamic member leaves");
+    assert_eq!(leave.members[0].member_id, "me");
+    assert_eq!(m.state(), ClassicState::Stale);
+    assert_eq!(m.poll_action(), Some(ClassicAction::Lost(tps(&[0]))));
+    assert!(!m.rejoin(), "the loss is confirmed first");
+    assert!(m.lost_done());
+    assert!(m.rejoin());
+    assert_eq!(join_req(&mut m).member_id, "");
+}
+
+#[test]
+fn a_sync_rebalance_in_progress_joins_again() {
+    let mut m = joining(&[Assignor::Range]);
+    joined(&mut m, 1, "range", "other");
+    assert!(matches!(m.poll_request(now()), Some(Request::Sync(_))));
+    m.on_sync_answer(
+        now(),
+        SyncGroupResponse {
+            error_code: ErrorCode::RebalanceInProgress.code(),
+            ..Default::default()
+        },
+    );
+    assert_eq!(m.state(), ClassicState::Joining);
+}
+
+#[test]
+fn an_unreadable_assignment_is_reported_and_the_member_rejoins() {
+    let mut m = joining(&[Assignor::Range]);
+    joined(&mut m, 1, "range", "other");
+    assert!(matches!(m.poll_request(now()), Some(Request::Sync(_))));
+    m.on_sync_answer(
+        now(),
+        SyncGroupResponse {
+            assignment: bytes::Bytes::from_static(&[0]),
+            ..Default::default()
+        },
+    );
+    assert!(matches!(m.poll_action(), Some(ClassicAction::Error(_))));
+    assert_eq!(m.state(), ClassicState::Joining);
+}
+
+fn leader(assignors: &[Assignor], count: i32) -> ClassicMember {
+    let mut m = joining(assignors);
+    join_req(&mut m);
+    let sub = ConsumerProtocolSubscription {
+        topics: vec!["t".into()],
+        ..Default::default()
+    }
+    .encode_prefixed(3)
+    .unwrap();
+    m.on_join_answer(
+        now(),
+        JoinGroupResponse {
+            generation_id: 1,
+            protocol_name: Some(assignors[0].name().into()),
+            leader: "me".into(),
+            member_id: "me".into(),
+            members: vec![JoinGroupResponseMember {
+                member_id: "me".into(),
+                metadata: sub.into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        },
+        &|_| Some(count),
+    );
+    let parts: Vec<i32> = (0..count).collect();
+    synced(&mut m, &parts);
+    assert_eq!(m.poll_action(), Some(ClassicAction::Assign(tps(&parts))));
+    assert!(m.assignment_done());
+    m
+}
+
+#[test]
+fn the_leader_rejoins_when_a_subscribed_topic_gains_partitions() {
+    let mut m = leader(&[Assignor::Range], 2);
+    assert!(m.is_leader());
+    assert!(!m.check_metadata(&|_| Some(2)), "unchanged");
+    assert!(m.check_metadata(&|_| Some(4)));
+    assert_eq!(
+        m.history().last(),
+        Some(&(ClassicState::PrepareJoin, Reason::MetadataChanged))
+    );
+    assert_eq!(m.poll_action(), Some(ClassicAction::Revoke(tps(&[0, 1]))));
+}
+
+#[test]
+fn a_follower_leaves_metadata_changes_to_the_leader() {
+    let mut m = stable(&[Assignor::Range], &[0]);
+    assert!(!m.is_leader());
+    assert!(!m.check_metadata(&|_| Some(9)));
+    assert_eq!(m.state(), ClassicState::Stable);
+}
