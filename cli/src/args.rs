@@ -71,6 +71,12 @@ Where to start (-o/--offset, in every partition read):
   s@UNIX_MS         the first record with a timestamp at or after UNIX_MS
                     (ListOffsets by timestamp; the end if there is none)
 
+With --group GROUP the command is a member of that consumer group: Kafka's
+group coordinator splits the partitions between the members (run several),
+each resumes at the group's committed offset (-o beginning|end for a
+partition without one), and the offsets of the records written are committed
+after each write and before a partition is given up (not -p, -e).
+
 When to stop: -e/--exit-at-end stops at the end offsets read at start (the
 high watermark, or the last stable offset under read_committed); -c/--count N
 after N records; --timeout-ms once no record arrived for that long. Without
@@ -784,6 +790,12 @@ pub struct ConsumeArgs {
     /// Stop once no record arrived for this long (ms).
     #[arg(long, value_name = "MS")]
     pub timeout_ms: Option<u64>,
+    /// Read as a member of this consumer group (KIP-848): the group
+    /// coordinator assigns the partitions, reading resumes at the group's
+    /// committed offsets (-o beginning|end for partitions without one), and
+    /// the offsets of the records written to stdout are committed.
+    #[arg(long, short = 'G', value_name = "GROUP", conflicts_with_all = ["partitions", "exit_at_end"])]
+    pub group: Option<String>,
 }
 
 const TOPIC_HELP: &str = "\

@@ -3,6 +3,8 @@
 
 use crate::args::Cli;
 use crate::error::{CliError, CliResult};
+use kafka_producer::group::GroupConsumerConfig;
+use kafka_producer::group::consumer::is_consumer_property;
 use kafka_producer::{Cluster, ProducerConfig};
 use std::sync::Arc;
 
@@ -57,6 +59,36 @@ impl Globals {
         props.extend_from_slice(extra);
         tracing::debug!(settings = %crate::logging::redact(props.iter().copied()), "client settings");
         Ok(ProducerConfig::from_properties(props)?)
+    }
+
+    /// The validated consumer-group configuration: `bootstrap.servers`,
+    /// then the `-X` settings a consumer takes (its own, and the connection
+    /// and security ones it shares with the producer), then `extra`.
+    pub fn consumer_config(&self, extra: &[(&str, &str)]) -> CliResult<GroupConsumerConfig> {
+        let mut props: Vec<(&str, &str)> = vec![("bootstrap.servers", self.bootstrap.as_str())];
+        props.extend_from_slice(extra);
+        props.extend(
+            self.props
+                .iter()
+                .filter(|(k, _)| is_consumer_property(k) || is_shared_property(k))
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+        );
+        tracing::debug!(settings = %crate::logging::redact(props.iter().copied()), "consumer settings");
+        Ok(GroupConsumerConfig::from_properties(props)?)
+    }
+
+    /// These globals without the consumer's own `-X` settings: what a
+    /// producer beside a consumer parses.
+    pub fn producer_only(&self) -> Globals {
+        Globals {
+            bootstrap: self.bootstrap.clone(),
+            props: self
+                .props
+                .iter()
+                .filter(|(k, _)| !is_consumer_property(k))
+                .cloned()
+                .collect(),
+        }
     }
 
     /// Connects to the cluster (one metadata round trip).
@@ -125,4 +157,20 @@ pub async fn create_topic(cluster: &Cluster, topic: &str, partitions: i32) -> Cl
     let ensured =
         admin::ensure_topic(cluster, &new_topic, std::time::Duration::from_secs(30)).await?;
     Ok(ensured.created)
+}
+
+/// Connection and security settings a consumer shares with a producer.
+pub fn is_shared_property(key: &str) -> bool {
+    matches!(
+        key,
+        "client.id"
+            | "security.protocol"
+            | "request.timeout.ms"
+            | "socket.connection.setup.timeout.ms"
+            | "socket.connection.setup.timeout.max.ms"
+            | "receive.message.max.bytes"
+            | "metadata.max.age.ms"
+            | "retry.backoff.ms"
+    ) || key.starts_with("sasl.")
+        || key.starts_with("ssl.")
 }

@@ -5,6 +5,8 @@ use crate::args::{ConsumeArgs, Isolation, OffsetArg, OutputFormat, Piece};
 use crate::common::{Globals, partitions};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::output::{Counters, Progress, json_bytes, json_str, summary};
+use kafka_producer::TopicPartition;
+use kafka_producer::group::{ConsumerEvent, GroupConsumer};
 use kafka_producer::reader::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_proto::record::TimestampType;
 use std::collections::BTreeMap;
@@ -177,6 +179,9 @@ pub async fn run(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
     if args.key_separator.as_deref() == Some("") {
         return Err(CliError::usage("--key-separator must not be empty"));
     }
+    if args.group.is_some() {
+        return run_group(g, args).await;
+    }
     let started = Instant::now();
     let cluster = g.cluster().await?;
     let parts = partitions(&cluster, &args.topic, &args.partitions).await?;
@@ -286,6 +291,124 @@ pub async fn run(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
         }
         _ => {}
     }
+    drop(progress);
+    let (records, bytes) = counters.get();
+    let line = summary("consumed", records, bytes, started.elapsed());
+    if interrupted {
+        return Err(CliError::new(
+            ExitCode::Interrupted,
+            format!("interrupted; {line}"),
+        ));
+    }
+    eprintln!("{line}");
+    Ok(())
+}
+
+/// `consume --group`: a member of a consumer group; commits the offsets of
+/// what it wrote (after each write, and before a revoked partition is
+/// given up).
+async fn run_group(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
+    let group = args.group.clone().unwrap_or_default();
+    let reset = match args.offset {
+        OffsetArg::Beginning => "earliest",
+        OffsetArg::End => "latest",
+        _ => {
+            return Err(CliError::usage(
+                "with --group, -o takes beginning or end (where a partition without a committed offset starts)",
+            ));
+        }
+    };
+    let isolation = match args.isolation_level {
+        Isolation::ReadCommitted => "read_committed",
+        Isolation::ReadUncommitted => "read_uncommitted",
+    };
+    let config = g.consumer_config(&[
+        ("group.id", group.as_str()),
+        ("isolation.level", isolation),
+        ("auto.offset.reset", reset),
+    ])?;
+    let started = Instant::now();
+    let cluster = g.cluster().await?;
+    partitions(&cluster, &args.topic, &[]).await?;
+    drop(cluster);
+    let mut consumer = GroupConsumer::subscribe(config, [args.topic.as_str()])
+        .await
+        .map_err(|e| CliError::failure(format!("joining group {group}: {e}")))?;
+    let counters = Arc::new(Counters::default());
+    let progress = Progress::start("consumed", counters.clone());
+    let idle = args.timeout_ms.map(Duration::from_millis);
+    let mut last_record = Instant::now();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(256 * 1024, stdout.lock());
+    let mut buf = Vec::with_capacity(64 * 1024);
+    let sep = args.key_separator.as_deref().map(str::as_bytes);
+    let mut interrupted = false;
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    let failed =
+        |e: kafka_producer::group::GroupError| CliError::failure(format!("group {group}: {e}"));
+    loop {
+        if args.count.is_some_and(|c| counters.get().0 >= c) {
+            break;
+        }
+        let wait = match idle {
+            Some(idle) => {
+                let left = idle.saturating_sub(last_record.elapsed());
+                if left.is_zero() {
+                    break;
+                }
+                left.min(Duration::from_secs(1))
+            }
+            None => Duration::from_secs(1),
+        };
+        let event = tokio::select! {
+            biased;
+            _ = &mut ctrl_c => { interrupted = true; break; }
+            e = consumer.poll(wait) => e.map_err(failed)?,
+        };
+        match event {
+            ConsumerEvent::Records(records) if !records.is_empty() => {
+                last_record = Instant::now();
+                buf.clear();
+                // Past --count, the rest are not written and not committed.
+                let mut written: BTreeMap<(Arc<str>, i32), i64> = BTreeMap::new();
+                for r in &records {
+                    if args.count.is_some_and(|c| counters.get().0 >= c) {
+                        break;
+                    }
+                    format_record(&mut buf, r, &args.format, sep);
+                    counters.add(record_size(r));
+                    written.insert((r.topic.clone(), r.partition), r.offset + 1);
+                }
+                if let Err(e) = out.write_all(&buf).and_then(|_| out.flush()) {
+                    if e.kind() == std::io::ErrorKind::BrokenPipe {
+                        break;
+                    }
+                    return Err(CliError::failure(format!("writing to stdout: {e}")));
+                }
+                let offsets: Vec<(TopicPartition, i64)> = written
+                    .into_iter()
+                    .map(|((t, p), o)| (TopicPartition::new(t, p), o))
+                    .collect();
+                consumer.commit(&offsets).await.map_err(failed)?;
+            }
+            ConsumerEvent::Assigned(parts) => {
+                tracing::info!(?parts, "assigned");
+            }
+            ConsumerEvent::Revoked(parts) => {
+                // Everything returned was written and committed above.
+                tracing::info!(?parts, "revoked");
+            }
+            ConsumerEvent::Lost(parts) => {
+                tracing::warn!(
+                    ?parts,
+                    "partitions lost (the member was fenced or missed max.poll.interval.ms)"
+                );
+            }
+            ConsumerEvent::Records(_) => {}
+        }
+    }
+    consumer.close(Duration::from_secs(5)).await;
     drop(progress);
     let (records, bytes) = counters.get();
     let line = summary("consumed", records, bytes, started.elapsed());

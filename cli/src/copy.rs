@@ -6,29 +6,11 @@ use crate::args::CopyArgs;
 use crate::common::{Globals, check_topic, partition_count};
 use crate::error::{CliError, CliResult, ExitCode};
 use kafka_producer::ProducerRecord;
-use kafka_producer::group::GroupConsumerConfig;
-use kafka_producer::group::consumer::is_consumer_property;
 use kafka_producer::reader::ConsumerRecord;
 use kafka_sink::kafka_source::{ConsumeTransformProduce, PipelineConfig, PipelineStats};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-
-/// Connection and security keys both clients take.
-fn is_shared(key: &str) -> bool {
-    matches!(
-        key,
-        "client.id"
-            | "security.protocol"
-            | "request.timeout.ms"
-            | "socket.connection.setup.timeout.ms"
-            | "socket.connection.setup.timeout.max.ms"
-            | "receive.message.max.bytes"
-            | "metadata.max.age.ms"
-            | "retry.backoff.ms"
-    ) || key.starts_with("sasl.")
-        || key.starts_with("ssl.")
-}
 
 fn unique_suffix() -> String {
     let nanos = std::time::SystemTime::now()
@@ -69,36 +51,19 @@ enum Stop {
 pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
     check_topic(&a.from)?;
     check_topic(&a.to)?;
-    let mut consumer_props: Vec<(&str, &str)> = vec![
-        ("bootstrap.servers", globals.bootstrap.as_str()),
+    // Read committed from the earliest offset unless -X says otherwise.
+    let consumer = globals.consumer_config(&[
         ("isolation.level", "read_committed"),
         ("auto.offset.reset", "earliest"),
         ("group.id", a.group.as_str()),
-    ];
-    for (k, v) in &globals.props {
-        if is_consumer_property(k) || is_shared(k) {
-            consumer_props.push((k, v));
-        }
-    }
-    let consumer = GroupConsumerConfig::from_properties(consumer_props)?;
+    ])?;
     let txn_id = format!("{}-{}", a.transactional_id_prefix, unique_suffix());
     let timeout = a.transaction_timeout_ms.to_string();
     // The producer parses every -X except the consumer's own keys.
-    let producer = {
-        let only_producer = Globals {
-            bootstrap: globals.bootstrap.clone(),
-            props: globals
-                .props
-                .iter()
-                .filter(|(k, _)| !is_consumer_property(k))
-                .cloned()
-                .collect(),
-        };
-        only_producer.config(&[
-            ("transactional.id", txn_id.as_str()),
-            ("transaction.timeout.ms", timeout.as_str()),
-        ])?
-    };
+    let producer = globals.producer_only().config(&[
+        ("transactional.id", txn_id.as_str()),
+        ("transaction.timeout.ms", timeout.as_str()),
+    ])?;
     let cluster = globals.cluster().await?;
     partition_count(&cluster, &a.from).await?;
     partition_count(&cluster, &a.to).await?;

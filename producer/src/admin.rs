@@ -1,5 +1,7 @@
 //! Administration: create, delete and grow topics ([`create_topics()`],
 //! [`ensure_topic()`], [`delete_topics()`], [`create_partitions()`]),
+//! list, describe and delete consumer groups ([`list_groups()`],
+//! [`describe_group()`], [`delete_groups()`]),
 //! list and describe transactions and producers, abort a lingering
 //! transaction, read broker and topic configs (CreateTopics, DeleteTopics,
 //! CreatePartitions,
@@ -29,8 +31,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 mod change;
+mod groups;
 mod topics;
 pub use change::{TopicChangeError, TopicChangeResult, create_partitions, delete_topics};
+pub use groups::{
+    GroupDescription, GroupListing, GroupMember, delete_groups, describe_group, list_groups,
+};
 pub use topics::{
     AdminError, CreateTopicError, CreateTopicResult, CreateTopicsOptions, EnsuredTopic, NewTopic,
     TopicDetails, TopicOutcome, create_topics, ensure_topic,

@@ -1,0 +1,318 @@
+//! Consumer groups: list them on every broker (ListGroups), describe one
+//! through its coordinator (ConsumerGroupDescribe for KIP-848 groups,
+//! DescribeGroups for classic ones), delete them (DeleteGroups).
+
+use crate::Cluster;
+use crate::record::TopicPartition;
+use crate::txn::{CoordinatorError, CoordinatorType, find_coordinator};
+use kafka_proto::messages::{
+    ConsumerGroupDescribeRequest, ConsumerProtocolAssignment, DeleteGroupsRequest,
+    DescribeGroupsRequest, ListGroupsRequest,
+};
+use kafka_proto::{ApiKey, ErrorCode};
+
+fn broker(
+    api: ApiKey,
+    version: i16,
+    error: ErrorCode,
+    message: Option<String>,
+) -> CoordinatorError {
+    CoordinatorError::Broker {
+        api,
+        version,
+        error,
+        message,
+    }
+}
+
+/// One group as ListGroups reports it.
+///
+/// ```
+/// use kafka_producer::admin::GroupListing;
+/// let g = GroupListing {
+///     group_id: "billing".into(),
+///     protocol_type: "consumer".into(),
+///     state: "Stable".into(),
+///     group_type: "consumer".into(),
+///     coordinator: 1,
+/// };
+/// assert_eq!(g.group_type, "consumer");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupListing {
+    /// The group id.
+    pub group_id: String,
+    /// The protocol type (`consumer` for consumer groups, empty for groups
+    /// that only commit offsets).
+    pub protocol_type: String,
+    /// The state (ListGroups v4+; empty before).
+    pub state: String,
+    /// `consumer` (KIP-848) or `classic` (ListGroups v5+; empty before).
+    pub group_type: String,
+    /// The coordinator's node id.
+    pub coordinator: i32,
+}
+
+/// Every group of the cluster: ListGroups on each broker (each lists the
+/// groups it coordinates), sorted by id.
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::txn::CoordinatorError> {
+/// for g in kafka_producer::admin::list_groups(cluster).await? {
+///     println!("{} {} {}", g.group_id, g.group_type, g.state);
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn list_groups(cluster: &Cluster) -> Result<Vec<GroupListing>, CoordinatorError> {
+    cluster.refresh().await?;
+    let nodes: Vec<i32> = cluster.metadata().brokers().keys().copied().collect();
+    let mut out = Vec::new();
+    for node in nodes {
+        let conn = cluster.connection(node).await?;
+        let version = conn.versions().version_for::<ListGroupsRequest>()?;
+        let resp = conn.send(&ListGroupsRequest::default(), version).await?;
+        let error = ErrorCode::from(resp.error_code);
+        if !error.is_ok() {
+            return Err(broker(ApiKey::ListGroups, version, error, None));
+        }
+        out.extend(resp.groups.into_iter().map(|g| GroupListing {
+            group_id: g.group_id,
+            protocol_type: g.protocol_type,
+            state: g.group_state,
+            group_type: g.group_type,
+            coordinator: node,
+        }));
+    }
+    out.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+    Ok(out)
+}
+
+/// One member of a described group.
+///
+/// ```
+/// use kafka_producer::admin::GroupMember;
+/// let m = GroupMember { member_id: "m-1".into(), ..Default::default() };
+/// assert!(m.assignment.is_empty());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GroupMember {
+    /// The member id.
+    pub member_id: String,
+    /// `group.instance.id`, for a static member.
+    pub instance_id: Option<String>,
+    /// `client.id`.
+    pub client_id: String,
+    /// The client's host as the broker saw it.
+    pub client_host: String,
+    /// The member epoch (KIP-848 groups; -1 for classic ones).
+    pub member_epoch: i32,
+    /// The partitions the member owns.
+    pub assignment: Vec<TopicPartition>,
+}
+
+/// A described group.
+///
+/// ```
+/// use kafka_producer::admin::GroupDescription;
+/// let d = GroupDescription { group_id: "g".into(), ..Default::default() };
+/// assert!(d.members.is_empty());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GroupDescription {
+    /// The group id.
+    pub group_id: String,
+    /// `consumer` (KIP-848) or `classic`.
+    pub group_type: String,
+    /// The state (`Stable`, `Empty`, `Dead`, ...).
+    pub state: String,
+    /// The group epoch (KIP-848) or -1.
+    pub epoch: i32,
+    /// The assignor (the server's under KIP-848, the chosen protocol of a
+    /// classic group).
+    pub assignor: String,
+    /// The coordinator's node id.
+    pub coordinator: i32,
+    /// The members.
+    pub members: Vec<GroupMember>,
+}
+
+/// Describes `group_id` through its coordinator: ConsumerGroupDescribe,
+/// then DescribeGroups when the group is a classic one (or the broker has no
+/// KIP-848). A group that does not exist is described as `Dead` with no
+/// members, as Kafka's tools do.
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::txn::CoordinatorError> {
+/// let d = kafka_producer::admin::describe_group(cluster, "billing").await?;
+/// for m in &d.members {
+///     println!("{} owns {:?}", m.member_id, m.assignment);
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn describe_group(
+    cluster: &Cluster,
+    group_id: &str,
+) -> Result<GroupDescription, CoordinatorError> {
+    let coordinator = find_coordinator(cluster, CoordinatorType::Group, group_id).await?;
+    let conn = coordinator.connection;
+    if let Ok(version) = conn
+        .versions()
+        .version_for::<ConsumerGroupDescribeRequest>()
+    {
+        let req = ConsumerGroupDescribeRequest {
+            group_ids: vec![group_id.to_string()],
+            ..Default::default()
+        };
+        let resp = conn.send(&req, version).await?;
+        let g = resp.groups.into_iter().next().ok_or_else(|| {
+            broker(
+                ApiKey::ConsumerGroupDescribe,
+                version,
+                ErrorCode::UnknownServerError,
+                Some("no group in the answer".into()),
+            )
+        })?;
+        match ErrorCode::from(g.error_code) {
+            ErrorCode::None => {
+                return Ok(GroupDescription {
+                    group_id: g.group_id,
+                    group_type: "consumer".into(),
+                    state: g.group_state,
+                    epoch: g.group_epoch,
+                    assignor: g.assignor_name,
+                    coordinator: coordinator.node_id,
+                    members: g
+                        .members
+                        .into_iter()
+                        .map(|m| GroupMember {
+                            member_id: m.member_id,
+                            instance_id: m.instance_id,
+                            client_id: m.client_id,
+                            client_host: m.client_host,
+                            member_epoch: m.member_epoch,
+                            assignment: m
+                                .assignment
+                                .topic_partitions
+                                .into_iter()
+                                .flat_map(|t| {
+                                    let name = t.topic_name;
+                                    t.partitions
+                                        .into_iter()
+                                        .map(move |p| TopicPartition::new(name.clone(), p))
+                                })
+                                .collect(),
+                        })
+                        .collect(),
+                });
+            }
+            // A classic group (or none): DescribeGroups tells.
+            ErrorCode::GroupIdNotFound => {}
+            e => {
+                return Err(broker(
+                    ApiKey::ConsumerGroupDescribe,
+                    version,
+                    e,
+                    g.error_message,
+                ));
+            }
+        }
+    }
+    let version = conn.versions().version_for::<DescribeGroupsRequest>()?;
+    let req = DescribeGroupsRequest {
+        groups: vec![group_id.to_string()],
+        ..Default::default()
+    };
+    let resp = conn.send(&req, version).await?;
+    let g = resp.groups.into_iter().next().ok_or_else(|| {
+        broker(
+            ApiKey::DescribeGroups,
+            version,
+            ErrorCode::UnknownServerError,
+            Some("no group in the answer".into()),
+        )
+    })?;
+    let error = ErrorCode::from(g.error_code);
+    if !error.is_ok() {
+        return Err(broker(
+            ApiKey::DescribeGroups,
+            version,
+            error,
+            g.error_message,
+        ));
+    }
+    let members = g
+        .members
+        .into_iter()
+        .map(|m| {
+            // The assignment bytes of a consumer group are the consumer
+            // protocol's; others (or a broken leader's) read as none.
+            let assignment = if g.protocol_type == "consumer" {
+                ConsumerProtocolAssignment::decode_prefixed(&m.member_assignment)
+                    .map(|(_, a)| {
+                        a.assigned_partitions
+                            .into_iter()
+                            .flat_map(|t| {
+                                let name = t.topic;
+                                t.partitions
+                                    .into_iter()
+                                    .map(move |p| TopicPartition::new(name.clone(), p))
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            GroupMember {
+                member_id: m.member_id,
+                instance_id: m.group_instance_id,
+                client_id: m.client_id,
+                client_host: m.client_host,
+                member_epoch: -1,
+                assignment,
+            }
+        })
+        .collect();
+    Ok(GroupDescription {
+        group_id: g.group_id,
+        group_type: "classic".into(),
+        state: g.group_state,
+        epoch: -1,
+        assignor: g.protocol_data,
+        coordinator: coordinator.node_id,
+        members,
+    })
+}
+
+/// Deletes empty groups (DeleteGroups through each group's coordinator);
+/// returns each group's outcome: `Ok` or the broker's error
+/// (NON_EMPTY_GROUP while members remain, GROUP_ID_NOT_FOUND).
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::txn::CoordinatorError> {
+/// for (group, outcome) in kafka_producer::admin::delete_groups(cluster, &["old-app"]).await? {
+///     println!("{group}: {outcome:?}");
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn delete_groups(
+    cluster: &Cluster,
+    group_ids: &[&str],
+) -> Result<Vec<(String, Result<(), ErrorCode>)>, CoordinatorError> {
+    let mut out = Vec::new();
+    for group in group_ids {
+        let coordinator = find_coordinator(cluster, CoordinatorType::Group, group).await?;
+        let conn = coordinator.connection;
+        let version = conn.versions().version_for::<DeleteGroupsRequest>()?;
+        let req = DeleteGroupsRequest {
+            groups_names: vec![group.to_string()],
+            ..Default::default()
+        };
+        let resp = conn.send(&req, version).await?;
+        for r in resp.results {
+            let e = ErrorCode::from(r.error_code);
+            out.push((r.group_id, if e.is_ok() { Ok(()) } else { Err(e) }));
+        }
+    }
+    Ok(out)
+}
