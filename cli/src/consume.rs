@@ -328,7 +328,7 @@ async fn run_group(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
         ("auto.offset.reset", reset),
     ])?;
     let started = Instant::now();
-    let cluster = g.cluster().await?;
+    let cluster = g.producer_only().cluster().await?;
     partitions(&cluster, &args.topic, &[]).await?;
     drop(cluster);
     let mut consumer = GroupConsumer::subscribe(config, [args.topic.as_str()])

@@ -64,7 +64,7 @@ pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
         ("transactional.id", txn_id.as_str()),
         ("transaction.timeout.ms", timeout.as_str()),
     ])?;
-    let cluster = globals.cluster().await?;
+    let cluster = globals.producer_only().cluster().await?;
     partition_count(&cluster, &a.from).await?;
     partition_count(&cluster, &a.to).await?;
     drop(cluster);

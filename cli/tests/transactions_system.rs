@@ -16,6 +16,9 @@
 //! (no duplicate, nothing missing); with one input and one output partition
 //! the output order is the input order.
 //!
+//! Runs on Kafka 4.4 with transaction version 2 and 1 (KIP-848 groups) and
+//! on Kafka 3.9 (classic groups).
+//!
 //! CI runs the reduced size (`SYSTEM_TEST_RECORDS`, default 10,000;
 //! `SYSTEM_TEST_ROUNDS`, default 1). The copiers' random-abort seeds are
 //! printed (`SYSTEM_TEST_SEED` replays them).
@@ -58,6 +61,8 @@ struct Scenario {
     target: Target,
     input_partitions: i32,
     output_partitions: i32,
+    /// `group.protocol` of the copiers (`consumer` is KIP-848).
+    group_protocol: &'static str,
 }
 
 /// One copier process: its index, generation and log file.
@@ -68,6 +73,7 @@ struct Copier {
 
 fn start_copier(
     bootstrap: &str,
+    protocol: &str,
     index: usize,
     generation: usize,
     seed: u64,
@@ -93,6 +99,8 @@ fn start_copier(
             &(seed.wrapping_add(generation as u64 * 1000 + index as u64)).to_string(),
             "--transaction-timeout-ms",
             "10000",
+            "-X",
+            &format!("group.protocol={protocol}"),
             "-v",
         ])
         .stdin(Stdio::null())
@@ -184,14 +192,33 @@ fn concurrent_reader(
     })
 }
 
-async fn wait_progress(what: &str, progress: &AtomicU64, at_least: u64, limit: Duration) {
+/// Waits for `at_least` records seen; on a timeout, panics with the tail of
+/// every copier log in `dir`.
+async fn wait_progress(
+    what: &str,
+    progress: &AtomicU64,
+    at_least: u64,
+    limit: Duration,
+    dir: &std::path::Path,
+) {
     let deadline = Instant::now() + limit;
     while progress.load(Ordering::SeqCst) < at_least {
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for {what} ({} of {at_least})",
-            progress.load(Ordering::SeqCst)
-        );
+        if Instant::now() >= deadline {
+            let mut logs = String::new();
+            for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+                let tail: Vec<&str> = text.lines().rev().take(30).collect();
+                logs.push_str(&format!("--- {}\n", entry.path().display()));
+                for l in tail.into_iter().rev() {
+                    logs.push_str(l);
+                    logs.push('\n');
+                }
+            }
+            panic!(
+                "timed out waiting for {what} ({} of {at_least}); copier logs:\n{logs}",
+                progress.load(Ordering::SeqCst)
+            );
+        }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -298,7 +325,16 @@ async fn run(s: Scenario) {
         stop.clone(),
     );
     let mut copiers: Vec<Option<Copier>> = (0..2)
-        .map(|i| Some(start_copier(&bootstrap, i, 0, seed, dir.path())))
+        .map(|i| {
+            Some(start_copier(
+                &bootstrap,
+                s.group_protocol,
+                i,
+                0,
+                seed,
+                dir.path(),
+            ))
+        })
         .collect();
     let mut generation = 1;
 
@@ -306,7 +342,14 @@ async fn run(s: Scenario) {
     for round in 0..rounds {
         // Each round starts after another 20 % (at most 80 %) of the input.
         let at = records * (20 + (60 * round as u64) / rounds.max(1) as u64) / 100;
-        wait_progress("progress before a bounce", &progress, at.max(1), limit).await;
+        wait_progress(
+            "progress before a bounce",
+            &progress,
+            at.max(1),
+            limit,
+            dir.path(),
+        )
+        .await;
         match s.target {
             Target::Copiers => {
                 for (i, slot) in copiers.iter_mut().enumerate() {
@@ -319,7 +362,14 @@ async fn run(s: Scenario) {
                     if !hard {
                         assert!(status.success(), "copier {i} after SIGTERM: {status}");
                     }
-                    *slot = Some(start_copier(&bootstrap, i, generation, seed, dir.path()));
+                    *slot = Some(start_copier(
+                        &bootstrap,
+                        s.group_protocol,
+                        i,
+                        generation,
+                        seed,
+                        dir.path(),
+                    ));
                     generation += 1;
                 }
             }
@@ -338,7 +388,7 @@ async fn run(s: Scenario) {
             }
         }
     }
-    wait_progress("every record copied", &progress, records, limit).await;
+    wait_progress("every record copied", &progress, records, limit, dir.path()).await;
     for (i, slot) in copiers.iter_mut().enumerate() {
         let c = slot.take().unwrap();
         signal(&c.child, "-TERM");
@@ -415,6 +465,18 @@ fn v44(tv: i16, target: Target) -> Scenario {
         target,
         input_partitions: 2,
         output_partitions: 3,
+        group_protocol: "consumer",
+    }
+}
+
+fn v39_classic(target: Target) -> Scenario {
+    Scenario {
+        version: KafkaVersion::V3_9,
+        transaction_version: None,
+        target,
+        input_partitions: 2,
+        output_partitions: 3,
+        group_protocol: "classic",
     }
 }
 
@@ -446,4 +508,14 @@ async fn tv2_one_partition_keeps_the_input_order_across_copier_bounces() {
         ..v44(2, Target::Copiers)
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kafka_3_9_classic_copiers_bounced_hard_and_clean() {
+    run(v39_classic(Target::Copiers)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kafka_3_9_classic_brokers_rolling_restart_hard_and_clean() {
+    run(v39_classic(Target::Brokers)).await;
 }
