@@ -378,3 +378,58 @@ async fn a_zombie_members_transaction_is_fenced_after_a_rebalance() {
     }
     live.close(Duration::from_secs(5)).await;
 }
+
+/// The consumer as a `Stream`: the assignment comes first, then every
+/// record once, in order; between items the consumer is free to commit,
+/// and nothing is fetched ahead of what the stream handed out (the position
+/// is right after the last record returned).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_event_stream_yields_the_assignment_then_each_record_on_demand() {
+    use std::future::poll_fn;
+    use std::pin::Pin;
+    async fn next(
+        events: &mut kafka_producer::group::EventStream,
+    ) -> Option<Result<ConsumerEvent, GroupError>> {
+        poll_fn(|cx| futures_core::Stream::poll_next(Pin::new(&mut *events), cx)).await
+    }
+    let kafka = kafka().await;
+    let topic = "streamed";
+    kafka.create_topic(topic, 1, 1).await.unwrap();
+    produce(&kafka, topic, 1, 0..300).await;
+    let consumer = GroupConsumer::subscribe(config(&kafka, "stream", &[]), [topic])
+        .await
+        .unwrap();
+    let mut events = consumer.into_stream(Duration::from_millis(200));
+    let first = tokio::time::timeout(Duration::from_secs(60), next(&mut events))
+        .await
+        .expect("an event")
+        .expect("not the end")
+        .expect("no error");
+    assert_eq!(
+        first,
+        ConsumerEvent::Assigned(vec![TopicPartition::new(topic, 0)])
+    );
+    let mut values = Vec::new();
+    while values.len() < 300 {
+        let event = tokio::time::timeout(Duration::from_secs(60), next(&mut events))
+            .await
+            .expect("an event")
+            .expect("not the end")
+            .expect("no error");
+        let ConsumerEvent::Records(records) = event else {
+            panic!("unexpected {event:?}");
+        };
+        let last = records.last().expect("no empty item").offset;
+        values.extend(records.iter().map(|r| r.value.clone().unwrap()));
+        let c = events.consumer().expect("between items");
+        assert_eq!(c.positions(), [(TopicPartition::new(topic, 0), last + 1)]);
+        c.commit_positions().await.unwrap();
+    }
+    let want: Vec<bytes::Bytes> = (0..300).map(|i: u32| i.to_string().into()).collect();
+    assert_eq!(values, want);
+    events
+        .into_consumer()
+        .expect("between items")
+        .close(Duration::from_secs(5))
+        .await;
+}

@@ -16,4 +16,6 @@ pub mod classic;
 pub mod consumer;
 pub mod membership;
 
-pub use consumer::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError, GroupProtocol};
+pub use consumer::{
+    ConsumerEvent, EventStream, GroupConsumer, GroupConsumerConfig, GroupError, GroupProtocol,
+};
