@@ -1742,6 +1742,13 @@ type PollFuture = std::pin::Pin<
 /// consumer is available ([`Self::consumer`]) to commit — a
 /// [`ConsumerEvent::Revoked`] is confirmed when the next item is asked for,
 /// as with [`GroupConsumer::poll`]. Timeouts without records yield nothing.
+///
+/// ```no_run
+/// # async fn demo(consumer: kafka_producer::group::GroupConsumer) {
+/// let events = consumer.into_stream(std::time::Duration::from_millis(500));
+/// assert!(events.consumer().is_some(), "no poll runs until an item is asked for");
+/// # }
+/// ```
 pub struct EventStream {
     consumer: Option<GroupConsumer>,
     pending: Option<PollFuture>,
