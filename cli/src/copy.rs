@@ -49,6 +49,14 @@ enum Stop {
 
 /// Runs `copy` until a signal or `--idle-exit-ms`.
 pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
+    // First: a SIGTERM from now on is a clean stop, never the default kill.
+    let sigint = Arc::new(AtomicBool::new(false));
+    let sigterm = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGINT, sigint.clone())
+        .map_err(|e| CliError::failure(format!("cannot install the SIGINT handler: {e}")))?;
+    signal_hook::flag::register(signal_hook::consts::SIGTERM, sigterm.clone())
+        .map_err(|e| CliError::failure(format!("cannot install the SIGTERM handler: {e}")))?;
+
     check_topic(&a.from)?;
     check_topic(&a.to)?;
     // Read committed from the earliest offset unless -X says otherwise.
@@ -82,13 +90,6 @@ pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
         commit_interval: Duration::from_millis(a.commit_interval_ms.max(1)),
         random_aborts: a.enable_random_aborts.then_some(seed),
     };
-    let sigint = Arc::new(AtomicBool::new(false));
-    let sigterm = Arc::new(AtomicBool::new(false));
-    signal_hook::flag::register(signal_hook::consts::SIGINT, sigint.clone())
-        .map_err(|e| CliError::failure(format!("cannot install the SIGINT handler: {e}")))?;
-    signal_hook::flag::register(signal_hook::consts::SIGTERM, sigterm.clone())
-        .map_err(|e| CliError::failure(format!("cannot install the SIGTERM handler: {e}")))?;
-
     let to: Arc<str> = Arc::from(a.to.as_str());
     let mut pipeline =
         ConsumeTransformProduce::connect(consumer, &[&a.from], producer, copy_record(&to), config)

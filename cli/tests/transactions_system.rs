@@ -71,6 +71,16 @@ struct Copier {
     log: PathBuf,
 }
 
+/// A copier never outlives its test, even one that fails.
+impl Drop for Copier {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 fn start_copier(
     bootstrap: &str,
     protocol: &str,
@@ -117,6 +127,20 @@ fn signal(child: &Child, sig: &str) {
         .status()
         .expect("kill");
     assert!(status.success(), "kill {sig} {}", child.id());
+}
+
+/// Waits until a copier logged that it runs (its signal handlers are in
+/// place and it joined the group).
+async fn wait_started(c: &Copier) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let log = std::fs::read_to_string(&c.log).unwrap_or_default();
+        if log.contains("copy: started") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "copier never started:\n{log}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// Waits for a copier to exit (after SIGTERM or SIGKILL).
@@ -357,6 +381,10 @@ async fn run(s: Scenario) {
                     // Copier 0 is killed (hard bounce), copier 1 stopped
                     // (clean bounce); the other way round in odd rounds.
                     let hard = (i + round) % 2 == 0;
+                    if !hard {
+                        // A clean stop needs a copier that is running.
+                        wait_started(&c).await;
+                    }
                     signal(&c.child, if hard { "-KILL" } else { "-TERM" });
                     let status = reap(c, Duration::from_secs(60));
                     if !hard {
@@ -391,6 +419,7 @@ async fn run(s: Scenario) {
     wait_progress("every record copied", &progress, records, limit, dir.path()).await;
     for (i, slot) in copiers.iter_mut().enumerate() {
         let c = slot.take().unwrap();
+        wait_started(&c).await;
         signal(&c.child, "-TERM");
         let log = c.log.clone();
         let status = reap(c, Duration::from_secs(60));
