@@ -8,9 +8,31 @@ use crate::error::{CliError, CliResult};
 use kafka_producer::admin::{self, GroupDescription, GroupMember};
 use kafka_producer::kafka_proto::ErrorCode;
 use kafka_producer::reader::{IsolationLevel, Offset, Reader, ReaderConfig};
+use kafka_producer::txn::CoordinatorError;
 use kafka_producer::{Cluster, TopicPartition};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// `call` retried while it fails with a retriable error (the group
+/// coordinator loading or moving, `__consumer_offsets` being created), for
+/// up to 30 s.
+async fn retrying<T, F, Fut>(mut call: F) -> Result<T, CoordinatorError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, CoordinatorError>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match call().await {
+            Err(e) if e.is_retriable() && Instant::now() < deadline => {
+                tracing::debug!(error = %e, "group: retrying");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            other => return other,
+        }
+    }
+}
 
 /// `-` for an empty text.
 fn or_dash(s: &str) -> &str {
@@ -207,7 +229,7 @@ pub async fn run(g: &Globals, command: GroupCommand) -> CliResult<()> {
             isolation_level,
         } => {
             let cluster = g.cluster().await?;
-            let d = admin::describe_group(&cluster, &group).await?;
+            let d = retrying(|| admin::describe_group(&cluster, &group)).await?;
             let committed = admin::committed_offsets(&cluster, &group).await?;
             if d.state == "Dead" && d.members.is_empty() && committed.is_empty() {
                 return Err(CliError::failure(format!(
@@ -231,7 +253,7 @@ pub async fn run(g: &Globals, command: GroupCommand) -> CliResult<()> {
             let cluster = g.cluster().await?;
             let ids: Vec<&str> = groups.iter().map(String::as_str).collect();
             let mut first_error = None;
-            for (group, outcome) in admin::delete_groups(&cluster, &ids).await? {
+            for (group, outcome) in retrying(|| admin::delete_groups(&cluster, &ids)).await? {
                 let message = match outcome {
                     Ok(()) => {
                         println!("deleted group {group}");

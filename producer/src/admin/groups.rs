@@ -235,6 +235,18 @@ pub async fn describe_group(
         )
     })?;
     let error = ErrorCode::from(g.error_code);
+    if error == ErrorCode::GroupIdNotFound {
+        // DescribeGroups v6+ says so; older versions answer Dead.
+        return Ok(GroupDescription {
+            group_id: g.group_id,
+            group_type: String::new(),
+            state: "Dead".into(),
+            epoch: -1,
+            assignor: String::new(),
+            coordinator: coordinator.node_id,
+            members: Vec::new(),
+        });
+    }
     if !error.is_ok() {
         return Err(broker(
             ApiKey::DescribeGroups,
