@@ -228,10 +228,17 @@ struct Row {
 }
 
 /// The partition lines of `group describe GROUP` (after the header line
-/// that starts with GROUP).
-async fn describe(bootstrap: &str, group: &str) -> Vec<Row> {
-    let out = ok(bootstrap, &["group", "describe", group], None).await;
-    out.lines()
+/// that starts with GROUP); None while the group does not exist yet.
+async fn describe(bootstrap: &str, group: &str) -> Option<Vec<Row>> {
+    let out = run(bootstrap, &["group", "describe", group], None).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(1) && stderr.contains("does not exist") {
+        return None;
+    }
+    assert!(out.status.success(), "group describe {group}: {stderr}");
+    let out = String::from_utf8_lossy(&out.stdout);
+    let rows = out
+        .lines()
         .skip_while(|l| !l.starts_with("GROUP "))
         .skip(1)
         .map(|l| {
@@ -247,7 +254,8 @@ async fn describe(bootstrap: &str, group: &str) -> Vec<Row> {
                 consumer: c[6].into(),
             }
         })
-        .collect()
+        .collect();
+    Some(rows)
 }
 
 /// Waits until the group's `members` members share every partition of the
@@ -256,7 +264,7 @@ async fn wait_for_split(bootstrap: &str, group: &str, members: usize) -> Vec<Row
     wait_for(
         &format!("{members} members to share the partitions"),
         || async {
-            let rows = describe(bootstrap, group).await;
+            let rows = describe(bootstrap, group).await?;
             let owners: BTreeSet<&str> = rows
                 .iter()
                 .map(|r| r.consumer.as_str())
@@ -459,7 +467,7 @@ async fn group_list_describe_and_delete_a_consume_group() {
     // describe: once each partition's committed offset reached the 100
     // records produced to it, the log end is there too and the lag is 0.
     let rows = wait_for("every record committed", || async {
-        let rows = describe(b, group).await;
+        let rows = describe(b, group).await?;
         (rows.len() == PARTITIONS as usize && rows.iter().all(|r| r.current == "100"))
             .then_some(rows)
     })
