@@ -13,6 +13,7 @@
 //!   verified with read_committed (a local Kafka without `--bootstrap`).
 //! - `bridge`: the exactly-once RabbitMQ → Kafka bridge.
 //! - `copy`: exactly-once topic → topic on a consumer group (KIP-447).
+//! - `group`: list, describe (offsets and lag) and delete consumer groups.
 //! - `bench`: producer benchmarks, beside Java's ProducerPerformance.
 //!
 //! Exit codes: 0 success, 1 failure, 2 bad usage or setting, 3 no broker
@@ -27,6 +28,7 @@ mod consume;
 mod copy;
 mod demo;
 mod error;
+mod group;
 mod local;
 mod logging;
 mod output;
@@ -110,6 +112,7 @@ async fn run(cli: args::Cli) -> error::CliResult<()> {
         args::Command::Txn(t) => txn::run(&globals, t.command).await,
         args::Command::Bridge(a) => bridge::run(&globals, a).await,
         args::Command::Copy(a) => copy::run(&globals, a).await,
+        args::Command::Group(a) => group::run(&globals, a.command).await,
         args::Command::DemoWorker(a) => demo::run_worker(&globals, a).await,
         args::Command::Demo(_) | args::Command::Bench(_) => unreachable!("handled above"),
     }

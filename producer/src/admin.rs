@@ -1,7 +1,8 @@
 //! Administration: create, delete and grow topics ([`create_topics()`],
 //! [`ensure_topic()`], [`delete_topics()`], [`create_partitions()`]),
 //! list, describe and delete consumer groups ([`list_groups()`],
-//! [`describe_group()`], [`delete_groups()`]),
+//! [`describe_group()`], [`delete_groups()`]), read a group's committed
+//! offsets ([`committed_offsets()`]),
 //! list and describe transactions and producers, abort a lingering
 //! transaction, read broker and topic configs (CreateTopics, DeleteTopics,
 //! CreatePartitions,
@@ -35,7 +36,8 @@ mod groups;
 mod topics;
 pub use change::{TopicChangeError, TopicChangeResult, create_partitions, delete_topics};
 pub use groups::{
-    GroupDescription, GroupListing, GroupMember, delete_groups, describe_group, list_groups,
+    GroupDescription, GroupListing, GroupMember, committed_offsets, delete_groups, describe_group,
+    list_groups,
 };
 pub use topics::{
     AdminError, CreateTopicError, CreateTopicResult, CreateTopicsOptions, EnsuredTopic, NewTopic,

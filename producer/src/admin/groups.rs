@@ -1,15 +1,18 @@
 //! Consumer groups: list them on every broker (ListGroups), describe one
 //! through its coordinator (ConsumerGroupDescribe for KIP-848 groups,
-//! DescribeGroups for classic ones), delete them (DeleteGroups).
+//! DescribeGroups for classic ones), read all their committed offsets
+//! (OffsetFetch for all topics), delete them (DeleteGroups).
 
 use crate::Cluster;
 use crate::record::TopicPartition;
 use crate::txn::{CoordinatorError, CoordinatorType, find_coordinator};
 use kafka_proto::messages::{
     ConsumerGroupDescribeRequest, ConsumerProtocolAssignment, DeleteGroupsRequest,
-    DescribeGroupsRequest, ListGroupsRequest,
+    DescribeGroupsRequest, ListGroupsRequest, OffsetFetchRequest, OffsetFetchRequestGroup,
 };
 use kafka_proto::{ApiKey, ErrorCode};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 fn broker(
     api: ApiKey,
@@ -232,6 +235,18 @@ pub async fn describe_group(
         )
     })?;
     let error = ErrorCode::from(g.error_code);
+    if error == ErrorCode::GroupIdNotFound {
+        // DescribeGroups v6+ says so; older versions answer Dead.
+        return Ok(GroupDescription {
+            group_id: g.group_id,
+            group_type: String::new(),
+            state: "Dead".into(),
+            epoch: -1,
+            assignor: String::new(),
+            coordinator: coordinator.node_id,
+            members: Vec::new(),
+        });
+    }
     if !error.is_ok() {
         return Err(broker(
             ApiKey::DescribeGroups,
@@ -312,6 +327,152 @@ pub async fn delete_groups(
         for r in resp.results {
             let e = ErrorCode::from(r.error_code);
             out.push((r.group_id, if e.is_ok() { Ok(()) } else { Err(e) }));
+        }
+    }
+    Ok(out)
+}
+
+/// Every committed offset of `group_id`: OffsetFetch through the group's
+/// coordinator with the topics left null, which asks for all the topics the
+/// group has offsets for (v8+ `groups[].topics`, v2-7 `topics`). Partitions
+/// without an offset are left out. Under v10 the answer names topics by id;
+/// ids no longer in the cluster's metadata (deleted topics) are left out.
+/// Retriable errors (the coordinator loading or moving) are retried for up
+/// to 30 s; a group without offsets (or unknown) gives an empty map.
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::txn::CoordinatorError> {
+/// for (tp, offset) in kafka_producer::admin::committed_offsets(cluster, "billing").await? {
+///     println!("{}-{} resumes at {offset}", tp.topic, tp.partition);
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn committed_offsets(
+    cluster: &Cluster,
+    group_id: &str,
+) -> Result<BTreeMap<TopicPartition, i64>, CoordinatorError> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match committed_offsets_once(cluster, group_id).await {
+            Err(e) if e.is_retriable() && Instant::now() < deadline => {
+                tracing::debug!(error = %e, group = group_id, "OffsetFetch retry");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+async fn committed_offsets_once(
+    cluster: &Cluster,
+    group_id: &str,
+) -> Result<BTreeMap<TopicPartition, i64>, CoordinatorError> {
+    let coordinator = find_coordinator(cluster, CoordinatorType::Group, group_id).await?;
+    let conn = coordinator.connection;
+    let version = conn.versions().version_for::<OffsetFetchRequest>()?;
+    if version < 2 {
+        // v1 has no "all topics" form.
+        return Err(broker(
+            ApiKey::OffsetFetch,
+            version,
+            ErrorCode::UnsupportedVersion,
+            Some("fetching the offsets of all topics needs OffsetFetch v2+".into()),
+        ));
+    }
+    let req = if version >= 8 {
+        OffsetFetchRequest {
+            groups: vec![OffsetFetchRequestGroup {
+                group_id: group_id.to_string(),
+                topics: None,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    } else {
+        OffsetFetchRequest {
+            group_id: group_id.to_string(),
+            topics: None,
+            ..Default::default()
+        }
+    };
+    let resp = conn.send(&req, version).await?;
+    // Both shapes as (group error, [(topic, partition, offset, error)]).
+    let (group_error, parts): (i16, Vec<(String, i32, i64, i16)>) = if version >= 8 {
+        let names: BTreeMap<[u8; 16], String> = if version >= 10 {
+            cluster.refresh_all().await?;
+            cluster
+                .metadata()
+                .topics()
+                .values()
+                .map(|t| (t.topic_id, t.name.clone()))
+                .collect()
+        } else {
+            BTreeMap::new()
+        };
+        let Some(g) = resp.groups.into_iter().find(|g| g.group_id == group_id) else {
+            return Err(broker(
+                ApiKey::OffsetFetch,
+                version,
+                ErrorCode::UnknownServerError,
+                Some(format!("no group {group_id} in the answer")),
+            ));
+        };
+        let mut parts = Vec::new();
+        for t in g.topics {
+            let name = if version >= 10 {
+                match names.get(&t.topic_id) {
+                    Some(n) => n.clone(),
+                    None => continue,
+                }
+            } else {
+                t.name
+            };
+            for p in t.partitions {
+                parts.push((
+                    name.clone(),
+                    p.partition_index,
+                    p.committed_offset,
+                    p.error_code,
+                ));
+            }
+        }
+        (g.error_code, parts)
+    } else {
+        let mut parts = Vec::new();
+        for t in resp.topics {
+            for p in t.partitions {
+                parts.push((
+                    t.name.clone(),
+                    p.partition_index,
+                    p.committed_offset,
+                    p.error_code,
+                ));
+            }
+        }
+        (resp.error_code, parts)
+    };
+    let error = ErrorCode::from(group_error);
+    if !error.is_ok() {
+        return Err(broker(
+            ApiKey::OffsetFetch,
+            version,
+            error,
+            Some(format!("group {group_id}")),
+        ));
+    }
+    let mut out = BTreeMap::new();
+    for (topic, partition, offset, error) in parts {
+        let error = ErrorCode::from(error);
+        if !error.is_ok() {
+            return Err(broker(
+                ApiKey::OffsetFetch,
+                version,
+                error,
+                Some(format!("group {group_id}, {topic}-{partition}")),
+            ));
+        }
+        if offset >= 0 {
+            out.insert(TopicPartition::new(topic, partition), offset);
         }
     }
     Ok(out)

@@ -1,0 +1,64 @@
+//! `admin::committed_offsets` against a real Kafka 4.4 broker (one node).
+//!
+//! Invariant: OffsetFetch with the topics left null returns exactly the
+//! offsets the group committed, over all its topics (partitions without an
+//! offset are absent), and nothing for a group that never committed.
+
+use kafka_producer::admin;
+use kafka_producer::group::{GroupConsumer, GroupConsumerConfig};
+use kafka_producer::{Cluster, ClusterConfig, TopicPartition};
+use kafka_testcontainers::{KafkaCluster, KafkaVersion};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn committed_offsets_returns_every_topic_the_group_committed() {
+    let kafka = KafkaCluster::builder()
+        .version(KafkaVersion::V4_4)
+        .nodes(1)
+        .broker_config("group.consumer.min.heartbeat.interval.ms", "500")
+        .broker_config("group.consumer.heartbeat.interval.ms", "500")
+        .start()
+        .await
+        .expect("start Kafka 4.4");
+    kafka.create_topic("alpha", 3, 1).await.unwrap();
+    kafka.create_topic("beta", 1, 1).await.unwrap();
+    let bootstrap = kafka.bootstrap();
+    let config = GroupConsumerConfig::from_properties([
+        ("bootstrap.servers", bootstrap.as_str()),
+        ("group.id", "offsets"),
+        ("auto.offset.reset", "earliest"),
+    ])
+    .unwrap();
+    let mut consumer = GroupConsumer::subscribe(config, ["alpha", "beta"])
+        .await
+        .unwrap();
+    // The only member gets all four partitions.
+    while consumer.assignment().len() < 4 {
+        consumer.poll(Duration::from_millis(200)).await.unwrap();
+    }
+    let expected = BTreeMap::from([
+        (TopicPartition::new("alpha", 0), 3),
+        (TopicPartition::new("alpha", 2), 5),
+        (TopicPartition::new("beta", 0), 7),
+    ]);
+    let offsets: Vec<(TopicPartition, i64)> =
+        expected.iter().map(|(tp, o)| (tp.clone(), *o)).collect();
+    consumer.commit(&offsets).await.unwrap();
+
+    let cluster = Cluster::connect(ClusterConfig::new(&bootstrap))
+        .await
+        .unwrap();
+    assert_eq!(
+        admin::committed_offsets(&cluster, "offsets").await.unwrap(),
+        expected,
+        "alpha-1 has no offset and is absent; both topics are there"
+    );
+    assert!(
+        admin::committed_offsets(&cluster, "never-committed")
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    consumer.close(Duration::from_secs(5)).await;
+}
