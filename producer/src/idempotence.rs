@@ -940,6 +940,17 @@ impl Idempotence {
         retries_exhausted: bool,
     ) -> ErrorDecision {
         let seq = self.batch(tp, id);
+        if error == ErrorCode::OutOfOrderSequenceNumber
+            && seq.is_some_and(|s| self.written_before_acked(tp, s))
+        {
+            // A later sequence of this producer epoch was acknowledged, and
+            // the broker appends sequences only in order: this batch was
+            // written (its answer was lost, and its sequence has left the
+            // broker's five-batch duplicate window). Retrying it would be
+            // refused forever.
+            self.handle_completed(tp, id, -1);
+            return ErrorDecision::SucceedWithoutOffset;
+        }
         let retry_allowed = !delivery_expired && !retries_exhausted;
         if retry_allowed && self.can_retry(tp, seq, error, log_start_offset) {
             return ErrorDecision::Retry;
@@ -978,6 +989,20 @@ impl Idempotence {
             self.unresolved.insert(tp.clone(), next);
         }
         ErrorDecision::Fail { fatal: false }
+    }
+
+    /// True when every sequence of `seq` is at or before the partition's last
+    /// acknowledged sequence under the same producer id and epoch.
+    fn written_before_acked(&self, tp: &TopicPartition, seq: BatchSequence) -> bool {
+        let Some(p) = self.partitions.get(tp) else {
+            return false;
+        };
+        if seq.producer != p.producer || p.last_acked_sequence == NO_LAST_ACKED_SEQUENCE {
+            return false;
+        }
+        // Sequences wrap at i32::MAX: compare modulo 2^31.
+        let behind = p.last_acked_sequence.wrapping_sub(seq.last_sequence()) as u32 & 0x7fff_ffff;
+        behind < (1 << 30)
     }
 
     /// `TransactionManager.canRetry` for the idempotent producer.
@@ -1208,6 +1233,25 @@ mod tests {
         }
         st.handle_completed(&tp, 1, 50);
         assert!(matches!(st.may_drain(&tp, 2), Drain::Retry(s) if s.base_sequence == 1));
+    }
+
+    #[test]
+    fn out_of_order_for_a_batch_behind_an_acked_one_is_success() {
+        // Invariant: a batch whose sequences precede an acknowledged sequence
+        // of the same epoch was written (the broker appends in order); when
+        // its own answer was lost and the retry meets OUT_OF_ORDER (its
+        // sequence left the duplicate window), it completes without offset —
+        // no endless retry, no epoch bump, no second copy.
+        let (mut st, tp) = ready();
+        st.assign(&tp, 1, 10); // 0..=9: its answer is lost
+        st.assign(&tp, 2, 10); // 10..=19: acknowledged first
+        st.handle_completed(&tp, 2, 110);
+        let d = st.handle_error(&tp, 1, E::OutOfOrderSequenceNumber, 0, false, false);
+        assert_eq!(d, ErrorDecision::SucceedWithoutOffset);
+        assert!(!st.has_inflight(&tp));
+        st.next_action();
+        assert_eq!(st.epoch_bumps(), 0);
+        assert_eq!(st.partition(&tp).unwrap().last_acked_sequence, 19);
     }
 
     #[test]
