@@ -4,7 +4,7 @@
 use crate::args::Cli;
 use crate::error::{CliError, CliResult};
 use kafka_producer::group::GroupConsumerConfig;
-use kafka_producer::group::consumer::is_consumer_property;
+use kafka_producer::group::consumer::{is_connection_property, is_consumer_property};
 use kafka_producer::{Cluster, ProducerConfig};
 use std::sync::Arc;
 
@@ -70,7 +70,9 @@ impl Globals {
         props.extend(
             self.props
                 .iter()
-                .filter(|(k, _)| is_consumer_property(k) || is_shared_property(k))
+                .filter(|(k, _)| {
+                    is_consumer_property(k) || is_connection_property(k) || k == "retry.backoff.ms"
+                })
                 .map(|(k, v)| (k.as_str(), v.as_str())),
         );
         tracing::debug!(settings = %crate::logging::redact(props.iter().copied()), "consumer settings");
@@ -157,20 +159,4 @@ pub async fn create_topic(cluster: &Cluster, topic: &str, partitions: i32) -> Cl
     let ensured =
         admin::ensure_topic(cluster, &new_topic, std::time::Duration::from_secs(30)).await?;
     Ok(ensured.created)
-}
-
-/// Connection and security settings a consumer shares with a producer.
-pub fn is_shared_property(key: &str) -> bool {
-    matches!(
-        key,
-        "client.id"
-            | "security.protocol"
-            | "request.timeout.ms"
-            | "socket.connection.setup.timeout.ms"
-            | "socket.connection.setup.timeout.max.ms"
-            | "receive.message.max.bytes"
-            | "metadata.max.age.ms"
-            | "retry.backoff.ms"
-    ) || key.starts_with("sasl.")
-        || key.starts_with("ssl.")
 }

@@ -174,6 +174,19 @@ async fn start_offsets(
 }
 
 /// Runs `consume`.
+/// How long the next poll may wait: at most 1 s, and no longer than what is
+/// left of `--timeout-ms` since the last record; `None` once that passed.
+fn next_wait(idle: Option<Duration>, last_record: Instant) -> Option<Duration> {
+    let second = Duration::from_secs(1);
+    match idle {
+        Some(idle) => {
+            let left = idle.saturating_sub(last_record.elapsed());
+            (!left.is_zero()).then(|| left.min(second))
+        }
+        None => Some(second),
+    }
+}
+
 pub async fn run(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
     crate::common::check_topic(&args.topic)?;
     if args.key_separator.as_deref() == Some("") {
@@ -247,15 +260,8 @@ pub async fn run(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
                 break;
             }
         }
-        let wait = match idle {
-            Some(idle) => {
-                let left = idle.saturating_sub(last_record.elapsed());
-                if left.is_zero() {
-                    break;
-                }
-                left.min(Duration::from_secs(1))
-            }
-            None => Duration::from_secs(1),
+        let Some(wait) = next_wait(idle, last_record) else {
+            break;
         };
         let records = tokio::select! {
             biased;
@@ -351,15 +357,8 @@ async fn run_group(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
         if args.count.is_some_and(|c| counters.get().0 >= c) {
             break;
         }
-        let wait = match idle {
-            Some(idle) => {
-                let left = idle.saturating_sub(last_record.elapsed());
-                if left.is_zero() {
-                    break;
-                }
-                left.min(Duration::from_secs(1))
-            }
-            None => Duration::from_secs(1),
+        let Some(wait) = next_wait(idle, last_record) else {
+            break;
         };
         let event = tokio::select! {
             biased;

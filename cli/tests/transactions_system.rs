@@ -144,7 +144,7 @@ async fn wait_started(c: &Copier) {
 }
 
 /// Waits for a copier to exit (after SIGTERM or SIGKILL).
-fn reap(mut c: Copier, limit: Duration) -> std::process::ExitStatus {
+async fn reap(mut c: Copier, limit: Duration) -> std::process::ExitStatus {
     let deadline = Instant::now() + limit;
     loop {
         if let Some(s) = c.child.try_wait().unwrap() {
@@ -155,7 +155,7 @@ fn reap(mut c: Copier, limit: Duration) -> std::process::ExitStatus {
             let log = std::fs::read_to_string(&c.log).unwrap_or_default();
             panic!("copier did not exit in {limit:?}; its log:\n{log}");
         }
-        std::thread::sleep(Duration::from_millis(20));
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -386,7 +386,7 @@ async fn run(s: Scenario) {
                         wait_started(&c).await;
                     }
                     signal(&c.child, if hard { "-KILL" } else { "-TERM" });
-                    let status = reap(c, Duration::from_secs(60));
+                    let status = reap(c, Duration::from_secs(60)).await;
                     if !hard {
                         assert!(status.success(), "copier {i} after SIGTERM: {status}");
                     }
@@ -422,7 +422,7 @@ async fn run(s: Scenario) {
         wait_started(&c).await;
         signal(&c.child, "-TERM");
         let log = c.log.clone();
-        let status = reap(c, Duration::from_secs(60));
+        let status = reap(c, Duration::from_secs(60)).await;
         assert!(
             status.success(),
             "copier {i}: {status}\n{}",

@@ -11,17 +11,16 @@
 //!   and its transactional offset commit is refused (KIP-447), while the
 //!   live member that took over its partitions commits.
 
-use kafka_producer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
-use kafka_producer::{
-    Producer, ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer,
-};
+use kafka_producer::group::{ConsumerEvent, GroupConsumer, GroupError};
+use kafka_producer::{ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const PARTITIONS: i32 = 4;
+mod support;
+use support::{Log, PARTITIONS, config, member, produce, wait_for};
 
 async fn kafka() -> KafkaCluster {
     KafkaCluster::builder()
@@ -33,136 +32,6 @@ async fn kafka() -> KafkaCluster {
         .start()
         .await
         .expect("start Kafka 4.4")
-}
-
-fn config(kafka: &KafkaCluster, group: &str, extra: &[(&str, &str)]) -> GroupConsumerConfig {
-    let bootstrap = kafka.bootstrap();
-    let mut props = vec![
-        ("bootstrap.servers", bootstrap.as_str()),
-        ("group.id", group),
-        ("auto.offset.reset", "earliest"),
-        ("isolation.level", "read_committed"),
-    ];
-    props.extend_from_slice(extra);
-    GroupConsumerConfig::from_properties(props).expect("config")
-}
-
-async fn produce(kafka: &KafkaCluster, topic: &str, partitions: i32, range: std::ops::Range<u32>) {
-    let producer = Producer::connect(
-        ProducerConfig::from_properties([("bootstrap.servers", kafka.bootstrap().as_str())])
-            .unwrap(),
-    )
-    .await
-    .unwrap();
-    let sends: Vec<_> = range
-        .map(|i| {
-            producer.send(
-                ProducerRecord::new(topic)
-                    .partition(i as i32 % partitions)
-                    .value(i.to_string()),
-            )
-        })
-        .collect();
-    for s in sends {
-        s.await.expect("produced");
-    }
-    producer.close(Duration::from_secs(10)).await.unwrap();
-}
-
-/// What the members did, shared by their tasks.
-#[derive(Default)]
-struct Log {
-    /// partition -> the member owning it now.
-    owner: BTreeMap<i32, usize>,
-    /// Every value consumed, with the member that consumed it.
-    consumed: Vec<(u32, usize)>,
-    /// Events seen by each member.
-    revoked: Vec<(usize, i32)>,
-    assigned: Vec<(usize, i32)>,
-    violations: Vec<String>,
-}
-
-/// Polls until `stop`; commits after every batch and before confirming a
-/// revocation; records ownership changes.
-async fn member(
-    id: usize,
-    mut consumer: GroupConsumer,
-    log: Arc<Mutex<Log>>,
-    stop: Arc<AtomicBool>,
-) -> GroupConsumer {
-    while !stop.load(Ordering::SeqCst) {
-        let event = consumer.poll(Duration::from_millis(200)).await;
-        let event = event.unwrap_or_else(|e| panic!("member {id}: {e}"));
-        let commit = {
-            let mut l = log.lock().unwrap();
-            match event {
-                ConsumerEvent::Records(records) => {
-                    for r in &records {
-                        if l.owner.get(&r.partition) != Some(&id) {
-                            let v = format!(
-                                "member {id} got a record of partition {} it does not own",
-                                r.partition
-                            );
-                            l.violations.push(v);
-                        }
-                        let v: u32 = std::str::from_utf8(r.value.as_deref().unwrap())
-                            .unwrap()
-                            .parse()
-                            .unwrap();
-                        l.consumed.push((v, id));
-                    }
-                    !records.is_empty()
-                }
-                ConsumerEvent::Assigned(parts) => {
-                    for tp in parts {
-                        if let Some(other) = l.owner.insert(tp.partition, id) {
-                            let v = format!(
-                                "partition {} assigned to {id} while {other} owns it",
-                                tp.partition
-                            );
-                            l.violations.push(v);
-                        }
-                        l.assigned.push((id, tp.partition));
-                    }
-                    false
-                }
-                ConsumerEvent::Revoked(parts) | ConsumerEvent::Lost(parts) => {
-                    for tp in &parts {
-                        if l.owner.remove(&tp.partition) != Some(id) {
-                            let v = format!("member {id} released {} it did not own", tp.partition);
-                            l.violations.push(v);
-                        }
-                        l.revoked.push((id, tp.partition));
-                    }
-                    // Commit what was consumed before the next poll confirms
-                    // the revocation (a lost partition cannot be committed).
-                    true
-                }
-            }
-        };
-        if commit {
-            consumer
-                .commit_positions()
-                .await
-                .unwrap_or_else(|e| panic!("member {id} commit: {e}"));
-        }
-    }
-    consumer
-}
-
-async fn wait_for(what: &str, log: &Mutex<Log>, cond: impl Fn(&Log) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        {
-            let l = log.lock().unwrap();
-            assert!(l.violations.is_empty(), "{:?}", l.violations);
-            if cond(&l) {
-                return;
-            }
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -145,7 +145,17 @@ const CONNECTION_KEYS: &[&str] = &[
     "metadata.max.age.ms",
 ];
 
-fn is_connection_key(key: &str) -> bool {
+/// True for the connection and security properties a consumer shares with a
+/// producer (`bootstrap.servers`, `client.id`, `security.protocol`, `sasl.*`,
+/// `ssl.*`, timeouts): [`GroupConsumerConfig::from_properties`] hands them to
+/// the producer's parser.
+///
+/// ```
+/// use kafka_producer::group::consumer::is_connection_property;
+/// assert!(is_connection_property("sasl.password"));
+/// assert!(!is_connection_property("isolation.level"));
+/// ```
+pub fn is_connection_property(key: &str) -> bool {
     CONNECTION_KEYS.contains(&key) || key.starts_with("sasl.") || key.starts_with("ssl.")
 }
 
@@ -270,7 +280,9 @@ impl GroupConsumerConfig {
         for (k, v) in props {
             let (key, value) = (k.as_ref().trim(), v.as_ref().trim());
             match key {
-                k if is_connection_key(k) => connection.push((k.to_string(), value.to_string())),
+                k if is_connection_property(k) => {
+                    connection.push((k.to_string(), value.to_string()))
+                }
                 "group.id" if !value.is_empty() => group_id = Some(value.to_string()),
                 "group.id" => return Err(invalid(key, value, "must not be empty")),
                 "group.instance.id" if !value.is_empty() => c.instance_id = Some(value.into()),
@@ -1306,32 +1318,42 @@ async fn heartbeat_task(t: HeartbeatTask) {
         match step {
             Step::Stop => return,
             Step::Find => {
-                match find_coordinator(&t.cluster, CoordinatorType::Group, &t.group_id).await {
-                    Ok(c) => {
-                        let mut s = lock(&t.shared);
-                        s.coordinator = Some(c.connection);
-                        s.member.kip848().coordinator_found();
-                    }
-                    Err(e) => {
-                        tracing::debug!(error = %e, group = %t.group_id, "group consumer: FindCoordinator failed");
-                        tokio::time::sleep(t.retry_backoff).await;
-                    }
+                if t.find_coordinator().await {
+                    lock(&t.shared).member.kip848().coordinator_found();
                 }
             }
             Step::Send(hb, conn) => t.send(hb, conn).await,
-            Step::Wait(at) => {
-                let until = at.unwrap_or_else(|| Instant::now() + Duration::from_secs(1));
-                let notified = t.wake_task.notified();
-                tokio::select! {
-                    _ = notified => {}
-                    _ = tokio::time::sleep_until(until.into()) => {}
-                }
-            }
+            Step::Wait(at) => t.wait(at).await,
         }
     }
 }
 
 impl HeartbeatTask {
+    /// FindCoordinator(GROUP); stores the connection and returns true when
+    /// found, else waits `retry.backoff.ms`.
+    async fn find_coordinator(&self) -> bool {
+        match find_coordinator(&self.cluster, CoordinatorType::Group, &self.group_id).await {
+            Ok(c) => {
+                lock(&self.shared).coordinator = Some(c.connection);
+                true
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, group = %self.group_id, "group consumer: FindCoordinator failed");
+                tokio::time::sleep(self.retry_backoff).await;
+                false
+            }
+        }
+    }
+
+    /// Sleeps until `at` (at most 1 s when nothing is scheduled) or a wake-up.
+    async fn wait(&self, at: Option<Instant>) {
+        let until = at.unwrap_or_else(|| Instant::now() + Duration::from_secs(1));
+        tokio::select! {
+            _ = self.wake_task.notified() => {}
+            _ = tokio::time::sleep_until(until.into()) => {}
+        }
+    }
+
     fn next_step(&self) -> Step {
         let mut s = lock(&self.shared);
         let now = Instant::now();
@@ -1504,27 +1526,12 @@ async fn classic_task(t: HeartbeatTask, rebalance_timeout: Duration) {
         match t.classic_step() {
             ClassicStep::Stop => return,
             ClassicStep::Find => {
-                match find_coordinator(&t.cluster, CoordinatorType::Group, &t.group_id).await {
-                    Ok(c) => {
-                        let mut s = lock(&t.shared);
-                        s.coordinator = Some(c.connection);
-                        s.member.classic().coordinator_found();
-                    }
-                    Err(e) => {
-                        tracing::debug!(error = %e, group = %t.group_id, "group consumer: FindCoordinator failed");
-                        tokio::time::sleep(t.retry_backoff).await;
-                    }
+                if t.find_coordinator().await {
+                    lock(&t.shared).member.classic().coordinator_found();
                 }
             }
             ClassicStep::Send(req, conn) => t.send_classic(req, conn, rebalance_timeout).await,
-            ClassicStep::Wait(at) => {
-                let until = at.unwrap_or_else(|| Instant::now() + Duration::from_secs(1));
-                let notified = t.wake_task.notified();
-                tokio::select! {
-                    _ = notified => {}
-                    _ = tokio::time::sleep_until(until.into()) => {}
-                }
-            }
+            ClassicStep::Wait(at) => t.wait(at).await,
         }
     }
 }
