@@ -14,24 +14,24 @@ use tokio::net::TcpListener;
 
 /// One request as the peer saw it.
 #[derive(Debug, Clone)]
-struct Seen {
-    api: ApiKey,
-    version: i16,
-    correlation_id: i32,
-    body: Bytes,
+pub(crate) struct Seen {
+    pub(crate) api: ApiKey,
+    pub(crate) version: i16,
+    pub(crate) correlation_id: i32,
+    pub(crate) body: Bytes,
 }
 
-enum Step {
+pub(crate) enum Step {
     /// Write these frames (possibly none: hold the request).
     Reply(Vec<BytesMut>),
     /// Write these frames, then close the socket.
     ReplyAndClose(Vec<BytesMut>),
 }
 
-type Log = Arc<Mutex<Vec<(ApiKey, i16)>>>;
+pub(crate) type Log = Arc<Mutex<Vec<(ApiKey, i16)>>>;
 
 /// Starts a peer that serves every accepted connection with a fresh handler.
-async fn peer<F, H>(make: F) -> (String, Log)
+pub(crate) async fn peer<F, H>(make: F) -> (String, Log)
 where
     F: Fn() -> H + Send + 'static,
     H: FnMut(Seen) -> Step + Send + 'static,
@@ -164,7 +164,7 @@ fn topics_req(name: &str) -> MetadataRequest {
     }
 }
 
-fn fast_config() -> ConnectionConfig {
+pub(crate) fn fast_config() -> ConnectionConfig {
     ConnectionConfig {
         request_timeout: Duration::from_secs(5),
         connect_timeout: Duration::from_secs(5),

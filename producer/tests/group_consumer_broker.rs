@@ -9,12 +9,19 @@
 //!   once between them;
 //! - a member that stopped polling (a zombie) is removed from the group
 //!   and its transactional offset commit is refused (KIP-447), while the
-//!   live member that took over its partitions commits.
+//!   live member that took over its partitions commits;
+//! - commits made without waiting apply in the order they were made, and
+//!   `enable.auto.commit` commits what poll returned: every interval,
+//!   before a revocation is reported, and on close.
 
 use kafka_producer::group::{ConsumerEvent, GroupConsumer, GroupError};
-use kafka_producer::{ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer};
+use kafka_producer::reader::ConsumerRecord;
+use kafka_producer::{
+    Cluster, ClusterConfig, ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer,
+    admin,
+};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -301,4 +308,153 @@ async fn the_event_stream_yields_the_assignment_then_each_record_on_demand() {
         .expect("between items")
         .close(Duration::from_secs(5))
         .await;
+}
+
+/// The group's committed offset of each partition of `topic`.
+async fn committed(kafka: &KafkaCluster, group: &str, topic: &str) -> BTreeMap<i32, i64> {
+    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
+        .await
+        .unwrap();
+    admin::committed_offsets(&cluster, group)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|(tp, _)| &*tp.topic == topic)
+        .map(|(tp, o)| (tp.partition, o))
+        .collect()
+}
+
+/// Polls `consumer` until it returned `n` records (the assignment first).
+async fn consume(consumer: &mut GroupConsumer, n: usize) -> Vec<ConsumerRecord> {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut got = Vec::new();
+    while got.len() < n {
+        assert!(Instant::now() < deadline, "{} of {n} records", got.len());
+        if let ConsumerEvent::Records(r) = consumer.poll(Duration::from_millis(200)).await.unwrap()
+        {
+            got.extend(r);
+        }
+    }
+    got
+}
+
+/// Invariant (Java's `commitAsync` ordering): commits made without waiting
+/// reach the coordinator in the order they were made, so after a burst of
+/// 400 of them, one per record, the group's committed offset is the last
+/// one, and every commit succeeded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_async_commits_leaves_the_last_offset_committed() {
+    let kafka = kafka().await;
+    let topic = "async-commits";
+    kafka.create_topic(topic, 1, 1).await.unwrap();
+    produce(&kafka, topic, 1, 0..400).await;
+    let mut consumer = GroupConsumer::subscribe(config(&kafka, "async", &[]), [topic])
+        .await
+        .unwrap();
+    let records = consume(&mut consumer, 400).await;
+    let tp = TopicPartition::new(topic, 0);
+    let pending: Vec<_> = records
+        .iter()
+        .map(|r| consumer.commit_async(&[(tp.clone(), r.offset + 1)]))
+        .collect();
+    for (i, p) in pending.into_iter().enumerate() {
+        p.await.unwrap_or_else(|e| panic!("commit {i}: {e}"));
+    }
+    assert_eq!(
+        committed(&kafka, "async", topic).await,
+        BTreeMap::from([(0, 400)])
+    );
+    consumer.close(Duration::from_secs(5)).await;
+}
+
+/// Invariant (`enable.auto.commit=true`): the positions of what `poll`
+/// returned are committed within an interval of a later poll, with no
+/// commit call from the application.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_commit_commits_the_positions_of_returned_records() {
+    let kafka = kafka().await;
+    let topic = "auto-commit";
+    kafka.create_topic(topic, 2, 1).await.unwrap();
+    produce(&kafka, topic, 2, 0..300).await;
+    let settings = [
+        ("enable.auto.commit", "true"),
+        ("auto.commit.interval.ms", "100"),
+    ];
+    let mut consumer = GroupConsumer::subscribe(config(&kafka, "auto", &settings), [topic])
+        .await
+        .unwrap();
+    consume(&mut consumer, 300).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        consumer.poll(Duration::from_millis(150)).await.unwrap();
+        let c = committed(&kafka, "auto", topic).await;
+        if c == BTreeMap::from([(0, 150), (1, 150)]) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "committed {c:?}");
+    }
+    consumer.close(Duration::from_secs(5)).await;
+}
+
+/// Invariant (`enable.auto.commit=true`): closing commits the positions,
+/// even when the interval has not passed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_commit_commits_the_positions_on_close() {
+    let kafka = kafka().await;
+    let topic = "auto-commit-close";
+    kafka.create_topic(topic, 1, 1).await.unwrap();
+    produce(&kafka, topic, 1, 0..100).await;
+    let settings = [
+        ("enable.auto.commit", "true"),
+        ("auto.commit.interval.ms", "3600000"),
+    ];
+    let mut consumer = GroupConsumer::subscribe(config(&kafka, "auto-close", &settings), [topic])
+        .await
+        .unwrap();
+    consume(&mut consumer, 100).await;
+    assert_eq!(
+        committed(&kafka, "auto-close", topic).await,
+        BTreeMap::new()
+    );
+    consumer.close(Duration::from_secs(10)).await;
+    assert_eq!(
+        committed(&kafka, "auto-close", topic).await,
+        BTreeMap::from([(0, 100)])
+    );
+}
+
+/// Invariant (`enable.auto.commit=true`): when a partition is revoked,
+/// its position is committed before the revocation is reported, so the
+/// next owner starts after the records the first member consumed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_commit_commits_a_revoked_partition_before_reporting_it() {
+    let kafka = kafka().await;
+    let topic = "auto-commit-revoke";
+    kafka.create_topic(topic, 2, 1).await.unwrap();
+    produce(&kafka, topic, 2, 0..200).await;
+    let settings = [
+        ("enable.auto.commit", "true"),
+        ("auto.commit.interval.ms", "3600000"),
+    ];
+    let group = "auto-revoke";
+    let mut first = GroupConsumer::subscribe(config(&kafka, group, &settings), [topic])
+        .await
+        .unwrap();
+    consume(&mut first, 200).await;
+    let second = GroupConsumer::subscribe(config(&kafka, group, &settings), [topic])
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let revoked = loop {
+        assert!(Instant::now() < deadline, "no revocation");
+        if let ConsumerEvent::Revoked(parts) = first.poll(Duration::from_millis(200)).await.unwrap()
+        {
+            break parts;
+        }
+    };
+    assert_eq!(revoked.len(), 1, "{revoked:?}");
+    let c = committed(&kafka, group, topic).await;
+    assert_eq!(c, BTreeMap::from([(revoked[0].partition, 100)]));
+    second.close(Duration::from_secs(5)).await;
+    first.close(Duration::from_secs(5)).await;
 }

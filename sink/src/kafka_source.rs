@@ -128,6 +128,14 @@ pub enum PipelineError {
     /// The transactional producer could not start.
     #[error("producer: {0}")]
     Connect(#[from] kafka_producer::transactional::ConnectError),
+    /// `enable.auto.commit=true` in the consumer's settings: the input
+    /// offsets are committed in the output's transaction, and an automatic
+    /// commit beside it would mark input done whose output may yet be
+    /// aborted (Kafka Streams forces it off).
+    #[error(
+        "enable.auto.commit must be false: the pipeline commits the input offsets in its transaction"
+    )]
+    AutoCommit,
 }
 
 /// Exactly-once consume-transform-produce (see the module docs).
@@ -171,6 +179,9 @@ where
         transform: F,
         config: PipelineConfig,
     ) -> Result<Self, PipelineError> {
+        if consumer.auto_commit_interval.is_some() {
+            return Err(PipelineError::AutoCommit);
+        }
         let producer = TransactionalProducer::connect(producer).await?;
         producer.init_transactions().await?;
         let consumer = GroupConsumer::subscribe(consumer, topics.iter().copied()).await?;

@@ -40,6 +40,7 @@ use crate::config::{ConfigError, ProducerConfig};
 use crate::connection::Connection;
 use crate::group::classic::assignor::Assignor;
 use crate::group::classic::{ClassicAction, ClassicConfig, ClassicMember, ClassicState, Request};
+use crate::group::commit::{CommitQueue, Committer, PendingCommit};
 use crate::group::membership::{
     Heartbeat, HeartbeatAnswer, MemberAction, MemberError, MemberState, Membership,
     MembershipConfig, TopicPartitions,
@@ -50,7 +51,7 @@ use crate::txn::{CoordinatorType, GroupMetadata, OffsetAndMetadata, find_coordin
 use kafka_proto::messages::{
     ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatRequestTopicPartitions,
     ConsumerGroupHeartbeatResponse, HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
-    OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic, SyncGroupRequest,
+    SyncGroupRequest,
 };
 use kafka_proto::{ApiKey, ErrorCode};
 use std::collections::{BTreeMap, BTreeSet};
@@ -103,6 +104,14 @@ pub struct GroupConsumerConfig {
     /// `default.api.timeout.ms` (default 60 s): bound on commits and
     /// offset lookups.
     pub api_timeout: Duration,
+    /// `auto.commit.interval.ms` when `enable.auto.commit=true`; `None`
+    /// (the default here, unlike Java's) when the application commits, as
+    /// a transactional pipeline must. With auto-commit, [`GroupConsumer::poll`]
+    /// commits the positions (what earlier polls returned) every interval,
+    /// and the positions of revoked partitions before reporting the
+    /// revocation, and [`GroupConsumer::close`] commits them: at least
+    /// once, as in Java.
+    pub auto_commit_interval: Option<Duration>,
     /// Fetching: `isolation.level`, `auto.offset.reset`, `fetch.*`.
     pub reader: ReaderConfig,
     /// Connections: `bootstrap.servers`, `client.id`, security settings.
@@ -208,6 +217,7 @@ pub fn is_consumer_property(key: &str) -> bool {
             | "partition.assignment.strategy"
             | "client.rack"
             | "enable.auto.commit"
+            | "auto.commit.interval.ms"
             | "max.poll.interval.ms"
             | "retry.backoff.max.ms"
             | "default.api.timeout.ms"
@@ -227,10 +237,11 @@ impl GroupConsumerConfig {
     /// `session.timeout.ms`, `heartbeat.interval.ms` and
     /// `partition.assignment.strategy` (short names or Java class names of
     /// `range` and `cooperative-sticky`) are refused under `consumer`, and
-    /// `group.remote.assignor` under `classic`. `enable.auto.commit` must be
-    /// false: offsets are committed by the application
-    /// ([`GroupConsumer::commit`]) or in its transaction. Any other key is
-    /// refused, so that no setting is silently ignored.
+    /// `group.remote.assignor` under `classic`. `enable.auto.commit`
+    /// defaults to false (Java's default is true): offsets are committed by
+    /// the application ([`GroupConsumer::commit`]) or in its transaction;
+    /// `true` commits every `auto.commit.interval.ms` (default 5 s). Any
+    /// other key is refused, so that no setting is silently ignored.
     ///
     /// ```
     /// use kafka_producer::group::GroupConsumerConfig;
@@ -261,6 +272,8 @@ impl GroupConsumerConfig {
         // (key, value) of the last setting that only one protocol accepts.
         let mut classic_only: Option<(String, String)> = None;
         let mut consumer_only: Option<(String, String)> = None;
+        let mut auto_commit = false;
+        let mut auto_commit_interval = Duration::from_secs(5);
         let mut c = Self {
             group_id: String::new(),
             instance_id: None,
@@ -274,6 +287,7 @@ impl GroupConsumerConfig {
             retry_backoff: Duration::from_millis(100),
             retry_backoff_max: Duration::from_secs(1),
             api_timeout: Duration::from_secs(60),
+            auto_commit_interval: None,
             reader: ReaderConfig::default(),
             connection: ProducerConfig::new(""),
         };
@@ -331,14 +345,13 @@ impl GroupConsumerConfig {
                     classic_only = Some((key.into(), value.into()));
                 }
                 "enable.auto.commit" => {
-                    if value != "false" {
-                        return Err(invalid(
-                            key,
-                            value,
-                            "offsets are committed by the application or in its transaction: set false",
-                        ));
+                    auto_commit = match value {
+                        "true" => true,
+                        "false" => false,
+                        _ => return Err(invalid(key, value, "expected true or false")),
                     }
                 }
+                "auto.commit.interval.ms" => auto_commit_interval = millis(key, value, 0)?,
                 "max.poll.interval.ms" => c.max_poll_interval = millis(key, value, 1)?,
                 "retry.backoff.ms" => c.retry_backoff = millis(key, value, 0)?,
                 "retry.backoff.max.ms" => c.retry_backoff_max = millis(key, value, 0)?,
@@ -375,6 +388,7 @@ impl GroupConsumerConfig {
             }
         }
         c.group_id = group_id.ok_or_else(|| ConfigError::Missing("group.id".into()))?;
+        c.auto_commit_interval = auto_commit.then_some(auto_commit_interval);
         match (c.protocol, classic_only, consumer_only) {
             (GroupProtocol::Consumer, Some((k, v)), _) => {
                 return Err(invalid(
@@ -521,7 +535,7 @@ enum Owed {
 
 /// The member of either protocol.
 #[derive(Debug)]
-enum Member {
+pub(super) enum Member {
     Kip848(Membership),
     Classic(ClassicMember),
 }
@@ -550,14 +564,14 @@ impl Member {
     }
 
     /// The member epoch or the generation.
-    fn generation(&self) -> i32 {
+    pub(super) fn generation(&self) -> i32 {
         match self {
             Member::Kip848(m) => m.epoch(),
             Member::Classic(m) => m.generation(),
         }
     }
 
-    fn member_id(&self) -> &str {
+    pub(super) fn member_id(&self) -> &str {
         match self {
             Member::Kip848(m) => m.member_id(),
             Member::Classic(m) => m.member_id(),
@@ -601,14 +615,14 @@ enum Queued {
 }
 
 #[derive(Debug)]
-struct Shared {
-    member: Member,
+pub(super) struct Shared {
+    pub(super) member: Member,
     /// Decisions for the application, in order.
     events: std::collections::VecDeque<Queued>,
-    coordinator: Option<Arc<Connection>>,
+    pub(super) coordinator: Option<Arc<Connection>>,
     last_poll: Instant,
     fatal: Option<MemberError>,
-    closing: bool,
+    pub(super) closing: bool,
 }
 
 /// A consumer-group member (see the module docs).
@@ -654,10 +668,27 @@ pub struct GroupConsumer {
     owned: BTreeSet<TopicPartition>,
     /// The leader epoch of the last record returned per partition.
     epochs: BTreeMap<TopicPartition, i32>,
+    /// Every offset commit, in order.
+    commits: CommitQueue,
+    /// When the next auto-commit is due (with `enable.auto.commit`).
+    next_auto_commit: Option<Instant>,
     task: tokio::task::JoinHandle<()>,
 }
 
-fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+impl Shared {
+    pub(super) fn new(member: Member) -> Self {
+        Self {
+            member,
+            events: Default::default(),
+            coordinator: None,
+            last_poll: Instant::now(),
+            fatal: None,
+            closing: false,
+        }
+    }
+}
+
+pub(super) fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
     shared.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -702,14 +733,7 @@ impl GroupConsumer {
                 Member::Classic(m)
             }
         };
-        let shared = Arc::new(Mutex::new(Shared {
-            member,
-            events: Default::default(),
-            coordinator: None,
-            last_poll: Instant::now(),
-            fatal: None,
-            closing: false,
-        }));
+        let shared = Arc::new(Mutex::new(Shared::new(member)));
         let wake_task = Arc::new(Notify::new());
         let wake_poll = Arc::new(Notify::new());
         let t = HeartbeatTask {
@@ -727,6 +751,15 @@ impl GroupConsumer {
             GroupProtocol::Classic => tokio::spawn(classic_task(t, config.max_poll_interval)),
         };
         let reader = Reader::new(cluster.clone(), config.reader.clone());
+        let commits = CommitQueue::start(Committer {
+            shared: shared.clone(),
+            wake_task: wake_task.clone(),
+            group_id: config.group_id.clone(),
+            instance_id: config.instance_id.clone(),
+            retry_backoff: config.retry_backoff,
+            api_timeout: config.api_timeout,
+        });
+        let next_auto_commit = config.auto_commit_interval.map(|i| Instant::now() + i);
         Ok(Self {
             config,
             cluster,
@@ -738,6 +771,8 @@ impl GroupConsumer {
             revoking: Vec::new(),
             owned: BTreeSet::new(),
             epochs: BTreeMap::new(),
+            commits,
+            next_auto_commit,
             task,
         })
     }
@@ -834,6 +869,7 @@ impl GroupConsumer {
     pub async fn poll(&mut self, timeout: Duration) -> Result<ConsumerEvent, GroupError> {
         let deadline = Instant::now() + timeout;
         self.confirm_owed();
+        self.maybe_auto_commit();
         {
             let mut s = lock(&self.shared);
             if s.closing {
@@ -974,6 +1010,7 @@ impl GroupConsumer {
                     })
                     .collect();
                 self.release(&parts);
+                self.auto_commit_revoked().await;
                 self.owed = Some(Owed::Revocation);
                 Ok(Some(ConsumerEvent::Revoked(parts)))
             }
@@ -1014,6 +1051,7 @@ impl GroupConsumer {
                     })
                     .collect();
                 self.release(&parts);
+                self.auto_commit_revoked().await;
                 self.owed = Some(Owed::Revocation);
                 Ok(Some(ConsumerEvent::Revoked(parts)))
             }
@@ -1101,7 +1139,8 @@ impl GroupConsumer {
     }
 
     /// Commits the positions of every owned partition
-    /// ([`Self::positions`]): Java's `commitSync()`.
+    /// ([`Self::positions`]) and waits for the answer: Java's
+    /// `commitSync()`.
     ///
     /// ```no_run
     /// # async fn demo(c: &kafka_producer::group::GroupConsumer) -> Result<(), kafka_producer::group::GroupError> {
@@ -1109,14 +1148,16 @@ impl GroupConsumer {
     /// # Ok(()) }
     /// ```
     pub async fn commit_positions(&self) -> Result<(), GroupError> {
-        let offsets = self.positions();
-        self.commit(&offsets).await
+        self.commit_positions_async().await
     }
 
     /// Commits `offsets` (the next offset to read, per partition) with the
     /// member's id and epoch (KIP-848, OffsetCommit v9+) or generation
-    /// (classic), retrying retriable errors for up to
-    /// `default.api.timeout.ms`. A member that lost the partitions gets
+    /// (classic) and waits for the answer: Java's `commitSync(offsets)`.
+    /// Retriable errors are retried for up to `default.api.timeout.ms`,
+    /// counted from this call; commits made before it with
+    /// [`Self::commit_async`] complete first (see the [`commit`](super::commit)
+    /// module). A member that lost the partitions gets
     /// [`GroupError::Commit`] (STALE_MEMBER_EPOCH, ILLEGAL_GENERATION,
     /// UNKNOWN_MEMBER_ID; REBALANCE_IN_PROGRESS for a classic member in
     /// the middle of a rebalance: poll, then commit again).
@@ -1128,137 +1169,78 @@ impl GroupConsumer {
     /// # Ok(()) }
     /// ```
     pub async fn commit(&self, offsets: &[(TopicPartition, i64)]) -> Result<(), GroupError> {
-        if offsets.is_empty() {
-            return Ok(());
-        }
-        let deadline = Instant::now() + self.config.api_timeout;
-        loop {
-            let why = match self.commit_once(offsets).await {
-                Ok(result) => return result,
-                Err(Retry(why)) => why,
-            };
-            tracing::debug!(%why, "group consumer: OffsetCommit retry");
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(GroupError::Timeout {
-                    what: "OffsetCommit".into(),
-                    after: self.config.api_timeout,
-                    last_error: Some(why),
-                });
-            }
-            tokio::time::sleep(self.config.retry_backoff.min(deadline - now)).await;
-        }
+        self.commit_async(offsets).await
     }
-}
 
-/// A retriable commit failure.
-struct Retry(String);
+    /// Queues a commit of `offsets` and returns at once: Java's
+    /// `commitAsync(offsets, callback)`, the callback being the returned
+    /// [`PendingCommit`]. Commits reach the group coordinator one at a time
+    /// in the order they were made, and their results complete in that
+    /// order, so an earlier commit never overwrites a later one. The
+    /// commit goes out whether or not the `PendingCommit` is awaited.
+    ///
+    /// ```no_run
+    /// # async fn demo(c: &kafka_producer::group::GroupConsumer) {
+    /// use kafka_producer::TopicPartition;
+    /// let pending = c.commit_async(&[(TopicPartition::new("orders", 0), 42)]);
+    /// // ... go on polling; later:
+    /// if let Err(e) = pending.await { eprintln!("commit failed: {e}"); }
+    /// # }
+    /// ```
+    pub fn commit_async(&self, offsets: &[(TopicPartition, i64)]) -> PendingCommit {
+        self.commits.push(offsets.to_vec())
+    }
 
-impl GroupConsumer {
-    async fn commit_once(
-        &self,
-        offsets: &[(TopicPartition, i64)],
-    ) -> Result<Result<(), GroupError>, Retry> {
-        let (conn, epoch, member_id, classic) = {
-            let s = lock(&self.shared);
-            if s.closing {
-                return Ok(Err(GroupError::Closed));
-            }
-            (
-                s.coordinator.clone(),
-                s.member.generation(),
-                s.member.member_id().to_string(),
-                matches!(s.member, Member::Classic(_)),
-            )
+    /// [`Self::commit_async`] of the positions of every owned partition
+    /// ([`Self::positions`]): Java's `commitAsync()`.
+    ///
+    /// ```no_run
+    /// # async fn demo(c: &kafka_producer::group::GroupConsumer) {
+    /// drop(c.commit_positions_async()); // fire and forget; failures are logged
+    /// # }
+    /// ```
+    pub fn commit_positions_async(&self) -> PendingCommit {
+        self.commits.push(self.positions())
+    }
+
+    /// With `enable.auto.commit`: queues a commit of the positions when
+    /// `auto.commit.interval.ms` has passed since the last one (Java
+    /// commits in `poll`, so what the previous polls returned counts as
+    /// consumed).
+    fn maybe_auto_commit(&mut self) {
+        let (Some(interval), Some(due)) = (self.config.auto_commit_interval, self.next_auto_commit)
+        else {
+            return;
         };
-        let Some(conn) = conn else {
-            self.wake_task.notify_one();
-            return Err(Retry("no group coordinator yet".into()));
-        };
-        let version = match conn.versions().version_for::<OffsetCommitRequest>() {
-            // A classic member may use any version (the generation is in
-            // every one from v1).
-            Ok(v) if v >= 9 || classic => v.min(9),
-            Ok(v) => {
-                return Ok(Err(GroupError::Commit {
-                    error: ErrorCode::UnsupportedVersion,
-                    message: Some(format!(
-                        "OffsetCommit v{v}: a KIP-848 member needs v9 or newer"
-                    )),
-                }));
-            }
-            Err(e) => return Ok(Err(GroupError::Reader(e.into()))),
-        };
-        let mut topics: BTreeMap<&str, Vec<OffsetCommitRequestPartition>> = BTreeMap::new();
-        for (tp, offset) in offsets {
-            topics
-                .entry(&tp.topic)
-                .or_default()
-                .push(OffsetCommitRequestPartition {
-                    partition_index: tp.partition,
-                    committed_offset: *offset,
-                    ..Default::default()
-                });
+        let now = Instant::now();
+        if now < due {
+            return;
         }
-        let req = OffsetCommitRequest {
-            group_id: self.config.group_id.clone(),
-            generation_id_or_member_epoch: epoch,
-            member_id,
-            group_instance_id: self.config.instance_id.clone(),
-            topics: topics
-                .into_iter()
-                .map(|(name, partitions)| OffsetCommitRequestTopic {
-                    name: name.to_string(),
-                    partitions,
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        };
-        let resp = match conn.send(&req, version).await {
-            Ok(r) => r,
-            Err(e) if e.is_retriable() => {
-                self.coordinator_failed();
-                return Err(Retry(e.to_string()));
-            }
-            Err(e) => return Ok(Err(GroupError::Reader(e.into()))),
-        };
-        let mut retry = None;
-        for t in &resp.topics {
-            for p in &t.partitions {
-                let error = ErrorCode::from(p.error_code);
-                match error {
-                    ErrorCode::None => {}
-                    ErrorCode::NotCoordinator | ErrorCode::CoordinatorNotAvailable => {
-                        self.coordinator_failed();
-                        retry = Some(format!("{}-{}: {error:?}", t.name, p.partition_index));
-                    }
-                    e if e.is_retriable() => {
-                        retry = Some(format!("{}-{}: {e:?}", t.name, p.partition_index));
-                    }
-                    e => {
-                        return Ok(Err(GroupError::Commit {
-                            error: e,
-                            message: Some(format!("{}-{}", t.name, p.partition_index)),
-                        }));
-                    }
-                }
-            }
-        }
-        match retry {
-            Some(why) => Err(Retry(why)),
-            None => Ok(Ok(())),
+        self.next_auto_commit = Some(now + interval);
+        let offsets = self.positions();
+        if !offsets.is_empty() {
+            drop(self.commits.push(offsets));
         }
     }
 
-    fn coordinator_failed(&self) {
-        lock(&self.shared).coordinator = None;
-        self.wake_task.notify_one();
+    /// With `enable.auto.commit`: commits the positions of partitions being
+    /// revoked before the revocation is reported (Java commits
+    /// synchronously before a rebalance). A failure is logged: the next
+    /// owner may read those records again (at least once).
+    async fn auto_commit_revoked(&self) {
+        if self.config.auto_commit_interval.is_none() || self.revoking.is_empty() {
+            return;
+        }
+        if let Err(e) = self.commits.push(self.revoking.clone()).await {
+            tracing::warn!(group = %self.config.group_id, error = %e, "group consumer: auto-commit before a revocation failed");
+        }
     }
 
     /// Leaves the group and stops. Partitions still owned are given up
-    /// without a revocation event: commit before closing. Waits up to
-    /// `timeout` for the leave heartbeat to go out.
+    /// without a revocation event: commit before closing (with
+    /// `enable.auto.commit`, close commits the positions, as Java's
+    /// `close` does). Commits still queued are waited for, then the leave
+    /// heartbeat; all within `timeout`.
     ///
     /// ```no_run
     /// # async fn demo(c: kafka_producer::group::GroupConsumer) {
@@ -1266,6 +1248,21 @@ impl GroupConsumer {
     /// # }
     /// ```
     pub async fn close(mut self, timeout: Duration) {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let last = match self.config.auto_commit_interval {
+            Some(_) => self.commit_positions_async(),
+            // An empty commit completes after every commit queued before it.
+            None => self.commit_async(&[]),
+        };
+        match tokio::time::timeout_at(deadline, last).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(group = %self.config.group_id, error = %e, "group consumer: a commit failed while closing")
+            }
+            Err(_) => {
+                tracing::warn!(group = %self.config.group_id, "group consumer: commits still pending at close: their outcome is unknown")
+            }
+        }
         self.confirm_owed();
         {
             let mut s = lock(&self.shared);
@@ -1282,7 +1279,7 @@ impl GroupConsumer {
             }
         }
         self.wake_task.notify_one();
-        let _ = tokio::time::timeout(timeout, &mut self.task).await;
+        let _ = tokio::time::timeout_at(deadline, &mut self.task).await;
         self.task.abort();
     }
 }
@@ -1951,5 +1948,31 @@ mod tests {
         ])
         .unwrap_err();
         assert_eq!(err.key(), "heartbeat.interval.ms");
+    }
+
+    #[test]
+    fn auto_commit_is_off_by_default_and_on_with_javas_interval() {
+        assert_eq!(parse(&[]).unwrap().auto_commit_interval, None);
+        assert_eq!(
+            parse(&[("enable.auto.commit", "false")])
+                .unwrap()
+                .auto_commit_interval,
+            None
+        );
+        assert_eq!(
+            parse(&[("enable.auto.commit", "true")])
+                .unwrap()
+                .auto_commit_interval,
+            Some(Duration::from_secs(5))
+        );
+        // The interval applies whatever the order of the keys.
+        let c = parse(&[
+            ("auto.commit.interval.ms", "250"),
+            ("enable.auto.commit", "true"),
+        ])
+        .unwrap();
+        assert_eq!(c.auto_commit_interval, Some(Duration::from_millis(250)));
+        let err = parse(&[("enable.auto.commit", "yes")]).unwrap_err();
+        assert_eq!(err.key(), "enable.auto.commit");
     }
 }

@@ -13,9 +13,11 @@
 //!   metadata a transactional producer needs (KIP-447).
 
 pub mod classic;
+pub mod commit;
 pub mod consumer;
 pub mod membership;
 
+pub use commit::PendingCommit;
 pub use consumer::{
     ConsumerEvent, EventStream, GroupConsumer, GroupConsumerConfig, GroupError, GroupProtocol,
 };
