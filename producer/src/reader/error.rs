@@ -1,6 +1,7 @@
 //! Errors of the [`Reader`](super::Reader).
 
 use crate::error::{ClusterError, ConnError};
+use crate::txn::CoordinatorError;
 use kafka_proto::{ApiKey, DecodeError, ErrorCode};
 use std::time::Duration;
 
@@ -133,6 +134,27 @@ impl From<ConnError> for ReaderError {
     }
 }
 
+impl From<CoordinatorError> for ReaderError {
+    /// A FindCoordinator failure keeps its cluster error, or its API, version,
+    /// error code and message.
+    fn from(e: CoordinatorError) -> Self {
+        match e {
+            CoordinatorError::Cluster(e) => ReaderError::Cluster(e),
+            CoordinatorError::Broker {
+                api,
+                version,
+                error,
+                message,
+            } => ReaderError::Broker {
+                api,
+                version,
+                error,
+                message,
+            },
+        }
+    }
+}
+
 impl ReaderError {
     /// True when retrying (after a metadata refresh) may succeed.
     pub fn is_retriable(&self) -> bool {
@@ -172,6 +194,35 @@ impl ReaderError {
             }
             ReaderError::OffsetOutOfRange { .. } => Some(ErrorCode::OffsetOutOfRange),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A FindCoordinator failure reaches the reader with its API, version,
+    /// code and message, so `committed_offsets` retries exactly the codes the
+    /// coordinator lookup calls retriable.
+    #[test]
+    fn coordinator_errors_keep_code_and_retriability() {
+        for (code, retriable) in [
+            (ErrorCode::CoordinatorNotAvailable, true),
+            (ErrorCode::NotCoordinator, true),
+            (ErrorCode::CoordinatorLoadInProgress, true),
+            (ErrorCode::GroupAuthorizationFailed, false),
+        ] {
+            let e = ReaderError::from(CoordinatorError::Broker {
+                api: ApiKey::FindCoordinator,
+                version: 4,
+                error: code,
+                message: Some("m".into()),
+            });
+            assert_eq!(e.is_retriable(), retriable, "{code:?}");
+            assert_eq!(e.api(), Some((ApiKey::FindCoordinator, 4)));
+            assert_eq!(e.error_code(), Some(code));
+            assert!(matches!(e, ReaderError::Broker { message: Some(ref m), .. } if m == "m"));
         }
     }
 }

@@ -22,10 +22,11 @@ pub use filter::{
 use crate::cluster::Cluster;
 use crate::connection::Connection;
 use crate::error::ClusterError;
+use crate::txn::{CoordinatorType, find_coordinator};
 use bytes::Bytes;
 use kafka_proto::messages::{
-    FetchRequest, FetchRequestPartition, FetchRequestTopic, FetchResponse, FindCoordinatorRequest,
-    ListOffsetsRequest, ListOffsetsRequestPartition, ListOffsetsRequestTopic, OffsetFetchRequest,
+    FetchRequest, FetchRequestPartition, FetchRequestTopic, FetchResponse, ListOffsetsRequest,
+    ListOffsetsRequestPartition, ListOffsetsRequestTopic, OffsetFetchRequest,
     OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchRequestTopics,
 };
 use kafka_proto::primitives::Uuid;
@@ -1277,7 +1278,9 @@ impl Reader {
         }
     }
 
-    /// The connection to `group_id`'s coordinator.
+    /// The connection to `group_id`'s coordinator: FindCoordinator(GROUP)
+    /// through [`find_coordinator`](crate::txn::find_coordinator), once
+    /// (a retriable error says so in [`ReaderError::is_retriable`]).
     ///
     /// ```no_run
     /// # async fn demo(reader: &kafka_producer::reader::Reader) -> Result<(), kafka_producer::reader::ReaderError> {
@@ -1286,67 +1289,8 @@ impl Reader {
     /// # Ok(()) }
     /// ```
     pub async fn group_coordinator(&self, group_id: &str) -> Result<Arc<Connection>, ReaderError> {
-        let conn = self.cluster.any_connection().await?;
-        let version = conn.versions().version_for::<FindCoordinatorRequest>()?;
-        let req = if version >= 4 {
-            FindCoordinatorRequest {
-                key_type: FindCoordinatorRequest::KEY_TYPE_GROUP,
-                coordinator_keys: vec![group_id.to_string()],
-                ..Default::default()
-            }
-        } else {
-            FindCoordinatorRequest {
-                key: group_id.to_string(),
-                key_type: FindCoordinatorRequest::KEY_TYPE_GROUP,
-                ..Default::default()
-            }
-        };
-        let resp = conn.send(&req, version).await?;
-        let (error, message, node, host, port) = if version >= 4 {
-            let c = resp
-                .coordinators
-                .into_iter()
-                .next()
-                .ok_or(ReaderError::Broker {
-                    api: ApiKey::FindCoordinator,
-                    version,
-                    error: ErrorCode::CoordinatorNotAvailable,
-                    message: Some("empty coordinators".into()),
-                })?;
-            (c.error_code, c.error_message, c.node_id, c.host, c.port)
-        } else {
-            (
-                resp.error_code,
-                resp.error_message,
-                resp.node_id,
-                resp.host,
-                resp.port,
-            )
-        };
-        let error = ErrorCode::from(error);
-        if !error.is_ok() {
-            return Err(ReaderError::Broker {
-                api: ApiKey::FindCoordinator,
-                version,
-                error,
-                message: message.filter(|m| !m.is_empty()),
-            });
-        }
-        if self.cluster.metadata().broker(node).is_some()
-            && let Ok(c) = self.cluster.connection(node).await
-        {
-            return Ok(c);
-        }
-        let addr = crate::metadata::BrokerInfo {
-            node_id: node,
-            host,
-            port,
-            rack: None,
-        }
-        .addr();
-        Ok(Arc::new(
-            Connection::connect(&addr, &self.cluster.config().connection).await?,
-        ))
+        let found = find_coordinator(&self.cluster, CoordinatorType::Group, group_id).await?;
+        Ok(found.connection)
     }
 
     async fn committed_once(

@@ -70,7 +70,13 @@ pub struct CoordinatorConnection {
 }
 
 /// FindCoordinator(`key_type`, `key`) on any broker — v4+ batched
-/// (`CoordinatorKeys`), v1-3 single key — then a connection to the answer.
+/// (`CoordinatorKeys`), v0-3 single key (a transactional id needs v1+) —
+/// then a pooled connection to the answer. The one lookup of the crate: the
+/// transaction manager, the group consumer, the admin client and the
+/// [`Reader`](crate::reader::Reader) all use it. It does not retry: an error
+/// code comes back as [`CoordinatorError::Broker`] (retriable ones such as
+/// COORDINATOR_NOT_AVAILABLE say so in [`CoordinatorError::is_retriable`]),
+/// and callers retry within their own deadline.
 ///
 /// ```no_run
 /// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::txn::CoordinatorError> {
@@ -128,6 +134,7 @@ async fn find_coordinator_on(
         req.key = key.to_string();
     }
     let resp = conn.send(&req, version).await?;
+    let message = |m: Option<String>| m.filter(|m| !m.is_empty());
     Ok(if version >= 4 {
         match resp.coordinators.into_iter().find(|c| c.key == key) {
             Some(c) => (
@@ -136,7 +143,7 @@ async fn find_coordinator_on(
                 c.node_id,
                 c.host,
                 c.port,
-                c.error_message,
+                message(c.error_message),
             ),
             None => (
                 version,
@@ -144,7 +151,7 @@ async fn find_coordinator_on(
                 -1,
                 String::new(),
                 0,
-                None,
+                Some(format!("no coordinator for {key:?} in the response")),
             ),
         }
     } else {
@@ -154,7 +161,7 @@ async fn find_coordinator_on(
             resp.node_id,
             resp.host,
             resp.port,
-            resp.error_message,
+            message(resp.error_message),
         )
     })
 }
