@@ -247,6 +247,48 @@ struct Queued {
     not_before: Option<Instant>,
 }
 
+/// Why the manager changes state: a user operation, or what a coordinator
+/// answer or the producer core reported. Traced with every transition; a
+/// refused user operation reports its [`TxnOp`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reason {
+    /// A user operation.
+    Op(TxnOp),
+    /// InitProducerId returned a producer id and epoch: Initializing → Ready.
+    ProducerIdReceived,
+    /// The client bumps the epoch after the transaction ended (KIP-360):
+    /// Committing/Aborting → Initializing.
+    EpochBump,
+    /// InitProducerId was refused for lack of authorization: AbortableError →
+    /// Uninitialized, so that `init_transactions` may be called again.
+    InitNotAuthorized,
+    /// EndTxn succeeded, or an empty transaction ended without it:
+    /// Committing/Aborting → Ready (Initializing when an epoch bump follows).
+    TransactionEnded {
+        /// True for a commit.
+        committed: bool,
+    },
+    /// An abortable error: the transaction must be aborted.
+    AbortableError,
+    /// A fatal error: the producer cannot continue.
+    FatalError,
+}
+
+impl Reason {
+    /// The operation a refusal names.
+    fn op(self) -> TxnOp {
+        match self {
+            Reason::Op(op) => op,
+            Reason::ProducerIdReceived | Reason::EpochBump | Reason::InitNotAuthorized => {
+                TxnOp::InitTransactions
+            }
+            Reason::TransactionEnded { committed: true } => TxnOp::CommitTransaction,
+            Reason::TransactionEnded { committed: false } => TxnOp::AbortTransaction,
+            Reason::AbortableError | Reason::FatalError => TxnOp::Send,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 struct PendingTransition {
     op: TxnOp,
@@ -500,8 +542,13 @@ impl TransactionManager {
         }
     }
 
-    fn transition(&mut self, to: State, op: TxnOp) -> Result<(), TransactionError> {
-        if self.state == State::FatalError {
+    /// The one place the state changes (Java `transitionTo`): refused unless
+    /// [`Self::is_transition_valid`] allows `state → to`. `FatalError` is
+    /// terminal: only a later fatal error (which replaces the error to
+    /// report) may enter it again; anything else reports the fatal error.
+    fn transition(&mut self, to: State, reason: Reason) -> Result<(), TransactionError> {
+        let op = reason.op();
+        if self.state == State::FatalError && to != State::FatalError {
             return Err(self
                 .last_error
                 .clone()
@@ -516,9 +563,23 @@ impl TransactionManager {
                 op,
             });
         }
-        tracing::debug!(from = ?self.state, ?to, transactional_id = %self.config.transactional_id, "transaction state");
+        tracing::debug!(from = ?self.state, ?to, ?reason, transactional_id = %self.config.transactional_id, "transaction state");
         self.state = to;
         Ok(())
+    }
+
+    /// A transition the manager makes on its own (a coordinator answer or
+    /// an error report): the flows only ask for legal ones, so a refusal is
+    /// a bug. It is logged (and fails debug builds); the state is kept.
+    fn transition_internal(&mut self, to: State, reason: Reason) {
+        if let Err(e) = self.transition(to, reason) {
+            tracing::error!(from = ?self.state, ?to, ?reason, error = %e, "invalid internal transaction state transition");
+            debug_assert!(
+                false,
+                "invalid internal transition {:?} -> {to:?} ({reason:?})",
+                self.state
+            );
+        }
     }
 
     fn maybe_fail_with_error(&self) -> Result<(), TransactionError> {
@@ -650,7 +711,7 @@ impl TransactionManager {
                     op: TxnOp::InitTransactions,
                 });
             }
-            m.transition(State::Initializing, TxnOp::InitTransactions)?;
+            m.transition(State::Initializing, Reason::Op(TxnOp::InitTransactions))?;
             m.tv = if m.tv2_available {
                 TransactionVersion::V2
             } else {
@@ -666,7 +727,7 @@ impl TransactionManager {
     pub fn begin_transaction(&mut self) -> Result<(), TransactionError> {
         self.throw_if_pending(TxnOp::BeginTransaction)?;
         self.maybe_fail_with_error()?;
-        self.transition(State::InTransaction, TxnOp::BeginTransaction)?;
+        self.transition(State::InTransaction, Reason::Op(TxnOp::BeginTransaction))?;
         self.transaction_serial += 1;
         Ok(())
     }
@@ -934,7 +995,10 @@ impl TransactionManager {
     pub fn commit_transaction(&mut self) -> Result<OpTicket, TransactionError> {
         self.cached(TxnOp::CommitTransaction, |m| {
             m.maybe_fail_with_error()?;
-            m.transition(State::CommittingTransaction, TxnOp::CommitTransaction)?;
+            m.transition(
+                State::CommittingTransaction,
+                Reason::Op(TxnOp::CommitTransaction),
+            )?;
             Ok(m.begin_completing(true))
         })
     }
@@ -947,7 +1011,10 @@ impl TransactionManager {
             if m.state != State::AbortableError {
                 m.maybe_fail_with_error()?;
             }
-            m.transition(State::AbortingTransaction, TxnOp::AbortTransaction)?;
+            m.transition(
+                State::AbortingTransaction,
+                Reason::Op(TxnOp::AbortTransaction),
+            )?;
             m.new_partitions.clear();
             Ok(m.begin_completing(false))
         })
@@ -978,7 +1045,10 @@ impl TransactionManager {
                 reason: "the transaction is empty (a commit would fail with INVALID_TXN_STATE)",
             });
         }
-        self.transition(State::PreparedTransaction, TxnOp::PrepareTransaction)?;
+        self.transition(
+            State::PreparedTransaction,
+            Reason::Op(TxnOp::PrepareTransaction),
+        )?;
         Ok(PreparedTransaction {
             transactional_id: self.config.transactional_id.clone(),
             producer_id: self.producer.producer_id,
@@ -1013,12 +1083,15 @@ impl TransactionManager {
                 op: TxnOp::ResumePrepared,
             });
         }
-        self.transition(State::Initializing, TxnOp::ResumePrepared)?;
+        self.transition(State::Initializing, Reason::Op(TxnOp::ResumePrepared))?;
         self.producer = prepared.producer();
         self.tv = prepared.transaction_version;
         self.reset_transaction_partitions();
         self.transaction_started = true;
-        self.transition(State::PreparedTransaction, TxnOp::ResumePrepared)
+        self.transition(
+            State::PreparedTransaction,
+            Reason::Op(TxnOp::ResumePrepared),
+        )
     }
 
     fn begin_completing(&mut self, committed: bool) -> OpTicket {
@@ -1345,7 +1418,7 @@ impl TransactionManager {
 
     fn fatal(&mut self, err: TransactionError) {
         tracing::error!(error = %err, transactional_id = %self.config.transactional_id, "fatal transactional error");
-        self.state = State::FatalError;
+        self.transition_internal(State::FatalError, Reason::FatalError);
         self.last_error = Some(err.clone());
         for q in std::mem::take(&mut self.queue) {
             self.complete(q.ticket, Err(err.clone()));
@@ -1380,7 +1453,7 @@ impl TransactionManager {
             return;
         }
         tracing::info!(error = %err, "transaction must be aborted");
-        self.state = State::AbortableError;
+        self.transition_internal(State::AbortableError, Reason::AbortableError);
         self.last_error = Some(err.clone());
         let queue = std::mem::take(&mut self.queue);
         for q in queue {
@@ -1448,14 +1521,14 @@ impl TransactionManager {
                 let bump = q.bump;
                 if bump && self.state != State::Initializing {
                     // EndTxn not yet completed (cannot happen: EPOCH_BUMP sorts after EndTxn).
-                    let _ = self.transition(State::Initializing, TxnOp::InitTransactions);
+                    self.transition_internal(State::Initializing, Reason::EpochBump);
                 }
                 self.producer = producer;
                 self.reset_transaction_partitions();
                 self.bump_required = false;
                 self.last_error = None;
                 if self.state == State::Initializing {
-                    self.state = State::Ready;
+                    self.transition_internal(State::Ready, Reason::ProducerIdReceived);
                 }
                 if bump && self.tv2_available {
                     self.tv = TransactionVersion::V2;
@@ -1494,7 +1567,7 @@ impl TransactionManager {
                 self.complete(q.ticket, Err(err.clone()));
                 self.abortable(err);
                 if self.state == State::AbortableError {
-                    self.state = State::Uninitialized;
+                    self.transition_internal(State::Uninitialized, Reason::InitNotAuthorized);
                     self.last_error = None;
                 }
             }
@@ -1729,11 +1802,12 @@ impl TransactionManager {
     /// Java `completeTransaction`: Ready, or Initializing when an epoch bump
     /// follows; the transaction's partitions are forgotten.
     fn complete_transaction(&mut self, committed: bool) {
-        self.state = if self.bump_required {
+        let to = if self.bump_required {
             State::Initializing
         } else {
             State::Ready
         };
+        self.transition_internal(to, Reason::TransactionEnded { committed });
         self.last_error = None;
         self.reset_transaction_partitions();
         self.events
