@@ -82,7 +82,7 @@ fn describe_text(d: &GroupDescription, rows: &[PartitionRow]) -> String {
     let mut s = format!(
         "Group: {}\tState: {}\tType: {}\tAssignor: {}\tEpoch: {}\tCoordinator: {}\tMembers: {}\n\n",
         d.group_id,
-        or_dash(&d.state),
+        or_dash(d.state.as_str()),
         or_dash(&d.group_type),
         or_dash(&d.assignor),
         d.epoch,
@@ -217,7 +217,7 @@ pub async fn run(g: &Globals, command: GroupCommand) -> CliResult<()> {
                 lines.push(vec![
                     l.group_id.clone(),
                     or_dash(&l.group_type).to_string(),
-                    or_dash(&l.state).to_string(),
+                    or_dash(l.state.as_ref().map_or("", |s| s.as_str())).to_string(),
                     or_dash(&l.protocol_type).to_string(),
                 ]);
             }
@@ -231,7 +231,7 @@ pub async fn run(g: &Globals, command: GroupCommand) -> CliResult<()> {
             let cluster = g.cluster().await?;
             let d = retrying(|| admin::describe_group(&cluster, &group)).await?;
             let committed = admin::committed_offsets(&cluster, &group).await?;
-            if d.state == "Dead" && d.members.is_empty() && committed.is_empty() {
+            if d.state == admin::GroupState::Dead && d.members.is_empty() && committed.is_empty() {
                 return Err(CliError::failure(format!(
                     "consumer group {group:?} does not exist"
                 )));
@@ -293,7 +293,7 @@ mod tests {
         let d = GroupDescription {
             group_id: "billing".into(),
             group_type: "consumer".into(),
-            state: "Stable".into(),
+            state: admin::GroupState::Stable,
             epoch: 3,
             assignor: "uniform".into(),
             coordinator: 1,

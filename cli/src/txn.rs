@@ -66,7 +66,7 @@ pub async fn run(g: &Globals, cmd: TxnCommand) -> CliResult<()> {
                     vec![
                         t.transactional_id.clone(),
                         t.producer_id.to_string(),
-                        t.state.clone(),
+                        t.state.to_string(),
                         t.coordinator.to_string(),
                     ]
                 })

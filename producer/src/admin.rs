@@ -24,7 +24,9 @@
 
 use crate::backoff::ExponentialBackoff;
 use crate::record::TopicPartition;
-use crate::txn::{CoordinatorError, CoordinatorType, ProducerIdAndEpoch, find_coordinator};
+use crate::txn::{
+    CoordinatorError, CoordinatorType, ProducerIdAndEpoch, TransactionState, find_coordinator,
+};
 use crate::{Cluster, Connection};
 use kafka_proto::messages::*;
 use kafka_proto::{ApiKey, ErrorCode};
@@ -36,8 +38,8 @@ mod groups;
 mod topics;
 pub use change::{TopicChangeError, TopicChangeResult, create_partitions, delete_topics};
 pub use groups::{
-    GroupDescription, GroupListing, GroupMember, committed_offsets, delete_groups, describe_group,
-    list_groups,
+    GroupDescription, GroupListing, GroupMember, GroupState, committed_offsets, delete_groups,
+    describe_group, list_groups,
 };
 pub use topics::{
     AdminError, CreateTopicError, CreateTopicResult, CreateTopicsOptions, EnsuredTopic, NewTopic,
@@ -103,8 +105,8 @@ pub struct TransactionListing {
     pub transactional_id: String,
     /// Producer id.
     pub producer_id: i64,
-    /// State.
-    pub state: String,
+    /// The coordinator's state of the transaction.
+    pub state: TransactionState,
 }
 
 /// One entry of [`describe_transactions()`].
@@ -122,8 +124,8 @@ pub struct TransactionDescription {
     pub coordinator: i32,
     /// Transactional id.
     pub transactional_id: String,
-    /// State (`Empty`, `Ongoing`, `PrepareCommit`, `CompleteCommit`, ...).
-    pub state: String,
+    /// The coordinator's state of the transaction.
+    pub state: TransactionState,
     /// `transaction.timeout.ms`.
     pub timeout_ms: i32,
     /// Start of the open transaction (ms since the epoch; -1 if none).
@@ -257,7 +259,7 @@ pub async fn list_transactions(
                 coordinator: node,
                 transactional_id: t.transactional_id,
                 producer_id: t.producer_id,
-                state: t.transaction_state,
+                state: TransactionState::parse(&t.transaction_state),
             });
         }
     }
@@ -311,7 +313,7 @@ async fn describe_on(
         ErrorCode::None => Ok(Some(TransactionDescription {
             coordinator: node,
             transactional_id: s.transactional_id,
-            state: s.transaction_state,
+            state: TransactionState::parse(&s.transaction_state),
             timeout_ms: s.transaction_timeout_ms,
             start_time_ms: s.transaction_start_time_ms,
             producer_id: s.producer_id,

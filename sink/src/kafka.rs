@@ -1886,7 +1886,7 @@ mod tests {
         let timeout = Duration::from_secs(60);
         let fenced = || ResumeOutcome::Fenced {
             error: ErrorCode::ProducerFenced,
-            state: Some("Empty".into()),
+            state: Some(kafka_producer::txn::TransactionState::Empty),
         };
         let young = Duration::from_secs(5);
         let old = Duration::from_secs(61);
@@ -1900,7 +1900,7 @@ mod tests {
         ));
         let aborted = ResumeOutcome::AbortedByBroker {
             error: ErrorCode::InvalidTxnState,
-            state: Some("CompleteAbort".into()),
+            state: Some(kafka_producer::txn::TransactionState::CompleteAbort),
         };
         assert!(matches!(
             outcome("t-0", aborted, young, timeout),

@@ -28,14 +28,124 @@ fn broker(
     }
 }
 
+/// The state of a group as its coordinator reports it (ListGroups v4+,
+/// DescribeGroups, ConsumerGroupDescribe; Java's `GroupState`). Classic
+/// groups use `Empty`, `PreparingRebalance`, `CompletingRebalance`,
+/// `Stable`, `Dead`; KIP-848 consumer groups also `Assigning` and
+/// `Reconciling`; other group types `NotReady`. A name this client does not
+/// know (from a newer broker) is kept in [`GroupState::Unknown`].
+///
+/// ```
+/// use kafka_producer::admin::GroupState;
+/// assert_eq!(GroupState::parse("Stable"), GroupState::Stable);
+/// assert_eq!(GroupState::parse("stable"), GroupState::Stable); // like Java: any case
+/// assert_eq!(GroupState::Reconciling.to_string(), "Reconciling");
+/// assert_eq!(GroupState::parse("Frozen"), GroupState::Unknown("Frozen".into()));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum GroupState {
+    /// No members (offsets may remain).
+    Empty,
+    /// Members are stable on their assignment.
+    Stable,
+    /// Classic: a rebalance started; members must rejoin.
+    PreparingRebalance,
+    /// Classic: members joined; waiting for the leader's assignment.
+    CompletingRebalance,
+    /// The group is gone (or never existed).
+    Dead,
+    /// KIP-848: the coordinator is computing a new target assignment.
+    Assigning,
+    /// KIP-848: members are moving to the target assignment.
+    Reconciling,
+    /// Share and streams groups: not ready (e.g. topics missing).
+    NotReady,
+    /// A state name this client does not know, kept as sent (empty when the
+    /// broker sent none).
+    Unknown(String),
+}
+
+impl GroupState {
+    /// The state named `name` (the wire string, any case as Java's
+    /// `GroupState.parse`).
+    ///
+    /// ```
+    /// use kafka_producer::admin::GroupState;
+    /// assert_eq!(GroupState::parse("PreparingRebalance"), GroupState::PreparingRebalance);
+    /// ```
+    pub fn parse(name: &str) -> Self {
+        const KNOWN: [GroupState; 8] = [
+            GroupState::Empty,
+            GroupState::Stable,
+            GroupState::PreparingRebalance,
+            GroupState::CompletingRebalance,
+            GroupState::Dead,
+            GroupState::Assigning,
+            GroupState::Reconciling,
+            GroupState::NotReady,
+        ];
+        KNOWN
+            .into_iter()
+            .find(|s| s.as_str().eq_ignore_ascii_case(name))
+            .unwrap_or_else(|| GroupState::Unknown(name.to_string()))
+    }
+
+    /// The wire name.
+    ///
+    /// ```
+    /// use kafka_producer::admin::GroupState;
+    /// assert_eq!(GroupState::CompletingRebalance.as_str(), "CompletingRebalance");
+    /// ```
+    pub fn as_str(&self) -> &str {
+        match self {
+            GroupState::Empty => "Empty",
+            GroupState::Stable => "Stable",
+            GroupState::PreparingRebalance => "PreparingRebalance",
+            GroupState::CompletingRebalance => "CompletingRebalance",
+            GroupState::Dead => "Dead",
+            GroupState::Assigning => "Assigning",
+            GroupState::Reconciling => "Reconciling",
+            GroupState::NotReady => "NotReady",
+            GroupState::Unknown(s) => s,
+        }
+    }
+}
+
+impl Default for GroupState {
+    /// No state reported: `Unknown("")`.
+    fn default() -> Self {
+        GroupState::Unknown(String::new())
+    }
+}
+
+impl std::fmt::Display for GroupState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<str> for GroupState {
+    /// Compares with a wire name (exact case).
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for GroupState {
+    /// Compares with a wire name (exact case).
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
 /// One group as ListGroups reports it.
 ///
 /// ```
-/// use kafka_producer::admin::GroupListing;
+/// use kafka_producer::admin::{GroupListing, GroupState};
 /// let g = GroupListing {
 ///     group_id: "billing".into(),
 ///     protocol_type: "consumer".into(),
-///     state: "Stable".into(),
+///     state: Some(GroupState::Stable),
 ///     group_type: "consumer".into(),
 ///     coordinator: 1,
 /// };
@@ -48,8 +158,8 @@ pub struct GroupListing {
     /// The protocol type (`consumer` for consumer groups, empty for groups
     /// that only commit offsets).
     pub protocol_type: String,
-    /// The state (ListGroups v4+; empty before).
-    pub state: String,
+    /// The state (ListGroups v4+; `None` before).
+    pub state: Option<GroupState>,
     /// `consumer` (KIP-848) or `classic` (ListGroups v5+; empty before).
     pub group_type: String,
     /// The coordinator's node id.
@@ -81,7 +191,7 @@ pub async fn list_groups(cluster: &Cluster) -> Result<Vec<GroupListing>, Coordin
         out.extend(resp.groups.into_iter().map(|g| GroupListing {
             group_id: g.group_id,
             protocol_type: g.protocol_type,
-            state: g.group_state,
+            state: (!g.group_state.is_empty()).then(|| GroupState::parse(&g.group_state)),
             group_type: g.group_type,
             coordinator: node,
         }));
@@ -126,8 +236,8 @@ pub struct GroupDescription {
     pub group_id: String,
     /// `consumer` (KIP-848) or `classic`.
     pub group_type: String,
-    /// The state (`Stable`, `Empty`, `Dead`, ...).
-    pub state: String,
+    /// The state.
+    pub state: GroupState,
     /// The group epoch (KIP-848) or -1.
     pub epoch: i32,
     /// The assignor (the server's under KIP-848, the chosen protocol of a
@@ -180,7 +290,7 @@ pub async fn describe_group(
                 return Ok(GroupDescription {
                     group_id: g.group_id,
                     group_type: "consumer".into(),
-                    state: g.group_state,
+                    state: GroupState::parse(&g.group_state),
                     epoch: g.group_epoch,
                     assignor: g.assignor_name,
                     coordinator: coordinator.node_id,
@@ -240,7 +350,7 @@ pub async fn describe_group(
         return Ok(GroupDescription {
             group_id: g.group_id,
             group_type: String::new(),
-            state: "Dead".into(),
+            state: GroupState::Dead,
             epoch: -1,
             assignor: String::new(),
             coordinator: coordinator.node_id,
@@ -291,7 +401,7 @@ pub async fn describe_group(
     Ok(GroupDescription {
         group_id: g.group_id,
         group_type: "classic".into(),
-        state: g.group_state,
+        state: GroupState::parse(&g.group_state),
         epoch: -1,
         assignor: g.protocol_data,
         coordinator: coordinator.node_id,

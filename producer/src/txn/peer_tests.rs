@@ -427,14 +427,14 @@ async fn resume_outcomes_against_the_peer() {
             vec![Act::Error(E::InvalidTxnState)],
             ResumeOutcome::AbortedByBroker {
                 error: E::InvalidTxnState,
-                state: Some("Ongoing".into()),
+                state: Some(TransactionState::Ongoing),
             },
         ),
         (
             vec![Act::Error(E::ProducerFenced)],
             ResumeOutcome::Fenced {
                 error: E::ProducerFenced,
-                state: Some("Ongoing".into()),
+                state: Some(TransactionState::Ongoing),
             },
         ),
         (

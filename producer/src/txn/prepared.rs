@@ -16,7 +16,7 @@
 //! EndTxn answer alone cannot distinguish them).
 
 use super::client::{CoordinatorError, find_coordinator};
-use super::{CoordinatorType, ProducerIdAndEpoch, TransactionVersion};
+use super::{CoordinatorType, ProducerIdAndEpoch, TransactionState, TransactionVersion};
 use crate::Cluster;
 use crate::backoff::ExponentialBackoff;
 use kafka_proto::messages::{DescribeTransactionsRequest, EndTxnRequest};
@@ -209,7 +209,7 @@ pub enum ResumeOutcome {
         /// TV1 timeout fenced the epoch).
         error: ErrorCode,
         /// The coordinator's state seen before EndTxn, if read.
-        state: Option<String>,
+        state: Option<TransactionState>,
     },
     /// The transactional id moved on (re-initialised, reused, or fenced): the
     /// outcome is no longer knowable from the coordinator. Treat as lost
@@ -218,7 +218,7 @@ pub enum ResumeOutcome {
         /// PRODUCER_FENCED, INVALID_PRODUCER_ID_MAPPING or INVALID_PRODUCER_EPOCH.
         error: ErrorCode,
         /// The coordinator's state seen before EndTxn, if read.
-        state: Option<String>,
+        state: Option<TransactionState>,
     },
 }
 
@@ -305,11 +305,11 @@ impl Default for ResumeOptions {
 ///
 /// ```
 /// use kafka_producer::txn::prepared::{resume_step, ResumeStep, TxnSnapshot};
-/// use kafka_producer::txn::{PreparedTransaction, ResumeOutcome, TransactionVersion};
+/// use kafka_producer::txn::{PreparedTransaction, ResumeOutcome, TransactionState, TransactionVersion};
 /// use kafka_producer::kafka_proto::ErrorCode;
 /// let p = PreparedTransaction { transactional_id: "t".into(), producer_id: 1, producer_epoch: 3, transaction_version: TransactionVersion::V2 };
 /// // Seen before the EndTxn: already aborted by the coordinator.
-/// let before = TxnSnapshot { state: "CompleteAbort".into(), producer_id: 1, producer_epoch: 4 };
+/// let before = TxnSnapshot { state: TransactionState::CompleteAbort, producer_id: 1, producer_epoch: 4 };
 /// assert_eq!(
 ///     resume_step(&p, false, Some(&before), ErrorCode::None),
 ///     ResumeStep::Done(ResumeOutcome::AlreadyAborted)
@@ -317,8 +317,8 @@ impl Default for ResumeOptions {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TxnSnapshot {
-    /// `Ongoing`, `PrepareCommit`, `CompleteCommit`, `PrepareAbort`, `CompleteAbort`, `Empty`, `Dead`, `PrepareEpochFence`.
-    pub state: String,
+    /// The coordinator's state of the transaction.
+    pub state: TransactionState,
     /// Current producer id.
     pub producer_id: i64,
     /// Current epoch.
@@ -353,10 +353,10 @@ pub enum ResumeStep {
 ///
 /// ```
 /// use kafka_producer::txn::prepared::{resume_step, ResumeStep, TxnSnapshot};
-/// use kafka_producer::txn::{PreparedTransaction, ResumeOutcome, TransactionVersion};
+/// use kafka_producer::txn::{PreparedTransaction, ResumeOutcome, TransactionState, TransactionVersion};
 /// use kafka_proto::ErrorCode;
 /// let p = PreparedTransaction { transactional_id: "t".into(), producer_id: 1, producer_epoch: 3, transaction_version: TransactionVersion::V1 };
-/// let before = TxnSnapshot { state: "CompleteCommit".into(), producer_id: 1, producer_epoch: 3 };
+/// let before = TxnSnapshot { state: TransactionState::CompleteCommit, producer_id: 1, producer_epoch: 3 };
 /// assert_eq!(resume_step(&p, true, Some(&before), ErrorCode::None), ResumeStep::Done(ResumeOutcome::AlreadyCommitted));
 /// assert_eq!(resume_step(&p, true, None, ErrorCode::ConcurrentTransactions), ResumeStep::Retry);
 /// ```
@@ -367,10 +367,10 @@ pub fn resume_step(
     error: ErrorCode,
 ) -> ResumeStep {
     use ErrorCode as E;
-    let state = before.map(|b| b.state.as_str());
+    let state = before.map(|b| &b.state);
     let state_owned = before.map(|b| b.state.clone());
-    let committed_before = matches!(state, Some("CompleteCommit" | "PrepareCommit"));
-    let aborted_before = matches!(state, Some("CompleteAbort" | "PrepareAbort"));
+    let committed_before = state.is_some_and(TransactionState::is_committing);
+    let aborted_before = state.is_some_and(TransactionState::is_aborting);
     // The coordinator aborted it and bumped (fenced) the epoch once: a
     // timeout abort of this very transaction.
     let timeout_aborted = before.is_some_and(|b| {
@@ -585,7 +585,7 @@ async fn describe_one(
     };
     match ErrorCode::from(s.error_code) {
         ErrorCode::None => Ok(Some(TxnSnapshot {
-            state: s.transaction_state,
+            state: TransactionState::parse(&s.transaction_state),
             producer_id: s.producer_id,
             producer_epoch: s.producer_epoch,
         })),

@@ -1467,7 +1467,7 @@ fn resume_outcomes() {
         transaction_version: TransactionVersion::V1,
     };
     let snap = |state: &str, epoch: i16| TxnSnapshot {
-        state: state.into(),
+        state: TransactionState::parse(state),
         producer_id: 9,
         producer_epoch: epoch,
     };
@@ -1516,7 +1516,7 @@ fn resume_outcomes() {
             E::InvalidTxnState,
             done(ResumeOutcome::AbortedByBroker {
                 error: E::InvalidTxnState,
-                state: Some("CompleteAbort".into()),
+                state: Some(TransactionState::CompleteAbort),
             }),
         ),
         (
@@ -1535,7 +1535,7 @@ fn resume_outcomes() {
             E::ProducerFenced,
             done(ResumeOutcome::AbortedByBroker {
                 error: E::ProducerFenced,
-                state: Some("CompleteAbort".into()),
+                state: Some(TransactionState::CompleteAbort),
             }),
         ),
         (
@@ -1556,7 +1556,7 @@ fn resume_outcomes() {
             E::ProducerFenced,
             done(ResumeOutcome::Fenced {
                 error: E::ProducerFenced,
-                state: Some("Ongoing".into()),
+                state: Some(TransactionState::Ongoing),
             }),
         ),
         (
