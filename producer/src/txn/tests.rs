@@ -118,42 +118,69 @@ fn end_txn_of(r: &CoordinatorRequest) -> (ProducerIdAndEpoch, bool, TransactionV
 
 // ------------------------------------------------------------- transitions
 
-#[test]
-fn transition_table_is_exactly_the_reference() {
+/// The legal transitions of Java's `TransactionManager.State.isTransitionValid`
+/// (Kafka 4.x, with KIP-939's PREPARED_TRANSACTION), written out pair by pair
+/// from the Java rules rather than from [`TransactionManager::is_transition_valid`].
+/// Every other pair is illegal.
+const JAVA_LEGAL_TRANSITIONS: &[(State, State)] = {
     use State::*;
-    let allowed: &[(State, &[State])] = &[
-        (Uninitialized, &[Ready, AbortableError]),
-        (
-            Initializing,
-            &[Uninitialized, CommittingTransaction, AbortingTransaction],
-        ),
-        (
-            Ready,
-            &[Initializing, CommittingTransaction, AbortingTransaction],
-        ),
-        (InTransaction, &[Ready]),
-        (PreparedTransaction, &[InTransaction, Initializing]),
-        (CommittingTransaction, &[InTransaction, PreparedTransaction]),
-        (
-            AbortingTransaction,
-            &[InTransaction, PreparedTransaction, AbortableError],
-        ),
-        (
-            AbortableError,
-            &[
-                InTransaction,
-                CommittingTransaction,
-                AbortableError,
-                Initializing,
-            ],
-        ),
-        (FatalError, &State::ALL),
-    ];
-    for (to, froms) in allowed {
-        for from in State::ALL {
+    &[
+        // initTransactions.
+        (Uninitialized, Initializing),
+        // Resuming a prepared transaction: no InitProducerId, straight to
+        // PREPARED_TRANSACTION.
+        (Initializing, PreparedTransaction),
+        // InitProducerId answered.
+        (Initializing, Ready),
+        // InitProducerId authorization errors are abortable (then back to
+        // UNINITIALIZED, below).
+        (Initializing, AbortableError),
+        // beginTransaction.
+        (Ready, InTransaction),
+        // A producer reset (Java: resetting an idempotent producer's id).
+        (Ready, Uninitialized),
+        // prepareTransaction (KIP-939).
+        (InTransaction, PreparedTransaction),
+        // commitTransaction / abortTransaction.
+        (InTransaction, CommittingTransaction),
+        (InTransaction, AbortingTransaction),
+        (PreparedTransaction, CommittingTransaction),
+        (PreparedTransaction, AbortingTransaction),
+        // An abortable error while open or while committing.
+        (InTransaction, AbortableError),
+        (CommittingTransaction, AbortableError),
+        // A second abortable error keeps the state.
+        (AbortableError, AbortableError),
+        // abortTransaction after an abortable error.
+        (AbortableError, AbortingTransaction),
+        // An InitProducerId authorization error: init may be called again.
+        (AbortableError, Uninitialized),
+        // EndTxn done.
+        (CommittingTransaction, Ready),
+        (AbortingTransaction, Ready),
+        // EndTxn done, then the client bumps the epoch (KIP-360).
+        (CommittingTransaction, Initializing),
+        (AbortingTransaction, Initializing),
+        // A fatal error is legal from every state, FATAL_ERROR included.
+        (Uninitialized, FatalError),
+        (Initializing, FatalError),
+        (Ready, FatalError),
+        (InTransaction, FatalError),
+        (PreparedTransaction, FatalError),
+        (CommittingTransaction, FatalError),
+        (AbortingTransaction, FatalError),
+        (AbortableError, FatalError),
+        (FatalError, FatalError),
+    ]
+};
+
+#[test]
+fn transition_table_is_javas_is_transition_valid() {
+    for from in State::ALL {
+        for to in State::ALL {
             assert_eq!(
-                TransactionManager::is_transition_valid(from, *to),
-                froms.contains(&from),
+                TransactionManager::is_transition_valid(from, to),
+                JAVA_LEGAL_TRANSITIONS.contains(&(from, to)),
                 "{from:?} -> {to:?}"
             );
         }
@@ -275,158 +302,200 @@ fn user_operations_in_every_state() {
 
 // ------------------------------------------------------- classification
 
+/// The Java client's classification of every error code (retriable or not,
+/// and how the transactional producer treats it), one line per code.
+const JAVA_ERROR_CLASSIFICATION: &str = include_str!("fixtures/java-error-classification.tsv");
+
+/// The coordinator requests of the transactional producer (FindCoordinator
+/// aside).
+const COORDINATOR_APIS: [TxnApi; 5] = [
+    TxnApi::InitProducerId,
+    TxnApi::AddPartitionsToTxn,
+    TxnApi::AddOffsetsToTxn,
+    TxnApi::TxnOffsetCommit,
+    TxnApi::EndTxn,
+];
+
+/// How the producer core settles a batch failed with `error` before the
+/// transaction manager hears of it (retry, success, or failure).
+fn sender_decision(error: E) -> crate::idempotence::ErrorDecision {
+    use crate::idempotence::Idempotence;
+    let mut st = Idempotence::new_transactional();
+    st.set_producer(PID, true);
+    let tp = tp(0);
+    st.assign(&tp, 1, 1);
+    st.handle_error(&tp, 1, error, 0, false, false)
+}
+
+/// Invariant: for every Kafka error code, our view agrees with the Java
+/// client's — the code is known by its name, it is retriable exactly when
+/// Java's exception is, kafka-proto's per-code handling is Java's, and the
+/// per-request classification ([`classify`]) and the producer core act as
+/// that handling says where the code arises:
+/// - retry: the producer core retries a batch, and no coordinator request
+///   aborts or fails on it;
+/// - refresh-coordinator-then-retry: every coordinator request looks the
+///   coordinator up again (FindCoordinator itself retries);
+/// - abortable: a batch failed with it aborts the transaction, and no request
+///   retries it;
+/// - fatal: no request retries it, and the requests whose unexpected errors
+///   are fatal in Java (AddOffsetsToTxn, TxnOffsetCommit, EndTxn) fail the
+///   producer;
+/// - success(duplicate): the producer core completes the batch;
+/// - empty (not expected on the producer path): Java's handling of any
+///   other error — retriable codes are retried by every request; the others
+///   abort on Produce and AddPartitionsToTxn (which collects unexpected
+///   per-partition errors) and are fatal on every other request.
 #[test]
-fn classification_matrix_matches_the_reference_table() {
+fn classification_agrees_with_the_java_client_for_every_error_code() {
+    use crate::idempotence::ErrorDecision;
     use ErrorClass::*;
-    // Columns: FindCoord, InitPid, AddParts, AddOffsets, TxnOffsetCommit, EndTxn, Produce.
-    let table: &[(E, [ErrorClass; 7])] = &[
-        (E::None, [Success; 7]),
-        (
-            E::NotCoordinator,
-            [
-                Retry,
-                RefreshCoordinator,
-                RefreshCoordinator,
-                RefreshCoordinator,
-                RefreshCoordinator,
-                RefreshCoordinator,
-                Abortable,
-            ],
-        ),
-        (
-            E::CoordinatorNotAvailable,
-            [
-                Retry,
-                RefreshCoordinator,
-                RefreshCoordinator,
-                RefreshCoordinator,
-                RefreshCoordinator,
-                RefreshCoordinator,
-                Abortable,
-            ],
-        ),
-        (
-            E::RequestTimedOut,
-            [
-                Retry,
-                Retry,
-                Retry,
-                Retry,
-                RefreshCoordinator,
-                Retry,
-                Abortable,
-            ],
-        ),
-        (
-            E::CoordinatorLoadInProgress,
-            [Retry, Retry, Retry, Retry, Retry, Retry, Abortable],
-        ),
-        (
-            E::ConcurrentTransactions,
-            [Retry, Retry, Retry, Retry, Retry, Retry, Abortable],
-        ),
-        (
-            E::ProducerFenced,
-            [Fatal, Fenced, Fenced, Fenced, Fenced, Fenced, Fenced],
-        ),
-        (
-            E::InvalidProducerEpoch,
-            [Fatal, Fenced, Fenced, Fenced, Fenced, Fenced, Abortable],
-        ),
-        (
-            E::UnknownProducerId,
-            [
-                Fatal, Fatal, Abortable, Abortable, Fatal, Abortable, Abortable,
-            ],
-        ),
-        (
-            E::InvalidTxnState,
-            [Fatal, Fatal, Fatal, Fatal, Fatal, Fatal, Abortable],
-        ),
-        (
-            E::InvalidProducerIdMapping,
-            [Fatal, Fatal, Fatal, Fatal, Fatal, Fatal, Fatal],
-        ),
-        (E::TransactionAbortable, [Abortable; 7]),
-        (
-            E::TransactionalIdAuthorizationFailed,
-            [Fatal, Abortable, Fatal, Fatal, Fatal, Fatal, Fatal],
-        ),
-        (
-            E::ClusterAuthorizationFailed,
-            [Fatal, Abortable, Abortable, Fatal, Fatal, Fatal, Fatal],
-        ),
-        (
-            E::GroupAuthorizationFailed,
-            [
-                Abortable, Fatal, Abortable, Abortable, Abortable, Fatal, Abortable,
-            ],
-        ),
-        (
-            E::TopicAuthorizationFailed,
-            [Fatal, Fatal, Abortable, Fatal, Fatal, Fatal, Abortable],
-        ),
-        (
-            E::OperationNotAttempted,
-            [Fatal, Fatal, Abortable, Fatal, Fatal, Fatal, Abortable],
-        ),
-        (
-            E::FencedInstanceId,
-            [Fatal, Fatal, Abortable, Fatal, Abortable, Fatal, Abortable],
-        ),
-        (
-            E::UnknownMemberId,
-            [Fatal, Fatal, Abortable, Fatal, Abortable, Fatal, Abortable],
-        ),
-        (
-            E::IllegalGeneration,
-            [Fatal, Fatal, Abortable, Fatal, Abortable, Fatal, Abortable],
-        ),
-        (
-            E::GroupIdNotFound,
-            [Fatal, Fatal, Abortable, Fatal, Abortable, Fatal, Abortable],
-        ),
-        (
-            E::StaleMemberEpoch,
-            [Fatal, Fatal, Abortable, Fatal, Abortable, Fatal, Abortable],
-        ),
-        (
-            E::UnsupportedForMessageFormat,
-            [Fatal, Fatal, Abortable, Fatal, Fatal, Fatal, Abortable],
-        ),
-        (
-            E::MessageTooLarge,
-            [Fatal, Fatal, Abortable, Fatal, Fatal, Fatal, Abortable],
-        ),
-        (
-            E::UnsupportedVersion,
-            [Fatal, Fatal, Abortable, Fatal, Fatal, Fatal, Fatal],
-        ),
-        (
-            E::UnknownServerError,
-            [Fatal, Fatal, Abortable, Fatal, Fatal, Fatal, Abortable],
-        ),
-        (
-            E::OutOfOrderSequenceNumber,
-            [Fatal, Fatal, Abortable, Fatal, Fatal, Fatal, Abortable],
-        ),
-    ];
-    for (error, row) in table {
-        for (api, expected) in TxnApi::ALL.iter().zip(row) {
-            assert_eq!(
-                classify(*api, *error, true),
-                *expected,
-                "{error:?} on {api:?}"
-            );
+    use kafka_proto::error_code::TxnHandling;
+    let mut lines = JAVA_ERROR_CLASSIFICATION
+        .lines()
+        .filter(|l| !l.starts_with('#'));
+    assert_eq!(
+        lines.next(),
+        Some("code\tname\tretriable\ttxn_producer_handling")
+    );
+    let mut seen = 0;
+    for line in lines {
+        let cols: Vec<&str> = line.split('\t').collect();
+        assert_eq!(cols.len(), 4, "{line:?}");
+        let code: i16 = cols[0].parse().unwrap();
+        let (name, handling) = (cols[1], cols[3]);
+        let retriable = match cols[2] {
+            "yes" => true,
+            "no" => false,
+            other => panic!("{name}: retriable {other:?}"),
+        };
+        let error = E::from(code);
+        let ctx = format!("{name} ({code})");
+        assert!(
+            !matches!(error, E::Unknown(_)),
+            "{ctx}: unknown to kafka-proto"
+        );
+        assert_eq!(error.name(), name, "{ctx}");
+        assert_eq!(error.is_retriable(), retriable, "{ctx}: retriable");
+        let expected = match handling {
+            "retry" => TxnHandling::Retry,
+            "refresh-coordinator-then-retry" => TxnHandling::RefreshCoordinatorThenRetry,
+            "abortable" => TxnHandling::Abortable,
+            "fatal" => TxnHandling::Fatal,
+            "success(duplicate)" => TxnHandling::DuplicateSuccess,
+            "" => TxnHandling::Unspecified,
+            other => panic!("{ctx}: handling {other:?}"),
+        };
+        assert_eq!(error.txn_handling(), expected, "{ctx}: handling");
+        seen += 1;
+        if error == E::None {
+            for api in TxnApi::ALL {
+                assert_eq!(classify(api, error, true), Success, "{ctx} on {api:?}");
+            }
+            continue;
+        }
+        let on = |api: TxnApi| classify(api, error, true);
+        let retried_somewhere = || {
+            TxnApi::ALL
+                .into_iter()
+                .filter(|a| matches!(on(*a), Retry | RefreshCoordinator))
+                .collect::<Vec<_>>()
+        };
+        match expected {
+            TxnHandling::Retry => {
+                assert_eq!(sender_decision(error), ErrorDecision::Retry, "{ctx}");
+                for api in COORDINATOR_APIS {
+                    assert!(
+                        matches!(on(api), Retry | RefreshCoordinator),
+                        "{ctx} on {api:?}: {:?}",
+                        on(api)
+                    );
+                }
+            }
+            TxnHandling::RefreshCoordinatorThenRetry => {
+                assert_eq!(sender_decision(error), ErrorDecision::Retry, "{ctx}");
+                assert_eq!(on(TxnApi::FindCoordinator), Retry, "{ctx}");
+                for api in COORDINATOR_APIS {
+                    assert_eq!(on(api), RefreshCoordinator, "{ctx} on {api:?}");
+                }
+            }
+            TxnHandling::Abortable => {
+                assert_eq!(on(TxnApi::Produce), Abortable, "{ctx} on Produce");
+                assert_eq!(
+                    sender_decision(error),
+                    ErrorDecision::Fail { fatal: false },
+                    "{ctx}"
+                );
+                assert_eq!(retried_somewhere(), [], "{ctx}");
+            }
+            TxnHandling::Fatal => {
+                assert_eq!(retried_somewhere(), [], "{ctx}");
+                for api in [
+                    TxnApi::AddOffsetsToTxn,
+                    TxnApi::TxnOffsetCommit,
+                    TxnApi::EndTxn,
+                ] {
+                    assert!(
+                        matches!(on(api), Fatal | Fenced),
+                        "{ctx} on {api:?}: {:?}",
+                        on(api)
+                    );
+                }
+            }
+            TxnHandling::DuplicateSuccess => {
+                assert_eq!(
+                    sender_decision(error),
+                    ErrorDecision::SucceedWithoutOffset,
+                    "{ctx}"
+                );
+            }
+            TxnHandling::Unspecified if retriable => {
+                assert_eq!(sender_decision(error), ErrorDecision::Retry, "{ctx}");
+                for api in COORDINATOR_APIS
+                    .into_iter()
+                    .chain([TxnApi::FindCoordinator])
+                {
+                    assert_eq!(on(api), Retry, "{ctx} on {api:?}");
+                }
+            }
+            TxnHandling::Unspecified => {
+                for (api, class) in [
+                    (TxnApi::FindCoordinator, Fatal),
+                    (TxnApi::InitProducerId, Fatal),
+                    (TxnApi::AddPartitionsToTxn, Abortable),
+                    (TxnApi::AddOffsetsToTxn, Fatal),
+                    (TxnApi::TxnOffsetCommit, Fatal),
+                    (TxnApi::EndTxn, Fatal),
+                    (TxnApi::Produce, Abortable),
+                ] {
+                    assert_eq!(on(api), class, "{ctx} on {api:?}");
+                }
+            }
         }
     }
-    // abortableErrorIfPossible without epoch-bump support (InitProducerId < v3, TV1).
+    assert!(seen > 130, "only {seen} codes read");
+}
+
+/// Invariant: Java's `abortableErrorIfPossible` — UNKNOWN_PRODUCER_ID on
+/// AddPartitionsToTxn, AddOffsetsToTxn and EndTxn aborts when the epoch can
+/// be bumped (InitProducerId v3+ or TV2) and is fatal otherwise.
+#[test]
+fn unknown_producer_id_is_abortable_only_when_the_epoch_can_be_bumped() {
     for api in [
         TxnApi::AddPartitionsToTxn,
         TxnApi::AddOffsetsToTxn,
         TxnApi::EndTxn,
     ] {
-        assert_eq!(classify(api, E::UnknownProducerId, false), Fatal, "{api:?}");
+        assert_eq!(
+            classify(api, E::UnknownProducerId, true),
+            ErrorClass::Abortable,
+            "{api:?}"
+        );
+        assert_eq!(
+            classify(api, E::UnknownProducerId, false),
+            ErrorClass::Fatal,
+            "{api:?}"
+        );
     }
 }
 
