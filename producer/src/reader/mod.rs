@@ -1279,7 +1279,7 @@ impl Reader {
     }
 
     /// The connection to `group_id`'s coordinator: FindCoordinator(GROUP)
-    /// through [`find_coordinator`](crate::txn::find_coordinator), once
+    /// through [`crate::txn::find_coordinator`], once
     /// (a retriable error says so in [`ReaderError::is_retriable`]).
     ///
     /// ```no_run
