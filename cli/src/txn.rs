@@ -237,7 +237,7 @@ async fn resume(
                      committed ({}; coordinator state {}); its records will never be \
                      visible to read_committed readers",
                     error.name(),
-                    state.as_deref().unwrap_or("unknown")
+                    state.as_ref().map_or("unknown", |s| s.as_str())
                 ),
             ));
         }
@@ -249,7 +249,7 @@ async fn resume(
                     "FENCED: transaction {who} was fenced by a newer producer ({}; coordinator \
                      state {}); its outcome cannot be known from this handle",
                     error.name(),
-                    state.as_deref().unwrap_or("unknown")
+                    state.as_ref().map_or("unknown", |s| s.as_str())
                 ),
             ));
         }

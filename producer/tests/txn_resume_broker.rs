@@ -19,8 +19,8 @@ use kafka_producer::kafka_proto::ErrorCode;
 use kafka_producer::kafka_proto::messages::EndTxnRequest;
 use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::txn::{
-    CoordinatorType, PreparedTransaction, ResumeOptions, ResumeOutcome, TransactionVersion,
-    abort_prepared, commit_prepared, find_coordinator,
+    CoordinatorType, PreparedTransaction, ResumeOptions, ResumeOutcome, TransactionState,
+    TransactionVersion, abort_prepared, commit_prepared, find_coordinator,
 };
 use kafka_producer::{Cluster, ClusterConfig, TopicPartition};
 use kafka_testcontainers::{IsolationLevel as JavaIsolation, KafkaCluster, KafkaVersion};
@@ -206,7 +206,7 @@ async fn run(version: KafkaVersion, tv: Option<i16>) {
     // ---- 1. commit from a new process
     let child = writer(&kafka, "rc-commit", 60_000, "commit").await;
     let d = wait_txn(&cluster, "rc-commit", "Ongoing on 2 partitions", |d| {
-        d.state == "Ongoing" && d.partitions.len() == 2
+        d.state == TransactionState::Ongoing && d.partitions.len() == 2
     })
     .await;
     let producers = admin::describe_producers(&cluster, &parts).await.unwrap();
@@ -227,7 +227,7 @@ async fn run(version: KafkaVersion, tv: Option<i16>) {
         ResumeOutcome::Committed
     );
     let after = wait_txn(&cluster, "rc-commit", "CompleteCommit", |d| {
-        d.state == "CompleteCommit"
+        d.state == TransactionState::CompleteCommit
     })
     .await;
     eprintln!(
@@ -275,7 +275,7 @@ async fn run(version: KafkaVersion, tv: Option<i16>) {
     // ---- 2. abort from a new process
     let child = writer(&kafka, "rc-abort", 60_000, "abort").await;
     let d = wait_txn(&cluster, "rc-abort", "Ongoing on 2 partitions", |d| {
-        d.state == "Ongoing" && d.partitions.len() == 2
+        d.state == TransactionState::Ongoing && d.partitions.len() == 2
     })
     .await;
     sigkill(child).await;
@@ -285,7 +285,7 @@ async fn run(version: KafkaVersion, tv: Option<i16>) {
         ResumeOutcome::Aborted
     );
     wait_txn(&cluster, "rc-abort", "CompleteAbort", |d| {
-        d.state == "CompleteAbort"
+        d.state == TransactionState::CompleteAbort
     })
     .await;
     assert_eq!(
@@ -301,13 +301,13 @@ async fn run(version: KafkaVersion, tv: Option<i16>) {
     // ---- 3. left past its timeout: the coordinator aborts it
     let child = writer(&kafka, "rc-timeout", 3_000, "timeout").await;
     let d = wait_txn(&cluster, "rc-timeout", "Ongoing", |d| {
-        d.state == "Ongoing" && d.partitions.len() == 2
+        d.state == TransactionState::Ongoing && d.partitions.len() == 2
     })
     .await;
     sigkill(child).await;
     let prepared = prepared_from(&d, txn_version);
     let aborted = wait_txn(&cluster, "rc-timeout", "the timeout abort", |d| {
-        d.state == "CompleteAbort"
+        d.state == TransactionState::CompleteAbort
     })
     .await;
     eprintln!(
@@ -330,7 +330,7 @@ async fn run(version: KafkaVersion, tv: Option<i16>) {
     assert!(
         listed
             .iter()
-            .any(|t| t.transactional_id == "rc-linger" && t.state == "Ongoing"),
+            .any(|t| t.transactional_id == "rc-linger" && t.state == TransactionState::Ongoing),
         "{listed:?}"
     );
     let aborted =
@@ -342,7 +342,13 @@ async fn run(version: KafkaVersion, tv: Option<i16>) {
         Some("Ongoing")
     );
     let d = wait_txn(&cluster, "rc-linger", "aborted", |d| {
-        d.state != "Ongoing" && !d.state.starts_with("Prepare")
+        !matches!(
+            d.state,
+            TransactionState::Ongoing
+                | TransactionState::PrepareCommit
+                | TransactionState::PrepareAbort
+                | TransactionState::PrepareEpochFence
+        )
     })
     .await;
     eprintln!("{version} TV{level}: lingering aborted: {aborted:?} now {d:?}");

@@ -30,7 +30,7 @@ use kafka_producer::kafka_proto::messages::{EndTxnRequest, InitProducerIdRequest
 use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::txn::{
     CoordinatorType, PreparedTransaction, ProducerIdAndEpoch, ResumeOptions, ResumeOutcome,
-    TransactionVersion, abort_prepared, commit_prepared, find_coordinator,
+    TransactionState, TransactionVersion, abort_prepared, commit_prepared, find_coordinator,
 };
 use kafka_producer::{
     Cluster, ClusterConfig, ProducerConfig, ProducerRecord, TransactionalProducer,
@@ -136,7 +136,7 @@ async fn describe(cluster: &Cluster, id: &str) -> TransactionDescription {
 
 /// Waits until the coordinator has finished the transaction (markers
 /// written), polling DescribeTransactions.
-async fn completed(cluster: &Cluster, id: &str, state: &str) -> TransactionDescription {
+async fn completed(cluster: &Cluster, id: &str, state: TransactionState) -> TransactionDescription {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let d = describe(cluster, id).await;
@@ -268,7 +268,7 @@ async fn resume_across_a_tv2_producer_id_rollover_kafka_4_4() {
         commit_prepared(&fresh, &prepared, &opts).await.unwrap(),
         ResumeOutcome::Committed
     );
-    let d = completed(&cluster, "roll-commit", "CompleteCommit").await;
+    let d = completed(&cluster, "roll-commit", TransactionState::CompleteCommit).await;
     assert_ne!(d.producer_id, prepared.producer_id, "rolled to a new pid");
     assert_eq!(d.producer_epoch, 0, "the new pid starts at epoch 0");
     assert_eq!(
@@ -305,7 +305,7 @@ async fn resume_across_a_tv2_producer_id_rollover_kafka_4_4() {
         commit_prepared(&fresh, &prepared, &opts).await.unwrap(),
         ResumeOutcome::Committed
     );
-    completed(&cluster, "roll-commit", "CompleteCommit").await;
+    completed(&cluster, "roll-commit", TransactionState::CompleteCommit).await;
     assert_eq!(
         values(&cluster, IsolationLevel::ReadCommitted, "c2").await,
         expected("c2", 2)
@@ -329,7 +329,7 @@ async fn resume_across_a_tv2_producer_id_rollover_kafka_4_4() {
         abort_prepared(&fresh, &prepared, &opts).await.unwrap(),
         ResumeOutcome::Aborted
     );
-    let d = completed(&cluster, "roll-abort", "CompleteAbort").await;
+    let d = completed(&cluster, "roll-abort", TransactionState::CompleteAbort).await;
     assert_ne!(d.producer_id, prepared.producer_id, "rolled to a new pid");
     assert_eq!(d.producer_epoch, 0);
     assert_eq!(
@@ -366,7 +366,7 @@ async fn resume_across_a_tv2_producer_id_rollover_kafka_4_4() {
         "adopted the new pid"
     );
     assert_eq!(rolled.epoch, 0, "from EndTxn v5");
-    let d = completed(&cluster, "roll-live", "CompleteCommit").await;
+    let d = completed(&cluster, "roll-live", TransactionState::CompleteCommit).await;
     assert_eq!((d.producer_id, d.producer_epoch), (rolled.producer_id, 0));
     write(&p, "l2", 2).await;
     let prepared = prepare_and_crash(p).await;
@@ -375,7 +375,7 @@ async fn resume_across_a_tv2_producer_id_rollover_kafka_4_4() {
         commit_prepared(&fresh, &prepared, &opts).await.unwrap(),
         ResumeOutcome::Committed
     );
-    completed(&cluster, "roll-live", "CompleteCommit").await;
+    completed(&cluster, "roll-live", TransactionState::CompleteCommit).await;
     assert_eq!(
         values(&cluster, IsolationLevel::ReadCommitted, "l1").await,
         expected("l1", 2)

@@ -124,20 +124,6 @@ impl std::fmt::Display for GroupState {
     }
 }
 
-impl PartialEq<str> for GroupState {
-    /// Compares with a wire name (exact case).
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
-    }
-}
-
-impl PartialEq<&str> for GroupState {
-    /// Compares with a wire name (exact case).
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
-
 /// One group as ListGroups reports it.
 ///
 /// ```

@@ -165,34 +165,6 @@ impl std::fmt::Display for TransactionState {
     }
 }
 
-/// A state reads as its wire name, so that it compares with and searches like
-/// the string the coordinator sent.
-///
-/// ```
-/// use kafka_producer::txn::TransactionState;
-/// let s = TransactionState::PrepareAbort;
-/// assert!(s.starts_with("Prepare"));
-/// assert!(s == "PrepareAbort");
-/// ```
-impl std::ops::Deref for TransactionState {
-    type Target = str;
-    fn deref(&self) -> &str {
-        self.as_str()
-    }
-}
-
-impl PartialEq<str> for TransactionState {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
-    }
-}
-
-impl PartialEq<&str> for TransactionState {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
-
 /// A state of the [`TransactionManager`] (Java `TransactionManager.State`).
 ///
 /// ```
