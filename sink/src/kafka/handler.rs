@@ -1,0 +1,422 @@
+//! [`KafkaSinkHandler`], the [`TwoPhaseCommitHandler`] of the Kafka sink:
+//! the pool of transactional producers (EXACTLY_ONCE) or the shared
+//! idempotent producer (AT_LEAST_ONCE / NONE), record sends with
+//! back-pressure, pre-commit, commit and abort, and recovery of restored
+//! transactions.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kafka_producer::txn::{ResumeOptions, abort_prepared};
+use kafka_producer::{
+    Cluster, ProduceError, Producer, ProducerRecord, RecordMetadata, TransactionError,
+    TransactionalProducer, commit_prepared,
+};
+
+use crate::two_phase::{CommitOutcome, PreCommitted, RecordContext, TwoPhaseCommitHandler};
+
+use super::recovery::{abort_all, abort_lingering, age_of, outcome};
+use super::{
+    KafkaSerializationSchema, KafkaSinkConfig, KafkaSinkError, KafkaTransaction,
+    NextTransactionalIdHint, Semantic,
+};
+
+type SendFuture = Pin<Box<dyn Future<Output = Result<RecordMetadata, ProduceError>> + Send>>;
+
+/// In-flight sends kept before awaiting the oldest (back-pressure).
+const MAX_IN_FLIGHT: usize = 16_384;
+
+/// The [`TwoPhaseCommitHandler`] of the Kafka sink (use it through
+/// [`KafkaSink`](super::KafkaSink)).
+///
+/// ```no_run
+/// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// use kafka_producer::ProducerConfig;
+/// use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
+/// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+/// config.semantic = Semantic::ExactlyOnce;
+/// let mut sink = KafkaSink::connect(config, |v: &String| KafkaSinkRecord::value(v.clone())).await?;
+/// let handler = sink.sink().handler(); // a KafkaSinkHandler<String>
+/// println!("{handler:?}"); // semantic, prefix, free ids, producers
+/// # Ok(()) }
+/// ```
+pub struct KafkaSinkHandler<T> {
+    /// The sink's options.
+    pub(super) config: KafkaSinkConfig,
+    schema: Arc<dyn KafkaSerializationSchema<T>>,
+    /// The cluster (EXACTLY_ONCE: for recovery and admin calls).
+    pub(super) cluster: Arc<Cluster>,
+    /// The shared producer of AT_LEAST_ONCE / NONE.
+    pub(super) shared: Option<Producer>,
+    /// EXACTLY_ONCE: one producer per transactional id in use.
+    pub(super) producers: HashMap<String, TransactionalProducer>,
+    /// Ids of the pool free for the next transaction.
+    available: VecDeque<String>,
+    in_flight: VecDeque<SendFuture>,
+    /// The id hint restored or last written.
+    pub(super) hint: NextTransactionalIdHint,
+    resume: ResumeOptions,
+    /// Send failures dropped under `log_failures_only`.
+    pub(super) logged_failures: u64,
+}
+
+impl<T> fmt::Debug for KafkaSinkHandler<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KafkaSinkHandler")
+            .field("semantic", &self.config.semantic)
+            .field("prefix", &self.config.prefix())
+            .field("available", &self.available)
+            .field("producers", &self.producers.keys().collect::<Vec<_>>())
+            .field("in_flight", &self.in_flight.len())
+            .field("hint", &self.hint)
+            .finish_non_exhaustive()
+    }
+}
+
+fn txn_err(id: &str) -> impl FnOnce(TransactionError) -> KafkaSinkError + '_ {
+    move |source| KafkaSinkError::Transaction {
+        transactional_id: id.to_owned(),
+        source,
+    }
+}
+
+impl<T> KafkaSinkHandler<T> {
+    /// A handler with an empty pool (filled by `initialize_user_context`);
+    /// `shared` is the producer of AT_LEAST_ONCE / NONE.
+    pub(super) fn new(
+        config: KafkaSinkConfig,
+        schema: Arc<dyn KafkaSerializationSchema<T>>,
+        cluster: Arc<Cluster>,
+        shared: Option<Producer>,
+    ) -> Self {
+        KafkaSinkHandler {
+            resume: ResumeOptions {
+                timeout: config.recovery_timeout,
+                ..ResumeOptions::default()
+            },
+            config,
+            schema,
+            cluster,
+            shared,
+            producers: HashMap::new(),
+            available: VecDeque::new(),
+            in_flight: VecDeque::new(),
+            hint: NextTransactionalIdHint::default(),
+            logged_failures: 0,
+        }
+    }
+
+    pub(super) fn exactly_once(&self) -> bool {
+        self.config.semantic == Semantic::ExactlyOnce
+    }
+
+    async fn producer_for(&mut self, id: &str) -> Result<TransactionalProducer, KafkaSinkError> {
+        if let Some(p) = self.producers.get(id) {
+            return Ok(p.clone());
+        }
+        let mut config = self.config.effective_producer_config();
+        config.transactional_id = Some(id.to_owned());
+        config.transaction_timeout = self.config.transaction_timeout;
+        let p = TransactionalProducer::connect(config)
+            .await
+            .map_err(|e| KafkaSinkError::Connect(e.to_string()))?;
+        // Fences any earlier producer of this id and aborts its transaction.
+        p.init_transactions().await.map_err(txn_err(id))?;
+        self.producers.insert(id.to_owned(), p.clone());
+        Ok(p)
+    }
+
+    fn recycle(&mut self, id: &str) {
+        if !self.available.iter().any(|a| a == id) {
+            self.available.push_back(id.to_owned());
+        }
+    }
+
+    async fn drop_producer(&mut self, id: &str) {
+        if let Some(p) = self.producers.remove(id) {
+            let _ = p.close(Duration::ZERO).await;
+        }
+    }
+
+    async fn await_sends(&mut self, keep: usize) -> Result<(), KafkaSinkError> {
+        let mut first_error = None;
+        while self.in_flight.len() > keep {
+            let Some(f) = self.in_flight.pop_front() else {
+                break;
+            };
+            if let Err(e) = f.await {
+                if self.config.log_failures_only {
+                    self.logged_failures += 1;
+                    tracing::error!(error = %e, "error while sending record to Kafka (log_failures_only: the record is lost)");
+                } else {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
+        }
+    }
+}
+
+impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
+    type Value = T;
+    type Txn = KafkaTransaction;
+    type Ctx = BTreeSet<String>;
+    type Error = KafkaSinkError;
+
+    async fn begin_transaction(
+        &mut self,
+        _ctx: &mut BTreeSet<String>,
+    ) -> Result<KafkaTransaction, KafkaSinkError> {
+        if !self.exactly_once() {
+            return Ok(KafkaTransaction::default());
+        }
+        let Some(id) = self.available.pop_front() else {
+            return Err(KafkaSinkError::PoolExhausted {
+                pool_size: self.config.pool_size,
+            });
+        };
+        let producer = match self.producer_for(&id).await {
+            Ok(p) => p,
+            Err(e) => {
+                self.available.push_front(id);
+                return Err(e);
+            }
+        };
+        producer.begin_transaction().map_err(txn_err(&id))?;
+        Ok(KafkaTransaction {
+            transactional_id: Some(id),
+            prepared: None,
+            records: 0,
+        })
+    }
+
+    async fn invoke(
+        &mut self,
+        txn: &mut KafkaTransaction,
+        value: T,
+        context: &RecordContext,
+    ) -> Result<(), KafkaSinkError> {
+        let r = self.schema.serialize(&value);
+        let mut record =
+            ProducerRecord::new(r.topic.unwrap_or_else(|| self.config.default_topic.clone()))
+                .value(r.value);
+        if let Some(k) = r.key {
+            record = record.key(k);
+        }
+        if self.config.write_timestamp_to_kafka
+            && let Some(ts) = context.timestamp
+        {
+            record = record.timestamp(ts);
+        }
+        let fut: SendFuture = match (&txn.transactional_id, &self.shared) {
+            (Some(id), _) => {
+                let p = self
+                    .producers
+                    .get(id)
+                    .ok_or_else(|| KafkaSinkError::Config(format!("no producer for {id}")))?;
+                Box::pin(p.send(record))
+            }
+            (None, Some(p)) => Box::pin(p.send(record)),
+            (None, None) => {
+                return Err(KafkaSinkError::Config("no producer".into()));
+            }
+        };
+        self.in_flight.push_back(fut);
+        txn.records += 1;
+        if self.in_flight.len() >= MAX_IN_FLIGHT {
+            self.await_sends(MAX_IN_FLIGHT / 2).await?;
+        }
+        Ok(())
+    }
+
+    async fn pre_commit(&mut self, txn: &mut KafkaTransaction) -> Result<(), KafkaSinkError> {
+        // Every record of the transaction must have succeeded before it is
+        // prepared: a prepared transaction missing a record could be
+        // committed by a restore.
+        if !self.exactly_once() {
+            if self.config.semantic == Semantic::AtLeastOnce
+                && let Some(p) = &self.shared
+            {
+                p.flush().await;
+            }
+            return self.await_sends(0).await;
+        }
+        if let Some(p) = txn
+            .transactional_id
+            .as_ref()
+            .and_then(|id| self.producers.get(id))
+        {
+            p.flush().await; // ignores linger.ms
+        }
+        self.await_sends(0).await?;
+        match (&txn.transactional_id, self.config.semantic) {
+            // An empty transaction is never prepared (nor committed).
+            (Some(id), Semantic::ExactlyOnce) if txn.records > 0 => {
+                let id = id.clone();
+                let p = self
+                    .producers
+                    .get(&id)
+                    .cloned()
+                    .ok_or_else(|| KafkaSinkError::Config(format!("no producer for {id}")))?;
+                let prepared = p.prepare_transaction().await.map_err(txn_err(&id))?;
+                txn.prepared = Some(prepared);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    async fn commit(
+        &mut self,
+        txn: PreCommitted<KafkaTransaction>,
+        _ctx: &mut BTreeSet<String>,
+    ) -> Result<CommitOutcome, KafkaSinkError> {
+        let Some(id) = txn.handle().transactional_id.clone() else {
+            return Ok(CommitOutcome::Committed);
+        };
+        let result = match (&txn.handle().prepared, self.producers.get(&id).cloned()) {
+            // Empty: never committed; the producer's local transaction ends.
+            (None, Some(p)) => p
+                .abort_transaction()
+                .await
+                .map(|()| CommitOutcome::Committed)
+                .map_err(txn_err(&id)),
+            (None, None) => Ok(CommitOutcome::Committed),
+            (Some(_), Some(p)) => p
+                .commit_transaction()
+                .await
+                .map(|()| CommitOutcome::Committed)
+                .map_err(txn_err(&id)),
+            (Some(prepared), None) => commit_prepared(&self.cluster, prepared, &self.resume)
+                .await
+                .map(|o| outcome(&id, o, age_of(&txn), self.config.transaction_timeout))
+                .map_err(|e| KafkaSinkError::Recovery(format!("committing {id}: {e}"))),
+        };
+        match &result {
+            Ok(_) => self.recycle(&id),
+            Err(_) => {
+                // The transaction may still be prepared: keep its id out of
+                // the pool (reusing it would abort the transaction) until a
+                // restore commits it; drop the producer, whose state is
+                // unknown.
+                self.drop_producer(&id).await;
+            }
+        }
+        result
+    }
+
+    async fn abort(
+        &mut self,
+        txn: KafkaTransaction,
+        _ctx: &mut BTreeSet<String>,
+    ) -> Result<(), KafkaSinkError> {
+        let Some(id) = txn.transactional_id else {
+            return Ok(());
+        };
+        // Records of an aborted transaction fail; their errors do not matter.
+        self.in_flight.clear();
+        let r = match self.producers.get(&id).cloned() {
+            Some(p) => p.abort_transaction().await.map_err(txn_err(&id)),
+            None => Ok(()),
+        };
+        if r.is_err() {
+            self.drop_producer(&id).await;
+        }
+        self.recycle(&id);
+        r
+    }
+
+    async fn recover_and_commit(
+        &mut self,
+        txn: PreCommitted<KafkaTransaction>,
+        _ctx: &mut BTreeSet<String>,
+    ) -> Result<CommitOutcome, KafkaSinkError> {
+        let (Some(id), Some(prepared)) = (&txn.handle().transactional_id, &txn.handle().prepared)
+        else {
+            return Ok(CommitOutcome::Committed); // empty or non-transactional
+        };
+        commit_prepared(&self.cluster, prepared, &self.resume)
+            .await
+            .map(|o| outcome(id, o, age_of(&txn), self.config.transaction_timeout))
+            .map_err(|e| KafkaSinkError::Recovery(format!("committing {id}: {e}")))
+    }
+
+    async fn recover_and_abort(
+        &mut self,
+        txn: KafkaTransaction,
+        _ctx: &mut BTreeSet<String>,
+    ) -> Result<(), KafkaSinkError> {
+        match (&txn.transactional_id, &txn.prepared) {
+            (_, Some(prepared)) => abort_prepared(&self.cluster, prepared, &self.resume)
+                .await
+                .map(|_| ())
+                .map_err(|e| KafkaSinkError::Recovery(e.to_string())),
+            (Some(id), None) => {
+                abort_lingering(&self.cluster, self.config.recovery_timeout, id).await
+            }
+            (None, None) => Ok(()),
+        }
+    }
+
+    async fn initialize_user_context(&mut self) -> Result<BTreeSet<String>, KafkaSinkError> {
+        if !self.exactly_once() {
+            return Ok(BTreeSet::new());
+        }
+        let ids = self
+            .config
+            .ids()
+            .generate_ids_to_use(self.hint.next_free_transactional_id);
+        self.available = ids.iter().cloned().collect();
+        Ok(ids)
+    }
+
+    async fn finish_recovering_and_committing(
+        &mut self,
+        ctx: &mut BTreeSet<String>,
+        handled: &[KafkaTransaction],
+    ) -> Result<(), KafkaSinkError> {
+        if !self.exactly_once() {
+            ctx.clear();
+            return Ok(());
+        }
+        if ctx.is_empty() {
+            // Restored from AT_LEAST_ONCE/NONE state: a fresh pool.
+            *ctx = self.initialize_user_context().await?;
+            return Ok(());
+        }
+        let handled: BTreeSet<&str> = handled
+            .iter()
+            .filter_map(|t| t.transactional_id.as_deref())
+            .collect();
+        let unhandled: Vec<String> = ctx
+            .iter()
+            .filter(|id| !handled.contains(id.as_str()))
+            .cloned()
+            .collect();
+        abort_all(&self.cluster, self.config.recovery_timeout, unhandled).await?;
+        self.available = ctx.iter().cloned().collect();
+        Ok(())
+    }
+
+    async fn release_after_failover(
+        &mut self,
+        _ctx: &mut BTreeSet<String>,
+    ) -> Result<(), KafkaSinkError> {
+        // Every transaction of the old run was committed or aborted (or is
+        // left to the restore); the restore may fence these producers, so
+        // the next run connects new ones. Closing never aborts.
+        self.in_flight.clear();
+        self.available.clear();
+        for (_, p) in self.producers.drain() {
+            let _ = p.close(Duration::ZERO).await;
+        }
+        Ok(())
+    }
+}

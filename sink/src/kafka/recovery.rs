@@ -1,0 +1,173 @@
+//! Transactions that earlier processes left behind: aborting lingering
+//! ones (on a fresh start, or ids a restore does not finish) and what the
+//! outcome of finishing a prepared one means for the sink.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kafka_producer::Cluster;
+use kafka_producer::admin::{self, TransactionFilters};
+use kafka_producer::txn::ResumeOutcome;
+
+use crate::two_phase::{CommitOutcome, PreCommitted};
+
+use super::{KafkaSinkConfig, KafkaSinkError};
+
+/// Aborts whatever another process left open under `id`.
+pub(super) async fn abort_lingering(
+    cluster: &Cluster,
+    timeout: Duration,
+    id: &str,
+) -> Result<(), KafkaSinkError> {
+    admin::abort_lingering_transaction(cluster, id, timeout)
+        .await
+        .map(|_| ())
+        .map_err(|e| KafkaSinkError::Recovery(format!("aborting {id}: {e}")))
+}
+
+/// Aborts the transactions of `ids` concurrently (one at a time makes a
+/// fresh start with a large id range slow).
+pub(super) async fn abort_all(
+    cluster: &Arc<Cluster>,
+    timeout: Duration,
+    ids: impl IntoIterator<Item = String>,
+) -> Result<(), KafkaSinkError> {
+    let mut set = tokio::task::JoinSet::new();
+    for id in ids {
+        let cluster = cluster.clone();
+        set.spawn(async move { abort_lingering(&cluster, timeout, &id).await });
+    }
+    let mut first = None;
+    while let Some(r) = set.join_next().await {
+        match r {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                first.get_or_insert(e);
+            }
+            Err(e) => {
+                first.get_or_insert(KafkaSinkError::Recovery(e.to_string()));
+            }
+        }
+    }
+    first.map_or(Ok(()), Err)
+}
+
+/// Fresh start: abort the fixed range, then (subtask 0) every other open
+/// transaction of the prefix the broker lists.
+pub(super) async fn abort_on_fresh_start(
+    cluster: &Arc<Cluster>,
+    config: &KafkaSinkConfig,
+) -> Result<(), KafkaSinkError> {
+    let ids = config.ids();
+    let timeout = config.recovery_timeout;
+    abort_all(cluster, timeout, ids.generate_ids_to_abort()).await?;
+    if config.subtask_index != 0 {
+        return Ok(());
+    }
+    let filters = TransactionFilters::states(&["Ongoing", "PrepareCommit", "PrepareAbort"]);
+    match admin::list_transactions(cluster, &filters).await {
+        Ok(listed) => {
+            let prefix = format!("{}-", ids.prefix);
+            let lingering: Vec<String> = listed
+                .into_iter()
+                .filter_map(|t| {
+                    let n: u64 = t.transactional_id.strip_prefix(&prefix)?.parse().ok()?;
+                    (n >= ids.abort_range_end()).then_some(t.transactional_id)
+                })
+                .collect();
+            if !lingering.is_empty() {
+                tracing::warn!(?lingering, "aborting lingering transactions of the prefix");
+            }
+            abort_all(cluster, timeout, lingering).await
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "ListTransactions unavailable; only the fixed id range was aborted");
+            Ok(())
+        }
+    }
+}
+
+/// What finishing a prepared transaction means for the sink.
+///
+/// `Fenced` (the transactional id moved on: a newer producer initialized
+/// it) is ambiguous on its own. Within its transaction timeout the
+/// coordinator cannot have aborted the transaction, and the only producer
+/// that initializes a pending transaction's id is a later run of this sink
+/// that restored the same checkpoint, which commits it before it begins
+/// anything (ids of a prefix belong to one sink, as in Flink). So a fenced
+/// transaction younger than `timeout` was committed by an earlier restore
+/// (FlinkKafkaProducer presumes the same on ProducerFenced). An older one may
+/// have been aborted by the coordinator: it is reported lost.
+/// `AbortedByBroker` is always lost.
+pub(super) fn outcome(
+    id: &str,
+    r: ResumeOutcome,
+    age: Duration,
+    timeout: Duration,
+) -> CommitOutcome {
+    match r {
+        ResumeOutcome::Committed => CommitOutcome::Committed,
+        ResumeOutcome::AlreadyCommitted => CommitOutcome::AlreadyCommitted,
+        ResumeOutcome::Fenced { error, state } if age < timeout => {
+            tracing::warn!(
+                transactional_id = id,
+                ?error,
+                ?state,
+                ?age,
+                ?timeout,
+                "a newer producer initialized the id of a transaction younger than its timeout: \
+                 an earlier restore committed it"
+            );
+            CommitOutcome::AlreadyCommitted
+        }
+        other => CommitOutcome::Lost {
+            reason: format!("transaction {id} (age {age:?}, timeout {timeout:?}): {other:?}"),
+        },
+    }
+}
+
+/// How long ago a pre-committed transaction began (wall clock).
+pub(super) fn age_of<T>(txn: &PreCommitted<T>) -> Duration {
+    let now = crate::clock::Clock::now_millis(&crate::clock::SystemClock);
+    Duration::from_millis(now.saturating_sub(txn.start_time_ms()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_producer::kafka_proto::ErrorCode;
+
+    /// Invariant: a fenced transaction counts as committed (by an earlier
+    /// restore) only while younger than its timeout; an aborted one, or a
+    /// fenced one past its timeout, is lost.
+    #[test]
+    fn resume_outcomes_for_the_sink() {
+        let timeout = Duration::from_secs(60);
+        let fenced = || ResumeOutcome::Fenced {
+            error: ErrorCode::ProducerFenced,
+            state: Some(kafka_producer::txn::TransactionState::Empty),
+        };
+        let young = Duration::from_secs(5);
+        let old = Duration::from_secs(61);
+        assert_eq!(
+            outcome("t-0", fenced(), young, timeout),
+            CommitOutcome::AlreadyCommitted
+        );
+        assert!(matches!(
+            outcome("t-0", fenced(), old, timeout),
+            CommitOutcome::Lost { .. }
+        ));
+        let aborted = ResumeOutcome::AbortedByBroker {
+            error: ErrorCode::InvalidTxnState,
+            state: Some(kafka_producer::txn::TransactionState::CompleteAbort),
+        };
+        assert!(matches!(
+            outcome("t-0", aborted, young, timeout),
+            CommitOutcome::Lost { .. }
+        ));
+        assert_eq!(
+            outcome("t-0", ResumeOutcome::Committed, old, timeout),
+            CommitOutcome::Committed
+        );
+    }
+}

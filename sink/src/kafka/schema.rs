@@ -1,0 +1,283 @@
+//! Turning sink inputs into records: [`KafkaSinkRecord`], the sink's own
+//! [`KafkaSerializationSchema`], and Flink's value-only
+//! ([`SerializationSchema`], adapted by [`ValueOnly`]) and keyed
+//! ([`KeyedSerializationSchema`], adapted by [`Keyed`]) schemas.
+
+use bytes::Bytes;
+
+/// value and optionally a topic other than the sink's default.
+///
+/// ```
+/// use kafka_sink::kafka::KafkaSinkRecord;
+/// let r = KafkaSinkRecord::keyed("customer-7", r#"{"total":12}"#).to_topic("orders-eu");
+/// assert_eq!(r.topic.as_deref(), Some("orders-eu"));
+/// assert_eq!(r.key.as_deref(), Some(&b"customer-7"[..]));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KafkaSinkRecord {
+    /// Target topic; `None` = the sink's default topic.
+    pub topic: Option<String>,
+    /// Record key.
+    pub key: Option<Bytes>,
+    /// Record value.
+    pub value: Bytes,
+}
+
+impl KafkaSinkRecord {
+    /// A value-only record for the default topic.
+    ///
+    /// ```
+    /// use kafka_sink::kafka::KafkaSinkRecord;
+    /// let r = KafkaSinkRecord::value("hello");
+    /// assert_eq!((r.topic, r.key, &r.value[..]), (None, None, &b"hello"[..]));
+    /// ```
+    pub fn value(value: impl Into<Bytes>) -> Self {
+        KafkaSinkRecord {
+            topic: None,
+            key: None,
+            value: value.into(),
+        }
+    }
+
+    /// A keyed record for the default topic.
+    ///
+    /// ```
+    /// use kafka_sink::kafka::KafkaSinkRecord;
+    /// let r = KafkaSinkRecord::keyed("customer-7", "order-1");
+    /// assert_eq!(r.key.as_deref(), Some(&b"customer-7"[..]));
+    /// ```
+    pub fn keyed(key: impl Into<Bytes>, value: impl Into<Bytes>) -> Self {
+        KafkaSinkRecord {
+            topic: None,
+            key: Some(key.into()),
+            value: value.into(),
+        }
+    }
+
+    /// Sends the record to `topic` instead of the default topic.
+    ///
+    /// ```
+    /// use kafka_sink::kafka::KafkaSinkRecord;
+    /// let r = KafkaSinkRecord::value("late event").to_topic("orders-dlq");
+    /// assert_eq!(r.topic.as_deref(), Some("orders-dlq"));
+    /// ```
+    pub fn to_topic(mut self, topic: impl Into<String>) -> Self {
+        self.topic = Some(topic.into());
+        self
+    }
+}
+
+/// Turns a sink input into a [`KafkaSinkRecord`] (value-only or keyed, with
+/// an optional per-record topic). Closures `Fn(&T) -> KafkaSinkRecord`
+/// implement it.
+///
+/// ```
+/// use kafka_sink::kafka::{KafkaSerializationSchema, KafkaSinkRecord};
+/// /// Orders as `id=total`, keyed by id.
+/// struct OrderSchema;
+/// impl KafkaSerializationSchema<(u64, u32)> for OrderSchema {
+///     fn serialize(&self, &(id, total): &(u64, u32)) -> KafkaSinkRecord {
+///         KafkaSinkRecord::keyed(id.to_string(), format!("{id}={total}"))
+///     }
+/// }
+/// assert_eq!(OrderSchema.serialize(&(7, 12)), KafkaSinkRecord::keyed("7", "7=12"));
+/// ```
+pub trait KafkaSerializationSchema<T>: Send + Sync {
+    /// Serializes one input.
+    ///
+    /// ```
+    /// use kafka_sink::kafka::{KafkaSerializationSchema, KafkaSinkRecord};
+    /// // A closure is a schema.
+    /// let schema = |v: &String| KafkaSinkRecord::value(v.to_uppercase());
+    /// assert_eq!(schema.serialize(&"hi".to_string()), KafkaSinkRecord::value("HI"));
+    /// ```
+    fn serialize(&self, value: &T) -> KafkaSinkRecord;
+}
+
+impl<T, F: Fn(&T) -> KafkaSinkRecord + Send + Sync> KafkaSerializationSchema<T> for F {
+    fn serialize(&self, value: &T) -> KafkaSinkRecord {
+        self(value)
+    }
+}
+
+/// A value-only serialization schema (Flink's `SerializationSchema`): the
+/// record has no key and goes to the sink's default topic. Closures
+/// `Fn(&T) -> Bytes` implement it; wrap it in [`ValueOnly`] to give it to
+/// the sink.
+///
+/// ```
+/// use bytes::Bytes;
+/// use kafka_sink::kafka::{KafkaSerializationSchema, KafkaSinkRecord, ValueOnly};
+/// let schema = ValueOnly(|v: &u32| Bytes::from(v.to_string()));
+/// assert_eq!(schema.serialize(&7), KafkaSinkRecord::value("7"));
+/// ```
+pub trait SerializationSchema<T>: Send + Sync {
+    /// The record value of `value`.
+    ///
+    /// ```
+    /// use kafka_sink::kafka::{SerializationSchema, SimpleStringSchema};
+    /// assert_eq!(SimpleStringSchema.serialize(&"héllo"), "héllo".as_bytes());
+    /// ```
+    fn serialize(&self, value: &T) -> Bytes;
+}
+
+impl<T, F: Fn(&T) -> Bytes + Send + Sync> SerializationSchema<T> for F {
+    fn serialize(&self, value: &T) -> Bytes {
+        self(value)
+    }
+}
+
+/// Flink's `SimpleStringSchema`: the UTF-8 bytes of a string.
+///
+/// ```
+/// use kafka_sink::kafka::{KafkaSerializationSchema, KafkaSinkRecord, SimpleStringSchema, ValueOnly};
+/// let schema = ValueOnly(SimpleStringSchema);
+/// assert_eq!(schema.serialize(&"order-1".to_string()), KafkaSinkRecord::value("order-1"));
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SimpleStringSchema;
+
+impl<T: AsRef<str>> SerializationSchema<T> for SimpleStringSchema {
+    fn serialize(&self, value: &T) -> Bytes {
+        Bytes::copy_from_slice(value.as_ref().as_bytes())
+    }
+}
+
+/// A keyed serialization schema (Flink's `KeyedSerializationSchema`): key
+/// (`None` = null), value and an optional target topic per record (`None` =
+/// the sink's default topic). Wrap it in [`Keyed`] to give it to the sink.
+///
+/// ```
+/// use bytes::Bytes;
+/// use kafka_sink::kafka::{KafkaSerializationSchema, KafkaSinkRecord, Keyed, KeyedSerializationSchema};
+/// struct ByUser;
+/// impl KeyedSerializationSchema<(String, u32)> for ByUser {
+///     fn serialize_key(&self, v: &(String, u32)) -> Option<Bytes> { Some(Bytes::from(v.0.clone())) }
+///     fn serialize_value(&self, v: &(String, u32)) -> Bytes { Bytes::from(v.1.to_string()) }
+///     fn target_topic(&self, v: &(String, u32)) -> Option<String> {
+///         (v.1 > 100).then(|| "big-orders".to_string())
+///     }
+/// }
+/// let r = Keyed(ByUser).serialize(&("ann".into(), 500));
+/// assert_eq!(r, KafkaSinkRecord::keyed("ann", "500").to_topic("big-orders"));
+/// ```
+pub trait KeyedSerializationSchema<T>: Send + Sync {
+    /// The record key (`None` = null key).
+    ///
+    /// ```
+    /// # use bytes::Bytes;
+    /// # use kafka_sink::kafka::KeyedSerializationSchema;
+    /// # /// Orders keyed by user; big ones go to their own topic.
+    /// # struct ByUser;
+    /// # impl KeyedSerializationSchema<(String, u32)> for ByUser {
+    /// #     fn serialize_key(&self, v: &(String, u32)) -> Option<Bytes> { Some(Bytes::from(v.0.clone())) }
+    /// #     fn serialize_value(&self, v: &(String, u32)) -> Bytes { Bytes::from(v.1.to_string()) }
+    /// #     fn target_topic(&self, v: &(String, u32)) -> Option<String> { (v.1 > 100).then(|| "big-orders".to_string()) }
+    /// # }
+    /// assert_eq!(ByUser.serialize_key(&("ann".into(), 5)), Some(Bytes::from("ann")));
+    /// ```
+    fn serialize_key(&self, value: &T) -> Option<Bytes>;
+    /// The record value.
+    ///
+    /// ```
+    /// # use bytes::Bytes;
+    /// # use kafka_sink::kafka::KeyedSerializationSchema;
+    /// # /// Orders keyed by user; big ones go to their own topic.
+    /// # struct ByUser;
+    /// # impl KeyedSerializationSchema<(String, u32)> for ByUser {
+    /// #     fn serialize_key(&self, v: &(String, u32)) -> Option<Bytes> { Some(Bytes::from(v.0.clone())) }
+    /// #     fn serialize_value(&self, v: &(String, u32)) -> Bytes { Bytes::from(v.1.to_string()) }
+    /// #     fn target_topic(&self, v: &(String, u32)) -> Option<String> { (v.1 > 100).then(|| "big-orders".to_string()) }
+    /// # }
+    /// assert_eq!(ByUser.serialize_value(&("ann".into(), 5)), Bytes::from("5"));
+    /// ```
+    fn serialize_value(&self, value: &T) -> Bytes;
+    /// The topic of this record; `None` (the default) = the sink's default
+    /// topic.
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use kafka_sink::kafka::KeyedSerializationSchema;
+    /// struct Plain;
+    /// impl KeyedSerializationSchema<String> for Plain {
+    ///     fn serialize_key(&self, _: &String) -> Option<Bytes> { None }
+    ///     fn serialize_value(&self, v: &String) -> Bytes { Bytes::from(v.clone()) }
+    /// }
+    /// assert_eq!(Plain.target_topic(&"x".to_string()), None); // the sink's default topic
+    /// ```
+    fn target_topic(&self, value: &T) -> Option<String> {
+        let _ = value;
+        None
+    }
+}
+
+/// Adapts a value-only [`SerializationSchema`] to the sink.
+///
+/// ```
+/// use bytes::Bytes;
+/// use kafka_sink::kafka::{KafkaSerializationSchema, KafkaSinkRecord, ValueOnly};
+/// let schema = ValueOnly(|v: &u64| Bytes::from(v.to_be_bytes().to_vec()));
+/// assert_eq!(schema.serialize(&1), KafkaSinkRecord::value(vec![0, 0, 0, 0, 0, 0, 0, 1]));
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ValueOnly<S>(pub S);
+
+impl<T, S: SerializationSchema<T>> KafkaSerializationSchema<T> for ValueOnly<S> {
+    fn serialize(&self, value: &T) -> KafkaSinkRecord {
+        KafkaSinkRecord::value(self.0.serialize(value))
+    }
+}
+
+/// Adapts a [`KeyedSerializationSchema`] to the sink.
+///
+/// ```
+/// # use bytes::Bytes;
+/// # use kafka_sink::kafka::KeyedSerializationSchema;
+/// # /// Orders keyed by user; big ones go to their own topic.
+/// # struct ByUser;
+/// # impl KeyedSerializationSchema<(String, u32)> for ByUser {
+/// #     fn serialize_key(&self, v: &(String, u32)) -> Option<Bytes> { Some(Bytes::from(v.0.clone())) }
+/// #     fn serialize_value(&self, v: &(String, u32)) -> Bytes { Bytes::from(v.1.to_string()) }
+/// #     fn target_topic(&self, v: &(String, u32)) -> Option<String> { (v.1 > 100).then(|| "big-orders".to_string()) }
+/// # }
+/// use kafka_sink::kafka::{KafkaSerializationSchema, KafkaSinkRecord, Keyed};
+/// let schema = Keyed(ByUser);
+/// assert_eq!(schema.serialize(&("ann".into(), 5)), KafkaSinkRecord::keyed("ann", "5"));
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Keyed<S>(pub S);
+
+impl<T, S: KeyedSerializationSchema<T>> KafkaSerializationSchema<T> for Keyed<S> {
+    fn serialize(&self, value: &T) -> KafkaSinkRecord {
+        KafkaSinkRecord {
+            topic: self.0.target_topic(value),
+            key: self.0.serialize_key(value),
+            value: self.0.serialize_value(value),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn value_only_and_keyed_schemas() {
+        let s = ValueOnly(SimpleStringSchema);
+        assert_eq!(
+            KafkaSerializationSchema::<String>::serialize(&s, &"v".to_string()),
+            KafkaSinkRecord::value("v")
+        );
+        struct K;
+        impl KeyedSerializationSchema<u32> for K {
+            fn serialize_key(&self, v: &u32) -> Option<Bytes> {
+                (*v > 0).then(|| Bytes::from(v.to_string()))
+            }
+            fn serialize_value(&self, v: &u32) -> Bytes {
+                Bytes::from(format!("v{v}"))
+            }
+        }
+        assert_eq!(Keyed(K).serialize(&0), KafkaSinkRecord::value("v0"));
+        assert_eq!(Keyed(K).serialize(&2), KafkaSinkRecord::keyed("2", "v2"));
+    }
+}
