@@ -47,9 +47,9 @@ use crate::metrics::MetricsSnapshot;
 use crate::record::{ProduceError, ProducerRecord, RecordMetadata, TopicPartition};
 use crate::sender::DrainGate;
 use crate::txn::{
-    CoordinatorClient, GroupMetadata, OffsetAndMetadata, OpTicket, PreparedTransaction,
-    ProducerIdAndEpoch, State, TransactionError, TransactionManager, TransactionVersion, TxnConfig,
-    TxnEvent, TxnOp,
+    CoordinatorClient, GroupMetadata, NotPreparableReason, OffsetAndMetadata, OpTicket,
+    PreparedTransaction, ProducerIdAndEpoch, State, TransactionError, TransactionManager,
+    TransactionVersion, TxnConfig, TxnEvent, TxnOp,
 };
 use crate::{Cluster, Producer};
 use kafka_proto::ErrorCode;
@@ -654,8 +654,9 @@ impl TransactionalProducer {
                 .when_nothing_queued(op, deadline, |m| m.prepare_transaction())
                 .await;
             match prepared {
-                Err(TransactionError::NotPreparable { reason })
-                    if reason.starts_with("partitions or offsets") => {}
+                Err(TransactionError::NotPreparable {
+                    reason: NotPreparableReason::PartitionsPending,
+                }) => {}
                 other => return other,
             }
             self.wake();

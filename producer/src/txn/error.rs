@@ -301,8 +301,53 @@ pub enum TransactionError {
     #[error("cannot prepare the transaction: {reason}")]
     NotPreparable {
         /// Why.
-        reason: &'static str,
+        reason: NotPreparableReason,
     },
+}
+
+/// Why a transaction cannot be prepared (yet).
+///
+/// ```
+/// use kafka_producer::txn::{NotPreparableReason, TransactionError};
+/// let e = TransactionError::NotPreparable { reason: NotPreparableReason::Empty };
+/// match e {
+///     // Wait for AddPartitionsToTxn / AddOffsetsToTxn, then try again.
+///     TransactionError::NotPreparable { reason: NotPreparableReason::PartitionsPending } => {}
+///     // Nothing to persist: abort (or commit) it locally instead.
+///     TransactionError::NotPreparable { reason: NotPreparableReason::Empty } => {}
+///     _ => {}
+/// }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NotPreparableReason {
+    /// Partitions or offsets are still being added to the transaction
+    /// (AddPartitionsToTxn or AddOffsetsToTxn queued or in flight): once the
+    /// coordinator has them, preparing can succeed.
+    PartitionsPending,
+    /// Nothing was written in the transaction: the coordinator does not know
+    /// it, so a commit from another process would fail with
+    /// INVALID_TXN_STATE.
+    Empty,
+}
+
+impl fmt::Display for NotPreparableReason {
+    /// ```
+    /// use kafka_producer::txn::NotPreparableReason;
+    /// assert_eq!(
+    ///     NotPreparableReason::PartitionsPending.to_string(),
+    ///     "partitions or offsets are still being added to the transaction"
+    /// );
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            NotPreparableReason::PartitionsPending => {
+                "partitions or offsets are still being added to the transaction"
+            }
+            NotPreparableReason::Empty => {
+                "the transaction is empty (a commit would fail with INVALID_TXN_STATE)"
+            }
+        })
+    }
 }
 
 fn fmt_api(api: Option<TxnApi>, version: i16, error: Option<ErrorCode>) -> String {

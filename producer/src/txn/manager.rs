@@ -1,6 +1,6 @@
 //! The sans-IO transaction manager (Java `TransactionManager`).
 
-use super::error::{ErrorClass, TransactionError, TxnApi, TxnOp, classify};
+use super::error::{ErrorClass, NotPreparableReason, TransactionError, TxnApi, TxnOp, classify};
 use super::prepared::PreparedTransaction;
 use super::{
     CoordinatorType, GroupMetadata, OffsetAndMetadata, ProducerIdAndEpoch, State,
@@ -1037,12 +1037,12 @@ impl TransactionManager {
             || !self.queue.is_empty()
         {
             return Err(TransactionError::NotPreparable {
-                reason: "partitions or offsets are still being added to the transaction",
+                reason: NotPreparableReason::PartitionsPending,
             });
         }
         if !self.transaction_started {
             return Err(TransactionError::NotPreparable {
-                reason: "the transaction is empty (a commit would fail with INVALID_TXN_STATE)",
+                reason: NotPreparableReason::Empty,
             });
         }
         self.transition(

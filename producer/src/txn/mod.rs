@@ -38,7 +38,7 @@ mod tests;
 
 pub use crate::idempotence::ProducerIdAndEpoch;
 pub use client::{CoordinatorClient, CoordinatorConnection, CoordinatorError, find_coordinator};
-pub use error::{ErrorClass, TransactionError, TxnApi, TxnOp, classify};
+pub use error::{ErrorClass, NotPreparableReason, TransactionError, TxnApi, TxnOp, classify};
 pub use manager::{
     ADD_PARTITIONS_RETRY_BACKOFF, CoordinatorRequest, CoordinatorResponse, OpTicket, Priority,
     RequestBody, Target, TransactionManager, TxnConfig, TxnEvent,

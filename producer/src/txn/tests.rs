@@ -1420,7 +1420,9 @@ fn prepare_and_resume() {
     assert!(
         matches!(
             m.prepare_transaction(),
-            Err(TransactionError::NotPreparable { .. })
+            Err(TransactionError::NotPreparable {
+                reason: NotPreparableReason::PartitionsPending
+            })
         ),
         "adds pending"
     );
@@ -1475,7 +1477,9 @@ fn prepare_and_resume() {
     e.begin_transaction().unwrap();
     assert!(matches!(
         e.prepare_transaction(),
-        Err(TransactionError::NotPreparable { .. })
+        Err(TransactionError::NotPreparable {
+            reason: NotPreparableReason::Empty
+        })
     ));
 }
 
