@@ -110,38 +110,14 @@ impl SaslConfig {
     }
 }
 
-/// A SASL mechanism this client implements.
+/// A SASL mechanism this client implements (defined once in the protocol
+/// crate, so that the test harness enables the same mechanisms on a broker).
 ///
 /// ```
 /// use kafka_producer::sasl::SaslMechanism;
 /// assert_eq!(SaslMechanism::ScramSha256.name(), "SCRAM-SHA-256");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SaslMechanism {
-    /// `PLAIN` (RFC 4616).
-    Plain,
-    /// `SCRAM-SHA-256` (RFC 7677).
-    ScramSha256,
-    /// `SCRAM-SHA-512`.
-    ScramSha512,
-}
-
-impl SaslMechanism {
-    /// The name sent in SaslHandshake.
-    ///
-    /// ```
-    /// use kafka_producer::sasl::SaslMechanism;
-    /// assert_eq!(SaslMechanism::Plain.name(), "PLAIN");
-    /// assert_eq!(SaslMechanism::ScramSha512.name(), "SCRAM-SHA-512");
-    /// ```
-    pub fn name(self) -> &'static str {
-        match self {
-            SaslMechanism::Plain => "PLAIN",
-            SaslMechanism::ScramSha256 => "SCRAM-SHA-256",
-            SaslMechanism::ScramSha512 => "SCRAM-SHA-512",
-        }
-    }
-}
+pub use kafka_proto::messages::SaslMechanism;
 
 /// The SASL/PLAIN message: `authzid NUL authcid NUL passwd` with an empty authzid.
 ///

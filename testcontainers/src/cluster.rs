@@ -38,7 +38,10 @@ use std::time::{Duration, Instant};
 /// Default bound on cluster start and node restart.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// A SASL mechanism enabled on the CLIENT listener.
+/// A SASL mechanism enabled on the CLIENT listener: `PLAIN` (users from the
+/// listener's JAAS config) or SCRAM (credentials stored at format time). The
+/// same type as `kafka_producer::SaslMechanism`, defined in the protocol
+/// crate, which both depend on.
 ///
 /// ```
 /// use kafka_testcontainers::{SaslConfig, SaslMechanism};
@@ -47,32 +50,9 @@ pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(120);
 ///         .mechanisms()
 ///         .contains(&SaslMechanism::ScramSha512)
 /// );
+/// assert_eq!(SaslMechanism::ScramSha256.name(), "SCRAM-SHA-256");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SaslMechanism {
-    /// `PLAIN` (users from the listener's JAAS config).
-    Plain,
-    /// `SCRAM-SHA-256` (credentials stored at format time).
-    ScramSha256,
-    /// `SCRAM-SHA-512` (credentials stored at format time).
-    ScramSha512,
-}
-
-impl SaslMechanism {
-    /// The Kafka mechanism name.
-    ///
-    /// ```
-    /// # use kafka_testcontainers::SaslMechanism;
-    /// assert_eq!(SaslMechanism::ScramSha256.name(), "SCRAM-SHA-256");
-    /// ```
-    pub fn name(self) -> &'static str {
-        match self {
-            SaslMechanism::Plain => "PLAIN",
-            SaslMechanism::ScramSha256 => "SCRAM-SHA-256",
-            SaslMechanism::ScramSha512 => "SCRAM-SHA-512",
-        }
-    }
-}
+pub use kafka_proto::messages::SaslMechanism;
 
 /// A SASL user (name and password must not contain `"`, `,`, `=`, `[` or `]`).
 ///

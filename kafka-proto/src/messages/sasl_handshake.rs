@@ -61,6 +61,45 @@ impl SaslHandshakeResponse {
     }
 }
 
+/// A SASL mechanism kafka-eos implements, by the name SaslHandshake carries
+/// (the client's `sasl.mechanism`, the broker's
+/// `sasl.enabled.mechanisms`). The producer authenticates with it; the test
+/// harness enables it on a broker listener.
+///
+/// ```
+/// use kafka_proto::messages::{SaslHandshakeRequest, SaslMechanism};
+/// let req = SaslHandshakeRequest {
+///     mechanism: SaslMechanism::ScramSha256.name().into(),
+/// };
+/// assert_eq!(req.mechanism, "SCRAM-SHA-256");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SaslMechanism {
+    /// `PLAIN` (RFC 4616).
+    Plain,
+    /// `SCRAM-SHA-256` (RFC 7677).
+    ScramSha256,
+    /// `SCRAM-SHA-512`.
+    ScramSha512,
+}
+
+impl SaslMechanism {
+    /// The name sent in SaslHandshake.
+    ///
+    /// ```
+    /// use kafka_proto::messages::SaslMechanism;
+    /// assert_eq!(SaslMechanism::Plain.name(), "PLAIN");
+    /// assert_eq!(SaslMechanism::ScramSha512.name(), "SCRAM-SHA-512");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            SaslMechanism::Plain => "PLAIN",
+            SaslMechanism::ScramSha256 => "SCRAM-SHA-256",
+            SaslMechanism::ScramSha512 => "SCRAM-SHA-512",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
