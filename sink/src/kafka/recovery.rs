@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use kafka_producer::Cluster;
 use kafka_producer::admin::{self, TransactionFilters};
-use kafka_producer::txn::ResumeOutcome;
+use kafka_producer::txn::{ResumeOutcome, TransactionState};
 
 use crate::two_phase::{CommitOutcome, PreCommitted};
 
@@ -64,7 +64,11 @@ pub(super) async fn abort_on_fresh_start(
     if config.subtask_index != 0 {
         return Ok(());
     }
-    let filters = TransactionFilters::states(&["Ongoing", "PrepareCommit", "PrepareAbort"]);
+    let filters = TransactionFilters::states(&[
+        TransactionState::Ongoing.as_str(),
+        TransactionState::PrepareCommit.as_str(),
+        TransactionState::PrepareAbort.as_str(),
+    ]);
     match admin::list_transactions(cluster, &filters).await {
         Ok(listed) => {
             let prefix = format!("{}-", ids.prefix);
@@ -145,7 +149,7 @@ mod tests {
         let timeout = Duration::from_secs(60);
         let fenced = || ResumeOutcome::Fenced {
             error: ErrorCode::ProducerFenced,
-            state: Some(kafka_producer::txn::TransactionState::Empty),
+            state: Some(TransactionState::Empty),
         };
         let young = Duration::from_secs(5);
         let old = Duration::from_secs(61);
@@ -159,7 +163,7 @@ mod tests {
         ));
         let aborted = ResumeOutcome::AbortedByBroker {
             error: ErrorCode::InvalidTxnState,
-            state: Some(kafka_producer::txn::TransactionState::CompleteAbort),
+            state: Some(TransactionState::CompleteAbort),
         };
         assert!(matches!(
             outcome("t-0", aborted, young, timeout),
