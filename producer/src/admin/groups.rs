@@ -158,7 +158,8 @@ pub struct GroupListing {
 /// ```no_run
 /// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::txn::CoordinatorError> {
 /// for g in kafka_producer::admin::list_groups(cluster).await? {
-///     println!("{} {} {}", g.group_id, g.group_type, g.state);
+///     let state = g.state.as_ref().map_or("-", |s| s.as_str());
+///     println!("{} {} {state}", g.group_id, g.group_type);
 /// }
 /// # Ok(()) }
 /// ```
