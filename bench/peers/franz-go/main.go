@@ -13,7 +13,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -60,6 +59,8 @@ func parse() workload {
 		bad("--bootstrap and --topic are required")
 	case w.records < 1 || w.size < 1 || w.window < 1:
 		bad("--records, --size and --window must be at least 1")
+	case w.compression != "none" && w.compression != "lz4" && w.compression != "zstd":
+		bad("--compression must be none, lz4 or zstd")
 	case w.txnMs > 0 && w.txnID == "":
 		bad("--txn-ms needs --txn-id")
 	}
@@ -128,10 +129,7 @@ func run(w workload) (float64, []time.Duration, error) {
 		"lz4":  kgo.Lz4Compression(),
 		"zstd": kgo.ZstdCompression(),
 	}
-	c, ok := codec[w.compression]
-	if !ok {
-		return 0, nil, errors.New("--compression must be none, lz4 or zstd")
-	}
+	c := codec[w.compression]
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(strings.Split(w.bootstrap, ",")...),
 		kgo.RequiredAcks(kgo.AllISRAcks()), // idempotence is franz-go's default
