@@ -23,6 +23,8 @@
 #   BROKER_HEAP broker JVM heap (default 1g); the broker runs with full JIT
 #   JOBS        cargo build jobs (default: cargo's)
 #   SKIP_BUILD  1: use the binaries already built
+#   CARGO_TARGET_DIR  honoured: one target directory for the workspace and
+#               both peer crates (otherwise each uses its own target/)
 #
 # Every run: a fresh 6-partition topic (created before, deleted after),
 # acks=all, idempotence, linger.ms=5, batch.size=16384, fixed value content,
@@ -31,7 +33,8 @@
 # are outstanding); time from the first send to the last acknowledgement
 # (transactional: to the last commit's completion; a commit every 100 ms or
 # 1 s, each commit's latency recorded). Measured around each process with
-# /usr/bin/time: user and system CPU seconds and the peak RSS. Exit status 0
+# /usr/bin/time: user and system CPU seconds (10 ms resolution, so runs
+# should last seconds) and the peak RSS. Exit status 0
 # only if every run acknowledged every record.
 set -euo pipefail
 
