@@ -26,7 +26,8 @@
 #   CARGO_TARGET_DIR  honoured: one target directory for the workspace and
 #               both peer crates (otherwise each uses its own target/)
 #
-# Every run: a fresh 6-partition topic (created before, deleted after),
+# Every run: a fresh 6-partition topic (created before, one record written
+# to each partition so that all accept writes, deleted after),
 # acks=all, idempotence, linger.ms=5, batch.size=16384, fixed value content,
 # null keys or key = record index as a decimal string; sends as fast as the
 # window allows (the oldest outstanding record awaited once more than WINDOW

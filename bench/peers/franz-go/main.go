@@ -142,6 +142,10 @@ func run(w workload) (float64, []time.Duration, error) {
 		// Its default (10,000) must not be what limits the window.
 		kgo.MaxBufferedRecords(max(2*w.window, 100000)),
 	}
+	if os.Getenv("BENCH_FRANZ_GO_LOG") != "" {
+		// Client log on stderr (debugging a run; not used by compare.sh).
+		opts = append(opts, kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelInfo, nil)))
+	}
 	txn := w.txnMs > 0
 	if txn {
 		opts = append(opts, kgo.TransactionalID(w.txnID))
