@@ -6,7 +6,9 @@
 //!
 //! Options: `--version V` (4.4.0, 3.9.2, ...), `--nodes N` (1 or 3),
 //! `--transaction-version N`, `--sasl` (user alice / alice-secret),
-//! `--proxies`, `--config key=value` (repeatable).
+//! `--proxies`, `--config key=value` (repeatable), `--full-jit` (steady-state
+//! JIT instead of the fast-start C1-only JVM, for benchmarks), `--heap SIZE`
+//! (broker JVM heap, default 512m).
 //!
 //! Prints `BOOTSTRAP=...`, `INTERNAL_BOOTSTRAP=...` and `DATA_DIR=...` lines
 //! on stdout once the cluster is ready.
@@ -17,7 +19,7 @@ use std::io::Write;
 fn usage() -> ! {
     eprintln!(
         "usage: kafka-dev [--version 4.4.0|3.9.2] [--nodes 1|3] [--transaction-version N] \
-         [--sasl] [--proxies] [--config key=value]..."
+         [--sasl] [--proxies] [--config key=value]... [--full-jit] [--heap SIZE]"
     );
     std::process::exit(2)
 }
@@ -36,6 +38,8 @@ async fn main() {
             }
             "--sasl" => builder = builder.sasl(SaslConfig::default()),
             "--proxies" => builder = builder.with_proxies(true),
+            "--full-jit" => builder = builder.fast_jvm(false),
+            "--heap" => builder = builder.heap(value()),
             "--config" => {
                 let kv = value();
                 let (k, v) = kv.split_once('=').unwrap_or_else(|| usage());

@@ -1,0 +1,282 @@
+#!/usr/bin/env bash
+# Side-by-side producer benchmark of three clients against one Kafka 4.4
+# broker: ours (kafka-producer, bench/peers/ours), librdkafka (the rdkafka
+# crate, bench/peers/rdkafka) and franz-go (bench/peers/franz-go). All three
+# run the same workload loop and print one JSON line each:
+#   {"client":..., "records":..., "bytes":..., "secs":..., "commit_ms":[...]}
+#
+# Usage (from anywhere; take the shared broker lock on a shared machine):
+#   flock /tmp/kafka-eos-broker.lock bash bench/compare.sh
+#   RECORDS=20000 ROUNDS=1 WORKLOADS="idem-100 txn-100ms" bash bench/compare.sh
+#
+# Environment:
+#   RECORDS     records per run at 100 B (default 1000000)
+#   RECORDS_1K  records per run at 1 KiB (default RECORDS / 5)
+#   ROUNDS      rounds per workload (default 5); round r runs the clients in
+#               an order rotated by r
+#   WORKLOADS   space-separated subset of: idem-100 idem-100-keyed idem-1k
+#               idem-1k-keyed txn-100ms txn-1s lz4-1k zstd-1k (default: all)
+#   WINDOW      records outstanding at most (default 16 MiB / (value size +
+#               16), as `kafka-eos bench`: half of the default buffer.memory)
+#   WARMUP      records of one untimed 100 B run per client after the broker
+#               starts (default min(100000, RECORDS))
+#   BROKER_HEAP broker JVM heap (default 1g); the broker runs with full JIT
+#   JOBS        cargo build jobs (default: cargo's)
+#   SKIP_BUILD  1: use the binaries already built
+#   CARGO_TARGET_DIR  honoured: one target directory for the workspace and
+#               both peer crates (otherwise each uses its own target/)
+#
+# Every run: a fresh 6-partition topic (created before, one record written
+# to each partition so that all accept writes, deleted after),
+# acks=all, idempotence, linger.ms=5, batch.size=16384, fixed value content,
+# null keys or key = record index as a decimal string; sends as fast as the
+# window allows (the oldest outstanding record awaited once more than WINDOW
+# are outstanding); time from the first send to the last acknowledgement
+# (transactional: to the last commit's completion; a commit every 100 ms or
+# 1 s, each commit's latency recorded). Measured around each process with
+# /usr/bin/time: user and system CPU seconds (10 ms resolution, so runs
+# should last seconds) and the peak RSS. Exit status 0
+# only if every run acknowledged every record.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RECORDS=${RECORDS:-1000000}
+RECORDS_1K=${RECORDS_1K:-$((RECORDS / 5))}
+ROUNDS=${ROUNDS:-5}
+ALL_WORKLOADS="idem-100 idem-100-keyed idem-1k idem-1k-keyed txn-100ms txn-1s lz4-1k zstd-1k"
+WORKLOADS=${WORKLOADS:-$ALL_WORKLOADS}
+WARMUP=${WARMUP:-$((RECORDS < 100000 ? RECORDS : 100000))}
+BROKER_HEAP=${BROKER_HEAP:-1g}
+PARTITIONS=6
+CLIENTS=(ours rdkafka franz-go)
+
+WORK=$(mktemp -d /tmp/kafka-eos-compare.XXXXXX)
+RESULTS=$WORK/results.tsv
+BROKER_PID=
+
+cleanup() {
+    if [[ -n $BROKER_PID ]] && kill -0 "$BROKER_PID" 2>/dev/null; then
+        kill -INT "$BROKER_PID" 2>/dev/null || true
+        for _ in $(seq 60); do
+            kill -0 "$BROKER_PID" 2>/dev/null || break
+            sleep 0.5
+        done
+        kill -TERM "$BROKER_PID" 2>/dev/null || true
+        wait "$BROKER_PID" 2>/dev/null || true
+    fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+die() {
+    echo "compare.sh: $*" >&2
+    exit 1
+}
+
+for w in $WORKLOADS; do
+    [[ " $ALL_WORKLOADS " == *" $w "* ]] || die "unknown workload $w (known: $ALL_WORKLOADS)"
+done
+[[ -x /usr/bin/time ]] || die "/usr/bin/time (GNU time) is needed"
+command -v go >/dev/null || die "go is needed to build the franz-go peer"
+
+machine() {
+    echo "nproc: $(nproc); model name: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+    echo "load average (1/5/15 min) $1: $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+# ---------------------------------------------------------------- build
+echo "== machine"
+machine "at start"
+echo "kernel $(uname -r); $(rustc --version); $(go version)"
+echo "commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+
+WS_TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+OURS_TARGET=${CARGO_TARGET_DIR:-$ROOT/bench/peers/ours/target}
+RDK_TARGET=${CARGO_TARGET_DIR:-$ROOT/bench/peers/rdkafka/target}
+GO_BIN=$ROOT/bench/peers/franz-go/bench-franz-go
+jobs=()
+[[ -n ${JOBS:-} ]] && jobs=(-j "$JOBS")
+if [[ ${SKIP_BUILD:-0} != 1 ]]; then
+    echo "== build (release)"
+    (cd "$ROOT" && cargo build --release "${jobs[@]}" -p kafka-testcontainers --bin kafka-dev)
+    cargo build --release "${jobs[@]}" --manifest-path "$ROOT/bench/peers/ours/Cargo.toml"
+    cargo build --release "${jobs[@]}" --manifest-path "$ROOT/bench/peers/rdkafka/Cargo.toml"
+    (cd "$ROOT/bench/peers/franz-go" && go build -o bench-franz-go .)
+fi
+KAFKA_DEV=$WS_TARGET/release/kafka-dev
+TOPIC_BIN=$OURS_TARGET/release/bench-topic
+declare -A BIN=(
+    [ours]=$OURS_TARGET/release/bench-ours
+    [rdkafka]=$RDK_TARGET/release/bench-rdkafka
+    [franz-go]=$GO_BIN
+)
+for b in "$KAFKA_DEV" "$TOPIC_BIN" "${BIN[@]}"; do
+    [[ -x $b ]] || die "missing $b (build failed, or SKIP_BUILD=1 without a build)"
+done
+
+# ---------------------------------------------------------------- broker
+echo "== broker"
+"$KAFKA_DEV" --version 4.4.0 --nodes 1 --full-jit --heap "$BROKER_HEAP" \
+    >"$WORK/broker.out" 2>"$WORK/broker.err" &
+BROKER_PID=$!
+for _ in $(seq 600); do
+    grep -q '^BOOTSTRAP=' "$WORK/broker.out" && break
+    kill -0 "$BROKER_PID" 2>/dev/null || { cat "$WORK/broker.err" >&2; die "the broker did not start"; }
+    sleep 1
+done
+BOOTSTRAP=$(sed -n 's/^BOOTSTRAP=//p' "$WORK/broker.out")
+[[ -n $BOOTSTRAP ]] || die "no BOOTSTRAP line from kafka-dev within 600 s"
+echo "Kafka 4.4.0, one node, full JIT, heap $BROKER_HEAP, at $BOOTSTRAP"
+
+# ---------------------------------------------------------------- runs
+# spec WORKLOAD: sets SIZE KEYED COMP TXN N WIN
+spec() {
+    KEYED=0 COMP=none TXN=0
+    case $1 in
+        idem-100) SIZE=100 ;;
+        idem-100-keyed) SIZE=100 KEYED=1 ;;
+        idem-1k) SIZE=1024 ;;
+        idem-1k-keyed) SIZE=1024 KEYED=1 ;;
+        txn-100ms) SIZE=100 TXN=100 ;;
+        txn-1s) SIZE=100 TXN=1000 ;;
+        lz4-1k) SIZE=1024 COMP=lz4 ;;
+        zstd-1k) SIZE=1024 COMP=zstd ;;
+    esac
+    if ((SIZE == 1024)); then N=$RECORDS_1K; else N=$RECORDS; fi
+    WIN=${WINDOW:-$((16777216 / (SIZE + 16)))}
+}
+
+FAILURES=0
+SEQ=0
+# run_one CLIENT WORKLOAD ROUND: one measured process; appends a line to
+# $RESULTS (workload round client records size secs user sys rss_kb commits
+# p50_ms p99_ms) unless ROUND is "warmup".
+run_one() {
+    local client=$1 wl=$2 round=$3
+    SEQ=$((SEQ + 1))
+    local topic="compare-$wl-$round-$client-$$-$SEQ"
+    "$TOPIC_BIN" "$BOOTSTRAP" create "$topic" "$PARTITIONS"
+    local args=(--bootstrap "$BOOTSTRAP" --topic "$topic" --records "$N" --size "$SIZE"
+        --window "$WIN" --compression "$COMP")
+    ((KEYED)) && args+=(--keyed)
+    ((TXN)) && args+=(--txn-ms "$TXN" --txn-id "$topic")
+    local ok=1
+    /usr/bin/time -f "%U %S %M" -o "$WORK/time" "${BIN[$client]}" "${args[@]}" \
+        >"$WORK/out" 2>"$WORK/err" || ok=0
+    "$TOPIC_BIN" "$BOOTSTRAP" delete "$topic" || true
+    local line secs records
+    line=$(grep '^{' "$WORK/out" | tail -1 || true)
+    secs=$(sed -n 's/.*"secs":\([0-9.eE+-]*\).*/\1/p' <<<"$line")
+    records=$(sed -n 's/.*"records":\([0-9]*\).*/\1/p' <<<"$line")
+    if ((ok == 0)) || [[ -z $secs || $records != "$N" ]]; then
+        FAILURES=$((FAILURES + 1))
+        echo "FAILED: $client $wl round $round" >&2
+        sed 's/^/  /' "$WORK/err" "$WORK/out" >&2
+        return 0
+    fi
+    [[ $round == warmup ]] && return 0
+    local user sys rss
+    read -r user sys rss < <(tail -1 "$WORK/time")
+    local commits
+    commits=$(sed -n 's/.*"commit_ms":\[\([^]]*\)\].*/\1/p' <<<"$line" | tr ',' '\n' | sed '/^$/d' | sort -g)
+    local n p50=- p99=-
+    n=$(grep -c . <<<"$commits" || true)
+    if ((n > 0)); then
+        # nearest rank: the ceil(n*p)-th smallest
+        p50=$(awk -v n="$n" 'BEGIN{r=int(n*0.5); if (r<n*0.5) r++; if (r<1) r=1} NR==r' <<<"$commits")
+        p99=$(awk -v n="$n" 'BEGIN{r=int(n*0.99); if (r<n*0.99) r++; if (r<1) r=1} NR==r' <<<"$commits")
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+        "$wl" "$round" "$client" "$N" "$SIZE" "$secs" "$user" "$sys" "$rss" "$n" "$p50" "$p99" >>"$RESULTS"
+}
+
+echo "== warm-up: $WARMUP records of 100 B per client (untimed)"
+N_SAVE=$RECORDS
+RECORDS=$WARMUP
+spec idem-100
+for c in "${CLIENTS[@]}"; do run_one "$c" warmup warmup; done
+RECORDS=$N_SAVE
+
+: >"$RESULTS"
+for wl in $WORKLOADS; do
+    spec "$wl"
+    for ((r = 0; r < ROUNDS; r++)); do
+        order=()
+        for ((i = 0; i < ${#CLIENTS[@]}; i++)); do
+            order+=("${CLIENTS[$(((i + r) % ${#CLIENTS[@]}))]}")
+        done
+        echo "== $wl round $r: ${order[*]} ($N records of $SIZE B, window $WIN)"
+        for c in "${order[@]}"; do run_one "$c" "$wl" "$r"; done
+    done
+done
+
+# ---------------------------------------------------------------- report
+echo
+echo "== per-round figures"
+awk -F'\t' '
+BEGIN {
+    printf "%-15s %5s %-8s %9s %11s %8s %8s %7s %7s %10s %9s %8s %7s %8s %8s\n",
+        "workload", "round", "client", "records", "records/s", "MiB/s", "secs",
+        "user s", "sys s", "user s/1M", "sys s/1M", "RSS MB", "commits", "p50 ms", "p99 ms"
+}
+{
+    rate = $4 / $6
+    printf "%-15s %5s %-8s %9d %11.0f %8.1f %8.3f %7.2f %7.2f %10.3f %9.3f %8.1f %7s %8s %8s\n",
+        $1, $2, $3, $4, rate, rate * $5 / 1048576, $6, $7, $8, $7 / $4 * 1e6, $8 / $4 * 1e6,
+        $9 / 1024, ($10 > 0 ? $10 : "-"), $11, $12
+}' "$RESULTS"
+
+echo
+echo "== per workload: median over rounds of the per-round ratio ours/peer"
+echo "   (throughput above 1: ours faster; CPU, RSS and commit latency below 1: ours smaller)"
+awk -F'\t' '
+function median(list,    a, n, i, j, t) {
+    n = split(list, a, " ")
+    if (n == 0) return "-"
+    for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function fmt(x) { return (x == "-") ? "-" : sprintf("%.2fx", x) }
+function ratio(o, p) { return (o == "-" || p == "-" || p + 0 == 0) ? "" : o / p }
+{
+    key = $1 SUBSEP $2 SUBSEP $3
+    secs[key] = $6; user[key] = $7; sys[key] = $8; rss[key] = $9; p50[key] = $11; p99[key] = $12
+    if (!($1 in seen)) { seen[$1] = 1; order[++nw] = $1 }
+    rounds[$1] = rounds[$1] " " $2
+}
+END {
+    printf "%-15s %-9s %6s %10s %11s %10s %9s %11s %11s\n",
+        "workload", "peer", "rounds", "throughput", "user CPU/1M", "sys CPU/1M", "peak RSS",
+        "commit p50", "commit p99"
+    for (w = 1; w <= nw; w++) {
+        wl = order[w]
+        split(rounds[wl], rs, " ")
+        delete uniq
+        for (i in rs) uniq[rs[i]] = 1
+        for (pi = 1; pi <= 2; pi++) {
+            peer = (pi == 1) ? "rdkafka" : "franz-go"
+            t = u = s = m = c5 = c9 = ""; n = 0
+            for (r in uniq) {
+                o = wl SUBSEP r SUBSEP "ours"; q = wl SUBSEP r SUBSEP peer
+                if (!(o in secs) || !(q in secs)) continue
+                n++
+                t = t " " secs[q] / secs[o]
+                x = ratio(user[o], user[q]); if (x != "") u = u " " x
+                x = ratio(sys[o], sys[q]); if (x != "") s = s " " x
+                x = ratio(rss[o], rss[q]); if (x != "") m = m " " x
+                x = ratio(p50[o], p50[q]); if (x != "") c5 = c5 " " x
+                x = ratio(p99[o], p99[q]); if (x != "") c9 = c9 " " x
+            }
+            printf "%-15s %-9s %6d %10s %11s %10s %9s %11s %11s\n", wl, peer, n,
+                fmt(median(t)), fmt(median(u)), fmt(median(s)), fmt(median(m)),
+                fmt(median(c5)), fmt(median(c9))
+        }
+    }
+}' "$RESULTS"
+
+echo
+machine "at end"
+if ((FAILURES > 0)); then
+    echo "compare.sh: $FAILURES run(s) failed (see above)" >&2
+    exit 1
+fi
