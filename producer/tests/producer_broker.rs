@@ -56,7 +56,9 @@ async fn produce_and_check(kafka: &KafkaCluster, compression: Compression) {
             &topic,
             IsolationLevel::ReadUncommitted,
             N,
-            Duration::from_secs(20),
+            // The Java tool's own bound: it stops after N records; its JVM
+            // alone can take tens of seconds to start on a loaded machine.
+            Duration::from_secs(90),
         )
         .await
         .unwrap();

@@ -238,7 +238,7 @@ async fn cluster(script: Script) -> (Arc<Cluster>, Shared) {
     }
     let mut cfg = ClusterConfig::new(&s.lock().unwrap().addrs[0].1.clone());
     cfg.connection = ConnectionConfig {
-        request_timeout: Duration::from_millis(300),
+        request_timeout: Duration::from_secs(2),
         connect_timeout: Duration::from_secs(5),
         ..Default::default()
     };
