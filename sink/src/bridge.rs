@@ -119,9 +119,10 @@ pub struct BridgeConfig {
     /// How often a checkpoint (one Kafka transaction, one batch of RabbitMQ
     /// acknowledgements) is taken while messages arrive.
     pub checkpoint_interval: Duration,
-    /// Stop (after a final checkpoint) when no delivery arrived for this
-    /// long while connected; `None` runs until the shutdown future
-    /// completes.
+    /// Stop (after a final checkpoint) when no delivery arrived while the
+    /// bridge waited this long for one, connected (time spent checkpointing
+    /// or writing to Kafka does not count); `None` runs until the shutdown
+    /// future completes.
     pub idle_timeout: Option<Duration>,
     /// Correlation ids of this many processed messages are remembered
     /// (and checkpointed) to drop messages published twice; 0 disables the
@@ -735,7 +736,10 @@ impl Bridge {
         let interval = config.checkpoint_interval;
         let mut next_checkpoint = Instant::now() + interval;
         let mut last_deliveries = 0;
-        let mut last_activity = Instant::now();
+        // Idle time counts only while waiting for a delivery: a checkpoint
+        // or a sink write slower than the idle timeout (a loaded broker)
+        // must not end the run while deliveries wait in the prefetch.
+        let mut idle_waited = Duration::ZERO;
         tokio::pin!(shutdown);
         let reason = loop {
             let now = Instant::now();
@@ -746,7 +750,7 @@ impl Bridge {
                 next_checkpoint = Instant::now() + interval;
             }
             if let Some(idle) = config.idle_timeout
-                && now.duration_since(last_activity) >= idle
+                && idle_waited >= idle
             {
                 break StopReason::Idle;
             }
@@ -763,6 +767,7 @@ impl Bridge {
             } else {
                 next_checkpoint.max(Instant::now() + config.source.connect_attempt_timeout)
             };
+            let waiting_since = Instant::now();
             let step = tokio::select! {
                 biased;
                 () = &mut shutdown => Step::Stop(StopReason::Shutdown),
@@ -785,8 +790,10 @@ impl Bridge {
             // Not idle while reconnecting (e.g. a broker restart).
             if deliveries != last_deliveries || !source.is_connected() {
                 last_deliveries = deliveries;
-                last_activity = Instant::now();
+                idle_waited = Duration::ZERO;
                 running.dirty = true;
+            } else if matches!(step, Step::Nothing) {
+                idle_waited += waiting_since.elapsed();
             }
             match step {
                 Step::Stop(reason) => break reason,
