@@ -591,6 +591,32 @@ impl Running {
     }
 }
 
+/// How long the run loop waited for a delivery since the last one (or the
+/// last reconnect): only time spent waiting counts, so a checkpoint or a
+/// sink write slower than the idle timeout (a loaded broker) does not end
+/// the run while deliveries wait in the prefetch.
+#[derive(Debug, Default)]
+struct IdleClock {
+    waited: Duration,
+}
+
+impl IdleClock {
+    /// A delivery arrived (or the source reconnects): not idle.
+    fn activity(&mut self) {
+        self.waited = Duration::ZERO;
+    }
+
+    /// A wait of `d` for a delivery ended without one.
+    fn waited_in_vain(&mut self, d: Duration) {
+        self.waited += d;
+    }
+
+    /// True once the waits without a delivery reached `timeout`.
+    fn is_idle(&self, timeout: Option<Duration>) -> bool {
+        timeout.is_some_and(|t| self.waited >= t)
+    }
+}
+
 /// What one step of the run loop produced.
 enum Step {
     Message(Box<SourceMessage>),
@@ -736,10 +762,7 @@ impl Bridge {
         let interval = config.checkpoint_interval;
         let mut next_checkpoint = Instant::now() + interval;
         let mut last_deliveries = 0;
-        // Idle time counts only while waiting for a delivery: a checkpoint
-        // or a sink write slower than the idle timeout (a loaded broker)
-        // must not end the run while deliveries wait in the prefetch.
-        let mut idle_waited = Duration::ZERO;
+        let mut idle = IdleClock::default();
         tokio::pin!(shutdown);
         let reason = loop {
             let now = Instant::now();
@@ -749,9 +772,7 @@ impl Bridge {
                 }
                 next_checkpoint = Instant::now() + interval;
             }
-            if let Some(idle) = config.idle_timeout
-                && idle_waited >= idle
-            {
+            if idle.is_idle(config.idle_timeout) {
                 break StopReason::Idle;
             }
 
@@ -790,10 +811,10 @@ impl Bridge {
             // Not idle while reconnecting (e.g. a broker restart).
             if deliveries != last_deliveries || !source.is_connected() {
                 last_deliveries = deliveries;
-                idle_waited = Duration::ZERO;
+                idle.activity();
                 running.dirty = true;
             } else if matches!(step, Step::Nothing) {
-                idle_waited += waiting_since.elapsed();
+                idle.waited_in_vain(waiting_since.elapsed());
             }
             match step {
                 Step::Stop(reason) => break reason,
@@ -845,6 +866,27 @@ impl Bridge {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Invariant: the bridge is idle only after waiting `timeout` in total
+    /// without a delivery; time not spent waiting (a slow checkpoint) does
+    /// not count, and a delivery starts the count again.
+    #[test]
+    fn idle_counts_only_waits_without_a_delivery() {
+        let timeout = Some(Duration::from_millis(1500));
+        let mut idle = IdleClock::default();
+        assert!(!idle.is_idle(None));
+        assert!(!idle.is_idle(timeout));
+        // Two waits in vain around a checkpoint (of any length: only the
+        // waits are counted): not idle yet.
+        idle.waited_in_vain(Duration::from_millis(100));
+        idle.waited_in_vain(Duration::from_millis(100));
+        assert!(!idle.is_idle(timeout));
+        idle.waited_in_vain(Duration::from_millis(1300));
+        assert!(idle.is_idle(timeout));
+        idle.activity();
+        assert!(!idle.is_idle(timeout));
+        assert!(!idle.is_idle(None));
+    }
 
     #[test]
     fn dedup_window_evicts_oldest_and_round_trips() {
