@@ -283,6 +283,47 @@ fn progress_line(t: &Tally, a: &DemoArgs, started: Instant) -> String {
     )
 }
 
+/// How long the verification waits for the transaction markers: the
+/// worker's transaction timeout (past it the coordinator has aborted any
+/// transaction a killed worker left open).
+const MARKER_WAIT: Duration = Duration::from_secs(60);
+
+/// Waits until every partition's last stable offset (`committed`) reached
+/// its high watermark (`uncommitted`), at most [`MARKER_WAIT`]. A commit
+/// returns once the coordinator prepared it, before it wrote the commit
+/// markers; until then the last stable offset stays below the transaction
+/// and a read_committed read ending at it would miss its records (the more
+/// likely, the more loaded the broker).
+async fn wait_for_stable_offsets(
+    committed: &Reader,
+    uncommitted: &Reader,
+    topic: &str,
+    parts: &[i32],
+) -> CliResult<()> {
+    let deadline = Instant::now() + MARKER_WAIT;
+    loop {
+        let high = uncommitted
+            .list_offsets(topic, parts, Offset::Latest)
+            .await?;
+        let stable = committed.list_offsets(topic, parts, Offset::Latest).await?;
+        let open = parts
+            .iter()
+            .filter(|p| high.get(p).and_then(|l| l.offset) != stable.get(p).and_then(|l| l.offset))
+            .count();
+        if open == 0 {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            note(&format!(
+                "{open} partitions still have an open transaction after {MARKER_WAIT:?}; \
+                 verifying up to their last stable offsets"
+            ));
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// Runs the pipeline, killing it at the planned points, until it finishes.
 async fn drive(
     g: &Globals,
@@ -416,6 +457,13 @@ pub async fn run(g: &Globals, a: DemoArgs, startup: Option<Duration>) -> CliResu
             ..ReaderConfig::default()
         },
     );
+    let uncommitted = Reader::new(
+        cluster.clone(),
+        ReaderConfig {
+            isolation: IsolationLevel::ReadUncommitted,
+            ..ReaderConfig::default()
+        },
+    );
     if !created {
         let ends = reader.list_offsets(&topic, &parts, Offset::Latest).await?;
         let starts = reader
@@ -460,6 +508,7 @@ pub async fn run(g: &Globals, a: DemoArgs, startup: Option<Duration>) -> CliResu
     status("verifying with a read_committed read ...");
 
     let verify_started = Instant::now();
+    wait_for_stable_offsets(&reader, &uncommitted, &topic, &parts).await?;
     let records = reader.read_to_end(&topic, &parts).await?;
     let verdict = check(&records, a.records);
     let verify = verify_started.elapsed();

@@ -119,9 +119,10 @@ pub struct BridgeConfig {
     /// How often a checkpoint (one Kafka transaction, one batch of RabbitMQ
     /// acknowledgements) is taken while messages arrive.
     pub checkpoint_interval: Duration,
-    /// Stop (after a final checkpoint) when no delivery arrived for this
-    /// long while connected; `None` runs until the shutdown future
-    /// completes.
+    /// Stop (after a final checkpoint) when no delivery arrived while the
+    /// bridge waited this long for one, connected (time spent checkpointing
+    /// or writing to Kafka does not count); `None` runs until the shutdown
+    /// future completes.
     pub idle_timeout: Option<Duration>,
     /// Correlation ids of this many processed messages are remembered
     /// (and checkpointed) to drop messages published twice; 0 disables the
@@ -590,6 +591,32 @@ impl Running {
     }
 }
 
+/// How long the run loop waited for a delivery since the last one (or the
+/// last reconnect): only time spent waiting counts, so a checkpoint or a
+/// sink write slower than the idle timeout (a loaded broker) does not end
+/// the run while deliveries wait in the prefetch.
+#[derive(Debug, Default)]
+struct IdleClock {
+    waited: Duration,
+}
+
+impl IdleClock {
+    /// A delivery arrived (or the source reconnects): not idle.
+    fn activity(&mut self) {
+        self.waited = Duration::ZERO;
+    }
+
+    /// A wait of `d` for a delivery ended without one.
+    fn waited_in_vain(&mut self, d: Duration) {
+        self.waited += d;
+    }
+
+    /// True once the waits without a delivery reached `timeout`.
+    fn is_idle(&self, timeout: Option<Duration>) -> bool {
+        timeout.is_some_and(|t| self.waited >= t)
+    }
+}
+
 /// What one step of the run loop produced.
 enum Step {
     Message(Box<SourceMessage>),
@@ -735,7 +762,7 @@ impl Bridge {
         let interval = config.checkpoint_interval;
         let mut next_checkpoint = Instant::now() + interval;
         let mut last_deliveries = 0;
-        let mut last_activity = Instant::now();
+        let mut idle = IdleClock::default();
         tokio::pin!(shutdown);
         let reason = loop {
             let now = Instant::now();
@@ -745,9 +772,7 @@ impl Bridge {
                 }
                 next_checkpoint = Instant::now() + interval;
             }
-            if let Some(idle) = config.idle_timeout
-                && now.duration_since(last_activity) >= idle
-            {
+            if idle.is_idle(config.idle_timeout) {
                 break StopReason::Idle;
             }
 
@@ -763,6 +788,7 @@ impl Bridge {
             } else {
                 next_checkpoint.max(Instant::now() + config.source.connect_attempt_timeout)
             };
+            let waiting_since = Instant::now();
             let step = tokio::select! {
                 biased;
                 () = &mut shutdown => Step::Stop(StopReason::Shutdown),
@@ -785,8 +811,10 @@ impl Bridge {
             // Not idle while reconnecting (e.g. a broker restart).
             if deliveries != last_deliveries || !source.is_connected() {
                 last_deliveries = deliveries;
-                last_activity = Instant::now();
+                idle.activity();
                 running.dirty = true;
+            } else if matches!(step, Step::Nothing) {
+                idle.waited_in_vain(waiting_since.elapsed());
             }
             match step {
                 Step::Stop(reason) => break reason,
@@ -838,6 +866,27 @@ impl Bridge {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Invariant: the bridge is idle only after waiting `timeout` in total
+    /// without a delivery; time not spent waiting (a slow checkpoint) does
+    /// not count, and a delivery starts the count again.
+    #[test]
+    fn idle_counts_only_waits_without_a_delivery() {
+        let timeout = Some(Duration::from_millis(1500));
+        let mut idle = IdleClock::default();
+        assert!(!idle.is_idle(None));
+        assert!(!idle.is_idle(timeout));
+        // Two waits in vain around a checkpoint (of any length: only the
+        // waits are counted): not idle yet.
+        idle.waited_in_vain(Duration::from_millis(100));
+        idle.waited_in_vain(Duration::from_millis(100));
+        assert!(!idle.is_idle(timeout));
+        idle.waited_in_vain(Duration::from_millis(1300));
+        assert!(idle.is_idle(timeout));
+        idle.activity();
+        assert!(!idle.is_idle(timeout));
+        assert!(!idle.is_idle(None));
+    }
 
     #[test]
     fn dedup_window_evicts_oldest_and_round_trips() {

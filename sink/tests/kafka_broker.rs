@@ -1,21 +1,27 @@
-//! The Kafka sink against a real broker (Kafka 4.4, one node), Flink's
-//! `FlinkKafkaProducerITCase` scenarios that the first version covers:
+//! The Kafka sink against a real broker (Kafka 4.4, one node per test), Flink's
+//! `FlinkKafkaProducerITCase` scenarios that the first version covers, one
+//! test each (every test starts its own cluster, so one failure hides no
+//! other scenario):
 //!
-//! a. notify of a completed checkpoint commits partially (EXACTLY_ONCE);
-//! b. fail before notify, then restore: the restored process commits what
-//!    the dead one pre-committed (`commit_prepared`), the open transaction is
-//!    aborted and read_committed readers are not blocked;
-//! c. recover an already committed transaction: no duplicate;
-//! d. run out of producers in the pool: the "enlarge the pool" error;
-//! e. a transaction timeout above the broker maximum: clear error at start;
-//! f. AT_LEAST_ONCE: the checkpoint flush makes records visible;
-//! g. an empty transaction is never committed (and does not fail);
-//! h. fail before the first checkpoint: a fresh start aborts the lingering
-//!    transactions of the prefix, both in the fixed id range and (found with
-//!    ListTransactions) beyond it, so read_committed readers are not blocked;
-//! i. the whole stack: the checkpoint driver with durable files, a crash
-//!    after a checkpoint was written but before it was notified, and a new
-//!    process restoring from the files commits it exactly once.
+//! - `notify_commits_partially`: notify of a completed checkpoint commits
+//!   partially (EXACTLY_ONCE);
+//! - `restore_commits_what_the_dead_process_pre_committed`: fail before
+//!   notify, then restore: the restored process commits what the dead one
+//!   pre-committed (`commit_prepared`), the open transaction is aborted and
+//!   read_committed readers are not blocked;
+//! - `recovering_a_committed_transaction_writes_no_duplicate`;
+//! - `pool_exhaustion_asks_to_enlarge_the_pool`;
+//! - `transaction_timeout_above_the_broker_maximum_fails_at_connect`;
+//! - `at_least_once_snapshot_makes_records_visible`;
+//! - `empty_transactions_are_never_committed`;
+//! - `fresh_start_aborts_lingering_transactions`: fail before the first
+//!   checkpoint: a fresh start aborts the lingering transactions of the
+//!   prefix, both in the fixed id range and (found with ListTransactions)
+//!   beyond it, so read_committed readers are not blocked;
+//! - `driver_end_to_end_commits_a_written_checkpoint_once`: the checkpoint
+//!   driver with durable files, a crash after a checkpoint was written but
+//!   before it was notified, and a new process restoring from the files
+//!   commits it exactly once.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -30,6 +36,20 @@ use kafka_sink::{CheckpointedOperator, OperatorInfo, RecordContext, RestoredStat
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
 use tokio::sync::Mutex;
 
+/// A one-node Kafka 4.4 with `topic` (one partition), and a client of it.
+async fn start(topic: &str) -> (KafkaCluster, Arc<Cluster>) {
+    let kafka = KafkaCluster::builder()
+        .version(KafkaVersion::V4_4)
+        .nodes(1)
+        .start()
+        .await
+        .expect("start cluster");
+    kafka.create_topic(topic, 1, 1).await.expect("create topic");
+    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
+        .await
+        .unwrap();
+    (kafka, cluster)
+}
 fn config(kafka: &KafkaCluster, topic: &str, prefix: &str, semantic: Semantic) -> KafkaSinkConfig {
     let producer = ProducerConfig::from_properties([
         ("bootstrap.servers", kafka.bootstrap().as_str()),
@@ -98,25 +118,12 @@ async fn committed_eventually(
     }
 }
 
+/// Invariant: notifying checkpoint N commits exactly the transactions
+/// pre-committed up to N (not the later ones, nor the open one), and
+/// `close()` aborts the open transaction.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kafka_sink_against_kafka_4_4() {
-    let started = Instant::now();
-    let kafka = KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .nodes(1)
-        .start()
-        .await
-        .expect("start cluster");
-    for t in [
-        "notify", "restore", "recommit", "pool", "alo", "empty", "linger", "e2e",
-    ] {
-        kafka.create_topic(t, 1, 1).await.expect("create topic");
-    }
-    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
-        .await
-        .unwrap();
-
-    // a. notify commits partially.
+async fn notify_commits_partially() {
+    let (kafka, cluster) = start("notify").await;
     let mut s = connect(config(
         &kafka,
         "notify",
@@ -141,10 +148,17 @@ async fn kafka_sink_against_kafka_4_4() {
         ["42", "43", "44"]
     );
     s.close().await.unwrap();
-    eprintln!("a. notify: ok ({:?})", started.elapsed());
+    // The aborted "45" never becomes visible.
+    assert_eq!(committed(&cluster, "notify").await, ["42", "43", "44"]);
+}
 
-    // b. fail before notify, then restore commits; the open transaction is
-    //    aborted and does not block read_committed readers.
+/// Invariant: a process restored from checkpoint 1 while the process that
+/// wrote it is still alive commits what checkpoint 1 pre-committed, aborts
+/// the dead process's open transaction (read_committed readers are not
+/// blocked) and fences the dead process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restore_commits_what_the_dead_process_pre_committed() {
+    let (kafka, cluster) = start("restore").await;
     let mut dead = connect(config(
         &kafka,
         "restore",
@@ -180,13 +194,27 @@ async fn kafka_sink_against_kafka_4_4() {
         committed_eventually(&cluster, "restore", &["a", "c"]).await,
         ["a", "c"]
     );
-    // The old instance was fenced: its next checkpoint fails.
-    assert!(dead.snapshot_state(2).await.is_err());
+    // The old instance was fenced: it cannot complete another checkpoint.
+    // Its pre-commit fails when its record "b" reached the broker after the
+    // fence (InvalidProducerEpoch); when "b" was written before the fence
+    // the pre-commit is local and succeeds, and the commit is refused.
+    let fenced = match dead.snapshot_state(2).await {
+        Err(_) => true,
+        Ok(_) => dead.notify_checkpoint_complete(2).await.is_err(),
+    };
+    assert!(fenced, "the fenced process completed checkpoint 2");
     drop(dead);
     alive.close().await.unwrap();
-    eprintln!("b. restore: ok ({:?})", started.elapsed());
+    // Nothing of the fenced process became visible.
+    assert_eq!(committed(&cluster, "restore").await, ["a", "c"]);
+}
 
-    // c. recover an already committed transaction: no duplicate.
+/// Invariant: restoring a checkpoint whose transaction was already
+/// committed (notify ran, then the process died) counts it as already
+/// committed and writes no duplicate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recovering_a_committed_transaction_writes_no_duplicate() {
+    let (kafka, cluster) = start("recommit").await;
     let mut s = connect(config(
         &kafka,
         "recommit",
@@ -220,9 +248,14 @@ async fn kafka_sink_against_kafka_4_4() {
         ["42", "44"]
     );
     again.close().await.unwrap();
-    eprintln!("c. recommit: ok ({:?})", started.elapsed());
+}
 
-    // d. run out of producers in the pool (2 ids: 1 open + 1 pending).
+/// Invariant: with every id of the pool in use (2 ids: 1 pending + 1 open)
+/// a checkpoint fails with the "enlarge the pool" error, and notifying
+/// frees ids so that the sink carries on, losing no record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pool_exhaustion_asks_to_enlarge_the_pool() {
+    let (kafka, cluster) = start("pool").await;
     let mut c = config(&kafka, "pool", "pool-sink", Semantic::ExactlyOnce);
     c.pool_size = 2;
     let mut s = connect(c).await;
@@ -245,10 +278,15 @@ async fn kafka_sink_against_kafka_4_4() {
         ["x", "y", "z"]
     );
     s.close().await.unwrap();
-    eprintln!("d. pool: ok ({:?})", started.elapsed());
+}
 
-    // e. the default 1 h timeout exceeds the broker's 15 min maximum.
-    let mut c = config(&kafka, "pool", "big-timeout", Semantic::ExactlyOnce);
+/// Invariant: a transaction timeout above the broker's
+/// `transaction.max.timeout.ms` (the default 1 h against the broker's
+/// 15 min) fails at connect with an error naming that setting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transaction_timeout_above_the_broker_maximum_fails_at_connect() {
+    let (kafka, _cluster) = start("big").await;
+    let mut c = config(&kafka, "big", "big-timeout", Semantic::ExactlyOnce);
     c.transaction_timeout = kafka_sink::kafka::DEFAULT_KAFKA_TRANSACTION_TIMEOUT;
     match KafkaSink::<String>::connect(c, |v: &String| KafkaSinkRecord::value(v.clone())).await {
         Err(e @ KafkaSinkError::TransactionTimeoutTooLarge { .. }) => {
@@ -256,9 +294,13 @@ async fn kafka_sink_against_kafka_4_4() {
         }
         other => panic!("expected TransactionTimeoutTooLarge, got {other:?}"),
     }
-    eprintln!("e. timeout check: ok ({:?})", started.elapsed());
+}
 
-    // f. AT_LEAST_ONCE: the snapshot flush makes records visible.
+/// Invariant: under AT_LEAST_ONCE the snapshot flushes, so every record
+/// written before it is visible when it returns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_least_once_snapshot_makes_records_visible() {
+    let (kafka, cluster) = start("alo").await;
     let mut s = connect(config(&kafka, "alo", "alo-sink", Semantic::AtLeastOnce)).await;
     s.initialize_state(None).await.unwrap();
     write(&mut s, "1").await;
@@ -267,9 +309,13 @@ async fn kafka_sink_against_kafka_4_4() {
     assert_eq!(committed(&cluster, "alo").await, ["1", "2"]);
     s.notify_checkpoint_complete(1).await.unwrap();
     s.close().await.unwrap();
-    eprintln!("f. at-least-once: ok ({:?})", started.elapsed());
+}
 
-    // g. empty transactions: nothing to commit, no error.
+/// Invariant: checkpoints of empty transactions neither fail nor commit
+/// anything; the one non-empty transaction among them is committed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_transactions_are_never_committed() {
+    let (kafka, cluster) = start("empty").await;
     let mut s = connect(config(&kafka, "empty", "empty-sink", Semantic::ExactlyOnce)).await;
     s.initialize_state(None).await.unwrap();
     s.snapshot_state(1).await.unwrap();
@@ -283,11 +329,16 @@ async fn kafka_sink_against_kafka_4_4() {
         ["only"]
     );
     s.close().await.unwrap();
-    eprintln!("g. empty transactions: ok ({:?})", started.elapsed());
+}
 
-    // h. fail before the first checkpoint: lingering transactions in the
-    //    fixed range (the dead sink's own) and beyond it (an id of a 6x
-    //    larger earlier run, found by ListTransactions) are aborted.
+/// Invariant: a fresh start (a failure before the first checkpoint) aborts
+/// the lingering transactions of its prefix, both in the fixed id range
+/// (the dead sink's own) and beyond it (an id of a 6x larger earlier run,
+/// found by ListTransactions), so read_committed readers see the new
+/// commit and none of the lost records.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fresh_start_aborts_lingering_transactions() {
+    let (kafka, cluster) = start("linger").await;
     let mut dead = connect(config(
         &kafka,
         "linger",
@@ -329,12 +380,15 @@ async fn kafka_sink_against_kafka_4_4() {
     );
     drop((dead, far));
     fresh.close().await.unwrap();
-    eprintln!(
-        "h. lingering transactions aborted: ok ({:?})",
-        started.elapsed()
-    );
+}
 
-    // i. checkpoint driver + Kafka sink, crash between write and notify.
+/// Invariant: with the checkpoint driver and durable files, a crash after
+/// checkpoint 2 was written but before it was notified loses nothing and
+/// duplicates nothing: a new process restoring from the files commits
+/// checkpoint 2 exactly once, and the record written after it is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn driver_end_to_end_commits_a_written_checkpoint_once() {
+    let (kafka, cluster) = start("e2e").await;
     let dir = tempfile::tempdir().unwrap();
     let e2e = || config(&kafka, "e2e", "e2e-sink", Semantic::ExactlyOnce);
     let sink = Arc::new(Mutex::new(connect(e2e()).await));
@@ -382,5 +436,4 @@ async fn kafka_sink_against_kafka_4_4() {
         ["e1", "e2", "e4"]
     );
     sink.lock().await.close().await.unwrap();
-    eprintln!("i. driver end to end: ok ({:?})", started.elapsed());
 }

@@ -9,7 +9,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use kafka_producer::txn::{ResumeOptions, abort_prepared};
 use kafka_producer::{
@@ -74,6 +74,28 @@ impl<T> fmt::Debug for KafkaSinkHandler<T> {
             .field("in_flight", &self.in_flight.len())
             .field("hint", &self.hint)
             .finish_non_exhaustive()
+    }
+}
+
+/// Runs `op` (`commit_transaction` or `abort_transaction`) again while it
+/// times out, for at most `bound` in total. A timeout means only that
+/// `max.block.ms` passed before the coordinator answered (a loaded broker):
+/// the outcome is unknown and the producer requires the **same** operation
+/// to be called again, which waits for that outcome. Past `bound` (the
+/// transaction timeout) the last timeout is returned.
+async fn retry_timeouts<F, Fut>(bound: Duration, mut op: F) -> Result<(), TransactionError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<(), TransactionError>>,
+{
+    let deadline = Instant::now() + bound;
+    loop {
+        match op().await {
+            Err(e @ TransactionError::Timeout { .. }) if Instant::now() < deadline => {
+                tracing::warn!(error = %e, "transaction operation timed out; calling it again");
+            }
+            r => return r,
+        }
     }
 }
 
@@ -281,16 +303,15 @@ impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
         let Some(id) = txn.handle().transactional_id.clone() else {
             return Ok(CommitOutcome::Committed);
         };
+        let bound = self.config.transaction_timeout;
         let result = match (&txn.handle().prepared, self.producers.get(&id).cloned()) {
             // Empty: never committed; the producer's local transaction ends.
-            (None, Some(p)) => p
-                .abort_transaction()
+            (None, Some(p)) => retry_timeouts(bound, || p.abort_transaction())
                 .await
                 .map(|()| CommitOutcome::Committed)
                 .map_err(txn_err(&id)),
             (None, None) => Ok(CommitOutcome::Committed),
-            (Some(_), Some(p)) => p
-                .commit_transaction()
+            (Some(_), Some(p)) => retry_timeouts(bound, || p.commit_transaction())
                 .await
                 .map(|()| CommitOutcome::Committed)
                 .map_err(txn_err(&id)),
@@ -323,7 +344,9 @@ impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
         // Records of an aborted transaction fail; their errors do not matter.
         self.in_flight.clear();
         let r = match self.producers.get(&id).cloned() {
-            Some(p) => p.abort_transaction().await.map_err(txn_err(&id)),
+            Some(p) => retry_timeouts(self.config.transaction_timeout, || p.abort_transaction())
+                .await
+                .map_err(txn_err(&id)),
             None => Ok(()),
         };
         if r.is_err() {
@@ -418,5 +441,63 @@ impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
             let _ = p.close(Duration::ZERO).await;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_producer::txn::TxnOp;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    fn timeout() -> TransactionError {
+        TransactionError::Timeout {
+            op: TxnOp::AbortTransaction,
+            outcome_unknown: true,
+        }
+    }
+
+    /// Invariant: a commit or abort that timed out (a loaded coordinator)
+    /// is called again until it completes, within the bound.
+    #[tokio::test]
+    async fn timed_out_operations_are_called_again_until_they_complete() {
+        let calls = AtomicU32::new(0);
+        let r = retry_timeouts(Duration::from_secs(3600), || async {
+            match calls.fetch_add(1, Ordering::SeqCst) {
+                0 | 1 => Err(timeout()),
+                _ => Ok(()),
+            }
+        })
+        .await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+    }
+
+    /// Invariant: past the bound the timeout is returned, and any other
+    /// error is returned at once (never retried).
+    #[tokio::test]
+    async fn other_errors_and_timeouts_past_the_bound_are_returned() {
+        let calls = AtomicU32::new(0);
+        let r = retry_timeouts(Duration::ZERO, || async {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Err(timeout())
+        })
+        .await;
+        assert!(matches!(r, Err(TransactionError::Timeout { .. })), "{r:?}");
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        let calls = AtomicU32::new(0);
+        let r = retry_timeouts(Duration::from_secs(3600), || async {
+            calls.fetch_add(1, Ordering::SeqCst);
+            Err(TransactionError::InvalidState {
+                from: kafka_producer::txn::State::Ready,
+                op: TxnOp::AbortTransaction,
+            })
+        })
+        .await;
+        assert!(
+            matches!(r, Err(TransactionError::InvalidState { .. })),
+            "{r:?}"
+        );
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
     }
 }
