@@ -87,15 +87,8 @@ where
     (addr, log)
 }
 
-fn api_versions_ok() -> ApiVersionsResponse {
-    let keys = [
-        (ApiKey::Produce, 0, 13),
-        (ApiKey::Metadata, 0, 13),
-        (ApiKey::SaslHandshake, 0, 1),
-        (ApiKey::ApiVersions, 0, 4),
-        (ApiKey::InitProducerId, 0, 6),
-        (ApiKey::SaslAuthenticate, 0, 2),
-    ];
+/// An ApiVersions answer listing `keys` as (api, min, max).
+pub(crate) fn api_versions(keys: &[(ApiKey, i16, i16)]) -> ApiVersionsResponse {
     ApiVersionsResponse {
         api_keys: keys
             .iter()
@@ -106,6 +99,12 @@ fn api_versions_ok() -> ApiVersionsResponse {
                 ..Default::default()
             })
             .collect(),
+        ..Default::default()
+    }
+}
+
+fn api_versions_ok() -> ApiVersionsResponse {
+    ApiVersionsResponse {
         finalized_features_epoch: 5,
         finalized_features: vec![FinalizedFeatureKey {
             name: "transaction.version".into(),
@@ -113,7 +112,14 @@ fn api_versions_ok() -> ApiVersionsResponse {
             min_version_level: 2,
             ..Default::default()
         }],
-        ..Default::default()
+        ..api_versions(&[
+            (ApiKey::Produce, 0, 13),
+            (ApiKey::Metadata, 0, 13),
+            (ApiKey::SaslHandshake, 0, 1),
+            (ApiKey::ApiVersions, 0, 4),
+            (ApiKey::InitProducerId, 0, 6),
+            (ApiKey::SaslAuthenticate, 0, 2),
+        ])
     }
 }
 

@@ -294,12 +294,11 @@ mod tests {
     use crate::Connection;
     use crate::group::classic::{ClassicConfig, ClassicMember};
     use crate::group::consumer::Shared;
-    use crate::peer_tests::{Seen, Step, fast_config, peer};
+    use crate::peer_tests::{Seen, Step, api_versions, fast_config, peer};
     use kafka_proto::ApiKey;
     use kafka_proto::frame::{decode_request_frame, encode_response_frame};
     use kafka_proto::messages::{
-        ApiVersion, ApiVersionsResponse, OffsetCommitResponse, OffsetCommitResponsePartition,
-        OffsetCommitResponseTopic,
+        OffsetCommitResponse, OffsetCommitResponsePartition, OffsetCommitResponseTopic,
     };
 
     /// Offsets the coordinator was asked to commit, in arrival order.
@@ -317,18 +316,8 @@ mod tests {
             let answer = answer.clone();
             move |s: Seen| match s.api {
                 ApiKey::ApiVersions => {
-                    let resp = ApiVersionsResponse {
-                        api_keys: [(ApiKey::ApiVersions, 0, 4), (ApiKey::OffsetCommit, 2, 9)]
-                            .iter()
-                            .map(|&(k, lo, hi)| ApiVersion {
-                                api_key: k.code(),
-                                min_version: lo,
-                                max_version: hi,
-                                ..Default::default()
-                            })
-                            .collect(),
-                        ..Default::default()
-                    };
+                    let resp =
+                        api_versions(&[(ApiKey::ApiVersions, 0, 4), (ApiKey::OffsetCommit, 2, 9)]);
                     Step::Reply(vec![
                         encode_response_frame(&resp, s.version, s.correlation_id).unwrap(),
                     ])
@@ -365,7 +354,8 @@ mod tests {
         (conn, arrivals)
     }
 
-    fn queue(conn: Arc<Connection>) -> CommitQueue {
+    /// A commit queue of a classic member whose coordinator is `conn`.
+    fn queue_with(conn: Arc<Connection>, api_timeout: Duration) -> CommitQueue {
         let mut shared = Shared::new(Member::Classic(ClassicMember::new(ClassicConfig::new("g"))));
         shared.coordinator = Some(conn);
         CommitQueue::start(Committer {
@@ -374,8 +364,12 @@ mod tests {
             group_id: "g".into(),
             instance_id: None,
             retry_backoff: Duration::from_millis(5),
-            api_timeout: Duration::from_secs(10),
+            api_timeout,
         })
+    }
+
+    fn queue(conn: Arc<Connection>) -> CommitQueue {
+        queue_with(conn, Duration::from_secs(10))
     }
 
     fn at(offset: i64) -> Vec<(TopicPartition, i64)> {
@@ -450,16 +444,7 @@ mod tests {
     #[tokio::test]
     async fn retries_stop_at_the_deadline_with_a_timeout() {
         let (conn, _arrivals) = coordinator(|_| ErrorCode::CoordinatorLoadInProgress).await;
-        let mut shared = Shared::new(Member::Classic(ClassicMember::new(ClassicConfig::new("g"))));
-        shared.coordinator = Some(conn);
-        let q = CommitQueue::start(Committer {
-            shared: Arc::new(Mutex::new(shared)),
-            wake_task: Arc::default(),
-            group_id: "g".into(),
-            instance_id: None,
-            retry_backoff: Duration::from_millis(5),
-            api_timeout: Duration::from_millis(200),
-        });
+        let q = queue_with(conn, Duration::from_millis(200));
         assert!(matches!(
             q.push(at(1)).await,
             Err(GroupError::Timeout { .. })
