@@ -12,20 +12,16 @@
 //!   committed offset at the log end (lag 0) and an owner; its deletion
 //!   refused while members remain, accepted once they left.
 
+mod common;
+use common::{bin, ok, run};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Output, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::AsyncWriteExt;
-use tokio::process::Command;
 
 const PARTITIONS: i32 = 4;
-
-fn bin() -> String {
-    std::env::var("KAFKA_EOS_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_kafka-eos").into())
-}
 
 async fn kafka() -> KafkaCluster {
     KafkaCluster::builder()
@@ -41,43 +37,6 @@ async fn kafka() -> KafkaCluster {
         .start()
         .await
         .expect("start Kafka 4.4")
-}
-
-async fn run(bootstrap: &str, args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut c = Command::new(bin());
-    c.arg("--bootstrap")
-        .arg(bootstrap)
-        .args(args)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let mut child = c.spawn().expect("spawn kafka-eos");
-    if let Some(data) = stdin {
-        let mut w = child.stdin.take().unwrap();
-        w.write_all(data).await.unwrap();
-        drop(w);
-    }
-    tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
-        .await
-        .unwrap_or_else(|_| panic!("kafka-eos {args:?} did not finish within 120 s"))
-        .unwrap()
-}
-
-/// Runs the CLI; panics unless it exits 0; returns stdout.
-async fn ok(bootstrap: &str, args: &[&str], stdin: Option<&[u8]>) -> String {
-    let out = run(bootstrap, args, stdin).await;
-    assert!(
-        out.status.success(),
-        "kafka-eos {args:?} failed: {:?}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 async fn create_topic(bootstrap: &str, topic: &str) {

@@ -12,52 +12,10 @@
 //! 4. `delete` removes it; deleting a missing topic fails (exit 1) unless
 //!    `--if-exists`, and `describe` of it fails.
 
+mod common;
+use common::{ok, run};
 use kafka_testcontainers::KafkaCluster;
-use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
-use tokio::io::AsyncWriteExt;
-use tokio::process::Command;
-
-fn bin() -> String {
-    std::env::var("KAFKA_EOS_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_kafka-eos").into())
-}
-
-async fn run(bootstrap: &str, args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut c = Command::new(bin());
-    c.arg("--bootstrap")
-        .arg(bootstrap)
-        .args(args)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let mut child = c.spawn().expect("spawn kafka-eos");
-    if let Some(data) = stdin {
-        let mut w = child.stdin.take().unwrap();
-        w.write_all(data).await.unwrap();
-        drop(w);
-    }
-    tokio::time::timeout(Duration::from_secs(90), child.wait_with_output())
-        .await
-        .unwrap_or_else(|_| panic!("kafka-eos {args:?} did not finish within 90 s"))
-        .unwrap()
-}
-
-/// Runs the CLI; panics unless it exits 0; returns stdout.
-async fn ok(bootstrap: &str, args: &[&str], stdin: Option<&[u8]>) -> String {
-    let out = run(bootstrap, args, stdin).await;
-    assert!(
-        out.status.success(),
-        "kafka-eos {args:?} failed: {:?}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// Runs the CLI; panics unless it exits 1; returns stderr.
 async fn fails(bootstrap: &str, args: &[&str]) -> String {
