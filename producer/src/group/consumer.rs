@@ -843,14 +843,22 @@ impl GroupConsumer {
     /// # }
     /// ```
     pub fn positions(&self) -> Vec<(TopicPartition, i64)> {
-        self.owned
-            .iter()
+        let mut out = self.positions_of(self.owned.iter());
+        out.extend(self.revoking.iter().cloned());
+        out
+    }
+
+    /// The next offset to read of each of `parts` that has one.
+    fn positions_of<'a>(
+        &self,
+        parts: impl Iterator<Item = &'a TopicPartition>,
+    ) -> Vec<(TopicPartition, i64)> {
+        parts
             .filter_map(|tp| {
                 self.reader
                     .position(&tp.topic, tp.partition)
                     .map(|p| (tp.clone(), p))
             })
-            .chain(self.revoking.iter().cloned())
             .collect()
     }
 
@@ -1001,14 +1009,7 @@ impl GroupConsumer {
         match action {
             MemberAction::Revoke(tp) => {
                 let parts = self.names(&tp);
-                self.revoking = parts
-                    .iter()
-                    .filter_map(|tp| {
-                        self.reader
-                            .position(&tp.topic, tp.partition)
-                            .map(|p| (tp.clone(), p))
-                    })
-                    .collect();
+                self.revoking = self.positions_of(parts.iter());
                 self.release(&parts);
                 self.auto_commit_revoked().await;
                 self.owed = Some(Owed::Revocation);
@@ -1042,14 +1043,7 @@ impl GroupConsumer {
     ) -> Result<Option<ConsumerEvent>, GroupError> {
         match action {
             ClassicAction::Revoke(parts) => {
-                self.revoking = parts
-                    .iter()
-                    .filter_map(|tp| {
-                        self.reader
-                            .position(&tp.topic, tp.partition)
-                            .map(|p| (tp.clone(), p))
-                    })
-                    .collect();
+                self.revoking = self.positions_of(parts.iter());
                 self.release(&parts);
                 self.auto_commit_revoked().await;
                 self.owed = Some(Owed::Revocation);
