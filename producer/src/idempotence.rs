@@ -31,9 +31,13 @@
 //!   record count (wrapping as `increment_sequence`).
 //! - [`Idempotence::may_drain`]: nothing is drained without a valid producer
 //!   id; a *new* batch waits while the partition has in-flight batches of an
-//!   older epoch or an unresolved sequence; a *retried* batch is sent only
-//!   if it is the first in flight (so after a retry the partition has one
-//!   request in flight until the head resolves).
+//!   older epoch or an unresolved sequence, and while the first batch of the
+//!   epoch is unacknowledged (a broker holding no state for the producer —
+//!   Kafka before transaction version 2 — appends *any* sequence, so a
+//!   second batch could overtake a lost or refused first one); a *retried*
+//!   batch is sent only if it is the first in flight (so after a retry the
+//!   partition has one request in flight until the head resolves).
+//!   Stricter than the Java client, which pipelines from the first batch.
 //! - [`Idempotence::handle_completed`]: the last acked sequence/offset advance.
 //! - [`Idempotence::handle_error`]: Java's `Sender.canRetry` +
 //!   `TransactionManager.canRetry`/`handleFailedBatch`:
@@ -770,8 +774,13 @@ impl Idempotence {
     /// # let tp = TopicPartition::new("orders", 0);
     /// assert_eq!(st.may_drain(&tp, 1), Drain::New);
     /// st.assign(&tp, 1, 10);
-    /// st.handle_expired(&tp, 1);
-    /// assert_eq!(st.may_drain(&tp, 2), Drain::Stop); // unresolved sequence
+    /// // The first batch of an epoch travels alone until it is acknowledged.
+    /// assert_eq!(st.may_drain(&tp, 2), Drain::Stop);
+    /// st.handle_completed(&tp, 1, 0);
+    /// st.assign(&tp, 2, 10);
+    /// assert_eq!(st.may_drain(&tp, 3), Drain::New); // pipelined behind batch 2
+    /// st.handle_expired(&tp, 2);
+    /// assert_eq!(st.may_drain(&tp, 3), Drain::Stop); // unresolved sequence
     /// ```
     pub fn may_drain(&self, tp: &TopicPartition, first: BatchId) -> Drain {
         if self.phase != Phase::Ready || !self.producer.is_valid() {
@@ -786,6 +795,13 @@ impl Idempotence {
                     return Drain::Stop; // older epoch still in flight
                 }
                 if self.unresolved.contains_key(tp) {
+                    return Drain::Stop;
+                }
+                if !p.inflight.is_empty() && p.last_acked_sequence == NO_LAST_ACKED_SEQUENCE {
+                    // Nothing of this epoch acknowledged yet: the broker may
+                    // hold no state for the producer, and then it appends a
+                    // batch of any sequence. A second batch must not be able
+                    // to overtake the first.
                     return Drain::Stop;
                 }
                 Drain::New
@@ -940,17 +956,6 @@ impl Idempotence {
         retries_exhausted: bool,
     ) -> ErrorDecision {
         let seq = self.batch(tp, id);
-        if error == ErrorCode::OutOfOrderSequenceNumber
-            && seq.is_some_and(|s| self.written_before_acked(tp, s))
-        {
-            // A later sequence of this producer epoch was acknowledged, and
-            // the broker appends sequences only in order: this batch was
-            // written (its answer was lost, and its sequence has left the
-            // broker's five-batch duplicate window). Retrying it would be
-            // refused forever.
-            self.handle_completed(tp, id, -1);
-            return ErrorDecision::SucceedWithoutOffset;
-        }
         let retry_allowed = !delivery_expired && !retries_exhausted;
         if retry_allowed && self.can_retry(tp, seq, error, log_start_offset) {
             return ErrorDecision::Retry;
@@ -989,20 +994,6 @@ impl Idempotence {
             self.unresolved.insert(tp.clone(), next);
         }
         ErrorDecision::Fail { fatal: false }
-    }
-
-    /// True when every sequence of `seq` is at or before the partition's last
-    /// acknowledged sequence under the same producer id and epoch.
-    fn written_before_acked(&self, tp: &TopicPartition, seq: BatchSequence) -> bool {
-        let Some(p) = self.partitions.get(tp) else {
-            return false;
-        };
-        if seq.producer != p.producer || p.last_acked_sequence == NO_LAST_ACKED_SEQUENCE {
-            return false;
-        }
-        // Sequences wrap at i32::MAX: compare modulo 2^31.
-        let behind = p.last_acked_sequence.wrapping_sub(seq.last_sequence()) as u32 & 0x7fff_ffff;
-        behind < (1 << 30)
     }
 
     /// `TransactionManager.canRetry` for the idempotent producer.
@@ -1213,11 +1204,13 @@ mod tests {
     #[test]
     fn retried_batch_only_from_head_of_line() {
         let (mut st, tp) = ready();
+        st.assign(&tp, 100, 1); // sequence 0, acknowledged: pipelining allowed
+        st.handle_completed(&tp, 100, 0);
         for id in 1..=3 {
             assert!(st.may_drain(&tp, id).is_new());
             st.assign(&tp, id, 1);
         }
-        // Batch 1 fails retriably: it keeps sequence 0.
+        // Batch 1 fails retriably: it keeps sequence 1.
         let d = st.handle_error(&tp, 1, E::NotLeaderOrFollower, -1, false, false);
         assert_eq!(d, ErrorDecision::Retry);
         // Batch 2 gets OUT_OF_ORDER (not next in line): retry, no bump.
@@ -1228,30 +1221,46 @@ mod tests {
         // Only the head may be drained.
         assert_eq!(st.may_drain(&tp, 2), Drain::Stop);
         match st.may_drain(&tp, 1) {
-            Drain::Retry(s) => assert_eq!(s.base_sequence, 0),
+            Drain::Retry(s) => assert_eq!(s.base_sequence, 1),
             d => panic!("{d:?}"),
         }
         st.handle_completed(&tp, 1, 50);
-        assert!(matches!(st.may_drain(&tp, 2), Drain::Retry(s) if s.base_sequence == 1));
+        assert!(matches!(st.may_drain(&tp, 2), Drain::Retry(s) if s.base_sequence == 2));
     }
 
     #[test]
-    fn out_of_order_for_a_batch_behind_an_acked_one_is_success() {
-        // Invariant: a batch whose sequences precede an acknowledged sequence
-        // of the same epoch was written (the broker appends in order); when
-        // its own answer was lost and the retry meets OUT_OF_ORDER (its
-        // sequence left the duplicate window), it completes without offset —
-        // no endless retry, no epoch bump, no second copy.
+    fn the_first_batch_of_an_epoch_travels_alone_until_acknowledged() {
+        // Invariant: while nothing of the epoch is acknowledged in a
+        // partition (the broker may hold no state and then appends any
+        // sequence), no second batch is drained; a refused first batch is
+        // retried alone, and pipelining starts with its acknowledgement.
         let (mut st, tp) = ready();
-        st.assign(&tp, 1, 10); // 0..=9: its answer is lost
-        st.assign(&tp, 2, 10); // 10..=19: acknowledged first
-        st.handle_completed(&tp, 2, 110);
-        let d = st.handle_error(&tp, 1, E::OutOfOrderSequenceNumber, 0, false, false);
-        assert_eq!(d, ErrorDecision::SucceedWithoutOffset);
-        assert!(!st.has_inflight(&tp));
+        assert!(st.may_drain(&tp, 1).is_new());
+        st.assign(&tp, 1, 5);
+        assert_eq!(st.may_drain(&tp, 2), Drain::Stop);
+        let d = st.handle_error(&tp, 1, E::NotEnoughReplicas, 0, false, false);
+        assert_eq!(d, ErrorDecision::Retry);
+        assert_eq!(
+            st.may_drain(&tp, 2),
+            Drain::Stop,
+            "the retry goes first, alone"
+        );
+        assert!(matches!(st.may_drain(&tp, 1), Drain::Retry(s) if s.base_sequence == 0));
+        st.handle_completed(&tp, 1, 0);
+        assert!(st.may_drain(&tp, 2).is_new());
+        st.assign(&tp, 2, 5);
+        assert!(
+            st.may_drain(&tp, 3).is_new(),
+            "pipelined once the broker holds state"
+        );
+        // A new epoch (local bump after a gap) starts alone again.
+        st.assign(&tp, 3, 5);
+        let d = st.handle_error(&tp, 2, E::OutOfOrderSequenceNumber, 0, false, false);
+        assert_eq!(d, ErrorDecision::Retry);
         st.next_action();
-        assert_eq!(st.epoch_bumps(), 0);
-        assert_eq!(st.partition(&tp).unwrap().last_acked_sequence, 19);
+        st.take_rewrites();
+        assert_eq!(st.producer().epoch, 4);
+        assert_eq!(st.may_drain(&tp, 4), Drain::Stop);
     }
 
     #[test]

@@ -69,6 +69,8 @@ pub use record::{ProduceError, ProducerRecord, RecordMetadata, TopicPartition};
 pub use sasl::{SaslConfig, SaslMechanism};
 pub use versions::BrokerVersions;
 #[cfg(test)]
+mod ordering_peer_tests;
+#[cfg(test)]
 mod peer_tests;
 pub use txn::{
     CoordinatorClient, PreparedTransaction, ResumeOutcome, TransactionError, TransactionManager,

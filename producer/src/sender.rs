@@ -344,6 +344,9 @@ enum InitError {
 
 struct RequestDone {
     node: i32,
+    /// The connection generation the request belonged to (see
+    /// [`node_dispatcher`]).
+    generation: u64,
     batches: Vec<(TopicPartition, BatchId)>,
     result: Result<Option<ProduceResponse>, (String, bool)>,
     sent_at: Instant,
@@ -367,10 +370,19 @@ pub(crate) struct Sender {
     metadata_seen: u64,
     init_failures: u32,
     bumps_seen: u64,
-    node_queues: HashMap<i32, mpsc::UnboundedSender<NodeRequest>>,
+    node_queues: HashMap<i32, NodeQueue>,
+}
+
+/// The sender's end of one broker's [`node_dispatcher`].
+struct NodeQueue {
+    requests: mpsc::UnboundedSender<NodeRequest>,
+    /// Connection losses of this broker the sender has applied: requests
+    /// drained from now on may go out on a new connection.
+    generation: u64,
 }
 
 struct NodeRequest {
+    generation: u64,
     parts: Vec<(TopicPartition, Bytes)>,
     ids: Vec<(TopicPartition, BatchId)>,
     acks: Acks,
@@ -384,44 +396,82 @@ struct NodeRequest {
 /// `Connection::send`) before the next one is looked at, so batches of a
 /// partition reach the broker in sequence order; responses are awaited
 /// concurrently (up to `max.in.flight` per broker).
+///
+/// Order also holds across a lost connection (as in the Java client, where
+/// a disconnect fails every request on the connection before a new one is
+/// made). The dispatcher pins one connection per *generation*; every request
+/// carries the generation the sender knew when it drained the batches. Once
+/// the pinned connection is lost, requests of that generation were drained
+/// before the sender saw the loss: they may hold batches behind a lost one
+/// and are failed unsent (retriable, same sequences) instead of overtaking
+/// it on a new connection. The sender applies the failure, requeues the
+/// batches in sequence order, and drains them under the next generation,
+/// which dials afresh.
 async fn node_dispatcher(
     cluster: Arc<Cluster>,
     node: i32,
     mut rx: mpsc::UnboundedReceiver<NodeRequest>,
     tx: mpsc::UnboundedSender<Event>,
 ) {
+    let mut generation = 0u64;
+    let mut pinned: Option<Arc<crate::Connection>> = None;
     while let Some(r) = rx.recv().await {
         let sent_at = Instant::now();
+        let request_generation = r.generation;
+        let ids = r.ids;
         let done = move |result| {
             Event::Produce(RequestDone {
                 node,
-                batches: Vec::new(),
+                generation: request_generation,
+                batches: ids,
                 result,
                 sent_at,
             })
         };
-        let ids = r.ids;
-        let with_ids = move |ev: Event| match ev {
-            Event::Produce(mut d) => {
-                d.batches = ids;
-                Event::Produce(d)
+        if request_generation > generation {
+            // The sender saw a loss this dispatcher has not noticed yet.
+            generation = request_generation;
+            pinned = None;
+        }
+        let lost = pinned.as_ref().is_some_and(|c| c.is_closed());
+        if request_generation < generation || lost {
+            if lost {
+                generation += 1;
+                pinned = None;
             }
-            e => e,
+            let _ = tx.send(done(Err((
+                format!("connection to node {node} lost before the request was sent"),
+                false,
+            ))));
+            continue;
+        }
+        let conn = match &pinned {
+            Some(c) => c.clone(),
+            None => match cluster.connection(node).await {
+                Ok(c) => {
+                    pinned = Some(c.clone());
+                    c
+                }
+                Err(e) => {
+                    generation += 1;
+                    let fatal = matches!(&e, crate::ClusterError::Conn(c) if conn_fatal(c));
+                    let _ = tx.send(done(Err((e.to_string(), fatal))));
+                    continue;
+                }
+            },
         };
-        let (conn, version, req) = match prepare(
+        let (version, req) = match prepare(
             &cluster,
-            node,
+            &conn,
             r.acks,
             r.timeout_ms,
             r.transactional_id,
             r.max_version,
             r.parts,
-        )
-        .await
-        {
+        ) {
             Ok(x) => x,
             Err(e) => {
-                let _ = tx.send(with_ids(done(Err(e))));
+                let _ = tx.send(done(Err(e)));
                 continue;
             }
         };
@@ -447,13 +497,17 @@ async fn node_dispatcher(
         };
         match early {
             Some(result) => {
-                let _ = tx.send(with_ids(done(result)));
+                if result.is_err() {
+                    generation += 1;
+                    pinned = None;
+                }
+                let _ = tx.send(done(result));
             }
             None => {
                 let tx = tx.clone();
                 tokio::spawn(async move {
                     let result = fut.await;
-                    let _ = tx.send(with_ids(done(result)));
+                    let _ = tx.send(done(result));
                 });
             }
         }
@@ -913,14 +967,6 @@ impl Sender {
             }
             *self.node_inflight.entry(node).or_default() += 1;
             self.metrics.request_sent();
-            let req = NodeRequest {
-                parts,
-                ids,
-                acks: self.cfg.acks,
-                timeout_ms: self.cfg.request_timeout.as_millis().min(i32::MAX as u128) as i32,
-                transactional_id: self.cfg.gate.as_ref().and_then(|g| g.transactional_id()),
-                max_version: self.cfg.gate.as_ref().and_then(|g| g.max_produce_version()),
-            };
             let q = self.node_queues.entry(node).or_insert_with(|| {
                 let (qtx, qrx) = mpsc::unbounded_channel();
                 tokio::spawn(node_dispatcher(
@@ -929,11 +975,24 @@ impl Sender {
                     qrx,
                     self.tx.clone(),
                 ));
-                qtx
+                NodeQueue {
+                    requests: qtx,
+                    generation: 0,
+                }
             });
-            if let Err(mpsc::error::SendError(req)) = q.send(req) {
+            let req = NodeRequest {
+                generation: q.generation,
+                parts,
+                ids,
+                acks: self.cfg.acks,
+                timeout_ms: self.cfg.request_timeout.as_millis().min(i32::MAX as u128) as i32,
+                transactional_id: self.cfg.gate.as_ref().and_then(|g| g.transactional_id()),
+                max_version: self.cfg.gate.as_ref().and_then(|g| g.max_produce_version()),
+            };
+            if let Err(mpsc::error::SendError(req)) = q.requests.send(req) {
                 let _ = self.tx.send(Event::Produce(RequestDone {
                     node,
+                    generation: req.generation,
                     batches: req.ids,
                     result: Err(("dispatcher stopped".into(), false)),
                     sent_at: Instant::now(),
@@ -1074,6 +1133,11 @@ impl Sender {
                     return;
                 }
                 tracing::debug!(node = done.node, error = %msg, "Produce request failed; retrying");
+                // The connection of this generation is gone: batches drained
+                // from now on may use a new one.
+                if let Some(q) = self.node_queues.get_mut(&done.node) {
+                    q.generation = q.generation.max(done.generation + 1);
+                }
                 self.cluster.invalidate();
                 for (_, id) in done.batches {
                     self.complete_err(id, ErrorCode::NetworkException, -1, Some(msg.clone()), now);
@@ -1235,21 +1299,17 @@ async fn init_producer_id(cluster: &Cluster) -> Result<ProducerIdAndEpoch, InitE
     }
 }
 
-/// Connects to `node` and builds the Produce request at the highest
-/// negotiated version (topic ids from v13); `Err((message, fatal))`.
-async fn prepare(
+/// Builds the Produce request for `conn` at the highest negotiated version
+/// (topic ids from v13); `Err((message, fatal))`.
+fn prepare(
     cluster: &Cluster,
-    node: i32,
+    conn: &crate::Connection,
     acks: Acks,
     timeout_ms: i32,
     transactional_id: Option<String>,
     max_version: Option<i16>,
     parts: Vec<(TopicPartition, Bytes)>,
-) -> Result<(Arc<crate::Connection>, i16, ProduceRequest), (String, bool)> {
-    let conn = cluster.connection(node).await.map_err(|e| {
-        let fatal = matches!(&e, crate::ClusterError::Conn(c) if conn_fatal(c));
-        (e.to_string(), fatal)
-    })?;
+) -> Result<(i16, ProduceRequest), (String, bool)> {
     let mut version = conn
         .versions()
         .version_for::<ProduceRequest>()
@@ -1303,5 +1363,5 @@ async fn prepare(
         topic_data: topics,
         ..Default::default()
     };
-    Ok((conn, version, req))
+    Ok((version, req))
 }
