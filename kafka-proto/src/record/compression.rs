@@ -77,21 +77,12 @@ pub(crate) fn compress(
         }
         #[cfg(feature = "lz4")]
         Compression::Lz4 => {
-            use lz4_flex::frame::{BlockMode, BlockSize, FrameEncoder, FrameInfo};
-            // As Kafka's KafkaLZ4BlockOutputStream: 64 KiB independent blocks,
-            // no block or content checksum, no content size.
-            let info = FrameInfo::new()
-                .block_size(BlockSize::Max64KB)
-                .block_mode(BlockMode::Independent);
-            let mut enc = FrameEncoder::with_frame_info(info, out);
-            enc.write_all(input)
-                .map_err(|e| encode_err(e.to_string()))?;
-            enc.finish().map_err(|e| encode_err(e.to_string()))?;
+            lz4_frame(input, out);
             Ok(())
         }
         #[cfg(feature = "zstd")]
         Compression::Zstd => {
-            ruzstd::encoding::compress(input, out, ruzstd::encoding::CompressionLevel::Fastest);
+            zstd_compress(input, out);
             Ok(())
         }
         #[allow(unreachable_patterns)]
@@ -100,6 +91,66 @@ pub(crate) fn compress(
             other.name()
         ))),
     }
+}
+
+/// The LZ4 frame header as Kafka's `KafkaLZ4BlockOutputStream` writes it:
+/// 64 KiB independent blocks, no block or content checksum, no content size
+/// (taken from lz4_flex's frame encoder once, so the header checksum is
+/// its).
+#[cfg(feature = "lz4")]
+fn lz4_frame_header() -> &'static [u8] {
+    static HEADER: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    HEADER.get_or_init(|| {
+        use lz4_flex::frame::{BlockMode, BlockSize, FrameEncoder, FrameInfo};
+        let info = FrameInfo::new()
+            .block_size(BlockSize::Max64KB)
+            .block_mode(BlockMode::Independent);
+        let mut frame = FrameEncoder::with_frame_info(info, Vec::new())
+            .finish()
+            .expect("an empty frame encodes");
+        frame.truncate(frame.len() - 4); // the end mark
+        frame
+    })
+}
+
+/// An LZ4 frame of `input` appended to `out`: the header, then each 64 KiB
+/// block compressed straight into `out` (stored raw when it does not
+/// shrink), then the end mark. Writes the frame lz4_flex's `FrameEncoder`
+/// writes, without its per-frame buffers.
+#[cfg(feature = "lz4")]
+fn lz4_frame(input: &[u8], out: &mut Vec<u8>) {
+    const BLOCK: usize = 64 * 1024;
+    const RAW: u32 = 0x8000_0000;
+    out.extend_from_slice(lz4_frame_header());
+    for chunk in input.chunks(BLOCK) {
+        let len_at = out.len();
+        let start = len_at + 4;
+        out.resize(
+            start + lz4_flex::block::get_maximum_output_size(chunk.len()),
+            0,
+        );
+        match lz4_flex::block::compress_into(chunk, &mut out[start..]) {
+            Ok(n) if n < chunk.len() => {
+                out.truncate(start + n);
+                out[len_at..start].copy_from_slice(&(n as u32).to_le_bytes());
+            }
+            _ => {
+                out.truncate(start);
+                out.extend_from_slice(chunk);
+                out[len_at..start].copy_from_slice(&(chunk.len() as u32 | RAW).to_le_bytes());
+            }
+        }
+    }
+    out.extend_from_slice(&0u32.to_le_bytes());
+}
+
+/// zstd at ruzstd's fastest level (one frame, no content checksum: the
+/// batch's CRC-32C covers the bytes), appended to `out`. A fresh compressor
+/// per frame: ruzstd's reused match tables keep the size of the first input
+/// they saw.
+#[cfg(feature = "zstd")]
+fn zstd_compress(input: &[u8], out: &mut Vec<u8>) {
+    ruzstd::encoding::compress(input, out, ruzstd::encoding::CompressionLevel::Fastest);
 }
 
 /// Reads all of `r` into a vector of at most `limit` bytes, in chunks.
@@ -306,4 +357,80 @@ fn zstd_decompress(input: &[u8], limit: usize) -> Result<Vec<u8>, DecodeError> {
         }
     }
     Ok(out)
+}
+
+#[cfg(all(test, any(feature = "lz4", feature = "zstd")))]
+mod tests {
+    use super::*;
+
+    /// Inputs of the shapes batches take: empty, tiny, text-like, one byte
+    /// over a 64 KiB block, incompressible.
+    fn inputs() -> Vec<Vec<u8>> {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let noise: Vec<u8> = (0..70_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        let text: Vec<u8> = b"orders,42,EUR,shipped;".repeat(3000);
+        vec![
+            Vec::new(),
+            b"k".to_vec(),
+            text.clone(),
+            text[..64 * 1024 + 1].to_vec(),
+            noise,
+        ]
+    }
+
+    #[cfg(feature = "lz4")]
+    #[test]
+    fn lz4_frames_decode_with_lz4_flex_and_carry_kafkas_header() {
+        use std::io::Read;
+        for input in inputs() {
+            let mut ours = Vec::new();
+            compress(Compression::Lz4, &input, &mut ours).unwrap();
+            let mut back = Vec::new();
+            lz4_flex::frame::FrameDecoder::new(&ours[..])
+                .read_to_end(&mut back)
+                .unwrap();
+            assert_eq!(back, input, "lz4_flex reads our frame");
+            assert_eq!(decompress(Compression::Lz4, &ours, 1 << 20).unwrap(), input);
+            // The same header as lz4_flex's encoder with Kafka's settings.
+            use lz4_flex::frame::{BlockMode, BlockSize, FrameEncoder, FrameInfo};
+            let info = FrameInfo::new()
+                .block_size(BlockSize::Max64KB)
+                .block_mode(BlockMode::Independent);
+            let mut enc = FrameEncoder::with_frame_info(info, Vec::new());
+            std::io::Write::write_all(&mut enc, &input).unwrap();
+            let theirs = enc.finish().unwrap();
+            assert_eq!(ours[..7], theirs[..7], "frame header");
+            assert_eq!(ours[ours.len() - 4..], [0, 0, 0, 0], "end mark");
+        }
+    }
+
+    #[cfg(feature = "zstd")]
+    #[test]
+    fn zstd_frames_depend_only_on_their_input() {
+        // Invariant: a frame depends only on its own input, whatever was
+        // compressed before on the thread.
+        let all = inputs();
+        let mut first = Vec::new();
+        for input in &all {
+            let mut out = Vec::new();
+            compress(Compression::Zstd, input, &mut out).unwrap();
+            assert_eq!(
+                decompress(Compression::Zstd, &out, 1 << 20).unwrap(),
+                *input
+            );
+            first.push(out);
+        }
+        for (input, before) in all.iter().zip(&first).rev() {
+            let mut out = Vec::new();
+            compress(Compression::Zstd, input, &mut out).unwrap();
+            assert_eq!(&out, before, "same input, same frame, in any order");
+        }
+    }
 }
