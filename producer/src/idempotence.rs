@@ -34,7 +34,8 @@
 //!   older epoch or an unresolved sequence, and while the first batch of the
 //!   epoch is unacknowledged (a broker holding no state for the producer —
 //!   Kafka before transaction version 2 — appends *any* sequence, so a
-//!   second batch could overtake a lost or refused first one); a *retried*
+//!   second batch could overtake a lost or refused first one; not needed
+//!   with transaction version 2, whose brokers refuse it); a *retried*
 //!   batch is sent only if it is the first in flight (so after a retry the
 //!   partition has one request in flight until the head resolves).
 //!   Stricter than the Java client, which pipelines from the first batch.
@@ -432,6 +433,9 @@ pub struct Idempotence {
     /// Transactional producer: the transaction manager owns the producer id
     /// (no InitProducerId here, no local epoch bumps; see [`Idempotence::new_transactional`]).
     transactional: bool,
+    /// The broker refuses an epoch's first batch unless it starts at
+    /// sequence 0 (transaction version 2): no need to send it alone.
+    broker_checks_epoch_start: bool,
 }
 
 impl Default for Idempotence {
@@ -459,6 +463,7 @@ impl Idempotence {
             pending_rewrites: Vec::new(),
             bumps: 0,
             transactional: false,
+            broker_checks_epoch_start: false,
         }
     }
 
@@ -494,6 +499,27 @@ impl Idempotence {
     /// ```
     pub fn is_transactional(&self) -> bool {
         self.transactional
+    }
+
+    /// Tells whether the broker refuses the first batch of an epoch unless it
+    /// starts at sequence 0 — Kafka's transaction version 2, whose every
+    /// transaction is a new epoch. Then an epoch's first batch need not
+    /// travel alone: a second one cannot overtake it (see
+    /// [`Self::may_drain`]).
+    ///
+    /// ```
+    /// # use kafka_producer::idempotence::*;
+    /// # use kafka_producer::record::TopicPartition;
+    /// let mut st = Idempotence::new_transactional();
+    /// st.set_producer(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }, true);
+    /// let tp = TopicPartition::new("orders", 0);
+    /// st.assign(&tp, 1, 10);
+    /// assert_eq!(st.may_drain(&tp, 2), Drain::Stop);
+    /// st.set_broker_checks_epoch_start(true);
+    /// assert_eq!(st.may_drain(&tp, 2), Drain::New);
+    /// ```
+    pub fn set_broker_checks_epoch_start(&mut self, checks: bool) {
+        self.broker_checks_epoch_start = checks;
     }
 
     /// Installs a producer id/epoch chosen elsewhere (the transaction
@@ -797,7 +823,10 @@ impl Idempotence {
                 if self.unresolved.contains_key(tp) {
                     return Drain::Stop;
                 }
-                if !p.inflight.is_empty() && p.last_acked_sequence == NO_LAST_ACKED_SEQUENCE {
+                if !self.broker_checks_epoch_start
+                    && !p.inflight.is_empty()
+                    && p.last_acked_sequence == NO_LAST_ACKED_SEQUENCE
+                {
                     // Nothing of this epoch acknowledged yet: the broker may
                     // hold no state for the producer, and then it appends a
                     // batch of any sequence. A second batch must not be able

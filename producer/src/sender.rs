@@ -868,6 +868,16 @@ impl Sender {
             .as_ref()
             .and_then(|g| g.transactional_id())
             .is_some();
+        if transactional && let Some(idem) = self.idem.as_mut() {
+            // Transaction version 2 (Produce v12+): the broker checks that
+            // every epoch starts at sequence 0.
+            let v2 = self
+                .cfg
+                .gate
+                .as_ref()
+                .is_some_and(|g| g.max_produce_version().is_none());
+            idem.set_broker_checks_epoch_start(v2);
+        }
         {
             let mut g = self.acc.lock();
             // Records waiting for buffer memory: send at once what holds
