@@ -11,7 +11,7 @@
 #
 # Environment:
 #   RECORDS     records per run at 100 B (default 1000000)
-#   RECORDS_1K  records per run at 1 KiB (default RECORDS / 5)
+#   RECORDS_1K  records per run at 1 KiB (default RECORDS / 2)
 #   ROUNDS      rounds per workload (default 5); round r runs the clients in
 #               an order rotated by r
 #   WORKLOADS   space-separated subset of: idem-100 idem-100-keyed idem-1k
@@ -41,7 +41,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RECORDS=${RECORDS:-1000000}
-RECORDS_1K=${RECORDS_1K:-$((RECORDS / 5))}
+RECORDS_1K=${RECORDS_1K:-$((RECORDS / 2))}
 ROUNDS=${ROUNDS:-5}
 ALL_WORKLOADS="idem-100 idem-100-keyed idem-1k idem-1k-keyed txn-100ms txn-1s lz4-1k zstd-1k"
 WORKLOADS=${WORKLOADS:-$ALL_WORKLOADS}
@@ -228,7 +228,8 @@ BEGIN {
 
 echo
 echo "== per workload: median over rounds of the per-round ratio ours/peer"
-echo "   (throughput above 1: ours faster; CPU, RSS and commit latency below 1: ours smaller)"
+echo "   (throughput above 1: ours faster; CPU, RSS and commit latency below 1: ours smaller;"
+echo "    CPU/1M is user + system; RSS +MB is the median of ours minus the peer's peak RSS)"
 awk -F'\t' '
 function median(list,    a, n, i, j, t) {
     n = split(list, a, " ")
@@ -245,9 +246,9 @@ function ratio(o, p) { return (o == "-" || p == "-" || p + 0 == 0) ? "" : o / p 
     rounds[$1] = rounds[$1] " " $2
 }
 END {
-    printf "%-15s %-9s %6s %10s %11s %10s %9s %11s %11s\n",
-        "workload", "peer", "rounds", "throughput", "user CPU/1M", "sys CPU/1M", "peak RSS",
-        "commit p50", "commit p99"
+    printf "%-15s %-9s %6s %10s %10s %11s %10s %9s %11s %11s %11s\n",
+        "workload", "peer", "rounds", "throughput", "CPU/1M", "user CPU/1M", "sys CPU/1M",
+        "peak RSS", "RSS +MB", "commit p50", "commit p99"
     for (w = 1; w <= nw; w++) {
         wl = order[w]
         split(rounds[wl], rs, " ")
@@ -255,21 +256,24 @@ END {
         for (i in rs) uniq[rs[i]] = 1
         for (pi = 1; pi <= 2; pi++) {
             peer = (pi == 1) ? "rdkafka" : "franz-go"
-            t = u = s = m = c5 = c9 = ""; n = 0
+            t = a = u = s = m = d = c5 = c9 = ""; n = 0
             for (r in uniq) {
                 o = wl SUBSEP r SUBSEP "ours"; q = wl SUBSEP r SUBSEP peer
                 if (!(o in secs) || !(q in secs)) continue
                 n++
                 t = t " " secs[q] / secs[o]
+                x = ratio(user[o] + sys[o], user[q] + sys[q]); if (x != "") a = a " " x
+                d = d " " (rss[o] - rss[q]) / 1024
                 x = ratio(user[o], user[q]); if (x != "") u = u " " x
                 x = ratio(sys[o], sys[q]); if (x != "") s = s " " x
                 x = ratio(rss[o], rss[q]); if (x != "") m = m " " x
                 x = ratio(p50[o], p50[q]); if (x != "") c5 = c5 " " x
                 x = ratio(p99[o], p99[q]); if (x != "") c9 = c9 " " x
             }
-            printf "%-15s %-9s %6d %10s %11s %10s %9s %11s %11s\n", wl, peer, n,
-                fmt(median(t)), fmt(median(u)), fmt(median(s)), fmt(median(m)),
-                fmt(median(c5)), fmt(median(c9))
+            md = median(d)
+            printf "%-15s %-9s %6d %10s %10s %11s %10s %9s %11s %11s %11s\n", wl, peer, n,
+                fmt(median(t)), fmt(median(a)), fmt(median(u)), fmt(median(s)), fmt(median(m)),
+                (md == "-") ? "-" : sprintf("%+.1f", md), fmt(median(c5)), fmt(median(c9))
         }
     }
 }' "$RESULTS"

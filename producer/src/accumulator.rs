@@ -513,6 +513,9 @@ pub(crate) struct Inner {
     pub fail_pending: bool,
     pub flushing: usize,
     pub fatal: Option<ProduceError>,
+    /// The lowest batch id a [`Accumulator::wait_flushed`] caller waits
+    /// for: batch completions wake flushers only once it is reached.
+    pub flush_wanted: Option<BatchId>,
 }
 
 impl Inner {
@@ -553,8 +556,11 @@ pub(crate) struct Accumulator {
     /// Wakes the sender (new batch, flush, close).
     pub wake_sender: Notify,
     /// Wakes flushers and transaction operations waiting for the queue
-    /// (memory freed, queued records appended or failed).
+    /// (queued records appended or failed).
     pub progress: Notify,
+    /// Wakes [`Accumulator::wait_flushed`] callers, once the lowest batch id
+    /// one waits for is reached (not on every completion).
+    flushed_progress: Notify,
     pub partitioner: Arc<dyn crate::partitioner::Partitioner>,
     pub metrics: Arc<Metrics>,
     /// The transaction manager's hooks ([`crate::sender::DrainGate::on_append`]
@@ -580,10 +586,12 @@ impl Accumulator {
                 fail_pending: false,
                 flushing: 0,
                 fatal: None,
+                flush_wanted: None,
             }),
             config,
             wake_sender: Notify::new(),
             progress: Notify::new(),
+            flushed_progress: Notify::new(),
             partitioner,
             metrics,
             gate: OnceLock::new(),
@@ -1014,23 +1022,50 @@ impl Accumulator {
     /// A batch completed (either way): memory back, queued records appended,
     /// flushers woken.
     pub fn batch_done(&self, id: BatchId, memory: usize) {
-        let (used, wake) = {
+        let (used, wake, flushed) = {
             let mut g = self.lock();
             g.used_memory = g.used_memory.saturating_sub(memory);
             g.incomplete.remove(&id);
             let wake = !g.waiting.is_empty() && self.drain_waiting(&mut g, Instant::now());
-            (g.used_memory, wake)
+            let first = g.incomplete.first().copied();
+            let flushed = g.flush_wanted.is_some_and(|w| first.is_none_or(|f| f >= w));
+            if flushed {
+                g.flush_wanted = None;
+            }
+            (g.used_memory, wake, flushed)
         };
         self.metrics.set_buffer_used(used);
         if wake {
+            // Queued records were appended: the queue's waiters look again.
             self.wake_sender.notify_one();
+            self.progress.notify_waiters();
         }
-        self.progress.notify_waiters();
+        if flushed {
+            self.flushed_progress.notify_waiters();
+        }
     }
 
     /// True when every batch with an id below `target` completed.
     pub fn flushed(&self, target: BatchId) -> bool {
         self.lock().incomplete.first().is_none_or(|f| *f >= target)
+    }
+
+    /// Waits until every batch with an id below `target` completed
+    /// (`BatchId::MAX`: every batch). Woken once, when the lowest target
+    /// waited for is reached — not by each completion before it.
+    pub async fn wait_flushed(&self, target: BatchId) {
+        loop {
+            // Created before the look: a notification after it is not lost.
+            let notified = self.flushed_progress.notified();
+            {
+                let mut g = self.lock();
+                if g.incomplete.first().is_none_or(|f| *f >= target) {
+                    return;
+                }
+                g.flush_wanted = Some(g.flush_wanted.map_or(target, |w| w.min(target)));
+            }
+            notified.await;
+        }
     }
 }
 

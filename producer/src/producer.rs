@@ -303,13 +303,7 @@ impl Producer {
         }
         // ... then every batch that holds one of them.
         let target = acc.lock().next_batch_id;
-        loop {
-            let n = acc.progress.notified();
-            if acc.flushed(target) {
-                break;
-            }
-            n.await;
-        }
+        acc.wait_flushed(target).await;
     }
 
     /// Stops accepting records, sends everything pending and waits up to

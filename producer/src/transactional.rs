@@ -43,6 +43,7 @@
 use crate::accumulator::Accumulator;
 use crate::config::{ConfigError, ProducerConfig};
 use crate::error::ClusterError;
+use crate::idempotence::BatchId;
 use crate::metrics::MetricsSnapshot;
 use crate::record::{ProduceError, ProducerRecord, RecordMetadata, TopicPartition};
 use crate::sender::DrainGate;
@@ -856,7 +857,6 @@ async fn drive(
 ) {
     loop {
         let woken = wake.notified();
-        let progress = acc.progress.notified();
         // Outcomes and events may have changed (also through the sender's
         // hooks): let waiters and the sender look.
         results.notify_waiters();
@@ -877,9 +877,16 @@ async fn drive(
             .lock()
             .poll_timeout()
             .unwrap_or_else(|| Instant::now() + Duration::from_millis(10));
+        // A held EndTxn waits for the last incomplete batch, not for each.
+        let batches_done = async {
+            if acc.flushed(BatchId::MAX) {
+                std::future::pending::<()>().await;
+            }
+            acc.wait_flushed(BatchId::MAX).await;
+        };
         tokio::select! {
             _ = woken => {}
-            _ = progress => {}
+            _ = batches_done => {}
             _ = tokio::time::sleep_until(until.into()) => {}
         }
     }

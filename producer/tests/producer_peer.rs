@@ -756,10 +756,12 @@ async fn request_timeout_retry_keeps_producer_id_epoch_and_sequence() {
     assert_eq!(producer.metrics().epoch_bumps, 0);
 }
 
-/// With every response held, the producer keeps at most
-/// `max.in.flight.requests.per.connection` = 5 requests (and so at most 5
-/// batches of the partition) in flight; releasing one lets exactly one more
-/// in.
+/// With every response held, the producer keeps the partition's first
+/// batch alone in flight until it is acknowledged (the broker may hold no
+/// state for the producer yet and would append a later batch first), then at
+/// most `max.in.flight.requests.per.connection` = 5 requests (and so at most
+/// 5 batches of the partition) in flight; releasing one lets exactly one
+/// more in.
 #[tokio::test]
 async fn at_most_five_batches_in_flight_per_partition() {
     let fake = Fake::start(1, 1, Box::new(|_, _| Fault::Hold)).await;
@@ -770,6 +772,12 @@ async fn at_most_five_batches_in_flight_per_partition() {
         async move { send_all(&producer, 1, N).await }
     });
     let records_seen = |st: &State| st.seen.iter().map(|b| b.count as u64).sum::<u64>();
+    wait_until("the first batch in flight", || fake.state().held.len() == 1).await;
+    // Negative check: give the sender time to (wrongly) send a second batch
+    // while many full batches are ready.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(fake.state().max_held, 1, "the first batch travels alone");
+    assert!(fake.release_oldest());
     wait_until("5 requests in flight", || fake.state().held.len() == 5).await;
     // Negative check: give the sender time to (wrongly) send a sixth while
     // many full batches are ready.
