@@ -29,9 +29,8 @@
 //! the producer saw a connection loss never overtakes the lost ones on the
 //! next connection.
 
-use crate::peer_tests::{Seen, Step, api_versions, peer};
+use crate::peer_tests::{Seen, Step, api_versions, metadata_reply_with, peer};
 use crate::{Producer, ProducerConfig, ProducerRecord};
-use bytes::BytesMut;
 use kafka_proto::frame::{decode_request_frame, encode_response_frame};
 use kafka_proto::messages::*;
 use kafka_proto::record::RecordBatchView;
@@ -241,37 +240,6 @@ impl Broker {
     }
 }
 
-fn metadata(s: &Seen, addr: &str) -> BytesMut {
-    let (host, port) = addr.rsplit_once(':').unwrap();
-    let resp = MetadataResponse {
-        brokers: vec![MetadataResponseBroker {
-            node_id: 1,
-            host: host.into(),
-            port: port.parse().unwrap(),
-            ..Default::default()
-        }],
-        cluster_id: Some("scripted".into()),
-        controller_id: 1,
-        topics: vec![MetadataResponseTopic {
-            name: Some(TOPIC.into()),
-            topic_id: TOPIC_ID,
-            partitions: (0..PARTITIONS)
-                .map(|p| MetadataResponsePartition {
-                    partition_index: p,
-                    leader_id: 1,
-                    leader_epoch: 1,
-                    replica_nodes: vec![1],
-                    isr_nodes: vec![1],
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
-    encode_response_frame(&resp, s.version, s.correlation_id).unwrap()
-}
-
 /// Starts the model broker; returns its address and state.
 async fn start_broker(seed: u64) -> (String, Arc<Mutex<Broker>>) {
     let broker = Arc::new(Mutex::new(Broker::new(seed)));
@@ -294,7 +262,13 @@ async fn start_broker(seed: u64) -> (String, Arc<Mutex<Broker>>) {
                 )
                 .unwrap(),
             ]),
-            ApiKey::Metadata => Step::Reply(vec![metadata(&s, &addr.lock().unwrap())]),
+            ApiKey::Metadata => Step::Reply(vec![metadata_reply_with(
+                &s,
+                TOPIC,
+                TOPIC_ID,
+                PARTITIONS,
+                &addr.lock().unwrap(),
+            )]),
             ApiKey::InitProducerId => {
                 let mut b = broker.lock().unwrap();
                 b.next_producer_id += 1;

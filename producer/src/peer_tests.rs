@@ -128,6 +128,18 @@ fn reply_api_versions(s: &Seen) -> BytesMut {
 }
 
 fn metadata_reply(s: &Seen, topic: &str, addr: &str) -> BytesMut {
+    metadata_reply_with(s, topic, [9; 16], 1, addr)
+}
+
+/// A Metadata answer: broker 1 at `addr`, leader of every partition of
+/// `topic` (`partitions` of them, topic id `topic_id`).
+pub(crate) fn metadata_reply_with(
+    s: &Seen,
+    topic: &str,
+    topic_id: [u8; 16],
+    partitions: i32,
+    addr: &str,
+) -> BytesMut {
     let (host, port) = addr.rsplit_once(':').unwrap();
     let resp = MetadataResponse {
         brokers: vec![MetadataResponseBroker {
@@ -140,15 +152,17 @@ fn metadata_reply(s: &Seen, topic: &str, addr: &str) -> BytesMut {
         controller_id: 1,
         topics: vec![MetadataResponseTopic {
             name: Some(topic.into()),
-            topic_id: [9; 16],
-            partitions: vec![MetadataResponsePartition {
-                partition_index: 0,
-                leader_id: 1,
-                leader_epoch: 3,
-                replica_nodes: vec![1],
-                isr_nodes: vec![1],
-                ..Default::default()
-            }],
+            topic_id,
+            partitions: (0..partitions)
+                .map(|p| MetadataResponsePartition {
+                    partition_index: p,
+                    leader_id: 1,
+                    leader_epoch: 3,
+                    replica_nodes: vec![1],
+                    isr_nodes: vec![1],
+                    ..Default::default()
+                })
+                .collect(),
             ..Default::default()
         }],
         ..Default::default()
