@@ -146,6 +146,30 @@ spec() {
     WIN=${WINDOW:-$((16777216 / (SIZE + 16)))}
 }
 
+# CPU clock ticks (user + system) of a process and all its descendants: the
+# broker's JVM runs under kafka-dev. Its change around a run is the broker's
+# CPU for that run (topic creation and deletion excluded), which shows when
+# the broker, not the client, bounds the throughput (CPU of descendants that
+# already exited is not counted: the broker runs as one long-lived JVM).
+CLK_TCK=$(getconf CLK_TCK)
+tree_cpu_ticks() {
+    local pids=("$1") all=() p total=0 stat rest
+    while ((${#pids[@]})); do
+        p=${pids[0]}
+        pids=("${pids[@]:1}")
+        all+=("$p")
+        for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do pids+=("$c"); done
+    done
+    for p in "${all[@]}"; do
+        stat=$(cat /proc/"$p"/stat 2>/dev/null) || continue
+        rest=${stat##*) }
+        # fields after "(comm) ": state is 3, utime 14 and stime 15 overall
+        read -r -a f <<<"$rest"
+        total=$((total + f[11] + f[12]))
+    done
+    echo "$total"
+}
+
 FAILURES=0
 SEQ=0
 # run_one CLIENT WORKLOAD ROUND: one measured process; appends a line to
@@ -160,9 +184,11 @@ run_one() {
         --window "$WIN" --compression "$COMP")
     ((KEYED)) && args+=(--keyed)
     ((TXN)) && args+=(--txn-ms "$TXN" --txn-id "$topic")
-    local ok=1
+    local ok=1 broker_before broker_after
+    broker_before=$(tree_cpu_ticks "$BROKER_PID")
     /usr/bin/time -f "%U %S %M" -o "$WORK/time" "${BIN[$client]}" "${args[@]}" \
         >"$WORK/out" 2>"$WORK/err" || ok=0
+    broker_after=$(tree_cpu_ticks "$BROKER_PID")
     "$TOPIC_BIN" "$BOOTSTRAP" delete "$topic" || true
     local line secs records
     line=$(grep '^{' "$WORK/out" | tail -1 || true)
@@ -186,8 +212,11 @@ run_one() {
         p50=$(awk -v n="$n" 'BEGIN{r=int(n*0.5); if (r<n*0.5) r++; if (r<1) r=1} NR==r' <<<"$commits")
         p99=$(awk -v n="$n" 'BEGIN{r=int(n*0.99); if (r<n*0.99) r++; if (r<1) r=1} NR==r' <<<"$commits")
     fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
-        "$wl" "$round" "$client" "$N" "$SIZE" "$secs" "$user" "$sys" "$rss" "$n" "$p50" "$p99" >>"$RESULTS"
+    local broker_cpu
+    broker_cpu=$(awk -v a="$broker_before" -v b="$broker_after" -v hz="$CLK_TCK" 'BEGIN{printf "%.2f", (b - a) / hz}')
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+        "$wl" "$round" "$client" "$N" "$SIZE" "$secs" "$user" "$sys" "$rss" "$n" "$p50" "$p99" \
+        "$broker_cpu" >>"$RESULTS"
 }
 
 echo "== warm-up: $WARMUP records of 100 B per client (untimed)"
@@ -215,15 +244,16 @@ echo
 echo "== per-round figures"
 awk -F'\t' '
 BEGIN {
-    printf "%-15s %5s %-8s %9s %11s %8s %8s %7s %7s %10s %9s %8s %7s %8s %8s\n",
+    printf "%-15s %5s %-8s %9s %11s %8s %8s %7s %7s %10s %9s %8s %7s %8s %8s %9s %9s\n",
         "workload", "round", "client", "records", "records/s", "MiB/s", "secs",
-        "user s", "sys s", "user s/1M", "sys s/1M", "RSS MB", "commits", "p50 ms", "p99 ms"
+        "user s", "sys s", "user s/1M", "sys s/1M", "RSS MB", "commits", "p50 ms", "p99 ms",
+        "broker s", "busy cores"
 }
 {
     rate = $4 / $6
-    printf "%-15s %5s %-8s %9d %11.0f %8.1f %8.3f %7.2f %7.2f %10.3f %9.3f %8.1f %7s %8s %8s\n",
+    printf "%-15s %5s %-8s %9d %11.0f %8.1f %8.3f %7.2f %7.2f %10.3f %9.3f %8.1f %7s %8s %8s %9.2f %9.2f\n",
         $1, $2, $3, $4, rate, rate * $5 / 1048576, $6, $7, $8, $7 / $4 * 1e6, $8 / $4 * 1e6,
-        $9 / 1024, ($10 > 0 ? $10 : "-"), $11, $12
+        $9 / 1024, ($10 > 0 ? $10 : "-"), $11, $12, $13, ($7 + $8 + $13) / $6
 }' "$RESULTS"
 
 echo
