@@ -20,7 +20,7 @@ use kafka_proto::record::{
     ATTRIBUTES_OFFSET, BATCH_HEADER_LEN, CRC_OFFSET, Compression, MAGIC, Record,
     RecordBatchBuilder, RecordHeader,
 };
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 use tokio::sync::Notify;
@@ -492,10 +492,33 @@ enum Placed {
     NeedMemory(ProducerRecord),
 }
 
+/// The time of an append, read only if needed: most records join an open
+/// batch and never look at the clock (a new batch or a queued record does).
+/// An `Instant` is a fixed time; [`LiveClock`] reads the clock.
+pub(crate) trait Now: Copy {
+    fn now(self) -> Instant;
+}
+
+impl Now for Instant {
+    fn now(self) -> Instant {
+        self
+    }
+}
+
+/// [`Now`] from `Instant::now()`, read when asked.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LiveClock;
+
+impl Now for LiveClock {
+    fn now(self) -> Instant {
+        Instant::now()
+    }
+}
+
 /// State shared by the producer handles and the sender task.
 #[derive(Debug)]
 pub(crate) struct Inner {
-    pub topics: HashMap<Arc<str>, TopicQueues>,
+    pub topics: crate::fast_hash::FastHashMap<Arc<str>, TopicQueues>,
     /// Bytes reserved by incomplete batches (`buffer.memory` accounting).
     pub used_memory: usize,
     pub next_batch_id: BatchId,
@@ -576,7 +599,7 @@ impl Accumulator {
     ) -> Self {
         Self {
             inner: Mutex::new(Inner {
-                topics: HashMap::new(),
+                topics: Default::default(),
                 used_memory: 0,
                 next_batch_id: 1,
                 incomplete: BTreeSet::new(),
@@ -611,7 +634,7 @@ impl Accumulator {
         &self,
         r: ProducerRecord,
         ts: i64,
-        now: Instant,
+        now: impl Now,
     ) -> Result<Appended, ProduceError> {
         let r = self.try_append(r, ts, now);
         if let Err(e) = &r {
@@ -624,7 +647,7 @@ impl Accumulator {
         &self,
         r: ProducerRecord,
         ts: i64,
-        now: Instant,
+        now: impl Now,
     ) -> Result<Appended, ProduceError> {
         let mut g = self.lock();
         let inner = &mut *g;
@@ -700,7 +723,7 @@ impl Accumulator {
         inner: &mut Inner,
         record: ProducerRecord,
         timestamp: i64,
-        now: Instant,
+        now: impl Now,
     ) -> Result<Queued, ProduceError> {
         let serial = match self.gate.get() {
             Some(g) => g.on_enqueue()?,
@@ -713,7 +736,7 @@ impl Accumulator {
             timestamp,
             seq,
             serial,
-            sent_at: now,
+            sent_at: now.now(),
             slot: Arc::new(Parked::default()),
         })
     }
@@ -726,7 +749,7 @@ impl Accumulator {
         inner: &mut Inner,
         mut r: ProducerRecord,
         ts: i64,
-        now: Instant,
+        now: impl Now,
         serial: Option<u64>,
     ) -> Result<(Placed, bool), ProduceError> {
         let cfg = &self.config;
@@ -839,7 +862,7 @@ impl Accumulator {
             topic: topic.clone(),
             partition: p,
         };
-        let mut b = Batch::new(id, tp, cfg.compression, memory, memory, now);
+        let mut b = Batch::new(id, tp, cfg.compression, memory, memory, now.now());
         let index = b
             .try_append(&mut r, ts, cfg.batch_size)
             .expect("an empty batch takes any record");

@@ -38,6 +38,7 @@ pub mod cluster;
 pub mod config;
 pub mod connection;
 pub mod error;
+mod fast_hash;
 pub mod group;
 pub mod idempotence;
 pub mod metadata;

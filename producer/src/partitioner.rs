@@ -55,7 +55,6 @@
 //! assert_ne!(p.partition("orders", None, None, 7), first);
 //! ```
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
@@ -264,13 +263,13 @@ pub fn partition_for_key(key: &[u8], num_partitions: i32) -> i32 {
 /// Per-topic state: a read-locked map once the topic is known (lookup by
 /// `&str`, no allocation), a write lock only to add a new topic.
 struct TopicMap<V> {
-    map: RwLock<HashMap<Box<str>, V>>,
+    map: RwLock<crate::fast_hash::FastHashMap<Box<str>, V>>,
 }
 
 impl<V> Default for TopicMap<V> {
     fn default() -> Self {
         TopicMap {
-            map: RwLock::new(HashMap::new()),
+            map: RwLock::new(Default::default()),
         }
     }
 }

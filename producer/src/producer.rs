@@ -30,7 +30,7 @@ use crate::sender::{DrainGate, Sender, SenderConfig};
 use crate::{Cluster, ClusterError};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// An async, batching, idempotent Kafka producer. Cheap to clone; all
 /// clones share one sender task. Dropping the last clone closes the
@@ -227,7 +227,10 @@ impl Producer {
         record: ProducerRecord,
     ) -> impl Future<Output = Result<RecordMetadata, ProduceError>> + Send + 'static + use<> {
         let ts = record.timestamp.unwrap_or_else(now_ms);
-        let first = self.inner.acc.append(record, ts, Instant::now());
+        let first = self
+            .inner
+            .acc
+            .append(record, ts, crate::accumulator::LiveClock);
         async move {
             match first {
                 Ok(Appended::Done {
