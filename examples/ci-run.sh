@@ -3,7 +3,8 @@
 # (`kafka-dev`, one node of Kafka 4.4), checks each exit status, and always
 # stops the broker. Called by .ci/run after the test step: it builds with the
 # test step's profile and features (dev, --workspace --all-features), so
-# nothing is compiled a second time.
+# nothing is compiled a second time (the benchmarks, kafka-eos-bench, are
+# not run here and not built).
 #
 # Usage: bash examples/ci-run.sh        (from anywhere)
 #   The RabbitMQ bridge example also runs when a RabbitMQ is available:
@@ -15,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --locked --workspace --all-features --bins --examples
+cargo build --locked --workspace --exclude kafka-eos-bench --all-features --bins --examples
 bin="${CARGO_TARGET_DIR:-target}/debug"
 
 log_dir=$(mktemp -d)

@@ -1,11 +1,11 @@
 // Produces keyed records with the Java KafkaProducer and its default
 // partitioner, printing where each one landed; used by
-// producer/tests/partitioner_java.rs to check that kafka-producer's
+// tests/tests/producer_partitioner_java.rs to check that kafka-producer's
 // DefaultPartitioner puts every key in the same partition.
 //
 // Run (Java 11+ single-file source launch):
 //   java -cp "$HOME/.cache/kafka-eos/kafka-4.4.0/libs/*" \
-//       producer/tests/java/KeyedProduce.java BOOTSTRAP TOPIC COUNT
+//       tests/java/KeyedProduce.java BOOTSTRAP TOPIC COUNT
 //
 // Record i has value "value-i" and a key that cycles through ASCII strings,
 // fixed random bytes (java.util.Random seed 480), UTF-8 multi-byte text and,

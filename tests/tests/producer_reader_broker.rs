@@ -265,7 +265,7 @@ async fn aborted_transactions(kafka: &KafkaCluster) {
     kafka.create_topic(topic, 2, 1).await.expect("create topic");
     let release = kafka.data_dir().join("release-held-txn");
     let program = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/java/AbortingProducer.java")
+        .join("java/AbortingProducer.java")
         .display()
         .to_string();
     let args = vec![

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 mod support;
-use support::{Log, PARTITIONS, config, member, produce, wait_for};
+use support::group_consumer::{Log, PARTITIONS, config, member, produce, wait_for};
 
 async fn kafka() -> KafkaCluster {
     KafkaCluster::builder()

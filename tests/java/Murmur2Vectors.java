@@ -1,10 +1,10 @@
 // Prints murmur2 reference vectors from the real Java client
 // (org.apache.kafka.common.utils.Utils), used by the Rust partitioner tests:
 // the constants in producer/src/partitioner.rs were pasted from this output,
-// and producer/tests/partitioner_java.rs runs it at test time.
+// and tests/tests/producer_partitioner_java.rs runs it at test time.
 //
 // Run (Java 11+ single-file source launch):
-//   java -cp "$HOME/.cache/kafka-eos/kafka-4.4.0/libs/*" producer/tests/java/Murmur2Vectors.java
+//   java -cp "$HOME/.cache/kafka-eos/kafka-4.4.0/libs/*" tests/java/Murmur2Vectors.java
 //
 // One line per key: <key as lowercase hex, "-" when empty> <TAB> <murmur2>
 // <TAB> <partition for n=1>,<n=2>,<n=3>,<n=7>,<n=16>,<n=100>,<n=1000>

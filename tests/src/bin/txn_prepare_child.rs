@@ -1,6 +1,6 @@
 //! A process that crashes after pre-commit (used by
-//! `tests/txn_producer_broker.rs`): it opens a transaction, writes `count`
-//! records `<tag>-<i>` to `topic`, prepares the transaction, writes the
+//! `tests/tests/producer_txn_broker.rs`): it opens a transaction, writes
+//! `count` records `<tag>-<i>` to `topic`, prepares the transaction, writes the
 //! encoded [`PreparedTransaction`](kafka_producer::PreparedTransaction) to
 //! `out` (atomically, through a rename), prints `READY` and blocks until it
 //! is killed. Another process then finishes the transaction with

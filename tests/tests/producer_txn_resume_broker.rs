@@ -61,7 +61,7 @@ fn java_binary() -> String {
 
 /// Starts PreparedTxnWriter and waits for "READY".
 async fn writer(kafka: &KafkaCluster, txn_id: &str, timeout_ms: u32, tag: &str) -> Child {
-    let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/PreparedTxnWriter.java");
+    let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("java/PreparedTxnWriter.java");
     let stderr =
         std::fs::File::create(kafka.data_dir().join(format!("writer-{tag}.stderr"))).unwrap();
     let mut child = Command::new(java_binary())

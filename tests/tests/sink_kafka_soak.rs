@@ -1,6 +1,7 @@
-//! Kill -9 soak: the `sink_pipeline` example (a numbered source → the
-//! EXACTLY_ONCE Kafka sink under the checkpoint driver) runs as a child
-//! process, is SIGKILLed at random points at least [`MIN_KILLS`] times and
+//! Kill -9 soak: the `sink_pipeline` program of this package
+//! (`src/bin/sink_pipeline.rs`: a numbered source → the EXACTLY_ONCE Kafka
+//! sink under the checkpoint driver) runs as a child process, is SIGKILLed
+//! at random points at least [`MIN_KILLS`] times and
 //! restarted with the same checkpoint directory until it finishes. The Java
 //! console consumer (read_committed) then must see exactly the numbers
 //! `0..N`, each once, increasing within each partition.
@@ -36,21 +37,10 @@ impl Rng {
     }
 }
 
-/// Builds the example (cargo does not build examples for a `--test` run)
-/// and returns its path next to this test binary's `deps` directory.
+/// The `sink_pipeline` program of this package (cargo builds a package's
+/// binaries before its integration tests).
 fn pipeline_binary() -> PathBuf {
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "-p", "kafka-sink", "--example", "sink_pipeline"])
-        .status()
-        .expect("run cargo build");
-    assert!(status.success(), "cargo build --example sink_pipeline");
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().and_then(|d| d.parent()).unwrap();
-    let bin = profile_dir
-        .join("examples")
-        .join(format!("sink_pipeline{}", std::env::consts::EXE_SUFFIX));
-    assert!(bin.exists(), "{} missing", bin.display());
-    bin
+    PathBuf::from(env!("CARGO_BIN_EXE_sink_pipeline"))
 }
 
 fn spawn(bin: &PathBuf, bootstrap: &str, dir: &std::path::Path) -> Child {
@@ -92,7 +82,7 @@ async fn kill_dash_nine_soak_exactly_once() {
     eprintln!("soak seed: {seed} (rerun with SOAK_SEED={seed})");
     let mut rng = Rng(seed);
 
-    let bin = tokio::task::spawn_blocking(pipeline_binary).await.unwrap();
+    let bin = pipeline_binary();
     let kafka = KafkaCluster::builder()
         .version(KafkaVersion::V4_4)
         .nodes(1)

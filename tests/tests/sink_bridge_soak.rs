@@ -2,9 +2,10 @@
 //! and a real Kafka broker (kafka-testcontainers). Needs `--features
 //! rabbitmq`.
 //!
-//! 1. `sigkill_soak`: the `rabbitmq_bridge` example runs as a child process
-//!    and is SIGKILLed at random points (seeded; `BRIDGE_SOAK_SEED` replays
-//!    a run) at least [`KILLS`] times, some of them right after a checkpoint
+//! 1. `sigkill_soak`: the `rabbitmq_bridge` program of this package
+//!    (`src/bin/rabbitmq_bridge.rs`) runs as a child process and is
+//!    SIGKILLed at random points (seeded; `BRIDGE_SOAK_SEED` replays a
+//!    run) at least [`KILLS`] times, some of them right after a checkpoint
 //!    became durable (before its Kafka commit and RabbitMQ acknowledgement),
 //!    then runs until idle. The topic read with read_committed (the Java
 //!    console consumer and our `Reader`) holds every message exactly once,
@@ -16,7 +17,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -180,32 +181,10 @@ impl Rng {
     }
 }
 
-/// Builds the example (same profile as this test) and returns its path.
+/// The `rabbitmq_bridge` program of this package (cargo builds a package's
+/// binaries before its integration tests).
 fn bridge_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    // target/<profile>/deps/bridge_soak-<hash>
-    let profile_dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
-    let mut cmd = Command::new(env!("CARGO"));
-    cmd.args([
-        "build",
-        "-p",
-        "kafka-sink",
-        "--features",
-        "rabbitmq",
-        "--example",
-        "rabbitmq_bridge",
-    ]);
-    if profile_dir.file_name().is_some_and(|n| n == "release") {
-        cmd.arg("--release");
-    }
-    let status = cmd.status().expect("run cargo build");
-    assert!(
-        status.success(),
-        "building the rabbitmq_bridge example failed"
-    );
-    let bin = profile_dir.join("examples").join("rabbitmq_bridge");
-    assert!(bin.is_file(), "{} not found", bin.display());
-    bin
+    PathBuf::from(env!("CARGO_BIN_EXE_rabbitmq_bridge"))
 }
 
 /// A child killed (SIGKILL) and reaped on drop.
@@ -390,7 +369,7 @@ fn one_run(
 async fn sigkill_soak() {
     let _serial = SERIAL.lock().await;
     let started = Instant::now();
-    let bin = tokio::task::spawn_blocking(bridge_binary).await.unwrap();
+    let bin = bridge_binary();
     let (mq, kafka) = tokio::join!(
         RabbitMq::start(),
         KafkaCluster::builder()

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 mod support;
-use support::{Log, PARTITIONS, member, produce, wait_for};
+use support::group_consumer::{Log, PARTITIONS, member, produce, wait_for};
 
 async fn kafka(version: KafkaVersion) -> KafkaCluster {
     KafkaCluster::builder()
@@ -45,7 +45,7 @@ fn config(kafka: &KafkaCluster, group: &str, extra: &[(&str, &str)]) -> GroupCon
         ("heartbeat.interval.ms", "500"),
     ];
     props.extend_from_slice(extra);
-    support::config(kafka, group, &props)
+    support::group_consumer::config(kafka, group, &props)
 }
 
 /// Two members split a topic mid-stream with `strategy`; every record is

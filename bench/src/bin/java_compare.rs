@@ -1,7 +1,7 @@
 //! Producer throughput and client CPU: ours vs Java's ProducerPerformance.
 //!
 //! ```text
-//! cargo run --release -p kafka-producer --example bench_vs_java --all-features -- \
+//! cargo run --release -p kafka-eos-bench --bin java_compare --all-features -- \
 //!     [--records N] [--records-1k M] [--rounds R]
 //! ```
 //!

@@ -3,11 +3,12 @@
 //! Kafka sink (EXACTLY_ONCE) under the checkpoint driver, checkpointing every
 //! `--interval-ms`. Killed at any point and restarted with the same
 //! arguments, it resumes from the last complete checkpoint; the topic ends
-//! up with every number exactly once. `tests/kafka_soak.rs` SIGKILLs it
-//! repeatedly.
+//! up with every number exactly once. `tests/tests/sink_kafka_soak.rs`
+//! SIGKILLs it repeatedly. (`examples/exactly_once_sink.rs` shows the same
+//! pipeline, crash and recovery in one self-checking program.)
 //!
 //! ```text
-//! cargo run -p kafka-sink --example sink_pipeline -- \
+//! cargo run -p kafka-eos-tests --bin sink_pipeline -- \
 //!     --bootstrap 127.0.0.1:9092 --topic numbers --checkpoint-dir /tmp/cp \
 //!     --records 3000 --interval-ms 100 --rate 500 --prefix numbers-job
 //! ```

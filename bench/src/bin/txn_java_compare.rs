@@ -2,7 +2,7 @@
 //! ProducerPerformance with `--transactional-id`/`--transaction-duration-ms`.
 //!
 //! ```text
-//! cargo run --release -p kafka-producer --example txn_bench_vs_java --all-features -- \
+//! cargo run --release -p kafka-eos-bench --bin txn_java_compare --all-features -- \
 //!     [--records N] [--rounds R] [--overhead-only]
 //! ```
 //!

@@ -1,5 +1,8 @@
 //! An exactly-once RabbitMQ queue → Kafka topic bridge
-//! ([`kafka_sink::bridge::Bridge`]) as a program. Needs `--features rabbitmq`.
+//! ([`kafka_sink::bridge::Bridge`]) as a program that
+//! `tests/tests/sink_bridge_soak.rs` SIGKILLs repeatedly. Needs `--features
+//! rabbitmq`. (`examples/rabbitmq_kafka_bridge.rs` is the user-facing
+//! example of the bridge; the CLI's `kafka-eos bridge` the ready-made tool.)
 //!
 //! ```text
 //! rabbitmq_bridge --amqp URL --queue QUEUE --bootstrap HOST:PORT --topic TOPIC

@@ -3,7 +3,8 @@
 //! broker, reported as ratios to NONE at the same interval.
 //!
 //! ```text
-//! cargo run --release -p kafka-sink --example sink_bench -- [--records 400000] [--size 100] [--rounds 2] [--bootstrap host:port]
+//! cargo run --release -p kafka-eos-bench --bin sink_bench -- \
+//!     [--records 400000] [--size 100] [--rounds 2] [--bootstrap host:port]
 //! ```
 //!
 //! Without `--bootstrap` it starts a one-node Kafka 4.4 with the test

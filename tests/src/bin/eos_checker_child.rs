@@ -1,5 +1,6 @@
-//! A transactional producer that is killed by `tests/eos_checker.rs`: it runs
-//! transactions forever on `topic` and reports on stdout what it knows:
+//! A transactional producer that is killed by
+//! `tests/tests/producer_eos_checker.rs`: it runs transactions forever on
+//! `topic` and reports on stdout what it knows:
 //!
 //! - `T <txn> <records>` after sending the records of transaction `txn`
 //!   (each with header `id` = `c:<txn>:<i>`), just before committing;

@@ -12,7 +12,7 @@
 //!    output and offsets appear together, an aborted round shows neither.
 //! d. an empty transaction commits (and aborts) without EndTxn.
 //! e. `prepare_transaction` then `commit_prepared` without the producer;
-//!    and a child process (examples/txn_prepare_child.rs) that prepares,
+//!    and a child process (`src/bin/txn_prepare_child.rs` of this package) that prepares,
 //!    persists the PreparedTransaction and is SIGKILLed → a new process
 //!    commits it: visible exactly once.
 //!
@@ -31,7 +31,6 @@ use kafka_producer::{
 };
 use kafka_testcontainers::{IsolationLevel as JavaIsolation, KafkaCluster, KafkaVersion};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -556,31 +555,10 @@ async fn prepared(kafka: &KafkaCluster, cluster: &Arc<Cluster>, tv: TransactionV
     assert_eq!(v, expected, "exactly once");
 }
 
-/// target/<profile>/examples/txn_prepare_child, built on demand (an
-/// integration test run does not build examples).
-fn child_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-    let bin = profile_dir.join("examples/txn_prepare_child");
-    let status = std::process::Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
-        .args([
-            "build",
-            "-p",
-            "kafka-producer",
-            "--example",
-            "txn_prepare_child",
-        ])
-        .args(if profile_dir.ends_with("release") {
-            &["--release"][..]
-        } else {
-            &[][..]
-        })
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
-        .status()
-        .expect("cargo build --example txn_prepare_child");
-    assert!(status.success());
-    assert!(bin.is_file(), "{} missing", bin.display());
-    bin
+/// The `txn_prepare_child` program of this package (cargo builds a
+/// package's binaries before its integration tests).
+fn child_binary() -> &'static str {
+    env!("CARGO_BIN_EXE_txn_prepare_child")
 }
 
 /// 3 nodes: kill -9 the transaction coordinator in the middle of a

@@ -29,7 +29,7 @@
 //! that once lost records (4,000 records of 1,000 B sent into a 64 KiB
 //! buffer without polling, commit, then the futures awaited inside the next
 //! transaction) and a producing child process killed with SIGKILL at a
-//! seeded moment (examples/eos_checker_child.rs).
+//! seeded moment (`src/bin/eos_checker_child.rs` of this package).
 
 use kafka_producer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{
@@ -40,7 +40,6 @@ use kafka_testcontainers::seeded::{SeededRng as Rng, fresh_seed as now_seed, sch
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::future::Future;
-use std::path::PathBuf;
 use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -401,7 +400,7 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> St
     slow("the check", t);
     if !violations.is_empty() {
         panic!(
-            "seed {seed} ({config_text}): {} violations (replay: EOS_SEED={seed} cargo test -p kafka-producer --all-features --test eos_checker):\n{}\ntrace:\n{}",
+            "seed {seed} ({config_text}): {} violations (replay: EOS_SEED={seed} cargo test -p kafka-eos-tests --all-features --test producer_eos_checker):\n{}\ntrace:\n{}",
             violations.len(),
             violations.join("\n"),
             trace.join("\n")
@@ -874,25 +873,8 @@ async fn killed_child(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) {
     );
 }
 
-/// target/<profile>/examples/eos_checker_child, built on demand (an
-/// integration test run does not build examples).
-fn child_binary() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-    let bin = profile_dir.join("examples/eos_checker_child");
-    let release = profile_dir.file_name().is_some_and(|n| n == "release");
-    let mut cmd = std::process::Command::new(std::env::var("CARGO").unwrap_or("cargo".into()));
-    cmd.args([
-        "build",
-        "-p",
-        "kafka-producer",
-        "--example",
-        "eos_checker_child",
-    ]);
-    if release {
-        cmd.arg("--release");
-    }
-    let status = cmd.status().expect("cargo build the child");
-    assert!(status.success(), "building eos_checker_child failed");
-    bin
+/// The `eos_checker_child` program of this package (cargo builds a
+/// package's binaries before its integration tests).
+fn child_binary() -> &'static str {
+    env!("CARGO_BIN_EXE_eos_checker_child")
 }

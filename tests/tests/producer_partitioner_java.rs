@@ -24,7 +24,7 @@ const PARTITION_COUNTS: [i32; 7] = [1, 2, 3, 7, 16, 100, 1000];
 
 fn java_source(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/java")
+        .join("java")
         .join(name)
 }
 
