@@ -1526,12 +1526,15 @@ mod tests {
     #[cfg(feature = "tls")]
     #[test]
     fn ssl_properties_build_a_tls_config() {
-        let dir = std::env::temp_dir().join(format!("kafka-eos-config-tls-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let f = kafka_testcontainers::tls::generate(&dir).unwrap();
-        let ca = f.ca_pem_path.to_str().unwrap();
-        let key = String::from_utf8(f.client_key_pem.clone()).unwrap();
-        let chain = String::from_utf8(f.client_cert_pem.clone()).unwrap();
+        // Fixture certificates (a CA and a client certificate it signed, EC
+        // P-256): parsed here, never used in a handshake, so their validity
+        // dates do not matter.
+        let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/src/fixtures/tls");
+        let ca_path = format!("{fixtures}/ca.pem");
+        let ca = ca_path.as_str();
+        let ca_pem = std::fs::read(ca).unwrap();
+        let key = include_str!("fixtures/tls/client.key.pem").to_string();
+        let chain = include_str!("fixtures/tls/client.cert.pem").to_string();
         // SSL needs a trust store.
         let e = props(&[("security.protocol", "SSL")]).unwrap_err();
         assert!(matches!(e, ConfigError::Missing(_)), "{e}");
@@ -1546,13 +1549,13 @@ mod tests {
         ])
         .unwrap();
         let tls = c.connection_config().tls.expect("tls");
-        assert_eq!(tls.ca_pem, f.ca_pem);
+        assert_eq!(tls.ca_pem, ca_pem);
         assert!(!tls.verify_hostname);
         // Values are trimmed, as every property.
         assert_eq!(tls.client_key_pem.as_deref(), Some(key.trim().as_bytes()));
         assert!(c.connection_config().sasl.is_none());
         // Inline trust store; SASL_SSL keeps SASL.
-        let pem = String::from_utf8(f.ca_pem.clone()).unwrap();
+        let pem = String::from_utf8(ca_pem.clone()).unwrap();
         let c = props(&[
             ("security.protocol", "SASL_SSL"),
             ("ssl.truststore.certificates", &pem),
@@ -1579,11 +1582,10 @@ mod tests {
         assert!(matches!(e, ConfigError::Missing(_)), "{e}");
         // The builder: tls then sasl is SASL_SSL.
         let c = ProducerConfig::builder("h:1")
-            .tls(TlsConfig::new(f.ca_pem.clone()))
+            .tls(TlsConfig::new(ca_pem.clone()))
             .sasl(SaslMechanism::ScramSha512, "u", "p")
             .build()
             .unwrap();
         assert_eq!(c.security_protocol, SecurityProtocol::SaslSsl);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

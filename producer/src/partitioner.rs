@@ -726,12 +726,12 @@ mod tests {
     use super::*;
     use std::collections::HashSet;
 
-    /// Output of `producer/tests/java/Murmur2Vectors.java` (kept in the repo
+    /// Output of `tests/java/Murmur2Vectors.java` (kept in the repo
     /// so these vectors are reproducible) run against kafka-clients 4.4.0:
     /// `java -cp "$HOME/.cache/kafka-eos/kafka-4.4.0/libs/*"
-    /// producer/tests/java/Murmur2Vectors.java`. Columns: key as hex ("-" =
+    /// tests/java/Murmur2Vectors.java`. Columns: key as hex ("-" =
     /// empty), `Utils.murmur2(key)`, then `Utils.toPositive(murmur2) % n` for
-    /// each n of [`PARTITION_COUNTS`]. `tests/partitioner_java.rs` reruns the
+    /// each n of [`PARTITION_COUNTS`]. `tests/tests/producer_partitioner_java.rs` reruns the
     /// program at test time and compares every line with this module.
     const JAVA_VECTORS: &str = "\
 -	275646681	0,1,0,2,9,81,681
