@@ -21,6 +21,11 @@
 #   WARMUP      records of one untimed 100 B run per client after the broker
 #               starts (default min(100000, RECORDS))
 #   BROKER_HEAP broker JVM heap (default 1g); the broker runs with full JIT
+#   BROKER_TMPDIR where the broker keeps its logs (default /dev/shm when it
+#               is a writable tmpfs, else the system temp dir): on this
+#               machine's virtual disk, writeback stalls made the 1 KiB runs
+#               swing 2-3x between rounds for every client while neither the
+#               client nor the broker used the CPU they had
 #   JOBS        cargo build jobs (default: cargo's)
 #   SKIP_BUILD  1: use the binaries already built
 #   CARGO_TARGET_DIR  honoured: one target directory for the workspace and
@@ -47,6 +52,12 @@ ALL_WORKLOADS="idem-100 idem-100-keyed idem-1k idem-1k-keyed txn-100ms txn-1s lz
 WORKLOADS=${WORKLOADS:-$ALL_WORKLOADS}
 WARMUP=${WARMUP:-$((RECORDS < 100000 ? RECORDS : 100000))}
 BROKER_HEAP=${BROKER_HEAP:-1g}
+if [[ -z ${BROKER_TMPDIR:-} ]]; then
+    BROKER_TMPDIR=${TMPDIR:-/tmp}
+    if [[ -w /dev/shm ]] && [[ $(stat -f -c %T /dev/shm 2>/dev/null) == tmpfs ]]; then
+        BROKER_TMPDIR=/dev/shm
+    fi
+fi
 PARTITIONS=6
 CLIENTS=(ours rdkafka franz-go)
 
@@ -116,7 +127,7 @@ done
 
 # ---------------------------------------------------------------- broker
 echo "== broker"
-"$KAFKA_DEV" --version 4.4.0 --nodes 1 --full-jit --heap "$BROKER_HEAP" \
+TMPDIR=$BROKER_TMPDIR "$KAFKA_DEV" --version 4.4.0 --nodes 1 --full-jit --heap "$BROKER_HEAP" \
     >"$WORK/broker.out" 2>"$WORK/broker.err" &
 BROKER_PID=$!
 for _ in $(seq 600); do
@@ -126,7 +137,7 @@ for _ in $(seq 600); do
 done
 BOOTSTRAP=$(sed -n 's/^BOOTSTRAP=//p' "$WORK/broker.out")
 [[ -n $BOOTSTRAP ]] || die "no BOOTSTRAP line from kafka-dev within 600 s"
-echo "Kafka 4.4.0, one node, full JIT, heap $BROKER_HEAP, at $BOOTSTRAP"
+echo "Kafka 4.4.0, one node, full JIT, heap $BROKER_HEAP, logs under $BROKER_TMPDIR ($(stat -f -c %T "$BROKER_TMPDIR")), at $BOOTSTRAP"
 
 # ---------------------------------------------------------------- runs
 # spec WORKLOAD: sets SIZE KEYED COMP TXN N WIN
