@@ -26,6 +26,12 @@ impl BitWriter<'_> {
         self.bits += n;
     }
 
+    /// Bits in the accumulator.
+    #[inline]
+    pub(super) fn bits(&self) -> u32 {
+        self.bits
+    }
+
     /// Moves the whole bytes of the accumulator to the output.
     #[inline]
     pub(super) fn flush(&mut self) {
@@ -339,61 +345,63 @@ impl std::fmt::Debug for Huffman {
 /// than [`MAX_HUF_BITS`]; the code is complete (Kraft sum exactly 1), as
 /// zstd's implied last weight requires.
 fn code_lengths(counts: &[u32; 256], lens: &mut [u8; 256]) {
-    let mut counts = *counts;
-    loop {
-        let mut leaves = [0u64; 256];
-        let mut n = 0;
-        for (s, &c) in counts.iter().enumerate() {
-            if c > 0 {
-                leaves[n] = (u64::from(c) << 8) | s as u64;
-                n += 1;
-            }
+    // Present symbols by increasing count (ties by symbol).
+    let mut sorted = [0u64; 256];
+    let mut n = 0;
+    for (s, &c) in counts.iter().enumerate() {
+        if c > 0 {
+            sorted[n & 255] = (u64::from(c) << 8) | s as u64;
+            n += 1;
         }
-        let leaves = &mut leaves[..n];
-        leaves.sort_unstable();
-        // Two-queue Huffman: leaves in order, internal nodes in creation
-        // order (also sorted). Nodes 0..n are leaves, n.. internal.
+    }
+    let sorted = &mut sorted[..n];
+    sorted.sort_unstable();
+    let mut shift = 0;
+    loop {
+        // Two-queue Huffman: leaves in order (nodes 0..n), internal nodes
+        // in creation order, which is also increasing (nodes n..2n-1).
         let mut weight = [0u64; 512];
         let mut parent = [0u16; 512];
-        for (i, l) in leaves.iter().enumerate() {
-            weight[i] = l >> 8;
+        for (w, &l) in weight.iter_mut().zip(sorted.iter()) {
+            // Flattened by `shift` when the tree was too deep.
+            *w = ((l >> 8) >> shift).max(1);
         }
-        let (mut next_leaf, mut next_node) = (0, n);
+        let (mut leaf, mut node) = (0, n);
         for k in n..2 * n - 1 {
-            let mut pick = || {
-                if next_leaf < n && (next_node >= k || weight[next_leaf] <= weight[next_node]) {
-                    next_leaf += 1;
-                    next_leaf - 1
-                } else {
-                    next_node += 1;
-                    next_node - 1
-                }
-            };
-            let (a, b) = (pick(), pick());
-            weight[k] = weight[a] + weight[b];
-            parent[a] = k as u16;
-            parent[b] = k as u16;
+            let a = smallest(&weight, n, k, &mut leaf, &mut node);
+            let b = smallest(&weight, n, k, &mut leaf, &mut node);
+            weight[k & 511] = weight[a & 511] + weight[b & 511];
+            parent[a & 511] = k as u16;
+            parent[b & 511] = k as u16;
         }
+        // Depths from the root down (a parent comes after its children).
         let mut depth = [0u8; 512];
-        let root = 2 * n - 2;
         let mut longest = 0;
-        for k in (0..root).rev() {
-            depth[k] = depth[usize::from(parent[k])] + 1;
-            if k < n {
-                longest = longest.max(depth[k]);
-            }
+        for k in (0..2 * n - 2).rev() {
+            depth[k & 511] = depth[usize::from(parent[k & 511]) & 511] + 1;
+        }
+        for &d in &depth[..n] {
+            longest = longest.max(d);
         }
         if u32::from(longest) <= MAX_HUF_BITS {
-            lens.fill(0);
-            for (i, l) in leaves.iter().enumerate() {
-                lens[(l & 0xff) as usize] = depth[i];
+            for (&l, &d) in sorted.iter().zip(&depth[..n]) {
+                lens[(l & 0xff) as usize] = d;
             }
             return;
         }
-        // Too deep: flatten the distribution and build again.
-        for c in counts.iter_mut().filter(|c| **c > 0) {
-            *c = c.div_ceil(2);
-        }
+        shift += 1;
+    }
+}
+
+/// The lighter of the next leaf and the next internal node.
+#[inline(always)]
+fn smallest(weight: &[u64; 512], n: usize, k: usize, leaf: &mut usize, node: &mut usize) -> usize {
+    if *leaf < n && (*node >= k || weight[*leaf & 511] <= weight[*node & 511]) {
+        *leaf += 1;
+        *leaf - 1
+    } else {
+        *node += 1;
+        *node - 1
     }
 }
 
@@ -402,25 +410,28 @@ impl Huffman {
     pub(super) fn new(counts: &[u32; 256]) -> Self {
         let mut lens = [0u8; 256];
         code_lengths(counts, &mut lens);
-        let max_bits = u32::from(*lens.iter().max().unwrap_or(&0));
         let last = lens.iter().rposition(|&l| l > 0).unwrap_or(0);
+        let present = &lens[..=last];
+        let max_bits = u32::from(present.iter().copied().max().unwrap_or(0));
         // Canonical codes as zstd assigns them: longest codes first, from
         // value 0, symbols in order within a length.
-        let mut per_len = [0u16; MAX_HUF_BITS as usize + 2];
-        for &l in &lens {
-            per_len[usize::from(l)] += 1;
+        // (Lengths are at most 11: indices masked to 16 entries.)
+        let mut per_len = [0u16; 16];
+        for &l in present {
+            per_len[usize::from(l) & 15] += 1;
         }
-        let mut next = [0u16; MAX_HUF_BITS as usize + 2];
+        let mut next = [0u16; 16];
         let mut min = 0u16;
-        for l in (1..=max_bits as usize).rev() {
+        for l in (1..=max_bits as usize & 15).rev() {
             next[l] = min;
             min = (min + per_len[l]) >> 1;
         }
         let mut codes = [0u16; 256];
-        for (s, &l) in lens.iter().enumerate() {
+        for (s, &l) in present.iter().enumerate() {
             if l > 0 {
-                codes[s] = next[usize::from(l)];
-                next[usize::from(l)] += 1;
+                let l = usize::from(l) & 15;
+                codes[s] = next[l];
+                next[l] += 1;
             }
         }
         Huffman {
@@ -560,6 +571,17 @@ fn compress_weights(weights: &[u8], out: &mut Vec<u8>) -> bool {
 fn log2_256(x: u32) -> u64 {
     let hb = highbit(x);
     (u64::from(hb) << 8) + ((u64::from(x - (1 << hb)) << 8) >> hb)
+}
+
+/// Approximate entropy, in bits, of `n` symbols counted in `counts`.
+pub(super) fn entropy_bits(counts: &[u32], n: usize) -> usize {
+    let log_n = log2_256(n as u32);
+    let bits: u64 = counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| u64::from(c) * log_n.saturating_sub(log2_256(c)))
+        .sum();
+    (bits >> 8) as usize
 }
 
 /// Approximate cost, in 1/256 bits, of coding `counts` with the FSE
