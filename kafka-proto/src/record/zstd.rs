@@ -1,15 +1,16 @@
 //! zstd compression of a batch's records section, pure Rust: a frame
 //! encoder of our own, built for inputs the size of a producer batch.
 //!
-//! ruzstd is our zstd decoder; its encoder is built for streams and costs
-//! more to set up than a 16 KiB batch costs to compress (per frame it
-//! allocates and zero-fills a 128 KiB window and a suffix table of one
-//! `Option<usize>` per input byte, and per block it builds its entropy
-//! tables into freshly allocated vectors of 256 vectors), and it cannot
-//! encode every block its matcher interface lets through (match lengths
-//! above 65 538, a block whose literals are one repeated byte, a block
-//! whose sequences all have the same literal length code). So the frame
-//! and its blocks are written here, with the entropy coders in [`entropy`].
+//! ruzstd stays our zstd decoder. Its encoder is built for streams and
+//! costs more to set up than a 16 KiB batch costs to compress: per frame
+//! it allocates and zero-fills a 128 KiB window and a suffix table of one
+//! `Option<usize>` per input byte, and per block it builds each entropy
+//! table as 256 freshly allocated vectors. Its match finder can be
+//! replaced, but its block encoder writes match lengths above 65 538
+//! wrongly and panics on some blocks a better match finder produces (more
+//! than 1 KiB of literals of one byte value; sequences that all start
+//! without literals). So the frame and its blocks are written here, with
+//! the entropy coders in [`entropy`].
 //!
 //! # Frame
 //!
@@ -55,9 +56,11 @@
 //!
 //! # Buffers
 //!
-//! The hash table, the literals and the sequences are kept per thread and
-//! reused, and the frame is written straight into the caller's vector: a
-//! batch allocates nothing once the thread has compressed one of its size.
+//! The hash table, the literals, the sequences and a buffer for bit
+//! streams are kept per thread and reused (at most about 1 MiB, for
+//! inputs of 128 KiB and more), and the frame is written straight into
+//! the caller's vector: once a thread has compressed a batch of some size,
+//! compressing another allocates nothing.
 
 mod entropy;
 

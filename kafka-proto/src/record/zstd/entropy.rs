@@ -2,12 +2,14 @@
 //! (sequences and Huffman weights) and Huffman codes (literals), as the
 //! Zstandard format (RFC 8878) defines them.
 
+use std::cell::Cell;
+
 /// A forward bit writer, least significant bit first, as zstd's bit streams
 /// are written (decoders read them from the end). Bits gather in a 64-bit
-/// accumulator that [`BitWriter::flush`] stores 8 bytes at a time into room
-/// reserved in the output (see [`write_stream`]): callers add at most 56
-/// bits between flushes. Writing past the room is not done but remembered,
-/// and the stream reported as failed.
+/// accumulator that [`BitWriter::flush`] stores 8 bytes at a time into a
+/// buffer (see [`write_stream`]): callers add at most 56 bits between
+/// flushes. Writing past the buffer is not done but remembered, and the
+/// stream reported as failed.
 pub(super) struct BitWriter<'a> {
     buf: &'a mut [u8],
     pos: usize,
@@ -65,19 +67,26 @@ pub(super) enum End {
     Pad,
 }
 
-/// Appends a bit stream written by `write` to `out`, with `room` bytes
-/// reserved for it (its largest possible size). Returns `false`, with
-/// `out` as it was, if the stream did not fit.
+/// Appends a bit stream written by `write` to `out`. It is written into a
+/// per-thread buffer of `room` bytes (its largest possible size, often
+/// far more than it takes) and then copied, so that `out` grows only by
+/// what the stream takes. Returns `false`, with `out` as it was, if the
+/// stream did not fit.
 pub(super) fn write_stream(
     out: &mut Vec<u8>,
     room: usize,
     end: End,
     write: impl FnOnce(&mut BitWriter<'_>),
 ) -> bool {
-    let start = out.len();
-    out.resize(start + room + 8, 0);
+    thread_local! {
+        static ROOM: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+    }
+    let mut buf = ROOM.take();
+    if buf.len() < room + 8 {
+        buf.resize(room + 8, 0);
+    }
     let mut w = BitWriter {
-        buf: &mut out[start..],
+        buf: &mut buf[..room + 8],
         pos: 0,
         acc: 0,
         bits: 0,
@@ -90,12 +99,12 @@ pub(super) fn write_stream(
     }
     // The partial last byte is already stored by the flush.
     let len = w.pos + usize::from(w.bits > 0);
-    if w.overflow || len > room {
-        out.truncate(start);
-        return false;
+    let fits = !w.overflow && len <= room;
+    if fits {
+        out.extend_from_slice(&buf[..len]);
     }
-    out.truncate(start + len);
-    true
+    ROOM.set(buf);
+    fits
 }
 
 /// Index of the highest set bit (`v > 0`).
@@ -271,8 +280,9 @@ pub(super) fn normalize(counts: &[u32], log: u32, norm: &mut [i16]) -> bool {
     true
 }
 
-/// Writes an FSE table description (the normalized distribution `norm`,
-/// up to its last non-zero symbol) into `w`, then pads to a byte.
+/// Appends an FSE table description: the normalized distribution `norm`
+/// (up to its last non-zero symbol) of accuracy `log`, padded to a byte.
+/// Returns `false` if it could not be written.
 pub(super) fn write_distribution(out: &mut Vec<u8>, norm: &[i16], log: u32) -> bool {
     // At most 64 symbols of 10 bits, with zero-run flags.
     write_stream(out, 128, End::Pad, |w| distribution(w, norm, log))
@@ -493,8 +503,8 @@ impl Huffman {
         true
     }
 
-    /// One Huffman stream of `lits`, last symbol first; `room` is a guess
-    /// of its size.
+    /// Appends one Huffman stream of `lits` (coded last symbol first).
+    /// Returns `false` if it could not be written.
     pub(super) fn encode_stream(&self, lits: &[u8], out: &mut Vec<u8>) -> bool {
         let room = (lits.len() * MAX_HUF_BITS as usize).div_ceil(8) + 1;
         write_stream(out, room, End::StopBit, |w| {
@@ -510,9 +520,9 @@ impl Huffman {
     }
 }
 
-/// FSE-compresses Huffman weights (two interleaved states, accuracy 6) into
-/// `out`. Returns `false` when the weights cannot be (fewer than two
-/// symbols or only one weight value).
+/// Appends Huffman weights FSE-compressed (two interleaved states, accuracy
+/// 6) to `out`. Returns `false` when the weights cannot be (fewer than two
+/// symbols, or only one weight value).
 fn compress_weights(weights: &[u8], out: &mut Vec<u8>) -> bool {
     const LOG: u32 = 6;
     let n = weights.len();
