@@ -144,13 +144,12 @@ fn lz4_frame(input: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(&0u32.to_le_bytes());
 }
 
-/// zstd at ruzstd's fastest level (one frame, no content checksum: the
-/// batch's CRC-32C covers the bytes), appended to `out`. A fresh compressor
-/// per frame: ruzstd's reused match tables keep the size of the first input
-/// they saw.
+/// One zstd frame of `input` (no content checksum: the batch's CRC-32C
+/// covers the bytes) appended to `out`: ruzstd's encoder with our match
+/// finder sized to the input (see the `zstd` module).
 #[cfg(feature = "zstd")]
 fn zstd_compress(input: &[u8], out: &mut Vec<u8>) {
-    ruzstd::encoding::compress(input, out, ruzstd::encoding::CompressionLevel::Fastest);
+    super::zstd::compress(input, out);
 }
 
 /// Reads all of `r` into a vector of at most `limit` bytes, in chunks.

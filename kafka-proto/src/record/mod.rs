@@ -43,6 +43,8 @@
 mod compression;
 mod control;
 mod decode;
+#[cfg(feature = "zstd")]
+mod zstd;
 
 pub use control::{ControlRecord, ControlRecordType};
 pub use decode::{
