@@ -862,21 +862,15 @@ impl Sender {
             return (false, None); // the gate wakes the sender when done
         }
         let mut need_metadata = false;
-        let transactional = self
-            .cfg
-            .gate
-            .as_ref()
-            .and_then(|g| g.transactional_id())
-            .is_some();
+        // Read from the gate once per pass (each call takes the transaction
+        // manager's lock), for the batches and every request of the pass.
+        let transactional_id = self.cfg.gate.as_ref().and_then(|g| g.transactional_id());
+        let max_version = self.cfg.gate.as_ref().and_then(|g| g.max_produce_version());
+        let transactional = transactional_id.is_some();
         if transactional && let Some(idem) = self.idem.as_mut() {
             // Transaction version 2 (Produce v12+): the broker checks that
             // every epoch starts at sequence 0.
-            let v2 = self
-                .cfg
-                .gate
-                .as_ref()
-                .is_some_and(|g| g.max_produce_version().is_none());
-            idem.set_broker_checks_epoch_start(v2);
+            idem.set_broker_checks_epoch_start(max_version.is_none());
         }
         {
             let mut g = self.acc.lock();
@@ -996,8 +990,8 @@ impl Sender {
                 ids,
                 acks: self.cfg.acks,
                 timeout_ms: self.cfg.request_timeout.as_millis().min(i32::MAX as u128) as i32,
-                transactional_id: self.cfg.gate.as_ref().and_then(|g| g.transactional_id()),
-                max_version: self.cfg.gate.as_ref().and_then(|g| g.max_produce_version()),
+                transactional_id: transactional_id.clone(),
+                max_version,
             };
             if let Err(mpsc::error::SendError(req)) = q.requests.send(req) {
                 let _ = self.tx.send(Event::Produce(RequestDone {
