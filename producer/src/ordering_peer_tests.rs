@@ -290,6 +290,17 @@ async fn start_broker(seed: u64) -> (String, Arc<Mutex<Broker>>) {
     (addr, broker)
 }
 
+/// The producer's request timeout: 10 s, or `ORDERING_REQUEST_TIMEOUT_MS`
+/// (a few milliseconds make requests time out while the broker still holds
+/// them: the timeout path under the same invariant).
+fn request_timeout() -> Duration {
+    std::env::var("ORDERING_REQUEST_TIMEOUT_MS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(Duration::from_secs(10))
+}
+
 /// One run: `n` records over the partitions through the faults; panics with
 /// the seed when the invariant breaks.
 async fn run(seed: u64, n: usize) {
@@ -298,7 +309,7 @@ async fn run(seed: u64, n: usize) {
         .linger(Duration::from_millis(1))
         .batch_size(600)
         .retry_backoff(Duration::from_millis(1))
-        .request_timeout(Duration::from_secs(10))
+        .request_timeout(request_timeout())
         .delivery_timeout(Duration::from_secs(60))
         .build()
         .unwrap();

@@ -22,6 +22,7 @@
 //! the end-to-end proof).
 
 use crate::Result;
+use crate::class_archive::ClassArchive;
 use crate::dist::{Distribution, KafkaVersion, ensure_distribution};
 use crate::error::{HarnessError, IoContext};
 use crate::process::{ManagedChild, spawn_tied};
@@ -382,6 +383,8 @@ struct Node {
     config: PathBuf,
     log: PathBuf,
     process: Mutex<Option<ManagedChild>>,
+    /// The class archive the running process writes, if it writes one.
+    writing_archive: Mutex<Option<ClassArchive>>,
 }
 
 /// A running Kafka cluster; every node is killed and its files removed on
@@ -473,6 +476,7 @@ impl KafkaCluster {
                 log: node_dir.join("kafka.log"),
                 dir: node_dir,
                 process: Mutex::new(None),
+                writing_archive: Mutex::new(None),
             });
         }
         let mut proxies = Vec::new();
@@ -658,6 +662,9 @@ impl KafkaCluster {
         p
     }
 
+    /// The command running `main_class` of the cluster's distribution, and
+    /// its class archive (see [`ClassArchive`]; `may_write_archive`: the run
+    /// will exit by itself or by SIGTERM, so it may write a missing one).
     fn java_command(
         &self,
         main_class: &str,
@@ -665,8 +672,14 @@ impl KafkaCluster {
         fast: bool,
         log_config: &Path,
         extra_jvm_args: &[String],
-    ) -> Command {
-        let mut cmd = Command::new(java_binary());
+        may_write_archive: bool,
+    ) -> (Command, Option<ClassArchive>) {
+        let java = java_binary();
+        let archive = ClassArchive::for_program(&self.dist, &java, main_class, may_write_archive);
+        let mut cmd = Command::new(&java);
+        if let Some(a) = &archive {
+            cmd.args(a.jvm_args());
+        }
         cmd.arg(format!("-Xmx{heap}"))
             .arg("-XX:+UseSerialGC")
             .arg("-XX:-UsePerfData")
@@ -692,18 +705,19 @@ impl KafkaCluster {
             .env_remove("JAVA_TOOL_OPTIONS")
             .env_remove("CLASSPATH")
             .stdin(Stdio::null());
-        cmd
+        (cmd, archive)
     }
 
     async fn format_all(&self) -> Result<()> {
         let mut children = Vec::new();
         for n in &self.nodes {
-            let mut cmd = self.java_command(
+            let (mut cmd, archive) = self.java_command(
                 "kafka.tools.StorageTool",
                 "256m",
                 true,
                 &self.tools_log_config_path(),
                 &[],
+                true,
             );
             cmd.arg("format")
                 .arg("-t")
@@ -730,11 +744,15 @@ impl KafkaCluster {
                 n.id,
                 out_path.clone(),
                 spawn_with_output(&format!("StorageTool format node {}", n.id), cmd, &out_path)?,
+                archive,
             ));
         }
-        for (id, out_path, mut child) in children {
+        for (id, out_path, mut child, archive) in children {
             let status = child.wait_timeout(Duration::from_secs(120)).await;
             let ok = status.map(|s| s.success()).unwrap_or(false);
+            if let Some(a) = archive {
+                a.finish(ok);
+            }
             if !ok {
                 let out = std::fs::read_to_string(&out_path).unwrap_or_default();
                 return Err(HarnessError::Process {
@@ -748,18 +766,29 @@ impl KafkaCluster {
 
     fn spawn_node(&self, i: usize) -> Result<()> {
         let n = &self.nodes[i];
-        let mut cmd = self.java_command(
+        // Only a single node writes a missing archive: it is stopped with
+        // SIGTERM on drop, which a node of a larger cluster, whose quorum
+        // goes away around it, may not survive in time.
+        let (mut cmd, archive) = self.java_command(
             "kafka.Kafka",
             &self.builder.heap,
             self.builder.fast_jvm,
             &self.log_config_path(),
             &self.builder.jvm_args,
+            self.nodes.len() == 1,
         );
         cmd.arg(&n.config);
         cmd.env("LOG_DIR", &n.dir);
         cmd.current_dir(&n.dir);
         let child = spawn_with_output(&format!("Kafka node {}", n.id), cmd, &n.log)?;
         *n.process.lock().unwrap_or_else(|e| e.into_inner()) = Some(child);
+        let previous = std::mem::replace(
+            &mut *n.writing_archive.lock().unwrap_or_else(|e| e.into_inner()),
+            archive.filter(ClassArchive::writes),
+        );
+        if let Some(a) = previous {
+            a.finish(false);
+        }
         Ok(())
     }
 
@@ -1254,6 +1283,7 @@ impl KafkaCluster {
         if let Some(mut child) = child {
             child.kill_now();
         }
+        n.finish_archive(false);
         Ok(())
     }
 
@@ -1270,9 +1300,15 @@ impl KafkaCluster {
     pub async fn stop(&self, node: usize) -> Result<()> {
         let n = self.check_index(node)?;
         let child = n.process.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let mut exited = false;
         if let Some(mut child) = child {
-            child.terminate(Duration::from_secs(60)).await;
+            // Not an exit: SIGKILL after the grace period.
+            exited = child
+                .terminate(Duration::from_secs(60))
+                .await
+                .is_some_and(|s| std::os::unix::process::ExitStatusExt::signal(&s) != Some(9));
         }
+        n.finish_archive(exited);
         Ok(())
     }
 
@@ -1394,7 +1430,14 @@ impl KafkaCluster {
         fast: bool,
         heap: &str,
     ) -> Result<crate::tools::ToolOutput> {
-        let mut cmd = self.java_command(main_class, heap, fast, &self.tools_log_config_path(), &[]);
+        let (mut cmd, archive) = self.java_command(
+            main_class,
+            heap,
+            fast,
+            &self.tools_log_config_path(),
+            &[],
+            true,
+        );
         cmd.args(args);
         let work = crate::scratch::ScratchDir::new_in(self.dir.path(), "tool-")
             .ctx(|| "creating a tool directory".into())?;
@@ -1408,6 +1451,9 @@ impl KafkaCluster {
         let timed_out = status.is_none();
         if timed_out {
             child.kill_now();
+        }
+        if let Some(a) = archive {
+            a.finish(!timed_out);
         }
         let out = crate::tools::ToolOutput {
             success: status.map(|s| s.success()).unwrap_or(false),
@@ -1428,9 +1474,36 @@ impl Drop for KafkaCluster {
         }
         for n in &self.nodes {
             let child = n.process.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let writing = n
+                .writing_archive
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_some();
+            let mut exited = false;
             if let Some(mut child) = child {
+                if writing {
+                    // A clean stop writes the class archive; a single node
+                    // stops in a second or two.
+                    exited = child.terminate_blocking(Duration::from_secs(15));
+                }
                 child.kill_now();
             }
+            n.finish_archive(exited);
+        }
+    }
+}
+
+impl Node {
+    /// Ends the class archive the node's last process wrote, if any:
+    /// `exited` says whether that process exited (by SIGTERM), not killed.
+    fn finish_archive(&self, exited: bool) {
+        let archive = self
+            .writing_archive
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(a) = archive {
+            a.finish(exited);
         }
     }
 }

@@ -34,6 +34,7 @@
 
 #![warn(missing_docs)]
 
+mod class_archive;
 pub mod cluster;
 pub mod dist;
 mod error;

@@ -147,6 +147,24 @@ impl ManagedChild {
         }
     }
 
+    /// SIGTERM, then waits (blocking the thread) up to `grace` for the
+    /// process to exit; whether it did. The caller kills it otherwise.
+    pub(crate) fn terminate_blocking(&mut self, grace: Duration) -> bool {
+        if self.signal(Signal::SIGTERM).is_err() {
+            return false;
+        }
+        let deadline = Instant::now() + grace;
+        let mut backoff = Duration::from_millis(5);
+        while Instant::now() < deadline {
+            if self.try_wait().is_some() {
+                return true;
+            }
+            std::thread::sleep(backoff);
+            backoff = (backoff * 2).min(Duration::from_millis(100));
+        }
+        false
+    }
+
     /// SIGTERM, wait up to `grace`, then SIGKILL. Returns the exit status.
     pub(crate) async fn terminate(&mut self, grace: Duration) -> Option<ExitStatus> {
         let _ = self.signal(Signal::SIGTERM);

@@ -1,12 +1,16 @@
-//! The Java reference tools, run from the cluster's own jars: topic creation,
-//! the console consumer (to check what a producer wrote, with either
-//! isolation level) and `ProducerPerformance` (the benchmark baseline).
+//! Topic creation (a CreateTopics request, no JVM) and the Java reference
+//! tools, run from the cluster's own jars: the console consumer (to check
+//! what a producer wrote, with either isolation level) and
+//! `ProducerPerformance` (the benchmark baseline).
 
 use crate::Result;
 use crate::cluster::{KafkaCluster, tail};
 use crate::error::HarnessError;
 use crate::wire::KafkaConnection;
-use kafka_proto::messages::{MetadataRequest, MetadataRequestTopic};
+use kafka_proto::ErrorCode;
+use kafka_proto::messages::{
+    CreateTopicsRequest, CreateTopicsRequestCreatableTopic, MetadataRequest, MetadataRequestTopic,
+};
 use std::time::{Duration, Instant};
 
 /// Captured result of a Java tool run.
@@ -206,13 +210,22 @@ pub struct ProducerPerfSummary {
     pub p999: f64,
 }
 
+/// How one CreateTopics attempt failed: worth another try, or not.
+enum CreateAttempt {
+    Retriable(HarnessError),
+    Fatal(HarnessError),
+}
+
 const NULL_SENTINEL: &str = "\u{1}kafka-eos-null\u{1}";
 const NULL_ESCAPED: &str = "\\x01kafka-eos-null\\x01";
 const HEADER_SEPARATOR: char = '\u{1e}';
 
 impl KafkaCluster {
-    /// Creates a topic with `TopicCommand` and waits until every node's
-    /// metadata shows a leader for every partition.
+    /// Creates a topic with a CreateTopics request (to the first running
+    /// node, which forwards it to the controller) and waits until every
+    /// node's metadata shows a leader for every partition. Retriable errors
+    /// (no controller yet, a node still starting) are retried for 60 s; any
+    /// other error, such as TOPIC_ALREADY_EXISTS, is returned.
     ///
     /// ```no_run
     /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
@@ -222,29 +235,96 @@ impl KafkaCluster {
     /// # Ok(()) }
     /// ```
     pub async fn create_topic(&self, name: &str, partitions: i32, replication: i16) -> Result<()> {
-        let args = vec![
-            "--bootstrap-server".to_string(),
-            self.internal_bootstrap(),
-            "--create".into(),
-            "--topic".into(),
-            name.into(),
-            "--partitions".into(),
-            partitions.to_string(),
-            "--replication-factor".into(),
-            replication.to_string(),
-        ];
-        let out = self
-            .run_java(
-                "org.apache.kafka.tools.TopicCommand",
-                &args,
-                Duration::from_secs(60),
-            )
-            .await?;
-        if !out.success {
-            return Err(out.into_error(&format!("TopicCommand --create {name}")));
+        let timeout = Duration::from_secs(60);
+        let started = Instant::now();
+        let mut backoff = Duration::from_millis(20);
+        loop {
+            let last = match self.create_topic_once(name, partitions, replication).await {
+                Ok(()) => break,
+                Err(CreateAttempt::Fatal(e)) => return Err(e),
+                Err(CreateAttempt::Retriable(e)) => e.to_string(),
+            };
+            if started.elapsed() >= timeout {
+                return Err(HarnessError::Timeout {
+                    what: format!("CreateTopics {name}"),
+                    elapsed: started.elapsed(),
+                    last,
+                });
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_millis(250));
         }
-        self.wait_for_topic(name, partitions, Duration::from_secs(60))
+        self.wait_for_topic(name, partitions, timeout - started.elapsed().min(timeout))
             .await
+    }
+
+    /// One CreateTopics round trip to the first running node.
+    async fn create_topic_once(
+        &self,
+        name: &str,
+        partitions: i32,
+        replication: i16,
+    ) -> std::result::Result<(), CreateAttempt> {
+        let addr = self
+            .internal_bootstrap()
+            .split(',')
+            .enumerate()
+            .find(|(i, _)| self.is_running(*i))
+            .map(|(_, a)| a.to_string())
+            .ok_or_else(|| {
+                CreateAttempt::Fatal(HarnessError::Config(
+                    "no node of the cluster is running".into(),
+                ))
+            })?;
+        let mut conn = KafkaConnection::connect(addr.as_str())
+            .await
+            .map_err(CreateAttempt::Retriable)?;
+        let versions = conn
+            .api_versions()
+            .await
+            .map_err(CreateAttempt::Retriable)?;
+        let v = crate::wire::negotiate::<CreateTopicsRequest>(&versions).ok_or_else(|| {
+            CreateAttempt::Fatal(HarnessError::Protocol("no CreateTopics version".into()))
+        })?;
+        let req = CreateTopicsRequest {
+            topics: vec![CreateTopicsRequestCreatableTopic {
+                name: name.to_string(),
+                num_partitions: partitions,
+                replication_factor: replication,
+                ..Default::default()
+            }],
+            timeout_ms: 30_000,
+            ..Default::default()
+        };
+        let resp = conn
+            .request(&req, v)
+            .await
+            .map_err(CreateAttempt::Retriable)?;
+        let result = resp.topics.iter().find(|t| t.name == name).ok_or_else(|| {
+            CreateAttempt::Fatal(HarnessError::Protocol(format!(
+                "CreateTopics answered without topic {name}"
+            )))
+        })?;
+        let code = ErrorCode::from(result.error_code);
+        if code == ErrorCode::None {
+            return Ok(());
+        }
+        let err = HarnessError::Kafka {
+            api: "CreateTopics",
+            code: result.error_code,
+            message: Some(format!(
+                "topic {name}: {}",
+                result.error_message.as_deref().unwrap_or("")
+            )),
+        };
+        // Retriable per the Java client's `RetriableException` subclasses
+        // (NOT_CONTROLLER, REQUEST_TIMED_OUT, ...), plus a controller that
+        // has not yet seen enough brokers to place the replicas.
+        if code.is_retriable() || code == ErrorCode::InvalidReplicationFactor {
+            Err(CreateAttempt::Retriable(err))
+        } else {
+            Err(CreateAttempt::Fatal(err))
+        }
     }
 
     /// Polls Metadata on every running node until topic `name` has

@@ -1,0 +1,184 @@
+//! JVM class-data-sharing archives (the JDK's dynamic AppCDS) for the Java
+//! programs the harness runs: the broker, `StorageTool format` and the
+//! reference tools.
+//!
+//! Most of a short JVM run is spent loading and verifying classes from the
+//! distribution's jars; a test suite starts hundreds. A dynamic archive,
+//! written at the normal exit of one run (`-XX:ArchiveClassesAtExit`), is
+//! mapped by every later run of the same program
+//! (`-XX:SharedArchiveFile`), which then starts with a fraction of the CPU.
+//!
+//! One archive per distribution, main class and `java` binary, in the
+//! distribution cache (`<cache>/jvm-class-archives/`). The first run of a
+//! program writes it to a file of its own and the harness renames it into
+//! place only after that run exited by itself (or, for a broker, after a
+//! SIGTERM it sent), so no run ever maps a half-written archive; concurrent
+//! first runs race harmlessly (the rename is atomic). A JVM that cannot use
+//! an archive (another JDK, another class path) ignores it; its CDS warnings
+//! are switched off so that tool output stays clean.
+//!
+//! `KAFKA_EOS_JVM_CLASS_ARCHIVES=0` turns archives off.
+
+use crate::dist::{Distribution, cache_dir};
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Whether a run maps an existing archive or writes a new one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Mode {
+    /// `-XX:SharedArchiveFile`: the archive exists.
+    Use,
+    /// `-XX:ArchiveClassesAtExit` into `dump`, renamed to the archive's
+    /// path by [`ClassArchive::finish`].
+    Write { dump: PathBuf },
+}
+
+/// The archive of one program of one distribution, for one JVM run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ClassArchive {
+    path: PathBuf,
+    mode: Mode,
+}
+
+impl ClassArchive {
+    /// The archive for running `main_class` of `dist` with `java`; `None`
+    /// when archives are off or the cache directory cannot be written.
+    /// `may_write`: whether this run may write a missing archive (a run that
+    /// will be killed rather than exit cannot).
+    pub(crate) fn for_program(
+        dist: &Distribution,
+        java: &Path,
+        main_class: &str,
+        may_write: bool,
+    ) -> Option<ClassArchive> {
+        if std::env::var("KAFKA_EOS_JVM_CLASS_ARCHIVES").is_ok_and(|v| v == "0") {
+            return None;
+        }
+        let dir = cache_dir()
+            .join("jvm-class-archives")
+            .join(dist.version.as_str());
+        std::fs::create_dir_all(&dir).ok()?;
+        let path = dir.join(format!("{main_class}-{:016x}.jsa", java_fingerprint(java)));
+        if path.is_file() {
+            return Some(ClassArchive {
+                path,
+                mode: Mode::Use,
+            });
+        }
+        if !may_write {
+            return None;
+        }
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let dump = dir.join(format!(
+            ".{main_class}-{}-{}.jsa.part",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        Some(ClassArchive {
+            path,
+            mode: Mode::Write { dump },
+        })
+    }
+
+    /// The JVM options for this run.
+    pub(crate) fn jvm_args(&self) -> Vec<String> {
+        let archive = match &self.mode {
+            Mode::Use => format!("-XX:SharedArchiveFile={}", self.path.display()),
+            Mode::Write { dump } => format!("-XX:ArchiveClassesAtExit={}", dump.display()),
+        };
+        vec![
+            archive,
+            "-Xlog:cds=off".into(),
+            "-Xlog:cds+dynamic=off".into(),
+        ]
+    }
+
+    /// Whether this run writes the archive (and so must exit by itself, or
+    /// by SIGTERM, for the archive to exist).
+    pub(crate) fn writes(&self) -> bool {
+        matches!(self.mode, Mode::Write { .. })
+    }
+
+    /// After the run: `exited` says whether it exited by itself or by
+    /// SIGTERM (not killed). Moves a written archive into place, or removes
+    /// the partial file.
+    pub(crate) fn finish(&self, exited: bool) {
+        let Mode::Write { dump } = &self.mode else {
+            return;
+        };
+        let written = exited && std::fs::metadata(dump).is_ok_and(|m| m.len() > 0);
+        if !(written && std::fs::rename(dump, &self.path).is_ok()) {
+            let _ = std::fs::remove_file(dump);
+        }
+    }
+}
+
+/// Distinguishes `java` binaries: the resolved path, size and modification
+/// time of the executable (an archive only works with the JVM that wrote it).
+fn java_fingerprint(java: &Path) -> u64 {
+    let resolved = if java.components().count() > 1 {
+        Some(java.to_path_buf())
+    } else {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join(java))
+                .find(|candidate| candidate.is_file())
+        })
+    };
+    let resolved = resolved.and_then(|p| std::fs::canonicalize(p).ok());
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    if let Some(path) = &resolved {
+        path.hash(&mut hasher);
+        if let Ok(meta) = std::fs::metadata(path) {
+            meta.len().hash(&mut hasher);
+            meta.modified().ok().hash(&mut hasher);
+        }
+    }
+    hasher.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_written_archive_is_moved_into_place_only_after_a_clean_exit() {
+        let dir = std::env::temp_dir().join(format!("class-archive-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let archive = |name: &str| ClassArchive {
+            path: dir.join(format!("{name}.jsa")),
+            mode: Mode::Write {
+                dump: dir.join(format!("{name}.part")),
+            },
+        };
+
+        let killed = archive("killed");
+        std::fs::write(dir.join("killed.part"), b"partial").unwrap();
+        killed.finish(false);
+        assert!(
+            !dir.join("killed.jsa").exists(),
+            "a killed run's file is not used"
+        );
+        assert!(!dir.join("killed.part").exists(), "and is removed");
+
+        let clean = archive("clean");
+        assert!(clean.writes());
+        assert!(clean.jvm_args()[0].starts_with("-XX:ArchiveClassesAtExit="));
+        std::fs::write(dir.join("clean.part"), b"archive").unwrap();
+        clean.finish(true);
+        assert_eq!(std::fs::read(dir.join("clean.jsa")).unwrap(), b"archive");
+
+        let nothing = archive("nothing");
+        nothing.finish(true);
+        assert!(!dir.join("nothing.jsa").exists(), "no file, no archive");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_fingerprint_follows_the_java_binary() {
+        let a = java_fingerprint(Path::new("/bin/sh"));
+        assert_eq!(a, java_fingerprint(Path::new("/bin/sh")));
+        assert_ne!(a, java_fingerprint(Path::new("/definitely/not/java")));
+    }
+}
