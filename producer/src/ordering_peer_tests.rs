@@ -22,7 +22,11 @@
 //! pipelined behind it are lost), the request is applied but the connection
 //! closes before the answer, or the broker refuses every partition with
 //! NOT_ENOUGH_REPLICAS without appending. The seed fixes the fault plan, not
-//! the thread interleaving; a failure prints it.
+//! the thread interleaving; a failure prints it. `ORDERING_RUNS` sets the
+//! number of seeds (30), `ORDERING_REQUEST_TIMEOUT_MS` the producer's request
+//! timeout (10 s; a few milliseconds time requests out while the broker still
+//! holds them). Interleavings that expose reordering come with CPU
+//! contention: loop it beside a busy machine.
 //!
 //! Also checked: on every connection, the first batch of a partition starts
 //! at or below the sequence the broker expects next — a batch drained before
@@ -313,7 +317,19 @@ async fn run(seed: u64, n: usize) {
         .delivery_timeout(Duration::from_secs(60))
         .build()
         .unwrap();
-    let producer = Producer::connect(config).await.expect("connect");
+    // With a request timeout of a few milliseconds the bootstrap round
+    // trip itself may time out: connect again.
+    let mut attempts = 0;
+    let producer = loop {
+        match Producer::connect(config.clone()).await {
+            Ok(p) => break p,
+            Err(e) if attempts < 100 => {
+                attempts += 1;
+                tracing::debug!(error = %e, "connect failed; again");
+            }
+            Err(e) => panic!("seed {seed}: connect: {e}"),
+        }
+    };
     let sends: Vec<_> = (0..n)
         .map(|i| {
             let p = (i as i32) % PARTITIONS;

@@ -355,6 +355,12 @@ struct RequestDone {
 struct InFlight {
     batch: Batch,
     expired: bool,
+    /// The broker and connection generation the batch's request went to.
+    node: i32,
+    generation: u64,
+    /// Out on a connection the sender has since seen lost: its outcome is
+    /// still to come (see [`Sender::stale_partitions`]).
+    stale: bool,
 }
 
 pub(crate) struct Sender {
@@ -371,6 +377,17 @@ pub(crate) struct Sender {
     init_failures: u32,
     bumps_seen: u64,
     node_queues: HashMap<i32, NodeQueue>,
+    /// Partitions with batches still out on a connection the sender has
+    /// seen lost, and how many. Such a partition drains nothing until they
+    /// are all back (failed and requeued in sequence order, or answered):
+    /// the connection loss is learnt from one request's failure while the
+    /// failures of the other requests on that connection are still on their
+    /// way, and a batch drained meanwhile would reach the broker on the new
+    /// connection ahead of them — out of sequence, or, to a broker without
+    /// state for the producer, appended ahead of them. The Java client's
+    /// `NetworkClient` fails every request of a lost connection at once
+    /// before it sends again.
+    stale_partitions: HashMap<TopicPartition, usize>,
 }
 
 /// The sender's end of one broker's [`node_dispatcher`].
@@ -406,7 +423,10 @@ struct NodeRequest {
 /// and are failed unsent (retriable, same sequences) instead of overtaking
 /// it on a new connection. The sender applies the failure, requeues the
 /// batches in sequence order, and drains them under the next generation,
-/// which dials afresh.
+/// which dials afresh. Requests of the lost generation the dispatcher had
+/// already written fail one by one as their answers do not come; until the
+/// last of them is back, the sender drains nothing of their partitions
+/// (`Sender::stale_partitions`).
 async fn node_dispatcher(
     cluster: Arc<Cluster>,
     node: i32,
@@ -541,6 +561,7 @@ impl Sender {
             init_failures: 0,
             bumps_seen: 0,
             node_queues: HashMap::new(),
+            stale_partitions: HashMap::new(),
         }
     }
 
@@ -765,7 +786,7 @@ impl Sender {
         }
         let ids: Vec<BatchId> = self.inflight.keys().copied().collect();
         for id in ids {
-            if let Some(f) = self.inflight.remove(&id)
+            if let Some(f) = self.take_inflight(id)
                 && !f.expired
             {
                 self.finish(f.batch, Err(e.clone()));
@@ -921,6 +942,11 @@ impl Sender {
                     {
                         continue;
                     }
+                    if !self.stale_partitions.is_empty()
+                        && self.stale_partitions.contains_key(&first.tp)
+                    {
+                        continue;
+                    }
                     let seq = match self.idem.as_mut() {
                         None => None,
                         Some(idem) => match idem.may_drain(&first.tp, first.id) {
@@ -943,6 +969,7 @@ impl Sender {
             return (false, wake);
         }
         for (node, (_, batches)) in per_node {
+            let generation = self.node_queues.get(&node).map_or(0, |q| q.generation);
             let mut parts = Vec::with_capacity(batches.len());
             let mut ids = Vec::with_capacity(batches.len());
             for (mut b, seq) in batches {
@@ -963,6 +990,9 @@ impl Sender {
                     InFlight {
                         batch: b,
                         expired: false,
+                        node,
+                        generation,
+                        stale: false,
                     },
                 );
             }
@@ -984,8 +1014,9 @@ impl Sender {
                     generation: 0,
                 }
             });
+            debug_assert_eq!(q.generation, generation);
             let req = NodeRequest {
-                generation: q.generation,
+                generation,
                 parts,
                 ids,
                 acks: self.cfg.acks,
@@ -1053,7 +1084,7 @@ impl Sender {
             Ok(None) => {
                 // acks=0: written to the socket.
                 for (_, id) in done.batches {
-                    if let Some(f) = self.inflight.remove(&id)
+                    if let Some(f) = self.take_inflight(id)
                         && !f.expired
                     {
                         self.finish(
@@ -1121,7 +1152,7 @@ impl Sender {
                 if fatal {
                     let e = ProduceError::Fatal(msg.into());
                     for (_, id) in done.batches {
-                        if let Some(f) = self.inflight.remove(&id) {
+                        if let Some(f) = self.take_inflight(id) {
                             if let Some(idem) = self.idem.as_mut() {
                                 idem.handle_local_failure(&f.batch.tp, id);
                             }
@@ -1141,6 +1172,13 @@ impl Sender {
                 // from now on may use a new one.
                 if let Some(q) = self.node_queues.get_mut(&done.node) {
                     q.generation = q.generation.max(done.generation + 1);
+                    let current = q.generation;
+                    for f in self.inflight.values_mut() {
+                        if f.node == done.node && f.generation < current && !f.stale {
+                            f.stale = true;
+                            *self.stale_partitions.entry(f.batch.tp.clone()).or_default() += 1;
+                        }
+                    }
                 }
                 self.cluster.invalidate();
                 for (_, id) in done.batches {
@@ -1150,8 +1188,23 @@ impl Sender {
         }
     }
 
+    /// Removes batch `id` from the in-flight set, releasing its partition's
+    /// stale count.
+    fn take_inflight(&mut self, id: BatchId) -> Option<InFlight> {
+        let f = self.inflight.remove(&id)?;
+        if f.stale
+            && let Some(n) = self.stale_partitions.get_mut(&f.batch.tp)
+        {
+            *n -= 1;
+            if *n == 0 {
+                self.stale_partitions.remove(&f.batch.tp);
+            }
+        }
+        Some(f)
+    }
+
     fn complete_ok(&mut self, id: BatchId, base_offset: i64, log_append_time: i64) {
-        let Some(f) = self.inflight.remove(&id) else {
+        let Some(f) = self.take_inflight(id) else {
             return;
         };
         if let Some(idem) = self.idem.as_mut() {
@@ -1182,7 +1235,7 @@ impl Sender {
         message: Option<String>,
         now: Instant,
     ) {
-        let Some(f) = self.inflight.remove(&id) else {
+        let Some(f) = self.take_inflight(id) else {
             return;
         };
         self.metrics.error(error);
