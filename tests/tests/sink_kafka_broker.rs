@@ -205,6 +205,10 @@ async fn restore_commits_what_the_dead_process_pre_committed() {
     assert!(fenced, "the fenced process completed checkpoint 2");
     drop(dead);
     alive.close().await.unwrap();
+    Reader::new(cluster.clone(), ReaderConfig::default())
+        .wait_until_stable("restore", &[0], Duration::from_secs(60))
+        .await
+        .expect("the closed sink's transactions end");
     // Nothing of the fenced process became visible.
     assert_eq!(committed(&cluster, "restore").await, ["a", "c"]);
 }

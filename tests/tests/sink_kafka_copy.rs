@@ -9,7 +9,7 @@
 //! once. The seed is printed; `EOS_SEED=<seed>` replays its abort pattern.
 
 use kafka_producer::group::GroupConsumerConfig;
-use kafka_producer::reader::{IsolationLevel, Offset, Reader, ReaderConfig};
+use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{Cluster, ClusterConfig, Producer, ProducerConfig, ProducerRecord};
 use kafka_sink::kafka_source::{ConsumeTransformProduce, PipelineConfig};
 use kafka_testcontainers::seeded::schedule_seeds;
@@ -110,39 +110,12 @@ async fn committed_output(kafka: &KafkaCluster) -> BTreeMap<u32, usize> {
         },
     );
     // A commit returns once the coordinator prepared it, before it wrote the
-    // markers: wait until each partition's last stable offset reached its
-    // high watermark, or read_committed would end below the last
-    // transactions (more likely on a loaded broker).
-    let uncommitted = Reader::new(
-        reader.cluster().clone(),
-        ReaderConfig {
-            isolation: IsolationLevel::ReadUncommitted,
-            ..Default::default()
-        },
-    );
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let high = uncommitted
-            .list_offsets(OUTPUT, &[0, 1, 2], Offset::Latest)
-            .await
-            .unwrap();
-        let stable = reader
-            .list_offsets(OUTPUT, &[0, 1, 2], Offset::Latest)
-            .await
-            .unwrap();
-        let open: Vec<i32> = [0, 1, 2]
-            .into_iter()
-            .filter(|p| high.get(p).and_then(|l| l.offset) != stable.get(p).and_then(|l| l.offset))
-            .collect();
-        if open.is_empty() {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "partitions {open:?} of {OUTPUT} still hold an open transaction after every pipeline closed"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    // markers: wait until no transaction is open, or read_committed would
+    // end below the last transactions (more likely on a loaded broker).
+    reader
+        .wait_until_stable(OUTPUT, &[0, 1, 2], Duration::from_secs(60))
+        .await
+        .expect("no partition of the output holds an open transaction after every pipeline closed");
     let mut counts = BTreeMap::new();
     for r in reader.read_to_end(OUTPUT, &[0, 1, 2]).await.unwrap() {
         let v: u32 = std::str::from_utf8(&r.value.unwrap())

@@ -144,6 +144,10 @@ async fn a_broker_aborted_transaction_is_only_logged_when_ignoring_after_the_tim
     r.snapshot_state(2).await.unwrap();
     r.notify_checkpoint_complete(2).await.unwrap();
     r.close().await.unwrap();
+    Reader::new(cluster.clone(), ReaderConfig::default())
+        .wait_until_stable(topic, &[0], Duration::from_secs(60))
+        .await
+        .expect("the closed sink's transactions end");
     let mut reader = Reader::new(cluster.clone(), ReaderConfig::default());
     let values: Vec<Vec<u8>> = reader
         .read_to_end(topic, &[0])

@@ -369,6 +369,10 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
         s.snapshot_state(1).await.unwrap();
         s.close().await.unwrap();
     }
+    Reader::new(cluster.clone(), ReaderConfig::default())
+        .wait_until_stable("ts", &[0], Duration::from_secs(60))
+        .await
+        .expect("the closed sink's transactions end");
     let recs = read(&cluster, "ts", &[0], IsolationLevel::ReadCommitted).await;
     assert_eq!(values(&recs), ["true", "false"]);
     assert_eq!(recs[0].timestamp, ts);
@@ -428,6 +432,10 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
         }
         let _ = s.close().await;
     }
+    Reader::new(cluster.clone(), ReaderConfig::default())
+        .wait_until_stable("logfail", &[0], Duration::from_secs(60))
+        .await
+        .expect("the closed sink's transactions end");
     let v = values(&read(&cluster, "logfail", &[0], IsolationLevel::ReadCommitted).await);
     assert_eq!(v, ["ok-true", "ok-false"]);
     done("option: log_failures_only (refused in EO; NONE logs and continues)");

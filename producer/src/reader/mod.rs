@@ -597,6 +597,85 @@ impl Reader {
         partitions: &[i32],
         offset: Offset,
     ) -> Result<BTreeMap<i32, ListedOffset>, ReaderError> {
+        self.list_offsets_isolated(topic, partitions, offset, self.config.isolation)
+            .await
+    }
+
+    /// Waits until no transaction is open on `partitions` of `topic`: on
+    /// each, the last stable offset (the latest offset read_committed) has
+    /// reached the high watermark (read_uncommitted), whatever the reader's
+    /// own isolation level. A commit or abort returns once the transaction
+    /// coordinator has logged the decision; the markers that end the
+    /// transaction in each partition, and so move its last stable offset,
+    /// are written after. A check that reads what a closed producer
+    /// committed waits here first. [`ReaderError::Timeout`] after `timeout`,
+    /// naming the partitions still open.
+    ///
+    /// ```no_run
+    /// # async fn demo(reader: &kafka_producer::reader::Reader) -> Result<(), kafka_producer::reader::ReaderError> {
+    /// use std::time::Duration;
+    /// // After the transactional producer writing to orders-0..2 committed and closed:
+    /// reader.wait_until_stable("orders", &[0, 1, 2], Duration::from_secs(30)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn wait_until_stable(
+        &self,
+        topic: &str,
+        partitions: &[i32],
+        timeout: Duration,
+    ) -> Result<(), ReaderError> {
+        let deadline = Instant::now() + timeout;
+        let mut backoff = Duration::from_millis(10);
+        loop {
+            let high = self
+                .list_offsets_isolated(
+                    topic,
+                    partitions,
+                    Offset::Latest,
+                    IsolationLevel::ReadUncommitted,
+                )
+                .await?;
+            let stable = self
+                .list_offsets_isolated(
+                    topic,
+                    partitions,
+                    Offset::Latest,
+                    IsolationLevel::ReadCommitted,
+                )
+                .await?;
+            let open: Vec<String> = partitions
+                .iter()
+                .filter_map(|p| {
+                    let hw = high.get(p).and_then(|l| l.offset);
+                    let lso = stable.get(p).and_then(|l| l.offset);
+                    (lso != hw)
+                        .then(|| format!("{topic}-{p} stable at {lso:?}, high watermark {hw:?}"))
+                })
+                .collect();
+            if open.is_empty() {
+                return Ok(());
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(ReaderError::Timeout {
+                    what: format!("open transactions ending ({})", open.join(", ")),
+                    after: timeout,
+                    last_error: None,
+                });
+            }
+            tokio::time::sleep(backoff.min(deadline - now)).await;
+            backoff = (backoff * 2).min(Duration::from_millis(200));
+        }
+    }
+
+    /// [`Reader::list_offsets`] at isolation level `isolation`.
+    async fn list_offsets_isolated(
+        &self,
+        topic: &str,
+        partitions: &[i32],
+        offset: Offset,
+        isolation: IsolationLevel,
+    ) -> Result<BTreeMap<i32, ListedOffset>, ReaderError> {
         let Some(timestamp) = offset.list_offsets_timestamp() else {
             let Offset::At(o) = offset else {
                 unreachable!("only At has no ListOffsets timestamp")
@@ -642,7 +721,7 @@ impl Reader {
             }
             for (node, parts) in by_leader {
                 match self
-                    .list_offsets_on(node, topic, &parts, timestamp, &mut out)
+                    .list_offsets_on(node, topic, &parts, timestamp, isolation, &mut out)
                     .await
                 {
                     Ok(()) => {}
@@ -677,17 +756,14 @@ impl Reader {
         topic: &str,
         parts: &[(i32, i32)],
         timestamp: i64,
+        isolation: IsolationLevel,
         out: &mut BTreeMap<i32, ListedOffset>,
     ) -> Result<(), ReaderError> {
         let conn = self.connection(node).await?;
         let version = conn.versions().version_for::<ListOffsetsRequest>()?;
         let req = ListOffsetsRequest {
             replica_id: -1,
-            isolation_level: if version >= 2 {
-                self.config.isolation.wire()
-            } else {
-                0
-            },
+            isolation_level: if version >= 2 { isolation.wire() } else { 0 },
             topics: vec![ListOffsetsRequestTopic {
                 name: topic.to_string(),
                 partitions: parts
