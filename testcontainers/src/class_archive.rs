@@ -55,6 +55,15 @@ impl ClassArchive {
         if std::env::var("KAFKA_EOS_JVM_CLASS_ARCHIVES").is_ok_and(|v| v == "0") {
             return None;
         }
+        // A class name, not a source file run by the source launcher (its
+        // classes are compiled in memory; no archive holds them).
+        let is_class_name = !main_class.ends_with(".java")
+            && main_class
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '$');
+        if !is_class_name {
+            return None;
+        }
         let dir = cache_dir()
             .join("jvm-class-archives")
             .join(dist.version.as_str());
@@ -173,6 +182,26 @@ mod tests {
         nothing.finish(true);
         assert!(!dir.join("nothing.jsa").exists(), "no file, no archive");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_source_file_program_gets_no_archive() {
+        let dist = Distribution {
+            version: crate::KafkaVersion::parse("4.4.0"),
+            dir: PathBuf::from("/nonexistent"),
+        };
+        let java = Path::new("java");
+        for program in [
+            "/work/tests/java/KeyedProduce.java",
+            "KeyedProduce.java",
+            "../x",
+        ] {
+            assert_eq!(
+                ClassArchive::for_program(&dist, java, program, true),
+                None,
+                "{program}"
+            );
+        }
     }
 
     #[test]
