@@ -34,8 +34,17 @@ if [[ "$c_crates" != "ring" ]]; then
     echo "ci-musl: crates compiling C: '$c_crates'; only ring (TLS) is allowed" >&2
     exit 1
 fi
-cargo build --release --locked -p kafka-eos --target "$TARGET"
-BIN="$PWD/target/$TARGET/release/kafka-eos"
+# CI builds the dev profile (CI_MUSL_PROFILE, default dev; release for the
+# shipped binary): the link (static, ring's C through musl-gcc) and the
+# behaviour checked below are the same, the optimizer's run is not needed to
+# check them and takes 2.7 times as long (174 s against 65 s on two cores).
+PROFILE="${CI_MUSL_PROFILE:-dev}"
+cargo build --profile "$PROFILE" --locked -p kafka-eos --target "$TARGET"
+if [[ "$PROFILE" == dev ]]; then
+    BIN="$PWD/target/$TARGET/debug/kafka-eos"
+else
+    BIN="$PWD/target/$TARGET/$PROFILE/kafka-eos"
+fi
 if command -v file >/dev/null && ! file "$BIN" | grep -Eq 'static(-pie)? linked|statically linked'; then
     file "$BIN" >&2
     echo "ci-musl: $BIN is not statically linked" >&2
