@@ -89,18 +89,7 @@ where
 
 /// An ApiVersions answer listing `keys` as (api, min, max).
 pub(crate) fn api_versions(keys: &[(ApiKey, i16, i16)]) -> ApiVersionsResponse {
-    ApiVersionsResponse {
-        api_keys: keys
-            .iter()
-            .map(|&(k, lo, hi)| ApiVersion {
-                api_key: k.code(),
-                min_version: lo,
-                max_version: hi,
-                ..Default::default()
-            })
-            .collect(),
-        ..Default::default()
-    }
+    ApiVersionsResponse::listing(keys)
 }
 
 fn api_versions_ok() -> ApiVersionsResponse {

@@ -104,18 +104,7 @@ async fn serve(mut sock: tokio::net::TcpStream, addr: String) {
                         (ApiKey::ApiVersions, 0, 4),
                         (ApiKey::InitProducerId, 0, 6),
                     ];
-                    let resp = ApiVersionsResponse {
-                        api_keys: keys
-                            .iter()
-                            .map(|&(k, lo, hi)| ApiVersion {
-                                api_key: k.code(),
-                                min_version: lo,
-                                max_version: hi,
-                                ..Default::default()
-                            })
-                            .collect(),
-                        ..Default::default()
-                    };
+                    let resp = ApiVersionsResponse::listing(&keys);
                     encode_response_frame(&resp, v, cid)
                 }
                 ApiKey::Metadata => {

@@ -394,18 +394,7 @@ fn api_versions() -> ApiVersionsResponse {
         (ApiKey::ApiVersions, 0, 4),
         (ApiKey::InitProducerId, 0, 6),
     ];
-    ApiVersionsResponse {
-        api_keys: keys
-            .iter()
-            .map(|&(k, lo, hi)| ApiVersion {
-                api_key: k.code(),
-                min_version: lo,
-                max_version: hi,
-                ..Default::default()
-            })
-            .collect(),
-        ..Default::default()
-    }
+    ApiVersionsResponse::listing(&keys)
 }
 
 fn metadata(st: &State, addrs: &[String]) -> MetadataResponse {

@@ -224,15 +224,6 @@ fn api_versions(tv2: bool) -> ApiVersionsResponse {
     ];
     let level = if tv2 { 2 } else { 1 };
     ApiVersionsResponse {
-        api_keys: keys
-            .iter()
-            .map(|&(k, lo, hi)| ApiVersion {
-                api_key: k.code(),
-                min_version: lo,
-                max_version: hi,
-                ..Default::default()
-            })
-            .collect(),
         finalized_features_epoch: 1,
         finalized_features: vec![FinalizedFeatureKey {
             name: "transaction.version".into(),
@@ -240,7 +231,7 @@ fn api_versions(tv2: bool) -> ApiVersionsResponse {
             min_version_level: level,
             ..Default::default()
         }],
-        ..Default::default()
+        ..ApiVersionsResponse::listing(&keys)
     }
 }
 

@@ -157,6 +157,30 @@ nested! {
 }
 
 impl ApiVersionsResponse {
+    /// An answer listing `keys` as `(api, min version, max version)`, no
+    /// error and no features: what a scripted broker in a test replies.
+    ///
+    /// ```
+    /// # use kafka_proto::{messages::ApiVersionsResponse, ApiKey, VersionRange};
+    /// let resp = ApiVersionsResponse::listing(&[(ApiKey::Produce, 3, 13), (ApiKey::Metadata, 0, 13)]);
+    /// assert_eq!(resp.range_of(ApiKey::Produce), Some(VersionRange::new(3, 13)));
+    /// assert_eq!(resp.error_code, 0);
+    /// ```
+    pub fn listing(keys: &[(ApiKey, i16, i16)]) -> Self {
+        ApiVersionsResponse {
+            api_keys: keys
+                .iter()
+                .map(|&(api, min_version, max_version)| ApiVersion {
+                    api_key: api.code(),
+                    min_version,
+                    max_version,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
     /// The broker's range for `api`, if it supports it.
     ///
     /// ```

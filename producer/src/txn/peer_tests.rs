@@ -47,15 +47,6 @@ fn versions() -> ApiVersionsResponse {
         (ApiKey::DescribeTransactions, 0, 0),
     ];
     ApiVersionsResponse {
-        api_keys: keys
-            .iter()
-            .map(|&(k, lo, hi)| ApiVersion {
-                api_key: k.code(),
-                min_version: lo,
-                max_version: hi,
-                ..Default::default()
-            })
-            .collect(),
         finalized_features_epoch: 1,
         finalized_features: vec![FinalizedFeatureKey {
             name: "transaction.version".into(),
@@ -63,7 +54,7 @@ fn versions() -> ApiVersionsResponse {
             min_version_level: 2,
             ..Default::default()
         }],
-        ..Default::default()
+        ..ApiVersionsResponse::listing(&keys)
     }
 }
 
