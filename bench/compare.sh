@@ -26,6 +26,10 @@
 #               machine's virtual disk, writeback stalls made the 1 KiB runs
 #               swing 2-3x between rounds for every client while neither the
 #               client nor the broker used the CPU they had
+#   CLIENTS     space-separated subset of: ours rdkafka franz-go (default: all)
+#   BASELINE_BIN  another build of bench-ours (say, of the commit before a
+#               change), run as client "baseline" beside the others and
+#               compared with ours like a peer: an A/B of a change
 #   JOBS        cargo build jobs (default: cargo's)
 #   SKIP_BUILD  1: use the binaries already built
 #   CARGO_TARGET_DIR  honoured: one target directory for the workspace and
@@ -59,6 +63,7 @@ if [[ -z ${BROKER_TMPDIR:-} ]]; then
     fi
 fi
 PARTITIONS=6
+CLIENTS_ENV=${CLIENTS:-}
 CLIENTS=(ours rdkafka franz-go)
 
 WORK=$(mktemp -d /tmp/kafka-eos-compare.XXXXXX)
@@ -121,6 +126,15 @@ declare -A BIN=(
     [rdkafka]=$RDK_TARGET/release/bench-rdkafka
     [franz-go]=$GO_BIN
 )
+if [[ -n ${CLIENTS_ENV:-} ]]; then
+    read -r -a CLIENTS <<<"$CLIENTS_ENV"
+fi
+PEERS="rdkafka franz-go"
+if [[ -n ${BASELINE_BIN:-} ]]; then
+    BIN[baseline]=$BASELINE_BIN
+    CLIENTS+=(baseline)
+    PEERS="$PEERS baseline"
+fi
 for b in "$KAFKA_DEV" "$TOPIC_BIN" "${BIN[@]}"; do
     [[ -x $b ]] || die "missing $b (build failed, or SKIP_BUILD=1 without a build)"
 done
@@ -271,7 +285,7 @@ echo
 echo "== per workload: median over rounds of the per-round ratio ours/peer"
 echo "   (throughput above 1: ours faster; CPU, RSS and commit latency below 1: ours smaller;"
 echo "    CPU/1M is user + system; RSS +MB is the median of ours minus the peer's peak RSS)"
-awk -F'\t' '
+awk -F'\t' -v peers="$PEERS" '
 function median(list,    a, n, i, j, t) {
     n = split(list, a, " ")
     if (n == 0) return "-"
@@ -295,8 +309,9 @@ END {
         split(rounds[wl], rs, " ")
         delete uniq
         for (i in rs) uniq[rs[i]] = 1
-        for (pi = 1; pi <= 2; pi++) {
-            peer = (pi == 1) ? "rdkafka" : "franz-go"
+        npeers = split(peers, peer_list, " ")
+        for (pi = 1; pi <= npeers; pi++) {
+            peer = peer_list[pi]
             t = a = u = s = m = d = c5 = c9 = ""; n = 0
             for (r in uniq) {
                 o = wl SUBSEP r SUBSEP "ours"; q = wl SUBSEP r SUBSEP peer
