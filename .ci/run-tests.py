@@ -11,9 +11,17 @@ long). Each binary runs as cargo would run it: from its package's directory,
 with CARGO_MANIFEST_DIR and CARGO_PKG_NAME set. A job's output is printed
 when it fails; every job has a time limit (JOB_TIMEOUT seconds, default 1200).
 
-    python3 .ci/run-tests.py                 # as CI runs it
+    python3 .ci/run-tests.py                 # the README's test command's tests
     JOBS=1 python3 .ci/run-tests.py          # one binary at a time
     python3 .ci/run-tests.py --durations out.tsv   # also write measured durations
+
+CI adds jobs that share the test step's spare time (the tests spend much of
+it waiting on brokers):
+
+    --extra NAME=COMMAND      also run the shell COMMAND (from the workspace
+                              root) as job NAME
+    --rerun NAME VAR=VALUE    also run test binary NAME again with VAR=VALUE
+                              in its environment, as job "NAME (VAR)"
 
 Exit status: 0 when every job passed.
 """
@@ -77,19 +85,45 @@ def known_durations():
     return out
 
 
+def parse_args(argv):
+    """(durations file or None, extra jobs [(name, command)], reruns [(name, var, value)])."""
+    durations_out, extras, reruns = None, [], []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--durations" and i + 1 < len(argv):
+            durations_out = argv[i + 1]
+            i += 2
+        elif arg == "--extra" and i + 1 < len(argv) and "=" in argv[i + 1]:
+            name, _, command = argv[i + 1].partition("=")
+            extras.append((name, command))
+            i += 2
+        elif arg == "--rerun" and i + 2 < len(argv) and "=" in argv[i + 2]:
+            var, _, value = argv[i + 2].partition("=")
+            reruns.append((argv[i + 1], var, value))
+            i += 3
+        else:
+            sys.exit(__doc__)
+    return durations_out, extras, reruns
+
+
 def main():
-    durations_out = None
-    if len(sys.argv) == 3 and sys.argv[1] == "--durations":
-        durations_out = sys.argv[2]
-    elif len(sys.argv) != 1:
-        sys.exit(__doc__)
+    durations_out, extras, reruns = parse_args(sys.argv[1:])
     jobs_n = int(os.environ.get("JOBS", "3"))
     limit = float(os.environ.get("JOB_TIMEOUT", "1200"))
     start = time.monotonic()
     jobs = build()
     built = time.monotonic()
-    print(f"== built {len(jobs) - 1} test binaries in {built - start:.0f} s; "
-          f"running them {jobs_n} at a time", flush=True)
+    by_name = {j[0]: j for j in jobs}
+    for name, var, value in reruns:
+        if name not in by_name:
+            sys.exit(f"--rerun {name}: no such test binary")
+        _, argv, cwd, env = by_name[name]
+        jobs.append((f"{name} ({var})", argv, cwd, {**env, var: value}))
+    for name, command in extras:
+        jobs.append((name, ["bash", "-c", command], ROOT, dict(os.environ)))
+    print(f"== built {len(by_name) - 1} test binaries in {built - start:.0f} s; "
+          f"running {len(jobs)} jobs {jobs_n} at a time", flush=True)
     known = known_durations()
     jobs.sort(key=lambda j: known.get(j[0], 1e9), reverse=True)
 

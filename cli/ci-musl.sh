@@ -7,9 +7,16 @@
 # main test step).
 # ring's C and assembly need a musl C compiler: musl-gcc from the Debian
 # package musl-tools, installed here when missing.
-# Usage: bash cli/ci-musl.sh   (from anywhere; called by .ci/run)
+# Usage: bash cli/ci-musl.sh           (from anywhere)
+#        bash cli/ci-musl.sh --build   everything but the broker tests; prints
+#            MUSL_BIN=<path>. .ci/run does this, then runs the same tests'
+#            binaries again with KAFKA_EOS_BIN set, beside its test step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+BUILD_ONLY=0
+if [[ "${1:-}" == --build ]]; then
+    BUILD_ONLY=1
+fi
 TARGET=x86_64-unknown-linux-musl
 if ! rustup target list --installed | grep -qx "$TARGET"; then
     rustup target add "$TARGET"
@@ -57,5 +64,9 @@ if ldd "$BIN" 2>&1 | grep -q '=>'; then
 fi
 "$BIN" --help >/dev/null
 "$BIN" --version
+if ((BUILD_ONLY)); then
+    echo "MUSL_BIN=$BIN"
+    exit 0
+fi
 KAFKA_EOS_BIN="$BIN" cargo test --locked -p kafka-eos --test roundtrip --test cli_errors --test tls --test sasl
 echo "ci-musl: static $BIN OK"

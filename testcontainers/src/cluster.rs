@@ -425,7 +425,30 @@ impl KafkaCluster {
         KafkaClusterBuilder::default()
     }
 
+    /// Starts the cluster; when a node could not bind one of its ports
+    /// (reserved by the harness and released just before the JVM binds it,
+    /// another process took it meanwhile: the ephemeral range is shared with
+    /// every outgoing connection on the machine), starts it again on fresh
+    /// ports, up to three times.
     async fn start(b: KafkaClusterBuilder) -> Result<KafkaCluster> {
+        Self::validate(&b)?;
+        let mut attempt = 1;
+        loop {
+            match Self::start_attempt(b.clone()).await {
+                Ok(cluster) => return Ok(cluster),
+                Err(StartFailure::PortTaken(e)) if attempt < 3 => {
+                    tracing::warn!(attempt, error = %e, "a Kafka node's port was taken; starting the cluster again on fresh ports");
+                    eprintln!(
+                        "kafka-testcontainers: a node's port was taken ({e}); starting again on fresh ports"
+                    );
+                    attempt += 1;
+                }
+                Err(StartFailure::PortTaken(e) | StartFailure::Other(e)) => return Err(e),
+            }
+        }
+    }
+
+    fn validate(b: &KafkaClusterBuilder) -> Result<()> {
         if b.nodes == 0 {
             return Err(HarnessError::Config(
                 "a cluster needs at least one node".into(),
@@ -449,6 +472,12 @@ impl KafkaCluster {
         {
             return Err(HarnessError::Config("SASL needs at least one user".into()));
         }
+        Ok(())
+    }
+
+    async fn start_attempt(
+        b: KafkaClusterBuilder,
+    ) -> std::result::Result<KafkaCluster, StartFailure> {
         let started = Instant::now();
         let dist = ensure_distribution(&b.version).await?;
         let dir = crate::scratch::ScratchDir::new("kafka-eos-cluster-")
@@ -457,7 +486,7 @@ impl KafkaCluster {
         // Reserve every port by holding a listener until the JVMs start.
         let mut reservations = Vec::new();
         let mut reserve = || -> Result<u16> {
-            let l = TcpListener::bind("127.0.0.1:0").ctx(|| "reserving a port".into())?;
+            let l = reserve_listener_port().ctx(|| "reserving a port".into())?;
             let port = l.local_addr().ctx(|| "reading a port".into())?.port();
             reservations.push(l);
             Ok(port)
@@ -514,7 +543,15 @@ impl KafkaCluster {
         let deadline = Instant::now() + cluster.builder.startup_timeout;
         if let Err(e) = cluster.wait_ready(deadline).await {
             cluster.print_log_tails("cluster start failed", 60);
-            return Err(e);
+            let port_taken = (0..cluster.nodes.len()).any(|i| {
+                let log = cluster.logs(i);
+                log.contains("Address already in use") || log.contains("BindException")
+            });
+            return Err(if port_taken {
+                StartFailure::PortTaken(e)
+            } else {
+                StartFailure::Other(e)
+            });
         }
         tracing::info!(
             nodes = cluster.nodes.len(),
@@ -1380,6 +1417,23 @@ impl KafkaCluster {
 
     fn print_log_tails(&self, why: &str, lines: usize) {
         for i in 0..self.nodes.len() {
+            // The cause is often far above the tail (a shutdown logs
+            // hundreds of lines): the first errors come first.
+            let log = self.logs(i);
+            let errors: Vec<&str> = log
+                .lines()
+                .filter(|l| {
+                    l.contains(" ERROR ") || l.contains(" FATAL ") || l.contains("Exception")
+                })
+                .take(20)
+                .collect();
+            if !errors.is_empty() {
+                eprintln!(
+                    "===== {why}: first errors in Kafka node {} log =====\n{}",
+                    self.nodes[i].id,
+                    errors.join("\n")
+                );
+            }
             eprintln!(
                 "===== {why}: last {lines} lines of Kafka node {} log ({}) =====\n{}",
                 self.nodes[i].id,
@@ -1505,6 +1559,50 @@ impl Node {
         if let Some(a) = archive {
             a.finish(exited);
         }
+    }
+}
+
+/// A listener on a free port below the kernel's ephemeral range
+/// (`net.ipv4.ip_local_port_range`): the port is released just before the
+/// JVM binds it, and a port of the ephemeral range may meanwhile become the
+/// local port of any outgoing connection on the machine (Kafka then fails
+/// with "Address already in use"). Below the range only another explicit
+/// bind can take it. Falls back to a kernel-chosen port.
+pub(crate) fn reserve_listener_port() -> std::io::Result<TcpListener> {
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| {
+            s.split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<u16>().ok())
+        })
+        .unwrap_or(32768);
+    const LOWEST: u16 = 10_000;
+    if ephemeral_low > LOWEST + 1_000 {
+        let span = u64::from(ephemeral_low - LOWEST);
+        for attempt in 0..100u64 {
+            use std::hash::{BuildHasher, Hasher};
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u64(attempt);
+            let port = LOWEST + (h.finish() % span) as u16;
+            if let Ok(l) = TcpListener::bind(("127.0.0.1", port)) {
+                return Ok(l);
+            }
+        }
+    }
+    TcpListener::bind("127.0.0.1:0")
+}
+
+/// Why one attempt to start a cluster failed.
+enum StartFailure {
+    /// A node could not bind a port the harness had reserved for it.
+    PortTaken(HarnessError),
+    Other(HarnessError),
+}
+
+impl From<HarnessError> for StartFailure {
+    fn from(e: HarnessError) -> Self {
+        StartFailure::Other(e)
     }
 }
 

@@ -8,7 +8,6 @@
 use crate::Result;
 use crate::error::{HarnessError, IoContext};
 use crate::process::{ManagedChild, spawn_tied};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -85,7 +84,9 @@ pub async fn ensure_installed() -> Result<PathBuf> {
 }
 
 fn free_port() -> Result<u16> {
-    let l = TcpListener::bind("127.0.0.1:0").ctx(|| "reserving a port".into())?;
+    // Below the ephemeral range, like the Kafka nodes' ports: released
+    // before RabbitMQ binds it.
+    let l = crate::cluster::reserve_listener_port().ctx(|| "reserving a port".into())?;
     Ok(l.local_addr().ctx(|| "reading a port".into())?.port())
 }
 
