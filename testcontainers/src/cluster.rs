@@ -1287,9 +1287,14 @@ impl KafkaCluster {
         &self,
         node: usize,
     ) -> Result<kafka_proto::messages::ApiVersionsResponse> {
+        self.internal_connection(node).await?.api_versions().await
+    }
+
+    /// A connection to node `node`'s internal (PLAINTEXT, unproxied)
+    /// listener.
+    pub(crate) async fn internal_connection(&self, node: usize) -> Result<KafkaConnection> {
         let n = self.check_index(node)?;
-        let mut conn = KafkaConnection::connect(("127.0.0.1", n.internal_port)).await?;
-        conn.api_versions().await
+        KafkaConnection::connect(("127.0.0.1", n.internal_port)).await
     }
 
     /// Finalized level of feature `name` (e.g. "transaction.version") as

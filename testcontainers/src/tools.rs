@@ -6,7 +6,6 @@
 use crate::Result;
 use crate::cluster::{KafkaCluster, tail};
 use crate::error::HarnessError;
-use crate::wire::KafkaConnection;
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::{
     CreateTopicsRequest, CreateTopicsRequestCreatableTopic, MetadataRequest, MetadataRequestTopic,
@@ -210,10 +209,38 @@ pub struct ProducerPerfSummary {
     pub p999: f64,
 }
 
-/// How one CreateTopics attempt failed: worth another try, or not.
-enum CreateAttempt {
+/// How one attempt of a retried operation failed: worth another try, or not.
+enum Attempt {
     Retriable(HarnessError),
     Fatal(HarnessError),
+}
+
+/// Runs `attempt` until it succeeds, fails fatally or `timeout` passes
+/// (backing off from 20 to 250 ms); the timeout error names `what` and the
+/// last retriable error.
+async fn retry_for<T>(
+    what: impl Fn() -> String,
+    timeout: Duration,
+    mut attempt: impl AsyncFnMut() -> std::result::Result<T, Attempt>,
+) -> Result<T> {
+    let started = Instant::now();
+    let mut backoff = Duration::from_millis(20);
+    loop {
+        let last = match attempt().await {
+            Ok(v) => return Ok(v),
+            Err(Attempt::Fatal(e)) => return Err(e),
+            Err(Attempt::Retriable(e)) => e.to_string(),
+        };
+        if started.elapsed() >= timeout {
+            return Err(HarnessError::Timeout {
+                what: what(),
+                elapsed: started.elapsed(),
+                last,
+            });
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_millis(250));
+    }
 }
 
 const NULL_SENTINEL: &str = "\u{1}kafka-eos-null\u{1}";
@@ -237,23 +264,12 @@ impl KafkaCluster {
     pub async fn create_topic(&self, name: &str, partitions: i32, replication: i16) -> Result<()> {
         let timeout = Duration::from_secs(60);
         let started = Instant::now();
-        let mut backoff = Duration::from_millis(20);
-        loop {
-            let last = match self.create_topic_once(name, partitions, replication).await {
-                Ok(()) => break,
-                Err(CreateAttempt::Fatal(e)) => return Err(e),
-                Err(CreateAttempt::Retriable(e)) => e.to_string(),
-            };
-            if started.elapsed() >= timeout {
-                return Err(HarnessError::Timeout {
-                    what: format!("CreateTopics {name}"),
-                    elapsed: started.elapsed(),
-                    last,
-                });
-            }
-            tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(Duration::from_millis(250));
-        }
+        retry_for(
+            || format!("CreateTopics {name}"),
+            timeout,
+            async || self.create_topic_once(name, partitions, replication).await,
+        )
+        .await?;
         self.wait_for_topic(name, partitions, timeout - started.elapsed().min(timeout))
             .await
     }
@@ -264,27 +280,21 @@ impl KafkaCluster {
         name: &str,
         partitions: i32,
         replication: i16,
-    ) -> std::result::Result<(), CreateAttempt> {
-        let addr = self
-            .internal_bootstrap()
-            .split(',')
-            .enumerate()
-            .find(|(i, _)| self.is_running(*i))
-            .map(|(_, a)| a.to_string())
+    ) -> std::result::Result<(), Attempt> {
+        let node = (0..self.node_count())
+            .find(|&i| self.is_running(i))
             .ok_or_else(|| {
-                CreateAttempt::Fatal(HarnessError::Config(
+                Attempt::Fatal(HarnessError::Config(
                     "no node of the cluster is running".into(),
                 ))
             })?;
-        let mut conn = KafkaConnection::connect(addr.as_str())
+        let mut conn = self
+            .internal_connection(node)
             .await
-            .map_err(CreateAttempt::Retriable)?;
-        let versions = conn
-            .api_versions()
-            .await
-            .map_err(CreateAttempt::Retriable)?;
+            .map_err(Attempt::Retriable)?;
+        let versions = conn.api_versions().await.map_err(Attempt::Retriable)?;
         let v = crate::wire::negotiate::<CreateTopicsRequest>(&versions).ok_or_else(|| {
-            CreateAttempt::Fatal(HarnessError::Protocol("no CreateTopics version".into()))
+            Attempt::Fatal(HarnessError::Protocol("no CreateTopics version".into()))
         })?;
         let req = CreateTopicsRequest {
             topics: vec![CreateTopicsRequestCreatableTopic {
@@ -296,12 +306,9 @@ impl KafkaCluster {
             timeout_ms: 30_000,
             ..Default::default()
         };
-        let resp = conn
-            .request(&req, v)
-            .await
-            .map_err(CreateAttempt::Retriable)?;
+        let resp = conn.request(&req, v).await.map_err(Attempt::Retriable)?;
         let result = resp.topics.iter().find(|t| t.name == name).ok_or_else(|| {
-            CreateAttempt::Fatal(HarnessError::Protocol(format!(
+            Attempt::Fatal(HarnessError::Protocol(format!(
                 "CreateTopics answered without topic {name}"
             )))
         })?;
@@ -321,9 +328,9 @@ impl KafkaCluster {
         // (NOT_CONTROLLER, REQUEST_TIMED_OUT, ...), plus a controller that
         // has not yet seen enough brokers to place the replicas.
         if code.is_retriable() || code == ErrorCode::InvalidReplicationFactor {
-            Err(CreateAttempt::Retriable(err))
+            Err(Attempt::Retriable(err))
         } else {
-            Err(CreateAttempt::Fatal(err))
+            Err(Attempt::Fatal(err))
         }
     }
 
@@ -346,36 +353,24 @@ impl KafkaCluster {
         partitions: i32,
         timeout: Duration,
     ) -> Result<()> {
-        let started = Instant::now();
-        let mut backoff = Duration::from_millis(20);
-        loop {
-            let last = match self.topic_ready_everywhere(name, partitions).await {
-                Ok(()) => return Ok(()),
-                Err(e) => e.to_string(),
-            };
-            if started.elapsed() >= timeout {
-                return Err(HarnessError::Timeout {
-                    what: format!("topic {name} leaders"),
-                    elapsed: started.elapsed(),
-                    last,
-                });
-            }
-            tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(Duration::from_millis(250));
-        }
+        retry_for(
+            || format!("topic {name} leaders"),
+            timeout,
+            async || {
+                self.topic_ready_everywhere(name, partitions)
+                    .await
+                    .map_err(Attempt::Retriable)
+            },
+        )
+        .await
     }
 
     async fn topic_ready_everywhere(&self, name: &str, partitions: i32) -> Result<()> {
-        let addrs: Vec<String> = self
-            .internal_bootstrap()
-            .split(',')
-            .map(str::to_string)
-            .collect();
-        for (i, addr) in addrs.iter().enumerate() {
+        for (i, addr) in self.internal_bootstrap().split(',').enumerate() {
             if !self.is_running(i) {
                 continue;
             }
-            let mut conn = KafkaConnection::connect(addr.as_str()).await?;
+            let mut conn = self.internal_connection(i).await?;
             let versions = conn.api_versions().await?;
             let v = crate::wire::negotiate::<MetadataRequest>(&versions)
                 .ok_or_else(|| HarnessError::Protocol("no Metadata version".into()))?;

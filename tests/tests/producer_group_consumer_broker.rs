@@ -233,28 +233,25 @@ async fn a_zombie_members_transaction_is_fenced_after_a_rebalance() {
 
     // read_committed sees the live member's output only. A commit returns
     // once the coordinator decided it; the markers that move the last stable
-    // offset past the record follow, so the reader waits for the record (and
-    // then checks that it is all there is).
+    // offset past the record follow: the reader waits until no transaction
+    // is open on the partition, then reads all there is.
     let mut reader = kafka_producer::reader::Reader::new(
         kafka_producer::Cluster::connect(kafka_producer::ClusterConfig::new(&kafka.bootstrap()))
             .await
             .unwrap(),
         Default::default(),
     );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let visible: Vec<_> = loop {
-        let visible: Vec<_> = reader
-            .read_to_end(output, &[0])
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|r| r.value.unwrap())
-            .collect();
-        if !visible.is_empty() || Instant::now() >= deadline {
-            break visible;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    reader
+        .wait_until_stable(output, &[0], Duration::from_secs(30))
+        .await
+        .expect("the zombie's abort and the live member's commit end");
+    let visible: Vec<_> = reader
+        .read_to_end(output, &[0])
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.value.unwrap())
+        .collect();
     assert_eq!(visible, [bytes::Bytes::from("from the live member")]);
 
     // A commit by the zombie consumer itself is refused too.
