@@ -15,6 +15,13 @@ when it fails; every job has a time limit (JOB_TIMEOUT seconds, default 1200).
     JOBS=1 python3 .ci/run-tests.py          # one binary at a time
     python3 .ci/run-tests.py --durations out.tsv   # also write measured durations
 
+Tests that use the harness's shared clusters (`kafka_testcontainers::shared`:
+one single-node Kafka 4.4 with transaction version 2, one with version 1,
+one Kafka 3.9) attach to three clusters this script starts with
+`kafka-dev --shared` beside the first jobs and stops at the end, instead of
+each test binary starting its own: KAFKA_EOS_SHARED_KAFKA is set for every
+job (SHARED_KAFKA=0: no shared clusters, each binary starts its own).
+
 CI adds jobs that share the test step's spare time (the tests spend much of
 it waiting on brokers):
 
@@ -42,12 +49,14 @@ FEATURES = ["--workspace", "--all-features"]
 
 
 def build():
-    """Builds every test target; returns the jobs (name, argv, cwd, env)."""
+    """Builds every test target; returns the jobs (name, argv, cwd, env) and
+    the path of the kafka-dev binary."""
     cmd = [CARGO, "test", *FEATURES, "--no-run", "--message-format=json-render-diagnostics"]
     proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     if proc.returncode != 0:
         sys.exit(f"build failed: {' '.join(cmd)}")
     jobs = []
+    kafka_dev = None
     for line in proc.stdout.splitlines():
         try:
             msg = json.loads(line)
@@ -56,6 +65,8 @@ def build():
         if msg.get("reason") != "compiler-artifact" or not msg.get("executable"):
             continue
         if not msg.get("profile", {}).get("test"):
+            if msg["target"]["name"] == "kafka-dev":
+                kafka_dev = msg["executable"]
             continue
         target = msg["target"]
         manifest = Path(msg["manifest_path"])
@@ -70,7 +81,40 @@ def build():
         env["CARGO_PKG_NAME"] = pkg_name
         jobs.append((name, [msg["executable"]], manifest.parent, env))
     jobs.append(("doc tests", [CARGO, "test", *FEATURES, "--doc"], ROOT, dict(os.environ)))
-    return jobs
+    return jobs, kafka_dev
+
+
+SHARED_VARIANTS = ["4.4-tv2", "4.4-tv1", "3.9"]
+
+
+def start_shared_clusters(kafka_dev, logs):
+    """Starts `kafka-dev --shared` for every variant; returns (directory of
+    their descriptions, processes). The tests wait for the descriptions."""
+    directory = Path(tempfile.mkdtemp(prefix="kafka-eos-shared-clusters-"))
+    procs = []
+    for variant in SHARED_VARIANTS:
+        log = open(logs / f"shared-kafka-{variant}.log", "w")
+        procs.append((variant, log, subprocess.Popen(
+            [kafka_dev, "--shared", variant, "--describe", str(directory / f"{variant}.cluster")],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)))
+    return directory, procs
+
+
+def stop_shared_clusters(procs):
+    """SIGINT (kafka-dev stops its broker and removes its files), SIGKILL
+    after 60 s; returns the variants whose owner had died before."""
+    died = [v for v, _, p in procs if p.poll() is not None]
+    for _, _, p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+    for _, log, p in procs:
+        try:
+            p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        log.close()
+    return died
 
 
 def known_durations():
@@ -112,8 +156,19 @@ def main():
     jobs_n = int(os.environ.get("JOBS", "3"))
     limit = float(os.environ.get("JOB_TIMEOUT", "1200"))
     start = time.monotonic()
-    jobs = build()
+    jobs, kafka_dev = build()
     built = time.monotonic()
+    logs = Path(tempfile.mkdtemp(prefix="kafka-eos-tests-"))
+    shared_procs = []
+    if os.environ.get("SHARED_KAFKA", "1") != "0" and not os.environ.get("KAFKA_EOS_SHARED_KAFKA"):
+        if not kafka_dev:
+            sys.exit("no kafka-dev binary among the build's artifacts")
+        shared_dir, shared_procs = start_shared_clusters(kafka_dev, logs)
+        for _, _, _, env in jobs:
+            env["KAFKA_EOS_SHARED_KAFKA"] = str(shared_dir)
+        os.environ["KAFKA_EOS_SHARED_KAFKA"] = str(shared_dir)
+        print(f"== shared clusters {', '.join(SHARED_VARIANTS)} starting (descriptions in {shared_dir})",
+              flush=True)
     by_name = {j[0]: j for j in jobs}
     for name, var, value in reruns:
         if name not in by_name:
@@ -130,7 +185,6 @@ def main():
     lock = threading.Lock()
     pending = list(jobs)
     results = []
-    logs = Path(tempfile.mkdtemp(prefix="kafka-eos-tests-"))
 
     def worker():
         while True:
@@ -165,6 +219,12 @@ def main():
     for t in threads:
         t.join()
 
+    died = stop_shared_clusters(shared_procs)
+    for variant, log, _ in shared_procs:
+        if variant in died:
+            print(f"---- shared cluster {variant} died before the end; its log ----")
+            print((logs / f"shared-kafka-{variant}.log").read_text(errors="replace")[-20000:])
+            results.append((f"shared cluster {variant}", "died", 0.0, logs / f"shared-kafka-{variant}.log"))
     failed = [r for r in results if r[1] != 0]
     total = time.monotonic() - start
     serial = sum(r[2] for r in results)

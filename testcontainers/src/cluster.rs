@@ -168,6 +168,23 @@ pub struct KafkaClusterBuilder {
     fast_jvm: bool,
     jvm_args: Vec<String>,
     startup_timeout: Duration,
+    sharing: Sharing,
+}
+
+/// Who may stop a cluster: the test that started it, or nobody because
+/// tests share it (see [`crate::shared`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sharing {
+    /// Started for one test, which may kill, stop and restart its nodes.
+    Private,
+    /// Shared by the tests of this process; never dropped (its JVM dies
+    /// with the process, through `PR_SET_PDEATHSIG`).
+    InProcess,
+    /// Shared with other processes, which attach to it; dropped by its
+    /// owner (`kafka-dev --shared`) at the end.
+    Served,
+    /// Another process's shared cluster, attached to by its description.
+    Attached,
 }
 
 impl Default for KafkaClusterBuilder {
@@ -185,6 +202,7 @@ impl Default for KafkaClusterBuilder {
             fast_jvm: true,
             jvm_args: Vec::new(),
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            sharing: Sharing::Private,
         }
     }
 }
@@ -371,6 +389,11 @@ impl KafkaClusterBuilder {
     pub async fn start(self) -> Result<KafkaCluster> {
         KafkaCluster::start(self).await
     }
+
+    pub(crate) fn sharing(mut self, sharing: Sharing) -> Self {
+        self.sharing = sharing;
+        self
+    }
 }
 
 #[derive(Debug)]
@@ -385,6 +408,9 @@ struct Node {
     process: Mutex<Option<ManagedChild>>,
     /// The class archive the running process writes, if it writes one.
     writing_archive: Mutex<Option<ClassArchive>>,
+    /// The JVM's pid when another process started it (an attached shared
+    /// cluster).
+    external_pid: Option<u32>,
 }
 
 /// A running Kafka cluster; every node is killed and its files removed on
@@ -480,7 +506,11 @@ impl KafkaCluster {
     ) -> std::result::Result<KafkaCluster, StartFailure> {
         let started = Instant::now();
         let dist = ensure_distribution(&b.version).await?;
-        let dir = crate::scratch::ScratchDir::new("kafka-eos-cluster-")
+        let prefix = match b.sharing {
+            Sharing::InProcess => crate::shared::IN_PROCESS_DIR_PREFIX,
+            _ => "kafka-eos-cluster-",
+        };
+        let dir = crate::scratch::ScratchDir::new(prefix)
             .ctx(|| "creating the cluster directory".into())?;
 
         // Reserve every port by holding a listener until the JVMs start.
@@ -506,6 +536,7 @@ impl KafkaCluster {
                 dir: node_dir,
                 process: Mutex::new(None),
                 writing_archive: Mutex::new(None),
+                external_pid: None,
             });
         }
         let mut proxies = Vec::new();
@@ -805,14 +836,15 @@ impl KafkaCluster {
         let n = &self.nodes[i];
         // Only a single node writes a missing archive: it is stopped with
         // SIGTERM on drop, which a node of a larger cluster, whose quorum
-        // goes away around it, may not survive in time.
+        // goes away around it, may not survive in time (and a cluster
+        // shared in-process is never dropped).
         let (mut cmd, archive) = self.java_command(
             "kafka.Kafka",
             &self.builder.heap,
             self.builder.fast_jvm,
             &self.log_config_path(),
             &self.builder.jvm_args,
-            self.nodes.len() == 1,
+            self.nodes.len() == 1 && self.builder.sharing != Sharing::InProcess,
         );
         cmd.arg(&n.config);
         cmd.env("LOG_DIR", &n.dir);
@@ -827,6 +859,142 @@ impl KafkaCluster {
             a.finish(false);
         }
         Ok(())
+    }
+
+    /// What another process needs to attach to this cluster
+    /// ([`KafkaCluster::attach`]): its id, directory and every node's ports
+    /// and JVM pid, one `key=value` line each.
+    pub(crate) fn description(&self) -> String {
+        let mut d = String::new();
+        let _ = writeln!(d, "version={}", self.builder.version);
+        let _ = writeln!(d, "cluster_id={}", self.cluster_id);
+        let _ = writeln!(d, "dir={}", self.dir.path().display());
+        for (i, n) in self.nodes.iter().enumerate() {
+            let pid = self.pid(i).unwrap_or(0);
+            let _ = writeln!(
+                d,
+                "node={} {} {} {} {pid}",
+                n.id, n.client_port, n.internal_port, n.controller_port
+            );
+        }
+        d
+    }
+
+    /// Attaches to a cluster that another process started with `builder`'s
+    /// settings and described with [`KafkaCluster::description`]; waits
+    /// until it answers. The attached cluster's nodes cannot be stopped,
+    /// and its files stay when it is dropped.
+    pub(crate) async fn attach(
+        builder: KafkaClusterBuilder,
+        description: &str,
+    ) -> Result<KafkaCluster> {
+        let bad = |why: String| HarnessError::Config(format!("shared cluster description: {why}"));
+        let mut cluster_id = None;
+        let mut dir = None;
+        let mut version = None;
+        let mut nodes = Vec::new();
+        for line in description.lines().filter(|l| !l.trim().is_empty()) {
+            let (key, value) = line
+                .split_once('=')
+                .ok_or_else(|| bad(format!("line {line:?} is not key=value")))?;
+            match key {
+                "version" => version = Some(KafkaVersion::parse(value)),
+                "cluster_id" => cluster_id = Some(value.to_string()),
+                "dir" => dir = Some(PathBuf::from(value)),
+                "node" => {
+                    let fields: Vec<u32> = value
+                        .split(' ')
+                        .map(|f| f.parse::<u32>())
+                        .collect::<std::result::Result<_, _>>()
+                        .map_err(|e| bad(format!("node line {value:?}: {e}")))?;
+                    let [id, client, internal, controller, pid] = fields[..] else {
+                        return Err(bad(format!("node line {value:?} has not 5 numbers")));
+                    };
+                    let port = |p: u32| u16::try_from(p).map_err(|_| bad(format!("port {p}")));
+                    nodes.push((
+                        id as i32,
+                        port(client)?,
+                        port(internal)?,
+                        port(controller)?,
+                        pid,
+                    ));
+                }
+                _ => return Err(bad(format!("unknown key {key:?}"))),
+            }
+        }
+        let (Some(cluster_id), Some(dir)) = (cluster_id, dir) else {
+            return Err(bad("no cluster_id or dir".into()));
+        };
+        if version.as_ref() != Some(&builder.version) || nodes.len() != builder.nodes {
+            return Err(bad(format!(
+                "Kafka {version:?} with {} node(s), expected Kafka {} with {}",
+                nodes.len(),
+                builder.version,
+                builder.nodes
+            )));
+        }
+        let dist = ensure_distribution(&builder.version).await?;
+        let nodes = nodes
+            .into_iter()
+            .map(|(id, client_port, internal_port, controller_port, pid)| {
+                let node_dir = dir.join(format!("node-{id}"));
+                Node {
+                    id,
+                    client_port,
+                    internal_port,
+                    controller_port,
+                    config: node_dir.join("server.properties"),
+                    log: node_dir.join("kafka.log"),
+                    dir: node_dir,
+                    process: Mutex::new(None),
+                    writing_archive: Mutex::new(None),
+                    external_pid: Some(pid),
+                }
+            })
+            .collect();
+        let cluster = KafkaCluster {
+            builder: builder.sharing(Sharing::Attached),
+            dist,
+            cluster_id,
+            nodes,
+            proxies: Vec::new(),
+            tls: None,
+            dir: crate::scratch::ScratchDir::borrowed(dir),
+        };
+        if let Some(i) = (0..cluster.nodes.len()).find(|&i| !cluster.is_running(i)) {
+            return Err(HarnessError::Process {
+                what: format!("shared Kafka node {}", cluster.nodes[i].id),
+                message: "its process is gone".into(),
+            });
+        }
+        cluster.wait_until_ready().await?;
+        Ok(cluster)
+    }
+
+    /// Refuses `what` on a shared cluster: other tests are using it.
+    fn check_private(&self, what: &str) -> Result<()> {
+        if self.builder.sharing == Sharing::Private {
+            Ok(())
+        } else {
+            Err(HarnessError::Config(format!(
+                "cannot {what} of a shared cluster (other tests use it): start a cluster of the test's own"
+            )))
+        }
+    }
+
+    /// Whether tests share this cluster (see [`crate::shared`]); its nodes
+    /// cannot be killed, stopped or restarted.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_testcontainers::shared::SharedKafka;
+    /// let kafka = SharedKafka::Kafka44Tv2.cluster().await?;
+    /// assert!(kafka.is_shared());
+    /// assert!(kafka.kill(0).is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn is_shared(&self) -> bool {
+        self.builder.sharing != Sharing::Private
     }
 
     fn check_index(&self, node: usize) -> Result<&Node> {
@@ -851,6 +1019,9 @@ impl KafkaCluster {
         let Some(n) = self.nodes.get(node) else {
             return false;
         };
+        if let Some(pid) = n.external_pid {
+            return Path::new(&format!("/proc/{pid}")).exists();
+        }
         let mut guard = n.process.lock().unwrap_or_else(|e| e.into_inner());
         match guard.as_mut() {
             Some(child) => child.try_wait().is_none(),
@@ -868,6 +1039,9 @@ impl KafkaCluster {
     /// ```
     pub fn pid(&self, node: usize) -> Option<u32> {
         let n = self.nodes.get(node)?;
+        if n.external_pid.is_some() {
+            return n.external_pid.filter(|_| self.is_running(node));
+        }
         let guard = n.process.lock().unwrap_or_else(|e| e.into_inner());
         guard.as_ref().and_then(|c| c.pid())
     }
@@ -1320,6 +1494,7 @@ impl KafkaCluster {
     /// # Ok(()) }
     /// ```
     pub fn kill(&self, node: usize) -> Result<()> {
+        self.check_private("kill a node")?;
         let n = self.check_index(node)?;
         let child = n.process.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(mut child) = child {
@@ -1340,6 +1515,7 @@ impl KafkaCluster {
     /// # Ok(()) }
     /// ```
     pub async fn stop(&self, node: usize) -> Result<()> {
+        self.check_private("stop a node")?;
         let n = self.check_index(node)?;
         let child = n.process.lock().unwrap_or_else(|e| e.into_inner()).take();
         let mut exited = false;
@@ -1365,6 +1541,7 @@ impl KafkaCluster {
     /// # Ok(()) }
     /// ```
     pub async fn restart(&self, node: usize) -> Result<()> {
+        self.check_private("restart a node")?;
         self.check_index(node)?;
         if self.is_running(node) {
             self.stop(node).await?;
@@ -1384,6 +1561,7 @@ impl KafkaCluster {
     /// # Ok(()) }
     /// ```
     pub fn start_node(&self, node: usize) -> Result<()> {
+        self.check_private("start a node")?;
         self.check_index(node)?;
         if self.is_running(node) {
             return Ok(());

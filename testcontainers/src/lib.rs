@@ -44,6 +44,7 @@ pub mod rabbitmq;
 mod runtime;
 mod scratch;
 pub mod seeded;
+pub mod shared;
 pub mod tls;
 pub mod tools;
 pub mod wire;

@@ -16,6 +16,8 @@ static COUNTER: AtomicU64 = AtomicU64::new(0);
 #[derive(Debug)]
 pub(crate) struct ScratchDir {
     path: PathBuf,
+    /// Whether drop removes the directory (false for another process's).
+    owned: bool,
 }
 
 impl ScratchDir {
@@ -38,7 +40,7 @@ impl ScratchDir {
                 .unwrap_or(0);
             let path = parent.join(format!("{prefix}{pid}-{n}-{nanos:08x}"));
             match std::fs::create_dir(&path) {
-                Ok(()) => return Ok(ScratchDir { path }),
+                Ok(()) => return Ok(ScratchDir { path, owned: true }),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(e),
             }
@@ -49,6 +51,32 @@ impl ScratchDir {
         ))
     }
 
+    /// An existing directory that another process owns: never removed here.
+    pub(crate) fn borrowed(path: PathBuf) -> ScratchDir {
+        ScratchDir { path, owned: false }
+    }
+
+    /// Removes the directories `<parent>/<prefix><pid>-…` left by
+    /// processes that are gone (a process killed, or one that never drops
+    /// what it created, leaves its own behind).
+    pub(crate) fn remove_orphans(parent: &Path, prefix: &str) {
+        let Ok(entries) = std::fs::read_dir(parent) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(prefix)) else {
+                continue;
+            };
+            let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+                continue;
+            };
+            if !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+
     /// The directory.
     pub(crate) fn path(&self) -> &Path {
         &self.path
@@ -57,7 +85,9 @@ impl ScratchDir {
 
 impl Drop for ScratchDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
+        if self.owned {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
     }
 }
 

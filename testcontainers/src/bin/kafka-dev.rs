@@ -10,16 +10,25 @@
 //! JIT instead of the fast-start C1-only JVM, for benchmarks), `--heap SIZE`
 //! (broker JVM heap, default 512m).
 //!
+//! `--shared VARIANT --describe PATH` starts the shared cluster of that
+//! variant instead (`4.4-tv2`, `4.4-tv1` or `3.9`, with exactly the
+//! settings of `kafka_testcontainers::shared::SharedKafka`; the other options
+//! are refused) and writes its description to PATH once it is ready: test
+//! processes run with `KAFKA_EOS_SHARED_KAFKA` set to PATH's directory attach
+//! to it instead of starting their own.
+//!
 //! Prints `BOOTSTRAP=...`, `INTERNAL_BOOTSTRAP=...` and `DATA_DIR=...` lines
 //! on stdout once the cluster is ready.
 
+use kafka_testcontainers::shared::SharedKafka;
 use kafka_testcontainers::{KafkaCluster, KafkaVersion, SaslConfig};
 use std::io::Write;
 
 fn usage() -> ! {
     eprintln!(
         "usage: kafka-dev [--version 4.4.0|3.9.2] [--nodes 1|3] [--transaction-version N] \
-         [--sasl] [--proxies] [--config key=value]... [--full-jit] [--heap SIZE]"
+         [--sasl] [--proxies] [--config key=value]... [--full-jit] [--heap SIZE]\n       \
+         kafka-dev --shared 4.4-tv2|4.4-tv1|3.9 --describe PATH"
     );
     std::process::exit(2)
 }
@@ -27,10 +36,16 @@ fn usage() -> ! {
 #[tokio::main]
 async fn main() {
     let mut builder = KafkaCluster::builder();
+    let mut shared = None;
+    let mut describe = None;
+    let mut other_options = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| usage());
+        other_options |= !matches!(a.as_str(), "--shared" | "--describe");
         match a.as_str() {
+            "--shared" => shared = Some(SharedKafka::parse(&value()).unwrap_or_else(|| usage())),
+            "--describe" => describe = Some(std::path::PathBuf::from(value())),
             "--version" => builder = builder.version(KafkaVersion::parse(&value())),
             "--nodes" => builder = builder.nodes(value().parse().unwrap_or_else(|_| usage())),
             "--transaction-version" => {
@@ -50,7 +65,14 @@ async fn main() {
         }
     }
     let started = std::time::Instant::now();
-    let cluster = match builder.start().await {
+    let start = async {
+        match (shared, &describe) {
+            (Some(variant), Some(path)) if !other_options => variant.serve(path).await,
+            (None, None) => builder.start().await,
+            _ => usage(),
+        }
+    };
+    let cluster = match start.await {
         Ok(c) => c,
         Err(e) => {
             eprintln!("kafka-dev: cannot start the cluster: {e}");

@@ -1,0 +1,282 @@
+//! Clusters shared by many tests: one single-node Kafka cluster per
+//! [`SharedKafka`] variant (Kafka 4.4 with transaction version 2, Kafka 4.4
+//! with transaction version 1, Kafka 3.9), started once and used by every
+//! test that neither stops its nodes nor needs settings of its own.
+//!
+//! A broker start costs a few CPU seconds; a test suite that starts one per
+//! test spends most of its time there. With a shared cluster, a test pays
+//! for its own topics only. Where the cluster comes from:
+//!
+//! - **Another process**, when the environment variable
+//!   `KAFKA_EOS_SHARED_KAFKA` names a directory: each variant's cluster is
+//!   described in `<dir>/<variant>.cluster` by the process that owns it,
+//!   `kafka-dev --shared <variant> --describe <dir>/<variant>.cluster`
+//!   (the CI test runner starts the three before the test binaries and
+//!   stops them after).
+//! - **This process** otherwise: started on first use and kept for the
+//!   process's life (its JVM dies with the process).
+//!
+//! Tests on a shared cluster use names of their own ([`unique_name`]) for
+//! topics, transactional ids and groups, and never assume that they are
+//! alone on the broker (listings contain other tests' topics, groups and
+//! transactions). [`KafkaCluster::kill`], `stop`, `restart` and
+//! `start_node` refuse a shared cluster.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
+//! use kafka_testcontainers::shared::{SharedKafka, unique_name};
+//! let kafka = SharedKafka::Kafka44Tv2.cluster().await?;
+//! let topic = unique_name("events");
+//! kafka.create_topic(&topic, 3, 1).await?;
+//! # Ok(()) }
+//! ```
+
+use crate::cluster::{KafkaClusterBuilder, Sharing};
+use crate::error::IoContext;
+use crate::{HarnessError, KafkaCluster, KafkaVersion, Result};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tokio::sync::OnceCell;
+
+/// The environment variable naming the directory of shared cluster
+/// descriptions.
+pub const SHARED_KAFKA_ENV: &str = "KAFKA_EOS_SHARED_KAFKA";
+
+/// The directory prefix of a cluster shared in-process (under the system
+/// temporary directory); the ones of dead processes are removed.
+pub(crate) const IN_PROCESS_DIR_PREFIX: &str = "kafka-eos-shared-";
+
+/// A shared single-node cluster's Kafka release and transaction version.
+///
+/// ```
+/// use kafka_testcontainers::shared::SharedKafka;
+/// assert_eq!(SharedKafka::parse("4.4-tv1"), Some(SharedKafka::Kafka44Tv1));
+/// assert_eq!(SharedKafka::Kafka39.name(), "3.9");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SharedKafka {
+    /// Kafka 4.4 formatted with `transaction.version=2` (KIP-890).
+    Kafka44Tv2,
+    /// Kafka 4.4 formatted with `transaction.version=1`.
+    Kafka44Tv1,
+    /// Kafka 3.9 (transaction version 1 only; classic groups).
+    Kafka39,
+}
+
+static CLUSTERS: [OnceCell<KafkaCluster>; 3] = [
+    OnceCell::const_new(),
+    OnceCell::const_new(),
+    OnceCell::const_new(),
+];
+
+impl SharedKafka {
+    /// Every variant.
+    ///
+    /// ```
+    /// use kafka_testcontainers::shared::SharedKafka;
+    /// assert_eq!(SharedKafka::ALL.len(), 3);
+    /// ```
+    pub const ALL: [SharedKafka; 3] = [
+        SharedKafka::Kafka44Tv2,
+        SharedKafka::Kafka44Tv1,
+        SharedKafka::Kafka39,
+    ];
+
+    /// The variant's name: `4.4-tv2`, `4.4-tv1` or `3.9`.
+    ///
+    /// ```
+    /// use kafka_testcontainers::shared::SharedKafka;
+    /// assert_eq!(SharedKafka::Kafka44Tv2.name(), "4.4-tv2");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            SharedKafka::Kafka44Tv2 => "4.4-tv2",
+            SharedKafka::Kafka44Tv1 => "4.4-tv1",
+            SharedKafka::Kafka39 => "3.9",
+        }
+    }
+
+    /// The variant named `name` ([`SharedKafka::name`]).
+    ///
+    /// ```
+    /// use kafka_testcontainers::shared::SharedKafka;
+    /// assert_eq!(SharedKafka::parse("3.9"), Some(SharedKafka::Kafka39));
+    /// assert_eq!(SharedKafka::parse("2.8"), None);
+    /// ```
+    pub fn parse(name: &str) -> Option<SharedKafka> {
+        SharedKafka::ALL.into_iter().find(|v| v.name() == name)
+    }
+
+    /// The Kafka release.
+    ///
+    /// ```
+    /// use kafka_testcontainers::KafkaVersion;
+    /// use kafka_testcontainers::shared::SharedKafka;
+    /// assert_eq!(SharedKafka::Kafka44Tv1.version(), KafkaVersion::V4_4);
+    /// ```
+    pub fn version(self) -> KafkaVersion {
+        match self {
+            SharedKafka::Kafka44Tv2 | SharedKafka::Kafka44Tv1 => KafkaVersion::V4_4,
+            SharedKafka::Kafka39 => KafkaVersion::V3_9,
+        }
+    }
+
+    /// The transaction version the cluster is formatted with (`None`: the
+    /// release's only one, 1).
+    ///
+    /// ```
+    /// use kafka_testcontainers::shared::SharedKafka;
+    /// assert_eq!(SharedKafka::Kafka44Tv2.transaction_version(), Some(2));
+    /// assert_eq!(SharedKafka::Kafka39.transaction_version(), None);
+    /// ```
+    pub fn transaction_version(self) -> Option<i16> {
+        match self {
+            SharedKafka::Kafka44Tv2 => Some(2),
+            SharedKafka::Kafka44Tv1 => Some(1),
+            SharedKafka::Kafka39 => None,
+        }
+    }
+
+    /// The settings every shared cluster of this variant has: one node, the
+    /// harness's defaults, and KIP-848 heartbeats every 500 ms (faster
+    /// rebalances than the 5 s default).
+    ///
+    /// ```
+    /// use kafka_testcontainers::shared::SharedKafka;
+    /// let builder = SharedKafka::Kafka39.builder(); // nothing runs until `start`
+    /// # let _ = builder;
+    /// ```
+    pub fn builder(self) -> KafkaClusterBuilder {
+        let mut b = KafkaCluster::builder()
+            .version(self.version())
+            .nodes(1)
+            .broker_config("group.consumer.min.heartbeat.interval.ms", "500")
+            .broker_config("group.consumer.heartbeat.interval.ms", "500");
+        if let Some(tv) = self.transaction_version() {
+            b = b.transaction_version(tv);
+        }
+        b
+    }
+
+    /// The shared cluster of this variant: attached to by the description
+    /// in `$KAFKA_EOS_SHARED_KAFKA/<name>.cluster` when that variable is
+    /// set, else started in this process on first use.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
+    /// use kafka_testcontainers::shared::SharedKafka;
+    /// let kafka = SharedKafka::Kafka39.cluster().await?;
+    /// println!("{}", kafka.bootstrap());
+    /// # Ok(()) }
+    /// ```
+    pub async fn cluster(self) -> Result<&'static KafkaCluster> {
+        let cell = &CLUSTERS[self as usize];
+        cell.get_or_try_init(|| async move {
+            match std::env::var_os(SHARED_KAFKA_ENV) {
+                Some(dir) if !dir.is_empty() => {
+                    let path = self.description_path(Path::new(&dir));
+                    let text = wait_for_description(&path).await?;
+                    KafkaCluster::attach(self.builder(), &text).await
+                }
+                _ => {
+                    crate::scratch::ScratchDir::remove_orphans(
+                        &std::env::temp_dir(),
+                        IN_PROCESS_DIR_PREFIX,
+                    );
+                    self.builder().sharing(Sharing::InProcess).start().await
+                }
+            }
+        })
+        .await
+    }
+
+    /// Starts this variant's cluster for other processes and writes its
+    /// description to `description` (atomically, once it is ready); the
+    /// cluster stops when the returned value is dropped. What
+    /// `kafka-dev --shared` runs.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
+    /// use kafka_testcontainers::shared::SharedKafka;
+    /// let dir = std::path::Path::new("/tmp/shared-kafka");
+    /// let kafka = SharedKafka::Kafka44Tv2.serve(&SharedKafka::Kafka44Tv2.description_path(dir)).await?;
+    /// // ... run tests with KAFKA_EOS_SHARED_KAFKA=/tmp/shared-kafka ...
+    /// drop(kafka);
+    /// # Ok(()) }
+    /// ```
+    pub async fn serve(self, description: &Path) -> Result<KafkaCluster> {
+        let cluster = self.builder().sharing(Sharing::Served).start().await?;
+        let tmp = description.with_extension("tmp");
+        std::fs::write(&tmp, cluster.description()).ctx(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, description)
+            .ctx(|| format!("renaming {} to {}", tmp.display(), description.display()))?;
+        Ok(cluster)
+    }
+
+    /// Where this variant's description lives in the directory `dir`.
+    ///
+    /// ```
+    /// use kafka_testcontainers::shared::SharedKafka;
+    /// let path = SharedKafka::Kafka39.description_path("/tmp/s".as_ref());
+    /// assert_eq!(path, std::path::Path::new("/tmp/s/3.9.cluster"));
+    /// ```
+    pub fn description_path(self, dir: &Path) -> PathBuf {
+        dir.join(format!("{}.cluster", self.name()))
+    }
+}
+
+/// How long a test waits for the owner of a shared cluster to describe it
+/// (the CI runner starts the shared clusters and the first tests together).
+const DESCRIPTION_WAIT: Duration = Duration::from_secs(300);
+
+/// The description at `path` once its owner has written it.
+async fn wait_for_description(path: &Path) -> Result<String> {
+    let started = Instant::now();
+    loop {
+        match std::fs::read_to_string(path) {
+            Ok(text) => return Ok(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if started.elapsed() >= DESCRIPTION_WAIT {
+                    return Err(HarnessError::Timeout {
+                        what: format!(
+                            "the shared cluster description {} ({SHARED_KAFKA_ENV} is set; \
+                             its owner is `kafka-dev --shared`)",
+                            path.display()
+                        ),
+                        elapsed: started.elapsed(),
+                        last: e.to_string(),
+                    });
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => {
+                return Err(e).ctx(|| format!("reading {}", path.display()));
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for SharedKafka {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name no other test uses: `prefix`, this process's id and a counter —
+/// for topics, transactional ids and groups on a shared cluster.
+///
+/// ```
+/// use kafka_testcontainers::shared::unique_name;
+/// let (a, b) = (unique_name("events"), unique_name("events"));
+/// assert!(a.starts_with("events-"));
+/// assert_ne!(a, b);
+/// ```
+pub fn unique_name(prefix: &str) -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
