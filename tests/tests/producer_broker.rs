@@ -1,12 +1,14 @@
-//! The producer against a real Kafka 4.4 broker: records written by our
-//! producer read back by the Java console consumer and by our reader, for every codec; the
-//! fault proxy with and without idempotence; a leader kill on 3 nodes.
+//! The producer against a real Kafka 4.4 broker (the harness's shared
+//! cluster): records written by our producer read back by the Java console
+//! consumer and by our reader, one test per codec; acks=0 and acks=1; a send
+//! to a topic that does not exist.
 
 use bytes::Bytes;
 use kafka_producer::reader::{Reader, ReaderConfig};
 use kafka_producer::{Acks, Cluster, ClusterConfig, Producer, ProducerConfig, ProducerRecord};
 use kafka_proto::record::Compression;
-use kafka_testcontainers::{IsolationLevel, KafkaCluster, KafkaVersion};
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::{IsolationLevel, KafkaCluster};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
@@ -23,7 +25,7 @@ fn record(topic: &str, i: usize) -> ProducerRecord {
 }
 
 async fn produce_and_check(kafka: &KafkaCluster, compression: Compression) {
-    let topic = format!("produce-{}", compression.name());
+    let topic = unique_name(&format!("produce-{}", compression.name()));
     kafka.create_topic(&topic, 3, 1).await.unwrap();
     let config = ProducerConfig::builder(&kafka.bootstrap())
         .compression(compression)
@@ -120,26 +122,49 @@ async fn produce_and_check(kafka: &KafkaCluster, compression: Compression) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn produce_read_back_every_codec() {
-    let kafka = KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .nodes(1)
-        .start()
+/// The shared Kafka 4.4 cluster (other tests use it too: names are unique).
+async fn kafka() -> &'static KafkaCluster {
+    SharedKafka::Kafka44Tv2
+        .cluster()
         .await
-        .expect("start Kafka");
-    produce_and_check(&kafka, Compression::None).await;
-    #[cfg(feature = "gzip")]
-    produce_and_check(&kafka, Compression::Gzip).await;
-    #[cfg(feature = "snappy")]
-    produce_and_check(&kafka, Compression::Snappy).await;
-    #[cfg(feature = "lz4")]
-    produce_and_check(&kafka, Compression::Lz4).await;
-    #[cfg(feature = "zstd")]
-    produce_and_check(&kafka, Compression::Zstd).await;
+        .expect("shared Kafka 4.4")
+}
 
-    // acks=0 and acks=1 (idempotence silently off): offsets unknown / known.
-    kafka.create_topic("acks", 1, 1).await.unwrap();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn produce_read_back_uncompressed() {
+    produce_and_check(kafka().await, Compression::None).await;
+}
+
+#[cfg(feature = "gzip")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn produce_read_back_gzip() {
+    produce_and_check(kafka().await, Compression::Gzip).await;
+}
+
+#[cfg(feature = "snappy")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn produce_read_back_snappy() {
+    produce_and_check(kafka().await, Compression::Snappy).await;
+}
+
+#[cfg(feature = "lz4")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn produce_read_back_lz4() {
+    produce_and_check(kafka().await, Compression::Lz4).await;
+}
+
+#[cfg(feature = "zstd")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn produce_read_back_zstd() {
+    produce_and_check(kafka().await, Compression::Zstd).await;
+}
+
+/// acks=0 and acks=1 (idempotence silently off): offsets unknown / known.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acks_zero_and_one_report_offsets_only_when_acknowledged() {
+    let kafka = kafka().await;
+    let topic = unique_name("acks");
+    kafka.create_topic(&topic, 1, 1).await.unwrap();
     for acks in [Acks::Zero, Acks::One] {
         let config = ProducerConfig::builder(&kafka.bootstrap())
             .acks(acks)
@@ -148,20 +173,26 @@ async fn produce_read_back_every_codec() {
         assert!(!config.idempotence());
         let p = Producer::connect(config).await.unwrap();
         let m = p
-            .send(ProducerRecord::new("acks").value("v"))
+            .send(ProducerRecord::new(topic.as_str()).value("v"))
             .await
             .unwrap();
         assert_eq!(m.offset.is_some(), acks == Acks::One);
         p.close(Duration::from_secs(5)).await.unwrap();
     }
-    // Unknown topic: the send waits for metadata, bounded by max.block.ms.
+}
+
+/// Unknown topic: the send waits for metadata, bounded by max.block.ms.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_send_to_an_unknown_topic_times_out_after_max_block() {
+    let kafka = kafka().await;
     let config = ProducerConfig::builder(&kafka.bootstrap())
         .max_block(Duration::from_millis(500))
         .build()
         .unwrap();
     let p = Producer::connect(config).await.unwrap();
+    let absent = unique_name("absent");
     let e = p
-        .send(ProducerRecord::new("absent").value("v"))
+        .send(ProducerRecord::new(absent.as_str()).value("v"))
         .await
         .unwrap_err();
     assert!(

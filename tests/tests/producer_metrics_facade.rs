@@ -12,12 +12,11 @@
 
 use kafka_producer::metrics::{MetricsSnapshot, names};
 use kafka_producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
-use kafka_testcontainers::{KafkaCluster, KafkaVersion};
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use metrics_util::MetricKind;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 
 const CLIENT_ID: &str = "metrics-facade";
-const TOPIC: &str = "metrics-facade";
 
 /// One emitted value: kind, name, labels, value.
 type Value = (MetricKind, String, Vec<(String, String)>, DebugValue);
@@ -63,16 +62,16 @@ async fn facade_counters_match_a_committed_and_an_aborted_transaction() {
         .install()
         .expect("the only recorder of this test binary");
 
-    let kafka = KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .nodes(1)
-        .start()
+    let kafka = SharedKafka::Kafka44Tv2
+        .cluster()
         .await
-        .expect("start Kafka");
-    kafka.create_topic(TOPIC, 2, 1).await.unwrap();
+        .expect("shared Kafka 4.4");
+    let topic = unique_name("metrics-facade");
+    let txn_id = unique_name("metrics-facade-txn");
+    kafka.create_topic(&topic, 2, 1).await.unwrap();
     let config = ProducerConfig::from_properties([
         ("bootstrap.servers", kafka.bootstrap().as_str()),
-        ("transactional.id", "metrics-facade-txn"),
+        ("transactional.id", txn_id.as_str()),
         ("client.id", CLIENT_ID),
         ("max.block.ms", "30000"),
     ])
@@ -84,7 +83,7 @@ async fn facade_counters_match_a_committed_and_an_aborted_transaction() {
     let sends: Vec<_> = (0..40)
         .map(|i| {
             producer.send(
-                ProducerRecord::new(TOPIC)
+                ProducerRecord::new(topic.as_str())
                     .key(format!("k{i}"))
                     .value(format!("committed {i}")),
             )
@@ -97,7 +96,7 @@ async fn facade_counters_match_a_committed_and_an_aborted_transaction() {
 
     producer.begin_transaction().unwrap();
     let sends: Vec<_> = (0..10)
-        .map(|i| producer.send(ProducerRecord::new(TOPIC).value(format!("aborted {i}"))))
+        .map(|i| producer.send(ProducerRecord::new(topic.as_str()).value(format!("aborted {i}"))))
         .collect();
     for s in sends {
         s.await.unwrap(); // acknowledged, so counted as sent

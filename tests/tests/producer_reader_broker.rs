@@ -13,8 +13,9 @@ use kafka_producer::reader::{
     ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig, ReaderError,
 };
 use kafka_producer::{Cluster, ClusterConfig};
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{
-    ConsumedRecord, IsolationLevel as JavaIsolation, KafkaCluster, KafkaVersion, ProducerPerfArgs,
+    ConsumedRecord, IsolationLevel as JavaIsolation, KafkaCluster, ProducerPerfArgs,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -133,20 +134,27 @@ async fn wait_stable(kafka: &KafkaCluster, topic: &str, partitions: &[i32]) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reader_matches_the_java_consumer_on_kafka_4_4() {
-    let kafka = KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .nodes(1)
-        .start()
+/// The shared Kafka 4.4 cluster (other tests use it too: names are unique).
+async fn kafka() -> &'static KafkaCluster {
+    SharedKafka::Kafka44Tv2
+        .cluster()
         .await
-        .expect("start Kafka 4.4");
-    producer_performance_data(&kafka).await;
-    aborted_transactions(&kafka).await;
+        .expect("shared Kafka 4.4")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reader_matches_the_java_consumer_on_producer_performance_data() {
+    producer_performance_data(kafka().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reader_matches_the_java_consumer_on_aborted_transactions() {
+    aborted_transactions(kafka().await).await;
 }
 
 async fn producer_performance_data(kafka: &KafkaCluster) {
-    let topic = "perf";
+    let topic = unique_name("perf");
+    let topic = topic.as_str();
     kafka.create_topic(topic, 3, 1).await.expect("create topic");
     let (txn, plain) = (5000u64, 1000u64);
     let summary = kafka
@@ -155,7 +163,7 @@ async fn producer_performance_data(kafka: &KafkaCluster) {
             num_records: txn,
             record_size: 100,
             throughput: -1,
-            transactional_id: Some("perf-txn".into()),
+            transactional_id: Some(unique_name("perf-txn")),
             transaction_duration_ms: Some(100),
             props: vec![],
         })
@@ -259,11 +267,13 @@ fn expected_committed(txns: i32) -> BTreeSet<String> {
 }
 
 async fn aborted_transactions(kafka: &KafkaCluster) {
-    let topic = "txns";
-    let group = "verify-group";
+    let topic = unique_name("txns");
+    let topic = topic.as_str();
+    let group = unique_name("verify-group");
+    let group = group.as_str();
     let txns = 9;
     kafka.create_topic(topic, 2, 1).await.expect("create topic");
-    let release = kafka.data_dir().join("release-held-txn");
+    let release = kafka.data_dir().join(unique_name("release-held-txn"));
     let program = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("java/AbortingProducer.java")
         .display()

@@ -8,7 +8,7 @@
 
 use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{Cluster, ClusterConfig, Producer, ProducerConfig, ProducerRecord};
-use kafka_testcontainers::{KafkaCluster, KafkaVersion};
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use std::time::Duration;
 
 const RECORDS: usize = 4_000;
@@ -18,13 +18,12 @@ const FRAME_CAP: usize = 64 * 1024;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reader_keeps_fetches_below_a_small_frame_cap() {
-    let kafka = KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .nodes(1)
-        .start()
+    let kafka = SharedKafka::Kafka44Tv2
+        .cluster()
         .await
-        .expect("start Kafka 4.4");
-    let topic = "frame-cap";
+        .expect("shared Kafka 4.4");
+    let topic = unique_name("frame-cap");
+    let topic = topic.as_str();
     kafka.create_topic(topic, 1, 1).await.expect("create topic");
 
     let producer = Producer::connect(
