@@ -41,6 +41,11 @@ use tokio::sync::OnceCell;
 
 /// The environment variable naming the directory of shared cluster
 /// descriptions.
+///
+/// ```
+/// use kafka_testcontainers::shared::SHARED_KAFKA_ENV;
+/// assert_eq!(SHARED_KAFKA_ENV, "KAFKA_EOS_SHARED_KAFKA");
+/// ```
 pub const SHARED_KAFKA_ENV: &str = "KAFKA_EOS_SHARED_KAFKA";
 
 /// The directory prefix of a cluster shared in-process (under the system
