@@ -1020,7 +1020,7 @@ impl KafkaCluster {
             return false;
         };
         if let Some(pid) = n.external_pid {
-            return Path::new(&format!("/proc/{pid}")).exists();
+            return crate::process::process_exists(pid);
         }
         let mut guard = n.process.lock().unwrap_or_else(|e| e.into_inner());
         match guard.as_mut() {

@@ -186,3 +186,8 @@ impl Drop for ManagedChild {
         self.kill_now();
     }
 }
+
+/// Whether a process with this pid exists (its `/proc` entry).
+pub(crate) fn process_exists(pid: u32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}

@@ -71,7 +71,7 @@ impl ScratchDir {
             let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
                 continue;
             };
-            if !Path::new(&format!("/proc/{pid}")).exists() {
+            if !crate::process::process_exists(pid) {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
         }
