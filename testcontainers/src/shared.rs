@@ -144,8 +144,13 @@ impl SharedKafka {
     }
 
     /// The settings every shared cluster of this variant has: one node, the
-    /// harness's defaults, and KIP-848 heartbeats every 500 ms (faster
-    /// rebalances than the 5 s default).
+    /// harness's defaults, KIP-848 heartbeats every 500 ms (faster
+    /// rebalances than the 5 s default), no initial rebalance delay for
+    /// classic groups (the 3 s default delays every test's first join), and
+    /// timed-out transactions aborted within half a second of their
+    /// timeout (the 10 s default check interval would stretch every test
+    /// that lets a transaction time out). None of these changes what a test
+    /// may observe, only how soon.
     ///
     /// ```
     /// use kafka_testcontainers::shared::SharedKafka;
@@ -157,7 +162,12 @@ impl SharedKafka {
             .version(self.version())
             .nodes(1)
             .broker_config("group.consumer.min.heartbeat.interval.ms", "500")
-            .broker_config("group.consumer.heartbeat.interval.ms", "500");
+            .broker_config("group.consumer.heartbeat.interval.ms", "500")
+            .broker_config("group.initial.rebalance.delay.ms", "0")
+            .broker_config(
+                "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+                "500",
+            );
         if let Some(tv) = self.transaction_version() {
             b = b.transaction_version(tv);
         }
@@ -268,8 +278,10 @@ impl std::fmt::Display for SharedKafka {
     }
 }
 
-/// A name no other test uses: `prefix`, this process's id and a counter —
-/// for topics, transactional ids and groups on a shared cluster.
+/// A name no other test uses: `prefix`, a tag of this process (its id and
+/// the time it first asked, so a process id the kernel reuses later in the
+/// same run gets other names) and a counter — for topics, transactional ids
+/// and groups on a shared cluster.
 ///
 /// ```
 /// use kafka_testcontainers::shared::unique_name;
@@ -279,9 +291,15 @@ impl std::fmt::Display for SharedKafka {
 /// ```
 pub fn unique_name(prefix: &str) -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
-    format!(
-        "{prefix}-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
+    static PROCESS_TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let tag = PROCESS_TAG.get_or_init(|| {
+        let since_epoch = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        // Milliseconds within a day: a reused pid gets the same tag only if
+        // its first name is taken in the same millisecond of a later day.
+        let millis = since_epoch.as_millis() % 86_400_000;
+        format!("{}x{millis:x}", std::process::id())
+    });
+    format!("{prefix}-{tag}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
