@@ -144,13 +144,12 @@ impl SharedKafka {
     }
 
     /// The settings every shared cluster of this variant has: one node, the
-    /// harness's defaults, KIP-848 heartbeats every 500 ms (faster
-    /// rebalances than the 5 s default), no initial rebalance delay for
-    /// classic groups (the 3 s default delays every test's first join), and
-    /// timed-out transactions aborted within half a second of their
-    /// timeout (the 10 s default check interval would stretch every test
-    /// that lets a transaction time out). None of these changes what a test
-    /// may observe, only how soon.
+    /// harness's defaults (among them no initial rebalance delay for classic
+    /// groups), KIP-848 heartbeats every 500 ms (faster rebalances than the
+    /// 5 s default), and timed-out transactions aborted within half a
+    /// second of their timeout (the 10 s default check interval would
+    /// stretch every test that lets a transaction time out). None of these
+    /// changes what a test may observe, only how soon.
     ///
     /// ```
     /// use kafka_testcontainers::shared::SharedKafka;
@@ -163,7 +162,6 @@ impl SharedKafka {
             .nodes(1)
             .broker_config("group.consumer.min.heartbeat.interval.ms", "500")
             .broker_config("group.consumer.heartbeat.interval.ms", "500")
-            .broker_config("group.initial.rebalance.delay.ms", "0")
             .broker_config(
                 "transaction.abort.timed.out.transaction.cleanup.interval.ms",
                 "500",
