@@ -1,7 +1,9 @@
-//! What the CLI's broker tests share: the binary under test and running it
-//! against a broker.
+//! What the CLI's broker tests share: the binary under test, running it
+//! against a broker, and the shared Kafka cluster they run it against.
 #![allow(dead_code)] // each test file uses its own subset
 
+use kafka_testcontainers::KafkaCluster;
+use kafka_testcontainers::shared::SharedKafka;
 use std::process::{Output, Stdio};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
@@ -11,6 +13,17 @@ use tokio::process::Command;
 /// build's.
 pub fn bin() -> String {
     std::env::var("KAFKA_EOS_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_kafka-eos").into())
+}
+
+/// The harness's shared single-node Kafka 4.4 (transaction version 2, KIP-848
+/// heartbeats every 500 ms). Other tests use it too: every topic, group and
+/// transactional id a test creates comes from `unique_name`, and listings
+/// are filtered by those names.
+pub async fn kafka() -> &'static KafkaCluster {
+    SharedKafka::Kafka44Tv2
+        .cluster()
+        .await
+        .expect("shared Kafka 4.4")
 }
 
 /// Runs the CLI against `bootstrap` with `args` (and `stdin`), at most 120 s.
