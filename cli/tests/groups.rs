@@ -1,5 +1,7 @@
-//! Consumer groups from the command line against a real Kafka 4.4 broker
-//! (one node, KIP-848 groups with 500 ms heartbeats), one scenario per test:
+//! Consumer groups from the command line against the harness's shared Kafka
+//! 4.4 cluster (one node, KIP-848 groups with 500 ms heartbeats), one
+//! scenario per test, each with topics, groups and transactional ids of its
+//! own (group listings are checked for the test's own group only):
 //!
 //! - `consume --group`: two members split a 4-partition topic (each gets
 //!   some partitions) and together print every record exactly once; a later
@@ -13,8 +15,8 @@
 //!   refused while members remain, accepted once they left.
 
 mod common;
-use common::{bin, ok, run};
-use kafka_testcontainers::{KafkaCluster, KafkaVersion};
+use common::{bin, kafka, ok, run};
+use kafka_testcontainers::shared::unique_name;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
@@ -22,22 +24,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const PARTITIONS: i32 = 4;
-
-async fn kafka() -> KafkaCluster {
-    KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .nodes(1)
-        .broker_config("group.consumer.min.heartbeat.interval.ms", "500")
-        .broker_config("group.consumer.heartbeat.interval.ms", "500")
-        // A SIGKILLed copier's transaction is aborted soon after its timeout.
-        .broker_config(
-            "transaction.abort.timed.out.transaction.cleanup.interval.ms",
-            "1000",
-        )
-        .start()
-        .await
-        .expect("start Kafka 4.4")
-}
 
 async fn create_topic(bootstrap: &str, topic: &str) {
     ok(
@@ -265,12 +251,17 @@ fn parse(lines: &[String]) -> Vec<(i32, u32)> {
         .collect()
 }
 
+/// Two `consume --group` members split the partitions (each gets some,
+/// none gets a partition the other has) and together print every record
+/// once, each from its partition; a later member of the group, after both
+/// stopped with Ctrl-C (exit 130), prints only the records produced after
+/// it joined.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn consume_group_members_split_partitions_and_resume_at_committed_offsets() {
-    let kafka = kafka().await;
-    let b = kafka.bootstrap();
+    let b = kafka().await.bootstrap();
     let b = b.as_str();
-    let (topic, group) = ("orders", "printers");
+    let (topic, group) = (unique_name("orders"), unique_name("printers"));
+    let (topic, group) = (topic.as_str(), group.as_str());
     create_topic(b, topic).await;
 
     let m1 = member(b, topic, group);
@@ -324,18 +315,26 @@ async fn consume_group_members_split_partitions_and_resume_at_committed_offsets(
     );
 }
 
-/// `copy` between `from` and `to` on `group`.
-fn copier(bootstrap: &str, prefix: &str) -> Running {
+/// The topics and group of a `copy` test (unique on the shared cluster).
+struct CopyNames {
+    input: String,
+    output: String,
+    group: String,
+}
+
+/// `copy` from `names.input` to `names.output` on `names.group`, with
+/// transactional ids starting with `prefix`.
+fn copier(bootstrap: &str, names: &CopyNames, prefix: &str) -> Running {
     Running::start(
         bootstrap,
         &[
             "copy",
             "--from",
-            "in",
+            &names.input,
             "--to",
-            "out",
+            &names.output,
             "--group",
-            "copiers",
+            &names.group,
             "--transactional-id-prefix",
             prefix,
             "--transaction-timeout-ms",
@@ -344,44 +343,54 @@ fn copier(bootstrap: &str, prefix: &str) -> Running {
     )
 }
 
-/// The values of `out` as a read_committed reader sees them now.
-async fn output(bootstrap: &str) -> Vec<u32> {
-    ok(bootstrap, &["consume", "--topic", "out", "-e"], None)
+/// The values of `topic` as a read_committed reader sees them now.
+async fn output(bootstrap: &str, topic: &str) -> Vec<u32> {
+    ok(bootstrap, &["consume", "--topic", topic, "-e"], None)
         .await
         .lines()
         .map(|l| l.parse().unwrap())
         .collect()
 }
 
+/// Two `copy` processes of one group, one SIGKILLed while input is still
+/// arriving and restarted with the same transactional id prefix: once both
+/// stopped on SIGTERM (exit 0), a read_committed read of the output holds
+/// every input value exactly once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copy_with_a_copier_killed_and_restarted_copies_every_record_once() {
     const N: u32 = 2000;
-    let kafka = kafka().await;
-    let b = kafka.bootstrap();
+    let b = kafka().await.bootstrap();
     let b = b.as_str();
-    create_topic(b, "in").await;
-    create_topic(b, "out").await;
-    produce(b, "in", 0..N / 2).await;
+    let names = CopyNames {
+        input: unique_name("in"),
+        output: unique_name("out"),
+        group: unique_name("copiers"),
+    };
+    let (prefix_a, prefix_c) = (unique_name("copier-a"), unique_name("copier-c"));
+    let out = names.output.as_str();
+    create_topic(b, &names.input).await;
+    create_topic(b, out).await;
+    produce(b, &names.input, 0..N / 2).await;
 
-    let a = copier(b, "copier-a");
-    let c = copier(b, "copier-c");
+    let a = copier(b, &names, &prefix_a);
+    let c = copier(b, &names, &prefix_c);
     wait_for("the copiers to commit output", || async {
-        (!output(b).await.is_empty()).then_some(())
+        (!output(b, out).await.is_empty()).then_some(())
     })
     .await;
     // Kill one copier with its second half of input on the way: it may die
     // with an open transaction, which the broker aborts after its timeout.
     let more = tokio::spawn({
-        let b = b.to_string();
-        async move { produce(&b, "in", N / 2..N).await }
+        let (b, input) = (b.to_string(), names.input.clone());
+        async move { produce(&b, &input, N / 2..N).await }
     });
     let (code, _, _) = a.stop("-KILL").await;
     assert_eq!(code, None, "killed by SIGKILL");
-    let a = copier(b, "copier-a");
+    let a = copier(b, &names, &prefix_a);
     more.await.unwrap();
 
     wait_for("every input value in the output", || async {
-        let seen: BTreeSet<u32> = output(b).await.into_iter().collect();
+        let seen: BTreeSet<u32> = output(b, out).await.into_iter().collect();
         (seen.len() == N as usize).then_some(())
     })
     .await;
@@ -390,7 +399,7 @@ async fn copy_with_a_copier_killed_and_restarted_copies_every_record_once() {
     assert_eq!(code_a, Some(0), "restarted copier after SIGTERM:\n{log_a}");
     assert_eq!(code_c, Some(0), "copier after SIGTERM:\n{log_c}");
 
-    let mut values = output(b).await;
+    let mut values = output(b, out).await;
     values.sort_unstable();
     let mut counts: BTreeMap<u32, usize> = BTreeMap::new();
     for v in &values {
@@ -401,12 +410,18 @@ async fn copy_with_a_copier_killed_and_restarted_copies_every_record_once() {
     assert_eq!(values, (0..N).collect::<Vec<_>>(), "every value once");
 }
 
+/// A group of two live `consume --group` members: `group list` shows it as
+/// a KIP-848 consumer group (type and protocol type `consumer`); `group
+/// describe` shows every partition's committed offset at the log end (lag
+/// 0) and an owner; `group delete` is refused (exit 1) while members
+/// remain and accepted once they left, after which the group is neither
+/// listed nor described.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn group_list_describe_and_delete_a_consume_group() {
-    let kafka = kafka().await;
-    let b = kafka.bootstrap();
+    let b = kafka().await.bootstrap();
     let b = b.as_str();
-    let (topic, group) = ("orders", "printers");
+    let (topic, group) = (unique_name("orders"), unique_name("printers"));
+    let (topic, group) = (topic.as_str(), group.as_str());
     create_topic(b, topic).await;
     let m1 = member(b, topic, group);
     let m2 = member(b, topic, group);
