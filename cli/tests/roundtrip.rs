@@ -1,21 +1,29 @@
-//! End-to-end CLI tests against one real broker (Kafka 4.4, one node),
-//! spawning the built binary (or `$KAFKA_EOS_BIN`, e.g. the static musl
-//! build), in one test so the cluster is shared:
+//! End-to-end CLI tests against the harness's shared Kafka 4.4 cluster (one
+//! node, transaction version 2), spawning the built binary (or
+//! `$KAFKA_EOS_BIN`, e.g. the static musl build), one scenario per test,
+//! each with topics and transactional ids of its own:
 //!
-//! 1. `produce` 1,000 keyed lines with headers (idempotent), `consume` them
-//!    back as values, key-value pairs and JSON: identical; our read_committed
-//!    JSON agrees with the Java console consumer.
-//! 2. `produce --transactional-id` commits every N records; read_committed
-//!    sees everything, in order, as the Java console consumer does.
-//! 3. A transactional `produce` killed mid-transaction: `txn list`,
-//!    `txn describe` and `txn producers` show the lingering transaction, it
-//!    is invisible to read_committed, `txn abort-lingering` aborts it and the
-//!    id's next producer commits normally.
-//! 4. `txn commit-prepared` of a persisted handle: Committed, then
-//!    AlreadyCommitted; a handle whose transaction timed out: AbortedByBroker,
-//!    exit 5.
+//! - `produce` 1,000 keyed lines with headers (idempotent), `consume` them
+//!   back as values, key-value pairs and JSON: identical; our read_committed
+//!   JSON agrees with the Java console consumer.
+//! - `produce --transactional-id` commits every N records; read_committed
+//!   sees everything, in order, as the Java console consumer does.
+//! - A transactional `produce` killed mid-transaction: `txn list`,
+//!   `txn describe` and `txn producers` show the lingering transaction, it
+//!   is invisible to read_committed, `txn abort-lingering` aborts it and the
+//!   id's next producer commits normally.
+//! - `txn commit-prepared` of a persisted handle: Committed, then
+//!   AlreadyCommitted; a handle whose transaction timed out: AbortedByBroker,
+//!   exit 5.
+//!
+//! Other tests' transactions are on the broker too: `txn list` output is
+//! checked for this test's own transactional ids only.
 
-use kafka_producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
+use kafka_producer::reader::{Reader, ReaderConfig};
+use kafka_producer::{
+    Cluster, ClusterConfig, ProducerConfig, ProducerRecord, TransactionalProducer,
+};
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{IsolationLevel as JavaIsolation, KafkaCluster};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -23,6 +31,27 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
+
+/// The shared Kafka 4.4 cluster (other tests use it too: names are unique).
+async fn kafka() -> &'static KafkaCluster {
+    SharedKafka::Kafka44Tv2
+        .cluster()
+        .await
+        .expect("shared Kafka 4.4")
+}
+
+/// Waits until no transaction is open on `partitions` of `topic`: a commit
+/// returns once the coordinator logged it, its markers (which move the last
+/// stable offset that `consume -e` stops at) come after.
+async fn wait_until_stable(bootstrap: &str, topic: &str, partitions: &[i32]) {
+    let cluster = Cluster::connect(ClusterConfig::new(bootstrap))
+        .await
+        .expect("connect");
+    Reader::new(cluster, ReaderConfig::default())
+        .wait_until_stable(topic, partitions, Duration::from_secs(60))
+        .await
+        .unwrap_or_else(|e| panic!("{topic}: {e}"));
+}
 
 fn bin() -> String {
     std::env::var("KAFKA_EOS_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_kafka-eos").into())
@@ -129,7 +158,9 @@ fn parse_json(b: &[u8], topic: &str) -> Vec<Rec> {
 
 async fn java(kafka: &KafkaCluster, topic: &str, isolation: JavaIsolation, max: usize) -> Vec<Rec> {
     let mut v: Vec<Rec> = kafka
-        .console_consume(topic, isolation, max, Duration::from_secs(8))
+        // The Java tool's own bound: it stops after `max` records; its JVM
+        // alone can take tens of seconds to start on a loaded machine.
+        .console_consume(topic, isolation, max, Duration::from_secs(60))
         .await
         .expect("console consumer")
         .into_iter()
@@ -157,26 +188,20 @@ async fn wait_describe(bootstrap: &str, id: &str, needle: &str) -> String {
     }
 }
 
+/// 1,000 keyed lines with headers, produced idempotently (lz4, linger):
+/// `consume` gives back the same values, the same key-value pairs and, as
+/// JSON under read_committed, the same keys, values and headers spread over
+/// the three partitions, exactly as the Java console consumer reads them;
+/// `--partitions 0 --from 1 --exit-at-end` reads partition 0 but its first
+/// record.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cli_against_a_broker() {
-    let started = Instant::now();
-    let kafka = KafkaCluster::builder()
-        .nodes(1)
-        .broker_config(
-            "transaction.abort.timed.out.transaction.cleanup.interval.ms",
-            "500",
-        )
-        .start()
-        .await
-        .expect("start cluster");
+async fn idempotent_produce_reads_back_as_values_key_values_and_json() {
+    let kafka = kafka().await;
     let b = kafka.bootstrap();
     let b = b.as_str();
-    for (t, n) in [("rt", 3), ("tx", 2), ("linger", 1), ("prep", 1)] {
-        kafka.create_topic(t, n, 1).await.expect("create topic");
-    }
-    eprintln!("cluster up after {:?}", started.elapsed());
+    let rt = unique_name("rt");
+    kafka.create_topic(&rt, 3, 1).await.expect("create topic");
 
-    // ---- 1. idempotent round trip: 1,000 keyed lines with headers.
     let mut input = String::new();
     for i in 0..1000 {
         input.push_str(&format!("key-{i}\tvalue {i} \"é\"\r\n"));
@@ -186,7 +211,7 @@ async fn cli_against_a_broker() {
         &[
             "produce",
             "--topic",
-            "rt",
+            &rt,
             "--key-separator",
             "\t",
             "--header",
@@ -220,7 +245,7 @@ async fn cli_against_a_broker() {
     let base = [
         "consume",
         "--topic",
-        "rt",
+        &rt,
         "--count",
         "1000",
         "--timeout-ms",
@@ -235,7 +260,7 @@ async fn cli_against_a_broker() {
     assert_eq!(sorted_lines(&kv.stdout), expected_kv);
     let mut args = base.to_vec();
     args.extend(["--format", "json", "--isolation", "read_committed"]);
-    let json = parse_json(&ok(b, &args, None).await.stdout, "rt");
+    let json = parse_json(&ok(b, &args, None).await.stdout, &rt);
     assert_eq!(json.len(), 1000);
     let headers = vec![
         ("source".to_string(), b"cli".to_vec()),
@@ -251,7 +276,7 @@ async fn cli_against_a_broker() {
     assert_eq!(partitions.len(), 3, "keys spread over the partitions");
     assert_eq!(
         json,
-        java(&kafka, "rt", JavaIsolation::ReadCommitted, 1000).await
+        java(kafka, &rt, JavaIsolation::ReadCommitted, 1000).await
     );
     // --partitions and --from OFFSET.
     let p0 = json.iter().filter(|r| r.0 == 0).count();
@@ -260,7 +285,7 @@ async fn cli_against_a_broker() {
         &[
             "consume",
             "--topic",
-            "rt",
+            &rt,
             "--partitions",
             "0",
             "--from",
@@ -271,18 +296,29 @@ async fn cli_against_a_broker() {
     )
     .await;
     assert_eq!(text(&out.stdout).lines().count(), p0 - 1);
-    eprintln!("1. round trip done after {:?}", started.elapsed());
+}
 
-    // ---- 2. transactional produce, committed every 100 records.
+/// `produce --transactional-id --commit-every 100` of 450 lines (round
+/// robin over two partitions) commits 5 transactions; read_committed sees
+/// every value once, in order within each partition, as the Java console
+/// consumer does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transactional_produce_commits_every_n_records() {
+    let kafka = kafka().await;
+    let b = kafka.bootstrap();
+    let b = b.as_str();
+    let tx = unique_name("tx");
+    kafka.create_topic(&tx, 2, 1).await.expect("create topic");
+    let transactional_id = unique_name("cli-tx");
     let input: String = (0..450).map(|i| format!("{i}\n")).collect();
     let out = ok(
         b,
         &[
             "produce",
             "--topic",
-            "tx",
+            &tx,
             "--transactional-id",
-            "cli-tx",
+            &transactional_id,
             "--commit-every",
             "100",
             "--partitioner",
@@ -301,7 +337,7 @@ async fn cli_against_a_broker() {
         &[
             "consume",
             "--topic",
-            "tx",
+            &tx,
             "--format",
             "json",
             "--count",
@@ -312,7 +348,7 @@ async fn cli_against_a_broker() {
         None,
     )
     .await;
-    let ours = parse_json(&out.stdout, "tx");
+    let ours = parse_json(&out.stdout, &tx);
     let mut values: Vec<u32> = ours
         .iter()
         .map(|r| {
@@ -339,22 +375,57 @@ async fn cli_against_a_broker() {
     assert_eq!(values, (0..450).collect::<Vec<u32>>());
     assert_eq!(
         ours,
-        java(&kafka, "tx", JavaIsolation::ReadCommitted, 450).await
+        java(kafka, &tx, JavaIsolation::ReadCommitted, 450).await
     );
-    eprintln!(
-        "2. transactional produce done after {:?}",
-        started.elapsed()
-    );
+}
 
-    // ---- 3. a killed transactional produce leaves a lingering transaction.
+/// A transactional `produce` killed with its transaction open: `txn list
+/// --state Ongoing` lists the id as Ongoing, `txn list --pattern` lists it
+/// beside a completed id of the same pattern, `txn describe` shows it
+/// Ongoing on the topic's partition, `txn producers` shows an open
+/// transaction from offset 0, and read_committed sees none of its records
+/// (read_uncommitted sees all). `txn abort-lingering` aborts it; the id's
+/// next producer commits normally and only its records are visible to
+/// read_committed (ours and Java's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_transactional_produce_lingers_until_abort_lingering() {
+    let kafka = kafka().await;
+    let b = kafka.bootstrap();
+    let b = b.as_str();
+    let linger = unique_name("linger");
+    let done_topic = unique_name("linger-done");
+    kafka
+        .create_topic(&linger, 1, 1)
+        .await
+        .expect("create topic");
+    kafka
+        .create_topic(&done_topic, 1, 1)
+        .await
+        .expect("create topic");
+    // Two ids of one pattern: one completed, one left lingering.
+    let base = unique_name("cli");
+    let (done_id, linger_id) = (format!("{base}-done"), format!("{base}-linger"));
+    ok(
+        b,
+        &[
+            "produce",
+            "--topic",
+            &done_topic,
+            "--transactional-id",
+            &done_id,
+        ],
+        Some(b"done\n"),
+    )
+    .await;
+
     let mut child = cmd(
         b,
         &[
             "produce",
             "--topic",
-            "linger",
+            &linger,
             "--transactional-id",
-            "cli-linger",
+            &linger_id,
             "--commit-every",
             "1000000",
             "--commit-interval-ms",
@@ -372,14 +443,14 @@ async fn cli_against_a_broker() {
     let lines: String = (0..50).map(|i| format!("lost-{i}\n")).collect();
     stdin.write_all(lines.as_bytes()).await.unwrap();
     stdin.flush().await.unwrap();
-    wait_describe(b, "cli-linger", "Ongoing").await;
+    wait_describe(b, &linger_id, "Ongoing").await;
     // Every record is written (read_uncommitted sees them) before the kill.
     let out = ok(
         b,
         &[
             "consume",
             "--topic",
-            "linger",
+            &linger,
             "--isolation",
             "read_uncommitted",
             "--count",
@@ -402,26 +473,24 @@ async fn cli_against_a_broker() {
     );
     let row = list
         .lines()
-        .find(|l| l.starts_with("cli-linger "))
-        .unwrap_or_else(|| panic!("cli-linger not listed:\n{list}"));
+        .find(|l| l.starts_with(&format!("{linger_id} ")))
+        .unwrap_or_else(|| panic!("{linger_id} not listed:\n{list}"));
     assert!(row.contains("Ongoing"), "{row}");
     assert!(list.starts_with("TRANSACTIONAL_ID"), "{list}");
+    let pattern = format!("{base}-.*");
     let all = text(
-        &ok(b, &["txn", "list", "--pattern", "cli-.*"], None)
+        &ok(b, &["txn", "list", "--pattern", &pattern], None)
             .await
             .stdout,
     );
+    assert!(all.contains(&done_id) && all.contains(&linger_id), "{all}");
+    let desc = text(&ok(b, &["txn", "describe", &linger_id], None).await.stdout);
     assert!(
-        all.contains("cli-tx") && all.contains("cli-linger"),
-        "{all}"
-    );
-    let desc = text(&ok(b, &["txn", "describe", "cli-linger"], None).await.stdout);
-    assert!(
-        desc.contains("state:          Ongoing") && desc.contains("linger-0"),
+        desc.contains("state:          Ongoing") && desc.contains(&format!("{linger}-0")),
         "{desc}"
     );
     let producers = text(
-        &ok(b, &["txn", "producers", "--topic", "linger"], None)
+        &ok(b, &["txn", "producers", "--topic", &linger], None)
             .await
             .stdout,
     );
@@ -432,34 +501,35 @@ async fn cli_against_a_broker() {
     );
     // Invisible to read_committed (the LSO is held at its first offset:
     // -e stops there).
-    let out = ok(b, &["consume", "--topic", "linger", "-e"], None).await;
+    let out = ok(b, &["consume", "--topic", &linger, "-e"], None).await;
     assert_eq!(text(&out.stdout), "");
 
-    let out = ok(b, &["txn", "abort-lingering", "cli-linger"], None).await;
+    let out = ok(b, &["txn", "abort-lingering", &linger_id], None).await;
     let msg = text(&out.stdout);
     assert!(
         msg.contains("was Ongoing") && msg.contains("now aborted"),
         "{msg}"
     );
     // InitProducerId returns once the abort is complete: the id is idle.
-    wait_describe(b, "cli-linger", "state:          Empty").await;
+    wait_describe(b, &linger_id, "state:          Empty").await;
     // The id's next producer commits normally; only that is visible.
     let out = ok(
         b,
         &[
             "produce",
             "--topic",
-            "linger",
+            &linger,
             "--transactional-id",
-            "cli-linger",
+            &linger_id,
         ],
         Some(b"kept-1\nkept-2\n"),
     )
     .await;
     assert!(text(&out.stderr).contains("in 1 committed transaction"));
-    let out = ok(b, &["consume", "--topic", "linger", "-e"], None).await;
+    wait_until_stable(b, &linger, &[0]).await;
+    let out = ok(b, &["consume", "--topic", &linger, "-e"], None).await;
     assert_eq!(text(&out.stdout), "kept-1\nkept-2\n");
-    let java_rc = java(&kafka, "linger", JavaIsolation::ReadCommitted, 2).await;
+    let java_rc = java(kafka, &linger, JavaIsolation::ReadCommitted, 2).await;
     let java_values: Vec<&[u8]> = java_rc.iter().map(|r| r.3.as_deref().unwrap()).collect();
     assert_eq!(java_values, vec![&b"kept-1"[..], b"kept-2"]);
     let out = ok(
@@ -467,7 +537,7 @@ async fn cli_against_a_broker() {
         &[
             "consume",
             "--topic",
-            "linger",
+            &linger,
             "--isolation",
             "read_uncommitted",
             "-e",
@@ -476,52 +546,64 @@ async fn cli_against_a_broker() {
     )
     .await;
     assert_eq!(text(&out.stdout), format!("{lines}kept-1\nkept-2\n"));
-    eprintln!(
-        "3. lingering transaction done after {:?}",
-        started.elapsed()
-    );
+}
 
-    // ---- 4. prepared transactions from a persisted handle.
-    let dir = tempfile_dir();
-    let prepared = prepare(b, "cli-prep", 60_000, 3).await;
-    let handle = dir.join("handle");
+/// `txn commit-prepared` of a persisted handle of a prepared transaction
+/// commits it (Committed), a second time finds it done (AlreadyCommitted),
+/// and read_committed then sees its records.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commit_prepared_commits_a_persisted_handle_once() {
+    let kafka = kafka().await;
+    let b = kafka.bootstrap();
+    let b = b.as_str();
+    let prep = unique_name("prep");
+    kafka.create_topic(&prep, 1, 1).await.expect("create topic");
+    let dir = tempfile::tempdir().unwrap();
+    let transactional_id = unique_name("cli-prep");
+    let prepared = prepare(b, &prep, &transactional_id, 60_000, 3).await;
+    let handle = dir.path().join("handle");
     std::fs::write(&handle, prepared.encode()).unwrap();
     let h = handle.to_str().unwrap();
     let out = ok(b, &["txn", "commit-prepared", "--handle", h], None).await;
     assert!(
-        text(&out.stdout).starts_with("Committed: cli-prep"),
+        text(&out.stdout).starts_with(&format!("Committed: {transactional_id}")),
         "{out:?}"
     );
     let out = ok(b, &["txn", "commit-prepared", "--handle", h], None).await;
     assert!(text(&out.stdout).starts_with("AlreadyCommitted"), "{out:?}");
-    let out = ok(b, &["consume", "--topic", "prep", "-e"], None).await;
+    wait_until_stable(b, &prep, &[0]).await;
+    let out = ok(b, &["consume", "--topic", &prep, "-e"], None).await;
     assert_eq!(text(&out.stdout), "prep-0\nprep-1\nprep-2\n");
+}
 
-    let prepared = prepare(b, "cli-prep-late", 1_000, 2).await;
+/// `txn commit-prepared` of a handle whose transaction the broker aborted
+/// at its timeout (1 s) reports AbortedByBroker and DATA LOST, exit 5.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commit_prepared_of_a_timed_out_transaction_reports_data_lost() {
+    let kafka = kafka().await;
+    let b = kafka.bootstrap();
+    let b = b.as_str();
+    let prep = unique_name("prep-late");
+    kafka.create_topic(&prep, 1, 1).await.expect("create topic");
+    let dir = tempfile::tempdir().unwrap();
+    let transactional_id = unique_name("cli-prep-late");
+    let prepared = prepare(b, &prep, &transactional_id, 1_000, 2).await;
+    let handle = dir.path().join("handle");
     std::fs::write(&handle, prepared.encode()).unwrap();
-    wait_describe(b, "cli-prep-late", "CompleteAbort").await;
+    let h = handle.to_str().unwrap();
+    wait_describe(b, &transactional_id, "CompleteAbort").await;
     let out = run(b, &["txn", "commit-prepared", "--handle", h], None).await;
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "{out:?}");
     assert!(text(&out.stdout).starts_with("AbortedByBroker"), "{out:?}");
     assert!(err.contains("DATA LOST"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
-    eprintln!(
-        "4. prepared transactions done after {:?}",
-        started.elapsed()
-    );
 }
 
-fn tempfile_dir() -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("kafka-eos-cli-rt-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// Writes `n` records to `prep` in a transaction, prepares it and drops the
-/// producer without finishing it.
+/// Writes `n` records to `topic` in a transaction, prepares it and drops
+/// the producer without finishing it.
 async fn prepare(
     bootstrap: &str,
+    topic: &str,
     id: &str,
     timeout_ms: u32,
     n: usize,
@@ -536,7 +618,7 @@ async fn prepare(
     p.init_transactions().await.unwrap();
     p.begin_transaction().unwrap();
     let sends: Vec<_> = (0..n)
-        .map(|i| p.send(ProducerRecord::new("prep").value(format!("prep-{i}"))))
+        .map(|i| p.send(ProducerRecord::new(topic).value(format!("prep-{i}"))))
         .collect();
     let prepared = p.prepare_transaction().await.unwrap();
     for s in sends {
