@@ -3,13 +3,15 @@
 //! commit. Invariant: after every trial, read_committed sees none of the
 //! trial's records, and the CLI exits 130 (or died of the signal before its
 //! handler was installed). `CLI_SIGINT_TRIALS` sets the number of trials
-//! (20 by default).
+//! (20 by default). Runs on the harness's shared Kafka 4.4 cluster, each
+//! trial with a topic and transactional id of its own.
 
 use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{
     Cluster, ClusterConfig, ProducerConfig, ProducerRecord, TransactionalProducer,
 };
 use kafka_testcontainers::KafkaCluster;
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -79,20 +81,27 @@ async fn committed_before_marker(
     }
 }
 
+/// Every trial: SIGINT, then at once the end of stdin, to a transactional
+/// `produce` with its records written; it exits 130 (or dies of SIGINT)
+/// and none of its records is ever committed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigint_then_end_of_input_never_commits() {
     let trials: usize = std::env::var("CLI_SIGINT_TRIALS")
         .ok()
         .map(|s| s.parse().expect("CLI_SIGINT_TRIALS is a number"))
         .unwrap_or(20);
-    let kafka = KafkaCluster::builder().nodes(1).start().await.unwrap();
+    let kafka = SharedKafka::Kafka44Tv2
+        .cluster()
+        .await
+        .expect("shared Kafka 4.4");
     let bootstrap = kafka.bootstrap();
     let cluster = Cluster::connect(ClusterConfig::new(&bootstrap))
         .await
         .unwrap();
     let mut exits = std::collections::BTreeMap::<String, usize>::new();
     for trial in 0..trials {
-        let topic = format!("sigint-{trial}");
+        let topic = unique_name(&format!("sigint-{trial}"));
+        let transactional_id = unique_name(&format!("sigint-{trial}"));
         kafka.create_topic(&topic, 1, 1).await.unwrap();
         let mut child = Command::new(bin())
             .args([
@@ -102,7 +111,7 @@ async fn sigint_then_end_of_input_never_commits() {
                 "--topic",
                 &topic,
                 "--transactional-id",
-                &format!("sigint-{trial}"),
+                &transactional_id,
                 "--commit-every",
                 "1000000",
                 "--commit-interval-ms",
@@ -153,7 +162,7 @@ async fn sigint_then_end_of_input_never_commits() {
         let exited = written.elapsed();
         *exits.entry(exit.clone()).or_default() += 1;
         assert_eq!(
-            committed_before_marker(&kafka, &cluster, &topic, &format!("sigint-{trial}")).await,
+            committed_before_marker(kafka, &cluster, &topic, &transactional_id).await,
             0,
             "trial {trial}: an interrupted produce committed"
         );
