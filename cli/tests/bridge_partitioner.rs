@@ -1,27 +1,31 @@
-//! `bridge` honours the partitioner, against one real broker (Kafka 4.4,
-//! one node) and a real RabbitMQ, spawning the built binary (or
-//! `$KAFKA_EOS_BIN`). One test function so both brokers start once; each
-//! step has its own queue and 3-partition topic and states its invariant:
+//! `bridge` honours the partitioner, against the harness's shared Kafka 4.4
+//! cluster (one node) and a real RabbitMQ of each test's own, spawning the
+//! built binary (or `$KAFKA_EOS_BIN`). One test per choice, each with its
+//! own queue and 3-partition topic (named alike and unique on the shared
+//! cluster, as are the bridge's transactional ids, named after the queue):
 //!
-//! 1. default: every record (key = the message's correlation id) is in the
-//!    partition Java's producer picks for its key,
-//!    `to_positive(murmur2(key)) % 3` ([`partition_for_key`]), and the keys
-//!    spread over all three partitions;
-//! 2. `-X partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner`
-//!    takes effect: the records are spread evenly, each partition's count
-//!    within [`POOL_SIZE`] of every other's (each of the sink's pooled
-//!    transactional producers has its own round-robin counter, as each Java
-//!    producer has its own partitioner, and each leaves at most one record of
-//!    imbalance between two partitions), and they are not where murmur2 of
-//!    the key would put them (the setting was not ignored);
-//! 3. a `partitioner.class` this client does not implement, or
-//!    `--partitioner` together with `-X partitioner.class`, is refused with a
-//!    usage error (exit 2) naming the setting, and nothing is written.
+//! - default: every record (key = the message's correlation id) is in the
+//!   partition Java's producer picks for its key,
+//!   `to_positive(murmur2(key)) % 3` ([`partition_for_key`]), and the keys
+//!   spread over all three partitions;
+//! - `-X partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner`
+//!   takes effect: the records are spread evenly, each partition's count
+//!   within [`POOL_SIZE`] of every other's (each of the sink's pooled
+//!   transactional producers has its own round-robin counter, as each Java
+//!   producer has its own partitioner, and each leaves at most one record of
+//!   imbalance between two partitions), and they are not where murmur2 of
+//!   the key would put them (the setting was not ignored);
+//! - a `partitioner.class` this client does not implement, or
+//!   `--partitioner` together with `-X partitioner.class`, is refused with a
+//!   usage error (exit 2) naming the setting before anything is connected
+//!   to (so this test needs no RabbitMQ: `--amqp` names a closed port), and
+//!   nothing is written.
 
 use kafka_producer::partitioner::partition_for_key;
 use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{Cluster, ProducerConfig};
-use kafka_testcontainers::{KafkaCluster, KafkaVersion, RabbitMq};
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::{KafkaCluster, RabbitMq};
 use std::collections::BTreeMap;
 use std::process::{Output, Stdio};
 use std::time::Duration;
@@ -31,6 +35,14 @@ const PARTITIONS: i32 = 3;
 /// The sink's default pool of transactional producers per subtask (one
 /// round-robin counter each).
 const POOL_SIZE: usize = kafka_sink::kafka::DEFAULT_KAFKA_PRODUCERS_POOL_SIZE;
+
+/// The shared Kafka 4.4 cluster (other tests use it too: names are unique).
+async fn kafka() -> &'static KafkaCluster {
+    SharedKafka::Kafka44Tv2
+        .cluster()
+        .await
+        .expect("shared Kafka 4.4")
+}
 
 fn bin() -> String {
     std::env::var("KAFKA_EOS_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_kafka-eos").into())
@@ -89,7 +101,8 @@ fn ids(queue: &str) -> Vec<String> {
 }
 
 /// Publishes [`ids`] of `queue`, runs the bridge over it into the
-/// same-named topic until it is idle, and returns the committed records.
+/// same-named topic until it is idle, and returns the committed records
+/// (each message once).
 async fn bridge(
     kafka: &KafkaCluster,
     rabbit: &RabbitMq,
@@ -152,18 +165,15 @@ fn per_partition(records: &[(String, i32)]) -> BTreeMap<i32, usize> {
     counts
 }
 
+/// Default partitioner: every record (key = the message's correlation id)
+/// is in the partition Java's producer picks for its key, and the keys
+/// spread over all three partitions.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bridge_honours_the_partitioner() {
-    let kafka = KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .nodes(1)
-        .start()
-        .await
-        .expect("start Kafka");
+async fn bridge_places_keyed_records_where_javas_producer_does() {
+    let kafka = kafka().await;
     let rabbit = RabbitMq::start().await.expect("start RabbitMQ");
-
-    // 1. Default: murmur2 of the correlation id, as Java's producer.
-    let records = bridge(&kafka, &rabbit, "keyed", &[]).await;
+    let queue = unique_name("keyed");
+    let records = bridge(kafka, &rabbit, &queue, &[]).await;
     for (key, partition) in &records {
         assert_eq!(
             *partition,
@@ -174,10 +184,18 @@ async fn bridge_honours_the_partitioner() {
     let counts = per_partition(&records);
     assert_eq!(counts.len(), PARTITIONS as usize, "spread: {counts:?}");
     eprintln!("default (key hash): {counts:?}");
+}
 
-    // 2. partitioner.class=RoundRobinPartitioner takes effect.
+/// `-X partitioner.class=...RoundRobinPartitioner` takes effect: the records
+/// are spread evenly (each partition's count within [`POOL_SIZE`] of every
+/// other's) and not all where murmur2 of the key would put them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bridge_honours_partitioner_class_round_robin() {
+    let kafka = kafka().await;
+    let rabbit = RabbitMq::start().await.expect("start RabbitMQ");
+    let queue = unique_name("roundrobin");
     let class = "partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner";
-    let records = bridge(&kafka, &rabbit, "roundrobin", &["-X", class]).await;
+    let records = bridge(kafka, &rabbit, &queue, &["-X", class]).await;
     let counts = per_partition(&records);
     eprintln!("round robin: {counts:?}");
     assert_eq!(counts.len(), PARTITIONS as usize, "spread: {counts:?}");
@@ -191,20 +209,34 @@ async fn bridge_honours_the_partitioner() {
         .filter(|(key, p)| *p == partition_for_key(key.as_bytes(), PARTITIONS))
         .count();
     assert!(hashed < records.len(), "placed by murmur2, not round robin");
+}
 
-    // 3. Refused: a class this client does not implement, or two choices.
+/// A `partitioner.class` this client does not implement, or `--partitioner`
+/// together with `-X partitioner.class`, is a usage error (exit 2) naming
+/// `partitioner.class` and the offending choice, given before the bridge
+/// connects to anything; nothing is written to the topic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bridge_refuses_an_unknown_partitioner_class_or_two_partitioner_choices() {
+    let kafka = kafka().await;
     let bootstrap = kafka.bootstrap();
-    kafka.create_topic("refused", PARTITIONS, 1).await.unwrap();
+    let refused = unique_name("refused");
+    kafka.create_topic(&refused, PARTITIONS, 1).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let url = rabbit.amqp_url();
+    // A closed port: the refusal comes before any connection.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("amqp://guest:guest@127.0.0.1:{closed}/%2f");
     let bridge_args = [
         "bridge",
         "--amqp",
         &url,
         "--queue",
-        "refused",
+        &refused,
         "--topic",
-        "refused",
+        &refused,
         "--checkpoint-dir",
         dir.path().to_str().unwrap(),
         "--idle-exit-ms",
@@ -237,5 +269,5 @@ async fn bridge_honours_the_partitioner() {
             "{args:?}: {err}"
         );
     }
-    assert!(committed(&bootstrap, "refused").await.is_empty());
+    assert!(committed(&bootstrap, &refused).await.is_empty());
 }
