@@ -1,24 +1,25 @@
 //! The transactional producer against real brokers: Kafka 4.4 with
-//! transaction version 2, 4.4 with TV1, and 3.9 (TV1). One single-node
-//! cluster per variant, shared by every case:
+//! transaction version 2, 4.4 with TV1, and 3.9 (TV1), the harness's shared
+//! single-node clusters (every name is unique: other tests use them too).
+//! One test per case and variant:
 //!
-//! a. commit/abort visibility: 9 transactions over 3 partitions, every 3rd
-//!    aborted; our read_committed reader and the Java console consumer agree
-//!    on exactly the committed records, read_uncommitted sees all; under TV2
-//!    every EndTxn v5 bumps the epoch and sequences restart at 0.
-//! b. a second producer with the same transactional id fences the first
-//!    (typed fenced error on its next operations).
-//! c. consume-transform-produce with `send_offsets_to_transaction`: committed
-//!    output and offsets appear together, an aborted round shows neither.
-//! d. an empty transaction commits (and aborts) without EndTxn.
-//! e. `prepare_transaction` then `commit_prepared` without the producer;
-//!    and a child process (`src/bin/txn_prepare_child.rs` of this package) that prepares,
-//!    persists the PreparedTransaction and is SIGKILLed → a new process
-//!    commits it: visible exactly once.
+//! - commit/abort visibility: 9 transactions over 3 partitions, every 3rd
+//!   aborted; our read_committed reader and the Java console consumer agree
+//!   on exactly the committed records, read_uncommitted sees all; under TV2
+//!   every EndTxn v5 bumps the epoch and sequences restart at 0.
+//! - an empty transaction commits (and aborts) without EndTxn.
+//! - a second producer with the same transactional id fences the first
+//!   (typed fenced error on its next operations).
+//! - consume-transform-produce with `send_offsets_to_transaction`: committed
+//!   output and offsets appear together, an aborted round shows neither.
+//! - `prepare_transaction` then `commit_prepared` without the producer;
+//!   and a child process (`src/bin/txn_prepare_child.rs` of this package)
+//!   that prepares, persists the PreparedTransaction and is SIGKILLed → a
+//!   new process commits it: visible exactly once.
 //!
-//! Plus, on a 3-node 4.4 TV2 cluster: kill -9 of the transaction coordinator
-//! in the middle of a transaction; the commit completes (or fails typed and
-//! abort works) and the next transaction works.
+//! Plus, on a 3-node 4.4 TV2 cluster of its own: kill -9 of the transaction
+//! coordinator in the middle of a transaction; the commit completes (or
+//! fails typed and abort works) and the next transaction works.
 
 use kafka_producer::admin;
 use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
@@ -29,6 +30,7 @@ use kafka_producer::{
     Cluster, ClusterConfig, ConsumerGroupMetadata, PreparedTransaction, ProduceError, Producer,
     ProducerConfig, ProducerRecord, TopicPartition, TransactionError, TransactionalProducer,
 };
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{IsolationLevel as JavaIsolation, KafkaCluster, KafkaVersion};
 use std::collections::BTreeMap;
 use std::process::Stdio;
@@ -36,22 +38,138 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-/// One cluster at a time on the shared CI cores.
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
+/// Commits and aborts are visible exactly as decided: read_committed (ours
+/// and Java's) returns the committed records only, read_uncommitted all of
+/// them; TV2 bumps the epoch at every EndTxn, TV1 never without an error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn txn_producer_kafka_4_4_tv2() {
-    run(KafkaVersion::V4_4, Some(2)).await;
+async fn commit_and_abort_visibility_kafka_4_4_tv2() {
+    visibility(SharedKafka::Kafka44Tv2).await;
 }
 
+/// Commits and aborts are visible exactly as decided (TV1 on Kafka 4.4).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn txn_producer_kafka_4_4_tv1() {
-    run(KafkaVersion::V4_4, Some(1)).await;
+async fn commit_and_abort_visibility_kafka_4_4_tv1() {
+    visibility(SharedKafka::Kafka44Tv1).await;
 }
 
+/// Commits and aborts are visible exactly as decided (Kafka 3.9).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn txn_producer_kafka_3_9() {
-    run(KafkaVersion::V3_9, None).await;
+async fn commit_and_abort_visibility_kafka_3_9() {
+    visibility(SharedKafka::Kafka39).await;
+}
+
+/// A transaction without records commits and aborts without EndTxn (no
+/// epoch bump under TV2), and a transaction with records follows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_transactions_send_no_end_txn_kafka_4_4_tv2() {
+    empty_transactions(SharedKafka::Kafka44Tv2).await;
+}
+
+/// A transaction without records ends without EndTxn (TV1 on Kafka 4.4).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_transactions_send_no_end_txn_kafka_4_4_tv1() {
+    empty_transactions(SharedKafka::Kafka44Tv1).await;
+}
+
+/// A transaction without records ends without EndTxn (Kafka 3.9).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_transactions_send_no_end_txn_kafka_3_9() {
+    empty_transactions(SharedKafka::Kafka39).await;
+}
+
+/// A second producer with the same transactional id fences the first: its
+/// commit, begin, abort and send fail with the typed fenced error, its
+/// records stay invisible, and the successor's commit is visible.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn second_producer_fences_the_first_kafka_4_4_tv2() {
+    fencing(SharedKafka::Kafka44Tv2).await;
+}
+
+/// A second producer with the same transactional id fences the first (TV1
+/// on Kafka 4.4).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn second_producer_fences_the_first_kafka_4_4_tv1() {
+    fencing(SharedKafka::Kafka44Tv1).await;
+}
+
+/// A second producer with the same transactional id fences the first
+/// (Kafka 3.9).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn second_producer_fences_the_first_kafka_3_9() {
+    fencing(SharedKafka::Kafka39).await;
+}
+
+/// Consume-transform-produce: a committed round's output and group offsets
+/// appear together; an aborted round shows neither.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consume_transform_produce_commits_offsets_with_output_kafka_4_4_tv2() {
+    consume_transform_produce(SharedKafka::Kafka44Tv2).await;
+}
+
+/// Consume-transform-produce: output and group offsets together (TV1 on
+/// Kafka 4.4).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consume_transform_produce_commits_offsets_with_output_kafka_4_4_tv1() {
+    consume_transform_produce(SharedKafka::Kafka44Tv1).await;
+}
+
+/// Consume-transform-produce: output and group offsets together (Kafka
+/// 3.9).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consume_transform_produce_commits_offsets_with_output_kafka_3_9() {
+    consume_transform_produce(SharedKafka::Kafka39).await;
+}
+
+/// A prepared transaction is committed by `commit_prepared` without its
+/// producer, also one whose process was SIGKILLed after preparing: its
+/// records are visible exactly once; a repeat reports AlreadyCommitted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prepared_transaction_committed_without_its_producer_kafka_4_4_tv2() {
+    prepared(SharedKafka::Kafka44Tv2).await;
+}
+
+/// A prepared transaction is committed without its producer (TV1 on Kafka
+/// 4.4).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prepared_transaction_committed_without_its_producer_kafka_4_4_tv1() {
+    prepared(SharedKafka::Kafka44Tv1).await;
+}
+
+/// A prepared transaction is committed without its producer (Kafka 3.9).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prepared_transaction_committed_without_its_producer_kafka_3_9() {
+    prepared(SharedKafka::Kafka39).await;
+}
+
+/// The variant's shared cluster, a client of it, and the transaction
+/// version it finalized (checked against the variant).
+async fn setup(variant: SharedKafka) -> (&'static KafkaCluster, Arc<Cluster>, TransactionVersion) {
+    let kafka = variant.cluster().await.expect("shared cluster");
+    let level = kafka
+        .finalized_feature(0, "transaction.version")
+        .await
+        .unwrap()
+        .unwrap_or(0);
+    let tv = TransactionVersion::from_level(level);
+    assert_eq!(
+        tv == TransactionVersion::V2,
+        variant.transaction_version() == Some(2),
+        "{variant}: finalized transaction.version {level}"
+    );
+    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
+        .await
+        .unwrap();
+    (kafka, cluster, tv)
+}
+
+/// A new topic named after `prefix`, with `partitions` partitions.
+async fn new_topic(kafka: &KafkaCluster, prefix: &str, partitions: i32) -> String {
+    let topic = unique_name(prefix);
+    kafka
+        .create_topic(&topic, partitions, 1)
+        .await
+        .expect("create topic");
+    topic
 }
 
 fn config(kafka: &KafkaCluster, txn_id: &str) -> ProducerConfig {
@@ -118,64 +236,11 @@ async fn values_eventually(
     }
 }
 
-async fn run(version: KafkaVersion, tv: Option<i16>) {
-    let _serial = SERIAL.lock().await;
-    let started = Instant::now();
-    let mut b = KafkaCluster::builder().version(version.clone()).nodes(1);
-    if let Some(tv) = tv {
-        b = b.transaction_version(tv);
-    }
-    let kafka = b.start().await.expect("start cluster");
-    let level = kafka
-        .finalized_feature(0, "transaction.version")
-        .await
-        .unwrap()
-        .unwrap_or(0);
-    let expected_tv = TransactionVersion::from_level(level);
-    assert_eq!(expected_tv == TransactionVersion::V2, tv == Some(2));
-    for (t, n) in [
-        ("vis", 3),
-        ("fence", 1),
-        ("ctp-in", 2),
-        ("ctp-out", 2),
-        ("prep", 2),
-        ("child", 2),
-    ] {
-        kafka.create_topic(t, n, 1).await.expect("create topic");
-    }
-    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
-        .await
-        .unwrap();
-    let name = format!("{version} TV{level}");
-    eprintln!("{name}: cluster up in {:?}", started.elapsed());
-
-    let t = Instant::now();
-    visibility(&kafka, &cluster, expected_tv).await;
-    eprintln!("{name}: (a) visibility passed in {:?}", t.elapsed());
-    let t = Instant::now();
-    empty_transactions(&kafka, expected_tv).await;
-    eprintln!("{name}: (d) empty transactions passed in {:?}", t.elapsed());
-    let t = Instant::now();
-    fencing(&kafka, &cluster).await;
-    eprintln!("{name}: (b) fencing passed in {:?}", t.elapsed());
-    let t = Instant::now();
-    consume_transform_produce(&kafka, &cluster).await;
-    eprintln!(
-        "{name}: (c) consume-transform-produce passed in {:?}",
-        t.elapsed()
-    );
-    let t = Instant::now();
-    prepared(&kafka, &cluster, expected_tv).await;
-    eprintln!(
-        "{name}: (e) prepare + commit_prepared passed in {:?}",
-        t.elapsed()
-    );
-    eprintln!("{name}: all cases passed in {:?}", started.elapsed());
-}
-
-/// (a) 9 transactions of 3 records per partition, every 3rd aborted.
-async fn visibility(kafka: &KafkaCluster, cluster: &Arc<Cluster>, tv: TransactionVersion) {
-    let p = producer(kafka, "vis-tx").await;
+/// 9 transactions of 3 records per partition, every 3rd aborted.
+async fn visibility(variant: SharedKafka) {
+    let (kafka, cluster, tv) = setup(variant).await;
+    let topic = new_topic(kafka, "vis", 3).await;
+    let p = producer(kafka, &unique_name("vis-tx")).await;
     assert_eq!(p.transaction_version(), tv);
     let mut committed = Vec::new();
     let mut all = Vec::new();
@@ -187,7 +252,11 @@ async fn visibility(kafka: &KafkaCluster, cluster: &Arc<Cluster>, tv: Transactio
             .map(|i| {
                 let v = format!("t{txn}-{i}");
                 all.push(v.clone());
-                p.send(ProducerRecord::new("vis").partition(i % 3).value(v))
+                p.send(
+                    ProducerRecord::new(topic.as_str())
+                        .partition(i % 3)
+                        .value(v),
+                )
             })
             .collect();
         let abort = txn % 3 == 2;
@@ -217,8 +286,8 @@ async fn visibility(kafka: &KafkaCluster, cluster: &Arc<Cluster>, tv: Transactio
     committed.sort();
     all.sort();
     let ours = values_eventually(
-        cluster,
-        "vis",
+        &cluster,
+        &topic,
         &[0, 1, 2],
         IsolationLevel::ReadCommitted,
         &committed,
@@ -228,14 +297,20 @@ async fn visibility(kafka: &KafkaCluster, cluster: &Arc<Cluster>, tv: Transactio
         ours, committed,
         "read_committed: exactly the committed records"
     );
-    let uncommitted = values(cluster, "vis", &[0, 1, 2], IsolationLevel::ReadUncommitted).await;
+    let uncommitted = values(
+        &cluster,
+        &topic,
+        &[0, 1, 2],
+        IsolationLevel::ReadUncommitted,
+    )
+    .await;
     assert_eq!(
         uncommitted, all,
         "read_uncommitted sees aborted records too"
     );
     let java = kafka
         .console_consume(
-            "vis",
+            &topic,
             JavaIsolation::ReadCommitted,
             1000,
             Duration::from_secs(5),
@@ -253,8 +328,10 @@ async fn visibility(kafka: &KafkaCluster, cluster: &Arc<Cluster>, tv: Transactio
     // sequence 0 under its new epoch (the broker refuses anything else for a
     // new epoch), and the epoch-bumping marker of the last EndTxn leaves no
     // sequence (-1).
-    let parts: Vec<TopicPartition> = (0..3).map(|i| TopicPartition::new("vis", i)).collect();
-    let states = admin::describe_producers(cluster, &parts).await.unwrap();
+    let parts: Vec<TopicPartition> = (0..3)
+        .map(|i| TopicPartition::new(topic.as_str(), i))
+        .collect();
+    let states = admin::describe_producers(&cluster, &parts).await.unwrap();
     let pid = p.producer_id_and_epoch().producer_id;
     for tp in &parts {
         let s = states
@@ -265,14 +342,16 @@ async fn visibility(kafka: &KafkaCluster, cluster: &Arc<Cluster>, tv: Transactio
         assert_eq!(s.last_sequence, expect, "{tp}: {s:?}");
     }
     if tv == TransactionVersion::V2 {
-        eprintln!("TV2 epochs per transaction: {epochs:?}");
+        eprintln!("{variant}: TV2 epochs per transaction: {epochs:?}");
     }
     p.close(Duration::from_secs(10)).await.unwrap();
 }
 
-/// (d) An empty transaction commits and aborts locally, without EndTxn.
-async fn empty_transactions(kafka: &KafkaCluster, tv: TransactionVersion) {
-    let p = producer(kafka, "empty-tx").await;
+/// An empty transaction commits and aborts locally, without EndTxn.
+async fn empty_transactions(variant: SharedKafka) {
+    let (kafka, cluster, tv) = setup(variant).await;
+    let topic = new_topic(kafka, "empty", 1).await;
+    let p = producer(kafka, &unique_name("empty-tx")).await;
     for commit in [true, false, true] {
         let before = p.producer_id_and_epoch();
         p.begin_transaction().unwrap();
@@ -293,21 +372,34 @@ async fn empty_transactions(kafka: &KafkaCluster, tv: TransactionVersion) {
     }
     // And a non-empty one afterwards works.
     p.begin_transaction().unwrap();
-    p.send(ProducerRecord::new("fence").value("empty-then-data"))
+    p.send(ProducerRecord::new(topic.as_str()).value("empty-then-data"))
         .await
         .unwrap();
     p.commit_transaction().await.unwrap();
     p.close(Duration::from_secs(10)).await.unwrap();
+    let expected = vec!["empty-then-data".to_string()];
+    let v = values_eventually(
+        &cluster,
+        &topic,
+        &[0],
+        IsolationLevel::ReadCommitted,
+        &expected,
+    )
+    .await;
+    assert_eq!(v, expected);
 }
 
-/// (b) A second producer with the same transactional id fences the first.
-async fn fencing(kafka: &KafkaCluster, cluster: &Arc<Cluster>) {
-    let p1 = producer(kafka, "fence-tx").await;
+/// A second producer with the same transactional id fences the first.
+async fn fencing(variant: SharedKafka) {
+    let (kafka, cluster, _) = setup(variant).await;
+    let topic = new_topic(kafka, "fence", 1).await;
+    let txn_id = unique_name("fence-tx");
+    let p1 = producer(kafka, &txn_id).await;
     p1.begin_transaction().unwrap();
-    p1.send(ProducerRecord::new("fence").value("zombie"))
+    p1.send(ProducerRecord::new(topic.as_str()).value("zombie"))
         .await
         .unwrap();
-    let p2 = producer(kafka, "fence-tx").await;
+    let p2 = producer(kafka, &txn_id).await;
     assert!(
         p2.producer_id_and_epoch().epoch > p1.producer_id_and_epoch().epoch
             || p2.producer_id_and_epoch().producer_id != p1.producer_id_and_epoch().producer_id
@@ -323,19 +415,22 @@ async fn fencing(kafka: &KafkaCluster, cluster: &Arc<Cluster>) {
     assert!(matches!(e, TransactionError::Fenced { .. }), "{e:?}");
     let e = p1.abort_transaction().await.unwrap_err();
     assert!(matches!(e, TransactionError::Fenced { .. }), "{e:?}");
-    match p1.send(ProducerRecord::new("fence").value("late")).await {
+    match p1
+        .send(ProducerRecord::new(topic.as_str()).value("late"))
+        .await
+    {
         Err(ProduceError::Transaction(TransactionError::Fenced { .. })) => {}
         other => panic!("send of the fenced producer: {other:?}"),
     }
     p2.begin_transaction().unwrap();
-    p2.send(ProducerRecord::new("fence").value("successor"))
+    p2.send(ProducerRecord::new(topic.as_str()).value("successor"))
         .await
         .unwrap();
     p2.commit_transaction().await.unwrap();
-    let expected = vec!["empty-then-data".to_string(), "successor".into()];
+    let expected = vec!["successor".to_string()];
     let v = values_eventually(
-        cluster,
-        "fence",
+        &cluster,
+        &topic,
         &[0],
         IsolationLevel::ReadCommitted,
         &expected,
@@ -346,9 +441,12 @@ async fn fencing(kafka: &KafkaCluster, cluster: &Arc<Cluster>) {
     p2.close(Duration::from_secs(10)).await.unwrap();
 }
 
-/// (c) Read input, write transformed output + offsets, commit/abort.
-async fn consume_transform_produce(kafka: &KafkaCluster, cluster: &Arc<Cluster>) {
-    const GROUP: &str = "ctp-group";
+/// Read input, write transformed output + offsets, commit/abort.
+async fn consume_transform_produce(variant: SharedKafka) {
+    let (kafka, cluster, _) = setup(variant).await;
+    let input_topic = new_topic(kafka, "ctp-in", 2).await;
+    let output_topic = new_topic(kafka, "ctp-out", 2).await;
+    let group_id = unique_name("ctp-group");
     let plain = Producer::connect(
         ProducerConfig::from_properties([("bootstrap.servers", kafka.bootstrap().as_str())])
             .unwrap(),
@@ -358,7 +456,7 @@ async fn consume_transform_produce(kafka: &KafkaCluster, cluster: &Arc<Cluster>)
     let sends: Vec<_> = (0..30)
         .map(|i| {
             plain.send(
-                ProducerRecord::new("ctp-in")
+                ProducerRecord::new(input_topic.as_str())
                     .partition(i % 2)
                     .value(format!("in-{i}")),
             )
@@ -369,10 +467,10 @@ async fn consume_transform_produce(kafka: &KafkaCluster, cluster: &Arc<Cluster>)
     }
     plain.close(Duration::from_secs(10)).await.unwrap();
     let mut reader = Reader::new(cluster.clone(), ReaderConfig::default());
-    let input = reader.read_to_end("ctp-in", &[0, 1]).await.unwrap();
+    let input = reader.read_to_end(&input_topic, &[0, 1]).await.unwrap();
     assert_eq!(input.len(), 30);
-    let p = producer(kafka, "ctp-tx").await;
-    let group = ConsumerGroupMetadata::new(GROUP);
+    let p = producer(kafka, &unique_name("ctp-tx")).await;
+    let group = ConsumerGroupMetadata::new(&group_id);
     // Three rounds of 5 records per partition: commit, abort, commit.
     let mut expected_out: Vec<String> = Vec::new();
     let mut expected_offsets: BTreeMap<i32, Option<i64>> = [(0, None), (1, None)].into();
@@ -396,11 +494,17 @@ async fn consume_transform_produce(kafka: &KafkaCluster, cluster: &Arc<Cluster>)
                     String::from_utf8_lossy(r.value.as_deref().unwrap_or_default())
                 );
                 out.push(v.clone());
-                pending.push(p.send(ProducerRecord::new("ctp-out").partition(part).value(v)));
+                pending.push(
+                    p.send(
+                        ProducerRecord::new(output_topic.as_str())
+                            .partition(part)
+                            .value(v),
+                    ),
+                );
             }
             let next = recs.last().unwrap().offset + 1;
             offsets.push((
-                TopicPartition::new("ctp-in", part),
+                TopicPartition::new(input_topic.as_str(), part),
                 next,
                 Some(format!("round-{round}")),
             ));
@@ -423,13 +527,13 @@ async fn consume_transform_produce(kafka: &KafkaCluster, cluster: &Arc<Cluster>)
         }
         expected_out.sort();
         let committed = reader
-            .committed_offsets(GROUP, "ctp-in", &[0, 1])
+            .committed_offsets(&group_id, &input_topic, &[0, 1])
             .await
             .unwrap();
         assert_eq!(committed, expected_offsets, "round {round} offsets");
         let got = values_eventually(
-            cluster,
-            "ctp-out",
+            &cluster,
+            &output_topic,
             &[0, 1],
             IsolationLevel::ReadCommitted,
             &expected_out,
@@ -440,9 +544,11 @@ async fn consume_transform_produce(kafka: &KafkaCluster, cluster: &Arc<Cluster>)
     p.close(Duration::from_secs(10)).await.unwrap();
 }
 
-/// (e) Prepare, then finish the transaction without the producer.
-async fn prepared(kafka: &KafkaCluster, cluster: &Arc<Cluster>, tv: TransactionVersion) {
-    let p = producer(kafka, "prep-tx").await;
+/// Prepare, then finish the transaction without the producer.
+async fn prepared(variant: SharedKafka) {
+    let (kafka, cluster, tv) = setup(variant).await;
+    let prep_topic = new_topic(kafka, "prep", 2).await;
+    let p = producer(kafka, &unique_name("prep-tx")).await;
     // An empty transaction cannot be prepared.
     p.begin_transaction().unwrap();
     let e = p.prepare_transaction().await.unwrap_err();
@@ -452,7 +558,7 @@ async fn prepared(kafka: &KafkaCluster, cluster: &Arc<Cluster>, tv: TransactionV
     let pending: Vec<_> = (0..4)
         .map(|i| {
             p.send(
-                ProducerRecord::new("prep")
+                ProducerRecord::new(prep_topic.as_str())
                     .partition(i % 2)
                     .value(format!("prep-{i}")),
             )
@@ -470,9 +576,14 @@ async fn prepared(kafka: &KafkaCluster, cluster: &Arc<Cluster>, tv: TransactionV
     p.close(Duration::from_secs(10)).await.unwrap();
     drop(p);
     assert!(
-        values(cluster, "prep", &[0, 1], IsolationLevel::ReadCommitted)
-            .await
-            .is_empty()
+        values(
+            &cluster,
+            &prep_topic,
+            &[0, 1],
+            IsolationLevel::ReadCommitted
+        )
+        .await
+        .is_empty()
     );
     let restored = PreparedTransaction::decode(&bytes).unwrap();
     let fresh = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
@@ -486,8 +597,8 @@ async fn prepared(kafka: &KafkaCluster, cluster: &Arc<Cluster>, tv: TransactionV
     );
     let expected: Vec<String> = (0..4).map(|i| format!("prep-{i}")).collect();
     let v = values_eventually(
-        cluster,
-        "prep",
+        &cluster,
+        &prep_topic,
         &[0, 1],
         IsolationLevel::ReadCommitted,
         &expected,
@@ -496,11 +607,15 @@ async fn prepared(kafka: &KafkaCluster, cluster: &Arc<Cluster>, tv: TransactionV
     assert_eq!(v, expected);
 
     // A real child process, SIGKILLed after pre-commit.
-    let out = kafka.data_dir().join("child-prepared.bin");
+    let child_topic = new_topic(kafka, "child", 2).await;
+    let child_txn_id = unique_name("child-tx");
+    let out = kafka
+        .data_dir()
+        .join(format!("{}.bin", unique_name("child-prepared")));
     let mut child = tokio::process::Command::new(child_binary())
         .arg(kafka.bootstrap())
-        .arg("child")
-        .arg("child-tx")
+        .arg(&child_topic)
+        .arg(&child_txn_id)
         .arg(&out)
         .arg("6")
         .arg("child")
@@ -523,12 +638,18 @@ async fn prepared(kafka: &KafkaCluster, cluster: &Arc<Cluster>, tv: TransactionV
     child.start_kill().expect("SIGKILL");
     child.wait().await.expect("reap");
     let prepared = PreparedTransaction::decode(&std::fs::read(&out).unwrap()).unwrap();
-    assert_eq!(prepared.transactional_id, "child-tx");
+    let _ = std::fs::remove_file(&out);
+    assert_eq!(prepared.transactional_id, child_txn_id);
     assert_eq!(prepared.transaction_version, tv);
     assert!(
-        values(cluster, "child", &[0, 1], IsolationLevel::ReadCommitted)
-            .await
-            .is_empty()
+        values(
+            &cluster,
+            &child_topic,
+            &[0, 1],
+            IsolationLevel::ReadCommitted
+        )
+        .await
+        .is_empty()
     );
     assert_eq!(
         commit_prepared(&fresh, &prepared, &ResumeOptions::default())
@@ -545,8 +666,8 @@ async fn prepared(kafka: &KafkaCluster, cluster: &Arc<Cluster>, tv: TransactionV
     let mut expected: Vec<String> = (0..6).map(|i| format!("child-{i}")).collect();
     expected.sort();
     let v = values_eventually(
-        cluster,
-        "child",
+        &cluster,
+        &child_topic,
         &[0, 1],
         IsolationLevel::ReadCommitted,
         &expected,
@@ -561,12 +682,12 @@ fn child_binary() -> &'static str {
     env!("CARGO_BIN_EXE_txn_prepare_child")
 }
 
-/// 3 nodes: kill -9 the transaction coordinator in the middle of a
+/// 3 nodes (a cluster of its own: a shared one is single-node and refuses
+/// kill): kill -9 the transaction coordinator in the middle of a
 /// transaction; the commit completes on the new coordinator, or fails with a
 /// typed error after which abort + a new transaction work.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn txn_producer_coordinator_kill_9_kafka_4_4_tv2() {
-    let _serial = SERIAL.lock().await;
     let started = Instant::now();
     let kafka = KafkaCluster::builder()
         .version(KafkaVersion::V4_4)
