@@ -1,6 +1,8 @@
 //! A randomized exactly-once checker for the transactional producer against
 //! real brokers: Kafka 4.4 with transaction version 2, 4.4 formatted with
-//! transaction.version=1, and 3.9.
+//! transaction.version=1, and 3.9, the harness's shared single-node
+//! clusters (every topic, transactional id and group is unique: other tests
+//! use them too; no part restarts or kills a broker).
 //!
 //! Each schedule is generated from a seed (printed; `EOS_SEED=<seed>`
 //! replays exactly that schedule, `EOS_SCHEDULES=<n>` runs `n` schedules per
@@ -29,15 +31,18 @@
 //! that once lost records (4,000 records of 1,000 B sent into a 64 KiB
 //! buffer without polling, commit, then the futures awaited inside the next
 //! transaction) and a producing child process killed with SIGKILL at a
-//! seeded moment (`src/bin/eos_checker_child.rs` of this package).
+//! seeded moment (`src/bin/eos_checker_child.rs` of this package; its seed
+//! is printed too and `EOS_SEED` replays it). One test per variant and
+//! part: the schedules, the backpressure case, the killed child.
 
 use kafka_producer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{
     Cluster, ClusterConfig, ConsumerGroupMetadata, ProduceError, ProducerConfig, ProducerRecord,
     RecordMetadata, TopicPartition, TransactionError, TransactionalProducer,
 };
-use kafka_testcontainers::seeded::{SeededRng as Rng, fresh_seed as now_seed, schedule_seeds};
-use kafka_testcontainers::{KafkaCluster, KafkaVersion};
+use kafka_testcontainers::KafkaCluster;
+use kafka_testcontainers::seeded::{SeededRng as Rng, schedule_seeds};
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
@@ -46,72 +51,122 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-/// One cluster at a time on the shared CI cores.
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
+/// The seeded schedules hold the six invariants above (seeds printed;
+/// `EOS_SEED` replays one).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn exactly_once_checker_kafka_4_4_tv2() {
-    run(KafkaVersion::V4_4, Some(2)).await;
+async fn seeded_schedules_exactly_once_kafka_4_4_tv2() {
+    schedules(SharedKafka::Kafka44Tv2).await;
 }
 
+/// The seeded schedules hold the six invariants (TV1 on Kafka 4.4).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn exactly_once_checker_kafka_4_4_tv1() {
-    run(KafkaVersion::V4_4, Some(1)).await;
+async fn seeded_schedules_exactly_once_kafka_4_4_tv1() {
+    schedules(SharedKafka::Kafka44Tv1).await;
 }
 
+/// The seeded schedules hold the six invariants (Kafka 3.9).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn exactly_once_checker_kafka_3_9() {
-    run(KafkaVersion::V3_9, None).await;
+async fn seeded_schedules_exactly_once_kafka_3_9() {
+    schedules(SharedKafka::Kafka39).await;
 }
 
-async fn run(version: KafkaVersion, tv: Option<i16>) {
-    let _serial = SERIAL.lock().await;
-    let mut b = KafkaCluster::builder().version(version.clone()).nodes(1);
-    if let Some(tv) = tv {
-        b = b.transaction_version(tv);
-    }
-    let kafka = b.start().await.expect("start cluster");
-    let name = format!("{version} TV{}", tv.unwrap_or(1));
+/// 4,000 records sent into a 64 KiB buffer, committed before their futures
+/// are polled: the commit returns `Ok` only with all of them visible
+/// read_committed, in send order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backpressure_commit_then_await_kafka_4_4_tv2() {
+    backpressure(SharedKafka::Kafka44Tv2).await;
+}
+
+/// Commit under backpressure, futures awaited later (TV1 on Kafka 4.4).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backpressure_commit_then_await_kafka_4_4_tv1() {
+    backpressure(SharedKafka::Kafka44Tv1).await;
+}
+
+/// Commit under backpressure, futures awaited later (Kafka 3.9).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backpressure_commit_then_await_kafka_3_9() {
+    backpressure(SharedKafka::Kafka39).await;
+}
+
+/// A producing child SIGKILLed at a seeded moment (seed printed; `EOS_SEED`
+/// replays it): its reported commits are visible exactly once, the
+/// transaction it was committing entirely or not at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_child_exactly_once_kafka_4_4_tv2() {
+    killed(SharedKafka::Kafka44Tv2).await;
+}
+
+/// A producing child SIGKILLed at a seeded moment (TV1 on Kafka 4.4).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_child_exactly_once_kafka_4_4_tv1() {
+    killed(SharedKafka::Kafka44Tv1).await;
+}
+
+/// A producing child SIGKILLed at a seeded moment (Kafka 3.9).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_child_exactly_once_kafka_3_9() {
+    killed(SharedKafka::Kafka39).await;
+}
+
+/// The variant's shared cluster and a client of it.
+async fn setup(variant: SharedKafka) -> (&'static KafkaCluster, Arc<Cluster>) {
+    let kafka = variant.cluster().await.expect("shared cluster");
     let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
         .await
         .unwrap();
+    (kafka, cluster)
+}
 
-    let t = Instant::now();
-    backpressure_commit_then_await(&kafka, &cluster).await;
-    eprintln!("{name}: backpressure case passed in {:?}", t.elapsed());
-
-    let (seeds, replay) = schedule_seeds(4);
+/// `EOS_SCHEDULES` seeded schedules (4 by default), or the one `EOS_SEED`
+/// names.
+async fn schedules(variant: SharedKafka) {
+    let (kafka, cluster) = setup(variant).await;
+    let (seeds, _) = schedule_seeds(4);
+    eprintln!("{variant}: schedule seeds {seeds:?}");
     let mut totals = Totals::default();
     for seed in seeds {
         let t = Instant::now();
-        eprintln!("{name}: schedule seed={seed} starting");
+        eprintln!("{variant}: schedule seed={seed} starting");
         // A schedule that stops making progress is a violation too.
-        let stats =
-            tokio::time::timeout(Duration::from_secs(240), schedule(&kafka, &cluster, seed))
-                .await
-                .unwrap_or_else(|_| {
-                    panic!(
-                        "{name}: seed {seed} made no progress for 240 s (replay: EOS_SEED={seed})"
-                    )
-                });
+        let stats = tokio::time::timeout(Duration::from_secs(240), schedule(kafka, &cluster, seed))
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "{variant}: seed {seed} made no progress for 240 s (replay: EOS_SEED={seed})"
+                )
+            });
         eprintln!(
-            "{name}: schedule seed={seed} passed in {:?}: {stats:?}",
+            "{variant}: schedule seed={seed} passed in {:?}: {stats:?}",
             t.elapsed()
         );
         totals.schedules += 1;
         totals.operations += stats.operations;
         totals.records += stats.sent;
     }
-    if !replay {
-        let seed = now_seed();
-        let t = Instant::now();
-        killed_child(&kafka, &cluster, seed).await;
-        eprintln!(
-            "{name}: killed child seed={seed} passed in {:?}",
-            t.elapsed()
-        );
-    }
-    eprintln!("{name}: totals {totals:?}, 0 violations");
+    eprintln!("{variant}: totals {totals:?}, 0 violations");
+}
+
+async fn backpressure(variant: SharedKafka) {
+    let (kafka, cluster) = setup(variant).await;
+    let t = Instant::now();
+    backpressure_commit_then_await(kafka, &cluster).await;
+    eprintln!("{variant}: backpressure case passed in {:?}", t.elapsed());
+}
+
+/// The child's kill point comes from a fresh seed, or from `EOS_SEED`.
+async fn killed(variant: SharedKafka) {
+    let (kafka, cluster) = setup(variant).await;
+    let (seeds, _) = schedule_seeds(1);
+    let seed = seeds[0];
+    eprintln!("{variant}: killed child seed={seed} starting (replay: EOS_SEED={seed})");
+    let t = Instant::now();
+    killed_child(kafka, &cluster, seed).await;
+    eprintln!(
+        "{variant}: killed child seed={seed} passed in {:?}",
+        t.elapsed()
+    );
 }
 
 #[derive(Debug, Default)]
@@ -172,10 +227,12 @@ const TOPIC_A_PARTITIONS: i32 = 3;
 /// One seeded schedule; panics with the seed and every violation found.
 async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> Stats {
     let mut rng = Rng::new(seed);
-    let topic_a = format!("eos-{seed}-a");
-    let topic_b = format!("eos-{seed}-b");
-    let input = format!("eos-{seed}-in");
-    let group = format!("eos-{seed}-group");
+    // Unique names: a replayed seed meets the topics of its first run on a
+    // cluster that outlives test processes.
+    let topic_a = unique_name(&format!("eos-{seed}-a"));
+    let topic_b = unique_name(&format!("eos-{seed}-b"));
+    let input = unique_name(&format!("eos-{seed}-in"));
+    let group = unique_name(&format!("eos-{seed}-group"));
     kafka
         .create_topic(&topic_a, TOPIC_A_PARTITIONS, 1)
         .await
@@ -188,7 +245,7 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> St
     let in_flight = 1 + rng.below(5);
     let linger = rng.pick(&[0u64, 1, 5, 20, 50]);
     let compression = rng.pick(&compressions());
-    let txn_id = format!("eos-{seed}");
+    let txn_id = unique_name(&format!("eos-{seed}"));
     let props: Vec<(String, String)> = vec![
         ("bootstrap.servers".into(), kafka.bootstrap()),
         ("transactional.id".into(), txn_id.clone()),
@@ -400,7 +457,7 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> St
     slow("the check", t);
     if !violations.is_empty() {
         panic!(
-            "seed {seed} ({config_text}): {} violations (replay: EOS_SEED={seed} cargo test -p kafka-eos-tests --all-features --test producer_eos_checker):\n{}\ntrace:\n{}",
+            "seed {seed} ({config_text}): {} violations (replay: EOS_SEED={seed} cargo test -p kafka-eos-tests --all-features --test producer_eos_checker seeded_schedules):\n{}\ntrace:\n{}",
             violations.len(),
             violations.join("\n"),
             trace.join("\n")
@@ -693,11 +750,12 @@ async fn check(
 /// are visible read_committed, in send order; none is carried into
 /// transaction 2.
 async fn backpressure_commit_then_await(kafka: &KafkaCluster, cluster: &Arc<Cluster>) {
-    let topic = "eos-backpressure".to_string();
+    let topic = unique_name("eos-backpressure");
     kafka.create_topic(&topic, 1, 1).await.unwrap();
+    let txn_id = unique_name("eos-backpressure");
     let config = ProducerConfig::from_properties([
         ("bootstrap.servers", kafka.bootstrap().as_str()),
-        ("transactional.id", "eos-backpressure"),
+        ("transactional.id", txn_id.as_str()),
         ("buffer.memory", "65536"),
         ("max.block.ms", "60000"),
     ])
@@ -747,9 +805,9 @@ async fn backpressure_commit_then_await(kafka: &KafkaCluster, cluster: &Arc<Clus
 /// commit was never started is not visible.
 async fn killed_child(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) {
     let mut rng = Rng::new(seed);
-    let topic = format!("eos-child-{seed}");
+    let topic = unique_name(&format!("eos-child-{seed}"));
     kafka.create_topic(&topic, 2, 1).await.unwrap();
-    let txn_id = format!("eos-child-{seed}");
+    let txn_id = unique_name(&format!("eos-child-{seed}"));
     let mut child = tokio::process::Command::new(child_binary())
         .args([
             kafka.bootstrap(),
