@@ -1,27 +1,49 @@
-//! End-to-end tests of `demo`, `bridge` and `bench` against one real broker
-//! (Kafka 4.4, one node, shared by the steps of one test) and a real
-//! RabbitMQ, spawning the built binary (or `$KAFKA_EOS_BIN`):
+//! End-to-end tests of `demo`, `bridge` and `bench` against the harness's
+//! shared Kafka 4.4 cluster (one node) and a real RabbitMQ, spawning the
+//! built binary (or `$KAFKA_EOS_BIN`), one scenario per test, each with
+//! topics and transactional ids of its own:
 //!
-//! 1. `demo --bootstrap`: the pipeline process is SIGKILLed twice and
-//!    restarted; the command exits 0 and reports exactly once (0 duplicates,
-//!    0 missing, increasing per partition), and our own read_committed read
-//!    of its topic agrees: every number once.
-//! 2. `bridge`: messages published to RabbitMQ (with correlation ids) reach
-//!    the Kafka topic exactly once, across two bridge runs sharing their
-//!    checkpoint directory, with re-published messages dropped; the second
-//!    run is stopped by Ctrl-C (SIGINT) after a final checkpoint. An
-//!    unreachable RabbitMQ exits 3.
-//! 3. `bench`: a tiny configuration prints its table with every row.
+//! - `demo --bootstrap`: the pipeline process is SIGKILLed twice and
+//!   restarted; the command exits 0 and reports exactly once (0 duplicates,
+//!   0 missing, increasing per partition), and our own read_committed read
+//!   of its topic agrees: every number once. A demo into a topic that
+//!   already has records is refused.
+//! - `bridge`: messages published to RabbitMQ (with correlation ids) reach
+//!   the Kafka topic exactly once, across two bridge runs sharing their
+//!   checkpoint directory, with re-published messages dropped; the second
+//!   run is stopped by Ctrl-C (SIGINT) after a final checkpoint. An
+//!   unreachable RabbitMQ exits 3.
+//! - `bench`: a tiny configuration prints its table with every row.
+//! - With the `local-kafka` feature, `demo` also runs once without
+//!   `--bootstrap` (it starts its own Kafka).
 //!
-//! 4. With the `local-kafka` feature, `demo` also runs once without
-//!    `--bootstrap` (it starts its own Kafka).
+//! The demo with kills, the two bridge runs and the local-Kafka demo run one
+//! at a time ([`ONE_AT_A_TIME`]), as they did when they were the steps of
+//! one test: each is a load of its own (the demo's worker processes, the
+//! bridge's idle exit after 1.5 s without a message, a Kafka JVM of the
+//! demo's own), and together they would make each other's timing tighter.
 
 use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{Cluster, ProducerConfig};
-use kafka_testcontainers::{KafkaCluster, KafkaVersion, RabbitMq};
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::{KafkaCluster, RabbitMq};
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Output, Stdio};
 use std::time::Duration;
+
+/// Held by the tests that load the machine most (see the module doc).
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// How long any one CLI run may take (a hang guard, not a timing check).
+const LIMIT: Duration = Duration::from_secs(180);
+
+/// The shared Kafka 4.4 cluster (other tests use it too: names are unique).
+async fn kafka() -> &'static KafkaCluster {
+    SharedKafka::Kafka44Tv2
+        .cluster()
+        .await
+        .expect("shared Kafka 4.4")
+}
 
 fn bin() -> String {
     std::env::var("KAFKA_EOS_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_kafka-eos").into())
@@ -123,18 +145,15 @@ async fn publish(rabbit: &RabbitMq, queue: &str, ids: &[String]) {
         .expect("publish to RabbitMQ");
 }
 
+/// `demo --bootstrap` with two SIGKILLs of its pipeline process exits 0 and
+/// reports exactly once (0 duplicates, 0 missing, every record written and
+/// read, 2 kills); our own read_committed read of its topic agrees: every
+/// number once, increasing per partition, keyed by the number modulo 8.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn demo_bridge_and_bench_end_to_end() {
-    let kafka = KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .nodes(1)
-        .start()
-        .await
-        .expect("start Kafka");
-    let bootstrap = kafka.bootstrap();
-    let limit = Duration::from_secs(180);
-
-    // 1. demo against the harness cluster: 2 kills, exactly once.
+async fn demo_with_two_kills_writes_every_number_exactly_once() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let bootstrap = kafka().await.bootstrap();
+    let topic = unique_name("demo-e2e");
     const RECORDS: u64 = 6000;
     let out = ok(
         &[
@@ -150,14 +169,13 @@ async fn demo_bridge_and_bench_end_to_end() {
             "--checkpoint-interval-ms",
             "100",
             "--topic",
-            "demo-e2e",
+            &topic,
         ],
-        limit,
+        LIMIT,
     )
     .await;
     assert_demo_report(&out, RECORDS, 2);
-    // Our own read agrees: each number once, increasing per partition.
-    let by_partition = read_committed(&bootstrap, "demo-e2e").await;
+    let by_partition = read_committed(&bootstrap, &topic).await;
     let mut all = BTreeSet::new();
     for (p, recs) in &by_partition {
         let values: Vec<u64> = recs.iter().map(|(_, v)| v.parse().unwrap()).collect();
@@ -172,22 +190,56 @@ async fn demo_bridge_and_bench_end_to_end() {
         }
     }
     assert_eq!(all, (0..RECORDS).collect::<BTreeSet<u64>>());
-    // A second demo into the same (now non-empty) topic is refused.
+}
+
+/// `demo --topic` of a topic that already has records is refused: usage
+/// error (exit 2) saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_refuses_a_topic_that_already_has_records() {
+    let kafka = kafka().await;
+    let bootstrap = kafka.bootstrap();
+    let topic = unique_name("demo-nonempty");
+    kafka.create_topic(&topic, 1, 1).await.unwrap();
+    let mut produce = tokio::process::Command::new(bin())
+        .args(["--bootstrap", &bootstrap, "produce", "--topic", &topic])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn kafka-eos produce");
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut stdin = produce.stdin.take().unwrap();
+        stdin.write_all(b"0\n").await.unwrap();
+    }
+    let out = tokio::time::timeout(LIMIT, produce.wait_with_output())
+        .await
+        .expect("produce finishes")
+        .unwrap();
+    assert!(out.status.success(), "produce: {}", text(&out.stderr));
     let out = run(
-        &["--bootstrap", &bootstrap, "demo", "--topic", "demo-e2e"],
-        limit,
+        &["--bootstrap", &bootstrap, "demo", "--topic", &topic],
+        LIMIT,
     )
     .await;
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("already has records"));
+}
 
-    // An unreachable RabbitMQ (Kafka is fine): exit 3 naming the address.
+/// `bridge` with an unreachable RabbitMQ (Kafka is fine) exits 3, naming
+/// the address and `--amqp`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bridge_exits_3_when_rabbitmq_is_unreachable() {
+    let kafka = kafka().await;
+    let bootstrap = kafka.bootstrap();
     let closed = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    kafka.create_topic("bridged", 3, 1).await.unwrap();
+    let topic = unique_name("bridged");
+    kafka.create_topic(&topic, 3, 1).await.unwrap();
     let nowhere = format!("amqp://guest:guest@127.0.0.1:{closed}/%2f");
     let out = run(
         &[
@@ -199,11 +251,11 @@ async fn demo_bridge_and_bench_end_to_end() {
             "--queue",
             "q",
             "--topic",
-            "bridged",
+            &topic,
             "--checkpoint-dir",
             std::env::temp_dir().to_str().unwrap(),
         ],
-        limit,
+        LIMIT,
     )
     .await;
     let err = text(&out.stderr);
@@ -212,8 +264,22 @@ async fn demo_bridge_and_bench_end_to_end() {
         err.contains(&format!("127.0.0.1:{closed}")) && err.contains("--amqp"),
         "{err}"
     );
+}
 
-    // 2. bridge: RabbitMQ -> Kafka exactly once over two runs.
+/// `bridge`: messages published to RabbitMQ reach Kafka exactly once over
+/// two runs sharing their checkpoint directory: the first (200 messages)
+/// exits when idle; the second gets the other 100 and 20 re-published
+/// ones, and once all 300 are committed Ctrl-C (SIGINT) stops it after a
+/// final checkpoint, exit 0. The topic then holds each of the 300 messages
+/// once, with its body.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bridge_moves_messages_exactly_once_across_two_runs() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let kafka = kafka().await;
+    let bootstrap = kafka.bootstrap();
+    let topic = unique_name("bridged");
+    kafka.create_topic(&topic, 3, 1).await.unwrap();
+    let prefix = unique_name("e2e-bridge");
     let rabbit = RabbitMq::start().await.expect("start RabbitMQ");
     let url = rabbit.amqp_url();
     let dir = tempfile::tempdir().unwrap();
@@ -227,7 +293,7 @@ async fn demo_bridge_and_bench_end_to_end() {
         "--queue",
         "orders",
         "--topic",
-        "bridged",
+        &topic,
         "--checkpoint-dir",
         &cp,
         "--checkpoint-interval-ms",
@@ -235,11 +301,11 @@ async fn demo_bridge_and_bench_end_to_end() {
         "--idle-exit-ms",
         "1500",
         "--transactional-id-prefix",
-        "e2e-bridge",
+        &prefix,
     ];
     let ids: Vec<String> = (0..300).map(|i| format!("m-{i:04}")).collect();
     publish(&rabbit, "orders", &ids[..200]).await;
-    let out = ok(&bridge, limit).await;
+    let out = ok(&bridge, LIMIT).await;
     let summary = text(&out.stdout);
     assert!(summary.contains("200 messages -> 200 records"), "{summary}");
     // Second run without an idle exit: the rest, plus 20 messages published
@@ -262,10 +328,10 @@ async fn demo_bridge_and_bench_end_to_end() {
     let mut second: Vec<String> = ids[200..].to_vec();
     second.extend(ids[180..200].iter().cloned());
     publish(&rabbit, "orders", &second).await;
-    // Waits on the condition (bounded like every step, by `limit`, only so
+    // Waits on the condition (bounded like every step, by `LIMIT`, only so
     // that a stuck bridge fails the test instead of hanging it).
-    let deadline = std::time::Instant::now() + limit;
-    while read_committed(&bootstrap, "bridged")
+    let deadline = std::time::Instant::now() + LIMIT;
+    while read_committed(&bootstrap, &topic)
         .await
         .values()
         .map(Vec::len)
@@ -274,7 +340,7 @@ async fn demo_bridge_and_bench_end_to_end() {
     {
         assert!(
             std::time::Instant::now() < deadline,
-            "300 records not committed within {limit:?}"
+            "300 records not committed within {LIMIT:?}"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
@@ -283,7 +349,7 @@ async fn demo_bridge_and_bench_end_to_end() {
         .status()
         .unwrap();
     assert!(status.success());
-    let out = tokio::time::timeout(limit, child.wait_with_output())
+    let out = tokio::time::timeout(LIMIT, child.wait_with_output())
         .await
         .expect("bridge stops after Ctrl-C")
         .unwrap();
@@ -293,7 +359,7 @@ async fn demo_bridge_and_bench_end_to_end() {
         summary.contains("Shutdown") && summary.contains("resumed from"),
         "{summary}"
     );
-    let keys: Vec<String> = read_committed(&bootstrap, "bridged")
+    let keys: Vec<String> = read_committed(&bootstrap, &topic)
         .await
         .into_values()
         .flatten()
@@ -305,8 +371,14 @@ async fn demo_bridge_and_bench_end_to_end() {
     let distinct: BTreeSet<&String> = keys.iter().collect();
     assert_eq!(keys.len(), 300, "exactly the 300 messages, no duplicate");
     assert_eq!(distinct, ids.iter().collect::<BTreeSet<_>>());
+}
 
-    // 3. bench, tiny, without Java: a table with every row.
+/// `bench`, tiny and without Java, prints its table with every row and a
+/// positive rate in each (its topics and transactional ids are named after
+/// its run).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bench_prints_a_table_with_every_row() {
+    let bootstrap = kafka().await.bootstrap();
     let out = ok(
         &[
             "--bootstrap",
@@ -319,7 +391,7 @@ async fn demo_bridge_and_bench_end_to_end() {
             "--no-java",
             "--sink",
         ],
-        limit,
+        LIMIT,
     )
     .await;
     let table = text(&out.stdout);
@@ -342,27 +414,27 @@ async fn demo_bridge_and_bench_end_to_end() {
         assert!(rate > 0.0, "{line}");
     }
     assert!(table.contains("Java: skipped (--no-java)"), "{table}");
-    drop(rabbit);
-    drop(kafka);
+}
 
-    // 4. With the local Kafka built in: `demo` without --bootstrap starts
-    //    its own (run after the shared cluster stopped, one JVM at a time).
-    #[cfg(feature = "local-kafka")]
-    {
-        let out = ok(
-            &[
-                "demo",
-                "--records",
-                "3000",
-                "--kills",
-                "1",
-                "--rate",
-                "3000",
-            ],
-            Duration::from_secs(300),
-        )
-        .await;
-        let report = assert_demo_report(&out, 3000, 1);
-        assert!(report.contains("local Kafka ready"), "{report}");
-    }
+/// With the local Kafka built in, `demo` without `--bootstrap` starts its
+/// own Kafka, and with one SIGKILL reports exactly once.
+#[cfg(feature = "local-kafka")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_without_bootstrap_starts_its_own_kafka() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let out = ok(
+        &[
+            "demo",
+            "--records",
+            "3000",
+            "--kills",
+            "1",
+            "--rate",
+            "3000",
+        ],
+        Duration::from_secs(300),
+    )
+    .await;
+    let report = assert_demo_report(&out, 3000, 1);
+    assert!(report.contains("local Kafka ready"), "{report}");
 }
