@@ -1,20 +1,21 @@
 //! `admin::create_partitions`, `admin::delete_topics` and
 //! `admin::topic_config_overrides` against a real single-node Kafka 4.4
-//! (KRaft). One cluster, one test function, cases in order:
+//! (KRaft): the harness's shared cluster, with topic names of each test's
+//! own. One test per case:
 //!
-//! 1. The configs set on a topic, and only those, are its overrides.
-//! 2. `create_partitions` in one call: a topic grown to 3 partitions (each
-//!    led on return), a count not above the current one refused with
-//!    INVALID_PARTITIONS and a missing topic with UNKNOWN_TOPIC_OR_PARTITION,
-//!    each in its own result, in order; `validate_only` changes nothing.
-//! 3. `delete_topics` in one call: existing topics deleted, a missing one
-//!    an `is_unknown_topic` error, in order; a name listed twice fails the
-//!    call before anything is sent.
+//! - The configs set on a topic, and only those, are its overrides.
+//! - `create_partitions` in one call: a topic grown to 3 partitions (each
+//!   led on return), a count not above the current one refused with
+//!   INVALID_PARTITIONS and a missing topic with UNKNOWN_TOPIC_OR_PARTITION,
+//!   each in its own result, in order; `validate_only` changes nothing.
+//! - `delete_topics` in one call: existing topics deleted, a missing one
+//!   an `is_unknown_topic` error, in order; a name listed twice fails the
+//!   call before anything is sent.
 
 use kafka_producer::admin::{self, AdminError, CreateTopicsOptions, NewTopic};
 use kafka_producer::kafka_proto::ErrorCode;
 use kafka_producer::{Cluster, ClusterConfig};
-use kafka_testcontainers::KafkaCluster;
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -26,35 +27,58 @@ fn partition_count(cluster: &Cluster, topic: &str) -> usize {
         .map_or(0, |t| t.partitions.len())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn grow_and_delete_topics_kafka_4_4() {
-    let kafka = KafkaCluster::builder()
-        .start()
-        .await
-        .expect("start cluster");
-    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
-        .await
-        .expect("connect");
-    let opts = CreateTopicsOptions {
+fn options() -> CreateTopicsOptions {
+    CreateTopicsOptions {
         timeout: TIMEOUT,
         wait_for_leaders: true,
         ..Default::default()
+    }
+}
+
+/// Names of the topics of one test: `grow` (1 partition, `retention.ms`
+/// set), `same` (2 partitions, no config) and `missing` (never created).
+struct Topics {
+    grow: String,
+    same: String,
+    missing: String,
+}
+
+/// A client of the shared Kafka 4.4 cluster and the test's topics, `grow`
+/// and `same` created.
+async fn setup() -> (std::sync::Arc<Cluster>, Topics) {
+    let kafka = SharedKafka::Kafka44Tv2
+        .cluster()
+        .await
+        .expect("shared Kafka 4.4");
+    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
+        .await
+        .expect("connect");
+    let t = Topics {
+        grow: unique_name("grow"),
+        same: unique_name("same"),
+        missing: unique_name("missing"),
     };
     let topics = [
-        NewTopic::new("grow")
+        NewTopic::new(&t.grow)
             .with_partitions(1)
             .with_config("retention.ms", "7777"),
-        NewTopic::new("same").with_partitions(2),
+        NewTopic::new(&t.same).with_partitions(2),
     ];
-    for r in admin::create_topics(&cluster, &topics, &opts)
+    for r in admin::create_topics(&cluster, &topics, &options())
         .await
         .unwrap()
     {
         assert!(r.outcome.unwrap().created());
     }
+    (cluster, t)
+}
 
-    // ---- 1. overrides.
-    let overrides = admin::topic_config_overrides(&cluster, "grow")
+/// Invariant: a topic's overrides are exactly the configs set on it, and a
+/// topic created without configs has none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn topic_config_overrides_are_the_configs_set_kafka_4_4_tv2() {
+    let (cluster, t) = setup().await;
+    let overrides = admin::topic_config_overrides(&cluster, &t.grow)
         .await
         .unwrap();
     assert_eq!(
@@ -62,21 +86,39 @@ async fn grow_and_delete_topics_kafka_4_4() {
         [("retention.ms".to_string(), Some("7777".to_string()))]
     );
     assert!(
-        admin::topic_config_overrides(&cluster, "same")
+        admin::topic_config_overrides(&cluster, &t.same)
             .await
             .unwrap()
             .is_empty()
     );
+}
 
-    // ---- 2. create_partitions.
-    let results =
-        admin::create_partitions(&cluster, &[("grow", 3), ("same", 2), ("missing", 2)], &opts)
-            .await
-            .unwrap();
+/// Invariant: `create_partitions` answers each topic of one call in call
+/// order: a grown topic's new partitions are led on return, a count not
+/// above the current one is INVALID_PARTITIONS with the broker's message, a
+/// missing topic is unknown; `validate_only` changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_partitions_grows_and_refuses_per_topic_kafka_4_4_tv2() {
+    let (cluster, t) = setup().await;
+    let opts = options();
+    let results = admin::create_partitions(
+        &cluster,
+        &[
+            (t.grow.as_str(), 3),
+            (t.same.as_str(), 2),
+            (t.missing.as_str(), 2),
+        ],
+        &opts,
+    )
+    .await
+    .unwrap();
     let names: Vec<&str> = results.iter().map(|r| r.name.as_str()).collect();
-    assert_eq!(names, ["grow", "same", "missing"]);
+    assert_eq!(
+        names,
+        [t.grow.as_str(), t.same.as_str(), t.missing.as_str()]
+    );
     assert_eq!(results[0].outcome, Ok(()));
-    assert_eq!(partition_count(&cluster, "grow"), 3, "led on return");
+    assert_eq!(partition_count(&cluster, &t.grow), 3, "led on return");
     let same = results[1].outcome.as_ref().unwrap_err();
     assert_eq!(same.error, ErrorCode::InvalidPartitions, "{same}");
     assert!(same.message.is_some(), "the broker says why: {same:?}");
@@ -86,28 +128,42 @@ async fn grow_and_delete_topics_kafka_4_4() {
         validate_only: true,
         ..opts.clone()
     };
-    let results = admin::create_partitions(&cluster, &[("grow", 5)], &dry)
+    let results = admin::create_partitions(&cluster, &[(t.grow.as_str(), 5)], &dry)
         .await
         .unwrap();
     assert_eq!(results[0].outcome, Ok(()));
-    cluster.refresh_topics(&["grow"]).await.unwrap();
-    assert_eq!(partition_count(&cluster, "grow"), 3, "validate_only");
+    cluster.refresh_topics(&[t.grow.as_str()]).await.unwrap();
+    assert_eq!(partition_count(&cluster, &t.grow), 3, "validate_only");
+}
 
-    // ---- 3. delete_topics.
-    match admin::delete_topics(&cluster, &["grow", "grow"], TIMEOUT).await {
-        Err(AdminError::DuplicateTopic(t)) => assert_eq!(t, "grow"),
+/// Invariant: a name listed twice fails `delete_topics` before anything is
+/// sent; otherwise each topic of one call is answered in call order,
+/// existing ones deleted for good (deleting again reports them unknown) and
+/// a missing one unknown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_topics_deletes_per_topic_in_order_kafka_4_4_tv2() {
+    let (cluster, t) = setup().await;
+    match admin::delete_topics(&cluster, &[t.grow.as_str(), t.grow.as_str()], TIMEOUT).await {
+        Err(AdminError::DuplicateTopic(name)) => assert_eq!(name, t.grow),
         other => panic!("expected DuplicateTopic, got {other:?}"),
     }
-    let results = admin::delete_topics(&cluster, &["grow", "missing", "same"], TIMEOUT)
-        .await
-        .unwrap();
+    let results = admin::delete_topics(
+        &cluster,
+        &[t.grow.as_str(), t.missing.as_str(), t.same.as_str()],
+        TIMEOUT,
+    )
+    .await
+    .unwrap();
     let names: Vec<&str> = results.iter().map(|r| r.name.as_str()).collect();
-    assert_eq!(names, ["grow", "missing", "same"]);
+    assert_eq!(
+        names,
+        [t.grow.as_str(), t.missing.as_str(), t.same.as_str()]
+    );
     assert_eq!(results[0].outcome, Ok(()));
     assert!(results[1].outcome.as_ref().unwrap_err().is_unknown_topic());
     assert_eq!(results[2].outcome, Ok(()));
     // Deleted for good: deleting again reports unknown topics.
-    let again = admin::delete_topics(&cluster, &["grow"], TIMEOUT)
+    let again = admin::delete_topics(&cluster, &[t.grow.as_str()], TIMEOUT)
         .await
         .unwrap();
     let e = again[0].outcome.as_ref().unwrap_err();

@@ -1,4 +1,6 @@
-//! `admin::committed_offsets` against a real Kafka 4.4 broker (one node).
+//! `admin::committed_offsets` against a real Kafka 4.4 broker (one node):
+//! the harness's shared cluster, with topic and group names of the test's
+//! own.
 //!
 //! Invariant: OffsetFetch with the topics left null returns exactly the
 //! offsets the group committed, over all its topics (partitions without an
@@ -7,30 +9,28 @@
 use kafka_producer::admin;
 use kafka_producer::group::{GroupConsumer, GroupConsumerConfig};
 use kafka_producer::{Cluster, ClusterConfig, TopicPartition};
-use kafka_testcontainers::{KafkaCluster, KafkaVersion};
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn committed_offsets_returns_every_topic_the_group_committed() {
-    let kafka = KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .nodes(1)
-        .broker_config("group.consumer.min.heartbeat.interval.ms", "500")
-        .broker_config("group.consumer.heartbeat.interval.ms", "500")
-        .start()
+async fn committed_offsets_returns_every_topic_the_group_committed_kafka_4_4_tv2() {
+    let kafka = SharedKafka::Kafka44Tv2
+        .cluster()
         .await
-        .expect("start Kafka 4.4");
-    kafka.create_topic("alpha", 3, 1).await.unwrap();
-    kafka.create_topic("beta", 1, 1).await.unwrap();
+        .expect("shared Kafka 4.4");
+    let (alpha, beta) = (unique_name("alpha"), unique_name("beta"));
+    let (group, never) = (unique_name("offsets"), unique_name("never-committed"));
+    kafka.create_topic(&alpha, 3, 1).await.unwrap();
+    kafka.create_topic(&beta, 1, 1).await.unwrap();
     let bootstrap = kafka.bootstrap();
     let config = GroupConsumerConfig::from_properties([
         ("bootstrap.servers", bootstrap.as_str()),
-        ("group.id", "offsets"),
+        ("group.id", group.as_str()),
         ("auto.offset.reset", "earliest"),
     ])
     .unwrap();
-    let mut consumer = GroupConsumer::subscribe(config, ["alpha", "beta"])
+    let mut consumer = GroupConsumer::subscribe(config, [alpha.as_str(), beta.as_str()])
         .await
         .unwrap();
     // The only member gets all four partitions.
@@ -38,9 +38,9 @@ async fn committed_offsets_returns_every_topic_the_group_committed() {
         consumer.poll(Duration::from_millis(200)).await.unwrap();
     }
     let expected = BTreeMap::from([
-        (TopicPartition::new("alpha", 0), 3),
-        (TopicPartition::new("alpha", 2), 5),
-        (TopicPartition::new("beta", 0), 7),
+        (TopicPartition::new(alpha.as_str(), 0), 3),
+        (TopicPartition::new(alpha.as_str(), 2), 5),
+        (TopicPartition::new(beta.as_str(), 0), 7),
     ]);
     let offsets: Vec<(TopicPartition, i64)> =
         expected.iter().map(|(tp, o)| (tp.clone(), *o)).collect();
@@ -50,12 +50,12 @@ async fn committed_offsets_returns_every_topic_the_group_committed() {
         .await
         .unwrap();
     assert_eq!(
-        admin::committed_offsets(&cluster, "offsets").await.unwrap(),
+        admin::committed_offsets(&cluster, &group).await.unwrap(),
         expected,
         "alpha-1 has no offset and is absent; both topics are there"
     );
     assert!(
-        admin::committed_offsets(&cluster, "never-committed")
+        admin::committed_offsets(&cluster, &never)
             .await
             .unwrap()
             .is_empty()
