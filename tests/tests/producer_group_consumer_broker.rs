@@ -13,6 +13,10 @@
 //! - commits made without waiting apply in the order they were made, and
 //!   `enable.auto.commit` commits what poll returned: every interval,
 //!   before a revocation is reported, and on close.
+//!
+//! Every test runs on the harness's shared Kafka 4.4 cluster (its KIP-848
+//! heartbeat interval is 500 ms: faster rebalances than the 5 s default),
+//! with topic, group and transactional id names of its own.
 
 use kafka_producer::group::{ConsumerEvent, GroupConsumer, GroupError};
 use kafka_producer::reader::ConsumerRecord;
@@ -20,7 +24,8 @@ use kafka_producer::{
     Cluster, ClusterConfig, ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer,
     admin,
 };
-use kafka_testcontainers::{KafkaCluster, KafkaVersion};
+use kafka_testcontainers::KafkaCluster;
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,28 +34,28 @@ use std::time::{Duration, Instant};
 mod support;
 use support::group_consumer::{Log, PARTITIONS, config, member, produce, wait_for};
 
-async fn kafka() -> KafkaCluster {
-    KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .nodes(1)
-        // Faster rebalances than the 5 s default heartbeat interval.
-        .broker_config("group.consumer.min.heartbeat.interval.ms", "500")
-        .broker_config("group.consumer.heartbeat.interval.ms", "500")
-        .start()
+/// The shared Kafka 4.4 cluster (other tests use it too: names are unique).
+async fn kafka() -> &'static KafkaCluster {
+    SharedKafka::Kafka44Tv2
+        .cluster()
         .await
-        .expect("start Kafka 4.4")
+        .expect("shared Kafka 4.4")
 }
 
+/// Two members split a topic mid-stream: every partition member 2 gets was
+/// revoked from member 1 first, every record is consumed exactly once
+/// between them, and everything consumed is committed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_members_split_a_topic_and_consume_each_record_once() {
+async fn two_members_split_a_topic_and_consume_each_record_once_kafka_4_4_tv2() {
     let kafka = kafka().await;
-    let topic = "orders";
+    let topic = &*unique_name("orders");
+    let group = &*unique_name("split");
     kafka.create_topic(topic, PARTITIONS, 1).await.unwrap();
-    produce(&kafka, topic, PARTITIONS, 0..1000).await;
+    produce(kafka, topic, PARTITIONS, 0..1000).await;
 
     let log = Arc::new(Mutex::new(Log::default()));
     let stop = Arc::new(AtomicBool::new(false));
-    let c1 = GroupConsumer::subscribe(config(&kafka, "split", &[]), [topic])
+    let c1 = GroupConsumer::subscribe(config(kafka, group, &[]), [topic])
         .await
         .unwrap();
     let t1 = tokio::spawn(member(1, c1, log.clone(), stop.clone()));
@@ -61,7 +66,7 @@ async fn two_members_split_a_topic_and_consume_each_record_once() {
     )
     .await;
 
-    let c2 = GroupConsumer::subscribe(config(&kafka, "split", &[]), [topic])
+    let c2 = GroupConsumer::subscribe(config(kafka, group, &[]), [topic])
         .await
         .unwrap();
     let t2 = tokio::spawn(member(2, c2, log.clone(), stop.clone()));
@@ -71,7 +76,7 @@ async fn two_members_split_a_topic_and_consume_each_record_once() {
     })
     .await;
 
-    produce(&kafka, topic, PARTITIONS, 1000..2000).await;
+    produce(kafka, topic, PARTITIONS, 1000..2000).await;
     wait_for("every record", &log, |l| l.consumed.len() >= 2000).await;
     stop.store(true, Ordering::SeqCst);
     let (c1, c2) = (t1.await.unwrap(), t2.await.unwrap());
@@ -84,7 +89,7 @@ async fn two_members_split_a_topic_and_consume_each_record_once() {
         Default::default(),
     );
     let committed = reader
-        .committed_offsets("split", topic, &(0..PARTITIONS).collect::<Vec<_>>())
+        .committed_offsets(group, topic, &(0..PARTITIONS).collect::<Vec<_>>())
         .await
         .unwrap();
     let per_partition = 2000 / PARTITIONS as i64;
@@ -125,12 +130,13 @@ async fn two_members_split_a_topic_and_consume_each_record_once() {
 /// refused, so its transaction cannot commit; the member that took over
 /// commits offsets and output in one transaction.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_zombie_members_transaction_is_fenced_after_a_rebalance() {
+async fn a_zombie_members_transaction_is_fenced_after_a_rebalance_kafka_4_4_tv2() {
     let kafka = kafka().await;
-    let (input, output) = ("zombie-in", "zombie-out");
+    let (input, output) = (&*unique_name("zombie-in"), &*unique_name("zombie-out"));
+    let group = &*unique_name("copy");
     kafka.create_topic(input, 1, 1).await.unwrap();
     kafka.create_topic(output, 1, 1).await.unwrap();
-    produce(&kafka, input, 1, 0..10).await;
+    produce(kafka, input, 1, 0..10).await;
 
     let txn = |id: &str| {
         ProducerConfig::from_properties([
@@ -141,7 +147,7 @@ async fn a_zombie_members_transaction_is_fenced_after_a_rebalance() {
     };
     // The zombie: owns the partition, opens a transaction, then stops polling.
     let mut zombie = GroupConsumer::subscribe(
-        config(&kafka, "copy", &[("max.poll.interval.ms", "2000")]),
+        config(kafka, group, &[("max.poll.interval.ms", "2000")]),
         [input],
     )
     .await
@@ -157,7 +163,7 @@ async fn a_zombie_members_transaction_is_fenced_after_a_rebalance() {
     let zombie_meta = zombie.group_metadata();
     assert!(zombie_meta.generation_id > 0);
     let zombie_positions = zombie.positions();
-    let zp = TransactionalProducer::connect(txn("copier-a"))
+    let zp = TransactionalProducer::connect(txn(&unique_name("copier-a")))
         .await
         .unwrap();
     zp.init_transactions().await.unwrap();
@@ -166,7 +172,7 @@ async fn a_zombie_members_transaction_is_fenced_after_a_rebalance() {
 
     // A second member joins; the zombie misses max.poll.interval.ms, leaves,
     // and the partition moves to the live member.
-    let mut live = GroupConsumer::subscribe(config(&kafka, "copy", &[]), [input])
+    let mut live = GroupConsumer::subscribe(config(kafka, group, &[]), [input])
         .await
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(90);
@@ -210,7 +216,7 @@ async fn a_zombie_members_transaction_is_fenced_after_a_rebalance() {
             got.extend(r);
         }
     }
-    let lp = TransactionalProducer::connect(txn("copier-b"))
+    let lp = TransactionalProducer::connect(txn(&unique_name("copier-b")))
         .await
         .unwrap();
     lp.init_transactions().await.unwrap();
@@ -267,7 +273,7 @@ async fn a_zombie_members_transaction_is_fenced_after_a_rebalance() {
 /// and nothing is fetched ahead of what the stream handed out (the position
 /// is right after the last record returned).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_event_stream_yields_the_assignment_then_each_record_on_demand() {
+async fn the_event_stream_yields_the_assignment_then_each_record_on_demand_kafka_4_4_tv2() {
     use std::future::poll_fn;
     use std::pin::Pin;
     async fn next(
@@ -276,10 +282,10 @@ async fn the_event_stream_yields_the_assignment_then_each_record_on_demand() {
         poll_fn(|cx| futures_core::Stream::poll_next(Pin::new(&mut *events), cx)).await
     }
     let kafka = kafka().await;
-    let topic = "streamed";
+    let topic = &*unique_name("streamed");
     kafka.create_topic(topic, 1, 1).await.unwrap();
-    produce(&kafka, topic, 1, 0..300).await;
-    let consumer = GroupConsumer::subscribe(config(&kafka, "stream", &[]), [topic])
+    produce(kafka, topic, 1, 0..300).await;
+    let consumer = GroupConsumer::subscribe(config(kafka, &unique_name("stream"), &[]), [topic])
         .await
         .unwrap();
     let mut events = consumer.into_stream(Duration::from_millis(200));
@@ -350,12 +356,13 @@ async fn consume(consumer: &mut GroupConsumer, n: usize) -> Vec<ConsumerRecord> 
 /// 400 of them, one per record, the group's committed offset is the last
 /// one, and every commit succeeded.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_burst_of_async_commits_leaves_the_last_offset_committed() {
+async fn a_burst_of_async_commits_leaves_the_last_offset_committed_kafka_4_4_tv2() {
     let kafka = kafka().await;
-    let topic = "async-commits";
+    let topic = &*unique_name("async-commits");
+    let group = &*unique_name("async");
     kafka.create_topic(topic, 1, 1).await.unwrap();
-    produce(&kafka, topic, 1, 0..400).await;
-    let mut consumer = GroupConsumer::subscribe(config(&kafka, "async", &[]), [topic])
+    produce(kafka, topic, 1, 0..400).await;
+    let mut consumer = GroupConsumer::subscribe(config(kafka, group, &[]), [topic])
         .await
         .unwrap();
     let records = consume(&mut consumer, 400).await;
@@ -368,7 +375,7 @@ async fn a_burst_of_async_commits_leaves_the_last_offset_committed() {
         p.await.unwrap_or_else(|e| panic!("commit {i}: {e}"));
     }
     assert_eq!(
-        committed(&kafka, "async", topic).await,
+        committed(kafka, group, topic).await,
         BTreeMap::from([(0, 400)])
     );
     consumer.close(Duration::from_secs(5)).await;
@@ -378,23 +385,24 @@ async fn a_burst_of_async_commits_leaves_the_last_offset_committed() {
 /// returned are committed within an interval of a later poll, with no
 /// commit call from the application.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn auto_commit_commits_the_positions_of_returned_records() {
+async fn auto_commit_commits_the_positions_of_returned_records_kafka_4_4_tv2() {
     let kafka = kafka().await;
-    let topic = "auto-commit";
+    let topic = &*unique_name("auto-commit");
+    let group = &*unique_name("auto");
     kafka.create_topic(topic, 2, 1).await.unwrap();
-    produce(&kafka, topic, 2, 0..300).await;
+    produce(kafka, topic, 2, 0..300).await;
     let settings = [
         ("enable.auto.commit", "true"),
         ("auto.commit.interval.ms", "100"),
     ];
-    let mut consumer = GroupConsumer::subscribe(config(&kafka, "auto", &settings), [topic])
+    let mut consumer = GroupConsumer::subscribe(config(kafka, group, &settings), [topic])
         .await
         .unwrap();
     consume(&mut consumer, 300).await;
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         consumer.poll(Duration::from_millis(150)).await.unwrap();
-        let c = committed(&kafka, "auto", topic).await;
+        let c = committed(kafka, group, topic).await;
         if c == BTreeMap::from([(0, 150), (1, 150)]) {
             break;
         }
@@ -406,26 +414,24 @@ async fn auto_commit_commits_the_positions_of_returned_records() {
 /// Invariant (`enable.auto.commit=true`): closing commits the positions,
 /// even when the interval has not passed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn auto_commit_commits_the_positions_on_close() {
+async fn auto_commit_commits_the_positions_on_close_kafka_4_4_tv2() {
     let kafka = kafka().await;
-    let topic = "auto-commit-close";
+    let topic = &*unique_name("auto-commit-close");
+    let group = &*unique_name("auto-close");
     kafka.create_topic(topic, 1, 1).await.unwrap();
-    produce(&kafka, topic, 1, 0..100).await;
+    produce(kafka, topic, 1, 0..100).await;
     let settings = [
         ("enable.auto.commit", "true"),
         ("auto.commit.interval.ms", "3600000"),
     ];
-    let mut consumer = GroupConsumer::subscribe(config(&kafka, "auto-close", &settings), [topic])
+    let mut consumer = GroupConsumer::subscribe(config(kafka, group, &settings), [topic])
         .await
         .unwrap();
     consume(&mut consumer, 100).await;
-    assert_eq!(
-        committed(&kafka, "auto-close", topic).await,
-        BTreeMap::new()
-    );
+    assert_eq!(committed(kafka, group, topic).await, BTreeMap::new());
     consumer.close(Duration::from_secs(10)).await;
     assert_eq!(
-        committed(&kafka, "auto-close", topic).await,
+        committed(kafka, group, topic).await,
         BTreeMap::from([(0, 100)])
     );
 }
@@ -434,21 +440,21 @@ async fn auto_commit_commits_the_positions_on_close() {
 /// its position is committed before the revocation is reported, so the
 /// next owner starts after the records the first member consumed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn auto_commit_commits_a_revoked_partition_before_reporting_it() {
+async fn auto_commit_commits_a_revoked_partition_before_reporting_it_kafka_4_4_tv2() {
     let kafka = kafka().await;
-    let topic = "auto-commit-revoke";
+    let topic = &*unique_name("auto-commit-revoke");
     kafka.create_topic(topic, 2, 1).await.unwrap();
-    produce(&kafka, topic, 2, 0..200).await;
+    produce(kafka, topic, 2, 0..200).await;
     let settings = [
         ("enable.auto.commit", "true"),
         ("auto.commit.interval.ms", "3600000"),
     ];
-    let group = "auto-revoke";
-    let mut first = GroupConsumer::subscribe(config(&kafka, group, &settings), [topic])
+    let group = &*unique_name("auto-revoke");
+    let mut first = GroupConsumer::subscribe(config(kafka, group, &settings), [topic])
         .await
         .unwrap();
     consume(&mut first, 200).await;
-    let second = GroupConsumer::subscribe(config(&kafka, group, &settings), [topic])
+    let second = GroupConsumer::subscribe(config(kafka, group, &settings), [topic])
         .await
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(90);
@@ -460,7 +466,7 @@ async fn auto_commit_commits_a_revoked_partition_before_reporting_it() {
         }
     };
     assert_eq!(revoked.len(), 1, "{revoked:?}");
-    let c = committed(&kafka, group, topic).await;
+    let c = committed(kafka, group, topic).await;
     assert_eq!(c, BTreeMap::from([(revoked[0].partition, 100)]));
     second.close(Duration::from_secs(5)).await;
     first.close(Duration::from_secs(5)).await;

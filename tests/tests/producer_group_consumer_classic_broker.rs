@@ -13,9 +13,19 @@
 //! - a member that stopped polling (a zombie) leaves the group and its
 //!   transactional offset commit, sent with its old generation, is refused
 //!   (KIP-447), while the live member that took over its partitions commits.
+//!
+//! The tests run on the harness's shared Kafka 3.9 and 4.4 clusters (no
+//! initial rebalance delay: a new group does not wait 3 s for more members),
+//! with topic, group and transactional id names of their own, except the
+//! eviction test, which cuts its member off with a fault proxy and so starts
+//! a broker of its own.
 
+use kafka_producer::admin::{self, CreateTopicsOptions};
 use kafka_producer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
-use kafka_producer::{ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer};
+use kafka_producer::{
+    Cluster, ClusterConfig, ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer,
+};
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,15 +35,13 @@ use std::time::{Duration, Instant};
 mod support;
 use support::group_consumer::{Log, PARTITIONS, member, produce, wait_for};
 
-async fn kafka(version: KafkaVersion) -> KafkaCluster {
-    KafkaCluster::builder()
-        .version(version)
-        .nodes(1)
-        // A new group does not wait 3 s for more members.
-        .broker_config("group.initial.rebalance.delay.ms", "0")
-        .start()
+/// The shared cluster of `variant` (other tests use it too: names are
+/// unique).
+async fn kafka(variant: SharedKafka) -> &'static KafkaCluster {
+    variant
+        .cluster()
         .await
-        .expect("start Kafka")
+        .unwrap_or_else(|e| panic!("shared Kafka {variant}: {e}"))
 }
 
 /// The shared consumer settings under the classic protocol: the broker's
@@ -52,16 +60,17 @@ fn config(kafka: &KafkaCluster, group: &str, extra: &[(&str, &str)]) -> GroupCon
 /// consumed once and every partition moves only after its revocation. An
 /// eager member revokes everything when the second one joins; a
 /// cooperative one revokes only what moves to the newcomer.
-async fn two_members_split_a_topic(version: KafkaVersion, strategy: &str, cooperative: bool) {
-    let kafka = kafka(version).await;
+async fn two_members_split_a_topic(variant: SharedKafka, strategy: &str, cooperative: bool) {
+    let kafka = kafka(variant).await;
     let extra = [("partition.assignment.strategy", strategy)];
-    let topic = "orders";
+    let topic = &*unique_name("orders");
+    let group = &*unique_name("split");
     kafka.create_topic(topic, PARTITIONS, 1).await.unwrap();
-    produce(&kafka, topic, PARTITIONS, 0..1000).await;
+    produce(kafka, topic, PARTITIONS, 0..1000).await;
 
     let log = Arc::new(Mutex::new(Log::default()));
     let stop = Arc::new(AtomicBool::new(false));
-    let c1 = GroupConsumer::subscribe(config(&kafka, "split", &extra), [topic])
+    let c1 = GroupConsumer::subscribe(config(kafka, group, &extra), [topic])
         .await
         .unwrap();
     let t1 = tokio::spawn(member(1, c1, log.clone(), stop.clone()));
@@ -72,7 +81,7 @@ async fn two_members_split_a_topic(version: KafkaVersion, strategy: &str, cooper
     )
     .await;
 
-    let c2 = GroupConsumer::subscribe(config(&kafka, "split", &extra), [topic])
+    let c2 = GroupConsumer::subscribe(config(kafka, group, &extra), [topic])
         .await
         .unwrap();
     let t2 = tokio::spawn(member(2, c2, log.clone(), stop.clone()));
@@ -82,7 +91,7 @@ async fn two_members_split_a_topic(version: KafkaVersion, strategy: &str, cooper
     })
     .await;
 
-    produce(&kafka, topic, PARTITIONS, 1000..2000).await;
+    produce(kafka, topic, PARTITIONS, 1000..2000).await;
     wait_for("every record", &log, |l| l.consumed.len() >= 2000).await;
     stop.store(true, Ordering::SeqCst);
     let (c1, c2) = (t1.await.unwrap(), t2.await.unwrap());
@@ -95,7 +104,7 @@ async fn two_members_split_a_topic(version: KafkaVersion, strategy: &str, cooper
         Default::default(),
     );
     let committed = reader
-        .committed_offsets("split", topic, &(0..PARTITIONS).collect::<Vec<_>>())
+        .committed_offsets(group, topic, &(0..PARTITIONS).collect::<Vec<_>>())
         .await
         .unwrap();
     let per_partition = 2000 / PARTITIONS as i64;
@@ -151,25 +160,32 @@ async fn two_members_split_a_topic(version: KafkaVersion, strategy: &str, cooper
     c2.close(Duration::from_secs(5)).await;
 }
 
+/// Eager `range` members on Kafka 3.9: member 1 revokes every partition
+/// when member 2 joins; every record consumed once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn range_members_split_a_topic_and_consume_each_record_once_on_3_9() {
-    two_members_split_a_topic(KafkaVersion::V3_9, "range", false).await;
+    two_members_split_a_topic(SharedKafka::Kafka39, "range", false).await;
 }
 
+/// Incremental `cooperative-sticky` members on Kafka 3.9: member 1 revokes
+/// only the half that moves to member 2; every record consumed once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cooperative_sticky_members_split_a_topic_and_consume_each_record_once_on_3_9() {
     two_members_split_a_topic(
-        KafkaVersion::V3_9,
+        SharedKafka::Kafka39,
         "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
         true,
     )
     .await;
 }
 
+/// Classic members on Kafka 4.4 with Java's default assignor list: the
+/// group picks `range`, the members are eager and revoke everything; every
+/// record consumed once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn classic_members_split_a_topic_and_consume_each_record_once_on_4_4() {
     // Java's default list: the group picks range, the members are eager.
-    two_members_split_a_topic(KafkaVersion::V4_4, "range,cooperative-sticky", false).await;
+    two_members_split_a_topic(SharedKafka::Kafka44Tv2, "range,cooperative-sticky", false).await;
 }
 
 /// KIP-447: a member that stops polling is removed from the group; the
@@ -178,11 +194,12 @@ async fn classic_members_split_a_topic_and_consume_each_record_once_on_4_4() {
 /// commits offsets and output in one transaction.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_zombie_members_transaction_is_fenced_after_a_rebalance_on_3_9() {
-    let kafka = kafka(KafkaVersion::V3_9).await;
-    let (input, output) = ("zombie-in", "zombie-out");
+    let kafka = kafka(SharedKafka::Kafka39).await;
+    let (input, output) = (&*unique_name("zombie-in"), &*unique_name("zombie-out"));
+    let group = &*unique_name("copy");
     kafka.create_topic(input, 1, 1).await.unwrap();
     kafka.create_topic(output, 1, 1).await.unwrap();
-    produce(&kafka, input, 1, 0..10).await;
+    produce(kafka, input, 1, 0..10).await;
 
     let txn = |id: &str| {
         ProducerConfig::from_properties([
@@ -193,7 +210,7 @@ async fn a_zombie_members_transaction_is_fenced_after_a_rebalance_on_3_9() {
     };
     // The zombie: owns the partition, opens a transaction, then stops polling.
     let mut zombie = GroupConsumer::subscribe(
-        config(&kafka, "copy", &[("max.poll.interval.ms", "2000")]),
+        config(kafka, group, &[("max.poll.interval.ms", "2000")]),
         [input],
     )
     .await
@@ -209,7 +226,7 @@ async fn a_zombie_members_transaction_is_fenced_after_a_rebalance_on_3_9() {
     let zombie_meta = zombie.group_metadata();
     assert!(zombie_meta.generation_id > 0);
     let zombie_positions = zombie.positions();
-    let zp = TransactionalProducer::connect(txn("copier-a"))
+    let zp = TransactionalProducer::connect(txn(&unique_name("copier-a")))
         .await
         .unwrap();
     zp.init_transactions().await.unwrap();
@@ -219,7 +236,7 @@ async fn a_zombie_members_transaction_is_fenced_after_a_rebalance_on_3_9() {
     // A second member joins; the zombie, asked to revoke, misses
     // max.poll.interval.ms and sends LeaveGroup, and the partition moves to
     // the live member.
-    let mut live = GroupConsumer::subscribe(config(&kafka, "copy", &[]), [input])
+    let mut live = GroupConsumer::subscribe(config(kafka, group, &[]), [input])
         .await
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(90);
@@ -264,7 +281,7 @@ async fn a_zombie_members_transaction_is_fenced_after_a_rebalance_on_3_9() {
             got.extend(r);
         }
     }
-    let lp = TransactionalProducer::connect(txn("copier-b"))
+    let lp = TransactionalProducer::connect(txn(&unique_name("copier-b")))
         .await
         .unwrap();
     lp.init_transactions().await.unwrap();
@@ -321,11 +338,12 @@ async fn a_zombie_members_transaction_is_fenced_after_a_rebalance_on_3_9() {
 /// FENCED_INSTANCE_ID, and the replacement commits.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_static_zombie_is_fenced_by_its_replacement_on_3_9() {
-    let kafka = kafka(KafkaVersion::V3_9).await;
-    let (input, output) = ("static-in", "static-out");
+    let kafka = kafka(SharedKafka::Kafka39).await;
+    let (input, output) = (&*unique_name("static-in"), &*unique_name("static-out"));
+    let group = &*unique_name("static");
     kafka.create_topic(input, 1, 1).await.unwrap();
     kafka.create_topic(output, 1, 1).await.unwrap();
-    produce(&kafka, input, 1, 0..10).await;
+    produce(kafka, input, 1, 0..10).await;
     let txn = |id: &str| {
         ProducerConfig::from_properties([
             ("bootstrap.servers", kafka.bootstrap().as_str()),
@@ -335,7 +353,7 @@ async fn a_static_zombie_is_fenced_by_its_replacement_on_3_9() {
     };
     let static_id = [("group.instance.id", "copier-1")];
 
-    let mut zombie = GroupConsumer::subscribe(config(&kafka, "static", &static_id), [input])
+    let mut zombie = GroupConsumer::subscribe(config(kafka, group, &static_id), [input])
         .await
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -351,7 +369,7 @@ async fn a_static_zombie_is_fenced_by_its_replacement_on_3_9() {
     let zombie_positions = zombie.positions();
 
     // The replacement takes the zombie's place and its partition.
-    let mut live = GroupConsumer::subscribe(config(&kafka, "static", &static_id), [input])
+    let mut live = GroupConsumer::subscribe(config(kafka, group, &static_id), [input])
         .await
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(90);
@@ -368,7 +386,7 @@ async fn a_static_zombie_is_fenced_by_its_replacement_on_3_9() {
     assert_ne!(live.member_id(), zombie_meta.member_id);
 
     // The zombie's offsets, sent with its old member id: refused.
-    let zp = TransactionalProducer::connect(txn("static-a"))
+    let zp = TransactionalProducer::connect(txn(&unique_name("static-a")))
         .await
         .unwrap();
     zp.init_transactions().await.unwrap();
@@ -409,7 +427,7 @@ async fn a_static_zombie_is_fenced_by_its_replacement_on_3_9() {
             got += r.len();
         }
     }
-    let lp = TransactionalProducer::connect(txn("static-b"))
+    let lp = TransactionalProducer::connect(txn(&unique_name("static-b")))
         .await
         .unwrap();
     lp.init_transactions().await.unwrap();
@@ -433,10 +451,7 @@ async fn a_static_zombie_is_fenced_by_its_replacement_on_3_9() {
             .unwrap(),
         Default::default(),
     );
-    let committed = reader
-        .committed_offsets("static", input, &[0])
-        .await
-        .unwrap();
+    let committed = reader.committed_offsets(group, input, &[0]).await.unwrap();
     assert_eq!(committed[&0], Some(10));
     live.close(Duration::from_secs(5)).await;
 }
@@ -446,14 +461,18 @@ async fn a_static_zombie_is_fenced_by_its_replacement_on_3_9() {
 /// `ConsumerCoordinator` metadata snapshot), and their records are read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_leader_assigns_partitions_added_to_the_topic_on_3_9() {
-    let kafka = kafka(KafkaVersion::V3_9).await;
-    let topic = "growing";
+    let kafka = kafka(SharedKafka::Kafka39).await;
+    let topic = &*unique_name("growing");
     kafka.create_topic(topic, 2, 1).await.unwrap();
-    produce(&kafka, topic, 2, 0..100).await;
+    produce(kafka, topic, 2, 0..100).await;
     let log = Arc::new(Mutex::new(Log::default()));
     let stop = Arc::new(AtomicBool::new(false));
     let c = GroupConsumer::subscribe(
-        config(&kafka, "grow", &[("metadata.max.age.ms", "500")]),
+        config(
+            kafka,
+            &unique_name("grow"),
+            &[("metadata.max.age.ms", "500")],
+        ),
         [topic],
     )
     .await
@@ -464,32 +483,25 @@ async fn the_leader_assigns_partitions_added_to_the_topic_on_3_9() {
     })
     .await;
 
-    let args: Vec<String> = [
-        "--bootstrap-server",
-        &kafka.internal_bootstrap(),
-        "--alter",
-        "--topic",
-        topic,
-        "--partitions",
-        "4",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let out = kafka
-        .run_java(
-            "org.apache.kafka.tools.TopicCommand",
-            &args,
-            Duration::from_secs(60),
-        )
+    // CreatePartitions from our admin client (the Java TopicCommand would
+    // cost a JVM start).
+    let admin_client = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
+        .await
+        .expect("connect");
+    let options = CreateTopicsOptions {
+        timeout: Duration::from_secs(60),
+        wait_for_leaders: true,
+        ..Default::default()
+    };
+    let grown = admin::create_partitions(&admin_client, &[(topic, 4)], &options)
         .await
         .unwrap();
-    assert!(out.success, "{}", out.stderr);
+    assert_eq!(grown[0].outcome, Ok(()), "{topic} grown to 4 partitions");
     kafka
         .wait_for_topic(topic, 4, Duration::from_secs(60))
         .await
         .unwrap();
-    produce(&kafka, topic, 4, 100..200).await;
+    produce(kafka, topic, 4, 100..200).await;
 
     wait_for("every record of the four partitions", &log, |l| {
         l.owner.len() == 4 && l.consumed.len() >= 200
