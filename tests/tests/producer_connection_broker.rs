@@ -1,11 +1,15 @@
 //! Real-broker tests: Kafka 4.4 (KRaft) from the Maven jars via
-//! `kafka-testcontainers`. Each test starts its own cluster.
+//! `kafka-testcontainers`: version negotiation, pipelining, cluster
+//! metadata and reconnects on the harness's shared Kafka 4.4 cluster (topic
+//! names of each test's own); SASL on a cluster of its own (a SASL listener
+//! is a broker setting the shared clusters do not have).
 
 use kafka_producer::{
     Cluster, ClusterConfig, ConnError, Connection, ConnectionConfig, SaslConfig, TopicSelection,
 };
 use kafka_proto::messages::{MetadataRequest, MetadataRequestTopic};
 use kafka_proto::{ApiKey, ErrorCode};
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
 use std::sync::Arc;
 
@@ -13,21 +17,25 @@ fn first_addr(cluster: &KafkaCluster) -> String {
     cluster.broker_addrs()[0].to_string()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kafka_4_4_negotiation_metadata_and_pipelining() {
-    let kafka = KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .nodes(1)
-        .start()
+/// The shared Kafka 4.4 cluster, formatted with transaction version 2
+/// (other tests use it too: names are unique).
+async fn kafka() -> &'static KafkaCluster {
+    SharedKafka::Kafka44Tv2
+        .cluster()
         .await
-        .expect("start Kafka 4.4");
+        .expect("shared Kafka 4.4")
+}
 
-    // Connect + negotiate.
-    let conn = Arc::new(
-        Connection::connect(&first_addr(&kafka), &ConnectionConfig::default())
-            .await
-            .expect("connect"),
-    );
+/// Invariant: a connection to Kafka 4.4 negotiates ApiVersions v4 and the
+/// highest versions both sides implement (Produce 13 with the broker's
+/// minimum clamped to 3, Fetch 18, Metadata 13, EndTxn 5, SaslHandshake 1),
+/// and reads the finalized transaction version (2) and features epoch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_negotiates_versions_and_features_kafka_4_4_tv2() {
+    let kafka = kafka().await;
+    let conn = Connection::connect(&first_addr(kafka), &ConnectionConfig::default())
+        .await
+        .expect("connect");
     let v = conn.versions();
     assert_eq!(v.api_versions_version(), 4);
     assert_eq!(conn.negotiated_version(ApiKey::Produce), Some(13));
@@ -42,41 +50,54 @@ async fn kafka_4_4_negotiation_metadata_and_pipelining() {
     assert_eq!(conn.negotiated_version(ApiKey::SaslHandshake), Some(1));
     assert_eq!(v.transaction_version(), Some(2), "4.4 defaults to TV2");
     assert!(v.finalized_features_epoch() >= 0);
+}
 
-    // Pipelining against a real broker: many requests in flight at once.
+/// Invariant: many requests in flight at once on one connection to a real
+/// broker each get their own answer (matched by correlation id).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_pipelines_requests_kafka_4_4_tv2() {
+    let kafka = kafka().await;
+    let conn = Arc::new(
+        Connection::connect(&first_addr(kafka), &ConnectionConfig::default())
+            .await
+            .expect("connect"),
+    );
+    let absent = unique_name("absent");
     let calls: Vec<_> = (0..20)
         .map(|i| {
             let conn = conn.clone();
+            let name = format!("{absent}-{i}");
             tokio::spawn(async move {
                 let req = MetadataRequest {
-                    topics: Some(vec![MetadataRequestTopic::by_name(format!("absent-{i}"))]),
+                    topics: Some(vec![MetadataRequestTopic::by_name(name.clone())]),
                     allow_auto_topic_creation: false,
                     ..Default::default()
                 };
-                (i, conn.send(&req, 12).await)
+                (name, conn.send(&req, 12).await)
             })
         })
         .collect();
     for c in calls {
-        let (i, r) = c.await.unwrap();
+        let (name, r) = c.await.unwrap();
         let resp = r.expect("pipelined metadata");
-        assert_eq!(
-            resp.topics[0].name.as_deref(),
-            Some(format!("absent-{i}").as_str())
-        );
+        assert_eq!(resp.topics[0].name.as_deref(), Some(name.as_str()));
         assert_eq!(
             ErrorCode::from(resp.topics[0].error_code),
             ErrorCode::UnknownTopicOrPartition
         );
     }
+}
 
-    // Cluster metadata: brokers, a created topic's partitions and leaders.
+/// A topic of 3 partitions created on the shared cluster, and a cluster
+/// client bootstrapped through a dead address first (the next one must be
+/// tried), its metadata refreshed for the topic.
+async fn cluster_with_topic(kafka: &KafkaCluster) -> (Arc<Cluster>, String) {
+    let topic = unique_name("orders");
     kafka
-        .create_topic("orders", 3, 1)
+        .create_topic(&topic, 3, 1)
         .await
         .expect("create topic");
     let mut config = ClusterConfig::new(&kafka.bootstrap());
-    // A dead bootstrap address first: the next one must be tried.
     let dead = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -84,37 +105,69 @@ async fn kafka_4_4_negotiation_metadata_and_pipelining() {
         .to_string();
     config.bootstrap.insert(0, dead);
     let cluster = Cluster::connect(config).await.expect("bootstrap");
-    let update = cluster.refresh_topics(&["orders"]).await.expect("refresh");
+    let update = cluster
+        .refresh_topics(&[topic.as_str()])
+        .await
+        .expect("refresh");
     assert!(update.topic_errors.is_empty(), "{update:?}");
+    (cluster, topic)
+}
+
+/// Invariant: a cluster client bootstraps past a dead address, and its
+/// metadata has the cluster id, the broker at its address, a created
+/// topic's partitions, id and leaders; the leader's connection is
+/// negotiated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_metadata_lists_the_broker_and_a_topics_leaders_kafka_4_4_tv2() {
+    let kafka = kafka().await;
+    let (cluster, topic) = cluster_with_topic(kafka).await;
     {
         let md = cluster.metadata();
         assert_eq!(md.cluster_id(), Some(kafka.cluster_id()));
         let broker = md.broker(kafka.node_id(0)).expect("broker listed");
-        assert_eq!(broker.addr(), first_addr(&kafka));
-        let topic = md.topic("orders").expect("topic listed");
-        assert_eq!(topic.partition_count(), 3);
-        assert!(md.topic_id("orders").is_some());
+        assert_eq!(broker.addr(), first_addr(kafka));
+        let t = md.topic(&topic).expect("topic listed");
+        assert_eq!(t.partition_count(), 3);
+        assert!(md.topic_id(&topic).is_some());
         for p in 0..3 {
-            assert_eq!(md.leader("orders", p), Some(kafka.node_id(0)));
+            assert_eq!(md.leader(&topic, p), Some(kafka.node_id(0)));
         }
     }
-    let (leader, lconn) = cluster.leader_connection("orders", 2).await.unwrap();
+    let (leader, lconn) = cluster.leader_connection(&topic, 2).await.unwrap();
     assert_eq!(leader, kafka.node_id(0));
     assert_eq!(lconn.negotiated_version(ApiKey::Produce), Some(13));
+    cluster.close();
+}
 
-    // Unknown topics are reported, all-topics refresh lists the topic.
-    let update = cluster.refresh_topics(&["no-such-topic"]).await.unwrap();
-    assert!(update.topic_errors.contains(&(
-        "no-such-topic".to_string(),
-        ErrorCode::UnknownTopicOrPartition
-    )));
+/// Invariant: a refresh for a topic that does not exist reports it as
+/// UNKNOWN_TOPIC_OR_PARTITION, and an all-topics refresh lists a created
+/// topic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_reports_unknown_topics_and_lists_all_topics_kafka_4_4_tv2() {
+    let kafka = kafka().await;
+    let (cluster, topic) = cluster_with_topic(kafka).await;
+    let missing = unique_name("no-such-topic");
+    let update = cluster.refresh_topics(&[missing.as_str()]).await.unwrap();
+    assert!(
+        update
+            .topic_errors
+            .contains(&(missing.clone(), ErrorCode::UnknownTopicOrPartition))
+    );
     cluster
         .refresh_selection(TopicSelection::All)
         .await
         .unwrap();
-    assert!(cluster.metadata().topic("orders").is_some());
+    assert!(cluster.metadata().topic(&topic).is_some());
+    cluster.close();
+}
 
-    // Disconnect → lazy reconnect through the pool.
+/// Invariant: a closed connection is replaced lazily through the pool, and
+/// an invalidated metadata cache is refreshed by the next `maybe_refresh`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_reconnects_after_a_disconnect_kafka_4_4_tv2() {
+    let kafka = kafka().await;
+    let (cluster, topic) = cluster_with_topic(kafka).await;
+    let (leader, lconn) = cluster.leader_connection(&topic, 2).await.unwrap();
     lconn.close();
     let again = cluster.connection(leader).await.unwrap();
     assert!(!again.is_closed());
@@ -123,6 +176,13 @@ async fn kafka_4_4_negotiation_metadata_and_pipelining() {
     cluster.close();
 }
 
+/// Invariant: PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 each authenticate with
+/// the right password (connections and the cluster layer's), fail fatally
+/// with a wrong password or an unknown user, and a connection without SASL
+/// gets no answer from the SASL listener.
+///
+/// Keeps a broker of its own (a SASL listener); the mechanisms run in turn
+/// on it, since one test per mechanism would start three brokers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sasl_plain_and_scram_against_kafka_4_4() {
     let users = kafka_testcontainers::SaslConfig::new().user("alice", "alice-secret");

@@ -6,7 +6,8 @@
 //!   match [`murmur2`], [`partition_for_key`] and [`DefaultPartitioner`].
 //! - `tests/java/KeyedProduce.java` produces 200 keyed records with the Java
 //!   `KafkaProducer` (default partitioner) to a 7-partition topic on a real
-//!   broker; read back with the Java console consumer, every record must sit
+//!   broker (the harness's shared Kafka 4.4 cluster, the topic's name of
+//!   the test's own); read back with the Java console consumer, every record must sit
 //!   in the partition our [`DefaultPartitioner`] picks for its key.
 //!
 //! Both programs run with Java's single-file source launcher (Java 11+).
@@ -14,7 +15,8 @@
 use kafka_producer::partitioner::{
     DefaultPartitioner, KeyHashPartitioner, Partitioner, murmur2, partition_for_key, to_positive,
 };
-use kafka_testcontainers::{IsolationLevel, KafkaCluster, KafkaVersion, ensure_distribution};
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::{IsolationLevel, KafkaVersion, ensure_distribution};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -49,6 +51,9 @@ fn unhex(s: &str) -> Vec<u8> {
         .collect()
 }
 
+/// Invariant: for every key of Murmur2Vectors.java, our `murmur2`,
+/// `to_positive`, `partition_for_key` and both partitioners give the Java
+/// client's hash and partitions (no broker: the Kafka jars only).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn murmur2_vectors_match_the_java_client_at_test_time() {
     let dist = ensure_distribution(&KafkaVersion::V4_4)
@@ -99,25 +104,30 @@ async fn murmur2_vectors_match_the_java_client_at_test_time() {
     assert_eq!(tails.len(), 4, "every murmur2 tail length covered");
 }
 
+/// Invariant: every record the Java producer's default partitioner placed
+/// (keyed, the empty key included) sits in the partition our
+/// `DefaultPartitioner` picks for its key, and the keys cover every
+/// partition.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn keyed_records_land_where_the_java_producer_puts_them() {
-    const TOPIC: &str = "keyed-java";
+async fn keyed_records_land_where_the_java_producer_puts_them_kafka_4_4_tv2() {
     const PARTITIONS: i32 = 7;
     const RECORDS: usize = 200;
 
-    let cluster = KafkaCluster::builder()
-        .start()
+    let cluster = SharedKafka::Kafka44Tv2
+        .cluster()
         .await
-        .expect("start Kafka 4.4");
+        .expect("shared Kafka 4.4");
+    let topic = unique_name("keyed-java");
+    let topic = topic.as_str();
     cluster
-        .create_topic(TOPIC, PARTITIONS, 1)
+        .create_topic(topic, PARTITIONS, 1)
         .await
         .expect("create topic");
 
     let produced = cluster
         .run_java(
             &java_source("KeyedProduce.java").display().to_string(),
-            &[cluster.bootstrap(), TOPIC.to_string(), RECORDS.to_string()],
+            &[cluster.bootstrap(), topic.to_string(), RECORDS.to_string()],
             Duration::from_secs(180),
         )
         .await
@@ -144,7 +154,7 @@ async fn keyed_records_land_where_the_java_producer_puts_them() {
     // What is actually stored, read back with the Java console consumer.
     let records = cluster
         .console_consume(
-            TOPIC,
+            topic,
             IsolationLevel::ReadUncommitted,
             RECORDS,
             Duration::from_secs(30),
@@ -160,7 +170,7 @@ async fn keyed_records_land_where_the_java_producer_puts_them() {
         let key = r.key.as_deref().expect("every record is keyed");
         let value = r.value.as_deref().expect("every record has a value");
         assert_eq!(
-            ours.partition(TOPIC, Some(key), Some(value), PARTITIONS),
+            ours.partition(topic, Some(key), Some(value), PARTITIONS),
             r.partition,
             "key {key:02x?} (value {:?}) is in partition {} on the broker",
             String::from_utf8_lossy(value),
@@ -181,5 +191,5 @@ async fn keyed_records_land_where_the_java_producer_puts_them() {
         "keys spread over every partition"
     );
     // The null-key path never applied to these records.
-    assert_eq!(ours.sticky_partition(TOPIC), None);
+    assert_eq!(ours.sticky_partition(topic), None);
 }
