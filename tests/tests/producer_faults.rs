@@ -18,6 +18,12 @@
 //!   every acknowledged record is read back, order per partition kept.
 //!
 //! Faults are injected when requests are in flight (waited for, not slept).
+//!
+//! Both tests start brokers of their own: the proxy's faults would hit
+//! every other test of a shared cluster, and (c) kills a node of three.
+//! (a), (b) and (d) run in turn in one test on one proxied broker: tests
+//! running beside each other cannot share a proxy (one's faults would hit
+//! the other's requests), so a test per case would start a broker per case.
 
 use kafka_producer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{

@@ -3,6 +3,10 @@
 //! ApiVersions + Metadata, produce and read back over TLS, certificate and
 //! host name verification failing fast with typed errors, SASL_SSL with
 //! SCRAM-SHA-512 and a client certificate (mutual TLS).
+//!
+//! Each test starts a broker of its own (the shared clusters have no TLS
+//! or SASL listener) and runs its cases in turn on it: a test per case
+//! would start a broker per case.
 #![cfg(feature = "tls")]
 
 use kafka_producer::connection::TlsConfig;
