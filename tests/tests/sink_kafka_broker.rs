@@ -1,7 +1,7 @@
-//! The Kafka sink against a real broker (Kafka 4.4, one node per test), Flink's
-//! `FlinkKafkaProducerITCase` scenarios that the first version covers, one
-//! test each (every test starts its own cluster, so one failure hides no
-//! other scenario):
+//! The Kafka sink against a real broker (the harness's shared Kafka 4.4
+//! cluster; every test uses topics and transactional ids of its own),
+//! Flink's `FlinkKafkaProducerITCase` scenarios that the first version
+//! covers, one test each (one failure hides no other scenario):
 //!
 //! - `notify_commits_partially`: notify of a completed checkpoint commits
 //!   partially (EXACTLY_ONCE);
@@ -33,22 +33,27 @@ use kafka_sink::checkpoint::{
 };
 use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkError, KafkaSinkRecord, Semantic};
 use kafka_sink::{CheckpointedOperator, OperatorInfo, RecordContext, RestoredState};
-use kafka_testcontainers::{KafkaCluster, KafkaVersion};
+use kafka_testcontainers::KafkaCluster;
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use tokio::sync::Mutex;
 
-/// A one-node Kafka 4.4 with `topic` (one partition), and a client of it.
-async fn start(topic: &str) -> (KafkaCluster, Arc<Cluster>) {
-    let kafka = KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .nodes(1)
-        .start()
+/// The shared Kafka 4.4 cluster, a topic of one partition and a
+/// transactional id prefix of this test's own (both named after `name`),
+/// and a client of the cluster.
+async fn start(name: &str) -> (&'static KafkaCluster, Arc<Cluster>, String, String) {
+    let kafka = SharedKafka::Kafka44Tv2
+        .cluster()
         .await
-        .expect("start cluster");
-    kafka.create_topic(topic, 1, 1).await.expect("create topic");
+        .expect("shared Kafka 4.4");
+    let topic = unique_name(name);
+    kafka
+        .create_topic(&topic, 1, 1)
+        .await
+        .expect("create topic");
     let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
         .await
         .unwrap();
-    (kafka, cluster)
+    (kafka, cluster, topic, unique_name(&format!("{name}-sink")))
 }
 fn config(kafka: &KafkaCluster, topic: &str, prefix: &str, semantic: Semantic) -> KafkaSinkConfig {
     let producer = ProducerConfig::from_properties([
@@ -123,14 +128,8 @@ async fn committed_eventually(
 /// `close()` aborts the open transaction.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn notify_commits_partially() {
-    let (kafka, cluster) = start("notify").await;
-    let mut s = connect(config(
-        &kafka,
-        "notify",
-        "notify-sink",
-        Semantic::ExactlyOnce,
-    ))
-    .await;
+    let (kafka, cluster, topic, prefix) = start("notify").await;
+    let mut s = connect(config(kafka, &topic, &prefix, Semantic::ExactlyOnce)).await;
     s.initialize_state(None).await.unwrap();
     for (cp, v) in [(0, "42"), (1, "43"), (2, "44")] {
         write(&mut s, v).await;
@@ -139,17 +138,17 @@ async fn notify_commits_partially() {
     write(&mut s, "45").await;
     s.notify_checkpoint_complete(1).await.unwrap();
     assert_eq!(
-        committed_eventually(&cluster, "notify", &["42", "43"]).await,
+        committed_eventually(&cluster, &topic, &["42", "43"]).await,
         ["42", "43"]
     );
     s.notify_checkpoint_complete(2).await.unwrap();
     assert_eq!(
-        committed_eventually(&cluster, "notify", &["42", "43", "44"]).await,
+        committed_eventually(&cluster, &topic, &["42", "43", "44"]).await,
         ["42", "43", "44"]
     );
     s.close().await.unwrap();
     // The aborted "45" never becomes visible.
-    assert_eq!(committed(&cluster, "notify").await, ["42", "43", "44"]);
+    assert_eq!(committed(&cluster, &topic).await, ["42", "43", "44"]);
 }
 
 /// Invariant: a process restored from checkpoint 1 while the process that
@@ -158,40 +157,25 @@ async fn notify_commits_partially() {
 /// blocked) and fences the dead process.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restore_commits_what_the_dead_process_pre_committed() {
-    let (kafka, cluster) = start("restore").await;
-    let mut dead = connect(config(
-        &kafka,
-        "restore",
-        "restore-sink",
-        Semantic::ExactlyOnce,
-    ))
-    .await;
+    let (kafka, cluster, topic, prefix) = start("restore").await;
+    let mut dead = connect(config(kafka, &topic, &prefix, Semantic::ExactlyOnce)).await;
     dead.initialize_state(None).await.unwrap();
     write(&mut dead, "a").await;
     let cp1 = dead.snapshot_state(1).await.unwrap();
     write(&mut dead, "b").await;
     // `dead` stays alive: its producers still hold the open transaction.
-    let mut alive = connect(config(
-        &kafka,
-        "restore",
-        "restore-sink",
-        Semantic::ExactlyOnce,
-    ))
-    .await;
+    let mut alive = connect(config(kafka, &topic, &prefix, Semantic::ExactlyOnce)).await;
     alive
         .initialize_state(Some(restored(1, &cp1)))
         .await
         .unwrap();
-    assert_eq!(
-        committed_eventually(&cluster, "restore", &["a"]).await,
-        ["a"]
-    );
+    assert_eq!(committed_eventually(&cluster, &topic, &["a"]).await, ["a"]);
     assert_eq!(alive.sink().metrics().recovered_commits, 1);
     write(&mut alive, "c").await;
     alive.snapshot_state(2).await.unwrap();
     alive.notify_checkpoint_complete(2).await.unwrap();
     assert_eq!(
-        committed_eventually(&cluster, "restore", &["a", "c"]).await,
+        committed_eventually(&cluster, &topic, &["a", "c"]).await,
         ["a", "c"]
     );
     // The old instance was fenced: it cannot complete another checkpoint.
@@ -206,11 +190,11 @@ async fn restore_commits_what_the_dead_process_pre_committed() {
     drop(dead);
     alive.close().await.unwrap();
     Reader::new(cluster.clone(), ReaderConfig::default())
-        .wait_until_stable("restore", &[0], Duration::from_secs(60))
+        .wait_until_stable(&topic, &[0], Duration::from_secs(60))
         .await
         .expect("the closed sink's transactions end");
     // Nothing of the fenced process became visible.
-    assert_eq!(committed(&cluster, "restore").await, ["a", "c"]);
+    assert_eq!(committed(&cluster, &topic).await, ["a", "c"]);
 }
 
 /// Invariant: restoring a checkpoint whose transaction was already
@@ -218,27 +202,15 @@ async fn restore_commits_what_the_dead_process_pre_committed() {
 /// committed and writes no duplicate.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn recovering_a_committed_transaction_writes_no_duplicate() {
-    let (kafka, cluster) = start("recommit").await;
-    let mut s = connect(config(
-        &kafka,
-        "recommit",
-        "recommit-sink",
-        Semantic::ExactlyOnce,
-    ))
-    .await;
+    let (kafka, cluster, topic, prefix) = start("recommit").await;
+    let mut s = connect(config(kafka, &topic, &prefix, Semantic::ExactlyOnce)).await;
     s.initialize_state(None).await.unwrap();
     write(&mut s, "42").await;
     let cp = s.snapshot_state(1).await.unwrap();
     s.notify_checkpoint_complete(1).await.unwrap();
     write(&mut s, "43").await;
     drop(s);
-    let mut again = connect(config(
-        &kafka,
-        "recommit",
-        "recommit-sink",
-        Semantic::ExactlyOnce,
-    ))
-    .await;
+    let mut again = connect(config(kafka, &topic, &prefix, Semantic::ExactlyOnce)).await;
     again
         .initialize_state(Some(restored(1, &cp)))
         .await
@@ -248,7 +220,7 @@ async fn recovering_a_committed_transaction_writes_no_duplicate() {
     again.snapshot_state(2).await.unwrap();
     again.notify_checkpoint_complete(2).await.unwrap();
     assert_eq!(
-        committed_eventually(&cluster, "recommit", &["42", "44"]).await,
+        committed_eventually(&cluster, &topic, &["42", "44"]).await,
         ["42", "44"]
     );
     again.close().await.unwrap();
@@ -259,8 +231,8 @@ async fn recovering_a_committed_transaction_writes_no_duplicate() {
 /// frees ids so that the sink carries on, losing no record.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pool_exhaustion_asks_to_enlarge_the_pool() {
-    let (kafka, cluster) = start("pool").await;
-    let mut c = config(&kafka, "pool", "pool-sink", Semantic::ExactlyOnce);
+    let (kafka, cluster, topic, prefix) = start("pool").await;
+    let mut c = config(kafka, &topic, &prefix, Semantic::ExactlyOnce);
     c.pool_size = 2;
     let mut s = connect(c).await;
     s.initialize_state(None).await.unwrap();
@@ -278,7 +250,7 @@ async fn pool_exhaustion_asks_to_enlarge_the_pool() {
     s.snapshot_state(3).await.unwrap();
     s.notify_checkpoint_complete(3).await.unwrap();
     assert_eq!(
-        committed_eventually(&cluster, "pool", &["x", "y", "z"]).await,
+        committed_eventually(&cluster, &topic, &["x", "y", "z"]).await,
         ["x", "y", "z"]
     );
     s.close().await.unwrap();
@@ -289,8 +261,8 @@ async fn pool_exhaustion_asks_to_enlarge_the_pool() {
 /// 15 min) fails at connect with an error naming that setting.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn transaction_timeout_above_the_broker_maximum_fails_at_connect() {
-    let (kafka, _cluster) = start("big").await;
-    let mut c = config(&kafka, "big", "big-timeout", Semantic::ExactlyOnce);
+    let (kafka, _cluster, topic, prefix) = start("big").await;
+    let mut c = config(kafka, &topic, &prefix, Semantic::ExactlyOnce);
     c.transaction_timeout = kafka_sink::kafka::DEFAULT_KAFKA_TRANSACTION_TIMEOUT;
     match KafkaSink::<String>::connect(c, |v: &String| KafkaSinkRecord::value(v.clone())).await {
         Err(e @ KafkaSinkError::TransactionTimeoutTooLarge { .. }) => {
@@ -304,13 +276,13 @@ async fn transaction_timeout_above_the_broker_maximum_fails_at_connect() {
 /// written before it is visible when it returns.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn at_least_once_snapshot_makes_records_visible() {
-    let (kafka, cluster) = start("alo").await;
-    let mut s = connect(config(&kafka, "alo", "alo-sink", Semantic::AtLeastOnce)).await;
+    let (kafka, cluster, topic, prefix) = start("alo").await;
+    let mut s = connect(config(kafka, &topic, &prefix, Semantic::AtLeastOnce)).await;
     s.initialize_state(None).await.unwrap();
     write(&mut s, "1").await;
     write(&mut s, "2").await;
     s.snapshot_state(1).await.unwrap();
-    assert_eq!(committed(&cluster, "alo").await, ["1", "2"]);
+    assert_eq!(committed(&cluster, &topic).await, ["1", "2"]);
     s.notify_checkpoint_complete(1).await.unwrap();
     s.close().await.unwrap();
 }
@@ -319,8 +291,8 @@ async fn at_least_once_snapshot_makes_records_visible() {
 /// anything; the one non-empty transaction among them is committed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn empty_transactions_are_never_committed() {
-    let (kafka, cluster) = start("empty").await;
-    let mut s = connect(config(&kafka, "empty", "empty-sink", Semantic::ExactlyOnce)).await;
+    let (kafka, cluster, topic, prefix) = start("empty").await;
+    let mut s = connect(config(kafka, &topic, &prefix, Semantic::ExactlyOnce)).await;
     s.initialize_state(None).await.unwrap();
     s.snapshot_state(1).await.unwrap();
     s.notify_checkpoint_complete(1).await.unwrap();
@@ -329,7 +301,7 @@ async fn empty_transactions_are_never_committed() {
     s.snapshot_state(3).await.unwrap();
     s.notify_checkpoint_complete(3).await.unwrap();
     assert_eq!(
-        committed_eventually(&cluster, "empty", &["only"]).await,
+        committed_eventually(&cluster, &topic, &["only"]).await,
         ["only"]
     );
     s.close().await.unwrap();
@@ -342,20 +314,14 @@ async fn empty_transactions_are_never_committed() {
 /// commit and none of the lost records.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fresh_start_aborts_lingering_transactions() {
-    let (kafka, cluster) = start("linger").await;
-    let mut dead = connect(config(
-        &kafka,
-        "linger",
-        "linger-sink",
-        Semantic::ExactlyOnce,
-    ))
-    .await;
+    let (kafka, cluster, topic, prefix) = start("linger").await;
+    let mut dead = connect(config(kafka, &topic, &prefix, Semantic::ExactlyOnce)).await;
     dead.initialize_state(None).await.unwrap();
     write(&mut dead, "lost-1").await;
     let far = kafka_producer::TransactionalProducer::connect(
         ProducerConfig::from_properties([
             ("bootstrap.servers", kafka.bootstrap().as_str()),
-            ("transactional.id", "linger-sink-100"),
+            ("transactional.id", format!("{prefix}-100").as_str()),
             ("max.block.ms", "30000"),
         ])
         .unwrap(),
@@ -364,22 +330,16 @@ async fn fresh_start_aborts_lingering_transactions() {
     .unwrap();
     far.init_transactions().await.unwrap();
     far.begin_transaction().unwrap();
-    far.send(kafka_producer::ProducerRecord::new("linger").value("lost-2"))
+    far.send(kafka_producer::ProducerRecord::new(topic.as_str()).value("lost-2"))
         .await
         .unwrap();
-    let mut fresh = connect(config(
-        &kafka,
-        "linger",
-        "linger-sink",
-        Semantic::ExactlyOnce,
-    ))
-    .await;
+    let mut fresh = connect(config(kafka, &topic, &prefix, Semantic::ExactlyOnce)).await;
     fresh.initialize_state(None).await.unwrap();
     write(&mut fresh, "kept").await;
     fresh.snapshot_state(1).await.unwrap();
     fresh.notify_checkpoint_complete(1).await.unwrap();
     assert_eq!(
-        committed_eventually(&cluster, "linger", &["kept"]).await,
+        committed_eventually(&cluster, &topic, &["kept"]).await,
         ["kept"]
     );
     drop((dead, far));
@@ -392,9 +352,9 @@ async fn fresh_start_aborts_lingering_transactions() {
 /// checkpoint 2 exactly once, and the record written after it is lost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn driver_end_to_end_commits_a_written_checkpoint_once() {
-    let (kafka, cluster) = start("e2e").await;
+    let (kafka, cluster, topic, prefix) = start("e2e").await;
     let dir = tempfile::tempdir().unwrap();
-    let e2e = || config(&kafka, "e2e", "e2e-sink", Semantic::ExactlyOnce);
+    let e2e = || config(kafka, &topic, &prefix, Semantic::ExactlyOnce);
     let sink = Arc::new(Mutex::new(connect(e2e()).await));
     let mut driver = CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3).unwrap());
     driver
@@ -403,7 +363,10 @@ async fn driver_end_to_end_commits_a_written_checkpoint_once() {
     assert_eq!(driver.restore().await.unwrap(), None);
     write(&mut *sink.lock().await, "e1").await;
     assert_eq!(driver.trigger_checkpoint().await.unwrap(), 1);
-    assert_eq!(committed_eventually(&cluster, "e2e", &["e1"]).await, ["e1"]);
+    assert_eq!(
+        committed_eventually(&cluster, &topic, &["e1"]).await,
+        ["e1"]
+    );
     write(&mut *sink.lock().await, "e2").await;
     // Checkpoint 2 is written durably, then the process dies.
     let state = sink.lock().await.snapshot_state(2).await.unwrap();
@@ -430,13 +393,13 @@ async fn driver_end_to_end_commits_a_written_checkpoint_once() {
         .unwrap();
     assert_eq!(driver.restore().await.unwrap(), Some(2));
     assert_eq!(
-        committed_eventually(&cluster, "e2e", &["e1", "e2"]).await,
+        committed_eventually(&cluster, &topic, &["e1", "e2"]).await,
         ["e1", "e2"]
     );
     write(&mut *sink.lock().await, "e4").await;
     assert_eq!(driver.trigger_checkpoint().await.unwrap(), 3);
     assert_eq!(
-        committed_eventually(&cluster, "e2e", &["e1", "e2", "e4"]).await,
+        committed_eventually(&cluster, &topic, &["e1", "e2", "e4"]).await,
         ["e1", "e2", "e4"]
     );
     sink.lock().await.close().await.unwrap();

@@ -1,6 +1,7 @@
 //! The EXACTLY_ONCE Kafka sink when a record of a transaction fails (a
 //! record larger than `max.request.size` in the middle of a transaction),
-//! against a real broker (Kafka 4.4, one node).
+//! against a real broker (the harness's shared Kafka 4.4 cluster; every
+//! test uses a topic and a transactional id prefix of its own).
 //!
 //! Invariant: a checkpoint never prepares a transaction whose sends have not
 //! all succeeded. The failing checkpoint fails with a typed error, its
@@ -19,25 +20,23 @@ use kafka_producer::reader::{IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_producer::{Cluster, ClusterConfig, ProducerConfig};
 use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, Semantic, SimpleStringSchema, ValueOnly};
 use kafka_sink::{CheckpointedOperator, RecordContext, RestoredState};
-use kafka_testcontainers::{KafkaCluster, KafkaVersion};
+use kafka_testcontainers::KafkaCluster;
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
 
-/// A one-node Kafka 4.4 with `topic` (one partition) and a client.
-async fn start(topic: &str) -> (KafkaCluster, Arc<Cluster>) {
-    let kafka = KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .nodes(1)
-        .start()
+/// The shared Kafka 4.4 cluster, a topic of one partition and a
+/// transactional id prefix of this test's own (both named after `name`),
+/// and a client of the cluster.
+async fn start(name: &str) -> (&'static KafkaCluster, Arc<Cluster>, String, String) {
+    let kafka = SharedKafka::Kafka44Tv2
+        .cluster()
         .await
-        .unwrap();
-    kafka.create_topic(topic, 1, 1).await.unwrap();
+        .expect("shared Kafka 4.4");
+    let topic = unique_name(name);
+    kafka.create_topic(&topic, 1, 1).await.unwrap();
     let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
         .await
         .unwrap();
-    (kafka, cluster)
-}
-
-async fn connect(kafka: &KafkaCluster, topic: &str) -> KafkaSink<String> {
-    connect_with_prefix(kafka, topic, "failed-send").await
+    (kafka, cluster, topic, unique_name(name))
 }
 
 async fn connect_with_prefix(kafka: &KafkaCluster, topic: &str, prefix: &str) -> KafkaSink<String> {
@@ -98,13 +97,18 @@ async fn lso_reaches_hw(cluster: &Arc<Cluster>, topic: &str) {
     }
 }
 
+/// Invariant (module documentation), recovered by a new instance: the
+/// failing checkpoint fails, its transaction is aborted at once (nothing of
+/// the prefix stays open), the sink refuses records until restored,
+/// checkpoint 1 still commits, and the restored instance writes on: each
+/// value once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_send_fails_the_checkpoint_and_never_prepares() {
-    let topic = "failed-send";
-    let (kafka, cluster) = start(topic).await;
+    let (kafka, cluster, topic, prefix) = start("failed-send").await;
+    let topic = topic.as_str();
     let ctx = RecordContext::default();
 
-    let mut s = connect(&kafka, topic).await;
+    let mut s = connect_with_prefix(kafka, topic, &prefix).await;
     s.initialize_state(None).await.unwrap();
     s.invoke("a".to_string(), &ctx).await.unwrap();
     let cp1 = s.snapshot_state(1).await.unwrap();
@@ -123,15 +127,17 @@ async fn a_failed_send_fails_the_checkpoint_and_never_prepares() {
         ["a"]
     );
     // The failed transaction (holding "b") was aborted at once, not left
-    // open or prepared: nothing blocks read_committed.
+    // open or prepared: nothing blocks read_committed. The listing holds
+    // every test's transactions: only this prefix's count.
     lso_reaches_hw(&cluster, topic).await;
+    let own = format!("{prefix}-");
     let filters = TransactionFilters::states(&["Ongoing", "PrepareCommit", "PrepareAbort"]);
     let open: Vec<String> = admin::list_transactions(&cluster, &filters)
         .await
         .unwrap()
         .into_iter()
         .map(|t| t.transactional_id)
-        .filter(|id| id.starts_with("failed-send-"))
+        .filter(|id| id.starts_with(&own))
         .collect();
     assert!(
         open.is_empty(),
@@ -141,7 +147,7 @@ async fn a_failed_send_fails_the_checkpoint_and_never_prepares() {
 
     // The pipeline restores checkpoint 1 (its source replays b and c) and
     // writes on.
-    let mut r = connect(&kafka, topic).await;
+    let mut r = connect_with_prefix(kafka, topic, &prefix).await;
     r.initialize_state(Some(RestoredState {
         checkpoint_id: 1,
         own: vec![cp1.clone()],
@@ -166,11 +172,11 @@ async fn a_failed_send_fails_the_checkpoint_and_never_prepares() {
 /// by the next checkpoint, and nothing stays open.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_send_then_an_in_process_failover_writes_each_value_once() {
-    let topic = "failed-send-failover";
-    let (kafka, cluster) = start(topic).await;
+    let (kafka, cluster, topic, prefix) = start("failed-send-failover").await;
+    let topic = topic.as_str();
     let ctx = RecordContext::default();
 
-    let mut s = connect_with_prefix(&kafka, topic, "failover").await;
+    let mut s = connect_with_prefix(kafka, topic, &prefix).await;
     s.initialize_state(None).await.unwrap();
     s.invoke("a".to_string(), &ctx).await.unwrap();
     let cp1 = s.snapshot_state(1).await.unwrap();

@@ -1,6 +1,9 @@
 //! The EXACTLY_ONCE Kafka sink restoring a pre-committed transaction that
 //! the broker has meanwhile aborted (its transaction timeout passed while
-//! the process was down), against a real broker (Kafka 4.4, one node).
+//! the process was down), against a real broker (the harness's shared
+//! Kafka 4.4 cluster, whose coordinator aborts a timed-out transaction
+//! within half a second of its timeout; every test uses a topic and a
+//! transactional id prefix of its own).
 //!
 //! Invariant: the records of such a transaction are lost, and that is never
 //! only a log line. By default the restore fails with
@@ -20,21 +23,18 @@ use kafka_sink::kafka::{
     KafkaSink, KafkaSinkConfig, KafkaSinkError, Semantic, SimpleStringSchema, ValueOnly,
 };
 use kafka_sink::{CheckpointedOperator, RecordContext, RestoredState, TwoPhaseCommitError};
-use kafka_testcontainers::{KafkaCluster, KafkaVersion};
+use kafka_testcontainers::KafkaCluster;
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
 
 const TIMEOUT: Duration = Duration::from_secs(3);
 
-async fn start() -> KafkaCluster {
-    KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .nodes(1)
-        .broker_config(
-            "transaction.abort.timed.out.transaction.cleanup.interval.ms",
-            "500",
-        )
-        .start()
+/// The shared Kafka 4.4 cluster (its
+/// `transaction.abort.timed.out.transaction.cleanup.interval.ms` is 500).
+async fn start() -> &'static KafkaCluster {
+    SharedKafka::Kafka44Tv2
+        .cluster()
         .await
-        .expect("start cluster")
+        .expect("shared Kafka 4.4")
 }
 
 async fn connect(kafka: &KafkaCluster, topic: &str, prefix: &str) -> KafkaSink<String> {
@@ -66,14 +66,16 @@ async fn checkpoint_then_broker_abort(
         .unwrap();
     let state = s.snapshot_state(1).await.unwrap();
     drop(s);
+    // The listing holds every test's transactions: only this prefix's count.
     let open = TransactionFilters::states(&["Ongoing", "PrepareCommit", "PrepareAbort"]);
+    let own = format!("{prefix}-");
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let still_open = admin::list_transactions(cluster, &open)
             .await
             .unwrap()
             .iter()
-            .any(|t| t.transactional_id.starts_with(prefix));
+            .any(|t| t.transactional_id.starts_with(&own));
         if !still_open {
             break state;
         }
@@ -99,17 +101,21 @@ async fn committed(cluster: &Arc<Cluster>, topic: &str) -> usize {
     r.read_to_end(topic, &[0]).await.unwrap().len()
 }
 
+/// Invariant: by default, restoring a checkpoint whose transaction the
+/// broker aborted fails with `TransactionsLost` naming checkpoint 1, counts
+/// the loss, and nothing of the transaction is visible.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broker_aborted_transaction_fails_the_restore() {
     let kafka = start().await;
-    let topic = "lost-default";
+    let topic = &unique_name("lost-default");
+    let prefix = &unique_name("lost-default");
     kafka.create_topic(topic, 1, 1).await.unwrap();
     let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
         .await
         .unwrap();
-    let state = checkpoint_then_broker_abort(&kafka, &cluster, topic, "lost-default").await;
+    let state = checkpoint_then_broker_abort(kafka, &cluster, topic, prefix).await;
 
-    let mut r = connect(&kafka, topic, "lost-default").await;
+    let mut r = connect(kafka, topic, prefix).await;
     let err = r.initialize_state(restored(state)).await.unwrap_err();
     let typed = err
         .downcast_ref::<TwoPhaseCommitError<KafkaSinkError>>()
@@ -123,17 +129,21 @@ async fn a_broker_aborted_transaction_fails_the_restore() {
     assert_eq!(committed(&cluster, topic).await, 0);
 }
 
+/// Invariant: with `ignore_failures_after_transaction_timeout`, the
+/// restore goes on, counts the loss, and the sink writes on: read_committed
+/// holds only the new checkpoint's record.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broker_aborted_transaction_is_only_logged_when_ignoring_after_the_timeout() {
     let kafka = start().await;
-    let topic = "lost-ignored";
+    let topic = &unique_name("lost-ignored");
+    let prefix = &unique_name("lost-ignored");
     kafka.create_topic(topic, 1, 1).await.unwrap();
     let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
         .await
         .unwrap();
-    let state = checkpoint_then_broker_abort(&kafka, &cluster, topic, "lost-ignored").await;
+    let state = checkpoint_then_broker_abort(kafka, &cluster, topic, prefix).await;
 
-    let mut r = connect(&kafka, topic, "lost-ignored").await;
+    let mut r = connect(kafka, topic, prefix).await;
     r.sink_mut().ignore_failures_after_transaction_timeout();
     r.initialize_state(restored(state)).await.unwrap();
     assert_eq!(r.sink().metrics().lost, 1);
