@@ -1,6 +1,6 @@
 //! Flink's `FlinkKafkaProducerITCase` scenarios and the sink options
-//! against one real broker (Kafka 4.4, one node), in one test function so
-//! the cluster starts once. Each step prints its result and elapsed time.
+//! against a real broker (the harness's shared Kafka 4.4 cluster; every test
+//! uses topics and transactional id prefixes of its own), one test each.
 //!
 //! Options: fixed / key-hash / custom partitioner, write timestamp, keyed
 //! schema with per-record topic, log failures only (NONE), metrics off.
@@ -16,8 +16,9 @@
 //!    overlap (id sets), every value exactly once;
 //! 5. run out of producers in the pool, then restore the checkpoint taken
 //!    before the pool ran out;
-//! 6. migrate AT_LEAST_ONCE → EXACTLY_ONCE and back across a restore;
-//! 7. default, custom and changed transactional id prefix;
+//! 6. migrate AT_LEAST_ONCE → EXACTLY_ONCE, and EXACTLY_ONCE →
+//!    AT_LEAST_ONCE, across a restore;
+//! 7. default transactional id prefix; custom prefix changed on restore;
 //! 8. transaction timeout above the broker maximum: clear error at start.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -27,17 +28,38 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use kafka_producer::admin::{self, TransactionFilters};
 use kafka_producer::partitioner::{Partitioner, partition_for_key};
-use kafka_producer::reader::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
+use kafka_producer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{Cluster, ClusterConfig, ProducerConfig};
-use kafka_proto::ErrorCode;
-use kafka_proto::messages::{CreateTopicsRequest, CreateTopicsRequestCreatableTopic};
 use kafka_sink::checkpoint::{Checkpoint, OperatorSnapshot};
 use kafka_sink::kafka::{
     KEY_DISABLE_METRICS, KafkaSink, KafkaSinkConfig, KafkaSinkError, KafkaSinkRecord, Keyed,
     KeyedSerializationSchema, Semantic, SimpleStringSchema, SinkPartitioner, ValueOnly,
 };
 use kafka_sink::{CheckpointedOperator, OperatorInfo, RecordContext, RestoredState};
-use kafka_testcontainers::{KafkaCluster, KafkaVersion};
+use kafka_testcontainers::KafkaCluster;
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
+
+/// The shared Kafka 4.4 cluster and a client of it.
+async fn kafka() -> (&'static KafkaCluster, Arc<Cluster>) {
+    let kafka = SharedKafka::Kafka44Tv2
+        .cluster()
+        .await
+        .expect("shared Kafka 4.4");
+    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
+        .await
+        .unwrap();
+    (kafka, cluster)
+}
+
+/// A topic of this test's own (named after `name`) with `partitions`.
+async fn topic(kafka: &KafkaCluster, name: &str, partitions: i32) -> String {
+    let topic = unique_name(name);
+    kafka
+        .create_topic(&topic, partitions, 1)
+        .await
+        .expect("create topic");
+    topic
+}
 
 fn producer_props(kafka: &KafkaCluster) -> ProducerConfig {
     ProducerConfig::from_properties([
@@ -81,35 +103,6 @@ fn restored(id: u64, bytes: &[u8]) -> RestoredState {
         own: vec![bytes.to_vec()],
         union: vec![bytes.to_vec()],
         previous_parallelism: Some(1),
-    }
-}
-
-/// Creates every topic with one CreateTopics request (no JVM per topic).
-async fn create_topics(kafka: &KafkaCluster, cluster: &Cluster, topics: &[(&str, i32)]) {
-    let conn = cluster.any_connection().await.expect("a connection");
-    let req = CreateTopicsRequest {
-        topics: topics
-            .iter()
-            .map(|(name, partitions)| CreateTopicsRequestCreatableTopic {
-                name: (*name).into(),
-                num_partitions: *partitions,
-                replication_factor: 1,
-                ..Default::default()
-            })
-            .collect(),
-        timeout_ms: 30_000,
-        ..Default::default()
-    };
-    let resp = conn.send_negotiated(&req).await.expect("CreateTopics");
-    for t in &resp.topics {
-        let code = ErrorCode::from(t.error_code);
-        assert!(code.is_ok(), "CreateTopics {}: {code:?}", t.name);
-    }
-    for (name, partitions) in topics {
-        kafka
-            .wait_for_topic(name, *partitions, Duration::from_secs(60))
-            .await
-            .expect("topic ready");
     }
 }
 
@@ -172,40 +165,16 @@ async fn committed_eventually(
 }
 
 /// read_committed readers are not blocked: the last stable offset reaches
-/// the high watermark (no open transaction on the partition).
+/// the high watermark (no open transaction on the partitions).
 async fn lso_reaches_hw(cluster: &Arc<Cluster>, topic: &str, partitions: &[i32]) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let rc = Reader::new(cluster.clone(), ReaderConfig::default());
-        let ru = Reader::new(
-            cluster.clone(),
-            ReaderConfig {
-                isolation: IsolationLevel::ReadUncommitted,
-                ..Default::default()
-            },
-        );
-        let lso = rc
-            .list_offsets(topic, partitions, Offset::Latest)
-            .await
-            .unwrap();
-        let hw = ru
-            .list_offsets(topic, partitions, Offset::Latest)
-            .await
-            .unwrap();
-        let lso: Vec<_> = lso.values().map(|o| o.offset).collect();
-        let hw: Vec<_> = hw.values().map(|o| o.offset).collect();
-        if lso == hw {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{topic}: LSO {lso:?} stuck below HW {hw:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    Reader::new(cluster.clone(), ReaderConfig::default())
+        .wait_until_stable(topic, partitions, Duration::from_secs(30))
+        .await
+        .unwrap_or_else(|e| panic!("{topic}: LSO stuck below HW: {e}"));
 }
 
-/// Open transactions of `prefix-` the broker lists.
+/// Open transactions of `prefix-` the broker lists (the listing holds every
+/// test's transactions: only this prefix's are kept).
 async fn ongoing(cluster: &Cluster, prefix: &str) -> Vec<String> {
     let filters = TransactionFilters::states(&["Ongoing", "PrepareCommit", "PrepareAbort"]);
     admin::list_transactions(cluster, &filters)
@@ -226,8 +195,8 @@ impl Partitioner for AlwaysLast {
     }
 }
 
-/// Keyed records; values starting with "big" go to topic "routed".
-struct Routed;
+/// Keyed records; values starting with "big" go to the topic it names.
+struct Routed(String);
 
 impl KeyedSerializationSchema<String> for Routed {
     fn serialize_key(&self, v: &String) -> Option<Bytes> {
@@ -237,60 +206,20 @@ impl KeyedSerializationSchema<String> for Routed {
         Bytes::from(v.clone())
     }
     fn target_topic(&self, v: &String) -> Option<String> {
-        v.starts_with("big").then(|| "routed".to_string())
+        v.starts_with("big").then(|| self.0.clone())
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kafka_sink_scenarios_against_kafka_4_4() {
-    let started = Instant::now();
-    let mut step = Instant::now();
-    let mut done = |name: &str| {
-        eprintln!(
-            "{name}: ok ({:.1?}, total {:.1?})",
-            step.elapsed(),
-            started.elapsed()
-        );
-        step = Instant::now();
-    };
-    let kafka = KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .nodes(1)
-        .start()
-        .await
-        .expect("start cluster");
-    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
-        .await
-        .unwrap();
-    create_topics(
-        &kafka,
-        &cluster,
-        &[
-            ("fixed", 3),
-            ("keyhash", 3),
-            ("custom", 3),
-            ("ts", 1),
-            ("keyed", 1),
-            ("routed", 1),
-            ("logfail", 1),
-            ("metrics", 1),
-            ("resume", 1),
-            ("twice", 1),
-            ("scaledown", 1),
-            ("scaleup", 1),
-            ("pool", 1),
-            ("alo2eo", 1),
-            ("eo2alo", 1),
-            ("prefix", 1),
-        ],
-    )
-    .await;
-    done("cluster and topics");
+// --- Options -----------------------------------------------------------
 
-    // --- Options -------------------------------------------------------
-    // Fixed partitioner (explicit): subtask 1 of 2 → partition 1 of 3.
+/// Invariant: with the fixed partitioner (explicit), subtask 1 of 2 writes
+/// every record to partition 1 of 3.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fixed_partitioner_writes_a_subtask_to_its_partition() {
+    let (kafka, cluster) = kafka().await;
+    let topic = topic(kafka, "fixed", 3).await;
     let mut c = subtask(
-        config(&kafka, "fixed", "fixed", Semantic::ExactlyOnce),
+        config(kafka, &topic, &unique_name("fixed"), Semantic::ExactlyOnce),
         1,
         2,
     );
@@ -303,13 +232,24 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
     s.snapshot_state(1).await.unwrap();
     s.notify_checkpoint_complete(1).await.unwrap();
     s.close().await.unwrap();
-    let recs = committed_n(&cluster, "fixed", &[0, 1, 2], 6).await;
+    let recs = committed_n(&cluster, &topic, &[0, 1, 2], 6).await;
     assert_eq!(recs.len(), 6);
     assert!(recs.iter().all(|r| r.partition == 1), "{recs:?}");
-    done("option: fixed partitioner (subtask 1 → partition 1)");
+}
 
-    // No sink partitioner (the default): the Java client's murmur2 of the key.
-    let c = config(&kafka, "keyhash", "keyhash", Semantic::AtLeastOnce);
+/// Invariant: with no sink partitioner (the default), a record goes to the
+/// partition the Java client's murmur2 hash of its key picks, spreading
+/// the keys over more than one partition.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_partitioner_hashes_keys_like_java() {
+    let (kafka, cluster) = kafka().await;
+    let topic = topic(kafka, "keyhash", 3).await;
+    let c = config(
+        kafka,
+        &topic,
+        &unique_name("keyhash"),
+        Semantic::AtLeastOnce,
+    );
     assert!(matches!(c.partitioner, SinkPartitioner::None));
     let mut s = KafkaSink::connect(c, |v: &String| KafkaSinkRecord::keyed(v.clone(), v.clone()))
         .await
@@ -320,23 +260,21 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
     }
     s.snapshot_state(1).await.unwrap();
     s.close().await.unwrap();
-    let recs = read(
-        &cluster,
-        "keyhash",
-        &[0, 1, 2],
-        IsolationLevel::ReadCommitted,
-    )
-    .await;
+    let recs = read(&cluster, &topic, &[0, 1, 2], IsolationLevel::ReadCommitted).await;
     assert_eq!(recs.len(), 12);
     for r in &recs {
         assert_eq!(r.partition, partition_for_key(r.key.as_deref().unwrap(), 3));
     }
     let used: BTreeSet<i32> = recs.iter().map(|r| r.partition).collect();
     assert!(used.len() > 1, "key hash spread: {used:?}");
-    done("option: no partitioner, the default (key hash like Java)");
+}
 
-    // A custom partitioner.
-    let mut c = config(&kafka, "custom", "custom", Semantic::AtLeastOnce);
+/// Invariant: a custom partitioner picks every record's partition.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_partitioner_picks_the_partition() {
+    let (kafka, cluster) = kafka().await;
+    let topic = topic(kafka, "custom", 3).await;
+    let mut c = config(kafka, &topic, &unique_name("custom"), Semantic::AtLeastOnce);
     c.set_partitioner(SinkPartitioner::Custom(Arc::new(AlwaysLast)));
     let mut s = connect(c).await;
     s.initialize_state(None).await.unwrap();
@@ -345,21 +283,21 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
     }
     s.snapshot_state(1).await.unwrap();
     s.close().await.unwrap();
-    let recs = read(
-        &cluster,
-        "custom",
-        &[0, 1, 2],
-        IsolationLevel::ReadCommitted,
-    )
-    .await;
+    let recs = read(&cluster, &topic, &[0, 1, 2], IsolationLevel::ReadCommitted).await;
     assert_eq!(recs.len(), 4);
     assert!(recs.iter().all(|r| r.partition == 2));
-    done("option: custom partitioner");
+}
 
-    // write_timestamp_to_kafka on and off.
+/// Invariant: with `write_timestamp_to_kafka` on, a record carries the
+/// source's timestamp; off, the producer's create time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_timestamp_to_kafka_on_and_off() {
+    let (kafka, cluster) = kafka().await;
+    let topic = topic(kafka, "ts", 1).await;
+    let prefix = unique_name("ts");
     let ts = 1_600_000_000_000i64;
     for on in [true, false] {
-        let mut c = config(&kafka, "ts", "ts", Semantic::AtLeastOnce);
+        let mut c = config(kafka, &topic, &prefix, Semantic::AtLeastOnce);
         c.set_write_timestamp_to_kafka(on);
         let mut s = connect(c).await;
         s.initialize_state(None).await.unwrap();
@@ -370,19 +308,25 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
         s.close().await.unwrap();
     }
     Reader::new(cluster.clone(), ReaderConfig::default())
-        .wait_until_stable("ts", &[0], Duration::from_secs(60))
+        .wait_until_stable(&topic, &[0], Duration::from_secs(60))
         .await
         .expect("the closed sink's transactions end");
-    let recs = read(&cluster, "ts", &[0], IsolationLevel::ReadCommitted).await;
+    let recs = read(&cluster, &topic, &[0], IsolationLevel::ReadCommitted).await;
     assert_eq!(values(&recs), ["true", "false"]);
     assert_eq!(recs[0].timestamp, ts);
     assert!(recs[1].timestamp > ts, "create time: {}", recs[1].timestamp);
-    done("option: write_timestamp_to_kafka");
+}
 
-    // Keyed schema with a target topic per record, in one transaction.
+/// Invariant: a keyed schema with a target topic per record writes both
+/// topics in one transaction, each record with its key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keyed_schema_routes_records_to_their_topic() {
+    let (kafka, cluster) = kafka().await;
+    let keyed = topic(kafka, "keyed", 1).await;
+    let routed_topic = topic(kafka, "routed", 1).await;
     let mut s = KafkaSink::connect(
-        config(&kafka, "keyed", "keyed", Semantic::ExactlyOnce),
-        Keyed(Routed),
+        config(kafka, &keyed, &unique_name("keyed"), Semantic::ExactlyOnce),
+        Keyed(Routed(routed_topic.clone())),
     )
     .await
     .unwrap();
@@ -394,17 +338,24 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
     s.notify_checkpoint_complete(1).await.unwrap();
     s.close().await.unwrap();
     assert_eq!(
-        committed_eventually(&cluster, "keyed", &["a", "c"]).await,
+        committed_eventually(&cluster, &keyed, &["a", "c"]).await,
         ["a", "c"]
     );
-    let routed = committed_n(&cluster, "routed", &[0], 2).await;
+    let routed = committed_n(&cluster, &routed_topic, &[0], 2).await;
     assert_eq!(values(&routed), ["big-b", "big-d"]);
     assert_eq!(routed[0].key.as_deref(), Some(&b"key-big-b"[..]));
-    done("option: keyed schema, per-record topic");
+}
 
-    // log_failures_only: refused under EXACTLY_ONCE at connect; under NONE
-    // a failed send is logged and counted, the checkpoint succeeds.
-    let mut c = config(&kafka, "logfail", "logfail", Semantic::ExactlyOnce);
+/// Invariant: `log_failures_only` is refused under EXACTLY_ONCE at
+/// connect; under NONE a failed send is logged and counted and the
+/// checkpoint succeeds, and without it the checkpoint fails; the records
+/// that were sent are written either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_failures_only_refused_in_exactly_once_and_logs_under_none() {
+    let (kafka, cluster) = kafka().await;
+    let topic = topic(kafka, "logfail", 1).await;
+    let prefix = unique_name("logfail");
+    let mut c = config(kafka, &topic, &prefix, Semantic::ExactlyOnce);
     c.log_failures_only = true;
     let err = KafkaSink::<String>::connect(c, ValueOnly(SimpleStringSchema))
         .await
@@ -415,7 +366,7 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
     );
     let too_big = "x".repeat(2 * 1024 * 1024);
     for log_only in [true, false] {
-        let mut c = config(&kafka, "logfail", "logfail", Semantic::None);
+        let mut c = config(kafka, &topic, &prefix, Semantic::None);
         c.set_log_failures_only(log_only).unwrap();
         let mut s = connect(c).await;
         s.initialize_state(None).await.unwrap();
@@ -433,14 +384,21 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
         let _ = s.close().await;
     }
     Reader::new(cluster.clone(), ReaderConfig::default())
-        .wait_until_stable("logfail", &[0], Duration::from_secs(60))
+        .wait_until_stable(&topic, &[0], Duration::from_secs(60))
         .await
         .expect("the closed sink's transactions end");
-    let v = values(&read(&cluster, "logfail", &[0], IsolationLevel::ReadCommitted).await);
+    let v = values(&read(&cluster, &topic, &[0], IsolationLevel::ReadCommitted).await);
     assert_eq!(v, ["ok-true", "ok-false"]);
-    done("option: log_failures_only (refused in EO; NONE logs and continues)");
+}
 
-    // Metrics: on by default, off by `flink.disable-metrics` or the option.
+/// Invariant: the producers' metrics are on by default and off with
+/// `flink.disable-metrics=true` or the typed option (`records_sent` reads
+/// 0 then).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_off_by_property_or_option() {
+    let (kafka, _cluster) = kafka().await;
+    let topic = topic(kafka, "metrics", 1).await;
+    let prefix = unique_name("metrics");
     let mut sent = Vec::new();
     for disable in [None, Some("true"), Some("false")] {
         let bootstrap = kafka.bootstrap();
@@ -448,9 +406,9 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
         if let Some(d) = disable {
             props.push((KEY_DISABLE_METRICS, d));
         }
-        let mut c = KafkaSinkConfig::from_properties(props, "metrics").unwrap();
+        let mut c = KafkaSinkConfig::from_properties(props, &topic).unwrap();
         c.semantic = Semantic::ExactlyOnce;
-        c.transactional_id_prefix = Some("metrics".into());
+        c.transactional_id_prefix = Some(prefix.clone());
         c.transaction_timeout = Duration::from_secs(120);
         let mut s = connect(c).await;
         s.initialize_state(None).await.unwrap();
@@ -462,7 +420,12 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
         sent.push(m.iter().map(|(_, m)| m.records_sent).sum::<u64>());
         s.close().await.unwrap();
     }
-    let mut c = config(&kafka, "metrics", "metrics-alo", Semantic::AtLeastOnce);
+    let mut c = config(
+        kafka,
+        &topic,
+        &unique_name("metrics-alo"),
+        Semantic::AtLeastOnce,
+    );
     c.set_disable_metrics(true);
     let mut s = connect(c).await;
     s.initialize_state(None).await.unwrap();
@@ -471,10 +434,20 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
     sent.push(s.producer_metrics()[0].1.records_sent);
     s.close().await.unwrap();
     assert_eq!(sent, [1, 0, 1, 0], "records_sent per run");
-    done("option: metrics off by flink.disable-metrics / typed option");
+}
 
-    // --- 1. fail before notify and resume work --------------------------
-    let mut old = connect(config(&kafka, "resume", "resume", Semantic::ExactlyOnce)).await;
+// --- Scenarios ---------------------------------------------------------
+
+/// Scenario 1, invariant: a restore from checkpoint 1 while the old
+/// instance is still alive commits what checkpoint 1 pre-committed, aborts
+/// the old instance's later transactions (44, 45: the LSO reaches the HW,
+/// no transaction of the prefix stays open) and fences the old instance.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fail_before_notify_and_resume_work() {
+    let (kafka, cluster) = kafka().await;
+    let topic = topic(kafka, "resume", 1).await;
+    let prefix = unique_name("resume");
+    let mut old = connect(config(kafka, &topic, &prefix, Semantic::ExactlyOnce)).await;
     old.initialize_state(None).await.unwrap();
     write(&mut old, 42).await;
     old.snapshot_state(0).await.unwrap();
@@ -486,25 +459,33 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
     write(&mut old, 45).await;
     // `old` is not dead: its transactions of 44 and 45 stay open (the LSO
     // is stuck) until the restore aborts them.
-    let mut new = connect(config(&kafka, "resume", "resume", Semantic::ExactlyOnce)).await;
+    let mut new = connect(config(kafka, &topic, &prefix, Semantic::ExactlyOnce)).await;
     new.initialize_state(Some(restored(1, &cp1))).await.unwrap();
     write(&mut new, 46).await;
     new.snapshot_state(3).await.unwrap();
     new.notify_checkpoint_complete(3).await.unwrap();
     assert_eq!(
-        committed_eventually(&cluster, "resume", &["42", "43", "46"]).await,
+        committed_eventually(&cluster, &topic, &["42", "43", "46"]).await,
         ["42", "43", "46"]
     );
-    lso_reaches_hw(&cluster, "resume", &[0]).await;
-    assert!(ongoing(&cluster, "resume").await.is_empty());
+    lso_reaches_hw(&cluster, &topic, &[0]).await;
+    assert!(ongoing(&cluster, &prefix).await.is_empty());
     // The old instance was fenced.
     assert!(old.notify_checkpoint_complete(2).await.is_err());
     drop(old);
     new.close().await.unwrap();
-    done("1. fail before notify and resume work (44, 45 aborted; LSO = HW; old fenced)");
+}
 
-    // --- 2. fail and recover the same checkpoint twice -------------------
-    let mut s = connect(config(&kafka, "twice", "twice", Semantic::ExactlyOnce)).await;
+/// Scenario 2, invariant: restoring the same checkpoint twice (each
+/// restored process failing before its next checkpoint) commits its
+/// transaction once: the second restore finds it committed, and the topic
+/// holds exactly [42, 43].
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recovering_the_same_checkpoint_twice_writes_no_duplicate() {
+    let (kafka, cluster) = kafka().await;
+    let topic = topic(kafka, "twice", 1).await;
+    let prefix = unique_name("twice");
+    let mut s = connect(config(kafka, &topic, &prefix, Semantic::ExactlyOnce)).await;
     s.initialize_state(None).await.unwrap();
     write(&mut s, 42).await;
     s.snapshot_state(0).await.unwrap();
@@ -515,30 +496,39 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
     drop(s);
     let mut already = Vec::new();
     for lost in ["45", "46"] {
-        let mut r = connect(config(&kafka, "twice", "twice", Semantic::ExactlyOnce)).await;
+        let mut r = connect(config(kafka, &topic, &prefix, Semantic::ExactlyOnce)).await;
         r.initialize_state(Some(restored(1, &cp1))).await.unwrap();
         already.push(r.sink().metrics().already_committed);
         write(&mut r, lost).await; // fails before the next checkpoint
         drop(r);
     }
     assert_eq!(already, [0, 1], "the second restore finds 43 committed");
-    let mut last = connect(config(&kafka, "twice", "twice", Semantic::ExactlyOnce)).await;
+    let mut last = connect(config(kafka, &topic, &prefix, Semantic::ExactlyOnce)).await;
     last.initialize_state(Some(restored(1, &cp1)))
         .await
         .unwrap();
     last.close().await.unwrap();
     assert_eq!(
-        committed_eventually(&cluster, "twice", &["42", "43"]).await,
+        committed_eventually(&cluster, &topic, &["42", "43"]).await,
         ["42", "43"]
     );
-    lso_reaches_hw(&cluster, "twice", &[0]).await;
-    done("2. fail and recover the same checkpoint twice (exactly [42, 43])");
+    lso_reaches_hw(&cluster, &topic, &[0]).await;
+}
 
-    // --- 3. scale down 5 → 1 before the first checkpoint ----------------
+/// Scenario 3, invariant: after 5 subtasks failed before the first
+/// completed checkpoint (each with an open and two pre-committed, never
+/// notified transactions), a fresh start with parallelism 1 aborts every
+/// lingering transaction of the prefix: the topic holds only the new
+/// commit and nothing of the prefix stays open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scale_down_before_the_first_checkpoint_aborts_the_lingering_transactions() {
+    let (kafka, cluster) = kafka().await;
+    let topic = topic(kafka, "scaledown", 1).await;
+    let prefix = unique_name("scaledown");
     let mut five = Vec::new();
     for i in 0..5 {
         let mut s = connect(subtask(
-            config(&kafka, "scaledown", "scaledown", Semantic::ExactlyOnce),
+            config(kafka, &topic, &prefix, Semantic::ExactlyOnce),
             i,
             5,
         ))
@@ -552,32 +542,33 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
         write(&mut s, format!("lost-{i}c")).await;
         five.push(s);
     }
-    let open_before = ongoing(&cluster, "scaledown").await.len();
+    let open_before = ongoing(&cluster, &prefix).await.len();
     assert!(open_before >= 10, "lingering before: {open_before}");
     drop(five); // failure before the first completed checkpoint
-    let mut one = connect(config(
-        &kafka,
-        "scaledown",
-        "scaledown",
-        Semantic::ExactlyOnce,
-    ))
-    .await;
+    let mut one = connect(config(kafka, &topic, &prefix, Semantic::ExactlyOnce)).await;
     one.initialize_state(None).await.unwrap();
     write(&mut one, 46).await;
     one.snapshot_state(1).await.unwrap();
     one.notify_checkpoint_complete(1).await.unwrap();
     assert_eq!(
-        committed_eventually(&cluster, "scaledown", &["46"]).await,
+        committed_eventually(&cluster, &topic, &["46"]).await,
         ["46"]
     );
-    lso_reaches_hw(&cluster, "scaledown", &[0]).await;
-    assert!(ongoing(&cluster, "scaledown").await.is_empty());
+    lso_reaches_hw(&cluster, &topic, &[0]).await;
+    assert!(ongoing(&cluster, &prefix).await.is_empty());
     one.close().await.unwrap();
-    done(&format!(
-        "3. scale down 5 → 1 before the first checkpoint ({open_before} lingering aborted)"
-    ));
+    eprintln!("scale down 5 → 1: {open_before} lingering transactions aborted");
+}
 
-    // --- 4. scale up after scaling down: 4 → 2 → 3 → 1 ------------------
+/// Scenario 4, invariant: scaling 4 → 2 → 3 → 1 (each stage restoring the
+/// previous stage's checkpoint, half of whose subtasks were not notified)
+/// gives no two subtasks of a stage a common transactional id, no fresh
+/// subtask an id used before, and commits every value exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scale_up_after_scaling_down_shares_no_ids_and_writes_each_value_once() {
+    let (kafka, cluster) = kafka().await;
+    let topic = topic(kafka, "scaleup", 1).await;
+    let prefix = unique_name("scaleup");
     let mut checkpoint: Option<Checkpoint> = None;
     let mut next_value = 0u32;
     let mut all_ids: BTreeSet<String> = BTreeSet::new();
@@ -589,7 +580,7 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
         let mut ids: BTreeMap<u32, BTreeSet<String>> = BTreeMap::new();
         for i in 0..parallelism {
             let mut s = connect(subtask(
-                config(&kafka, "scaleup", "scaleup", Semantic::ExactlyOnce),
+                config(kafka, &topic, &prefix, Semantic::ExactlyOnce),
                 i,
                 parallelism,
             ))
@@ -649,38 +640,42 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
         });
     }
     let expected: Vec<String> = (0..next_value).map(|v| v.to_string()).collect();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let got = loop {
-        let mut got = values(&read(&cluster, "scaleup", &[0], IsolationLevel::ReadCommitted).await);
-        got.sort_by_key(|v| v.parse::<u32>().unwrap());
-        if got == expected || Instant::now() >= deadline {
-            break got;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    // Every sink closed: once no transaction is open, read_committed holds
+    // everything that was committed.
+    lso_reaches_hw(&cluster, &topic, &[0]).await;
+    let mut got = values(&read(&cluster, &topic, &[0], IsolationLevel::ReadCommitted).await);
+    got.sort_by_key(|v| v.parse::<u32>().unwrap());
     assert_eq!(got, expected, "every value exactly once");
-    lso_reaches_hw(&cluster, "scaleup", &[0]).await;
+    let id_prefix = format!("{prefix}-");
     for (stage, ids) in stage_ids.iter().enumerate() {
         let ranges: Vec<String> = ids
             .iter()
             .map(|(i, s)| {
                 format!(
                     "{i}:{}..{}",
-                    s.first().unwrap().trim_start_matches("scaleup-"),
-                    s.last().unwrap().trim_start_matches("scaleup-")
+                    s.first().unwrap().trim_start_matches(&id_prefix),
+                    s.last().unwrap().trim_start_matches(&id_prefix)
                 )
             })
             .collect();
         eprintln!("   stage {stage} ids {ranges:?}");
     }
-    done(&format!(
-        "4. scale 4 → 2 → 3 → 1 ({} values exactly once, {} distinct ids, no overlap)",
-        next_value,
+    eprintln!(
+        "scale 4 → 2 → 3 → 1: {next_value} values exactly once, {} distinct ids, no overlap",
         all_ids.len()
-    ));
+    );
+}
 
-    // --- 5. run out of producers in the pool, restore before it ---------
-    let mut s = connect(config(&kafka, "pool", "pool", Semantic::ExactlyOnce)).await;
+/// Scenario 5, invariant: with the pool of 5 ids exhausted (one open, four
+/// pending) the fifth pending snapshot fails asking to enlarge the pool;
+/// a restore from the checkpoint taken before commits it, aborts the rest,
+/// and the sink writes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pool_exhaustion_then_a_restore_from_before_it() {
+    let (kafka, cluster) = kafka().await;
+    let topic = topic(kafka, "pool", 1).await;
+    let prefix = unique_name("pool");
+    let mut s = connect(config(kafka, &topic, &prefix, Semantic::ExactlyOnce)).await;
     s.initialize_state(None).await.unwrap();
     write(&mut s, 42).await;
     let cp0 = s.snapshot_state(0).await.unwrap();
@@ -703,27 +698,32 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
     // Pool 5: one open + four pending; the fifth snapshot needs a sixth id.
     assert_eq!(failed_at, Some(4));
     drop(s);
-    let mut r = connect(config(&kafka, "pool", "pool", Semantic::ExactlyOnce)).await;
+    let mut r = connect(config(kafka, &topic, &prefix, Semantic::ExactlyOnce)).await;
     r.initialize_state(Some(restored(0, &cp0))).await.unwrap();
     assert_eq!(
-        committed_eventually(&cluster, "pool", &["42"]).await,
+        committed_eventually(&cluster, &topic, &["42"]).await,
         ["42"]
     );
-    lso_reaches_hw(&cluster, "pool", &[0]).await;
+    lso_reaches_hw(&cluster, &topic, &[0]).await;
     write(&mut r, 43).await;
     r.snapshot_state(1).await.unwrap();
     r.notify_checkpoint_complete(1).await.unwrap();
     assert_eq!(
-        committed_eventually(&cluster, "pool", &["42", "43"]).await,
+        committed_eventually(&cluster, &topic, &["42", "43"]).await,
         ["42", "43"]
     );
     r.close().await.unwrap();
-    done(
-        "5. run out of producers (error at the 5th pending snapshot); restore after exceeding the pool",
-    );
+}
 
-    // --- 6. migrate AT_LEAST_ONCE ↔ EXACTLY_ONCE ------------------------
-    let mut alo = connect(config(&kafka, "alo2eo", "alo2eo", Semantic::AtLeastOnce)).await;
+/// Scenario 6a, invariant: an EXACTLY_ONCE sink restored from an
+/// AT_LEAST_ONCE checkpoint starts its id pool and keeps everything the
+/// AT_LEAST_ONCE run wrote ([42, 43, 44, 45]).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_at_least_once_to_exactly_once() {
+    let (kafka, cluster) = kafka().await;
+    let topic = topic(kafka, "alo2eo", 1).await;
+    let prefix = unique_name("alo2eo");
+    let mut alo = connect(config(kafka, &topic, &prefix, Semantic::AtLeastOnce)).await;
     alo.initialize_state(None).await.unwrap();
     write(&mut alo, 42).await;
     alo.snapshot_state(0).await.unwrap();
@@ -732,7 +732,7 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
     let st = alo.snapshot_state(1).await.unwrap();
     write(&mut alo, 44).await;
     alo.close().await.unwrap();
-    let mut eo = connect(config(&kafka, "alo2eo", "alo2eo", Semantic::ExactlyOnce)).await;
+    let mut eo = connect(config(kafka, &topic, &prefix, Semantic::ExactlyOnce)).await;
     eo.initialize_state(Some(restored(1, &st))).await.unwrap();
     assert_eq!(eo.transactional_ids().len(), 5);
     write(&mut eo, 45).await;
@@ -740,11 +740,21 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
     eo.notify_checkpoint_complete(2).await.unwrap();
     eo.close().await.unwrap();
     assert_eq!(
-        committed_eventually(&cluster, "alo2eo", &["42", "43", "44", "45"]).await,
+        committed_eventually(&cluster, &topic, &["42", "43", "44", "45"]).await,
         ["42", "43", "44", "45"]
     );
+}
 
-    let mut eo = connect(config(&kafka, "eo2alo", "eo2alo", Semantic::ExactlyOnce)).await;
+/// Scenario 6b, invariant: an AT_LEAST_ONCE sink restored from an
+/// EXACTLY_ONCE checkpoint commits the checkpoint's transaction, uses no
+/// transactional id, loses the uncheckpointed 44 and writes on
+/// ([42, 43, 45, 46, 47]); no transaction stays open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_exactly_once_to_at_least_once() {
+    let (kafka, cluster) = kafka().await;
+    let topic = topic(kafka, "eo2alo", 1).await;
+    let prefix = unique_name("eo2alo");
+    let mut eo = connect(config(kafka, &topic, &prefix, Semantic::ExactlyOnce)).await;
     eo.initialize_state(None).await.unwrap();
     write(&mut eo, 42).await;
     eo.snapshot_state(0).await.unwrap();
@@ -753,7 +763,7 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
     let st = eo.snapshot_state(1).await.unwrap();
     write(&mut eo, 44).await;
     drop(eo);
-    let mut alo = connect(config(&kafka, "eo2alo", "eo2alo", Semantic::AtLeastOnce)).await;
+    let mut alo = connect(config(kafka, &topic, &prefix, Semantic::AtLeastOnce)).await;
     alo.initialize_state(Some(restored(1, &st))).await.unwrap();
     assert!(alo.transactional_ids().is_empty());
     for v in [45, 46] {
@@ -764,46 +774,60 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
     write(&mut alo, 47).await;
     alo.close().await.unwrap();
     assert_eq!(
-        committed_eventually(&cluster, "eo2alo", &["42", "43", "45", "46", "47"]).await,
+        committed_eventually(&cluster, &topic, &["42", "43", "45", "46", "47"]).await,
         ["42", "43", "45", "46", "47"]
     );
-    lso_reaches_hw(&cluster, "eo2alo", &[0]).await;
-    done("6. migrate AT_LEAST_ONCE → EXACTLY_ONCE ([42..45]) and back ([42, 43, 45, 46, 47])");
+    lso_reaches_hw(&cluster, &topic, &[0]).await;
+}
 
-    // --- 7. default, custom and changed transactional id prefix ---------
-    let mut c = config(&kafka, "prefix", "unused", Semantic::ExactlyOnce);
+/// Scenario 7a, invariant: without a configured prefix the transactional
+/// ids are `<task name>-<operator id>-<n>`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn default_prefix_is_task_name_and_operator_id() {
+    let (kafka, _cluster) = kafka().await;
+    let topic = topic(kafka, "prefix", 1).await;
+    let mut c = config(kafka, &topic, "unused", Semantic::ExactlyOnce);
     c.transactional_id_prefix = None;
-    c.task_name = "Sink: orders".into();
+    // A task name of this test's own: the ids are broker-wide.
+    let task = unique_name("Sink: orders");
+    c.task_name = task.clone();
     c.operator_id = "cbc357ccb763df2852fee8c4fc7d55f2".into();
     let mut s = connect(c).await;
     s.initialize_state(None).await.unwrap();
+    let expected = format!("{task}-cbc357ccb763df2852fee8c4fc7d55f2-");
+    let ids = s.transactional_ids();
+    assert!(!ids.is_empty());
     assert!(
-        s.transactional_ids()
-            .iter()
-            .all(|id| id.starts_with("Sink: orders-cbc357ccb763df2852fee8c4fc7d55f2-"))
+        ids.iter().all(|id| id.starts_with(&expected)),
+        "{ids:?} do not all start with {expected:?}"
     );
     s.close().await.unwrap();
-    let mut old = connect(config(
-        &kafka,
-        "prefix",
-        "old-prefix",
-        Semantic::ExactlyOnce,
-    ))
-    .await;
+}
+
+/// Scenario 7b, invariant: a custom prefix names the ids; a process
+/// restored with another prefix commits the old prefix's checkpoint (42),
+/// aborts its open transaction (43) and leaves no transaction of the old
+/// prefix open ([42, 44]).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changed_prefix_on_restore_commits_the_old_checkpoint() {
+    let (kafka, cluster) = kafka().await;
+    let topic = topic(kafka, "prefix", 1).await;
+    let old_prefix = unique_name("old-prefix");
+    let mut old = connect(config(kafka, &topic, &old_prefix, Semantic::ExactlyOnce)).await;
     old.initialize_state(None).await.unwrap();
     assert!(
         old.transactional_ids()
             .iter()
-            .all(|id| id.starts_with("old-prefix-"))
+            .all(|id| id.starts_with(&format!("{old_prefix}-")))
     );
     write(&mut old, 42).await;
     let cp0 = old.snapshot_state(0).await.unwrap();
     write(&mut old, 43).await;
     drop(old);
     let mut new = connect(config(
-        &kafka,
-        "prefix",
-        "new-prefix",
+        kafka,
+        &topic,
+        &unique_name("new-prefix"),
         Semantic::ExactlyOnce,
     ))
     .await;
@@ -812,16 +836,27 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
     new.snapshot_state(1).await.unwrap();
     new.notify_checkpoint_complete(1).await.unwrap();
     assert_eq!(
-        committed_eventually(&cluster, "prefix", &["42", "44"]).await,
+        committed_eventually(&cluster, &topic, &["42", "44"]).await,
         ["42", "44"]
     );
-    lso_reaches_hw(&cluster, "prefix", &[0]).await;
-    assert!(ongoing(&cluster, "old-prefix").await.is_empty());
+    lso_reaches_hw(&cluster, &topic, &[0]).await;
+    assert!(ongoing(&cluster, &old_prefix).await.is_empty());
     new.close().await.unwrap();
-    done("7. default prefix task-operator, custom prefix, changed prefix on restore ([42, 44])");
+}
 
-    // --- 8. transaction timeout above the broker maximum ---------------
-    let mut c = config(&kafka, "prefix", "big-timeout", Semantic::ExactlyOnce);
+/// Scenario 8, invariant: a transaction timeout above the broker's
+/// `transaction.max.timeout.ms` (the default 1 h against the broker's
+/// 15 min) fails at connect with an error naming that setting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transaction_timeout_above_the_broker_maximum_fails_at_connect() {
+    let (kafka, _cluster) = kafka().await;
+    let topic = topic(kafka, "prefix", 1).await;
+    let mut c = config(
+        kafka,
+        &topic,
+        &unique_name("big-timeout"),
+        Semantic::ExactlyOnce,
+    );
     c.transaction_timeout = kafka_sink::kafka::DEFAULT_KAFKA_TRANSACTION_TIMEOUT;
     match KafkaSink::<String>::connect(c, ValueOnly(SimpleStringSchema)).await {
         Err(e @ KafkaSinkError::TransactionTimeoutTooLarge { .. }) => {
@@ -829,5 +864,4 @@ async fn kafka_sink_scenarios_against_kafka_4_4() {
         }
         other => panic!("expected TransactionTimeoutTooLarge, got {other:?}"),
     }
-    done("8. transaction timeout > broker maximum: clear error at connect");
 }
