@@ -1,6 +1,7 @@
 //! A randomized exactly-once checker for the EXACTLY_ONCE Kafka sink against
-//! real brokers: Kafka 4.4 with transaction version 2, 4.4 formatted with
-//! transaction.version=1, and 3.9.
+//! real brokers (the harness's shared clusters, one test per variant): Kafka
+//! 4.4 with transaction version 2, 4.4 formatted with transaction.version=1,
+//! and 3.9. Every schedule writes to a topic and transactional ids of its own.
 //!
 //! A numbered source (record `i` has value `i`) feeds the sink under a
 //! seeded schedule (printed; `EOS_SEED=<seed>` replays it,
@@ -28,42 +29,41 @@ use kafka_producer::reader::{Reader, ReaderConfig};
 use kafka_producer::{Cluster, ClusterConfig, ProducerConfig};
 use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, Semantic, SimpleStringSchema, ValueOnly};
 use kafka_sink::{CheckpointedOperator, RecordContext, RestoredState};
+use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::seeded::{SeededRng as Rng, schedule_seeds};
-use kafka_testcontainers::{KafkaCluster, KafkaVersion};
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
 
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
+/// The checker's invariant (module documentation) on Kafka 4.4 with
+/// transaction version 2 (KIP-890).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exactly_once_sink_checker_kafka_4_4_tv2() {
-    run(KafkaVersion::V4_4, Some(2)).await;
+    run(SharedKafka::Kafka44Tv2).await;
 }
 
+/// The checker's invariant (module documentation) on Kafka 4.4 formatted
+/// with transaction version 1.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exactly_once_sink_checker_kafka_4_4_tv1() {
-    run(KafkaVersion::V4_4, Some(1)).await;
+    run(SharedKafka::Kafka44Tv1).await;
 }
 
+/// The checker's invariant (module documentation) on Kafka 3.9.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exactly_once_sink_checker_kafka_3_9() {
-    run(KafkaVersion::V3_9, None).await;
+    run(SharedKafka::Kafka39).await;
 }
 
-async fn run(version: KafkaVersion, tv: Option<i16>) {
-    let _serial = SERIAL.lock().await;
-    let mut b = KafkaCluster::builder().version(version.clone()).nodes(1);
-    if let Some(tv) = tv {
-        b = b.transaction_version(tv);
-    }
-    let kafka = b.start().await.expect("start cluster");
+async fn run(variant: SharedKafka) {
+    let kafka = variant.cluster().await.expect("shared cluster");
     let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
         .await
         .unwrap();
-    let name = format!("{version} TV{}", tv.unwrap_or(1));
+    let name = format!("Kafka {variant}");
     let (seeds, _) = schedule_seeds(3);
     let (mut operations, mut records) = (0, 0);
     for seed in &seeds {
         let t = Instant::now();
-        let (ops, n) = schedule(&kafka, &cluster, *seed).await;
+        let (ops, n) = schedule(kafka, &cluster, *seed).await;
         operations += ops;
         records += n;
         eprintln!(
@@ -140,7 +140,7 @@ fn how(in_process: bool) -> &'static str {
 
 async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> (usize, u64) {
     let mut rng = Rng::new(seed);
-    let topic = format!("eos-sink-{seed}");
+    let topic = unique_name(&format!("eos-sink-{seed}"));
     kafka.create_topic(&topic, 1, 1).await.unwrap();
     let buffer_memory = rng.pick(&[16_384u64, 32_768, 1_048_576]);
     let batch_size = rng.pick(&[512u64, 4_096, 16_384]).min(buffer_memory);
@@ -156,7 +156,7 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> (u
     .unwrap();
     let mut config = KafkaSinkConfig::new(props, topic.as_str());
     config.semantic = Semantic::ExactlyOnce;
-    config.transactional_id_prefix = Some(format!("eos-sink-{seed}"));
+    config.transactional_id_prefix = Some(unique_name(&format!("eos-sink-{seed}")));
     config.transaction_timeout = Duration::from_secs(120);
     config.recovery_timeout = Duration::from_secs(30);
     let ctx = RecordContext::default();
@@ -260,27 +260,30 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> (u
     sink.close().await.unwrap();
 
     let expected: Vec<u64> = (0..n).collect();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let got = loop {
-        let mut r = Reader::new(cluster.clone(), ReaderConfig::default());
-        let got: Vec<u64> = r
-            .read_to_end(&topic, &[0])
-            .await
-            .unwrap()
-            .iter()
-            .map(|r| {
-                let v = r.value.as_deref().unwrap_or_default();
-                std::str::from_utf8(&v[..8.min(v.len())])
-                    .ok()
-                    .and_then(|s| s.parse().ok())
-                    .unwrap_or(u64::MAX)
-            })
-            .collect();
-        if got == expected || Instant::now() >= deadline {
-            break got;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    // The commit returned once the coordinator logged it; its markers (and
+    // those of the transactions the restores aborted) come after.
+    let mut r = Reader::new(cluster.clone(), ReaderConfig::default());
+    r.wait_until_stable(&topic, &[0], Duration::from_secs(60))
+        .await
+        .unwrap_or_else(|e| {
+            panic!(
+                "seed {seed}: a transaction stays open on {topic} after the sink closed: {e}\ntrace:\n{}",
+                trace.join("\n")
+            )
+        });
+    let got: Vec<u64> = r
+        .read_to_end(&topic, &[0])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let v = r.value.as_deref().unwrap_or_default();
+            std::str::from_utf8(&v[..8.min(v.len())])
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(u64::MAX)
+        })
+        .collect();
     if got != expected {
         let first_bad = got
             .iter()

@@ -1,5 +1,15 @@
 //! Exactly-once Kafka → Kafka (`kafka_source::ConsumeTransformProduce`)
-//! against a real Kafka 4.4 broker.
+//! against a real Kafka 4.4 broker (the harness's shared cluster; the
+//! topics, the group and the transactional ids are this test's own).
+//!
+//! The pipelines join a classic group (`group.protocol=classic`) asking
+//! for a 6 s session in their JoinGroup requests, so the crashed member's
+//! partitions move within seconds: a KIP-848 group takes its session
+//! timeout from the broker (`group.consumer.session.timeout.ms`, 45 s by
+//! default; a per-group `consumer.session.timeout.ms` may not go below
+//! `group.consumer.min.session.timeout.ms`, 45 s by default, either). The
+//! CLI's `kafka-eos copy`, built on the same pipeline, is checked with
+//! KIP-848 groups and crashed copiers by `cli/tests/transactions_system.rs`.
 //!
 //! Invariant: after two pipelines in one group copied an input topic — one
 //! of them aborting about a third of its transactions at random, one
@@ -12,33 +22,48 @@ use kafka_producer::group::GroupConsumerConfig;
 use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{Cluster, ClusterConfig, Producer, ProducerConfig, ProducerRecord};
 use kafka_sink::kafka_source::{ConsumeTransformProduce, PipelineConfig};
+use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::seeded::schedule_seeds;
-use kafka_testcontainers::{KafkaCluster, KafkaVersion};
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-const INPUT: &str = "copy-in";
-const OUTPUT: &str = "copy-out";
 const RECORDS: u32 = 4_000;
 
-type Transform = fn(&kafka_producer::reader::ConsumerRecord) -> Vec<ProducerRecord>;
+type Transform =
+    Box<dyn FnMut(&kafka_producer::reader::ConsumerRecord) -> Vec<ProducerRecord> + Send>;
 
-fn copy(r: &kafka_producer::reader::ConsumerRecord) -> Vec<ProducerRecord> {
-    let v = r.value.clone().unwrap_or_default();
-    vec![ProducerRecord::new(OUTPUT).key(v.clone()).value(v)]
+/// The topics and the group of this test (names of its own: the cluster is
+/// shared).
+struct Names {
+    input: String,
+    output: String,
+    group: String,
+}
+
+/// Copies a record's value to the output topic, as key and value.
+fn copy(output: String) -> Transform {
+    Box::new(move |r| {
+        let v = r.value.clone().unwrap_or_default();
+        vec![ProducerRecord::new(output.as_str()).key(v.clone()).value(v)]
+    })
 }
 
 async fn start(
     kafka: &KafkaCluster,
+    names: &Names,
     txn_id: &str,
     seed: Option<u64>,
 ) -> ConsumeTransformProduce<Transform> {
     let bootstrap = kafka.bootstrap();
     let consumer = GroupConsumerConfig::from_properties([
         ("bootstrap.servers", bootstrap.as_str()),
-        ("group.id", "copier"),
+        ("group.id", names.group.as_str()),
+        ("group.protocol", "classic"),
+        ("session.timeout.ms", "6000"),
+        ("heartbeat.interval.ms", "1000"),
         ("isolation.level", "read_committed"),
         ("auto.offset.reset", "earliest"),
     ])
@@ -53,9 +78,15 @@ async fn start(
         commit_interval: Duration::from_millis(100),
         random_aborts: seed,
     };
-    ConsumeTransformProduce::connect(consumer, &[INPUT], producer, copy as Transform, config)
-        .await
-        .expect("pipeline")
+    ConsumeTransformProduce::connect(
+        consumer,
+        &[names.input.as_str()],
+        producer,
+        copy(names.output.clone()),
+        config,
+    )
+    .await
+    .expect("pipeline")
 }
 
 /// Input records consumed and committed by one pipeline instance.
@@ -98,7 +129,7 @@ async fn wait_until(what: &str, secs: u64, cond: impl Fn() -> bool) {
     }
 }
 
-async fn committed_output(kafka: &KafkaCluster) -> BTreeMap<u32, usize> {
+async fn committed_output(kafka: &KafkaCluster, output: &str) -> BTreeMap<u32, usize> {
     let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
         .await
         .unwrap();
@@ -113,11 +144,11 @@ async fn committed_output(kafka: &KafkaCluster) -> BTreeMap<u32, usize> {
     // markers: wait until no transaction is open, or read_committed would
     // end below the last transactions (more likely on a loaded broker).
     reader
-        .wait_until_stable(OUTPUT, &[0, 1, 2], Duration::from_secs(60))
+        .wait_until_stable(output, &[0, 1, 2], Duration::from_secs(60))
         .await
         .expect("no partition of the output holds an open transaction after every pipeline closed");
     let mut counts = BTreeMap::new();
-    for r in reader.read_to_end(OUTPUT, &[0, 1, 2]).await.unwrap() {
+    for r in reader.read_to_end(output, &[0, 1, 2]).await.unwrap() {
         let v: u32 = std::str::from_utf8(&r.value.unwrap())
             .unwrap()
             .parse()
@@ -127,23 +158,24 @@ async fn committed_output(kafka: &KafkaCluster) -> BTreeMap<u32, usize> {
     counts
 }
 
+/// The invariant of the module documentation, with classic groups on
+/// Kafka 4.4.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn copy_is_exactly_once_across_aborts_rebalances_and_a_crash() {
     let (seeds, _) = schedule_seeds(1);
     let seed = seeds[0];
     println!("kafka_copy seed {seed} (replay with EOS_SEED={seed})");
-    let kafka = KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .nodes(1)
-        .broker_config("group.consumer.min.heartbeat.interval.ms", "500")
-        .broker_config("group.consumer.heartbeat.interval.ms", "500")
-        .broker_config("group.consumer.min.session.timeout.ms", "6000")
-        .broker_config("group.consumer.session.timeout.ms", "6000")
-        .start()
+    let kafka = SharedKafka::Kafka44Tv2
+        .cluster()
         .await
-        .expect("start Kafka 4.4");
-    kafka.create_topic(INPUT, 4, 1).await.unwrap();
-    kafka.create_topic(OUTPUT, 3, 1).await.unwrap();
+        .expect("shared Kafka 4.4");
+    let names = Names {
+        input: unique_name("copy-in"),
+        output: unique_name("copy-out"),
+        group: unique_name("copier"),
+    };
+    kafka.create_topic(&names.input, 4, 1).await.unwrap();
+    kafka.create_topic(&names.output, 3, 1).await.unwrap();
     let total = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let produced = Arc::new(AtomicU64::new(0));
@@ -152,6 +184,7 @@ async fn copy_is_exactly_once_across_aborts_rebalances_and_a_crash() {
     // open most of the time.
     let feeder = {
         let (bootstrap, total, produced) = (kafka.bootstrap(), total.clone(), produced.clone());
+        let input = names.input.clone();
         tokio::spawn(async move {
             let producer = Producer::connect(
                 ProducerConfig::from_properties([("bootstrap.servers", bootstrap.as_str())])
@@ -167,7 +200,7 @@ async fn copy_is_exactly_once_across_aborts_rebalances_and_a_crash() {
                 let sends: Vec<_> = (chunk * 100..(chunk + 1) * 100)
                     .map(|i| {
                         producer.send(
-                            ProducerRecord::new(INPUT)
+                            ProducerRecord::new(input.as_str())
                                 .partition((i % 4) as i32)
                                 .value(i.to_string()),
                         )
@@ -185,7 +218,7 @@ async fn copy_is_exactly_once_across_aborts_rebalances_and_a_crash() {
     // A aborts about a third of its transactions at random.
     let a_counters = Arc::new(Counters::default());
     let a = run(
-        start(&kafka, "copier-a", Some(seed)).await,
+        start(kafka, &names, &unique_name("copier-a"), Some(seed)).await,
         a_counters.clone(),
         total.clone(),
         stop.clone(),
@@ -195,7 +228,7 @@ async fn copy_is_exactly_once_across_aborts_rebalances_and_a_crash() {
     })
     .await;
     let b = run(
-        start(&kafka, "copier-b", None).await,
+        start(kafka, &names, &unique_name("copier-b"), None).await,
         Arc::default(),
         total.clone(),
         stop.clone(),
@@ -221,7 +254,7 @@ async fn copy_is_exactly_once_across_aborts_rebalances_and_a_crash() {
         a_counters.committed.load(Ordering::SeqCst)
     );
     let a2 = run(
-        start(&kafka, "copier-a2", Some(seed ^ 1)).await,
+        start(kafka, &names, &unique_name("copier-a2"), Some(seed ^ 1)).await,
         Arc::default(),
         total.clone(),
         stop.clone(),
@@ -238,7 +271,7 @@ async fn copy_is_exactly_once_across_aborts_rebalances_and_a_crash() {
         p.close(Duration::from_secs(10)).await.unwrap();
     }
 
-    let counts = committed_output(&kafka).await;
+    let counts = committed_output(kafka, &names.output).await;
     let missing: Vec<u32> = (0..RECORDS).filter(|v| !counts.contains_key(v)).collect();
     let twice: Vec<(&u32, &usize)> = counts.iter().filter(|(_, n)| **n > 1).collect();
     assert!(
