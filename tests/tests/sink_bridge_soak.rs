@@ -1,6 +1,7 @@
 //! The exactly-once RabbitMQ → Kafka bridge against a real RabbitMQ broker
-//! and a real Kafka broker (kafka-testcontainers). Needs `--features
-//! rabbitmq`.
+//! (one per test) and a real Kafka broker (the harness's shared Kafka 4.4
+//! cluster, with topics and transactional ids of each test's own; neither
+//! test stops it). Needs `--features rabbitmq`.
 //!
 //! 1. `sigkill_soak`: the `rabbitmq_bridge` program of this package
 //!    (`src/bin/rabbitmq_bridge.rs`) runs as a child process and is
@@ -27,7 +28,8 @@ use kafka_producer::reader::{IsolationLevel as ReaderIsolation, Reader, ReaderCo
 use kafka_producer::{Cluster, ClusterConfig};
 use kafka_sink::bridge::{Bridge, BridgeConfig, BridgeEvent, StopReason};
 use kafka_sink::kafka::KafkaSinkRecord;
-use kafka_testcontainers::{IsolationLevel, KafkaCluster, KafkaVersion, RabbitMq};
+use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::{IsolationLevel, KafkaCluster, RabbitMq};
 use lapin::options::BasicGetOptions;
 use lapin::options::QueueDeclareOptions;
 use lapin::types::FieldTable;
@@ -40,7 +42,8 @@ const N: usize = 2000;
 /// Ids published a second time, after all the others.
 const REPUBLISHED: usize = 10;
 
-/// The tests start brokers of their own; on two cores one at a time.
+/// Each test starts a RabbitMQ broker of its own; on two cores one at a
+/// time.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn id(i: usize) -> String {
@@ -365,21 +368,25 @@ fn one_run(
     }
 }
 
+/// Invariant 1 (module documentation): after at least [`KILLS`] SIGKILLs
+/// of the bridge process, every message is in the topic exactly once, the
+/// queue is empty, and redelivered copies were rejected.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_soak() {
     let _serial = SERIAL.lock().await;
     let started = Instant::now();
     let bin = bridge_binary();
-    let (mq, kafka) = tokio::join!(
-        RabbitMq::start(),
-        KafkaCluster::builder()
-            .version(KafkaVersion::V4_4)
-            .nodes(1)
-            .start()
+    let (mq, kafka) = tokio::join!(RabbitMq::start(), SharedKafka::Kafka44Tv2.cluster());
+    let (mq, kafka) = (
+        mq.expect("start RabbitMQ"),
+        kafka.expect("shared Kafka 4.4"),
     );
-    let (mq, kafka) = (mq.expect("start RabbitMQ"), kafka.expect("start Kafka"));
-    let (topic, queue) = ("bridge-soak-out", "bridge-soak");
+    // The queue lives on this test's own RabbitMQ; the topic and the
+    // transactional ids on the shared Kafka.
+    let (topic, queue) = (unique_name("bridge-soak-out"), "bridge-soak");
+    let topic = topic.as_str();
     kafka.create_topic(topic, 1, 1).await.unwrap();
+    let prefix = unique_name("soak-bridge");
     let url = mq.amqp_url();
     let ids: Vec<String> = (0..N).map(id).collect();
     // A few publisher retries: the same correlation id again, long after the
@@ -429,7 +436,7 @@ async fn sigkill_soak() {
             "--prefetch",
             "20",
             "--transactional-id-prefix",
-            "soak-bridge",
+            &prefix,
             "--transaction-timeout-ms",
             "120000",
         ]
@@ -493,7 +500,7 @@ async fn sigkill_soak() {
 
     assert_queue_empty(&url, queue).await;
     let expected: BTreeSet<String> = ids.iter().cloned().collect();
-    assert_topic_exactly_once(&kafka, topic, &expected).await;
+    assert_topic_exactly_once(kafka, topic, &expected).await;
     assert!(kills >= KILLS);
     // Redelivered copies of checkpointed messages were seen and rejected.
     assert!(
@@ -517,19 +524,19 @@ async fn sigkill_soak() {
     mq.stop().await.unwrap();
 }
 
+/// Invariant 2 (module documentation): a RabbitMQ restart under a running
+/// bridge loses nothing and duplicates nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broker_restart() {
     let _serial = SERIAL.lock().await;
     let started = Instant::now();
-    let (mq, kafka) = tokio::join!(
-        RabbitMq::start(),
-        KafkaCluster::builder()
-            .version(KafkaVersion::V4_4)
-            .nodes(1)
-            .start()
+    let (mq, kafka) = tokio::join!(RabbitMq::start(), SharedKafka::Kafka44Tv2.cluster());
+    let (mq, kafka) = (
+        mq.expect("start RabbitMQ"),
+        kafka.expect("shared Kafka 4.4"),
     );
-    let (mq, kafka) = (mq.expect("start RabbitMQ"), kafka.expect("start Kafka"));
-    let (topic, queue) = ("bridge-restart-out", "bridge-restart");
+    let (topic, queue) = (unique_name("bridge-restart-out"), "bridge-restart");
+    let topic = topic.as_str();
     kafka.create_topic(topic, 1, 1).await.unwrap();
     let url = mq.amqp_url();
     const M: usize = 600;
@@ -542,6 +549,7 @@ async fn broker_restart() {
     config.idle_timeout = Some(Duration::from_secs(3));
     config.source.prefetch_count = 20;
     config.sink.transaction_timeout = Duration::from_secs(120);
+    config.sink.transactional_id_prefix = Some(unique_name("rabbitmq-bridge-restart"));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let bridge = Bridge::new(config, |m| {
         let key = m.correlation_id.unwrap_or_default();
@@ -577,7 +585,7 @@ async fn broker_restart() {
     assert!(report.stats.source.reconnects >= 1, "{report:?}");
     assert_queue_empty(&url, queue).await;
     let expected: BTreeSet<String> = ids.iter().cloned().collect();
-    assert_topic_exactly_once(&kafka, topic, &expected).await;
+    assert_topic_exactly_once(kafka, topic, &expected).await;
     eprintln!("broker restart verified in {:?}", started.elapsed());
     mq.stop().await.unwrap();
 }
