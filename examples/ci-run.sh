@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# Runs the examples against a real Kafka broker started by the test harness
-# (`kafka-dev`, one node of Kafka 4.4), checks each exit status, and always
-# stops the broker. Called by .ci/run after the test step: it builds with the
-# test step's profile and features (dev, --workspace --all-features), so
-# nothing is compiled a second time (the benchmarks, kafka-eos-bench, are
-# not run here and not built).
+# Runs the examples against a real Kafka broker, checks each exit status,
+# and always stops what it started. The broker: the test harness's shared
+# Kafka 4.4 (transaction version 2) cluster when KAFKA_EOS_SHARED_KAFKA names
+# the directory of the shared clusters' descriptions and its 4.4-tv2.cluster
+# is there (or appears within 300 s) with its broker running; each example
+# then gets `--name-suffix` with this run's id, so that its topics, groups
+# and transactional ids are its own beside the tests using that cluster.
+# Otherwise a broker of its own started by the test harness (`kafka-dev`, one
+# node of Kafka 4.4). Called by .ci/run's test step (beside the tests, with
+# the shared clusters): it builds with the test step's profile and features
+# (dev, --workspace --all-features), so nothing is compiled a second time
+# (the benchmarks, kafka-eos-bench, are not run here and not built).
 #
 # Usage: bash examples/ci-run.sh        (from anywhere)
+#   KAFKA_EOS_SHARED_KAFKA=DIR            use the shared cluster described in
+#                                         DIR/4.4-tv2.cluster (see above).
 #   The RabbitMQ bridge example also runs when a RabbitMQ is available:
 #   KAFKA_EOS_AMQP=amqp://guest:guest@127.0.0.1:5672/%2f (an existing broker),
 #   or a dev binary that starts one, prints `AMQP_URL=...` when it is ready and
@@ -72,10 +80,50 @@ start() {
     value=$(sed -n "s/^$key=//p" "$log_dir/$name.out" | head -n 1)
 }
 
-start kafka-dev BOOTSTRAP "$bin/kafka-dev" --version 4.4.0 --nodes 1
-bootstrap=$value
+# shared_bootstrap FILE: waits (up to 300 s) for the shared cluster
+# description FILE, written by `kafka-dev --shared` once its broker is ready
+# (atomically: a complete file or none), and sets $value to its bootstrap
+# list: 127.0.0.1:<client port> of each `node=<id> <client port> <internal
+# port> <controller port> <pid>` line (KafkaCluster::description). Fails
+# when the file does not appear or a node's process is gone.
+shared_bootstrap() {
+    local file=$1
+    local deadline=$(( $(date +%s) + 300 ))
+    until [ -f "$file" ]; do
+        if [ "$(date +%s)" -ge "$deadline" ]; then
+            echo "ci-run: no $file within 300 s" >&2
+            return 1
+        fi
+        sleep 0.5
+    done
+    local id port internal controller pid addrs=()
+    while read -r id port internal controller pid; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            echo "ci-run: the shared Kafka node $id of $file (process $pid) is gone" >&2
+            return 1
+        fi
+        addrs+=("127.0.0.1:$port")
+    done < <(sed -n 's/^node=//p' "$file")
+    if [ "${#addrs[@]}" -eq 0 ]; then
+        echo "ci-run: no node in $file" >&2
+        return 1
+    fi
+    value=$(IFS=,; echo "${addrs[*]}")
+}
+
+name_args=()
+if [ -n "${KAFKA_EOS_SHARED_KAFKA:-}" ] && shared_bootstrap "$KAFKA_EOS_SHARED_KAFKA/4.4-tv2.cluster"; then
+    bootstrap=$value
+    # This run's names: the examples' topics, groups and transactional ids
+    # get -<run id> appended (the tests on the cluster use names of their own).
+    name_args=(--name-suffix "ci-$$-$(date +%s)")
+    echo "ci-run: using the shared Kafka 4.4 at $bootstrap (names suffixed -${name_args[1]})"
+else
+    start kafka-dev BOOTSTRAP "$bin/kafka-dev" --version 4.4.0 --nodes 1
+    bootstrap=$value
+    echo "ci-run: Kafka ready at $bootstrap"
+fi
 export KAFKA_EOS_BOOTSTRAP="$bootstrap"
-echo "ci-run: Kafka ready at $bootstrap"
 
 examples=(transactional_producer idempotent_producer consume_transform_produce group_consume_transform_produce exactly_once_sink)
 rabbitmq_dev="${RABBITMQ_DEV:-$bin/rabbitmq-dev}"
@@ -96,7 +144,7 @@ for example in "${examples[@]}"; do
     echo "=== example $example"
     started=$(date +%s)
     status=0
-    timeout "${EXAMPLE_TIMEOUT:-300}" "$bin/examples/$example" --bootstrap "$bootstrap" || status=$?
+    timeout "${EXAMPLE_TIMEOUT:-300}" "$bin/examples/$example" --bootstrap "$bootstrap" "${name_args[@]}" || status=$?
     echo "=== example $example: exit status $status in $(( $(date +%s) - started )) s"
     if [ "$status" -ne 0 ]; then
         failed+=("$example")

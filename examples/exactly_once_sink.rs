@@ -16,7 +16,8 @@
 //!
 //! The bootstrap defaults to `$KAFKA_EOS_BOOTSTRAP`, then `127.0.0.1:9092`.
 //! Topic `example-sink` (1 partition, created when missing), transactional
-//! ids `example-sink-*`, checkpoints in a fresh temporary directory
+//! ids `example-sink-*` (`--name-suffix S`: topic `example-sink-S`, ids
+//! `example-sink-S-*`), checkpoints in a fresh temporary directory
 //! (removed at the end). Exits with status 1 when anything fails or the
 //! check does not hold.
 
@@ -47,11 +48,11 @@ struct Job {
 }
 
 impl Job {
-    async fn start(bootstrap: &str, dir: &Path) -> Result<Job, BoxError> {
+    async fn start(bootstrap: &str, topic: &str, dir: &Path) -> Result<Job, BoxError> {
         let mut config =
-            KafkaSinkConfig::from_properties([("bootstrap.servers", bootstrap)], TOPIC)?;
+            KafkaSinkConfig::from_properties([("bootstrap.servers", bootstrap)], topic)?;
         config.semantic = Semantic::ExactlyOnce;
-        config.transactional_id_prefix = Some("example-sink".into());
+        config.transactional_id_prefix = Some(support::name("example-sink"));
         // Must not exceed the broker's transaction.max.timeout.ms (15 min by default).
         config.transaction_timeout = Duration::from_secs(60);
         let sink =
@@ -98,16 +99,17 @@ async fn main() -> ExitCode {
 
 async fn run() -> Result<(), BoxError> {
     let bootstrap = support::bootstrap();
+    let topic = support::name(TOPIC);
     let cluster = Cluster::connect(ClusterConfig::new(&bootstrap)).await?;
-    let partitions = support::ensure_topic(&cluster, TOPIC, 1).await?;
-    let start = support::end_offsets(&cluster, TOPIC, &partitions).await?;
+    let partitions = support::ensure_topic(&cluster, &topic, 1).await?;
+    let start = support::end_offsets(&cluster, &topic, &partitions).await?;
     let dir = std::env::temp_dir().join(format!("kafka-eos-example-sink-{}", std::process::id()));
     if dir.exists() {
         std::fs::remove_dir_all(&dir)?;
     }
 
     // The first process: three checkpoints, then a crash mid-transaction.
-    let mut job = Job::start(&bootstrap, &dir).await?;
+    let mut job = Job::start(&bootstrap, &topic, &dir).await?;
     for _ in 0..3 {
         let next = job.write(PER_CHECKPOINT).await?;
         let id = job.coordinator.trigger_checkpoint().await?;
@@ -118,7 +120,7 @@ async fn run() -> Result<(), BoxError> {
     drop(job);
 
     // The second process: restore, finish, a last checkpoint, close.
-    let mut job = Job::start(&bootstrap, &dir).await?;
+    let mut job = Job::start(&bootstrap, &topic, &dir).await?;
     while job.write(PER_CHECKPOINT).await? < TOTAL {
         let id = job.coordinator.trigger_checkpoint().await?;
         println!("checkpoint {id} complete");
@@ -129,7 +131,7 @@ async fn run() -> Result<(), BoxError> {
     std::fs::remove_dir_all(&dir)?;
 
     // Check: every number exactly once, in order (one partition).
-    let read = support::read_committed_from(&cluster, TOPIC, &start).await?;
+    let read = support::read_committed_from(&cluster, &topic, &start).await?;
     let numbers: Vec<u64> = read
         .iter()
         .map(|r| support::value(r).parse())

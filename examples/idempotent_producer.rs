@@ -9,7 +9,7 @@
 //!
 //! The bootstrap defaults to `$KAFKA_EOS_BOOTSTRAP`, then `127.0.0.1:9092`.
 //! It writes to the topic `example-idempotent` (3 partitions, created when
-//! missing) and exits with status 1 when anything fails or the check does
+//! missing; `--name-suffix S` makes it `example-idempotent-S`) and exits with status 1 when anything fails or the check does
 //! not hold.
 //!
 //! Idempotence is on by default (`acks=all`, retries, at most 5 requests in
@@ -35,9 +35,10 @@ async fn main() -> ExitCode {
 async fn run() -> Result<(), BoxError> {
     let bootstrap = support::bootstrap();
     let records: usize = support::number_arg("records", 1000)?;
+    let topic = support::name(TOPIC);
     let cluster = Cluster::connect(ClusterConfig::new(&bootstrap)).await?;
-    let partitions = support::ensure_topic(&cluster, TOPIC, 3).await?;
-    let start = support::end_offsets(&cluster, TOPIC, &partitions).await?;
+    let partitions = support::ensure_topic(&cluster, &topic, 3).await?;
+    let start = support::end_offsets(&cluster, &topic, &partitions).await?;
 
     let config = ProducerConfig::from_properties([
         ("bootstrap.servers", bootstrap.as_str()),
@@ -50,7 +51,11 @@ async fn run() -> Result<(), BoxError> {
     let pending: Vec<_> = (0..records)
         .map(|i| {
             let key = format!("key-{}", i % KEYS);
-            producer.send(ProducerRecord::new(TOPIC).key(key).value(i.to_string()))
+            producer.send(
+                ProducerRecord::new(topic.as_str())
+                    .key(key)
+                    .value(i.to_string()),
+            )
         })
         .collect();
     let mut per_partition: BTreeMap<i32, usize> = BTreeMap::new();
@@ -66,7 +71,7 @@ async fn run() -> Result<(), BoxError> {
     producer.close(Duration::from_secs(10)).await?;
 
     // Check: each number once, and per key in increasing order.
-    let read = support::read_committed_from(&cluster, TOPIC, &start).await?;
+    let read = support::read_committed_from(&cluster, &topic, &start).await?;
     let mut by_key: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for r in &read {
         let key = String::from_utf8_lossy(r.key.as_deref().unwrap_or_default()).into_owned();

@@ -11,7 +11,7 @@
 //! The bootstrap defaults to `$KAFKA_EOS_BOOTSTRAP`, then `127.0.0.1:9092`;
 //! the AMQP URL to `$KAFKA_EOS_AMQP`, then `amqp://guest:guest@127.0.0.1:5672/%2f`.
 //! Queue and topic `example-bridge` (the topic has 1 partition, created when
-//! missing), checkpoints in a fresh temporary directory. Exits with status 1
+//! missing; `--name-suffix S` makes both `example-bridge-S`), checkpoints in a fresh temporary directory. Exits with status 1
 //! when anything fails or the check does not hold.
 //!
 //! Each message carries a correlation id (its unique id): the bridge
@@ -50,18 +50,19 @@ async fn run() -> Result<(), BoxError> {
                 .filter(|s| !s.is_empty())
         })
         .unwrap_or_else(|| "amqp://guest:guest@127.0.0.1:5672/%2f".to_string());
+    let (queue, topic) = (support::name(QUEUE), support::name(TOPIC));
     let cluster = Cluster::connect(ClusterConfig::new(&bootstrap)).await?;
-    let partitions = support::ensure_topic(&cluster, TOPIC, 1).await?;
-    let start = support::end_offsets(&cluster, TOPIC, &partitions).await?;
+    let partitions = support::ensure_topic(&cluster, &topic, 1).await?;
+    let start = support::end_offsets(&cluster, &topic, &partitions).await?;
 
     // Unique ids for this run; the first REPUBLISHED are published twice.
     let run_id = SystemTime::now().duration_since(UNIX_EPOCH)?.as_millis();
     let ids: Vec<String> = (0..MESSAGES).map(|i| format!("{run_id}-{i:03}")).collect();
     let mut published = ids.clone();
     published.extend(ids.iter().take(REPUBLISHED).cloned());
-    publish(&amqp, &published).await?;
+    publish(&amqp, &queue, &published).await?;
     println!(
-        "published {} messages ({REPUBLISHED} of them twice) to {QUEUE}",
+        "published {} messages ({REPUBLISHED} of them twice) to {queue}",
         published.len()
     );
 
@@ -69,7 +70,7 @@ async fn run() -> Result<(), BoxError> {
     if dir.exists() {
         std::fs::remove_dir_all(&dir)?;
     }
-    let mut config = BridgeConfig::new(amqp, QUEUE, &bootstrap, TOPIC, &dir);
+    let mut config = BridgeConfig::new(amqp, &queue, &bootstrap, &topic, &dir);
     config.checkpoint_interval = Duration::from_millis(200);
     config.idle_timeout = Some(Duration::from_secs(2));
     config.sink.transaction_timeout = Duration::from_secs(60);
@@ -104,7 +105,7 @@ async fn run() -> Result<(), BoxError> {
     );
 
     // Check: each id exactly once in Kafka.
-    let read = support::read_committed_from(&cluster, TOPIC, &start).await?;
+    let read = support::read_committed_from(&cluster, &topic, &start).await?;
     let mut copies: BTreeMap<String, usize> = BTreeMap::new();
     for r in &read {
         let key = String::from_utf8_lossy(r.key.as_deref().unwrap_or_default()).into_owned();
@@ -118,14 +119,14 @@ async fn run() -> Result<(), BoxError> {
     );
     support::check(
         copies.keys().eq(ids.iter()) && copies.values().all(|n| *n == 1),
-        format!("each of the {MESSAGES} ids exactly once in {TOPIC} (saw {copies:?})"),
+        format!("each of the {MESSAGES} ids exactly once in {topic} (saw {copies:?})"),
     )?;
     println!("ok: {MESSAGES} messages, each in Kafka exactly once");
     Ok(())
 }
 
 /// Publishes persistent messages with publisher confirms to a durable queue.
-async fn publish(url: &str, ids: &[String]) -> Result<(), BoxError> {
+async fn publish(url: &str, queue: &str, ids: &[String]) -> Result<(), BoxError> {
     let conn = Connection::connect(url, ConnectionProperties::default()).await?;
     let channel = conn.create_channel().await?;
     channel
@@ -136,7 +137,7 @@ async fn publish(url: &str, ids: &[String]) -> Result<(), BoxError> {
         ..QueueDeclareOptions::default()
     };
     channel
-        .queue_declare(QUEUE, durable, FieldTable::default())
+        .queue_declare(queue, durable, FieldTable::default())
         .await?;
     let mut confirms = Vec::new();
     for id in ids {
@@ -148,7 +149,7 @@ async fn publish(url: &str, ids: &[String]) -> Result<(), BoxError> {
             channel
                 .basic_publish(
                     "",
-                    QUEUE,
+                    queue,
                     BasicPublishOptions::default(),
                     body.as_bytes(),
                     properties,

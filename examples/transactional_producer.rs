@@ -8,8 +8,8 @@
 //!
 //! The bootstrap defaults to `$KAFKA_EOS_BOOTSTRAP`, then `127.0.0.1:9092`.
 //! It writes to the topic `example-transactions` (3 partitions, created when
-//! missing) with the transactional id `example-transactional-producer`, and
-//! exits with status 1 when anything fails or the check does not hold.
+//! missing) with the transactional id `example-transactional-producer`
+//! (`--name-suffix S` appends `-S` to both), and exits with status 1 when anything fails or the check does not hold.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -29,17 +29,19 @@ async fn main() -> ExitCode {
 
 async fn run() -> Result<(), BoxError> {
     let bootstrap = support::bootstrap();
+    let topic = support::name(TOPIC);
     let cluster = Cluster::connect(ClusterConfig::new(&bootstrap)).await?;
-    let partitions = support::ensure_topic(&cluster, TOPIC, 3).await?;
+    let partitions = support::ensure_topic(&cluster, &topic, 3).await?;
     // Where this run's records will start (earlier runs wrote before).
-    let start = support::end_offsets(&cluster, TOPIC, &partitions).await?;
+    let start = support::end_offsets(&cluster, &topic, &partitions).await?;
 
     // A transactional id makes the producer idempotent and transactional.
     // init_transactions fences any older producer with the same id and
     // finishes whatever transaction it left open.
+    let transactional_id = support::name("example-transactional-producer");
     let config = ProducerConfig::from_properties([
         ("bootstrap.servers", bootstrap.as_str()),
-        ("transactional.id", "example-transactional-producer"),
+        ("transactional.id", transactional_id.as_str()),
     ])?;
     let producer = TransactionalProducer::connect(config).await?;
     producer.init_transactions().await?;
@@ -59,7 +61,13 @@ async fn run() -> Result<(), BoxError> {
         // the record (which read_committed readers see only after a commit).
         let pending: Vec<_> = values
             .iter()
-            .map(|v| producer.send(ProducerRecord::new(TOPIC).key(v.clone()).value(v.clone())))
+            .map(|v| {
+                producer.send(
+                    ProducerRecord::new(topic.as_str())
+                        .key(v.clone())
+                        .value(v.clone()),
+                )
+            })
             .collect();
         if commit {
             match producer.commit_transaction().await {
@@ -92,7 +100,7 @@ async fn run() -> Result<(), BoxError> {
     producer.close(Duration::from_secs(10)).await?;
 
     // Check: read_committed sees exactly the committed records.
-    let records = support::read_committed_from(&cluster, TOPIC, &start).await?;
+    let records = support::read_committed_from(&cluster, &topic, &start).await?;
     let mut seen: Vec<String> = records.iter().map(support::value).collect();
     seen.sort();
     committed.sort();

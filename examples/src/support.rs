@@ -72,6 +72,26 @@ pub fn number_arg<T: std::str::FromStr>(name: &str, default: T) -> Result<T, Box
     }
 }
 
+/// The option that makes a run's broker-wide names its own: with
+/// `--name-suffix SUFFIX`, [`name`] appends `-SUFFIX` to each topic, group,
+/// transactional id and queue name, so that several runs can share one
+/// broker (CI runs the examples on a cluster that tests use too).
+pub const NAME_SUFFIX_OPTION: &str = "name-suffix";
+
+/// A broker-wide name of this run: `base`, or `base-SUFFIX` with
+/// `--name-suffix SUFFIX` ([`NAME_SUFFIX_OPTION`]).
+///
+/// ```
+/// // Without --name-suffix on the command line, the name is the base.
+/// assert_eq!(kafka_eos_examples::support::name("example-sink"), "example-sink");
+/// ```
+pub fn name(base: &str) -> String {
+    match arg(NAME_SUFFIX_OPTION) {
+        Some(suffix) if !suffix.is_empty() => format!("{base}-{suffix}"),
+        _ => base.to_string(),
+    }
+}
+
 /// The bootstrap servers: `--bootstrap`, else `$KAFKA_EOS_BOOTSTRAP`, else
 /// [`DEFAULT_BOOTSTRAP`].
 ///
