@@ -76,6 +76,12 @@ pub fn number_arg<T: std::str::FromStr>(name: &str, default: T) -> Result<T, Box
 /// `--name-suffix SUFFIX`, [`name`] appends `-SUFFIX` to each topic, group,
 /// transactional id and queue name, so that several runs can share one
 /// broker (CI runs the examples on a cluster that tests use too).
+///
+/// ```
+/// // `cargo run --example idempotent_producer -- --name-suffix run7` writes
+/// // to the topic example-idempotent-run7.
+/// assert_eq!(kafka_eos_examples::support::NAME_SUFFIX_OPTION, "name-suffix");
+/// ```
 pub const NAME_SUFFIX_OPTION: &str = "name-suffix";
 
 /// A broker-wide name of this run: `base`, or `base-SUFFIX` with
