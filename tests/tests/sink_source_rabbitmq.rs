@@ -1,5 +1,7 @@
-//! `RabbitMqSource` against a real RabbitMQ broker (kafka-testcontainers).
-//! Needs `--features rabbitmq`.
+//! `RabbitMqSource` against a real RabbitMQ broker (kafka-testcontainers),
+//! one test per scenario, each on a queue of its own. The tests that leave
+//! the broker running share one ([`shared_mq`]); the one that restarts it
+//! starts its own. Needs `--features rabbitmq`.
 #![cfg(feature = "rabbitmq")]
 
 use kafka_sink::source::rabbitmq::{
@@ -22,6 +24,44 @@ async fn within<T>(what: &str, f: impl Future<Output = T>) -> T {
     tokio::time::timeout(SCENARIO_TIMEOUT, f)
         .await
         .unwrap_or_else(|_| panic!("{what} did not finish within {SCENARIO_TIMEOUT:?}"))
+}
+
+/// The RabbitMQ broker of the tests that do not restart it, started by the
+/// first of them and kept for the life of the test process (a broker start
+/// costs several CPU seconds). The harness ties the broker to the process,
+/// but a static is never dropped, so the broker's scratch directory
+/// outlives the process: the first call removes those of processes that
+/// are gone.
+async fn shared_mq() -> &'static RabbitMq {
+    static SHARED: tokio::sync::OnceCell<RabbitMq> = tokio::sync::OnceCell::const_new();
+    SHARED
+        .get_or_init(|| async {
+            remove_dead_processes_broker_dirs();
+            RabbitMq::start().await.expect("start RabbitMQ")
+        })
+        .await
+}
+
+/// Removes `<temp dir>/kafka-eos-rabbitmq-<pid>-…` (the harness's RabbitMQ
+/// scratch directories) whose process `<pid>` no longer exists.
+fn remove_dead_processes_broker_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("kafka-eos-rabbitmq-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 fn id(i: usize) -> String {
@@ -147,11 +187,14 @@ fn range_ids(r: std::ops::Range<usize>) -> Vec<String> {
     r.map(id).collect()
 }
 
+/// Invariant: with prefetch N, at most N messages are unacknowledged; a
+/// snapshot alone acknowledges nothing, the completion of its checkpoint
+/// acknowledges its messages; closing before completion returns them to the
+/// queue, and a new source gets each of them again, in order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn acks_on_completion_bounded_prefetch_dedup_and_crash_recovery() {
-    let mq = RabbitMq::start().await.expect("start RabbitMQ");
+async fn acknowledges_on_checkpoint_completion_within_the_prefetch_bound() {
+    let mq = shared_mq().await;
     let url = mq.amqp_url();
-
     within("acknowledgement on completion", async {
         let q = "acks";
         let mut first = vec![(
@@ -173,7 +216,7 @@ async fn acks_on_completion_bounded_prefetch_dedup_and_crash_recovery() {
 
         // Prefetch bounds the unacknowledged messages: 10 arrive, then
         // nothing until a checkpoint completes.
-        let mut source = RabbitMqSource::connect(config(&mq, q, 10), None)
+        let mut source = RabbitMqSource::connect(config(mq, q, 10), None)
             .await
             .unwrap();
         let m = source.next_message().await.unwrap().unwrap();
@@ -208,7 +251,7 @@ async fn acks_on_completion_bounded_prefetch_dedup_and_crash_recovery() {
 
         // A new source (no state: checkpoint 2 never completed) gets them
         // again, then everything, acknowledging every 25 messages.
-        let mut source = RabbitMqSource::connect(config(&mq, q, 30), None)
+        let mut source = RabbitMqSource::connect(config(mq, q, 30), None)
             .await
             .unwrap();
         let mut all = Vec::new();
@@ -227,11 +270,20 @@ async fn acks_on_completion_bounded_prefetch_dedup_and_crash_recovery() {
         wait_ready_count(&url, q, 0).await;
     })
     .await;
+}
 
+/// Invariant: after a crash between a durable checkpoint and its
+/// completion, a source restored from that checkpoint rejects the
+/// redelivered messages the checkpoint holds as duplicates and emits the
+/// later ones again: each message exactly once downstream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crash_before_completion_restore_rejects_the_checkpointed_redeliveries() {
+    let mq = shared_mq().await;
+    let url = mq.amqp_url();
     within("crash before completion, restore and dedup", async {
         let q = "crash";
         publish_ids(&url, q, 0..100).await;
-        let mut a = RabbitMqSource::connect(config(&mq, q, 200), None)
+        let mut a = RabbitMqSource::connect(config(mq, q, 200), None)
             .await
             .unwrap();
         assert_eq!(take(&mut a, 40).await, range_ids(0..40));
@@ -244,7 +296,7 @@ async fn acks_on_completion_bounded_prefetch_dedup_and_crash_recovery() {
         // the source; messages 40..80 are unacknowledged.
         drop(a);
 
-        let mut b = RabbitMqSource::connect(config(&mq, q, 200), Some(&state2))
+        let mut b = RabbitMqSource::connect(config(mq, q, 200), Some(&state2))
             .await
             .unwrap();
         assert_eq!(b.awaiting_redelivery_len(), 30);
@@ -279,7 +331,16 @@ async fn acks_on_completion_bounded_prefetch_dedup_and_crash_recovery() {
         wait_ready_count(&url, q, 0).await;
     })
     .await;
+}
 
+/// Invariant: a message published twice with one correlation id is
+/// emitted once; a message without a correlation id is an error under
+/// exactly-once that neither acknowledges nor drops it, and at-least-once
+/// takes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publisher_duplicates_are_skipped_and_a_missing_correlation_id_is_kept() {
+    let mq = shared_mq().await;
+    let url = mq.amqp_url();
     within("publisher duplicates and missing correlation ids", async {
         let q = "poison";
         let none = FieldTable::default();
@@ -294,7 +355,7 @@ async fn acks_on_completion_bounded_prefetch_dedup_and_crash_recovery() {
             ],
         )
         .await;
-        let mut cfg = config(&mq, q, 10);
+        let mut cfg = config(mq, q, 10);
         cfg.ack_mode = AckMode::Multiple;
         let mut source = RabbitMqSource::connect(cfg, None).await.unwrap();
         let a = source.next_message().await.unwrap().unwrap();
@@ -320,7 +381,7 @@ async fn acks_on_completion_bounded_prefetch_dedup_and_crash_recovery() {
         wait_ready_count(&url, q, 1).await;
 
         // At-least-once mode takes it.
-        let mut cfg = config(&mq, q, 10);
+        let mut cfg = config(mq, q, 10);
         cfg.guarantee = Guarantee::AtLeastOnce;
         let mut source = RabbitMqSource::connect(cfg, None).await.unwrap();
         let m = source.next_message().await.unwrap().unwrap();
@@ -333,7 +394,15 @@ async fn acks_on_completion_bounded_prefetch_dedup_and_crash_recovery() {
         wait_ready_count(&url, q, 0).await;
     })
     .await;
+}
 
+/// Invariant (observed RabbitMQ behaviour the source relies on): a
+/// `basic.reject` inside an AMQP transaction (`tx.select`) does not take
+/// effect without `tx.commit`: the message returns to the queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn basic_reject_under_tx_select_requeues_without_commit() {
+    let mq = shared_mq().await;
+    let url = mq.amqp_url();
     within("basic.reject under tx.select", async {
         // The reference leaves open whether a reject inside an AMQP
         // transaction takes effect before tx.commit. Observed: it does not;
@@ -362,10 +431,12 @@ async fn acks_on_completion_bounded_prefetch_dedup_and_crash_recovery() {
         wait_ready_count(&url, q, TX_REJECT_REQUEUED).await;
     })
     .await;
-
-    mq.stop().await.unwrap();
 }
 
+/// Invariant: a RabbitMQ restart in the middle of a run (a checkpoint
+/// snapshotted before it, completed after it) loses no message and emits
+/// none twice: the void delivery tags' messages come back and are
+/// recognised as duplicates. The broker is this test's own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broker_restart_mid_run_loses_nothing_and_duplicates_nothing() {
     let mq = RabbitMq::start().await.expect("start RabbitMQ");
