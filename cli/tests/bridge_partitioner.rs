@@ -1,8 +1,9 @@
 //! `bridge` honours the partitioner, against the harness's shared Kafka 4.4
-//! cluster (one node) and a real RabbitMQ of each test's own, spawning the
-//! built binary (or `$KAFKA_EOS_BIN`). One test per choice, each with its
-//! own queue and 3-partition topic (named alike and unique on the shared
-//! cluster, as are the bridge's transactional ids, named after the queue):
+//! cluster (one node) and a real RabbitMQ (one for the test process,
+//! [`rabbit`]), spawning the built binary (or `$KAFKA_EOS_BIN`). One test per
+//! choice, each with its own queue and 3-partition topic (named alike and
+//! unique on the shared cluster, as are the bridge's transactional ids,
+//! named after the queue):
 //!
 //! - default: every record (key = the message's correlation id) is in the
 //!   partition Java's producer picks for its key,
@@ -42,6 +43,44 @@ async fn kafka() -> &'static KafkaCluster {
         .cluster()
         .await
         .expect("shared Kafka 4.4")
+}
+
+/// The RabbitMQ broker of this test process, started by the first test
+/// that needs one and kept for the life of the process (a broker start
+/// costs several CPU seconds; each test has queues of its own). The harness
+/// ties the broker to the process, but a static is never dropped, so the
+/// broker's scratch directory outlives the process: the first call removes
+/// those of processes that are gone.
+async fn rabbit() -> &'static RabbitMq {
+    static SHARED: tokio::sync::OnceCell<RabbitMq> = tokio::sync::OnceCell::const_new();
+    SHARED
+        .get_or_init(|| async {
+            remove_dead_processes_broker_dirs();
+            RabbitMq::start().await.expect("start RabbitMQ")
+        })
+        .await
+}
+
+/// Removes `<temp dir>/kafka-eos-rabbitmq-<pid>-…` (the harness's RabbitMQ
+/// scratch directories) whose process `<pid>` no longer exists.
+fn remove_dead_processes_broker_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("kafka-eos-rabbitmq-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 fn bin() -> String {
@@ -171,9 +210,8 @@ fn per_partition(records: &[(String, i32)]) -> BTreeMap<i32, usize> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bridge_places_keyed_records_where_javas_producer_does() {
     let kafka = kafka().await;
-    let rabbit = RabbitMq::start().await.expect("start RabbitMQ");
     let queue = unique_name("keyed");
-    let records = bridge(kafka, &rabbit, &queue, &[]).await;
+    let records = bridge(kafka, rabbit().await, &queue, &[]).await;
     for (key, partition) in &records {
         assert_eq!(
             *partition,
@@ -192,10 +230,9 @@ async fn bridge_places_keyed_records_where_javas_producer_does() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bridge_honours_partitioner_class_round_robin() {
     let kafka = kafka().await;
-    let rabbit = RabbitMq::start().await.expect("start RabbitMQ");
     let queue = unique_name("roundrobin");
     let class = "partitioner.class=org.apache.kafka.clients.producer.RoundRobinPartitioner";
-    let records = bridge(kafka, &rabbit, &queue, &["-X", class]).await;
+    let records = bridge(kafka, rabbit().await, &queue, &["-X", class]).await;
     let counts = per_partition(&records);
     eprintln!("round robin: {counts:?}");
     assert_eq!(counts.len(), PARTITIONS as usize, "spread: {counts:?}");
