@@ -146,10 +146,13 @@ impl SharedKafka {
     /// The settings every shared cluster of this variant has: one node, the
     /// harness's defaults (among them no initial rebalance delay for classic
     /// groups), KIP-848 heartbeats every 500 ms (faster rebalances than the
-    /// 5 s default), and timed-out transactions aborted within half a
-    /// second of their timeout (the 10 s default check interval would
-    /// stretch every test that lets a transaction time out). None of these
-    /// changes what a test may observe, only how soon.
+    /// 5 s default) and a 10 s KIP-848 session (a crashed member's
+    /// partitions move after 10 s instead of the default 45 s; twenty
+    /// heartbeats may be missed before a live member is fenced), and
+    /// timed-out transactions aborted within half a second of their
+    /// timeout (the 10 s default check interval would stretch every test
+    /// that lets a transaction time out). None of these changes what a test
+    /// may observe, only how soon.
     ///
     /// ```
     /// use kafka_testcontainers::shared::SharedKafka;
@@ -162,6 +165,8 @@ impl SharedKafka {
             .nodes(1)
             .broker_config("group.consumer.min.heartbeat.interval.ms", "500")
             .broker_config("group.consumer.heartbeat.interval.ms", "500")
+            .broker_config("group.consumer.min.session.timeout.ms", "10000")
+            .broker_config("group.consumer.session.timeout.ms", "10000")
             .broker_config(
                 "transaction.abort.timed.out.transaction.cleanup.interval.ms",
                 "500",

@@ -2,14 +2,9 @@
 //! against a real Kafka 4.4 broker (the harness's shared cluster; the
 //! topics, the group and the transactional ids are this test's own).
 //!
-//! The pipelines join a classic group (`group.protocol=classic`) asking
-//! for a 6 s session in their JoinGroup requests, so the crashed member's
-//! partitions move within seconds: a KIP-848 group takes its session
-//! timeout from the broker (`group.consumer.session.timeout.ms`, 45 s by
-//! default; a per-group `consumer.session.timeout.ms` may not go below
-//! `group.consumer.min.session.timeout.ms`, 45 s by default, either). The
-//! CLI's `kafka-eos copy`, built on the same pipeline, is checked with
-//! KIP-848 groups and crashed copiers by `cli/tests/transactions_system.rs`.
+//! The pipelines join a KIP-848 group; the shared cluster's 10 s group
+//! session moves the crashed member's partitions within seconds (the
+//! default is 45 s).
 //!
 //! Invariant: after two pipelines in one group copied an input topic — one
 //! of them aborting about a third of its transactions at random, one
@@ -61,9 +56,6 @@ async fn start(
     let consumer = GroupConsumerConfig::from_properties([
         ("bootstrap.servers", bootstrap.as_str()),
         ("group.id", names.group.as_str()),
-        ("group.protocol", "classic"),
-        ("session.timeout.ms", "6000"),
-        ("heartbeat.interval.ms", "1000"),
         ("isolation.level", "read_committed"),
         ("auto.offset.reset", "earliest"),
     ])
