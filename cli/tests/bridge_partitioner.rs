@@ -45,42 +45,10 @@ async fn kafka() -> &'static KafkaCluster {
         .expect("shared Kafka 4.4")
 }
 
-/// The RabbitMQ broker of this test process, started by the first test
-/// that needs one and kept for the life of the process (a broker start
-/// costs several CPU seconds; each test has queues of its own). The harness
-/// ties the broker to the process, but a static is never dropped, so the
-/// broker's scratch directory outlives the process: the first call removes
-/// those of processes that are gone.
+/// The RabbitMQ broker of this test process (the harness's
+/// [`RabbitMq::shared`]; each test has queues of its own).
 async fn rabbit() -> &'static RabbitMq {
-    static SHARED: tokio::sync::OnceCell<RabbitMq> = tokio::sync::OnceCell::const_new();
-    SHARED
-        .get_or_init(|| async {
-            remove_dead_processes_broker_dirs();
-            RabbitMq::start().await.expect("start RabbitMQ")
-        })
-        .await
-}
-
-/// Removes `<temp dir>/kafka-eos-rabbitmq-<pid>-…` (the harness's RabbitMQ
-/// scratch directories) whose process `<pid>` no longer exists.
-fn remove_dead_processes_broker_dirs() {
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("kafka-eos-rabbitmq-"))
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|pid| pid.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
+    RabbitMq::shared().await.expect("start RabbitMQ")
 }
 
 fn bin() -> String {

@@ -36,6 +36,10 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// The directory prefix of a private cluster's scratch directory (under
+/// the system temporary directory).
+pub(crate) const PRIVATE_DIR_PREFIX: &str = "kafka-eos-cluster-";
+
 /// Default bound on cluster start and node restart.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -508,7 +512,7 @@ impl KafkaCluster {
         let dist = ensure_distribution(&b.version).await?;
         let prefix = match b.sharing {
             Sharing::InProcess => crate::shared::IN_PROCESS_DIR_PREFIX,
-            _ => "kafka-eos-cluster-",
+            _ => PRIVATE_DIR_PREFIX,
         };
         let dir = crate::scratch::ScratchDir::new(prefix)
             .ctx(|| "creating the cluster directory".into())?;

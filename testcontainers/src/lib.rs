@@ -60,3 +60,24 @@ pub use tools::{
 
 /// Result alias used throughout the harness.
 pub type Result<T, E = HarnessError> = std::result::Result<T, E>;
+
+/// Removes the scratch directories (clusters, shared clusters, RabbitMQ
+/// brokers) that processes now gone left in the system temporary
+/// directory. Dropping a cluster or broker removes its directory, and the
+/// JVMs and brokers die with the process that started them, but one kept
+/// in a static is never dropped: a test that keeps one there calls this
+/// before starting it ([`RabbitMq::shared`] and the shared clusters do).
+///
+/// ```
+/// kafka_testcontainers::remove_orphaned_scratch_dirs(); // never fails
+/// ```
+pub fn remove_orphaned_scratch_dirs() {
+    let temp = std::env::temp_dir();
+    for prefix in [
+        cluster::PRIVATE_DIR_PREFIX,
+        shared::IN_PROCESS_DIR_PREFIX,
+        rabbitmq::RABBITMQ_DIR_PREFIX,
+    ] {
+        scratch::ScratchDir::remove_orphans(&temp, prefix);
+    }
+}

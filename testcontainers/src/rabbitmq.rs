@@ -19,6 +19,10 @@ pub const RABBITMQ_STARTUP_TIMEOUT: Duration = Duration::from_secs(120);
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
+/// The directory prefix of a broker's scratch directory (under the system
+/// temporary directory).
+pub(crate) const RABBITMQ_DIR_PREFIX: &str = "kafka-eos-rabbitmq-";
+
 const SERVER_CANDIDATES: &[&str] = &[
     "/usr/lib/rabbitmq/bin/rabbitmq-server",
     "/usr/lib/rabbitmq/sbin/rabbitmq-server",
@@ -103,7 +107,7 @@ impl RabbitMq {
     /// ```
     pub async fn start() -> Result<RabbitMq> {
         let server = ensure_installed().await?;
-        let dir = crate::scratch::ScratchDir::new("kafka-eos-rabbitmq-")
+        let dir = crate::scratch::ScratchDir::new(RABBITMQ_DIR_PREFIX)
             .ctx(|| "creating the RabbitMQ directory".into())?;
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
         let node_name = format!("eos-{}-{n}@localhost", std::process::id());
@@ -155,6 +159,31 @@ impl RabbitMq {
             return Err(e);
         }
         Ok(mq)
+    }
+
+    /// The RabbitMQ broker of this process: started by the first caller and
+    /// kept for the process's life (a broker start costs several CPU
+    /// seconds; tests that share it use queues of their own). Like every
+    /// broker of the harness it dies with the process; its scratch
+    /// directory, which a static never drops, is removed by a later
+    /// process's first call ([`crate::remove_orphaned_scratch_dirs`]). A
+    /// test that stops or restarts its broker starts one of its own.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_testcontainers::RabbitMq;
+    /// let mq = RabbitMq::shared().await?;
+    /// assert!(std::ptr::eq(mq, RabbitMq::shared().await?));
+    /// # Ok(()) }
+    /// ```
+    pub async fn shared() -> Result<&'static RabbitMq> {
+        static SHARED: tokio::sync::OnceCell<RabbitMq> = tokio::sync::OnceCell::const_new();
+        SHARED
+            .get_or_try_init(|| async {
+                crate::remove_orphaned_scratch_dirs();
+                RabbitMq::start().await
+            })
+            .await
     }
 
     fn spawn(&self) -> Result<()> {

@@ -198,10 +198,7 @@ impl SharedKafka {
                     KafkaCluster::attach(self.builder(), &text).await
                 }
                 _ => {
-                    crate::scratch::ScratchDir::remove_orphans(
-                        &std::env::temp_dir(),
-                        IN_PROCESS_DIR_PREFIX,
-                    );
+                    crate::remove_orphaned_scratch_dirs();
                     self.builder().sharing(Sharing::InProcess).start().await
                 }
             }
