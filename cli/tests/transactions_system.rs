@@ -19,12 +19,19 @@
 //! Runs on Kafka 4.4 with transaction version 2 and 1 (KIP-848 groups) and
 //! on Kafka 3.9 (classic groups).
 //!
+//! The scenarios run one at a time. Those of one Kafka release and
+//! transaction version share one cluster, started by the first of them and
+//! handed on with every node running and every partition in sync (a
+//! rolling restart ends so); each scenario has topics, a group and
+//! transactional ids of its own.
+//!
 //! CI runs the reduced size (`SYSTEM_TEST_RECORDS`, default 10,000;
 //! `SYSTEM_TEST_ROUNDS`, default 1). The copiers' random-abort seeds are
 //! printed (`SYSTEM_TEST_SEED` replays them).
 
 use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{Cluster, ClusterConfig, Producer, ProducerConfig, ProducerRecord};
+use kafka_testcontainers::shared::unique_name;
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -33,9 +40,26 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const INPUT: &str = "input-topic";
-const OUTPUT: &str = "output-topic";
-const GROUP: &str = "transactions-test-consumer-group";
+/// The topics, the group and the transactional id prefix of one scenario
+/// (its own: the cluster outlives it).
+#[derive(Debug, Clone)]
+struct Names {
+    input: String,
+    output: String,
+    group: String,
+    copier_prefix: String,
+}
+
+impl Names {
+    fn new() -> Names {
+        Names {
+            input: unique_name("input-topic"),
+            output: unique_name("output-topic"),
+            group: unique_name("transactions-test-consumer-group"),
+            copier_prefix: unique_name("copier"),
+        }
+    }
+}
 
 fn bin() -> String {
     std::env::var("KAFKA_EOS_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_kafka-eos").into())
@@ -83,6 +107,7 @@ impl Drop for Copier {
 
 fn start_copier(
     bootstrap: &str,
+    names: &Names,
     protocol: &str,
     index: usize,
     generation: usize,
@@ -97,13 +122,13 @@ fn start_copier(
             "--bootstrap",
             bootstrap,
             "--from",
-            INPUT,
+            &names.input,
             "--to",
-            OUTPUT,
+            &names.output,
             "--group",
-            GROUP,
+            &names.group,
             "--transactional-id-prefix",
-            &format!("copier-{index}"),
+            &format!("{}-{index}", names.copier_prefix),
             "--enable-random-aborts",
             "--seed",
             &(seed.wrapping_add(generation as u64 * 1000 + index as u64)).to_string(),
@@ -172,6 +197,7 @@ struct Seen {
 /// Reads the output with read_committed until stopped.
 fn concurrent_reader(
     bootstrap: String,
+    output: String,
     partitions: i32,
     seen: Arc<Mutex<Seen>>,
     progress: Arc<AtomicU64>,
@@ -188,7 +214,7 @@ fn concurrent_reader(
                 ..Default::default()
             },
         );
-        reader.assign(OUTPUT, &(0..partitions).collect::<Vec<_>>());
+        reader.assign(&output, &(0..partitions).collect::<Vec<_>>());
         while !stop.load(Ordering::SeqCst) {
             // Brokers restart under it: errors are retried.
             let records = match reader.poll(Duration::from_millis(500)).await {
@@ -275,7 +301,7 @@ async fn wait_no_under_replicated(bootstrap: &str) {
     }
 }
 
-async fn seed_input(bootstrap: &str, n: u64, partitions: i32) {
+async fn seed_input(bootstrap: &str, input: &str, n: u64, partitions: i32) {
     let producer = Producer::connect(
         ProducerConfig::from_properties([("bootstrap.servers", bootstrap), ("acks", "all")])
             .unwrap(),
@@ -284,7 +310,7 @@ async fn seed_input(bootstrap: &str, n: u64, partitions: i32) {
     .unwrap();
     let mut pending = std::collections::VecDeque::new();
     for i in 0..n {
-        let r = ProducerRecord::new(INPUT)
+        let r = ProducerRecord::new(input)
             .partition((i % partitions as u64) as i32)
             .key(i.to_string())
             .value(i.to_string());
@@ -299,11 +325,59 @@ async fn seed_input(bootstrap: &str, n: u64, partitions: i32) {
     producer.close(Duration::from_secs(30)).await.unwrap();
 }
 
-/// One scenario at a time: each starts a three-node cluster.
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+/// The cluster of the last scenario and its kind (release, transaction
+/// version); the lock runs the scenarios one at a time.
+static CLUSTER: tokio::sync::Mutex<Option<(ClusterKind, KafkaCluster)>> =
+    tokio::sync::Mutex::const_new(None);
+
+/// What makes two scenarios' clusters interchangeable.
+type ClusterKind = (String, Option<i16>);
+
+/// A three-node cluster of `s`'s kind: the last scenario's if it is of the
+/// same kind and every node still runs (a scenario that failed mid-restart
+/// leaves one that does not), else a new one.
+async fn cluster_for<'a>(
+    slot: &'a mut Option<(ClusterKind, KafkaCluster)>,
+    s: &Scenario,
+) -> &'a KafkaCluster {
+    let kind: ClusterKind = (s.version.to_string(), s.transaction_version);
+    let reusable = match slot {
+        Some((k, kafka)) => *k == kind && (0..kafka.node_count()).all(|n| kafka.is_running(n)),
+        None => false,
+    };
+    if reusable {
+        let kafka = &slot.as_ref().expect("checked").1;
+        kafka
+            .wait_until_ready()
+            .await
+            .expect("the kept cluster is ready");
+        wait_no_under_replicated(&kafka.bootstrap()).await;
+    } else {
+        // Stops the last one first: one three-node cluster at a time.
+        *slot = None;
+        // The last scenario's cluster stays in the static, never dropped:
+        // its scratch directory outlives the process; a later run removes it.
+        kafka_testcontainers::remove_orphaned_scratch_dirs();
+        let mut builder = KafkaCluster::builder()
+            .version(s.version.clone())
+            .nodes(3)
+            .broker_config("min.insync.replicas", "2")
+            .broker_config("default.replication.factor", "3")
+            .broker_config("group.consumer.min.heartbeat.interval.ms", "500")
+            .broker_config("group.consumer.heartbeat.interval.ms", "500")
+            .broker_config("group.consumer.min.session.timeout.ms", "6000")
+            .broker_config("group.consumer.session.timeout.ms", "10000");
+        if let Some(tv) = s.transaction_version {
+            builder = builder.transaction_version(tv);
+        }
+        let kafka = builder.start().await.expect("start a 3-node cluster");
+        *slot = Some((kind, kafka));
+    }
+    &slot.as_ref().expect("set above").1
+}
 
 async fn run(s: Scenario) {
-    let _one_at_a_time = SERIAL.lock().await;
+    let mut slot = CLUSTER.lock().await;
     let records = env_u64("SYSTEM_TEST_RECORDS", 10_000);
     let rounds = env_u64("SYSTEM_TEST_ROUNDS", 1) as usize;
     let seed = env_u64(
@@ -313,29 +387,18 @@ async fn run(s: Scenario) {
     println!(
         "transactions system test {s:?}: {records} records, {rounds} round(s), seed {seed} (replay with SYSTEM_TEST_SEED={seed})"
     );
-    let mut builder = KafkaCluster::builder()
-        .version(s.version)
-        .nodes(3)
-        .broker_config("min.insync.replicas", "2")
-        .broker_config("default.replication.factor", "3")
-        .broker_config("group.consumer.min.heartbeat.interval.ms", "500")
-        .broker_config("group.consumer.heartbeat.interval.ms", "500")
-        .broker_config("group.consumer.min.session.timeout.ms", "6000")
-        .broker_config("group.consumer.session.timeout.ms", "10000");
-    if let Some(tv) = s.transaction_version {
-        builder = builder.transaction_version(tv);
-    }
-    let kafka = builder.start().await.expect("start a 3-node cluster");
+    let kafka = cluster_for(&mut slot, &s).await;
+    let names = Names::new();
     let bootstrap = kafka.bootstrap();
     kafka
-        .create_topic(INPUT, s.input_partitions, 3)
+        .create_topic(&names.input, s.input_partitions, 3)
         .await
         .unwrap();
     kafka
-        .create_topic(OUTPUT, s.output_partitions, 3)
+        .create_topic(&names.output, s.output_partitions, 3)
         .await
         .unwrap();
-    seed_input(&bootstrap, records, s.input_partitions).await;
+    seed_input(&bootstrap, &names.input, records, s.input_partitions).await;
 
     let dir = tempfile::tempdir().unwrap();
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -343,6 +406,7 @@ async fn run(s: Scenario) {
     let stop = Arc::new(AtomicBool::new(false));
     let reader = concurrent_reader(
         bootstrap.clone(),
+        names.output.clone(),
         s.output_partitions,
         seen.clone(),
         progress.clone(),
@@ -352,6 +416,7 @@ async fn run(s: Scenario) {
         .map(|i| {
             Some(start_copier(
                 &bootstrap,
+                &names,
                 s.group_protocol,
                 i,
                 0,
@@ -392,6 +457,7 @@ async fn run(s: Scenario) {
                     }
                     *slot = Some(start_copier(
                         &bootstrap,
+                        &names,
                         s.group_protocol,
                         i,
                         generation,
@@ -457,7 +523,7 @@ async fn run(s: Scenario) {
         },
     );
     let all = verifier
-        .read_to_end(OUTPUT, &(0..s.output_partitions).collect::<Vec<_>>())
+        .read_to_end(&names.output, &(0..s.output_partitions).collect::<Vec<_>>())
         .await
         .unwrap();
     let mut counts: BTreeMap<u64, u32> = BTreeMap::new();
