@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use kafka_producer::Cluster;
 use kafka_producer::admin::{self, TransactionFilters};
+use kafka_producer::kafka_proto::ErrorCode;
 use kafka_producer::txn::{ResumeOutcome, TransactionState};
 
 use crate::two_phase::{CommitOutcome, PreCommitted};
@@ -102,7 +103,15 @@ pub(super) async fn abort_on_fresh_start(
 /// transaction younger than `timeout` was committed by an earlier restore
 /// (FlinkKafkaProducer presumes the same on ProducerFenced). An older one may
 /// have been aborted by the coordinator: it is reported lost.
-/// `AbortedByBroker` is always lost.
+///
+/// `AbortedByBroker` read from a fencing error (the id's producer epoch is
+/// one above ours and its transaction is aborting) is what a TV1 timeout
+/// abort of this transaction leaves — and also what that later run leaves
+/// when, after committing this transaction, it begins one of its own under
+/// the id and aborts it (its InitProducerId bumped the epoch by one). Within
+/// the timeout only the second can have happened: committed as well. From
+/// INVALID_TXN_STATE (the coordinator holds this very epoch, aborted), or
+/// older than the timeout, `AbortedByBroker` is lost.
 pub(super) fn outcome(
     id: &str,
     r: ResumeOutcome,
@@ -124,6 +133,27 @@ pub(super) fn outcome(
             );
             CommitOutcome::AlreadyCommitted
         }
+        ResumeOutcome::AbortedByBroker { error, state }
+            if age < timeout
+                && matches!(
+                    error,
+                    ErrorCode::ProducerFenced
+                        | ErrorCode::InvalidProducerEpoch
+                        | ErrorCode::InvalidProducerIdMapping
+                ) =>
+        {
+            tracing::warn!(
+                transactional_id = id,
+                ?error,
+                ?state,
+                ?age,
+                ?timeout,
+                "the id's epoch is one above the transaction's and aborting, but the transaction \
+                 is younger than its timeout, so the coordinator did not abort it: a later \
+                 restore committed it, then aborted a transaction of its own under the id"
+            );
+            CommitOutcome::AlreadyCommitted
+        }
         other => CommitOutcome::Lost {
             reason: format!("transaction {id} (age {age:?}, timeout {timeout:?}): {other:?}"),
         },
@@ -139,7 +169,6 @@ pub(super) fn age_of<T>(txn: &PreCommitted<T>) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kafka_producer::kafka_proto::ErrorCode;
 
     /// Invariant: a fenced transaction counts as committed (by an earlier
     /// restore) only while younger than its timeout; an aborted one, or a
@@ -173,5 +202,37 @@ mod tests {
             outcome("t-0", ResumeOutcome::Committed, old, timeout),
             CommitOutcome::Committed
         );
+    }
+
+    /// Invariant: the id one epoch on and aborting (what a TV1 timeout abort
+    /// leaves, and what a later restore leaves that committed the
+    /// transaction, then aborted one of its own under the id) counts as
+    /// committed while the transaction is younger than its timeout — the
+    /// coordinator cannot have timed it out — and as lost after.
+    #[test]
+    fn an_id_one_epoch_on_and_aborting_is_a_later_restores_within_the_timeout() {
+        let timeout = Duration::from_secs(120);
+        for error in [
+            ErrorCode::ProducerFenced,
+            ErrorCode::InvalidProducerEpoch,
+            ErrorCode::InvalidProducerIdMapping,
+        ] {
+            let aborted = || ResumeOutcome::AbortedByBroker {
+                error,
+                state: Some(TransactionState::PrepareAbort),
+            };
+            assert_eq!(
+                outcome("t-0", aborted(), Duration::from_millis(219), timeout),
+                CommitOutcome::AlreadyCommitted,
+                "{error:?}"
+            );
+            assert!(
+                matches!(
+                    outcome("t-0", aborted(), Duration::from_secs(121), timeout),
+                    CommitOutcome::Lost { .. }
+                ),
+                "{error:?}"
+            );
+        }
     }
 }
