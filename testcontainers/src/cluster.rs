@@ -1245,6 +1245,12 @@ impl KafkaCluster {
             .expect("cluster started without with_proxies(true), or node index out of range")
     }
 
+    /// The fault proxies' handles, one per node (none without
+    /// [`KafkaClusterBuilder::with_proxies`]).
+    pub(crate) fn proxy_handles(&self) -> impl Iterator<Item = &ProxyHandle> {
+        self.proxies.iter().map(|p| p.handle())
+    }
+
     /// Number of nodes.
     ///
     /// ```no_run
@@ -1602,7 +1608,7 @@ impl KafkaCluster {
         self.nodes.get(node).map(|n| n.log.clone())
     }
 
-    fn print_log_tails(&self, why: &str, lines: usize) {
+    pub(crate) fn print_log_tails(&self, why: &str, lines: usize) {
         for i in 0..self.nodes.len() {
             // The cause is often far above the tail (a shutdown logs
             // hundreds of lines): the first errors come first.

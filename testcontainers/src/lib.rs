@@ -11,6 +11,8 @@
 //!   dropped response frames and corrupted bytes.
 //! - [`tools`]: the Java reference tools (console consumer, producer
 //!   performance, topic creation) run against a cluster.
+//! - [`slot`]: one cluster handed from test to test, for the tests that
+//!   need a cluster of their own, one at a time.
 //! - [`RabbitMq`]: a private RabbitMQ broker.
 //! - [`wire`]: a tiny async Kafka client (one request, one response) built on
 //!   the `kafka-proto` codec, used for readiness checks and in tests.
@@ -45,6 +47,7 @@ mod runtime;
 mod scratch;
 pub mod seeded;
 pub mod shared;
+pub mod slot;
 pub mod tls;
 pub mod tools;
 pub mod wire;
@@ -66,7 +69,8 @@ pub type Result<T, E = HarnessError> = std::result::Result<T, E>;
 /// directory. Dropping a cluster or broker removes its directory, and the
 /// JVMs and brokers die with the process that started them, but one kept
 /// in a static is never dropped: a test that keeps one there calls this
-/// before starting it ([`RabbitMq::shared`] and the shared clusters do).
+/// before starting it ([`RabbitMq::shared`], the shared clusters and
+/// [`slot::ClusterSlot`] do).
 ///
 /// ```
 /// kafka_testcontainers::remove_orphaned_scratch_dirs(); // never fails
