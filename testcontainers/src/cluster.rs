@@ -1608,7 +1608,7 @@ impl KafkaCluster {
         self.nodes.get(node).map(|n| n.log.clone())
     }
 
-    pub(crate) fn print_log_tails(&self, why: &str, lines: usize) {
+    fn print_log_tails(&self, why: &str, lines: usize) {
         for i in 0..self.nodes.len() {
             // The cause is often far above the tail (a shutdown logs
             // hundreds of lines): the first errors come first.
