@@ -15,7 +15,7 @@
 
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord, TransactionalProducer};
 use kafka_testcontainers::KafkaCluster;
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::shared::{SharedKafka, unique_name, unique_topic};
 use std::process::{Output, Stdio};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
@@ -31,12 +31,9 @@ async fn kafka() -> &'static KafkaCluster {
 
 /// A new topic of `partitions` partitions named after `prefix`.
 async fn topic(kafka: &KafkaCluster, prefix: &str, partitions: i32) -> String {
-    let topic = unique_name(prefix);
-    kafka
-        .create_topic(&topic, partitions, 1)
+    unique_topic(kafka, prefix, partitions)
         .await
-        .expect("create topic");
-    topic
+        .expect("create topic")
 }
 
 /// An idempotent producer.

@@ -303,3 +303,21 @@ pub fn unique_name(prefix: &str) -> String {
     });
     format!("{prefix}-{tag}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
+
+/// Creates a topic of `partitions` partitions (replication factor 1) named
+/// after `prefix` ([`unique_name`]) and returns its name: a test's own topic
+/// on a shared cluster.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
+/// use kafka_testcontainers::shared::{SharedKafka, unique_topic};
+/// let kafka = SharedKafka::Kafka44Tv2.cluster().await?;
+/// let topic = unique_topic(kafka, "orders", 3).await?;
+/// assert!(topic.starts_with("orders-"));
+/// # Ok(()) }
+/// ```
+pub async fn unique_topic(kafka: &KafkaCluster, prefix: &str, partitions: i32) -> Result<String> {
+    let topic = unique_name(prefix);
+    kafka.create_topic(&topic, partitions, 1).await?;
+    Ok(topic)
+}

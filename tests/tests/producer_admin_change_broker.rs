@@ -12,10 +12,12 @@
 //!   an `is_unknown_topic` error, in order; a name listed twice fails the
 //!   call before anything is sent.
 
+use kafka_producer::Cluster;
 use kafka_producer::admin::{self, AdminError, CreateTopicsOptions, NewTopic};
 use kafka_producer::kafka_proto::ErrorCode;
-use kafka_producer::{Cluster, ClusterConfig};
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
+
+mod support;
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -46,13 +48,7 @@ struct Topics {
 /// A client of the shared Kafka 4.4 cluster and the test's topics, `grow`
 /// and `same` created.
 async fn setup() -> (std::sync::Arc<Cluster>, Topics) {
-    let kafka = SharedKafka::Kafka44Tv2
-        .cluster()
-        .await
-        .expect("shared Kafka 4.4");
-    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
-        .await
-        .expect("connect");
+    let (_, cluster) = support::shared::client(SharedKafka::Kafka44Tv2).await;
     let t = Topics {
         grow: unique_name("grow"),
         same: unique_name("same"),

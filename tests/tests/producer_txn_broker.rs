@@ -30,13 +30,15 @@ use kafka_producer::{
     Cluster, ClusterConfig, ConsumerGroupMetadata, PreparedTransaction, ProduceError, Producer,
     ProducerConfig, ProducerRecord, TopicPartition, TransactionError, TransactionalProducer,
 };
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::shared::{SharedKafka, unique_name, unique_topic};
 use kafka_testcontainers::{IsolationLevel as JavaIsolation, KafkaCluster, KafkaVersion};
 use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
+
+mod support;
 
 /// Commits and aborts are visible exactly as decided: read_committed (ours
 /// and Java's) returns the committed records only, read_uncommitted all of
@@ -144,32 +146,14 @@ async fn prepared_transaction_committed_without_its_producer_kafka_3_9() {
 /// The variant's shared cluster, a client of it, and the transaction
 /// version it finalized (checked against the variant).
 async fn setup(variant: SharedKafka) -> (&'static KafkaCluster, Arc<Cluster>, TransactionVersion) {
-    let kafka = variant.cluster().await.expect("shared cluster");
-    let level = kafka
-        .finalized_feature(0, "transaction.version")
-        .await
-        .unwrap()
-        .unwrap_or(0);
-    let tv = TransactionVersion::from_level(level);
-    assert_eq!(
-        tv == TransactionVersion::V2,
-        variant.transaction_version() == Some(2),
-        "{variant}: finalized transaction.version {level}"
-    );
-    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
-        .await
-        .unwrap();
-    (kafka, cluster, tv)
+    support::shared::transactional_client(variant).await
 }
 
 /// A new topic named after `prefix`, with `partitions` partitions.
 async fn new_topic(kafka: &KafkaCluster, prefix: &str, partitions: i32) -> String {
-    let topic = unique_name(prefix);
-    kafka
-        .create_topic(&topic, partitions, 1)
+    unique_topic(kafka, prefix, partitions)
         .await
-        .expect("create topic");
-    topic
+        .expect("create topic")
 }
 
 fn config(kafka: &KafkaCluster, txn_id: &str) -> ProducerConfig {

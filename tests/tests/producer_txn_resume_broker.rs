@@ -24,8 +24,8 @@ use kafka_producer::txn::{
     CoordinatorType, PreparedTransaction, ResumeOptions, ResumeOutcome, TransactionState,
     TransactionVersion, abort_prepared, commit_prepared, find_coordinator,
 };
-use kafka_producer::{Cluster, ClusterConfig, TopicPartition};
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_producer::{Cluster, TopicPartition};
+use kafka_testcontainers::shared::{SharedKafka, unique_name, unique_topic};
 use kafka_testcontainers::{IsolationLevel as JavaIsolation, KafkaCluster};
 use std::path::Path;
 use std::process::Stdio;
@@ -33,6 +33,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
+
+mod support;
 
 const PER_TXN: usize = 6;
 
@@ -132,26 +134,10 @@ struct Setup {
 }
 
 async fn setup(variant: SharedKafka) -> Setup {
-    let kafka = variant.cluster().await.expect("shared cluster");
-    let level = kafka
-        .finalized_feature(0, "transaction.version")
-        .await
-        .unwrap()
-        .unwrap_or(0);
-    let tv = TransactionVersion::from_level(level);
-    assert_eq!(
-        tv == TransactionVersion::V2,
-        variant.transaction_version() == Some(2),
-        "{variant}: finalized transaction.version {level}"
-    );
-    let topic = unique_name("resume");
-    kafka
-        .create_topic(&topic, 2, 1)
+    let (kafka, cluster, tv) = support::shared::transactional_client(variant).await;
+    let topic = unique_topic(kafka, "resume", 2)
         .await
         .expect("create topic");
-    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
-        .await
-        .unwrap();
     // The writers' timeouts (up to 60 s) are below the broker's maximum.
     let max = admin::broker_config(&cluster, kafka.node_id(0), &["transaction.max.timeout.ms"])
         .await

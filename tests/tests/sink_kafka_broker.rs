@@ -27,32 +27,24 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
-use kafka_producer::{Cluster, ClusterConfig, ProducerConfig};
+use kafka_producer::{Cluster, ProducerConfig};
 use kafka_sink::checkpoint::{
     Checkpoint, CheckpointCoordinator, CheckpointStorage, OperatorSnapshot,
 };
 use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkError, KafkaSinkRecord, Semantic};
 use kafka_sink::{CheckpointedOperator, OperatorInfo, RecordContext, RestoredState};
 use kafka_testcontainers::KafkaCluster;
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::shared::{SharedKafka, unique_name, unique_topic};
+
+mod support;
 use tokio::sync::Mutex;
 
 /// The shared Kafka 4.4 cluster, a topic of one partition and a
 /// transactional id prefix of this test's own (both named after `name`),
 /// and a client of the cluster.
 async fn start(name: &str) -> (&'static KafkaCluster, Arc<Cluster>, String, String) {
-    let kafka = SharedKafka::Kafka44Tv2
-        .cluster()
-        .await
-        .expect("shared Kafka 4.4");
-    let topic = unique_name(name);
-    kafka
-        .create_topic(&topic, 1, 1)
-        .await
-        .expect("create topic");
-    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
-        .await
-        .unwrap();
+    let (kafka, cluster) = support::shared::client(SharedKafka::Kafka44Tv2).await;
+    let topic = unique_topic(kafka, name, 1).await.expect("create topic");
     (kafka, cluster, topic, unique_name(&format!("{name}-sink")))
 }
 fn config(kafka: &KafkaCluster, topic: &str, prefix: &str, semantic: Semantic) -> KafkaSinkConfig {

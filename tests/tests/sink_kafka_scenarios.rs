@@ -29,7 +29,7 @@ use bytes::Bytes;
 use kafka_producer::admin::{self, TransactionFilters};
 use kafka_producer::partitioner::{Partitioner, partition_for_key};
 use kafka_producer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
-use kafka_producer::{Cluster, ClusterConfig, ProducerConfig};
+use kafka_producer::{Cluster, ProducerConfig};
 use kafka_sink::checkpoint::{Checkpoint, OperatorSnapshot};
 use kafka_sink::kafka::{
     KEY_DISABLE_METRICS, KafkaSink, KafkaSinkConfig, KafkaSinkError, KafkaSinkRecord, Keyed,
@@ -37,28 +37,20 @@ use kafka_sink::kafka::{
 };
 use kafka_sink::{CheckpointedOperator, OperatorInfo, RecordContext, RestoredState};
 use kafka_testcontainers::KafkaCluster;
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::shared::{SharedKafka, unique_name, unique_topic};
+
+mod support;
 
 /// The shared Kafka 4.4 cluster and a client of it.
 async fn kafka() -> (&'static KafkaCluster, Arc<Cluster>) {
-    let kafka = SharedKafka::Kafka44Tv2
-        .cluster()
-        .await
-        .expect("shared Kafka 4.4");
-    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
-        .await
-        .unwrap();
-    (kafka, cluster)
+    support::shared::client(SharedKafka::Kafka44Tv2).await
 }
 
 /// A topic of this test's own (named after `name`) with `partitions`.
 async fn topic(kafka: &KafkaCluster, name: &str, partitions: i32) -> String {
-    let topic = unique_name(name);
-    kafka
-        .create_topic(&topic, partitions, 1)
+    unique_topic(kafka, name, partitions)
         .await
-        .expect("create topic");
-    topic
+        .expect("create topic")
 }
 
 fn producer_props(kafka: &KafkaCluster) -> ProducerConfig {
