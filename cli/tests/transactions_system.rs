@@ -19,11 +19,11 @@
 //! Runs on Kafka 4.4 with transaction version 2 and 1 (KIP-848 groups) and
 //! on Kafka 3.9 (classic groups).
 //!
-//! The scenarios run one at a time. Those of one Kafka release and
-//! transaction version share one cluster, started by the first of them and
-//! handed on with every node running and every partition in sync (a
-//! rolling restart ends so); each scenario has topics, a group and
-//! transactional ids of its own.
+//! The scenarios run one at a time (the harness's `slot::ClusterSlot`).
+//! Those of one Kafka release and transaction version share one cluster,
+//! started by the first of them and handed on with every node running and
+//! every partition in sync (a rolling restart ends so); each scenario has
+//! topics, a group and transactional ids of its own.
 //!
 //! CI runs the reduced size (`SYSTEM_TEST_RECORDS`, default 10,000;
 //! `SYSTEM_TEST_ROUNDS`, default 1). The copiers' random-abort seeds are
@@ -32,6 +32,7 @@
 use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{Cluster, ClusterConfig, Producer, ProducerConfig, ProducerRecord};
 use kafka_testcontainers::shared::unique_name;
+use kafka_testcontainers::slot::{ClusterSlot, SlotGuard};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -325,59 +326,46 @@ async fn seed_input(bootstrap: &str, input: &str, n: u64, partitions: i32) {
     producer.close(Duration::from_secs(30)).await.unwrap();
 }
 
-/// The cluster of the last scenario and its kind (release, transaction
-/// version); the lock runs the scenarios one at a time.
-static CLUSTER: tokio::sync::Mutex<Option<(ClusterKind, KafkaCluster)>> =
-    tokio::sync::Mutex::const_new(None);
+/// The scenarios' cluster: one at a time, handed on while every node runs
+/// to the next scenario of the same release and transaction version.
+static SLOT: ClusterSlot = ClusterSlot::new();
 
-/// What makes two scenarios' clusters interchangeable.
-type ClusterKind = (String, Option<i16>);
-
-/// A three-node cluster of `s`'s kind: the last scenario's if it is of the
-/// same kind and every node still runs (a scenario that failed mid-restart
-/// leaves one that does not), else a new one.
-async fn cluster_for<'a>(
-    slot: &'a mut Option<(ClusterKind, KafkaCluster)>,
-    s: &Scenario,
-) -> &'a KafkaCluster {
-    let kind: ClusterKind = (s.version.to_string(), s.transaction_version);
-    let reusable = match slot {
-        Some((k, kafka)) => *k == kind && (0..kafka.node_count()).all(|n| kafka.is_running(n)),
-        None => false,
-    };
-    if reusable {
-        let kafka = &slot.as_ref().expect("checked").1;
+/// A three-node cluster of `s`'s release and transaction version: the last
+/// scenario's if it is of the same kind and every node still runs (a
+/// scenario that failed mid-restart leaves one that does not), else a new
+/// one. A handed-on cluster is waited for until ready with every partition
+/// in sync.
+async fn cluster_for(s: &Scenario) -> SlotGuard<'static> {
+    let key = format!("{} tv {:?}", s.version, s.transaction_version);
+    let kafka = SLOT
+        .lock(&key, || {
+            let builder = KafkaCluster::builder()
+                .version(s.version.clone())
+                .nodes(3)
+                .broker_config("min.insync.replicas", "2")
+                .broker_config("default.replication.factor", "3")
+                .broker_config("group.consumer.min.heartbeat.interval.ms", "500")
+                .broker_config("group.consumer.heartbeat.interval.ms", "500")
+                .broker_config("group.consumer.min.session.timeout.ms", "6000")
+                .broker_config("group.consumer.session.timeout.ms", "10000");
+            match s.transaction_version {
+                Some(tv) => builder.transaction_version(tv),
+                None => builder,
+            }
+        })
+        .await
+        .expect("start a 3-node cluster");
+    if kafka.reused() {
         kafka
             .wait_until_ready()
             .await
             .expect("the kept cluster is ready");
         wait_no_under_replicated(&kafka.bootstrap()).await;
-    } else {
-        // Stops the last one first: one three-node cluster at a time.
-        *slot = None;
-        // The last scenario's cluster stays in the static, never dropped:
-        // its scratch directory outlives the process; a later run removes it.
-        kafka_testcontainers::remove_orphaned_scratch_dirs();
-        let mut builder = KafkaCluster::builder()
-            .version(s.version.clone())
-            .nodes(3)
-            .broker_config("min.insync.replicas", "2")
-            .broker_config("default.replication.factor", "3")
-            .broker_config("group.consumer.min.heartbeat.interval.ms", "500")
-            .broker_config("group.consumer.heartbeat.interval.ms", "500")
-            .broker_config("group.consumer.min.session.timeout.ms", "6000")
-            .broker_config("group.consumer.session.timeout.ms", "10000");
-        if let Some(tv) = s.transaction_version {
-            builder = builder.transaction_version(tv);
-        }
-        let kafka = builder.start().await.expect("start a 3-node cluster");
-        *slot = Some((kind, kafka));
     }
-    &slot.as_ref().expect("set above").1
+    kafka
 }
 
 async fn run(s: Scenario) {
-    let mut slot = CLUSTER.lock().await;
     let records = env_u64("SYSTEM_TEST_RECORDS", 10_000);
     let rounds = env_u64("SYSTEM_TEST_ROUNDS", 1) as usize;
     let seed = env_u64(
@@ -387,7 +375,7 @@ async fn run(s: Scenario) {
     println!(
         "transactions system test {s:?}: {records} records, {rounds} round(s), seed {seed} (replay with SYSTEM_TEST_SEED={seed})"
     );
-    let kafka = cluster_for(&mut slot, &s).await;
+    let kafka = cluster_for(&s).await;
     let names = Names::new();
     let bootstrap = kafka.bootstrap();
     kafka
