@@ -5,25 +5,26 @@
 //! [`Reader`], and once with the Java console consumer) shows order,
 //! duplicates and gaps per partition.
 //!
-//! - One node behind the fault proxy (one cluster for all of):
-//!   (a) idempotence on, a stream of records while the proxy resets
-//!   connections, swallows responses and adds latency: every send resolves
-//!   Ok, per-partition order kept, no duplicates, no gaps;
-//!   (b) idempotence off, retries on, the same faults: nothing lost;
-//!   duplicates are possible without idempotence (the test prints how many);
-//!   (d) corrupted responses: typed errors or recovery, no panic, and sends
-//!   work afterwards.
-//! - (c) Three nodes, topic with replication factor 3 and min ISR 2,
+//! - One node behind the fault proxy: with idempotence on, resets,
+//!   swallowed responses and latency leave every record exactly once and in
+//!   order; with idempotence off, nothing is lost (duplicates are possible);
+//!   corrupted responses give typed errors or recovery, never a panic, and
+//!   sends work afterwards.
+//! - Three nodes, a topic with replication factor 3 and min ISR 2,
 //!   acks=all: the leader of a partition is killed (SIGKILL) mid-stream;
 //!   every acknowledged record is read back, order per partition kept.
 //!
 //! Faults are injected when requests are in flight (waited for, not slept).
 //!
-//! Both tests start brokers of their own: the proxy's faults would hit
-//! every other test of a shared cluster, and (c) kills a node of three.
-//! (a), (b) and (d) run in turn in one test on one proxied broker: tests
-//! running beside each other cannot share a proxy (one's faults would hit
-//! the other's requests), so a test per case would start a broker per case.
+//! The tests keep brokers of their own (the proxy's faults would hit every
+//! other test of a shared cluster, and one test kills a node of three),
+//! handed from test to test through one `slot::ClusterSlot`: the tests run
+//! one at a time (tests beside each other cannot share a proxy: one's
+//! faults would hit the other's requests); the proxied broker is started
+//! once for the three tests through it, its proxy back to no fault and its
+//! connections reset for each; the three-node cluster is another key (the
+//! slot holds one cluster at a time: in name order, the proxied tests run
+//! first, then the leader kill, two cluster starts in all).
 
 use kafka_producer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{
@@ -31,6 +32,8 @@ use kafka_producer::{
 };
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::{CreateTopicsRequest, CreateTopicsRequestCreatableTopic};
+use kafka_testcontainers::shared::unique_name;
+use kafka_testcontainers::slot::{ClusterSlot, SlotGuard};
 use kafka_testcontainers::{
     Direction, IsolationLevel as JavaIsolation, KafkaCluster, KafkaVersion, ProxyHandle,
 };
@@ -242,42 +245,63 @@ fn fault_config(kafka: &KafkaCluster) -> kafka_producer::ProducerConfigBuilder {
         .request_timeout(Duration::from_millis(1500))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn proxy_faults_with_and_without_idempotence_and_corrupt_responses() {
+/// The tests' brokers, one cluster at a time, handed from test to test.
+static SLOT: ClusterSlot = ClusterSlot::new();
+
+/// One Kafka 4.4 node behind the fault proxy: the last proxied test's, its
+/// proxy back to no fault and its connections reset, else a new one.
+async fn proxied_broker() -> SlotGuard<'static> {
     let t0 = Instant::now();
-    let kafka = KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .nodes(1)
-        .with_proxies(true)
-        .start()
+    let kafka = SLOT
+        .lock("Kafka 4.4, one node behind a proxy", || {
+            KafkaCluster::builder()
+                .version(KafkaVersion::V4_4)
+                .nodes(1)
+                .with_proxies(true)
+        })
         .await
         .expect("start Kafka");
-    let proxy = kafka.proxy(0).clone();
-    eprintln!("cluster up after {:?}", t0.elapsed());
+    eprintln!(
+        "proxied broker ready after {:?} (handed on: {})",
+        t0.elapsed(),
+        kafka.reused()
+    );
+    kafka
+}
 
-    // (a) Idempotent: exactly once, in order, through the faults.
+/// Invariant: with idempotence on, a stream of records while the proxy
+/// resets connections, swallows responses and adds latency: every send
+/// resolves Ok (and the faults caused retries), each partition holds
+/// exactly the records sent to it in order, no duplicate, no gap, every
+/// acknowledged offset holds its record, and the Java console consumer
+/// reads the same records at the same offsets.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proxy_faults_idempotent_exactly_once_in_order() {
+    let kafka = proxied_broker().await;
+    let proxy = kafka.proxy(0).clone();
     const N: u64 = 20_000;
     let t = Instant::now();
-    create_topic(&kafka, "faults-idempotent", 1).await;
+    let topic = unique_name("faults-idempotent");
+    create_topic(&kafka, &topic, 1).await;
     let producer = Producer::connect(fault_config(&kafka).build().unwrap())
         .await
         .unwrap();
-    let outcomes = stream(&producer, "faults-idempotent", N, 1000, |w| {
+    let outcomes = stream(&producer, &topic, N, 1000, |w| {
         inject(&proxy, w).to_string()
     })
     .await;
     proxy.clear_faults();
     let m = producer.metrics();
     producer.close(Duration::from_secs(10)).await.unwrap();
-    eprintln!("(a) idempotent: {N} records in {:?}; {m:?}", t.elapsed());
+    eprintln!("idempotent: {N} records in {:?}; {m:?}", t.elapsed());
     assert!(m.retries > 0, "the faults caused retries: {m:?}");
-    let ours = read_back(&kafka.bootstrap(), "faults-idempotent").await;
+    let ours = read_back(&kafka.bootstrap(), &topic).await;
     assert_eq!(ours.len() as u64, N);
-    assert_exact("faults-idempotent", &outcomes, &ours);
+    assert_exact(&topic, &outcomes, &ours);
     // The Java console consumer reads the same records at the same offsets.
     let java = kafka
         .console_consume(
-            "faults-idempotent",
+            &topic,
             JavaIsolation::ReadCommitted,
             N as usize,
             Duration::from_secs(20),
@@ -293,19 +317,32 @@ async fn proxy_faults_with_and_without_idempotence_and_corrupt_responses() {
         .map(|r| (r.partition, r.offset, r.value.clone().unwrap()))
         .collect();
     assert_eq!(ours_set, java_set, "our reader and the Java consumer agree");
-    eprintln!("(a) checked (incl. Java consumer) after {:?}", t.elapsed());
+    eprintln!(
+        "idempotent: checked (incl. Java consumer) after {:?}",
+        t.elapsed()
+    );
+}
 
-    // (b) Not idempotent, retries on: nothing lost; duplicates possible.
+/// Invariant: with idempotence off and retries on, under the same faults
+/// (resets, swallowed responses, latency), every send resolves Ok and no
+/// record is lost; duplicates and reordering are possible without
+/// idempotence (a written batch's response lost, the batch retried): the
+/// test prints how many.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proxy_faults_without_idempotence_lose_nothing() {
+    let kafka = proxied_broker().await;
+    let proxy = kafka.proxy(0).clone();
     const NB: u64 = 6_000;
     let t = Instant::now();
-    create_topic(&kafka, "faults-plain", 1).await;
+    let topic = unique_name("faults-plain");
+    create_topic(&kafka, &topic, 1).await;
     let config = fault_config(&kafka)
         .enable_idempotence(false)
         .build()
         .unwrap();
     assert!(!config.idempotence());
     let producer = Producer::connect(config).await.unwrap();
-    let outcomes = stream(&producer, "faults-plain", NB, 500, |w| {
+    let outcomes = stream(&producer, &topic, NB, 500, |w| {
         inject(&proxy, w).to_string()
     })
     .await;
@@ -313,7 +350,7 @@ async fn proxy_faults_with_and_without_idempotence_and_corrupt_responses() {
     producer.close(Duration::from_secs(10)).await.unwrap();
     let failed = outcomes.iter().filter(|o| o.2.is_err()).count();
     assert_eq!(failed, 0, "retries outlast the faults");
-    let by = sequences(&read_back(&kafka.bootstrap(), "faults-plain").await);
+    let by = sequences(&read_back(&kafka.bootstrap(), &topic).await);
     let (mut duplicates, mut reordered) = (0, 0);
     for p in 0..PARTITIONS {
         let seqs: Vec<u64> = by[&p].iter().map(|(_, s)| *s).collect();
@@ -322,37 +359,42 @@ async fn proxy_faults_with_and_without_idempotence_and_corrupt_responses() {
         assert_eq!(
             distinct,
             (0..sent).collect::<BTreeSet<_>>(),
-            "faults-plain-{p}: a record was lost"
+            "{topic}-{p}: a record was lost"
         );
         duplicates += seqs.len() - distinct.len();
         reordered += seqs.windows(2).filter(|w| w[1] < w[0]).count();
     }
     eprintln!(
-        "(b) without idempotence: no record lost; {duplicates} duplicate(s) and \
+        "without idempotence: no record lost; {duplicates} duplicate(s) and \
          {reordered} out-of-order step(s) — duplicates are possible without \
          idempotence when a written batch's response is lost and the batch is retried \
          ({:?})",
         t.elapsed()
     );
+}
 
-    // (d) Corrupted responses: typed errors or recovery, never a panic;
-    // sends work afterwards.
+/// Invariant: corrupted responses (1 to 5000 bytes XORed) give typed,
+/// non-fatal errors or recovery, never a panic or a hung send; the
+/// connection is closed (a NETWORK_EXCEPTION counted); sends work
+/// afterwards; what is read back keeps each partition's order without
+/// duplicates (exactly the records sent when no error surfaced).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proxy_corrupt_responses_typed_errors_then_sends_work() {
+    let kafka = proxied_broker().await;
+    let proxy = kafka.proxy(0).clone();
     let t = Instant::now();
-    create_topic(&kafka, "faults-corrupt", 1).await;
+    let topic = unique_name("faults-corrupt");
+    create_topic(&kafka, &topic, 1).await;
     let producer = Producer::connect(fault_config(&kafka).build().unwrap())
         .await
         .unwrap();
-    let mut outcomes = stream(&producer, "faults-corrupt", 300, 300, |_| String::new()).await;
+    let mut outcomes = stream(&producer, &topic, 300, 300, |_| String::new()).await;
     let mut next = 300;
     for bytes in [1u64, 4, 12, 200, 5000] {
         let pending: Vec<_> = (next..next + 300)
             .map(|i| {
                 let p = (i % PARTITIONS as u64) as i32;
-                (
-                    p,
-                    i / PARTITIONS as u64,
-                    producer.send(record("faults-corrupt", i)),
-                )
+                (p, i / PARTITIONS as u64, producer.send(record(&topic, i)))
             })
             .collect();
         next += 300;
@@ -378,7 +420,7 @@ async fn proxy_faults_with_and_without_idempotence_and_corrupt_responses() {
                 m
             });
     let m = producer.metrics();
-    eprintln!("(d) corrupt responses: errors surfaced {errors:?}; {m:?}");
+    eprintln!("corrupt responses: errors surfaced {errors:?}; {m:?}");
     assert!(
         m.errors_by_code
             .contains_key(&ErrorCode::NetworkException.code()),
@@ -388,11 +430,7 @@ async fn proxy_faults_with_and_without_idempotence_and_corrupt_responses() {
     let after: Vec<_> = (next..next + 300)
         .map(|i| {
             let p = (i % PARTITIONS as u64) as i32;
-            (
-                p,
-                i / PARTITIONS as u64,
-                producer.send(record("faults-corrupt", i)),
-            )
+            (p, i / PARTITIONS as u64, producer.send(record(&topic, i)))
         })
         .collect();
     for (p, seq, f) in after {
@@ -401,34 +439,46 @@ async fn proxy_faults_with_and_without_idempotence_and_corrupt_responses() {
         outcomes.push((p, seq, r));
     }
     producer.close(Duration::from_secs(10)).await.unwrap();
-    let ours = read_back(&kafka.bootstrap(), "faults-corrupt").await;
+    let ours = read_back(&kafka.bootstrap(), &topic).await;
     if errors.is_empty() {
-        assert_exact("faults-corrupt", &outcomes, &ours);
+        assert_exact(&topic, &outcomes, &ours);
     } else {
         for (p, v) in sequences(&ours) {
             assert!(
                 v.windows(2).all(|w| w[0].1 < w[1].1),
-                "faults-corrupt-{p}: order kept, no duplicates"
+                "{topic}-{p}: order kept, no duplicates"
             );
         }
     }
-    eprintln!("(d) done after {:?}; total {:?}", t.elapsed(), t0.elapsed());
+    eprintln!("corrupt responses: done after {:?}", t.elapsed());
 }
 
+/// Invariant: three nodes, a topic with replication factor 3 and min ISR
+/// 2, an idempotent producer with acks=all: when the leader of a partition
+/// is killed (SIGKILL) mid-stream, leadership moves, every send still
+/// resolves Ok (retries outlast the failover), and every acknowledged
+/// record is read back, each partition in order without duplicates.
+///
+/// Its cluster goes through the slot too (another key): it runs after the
+/// proxied tests, never beside them, and leaves a killed node, so nothing
+/// reuses it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn leader_killed_mid_stream_loses_nothing_acknowledged() {
+async fn three_nodes_leader_killed_mid_stream_loses_nothing_acknowledged() {
     let t0 = Instant::now();
-    let kafka = KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .nodes(3)
-        // Fence a dead broker (and shrink ISRs) after 2 s instead of 9 s.
-        .broker_config("broker.session.timeout.ms", "2000")
-        .broker_config("broker.heartbeat.interval.ms", "500")
-        .start()
+    let kafka = SLOT
+        .lock("Kafka 4.4, three nodes, 2 s broker session", || {
+            KafkaCluster::builder()
+                .version(KafkaVersion::V4_4)
+                .nodes(3)
+                // Fence a dead broker (and shrink ISRs) after 2 s instead of 9 s.
+                .broker_config("broker.session.timeout.ms", "2000")
+                .broker_config("broker.heartbeat.interval.ms", "500")
+        })
         .await
         .expect("start 3 Kafka nodes");
     eprintln!("3 nodes up after {:?}", t0.elapsed());
-    let topic = "leader-kill";
+    let topic = unique_name("leader-kill");
+    let topic = topic.as_str();
     create_topic(&kafka, topic, 3).await;
     let config = ProducerConfig::builder(&kafka.bootstrap())
         .linger(Duration::from_millis(5))
