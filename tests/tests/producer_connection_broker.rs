@@ -1,8 +1,10 @@
 //! Real-broker tests: Kafka 4.4 (KRaft) from the Maven jars via
 //! `kafka-testcontainers`: version negotiation, pipelining, cluster
 //! metadata and reconnects on the harness's shared Kafka 4.4 cluster (topic
-//! names of each test's own); SASL on a cluster of its own (a SASL listener
-//! is a broker setting the shared clusters do not have).
+//! names of each test's own); SASL on a broker of its own (a SASL listener
+//! is a broker setting the shared clusters do not have), started once for
+//! the SASL tests and handed from one to the next through a
+//! `slot::ClusterSlot` (they run one at a time).
 
 use kafka_producer::{
     Cluster, ClusterConfig, ConnError, Connection, ConnectionConfig, SaslConfig, TopicSelection,
@@ -10,6 +12,7 @@ use kafka_producer::{
 use kafka_proto::messages::{MetadataRequest, MetadataRequestTopic};
 use kafka_proto::{ApiKey, ErrorCode};
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::slot::{ClusterSlot, SlotGuard};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
 use std::sync::Arc;
 
@@ -176,72 +179,104 @@ async fn cluster_reconnects_after_a_disconnect_kafka_4_4_tv2() {
     cluster.close();
 }
 
-/// Invariant: PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 each authenticate with
-/// the right password (connections and the cluster layer's), fail fatally
-/// with a wrong password or an unknown user, and a connection without SASL
-/// gets no answer from the SASL listener.
-///
-/// Keeps a broker of its own (a SASL listener); the mechanisms run in turn
-/// on it, since one test per mechanism would start three brokers.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sasl_plain_and_scram_against_kafka_4_4() {
-    let users = kafka_testcontainers::SaslConfig::new().user("alice", "alice-secret");
-    let kafka = KafkaCluster::builder()
-        .version(KafkaVersion::V4_4)
-        .sasl(users)
-        .start()
+/// The SASL tests' broker (a SASL listener for user `alice`, every
+/// mechanism), started by the first of them and handed on to the next.
+static SASL_SLOT: ClusterSlot = ClusterSlot::new();
+
+/// The SASL broker: one Kafka 4.4 node whose CLIENT listener is
+/// SASL_PLAINTEXT, for `alice` / `alice-secret`.
+async fn sasl_kafka() -> SlotGuard<'static> {
+    SASL_SLOT
+        .lock("Kafka 4.4, SASL_PLAINTEXT, alice", || {
+            KafkaCluster::builder()
+                .version(KafkaVersion::V4_4)
+                .sasl(kafka_testcontainers::SaslConfig::new().user("alice", "alice-secret"))
+        })
         .await
-        .expect("start SASL Kafka");
+        .expect("start SASL Kafka")
+}
+
+/// The checks of one mechanism (`make` builds its client configuration
+/// from a user and a password): the right password authenticates (a
+/// connection that then gets metadata, and the cluster layer's
+/// connections); a wrong password and an unknown user fail fatally.
+async fn sasl_mechanism_authenticates(make: fn(&str, &str) -> SaslConfig) {
+    let kafka = sasl_kafka().await;
     let addr = first_addr(&kafka);
+    let good = make("alice", "alice-secret");
+    let name = good.mechanism_name();
+    let cfg = ConnectionConfig {
+        sasl: Some(good.clone()),
+        ..Default::default()
+    };
+    let conn = Connection::connect(&addr, &cfg)
+        .await
+        .unwrap_or_else(|e| panic!("{name} with the right password: {e}"));
+    let md = conn
+        .send_negotiated(&MetadataRequest::default())
+        .await
+        .unwrap_or_else(|e| panic!("{name}: metadata after auth: {e}"));
+    assert_eq!(md.brokers.len(), 1);
 
-    let plain = |user: &str, pw: &str| SaslConfig::plain(user, pw);
-    let s256 = |user: &str, pw: &str| SaslConfig::scram_sha256(user, pw);
-    let s512 = |user: &str, pw: &str| SaslConfig::scram_sha512(user, pw);
-    for make in [plain, s256, s512] {
-        let good = make("alice", "alice-secret");
-        let name = good.mechanism_name();
-        let cfg = ConnectionConfig {
-            sasl: Some(good.clone()),
-            ..Default::default()
-        };
-        let conn = Connection::connect(&addr, &cfg)
-            .await
-            .unwrap_or_else(|e| panic!("{name} with the right password: {e}"));
-        let md = conn
-            .send_negotiated(&MetadataRequest::default())
-            .await
-            .unwrap_or_else(|e| panic!("{name}: metadata after auth: {e}"));
-        assert_eq!(md.brokers.len(), 1);
+    let bad = ConnectionConfig {
+        sasl: Some(make("alice", "wrong-password")),
+        ..Default::default()
+    };
+    let err = Connection::connect(&addr, &bad).await.unwrap_err();
+    assert!(
+        matches!(err, ConnError::AuthenticationFailed { .. }),
+        "{name} with a wrong password: {err:?}"
+    );
+    assert!(err.is_fatal());
 
-        let bad = ConnectionConfig {
-            sasl: Some(make("alice", "wrong-password")),
-            ..Default::default()
-        };
-        let err = Connection::connect(&addr, &bad).await.unwrap_err();
-        assert!(
-            matches!(err, ConnError::AuthenticationFailed { .. }),
-            "{name} with a wrong password: {err:?}"
-        );
-        assert!(err.is_fatal());
+    let unknown = ConnectionConfig {
+        sasl: Some(make("mallory", "alice-secret")),
+        ..Default::default()
+    };
+    let err = Connection::connect(&addr, &unknown).await.unwrap_err();
+    assert!(
+        matches!(err, ConnError::AuthenticationFailed { .. }),
+        "{name} with an unknown user: {err:?}"
+    );
 
-        let unknown = ConnectionConfig {
-            sasl: Some(make("mallory", "alice-secret")),
-            ..Default::default()
-        };
-        let err = Connection::connect(&addr, &unknown).await.unwrap_err();
-        assert!(
-            matches!(err, ConnError::AuthenticationFailed { .. }),
-            "{name} with an unknown user: {err:?}"
-        );
+    // The cluster layer authenticates every connection it opens.
+    let mut config = ClusterConfig::new(&kafka.bootstrap());
+    config.connection.sasl = Some(good);
+    let cluster = Cluster::connect(config).await.expect("SASL bootstrap");
+    let conn = cluster.connection(kafka.node_id(0)).await.unwrap();
+    assert!(!conn.is_closed());
+}
 
-        // The cluster layer authenticates every connection it opens.
-        let mut config = ClusterConfig::new(&kafka.bootstrap());
-        config.connection.sasl = Some(good);
-        let cluster = Cluster::connect(config).await.expect("SASL bootstrap");
-        let conn = cluster.connection(kafka.node_id(0)).await.unwrap();
-        assert!(!conn.is_closed());
-    }
+/// Invariant: SASL/PLAIN authenticates with the right password (a
+/// connection, then metadata; the cluster layer's connections), and fails
+/// fatally (AuthenticationFailed) with a wrong password or an unknown user.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sasl_plain_authenticates_and_refuses_bad_credentials_kafka_4_4() {
+    sasl_mechanism_authenticates(|user, pw| SaslConfig::plain(user, pw)).await;
+}
 
+/// Invariant: SASL/SCRAM-SHA-256 authenticates with the right password (a
+/// connection, then metadata; the cluster layer's connections), and fails
+/// fatally (AuthenticationFailed) with a wrong password or an unknown user.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sasl_scram_sha_256_authenticates_and_refuses_bad_credentials_kafka_4_4() {
+    sasl_mechanism_authenticates(|user, pw| SaslConfig::scram_sha256(user, pw)).await;
+}
+
+/// Invariant: SASL/SCRAM-SHA-512 authenticates with the right password (a
+/// connection, then metadata; the cluster layer's connections), and fails
+/// fatally (AuthenticationFailed) with a wrong password or an unknown user.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sasl_scram_sha_512_authenticates_and_refuses_bad_credentials_kafka_4_4() {
+    sasl_mechanism_authenticates(|user, pw| SaslConfig::scram_sha512(user, pw)).await;
+}
+
+/// Invariant: a connection without SASL gets no answer from the SASL
+/// listener (it fails to connect, or its first request fails).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sasl_listener_gives_no_answer_without_sasl_kafka_4_4() {
+    let kafka = sasl_kafka().await;
+    let addr = first_addr(&kafka);
     // Without SASL the SASL listener drops the connection.
     let err = Connection::connect(&addr, &ConnectionConfig::default()).await;
     if let Ok(conn) = err {
