@@ -4,9 +4,12 @@
 //! host name verification failing fast with typed errors, SASL_SSL with
 //! SCRAM-SHA-512 and a client certificate (mutual TLS).
 //!
-//! Each test starts a broker of its own (the shared clusters have no TLS
-//! or SASL listener) and runs its cases in turn on it: a test per case
-//! would start a broker per case.
+//! The tests keep brokers of their own (the shared clusters have no TLS or
+//! SASL listener): one with an `SSL` listener, one with a `SASL_SSL`
+//! listener that requires a client certificate. They run one at a time,
+//! each broker handed from test to test through one `slot::ClusterSlot`
+//! (in name order the SASL_SSL tests run first, then the SSL ones: two
+//! broker starts in all).
 #![cfg(feature = "tls")]
 
 use kafka_producer::connection::TlsConfig;
@@ -16,6 +19,8 @@ use kafka_producer::{
     Cluster, ConnError, Connection, ConnectionConfig, Producer, ProducerConfig, ProducerRecord,
     SaslConfig,
 };
+use kafka_testcontainers::shared::unique_name;
+use kafka_testcontainers::slot::{ClusterSlot, SlotGuard};
 use kafka_testcontainers::{KafkaCluster, SaslConfig as HarnessSasl};
 use std::time::{Duration, Instant};
 
@@ -74,18 +79,48 @@ async fn produce_and_read_back(config: ProducerConfig, topic: &str, n: usize) {
     assert_eq!(values, expected);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ssl_connect_verify_produce_and_read_back() {
-    let kafka = KafkaCluster::builder()
-        .tls(true)
-        .start()
+/// The tests' brokers (an SSL one, a SASL_SSL one with client
+/// authentication), one at a time, each handed on to the next test of its
+/// kind.
+static SLOT: ClusterSlot = ClusterSlot::new();
+
+/// One Kafka 4.4 node whose CLIENT listener is `SSL` (no client
+/// certificate asked for).
+async fn ssl_kafka() -> SlotGuard<'static> {
+    SLOT.lock("Kafka 4.4, SSL", || KafkaCluster::builder().tls(true))
         .await
-        .expect("start a TLS cluster");
+        .expect("start a TLS cluster")
+}
+
+/// One Kafka 4.4 node whose CLIENT listener is `SASL_SSL` for `alice` /
+/// `alice-secret`, a client certificate required (mutual TLS).
+async fn sasl_ssl_kafka() -> SlotGuard<'static> {
+    SLOT.lock("Kafka 4.4, SASL_SSL with client authentication", || {
+        KafkaCluster::builder()
+            .sasl(HarnessSasl::new().user("alice", "alice-secret"))
+            .tls_client_auth(true)
+    })
+    .await
+    .expect("start a SASL_SSL cluster with client auth")
+}
+
+/// A CA (and certificates) that did not sign the broker's, in a directory
+/// that lives as long as the returned guard.
+fn other_ca() -> (tempfile::TempDir, kafka_testcontainers::tls::TlsFiles) {
+    let dir = tempfile::tempdir().unwrap();
+    let files = kafka_testcontainers::tls::generate(dir.path()).unwrap();
+    (dir, files)
+}
+
+/// Invariant: ApiVersions + Metadata work over TLS, the broker's
+/// certificate verified against the harness's CA with the IP address as
+/// the name (its IP SAN); the metadata lists the broker at its port.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssl_connects_and_reads_metadata_verifying_the_ip_san() {
+    let kafka = ssl_kafka().await;
     let addr = kafka.broker_addrs()[0].to_string();
     let ca = kafka.ca_pem().unwrap().to_vec();
-
-    // ApiVersions + Metadata over TLS, the name being the IP SAN.
-    let conn = Connection::connect(&addr, &tls_config(TlsConfig::new(ca.clone())))
+    let conn = Connection::connect(&addr, &tls_config(TlsConfig::new(ca)))
         .await
         .expect("TLS connect");
     let v = conn.versions().version_for::<MetadataRequest>().unwrap();
@@ -93,51 +128,88 @@ async fn ssl_connect_verify_produce_and_read_back() {
     assert_eq!(md.brokers.len(), 1);
     assert_eq!(md.brokers[0].port, kafka.broker_addrs()[0].port() as i32);
     conn.close();
+}
 
-    // The DNS SAN verifies too.
-    let tls = TlsConfig::new(ca.clone()).server_name("localhost");
+/// Invariant: the certificate's DNS SAN (`localhost`) verifies as the
+/// server name too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssl_verifies_the_dns_san_localhost() {
+    let kafka = ssl_kafka().await;
+    let addr = kafka.broker_addrs()[0].to_string();
+    let ca = kafka.ca_pem().unwrap().to_vec();
+    let tls = TlsConfig::new(ca).server_name("localhost");
     Connection::connect(&addr, &tls_config(tls))
         .await
         .expect("server name localhost");
+}
 
-    // A name the certificate does not cover: refused, unless host name
-    // verification is off (ssl.endpoint.identification.algorithm=).
-    let tls = TlsConfig::new(ca.clone()).server_name("wrong.example");
+/// Invariant: a server name the certificate does not cover is refused
+/// (typed, fatal, fast), unless host name verification is off
+/// (`ssl.endpoint.identification.algorithm=`), which accepts it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssl_refuses_a_wrong_server_name_unless_hostname_verification_is_off() {
+    let kafka = ssl_kafka().await;
+    let addr = kafka.broker_addrs()[0].to_string();
+    let ca = kafka.ca_pem().unwrap().to_vec();
+    let tls = TlsConfig::new(ca).server_name("wrong.example");
     let started = Instant::now();
     let r = Connection::connect(&addr, &tls_config(tls.clone())).await;
     assert_tls_refused(r, started, "wrong server name");
     Connection::connect(&addr, &tls_config(tls.verify_hostname(false)))
         .await
         .expect("chain-only verification accepts a name mismatch");
+}
 
-    // A CA that did not sign the broker: refused, with or without host
-    // name verification.
-    let other_dir = kafka.data_dir().join("other-ca");
-    std::fs::create_dir_all(&other_dir).unwrap();
-    let other = kafka_testcontainers::tls::generate(&other_dir).unwrap();
+/// Invariant: a CA that did not sign the broker's certificate is refused
+/// (typed, fatal, fast), with or without host name verification.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssl_refuses_an_untrusted_ca_with_or_without_hostname_verification() {
+    let kafka = ssl_kafka().await;
+    let addr = kafka.broker_addrs()[0].to_string();
+    let (_dir, other) = other_ca();
     for verify_hostname in [true, false] {
         let tls = TlsConfig::new(other.ca_pem.clone()).verify_hostname(verify_hostname);
         let started = Instant::now();
         let r = Connection::connect(&addr, &tls_config(tls)).await;
         assert_tls_refused(r, started, "wrong CA");
     }
+}
 
-    // Garbage instead of a CA: a configuration error.
+/// Invariant: garbage instead of a PEM CA is a configuration error
+/// (`InvalidTlsConfig`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssl_garbage_ca_is_a_configuration_error() {
+    let kafka = ssl_kafka().await;
+    let addr = kafka.broker_addrs()[0].to_string();
     let r = Connection::connect(&addr, &tls_config(TlsConfig::new(b"not pem".to_vec()))).await;
     assert!(
         matches!(r, Err(ConnError::InvalidTlsConfig { .. })),
         "{r:?}"
     );
+}
 
-    // Plaintext against the TLS listener fails (no hang past the timeout).
+/// Invariant: a plaintext connection to the TLS listener fails (no hang
+/// past the connect timeout).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssl_listener_refuses_plaintext() {
+    let kafka = ssl_kafka().await;
+    let addr = kafka.broker_addrs()[0].to_string();
     let plain = ConnectionConfig {
         connect_timeout: Duration::from_secs(10),
         ..Default::default()
     };
     assert!(Connection::connect(&addr, &plain).await.is_err());
+}
 
-    // The producer from Java properties, and the reader, over TLS.
-    kafka.create_topic("tls-produce", 1, 1).await.unwrap();
+/// Invariant: a producer configured from Java properties (`SSL`, PEM trust
+/// store, host name verification on) produces over TLS, every record at
+/// its offset, and the reader reads them back in order over the same
+/// settings.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssl_producer_from_java_properties_produces_and_reads_back() {
+    let kafka = ssl_kafka().await;
+    let topic = unique_name("tls-produce");
+    kafka.create_topic(&topic, 1, 1).await.unwrap();
     let config = ProducerConfig::from_properties([
         ("bootstrap.servers", kafka.bootstrap().as_str()),
         ("security.protocol", "SSL"),
@@ -150,9 +222,16 @@ async fn ssl_connect_verify_produce_and_read_back() {
         ("linger.ms", "5"),
     ])
     .expect("SSL properties");
-    produce_and_read_back(config, "tls-produce", 300).await;
+    produce_and_read_back(config, &topic, 300).await;
+}
 
-    // A wrong CA through the properties: the producer cannot bootstrap.
+/// Invariant: with a trust store that did not sign the broker (Java
+/// properties), the producer's cluster cannot bootstrap: a TLS handshake
+/// error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ssl_producer_with_an_untrusted_ca_cannot_bootstrap() {
+    let kafka = ssl_kafka().await;
+    let (_dir, other) = other_ca();
     let config = ProducerConfig::from_properties([
         ("bootstrap.servers", kafka.bootstrap().as_str()),
         ("security.protocol", "SSL"),
@@ -169,23 +248,25 @@ async fn ssl_connect_verify_produce_and_read_back() {
     assert!(format!("{err}").contains("TLS handshake"), "{err}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sasl_ssl_scram_with_a_client_certificate() {
-    let kafka = KafkaCluster::builder()
-        .sasl(HarnessSasl::new().user("alice", "alice-secret"))
-        .tls_client_auth(true)
-        .start()
-        .await
-        .expect("start a SASL_SSL cluster with client auth");
-    let addr = kafka.broker_addrs()[0].to_string();
+/// The harness's CA, and a TLS configuration trusting it with the
+/// harness's client certificate.
+fn with_client_cert(kafka: &KafkaCluster) -> (Vec<u8>, TlsConfig) {
     let files = kafka.tls_files().unwrap().clone();
-    let with_cert = TlsConfig::new(files.ca_pem.clone())
+    let tls = TlsConfig::new(files.ca_pem.clone())
         .client_auth(files.client_cert_pem.clone(), files.client_key_pem.clone());
+    (files.ca_pem, tls)
+}
 
-    // SCRAM-SHA-512 over mutual TLS.
+/// Invariant: SCRAM-SHA-512 over mutual TLS (the client's certificate
+/// presented) authenticates, and Metadata then lists the broker.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sasl_ssl_scram_sha_512_with_a_client_certificate_connects() {
+    let kafka = sasl_ssl_kafka().await;
+    let addr = kafka.broker_addrs()[0].to_string();
+    let (_, with_cert) = with_client_cert(&kafka);
     let cfg = ConnectionConfig {
         sasl: Some(SaslConfig::scram_sha512("alice", "alice-secret")),
-        ..tls_config(with_cert.clone())
+        ..tls_config(with_cert)
     };
     let conn = Connection::connect(&addr, &cfg).await.expect("SASL_SSL");
     let v = conn.versions().version_for::<MetadataRequest>().unwrap();
@@ -197,22 +278,36 @@ async fn sasl_ssl_scram_with_a_client_certificate() {
             .len(),
         1
     );
+}
 
-    // A wrong password is a SASL failure, after a good handshake.
+/// Invariant: over mutual TLS, a wrong password is a SASL failure
+/// (`AuthenticationFailed`), after a good handshake.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sasl_ssl_wrong_password_is_an_authentication_failure() {
+    let kafka = sasl_ssl_kafka().await;
+    let addr = kafka.broker_addrs()[0].to_string();
+    let (_, with_cert) = with_client_cert(&kafka);
     let cfg = ConnectionConfig {
         sasl: Some(SaslConfig::scram_sha512("alice", "wrong")),
-        ..tls_config(with_cert.clone())
+        ..tls_config(with_cert)
     };
     let err = Connection::connect(&addr, &cfg).await.unwrap_err();
     assert!(
         matches!(err, ConnError::AuthenticationFailed { .. }),
         "{err:?}"
     );
+}
 
-    // No client certificate: the broker rejects the handshake.
+/// Invariant: without a client certificate the broker rejects the
+/// handshake: a fatal error (or a disconnect), within 8 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sasl_ssl_without_a_client_certificate_is_refused_fast() {
+    let kafka = sasl_ssl_kafka().await;
+    let addr = kafka.broker_addrs()[0].to_string();
+    let (ca, _) = with_client_cert(&kafka);
     let cfg = ConnectionConfig {
         sasl: Some(SaslConfig::scram_sha512("alice", "alice-secret")),
-        ..tls_config(TlsConfig::new(files.ca_pem.clone()))
+        ..tls_config(TlsConfig::new(ca))
     };
     let started = Instant::now();
     let err = Connection::connect(&addr, &cfg).await.unwrap_err();
@@ -221,10 +316,18 @@ async fn sasl_ssl_scram_with_a_client_certificate() {
         "{err:?}"
     );
     assert!(started.elapsed() < Duration::from_secs(8), "{err:?}");
+}
 
-    // The producer from Java properties: SASL_SSL, SCRAM-SHA-512, PEM key
-    // store given inline.
-    kafka.create_topic("sasl-ssl", 1, 1).await.unwrap();
+/// Invariant: a producer configured from Java properties (`SASL_SSL`,
+/// SCRAM-SHA-512, PEM trust store, PEM key store given inline) produces
+/// over mutual TLS, every record at its offset, and the reader reads them
+/// back in order over the same settings.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sasl_ssl_producer_from_java_properties_produces_and_reads_back() {
+    let kafka = sasl_ssl_kafka().await;
+    let files = kafka.tls_files().unwrap().clone();
+    let topic = unique_name("sasl-ssl");
+    kafka.create_topic(&topic, 1, 1).await.unwrap();
     let key = String::from_utf8(files.client_key_pem.clone()).unwrap();
     let chain = String::from_utf8(files.client_cert_pem.clone()).unwrap();
     let config = ProducerConfig::from_properties([
@@ -245,5 +348,5 @@ async fn sasl_ssl_scram_with_a_client_certificate() {
         ("ssl.keystore.certificate.chain", chain.as_str()),
     ])
     .expect("SASL_SSL properties");
-    produce_and_read_back(config, "sasl-ssl", 100).await;
+    produce_and_read_back(config, &topic, 100).await;
 }
