@@ -1,26 +1,24 @@
 #!/usr/bin/env bash
-# Every public item of every library crate carries a doc example.
-# Uses rustdoc's `missing_doc_code_examples` lint, which is unstable: it runs
-# on the workspace's own toolchain with rustdoc's unstable options unlocked
-# (.ci/rustdoc-unstable), so the dependencies `cargo doc` checked before are
-# not built again by another toolchain; .ci/missing-doc-examples.py reads the
-# reports (leaving out those on `impl` blocks, which later rustdoc releases no
-# longer make) and fails on any.
+# `cargo doc` of the whole workspace with every rustdoc warning an error, and
+# a doc example on every public item of every library crate — in one rustdoc
+# pass over the workspace.
+#
+# The example check is rustdoc's `missing_doc_code_examples` lint, which is
+# unstable: rustdoc of the workspace's own toolchain runs with its unstable
+# options unlocked (.ci/rustdoc-unstable; the compiler is not, so the
+# dependencies' metadata is the one `cargo clippy` and `cargo test` use) and
+# the lint as a warning on every crate. .ci/missing-doc-examples.py reads the
+# reports: it fails on the lint's reports for the library crates (leaving out
+# those on `impl` blocks, which later rustdoc releases no longer make), and on
+# any other warning or error of any crate (what RUSTDOCFLAGS="-D warnings"
+# would fail on).
 #
 #   bash .ci/doc-examples.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export RUSTDOC="$PWD/.ci/rustdoc-unstable"
-lint=(-Z unstable-options -Zcrate-attr='feature(rustdoc_missing_doc_code_examples)'
-      -W rustdoc::missing-doc-code-examples)
-status=0
-for crate in kafka-proto kafka-producer kafka-sink kafka-testcontainers kafka-eos-examples; do
-  if ! cargo rustdoc -q -p "$crate" --lib --all-features --message-format=json -- "${lint[@]}" 2>/dev/null \
-      | python3 .ci/missing-doc-examples.py; then
-    echo "doc examples: $crate has public items without an example" >&2
-    status=1
-  else
-    echo "doc examples: $crate ok"
-  fi
-done
-exit $status
+export RUSTDOCFLAGS="-Z unstable-options -Zcrate-attr=feature(rustdoc_missing_doc_code_examples) -W rustdoc::missing-doc-code-examples"
+cargo doc --workspace --no-deps --all-features --message-format=json \
+  | python3 .ci/missing-doc-examples.py \
+      --library kafka-proto --library kafka-producer --library kafka-sink \
+      --library kafka-testcontainers --library kafka-eos-examples

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Reads `cargo rustdoc --message-format=json` (run with rustdoc's
+"""Reads `cargo doc --message-format=json` (run with rustdoc's
 missing_doc_code_examples lint as a warning) on standard input; prints each
-public item the lint reports as lacking a doc example and exits 1 if there is
-one.
+public item of a library crate (`--library NAME`, once per crate) that the
+lint reports as lacking a doc example, and every other warning or error of
+any crate, and exits 1 if there is one (or if the build failed).
 
 The lint of this toolchain's rustdoc also reports every `impl` block; an
 `impl` block is not an item a reader looks up (its methods are, and they are
@@ -14,15 +15,18 @@ the invocation's item has its example, so what is reported there is an
 reported as usual).
 """
 
-import re
-
+import argparse
 import json
+import re
 import sys
 
 LINT = "rustdoc::missing_doc_code_examples"
 
 
 MACRO_CALL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*!\s*[{(\[]")
+# rustc's closing summaries ("3 warnings emitted", "aborting due to ..."):
+# they repeat what was reported.
+SUMMARY = re.compile(r"^(\d+ warnings? emitted|aborting due to|warning: .* generated \d+ warnings?)")
 
 
 def primary_lines(message):
@@ -40,7 +44,22 @@ def is_impl_report(lines):
     return bool(MACRO_CALL.match(lines[0])) and any(l.startswith("/// ```") for l in lines)
 
 
+def package_name(msg):
+    """The package name of a cargo message's `package_id`, in either of
+    cargo's spellings ("name 0.1.0 (path+file://...)" and
+    "path+file:///.../dir#name@0.1.0", or "path+file:///.../name#0.1.0" when
+    the folder has the package's name)."""
+    pid = msg.get("package_id", "")
+    if "#" in pid:
+        url, tail = pid.rsplit("#", 1)
+        return tail.split("@", 1)[0] if "@" in tail else url.rstrip("/").rsplit("/", 1)[-1]
+    return pid.split(" ", 1)[0]
+
+
 def main():
+    args = argparse.ArgumentParser()
+    args.add_argument("--library", action="append", default=[])
+    libraries = set(args.parse_args().library)
     missing = []
     failed_build = False
     for line in sys.stdin:
@@ -56,10 +75,12 @@ def main():
         code = (message.get("code") or {}).get("code")
         if code == LINT:
             lines = primary_lines(message)
-            if is_impl_report(lines):
+            if package_name(msg) not in libraries or is_impl_report(lines):
                 continue
             missing.append(message.get("rendered") or (lines[0] if lines else LINT))
-        elif message.get("level") == "error":
+        elif message.get("level") in ("error", "warning"):
+            if SUMMARY.match(message.get("message", "")):
+                continue
             missing.append(message.get("rendered") or message.get("message", ""))
     for m in missing:
         print(m)

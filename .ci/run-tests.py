@@ -8,7 +8,9 @@ builds them once (`cargo test --no-run`), then runs every test binary and the
 doc tests as jobs, JOBS at a time (default 3), longest first (durations from
 .ci/test-durations.tsv, measured by this script; unknown binaries count as
 long). Each binary runs as cargo would run it: from its package's directory,
-with CARGO_MANIFEST_DIR and CARGO_PKG_NAME set. A job's output is printed
+with CARGO_MANIFEST_DIR and CARGO_PKG_NAME set; the integration tests'
+binary (kafka-eos-tests' `integration`, one module per subject) runs as one
+job per module. A job's output is printed
 when it fails; every job has a time limit (JOB_TIMEOUT seconds, default 1200).
 
     python3 .ci/run-tests.py                 # the README's test command's tests
@@ -79,9 +81,33 @@ def build():
         env = dict(os.environ)
         env["CARGO_MANIFEST_DIR"] = str(manifest.parent)
         env["CARGO_PKG_NAME"] = pkg_name
-        jobs.append((name, [msg["executable"]], manifest.parent, env))
+        if kind == "test" and target["name"] in SPLIT_BY_MODULE:
+            for module, tests in tests_by_module(msg["executable"], manifest.parent, env):
+                jobs.append((f"{pkg_name}::{module}", [msg["executable"], "--exact", *tests],
+                             manifest.parent, env))
+        else:
+            jobs.append((name, [msg["executable"]], manifest.parent, env))
     jobs.append(("doc tests", [CARGO, "test", *FEATURES, "--doc"], ROOT, dict(os.environ)))
     return jobs, kafka_dev
+
+
+# Test binaries made of one module per subject (kafka-eos-tests' `integration`):
+# each top-level module runs as a job of its own, named `<package>::<module>`.
+SPLIT_BY_MODULE = {"integration"}
+
+
+def tests_by_module(executable, cwd, env):
+    """[(module, [full test names])] of a test binary, from `--list`; a test
+    outside any module is a module of its own name."""
+    out = subprocess.run([executable, "--list", "--format", "terse"], cwd=cwd, env=env,
+                         stdout=subprocess.PIPE, text=True, check=True).stdout
+    modules = {}
+    for line in out.splitlines():
+        if not line.endswith(": test"):
+            continue
+        test = line[: -len(": test")]
+        modules.setdefault(test.split("::", 1)[0], []).append(test)
+    return sorted(modules.items())
 
 
 SHARED_VARIANTS = ["4.4-tv2", "4.4-tv1", "3.9"]
@@ -177,7 +203,7 @@ def main():
         jobs.append((f"{name} ({var})", argv, cwd, {**env, var: value}))
     for name, command in extras:
         jobs.append((name, ["bash", "-c", command], ROOT, dict(os.environ)))
-    print(f"== built {len(by_name) - 1} test binaries in {built - start:.0f} s; "
+    print(f"== built the tests in {built - start:.0f} s; "
           f"running {len(jobs)} jobs {jobs_n} at a time", flush=True)
     known = known_durations()
     jobs.sort(key=lambda j: known.get(j[0], 1e9), reverse=True)

@@ -575,8 +575,8 @@ impl Partitioner for KeyHashPartitioner {
 /// Java's `RoundRobinPartitioner`: a per-topic counter starting at 0, each
 /// record (keyed or not) going to `to_positive(counter++) % num_partitions`.
 ///
-/// The KIP-480 new-batch hook does not skip partitions (the KAFKA-9965 fix
-/// of Java's class): [`Partitioner::on_new_batch`] remembers
+/// The KIP-480 new-batch hook does not skip partitions (Java's class once
+/// did, when the second call moved its counter again; it no longer does): [`Partitioner::on_new_batch`] remembers
 /// `previous_partition`, and the next `partition` call for the topic (the
 /// producer's second call for the same record) returns it without moving the
 /// counter, so the record opens its new batch where round robin put it.
@@ -1048,7 +1048,7 @@ a27dc5bc16ae3bc14291333f2c6df5bc40fbd4543fa367664ecbcf6de8fb05f8f4805a3e1d2ae37f
         let other: Vec<i32> = (0..4).map(|_| p.partition("u", None, None, 3)).collect();
         assert_eq!(other, [0, 1, 2, 0]);
         // The producer's second call after on_new_batch keeps the record's
-        // partition, so no partition is skipped (the KAFKA-9965 bug).
+        // partition, so no partition is skipped.
         p.on_new_batch("t", 4, 1);
         assert_eq!(p.partition("t", None, None, 4), 1);
         assert_eq!(p.partition("t", None, None, 4), 2);

@@ -11,7 +11,7 @@
 //! };
 //! let v = BrokerVersions::from_response(&resp, 4);
 //! assert_eq!(v.negotiated_version(ApiKey::Produce), Some(13));
-//! // KAFKA-18659: a 4.x broker advertises Produce min 0 but rejects v0-2.
+//! // A 4.x broker advertises Produce min 0 but rejects v0-2 (removed by KIP-896).
 //! assert_eq!(v.broker_range(ApiKey::Produce).unwrap().min, 3);
 //! ```
 
@@ -24,7 +24,8 @@ use std::collections::HashMap;
 pub const API_VERSIONS_MAX: i16 = 4;
 
 /// The lowest Produce version a broker really accepts, whatever it advertises
-/// (KAFKA-18659: Kafka 4.x advertises 0 but removed v0-2 in KIP-896).
+/// (Kafka 4.x still advertises 0, for older clients' sake, but removed
+/// v0-2 in KIP-896).
 pub const PRODUCE_MIN_VERSION: i16 = 3;
 
 /// The versions this crate implements for `api` (from `kafka_proto`'s

@@ -24,7 +24,7 @@
 //! DeleteGroups v3, which ours implements.
 //!
 //! The number of cases per version is 64, or `DIFF_CASES` from the environment.
-//! Run with `cargo test -p kafka-eos-tests --test differential_kafka_protocol`.
+//! Run with `cargo test -p kafka-eos-tests --test integration differential_kafka_protocol::`.
 
 use bytes::{Bytes, BytesMut};
 use kafka_proto::testing::VersionedArbitrary;

@@ -17,7 +17,7 @@ use kafka_producer::admin::{self, AdminError, CreateTopicsOptions, NewTopic};
 use kafka_producer::kafka_proto::ErrorCode;
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
 
-mod support;
+use crate::support;
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(60);

@@ -45,7 +45,7 @@ async fn connection_negotiates_versions_and_features_kafka_4_4_tv2() {
     assert_eq!(
         v.broker_range(ApiKey::Produce).unwrap().min,
         3,
-        "KAFKA-18659 clamp"
+        "Produce v0-2 removed by KIP-896 though advertised: min clamped to 3"
     );
     assert_eq!(conn.negotiated_version(ApiKey::Fetch), Some(18));
     assert_eq!(conn.negotiated_version(ApiKey::Metadata), Some(13));

@@ -457,7 +457,7 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> St
     slow("the check", t);
     if !violations.is_empty() {
         panic!(
-            "seed {seed} ({config_text}): {} violations (replay: EOS_SEED={seed} cargo test -p kafka-eos-tests --all-features --test producer_eos_checker seeded_schedules):\n{}\ntrace:\n{}",
+            "seed {seed} ({config_text}): {} violations (replay: EOS_SEED={seed} cargo test -p kafka-eos-tests --all-features --test integration producer_eos_checker::seeded_schedules):\n{}\ntrace:\n{}",
             violations.len(),
             violations.join("\n"),
             trace.join("\n")

@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-mod support;
+use crate::support;
 use support::group_consumer::{Log, PARTITIONS, config, member, produce, wait_for};
 
 /// The shared Kafka 4.4 cluster (other tests use it too: names are unique).

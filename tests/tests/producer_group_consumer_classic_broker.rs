@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-mod support;
+use crate::support;
 use support::group_consumer::{Log, PARTITIONS, member, produce, wait_for};
 
 /// The shared cluster of `variant` (other tests use it too: names are

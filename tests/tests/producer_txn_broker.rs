@@ -38,7 +38,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-mod support;
+use crate::support;
 
 /// Commits and aborts are visible exactly as decided: read_committed (ours
 /// and Java's) returns the committed records only, read_uncommitted all of

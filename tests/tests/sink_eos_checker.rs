@@ -310,7 +310,7 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> (u
         panic!(
             "seed {seed} (buffer.memory={buffer_memory} batch.size={batch_size} linger.ms={linger}): \
              read_committed holds {} records, expected 0..{n}; first difference at index {first_bad}: \
-             {:?} (replay: EOS_SEED={seed} cargo test -p kafka-eos-tests --all-features --test sink_eos_checker)\ntrace:\n{}",
+             {:?} (replay: EOS_SEED={seed} cargo test -p kafka-eos-tests --all-features --test integration sink_eos_checker::)\ntrace:\n{}",
             got.len(),
             got.get(first_bad),
             trace.join("\n")

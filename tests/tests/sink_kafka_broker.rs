@@ -36,7 +36,7 @@ use kafka_sink::{CheckpointedOperator, OperatorInfo, RecordContext, RestoredStat
 use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::shared::{SharedKafka, unique_name, unique_topic};
 
-mod support;
+use crate::support;
 use tokio::sync::Mutex;
 
 /// The shared Kafka 4.4 cluster, a topic of one partition and a

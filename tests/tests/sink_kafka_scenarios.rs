@@ -39,7 +39,7 @@ use kafka_sink::{CheckpointedOperator, OperatorInfo, RecordContext, RestoredStat
 use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::shared::{SharedKafka, unique_name, unique_topic};
 
-mod support;
+use crate::support;
 
 /// The shared Kafka 4.4 cluster and a client of it.
 async fn kafka() -> (&'static KafkaCluster, Arc<Cluster>) {

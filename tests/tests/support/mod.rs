@@ -1,7 +1,5 @@
-//! Modules shared by the integration tests of this package. Each test
-//! binary that declares `mod support;` compiles all of them and uses some:
-//! what one binary leaves unused is not dead code.
-#![allow(dead_code)]
+//! Modules shared by the integration tests of this package (the modules of
+//! the `integration` test binary).
 
 pub mod group_consumer;
 pub mod shared;
