@@ -27,6 +27,11 @@
 #               swing 2-3x between rounds for every client while neither the
 #               client nor the broker used the CPU they had
 #   CLIENTS     space-separated subset of: ours rdkafka franz-go (default: all)
+#   PERF_STAT   1: count each client's context switches, system calls and
+#               futex calls with `perf stat` (software events; perf must be
+#               installed and allowed): per-round columns per 1M records and
+#               ratios in the summary. The wake-ups between threads that
+#               system time is made of, counted instead of timed
 #   BASELINE_BIN  another build of bench-ours (say, of the commit before a
 #               change), run as client "baseline" beside the others and
 #               compared with ours like a peer: an A/B of a change
@@ -52,6 +57,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RECORDS=${RECORDS:-1000000}
 RECORDS_1K=${RECORDS_1K:-$((RECORDS / 2))}
 ROUNDS=${ROUNDS:-5}
+PERF_STAT=${PERF_STAT:-0}
 ALL_WORKLOADS="idem-100 idem-100-keyed idem-1k idem-1k-keyed txn-100ms txn-1s lz4-1k zstd-1k"
 WORKLOADS=${WORKLOADS:-$ALL_WORKLOADS}
 WARMUP=${WARMUP:-$((RECORDS < 100000 ? RECORDS : 100000))}
@@ -94,6 +100,10 @@ for w in $WORKLOADS; do
 done
 [[ -x /usr/bin/time ]] || die "/usr/bin/time (GNU time) is needed"
 command -v go >/dev/null || die "go is needed to build the franz-go peer"
+if ((PERF_STAT)); then
+    perf stat -x, -e context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_futex -- true >/dev/null 2>&1 ||
+        die "PERF_STAT=1: perf stat cannot count context switches and system calls here"
+fi
 
 machine() {
     echo "nproc: $(nproc); model name: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
@@ -115,9 +125,14 @@ jobs=()
 if [[ ${SKIP_BUILD:-0} != 1 ]]; then
     echo "== build (release)"
     (cd "$ROOT" && cargo build --release "${jobs[@]}" -p kafka-testcontainers --bin kafka-dev)
+    # bench-topic (topic creation) comes with ours, needed in every run.
     cargo build --release "${jobs[@]}" --manifest-path "$ROOT/bench/peers/ours/Cargo.toml"
-    cargo build --release "${jobs[@]}" --manifest-path "$ROOT/bench/peers/rdkafka/Cargo.toml"
-    (cd "$ROOT/bench/peers/franz-go" && go build -o bench-franz-go .)
+    if [[ " ${CLIENTS_ENV:-rdkafka} " == *" rdkafka "* ]]; then
+        cargo build --release "${jobs[@]}" --manifest-path "$ROOT/bench/peers/rdkafka/Cargo.toml"
+    fi
+    if [[ " ${CLIENTS_ENV:-franz-go} " == *" franz-go "* ]]; then
+        (cd "$ROOT/bench/peers/franz-go" && go build -o bench-franz-go .)
+    fi
 fi
 KAFKA_DEV=$WS_TARGET/release/kafka-dev
 TOPIC_BIN=$OURS_TARGET/release/bench-topic
@@ -129,14 +144,20 @@ declare -A BIN=(
 if [[ -n ${CLIENTS_ENV:-} ]]; then
     read -r -a CLIENTS <<<"$CLIENTS_ENV"
 fi
-PEERS="rdkafka franz-go"
 if [[ -n ${BASELINE_BIN:-} ]]; then
     BIN[baseline]=$BASELINE_BIN
     CLIENTS+=(baseline)
-    PEERS="$PEERS baseline"
 fi
-for b in "$KAFKA_DEV" "$TOPIC_BIN" "${BIN[@]}"; do
+# The clients compared with ours in the summary: every other one run.
+PEERS=""
+for c in "${CLIENTS[@]}"; do
+    [[ $c == ours ]] || PEERS="$PEERS $c"
+done
+for b in "$KAFKA_DEV" "$TOPIC_BIN"; do
     [[ -x $b ]] || die "missing $b (build failed, or SKIP_BUILD=1 without a build)"
+done
+for c in "${CLIENTS[@]}"; do
+    [[ -x ${BIN[$c]:-} ]] || die "missing ${BIN[$c]:-the binary of client $c} (build failed, or SKIP_BUILD=1 without a build)"
 done
 
 # ---------------------------------------------------------------- broker
@@ -210,8 +231,11 @@ run_one() {
     ((KEYED)) && args+=(--keyed)
     ((TXN)) && args+=(--txn-ms "$TXN" --txn-id "$topic")
     local ok=1 broker_before broker_after
+    local perf=()
+    ((PERF_STAT)) && perf=(perf stat -x, -o "$WORK/perf"
+        -e context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_futex --)
     broker_before=$(tree_cpu_ticks "$BROKER_PID")
-    /usr/bin/time -f "%U %S %M" -o "$WORK/time" "${BIN[$client]}" "${args[@]}" \
+    "${perf[@]}" /usr/bin/time -f "%U %S %M" -o "$WORK/time" "${BIN[$client]}" "${args[@]}" \
         >"$WORK/out" 2>"$WORK/err" || ok=0
     broker_after=$(tree_cpu_ticks "$BROKER_PID")
     "$TOPIC_BIN" "$BOOTSTRAP" delete "$topic" || true
@@ -239,9 +263,15 @@ run_one() {
     fi
     local broker_cpu
     broker_cpu=$(awk -v a="$broker_before" -v b="$broker_after" -v hz="$CLK_TCK" 'BEGIN{printf "%.2f", (b - a) / hz}')
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+    local ctx=- syscalls=- futex=-
+    if ((PERF_STAT)); then
+        ctx=$(awk -F, '$3 == "context-switches" {print $1}' "$WORK/perf")
+        syscalls=$(awk -F, '$3 == "raw_syscalls:sys_enter" {print $1}' "$WORK/perf")
+        futex=$(awk -F, '$3 == "syscalls:sys_enter_futex" {print $1}' "$WORK/perf")
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
         "$wl" "$round" "$client" "$N" "$SIZE" "$secs" "$user" "$sys" "$rss" "$n" "$p50" "$p99" \
-        "$broker_cpu" >>"$RESULTS"
+        "$broker_cpu" "${ctx:--}" "${syscalls:--}" "${futex:--}" >>"$RESULTS"
 }
 
 echo "== warm-up: $WARMUP records of 100 B per client (untimed)"
@@ -269,16 +299,18 @@ echo
 echo "== per-round figures"
 awk -F'\t' '
 BEGIN {
-    printf "%-15s %5s %-8s %9s %11s %8s %8s %7s %7s %10s %9s %8s %7s %8s %8s %9s %9s\n",
+    printf "%-15s %5s %-8s %9s %11s %8s %8s %7s %7s %10s %9s %8s %7s %8s %8s %9s %9s %8s %9s %8s\n",
         "workload", "round", "client", "records", "records/s", "MiB/s", "secs",
         "user s", "sys s", "user s/1M", "sys s/1M", "RSS MB", "commits", "p50 ms", "p99 ms",
-        "broker s", "busy cores"
+        "broker s", "busy cores", "ctx/1M", "sysc/1M", "futex/1M"
 }
+function per_m(x) { return (x == "-") ? "-" : sprintf("%.0f", x / $4 * 1e6) }
 {
     rate = $4 / $6
-    printf "%-15s %5s %-8s %9d %11.0f %8.1f %8.3f %7.2f %7.2f %10.3f %9.3f %8.1f %7s %8s %8s %9.2f %9.2f\n",
+    printf "%-15s %5s %-8s %9d %11.0f %8.1f %8.3f %7.2f %7.2f %10.3f %9.3f %8.1f %7s %8s %8s %9.2f %9.2f %8s %9s %8s\n",
         $1, $2, $3, $4, rate, rate * $5 / 1048576, $6, $7, $8, $7 / $4 * 1e6, $8 / $4 * 1e6,
-        $9 / 1024, ($10 > 0 ? $10 : "-"), $11, $12, $13, ($7 + $8 + $13) / $6
+        $9 / 1024, ($10 > 0 ? $10 : "-"), $11, $12, $13, ($7 + $8 + $13) / $6,
+        per_m($14), per_m($15), per_m($16)
 }' "$RESULTS"
 
 echo
@@ -297,13 +329,14 @@ function ratio(o, p) { return (o == "-" || p == "-" || p + 0 == 0) ? "" : o / p 
 {
     key = $1 SUBSEP $2 SUBSEP $3
     secs[key] = $6; user[key] = $7; sys[key] = $8; rss[key] = $9; p50[key] = $11; p99[key] = $12
+    ctx[key] = $14; sysc[key] = $15
     if (!($1 in seen)) { seen[$1] = 1; order[++nw] = $1 }
     rounds[$1] = rounds[$1] " " $2
 }
 END {
-    printf "%-15s %-9s %6s %10s %10s %11s %10s %9s %11s %11s %11s\n",
+    printf "%-15s %-9s %6s %10s %10s %11s %10s %9s %11s %11s %11s %9s %9s\n",
         "workload", "peer", "rounds", "throughput", "CPU/1M", "user CPU/1M", "sys CPU/1M",
-        "peak RSS", "RSS +MB", "commit p50", "commit p99"
+        "peak RSS", "RSS +MB", "commit p50", "commit p99", "ctx sw", "syscalls"
     for (w = 1; w <= nw; w++) {
         wl = order[w]
         split(rounds[wl], rs, " ")
@@ -312,7 +345,7 @@ END {
         npeers = split(peers, peer_list, " ")
         for (pi = 1; pi <= npeers; pi++) {
             peer = peer_list[pi]
-            t = a = u = s = m = d = c5 = c9 = ""; n = 0
+            t = a = u = s = m = d = c5 = c9 = cs = sc = ""; n = 0
             for (r in uniq) {
                 o = wl SUBSEP r SUBSEP "ours"; q = wl SUBSEP r SUBSEP peer
                 if (!(o in secs) || !(q in secs)) continue
@@ -325,11 +358,14 @@ END {
                 x = ratio(rss[o], rss[q]); if (x != "") m = m " " x
                 x = ratio(p50[o], p50[q]); if (x != "") c5 = c5 " " x
                 x = ratio(p99[o], p99[q]); if (x != "") c9 = c9 " " x
+                x = ratio(ctx[o], ctx[q]); if (x != "") cs = cs " " x
+                x = ratio(sysc[o], sysc[q]); if (x != "") sc = sc " " x
             }
             md = median(d)
-            printf "%-15s %-9s %6d %10s %10s %11s %10s %9s %11s %11s %11s\n", wl, peer, n,
+            printf "%-15s %-9s %6d %10s %10s %11s %10s %9s %11s %11s %11s %9s %9s\n", wl, peer, n,
                 fmt(median(t)), fmt(median(a)), fmt(median(u)), fmt(median(s)), fmt(median(m)),
-                (md == "-") ? "-" : sprintf("%+.1f", md), fmt(median(c5)), fmt(median(c9))
+                (md == "-") ? "-" : sprintf("%+.1f", md), fmt(median(c5)), fmt(median(c9)),
+                fmt(median(cs)), fmt(median(sc))
         }
     }
 }' "$RESULTS"

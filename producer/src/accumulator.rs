@@ -21,6 +21,7 @@ use kafka_proto::record::{
     RecordBatchBuilder, RecordHeader,
 };
 use std::collections::{BTreeSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 use tokio::sync::Notify;
@@ -578,6 +579,12 @@ pub(crate) struct Accumulator {
     inner: Mutex<Inner>,
     /// Wakes the sender (new batch, flush, close).
     pub wake_sender: Notify,
+    /// Set by the sender while it waits with every leader of every
+    /// partition of the queued topics at `max.in.flight` requests: a new or
+    /// filled batch cannot be sent before a response comes, and a response
+    /// wakes the sender anyway, so appends do not wake it
+    /// ([`Accumulator::set_sender_saturated`]).
+    sender_saturated: AtomicBool,
     /// Wakes flushers and transaction operations waiting for the queue
     /// (queued records appended or failed).
     pub progress: Notify,
@@ -613,6 +620,7 @@ impl Accumulator {
             }),
             config,
             wake_sender: Notify::new(),
+            sender_saturated: AtomicBool::new(false),
             progress: Notify::new(),
             flushed_progress: Notify::new(),
             partitioner,
@@ -623,6 +631,34 @@ impl Accumulator {
 
     pub fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The sender's word on whether a new or filled batch could be sent
+    /// now: `true` only while it waits with every leader of the queued
+    /// topics' partitions at `max.in.flight` (their in-flight counts change
+    /// only on events that wake it), `false` as soon as it runs again.
+    ///
+    /// Ordering: an append that reads `true` happened before the sender
+    /// cleared it, so the sender's next drain (after it clears the flag, under
+    /// the accumulator lock the append released) sees the batch.
+    pub fn set_sender_saturated(&self, saturated: bool) {
+        self.sender_saturated.store(saturated, Ordering::SeqCst);
+    }
+
+    /// The sender's last word (tests).
+    #[cfg(test)]
+    pub(crate) fn sender_saturated(&self) -> bool {
+        self.sender_saturated.load(Ordering::SeqCst)
+    }
+
+    /// Wakes the sender for a new or filled batch unless it cannot send it
+    /// before a response wakes it anyway (Java's `Sender.wakeup()` after
+    /// `RecordAppendResult.batchIsFull || newBatchCreated`, without the
+    /// wake-up that changes nothing).
+    fn wake_sender_for_batch(&self) {
+        if !self.sender_saturated.load(Ordering::SeqCst) {
+            self.wake_sender.notify_one();
+        }
     }
 
     /// Appends `r` (whose timestamp is `ts`) at once when its topic's
@@ -700,7 +736,7 @@ impl Accumulator {
                 drop(g);
                 if wake {
                     self.metrics.set_buffer_used(used);
-                    self.wake_sender.notify_one();
+                    self.wake_sender_for_batch();
                 }
                 Ok(a)
             }

@@ -73,6 +73,8 @@ pub use versions::BrokerVersions;
 mod ordering_peer_tests;
 #[cfg(test)]
 mod peer_tests;
+#[cfg(test)]
+mod saturation_peer_tests;
 pub use txn::{
     CoordinatorClient, PreparedTransaction, ResumeOutcome, TransactionError, TransactionManager,
     abort_prepared, commit_prepared,

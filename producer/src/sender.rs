@@ -567,6 +567,8 @@ impl Sender {
 
     pub async fn run(mut self) {
         loop {
+            // Running: appends wake the sender again (see `saturated`).
+            self.acc.set_sender_saturated(false);
             while let Ok(ev) = self.rx.try_recv() {
                 self.handle_event(ev);
             }
@@ -609,6 +611,7 @@ impl Sender {
             }
             let sleep =
                 tokio::time::sleep_until(wake_at.unwrap_or(now + Duration::from_secs(3600)).into());
+            self.acc.set_sender_saturated(self.saturated());
             tokio::select! {
                 ev = self.rx.recv() => {
                     if let Some(ev) = ev { self.handle_event(ev); }
@@ -617,6 +620,35 @@ impl Sender {
                 _ = sleep => {}
             }
         }
+    }
+
+    /// Whether no new batch could be sent before an event: every partition
+    /// of every topic in the accumulator has a known leader already at
+    /// `max.in.flight` requests. Only a response (or a request's failure)
+    /// lowers a count, and it reaches the sender as an event that wakes it;
+    /// a topic without metadata is not counted (appends to it always wake
+    /// the sender).
+    fn saturated(&self) -> bool {
+        if !self
+            .node_inflight
+            .values()
+            .any(|&n| n >= self.cfg.max_in_flight)
+        {
+            return false;
+        }
+        // The drain's lock order: the accumulator, then the metadata.
+        let g = self.acc.lock();
+        let md = self.cluster.metadata();
+        g.fatal.is_none()
+            && g.closed.is_none()
+            && g.topics.iter().all(|(topic, tq)| {
+                (0..tq.partitions.len()).all(|p| {
+                    md.leader(topic, p as i32).is_some_and(|leader| {
+                        self.node_inflight.get(&leader).copied().unwrap_or(0)
+                            >= self.cfg.max_in_flight
+                    })
+                })
+            })
     }
 
     fn sync_partition_counts(&mut self) {

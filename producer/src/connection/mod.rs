@@ -2,11 +2,12 @@
 //! timeouts, ApiVersions negotiation, TLS (cargo feature `tls`) and SASL
 //! authentication.
 //!
-//! A writer task owns the write half of the socket and writes whole frames in
-//! the order [`Connection::send`] queued them; a reader task splits the read
-//! half into frames and routes each response to its caller through a map of
-//! oneshot senders keyed by correlation id. Any number of requests may be in
-//! flight at once.
+//! Request frames reach the socket whole and in the order [`Connection::send`]
+//! submitted them: written by the submitting task while the socket takes
+//! them, else by the connection's writer task (the `writer` module). A
+//! reader task splits the read half into frames and routes each response to
+//! its caller through a map of oneshot senders keyed by correlation id. Any
+//! number of requests may be in flight at once.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), kafka_producer::ConnError> {
@@ -39,10 +40,13 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::TcpStream;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
+use writer::{FrameWriter, SubmitError, SubmitFrame, WriteItem};
+
+mod writer;
 
 /// Settings of a [`Connection`].
 ///
@@ -254,6 +258,7 @@ struct State {
 struct Shared {
     addr: String,
     state: Mutex<State>,
+    writer: Arc<dyn SubmitFrame>,
 }
 
 impl Shared {
@@ -278,6 +283,7 @@ impl Shared {
         if !pending.is_empty() {
             tracing::debug!(addr = %self.addr, reason, n = pending.len(), "failing in-flight requests");
         }
+        self.writer.close();
         for (_, p) in pending {
             let _ = p.tx.send(Err(ConnError::Disconnected {
                 addr: self.addr.clone(),
@@ -304,17 +310,10 @@ impl Shared {
     }
 }
 
-#[derive(Debug)]
-struct WriteItem {
-    frame: BytesMut,
-    written: Option<oneshot::Sender<()>>,
-}
-
 /// The framing and routing layer, before negotiation.
 #[derive(Debug)]
 struct Io {
     shared: Arc<Shared>,
-    writer: mpsc::UnboundedSender<WriteItem>,
     next_correlation_id: AtomicI32,
     client_id: Option<String>,
 }
@@ -334,13 +333,14 @@ impl Io {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        let writer = FrameWriter::new(wr);
         let shared = Arc::new(Shared {
             addr,
             state: Mutex::new(State::default()),
+            writer: writer.clone(),
         });
-        let (tx, rx) = mpsc::unbounded_channel();
         let r = tokio::spawn(read_loop(rd, shared.clone(), max_frame_size));
-        let w = tokio::spawn(write_loop(wr, rx, shared.clone()));
+        let w = tokio::spawn(write_loop(writer, shared.clone()));
         {
             let mut st = shared.lock();
             if st.closed.is_some() {
@@ -353,7 +353,6 @@ impl Io {
         }
         Self {
             shared,
-            writer: tx,
             next_correlation_id: AtomicI32::new(0),
             client_id,
         }
@@ -361,6 +360,19 @@ impl Io {
 
     fn next_correlation_id(&self) -> i32 {
         self.next_correlation_id.fetch_add(1, Ordering::Relaxed) & i32::MAX
+    }
+
+    /// Writes `item` (or queues it, in order, for the writer task); a write
+    /// error closes the connection.
+    fn submit(&self, item: WriteItem, api: Option<(ApiKey, i16)>) -> Result<(), ConnError> {
+        match self.shared.writer.submit(item) {
+            Ok(()) => Ok(()),
+            Err(SubmitError::Closed) => Err(self.shared.disconnected(api)),
+            Err(SubmitError::Io(e)) => {
+                self.shared.fail_all(&format!("write error: {e}"));
+                Err(self.shared.disconnected(api))
+            }
+        }
     }
 
     /// Sends one request frame and waits for the response frame body.
@@ -388,16 +400,15 @@ impl Io {
                 },
             );
         }
-        if self
-            .writer
-            .send(WriteItem {
+        if let Err(e) = self.submit(
+            WriteItem {
                 frame,
                 written: None,
-            })
-            .is_err()
-        {
+            },
+            None,
+        ) {
             self.shared.lock().pending.remove(&correlation_id);
-            return Err(self.shared.disconnected(None));
+            return Err(e);
         }
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(reply)) => reply,
@@ -477,41 +488,23 @@ fn dispatch(shared: &Shared, frame: Bytes) -> Result<(), String> {
     }
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(
-    mut wr: W,
-    mut rx: mpsc::UnboundedReceiver<WriteItem>,
+/// The writer task: what the socket did not take at once, written as it
+/// becomes writable; a write error closes the connection.
+async fn write_loop<W: AsyncWrite + Unpin + Send + 'static>(
+    writer: Arc<FrameWriter<W>>,
     shared: Arc<Shared>,
 ) {
-    const COALESCE: usize = 1 << 20;
-    let mut acks = Vec::new();
-    while let Some(first) = rx.recv().await {
-        let mut out = first.frame;
-        acks.extend(first.written);
-        // Coalesce frames already queued into one write.
-        while out.len() < COALESCE {
-            match rx.try_recv() {
-                Ok(item) => {
-                    out.extend_from_slice(&item.frame);
-                    acks.extend(item.written);
-                }
-                Err(_) => break,
-            }
-        }
-        // TLS buffers records until flushed; a no-op on plain TCP.
-        let written = match wr.write_all(&out).await {
-            Ok(()) => wr.flush().await,
-            Err(e) => Err(e),
-        };
-        if let Err(e) = written {
-            acks.clear();
-            shared.fail_all(&format!("write error: {e}"));
-            return;
-        }
-        for a in acks.drain(..) {
-            let _ = a.send(());
-        }
+    if let Err(e) = writer.run().await {
+        shared.fail_all(&format!("write error: {e}"));
     }
-    let _ = wr.shutdown().await;
+}
+
+/// Dropping the framing layer (a connection that failed its negotiation, or
+/// the last handle of one) closes it: the IO tasks stop, the socket closes.
+impl Drop for Io {
+    fn drop(&mut self) {
+        self.shared.fail_all("connection dropped");
+    }
 }
 
 /// A negotiated (and, with SASL, authenticated) connection to one broker.
@@ -770,13 +763,13 @@ impl Connection {
         }
         let (tx, rx) = oneshot::channel();
         let api = Some((R::API_KEY, version));
-        self.io
-            .writer
-            .send(WriteItem {
+        self.io.submit(
+            WriteItem {
                 frame,
                 written: Some(tx),
-            })
-            .map_err(|_| self.io.shared.disconnected(api))?;
+            },
+            api,
+        )?;
         match tokio::time::timeout(self.request_timeout, rx).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(_)) => Err(self.io.shared.disconnected(api)),
