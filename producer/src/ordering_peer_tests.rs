@@ -33,7 +33,7 @@
 //! the producer saw a connection loss never overtakes the lost ones on the
 //! next connection.
 
-use crate::peer_tests::{Seen, Step, api_versions, metadata_reply_with, peer};
+use crate::peer_tests::{Seen, Step, idempotent_api_versions_reply, metadata_reply_with, peer};
 use crate::{Producer, ProducerConfig, ProducerRecord};
 use kafka_proto::frame::{decode_request_frame, encode_response_frame};
 use kafka_proto::messages::*;
@@ -253,19 +253,7 @@ async fn start_broker(seed: u64) -> (String, Arc<Mutex<Broker>>) {
         let (broker, addr) = (b.clone(), a.clone());
         let mut seen_partitions = HashSet::new();
         move |s: Seen| match s.api {
-            ApiKey::ApiVersions => Step::Reply(vec![
-                encode_response_frame(
-                    &api_versions(&[
-                        (ApiKey::Produce, 3, 11),
-                        (ApiKey::Metadata, 0, 12),
-                        (ApiKey::ApiVersions, 0, 3),
-                        (ApiKey::InitProducerId, 0, 4),
-                    ]),
-                    s.version,
-                    s.correlation_id,
-                )
-                .unwrap(),
-            ]),
+            ApiKey::ApiVersions => Step::Reply(vec![idempotent_api_versions_reply(&s)]),
             ApiKey::Metadata => Step::Reply(vec![metadata_reply_with(
                 &s,
                 TOPIC,

@@ -92,6 +92,23 @@ pub(crate) fn api_versions(keys: &[(ApiKey, i16, i16)]) -> ApiVersionsResponse {
     ApiVersionsResponse::listing(keys)
 }
 
+/// The ApiVersions answer of a broker before transaction version 2 that an
+/// idempotent producer needs (Produce 3-11, Metadata, ApiVersions,
+/// InitProducerId), for request `s`.
+pub(crate) fn idempotent_api_versions_reply(s: &Seen) -> BytesMut {
+    encode_response_frame(
+        &api_versions(&[
+            (ApiKey::Produce, 3, 11),
+            (ApiKey::Metadata, 0, 12),
+            (ApiKey::ApiVersions, 0, 3),
+            (ApiKey::InitProducerId, 0, 4),
+        ]),
+        s.version,
+        s.correlation_id,
+    )
+    .unwrap()
+}
+
 fn api_versions_ok() -> ApiVersionsResponse {
     ApiVersionsResponse {
         finalized_features_epoch: 5,

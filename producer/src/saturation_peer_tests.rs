@@ -7,7 +7,7 @@
 //! offset the broker gave it: no record waits for a wake-up that never
 //! comes.
 
-use crate::peer_tests::{Seen, api_versions, metadata_reply_with};
+use crate::peer_tests::{Seen, idempotent_api_versions_reply, metadata_reply_with};
 use crate::{Producer, ProducerConfig, ProducerRecord};
 use bytes::BytesMut;
 use kafka_proto::ApiKey;
@@ -86,17 +86,7 @@ async fn holding_broker() -> (String, mpsc::UnboundedReceiver<HeldProduce>) {
                             body: frame,
                         };
                         let reply = match s.api {
-                            ApiKey::ApiVersions => encode_response_frame(
-                                &api_versions(&[
-                                    (ApiKey::Produce, 3, 11),
-                                    (ApiKey::Metadata, 0, 12),
-                                    (ApiKey::ApiVersions, 0, 3),
-                                    (ApiKey::InitProducerId, 0, 4),
-                                ]),
-                                s.version,
-                                s.correlation_id,
-                            )
-                            .unwrap(),
+                            ApiKey::ApiVersions => idempotent_api_versions_reply(&s),
                             ApiKey::Metadata => metadata_reply_with(&s, TOPIC, [5; 16], 1, &me),
                             ApiKey::InitProducerId => encode_response_frame(
                                 &InitProducerIdResponse {
