@@ -11,7 +11,9 @@
 //! lingered `linger.ms`, retried, or a flush/close is under way, and when
 //! the idempotence state machine (and the [`DrainGate`], for transactions)
 //! allows; sequences are assigned there — then wait for a response, a new
-//! batch, or the next deadline.
+//! batch, or the next deadline. While every leader of the queued topics is
+//! at `max.in.flight`, a new batch does not wake the sender: nothing could
+//! go before a response, which wakes it anyway (`Sender::saturated`).
 //!
 //! Responses are matched per partition. Retriable errors and disconnects
 //! invalidate the metadata and requeue the batch (in sequence order) after
