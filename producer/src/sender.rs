@@ -437,7 +437,23 @@ async fn node_dispatcher(
 ) {
     let mut generation = 0u64;
     let mut pinned: Option<Arc<crate::Connection>> = None;
-    while let Some(r) = rx.recv().await {
+    // The answers awaited, polled here rather than by a task each: an
+    // answer wakes this task, which hands it to the sender.
+    let mut answers: Vec<AwaitedAnswer> = Vec::new();
+    let mut requests_open = true;
+    loop {
+        let r = match next_for_dispatcher(&mut rx, &mut answers, requests_open).await {
+            DispatcherInput::Request(r) => r,
+            DispatcherInput::Answer(ev) => {
+                let _ = tx.send(ev);
+                continue;
+            }
+            DispatcherInput::NoMoreRequests => {
+                requests_open = false;
+                continue;
+            }
+            DispatcherInput::Done => return,
+        };
         let sent_at = Instant::now();
         let request_generation = r.generation;
         let ids = r.ids;
@@ -525,15 +541,55 @@ async fn node_dispatcher(
                 }
                 let _ = tx.send(done(result));
             }
-            None => {
-                let tx = tx.clone();
-                tokio::spawn(async move {
-                    let result = fut.await;
-                    let _ = tx.send(done(result));
-                });
-            }
+            None => answers.push(Box::pin(async move { done(fut.await) })),
         }
     }
+}
+
+/// A Produce request's answer (or failure) as the sender's event.
+type AwaitedAnswer = std::pin::Pin<Box<dyn std::future::Future<Output = Event> + Send>>;
+
+/// What a node dispatcher handles next.
+enum DispatcherInput {
+    /// A request from the sender, to write in drain order.
+    Request(NodeRequest),
+    /// An awaited answer has come (or its request failed).
+    Answer(Event),
+    /// The sender is gone: only the awaited answers are left.
+    NoMoreRequests,
+    /// The sender is gone and every answer is handed on.
+    Done,
+}
+
+/// Waits for the next answer among `answers` (removing it) or, while
+/// `requests_open`, the next request, whichever comes first; answers first
+/// when both are ready. At most `max.in.flight` answers are awaited.
+async fn next_for_dispatcher(
+    rx: &mut mpsc::UnboundedReceiver<NodeRequest>,
+    answers: &mut Vec<AwaitedAnswer>,
+    requests_open: bool,
+) -> DispatcherInput {
+    std::future::poll_fn(|cx| {
+        for i in 0..answers.len() {
+            if let std::task::Poll::Ready(ev) = answers[i].as_mut().poll(cx) {
+                drop(answers.swap_remove(i));
+                return std::task::Poll::Ready(DispatcherInput::Answer(ev));
+            }
+        }
+        if !requests_open {
+            return if answers.is_empty() {
+                std::task::Poll::Ready(DispatcherInput::Done)
+            } else {
+                std::task::Poll::Pending
+            };
+        }
+        match rx.poll_recv(cx) {
+            std::task::Poll::Ready(Some(r)) => std::task::Poll::Ready(DispatcherInput::Request(r)),
+            std::task::Poll::Ready(None) => std::task::Poll::Ready(DispatcherInput::NoMoreRequests),
+            std::task::Poll::Pending => std::task::Poll::Pending,
+        }
+    })
+    .await
 }
 
 impl Sender {
