@@ -438,21 +438,18 @@ async fn node_dispatcher(
     let mut generation = 0u64;
     let mut pinned: Option<Arc<crate::Connection>> = None;
     // The answers awaited, polled here rather than by a task each: an
-    // answer wakes this task, which hands it to the sender.
+    // answer wakes this task, which hands it to the sender. When the sender
+    // is gone (it holds the request queue and the event queue alike), so is
+    // whoever would read the answers: the dispatcher stops.
     let mut answers: Vec<AwaitedAnswer> = Vec::new();
-    let mut requests_open = true;
     loop {
-        let r = match next_for_dispatcher(&mut rx, &mut answers, requests_open).await {
-            DispatcherInput::Request(r) => r,
-            DispatcherInput::Answer(ev) => {
+        let r = match next_for_dispatcher(&mut rx, &mut answers).await {
+            Some(DispatcherInput::Request(r)) => r,
+            Some(DispatcherInput::Answer(ev)) => {
                 let _ = tx.send(ev);
                 continue;
             }
-            DispatcherInput::NoMoreRequests => {
-                requests_open = false;
-                continue;
-            }
-            DispatcherInput::Done => return,
+            None => return,
         };
         let sent_at = Instant::now();
         let request_generation = r.generation;
@@ -555,39 +552,25 @@ enum DispatcherInput {
     Request(NodeRequest),
     /// An awaited answer has come (or its request failed).
     Answer(Event),
-    /// The sender is gone: only the awaited answers are left.
-    NoMoreRequests,
-    /// The sender is gone and every answer is handed on.
-    Done,
 }
 
-/// Waits for the next answer among `answers` (removing it) or, while
-/// `requests_open`, the next request, whichever comes first; answers first
-/// when both are ready. At most `max.in.flight` answers are awaited.
+/// Waits for the next answer among `answers` (removing it) or the next
+/// request, whichever comes first (answers first when both are ready);
+/// `None` once the sender has dropped the request queue. At most
+/// `max.in.flight` answers are awaited.
 async fn next_for_dispatcher(
     rx: &mut mpsc::UnboundedReceiver<NodeRequest>,
     answers: &mut Vec<AwaitedAnswer>,
-    requests_open: bool,
-) -> DispatcherInput {
+) -> Option<DispatcherInput> {
+    use std::task::Poll;
     std::future::poll_fn(|cx| {
         for i in 0..answers.len() {
-            if let std::task::Poll::Ready(ev) = answers[i].as_mut().poll(cx) {
+            if let Poll::Ready(ev) = answers[i].as_mut().poll(cx) {
                 drop(answers.swap_remove(i));
-                return std::task::Poll::Ready(DispatcherInput::Answer(ev));
+                return Poll::Ready(Some(DispatcherInput::Answer(ev)));
             }
         }
-        if !requests_open {
-            return if answers.is_empty() {
-                std::task::Poll::Ready(DispatcherInput::Done)
-            } else {
-                std::task::Poll::Pending
-            };
-        }
-        match rx.poll_recv(cx) {
-            std::task::Poll::Ready(Some(r)) => std::task::Poll::Ready(DispatcherInput::Request(r)),
-            std::task::Poll::Ready(None) => std::task::Poll::Ready(DispatcherInput::NoMoreRequests),
-            std::task::Poll::Pending => std::task::Poll::Pending,
-        }
+        rx.poll_recv(cx).map(|r| r.map(DispatcherInput::Request))
     })
     .await
 }
@@ -697,14 +680,18 @@ impl Sender {
         // The drain's lock order: the accumulator, then the metadata.
         let g = self.acc.lock();
         let md = self.cluster.metadata();
+        let at_max = |leader: Option<i32>| {
+            leader.is_some_and(|l| {
+                self.node_inflight.get(&l).copied().unwrap_or(0) >= self.cfg.max_in_flight
+            })
+        };
         g.fatal.is_none()
             && g.closed.is_none()
             && g.topics.iter().all(|(topic, tq)| {
-                (0..tq.partitions.len()).all(|p| {
-                    md.leader(topic, p as i32).is_some_and(|leader| {
-                        self.node_inflight.get(&leader).copied().unwrap_or(0)
-                            >= self.cfg.max_in_flight
-                    })
+                // One lookup per topic, then its partitions by index.
+                md.topic(topic).is_some_and(|t| {
+                    (0..tq.partitions.len() as i32)
+                        .all(|p| at_max(t.partitions.get(&p).and_then(|pm| pm.leader)))
                 })
             })
     }

@@ -894,12 +894,6 @@ impl Connection {
     }
 }
 
-impl Drop for Connection {
-    fn drop(&mut self) {
-        self.io.shared.fail_all("connection dropped");
-    }
-}
-
 /// The TLS handshake, then the IO tasks on the encrypted stream.
 #[cfg(feature = "tls")]
 async fn start_tls(

@@ -280,9 +280,13 @@ mod tests {
         rd.read_exact(&mut got).await.unwrap();
         assert_eq!(got, [7; 40]);
         // Once the queue is empty the submitters write again.
-        while !matches!(writer.lock().holder, Holder::Idle(_)) {
-            tokio::task::yield_now().await;
-        }
+        tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            while !matches!(writer.lock().holder, Holder::Idle(_)) {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("the writer task hands the socket back");
         writer.submit(item(b"next")).unwrap();
         let mut next = [0u8; 4];
         rd.read_exact(&mut next).await.unwrap();
