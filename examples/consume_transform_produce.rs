@@ -21,12 +21,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kafka_eos_examples::support::{self, BoxError};
-use kafka_producer::reader::{ConsumerRecord, Offset, Reader, ReaderConfig};
-use kafka_producer::{
-    Cluster, ClusterConfig, ConsumerGroupMetadata, Producer, ProducerConfig, ProducerRecord,
-    TopicPartition, TransactionalProducer,
+use kafka_eos::client::{Cluster, ClusterConfig};
+use kafka_eos::consumer::reader::{ConsumerRecord, Offset, Reader, ReaderConfig};
+use kafka_eos::producer::{
+    ConsumerGroupMetadata, Producer, ProducerConfig, ProducerRecord, TopicPartition,
+    TransactionalProducer,
 };
+use kafka_eos_examples::support::{self, BoxError};
 
 const INPUT: &str = "example-ctp-input";
 const OUTPUT: &str = "example-ctp-output";

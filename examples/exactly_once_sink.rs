@@ -26,13 +26,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kafka_eos_examples::support::{self, BoxError};
-use kafka_producer::{Cluster, ClusterConfig};
-use kafka_sink::RecordContext;
-use kafka_sink::checkpoint::{
+use kafka_eos::client::{Cluster, ClusterConfig};
+use kafka_eos::sink::RecordContext;
+use kafka_eos::sink::checkpoint::{
     CheckpointCoordinator, CheckpointStorage, OperatorInfo, SourcePosition,
 };
-use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
+use kafka_eos::sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
+use kafka_eos_examples::support::{self, BoxError};
 use tokio::sync::Mutex;
 
 const TOPIC: &str = "example-sink";

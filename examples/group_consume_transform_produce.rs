@@ -24,14 +24,14 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use kafka_eos_examples::support::{self, BoxError};
-use kafka_producer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig};
-use kafka_producer::reader::ConsumerRecord;
-use kafka_producer::txn::OffsetAndMetadata;
-use kafka_producer::{
-    Cluster, ClusterConfig, Producer, ProducerConfig, ProducerRecord, TopicPartition,
-    TransactionalProducer,
+use kafka_eos::client::OffsetAndMetadata;
+use kafka_eos::client::{Cluster, ClusterConfig};
+use kafka_eos::consumer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig};
+use kafka_eos::consumer::reader::ConsumerRecord;
+use kafka_eos::producer::{
+    Producer, ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer,
 };
+use kafka_eos_examples::support::{self, BoxError};
 
 /// The transformation: one output value per input value.
 fn transform(input: &str) -> String {

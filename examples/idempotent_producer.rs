@@ -21,8 +21,9 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use kafka_eos::client::{Cluster, ClusterConfig};
+use kafka_eos::producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_eos_examples::support::{self, BoxError};
-use kafka_producer::{Cluster, ClusterConfig, Producer, ProducerConfig, ProducerRecord};
 
 const TOPIC: &str = "example-idempotent";
 const KEYS: usize = 10;

@@ -22,10 +22,10 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use kafka_eos::client::{Cluster, ClusterConfig};
+use kafka_eos::sink::bridge::{Bridge, BridgeConfig, BridgeEvent};
+use kafka_eos::sink::kafka::KafkaSinkRecord;
 use kafka_eos_examples::support::{self, BoxError};
-use kafka_producer::{Cluster, ClusterConfig};
-use kafka_sink::bridge::{Bridge, BridgeConfig, BridgeEvent};
-use kafka_sink::kafka::KafkaSinkRecord;
 use lapin::options::{BasicPublishOptions, ConfirmSelectOptions, QueueDeclareOptions};
 use lapin::types::FieldTable;
 use lapin::{BasicProperties, Connection, ConnectionProperties};

@@ -14,10 +14,9 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use kafka_eos::client::{Cluster, ClusterConfig};
+use kafka_eos::producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
 use kafka_eos_examples::support::{self, BoxError};
-use kafka_producer::{
-    Cluster, ClusterConfig, ProducerConfig, ProducerRecord, TransactionalProducer,
-};
 
 const TOPIC: &str = "example-transactions";
 const RECORDS_PER_TRANSACTION: usize = 6;

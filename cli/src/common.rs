@@ -3,9 +3,10 @@
 
 use crate::args::Cli;
 use crate::error::{CliError, CliResult};
-use kafka_producer::group::GroupConsumerConfig;
-use kafka_producer::group::consumer::{is_connection_property, is_consumer_property};
-use kafka_producer::{Cluster, ProducerConfig};
+use kafka_client::Cluster;
+use kafka_consumer::group::GroupConsumerConfig;
+use kafka_consumer::group::consumer::{is_connection_property, is_consumer_property};
+use kafka_producer::ProducerConfig;
 use std::sync::Arc;
 
 /// The global options, checked.
@@ -151,10 +152,10 @@ pub async fn partitions(cluster: &Cluster, topic: &str, requested: &[i32]) -> Cl
 
 /// Creates `topic` with `partitions` partitions and the broker's default
 /// replication factor, then waits until the metadata shows a leader for every
-/// partition ([`kafka_producer::admin::ensure_topic`], 30 s). Returns false when the topic
+/// partition ([`kafka_admin::ensure_topic`], 30 s). Returns false when the topic
 /// already existed (its partition count is then whatever it has).
 pub async fn create_topic(cluster: &Cluster, topic: &str, partitions: i32) -> CliResult<bool> {
-    use kafka_producer::admin::{self, NewTopic};
+    use kafka_admin::{self as admin, NewTopic};
     let new_topic = NewTopic::new(topic).with_partitions(partitions);
     let ensured =
         admin::ensure_topic(cluster, &new_topic, std::time::Duration::from_secs(30)).await?;

@@ -5,9 +5,9 @@ use crate::args::{ConsumeArgs, Isolation, OffsetArg, OutputFormat, Piece};
 use crate::common::{Globals, partitions};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::output::{Counters, Progress, json_bytes, json_str, summary};
-use kafka_producer::TopicPartition;
-use kafka_producer::group::{ConsumerEvent, GroupConsumer};
-use kafka_producer::reader::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
+use kafka_client::TopicPartition;
+use kafka_consumer::group::{ConsumerEvent, GroupConsumer};
+use kafka_consumer::reader::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_proto::record::TimestampType;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -352,7 +352,7 @@ async fn run_group(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     let failed =
-        |e: kafka_producer::group::GroupError| CliError::failure(format!("group {group}: {e}"));
+        |e: kafka_consumer::group::GroupError| CliError::failure(format!("group {group}: {e}"));
     loop {
         if args.count.is_some_and(|c| counters.get().0 >= c) {
             break;

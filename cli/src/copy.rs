@@ -5,8 +5,8 @@
 use crate::args::CopyArgs;
 use crate::common::{Globals, check_topic, partition_count};
 use crate::error::{CliError, CliResult, ExitCode};
+use kafka_consumer::reader::ConsumerRecord;
 use kafka_producer::ProducerRecord;
-use kafka_producer::reader::ConsumerRecord;
 use kafka_sink::kafka_source::{ConsumeTransformProduce, PipelineConfig, PipelineStats};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -14,8 +14,8 @@ use crate::args::{DemoArgs, DemoWorkerArgs};
 use crate::common::{Globals, create_topic, partitions};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::output::{bar, note, status};
+use kafka_consumer::reader::{IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_producer::ProducerConfig;
-use kafka_producer::reader::{IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_sink::RecordContext;
 use kafka_sink::checkpoint::{
     CheckpointCoordinator, CheckpointError, CheckpointStorage, OperatorInfo, SourcePosition,
@@ -194,7 +194,7 @@ impl Verdict {
     }
 }
 
-fn check(records: &[kafka_producer::reader::ConsumerRecord], total: u64) -> Verdict {
+fn check(records: &[kafka_consumer::reader::ConsumerRecord], total: u64) -> Verdict {
     let mut v = Verdict::default();
     let mut seen = vec![false; total as usize];
     let mut last: BTreeMap<i32, u64> = BTreeMap::new();
@@ -580,7 +580,7 @@ pub async fn run(g: &Globals, a: DemoArgs, startup: Option<Duration>) -> CliResu
 mod tests {
     use super::*;
     use bytes::Bytes;
-    use kafka_producer::reader::ConsumerRecord;
+    use kafka_consumer::reader::ConsumerRecord;
 
     fn rec(partition: i32, offset: i64, n: u64) -> ConsumerRecord {
         ConsumerRecord {

@@ -5,8 +5,8 @@
 //! variants: an unreachable broker exits 3, an authentication or
 //! authorization failure 4, a bad setting 2.
 
-use kafka_producer::error::{ClusterError, ConnError};
-use kafka_producer::reader::ReaderError;
+use kafka_client::error::{ClusterError, ConnError};
+use kafka_consumer::reader::ReaderError;
 use kafka_producer::txn::{CoordinatorError, ResumeError, TransactionError};
 use kafka_producer::{ConfigError, ProduceError};
 use kafka_proto::ErrorCode;
@@ -178,9 +178,9 @@ impl From<CoordinatorError> for CliError {
     }
 }
 
-impl From<kafka_producer::admin::AdminError> for CliError {
-    fn from(e: kafka_producer::admin::AdminError) -> Self {
-        use kafka_producer::admin::AdminError;
+impl From<kafka_admin::AdminError> for CliError {
+    fn from(e: kafka_admin::AdminError) -> Self {
+        use kafka_admin::AdminError;
         let code = match &e {
             AdminError::Cluster(c) => cluster_code(c),
             AdminError::Topic(t) if is_auth_code(t.error) => ExitCode::Auth,

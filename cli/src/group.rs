@@ -5,11 +5,12 @@
 use crate::args::{GroupCommand, Isolation};
 use crate::common::Globals;
 use crate::error::{CliError, CliResult};
-use kafka_producer::admin::{self, GroupDescription, GroupMember};
+use kafka_admin::{self as admin, GroupDescription, GroupMember};
+use kafka_client::Cluster;
+use kafka_client::CoordinatorError;
+use kafka_client::TopicPartition;
+use kafka_consumer::reader::{IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_producer::kafka_proto::ErrorCode;
-use kafka_producer::reader::{IsolationLevel, Offset, Reader, ReaderConfig};
-use kafka_producer::txn::CoordinatorError;
-use kafka_producer::{Cluster, TopicPartition};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -5,8 +5,8 @@ use crate::args::TopicCommand;
 use crate::common::{Globals, check_topic};
 use crate::error::{CliError, CliResult, ExitCode};
 use base64::Engine as _;
-use kafka_producer::admin::{self, CreateTopicsOptions, NewTopic, TopicOutcome};
-use kafka_producer::{Cluster, TopicMetadata};
+use kafka_admin::{self as admin, CreateTopicsOptions, NewTopic, TopicOutcome};
+use kafka_client::{Cluster, TopicMetadata};
 use std::time::Duration;
 
 /// Kafka's text form of a topic id: URL-safe base64 without padding.
@@ -238,7 +238,7 @@ fn change_error(e: admin::TopicChangeError) -> CliError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kafka_producer::PartitionMetadata;
+    use kafka_client::PartitionMetadata;
     use std::collections::BTreeMap;
 
     #[test]

@@ -4,8 +4,8 @@
 use crate::args::TxnCommand;
 use crate::common::{Globals, partitions};
 use crate::error::{CliError, CliResult, ExitCode};
-use kafka_producer::TopicPartition;
-use kafka_producer::admin::{self, TransactionFilters};
+use kafka_admin::{self as admin, TransactionFilters};
+use kafka_client::TopicPartition;
 use kafka_producer::txn::{
     PreparedTransaction, ResumeOptions, ResumeOutcome, abort_prepared, commit_prepared,
 };
@@ -201,7 +201,7 @@ fn load_handle(handle: &std::path::Path) -> CliResult<PreparedTransaction> {
 }
 
 async fn resume(
-    cluster: &kafka_producer::Cluster,
+    cluster: &kafka_client::Cluster,
     prepared: &PreparedTransaction,
     timeout_ms: u64,
     commit: bool,

@@ -22,9 +22,10 @@
 //!   to (so this test needs no RabbitMQ: `--amqp` names a closed port), and
 //!   nothing is written.
 
+use kafka_client::Cluster;
+use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_producer::ProducerConfig;
 use kafka_producer::partitioner::partition_for_key;
-use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
-use kafka_producer::{Cluster, ProducerConfig};
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{KafkaCluster, RabbitMq};
 use std::collections::BTreeMap;

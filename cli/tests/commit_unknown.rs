@@ -4,8 +4,8 @@
 //! the outcome is unknown, prints the `txn describe` command that finds out,
 //! and never says "aborted".
 
-use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
-use kafka_producer::{Cluster, ClusterConfig};
+use kafka_client::{Cluster, ClusterConfig};
+use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_testcontainers::KafkaCluster;
 use std::process::Stdio;
 use std::time::{Duration, Instant};

@@ -23,8 +23,9 @@
 //! bridge's idle exit after 1.5 s without a message, a Kafka JVM of the
 //! demo's own), and together they would make each other's timing tighter.
 
-use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
-use kafka_producer::{Cluster, ProducerConfig};
+use kafka_client::Cluster;
+use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_producer::ProducerConfig;
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{KafkaCluster, RabbitMq};
 use std::collections::{BTreeMap, BTreeSet};

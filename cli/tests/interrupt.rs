@@ -6,10 +6,9 @@
 //! (20 by default). Runs on the harness's shared Kafka 4.4 cluster, each
 //! trial with a topic and transactional id of its own.
 
-use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
-use kafka_producer::{
-    Cluster, ClusterConfig, ProducerConfig, ProducerRecord, TransactionalProducer,
-};
+use kafka_client::{Cluster, ClusterConfig};
+use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
 use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use std::os::unix::process::ExitStatusExt;

@@ -19,10 +19,9 @@
 //! Other tests' transactions are on the broker too: `txn list` output is
 //! checked for this test's own transactional ids only.
 
-use kafka_producer::reader::{Reader, ReaderConfig};
-use kafka_producer::{
-    Cluster, ClusterConfig, ProducerConfig, ProducerRecord, TransactionalProducer,
-};
+use kafka_client::{Cluster, ClusterConfig};
+use kafka_consumer::reader::{Reader, ReaderConfig};
+use kafka_producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{IsolationLevel as JavaIsolation, KafkaCluster};
 use serde_json::Value;

@@ -29,8 +29,9 @@
 //! `SYSTEM_TEST_ROUNDS`, default 1). The copiers' random-abort seeds are
 //! printed (`SYSTEM_TEST_SEED` replays them).
 
-use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
-use kafka_producer::{Cluster, ClusterConfig, Producer, ProducerConfig, ProducerRecord};
+use kafka_client::{Cluster, ClusterConfig};
+use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_testcontainers::shared::unique_name;
 use kafka_testcontainers::slot::{ClusterSlot, SlotGuard};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};

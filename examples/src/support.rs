@@ -4,7 +4,7 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), kafka_eos_examples::support::BoxError> {
 //! use kafka_eos_examples::support;
-//! use kafka_producer::{Cluster, ClusterConfig};
+//! use kafka_eos::client::{Cluster, ClusterConfig};
 //! let cluster = Cluster::connect(ClusterConfig::new(&support::bootstrap())).await?;
 //! let partitions = support::ensure_topic(&cluster, "orders", 3).await?;
 //! let start = support::end_offsets(&cluster, "orders", &partitions).await?;
@@ -20,9 +20,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kafka_producer::Cluster;
-use kafka_producer::admin::{self, NewTopic};
-use kafka_producer::reader::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
+use kafka_eos::admin::{self, NewTopic};
+use kafka_eos::client::Cluster;
+use kafka_eos::consumer::reader::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
 
 /// The error type of the examples: anything, shown with its `Display`.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -151,7 +151,7 @@ pub fn check(holds: bool, what: impl Display) -> Result<(), BoxError> {
 /// A record's value as text (empty for a tombstone).
 ///
 /// ```
-/// # fn demo(record: &kafka_producer::reader::ConsumerRecord) {
+/// # fn demo(record: &kafka_eos::consumer::reader::ConsumerRecord) {
 /// println!("{}", kafka_eos_examples::support::value(record));
 /// # }
 /// ```
@@ -165,7 +165,7 @@ pub fn value(record: &ConsumerRecord) -> String {
 /// [`SETTLE_TIMEOUT`].
 ///
 /// ```no_run
-/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_eos_examples::support::BoxError> {
+/// # async fn demo(cluster: &kafka_eos::client::Cluster) -> Result<(), kafka_eos_examples::support::BoxError> {
 /// let partitions = kafka_eos_examples::support::ensure_topic(cluster, "orders", 3).await?;
 /// assert!(!partitions.is_empty());
 /// # Ok(()) }
@@ -185,7 +185,7 @@ pub async fn ensure_topic(
 /// the records a run is about to write will start.
 ///
 /// ```no_run
-/// # async fn demo(cluster: &std::sync::Arc<kafka_producer::Cluster>) -> Result<(), kafka_eos_examples::support::BoxError> {
+/// # async fn demo(cluster: &std::sync::Arc<kafka_eos::client::Cluster>) -> Result<(), kafka_eos_examples::support::BoxError> {
 /// let start = kafka_eos_examples::support::end_offsets(cluster, "orders", &[0, 1, 2]).await?;
 /// println!("orders-0 ends at {}", start[&0]);
 /// # Ok(()) }
@@ -219,7 +219,7 @@ async fn list_ends(
 /// read_committed [`Reader`].
 ///
 /// ```no_run
-/// # async fn demo(cluster: &std::sync::Arc<kafka_producer::Cluster>) -> Result<(), kafka_eos_examples::support::BoxError> {
+/// # async fn demo(cluster: &std::sync::Arc<kafka_eos::client::Cluster>) -> Result<(), kafka_eos_examples::support::BoxError> {
 /// use kafka_eos_examples::support;
 /// let start = support::end_offsets(cluster, "orders", &[0]).await?;
 /// // ... commit some transactions ...

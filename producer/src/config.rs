@@ -35,9 +35,10 @@
 //! assert!(typed.idempotence());
 //! ```
 
-use crate::connection::TlsConfig;
-use crate::sasl::{SaslConfig, SaslMechanism};
-use crate::{ClusterConfig, ConnectionConfig};
+use kafka_client::config::parse::{boolean, int, invalid, ms, split_list};
+use kafka_client::config::{ClientConfig, ClientProperties};
+pub use kafka_client::config::{ConfigError, Secret, SecurityProtocol};
+use kafka_client::{ClusterConfig, ConnectionConfig, SaslMechanism, TlsConfig};
 use kafka_proto::record::Compression;
 use std::time::Duration;
 
@@ -74,33 +75,6 @@ impl Acks {
             Acks::All => -1,
         }
     }
-}
-
-/// `security.protocol`.
-///
-/// ```
-/// use kafka_producer::config::{ProducerConfig, SecurityProtocol};
-/// let cfg = ProducerConfig::from_properties([
-///     ("bootstrap.servers", "broker-1:9092"),
-///     ("security.protocol", "SASL_PLAINTEXT"),
-///     ("sasl.mechanism", "SCRAM-SHA-512"),
-///     ("sasl.jaas.config", r#"org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="alice-secret";"#),
-/// ])
-/// .unwrap();
-/// assert_eq!(cfg.security_protocol, SecurityProtocol::SaslPlaintext);
-/// assert_eq!(cfg.sasl_username.as_deref(), Some("alice"));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SecurityProtocol {
-    /// No authentication, no TLS.
-    #[default]
-    Plaintext,
-    /// SASL over plain TCP.
-    SaslPlaintext,
-    /// TLS (cargo feature `tls`).
-    Ssl,
-    /// SASL over TLS (cargo feature `tls`).
-    SaslSsl,
 }
 
 /// Which partitioner assigns partitions to records without one.
@@ -149,111 +123,6 @@ impl PartitionerChoice {
             Self::KeyHash => std::sync::Arc::new(KeyHashPartitioner::new()),
             Self::Custom(p) => p.clone(),
         }
-    }
-}
-
-/// A configuration error, naming the property it is about.
-///
-/// ```
-/// use kafka_producer::config::{ConfigError, ProducerConfig};
-/// let err = ProducerConfig::from_properties([("acks", "all")]).unwrap_err();
-/// assert_eq!(err, ConfigError::Missing("bootstrap.servers".into()));
-/// assert_eq!(err.to_string(), "missing required property bootstrap.servers");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// A property this client does not know.
-    #[error("unknown producer property {0:?}")]
-    UnknownKey(String),
-    /// A value that does not parse or is out of range.
-    #[error("invalid value {value:?} for {key}: {reason}")]
-    InvalidValue {
-        /// The property.
-        key: String,
-        /// The value given.
-        value: String,
-        /// Why it is rejected.
-        reason: String,
-    },
-    /// Settings that cannot be combined (e.g. idempotence with `acks=1`).
-    #[error("incompatible setting {key}: {reason}")]
-    Incompatible {
-        /// The property at fault.
-        key: String,
-        /// Why.
-        reason: String,
-    },
-    /// A required property is missing.
-    #[error("missing required property {0}")]
-    Missing(String),
-}
-
-impl ConfigError {
-    /// The property the error is about.
-    ///
-    /// ```
-    /// use kafka_producer::config::ProducerConfig;
-    /// let err = ProducerConfig::from_properties([("bootstrap.servers", "broker-1:9092"), ("retries", "-1")]).unwrap_err();
-    /// assert_eq!(err.key(), "retries");
-    /// ```
-    pub fn key(&self) -> &str {
-        match self {
-            ConfigError::UnknownKey(k) | ConfigError::Missing(k) => k,
-            ConfigError::InvalidValue { key, .. } | ConfigError::Incompatible { key, .. } => key,
-        }
-    }
-}
-
-/// A setting that must never be printed (a password): `Debug` shows
-/// `<redacted>`; [`Secret::expose`] gives the value to the code that needs it.
-///
-/// ```
-/// use kafka_producer::config::Secret;
-/// let s = Secret::new("hunter2");
-/// assert_eq!(s.expose(), "hunter2");
-/// assert_eq!(format!("{s:?}"), "<redacted>");
-/// ```
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a secret value.
-    ///
-    /// ```
-    /// use kafka_producer::config::Secret;
-    /// assert_eq!(Secret::new(String::from("x")).expose(), "x");
-    /// ```
-    pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
-    }
-
-    /// The value.
-    ///
-    /// ```
-    /// use kafka_producer::config::Secret;
-    /// assert_eq!(Secret::from("pw").expose(), "pw");
-    /// ```
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<&str> for Secret {
-    fn from(value: &str) -> Self {
-        Self(value.to_string())
-    }
-}
-
-impl From<String> for Secret {
-    fn from(value: String) -> Self {
-        Self(value)
-    }
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("<redacted>")
     }
 }
 
@@ -416,26 +285,14 @@ impl ProducerConfig {
         V: AsRef<str>,
     {
         let mut c = Self::new("");
-        let mut have_bootstrap = false;
-        let mut jaas: Option<(String, String)> = None;
-        let mut ssl = SslProps::default();
+        let mut client = c.client_config();
+        let mut shared = ClientProperties::default();
         for (k, v) in props {
             let (key, value) = (k.as_ref().trim(), v.as_ref().trim());
+            if shared.apply(&mut client, key, value)? {
+                continue;
+            }
             match key {
-                "bootstrap.servers" => {
-                    c.bootstrap_servers = split_list(value);
-                    if c.bootstrap_servers.is_empty() {
-                        return Err(invalid(key, value, "empty list"));
-                    }
-                    for a in &c.bootstrap_servers {
-                        match a.rsplit_once(':') {
-                            Some((h, p)) if !h.is_empty() && p.parse::<u16>().is_ok() => {}
-                            _ => return Err(invalid(key, value, "expected host:port[,host:port]")),
-                        }
-                    }
-                    have_bootstrap = true;
-                }
-                "client.id" => c.client_id = value.to_string(),
                 "acks" => {
                     c.acks = match value {
                         "0" => Acks::Zero,
@@ -457,65 +314,14 @@ impl ProducerConfig {
                     c.delivery_timeout = ms(key, value, 0, i32::MAX as i64)?;
                     c.delivery_timeout_set = true;
                 }
-                "request.timeout.ms" => c.request_timeout = ms(key, value, 0, i32::MAX as i64)?,
-                "socket.connection.setup.timeout.ms" => {
-                    c.connection_setup_timeout = ms(key, value, 1, i64::MAX)?
-                }
-                "socket.connection.setup.timeout.max.ms" => {
-                    c.connection_setup_timeout_max = ms(key, value, 1, i64::MAX)?
-                }
                 "max.request.size" => {
                     c.max_request_size = int(key, value, 0, i32::MAX as i64)? as usize
-                }
-                "receive.message.max.bytes" => {
-                    c.receive_message_max_bytes = int(key, value, 1000, i32::MAX as i64)? as usize
                 }
                 "max.in.flight.requests.per.connection" => {
                     c.max_in_flight = int(key, value, 1, i32::MAX as i64)? as usize
                 }
                 "enable.idempotence" => c.enable_idempotence = Some(boolean(key, value)?),
-                "metadata.max.age.ms" => c.metadata_max_age = ms(key, value, 0, i64::MAX)?,
                 "max.block.ms" => c.max_block = ms(key, value, 0, i64::MAX)?,
-                "security.protocol" => {
-                    c.security_protocol = match value.to_ascii_uppercase().as_str() {
-                        "PLAINTEXT" => SecurityProtocol::Plaintext,
-                        "SASL_PLAINTEXT" => SecurityProtocol::SaslPlaintext,
-                        "SSL" | "SASL_SSL" if !cfg!(feature = "tls") => {
-                            return Err(invalid(
-                                key,
-                                value,
-                                crate::connection::TLS_FEATURE_MISSING,
-                            ));
-                        }
-                        "SSL" => SecurityProtocol::Ssl,
-                        "SASL_SSL" => SecurityProtocol::SaslSsl,
-                        _ => {
-                            return Err(invalid(
-                                key,
-                                value,
-                                "expected PLAINTEXT, SASL_PLAINTEXT, SSL or SASL_SSL",
-                            ));
-                        }
-                    }
-                }
-                k if k.starts_with("ssl.") => ssl.set(key, value)?,
-                "sasl.mechanism" => {
-                    c.sasl_mechanism = match value {
-                        "PLAIN" => SaslMechanism::Plain,
-                        "SCRAM-SHA-256" => SaslMechanism::ScramSha256,
-                        "SCRAM-SHA-512" => SaslMechanism::ScramSha512,
-                        _ => {
-                            return Err(invalid(
-                                key,
-                                value,
-                                "expected PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512",
-                            ));
-                        }
-                    }
-                }
-                "sasl.username" => c.sasl_username = Some(value.to_string()),
-                "sasl.password" => c.sasl_password = Some(Secret::from(value)),
-                "sasl.jaas.config" => jaas = Some(parse_jaas(key, value)?),
                 "transactional.id" => {
                     if value.is_empty() {
                         return Err(invalid(key, value, "must not be empty"));
@@ -548,14 +354,8 @@ impl ProducerConfig {
                 _ => return Err(ConfigError::UnknownKey(key.to_string())),
             }
         }
-        if !have_bootstrap {
-            return Err(ConfigError::Missing("bootstrap.servers".into()));
-        }
-        if let Some((u, p)) = jaas {
-            c.sasl_username.get_or_insert(u);
-            c.sasl_password.get_or_insert(Secret::from(p));
-        }
-        c.tls = ssl.build()?;
+        shared.finish(&mut client)?;
+        c.set_client_config(client);
         c.validate()
     }
 
@@ -626,25 +426,7 @@ impl ProducerConfig {
                 reason: "cannot set a transactional.id without also enabling idempotence".into(),
             });
         }
-        if self.tls_enabled() {
-            if !cfg!(feature = "tls") {
-                return Err(ConfigError::InvalidValue {
-                    key: "security.protocol".into(),
-                    value: format!("{:?}", self.security_protocol).to_ascii_uppercase(),
-                    reason: crate::connection::TLS_FEATURE_MISSING.into(),
-                });
-            }
-            if self.tls.is_none() {
-                return Err(ConfigError::Missing(
-                    "ssl.truststore.location (or ssl.truststore.certificates)".into(),
-                ));
-            }
-        }
-        if self.sasl_enabled() && (self.sasl_username.is_none() || self.sasl_password.is_none()) {
-            return Err(ConfigError::Missing(
-                "sasl.username/sasl.password (or sasl.jaas.config)".into(),
-            ));
-        }
+        self.client_config().validate_security()?;
         // Java: KafkaProducer.configureDeliveryTimeout.
         let floor = self.linger + self.request_timeout;
         if self.delivery_timeout < floor {
@@ -672,20 +454,6 @@ impl ProducerConfig {
         self.enable_idempotence != Some(false)
     }
 
-    fn sasl_enabled(&self) -> bool {
-        matches!(
-            self.security_protocol,
-            SecurityProtocol::SaslPlaintext | SecurityProtocol::SaslSsl
-        )
-    }
-
-    fn tls_enabled(&self) -> bool {
-        matches!(
-            self.security_protocol,
-            SecurityProtocol::Ssl | SecurityProtocol::SaslSsl
-        )
-    }
-
     /// The connection settings derived from this configuration.
     ///
     /// ```
@@ -696,31 +464,7 @@ impl ProducerConfig {
     /// assert!(conn.sasl.is_none() && conn.tls.is_none());
     /// ```
     pub fn connection_config(&self) -> ConnectionConfig {
-        ConnectionConfig {
-            client_id: Some(self.client_id.clone()),
-            request_timeout: self.request_timeout,
-            connect_timeout: self.connection_setup_timeout,
-            connect_timeout_max: self.connection_setup_timeout_max,
-            max_frame_size: self.receive_message_max_bytes,
-            sasl: if self.sasl_enabled() {
-                Some(SaslConfig::new(
-                    self.sasl_mechanism,
-                    self.sasl_username.clone().unwrap_or_default(),
-                    self.sasl_password
-                        .as_ref()
-                        .map(|p| p.expose().to_string())
-                        .unwrap_or_default(),
-                ))
-            } else {
-                None
-            },
-            tls: if self.tls_enabled() {
-                self.tls.clone()
-            } else {
-                None
-            },
-            ..ConnectionConfig::default()
-        }
+        self.client_config().connection_config()
     }
 
     /// The cluster settings derived from this configuration.
@@ -731,11 +475,66 @@ impl ProducerConfig {
     /// assert_eq!(cfg.cluster_config().bootstrap, ["broker-1:9092", "broker-2:9092"]);
     /// ```
     pub fn cluster_config(&self) -> ClusterConfig {
-        let mut c = ClusterConfig::new(&self.bootstrap_servers.join(","));
-        c.connection = self.connection_config();
-        c.metadata_max_age = self.metadata_max_age;
-        c.metadata_refresh_backoff = self.retry_backoff;
-        c
+        self.client_config().cluster_config()
+    }
+
+    /// The connection settings of this configuration as the
+    /// [`ClientConfig`] every client shares (`retry.backoff.ms` paces its
+    /// metadata refreshes).
+    ///
+    /// ```
+    /// use kafka_producer::config::ProducerConfig;
+    /// let cfg = ProducerConfig::builder("broker-1:9092").client_id("orders-app").build().unwrap();
+    /// assert_eq!(cfg.client_config().client_id, "orders-app");
+    /// ```
+    pub fn client_config(&self) -> ClientConfig {
+        ClientConfig {
+            bootstrap_servers: self.bootstrap_servers.clone(),
+            client_id: self.client_id.clone(),
+            request_timeout: self.request_timeout,
+            connection_setup_timeout: self.connection_setup_timeout,
+            connection_setup_timeout_max: self.connection_setup_timeout_max,
+            receive_message_max_bytes: self.receive_message_max_bytes,
+            metadata_max_age: self.metadata_max_age,
+            retry_backoff: self.retry_backoff,
+            security_protocol: self.security_protocol,
+            sasl_mechanism: self.sasl_mechanism,
+            sasl_username: self.sasl_username.clone(),
+            sasl_password: self.sasl_password.clone(),
+            tls: self.tls.clone(),
+        }
+    }
+
+    /// Takes the connection settings of `client` (all but `retry_backoff`,
+    /// which is the producer's own `retry.backoff.ms`).
+    fn set_client_config(&mut self, client: ClientConfig) {
+        let ClientConfig {
+            bootstrap_servers,
+            client_id,
+            request_timeout,
+            connection_setup_timeout,
+            connection_setup_timeout_max,
+            receive_message_max_bytes,
+            metadata_max_age,
+            retry_backoff: _,
+            security_protocol,
+            sasl_mechanism,
+            sasl_username,
+            sasl_password,
+            tls,
+        } = client;
+        self.bootstrap_servers = bootstrap_servers;
+        self.client_id = client_id;
+        self.request_timeout = request_timeout;
+        self.connection_setup_timeout = connection_setup_timeout;
+        self.connection_setup_timeout_max = connection_setup_timeout_max;
+        self.receive_message_max_bytes = receive_message_max_bytes;
+        self.metadata_max_age = metadata_max_age;
+        self.security_protocol = security_protocol;
+        self.sasl_mechanism = sasl_mechanism;
+        self.sasl_username = sasl_username;
+        self.sasl_password = sasl_password;
+        self.tls = tls;
     }
 }
 
@@ -955,7 +754,7 @@ impl ProducerConfigBuilder {
     ///
     /// ```
     /// # use kafka_producer::config::{ProducerConfig, SecurityProtocol};
-    /// use kafka_producer::SaslMechanism;
+    /// use kafka_client::SaslMechanism;
     /// let cfg = ProducerConfig::builder("broker-1:9092")
     ///     .sasl(SaslMechanism::ScramSha256, "alice", "alice-secret")
     ///     .build()
@@ -984,7 +783,7 @@ impl ProducerConfigBuilder {
     ///
     /// ```
     /// # use kafka_producer::config::{ProducerConfig, SecurityProtocol};
-    /// use kafka_producer::connection::TlsConfig;
+    /// use kafka_client::connection::TlsConfig;
     /// let ca = b"-----BEGIN CERTIFICATE-----\n...".to_vec(); // ssl.truststore.certificates
     /// match ProducerConfig::builder("broker-1:9093").tls(TlsConfig::new(ca)).build() {
     ///     Ok(cfg) => assert_eq!(cfg.security_protocol, SecurityProtocol::Ssl), // `tls` feature on
@@ -1011,167 +810,6 @@ impl ProducerConfigBuilder {
     /// ```
     pub fn build(self) -> Result<ProducerConfig, ConfigError> {
         self.config.validate()
-    }
-}
-
-/// The `ssl.*` properties as given, resolved into a [`TlsConfig`] after
-/// every property is read (order does not matter, as in Java).
-#[derive(Debug, Default)]
-struct SslProps {
-    truststore_location: Option<String>,
-    truststore_certificates: Option<String>,
-    keystore_location: Option<String>,
-    keystore_key: Option<String>,
-    keystore_chain: Option<String>,
-    verify_hostname: Option<bool>,
-}
-
-impl SslProps {
-    fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
-        let v = Some(value.to_string());
-        match key {
-            "ssl.truststore.type" | "ssl.keystore.type" => {
-                if !value.eq_ignore_ascii_case("PEM") {
-                    return Err(invalid(
-                        key,
-                        value,
-                        "only PEM is supported (convert JKS/PKCS12 stores to PEM)",
-                    ));
-                }
-            }
-            "ssl.truststore.location" => self.truststore_location = v,
-            "ssl.truststore.certificates" => self.truststore_certificates = v,
-            "ssl.keystore.location" => self.keystore_location = v,
-            "ssl.keystore.key" => self.keystore_key = v,
-            "ssl.keystore.certificate.chain" => self.keystore_chain = v,
-            "ssl.key.password" => {
-                if !value.is_empty() {
-                    return Err(invalid(
-                        key,
-                        "<redacted>",
-                        "encrypted private keys are not supported; give an unencrypted PEM key",
-                    ));
-                }
-            }
-            "ssl.endpoint.identification.algorithm" => {
-                self.verify_hostname = Some(match value.to_ascii_lowercase().as_str() {
-                    "https" => true,
-                    "" => false,
-                    _ => return Err(invalid(key, value, "expected https or empty")),
-                })
-            }
-            _ => return Err(ConfigError::UnknownKey(key.to_string())),
-        }
-        Ok(())
-    }
-
-    /// `None` without a truststore; reads the files and, with the `tls`
-    /// feature, checks the PEM contents.
-    fn build(self) -> Result<Option<TlsConfig>, ConfigError> {
-        let read = |key: &str, path: &str| {
-            std::fs::read(path).map_err(|e| invalid(key, path, &format!("cannot read: {e}")))
-        };
-        let ca = match (&self.truststore_location, &self.truststore_certificates) {
-            (Some(_), Some(_)) => {
-                return Err(ConfigError::Incompatible {
-                    key: "ssl.truststore.certificates".into(),
-                    reason: "set either ssl.truststore.location or ssl.truststore.certificates"
-                        .into(),
-                });
-            }
-            (Some(path), None) => (
-                "ssl.truststore.location",
-                read("ssl.truststore.location", path)?,
-            ),
-            (None, Some(pem)) => ("ssl.truststore.certificates", pem.clone().into_bytes()),
-            (None, None) => return Ok(None),
-        };
-        let mut tls = TlsConfig::new(ca.1).verify_hostname(self.verify_hostname.unwrap_or(true));
-        check_pem(ca.0, &tls.ca_pem, false)?;
-        match (self.keystore_location, self.keystore_key, self.keystore_chain) {
-            (None, None, None) => {}
-            (Some(path), None, None) => {
-                // Java's PEM key store file: the private key and its chain.
-                let key = "ssl.keystore.location";
-                let pem = read(key, &path)?;
-                check_pem(key, &pem, false)?;
-                check_pem(key, &pem, true)?;
-                tls = tls.client_auth(pem.clone(), pem);
-            }
-            (None, Some(key_pem), Some(chain)) => {
-                check_pem("ssl.keystore.key", key_pem.as_bytes(), true)?;
-                check_pem("ssl.keystore.certificate.chain", chain.as_bytes(), false)?;
-                tls = tls.client_auth(chain, key_pem);
-            }
-            (Some(_), _, _) => {
-                return Err(ConfigError::Incompatible {
-                    key: "ssl.keystore.location".into(),
-                    reason: "set either ssl.keystore.location or ssl.keystore.key with ssl.keystore.certificate.chain".into(),
-                })
-            }
-            (None, _, _) => {
-                return Err(ConfigError::Missing(
-                    "ssl.keystore.key and ssl.keystore.certificate.chain (both)".into(),
-                ))
-            }
-        }
-        Ok(Some(tls))
-    }
-}
-
-/// Checks PEM certificates (or a private key) under `key` with the `tls`
-/// feature; without it SSL is rejected anyway.
-#[cfg(feature = "tls")]
-fn check_pem(key: &str, pem: &[u8], private_key: bool) -> Result<(), ConfigError> {
-    use crate::connection::tls_impl::{parse_certs, parse_key};
-    let r = if private_key {
-        parse_key(pem).map(drop)
-    } else {
-        parse_certs(pem).map(drop)
-    };
-    r.map_err(|reason| invalid(key, "<PEM>", &reason))
-}
-
-#[cfg(not(feature = "tls"))]
-fn check_pem(_key: &str, _pem: &[u8], _private_key: bool) -> Result<(), ConfigError> {
-    Ok(())
-}
-
-fn split_list(s: &str) -> Vec<String> {
-    s.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(String::from)
-        .collect()
-}
-
-fn invalid(key: &str, value: &str, reason: &str) -> ConfigError {
-    ConfigError::InvalidValue {
-        key: key.into(),
-        value: value.into(),
-        reason: reason.into(),
-    }
-}
-
-fn int(key: &str, value: &str, min: i64, max: i64) -> Result<i64, ConfigError> {
-    let v: i64 = value
-        .parse()
-        .map_err(|_| invalid(key, value, "not an integer"))?;
-    if v < min || v > max {
-        return Err(invalid(key, value, &format!("must be in [{min}, {max}]")));
-    }
-    Ok(v)
-}
-
-fn ms(key: &str, value: &str, min: i64, max: i64) -> Result<Duration, ConfigError> {
-    Ok(Duration::from_millis(int(key, value, min, max)? as u64))
-}
-
-fn boolean(key: &str, value: &str) -> Result<bool, ConfigError> {
-    match value.to_ascii_lowercase().as_str() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(invalid(key, value, "expected true or false")),
     }
 }
 
@@ -1221,45 +859,6 @@ fn partitioner(key: &str, value: &str) -> Result<PartitionerChoice, ConfigError>
             ));
         }
     })
-}
-
-/// Extracts username and password from a `PlainLoginModule` or
-/// `ScramLoginModule` JAAS line.
-fn parse_jaas(key: &str, value: &str) -> Result<(String, String), ConfigError> {
-    if !(value.contains("PlainLoginModule") || value.contains("ScramLoginModule")) {
-        return Err(invalid(
-            key,
-            value,
-            "only PlainLoginModule and ScramLoginModule are supported",
-        ));
-    }
-    let field = |name: &str| -> Option<String> {
-        let mut rest = value;
-        while let Some(i) = rest.find(name) {
-            let after = rest[i + name.len()..].trim_start();
-            let before_ok = i == 0 || rest.as_bytes()[i - 1].is_ascii_whitespace();
-            if before_ok && let Some(a) = after.strip_prefix('=') {
-                let a = a.trim_start();
-                if let Some(q) = a.strip_prefix('"') {
-                    return q.find('"').map(|e| q[..e].to_string());
-                }
-                let end = a
-                    .find(|c: char| c.is_whitespace() || c == ';')
-                    .unwrap_or(a.len());
-                return Some(a[..end].to_string());
-            }
-            rest = &rest[i + name.len()..];
-        }
-        None
-    };
-    match (field("username"), field("password")) {
-        (Some(u), Some(p)) => Ok((u, p)),
-        _ => Err(invalid(
-            key,
-            "<redacted>",
-            "username and password are required",
-        )),
-    }
 }
 
 #[cfg(test)]

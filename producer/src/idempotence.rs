@@ -73,7 +73,7 @@
 //!
 //! ```
 //! use kafka_producer::idempotence::{Action, Idempotence, ProducerIdAndEpoch};
-//! use kafka_producer::record::TopicPartition;
+//! use kafka_client::TopicPartition;
 //! let mut st = Idempotence::new();
 //! assert_eq!(st.next_action(), Some(Action::InitProducerId));
 //! st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -86,7 +86,8 @@
 //! assert_eq!(st.partition(&tp).unwrap().last_acked_sequence, 9);
 //! ```
 
-use crate::record::TopicPartition;
+pub use kafka_client::ProducerIdAndEpoch;
+use kafka_client::TopicPartition;
 use kafka_proto::ErrorCode;
 use kafka_proto::record::increment_sequence;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -97,46 +98,11 @@ pub type BatchId = u64;
 /// "No sequence acknowledged yet".
 pub const NO_LAST_ACKED_SEQUENCE: i32 = -1;
 
-/// A producer id and epoch; `NONE` is (-1, -1).
-///
-/// ```
-/// use kafka_producer::idempotence::ProducerIdAndEpoch;
-/// let p = ProducerIdAndEpoch { producer_id: 4001, epoch: 3 };
-/// assert!(p.is_valid());
-/// assert_eq!((ProducerIdAndEpoch::NONE.producer_id, ProducerIdAndEpoch::NONE.epoch), (-1, -1));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ProducerIdAndEpoch {
-    /// Producer id.
-    pub producer_id: i64,
-    /// Epoch.
-    pub epoch: i16,
-}
-
-impl ProducerIdAndEpoch {
-    /// No producer id.
-    pub const NONE: Self = Self {
-        producer_id: -1,
-        epoch: -1,
-    };
-
-    /// True when a producer id is set.
-    ///
-    /// ```
-    /// use kafka_producer::idempotence::ProducerIdAndEpoch;
-    /// assert!(ProducerIdAndEpoch { producer_id: 0, epoch: 0 }.is_valid());
-    /// assert!(!ProducerIdAndEpoch::NONE.is_valid());
-    /// ```
-    pub fn is_valid(&self) -> bool {
-        self.producer_id >= 0
-    }
-}
-
 /// The producer state a drained batch is (to be) written with.
 ///
 /// ```
 /// # use kafka_producer::idempotence::*;
-/// # use kafka_producer::record::TopicPartition;
+/// # use kafka_client::TopicPartition;
 /// # let mut st = Idempotence::new();
 /// # st.next_action();
 /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -219,7 +185,7 @@ pub enum Action {
 ///
 /// ```
 /// # use kafka_producer::idempotence::*;
-/// # use kafka_producer::record::TopicPartition;
+/// # use kafka_client::TopicPartition;
 /// # let mut st = Idempotence::new();
 /// # st.next_action();
 /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -246,7 +212,7 @@ pub struct Rewrite {
 ///
 /// ```
 /// # use kafka_producer::idempotence::*;
-/// # use kafka_producer::record::TopicPartition;
+/// # use kafka_client::TopicPartition;
 /// # let mut st = Idempotence::new();
 /// # st.next_action();
 /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -273,7 +239,7 @@ impl Drain {
     ///
     /// ```
     /// # use kafka_producer::idempotence::*;
-    /// # use kafka_producer::record::TopicPartition;
+    /// # use kafka_client::TopicPartition;
     /// # let mut st = Idempotence::new();
     /// # st.next_action();
     /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -291,7 +257,7 @@ impl Drain {
 ///
 /// ```
 /// # use kafka_producer::idempotence::*;
-/// # use kafka_producer::record::TopicPartition;
+/// # use kafka_client::TopicPartition;
 /// # let mut st = Idempotence::new();
 /// # st.next_action();
 /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -321,7 +287,7 @@ pub enum ErrorDecision {
 ///
 /// ```
 /// # use kafka_producer::idempotence::*;
-/// # use kafka_producer::record::TopicPartition;
+/// # use kafka_client::TopicPartition;
 /// # let mut st = Idempotence::new();
 /// # st.next_action();
 /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -359,7 +325,7 @@ impl PartitionState {
     ///
     /// ```
     /// # use kafka_producer::idempotence::*;
-    /// # use kafka_producer::record::TopicPartition;
+    /// # use kafka_client::TopicPartition;
     /// # let mut st = Idempotence::new();
     /// # st.next_action();
     /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -407,7 +373,7 @@ impl PartitionState {
 ///
 /// ```
 /// use kafka_producer::idempotence::{Action, Drain, Idempotence, ProducerIdAndEpoch};
-/// use kafka_producer::record::TopicPartition;
+/// use kafka_client::TopicPartition;
 /// let mut st = Idempotence::new();
 /// if st.next_action() == Some(Action::InitProducerId) {
 ///     st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -509,7 +475,7 @@ impl Idempotence {
     ///
     /// ```
     /// # use kafka_producer::idempotence::*;
-    /// # use kafka_producer::record::TopicPartition;
+    /// # use kafka_client::TopicPartition;
     /// let mut st = Idempotence::new_transactional();
     /// st.set_producer(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }, true);
     /// let tp = TopicPartition::new("orders", 0);
@@ -530,7 +496,7 @@ impl Idempotence {
     ///
     /// ```
     /// use kafka_producer::idempotence::{Idempotence, ProducerIdAndEpoch};
-    /// use kafka_producer::record::TopicPartition;
+    /// use kafka_client::TopicPartition;
     /// let tp = TopicPartition::new("orders", 0);
     /// let mut st = Idempotence::new_transactional();
     /// st.set_producer(ProducerIdAndEpoch { producer_id: 9, epoch: 0 }, true);
@@ -558,7 +524,7 @@ impl Idempotence {
     ///
     /// ```
     /// # use kafka_producer::idempotence::*;
-    /// # use kafka_producer::record::TopicPartition;
+    /// # use kafka_client::TopicPartition;
     /// # let mut st = Idempotence::new();
     /// # st.next_action();
     /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -573,7 +539,7 @@ impl Idempotence {
     ///
     /// ```
     /// # use kafka_producer::idempotence::*;
-    /// # use kafka_producer::record::TopicPartition;
+    /// # use kafka_client::TopicPartition;
     /// # let mut st = Idempotence::new();
     /// # st.next_action();
     /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -588,7 +554,7 @@ impl Idempotence {
     ///
     /// ```
     /// # use kafka_producer::idempotence::*;
-    /// # use kafka_producer::record::TopicPartition;
+    /// # use kafka_client::TopicPartition;
     /// # let mut st = Idempotence::new();
     /// # st.next_action();
     /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -608,7 +574,7 @@ impl Idempotence {
     ///
     /// ```
     /// # use kafka_producer::idempotence::*;
-    /// # use kafka_producer::record::TopicPartition;
+    /// # use kafka_client::TopicPartition;
     /// # let mut st = Idempotence::new();
     /// # st.next_action();
     /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -625,7 +591,7 @@ impl Idempotence {
     ///
     /// ```
     /// # use kafka_producer::idempotence::*;
-    /// # use kafka_producer::record::TopicPartition;
+    /// # use kafka_client::TopicPartition;
     /// # let mut st = Idempotence::new();
     /// # st.next_action();
     /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -643,7 +609,7 @@ impl Idempotence {
     ///
     /// ```
     /// # use kafka_producer::idempotence::*;
-    /// # use kafka_producer::record::TopicPartition;
+    /// # use kafka_client::TopicPartition;
     /// # let mut st = Idempotence::new();
     /// # st.next_action();
     /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -663,7 +629,7 @@ impl Idempotence {
     ///
     /// ```
     /// # use kafka_producer::idempotence::*;
-    /// # use kafka_producer::record::TopicPartition;
+    /// # use kafka_client::TopicPartition;
     /// # let mut st = Idempotence::new();
     /// # st.next_action();
     /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -713,7 +679,7 @@ impl Idempotence {
     ///
     /// ```
     /// # use kafka_producer::idempotence::*;
-    /// # use kafka_producer::record::TopicPartition;
+    /// # use kafka_client::TopicPartition;
     /// # let mut st = Idempotence::new();
     /// # st.next_action();
     /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -793,7 +759,7 @@ impl Idempotence {
     ///
     /// ```
     /// # use kafka_producer::idempotence::*;
-    /// # use kafka_producer::record::TopicPartition;
+    /// # use kafka_client::TopicPartition;
     /// # let mut st = Idempotence::new();
     /// # st.next_action();
     /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -849,7 +815,7 @@ impl Idempotence {
     ///
     /// ```
     /// # use kafka_producer::idempotence::*;
-    /// # use kafka_producer::record::TopicPartition;
+    /// # use kafka_client::TopicPartition;
     /// # let mut st = Idempotence::new();
     /// # st.next_action();
     /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -887,7 +853,7 @@ impl Idempotence {
     ///
     /// ```
     /// # use kafka_producer::idempotence::*;
-    /// # use kafka_producer::record::TopicPartition;
+    /// # use kafka_client::TopicPartition;
     /// # let mut st = Idempotence::new();
     /// # st.next_action();
     /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -909,7 +875,7 @@ impl Idempotence {
     ///
     /// ```
     /// # use kafka_producer::idempotence::*;
-    /// # use kafka_producer::record::TopicPartition;
+    /// # use kafka_client::TopicPartition;
     /// # let mut st = Idempotence::new();
     /// # st.next_action();
     /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -959,7 +925,7 @@ impl Idempotence {
     ///
     /// ```
     /// # use kafka_producer::idempotence::*;
-    /// # use kafka_producer::record::TopicPartition;
+    /// # use kafka_client::TopicPartition;
     /// # let mut st = Idempotence::new();
     /// # st.next_action();
     /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -1078,7 +1044,7 @@ impl Idempotence {
     ///
     /// ```
     /// # use kafka_producer::idempotence::*;
-    /// # use kafka_producer::record::TopicPartition;
+    /// # use kafka_client::TopicPartition;
     /// # let mut st = Idempotence::new();
     /// # st.next_action();
     /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
@@ -1102,7 +1068,7 @@ impl Idempotence {
     ///
     /// ```
     /// # use kafka_producer::idempotence::*;
-    /// # use kafka_producer::record::TopicPartition;
+    /// # use kafka_client::TopicPartition;
     /// # let mut st = Idempotence::new();
     /// # st.next_action();
     /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));

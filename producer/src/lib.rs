@@ -1,83 +1,87 @@
 //! # kafka-producer
 //!
-//! The async connection and cluster layer of the kafka-eos producer; the
-//! batching idempotent/transactional producer builds on it.
+//! The idempotent and transactional Kafka producer of kafka-eos, with the
+//! Java client's semantics (KIP-98, KIP-360, KIP-588, KIP-890 / transaction
+//! version 2), and the resume of a prepared transaction after a crash.
+//! Most applications use it through the `kafka-eos` crate's `producer`
+//! module.
 //!
-//! - [`Connection`]: one broker connection with pipelined requests matched
-//!   by correlation id, per-request timeouts, ApiVersions negotiation
-//!   (with the UNSUPPORTED_VERSION fallback) and SASL (PLAIN, SCRAM-SHA-256/512).
-//! - [`versions`]: sans-IO version negotiation ([`BrokerVersions`]).
-//! - [`sasl`]: sans-IO SASL mechanisms, the RFC 5802/7677 SCRAM client.
-//! - [`ConnectionPool`] / [`BrokerConnection`]: lazy per-node connections with
-//!   exponential reconnect backoff and jitter ([`ExponentialBackoff`]).
-//! - [`Cluster`]: bootstrap, metadata refresh, leaders; its bookkeeping is the
-//!   plain [`ClusterMetadata`] struct.
+//! - [`Producer`]: the idempotent (or plain) producer. `send` fixes a
+//!   record's place when called; the returned future yields its
+//!   [`RecordMetadata`] or a [`ProduceError`].
+//! - [`TransactionalProducer`]: transactions (`begin` / `commit` / `abort`),
+//!   offsets committed in a transaction for exactly-once
+//!   consume-transform-produce (KIP-447), and
+//!   [`prepare_transaction`](TransactionalProducer::prepare_transaction)
+//!   for a two-phase commit.
+//! - [`PreparedTransaction`] with [`commit_prepared`] / [`abort_prepared`]:
+//!   finish, from another process, a transaction a crashed one prepared.
+//! - [`ProducerConfig`] ([`config`]): Java's property names, validated as
+//!   Java validates them; [`partitioner`]: Java's partitioners and the
+//!   [`Partitioner`](partitioner::Partitioner) trait for your own;
+//!   [`metrics`]: counters and latencies ([`MetricsSnapshot`]).
+//! - [`TransactionError`] ([`txn`]): what to do next — retry, abort, or
+//!   close the producer.
 //!
-//! Protocol logic is deterministic and IO-free where it can be; tokio appears
-//! only in the drivers ([`Connection`], [`ConnectionPool`], [`Cluster`]).
+//! The machinery under them — the record accumulator, the sender, the
+//! idempotence and transaction state machines — is private; the
+//! `internals` cargo feature opens it to kafka-eos's own tests and benches
+//! and is not a supported API.
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), kafka_producer::ClusterError> {
-//! use kafka_producer::{Cluster, ClusterConfig, SaslConfig};
-//! let mut config = ClusterConfig::new("127.0.0.1:9092");
-//! config.connection.sasl = Some(SaslConfig::scram_sha512("alice", "alice-secret"));
-//! let cluster = Cluster::connect(config).await?;
-//! let _refresher = cluster.spawn_metadata_refresher();
-//! cluster.refresh_topics(&["orders"]).await?;
-//! let (leader, conn) = cluster.leader_connection("orders", 0).await?;
-//! println!("orders-0 leader {leader}: Produce v{:?}", conn.negotiated_version(kafka_proto::ApiKey::Produce));
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+//! use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
+//! let config = ProducerConfig::from_properties([("bootstrap.servers", "127.0.0.1:9092")])?;
+//! let producer = Producer::connect(config).await?;
+//! let metadata = producer.send(ProducerRecord::new("orders").key("k").value("v")).await?;
+//! println!("written at offset {:?}", metadata.offset);
+//! producer.close(std::time::Duration::from_secs(10)).await?;
 //! # Ok(()) }
 //! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod accumulator;
-pub mod admin;
-pub mod backoff;
-pub mod cluster;
+/// A module public with the `internals` cargo feature (for kafka-eos's own
+/// tests, benches and fuzz targets), private to the crate without it.
+macro_rules! internal_mod {
+    ($(#[$attr:meta])* $name:ident) => {
+        $(#[$attr])*
+        #[cfg(feature = "internals")]
+        pub mod $name;
+        $(#[$attr])*
+        #[cfg(not(feature = "internals"))]
+        #[allow(dead_code, unreachable_pub)]
+        pub(crate) mod $name;
+    };
+}
+
+internal_mod!(accumulator);
 pub mod config;
-pub mod connection;
-pub mod error;
 mod fast_hash;
-pub mod group;
-pub mod idempotence;
-pub mod metadata;
+internal_mod!(idempotence);
 pub mod metrics;
 pub mod partitioner;
-pub mod pool;
-pub mod producer;
-pub mod reader;
+mod producer;
 pub mod record;
-pub mod sasl;
-pub mod sender;
+internal_mod!(sender);
+pub mod transactional;
 pub mod txn;
-pub mod versions;
 
-pub use backoff::ExponentialBackoff;
-pub use cluster::{Cluster, ClusterConfig, TopicSelection};
-pub use config::{Acks, ConfigError, PartitionerChoice, ProducerConfig, ProducerConfigBuilder};
-pub use connection::{Connection, ConnectionConfig};
-pub use error::{ClusterError, ConnError};
-pub use kafka_proto;
-pub use metadata::{
-    BrokerInfo, ClusterMetadata, DEFAULT_METADATA_MAX_AGE, MetadataUpdate, PartitionMetadata,
-    TopicMetadata,
-};
-pub use metrics::MetricsSnapshot;
-pub use pool::{BrokerConnection, ConnectionPool};
-pub use producer::Producer;
-pub use record::{ProduceError, ProducerRecord, RecordMetadata, TopicPartition};
-pub use sasl::{SaslConfig, SaslMechanism};
-pub use versions::BrokerVersions;
 #[cfg(test)]
 mod ordering_peer_tests;
 #[cfg(test)]
-mod peer_tests;
-#[cfg(test)]
 mod saturation_peer_tests;
+
+use kafka_client::{Cluster, ClusterError, Connection};
+
+pub use config::{Acks, ConfigError, PartitionerChoice, ProducerConfig, ProducerConfigBuilder};
+pub use kafka_client::{self, TopicPartition};
+pub use kafka_proto;
+pub use metrics::MetricsSnapshot;
+pub use producer::Producer;
+pub use record::{ProduceError, ProducerRecord, RecordMetadata};
+pub use transactional::{ConnectError, ConsumerGroupMetadata, TransactionalProducer};
 pub use txn::{
-    CoordinatorClient, PreparedTransaction, ResumeOutcome, TransactionError, TransactionManager,
-    abort_prepared, commit_prepared,
+    PreparedTransaction, ResumeOptions, ResumeOutcome, TransactionError, abort_prepared,
+    commit_prepared,
 };
-pub mod transactional;
-pub use transactional::{ConsumerGroupMetadata, TransactionalProducer};

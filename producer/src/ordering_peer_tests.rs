@@ -33,8 +33,10 @@
 //! the producer saw a connection loss never overtakes the lost ones on the
 //! next connection.
 
-use crate::peer_tests::{Seen, Step, idempotent_api_versions_reply, metadata_reply_with, peer};
 use crate::{Producer, ProducerConfig, ProducerRecord};
+use kafka_client::internals::scripted_peer::{
+    Seen, Step, idempotent_api_versions_reply, metadata_reply_with, peer,
+};
 use kafka_proto::frame::{decode_request_frame, encode_response_frame};
 use kafka_proto::messages::*;
 use kafka_proto::record::RecordBatchView;

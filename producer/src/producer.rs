@@ -78,7 +78,8 @@ impl Producer {
     /// before the first batch is sent.
     ///
     /// ```
-    /// use kafka_producer::{ClusterError, Producer, ProducerConfig};
+    /// use kafka_client::ClusterError;
+    /// use kafka_producer::{Producer, ProducerConfig};
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let config = ProducerConfig::builder("localhost").build().unwrap(); // no port
     /// let err = Producer::connect(config).await.unwrap_err();
@@ -175,7 +176,7 @@ impl Producer {
     /// The cluster connection layer.
     ///
     /// ```no_run
-    /// # async fn demo(producer: &kafka_producer::Producer) -> Result<(), kafka_producer::ClusterError> {
+    /// # async fn demo(producer: &kafka_producer::Producer) -> Result<(), kafka_client::ClusterError> {
     /// producer.cluster().refresh_topics(&["orders"]).await?;
     /// let partitions = producer.cluster().metadata().topic("orders").map(|t| t.partition_count());
     /// # Ok(()) }

@@ -7,9 +7,11 @@
 //! offset the broker gave it: no record waits for a wake-up that never
 //! comes.
 
-use crate::peer_tests::{Seen, idempotent_api_versions_reply, metadata_reply_with};
 use crate::{Producer, ProducerConfig, ProducerRecord};
 use bytes::BytesMut;
+use kafka_client::internals::scripted_peer::{
+    Seen, idempotent_api_versions_reply, metadata_reply_with,
+};
 use kafka_proto::ApiKey;
 use kafka_proto::frame::{FrameDecoder, decode_request_frame, encode_response_frame};
 use kafka_proto::messages::*;

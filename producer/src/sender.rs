@@ -46,7 +46,7 @@ use tokio::sync::mpsc;
 ///
 /// ```
 /// use kafka_producer::sender::DrainGate;
-/// use kafka_producer::TopicPartition;
+/// use kafka_client::TopicPartition;
 /// /// Sends nothing for partition 0.
 /// #[derive(Debug)]
 /// struct HoldPartition0;
@@ -64,7 +64,7 @@ pub trait DrainGate: Send + Sync + fmt::Debug {
     ///
     /// ```
     /// use kafka_producer::sender::DrainGate;
-    /// use kafka_producer::TopicPartition;
+    /// use kafka_client::TopicPartition;
     /// use std::collections::BTreeSet;
     /// use std::sync::Mutex;
     /// /// Drains only partitions registered with a coordinator (TV1-like).
@@ -86,7 +86,7 @@ pub trait DrainGate: Send + Sync + fmt::Debug {
     ///
     /// ```
     /// use kafka_producer::sender::DrainGate;
-    /// use kafka_producer::TopicPartition;
+    /// use kafka_client::TopicPartition;
     /// #[derive(Debug)]
     /// struct Txn;
     /// impl DrainGate for Txn {
@@ -129,7 +129,7 @@ pub trait DrainGate: Send + Sync + fmt::Debug {
     ///
     /// ```
     /// use kafka_producer::sender::DrainGate;
-    /// use kafka_producer::TopicPartition;
+    /// use kafka_client::TopicPartition;
     /// #[derive(Debug)]
     /// struct Open;
     /// impl DrainGate for Open {
@@ -193,7 +193,7 @@ pub trait DrainGate: Send + Sync + fmt::Debug {
     ///
     /// ```
     /// use kafka_producer::sender::DrainGate;
-    /// use kafka_producer::TopicPartition;
+    /// use kafka_client::TopicPartition;
     /// #[derive(Debug)]
     /// struct Open;
     /// impl DrainGate for Open {
@@ -210,7 +210,7 @@ pub trait DrainGate: Send + Sync + fmt::Debug {
     ///
     /// ```
     /// use kafka_producer::sender::DrainGate;
-    /// use kafka_producer::TopicPartition;
+    /// use kafka_client::TopicPartition;
     /// use std::sync::atomic::{AtomicBool, Ordering};
     /// #[derive(Debug, Default)]
     /// struct Coordinator { request_in_flight: AtomicBool }
@@ -250,8 +250,8 @@ pub trait DrainGate: Send + Sync + fmt::Debug {
     ///
     /// ```
     /// use kafka_producer::sender::DrainGate;
-    /// use kafka_producer::txn::ProducerIdAndEpoch;
-    /// use kafka_producer::TopicPartition;
+    /// use kafka_client::ProducerIdAndEpoch;
+    /// use kafka_client::TopicPartition;
     /// use std::sync::Mutex;
     /// /// Hands each new pid/epoch to the sender once.
     /// #[derive(Debug, Default)]
@@ -277,7 +277,7 @@ pub trait DrainGate: Send + Sync + fmt::Debug {
     /// ```
     /// use kafka_producer::kafka_proto::ErrorCode;
     /// use kafka_producer::sender::DrainGate;
-    /// use kafka_producer::TopicPartition;
+    /// use kafka_client::TopicPartition;
     /// use std::sync::Mutex;
     /// #[derive(Debug, Default)]
     /// struct Failures(Mutex<Vec<(TopicPartition, Option<ErrorCode>, bool)>>);
@@ -303,7 +303,7 @@ pub trait DrainGate: Send + Sync + fmt::Debug {
     ///
     /// ```
     /// use kafka_producer::sender::DrainGate;
-    /// use kafka_producer::TopicPartition;
+    /// use kafka_client::TopicPartition;
     /// #[derive(Debug)]
     /// struct Tv1;
     /// impl DrainGate for Tv1 {
@@ -1394,13 +1394,13 @@ impl Sender {
 
 /// Connection errors no retry can fix. A corrupt response (decode error)
 /// is not among them: the connection is closed and the batches retried.
-fn conn_fatal(e: &crate::ConnError) -> bool {
+fn conn_fatal(e: &kafka_client::ConnError) -> bool {
     matches!(
         e,
-        crate::ConnError::UnsupportedVersion { .. }
-            | crate::ConnError::AuthenticationFailed { .. }
-            | crate::ConnError::UnsupportedSaslMechanism { .. }
-            | crate::ConnError::Encode(_)
+        kafka_client::ConnError::UnsupportedVersion { .. }
+            | kafka_client::ConnError::AuthenticationFailed { .. }
+            | kafka_client::ConnError::UnsupportedSaslMechanism { .. }
+            | kafka_client::ConnError::Encode(_)
     )
 }
 

@@ -42,7 +42,6 @@
 
 use crate::accumulator::Accumulator;
 use crate::config::{ConfigError, ProducerConfig};
-use crate::error::ClusterError;
 use crate::idempotence::BatchId;
 use crate::metrics::MetricsSnapshot;
 use crate::record::{ProduceError, ProducerRecord, RecordMetadata, TopicPartition};
@@ -53,6 +52,7 @@ use crate::txn::{
     TransactionVersion, TxnConfig, TxnEvent, TxnOp,
 };
 use crate::{Cluster, Producer};
+use kafka_client::error::ClusterError;
 use kafka_proto::ErrorCode;
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -465,7 +465,7 @@ impl TransactionalProducer {
     /// returns.
     ///
     /// ```no_run
-    /// # async fn demo(producer: kafka_producer::TransactionalProducer, consumer: kafka_producer::group::GroupConsumer) -> Result<(), Box<dyn std::error::Error>> {
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer, consumer: kafka_consumer::group::GroupConsumer) -> Result<(), Box<dyn std::error::Error>> {
     /// producer.begin_transaction()?;
     /// producer
     ///     .send_offsets_and_metadata_to_transaction(consumer.transaction_offsets(), &consumer.group_metadata())
@@ -495,7 +495,7 @@ impl TransactionalProducer {
     /// ```no_run
     /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
     /// use kafka_producer::transactional::ConsumerGroupMetadata;
-    /// use kafka_producer::TopicPartition;
+    /// use kafka_client::TopicPartition;
     /// producer.begin_transaction()?;
     /// // ... records derived from input offsets 0..42 of input-0 ...
     /// let offsets = [(TopicPartition::new("input", 0), 42, None)];
@@ -895,7 +895,7 @@ async fn drive(
 #[cfg(test)]
 mod tests {
     use crate::idempotence::{Drain, ErrorDecision, Idempotence, Phase, ProducerIdAndEpoch};
-    use crate::record::TopicPartition;
+    use kafka_client::TopicPartition;
     use kafka_proto::ErrorCode;
 
     const P: ProducerIdAndEpoch = ProducerIdAndEpoch {

@@ -27,7 +27,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-//! use kafka_producer::group::GroupConsumerConfig;
+//! use kafka_consumer::group::GroupConsumerConfig;
 //! use kafka_producer::{ProducerConfig, ProducerRecord};
 //! use kafka_sink::kafka_source::{ConsumeTransformProduce, PipelineConfig};
 //! use std::time::Duration;
@@ -55,8 +55,8 @@
 //! # }
 //! ```
 
-use kafka_producer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
-use kafka_producer::reader::ConsumerRecord;
+use kafka_consumer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
+use kafka_consumer::reader::ConsumerRecord;
 use kafka_producer::txn::TransactionError;
 use kafka_producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
 use std::time::{Duration, Instant};
@@ -111,7 +111,7 @@ pub struct PipelineStats {
 ///
 /// ```
 /// use kafka_sink::kafka_source::PipelineError;
-/// use kafka_producer::group::GroupError;
+/// use kafka_consumer::group::GroupError;
 /// let e = PipelineError::from(GroupError::Closed);
 /// assert!(e.to_string().contains("closed"));
 /// ```
@@ -141,7 +141,7 @@ pub enum PipelineError {
 /// Exactly-once consume-transform-produce (see the module docs).
 ///
 /// ```no_run
-/// # async fn demo(p: &mut kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_producer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::kafka_source::PipelineError> {
+/// # async fn demo(p: &mut kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::kafka_source::PipelineError> {
 /// p.step(std::time::Duration::from_millis(200)).await?;
 /// println!("{:?}", p.stats());
 /// # Ok(()) }
@@ -167,7 +167,7 @@ where
     /// fences older producers with that id) and joins the group.
     ///
     /// ```no_run
-    /// # async fn demo(c: kafka_producer::group::GroupConsumerConfig, p: kafka_producer::ProducerConfig) -> Result<(), kafka_sink::kafka_source::PipelineError> {
+    /// # async fn demo(c: kafka_consumer::group::GroupConsumerConfig, p: kafka_producer::ProducerConfig) -> Result<(), kafka_sink::kafka_source::PipelineError> {
     /// use kafka_sink::kafka_source::{ConsumeTransformProduce, PipelineConfig};
     /// let pipeline = ConsumeTransformProduce::connect(c, &["in"], p, |_r| vec![], PipelineConfig::default()).await?;
     /// # let _ = pipeline; Ok(()) }
@@ -200,7 +200,7 @@ where
     /// What the pipeline did so far.
     ///
     /// ```no_run
-    /// # fn demo(p: &kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_producer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) {
+    /// # fn demo(p: &kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) {
     /// println!("{} committed", p.stats().committed);
     /// # }
     /// ```
@@ -211,7 +211,7 @@ where
     /// The consumer (its assignment, member id, state).
     ///
     /// ```no_run
-    /// # fn demo(p: &kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_producer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) {
+    /// # fn demo(p: &kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) {
     /// println!("owns {:?}", p.consumer().assignment());
     /// # }
     /// ```
@@ -223,7 +223,7 @@ where
     /// a consumer event, handles it, and commits when the interval passed.
     ///
     /// ```no_run
-    /// # async fn demo(p: &mut kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_producer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::kafka_source::PipelineError> {
+    /// # async fn demo(p: &mut kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::kafka_source::PipelineError> {
     /// loop { p.step(std::time::Duration::from_millis(200)).await?; }
     /// # }
     /// ```
@@ -346,7 +346,7 @@ where
     /// a stop that commits nothing more.
     ///
     /// ```no_run
-    /// # async fn demo(p: kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_producer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::kafka_source::PipelineError> {
+    /// # async fn demo(p: kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::kafka_source::PipelineError> {
     /// let stats = p.abort_and_close(std::time::Duration::from_secs(10)).await?;
     /// println!("{} transactions committed before the stop", stats.committed);
     /// # Ok(()) }
@@ -371,7 +371,7 @@ where
     /// producer.
     ///
     /// ```no_run
-    /// # async fn demo(p: kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_producer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::kafka_source::PipelineError> {
+    /// # async fn demo(p: kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::kafka_source::PipelineError> {
     /// p.close(std::time::Duration::from_secs(10)).await?;
     /// # Ok(()) }
     /// ```

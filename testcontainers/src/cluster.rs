@@ -45,7 +45,7 @@ pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A SASL mechanism enabled on the CLIENT listener: `PLAIN` (users from the
 /// listener's JAAS config) or SCRAM (credentials stored at format time). The
-/// same type as `kafka_producer::SaslMechanism`, defined in the protocol
+/// same type as `kafka_client::SaslMechanism`, defined in the protocol
 /// crate, which both depend on.
 ///
 /// ```

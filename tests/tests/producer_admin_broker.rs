@@ -20,11 +20,11 @@
 //! Every case but the broker defaults runs on the harness's shared Kafka 4.4
 //! cluster, with topic names of its own.
 
-use kafka_producer::admin::{
-    self, AdminError, CreateTopicsOptions, NewTopic, TopicDetails, TopicOutcome,
+use kafka_admin::{
+    self as admin, AdminError, CreateTopicsOptions, NewTopic, TopicDetails, TopicOutcome,
 };
+use kafka_client::{Cluster, ClusterConfig, TopicSelection};
 use kafka_producer::kafka_proto::ErrorCode;
-use kafka_producer::{Cluster, ClusterConfig, TopicSelection};
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
 use std::time::Duration;

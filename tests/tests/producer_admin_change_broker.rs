@@ -12,8 +12,8 @@
 //!   an `is_unknown_topic` error, in order; a name listed twice fails the
 //!   call before anything is sent.
 
-use kafka_producer::Cluster;
-use kafka_producer::admin::{self, AdminError, CreateTopicsOptions, NewTopic};
+use kafka_admin::{self as admin, AdminError, CreateTopicsOptions, NewTopic};
+use kafka_client::Cluster;
 use kafka_producer::kafka_proto::ErrorCode;
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
 

@@ -6,9 +6,10 @@
 //! offsets the group committed, over all its topics (partitions without an
 //! offset are absent), and nothing for a group that never committed.
 
-use kafka_producer::admin;
-use kafka_producer::group::{GroupConsumer, GroupConsumerConfig};
-use kafka_producer::{Cluster, ClusterConfig, TopicPartition};
+use kafka_admin as admin;
+use kafka_client::TopicPartition;
+use kafka_client::{Cluster, ClusterConfig};
+use kafka_consumer::group::{GroupConsumer, GroupConsumerConfig};
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -4,8 +4,9 @@
 //! to a topic that does not exist.
 
 use bytes::Bytes;
-use kafka_producer::reader::{Reader, ReaderConfig};
-use kafka_producer::{Acks, Cluster, ClusterConfig, Producer, ProducerConfig, ProducerRecord};
+use kafka_client::{Cluster, ClusterConfig};
+use kafka_consumer::reader::{Reader, ReaderConfig};
+use kafka_producer::{Acks, Producer, ProducerConfig, ProducerRecord};
 use kafka_proto::record::Compression;
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{IsolationLevel, KafkaCluster};

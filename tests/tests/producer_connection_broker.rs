@@ -6,7 +6,7 @@
 //! the SASL tests and handed from one to the next through a
 //! `slot::ClusterSlot` (they run one at a time).
 
-use kafka_producer::{
+use kafka_client::{
     Cluster, ClusterConfig, ConnError, Connection, ConnectionConfig, SaslConfig, TopicSelection,
 };
 use kafka_proto::messages::{MetadataRequest, MetadataRequestTopic};

@@ -35,10 +35,11 @@
 //! is printed too and `EOS_SEED` replays it). One test per variant and
 //! part: the schedules, the backpressure case, the killed child.
 
-use kafka_producer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
+use kafka_client::{Cluster, ClusterConfig};
+use kafka_consumer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{
-    Cluster, ClusterConfig, ConsumerGroupMetadata, ProduceError, ProducerConfig, ProducerRecord,
-    RecordMetadata, TopicPartition, TransactionError, TransactionalProducer,
+    ConsumerGroupMetadata, ProduceError, ProducerConfig, ProducerRecord, RecordMetadata,
+    TopicPartition, TransactionError, TransactionalProducer,
 };
 use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::seeded::{SeededRng as Rng, schedule_seeds};

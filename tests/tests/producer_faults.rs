@@ -26,10 +26,9 @@
 //! slot holds one cluster at a time: in name order, the proxied tests run
 //! first, then the leader kill, two cluster starts in all).
 
-use kafka_producer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
-use kafka_producer::{
-    Cluster, ClusterConfig, ProduceError, Producer, ProducerConfig, ProducerRecord, RecordMetadata,
-};
+use kafka_client::{Cluster, ClusterConfig};
+use kafka_consumer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
+use kafka_producer::{ProduceError, Producer, ProducerConfig, ProducerRecord, RecordMetadata};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::{CreateTopicsRequest, CreateTopicsRequestCreatableTopic};
 use kafka_testcontainers::shared::unique_name;

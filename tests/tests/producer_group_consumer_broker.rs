@@ -18,12 +18,11 @@
 //! heartbeat interval is 500 ms: faster rebalances than the 5 s default),
 //! with topic, group and transactional id names of its own.
 
-use kafka_producer::group::{ConsumerEvent, GroupConsumer, GroupError};
-use kafka_producer::reader::ConsumerRecord;
-use kafka_producer::{
-    Cluster, ClusterConfig, ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer,
-    admin,
-};
+use kafka_admin as admin;
+use kafka_client::{Cluster, ClusterConfig};
+use kafka_consumer::group::{ConsumerEvent, GroupConsumer, GroupError};
+use kafka_consumer::reader::ConsumerRecord;
+use kafka_producer::{ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer};
 use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use std::collections::{BTreeMap, BTreeSet};
@@ -82,8 +81,8 @@ async fn two_members_split_a_topic_and_consume_each_record_once_kafka_4_4_tv2() 
     let (c1, c2) = (t1.await.unwrap(), t2.await.unwrap());
     // Everything consumed is committed: a later member resumes at the end,
     // so no record is consumed again.
-    let reader = kafka_producer::reader::Reader::new(
-        kafka_producer::Cluster::connect(kafka_producer::ClusterConfig::new(&kafka.bootstrap()))
+    let reader = kafka_consumer::reader::Reader::new(
+        kafka_client::Cluster::connect(kafka_client::ClusterConfig::new(&kafka.bootstrap()))
             .await
             .unwrap(),
         Default::default(),
@@ -241,8 +240,8 @@ async fn a_zombie_members_transaction_is_fenced_after_a_rebalance_kafka_4_4_tv2(
     // once the coordinator decided it; the markers that move the last stable
     // offset past the record follow: the reader waits until no transaction
     // is open on the partition, then reads all there is.
-    let mut reader = kafka_producer::reader::Reader::new(
-        kafka_producer::Cluster::connect(kafka_producer::ClusterConfig::new(&kafka.bootstrap()))
+    let mut reader = kafka_consumer::reader::Reader::new(
+        kafka_client::Cluster::connect(kafka_client::ClusterConfig::new(&kafka.bootstrap()))
             .await
             .unwrap(),
         Default::default(),
@@ -277,7 +276,7 @@ async fn the_event_stream_yields_the_assignment_then_each_record_on_demand_kafka
     use std::future::poll_fn;
     use std::pin::Pin;
     async fn next(
-        events: &mut kafka_producer::group::EventStream,
+        events: &mut kafka_consumer::group::EventStream,
     ) -> Option<Result<ConsumerEvent, GroupError>> {
         poll_fn(|cx| futures_core::Stream::poll_next(Pin::new(&mut *events), cx)).await
     }

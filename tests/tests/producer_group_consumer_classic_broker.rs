@@ -20,11 +20,10 @@
 //! eviction test, which cuts its member off with a fault proxy and so starts
 //! a broker of its own.
 
-use kafka_producer::admin::{self, CreateTopicsOptions};
-use kafka_producer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
-use kafka_producer::{
-    Cluster, ClusterConfig, ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer,
-};
+use kafka_admin::{self as admin, CreateTopicsOptions};
+use kafka_client::{Cluster, ClusterConfig};
+use kafka_consumer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
+use kafka_producer::{ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer};
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
 use std::collections::BTreeSet;
@@ -97,8 +96,8 @@ async fn two_members_split_a_topic(variant: SharedKafka, strategy: &str, coopera
     let (c1, c2) = (t1.await.unwrap(), t2.await.unwrap());
     // Everything consumed is committed: a later member resumes at the end,
     // so no record is consumed again.
-    let reader = kafka_producer::reader::Reader::new(
-        kafka_producer::Cluster::connect(kafka_producer::ClusterConfig::new(&kafka.bootstrap()))
+    let reader = kafka_consumer::reader::Reader::new(
+        kafka_client::Cluster::connect(kafka_client::ClusterConfig::new(&kafka.bootstrap()))
             .await
             .unwrap(),
         Default::default(),
@@ -304,8 +303,8 @@ async fn a_zombie_members_transaction_is_fenced_after_a_rebalance_on_3_9() {
     // once the coordinator decided it; the markers that move the last stable
     // offset past the record follow: the reader waits until no transaction
     // is open on the partition, then reads all there is.
-    let mut reader = kafka_producer::reader::Reader::new(
-        kafka_producer::Cluster::connect(kafka_producer::ClusterConfig::new(&kafka.bootstrap()))
+    let mut reader = kafka_consumer::reader::Reader::new(
+        kafka_client::Cluster::connect(kafka_client::ClusterConfig::new(&kafka.bootstrap()))
             .await
             .unwrap(),
         Default::default(),
@@ -445,8 +444,8 @@ async fn a_static_zombie_is_fenced_by_its_replacement_on_3_9() {
         .await
         .expect("the replacement commits");
     sent.await.expect("the replacement's record");
-    let reader = kafka_producer::reader::Reader::new(
-        kafka_producer::Cluster::connect(kafka_producer::ClusterConfig::new(&kafka.bootstrap()))
+    let reader = kafka_consumer::reader::Reader::new(
+        kafka_client::Cluster::connect(kafka_client::ClusterConfig::new(&kafka.bootstrap()))
             .await
             .unwrap(),
         Default::default(),
@@ -523,7 +522,7 @@ async fn the_leader_assigns_partitions_added_to_the_topic_on_3_9() {
 /// through the proxy).
 async fn group_members(kafka: &KafkaCluster, group: &str) -> usize {
     let addr = kafka.direct_broker_addrs()[0].to_string();
-    let conn = kafka_producer::Connection::connect(&addr, &Default::default())
+    let conn = kafka_client::Connection::connect(&addr, &Default::default())
         .await
         .expect("direct connection");
     let resp = conn

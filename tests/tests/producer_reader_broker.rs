@@ -9,10 +9,10 @@
 //!   check the last stable offset; committed group offsets; ListOffsets;
 //!   OFFSET_OUT_OF_RANGE.
 
-use kafka_producer::reader::{
+use kafka_client::{Cluster, ClusterConfig};
+use kafka_consumer::reader::{
     ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig, ReaderError,
 };
-use kafka_producer::{Cluster, ClusterConfig};
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{
     ConsumedRecord, IsolationLevel as JavaIsolation, KafkaCluster, ProducerPerfArgs,

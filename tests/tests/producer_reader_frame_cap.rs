@@ -6,8 +6,9 @@
 //! partition once, in offset order — its Fetch requests ask for no more than
 //! a frame can carry, so no response is refused as too large.
 
-use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
-use kafka_producer::{Cluster, ClusterConfig, Producer, ProducerConfig, ProducerRecord};
+use kafka_client::{Cluster, ClusterConfig};
+use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use std::time::Duration;
 

@@ -12,13 +12,11 @@
 //! broker starts in all).
 #![cfg(feature = "tls")]
 
-use kafka_producer::connection::TlsConfig;
+use kafka_client::connection::TlsConfig;
+use kafka_client::{Cluster, ConnError, Connection, ConnectionConfig, SaslConfig};
+use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::kafka_proto::messages::MetadataRequest;
-use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
-use kafka_producer::{
-    Cluster, ConnError, Connection, ConnectionConfig, Producer, ProducerConfig, ProducerRecord,
-    SaslConfig,
-};
+use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_testcontainers::shared::unique_name;
 use kafka_testcontainers::slot::{ClusterSlot, SlotGuard};
 use kafka_testcontainers::{KafkaCluster, SaslConfig as HarnessSasl};

@@ -21,14 +21,15 @@
 //! coordinator in the middle of a transaction; the commit completes (or
 //! fails typed and abort works) and the next transaction works.
 
-use kafka_producer::admin;
-use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_admin as admin;
+use kafka_client::{Cluster, ClusterConfig};
+use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::txn::{
     ResumeOptions, ResumeOutcome, State, TransactionVersion, commit_prepared,
 };
 use kafka_producer::{
-    Cluster, ClusterConfig, ConsumerGroupMetadata, PreparedTransaction, ProduceError, Producer,
-    ProducerConfig, ProducerRecord, TopicPartition, TransactionError, TransactionalProducer,
+    ConsumerGroupMetadata, PreparedTransaction, ProduceError, Producer, ProducerConfig,
+    ProducerRecord, TopicPartition, TransactionError, TransactionalProducer,
 };
 use kafka_testcontainers::shared::{SharedKafka, unique_name, unique_topic};
 use kafka_testcontainers::{IsolationLevel as JavaIsolation, KafkaCluster, KafkaVersion};
@@ -717,9 +718,9 @@ async fn txn_producer_coordinator_kill_9_kafka_4_4_tv2() {
         s.await.expect("acknowledged before the kill");
         during.push(format!("during-{i}"));
     }
-    let coord = kafka_producer::txn::find_coordinator(
+    let coord = kafka_client::find_coordinator(
         &cluster,
-        kafka_producer::txn::CoordinatorType::Transaction,
+        kafka_client::CoordinatorType::Transaction,
         "kill-tx",
     )
     .await

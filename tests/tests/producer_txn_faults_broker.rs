@@ -29,11 +29,10 @@
 //! transaction; read_uncommitted shows the records of the lost-responses
 //! round, proving the broker had written what the client saw as unknown.
 
-use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_client::{Cluster, ClusterConfig};
+use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::txn::{State, TransactionVersion, TxnOp};
-use kafka_producer::{
-    Cluster, ClusterConfig, ProducerConfig, ProducerRecord, TransactionError, TransactionalProducer,
-};
+use kafka_producer::{ProducerConfig, ProducerRecord, TransactionError, TransactionalProducer};
 use kafka_testcontainers::{
     Direction, IsolationLevel as JavaIsolation, KafkaCluster, KafkaVersion,
 };

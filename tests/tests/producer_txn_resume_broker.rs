@@ -16,15 +16,16 @@
 //! - lingering: `list_transactions` finds the open transaction of a killed
 //!   producer and `abort_lingering_transaction` aborts it.
 
-use kafka_producer::admin::{self, TransactionDescription, TransactionFilters};
+use kafka_admin::{self as admin, TransactionDescription, TransactionFilters};
+use kafka_client::Cluster;
+use kafka_client::TopicPartition;
+use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::kafka_proto::ErrorCode;
 use kafka_producer::kafka_proto::messages::EndTxnRequest;
-use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::txn::{
     CoordinatorType, PreparedTransaction, ResumeOptions, ResumeOutcome, TransactionState,
     TransactionVersion, abort_prepared, commit_prepared, find_coordinator,
 };
-use kafka_producer::{Cluster, TopicPartition};
 use kafka_testcontainers::shared::{SharedKafka, unique_name, unique_topic};
 use kafka_testcontainers::{IsolationLevel as JavaIsolation, KafkaCluster};
 use std::path::Path;

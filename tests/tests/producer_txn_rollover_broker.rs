@@ -24,17 +24,16 @@
 //!    producer id/epoch 0 from EndTxn v5; its next transaction, prepared at
 //!    (new pid, epoch 0), is committed by `commit_prepared`.
 
-use kafka_producer::admin::{self, TransactionDescription};
+use kafka_admin::{self as admin, TransactionDescription};
+use kafka_client::{Cluster, ClusterConfig};
+use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::kafka_proto::ErrorCode;
 use kafka_producer::kafka_proto::messages::{EndTxnRequest, InitProducerIdRequest};
-use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::txn::{
     CoordinatorType, PreparedTransaction, ProducerIdAndEpoch, ResumeOptions, ResumeOutcome,
     TransactionState, TransactionVersion, abort_prepared, commit_prepared, find_coordinator,
 };
-use kafka_producer::{
-    Cluster, ClusterConfig, ProducerConfig, ProducerRecord, TransactionalProducer,
-};
+use kafka_producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

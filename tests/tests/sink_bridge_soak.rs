@@ -24,8 +24,8 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use kafka_producer::reader::{IsolationLevel as ReaderIsolation, Reader, ReaderConfig};
-use kafka_producer::{Cluster, ClusterConfig};
+use kafka_client::{Cluster, ClusterConfig};
+use kafka_consumer::reader::{IsolationLevel as ReaderIsolation, Reader, ReaderConfig};
 use kafka_sink::bridge::{Bridge, BridgeConfig, BridgeEvent, StopReason};
 use kafka_sink::kafka::KafkaSinkRecord;
 use kafka_testcontainers::shared::{SharedKafka, unique_name};

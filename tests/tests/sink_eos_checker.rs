@@ -25,8 +25,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kafka_producer::reader::{Reader, ReaderConfig};
-use kafka_producer::{Cluster, ClusterConfig, ProducerConfig};
+use kafka_client::{Cluster, ClusterConfig};
+use kafka_consumer::reader::{Reader, ReaderConfig};
+use kafka_producer::ProducerConfig;
 use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, Semantic, SimpleStringSchema, ValueOnly};
 use kafka_sink::{CheckpointedOperator, RecordContext, RestoredState};
 use kafka_testcontainers::KafkaCluster;

@@ -26,8 +26,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
-use kafka_producer::{Cluster, ProducerConfig};
+use kafka_client::Cluster;
+use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_producer::ProducerConfig;
 use kafka_sink::checkpoint::{
     Checkpoint, CheckpointCoordinator, CheckpointStorage, OperatorSnapshot,
 };

@@ -13,9 +13,10 @@
 //! read_committed reader of the output sees every input record exactly
 //! once. The seed is printed; `EOS_SEED=<seed>` replays its abort pattern.
 
-use kafka_producer::group::GroupConsumerConfig;
-use kafka_producer::reader::{IsolationLevel, Reader, ReaderConfig};
-use kafka_producer::{Cluster, ClusterConfig, Producer, ProducerConfig, ProducerRecord};
+use kafka_client::{Cluster, ClusterConfig};
+use kafka_consumer::group::GroupConsumerConfig;
+use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_sink::kafka_source::{ConsumeTransformProduce, PipelineConfig};
 use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::seeded::schedule_seeds;
@@ -28,7 +29,7 @@ use std::time::{Duration, Instant};
 const RECORDS: u32 = 4_000;
 
 type Transform =
-    Box<dyn FnMut(&kafka_producer::reader::ConsumerRecord) -> Vec<ProducerRecord> + Send>;
+    Box<dyn FnMut(&kafka_consumer::reader::ConsumerRecord) -> Vec<ProducerRecord> + Send>;
 
 /// The topics and the group of this test (names of its own: the cluster is
 /// shared).

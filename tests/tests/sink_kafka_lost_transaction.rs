@@ -16,9 +16,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kafka_producer::admin::{self, TransactionFilters};
-use kafka_producer::reader::{Reader, ReaderConfig};
-use kafka_producer::{Cluster, ClusterConfig, ProducerConfig};
+use kafka_admin::{self as admin, TransactionFilters};
+use kafka_client::{Cluster, ClusterConfig};
+use kafka_consumer::reader::{Reader, ReaderConfig};
+use kafka_producer::ProducerConfig;
 use kafka_sink::kafka::{
     KafkaSink, KafkaSinkConfig, KafkaSinkError, Semantic, SimpleStringSchema, ValueOnly,
 };

@@ -26,10 +26,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use kafka_producer::admin::{self, TransactionFilters};
+use kafka_admin::{self as admin, TransactionFilters};
+use kafka_client::Cluster;
+use kafka_consumer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
+use kafka_producer::ProducerConfig;
 use kafka_producer::partitioner::{Partitioner, partition_for_key};
-use kafka_producer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
-use kafka_producer::{Cluster, ProducerConfig};
 use kafka_sink::checkpoint::{Checkpoint, OperatorSnapshot};
 use kafka_sink::kafka::{
     KEY_DISABLE_METRICS, KafkaSink, KafkaSinkConfig, KafkaSinkError, KafkaSinkRecord, Keyed,

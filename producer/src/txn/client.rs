@@ -3,182 +3,17 @@
 
 use super::manager::{CoordinatorRequest, CoordinatorResponse, OpTicket, RequestBody, Target};
 use super::{
-    CoordinatorType, GroupMetadata, OffsetAndMetadata, ProducerIdAndEpoch, TransactionError,
-    TransactionManager, TransactionVersion, TxnConfig, TxnOp,
+    CoordinatorError, CoordinatorType, GroupMetadata, OffsetAndMetadata, ProducerIdAndEpoch,
+    TransactionError, TransactionManager, TransactionVersion, TxnConfig, TxnOp, find_coordinator,
 };
-use crate::error::{ClusterError, ConnError};
-use crate::record::TopicPartition;
-use crate::{Cluster, Connection};
+use crate::Cluster;
+use kafka_client::TopicPartition;
+use kafka_client::error::{ClusterError, ConnError};
 use kafka_proto::messages::*;
-use kafka_proto::{ApiKey, ErrorCode, Message};
+use kafka_proto::{ApiKey, ErrorCode};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-
-/// A failed coordinator or admin request.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum CoordinatorError {
-    /// Cluster or connection failure.
-    #[error(transparent)]
-    Cluster(#[from] ClusterError),
-    /// The broker answered with an error code.
-    #[error("{api:?} v{version} failed: {}{}", error.name(), message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
-    Broker {
-        /// The API.
-        api: ApiKey,
-        /// Its version.
-        version: i16,
-        /// The error.
-        error: ErrorCode,
-        /// The broker's message.
-        message: Option<String>,
-    },
-}
-
-impl From<ConnError> for CoordinatorError {
-    fn from(e: ConnError) -> Self {
-        CoordinatorError::Cluster(ClusterError::Conn(e))
-    }
-}
-
-impl CoordinatorError {
-    /// True when retrying may help.
-    pub fn is_retriable(&self) -> bool {
-        match self {
-            CoordinatorError::Cluster(e) => e.is_retriable(),
-            CoordinatorError::Broker { error, .. } => error.is_retriable(),
-        }
-    }
-
-    /// The broker error code, if any.
-    pub fn error_code(&self) -> Option<ErrorCode> {
-        match self {
-            CoordinatorError::Broker { error, .. } => Some(*error),
-            _ => None,
-        }
-    }
-}
-
-/// A coordinator and a connection to it.
-#[derive(Debug, Clone)]
-pub struct CoordinatorConnection {
-    /// The coordinator's node id.
-    pub node_id: i32,
-    /// A connection to it.
-    pub connection: Arc<Connection>,
-}
-
-/// FindCoordinator(`key_type`, `key`) on any broker — v4+ batched
-/// (`CoordinatorKeys`), v0-3 single key (a transactional id needs v1+) —
-/// then a pooled connection to the answer. The one lookup of the crate: the
-/// transaction manager, the group consumer, the admin client and the
-/// [`Reader`](crate::reader::Reader) all use it. It does not retry: an error
-/// code comes back as [`CoordinatorError::Broker`] (retriable ones such as
-/// COORDINATOR_NOT_AVAILABLE say so in [`CoordinatorError::is_retriable`]),
-/// and callers retry within their own deadline.
-///
-/// ```no_run
-/// # async fn demo(cluster: &kafka_producer::Cluster) -> Result<(), kafka_producer::txn::CoordinatorError> {
-/// use kafka_producer::txn::{find_coordinator, CoordinatorType};
-/// let c = find_coordinator(cluster, CoordinatorType::Transaction, "my-txn-id").await?;
-/// println!("coordinator of my-txn-id: node {}", c.node_id);
-/// # Ok(()) }
-/// ```
-pub async fn find_coordinator(
-    cluster: &Cluster,
-    key_type: CoordinatorType,
-    key: &str,
-) -> Result<CoordinatorConnection, CoordinatorError> {
-    let any = cluster.any_connection().await?;
-    let (version, error, node_id, host, port, message) =
-        find_coordinator_on(&any, key_type, key).await?;
-    if !error.is_ok() {
-        return Err(CoordinatorError::Broker {
-            api: ApiKey::FindCoordinator,
-            version,
-            error,
-            message,
-        });
-    }
-    let connection = connect_node(cluster, node_id, &host, port).await?;
-    Ok(CoordinatorConnection {
-        node_id,
-        connection,
-    })
-}
-
-type FindResult = (i16, ErrorCode, i32, String, i32, Option<String>);
-
-async fn find_coordinator_on(
-    conn: &Connection,
-    key_type: CoordinatorType,
-    key: &str,
-) -> Result<FindResult, CoordinatorError> {
-    let version = conn.versions().version_for::<FindCoordinatorRequest>()?;
-    if version < 1 && key_type == CoordinatorType::Transaction {
-        return Err(ConnError::UnsupportedVersion {
-            api: ApiKey::FindCoordinator,
-            client: FindCoordinatorRequest::VERSIONS,
-            broker: conn.versions().broker_range(ApiKey::FindCoordinator),
-        }
-        .into());
-    }
-    let mut req = FindCoordinatorRequest {
-        key_type: key_type.wire(),
-        ..Default::default()
-    };
-    if version >= 4 {
-        req.coordinator_keys = vec![key.to_string()];
-    } else {
-        req.key = key.to_string();
-    }
-    let resp = conn.send(&req, version).await?;
-    let message = |m: Option<String>| m.filter(|m| !m.is_empty());
-    Ok(if version >= 4 {
-        match resp.coordinators.into_iter().find(|c| c.key == key) {
-            Some(c) => (
-                version,
-                ErrorCode::from(c.error_code),
-                c.node_id,
-                c.host,
-                c.port,
-                message(c.error_message),
-            ),
-            None => (
-                version,
-                ErrorCode::CoordinatorNotAvailable,
-                -1,
-                String::new(),
-                0,
-                Some(format!("no coordinator for {key:?} in the response")),
-            ),
-        }
-    } else {
-        (
-            version,
-            ErrorCode::from(resp.error_code),
-            resp.node_id,
-            resp.host,
-            resp.port,
-            message(resp.error_message),
-        )
-    })
-}
-
-async fn connect_node(
-    cluster: &Cluster,
-    node_id: i32,
-    host: &str,
-    port: i32,
-) -> Result<Arc<Connection>, ClusterError> {
-    if cluster.metadata().broker(node_id).is_none() && !host.is_empty() {
-        cluster
-            .pool()
-            .set_address(node_id, &format!("{host}:{port}"));
-    }
-    cluster.connection(node_id).await
-}
 
 /// Drives a [`TransactionManager`] against a [`Cluster`]: FindCoordinator,
 /// InitProducerId (v<=5), AddPartitionsToTxn (v<=3), AddOffsetsToTxn (v<=4),
@@ -189,7 +24,7 @@ async fn connect_node(
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// use kafka_producer::txn::{CoordinatorClient, TxnConfig};
-/// use kafka_producer::{Cluster, ClusterConfig};
+/// use kafka_client::{Cluster, ClusterConfig};
 /// use std::time::Duration;
 /// let cluster = Cluster::connect(ClusterConfig::new("127.0.0.1:9092")).await?;
 /// let client = CoordinatorClient::new(cluster, TxnConfig::new("writer-1"));
@@ -286,7 +121,7 @@ impl CoordinatorClient {
                 return Ok(());
             }
         };
-        match crate::admin::broker_config_on(
+        match kafka_client::describe_configs::broker_config_on(
             &coord.connection,
             coord.node_id,
             &["transaction.max.timeout.ms"],
@@ -469,10 +304,16 @@ impl CoordinatorClient {
         };
         match req.body {
             RequestBody::FindCoordinator { key_type, key } => {
-                let (version, error, node_id, host, port, _) =
-                    find_coordinator_on(&conn, key_type, &key)
-                        .await
-                        .map_err(ExecError::from_coord)?;
+                let kafka_client::coordinator::CoordinatorAnswer {
+                    version,
+                    error,
+                    node_id,
+                    host,
+                    port,
+                    ..
+                } = kafka_client::coordinator::find_coordinator_on(&conn, key_type, &key)
+                    .await
+                    .map_err(ExecError::from_coord)?;
                 if error.is_ok() && self.cluster.metadata().broker(node_id).is_none() {
                     self.cluster
                         .pool()

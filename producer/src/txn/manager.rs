@@ -6,8 +6,8 @@ use super::{
     CoordinatorType, GroupMetadata, OffsetAndMetadata, ProducerIdAndEpoch, State,
     TransactionVersion,
 };
-use crate::backoff::ExponentialBackoff;
-use crate::record::TopicPartition;
+use kafka_client::TopicPartition;
+use kafka_client::backoff::ExponentialBackoff;
 use kafka_proto::ErrorCode;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -778,7 +778,7 @@ impl TransactionManager {
     /// must never join a later one); otherwise as [`Self::on_partition_used`].
     ///
     /// ```
-    /// use kafka_producer::TopicPartition;
+    /// use kafka_client::TopicPartition;
     /// use kafka_producer::txn::{TransactionManager, TxnConfig};
     /// let mut m = TransactionManager::new(TxnConfig::new("tx"));
     /// // Sent in transaction 7, which is not the current one (0).

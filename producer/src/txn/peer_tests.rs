@@ -4,7 +4,7 @@
 //! the transaction-timeout check and every resume outcome.
 
 use super::*;
-use crate::{Cluster, ClusterConfig, ConnectionConfig};
+use kafka_client::{Cluster, ClusterConfig, ConnectionConfig};
 use bytes::BytesMut;
 use kafka_proto::frame::{FrameDecoder, decode_request_frame, encode_response_frame};
 use kafka_proto::messages::*;

@@ -15,10 +15,10 @@
 //! once with DescribeTransactions before the first EndTxn (best effort: the
 //! EndTxn answer alone cannot distinguish them).
 
-use super::client::{CoordinatorError, find_coordinator};
+use super::{CoordinatorError, find_coordinator};
 use super::{CoordinatorType, ProducerIdAndEpoch, TransactionState, TransactionVersion};
 use crate::Cluster;
-use crate::backoff::ExponentialBackoff;
+use kafka_client::backoff::ExponentialBackoff;
 use kafka_proto::messages::{DescribeTransactionsRequest, EndTxnRequest};
 use kafka_proto::{ApiKey, ErrorCode};
 use std::time::{Duration, Instant};
@@ -226,7 +226,7 @@ pub enum ResumeOutcome {
 /// call may be repeated).
 ///
 /// ```no_run
-/// # async fn demo(cluster: &kafka_producer::Cluster, prepared: &kafka_producer::txn::PreparedTransaction) {
+/// # async fn demo(cluster: &kafka_client::Cluster, prepared: &kafka_producer::txn::PreparedTransaction) {
 /// use kafka_producer::txn::{commit_prepared, ResumeError, ResumeOptions};
 /// loop {
 ///     match commit_prepared(cluster, prepared, &ResumeOptions::default()).await {
@@ -436,7 +436,7 @@ pub fn resume_step(
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// use kafka_producer::txn::{commit_prepared, PreparedTransaction, ResumeOptions, ResumeOutcome};
-/// use kafka_producer::{Cluster, ClusterConfig};
+/// use kafka_client::{Cluster, ClusterConfig};
 /// let cluster = Cluster::connect(ClusterConfig::new("127.0.0.1:9092")).await?;
 /// let prepared = PreparedTransaction::decode(&std::fs::read("checkpoint/txn")?)?;
 /// match commit_prepared(&cluster, &prepared, &ResumeOptions::default()).await? {
@@ -458,7 +458,7 @@ pub async fn commit_prepared(
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// use kafka_producer::txn::{abort_prepared, PreparedTransaction, ResumeOptions, ResumeOutcome};
-/// use kafka_producer::{Cluster, ClusterConfig};
+/// use kafka_client::{Cluster, ClusterConfig};
 /// let cluster = Cluster::connect(ClusterConfig::new("127.0.0.1:9092")).await?;
 /// let prepared = PreparedTransaction::decode(&std::fs::read("checkpoint/txn")?)?;
 /// let outcome = abort_prepared(&cluster, &prepared, &ResumeOptions::default()).await?;

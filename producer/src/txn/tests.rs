@@ -3,7 +3,7 @@
 
 use super::prepared::{ResumeStep, TxnSnapshot, resume_step};
 use super::*;
-use crate::record::TopicPartition;
+use kafka_client::TopicPartition;
 use kafka_proto::ErrorCode as E;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

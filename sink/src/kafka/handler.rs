@@ -11,9 +11,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use kafka_client::Cluster;
 use kafka_producer::txn::{ResumeOptions, abort_prepared};
 use kafka_producer::{
-    Cluster, ProduceError, Producer, ProducerRecord, RecordMetadata, TransactionError,
+    ProduceError, Producer, ProducerRecord, RecordMetadata, TransactionError,
     TransactionalProducer, commit_prepared,
 };
 

@@ -8,9 +8,10 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kafka_producer::admin;
+use kafka_admin as admin;
+use kafka_client::Cluster;
+use kafka_producer::Producer;
 use kafka_producer::metrics::MetricsSnapshot;
-use kafka_producer::{Cluster, Producer};
 
 use crate::checkpoint::{CheckpointedOperator, OperatorError, RestoredState};
 use crate::codec::StringSetCodec;
@@ -261,7 +262,8 @@ impl<T: Send + Sync + 'static> KafkaSink<T> {
 ///
 /// ```no_run
 /// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-/// use kafka_producer::{Cluster, ProducerConfig};
+/// use kafka_client::Cluster;
+/// use kafka_producer::ProducerConfig;
 /// use kafka_sink::kafka::{KafkaSinkError, check_transaction_timeout};
 /// use std::time::Duration;
 /// let cluster = Cluster::connect(ProducerConfig::new("broker-1:9092").cluster_config()).await?;

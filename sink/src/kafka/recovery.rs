@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kafka_producer::Cluster;
-use kafka_producer::admin::{self, TransactionFilters};
+use kafka_admin::{self as admin, TransactionFilters};
+use kafka_client::Cluster;
 use kafka_producer::kafka_proto::ErrorCode;
 use kafka_producer::txn::{ResumeOutcome, TransactionState};
 

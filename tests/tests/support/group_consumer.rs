@@ -2,7 +2,7 @@
 //! producer of numbered records, and a group member that logs ownership and
 //! what it consumed, committing on every batch and revocation.
 
-use kafka_producer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig};
+use kafka_consumer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_testcontainers::KafkaCluster;
 use std::collections::BTreeMap;

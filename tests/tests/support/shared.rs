@@ -1,8 +1,8 @@
 //! Clients of the harness's shared clusters
 //! (`kafka_testcontainers::shared`), as the tests on them begin.
 
+use kafka_client::{Cluster, ClusterConfig};
 use kafka_producer::txn::TransactionVersion;
-use kafka_producer::{Cluster, ClusterConfig};
 use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::shared::SharedKafka;
 use std::sync::Arc;

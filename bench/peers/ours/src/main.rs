@@ -16,9 +16,7 @@ mod args;
 
 use args::Workload;
 use bytes::Bytes;
-use kafka_producer::{
-    ProduceError, Producer, ProducerConfig, ProducerRecord, RecordMetadata, TransactionalProducer,
-};
+use kafka_producer::{ProduceError, Producer, ProducerConfig, ProducerRecord, RecordMetadata, TransactionalProducer};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::time::{Duration, Instant};

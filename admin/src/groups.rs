@@ -1,0 +1,576 @@
+//! Consumer groups: list them on every broker (ListGroups), describe one
+//! through its coordinator (ConsumerGroupDescribe for KIP-848 groups,
+//! DescribeGroups for classic ones), read all their committed offsets
+//! (OffsetFetch for all topics), delete them (DeleteGroups).
+
+use crate::Cluster;
+use kafka_client::TopicPartition;
+use kafka_client::{CoordinatorError, CoordinatorType, find_coordinator};
+use kafka_proto::messages::{
+    ConsumerGroupDescribeRequest, ConsumerProtocolAssignment, DeleteGroupsRequest,
+    DescribeGroupsRequest, ListGroupsRequest, OffsetFetchRequest, OffsetFetchRequestGroup,
+};
+use kafka_proto::{ApiKey, ErrorCode};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+fn broker(
+    api: ApiKey,
+    version: i16,
+    error: ErrorCode,
+    message: Option<String>,
+) -> CoordinatorError {
+    CoordinatorError::Broker {
+        api,
+        version,
+        error,
+        message,
+    }
+}
+
+/// The state of a group as its coordinator reports it (ListGroups v4+,
+/// DescribeGroups, ConsumerGroupDescribe; Java's `GroupState`). Classic
+/// groups use `Empty`, `PreparingRebalance`, `CompletingRebalance`,
+/// `Stable`, `Dead`; KIP-848 consumer groups also `Assigning` and
+/// `Reconciling`; other group types `NotReady`. A name this client does not
+/// know (from a newer broker) is kept in [`GroupState::Unknown`].
+///
+/// ```
+/// use kafka_admin::GroupState;
+/// assert_eq!(GroupState::parse("Stable"), GroupState::Stable);
+/// assert_eq!(GroupState::parse("stable"), GroupState::Stable); // like Java: any case
+/// assert_eq!(GroupState::Reconciling.to_string(), "Reconciling");
+/// assert_eq!(GroupState::parse("Frozen"), GroupState::Unknown("Frozen".into()));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum GroupState {
+    /// No members (offsets may remain).
+    Empty,
+    /// Members are stable on their assignment.
+    Stable,
+    /// Classic: a rebalance started; members must rejoin.
+    PreparingRebalance,
+    /// Classic: members joined; waiting for the leader's assignment.
+    CompletingRebalance,
+    /// The group is gone (or never existed).
+    Dead,
+    /// KIP-848: the coordinator is computing a new target assignment.
+    Assigning,
+    /// KIP-848: members are moving to the target assignment.
+    Reconciling,
+    /// Share and streams groups: not ready (e.g. topics missing).
+    NotReady,
+    /// A state name this client does not know, kept as sent (empty when the
+    /// broker sent none).
+    Unknown(String),
+}
+
+impl GroupState {
+    /// The state named `name` (the wire string, any case as Java's
+    /// `GroupState.parse`).
+    ///
+    /// ```
+    /// use kafka_admin::GroupState;
+    /// assert_eq!(GroupState::parse("PreparingRebalance"), GroupState::PreparingRebalance);
+    /// ```
+    pub fn parse(name: &str) -> Self {
+        const KNOWN: [GroupState; 8] = [
+            GroupState::Empty,
+            GroupState::Stable,
+            GroupState::PreparingRebalance,
+            GroupState::CompletingRebalance,
+            GroupState::Dead,
+            GroupState::Assigning,
+            GroupState::Reconciling,
+            GroupState::NotReady,
+        ];
+        KNOWN
+            .into_iter()
+            .find(|s| s.as_str().eq_ignore_ascii_case(name))
+            .unwrap_or_else(|| GroupState::Unknown(name.to_string()))
+    }
+
+    /// The wire name.
+    ///
+    /// ```
+    /// use kafka_admin::GroupState;
+    /// assert_eq!(GroupState::CompletingRebalance.as_str(), "CompletingRebalance");
+    /// ```
+    pub fn as_str(&self) -> &str {
+        match self {
+            GroupState::Empty => "Empty",
+            GroupState::Stable => "Stable",
+            GroupState::PreparingRebalance => "PreparingRebalance",
+            GroupState::CompletingRebalance => "CompletingRebalance",
+            GroupState::Dead => "Dead",
+            GroupState::Assigning => "Assigning",
+            GroupState::Reconciling => "Reconciling",
+            GroupState::NotReady => "NotReady",
+            GroupState::Unknown(s) => s,
+        }
+    }
+}
+
+impl Default for GroupState {
+    /// No state reported: `Unknown("")`.
+    fn default() -> Self {
+        GroupState::Unknown(String::new())
+    }
+}
+
+impl std::fmt::Display for GroupState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One group as ListGroups reports it.
+///
+/// ```
+/// use kafka_admin::{GroupListing, GroupState};
+/// let g = GroupListing {
+///     group_id: "billing".into(),
+///     protocol_type: "consumer".into(),
+///     state: Some(GroupState::Stable),
+///     group_type: "consumer".into(),
+///     coordinator: 1,
+/// };
+/// assert_eq!(g.group_type, "consumer");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupListing {
+    /// The group id.
+    pub group_id: String,
+    /// The protocol type (`consumer` for consumer groups, empty for groups
+    /// that only commit offsets).
+    pub protocol_type: String,
+    /// The state (ListGroups v4+; `None` before).
+    pub state: Option<GroupState>,
+    /// `consumer` (KIP-848) or `classic` (ListGroups v5+; empty before).
+    pub group_type: String,
+    /// The coordinator's node id.
+    pub coordinator: i32,
+}
+
+/// Every group of the cluster: ListGroups on each broker (each lists the
+/// groups it coordinates), sorted by id.
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::CoordinatorError> {
+/// for g in kafka_admin::list_groups(cluster).await? {
+///     let state = g.state.as_ref().map_or("-", |s| s.as_str());
+///     println!("{} {} {state}", g.group_id, g.group_type);
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn list_groups(cluster: &Cluster) -> Result<Vec<GroupListing>, CoordinatorError> {
+    cluster.refresh().await?;
+    let nodes: Vec<i32> = cluster.metadata().brokers().keys().copied().collect();
+    let mut out = Vec::new();
+    for node in nodes {
+        let conn = cluster.connection(node).await?;
+        let version = conn.versions().version_for::<ListGroupsRequest>()?;
+        let resp = conn.send(&ListGroupsRequest::default(), version).await?;
+        let error = ErrorCode::from(resp.error_code);
+        if !error.is_ok() {
+            return Err(broker(ApiKey::ListGroups, version, error, None));
+        }
+        out.extend(resp.groups.into_iter().map(|g| GroupListing {
+            group_id: g.group_id,
+            protocol_type: g.protocol_type,
+            state: (!g.group_state.is_empty()).then(|| GroupState::parse(&g.group_state)),
+            group_type: g.group_type,
+            coordinator: node,
+        }));
+    }
+    out.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+    Ok(out)
+}
+
+/// One member of a described group.
+///
+/// ```
+/// use kafka_admin::GroupMember;
+/// let m = GroupMember { member_id: "m-1".into(), ..Default::default() };
+/// assert!(m.assignment.is_empty());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GroupMember {
+    /// The member id.
+    pub member_id: String,
+    /// `group.instance.id`, for a static member.
+    pub instance_id: Option<String>,
+    /// `client.id`.
+    pub client_id: String,
+    /// The client's host as the broker saw it.
+    pub client_host: String,
+    /// The member epoch (KIP-848 groups; -1 for classic ones).
+    pub member_epoch: i32,
+    /// The partitions the member owns.
+    pub assignment: Vec<TopicPartition>,
+}
+
+/// A described group.
+///
+/// ```
+/// use kafka_admin::GroupDescription;
+/// let d = GroupDescription { group_id: "g".into(), ..Default::default() };
+/// assert!(d.members.is_empty());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GroupDescription {
+    /// The group id.
+    pub group_id: String,
+    /// `consumer` (KIP-848) or `classic`.
+    pub group_type: String,
+    /// The state.
+    pub state: GroupState,
+    /// The group epoch (KIP-848) or -1.
+    pub epoch: i32,
+    /// The assignor (the server's under KIP-848, the chosen protocol of a
+    /// classic group).
+    pub assignor: String,
+    /// The coordinator's node id.
+    pub coordinator: i32,
+    /// The members.
+    pub members: Vec<GroupMember>,
+}
+
+/// Describes `group_id` through its coordinator: ConsumerGroupDescribe,
+/// then DescribeGroups when the group is a classic one (or the broker has no
+/// KIP-848). A group that does not exist is described as `Dead` with no
+/// members, as Kafka's tools do.
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::CoordinatorError> {
+/// let d = kafka_admin::describe_group(cluster, "billing").await?;
+/// for m in &d.members {
+///     println!("{} owns {:?}", m.member_id, m.assignment);
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn describe_group(
+    cluster: &Cluster,
+    group_id: &str,
+) -> Result<GroupDescription, CoordinatorError> {
+    let coordinator = find_coordinator(cluster, CoordinatorType::Group, group_id).await?;
+    let conn = coordinator.connection;
+    if let Ok(version) = conn
+        .versions()
+        .version_for::<ConsumerGroupDescribeRequest>()
+    {
+        let req = ConsumerGroupDescribeRequest {
+            group_ids: vec![group_id.to_string()],
+            ..Default::default()
+        };
+        let resp = conn.send(&req, version).await?;
+        let g = resp.groups.into_iter().next().ok_or_else(|| {
+            broker(
+                ApiKey::ConsumerGroupDescribe,
+                version,
+                ErrorCode::UnknownServerError,
+                Some("no group in the answer".into()),
+            )
+        })?;
+        match ErrorCode::from(g.error_code) {
+            ErrorCode::None => {
+                return Ok(GroupDescription {
+                    group_id: g.group_id,
+                    group_type: "consumer".into(),
+                    state: GroupState::parse(&g.group_state),
+                    epoch: g.group_epoch,
+                    assignor: g.assignor_name,
+                    coordinator: coordinator.node_id,
+                    members: g
+                        .members
+                        .into_iter()
+                        .map(|m| GroupMember {
+                            member_id: m.member_id,
+                            instance_id: m.instance_id,
+                            client_id: m.client_id,
+                            client_host: m.client_host,
+                            member_epoch: m.member_epoch,
+                            assignment: m
+                                .assignment
+                                .topic_partitions
+                                .into_iter()
+                                .flat_map(|t| {
+                                    let name = t.topic_name;
+                                    t.partitions
+                                        .into_iter()
+                                        .map(move |p| TopicPartition::new(name.clone(), p))
+                                })
+                                .collect(),
+                        })
+                        .collect(),
+                });
+            }
+            // A classic group (or none): DescribeGroups tells.
+            ErrorCode::GroupIdNotFound => {}
+            e => {
+                return Err(broker(
+                    ApiKey::ConsumerGroupDescribe,
+                    version,
+                    e,
+                    g.error_message,
+                ));
+            }
+        }
+    }
+    let version = conn.versions().version_for::<DescribeGroupsRequest>()?;
+    let req = DescribeGroupsRequest {
+        groups: vec![group_id.to_string()],
+        ..Default::default()
+    };
+    let resp = conn.send(&req, version).await?;
+    let g = resp.groups.into_iter().next().ok_or_else(|| {
+        broker(
+            ApiKey::DescribeGroups,
+            version,
+            ErrorCode::UnknownServerError,
+            Some("no group in the answer".into()),
+        )
+    })?;
+    let error = ErrorCode::from(g.error_code);
+    if error == ErrorCode::GroupIdNotFound {
+        // DescribeGroups v6+ says so; older versions answer Dead.
+        return Ok(GroupDescription {
+            group_id: g.group_id,
+            group_type: String::new(),
+            state: GroupState::Dead,
+            epoch: -1,
+            assignor: String::new(),
+            coordinator: coordinator.node_id,
+            members: Vec::new(),
+        });
+    }
+    if !error.is_ok() {
+        return Err(broker(
+            ApiKey::DescribeGroups,
+            version,
+            error,
+            g.error_message,
+        ));
+    }
+    let members = g
+        .members
+        .into_iter()
+        .map(|m| {
+            // The assignment bytes of a consumer group are the consumer
+            // protocol's; others (or a broken leader's) read as none.
+            let assignment = if g.protocol_type == "consumer" {
+                ConsumerProtocolAssignment::decode_prefixed(&m.member_assignment)
+                    .map(|(_, a)| {
+                        a.assigned_partitions
+                            .into_iter()
+                            .flat_map(|t| {
+                                let name = t.topic;
+                                t.partitions
+                                    .into_iter()
+                                    .map(move |p| TopicPartition::new(name.clone(), p))
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            GroupMember {
+                member_id: m.member_id,
+                instance_id: m.group_instance_id,
+                client_id: m.client_id,
+                client_host: m.client_host,
+                member_epoch: -1,
+                assignment,
+            }
+        })
+        .collect();
+    Ok(GroupDescription {
+        group_id: g.group_id,
+        group_type: "classic".into(),
+        state: GroupState::parse(&g.group_state),
+        epoch: -1,
+        assignor: g.protocol_data,
+        coordinator: coordinator.node_id,
+        members,
+    })
+}
+
+/// Deletes empty groups (DeleteGroups through each group's coordinator);
+/// returns each group's outcome: `Ok` or the broker's error
+/// (NON_EMPTY_GROUP while members remain, GROUP_ID_NOT_FOUND).
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::CoordinatorError> {
+/// for (group, outcome) in kafka_admin::delete_groups(cluster, &["old-app"]).await? {
+///     println!("{group}: {outcome:?}");
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn delete_groups(
+    cluster: &Cluster,
+    group_ids: &[&str],
+) -> Result<Vec<(String, Result<(), ErrorCode>)>, CoordinatorError> {
+    let mut out = Vec::new();
+    for group in group_ids {
+        let coordinator = find_coordinator(cluster, CoordinatorType::Group, group).await?;
+        let conn = coordinator.connection;
+        let version = conn.versions().version_for::<DeleteGroupsRequest>()?;
+        let req = DeleteGroupsRequest {
+            groups_names: vec![group.to_string()],
+            ..Default::default()
+        };
+        let resp = conn.send(&req, version).await?;
+        for r in resp.results {
+            let e = ErrorCode::from(r.error_code);
+            out.push((r.group_id, if e.is_ok() { Ok(()) } else { Err(e) }));
+        }
+    }
+    Ok(out)
+}
+
+/// Every committed offset of `group_id`: OffsetFetch through the group's
+/// coordinator with the topics left null, which asks for all the topics the
+/// group has offsets for (v8+ `groups[].topics`, v2-7 `topics`). Partitions
+/// without an offset are left out. Under v10 the answer names topics by id;
+/// ids no longer in the cluster's metadata (deleted topics) are left out.
+/// Retriable errors (the coordinator loading or moving) are retried for up
+/// to 30 s; a group without offsets (or unknown) gives an empty map.
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::CoordinatorError> {
+/// for (tp, offset) in kafka_admin::committed_offsets(cluster, "billing").await? {
+///     println!("{}-{} resumes at {offset}", tp.topic, tp.partition);
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn committed_offsets(
+    cluster: &Cluster,
+    group_id: &str,
+) -> Result<BTreeMap<TopicPartition, i64>, CoordinatorError> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match committed_offsets_once(cluster, group_id).await {
+            Err(e) if e.is_retriable() && Instant::now() < deadline => {
+                tracing::debug!(error = %e, group = group_id, "OffsetFetch retry");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+async fn committed_offsets_once(
+    cluster: &Cluster,
+    group_id: &str,
+) -> Result<BTreeMap<TopicPartition, i64>, CoordinatorError> {
+    let coordinator = find_coordinator(cluster, CoordinatorType::Group, group_id).await?;
+    let conn = coordinator.connection;
+    let version = conn.versions().version_for::<OffsetFetchRequest>()?;
+    if version < 2 {
+        // v1 has no "all topics" form.
+        return Err(broker(
+            ApiKey::OffsetFetch,
+            version,
+            ErrorCode::UnsupportedVersion,
+            Some("fetching the offsets of all topics needs OffsetFetch v2+".into()),
+        ));
+    }
+    let req = if version >= 8 {
+        OffsetFetchRequest {
+            groups: vec![OffsetFetchRequestGroup {
+                group_id: group_id.to_string(),
+                topics: None,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    } else {
+        OffsetFetchRequest {
+            group_id: group_id.to_string(),
+            topics: None,
+            ..Default::default()
+        }
+    };
+    let resp = conn.send(&req, version).await?;
+    // Both shapes as (group error, [(topic, partition, offset, error)]).
+    let (group_error, parts): (i16, Vec<(String, i32, i64, i16)>) = if version >= 8 {
+        let names: BTreeMap<[u8; 16], String> = if version >= 10 {
+            cluster.refresh_all().await?;
+            cluster
+                .metadata()
+                .topics()
+                .values()
+                .map(|t| (t.topic_id, t.name.clone()))
+                .collect()
+        } else {
+            BTreeMap::new()
+        };
+        let Some(g) = resp.groups.into_iter().find(|g| g.group_id == group_id) else {
+            return Err(broker(
+                ApiKey::OffsetFetch,
+                version,
+                ErrorCode::UnknownServerError,
+                Some(format!("no group {group_id} in the answer")),
+            ));
+        };
+        let mut parts = Vec::new();
+        for t in g.topics {
+            let name = if version >= 10 {
+                match names.get(&t.topic_id) {
+                    Some(n) => n.clone(),
+                    None => continue,
+                }
+            } else {
+                t.name
+            };
+            for p in t.partitions {
+                parts.push((
+                    name.clone(),
+                    p.partition_index,
+                    p.committed_offset,
+                    p.error_code,
+                ));
+            }
+        }
+        (g.error_code, parts)
+    } else {
+        let mut parts = Vec::new();
+        for t in resp.topics {
+            for p in t.partitions {
+                parts.push((
+                    t.name.clone(),
+                    p.partition_index,
+                    p.committed_offset,
+                    p.error_code,
+                ));
+            }
+        }
+        (resp.error_code, parts)
+    };
+    let error = ErrorCode::from(group_error);
+    if !error.is_ok() {
+        return Err(broker(
+            ApiKey::OffsetFetch,
+            version,
+            error,
+            Some(format!("group {group_id}")),
+        ));
+    }
+    let mut out = BTreeMap::new();
+    for (topic, partition, offset, error) in parts {
+        let error = ErrorCode::from(error);
+        if !error.is_ok() {
+            return Err(broker(
+                ApiKey::OffsetFetch,
+                version,
+                error,
+                Some(format!("group {group_id}, {topic}-{partition}")),
+            ));
+        }
+        if offset >= 0 {
+            out.insert(TopicPartition::new(topic, partition), offset);
+        }
+    }
+    Ok(out)
+}

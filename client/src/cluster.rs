@@ -1,0 +1,568 @@
+//! The cluster: bootstrap, metadata refresh (on demand and every
+//! `metadata.max.age.ms`) and connections to brokers by node id.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), kafka_client::ClusterError> {
+//! use kafka_client::{Cluster, ClusterConfig};
+//! let cluster = Cluster::connect(ClusterConfig::new("127.0.0.1:9092,127.0.0.1:9093")).await?;
+//! cluster.refresh_topics(&["orders"]).await?;
+//! let leader = cluster.metadata().leader("orders", 0);
+//! if let Some(node) = leader {
+//!     let conn = cluster.connection(node).await?;
+//!     println!("leader of orders-0 is {}", conn.addr());
+//! }
+//! # Ok(()) }
+//! ```
+
+use crate::backoff::ExponentialBackoff;
+use crate::connection::{Connection, ConnectionConfig};
+use crate::error::{ClusterError, ConnError};
+use crate::metadata::{ClusterMetadata, DEFAULT_METADATA_MAX_AGE, MetadataUpdate};
+use crate::pool::ConnectionPool;
+use kafka_proto::messages::{MetadataRequest, MetadataRequestTopic, MetadataResponse};
+use kafka_proto::{ErrorCode, Message};
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+
+/// Settings of a [`Cluster`].
+///
+/// ```
+/// use kafka_client::ClusterConfig;
+/// let c = ClusterConfig::new("a:9092, b:9092");
+/// assert_eq!(c.bootstrap, vec!["a:9092".to_string(), "b:9092".to_string()]);
+/// assert_eq!(c.metadata_max_age.as_millis(), 300_000);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ClusterConfig {
+    /// Bootstrap addresses ("host:port"), tried in turn.
+    pub bootstrap: Vec<String>,
+    /// Settings of every broker connection.
+    pub connection: ConnectionConfig,
+    /// Reconnect backoff (`reconnect.backoff.ms` / `reconnect.backoff.max.ms`).
+    pub reconnect_backoff: ExponentialBackoff,
+    /// `metadata.max.age.ms` (default 5 min).
+    pub metadata_max_age: Duration,
+    /// Minimum time between two background refreshes (`retry.backoff.ms`, 100 ms).
+    pub metadata_refresh_backoff: Duration,
+    /// `allow.auto.create.topics` for Metadata requests (default false).
+    pub allow_auto_topic_creation: bool,
+    /// Highest Metadata version to use (default 13, the newest implemented).
+    pub metadata_max_version: i16,
+}
+
+impl ClusterConfig {
+    /// Defaults with a comma-separated bootstrap list.
+    ///
+    /// ```
+    /// use kafka_client::ClusterConfig;
+    /// let mut c = ClusterConfig::new("broker-1:9092,broker-2:9092");
+    /// c.allow_auto_topic_creation = true;
+    /// assert_eq!(c.bootstrap.len(), 2);
+    /// assert!(ClusterConfig::new(" , ").bootstrap.is_empty());
+    /// ```
+    pub fn new(bootstrap: &str) -> Self {
+        Self {
+            bootstrap: bootstrap
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect(),
+            connection: ConnectionConfig::default(),
+            reconnect_backoff: ExponentialBackoff::reconnect_default(),
+            metadata_max_age: DEFAULT_METADATA_MAX_AGE,
+            metadata_refresh_backoff: Duration::from_millis(100),
+            allow_auto_topic_creation: false,
+            metadata_max_version: MetadataRequest::VERSIONS.max,
+        }
+    }
+}
+
+/// Which topics a metadata refresh asks for.
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
+/// use kafka_client::TopicSelection;
+/// cluster.refresh_selection(TopicSelection::Names(vec!["orders".into()])).await?;
+/// cluster.refresh_selection(TopicSelection::Names(vec![])).await?; // brokers only
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TopicSelection {
+    /// Every topic (a null topic array).
+    All,
+    /// Only these (an empty list asks for brokers only).
+    Names(Vec<String>),
+}
+
+/// Connections and metadata of one Kafka cluster. Share it behind an `Arc`.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), kafka_client::ClusterError> {
+/// use kafka_client::{Cluster, ClusterConfig};
+/// let cluster = Cluster::connect(ClusterConfig::new("127.0.0.1:9092")).await?;
+/// let (leader, conn) = cluster.leader_connection("orders", 0).await?;
+/// println!("orders-0 is led by {leader} at {}", conn.addr());
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Cluster {
+    config: ClusterConfig,
+    pool: ConnectionPool,
+    metadata: Mutex<ClusterMetadata>,
+    tracked: Mutex<BTreeSet<String>>,
+    refresh_lock: tokio::sync::Mutex<()>,
+    wake: Arc<Notify>,
+}
+
+impl Cluster {
+    /// Validates the bootstrap list, then fetches the first metadata (brokers
+    /// only) from the first bootstrap address that answers.
+    ///
+    /// ```
+    /// use kafka_client::{Cluster, ClusterConfig, ClusterError};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// // The bootstrap list is checked before any connection is attempted.
+    /// let err = Cluster::connect(ClusterConfig::new("localhost")).await.unwrap_err();
+    /// assert!(matches!(err, ClusterError::InvalidAddress(a) if a == "localhost"));
+    /// # });
+    /// ```
+    pub async fn connect(config: ClusterConfig) -> Result<Arc<Self>, ClusterError> {
+        if config.bootstrap.is_empty() {
+            return Err(ClusterError::InvalidAddress(String::new()));
+        }
+        for a in &config.bootstrap {
+            match a.rsplit_once(':') {
+                Some((h, p)) if !h.is_empty() && p.parse::<u16>().is_ok() => {}
+                _ => return Err(ClusterError::InvalidAddress(a.clone())),
+            }
+        }
+        let cluster = Arc::new(Self {
+            pool: ConnectionPool::new(config.connection.clone(), config.reconnect_backoff),
+            metadata: Mutex::new(ClusterMetadata::new(config.metadata_max_age)),
+            tracked: Mutex::new(BTreeSet::new()),
+            refresh_lock: tokio::sync::Mutex::new(()),
+            wake: Arc::new(Notify::new()),
+            config,
+        });
+        cluster.refresh().await?;
+        Ok(cluster)
+    }
+
+    /// The configuration.
+    ///
+    /// ```no_run
+    /// # fn demo(cluster: &kafka_client::Cluster) {
+    /// println!("bootstrap: {:?}", cluster.config().bootstrap);
+    /// # }
+    /// ```
+    pub fn config(&self) -> &ClusterConfig {
+        &self.config
+    }
+
+    /// The broker connection pool.
+    ///
+    /// ```no_run
+    /// # fn demo(cluster: &kafka_client::Cluster) {
+    /// println!("connected brokers: {:?}", cluster.pool().node_ids());
+    /// # }
+    /// ```
+    pub fn pool(&self) -> &ConnectionPool {
+        &self.pool
+    }
+
+    /// A view of the cached metadata (do not hold it across an `.await`).
+    ///
+    /// ```no_run
+    /// # fn demo(cluster: &kafka_client::Cluster) {
+    /// let leader = cluster.metadata().leader("orders", 0); // guard dropped here
+    /// println!("orders-0 leader: {leader:?}");
+    /// # }
+    /// ```
+    pub fn metadata(&self) -> MutexGuard<'_, ClusterMetadata> {
+        self.metadata.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Adds topics to those every [`Self::refresh`] asks for.
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
+    /// cluster.track_topics(&["orders", "payments"]);
+    /// cluster.refresh().await?; // asks for both
+    /// # Ok(()) }
+    /// ```
+    pub fn track_topics<S: AsRef<str>>(&self, topics: &[S]) {
+        let mut t = self.tracked.lock().unwrap_or_else(|p| p.into_inner());
+        for s in topics {
+            t.insert(s.as_ref().to_string());
+        }
+    }
+
+    /// The tracked topics.
+    ///
+    /// ```no_run
+    /// # fn demo(cluster: &kafka_client::Cluster) {
+    /// cluster.track_topics(&["orders"]);
+    /// assert!(cluster.tracked_topics().contains(&"orders".to_string()));
+    /// # }
+    /// ```
+    pub fn tracked_topics(&self) -> Vec<String> {
+        self.tracked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// Marks the metadata stale (after NOT_LEADER_OR_FOLLOWER,
+    /// UNKNOWN_TOPIC_OR_PARTITION or a disconnect) and wakes the background
+    /// refresher, if any.
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
+    /// // After a NOT_LEADER_OR_FOLLOWER answer:
+    /// cluster.invalidate();
+    /// assert!(cluster.maybe_refresh().await?);
+    /// # Ok(()) }
+    /// ```
+    pub fn invalidate(&self) {
+        self.metadata().invalidate();
+        self.wake.notify_one();
+    }
+
+    /// Refreshes the tracked topics (brokers only if none are tracked).
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
+    /// let update = cluster.refresh().await?;
+    /// println!("{} partitions without a leader", update.partitions_without_leader);
+    /// # Ok(()) }
+    /// ```
+    pub async fn refresh(&self) -> Result<MetadataUpdate, ClusterError> {
+        let topics = self.tracked_topics();
+        self.refresh_selection(TopicSelection::Names(topics)).await
+    }
+
+    /// Tracks `topics` and refreshes them.
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
+    /// let update = cluster.refresh_topics(&["orders"]).await?;
+    /// for (topic, error) in &update.topic_errors {
+    ///     eprintln!("{topic}: {error:?}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn refresh_topics<S: AsRef<str>>(
+        &self,
+        topics: &[S],
+    ) -> Result<MetadataUpdate, ClusterError> {
+        self.track_topics(topics);
+        self.refresh().await
+    }
+
+    /// Refreshes every topic in the cluster; topics no longer present are dropped.
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
+    /// cluster.refresh_all().await?;
+    /// println!("{} topics", cluster.metadata().topics().len());
+    /// # Ok(()) }
+    /// ```
+    pub async fn refresh_all(&self) -> Result<MetadataUpdate, ClusterError> {
+        self.refresh_selection(TopicSelection::All).await
+    }
+
+    /// Refreshes if the cache is invalidated or older than the max age.
+    /// Returns whether a refresh happened.
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
+    /// if cluster.maybe_refresh().await? {
+    ///     println!("metadata was stale and has been refreshed");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn maybe_refresh(&self) -> Result<bool, ClusterError> {
+        if self.metadata().needs_refresh(Instant::now()) {
+            self.refresh().await?;
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    }
+
+    /// Sends a Metadata request for `selection` to any reachable broker and
+    /// applies the response.
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
+    /// use kafka_client::TopicSelection;
+    /// cluster.refresh_selection(TopicSelection::All).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn refresh_selection(
+        &self,
+        selection: TopicSelection,
+    ) -> Result<MetadataUpdate, ClusterError> {
+        let _single_flight = self.refresh_lock.lock().await;
+        let mut attempts = Vec::new();
+        for candidate in self.candidates() {
+            let conn = match candidate.connect(self).await {
+                Ok(c) => c,
+                Err(e) => {
+                    attempts.push((candidate.addr(self), e));
+                    continue;
+                }
+            };
+            match self.fetch_metadata(&conn, &selection).await {
+                Ok(resp) => {
+                    if let Candidate::Bootstrap(_) = candidate {
+                        conn.close();
+                    }
+                    return Ok(self.apply(&resp, &selection));
+                }
+                Err(ClusterError::Conn(e)) if e.is_retriable() => {
+                    attempts.push((conn.addr().to_string(), e));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(ClusterError::NoBrokerAvailable { attempts })
+    }
+
+    fn apply(&self, resp: &MetadataResponse, selection: &TopicSelection) -> MetadataUpdate {
+        let now = Instant::now();
+        let update = {
+            let mut md = self.metadata();
+            match selection {
+                TopicSelection::All => md.handle_full_metadata_response(resp, now),
+                TopicSelection::Names(_) => md.handle_metadata_response(resp, now),
+            }
+        };
+        let ids: Vec<i32> = resp.brokers.iter().map(|b| b.node_id).collect();
+        for b in self.metadata().brokers().values() {
+            self.pool.set_address(b.node_id, &b.addr());
+        }
+        self.pool.retain(&ids);
+        if !update.topic_errors.is_empty() {
+            tracing::debug!(errors = ?update.topic_errors, "metadata topic errors");
+        }
+        update
+    }
+
+    /// Known brokers (a live connection first, then the rest), then the
+    /// bootstrap addresses.
+    fn candidates(&self) -> Vec<Candidate> {
+        let mut v = Vec::new();
+        let live = self.pool.any_live().map(|(id, _)| id);
+        if let Some(id) = live {
+            v.push(Candidate::Node(id));
+        }
+        let mut ids = self.pool.node_ids();
+        if !ids.is_empty() {
+            // Spread load: start at a random broker.
+            let start = rand::random_range(0..ids.len());
+            ids.rotate_left(start);
+        }
+        v.extend(
+            ids.into_iter()
+                .filter(|id| Some(*id) != live)
+                .map(Candidate::Node),
+        );
+        v.extend(
+            self.config
+                .bootstrap
+                .iter()
+                .cloned()
+                .map(Candidate::Bootstrap),
+        );
+        v
+    }
+
+    async fn fetch_metadata(
+        &self,
+        conn: &Connection,
+        selection: &TopicSelection,
+    ) -> Result<MetadataResponse, ClusterError> {
+        let version = conn
+            .versions()
+            .version_for::<MetadataRequest>()?
+            .min(self.config.metadata_max_version);
+        let mut req = match selection {
+            TopicSelection::All if version >= 1 => MetadataRequest::all_topics(),
+            TopicSelection::All => MetadataRequest::default(), // v0: empty = all
+            TopicSelection::Names(names) => MetadataRequest {
+                topics: Some(
+                    names
+                        .iter()
+                        .map(|n| MetadataRequestTopic::by_name(n.clone()))
+                        .collect(),
+                ),
+                ..Default::default()
+            },
+        };
+        if version >= 4 {
+            req.allow_auto_topic_creation = self.config.allow_auto_topic_creation;
+        }
+        let resp = conn.send(&req, version).await?;
+        let error = ErrorCode::from(resp.error_code);
+        if !error.is_ok() {
+            return Err(ClusterError::Metadata { version, error });
+        }
+        Ok(resp)
+    }
+
+    /// A live (or new) connection to broker `node_id`.
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
+    /// let conn = cluster.connection(1).await?;
+    /// println!("broker 1 at {}", conn.addr());
+    /// # Ok(()) }
+    /// ```
+    pub async fn connection(&self, node_id: i32) -> Result<Arc<Connection>, ClusterError> {
+        let r = self.pool.connection(node_id).await;
+        if matches!(&r, Err(ClusterError::UnknownBroker(_))) {
+            self.invalidate();
+        }
+        r
+    }
+
+    /// The leader of `topic`/`partition` and a connection to it; refreshes the
+    /// metadata once if the leader is unknown.
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
+    /// let (leader, conn) = cluster.leader_connection("orders", 3).await?;
+    /// println!("orders-3: broker {leader} at {}", conn.addr());
+    /// # Ok(()) }
+    /// ```
+    pub async fn leader_connection(
+        &self,
+        topic: &str,
+        partition: i32,
+    ) -> Result<(i32, Arc<Connection>), ClusterError> {
+        let mut leader = self.metadata().leader(topic, partition);
+        if leader.is_none() {
+            self.refresh_topics(&[topic]).await?;
+            leader = self.metadata().leader(topic, partition);
+        }
+        let node = leader.ok_or(ClusterError::Metadata {
+            version: -1,
+            error: ErrorCode::LeaderNotAvailable,
+        })?;
+        Ok((node, self.connection(node).await?))
+    }
+
+    /// Any usable connection: a live one, else the first broker (or bootstrap
+    /// address) that accepts one.
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
+    /// let conn = cluster.any_connection().await?;
+    /// println!("cluster reachable through {}", conn.addr());
+    /// # Ok(()) }
+    /// ```
+    pub async fn any_connection(&self) -> Result<Arc<Connection>, ClusterError> {
+        let mut attempts = Vec::new();
+        for c in self.candidates() {
+            match c.connect(self).await {
+                Ok(conn) => return Ok(conn),
+                Err(e) => attempts.push((c.addr(self), e)),
+            }
+        }
+        Err(ClusterError::NoBrokerAvailable { attempts })
+    }
+
+    /// Starts a task that refreshes the metadata every `metadata.max.age.ms`
+    /// and soon after each [`Self::invalidate`]; it stops when the last `Arc`
+    /// to the cluster is dropped or the handle is aborted.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kafka_client::ClusterError> {
+    /// use kafka_client::{Cluster, ClusterConfig};
+    /// let cluster = Cluster::connect(ClusterConfig::new("127.0.0.1:9092")).await?;
+    /// let refresher = cluster.spawn_metadata_refresher();
+    /// // ... use the cluster ...
+    /// refresher.abort();
+    /// # Ok(()) }
+    /// ```
+    pub fn spawn_metadata_refresher(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let weak = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                let Some(cluster) = weak.upgrade() else {
+                    return;
+                };
+                let wait = cluster.metadata().time_to_refresh(Instant::now());
+                if !wait.is_zero() {
+                    // Do not keep the cluster alive while sleeping.
+                    let wake = cluster.wake.clone();
+                    drop(cluster);
+                    tokio::select! {
+                        _ = tokio::time::sleep(wait) => {}
+                        _ = wake.notified() => {}
+                    }
+                    continue;
+                }
+                if let Err(e) = cluster.refresh().await {
+                    tracing::debug!(error = %e, "background metadata refresh failed");
+                }
+                let backoff = cluster.config.metadata_refresh_backoff;
+                drop(cluster);
+                tokio::time::sleep(backoff).await;
+            }
+        })
+    }
+
+    /// Closes every connection.
+    ///
+    /// ```no_run
+    /// # fn demo(cluster: &kafka_client::Cluster) {
+    /// cluster.close(); // later requests reconnect lazily
+    /// # }
+    /// ```
+    pub fn close(&self) {
+        self.pool.close_all();
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Candidate {
+    Node(i32),
+    Bootstrap(String),
+}
+
+impl Candidate {
+    async fn connect(&self, cluster: &Cluster) -> Result<Arc<Connection>, ConnError> {
+        match self {
+            Candidate::Node(id) => match cluster.pool.connection(*id).await {
+                Ok(c) => Ok(c),
+                Err(ClusterError::Conn(e)) => Err(e),
+                Err(e) => Err(ConnError::Disconnected {
+                    addr: format!("node {id}"),
+                    api: None,
+                    reason: e.to_string(),
+                }),
+            },
+            Candidate::Bootstrap(addr) => Connection::connect(addr, &cluster.config.connection)
+                .await
+                .map(Arc::new),
+        }
+    }
+
+    fn addr(&self, cluster: &Cluster) -> String {
+        match self {
+            Candidate::Node(id) => cluster
+                .pool
+                .broker(*id)
+                .map(|b| b.addr())
+                .unwrap_or_else(|| format!("node {id}")),
+            Candidate::Bootstrap(a) => a.clone(),
+        }
+    }
+}

@@ -1,0 +1,750 @@
+//! The connection settings every client shares — `bootstrap.servers`,
+//! `client.id`, timeouts, `security.protocol`, `sasl.*`, `ssl.*` — under the
+//! Java client's property names, and the error a bad setting gives.
+//!
+//! [`ClientConfig`] is what the consumers and the admin functions connect
+//! with; the producer's configuration parses the same properties through
+//! [`ClientProperties`], so a key means the same thing to every client.
+//! Unknown keys and bad values are errors naming the key.
+//!
+//! ```
+//! use kafka_client::config::{ClientConfig, SecurityProtocol};
+//! let cfg = ClientConfig::from_properties([
+//!     ("bootstrap.servers", "127.0.0.1:9092"),
+//!     ("client.id", "orders-app"),
+//!     ("request.timeout.ms", "10000"),
+//! ])
+//! .unwrap();
+//! assert_eq!(cfg.client_id, "orders-app");
+//! assert_eq!(cfg.security_protocol, SecurityProtocol::Plaintext);
+//! let err = ClientConfig::from_properties([("bootstrap.servers", "127.0.0.1:9092"), ("linger.ms", "5")])
+//!     .unwrap_err();
+//! assert_eq!(err.key(), "linger.ms", "a producer setting is not a connection setting");
+//! ```
+
+use crate::connection::TlsConfig;
+use crate::sasl::{SaslConfig, SaslMechanism};
+use crate::{ClusterConfig, ConnectionConfig};
+use std::time::Duration;
+
+/// Connection properties every client shares (besides `sasl.*` and `ssl.*`).
+const CONNECTION_KEYS: &[&str] = &[
+    "bootstrap.servers",
+    "client.id",
+    "security.protocol",
+    "request.timeout.ms",
+    "socket.connection.setup.timeout.ms",
+    "socket.connection.setup.timeout.max.ms",
+    "receive.message.max.bytes",
+    "metadata.max.age.ms",
+];
+
+/// True for the connection and security properties every client shares
+/// (`bootstrap.servers`, `client.id`, `security.protocol`, `sasl.*`, `ssl.*`,
+/// timeouts): the ones [`ClientConfig::from_properties`] takes.
+///
+/// ```
+/// use kafka_client::config::is_connection_property;
+/// assert!(is_connection_property("sasl.password"));
+/// assert!(!is_connection_property("isolation.level"));
+/// ```
+pub fn is_connection_property(key: &str) -> bool {
+    CONNECTION_KEYS.contains(&key) || key.starts_with("sasl.") || key.starts_with("ssl.")
+}
+
+/// How a client reaches the cluster: bootstrap brokers, identity, timeouts
+/// and security. Build with [`ClientConfig::new`] and set fields, or parse
+/// Java properties with [`ClientConfig::from_properties`].
+///
+/// ```
+/// use kafka_client::config::ClientConfig;
+/// let mut cfg = ClientConfig::new("broker-1:9092,broker-2:9092");
+/// cfg.client_id = "billing".into();
+/// let cfg = cfg.validate().unwrap();
+/// assert_eq!(cfg.cluster_config().bootstrap, ["broker-1:9092", "broker-2:9092"]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// `bootstrap.servers`.
+    pub bootstrap_servers: Vec<String>,
+    /// `client.id`.
+    pub client_id: String,
+    /// `request.timeout.ms`.
+    pub request_timeout: Duration,
+    /// `socket.connection.setup.timeout.ms`: the first connect attempt's
+    /// timeout (Java's default 10 s).
+    pub connection_setup_timeout: Duration,
+    /// `socket.connection.setup.timeout.max.ms`: the ceiling the timeout grows
+    /// to over failed attempts (Java's default 30 s).
+    pub connection_setup_timeout_max: Duration,
+    /// `receive.message.max.bytes`: the largest response frame accepted.
+    pub receive_message_max_bytes: usize,
+    /// `metadata.max.age.ms`.
+    pub metadata_max_age: Duration,
+    /// The pause before a failed metadata refresh is tried again (the
+    /// client's `retry.backoff.ms`; default 100 ms). Not a connection
+    /// property of its own: a producer sets it from its `retry.backoff.ms`.
+    pub retry_backoff: Duration,
+    /// `security.protocol`.
+    pub security_protocol: SecurityProtocol,
+    /// `sasl.mechanism`.
+    pub sasl_mechanism: SaslMechanism,
+    /// SASL username (`sasl.username`, or from `sasl.jaas.config`).
+    pub sasl_username: Option<String>,
+    /// SASL password (`sasl.password`, or from `sasl.jaas.config`).
+    pub sasl_password: Option<Secret>,
+    /// TLS settings (`ssl.*`); used with `SSL` and `SASL_SSL`.
+    pub tls: Option<TlsConfig>,
+}
+
+impl ClientConfig {
+    /// Java's defaults for `bootstrap` (comma-separated), not yet validated;
+    /// `client.id` is `kafka-eos`.
+    ///
+    /// ```
+    /// use kafka_client::config::ClientConfig;
+    /// let cfg = ClientConfig::new("broker-1:9092");
+    /// assert_eq!(cfg.request_timeout.as_secs(), 30);
+    /// assert_eq!(cfg.client_id, "kafka-eos");
+    /// ```
+    pub fn new(bootstrap: &str) -> Self {
+        Self {
+            bootstrap_servers: split_list(bootstrap),
+            client_id: "kafka-eos".into(),
+            request_timeout: Duration::from_millis(30_000),
+            connection_setup_timeout: Duration::from_millis(10_000),
+            connection_setup_timeout_max: Duration::from_millis(30_000),
+            receive_message_max_bytes: kafka_proto::frame::DEFAULT_MAX_FRAME_SIZE,
+            metadata_max_age: Duration::from_millis(300_000),
+            retry_backoff: Duration::from_millis(100),
+            security_protocol: SecurityProtocol::Plaintext,
+            sasl_mechanism: SaslMechanism::Plain,
+            sasl_username: None,
+            sasl_password: None,
+            tls: None,
+        }
+    }
+
+    /// Parses the connection properties ([`is_connection_property`]); any
+    /// other key is [`ConfigError::UnknownKey`]. `bootstrap.servers` is
+    /// required; the result is validated ([`Self::validate`]).
+    ///
+    /// ```
+    /// use kafka_client::config::ClientConfig;
+    /// let cfg = ClientConfig::from_properties([
+    ///     ("bootstrap.servers", "broker-1:9092"),
+    ///     ("security.protocol", "SASL_PLAINTEXT"),
+    ///     ("sasl.mechanism", "PLAIN"),
+    ///     ("sasl.username", "alice"),
+    ///     ("sasl.password", "alice-secret"),
+    /// ])
+    /// .unwrap();
+    /// assert!(cfg.connection_config().sasl.is_some());
+    /// ```
+    pub fn from_properties<I, K, V>(props: I) -> Result<Self, ConfigError>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let mut c = Self::new("");
+        c.client_id = "kafka-eos".into();
+        let mut parser = ClientProperties::default();
+        for (k, v) in props {
+            let (key, value) = (k.as_ref().trim(), v.as_ref().trim());
+            if !parser.apply(&mut c, key, value)? {
+                return Err(ConfigError::UnknownKey(key.to_string()));
+            }
+        }
+        parser.finish(&mut c)?;
+        c.validate()
+    }
+
+    /// Checks the settings as a whole: bootstrap servers given, then
+    /// [`Self::validate_security`].
+    ///
+    /// ```
+    /// use kafka_client::config::ClientConfig;
+    /// assert_eq!(ClientConfig::new("").validate().unwrap_err().key(), "bootstrap.servers");
+    /// ```
+    pub fn validate(self) -> Result<Self, ConfigError> {
+        if self.bootstrap_servers.is_empty() {
+            return Err(ConfigError::Missing("bootstrap.servers".into()));
+        }
+        self.validate_security()?;
+        Ok(self)
+    }
+
+    /// Checks that `security.protocol` has what it needs: TLS settings (and
+    /// the `tls` cargo feature) for `SSL` / `SASL_SSL`, credentials for
+    /// `SASL_*`.
+    ///
+    /// ```
+    /// use kafka_client::config::{ClientConfig, SecurityProtocol};
+    /// let mut cfg = ClientConfig::new("broker-1:9092");
+    /// cfg.security_protocol = SecurityProtocol::SaslPlaintext;
+    /// assert!(cfg.validate_security().is_err(), "no username and password");
+    /// ```
+    pub fn validate_security(&self) -> Result<(), ConfigError> {
+        if self.tls_enabled() {
+            if !cfg!(feature = "tls") {
+                return Err(ConfigError::InvalidValue {
+                    key: "security.protocol".into(),
+                    value: format!("{:?}", self.security_protocol).to_ascii_uppercase(),
+                    reason: crate::connection::TLS_FEATURE_MISSING.into(),
+                });
+            }
+            if self.tls.is_none() {
+                return Err(ConfigError::Missing(
+                    "ssl.truststore.location (or ssl.truststore.certificates)".into(),
+                ));
+            }
+        }
+        if self.sasl_enabled() && (self.sasl_username.is_none() || self.sasl_password.is_none()) {
+            return Err(ConfigError::Missing(
+                "sasl.username/sasl.password (or sasl.jaas.config)".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn sasl_enabled(&self) -> bool {
+        matches!(
+            self.security_protocol,
+            SecurityProtocol::SaslPlaintext | SecurityProtocol::SaslSsl
+        )
+    }
+
+    fn tls_enabled(&self) -> bool {
+        matches!(
+            self.security_protocol,
+            SecurityProtocol::Ssl | SecurityProtocol::SaslSsl
+        )
+    }
+
+    /// The connection settings derived from this configuration.
+    ///
+    /// ```
+    /// use kafka_client::config::ClientConfig;
+    /// let mut cfg = ClientConfig::new("broker-1:9092");
+    /// cfg.client_id = "orders-app".into();
+    /// let conn = cfg.connection_config();
+    /// assert_eq!(conn.client_id.as_deref(), Some("orders-app"));
+    /// assert!(conn.sasl.is_none() && conn.tls.is_none());
+    /// ```
+    pub fn connection_config(&self) -> ConnectionConfig {
+        ConnectionConfig {
+            client_id: Some(self.client_id.clone()),
+            request_timeout: self.request_timeout,
+            connect_timeout: self.connection_setup_timeout,
+            connect_timeout_max: self.connection_setup_timeout_max,
+            max_frame_size: self.receive_message_max_bytes,
+            sasl: if self.sasl_enabled() {
+                Some(SaslConfig::new(
+                    self.sasl_mechanism,
+                    self.sasl_username.clone().unwrap_or_default(),
+                    self.sasl_password
+                        .as_ref()
+                        .map(|p| p.expose().to_string())
+                        .unwrap_or_default(),
+                ))
+            } else {
+                None
+            },
+            tls: if self.tls_enabled() {
+                self.tls.clone()
+            } else {
+                None
+            },
+            ..ConnectionConfig::default()
+        }
+    }
+
+    /// The cluster settings derived from this configuration.
+    ///
+    /// ```
+    /// use kafka_client::config::ClientConfig;
+    /// let cfg = ClientConfig::new("broker-1:9092,broker-2:9092");
+    /// assert_eq!(cfg.cluster_config().bootstrap, ["broker-1:9092", "broker-2:9092"]);
+    /// ```
+    pub fn cluster_config(&self) -> ClusterConfig {
+        let mut c = ClusterConfig::new(&self.bootstrap_servers.join(","));
+        c.connection = self.connection_config();
+        c.metadata_max_age = self.metadata_max_age;
+        c.metadata_refresh_backoff = self.retry_backoff;
+        c
+    }
+}
+
+/// The parser of the connection properties, for a client whose own
+/// configuration takes them beside its own keys (the producer's does):
+/// [`Self::apply`] each property in turn, then [`Self::finish`].
+///
+/// ```
+/// use kafka_client::config::{ClientConfig, ClientProperties};
+/// let mut cfg = ClientConfig::new("");
+/// let mut parser = ClientProperties::default();
+/// assert!(parser.apply(&mut cfg, "bootstrap.servers", "broker-1:9092").unwrap());
+/// assert!(!parser.apply(&mut cfg, "acks", "all").unwrap(), "not a connection property");
+/// parser.finish(&mut cfg).unwrap();
+/// assert_eq!(cfg.bootstrap_servers, ["broker-1:9092"]);
+/// ```
+#[derive(Debug, Default)]
+pub struct ClientProperties {
+    have_bootstrap: bool,
+    jaas: Option<(String, String)>,
+    ssl: SslProps,
+}
+
+impl ClientProperties {
+    /// Applies `key` to `config` when it is a connection property
+    /// (`Ok(true)`); `Ok(false)` leaves any other key to the caller.
+    ///
+    /// ```
+    /// use kafka_client::config::{ClientConfig, ClientProperties};
+    /// let mut cfg = ClientConfig::new("");
+    /// let err = ClientProperties::default()
+    ///     .apply(&mut cfg, "bootstrap.servers", "no-port")
+    ///     .unwrap_err();
+    /// assert_eq!(err.key(), "bootstrap.servers");
+    /// ```
+    pub fn apply(
+        &mut self,
+        c: &mut ClientConfig,
+        key: &str,
+        value: &str,
+    ) -> Result<bool, ConfigError> {
+        match key {
+            "bootstrap.servers" => {
+                c.bootstrap_servers = split_list(value);
+                if c.bootstrap_servers.is_empty() {
+                    return Err(invalid(key, value, "empty list"));
+                }
+                for a in &c.bootstrap_servers {
+                    match a.rsplit_once(':') {
+                        Some((h, p)) if !h.is_empty() && p.parse::<u16>().is_ok() => {}
+                        _ => return Err(invalid(key, value, "expected host:port[,host:port]")),
+                    }
+                }
+                self.have_bootstrap = true;
+            }
+            "client.id" => c.client_id = value.to_string(),
+            "request.timeout.ms" => c.request_timeout = ms(key, value, 0, i32::MAX as i64)?,
+            "socket.connection.setup.timeout.ms" => {
+                c.connection_setup_timeout = ms(key, value, 1, i64::MAX)?
+            }
+            "socket.connection.setup.timeout.max.ms" => {
+                c.connection_setup_timeout_max = ms(key, value, 1, i64::MAX)?
+            }
+            "receive.message.max.bytes" => {
+                c.receive_message_max_bytes = int(key, value, 1000, i32::MAX as i64)? as usize
+            }
+            "metadata.max.age.ms" => c.metadata_max_age = ms(key, value, 0, i64::MAX)?,
+            "security.protocol" => {
+                c.security_protocol = match value.to_ascii_uppercase().as_str() {
+                    "PLAINTEXT" => SecurityProtocol::Plaintext,
+                    "SASL_PLAINTEXT" => SecurityProtocol::SaslPlaintext,
+                    "SSL" | "SASL_SSL" if !cfg!(feature = "tls") => {
+                        return Err(invalid(key, value, crate::connection::TLS_FEATURE_MISSING));
+                    }
+                    "SSL" => SecurityProtocol::Ssl,
+                    "SASL_SSL" => SecurityProtocol::SaslSsl,
+                    _ => {
+                        return Err(invalid(
+                            key,
+                            value,
+                            "expected PLAINTEXT, SASL_PLAINTEXT, SSL or SASL_SSL",
+                        ));
+                    }
+                }
+            }
+            k if k.starts_with("ssl.") => self.ssl.set(key, value)?,
+            "sasl.mechanism" => {
+                c.sasl_mechanism = match value {
+                    "PLAIN" => SaslMechanism::Plain,
+                    "SCRAM-SHA-256" => SaslMechanism::ScramSha256,
+                    "SCRAM-SHA-512" => SaslMechanism::ScramSha512,
+                    _ => {
+                        return Err(invalid(
+                            key,
+                            value,
+                            "expected PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512",
+                        ));
+                    }
+                }
+            }
+            "sasl.username" => c.sasl_username = Some(value.to_string()),
+            "sasl.password" => c.sasl_password = Some(Secret::from(value)),
+            "sasl.jaas.config" => self.jaas = Some(parse_jaas(key, value)?),
+            k if k.starts_with("sasl.") => {
+                return Err(ConfigError::UnknownKey(key.to_string()));
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// After the last property: `bootstrap.servers` must have been given;
+    /// credentials from `sasl.jaas.config` fill what `sasl.username` /
+    /// `sasl.password` left unset; the `ssl.*` files are read into
+    /// [`ClientConfig::tls`].
+    ///
+    /// ```
+    /// use kafka_client::config::{ClientConfig, ClientProperties};
+    /// let mut cfg = ClientConfig::new("");
+    /// assert_eq!(ClientProperties::default().finish(&mut cfg).unwrap_err().key(), "bootstrap.servers");
+    /// ```
+    pub fn finish(self, c: &mut ClientConfig) -> Result<(), ConfigError> {
+        if !self.have_bootstrap {
+            return Err(ConfigError::Missing("bootstrap.servers".into()));
+        }
+        if let Some((u, p)) = self.jaas {
+            c.sasl_username.get_or_insert(u);
+            c.sasl_password.get_or_insert(Secret::from(p));
+        }
+        c.tls = self.ssl.build()?;
+        Ok(())
+    }
+}
+
+/// `security.protocol`.
+///
+/// ```
+/// use kafka_client::config::{ClientConfig, SecurityProtocol};
+/// let cfg = ClientConfig::from_properties([
+///     ("bootstrap.servers", "broker-1:9092"),
+///     ("security.protocol", "SASL_PLAINTEXT"),
+///     ("sasl.mechanism", "SCRAM-SHA-512"),
+///     ("sasl.jaas.config", r#"org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="alice-secret";"#),
+/// ])
+/// .unwrap();
+/// assert_eq!(cfg.security_protocol, SecurityProtocol::SaslPlaintext);
+/// assert_eq!(cfg.sasl_username.as_deref(), Some("alice"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SecurityProtocol {
+    /// No authentication, no TLS.
+    #[default]
+    Plaintext,
+    /// SASL over plain TCP.
+    SaslPlaintext,
+    /// TLS (cargo feature `tls`).
+    Ssl,
+    /// SASL over TLS (cargo feature `tls`).
+    SaslSsl,
+}
+
+/// A configuration error, naming the property it is about.
+///
+/// ```
+/// use kafka_client::config::{ClientConfig, ConfigError};
+/// let err = ClientConfig::from_properties([("client.id", "orders-app")]).unwrap_err();
+/// assert_eq!(err, ConfigError::Missing("bootstrap.servers".into()));
+/// assert_eq!(err.to_string(), "missing required property bootstrap.servers");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A property this client does not know.
+    #[error("unknown property {0:?}")]
+    UnknownKey(String),
+    /// A value that does not parse or is out of range.
+    #[error("invalid value {value:?} for {key}: {reason}")]
+    InvalidValue {
+        /// The property.
+        key: String,
+        /// The value given.
+        value: String,
+        /// Why it is rejected.
+        reason: String,
+    },
+    /// Settings that cannot be combined (e.g. idempotence with `acks=1`).
+    #[error("incompatible setting {key}: {reason}")]
+    Incompatible {
+        /// The property at fault.
+        key: String,
+        /// Why.
+        reason: String,
+    },
+    /// A required property is missing.
+    #[error("missing required property {0}")]
+    Missing(String),
+}
+
+impl ConfigError {
+    /// The property the error is about.
+    ///
+    /// ```
+    /// use kafka_client::config::ClientConfig;
+    /// let err = ClientConfig::from_properties([("bootstrap.servers", "broker-1:9092"), ("request.timeout.ms", "-1")]).unwrap_err();
+    /// assert_eq!(err.key(), "request.timeout.ms");
+    /// ```
+    pub fn key(&self) -> &str {
+        match self {
+            ConfigError::UnknownKey(k) | ConfigError::Missing(k) => k,
+            ConfigError::InvalidValue { key, .. } | ConfigError::Incompatible { key, .. } => key,
+        }
+    }
+}
+
+/// A setting that must never be printed (a password): `Debug` shows
+/// `<redacted>`; [`Secret::expose`] gives the value to the code that needs it.
+///
+/// ```
+/// use kafka_client::config::Secret;
+/// let s = Secret::new("hunter2");
+/// assert_eq!(s.expose(), "hunter2");
+/// assert_eq!(format!("{s:?}"), "<redacted>");
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret value.
+    ///
+    /// ```
+    /// use kafka_client::config::Secret;
+    /// assert_eq!(Secret::new(String::from("x")).expose(), "x");
+    /// ```
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The value.
+    ///
+    /// ```
+    /// use kafka_client::config::Secret;
+    /// assert_eq!(Secret::from("pw").expose(), "pw");
+    /// ```
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Secret {
+    fn from(value: &str) -> Self {
+        Self(value.to_string())
+    }
+}
+
+impl From<String> for Secret {
+    fn from(value: String) -> Self {
+        Self(value)
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// The `ssl.*` properties as given, resolved into a [`TlsConfig`] after
+/// every property is read (order does not matter, as in Java).
+#[derive(Debug, Default)]
+struct SslProps {
+    truststore_location: Option<String>,
+    truststore_certificates: Option<String>,
+    keystore_location: Option<String>,
+    keystore_key: Option<String>,
+    keystore_chain: Option<String>,
+    verify_hostname: Option<bool>,
+}
+
+impl SslProps {
+    fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        let v = Some(value.to_string());
+        match key {
+            "ssl.truststore.type" | "ssl.keystore.type" => {
+                if !value.eq_ignore_ascii_case("PEM") {
+                    return Err(invalid(
+                        key,
+                        value,
+                        "only PEM is supported (convert JKS/PKCS12 stores to PEM)",
+                    ));
+                }
+            }
+            "ssl.truststore.location" => self.truststore_location = v,
+            "ssl.truststore.certificates" => self.truststore_certificates = v,
+            "ssl.keystore.location" => self.keystore_location = v,
+            "ssl.keystore.key" => self.keystore_key = v,
+            "ssl.keystore.certificate.chain" => self.keystore_chain = v,
+            "ssl.key.password" => {
+                if !value.is_empty() {
+                    return Err(invalid(
+                        key,
+                        "<redacted>",
+                        "encrypted private keys are not supported; give an unencrypted PEM key",
+                    ));
+                }
+            }
+            "ssl.endpoint.identification.algorithm" => {
+                self.verify_hostname = Some(match value.to_ascii_lowercase().as_str() {
+                    "https" => true,
+                    "" => false,
+                    _ => return Err(invalid(key, value, "expected https or empty")),
+                })
+            }
+            _ => return Err(ConfigError::UnknownKey(key.to_string())),
+        }
+        Ok(())
+    }
+
+    /// `None` without a truststore; reads the files and, with the `tls`
+    /// feature, checks the PEM contents.
+    fn build(self) -> Result<Option<TlsConfig>, ConfigError> {
+        let read = |key: &str, path: &str| {
+            std::fs::read(path).map_err(|e| invalid(key, path, &format!("cannot read: {e}")))
+        };
+        let ca = match (&self.truststore_location, &self.truststore_certificates) {
+            (Some(_), Some(_)) => {
+                return Err(ConfigError::Incompatible {
+                    key: "ssl.truststore.certificates".into(),
+                    reason: "set either ssl.truststore.location or ssl.truststore.certificates"
+                        .into(),
+                });
+            }
+            (Some(path), None) => (
+                "ssl.truststore.location",
+                read("ssl.truststore.location", path)?,
+            ),
+            (None, Some(pem)) => ("ssl.truststore.certificates", pem.clone().into_bytes()),
+            (None, None) => return Ok(None),
+        };
+        let mut tls = TlsConfig::new(ca.1).verify_hostname(self.verify_hostname.unwrap_or(true));
+        check_pem(ca.0, &tls.ca_pem, false)?;
+        match (self.keystore_location, self.keystore_key, self.keystore_chain) {
+            (None, None, None) => {}
+            (Some(path), None, None) => {
+                // Java's PEM key store file: the private key and its chain.
+                let key = "ssl.keystore.location";
+                let pem = read(key, &path)?;
+                check_pem(key, &pem, false)?;
+                check_pem(key, &pem, true)?;
+                tls = tls.client_auth(pem.clone(), pem);
+            }
+            (None, Some(key_pem), Some(chain)) => {
+                check_pem("ssl.keystore.key", key_pem.as_bytes(), true)?;
+                check_pem("ssl.keystore.certificate.chain", chain.as_bytes(), false)?;
+                tls = tls.client_auth(chain, key_pem);
+            }
+            (Some(_), _, _) => {
+                return Err(ConfigError::Incompatible {
+                    key: "ssl.keystore.location".into(),
+                    reason: "set either ssl.keystore.location or ssl.keystore.key with ssl.keystore.certificate.chain".into(),
+                })
+            }
+            (None, _, _) => {
+                return Err(ConfigError::Missing(
+                    "ssl.keystore.key and ssl.keystore.certificate.chain (both)".into(),
+                ))
+            }
+        }
+        Ok(Some(tls))
+    }
+}
+
+/// Checks PEM certificates (or a private key) under `key` with the `tls`
+/// feature; without it SSL is rejected anyway.
+#[cfg(feature = "tls")]
+fn check_pem(key: &str, pem: &[u8], private_key: bool) -> Result<(), ConfigError> {
+    use crate::connection::tls_impl::{parse_certs, parse_key};
+    let r = if private_key {
+        parse_key(pem).map(drop)
+    } else {
+        parse_certs(pem).map(drop)
+    };
+    r.map_err(|reason| invalid(key, "<PEM>", &reason))
+}
+
+#[cfg(not(feature = "tls"))]
+fn check_pem(_key: &str, _pem: &[u8], _private_key: bool) -> Result<(), ConfigError> {
+    Ok(())
+}
+
+/// Parsers of property values, shared by the clients' configurations:
+/// each error names the key and the value.
+#[doc(hidden)]
+pub mod parse {
+    use super::ConfigError;
+    use std::time::Duration;
+
+    pub fn split_list(s: &str) -> Vec<String> {
+        s.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()
+    }
+
+    pub fn invalid(key: &str, value: &str, reason: &str) -> ConfigError {
+        ConfigError::InvalidValue {
+            key: key.into(),
+            value: value.into(),
+            reason: reason.into(),
+        }
+    }
+
+    pub fn int(key: &str, value: &str, min: i64, max: i64) -> Result<i64, ConfigError> {
+        let v: i64 = value
+            .parse()
+            .map_err(|_| invalid(key, value, "not an integer"))?;
+        if v < min || v > max {
+            return Err(invalid(key, value, &format!("must be in [{min}, {max}]")));
+        }
+        Ok(v)
+    }
+
+    pub fn ms(key: &str, value: &str, min: i64, max: i64) -> Result<Duration, ConfigError> {
+        Ok(Duration::from_millis(int(key, value, min, max)? as u64))
+    }
+
+    pub fn boolean(key: &str, value: &str) -> Result<bool, ConfigError> {
+        match value.to_ascii_lowercase().as_str() {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err(invalid(key, value, "expected true or false")),
+        }
+    }
+}
+
+use parse::{int, invalid, ms, split_list};
+
+/// Extracts username and password from a `PlainLoginModule` or
+/// `ScramLoginModule` JAAS line.
+fn parse_jaas(key: &str, value: &str) -> Result<(String, String), ConfigError> {
+    if !(value.contains("PlainLoginModule") || value.contains("ScramLoginModule")) {
+        return Err(invalid(
+            key,
+            value,
+            "only PlainLoginModule and ScramLoginModule are supported",
+        ));
+    }
+    let field = |name: &str| -> Option<String> {
+        let mut rest = value;
+        while let Some(i) = rest.find(name) {
+            let after = rest[i + name.len()..].trim_start();
+            let before_ok = i == 0 || rest.as_bytes()[i - 1].is_ascii_whitespace();
+            if before_ok && let Some(a) = after.strip_prefix('=') {
+                let a = a.trim_start();
+                if let Some(q) = a.strip_prefix('"') {
+                    return q.find('"').map(|e| q[..e].to_string());
+                }
+                let end = a
+                    .find(|c: char| c.is_whitespace() || c == ';')
+                    .unwrap_or(a.len());
+                return Some(a[..end].to_string());
+            }
+            rest = &rest[i + name.len()..];
+        }
+        None
+    };
+    match (field("username"), field("password")) {
+        (Some(u), Some(p)) => Ok((u, p)),
+        _ => Err(invalid(
+            key,
+            "<redacted>",
+            "username and password are required",
+        )),
+    }
+}

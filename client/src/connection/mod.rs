@@ -1,0 +1,1120 @@
+//! One broker connection: framing, correlation ids, pipelined requests,
+//! timeouts, ApiVersions negotiation, TLS (cargo feature `tls`) and SASL
+//! authentication.
+//!
+//! Request frames reach the socket whole and in the order [`Connection::send`]
+//! submitted them: written by the submitting task while the socket takes
+//! them, else by the connection's writer task (the `writer` module). A
+//! reader task splits the read half into frames and routes each response to
+//! its caller through a map of oneshot senders keyed by correlation id. Any
+//! number of requests may be in flight at once.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), kafka_client::ConnError> {
+//! use kafka_client::{Connection, ConnectionConfig};
+//! use kafka_proto::messages::MetadataRequest;
+//! let conn = Connection::connect("127.0.0.1:9092", &ConnectionConfig::default()).await?;
+//! let version = conn.versions().version_for::<MetadataRequest>()?;
+//! let metadata = conn.send(&MetadataRequest::default(), version).await?;
+//! println!("{} brokers", metadata.brokers.len());
+//! conn.close();
+//! # Ok(()) }
+//! ```
+
+use crate::error::ConnError;
+use crate::sasl::{SaslConfig, SaslMechanism, ScramClient, ScramHash, plain_message};
+use crate::versions::{
+    API_VERSIONS_MAX, ApiVersionsOutcome, BrokerVersions, decode_api_versions_body,
+    on_api_versions_response,
+};
+use bytes::{Bytes, BytesMut};
+use kafka_proto::frame::{
+    DEFAULT_MAX_FRAME_SIZE, FrameDecoder, READ_CHUNK, decode_response_frame, encode_request_frame,
+    peek_correlation_id,
+};
+use kafka_proto::messages::{
+    ApiVersionsRequest, SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
+};
+use kafka_proto::{ApiKey, ErrorCode, Request};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+use tokio::task::AbortHandle;
+use writer::{FrameWriter, SubmitError, SubmitFrame, WriteItem};
+
+mod writer;
+
+/// Settings of a [`Connection`].
+///
+/// ```
+/// use kafka_client::{ConnectionConfig, SaslConfig};
+/// use std::time::Duration;
+/// let cfg = ConnectionConfig {
+///     request_timeout: Duration::from_secs(5),
+///     sasl: Some(SaslConfig::scram_sha256("alice", "secret")),
+///     ..Default::default()
+/// };
+/// assert_eq!(cfg.client_id.as_deref(), Some("kafka-eos"));
+/// ```
+#[derive(Debug, Clone)]
+pub struct ConnectionConfig {
+    /// The `client.id` sent in every request header.
+    pub client_id: Option<String>,
+    /// ApiVersions v3+ `client_software_name` (`[a-zA-Z0-9.-]`).
+    pub client_software_name: String,
+    /// ApiVersions v3+ `client_software_version`.
+    pub client_software_version: String,
+    /// The largest response frame accepted (`receive.message.max.bytes`,
+    /// default 100 MiB); memory grows only with the bytes that arrive.
+    pub max_frame_size: usize,
+    /// Bound on one request's round trip (`request.timeout.ms`, default 30 s).
+    pub request_timeout: Duration,
+    /// Bound on TCP connect + ApiVersions + SASL of a first attempt
+    /// (`socket.connection.setup.timeout.ms`, default 10 s). As in the Java
+    /// client, a [`BrokerConnection`](crate::BrokerConnection) doubles it
+    /// after each consecutive failed attempt, up to
+    /// [`connect_timeout_max`](Self::connect_timeout_max).
+    pub connect_timeout: Duration,
+    /// The most the setup timeout grows to
+    /// (`socket.connection.setup.timeout.max.ms`, default 30 s).
+    pub connect_timeout_max: Duration,
+    /// SASL mechanism and credentials; `None` for PLAINTEXT.
+    pub sasl: Option<SaslConfig>,
+    /// TLS settings; `None` for plain TCP. Needs the `tls` cargo feature.
+    pub tls: Option<TlsConfig>,
+}
+
+/// TLS settings of a [`Connection`] (`security.protocol=SSL` or `SASL_SSL`).
+///
+/// Needs the `tls` cargo feature (rustls with the `ring` provider); without
+/// it, connecting with [`ConnectionConfig::tls`] set fails with
+/// [`ConnError::InvalidTlsConfig`]. There is no system trust store: the
+/// broker's certificate chain is verified against [`Self::ca_pem`].
+///
+/// ```
+/// use kafka_client::connection::TlsConfig;
+/// let pem = b"-----BEGIN CERTIFICATE-----\n...\n-----END CERTIFICATE-----\n".to_vec();
+/// let tls = TlsConfig::new(pem).server_name("broker.example").verify_hostname(true);
+/// assert!(tls.verify_hostname);
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct TlsConfig {
+    /// PEM certificates of the trusted certificate authorities
+    /// (`ssl.truststore.location` / `ssl.truststore.certificates`).
+    pub ca_pem: Vec<u8>,
+    /// The name the broker's certificate must be valid for, also sent as
+    /// SNI; default: the host part of the address dialled (a name or an IP).
+    pub server_name: Option<String>,
+    /// Check that the certificate is valid for the broker's name
+    /// (`ssl.endpoint.identification.algorithm=https`, the default). When
+    /// false the chain is still verified against [`Self::ca_pem`].
+    pub verify_hostname: bool,
+    /// Client certificate chain (PEM) for mutual TLS.
+    pub client_cert_pem: Option<Vec<u8>>,
+    /// Client private key (unencrypted PEM: PKCS#8, PKCS#1 or SEC1) for
+    /// mutual TLS.
+    pub client_key_pem: Option<Vec<u8>>,
+}
+
+impl TlsConfig {
+    /// Trusts the CA certificates in `ca_pem`; verifies host names; no
+    /// client certificate.
+    ///
+    /// ```
+    /// use kafka_client::connection::TlsConfig;
+    /// let tls = TlsConfig::new(b"-----BEGIN CERTIFICATE-----\n...".to_vec());
+    /// assert!(tls.verify_hostname && tls.server_name.is_none() && tls.client_cert_pem.is_none());
+    /// ```
+    pub fn new(ca_pem: impl Into<Vec<u8>>) -> Self {
+        Self {
+            ca_pem: ca_pem.into(),
+            server_name: None,
+            verify_hostname: true,
+            client_cert_pem: None,
+            client_key_pem: None,
+        }
+    }
+
+    /// Overrides the name verified and sent as SNI.
+    ///
+    /// ```
+    /// use kafka_client::connection::TlsConfig;
+    /// let tls = TlsConfig::new(Vec::new()).server_name("kafka.internal.example");
+    /// assert_eq!(tls.server_name.as_deref(), Some("kafka.internal.example"));
+    /// ```
+    pub fn server_name(mut self, name: impl Into<String>) -> Self {
+        self.server_name = Some(name.into());
+        self
+    }
+
+    /// Whether the certificate must be valid for the broker's name.
+    ///
+    /// ```
+    /// use kafka_client::connection::TlsConfig;
+    /// // ssl.endpoint.identification.algorithm= (empty): chain checked, name not.
+    /// let tls = TlsConfig::new(Vec::new()).verify_hostname(false);
+    /// assert!(!tls.verify_hostname);
+    /// ```
+    pub fn verify_hostname(mut self, on: bool) -> Self {
+        self.verify_hostname = on;
+        self
+    }
+
+    /// Presents a client certificate chain and its key (mutual TLS).
+    ///
+    /// ```
+    /// use kafka_client::connection::TlsConfig;
+    /// let tls = TlsConfig::new(b"ca".to_vec()).client_auth(b"client cert".to_vec(), b"client key".to_vec());
+    /// assert!(tls.client_cert_pem.is_some() && tls.client_key_pem.is_some());
+    /// assert!(!format!("{tls:?}").contains("client key")); // Debug redacts the key
+    /// ```
+    pub fn client_auth(
+        mut self,
+        cert_pem: impl Into<Vec<u8>>,
+        key_pem: impl Into<Vec<u8>>,
+    ) -> Self {
+        self.client_cert_pem = Some(cert_pem.into());
+        self.client_key_pem = Some(key_pem.into());
+        self
+    }
+}
+
+impl std::fmt::Debug for TlsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the private key.
+        f.debug_struct("TlsConfig")
+            .field("ca_pem", &format_args!("{} bytes", self.ca_pem.len()))
+            .field("server_name", &self.server_name)
+            .field("verify_hostname", &self.verify_hostname)
+            .field("client_cert", &self.client_cert_pem.is_some())
+            .field(
+                "client_key",
+                &self.client_key_pem.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
+}
+
+impl ConnectionConfig {
+    /// The setup timeout of an attempt after `failures` consecutive failed
+    /// ones: [`connect_timeout`](Self::connect_timeout) doubled per failure,
+    /// at most [`connect_timeout_max`](Self::connect_timeout_max) (Java's
+    /// `ClusterConnectionStates`, without its ±20 % jitter).
+    ///
+    /// ```
+    /// use kafka_client::ConnectionConfig;
+    /// use std::time::Duration;
+    /// let c = ConnectionConfig::default();
+    /// assert_eq!(c.setup_timeout(0), Duration::from_secs(10));
+    /// assert_eq!(c.setup_timeout(1), Duration::from_secs(20));
+    /// assert_eq!(c.setup_timeout(5), Duration::from_secs(30));
+    /// ```
+    pub fn setup_timeout(&self, failures: u32) -> Duration {
+        let grown = self
+            .connect_timeout
+            .saturating_mul(2u32.saturating_pow(failures.min(31)));
+        grown.min(self.connect_timeout_max.max(self.connect_timeout))
+    }
+}
+
+impl Default for ConnectionConfig {
+    fn default() -> Self {
+        Self {
+            client_id: Some("kafka-eos".into()),
+            client_software_name: "kafka-eos".into(),
+            client_software_version: env!("CARGO_PKG_VERSION").into(),
+            max_frame_size: DEFAULT_MAX_FRAME_SIZE,
+            request_timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            connect_timeout_max: Duration::from_secs(30),
+            sasl: None,
+            tls: None,
+        }
+    }
+}
+
+type Reply = Result<Bytes, ConnError>;
+
+#[derive(Debug)]
+struct Pending {
+    tx: oneshot::Sender<Reply>,
+    api: ApiKey,
+    version: i16,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    pending: HashMap<i32, Pending>,
+    closed: Option<String>,
+    tasks: Vec<AbortHandle>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    addr: String,
+    state: Mutex<State>,
+    writer: Arc<dyn SubmitFrame>,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Closes the connection once: every pending request fails with
+    /// `Disconnected`, both IO tasks stop.
+    fn fail_all(&self, reason: &str) {
+        let (pending, tasks) = {
+            let mut st = self.lock();
+            if st.closed.is_some() {
+                return;
+            }
+            st.closed = Some(reason.to_string());
+            (
+                std::mem::take(&mut st.pending),
+                std::mem::take(&mut st.tasks),
+            )
+        };
+        if !pending.is_empty() {
+            tracing::debug!(addr = %self.addr, reason, n = pending.len(), "failing in-flight requests");
+        }
+        self.writer.close();
+        for (_, p) in pending {
+            let _ = p.tx.send(Err(ConnError::Disconnected {
+                addr: self.addr.clone(),
+                api: Some((p.api, p.version)),
+                reason: reason.to_string(),
+            }));
+        }
+        for t in tasks {
+            t.abort();
+        }
+    }
+
+    fn disconnected(&self, api: Option<(ApiKey, i16)>) -> ConnError {
+        let reason = self
+            .lock()
+            .closed
+            .clone()
+            .unwrap_or_else(|| "closed".into());
+        ConnError::Disconnected {
+            addr: self.addr.clone(),
+            api,
+            reason,
+        }
+    }
+}
+
+/// The framing and routing layer, before negotiation.
+#[derive(Debug)]
+struct Io {
+    shared: Arc<Shared>,
+    next_correlation_id: AtomicI32,
+    client_id: Option<String>,
+}
+
+impl Io {
+    /// Spawns the IO tasks on a split stream: plain TCP's owned halves or a
+    /// TLS stream's `tokio::io::split` halves (monomorphized, so the plain
+    /// path pays nothing for TLS).
+    fn start<R, W>(
+        rd: R,
+        wr: W,
+        addr: String,
+        max_frame_size: usize,
+        client_id: Option<String>,
+    ) -> Self
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let writer = FrameWriter::new(wr);
+        let shared = Arc::new(Shared {
+            addr,
+            state: Mutex::new(State::default()),
+            writer: writer.clone(),
+        });
+        let r = tokio::spawn(read_loop(rd, shared.clone(), max_frame_size));
+        let w = tokio::spawn(write_loop(writer, shared.clone()));
+        {
+            let mut st = shared.lock();
+            if st.closed.is_some() {
+                r.abort();
+                w.abort();
+            } else {
+                st.tasks.push(r.abort_handle());
+                st.tasks.push(w.abort_handle());
+            }
+        }
+        Self {
+            shared,
+            next_correlation_id: AtomicI32::new(0),
+            client_id,
+        }
+    }
+
+    fn next_correlation_id(&self) -> i32 {
+        self.next_correlation_id.fetch_add(1, Ordering::Relaxed) & i32::MAX
+    }
+
+    /// Writes `item` (or queues it, in order, for the writer task); a write
+    /// error closes the connection.
+    fn submit(&self, item: WriteItem, api: Option<(ApiKey, i16)>) -> Result<(), ConnError> {
+        match self.shared.writer.submit(item) {
+            Ok(()) => Ok(()),
+            Err(SubmitError::Closed) => Err(self.shared.disconnected(api)),
+            Err(SubmitError::Io(e)) => {
+                self.shared.fail_all(&format!("write error: {e}"));
+                Err(self.shared.disconnected(api))
+            }
+        }
+    }
+
+    /// Sends one request frame and waits for the response frame body.
+    async fn round_trip<R: Request>(
+        &self,
+        req: &R,
+        version: i16,
+        timeout: Duration,
+    ) -> Result<Bytes, ConnError> {
+        let correlation_id = self.next_correlation_id();
+        let frame = encode_request_frame(req, version, correlation_id, self.client_id.as_deref())?;
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut st = self.shared.lock();
+            if st.closed.is_some() {
+                drop(st);
+                return Err(self.shared.disconnected(None));
+            }
+            st.pending.insert(
+                correlation_id,
+                Pending {
+                    tx,
+                    api: R::API_KEY,
+                    version,
+                },
+            );
+        }
+        if let Err(e) = self.submit(
+            WriteItem {
+                frame,
+                written: None,
+            },
+            None,
+        ) {
+            self.shared.lock().pending.remove(&correlation_id);
+            return Err(e);
+        }
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(_)) => Err(self.shared.disconnected(Some((R::API_KEY, version)))),
+            Err(_) => {
+                self.shared.lock().pending.remove(&correlation_id);
+                tracing::warn!(addr = %self.shared.addr, api = ?R::API_KEY, version, correlation_id, ?timeout,
+                    "request timed out; closing the connection");
+                self.shared.fail_all(&format!(
+                    "{:?} v{version} (correlation id {correlation_id}) timed out",
+                    R::API_KEY
+                ));
+                Err(ConnError::Timeout {
+                    api: R::API_KEY,
+                    version,
+                    correlation_id,
+                    after: timeout,
+                })
+            }
+        }
+    }
+
+    async fn send<R: Request>(
+        &self,
+        req: &R,
+        version: i16,
+        timeout: Duration,
+    ) -> Result<R::Response, ConnError> {
+        let body = self.round_trip(req, version, timeout).await?;
+        decode_response_frame::<R::Response>(&body, version)
+            .map(|(_, m)| m)
+            .map_err(|source| ConnError::Decode {
+                api: R::API_KEY,
+                version,
+                source,
+            })
+    }
+}
+
+async fn read_loop<R: AsyncRead + Unpin>(mut rd: R, shared: Arc<Shared>, max_frame_size: usize) {
+    let mut decoder = FrameDecoder::new(max_frame_size);
+    let mut buf = BytesMut::with_capacity(READ_CHUNK);
+    let reason = 'outer: loop {
+        loop {
+            match decoder.decode(&mut buf) {
+                Ok(Some(frame)) => {
+                    if let Err(reason) = dispatch(&shared, frame) {
+                        break 'outer reason;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => break 'outer format!("invalid response frame: {e}"),
+            }
+        }
+        if buf.capacity() - buf.len() < 4096 {
+            buf.reserve(READ_CHUNK);
+        }
+        match rd.read_buf(&mut buf).await {
+            Ok(0) => break "connection closed by the peer".to_string(),
+            Ok(_) => {}
+            Err(e) => break format!("read error: {e}"),
+        }
+    };
+    shared.fail_all(&reason);
+}
+
+fn dispatch(shared: &Shared, frame: Bytes) -> Result<(), String> {
+    let id = peek_correlation_id(&frame).map_err(|e| format!("invalid response header: {e}"))?;
+    let pending = shared.lock().pending.remove(&id);
+    match pending {
+        Some(p) => {
+            // The caller may have gone away (cancelled); that is fine.
+            let _ = p.tx.send(Ok(frame));
+            Ok(())
+        }
+        None => Err(format!("response with unexpected correlation id {id}")),
+    }
+}
+
+/// The writer task: what the socket did not take at once, written as it
+/// becomes writable; a write error closes the connection.
+async fn write_loop<W: AsyncWrite + Unpin + Send + 'static>(
+    writer: Arc<FrameWriter<W>>,
+    shared: Arc<Shared>,
+) {
+    if let Err(e) = writer.run().await {
+        shared.fail_all(&format!("write error: {e}"));
+    }
+}
+
+/// Dropping the framing layer (a connection that failed its negotiation, or
+/// the last handle of one) closes it: the IO tasks stop, the socket closes.
+impl Drop for Io {
+    fn drop(&mut self) {
+        self.shared.fail_all("connection dropped");
+    }
+}
+
+/// A negotiated (and, with SASL, authenticated) connection to one broker.
+///
+/// Cheap to share behind an `Arc`; every method takes `&self`. Dropping the
+/// last handle closes the socket.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), kafka_client::ConnError> {
+/// use kafka_client::{Connection, ConnectionConfig};
+/// use std::sync::Arc;
+/// let conn = Arc::new(Connection::connect("127.0.0.1:9092", &ConnectionConfig::default()).await?);
+/// let other = Arc::clone(&conn); // share with another task
+/// assert_eq!(other.addr(), "127.0.0.1:9092");
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Connection {
+    io: Io,
+    versions: BrokerVersions,
+    request_timeout: Duration,
+    session_expiry: Option<Instant>,
+}
+
+impl Connection {
+    /// Connects to `addr` ("host:port"), negotiates API versions and, if
+    /// configured, authenticates, all within `config.connect_timeout`.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kafka_client::ConnError> {
+    /// use kafka_client::{Connection, ConnectionConfig, SaslConfig};
+    /// let config = ConnectionConfig {
+    ///     sasl: Some(SaslConfig::plain("alice", "alice-secret")),
+    ///     ..Default::default()
+    /// };
+    /// let conn = Connection::connect("broker-1:9092", &config).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn connect(addr: &str, config: &ConnectionConfig) -> Result<Self, ConnError> {
+        Self::connect_within(addr, config, config.connect_timeout).await
+    }
+
+    /// [`connect`](Self::connect) with the setup bounded by `timeout`
+    /// instead of [`ConnectionConfig::connect_timeout`] (a reconnecting
+    /// [`BrokerConnection`](crate::BrokerConnection) passes
+    /// [`ConnectionConfig::setup_timeout`]).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kafka_client::ConnError> {
+    /// use kafka_client::{Connection, ConnectionConfig};
+    /// let config = ConnectionConfig::default();
+    /// let conn = Connection::connect_within("broker-1:9092", &config, config.setup_timeout(2)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn connect_within(
+        addr: &str,
+        config: &ConnectionConfig,
+        timeout: Duration,
+    ) -> Result<Self, ConnError> {
+        match tokio::time::timeout(timeout, Self::connect_inner(addr, config)).await {
+            Ok(r) => r,
+            Err(_) => Err(ConnError::ConnectTimeout {
+                addr: addr.to_string(),
+                after: timeout,
+            }),
+        }
+    }
+
+    async fn connect_inner(addr: &str, config: &ConnectionConfig) -> Result<Self, ConnError> {
+        let stream = TcpStream::connect(addr)
+            .await
+            .map_err(|source| ConnError::Connect {
+                addr: addr.to_string(),
+                source,
+            })?;
+        let _ = stream.set_nodelay(true);
+        let io = match &config.tls {
+            None => {
+                let (rd, wr) = stream.into_split();
+                Io::start(
+                    rd,
+                    wr,
+                    addr.to_string(),
+                    config.max_frame_size,
+                    config.client_id.clone(),
+                )
+            }
+            Some(tls) => start_tls(addr, stream, tls, config).await?,
+        };
+        let versions = negotiate(&io, config).await?;
+        tracing::debug!(
+            addr,
+            api_versions = versions.api_versions_version(),
+            "negotiated"
+        );
+        let mut conn = Self {
+            io,
+            versions,
+            request_timeout: config.request_timeout,
+            session_expiry: None,
+        };
+        if let Some(sasl) = &config.sasl {
+            let lifetime = conn.authenticate(sasl).await?;
+            if lifetime > 0 {
+                conn.session_expiry = Some(Instant::now() + Duration::from_millis(lifetime as u64));
+            }
+        }
+        Ok(conn)
+    }
+
+    /// The peer address as given to [`Self::connect`].
+    ///
+    /// ```no_run
+    /// # fn demo(conn: &kafka_client::Connection) {
+    /// println!("connected to {}", conn.addr());
+    /// # }
+    /// ```
+    pub fn addr(&self) -> &str {
+        &self.io.shared.addr
+    }
+
+    /// The broker's API ranges and features from ApiVersions.
+    ///
+    /// ```no_run
+    /// # fn demo(conn: &kafka_client::Connection) -> Result<(), kafka_client::ConnError> {
+    /// use kafka_proto::messages::ProduceRequest;
+    /// let produce_version = conn.versions().version_for::<ProduceRequest>()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn versions(&self) -> &BrokerVersions {
+        &self.versions
+    }
+
+    /// Shorthand for `versions().negotiated_version(api)`: the highest version
+    /// of `api` both sides support.
+    ///
+    /// ```no_run
+    /// # fn demo(conn: &kafka_client::Connection) {
+    /// use kafka_proto::ApiKey;
+    /// if conn.negotiated_version(ApiKey::DescribeProducers).is_none() {
+    ///     eprintln!("broker does not support DescribeProducers");
+    /// }
+    /// # }
+    /// ```
+    pub fn negotiated_version(&self, api: ApiKey) -> Option<i16> {
+        self.versions.negotiated_version(api)
+    }
+
+    /// When the SASL session ends (KIP-368 `session_lifetime_ms`); the broker
+    /// closes the connection afterwards unless it re-authenticates.
+    ///
+    /// ```no_run
+    /// # fn demo(conn: &kafka_client::Connection) {
+    /// if let Some(at) = conn.session_expiry() {
+    ///     println!("SASL session ends in {:?}", at.saturating_duration_since(std::time::Instant::now()));
+    /// }
+    /// # }
+    /// ```
+    pub fn session_expiry(&self) -> Option<Instant> {
+        self.session_expiry
+    }
+
+    /// True once the connection is closed (by either side or an error).
+    ///
+    /// ```no_run
+    /// # fn demo(conn: &kafka_client::Connection) {
+    /// conn.close();
+    /// assert!(conn.is_closed());
+    /// # }
+    /// ```
+    pub fn is_closed(&self) -> bool {
+        self.io.shared.lock().closed.is_some()
+    }
+
+    /// Requests currently awaiting a response.
+    ///
+    /// ```no_run
+    /// # fn demo(conn: &kafka_client::Connection) {
+    /// println!("{} requests awaiting a response", conn.in_flight());
+    /// # }
+    /// ```
+    pub fn in_flight(&self) -> usize {
+        self.io.shared.lock().pending.len()
+    }
+
+    /// Sends `req` at `version` and waits for its response, up to the
+    /// configured request timeout. Other requests may be in flight.
+    ///
+    /// ```no_run
+    /// # async fn demo(conn: &kafka_client::Connection) -> Result<(), kafka_client::ConnError> {
+    /// use kafka_proto::messages::MetadataRequest;
+    /// let version = conn.versions().version_for::<MetadataRequest>()?;
+    /// let md = conn.send(&MetadataRequest::default(), version).await?;
+    /// println!("cluster {:?}", md.cluster_id);
+    /// # Ok(()) }
+    /// ```
+    pub async fn send<R: Request>(&self, req: &R, version: i16) -> Result<R::Response, ConnError> {
+        self.io.send(req, version, self.request_timeout).await
+    }
+
+    /// [`Self::send`] with an explicit timeout. On timeout the connection is
+    /// closed (as the Java client does) and the outcome is unknown.
+    ///
+    /// ```no_run
+    /// # async fn demo(conn: &kafka_client::Connection) -> Result<(), kafka_client::ConnError> {
+    /// use kafka_proto::messages::MetadataRequest;
+    /// use std::time::Duration;
+    /// let version = conn.versions().version_for::<MetadataRequest>()?;
+    /// let md = conn.send_with_timeout(&MetadataRequest::default(), version, Duration::from_secs(2)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn send_with_timeout<R: Request>(
+        &self,
+        req: &R,
+        version: i16,
+        timeout: Duration,
+    ) -> Result<R::Response, ConnError> {
+        self.io.send(req, version, timeout).await
+    }
+
+    /// Sends `req` at the highest version both sides support.
+    ///
+    /// ```no_run
+    /// # async fn demo(conn: &kafka_client::Connection) -> Result<(), kafka_client::ConnError> {
+    /// use kafka_proto::messages::MetadataRequest;
+    /// let md = conn.send_negotiated(&MetadataRequest::default()).await?;
+    /// println!("{} brokers", md.brokers.len());
+    /// # Ok(()) }
+    /// ```
+    pub async fn send_negotiated<R: Request>(&self, req: &R) -> Result<R::Response, ConnError> {
+        let version = self.versions.version_for::<R>()?;
+        self.send(req, version).await
+    }
+
+    /// Writes a request the broker will not answer (Produce with `acks=0`)
+    /// and returns once it is written to the socket.
+    ///
+    /// ```no_run
+    /// # async fn demo(conn: &kafka_client::Connection) -> Result<(), kafka_client::ConnError> {
+    /// use kafka_proto::messages::ProduceRequest;
+    /// let version = conn.versions().version_for::<ProduceRequest>()?;
+    /// let req = ProduceRequest { acks: 0, timeout_ms: 30_000, ..Default::default() };
+    /// conn.send_no_response(&req, version).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn send_no_response<R: Request>(
+        &self,
+        req: &R,
+        version: i16,
+    ) -> Result<(), ConnError> {
+        let correlation_id = self.io.next_correlation_id();
+        let frame =
+            encode_request_frame(req, version, correlation_id, self.io.client_id.as_deref())?;
+        if self.is_closed() {
+            return Err(self.io.shared.disconnected(None));
+        }
+        let (tx, rx) = oneshot::channel();
+        let api = Some((R::API_KEY, version));
+        self.io.submit(
+            WriteItem {
+                frame,
+                written: Some(tx),
+            },
+            api,
+        )?;
+        match tokio::time::timeout(self.request_timeout, rx).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(self.io.shared.disconnected(api)),
+            Err(_) => Err(ConnError::Timeout {
+                api: R::API_KEY,
+                version,
+                correlation_id,
+                after: self.request_timeout,
+            }),
+        }
+    }
+
+    /// Closes the connection: every pending request fails with
+    /// [`ConnError::Disconnected`] and later sends fail at once.
+    ///
+    /// ```no_run
+    /// # async fn demo(conn: &kafka_client::Connection) {
+    /// conn.close();
+    /// assert!(conn.send_negotiated(&kafka_proto::messages::MetadataRequest::default()).await.is_err());
+    /// # }
+    /// ```
+    pub fn close(&self) {
+        self.io.shared.fail_all("closed by the client");
+    }
+
+    /// SaslHandshake v1 then SaslAuthenticate; returns the session lifetime (ms, 0 = none).
+    async fn authenticate(&self, sasl: &SaslConfig) -> Result<i64, ConnError> {
+        let hv = self.versions.version_for::<SaslHandshakeRequest>()?;
+        if hv < 1 {
+            return Err(ConnError::UnsupportedVersion {
+                api: ApiKey::SaslHandshake,
+                client: kafka_proto::VersionRange::new(1, 1),
+                broker: self.versions.broker_range(ApiKey::SaslHandshake),
+            });
+        }
+        let mechanism = sasl.mechanism.name();
+        let resp = self
+            .send(
+                &SaslHandshakeRequest {
+                    mechanism: mechanism.to_string(),
+                },
+                hv,
+            )
+            .await?;
+        match ErrorCode::from(resp.error_code) {
+            ErrorCode::None => {}
+            ErrorCode::UnsupportedSaslMechanism => {
+                return Err(ConnError::UnsupportedSaslMechanism {
+                    mechanism: mechanism.to_string(),
+                    enabled: resp.mechanisms,
+                });
+            }
+            error => {
+                return Err(ConnError::Broker {
+                    api: ApiKey::SaslHandshake,
+                    version: hv,
+                    error,
+                    message: None,
+                });
+            }
+        }
+        let av = self.versions.version_for::<SaslAuthenticateRequest>()?;
+        let last = match sasl.mechanism {
+            SaslMechanism::Plain => {
+                self.sasl_step(av, plain_message(&sasl.username, &sasl.password))
+                    .await?
+            }
+            SaslMechanism::ScramSha256 | SaslMechanism::ScramSha512 => {
+                let hash = if sasl.mechanism == SaslMechanism::ScramSha256 {
+                    ScramHash::Sha256
+                } else {
+                    ScramHash::Sha512
+                };
+                let mut scram = ScramClient::new(hash, &sasl.username, &sasl.password);
+                let first = self.sasl_step(av, scram.client_first()).await?;
+                let fin = scram.handle_server_first(&first.auth_bytes).map_err(|e| {
+                    ConnError::AuthenticationFailed {
+                        message: e.to_string(),
+                    }
+                })?;
+                let last = self.sasl_step(av, fin).await?;
+                scram.handle_server_final(&last.auth_bytes).map_err(|e| {
+                    ConnError::AuthenticationFailed {
+                        message: e.to_string(),
+                    }
+                })?;
+                last
+            }
+        };
+        tracing::debug!(addr = self.addr(), mechanism, "SASL authenticated");
+        Ok(last.session_lifetime_ms)
+    }
+
+    async fn sasl_step(
+        &self,
+        version: i16,
+        auth_bytes: Vec<u8>,
+    ) -> Result<SaslAuthenticateResponse, ConnError> {
+        let resp = self
+            .send(
+                &SaslAuthenticateRequest {
+                    auth_bytes: Bytes::from(auth_bytes),
+                    ..Default::default()
+                },
+                version,
+            )
+            .await?;
+        match ErrorCode::from(resp.error_code) {
+            ErrorCode::None => Ok(resp),
+            ErrorCode::SaslAuthenticationFailed => Err(ConnError::AuthenticationFailed {
+                message: resp
+                    .error_message
+                    .unwrap_or_else(|| "SASL_AUTHENTICATION_FAILED".into()),
+            }),
+            error => Err(ConnError::Broker {
+                api: ApiKey::SaslAuthenticate,
+                version,
+                error,
+                message: resp.error_message,
+            }),
+        }
+    }
+}
+
+/// The TLS handshake, then the IO tasks on the encrypted stream.
+#[cfg(feature = "tls")]
+async fn start_tls(
+    addr: &str,
+    stream: TcpStream,
+    tls: &TlsConfig,
+    config: &ConnectionConfig,
+) -> Result<Io, ConnError> {
+    let client =
+        tls_impl::client_config(tls).map_err(|message| ConnError::InvalidTlsConfig { message })?;
+    let name = tls_impl::server_name(addr, tls)
+        .map_err(|message| ConnError::InvalidTlsConfig { message })?;
+    let stream = tokio_rustls::TlsConnector::from(client)
+        .connect(name, stream)
+        .await
+        .map_err(|source| ConnError::Tls {
+            addr: addr.to_string(),
+            source,
+        })?;
+    tracing::debug!(
+        addr,
+        version = ?stream.get_ref().1.protocol_version(),
+        "TLS established"
+    );
+    let (rd, wr) = tokio::io::split(stream);
+    Ok(Io::start(
+        rd,
+        wr,
+        addr.to_string(),
+        config.max_frame_size,
+        config.client_id.clone(),
+    ))
+}
+
+/// Without the `tls` feature a TLS connection is a configuration error.
+#[cfg(not(feature = "tls"))]
+async fn start_tls(
+    _addr: &str,
+    _stream: TcpStream,
+    _tls: &TlsConfig,
+    _config: &ConnectionConfig,
+) -> Result<Io, ConnError> {
+    Err(ConnError::InvalidTlsConfig {
+        message: TLS_FEATURE_MISSING.into(),
+    })
+}
+
+/// Why SSL / SASL_SSL cannot work in a build without the `tls` feature.
+pub(crate) const TLS_FEATURE_MISSING: &str =
+    "TLS needs the `tls` cargo feature of kafka-producer (this build lacks it)";
+
+/// rustls glue: PEM parsing, the client configuration, server names.
+#[cfg(feature = "tls")]
+pub(crate) mod tls_impl {
+    use super::TlsConfig;
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+    use std::sync::Arc;
+    use tokio_rustls::rustls::client::WebPkiServerVerifier;
+    use tokio_rustls::rustls::client::danger::{
+        HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier,
+    };
+    use tokio_rustls::rustls::crypto::ring;
+    use tokio_rustls::rustls::{
+        CertificateError, ClientConfig, DigitallySignedStruct, Error, RootCertStore,
+        SignatureScheme,
+    };
+
+    /// Every `CERTIFICATE` block of `pem` (at least one).
+    pub(crate) fn parse_certs(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, String> {
+        let certs = CertificateDer::pem_slice_iter(pem)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("invalid PEM certificate: {e}"))?;
+        if certs.is_empty() {
+            return Err("no PEM CERTIFICATE block found".into());
+        }
+        Ok(certs)
+    }
+
+    /// The first private key block of `pem` (PKCS#8, PKCS#1 or SEC1).
+    pub(crate) fn parse_key(pem: &[u8]) -> Result<PrivateKeyDer<'static>, String> {
+        PrivateKeyDer::from_pem_slice(pem).map_err(|e| {
+            format!("no usable PEM private key (unencrypted PKCS#8, PKCS#1 or SEC1): {e}")
+        })
+    }
+
+    /// The rustls client configuration for `tls`.
+    pub(crate) fn client_config(tls: &TlsConfig) -> Result<Arc<ClientConfig>, String> {
+        let provider = Arc::new(ring::default_provider());
+        let mut roots = RootCertStore::empty();
+        for cert in parse_certs(&tls.ca_pem).map_err(|e| format!("trusted CAs: {e}"))? {
+            roots
+                .add(cert)
+                .map_err(|e| format!("trusted CAs: unusable certificate: {e}"))?;
+        }
+        let builder = ClientConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| e.to_string())?;
+        let builder = if tls.verify_hostname {
+            builder.with_root_certificates(roots)
+        } else {
+            let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .map_err(|e| e.to_string())?;
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(ChainOnlyVerifier(inner)))
+        };
+        let config = match (&tls.client_cert_pem, &tls.client_key_pem) {
+            (None, None) => builder.with_no_client_auth(),
+            (Some(cert), Some(key)) => {
+                let chain = parse_certs(cert).map_err(|e| format!("client certificate: {e}"))?;
+                let key = parse_key(key).map_err(|e| format!("client key: {e}"))?;
+                builder
+                    .with_client_auth_cert(chain, key)
+                    .map_err(|e| format!("client certificate and key: {e}"))?
+            }
+            _ => return Err("a client certificate needs its private key and vice versa".into()),
+        };
+        Ok(Arc::new(config))
+    }
+
+    /// The verified name: the override, else the host part of `addr`.
+    pub(crate) fn server_name(addr: &str, tls: &TlsConfig) -> Result<ServerName<'static>, String> {
+        let host = match &tls.server_name {
+            Some(name) => name.as_str(),
+            None => {
+                let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
+                host.trim_start_matches('[').trim_end_matches(']')
+            }
+        };
+        ServerName::try_from(host.to_string())
+            .map_err(|e| format!("invalid TLS server name {host:?}: {e}"))
+    }
+
+    /// `ssl.endpoint.identification.algorithm=` (empty): the chain and the
+    /// signatures are verified as usual; only a name mismatch is accepted.
+    #[derive(Debug)]
+    struct ChainOnlyVerifier(Arc<WebPkiServerVerifier>);
+
+    impl ServerCertVerifier for ChainOnlyVerifier {
+        fn verify_server_cert(
+            &self,
+            end_entity: &CertificateDer<'_>,
+            intermediates: &[CertificateDer<'_>],
+            server_name: &ServerName<'_>,
+            ocsp_response: &[u8],
+            now: UnixTime,
+        ) -> Result<ServerCertVerified, Error> {
+            // webpki checks the name only after the chain verified.
+            match self.0.verify_server_cert(
+                end_entity,
+                intermediates,
+                server_name,
+                ocsp_response,
+                now,
+            ) {
+                Err(Error::InvalidCertificate(
+                    CertificateError::NotValidForName
+                    | CertificateError::NotValidForNameContext { .. },
+                )) => Ok(ServerCertVerified::assertion()),
+                other => other,
+            }
+        }
+
+        fn verify_tls12_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, Error> {
+            self.0.verify_tls12_signature(message, cert, dss)
+        }
+
+        fn verify_tls13_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, Error> {
+            self.0.verify_tls13_signature(message, cert, dss)
+        }
+
+        fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+            self.0.supported_verify_schemes()
+        }
+    }
+}
+
+/// ApiVersions at [`API_VERSIONS_MAX`], falling back as the broker asks.
+async fn negotiate(io: &Io, config: &ConnectionConfig) -> Result<BrokerVersions, ConnError> {
+    let mut version = API_VERSIONS_MAX;
+    loop {
+        let req = if version >= 3 {
+            ApiVersionsRequest {
+                client_software_name: config.client_software_name.clone(),
+                client_software_version: config.client_software_version.clone(),
+                ..Default::default()
+            }
+        } else {
+            ApiVersionsRequest::default()
+        };
+        let body = io.round_trip(&req, version, config.request_timeout).await?;
+        // The ApiVersions response header is always v0: the correlation id only.
+        let resp = decode_api_versions_body(body.get(4..).unwrap_or_default(), version).map_err(
+            |source| ConnError::Decode {
+                api: ApiKey::ApiVersions,
+                version,
+                source,
+            },
+        )?;
+        match on_api_versions_response(version, &resp) {
+            ApiVersionsOutcome::Done(v) => return Ok(*v),
+            ApiVersionsOutcome::Retry(next) => {
+                tracing::debug!(addr = %io.shared.addr, version, next, "ApiVersions unsupported; retrying lower");
+                version = next;
+            }
+            ApiVersionsOutcome::Failed(error) => {
+                io.shared.fail_all("ApiVersions failed");
+                return Err(ConnError::ApiVersions { version, error });
+            }
+        }
+    }
+}

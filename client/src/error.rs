@@ -1,0 +1,284 @@
+//! Typed errors of the connection and cluster layer.
+//!
+//! Every error says whether retrying may help ([`ConnError::is_retriable`]),
+//! whether the request may have reached the broker and taken effect
+//! ([`ConnError::outcome_unknown`]), and, where one applies, which API and
+//! version it happened in ([`ConnError::api`]).
+
+use kafka_proto::{ApiKey, DecodeError, EncodeError, ErrorCode, VersionRange};
+use std::time::Duration;
+
+/// An error on one broker connection.
+///
+/// ```
+/// use kafka_client::ConnError;
+/// use kafka_proto::ApiKey;
+/// let e = ConnError::Timeout {
+///     api: ApiKey::Produce,
+///     version: 11,
+///     correlation_id: 7,
+///     after: std::time::Duration::from_secs(30),
+/// };
+/// assert!(e.is_retriable() && e.outcome_unknown());
+/// assert_eq!(e.api(), Some((ApiKey::Produce, 11)));
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConnError {
+    /// The TCP connection could not be established (retriable).
+    #[error("cannot connect to {addr}: {source}")]
+    Connect {
+        /// The address dialled.
+        addr: String,
+        /// The IO error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The TCP connection (including ApiVersions and SASL) took longer than
+    /// the connect timeout (retriable).
+    #[error("connecting to {addr} timed out after {after:?}")]
+    ConnectTimeout {
+        /// The address dialled.
+        addr: String,
+        /// The configured bound.
+        after: Duration,
+    },
+    /// No response within the request timeout. The request may or may not
+    /// have been applied by the broker: **the outcome is unknown**. The
+    /// connection is closed, as the Java client does (retriable).
+    #[error(
+        "{api:?} v{version} (correlation id {correlation_id}) timed out after {after:?}; outcome unknown"
+    )]
+    Timeout {
+        /// The API of the request.
+        api: ApiKey,
+        /// Its version.
+        version: i16,
+        /// Its correlation id.
+        correlation_id: i32,
+        /// The timeout that elapsed.
+        after: Duration,
+    },
+    /// The connection closed (by the peer, an IO error, a protocol error or
+    /// [`crate::Connection::close`]) before the response arrived. If the
+    /// request had been written, the outcome is unknown (retriable).
+    #[error("connection to {addr} closed{}: {reason}", api.map(|(a, v)| format!(" during {a:?} v{v}")).unwrap_or_default())]
+    Disconnected {
+        /// The peer address.
+        addr: String,
+        /// The API and version of the request that failed, if any.
+        api: Option<(ApiKey, i16)>,
+        /// Why the connection closed.
+        reason: String,
+    },
+    /// A request could not be encoded (a bug or a field the version cannot
+    /// carry; fatal for this request).
+    #[error("cannot encode request: {0}")]
+    Encode(#[from] EncodeError),
+    /// A response could not be decoded (fatal; the connection is closed).
+    #[error("cannot decode {api:?} v{version} response: {source}")]
+    Decode {
+        /// The API of the response.
+        api: ApiKey,
+        /// Its version.
+        version: i16,
+        /// The decoder error.
+        #[source]
+        source: DecodeError,
+    },
+    /// The broker and this client share no version of an API (fatal).
+    #[error("no common version of {api:?}: client {client:?}, broker {broker:?}")]
+    UnsupportedVersion {
+        /// The API.
+        api: ApiKey,
+        /// The versions this client implements.
+        client: VersionRange,
+        /// The broker's range, `None` if it does not support the API at all.
+        broker: Option<VersionRange>,
+    },
+    /// ApiVersions failed with an error code (fatal for this connection).
+    #[error("ApiVersions v{version} failed: {error:?}")]
+    ApiVersions {
+        /// The ApiVersions version sent.
+        version: i16,
+        /// The broker's error.
+        error: ErrorCode,
+    },
+    /// The broker does not enable the SASL mechanism (fatal).
+    #[error("SASL mechanism {mechanism} is not enabled on the broker (enabled: {enabled:?})")]
+    UnsupportedSaslMechanism {
+        /// The mechanism asked for.
+        mechanism: String,
+        /// The mechanisms the broker enables.
+        enabled: Vec<String>,
+    },
+    /// SASL authentication failed: wrong credentials, a failed server
+    /// signature check or a malformed server message (fatal).
+    #[error("SASL authentication failed: {message}")]
+    AuthenticationFailed {
+        /// The broker's error message or the client-side reason.
+        message: String,
+    },
+    /// The TLS handshake failed. An `InvalidData` source is rustls refusing
+    /// the peer (an untrusted or mismatched certificate, a TLS alert such as
+    /// a rejected client certificate, a protocol error): fatal. Any other
+    /// kind is an IO failure during the handshake (retriable).
+    #[error("TLS handshake with {addr} failed: {source}")]
+    Tls {
+        /// The address dialled.
+        addr: String,
+        /// The handshake error (rustls errors have kind `InvalidData`).
+        #[source]
+        source: std::io::Error,
+    },
+    /// The TLS settings are unusable (bad PEM, a key without its
+    /// certificate, an invalid server name) or this build lacks the `tls`
+    /// cargo feature (fatal).
+    #[error("invalid TLS configuration: {message}")]
+    InvalidTlsConfig {
+        /// What is wrong.
+        message: String,
+    },
+    /// A broker-level error code answered a connection-setup request
+    /// (SaslHandshake or SaslAuthenticate) (fatal unless the code is retriable).
+    #[error("{api:?} v{version} failed: {error:?}{}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    Broker {
+        /// The API.
+        api: ApiKey,
+        /// Its version.
+        version: i16,
+        /// The error code.
+        error: ErrorCode,
+        /// The broker's message, if any.
+        message: Option<String>,
+    },
+}
+
+impl ConnError {
+    /// True when retrying (possibly on a new connection) may succeed.
+    ///
+    /// ```
+    /// use kafka_client::ConnError;
+    /// assert!(!ConnError::AuthenticationFailed { message: "bad".into() }.is_retriable());
+    /// ```
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            ConnError::Connect { .. }
+            | ConnError::ConnectTimeout { .. }
+            | ConnError::Timeout { .. }
+            | ConnError::Disconnected { .. } => true,
+            ConnError::Broker { error, .. } => error.is_retriable(),
+            ConnError::Tls { source, .. } => source.kind() != std::io::ErrorKind::InvalidData,
+            _ => false,
+        }
+    }
+
+    /// True when nothing but a code change or a configuration change can fix it.
+    ///
+    /// ```
+    /// use kafka_client::ConnError;
+    /// use kafka_proto::{ApiKey, VersionRange};
+    /// let e = ConnError::UnsupportedVersion { api: ApiKey::DescribeProducers, client: VersionRange::new(0, 0), broker: None };
+    /// assert!(e.is_fatal()); // upgrade the broker: retrying cannot help
+    /// ```
+    pub fn is_fatal(&self) -> bool {
+        !self.is_retriable()
+    }
+
+    /// True when the request may have been applied by the broker although no
+    /// response was seen (a timeout or a disconnect with a request in flight).
+    ///
+    /// ```
+    /// use kafka_client::ConnError;
+    /// use kafka_proto::ApiKey;
+    /// let in_flight = ConnError::Disconnected { addr: "broker-1:9092".into(), api: Some((ApiKey::EndTxn, 4)), reason: "reset".into() };
+    /// assert!(in_flight.outcome_unknown()); // the EndTxn may have been applied
+    /// let idle = ConnError::Disconnected { addr: "broker-1:9092".into(), api: None, reason: "reset".into() };
+    /// assert!(!idle.outcome_unknown());
+    /// ```
+    pub fn outcome_unknown(&self) -> bool {
+        matches!(
+            self,
+            ConnError::Timeout { .. } | ConnError::Disconnected { api: Some(_), .. }
+        )
+    }
+
+    /// The API and version involved, if any.
+    ///
+    /// ```
+    /// use kafka_client::ConnError;
+    /// use kafka_proto::{ApiKey, ErrorCode};
+    /// let e = ConnError::ApiVersions { version: 3, error: ErrorCode::UnsupportedVersion };
+    /// assert_eq!(e.api(), Some((ApiKey::ApiVersions, 3)));
+    /// assert_eq!(ConnError::AuthenticationFailed { message: "bad password".into() }.api(), None);
+    /// ```
+    pub fn api(&self) -> Option<(ApiKey, i16)> {
+        match self {
+            ConnError::Timeout { api, version, .. }
+            | ConnError::Decode { api, version, .. }
+            | ConnError::Broker { api, version, .. } => Some((*api, *version)),
+            ConnError::ApiVersions { version, .. } => Some((ApiKey::ApiVersions, *version)),
+            ConnError::Disconnected { api, .. } => *api,
+            ConnError::Encode(e) => e.api.map(|a| (a, e.version.unwrap_or(-1))),
+            ConnError::UnsupportedVersion { api, .. } => Some((*api, -1)),
+            _ => None,
+        }
+    }
+}
+
+/// An error of the cluster layer: bootstrap, metadata and broker lookup.
+///
+/// ```
+/// use kafka_client::{ClusterError, ConnError};
+/// let e = ClusterError::NoBrokerAvailable { attempts: vec![] };
+/// assert!(e.is_retriable());
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClusterError {
+    /// Every bootstrap address / known broker failed (retriable).
+    #[error("no broker reachable; attempts: {}", attempts.iter().map(|(a, e)| format!("{a}: {e}")).collect::<Vec<_>>().join("; "))]
+    NoBrokerAvailable {
+        /// Each address tried and its error.
+        attempts: Vec<(String, ConnError)>,
+    },
+    /// A connection error.
+    #[error(transparent)]
+    Conn(#[from] ConnError),
+    /// Metadata answered with a top-level error (v13+), e.g. REBOOTSTRAP_REQUIRED.
+    #[error("Metadata v{version} failed: {error:?}")]
+    Metadata {
+        /// The Metadata version.
+        version: i16,
+        /// The error code.
+        error: ErrorCode,
+    },
+    /// A node id not present in the cached metadata (retriable after a refresh).
+    #[error("unknown broker node id {0}")]
+    UnknownBroker(i32),
+    /// A bootstrap address is malformed (fatal).
+    #[error("invalid bootstrap address {0:?}: expected host:port")]
+    InvalidAddress(String),
+}
+
+impl ClusterError {
+    /// True when retrying may succeed.
+    ///
+    /// ```
+    /// use kafka_client::ClusterError;
+    /// use kafka_proto::ErrorCode;
+    /// assert!(ClusterError::UnknownBroker(4).is_retriable()); // refresh metadata, then retry
+    /// assert!(ClusterError::Metadata { version: 13, error: ErrorCode::RebootstrapRequired }.is_retriable());
+    /// assert!(!ClusterError::InvalidAddress("localhost".into()).is_retriable());
+    /// ```
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            ClusterError::NoBrokerAvailable { .. } | ClusterError::UnknownBroker(_) => true,
+            ClusterError::Conn(e) => e.is_retriable(),
+            ClusterError::Metadata { error, .. } => {
+                error.is_retriable() || *error == ErrorCode::RebootstrapRequired
+            }
+            ClusterError::InvalidAddress(_) => false,
+        }
+    }
+}

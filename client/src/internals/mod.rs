@@ -1,0 +1,13 @@
+//! Test machinery of the client crates, public only with the `internals`
+//! cargo feature (as rustls exposes `internal`): for the tests, benches and
+//! fuzz targets of kafka-eos itself. Not part of the supported API; it may
+//! change in any release.
+//!
+//! ```
+//! # #[cfg(feature = "internals")]
+//! use kafka_client::internals::scripted_peer::fast_config;
+//! # #[cfg(feature = "internals")]
+//! assert!(fast_config().request_timeout.as_secs() <= 5);
+//! ```
+
+pub mod scripted_peer;

@@ -1,0 +1,85 @@
+//! # kafka-client
+//!
+//! The connection and cluster layer every kafka-eos client stands on: the
+//! producers (`kafka-producer`), the consumers (`kafka-consumer`) and the
+//! admin functions (`kafka-admin`). Most applications use it through the
+//! `kafka-eos` crate's `client` module, for the [`Cluster`] the admin
+//! functions take and the settings every client shares.
+//!
+//! - [`ClientConfig`] ([`config`]): `bootstrap.servers`, `client.id`,
+//!   timeouts, `security.protocol`, `sasl.*` and `ssl.*` under the Java
+//!   client's property names.
+//! - [`Connection`]: one broker connection with pipelined requests matched
+//!   by correlation id, per-request timeouts, ApiVersions negotiation
+//!   (with the UNSUPPORTED_VERSION fallback), SASL (PLAIN, SCRAM-SHA-256/512)
+//!   and TLS (cargo feature `tls`).
+//! - [`versions`]: sans-IO version negotiation ([`BrokerVersions`]).
+//! - [`sasl`]: sans-IO SASL mechanisms, the RFC 5802/7677 SCRAM client.
+//! - [`ConnectionPool`] / [`BrokerConnection`]: lazy per-node connections with
+//!   exponential reconnect backoff and jitter ([`ExponentialBackoff`]).
+//! - [`Cluster`]: bootstrap, metadata refresh, leaders; its bookkeeping is the
+//!   plain [`ClusterMetadata`] struct.
+//! - [`coordinator`]: FindCoordinator for a group or a transactional id.
+//! - The types every client shares: [`TopicPartition`],
+//!   [`ProducerIdAndEpoch`], [`GroupMetadata`] and [`OffsetAndMetadata`]
+//!   (what a consumer hands a transactional producer, KIP-447),
+//!   [`TransactionState`], and the errors [`ConnError`], [`ClusterError`],
+//!   [`CoordinatorError`] and [`ConfigError`].
+//!
+//! Protocol logic is deterministic and IO-free where it can be; tokio appears
+//! only in the drivers ([`Connection`], [`ConnectionPool`], [`Cluster`]).
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), kafka_client::ClusterError> {
+//! use kafka_client::{Cluster, ClusterConfig, SaslConfig};
+//! let mut config = ClusterConfig::new("127.0.0.1:9092");
+//! config.connection.sasl = Some(SaslConfig::scram_sha512("alice", "alice-secret"));
+//! let cluster = Cluster::connect(config).await?;
+//! let _refresher = cluster.spawn_metadata_refresher();
+//! cluster.refresh_topics(&["orders"]).await?;
+//! let (leader, conn) = cluster.leader_connection("orders", 0).await?;
+//! println!("orders-0 leader {leader}: Produce v{:?}", conn.negotiated_version(kafka_proto::ApiKey::Produce));
+//! # Ok(()) }
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod backoff;
+pub mod cluster;
+pub mod config;
+pub mod connection;
+pub mod coordinator;
+pub mod describe_configs;
+pub mod error;
+mod group_offsets;
+#[cfg(any(test, feature = "internals"))]
+pub mod internals;
+pub mod metadata;
+pub mod pool;
+mod producer_id;
+pub mod sasl;
+mod topic_partition;
+mod transaction_state;
+pub mod versions;
+
+#[cfg(test)]
+mod peer_tests;
+
+pub use backoff::ExponentialBackoff;
+pub use cluster::{Cluster, ClusterConfig, TopicSelection};
+pub use config::{ClientConfig, ConfigError, Secret, SecurityProtocol};
+pub use connection::{Connection, ConnectionConfig, TlsConfig};
+pub use coordinator::{CoordinatorConnection, CoordinatorError, CoordinatorType, find_coordinator};
+pub use error::{ClusterError, ConnError};
+pub use group_offsets::{GroupMetadata, OffsetAndMetadata};
+pub use kafka_proto;
+pub use metadata::{
+    BrokerInfo, ClusterMetadata, DEFAULT_METADATA_MAX_AGE, MetadataUpdate, PartitionMetadata,
+    TopicMetadata,
+};
+pub use pool::{BrokerConnection, ConnectionPool};
+pub use producer_id::ProducerIdAndEpoch;
+pub use sasl::{SaslConfig, SaslMechanism};
+pub use topic_partition::TopicPartition;
+pub use transaction_state::TransactionState;
+pub use versions::BrokerVersions;

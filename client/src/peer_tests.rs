@@ -1,0 +1,578 @@
+//! Tests of the drivers against a scripted in-memory peer: a TcpListener on
+//! 127.0.0.1:0 answering with frames built by `encode_response_frame`.
+
+use crate::error::{ClusterError, ConnError};
+use crate::internals::scripted_peer::{
+    Seen, Step, api_versions, fast_config, metadata_reply_with, peer,
+};
+use crate::{Cluster, ClusterConfig, Connection, ConnectionConfig, SaslConfig};
+use bytes::BytesMut;
+use kafka_proto::frame::{decode_request_frame, encode_response_frame};
+use kafka_proto::messages::*;
+use kafka_proto::{ApiKey, ErrorCode};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+fn api_versions_ok() -> ApiVersionsResponse {
+    ApiVersionsResponse {
+        finalized_features_epoch: 5,
+        finalized_features: vec![FinalizedFeatureKey {
+            name: "transaction.version".into(),
+            max_version_level: 2,
+            min_version_level: 2,
+            ..Default::default()
+        }],
+        ..api_versions(&[
+            (ApiKey::Produce, 0, 13),
+            (ApiKey::Metadata, 0, 13),
+            (ApiKey::SaslHandshake, 0, 1),
+            (ApiKey::ApiVersions, 0, 4),
+            (ApiKey::InitProducerId, 0, 6),
+            (ApiKey::SaslAuthenticate, 0, 2),
+        ])
+    }
+}
+
+fn reply_api_versions(s: &Seen) -> BytesMut {
+    encode_response_frame(&api_versions_ok(), s.version, s.correlation_id).unwrap()
+}
+
+fn metadata_reply(s: &Seen, topic: &str, addr: &str) -> BytesMut {
+    metadata_reply_with(s, topic, [9; 16], 1, addr)
+}
+
+fn requested_topic(s: &Seen) -> String {
+    let (_, req) = decode_request_frame::<MetadataRequest>(&s.body).unwrap();
+    req.topics
+        .and_then(|t| t.first().and_then(|t| t.name.clone()))
+        .unwrap_or_default()
+}
+
+fn topics_req(name: &str) -> MetadataRequest {
+    MetadataRequest {
+        topics: Some(vec![MetadataRequestTopic::by_name(name)]),
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn negotiates_versions_features_and_the_produce_minimum() {
+    let (addr, log) = peer(|| |s: Seen| Step::Reply(vec![reply_api_versions(&s)])).await;
+    let conn = Connection::connect(&addr, &fast_config()).await.unwrap();
+    assert_eq!(log.lock().unwrap().as_slice(), &[(ApiKey::ApiVersions, 4)]);
+    let v = conn.versions();
+    assert_eq!(v.api_versions_version(), 4);
+    assert_eq!(conn.negotiated_version(ApiKey::Produce), Some(13));
+    assert_eq!(v.broker_range(ApiKey::Produce).unwrap().min, 3);
+    assert_eq!(conn.negotiated_version(ApiKey::Metadata), Some(13));
+    assert_eq!(conn.negotiated_version(ApiKey::InitProducerId), Some(6));
+    assert_eq!(conn.negotiated_version(ApiKey::EndTxn), None);
+    assert_eq!(v.transaction_version(), Some(2));
+    assert_eq!(v.finalized_features_epoch(), 5);
+    assert!(matches!(
+        conn.send_negotiated(&EndTxnRequest::default()).await,
+        Err(ConnError::UnsupportedVersion {
+            api: ApiKey::EndTxn,
+            broker: None,
+            ..
+        })
+    ));
+}
+
+#[tokio::test]
+async fn unsupported_api_versions_falls_back_to_the_brokers_max() {
+    // A broker that only knows ApiVersions 0..2 answers a v4 request with
+    // UNSUPPORTED_VERSION in the v0 layout, listing its ApiVersions range.
+    let (addr, log) = peer(|| {
+        |s: Seen| {
+            if s.version > 2 {
+                let resp = ApiVersionsResponse {
+                    error_code: ErrorCode::UnsupportedVersion.code(),
+                    api_keys: vec![ApiVersion {
+                        api_key: 18,
+                        min_version: 0,
+                        max_version: 2,
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                };
+                Step::Reply(vec![
+                    encode_response_frame(&resp, 0, s.correlation_id).unwrap(),
+                ])
+            } else {
+                let mut ok = api_versions_ok();
+                ok.finalized_features.clear();
+                ok.finalized_features_epoch = -1;
+                Step::Reply(vec![
+                    encode_response_frame(&ok, s.version, s.correlation_id).unwrap(),
+                ])
+            }
+        }
+    })
+    .await;
+    let conn = Connection::connect(&addr, &fast_config()).await.unwrap();
+    assert_eq!(
+        log.lock().unwrap().as_slice(),
+        &[(ApiKey::ApiVersions, 4), (ApiKey::ApiVersions, 2)]
+    );
+    assert_eq!(conn.versions().api_versions_version(), 2);
+    assert_eq!(conn.negotiated_version(ApiKey::Produce), Some(13));
+    assert_eq!(conn.versions().transaction_version(), None);
+}
+
+#[tokio::test]
+async fn unsupported_api_versions_without_a_range_retries_v0_then_fails() {
+    let (addr, log) = peer(|| {
+        |s: Seen| {
+            let resp = ApiVersionsResponse {
+                error_code: ErrorCode::UnsupportedVersion.code(),
+                ..Default::default()
+            };
+            Step::Reply(vec![
+                encode_response_frame(&resp, 0, s.correlation_id).unwrap(),
+            ])
+        }
+    })
+    .await;
+    let err = Connection::connect(&addr, &fast_config())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        log.lock().unwrap().as_slice(),
+        &[(ApiKey::ApiVersions, 4), (ApiKey::ApiVersions, 0)]
+    );
+    assert!(matches!(
+        err,
+        ConnError::ApiVersions {
+            version: 0,
+            error: ErrorCode::UnsupportedVersion
+        }
+    ));
+    assert!(err.is_fatal());
+}
+
+#[tokio::test]
+async fn pipelined_requests_get_their_own_out_of_order_responses() {
+    let (addr, _) = peer(|| {
+        let mut held: Vec<Seen> = Vec::new();
+        move |s: Seen| {
+            if s.api == ApiKey::ApiVersions {
+                return Step::Reply(vec![reply_api_versions(&s)]);
+            }
+            held.push(s);
+            if held.len() < 3 {
+                return Step::Reply(vec![]);
+            }
+            // Answer all three, newest first.
+            let frames = held
+                .drain(..)
+                .rev()
+                .map(|s| metadata_reply(&s, &requested_topic(&s), "h:1"))
+                .collect();
+            Step::Reply(frames)
+        }
+    })
+    .await;
+    let conn = Arc::new(Connection::connect(&addr, &fast_config()).await.unwrap());
+    let calls = ["a", "b", "c"].map(|t| {
+        let conn = conn.clone();
+        tokio::spawn(async move { conn.send(&topics_req(t), 12).await })
+    });
+    // All three must be in flight at once for the peer to answer at all.
+    let mut got = Vec::new();
+    for (call, t) in calls.into_iter().zip(["a", "b", "c"]) {
+        let resp = call.await.unwrap().unwrap();
+        got.push(resp.topics[0].name.clone().unwrap());
+        assert_eq!(resp.topics[0].name.as_deref(), Some(t));
+    }
+    assert_eq!(got, ["a", "b", "c"]);
+    assert_eq!(conn.in_flight(), 0);
+}
+
+#[tokio::test]
+async fn a_timeout_says_outcome_unknown_and_closes_the_connection() {
+    let (addr, _) = peer(|| {
+        |s: Seen| match s.api {
+            ApiKey::ApiVersions => Step::Reply(vec![reply_api_versions(&s)]),
+            _ => Step::Reply(vec![]), // never answers
+        }
+    })
+    .await;
+    let conn = Arc::new(Connection::connect(&addr, &fast_config()).await.unwrap());
+    // A second request in flight on the same connection fails with Disconnected.
+    let other = {
+        let conn = conn.clone();
+        tokio::spawn(async move { conn.send(&topics_req("other"), 12).await })
+    };
+    while conn.in_flight() == 0 {
+        tokio::task::yield_now().await;
+    }
+    let err = conn
+        .send_with_timeout(&topics_req("t"), 12, Duration::from_millis(200))
+        .await
+        .unwrap_err();
+    match &err {
+        ConnError::Timeout {
+            api: ApiKey::Metadata,
+            version: 12,
+            after,
+            ..
+        } => assert_eq!(*after, Duration::from_millis(200)),
+        e => panic!("expected Timeout, got {e:?}"),
+    }
+    assert!(err.outcome_unknown() && err.is_retriable());
+    assert!(err.to_string().contains("outcome unknown"));
+    assert!(conn.is_closed());
+    let other = other.await.unwrap().unwrap_err();
+    assert!(matches!(
+        other,
+        ConnError::Disconnected {
+            api: Some((ApiKey::Metadata, 12)),
+            ..
+        }
+    ));
+}
+
+#[tokio::test]
+async fn peer_disconnect_fails_every_pending_request() {
+    let (addr, _) = peer(|| {
+        let mut n = 0;
+        move |s: Seen| match s.api {
+            ApiKey::ApiVersions => Step::Reply(vec![reply_api_versions(&s)]),
+            _ => {
+                n += 1;
+                if n < 3 {
+                    Step::Reply(vec![])
+                } else {
+                    Step::ReplyAndClose(vec![])
+                }
+            }
+        }
+    })
+    .await;
+    let conn = Arc::new(Connection::connect(&addr, &fast_config()).await.unwrap());
+    let calls: Vec<_> = (0..3)
+        .map(|i| {
+            let conn = conn.clone();
+            tokio::spawn(async move { conn.send(&topics_req(&format!("t{i}")), 12).await })
+        })
+        .collect();
+    for c in calls {
+        let err = c.await.unwrap().unwrap_err();
+        assert!(
+            matches!(&err, ConnError::Disconnected { api: Some((ApiKey::Metadata, 12)), reason, .. } if reason.contains("closed by the peer")),
+            "{err:?}"
+        );
+        assert!(err.outcome_unknown());
+    }
+    assert!(conn.is_closed());
+    let later = conn.send(&topics_req("x"), 12).await.unwrap_err();
+    assert!(matches!(later, ConnError::Disconnected { api: None, .. }));
+}
+
+#[tokio::test]
+async fn close_fails_pending_requests_with_disconnected() {
+    let (addr, _) = peer(|| {
+        |s: Seen| match s.api {
+            ApiKey::ApiVersions => Step::Reply(vec![reply_api_versions(&s)]),
+            _ => Step::Reply(vec![]),
+        }
+    })
+    .await;
+    let conn = Arc::new(Connection::connect(&addr, &fast_config()).await.unwrap());
+    let pending = {
+        let conn = conn.clone();
+        tokio::spawn(async move { conn.send(&topics_req("t"), 12).await })
+    };
+    while conn.in_flight() == 0 {
+        tokio::task::yield_now().await;
+    }
+    conn.close();
+    let err = pending.await.unwrap().unwrap_err();
+    assert!(
+        matches!(&err, ConnError::Disconnected { reason, .. } if reason.contains("closed by the client")),
+        "{err:?}"
+    );
+    assert!(conn.send(&topics_req("t"), 12).await.is_err());
+    assert!(conn.send_no_response(&topics_req("t"), 12).await.is_err());
+}
+
+#[tokio::test]
+async fn oversized_response_frame_closes_the_connection() {
+    let (addr, _) = peer(|| {
+        |s: Seen| match s.api {
+            ApiKey::ApiVersions => Step::Reply(vec![reply_api_versions(&s)]),
+            _ => Step::Reply(vec![metadata_reply(&s, &"x".repeat(600), "h:1")]),
+        }
+    })
+    .await;
+    let cfg = ConnectionConfig {
+        max_frame_size: 512,
+        ..fast_config()
+    };
+    let conn = Connection::connect(&addr, &cfg).await.unwrap();
+    let err = conn.send(&topics_req("t"), 12).await.unwrap_err();
+    assert!(
+        matches!(&err, ConnError::Disconnected { reason, .. } if reason.contains("exceeds maximum")),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn send_no_response_writes_without_waiting_for_an_answer() {
+    let (addr, log) = peer(|| {
+        |s: Seen| match s.api {
+            ApiKey::ApiVersions => Step::Reply(vec![reply_api_versions(&s)]),
+            ApiKey::Produce => Step::Reply(vec![]),
+            _ => Step::Reply(vec![metadata_reply(&s, &requested_topic(&s), "h:1")]),
+        }
+    })
+    .await;
+    let conn = Connection::connect(&addr, &fast_config()).await.unwrap();
+    conn.send_no_response(
+        &ProduceRequest {
+            acks: 0,
+            ..Default::default()
+        },
+        9,
+    )
+    .await
+    .unwrap();
+    // The next request proves the peer received the first one before it.
+    conn.send(&topics_req("t"), 12).await.unwrap();
+    assert_eq!(
+        log.lock().unwrap().as_slice(),
+        &[
+            (ApiKey::ApiVersions, 4),
+            (ApiKey::Produce, 9),
+            (ApiKey::Metadata, 12)
+        ]
+    );
+}
+
+fn sasl_plain_peer(password: &'static str) -> impl Fn() -> Box<dyn FnMut(Seen) -> Step + Send> {
+    move || {
+        Box::new(move |s: Seen| match s.api {
+            ApiKey::ApiVersions => Step::Reply(vec![reply_api_versions(&s)]),
+            ApiKey::SaslHandshake => {
+                let (_, req) = decode_request_frame::<SaslHandshakeRequest>(&s.body).unwrap();
+                let resp = SaslHandshakeResponse {
+                    error_code: if req.mechanism == "PLAIN" {
+                        0
+                    } else {
+                        ErrorCode::UnsupportedSaslMechanism.code()
+                    },
+                    mechanisms: vec!["PLAIN".into()],
+                };
+                Step::Reply(vec![
+                    encode_response_frame(&resp, s.version, s.correlation_id).unwrap(),
+                ])
+            }
+            ApiKey::SaslAuthenticate => {
+                let (_, req) = decode_request_frame::<SaslAuthenticateRequest>(&s.body).unwrap();
+                let expected = crate::sasl::plain_message("alice", password);
+                let resp = if req.auth_bytes.as_ref() == expected.as_slice() {
+                    SaslAuthenticateResponse::default()
+                } else {
+                    SaslAuthenticateResponse {
+                        error_code: ErrorCode::SaslAuthenticationFailed.code(),
+                        error_message: Some("Invalid username or password".into()),
+                        ..Default::default()
+                    }
+                };
+                Step::Reply(vec![
+                    encode_response_frame(&resp, s.version, s.correlation_id).unwrap(),
+                ])
+            }
+            _ => Step::Reply(vec![metadata_reply(&s, "t", "h:1")]),
+        })
+    }
+}
+
+#[tokio::test]
+async fn sasl_plain_success_wrong_password_and_wrong_mechanism() {
+    let (addr, log) = peer(sasl_plain_peer("pw")).await;
+    let mut cfg = fast_config();
+    cfg.sasl = Some(SaslConfig::plain("alice", "pw"));
+    let conn = Connection::connect(&addr, &cfg).await.unwrap();
+    conn.send(&topics_req("t"), 12).await.unwrap();
+    assert_eq!(
+        log.lock().unwrap()[..3],
+        [
+            (ApiKey::ApiVersions, 4),
+            (ApiKey::SaslHandshake, 1),
+            (ApiKey::SaslAuthenticate, 2)
+        ]
+    );
+
+    cfg.sasl = Some(SaslConfig::plain("alice", "wrong"));
+    let err = Connection::connect(&addr, &cfg).await.unwrap_err();
+    assert!(
+        matches!(&err, ConnError::AuthenticationFailed { message } if message.contains("Invalid username")),
+        "{err:?}"
+    );
+    assert!(err.is_fatal());
+
+    cfg.sasl = Some(SaslConfig::scram_sha256("alice", "pw"));
+    let err = Connection::connect(&addr, &cfg).await.unwrap_err();
+    assert!(
+        matches!(&err, ConnError::UnsupportedSaslMechanism { mechanism, enabled } if mechanism == "SCRAM-SHA-256" && enabled == &["PLAIN"]),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn cluster_bootstraps_past_a_dead_address_and_tracks_leaders() {
+    // A port with nothing listening: bind, read the port, drop.
+    let dead = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().to_string()
+    };
+    let addr_cell: Arc<Mutex<String>> = Arc::default();
+    let cell = addr_cell.clone();
+    let (addr, log) = peer(move || {
+        let cell = cell.clone();
+        move |s: Seen| match s.api {
+            ApiKey::ApiVersions => Step::Reply(vec![reply_api_versions(&s)]),
+            _ => {
+                let a = cell.lock().unwrap().clone();
+                let topic = requested_topic(&s);
+                Step::Reply(vec![metadata_reply(
+                    &s,
+                    if topic.is_empty() { "orders" } else { &topic },
+                    &a,
+                )])
+            }
+        }
+    })
+    .await;
+    *addr_cell.lock().unwrap() = addr.clone();
+    let mut config = ClusterConfig::new(&format!("{dead},{addr}"));
+    config.connection = fast_config();
+    let cluster = Cluster::connect(config).await.unwrap();
+    {
+        let md = cluster.metadata();
+        assert_eq!(md.brokers().len(), 1);
+        assert_eq!(md.broker(1).unwrap().addr(), addr);
+        assert_eq!(md.cluster_id(), Some("scripted"));
+    }
+    cluster.refresh_topics(&["orders"]).await.unwrap();
+    assert_eq!(cluster.metadata().leader("orders", 0), Some(1));
+    assert_eq!(cluster.metadata().topic_id("orders"), Some([9; 16]));
+    let (leader, conn) = cluster.leader_connection("orders", 0).await.unwrap();
+    assert_eq!(leader, 1);
+    assert_eq!(conn.addr(), addr);
+    // The same live connection is reused.
+    let again = cluster.connection(1).await.unwrap();
+    assert!(Arc::ptr_eq(&conn, &again));
+    // Metadata requests asked at v12+ (v13 negotiated) without auto-creation.
+    assert!(
+        log.lock()
+            .unwrap()
+            .iter()
+            .any(|&(a, v)| a == ApiKey::Metadata && v == 13)
+    );
+    // A dropped connection is re-established lazily.
+    conn.close();
+    let fresh = cluster.connection(1).await.unwrap();
+    assert!(!Arc::ptr_eq(&conn, &fresh) && !fresh.is_closed());
+    assert!(matches!(
+        cluster.connection(42).await,
+        Err(ClusterError::UnknownBroker(42))
+    ));
+}
+
+#[tokio::test]
+async fn failed_connects_back_off_exponentially() {
+    let dead = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().to_string()
+    };
+    let link = crate::BrokerConnection::new(
+        7,
+        &dead,
+        Arc::new(fast_config()),
+        crate::ExponentialBackoff::reconnect_default(),
+    );
+    assert!(matches!(link.get().await, Err(ConnError::Connect { .. })));
+    assert_eq!(link.failures().await, 1);
+    let first = link.backoff_remaining().await;
+    assert!(
+        first > Duration::ZERO && first <= Duration::from_millis(60),
+        "{first:?}"
+    );
+    let t = std::time::Instant::now();
+    assert!(link.get().await.is_err());
+    assert!(t.elapsed() >= first.saturating_sub(Duration::from_millis(5)));
+    assert_eq!(link.failures().await, 2);
+    let second = link.backoff_remaining().await;
+    assert!(
+        second > Duration::from_millis(60) && second <= Duration::from_millis(120),
+        "{second:?}"
+    );
+}
+
+#[tokio::test]
+async fn invalid_bootstrap_is_rejected() {
+    assert!(matches!(
+        Cluster::connect(ClusterConfig::new("nohost")).await,
+        Err(ClusterError::InvalidAddress(_))
+    ));
+}
+
+#[tokio::test]
+async fn background_refresher_honours_max_age_and_invalidate() {
+    let addr_cell: Arc<Mutex<String>> = Arc::default();
+    let cell = addr_cell.clone();
+    let (addr, log) = peer(move || {
+        let cell = cell.clone();
+        move |s: Seen| match s.api {
+            ApiKey::ApiVersions => Step::Reply(vec![reply_api_versions(&s)]),
+            _ => {
+                let a = cell.lock().unwrap().clone();
+                Step::Reply(vec![metadata_reply(&s, "orders", &a)])
+            }
+        }
+    })
+    .await;
+    *addr_cell.lock().unwrap() = addr.clone();
+    let metadata_requests = || {
+        log.lock()
+            .unwrap()
+            .iter()
+            .filter(|(a, _)| *a == ApiKey::Metadata)
+            .count()
+    };
+    let mut config = ClusterConfig::new(&addr);
+    config.connection = fast_config();
+    config.metadata_max_age = Duration::from_millis(300);
+    config.metadata_refresh_backoff = Duration::from_millis(10);
+    let cluster = Cluster::connect(config).await.unwrap();
+    assert_eq!(cluster.metadata().update_count(), 1);
+    let task = cluster.spawn_metadata_refresher();
+    // Expiry: a refresh happens on its own once the cache is 300 ms old.
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while cluster.metadata().update_count() < 2 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("max-age refresh");
+    // Invalidate: wakes the refresher well before the next expiry.
+    let mut config = cluster.config().clone();
+    config.metadata_max_age = Duration::from_secs(3600);
+    let long_lived = Cluster::connect(config).await.unwrap();
+    let task2 = long_lived.spawn_metadata_refresher();
+    let before = metadata_requests();
+    long_lived.invalidate();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while long_lived.metadata().update_count() < 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("invalidate refresh");
+    assert!(metadata_requests() > before);
+    task.abort();
+    task2.abort();
+}

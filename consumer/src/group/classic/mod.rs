@@ -1,0 +1,1214 @@
+//! The member of a consumer group under the classic protocol
+//! (`group.protocol=classic`, the only one before Kafka 4.0): JoinGroup,
+//! SyncGroup with a client-side [`assignor`] run by the group leader,
+//! Heartbeat and LeaveGroup. A deterministic, sans-IO state machine, like
+//! the KIP-848 [`Membership`](crate::group::membership::Membership):
+//! answers, application confirmations and time go in; requests to send and
+//! [`ClassicAction`]s come out. The rules follow Java's
+//! `AbstractCoordinator` and `ConsumerCoordinator`.
+//!
+//! ```text
+//!                 subscribe            JoinGroup ok              SyncGroup ok
+//!  Unsubscribed ───────────▶ Joining ──────────────▶ Syncing ──────────────▶ Reconciling
+//!                            ▲  ▲  ▲ MEMBER_ID_REQUIRED: join again            │ revoke, then assign
+//!      eager: owned revoked  │  │  └──────────────────────────┐                ▼
+//!   PrepareJoin ◀── rejoin ──┼──┼──────────────────────────── Stable ◀──── (confirmed)
+//!                            │  │ lost done                     │ ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID
+//!                            │  └──────── Fenced ◀──────────────┘  (from any joined state)
+//!                            └ rejoin ─── Stale ◀── max.poll.interval.ms passed (LeaveGroup sent)
+//!  any state ── FENCED_INSTANCE_ID, fatal error ──▶ Fatal;   leave() ──▶ Leaving ──▶ Unsubscribed
+//! ```
+//!
+//! - **Join**: a dynamic member joins with an empty member id, gets
+//!   MEMBER_ID_REQUIRED with its id and joins again at once (KIP-394); a
+//!   static member (`group.instance.id`, KIP-345) skips that step. Each
+//!   configured assignor is offered with the member's subscription (topics,
+//!   owned partitions, generation, rack: ConsumerProtocolSubscription v3).
+//! - **Sync**: the leader runs the chosen assignor over the members'
+//!   subscriptions and sends every assignment; followers send none.
+//! - **Rebalance protocol**: cooperative (KIP-429) only when every
+//!   configured assignor is, as Java decides; so Java's default list
+//!   `[range, cooperative-sticky]` is eager. An eager member revokes
+//!   everything before it joins; a cooperative member keeps its partitions,
+//!   revokes after SyncGroup only what it lost, and then rejoins so the
+//!   follow-up rebalance can hand those partitions to their new owner.
+//! - **Heartbeat**: every `heartbeat.interval.ms` once joined; one request
+//!   is in flight at a time (a JoinGroup answer can take up to the rebalance
+//!   timeout). REBALANCE_IN_PROGRESS asks for a rejoin; ILLEGAL_GENERATION
+//!   resets the generation, UNKNOWN_MEMBER_ID also the member id: the owned
+//!   partitions are lost and the member rejoins. FENCED_INSTANCE_ID is fatal.
+//! - **Leave**: a dynamic member sends LeaveGroup on close and on a missed
+//!   `max.poll.interval.ms`; a static member does not (its partitions stay
+//!   parked until `session.timeout.ms`, as in Java).
+//!
+//! ```
+//! use kafka_consumer::group::classic::{ClassicAction, ClassicConfig, ClassicMember, ClassicState, Request};
+//! use kafka_proto::ErrorCode;
+//! use kafka_proto::messages::{ConsumerProtocolAssignment, ConsumerProtocolAssignmentTopicPartition, JoinGroupResponse, SyncGroupResponse};
+//! use std::time::Instant;
+//!
+//! let now = Instant::now();
+//! let mut m = ClassicMember::new(ClassicConfig::new("orders-app"));
+//! m.subscribe(["orders".to_string()]);
+//! assert_eq!(m.poll_action(), Some(ClassicAction::FindCoordinator));
+//! m.coordinator_found();
+//! let Some(Request::Join(join)) = m.poll_request(now) else { panic!("join first") };
+//! assert_eq!(join.member_id, "");
+//! // The coordinator wants a member id first (KIP-394).
+//! m.on_join_answer(now, JoinGroupResponse {
+//!     error_code: ErrorCode::MemberIdRequired.code(),
+//!     member_id: "m-1".into(),
+//!     ..Default::default()
+//! }, &|_| None);
+//! let Some(Request::Join(join)) = m.poll_request(now) else { panic!("join again") };
+//! assert_eq!(join.member_id, "m-1");
+//! // A follower: generation 1, protocol range.
+//! m.on_join_answer(now, JoinGroupResponse {
+//!     generation_id: 1,
+//!     protocol_name: Some("range".into()),
+//!     leader: "m-0".into(),
+//!     member_id: "m-1".into(),
+//!     ..Default::default()
+//! }, &|_| None);
+//! let Some(Request::Sync(sync)) = m.poll_request(now) else { panic!("sync") };
+//! assert!(sync.assignments.is_empty(), "followers send no assignment");
+//! let mine = ConsumerProtocolAssignment {
+//!     assigned_partitions: vec![ConsumerProtocolAssignmentTopicPartition { topic: "orders".into(), partitions: vec![1] }],
+//!     ..Default::default()
+//! };
+//! m.on_sync_answer(now, SyncGroupResponse { assignment: mine.encode_prefixed(3).unwrap().into(), ..Default::default() });
+//! assert!(matches!(m.poll_action(), Some(ClassicAction::Assign(p)) if p.len() == 1));
+//! m.assignment_done();
+//! assert_eq!(m.state(), ClassicState::Stable);
+//! assert_eq!(m.generation(), 1);
+//! ```
+
+pub mod assignor;
+
+use crate::group::membership::{MemberError, MemberState};
+use assignor::{Assignor, MemberSubscription, Partitions};
+use kafka_client::TopicPartition;
+use kafka_proto::ErrorCode;
+use kafka_proto::messages::{
+    ConsumerProtocolAssignment, ConsumerProtocolAssignmentTopicPartition,
+    ConsumerProtocolSubscription, ConsumerProtocolSubscriptionTopicPartition, HeartbeatRequest,
+    HeartbeatResponse, JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse,
+    LeaveGroupRequest, LeaveGroupRequestMemberIdentity, SyncGroupRequest,
+    SyncGroupRequestAssignment, SyncGroupResponse,
+};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::time::{Duration, Instant};
+
+/// Where the classic member is (see the module's state diagram).
+///
+/// ```
+/// use kafka_consumer::group::classic::ClassicState;
+/// use kafka_consumer::group::membership::MemberState;
+/// assert_eq!(ClassicState::Syncing.member_state(), MemberState::Joining);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClassicState {
+    /// Not in the group.
+    Unsubscribed,
+    /// An eager member revokes everything before it rejoins.
+    PrepareJoin,
+    /// JoinGroup to send or in flight.
+    Joining,
+    /// SyncGroup to send or in flight.
+    Syncing,
+    /// Revoking, then assigning, what SyncGroup gave.
+    Reconciling,
+    /// Joined, heartbeating.
+    Stable,
+    /// The generation was reset: partitions lost, rejoining next.
+    Fenced,
+    /// `max.poll.interval.ms` passed without a poll: out of the group until
+    /// the application polls again.
+    Stale,
+    /// LeaveGroup to send.
+    Leaving,
+    /// Stopped by a fatal error.
+    Fatal,
+}
+
+impl ClassicState {
+    /// The closest KIP-848 [`MemberState`], for
+    /// [`GroupConsumer::state`](crate::group::GroupConsumer::state).
+    ///
+    /// ```
+    /// use kafka_consumer::group::classic::ClassicState;
+    /// assert!(ClassicState::Stable.member_state().is_member());
+    /// ```
+    pub fn member_state(self) -> MemberState {
+        match self {
+            ClassicState::Unsubscribed => MemberState::Unsubscribed,
+            ClassicState::Joining | ClassicState::Syncing => MemberState::Joining,
+            ClassicState::PrepareJoin | ClassicState::Reconciling => MemberState::Reconciling,
+            ClassicState::Stable => MemberState::Stable,
+            ClassicState::Fenced => MemberState::Fenced,
+            ClassicState::Stale => MemberState::Stale,
+            ClassicState::Leaving => MemberState::Leaving,
+            ClassicState::Fatal => MemberState::Fatal,
+        }
+    }
+}
+
+/// Why the state changed.
+///
+/// ```
+/// use kafka_consumer::group::classic::Reason;
+/// assert_ne!(Reason::Joined, Reason::Synced);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reason {
+    /// The application subscribed.
+    Subscribed,
+    /// JoinGroup answered with a generation.
+    Joined,
+    /// SyncGroup answered with the assignment.
+    Synced,
+    /// Revocation and assignment confirmed.
+    Reconciled,
+    /// The coordinator asked for a rejoin (REBALANCE_IN_PROGRESS, or a
+    /// cooperative member revoked partitions).
+    RejoinRequested,
+    /// The leader saw the partition count of a subscribed topic change
+    /// since it assigned.
+    MetadataChanged,
+    /// An eager member's revocation before the join was confirmed.
+    RevokedForJoin,
+    /// ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID.
+    GenerationReset,
+    /// The lost partitions were given up.
+    LostDone,
+    /// `max.poll.interval.ms` passed without a poll.
+    PollTimeout,
+    /// The application polled again after a poll timeout.
+    Rejoin,
+    /// The application closed the consumer.
+    LeaveRequested,
+    /// The LeaveGroup request went out (or none was needed).
+    LeaveSent,
+    /// A JoinGroup or SyncGroup attempt failed; join again.
+    JoinFailed,
+    /// An error no retry can fix.
+    FatalError,
+}
+
+impl Reason {
+    /// The JoinGroup reason sent for a (re)join caused by this (KIP-800).
+    ///
+    /// ```
+    /// use kafka_consumer::group::classic::Reason;
+    /// assert_eq!(Reason::Subscribed.join_reason(), None);
+    /// assert!(Reason::MetadataChanged.join_reason().is_some());
+    /// ```
+    pub fn join_reason(self) -> Option<&'static str> {
+        Some(match self {
+            Reason::RejoinRequested => "the group is rebalancing",
+            Reason::MetadataChanged => "the partitions of a subscribed topic changed",
+            Reason::GenerationReset | Reason::LostDone => "the member's generation was reset",
+            Reason::Rejoin => "the application polled again after max.poll.interval.ms",
+            Reason::JoinFailed => "the previous join or sync failed",
+            _ => return None,
+        })
+    }
+}
+
+/// What the driver must do, in order.
+///
+/// ```
+/// use kafka_consumer::group::classic::ClassicAction;
+/// assert!(matches!(ClassicAction::FindCoordinator, ClassicAction::FindCoordinator));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClassicAction {
+    /// Stop fetching these partitions and let the application commit, then
+    /// call [`ClassicMember::revocation_done`].
+    Revoke(Vec<TopicPartition>),
+    /// Start fetching these newly assigned partitions, then call
+    /// [`ClassicMember::assignment_done`] (sent even when empty, as Java
+    /// calls `onPartitionsAssigned`).
+    Assign(Vec<TopicPartition>),
+    /// These partitions were lost (generation reset, poll timeout): no
+    /// commit is possible for them any more; then call
+    /// [`ClassicMember::lost_done`].
+    Lost(Vec<TopicPartition>),
+    /// Look the group coordinator up, then call
+    /// [`ClassicMember::coordinator_found`].
+    FindCoordinator,
+    /// An error for the application that does not stop the member.
+    Error(MemberError),
+    /// The member stopped for good.
+    Fatal(MemberError),
+}
+
+/// A request the driver sends to the group coordinator, then hands the
+/// answer (or the failure) back.
+///
+/// ```
+/// use kafka_consumer::group::classic::Request;
+/// use kafka_proto::messages::HeartbeatRequest;
+/// let r = Request::Heartbeat(HeartbeatRequest::default());
+/// assert!(!matches!(r, Request::Join(_)));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    /// JoinGroup: answer with [`ClassicMember::on_join_answer`]; give it
+    /// the rebalance timeout plus 5 s to come back, as Java does.
+    Join(JoinGroupRequest),
+    /// SyncGroup: answer with [`ClassicMember::on_sync_answer`].
+    Sync(SyncGroupRequest),
+    /// Heartbeat: answer with [`ClassicMember::on_heartbeat_answer`].
+    Heartbeat(HeartbeatRequest),
+    /// LeaveGroup: no answer needed.
+    Leave(LeaveGroupRequest),
+}
+
+/// Settings of a [`ClassicMember`].
+///
+/// ```
+/// use kafka_consumer::group::classic::ClassicConfig;
+/// let c = ClassicConfig::new("orders-app");
+/// assert_eq!(c.session_timeout.as_secs(), 45);
+/// assert_eq!(c.heartbeat_interval.as_secs(), 3);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ClassicConfig {
+    /// `group.id`.
+    pub group_id: String,
+    /// `group.instance.id` (static membership).
+    pub instance_id: Option<String>,
+    /// `client.rack`, sent in the subscription.
+    pub rack_id: Option<String>,
+    /// `session.timeout.ms` (default 45 s).
+    pub session_timeout: Duration,
+    /// `max.poll.interval.ms` (default 300 s), the JoinGroup rebalance
+    /// timeout.
+    pub rebalance_timeout: Duration,
+    /// `heartbeat.interval.ms` (default 3 s).
+    pub heartbeat_interval: Duration,
+    /// `partition.assignment.strategy`, in order of preference.
+    pub assignors: Vec<Assignor>,
+    /// `retry.backoff.ms` (default 100 ms).
+    pub retry_backoff: Duration,
+}
+
+impl ClassicConfig {
+    /// Java's defaults for `group_id`.
+    ///
+    /// ```
+    /// use kafka_consumer::group::classic::ClassicConfig;
+    /// assert_eq!(ClassicConfig::new("g").assignors.len(), 2);
+    /// ```
+    pub fn new(group_id: impl Into<String>) -> Self {
+        Self {
+            group_id: group_id.into(),
+            instance_id: None,
+            rack_id: None,
+            session_timeout: Duration::from_secs(45),
+            rebalance_timeout: Duration::from_secs(300),
+            heartbeat_interval: Duration::from_secs(3),
+            assignors: Assignor::DEFAULT.to_vec(),
+            retry_backoff: Duration::from_millis(100),
+        }
+    }
+}
+
+/// The classic consumer-group member (see the module docs).
+///
+/// ```
+/// use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, ClassicState};
+/// let m = ClassicMember::new(ClassicConfig::new("g"));
+/// assert_eq!(m.state(), ClassicState::Unsubscribed);
+/// assert_eq!(m.generation(), -1);
+/// ```
+#[derive(Debug)]
+pub struct ClassicMember {
+    config: ClassicConfig,
+    state: ClassicState,
+    topics: BTreeSet<String>,
+    member_id: String,
+    generation: i32,
+    /// The assignor the coordinator chose.
+    protocol: Option<Assignor>,
+    owned: Partitions,
+    /// Assignments the leader computed for its SyncGroup.
+    leader_assignments: Vec<SyncGroupRequestAssignment>,
+    /// The leader's partition counts of every member's topics when it
+    /// assigned (Java's `assignmentSnapshot`); None for a follower.
+    snapshot: Option<BTreeMap<String, Option<i32>>>,
+    /// Reconciliation in progress: being revoked, then to add.
+    revoking: Option<Partitions>,
+    adding: Option<Partitions>,
+    target: Partitions,
+    /// A rejoin is due once the reconciliation completes.
+    rejoin_after: bool,
+    /// Why the member (re)joins: the JoinGroup reason (v8+, KIP-800).
+    join_reason: Option<&'static str>,
+    awaiting_lost: bool,
+    need_coordinator: bool,
+    next_heartbeat: Option<Instant>,
+    not_before: Option<Instant>,
+    actions: VecDeque<ClassicAction>,
+    /// Every state change, newest last (bounded), for tests and tracing.
+    history: VecDeque<(ClassicState, Reason)>,
+}
+
+fn flatten(p: &Partitions) -> Vec<TopicPartition> {
+    p.iter()
+        .flat_map(|(t, ps)| ps.iter().map(move |p| TopicPartition::new(t.as_str(), *p)))
+        .collect()
+}
+
+fn difference(a: &Partitions, b: &Partitions) -> Partitions {
+    a.iter()
+        .filter_map(|(t, ps)| {
+            let rest: BTreeSet<i32> = match b.get(t) {
+                Some(o) => ps.difference(o).copied().collect(),
+                None => ps.clone(),
+            };
+            (!rest.is_empty()).then(|| (t.clone(), rest))
+        })
+        .collect()
+}
+
+/// Decodes the members' subscriptions of a leader's JoinGroup answer.
+fn subscriptions(resp: &JoinGroupResponse) -> Result<Vec<MemberSubscription>, String> {
+    resp.members
+        .iter()
+        .map(|m| {
+            let (_, s) = ConsumerProtocolSubscription::decode_prefixed(&m.metadata)
+                .map_err(|e| format!("member {}: subscription: {e}", m.member_id))?;
+            Ok(MemberSubscription {
+                member_id: m.member_id.clone(),
+                instance_id: m.group_instance_id.clone(),
+                topics: s.topics.into_iter().collect(),
+                owned: s
+                    .owned_partitions
+                    .into_iter()
+                    .map(|t| (t.topic, t.partitions.into_iter().collect()))
+                    .collect(),
+                generation: s.generation_id,
+            })
+        })
+        .collect()
+}
+
+/// The topics every member of a leader's JoinGroup answer subscribes to:
+/// the driver makes sure the metadata knows their partition counts before
+/// it calls [`ClassicMember::on_join_answer`].
+///
+/// ```
+/// use kafka_consumer::group::classic::leader_topics;
+/// use kafka_proto::messages::JoinGroupResponse;
+/// assert!(leader_topics(&JoinGroupResponse::default()).is_empty());
+/// ```
+pub fn leader_topics(resp: &JoinGroupResponse) -> BTreeSet<String> {
+    subscriptions(resp)
+        .map(|s| s.into_iter().flat_map(|m| m.topics).collect())
+        .unwrap_or_default()
+}
+
+impl ClassicMember {
+    /// A member that has not subscribed yet.
+    ///
+    /// ```
+    /// use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// assert_eq!(ClassicMember::new(ClassicConfig::new("g")).member_id(), "");
+    /// ```
+    pub fn new(config: ClassicConfig) -> Self {
+        Self {
+            config,
+            state: ClassicState::Unsubscribed,
+            topics: BTreeSet::new(),
+            member_id: String::new(),
+            generation: -1,
+            protocol: None,
+            owned: Partitions::new(),
+            leader_assignments: Vec::new(),
+            snapshot: None,
+            revoking: None,
+            adding: None,
+            target: Partitions::new(),
+            rejoin_after: false,
+            join_reason: None,
+            awaiting_lost: false,
+            need_coordinator: true,
+            next_heartbeat: None,
+            not_before: None,
+            actions: VecDeque::new(),
+            history: VecDeque::new(),
+        }
+    }
+
+    /// The current state.
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, ClassicState};
+    /// assert_eq!(ClassicMember::new(ClassicConfig::new("g")).state(), ClassicState::Unsubscribed);
+    /// ```
+    pub fn state(&self) -> ClassicState {
+        self.state
+    }
+
+    /// The generation (-1 when not joined): the `generation_id` of offset
+    /// commits and of the group metadata (KIP-447).
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// assert_eq!(ClassicMember::new(ClassicConfig::new("g")).generation(), -1);
+    /// ```
+    pub fn generation(&self) -> i32 {
+        self.generation
+    }
+
+    /// The member id the coordinator gave ("" before the first join).
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// assert!(ClassicMember::new(ClassicConfig::new("g")).member_id().is_empty());
+    /// ```
+    pub fn member_id(&self) -> &str {
+        &self.member_id
+    }
+
+    /// The assignor the coordinator chose in the last join.
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// assert_eq!(ClassicMember::new(ClassicConfig::new("g")).protocol(), None);
+    /// ```
+    pub fn protocol(&self) -> Option<Assignor> {
+        self.protocol
+    }
+
+    /// The partitions owned (confirmed by the application).
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// assert!(ClassicMember::new(ClassicConfig::new("g")).owned().is_empty());
+    /// ```
+    pub fn owned(&self) -> &Partitions {
+        &self.owned
+    }
+
+    /// The recent state changes with their reasons, oldest first.
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, ClassicState, Reason};
+    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    /// m.subscribe(["t".to_string()]);
+    /// assert_eq!(m.history().last(), Some(&(ClassicState::Joining, Reason::Subscribed)));
+    /// ```
+    pub fn history(&self) -> Vec<(ClassicState, Reason)> {
+        self.history.iter().copied().collect()
+    }
+
+    /// True when every configured assignor is cooperative (Java's
+    /// `RebalanceProtocol.COOPERATIVE`); otherwise the member is eager.
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// assert!(!ClassicMember::new(ClassicConfig::new("g")).is_cooperative(), "Java's default list is eager");
+    /// ```
+    pub fn is_cooperative(&self) -> bool {
+        self.config.assignors.iter().all(|a| a.is_cooperative())
+    }
+
+    /// The one transition function: every state change goes through here.
+    fn transition(&mut self, to: ClassicState, why: Reason) {
+        tracing::debug!(group = %self.config.group_id, from = ?self.state, ?to, ?why, "classic member");
+        self.state = to;
+        if self.history.len() == 64 {
+            self.history.pop_front();
+        }
+        self.history.push_back((to, why));
+        if matches!(to, ClassicState::Joining | ClassicState::PrepareJoin)
+            && why != Reason::RevokedForJoin
+        {
+            self.join_reason = why.join_reason();
+        }
+        match to {
+            ClassicState::Joining => {
+                self.next_heartbeat = None;
+                self.rejoin_after = false;
+            }
+            ClassicState::Stable => {
+                self.next_heartbeat
+                    .get_or_insert(Instant::now() + self.config.heartbeat_interval);
+            }
+            _ => {}
+        }
+    }
+
+    /// The next decision for the driver.
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicAction, ClassicConfig, ClassicMember};
+    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    /// m.subscribe(["t".to_string()]);
+    /// assert_eq!(m.poll_action(), Some(ClassicAction::FindCoordinator));
+    /// ```
+    pub fn poll_action(&mut self) -> Option<ClassicAction> {
+        self.actions.pop_front()
+    }
+
+    /// Subscribes to `topics` and joins.
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, ClassicState};
+    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    /// m.subscribe(["t".to_string()]);
+    /// assert_eq!(m.state(), ClassicState::Joining);
+    /// ```
+    pub fn subscribe(&mut self, topics: impl IntoIterator<Item = String>) {
+        self.topics = topics.into_iter().collect();
+        if self.state == ClassicState::Unsubscribed {
+            self.need_coordinator = true;
+            self.actions.push_back(ClassicAction::FindCoordinator);
+            self.transition(ClassicState::Joining, Reason::Subscribed);
+        }
+    }
+
+    /// The coordinator is known (again).
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, Request};
+    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    /// m.subscribe(["t".to_string()]);
+    /// assert!(m.poll_request(std::time::Instant::now()).is_none(), "no coordinator yet");
+    /// m.coordinator_found();
+    /// assert!(matches!(m.poll_request(std::time::Instant::now()), Some(Request::Join(_))));
+    /// ```
+    pub fn coordinator_found(&mut self) {
+        self.need_coordinator = false;
+    }
+
+    /// True while the coordinator is to be looked up.
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// assert!(ClassicMember::new(ClassicConfig::new("g")).needs_coordinator());
+    /// ```
+    pub fn needs_coordinator(&self) -> bool {
+        self.need_coordinator
+    }
+
+    fn coordinator_lost(&mut self) {
+        if !self.need_coordinator {
+            self.need_coordinator = true;
+            self.actions.push_back(ClassicAction::FindCoordinator);
+        }
+    }
+
+    /// When [`Self::poll_request`] has something next (None: on an event).
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// assert_eq!(ClassicMember::new(ClassicConfig::new("g")).next_request_at(), None);
+    /// ```
+    pub fn next_request_at(&self) -> Option<Instant> {
+        match self.state {
+            ClassicState::Joining | ClassicState::Syncing | ClassicState::Leaving => {
+                Some(self.not_before.unwrap_or_else(Instant::now))
+            }
+            ClassicState::Stable | ClassicState::Reconciling | ClassicState::PrepareJoin => {
+                self.next_heartbeat
+            }
+            _ => None,
+        }
+    }
+
+    fn subscription(&self) -> ConsumerProtocolSubscription {
+        let owned = if self.is_cooperative() {
+            self.owned
+                .iter()
+                .map(|(t, ps)| ConsumerProtocolSubscriptionTopicPartition {
+                    topic: t.clone(),
+                    partitions: ps.iter().copied().collect(),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        ConsumerProtocolSubscription {
+            topics: self.topics.iter().cloned().collect(),
+            user_data: None,
+            owned_partitions: owned,
+            generation_id: self.generation,
+            rack_id: self.config.rack_id.clone(),
+        }
+    }
+
+    /// The request to send now, if any (one at a time: the driver answers
+    /// it before asking again).
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, Request};
+    /// let mut c = ClassicConfig::new("g");
+    /// c.instance_id = Some("i-1".into());
+    /// let mut m = ClassicMember::new(c);
+    /// m.subscribe(["t".to_string()]);
+    /// m.coordinator_found();
+    /// let Some(Request::Join(j)) = m.poll_request(std::time::Instant::now()) else { panic!() };
+    /// assert_eq!(j.group_instance_id.as_deref(), Some("i-1"));
+    /// assert_eq!(j.protocol_type, "consumer");
+    /// assert_eq!(j.protocols[0].name, "range");
+    /// ```
+    pub fn poll_request(&mut self, now: Instant) -> Option<Request> {
+        if self.state == ClassicState::Leaving {
+            let leave = self.leave_request();
+            self.transition(ClassicState::Unsubscribed, Reason::LeaveSent);
+            return leave.map(Request::Leave);
+        }
+        if self.need_coordinator || self.not_before.is_some_and(|t| now < t) {
+            return None;
+        }
+        self.not_before = None;
+        match self.state {
+            ClassicState::Joining => {
+                let meta = self.subscription().encode_prefixed(3).unwrap_or_default();
+                Some(Request::Join(JoinGroupRequest {
+                    group_id: self.config.group_id.clone(),
+                    session_timeout_ms: millis(self.config.session_timeout),
+                    rebalance_timeout_ms: millis(self.config.rebalance_timeout),
+                    member_id: self.member_id.clone(),
+                    group_instance_id: self.config.instance_id.clone(),
+                    protocol_type: "consumer".into(),
+                    protocols: self
+                        .config
+                        .assignors
+                        .iter()
+                        .map(|a| JoinGroupRequestProtocol {
+                            name: a.name().into(),
+                            metadata: meta.clone().into(),
+                            ..Default::default()
+                        })
+                        .collect(),
+                    reason: self.join_reason.map(String::from),
+                    ..Default::default()
+                }))
+            }
+            ClassicState::Syncing => Some(Request::Sync(SyncGroupRequest {
+                group_id: self.config.group_id.clone(),
+                generation_id: self.generation,
+                member_id: self.member_id.clone(),
+                group_instance_id: self.config.instance_id.clone(),
+                protocol_type: Some("consumer".into()),
+                protocol_name: self.protocol.map(|p| p.name().to_string()),
+                assignments: std::mem::take(&mut self.leader_assignments),
+                ..Default::default()
+            })),
+            ClassicState::Stable | ClassicState::Reconciling | ClassicState::PrepareJoin => {
+                let due = self.next_heartbeat.is_some_and(|t| now >= t);
+                if !due || self.generation < 0 {
+                    return None;
+                }
+                self.next_heartbeat = Some(now + self.config.heartbeat_interval);
+                Some(Request::Heartbeat(HeartbeatRequest {
+                    group_id: self.config.group_id.clone(),
+                    generation_id: self.generation,
+                    member_id: self.member_id.clone(),
+                    group_instance_id: self.config.instance_id.clone(),
+                    ..Default::default()
+                }))
+            }
+            _ => None,
+        }
+    }
+
+    fn leave_request(&self) -> Option<LeaveGroupRequest> {
+        if self.config.instance_id.is_some() || self.member_id.is_empty() {
+            return None;
+        }
+        Some(LeaveGroupRequest {
+            group_id: self.config.group_id.clone(),
+            member_id: self.member_id.clone(),
+            members: vec![LeaveGroupRequestMemberIdentity {
+                member_id: self.member_id.clone(),
+                group_instance_id: None,
+                reason: Some("the consumer is leaving the group".into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        })
+    }
+
+    fn fatal(&mut self, error: ErrorCode, message: Option<String>) {
+        let e = MemberError { error, message };
+        self.owned.clear();
+        self.transition(ClassicState::Fatal, Reason::FatalError);
+        self.actions.push_back(ClassicAction::Fatal(e));
+    }
+
+    /// Resets the generation (and the member id on UNKNOWN_MEMBER_ID):
+    /// owned partitions are lost, then the member rejoins.
+    fn reset_generation(&mut self, reset_member_id: bool) {
+        self.generation = -1;
+        if reset_member_id {
+            self.member_id.clear();
+        }
+        // What the application was already told is being revoked is not
+        // lost again.
+        if let Some(r) = self.revoking.take() {
+            self.owned = difference(&self.owned, &r);
+        }
+        self.adding = None;
+        if self.owned.is_empty() {
+            self.transition(ClassicState::Joining, Reason::GenerationReset);
+        } else {
+            self.awaiting_lost = true;
+            self.actions
+                .push_back(ClassicAction::Lost(flatten(&self.owned)));
+            self.transition(ClassicState::Fenced, Reason::GenerationReset);
+        }
+    }
+
+    /// Starts a rejoin: an eager member revokes what it owns first.
+    fn rejoin_now(&mut self) {
+        self.rejoin_with(Reason::RejoinRequested);
+    }
+
+    fn rejoin_with(&mut self, why: Reason) {
+        if !self.is_cooperative() && !self.owned.is_empty() {
+            let all = self.owned.clone();
+            self.actions.push_back(ClassicAction::Revoke(flatten(&all)));
+            self.revoking = Some(all);
+            self.transition(ClassicState::PrepareJoin, why);
+        } else {
+            self.transition(ClassicState::Joining, why);
+        }
+    }
+
+    /// Errors every request may get.
+    fn common_error(&mut self, now: Instant, error: ErrorCode, message: Option<String>) {
+        match error {
+            ErrorCode::CoordinatorNotAvailable | ErrorCode::NotCoordinator => {
+                self.coordinator_lost()
+            }
+            ErrorCode::CoordinatorLoadInProgress => {
+                self.not_before = Some(now + self.config.retry_backoff)
+            }
+            ErrorCode::IllegalGeneration => self.reset_generation(false),
+            ErrorCode::UnknownMemberId => self.reset_generation(true),
+            e if e.is_retriable() => self.not_before = Some(now + self.config.retry_backoff),
+            e => self.fatal(e, message),
+        }
+    }
+
+    /// JoinGroup answered. For the leader, `partitions` gives the partition
+    /// count of a subscribed topic (see [`leader_topics`]); topics it does
+    /// not know are left out of the assignment, as Java does.
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicAction, ClassicConfig, ClassicMember, ClassicState};
+    /// use kafka_proto::{ErrorCode, messages::JoinGroupResponse};
+    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    /// m.subscribe(["t".to_string()]);
+    /// m.coordinator_found();
+    /// let now = std::time::Instant::now();
+    /// m.poll_request(now);
+    /// m.on_join_answer(now, JoinGroupResponse { error_code: ErrorCode::InconsistentGroupProtocol.code(), ..Default::default() }, &|_| None);
+    /// assert_eq!(m.state(), ClassicState::Fatal);
+    /// ```
+    pub fn on_join_answer(
+        &mut self,
+        now: Instant,
+        resp: JoinGroupResponse,
+        partitions: &dyn Fn(&str) -> Option<i32>,
+    ) {
+        if self.state != ClassicState::Joining {
+            return;
+        }
+        let error = ErrorCode::from(resp.error_code);
+        match error {
+            ErrorCode::None => {}
+            ErrorCode::MemberIdRequired => {
+                self.member_id = resp.member_id;
+                self.join_reason = Some("rejoining with the member id the coordinator gave");
+                return;
+            }
+            ErrorCode::UnknownMemberId => {
+                self.member_id.clear();
+                self.generation = -1;
+                return;
+            }
+            ErrorCode::IllegalGeneration | ErrorCode::RebalanceInProgress => {
+                self.generation = -1;
+                return;
+            }
+            e => return self.common_error(now, e, None),
+        }
+        if resp
+            .protocol_type
+            .as_deref()
+            .is_some_and(|t| t != "consumer")
+        {
+            return self.fatal(
+                ErrorCode::InconsistentGroupProtocol,
+                Some(format!("JoinGroup: protocol type {:?}", resp.protocol_type)),
+            );
+        }
+        let name = resp.protocol_name.clone().unwrap_or_default();
+        let Some(protocol) =
+            Assignor::from_name(&name).filter(|a| self.config.assignors.contains(a))
+        else {
+            return self.fatal(
+                ErrorCode::InconsistentGroupProtocol,
+                Some(format!(
+                    "JoinGroup: the coordinator chose assignor {name:?}"
+                )),
+            );
+        };
+        self.protocol = Some(protocol);
+        self.member_id = resp.member_id.clone();
+        self.generation = resp.generation_id;
+        self.leader_assignments.clear();
+        self.snapshot = None;
+        if resp.leader == resp.member_id && !resp.skip_assignment {
+            let members = match subscriptions(&resp) {
+                Ok(m) => m,
+                Err(e) => return self.fatal(ErrorCode::InconsistentGroupProtocol, Some(e)),
+            };
+            let topics: BTreeSet<&String> = members.iter().flat_map(|m| &m.topics).collect();
+            let snapshot: BTreeMap<String, Option<i32>> = topics
+                .into_iter()
+                .map(|t| (t.clone(), partitions(t)))
+                .collect();
+            let counts: BTreeMap<String, i32> = snapshot
+                .iter()
+                .filter_map(|(t, c)| Some((t.clone(), (*c)?)))
+                .collect();
+            self.snapshot = Some(snapshot);
+            let result = protocol.assign(&members, &counts);
+            for (member_id, parts) in result {
+                let a = ConsumerProtocolAssignment {
+                    assigned_partitions: parts
+                        .into_iter()
+                        .map(|(topic, ps)| ConsumerProtocolAssignmentTopicPartition {
+                            topic,
+                            partitions: ps.into_iter().collect(),
+                        })
+                        .collect(),
+                    user_data: None,
+                };
+                self.leader_assignments.push(SyncGroupRequestAssignment {
+                    member_id,
+                    assignment: a.encode_prefixed(3).unwrap_or_default().into(),
+                    ..Default::default()
+                });
+            }
+        }
+        self.transition(ClassicState::Syncing, Reason::Joined);
+    }
+
+    /// SyncGroup answered: reconcile the assignment.
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, ClassicState};
+    /// use kafka_proto::{ErrorCode, messages::SyncGroupResponse};
+    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    /// m.on_sync_answer(std::time::Instant::now(), SyncGroupResponse::default());
+    /// assert_eq!(m.state(), ClassicState::Unsubscribed, "not syncing: ignored");
+    /// ```
+    pub fn on_sync_answer(&mut self, now: Instant, resp: SyncGroupResponse) {
+        if self.state != ClassicState::Syncing {
+            return;
+        }
+        match ErrorCode::from(resp.error_code) {
+            ErrorCode::None => {}
+            ErrorCode::RebalanceInProgress => {
+                return self.transition(ClassicState::Joining, Reason::JoinFailed);
+            }
+            e @ (ErrorCode::CoordinatorNotAvailable | ErrorCode::NotCoordinator) => {
+                self.common_error(now, e, None);
+                return self.transition(ClassicState::Joining, Reason::JoinFailed);
+            }
+            e => return self.common_error(now, e, None),
+        }
+        let assigned: Partitions =
+            match ConsumerProtocolAssignment::decode_prefixed(&resp.assignment) {
+                Ok((_, a)) => a
+                    .assigned_partitions
+                    .into_iter()
+                    .filter(|t| self.topics.contains(&t.topic))
+                    .map(|t| (t.topic, t.partitions.into_iter().collect::<BTreeSet<_>>()))
+                    .filter(|(_, p)| !p.is_empty())
+                    .collect(),
+                Err(e) => {
+                    // Java treats an unreadable assignment as a broken leader
+                    // and rejoins.
+                    self.actions.push_back(ClassicAction::Error(MemberError {
+                        error: ErrorCode::InconsistentGroupProtocol,
+                        message: Some(format!("SyncGroup assignment: {e}")),
+                    }));
+                    self.not_before = Some(now + self.config.retry_backoff);
+                    return self.transition(ClassicState::Joining, Reason::JoinFailed);
+                }
+            };
+        let revoked = difference(&self.owned, &assigned);
+        let added = difference(&assigned, &self.owned);
+        self.target = assigned;
+        self.next_heartbeat = Some(now + self.config.heartbeat_interval);
+        self.transition(ClassicState::Reconciling, Reason::Synced);
+        if revoked.is_empty() {
+            self.actions
+                .push_back(ClassicAction::Assign(flatten(&added)));
+            self.adding = Some(added);
+        } else {
+            self.actions
+                .push_back(ClassicAction::Revoke(flatten(&revoked)));
+            self.revoking = Some(revoked);
+            self.adding = Some(added);
+            // The revoked partitions go to their new owner in a follow-up
+            // rebalance (KIP-429).
+            self.rejoin_after = true;
+        }
+    }
+
+    /// Heartbeat answered (`sent` is the request it answers).
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, ClassicState};
+    /// use kafka_proto::messages::{HeartbeatRequest, HeartbeatResponse};
+    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    /// m.on_heartbeat_answer(std::time::Instant::now(), &HeartbeatRequest::default(), HeartbeatResponse::default());
+    /// assert_eq!(m.state(), ClassicState::Unsubscribed);
+    /// ```
+    pub fn on_heartbeat_answer(
+        &mut self,
+        now: Instant,
+        sent: &HeartbeatRequest,
+        resp: HeartbeatResponse,
+    ) {
+        let joined = matches!(
+            self.state,
+            ClassicState::Stable | ClassicState::Reconciling | ClassicState::PrepareJoin
+        );
+        // An answer for an older generation is ignored (Java's
+        // `generationUnchanged`).
+        if !joined || sent.generation_id != self.generation || sent.member_id != self.member_id {
+            return;
+        }
+        match ErrorCode::from(resp.error_code) {
+            ErrorCode::None => {}
+            ErrorCode::RebalanceInProgress => match self.state {
+                ClassicState::Stable => self.rejoin_now(),
+                ClassicState::Reconciling => self.rejoin_after = true,
+                _ => {}
+            },
+            e => self.common_error(now, e, None),
+        }
+    }
+
+    /// The request got no answer (transport failure or timeout): the
+    /// coordinator is looked up again; a join or sync starts over.
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, Request, ClassicState};
+    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    /// m.subscribe(["t".to_string()]);
+    /// m.coordinator_found();
+    /// let now = std::time::Instant::now();
+    /// let join = m.poll_request(now).unwrap();
+    /// m.on_request_failure(now, &join);
+    /// assert!(m.needs_coordinator());
+    /// assert_eq!(m.state(), ClassicState::Joining);
+    /// ```
+    pub fn on_request_failure(&mut self, now: Instant, sent: &Request) {
+        self.coordinator_lost();
+        self.not_before = Some(now + self.config.retry_backoff);
+        if matches!(sent, Request::Sync(_)) && self.state == ClassicState::Syncing {
+            self.transition(ClassicState::Joining, Reason::JoinFailed);
+        }
+    }
+
+    /// True when this member assigned the partitions of the current
+    /// generation.
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// assert!(!ClassicMember::new(ClassicConfig::new("g")).is_leader());
+    /// ```
+    pub fn is_leader(&self) -> bool {
+        self.snapshot.is_some()
+    }
+
+    /// The leader compares the partition counts of the members' topics with
+    /// those it assigned from, and rejoins when one changed (partitions
+    /// added, a topic created or deleted), as Java's `ConsumerCoordinator`
+    /// does; a follower ignores this. Returns true when a rejoin started.
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    /// assert!(!m.check_metadata(&|_| Some(4)), "not the leader");
+    /// ```
+    pub fn check_metadata(&mut self, partitions: &dyn Fn(&str) -> Option<i32>) -> bool {
+        let changed = self.state == ClassicState::Stable
+            && self
+                .snapshot
+                .as_ref()
+                .is_some_and(|snap| snap.iter().any(|(t, c)| partitions(t) != *c));
+        if changed {
+            self.snapshot = None;
+            self.rejoin_with(Reason::MetadataChanged);
+        }
+        changed
+    }
+
+    /// The application confirmed the last [`ClassicAction::Revoke`].
+    /// Returns false when no revocation was pending.
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// assert!(!ClassicMember::new(ClassicConfig::new("g")).revocation_done());
+    /// ```
+    pub fn revocation_done(&mut self) -> bool {
+        let Some(revoked) = self.revoking.take() else {
+            return false;
+        };
+        self.owned = difference(&self.owned, &revoked);
+        match self.state {
+            ClassicState::PrepareJoin => {
+                self.transition(ClassicState::Joining, Reason::RevokedForJoin)
+            }
+            ClassicState::Reconciling => {
+                let added = self.adding.clone().unwrap_or_default();
+                self.actions
+                    .push_back(ClassicAction::Assign(flatten(&added)));
+            }
+            _ => {}
+        }
+        true
+    }
+
+    /// The application confirmed the last [`ClassicAction::Assign`].
+    /// Returns false when no assignment was pending.
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// assert!(!ClassicMember::new(ClassicConfig::new("g")).assignment_done());
+    /// ```
+    pub fn assignment_done(&mut self) -> bool {
+        if self.state != ClassicState::Reconciling || self.revoking.is_some() {
+            return false;
+        }
+        let Some(added) = self.adding.take() else {
+            return false;
+        };
+        for (t, ps) in added {
+            self.owned.entry(t).or_default().extend(ps);
+        }
+        self.transition(ClassicState::Stable, Reason::Reconciled);
+        if self.rejoin_after {
+            self.rejoin_now();
+        }
+        true
+    }
+
+    /// The application confirmed the last [`ClassicAction::Lost`]; the
+    /// member rejoins (a stale one waits for [`Self::rejoin`]).
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// assert!(!ClassicMember::new(ClassicConfig::new("g")).lost_done());
+    /// ```
+    pub fn lost_done(&mut self) -> bool {
+        if !self.awaiting_lost {
+            return false;
+        }
+        self.awaiting_lost = false;
+        self.owned.clear();
+        if self.state == ClassicState::Fenced {
+            self.transition(ClassicState::Joining, Reason::LostDone);
+        }
+        true
+    }
+
+    /// `max.poll.interval.ms` passed without a poll: the owned partitions
+    /// are lost and a dynamic member leaves (the LeaveGroup to send is
+    /// returned); the member rejoins at the next [`Self::rejoin`].
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, ClassicState};
+    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    /// m.subscribe(["t".to_string()]);
+    /// assert!(m.poll_timeout_expired().is_none(), "no member id yet: nothing to leave");
+    /// assert_eq!(m.state(), ClassicState::Stale);
+    /// ```
+    pub fn poll_timeout_expired(&mut self) -> Option<LeaveGroupRequest> {
+        if matches!(
+            self.state,
+            ClassicState::Unsubscribed
+                | ClassicState::Stale
+                | ClassicState::Leaving
+                | ClassicState::Fatal
+        ) {
+            return None;
+        }
+        let leave = self.leave_request();
+        if let Some(r) = self.revoking.take() {
+            self.owned = difference(&self.owned, &r);
+        }
+        self.adding = None;
+        if !self.owned.is_empty() {
+            self.awaiting_lost = true;
+            self.actions
+                .push_back(ClassicAction::Lost(flatten(&self.owned)));
+        }
+        self.generation = -1;
+        if leave.is_some() {
+            self.member_id.clear();
+        }
+        self.transition(ClassicState::Stale, Reason::PollTimeout);
+        leave
+    }
+
+    /// The application polled again after a poll timeout: join anew.
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// assert!(!ClassicMember::new(ClassicConfig::new("g")).rejoin(), "not stale");
+    /// ```
+    pub fn rejoin(&mut self) -> bool {
+        if self.state != ClassicState::Stale || self.awaiting_lost {
+            return false;
+        }
+        self.transition(ClassicState::Joining, Reason::Rejoin);
+        true
+    }
+
+    /// Close: a dynamic member sends LeaveGroup next; a static one just
+    /// stops (Java's `maybeLeaveGroup`).
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, ClassicState};
+    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    /// m.subscribe(["t".to_string()]);
+    /// m.leave();
+    /// assert!(m.poll_request(std::time::Instant::now()).is_none(), "no member id: nothing to send");
+    /// assert_eq!(m.state(), ClassicState::Unsubscribed);
+    /// ```
+    pub fn leave(&mut self) {
+        if matches!(
+            self.state,
+            ClassicState::Unsubscribed | ClassicState::Leaving | ClassicState::Fatal
+        ) {
+            return;
+        }
+        self.revoking = None;
+        self.adding = None;
+        self.awaiting_lost = false;
+        self.owned.clear();
+        self.transition(ClassicState::Leaving, Reason::LeaveRequested);
+    }
+}
+
+fn millis(d: Duration) -> i32 {
+    d.as_millis().min(i32::MAX as u128) as i32
+}
+
+#[cfg(test)]
+mod tests;

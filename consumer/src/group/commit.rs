@@ -1,0 +1,453 @@
+//! Offset commits of a [`GroupConsumer`](super::GroupConsumer), in order.
+//!
+//! Every commit, awaited ([`GroupConsumer::commit`](super::GroupConsumer::commit),
+//! Java's `commitSync`) or not ([`GroupConsumer::commit_async`](super::GroupConsumer::commit_async),
+//! Java's `commitAsync`), goes through one queue served by one task, which
+//! sends one OffsetCommit at a time and retries a retriable error before it
+//! takes the next. So the group coordinator applies the commits in the
+//! order the application made them, and a later commit can never be
+//! overwritten by an earlier one that was retried (the reason Java's
+//! `commitAsync` does not retry; here the queue makes retrying safe). The
+//! results complete in the same order. An awaited commit made after
+//! un-awaited ones therefore returns only after they are done, as Java's
+//! `commitSync` waits for the `commitAsync` calls before it.
+//!
+//! ```text
+//!   commit / commit_async ──► queue (FIFO) ──► commit task: OffsetCommit, retry until
+//!                                                 the commit's deadline, then the next
+//!   PendingCommit ◄──────────── result ─────────┘
+//! ```
+
+use super::consumer::{GroupError, Member, Shared, lock};
+use kafka_client::TopicPartition;
+use kafka_proto::ErrorCode;
+use kafka_proto::messages::{
+    OffsetCommitRequest, OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+};
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+use tokio::sync::{Notify, mpsc, oneshot};
+
+/// The outcome of a commit made with
+/// [`GroupConsumer::commit_async`](super::GroupConsumer::commit_async):
+/// await it for the result, or drop it (the commit still goes out, in
+/// order; a failure of a dropped commit is logged as a warning).
+///
+/// ```no_run
+/// # async fn demo(c: &kafka_consumer::group::GroupConsumer) -> Result<(), kafka_consumer::group::GroupError> {
+/// let first = c.commit_positions_async();
+/// let second = c.commit_positions_async();
+/// // The coordinator applies `first` before `second`; results come in that order.
+/// first.await?;
+/// second.await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+#[must_use = "await the commit for its result, or drop it explicitly to ignore it"]
+pub struct PendingCommit {
+    result: oneshot::Receiver<Result<(), GroupError>>,
+}
+
+impl PendingCommit {
+    /// A commit that is already complete.
+    fn ready(result: Result<(), GroupError>) -> Self {
+        let (tx, rx) = oneshot::channel();
+        let _ = tx.send(result);
+        Self { result: rx }
+    }
+}
+
+impl Future for PendingCommit {
+    type Output = Result<(), GroupError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.result)
+            .poll(cx)
+            .map(|r| r.unwrap_or(Err(GroupError::Closed)))
+    }
+}
+
+/// One queued commit.
+struct Job {
+    offsets: Vec<(TopicPartition, i64)>,
+    /// Retriable errors are retried until then; counted from the call, so
+    /// the time spent behind earlier commits is part of it.
+    deadline: Instant,
+    done: oneshot::Sender<Result<(), GroupError>>,
+}
+
+/// The application's end of the commit queue.
+#[derive(Debug)]
+pub(super) struct CommitQueue {
+    jobs: mpsc::UnboundedSender<Job>,
+    api_timeout: Duration,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Job")
+            .field("offsets", &self.offsets.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the commit task needs to build and send an OffsetCommit.
+pub(super) struct Committer {
+    pub(super) shared: Arc<Mutex<Shared>>,
+    /// Wakes the heartbeat task (which finds the coordinator).
+    pub(super) wake_task: Arc<Notify>,
+    pub(super) group_id: String,
+    pub(super) instance_id: Option<String>,
+    pub(super) retry_backoff: Duration,
+    pub(super) api_timeout: Duration,
+}
+
+impl CommitQueue {
+    /// Starts the commit task.
+    pub(super) fn start(committer: Committer) -> Self {
+        let (jobs, rx) = mpsc::unbounded_channel();
+        let api_timeout = committer.api_timeout;
+        let task = tokio::spawn(commit_task(committer, rx));
+        Self {
+            jobs,
+            api_timeout,
+            task,
+        }
+    }
+
+    /// Queues a commit of `offsets` (nothing to send when empty; it still
+    /// completes after the commits queued before it).
+    pub(super) fn push(&self, offsets: Vec<(TopicPartition, i64)>) -> PendingCommit {
+        let (done, result) = oneshot::channel();
+        let job = Job {
+            offsets,
+            deadline: Instant::now() + self.api_timeout,
+            done,
+        };
+        match self.jobs.send(job) {
+            Ok(()) => PendingCommit { result },
+            Err(_) => PendingCommit::ready(Err(GroupError::Closed)),
+        }
+    }
+}
+
+impl Drop for CommitQueue {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn commit_task(committer: Committer, mut jobs: mpsc::UnboundedReceiver<Job>) {
+    while let Some(job) = jobs.recv().await {
+        let result = if job.offsets.is_empty() {
+            Ok(())
+        } else {
+            committer.commit(&job.offsets, job.deadline).await
+        };
+        if let Err(Err(e)) = job.done.send(result) {
+            tracing::warn!(group = %committer.group_id, error = %e, "group consumer: an asynchronous offset commit failed");
+        }
+    }
+}
+
+/// A retriable commit failure.
+struct Retry(String);
+
+impl Committer {
+    /// Commits `offsets`, retrying retriable errors until `deadline`.
+    async fn commit(
+        &self,
+        offsets: &[(TopicPartition, i64)],
+        deadline: Instant,
+    ) -> Result<(), GroupError> {
+        loop {
+            let why = match self.commit_once(offsets).await {
+                Ok(result) => return result,
+                Err(Retry(why)) => why,
+            };
+            tracing::debug!(%why, "group consumer: OffsetCommit retry");
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(GroupError::Timeout {
+                    what: "OffsetCommit".into(),
+                    after: self.api_timeout,
+                    last_error: Some(why),
+                });
+            }
+            tokio::time::sleep(self.retry_backoff.min(deadline - now)).await;
+        }
+    }
+
+    async fn commit_once(
+        &self,
+        offsets: &[(TopicPartition, i64)],
+    ) -> Result<Result<(), GroupError>, Retry> {
+        let (conn, epoch, member_id, classic) = {
+            let s = lock(&self.shared);
+            if s.closing {
+                return Ok(Err(GroupError::Closed));
+            }
+            (
+                s.coordinator.clone(),
+                s.member.generation(),
+                s.member.member_id().to_string(),
+                matches!(s.member, Member::Classic(_)),
+            )
+        };
+        let Some(conn) = conn else {
+            self.wake_task.notify_one();
+            return Err(Retry("no group coordinator yet".into()));
+        };
+        let version = match conn.versions().version_for::<OffsetCommitRequest>() {
+            // A classic member may use any version (the generation is in
+            // every one from v1).
+            Ok(v) if v >= 9 || classic => v.min(9),
+            Ok(v) => {
+                return Ok(Err(GroupError::Commit {
+                    error: ErrorCode::UnsupportedVersion,
+                    message: Some(format!(
+                        "OffsetCommit v{v}: a KIP-848 member needs v9 or newer"
+                    )),
+                }));
+            }
+            Err(e) => return Ok(Err(GroupError::Reader(e.into()))),
+        };
+        let mut topics: BTreeMap<&str, Vec<OffsetCommitRequestPartition>> = BTreeMap::new();
+        for (tp, offset) in offsets {
+            topics
+                .entry(&tp.topic)
+                .or_default()
+                .push(OffsetCommitRequestPartition {
+                    partition_index: tp.partition,
+                    committed_offset: *offset,
+                    ..Default::default()
+                });
+        }
+        let req = OffsetCommitRequest {
+            group_id: self.group_id.clone(),
+            generation_id_or_member_epoch: epoch,
+            member_id,
+            group_instance_id: self.instance_id.clone(),
+            topics: topics
+                .into_iter()
+                .map(|(name, partitions)| OffsetCommitRequestTopic {
+                    name: name.to_string(),
+                    partitions,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let resp = match conn.send(&req, version).await {
+            Ok(r) => r,
+            Err(e) if e.is_retriable() => {
+                self.coordinator_failed();
+                return Err(Retry(e.to_string()));
+            }
+            Err(e) => return Ok(Err(GroupError::Reader(e.into()))),
+        };
+        let mut retry = None;
+        for t in &resp.topics {
+            for p in &t.partitions {
+                let error = ErrorCode::from(p.error_code);
+                match error {
+                    ErrorCode::None => {}
+                    ErrorCode::NotCoordinator | ErrorCode::CoordinatorNotAvailable => {
+                        self.coordinator_failed();
+                        retry = Some(format!("{}-{}: {error:?}", t.name, p.partition_index));
+                    }
+                    e if e.is_retriable() => {
+                        retry = Some(format!("{}-{}: {e:?}", t.name, p.partition_index));
+                    }
+                    e => {
+                        return Ok(Err(GroupError::Commit {
+                            error: e,
+                            message: Some(format!("{}-{}", t.name, p.partition_index)),
+                        }));
+                    }
+                }
+            }
+        }
+        match retry {
+            Some(why) => Err(Retry(why)),
+            None => Ok(Ok(())),
+        }
+    }
+
+    fn coordinator_failed(&self) {
+        lock(&self.shared).coordinator = None;
+        self.wake_task.notify_one();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The commit queue against a scripted coordinator that answers
+    //! OffsetCommit as a script says and records the offsets it was asked
+    //! to commit, in arrival order.
+    use super::*;
+    use crate::group::classic::{ClassicConfig, ClassicMember};
+    use crate::group::consumer::Shared;
+    use kafka_client::Connection;
+    use kafka_client::internals::scripted_peer::{Seen, Step, api_versions, fast_config, peer};
+    use kafka_proto::ApiKey;
+    use kafka_proto::frame::{decode_request_frame, encode_response_frame};
+    use kafka_proto::messages::{
+        OffsetCommitResponse, OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+    };
+
+    /// Offsets the coordinator was asked to commit, in arrival order.
+    type Arrivals = Arc<Mutex<Vec<i64>>>;
+
+    /// A coordinator whose `n`-th OffsetCommit (from 0) gets `answer(n)`.
+    async fn coordinator(
+        answer: impl Fn(usize) -> ErrorCode + Send + Sync + 'static,
+    ) -> (Arc<Connection>, Arrivals) {
+        let arrivals: Arrivals = Arc::default();
+        let seen = arrivals.clone();
+        let answer = Arc::new(answer);
+        let (addr, _log) = peer(move || {
+            let seen = seen.clone();
+            let answer = answer.clone();
+            move |s: Seen| match s.api {
+                ApiKey::ApiVersions => {
+                    let resp =
+                        api_versions(&[(ApiKey::ApiVersions, 0, 4), (ApiKey::OffsetCommit, 2, 9)]);
+                    Step::Reply(vec![
+                        encode_response_frame(&resp, s.version, s.correlation_id).unwrap(),
+                    ])
+                }
+                ApiKey::OffsetCommit => {
+                    let (_, req) = decode_request_frame::<OffsetCommitRequest>(&s.body).unwrap();
+                    let offset = req.topics[0].partitions[0].committed_offset;
+                    let n = {
+                        let mut seen = seen.lock().unwrap();
+                        seen.push(offset);
+                        seen.len() - 1
+                    };
+                    let resp = OffsetCommitResponse {
+                        topics: vec![OffsetCommitResponseTopic {
+                            name: req.topics[0].name.clone(),
+                            partitions: vec![OffsetCommitResponsePartition {
+                                partition_index: 0,
+                                error_code: answer(n).code(),
+                                ..Default::default()
+                            }],
+                            ..Default::default()
+                        }],
+                        ..Default::default()
+                    };
+                    Step::Reply(vec![
+                        encode_response_frame(&resp, s.version, s.correlation_id).unwrap(),
+                    ])
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        })
+        .await;
+        let conn = Arc::new(Connection::connect(&addr, &fast_config()).await.unwrap());
+        (conn, arrivals)
+    }
+
+    /// A commit queue of a classic member whose coordinator is `conn`.
+    fn queue_with(conn: Arc<Connection>, api_timeout: Duration) -> CommitQueue {
+        let mut shared = Shared::new(Member::Classic(ClassicMember::new(ClassicConfig::new("g"))));
+        shared.coordinator = Some(conn);
+        CommitQueue::start(Committer {
+            shared: Arc::new(Mutex::new(shared)),
+            wake_task: Arc::default(),
+            group_id: "g".into(),
+            instance_id: None,
+            retry_backoff: Duration::from_millis(5),
+            api_timeout,
+        })
+    }
+
+    fn queue(conn: Arc<Connection>) -> CommitQueue {
+        queue_with(conn, Duration::from_secs(10))
+    }
+
+    fn at(offset: i64) -> Vec<(TopicPartition, i64)> {
+        vec![(TopicPartition::new("orders", 0), offset)]
+    }
+
+    /// Invariant: the coordinator receives the commits in the order they
+    /// were made, a retried commit before any later one, so the last
+    /// committed offset is the last one asked for; the results complete in
+    /// that order.
+    #[tokio::test]
+    async fn unawaited_commits_reach_the_coordinator_in_order_across_a_retry() {
+        // The first attempt is refused with a retriable error.
+        let (conn, arrivals) = coordinator(|n| match n {
+            0 => ErrorCode::CoordinatorLoadInProgress,
+            _ => ErrorCode::None,
+        })
+        .await;
+        let q = queue(conn);
+        let mut pending: Vec<PendingCommit> = (1..=20).map(|o| q.push(at(o))).collect();
+        // The awaited commit returns after every earlier one completed.
+        q.push(at(21)).await.unwrap();
+        for (i, p) in pending.iter_mut().enumerate() {
+            assert!(
+                matches!(p.result.try_recv(), Ok(Ok(()))),
+                "commit {} not complete when a later one returned",
+                i + 1
+            );
+        }
+        let mut expected = vec![1];
+        expected.extend(1..=21);
+        assert_eq!(*arrivals.lock().unwrap(), expected);
+    }
+
+    /// Invariant: a refused commit fails alone; the commits after it go
+    /// out, in order, and succeed.
+    #[tokio::test]
+    async fn a_refused_commit_fails_without_holding_back_the_next() {
+        let (conn, arrivals) = coordinator(|n| match n {
+            1 => ErrorCode::UnknownMemberId,
+            _ => ErrorCode::None,
+        })
+        .await;
+        let q = queue(conn);
+        let first = q.push(at(1));
+        let second = q.push(at(2));
+        let third = q.push(at(3));
+        assert!(matches!(third.await, Ok(())));
+        assert!(matches!(first.await, Ok(())));
+        assert!(matches!(
+            second.await,
+            Err(GroupError::Commit {
+                error: ErrorCode::UnknownMemberId,
+                ..
+            })
+        ));
+        assert_eq!(*arrivals.lock().unwrap(), vec![1, 2, 3]);
+    }
+
+    /// Invariant: a commit that nobody awaits still goes out.
+    #[tokio::test]
+    async fn a_dropped_pending_commit_is_still_sent() {
+        let (conn, arrivals) = coordinator(|_| ErrorCode::None).await;
+        let q = queue(conn);
+        drop(q.push(at(7)));
+        q.push(Vec::new()).await.unwrap();
+        assert_eq!(*arrivals.lock().unwrap(), vec![7]);
+    }
+
+    /// Invariant: a retriable error past the commit's deadline is reported
+    /// as a timeout (outcome unknown), not as success.
+    #[tokio::test]
+    async fn retries_stop_at_the_deadline_with_a_timeout() {
+        let (conn, _arrivals) = coordinator(|_| ErrorCode::CoordinatorLoadInProgress).await;
+        let q = queue_with(conn, Duration::from_millis(200));
+        assert!(matches!(
+            q.push(at(1)).await,
+            Err(GroupError::Timeout { .. })
+        ));
+    }
+}
