@@ -20,5 +20,6 @@ export RUSTDOC="$PWD/.ci/rustdoc-unstable"
 export RUSTDOCFLAGS="-Z unstable-options -Zcrate-attr=feature(rustdoc_missing_doc_code_examples) -W rustdoc::missing-doc-code-examples"
 cargo doc --workspace --no-deps --all-features --message-format=json \
   | python3 .ci/missing-doc-examples.py \
-      --library kafka-proto --library kafka-producer --library kafka-sink \
+      --library kafka-proto --library kafka-client --library kafka-producer \
+      --library kafka-consumer --library kafka-admin --library kafka-sink --library kafka-eos \
       --library kafka-testcontainers --library kafka-eos-examples

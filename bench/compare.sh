@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Side-by-side producer benchmark of three clients against one Kafka 4.4
-# broker: ours (kafka-producer, bench/peers/ours), librdkafka (the rdkafka
+# broker: ours (kafka-eos, bench/peers/ours), librdkafka (the rdkafka
 # crate, bench/peers/rdkafka) and franz-go (bench/peers/franz-go). All three
 # run the same workload loop and print one JSON line each:
 #   {"client":..., "records":..., "bytes":..., "secs":..., "commit_ms":[...]}

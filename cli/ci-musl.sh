@@ -30,12 +30,12 @@ if ! command -v musl-gcc >/dev/null; then
     $SUDO apt-get update -q
     $SUDO apt-get install -y -q --no-install-recommends musl-tools
 fi
-if cargo tree -p kafka-eos -e normal --prefix none | grep -E -- '-sys( |$)'; then
-    echo "ci-musl: a -sys crate is in kafka-eos's default dependency tree" >&2
+if cargo tree -p kafka-eos-cli -e normal --prefix none | grep -E -- '-sys( |$)'; then
+    echo "ci-musl: a -sys crate is in kafka-eos-cli's default dependency tree" >&2
     exit 1
 fi
 # The crates that depend on cc (compile C) in the default build: exactly ring.
-c_crates=$(cargo tree -p kafka-eos -e normal,build -i cc --depth 1 --prefix none |
+c_crates=$(cargo tree -p kafka-eos-cli -e normal,build -i cc --depth 1 --prefix none |
     awk 'NR > 1 && $1 !~ /^\[/ {print $1}' | sort -u | paste -sd ' ' -)
 if [[ "$c_crates" != "ring" ]]; then
     echo "ci-musl: crates compiling C: '$c_crates'; only ring (TLS) is allowed" >&2
@@ -46,7 +46,7 @@ fi
 # behaviour checked below are the same, the optimizer's run is not needed to
 # check them and takes 2.7 times as long (174 s against 65 s on two cores).
 PROFILE="${CI_MUSL_PROFILE:-dev}"
-cargo build --profile "$PROFILE" --locked -p kafka-eos --target "$TARGET"
+cargo build --profile "$PROFILE" --locked -p kafka-eos-cli --target "$TARGET"
 if [[ "$PROFILE" == dev ]]; then
     BIN="$PWD/target/$TARGET/debug/kafka-eos"
 else
@@ -68,5 +68,5 @@ if ((BUILD_ONLY)); then
     echo "MUSL_BIN=$BIN"
     exit 0
 fi
-KAFKA_EOS_BIN="$BIN" cargo test --locked -p kafka-eos --test roundtrip --test cli_errors --test tls --test sasl
+KAFKA_EOS_BIN="$BIN" cargo test --locked -p kafka-eos-cli --test roundtrip --test cli_errors --test tls --test sasl
 echo "ci-musl: static $BIN OK"

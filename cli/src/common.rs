@@ -5,7 +5,7 @@ use crate::args::Cli;
 use crate::error::{CliError, CliResult};
 use kafka_client::Cluster;
 use kafka_consumer::group::GroupConsumerConfig;
-use kafka_consumer::group::consumer::{is_connection_property, is_consumer_property};
+use kafka_consumer::group::{is_connection_property, is_consumer_property};
 use kafka_producer::ProducerConfig;
 use std::sync::Arc;
 

@@ -21,7 +21,7 @@ impl LocalKafka {
         Err(CliError::usage(
             "this kafka-eos was built without a local Kafka (cargo feature local-kafka)\n\
              hint: pass --bootstrap HOST:PORT (or set KAFKA_EOS_BOOTSTRAP), or run from the \
-             source tree: cargo run -p kafka-eos -- demo",
+             source tree: cargo run -p kafka-eos-cli -- demo",
         ))
     }
 
@@ -103,7 +103,7 @@ mod imp {
                 "Kafka {version} is not downloaded yet and its fetch script {} is missing \
                  (this binary runs outside the kafka-eos source tree it was built in)\n\
                  hint: pass --bootstrap HOST:PORT, or run from the source tree \
-                 (cargo run -p kafka-eos -- demo)",
+                 (cargo run -p kafka-eos-cli -- demo)",
                 script.display()
             )));
         }

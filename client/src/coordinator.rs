@@ -10,6 +10,19 @@ use kafka_proto::{ApiKey, ErrorCode, Message};
 use std::sync::Arc;
 
 /// A failed coordinator or admin request.
+///
+/// ```
+/// use kafka_client::CoordinatorError;
+/// use kafka_proto::{ApiKey, ErrorCode};
+/// let e = CoordinatorError::Broker {
+///     api: ApiKey::FindCoordinator,
+///     version: 4,
+///     error: ErrorCode::CoordinatorNotAvailable,
+///     message: None,
+/// };
+/// assert!(e.is_retriable());
+/// assert_eq!(e.to_string(), "FindCoordinator v4 failed: COORDINATOR_NOT_AVAILABLE");
+/// ```
 #[derive(Debug, thiserror::Error)]
 pub enum CoordinatorError {
     /// Cluster or connection failure.
@@ -37,6 +50,18 @@ impl From<ConnError> for CoordinatorError {
 
 impl CoordinatorError {
     /// True when retrying may help.
+    ///
+    /// ```
+    /// use kafka_client::CoordinatorError;
+    /// use kafka_proto::{ApiKey, ErrorCode};
+    /// let fatal = CoordinatorError::Broker {
+    ///     api: ApiKey::DescribeConfigs,
+    ///     version: 4,
+    ///     error: ErrorCode::ClusterAuthorizationFailed,
+    ///     message: None,
+    /// };
+    /// assert!(!fatal.is_retriable());
+    /// ```
     pub fn is_retriable(&self) -> bool {
         match self {
             CoordinatorError::Cluster(e) => e.is_retriable(),
@@ -45,6 +70,18 @@ impl CoordinatorError {
     }
 
     /// The broker error code, if any.
+    ///
+    /// ```
+    /// use kafka_client::CoordinatorError;
+    /// use kafka_proto::{ApiKey, ErrorCode};
+    /// let e = CoordinatorError::Broker {
+    ///     api: ApiKey::FindCoordinator,
+    ///     version: 4,
+    ///     error: ErrorCode::NotCoordinator,
+    ///     message: None,
+    /// };
+    /// assert_eq!(e.error_code(), Some(ErrorCode::NotCoordinator));
+    /// ```
     pub fn error_code(&self) -> Option<ErrorCode> {
         match self {
             CoordinatorError::Broker { error, .. } => Some(*error),
@@ -54,6 +91,14 @@ impl CoordinatorError {
 }
 
 /// A coordinator and a connection to it.
+///
+/// ```no_run
+/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::CoordinatorError> {
+/// use kafka_client::{CoordinatorType, find_coordinator};
+/// let c = find_coordinator(cluster, CoordinatorType::Group, "billing").await?;
+/// println!("node {}: {:?}", c.node_id, c.connection.negotiated_version(kafka_proto::ApiKey::OffsetCommit));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct CoordinatorConnection {
     /// The coordinator's node id.
@@ -64,9 +109,9 @@ pub struct CoordinatorConnection {
 
 /// FindCoordinator(`key_type`, `key`) on any broker — v4+ batched
 /// (`CoordinatorKeys`), v0-3 single key (a transactional id needs v1+) —
-/// then a pooled connection to the answer. The one lookup of the crate: the
-/// transaction manager, the group consumer, the admin client and the
-/// [`Reader`](crate::reader::Reader) all use it. It does not retry: an error
+/// then a pooled connection to the answer. The one lookup of the clients:
+/// the transaction manager, the group consumer, the admin functions and the
+/// manual-assign consumer all use it. It does not retry: an error
 /// code comes back as [`CoordinatorError::Broker`] (retriable ones such as
 /// COORDINATOR_NOT_AVAILABLE say so in [`CoordinatorError::is_retriable`]),
 /// and callers retry within their own deadline.
@@ -108,6 +153,20 @@ pub async fn find_coordinator(
 }
 
 /// FindCoordinator's answer as one broker gave it, error code included.
+///
+/// ```
+/// use kafka_client::coordinator::CoordinatorAnswer;
+/// use kafka_proto::ErrorCode;
+/// let a = CoordinatorAnswer {
+///     version: 4,
+///     error: ErrorCode::None,
+///     node_id: 2,
+///     host: "broker-2".into(),
+///     port: 9092,
+///     message: None,
+/// };
+/// assert!(a.error.is_ok());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CoordinatorAnswer {
     /// The FindCoordinator version used.

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 /// ```no_run
 /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), Box<dyn std::error::Error>> {
 /// let (node, conn) = cluster.leader_connection("orders", 0).await?;
-/// let cfg = kafka_admin::broker_config_on(&conn, node, &["min.insync.replicas"]).await?;
+/// let cfg = kafka_client::describe_configs::broker_config_on(&conn, node, &["min.insync.replicas"]).await?;
 /// println!("{:?}", cfg.get("min.insync.replicas"));
 /// # Ok(()) }
 /// ```

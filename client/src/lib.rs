@@ -44,6 +44,23 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+/// Declares a module public with the `internals` cargo feature of the
+/// crate that invokes it (for kafka-eos's own tests, benches and doc
+/// examples of its state machines), private to that crate without it.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! internal_mod {
+    ($(#[$attr:meta])* $name:ident) => {
+        $(#[$attr])*
+        #[cfg(feature = "internals")]
+        pub mod $name;
+        $(#[$attr])*
+        #[cfg(not(feature = "internals"))]
+        #[allow(dead_code, unreachable_pub, unused_imports)]
+        pub(crate) mod $name;
+    };
+}
+
 pub mod backoff;
 pub mod cluster;
 pub mod config;

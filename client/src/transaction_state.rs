@@ -2,7 +2,7 @@
 
 /// The state of a transaction as its coordinator reports it
 /// (DescribeTransactions, ListTransactions; the broker's `TransactionState`,
-/// Java's admin `TransactionState`) — not the client's [`State`]. A state
+/// Java's admin `TransactionState`) — not the producer's own transaction state. A state
 /// name this client does not know (from a newer broker) is kept in
 /// [`TransactionState::Unknown`].
 ///

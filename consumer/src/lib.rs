@@ -27,15 +27,14 @@
 //!     ("group.id", "billing"),
 //!     ("isolation.level", "read_committed"),
 //! ])?;
-//! let mut consumer = GroupConsumer::connect(config).await?;
-//! consumer.subscribe(&["orders"])?;
+//! let mut consumer = GroupConsumer::subscribe(config, ["orders"]).await?;
 //! loop {
 //!     match consumer.poll(std::time::Duration::from_secs(1)).await? {
 //!         ConsumerEvent::Records(records) => {
 //!             for r in &records {
 //!                 println!("{}-{}@{}", r.topic, r.partition, r.offset);
 //!             }
-//!             consumer.commit().await?;
+//!             consumer.commit_positions().await?;
 //!         }
 //!         other => println!("{other:?}"),
 //!     }

@@ -55,11 +55,10 @@
 //!     ("group.id", "billing"),
 //!     ("isolation.level", "read_committed"),
 //! ])?;
-//! let mut consumer = GroupConsumer::connect(config).await?;
-//! consumer.subscribe(&["orders"])?;
+//! let mut consumer = GroupConsumer::subscribe(config, ["orders"]).await?;
 //! if let ConsumerEvent::Records(records) = consumer.poll(std::time::Duration::from_secs(1)).await? {
 //!     println!("{} records", records.len());
-//!     consumer.commit().await?;
+//!     consumer.commit_positions().await?;
 //! }
 //! # Ok(()) }
 //! ```

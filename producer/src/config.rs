@@ -177,7 +177,7 @@ pub struct ProducerConfig {
     /// `receive.message.max.bytes` (default 100 MiB): the largest response
     /// frame a connection accepts. Java's clients read responses of any size;
     /// this is librdkafka's name for the cap. Memory still grows only with
-    /// the bytes that arrive; a [`Reader`](crate::reader::Reader) keeps its
+    /// the bytes that arrive; a consumer (`kafka-consumer`'s `Reader`) keeps its
     /// `fetch.max.bytes` below it.
     pub receive_message_max_bytes: usize,
     /// `max.in.flight.requests.per.connection` (default 5).
@@ -864,6 +864,67 @@ fn partitioner(key: &str, value: &str) -> Result<PartitionerChoice, ConfigError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The connection properties mean the same to a producer as to the
+    /// other clients: `ProducerConfig::from_properties` and
+    /// `ClientConfig::from_properties` (the consumers' parser) give the same
+    /// connection settings for them.
+    #[test]
+    fn connection_properties_parse_as_the_other_clients_parse_them() {
+        let props = [
+            ("bootstrap.servers", "a:1, b:2"),
+            ("client.id", "orders"),
+            ("request.timeout.ms", "12000"),
+            ("socket.connection.setup.timeout.ms", "700"),
+            ("socket.connection.setup.timeout.max.ms", "9000"),
+            ("receive.message.max.bytes", "2000000"),
+            ("metadata.max.age.ms", "4000"),
+            ("security.protocol", "sasl_plaintext"),
+            ("sasl.mechanism", "SCRAM-SHA-256"),
+            (
+                "sasl.jaas.config",
+                "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"alice\" password=\"s3cret\";",
+            ),
+        ];
+        let producer = ProducerConfig::from_properties(props)
+            .unwrap()
+            .client_config();
+        let client = ClientConfig::from_properties(props).unwrap();
+        assert_eq!(producer.bootstrap_servers, client.bootstrap_servers);
+        assert_eq!(producer.client_id, client.client_id);
+        assert_eq!(producer.request_timeout, client.request_timeout);
+        assert_eq!(
+            producer.connection_setup_timeout,
+            client.connection_setup_timeout
+        );
+        assert_eq!(
+            producer.connection_setup_timeout_max,
+            client.connection_setup_timeout_max
+        );
+        assert_eq!(
+            producer.receive_message_max_bytes,
+            client.receive_message_max_bytes
+        );
+        assert_eq!(producer.metadata_max_age, client.metadata_max_age);
+        assert_eq!(producer.security_protocol, client.security_protocol);
+        assert_eq!(producer.sasl_mechanism, client.sasl_mechanism);
+        assert_eq!(producer.sasl_username.as_deref(), Some("alice"));
+        assert_eq!(producer.sasl_username, client.sasl_username);
+        assert_eq!(producer.sasl_password, client.sasl_password);
+        assert!(producer.tls.is_none() && client.tls.is_none());
+    }
+
+    /// A producer setting is not a connection setting: the consumers' parser
+    /// refuses it by name, and the producer's takes it.
+    #[test]
+    fn producer_settings_are_not_connection_settings() {
+        let props = [("bootstrap.servers", "a:1"), ("linger.ms", "5")];
+        assert!(ProducerConfig::from_properties(props).is_ok());
+        assert_eq!(
+            ClientConfig::from_properties(props).unwrap_err(),
+            ConfigError::UnknownKey("linger.ms".into())
+        );
+    }
 
     fn props(extra: &[(&str, &str)]) -> Result<ProducerConfig, ConfigError> {
         let mut v = vec![("bootstrap.servers", "a:1,b:2")];

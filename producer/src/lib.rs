@@ -41,19 +41,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-/// A module public with the `internals` cargo feature (for kafka-eos's own
-/// tests, benches and fuzz targets), private to the crate without it.
-macro_rules! internal_mod {
-    ($(#[$attr:meta])* $name:ident) => {
-        $(#[$attr])*
-        #[cfg(feature = "internals")]
-        pub mod $name;
-        $(#[$attr])*
-        #[cfg(not(feature = "internals"))]
-        #[allow(dead_code, unreachable_pub)]
-        pub(crate) mod $name;
-    };
-}
+use kafka_client::internal_mod;
 
 internal_mod!(accumulator);
 pub mod config;

@@ -461,15 +461,21 @@ impl TransactionalProducer {
     /// offset's leader epoch (the epoch of the last consumed record, stored
     /// with the committed offset so that the next owner can detect a log
     /// truncation, KIP-320) — what
-    /// [`GroupConsumer::transaction_offsets`](crate::group::GroupConsumer::transaction_offsets)
+    /// `GroupConsumer::transaction_offsets` (`kafka-consumer`)
     /// returns.
     ///
     /// ```no_run
-    /// # async fn demo(producer: kafka_producer::TransactionalProducer, consumer: kafka_consumer::group::GroupConsumer) -> Result<(), Box<dyn std::error::Error>> {
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_producer::TopicPartition;
+    /// use kafka_producer::txn::{GroupMetadata, OffsetAndMetadata};
+    /// // What a group consumer's `transaction_offsets()` and `group_metadata()` return:
+    /// let offsets = [(
+    ///     TopicPartition::new("orders", 0),
+    ///     OffsetAndMetadata { offset: 42, leader_epoch: Some(3), metadata: None },
+    /// )];
+    /// let group = GroupMetadata::new("billing");
     /// producer.begin_transaction()?;
-    /// producer
-    ///     .send_offsets_and_metadata_to_transaction(consumer.transaction_offsets(), &consumer.group_metadata())
-    ///     .await?;
+    /// producer.send_offsets_and_metadata_to_transaction(offsets, &group).await?;
     /// producer.commit_transaction().await?;
     /// # Ok(()) }
     /// ```

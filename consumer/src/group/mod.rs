@@ -2,22 +2,34 @@
 //! the partitions of the subscribed topics between the members (no
 //! coordinator of ours).
 //!
-//! - [`classic`]: the classic member (`group.protocol=classic`,
-//!   JoinGroup/SyncGroup), a sans-IO state machine; the group leader runs a
-//!   client-side [`assignor`](classic::assignor).
-//! - [`membership`]: the KIP-848 member (`group.protocol=consumer`), a
-//!   sans-IO state machine; the broker computes the assignment.
 //! - [`GroupConsumer`]: the async consumer on top of it: heartbeats in a
 //!   background task, rebalances as [`ConsumerEvent`]s, records through the
 //!   [`Reader`](crate::reader::Reader), offset commits, and the group
 //!   metadata a transactional producer needs (KIP-447).
 
-pub mod classic;
-pub mod commit;
-pub mod consumer;
-pub mod membership;
+//!
+//! Under it run two sans-IO state machines, private to the crate (the
+//! `internals` cargo feature opens them to kafka-eos's own tests): the
+//! classic member (`group.protocol=classic`, JoinGroup / SyncGroup; the
+//! group leader runs a client-side [`Assignor`]) and the KIP-848 member
+//! (`group.protocol=consumer`; the broker computes the assignment), and the
+//! ordered commit queue behind [`PendingCommit`].
 
+use kafka_client::internal_mod;
+
+internal_mod!(classic);
+internal_mod!(commit);
+mod config;
+pub mod consumer;
+mod heartbeat;
+mod stream;
+internal_mod!(membership);
+
+pub use classic::assignor::Assignor;
 pub use commit::PendingCommit;
-pub use consumer::{
-    ConsumerEvent, EventStream, GroupConsumer, GroupConsumerConfig, GroupError, GroupProtocol,
+pub use config::{
+    GroupConsumerConfig, GroupProtocol, is_connection_property, is_consumer_property,
 };
+pub use consumer::{ConsumerEvent, GroupConsumer, GroupError};
+pub use membership::{MemberError, MemberState};
+pub use stream::EventStream;

@@ -1,4 +1,6 @@
-//! A manually assigned, read_committed-capable reader of Kafka partitions:
+//! The manually assigned consumer ([`Reader`]; Java's `KafkaConsumer` with
+//! `assign()`): you name the partitions and where to start, it reads them,
+//! read_committed-capable:
 //! Fetch (v4+) to each partition's leader, ListOffsets for seeks, and
 //! FindCoordinator + OffsetFetch for a group's committed offsets.
 //!

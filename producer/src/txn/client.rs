@@ -1,7 +1,7 @@
 //! The tokio driver of the [`TransactionManager`]: executes its coordinator
 //! requests against a [`Cluster`] and feeds the answers back.
 
-use super::manager::{CoordinatorRequest, CoordinatorResponse, OpTicket, RequestBody, Target};
+use super::interface::{CoordinatorRequest, CoordinatorResponse, OpTicket, RequestBody, Target};
 use super::{
     CoordinatorError, CoordinatorType, GroupMetadata, OffsetAndMetadata, ProducerIdAndEpoch,
     TransactionError, TransactionManager, TransactionVersion, TxnConfig, TxnOp, find_coordinator,

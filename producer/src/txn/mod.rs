@@ -2,15 +2,19 @@
 //! semantics (KIP-98, KIP-360, KIP-588, KIP-890) and resume of a prepared
 //! transaction after a crash.
 //!
-//! - [`TransactionManager`]: the sans-IO state machine (states, coordinator
-//!   request queue, error classification, epoch bumps, TV1/TV2).
-//! - [`CoordinatorClient`]: the tokio driver executing its coordinator
-//!   requests against a [`crate::Cluster`].
+//! - [`TransactionError`] and [`ErrorClass`]: what a failed transactional
+//!   call means and what to do next (retry, abort, close); [`State`]: where
+//!   the producer's transaction is; [`TransactionVersion`]: the protocol the
+//!   cluster finalized (KIP-890).
 //! - [`prepared`]: [`PreparedTransaction`] (a stable byte encoding) and
 //!   [`commit_prepared`] / [`abort_prepared`], which finish a transaction of a
 //!   crashed process without InitProducerId.
-//! - [`classify`]: the per-API error table; [`TransactionError`]: what the
-//!   user matches on.
+//!
+//! Under [`TransactionalProducer`](crate::TransactionalProducer) run the
+//! transaction manager (a sans-IO state machine: states, the coordinator
+//! request queue, the per-API error table, epoch bumps, TV1 and TV2) and its
+//! tokio driver against the coordinator; both are private (the `internals`
+//! cargo feature opens them to kafka-eos's own tests).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -27,8 +31,13 @@
 //! # Ok(()) }
 //! ```
 
+// Without `internals`, parts of the machinery only its tests use.
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
 mod client;
 mod error;
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
+mod interface;
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
 mod manager;
 #[cfg(test)]
 mod peer_tests;
@@ -36,16 +45,37 @@ pub mod prepared;
 #[cfg(test)]
 mod tests;
 
-pub use client::CoordinatorClient;
-pub use error::{ErrorClass, NotPreparableReason, TransactionError, TxnApi, TxnOp, classify};
+pub use error::{ErrorClass, NotPreparableReason, TransactionError, TxnApi, TxnOp};
 pub use kafka_client::{
     CoordinatorConnection, CoordinatorError, CoordinatorType, GroupMetadata, OffsetAndMetadata,
     ProducerIdAndEpoch, TransactionState, find_coordinator,
 };
-pub use manager::{
+// The transaction manager's state machine and its driver: the
+// transactional producer's machinery, public only with `internals`.
+#[cfg(feature = "internals")]
+pub use client::CoordinatorClient;
+#[cfg(not(feature = "internals"))]
+pub(crate) use client::CoordinatorClient;
+#[cfg(feature = "internals")]
+pub use error::classify;
+#[cfg(not(feature = "internals"))]
+#[allow(unused_imports)]
+pub(crate) use error::classify;
+#[cfg(feature = "internals")]
+pub use interface::{
     ADD_PARTITIONS_RETRY_BACKOFF, CoordinatorRequest, CoordinatorResponse, OpTicket, Priority,
-    RequestBody, Target, TransactionManager, TxnConfig, TxnEvent,
+    RequestBody, Target, TxnConfig, TxnEvent,
 };
+#[cfg(not(feature = "internals"))]
+#[allow(unused_imports)]
+pub(crate) use interface::{
+    ADD_PARTITIONS_RETRY_BACKOFF, CoordinatorRequest, CoordinatorResponse, OpTicket, Priority,
+    RequestBody, Target, TxnConfig, TxnEvent,
+};
+#[cfg(feature = "internals")]
+pub use manager::TransactionManager;
+#[cfg(not(feature = "internals"))]
+pub(crate) use manager::TransactionManager;
 pub use prepared::{
     PreparedDecodeError, PreparedTransaction, ResumeError, ResumeOptions, ResumeOutcome,
     abort_prepared, commit_prepared,

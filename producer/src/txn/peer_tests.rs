@@ -4,8 +4,8 @@
 //! the transaction-timeout check and every resume outcome.
 
 use super::*;
-use kafka_client::{Cluster, ClusterConfig, ConnectionConfig};
 use bytes::BytesMut;
+use kafka_client::{Cluster, ClusterConfig, ConnectionConfig};
 use kafka_proto::frame::{FrameDecoder, decode_request_frame, encode_response_frame};
 use kafka_proto::messages::*;
 use kafka_proto::{ApiKey, ErrorCode as E};

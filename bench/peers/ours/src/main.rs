@@ -1,6 +1,6 @@
 //! Our side of `bench/compare.sh`: the workload of `bench/peers/shared/args.rs`
-//! through `kafka_producer::Producer` (idempotent) or
-//! `kafka_producer::TransactionalProducer` (`--txn-ms`), one JSON result line
+//! through `kafka_eos::producer::Producer` (idempotent) or
+//! `kafka_eos::producer::TransactionalProducer` (`--txn-ms`), one JSON result line
 //! on stdout, exit 0 only when every record was acknowledged.
 //!
 //! The loop, the same in `bench/peers/rdkafka` and `bench/peers/franz-go`: a
@@ -16,7 +16,9 @@ mod args;
 
 use args::Workload;
 use bytes::Bytes;
-use kafka_producer::{ProduceError, Producer, ProducerConfig, ProducerRecord, RecordMetadata, TransactionalProducer};
+use kafka_eos::producer::{
+    ProduceError, Producer, ProducerConfig, ProducerRecord, RecordMetadata, TransactionalProducer,
+};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::time::{Duration, Instant};

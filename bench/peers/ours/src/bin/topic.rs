@@ -12,9 +12,9 @@
 //! a metadata refresh (franz-go waits at least `MetadataMinAge`, 5 s, between
 //! refreshes) would pay for the topic's creation inside its timed run.
 
-use kafka_admin::{self as admin, NewTopic};
-use kafka_client::{Cluster, ClusterConfig};
-use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
+use kafka_eos::admin::{self, NewTopic};
+use kafka_eos::client::{Cluster, ClusterConfig};
+use kafka_eos::producer::{Producer, ProducerConfig, ProducerRecord};
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
