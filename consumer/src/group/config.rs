@@ -128,7 +128,7 @@ fn bytes(key: &str, value: &str) -> Result<i32, ConfigError> {
 /// splits it with this.
 ///
 /// ```
-/// use kafka_consumer::group::consumer::is_consumer_property;
+/// use kafka_consumer::group::is_consumer_property;
 /// assert!(is_consumer_property("isolation.level"));
 /// assert!(!is_consumer_property("bootstrap.servers"));
 /// assert!(!is_consumer_property("linger.ms"));

@@ -42,7 +42,7 @@ impl EventStream {
     /// The consumer between two items (`None` while a poll is running).
     ///
     /// ```no_run
-    /// # async fn demo(stream: &kafka_consumer::group::consumer::EventStream) -> Result<(), kafka_consumer::group::GroupError> {
+    /// # async fn demo(stream: &kafka_consumer::group::EventStream) -> Result<(), kafka_consumer::group::GroupError> {
     /// if let Some(c) = stream.consumer() {
     ///     c.commit_positions().await?;
     /// }
@@ -55,7 +55,7 @@ impl EventStream {
     /// Takes the consumer back (e.g. to close it) between two items.
     ///
     /// ```no_run
-    /// # async fn demo(stream: kafka_consumer::group::consumer::EventStream) {
+    /// # async fn demo(stream: kafka_consumer::group::EventStream) {
     /// if let Some(c) = stream.into_consumer() {
     ///     c.close(std::time::Duration::from_secs(5)).await;
     /// }
