@@ -147,17 +147,34 @@ impl ClientConfig {
         K: AsRef<str>,
         V: AsRef<str>,
     {
-        let mut c = Self::new("");
-        c.client_id = "kafka-eos".into();
+        Self::new("").with_properties(props)
+    }
+
+    /// [`Self::from_properties`] over these settings instead of the
+    /// defaults: a client with defaults of its own (a consumer's
+    /// `client.id`) starts from them.
+    ///
+    /// ```
+    /// use kafka_client::config::ClientConfig;
+    /// let defaults = ClientConfig { client_id: "billing-reader".into(), ..ClientConfig::new("") };
+    /// let cfg = defaults.with_properties([("bootstrap.servers", "broker-1:9092")]).unwrap();
+    /// assert_eq!(cfg.client_id, "billing-reader");
+    /// ```
+    pub fn with_properties<I, K, V>(mut self, props: I) -> Result<Self, ConfigError>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
         let mut parser = ClientProperties::default();
         for (k, v) in props {
             let (key, value) = (k.as_ref().trim(), v.as_ref().trim());
-            if !parser.apply(&mut c, key, value)? {
+            if !parser.apply(&mut self, key, value)? {
                 return Err(ConfigError::UnknownKey(key.to_string()));
             }
         }
-        parser.finish(&mut c)?;
-        c.validate()
+        parser.finish(&mut self)?;
+        self.validate()
     }
 
     /// Checks the settings as a whole: bootstrap servers given, then

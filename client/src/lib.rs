@@ -61,6 +61,20 @@ macro_rules! internal_mod {
     };
 }
 
+/// Re-exports items publicly with the `internals` cargo feature of the
+/// crate that invokes it, to that crate only without it: one list for both.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! internal_use {
+    ($($path:tt)*) => {
+        #[cfg(feature = "internals")]
+        pub use $($path)*;
+        #[cfg(not(feature = "internals"))]
+        #[allow(unused_imports)]
+        pub(crate) use $($path)*;
+    };
+}
+
 pub mod backoff;
 pub mod cluster;
 pub mod config;

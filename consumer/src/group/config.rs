@@ -217,7 +217,10 @@ impl GroupConsumerConfig {
             api_timeout: Duration::from_secs(60),
             auto_commit_interval: None,
             reader: ReaderConfig::default(),
-            connection: ClientConfig::new(""),
+            connection: ClientConfig {
+                client_id: "kafka-eos-consumer".into(),
+                ..ClientConfig::new("")
+            },
         };
         for (k, v) in props {
             let (key, value) = (k.as_ref().trim(), v.as_ref().trim());
@@ -342,12 +345,7 @@ impl GroupConsumerConfig {
             ));
         }
         c.reader.retry_backoff = c.retry_backoff;
-        c.connection = ClientConfig::from_properties(
-            [("client.id", "kafka-eos-consumer")]
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .chain(connection),
-        )?;
+        c.connection = c.connection.with_properties(connection)?;
         Ok(c)
     }
 

@@ -52,30 +52,13 @@ pub use kafka_client::{
 };
 // The transaction manager's state machine and its driver: the
 // transactional producer's machinery, public only with `internals`.
-#[cfg(feature = "internals")]
-pub use client::CoordinatorClient;
-#[cfg(not(feature = "internals"))]
-pub(crate) use client::CoordinatorClient;
-#[cfg(feature = "internals")]
-pub use error::classify;
-#[cfg(not(feature = "internals"))]
-#[allow(unused_imports)]
-pub(crate) use error::classify;
-#[cfg(feature = "internals")]
-pub use interface::{
+kafka_client::internal_use!(client::CoordinatorClient);
+kafka_client::internal_use!(error::classify);
+kafka_client::internal_use!(interface::{
     ADD_PARTITIONS_RETRY_BACKOFF, CoordinatorRequest, CoordinatorResponse, OpTicket, Priority,
     RequestBody, Target, TxnConfig, TxnEvent,
-};
-#[cfg(not(feature = "internals"))]
-#[allow(unused_imports)]
-pub(crate) use interface::{
-    ADD_PARTITIONS_RETRY_BACKOFF, CoordinatorRequest, CoordinatorResponse, OpTicket, Priority,
-    RequestBody, Target, TxnConfig, TxnEvent,
-};
-#[cfg(feature = "internals")]
-pub use manager::TransactionManager;
-#[cfg(not(feature = "internals"))]
-pub(crate) use manager::TransactionManager;
+});
+kafka_client::internal_use!(manager::TransactionManager);
 pub use prepared::{
     PreparedDecodeError, PreparedTransaction, ResumeError, ResumeOptions, ResumeOutcome,
     abort_prepared, commit_prepared,
