@@ -354,11 +354,16 @@ Run any number of copiers with the same --group: Kafka's group coordinator
 splits the input partitions between them, and any of them may be killed
 (even SIGKILL) and restarted at any moment. A killed copier's open
 transaction is aborted by its transaction timeout (--transaction-timeout-ms)
-and its input copied again by the next owner.
+and its input copied again by the next owner. A live copier whose open
+transaction the coordinator rolled back (a coordinator failover longer than
+the transaction timeout) starts a new producer with its transactional id
+and copies that input again.
 
 Ctrl-C or SIGTERM: the open transaction is aborted, the copier leaves the
 group and prints its counts as one JSON line on stderr. Exit status 0 after
-SIGTERM or --idle-exit-ms, 130 after Ctrl-C.
+SIGTERM or --idle-exit-ms, 130 after Ctrl-C, 5 when its producer was fenced
+again and again (another process uses its transactional id), 1 on any other
+failure.
 
 -X settings go to the consumer (group.*, isolation.level, auto.offset.reset,
 max.poll.interval.ms, fetch.*) or to the producer; connection and security

@@ -7,7 +7,10 @@ use crate::common::{Globals, check_topic, partition_count};
 use crate::error::{CliError, CliResult, ExitCode};
 use kafka_consumer::reader::ConsumerRecord;
 use kafka_producer::ProducerRecord;
-use kafka_sink::kafka_source::{ConsumeTransformProduce, PipelineConfig, PipelineStats};
+use kafka_producer::TransactionError;
+use kafka_sink::kafka_source::{
+    ConsumeTransformProduce, PipelineConfig, PipelineError, PipelineStats,
+};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -112,7 +115,7 @@ pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
             break Stop::Idle;
         }
         if let Err(e) = pipeline.step(Duration::from_millis(200)).await {
-            return Err(CliError::failure(format!("copy: {e}")));
+            return Err(pipeline_error(e));
         }
         let stats = pipeline.stats();
         if stats.consumed != consumed {
@@ -126,7 +129,7 @@ pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
         Stop::Interrupt | Stop::Terminate => pipeline.abort_and_close(close).await,
         Stop::Idle => pipeline.close(close).await,
     }
-    .map_err(|e| CliError::failure(format!("copy: {e}")))?;
+    .map_err(pipeline_error)?;
     report(&txn_id, &stats);
     match stopped_by {
         Stop::Interrupt => Err(CliError::new(
@@ -137,9 +140,21 @@ pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
     }
 }
 
+/// A fenced producer that the pipeline could not replace (another live
+/// process uses the transactional id) exits 5, as a fenced prepared
+/// transaction does; anything else 1.
+fn pipeline_error(e: PipelineError) -> CliError {
+    match e {
+        PipelineError::Transaction(TransactionError::Fenced { .. }) => {
+            CliError::new(ExitCode::TransactionLost, format!("copy: {e}"))
+        }
+        e => CliError::failure(format!("copy: {e}")),
+    }
+}
+
 fn report(txn_id: &str, s: &PipelineStats) {
     eprintln!(
-        "{{\"transactional_id\":\"{txn_id}\",\"consumed\":{},\"committed_records\":{},\"transactions_committed\":{},\"transactions_aborted\":{}}}",
-        s.consumed, s.committed_records, s.committed, s.aborted
+        "{{\"transactional_id\":\"{txn_id}\",\"consumed\":{},\"committed_records\":{},\"transactions_committed\":{},\"transactions_aborted\":{},\"producer_restarts\":{}}}",
+        s.consumed, s.committed_records, s.committed, s.aborted, s.producer_restarts
     );
 }

@@ -23,7 +23,20 @@
 //! - a crashed process's open transaction is aborted by its transaction
 //!   timeout (or fenced by a restart with the same transactional id); until
 //!   then its offsets are pending, and the next owner waits for them
-//!   (OffsetFetch `RequireStable`) before it reads.
+//!   (OffsetFetch `RequireStable`) before it reads;
+//! - a **live** process whose producer epoch was fenced — the transaction
+//!   coordinator rolled its transaction back after `transaction.timeout.ms`,
+//!   as happens when the coordinator's broker dies and its successor takes
+//!   longer than the timeout to load the transaction log — replaces its
+//!   producer (Kafka Streams' "task migrated"): a new producer with the same
+//!   `transactional.id` runs `InitProducerId`, which fences every request
+//!   of the old epoch still on its way, and every owned partition is read
+//!   again from its committed offset. Whatever the coordinator decided for
+//!   the transaction open at that moment, the committed offsets say which
+//!   input is done, so nothing is lost or written twice. A producer fenced
+//!   again before it committed anything ([`MAX_PRODUCER_RESTARTS`] times in
+//!   a row) means another live process uses the same `transactional.id`:
+//!   the pipeline stops with [`PipelineError::Transaction`].
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
@@ -105,7 +118,15 @@ pub struct PipelineStats {
     pub aborted: u64,
     /// Input records whose output was committed.
     pub committed_records: u64,
+    /// Times the transactional producer was replaced after its epoch was
+    /// fenced while this process still owned its input (see the module
+    /// docs); the input of the transaction open then was read again.
+    pub producer_restarts: u64,
 }
+
+/// How many times in a row, without a commit in between, a fenced producer
+/// is replaced before the pipeline gives up (see the module docs).
+pub const MAX_PRODUCER_RESTARTS: u32 = 3;
 
 /// Why a pipeline stopped.
 ///
@@ -150,6 +171,10 @@ pub enum PipelineError {
 pub struct ConsumeTransformProduce<F> {
     consumer: GroupConsumer,
     producer: TransactionalProducer,
+    /// The producer's settings, for a replacement after fencing.
+    producer_config: ProducerConfig,
+    /// Replacements since the last commit.
+    restarts_in_a_row: u32,
     transform: F,
     config: PipelineConfig,
     open: Option<Instant>,
@@ -182,12 +207,15 @@ where
         if consumer.auto_commit_interval.is_some() {
             return Err(PipelineError::AutoCommit);
         }
-        let producer = TransactionalProducer::connect(producer).await?;
+        let producer_config = producer;
+        let producer = TransactionalProducer::connect(producer_config.clone()).await?;
         producer.init_transactions().await?;
         let consumer = GroupConsumer::subscribe(consumer, topics.iter().copied()).await?;
         Ok(Self {
             consumer,
             producer,
+            producer_config,
+            restarts_in_a_row: 0,
             transform,
             rng: config.random_aborts.unwrap_or(0) | 1,
             config,
@@ -221,6 +249,8 @@ where
 
     /// One round: waits up to `timeout` (bounded by the commit interval) for
     /// a consumer event, handles it, and commits when the interval passed.
+    /// A producer fenced while this process owns its input is replaced
+    /// within the round (counted in [`PipelineStats::producer_restarts`]).
     ///
     /// ```no_run
     /// # async fn demo(p: &mut kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::kafka_source::PipelineError> {
@@ -228,6 +258,44 @@ where
     /// # }
     /// ```
     pub async fn step(&mut self, timeout: Duration) -> Result<(), PipelineError> {
+        match self.step_once(timeout).await {
+            Err(PipelineError::Transaction(e @ TransactionError::Fenced { .. }))
+                if self.restarts_in_a_row < MAX_PRODUCER_RESTARTS =>
+            {
+                self.replace_fenced_producer(e).await
+            }
+            other => other,
+        }
+    }
+
+    /// A new producer with the same `transactional.id` in place of one
+    /// whose epoch was fenced, then every owned partition rewound to its
+    /// committed offset (see the module docs).
+    async fn replace_fenced_producer(
+        &mut self,
+        cause: TransactionError,
+    ) -> Result<(), PipelineError> {
+        tracing::warn!(
+            error = %cause,
+            "pipeline: producer fenced while owning its input; replacing it and reading again from the committed offsets"
+        );
+        self.restarts_in_a_row += 1;
+        self.open = None;
+        self.pending_records = 0;
+        // The old producer's pending records fail at once; its epoch is
+        // fenced, so nothing of it can be written any more.
+        let fresh = TransactionalProducer::connect(self.producer_config.clone()).await?;
+        let old = std::mem::replace(&mut self.producer, fresh);
+        drop(old);
+        // InitProducerId: bumps the epoch past every request of the old
+        // producer and lets the coordinator finish the old transaction.
+        self.producer.init_transactions().await?;
+        self.stats.producer_restarts += 1;
+        self.consumer.rewind_to_committed().await?;
+        Ok(())
+    }
+
+    async fn step_once(&mut self, timeout: Duration) -> Result<(), PipelineError> {
         let wait = match self.open {
             Some(at) => timeout
                 .min((at + self.config.commit_interval).saturating_duration_since(Instant::now())),
@@ -316,6 +384,7 @@ where
                 Ok(()) => {
                     self.stats.committed += 1;
                     self.stats.committed_records += records;
+                    self.restarts_in_a_row = 0;
                     return Ok(());
                 }
                 Err(e) if e.is_abortable() => {

@@ -281,3 +281,162 @@ async fn copy_is_exactly_once_across_aborts_rebalances_and_a_crash() {
     );
     assert_eq!(counts.len(), RECORDS as usize);
 }
+
+/// Invariant: a live pipeline whose open transaction the coordinator rolled
+/// back after `transaction.timeout.ms` (what a coordinator failover longer
+/// than the timeout does) replaces its fenced producer and goes on: every
+/// input record — those of the rolled-back transaction included — is
+/// visible exactly once to a read_committed reader of the output, and the
+/// pipeline reports the producer restart.
+/// Kafka 4.4, transaction version 2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_goes_on_after_the_coordinator_rolls_its_transaction_back_tv2() {
+    copy_goes_on_after_a_rollback(SharedKafka::Kafka44Tv2).await;
+}
+
+/// Kafka 4.4 formatted with transaction version 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_goes_on_after_the_coordinator_rolls_its_transaction_back_tv1() {
+    copy_goes_on_after_a_rollback(SharedKafka::Kafka44Tv1).await;
+}
+
+/// Kafka 3.9.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_goes_on_after_the_coordinator_rolls_its_transaction_back_kafka39() {
+    copy_goes_on_after_a_rollback(SharedKafka::Kafka39).await;
+}
+
+async fn copy_goes_on_after_a_rollback(variant: SharedKafka) {
+    const HALF: u32 = 100;
+    let kafka = variant.cluster().await.expect("shared Kafka");
+    let names = Names {
+        input: unique_name("rollback-in"),
+        output: unique_name("rollback-out"),
+        group: unique_name("rollback-copier"),
+    };
+    kafka.create_topic(&names.input, 2, 1).await.unwrap();
+    kafka.create_topic(&names.output, 3, 1).await.unwrap();
+    let bootstrap = kafka.bootstrap();
+    let feeder = Producer::connect(
+        ProducerConfig::from_properties([("bootstrap.servers", bootstrap.as_str())]).unwrap(),
+    )
+    .await
+    .unwrap();
+    let feed = |from: u32| {
+        let sends: Vec<_> = (from..from + HALF)
+            .map(|i| {
+                feeder.send(
+                    ProducerRecord::new(names.input.as_str())
+                        .partition((i % 2) as i32)
+                        .value(i.to_string()),
+                )
+            })
+            .collect();
+        async move {
+            for s in sends {
+                s.await.unwrap();
+            }
+        }
+    };
+    feed(0).await;
+
+    let txn_id = unique_name("rollback-txn");
+    // Kafka 3.9 has no KIP-848 groups for consumers by default.
+    let protocol = if variant == SharedKafka::Kafka39 {
+        "classic"
+    } else {
+        "consumer"
+    };
+    let consumer = GroupConsumerConfig::from_properties([
+        ("bootstrap.servers", bootstrap.as_str()),
+        ("group.id", names.group.as_str()),
+        ("group.protocol", protocol),
+        ("isolation.level", "read_committed"),
+        ("auto.offset.reset", "earliest"),
+    ])
+    .unwrap();
+    // A two-second transaction timeout: the first transaction is rolled
+    // back because the pipeline is not stepped (so does not commit) until
+    // the coordinator did; the next ones commit every 200 ms.
+    let producer = ProducerConfig::from_properties([
+        ("bootstrap.servers", bootstrap.as_str()),
+        ("transactional.id", txn_id.as_str()),
+        ("transaction.timeout.ms", "2000"),
+    ])
+    .unwrap();
+    let mut p: ConsumeTransformProduce<Transform> = ConsumeTransformProduce::connect(
+        consumer,
+        &[names.input.as_str()],
+        producer,
+        copy(names.output.clone()),
+        PipelineConfig {
+            commit_interval: Duration::from_millis(200),
+            random_aborts: None,
+        },
+    )
+    .await
+    .expect("pipeline");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while p.stats().consumed == 0 {
+        assert!(Instant::now() < deadline, "nothing consumed");
+        p.step(Duration::from_millis(100)).await.expect("step");
+    }
+    assert_eq!(p.stats().committed, 0, "committed before the rollback");
+
+    // The pipeline is not stepped until the coordinator rolled back its
+    // transaction: the producer's sender adds the output partitions (the
+    // transaction becomes Ongoing), then the timeout ends it under a
+    // bumped epoch.
+    let cluster = Cluster::connect(ClusterConfig::new(&bootstrap))
+        .await
+        .unwrap();
+    let describe = || async {
+        let d = kafka_admin::describe_transactions(&cluster, &[txn_id.as_str()])
+            .await
+            .expect("describe");
+        (d[0].state.clone(), d[0].producer_epoch)
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let open_epoch = loop {
+        let (state, epoch) = describe().await;
+        if state == kafka_client::TransactionState::Ongoing {
+            break epoch;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the transaction never opened: {state:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    loop {
+        let (state, epoch) = describe().await;
+        if state != kafka_client::TransactionState::Ongoing && epoch > open_epoch {
+            println!("rolled back: {state:?}, epoch {open_epoch} -> {epoch}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the coordinator never rolled back"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    feed(HALF).await;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while p.stats().committed_records < u64::from(2 * HALF) {
+        assert!(Instant::now() < deadline, "stuck at {:?}", p.stats());
+        p.step(Duration::from_millis(100))
+            .await
+            .expect("a fenced producer is replaced, not an error");
+    }
+    let stats = p.close(Duration::from_secs(10)).await.expect("close");
+    println!("stats {stats:?}");
+    // One restart for the rolled-back transaction (a loaded machine may
+    // let a later one time out too: each is another restart, never a loss).
+    assert!(stats.producer_restarts >= 1, "{stats:?}");
+    assert_eq!(stats.committed_records, u64::from(2 * HALF), "{stats:?}");
+
+    let counts = committed_output(kafka, &names.output).await;
+    let expected: BTreeMap<u32, usize> = (0..2 * HALF).map(|v| (v, 1)).collect();
+    assert_eq!(counts, expected, "each input record once in the output");
+}
