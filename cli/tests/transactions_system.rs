@@ -7,9 +7,11 @@
 //!
 //! - **copiers** bounced (each restarted after ≥ 20 % progress, once hard —
 //!   SIGKILL — and once clean — SIGTERM — per round);
-//! - **brokers** in a rolling restart (each node killed or stopped, then
-//!   started again, waiting for no under-replicated partition before the
-//!   next).
+//! - **brokers** in a rolling restart (each node killed with SIGKILL —
+//!   and kept dead until the copiers copied another 10 % of the input, so
+//!   leaders and coordinators fail over under them — or stopped cleanly,
+//!   then started again, waiting for no under-replicated partition before
+//!   the next).
 //!
 //! Invariant: a read_committed reader running during the faults, and one
 //! reading everything at the end, each see every input record exactly once
@@ -461,6 +463,22 @@ async fn run(s: Scenario) {
                     let hard = (node + round) % 2 == 0;
                     if hard {
                         kafka.kill(node).unwrap();
+                        // The copiers go on while the node is dead: its
+                        // partitions' leaders and the coordinators it held
+                        // move to the other two (a transaction coordinator's
+                        // failover may outlast the copiers' transaction
+                        // timeout: they must replace their fenced producers).
+                        let now = progress.load(Ordering::SeqCst);
+                        if now < records {
+                            wait_progress(
+                                "progress with a node killed",
+                                &progress,
+                                (now + records / 10).min(records),
+                                limit,
+                                dir.path(),
+                            )
+                            .await;
+                        }
                     } else {
                         kafka.stop(node).await.unwrap();
                     }
