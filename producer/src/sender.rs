@@ -33,7 +33,7 @@ use kafka_proto::messages::{
     InitProducerIdRequest, ProduceRequest, ProduceRequestPartitionProduceData,
     ProduceRequestTopicProduceData, ProduceResponse,
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -808,6 +808,15 @@ impl Sender {
 
     /// Fails every undrained batch when the gate says the transaction must
     /// be (or is being) aborted (Java `abortUndrainedBatches`).
+    ///
+    /// A batch that was drained before and waits for its retry keeps its
+    /// place and is sent again (as in Java, which aborts only batches
+    /// without a sequence): its sequence is taken, and the broker may have
+    /// written an earlier attempt. Failing it here would leave the
+    /// partition's sequence unresolved — the batch pipelined behind it
+    /// would then fail on OUT_OF_ORDER_SEQUENCE_NUMBER instead of being
+    /// retried — and EndTxn would go out before the broker's answer to it.
+    /// Only a fatal error fails those too.
     fn fail_undrained(&mut self) {
         if let Some((serial, e)) = self.cfg.gate.as_ref().and_then(|g| g.undrained_queued()) {
             self.acc.fail_queued(Some(serial), &e);
@@ -815,12 +824,21 @@ impl Sender {
         let Some(e) = self.cfg.gate.as_ref().and_then(|g| g.undrained_error()) else {
             return;
         };
+        let fatal = !matches!(&e, ProduceError::Transaction(t) if t.is_abortable());
         let batches: Vec<Batch> = {
             let mut g = self.acc.lock();
-            g.topics
-                .values_mut()
-                .flat_map(|tq| tq.partitions.iter_mut().flat_map(|q| q.drain(..)))
-                .collect()
+            let mut out = Vec::new();
+            for q in g.topics.values_mut().flat_map(|tq| tq.partitions.iter_mut()) {
+                if fatal || q.iter().all(|b| b.sequence.is_none()) {
+                    out.extend(q.drain(..));
+                } else {
+                    let (retried, never_sent): (VecDeque<Batch>, VecDeque<Batch>) =
+                        q.drain(..).partition(|b| b.sequence.is_some());
+                    *q = retried;
+                    out.extend(never_sent);
+                }
+            }
+            out
         };
         for b in batches {
             if let Some(idem) = self.idem.as_mut() {
@@ -1059,6 +1077,19 @@ impl Sender {
                     }
                     self.finish(b, Err(e));
                     continue;
+                }
+                if let Some(seq) = b.sequence {
+                    tracing::trace!(
+                        tp = %b.tp,
+                        producer_id = seq.producer.producer_id,
+                        epoch = seq.producer.epoch,
+                        base_sequence = seq.base_sequence,
+                        records = b.records,
+                        attempt = b.attempts,
+                        node,
+                        connection = generation,
+                        "batch drained"
+                    );
                 }
                 parts.push((b.tp.clone(), b.encoded.clone().expect("encoded")));
                 ids.push((b.tp.clone(), b.id));
@@ -1316,6 +1347,24 @@ impl Sender {
             return;
         };
         self.metrics.error(error);
+        if let Some(seq) = f.batch.sequence {
+            // Which state the broker refused, for diagnosing sequence and
+            // epoch errors (OUT_OF_ORDER_SEQUENCE_NUMBER above all).
+            tracing::debug!(
+                tp = %f.batch.tp,
+                ?error,
+                producer_id = seq.producer.producer_id,
+                epoch = seq.producer.epoch,
+                base_sequence = seq.base_sequence,
+                records = f.batch.records,
+                attempt = f.batch.attempts,
+                node = f.node,
+                connection = f.generation,
+                expired = f.expired,
+                broker_message = message.as_deref().unwrap_or(""),
+                "batch refused"
+            );
+        }
         if f.expired {
             return;
         }

@@ -25,6 +25,14 @@
 //!    `delivery.timeout.ms`): abortable, and the epoch is bumped before the
 //!    next transaction, so a late Produce of the aborted transaction can
 //!    never join the next one.
+//! f. Transaction version 2's race at the start of a transaction: the
+//!    epoch's first batch of a partition refused with
+//!    CONCURRENT_TRANSACTIONS (the broker adds the partition to the
+//!    transaction while the previous transaction's markers are still being
+//!    written), the batch pipelined behind it refused with
+//!    OUT_OF_ORDER_SEQUENCE_NUMBER (the partition holds no state of the new
+//!    epoch: "Expected sequence 0 for transactions v2 idempotent producer
+//!    with no existing state"): both are retried, in order.
 
 use bytes::BytesMut;
 use kafka_producer::txn::State;
@@ -69,6 +77,11 @@ struct St {
     topic_gone: bool,
     /// Every Produce is held (never answered).
     hold_produce: bool,
+    /// The next Produce is answered only after the one behind it arrived
+    /// (the broker still verifying its partition with the coordinator).
+    defer_next_produce: bool,
+    /// Set by [`respond`] for the response [`serve`] must hold back.
+    defer_this: bool,
     /// The coordinator's (epoch, previous epoch) of [`PID`]; None before the
     /// first InitProducerId.
     epoch: Option<(i16, i16)>,
@@ -195,12 +208,19 @@ impl Fake {
 async fn serve(fake: Fake, mut sock: tokio::net::TcpStream) {
     let mut dec = FrameDecoder::default();
     let mut buf = BytesMut::new();
+    // A response held back until the next request's (answers stay in order).
+    let mut deferred: Option<BytesMut> = None;
     loop {
         while let Some(frame) = dec.decode(&mut buf).unwrap() {
-            if let Some(out) = respond(&fake, &frame)
-                && sock.write_all(&out).await.is_err()
-            {
-                return;
+            let out = respond(&fake, &frame);
+            if std::mem::take(&mut fake.st().defer_this) {
+                deferred = out;
+                continue;
+            }
+            for out in deferred.take().into_iter().chain(out) {
+                if sock.write_all(&out).await.is_err() {
+                    return;
+                }
             }
         }
         match sock.read_buf(&mut buf).await {
@@ -500,6 +520,7 @@ fn respond(fake: &Fake, frame: &[u8]) -> Option<BytesMut> {
             if held {
                 return None;
             }
+            st.defer_this = std::mem::take(&mut st.defer_next_produce);
             encode_response_frame(&resp, v, cid)
         }
         other => panic!("unexpected request {other:?}"),
@@ -921,4 +942,126 @@ async fn an_unknown_produce_outcome_bumps_the_epoch_before_the_next_transaction_
 #[tokio::test]
 async fn an_unknown_produce_outcome_bumps_the_epoch_before_the_next_transaction_tv2() {
     unknown_produce_outcome(true).await;
+}
+
+// ---------------------------------------------------------------- (f)
+
+/// Invariant: every record of the transaction is written once and in
+/// order, and it commits, when its first batch meets CONCURRENT_TRANSACTIONS
+/// and the batch pipelined behind it OUT_OF_ORDER_SEQUENCE_NUMBER. The
+/// second batch is not next in line (sequence 0 is unacknowledged), so its
+/// error says nothing about a gap: Java's `TransactionManager.canRetry`
+/// retries it, and so do we. Seen on real 4.4 brokers under load.
+#[tokio::test]
+async fn first_batch_concurrent_transactions_and_the_next_out_of_order_are_retried_tv2() {
+    let fake = Fake::start(true, 1).await;
+    let p = fake.producer(&[]).await;
+    // A first transaction: the partition holds epoch 0's state.
+    p.begin_transaction().unwrap();
+    p.send(rec(0, "a")).await.unwrap();
+    p.commit_transaction().await.unwrap();
+    assert_eq!(p.producer_id_and_epoch().epoch, 1);
+
+    p.begin_transaction().unwrap();
+    {
+        let mut st = fake.st();
+        st.faults
+            .entry(ApiKey::Produce)
+            .or_default()
+            .push_back(Fault::Error(E::ConcurrentTransactions));
+        st.defer_next_produce = true;
+    }
+    let first = p.send(rec(0, "b"));
+    until("the first batch in flight", || {
+        fake.count(ApiKey::Produce) >= 2
+    })
+    .await;
+    let rest: Vec<_> = ["c", "d", "e"].iter().map(|v| p.send(rec(0, v))).collect();
+    first.await.expect("the first batch is retried");
+    for r in rest {
+        r.await.expect("the batch behind it is retried");
+    }
+    p.commit_transaction().await.unwrap();
+    let trace = fake.trace();
+    let produces: Vec<&String> = trace
+        .iter()
+        .filter(|t| t.starts_with("Produce(e1"))
+        .collect();
+    assert_eq!(
+        produces,
+        [
+            "Produce(e1,p0,s0,n1)=CONCURRENT_TRANSACTIONS",
+            "Produce(e1,p0,s1,n3)=OUT_OF_ORDER_SEQUENCE_NUMBER",
+            "Produce(e1,p0,s0,n1)",
+            "Produce(e1,p0,s1,n3)",
+        ],
+        "{trace:?}"
+    );
+    assert_eq!(fake.st().logs[0].records, 5, "a, then b..e once each");
+    p.close(Duration::from_secs(5)).await.unwrap();
+}
+
+/// Invariant: batches already sent once keep their sequences through an
+/// abort. The epoch's first batch waits for its retry (after
+/// CONCURRENT_TRANSACTIONS) and the batch behind it for its own (after
+/// OUT_OF_ORDER_SEQUENCE_NUMBER) when the application aborts: both are sent
+/// again and answered before EndTxn, as Java's `abortUndrainedBatches`
+/// (which aborts only batches without a sequence) does. Failing them
+/// locally would leave the partition's sequence unresolved, fail the second
+/// on OUT_OF_ORDER_SEQUENCE_NUMBER and send EndTxn before the broker's
+/// answer to batches it may have written.
+#[tokio::test]
+async fn an_abort_keeps_batches_waiting_for_a_retry_tv2() {
+    let fake = Fake::start(true, 1).await;
+    let p = fake.producer(&[("retry.backoff.ms", "300")]).await;
+    p.begin_transaction().unwrap();
+    p.send(rec(0, "a")).await.unwrap();
+    p.commit_transaction().await.unwrap();
+
+    p.begin_transaction().unwrap();
+    {
+        let mut st = fake.st();
+        st.faults
+            .entry(ApiKey::Produce)
+            .or_default()
+            .push_back(Fault::Error(E::ConcurrentTransactions));
+        st.defer_next_produce = true;
+    }
+    let first = p.send(rec(0, "b"));
+    until("the first batch in flight", || {
+        fake.count(ApiKey::Produce) >= 2
+    })
+    .await;
+    let second = p.send(rec(0, "c"));
+    // Both answered and waiting for their retry (300 ms backoff).
+    until("both batches refused", || p.metrics().retries >= 2).await;
+    p.abort_transaction().await.unwrap();
+    first
+        .await
+        .expect("the first batch is sent again, not failed");
+    second
+        .await
+        .expect("the second batch is sent again, not failed");
+    let trace = fake.trace();
+    let tail: Vec<&String> = trace
+        .iter()
+        .skip_while(|t| !t.starts_with("Produce(e1"))
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            "Produce(e1,p0,s0,n1)=CONCURRENT_TRANSACTIONS",
+            "Produce(e1,p0,s1,n1)=OUT_OF_ORDER_SEQUENCE_NUMBER",
+            "Produce(e1,p0,s0,n1)",
+            "Produce(e1,p0,s1,n1)",
+            "EndTxn(e1,abort,v5)",
+        ],
+        "{trace:?}"
+    );
+    // The next transaction starts the new epoch at sequence 0.
+    p.begin_transaction().unwrap();
+    p.send(rec(0, "d")).await.unwrap();
+    p.commit_transaction().await.unwrap();
+    assert!(fake.trace().contains(&"Produce(e2,p0,s0,n1)".to_string()));
+    p.close(Duration::from_secs(5)).await.unwrap();
 }
