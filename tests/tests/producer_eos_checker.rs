@@ -131,13 +131,14 @@ async fn schedules(variant: SharedKafka) {
         let t = Instant::now();
         eprintln!("{variant}: schedule seed={seed} starting");
         // A schedule that stops making progress is a violation too.
-        let stats = tokio::time::timeout(Duration::from_secs(240), schedule(kafka, &cluster, seed))
-            .await
-            .unwrap_or_else(|_| {
-                panic!(
-                    "{variant}: seed {seed} made no progress for 240 s (replay: EOS_SEED={seed})"
-                )
-            });
+        let stats = tokio::time::timeout(
+            Duration::from_secs(240),
+            schedule(kafka, &cluster, seed, &Setup::default()),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            panic!("{variant}: seed {seed} made no progress for 240 s (replay: EOS_SEED={seed})")
+        });
         eprintln!(
             "{variant}: schedule seed={seed} passed in {:?}: {stats:?}",
             t.elapsed()
@@ -205,6 +206,8 @@ struct Sent {
 #[derive(Debug, Default)]
 struct History {
     txns: Vec<Outcome>,
+    /// When `commit_transaction` was first called for each transaction.
+    commit_called: Vec<Option<Instant>>,
     sent: Vec<Sent>,
     /// Offsets committed with `send_offsets_to_transaction`, by transaction.
     offsets: Vec<(usize, i64)>,
@@ -214,9 +217,9 @@ type SendFuture = Pin<Box<dyn Future<Output = Result<RecordMetadata, ProduceErro
 
 #[derive(Debug)]
 #[allow(dead_code)] // printed through Debug
-struct Stats {
-    operations: usize,
-    sent: usize,
+pub(crate) struct Stats {
+    pub(crate) operations: usize,
+    pub(crate) sent: usize,
     committed: usize,
     aborted: usize,
     unknown: usize,
@@ -225,8 +228,40 @@ struct Stats {
 
 const TOPIC_A_PARTITIONS: i32 = 3;
 
+/// Waits until the cluster may be read for the check (the faulted mode
+/// heals every fault first).
+pub(crate) type Quiesce = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
+/// How a schedule runs: on the shared single-node clusters by default; the
+/// faulted mode (`producer_eos_faults`) uses three nodes, replication 3,
+/// shorter client timeouts, a read_committed reader watching during the
+/// schedule, and heals its faults before the check.
+#[derive(Clone, Default)]
+pub(crate) struct Setup {
+    /// Replication factor of the schedule's topics (1 when 0).
+    pub(crate) replication: i16,
+    /// Producer settings added to (or replacing) the schedule's own.
+    pub(crate) producer_props: Vec<(String, String)>,
+    /// Called after the schedule, before the successor and the check.
+    pub(crate) quiesce: Option<Quiesce>,
+    /// Watch the output read_committed while the schedule runs, for
+    /// precommitted reads (a record visible before its commit was called).
+    pub(crate) watch: bool,
+    /// Told the schedule's topics, transactional id and group once they
+    /// exist (the faults aim at their leaders and coordinators).
+    pub(crate) targets: Option<Arc<crate::support::nemesis::Control>>,
+    /// A pause after every operation, so that faults land inside the
+    /// schedule rather than after it.
+    pub(crate) pace: Duration,
+}
+
 /// One seeded schedule; panics with the seed and every violation found.
-async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> Stats {
+pub(crate) async fn schedule(
+    kafka: &KafkaCluster,
+    cluster: &Arc<Cluster>,
+    seed: u64,
+    setup: &Setup,
+) -> Stats {
     let mut rng = Rng::new(seed);
     // Unique names: a replayed seed meets the topics of its first run on a
     // cluster that outlives test processes.
@@ -234,20 +269,35 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> St
     let topic_b = unique_name(&format!("eos-{seed}-b"));
     let input = unique_name(&format!("eos-{seed}-in"));
     let group = unique_name(&format!("eos-{seed}-group"));
+    let rf = setup.replication.max(1);
     kafka
-        .create_topic(&topic_a, TOPIC_A_PARTITIONS, 1)
+        .create_topic(&topic_a, TOPIC_A_PARTITIONS, rf)
         .await
         .unwrap();
-    kafka.create_topic(&topic_b, 1, 1).await.unwrap();
-    kafka.create_topic(&input, 1, 1).await.unwrap();
+    kafka.create_topic(&topic_b, 1, rf).await.unwrap();
+    kafka.create_topic(&input, 1, rf).await.unwrap();
+    let watcher = setup.watch.then(|| {
+        Watcher::start(
+            cluster.clone(),
+            seed,
+            vec![(topic_a.clone(), TOPIC_A_PARTITIONS), (topic_b.clone(), 1)],
+        )
+    });
 
     let buffer_memory = rng.pick(&[16_384u64, 32_768, 131_072, 1_048_576, 33_554_432]);
+    let txn_id = unique_name(&format!("eos-{seed}"));
+    if let Some(control) = &setup.targets {
+        control.set_targets(crate::support::nemesis::Targets {
+            topics: vec![(topic_a.clone(), TOPIC_A_PARTITIONS), (topic_b.clone(), 1)],
+            transactional_id: txn_id.clone(),
+            group: group.clone(),
+        });
+    }
     let batch_size = rng.pick(&[1_024u64, 4_096, 16_384]).min(buffer_memory);
     let in_flight = 1 + rng.below(5);
     let linger = rng.pick(&[0u64, 1, 5, 20, 50]);
     let compression = rng.pick(&compressions());
-    let txn_id = unique_name(&format!("eos-{seed}"));
-    let props: Vec<(String, String)> = vec![
+    let mut props: Vec<(String, String)> = vec![
         ("bootstrap.servers".into(), kafka.bootstrap()),
         ("transactional.id".into(), txn_id.clone()),
         ("buffer.memory".into(), buffer_memory.to_string()),
@@ -260,6 +310,10 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> St
         ("compression.type".into(), compression.into()),
         ("max.block.ms".into(), "15000".into()),
     ];
+    for (k, v) in &setup.producer_props {
+        props.retain(|(key, _)| key != k);
+        props.push((k.clone(), v.clone()));
+    }
     let config_text = format!(
         "buffer.memory={buffer_memory} batch.size={batch_size} in.flight={in_flight} \
          linger.ms={linger} compression={compression}"
@@ -275,10 +329,14 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> St
     let operations = 20 + rng.below(60) as usize;
     let mut trace = Vec::new();
     for _ in 0..operations {
+        if !setup.pace.is_zero() {
+            tokio::time::sleep(setup.pace).await;
+        }
         let roll = rng.below(100);
         if current.is_none() && roll < 85 {
             producer.begin_transaction().unwrap();
             h.txns.push(Outcome::Open);
+            h.commit_called.push(None);
             current = Some(h.txns.len() - 1);
             trace.push("begin".to_string());
             continue;
@@ -346,6 +404,7 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> St
             }
             72..=79 => {
                 if let Some(t) = current.take() {
+                    h.commit_called[t] = Some(Instant::now());
                     let outcome = commit(&mut producer, &config).await;
                     trace.push(format!("commit txn{t}: {outcome:?}"));
                     h.txns[t] = outcome;
@@ -413,6 +472,7 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> St
     }
     if let Some(t) = current.take() {
         h.txns[t] = if rng.percent(50) {
+            h.commit_called[t] = Some(Instant::now());
             commit(&mut producer, &config).await
         } else {
             abort(&mut producer, &config).await
@@ -436,6 +496,11 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> St
             eprintln!("seed {seed}: {what} took {:?}", t.elapsed());
         }
     };
+    if let Some(quiesce) = &setup.quiesce {
+        let t = Instant::now();
+        quiesce().await;
+        slow("healing the faults", t);
+    }
     let t = Instant::now();
     let _ = producer.close(Duration::from_secs(10)).await;
     slow("close", t);
@@ -446,6 +511,10 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> St
     slow("the successor's init_transactions", t);
     let t = Instant::now();
 
+    let first_seen = match watcher {
+        Some(w) => w.stop().await,
+        None => HashMap::new(),
+    };
     let violations = check(
         cluster,
         seed,
@@ -453,6 +522,7 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> St
         &[(&topic_a, TOPIC_A_PARTITIONS), (&topic_b, 1)],
         &input,
         &group,
+        &first_seen,
     )
     .await;
     slow("the check", t);
@@ -574,6 +644,7 @@ async fn check(
     topics: &[(&String, i32)],
     input: &str,
     group: &str,
+    first_seen: &HashMap<usize, Instant>,
 ) -> Vec<String> {
     let mut v = Vec::new();
     let must_see: HashSet<usize> = h
@@ -694,6 +765,44 @@ async fn check(
             )
         })
         .collect();
+    // Inconsistent offsets: a read_committed record and the
+    // read_uncommitted one at its offset are the same record.
+    for r in &committed {
+        let key = (r.topic.clone(), r.partition, r.offset);
+        if let Some(other) = at.get(&key)
+            && *other != record_index(r, seed)
+        {
+            v.push(format!(
+                "two values at {}-{}@{}: {:?} read_committed, {other:?} read_uncommitted",
+                r.topic,
+                r.partition,
+                r.offset,
+                record_index(r, seed)
+            ));
+        }
+    }
+    // Precommitted read: visible before its commit was called.
+    for (i, seen_at) in first_seen {
+        let Some(t) = h.sent.get(*i).and_then(|s| s.txn) else {
+            continue; // reported above (outside a transaction / unknown id)
+        };
+        if h.txns[t] == Outcome::Aborted {
+            v.push(format!(
+                "record #{i} of aborted txn{t} was visible read_committed during the schedule"
+            ));
+            continue;
+        }
+        match h.commit_called.get(t).copied().flatten() {
+            Some(called) if *seen_at >= called => {}
+            Some(called) => v.push(format!(
+                "record #{i} of txn{t} was visible read_committed {:?} before its commit was called",
+                called - *seen_at
+            )),
+            None => v.push(format!(
+                "record #{i} of txn{t}, never committed, was visible read_committed during the schedule"
+            )),
+        }
+    }
     for (i, s) in h.sent.iter().enumerate() {
         if let Some(Ok(m)) = &s.result
             && let Some(offset) = m.offset
@@ -742,6 +851,58 @@ async fn check(
         ));
     }
     v
+}
+
+/// A read_committed reader that polls the schedule's topics while it runs
+/// and notes when each record was first visible (errors while brokers are
+/// faulted are skipped: it reads again).
+struct Watcher {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    task: tokio::task::JoinHandle<HashMap<usize, Instant>>,
+}
+
+impl Watcher {
+    fn start(cluster: Arc<Cluster>, seed: u64, topics: Vec<(String, i32)>) -> Watcher {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let task = tokio::spawn(async move {
+            let mut first: HashMap<usize, Instant> = HashMap::new();
+            while !flag.load(std::sync::atomic::Ordering::SeqCst) {
+                for (topic, n) in &topics {
+                    let mut r = Reader::new(
+                        cluster.clone(),
+                        ReaderConfig {
+                            isolation: IsolationLevel::ReadCommitted,
+                            ..Default::default()
+                        },
+                    );
+                    let partitions: Vec<i32> = (0..*n).collect();
+                    let read = tokio::time::timeout(
+                        Duration::from_secs(5),
+                        r.read_to_end(topic, &partitions),
+                    )
+                    .await;
+                    let now = Instant::now();
+                    if let Ok(Ok(records)) = read {
+                        for rec in &records {
+                            if let Some(i) = record_index(rec, seed) {
+                                first.entry(i).or_insert(now);
+                            }
+                        }
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            first
+        });
+        Watcher { stop, task }
+    }
+
+    /// First-seen times, by record index.
+    async fn stop(self) -> HashMap<usize, Instant> {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.task.await.unwrap_or_default()
+    }
 }
 
 /// The case that once lost 3,936 of 4,000 records: a 64 KiB buffer, the

@@ -2,4 +2,5 @@
 //! the `integration` test binary).
 
 pub mod group_consumer;
+pub mod nemesis;
 pub mod shared;
