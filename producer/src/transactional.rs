@@ -246,6 +246,30 @@ impl Drop for Inner {
 /// [`Self::abort_transaction`] and go on; [`TransactionError::Fenced`] /
 /// [`TransactionError::Fatal`] → close the producer.
 ///
+/// # Requests that arrive late
+///
+/// A request the producer gave up on (its connection timed out or broke)
+/// may still reach the broker later, after the producer retried it and
+/// went on to the next transaction. What such a late request can do:
+///
+/// - **Produce**: nothing. Under transaction version 2 every transaction
+///   has a new epoch and the old one is refused; under version 1 the
+///   batch's sequence number is one the partition already holds (a
+///   duplicate, refused) — a batch is never written twice.
+/// - **EndTxn**, transaction version 2: nothing; it belongs to an ended
+///   epoch.
+/// - **EndTxn**, transaction version 1: the next transaction runs under the
+///   same epoch, so a late commit or abort could end it halfway. After an
+///   EndTxn whose outcome was unknown, the producer therefore bumps its
+///   epoch (KIP-360 `InitProducerId` with the current id and epoch) before
+///   `commit_transaction` / `abort_transaction` returns: the late request
+///   is fenced. (Brokers older than Kafka 2.5 cannot bump; there the
+///   window stays open, as with Java's client.)
+/// - After a Produce of unknown outcome the transaction is abortable and
+///   the epoch is bumped at the abort (both versions).
+///
+/// Each case is tested against real brokers of both transaction versions.
+///
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// use kafka_producer::transactional::{ConsumerGroupMetadata, TransactionalProducer};

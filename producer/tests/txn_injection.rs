@@ -19,7 +19,8 @@
 //!    returns keeps its sequences.
 //! c. A timeout of each coordinator RPC (FindCoordinator, InitProducerId,
 //!    AddPartitionsToTxn, EndTxn) retries the same request; a user call that
-//!    times out returns `Timeout` and repeating it completes it.
+//!    times out returns `Timeout` and repeating it completes it; after an
+//!    EndTxn of unknown outcome (TV1) the epoch is bumped.
 //! d. CONCURRENT_TRANSACTIONS on AddPartitionsToTxn and EndTxn is retried.
 //! e. A Produce whose outcome is unknown (request timeouts until
 //!    `delivery.timeout.ms`): abortable, and the epoch is bumped before the
@@ -714,6 +715,9 @@ async fn a_timeout_of_each_coordinator_rpc_retries_the_same_request() {
             "Produce(e0,p0,s0,n1)",
             "EndTxn(e0,commit,v4) held",
             "EndTxn(e0,commit,v4)",
+            // The held EndTxn may still arrive: the epoch is bumped so that
+            // it cannot end the next transaction (same epoch under TV1).
+            "InitProducerId(1000,0)",
         ])
     );
     let finds = fake

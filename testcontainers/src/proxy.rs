@@ -12,6 +12,7 @@
 //! | pause | [`ProxyHandle::pause`] / [`ProxyHandle::resume`] | bytes in that direction are held (buffered) until resumed |
 //! | drop response | [`ProxyHandle::drop_nth_response`] | the Nth complete broker→client frame (counted by its 4-byte length prefix, across all connections, from the call on) is swallowed; later frames pass |
 //! | corrupt | [`ProxyHandle::corrupt_next`] | the next K bytes forwarded in that direction are XORed with `0xFF` |
+//! | hold a request | [`ProxyHandle::hold_next_request`] | the next client→broker request of one API (found by its frame's API key, on any connection) is delivered only after a delay; bytes behind it on **that** connection wait with it, other and new connections flow — a request that reaches the broker after its client gave up and moved on |
 //!
 //! The proxy runs on the harness's background runtime, so it keeps working
 //! across the per-test runtimes of `#[tokio::test]`.
@@ -62,6 +63,8 @@ struct Faults {
     paused: [bool; 2],
     black_hole: bool,
     corrupt_remaining: [u64; 2],
+    /// The next request with this API key is held this long.
+    hold_request: Option<(i16, Duration)>,
 }
 
 #[derive(Debug)]
@@ -78,6 +81,10 @@ struct Shared {
     drop_target: AtomicU64,
     frames_seen: AtomicU64,
     frames_dropped: AtomicU64,
+    /// Requests held by [`ProxyHandle::hold_next_request`], and those of
+    /// them delivered since.
+    requests_held: AtomicU64,
+    held_requests_delivered: AtomicU64,
     active: AtomicUsize,
     accepted: AtomicU64,
 }
@@ -291,6 +298,56 @@ impl ProxyHandle {
         self.shared.faults().corrupt_remaining[dir.idx()] = bytes;
     }
 
+    /// Holds the next client→broker request of API `api_key` (on whichever
+    /// connection it comes) for `hold`, then delivers it: the bytes behind
+    /// it on that connection wait with it, other connections flow. With a
+    /// hold longer than the client's request timeout, the client gives up,
+    /// reconnects and goes on while the request is still on its way.
+    ///
+    /// ```
+    /// # use std::io::{Read, Write};
+    /// # use std::net::{TcpListener, TcpStream};
+    /// # use std::time::{Duration, Instant};
+    /// # use kafka_testcontainers::Proxy;
+    /// # let upstream = TcpListener::bind("127.0.0.1:0")?;
+    /// # let proxy = Proxy::start(upstream.local_addr()?)?;
+    /// # let mut client = TcpStream::connect(proxy.listen_addr())?;
+    /// # let (mut server, _) = upstream.accept()?;
+    /// proxy.hold_next_request(26, Duration::from_millis(200)); // EndTxn
+    /// let t = Instant::now();
+    /// client.write_all(&[0, 0, 0, 2, 0, 26])?; // a 2-byte frame: API key 26
+    /// let mut buf = [0; 6];
+    /// server.read_exact(&mut buf)?;
+    /// assert!(t.elapsed() >= Duration::from_millis(200));
+    /// assert_eq!((proxy.requests_held(), proxy.held_requests_delivered()), (1, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn hold_next_request(&self, api_key: i16, hold: Duration) {
+        self.shared.faults().hold_request = Some((api_key, hold));
+    }
+
+    /// Requests held by [`Self::hold_next_request`] so far.
+    ///
+    /// ```
+    /// let proxy = kafka_testcontainers::Proxy::start("127.0.0.1:9092".parse()?)?;
+    /// assert_eq!(proxy.requests_held(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn requests_held(&self) -> u64 {
+        self.shared.requests_held.load(Ordering::SeqCst)
+    }
+
+    /// Held requests delivered to the broker so far.
+    ///
+    /// ```
+    /// let proxy = kafka_testcontainers::Proxy::start("127.0.0.1:9092".parse()?)?;
+    /// assert_eq!(proxy.held_requests_delivered(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn held_requests_delivered(&self) -> u64 {
+        self.shared.held_requests_delivered.load(Ordering::SeqCst)
+    }
+
     /// Removes every fault (latency, pause, black hole, pending drop and
     /// corruption). Does not reset connections.
     ///
@@ -458,6 +515,8 @@ impl Proxy {
             drop_target: AtomicU64::new(0),
             frames_seen: AtomicU64::new(0),
             frames_dropped: AtomicU64::new(0),
+            requests_held: AtomicU64::new(0),
+            held_requests_delivered: AtomicU64::new(0),
             active: AtomicUsize::new(0),
             accepted: AtomicU64::new(0),
         });
@@ -534,6 +593,8 @@ impl Drop for ActiveGuard {
 struct Chunk {
     at: Instant,
     data: Bytes,
+    /// Delivered no earlier than this after `at` (a held request).
+    hold: Duration,
 }
 
 /// Waits for a reset (or the proxy going away). Cancel-safe.
@@ -575,7 +636,14 @@ async fn handle_connection(shared: Arc<Shared>, client: TcpStream) {
     let (tx_up, rx_up) = mpsc::channel(64);
     let (tx_down, rx_down) = mpsc::channel(64);
     let ((cr, r1), (uw, r2), (ur, r3), (cw, r4)) = tokio::join!(
-        reader(cr, tx_up, None, shared.clone(), reset.clone()),
+        reader(
+            cr,
+            tx_up,
+            None,
+            Some(RequestScanner::default()),
+            shared.clone(),
+            reset.clone()
+        ),
         writer(
             rx_up,
             uw,
@@ -587,6 +655,7 @@ async fn handle_connection(shared: Arc<Shared>, client: TcpStream) {
             ur,
             tx_down,
             Some(Framer::default()),
+            None,
             shared.clone(),
             reset.clone()
         ),
@@ -673,10 +742,68 @@ impl Framer {
 
 /// Reads from `r` into the channel. Returns the half and whether a reset
 /// ended it.
+/// Finds where client→broker requests start and reads their API keys
+/// (4-byte length, then the header's 2-byte API key), across chunks.
+#[derive(Debug, Default)]
+struct RequestScanner {
+    header: [u8; 6],
+    header_len: usize,
+    remaining: usize,
+}
+
+impl RequestScanner {
+    /// Pushes the API key of every request that starts in `input`.
+    fn starts(&mut self, input: &[u8], keys: &mut Vec<i16>) {
+        let mut i = 0;
+        while i < input.len() {
+            if self.remaining > 0 {
+                let take = self.remaining.min(input.len() - i);
+                self.remaining -= take;
+                i += take;
+                continue;
+            }
+            let take = (6 - self.header_len).min(input.len() - i);
+            self.header[self.header_len..self.header_len + take]
+                .copy_from_slice(&input[i..i + take]);
+            self.header_len += take;
+            i += take;
+            if self.header_len == 6 {
+                self.header_len = 0;
+                let size = i32::from_be_bytes([
+                    self.header[0],
+                    self.header[1],
+                    self.header[2],
+                    self.header[3],
+                ])
+                .max(0) as usize;
+                keys.push(i16::from_be_bytes([self.header[4], self.header[5]]));
+                self.remaining = size.saturating_sub(2);
+            }
+        }
+    }
+
+    /// How long the chunk `input` must be held: the armed hold when a
+    /// request of its API starts in it (the hold is then used up).
+    fn hold_for(&mut self, input: &[u8], shared: &Shared) -> Duration {
+        let mut keys = Vec::new();
+        self.starts(input, &mut keys);
+        let mut f = shared.faults();
+        match f.hold_request {
+            Some((api, hold)) if keys.contains(&api) => {
+                f.hold_request = None;
+                shared.requests_held.fetch_add(1, Ordering::SeqCst);
+                hold
+            }
+            _ => Duration::ZERO,
+        }
+    }
+}
+
 async fn reader(
     mut r: OwnedReadHalf,
     tx: mpsc::Sender<Chunk>,
     mut framer: Option<Framer>,
+    mut scanner: Option<RequestScanner>,
     shared: Arc<Shared>,
     mut reset: watch::Receiver<u64>,
 ) -> (OwnedReadHalf, bool) {
@@ -691,6 +818,10 @@ async fn reader(
             },
         }
         let at = Instant::now();
+        let hold = match scanner.as_mut() {
+            Some(sc) => sc.hold_for(&buf, &shared),
+            None => Duration::ZERO,
+        };
         let data = match framer.as_mut() {
             Some(f) => f.process(&buf, &shared),
             None => buf.freeze(),
@@ -701,7 +832,7 @@ async fn reader(
         tokio::select! {
             biased;
             _ = reset_signal(&mut reset) => return (r, true),
-            sent = tx.send(Chunk { at, data }) => if sent.is_err() {
+            sent = tx.send(Chunk { at, data, hold }) => if sent.is_err() {
                 return (r, false);
             },
         }
@@ -736,7 +867,7 @@ async fn writer(
                 let f = shared.faults();
                 (f.latency[dir.idx()], f.paused[dir.idx()])
             };
-            let due = chunk.at + latency;
+            let due = chunk.at + latency + chunk.hold;
             if !paused && Instant::now() >= due {
                 break;
             }
@@ -757,6 +888,11 @@ async fn writer(
             r = w.write_all(&data) => if r.is_err() {
                 return (w, false);
             },
+        }
+        if !chunk.hold.is_zero() {
+            shared
+                .held_requests_delivered
+                .fetch_add(1, Ordering::SeqCst);
         }
     }
 }

@@ -29,6 +29,7 @@ mod producer_reader_frame_cap;
 mod producer_tls_broker;
 mod producer_txn_broker;
 mod producer_txn_faults_broker;
+mod producer_txn_late_request_broker;
 mod producer_txn_resume_broker;
 mod producer_txn_rollover_broker;
 mod sink_bridge_soak;

@@ -1129,10 +1129,28 @@ impl TransactionManager {
     /// The request `id` got no answer: a disconnect or request timeout (the
     /// outcome is unknown). Looks the coordinator up again and retries the
     /// **same** request (same pid/epoch, same transaction version).
+    ///
+    /// An EndTxn under transaction version 1 whose outcome is unknown may
+    /// still reach the coordinator after the retry completed the
+    /// transaction, when the next one is open under the **same** epoch —
+    /// and commit or abort that one (Jepsen's torn transactions). When the
+    /// coordinator can bump the epoch (KIP-360), the epoch is bumped
+    /// before the next transaction: the late request is then fenced.
     pub fn handle_disconnect(&mut self, id: u64, now: Instant) {
-        let Some(q) = self.take_in_flight(id) else {
+        let Some(mut q) = self.take_in_flight(id) else {
             return;
         };
+        if let RequestBody::EndTxn {
+            transaction_version: TransactionVersion::V1,
+            ..
+        } = &q.body
+            && self.supports_bump
+            && q.ticket.is_some()
+        {
+            let ticket = q.ticket.take();
+            self.bump_required = true;
+            self.enqueue_init_pid(self.producer, true, ticket);
+        }
         match &q.body {
             RequestBody::FindCoordinator { .. } => {}
             RequestBody::TxnOffsetCommit { group, .. } => {

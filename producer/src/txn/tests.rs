@@ -1068,6 +1068,10 @@ fn concurrent_transactions_backoff_escalates() {
     assert_eq!(delays, vec![100, 200, 400, 800, 1000, 1000]);
 }
 
+/// Invariant (TV1): an EndTxn whose outcome is unknown (its connection was
+/// lost) is retried as the same request, and the epoch is bumped before the
+/// commit completes, so that the lost request, if it still reaches the
+/// coordinator, is fenced instead of ending the next transaction.
 #[test]
 fn end_txn_disconnect_retries_the_same_end_txn_after_rediscovery() {
     let (mut m, now) = in_txn(false);
@@ -1104,7 +1108,28 @@ fn end_txn_disconnect_retries_the_same_end_txn_after_rediscovery() {
         },
         now,
     );
+    assert_eq!(m.poll_result(t), None, "not before the epoch bump");
+    let bump = m.poll_request(now, false).unwrap();
+    assert!(
+        matches!(bump.body, RequestBody::InitProducerId { producer, .. } if producer == PID),
+        "{bump:?}"
+    );
+    let bumped = ProducerIdAndEpoch {
+        producer_id: PID.producer_id,
+        epoch: PID.epoch + 1,
+    };
+    m.handle_response(
+        bump.id,
+        5,
+        CoordinatorResponse::InitProducerId {
+            error: E::None,
+            producer: bumped,
+        },
+        now,
+    );
     assert_eq!(m.poll_result(t), Some(Ok(())));
+    assert_eq!(m.producer_id_and_epoch(), bumped);
+    assert_eq!(m.state(), State::Ready);
 }
 
 #[test]
