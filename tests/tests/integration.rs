@@ -13,13 +13,14 @@
 mod support;
 
 mod differential_kafka_protocol;
+mod eos_faults;
 mod producer_admin_broker;
 mod producer_admin_change_broker;
 mod producer_admin_groups_broker;
 mod producer_broker;
 mod producer_connection_broker;
 mod producer_eos_checker;
-mod producer_eos_faults;
+
 mod producer_faults;
 mod producer_group_consumer_broker;
 mod producer_group_consumer_classic_broker;

@@ -35,6 +35,7 @@
 //! is printed too and `EOS_SEED` replays it). One test per variant and
 //! part: the schedules, the backpressure case, the killed child.
 
+use crate::support::nemesis::ScheduleSetup as Setup;
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{
@@ -228,33 +229,6 @@ pub(crate) struct Stats {
 
 const TOPIC_A_PARTITIONS: i32 = 3;
 
-/// Waits until the cluster may be read for the check (the faulted mode
-/// heals every fault first).
-pub(crate) type Quiesce = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
-
-/// How a schedule runs: on the shared single-node clusters by default; the
-/// faulted mode (`producer_eos_faults`) uses three nodes, replication 3,
-/// shorter client timeouts, a read_committed reader watching during the
-/// schedule, and heals its faults before the check.
-#[derive(Clone, Default)]
-pub(crate) struct Setup {
-    /// Replication factor of the schedule's topics (1 when 0).
-    pub(crate) replication: i16,
-    /// Producer settings added to (or replacing) the schedule's own.
-    pub(crate) producer_props: Vec<(String, String)>,
-    /// Called after the schedule, before the successor and the check.
-    pub(crate) quiesce: Option<Quiesce>,
-    /// Watch the output read_committed while the schedule runs, for
-    /// precommitted reads (a record visible before its commit was called).
-    pub(crate) watch: bool,
-    /// Told the schedule's topics, transactional id and group once they
-    /// exist (the faults aim at their leaders and coordinators).
-    pub(crate) targets: Option<Arc<crate::support::nemesis::Control>>,
-    /// A pause after every operation, so that faults land inside the
-    /// schedule rather than after it.
-    pub(crate) pace: Duration,
-}
-
 /// One seeded schedule; panics with the seed and every violation found.
 pub(crate) async fn schedule(
     kafka: &KafkaCluster,
@@ -290,7 +264,7 @@ pub(crate) async fn schedule(
         control.set_targets(crate::support::nemesis::Targets {
             topics: vec![(topic_a.clone(), TOPIC_A_PARTITIONS), (topic_b.clone(), 1)],
             transactional_id: txn_id.clone(),
-            group: group.clone(),
+            group: Some(group.clone()),
         });
     }
     let batch_size = rng.pick(&[1_024u64, 4_096, 16_384]).min(buffer_memory);

@@ -25,6 +25,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::support::nemesis::{ScheduleSetup, Targets};
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::reader::{Reader, ReaderConfig};
 use kafka_producer::ProducerConfig;
@@ -81,7 +82,7 @@ async fn run_seeds(variant: SharedKafka, seeds: &[u64]) {
     let (mut operations, mut records) = (0, 0);
     for seed in seeds {
         let t = Instant::now();
-        let (ops, n) = schedule(kafka, &cluster, *seed).await;
+        let (ops, n) = schedule(kafka, &cluster, *seed, &ScheduleSetup::default()).await;
         operations += ops;
         records += n;
         eprintln!(
@@ -102,12 +103,6 @@ struct Stored {
     state: Vec<u8>,
 }
 
-async fn connect(config: &KafkaSinkConfig) -> KafkaSink<String> {
-    KafkaSink::connect(config.clone(), ValueOnly(SimpleStringSchema))
-        .await
-        .expect("connect sink")
-}
-
 fn restored_state(latest: Option<&Stored>) -> Option<RestoredState> {
     latest.map(|c| RestoredState {
         checkpoint_id: c.id,
@@ -117,14 +112,35 @@ fn restored_state(latest: Option<&Stored>) -> Option<RestoredState> {
     })
 }
 
+/// How many times a restore is tried before the schedule fails: once on
+/// a healthy cluster; under broker faults a failed restore is a job
+/// restart, tried again as Flink's restart strategy would.
+fn restore_attempts(faulted: bool) -> usize {
+    if faulted { 20 } else { 1 }
+}
+
 /// A new sink restored from `latest` (or fresh); returns it and the source
 /// position to resume from.
-async fn restore(config: &KafkaSinkConfig, latest: Option<&Stored>) -> (KafkaSink<String>, u64) {
-    let mut s = connect(config).await;
-    s.initialize_state(restored_state(latest))
-        .await
-        .expect("restore");
-    (s, latest.map_or(0, |c| c.position))
+async fn restore(
+    config: &KafkaSinkConfig,
+    latest: Option<&Stored>,
+    faulted: bool,
+) -> (KafkaSink<String>, u64) {
+    let mut last_error = String::new();
+    for _ in 0..restore_attempts(faulted) {
+        let mut s = match KafkaSink::connect(config.clone(), ValueOnly(SimpleStringSchema)).await {
+            Ok(s) => s,
+            Err(e) => {
+                last_error = format!("connect: {e}");
+                continue;
+            }
+        };
+        match s.initialize_state(restored_state(latest)).await {
+            Ok(()) => return (s, latest.map_or(0, |c| c.position)),
+            Err(e) => last_error = format!("restore: {e}"),
+        }
+    }
+    panic!("the sink could not be restored: {last_error}");
 }
 
 /// Recovers from a failure: in-process (the same instance restores `latest`)
@@ -135,16 +151,23 @@ async fn recover(
     sink: KafkaSink<String>,
     latest: Option<&Stored>,
     in_process: bool,
+    faulted: bool,
 ) -> (KafkaSink<String>, u64) {
     if in_process {
         let mut sink = sink;
-        sink.initialize_state(restored_state(latest))
-            .await
-            .expect("in-process failover");
-        (sink, latest.map_or(0, |c| c.position))
+        match sink.initialize_state(restored_state(latest)).await {
+            Ok(()) => (sink, latest.map_or(0, |c| c.position)),
+            Err(e) if faulted => {
+                // The failover failed too: the job restarts.
+                drop(sink);
+                let _ = e;
+                restore(config, latest, faulted).await
+            }
+            Err(e) => panic!("in-process failover: {e}"),
+        }
     } else {
         drop(sink);
-        restore(config, latest).await
+        restore(config, latest, faulted).await
     }
 }
 
@@ -156,35 +179,62 @@ fn how(in_process: bool) -> &'static str {
     }
 }
 
-async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> (usize, u64) {
+/// One seeded schedule (see the module docs); returns the operations run
+/// and the records committed. `setup` is the faulted mode's (`eos_faults`)
+/// or the default.
+pub(crate) async fn schedule(
+    kafka: &KafkaCluster,
+    cluster: &Arc<Cluster>,
+    seed: u64,
+    setup: &ScheduleSetup,
+) -> (usize, u64) {
+    let faulted = setup.quiesce.is_some();
     let mut rng = Rng::new(seed);
     let topic = unique_name(&format!("eos-sink-{seed}"));
-    kafka.create_topic(&topic, 1, 1).await.unwrap();
+    kafka
+        .create_topic(&topic, 1, setup.replication.max(1))
+        .await
+        .unwrap();
     let buffer_memory = rng.pick(&[16_384u64, 32_768, 1_048_576]);
     let batch_size = rng.pick(&[512u64, 4_096, 16_384]).min(buffer_memory);
     let linger = rng.pick(&[0u64, 2, 20]);
-    let props = ProducerConfig::from_properties([
-        ("bootstrap.servers", kafka.bootstrap()),
-        ("buffer.memory", buffer_memory.to_string()),
-        ("batch.size", batch_size.to_string()),
-        ("linger.ms", linger.to_string()),
-        ("max.request.size", "100000".to_string()),
-        ("max.block.ms", "30000".to_string()),
-    ])
-    .unwrap();
+    let mut props: Vec<(String, String)> = vec![
+        ("bootstrap.servers".into(), kafka.bootstrap()),
+        ("buffer.memory".into(), buffer_memory.to_string()),
+        ("batch.size".into(), batch_size.to_string()),
+        ("linger.ms".into(), linger.to_string()),
+        ("max.request.size".into(), "100000".to_string()),
+        ("max.block.ms".into(), "30000".to_string()),
+    ];
+    for (k, v) in &setup.producer_props {
+        props.retain(|(key, _)| key != k);
+        props.push((k.clone(), v.clone()));
+    }
+    let props = ProducerConfig::from_properties(props).unwrap();
     let mut config = KafkaSinkConfig::new(props, topic.as_str());
     config.semantic = Semantic::ExactlyOnce;
-    config.transactional_id_prefix = Some(unique_name(&format!("eos-sink-{seed}")));
+    let prefix = unique_name(&format!("eos-sink-{seed}"));
+    config.transactional_id_prefix = Some(prefix.clone());
+    if let Some(control) = &setup.targets {
+        control.set_targets(Targets {
+            topics: vec![(topic.clone(), 1)],
+            transactional_id: format!("{prefix}-0"),
+            group: None,
+        });
+    }
     config.transaction_timeout = Duration::from_secs(120);
     config.recovery_timeout = Duration::from_secs(30);
     let ctx = RecordContext::default();
 
     let mut checkpoints: Vec<Stored> = Vec::new();
     let mut next_id = 1u64;
-    let (mut sink, mut position) = restore(&config, None).await;
+    let (mut sink, mut position) = restore(&config, None, faulted).await;
     let operations = 30 + rng.below(80) as usize;
     let mut trace = Vec::new();
     for _ in 0..operations {
+        if !setup.pace.is_zero() {
+            tokio::time::sleep(setup.pace).await;
+        }
         match rng.below(100) {
             0..=64 => {
                 let size = rng.pick(&[1usize, 100, 1_000, 5_000]);
@@ -199,7 +249,7 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> (u
                             how(in_process)
                         ));
                         (sink, position) =
-                            recover(&config, sink, checkpoints.last(), in_process).await;
+                            recover(&config, sink, checkpoints.last(), in_process, faulted).await;
                     }
                 }
             }
@@ -226,7 +276,7 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> (u
                         let in_process = rng.below(2) == 0;
                         trace.push(format!("checkpoint {id} failed ({e}); {}", how(in_process)));
                         (sink, position) =
-                            recover(&config, sink, checkpoints.last(), in_process).await;
+                            recover(&config, sink, checkpoints.last(), in_process, faulted).await;
                     }
                 }
             }
@@ -237,22 +287,25 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> (u
                         let in_process = rng.below(2) == 0;
                         trace.push(format!("notify failed ({e}); {}", how(in_process)));
                         (sink, position) =
-                            recover(&config, sink, checkpoints.last(), in_process).await;
+                            recover(&config, sink, checkpoints.last(), in_process, faulted).await;
                     }
                 }
             }
             95..=97 => {
                 trace.push(format!("crash at {position}; restore"));
                 drop(sink);
-                (sink, position) = restore(&config, checkpoints.last()).await;
+                (sink, position) = restore(&config, checkpoints.last(), faulted).await;
             }
             _ => {
                 trace.push(format!("in-process failover at {position}"));
-                (sink, position) = recover(&config, sink, checkpoints.last(), true).await;
+                (sink, position) = recover(&config, sink, checkpoints.last(), true, faulted).await;
             }
         }
     }
-    // Finish: a checkpoint that succeeds, notified.
+    // Finish on a healed cluster: a checkpoint that succeeds, notified.
+    if let Some(quiesce) = &setup.quiesce {
+        quiesce().await;
+    }
     let last = loop {
         let id = next_id;
         next_id += 1;
@@ -267,7 +320,8 @@ async fn schedule(kafka: &KafkaCluster, cluster: &Arc<Cluster>, seed: u64) -> (u
             }
             Err(_) => {
                 let in_process = rng.below(2) == 0;
-                (sink, position) = recover(&config, sink, checkpoints.last(), in_process).await;
+                (sink, position) =
+                    recover(&config, sink, checkpoints.last(), in_process, faulted).await;
             }
         }
     };

@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | `KillLeader` | SIGKILL of the leader of one of the schedule's partitions | a restart, then waiting for every replica in sync |
 //! | `KillTxnCoordinator` | SIGKILL of the transactional id's coordinator | the same |
-//! | `KillGroupCoordinator` | SIGKILL of the consumer group's coordinator (source offsets) | the same |
+//! | `KillGroupCoordinator` | SIGKILL of the consumer group's coordinator (source offsets; skipped without a group) | the same |
 //! | `PauseBroker` | SIGSTOP of a broker for longer than the client's `request.timeout.ms` | SIGCONT |
 //! | `DelayConnections` | one broker's proxy adds 20-400 ms each way | latency back to 0 |
 //! | `HoldRequests` | one broker's proxy holds every request past the client's request timeout, then delivers it (requests arriving after the client gave up) | resume |
@@ -22,6 +22,8 @@ use kafka_client::{Cluster, ClusterConfig, CoordinatorType, find_coordinator};
 use kafka_testcontainers::seeded::SeededRng as Rng;
 use kafka_testcontainers::{Direction, KafkaCluster};
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -59,8 +61,8 @@ pub struct Targets {
     pub topics: Vec<(String, i32)>,
     /// The producer's transactional id.
     pub transactional_id: String,
-    /// The consumer group whose offsets the transactions commit.
-    pub group: String,
+    /// The consumer group whose offsets the transactions commit, if any.
+    pub group: Option<String>,
 }
 
 /// Shared between the schedule (which fills in the targets and asks for
@@ -271,7 +273,7 @@ async fn victim(
                     .ok()
                     .map(|c| c.node_id)
             }
-            _ => find_coordinator(cluster, CoordinatorType::Group, &t.group)
+            _ => find_coordinator(cluster, CoordinatorType::Group, t.group.as_deref()?)
                 .await
                 .ok()
                 .map(|c| c.node_id),
@@ -322,4 +324,32 @@ pub async fn wait_healthy(kafka: &KafkaCluster) {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// Waits until the cluster may be read for the check (the faulted mode
+/// heals every fault first).
+pub type Quiesce = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
+/// How an exactly-once checker's schedule runs: on the shared single-node
+/// clusters by default; the faulted mode (`producer_eos_faults`,
+/// `sink_eos_faults`) uses three nodes, replication 3, shorter client
+/// timeouts, a read_committed reader watching during the schedule (the
+/// producer checker), and heals its faults before the check.
+#[derive(Clone, Default)]
+pub struct ScheduleSetup {
+    /// Replication factor of the schedule's topics (1 when 0).
+    pub replication: i16,
+    /// Producer settings added to (or replacing) the schedule's own.
+    pub producer_props: Vec<(String, String)>,
+    /// Called after the schedule, before the successor and the check.
+    pub quiesce: Option<Quiesce>,
+    /// Watch the output read_committed while the schedule runs, for
+    /// precommitted reads (a record visible before its commit was called).
+    pub watch: bool,
+    /// Told the schedule's topics, transactional id and group once they
+    /// exist (the faults aim at their leaders and coordinators).
+    pub targets: Option<Arc<Control>>,
+    /// A pause after every operation, so that faults land inside the
+    /// schedule rather than after it.
+    pub pace: Duration,
 }
