@@ -114,9 +114,10 @@ fn restored_state(latest: Option<&Stored>) -> Option<RestoredState> {
 
 /// How many times a restore is tried before the schedule fails: once on
 /// a healthy cluster; under broker faults a failed restore is a job
-/// restart, tried again as Flink's restart strategy would.
+/// restart, tried again half a second later (a minute in all), as Flink's
+/// fixed-delay restart strategy would.
 fn restore_attempts(faulted: bool) -> usize {
-    if faulted { 20 } else { 1 }
+    if faulted { 120 } else { 1 }
 }
 
 /// A new sink restored from `latest` (or fresh); returns it and the source
@@ -127,7 +128,11 @@ async fn restore(
     faulted: bool,
 ) -> (KafkaSink<String>, u64) {
     let mut last_error = String::new();
-    for _ in 0..restore_attempts(faulted) {
+    for attempt in 0..restore_attempts(faulted) {
+        if attempt > 0 {
+            // Flink's fixed-delay restart strategy: a job restart waits.
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
         let mut s = match KafkaSink::connect(config.clone(), ValueOnly(SimpleStringSchema)).await {
             Ok(s) => s,
             Err(e) => {

@@ -259,6 +259,9 @@ impl<T: Send + Sync + 'static> KafkaSink<T> {
 }
 
 /// Fails when `timeout` exceeds the `transaction.max.timeout.ms` of a broker.
+/// Asks the brokers of the metadata in turn until one answers (a dead or
+/// unreachable broker is skipped: the check must not make the sink
+/// unavailable while one broker of the cluster is down).
 ///
 /// ```no_run
 /// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
@@ -281,17 +284,25 @@ pub async fn check_transaction_timeout(
         .refresh()
         .await
         .map_err(|e| KafkaSinkError::Connect(e.to_string()))?;
-    let node = cluster
-        .metadata()
-        .brokers()
-        .keys()
-        .next()
-        .copied()
-        .ok_or_else(|| KafkaSinkError::Connect("no broker in metadata".into()))?;
+    let nodes: Vec<i32> = cluster.metadata().brokers().keys().copied().collect();
     let key = "transaction.max.timeout.ms";
-    let configs = admin::broker_config(cluster, node, &[key])
-        .await
-        .map_err(|e| KafkaSinkError::Connect(format!("reading {key}: {e}")))?;
+    let mut last_error = KafkaSinkError::Connect("no broker in metadata".into());
+    let mut configs = None;
+    for node in nodes {
+        match admin::broker_config(cluster, node, &[key]).await {
+            Ok(c) => {
+                configs = Some(c);
+                break;
+            }
+            Err(e) => {
+                last_error =
+                    KafkaSinkError::Connect(format!("reading {key} from broker {node}: {e}"));
+            }
+        }
+    }
+    let Some(configs) = configs else {
+        return Err(last_error);
+    };
     if let Some(Some(v)) = configs.get(key)
         && let Ok(ms) = v.parse::<u64>()
     {
