@@ -337,7 +337,8 @@ impl ProxyHandle {
         self.shared.requests_held.load(Ordering::SeqCst)
     }
 
-    /// Held requests delivered to the broker so far.
+    /// Held requests released to the broker so far (counted as they are
+    /// written to its connection).
     ///
     /// ```
     /// let proxy = kafka_testcontainers::Proxy::start("127.0.0.1:9092".parse()?)?;
@@ -882,17 +883,18 @@ async fn writer(
             continue;
         }
         let data = shared.corrupt(dir, chunk.data);
+        if !chunk.hold.is_zero() {
+            // Counted as it is released, before the broker can read it.
+            shared
+                .held_requests_delivered
+                .fetch_add(1, Ordering::SeqCst);
+        }
         tokio::select! {
             biased;
             _ = reset_signal(&mut reset) => return (w, true),
             r = w.write_all(&data) => if r.is_err() {
                 return (w, false);
             },
-        }
-        if !chunk.hold.is_zero() {
-            shared
-                .held_requests_delivered
-                .fetch_add(1, Ordering::SeqCst);
         }
     }
 }
