@@ -829,14 +829,10 @@ impl Sender {
             let mut g = self.acc.lock();
             let mut out = Vec::new();
             for q in g.topics.values_mut().flat_map(|tq| tq.partitions.iter_mut()) {
-                if fatal || q.iter().all(|b| b.sequence.is_none()) {
-                    out.extend(q.drain(..));
-                } else {
-                    let (retried, never_sent): (VecDeque<Batch>, VecDeque<Batch>) =
-                        q.drain(..).partition(|b| b.sequence.is_some());
-                    *q = retried;
-                    out.extend(never_sent);
-                }
+                let (keep, fail): (VecDeque<Batch>, VecDeque<Batch>) =
+                    q.drain(..).partition(|b| !fatal && b.sequence.is_some());
+                *q = keep;
+                out.extend(fail);
             }
             out
         };

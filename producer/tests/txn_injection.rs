@@ -950,6 +950,27 @@ async fn an_unknown_produce_outcome_bumps_the_epoch_before_the_next_transaction_
 
 // ---------------------------------------------------------------- (f)
 
+/// Opens the next transaction (epoch 1 after a first committed one) and
+/// sends its first batch ("b"), which the fake refuses with
+/// CONCURRENT_TRANSACTIONS and answers only once the next Produce arrived;
+/// returns that batch's future once it is in flight.
+async fn first_batch_meets_concurrent_transactions(
+    fake: &Fake,
+    p: &TransactionalProducer,
+) -> impl std::future::Future<Output = Result<kafka_producer::RecordMetadata, ProduceError>> + use<>
+{
+    p.begin_transaction().unwrap();
+    fake.inject(ApiKey::Produce, &[Fault::Error(E::ConcurrentTransactions)]);
+    fake.st().defer_next_produce = true;
+    let first = p.send(rec(0, "b"));
+    let before = fake.count(ApiKey::Produce);
+    until("the first batch in flight", || {
+        fake.count(ApiKey::Produce) > before
+    })
+    .await;
+    first
+}
+
 /// Invariant: every record of the transaction is written once and in
 /// order, and it commits, when its first batch meets CONCURRENT_TRANSACTIONS
 /// and the batch pipelined behind it OUT_OF_ORDER_SEQUENCE_NUMBER. The
@@ -966,20 +987,7 @@ async fn first_batch_concurrent_transactions_and_the_next_out_of_order_are_retri
     p.commit_transaction().await.unwrap();
     assert_eq!(p.producer_id_and_epoch().epoch, 1);
 
-    p.begin_transaction().unwrap();
-    {
-        let mut st = fake.st();
-        st.faults
-            .entry(ApiKey::Produce)
-            .or_default()
-            .push_back(Fault::Error(E::ConcurrentTransactions));
-        st.defer_next_produce = true;
-    }
-    let first = p.send(rec(0, "b"));
-    until("the first batch in flight", || {
-        fake.count(ApiKey::Produce) >= 2
-    })
-    .await;
+    let first = first_batch_meets_concurrent_transactions(&fake, &p).await;
     let rest: Vec<_> = ["c", "d", "e"].iter().map(|v| p.send(rec(0, v))).collect();
     first.await.expect("the first batch is retried");
     for r in rest {
@@ -1022,20 +1030,7 @@ async fn an_abort_keeps_batches_waiting_for_a_retry_tv2() {
     p.send(rec(0, "a")).await.unwrap();
     p.commit_transaction().await.unwrap();
 
-    p.begin_transaction().unwrap();
-    {
-        let mut st = fake.st();
-        st.faults
-            .entry(ApiKey::Produce)
-            .or_default()
-            .push_back(Fault::Error(E::ConcurrentTransactions));
-        st.defer_next_produce = true;
-    }
-    let first = p.send(rec(0, "b"));
-    until("the first batch in flight", || {
-        fake.count(ApiKey::Produce) >= 2
-    })
-    .await;
+    let first = first_batch_meets_concurrent_transactions(&fake, &p).await;
     let second = p.send(rec(0, "c"));
     // Both answered and waiting for their retry (300 ms backoff).
     until("both batches refused", || p.metrics().retries >= 2).await;

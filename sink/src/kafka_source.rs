@@ -284,9 +284,7 @@ where
         self.pending_records = 0;
         // The old producer's pending records fail at once; its epoch is
         // fenced, so nothing of it can be written any more.
-        let fresh = TransactionalProducer::connect(self.producer_config.clone()).await?;
-        let old = std::mem::replace(&mut self.producer, fresh);
-        drop(old);
+        self.producer = TransactionalProducer::connect(self.producer_config.clone()).await?;
         // InitProducerId: bumps the epoch past every request of the old
         // producer and lets the coordinator finish the old transaction.
         self.producer.init_transactions().await?;

@@ -41,6 +41,30 @@ fn ok_find(m: &mut TransactionManager, now: Instant, node: i32) {
     );
 }
 
+/// Answers the KIP-360 bump the manager sends next (InitProducerId with
+/// the current pid/epoch) with epoch + 1, and returns it.
+fn answer_epoch_bump(m: &mut TransactionManager, now: Instant) -> ProducerIdAndEpoch {
+    let bump = m.poll_request(now, false).unwrap();
+    assert!(
+        matches!(bump.body, RequestBody::InitProducerId { producer, .. } if producer == PID),
+        "KIP-360 bump with the current pid/epoch: {bump:?}"
+    );
+    let next = ProducerIdAndEpoch {
+        producer_id: PID.producer_id,
+        epoch: PID.epoch + 1,
+    };
+    m.handle_response(
+        bump.id,
+        5,
+        CoordinatorResponse::InitProducerId {
+            error: E::None,
+            producer: next,
+        },
+        now,
+    );
+    next
+}
+
 fn ready(tv2: bool) -> (TransactionManager, Instant) {
     let now = Instant::now();
     let mut m = manager(tv2);
@@ -1109,24 +1133,7 @@ fn end_txn_disconnect_retries_the_same_end_txn_after_rediscovery() {
         now,
     );
     assert_eq!(m.poll_result(t), None, "not before the epoch bump");
-    let bump = m.poll_request(now, false).unwrap();
-    assert!(
-        matches!(bump.body, RequestBody::InitProducerId { producer, .. } if producer == PID),
-        "{bump:?}"
-    );
-    let bumped = ProducerIdAndEpoch {
-        producer_id: PID.producer_id,
-        epoch: PID.epoch + 1,
-    };
-    m.handle_response(
-        bump.id,
-        5,
-        CoordinatorResponse::InitProducerId {
-            error: E::None,
-            producer: bumped,
-        },
-        now,
-    );
+    let bumped = answer_epoch_bump(&mut m, now);
     assert_eq!(m.poll_result(t), Some(Ok(())));
     assert_eq!(m.producer_id_and_epoch(), bumped);
     assert_eq!(m.state(), State::Ready);
@@ -1189,24 +1196,7 @@ fn tv1_produce_failure_aborts_then_bumps_the_epoch() {
     );
     assert_eq!(m.state(), State::Initializing);
     assert!(m.poll_result(t).is_none(), "abort completes after the bump");
-    let bump = m.poll_request(now, false).unwrap();
-    assert!(
-        matches!(bump.body, RequestBody::InitProducerId { producer, .. } if producer == PID),
-        "KIP-360 bump with the current pid/epoch"
-    );
-    let next = ProducerIdAndEpoch {
-        producer_id: PID.producer_id,
-        epoch: PID.epoch + 1,
-    };
-    m.handle_response(
-        bump.id,
-        5,
-        CoordinatorResponse::InitProducerId {
-            error: E::None,
-            producer: next,
-        },
-        now,
-    );
+    let next = answer_epoch_bump(&mut m, now);
     assert_eq!(m.poll_result(t), Some(Ok(())));
     assert_eq!(m.state(), State::Ready);
     assert_eq!(m.producer_id_and_epoch(), next);
