@@ -22,4 +22,4 @@ cargo doc --workspace --no-deps --all-features --message-format=json \
   | python3 .ci/missing-doc-examples.py \
       --library kafka-proto --library kafka-client --library kafka-producer \
       --library kafka-consumer --library kafka-admin --library kafka-sink --library kafka-eos \
-      --library kafka-testcontainers --library kafka-eos-examples
+      --library kafka-testcontainers --library kafka-mock --library kafka-eos-examples

@@ -1,0 +1,114 @@
+//! ApiVersions: the APIs and versions the mock serves, as the configured
+//! Kafka release advertises them (capped to what kafka-proto decodes), and
+//! the `transaction.version` feature.
+
+use super::{Outcome, Reply};
+use crate::config::{KafkaRelease, MockConfig, TransactionVersion};
+use crate::state::{ClusterState, Ctx};
+use kafka_proto::frame::encode_response_frame;
+use kafka_proto::messages::*;
+use kafka_proto::{ApiKey, ErrorCode, Message, VersionRange};
+
+/// The range the mock advertises for `api`, `None` when it does not serve it.
+pub(crate) fn advertised_range(config: &MockConfig, api: ApiKey) -> Option<VersionRange> {
+    let old = config.release == KafkaRelease::V3_9;
+    let cap = |r: VersionRange, max_4_4: i16, max_3_9: i16| {
+        VersionRange::new(r.min, r.max.min(if old { max_3_9 } else { max_4_4 }))
+    };
+    Some(match api {
+        ApiKey::ApiVersions => cap(ApiVersionsRequest::VERSIONS, 4, 3),
+        ApiKey::Metadata => cap(MetadataRequest::VERSIONS, 13, 12),
+        ApiKey::Produce => cap(ProduceRequest::VERSIONS, 13, 11),
+        ApiKey::Fetch => cap(FetchRequest::VERSIONS, 18, 17),
+        ApiKey::ListOffsets => cap(ListOffsetsRequest::VERSIONS, 11, 9),
+        ApiKey::FindCoordinator => cap(FindCoordinatorRequest::VERSIONS, 6, 6),
+        // v6 (two-phase commit) is unstable in Kafka 4.4: not advertised.
+        ApiKey::InitProducerId => cap(InitProducerIdRequest::VERSIONS, 5, 5),
+        ApiKey::AddPartitionsToTxn => cap(AddPartitionsToTxnRequest::VERSIONS, 5, 5),
+        ApiKey::AddOffsetsToTxn => cap(AddOffsetsToTxnRequest::VERSIONS, 4, 4),
+        ApiKey::EndTxn => cap(EndTxnRequest::VERSIONS, 5, 4),
+        ApiKey::TxnOffsetCommit => cap(TxnOffsetCommitRequest::VERSIONS, 6, 4),
+        ApiKey::OffsetCommit => cap(OffsetCommitRequest::VERSIONS, 10, 9),
+        ApiKey::OffsetFetch => cap(OffsetFetchRequest::VERSIONS, 10, 9),
+        ApiKey::CreateTopics => cap(CreateTopicsRequest::VERSIONS, 7, 7),
+        _ => return None,
+    })
+}
+
+const SERVED: [ApiKey; 14] = [
+    ApiKey::Produce,
+    ApiKey::Fetch,
+    ApiKey::ListOffsets,
+    ApiKey::Metadata,
+    ApiKey::OffsetCommit,
+    ApiKey::OffsetFetch,
+    ApiKey::FindCoordinator,
+    ApiKey::ApiVersions,
+    ApiKey::CreateTopics,
+    ApiKey::InitProducerId,
+    ApiKey::AddPartitionsToTxn,
+    ApiKey::AddOffsetsToTxn,
+    ApiKey::EndTxn,
+    ApiKey::TxnOffsetCommit,
+];
+
+fn listing(config: &MockConfig) -> ApiVersionsResponse {
+    let keys: Vec<(ApiKey, i16, i16)> = SERVED
+        .iter()
+        .filter_map(|api| advertised_range(config, *api).map(|r| (*api, r.min, r.max)))
+        .collect();
+    let mut resp = ApiVersionsResponse::listing(&keys);
+    if config.release == KafkaRelease::V4_4 {
+        let level = match config.transaction_version {
+            TransactionVersion::V1 => 1,
+            TransactionVersion::V2 => 2,
+        };
+        resp.supported_features = vec![SupportedFeatureKey {
+            name: "transaction.version".into(),
+            min_version: 0,
+            max_version: 2,
+            ..Default::default()
+        }];
+        resp.finalized_features_epoch = 1;
+        resp.finalized_features = vec![FinalizedFeatureKey {
+            name: "transaction.version".into(),
+            max_version_level: level,
+            min_version_level: level,
+            ..Default::default()
+        }];
+    }
+    resp
+}
+
+/// The v0 answer to an ApiVersions request of a version the mock does not know.
+pub(crate) fn unsupported_version(config: &MockConfig, correlation_id: i32) -> Outcome {
+    let mut resp = listing(config);
+    resp.error_code = ErrorCode::UnsupportedVersion.code();
+    resp.supported_features.clear();
+    resp.finalized_features.clear();
+    match encode_response_frame(&resp, 0, correlation_id) {
+        Ok(f) => Outcome::Respond(f),
+        Err(e) => Outcome::Close(format!("ApiVersions v0 answer: {e}")),
+    }
+}
+
+pub(crate) fn handle(
+    state: &mut ClusterState,
+    _ctx: &Ctx,
+    _req: &ApiVersionsRequest,
+    _version: i16,
+    _final_attempt: bool,
+) -> Reply<ApiVersionsResponse> {
+    Reply::Now(listing(&state.config))
+}
+
+pub(crate) fn error(
+    _req: &ApiVersionsRequest,
+    _version: i16,
+    code: ErrorCode,
+) -> ApiVersionsResponse {
+    ApiVersionsResponse {
+        error_code: code.code(),
+        ..Default::default()
+    }
+}

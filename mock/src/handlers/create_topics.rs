@@ -1,0 +1,91 @@
+//! CreateTopics: topics with their partition count (or the default), any
+//! replication factor up to the broker count (the mock keeps one copy),
+//! and their configs accepted (not kept: DescribeConfigs is not served).
+
+use super::Reply;
+use crate::state::{ClusterState, Ctx};
+use kafka_proto::ErrorCode;
+use kafka_proto::messages::*;
+
+pub(crate) fn handle(
+    state: &mut ClusterState,
+    _ctx: &Ctx,
+    req: &CreateTopicsRequest,
+    version: i16,
+    _final_attempt: bool,
+) -> Reply<CreateTopicsResponse> {
+    let brokers = state.brokers.len() as i16;
+    let topics = req
+        .topics
+        .iter()
+        .map(|t| {
+            let partitions = if !t.assignments.is_empty() {
+                t.assignments.len() as i32
+            } else if t.num_partitions == -1 {
+                state.config.default_partitions
+            } else {
+                t.num_partitions
+            };
+            let rf = if t.replication_factor == -1 {
+                brokers.min(3)
+            } else {
+                t.replication_factor
+            };
+            let mut result = CreateTopicsResponseCreatableTopicResult {
+                name: t.name.clone(),
+                ..Default::default()
+            };
+            let outcome = if rf <= 0 || rf > brokers {
+                Err(ErrorCode::InvalidReplicationFactor)
+            } else if req.validate_only {
+                if state.topics.contains_key(&t.name) {
+                    Err(ErrorCode::TopicAlreadyExists)
+                } else {
+                    Ok([0; 16])
+                }
+            } else {
+                state.create_topic(&t.name, partitions)
+            };
+            match outcome {
+                Ok(id) => {
+                    if version >= 7 {
+                        result.topic_id = id;
+                    }
+                    if version >= 5 {
+                        result.num_partitions = partitions;
+                        result.replication_factor = rf;
+                    }
+                    result.error_message = None;
+                }
+                Err(code) => {
+                    result.error_code = code.code();
+                    result.error_message = Some(format!("{code:?}"));
+                }
+            }
+            result
+        })
+        .collect();
+    Reply::Now(CreateTopicsResponse {
+        topics,
+        ..Default::default()
+    })
+}
+
+pub(crate) fn error(
+    req: &CreateTopicsRequest,
+    _version: i16,
+    code: ErrorCode,
+) -> CreateTopicsResponse {
+    CreateTopicsResponse {
+        topics: req
+            .topics
+            .iter()
+            .map(|t| CreateTopicsResponseCreatableTopicResult {
+                name: t.name.clone(),
+                error_code: code.code(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,103 @@
+//! FindCoordinator: the broker coordinating a group or a transactional id
+//! (a hash of the key over the brokers, the next live one when that broker
+//! is stopped, or where a test moved it).
+
+use super::Reply;
+use crate::state::{ClusterState, CoordinatorKind, Ctx};
+use kafka_proto::ErrorCode;
+use kafka_proto::messages::*;
+
+fn locate(state: &ClusterState, key_type: i8, key: &str) -> Result<(i32, String, i32), ErrorCode> {
+    let kind = match key_type {
+        FindCoordinatorRequest::KEY_TYPE_GROUP => CoordinatorKind::Group,
+        FindCoordinatorRequest::KEY_TYPE_TRANSACTION => CoordinatorKind::Transaction,
+        _ => return Err(ErrorCode::InvalidRequest),
+    };
+    let id = state
+        .coordinator(kind, key)
+        .ok_or(ErrorCode::CoordinatorNotAvailable)?;
+    let b = &state.brokers[&id];
+    Ok((id, b.host.clone(), b.port))
+}
+
+pub(crate) fn handle(
+    state: &mut ClusterState,
+    _ctx: &Ctx,
+    req: &FindCoordinatorRequest,
+    version: i16,
+    _final_attempt: bool,
+) -> Reply<FindCoordinatorResponse> {
+    if version < 4 {
+        let mut resp = FindCoordinatorResponse::default();
+        match locate(state, req.key_type, &req.key) {
+            Ok((node_id, host, port)) => {
+                resp.node_id = node_id;
+                resp.host = host;
+                resp.port = port;
+                if version >= 1 {
+                    resp.error_message = None;
+                }
+            }
+            Err(code) => {
+                resp.error_code = code.code();
+                resp.node_id = -1;
+                resp.port = -1;
+            }
+        }
+        return Reply::Now(resp);
+    }
+    Reply::Now(FindCoordinatorResponse {
+        coordinators: req
+            .coordinator_keys
+            .iter()
+            .map(|key| match locate(state, req.key_type, key) {
+                Ok((node_id, host, port)) => FindCoordinatorResponseCoordinator {
+                    key: key.clone(),
+                    node_id,
+                    host,
+                    port,
+                    error_code: 0,
+                    error_message: None,
+                    ..Default::default()
+                },
+                Err(code) => FindCoordinatorResponseCoordinator {
+                    key: key.clone(),
+                    node_id: -1,
+                    port: -1,
+                    error_code: code.code(),
+                    ..Default::default()
+                },
+            })
+            .collect(),
+        ..Default::default()
+    })
+}
+
+pub(crate) fn error(
+    req: &FindCoordinatorRequest,
+    version: i16,
+    code: ErrorCode,
+) -> FindCoordinatorResponse {
+    if version < 4 {
+        return FindCoordinatorResponse {
+            error_code: code.code(),
+            node_id: -1,
+            port: -1,
+            ..Default::default()
+        };
+    }
+    FindCoordinatorResponse {
+        coordinators: req
+            .coordinator_keys
+            .iter()
+            .map(|key| FindCoordinatorResponseCoordinator {
+                key: key.clone(),
+                node_id: -1,
+                port: -1,
+                error_code: code.code(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,110 @@
+//! ListOffsets: the latest offset (the high watermark, or the last stable
+//! offset for read_committed), the earliest (the log start), the offset of
+//! the largest timestamp (-3), or the first offset at or after a timestamp.
+
+use super::Reply;
+use crate::state::{ClusterState, Ctx};
+use kafka_proto::ErrorCode;
+use kafka_proto::messages::*;
+
+const LATEST: i64 = -1;
+const EARLIEST: i64 = -2;
+const MAX_TIMESTAMP: i64 = -3;
+const EARLIEST_LOCAL: i64 = -4;
+
+fn answer(
+    state: &ClusterState,
+    ctx: &Ctx,
+    topic: &str,
+    p: &ListOffsetsRequestPartition,
+    read_committed: bool,
+    version: i16,
+) -> ListOffsetsResponsePartition {
+    let mut out = ListOffsetsResponsePartition {
+        partition_index: p.partition_index,
+        ..Default::default()
+    };
+    let Some(log) = state.partition(topic, p.partition_index) else {
+        out.error_code = ErrorCode::UnknownTopicOrPartition.code();
+        return out;
+    };
+    if log.leader != ctx.broker {
+        out.error_code = ErrorCode::NotLeaderOrFollower.code();
+        return out;
+    }
+    let upper = if read_committed {
+        log.last_stable_offset()
+    } else {
+        log.high_watermark()
+    };
+    let found = match p.timestamp {
+        LATEST => Some((upper, -1)),
+        EARLIEST | EARLIEST_LOCAL => Some((log.log_start_offset(), -1)),
+        MAX_TIMESTAMP => log.max_timestamp(upper),
+        ts if ts >= 0 => log.offset_for_timestamp(ts, upper),
+        _ => {
+            out.error_code = ErrorCode::InvalidRequest.code();
+            return out;
+        }
+    };
+    let (offset, timestamp) = found.unwrap_or((-1, -1));
+    out.offset = offset;
+    out.timestamp = timestamp;
+    if version >= 4 {
+        out.leader_epoch = log.leader_epoch;
+    }
+    out
+}
+
+pub(crate) fn handle(
+    state: &mut ClusterState,
+    ctx: &Ctx,
+    req: &ListOffsetsRequest,
+    version: i16,
+    _final_attempt: bool,
+) -> Reply<ListOffsetsResponse> {
+    let read_committed = version >= 2 && req.isolation_level == 1;
+    Reply::Now(ListOffsetsResponse {
+        topics: req
+            .topics
+            .iter()
+            .map(|t| ListOffsetsResponseTopic {
+                name: t.name.clone(),
+                partitions: t
+                    .partitions
+                    .iter()
+                    .map(|p| answer(state, ctx, &t.name, p, read_committed, version))
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    })
+}
+
+pub(crate) fn error(
+    req: &ListOffsetsRequest,
+    _version: i16,
+    code: ErrorCode,
+) -> ListOffsetsResponse {
+    ListOffsetsResponse {
+        topics: req
+            .topics
+            .iter()
+            .map(|t| ListOffsetsResponseTopic {
+                name: t.name.clone(),
+                partitions: t
+                    .partitions
+                    .iter()
+                    .map(|p| ListOffsetsResponsePartition {
+                        partition_index: p.partition_index,
+                        error_code: code.code(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}

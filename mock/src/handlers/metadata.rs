@@ -1,0 +1,141 @@
+//! Metadata: the live brokers, and the topics asked for (every topic when
+//! the list is null), creating unknown ones when automatic creation is on
+//! and the request allows it. Every broker is listed as a replica of every
+//! partition and the live ones as in sync (the mock keeps one copy).
+
+use super::Reply;
+use crate::state::{ClusterState, Ctx};
+use kafka_proto::ErrorCode;
+use kafka_proto::messages::*;
+
+fn topic_entry(state: &ClusterState, name: &str, version: i16) -> MetadataResponseTopic {
+    let Some(t) = state.topics.get(name) else {
+        return MetadataResponseTopic {
+            error_code: ErrorCode::UnknownTopicOrPartition.code(),
+            name: Some(name.to_string()),
+            ..Default::default()
+        };
+    };
+    let replicas: Vec<i32> = state.brokers.keys().copied().collect();
+    let alive = state.alive_brokers();
+    MetadataResponseTopic {
+        error_code: 0,
+        name: Some(name.to_string()),
+        topic_id: if version >= 10 { t.id } else { [0; 16] },
+        is_internal: false,
+        partitions: t
+            .partitions
+            .iter()
+            .enumerate()
+            .map(|(i, log)| {
+                let leader_alive = alive.contains(&log.leader);
+                let mut replica_nodes = vec![log.leader];
+                replica_nodes.extend(replicas.iter().filter(|r| **r != log.leader));
+                let isr_nodes = replica_nodes
+                    .iter()
+                    .copied()
+                    .filter(|r| alive.contains(r))
+                    .collect();
+                MetadataResponsePartition {
+                    error_code: if leader_alive {
+                        0
+                    } else {
+                        ErrorCode::LeaderNotAvailable.code()
+                    },
+                    partition_index: i as i32,
+                    leader_id: if leader_alive { log.leader } else { -1 },
+                    leader_epoch: if version >= 7 { log.leader_epoch } else { -1 },
+                    replica_nodes,
+                    isr_nodes,
+                    offline_replicas: Vec::new(),
+                    ..Default::default()
+                }
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+pub(crate) fn handle(
+    state: &mut ClusterState,
+    _ctx: &Ctx,
+    req: &MetadataRequest,
+    version: i16,
+    _final_attempt: bool,
+) -> Reply<MetadataResponse> {
+    let topics = match &req.topics {
+        None => state
+            .topics
+            .keys()
+            .map(|n| topic_entry(state, n, version))
+            .collect(),
+        Some(list) => list
+            .iter()
+            .map(|t| match &t.name {
+                Some(name) if !name.is_empty() || t.topic_id == [0; 16] => {
+                    let create = state.config.auto_create_topics
+                        && (version < 4 || req.allow_auto_topic_creation)
+                        && !state.topics.contains_key(name.as_str());
+                    if create {
+                        let partitions = state.config.default_partitions;
+                        if let Err(code) = state.create_topic(name, partitions) {
+                            return MetadataResponseTopic {
+                                error_code: code.code(),
+                                name: Some(name.clone()),
+                                ..Default::default()
+                            };
+                        }
+                    }
+                    topic_entry(state, name, version)
+                }
+                _ => match state.topic_ids.get(&t.topic_id).cloned() {
+                    Some(name) => topic_entry(state, &name, version),
+                    None => MetadataResponseTopic {
+                        error_code: ErrorCode::UnknownTopicId.code(),
+                        name: None,
+                        topic_id: t.topic_id,
+                        ..Default::default()
+                    },
+                },
+            })
+            .collect(),
+    };
+    let alive = state.alive_brokers();
+    Reply::Now(MetadataResponse {
+        brokers: alive
+            .iter()
+            .map(|id| {
+                let b = &state.brokers[id];
+                MetadataResponseBroker {
+                    node_id: *id,
+                    host: b.host.clone(),
+                    port: b.port,
+                    rack: None,
+                    ..Default::default()
+                }
+            })
+            .collect(),
+        cluster_id: Some(state.config.cluster_id.clone()),
+        controller_id: alive.first().copied().unwrap_or(-1),
+        topics,
+        ..Default::default()
+    })
+}
+
+pub(crate) fn error(req: &MetadataRequest, version: i16, code: ErrorCode) -> MetadataResponse {
+    MetadataResponse {
+        topics: req
+            .topics
+            .iter()
+            .flatten()
+            .map(|t| MetadataResponseTopic {
+                error_code: code.code(),
+                name: t.name.clone(),
+                topic_id: t.topic_id,
+                ..Default::default()
+            })
+            .collect(),
+        error_code: if version >= 13 { code.code() } else { 0 },
+        ..Default::default()
+    }
+}

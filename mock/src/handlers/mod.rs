@@ -1,0 +1,149 @@
+//! One module per API: each decodes nothing itself (the routing table
+//! below decodes the request with kafka-proto's message tables), and has
+//! `handle` (the broker's answer, changing the cluster state) and `error`
+//! (the answer carrying one error code everywhere, for injected faults,
+//! changing nothing).
+//!
+//! An API the mock does not implement is not advertised in ApiVersions;
+//! a request for it, for a version outside the advertised range, or that
+//! does not parse closes the connection, as Kafka does.
+
+mod add_offsets_to_txn;
+mod add_partitions_to_txn;
+pub(crate) mod api_versions;
+mod create_topics;
+mod end_txn;
+mod fetch;
+mod find_coordinator;
+mod init_producer_id;
+mod list_offsets;
+mod metadata;
+mod offset_commit;
+mod offset_fetch;
+mod produce;
+mod txn_offset_commit;
+
+use crate::state::{ClusterState, Ctx};
+use bytes::BytesMut;
+use kafka_proto::frame::{decode_request_frame, encode_response_frame};
+use kafka_proto::messages::*;
+use kafka_proto::{ApiKey, ErrorCode};
+
+/// A handler's answer.
+#[derive(Debug)]
+pub(crate) enum Reply<R> {
+    /// Answer now.
+    Now(R),
+    /// No answer (Produce with acks=0).
+    Silent,
+    /// Nothing yet (a Fetch waiting for data): ask again when the log
+    /// changes or at `until_ms`, then answer whatever there is.
+    Park { until_ms: i64 },
+}
+
+/// What the driver does with a request.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// Write this response frame.
+    Respond(BytesMut),
+    /// Write nothing.
+    Silent,
+    /// Run the request again when the log changes or at `until_ms`.
+    Park { until_ms: i64 },
+    /// Close the connection: the request was malformed or unsupported.
+    Close(String),
+}
+
+/// The API key, version and correlation id at the start of a request
+/// frame, or `None` when it is too short.
+pub(crate) fn peek_header(frame: &[u8]) -> Option<(ApiKey, i16, i32)> {
+    if frame.len() < 8 {
+        return None;
+    }
+    Some((
+        ApiKey::from(i16::from_be_bytes([frame[0], frame[1]])),
+        i16::from_be_bytes([frame[2], frame[3]]),
+        i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]),
+    ))
+}
+
+macro_rules! routes {
+    ($state:ident, $ctx:ident, $frame:ident, $inject:ident, $final_attempt:ident, $api:ident;
+     $( $key:ident => $module:ident :: $Req:ident ),* $(,)?) => {
+        match $api {
+            $( ApiKey::$key => {
+                let (header, req) = match decode_request_frame::<$Req>($frame) {
+                    Ok(x) => x,
+                    Err(e) => return Outcome::Close(format!("malformed {:?} request: {e}", ApiKey::$key)),
+                };
+                let version = header.request_api_version;
+                let reply = match $inject {
+                    Some(code) => Reply::Now($module::error(&req, version, code)),
+                    None => $module::handle($state, $ctx, &req, version, $final_attempt),
+                };
+                match reply {
+                    Reply::Now(resp) => match encode_response_frame(&resp, version, header.correlation_id) {
+                        Ok(frame) => Outcome::Respond(frame),
+                        Err(e) => Outcome::Close(format!("the mock could not encode its {:?} response: {e}", ApiKey::$key)),
+                    },
+                    Reply::Silent => Outcome::Silent,
+                    Reply::Park { until_ms } => Outcome::Park { until_ms },
+                }
+            } )*
+            other => Outcome::Close(format!("unsupported API {other:?}")),
+        }
+    };
+}
+
+/// Serves one request frame (header and body, without the length) that
+/// arrived at `ctx.broker`. `inject` answers with that error instead
+/// (changing nothing); `final_attempt` is set when a parked request's wait
+/// is over.
+pub(crate) fn handle(
+    state: &mut ClusterState,
+    ctx: &Ctx,
+    frame: &[u8],
+    inject: Option<ErrorCode>,
+    final_attempt: bool,
+) -> Outcome {
+    let Some((api, version, correlation_id)) = peek_header(frame) else {
+        return Outcome::Close("a request shorter than its header".into());
+    };
+    let Some(range) = api_versions::advertised_range(&state.config, api) else {
+        return Outcome::Close(format!("unsupported API {api:?}"));
+    };
+    if !range.contains(version) {
+        if api == ApiKey::ApiVersions {
+            // KIP-511: an ApiVersions request of an unknown version gets a
+            // v0 answer with UNSUPPORTED_VERSION and the supported range.
+            return api_versions::unsupported_version(&state.config, correlation_id);
+        }
+        return Outcome::Close(format!("{api:?} v{version} is not supported"));
+    }
+    routes!(state, ctx, frame, inject, final_attempt, api;
+        ApiVersions => api_versions::ApiVersionsRequest,
+        Metadata => metadata::MetadataRequest,
+        Produce => produce::ProduceRequest,
+        Fetch => fetch::FetchRequest,
+        ListOffsets => list_offsets::ListOffsetsRequest,
+        FindCoordinator => find_coordinator::FindCoordinatorRequest,
+        InitProducerId => init_producer_id::InitProducerIdRequest,
+        AddPartitionsToTxn => add_partitions_to_txn::AddPartitionsToTxnRequest,
+        AddOffsetsToTxn => add_offsets_to_txn::AddOffsetsToTxnRequest,
+        EndTxn => end_txn::EndTxnRequest,
+        TxnOffsetCommit => txn_offset_commit::TxnOffsetCommitRequest,
+        OffsetCommit => offset_commit::OffsetCommitRequest,
+        OffsetFetch => offset_fetch::OffsetFetchRequest,
+        CreateTopics => create_topics::CreateTopicsRequest,
+    )
+}
+
+/// The fencing error of a transactional API at `version`: PRODUCER_FENCED
+/// from the version that knows it (KIP-588), INVALID_PRODUCER_EPOCH before.
+pub(crate) fn fenced_code(version: i16, first_with_producer_fenced: i16) -> ErrorCode {
+    if version >= first_with_producer_fenced {
+        ErrorCode::ProducerFenced
+    } else {
+        ErrorCode::InvalidProducerEpoch
+    }
+}

@@ -1,0 +1,108 @@
+//! OffsetCommit at the group's coordinator. The mock has no group
+//! membership yet: commits of a standalone consumer (generation −1, no
+//! member id) are accepted; a commit naming a member gets UNKNOWN_MEMBER_ID,
+//! as Kafka answers for an empty group.
+
+use super::Reply;
+use crate::state::groups::CommittedOffset;
+use crate::state::{ClusterState, CoordinatorKind, Ctx};
+use kafka_proto::ErrorCode;
+use kafka_proto::messages::*;
+
+pub(crate) fn handle(
+    state: &mut ClusterState,
+    ctx: &Ctx,
+    req: &OffsetCommitRequest,
+    version: i16,
+    _final_attempt: bool,
+) -> Reply<OffsetCommitResponse> {
+    if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
+        return Reply::Now(error(req, version, code));
+    }
+    if req.generation_id_or_member_epoch >= 0 || !req.member_id.is_empty() {
+        return Reply::Now(error(req, version, ErrorCode::UnknownMemberId));
+    }
+    let topics = req
+        .topics
+        .iter()
+        .map(|t| {
+            let name = if version >= 10 {
+                state.topic_ids.get(&t.topic_id).cloned()
+            } else {
+                Some(t.name.clone())
+            };
+            OffsetCommitResponseTopic {
+                name: if version >= 10 {
+                    String::new()
+                } else {
+                    t.name.clone()
+                },
+                topic_id: if version >= 10 { t.topic_id } else { [0; 16] },
+                partitions: t
+                    .partitions
+                    .iter()
+                    .map(|p| {
+                        let code = match &name {
+                            Some(n) if state.partition(n, p.partition_index).is_some() => {
+                                state.groups.commit(
+                                    &req.group_id,
+                                    (n.clone(), p.partition_index),
+                                    CommittedOffset {
+                                        offset: p.committed_offset,
+                                        leader_epoch: p.committed_leader_epoch,
+                                        metadata: p.committed_metadata.clone(),
+                                    },
+                                );
+                                ErrorCode::None
+                            }
+                            Some(_) => ErrorCode::UnknownTopicOrPartition,
+                            None => ErrorCode::UnknownTopicId,
+                        };
+                        OffsetCommitResponsePartition {
+                            partition_index: p.partition_index,
+                            error_code: code.code(),
+                            ..Default::default()
+                        }
+                    })
+                    .collect(),
+                ..Default::default()
+            }
+        })
+        .collect();
+    Reply::Now(OffsetCommitResponse {
+        topics,
+        ..Default::default()
+    })
+}
+
+pub(crate) fn error(
+    req: &OffsetCommitRequest,
+    version: i16,
+    code: ErrorCode,
+) -> OffsetCommitResponse {
+    OffsetCommitResponse {
+        topics: req
+            .topics
+            .iter()
+            .map(|t| OffsetCommitResponseTopic {
+                name: if version >= 10 {
+                    String::new()
+                } else {
+                    t.name.clone()
+                },
+                topic_id: if version >= 10 { t.topic_id } else { [0; 16] },
+                partitions: t
+                    .partitions
+                    .iter()
+                    .map(|p| OffsetCommitResponsePartition {
+                        partition_index: p.partition_index,
+                        error_code: code.code(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}

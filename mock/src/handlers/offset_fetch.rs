@@ -1,0 +1,205 @@
+//! OffsetFetch: a group's committed offsets (every committed partition
+//! when the topics are null). With `require_stable` (v7+), a partition
+//! with transactional offsets pending gets UNSTABLE_OFFSET_COMMIT (KIP-447).
+//! v8+ asks for several groups at once.
+
+use super::Reply;
+use crate::state::{ClusterState, CoordinatorKind, Ctx};
+use kafka_proto::ErrorCode;
+use kafka_proto::messages::*;
+
+/// One partition's committed offset: (offset, leader epoch, metadata, error).
+fn lookup(
+    state: &ClusterState,
+    group: &str,
+    topic: &str,
+    p: i32,
+    stable: bool,
+) -> (i64, i32, Option<String>, ErrorCode) {
+    let tp = (topic.to_string(), p);
+    if stable && state.groups.is_unstable(group, &tp) {
+        return (-1, -1, Some(String::new()), ErrorCode::UnstableOffsetCommit);
+    }
+    match state.groups.fetch(group, &tp) {
+        Some(o) => (
+            o.offset,
+            o.leader_epoch,
+            o.metadata.clone(),
+            ErrorCode::None,
+        ),
+        None => (-1, -1, Some(String::new()), ErrorCode::None),
+    }
+}
+
+/// The partitions asked for, or every committed one.
+fn wanted(
+    state: &ClusterState,
+    group: &str,
+    topics: Option<Vec<(String, Vec<i32>)>>,
+) -> Vec<(String, Vec<i32>)> {
+    match topics {
+        Some(t) => t,
+        None => {
+            let mut by_topic: std::collections::BTreeMap<String, Vec<i32>> = Default::default();
+            for ((t, p), _) in state.groups.committed(group) {
+                by_topic.entry(t).or_default().push(p);
+            }
+            by_topic.into_iter().collect()
+        }
+    }
+}
+
+pub(crate) fn handle(
+    state: &mut ClusterState,
+    ctx: &Ctx,
+    req: &OffsetFetchRequest,
+    version: i16,
+    _final_attempt: bool,
+) -> Reply<OffsetFetchResponse> {
+    let stable = version >= 7 && req.require_stable;
+    if version <= 7 {
+        if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
+            return Reply::Now(error(req, version, code));
+        }
+        let asked = req.topics.as_ref().map(|ts| {
+            ts.iter()
+                .map(|t| (t.name.clone(), t.partition_indexes.clone()))
+                .collect()
+        });
+        let topics = wanted(state, &req.group_id, asked)
+            .into_iter()
+            .map(|(name, parts)| OffsetFetchResponseTopic {
+                partitions: parts
+                    .iter()
+                    .map(|p| {
+                        let (offset, epoch, metadata, code) =
+                            lookup(state, &req.group_id, &name, *p, stable);
+                        OffsetFetchResponsePartition {
+                            partition_index: *p,
+                            committed_offset: offset,
+                            committed_leader_epoch: if version >= 5 { epoch } else { -1 },
+                            metadata,
+                            error_code: code.code(),
+                            ..Default::default()
+                        }
+                    })
+                    .collect(),
+                name,
+                ..Default::default()
+            })
+            .collect();
+        return Reply::Now(OffsetFetchResponse {
+            topics,
+            ..Default::default()
+        });
+    }
+    let groups = req
+        .groups
+        .iter()
+        .map(|g| {
+            if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &g.group_id) {
+                return OffsetFetchResponseGroup {
+                    group_id: g.group_id.clone(),
+                    error_code: code.code(),
+                    ..Default::default()
+                };
+            }
+            let asked = g.topics.as_ref().map(|ts| {
+                ts.iter()
+                    .map(|t| {
+                        let name = if version >= 10 {
+                            state
+                                .topic_ids
+                                .get(&t.topic_id)
+                                .cloned()
+                                .unwrap_or_default()
+                        } else {
+                            t.name.clone()
+                        };
+                        (name, t.partition_indexes.clone())
+                    })
+                    .collect()
+            });
+            let topics = wanted(state, &g.group_id, asked)
+                .into_iter()
+                .map(|(name, parts)| OffsetFetchResponseTopics {
+                    topic_id: if version >= 10 {
+                        state.topics.get(&name).map(|t| t.id).unwrap_or_default()
+                    } else {
+                        [0; 16]
+                    },
+                    partitions: parts
+                        .iter()
+                        .map(|p| {
+                            let (offset, epoch, metadata, code) =
+                                lookup(state, &g.group_id, &name, *p, stable);
+                            OffsetFetchResponsePartitions {
+                                partition_index: *p,
+                                committed_offset: offset,
+                                committed_leader_epoch: epoch,
+                                metadata,
+                                error_code: code.code(),
+                                ..Default::default()
+                            }
+                        })
+                        .collect(),
+                    name: if version >= 10 { String::new() } else { name },
+                    ..Default::default()
+                })
+                .collect();
+            OffsetFetchResponseGroup {
+                group_id: g.group_id.clone(),
+                topics,
+                ..Default::default()
+            }
+        })
+        .collect();
+    Reply::Now(OffsetFetchResponse {
+        groups,
+        ..Default::default()
+    })
+}
+
+pub(crate) fn error(
+    req: &OffsetFetchRequest,
+    version: i16,
+    code: ErrorCode,
+) -> OffsetFetchResponse {
+    if version <= 7 {
+        return OffsetFetchResponse {
+            error_code: if version >= 2 { code.code() } else { 0 },
+            topics: req
+                .topics
+                .iter()
+                .flatten()
+                .map(|t| OffsetFetchResponseTopic {
+                    name: t.name.clone(),
+                    partitions: t
+                        .partition_indexes
+                        .iter()
+                        .map(|p| OffsetFetchResponsePartition {
+                            partition_index: *p,
+                            committed_offset: -1,
+                            error_code: code.code(),
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+    }
+    OffsetFetchResponse {
+        groups: req
+            .groups
+            .iter()
+            .map(|g| OffsetFetchResponseGroup {
+                group_id: g.group_id.clone(),
+                error_code: code.code(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,283 @@
+//! Produce: each partition's batches checked (CRC, record count, the
+//! producer's epoch and sequence), then appended at the leader.
+//!
+//! Transactional batches are checked against the transaction coordinator
+//! first: from v12 (transaction version 2) the partition is added to the
+//! transaction, as the partition leader does with AddPartitionsToTxn v5;
+//! below v12 the partition must already be in the transaction
+//! (KIP-890 part 1 verification). The coordinator's refusals reach the
+//! producer as the leader maps them: CONCURRENT_TRANSACTIONS stays
+//! retriable, a stale epoch is INVALID_PRODUCER_EPOCH (abortable), an
+//! unknown coordinator NOT_ENOUGH_REPLICAS (retriable), a partition not in
+//! the transaction TRANSACTION_ABORTABLE (v11+) or INVALID_TXN_STATE.
+
+use super::Reply;
+use crate::state::partition::Appended;
+use crate::state::txn::TxnProducer;
+use crate::state::{ClusterState, Ctx};
+use kafka_proto::ErrorCode;
+use kafka_proto::messages::*;
+use kafka_proto::record::RecordBatchView;
+
+/// One partition's answer.
+struct Answer {
+    code: ErrorCode,
+    base_offset: i64,
+    log_start_offset: i64,
+    message: Option<String>,
+    leader: Option<(i32, i32)>,
+}
+
+impl Answer {
+    fn err(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            base_offset: -1,
+            log_start_offset: -1,
+            message: Some(message.into()),
+            leader: None,
+        }
+    }
+}
+
+/// Splits concatenated batches; `None` when a length runs past the end.
+fn split_batches(mut data: &[u8]) -> Option<Vec<&[u8]>> {
+    let mut out = Vec::new();
+    while !data.is_empty() {
+        if data.len() < 12 {
+            return None;
+        }
+        let len = i32::from_be_bytes([data[8], data[9], data[10], data[11]]);
+        let total = 12usize.checked_add(usize::try_from(len).ok()?)?;
+        if total > data.len() {
+            return None;
+        }
+        out.push(&data[..total]);
+        data = &data[total..];
+    }
+    Some(out)
+}
+
+fn map_coordinator_error(code: ErrorCode, version: i16) -> ErrorCode {
+    match code {
+        ErrorCode::ConcurrentTransactions => ErrorCode::ConcurrentTransactions,
+        ErrorCode::ProducerFenced | ErrorCode::InvalidProducerEpoch => {
+            ErrorCode::InvalidProducerEpoch
+        }
+        ErrorCode::NotCoordinator
+        | ErrorCode::CoordinatorNotAvailable
+        | ErrorCode::CoordinatorLoadInProgress => ErrorCode::NotEnoughReplicas,
+        _ if version >= 11 => ErrorCode::TransactionAbortable,
+        _ => ErrorCode::InvalidTxnState,
+    }
+}
+
+fn produce_partition(
+    state: &mut ClusterState,
+    ctx: &Ctx,
+    req: &ProduceRequest,
+    version: i16,
+    topic: &str,
+    partition: i32,
+    records: Option<&[u8]>,
+) -> Answer {
+    let Some(log) = state.partition(topic, partition) else {
+        return Answer::err(ErrorCode::UnknownTopicOrPartition, "unknown partition");
+    };
+    if log.leader != ctx.broker {
+        let mut a = Answer::err(ErrorCode::NotLeaderOrFollower, "not the leader");
+        a.leader = Some((log.leader, log.leader_epoch));
+        return a;
+    }
+    let Some(batches) = records.and_then(split_batches).filter(|b| !b.is_empty()) else {
+        return Answer::err(
+            ErrorCode::CorruptMessage,
+            "no record batch, or a truncated one",
+        );
+    };
+    let mut views = Vec::with_capacity(batches.len());
+    for raw in &batches {
+        match RecordBatchView::decode(raw) {
+            Ok(v) => views.push(v),
+            Err(e) => return Answer::err(ErrorCode::CorruptMessage, e.to_string()),
+        }
+    }
+    let tv2 = version >= 12;
+    for v in &views {
+        if !v.is_transactional {
+            continue;
+        }
+        let Some(tid) = req.transactional_id.as_deref() else {
+            return Answer::err(
+                ErrorCode::InvalidRecord,
+                "a transactional batch in a request without a transactional id",
+            );
+        };
+        let producer = TxnProducer {
+            tid,
+            pid: v.producer_id,
+            epoch: v.producer_epoch,
+            fenced: ErrorCode::InvalidProducerEpoch,
+        };
+        // The coordinator is asked as if from its own broker (the leader
+        // forwards the check).
+        let coordinator = state.coordinator(crate::state::CoordinatorKind::Transaction, tid);
+        let forwarded = Ctx {
+            broker: coordinator.unwrap_or(-1),
+            ..*ctx
+        };
+        let tp = [(topic.to_string(), partition)];
+        if let Err(code) = state.add_to_txn(&forwarded, producer, &tp, None, tv2, !tv2) {
+            return Answer::err(
+                map_coordinator_error(code, version),
+                format!("the transaction coordinator refused the partition: {code:?}"),
+            );
+        }
+    }
+    let log = state
+        .partition_mut(topic, partition)
+        .expect("checked above");
+    let mut first = None;
+    for (raw, v) in batches.iter().zip(&views) {
+        match log.append(raw, v, tv2) {
+            Ok(Appended::At(o)) | Ok(Appended::Duplicate(o)) => {
+                first.get_or_insert(o);
+            }
+            Err(r) => return Answer::err(r.code, r.message),
+        }
+    }
+    let log_start_offset = log.log_start_offset();
+    state.appends += 1;
+    Answer {
+        code: ErrorCode::None,
+        base_offset: first.unwrap_or(-1),
+        log_start_offset,
+        message: None,
+        leader: None,
+    }
+}
+
+fn partition_response(
+    a: Answer,
+    index: i32,
+    version: i16,
+) -> ProduceResponsePartitionProduceResponse {
+    ProduceResponsePartitionProduceResponse {
+        index,
+        error_code: a.code.code(),
+        base_offset: a.base_offset,
+        log_append_time_ms: -1,
+        log_start_offset: if version >= 5 { a.log_start_offset } else { -1 },
+        record_errors: Vec::new(),
+        error_message: if version >= 8 {
+            a.message.filter(|_| !a.code.is_ok())
+        } else {
+            None
+        },
+        current_leader: match a.leader {
+            Some((leader_id, leader_epoch)) if version >= 10 => ProduceResponseLeaderIdAndEpoch {
+                leader_id,
+                leader_epoch,
+                ..Default::default()
+            },
+            _ => Default::default(),
+        },
+        ..Default::default()
+    }
+}
+
+/// The topic's name: by name up to v12, by id from v13.
+fn topic_name(
+    state: &ClusterState,
+    t: &ProduceRequestTopicProduceData,
+    version: i16,
+) -> Option<String> {
+    if version >= 13 {
+        state.topic_ids.get(&t.topic_id).cloned()
+    } else {
+        Some(t.name.clone())
+    }
+}
+
+pub(crate) fn handle(
+    state: &mut ClusterState,
+    ctx: &Ctx,
+    req: &ProduceRequest,
+    version: i16,
+    _final_attempt: bool,
+) -> Reply<ProduceResponse> {
+    let acks_ok = matches!(req.acks, -1..=1);
+    let mut responses = Vec::with_capacity(req.topic_data.len());
+    for t in &req.topic_data {
+        let name = topic_name(state, t, version);
+        let partition_responses = t
+            .partition_data
+            .iter()
+            .map(|p| {
+                let a = match &name {
+                    _ if !acks_ok => {
+                        Answer::err(ErrorCode::InvalidRequiredAcks, "acks must be -1, 0 or 1")
+                    }
+                    None => Answer::err(ErrorCode::UnknownTopicId, "unknown topic id"),
+                    Some(n) => produce_partition(
+                        state,
+                        ctx,
+                        req,
+                        version,
+                        n,
+                        p.index,
+                        p.records.as_deref(),
+                    ),
+                };
+                partition_response(a, p.index, version)
+            })
+            .collect();
+        responses.push(ProduceResponseTopicProduceResponse {
+            name: if version >= 13 {
+                String::new()
+            } else {
+                t.name.clone()
+            },
+            topic_id: if version >= 13 { t.topic_id } else { [0; 16] },
+            partition_responses,
+            ..Default::default()
+        });
+    }
+    if req.acks == 0 {
+        return Reply::Silent;
+    }
+    Reply::Now(ProduceResponse {
+        responses,
+        ..Default::default()
+    })
+}
+
+pub(crate) fn error(req: &ProduceRequest, version: i16, code: ErrorCode) -> ProduceResponse {
+    ProduceResponse {
+        responses: req
+            .topic_data
+            .iter()
+            .map(|t| ProduceResponseTopicProduceResponse {
+                name: if version >= 13 {
+                    String::new()
+                } else {
+                    t.name.clone()
+                },
+                topic_id: if version >= 13 { t.topic_id } else { [0; 16] },
+                partition_responses: t
+                    .partition_data
+                    .iter()
+                    .map(|p| {
+                        partition_response(
+                            Answer::err(code, "injected by kafka-mock"),
+                            p.index,
+                            version,
+                        )
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,140 @@
+//! TxnOffsetCommit: offsets written inside a transaction, at the group's
+//! coordinator; they become committed with the transaction's commit
+//! marker. From v5 (transaction version 2) the group is added to the
+//! transaction here; below v5 AddOffsetsToTxn must have added it. A stale
+//! producer epoch is INVALID_PRODUCER_EPOCH.
+
+use super::Reply;
+use crate::state::groups::CommittedOffset;
+use crate::state::txn::TxnProducer;
+use crate::state::{ClusterState, CoordinatorKind, Ctx};
+use kafka_proto::ErrorCode;
+use kafka_proto::messages::*;
+
+fn topic_name(
+    state: &ClusterState,
+    t: &TxnOffsetCommitRequestTopic,
+    version: i16,
+) -> Option<String> {
+    if version >= 6 {
+        state.topic_ids.get(&t.topic_id).cloned()
+    } else {
+        Some(t.name.clone())
+    }
+}
+
+pub(crate) fn handle(
+    state: &mut ClusterState,
+    ctx: &Ctx,
+    req: &TxnOffsetCommitRequest,
+    version: i16,
+    _final_attempt: bool,
+) -> Reply<TxnOffsetCommitResponse> {
+    if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
+        return Reply::Now(error(req, version, code));
+    }
+    let producer = TxnProducer {
+        tid: &req.transactional_id,
+        pid: req.producer_id,
+        epoch: req.producer_epoch,
+        fenced: ErrorCode::InvalidProducerEpoch,
+    };
+    let tv2 = version >= 5;
+    let coordinator = state.coordinator(CoordinatorKind::Transaction, &req.transactional_id);
+    let forwarded = Ctx {
+        broker: coordinator.unwrap_or(-1),
+        ..*ctx
+    };
+    if let Err(code) = state.add_to_txn(&forwarded, producer, &[], Some(&req.group_id), tv2, !tv2) {
+        let code = match code {
+            ErrorCode::ProducerFenced => ErrorCode::InvalidProducerEpoch,
+            ErrorCode::NotCoordinator | ErrorCode::CoordinatorLoadInProgress => {
+                ErrorCode::CoordinatorNotAvailable
+            }
+            ErrorCode::InvalidTxnState if version >= 4 => ErrorCode::TransactionAbortable,
+            c => c,
+        };
+        return Reply::Now(error(req, version, code));
+    }
+    let topics = req
+        .topics
+        .iter()
+        .map(|t| {
+            let name = topic_name(state, t, version);
+            let partitions = t
+                .partitions
+                .iter()
+                .map(|p| {
+                    let code = match &name {
+                        Some(n) if state.partition(n, p.partition_index).is_some() => {
+                            state.groups.txn_commit(
+                                &req.group_id,
+                                req.producer_id,
+                                (n.clone(), p.partition_index),
+                                CommittedOffset {
+                                    offset: p.committed_offset,
+                                    leader_epoch: p.committed_leader_epoch,
+                                    metadata: p.committed_metadata.clone(),
+                                },
+                            );
+                            ErrorCode::None
+                        }
+                        Some(_) => ErrorCode::UnknownTopicOrPartition,
+                        None => ErrorCode::UnknownTopicId,
+                    };
+                    TxnOffsetCommitResponsePartition {
+                        partition_index: p.partition_index,
+                        error_code: code.code(),
+                        ..Default::default()
+                    }
+                })
+                .collect();
+            TxnOffsetCommitResponseTopic {
+                name: if version >= 6 {
+                    String::new()
+                } else {
+                    t.name.clone()
+                },
+                topic_id: if version >= 6 { t.topic_id } else { [0; 16] },
+                partitions,
+                ..Default::default()
+            }
+        })
+        .collect();
+    Reply::Now(TxnOffsetCommitResponse {
+        topics,
+        ..Default::default()
+    })
+}
+
+pub(crate) fn error(
+    req: &TxnOffsetCommitRequest,
+    version: i16,
+    code: ErrorCode,
+) -> TxnOffsetCommitResponse {
+    TxnOffsetCommitResponse {
+        topics: req
+            .topics
+            .iter()
+            .map(|t| TxnOffsetCommitResponseTopic {
+                name: if version >= 6 {
+                    String::new()
+                } else {
+                    t.name.clone()
+                },
+                topic_id: if version >= 6 { t.topic_id } else { [0; 16] },
+                partitions: t
+                    .partitions
+                    .iter()
+                    .map(|p| TxnOffsetCommitResponsePartition {
+                        partition_index: p.partition_index,
+                        error_code: code.code(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,558 @@
+//! # kafka-mock
+//!
+//! An in-process Kafka cluster for tests: N brokers, each a TCP listener on
+//! 127.0.0.1 speaking the Kafka wire protocol (any client can connect,
+//! Java's included), with the broker's semantics for what an exactly-once
+//! application relies on, and faults on demand.
+//!
+//! What it serves (the APIs it advertises in ApiVersions, at Kafka 4.4's
+//! or 3.9's versions):
+//! - Metadata, CreateTopics (and automatic creation, on by default), one
+//!   copy of each partition: the high watermark is the log end;
+//! - Produce: record batches kept as written, CRC-checked; the idempotent
+//!   producer's state per partition (the last five batches: a retried
+//!   batch is answered with its first offset, a gap with
+//!   OUT_OF_ORDER_SEQUENCE_NUMBER, an old epoch with INVALID_PRODUCER_EPOCH);
+//! - Fetch with long polling, the last stable offset and the aborted
+//!   transactions for read_committed; ListOffsets (latest, earliest, by
+//!   timestamp, largest timestamp);
+//! - the transaction coordinator for transaction versions 1 and 2:
+//!   InitProducerId (with KIP-360 epoch bumps and fencing),
+//!   AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn writing
+//!   commit and abort markers (after a configurable delay, answering
+//!   CONCURRENT_TRANSACTIONS meanwhile), transaction timeouts;
+//! - FindCoordinator, OffsetCommit and OffsetFetch (with KIP-447's
+//!   UNSTABLE_OFFSET_COMMIT).
+//!
+//! Faults: queued [`Fault`]s (an error code, a delay, a lost answer, a
+//! closed connection, for the next N requests of an API at a broker), an
+//! [`Interceptor`] that sees every request, brokers stopped and restarted
+//! (their partitions and coordinators fail over), brokers made
+//! unreachable, partition leaders and coordinators moved.
+//!
+//! Known differences from Kafka: no replication (one copy, nothing lost
+//! when a broker stops); no consumer group membership yet (JoinGroup,
+//! SyncGroup, Heartbeat, ConsumerGroupHeartbeat are not served: commits
+//! of standalone consumers and transactional offsets work); no fetch
+//! sessions (every answer says session 0, so clients send full requests);
+//! no retention, compaction or log deletion; no SASL or TLS; ApiVersions
+//! up to v4.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! use kafka_mock::{MockCluster, MockConfig};
+//! let cluster = MockCluster::start(MockConfig { brokers: 3, ..MockConfig::default() })
+//!     .await
+//!     .unwrap();
+//! cluster.create_topic("orders", 6).unwrap();
+//! assert_eq!(cluster.bootstrap().split(',').count(), 3);
+//! # }
+//! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod config;
+mod faults;
+mod handlers;
+mod server;
+mod state;
+
+pub use config::{KafkaRelease, MockConfig, TransactionVersion};
+pub use faults::{Fault, FaultAction, Interceptor, RequestInfo};
+pub use state::CoordinatorKind;
+pub use state::txn::TxnState;
+
+use server::{BrokerIo, Shared};
+use state::ClusterState;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{Notify, watch};
+
+/// Why a control call failed.
+///
+/// ```
+/// use kafka_mock::MockError;
+/// let e = MockError::UnknownBroker(9);
+/// assert_eq!(e.to_string(), "no broker 9 in the cluster");
+/// ```
+#[derive(Debug, thiserror::Error)]
+pub enum MockError {
+    /// A listener could not be bound.
+    #[error("binding a broker's listener: {0}")]
+    Bind(#[from] std::io::Error),
+    /// No broker has that id.
+    #[error("no broker {0} in the cluster")]
+    UnknownBroker(i32),
+    /// No such topic or partition.
+    #[error("no partition {1} of topic {0}")]
+    UnknownPartition(String, i32),
+    /// The broker refused, with this Kafka error.
+    #[error("refused: {0:?}")]
+    Refused(kafka_proto::ErrorCode),
+}
+
+/// A running mock cluster. Dropping it stops every broker.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use kafka_mock::{MockCluster, MockConfig};
+/// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+/// assert_eq!(cluster.broker_ids(), vec![1]);
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct MockCluster {
+    shared: Arc<Shared>,
+    ticker: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for MockCluster {
+    fn drop(&mut self) {
+        self.ticker.abort();
+        let mut io = self.shared.io.lock().unwrap();
+        for b in io.values_mut() {
+            if let Some(l) = b.listener.take() {
+                l.abort();
+            }
+            b.generation.send_modify(|g| *g += 1);
+        }
+    }
+}
+
+impl MockCluster {
+    /// Starts the brokers (node ids 1..=`config.brokers`) on free ports of
+    /// 127.0.0.1. Needs a tokio runtime.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use kafka_mock::{MockCluster, MockConfig, TransactionVersion};
+    /// let tv1 = MockCluster::start(MockConfig {
+    ///     transaction_version: TransactionVersion::V1,
+    ///     ..MockConfig::default()
+    /// })
+    /// .await
+    /// .unwrap();
+    /// assert!(tv1.bootstrap().starts_with("127.0.0.1:"));
+    /// # }
+    /// ```
+    pub async fn start(config: MockConfig) -> Result<Self, MockError> {
+        let count = config.brokers.max(1);
+        let mut listeners = Vec::with_capacity(count);
+        for _ in 0..count {
+            listeners.push(server::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?);
+        }
+        let addrs: Vec<(i32, String, i32)> = listeners
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let a = l.local_addr().expect("a bound listener has an address");
+                (i as i32 + 1, a.ip().to_string(), i32::from(a.port()))
+            })
+            .collect();
+        let shared = Arc::new(Shared {
+            state: Mutex::new(ClusterState::new(config, &addrs)),
+            changed: Notify::new(),
+            faults: Mutex::new(VecDeque::new()),
+            interceptor: Mutex::new(None),
+            io: Mutex::new(HashMap::new()),
+            log: Mutex::new(Vec::new()),
+        });
+        for (i, listener) in listeners.into_iter().enumerate() {
+            let id = i as i32 + 1;
+            let addr = listener.local_addr()?;
+            let (generation, _) = watch::channel(0);
+            shared.io.lock().unwrap().insert(
+                id,
+                BrokerIo {
+                    addr,
+                    listener: None,
+                    generation,
+                    reachable: true,
+                },
+            );
+            let task = server::spawn_listener(shared.clone(), id, listener);
+            shared
+                .io
+                .lock()
+                .unwrap()
+                .get_mut(&id)
+                .expect("inserted")
+                .listener = Some(task);
+        }
+        let ticker = server::spawn_ticker(Arc::downgrade(&shared));
+        Ok(Self { shared, ticker })
+    }
+
+    /// The brokers' addresses, comma-separated (`bootstrap.servers`).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{MockCluster, MockConfig};
+    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+    /// let addr: std::net::SocketAddr = cluster.bootstrap().parse().unwrap();
+    /// assert!(addr.ip().is_loopback());
+    /// # }
+    /// ```
+    pub fn bootstrap(&self) -> String {
+        let io = self.shared.io.lock().unwrap();
+        let ordered: BTreeMap<_, _> = io.iter().map(|(id, b)| (*id, b.addr)).collect();
+        ordered
+            .values()
+            .map(|a| a.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The node ids of the brokers, stopped ones included.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{MockCluster, MockConfig};
+    /// let cluster = MockCluster::start(MockConfig { brokers: 2, ..MockConfig::default() }).await.unwrap();
+    /// assert_eq!(cluster.broker_ids(), vec![1, 2]);
+    /// # }
+    /// ```
+    pub fn broker_ids(&self) -> Vec<i32> {
+        self.shared
+            .state
+            .lock()
+            .unwrap()
+            .brokers
+            .keys()
+            .copied()
+            .collect()
+    }
+
+    /// Creates a topic (as CreateTopics would).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{MockCluster, MockConfig, MockError};
+    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+    /// cluster.create_topic("t", 3).unwrap();
+    /// assert!(matches!(cluster.create_topic("t", 3), Err(MockError::Refused(_))));
+    /// # }
+    /// ```
+    pub fn create_topic(&self, name: &str, partitions: i32) -> Result<(), MockError> {
+        self.shared
+            .state
+            .lock()
+            .unwrap()
+            .create_topic(name, partitions)
+            .map(|_| ())
+            .map_err(MockError::Refused)
+    }
+
+    /// The leader of a partition.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{MockCluster, MockConfig};
+    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+    /// cluster.create_topic("t", 1).unwrap();
+    /// assert_eq!(cluster.leader("t", 0), Some(1));
+    /// # }
+    /// ```
+    pub fn leader(&self, topic: &str, partition: i32) -> Option<i32> {
+        self.shared
+            .state
+            .lock()
+            .unwrap()
+            .partition(topic, partition)
+            .map(|p| p.leader)
+    }
+
+    /// The high watermark and last stable offset of a partition.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{MockCluster, MockConfig};
+    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+    /// cluster.create_topic("t", 1).unwrap();
+    /// assert_eq!(cluster.offsets("t", 0), Some((0, 0)));
+    /// # }
+    /// ```
+    pub fn offsets(&self, topic: &str, partition: i32) -> Option<(i64, i64)> {
+        self.shared
+            .state
+            .lock()
+            .unwrap()
+            .partition(topic, partition)
+            .map(|p| (p.high_watermark(), p.last_stable_offset()))
+    }
+
+    /// The state of a transactional id, if the coordinator knows it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{MockCluster, MockConfig};
+    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+    /// assert_eq!(cluster.transaction_state("nobody"), None);
+    /// # }
+    /// ```
+    pub fn transaction_state(&self, transactional_id: &str) -> Option<TxnState> {
+        self.shared
+            .state
+            .lock()
+            .unwrap()
+            .txns
+            .get(transactional_id)
+            .map(|m| m.state)
+    }
+
+    /// Queues a fault.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{Fault, FaultAction, MockCluster, MockConfig};
+    /// use kafka_proto::{ApiKey, ErrorCode};
+    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+    /// cluster.inject(Fault::new(FaultAction::Error(ErrorCode::NotLeaderOrFollower)).api(ApiKey::Produce));
+    /// assert_eq!(cluster.pending_faults(), 1);
+    /// # }
+    /// ```
+    pub fn inject(&self, fault: Fault) {
+        self.shared.faults.lock().unwrap().push_back(fault);
+    }
+
+    /// How many queued faults have requests left to hit.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{MockCluster, MockConfig};
+    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+    /// assert_eq!(cluster.pending_faults(), 0);
+    /// # }
+    /// ```
+    pub fn pending_faults(&self) -> usize {
+        self.shared.faults.lock().unwrap().len()
+    }
+
+    /// Drops every queued fault and the interceptor.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{Fault, FaultAction, MockCluster, MockConfig};
+    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+    /// cluster.inject(Fault::new(FaultAction::DisconnectBefore));
+    /// cluster.clear_faults();
+    /// assert_eq!(cluster.pending_faults(), 0);
+    /// # }
+    /// ```
+    pub fn clear_faults(&self) {
+        self.shared.faults.lock().unwrap().clear();
+        *self.shared.interceptor.lock().unwrap() = None;
+    }
+
+    /// Sets the function that sees every request first and may choose a
+    /// fault for it (ahead of the queued faults).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{FaultAction, MockCluster, MockConfig};
+    /// use kafka_proto::{ApiKey, ErrorCode};
+    /// use std::sync::Arc;
+    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+    /// // Every EndTxn at broker 1 is refused as if the coordinator moved.
+    /// cluster.set_interceptor(Arc::new(|r| {
+    ///     (r.api == ApiKey::EndTxn && r.broker == 1)
+    ///         .then_some(FaultAction::Error(ErrorCode::NotCoordinator))
+    /// }));
+    /// # }
+    /// ```
+    pub fn set_interceptor(&self, f: Interceptor) {
+        *self.shared.interceptor.lock().unwrap() = Some(f);
+    }
+
+    /// Every request received so far, in arrival order.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{MockCluster, MockConfig};
+    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+    /// assert!(cluster.requests().is_empty());
+    /// # }
+    /// ```
+    pub fn requests(&self) -> Vec<RequestInfo> {
+        self.shared.log.lock().unwrap().clone()
+    }
+
+    fn with_io<T>(&self, id: i32, f: impl FnOnce(&mut BrokerIo) -> T) -> Result<T, MockError> {
+        let mut io = self.shared.io.lock().unwrap();
+        io.get_mut(&id).map(f).ok_or(MockError::UnknownBroker(id))
+    }
+
+    /// Stops broker `id`: its listener closes, its connections drop, and
+    /// its partitions' leadership and its coordinators move to the next
+    /// live broker (nothing written is lost).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{MockCluster, MockConfig};
+    /// let cluster = MockCluster::start(MockConfig { brokers: 2, ..MockConfig::default() }).await.unwrap();
+    /// cluster.create_topic("t", 1).unwrap();
+    /// cluster.stop_broker(1).await.unwrap();
+    /// assert_eq!(cluster.leader("t", 0), Some(2));
+    /// # }
+    /// ```
+    pub async fn stop_broker(&self, id: i32) -> Result<(), MockError> {
+        let listener = self.with_io(id, |b| {
+            b.reachable = false;
+            b.generation.send_modify(|g| *g += 1);
+            b.listener.take()
+        })?;
+        if let Some(l) = listener {
+            l.abort();
+            // The listening socket is closed once the task is dropped.
+            let _ = l.await;
+        }
+        self.shared.state.lock().unwrap().set_alive(id, false);
+        self.shared.changed.notify_waiters();
+        Ok(())
+    }
+
+    /// Restarts a stopped broker on its old port.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{MockCluster, MockConfig};
+    /// let cluster = MockCluster::start(MockConfig { brokers: 2, ..MockConfig::default() }).await.unwrap();
+    /// cluster.stop_broker(2).await.unwrap();
+    /// cluster.start_broker(2).unwrap();
+    /// assert_eq!(cluster.broker_ids(), vec![1, 2]);
+    /// # }
+    /// ```
+    pub fn start_broker(&self, id: i32) -> Result<(), MockError> {
+        let addr = self.with_io(id, |b| b.addr)?;
+        let listener = server::bind(addr)?;
+        let task = server::spawn_listener(self.shared.clone(), id, listener);
+        self.with_io(id, |b| {
+            if let Some(old) = b.listener.replace(task) {
+                old.abort();
+            }
+            b.reachable = true;
+        })?;
+        self.shared.state.lock().unwrap().set_alive(id, true);
+        Ok(())
+    }
+
+    /// Makes broker `id` unreachable (`false`: its connections drop and new
+    /// ones close at once) or reachable again, without a failover: the
+    /// cluster still lists it, as when a network partition separates the
+    /// client from a broker.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{MockCluster, MockConfig};
+    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+    /// cluster.set_reachable(1, false).unwrap();
+    /// cluster.set_reachable(1, true).unwrap();
+    /// # }
+    /// ```
+    pub fn set_reachable(&self, id: i32, reachable: bool) -> Result<(), MockError> {
+        self.with_io(id, |b| {
+            b.reachable = reachable;
+            if !reachable {
+                b.generation.send_modify(|g| *g += 1);
+            }
+        })
+    }
+
+    /// Closes every open connection of broker `id` (clients reconnect).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{MockCluster, MockConfig};
+    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+    /// cluster.cut_connections(1).unwrap();
+    /// # }
+    /// ```
+    pub fn cut_connections(&self, id: i32) -> Result<(), MockError> {
+        self.with_io(id, |b| b.generation.send_modify(|g| *g += 1))
+    }
+
+    /// Moves the leadership of a partition to broker `to` (its leader
+    /// epoch is bumped; requests at the old leader get
+    /// NOT_LEADER_OR_FOLLOWER).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{MockCluster, MockConfig};
+    /// let cluster = MockCluster::start(MockConfig { brokers: 2, ..MockConfig::default() }).await.unwrap();
+    /// cluster.create_topic("t", 1).unwrap();
+    /// cluster.move_leader("t", 0, 2).unwrap();
+    /// assert_eq!(cluster.leader("t", 0), Some(2));
+    /// # }
+    /// ```
+    pub fn move_leader(&self, topic: &str, partition: i32, to: i32) -> Result<(), MockError> {
+        let mut st = self.shared.state.lock().unwrap();
+        if !st.brokers.contains_key(&to) {
+            return Err(MockError::UnknownBroker(to));
+        }
+        if !st.move_leader(topic, partition, to) {
+            return Err(MockError::UnknownPartition(topic.to_string(), partition));
+        }
+        Ok(())
+    }
+
+    /// Moves the coordinator of a group or transactional id to broker `to`
+    /// (requests at the old one get NOT_COORDINATOR).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{CoordinatorKind, MockCluster, MockConfig};
+    /// let cluster = MockCluster::start(MockConfig { brokers: 3, ..MockConfig::default() }).await.unwrap();
+    /// cluster.move_coordinator(CoordinatorKind::Transaction, "txn-1", 3).unwrap();
+    /// assert_eq!(cluster.coordinator(CoordinatorKind::Transaction, "txn-1"), Some(3));
+    /// # }
+    /// ```
+    pub fn move_coordinator(
+        &self,
+        kind: CoordinatorKind,
+        key: &str,
+        to: i32,
+    ) -> Result<(), MockError> {
+        let mut st = self.shared.state.lock().unwrap();
+        if !st.brokers.contains_key(&to) {
+            return Err(MockError::UnknownBroker(to));
+        }
+        st.move_coordinator(kind, key, to);
+        Ok(())
+    }
+
+    /// The broker coordinating a group or transactional id.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{CoordinatorKind, MockCluster, MockConfig};
+    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+    /// assert_eq!(cluster.coordinator(CoordinatorKind::Group, "g"), Some(1));
+    /// # }
+    /// ```
+    pub fn coordinator(&self, kind: CoordinatorKind, key: &str) -> Option<i32> {
+        self.shared.state.lock().unwrap().coordinator(kind, key)
+    }
+}

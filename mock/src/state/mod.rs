@@ -1,0 +1,259 @@
+//! The cluster's state as a deterministic, sans-IO machine: requests in,
+//! responses out, time passed in. The tokio driver (`server`) owns it
+//! behind one lock; nothing here does IO or reads a clock.
+//!
+//! - [`partition`]: one partition's log, offsets and transactions;
+//! - [`producer_state`]: the idempotent producers' sequence checks;
+//! - [`txn`]: the transaction coordinator (versions 1 and 2);
+//! - [`groups`]: the group coordinator's committed and transactional offsets.
+
+pub(crate) mod groups;
+pub(crate) mod partition;
+pub(crate) mod producer_state;
+pub(crate) mod txn;
+
+use crate::config::{MockConfig, TransactionVersion};
+use groups::Groups;
+use kafka_proto::ErrorCode;
+use kafka_proto::primitives::Uuid;
+use partition::PartitionLog;
+use std::collections::{BTreeMap, HashMap};
+use txn::TxnMetadata;
+
+/// Which coordinator a key is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CoordinatorKind {
+    /// A consumer group's coordinator (FindCoordinator key type 0).
+    Group,
+    /// A transactional id's coordinator (key type 1).
+    Transaction,
+}
+
+/// A broker of the cluster.
+#[derive(Debug, Clone)]
+pub(crate) struct Broker {
+    pub host: String,
+    pub port: i32,
+    pub alive: bool,
+}
+
+/// A topic.
+#[derive(Debug, Clone)]
+pub(crate) struct Topic {
+    pub id: Uuid,
+    pub partitions: Vec<PartitionLog>,
+}
+
+/// Who is asking, and when.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ctx {
+    /// The broker the request arrived at.
+    pub broker: i32,
+    /// Milliseconds since the Unix epoch, as the driver's clock says.
+    pub now_ms: i64,
+}
+
+/// The whole cluster.
+#[derive(Debug)]
+pub(crate) struct ClusterState {
+    pub config: MockConfig,
+    pub brokers: BTreeMap<i32, Broker>,
+    pub topics: BTreeMap<String, Topic>,
+    pub topic_ids: HashMap<Uuid, String>,
+    pub txns: HashMap<String, TxnMetadata>,
+    pub groups: Groups,
+    next_producer_id: i64,
+    next_topic_id: u64,
+    coordinator_overrides: HashMap<(CoordinatorKind, String), i32>,
+    /// Bumped whenever a coordinator moves (written into markers).
+    pub coordinator_epoch: i32,
+    /// Bumped at every append, so that parked fetches know to look again.
+    pub appends: u64,
+}
+
+impl ClusterState {
+    pub(crate) fn new(config: MockConfig, addrs: &[(i32, String, i32)]) -> Self {
+        let brokers = addrs
+            .iter()
+            .map(|(id, host, port)| {
+                (
+                    *id,
+                    Broker {
+                        host: host.clone(),
+                        port: *port,
+                        alive: true,
+                    },
+                )
+            })
+            .collect();
+        Self {
+            config,
+            brokers,
+            topics: BTreeMap::new(),
+            topic_ids: HashMap::new(),
+            txns: HashMap::new(),
+            groups: Groups::default(),
+            next_producer_id: 1000,
+            next_topic_id: 1,
+            coordinator_overrides: HashMap::new(),
+            coordinator_epoch: 0,
+            appends: 0,
+        }
+    }
+
+    /// Transaction version 2 is finalized on this cluster.
+    pub(crate) fn tv2(&self) -> bool {
+        self.config.effective_transaction_version() == TransactionVersion::V2
+    }
+
+    pub(crate) fn alive_brokers(&self) -> Vec<i32> {
+        self.brokers
+            .iter()
+            .filter(|(_, b)| b.alive)
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    pub(crate) fn allocate_producer_id(&mut self) -> i64 {
+        let id = self.next_producer_id;
+        self.next_producer_id += 1;
+        id
+    }
+
+    /// A topic id unique in this cluster, derived from the seed.
+    fn new_topic_id(&mut self) -> Uuid {
+        let n = self.next_topic_id;
+        self.next_topic_id += 1;
+        let mut id = [0u8; 16];
+        id[..8].copy_from_slice(&self.config.seed.to_be_bytes());
+        id[8..].copy_from_slice(&n.to_be_bytes());
+        id[0] |= 0x40; // never the zero (unset) id
+        id
+    }
+
+    /// Creates `name` with `partitions` partitions, leaders spread over the
+    /// live brokers.
+    pub(crate) fn create_topic(&mut self, name: &str, partitions: i32) -> Result<Uuid, ErrorCode> {
+        if self.topics.contains_key(name) {
+            return Err(ErrorCode::TopicAlreadyExists);
+        }
+        if kafka_proto::topic::validate(name).is_err() {
+            return Err(ErrorCode::InvalidTopicException);
+        }
+        if partitions <= 0 {
+            return Err(ErrorCode::InvalidPartitions);
+        }
+        let alive = self.alive_brokers();
+        if alive.is_empty() {
+            return Err(ErrorCode::BrokerNotAvailable);
+        }
+        let offset = self.topics.len();
+        let logs = (0..partitions as usize)
+            .map(|p| PartitionLog::new(alive[(p + offset) % alive.len()]))
+            .collect();
+        let id = self.new_topic_id();
+        self.topics.insert(
+            name.to_string(),
+            Topic {
+                id,
+                partitions: logs,
+            },
+        );
+        self.topic_ids.insert(id, name.to_string());
+        Ok(id)
+    }
+
+    pub(crate) fn partition(&self, topic: &str, p: i32) -> Option<&PartitionLog> {
+        self.topics
+            .get(topic)
+            .and_then(|t| t.partitions.get(usize::try_from(p).ok()?))
+    }
+
+    pub(crate) fn partition_mut(&mut self, topic: &str, p: i32) -> Option<&mut PartitionLog> {
+        self.topics
+            .get_mut(topic)
+            .and_then(|t| t.partitions.get_mut(usize::try_from(p).ok()?))
+    }
+
+    /// The broker coordinating `key`: the override if set and alive, else
+    /// a hash of the key over the live brokers (as Kafka hashes a key to a
+    /// partition of its internal topic).
+    pub(crate) fn coordinator(&self, kind: CoordinatorKind, key: &str) -> Option<i32> {
+        let alive = self.alive_brokers();
+        if let Some(b) = self.coordinator_overrides.get(&(kind, key.to_string()))
+            && alive.contains(b)
+        {
+            return Some(*b);
+        }
+        if alive.is_empty() {
+            return None;
+        }
+        let h = key
+            .bytes()
+            .fold(0i32, |h, b| h.wrapping_mul(31).wrapping_add(b as i8 as i32));
+        let slot = (h & 0x7fff_ffff) as usize % self.brokers.len();
+        let ids: Vec<i32> = self.brokers.keys().copied().collect();
+        // The hashed broker, or the next live one.
+        (0..ids.len())
+            .map(|i| ids[(slot + i) % ids.len()])
+            .find(|id| alive.contains(id))
+    }
+
+    /// `Ok` when `ctx`'s broker coordinates `key`.
+    pub(crate) fn check_coordinator(
+        &self,
+        ctx: &Ctx,
+        kind: CoordinatorKind,
+        key: &str,
+    ) -> Result<(), ErrorCode> {
+        match self.coordinator(kind, key) {
+            Some(b) if b == ctx.broker => Ok(()),
+            Some(_) => Err(ErrorCode::NotCoordinator),
+            None => Err(ErrorCode::CoordinatorNotAvailable),
+        }
+    }
+
+    /// Moves the coordinator of `key` to broker `to`.
+    pub(crate) fn move_coordinator(&mut self, kind: CoordinatorKind, key: &str, to: i32) {
+        self.coordinator_overrides
+            .insert((kind, key.to_string()), to);
+        self.coordinator_epoch += 1;
+    }
+
+    /// Moves the leadership of a partition to `to`, bumping its leader epoch.
+    pub(crate) fn move_leader(&mut self, topic: &str, p: i32, to: i32) -> bool {
+        match self.partition_mut(topic, p) {
+            Some(log) => {
+                log.leader = to;
+                log.leader_epoch += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Marks a broker stopped or started. A stopped broker's partitions
+    /// move to the next live broker (a clean failover: nothing is lost,
+    /// the mock keeps one copy of the data).
+    pub(crate) fn set_alive(&mut self, id: i32, alive: bool) {
+        if let Some(b) = self.brokers.get_mut(&id) {
+            b.alive = alive;
+        }
+        if alive {
+            return;
+        }
+        let live = self.alive_brokers();
+        if live.is_empty() {
+            return;
+        }
+        for t in self.topics.values_mut() {
+            for (i, log) in t.partitions.iter_mut().enumerate() {
+                if log.leader == id {
+                    log.leader = live[i % live.len()];
+                    log.leader_epoch += 1;
+                }
+            }
+        }
+        self.coordinator_epoch += 1;
+    }
+}

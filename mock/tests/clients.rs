@@ -1,0 +1,326 @@
+//! kafka-mock serving this project's producer and reader end to end: each
+//! test states the invariant a real broker guarantees and checks it on the
+//! mock (the same scenarios run against real brokers in the tests crate).
+
+use kafka_client::{Cluster, ClusterConfig};
+use kafka_consumer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
+use kafka_mock::{
+    CoordinatorKind, Fault, FaultAction, KafkaRelease, MockCluster, MockConfig, TransactionVersion,
+};
+use kafka_producer::{Producer, ProducerConfig, ProducerRecord, TransactionalProducer};
+use kafka_proto::ApiKey;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+async fn read(
+    cluster: &MockCluster,
+    topic: &str,
+    partitions: &[i32],
+    isolation: IsolationLevel,
+) -> Vec<ConsumerRecord> {
+    let c = Cluster::connect(ClusterConfig::new(&cluster.bootstrap()))
+        .await
+        .expect("connect");
+    let mut reader = Reader::new(
+        c,
+        ReaderConfig {
+            isolation,
+            ..ReaderConfig::default()
+        },
+    );
+    // A commit returns once the coordinator decided; the markers that move
+    // the last stable offset may come after (the mock's `marker_delay`).
+    reader
+        .wait_until_stable(topic, partitions, Duration::from_secs(10))
+        .await
+        .expect("no transaction left open");
+    reader
+        .read_to_end(topic, partitions)
+        .await
+        .expect("read to end")
+}
+
+fn values(records: &[ConsumerRecord]) -> Vec<String> {
+    records
+        .iter()
+        .map(|r| String::from_utf8(r.value.clone().unwrap().to_vec()).unwrap())
+        .collect()
+}
+
+/// Per partition, the values in offset order.
+fn by_partition(records: &[ConsumerRecord]) -> BTreeMap<i32, Vec<String>> {
+    let mut out: BTreeMap<i32, Vec<(i64, String)>> = BTreeMap::new();
+    for r in records {
+        out.entry(r.partition).or_default().push((
+            r.offset,
+            String::from_utf8(r.value.clone().unwrap().to_vec()).unwrap(),
+        ));
+    }
+    out.into_iter()
+        .map(|(p, mut v)| {
+            v.sort();
+            (p, v.into_iter().map(|(_, s)| s).collect())
+        })
+        .collect()
+}
+
+async fn mock(brokers: usize, release: KafkaRelease, tv: TransactionVersion) -> MockCluster {
+    MockCluster::start(MockConfig {
+        brokers,
+        release,
+        transaction_version: tv,
+        ..MockConfig::default()
+    })
+    .await
+    .expect("start the mock")
+}
+
+/// Invariant: every record an idempotent producer had acknowledged is read
+/// back exactly once, per key in send order, from partitions led by three
+/// different brokers.
+#[tokio::test]
+async fn idempotent_records_come_back_once_in_send_order() {
+    let cluster = mock(3, KafkaRelease::V4_4, TransactionVersion::V2).await;
+    cluster.create_topic("orders", 3).unwrap();
+    let leaders: std::collections::BTreeSet<_> = (0..3)
+        .map(|p| cluster.leader("orders", p).unwrap())
+        .collect();
+    assert_eq!(leaders.len(), 3, "one leader per broker");
+    let producer = Producer::connect(
+        ProducerConfig::builder(&cluster.bootstrap())
+            .linger(Duration::from_millis(2))
+            .build()
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    let sends: Vec<_> = (0..600)
+        .map(|i| {
+            producer.send(
+                ProducerRecord::new("orders")
+                    .key(format!("k{}", i % 3))
+                    .value(format!("{i}")),
+            )
+        })
+        .collect();
+    for s in sends {
+        s.await.expect("acknowledged");
+    }
+    producer.close(Duration::from_secs(5)).await.unwrap();
+    let got = read(
+        &cluster,
+        "orders",
+        &[0, 1, 2],
+        IsolationLevel::ReadUncommitted,
+    )
+    .await;
+    assert_eq!(got.len(), 600);
+    for (_, vals) in by_partition(&got) {
+        let nums: Vec<u32> = vals.iter().map(|v| v.parse().unwrap()).collect();
+        assert!(nums.windows(2).all(|w| w[0] < w[1]), "send order: {nums:?}");
+    }
+}
+
+/// Invariant: a Produce applied by the broker whose answer was lost is
+/// retried by the idempotent producer and answered as a duplicate: each
+/// record is in the log once.
+#[tokio::test]
+async fn a_lost_produce_answer_is_retried_and_written_once() {
+    let cluster = mock(1, KafkaRelease::V4_4, TransactionVersion::V2).await;
+    cluster.create_topic("t", 1).unwrap();
+    let producer = Producer::connect(
+        ProducerConfig::from_properties([
+            ("bootstrap.servers", cluster.bootstrap().as_str()),
+            ("request.timeout.ms", "1000"),
+            ("linger.ms", "0"),
+        ])
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    producer
+        .send(ProducerRecord::new("t").value("warm-up"))
+        .await
+        .unwrap();
+    cluster.inject(Fault::new(FaultAction::DropResponse).api(ApiKey::Produce));
+    producer
+        .send(ProducerRecord::new("t").value("once"))
+        .await
+        .expect("acknowledged after the retry");
+    producer.close(Duration::from_secs(5)).await.unwrap();
+    let produces = cluster
+        .requests()
+        .iter()
+        .filter(|r| r.api == ApiKey::Produce)
+        .count();
+    assert!(
+        produces >= 3,
+        "the lost one was sent again: {produces} Produce requests"
+    );
+    let got = read(&cluster, "t", &[0], IsolationLevel::ReadUncommitted).await;
+    assert_eq!(values(&got), ["warm-up", "once"]);
+}
+
+/// Invariant: when a partition's leader stops, the producer follows the
+/// new leader and nothing acknowledged is lost or written twice.
+#[tokio::test]
+async fn a_stopped_leader_fails_over_without_loss() {
+    let cluster = mock(2, KafkaRelease::V4_4, TransactionVersion::V2).await;
+    cluster.create_topic("t", 1).unwrap();
+    let first = cluster.leader("t", 0).unwrap();
+    let producer = Producer::connect(
+        ProducerConfig::builder(&cluster.bootstrap())
+            .build()
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    for i in 0..50 {
+        producer
+            .send(ProducerRecord::new("t").value(format!("{i}")))
+            .await
+            .unwrap();
+    }
+    cluster.stop_broker(first).await.unwrap();
+    assert_ne!(cluster.leader("t", 0), Some(first));
+    for i in 50..100 {
+        producer
+            .send(ProducerRecord::new("t").value(format!("{i}")))
+            .await
+            .unwrap();
+    }
+    producer.close(Duration::from_secs(5)).await.unwrap();
+    let got = read(&cluster, "t", &[0], IsolationLevel::ReadUncommitted).await;
+    let want: Vec<String> = (0..100).map(|i| i.to_string()).collect();
+    assert_eq!(values(&got), want);
+}
+
+/// Commits "a", aborts "b", commits "c" (one record per partition each
+/// time) and checks what read_committed and read_uncommitted readers see.
+async fn commit_abort_commit(
+    release: KafkaRelease,
+    tv: TransactionVersion,
+    marker_delay: Duration,
+) {
+    let cluster = MockCluster::start(MockConfig {
+        brokers: 3,
+        release,
+        transaction_version: tv,
+        marker_delay,
+        ..MockConfig::default()
+    })
+    .await
+    .unwrap();
+    cluster.create_topic("out", 2).unwrap();
+    let config = ProducerConfig::builder(&cluster.bootstrap())
+        .transactional_id("writer-1")
+        .build()
+        .unwrap();
+    let producer = TransactionalProducer::connect(config).await.unwrap();
+    producer.init_transactions().await.unwrap();
+    for (tag, commit) in [("a", true), ("b", false), ("c", true)] {
+        producer.begin_transaction().unwrap();
+        let sends: Vec<_> = (0..2)
+            .map(|p| {
+                producer.send(
+                    ProducerRecord::new("out")
+                        .partition(p)
+                        .value(format!("{tag}{p}")),
+                )
+            })
+            .collect();
+        for s in sends {
+            s.await.unwrap();
+        }
+        if commit {
+            producer.commit_transaction().await.unwrap();
+        } else {
+            producer.abort_transaction().await.unwrap();
+        }
+    }
+    producer.close(Duration::from_secs(5)).await.unwrap();
+    let committed =
+        by_partition(&read(&cluster, "out", &[0, 1], IsolationLevel::ReadCommitted).await);
+    for p in 0..2 {
+        assert_eq!(
+            committed[&p],
+            [format!("a{p}"), format!("c{p}")],
+            "read_committed p{p}"
+        );
+    }
+    let all = by_partition(&read(&cluster, "out", &[0, 1], IsolationLevel::ReadUncommitted).await);
+    for p in 0..2 {
+        assert_eq!(
+            all[&p],
+            [format!("a{p}"), format!("b{p}"), format!("c{p}")],
+            "read_uncommitted p{p}"
+        );
+    }
+    // Three markers per partition after the three records.
+    assert_eq!(cluster.offsets("out", 0), Some((6, 6)));
+}
+
+/// Invariant (transaction version 2): read_committed sees exactly the
+/// committed transactions' records, read_uncommitted every record.
+#[tokio::test]
+async fn tv2_committed_records_are_visible_and_aborted_ones_hidden() {
+    commit_abort_commit(KafkaRelease::V4_4, TransactionVersion::V2, Duration::ZERO).await;
+}
+
+/// The same invariant under transaction version 1 (AddPartitionsToTxn).
+#[tokio::test]
+async fn tv1_committed_records_are_visible_and_aborted_ones_hidden() {
+    commit_abort_commit(KafkaRelease::V4_4, TransactionVersion::V1, Duration::ZERO).await;
+}
+
+/// The same invariant against Kafka 3.9's API versions.
+#[tokio::test]
+async fn kafka_3_9_committed_records_are_visible_and_aborted_ones_hidden() {
+    commit_abort_commit(KafkaRelease::V3_9, TransactionVersion::V1, Duration::ZERO).await;
+}
+
+/// The same invariant while every transaction's markers take 200 ms to be
+/// written: the next transaction's first Produce (version 2) meets
+/// CONCURRENT_TRANSACTIONS and is retried.
+#[tokio::test]
+async fn tv2_slow_markers_delay_the_next_transaction_but_lose_nothing() {
+    commit_abort_commit(
+        KafkaRelease::V4_4,
+        TransactionVersion::V2,
+        Duration::from_millis(200),
+    )
+    .await;
+}
+
+/// Invariant: a coordinator that moves between two transactions is found
+/// again (NOT_COORDINATOR, then FindCoordinator) and the commit holds.
+#[tokio::test]
+async fn a_moved_transaction_coordinator_is_found_again() {
+    let cluster = mock(3, KafkaRelease::V4_4, TransactionVersion::V2).await;
+    cluster.create_topic("out", 1).unwrap();
+    let config = ProducerConfig::builder(&cluster.bootstrap())
+        .transactional_id("mover")
+        .build()
+        .unwrap();
+    let producer = TransactionalProducer::connect(config).await.unwrap();
+    producer.init_transactions().await.unwrap();
+    let before = cluster
+        .coordinator(CoordinatorKind::Transaction, "mover")
+        .unwrap();
+    let to = cluster
+        .broker_ids()
+        .into_iter()
+        .find(|b| *b != before)
+        .unwrap();
+    producer.begin_transaction().unwrap();
+    producer
+        .send(ProducerRecord::new("out").value("x"))
+        .await
+        .unwrap();
+    cluster
+        .move_coordinator(CoordinatorKind::Transaction, "mover", to)
+        .unwrap();
+    producer.commit_transaction().await.unwrap();
+    let got = read(&cluster, "out", &[0], IsolationLevel::ReadCommitted).await;
+    assert_eq!(values(&got), ["x"]);
+}
