@@ -31,6 +31,7 @@ mod error;
 mod group;
 mod local;
 mod logging;
+mod mock;
 mod output;
 mod produce;
 mod topic;
@@ -102,6 +103,12 @@ async fn run(cli: args::Cli) -> error::CliResult<()> {
             };
             return bench::run(&globals, a, kafka.as_ref()).await;
         }
+        args::Command::Mock(_) => {
+            let args::Command::Mock(a) = cli.command else {
+                unreachable!()
+            };
+            return mock::run(a).await;
+        }
         _ => {}
     }
     let globals = common::Globals::from_cli(&cli)?;
@@ -114,6 +121,8 @@ async fn run(cli: args::Cli) -> error::CliResult<()> {
         args::Command::Copy(a) => copy::run(&globals, a).await,
         args::Command::Group(a) => group::run(&globals, a.command).await,
         args::Command::DemoWorker(a) => demo::run_worker(&globals, a).await,
-        args::Command::Demo(_) | args::Command::Bench(_) => unreachable!("handled above"),
+        args::Command::Demo(_) | args::Command::Bench(_) | args::Command::Mock(_) => {
+            unreachable!("handled above")
+        }
     }
 }
