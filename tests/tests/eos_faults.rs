@@ -155,7 +155,7 @@ async fn faulted(variant: SharedKafka, checker: Checker) {
                 match checker {
                     Checker::Producer => {
                         let stats =
-                            producer_eos_checker::schedule(&kafka, &cluster, seed, &setup).await;
+                            producer_eos_checker::schedule(&*kafka, &cluster, seed, &setup).await;
                         format!("{stats:?}")
                     }
                     Checker::Sink => {

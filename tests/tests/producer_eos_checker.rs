@@ -35,6 +35,7 @@
 //! is printed too and `EOS_SEED` replays it). One test per variant and
 //! part: the schedules, the backpressure case, the killed child.
 
+use crate::support::brokers::Brokers;
 use crate::support::nemesis::ScheduleSetup as Setup;
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
@@ -231,7 +232,7 @@ const TOPIC_A_PARTITIONS: i32 = 3;
 
 /// One seeded schedule; panics with the seed and every violation found.
 pub(crate) async fn schedule(
-    kafka: &KafkaCluster,
+    kafka: &dyn Brokers,
     cluster: &Arc<Cluster>,
     seed: u64,
     setup: &Setup,
@@ -244,12 +245,9 @@ pub(crate) async fn schedule(
     let input = unique_name(&format!("eos-{seed}-in"));
     let group = unique_name(&format!("eos-{seed}-group"));
     let rf = setup.replication.max(1);
-    kafka
-        .create_topic(&topic_a, TOPIC_A_PARTITIONS, rf)
-        .await
-        .unwrap();
-    kafka.create_topic(&topic_b, 1, rf).await.unwrap();
-    kafka.create_topic(&input, 1, rf).await.unwrap();
+    kafka.create_topic(&topic_a, TOPIC_A_PARTITIONS, rf).await;
+    kafka.create_topic(&topic_b, 1, rf).await;
+    kafka.create_topic(&input, 1, rf).await;
     let watcher = setup.watch.then(|| {
         Watcher::start(
             cluster.clone(),

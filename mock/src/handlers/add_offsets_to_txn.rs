@@ -24,10 +24,11 @@ pub(crate) fn handle(
         .add_to_txn(ctx, producer, &[], Some(&req.group_id), false, false)
         .err()
         .unwrap_or(ErrorCode::None);
-    Reply::Now(error(req, version, code))
+    Reply::Now(error(state, req, version, code))
 }
 
 pub(crate) fn error(
+    _state: &ClusterState,
     _req: &AddOffsetsToTxnRequest,
     _version: i16,
     code: ErrorCode,

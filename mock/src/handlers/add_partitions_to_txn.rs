@@ -107,6 +107,7 @@ pub(crate) fn handle(
 }
 
 pub(crate) fn error(
+    _state: &ClusterState,
     req: &AddPartitionsToTxnRequest,
     version: i16,
     code: ErrorCode,

@@ -103,6 +103,7 @@ pub(crate) fn handle(
 }
 
 pub(crate) fn error(
+    _state: &ClusterState,
     _req: &ApiVersionsRequest,
     _version: i16,
     code: ErrorCode,

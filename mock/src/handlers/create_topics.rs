@@ -72,6 +72,7 @@ pub(crate) fn handle(
 }
 
 pub(crate) fn error(
+    _state: &ClusterState,
     req: &CreateTopicsRequest,
     _version: i16,
     code: ErrorCode,

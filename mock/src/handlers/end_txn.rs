@@ -29,11 +29,16 @@ pub(crate) fn handle(
             ..Default::default()
         },
         Ok(_) => EndTxnResponse::default(),
-        Err(code) => error(req, version, code),
+        Err(code) => error(state, req, version, code),
     })
 }
 
-pub(crate) fn error(_req: &EndTxnRequest, _version: i16, code: ErrorCode) -> EndTxnResponse {
+pub(crate) fn error(
+    _state: &ClusterState,
+    _req: &EndTxnRequest,
+    _version: i16,
+    code: ErrorCode,
+) -> EndTxnResponse {
     EndTxnResponse {
         error_code: code.code(),
         ..Default::default()

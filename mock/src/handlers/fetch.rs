@@ -144,7 +144,12 @@ pub(crate) fn handle(
     })
 }
 
-pub(crate) fn error(req: &FetchRequest, version: i16, code: ErrorCode) -> FetchResponse {
+pub(crate) fn error(
+    _state: &ClusterState,
+    req: &FetchRequest,
+    version: i16,
+    code: ErrorCode,
+) -> FetchResponse {
     FetchResponse {
         responses: req
             .topics

@@ -74,6 +74,7 @@ pub(crate) fn handle(
 }
 
 pub(crate) fn error(
+    _state: &ClusterState,
     req: &FindCoordinatorRequest,
     version: i16,
     code: ErrorCode,

@@ -30,11 +30,12 @@ pub(crate) fn handle(
             producer_epoch,
             ..Default::default()
         },
-        Err(code) => error(req, version, code),
+        Err(code) => error(state, req, version, code),
     })
 }
 
 pub(crate) fn error(
+    _state: &ClusterState,
     _req: &InitProducerIdRequest,
     _version: i16,
     code: ErrorCode,

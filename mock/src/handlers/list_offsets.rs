@@ -83,6 +83,7 @@ pub(crate) fn handle(
 }
 
 pub(crate) fn error(
+    _state: &ClusterState,
     req: &ListOffsetsRequest,
     _version: i16,
     code: ErrorCode,

@@ -122,8 +122,30 @@ pub(crate) fn handle(
     })
 }
 
-pub(crate) fn error(req: &MetadataRequest, version: i16, code: ErrorCode) -> MetadataResponse {
+pub(crate) fn error(
+    state: &ClusterState,
+    req: &MetadataRequest,
+    version: i16,
+    code: ErrorCode,
+) -> MetadataResponse {
+    // The brokers are listed as always (a client must still find them);
+    // every topic asked for carries the error, without partitions.
+    let alive = state.alive_brokers();
     MetadataResponse {
+        brokers: alive
+            .iter()
+            .map(|id| {
+                let b = &state.brokers[id];
+                MetadataResponseBroker {
+                    node_id: *id,
+                    host: b.host.clone(),
+                    port: b.port,
+                    ..Default::default()
+                }
+            })
+            .collect(),
+        cluster_id: Some(state.config.cluster_id.clone()),
+        controller_id: alive.first().copied().unwrap_or(-1),
         topics: req
             .topics
             .iter()
@@ -131,11 +153,10 @@ pub(crate) fn error(req: &MetadataRequest, version: i16, code: ErrorCode) -> Met
             .map(|t| MetadataResponseTopic {
                 error_code: code.code(),
                 name: t.name.clone(),
-                topic_id: t.topic_id,
+                topic_id: if version >= 10 { t.topic_id } else { [0; 16] },
                 ..Default::default()
             })
             .collect(),
-        error_code: if version >= 13 { code.code() } else { 0 },
         ..Default::default()
     }
 }

@@ -78,7 +78,7 @@ macro_rules! routes {
                 };
                 let version = header.request_api_version;
                 let reply = match $inject {
-                    Some(code) => Reply::Now($module::error(&req, version, code)),
+                    Some(code) => Reply::Now($module::error($state, &req, version, code)),
                     None => $module::handle($state, $ctx, &req, version, $final_attempt),
                 };
                 match reply {

@@ -17,10 +17,10 @@ pub(crate) fn handle(
     _final_attempt: bool,
 ) -> Reply<OffsetCommitResponse> {
     if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
-        return Reply::Now(error(req, version, code));
+        return Reply::Now(error(state, req, version, code));
     }
     if req.generation_id_or_member_epoch >= 0 || !req.member_id.is_empty() {
-        return Reply::Now(error(req, version, ErrorCode::UnknownMemberId));
+        return Reply::Now(error(state, req, version, ErrorCode::UnknownMemberId));
     }
     let topics = req
         .topics
@@ -76,6 +76,7 @@ pub(crate) fn handle(
 }
 
 pub(crate) fn error(
+    _state: &ClusterState,
     req: &OffsetCommitRequest,
     version: i16,
     code: ErrorCode,

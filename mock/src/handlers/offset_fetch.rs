@@ -59,7 +59,7 @@ pub(crate) fn handle(
     let stable = version >= 7 && req.require_stable;
     if version <= 7 {
         if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
-            return Reply::Now(error(req, version, code));
+            return Reply::Now(error(state, req, version, code));
         }
         let asked = req.topics.as_ref().map(|ts| {
             ts.iter()
@@ -161,6 +161,7 @@ pub(crate) fn handle(
 }
 
 pub(crate) fn error(
+    _state: &ClusterState,
     req: &OffsetFetchRequest,
     version: i16,
     code: ErrorCode,

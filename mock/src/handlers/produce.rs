@@ -252,7 +252,12 @@ pub(crate) fn handle(
     })
 }
 
-pub(crate) fn error(req: &ProduceRequest, version: i16, code: ErrorCode) -> ProduceResponse {
+pub(crate) fn error(
+    _state: &ClusterState,
+    req: &ProduceRequest,
+    version: i16,
+    code: ErrorCode,
+) -> ProduceResponse {
     ProduceResponse {
         responses: req
             .topic_data

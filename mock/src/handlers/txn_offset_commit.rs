@@ -31,7 +31,7 @@ pub(crate) fn handle(
     _final_attempt: bool,
 ) -> Reply<TxnOffsetCommitResponse> {
     if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
-        return Reply::Now(error(req, version, code));
+        return Reply::Now(error(state, req, version, code));
     }
     let producer = TxnProducer {
         tid: &req.transactional_id,
@@ -54,7 +54,7 @@ pub(crate) fn handle(
             ErrorCode::InvalidTxnState if version >= 4 => ErrorCode::TransactionAbortable,
             c => c,
         };
-        return Reply::Now(error(req, version, code));
+        return Reply::Now(error(state, req, version, code));
     }
     let topics = req
         .topics
@@ -108,6 +108,7 @@ pub(crate) fn handle(
 }
 
 pub(crate) fn error(
+    _state: &ClusterState,
     req: &TxnOffsetCommitRequest,
     version: i16,
     code: ErrorCode,

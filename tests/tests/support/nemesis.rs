@@ -81,6 +81,22 @@ impl Control {
         *self.targets.lock().unwrap() = Some(t);
     }
 
+    /// The targets, once the schedule set them.
+    pub fn targets(&self) -> Option<Targets> {
+        self.targets.lock().unwrap().clone()
+    }
+
+    /// The schedule asked for the faults to stop.
+    pub fn stop_requested(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// Tells [`Control::heal`] that every fault is healed.
+    pub fn mark_healed(&self) {
+        self.healed_flag.store(true, Ordering::SeqCst);
+        self.healed.notify_waiters();
+    }
+
     /// Stops the faults, and returns once every one is healed and the
     /// cluster is back in sync.
     pub async fn heal(&self) {
@@ -231,8 +247,7 @@ pub async fn run(
     }
     wait_healthy(kafka).await;
     cluster.close();
-    control.healed_flag.store(true, Ordering::SeqCst);
-    control.healed.notify_waiters();
+    control.mark_healed();
     counts
 }
 
