@@ -36,7 +36,7 @@
 //! of standalone consumers and transactional offsets work); no fetch
 //! sessions (every answer says session 0, so clients send full requests);
 //! no retention, compaction or log deletion; no SASL or TLS; ApiVersions
-//! up to v4.
+//! v5's cluster and node id checks (KIP-1242) are not made.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]

@@ -15,6 +15,7 @@ mod support;
 mod differential_kafka_protocol;
 mod eos_faults;
 mod mock_eos_checker;
+mod mock_java_clients;
 mod producer_admin_broker;
 mod producer_admin_change_broker;
 mod producer_admin_groups_broker;

@@ -16,7 +16,7 @@ pub(crate) fn advertised_range(config: &MockConfig, api: ApiKey) -> Option<Versi
         VersionRange::new(r.min, r.max.min(if old { max_3_9 } else { max_4_4 }))
     };
     Some(match api {
-        ApiKey::ApiVersions => cap(ApiVersionsRequest::VERSIONS, 4, 3),
+        ApiKey::ApiVersions => cap(ApiVersionsRequest::VERSIONS, 5, 3),
         ApiKey::Metadata => cap(MetadataRequest::VERSIONS, 13, 12),
         ApiKey::Produce => cap(ProduceRequest::VERSIONS, 13, 11),
         ApiKey::Fetch => cap(FetchRequest::VERSIONS, 18, 17),
@@ -86,6 +86,7 @@ pub(crate) fn unsupported_version(config: &MockConfig, correlation_id: i32) -> O
     resp.error_code = ErrorCode::UnsupportedVersion.code();
     resp.supported_features.clear();
     resp.finalized_features.clear();
+    resp.finalized_features_epoch = -1;
     match encode_response_frame(&resp, 0, correlation_id) {
         Ok(f) => Outcome::Respond(f),
         Err(e) => Outcome::Close(format!("ApiVersions v0 answer: {e}")),
