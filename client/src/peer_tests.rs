@@ -233,6 +233,51 @@ async fn a_timeout_says_outcome_unknown_and_closes_the_connection() {
     ));
 }
 
+/// Invariant: a request whose caller stopped waiting (its future dropped)
+/// still bounds the connection: once it is past its timeout unanswered,
+/// the next request closes the connection at once instead of waiting a
+/// whole timeout behind it on a broker that stopped answering (Java's
+/// NetworkClient disconnects on any in-flight request past
+/// request.timeout.ms). Found by kafka-mock's faulted schedules (a lost
+/// answer to a Fetch the watcher had given up on made the final check
+/// wait 30 s per request).
+#[tokio::test(start_paused = true)]
+async fn an_abandoned_request_past_its_timeout_closes_the_connection() {
+    let (addr, log) = peer(|| {
+        |s: Seen| match s.api {
+            ApiKey::ApiVersions => Step::Reply(vec![reply_api_versions(&s)]),
+            _ => Step::Reply(vec![]), // never answers
+        }
+    })
+    .await;
+    let conn = Connection::connect(&addr, &fast_config()).await.unwrap();
+    // The caller gives up after 100 ms, well inside the 5 s request timeout.
+    let abandoned =
+        tokio::time::timeout(Duration::from_millis(100), conn.send(&topics_req("a"), 12)).await;
+    assert!(abandoned.is_err(), "the peer never answers");
+    assert!(!conn.is_closed(), "giving up closes nothing by itself");
+    tokio::time::advance(fast_config().request_timeout).await;
+    let err = conn.send(&topics_req("b"), 12).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ConnError::Disconnected {
+                api: Some((ApiKey::Metadata, 12)),
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.is_retriable() && conn.is_closed());
+    let metadata_sent = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(a, _)| *a == ApiKey::Metadata)
+        .count();
+    assert_eq!(metadata_sent, 1, "the second request was never written");
+}
+
 #[tokio::test]
 async fn peer_disconnect_fails_every_pending_request() {
     let (addr, _) = peer(|| {

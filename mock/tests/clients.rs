@@ -324,3 +324,40 @@ async fn a_moved_transaction_coordinator_is_found_again() {
     let got = read(&cluster, "out", &[0], IsolationLevel::ReadCommitted).await;
     assert_eq!(values(&got), ["x"]);
 }
+
+/// Invariant: a reader whose ListOffsets and Fetch answers are lost times
+/// out, reconnects and reads everything (a lost answer leaves its
+/// connection silent, as a broker that stopped answering does).
+#[tokio::test]
+async fn a_reader_recovers_from_lost_answers() {
+    let cluster = mock(1, KafkaRelease::V4_4, TransactionVersion::V2).await;
+    cluster.create_topic("t", 1).unwrap();
+    let producer = Producer::connect(
+        ProducerConfig::builder(&cluster.bootstrap())
+            .build()
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    producer
+        .send(ProducerRecord::new("t").value("v"))
+        .await
+        .unwrap();
+    cluster.inject(Fault::new(FaultAction::DropResponse).api(ApiKey::ListOffsets));
+    cluster.inject(Fault::new(FaultAction::DropResponse).api(ApiKey::Fetch));
+    let mut config = ClusterConfig::new(&cluster.bootstrap());
+    config.connection.request_timeout = Duration::from_millis(500);
+    let c = Cluster::connect(config).await.unwrap();
+    let mut reader = Reader::new(
+        c,
+        ReaderConfig {
+            isolation: IsolationLevel::ReadUncommitted,
+            ..ReaderConfig::default()
+        },
+    );
+    let started = std::time::Instant::now();
+    let got = reader.read_to_end("t", &[0]).await.expect("read to end");
+    assert_eq!(values(&got), ["v"]);
+    assert_eq!(cluster.pending_faults(), 0, "both answers were lost");
+    eprintln!("recovered in {:?}", started.elapsed());
+}

@@ -245,6 +245,10 @@ struct Pending {
     tx: oneshot::Sender<Reply>,
     api: ApiKey,
     version: i16,
+    /// When the request's timeout runs out. A caller that stopped waiting
+    /// (its future dropped) leaves the entry here: a later request that
+    /// finds it overdue knows the connection stopped answering.
+    deadline: tokio::time::Instant,
 }
 
 #[derive(Debug, Default)]
@@ -391,12 +395,29 @@ impl Io {
                 drop(st);
                 return Err(self.shared.disconnected(None));
             }
+            let now = tokio::time::Instant::now();
+            if let Some(overdue) = st.pending.values().find(|p| p.deadline <= now) {
+                // An earlier request (whose caller gave up waiting) is past
+                // its timeout unanswered: the broker stopped answering on
+                // this connection. Close it, as Java's NetworkClient does
+                // with any in-flight request past request.timeout.ms,
+                // rather than queue this request behind it.
+                let reason = format!(
+                    "an earlier {:?} v{} request is unanswered past its timeout",
+                    overdue.api, overdue.version
+                );
+                drop(st);
+                tracing::warn!(addr = %self.shared.addr, %reason, "closing the connection");
+                self.shared.fail_all(&reason);
+                return Err(self.shared.disconnected(Some((R::API_KEY, version))));
+            }
             st.pending.insert(
                 correlation_id,
                 Pending {
                     tx,
                     api: R::API_KEY,
                     version,
+                    deadline: now + timeout,
                 },
             );
         }
