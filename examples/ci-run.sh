@@ -125,7 +125,7 @@ else
 fi
 export KAFKA_EOS_BOOTSTRAP="$bootstrap"
 
-examples=(transactional_producer idempotent_producer consume_transform_produce group_consume_transform_produce exactly_once_sink)
+examples=(transactional_producer idempotent_producer consume_transform_produce group_consume_transform_produce exactly_once_sink test_with_kafka_mock)
 rabbitmq_dev="${RABBITMQ_DEV:-$bin/rabbitmq-dev}"
 if [ -z "${KAFKA_EOS_AMQP:-}" ] && [ -x "$rabbitmq_dev" ]; then
     start rabbitmq-dev AMQP_URL "$rabbitmq_dev"
