@@ -160,7 +160,7 @@ async fn faulted(variant: SharedKafka, checker: Checker) {
                     }
                     Checker::Sink => {
                         let (ops, n) =
-                            sink_eos_checker::schedule(&kafka, &cluster, seed, &setup).await;
+                            sink_eos_checker::schedule(&*kafka, &cluster, seed, &setup).await;
                         format!("{ops} operations, {n} records committed")
                     }
                 }

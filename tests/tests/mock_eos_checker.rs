@@ -1,6 +1,8 @@
-//! The transactional producer's exactly-once checker (the seeded schedules
-//! of `producer_eos_checker`, same operations, same six invariants and
-//! Jepsen's anomaly classes) on kafka-mock clusters of three brokers, with
+//! The exactly-once checkers — the transactional producer's
+//! (`producer_eos_checker`: same operations, same six invariants and
+//! Jepsen's anomaly classes) and the EXACTLY_ONCE Kafka sink's
+//! (`sink_eos_checker`: checkpoints, restores, failovers) — on kafka-mock
+//! clusters of three brokers, with
 //! many seeded faults per schedule at exact protocol moments
 //! (`support::mock_nemesis`: retriable errors on every API the producer
 //! and its readers send, answers lost after the request was applied,
@@ -23,7 +25,7 @@
 //! transaction meanwhile) and a third use a 3 s transaction timeout (the
 //! coordinator aborts slow transactions).
 
-use super::producer_eos_checker;
+use super::{producer_eos_checker, sink_eos_checker};
 use crate::support::mock_nemesis::{self, MockFaultCounts};
 use crate::support::nemesis::{Control, ScheduleSetup as Setup};
 use kafka_client::{Cluster, ClusterConfig};
@@ -39,22 +41,62 @@ use std::time::{Duration, Instant};
 /// answers outlast it.
 const REQUEST_TIMEOUT: Duration = Duration::from_millis(1_500);
 
-/// Transaction version 2 (Kafka 4.4's default).
+/// The producer checker, transaction version 2 (Kafka 4.4's default).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mock_4_4_tv2_producer_faulted_schedules_exactly_once() {
-    run(KafkaRelease::V4_4, TransactionVersion::V2).await;
+    run(
+        KafkaRelease::V4_4,
+        TransactionVersion::V2,
+        Checker::Producer,
+    )
+    .await;
 }
 
-/// Kafka 4.4 with transaction version 1.
+/// The producer checker, Kafka 4.4 with transaction version 1.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mock_4_4_tv1_producer_faulted_schedules_exactly_once() {
-    run(KafkaRelease::V4_4, TransactionVersion::V1).await;
+    run(
+        KafkaRelease::V4_4,
+        TransactionVersion::V1,
+        Checker::Producer,
+    )
+    .await;
 }
 
-/// Kafka 3.9's API versions (transaction version 1).
+/// The producer checker, Kafka 3.9's API versions (transaction version 1).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mock_3_9_producer_faulted_schedules_exactly_once() {
-    run(KafkaRelease::V3_9, TransactionVersion::V1).await;
+    run(
+        KafkaRelease::V3_9,
+        TransactionVersion::V1,
+        Checker::Producer,
+    )
+    .await;
+}
+
+/// The sink checker (EXACTLY_ONCE Kafka sink, checkpoints, restores),
+/// transaction version 2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mock_4_4_tv2_sink_faulted_schedules_exactly_once() {
+    run(KafkaRelease::V4_4, TransactionVersion::V2, Checker::Sink).await;
+}
+
+/// The sink checker, Kafka 4.4 with transaction version 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mock_4_4_tv1_sink_faulted_schedules_exactly_once() {
+    run(KafkaRelease::V4_4, TransactionVersion::V1, Checker::Sink).await;
+}
+
+/// The sink checker, Kafka 3.9's API versions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mock_3_9_sink_faulted_schedules_exactly_once() {
+    run(KafkaRelease::V3_9, TransactionVersion::V1, Checker::Sink).await;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Checker {
+    Producer,
+    Sink,
 }
 
 /// The seeds: `EOS_SEED` alone, or `MOCK_EOS_SCHEDULES` (default 20) from a
@@ -71,8 +113,8 @@ fn seeds() -> Vec<u64> {
     (0..n).map(|i| base.wrapping_add(i)).collect()
 }
 
-async fn run(release: KafkaRelease, tv: TransactionVersion) {
-    let label = format!("mock {release:?} {tv:?}");
+async fn run(release: KafkaRelease, tv: TransactionVersion, checker: Checker) {
+    let label = format!("mock {release:?} {tv:?} {checker:?}");
     let seeds = seeds();
     eprintln!("{label}: {} schedules from seed {}", seeds.len(), seeds[0]);
     let started = Instant::now();
@@ -89,7 +131,7 @@ async fn run(release: KafkaRelease, tv: TransactionVersion) {
         loop {
             while running.len() < parallel.max(1) {
                 match queue.next() {
-                    Some(seed) => running.push(Box::pin(one(release, tv, seed, &label))),
+                    Some(seed) => running.push(Box::pin(one(release, tv, checker, seed, &label))),
                     None => break,
                 }
             }
@@ -123,6 +165,7 @@ async fn run(release: KafkaRelease, tv: TransactionVersion) {
 async fn one(
     release: KafkaRelease,
     tv: TransactionVersion,
+    checker: Checker,
     seed: u64,
     label: &str,
 ) -> MockFaultCounts {
@@ -165,14 +208,26 @@ async fn one(
             let heal = heal.clone();
             Box::pin(async move { heal.heal().await })
         })),
-        watch: true,
+        watch: checker == Checker::Producer,
         targets: Some(control.clone()),
         pace: Duration::from_millis(5),
     };
     let t = Instant::now();
     let run = async {
+        let work = async {
+            match checker {
+                Checker::Producer => {
+                    let stats = producer_eos_checker::schedule(&mock, &cluster, seed, &setup).await;
+                    format!("{stats:?}")
+                }
+                Checker::Sink => {
+                    let (ops, n) = sink_eos_checker::schedule(&mock, &cluster, seed, &setup).await;
+                    format!("{ops} operations, {n} records committed")
+                }
+            }
+        };
         tokio::join!(
-            producer_eos_checker::schedule(&mock, &cluster, seed, &setup),
+            work,
             mock_nemesis::run(&mock, &control, seed ^ 0x5eed, REQUEST_TIMEOUT),
         )
     };

@@ -25,13 +25,13 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::support::brokers::Brokers;
 use crate::support::nemesis::{ScheduleSetup, Targets};
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::reader::{Reader, ReaderConfig};
 use kafka_producer::ProducerConfig;
 use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, Semantic, SimpleStringSchema, ValueOnly};
 use kafka_sink::{CheckpointedOperator, RecordContext, RestoredState};
-use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::seeded::{SeededRng as Rng, schedule_seeds};
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
 
@@ -188,7 +188,7 @@ fn how(in_process: bool) -> &'static str {
 /// and the records committed. `setup` is the faulted mode's (`eos_faults`)
 /// or the default.
 pub(crate) async fn schedule(
-    kafka: &KafkaCluster,
+    kafka: &dyn Brokers,
     cluster: &Arc<Cluster>,
     seed: u64,
     setup: &ScheduleSetup,
@@ -198,8 +198,7 @@ pub(crate) async fn schedule(
     let topic = unique_name(&format!("eos-sink-{seed}"));
     kafka
         .create_topic(&topic, 1, setup.replication.max(1))
-        .await
-        .unwrap();
+        .await;
     let buffer_memory = rng.pick(&[16_384u64, 32_768, 1_048_576]);
     let batch_size = rng.pick(&[512u64, 4_096, 16_384]).min(buffer_memory);
     let linger = rng.pick(&[0u64, 2, 20]);

@@ -31,11 +31,16 @@ pub(crate) fn advertised_range(config: &MockConfig, api: ApiKey) -> Option<Versi
         ApiKey::OffsetCommit => cap(OffsetCommitRequest::VERSIONS, 10, 9),
         ApiKey::OffsetFetch => cap(OffsetFetchRequest::VERSIONS, 10, 9),
         ApiKey::CreateTopics => cap(CreateTopicsRequest::VERSIONS, 7, 7),
+        ApiKey::DescribeConfigs => cap(DescribeConfigsRequest::VERSIONS, 4, 4),
+        // v2's transactional id pattern (a regex) is not served.
+        ApiKey::ListTransactions => cap(ListTransactionsRequest::VERSIONS, 1, 1),
+        ApiKey::DescribeTransactions => cap(DescribeTransactionsRequest::VERSIONS, 0, 0),
+        ApiKey::DescribeProducers => cap(DescribeProducersRequest::VERSIONS, 0, 0),
         _ => return None,
     })
 }
 
-const SERVED: [ApiKey; 14] = [
+const SERVED: [ApiKey; 18] = [
     ApiKey::Produce,
     ApiKey::Fetch,
     ApiKey::ListOffsets,
@@ -50,6 +55,10 @@ const SERVED: [ApiKey; 14] = [
     ApiKey::AddOffsetsToTxn,
     ApiKey::EndTxn,
     ApiKey::TxnOffsetCommit,
+    ApiKey::DescribeConfigs,
+    ApiKey::ListTransactions,
+    ApiKey::DescribeTransactions,
+    ApiKey::DescribeProducers,
 ];
 
 fn listing(config: &MockConfig) -> ApiVersionsResponse {

@@ -12,11 +12,15 @@ mod add_offsets_to_txn;
 mod add_partitions_to_txn;
 pub(crate) mod api_versions;
 mod create_topics;
+mod describe_configs;
+mod describe_producers;
+mod describe_transactions;
 mod end_txn;
 mod fetch;
 mod find_coordinator;
 mod init_producer_id;
 mod list_offsets;
+mod list_transactions;
 mod metadata;
 mod offset_commit;
 mod offset_fetch;
@@ -135,6 +139,10 @@ pub(crate) fn handle(
         OffsetCommit => offset_commit::OffsetCommitRequest,
         OffsetFetch => offset_fetch::OffsetFetchRequest,
         CreateTopics => create_topics::CreateTopicsRequest,
+        DescribeConfigs => describe_configs::DescribeConfigsRequest,
+        ListTransactions => list_transactions::ListTransactionsRequest,
+        DescribeTransactions => describe_transactions::DescribeTransactionsRequest,
+        DescribeProducers => describe_producers::DescribeProducersRequest,
     )
 }
 

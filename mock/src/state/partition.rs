@@ -102,6 +102,11 @@ impl PartitionLog {
         self.open.keys().next().copied().unwrap_or(self.next_offset)
     }
 
+    /// Every producer with state here, by producer id.
+    pub(crate) fn producers(&self) -> impl Iterator<Item = (i64, &ProducerEntry)> + '_ {
+        self.producers.iter().map(|(p, e)| (*p, e))
+    }
+
     /// Appends one data batch (`raw`, already CRC-checked as `view`).
     pub(crate) fn append(
         &mut self,

@@ -52,6 +52,25 @@ pub enum TxnState {
     CompleteAbort,
 }
 
+impl TxnState {
+    /// The state's name as Kafka's admin APIs spell it.
+    ///
+    /// ```
+    /// use kafka_mock::TxnState;
+    /// assert_eq!(TxnState::PrepareCommit.name(), "PrepareCommit");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            TxnState::Empty => "Empty",
+            TxnState::Ongoing => "Ongoing",
+            TxnState::PrepareCommit => "PrepareCommit",
+            TxnState::PrepareAbort => "PrepareAbort",
+            TxnState::CompleteCommit => "CompleteCommit",
+            TxnState::CompleteAbort => "CompleteAbort",
+        }
+    }
+}
+
 /// Markers to write when a Prepare state completes.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PendingEnd {

@@ -1,0 +1,89 @@
+//! DescribeProducers: the idempotent producers a partition leader keeps
+//! state for (epoch, last sequence, coordinator epoch, and the first
+//! offset of an open transaction: how lingering transactions are found).
+
+use super::Reply;
+use crate::state::{ClusterState, Ctx};
+use kafka_proto::ErrorCode;
+use kafka_proto::messages::*;
+
+pub(crate) fn handle(
+    state: &mut ClusterState,
+    ctx: &Ctx,
+    req: &DescribeProducersRequest,
+    _version: i16,
+    _final_attempt: bool,
+) -> Reply<DescribeProducersResponse> {
+    let topics = req
+        .topics
+        .iter()
+        .map(|t| DescribeProducersResponseTopicResponse {
+            name: t.name.clone(),
+            partitions: t
+                .partition_indexes
+                .iter()
+                .map(|p| {
+                    let mut out = DescribeProducersResponsePartitionResponse {
+                        partition_index: *p,
+                        ..Default::default()
+                    };
+                    match state.partition(&t.name, *p) {
+                        None => out.error_code = ErrorCode::UnknownTopicOrPartition.code(),
+                        Some(log) if log.leader != ctx.broker => {
+                            out.error_code = ErrorCode::NotLeaderOrFollower.code()
+                        }
+                        Some(log) => {
+                            let mut producers: Vec<_> = log
+                                .producers()
+                                .map(|(pid, e)| DescribeProducersResponseProducerState {
+                                    producer_id: pid,
+                                    producer_epoch: i32::from(e.epoch),
+                                    last_sequence: e.last_seq(),
+                                    coordinator_epoch: e.coordinator_epoch,
+                                    current_txn_start_offset: e.txn_first_offset.unwrap_or(-1),
+                                    ..Default::default()
+                                })
+                                .collect();
+                            producers.sort_by_key(|p| p.producer_id);
+                            out.active_producers = producers;
+                        }
+                    }
+                    out
+                })
+                .collect(),
+            ..Default::default()
+        })
+        .collect();
+    Reply::Now(DescribeProducersResponse {
+        topics,
+        ..Default::default()
+    })
+}
+
+pub(crate) fn error(
+    _state: &ClusterState,
+    req: &DescribeProducersRequest,
+    _version: i16,
+    code: ErrorCode,
+) -> DescribeProducersResponse {
+    DescribeProducersResponse {
+        topics: req
+            .topics
+            .iter()
+            .map(|t| DescribeProducersResponseTopicResponse {
+                name: t.name.clone(),
+                partitions: t
+                    .partition_indexes
+                    .iter()
+                    .map(|p| DescribeProducersResponsePartitionResponse {
+                        partition_index: *p,
+                        error_code: code.code(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
