@@ -238,8 +238,9 @@ pub enum Command {
 const MOCK_HELP: &str = "\
 Starts kafka-mock: --brokers brokers on free ports of 127.0.0.1 that speak
 the Kafka protocol (produce, fetch, idempotence, transactions version 1 and
-2, group offsets; no group membership, no replication, no TLS or SASL), so
-that a program in any language can be tested without a JVM broker. The
+2, classic consumer groups and offsets; no KIP-848 groups, no replication,
+no TLS or SASL), so that a program in any language can be tested without a
+JVM broker. The
 first line on stdout is BOOTSTRAP=host:port,...; the cluster lives until
 Ctrl-C or SIGTERM. Topics are created on first use (--partitions each) or
 with --topic NAME:PARTITIONS.

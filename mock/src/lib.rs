@@ -21,8 +21,12 @@
 //!   AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn writing
 //!   commit and abort markers (after a configurable delay, answering
 //!   CONCURRENT_TRANSACTIONS meanwhile), transaction timeouts;
-//! - FindCoordinator, OffsetCommit and OffsetFetch (with KIP-447's
-//!   UNSTABLE_OFFSET_COMMIT).
+//! - FindCoordinator; classic consumer groups (JoinGroup with KIP-394
+//!   member ids, SyncGroup, Heartbeat, LeaveGroup, session and rebalance
+//!   timeouts, generations); OffsetCommit and OffsetFetch (with KIP-447's
+//!   generation checks on TxnOffsetCommit and UNSTABLE_OFFSET_COMMIT);
+//! - admin: CreateTopics, DescribeConfigs, ListTransactions (v0-1),
+//!   DescribeTransactions, DescribeProducers.
 //!
 //! Faults: queued [`Fault`]s (an error code, a delay, a lost answer, a
 //! closed connection, for the next N requests of an API at a broker), an
@@ -31,9 +35,9 @@
 //! unreachable, partition leaders and coordinators moved.
 //!
 //! Known differences from Kafka: no replication (one copy, nothing lost
-//! when a broker stops); no consumer group membership yet (JoinGroup,
-//! SyncGroup, Heartbeat, ConsumerGroupHeartbeat are not served: commits
-//! of standalone consumers and transactional offsets work); no fetch
+//! when a broker stops); no KIP-848 consumer groups
+//! (ConsumerGroupHeartbeat is not advertised: clients use the classic
+//! protocol), no static membership, no ListGroups/DescribeGroups; no fetch
 //! sessions (every answer says session 0, so clients send full requests);
 //! no retention, compaction or log deletion; no SASL or TLS; ApiVersions
 //! v5's cluster and node id checks (KIP-1242) are not made.

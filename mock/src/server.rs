@@ -119,7 +119,7 @@ pub(crate) fn spawn_ticker(shared: std::sync::Weak<Shared>) -> JoinHandle<()> {
             let changed = {
                 let mut st = shared.state.lock().unwrap();
                 let before = st.appends;
-                st.tick_transactions(now_ms());
+                st.tick(now_ms());
                 st.appends != before
             };
             if changed {
@@ -176,6 +176,9 @@ async fn serve(
             _ => {}
         }
         let mut final_attempt = false;
+        // The first park's deadline holds: a request run again after a
+        // change does not wait longer than it asked to.
+        let mut deadline: Option<i64> = None;
         let outcome = loop {
             let notified = shared.changed.notified();
             tokio::pin!(notified);
@@ -195,6 +198,7 @@ async fn serve(
             }
             match outcome {
                 Outcome::Park { until_ms } => {
+                    let until_ms = *deadline.get_or_insert(until_ms);
                     let wait =
                         Duration::from_millis(u64::try_from(until_ms - now_ms()).unwrap_or(0));
                     tokio::select! {

@@ -36,11 +36,15 @@ pub(crate) fn advertised_range(config: &MockConfig, api: ApiKey) -> Option<Versi
         ApiKey::ListTransactions => cap(ListTransactionsRequest::VERSIONS, 1, 1),
         ApiKey::DescribeTransactions => cap(DescribeTransactionsRequest::VERSIONS, 0, 0),
         ApiKey::DescribeProducers => cap(DescribeProducersRequest::VERSIONS, 0, 0),
+        ApiKey::JoinGroup => cap(JoinGroupRequest::VERSIONS, 9, 9),
+        ApiKey::SyncGroup => cap(SyncGroupRequest::VERSIONS, 5, 5),
+        ApiKey::Heartbeat => cap(HeartbeatRequest::VERSIONS, 4, 4),
+        ApiKey::LeaveGroup => cap(LeaveGroupRequest::VERSIONS, 5, 5),
         _ => return None,
     })
 }
 
-const SERVED: [ApiKey; 18] = [
+const SERVED: [ApiKey; 22] = [
     ApiKey::Produce,
     ApiKey::Fetch,
     ApiKey::ListOffsets,
@@ -59,6 +63,10 @@ const SERVED: [ApiKey; 18] = [
     ApiKey::ListTransactions,
     ApiKey::DescribeTransactions,
     ApiKey::DescribeProducers,
+    ApiKey::JoinGroup,
+    ApiKey::SyncGroup,
+    ApiKey::Heartbeat,
+    ApiKey::LeaveGroup,
 ];
 
 fn listing(config: &MockConfig) -> ApiVersionsResponse {

@@ -18,13 +18,17 @@ mod describe_transactions;
 mod end_txn;
 mod fetch;
 mod find_coordinator;
+mod heartbeat;
 mod init_producer_id;
+mod join_group;
+mod leave_group;
 mod list_offsets;
 mod list_transactions;
 mod metadata;
 mod offset_commit;
 mod offset_fetch;
 mod produce;
+mod sync_group;
 mod txn_offset_commit;
 
 use crate::state::{ClusterState, Ctx};
@@ -143,6 +147,10 @@ pub(crate) fn handle(
         ListTransactions => list_transactions::ListTransactionsRequest,
         DescribeTransactions => describe_transactions::DescribeTransactionsRequest,
         DescribeProducers => describe_producers::DescribeProducersRequest,
+        JoinGroup => join_group::JoinGroupRequest,
+        SyncGroup => sync_group::SyncGroupRequest,
+        Heartbeat => heartbeat::HeartbeatRequest,
+        LeaveGroup => leave_group::LeaveGroupRequest,
     )
 }
 

@@ -1,7 +1,7 @@
-//! OffsetCommit at the group's coordinator. The mock has no group
-//! membership yet: commits of a standalone consumer (generation −1, no
-//! member id) are accepted; a commit naming a member gets UNKNOWN_MEMBER_ID,
-//! as Kafka answers for an empty group.
+//! OffsetCommit at the group's coordinator: a standalone consumer's
+//! (generation −1, no member id), or a classic group member's of the
+//! current generation (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION,
+//! REBALANCE_IN_PROGRESS otherwise).
 
 use super::Reply;
 use crate::state::groups::CommittedOffset;
@@ -19,8 +19,12 @@ pub(crate) fn handle(
     if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
         return Reply::Now(error(state, req, version, code));
     }
-    if req.generation_id_or_member_epoch >= 0 || !req.member_id.is_empty() {
-        return Reply::Now(error(state, req, version, ErrorCode::UnknownMemberId));
+    if let Err(code) = state.check_commit_member(
+        &req.group_id,
+        &req.member_id,
+        req.generation_id_or_member_epoch,
+    ) {
+        return Reply::Now(error(state, req, version, code));
     }
     let topics = req
         .topics

@@ -1,6 +1,7 @@
 //! TxnOffsetCommit: offsets written inside a transaction, at the group's
 //! coordinator; they become committed with the transaction's commit
-//! marker. From v5 (transaction version 2) the group is added to the
+//! marker. From v3 a member id and generation are checked against the
+//! classic group (KIP-447). From v5 (transaction version 2) the group is added to the
 //! transaction here; below v5 AddOffsetsToTxn must have added it. A stale
 //! producer epoch is INVALID_PRODUCER_EPOCH.
 
@@ -31,6 +32,16 @@ pub(crate) fn handle(
     _final_attempt: bool,
 ) -> Reply<TxnOffsetCommitResponse> {
     if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
+        return Reply::Now(error(state, req, version, code));
+    }
+    if version >= 3
+        && let Err(code) = state.check_commit_member(
+            &req.group_id,
+            &req.member_id,
+            req.generation_id_or_member_epoch,
+        )
+    {
+        // KIP-447: a zombie member of an older generation is fenced.
         return Reply::Now(error(state, req, version, code));
     }
     let producer = TxnProducer {

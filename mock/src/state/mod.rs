@@ -8,6 +8,7 @@
 //! - [`groups`]: the group coordinator's committed and transactional offsets.
 
 pub(crate) mod groups;
+pub(crate) mod membership;
 pub(crate) mod partition;
 pub(crate) mod producer_state;
 pub(crate) mod txn;
@@ -16,6 +17,7 @@ use crate::config::{MockConfig, TransactionVersion};
 use groups::Groups;
 use kafka_proto::ErrorCode;
 use kafka_proto::primitives::Uuid;
+use membership::ClassicGroup;
 use partition::PartitionLog;
 use std::collections::{BTreeMap, HashMap};
 use txn::TxnMetadata;
@@ -62,6 +64,9 @@ pub(crate) struct ClusterState {
     pub topic_ids: HashMap<Uuid, String>,
     pub txns: HashMap<String, TxnMetadata>,
     pub groups: Groups,
+    /// Classic consumer groups' membership, by group id.
+    pub classic: HashMap<String, ClassicGroup>,
+    next_member_id: u64,
     next_producer_id: i64,
     next_topic_id: u64,
     coordinator_overrides: HashMap<(CoordinatorKind, String), i32>,
@@ -93,6 +98,8 @@ impl ClusterState {
             topic_ids: HashMap::new(),
             txns: HashMap::new(),
             groups: Groups::default(),
+            classic: HashMap::new(),
+            next_member_id: 1,
             next_producer_id: 1000,
             next_topic_id: 1,
             coordinator_overrides: HashMap::new(),
@@ -112,6 +119,54 @@ impl ClusterState {
             .filter(|(_, b)| b.alive)
             .map(|(id, _)| *id)
             .collect()
+    }
+
+    /// A member id unique in this cluster.
+    pub(crate) fn new_member_id(&mut self, client_id: &str) -> String {
+        let n = self.next_member_id;
+        self.next_member_id += 1;
+        format!(
+            "{client_id}-{:016x}",
+            self.config.seed.wrapping_mul(0x9e37_79b9).wrapping_add(n)
+        )
+    }
+
+    /// Advances time: due transaction markers, transaction timeouts,
+    /// group session timeouts and rebalance deadlines.
+    pub(crate) fn tick(&mut self, now_ms: i64) {
+        self.tick_transactions(now_ms);
+        let mut changed = false;
+        for g in self.classic.values_mut() {
+            changed |= g.tick(now_ms);
+        }
+        if changed {
+            self.appends += 1;
+        }
+    }
+
+    /// Checks a classic group member's generation for an offset commit
+    /// (KIP-447 for TxnOffsetCommit): a member id or generation names a
+    /// member of the group's current generation. A commit without them
+    /// (generation −1, no member id) is a standalone consumer's.
+    pub(crate) fn check_commit_member(
+        &self,
+        group: &str,
+        member_id: &str,
+        generation: i32,
+    ) -> Result<(), ErrorCode> {
+        if generation < 0 && member_id.is_empty() {
+            return Ok(());
+        }
+        match self.classic.get(group) {
+            Some(g) if !g.members.is_empty() => {
+                g.check_member(member_id, generation)?;
+                if g.state == membership::GroupState::CompletingRebalance {
+                    return Err(ErrorCode::RebalanceInProgress);
+                }
+                Ok(())
+            }
+            _ => Err(ErrorCode::UnknownMemberId),
+        }
     }
 
     pub(crate) fn allocate_producer_id(&mut self) -> i64 {

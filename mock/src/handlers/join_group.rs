@@ -1,0 +1,123 @@
+//! JoinGroup (classic groups): see the membership state machine. The
+//! answer waits (the request is parked) until the rebalance completes.
+
+use super::Reply;
+use crate::state::membership::{ClassicGroup, JoinOutcome, JoinRequest};
+use crate::state::{ClusterState, CoordinatorKind, Ctx};
+use kafka_proto::ErrorCode;
+use kafka_proto::messages::*;
+
+pub(crate) fn handle(
+    state: &mut ClusterState,
+    ctx: &Ctx,
+    req: &JoinGroupRequest,
+    version: i16,
+    final_attempt: bool,
+) -> Reply<JoinGroupResponse> {
+    if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
+        return Reply::Now(error(state, req, version, code));
+    }
+    if req.group_id.is_empty() {
+        return Reply::Now(error(state, req, version, ErrorCode::InvalidGroupId));
+    }
+    if req.session_timeout_ms < 6_000 || req.session_timeout_ms > 1_800_000 {
+        // group.min.session.timeout.ms / group.max.session.timeout.ms.
+        return Reply::Now(error(state, req, version, ErrorCode::InvalidSessionTimeout));
+    }
+    let join = JoinRequest {
+        member_id: &req.member_id,
+        protocol_type: &req.protocol_type,
+        protocols: req
+            .protocols
+            .iter()
+            .map(|p| (p.name.clone(), p.metadata.clone()))
+            .collect(),
+        session_timeout_ms: req.session_timeout_ms,
+        rebalance_timeout_ms: if version >= 1 {
+            req.rebalance_timeout_ms
+        } else {
+            req.session_timeout_ms
+        },
+        client_id: "consumer",
+    };
+    let new_id = state.new_member_id("consumer");
+    let group = state
+        .classic
+        .entry(req.group_id.clone())
+        .or_insert_with(ClassicGroup::new);
+    let before = group.fingerprint();
+    let outcome = group.join(&join, ctx.now_ms, final_attempt, || new_id);
+    if group.fingerprint() != before {
+        state.appends += 1;
+    }
+    match outcome {
+        JoinOutcome::MemberIdRequired(id) if version >= 4 => Reply::Now(JoinGroupResponse {
+            error_code: ErrorCode::MemberIdRequired.code(),
+            member_id: id,
+            ..Default::default()
+        }),
+        JoinOutcome::MemberIdRequired(id) => {
+            // Before v4 the member joins at once with the new id.
+            let join = JoinRequest {
+                member_id: &id,
+                ..join
+            };
+            let group = state.classic.get_mut(&req.group_id).expect("created above");
+            let before = group.fingerprint();
+            let outcome = group.join(&join, ctx.now_ms, final_attempt, String::new);
+            if group.fingerprint() != before {
+                state.appends += 1;
+            }
+            match outcome {
+                JoinOutcome::Waiting { until_ms } => Reply::Park { until_ms },
+                other => Reply::Now(answer(other, req, version)),
+            }
+        }
+        JoinOutcome::Waiting { until_ms } => Reply::Park { until_ms },
+        other => Reply::Now(answer(other, req, version)),
+    }
+}
+
+fn answer(outcome: JoinOutcome, req: &JoinGroupRequest, version: i16) -> JoinGroupResponse {
+    match outcome {
+        JoinOutcome::Joined(j) => JoinGroupResponse {
+            generation_id: j.generation,
+            protocol_type: (version >= 7).then(|| req.protocol_type.clone()),
+            protocol_name: j.protocol,
+            leader: j.leader,
+            member_id: j.member_id,
+            members: j
+                .members
+                .into_iter()
+                .map(|(member_id, metadata)| JoinGroupResponseMember {
+                    member_id,
+                    metadata,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        },
+        JoinOutcome::Refused(code) => JoinGroupResponse {
+            error_code: code.code(),
+            member_id: req.member_id.clone(),
+            ..Default::default()
+        },
+        JoinOutcome::MemberIdRequired(_) | JoinOutcome::Waiting { .. } => JoinGroupResponse {
+            error_code: ErrorCode::UnknownServerError.code(),
+            ..Default::default()
+        },
+    }
+}
+
+pub(crate) fn error(
+    _state: &ClusterState,
+    req: &JoinGroupRequest,
+    _version: i16,
+    code: ErrorCode,
+) -> JoinGroupResponse {
+    JoinGroupResponse {
+        error_code: code.code(),
+        member_id: req.member_id.clone(),
+        ..Default::default()
+    }
+}

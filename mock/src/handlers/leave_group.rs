@@ -1,0 +1,61 @@
+//! LeaveGroup (classic groups): the members leave at once (no session
+//! timeout to wait) and the others rebalance.
+
+use super::Reply;
+use crate::state::{ClusterState, CoordinatorKind, Ctx};
+use kafka_proto::ErrorCode;
+use kafka_proto::messages::*;
+
+pub(crate) fn handle(
+    state: &mut ClusterState,
+    ctx: &Ctx,
+    req: &LeaveGroupRequest,
+    version: i16,
+    _final_attempt: bool,
+) -> Reply<LeaveGroupResponse> {
+    if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
+        return Reply::Now(error(state, req, version, code));
+    }
+    let ids: Vec<String> = if version >= 3 {
+        req.members.iter().map(|m| m.member_id.clone()).collect()
+    } else {
+        vec![req.member_id.clone()]
+    };
+    let mut results = Vec::with_capacity(ids.len());
+    for id in &ids {
+        let code = match state.classic.get_mut(&req.group_id) {
+            None => ErrorCode::UnknownMemberId,
+            Some(g) => g.leave(id, ctx.now_ms).err().unwrap_or(ErrorCode::None),
+        };
+        results.push(code);
+    }
+    state.appends += 1;
+    if version < 3 {
+        return Reply::Now(error(state, req, version, results[0]));
+    }
+    Reply::Now(LeaveGroupResponse {
+        members: ids
+            .into_iter()
+            .zip(results)
+            .map(|(member_id, code)| LeaveGroupResponseMemberResponse {
+                member_id,
+                group_instance_id: None,
+                error_code: code.code(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    })
+}
+
+pub(crate) fn error(
+    _state: &ClusterState,
+    _req: &LeaveGroupRequest,
+    _version: i16,
+    code: ErrorCode,
+) -> LeaveGroupResponse {
+    LeaveGroupResponse {
+        error_code: code.code(),
+        ..Default::default()
+    }
+}
