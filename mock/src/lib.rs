@@ -315,6 +315,24 @@ impl MockCluster {
             .map(|m| m.state)
     }
 
+    /// The cluster's whole state as text — every partition's batches
+    /// (offsets, producer id, epoch, sequence, data or marker), open and
+    /// aborted transactions, producer states, the transaction coordinator's
+    /// and the groups' state — for a failing test to print.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{MockCluster, MockConfig};
+    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+    /// cluster.create_topic("t", 1).unwrap();
+    /// assert!(cluster.describe().starts_with("t-0 (leader 1"));
+    /// # }
+    /// ```
+    pub fn describe(&self) -> String {
+        self.shared.state.lock().unwrap().describe()
+    }
+
     /// Queues a fault.
     ///
     /// ```

@@ -212,6 +212,7 @@ async fn one(
         targets: Some(control.clone()),
         pace: Duration::from_millis(5),
     };
+    let _dump = DumpOnPanic(&mock, seed);
     let t = Instant::now();
     let run = async {
         let work = async {
@@ -242,4 +243,24 @@ async fn one(
     );
     cluster.close();
     counts
+}
+
+/// Prints the mock's state and its last requests when the schedule fails
+/// (a panic unwinding through it), so that a failure that does not replay
+/// still shows what the broker held.
+struct DumpOnPanic<'a>(&'a MockCluster, u64);
+
+impl Drop for DumpOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let requests = self.0.requests();
+            let tail = &requests[requests.len().saturating_sub(300)..];
+            eprintln!(
+                "seed {}: kafka-mock state when the schedule stopped:\n{}\nlast {} requests: {tail:?}",
+                self.1,
+                self.0.describe(),
+                tail.len()
+            );
+        }
+    }
 }

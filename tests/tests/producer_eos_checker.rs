@@ -536,9 +536,20 @@ fn brief(r: &Result<RecordMetadata, ProduceError>) -> String {
 }
 
 async fn start(config: &ProducerConfig) -> TransactionalProducer {
-    let p = TransactionalProducer::connect(config.clone())
-        .await
-        .unwrap();
+    // As an application restarts its producer: bootstrap may fail while
+    // every broker is faulted.
+    let mut attempts = 0;
+    let p = loop {
+        match TransactionalProducer::connect(config.clone()).await {
+            Ok(p) => break p,
+            Err(e) if attempts < 20 => {
+                attempts += 1;
+                eprintln!("connect failed ({e}); retrying");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(e) => panic!("connect failed 20 times: {e}"),
+        }
+    };
     for _ in 0..5 {
         match p.init_transactions().await {
             Ok(()) => return p,

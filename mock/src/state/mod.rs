@@ -268,6 +268,49 @@ impl ClusterState {
         }
     }
 
+    /// The whole state as text: topics with their batches, transactions,
+    /// groups.
+    pub(crate) fn describe(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        for (name, t) in &self.topics {
+            for (i, log) in t.partitions.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "{name}-{i} (leader {}, epoch {}):",
+                    log.leader, log.leader_epoch
+                );
+                out.push_str(&log.describe());
+            }
+        }
+        let mut txns: Vec<_> = self.txns.iter().collect();
+        txns.sort_by(|a, b| a.0.cmp(b.0));
+        for (tid, m) in txns {
+            let _ = writeln!(
+                out,
+                "transaction {tid}: {:?} pid={} epoch={} last_epoch={} tv2={} partitions={:?} groups={:?} pending={:?}",
+                m.state,
+                m.producer_id,
+                m.epoch,
+                m.last_epoch,
+                m.tv2,
+                m.partitions,
+                m.groups,
+                m.pending
+            );
+        }
+        for (g, group) in &self.classic {
+            let _ = writeln!(
+                out,
+                "group {g}: {:?} generation={} members={:?}",
+                group.state,
+                group.generation,
+                group.members.keys().collect::<Vec<_>>()
+            );
+        }
+        out
+    }
+
     /// Moves the coordinator of `key` to broker `to`.
     pub(crate) fn move_coordinator(&mut self, kind: CoordinatorKind, key: &str, to: i32) {
         self.coordinator_overrides

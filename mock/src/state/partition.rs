@@ -102,6 +102,64 @@ impl PartitionLog {
         self.open.keys().next().copied().unwrap_or(self.next_offset)
     }
 
+    /// One line per batch (offsets, producer, epoch, sequence, kind), then
+    /// the open and aborted transactions and the producers' state: what a
+    /// failing test prints to show what the broker holds.
+    pub(crate) fn describe(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        for b in &self.batches {
+            let (pid, epoch, seq, txn) = match RecordBatchView::decode(&b.bytes) {
+                Ok(v) => (
+                    v.producer_id,
+                    v.producer_epoch,
+                    v.base_sequence,
+                    v.is_transactional,
+                ),
+                Err(_) => (-1, -1, -1, false),
+            };
+            let kind = if b.is_control {
+                match RecordBatch::decode(&b.bytes)
+                    .ok()
+                    .and_then(|c| c.control_record())
+                    .and_then(Result::ok)
+                {
+                    Some(c) => format!("{:?}", c.kind),
+                    None => "control?".into(),
+                }
+            } else if txn {
+                "txn data".into()
+            } else {
+                "data".into()
+            };
+            let _ = writeln!(
+                out,
+                "  {}..={} pid={pid} epoch={epoch} seq={seq} {kind}",
+                b.base_offset, b.last_offset
+            );
+        }
+        let _ = writeln!(
+            out,
+            "  hw={} lso={} open={:?} aborted={:?}",
+            self.high_watermark(),
+            self.last_stable_offset(),
+            self.open,
+            self.aborted
+        );
+        let mut producers: Vec<_> = self.producers.iter().collect();
+        producers.sort_by_key(|(p, _)| **p);
+        for (pid, e) in producers {
+            let _ = writeln!(
+                out,
+                "  producer {pid}: epoch={} last_seq={} txn_first_offset={:?}",
+                e.epoch,
+                e.last_seq(),
+                e.txn_first_offset
+            );
+        }
+        out
+    }
+
     /// Every producer with state here, by producer id.
     pub(crate) fn producers(&self) -> impl Iterator<Item = (i64, &ProducerEntry)> + '_ {
         self.producers.iter().map(|(p, e)| (*p, e))
