@@ -12,8 +12,8 @@
 //!
 //! Each schedule runs on a fresh mock (milliseconds to start), so schedules
 //! are cheap, and `MOCK_EOS_PARALLEL` of them (8 by default) run at once:
-//! CI runs `MOCK_EOS_SCHEDULES` per variant (20 by default); a soak sets
-//! thousands. Seeds are printed and `EOS_SEED=<seed>` replays one
+//! CI runs `MOCK_EOS_SCHEDULES` per variant and checker (12 by default); a
+//! soak sets thousands. Seeds are printed and `EOS_SEED=<seed>` replays one
 //! schedule and its fault plan (the seed fixes the plan, not the
 //! interleaving). A schedule that fails here is replayed on a real broker
 //! (`EOS_SEED=<seed>` with the real-broker checkers) before the mock or the
@@ -99,7 +99,7 @@ enum Checker {
     Sink,
 }
 
-/// The seeds: `EOS_SEED` alone, or `MOCK_EOS_SCHEDULES` (default 20) from a
+/// The seeds: `EOS_SEED` alone, or `MOCK_EOS_SCHEDULES` (default 12) from a
 /// fresh base.
 fn seeds() -> Vec<u64> {
     if let Ok(s) = std::env::var("EOS_SEED") {
@@ -108,7 +108,7 @@ fn seeds() -> Vec<u64> {
     let n: u64 = std::env::var("MOCK_EOS_SCHEDULES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(20);
+        .unwrap_or(12);
     let base = fresh_seed();
     (0..n).map(|i| base.wrapping_add(i)).collect()
 }
