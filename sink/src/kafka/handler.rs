@@ -4,7 +4,7 @@
 //! back-pressure, pre-commit, commit and abort, and recovery of restored
 //! transactions.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -20,7 +20,7 @@ use kafka_producer::{
 
 use crate::two_phase::{CommitOutcome, PreCommitted, RecordContext, TwoPhaseCommitHandler};
 
-use super::recovery::{abort_all, abort_lingering, age_of, outcome};
+use super::recovery::{abort_all, abort_lingering, age_of, settle};
 use super::{
     KafkaSerializationSchema, KafkaSinkConfig, KafkaSinkError, KafkaTransaction,
     NextTransactionalIdHint, Semantic,
@@ -58,6 +58,9 @@ pub struct KafkaSinkHandler<T> {
     /// Ids of the pool free for the next transaction.
     available: VecDeque<String>,
     in_flight: VecDeque<SendFuture>,
+    /// The first acknowledged offset per (topic, partition) of the open
+    /// transaction's records (pre-commit stores them in the handle).
+    first_offsets: BTreeMap<(String, i32), i64>,
     /// The id hint restored or last written.
     pub(super) hint: NextTransactionalIdHint,
     resume: ResumeOptions,
@@ -128,6 +131,7 @@ impl<T> KafkaSinkHandler<T> {
             producers: HashMap::new(),
             available: VecDeque::new(),
             in_flight: VecDeque::new(),
+            first_offsets: BTreeMap::new(),
             hint: NextTransactionalIdHint::default(),
             logged_failures: 0,
         }
@@ -171,7 +175,17 @@ impl<T> KafkaSinkHandler<T> {
             let Some(f) = self.in_flight.pop_front() else {
                 break;
             };
-            if let Err(e) = f.await {
+            let r = f.await;
+            if let Ok(m) = &r
+                && let Some(offset) = m.offset
+            {
+                let first = self
+                    .first_offsets
+                    .entry((m.topic.to_string(), m.partition))
+                    .or_insert(offset);
+                *first = (*first).min(offset);
+            }
+            if let Err(e) = r {
                 if self.config.log_failures_only {
                     self.logged_failures += 1;
                     tracing::error!(error = %e, "error while sending record to Kafka (log_failures_only: the record is lost)");
@@ -213,10 +227,12 @@ impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
             }
         };
         producer.begin_transaction().map_err(txn_err(&id))?;
+        self.first_offsets.clear();
         Ok(KafkaTransaction {
             transactional_id: Some(id),
             prepared: None,
             records: 0,
+            first_offsets: Vec::new(),
         })
     }
 
@@ -290,6 +306,10 @@ impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
                     .ok_or_else(|| KafkaSinkError::Config(format!("no producer for {id}")))?;
                 let prepared = p.prepare_transaction().await.map_err(txn_err(&id))?;
                 txn.prepared = Some(prepared);
+                txn.first_offsets = std::mem::take(&mut self.first_offsets)
+                    .into_iter()
+                    .map(|((topic, partition), offset)| (topic, partition, offset))
+                    .collect();
             }
             _ => {}
         }
@@ -316,10 +336,22 @@ impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
                 .await
                 .map(|()| CommitOutcome::Committed)
                 .map_err(txn_err(&id)),
-            (Some(prepared), None) => commit_prepared(&self.cluster, prepared, &self.resume)
-                .await
-                .map(|o| outcome(&id, o, age_of(&txn), self.config.transaction_timeout))
-                .map_err(|e| KafkaSinkError::Recovery(format!("committing {id}: {e}"))),
+            (Some(prepared), None) => {
+                match commit_prepared(&self.cluster, prepared, &self.resume).await {
+                    Ok(o) => {
+                        settle(
+                            &self.cluster,
+                            &id,
+                            o,
+                            txn.handle(),
+                            age_of(&txn),
+                            self.config.transaction_timeout,
+                        )
+                        .await
+                    }
+                    Err(e) => Err(KafkaSinkError::Recovery(format!("committing {id}: {e}"))),
+                }
+            }
         };
         match &result {
             Ok(_) => self.recycle(&id),
@@ -344,6 +376,7 @@ impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
         };
         // Records of an aborted transaction fail; their errors do not matter.
         self.in_flight.clear();
+        self.first_offsets.clear();
         let r = match self.producers.get(&id).cloned() {
             Some(p) => retry_timeouts(self.config.transaction_timeout, || p.abort_transaction())
                 .await
@@ -366,10 +399,20 @@ impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
         else {
             return Ok(CommitOutcome::Committed); // empty or non-transactional
         };
-        commit_prepared(&self.cluster, prepared, &self.resume)
-            .await
-            .map(|o| outcome(id, o, age_of(&txn), self.config.transaction_timeout))
-            .map_err(|e| KafkaSinkError::Recovery(format!("committing {id}: {e}")))
+        match commit_prepared(&self.cluster, prepared, &self.resume).await {
+            Ok(o) => {
+                settle(
+                    &self.cluster,
+                    id,
+                    o,
+                    txn.handle(),
+                    age_of(&txn),
+                    self.config.transaction_timeout,
+                )
+                .await
+            }
+            Err(e) => Err(KafkaSinkError::Recovery(format!("committing {id}: {e}"))),
+        }
     }
 
     async fn recover_and_abort(

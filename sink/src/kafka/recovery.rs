@@ -12,7 +12,7 @@ use kafka_producer::txn::{ResumeOutcome, TransactionState};
 
 use crate::two_phase::{CommitOutcome, PreCommitted};
 
-use super::{KafkaSinkConfig, KafkaSinkError};
+use super::{KafkaSinkConfig, KafkaSinkError, KafkaTransaction};
 
 /// Aborts whatever another process left open under `id`.
 pub(super) async fn abort_lingering(
@@ -92,7 +92,10 @@ pub(super) async fn abort_on_fresh_start(
     }
 }
 
-/// What finishing a prepared transaction means for the sink.
+/// What finishing a prepared transaction means for the sink, from the
+/// coordinator's answer alone: [`settle`] reads the log instead when the
+/// answer is ambiguous and the transaction's first offsets are known; this
+/// inference remains for states written before they were kept.
 ///
 /// `Fenced` (the transactional id moved on: a newer producer initialized
 /// it) is ambiguous on its own. Within its transaction timeout the
@@ -158,6 +161,125 @@ pub(super) fn outcome(
             reason: format!("transaction {id} (age {age:?}, timeout {timeout:?}): {other:?}"),
         },
     }
+}
+
+/// Settles the commit of a prepared transaction. When the coordinator can
+/// no longer tell its outcome (the id was fenced: the epoch moved on), the
+/// inference of [`outcome`] assumes the fencing producer was a later
+/// restore that committed the transaction first. A late InitProducerId
+/// breaks that assumption: an earlier attempt of some producer's
+/// `init_transactions` for the id (its answer lost, the client retried),
+/// delivered after the transaction began, fences and aborts it. So when
+/// the transaction's first offsets are known, the log decides: its first
+/// record in a partition is visible read_committed iff it committed.
+pub(super) async fn settle(
+    cluster: &Arc<Cluster>,
+    id: &str,
+    r: ResumeOutcome,
+    txn: &KafkaTransaction,
+    age: Duration,
+    timeout: Duration,
+) -> Result<CommitOutcome, KafkaSinkError> {
+    let ambiguous = match &r {
+        ResumeOutcome::Fenced { .. } => true,
+        ResumeOutcome::AbortedByBroker { error, .. } => matches!(
+            error,
+            ErrorCode::ProducerFenced
+                | ErrorCode::InvalidProducerEpoch
+                | ErrorCode::InvalidProducerIdMapping
+        ),
+        _ => false,
+    };
+    let (Some(prepared), Some((topic, partition, offset))) =
+        (&txn.prepared, txn.first_offsets.first())
+    else {
+        return Ok(outcome(id, r, age, timeout));
+    };
+    if !ambiguous {
+        return Ok(outcome(id, r, age, timeout));
+    }
+    match first_record_committed(
+        cluster,
+        topic,
+        *partition,
+        *offset,
+        prepared.producer_id,
+        timeout,
+    )
+    .await
+    {
+        Ok(true) => {
+            tracing::warn!(
+                transactional_id = id,
+                ?r,
+                topic,
+                partition,
+                offset,
+                "the id was fenced, and the log shows the transaction committed"
+            );
+            Ok(CommitOutcome::AlreadyCommitted)
+        }
+        Ok(false) => Ok(CommitOutcome::Lost {
+            reason: format!(
+                "transaction {id} ({r:?}): its first record, {topic}-{partition}@{offset}, is                  not visible read_committed: the transaction was aborted after it was prepared                  (a late InitProducerId for the id, or the coordinator's timeout, fenced it)"
+            ),
+        }),
+        Err(e) => Err(KafkaSinkError::Recovery(format!(
+            "reading {topic}-{partition}@{offset} to settle {id}: {e}"
+        ))),
+    }
+}
+
+/// Whether the record at `offset` of `topic`-`partition`, written by
+/// `producer_id`, is visible read_committed (once no transaction is open
+/// there any more).
+async fn first_record_committed(
+    cluster: &Arc<Cluster>,
+    topic: &str,
+    partition: i32,
+    offset: i64,
+    producer_id: i64,
+    timeout: Duration,
+) -> Result<bool, kafka_consumer::reader::ReaderError> {
+    use kafka_consumer::reader::{IsolationLevel, Offset, Reader, ReaderConfig};
+    let mut reader = Reader::new(
+        cluster.clone(),
+        ReaderConfig {
+            isolation: IsolationLevel::ReadCommitted,
+            partition_max_bytes: 64 * 1024,
+            ..ReaderConfig::default()
+        },
+    );
+    reader
+        .wait_until_stable(topic, &[partition], timeout)
+        .await?;
+    reader.assign(topic, &[partition]);
+    reader.seek(topic, partition, Offset::At(offset)).await?;
+    let end = reader
+        .list_offsets(topic, &[partition], Offset::Latest)
+        .await?
+        .get(&partition)
+        .and_then(|o| o.offset)
+        .unwrap_or(offset);
+    let deadline = std::time::Instant::now() + timeout;
+    while reader.position(topic, partition).is_some_and(|p| p < end)
+        && std::time::Instant::now() < deadline
+    {
+        for r in reader.poll(Duration::from_millis(500)).await? {
+            if r.partition == partition && r.offset >= offset {
+                return Ok(r.offset == offset && r.producer_id == producer_id);
+            }
+        }
+    }
+    if reader.position(topic, partition).is_some_and(|p| p >= end) {
+        // Read past it: the record is not visible read_committed.
+        return Ok(false);
+    }
+    Err(kafka_consumer::reader::ReaderError::Timeout {
+        what: format!("reading {topic}-{partition} from {offset}"),
+        after: timeout,
+        last_error: None,
+    })
 }
 
 /// How long ago a pre-committed transaction began (wall clock).

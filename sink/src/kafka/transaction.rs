@@ -4,7 +4,7 @@
 
 use kafka_producer::PreparedTransaction;
 
-use crate::codec::{Codec, DecodeError, Reader, put_bytes, put_str, put_u8};
+use crate::codec::{Codec, DecodeError, Reader, put_bytes, put_i64, put_str, put_u8, put_u32};
 
 /// A Kafka transaction handle: the transactional id and, once pre-committed
 /// with records, the [`PreparedTransaction`] (producer id, epoch, transaction
@@ -23,10 +23,17 @@ pub struct KafkaTransaction {
     pub prepared: Option<PreparedTransaction>,
     /// Records written (not persisted).
     pub records: u64,
+    /// Where the transaction's records begin: (topic, partition, offset of
+    /// its first record there), from the acknowledgements, set by
+    /// pre-commit. A commit whose outcome the coordinator can no longer
+    /// tell (the id was fenced) is settled by reading the log at these
+    /// offsets.
+    pub first_offsets: Vec<(String, i32, i64)>,
 }
 
 /// Codec of [`KafkaTransaction`]: flag + id, flag + `PreparedTransaction`
-/// bytes.
+/// bytes, then the first offsets (count, then topic, partition, offset each;
+/// absent in states written before they were kept: decoded as none).
 ///
 /// ```
 /// use kafka_producer::PreparedTransaction;
@@ -39,7 +46,12 @@ pub struct KafkaTransaction {
 ///     producer_epoch: 7,
 ///     transaction_version: TransactionVersion::V2,
 /// };
-/// let txn = KafkaTransaction { transactional_id: Some("orders-3".into()), prepared: Some(prepared), records: 12 };
+/// let txn = KafkaTransaction {
+///     transactional_id: Some("orders-3".into()),
+///     prepared: Some(prepared),
+///     records: 12,
+///     first_offsets: vec![("orders".into(), 2, 1_000)],
+/// };
 /// let mut buf = Vec::new();
 /// KafkaTransactionCodec.encode(&txn, &mut buf);
 /// let decoded = KafkaTransactionCodec.decode(&buf).unwrap();
@@ -64,6 +76,12 @@ impl Codec<KafkaTransaction> for KafkaTransactionCodec {
             }
             None => put_u8(out, 0),
         }
+        put_u32(out, t.first_offsets.len() as u32);
+        for (topic, partition, offset) in &t.first_offsets {
+            put_str(out, topic);
+            put_u32(out, *partition as u32);
+            put_i64(out, *offset);
+        }
     }
 
     fn decode(&self, bytes: &[u8]) -> Result<KafkaTransaction, DecodeError> {
@@ -81,11 +99,22 @@ impl Codec<KafkaTransaction> for KafkaTransactionCodec {
         } else {
             None
         };
+        let mut first_offsets = Vec::new();
+        if r.remaining() > 0 {
+            let n = r.u32()?;
+            for _ in 0..n {
+                let topic = r.str()?.to_owned();
+                let partition = r.u32()? as i32;
+                let offset = r.i64()?;
+                first_offsets.push((topic, partition, offset));
+            }
+        }
         r.finish()?;
         Ok(KafkaTransaction {
             transactional_id,
             prepared,
             records: 0,
+            first_offsets,
         })
     }
 }
@@ -108,10 +137,24 @@ mod tests {
                 transaction_version: TransactionVersion::V2,
             }),
             records: 9,
+            first_offsets: vec![("t".into(), 1, 42), ("u".into(), 0, 7)],
         };
         let mut buf = Vec::new();
         KafkaTransactionCodec.encode(&t, &mut buf);
         let back = KafkaTransactionCodec.decode(&buf).unwrap();
         assert_eq!(back, KafkaTransaction { records: 0, ..t });
+    }
+
+    /// Invariant: a state written before the first offsets were kept
+    /// decodes, with none.
+    #[test]
+    fn older_states_decode_without_first_offsets() {
+        let mut buf = Vec::new();
+        put_u8(&mut buf, 1);
+        put_str(&mut buf, "p-1");
+        put_u8(&mut buf, 0);
+        let back = KafkaTransactionCodec.decode(&buf).unwrap();
+        assert_eq!(back.transactional_id.as_deref(), Some("p-1"));
+        assert!(back.first_offsets.is_empty());
     }
 }
