@@ -231,8 +231,10 @@ pub(super) async fn settle(
 }
 
 /// Whether the record at `offset` of `topic`-`partition`, written by
-/// `producer_id`, is visible read_committed (once no transaction is open
-/// there any more).
+/// `producer_id`, is visible read_committed. Waits (within `timeout`) until
+/// the last stable offset is past it — its transaction ended (the
+/// coordinator already said so; its markers may still be on their way) —
+/// but not for later transactions.
 async fn first_record_committed(
     cluster: &Arc<Cluster>,
     topic: &str,
@@ -241,7 +243,13 @@ async fn first_record_committed(
     producer_id: i64,
     timeout: Duration,
 ) -> Result<bool, kafka_consumer::reader::ReaderError> {
-    use kafka_consumer::reader::{IsolationLevel, Offset, Reader, ReaderConfig};
+    use kafka_consumer::reader::{IsolationLevel, Offset, Reader, ReaderConfig, ReaderError};
+    let deadline = std::time::Instant::now() + timeout;
+    let timed_out = |what: &str| ReaderError::Timeout {
+        what: format!("{what} {topic}-{partition} past {offset}"),
+        after: timeout,
+        last_error: None,
+    };
     let mut reader = Reader::new(
         cluster.clone(),
         ReaderConfig {
@@ -250,36 +258,35 @@ async fn first_record_committed(
             ..ReaderConfig::default()
         },
     );
-    reader
-        .wait_until_stable(topic, &[partition], timeout)
-        .await?;
+    let end = loop {
+        let stable = reader
+            .list_offsets(topic, &[partition], Offset::Latest)
+            .await?
+            .get(&partition)
+            .and_then(|o| o.offset)
+            .unwrap_or(0);
+        if stable > offset {
+            break stable;
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(timed_out("the last stable offset of"));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
     reader.assign(topic, &[partition]);
     reader.seek(topic, partition, Offset::At(offset)).await?;
-    let end = reader
-        .list_offsets(topic, &[partition], Offset::Latest)
-        .await?
-        .get(&partition)
-        .and_then(|o| o.offset)
-        .unwrap_or(offset);
-    let deadline = std::time::Instant::now() + timeout;
-    while reader.position(topic, partition).is_some_and(|p| p < end)
-        && std::time::Instant::now() < deadline
-    {
+    while reader.position(topic, partition).is_some_and(|p| p < end) {
+        if std::time::Instant::now() >= deadline {
+            return Err(timed_out("reading"));
+        }
         for r in reader.poll(Duration::from_millis(500)).await? {
             if r.partition == partition && r.offset >= offset {
                 return Ok(r.offset == offset && r.producer_id == producer_id);
             }
         }
     }
-    if reader.position(topic, partition).is_some_and(|p| p >= end) {
-        // Read past it: the record is not visible read_committed.
-        return Ok(false);
-    }
-    Err(kafka_consumer::reader::ReaderError::Timeout {
-        what: format!("reading {topic}-{partition} from {offset}"),
-        after: timeout,
-        last_error: None,
-    })
+    // Read past it: the record is not visible read_committed.
+    Ok(false)
 }
 
 /// How long ago a pre-committed transaction began (wall clock).
