@@ -6,7 +6,7 @@
 //!
 //! | sink call | what happens |
 //! |---|---|
-//! | [`initialize_state`](TwoPhaseCommitSink::initialize_state) | restored: commit every pre-committed transaction of the restored state (checkpoint order), abort the restored open one, keep the (last) restored context and call [`finish_recovering_and_committing`](TwoPhaseCommitHandler::finish_recovering_and_committing); fresh: [`initialize_user_context`](TwoPhaseCommitHandler::initialize_user_context). Then begin a transaction. |
+//! | [`initialize_state`](TwoPhaseCommitSink::initialize_state) | restored: abort the restored open transactions, then commit every pre-committed one (checkpoint order), keep the (last) restored context and call [`finish_recovering_and_committing`](TwoPhaseCommitHandler::finish_recovering_and_committing); fresh: [`initialize_user_context`](TwoPhaseCommitHandler::initialize_user_context). Then begin a transaction. |
 //! | [`invoke`](TwoPhaseCommitSink::invoke) | write one value into the open transaction |
 //! | [`snapshot_state`](TwoPhaseCommitSink::snapshot_state) | pre-commit the open transaction, keep it as pending under the checkpoint id, begin the next one, return the state to persist |
 //! | [`notify_checkpoint_complete`](TwoPhaseCommitSink::notify_checkpoint_complete) | commit every pending transaction with id ≤ the notified id, attempt all, then report failures |
@@ -1483,6 +1483,28 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
 
         let mut failures = Vec::new();
         let mut lost = Vec::new();
+        // The transactions that were open (not pre-committed) at the
+        // checkpoints are aborted first: their ids are not those of the
+        // pending ones, and while one is open it holds the last stable
+        // offset of its partitions, which settling a fenced commit by the
+        // log waits on.
+        for state in &mut states {
+            if let Some(current) = state.current.take() {
+                handled.push(current.handle.clone());
+                match self
+                    .handler
+                    .recover_and_abort(current.handle, &mut ctx)
+                    .await
+                {
+                    Ok(()) => self.metrics.recovered_aborts += 1,
+                    Err(error) => failures.push(TransactionFailure {
+                        checkpoint_id: None,
+                        operation: Operation::RecoverAndAbort,
+                        error,
+                    }),
+                }
+            }
+        }
         for state in states {
             for (checkpoint_id, holder) in state.pending {
                 let now = self.clock.now_millis();
@@ -1529,21 +1551,6 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
                             });
                         }
                     }
-                }
-            }
-            if let Some(current) = state.current {
-                handled.push(current.handle.clone());
-                match self
-                    .handler
-                    .recover_and_abort(current.handle, &mut ctx)
-                    .await
-                {
-                    Ok(()) => self.metrics.recovered_aborts += 1,
-                    Err(error) => failures.push(TransactionFailure {
-                        checkpoint_id: None,
-                        operation: Operation::RecoverAndAbort,
-                        error,
-                    }),
                 }
             }
         }
