@@ -7,10 +7,12 @@
 //! mock bug (fixed, or listed in kafka-mock's crate docs).
 //!
 //! Each scenario uses names of its own (fresh topics start at offset 0 on
-//! both) and retries CONCURRENT_TRANSACTIONS and COORDINATOR_LOAD_IN_PROGRESS
-//! (a real coordinator answers them while its markers are in flight or
-//! while it loads; the mock writes markers at once), so only answers both
-//! must give are compared.
+//! both) and retries the answers of a broker still settling —
+//! CONCURRENT_TRANSACTIONS and the coordinator errors (a real coordinator
+//! answers them while its markers are in flight or while it loads; the
+//! mock writes markers at once), NOT_LEADER_OR_FOLLOWER and
+//! UNKNOWN_TOPIC_OR_PARTITION (a new topic's leader not ready yet) — so
+//! only answers both must give are compared.
 
 use bytes::{Bytes, BytesMut};
 use kafka_client::{Connection, ConnectionConfig};
@@ -98,11 +100,18 @@ where
     for _ in 0..300 {
         let (resp, c) = send().await;
         let e = ErrorCode::from(c);
-        if e != ErrorCode::ConcurrentTransactions
-            && e != ErrorCode::CoordinatorLoadInProgress
-            && e != ErrorCode::CoordinatorNotAvailable
-            && e != ErrorCode::NotCoordinator
-        {
+        // Transient on a broker that is still settling (a new topic's
+        // leader not ready yet, markers in flight, a coordinator loading).
+        if !matches!(
+            e,
+            ErrorCode::ConcurrentTransactions
+                | ErrorCode::CoordinatorLoadInProgress
+                | ErrorCode::CoordinatorNotAvailable
+                | ErrorCode::NotCoordinator
+                | ErrorCode::NotLeaderOrFollower
+                | ErrorCode::LeaderNotAvailable
+                | ErrorCode::UnknownTopicOrPartition
+        ) {
             return resp;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
