@@ -59,7 +59,7 @@ fn bridge_error(e: BridgeError, amqp: &str) -> CliError {
 }
 
 /// Completes on the first Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     match signal(SignalKind::terminate()) {
         Ok(mut term) => {

@@ -21,22 +21,6 @@ fn parse_topic(spec: &str) -> CliResult<(String, i32)> {
     Ok((name.to_string(), n))
 }
 
-/// Completes on the first Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-        }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
-}
-
 /// Runs `mock`.
 pub async fn run(a: MockArgs) -> CliResult<()> {
     if a.brokers == 0 || a.partitions <= 0 {
@@ -77,6 +61,6 @@ pub async fn run(a: MockArgs) -> CliResult<()> {
     let _ = writeln!(out, "BOOTSTRAP={}", cluster.bootstrap());
     let _ = out.flush();
     drop(out);
-    shutdown_signal().await;
+    crate::bridge::shutdown_signal().await;
     Ok(())
 }

@@ -4,7 +4,7 @@
 //! back-pressure, pre-commit, commit and abort, and recovery of restored
 //! transactions.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -60,7 +60,7 @@ pub struct KafkaSinkHandler<T> {
     in_flight: VecDeque<SendFuture>,
     /// The first acknowledged offset per (topic, partition) of the open
     /// transaction's records (pre-commit stores them in the handle).
-    first_offsets: BTreeMap<(String, i32), i64>,
+    first_offsets: Vec<(Arc<str>, i32, i64)>,
     /// The id hint restored or last written.
     pub(super) hint: NextTransactionalIdHint,
     resume: ResumeOptions,
@@ -131,7 +131,7 @@ impl<T> KafkaSinkHandler<T> {
             producers: HashMap::new(),
             available: VecDeque::new(),
             in_flight: VecDeque::new(),
-            first_offsets: BTreeMap::new(),
+            first_offsets: Vec::new(),
             hint: NextTransactionalIdHint::default(),
             logged_failures: 0,
         }
@@ -179,11 +179,18 @@ impl<T> KafkaSinkHandler<T> {
             if let Ok(m) = &r
                 && let Some(offset) = m.offset
             {
-                let first = self
+                // A few partitions per transaction: a scan, no allocation
+                // per record.
+                match self
                     .first_offsets
-                    .entry((m.topic.to_string(), m.partition))
-                    .or_insert(offset);
-                *first = (*first).min(offset);
+                    .iter_mut()
+                    .find(|(t, p, _)| *p == m.partition && **t == *m.topic)
+                {
+                    Some((_, _, first)) => *first = (*first).min(offset),
+                    None => self
+                        .first_offsets
+                        .push((m.topic.clone(), m.partition, offset)),
+                }
             }
             if let Err(e) = r {
                 if self.config.log_failures_only {
@@ -308,7 +315,7 @@ impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
                 txn.prepared = Some(prepared);
                 txn.first_offsets = std::mem::take(&mut self.first_offsets)
                     .into_iter()
-                    .map(|((topic, partition), offset)| (topic, partition, offset))
+                    .map(|(topic, partition, offset)| (topic.to_string(), partition, offset))
                     .collect();
             }
             _ => {}
