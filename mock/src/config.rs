@@ -61,6 +61,12 @@ pub struct MockConfig {
     pub seed: u64,
     /// The cluster id in Metadata.
     pub cluster_id: String,
+    /// How long a KIP-848 consumer group member may stay silent before it
+    /// is removed (`group.consumer.session.timeout.ms`, 45 s in Kafka).
+    pub consumer_group_session_timeout: Duration,
+    /// The heartbeat interval KIP-848 members are told
+    /// (`group.consumer.heartbeat.interval.ms`, 5 s in Kafka).
+    pub consumer_group_heartbeat_interval: Duration,
 }
 
 impl Default for MockConfig {
@@ -75,6 +81,8 @@ impl Default for MockConfig {
             marker_delay: Duration::ZERO,
             seed: 0,
             cluster_id: "kafka-mock".into(),
+            consumer_group_session_timeout: Duration::from_secs(45),
+            consumer_group_heartbeat_interval: Duration::from_secs(5),
         }
     }
 }

@@ -23,8 +23,14 @@
 //!   CONCURRENT_TRANSACTIONS meanwhile), transaction timeouts;
 //! - FindCoordinator; classic consumer groups (JoinGroup with KIP-394
 //!   member ids, SyncGroup, Heartbeat, LeaveGroup, session and rebalance
-//!   timeouts, generations); OffsetCommit and OffsetFetch (with KIP-447's
-//!   generation checks on TxnOffsetCommit and UNSTABLE_OFFSET_COMMIT);
+//!   timeouts, generations); KIP-848 consumer groups as Kafka 4.4
+//!   (ConsumerGroupHeartbeat v0-1 with the `uniform` and `range` server
+//!   assignors, a partition handed over only once its owner revoked it,
+//!   member epochs and FENCED_MEMBER_EPOCH, static members that leave
+//!   with epoch -2 and are replaced, session and rebalance timeouts;
+//!   ConsumerGroupDescribe); OffsetCommit and OffsetFetch (with KIP-447's
+//!   generation and member epoch checks on TxnOffsetCommit, STALE_MEMBER_EPOCH,
+//!   and UNSTABLE_OFFSET_COMMIT);
 //! - admin: CreateTopics, DescribeConfigs, ListTransactions (v0-1),
 //!   DescribeTransactions, DescribeProducers.
 //!
@@ -35,9 +41,13 @@
 //! unreachable, partition leaders and coordinators moved.
 //!
 //! Known differences from Kafka: no replication (one copy, nothing lost
-//! when a broker stops); no KIP-848 consumer groups
-//! (ConsumerGroupHeartbeat is not advertised: clients use the classic
-//! protocol), no static membership, no ListGroups/DescribeGroups; no fetch
+//! when a broker stops); KIP-848 groups only on the Kafka 4.4 release (3.9
+//! does not enable them by default), no regex subscriptions, the server
+//! assignors' exact choice of partitions differs from Kafka's (both are
+//! balanced and sticky), and a classic group in use is not converted to a
+//! KIP-848 one or the other way (GROUP_ID_NOT_FOUND and
+//! INCONSISTENT_GROUP_PROTOCOL instead); no classic static membership;
+//! no fetch
 //! sessions (every answer says session 0, so clients send full requests);
 //! no retention, compaction or log deletion; no SASL or TLS; ApiVersions
 //! v5's cluster and node id checks (KIP-1242) are not made.

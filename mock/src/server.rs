@@ -91,7 +91,7 @@ pub(crate) fn spawn_listener(
 ) -> JoinHandle<()> {
     tokio::spawn(async move {
         loop {
-            let Ok((sock, _)) = listener.accept().await else {
+            let Ok((sock, peer)) = listener.accept().await else {
                 return;
             };
             let _ = sock.set_nodelay(true);
@@ -102,7 +102,8 @@ pub(crate) fn spawn_listener(
                     _ => continue,
                 }
             };
-            tokio::spawn(serve(shared.clone(), id, sock, kill));
+            let host: Arc<str> = Arc::from(format!("/{}", peer.ip()));
+            tokio::spawn(serve(shared.clone(), id, sock, host, kill));
         }
     })
 }
@@ -133,6 +134,7 @@ async fn serve(
     shared: Arc<Shared>,
     broker: i32,
     mut sock: TcpStream,
+    client_host: Arc<str>,
     mut kill: watch::Receiver<u64>,
 ) {
     let mut dec = FrameDecoder::new(MAX_REQUEST);
@@ -189,6 +191,8 @@ async fn serve(
                 let ctx = Ctx {
                     broker,
                     now_ms: now_ms(),
+                    client_host: client_host.clone(),
+                    client_id: Arc::from(""),
                 };
                 let o = handlers::handle(&mut st, &ctx, &frame, inject, final_attempt);
                 (o, st.appends != before)

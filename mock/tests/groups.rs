@@ -1,8 +1,10 @@
-//! kafka-mock serving this project's classic-protocol group consumer
-//! (`group.protocol=classic`): two members split a topic mid-stream
-//! (eager `range`, and incremental `cooperative-sticky`); with offsets
-//! committed on every batch and before every revocation, every record is
-//! consumed exactly once and no partition has two owners at a time.
+//! kafka-mock serving this project's group consumer, with the KIP-848
+//! protocol (`group.protocol=consumer`, the server assigning with
+//! `uniform` or `range`) and the classic one (eager `range`, incremental
+//! `cooperative-sticky`): two members split a topic mid-stream, then one
+//! leaves and the other takes its partitions back. With offsets committed
+//! on every batch and before every revocation, every record is consumed
+//! exactly once and no partition has two owners at a time.
 
 use kafka_consumer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig};
 use kafka_mock::{MockCluster, MockConfig};
@@ -40,17 +42,34 @@ async fn produce(bootstrap: &str, range: std::ops::Range<u32>) {
     producer.close(Duration::from_secs(5)).await.unwrap();
 }
 
-async fn consumer(bootstrap: &str, strategy: &str) -> GroupConsumer {
-    let config = GroupConsumerConfig::from_properties([
+/// How members join the group.
+#[derive(Clone, Copy)]
+enum Protocol {
+    /// The classic protocol with this `partition.assignment.strategy`.
+    Classic(&'static str),
+    /// KIP-848 with this `group.remote.assignor`.
+    Consumer(&'static str),
+}
+
+async fn consumer(bootstrap: &str, protocol: Protocol) -> GroupConsumer {
+    let mut props = vec![
         ("bootstrap.servers", bootstrap),
         ("group.id", "splitters"),
-        ("group.protocol", "classic"),
-        ("partition.assignment.strategy", strategy),
         ("auto.offset.reset", "earliest"),
-        ("session.timeout.ms", "6000"),
-        ("heartbeat.interval.ms", "200"),
-    ])
-    .unwrap();
+    ];
+    match protocol {
+        Protocol::Classic(strategy) => props.extend([
+            ("group.protocol", "classic"),
+            ("partition.assignment.strategy", strategy),
+            ("session.timeout.ms", "6000"),
+            ("heartbeat.interval.ms", "200"),
+        ]),
+        Protocol::Consumer(assignor) => props.extend([
+            ("group.protocol", "consumer"),
+            ("group.remote.assignor", assignor),
+        ]),
+    }
+    let config = GroupConsumerConfig::from_properties(props).unwrap();
     GroupConsumer::subscribe(config, ["events"]).await.unwrap()
 }
 
@@ -106,6 +125,9 @@ async fn member(id: usize, mut c: GroupConsumer, log: Arc<Mutex<Log>>, stop: Arc
                 .unwrap_or_else(|e| panic!("member {id} commit: {e}"));
         }
     }
+    // It reads nothing more: its partitions are free for the others from
+    // here (close commits and leaves the group).
+    log.lock().unwrap().owner.retain(|_, m| *m != id);
     c.close(Duration::from_secs(5)).await;
 }
 
@@ -123,9 +145,18 @@ async fn wait_for(log: &Mutex<Log>, what: &str, cond: impl Fn(&Log) -> bool) {
     panic!("{what}: not within 30 s");
 }
 
-async fn split_mid_stream(strategy: &str) {
+fn consumed_all(l: &Log, n: usize) -> bool {
+    let mut seen = l.consumed.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    seen.len() == n
+}
+
+async fn split_mid_stream(protocol: Protocol) {
     let mock = MockCluster::start(MockConfig {
         brokers: 3,
+        // Members learn of a rebalance at their next heartbeat.
+        consumer_group_heartbeat_interval: Duration::from_millis(200),
         ..MockConfig::default()
     })
     .await
@@ -135,9 +166,10 @@ async fn split_mid_stream(strategy: &str) {
     produce(&bootstrap, 0..200).await;
     let log = Arc::new(Mutex::new(Log::default()));
     let stop = Arc::new(AtomicBool::new(false));
+    let stop_second = Arc::new(AtomicBool::new(false));
     let first = tokio::spawn(member(
         0,
-        consumer(&bootstrap, strategy).await,
+        consumer(&bootstrap, protocol).await,
         log.clone(),
         stop.clone(),
     ));
@@ -147,39 +179,55 @@ async fn split_mid_stream(strategy: &str) {
     .await;
     let second = tokio::spawn(member(
         1,
-        consumer(&bootstrap, strategy).await,
+        consumer(&bootstrap, protocol).await,
         log.clone(),
-        stop.clone(),
+        stop_second.clone(),
     ));
     wait_for(&log, "the second member owns some partitions", |l| {
         l.owner.values().any(|m| *m == 1)
     })
     .await;
     produce(&bootstrap, 200..400).await;
-    wait_for(&log, "every record consumed", |l| {
-        let mut seen = l.consumed.clone();
-        seen.sort_unstable();
-        seen.dedup();
-        seen.len() == 400
+    wait_for(&log, "every record consumed", |l| consumed_all(l, 400)).await;
+    // The second member leaves: the first takes every partition back.
+    stop_second.store(true, Ordering::SeqCst);
+    second.await.unwrap();
+    wait_for(&log, "the first member owns every partition again", |l| {
+        l.owner.len() == PARTITIONS as usize && l.owner.values().all(|m| *m == 0)
     })
     .await;
+    produce(&bootstrap, 400..600).await;
+    wait_for(&log, "every record consumed", |l| consumed_all(l, 600)).await;
     stop.store(true, Ordering::SeqCst);
     first.await.unwrap();
-    second.await.unwrap();
     let l = log.lock().unwrap();
     let mut consumed = l.consumed.clone();
     consumed.sort_unstable();
-    assert_eq!(consumed, (0..400).collect::<Vec<u32>>(), "each record once");
+    assert_eq!(consumed, (0..600).collect::<Vec<u32>>(), "each record once");
 }
 
-/// Eager `range`: everything is revoked before the second member joins.
+/// Classic eager `range`: everything is revoked before the second member
+/// joins.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn range_members_split_a_topic_exactly_once() {
-    split_mid_stream("range").await;
+    split_mid_stream(Protocol::Classic("range")).await;
 }
 
-/// Incremental `cooperative-sticky`: only what moves is revoked.
+/// Classic incremental `cooperative-sticky`: only what moves is revoked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cooperative_sticky_members_split_a_topic_exactly_once() {
-    split_mid_stream("cooperative-sticky").await;
+    split_mid_stream(Protocol::Classic("cooperative-sticky")).await;
+}
+
+/// KIP-848 with the `uniform` server assignor: a partition moves only
+/// after its owner revoked it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kip848_uniform_members_split_a_topic_exactly_once() {
+    split_mid_stream(Protocol::Consumer("uniform")).await;
+}
+
+/// KIP-848 with the `range` server assignor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kip848_range_members_split_a_topic_exactly_once() {
+    split_mid_stream(Protocol::Consumer("range")).await;
 }

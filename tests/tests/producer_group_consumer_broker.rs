@@ -16,12 +16,15 @@
 //!
 //! Every test runs on the harness's shared Kafka 4.4 cluster (its KIP-848
 //! heartbeat interval is 500 ms: faster rebalances than the 5 s default),
-//! with topic, group and transactional id names of its own.
+//! with topic, group and transactional id names of its own. The split and
+//! zombie scenarios also run on kafka-mock (three brokers, the same
+//! heartbeat interval): the same assertions hold there.
 
 use kafka_admin as admin;
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::group::{ConsumerEvent, GroupConsumer, GroupError};
 use kafka_consumer::reader::ConsumerRecord;
+use kafka_mock::{MockCluster, MockConfig};
 use kafka_producer::{ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer};
 use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
@@ -31,6 +34,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::support;
+use support::brokers::Brokers;
 use support::group_consumer::{Log, PARTITIONS, config, member, produce, wait_for};
 
 /// The shared Kafka 4.4 cluster (other tests use it too: names are unique).
@@ -41,15 +45,37 @@ async fn kafka() -> &'static KafkaCluster {
         .expect("shared Kafka 4.4")
 }
 
+/// A three-broker kafka-mock cluster as Kafka 4.4 with transaction version
+/// 2, telling KIP-848 members to heartbeat every 500 ms like the shared
+/// real cluster.
+async fn mock() -> MockCluster {
+    MockCluster::start(MockConfig {
+        brokers: 3,
+        consumer_group_heartbeat_interval: Duration::from_millis(500),
+        ..MockConfig::default()
+    })
+    .await
+    .expect("kafka-mock")
+}
+
 /// Two members split a topic mid-stream: every partition member 2 gets was
 /// revoked from member 1 first, every record is consumed exactly once
 /// between them, and everything consumed is committed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_members_split_a_topic_and_consume_each_record_once_kafka_4_4_tv2() {
-    let kafka = kafka().await;
+    two_members_split_a_topic(kafka().await).await;
+}
+
+/// The same on kafka-mock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_members_split_a_topic_and_consume_each_record_once_on_kafka_mock() {
+    two_members_split_a_topic(&mock().await).await;
+}
+
+async fn two_members_split_a_topic(kafka: &dyn Brokers) {
     let topic = &*unique_name("orders");
     let group = &*unique_name("split");
-    kafka.create_topic(topic, PARTITIONS, 1).await.unwrap();
+    kafka.create_topic(topic, PARTITIONS, 1).await;
     produce(kafka, topic, PARTITIONS, 0..1000).await;
 
     let log = Arc::new(Mutex::new(Log::default()));
@@ -130,11 +156,20 @@ async fn two_members_split_a_topic_and_consume_each_record_once_kafka_4_4_tv2() 
 /// commits offsets and output in one transaction.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_zombie_members_transaction_is_fenced_after_a_rebalance_kafka_4_4_tv2() {
-    let kafka = kafka().await;
+    a_zombie_is_fenced(kafka().await).await;
+}
+
+/// The same on kafka-mock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zombie_members_transaction_is_fenced_after_a_rebalance_on_kafka_mock() {
+    a_zombie_is_fenced(&mock().await).await;
+}
+
+async fn a_zombie_is_fenced(kafka: &dyn Brokers) {
     let (input, output) = (&*unique_name("zombie-in"), &*unique_name("zombie-out"));
     let group = &*unique_name("copy");
-    kafka.create_topic(input, 1, 1).await.unwrap();
-    kafka.create_topic(output, 1, 1).await.unwrap();
+    kafka.create_topic(input, 1, 1).await;
+    kafka.create_topic(output, 1, 1).await;
     produce(kafka, input, 1, 0..10).await;
 
     let txn = |id: &str| {

@@ -40,11 +40,17 @@ pub(crate) fn advertised_range(config: &MockConfig, api: ApiKey) -> Option<Versi
         ApiKey::SyncGroup => cap(SyncGroupRequest::VERSIONS, 5, 5),
         ApiKey::Heartbeat => cap(HeartbeatRequest::VERSIONS, 4, 4),
         ApiKey::LeaveGroup => cap(LeaveGroupRequest::VERSIONS, 5, 5),
+        // Kafka 3.9 serves the KIP-848 protocol only when enabled
+        // (`group.coordinator.rebalance.protocols`, `classic` by default).
+        ApiKey::ConsumerGroupHeartbeat if !old => {
+            cap(ConsumerGroupHeartbeatRequest::VERSIONS, 1, 1)
+        }
+        ApiKey::ConsumerGroupDescribe if !old => cap(ConsumerGroupDescribeRequest::VERSIONS, 1, 1),
         _ => return None,
     })
 }
 
-const SERVED: [ApiKey; 22] = [
+const SERVED: [ApiKey; 24] = [
     ApiKey::Produce,
     ApiKey::Fetch,
     ApiKey::ListOffsets,
@@ -67,6 +73,8 @@ const SERVED: [ApiKey; 22] = [
     ApiKey::SyncGroup,
     ApiKey::Heartbeat,
     ApiKey::LeaveGroup,
+    ApiKey::ConsumerGroupHeartbeat,
+    ApiKey::ConsumerGroupDescribe,
 ];
 
 fn listing(config: &MockConfig) -> ApiVersionsResponse {

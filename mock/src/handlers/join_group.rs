@@ -38,8 +38,22 @@ pub(crate) fn handle(
         } else {
             req.session_timeout_ms
         },
-        client_id: "consumer",
+        client_id: &ctx.client_id,
     };
+    if state
+        .consumer
+        .get(&req.group_id)
+        .is_some_and(|g| !g.members.is_empty())
+    {
+        // A KIP-848 group in use: Kafka lets a classic member join it;
+        // the mock does not (listed in the crate docs).
+        return Reply::Now(error(
+            state,
+            req,
+            version,
+            ErrorCode::InconsistentGroupProtocol,
+        ));
+    }
     let new_id = state.new_member_id("consumer");
     let group = state
         .classic

@@ -11,6 +11,8 @@
 mod add_offsets_to_txn;
 mod add_partitions_to_txn;
 pub(crate) mod api_versions;
+mod consumer_group_describe;
+mod consumer_group_heartbeat;
 mod create_topics;
 mod describe_configs;
 mod describe_producers;
@@ -36,6 +38,7 @@ use bytes::BytesMut;
 use kafka_proto::frame::{decode_request_frame, encode_response_frame};
 use kafka_proto::messages::*;
 use kafka_proto::{ApiKey, ErrorCode};
+use std::sync::Arc;
 
 /// A handler's answer.
 #[derive(Debug)]
@@ -85,9 +88,13 @@ macro_rules! routes {
                     Err(e) => return Outcome::Close(format!("malformed {:?} request: {e}", ApiKey::$key)),
                 };
                 let version = header.request_api_version;
+                let ctx = &Ctx {
+                    client_id: header.client_id.as_deref().map(Arc::from).unwrap_or_else(|| $ctx.client_id.clone()),
+                    ..$ctx.clone()
+                };
                 let reply = match $inject {
                     Some(code) => Reply::Now($module::error($state, &req, version, code)),
-                    None => $module::handle($state, $ctx, &req, version, $final_attempt),
+                    None => $module::handle($state, ctx, &req, version, $final_attempt),
                 };
                 match reply {
                     Reply::Now(resp) => match encode_response_frame(&resp, version, header.correlation_id) {
@@ -151,6 +158,8 @@ pub(crate) fn handle(
         SyncGroup => sync_group::SyncGroupRequest,
         Heartbeat => heartbeat::HeartbeatRequest,
         LeaveGroup => leave_group::LeaveGroupRequest,
+        ConsumerGroupHeartbeat => consumer_group_heartbeat::ConsumerGroupHeartbeatRequest,
+        ConsumerGroupDescribe => consumer_group_describe::ConsumerGroupDescribeRequest,
     )
 }
 

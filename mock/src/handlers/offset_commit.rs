@@ -1,7 +1,9 @@
 //! OffsetCommit at the group's coordinator: a standalone consumer's
-//! (generation −1, no member id), or a classic group member's of the
+//! (generation −1, no member id), a classic group member's of the
 //! current generation (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION,
-//! REBALANCE_IN_PROGRESS otherwise).
+//! REBALANCE_IN_PROGRESS otherwise), or a KIP-848 member's at its epoch
+//! (STALE_MEMBER_EPOCH otherwise; an older epoch for the partitions it
+//! has held since).
 
 use super::Reply;
 use crate::state::groups::CommittedOffset;
@@ -19,13 +21,16 @@ pub(crate) fn handle(
     if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
         return Reply::Now(error(state, req, version, code));
     }
-    if let Err(code) = state.check_commit_member(
+    let validator = match state.check_commit_member(
         &req.group_id,
         &req.member_id,
         req.generation_id_or_member_epoch,
+        false,
+        version,
     ) {
-        return Reply::Now(error(state, req, version, code));
-    }
+        Ok(v) => v,
+        Err(code) => return Reply::Now(error(state, req, version, code)),
+    };
     let topics = req
         .topics
         .iter()
@@ -47,19 +52,24 @@ pub(crate) fn handle(
                     .iter()
                     .map(|p| {
                         let code = match &name {
-                            Some(n) if state.partition(n, p.partition_index).is_some() => {
-                                state.groups.commit(
-                                    &req.group_id,
-                                    (n.clone(), p.partition_index),
-                                    CommittedOffset {
-                                        offset: p.committed_offset,
-                                        leader_epoch: p.committed_leader_epoch,
-                                        metadata: p.committed_metadata.clone(),
-                                    },
-                                );
-                                ErrorCode::None
+                            Some(n) if state.partition(n, p.partition_index).is_none() => {
+                                ErrorCode::UnknownTopicOrPartition
                             }
-                            Some(_) => ErrorCode::UnknownTopicOrPartition,
+                            Some(n) => match validator.check(state, n, p.partition_index) {
+                                ErrorCode::None => {
+                                    state.groups.commit(
+                                        &req.group_id,
+                                        (n.clone(), p.partition_index),
+                                        CommittedOffset {
+                                            offset: p.committed_offset,
+                                            leader_epoch: p.committed_leader_epoch,
+                                            metadata: p.committed_metadata.clone(),
+                                        },
+                                    );
+                                    ErrorCode::None
+                                }
+                                refused => refused,
+                            },
                             None => ErrorCode::UnknownTopicId,
                         };
                         OffsetCommitResponsePartition {

@@ -49,6 +49,26 @@ fn wanted(
     }
 }
 
+/// v9+: a KIP-848 member names itself and its epoch
+/// (`ConsumerGroup.validateOffsetFetch`): UNKNOWN_MEMBER_ID or
+/// STALE_MEMBER_EPOCH when they do not match the group.
+fn check_member(state: &ClusterState, g: &OffsetFetchRequestGroup) -> Result<(), ErrorCode> {
+    let Some(member_id) = g.member_id.as_deref() else {
+        return Ok(());
+    };
+    if g.member_epoch < 0 {
+        return Ok(());
+    }
+    match state.consumer.get(&g.group_id) {
+        None => Ok(()),
+        Some(group) => match group.members.get(member_id) {
+            None => Err(ErrorCode::UnknownMemberId),
+            Some(m) if m.epoch != g.member_epoch => Err(ErrorCode::StaleMemberEpoch),
+            Some(_) => Ok(()),
+        },
+    }
+}
+
 pub(crate) fn handle(
     state: &mut ClusterState,
     ctx: &Ctx,
@@ -98,6 +118,13 @@ pub(crate) fn handle(
         .iter()
         .map(|g| {
             if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &g.group_id) {
+                return OffsetFetchResponseGroup {
+                    group_id: g.group_id.clone(),
+                    error_code: code.code(),
+                    ..Default::default()
+                };
+            }
+            if let Err(code) = check_member(state, g) {
                 return OffsetFetchResponseGroup {
                     group_id: g.group_id.clone(),
                     error_code: code.code(),

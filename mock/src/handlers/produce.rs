@@ -124,7 +124,7 @@ fn produce_partition(
         let coordinator = state.coordinator(crate::state::CoordinatorKind::Transaction, tid);
         let forwarded = Ctx {
             broker: coordinator.unwrap_or(-1),
-            ..*ctx
+            ..ctx.clone()
         };
         let tp = [(topic.to_string(), partition)];
         if let Err(code) = state.add_to_txn(&forwarded, producer, &tp, None, tv2, !tv2) {

@@ -8,7 +8,7 @@
 use super::Reply;
 use crate::state::groups::CommittedOffset;
 use crate::state::txn::TxnProducer;
-use crate::state::{ClusterState, CoordinatorKind, Ctx};
+use crate::state::{ClusterState, CommitValidator, CoordinatorKind, Ctx};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
@@ -24,6 +24,16 @@ fn topic_name(
     }
 }
 
+/// STALE_MEMBER_EPOCH is ILLEGAL_GENERATION before v6, which does not
+/// know it (`TxnOffsetCommitRequest.supportsStaleMemberEpochError`).
+fn stale_as_known(code: ErrorCode, version: i16) -> ErrorCode {
+    if code == ErrorCode::StaleMemberEpoch && version < 6 {
+        ErrorCode::IllegalGeneration
+    } else {
+        code
+    }
+}
+
 pub(crate) fn handle(
     state: &mut ClusterState,
     ctx: &Ctx,
@@ -34,16 +44,23 @@ pub(crate) fn handle(
     if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
         return Reply::Now(error(state, req, version, code));
     }
-    if version >= 3
-        && let Err(code) = state.check_commit_member(
+    let validator = if version >= 3 {
+        match state.check_commit_member(
             &req.group_id,
             &req.member_id,
             req.generation_id_or_member_epoch,
-        )
-    {
-        // KIP-447: a zombie member of an older generation is fenced.
-        return Reply::Now(error(state, req, version, code));
-    }
+            true,
+            version,
+        ) {
+            Ok(v) => v,
+            // KIP-447: a zombie member of an older generation is fenced.
+            Err(code) => {
+                return Reply::Now(error(state, req, version, stale_as_known(code, version)));
+            }
+        }
+    } else {
+        CommitValidator::Any
+    };
     let producer = TxnProducer {
         tid: &req.transactional_id,
         pid: req.producer_id,
@@ -54,7 +71,7 @@ pub(crate) fn handle(
     let coordinator = state.coordinator(CoordinatorKind::Transaction, &req.transactional_id);
     let forwarded = Ctx {
         broker: coordinator.unwrap_or(-1),
-        ..*ctx
+        ..ctx.clone()
     };
     if let Err(code) = state.add_to_txn(&forwarded, producer, &[], Some(&req.group_id), tv2, !tv2) {
         let code = match code {
@@ -77,20 +94,25 @@ pub(crate) fn handle(
                 .iter()
                 .map(|p| {
                     let code = match &name {
-                        Some(n) if state.partition(n, p.partition_index).is_some() => {
-                            state.groups.txn_commit(
-                                &req.group_id,
-                                req.producer_id,
-                                (n.clone(), p.partition_index),
-                                CommittedOffset {
-                                    offset: p.committed_offset,
-                                    leader_epoch: p.committed_leader_epoch,
-                                    metadata: p.committed_metadata.clone(),
-                                },
-                            );
-                            ErrorCode::None
+                        Some(n) if state.partition(n, p.partition_index).is_none() => {
+                            ErrorCode::UnknownTopicOrPartition
                         }
-                        Some(_) => ErrorCode::UnknownTopicOrPartition,
+                        Some(n) => match validator.check(state, n, p.partition_index) {
+                            ErrorCode::None => {
+                                state.groups.txn_commit(
+                                    &req.group_id,
+                                    req.producer_id,
+                                    (n.clone(), p.partition_index),
+                                    CommittedOffset {
+                                        offset: p.committed_offset,
+                                        leader_epoch: p.committed_leader_epoch,
+                                        metadata: p.committed_metadata.clone(),
+                                    },
+                                );
+                                ErrorCode::None
+                            }
+                            refused => stale_as_known(refused, version),
+                        },
                         None => ErrorCode::UnknownTopicId,
                     };
                     TxnOffsetCommitResponsePartition {

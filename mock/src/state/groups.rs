@@ -66,6 +66,12 @@ impl Groups {
             .unwrap_or_default()
     }
 
+    /// `group` has committed offsets (Kafka keeps such a group as an
+    /// empty classic group).
+    pub(crate) fn has_offsets(&self, group: &str) -> bool {
+        self.committed.get(group).is_some_and(|g| !g.is_empty())
+    }
+
     /// A transaction has offsets pending for `tp` in `group`.
     pub(crate) fn is_unstable(&self, group: &str, tp: &Tp) -> bool {
         self.pending

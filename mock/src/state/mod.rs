@@ -5,8 +5,11 @@
 //! - [`partition`]: one partition's log, offsets and transactions;
 //! - [`producer_state`]: the idempotent producers' sequence checks;
 //! - [`txn`]: the transaction coordinator (versions 1 and 2);
-//! - [`groups`]: the group coordinator's committed and transactional offsets.
+//! - [`groups`]: the group coordinator's committed and transactional offsets;
+//! - [`membership`]: classic groups (JoinGroup, SyncGroup, Heartbeat);
+//! - [`consumer_group`]: KIP-848 consumer groups (ConsumerGroupHeartbeat).
 
+pub(crate) mod consumer_group;
 pub(crate) mod groups;
 pub(crate) mod membership;
 pub(crate) mod partition;
@@ -14,12 +17,14 @@ pub(crate) mod producer_state;
 pub(crate) mod txn;
 
 use crate::config::{MockConfig, TransactionVersion};
+use consumer_group::ConsumerGroup;
 use groups::Groups;
 use kafka_proto::ErrorCode;
 use kafka_proto::primitives::Uuid;
 use membership::ClassicGroup;
 use partition::PartitionLog;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use txn::TxnMetadata;
 
 /// Which coordinator a key is for.
@@ -47,12 +52,16 @@ pub(crate) struct Topic {
 }
 
 /// Who is asking, and when.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Ctx {
     /// The broker the request arrived at.
     pub broker: i32,
     /// Milliseconds since the Unix epoch, as the driver's clock says.
     pub now_ms: i64,
+    /// The client's address as Kafka shows it (`/127.0.0.1`).
+    pub client_host: Arc<str>,
+    /// The request header's client id.
+    pub client_id: Arc<str>,
 }
 
 /// The whole cluster.
@@ -66,6 +75,8 @@ pub(crate) struct ClusterState {
     pub groups: Groups,
     /// Classic consumer groups' membership, by group id.
     pub classic: HashMap<String, ClassicGroup>,
+    /// KIP-848 consumer groups, by group id.
+    pub consumer: HashMap<String, ConsumerGroup>,
     next_member_id: u64,
     next_producer_id: i64,
     next_topic_id: u64,
@@ -99,6 +110,7 @@ impl ClusterState {
             txns: HashMap::new(),
             groups: Groups::default(),
             classic: HashMap::new(),
+            consumer: HashMap::new(),
             next_member_id: 1,
             next_producer_id: 1000,
             next_topic_id: 1,
@@ -139,24 +151,72 @@ impl ClusterState {
         for g in self.classic.values_mut() {
             changed |= g.tick(now_ms);
         }
+        let session_ms = self.config.consumer_group_session_timeout.as_millis() as i64;
+        for g in self.consumer.values_mut() {
+            changed |= g.tick(now_ms, session_ms);
+        }
         if changed {
             self.appends += 1;
         }
     }
 
-    /// Checks a classic group member's generation for an offset commit
-    /// (KIP-447 for TxnOffsetCommit): a member id or generation names a
-    /// member of the group's current generation. A commit without them
-    /// (generation −1, no member id) is a standalone consumer's.
+    /// Checks the member of an offset commit (KIP-447 for
+    /// TxnOffsetCommit). In a classic group a member id or generation
+    /// names a member of the group's current generation; a commit without
+    /// them (generation −1, no member id) is a standalone consumer's. In a
+    /// KIP-848 consumer group the member's epoch is checked, per partition
+    /// when older (see [`CommitValidator`]).
     pub(crate) fn check_commit_member(
         &self,
         group: &str,
         member_id: &str,
         generation: i32,
-    ) -> Result<(), ErrorCode> {
-        if generation < 0 && member_id.is_empty() {
-            return Ok(());
+        transactional: bool,
+        version: i16,
+    ) -> Result<CommitValidator, ErrorCode> {
+        if let Some(g) = self.consumer.get(group)
+            && !g.members.is_empty()
+        {
+            // The group-wide checks now; an older epoch per partition.
+            g.check_commit(member_id, generation, transactional, version, None)?;
+            return Ok(CommitValidator::ConsumerMember {
+                group: group.to_string(),
+                member_id: member_id.to_string(),
+                epoch: generation,
+                transactional,
+                version,
+            });
         }
+        if generation < 0 && member_id.is_empty() {
+            return Ok(CommitValidator::Any);
+        }
+        let exists = self.classic.contains_key(group)
+            || self.consumer.contains_key(group)
+            || self.groups.has_offsets(group);
+        if !exists && generation >= 0 {
+            // `OffsetMetadataManager`: a member of a group that does not
+            // exist; GROUP_ID_NOT_FOUND from the versions that know it.
+            let knows_group_id_not_found = if transactional {
+                version >= 6
+            } else {
+                version >= 9
+            };
+            return Err(if knows_group_id_not_found {
+                ErrorCode::GroupIdNotFound
+            } else {
+                ErrorCode::IllegalGeneration
+            });
+        }
+        self.check_classic_member(group, member_id, generation)?;
+        Ok(CommitValidator::Any)
+    }
+
+    fn check_classic_member(
+        &self,
+        group: &str,
+        member_id: &str,
+        generation: i32,
+    ) -> Result<(), ErrorCode> {
         match self.classic.get(group) {
             Some(g) if !g.members.is_empty() => {
                 g.check_member(member_id, generation)?;
@@ -308,6 +368,20 @@ impl ClusterState {
                 group.members.keys().collect::<Vec<_>>()
             );
         }
+        for (g, group) in &self.consumer {
+            let _ = writeln!(
+                out,
+                "consumer group {g}: {} epoch={} assignment epoch={} members={:?}",
+                group.state().name(),
+                group.group_epoch,
+                group.assignment_epoch,
+                group
+                    .members
+                    .iter()
+                    .map(|(id, m)| (id, m.epoch, m.state, m.assigned.len()))
+                    .collect::<Vec<_>>()
+            );
+        }
         out
     }
 
@@ -353,5 +427,51 @@ impl ClusterState {
             }
         }
         self.coordinator_epoch += 1;
+    }
+}
+
+/// The per-partition check of an offset commit that passed the group-wide
+/// one.
+#[derive(Debug, Clone)]
+pub(crate) enum CommitValidator {
+    /// Every partition may be committed.
+    Any,
+    /// A KIP-848 member: an older epoch only for partitions held since.
+    ConsumerMember {
+        group: String,
+        member_id: String,
+        epoch: i32,
+        transactional: bool,
+        version: i16,
+    },
+}
+
+impl CommitValidator {
+    /// The error for committing `topic`'s `partition`, NONE when allowed.
+    pub(crate) fn check(&self, state: &ClusterState, topic: &str, partition: i32) -> ErrorCode {
+        match self {
+            Self::Any => ErrorCode::None,
+            Self::ConsumerMember {
+                group,
+                member_id,
+                epoch,
+                transactional,
+                version,
+            } => {
+                let (Some(g), Some(t)) = (state.consumer.get(group), state.topics.get(topic))
+                else {
+                    return ErrorCode::None;
+                };
+                g.check_commit(
+                    member_id,
+                    *epoch,
+                    *transactional,
+                    *version,
+                    Some((t.id, partition)),
+                )
+                .err()
+                .unwrap_or(ErrorCode::None)
+            }
+        }
     }
 }

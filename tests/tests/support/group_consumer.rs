@@ -2,9 +2,9 @@
 //! producer of numbered records, and a group member that logs ownership and
 //! what it consumed, committing on every batch and revocation.
 
+use super::brokers::Brokers;
 use kafka_consumer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
-use kafka_testcontainers::KafkaCluster;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 pub const PARTITIONS: i32 = 4;
 
-pub fn config(kafka: &KafkaCluster, group: &str, extra: &[(&str, &str)]) -> GroupConsumerConfig {
+pub fn config(kafka: &dyn Brokers, group: &str, extra: &[(&str, &str)]) -> GroupConsumerConfig {
     let bootstrap = kafka.bootstrap();
     let mut props = vec![
         ("bootstrap.servers", bootstrap.as_str()),
@@ -25,7 +25,7 @@ pub fn config(kafka: &KafkaCluster, group: &str, extra: &[(&str, &str)]) -> Grou
 }
 
 pub async fn produce(
-    kafka: &KafkaCluster,
+    kafka: &dyn Brokers,
     topic: &str,
     partitions: i32,
     range: std::ops::Range<u32>,

@@ -1,0 +1,140 @@
+//! ConsumerGroupHeartbeat (KIP-848): join, heartbeat, reconcile and leave
+//! a consumer group; see the state machine in `state::consumer_group`.
+//! Served by Kafka 4.4 (v0-1); Kafka 3.9 does not enable the protocol by
+//! default and does not advertise it.
+
+use super::Reply;
+use crate::state::consumer_group::{
+    ConsumerGroup, Heartbeat, HeartbeatAnswer, LEAVE_EPOCH, Partitions, STATIC_LEAVE_EPOCH,
+    TopicInfo,
+};
+use crate::state::{ClusterState, CoordinatorKind, Ctx};
+use kafka_proto::ErrorCode;
+use kafka_proto::messages::*;
+use std::collections::BTreeMap;
+
+pub(crate) fn handle(
+    state: &mut ClusterState,
+    ctx: &Ctx,
+    req: &ConsumerGroupHeartbeatRequest,
+    version: i16,
+    _final_attempt: bool,
+) -> Reply<ConsumerGroupHeartbeatResponse> {
+    if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
+        return Reply::Now(error(state, req, version, code));
+    }
+    let hb = Heartbeat {
+        member_id: &req.member_id,
+        member_epoch: req.member_epoch,
+        instance_id: req.instance_id.as_deref(),
+        rack_id: req.rack_id.as_deref(),
+        rebalance_timeout_ms: req.rebalance_timeout_ms,
+        subscribed: req.subscribed_topic_names.clone(),
+        assignor: req.server_assignor.as_deref(),
+        owned: req.topic_partitions.as_ref().map(|tps| {
+            let mut owned = Partitions::new();
+            for tp in tps {
+                owned
+                    .entry(tp.topic_id)
+                    .or_default()
+                    .extend(tp.partitions.iter().copied());
+            }
+            owned
+        }),
+        client_id: &ctx.client_id,
+        client_host: &ctx.client_host,
+    };
+    match answer(state, ctx, req, &hb, version) {
+        Ok(a) => Reply::Now(ConsumerGroupHeartbeatResponse {
+            member_id: Some(a.member_id),
+            member_epoch: a.member_epoch,
+            heartbeat_interval_ms: state.config.consumer_group_heartbeat_interval.as_millis()
+                as i32,
+            assignment: a
+                .assignment
+                .map(|p| ConsumerGroupHeartbeatResponseAssignment {
+                    topic_partitions: p
+                        .into_iter()
+                        .map(
+                            |(topic_id, ps)| ConsumerGroupHeartbeatResponseTopicPartitions {
+                                topic_id,
+                                partitions: ps.into_iter().collect(),
+                                ..Default::default()
+                            },
+                        )
+                        .collect(),
+                    ..Default::default()
+                }),
+            ..Default::default()
+        }),
+        Err(code) => Reply::Now(error(state, req, version, code)),
+    }
+}
+
+fn answer(
+    state: &mut ClusterState,
+    ctx: &Ctx,
+    req: &ConsumerGroupHeartbeatRequest,
+    hb: &Heartbeat<'_>,
+    version: i16,
+) -> Result<HeartbeatAnswer, ErrorCode> {
+    ConsumerGroup::validate(hb)?;
+    if req.group_id.is_empty() || (version >= 1 && req.member_id.is_empty()) {
+        // v1: the consumer generates its member id (KIP-1082).
+        return Err(ErrorCode::InvalidRequest);
+    }
+    if state
+        .classic
+        .get(&req.group_id)
+        .is_some_and(|g| !g.members.is_empty())
+    {
+        // A classic group in use: Kafka converts it when its members
+        // allow; the mock does not (listed in the crate docs).
+        return Err(ErrorCode::GroupIdNotFound);
+    }
+    let topics: BTreeMap<String, TopicInfo> = state
+        .topics
+        .iter()
+        .map(|(name, t)| {
+            (
+                name.clone(),
+                TopicInfo {
+                    id: t.id,
+                    partitions: t.partitions.len() as i32,
+                },
+            )
+        })
+        .collect();
+    let new_id = state.new_member_id("consumer");
+    let joining = hb.member_epoch == 0;
+    if !joining && !state.consumer.contains_key(&req.group_id) {
+        return Err(ErrorCode::GroupIdNotFound);
+    }
+    let group = state.consumer.entry(req.group_id.clone()).or_default();
+    let before = group.fingerprint();
+    let result = if hb.member_epoch == LEAVE_EPOCH || hb.member_epoch == STATIC_LEAVE_EPOCH {
+        group.leave(hb)
+    } else {
+        group.heartbeat(hb, &topics, ctx.now_ms, || new_id)
+    };
+    if group.fingerprint() != before {
+        state.appends += 1;
+    }
+    if joining && result.is_ok() {
+        // An empty classic group of the same id gives way.
+        state.classic.remove(&req.group_id);
+    }
+    result
+}
+
+pub(crate) fn error(
+    _state: &ClusterState,
+    _req: &ConsumerGroupHeartbeatRequest,
+    _version: i16,
+    code: ErrorCode,
+) -> ConsumerGroupHeartbeatResponse {
+    ConsumerGroupHeartbeatResponse {
+        error_code: code.code(),
+        ..Default::default()
+    }
+}
