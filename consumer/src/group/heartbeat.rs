@@ -5,7 +5,7 @@
 //! hands assignments and fencing to the consumer through its shared state.
 
 use super::consumer::{Queued, Shared, lock};
-use crate::group::classic::{ClassicAction, ClassicState, Request};
+use crate::group::classic::{ClassicAction, ClassicMember, ClassicState, Request};
 use crate::group::membership::{
     Heartbeat, HeartbeatAnswer, MemberAction, MemberError, MemberState,
 };
@@ -458,7 +458,8 @@ impl HeartbeatTask {
                 let Ok(v) = conn.versions().version_for::<LeaveGroupRequest>() else {
                     return;
                 };
-                if let Err(e) = conn.send_with_timeout(l, v, self.request_timeout).await {
+                let l = ClassicMember::leave_request_at(l, v);
+                if let Err(e) = conn.send_with_timeout(&l, v, self.request_timeout).await {
                     tracing::debug!(error = %e, "group consumer: LeaveGroup not answered");
                 }
             }

@@ -724,7 +724,6 @@ impl ClassicMember {
         }
         Some(LeaveGroupRequest {
             group_id: self.config.group_id.clone(),
-            member_id: self.member_id.clone(),
             members: vec![LeaveGroupRequestMemberIdentity {
                 member_id: self.member_id.clone(),
                 group_instance_id: None,
@@ -733,6 +732,42 @@ impl ClassicMember {
             }],
             ..Default::default()
         })
+    }
+
+    /// The LeaveGroup `request` (built with the v3+ batch of members) in
+    /// the shape `version` carries: before v3 one top-level member id;
+    /// before v5 no reason.
+    ///
+    /// ```
+    /// use kafka_consumer::group::classic::ClassicMember;
+    /// use kafka_proto::messages::{LeaveGroupRequest, LeaveGroupRequestMemberIdentity};
+    /// let req = LeaveGroupRequest {
+    ///     group_id: "g".into(),
+    ///     members: vec![LeaveGroupRequestMemberIdentity {
+    ///         member_id: "m".into(),
+    ///         reason: Some("closing".into()),
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// };
+    /// let v2 = ClassicMember::leave_request_at(&req, 2);
+    /// assert_eq!((v2.member_id.as_str(), v2.members.len()), ("m", 0));
+    /// ```
+    pub fn leave_request_at(request: &LeaveGroupRequest, version: i16) -> LeaveGroupRequest {
+        let mut r = request.clone();
+        if version < 3 {
+            r.member_id = r
+                .members
+                .first()
+                .map(|m| m.member_id.clone())
+                .unwrap_or_default();
+            r.members.clear();
+        } else if version < 5 {
+            for m in &mut r.members {
+                m.reason = None;
+            }
+        }
+        r
     }
 
     fn fatal(&mut self, error: ErrorCode, message: Option<String>) {

@@ -319,6 +319,33 @@ fn a_dynamic_member_sends_leave_group_on_close() {
     assert_eq!(m.state(), ClassicState::Unsubscribed);
 }
 
+/// Invariant: the LeaveGroup request encodes at every version a broker may
+/// choose, naming the member (a request that cannot be encoded is never
+/// sent, and the group waits a whole session timeout for the member).
+#[test]
+fn the_leave_request_encodes_at_every_version() {
+    use kafka_proto::Message;
+    let mut m = stable(&[Assignor::Range], &[0]);
+    m.leave();
+    let Some(Request::Leave(l)) = m.poll_request(now()) else {
+        panic!("LeaveGroup")
+    };
+    let range = LeaveGroupRequest::VERSIONS;
+    for v in range.min..=range.max {
+        let at = ClassicMember::leave_request_at(&l, v);
+        let bytes = at
+            .encode_to_vec(v)
+            .unwrap_or_else(|e| panic!("LeaveGroup v{v}: {e}"));
+        let back = LeaveGroupRequest::decode(&bytes, v).unwrap();
+        let named = if v < 3 {
+            back.member_id
+        } else {
+            back.members[0].member_id.clone()
+        };
+        assert_eq!(named, "me", "v{v}");
+    }
+}
+
 #[test]
 fn a_static_member_does_not_leave_on_close() {
     let mut c = config(&[Assignor::Range]);
