@@ -23,7 +23,8 @@
 //!   CONCURRENT_TRANSACTIONS meanwhile), transaction timeouts;
 //! - FindCoordinator; classic consumer groups (JoinGroup with KIP-394
 //!   member ids, SyncGroup, Heartbeat, LeaveGroup, session and rebalance
-//!   timeouts, generations); KIP-848 consumer groups as Kafka 4.4
+//!   timeouts, generations, KIP-345 static members replaced without a
+//!   rebalance and FENCED_INSTANCE_ID); KIP-848 consumer groups as Kafka 4.4
 //!   (ConsumerGroupHeartbeat v0-1 with the `uniform` and `range` server
 //!   assignors, a partition handed over only once its owner revoked it,
 //!   member epochs and FENCED_MEMBER_EPOCH, static members that leave
@@ -46,8 +47,8 @@
 //! assignors' exact choice of partitions differs from Kafka's (both are
 //! balanced and sticky), and a classic group in use is not converted to a
 //! KIP-848 one or the other way (GROUP_ID_NOT_FOUND and
-//! INCONSISTENT_GROUP_PROTOCOL instead); no classic static membership;
-//! no fetch
+//! INCONSISTENT_GROUP_PROTOCOL instead); a classic member's session is
+//! not checked while the group completes a rebalance; no fetch
 //! sessions (every answer says session 0, so clients send full requests);
 //! no retention, compaction or log deletion; no SASL or TLS; ApiVersions
 //! v5's cluster and node id checks (KIP-1242) are not made.

@@ -18,11 +18,13 @@
 //! initial rebalance delay: a new group does not wait 3 s for more members),
 //! with topic, group and transactional id names of their own, except the
 //! eviction test, which cuts its member off with a fault proxy and so starts
-//! a broker of its own.
+//! a broker of its own. The zombie and static-member scenarios also run on
+//! kafka-mock as Kafka 3.9 (three brokers): the same assertions hold there.
 
 use kafka_admin::{self as admin, CreateTopicsOptions};
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
+use kafka_mock::{KafkaRelease, MockCluster, MockConfig};
 use kafka_producer::{ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer};
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
@@ -32,7 +34,20 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::support;
+use support::brokers::Brokers;
 use support::group_consumer::{Log, PARTITIONS, member, produce, wait_for};
+
+/// A three-broker kafka-mock cluster advertising Kafka 3.9 (classic
+/// groups only).
+async fn mock_3_9() -> MockCluster {
+    MockCluster::start(MockConfig {
+        brokers: 3,
+        release: KafkaRelease::V3_9,
+        ..MockConfig::default()
+    })
+    .await
+    .expect("kafka-mock")
+}
 
 /// The shared cluster of `variant` (other tests use it too: names are
 /// unique).
@@ -45,7 +60,7 @@ async fn kafka(variant: SharedKafka) -> &'static KafkaCluster {
 
 /// The shared consumer settings under the classic protocol: the broker's
 /// smallest session timeout, heartbeats every 500 ms.
-fn config(kafka: &KafkaCluster, group: &str, extra: &[(&str, &str)]) -> GroupConsumerConfig {
+fn config(kafka: &dyn Brokers, group: &str, extra: &[(&str, &str)]) -> GroupConsumerConfig {
     let mut props = vec![
         ("group.protocol", "classic"),
         ("session.timeout.ms", "6000"),
@@ -193,11 +208,20 @@ async fn classic_members_split_a_topic_and_consume_each_record_once_on_4_4() {
 /// commits offsets and output in one transaction.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_zombie_members_transaction_is_fenced_after_a_rebalance_on_3_9() {
-    let kafka = kafka(SharedKafka::Kafka39).await;
+    a_zombie_is_fenced(kafka(SharedKafka::Kafka39).await).await;
+}
+
+/// The same on kafka-mock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zombie_members_transaction_is_fenced_after_a_rebalance_on_kafka_mock() {
+    a_zombie_is_fenced(&mock_3_9().await).await;
+}
+
+async fn a_zombie_is_fenced(kafka: &dyn Brokers) {
     let (input, output) = (&*unique_name("zombie-in"), &*unique_name("zombie-out"));
     let group = &*unique_name("copy");
-    kafka.create_topic(input, 1, 1).await.unwrap();
-    kafka.create_topic(output, 1, 1).await.unwrap();
+    kafka.create_topic(input, 1, 1).await;
+    kafka.create_topic(output, 1, 1).await;
     produce(kafka, input, 1, 0..10).await;
 
     let txn = |id: &str| {
@@ -337,11 +361,20 @@ async fn a_zombie_members_transaction_is_fenced_after_a_rebalance_on_3_9() {
 /// FENCED_INSTANCE_ID, and the replacement commits.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_static_zombie_is_fenced_by_its_replacement_on_3_9() {
-    let kafka = kafka(SharedKafka::Kafka39).await;
+    a_static_zombie_is_fenced(kafka(SharedKafka::Kafka39).await).await;
+}
+
+/// The same on kafka-mock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_static_zombie_is_fenced_by_its_replacement_on_kafka_mock() {
+    a_static_zombie_is_fenced(&mock_3_9().await).await;
+}
+
+async fn a_static_zombie_is_fenced(kafka: &dyn Brokers) {
     let (input, output) = (&*unique_name("static-in"), &*unique_name("static-out"));
     let group = &*unique_name("static");
-    kafka.create_topic(input, 1, 1).await.unwrap();
-    kafka.create_topic(output, 1, 1).await.unwrap();
+    kafka.create_topic(input, 1, 1).await;
+    kafka.create_topic(output, 1, 1).await;
     produce(kafka, input, 1, 0..10).await;
     let txn = |id: &str| {
         ProducerConfig::from_properties([

@@ -19,7 +19,12 @@ pub(crate) fn handle(
     let code = match state.classic.get_mut(&req.group_id) {
         None => ErrorCode::UnknownMemberId,
         Some(g) => g
-            .heartbeat(&req.member_id, req.generation_id, ctx.now_ms)
+            .heartbeat(
+                &req.member_id,
+                req.group_instance_id.as_deref(),
+                req.generation_id,
+                ctx.now_ms,
+            )
             .err()
             .unwrap_or(ErrorCode::None),
     };

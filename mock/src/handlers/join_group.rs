@@ -39,6 +39,11 @@ pub(crate) fn handle(
             req.session_timeout_ms
         },
         client_id: &ctx.client_id,
+        instance_id: if version >= 5 {
+            req.group_instance_id.as_deref()
+        } else {
+            None
+        },
     };
     if state
         .consumer
@@ -100,15 +105,22 @@ fn answer(outcome: JoinOutcome, req: &JoinGroupRequest, version: i16) -> JoinGro
             protocol_name: j.protocol,
             leader: j.leader,
             member_id: j.member_id,
-            members: j
-                .members
-                .into_iter()
-                .map(|(member_id, metadata)| JoinGroupResponseMember {
-                    member_id,
-                    metadata,
-                    ..Default::default()
-                })
-                .collect(),
+            // Before v9 a static leader rejoining a Stable group is told
+            // nothing to assign (it syncs and keeps its assignment).
+            skip_assignment: version >= 9 && j.skip_assignment,
+            members: if j.skip_assignment && version < 9 {
+                Vec::new()
+            } else {
+                j.members
+                    .into_iter()
+                    .map(|(member_id, metadata, instance)| JoinGroupResponseMember {
+                        member_id,
+                        metadata,
+                        group_instance_id: instance,
+                        ..Default::default()
+                    })
+                    .collect()
+            },
             ..Default::default()
         },
         JoinOutcome::Refused(code) => JoinGroupResponse {

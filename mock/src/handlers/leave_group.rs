@@ -16,16 +16,31 @@ pub(crate) fn handle(
     if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
         return Reply::Now(error(state, req, version, code));
     }
-    let ids: Vec<String> = if version >= 3 {
-        req.members.iter().map(|m| m.member_id.clone()).collect()
+    let leaving: Vec<(String, Option<String>)> = if version >= 3 {
+        req.members
+            .iter()
+            .map(|m| (m.member_id.clone(), m.group_instance_id.clone()))
+            .collect()
     } else {
-        vec![req.member_id.clone()]
+        vec![(req.member_id.clone(), None)]
     };
-    let mut results = Vec::with_capacity(ids.len());
-    for id in &ids {
+    let mut results = Vec::with_capacity(leaving.len());
+    for (id, instance) in &leaving {
         let code = match state.classic.get_mut(&req.group_id) {
             None => ErrorCode::UnknownMemberId,
-            Some(g) => g.leave(id, ctx.now_ms).err().unwrap_or(ErrorCode::None),
+            Some(g) => match instance.as_deref().map(|i| g.static_member(i)) {
+                // A static member leaves by its instance id; a member id,
+                // if given, must be the one registered for it.
+                Some(None) => ErrorCode::UnknownMemberId,
+                Some(Some(existing)) if !id.is_empty() && *id != existing => {
+                    ErrorCode::FencedInstanceId
+                }
+                Some(Some(existing)) => g
+                    .leave(&existing, ctx.now_ms)
+                    .err()
+                    .unwrap_or(ErrorCode::None),
+                None => g.leave(id, ctx.now_ms).err().unwrap_or(ErrorCode::None),
+            },
         };
         results.push(code);
     }
@@ -34,15 +49,17 @@ pub(crate) fn handle(
         return Reply::Now(error(state, req, version, results[0]));
     }
     Reply::Now(LeaveGroupResponse {
-        members: ids
+        members: leaving
             .into_iter()
             .zip(results)
-            .map(|(member_id, code)| LeaveGroupResponseMemberResponse {
-                member_id,
-                group_instance_id: None,
-                error_code: code.code(),
-                ..Default::default()
-            })
+            .map(
+                |((member_id, instance), code)| LeaveGroupResponseMemberResponse {
+                    member_id,
+                    group_instance_id: instance,
+                    error_code: code.code(),
+                    ..Default::default()
+                },
+            )
             .collect(),
         ..Default::default()
     })

@@ -24,6 +24,7 @@ pub(crate) fn handle(
     let validator = match state.check_commit_member(
         &req.group_id,
         &req.member_id,
+        req.group_instance_id.as_deref(),
         req.generation_id_or_member_epoch,
         false,
         version,

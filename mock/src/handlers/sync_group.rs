@@ -25,7 +25,13 @@ pub(crate) fn handle(
         .map(|a| (a.member_id.clone(), a.assignment.clone()))
         .collect();
     let before = group.fingerprint();
-    let outcome = group.sync(&req.member_id, req.generation_id, &assignments, ctx.now_ms);
+    let outcome = group.sync(
+        &req.member_id,
+        req.group_instance_id.as_deref(),
+        req.generation_id,
+        &assignments,
+        ctx.now_ms,
+    );
     let changed = group.fingerprint() != before;
     let deadline = group.rebalance_deadline_ms;
     let protocol = group.protocol.clone();

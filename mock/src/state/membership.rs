@@ -21,7 +21,15 @@
 //! - SyncGroup: the leader's assignments make the group Stable; the
 //!   followers' SyncGroup waits for them.
 //! - A member whose heartbeats stop for its session timeout is removed.
-//! - Static membership (`group.instance.id`) is not modelled.
+//! - Static members (KIP-345, `group.instance.id`) join without
+//!   MEMBER_ID_REQUIRED; one that joins again without a member id (a
+//!   restarted process) replaces the member of its instance id: the new
+//!   member id takes over its assignment, and while the group is Stable
+//!   with the same protocol there is no rebalance (the leader is told to
+//!   skip the assignment, JoinGroup v9). Requests naming an instance id
+//!   with another member id are FENCED_INSTANCE_ID. A static member's
+//!   JoinGroup parked in a rebalance and run again is taken for the same
+//!   member, not a replacement.
 
 use bytes::Bytes;
 use kafka_proto::ErrorCode;
@@ -49,6 +57,7 @@ pub(crate) struct Member {
     pub assignment: Bytes,
     pub order: u64,
     pub client_id: String,
+    pub instance_id: Option<String>,
 }
 
 /// A classic group.
@@ -74,7 +83,10 @@ pub(crate) struct Joined {
     pub leader: String,
     pub member_id: String,
     /// Every member's metadata for the protocol (the leader's answer only).
-    pub members: Vec<(String, Bytes)>,
+    pub members: Vec<(String, Bytes, Option<String>)>,
+    /// A static leader rejoined a Stable group: it keeps the assignment
+    /// (JoinGroup v9's `skip_assignment`).
+    pub skip_assignment: bool,
 }
 
 /// What a JoinGroup gets.
@@ -100,6 +112,7 @@ pub(crate) struct JoinRequest<'a> {
     pub session_timeout_ms: i32,
     pub rebalance_timeout_ms: i32,
     pub client_id: &'a str,
+    pub instance_id: Option<&'a str>,
 }
 
 impl ClassicGroup {
@@ -215,7 +228,7 @@ impl ClassicGroup {
                         .find(|(n, _)| *n == protocol)
                         .map(|(_, b)| b.clone())
                         .unwrap_or_default();
-                    (id.clone(), meta)
+                    (id.clone(), meta, m.instance_id.clone())
                 })
                 .collect()
         } else {
@@ -227,6 +240,93 @@ impl ClassicGroup {
             leader,
             member_id: member_id.to_string(),
             members,
+            skip_assignment: false,
+        }
+    }
+
+    /// The member id registered for a static instance id.
+    pub(crate) fn static_member(&self, instance_id: &str) -> Option<String> {
+        self.members
+            .iter()
+            .find(|(_, m)| m.instance_id.as_deref() == Some(instance_id))
+            .map(|(id, _)| id.clone())
+    }
+
+    /// Kafka's `ClassicGroup.validateMember`: a static member's instance
+    /// id must map to its member id.
+    pub(crate) fn validate_member(
+        &self,
+        member_id: &str,
+        instance_id: Option<&str>,
+    ) -> Result<(), ErrorCode> {
+        match instance_id {
+            Some(instance) => match self.static_member(instance) {
+                None => Err(ErrorCode::UnknownMemberId),
+                Some(id) if id != member_id => Err(ErrorCode::FencedInstanceId),
+                Some(_) => Ok(()),
+            },
+            None if self.members.contains_key(member_id) => Ok(()),
+            None => Err(ErrorCode::UnknownMemberId),
+        }
+    }
+
+    /// The protocol the group would choose now: the leader's first one
+    /// every member supports.
+    fn select_protocol(&self, leader: &str) -> Option<String> {
+        self.members
+            .get(leader)?
+            .protocols
+            .iter()
+            .map(|(n, _)| n.clone())
+            .find(|n| {
+                self.members
+                    .values()
+                    .all(|m| m.protocols.iter().any(|(p, _)| p == n))
+            })
+    }
+
+    /// A static member joins again without a member id (a restarted
+    /// process): `new_id` takes over `old_id`'s place and assignment.
+    fn replace_static(
+        &mut self,
+        req: &JoinRequest<'_>,
+        old_id: &str,
+        new_id: String,
+        now_ms: i64,
+        final_attempt: bool,
+    ) -> JoinOutcome {
+        let mut m = self.members.remove(old_id).expect("a static member");
+        m.protocols = req.protocols.clone();
+        m.session_timeout_ms = req.session_timeout_ms;
+        m.rebalance_timeout_ms = req.rebalance_timeout_ms;
+        m.last_heartbeat_ms = now_ms;
+        m.client_id = req.client_id.to_string();
+        self.members.insert(new_id.clone(), m);
+        if self.leader.as_deref() == Some(old_id) {
+            self.leader = Some(new_id.clone());
+        }
+        match self.state {
+            GroupState::Stable => {
+                let leader = self.leader.clone().unwrap_or_default();
+                if self.select_protocol(&leader) == self.protocol {
+                    let is_leader = leader == new_id;
+                    let mut answer = self.joined_answer(&new_id);
+                    answer.skip_assignment = is_leader;
+                    return JoinOutcome::Joined(answer);
+                }
+                self.prepare_rebalance(now_ms);
+            }
+            GroupState::CompletingRebalance => self.prepare_rebalance(now_ms),
+            GroupState::PreparingRebalance | GroupState::Empty => {}
+        }
+        if let Some(m) = self.members.get_mut(&new_id) {
+            m.joined = true;
+        }
+        if self.try_complete(now_ms, final_attempt) && self.members.contains_key(&new_id) {
+            return JoinOutcome::Joined(self.joined_answer(&new_id));
+        }
+        JoinOutcome::Waiting {
+            until_ms: self.rebalance_deadline_ms,
         }
     }
 
@@ -243,10 +343,42 @@ impl ClassicGroup {
         {
             return JoinOutcome::Refused(ErrorCode::InconsistentGroupProtocol);
         }
+        if req.member_id.is_empty()
+            && let Some(instance) = req.instance_id
+        {
+            if let Some(existing) = self.static_member(instance) {
+                let m = &self.members[&existing];
+                if m.awaiting_join_answer
+                    || (self.state == GroupState::PreparingRebalance && m.joined)
+                {
+                    // This very JoinGroup, parked and run again.
+                    let again = JoinRequest {
+                        member_id: &existing,
+                        ..req.clone()
+                    };
+                    return self.join(&again, now_ms, final_attempt, String::new);
+                }
+                return self.replace_static(req, &existing, new_id(), now_ms, final_attempt);
+            }
+            // A new static member joins at once with a new id.
+            let id = new_id();
+            self.pending_ids.insert(id.clone());
+            let first = JoinRequest {
+                member_id: &id,
+                ..req.clone()
+            };
+            return self.join(&first, now_ms, final_attempt, String::new);
+        }
         if req.member_id.is_empty() {
             let id = new_id();
             self.pending_ids.insert(id.clone());
             return JoinOutcome::MemberIdRequired(id);
+        }
+        if let Some(instance) = req.instance_id
+            && let Some(existing) = self.static_member(instance)
+            && existing != req.member_id
+        {
+            return JoinOutcome::Refused(ErrorCode::FencedInstanceId);
         }
         let known = self.members.contains_key(req.member_id);
         if !known && !self.pending_ids.remove(req.member_id) {
@@ -278,6 +410,7 @@ impl ClassicGroup {
                     assignment: Bytes::new(),
                     order,
                     client_id: String::new(),
+                    instance_id: None,
                 });
             m.protocols = req.protocols.clone();
             m.session_timeout_ms = req.session_timeout_ms;
@@ -285,6 +418,7 @@ impl ClassicGroup {
             m.last_heartbeat_ms = now_ms;
             m.joined = true;
             m.client_id = req.client_id.to_string();
+            m.instance_id = req.instance_id.map(str::to_string);
             let deadline = now_ms + i64::from(req.rebalance_timeout_ms.max(req.session_timeout_ms));
             self.rebalance_deadline_ms = self.rebalance_deadline_ms.max(deadline);
         }
@@ -299,12 +433,15 @@ impl ClassicGroup {
         }
     }
 
-    /// Checks a member and generation (Heartbeat, SyncGroup, OffsetCommit,
-    /// TxnOffsetCommit).
-    pub(crate) fn check_member(&self, member_id: &str, generation: i32) -> Result<(), ErrorCode> {
-        if !self.members.contains_key(member_id) {
-            return Err(ErrorCode::UnknownMemberId);
-        }
+    /// Checks a member (and its instance id) and generation (Heartbeat,
+    /// SyncGroup, OffsetCommit, TxnOffsetCommit).
+    pub(crate) fn check_member(
+        &self,
+        member_id: &str,
+        instance_id: Option<&str>,
+        generation: i32,
+    ) -> Result<(), ErrorCode> {
+        self.validate_member(member_id, instance_id)?;
         if generation != self.generation {
             return Err(ErrorCode::IllegalGeneration);
         }
@@ -316,11 +453,12 @@ impl ClassicGroup {
     pub(crate) fn sync(
         &mut self,
         member_id: &str,
+        instance_id: Option<&str>,
         generation: i32,
         assignments: &[(String, Bytes)],
         now_ms: i64,
     ) -> Result<Option<Bytes>, ErrorCode> {
-        self.check_member(member_id, generation)?;
+        self.check_member(member_id, instance_id, generation)?;
         match self.state {
             GroupState::PreparingRebalance => Err(ErrorCode::RebalanceInProgress),
             GroupState::Empty => Err(ErrorCode::UnknownMemberId),
@@ -351,10 +489,11 @@ impl ClassicGroup {
     pub(crate) fn heartbeat(
         &mut self,
         member_id: &str,
+        instance_id: Option<&str>,
         generation: i32,
         now_ms: i64,
     ) -> Result<(), ErrorCode> {
-        self.check_member(member_id, generation)?;
+        self.check_member(member_id, instance_id, generation)?;
         if let Some(m) = self.members.get_mut(member_id) {
             m.last_heartbeat_ms = now_ms;
         }
@@ -381,21 +520,30 @@ impl ClassicGroup {
         Ok(())
     }
 
-    /// Removes members whose session expired; completes a rebalance whose
+    /// Removes members whose session expired (in a rebalance, those that
+    /// did not rejoin); completes a rebalance whose
     /// deadline passed. True when anything changed.
     pub(crate) fn tick(&mut self, now_ms: i64) -> bool {
         let mut changed = false;
-        if self.state == GroupState::Stable {
-            let expired: Vec<String> = self
-                .members
-                .iter()
-                .filter(|(_, m)| now_ms - m.last_heartbeat_ms > i64::from(m.session_timeout_ms))
-                .map(|(id, _)| id.clone())
-                .collect();
-            for id in expired {
-                let _ = self.leave(&id, now_ms);
-                changed = true;
-            }
+        // A member's session runs in every state, except while its
+        // JoinGroup waits for the rebalance to complete or its SyncGroup
+        // for the leader (Kafka's `ClassicGroupMember.hasSatisfiedHeartbeat`).
+        let waiting = |m: &Member| match self.state {
+            GroupState::PreparingRebalance => m.joined,
+            GroupState::CompletingRebalance => true,
+            GroupState::Stable | GroupState::Empty => false,
+        };
+        let expired: Vec<String> = self
+            .members
+            .iter()
+            .filter(|(_, m)| {
+                !waiting(m) && now_ms - m.last_heartbeat_ms > i64::from(m.session_timeout_ms)
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in expired {
+            let _ = self.leave(&id, now_ms);
+            changed = true;
         }
         if self.state == GroupState::PreparingRebalance && now_ms >= self.rebalance_deadline_ms {
             changed |= self.try_complete(now_ms, true);
@@ -416,6 +564,7 @@ mod tests {
             session_timeout_ms: 10_000,
             rebalance_timeout_ms: 30_000,
             client_id: "c",
+            instance_id: None,
         }
     }
 
@@ -437,7 +586,7 @@ mod tests {
             (1, "a", 1)
         );
         assert_eq!(
-            g.sync(&a, 1, &[(a.clone(), Bytes::from_static(b"p0"))], 0),
+            g.sync(&a, None, 1, &[(a.clone(), Bytes::from_static(b"p0"))], 0),
             Ok(Some(Bytes::from_static(b"p0")))
         );
         // b joins: a rebalance; a learns from its heartbeat and rejoins.
@@ -445,7 +594,10 @@ mod tests {
             g.join(&req(&b), 1, false, String::new),
             JoinOutcome::Waiting { .. }
         ));
-        assert_eq!(g.heartbeat(&a, 1, 1), Err(ErrorCode::RebalanceInProgress));
+        assert_eq!(
+            g.heartbeat(&a, None, 1, 1),
+            Err(ErrorCode::RebalanceInProgress)
+        );
         let JoinOutcome::Joined(ja) = g.join(&req(&a), 2, false, String::new) else {
             panic!()
         };
@@ -455,17 +607,72 @@ mod tests {
             panic!()
         };
         assert_eq!((jb.generation, jb.members.len()), (2, 0));
-        assert_eq!(g.sync(&b, 2, &[], 3), Ok(None), "waits for the leader");
+        assert_eq!(
+            g.sync(&b, None, 2, &[], 3),
+            Ok(None),
+            "waits for the leader"
+        );
         let assign = [
             (a.clone(), Bytes::from_static(b"pa")),
             (b.clone(), Bytes::from_static(b"pb")),
         ];
         assert_eq!(
-            g.sync(&a, 2, &assign, 4),
+            g.sync(&a, None, 2, &assign, 4),
             Ok(Some(Bytes::from_static(b"pa")))
         );
-        assert_eq!(g.sync(&b, 2, &[], 5), Ok(Some(Bytes::from_static(b"pb"))));
-        assert_eq!(g.check_member(&a, 1), Err(ErrorCode::IllegalGeneration));
+        assert_eq!(
+            g.sync(&b, None, 2, &[], 5),
+            Ok(Some(Bytes::from_static(b"pb")))
+        );
+        assert_eq!(
+            g.check_member(&a, None, 1),
+            Err(ErrorCode::IllegalGeneration)
+        );
+    }
+
+    /// Invariant: a restarted static member (same instance id, no member
+    /// id) takes its predecessor's place and assignment without a
+    /// rebalance; the predecessor's id is fenced from then on.
+    #[test]
+    fn a_static_member_is_replaced_without_a_rebalance() {
+        let mut g = ClassicGroup::new();
+        let stat = |id: &'static str| JoinRequest {
+            instance_id: Some("i-1"),
+            ..req(id)
+        };
+        let JoinOutcome::Joined(j) = g.join(&stat(""), 0, false, || "a".into()) else {
+            panic!("a static member joins without MEMBER_ID_REQUIRED")
+        };
+        assert_eq!((j.member_id.as_str(), j.generation), ("a", 1));
+        g.sync(
+            "a",
+            Some("i-1"),
+            1,
+            &[("a".into(), Bytes::from_static(b"p0"))],
+            0,
+        )
+        .unwrap();
+        let JoinOutcome::Joined(j) = g.join(&stat(""), 1, false, || "a2".into()) else {
+            panic!("the replacement joins at once")
+        };
+        assert_eq!(
+            (j.member_id.as_str(), j.generation),
+            ("a2", 1),
+            "no rebalance"
+        );
+        assert!(j.skip_assignment, "the leader keeps the assignment");
+        assert_eq!(
+            g.sync("a2", Some("i-1"), 1, &[], 2),
+            Ok(Some(Bytes::from_static(b"p0")))
+        );
+        assert_eq!(
+            g.heartbeat("a", Some("i-1"), 1, 3),
+            Err(ErrorCode::FencedInstanceId)
+        );
+        assert!(matches!(
+            g.join(&stat("a"), 4, false, String::new),
+            JoinOutcome::Refused(ErrorCode::FencedInstanceId)
+        ));
     }
 
     #[test]
@@ -475,10 +682,13 @@ mod tests {
             panic!()
         };
         g.join(&req(&a), 0, false, String::new);
-        g.sync(&a, 1, &[], 0).unwrap();
+        g.sync(&a, None, 1, &[], 0).unwrap();
         assert!(!g.tick(10_000));
         assert!(g.tick(10_001));
         assert_eq!(g.state, GroupState::Empty);
-        assert_eq!(g.heartbeat(&a, 1, 10_002), Err(ErrorCode::UnknownMemberId));
+        assert_eq!(
+            g.heartbeat(&a, None, 1, 10_002),
+            Err(ErrorCode::UnknownMemberId)
+        );
     }
 }

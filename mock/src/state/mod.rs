@@ -170,6 +170,7 @@ impl ClusterState {
         &self,
         group: &str,
         member_id: &str,
+        instance_id: Option<&str>,
         generation: i32,
         transactional: bool,
         version: i16,
@@ -187,13 +188,14 @@ impl ClusterState {
                 version,
             });
         }
-        if generation < 0 && member_id.is_empty() {
-            return Ok(CommitValidator::Any);
-        }
         let exists = self.classic.contains_key(group)
             || self.consumer.contains_key(group)
             || self.groups.has_offsets(group);
-        if !exists && generation >= 0 {
+        if !exists {
+            if generation < 0 {
+                // A standalone consumer's commit creates the group.
+                return Ok(CommitValidator::Any);
+            }
             // `OffsetMetadataManager`: a member of a group that does not
             // exist; GROUP_ID_NOT_FOUND from the versions that know it.
             let knows_group_id_not_found = if transactional {
@@ -207,26 +209,41 @@ impl ClusterState {
                 ErrorCode::IllegalGeneration
             });
         }
-        self.check_classic_member(group, member_id, generation)?;
+        self.check_classic_member(group, member_id, instance_id, generation, transactional)?;
         Ok(CommitValidator::Any)
     }
 
+    /// Kafka's `ClassicGroup.validateOffsetCommit`. A group with offsets
+    /// only (or a KIP-848 group without members) is an empty classic group.
     fn check_classic_member(
         &self,
         group: &str,
         member_id: &str,
+        instance_id: Option<&str>,
         generation: i32,
+        transactional: bool,
     ) -> Result<(), ErrorCode> {
-        match self.classic.get(group) {
-            Some(g) if !g.members.is_empty() => {
-                g.check_member(member_id, generation)?;
-                if g.state == membership::GroupState::CompletingRebalance {
-                    return Err(ErrorCode::RebalanceInProgress);
-                }
+        let Some(g) = self.classic.get(group) else {
+            return if generation < 0 && member_id.is_empty() && instance_id.is_none() {
                 Ok(())
-            }
-            _ => Err(ErrorCode::UnknownMemberId),
+            } else {
+                Err(ErrorCode::UnknownMemberId)
+            };
+        };
+        let empty = g.state == membership::GroupState::Empty;
+        if generation < 0 && empty {
+            return Ok(());
         }
+        if generation >= 0 || !member_id.is_empty() || instance_id.is_some() {
+            g.check_member(member_id, instance_id, generation)?;
+        } else if !transactional && !empty {
+            // A standalone commit to a group in use.
+            return Err(ErrorCode::UnknownMemberId);
+        }
+        if !transactional && g.state == membership::GroupState::CompletingRebalance {
+            return Err(ErrorCode::RebalanceInProgress);
+        }
+        Ok(())
     }
 
     pub(crate) fn allocate_producer_id(&mut self) -> i64 {
