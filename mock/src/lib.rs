@@ -39,7 +39,8 @@
 //! closed connection, for the next N requests of an API at a broker), an
 //! [`Interceptor`] that sees every request, brokers stopped and restarted
 //! (their partitions and coordinators fail over), brokers made
-//! unreachable, partition leaders and coordinators moved.
+//! unreachable, partition leaders and coordinators moved; and a seeded
+//! [`Nemesis`] that draws all of these at random moments from one seed.
 //!
 //! Known differences from Kafka: no replication (one copy, nothing lost
 //! when a broker stops); KIP-848 groups only on the Kafka 4.4 release (3.9
@@ -71,11 +72,15 @@
 mod config;
 mod faults;
 mod handlers;
+pub mod nemesis;
 mod server;
 mod state;
 
 pub use config::{KafkaRelease, MockConfig, TransactionVersion};
 pub use faults::{Fault, FaultAction, Interceptor, RequestInfo};
+pub use nemesis::{
+    CLIENT_APIS, Nemesis, NemesisConfig, NemesisFault, NemesisReport, NemesisTargets,
+};
 pub use state::CoordinatorKind;
 pub use state::txn::TxnState;
 

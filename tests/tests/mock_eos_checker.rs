@@ -4,7 +4,8 @@
 //! (`sink_eos_checker`: checkpoints, restores, failovers) — on kafka-mock
 //! clusters of three brokers, with
 //! many seeded faults per schedule at exact protocol moments
-//! (`support::mock_nemesis`: retriable errors on every API the producer
+//! (kafka-mock's seeded `Nemesis`, driven by `support::mock_nemesis`:
+//! retriable errors on every API the producer
 //! and its readers send, answers lost after the request was applied,
 //! connections closed before and after a request, requests delayed past
 //! the client's timeout, brokers stopped and unreachable, leaders and

@@ -73,12 +73,20 @@ pub struct Control {
     stop: AtomicBool,
     healed: tokio::sync::Notify,
     healed_flag: AtomicBool,
+    changed: tokio::sync::Notify,
 }
 
 impl Control {
     /// The schedule's names: faults aimed at them may begin.
     pub fn set_targets(&self, t: Targets) {
         *self.targets.lock().unwrap() = Some(t);
+        self.changed.notify_waiters();
+    }
+
+    /// Completes at the next [`Control::set_targets`] or
+    /// [`Control::heal`] (create it before looking at the state).
+    pub fn changes(&self) -> tokio::sync::futures::Notified<'_> {
+        self.changed.notified()
     }
 
     /// The targets, once the schedule set them.
@@ -101,6 +109,7 @@ impl Control {
     /// cluster is back in sync.
     pub async fn heal(&self) {
         self.stop.store(true, Ordering::SeqCst);
+        self.changed.notify_waiters();
         loop {
             let notified = self.healed.notified();
             if self.healed_flag.load(Ordering::SeqCst) {
