@@ -204,7 +204,45 @@ pub fn decode_response_frame<M: Message>(
     body: &[u8],
     version: i16,
 ) -> Result<(ResponseHeader, M), DecodeError> {
-    let mut r = Reader::new(body);
+    read_response(Reader::new(body), version)
+}
+
+/// [`decode_response_frame`] over a shared buffer: the response's bytes
+/// fields (a Fetch response's record batches) are slices of `body`, not
+/// copies.
+///
+/// ```
+/// use bytes::Bytes;
+/// use kafka_proto::frame::{decode_response_frame_bytes, encode_response_frame};
+/// use kafka_proto::messages::*;
+/// let resp = FetchResponse {
+///     responses: vec![FetchResponseTopic {
+///         topic: "t".into(),
+///         partitions: vec![FetchResponsePartitionData {
+///             records: Some(Bytes::from_static(b"batches")),
+///             ..Default::default()
+///         }],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// };
+/// let body = Bytes::from(encode_response_frame(&resp, 12, 1).unwrap()).slice(4..);
+/// let (_, back) = decode_response_frame_bytes::<FetchResponse>(&body, 12).unwrap();
+/// let records = back.responses[0].partitions[0].records.clone().unwrap();
+/// let within = body.as_ptr_range();
+/// assert!(within.contains(&records.as_ptr()), "a slice of the frame");
+/// ```
+pub fn decode_response_frame_bytes<M: Message>(
+    body: &Bytes,
+    version: i16,
+) -> Result<(ResponseHeader, M), DecodeError> {
+    read_response(Reader::from_bytes(body), version)
+}
+
+fn read_response<M: Message>(
+    mut r: Reader<'_>,
+    version: i16,
+) -> Result<(ResponseHeader, M), DecodeError> {
     let header = ResponseHeader::decode(
         &mut r,
         response_header_version(M::API_KEY, M::is_flexible(version)),

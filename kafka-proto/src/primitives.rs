@@ -93,6 +93,9 @@ pub fn parse_uvarlong(input: &[u8]) -> NomResult<'_, Result<u64, DecodeErrorKind
 #[derive(Debug, Clone)]
 pub struct Reader<'a> {
     input: &'a [u8],
+    /// The buffer `input` lies in, when it is shared: byte fields are then
+    /// slices of it (no copy), kept alive by reference counting.
+    backing: Option<&'a Bytes>,
 }
 
 fn truncated(field: &'static str, needed: usize, remaining: usize) -> DecodeError {
@@ -124,7 +127,30 @@ impl<'a> Reader<'a> {
     /// assert_eq!(r.remaining(), 5);
     /// ```
     pub fn new(input: &'a [u8]) -> Self {
-        Self { input }
+        Self {
+            input,
+            backing: None,
+        }
+    }
+
+    /// A reader over a shared buffer: the bytes fields it reads (a Fetch
+    /// response's record batches, for one) are slices of `input`, not
+    /// copies.
+    ///
+    /// ```
+    /// # use kafka_proto::primitives::Reader;
+    /// use bytes::Bytes;
+    /// let frame = Bytes::from_static(&[0, 0, 0, 3, 1, 2, 3]);
+    /// let records = Reader::from_bytes(&frame).bytes("records", false)?;
+    /// assert_eq!(&records[..], [1, 2, 3]);
+    /// assert_eq!(records.as_ptr(), frame[4..].as_ptr(), "the same memory");
+    /// # Ok::<(), kafka_proto::DecodeError>(())
+    /// ```
+    pub fn from_bytes(input: &'a Bytes) -> Self {
+        Self {
+            input: &input[..],
+            backing: Some(input),
+        }
     }
 
     /// Bytes not yet read.
@@ -343,7 +369,10 @@ impl<'a> Reader<'a> {
     /// # Ok::<(), kafka_proto::DecodeError>(())
     /// ```
     pub fn sub_reader(&mut self, n: usize, field: &'static str) -> Result<Reader<'a>, DecodeError> {
-        Ok(Reader::new(self.take(n, field)?))
+        Ok(Reader {
+            input: self.take(n, field)?,
+            backing: self.backing,
+        })
     }
 
     /// Reads a length prefix: `int16`/`int32` classic or `uvarint(len+1)` compact.
@@ -444,7 +473,13 @@ impl<'a> Reader<'a> {
     ) -> Result<Option<Bytes>, DecodeError> {
         match self.length(field, flexible, false, 1)? {
             None => Ok(None),
-            Some(n) => Ok(Some(Bytes::copy_from_slice(self.take(n, field)?))),
+            Some(n) => {
+                let taken = self.take(n, field)?;
+                Ok(Some(match self.backing {
+                    Some(b) => b.slice_ref(taken),
+                    None => Bytes::copy_from_slice(taken),
+                }))
+            }
         }
     }
 

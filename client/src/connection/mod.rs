@@ -29,8 +29,8 @@ use crate::versions::{
 };
 use bytes::{Bytes, BytesMut};
 use kafka_proto::frame::{
-    DEFAULT_MAX_FRAME_SIZE, FrameDecoder, READ_CHUNK, decode_response_frame, encode_request_frame,
-    peek_correlation_id,
+    DEFAULT_MAX_FRAME_SIZE, FrameDecoder, READ_CHUNK, decode_response_frame_bytes,
+    encode_request_frame, peek_correlation_id,
 };
 use kafka_proto::messages::{
     ApiVersionsRequest, SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
@@ -459,7 +459,7 @@ impl Io {
         timeout: Duration,
     ) -> Result<R::Response, ConnError> {
         let body = self.round_trip(req, version, timeout).await?;
-        decode_response_frame::<R::Response>(&body, version)
+        decode_response_frame_bytes::<R::Response>(&body, version)
             .map(|(_, m)| m)
             .map_err(|source| ConnError::Decode {
                 api: R::API_KEY,
