@@ -14,8 +14,10 @@
 //!   batch is answered with its first offset, a gap with
 //!   OUT_OF_ORDER_SEQUENCE_NUMBER, an old epoch with INVALID_PRODUCER_EPOCH);
 //! - Fetch with long polling, the last stable offset and the aborted
-//!   transactions for read_committed; ListOffsets (latest, earliest, by
-//!   timestamp, largest timestamp);
+//!   transactions for read_committed, and KIP-227 incremental fetch
+//!   sessions (per broker, lost when it stops, the least recently used
+//!   evicted past 1000); ListOffsets (latest, earliest, by timestamp,
+//!   largest timestamp);
 //! - the transaction coordinator for transaction versions 1 and 2:
 //!   InitProducerId (with KIP-360 epoch bumps and fencing),
 //!   AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn writing
@@ -49,9 +51,7 @@
 //! balanced and sticky), and a classic group in use is not converted to a
 //! KIP-848 one or the other way (GROUP_ID_NOT_FOUND and
 //! INCONSISTENT_GROUP_PROTOCOL instead); a classic member's session is
-//! not checked while the group completes a rebalance; no fetch
-//! sessions (every answer says session 0, so clients send full requests);
-//! no retention, compaction or log deletion; no SASL or TLS; ApiVersions
+//! not checked while the group completes a rebalance; no retention, compaction or log deletion; no SASL or TLS; ApiVersions
 //! v5's cluster and node id checks (KIP-1242) are not made.
 //!
 //! ```

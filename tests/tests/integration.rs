@@ -36,6 +36,7 @@ mod producer_txn_faults_broker;
 mod producer_txn_late_request_broker;
 mod producer_txn_resume_broker;
 mod producer_txn_rollover_broker;
+mod reader_fetch_sessions;
 mod sink_bridge_soak;
 mod sink_eos_checker;
 mod sink_kafka_broker;

@@ -9,11 +9,19 @@
 //! [`AbortedTransactionFilter`]); control records (transaction markers) are
 //! never returned at either level, but the position moves past them.
 //!
-//! It is meant for verifying exactly-once output and for simple pipelines:
-//! there is no consumer group membership, no fetch session and no prefetching.
+//! Fetching is pipelined: each broker leading assigned partitions has one
+//! Fetch in flight while the application works on what the last one
+//! returned (at most one answer per broker is held: `fetch.max.bytes`
+//! each), over a KIP-227 incremental fetch session (see `session`). A
+//! position moves only when [`Reader::poll`] hands the records out; an
+//! answer for a partition that was sought or unassigned meanwhile is
+//! dropped. Record keys and values are slices of the received frame.
+//!
+//! It has no consumer group membership (the group consumer adds it).
 
 mod error;
 mod filter;
+mod session;
 
 pub use error::ReaderError;
 pub use filter::{
@@ -24,19 +32,21 @@ pub use filter::{
 use bytes::Bytes;
 use kafka_client::cluster::Cluster;
 use kafka_client::connection::Connection;
-use kafka_client::error::ClusterError;
+use kafka_client::error::{ClusterError, ConnError};
 use kafka_client::{CoordinatorType, find_coordinator};
 use kafka_proto::messages::{
-    FetchRequest, FetchRequestPartition, FetchRequestTopic, FetchResponse, ListOffsetsRequest,
-    ListOffsetsRequestPartition, ListOffsetsRequestTopic, OffsetFetchRequest,
-    OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchRequestTopics,
+    FetchRequest, FetchRequestForgottenTopic, FetchRequestPartition, FetchRequestTopic,
+    FetchResponse, ListOffsetsRequest, ListOffsetsRequestPartition, ListOffsetsRequestTopic,
+    OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchRequestTopics,
 };
 use kafka_proto::primitives::Uuid;
 use kafka_proto::record::{DecodeOptions, RecordHeader, TimestampType};
 use kafka_proto::{ApiKey, ErrorCode, Message};
+use session::{FetchSession, PartitionFetch};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::task::JoinSet;
 
 /// Which records a reader sees.
 ///
@@ -274,6 +284,27 @@ pub struct Reader {
     pending_error: Option<ReaderError>,
     last_error: Option<String>,
     rounds: usize,
+    /// The fetch session with each broker.
+    sessions: HashMap<i32, FetchSession>,
+    /// The Fetches in flight, at most one per broker.
+    in_flight: JoinSet<Fetched>,
+    /// The brokers with a Fetch in flight, by task.
+    busy: BTreeMap<tokio::task::Id, i32>,
+    /// Records whose positions already moved, not yet handed out: a poll
+    /// cancelled while it sends the next Fetches leaves them here for the
+    /// next one (never dropped: that would skip them).
+    ready: Vec<ConsumerRecord>,
+}
+
+/// A Fetch that came back (or failed).
+#[derive(Debug)]
+struct Fetched {
+    node: i32,
+    version: i16,
+    /// Every partition the broker's session fetches, at the offsets sent.
+    targets: Vec<Target>,
+    ids: HashMap<Arc<str>, Uuid>,
+    resp: Result<FetchResponse, ConnError>,
 }
 
 /// One partition of a planned Fetch.
@@ -285,6 +316,33 @@ struct Target {
 }
 
 type Key = (Arc<str>, i32);
+
+/// The forgotten partitions of a session request, by name (before v13)
+/// or topic id.
+fn forgotten(
+    version: i16,
+    keys: &[session::Key],
+    ids: &HashMap<Arc<str>, Uuid>,
+) -> Vec<FetchRequestForgottenTopic> {
+    let mut out: Vec<FetchRequestForgottenTopic> = Vec::new();
+    for (topic, p) in keys {
+        let (name, id) = if version >= 13 {
+            (String::new(), ids.get(topic).copied().unwrap_or_default())
+        } else {
+            (topic.to_string(), Uuid::default())
+        };
+        match out.iter_mut().find(|f| f.topic == name && f.topic_id == id) {
+            Some(f) => f.partitions.push(*p),
+            None => out.push(FetchRequestForgottenTopic {
+                topic: name,
+                topic_id: id,
+                partitions: vec![*p],
+                ..Default::default()
+            }),
+        }
+    }
+    out
+}
 
 /// What one round of fetches produced.
 #[derive(Debug, Default)]
@@ -372,6 +430,10 @@ impl Reader {
             pending_error: None,
             last_error: None,
             rounds: 0,
+            sessions: HashMap::new(),
+            in_flight: JoinSet::new(),
+            busy: BTreeMap::new(),
+            ready: Vec::new(),
         }
     }
 
@@ -886,16 +948,57 @@ impl Reader {
         if self.assignment.is_empty() {
             return Err(ReaderError::NoAssignment);
         }
+        if only.is_some() {
+            // A read of some partitions (read_to_end): answers prefetched
+            // for the whole assignment are dropped unread (no position
+            // moved), their sessions reopened.
+            self.abandon_in_flight();
+        } else if !self.ready.is_empty() {
+            return Ok(std::mem::take(&mut self.ready));
+        }
         let deadline = Instant::now() + timeout;
         loop {
             self.ensure_positions().await?;
-            let now = Instant::now();
-            let remaining = deadline.saturating_duration_since(now);
-            let round = self
-                .fetch_round(only, self.config.max_wait.min(remaining))
-                .await;
+            let mut round = Round::default();
+            self.send_fetches(only, &mut round).await;
+            if self.in_flight.is_empty() {
+                if let Some(e) = round.fatal {
+                    return Err(e);
+                }
+                // Nothing to fetch from (no leader known): back off.
+                let now = Instant::now();
+                if now >= deadline {
+                    return Ok(Vec::new());
+                }
+                if let Some(why) = &round.retriable {
+                    self.last_error = Some(why.clone());
+                }
+                tokio::time::sleep(self.config.retry_backoff.min(deadline - now)).await;
+                continue;
+            }
+            let first =
+                tokio::time::timeout_at(deadline.into(), self.in_flight.join_next_with_id()).await;
+            let Ok(Some(joined)) = first else {
+                // The poll's time is up; the Fetches stay in flight.
+                return Ok(Vec::new());
+            };
+            self.finish(joined, &mut round);
+            // Whatever else already came back.
+            while let Some(joined) = self.in_flight.try_join_next_with_id() {
+                self.finish(joined, &mut round);
+            }
             if let Some(why) = &round.retriable {
                 self.last_error = Some(why.clone());
+            }
+            if only.is_none() && round.fatal.is_none() {
+                // Prefetch: the next Fetch to each idle broker goes out
+                // now, from the positions after these records, which wait
+                // in `ready` across the await.
+                self.ready.append(&mut round.records);
+                let mut ahead = Round::default();
+                self.send_fetches(None, &mut ahead).await;
+                round.records = std::mem::take(&mut self.ready);
+                round.fatal = ahead.fatal;
             }
             match (round.fatal, round.records.is_empty()) {
                 (Some(e), true) => return Err(e),
@@ -910,8 +1013,74 @@ impl Reader {
             if now >= deadline {
                 return Ok(Vec::new());
             }
-            if round.retriable.is_some() || round.requests == 0 {
+            if round.retriable.is_some() {
                 tokio::time::sleep(self.config.retry_backoff.min(deadline - now)).await;
+            }
+        }
+    }
+
+    /// Drops every Fetch in flight unread; their sessions start again.
+    fn abandon_in_flight(&mut self) {
+        self.in_flight.abort_all();
+        for node in std::mem::take(&mut self.busy).into_values() {
+            if let Some(s) = self.sessions.get_mut(&node) {
+                s.on_failure();
+            }
+        }
+    }
+
+    /// Hands a finished Fetch to its session and its records to `round`.
+    fn finish(
+        &mut self,
+        joined: Result<(tokio::task::Id, Fetched), tokio::task::JoinError>,
+        round: &mut Round,
+    ) {
+        let f = match joined {
+            Ok((id, f)) => {
+                self.busy.remove(&id);
+                f
+            }
+            Err(e) => {
+                // Aborted (abandoned: already let go) or panicked: the
+                // broker's session starts again.
+                if let Some(node) = self.busy.remove(&e.id())
+                    && let Some(s) = self.sessions.get_mut(&node)
+                {
+                    s.on_failure();
+                }
+                if !e.is_cancelled() {
+                    round.fail(ReaderError::Broker {
+                        api: ApiKey::Fetch,
+                        version: -1,
+                        error: ErrorCode::UnknownServerError,
+                        message: Some(format!("fetch task failed: {e}")),
+                    });
+                }
+                return;
+            }
+        };
+        let session = self.sessions.entry(f.node).or_default();
+        match f.resp {
+            Ok(resp) => {
+                let top = ErrorCode::from(resp.error_code);
+                if f.version >= 7 && session.on_answer(top, resp.session_id).is_err() {
+                    round.retry(format!(
+                        "fetch session {} with broker {}: {top:?}; fetching in full",
+                        session.id(),
+                        f.node
+                    ));
+                    return;
+                }
+                self.handle_fetch_response(f.version, &f.targets, &f.ids, resp, round);
+            }
+            Err(e) => {
+                session.on_failure();
+                if e.is_retriable() {
+                    self.cluster.invalidate();
+                    round.retry(e.to_string());
+                } else {
+                    round.fail(e.into());
+                }
             }
         }
     }
@@ -941,9 +1110,9 @@ impl Reader {
         Ok(())
     }
 
-    /// One round: a Fetch per leader, all in flight at once.
-    async fn fetch_round(&mut self, only: Option<&BTreeSet<Key>>, max_wait: Duration) -> Round {
-        let mut round = Round::default();
+    /// Sends a Fetch to every broker that leads partitions to fetch and
+    /// has none in flight.
+    async fn send_fetches(&mut self, only: Option<&BTreeSet<Key>>, round: &mut Round) {
         let topics: Vec<Arc<str>> = self.assignment.keys().cloned().collect();
         let topic_refs: Vec<&str> = topics.iter().map(|t| &**t).collect();
         if let Err(e) = self.ensure_metadata(&topic_refs).await {
@@ -951,10 +1120,10 @@ impl Reader {
                 round.retry(e.to_string());
             } else {
                 round.fail(e.into());
-                return round;
+                return;
             }
         }
-        // Plan: partitions grouped by leader.
+        // Plan: partitions grouped by leader, for the idle brokers.
         let mut plan: BTreeMap<i32, Vec<(Target, i32)>> = BTreeMap::new();
         let mut ids: HashMap<Arc<str>, Uuid> = HashMap::new();
         {
@@ -969,17 +1138,20 @@ impl Reader {
                     }
                     let Some(offset) = st.position else { continue };
                     match md.partition(t, *p) {
-                        Some(pm) if pm.leader.is_some() => plan
-                            .entry(pm.leader.unwrap_or_default())
-                            .or_default()
-                            .push((
+                        Some(pm) if pm.leader.is_some() => {
+                            let leader = pm.leader.unwrap_or_default();
+                            if self.busy.values().any(|b| *b == leader) {
+                                continue;
+                            }
+                            plan.entry(leader).or_default().push((
                                 Target {
                                     topic: t.clone(),
                                     partition: *p,
                                     offset,
                                 },
                                 pm.leader_epoch,
-                            )),
+                            ));
+                        }
                         _ => {
                             round.retry(format!("no leader known for {t}-{p}"));
                         }
@@ -991,13 +1163,9 @@ impl Reader {
             self.cluster.invalidate();
         }
         let request_timeout = self.cluster.config().connection.request_timeout;
-        let mut tasks = tokio::task::JoinSet::new();
+        let max_wait = self.config.max_wait;
         self.rounds = self.rounds.wrapping_add(1);
         for (node, mut targets) in plan {
-            // Rotate the partition order: only the first partition of a
-            // response is sure to get a whole batch (KIP-74).
-            let n = targets.len();
-            targets.rotate_left(self.rounds % n);
             let conn = match self.connection(node).await {
                 Ok(c) => c,
                 Err(e) if e.is_retriable() => {
@@ -1018,38 +1186,69 @@ impl Reader {
             };
             let by_id = version >= 13 && targets.iter().all(|(t, _)| ids.contains_key(&t.topic));
             let version = if version >= 13 && !by_id { 12 } else { version };
-            let req = self.fetch_request(version, &targets, &ids, max_wait);
+            let (_, partition_max_bytes) = self.fetch_limits();
+            let req = if version >= 7 {
+                // A session's request carries what changed; a full one
+                // rotates the partition order (only the first partition
+                // of an answer is sure to get a whole batch, KIP-74).
+                let wanted: BTreeMap<session::Key, PartitionFetch> = targets
+                    .iter()
+                    .map(|(t, epoch)| {
+                        (
+                            (t.topic.clone(), t.partition),
+                            PartitionFetch {
+                                offset: t.offset,
+                                leader_epoch: if version >= 9 { *epoch } else { -1 },
+                                max_bytes: partition_max_bytes,
+                            },
+                        )
+                    })
+                    .collect();
+                let plan = self.sessions.entry(node).or_default().build(&wanted);
+                let mut sent: Vec<(Target, i32)> = plan
+                    .partitions
+                    .iter()
+                    .map(|(k, f)| {
+                        (
+                            Target {
+                                topic: k.0.clone(),
+                                partition: k.1,
+                                offset: f.offset,
+                            },
+                            f.leader_epoch,
+                        )
+                    })
+                    .collect();
+                if plan.is_full() && !sent.is_empty() {
+                    let n = sent.len();
+                    sent.rotate_left(self.rounds % n);
+                }
+                let mut req = self.fetch_request(version, &sent, &ids, max_wait);
+                req.session_id = plan.session_id;
+                req.session_epoch = plan.session_epoch;
+                req.forgotten_topics_data = forgotten(version, &plan.forgotten, &ids);
+                req
+            } else {
+                let n = targets.len();
+                targets.rotate_left(self.rounds % n);
+                self.fetch_request(version, &targets, &ids, max_wait)
+            };
             let targets: Vec<Target> = targets.into_iter().map(|(t, _)| t).collect();
             let wait = request_timeout + max_wait;
+            let ids = ids.clone();
             round.requests += 1;
-            tasks.spawn(async move {
+            let task = self.in_flight.spawn(async move {
                 let resp = conn.send_with_timeout(&req, version, wait).await;
-                (version, targets, resp)
+                Fetched {
+                    node,
+                    version,
+                    targets,
+                    ids,
+                    resp,
+                }
             });
+            self.busy.insert(task.id(), node);
         }
-        while let Some(joined) = tasks.join_next().await {
-            let (version, targets, resp) = match joined {
-                Ok(x) => x,
-                Err(e) => {
-                    round.fail(ReaderError::Broker {
-                        api: ApiKey::Fetch,
-                        version: -1,
-                        error: ErrorCode::UnknownServerError,
-                        message: Some(format!("fetch task failed: {e}")),
-                    });
-                    continue;
-                }
-            };
-            match resp {
-                Ok(resp) => self.handle_fetch_response(version, &targets, &ids, resp, &mut round),
-                Err(e) if e.is_retriable() => {
-                    self.cluster.invalidate();
-                    round.retry(e.to_string());
-                }
-                Err(e) => round.fail(e.into()),
-            }
-        }
-        round
     }
 
     fn fetch_request(
@@ -1125,6 +1324,7 @@ impl Reader {
         }
         let isolation = self.config.isolation;
         let decode = self.config.decode;
+        let mut first_in_answer = true;
         for rt in resp.responses {
             let topic: Option<Arc<str>> = if version >= 13 {
                 ids.iter()
@@ -1138,6 +1338,7 @@ impl Reader {
             };
             let Some(topic) = topic else { continue };
             for pd in rt.partitions {
+                let is_first = std::mem::replace(&mut first_in_answer, false);
                 let Some(target) = targets
                     .iter()
                     .find(|t| t.topic == topic && t.partition == pd.partition_index)
@@ -1209,9 +1410,10 @@ impl Reader {
                     Ok(done) => {
                         if done.batches == 0 {
                             // Only part of a batch: the response's byte budget
-                            // ran out. Fatal only for the first partition,
-                            // which brokers always give a whole batch.
-                            if std::ptr::eq(target, &targets[0]) {
+                            // ran out. Fatal only for the answer's first
+                            // partition, which brokers always give a whole
+                            // batch (KIP-74).
+                            if is_first {
                                 round.fail(ReaderError::RecordTooLarge {
                                     topic: topic.to_string(),
                                     partition,

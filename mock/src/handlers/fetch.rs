@@ -5,14 +5,19 @@
 //! overlapping what is returned. With no data and `max_wait_ms` left, the
 //! request waits (long poll) until a write or the deadline.
 //!
-//! Fetch sessions (KIP-227) are not offered: every answer carries session
-//! id 0, which tells the client to send full requests; a request naming a
-//! session gets FETCH_SESSION_ID_NOT_FOUND.
+//! Fetch sessions (KIP-227, v7+; see `state::fetch_sessions`): epoch 0
+//! opens a session with the request's partitions, a later epoch names the
+//! changed and forgotten partitions and is answered with the partitions
+//! that have news; an unknown session or a wrong epoch gets
+//! FETCH_SESSION_ID_NOT_FOUND or INVALID_FETCH_SESSION_EPOCH, and epoch -1
+//! closes the session named (a sessionless request).
 
 use super::Reply;
+use crate::state::fetch_sessions::{CachedPartition, FetchSession, SessionKey};
 use crate::state::{ClusterState, Ctx};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
+use kafka_proto::primitives::Uuid;
 
 fn partition_error(index: i32, code: ErrorCode) -> FetchResponsePartitionData {
     FetchResponsePartitionData {
@@ -27,6 +32,126 @@ fn partition_error(index: i32, code: ErrorCode) -> FetchResponsePartitionData {
     }
 }
 
+/// One partition to read: from the request, or from the session.
+#[derive(Debug, Clone)]
+struct Item {
+    /// The topic's name, when known.
+    name: Option<String>,
+    /// The topic as the request names it (by name before v13).
+    wire_topic: String,
+    topic_id: Uuid,
+    partition: i32,
+    fetch_offset: i64,
+    leader_epoch: i32,
+    max_bytes: i32,
+}
+
+impl Item {
+    fn key(&self) -> SessionKey {
+        let topic = self
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{:?}", self.topic_id));
+        (topic, self.partition)
+    }
+}
+
+/// How the request relates to a fetch session.
+enum Mode {
+    /// No session; `close` names one to close (epoch -1).
+    Sessionless { close: i32 },
+    /// Epoch 0: a new session, replacing `close` if not 0.
+    Full { close: i32 },
+    /// A later epoch of session `id`, with the request applied.
+    Incremental { id: i32, session: FetchSession },
+}
+
+fn request_items(state: &ClusterState, req: &FetchRequest, version: i16) -> Vec<Item> {
+    let mut items = Vec::new();
+    for t in &req.topics {
+        let name = if version >= 13 {
+            state.topic_ids.get(&t.topic_id).cloned()
+        } else {
+            Some(t.topic.clone())
+        };
+        for p in &t.partitions {
+            items.push(Item {
+                name: name.clone(),
+                wire_topic: t.topic.clone(),
+                topic_id: t.topic_id,
+                partition: p.partition,
+                fetch_offset: p.fetch_offset,
+                leader_epoch: p.current_leader_epoch,
+                max_bytes: p.partition_max_bytes,
+            });
+        }
+    }
+    items
+}
+
+fn mode(
+    state: &ClusterState,
+    ctx: &Ctx,
+    req: &FetchRequest,
+    version: i16,
+) -> Result<Mode, ErrorCode> {
+    if version < 7 || req.session_epoch == -1 {
+        return Ok(Mode::Sessionless {
+            close: if version >= 7 { req.session_id } else { 0 },
+        });
+    }
+    if req.session_epoch == 0 {
+        return Ok(Mode::Full {
+            close: req.session_id,
+        });
+    }
+    let Some(session) = state.fetch_sessions.get(ctx.broker, req.session_id) else {
+        return Err(ErrorCode::FetchSessionIdNotFound);
+    };
+    if session.next_epoch != req.session_epoch {
+        return Err(ErrorCode::InvalidFetchSessionEpoch);
+    }
+    let mut session = session.clone();
+    for item in request_items(state, req, version) {
+        let key = item.key();
+        let cached = CachedPartition {
+            topic_id: item.topic_id,
+            fetch_offset: item.fetch_offset,
+            leader_epoch: item.leader_epoch,
+            max_bytes: item.max_bytes,
+            high_watermark: -1,
+            last_stable_offset: -1,
+            log_start_offset: -1,
+        };
+        match session.partitions.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, c)) => {
+                c.fetch_offset = cached.fetch_offset;
+                c.leader_epoch = cached.leader_epoch;
+                c.max_bytes = cached.max_bytes;
+            }
+            None => session.partitions.push((key, cached)),
+        }
+    }
+    for f in &req.forgotten_topics_data {
+        let name = if version >= 13 {
+            state
+                .topic_ids
+                .get(&f.topic_id)
+                .cloned()
+                .unwrap_or_else(|| format!("{:?}", f.topic_id))
+        } else {
+            f.topic.clone()
+        };
+        session
+            .partitions
+            .retain(|((t, p), _)| !(*t == name && f.partitions.contains(p)));
+    }
+    Ok(Mode::Incremental {
+        id: req.session_id,
+        session,
+    })
+}
+
 pub(crate) fn handle(
     state: &mut ClusterState,
     ctx: &Ctx,
@@ -34,102 +159,55 @@ pub(crate) fn handle(
     version: i16,
     final_attempt: bool,
 ) -> Reply<FetchResponse> {
-    if version >= 7 && req.session_id != 0 {
-        return Reply::Now(FetchResponse {
-            error_code: ErrorCode::FetchSessionIdNotFound.code(),
-            ..Default::default()
-        });
-    }
+    let mode = match mode(state, ctx, req, version) {
+        Ok(m) => m,
+        Err(code) => {
+            return Reply::Now(FetchResponse {
+                error_code: code.code(),
+                ..Default::default()
+            });
+        }
+    };
+    let items: Vec<Item> = match &mode {
+        Mode::Incremental { session, .. } => session
+            .partitions
+            .iter()
+            .map(|((topic, p), c)| Item {
+                name: state.topics.contains_key(topic).then(|| topic.clone()),
+                wire_topic: topic.clone(),
+                topic_id: c.topic_id,
+                partition: *p,
+                fetch_offset: c.fetch_offset,
+                leader_epoch: c.leader_epoch,
+                max_bytes: c.max_bytes,
+            })
+            .collect(),
+        _ => request_items(state, req, version),
+    };
     let read_committed = req.isolation_level == 1;
     let mut budget = usize::try_from(req.max_bytes.max(0)).unwrap_or(0);
     let mut total = 0usize;
     let mut errors = false;
-    let mut responses = Vec::with_capacity(req.topics.len());
-    for t in &req.topics {
-        let name = if version >= 13 {
-            state.topic_ids.get(&t.topic_id).cloned()
-        } else {
-            Some(t.topic.clone())
-        };
-        let partitions = t
-            .partitions
-            .iter()
-            .map(|p| {
-                let Some(name) = &name else {
-                    errors = true;
-                    return partition_error(p.partition, ErrorCode::UnknownTopicId);
-                };
-                let Some(log) = state.partition(name, p.partition) else {
-                    errors = true;
-                    return partition_error(p.partition, ErrorCode::UnknownTopicOrPartition);
-                };
-                if log.leader != ctx.broker {
-                    errors = true;
-                    return partition_error(p.partition, ErrorCode::NotLeaderOrFollower);
-                }
-                if version >= 9 && p.current_leader_epoch >= 0 {
-                    if p.current_leader_epoch > log.leader_epoch {
-                        errors = true;
-                        return partition_error(p.partition, ErrorCode::UnknownLeaderEpoch);
-                    }
-                    if p.current_leader_epoch < log.leader_epoch {
-                        errors = true;
-                        return partition_error(p.partition, ErrorCode::FencedLeaderEpoch);
-                    }
-                }
-                let hw = log.high_watermark();
-                if p.fetch_offset > hw || p.fetch_offset < log.log_start_offset() {
-                    errors = true;
-                    let mut e = partition_error(p.partition, ErrorCode::OffsetOutOfRange);
-                    e.high_watermark = hw;
-                    e.last_stable_offset = log.last_stable_offset();
-                    e.log_start_offset = if version >= 5 {
-                        log.log_start_offset()
-                    } else {
-                        -1
-                    };
-                    return e;
-                }
-                let limit = usize::try_from(p.partition_max_bytes.max(0))
-                    .unwrap_or(0)
-                    .min(budget);
-                let read = log.read(p.fetch_offset, limit, read_committed);
-                budget = budget.saturating_sub(read.records.len());
-                total += read.records.len();
-                FetchResponsePartitionData {
-                    partition_index: p.partition,
-                    error_code: 0,
-                    high_watermark: hw,
-                    last_stable_offset: log.last_stable_offset(),
-                    log_start_offset: if version >= 5 {
-                        log.log_start_offset()
-                    } else {
-                        -1
-                    },
-                    aborted_transactions: read_committed.then(|| {
-                        read.aborted
-                            .iter()
-                            .map(|a| FetchResponseAbortedTransaction {
-                                producer_id: a.producer_id,
-                                first_offset: a.first_offset,
-                                ..Default::default()
-                            })
-                            .collect()
-                    }),
-                    records: Some(read.records),
-                    ..Default::default()
-                }
-            })
-            .collect();
-        responses.push(FetchResponseTopic {
-            topic: if version >= 13 {
-                String::new()
-            } else {
-                t.topic.clone()
-            },
-            topic_id: if version >= 13 { t.topic_id } else { [0; 16] },
-            partitions,
-            ..Default::default()
+    let mut answers: Vec<(Item, FetchResponsePartitionData)> = Vec::with_capacity(items.len());
+    for item in items {
+        let data = read_partition(state, ctx, &item, version, read_committed, &mut budget);
+        if data.error_code != 0 {
+            errors = true;
+        }
+        total += data.records.as_ref().map_or(0, |r| r.len());
+        answers.push((item, data));
+    }
+    if let Mode::Incremental { session, .. } = &mode {
+        // Only the partitions with news.
+        answers.retain(|(item, d)| {
+            let cached = session.partitions.iter().find(|(k, _)| *k == item.key());
+            d.error_code != 0
+                || d.records.as_ref().is_some_and(|r| !r.is_empty())
+                || cached.is_none_or(|(_, c)| {
+                    c.high_watermark != d.high_watermark
+                        || c.last_stable_offset != d.last_stable_offset
+                        || c.log_start_offset != d.log_start_offset
+                })
         });
     }
     let wanted = usize::try_from(req.min_bytes.max(1)).unwrap_or(1);
@@ -138,10 +216,165 @@ pub(crate) fn handle(
             until_ms: ctx.now_ms + i64::from(req.max_wait_ms),
         };
     }
+    let session_id = commit_session(state, ctx, mode, &answers);
+    let mut responses: Vec<FetchResponseTopic> = Vec::new();
+    for (item, data) in answers {
+        let (topic, topic_id) = if version >= 13 {
+            (String::new(), item.topic_id)
+        } else {
+            (item.wire_topic.clone(), [0; 16])
+        };
+        match responses
+            .last_mut()
+            .filter(|r| r.topic == topic && r.topic_id == topic_id)
+        {
+            Some(r) => r.partitions.push(data),
+            None => responses.push(FetchResponseTopic {
+                topic,
+                topic_id,
+                partitions: vec![data],
+                ..Default::default()
+            }),
+        }
+    }
     Reply::Now(FetchResponse {
+        session_id,
         responses,
         ..Default::default()
     })
+}
+
+/// Stores what the answer told the client in its session (opening,
+/// advancing or closing it); returns the session id to answer with.
+fn commit_session(
+    state: &mut ClusterState,
+    ctx: &Ctx,
+    mode: Mode,
+    answers: &[(Item, FetchResponsePartitionData)],
+) -> i32 {
+    let told = |c: &mut CachedPartition, d: &FetchResponsePartitionData| {
+        c.high_watermark = d.high_watermark;
+        c.last_stable_offset = d.last_stable_offset;
+        c.log_start_offset = d.log_start_offset;
+    };
+    match mode {
+        Mode::Sessionless { close } => {
+            if close != 0 {
+                state.fetch_sessions.close(ctx.broker, close);
+            }
+            0
+        }
+        Mode::Full { close } => {
+            if close != 0 {
+                state.fetch_sessions.close(ctx.broker, close);
+            }
+            let partitions = answers
+                .iter()
+                .map(|(item, d)| {
+                    let mut c = CachedPartition {
+                        topic_id: item.topic_id,
+                        fetch_offset: item.fetch_offset,
+                        leader_epoch: item.leader_epoch,
+                        max_bytes: item.max_bytes,
+                        high_watermark: -1,
+                        last_stable_offset: -1,
+                        log_start_offset: -1,
+                    };
+                    told(&mut c, d);
+                    (item.key(), c)
+                })
+                .collect();
+            state.fetch_sessions.put(
+                ctx.broker,
+                0,
+                FetchSession {
+                    next_epoch: 1,
+                    partitions,
+                    last_used_ms: ctx.now_ms,
+                },
+            )
+        }
+        Mode::Incremental { id, mut session } => {
+            for (item, d) in answers {
+                let key = item.key();
+                if let Some((_, c)) = session.partitions.iter_mut().find(|(k, _)| *k == key) {
+                    told(c, d);
+                }
+            }
+            session.next_epoch = if session.next_epoch == i32::MAX {
+                1
+            } else {
+                session.next_epoch + 1
+            };
+            session.last_used_ms = ctx.now_ms;
+            state.fetch_sessions.put(ctx.broker, id, session)
+        }
+    }
+}
+
+/// One partition's answer, spending `budget` (the request's byte limit).
+fn read_partition(
+    state: &ClusterState,
+    ctx: &Ctx,
+    item: &Item,
+    version: i16,
+    read_committed: bool,
+    budget: &mut usize,
+) -> FetchResponsePartitionData {
+    let Some(name) = &item.name else {
+        return partition_error(item.partition, ErrorCode::UnknownTopicId);
+    };
+    let Some(log) = state.partition(name, item.partition) else {
+        return partition_error(item.partition, ErrorCode::UnknownTopicOrPartition);
+    };
+    if log.leader != ctx.broker {
+        return partition_error(item.partition, ErrorCode::NotLeaderOrFollower);
+    }
+    if version >= 9 && item.leader_epoch >= 0 {
+        if item.leader_epoch > log.leader_epoch {
+            return partition_error(item.partition, ErrorCode::UnknownLeaderEpoch);
+        }
+        if item.leader_epoch < log.leader_epoch {
+            return partition_error(item.partition, ErrorCode::FencedLeaderEpoch);
+        }
+    }
+    let hw = log.high_watermark();
+    let log_start = if version >= 5 {
+        log.log_start_offset()
+    } else {
+        -1
+    };
+    if item.fetch_offset > hw || item.fetch_offset < log.log_start_offset() {
+        let mut e = partition_error(item.partition, ErrorCode::OffsetOutOfRange);
+        e.high_watermark = hw;
+        e.last_stable_offset = log.last_stable_offset();
+        e.log_start_offset = log_start;
+        return e;
+    }
+    let limit = usize::try_from(item.max_bytes.max(0))
+        .unwrap_or(0)
+        .min(*budget);
+    let read = log.read(item.fetch_offset, limit, read_committed);
+    *budget = budget.saturating_sub(read.records.len());
+    FetchResponsePartitionData {
+        partition_index: item.partition,
+        error_code: 0,
+        high_watermark: hw,
+        last_stable_offset: log.last_stable_offset(),
+        log_start_offset: log_start,
+        aborted_transactions: read_committed.then(|| {
+            read.aborted
+                .iter()
+                .map(|a| FetchResponseAbortedTransaction {
+                    producer_id: a.producer_id,
+                    first_offset: a.first_offset,
+                    ..Default::default()
+                })
+                .collect()
+        }),
+        records: Some(read.records),
+        ..Default::default()
+    }
 }
 
 pub(crate) fn error(

@@ -10,6 +10,7 @@
 //! - [`consumer_group`]: KIP-848 consumer groups (ConsumerGroupHeartbeat).
 
 pub(crate) mod consumer_group;
+pub(crate) mod fetch_sessions;
 pub(crate) mod groups;
 pub(crate) mod membership;
 pub(crate) mod partition;
@@ -77,6 +78,8 @@ pub(crate) struct ClusterState {
     pub classic: HashMap<String, ClassicGroup>,
     /// KIP-848 consumer groups, by group id.
     pub consumer: HashMap<String, ConsumerGroup>,
+    /// The brokers' fetch sessions (KIP-227).
+    pub fetch_sessions: fetch_sessions::FetchSessions,
     next_member_id: u64,
     next_producer_id: i64,
     next_topic_id: u64,
@@ -111,6 +114,7 @@ impl ClusterState {
             groups: Groups::default(),
             classic: HashMap::new(),
             consumer: HashMap::new(),
+            fetch_sessions: fetch_sessions::FetchSessions::default(),
             next_member_id: 1,
             next_producer_id: 1000,
             next_topic_id: 1,
@@ -385,6 +389,10 @@ impl ClusterState {
                 group.members.keys().collect::<Vec<_>>()
             );
         }
+        let sessions = self.fetch_sessions.count();
+        if !sessions.is_empty() {
+            let _ = writeln!(out, "fetch sessions by broker: {sessions:?}");
+        }
         for (g, group) in &self.consumer {
             let _ = writeln!(
                 out,
@@ -431,6 +439,7 @@ impl ClusterState {
         if alive {
             return;
         }
+        self.fetch_sessions.broker_stopped(id);
         let live = self.alive_brokers();
         if live.is_empty() {
             return;
