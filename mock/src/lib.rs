@@ -34,8 +34,17 @@
 //!   ConsumerGroupDescribe); OffsetCommit and OffsetFetch (with KIP-447's
 //!   generation and member epoch checks on TxnOffsetCommit, STALE_MEMBER_EPOCH,
 //!   and UNSTABLE_OFFSET_COMMIT);
-//! - admin: CreateTopics, DescribeConfigs, ListTransactions (v0-1),
-//!   DescribeTransactions, DescribeProducers.
+//! - admin: CreateTopics, DeleteTopics (by name, or id from v6; the
+//!   topic's logs, producer state, topic id and the groups' offsets for it
+//!   go with it, and an open transaction's markers skip its partitions),
+//!   CreatePartitions (new partitions led as CreateTopics places them, or
+//!   as assigned; INVALID_PARTITIONS for no increase), DescribeConfigs,
+//!   ListTransactions (v0-1), DescribeTransactions, DescribeProducers;
+//!   ListGroups (at each group's coordinator, with state and type filters;
+//!   a group with offsets only is an Empty classic group), DescribeGroups
+//!   (the protocol and members' metadata once Stable; Dead, or
+//!   GROUP_ID_NOT_FOUND from v6, for no classic group) and DeleteGroups
+//!   (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND, else the group and its offsets).
 //!
 //! Faults: queued [`Fault`]s (an error code, a delay, a lost answer, a
 //! closed connection, for the next N requests of an API at a broker), an
@@ -52,7 +61,14 @@
 //! KIP-848 one or the other way (GROUP_ID_NOT_FOUND and
 //! INCONSISTENT_GROUP_PROTOCOL instead); a classic member's session is
 //! not checked while the group completes a rebalance; no retention, compaction or log deletion; no SASL or TLS; ApiVersions
-//! v5's cluster and node id checks (KIP-1242) are not made.
+//! v5's cluster and node id checks (KIP-1242) are not made. DeleteTopics
+//! answers in the request's order (Kafka shuffles) and the topic is gone
+//! from every broker at once; CreatePartitions does not check a manual
+//! assignment's replica count (one copy is kept); DescribeGroups shows no
+//! assignments while a classic group completes a rebalance (Kafka 4.4
+//! shows the last generation's); empty groups and committed offsets never
+//! expire (Kafka removes an empty group without offsets at its next
+//! offsets retention check).
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]

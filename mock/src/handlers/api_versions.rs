@@ -46,11 +46,17 @@ pub(crate) fn advertised_range(config: &MockConfig, api: ApiKey) -> Option<Versi
             cap(ConsumerGroupHeartbeatRequest::VERSIONS, 1, 1)
         }
         ApiKey::ConsumerGroupDescribe if !old => cap(ConsumerGroupDescribeRequest::VERSIONS, 1, 1),
+        // Kafka 3.9 advertises DeleteTopics from v0 (kafka-proto decodes v1+).
+        ApiKey::DeleteTopics => cap(DeleteTopicsRequest::VERSIONS, 6, 6),
+        ApiKey::CreatePartitions => cap(CreatePartitionsRequest::VERSIONS, 3, 3),
+        ApiKey::ListGroups => cap(ListGroupsRequest::VERSIONS, 5, 5),
+        ApiKey::DescribeGroups => cap(DescribeGroupsRequest::VERSIONS, 6, 5),
+        ApiKey::DeleteGroups => cap(DeleteGroupsRequest::VERSIONS, 3, 2),
         _ => return None,
     })
 }
 
-const SERVED: [ApiKey; 24] = [
+const SERVED: [ApiKey; 29] = [
     ApiKey::Produce,
     ApiKey::Fetch,
     ApiKey::ListOffsets,
@@ -75,6 +81,11 @@ const SERVED: [ApiKey; 24] = [
     ApiKey::LeaveGroup,
     ApiKey::ConsumerGroupHeartbeat,
     ApiKey::ConsumerGroupDescribe,
+    ApiKey::DeleteTopics,
+    ApiKey::CreatePartitions,
+    ApiKey::ListGroups,
+    ApiKey::DescribeGroups,
+    ApiKey::DeleteGroups,
 ];
 
 fn listing(config: &MockConfig) -> ApiVersionsResponse {

@@ -173,7 +173,13 @@ pub(crate) fn handle(
             .partitions
             .iter()
             .map(|((topic, p), c)| Item {
-                name: state.topics.contains_key(topic).then(|| topic.clone()),
+                // By id when the client named one (v13+): a topic deleted
+                // (or deleted and created again) is unknown, not re-read.
+                name: if c.topic_id != [0; 16] {
+                    state.topic_ids.get(&c.topic_id).cloned()
+                } else {
+                    state.topics.contains_key(topic).then(|| topic.clone())
+                },
                 wire_topic: topic.clone(),
                 topic_id: c.topic_id,
                 partition: *p,

@@ -66,6 +66,7 @@ pub(crate) fn handle(
         .or_insert_with(ClassicGroup::new);
     let before = group.fingerprint();
     let outcome = group.join(&join, ctx.now_ms, final_attempt, || new_id);
+    record_host(group, &join, ctx);
     if group.fingerprint() != before {
         state.appends += 1;
     }
@@ -84,6 +85,7 @@ pub(crate) fn handle(
             let group = state.classic.get_mut(&req.group_id).expect("created above");
             let before = group.fingerprint();
             let outcome = group.join(&join, ctx.now_ms, final_attempt, String::new);
+            record_host(group, &join, ctx);
             if group.fingerprint() != before {
                 state.appends += 1;
             }
@@ -94,6 +96,20 @@ pub(crate) fn handle(
         }
         JoinOutcome::Waiting { until_ms } => Reply::Park { until_ms },
         other => Reply::Now(answer(other, req, version)),
+    }
+}
+
+/// Records the joining member's address for DescribeGroups (Kafka keeps
+/// the host of the member's latest JoinGroup). A static member that joined
+/// without a member id is found by its instance id.
+fn record_host(group: &mut ClassicGroup, join: &JoinRequest<'_>, ctx: &Ctx) {
+    let id = match (join.member_id, join.instance_id) {
+        ("", Some(instance)) => group.static_member(instance),
+        ("", None) => None,
+        (id, _) => Some(id.to_string()),
+    };
+    if let Some(m) = id.and_then(|id| group.members.get_mut(&id)) {
+        m.client_host = ctx.client_host.to_string();
     }
 }
 

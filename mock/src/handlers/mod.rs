@@ -13,8 +13,12 @@ mod add_partitions_to_txn;
 pub(crate) mod api_versions;
 mod consumer_group_describe;
 mod consumer_group_heartbeat;
+mod create_partitions;
 mod create_topics;
+mod delete_groups;
+mod delete_topics;
 mod describe_configs;
+mod describe_groups;
 mod describe_producers;
 mod describe_transactions;
 mod end_txn;
@@ -24,6 +28,7 @@ mod heartbeat;
 mod init_producer_id;
 mod join_group;
 mod leave_group;
+mod list_groups;
 mod list_offsets;
 mod list_transactions;
 mod metadata;
@@ -160,6 +165,11 @@ pub(crate) fn handle(
         LeaveGroup => leave_group::LeaveGroupRequest,
         ConsumerGroupHeartbeat => consumer_group_heartbeat::ConsumerGroupHeartbeatRequest,
         ConsumerGroupDescribe => consumer_group_describe::ConsumerGroupDescribeRequest,
+        DeleteTopics => delete_topics::DeleteTopicsRequest,
+        CreatePartitions => create_partitions::CreatePartitionsRequest,
+        ListGroups => list_groups::ListGroupsRequest,
+        DescribeGroups => describe_groups::DescribeGroupsRequest,
+        DeleteGroups => delete_groups::DeleteGroupsRequest,
     )
 }
 

@@ -57,6 +57,8 @@ pub(crate) struct Member {
     pub assignment: Bytes,
     pub order: u64,
     pub client_id: String,
+    /// The client's address as DescribeGroups shows it (set by JoinGroup).
+    pub client_host: String,
     pub instance_id: Option<String>,
 }
 
@@ -410,6 +412,7 @@ impl ClassicGroup {
                     assignment: Bytes::new(),
                     order,
                     client_id: String::new(),
+                    client_host: String::new(),
                     instance_id: None,
                 });
             m.protocols = req.protocols.clone();

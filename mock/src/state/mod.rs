@@ -11,10 +11,12 @@
 
 pub(crate) mod consumer_group;
 pub(crate) mod fetch_sessions;
+pub(crate) mod group_admin;
 pub(crate) mod groups;
 pub(crate) mod membership;
 pub(crate) mod partition;
 pub(crate) mod producer_state;
+pub(crate) mod topic_admin;
 pub(crate) mod txn;
 
 use crate::config::{MockConfig, TransactionVersion};

@@ -1,0 +1,109 @@
+//! DescribeGroups (v0-6, Kafka 3.9 v0-5) through each group's coordinator
+//! (NOT_COORDINATOR elsewhere, per group): a classic group's state as Kafka
+//! spells it, protocol type and members (member and instance id, client id
+//! and host); the chosen protocol and each member's metadata only when the
+//! group is Stable (`GroupMetadataManager.describeGroups`), the members'
+//! assignments when Stable, and in the other states as last synced on
+//! Kafka 4.4 (none on 3.9).
+//! A group that does not exist, or is a KIP-848 consumer group, is `Dead`
+//! with NONE before v6, and GROUP_ID_NOT_FOUND with a message from v6
+//! (KIP-1043). A group with offsets only is Empty with protocol type "".
+
+use super::Reply;
+use crate::state::group_admin::DEAD;
+use crate::state::{ClusterState, CoordinatorKind, Ctx};
+use kafka_proto::ErrorCode;
+use kafka_proto::messages::*;
+
+/// The operations allowed on a group without an authorizer (as
+/// ConsumerGroupDescribe answers them): READ, DELETE, DESCRIBE,
+/// DESCRIBE_CONFIGS, ALTER_CONFIGS (`AclOperation` codes as bits).
+const GROUP_OPERATIONS: i32 = 1 << 3 | 1 << 6 | 1 << 8 | 1 << 10 | 1 << 11;
+
+fn failed(id: &str, code: ErrorCode) -> DescribeGroupsResponseDescribedGroup {
+    DescribeGroupsResponseDescribedGroup {
+        group_id: id.to_string(),
+        error_code: code.code(),
+        ..Default::default()
+    }
+}
+
+fn describe(
+    state: &ClusterState,
+    ctx: &Ctx,
+    id: &str,
+    operations: bool,
+    version: i16,
+) -> DescribeGroupsResponseDescribedGroup {
+    if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, id) {
+        return failed(id, code);
+    }
+    match state.describe_classic_group(id) {
+        Err(message) => DescribeGroupsResponseDescribedGroup {
+            group_id: id.to_string(),
+            group_state: DEAD.to_string(),
+            error_code: if version >= 6 {
+                ErrorCode::GroupIdNotFound.code()
+            } else {
+                0
+            },
+            error_message: (version >= 6).then_some(message),
+            ..Default::default()
+        },
+        Ok(d) => DescribeGroupsResponseDescribedGroup {
+            group_id: id.to_string(),
+            group_state: d.state.to_string(),
+            protocol_type: d.protocol_type,
+            protocol_data: d.protocol,
+            members: d
+                .members
+                .into_iter()
+                .map(|m| DescribeGroupsResponseDescribedGroupMember {
+                    member_id: m.member_id,
+                    group_instance_id: m.instance_id,
+                    client_id: m.client_id,
+                    client_host: m.client_host,
+                    member_metadata: m.metadata,
+                    member_assignment: m.assignment,
+                    ..Default::default()
+                })
+                .collect(),
+            authorized_operations: if operations && version >= 3 {
+                GROUP_OPERATIONS
+            } else {
+                i32::MIN
+            },
+            ..Default::default()
+        },
+    }
+}
+
+pub(crate) fn handle(
+    state: &mut ClusterState,
+    ctx: &Ctx,
+    req: &DescribeGroupsRequest,
+    version: i16,
+    _final_attempt: bool,
+) -> Reply<DescribeGroupsResponse> {
+    let groups = req
+        .groups
+        .iter()
+        .map(|id| describe(state, ctx, id, req.include_authorized_operations, version))
+        .collect();
+    Reply::Now(DescribeGroupsResponse {
+        groups,
+        ..Default::default()
+    })
+}
+
+pub(crate) fn error(
+    _state: &ClusterState,
+    req: &DescribeGroupsRequest,
+    _version: i16,
+    code: ErrorCode,
+) -> DescribeGroupsResponse {
+    DescribeGroupsResponse {
+        groups: req.groups.iter().map(|id| failed(id, code)).collect(),
+        ..Default::default()
+    }
+}
