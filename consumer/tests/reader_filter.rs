@@ -284,3 +284,96 @@ fn empty_and_corrupt_blobs() {
     .unwrap_err();
     assert_eq!(err.0, 1, "position reached before the corrupt batch");
 }
+
+// The read_committed pitfalls other clients shipped, each as its own case.
+
+/// An aborted-transactions list out of offset order (one broker sent it so;
+/// a client that trusted the order delivered aborted records): every
+/// aborted transaction is still dropped.
+#[test]
+fn an_unsorted_aborted_list_still_drops_every_aborted_transaction() {
+    let log = blob(&[
+        data(0, 1, true, 2),
+        abort(2, 1),
+        data(3, 2, true, 2),
+        abort(5, 2),
+        data(6, 3, true, 1),
+        commit(7, 3),
+    ]);
+    let p = run(ReadCommitted, 0, &[(2, 3), (1, 0)], log);
+    assert_eq!(offsets(&p), vec![6]);
+    assert_eq!(p.next_offset, 8);
+}
+
+/// A control batch with two abort markers (one client panicked on it): no
+/// record of it is delivered, nothing fails, the position moves past both.
+#[test]
+fn a_control_batch_with_two_abort_markers() {
+    let mut markers = abort(2, 1);
+    let mut second = markers.records[0].clone();
+    second.offset = 3;
+    markers.records.push(second);
+    markers.last_offset_delta = 1;
+    let log = blob(&[data(0, 1, true, 2), markers, data(4, -1, false, 1)]);
+    let p = run(ReadCommitted, 0, &[(1, 0)], log);
+    assert_eq!(offsets(&p), vec![4]);
+    assert_eq!(p.next_offset, 5);
+}
+
+/// Aborted batches that are compressed are dropped like uncompressed ones
+/// (one client delivered them), and delivered under read_uncommitted.
+#[test]
+fn compressed_aborted_batches_are_dropped() {
+    let mut b = RecordBatchBuilder::new(Compression::Gzip)
+        .producer(1, 0, 0)
+        .transactional(true)
+        .base_offset(0);
+    for i in 0..3 {
+        b.push(Record::new(
+            1_000 + i,
+            None,
+            Some(Bytes::from(format!("v{i}"))),
+        ));
+    }
+    let log = blob(&[b.build(), abort(3, 1), data(4, -1, false, 1)]);
+    let committed = run(ReadCommitted, 0, &[(1, 0)], log.clone());
+    assert_eq!(offsets(&committed), vec![4]);
+    assert_eq!(committed.aborted_batches, 1);
+    let uncommitted = run(ReadUncommitted, 0, &[(1, 0)], log);
+    assert_eq!(offsets(&uncommitted), vec![0, 1, 2, 4]);
+}
+
+/// An answer made only of aborted records and their marker (one client
+/// raised a size error on it): nothing delivered, no error, and the
+/// position is past the marker, so the next fetch goes on.
+#[test]
+fn an_answer_of_only_aborted_records_moves_past_them() {
+    let log = blob(&[data(10, 7, true, 3), data(13, 7, true, 2), abort(15, 7)]);
+    let p = run(ReadCommitted, 10, &[(7, 10)], log);
+    assert!(p.records.is_empty());
+    assert_eq!(p.next_offset, 16);
+    assert_eq!((p.aborted_batches, p.control_batches), (2, 1));
+}
+
+/// Compaction removed an aborted transaction's first batches (its listed
+/// first offset is gone from the log): its remaining batches are still
+/// dropped, and the gaps compaction left do not stop the position.
+#[test]
+fn an_aborted_transaction_whose_first_offset_was_compacted_away() {
+    let log = blob(&[data(7, 1, true, 1), abort(9, 1), data(12, -1, false, 1)]);
+    let p = run(ReadCommitted, 5, &[(1, 3)], log);
+    assert_eq!(offsets(&p), vec![12]);
+    assert_eq!(p.next_offset, 13);
+}
+
+/// The position after a transaction's final commit marker is the offset
+/// after the marker (not the marker's: a consumer stuck one short would
+/// show a lag of 1 forever).
+#[test]
+fn the_position_after_a_final_commit_marker_is_past_it() {
+    let log = blob(&[data(0, 4, true, 2), commit(2, 4)]);
+    for isolation in [ReadCommitted, ReadUncommitted] {
+        let p = run(isolation, 0, &[], log.clone());
+        assert_eq!((offsets(&p), p.next_offset), (vec![0, 1], 3));
+    }
+}
