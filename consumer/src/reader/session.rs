@@ -247,6 +247,117 @@ mod tests {
         );
     }
 
+    /// What the broker's session holds, applying requests as Kafka's
+    /// `FetchSession.update` does, for the property below.
+    #[derive(Debug, Default)]
+    struct BrokerModel {
+        id: i32,
+        epoch: i32,
+        held: BTreeMap<Key, PartitionFetch>,
+    }
+
+    impl BrokerModel {
+        /// Applies `r`; `None` when the broker refuses it (unknown session
+        /// or epoch).
+        fn apply(
+            &mut self,
+            r: &SessionRequest,
+            new_id: i32,
+        ) -> Option<BTreeMap<Key, PartitionFetch>> {
+            if r.session_epoch == 0 {
+                self.id = new_id;
+                self.epoch = 1;
+                self.held = r.partitions.iter().cloned().collect();
+                return Some(self.held.clone());
+            }
+            if r.session_id != self.id || r.session_epoch != self.epoch {
+                return None;
+            }
+            for (k, f) in &r.partitions {
+                self.held.insert(k.clone(), *f);
+            }
+            for k in &r.forgotten {
+                self.held.remove(k);
+            }
+            self.epoch += 1;
+            Some(self.held.clone())
+        }
+    }
+
+    proptest::proptest! {
+        /// Invariant: whatever the sequence of fetch sets, answers lost and
+        /// sessions lost, every request the broker accepts leaves its
+        /// session holding exactly the partitions and offsets the reader
+        /// wanted (nothing stale, nothing missing); a refused one is
+        /// followed by a full request.
+        #[test]
+        fn the_broker_always_holds_what_the_reader_wants(
+            steps in proptest::collection::vec(
+                (proptest::collection::btree_map(0..6i32, 0..50i64, 0..6), 0..10u8),
+                1..60,
+            )
+        ) {
+            let mut s = FetchSession::default();
+            let mut broker = BrokerModel::default();
+            let mut next_id = 100;
+            let mut must_be_full = true;
+            for (parts, fate) in steps {
+                let want: BTreeMap<Key, PartitionFetch> =
+                    parts.iter().map(|(p, o)| (key(*p), at(*o))).collect();
+                let r = s.build(&want);
+                if must_be_full {
+                    proptest::prop_assert!(r.is_full());
+                }
+                match fate {
+                    // The Fetch is lost: before the broker saw it (2), or
+                    // after the broker applied it, its answer lost (0).
+                    0 | 2 => {
+                        if fate == 0 {
+                            next_id += 1;
+                            let _ = broker.apply(&r, next_id);
+                        }
+                        s.on_failure();
+                        must_be_full = true;
+                    }
+                    // The broker lost every session.
+                    1 => {
+                        broker = BrokerModel::default();
+                        broker.id = -1;
+                        let answer = broker.apply(&r, next_id);
+                        if answer.is_none() {
+                            proptest::prop_assert_eq!(
+                                s.on_answer(ErrorCode::FetchSessionIdNotFound, 0),
+                                Err(SessionReset::Lost)
+                            );
+                            must_be_full = true;
+                        } else {
+                            proptest::prop_assert_eq!(answer, Some(want.clone()));
+                            s.on_answer(ErrorCode::None, broker.id).unwrap();
+                            must_be_full = false;
+                        }
+                    }
+                    _ => {
+                        next_id += 1;
+                        match broker.apply(&r, next_id) {
+                            Some(held) => {
+                                proptest::prop_assert_eq!(held, want.clone());
+                                s.on_answer(ErrorCode::None, broker.id).unwrap();
+                                must_be_full = false;
+                            }
+                            None => {
+                                proptest::prop_assert_eq!(
+                                    s.on_answer(ErrorCode::InvalidFetchSessionEpoch, 0),
+                                    Err(SessionReset::Lost)
+                                );
+                                must_be_full = true;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Invariant: a broker that keeps no session (answers id 0) gets full
     /// requests every time.
     #[test]
