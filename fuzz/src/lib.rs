@@ -13,7 +13,9 @@
 //! Choosing by key and version (not by an index into the list) keeps the corpus
 //! meaningful when messages are added to [`for_each_message!`].
 
-use kafka_proto::frame::{decode_request_frame, decode_response_frame};
+use kafka_proto::frame::{
+    decode_request_frame, decode_response_frame, decode_response_frame_bytes,
+};
 use kafka_proto::header::{request_header_version, response_header_version};
 use kafka_proto::{ApiKey, Message, RequestHeader, ResponseHeader};
 
@@ -129,15 +131,29 @@ pub fn body_round_trip<M: Message>(body: &[u8], version: i16) {
     }
 }
 
-/// Fuzzes one response type (body mode and `decode_response_frame`).
+/// Fuzzes one response type (body mode, and `decode_response_frame` beside
+/// `decode_response_frame_bytes`).
 pub fn fuzz_response<M: Message>(mode: u8, rest: &[u8]) {
     let version = i16::from(mode & !FRAME_MODE);
     if mode & FRAME_MODE == 0 {
         return body_round_trip::<M>(rest, version);
     }
-    let Ok((header, m)) = decode_response_frame::<M>(rest, version) else {
+    // The shared-buffer decoder (byte fields sliced, not copied) accepts
+    // and refuses exactly what the copying one does, with equal values.
+    let shared = bytes::Bytes::copy_from_slice(rest);
+    let sliced = decode_response_frame_bytes::<M>(&shared, version);
+    let copied = decode_response_frame::<M>(rest, version);
+    assert_eq!(
+        copied.is_ok(),
+        sliced.is_ok(),
+        "{:?} v{version}: the two decoders disagree",
+        M::API_KEY
+    );
+    let Ok((header, m)) = copied else {
         return;
     };
+    let (hs, ms) = sliced.expect("checked above");
+    assert_eq!((&hs, &ms), (&header, &m));
     let hv = response_header_version(M::API_KEY, M::is_flexible(version));
     let mut enc = Vec::new();
     header
