@@ -404,7 +404,7 @@ and copies that input again.
 
 Ctrl-C or SIGTERM: the open transaction is aborted, the copier leaves the
 group and prints its counts as one JSON line on stderr. Exit status 0 after
-SIGTERM or --idle-exit-ms, 130 after Ctrl-C, 5 when its producer was fenced
+SIGTERM, --idle-exit-ms or --exit-at-end, 130 after Ctrl-C, 5 when its producer was fenced
 again and again (another process uses its transactional id), 1 on any other
 failure.
 
@@ -450,6 +450,12 @@ pub struct CopyArgs {
     /// input record arrived for this long.
     #[arg(long, value_name = "MS")]
     pub idle_exit_ms: Option<u64>,
+    /// Stop once the group has committed the input up to its end as it was
+    /// when the copier started (the last stable offset of every input
+    /// partition): with any number of copiers on the group, each exits
+    /// once the whole input is copied. The last transaction is committed.
+    #[arg(long)]
+    pub exit_at_end: bool,
 }
 
 /// `bridge` options.

@@ -5,12 +5,14 @@
 use crate::args::CopyArgs;
 use crate::common::{Globals, check_topic, partition_count};
 use crate::error::{CliError, CliResult, ExitCode};
-use kafka_consumer::reader::ConsumerRecord;
+use kafka_client::Cluster;
+use kafka_consumer::reader::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_producer::ProducerRecord;
 use kafka_producer::TransactionError;
 use kafka_sink::kafka_source::{
     ConsumeTransformProduce, PipelineConfig, PipelineError, PipelineStats,
 };
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -48,9 +50,77 @@ enum Stop {
     Terminate,
     /// `--idle-exit-ms` passed without input.
     Idle,
+    /// `--exit-at-end`: the group committed the input up to its end.
+    End,
 }
 
-/// Runs `copy` until a signal or `--idle-exit-ms`.
+/// The input's end when the copy started (the last stable offset of each
+/// partition), and a reader to watch the group's committed offsets reach it.
+struct InputEnd {
+    reader: Reader,
+    topic: String,
+    group: String,
+    /// partition -> (earliest, end) offsets.
+    ends: BTreeMap<i32, (i64, i64)>,
+}
+
+impl InputEnd {
+    async fn capture(cluster: Arc<Cluster>, topic: &str, group: &str) -> CliResult<Self> {
+        let partitions: Vec<i32> = (0..partition_count(&cluster, topic).await?).collect();
+        let reader = Reader::new(
+            cluster,
+            ReaderConfig {
+                isolation: IsolationLevel::ReadCommitted,
+                ..ReaderConfig::default()
+            },
+        );
+        let failed = |e: kafka_consumer::reader::ReaderError| {
+            CliError::failure(format!("copy --exit-at-end: the input's offsets: {e}"))
+        };
+        let earliest = reader
+            .list_offsets(topic, &partitions, Offset::Earliest)
+            .await
+            .map_err(failed)?;
+        let latest = reader
+            .list_offsets(topic, &partitions, Offset::Latest)
+            .await
+            .map_err(failed)?;
+        let ends = partitions
+            .iter()
+            .map(|p| {
+                let start = earliest.get(p).and_then(|l| l.offset).unwrap_or(0);
+                let end = latest.get(p).and_then(|l| l.offset).unwrap_or(start);
+                (*p, (start, end))
+            })
+            .collect();
+        Ok(Self {
+            reader,
+            topic: topic.to_string(),
+            group: group.to_string(),
+            ends,
+        })
+    }
+
+    /// Every partition's committed offset is at or past its end.
+    async fn reached(&self) -> bool {
+        let partitions: Vec<i32> = self.ends.keys().copied().collect();
+        match self
+            .reader
+            .committed_offsets(&self.group, &self.topic, &partitions)
+            .await
+        {
+            Ok(committed) => self.ends.iter().all(|(p, (start, end))| {
+                committed.get(p).copied().flatten().unwrap_or(*start) >= *end
+            }),
+            Err(e) => {
+                tracing::debug!(error = %e, "copy --exit-at-end: committed offsets");
+                false
+            }
+        }
+    }
+}
+
+/// Runs `copy` until a signal, `--idle-exit-ms` or `--exit-at-end`.
 pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
     // First: a SIGTERM from now on is a clean stop, never the default kill.
     let sigint = Arc::new(AtomicBool::new(false));
@@ -78,6 +148,11 @@ pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
     let cluster = globals.producer_only().cluster().await?;
     partition_count(&cluster, &a.from).await?;
     partition_count(&cluster, &a.to).await?;
+    let input_end = if a.exit_at_end {
+        Some(InputEnd::capture(cluster.clone(), &a.from, &a.group).await?)
+    } else {
+        None
+    };
     drop(cluster);
 
     let seed = a.seed.unwrap_or_else(|| {
@@ -100,8 +175,10 @@ pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
             .map_err(|e| CliError::failure(format!("copy: {e}")))?;
     tracing::info!(transactional_id = %txn_id, group = %a.group, "copy: started");
     let idle = a.idle_exit_ms.map(Duration::from_millis);
+    let started = Instant::now();
     let mut last_input = Instant::now();
     let mut consumed = 0;
+    let mut next_end_check = Instant::now();
     let stopped_by = loop {
         if sigint.load(Ordering::SeqCst) {
             break Stop::Interrupt;
@@ -113,6 +190,14 @@ pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
             && last_input.elapsed() >= idle
         {
             break Stop::Idle;
+        }
+        if let Some(end) = &input_end
+            && Instant::now() >= next_end_check
+        {
+            next_end_check = Instant::now() + Duration::from_millis(200);
+            if end.reached().await {
+                break Stop::End;
+            }
         }
         if let Err(e) = pipeline.step(Duration::from_millis(200)).await {
             return Err(pipeline_error(e));
@@ -127,10 +212,10 @@ pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
     let stats = match stopped_by {
         // A signal: commit nothing more.
         Stop::Interrupt | Stop::Terminate => pipeline.abort_and_close(close).await,
-        Stop::Idle => pipeline.close(close).await,
+        Stop::Idle | Stop::End => pipeline.close(close).await,
     }
     .map_err(pipeline_error)?;
-    report(&txn_id, &stats);
+    report(&txn_id, &stats, started.elapsed());
     match stopped_by {
         Stop::Interrupt => Err(CliError::new(
             ExitCode::Interrupted,
@@ -152,9 +237,20 @@ fn pipeline_error(e: PipelineError) -> CliError {
     }
 }
 
-fn report(txn_id: &str, s: &PipelineStats) {
+fn report(txn_id: &str, s: &PipelineStats, elapsed: Duration) {
+    let secs = elapsed.as_secs_f64();
+    let rate = if secs > 0.0 {
+        s.committed_records as f64 / secs
+    } else {
+        0.0
+    };
     eprintln!(
-        "{{\"transactional_id\":\"{txn_id}\",\"consumed\":{},\"committed_records\":{},\"transactions_committed\":{},\"transactions_aborted\":{},\"producer_restarts\":{}}}",
-        s.consumed, s.committed_records, s.committed, s.aborted, s.producer_restarts
+        "{{\"transactional_id\":\"{txn_id}\",\"consumed\":{},\"committed_records\":{},\"transactions_committed\":{},\"transactions_aborted\":{},\"producer_restarts\":{},\"elapsed_ms\":{},\"committed_records_per_second\":{rate:.0}}}",
+        s.consumed,
+        s.committed_records,
+        s.committed,
+        s.aborted,
+        s.producer_restarts,
+        elapsed.as_millis()
     );
 }

@@ -114,9 +114,20 @@ impl Running {
 
     /// Sends `sig` and waits for the exit; returns the exit code (None when
     /// killed by a signal).
-    async fn stop(mut self, sig: &str) -> (Option<i32>, Vec<String>, String) {
+    async fn stop(self, sig: &str) -> (Option<i32>, Vec<String>, String) {
         self.signal(sig);
+        self.exited().await
+    }
+
+    /// Waits for the process to exit on its own (at most 120 s).
+    async fn exited(mut self) -> (Option<i32>, Vec<String>, String) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
         let status = loop {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "kafka-eos did not exit:\n{}",
+                self.log()
+            );
             if let Some(s) = self.child.try_wait().unwrap() {
                 break s;
             }
@@ -407,6 +418,57 @@ async fn copy_with_a_copier_killed_and_restarted_copies_every_record_once() {
     }
     let twice: Vec<_> = counts.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "values copied more than once: {twice:?}");
+    assert_eq!(values, (0..N).collect::<Vec<_>>(), "every value once");
+}
+
+/// Two `copy --exit-at-end` processes of one group on input written before
+/// they start: each exits 0 by itself once the group committed the whole
+/// input, a read_committed read of the output holds every input value
+/// exactly once, and each prints its counts with the time taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_with_exit_at_end_stops_once_the_input_is_copied() {
+    const N: u32 = 2000;
+    let b = kafka().await.bootstrap();
+    let b = b.as_str();
+    let names = CopyNames {
+        input: unique_name("in"),
+        output: unique_name("out"),
+        group: unique_name("copiers"),
+    };
+    create_topic(b, &names.input).await;
+    create_topic(b, &names.output).await;
+    produce(b, &names.input, 0..N).await;
+    let with_exit = |prefix: &str| {
+        Running::start(
+            b,
+            &[
+                "copy",
+                "--from",
+                &names.input,
+                "--to",
+                &names.output,
+                "--group",
+                &names.group,
+                "--transactional-id-prefix",
+                prefix,
+                "--exit-at-end",
+            ],
+        )
+    };
+    let a = with_exit(&unique_name("end-a"));
+    let c = with_exit(&unique_name("end-c"));
+    let (code_a, _, log_a) = a.exited().await;
+    let (code_c, _, log_c) = c.exited().await;
+    assert_eq!(code_a, Some(0), "copier a:\n{log_a}");
+    assert_eq!(code_c, Some(0), "copier c:\n{log_c}");
+    for log in [&log_a, &log_c] {
+        assert!(
+            log.contains("\"elapsed_ms\":") && log.contains("\"committed_records_per_second\":"),
+            "the counts carry their timing:\n{log}"
+        );
+    }
+    let mut values = output(b, &names.output).await;
+    values.sort_unstable();
     assert_eq!(values, (0..N).collect::<Vec<_>>(), "every value once");
 }
 
