@@ -990,10 +990,12 @@ impl Reader {
             if let Some(why) = &round.retriable {
                 self.last_error = Some(why.clone());
             }
-            if only.is_none() && round.fatal.is_none() {
+            let failed_only = round.retriable.is_some() && round.records.is_empty();
+            if only.is_none() && round.fatal.is_none() && !failed_only {
                 // Prefetch: the next Fetch to each idle broker goes out
                 // now, from the positions after these records, which wait
-                // in `ready` across the await.
+                // in `ready` across the await. (After a failure with
+                // nothing to return, the retry waits for the backoff.)
                 self.ready.append(&mut round.records);
                 let mut ahead = Round::default();
                 self.send_fetches(None, &mut ahead).await;
