@@ -167,6 +167,9 @@ pub struct TransactionManager {
     transaction_serial: u64,
     /// Jitter factor override for deterministic tests.
     jitter_factor: Option<f64>,
+    /// Groups of the current transaction whose TxnOffsetCommit got no
+    /// answer (see `handle_disconnect`).
+    offsets_unknown: BTreeSet<String>,
 }
 
 impl TransactionManager {
@@ -197,6 +200,7 @@ impl TransactionManager {
             deferred_offsets: HashMap::new(),
             transaction_serial: 0,
             jitter_factor: None,
+            offsets_unknown: BTreeSet::new(),
         }
     }
 
@@ -733,6 +737,28 @@ impl TransactionManager {
                 op: TxnOp::SendOffsets,
             });
         }
+        if self.offsets_unknown.contains(&group.group_id) {
+            // An earlier TxnOffsetCommit of this transaction for the group
+            // got no answer: it may still reach the group coordinator after
+            // these offsets and overwrite them (both carry this epoch).
+            // Abort; the epoch moves on before the next transaction, which
+            // fences the late request.
+            let message = format!(
+                "an earlier TxnOffsetCommit of this transaction for group {} got no answer and may still land after these offsets",
+                group.group_id
+            );
+            if self.client_bump_needed() {
+                self.bump_required = true;
+            }
+            let err = TransactionError::Abortable {
+                api: Some(TxnApi::TxnOffsetCommit),
+                version: -1,
+                error: None,
+                message,
+            };
+            self.abortable(err.clone());
+            return Err(err);
+        }
         let ticket = self.new_ticket();
         if self.tv == TransactionVersion::V2 {
             self.transaction_started = true;
@@ -1154,7 +1180,17 @@ impl TransactionManager {
         match &q.body {
             RequestBody::FindCoordinator { .. } => {}
             RequestBody::TxnOffsetCommit { group, .. } => {
+                // The unanswered request may still be applied, late, under
+                // this epoch: after a later TxnOffsetCommit of this
+                // transaction (which it would overwrite: that one is then
+                // refused), or in the next transaction under transaction
+                // version 1 (the epoch is bumped at the end of this one,
+                // which fences it; version 2 bumps at every EndTxn).
                 let g = group.group_id.clone();
+                self.offsets_unknown.insert(g.clone());
+                if self.client_bump_needed() {
+                    self.bump_required = true;
+                }
                 self.lookup_coordinator(CoordinatorType::Group, &g);
             }
             _ => {
@@ -1610,6 +1646,7 @@ impl TransactionManager {
     }
 
     fn reset_transaction_partitions(&mut self) {
+        self.offsets_unknown.clear();
         self.transaction_started = false;
         self.partitions_in_txn.clear();
         self.new_partitions.clear();

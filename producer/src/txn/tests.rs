@@ -1711,3 +1711,122 @@ fn a_late_append_never_consumes_the_result_of_a_completed_operation() {
         m.on_partition_used(&tp(0)).unwrap();
     }
 }
+
+/// Sends `offsets()` for group "g" in the open TV1 transaction up to the
+/// TxnOffsetCommit, which gets no answer (disconnect), then answers its
+/// retry; returns the operation's ticket.
+fn tv1_offsets_with_an_unanswered_commit(m: &mut TransactionManager, now: Instant) -> OpTicket {
+    let t = m
+        .send_offsets_to_transaction(offsets(), GroupMetadata::new("g"))
+        .unwrap();
+    let add = m.poll_request(now, false).unwrap();
+    m.handle_response(
+        add.id,
+        4,
+        CoordinatorResponse::AddOffsetsToTxn { error: E::None },
+        now,
+    );
+    let mut later = now;
+    let mut unanswered = false;
+    for _ in 0..10 {
+        later += Duration::from_secs(1);
+        let r = m.poll_request(later, false).unwrap();
+        match &r.body {
+            RequestBody::FindCoordinator { .. } => m.handle_response(
+                r.id,
+                4,
+                CoordinatorResponse::FindCoordinator {
+                    error: E::None,
+                    node_id: 3,
+                },
+                later,
+            ),
+            RequestBody::TxnOffsetCommit { .. } => {
+                if !unanswered {
+                    // The first attempt: no answer.
+                    unanswered = true;
+                    m.handle_disconnect(r.id, later);
+                } else {
+                    m.handle_response(
+                        r.id,
+                        4,
+                        CoordinatorResponse::TxnOffsetCommit {
+                            results: vec![(TopicPartition::new("in", 0), E::None)],
+                        },
+                        later,
+                    );
+                    return t;
+                }
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    panic!("the TxnOffsetCommit was not retried");
+}
+
+/// Invariant: a TxnOffsetCommit that got no answer may still be applied,
+/// late, under the same epoch: after a later TxnOffsetCommit of the same
+/// transaction for the same group (overwriting its offsets: found by the
+/// producer checker on kafka-mock, seed 296520703957), so that later one is
+/// refused and the transaction must abort; and the epoch is bumped at the
+/// end of the transaction (TV1), fencing the late request from the next one.
+#[test]
+fn offsets_after_an_unanswered_txn_offset_commit_abort_the_transaction() {
+    let (mut m, now) = in_txn(false);
+    let t = tv1_offsets_with_an_unanswered_commit(&mut m, now);
+    assert_eq!(m.poll_result(t), Some(Ok(())), "the retry was answered");
+    assert!(m.epoch_bump_required(), "the late request must be fenced");
+    let again = m.send_offsets_to_transaction(offsets(), GroupMetadata::new("g"));
+    assert!(
+        matches!(again, Err(TransactionError::Abortable { .. })),
+        "{again:?}"
+    );
+    assert_eq!(m.state(), State::AbortableError);
+    let abort = m.abort_transaction().unwrap();
+    let end = m.poll_request(now, false).unwrap();
+    assert_eq!(end_txn_of(&end), (PID, false, TransactionVersion::V1));
+    m.handle_response(
+        end.id,
+        4,
+        CoordinatorResponse::EndTxn {
+            error: E::None,
+            producer: None,
+        },
+        now,
+    );
+    let bumped = answer_epoch_bump(&mut m, now);
+    assert_eq!(m.poll_result(abort), Some(Ok(())));
+    assert_eq!(m.producer_id_and_epoch(), bumped);
+    // The next transaction may send offsets for the group again.
+    m.begin_transaction().unwrap();
+    assert!(
+        m.send_offsets_to_transaction(offsets(), GroupMetadata::new("g"))
+            .is_ok()
+    );
+}
+
+/// Invariant: with one TxnOffsetCommit per transaction, an unanswered one
+/// answered on retry still commits (a late copy of it carries the same
+/// offsets), and the epoch is bumped after the commit (TV1).
+#[test]
+fn an_answered_retry_of_an_unanswered_txn_offset_commit_commits_then_bumps() {
+    let (mut m, now) = in_txn(false);
+    let t = tv1_offsets_with_an_unanswered_commit(&mut m, now);
+    assert_eq!(m.poll_result(t), Some(Ok(())));
+    let commit = m.commit_transaction().unwrap();
+    let end = m.poll_request(now, false).unwrap();
+    assert_eq!(end_txn_of(&end), (PID, true, TransactionVersion::V1));
+    m.handle_response(
+        end.id,
+        4,
+        CoordinatorResponse::EndTxn {
+            error: E::None,
+            producer: None,
+        },
+        now,
+    );
+    assert_eq!(m.poll_result(commit), None, "not before the epoch bump");
+    let bumped = answer_epoch_bump(&mut m, now);
+    assert_eq!(m.poll_result(commit), Some(Ok(())));
+    assert_eq!(m.producer_id_and_epoch(), bumped);
+}
