@@ -865,12 +865,13 @@ impl TransactionalProducer {
                 .await
                 .is_err()
             {
+                // The operation's requests go on in the background: it
+                // may still complete (offsets sent with a timed-out
+                // send_offsets_to_transaction are committed by a later
+                // commit once they arrive).
                 return Err(TransactionError::Timeout {
                     op,
-                    outcome_unknown: matches!(
-                        op,
-                        TxnOp::CommitTransaction | TxnOp::AbortTransaction
-                    ),
+                    outcome_unknown: true,
                 });
             }
         }

@@ -213,6 +213,9 @@ struct History {
     sent: Vec<Sent>,
     /// Offsets committed with `send_offsets_to_transaction`, by transaction.
     offsets: Vec<(usize, i64)>,
+    /// Offsets of a `send_offsets_to_transaction` whose outcome is unknown
+    /// (timed out while still pending), by transaction.
+    maybe_offsets: Vec<(usize, i64)>,
 }
 
 type SendFuture = Pin<Box<dyn Future<Output = Result<RecordMetadata, ProduceError>> + Send>>;
@@ -401,8 +404,14 @@ pub(crate) async fn schedule(
                         .send_offsets_to_transaction(&offsets, &ConsumerGroupMetadata::new(&group))
                         .await;
                     trace.push(format!("send_offsets {next_input_offset}: {r:?}"));
-                    if r.is_ok() {
-                        h.offsets.push((t, next_input_offset));
+                    match &r {
+                        Ok(()) => h.offsets.push((t, next_input_offset)),
+                        // Still pending: may be committed with the
+                        // transaction.
+                        Err(e) if e.to_string().contains("outcome unknown") => {
+                            h.maybe_offsets.push((t, next_input_offset))
+                        }
+                        Err(_) => {}
                     }
                 }
             }
@@ -810,6 +819,10 @@ async fn check(
         .offsets
         .iter()
         .filter(|(t, o)| h.txns[*t] == Outcome::Unknown && last_committed.is_none_or(|l| *o > l))
+        .chain(h.maybe_offsets.iter().filter(|(t, o)| {
+            matches!(h.txns[*t], Outcome::Committed | Outcome::Unknown)
+                && last_committed.is_none_or(|l| *o > l)
+        }))
         .map(|(_, o)| *o)
         .collect();
     let reader = Reader::new(

@@ -192,14 +192,10 @@ impl CoordinatorClient {
             }
             let now = Instant::now();
             if now >= deadline {
+                // Still pending: it may complete in the background.
                 return Err(TransactionError::Timeout {
                     op,
-                    outcome_unknown: matches!(
-                        op,
-                        TxnOp::InitTransactions
-                            | TxnOp::CommitTransaction
-                            | TxnOp::AbortTransaction
-                    ),
+                    outcome_unknown: true,
                 });
             }
             if !self.run_once(deadline).await {

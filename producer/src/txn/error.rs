@@ -258,9 +258,11 @@ pub enum TransactionError {
         /// PRODUCER_FENCED or INVALID_PRODUCER_EPOCH.
         error: ErrorCode,
     },
-    /// The operation did not complete in time. For `init_transactions`,
-    /// `commit_transaction` and `abort_transaction` the outcome is unknown and
-    /// the **same** operation must be called again (pending transition).
+    /// The operation did not complete in time. When `outcome_unknown`, it
+    /// goes on in the background and may still take effect (offsets of a
+    /// timed-out `send_offsets_to_transaction` are committed by a later
+    /// commit once they arrive): call the **same** operation again to learn
+    /// its outcome (pending transition), or abort.
     #[error("{op} timed out{}", if *outcome_unknown { "; outcome unknown, retry the same operation" } else { "" })]
     Timeout {
         /// The operation.
