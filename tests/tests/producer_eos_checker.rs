@@ -408,9 +408,10 @@ pub(crate) async fn schedule(
                         Ok(()) => h.offsets.push((t, next_input_offset)),
                         // Still pending: may be committed with the
                         // transaction.
-                        Err(e) if e.to_string().contains("outcome unknown") => {
-                            h.maybe_offsets.push((t, next_input_offset))
-                        }
+                        Err(TransactionError::Timeout {
+                            outcome_unknown: true,
+                            ..
+                        }) => h.maybe_offsets.push((t, next_input_offset)),
                         Err(_) => {}
                     }
                 }

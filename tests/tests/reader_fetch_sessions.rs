@@ -154,12 +154,7 @@ async fn a_partition_that_leaves_and_returns_is_read_from_its_new_offset_kafka_4
 /// On kafka-mock (three brokers).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_partition_that_leaves_and_returns_is_read_from_its_new_offset_on_kafka_mock() {
-    let mock = MockCluster::start(MockConfig {
-        brokers: 3,
-        ..MockConfig::default()
-    })
-    .await
-    .unwrap();
+    let mock = mock().await;
     leave_return_and_seek(&mock).await;
 }
 
@@ -271,12 +266,7 @@ async fn cancelled_polls_lose_and_repeat_nothing_kafka_4_4_tv2() {
 /// On kafka-mock (three brokers), with connections cut meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelled_polls_lose_and_repeat_nothing_on_kafka_mock() {
-    let mock = MockCluster::start(MockConfig {
-        brokers: 3,
-        ..MockConfig::default()
-    })
-    .await
-    .unwrap();
+    let mock = mock().await;
     let seed = env_seed().unwrap_or_else(kafka_testcontainers::seeded::fresh_seed);
     eprintln!("seed {seed} (replay: EOS_SEED={seed})");
     // Connections cut every few milliseconds: the reader reconnects while
@@ -292,6 +282,16 @@ async fn cancelled_polls_lose_and_repeat_nothing_on_kafka_mock() {
         nemesis.stop();
     };
     tokio::join!(nemesis.run(&mock), check);
+}
+
+/// A three-broker kafka-mock cluster.
+async fn mock() -> MockCluster {
+    MockCluster::start(MockConfig {
+        brokers: 3,
+        ..MockConfig::default()
+    })
+    .await
+    .expect("kafka-mock")
 }
 
 fn env_seed() -> Option<u64> {

@@ -303,7 +303,7 @@ struct Fetched {
     version: i16,
     /// Every partition the broker's session fetches, at the offsets sent.
     targets: Vec<Target>,
-    ids: HashMap<Arc<str>, Uuid>,
+    ids: Arc<HashMap<Arc<str>, Uuid>>,
     resp: Result<FetchResponse, ConnError>,
 }
 
@@ -348,7 +348,6 @@ fn forgotten(
 #[derive(Debug, Default)]
 struct Round {
     records: Vec<ConsumerRecord>,
-    requests: usize,
     fatal: Option<ReaderError>,
     retriable: Option<String>,
 }
@@ -1164,6 +1163,7 @@ impl Reader {
         if round.retriable.is_some() {
             self.cluster.invalidate();
         }
+        let ids = Arc::new(ids);
         let request_timeout = self.cluster.config().connection.request_timeout;
         let max_wait = self.config.max_wait;
         self.rounds = self.rounds.wrapping_add(1);
@@ -1237,8 +1237,7 @@ impl Reader {
             };
             let targets: Vec<Target> = targets.into_iter().map(|(t, _)| t).collect();
             let wait = request_timeout + max_wait;
-            let ids = ids.clone();
-            round.requests += 1;
+            let ids = Arc::clone(&ids);
             let task = self.in_flight.spawn(async move {
                 let resp = conn.send_with_timeout(&req, version, wait).await;
                 Fetched {

@@ -743,13 +743,11 @@ impl TransactionManager {
             // these offsets and overwrite them (both carry this epoch).
             // Abort; the epoch moves on before the next transaction, which
             // fences the late request.
+            // (`handle_disconnect` already required the epoch bump.)
             let message = format!(
                 "an earlier TxnOffsetCommit of this transaction for group {} got no answer and may still land after these offsets",
                 group.group_id
             );
-            if self.client_bump_needed() {
-                self.bump_required = true;
-            }
             let err = TransactionError::Abortable {
                 api: Some(TxnApi::TxnOffsetCommit),
                 version: -1,

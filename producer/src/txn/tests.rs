@@ -1785,15 +1785,7 @@ fn offsets_after_an_unanswered_txn_offset_commit_abort_the_transaction() {
     let abort = m.abort_transaction().unwrap();
     let end = m.poll_request(now, false).unwrap();
     assert_eq!(end_txn_of(&end), (PID, false, TransactionVersion::V1));
-    m.handle_response(
-        end.id,
-        4,
-        CoordinatorResponse::EndTxn {
-            error: E::None,
-            producer: None,
-        },
-        now,
-    );
+    answer_end_txn(&mut m, end.id, now);
     let bumped = answer_epoch_bump(&mut m, now);
     assert_eq!(m.poll_result(abort), Some(Ok(())));
     assert_eq!(m.producer_id_and_epoch(), bumped);
@@ -1816,8 +1808,17 @@ fn an_answered_retry_of_an_unanswered_txn_offset_commit_commits_then_bumps() {
     let commit = m.commit_transaction().unwrap();
     let end = m.poll_request(now, false).unwrap();
     assert_eq!(end_txn_of(&end), (PID, true, TransactionVersion::V1));
+    answer_end_txn(&mut m, end.id, now);
+    assert_eq!(m.poll_result(commit), None, "not before the epoch bump");
+    let bumped = answer_epoch_bump(&mut m, now);
+    assert_eq!(m.poll_result(commit), Some(Ok(())));
+    assert_eq!(m.producer_id_and_epoch(), bumped);
+}
+
+/// Answers EndTxn `id` with success.
+fn answer_end_txn(m: &mut TransactionManager, id: u64, now: Instant) {
     m.handle_response(
-        end.id,
+        id,
         4,
         CoordinatorResponse::EndTxn {
             error: E::None,
@@ -1825,8 +1826,4 @@ fn an_answered_retry_of_an_unanswered_txn_offset_commit_commits_then_bumps() {
         },
         now,
     );
-    assert_eq!(m.poll_result(commit), None, "not before the epoch bump");
-    let bumped = answer_epoch_bump(&mut m, now);
-    assert_eq!(m.poll_result(commit), Some(Ok(())));
-    assert_eq!(m.producer_id_and_epoch(), bumped);
 }
