@@ -325,6 +325,56 @@ async fn a_moved_transaction_coordinator_is_found_again() {
     assert_eq!(values(&got), ["x"]);
 }
 
+/// Invariant: `flush` returns once every record sent before it completed,
+/// also when the coordinator aborted the transaction (its timeout) while a
+/// record waited for buffer memory: the batch ahead of it is refused
+/// (INVALID_PRODUCER_EPOCH), which fails the waiting record too (the
+/// transaction must abort), and the flush is woken by that. It once waited
+/// forever: the exactly-once checker's seed 839809706471 under load.
+#[tokio::test]
+async fn a_flush_returns_when_a_record_waiting_for_memory_fails() {
+    let cluster = mock(1, KafkaRelease::V4_4, TransactionVersion::V2).await;
+    cluster.create_topic("out", 1).unwrap();
+    let producer = TransactionalProducer::connect(
+        ProducerConfig::from_properties([
+            ("bootstrap.servers", cluster.bootstrap().as_str()),
+            ("transactional.id", "slow-writer"),
+            ("transaction.timeout.ms", "1000"),
+            ("buffer.memory", "32768"),
+            ("batch.size", "4096"),
+        ])
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    producer.init_transactions().await.unwrap();
+    producer.begin_transaction().unwrap();
+    producer
+        .send(ProducerRecord::new("out").value("first"))
+        .await
+        .unwrap();
+    // The coordinator aborts the transaction (its timeout) and bumps the
+    // epoch; the producer learns of it only from the next refusal.
+    let aborted = async {
+        while cluster.transaction_state("slow-writer") != Some(kafka_mock::TxnState::CompleteAbort)
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), aborted)
+        .await
+        .expect("the coordinator aborts the transaction after its timeout");
+    // Room for one of them: the second waits for the first's memory.
+    let big = || ProducerRecord::new("out").value(vec![b'x'; 16_384]);
+    let (first, second) = (producer.send(big()), producer.send(big()));
+    tokio::time::timeout(Duration::from_secs(10), producer.flush())
+        .await
+        .expect("the flush returns");
+    assert!(first.await.is_err(), "refused: the transaction was aborted");
+    assert!(second.await.is_err(), "never appended");
+    producer.abort_transaction().await.unwrap();
+}
+
 /// Invariant: a reader whose ListOffsets and Fetch answers are lost times
 /// out, reconnects and reads everything (a lost answer leaves its
 /// connection silent, as a broker that stopped answering does).

@@ -1078,25 +1078,33 @@ impl Accumulator {
         }
     }
 
-    /// A batch completed (either way): memory back, queued records appended,
-    /// flushers woken.
+    /// A batch completed (either way): memory back, queued records appended
+    /// (or failed), flushers woken.
     pub fn batch_done(&self, id: BatchId, memory: usize) {
-        let (used, wake, flushed) = {
+        let (used, wake, moved, flushed) = {
             let mut g = self.lock();
             g.used_memory = g.used_memory.saturating_sub(memory);
             g.incomplete.remove(&id);
-            let wake = !g.waiting.is_empty() && self.drain_waiting(&mut g, Instant::now());
+            let queued = g.waiting.len();
+            let wake = queued > 0 && self.drain_waiting(&mut g, Instant::now());
+            // Appended or failed (their transaction must abort): either way
+            // records left the queue.
+            let moved = g.waiting.len() < queued;
             let first = g.incomplete.first().copied();
             let flushed = g.flush_wanted.is_some_and(|w| first.is_none_or(|f| f >= w));
             if flushed {
                 g.flush_wanted = None;
             }
-            (g.used_memory, wake, flushed)
+            (g.used_memory, wake, moved, flushed)
         };
         self.metrics.set_buffer_used(used);
         if wake {
-            // Queued records were appended: the queue's waiters look again.
             self.wake_sender.notify_one();
+        }
+        if moved {
+            // The queue's waiters (flush, commit) look again. Woken only
+            // for appended records, a flush whose records failed here
+            // waited forever: nothing else moves an empty queue.
             self.progress.notify_waiters();
         }
         if flushed {
@@ -1425,6 +1433,55 @@ mod tests {
         let big = ProducerRecord::new("t").value(vec![0u8; 2 << 20]);
         let e = a.append(big, 0, now).err().unwrap();
         assert!(matches!(e, ProduceError::RecordTooLarge { .. }));
+    }
+
+    /// A transaction that must abort: records queued for it are refused
+    /// when they would be appended.
+    #[derive(Debug)]
+    struct MustAbort;
+
+    impl crate::sender::DrainGate for MustAbort {
+        fn may_drain(&self, _: &TopicPartition) -> bool {
+            false
+        }
+
+        fn on_append_queued(&self, _: &TopicPartition, _: u64) -> Result<(), ProduceError> {
+            Err(ProduceError::InvalidRecord("the transaction must abort".into()))
+        }
+    }
+
+    /// Invariant: freed memory that fails the queued records (their
+    /// transaction must abort) wakes whoever waits for the queue to move
+    /// (`flush`, a commit), as appending them does: the queue is empty
+    /// now, and no later event would wake them.
+    #[test]
+    fn queued_records_failed_when_memory_is_freed_wake_the_queue_waiters() {
+        let a = acc(200, 200, Compression::None);
+        a.gate.set(Arc::new(MustAbort)).unwrap();
+        let now = Instant::now();
+        let slot = (0..10)
+            .find_map(|i| match a.append(rec(i), 0, now).unwrap() {
+                Appended::Queued(s) => Some(s),
+                Appended::Done { .. } => None,
+            })
+            .expect("memory runs out");
+        let progress = a.progress.notified();
+        tokio::pin!(progress);
+        // The sender drains the batch that holds the memory; it completes.
+        let b = a.lock().topics.get_mut("t").unwrap().partitions[0]
+            .pop_front()
+            .unwrap();
+        a.batch_done(b.id, b.memory);
+        assert!(matches!(
+            &*slot.state.lock().unwrap(),
+            ParkedState::Failed(ProduceError::InvalidRecord(_))
+        ));
+        assert!(!a.lock().has_queued());
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(
+            progress.as_mut().poll(&mut cx).is_ready(),
+            "the queue's waiters were not woken"
+        );
     }
 
     #[test]

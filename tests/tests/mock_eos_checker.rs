@@ -244,7 +244,10 @@ async fn one(
     let (stats, counts) = tokio::time::timeout(Duration::from_secs(300), run)
         .await
         .unwrap_or_else(|_| {
-            panic!("{label}: seed {seed} made no progress for 300 s (replay: EOS_SEED={seed})")
+            panic!(
+                "{label}: seed {seed} did not finish within 300 s: stuck, or starved by the \
+                 load beside it (replay alone: EOS_SEED={seed})"
+            )
         });
     eprintln!(
         "{label} (faults): schedule seed={seed} passed in {:?} (marker delay {marker_delay:?}, transaction timeout {transaction_timeout} ms): {stats:?}, faults {counts:?}",
