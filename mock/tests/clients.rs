@@ -411,3 +411,93 @@ async fn a_reader_recovers_from_lost_answers() {
     assert_eq!(cluster.pending_faults(), 0, "both answers were lost");
     eprintln!("recovered in {:?}", started.elapsed());
 }
+
+/// The largest bytes of values one `poll` returned while reading
+/// `records` records of three partitions, and the values read per
+/// partition, with `max_buffered_bytes` as given.
+async fn poll_sizes(
+    cluster: &MockCluster,
+    max_buffered_bytes: i32,
+    records: usize,
+) -> (usize, BTreeMap<i32, Vec<String>>) {
+    let c = Cluster::connect(ClusterConfig::new(&cluster.bootstrap()))
+        .await
+        .expect("connect");
+    let mut reader = Reader::new(
+        c,
+        ReaderConfig {
+            isolation: IsolationLevel::ReadUncommitted,
+            max_buffered_bytes,
+            ..ReaderConfig::default()
+        },
+    );
+    reader.assign("wide", &[0, 1, 2]);
+    let (mut largest, mut got) = (0, Vec::new());
+    while got.len() < records {
+        let polled =
+            tokio::time::timeout(Duration::from_secs(10), reader.poll(Duration::from_secs(1)))
+                .await
+                .expect("a poll returns")
+                .expect("poll");
+        let bytes: usize = polled
+            .iter()
+            .map(|r| r.value.as_ref().map_or(0, |v| v.len()))
+            .sum();
+        largest = largest.max(bytes);
+        got.extend(polled);
+    }
+    assert_eq!(got.len(), records, "nothing read twice");
+    (largest, by_partition(&got))
+}
+
+/// Invariant: the reader holds at most `max_buffered_bytes` ahead of the
+/// application, beyond the one whole batch a broker always returns
+/// (KIP-74): with a 12,000-byte bound no poll hands out more than that plus
+/// one batch of 4 KiB, where the default bound hands out the whole topic at
+/// once; every record still arrives once, in order.
+#[tokio::test]
+async fn a_reader_holds_at_most_its_buffered_bytes() {
+    let cluster = mock(1, KafkaRelease::V4_4, TransactionVersion::V2).await;
+    cluster.create_topic("wide", 3).unwrap();
+    let producer = Producer::connect(
+        ProducerConfig::from_properties([
+            ("bootstrap.servers", cluster.bootstrap().as_str()),
+            ("batch.size", "4096"),
+            ("linger.ms", "2"),
+        ])
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let sends: Vec<_> = (0..180)
+        .map(|i| {
+            let mut value = format!("{i:04}").into_bytes();
+            value.resize(1_000, b'.');
+            producer.send(ProducerRecord::new("wide").partition(i % 3).value(value))
+        })
+        .collect();
+    for s in sends {
+        s.await.expect("acknowledged");
+    }
+    producer.close(Duration::from_secs(5)).await.unwrap();
+
+    let (largest, bounded) = poll_sizes(&cluster, 12_000, 180).await;
+    assert!(
+        largest <= 12_000 + 4_096,
+        "a poll handed out {largest} bytes"
+    );
+    let (whole, unbounded) = poll_sizes(&cluster, 64 << 20, 180).await;
+    assert!(
+        whole > 12_000 + 4_096,
+        "the control read only {whole} bytes at once"
+    );
+    assert_eq!(bounded, unbounded);
+    for vals in bounded.values() {
+        assert_eq!(vals.len(), 60);
+        let nums: Vec<u32> = vals.iter().map(|v| v[..4].parse().unwrap()).collect();
+        assert!(
+            nums.windows(2).all(|w| w[0] < w[1]),
+            "offset order: {nums:?}"
+        );
+    }
+}

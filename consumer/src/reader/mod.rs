@@ -187,6 +187,13 @@ pub struct ReaderConfig {
     /// `max.partition.fetch.bytes` (default 1 MiB), kept below the frame cap
     /// in the same way.
     pub partition_max_bytes: i32,
+    /// Bound on the bytes the reader holds ahead of the application
+    /// (librdkafka's `queued.max.messages.kbytes`, default 64 MiB): the
+    /// Fetches in flight together ask for at most this many bytes, shared
+    /// out between the brokers a round fetches from (each still at most
+    /// `max_bytes`). A broker's answer may exceed what was asked by one
+    /// record batch (the first batch is always returned whole, KIP-74).
+    pub max_buffered_bytes: i32,
     /// Where a partition without a position starts (`auto.offset.reset`);
     /// `None` makes [`Reader::poll`] fail with [`ReaderError::NoPosition`].
     /// Default [`Offset::Earliest`].
@@ -212,6 +219,7 @@ impl Default for ReaderConfig {
             min_bytes: 1,
             max_bytes: 50 * 1024 * 1024,
             partition_max_bytes: 1024 * 1024,
+            max_buffered_bytes: 64 * 1024 * 1024,
             auto_offset_reset: Some(Offset::Earliest),
             api_timeout: Duration::from_secs(60),
             retry_backoff: Duration::from_millis(100),
@@ -288,12 +296,20 @@ pub struct Reader {
     sessions: HashMap<i32, FetchSession>,
     /// The Fetches in flight, at most one per broker.
     in_flight: JoinSet<Fetched>,
-    /// The brokers with a Fetch in flight, by task.
-    busy: BTreeMap<tokio::task::Id, i32>,
+    /// The Fetches in flight, by task: their broker and the bytes they
+    /// asked for.
+    busy: BTreeMap<tokio::task::Id, InFlight>,
     /// Records whose positions already moved, not yet handed out: a poll
     /// cancelled while it sends the next Fetches leaves them here for the
     /// next one (never dropped: that would skip them).
     ready: Vec<ConsumerRecord>,
+}
+
+/// A Fetch in flight: its broker and its `max_bytes`.
+#[derive(Debug, Clone, Copy)]
+struct InFlight {
+    node: i32,
+    max_bytes: i32,
 }
 
 /// A Fetch that came back (or failed).
@@ -1023,7 +1039,7 @@ impl Reader {
     /// Drops every Fetch in flight unread; their sessions start again.
     fn abandon_in_flight(&mut self) {
         self.in_flight.abort_all();
-        for node in std::mem::take(&mut self.busy).into_values() {
+        for InFlight { node, .. } in std::mem::take(&mut self.busy).into_values() {
             if let Some(s) = self.sessions.get_mut(&node) {
                 s.on_failure();
             }
@@ -1044,8 +1060,8 @@ impl Reader {
             Err(e) => {
                 // Aborted (abandoned: already let go) or panicked: the
                 // broker's session starts again.
-                if let Some(node) = self.busy.remove(&e.id())
-                    && let Some(s) = self.sessions.get_mut(&node)
+                if let Some(f) = self.busy.remove(&e.id())
+                    && let Some(s) = self.sessions.get_mut(&f.node)
                 {
                     s.on_failure();
                 }
@@ -1141,7 +1157,7 @@ impl Reader {
                     match md.partition(t, *p) {
                         Some(pm) if pm.leader.is_some() => {
                             let leader = pm.leader.unwrap_or_default();
-                            if self.busy.values().any(|b| *b == leader) {
+                            if self.busy.values().any(|b| b.node == leader) {
                                 continue;
                             }
                             plan.entry(leader).or_default().push((
@@ -1164,6 +1180,18 @@ impl Reader {
             self.cluster.invalidate();
         }
         let ids = Arc::new(ids);
+        // The buffered-bytes bound: what the Fetches in flight asked for is
+        // taken; the rest is shared out between this round's brokers.
+        let asked: i64 = self.busy.values().map(|b| i64::from(b.max_bytes)).sum();
+        let budget = i64::from(self.config.max_buffered_bytes.max(1)) - asked;
+        if budget <= 0 || plan.is_empty() {
+            return;
+        }
+        let max_bytes = {
+            let share = budget / plan.len() as i64;
+            let (limit, _) = self.fetch_limits();
+            i32::try_from(share).unwrap_or(i32::MAX).clamp(1, limit)
+        };
         let request_timeout = self.cluster.config().connection.request_timeout;
         let max_wait = self.config.max_wait;
         self.rounds = self.rounds.wrapping_add(1);
@@ -1225,7 +1253,7 @@ impl Reader {
                     let n = sent.len();
                     sent.rotate_left(self.rounds % n);
                 }
-                let mut req = self.fetch_request(version, &sent, &ids, max_wait);
+                let mut req = self.fetch_request(version, &sent, &ids, max_wait, max_bytes);
                 req.session_id = plan.session_id;
                 req.session_epoch = plan.session_epoch;
                 req.forgotten_topics_data = forgotten(version, &plan.forgotten, &ids);
@@ -1233,7 +1261,7 @@ impl Reader {
             } else {
                 let n = targets.len();
                 targets.rotate_left(self.rounds % n);
-                self.fetch_request(version, &targets, &ids, max_wait)
+                self.fetch_request(version, &targets, &ids, max_wait, max_bytes)
             };
             let targets: Vec<Target> = targets.into_iter().map(|(t, _)| t).collect();
             let wait = request_timeout + max_wait;
@@ -1248,7 +1276,7 @@ impl Reader {
                     resp,
                 }
             });
-            self.busy.insert(task.id(), node);
+            self.busy.insert(task.id(), InFlight { node, max_bytes });
         }
     }
 
@@ -1258,8 +1286,9 @@ impl Reader {
         targets: &[(Target, i32)],
         ids: &HashMap<Arc<str>, Uuid>,
         max_wait: Duration,
+        max_bytes: i32,
     ) -> FetchRequest {
-        let (max_bytes, partition_max_bytes) = self.fetch_limits();
+        let (_, partition_max_bytes) = self.fetch_limits();
         let mut topics: Vec<FetchRequestTopic> = Vec::new();
         for (t, epoch) in targets {
             let part = FetchRequestPartition {
