@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Side-by-side producer benchmark of three clients against one Kafka 4.4
-# broker: ours (kafka-eos, bench/peers/ours), librdkafka (the rdkafka
-# crate, bench/peers/rdkafka) and franz-go (bench/peers/franz-go). All three
-# run the same workload loop and print one JSON line each:
+# Side-by-side benchmark of three clients against one Kafka 4.4 broker:
+# ours (kafka-eos, bench/peers/ours), librdkafka (the rdkafka crate,
+# bench/peers/rdkafka) and franz-go (bench/peers/franz-go): producing,
+# consuming and exactly-once copying. All three run the same workload loop
+# and print one JSON line each:
 #   {"client":..., "records":..., "bytes":..., "secs":..., "commit_ms":[...]}
 #
 # Usage (from anywhere; take the shared broker lock on a shared machine):
@@ -15,18 +16,28 @@
 #   ROUNDS      rounds per workload (default 5); round r runs the clients in
 #               an order rotated by r
 #   WORKLOADS   space-separated subset of: idem-100 idem-100-keyed idem-1k
-#               idem-1k-keyed txn-100ms txn-1s lz4-1k zstd-1k (default: all)
+#               idem-1k-keyed txn-100ms txn-1s lz4-1k zstd-1k consume-100
+#               consume-1k consume-committed copy-100 (default: all)
 #   WINDOW      records outstanding at most (default 16 MiB / (value size +
 #               16), as `kafka-eos bench`: half of the default buffer.memory)
 #   WARMUP      records of one untimed 100 B run per client after the broker
 #               starts (default min(100000, RECORDS))
-#   BROKER_HEAP broker JVM heap (default 1g); the broker runs with full JIT
+#   BROKER_HEAP broker JVM heap (default 1g)
+#   BROKER_JVM  full (default): the broker runs with full JIT (steady state);
+#               default: the harness's default broker JVM (C1 only, fast
+#               start), as a developer's broker runs; BROKER_HEAP still applies
+#   LATENCY_MS  when set: the clients reach the broker through the harness's
+#               proxy, which delays every chunk by this many ms in each
+#               direction (a round trip 2 x LATENCY_MS longer: a broker
+#               across a network)
 #   BROKER_TMPDIR where the broker keeps its logs (default /dev/shm when it
 #               is a writable tmpfs, else the system temp dir): on this
 #               machine's virtual disk, writeback stalls made the 1 KiB runs
 #               swing 2-3x between rounds for every client while neither the
 #               client nor the broker used the CPU they had
-#   CLIENTS     space-separated subset of: ours rdkafka franz-go (default: all)
+#   CLIENTS     space-separated subset of: ours rdkafka franz-go java (default:
+#               all). java (bench/peers/java: Kafka's ConsumerPerformance) is a
+#               reference row of the consume workloads only
 #   PERF_STAT   1: count each client's context switches, system calls and
 #               futex calls with `perf stat` (software events; perf must be
 #               installed and allowed): per-round columns per 1M records and
@@ -40,7 +51,8 @@
 #   CARGO_TARGET_DIR  honoured: one target directory for the workspace and
 #               both peer crates (otherwise each uses its own target/)
 #
-# Every run: a fresh 6-partition topic (created before, one record written
+# Producer workloads (idem-*, txn-*, lz4-1k, zstd-1k). Every run: a fresh
+# 6-partition topic (created before, one record written
 # to each partition so that all accept writes, deleted after),
 # acks=all, idempotence, linger.ms=5, batch.size=16384, fixed value content,
 # null keys or key = record index as a decimal string; sends as fast as the
@@ -51,6 +63,28 @@
 # /usr/bin/time: user and system CPU seconds (10 ms resolution, so runs
 # should last seconds) and the peak RSS. Exit status 0
 # only if every run acknowledged every record.
+#
+# Consumer workloads (consume-*), the fair setup of a side-by-side
+# consumer benchmark: one 6-partition topic filled once per workload by
+# `bench-topic fill` (record i in partition i mod 6, idempotent) and read by
+# every client in every round; manual assignment of all partitions from the
+# start, the same explicit fetch settings for every client (max wait 500 ms,
+# min bytes 1, fetch.max.bytes 50 MiB, max.partition.fetch.bytes 1 MiB, CRCs
+# checked); the clock runs from before the client is created to the last
+# record. consume-100 and consume-1k: RECORDS / RECORDS_1K records,
+# read_uncommitted. consume-committed: RECORDS committed 100 B records in
+# transactions of TXN_RECORDS (default 2000), every third transaction
+# aborted (half as many aborted records, each value starting with `x`),
+# read_committed: a client that delivers an aborted record fails its run.
+#
+# copy-100: exactly-once consume-transform-produce of RECORDS committed 100 B
+# records (one input topic filled once): a fresh consumer group, output
+# topic and transactional id per run; each client's own EOS loop (ours:
+# ConsumeTransformProduce, as `kafka-eos copy`; franz-go:
+# GroupTransactSession; librdkafka: the send_offsets_to_transaction loop),
+# each record to the same partition of the output, a commit every 100 ms;
+# the clock runs from the first input record to the commit that covers the
+# last (the group join is not timed).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -58,7 +92,8 @@ RECORDS=${RECORDS:-1000000}
 RECORDS_1K=${RECORDS_1K:-$((RECORDS / 2))}
 ROUNDS=${ROUNDS:-5}
 PERF_STAT=${PERF_STAT:-0}
-ALL_WORKLOADS="idem-100 idem-100-keyed idem-1k idem-1k-keyed txn-100ms txn-1s lz4-1k zstd-1k"
+ALL_WORKLOADS="idem-100 idem-100-keyed idem-1k idem-1k-keyed txn-100ms txn-1s lz4-1k zstd-1k consume-100 consume-1k consume-committed copy-100"
+TXN_RECORDS=${TXN_RECORDS:-2000}
 WORKLOADS=${WORKLOADS:-$ALL_WORKLOADS}
 WARMUP=${WARMUP:-$((RECORDS < 100000 ? RECORDS : 100000))}
 BROKER_HEAP=${BROKER_HEAP:-1g}
@@ -70,7 +105,7 @@ if [[ -z ${BROKER_TMPDIR:-} ]]; then
 fi
 PARTITIONS=6
 CLIENTS_ENV=${CLIENTS:-}
-CLIENTS=(ours rdkafka franz-go)
+CLIENTS=(ours rdkafka franz-go java)
 
 WORK=$(mktemp -d /tmp/kafka-eos-compare.XXXXXX)
 RESULTS=$WORK/results.tsv
@@ -140,6 +175,7 @@ declare -A BIN=(
     [ours]=$OURS_TARGET/release/bench-ours
     [rdkafka]=$RDK_TARGET/release/bench-rdkafka
     [franz-go]=$GO_BIN
+    [java]=$ROOT/bench/peers/java/bench-java
 )
 if [[ -n ${CLIENTS_ENV:-} ]]; then
     read -r -a CLIENTS <<<"$CLIENTS_ENV"
@@ -162,7 +198,15 @@ done
 
 # ---------------------------------------------------------------- broker
 echo "== broker"
-TMPDIR=$BROKER_TMPDIR "$KAFKA_DEV" --version 4.4.0 --nodes 1 --full-jit --heap "$BROKER_HEAP" \
+BROKER_JVM=${BROKER_JVM:-full}
+broker_args=(--version 4.4.0 --nodes 1 --heap "$BROKER_HEAP")
+case $BROKER_JVM in
+    full) broker_args+=(--full-jit) ;;
+    default) ;;
+    *) die "BROKER_JVM must be full or default" ;;
+esac
+[[ -n ${LATENCY_MS:-} ]] && broker_args+=(--latency-ms "$LATENCY_MS")
+TMPDIR=$BROKER_TMPDIR "$KAFKA_DEV" "${broker_args[@]}" \
     >"$WORK/broker.out" 2>"$WORK/broker.err" &
 BROKER_PID=$!
 for _ in $(seq 600); do
@@ -172,13 +216,17 @@ for _ in $(seq 600); do
 done
 BOOTSTRAP=$(sed -n 's/^BOOTSTRAP=//p' "$WORK/broker.out")
 [[ -n $BOOTSTRAP ]] || die "no BOOTSTRAP line from kafka-dev within 600 s"
-echo "Kafka 4.4.0, one node, full JIT, heap $BROKER_HEAP, logs under $BROKER_TMPDIR ($(stat -f -c %T "$BROKER_TMPDIR")), at $BOOTSTRAP"
+echo "Kafka 4.4.0, one node, JVM $BROKER_JVM (full: full JIT; default: C1 only), heap $BROKER_HEAP, logs under $BROKER_TMPDIR ($(stat -f -c %T "$BROKER_TMPDIR")), at $BOOTSTRAP${LATENCY_MS:+, through proxies adding $LATENCY_MS ms each way}"
 
 # ---------------------------------------------------------------- runs
-# spec WORKLOAD: sets SIZE KEYED COMP TXN N WIN
+# spec WORKLOAD: sets MODE SIZE KEYED COMP TXN N WIN ISOLATION FILL_TXN
 spec() {
-    KEYED=0 COMP=none TXN=0
+    MODE=produce KEYED=0 COMP=none TXN=0 ISOLATION=uncommitted FILL_TXN=
     case $1 in
+        consume-100) MODE=consume SIZE=100 ;;
+        consume-1k) MODE=consume SIZE=1024 ;;
+        consume-committed) MODE=consume SIZE=100 ISOLATION=committed FILL_TXN=$TXN_RECORDS ;;
+        copy-100) MODE=copy SIZE=100 TXN=100 ;;
         idem-100) SIZE=100 ;;
         idem-100-keyed) SIZE=100 KEYED=1 ;;
         idem-1k) SIZE=1024 ;;
@@ -224,12 +272,25 @@ SEQ=0
 run_one() {
     local client=$1 wl=$2 round=$3
     SEQ=$((SEQ + 1))
-    local topic="compare-$wl-$round-$client-$$-$SEQ"
-    "$TOPIC_BIN" "$BOOTSTRAP" create "$topic" "$PARTITIONS"
-    local args=(--bootstrap "$BOOTSTRAP" --topic "$topic" --records "$N" --size "$SIZE"
-        --window "$WIN" --compression "$COMP")
-    ((KEYED)) && args+=(--keyed)
-    ((TXN)) && args+=(--txn-ms "$TXN" --txn-id "$topic")
+    local topic="compare-$wl-$round-$client-$$-$SEQ" args
+    case $MODE in
+        produce)
+            "$TOPIC_BIN" "$BOOTSTRAP" create "$topic" "$PARTITIONS"
+            args=(--bootstrap "$BOOTSTRAP" --topic "$topic" --records "$N" --size "$SIZE"
+                --window "$WIN" --compression "$COMP")
+            ((KEYED)) && args+=(--keyed)
+            ((TXN)) && args+=(--txn-ms "$TXN" --txn-id "$topic")
+            ;;
+        consume)
+            args=(--mode consume --bootstrap "$BOOTSTRAP" --topic "$INPUT" --partitions "$PARTITIONS"
+                --records "$N" --size "$SIZE" --isolation "$ISOLATION")
+            ;;
+        copy)
+            "$TOPIC_BIN" "$BOOTSTRAP" create "$topic" "$PARTITIONS"
+            args=(--mode copy --bootstrap "$BOOTSTRAP" --topic "$INPUT" --out "$topic" --group "$topic"
+                --txn-id "$topic" --txn-ms "$TXN" --partitions "$PARTITIONS" --records "$N" --size "$SIZE")
+            ;;
+    esac
     local ok=1 broker_before broker_after
     local perf=()
     ((PERF_STAT)) && perf=(perf stat -x, -o "$WORK/perf"
@@ -238,7 +299,7 @@ run_one() {
     "${perf[@]}" /usr/bin/time -f "%U %S %M" -o "$WORK/time" "${BIN[$client]}" "${args[@]}" \
         >"$WORK/out" 2>"$WORK/err" || ok=0
     broker_after=$(tree_cpu_ticks "$BROKER_PID")
-    "$TOPIC_BIN" "$BOOTSTRAP" delete "$topic" || true
+    [[ $MODE == consume ]] || "$TOPIC_BIN" "$BOOTSTRAP" delete "$topic" || true
     local line secs records
     line=$(grep '^{' "$WORK/out" | tail -1 || true)
     secs=$(sed -n 's/.*"secs":\([0-9.eE+-]*\).*/\1/p' <<<"$line")
@@ -278,20 +339,45 @@ echo "== warm-up: $WARMUP records of 100 B per client (untimed)"
 N_SAVE=$RECORDS
 RECORDS=$WARMUP
 spec idem-100
-for c in "${CLIENTS[@]}"; do run_one "$c" warmup warmup; done
+for c in "${CLIENTS[@]}"; do [[ $c == java ]] || run_one "$c" warmup warmup; done
 RECORDS=$N_SAVE
+
+# fill_input: the input topic of a consume or copy workload, filled once;
+# sets INPUT and N (the records each client must receive).
+fill_input() {
+    INPUT="compare-input-$1-$$"
+    local fill_args=("$PARTITIONS" "$N" "$SIZE")
+    [[ -n $FILL_TXN ]] && fill_args+=("$FILL_TXN")
+    local t0 line
+    t0=$(date +%s.%N)
+    line=$("$TOPIC_BIN" "$BOOTSTRAP" fill "$INPUT" "${fill_args[@]}") || die "filling $INPUT failed"
+    echo "   input $INPUT: $line ($(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b - a}') s)"
+    N=$(sed -n 's/^committed=\([0-9]*\).*/\1/p' <<<"$line")
+    [[ -n $N ]] || die "bench-topic fill printed no committed count"
+}
 
 : >"$RESULTS"
 for wl in $WORKLOADS; do
     spec "$wl"
+    INPUT=
+    if [[ $MODE != produce ]]; then
+        echo "== $wl: filling the input"
+        fill_input "$wl"
+    fi
     for ((r = 0; r < ROUNDS; r++)); do
+        # The clients of this workload (java: consume only), rotated by r.
+        runs=()
+        for c in "${CLIENTS[@]}"; do
+            [[ $c == java && $MODE != consume ]] || runs+=("$c")
+        done
         order=()
-        for ((i = 0; i < ${#CLIENTS[@]}; i++)); do
-            order+=("${CLIENTS[$(((i + r) % ${#CLIENTS[@]}))]}")
+        for ((i = 0; i < ${#runs[@]}; i++)); do
+            order+=("${runs[$(((i + r) % ${#runs[@]}))]}")
         done
         echo "== $wl round $r: ${order[*]} ($N records of $SIZE B, window $WIN)"
         for c in "${order[@]}"; do run_one "$c" "$wl" "$r"; done
     done
+    if [[ -n $INPUT ]]; then "$TOPIC_BIN" "$BOOTSTRAP" delete "$INPUT" || true; fi
 done
 
 # ---------------------------------------------------------------- report
@@ -361,6 +447,7 @@ END {
                 x = ratio(ctx[o], ctx[q]); if (x != "") cs = cs " " x
                 x = ratio(sysc[o], sysc[q]); if (x != "") sc = sc " " x
             }
+            if (n == 0) continue
             md = median(d)
             printf "%-15s %-9s %6d %10s %10s %11s %10s %9s %11s %11s %11s %9s %9s\n", wl, peer, n,
                 fmt(median(t)), fmt(median(a)), fmt(median(u)), fmt(median(s)), fmt(median(m)),

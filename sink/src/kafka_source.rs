@@ -341,6 +341,23 @@ where
         Ok(())
     }
 
+    /// Commits the open transaction now, without waiting for the commit
+    /// interval (at the end of a bounded input, or before the process
+    /// pauses): the output written so far and the input offsets become
+    /// visible together. Nothing happens when no transaction is open. An
+    /// abortable failure aborts and rewinds, as at the interval.
+    ///
+    /// ```no_run
+    /// # async fn demo(p: &mut kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::kafka_source::PipelineError> {
+    /// p.step(std::time::Duration::from_millis(200)).await?;
+    /// p.commit_open_transaction().await?;
+    /// println!("{} input records committed", p.stats().committed_records);
+    /// # Ok(()) }
+    /// ```
+    pub async fn commit_open_transaction(&mut self) -> Result<(), PipelineError> {
+        self.end_transaction(false).await
+    }
+
     fn next_random(&mut self) -> u64 {
         // xorshift64: deterministic for a given seed.
         let mut x = self.rng;

@@ -4,15 +4,52 @@
 //! takes the same options.
 //!
 //! ```text
-//! --bootstrap HOST:PORT --topic T --records N --size S --window W
-//! [--keyed] [--compression none|lz4|zstd] [--txn-ms C --txn-id ID]
+//! [--mode produce] --bootstrap HOST:PORT --topic T --records N --size S --window W
+//!     [--keyed] [--compression none|lz4|zstd] [--txn-ms C --txn-id ID]
+//! --mode consume --bootstrap HOST:PORT --topic T --partitions P --records N --size S
+//!     --isolation committed|uncommitted
+//! --mode copy --bootstrap HOST:PORT --topic IN --out OUT --group G --txn-id ID --txn-ms C
+//!     --partitions P --records N --size S
 //! ```
+//!
+//! - **produce**: send N records of S bytes (see `bench/compare.sh`).
+//! - **consume**: manual assignment of partitions 0..P of T from the start,
+//!   the same fetch settings in every client (max wait 500 ms, min bytes 1,
+//!   fetch.max.bytes 50 MiB, max.partition.fetch.bytes 1 MiB, CRCs checked),
+//!   until N records were received; the clock starts before the client is
+//!   created and stops at the N-th record.
+//! - **copy**: exactly-once consume-transform-produce: group G subscribed to
+//!   IN (read_committed), each record written to the same partition of OUT
+//!   with its key and value, a transaction committed with the input offsets
+//!   once it is C ms old; the clock starts at the first input record and
+//!   stops when the commit that covers N input records completes.
+//!
+//! Every consumed value is checked ([`Workload::check_value`]): S bytes, not
+//! starting with `x` (the driver writes the records of aborted transactions
+//! with a leading `x`, so that one delivered under read_committed fails the
+//! run).
 
 use std::time::Duration;
+
+/// What a run does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Produce,
+    Consume,
+    Copy,
+}
+
+/// The consumer's `isolation.level` (consume mode; copy reads committed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    Committed,
+    Uncommitted,
+}
 
 /// The workload of one run.
 #[derive(Debug, Clone)]
 pub struct Workload {
+    pub mode: Mode,
     pub bootstrap: String,
     pub topic: String,
     /// Records to send (the untimed first record not included).
@@ -31,12 +68,24 @@ pub struct Workload {
     pub txn_every: Option<Duration>,
     /// The transactional id (required with `--txn-ms`).
     pub txn_id: String,
+    /// Partitions of the topic (consume, copy).
+    pub partitions: i32,
+    /// Isolation level (consume).
+    pub isolation: Isolation,
+    /// The output topic (copy).
+    pub out: String,
+    /// The consumer group (copy).
+    pub group: String,
 }
 
 fn usage(msg: &str) -> ! {
     eprintln!(
-        "error: {msg}\nusage: --bootstrap HOST:PORT --topic T --records N --size S --window W \
-         [--keyed] [--compression none|lz4|zstd] [--txn-ms C --txn-id ID]"
+        "error: {msg}\nusage: [--mode produce] --bootstrap HOST:PORT --topic T --records N --size S \
+         --window W [--keyed] [--compression none|lz4|zstd] [--txn-ms C --txn-id ID]\n\
+         \x20      --mode consume --bootstrap HOST:PORT --topic T --partitions P --records N --size S \
+         --isolation committed|uncommitted\n\
+         \x20      --mode copy --bootstrap HOST:PORT --topic IN --out OUT --group G --txn-id ID \
+         --txn-ms C --partitions P --records N --size S"
     );
     std::process::exit(2)
 }
@@ -50,6 +99,7 @@ impl Workload {
     /// Parses `std::env::args()`; exits with status 2 on a bad command line.
     pub fn from_args() -> Workload {
         let mut w = Workload {
+            mode: Mode::Produce,
             bootstrap: String::new(),
             topic: String::new(),
             records: 0,
@@ -59,6 +109,10 @@ impl Workload {
             window: 0,
             txn_every: None,
             txn_id: String::new(),
+            partitions: 0,
+            isolation: Isolation::Uncommitted,
+            out: String::new(),
+            group: String::new(),
         };
         let mut args = std::env::args().skip(1);
         while let Some(a) = args.next() {
@@ -78,14 +132,42 @@ impl Workload {
                 "--compression" => w.compression = v,
                 "--txn-ms" => w.txn_every = Some(Duration::from_millis(num(&a, &v))),
                 "--txn-id" => w.txn_id = v,
+                "--partitions" => w.partitions = num(&a, &v),
+                "--out" => w.out = v,
+                "--group" => w.group = v,
+                "--mode" => {
+                    w.mode = match v.as_str() {
+                        "produce" => Mode::Produce,
+                        "consume" => Mode::Consume,
+                        "copy" => Mode::Copy,
+                        _ => usage("--mode must be produce, consume or copy"),
+                    }
+                }
+                "--isolation" => {
+                    w.isolation = match v.as_str() {
+                        "committed" => Isolation::Committed,
+                        "uncommitted" => Isolation::Uncommitted,
+                        _ => usage("--isolation must be committed or uncommitted"),
+                    }
+                }
                 _ => usage(&format!("unknown option {a}")),
             }
         }
         if w.bootstrap.is_empty() || w.topic.is_empty() {
             usage("--bootstrap and --topic are required");
         }
-        if w.records == 0 || w.size == 0 || w.window == 0 {
-            usage("--records, --size and --window must be at least 1");
+        if w.records == 0 || w.size == 0 {
+            usage("--records and --size must be at least 1");
+        }
+        if w.mode == Mode::Produce && w.window == 0 {
+            usage("--window must be at least 1");
+        }
+        if w.mode != Mode::Produce && w.partitions < 1 {
+            usage("--partitions must be at least 1");
+        }
+        if w.mode == Mode::Copy && (w.out.is_empty() || w.group.is_empty() || w.txn_every.is_none())
+        {
+            usage("--mode copy needs --out, --group, --txn-ms and --txn-id");
         }
         if !matches!(w.compression.as_str(), "none" | "lz4" | "zstd") {
             usage("--compression must be none, lz4 or zstd");
@@ -99,6 +181,21 @@ impl Workload {
     /// The value every record carries: `size` bytes of fixed content.
     pub fn value(&self) -> Vec<u8> {
         (0..self.size).map(|i| b'a' + (i % 26) as u8).collect()
+    }
+
+    /// Checks one consumed value: exactly `size` bytes, and not a record of
+    /// an aborted transaction (those start with `x`).
+    pub fn check_value(&self, value: Option<&[u8]>) -> Result<(), String> {
+        match value {
+            None => Err("a record without a value".into()),
+            Some(v) if v.len() != self.size => Err(format!(
+                "a value of {} bytes where {} were written",
+                v.len(),
+                self.size
+            )),
+            Some([b'x', ..]) => Err("a record of an aborted transaction was delivered".into()),
+            Some(_) => Ok(()),
+        }
     }
 
     /// The result line: one JSON object on stdout.

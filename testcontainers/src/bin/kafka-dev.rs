@@ -8,7 +8,9 @@
 //! `--transaction-version N`, `--sasl` (user alice / alice-secret),
 //! `--proxies`, `--config key=value` (repeatable), `--full-jit` (steady-state
 //! JIT instead of the fast-start C1-only JVM, for benchmarks), `--heap SIZE`
-//! (broker JVM heap, default 512m).
+//! (broker JVM heap, default 512m), `--latency-ms MS` (implies `--proxies`:
+//! every proxy delays each chunk by MS in each direction, a round trip
+//! 2 × MS longer, as a broker across a network; throughput is unchanged).
 //!
 //! `--shared VARIANT --describe PATH` starts the shared cluster of that
 //! variant instead (`4.4-tv2`, `4.4-tv1` or `3.9`, with exactly the
@@ -21,13 +23,14 @@
 //! on stdout once the cluster is ready.
 
 use kafka_testcontainers::shared::SharedKafka;
-use kafka_testcontainers::{KafkaCluster, KafkaVersion, SaslConfig};
+use kafka_testcontainers::{Direction, KafkaCluster, KafkaVersion, SaslConfig};
 use std::io::Write;
 
 fn usage() -> ! {
     eprintln!(
         "usage: kafka-dev [--version 4.4.0|3.9.2] [--nodes 1|3] [--transaction-version N] \
-         [--sasl] [--proxies] [--config key=value]... [--full-jit] [--heap SIZE]\n       \
+         [--sasl] [--proxies] [--config key=value]... [--full-jit] [--heap SIZE] \
+         [--latency-ms MS]\n       \
          kafka-dev --shared 4.4-tv2|4.4-tv1|3.9 --describe PATH"
     );
     std::process::exit(2)
@@ -39,6 +42,7 @@ async fn main() {
     let mut shared = None;
     let mut describe = None;
     let mut other_options = false;
+    let mut latency = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| usage());
@@ -55,6 +59,11 @@ async fn main() {
             "--proxies" => builder = builder.with_proxies(true),
             "--full-jit" => builder = builder.fast_jvm(false),
             "--heap" => builder = builder.heap(value()),
+            "--latency-ms" => {
+                let ms: u64 = value().parse().unwrap_or_else(|_| usage());
+                latency = Some(std::time::Duration::from_millis(ms));
+                builder = builder.with_proxies(true);
+            }
             "--config" => {
                 let kv = value();
                 let (k, v) = kv.split_once('=').unwrap_or_else(|| usage());
@@ -79,6 +88,13 @@ async fn main() {
             std::process::exit(1);
         }
     };
+    if let Some(latency) = latency {
+        for node in 0..cluster.node_count() {
+            let proxy = cluster.proxy(node);
+            proxy.set_latency(Direction::ClientToServer, latency);
+            proxy.set_latency(Direction::ServerToClient, latency);
+        }
+    }
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "BOOTSTRAP={}", cluster.bootstrap());
     let _ = writeln!(out, "INTERNAL_BOOTSTRAP={}", cluster.internal_bootstrap());

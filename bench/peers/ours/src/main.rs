@@ -1,9 +1,15 @@
-//! Our side of `bench/compare.sh`: the workload of `bench/peers/shared/args.rs`
-//! through `kafka_eos::producer::Producer` (idempotent) or
-//! `kafka_eos::producer::TransactionalProducer` (`--txn-ms`), one JSON result line
-//! on stdout, exit 0 only when every record was acknowledged.
+//! Our side of `bench/compare.sh`: the workloads of `bench/peers/shared/args.rs`,
+//! one JSON result line on stdout, exit 0 only when the run did all its work.
 //!
-//! The loop, the same in `bench/peers/rdkafka` and `bench/peers/franz-go`: a
+//! - produce: `kafka_eos::producer::Producer` (idempotent) or
+//!   `kafka_eos::producer::TransactionalProducer` (`--txn-ms`);
+//! - consume: `kafka_eos::consumer::reader::Reader` with every partition
+//!   assigned, polled until the records were all received;
+//! - copy: `kafka_eos::sink::kafka_source::ConsumeTransformProduce` (what
+//!   `kafka-eos copy` runs), stepped until the committed transactions cover
+//!   every input record.
+//!
+//! The produce loop, the same in `bench/peers/rdkafka` and `bench/peers/franz-go`: a
 //! FIFO of send futures, the oldest awaited once more than `--window` are
 //! outstanding; with `--txn-ms`, after each send, a commit once the
 //! transaction is that old, its latency being the duration of
@@ -14,8 +20,11 @@
 #[path = "../../shared/args.rs"]
 mod args;
 
-use args::Workload;
+use args::{Isolation, Mode, Workload};
 use bytes::Bytes;
+use kafka_eos::client::{Cluster, ClusterConfig};
+use kafka_eos::consumer::group::GroupConsumerConfig;
+use kafka_eos::consumer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
 use kafka_eos::producer::{
     ProduceError, Producer, ProducerConfig, ProducerRecord, RecordMetadata, TransactionalProducer,
 };
@@ -92,7 +101,144 @@ where
     Ok((t0.elapsed().as_secs_f64(), commits))
 }
 
+/// How long a consumer may see nothing before the run fails.
+const IDLE_LIMIT: Duration = Duration::from_secs(60);
+
+/// The fetch settings every client of the comparison sets explicitly.
+const FETCH_SETTINGS: [(&str, &str); 4] = [
+    ("fetch.max.wait.ms", "500"),
+    ("fetch.min.bytes", "1"),
+    ("fetch.max.bytes", "52428800"),
+    ("max.partition.fetch.bytes", "1048576"),
+];
+
+/// Consume mode: every partition assigned from the start, polled until
+/// `records` records arrived (each value checked).
+async fn consume(w: &Workload) -> Result<f64, Error> {
+    let t0 = Instant::now();
+    let cluster = Cluster::connect(ClusterConfig::new(&w.bootstrap)).await?;
+    let config = ReaderConfig {
+        isolation: match w.isolation {
+            Isolation::Committed => IsolationLevel::ReadCommitted,
+            Isolation::Uncommitted => IsolationLevel::ReadUncommitted,
+        },
+        max_wait: Duration::from_millis(500),
+        min_bytes: 1,
+        max_bytes: 50 << 20,
+        partition_max_bytes: 1 << 20,
+        ..ReaderConfig::default()
+    };
+    let mut reader = Reader::new(cluster, config);
+    let partitions: Vec<i32> = (0..w.partitions).collect();
+    reader.assign(&w.topic, &partitions);
+    let mut received = 0u64;
+    let mut last = Instant::now();
+    while received < w.records {
+        let records = reader.poll(Duration::from_secs(1)).await?;
+        if records.is_empty() {
+            if last.elapsed() > IDLE_LIMIT {
+                return Err(format!("{received} of {} records, then nothing", w.records).into());
+            }
+            continue;
+        }
+        last = Instant::now();
+        for r in &records {
+            w.check_value(r.value.as_deref())?;
+        }
+        received += records.len() as u64;
+    }
+    Ok(t0.elapsed().as_secs_f64())
+}
+
+/// Copy mode: `ConsumeTransformProduce` from `topic` to `out`, each record
+/// to the same partition, until committed transactions cover `records`
+/// input records.
+async fn copy(w: &Workload) -> Result<f64, Error> {
+    use kafka_eos::sink::kafka_source::{ConsumeTransformProduce, PipelineConfig};
+    let mut consumer = vec![
+        ("bootstrap.servers", w.bootstrap.as_str()),
+        ("group.id", w.group.as_str()),
+        ("group.protocol", "classic"),
+        ("isolation.level", "read_committed"),
+        ("auto.offset.reset", "earliest"),
+    ];
+    consumer.extend(FETCH_SETTINGS);
+    let consumer = GroupConsumerConfig::from_properties(consumer)?;
+    let producer = config(w)?;
+    let every = w.txn_every.expect("copy mode has --txn-ms");
+    let out: std::sync::Arc<str> = w.out.as_str().into();
+    let bad = std::sync::Arc::new(std::sync::Mutex::new(None::<String>));
+    let bad_in = bad.clone();
+    // When the first input record reached the transform: the clock's start.
+    let first = std::sync::Arc::new(std::sync::OnceLock::<Instant>::new());
+    let first_in = first.clone();
+    let check = w.clone();
+    let transform = move |r: &ConsumerRecord| {
+        first_in.get_or_init(Instant::now);
+        if let Err(e) = check.check_value(r.value.as_deref()) {
+            bad_in.lock().expect("not poisoned").get_or_insert(e);
+        }
+        let mut o = ProducerRecord::new(&*out).partition(r.partition);
+        if let Some(k) = &r.key {
+            o = o.key(k.clone());
+        }
+        if let Some(v) = &r.value {
+            o = o.value(v.clone());
+        }
+        vec![o]
+    };
+    let config = PipelineConfig {
+        commit_interval: every,
+        ..PipelineConfig::default()
+    };
+    let mut pipeline = ConsumeTransformProduce::connect(
+        consumer,
+        &[w.topic.as_str()],
+        producer,
+        transform,
+        config,
+    )
+    .await?;
+    let mut last = (0u64, Instant::now());
+    while pipeline.stats().committed_records < w.records {
+        pipeline.step(Duration::from_millis(200)).await?;
+        if pipeline.stats().consumed >= w.records {
+            // The last input record is in the open transaction: commit it
+            // now rather than at the interval (as the peers do).
+            pipeline.commit_open_transaction().await?;
+        }
+        let stats = pipeline.stats();
+        if stats.consumed != last.0 {
+            last = (stats.consumed, Instant::now());
+        } else if last.1.elapsed() > IDLE_LIMIT {
+            return Err(format!(
+                "{} of {} records copied, then nothing",
+                stats.committed_records, w.records
+            )
+            .into());
+        }
+        if let Some(e) = bad.lock().expect("not poisoned").take() {
+            return Err(e.into());
+        }
+    }
+    let secs = first.get().map_or(0.0, |t| t.elapsed().as_secs_f64());
+    let stats = pipeline.close(Duration::from_secs(30)).await?;
+    if stats.committed_records != w.records {
+        return Err(format!(
+            "{} input records committed where {} were written",
+            stats.committed_records, w.records
+        )
+        .into());
+    }
+    Ok(secs)
+}
+
 async fn run(w: &Workload) -> Result<(f64, Vec<Duration>), Error> {
+    match w.mode {
+        Mode::Produce => {}
+        Mode::Consume => return Ok((consume(w).await?, Vec::new())),
+        Mode::Copy => return Ok((copy(w).await?, Vec::new())),
+    }
     let c = config(w)?;
     let warm = || ProducerRecord::new(w.topic.as_str()).value(Bytes::from_static(b"w"));
     // Metadata and the producer id before the clock starts.
