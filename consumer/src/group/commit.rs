@@ -192,6 +192,20 @@ impl Committer {
             if s.closing {
                 return Ok(Err(GroupError::Closed));
             }
+            if let Member::Classic(m) = &s.member
+                && m.rebalance_in_progress()
+            {
+                // Java's `generationIfStable`: the generation is being
+                // replaced; the coordinator would refuse it.
+                return Ok(Err(GroupError::Commit {
+                    error: ErrorCode::RebalanceInProgress,
+                    message: Some(format!(
+                        "the member is rejoining the group (generation {} is being replaced): \
+                         poll to complete the rebalance, then commit again",
+                        m.generation()
+                    )),
+                }));
+            }
             (
                 s.coordinator.clone(),
                 s.member.generation(),
@@ -231,7 +245,7 @@ impl Committer {
         let req = OffsetCommitRequest {
             group_id: self.group_id.clone(),
             generation_id_or_member_epoch: epoch,
-            member_id,
+            member_id: member_id.clone(),
             group_instance_id: self.instance_id.clone(),
             topics: topics
                 .into_iter()
@@ -265,10 +279,20 @@ impl Committer {
                         retry = Some(format!("{}-{}: {e:?}", t.name, p.partition_index));
                     }
                     e => {
-                        return Ok(Err(GroupError::Commit {
-                            error: e,
-                            message: Some(format!("{}-{}", t.name, p.partition_index)),
-                        }));
+                        let mut message = format!("{}-{}", t.name, p.partition_index);
+                        let error = if classic {
+                            self.classic_refused(epoch, &member_id, e)
+                        } else {
+                            e
+                        };
+                        if error != e {
+                            message = format!(
+                                "{message}: {e:?} for generation {epoch}, which a rebalance \
+                                 replaced while the commit was in flight: poll to complete \
+                                 the rebalance, then commit again"
+                            );
+                        }
+                        return Ok(Err(GroupError::Commit { error, message: Some(message) }));
                     }
                 }
             }
@@ -277,6 +301,26 @@ impl Committer {
             Some(why) => Err(Retry(why)),
             None => Ok(Ok(())),
         }
+    }
+
+    /// A classic member's commit, sent with `generation` and `member_id`,
+    /// was refused with `error`: the member decides what the application
+    /// is told and acts on it ([`ClassicMember::on_commit_refused`]); the
+    /// task is woken for what it queued (a loss, a rejoin).
+    ///
+    /// [`ClassicMember::on_commit_refused`]: crate::group::classic::ClassicMember::on_commit_refused
+    fn classic_refused(&self, generation: i32, member_id: &str, error: ErrorCode) -> ErrorCode {
+        let reported = {
+            let mut s = lock(&self.shared);
+            match &mut s.member {
+                Member::Classic(m) => {
+                    m.on_commit_refused(Instant::now(), generation, member_id, error)
+                }
+                Member::Kip848(_) => error,
+            }
+        };
+        self.wake_task.notify_one();
+        reported
     }
 
     fn coordinator_failed(&self) {
@@ -356,16 +400,29 @@ mod tests {
 
     /// A commit queue of a classic member whose coordinator is `conn`.
     fn queue_with(conn: Arc<Connection>, api_timeout: Duration) -> CommitQueue {
-        let mut shared = Shared::new(Member::Classic(ClassicMember::new(ClassicConfig::new("g"))));
+        let member = ClassicMember::new(ClassicConfig::new("g"));
+        queue_of(conn, member, api_timeout).0
+    }
+
+    /// A commit queue of `member`, and the state it shares with the
+    /// member's task.
+    fn queue_of(
+        conn: Arc<Connection>,
+        member: ClassicMember,
+        api_timeout: Duration,
+    ) -> (CommitQueue, Arc<Mutex<Shared>>) {
+        let mut shared = Shared::new(Member::Classic(member));
         shared.coordinator = Some(conn);
-        CommitQueue::start(Committer {
-            shared: Arc::new(Mutex::new(shared)),
+        let shared = Arc::new(Mutex::new(shared));
+        let queue = CommitQueue::start(Committer {
+            shared: shared.clone(),
             wake_task: Arc::default(),
             group_id: "g".into(),
             instance_id: None,
             retry_backoff: Duration::from_millis(5),
             api_timeout,
-        })
+        });
+        (queue, shared)
     }
 
     fn queue(conn: Arc<Connection>) -> CommitQueue {
@@ -449,5 +506,156 @@ mod tests {
             q.push(at(1)).await,
             Err(GroupError::Timeout { .. })
         ));
+    }
+
+    /// A cooperative classic member, Stable in generation 1 as member "me"
+    /// with partition 0 of "orders".
+    fn stable_classic() -> ClassicMember {
+        use crate::group::classic::{ClassicAction, ClassicState, Request, assignor::Assignor};
+        use kafka_proto::messages::{
+            ConsumerProtocolAssignment, ConsumerProtocolAssignmentTopicPartition,
+            JoinGroupResponse, SyncGroupResponse,
+        };
+        let mut config = ClassicConfig::new("g");
+        config.assignors = vec![Assignor::CooperativeSticky];
+        config.heartbeat_interval = Duration::ZERO;
+        let mut m = ClassicMember::new(config);
+        m.subscribe(["orders".to_string()]);
+        assert_eq!(m.poll_action(), Some(ClassicAction::FindCoordinator));
+        m.coordinator_found();
+        let now = Instant::now();
+        assert!(matches!(m.poll_request(now), Some(Request::Join(_))));
+        m.on_join_answer(
+            now,
+            JoinGroupResponse {
+                generation_id: 1,
+                protocol_name: Some("cooperative-sticky".into()),
+                leader: "other".into(),
+                member_id: "me".into(),
+                ..Default::default()
+            },
+            &|_| None,
+        );
+        assert!(matches!(m.poll_request(now), Some(Request::Sync(_))));
+        let assignment = ConsumerProtocolAssignment {
+            assigned_partitions: vec![ConsumerProtocolAssignmentTopicPartition {
+                topic: "orders".into(),
+                partitions: vec![0],
+            }],
+            ..Default::default()
+        };
+        m.on_sync_answer(
+            now,
+            SyncGroupResponse {
+                assignment: assignment.encode_prefixed(3).unwrap().into(),
+                ..Default::default()
+            },
+        );
+        assert!(matches!(m.poll_action(), Some(ClassicAction::Assign(_))));
+        assert!(m.assignment_done());
+        assert_eq!(m.state(), ClassicState::Stable);
+        m
+    }
+
+    /// The coordinator asks `m` to rejoin (a heartbeat's
+    /// REBALANCE_IN_PROGRESS): a cooperative member starts its JoinGroup
+    /// keeping its partitions.
+    fn rejoin(m: &mut ClassicMember) {
+        use crate::group::classic::Request;
+        use kafka_proto::messages::HeartbeatResponse;
+        let now = Instant::now();
+        let Some(Request::Heartbeat(hb)) = m.poll_request(now) else {
+            panic!("a heartbeat")
+        };
+        m.on_heartbeat_answer(
+            now,
+            &hb,
+            HeartbeatResponse {
+                error_code: ErrorCode::RebalanceInProgress.code(),
+                ..Default::default()
+            },
+        );
+        assert!(m.rebalance_in_progress());
+        assert!(matches!(m.poll_request(now), Some(Request::Join(_))));
+    }
+
+    fn member_of(shared: &Mutex<Shared>) -> (crate::group::classic::ClassicState, i32) {
+        let mut s = lock(shared);
+        let m = s.member.classic();
+        (m.state(), m.generation())
+    }
+
+    /// Invariant: a classic member's commit made while it rejoins the group
+    /// (a cooperative member reads its partitions meanwhile) fails at once
+    /// with REBALANCE_IN_PROGRESS without reaching the coordinator (Java's
+    /// `generationIfStable`), which would refuse its generation with
+    /// ILLEGAL_GENERATION once the join completed; the member keeps its
+    /// partitions.
+    #[tokio::test]
+    async fn a_classic_commit_while_the_member_rejoins_fails_at_once_unsent() {
+        use crate::group::classic::ClassicState;
+        let (conn, arrivals) = coordinator(|_| ErrorCode::IllegalGeneration).await;
+        let mut m = stable_classic();
+        rejoin(&mut m);
+        let (q, shared) = queue_of(conn, m, Duration::from_secs(10));
+        match q.push(at(5)).await {
+            Err(GroupError::Commit {
+                error: ErrorCode::RebalanceInProgress,
+                ..
+            }) => {}
+            other => panic!("expected REBALANCE_IN_PROGRESS, got {other:?}"),
+        }
+        assert!(arrivals.lock().unwrap().is_empty(), "nothing sent");
+        assert_eq!(member_of(&shared), (ClassicState::Joining, 1));
+        assert_eq!(lock(&shared).member.classic().owned()["orders"].len(), 1);
+    }
+
+    /// Invariant: a classic commit sent in a stable generation that the
+    /// member's own rejoin overtook (its JoinGroup reached the coordinator
+    /// first: ILLEGAL_GENERATION) is reported as REBALANCE_IN_PROGRESS and
+    /// leaves the member's rejoin alone.
+    #[tokio::test]
+    async fn a_classic_commit_overtaken_by_the_members_rejoin_is_a_rebalance_in_progress() {
+        use crate::group::classic::ClassicState;
+        let handle: Arc<std::sync::OnceLock<Arc<Mutex<Shared>>>> = Arc::default();
+        let shared_at_answer = handle.clone();
+        let (conn, arrivals) = coordinator(move |_| {
+            // The member's task starts the rejoin while the commit is in
+            // flight; the coordinator completes the join first.
+            rejoin(lock(shared_at_answer.get().unwrap()).member.classic());
+            ErrorCode::IllegalGeneration
+        })
+        .await;
+        let (q, shared) = queue_of(conn, stable_classic(), Duration::from_secs(10));
+        handle.set(shared.clone()).ok().unwrap();
+        match q.push(at(5)).await {
+            Err(GroupError::Commit {
+                error: ErrorCode::RebalanceInProgress,
+                ..
+            }) => {}
+            other => panic!("expected REBALANCE_IN_PROGRESS, got {other:?}"),
+        }
+        assert_eq!(*arrivals.lock().unwrap(), vec![5]);
+        assert_eq!(member_of(&shared), (ClassicState::Joining, 1), "not fenced");
+        assert_eq!(lock(&shared).member.classic().owned()["orders"].len(), 1);
+    }
+
+    /// Invariant: ILLEGAL_GENERATION for a classic commit of the member's
+    /// current generation is reported as it is (Java's
+    /// `CommitFailedException`) and the member resets its generation (its
+    /// partitions are lost; it rejoins), as Java's `resetStateOnResponseError`.
+    #[tokio::test]
+    async fn a_classic_commit_refused_for_its_current_generation_fences_the_member() {
+        use crate::group::classic::ClassicState;
+        let (conn, _arrivals) = coordinator(|_| ErrorCode::IllegalGeneration).await;
+        let (q, shared) = queue_of(conn, stable_classic(), Duration::from_secs(10));
+        assert!(matches!(
+            q.push(at(5)).await,
+            Err(GroupError::Commit {
+                error: ErrorCode::IllegalGeneration,
+                ..
+            })
+        ));
+        assert_eq!(member_of(&shared), (ClassicState::Fenced, -1));
     }
 }

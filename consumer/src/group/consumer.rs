@@ -765,8 +765,13 @@ impl GroupConsumer {
     /// [`Self::commit_async`] complete first (see the [`commit`](super::commit)
     /// module). A member that lost the partitions gets
     /// [`GroupError::Commit`] (STALE_MEMBER_EPOCH, ILLEGAL_GENERATION,
-    /// UNKNOWN_MEMBER_ID; REBALANCE_IN_PROGRESS for a classic member in
-    /// the middle of a rebalance: poll, then commit again).
+    /// UNKNOWN_MEMBER_ID). A classic member gets REBALANCE_IN_PROGRESS
+    /// (Java's `RebalanceInProgressException`) for a commit made while it
+    /// rejoins the group — a cooperative member keeps reading its partitions
+    /// meanwhile, so this happens to a commit after each batch — or one the
+    /// rebalance overtook: poll to complete the rebalance, then commit
+    /// again what is still owned (see
+    /// [`ClassicMember::on_commit_refused`](crate::group::classic::ClassicMember::on_commit_refused)).
     ///
     /// ```no_run
     /// # async fn demo(c: &kafka_consumer::group::GroupConsumer) -> Result<(), kafka_consumer::group::GroupError> {

@@ -1028,13 +1028,104 @@ impl ClassicMember {
         }
         match ErrorCode::from(resp.error_code) {
             ErrorCode::None => {}
-            ErrorCode::RebalanceInProgress => match self.state {
-                ClassicState::Stable => self.rejoin_now(),
-                ClassicState::Reconciling => self.rejoin_after = true,
-                _ => {}
-            },
+            ErrorCode::RebalanceInProgress => self.rejoin_requested(),
             e => self.common_error(now, e, None),
         }
+    }
+
+    /// The coordinator asked for a rejoin: at once when Stable, after the
+    /// reconciliation when Reconciling (an eager member preparing its join
+    /// is rejoining already).
+    fn rejoin_requested(&mut self) {
+        match self.state {
+            ClassicState::Stable => self.rejoin_now(),
+            ClassicState::Reconciling => self.rejoin_after = true,
+            _ => {}
+        }
+    }
+
+    /// True while a JoinGroup or SyncGroup is to be sent or awaited (Java's
+    /// `rebalanceInProgress`). The generation is then about to be replaced:
+    /// an offset commit made now fails at once without being sent (Java's
+    /// `generationIfStable` is null), since the coordinator would refuse it
+    /// (ILLEGAL_GENERATION once the join completed — and a JoinGroup parked
+    /// for the other members holds back every later request on its
+    /// connection until then — or REBALANCE_IN_PROGRESS before the
+    /// SyncGroup).
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    /// assert!(!m.rebalance_in_progress());
+    /// m.subscribe(["t".to_string()]);
+    /// assert!(m.rebalance_in_progress(), "joining");
+    /// ```
+    pub fn rebalance_in_progress(&self) -> bool {
+        matches!(self.state, ClassicState::Joining | ClassicState::Syncing)
+    }
+
+    /// An OffsetCommit sent with `generation` and `member_id` was refused
+    /// with `error`; returns the error to report to the application, as
+    /// Java's `OffsetCommitResponseHandler` decides:
+    ///
+    /// - REBALANCE_IN_PROGRESS (Java's `RebalanceInProgressException`:
+    ///   poll to complete the rebalance, then commit again the partitions
+    ///   still owned) when the member is rejoining or its generation moved
+    ///   on since the commit was sent: the commit raced a rebalance of the
+    ///   member's own (the JoinGroup reached the coordinator first), and
+    ///   the refusal says nothing about the current generation;
+    /// - otherwise the error itself (Java's `CommitFailedException`), and
+    ///   the member acts on it as on a heartbeat's: ILLEGAL_GENERATION
+    ///   resets the generation, UNKNOWN_MEMBER_ID the member id too (the
+    ///   partitions are lost, the member rejoins); REBALANCE_IN_PROGRESS
+    ///   asks for a rejoin. A member already out of the group (fenced,
+    ///   stale) does not act again.
+    ///
+    /// Other errors are returned as they are.
+    ///
+    /// ```
+    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// use kafka_proto::ErrorCode;
+    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    /// m.subscribe(["t".to_string()]);
+    /// let now = std::time::Instant::now();
+    /// assert_eq!(
+    ///     m.on_commit_refused(now, 3, "m-1", ErrorCode::IllegalGeneration),
+    ///     ErrorCode::RebalanceInProgress,
+    ///     "a commit racing the member's own rejoin"
+    /// );
+    /// ```
+    pub fn on_commit_refused(
+        &mut self,
+        now: Instant,
+        generation: i32,
+        member_id: &str,
+        error: ErrorCode,
+    ) -> ErrorCode {
+        if !matches!(
+            error,
+            ErrorCode::IllegalGeneration
+                | ErrorCode::UnknownMemberId
+                | ErrorCode::RebalanceInProgress
+        ) {
+            return error;
+        }
+        let joined = matches!(
+            self.state,
+            ClassicState::Stable | ClassicState::Reconciling | ClassicState::PrepareJoin
+        );
+        let moved_on = generation != self.generation || member_id != self.member_id;
+        if self.rebalance_in_progress() || (joined && moved_on) {
+            return ErrorCode::RebalanceInProgress;
+        }
+        if !joined {
+            return error;
+        }
+        match error {
+            ErrorCode::RebalanceInProgress => self.rejoin_requested(),
+            e => self.common_error(now, e, None),
+        }
+        error
     }
 
     /// The request got no answer (transport failure or timeout): the

@@ -455,3 +455,111 @@ fn a_follower_leaves_metadata_changes_to_the_leader() {
     assert!(!m.check_metadata(&|_| Some(9)));
     assert_eq!(m.state(), ClassicState::Stable);
 }
+
+/// Invariant: a commit refused because it raced the member's own rejoin
+/// (ILLEGAL_GENERATION: the JoinGroup reached the coordinator first) is
+/// reported as REBALANCE_IN_PROGRESS and leaves the member as it is: a
+/// cooperative member keeps its partitions through the join.
+#[test]
+fn a_commit_refused_while_the_member_rejoins_is_a_rebalance_in_progress() {
+    let coop = [Assignor::CooperativeSticky];
+    let mut m = stable(&coop, &[0, 1]);
+    heartbeat(&mut m, ErrorCode::RebalanceInProgress);
+    assert_eq!(m.state(), ClassicState::Joining);
+    assert!(m.rebalance_in_progress());
+    join_req(&mut m);
+    for error in [
+        ErrorCode::IllegalGeneration,
+        ErrorCode::UnknownMemberId,
+        ErrorCode::RebalanceInProgress,
+    ] {
+        assert_eq!(
+            m.on_commit_refused(now(), 1, "me", error),
+            ErrorCode::RebalanceInProgress
+        );
+    }
+    assert_eq!(m.state(), ClassicState::Joining);
+    assert_eq!((m.generation(), m.member_id()), (1, "me"));
+    assert_eq!(m.owned()["t"].len(), 2, "nothing lost");
+    assert_eq!(m.poll_action(), None);
+}
+
+/// Invariant: a commit of a generation that a completed rebalance replaced
+/// while it was in flight is a REBALANCE_IN_PROGRESS too; the member stays
+/// in its new generation.
+#[test]
+fn a_commit_refused_for_a_replaced_generation_leaves_the_new_one_alone() {
+    let coop = [Assignor::CooperativeSticky];
+    let mut m = stable(&coop, &[0, 1]);
+    heartbeat(&mut m, ErrorCode::RebalanceInProgress);
+    joined(&mut m, 2, "cooperative-sticky", "other");
+    assert_eq!(
+        m.on_commit_refused(now(), 1, "me", ErrorCode::IllegalGeneration),
+        ErrorCode::RebalanceInProgress,
+        "syncing"
+    );
+    synced(&mut m, &[0, 1]);
+    assert_eq!(m.poll_action(), Some(ClassicAction::Assign(vec![])));
+    assert!(m.assignment_done());
+    assert_eq!(m.state(), ClassicState::Stable);
+    assert_eq!(
+        m.on_commit_refused(now(), 1, "me", ErrorCode::IllegalGeneration),
+        ErrorCode::RebalanceInProgress,
+        "stable in generation 2"
+    );
+    assert_eq!((m.state(), m.generation()), (ClassicState::Stable, 2));
+    assert_eq!(m.poll_action(), None);
+}
+
+/// Invariant: a commit of the member's current generation refused with
+/// ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID means the member is out of the
+/// group (Java's `CommitFailedException`): the error is reported and the
+/// member resets as after a heartbeat's (partitions lost, rejoin); once it
+/// is out, a further refusal changes nothing.
+#[test]
+fn a_commit_refused_for_the_current_generation_fences_the_member() {
+    let mut m = stable(&[Assignor::Range], &[0]);
+    assert!(!m.rebalance_in_progress());
+    assert_eq!(
+        m.on_commit_refused(now(), 1, "me", ErrorCode::IllegalGeneration),
+        ErrorCode::IllegalGeneration
+    );
+    assert_eq!((m.state(), m.generation()), (ClassicState::Fenced, -1));
+    assert_eq!(m.poll_action(), Some(ClassicAction::Lost(tps(&[0]))));
+    assert_eq!(
+        m.on_commit_refused(now(), 1, "me", ErrorCode::IllegalGeneration),
+        ErrorCode::IllegalGeneration,
+        "already out"
+    );
+    assert_eq!(m.poll_action(), None, "not lost twice");
+    assert!(m.lost_done());
+    assert_eq!(join_req(&mut m).member_id, "me");
+
+    let mut m = stable(&[Assignor::Range], &[0]);
+    assert_eq!(
+        m.on_commit_refused(now(), 1, "me", ErrorCode::UnknownMemberId),
+        ErrorCode::UnknownMemberId
+    );
+    assert_eq!(m.poll_action(), Some(ClassicAction::Lost(tps(&[0]))));
+    assert!(m.lost_done());
+    assert_eq!(join_req(&mut m).member_id, "", "the member id is reset");
+}
+
+/// Invariant: REBALANCE_IN_PROGRESS for a commit of the current generation
+/// (the coordinator is between JoinGroup and SyncGroup) is reported and
+/// asks for a rejoin, as a heartbeat's does; other errors pass unchanged.
+#[test]
+fn a_commit_refused_with_rebalance_in_progress_rejoins() {
+    let mut m = stable(&[Assignor::Range], &[0]);
+    assert_eq!(
+        m.on_commit_refused(now(), 1, "me", ErrorCode::RebalanceInProgress),
+        ErrorCode::RebalanceInProgress
+    );
+    assert_eq!(m.state(), ClassicState::PrepareJoin);
+    assert_eq!(m.poll_action(), Some(ClassicAction::Revoke(tps(&[0]))));
+    assert_eq!(
+        m.on_commit_refused(now(), 1, "me", ErrorCode::OffsetMetadataTooLarge),
+        ErrorCode::OffsetMetadataTooLarge
+    );
+    assert_eq!(m.state(), ClassicState::PrepareJoin);
+}
