@@ -395,6 +395,31 @@ impl MockCluster {
         self.shared.faults.lock().unwrap().len()
     }
 
+    /// How many queued faults aimed at `api` have requests left to hit
+    /// (faults for any API not counted).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{Fault, FaultAction, MockCluster, MockConfig};
+    /// use kafka_proto::ApiKey;
+    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+    /// cluster.inject(Fault::new(FaultAction::DropResponse).api(ApiKey::EndTxn));
+    /// cluster.inject(Fault::new(FaultAction::DisconnectBefore));
+    /// assert_eq!(cluster.pending_faults_for(ApiKey::EndTxn), 1);
+    /// assert_eq!(cluster.pending_faults_for(ApiKey::Produce), 0);
+    /// # }
+    /// ```
+    pub fn pending_faults_for(&self, api: kafka_proto::ApiKey) -> usize {
+        self.shared
+            .faults
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|f| f.api == Some(api) && f.times > 0)
+            .count()
+    }
+
     /// Drops every queued fault and the interceptor.
     ///
     /// ```

@@ -18,6 +18,10 @@
 //! | `MoveCoordinator` | a target transactional id's or group's coordinator moved |
 //! | `CutConnections` | every connection of one broker closed |
 //!
+//! A request fault waits queued until a request of its API comes; at most
+//! [`NemesisConfig::max_queued_per_api`] wait per API (one by default), so
+//! that faults do not pile up for an API the client is not sending.
+//!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
@@ -143,6 +147,19 @@ pub struct NemesisConfig {
     pub outage: (Duration, Duration),
     /// The client's `request.timeout.ms`: delays reach up to twice it.
     pub request_timeout: Duration,
+    /// At most this many request faults (`Error`, `LostAnswer`,
+    /// `DisconnectAfter`, `DisconnectBefore`, `Delay`) wait queued for one
+    /// API; one drawn beyond is skipped (1 by default; `usize::MAX`: no
+    /// bound). A queued fault is hit only by a request of its API, and the
+    /// nemesis draws them at a steady rate (about one every 7 s per API by
+    /// default) whatever the client sends: without a bound they pile up for
+    /// an API the client is not sending at the moment (InitProducerId,
+    /// AddPartitionsToTxn and EndTxn between transactions, ListOffsets and
+    /// Fetch between reads), and its next requests of that API meet them
+    /// all in a row — a dozen or more after a few slow minutes, each
+    /// costing a timeout or a backoff and a retry, so that a slow run grows
+    /// slower the longer it runs.
+    pub max_queued_per_api: usize,
 }
 
 impl Default for NemesisConfig {
@@ -154,6 +171,7 @@ impl Default for NemesisConfig {
             pause: (Duration::from_millis(20), Duration::from_millis(320)),
             outage: (Duration::from_millis(100), Duration::from_millis(1_500)),
             request_timeout: Duration::from_secs(30),
+            max_queued_per_api: 1,
         }
     }
 }
@@ -193,7 +211,9 @@ pub struct NemesisReport {
     pub counts: BTreeMap<NemesisFault, u64>,
     /// Every fault in order, with what it hit.
     pub log: Vec<(NemesisFault, String)>,
-    /// Faults drawn but skipped (no target known yet).
+    /// Faults drawn but skipped (no target known yet, or
+    /// [`NemesisConfig::max_queued_per_api`] request faults already queued
+    /// for the API).
     pub skipped: u64,
 }
 
@@ -318,7 +338,18 @@ impl Nemesis {
             let outage = between(&mut rng, c.outage);
             let (x, y) = (rng.next(), rng.next());
             let targets = self.targets.lock().unwrap().clone();
+            let request_fault = matches!(
+                kind,
+                NemesisFault::Error
+                    | NemesisFault::LostAnswer
+                    | NemesisFault::DisconnectAfter
+                    | NemesisFault::DisconnectBefore
+                    | NemesisFault::Delay
+            );
             let done: Option<String> = match kind {
+                // Faults do not pile up for an API the client is not
+                // sending (see `NemesisConfig::max_queued_per_api`).
+                _ if request_fault && mock.pending_faults_for(api) >= c.max_queued_per_api => None,
                 NemesisFault::Error => {
                     let errors = errors_for(api);
                     let code = errors[(x % errors.len() as u64) as usize];

@@ -31,7 +31,9 @@ fn targets() -> NemesisTargets {
 }
 
 /// Runs a fast nemesis (faults every 1-3 ms, outages of 1-3 ms) for
-/// `for_ms` on a fresh cluster.
+/// `for_ms` on a fresh cluster. No request takes the queued faults, so
+/// every request fault drawn is queued (no bound per API): the report
+/// shows every draw.
 async fn run_for(seed: u64, for_ms: u64) -> (NemesisReport, MockCluster) {
     let mock = cluster().await;
     let nemesis = Nemesis::new(NemesisConfig {
@@ -39,6 +41,7 @@ async fn run_for(seed: u64, for_ms: u64) -> (NemesisReport, MockCluster) {
         pause: (Duration::from_millis(1), Duration::from_millis(3)),
         outage: (Duration::from_millis(1), Duration::from_millis(3)),
         request_timeout: Duration::from_millis(50),
+        max_queued_per_api: usize::MAX,
         ..NemesisConfig::default()
     });
     nemesis.set_targets(targets());
@@ -83,6 +86,49 @@ async fn a_stopped_nemesis_heals_the_cluster() {
             .send(ProducerRecord::new("t").partition(p).value("after"))
             .await
             .unwrap_or_else(|e| panic!("partition {p} after the nemesis: {e}"));
+    }
+}
+
+/// Invariant: request faults do not pile up for an API nobody sends: at
+/// most `max_queued_per_api` wait queued per API, the other draws are
+/// skipped. (A soak's slow schedules met dozens of faults queued for
+/// their next EndTxn or AddPartitionsToTxn, each a timeout and a retry,
+/// and grew slower the longer they ran: past 300 s under load.)
+#[tokio::test]
+async fn request_faults_do_not_pile_up_for_an_api_nobody_sends() {
+    use kafka_proto::ApiKey;
+    for max in [1, 3] {
+        let mock = cluster().await;
+        let nemesis = Nemesis::new(NemesisConfig {
+            seed: 5,
+            kinds: vec![
+                NemesisFault::Error,
+                NemesisFault::LostAnswer,
+                NemesisFault::DisconnectAfter,
+                NemesisFault::DisconnectBefore,
+                NemesisFault::Delay,
+            ],
+            apis: vec![ApiKey::EndTxn, ApiKey::AddPartitionsToTxn],
+            pause: (Duration::from_millis(1), Duration::from_millis(3)),
+            request_timeout: Duration::from_millis(50),
+            max_queued_per_api: max,
+            ..NemesisConfig::default()
+        });
+        let queued = async {
+            // Some 100 faults drawn, with no request to hit them.
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let queued = (
+                mock.pending_faults_for(ApiKey::EndTxn),
+                mock.pending_faults_for(ApiKey::AddPartitionsToTxn),
+            );
+            nemesis.stop();
+            queued
+        };
+        let (report, queued) = tokio::join!(nemesis.run(&mock), queued);
+        let seen = format!("{:?}, {} skipped", report.counts, report.skipped);
+        assert_eq!(queued, (max, max), "{seen}");
+        assert_eq!(report.log.len(), 2 * max, "{:?}", report.log);
+        assert!(report.skipped >= 20, "{seen}");
     }
 }
 
