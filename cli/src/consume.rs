@@ -353,6 +353,10 @@ async fn run_group(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
     tokio::pin!(ctrl_c);
     let failed =
         |e: kafka_consumer::group::GroupError| CliError::failure(format!("group {group}: {e}"));
+    // Offsets of records written to stdout and not yet committed (a commit
+    // made while the member rejoins the group is refused until the
+    // rebalance completes).
+    let mut uncommitted: BTreeMap<(Arc<str>, i32), i64> = BTreeMap::new();
     loop {
         if args.count.is_some_and(|c| counters.get().0 >= c) {
             break;
@@ -385,27 +389,46 @@ async fn run_group(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
                     }
                     return Err(CliError::failure(format!("writing to stdout: {e}")));
                 }
-                let offsets: Vec<(TopicPartition, i64)> = written
-                    .into_iter()
-                    .map(|((t, p), o)| (TopicPartition::new(t, p), o))
-                    .collect();
-                consumer.commit(&offsets).await.map_err(failed)?;
+                uncommitted.extend(written);
+                commit_written(&consumer, &mut uncommitted)
+                    .await
+                    .map_err(failed)?;
             }
             ConsumerEvent::Assigned(parts) => {
                 tracing::info!(?parts, "assigned");
+                commit_written(&consumer, &mut uncommitted)
+                    .await
+                    .map_err(failed)?;
             }
             ConsumerEvent::Revoked(parts) => {
-                // Everything returned was written and committed above.
+                // What was written of them is committed before the next
+                // poll confirms the revocation.
                 tracing::info!(?parts, "revoked");
+                commit_written(&consumer, &mut uncommitted)
+                    .await
+                    .map_err(failed)?;
             }
             ConsumerEvent::Lost(parts) => {
                 tracing::warn!(
                     ?parts,
                     "partitions lost (the member was fenced or missed max.poll.interval.ms)"
                 );
+                // Another member reads them from the committed offsets.
+                for tp in &parts {
+                    uncommitted.remove(&(tp.topic.clone(), tp.partition));
+                }
             }
-            ConsumerEvent::Records(_) => {}
+            ConsumerEvent::Records(_) => {
+                commit_written(&consumer, &mut uncommitted)
+                    .await
+                    .map_err(failed)?;
+            }
         }
+    }
+    if !uncommitted.is_empty()
+        && let Err(e) = consumer.commit(&offsets_of(&uncommitted)).await
+    {
+        tracing::warn!(error = %e, "the last written records' offsets are not committed");
     }
     consumer.close(Duration::from_secs(5)).await;
     drop(progress);
@@ -419,6 +442,41 @@ async fn run_group(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
     }
     eprintln!("{line}");
     Ok(())
+}
+
+/// The offsets of `written` as a commit takes them.
+fn offsets_of(written: &BTreeMap<(Arc<str>, i32), i64>) -> Vec<(TopicPartition, i64)> {
+    written
+        .iter()
+        .map(|((t, p), o)| (TopicPartition::new(t.clone(), *p), *o))
+        .collect()
+}
+
+/// Commits the offsets of the records written so far, if any. A commit
+/// refused with REBALANCE_IN_PROGRESS (a classic member rejoining the
+/// group, as Java's `RebalanceInProgressException`) keeps them for the
+/// commit after the next poll; any other failure is returned.
+async fn commit_written(
+    consumer: &GroupConsumer,
+    written: &mut BTreeMap<(Arc<str>, i32), i64>,
+) -> Result<(), kafka_consumer::group::GroupError> {
+    if written.is_empty() {
+        return Ok(());
+    }
+    match consumer.commit(&offsets_of(written)).await {
+        Ok(()) => {
+            written.clear();
+            Ok(())
+        }
+        Err(kafka_consumer::group::GroupError::Commit {
+            error: kafka_proto::ErrorCode::RebalanceInProgress,
+            ..
+        }) => {
+            tracing::debug!("commit deferred: the member is rejoining the group");
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]

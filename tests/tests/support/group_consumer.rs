@@ -3,8 +3,9 @@
 //! what it consumed, committing on every batch and revocation.
 
 use super::brokers::Brokers;
-use kafka_consumer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig};
+use kafka_consumer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
+use kafka_proto::ErrorCode;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -65,14 +66,16 @@ pub struct Log {
 }
 
 /// Polls until `stop`; commits after every batch and before confirming a
-/// revocation; records ownership changes.
+/// revocation (a commit a rebalance refused is made again after the next
+/// poll, and before the member stops); records ownership changes.
 pub async fn member(
     id: usize,
     mut consumer: GroupConsumer,
     log: Arc<Mutex<Log>>,
     stop: Arc<AtomicBool>,
 ) -> GroupConsumer {
-    while !stop.load(Ordering::SeqCst) {
+    let mut commit_again = false;
+    while !stop.load(Ordering::SeqCst) || commit_again {
         let event = consumer.poll(Duration::from_millis(200)).await;
         let event = event.unwrap_or_else(|e| panic!("member {id}: {e}"));
         let commit = {
@@ -122,11 +125,19 @@ pub async fn member(
                 }
             }
         };
-        if commit {
-            consumer
-                .commit_positions()
-                .await
-                .unwrap_or_else(|e| panic!("member {id} commit: {e}"));
+        if commit || commit_again {
+            // A classic member's commit made while it rejoins is refused
+            // with REBALANCE_IN_PROGRESS (Java's
+            // `RebalanceInProgressException`): made again after the next
+            // poll. Any other failure fails the test.
+            match consumer.commit_positions().await {
+                Ok(()) => commit_again = false,
+                Err(GroupError::Commit {
+                    error: ErrorCode::RebalanceInProgress,
+                    ..
+                }) => commit_again = true,
+                Err(e) => panic!("member {id} commit: {e}"),
+            }
         }
     }
     consumer
