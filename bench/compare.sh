@@ -13,6 +13,8 @@
 # Environment:
 #   RECORDS     records per run at 100 B (default 1000000)
 #   RECORDS_1K  records per run at 1 KiB (default RECORDS / 2)
+#   RECORDS_TXN_1S  records per txn-1s run (default 5 x RECORDS: a run
+#               spans several 1 s transactions, not only the final commit)
 #   ROUNDS      rounds per workload (default 5); round r runs the clients in
 #               an order rotated by r
 #   WORKLOADS   space-separated subset of: idem-100 idem-100-keyed idem-1k
@@ -90,6 +92,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RECORDS=${RECORDS:-1000000}
 RECORDS_1K=${RECORDS_1K:-$((RECORDS / 2))}
+RECORDS_TXN_1S=${RECORDS_TXN_1S:-$((RECORDS * 5))}
 ROUNDS=${ROUNDS:-5}
 PERF_STAT=${PERF_STAT:-0}
 ALL_WORKLOADS="idem-100 idem-100-keyed idem-1k idem-1k-keyed txn-100ms txn-1s lz4-1k zstd-1k consume-100 consume-1k consume-committed copy-100"
@@ -237,6 +240,7 @@ spec() {
         zstd-1k) SIZE=1024 COMP=zstd ;;
     esac
     if ((SIZE == 1024)); then N=$RECORDS_1K; else N=$RECORDS; fi
+    [[ $1 == txn-1s ]] && N=$RECORDS_TXN_1S
     WIN=${WINDOW:-$((16777216 / (SIZE + 16)))}
 }
 
@@ -311,6 +315,9 @@ run_one() {
         return 0
     fi
     [[ $round == warmup ]] && return 0
+    # What the producers' requests carried and how their commits split (the
+    # peers print it to stderr).
+    grep -h '^bench-[a-z-]* \(wire\|commits\):' "$WORK/err" | sed "s/^bench-\([a-z-]*\) \([a-z]*\):/  $wl round $round, \1 \2:/" || true
     local user sys rss
     read -r user sys rss < <(tail -1 "$WORK/time")
     local commits

@@ -44,6 +44,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -239,10 +240,13 @@ func runProduce(w workload) (float64, []time.Duration, error) {
 		return 0, nil, err
 	}
 	defer cl.Close()
+	var flushes []time.Duration // the part of each commit spent in Flush
 	commit := func() error {
+		f := time.Now()
 		if err := cl.Flush(ctx); err != nil {
 			return err
 		}
+		flushes = append(flushes, time.Since(f))
 		return cl.EndTransaction(ctx, kgo.TryCommit)
 	}
 
@@ -316,7 +320,30 @@ func runProduce(w workload) (float64, []time.Duration, error) {
 			return 0, nil, err
 		}
 	}
-	return time.Since(t0).Seconds(), commits, nil
+	secs := time.Since(t0).Seconds()
+	if txn {
+		commitStats(flushes[1:], commits) // the first flush was the warm-up's
+	}
+	return secs, commits, nil
+}
+
+// commitStats prints (to stderr) how the commits split between Flush and
+// the EndTransaction after it.
+func commitStats(flushes, commits []time.Duration) {
+	p50 := func(v []time.Duration) float64 {
+		if len(v) == 0 {
+			return 0
+		}
+		s := append([]time.Duration(nil), v...)
+		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+		return float64(s[(len(s)-1)/2]) / 1e6
+	}
+	ends := make([]time.Duration, len(commits))
+	for i := range commits {
+		ends[i] = commits[i] - flushes[i]
+	}
+	fmt.Fprintf(os.Stderr, "bench-franz-go commits: %d; p50 %.1f ms = flush p50 %.1f ms + EndTxn p50 %.1f ms\n",
+		len(commits), p50(commits), p50(flushes), p50(ends))
 }
 
 // check fails on a record that is not what the driver wrote: the value

@@ -67,6 +67,8 @@ where
     let value = Bytes::from(w.value());
     let mut pending: VecDeque<F> = VecDeque::with_capacity(w.window + 1);
     let mut commits = Vec::new();
+    // The part of each commit spent flushing (the rest is EndTxn).
+    let mut flushes = Vec::new();
     let t0 = Instant::now();
     if let Some((p, _)) = txn {
         p.begin_transaction()?;
@@ -81,6 +83,8 @@ where
             && txn_start.elapsed() >= every
         {
             let c = Instant::now();
+            p.flush().await;
+            flushes.push(c.elapsed());
             p.commit_transaction().await?;
             commits.push(c.elapsed());
             for f in pending.drain(..) {
@@ -92,11 +96,16 @@ where
     }
     if let Some((p, _)) = txn {
         let c = Instant::now();
+        p.flush().await;
+        flushes.push(c.elapsed());
         p.commit_transaction().await?;
         commits.push(c.elapsed());
     }
     for f in pending {
         f.await?;
+    }
+    if txn.is_some() {
+        commit_stats(&flushes, &commits);
     }
     Ok((t0.elapsed().as_secs_f64(), commits))
 }
@@ -247,6 +256,7 @@ async fn run(w: &Workload) -> Result<(f64, Vec<Duration>), Error> {
             let p = Producer::connect(c).await?;
             p.send(warm()).await?;
             let r = timed(w, |r| p.send(r), None).await?;
+            wire_stats(&p.metrics(), r.0);
             p.close(Duration::from_secs(60)).await?;
             Ok(r)
         }
@@ -257,10 +267,51 @@ async fn run(w: &Workload) -> Result<(f64, Vec<Duration>), Error> {
             p.send(warm()).await?;
             p.commit_transaction().await?;
             let r = timed(w, |r| p.send(r), Some((&p, every))).await?;
+            wire_stats(&p.metrics(), r.0);
             p.close(Duration::from_secs(60)).await?;
             Ok(r)
         }
     }
+}
+
+/// Prints (to stderr) how the commits split between the flush of the
+/// transaction's records and the EndTxn round trips after it.
+fn commit_stats(flushes: &[Duration], commits: &[Duration]) {
+    let p50 = |mut v: Vec<Duration>| {
+        v.sort_unstable();
+        v.get(v.len().saturating_sub(1) / 2).map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    };
+    let ends: Vec<Duration> = commits.iter().zip(flushes).map(|(c, f)| *c - *f).collect();
+    eprintln!(
+        "bench-ours commits: {}; p50 {:.1} ms = flush p50 {:.1} ms + EndTxn p50 {:.1} ms",
+        commits.len(),
+        p50(commits.to_vec()),
+        p50(flushes.to_vec()),
+        p50(ends),
+    );
+}
+
+/// Prints (to stderr) what the Produce requests of the run carried and how
+/// long their round trips took, and the throughput those allow: with
+/// `max.in.flight.requests.per.connection` requests of `bytes_per_request`
+/// outstanding per round trip, at most `in_flight * bytes_per_request /
+/// round_trip` bytes per second reach one broker.
+fn wire_stats(m: &kafka_eos::producer::metrics::MetricsSnapshot, secs: f64) {
+    let requests = m.requests.max(1) as f64;
+    let bytes_per_request = m.bytes_sent as f64 / requests;
+    let rtt = m.request_latency_avg_us as f64 / 1e6;
+    let bound = if rtt > 0.0 { 5.0 * bytes_per_request / rtt } else { 0.0 };
+    eprintln!(
+        "bench-ours wire: {} requests, {:.1} batches and {:.0} B each, round trip avg {} us \
+         max {} us; 5 in flight allow {:.1} MB/s; moved {:.1} MB/s",
+        m.requests,
+        m.batches_sent as f64 / requests,
+        bytes_per_request,
+        m.request_latency_avg_us,
+        m.request_latency_max_us,
+        bound / 1e6,
+        m.bytes_sent as f64 / secs.max(1e-9) / 1e6,
+    );
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
