@@ -244,13 +244,19 @@ fn report(txn_id: &str, s: &PipelineStats, elapsed: Duration) {
     } else {
         0.0
     };
+    let commit_mean = if s.committed > 0 {
+        s.commit_time_total.as_secs_f64() * 1e3 / s.committed as f64
+    } else {
+        0.0
+    };
     eprintln!(
-        "{{\"transactional_id\":\"{txn_id}\",\"consumed\":{},\"committed_records\":{},\"transactions_committed\":{},\"transactions_aborted\":{},\"producer_restarts\":{},\"elapsed_ms\":{},\"committed_records_per_second\":{rate:.0}}}",
+        "{{\"transactional_id\":\"{txn_id}\",\"consumed\":{},\"committed_records\":{},\"transactions_committed\":{},\"transactions_aborted\":{},\"producer_restarts\":{},\"elapsed_ms\":{},\"committed_records_per_second\":{rate:.0},\"commit_ms_mean\":{commit_mean:.1},\"commit_ms_max\":{:.1}}}",
         s.consumed,
         s.committed_records,
         s.committed,
         s.aborted,
         s.producer_restarts,
-        elapsed.as_millis()
+        elapsed.as_millis(),
+        s.commit_time_max.as_secs_f64() * 1e3,
     );
 }

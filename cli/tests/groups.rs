@@ -463,7 +463,10 @@ async fn copy_with_exit_at_end_stops_once_the_input_is_copied() {
     assert_eq!(code_c, Some(0), "copier c:\n{log_c}");
     for log in [&log_a, &log_c] {
         assert!(
-            log.contains("\"elapsed_ms\":") && log.contains("\"committed_records_per_second\":"),
+            log.contains("\"elapsed_ms\":")
+                && log.contains("\"committed_records_per_second\":")
+                && log.contains("\"commit_ms_mean\":")
+                && log.contains("\"commit_ms_max\":"),
             "the counts carry their timing:\n{log}"
         );
     }

@@ -122,6 +122,12 @@ pub struct PipelineStats {
     /// fenced while this process still owned its input (see the module
     /// docs); the input of the transaction open then was read again.
     pub producer_restarts: u64,
+    /// Time spent committing, over every committed transaction: the flush
+    /// of its records, the input offsets (TxnOffsetCommit) and EndTxn. The
+    /// mean commit is this over [`Self::committed`].
+    pub commit_time_total: Duration,
+    /// The longest commit so far.
+    pub commit_time_max: Duration,
 }
 
 /// How many times in a row, without a commit in between, a fenced producer
@@ -395,8 +401,12 @@ where
         }
         let records = std::mem::take(&mut self.pending_records);
         if !abort {
+            let started = Instant::now();
             match self.commit().await {
                 Ok(()) => {
+                    let took = started.elapsed();
+                    self.stats.commit_time_total += took;
+                    self.stats.commit_time_max = self.stats.commit_time_max.max(took);
                     self.stats.committed += 1;
                     self.stats.committed_records += records;
                     self.restarts_in_a_row = 0;

@@ -435,6 +435,13 @@ async fn copy_goes_on_after_a_rollback(variant: SharedKafka) {
     // let a later one time out too: each is another restart, never a loss).
     assert!(stats.producer_restarts >= 1, "{stats:?}");
     assert_eq!(stats.committed_records, u64::from(2 * HALF), "{stats:?}");
+    // Each committed transaction's commit is timed.
+    assert!(stats.committed >= 2, "{stats:?}");
+    assert!(!stats.commit_time_max.is_zero(), "{stats:?}");
+    assert!(
+        stats.commit_time_total >= stats.commit_time_max,
+        "{stats:?}"
+    );
 
     let counts = committed_output(kafka, &names.output).await;
     let expected: BTreeMap<u32, usize> = (0..2 * HALF).map(|v| (v, 1)).collect();
