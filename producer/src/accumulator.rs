@@ -10,8 +10,13 @@
 //! batch shares the batch's [`Completion`].
 //!
 //! Memory is reserved per batch (`max(batch.size, record size)`), as Java's
-//! `BufferPool` does, and released when the batch completes.
+//! `BufferPool` does, and released when the batch completes. A compressed
+//! batch counts `batch.size` in estimated compressed bytes (see
+//! [`crate::compression_ratio`]), so it may hold more record bytes than
+//! `batch.size`: its reservation grows with what it holds beyond it, while
+//! `buffer.memory` allows (else the batch takes no more records).
 
+use crate::compression_ratio::{self, CompressionRatio};
 use crate::idempotence::{BatchId, BatchSequence};
 use crate::metrics::Metrics;
 use crate::record::{ProduceError, ProducerRecord, TopicPartition};
@@ -143,6 +148,12 @@ pub(crate) struct Batch {
     body: Option<Body>,
     compression: Compression,
     closed: bool,
+    /// The uncompressed bytes at which the batch is full (`batch.size`,
+    /// or more for a compressed batch: [`compression_ratio::uncompressed_limit`]).
+    limit: usize,
+    /// A compressed batch's topic estimate (updated when it is encoded)
+    /// and its value when the batch was created.
+    ratio: Option<(Arc<CompressionRatio>, f32)>,
 }
 
 impl std::fmt::Debug for Batch {
@@ -228,12 +239,15 @@ pub(crate) fn estimate_record_size(r: &ProducerRecord) -> usize {
 }
 
 impl Batch {
+    #[allow(clippy::too_many_arguments)]
     fn new(
         id: BatchId,
         tp: TopicPartition,
         compression: Compression,
         capacity: usize,
         memory: usize,
+        limit: usize,
+        ratio: Option<Arc<CompressionRatio>>,
         now: Instant,
     ) -> Self {
         let body = if compression == Compression::None {
@@ -260,6 +274,11 @@ impl Batch {
             body: Some(body),
             compression,
             closed: false,
+            limit,
+            ratio: ratio.map(|r| {
+                let estimate = r.get();
+                (r, estimate)
+            }),
         }
     }
 
@@ -320,8 +339,10 @@ impl Batch {
         Some(offset_delta)
     }
 
-    fn is_full(&self, batch_size: usize) -> bool {
-        self.closed || self.size >= batch_size
+    /// Closed, or holding its limit's worth of bytes: it takes no more
+    /// records and need not wait for `linger.ms`.
+    pub(crate) fn is_full(&self) -> bool {
+        self.closed || self.size >= self.limit
     }
 
     /// Closes the batch for appends and encodes it with `seq` (or as a
@@ -374,6 +395,11 @@ impl Batch {
                 builder
                     .encode(&mut out)
                     .map_err(|e| ProduceError::Encode(e.to_string().into()))?;
+                if let Some((ratio, _)) = &self.ratio {
+                    let records = self.size.saturating_sub(BATCH_HEADER_LEN).max(1);
+                    let compressed = out.len().saturating_sub(BATCH_HEADER_LEN);
+                    ratio.observe(compressed as f32 / records as f32);
+                }
                 out.freeze()
             }
             None => return Err(ProduceError::Encode("batch has no body".into())),
@@ -404,10 +430,39 @@ impl Batch {
         self.sequence = seq;
     }
 
-    /// Encoded (or estimated) size.
+    /// Encoded size, or before encoding the size estimated (a compressed
+    /// batch: at its topic's compression ratio when it was created).
     pub(crate) fn wire_size(&self) -> usize {
-        self.encoded.as_ref().map_or(self.size, Bytes::len)
+        match (&self.encoded, &self.ratio) {
+            (Some(e), _) => e.len(),
+            (None, Some((_, estimate))) => {
+                compression_ratio::estimated_size(BATCH_HEADER_LEN, self.size, *estimate)
+            }
+            (None, None) => self.size,
+        }
     }
+}
+
+/// Appends `r` to the open batch `b` if it fits the batch's limit and the
+/// memory the batch may still reserve; the batch's reservation grows by
+/// what it then holds beyond it (only a compressed batch outgrows
+/// `batch.size`).
+fn append_to_open(
+    b: &mut Batch,
+    r: &mut ProducerRecord,
+    ts: i64,
+    used_memory: &mut usize,
+    buffer_memory: usize,
+) -> Option<i32> {
+    let free = buffer_memory.saturating_sub(*used_memory);
+    let room = b.limit.min(b.memory.saturating_add(free));
+    let index = b.try_append(r, ts, room)?;
+    if b.size > b.memory {
+        let extra = b.size - b.memory;
+        b.memory += extra;
+        *used_memory += extra;
+    }
+    Some(index)
 }
 
 /// Per-topic queues.
@@ -419,6 +474,8 @@ pub(crate) struct TopicQueues {
     pub partitions: Vec<VecDeque<Batch>>,
     /// Records sent before the topic's metadata was known, in send order.
     pub parked: VecDeque<Queued>,
+    /// How well the topic's batches compress (compressed batches only).
+    pub ratio: Arc<CompressionRatio>,
 }
 
 /// A record the producer owns but could not append at `send` time: it
@@ -851,8 +908,10 @@ impl Accumulator {
         // Try the open batch.
         if let Some(b) = tq.partitions[p as usize].back_mut() {
             check(p)?;
-            if let Some(index) = b.try_append(&mut r, ts, cfg.batch_size) {
-                let full = b.is_full(cfg.batch_size);
+            if let Some(index) =
+                append_to_open(b, &mut r, ts, &mut inner.used_memory, cfg.buffer_memory)
+            {
+                let full = b.is_full();
                 return Ok((done(b.completion.clone(), index, p, topic), full));
             }
         }
@@ -866,7 +925,9 @@ impl Accumulator {
                 p = q;
                 if let Some(b) = tq.partitions[p as usize].back_mut() {
                     check(p)?;
-                    if let Some(index) = b.try_append(&mut r, ts, cfg.batch_size) {
+                    if let Some(index) =
+                        append_to_open(b, &mut r, ts, &mut inner.used_memory, cfg.buffer_memory)
+                    {
                         return Ok((done(b.completion.clone(), index, p, topic), false));
                     }
                 }
@@ -898,12 +959,22 @@ impl Accumulator {
             topic: topic.clone(),
             partition: p,
         };
-        let mut b = Batch::new(id, tp, cfg.compression, memory, memory, now.now());
+        let tq = inner.topics.get_mut(&*topic).expect("topic present");
+        let (limit, ratio) = if cfg.compression == Compression::None {
+            (cfg.batch_size, None)
+        } else {
+            let limit = compression_ratio::uncompressed_limit(
+                cfg.batch_size,
+                cfg.max_request_size,
+                tq.ratio.get(),
+            );
+            (limit, Some(tq.ratio.clone()))
+        };
+        let mut b = Batch::new(id, tp, cfg.compression, memory, memory, limit, ratio, now.now());
         let index = b
-            .try_append(&mut r, ts, cfg.batch_size)
+            .try_append(&mut r, ts, limit)
             .expect("an empty batch takes any record");
         let completion = b.completion.clone();
-        let tq = inner.topics.get_mut(&*topic).expect("topic present");
         tq.partitions[p as usize].push_back(b);
         Ok((done(completion, index, p, topic), true))
     }
@@ -1248,6 +1319,122 @@ mod tests {
             } => (completion, index),
             _ => panic!("not appended"),
         }
+    }
+
+    /// Drains every batch of partition 0 of "t" but the open one,
+    /// encoding each; returns (records, uncompressed size, encoded size,
+    /// limit) per batch and frees their memory.
+    fn drain_encoded(a: &Accumulator) -> Vec<(i32, usize, usize, usize)> {
+        let batches: Vec<Batch> = {
+            let mut g = a.lock();
+            let q = &mut g.topics.get_mut("t").unwrap().partitions[0];
+            let n = q.len().saturating_sub(1);
+            q.drain(..n).collect()
+        };
+        batches
+            .into_iter()
+            .map(|mut b| {
+                let (records, size, limit) = (b.records, b.size, b.limit);
+                b.close_and_encode(None, false).unwrap();
+                let wire = b.wire_size();
+                a.batch_done(b.id, b.memory);
+                (records, size, wire, limit)
+            })
+            .collect()
+    }
+
+    /// Invariant: a compressed batch counts `batch.size` in estimated
+    /// compressed bytes (Java's `CompressionRatioEstimator`): as the
+    /// topic's batches show how well they compress, later batches hold
+    /// more records, yet none compresses to more than `batch.size`, and
+    /// none holds more than the cap before compression.
+    #[test]
+    fn compressed_batches_grow_with_the_compression_ratio_up_to_the_cap() {
+        for c in [Compression::Lz4, Compression::Zstd, Compression::Gzip, Compression::Snappy] {
+            let a = acc(4096, 64 << 20, c);
+            let now = Instant::now();
+            let value = vec![b'x'; 1000];
+            let mut seen = Vec::new();
+            for i in 0..40_000 {
+                let r = ProducerRecord::new("t").partition(0).value(value.clone());
+                done(a.append(r, 1000 + i, now).unwrap());
+                if i % 1000 == 999 {
+                    seen.extend(drain_encoded(&a));
+                }
+            }
+            let (first, last) = (seen[0], *seen.last().unwrap());
+            assert_eq!(first.3, 4096, "{c:?}: no estimate yet: {first:?}");
+            assert!(first.0 <= 4, "{c:?}: {first:?}");
+            let cap = compression_ratio::max_uncompressed(4096, 1 << 20);
+            assert!(last.3 > 10 * 4096, "{c:?}: the limit grew tenfold: {last:?}");
+            assert!(last.0 > 40, "{c:?}: {last:?}");
+            for &(records, size, wire, limit) in &seen {
+                assert!(wire <= 4096, "{c:?}: {records} records, {size} B -> {wire} B");
+                // Closed when the next record (1,000 B and its framing) did
+                // not fit its limit.
+                assert!(size <= limit && size + 1100 > limit, "{c:?}: {size} B, limit {limit}");
+                assert!(limit <= cap, "{c:?}: limit {limit}");
+            }
+            // Far enough down, the estimate meets the cap.
+            for _ in 0..400 {
+                a.lock().topics["t"].ratio.observe(0.001);
+            }
+            let ratio = a.lock().topics["t"].ratio.get();
+            assert_eq!(compression_ratio::uncompressed_limit(4096, 1 << 20, ratio), cap);
+            // Every record counted once.
+            let g = a.lock();
+            let open: i32 = g.topics["t"].partitions[0].iter().map(|b| b.records).sum();
+            let drained: i32 = seen.iter().map(|b| b.0).sum();
+            assert_eq!(drained + open, 40_000, "{c:?}");
+        }
+    }
+
+    /// Invariant: a compressed batch growing past `batch.size` reserves
+    /// what it holds beyond it from `buffer.memory`: the memory in use is
+    /// the sum of the incomplete batches' reservations and never above
+    /// `buffer.memory`; a batch that may not grow takes no more records
+    /// (the next record waits for memory), and freeing memory lets it go on.
+    #[test]
+    fn a_growing_compressed_batch_reserves_its_bytes_from_buffer_memory() {
+        let a = acc(1024, 64 << 10, Compression::Lz4);
+        // The estimate fell (as after many batches): the limit is the cap.
+        for _ in 0..400 {
+            a.lock().topics["t"].ratio.observe(0.001);
+        }
+        let now = Instant::now();
+        let value = vec![b'x'; 1000];
+        let mut waiting = None;
+        for i in 0..200 {
+            let r = ProducerRecord::new("t").partition(0).value(value.clone());
+            match a.append(r, i, now).unwrap() {
+                Appended::Done { .. } => {}
+                other => {
+                    waiting = Some((i, other));
+                    break;
+                }
+            }
+            let g = a.lock();
+            let reserved: usize = g.topics["t"].partitions[0].iter().map(|b| b.memory).sum();
+            assert_eq!(g.used_memory, reserved);
+            assert!(g.used_memory <= 64 << 10, "{}", g.used_memory);
+        }
+        let (i, _) = waiting.expect("the 64 KiB of buffer.memory run out");
+        assert!((60..=66).contains(&i), "{i} records of 1 KB fit 64 KiB");
+        {
+            let g = a.lock();
+            let q = &g.topics["t"].partitions[0];
+            assert_eq!(q.len(), 1, "one batch, grown past batch.size");
+            assert!(q[0].memory > 60_000 && q[0].memory <= 64 << 10);
+            assert!(!q[0].is_full(), "below its limit, stopped by memory");
+        }
+        // The batch is sent and completes: its memory is freed and the
+        // waiting record is appended to a new batch.
+        let b = a.lock().topics.get_mut("t").unwrap().partitions[0].pop_front().unwrap();
+        a.batch_done(b.id, b.memory);
+        let g = a.lock();
+        assert!(g.waiting.is_empty());
+        assert_eq!(g.topics["t"].partitions[0].len(), 1);
+        assert_eq!(g.topics["t"].partitions[0][0].records, 1);
     }
 
     #[test]

@@ -44,6 +44,7 @@
 use kafka_client::internal_mod;
 
 internal_mod!(accumulator);
+pub mod compression_ratio;
 pub mod config;
 mod fast_hash;
 internal_mod!(idempotence);

@@ -993,7 +993,6 @@ impl Sender {
                 return (false, None);
             }
             let md = self.cluster.metadata();
-            let batch_size = self.acc.config.batch_size;
             for (topic, tq) in g.topics.iter_mut() {
                 for (p, q) in tq.partitions.iter_mut().enumerate() {
                     let Some(first) = q.front() else { continue };
@@ -1005,7 +1004,7 @@ impl Sender {
                     }
                     let linger_at = first.created + self.cfg.linger;
                     let ready = q.len() > 1
-                        || first.size >= batch_size
+                        || first.is_full()
                         || now >= linger_at
                         || flushing
                         || first.attempts > 0;

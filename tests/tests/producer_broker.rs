@@ -160,6 +160,118 @@ async fn produce_read_back_zstd() {
     produce_and_check(kafka().await, Compression::Zstd).await;
 }
 
+/// Invariant: a compressed batch counts `batch.size` in estimated
+/// compressed bytes (Java's `CompressionRatioEstimator`), and whatever the
+/// estimate, no batch grows past what the broker takes: records that
+/// compress a hundredfold, then records that do not compress at all
+/// (random bytes, sent while the estimate still expects a hundredfold
+/// gain: their first batch fills to the cap on uncompressed bytes), are
+/// each acknowledged and read back once, in order, with their values; the
+/// compressible ones travel in far fewer batches than `batch.size` of
+/// uncompressed bytes would make.
+async fn compressed_batches_follow_the_ratio(compression: Compression) {
+    let kafka = kafka().await;
+    let topic = unique_name(&format!("ratio-{}", compression.name()));
+    kafka.create_topic(&topic, 1, 1).await.unwrap();
+    let config = ProducerConfig::builder(&kafka.bootstrap())
+        .compression(compression)
+        .linger(Duration::from_millis(20))
+        .batch_size(16_384)
+        .build()
+        .unwrap();
+    let producer = Producer::connect(config).await.unwrap();
+    const COMPRESSIBLE: usize = 30_000;
+    const RANDOM: usize = 3_000;
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut random = move || {
+        (0..125)
+            .flat_map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state.to_le_bytes()
+            })
+            .collect::<Vec<u8>>()
+    };
+    let values: Vec<Bytes> = (0..COMPRESSIBLE + RANDOM)
+        .map(|i| {
+            if i < COMPRESSIBLE {
+                Bytes::from(format!("{i:08}{}", "a".repeat(992)))
+            } else {
+                Bytes::from(random())
+            }
+        })
+        .collect();
+    // In waves of 1,000 (the estimate learns from the batches compressed
+    // so far; a burst is batched before any is), the random ones at once.
+    let mut batches_after_compressible = 0;
+    let mut next = 0;
+    for wave in values[..COMPRESSIBLE]
+        .chunks(1_000)
+        .chain([&values[COMPRESSIBLE..]])
+    {
+        let sends: Vec<_> = wave
+            .iter()
+            .map(|v| producer.send(ProducerRecord::new(topic.as_str()).value(v.clone())))
+            .collect();
+        for f in sends {
+            let m = f
+                .await
+                .unwrap_or_else(|e| panic!("{compression:?} record {next}: {e}"));
+            assert_eq!(
+                m.offset,
+                Some(next as i64),
+                "{compression:?}: in order, once"
+            );
+            next += 1;
+        }
+        if next == COMPRESSIBLE {
+            batches_after_compressible = producer.metrics().batches_sent;
+        }
+    }
+    let metrics = producer.metrics();
+    producer.close(Duration::from_secs(10)).await.unwrap();
+    // 16 KiB of uncompressed records is 16 of these: 1,875 batches.
+    assert!(
+        batches_after_compressible < COMPRESSIBLE as u64 / 16 / 4,
+        "{compression:?}: batches grew with the ratio: {metrics:?}"
+    );
+    assert_eq!(metrics.records_sent, (COMPRESSIBLE + RANDOM) as u64);
+
+    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
+        .await
+        .expect("connect");
+    let mut reader = Reader::new(cluster, ReaderConfig::default());
+    let read = reader.read_to_end(&topic, &[0]).await.unwrap();
+    assert_eq!(read.len(), values.len(), "{compression:?}");
+    for (i, r) in read.iter().enumerate() {
+        assert_eq!(r.offset, i as i64, "{compression:?}");
+        assert_eq!(
+            r.value.as_ref(),
+            Some(&values[i]),
+            "{compression:?} value {i}"
+        );
+    }
+}
+
+#[cfg(feature = "lz4")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lz4_batches_follow_the_compression_ratio() {
+    compressed_batches_follow_the_ratio(Compression::Lz4).await;
+}
+
+#[cfg(feature = "zstd")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zstd_batches_follow_the_compression_ratio() {
+    compressed_batches_follow_the_ratio(Compression::Zstd).await;
+}
+
+#[cfg(feature = "snappy")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snappy_batches_follow_the_compression_ratio() {
+    compressed_batches_follow_the_ratio(Compression::Snappy).await;
+}
+
 /// acks=0 and acks=1 (idempotence silently off): offsets unknown / known.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acks_zero_and_one_report_offsets_only_when_acknowledged() {
