@@ -149,7 +149,11 @@ pub struct ProducerConfig {
     pub client_id: String,
     /// `acks` (default all).
     pub acks: Acks,
-    /// `batch.size` in bytes (default 16384).
+    /// `batch.size` in bytes (default 16384). With compression it counts
+    /// the batch's estimated compressed bytes, as Java's producer does: a
+    /// batch of records that compress well holds more than `batch.size` of
+    /// them, up to half of `max.request.size` (at most 1 MiB) before
+    /// compression (see [`crate::compression_ratio`]).
     pub batch_size: usize,
     /// `linger.ms` (default 5 ms, as Java 4.x).
     pub linger: Duration,
