@@ -38,8 +38,10 @@
 #               swing 2-3x between rounds for every client while neither the
 #               client nor the broker used the CPU they had
 #   CLIENTS     space-separated subset of: ours rdkafka franz-go java (default:
-#               all). java (bench/peers/java: Kafka's ConsumerPerformance) is a
-#               reference row of the consume workloads only
+#               all). java (bench/peers/java: Kafka's own tools run in a cold
+#               JVM, ConsumerPerformance and TransactionalMessageCopier) is a
+#               reference row of the consume workloads and copy-100 only, not
+#               a target: see the caveats in bench/peers/java/bench-java
 #   PERF_STAT   1: count each client's context switches, system calls and
 #               futex calls with `perf stat` (software events; perf must be
 #               installed and allowed): per-round columns per 1M records and
@@ -86,7 +88,19 @@
 # GroupTransactSession; librdkafka: the send_offsets_to_transaction loop),
 # each record to the same partition of the output, a commit every 100 ms;
 # the clock runs from the first input record to the commit that covers the
-# last (the group join is not timed).
+# last (the group join is not timed). java, as a reference row: Kafka's
+# TransactionalMessageCopier (--group-mode --use-group-metadata), whose loop
+# is serial (poll, send, sendOffsetsToTransaction, commit, poll) with a
+# transaction per poll of a fixed count of records (JAVA_COPY_RATE x 100 ms,
+# default 2000, sized so that its median transaction lasts about 100 ms on
+# the 2-core benchmark machine; its stderr line shows the measured lengths)
+# and its own producer settings (batch.size=512); clock from the first
+# beginTransaction (right after the poll that returned the first records) to
+# the last commit's completion, and each commit's latency from the start of
+# sendOffsetsToTransaction (librdkafka and franz-go: from the end of the
+# sends), read from its producer's log at 1 ms resolution; success is its
+# final status reporting RECORDS copied. JVM start-up and the group join are
+# outside its time but inside its CPU and RSS.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -372,10 +386,11 @@ for wl in $WORKLOADS; do
         fill_input "$wl"
     fi
     for ((r = 0; r < ROUNDS; r++)); do
-        # The clients of this workload (java: consume only), rotated by r.
+        # The clients of this workload (java: consume and copy only),
+        # rotated by r.
         runs=()
         for c in "${CLIENTS[@]}"; do
-            [[ $c == java && $MODE != consume ]] || runs+=("$c")
+            [[ $c == java && $MODE == produce ]] || runs+=("$c")
         done
         order=()
         for ((i = 0; i < ${#runs[@]}; i++)); do
