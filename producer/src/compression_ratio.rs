@@ -42,6 +42,16 @@ pub const ESTIMATION_FACTOR: f32 = 1.05;
 /// One topic's estimated compression ratio (compressed bytes over
 /// uncompressed bytes), shared by its batches: each compressed batch
 /// updates it when it is encoded.
+///
+/// ```
+/// use kafka_producer::compression_ratio::{CompressionRatio, uncompressed_limit};
+/// let ratio = CompressionRatio::default();
+/// for _ in 0..60 {
+///     ratio.observe(0.25); // batches compressing to a quarter
+/// }
+/// // 60 steps of 0.005 down: a 16 KiB batch may now hold about 22 KiB.
+/// assert_eq!(uncompressed_limit(16_384, 1_048_576, ratio.get()), 22_291);
+/// ```
 #[derive(Debug)]
 pub struct CompressionRatio(AtomicU32);
 
