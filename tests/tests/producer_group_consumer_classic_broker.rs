@@ -670,3 +670,118 @@ async fn an_evicted_member_loses_its_partitions_and_rejoins_on_3_9() {
     assert_eq!(group_members(&kafka, "evict").await, 1);
     c.close(Duration::from_secs(5)).await;
 }
+
+/// The kafka-mock scenario of a cooperative commit made during the
+/// member's own rejoin, replayed on a real Kafka 3.9 broker: a cooperative
+/// member keeps reading its partitions while it rejoins, and a commit made
+/// then would carry the generation its JoinGroup is replacing. The member
+/// refuses it itself, unsent, with REBALANCE_IN_PROGRESS (Java's
+/// `commitSync` throws `RebalanceInProgressException`), and a commit after
+/// the polls that complete the rebalance goes through in the new
+/// generation. The first member reaches the broker through the harness's
+/// proxy, which holds its rejoining JoinGroup 3 s; the second member
+/// bypasses the proxy (the broker's internal listener), so the held
+/// JoinGroup can only be the first member's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cooperative_commit_during_the_rejoin_is_refused_unsent_on_3_9() {
+    use kafka_consumer::group::MemberState;
+    use kafka_proto::ErrorCode;
+    const JOIN_GROUP: i16 = 11;
+    let kafka = KafkaCluster::builder()
+        .version(KafkaVersion::V3_9)
+        .nodes(1)
+        .with_proxies(true)
+        .broker_config("group.initial.rebalance.delay.ms", "0")
+        .start()
+        .await
+        .expect("start Kafka");
+    let topic = "rejoin";
+    kafka.create_topic(topic, PARTITIONS, 1).await.unwrap();
+    produce(&kafka, topic, PARTITIONS, 0..100).await;
+    let coop = [("partition.assignment.strategy", "cooperative-sticky")];
+    let mut first = GroupConsumer::subscribe(config(&kafka, "rejoin", &coop), [topic])
+        .await
+        .unwrap();
+    let mut read = 0;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while read < 100 || first.assignment().len() < PARTITIONS as usize {
+        assert!(Instant::now() < deadline, "read {read} of 100");
+        if let ConsumerEvent::Records(r) = first.poll(Duration::from_millis(200)).await.unwrap() {
+            read += r.len();
+        }
+    }
+    first.commit_positions().await.unwrap();
+    let generation = first.group_metadata().generation_id;
+
+    // The only JoinGroup through the proxy from here is the first
+    // member's rejoin: held 3 s.
+    kafka
+        .proxy(0)
+        .hold_next_request(JOIN_GROUP, Duration::from_secs(3));
+    let internal = kafka.internal_bootstrap();
+    let second = GroupConsumer::subscribe(
+        config(
+            &kafka,
+            "rejoin",
+            &[coop[0], ("bootstrap.servers", &internal)],
+        ),
+        [topic],
+    )
+    .await
+    .unwrap();
+    let stop_second = Arc::new(AtomicBool::new(false));
+    let second = tokio::spawn(member(
+        1,
+        second,
+        Arc::new(Mutex::new(Log::default())),
+        stop_second.clone(),
+    ));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while first.state() != MemberState::Joining {
+        assert!(Instant::now() < deadline, "the first member never rejoined");
+        first.poll(Duration::from_millis(50)).await.unwrap();
+    }
+    assert_eq!(
+        first.assignment().len(),
+        PARTITIONS as usize,
+        "kept while rejoining"
+    );
+    match first.commit_positions().await {
+        Err(GroupError::Commit {
+            error: ErrorCode::RebalanceInProgress,
+            ..
+        }) => {}
+        other => panic!("a commit during the rejoin: {other:?}"),
+    }
+    assert_eq!(
+        kafka.proxy(0).held_requests_delivered(),
+        0,
+        "refused while its JoinGroup was still held"
+    );
+
+    // Poll, then commit again: once the rebalance completed the commit goes
+    // through in the new generation.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < deadline, "no commit in a new generation");
+        let event = first.poll(Duration::from_millis(100)).await.unwrap();
+        if let ConsumerEvent::Records(r) = &event {
+            assert!(r.is_empty(), "nothing new to read: {r:?}");
+        }
+        let rejoined = first.state() == MemberState::Stable
+            && first.group_metadata().generation_id > generation;
+        match first.commit_positions().await {
+            Ok(()) if rejoined => break,
+            Ok(()) => {}
+            Err(GroupError::Commit {
+                error: ErrorCode::RebalanceInProgress,
+                ..
+            }) => {}
+            Err(e) => panic!("commit after {event:?}: {e}"),
+        }
+    }
+    assert_eq!(kafka.proxy(0).requests_held(), 1);
+    stop_second.store(true, Ordering::SeqCst);
+    second.await.unwrap().close(Duration::from_secs(5)).await;
+    first.close(Duration::from_secs(5)).await;
+}
