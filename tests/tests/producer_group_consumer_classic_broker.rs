@@ -751,7 +751,13 @@ async fn a_cooperative_commit_during_the_rejoin_is_refused_unsent_on_3_9() {
             error: ErrorCode::RebalanceInProgress,
             ..
         }) => {}
-        other => panic!("a commit during the rejoin: {other:?}"),
+        other => panic!(
+            "a commit during the rejoin: {other:?}; now {:?} in generation {}, JoinGroups held {} and released {}",
+            first.state(),
+            first.group_metadata().generation_id,
+            kafka.proxy(0).requests_held(),
+            kafka.proxy(0).held_requests_delivered()
+        ),
     }
     assert_eq!(
         kafka.proxy(0).held_requests_delivered(),
