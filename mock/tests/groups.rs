@@ -177,7 +177,8 @@ fn consumed_all(l: &Log, n: usize) -> bool {
     seen.len() == n
 }
 
-async fn split_mid_stream(protocol: Protocol) {
+/// A three-broker cluster with the topic "events" holding `records`.
+async fn cluster_with_events(records: std::ops::Range<u32>) -> MockCluster {
     let mock = MockCluster::start(MockConfig {
         brokers: 3,
         // Members learn of a rebalance at their next heartbeat.
@@ -187,8 +188,13 @@ async fn split_mid_stream(protocol: Protocol) {
     .await
     .unwrap();
     mock.create_topic("events", PARTITIONS).unwrap();
+    produce(&mock.bootstrap(), records).await;
+    mock
+}
+
+async fn split_mid_stream(protocol: Protocol) {
+    let mock = cluster_with_events(0..200).await;
     let bootstrap = mock.bootstrap();
-    produce(&bootstrap, 0..200).await;
     let log = Arc::new(Mutex::new(Log::default()));
     let stop = Arc::new(AtomicBool::new(false));
     let stop_second = Arc::new(AtomicBool::new(false));
@@ -281,16 +287,8 @@ async fn a_cooperative_commit_during_the_rejoin_is_refused_as_a_rebalance_in_pro
     use kafka_mock::FaultAction;
     use kafka_proto::ApiKey;
     use std::sync::atomic::AtomicUsize;
-    let mock = MockCluster::start(MockConfig {
-        brokers: 3,
-        consumer_group_heartbeat_interval: Duration::from_millis(200),
-        ..MockConfig::default()
-    })
-    .await
-    .unwrap();
-    mock.create_topic("events", PARTITIONS).unwrap();
+    let mock = cluster_with_events(0..100).await;
     let bootstrap = mock.bootstrap();
-    produce(&bootstrap, 0..100).await;
     let coop = Protocol::Classic("cooperative-sticky");
     let mut first = consumer(&bootstrap, coop).await;
     let mut read = 0;

@@ -239,23 +239,31 @@ pub(crate) fn estimate_record_size(r: &ProducerRecord) -> usize {
 }
 
 impl Batch {
-    #[allow(clippy::too_many_arguments)]
+    /// A batch reserving `memory` bytes of `buffer.memory` (its buffer's
+    /// capacity, uncompressed). A compressed batch is full at the
+    /// uncompressed bytes `ratio` (its topic's estimate) allows for
+    /// `batch.size` compressed; an uncompressed one at `batch.size`.
     fn new(
         id: BatchId,
         tp: TopicPartition,
-        compression: Compression,
-        capacity: usize,
+        cfg: &AccConfig,
         memory: usize,
-        limit: usize,
-        ratio: Option<Arc<CompressionRatio>>,
+        ratio: &Arc<CompressionRatio>,
         now: Instant,
     ) -> Self {
-        let body = if compression == Compression::None {
-            let mut b = BytesMut::with_capacity(capacity.max(BATCH_HEADER_LEN + 64));
+        let compression = cfg.compression;
+        let (body, limit, ratio) = if compression == Compression::None {
+            let mut b = BytesMut::with_capacity(memory.max(BATCH_HEADER_LEN + 64));
             b.put_bytes(0, BATCH_HEADER_LEN);
-            Body::Raw(b)
+            (Body::Raw(b), cfg.batch_size, None)
         } else {
-            Body::Records(Vec::new())
+            let estimate = ratio.get();
+            let limit = compression_ratio::uncompressed_limit(
+                cfg.batch_size,
+                cfg.max_request_size,
+                estimate,
+            );
+            (Body::Records(Vec::new()), limit, Some((ratio.clone(), estimate)))
         };
         Self {
             id,
@@ -275,10 +283,7 @@ impl Batch {
             compression,
             closed: false,
             limit,
-            ratio: ratio.map(|r| {
-                let estimate = r.get();
-                (r, estimate)
-            }),
+            ratio,
         }
     }
 
@@ -960,19 +965,9 @@ impl Accumulator {
             partition: p,
         };
         let tq = inner.topics.get_mut(&*topic).expect("topic present");
-        let (limit, ratio) = if cfg.compression == Compression::None {
-            (cfg.batch_size, None)
-        } else {
-            let limit = compression_ratio::uncompressed_limit(
-                cfg.batch_size,
-                cfg.max_request_size,
-                tq.ratio.get(),
-            );
-            (limit, Some(tq.ratio.clone()))
-        };
-        let mut b = Batch::new(id, tp, cfg.compression, memory, memory, limit, ratio, now.now());
+        let mut b = Batch::new(id, tp, cfg, memory, &tq.ratio, now.now());
         let index = b
-            .try_append(&mut r, ts, limit)
+            .try_append(&mut r, ts, b.limit)
             .expect("an empty batch takes any record");
         let completion = b.completion.clone();
         tq.partitions[p as usize].push_back(b);

@@ -569,6 +569,19 @@ async fn group_members(kafka: &KafkaCluster, group: &str) -> usize {
     resp.groups[0].members.len()
 }
 
+/// A Kafka 3.9 node of the test's own behind the harness's fault proxy
+/// (no initial rebalance delay).
+async fn proxied_3_9() -> KafkaCluster {
+    KafkaCluster::builder()
+        .version(KafkaVersion::V3_9)
+        .nodes(1)
+        .with_proxies(true)
+        .broker_config("group.initial.rebalance.delay.ms", "0")
+        .start()
+        .await
+        .expect("start Kafka")
+}
+
 /// A member cut off from the coordinator for longer than
 /// `session.timeout.ms` is removed from the group; when it reaches the
 /// coordinator again, its heartbeat is refused (UNKNOWN_MEMBER_ID), its
@@ -576,14 +589,7 @@ async fn group_members(kafka: &KafkaCluster, group: &str) -> usize {
 /// them again from the committed offsets.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_evicted_member_loses_its_partitions_and_rejoins_on_3_9() {
-    let kafka = KafkaCluster::builder()
-        .version(KafkaVersion::V3_9)
-        .nodes(1)
-        .with_proxies(true)
-        .broker_config("group.initial.rebalance.delay.ms", "0")
-        .start()
-        .await
-        .expect("start Kafka");
+    let kafka = proxied_3_9().await;
     let topic = "evicted";
     kafka.create_topic(topic, 2, 1).await.unwrap();
     produce(&kafka, topic, 2, 0..50).await;
@@ -687,14 +693,7 @@ async fn a_cooperative_commit_during_the_rejoin_is_refused_unsent_on_3_9() {
     use kafka_consumer::group::MemberState;
     use kafka_proto::ErrorCode;
     const JOIN_GROUP: i16 = 11;
-    let kafka = KafkaCluster::builder()
-        .version(KafkaVersion::V3_9)
-        .nodes(1)
-        .with_proxies(true)
-        .broker_config("group.initial.rebalance.delay.ms", "0")
-        .start()
-        .await
-        .expect("start Kafka");
+    let kafka = proxied_3_9().await;
     let topic = "rejoin";
     kafka.create_topic(topic, PARTITIONS, 1).await.unwrap();
     produce(&kafka, topic, PARTITIONS, 0..100).await;

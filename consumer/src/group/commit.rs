@@ -509,74 +509,20 @@ mod tests {
     }
 
     /// A cooperative classic member, Stable in generation 1 as member "me"
-    /// with partition 0 of "orders".
+    /// with partition 0 of "t".
     fn stable_classic() -> ClassicMember {
-        use crate::group::classic::{ClassicAction, ClassicState, Request, assignor::Assignor};
-        use kafka_proto::messages::{
-            ConsumerProtocolAssignment, ConsumerProtocolAssignmentTopicPartition,
-            JoinGroupResponse, SyncGroupResponse,
-        };
-        let mut config = ClassicConfig::new("g");
-        config.assignors = vec![Assignor::CooperativeSticky];
-        config.heartbeat_interval = Duration::ZERO;
-        let mut m = ClassicMember::new(config);
-        m.subscribe(["orders".to_string()]);
-        assert_eq!(m.poll_action(), Some(ClassicAction::FindCoordinator));
-        m.coordinator_found();
-        let now = Instant::now();
-        assert!(matches!(m.poll_request(now), Some(Request::Join(_))));
-        m.on_join_answer(
-            now,
-            JoinGroupResponse {
-                generation_id: 1,
-                protocol_name: Some("cooperative-sticky".into()),
-                leader: "other".into(),
-                member_id: "me".into(),
-                ..Default::default()
-            },
-            &|_| None,
-        );
-        assert!(matches!(m.poll_request(now), Some(Request::Sync(_))));
-        let assignment = ConsumerProtocolAssignment {
-            assigned_partitions: vec![ConsumerProtocolAssignmentTopicPartition {
-                topic: "orders".into(),
-                partitions: vec![0],
-            }],
-            ..Default::default()
-        };
-        m.on_sync_answer(
-            now,
-            SyncGroupResponse {
-                assignment: assignment.encode_prefixed(3).unwrap().into(),
-                ..Default::default()
-            },
-        );
-        assert!(matches!(m.poll_action(), Some(ClassicAction::Assign(_))));
-        assert!(m.assignment_done());
-        assert_eq!(m.state(), ClassicState::Stable);
-        m
+        use crate::group::classic::assignor::Assignor;
+        crate::group::classic::tests::stable(&[Assignor::CooperativeSticky], &[0])
     }
 
     /// The coordinator asks `m` to rejoin (a heartbeat's
     /// REBALANCE_IN_PROGRESS): a cooperative member starts its JoinGroup
     /// keeping its partitions.
     fn rejoin(m: &mut ClassicMember) {
-        use crate::group::classic::Request;
-        use kafka_proto::messages::HeartbeatResponse;
-        let now = Instant::now();
-        let Some(Request::Heartbeat(hb)) = m.poll_request(now) else {
-            panic!("a heartbeat")
-        };
-        m.on_heartbeat_answer(
-            now,
-            &hb,
-            HeartbeatResponse {
-                error_code: ErrorCode::RebalanceInProgress.code(),
-                ..Default::default()
-            },
-        );
+        use crate::group::classic::tests::{heartbeat, join_req};
+        heartbeat(m, ErrorCode::RebalanceInProgress);
         assert!(m.rebalance_in_progress());
-        assert!(matches!(m.poll_request(now), Some(Request::Join(_))));
+        join_req(m);
     }
 
     fn member_of(shared: &Mutex<Shared>) -> (crate::group::classic::ClassicState, i32) {
@@ -607,7 +553,7 @@ mod tests {
         }
         assert!(arrivals.lock().unwrap().is_empty(), "nothing sent");
         assert_eq!(member_of(&shared), (ClassicState::Joining, 1));
-        assert_eq!(lock(&shared).member.classic().owned()["orders"].len(), 1);
+        assert_eq!(lock(&shared).member.classic().owned()["t"].len(), 1);
     }
 
     /// Invariant: a classic commit sent in a stable generation that the
@@ -637,7 +583,7 @@ mod tests {
         }
         assert_eq!(*arrivals.lock().unwrap(), vec![5]);
         assert_eq!(member_of(&shared), (ClassicState::Joining, 1), "not fenced");
-        assert_eq!(lock(&shared).member.classic().owned()["orders"].len(), 1);
+        assert_eq!(lock(&shared).member.classic().owned()["t"].len(), 1);
     }
 
     /// Invariant: ILLEGAL_GENERATION for a classic commit of the member's

@@ -1337,4 +1337,4 @@ fn millis(d: Duration) -> i32 {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -1,4 +1,6 @@
-//! The classic member's transitions, one scenario per test.
+//! The classic member's transitions, one scenario per test. Its helpers
+//! (a stable member, a heartbeat's answer, the JoinGroup to send) also
+//! serve the commit queue's tests.
 
 use super::*;
 use kafka_proto::messages::JoinGroupResponseMember;
@@ -22,7 +24,7 @@ fn joining(assignors: &[Assignor]) -> ClassicMember {
     m
 }
 
-fn join_req(m: &mut ClassicMember) -> JoinGroupRequest {
+pub(crate) fn join_req(m: &mut ClassicMember) -> JoinGroupRequest {
     match m.poll_request(now()) {
         Some(Request::Join(j)) => j,
         other => panic!("expected a JoinGroup, got {other:?}"),
@@ -73,7 +75,7 @@ fn tps(parts: &[i32]) -> Vec<TopicPartition> {
     parts.iter().map(|p| TopicPartition::new("t", *p)).collect()
 }
 
-fn stable(assignors: &[Assignor], parts: &[i32]) -> ClassicMember {
+pub(crate) fn stable(assignors: &[Assignor], parts: &[i32]) -> ClassicMember {
     let mut m = joining(assignors);
     joined(&mut m, 1, assignors[0].name(), "other");
     synced(&mut m, parts);
@@ -83,7 +85,7 @@ fn stable(assignors: &[Assignor], parts: &[i32]) -> ClassicMember {
     m
 }
 
-fn heartbeat(m: &mut ClassicMember, error: ErrorCode) {
+pub(crate) fn heartbeat(m: &mut ClassicMember, error: ErrorCode) {
     let Some(Request::Heartbeat(hb)) = m.poll_request(now()) else {
         panic!("expected a heartbeat")
     };
