@@ -432,6 +432,28 @@ impl Cluster {
         r
     }
 
+    /// A live (or new) connection of `lane` to broker `node_id`: lane 0 is
+    /// [`Self::connection`]'s, lanes 1.. are connections of their own (the
+    /// producer's `produce.connections.per.broker`).
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
+    /// let second = cluster.connection_lane(1, 1).await?;
+    /// println!("a second connection to broker 1 at {}", second.addr());
+    /// # Ok(()) }
+    /// ```
+    pub async fn connection_lane(
+        &self,
+        node_id: i32,
+        lane: usize,
+    ) -> Result<Arc<Connection>, ClusterError> {
+        let r = self.pool.connection_lane(node_id, lane).await;
+        if matches!(&r, Err(ClusterError::UnknownBroker(_))) {
+            self.invalidate();
+        }
+        r
+    }
+
     /// The leader of `topic`/`partition` and a connection to it; refreshes the
     /// metadata once if the leader is unknown.
     ///

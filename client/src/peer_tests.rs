@@ -527,6 +527,34 @@ async fn cluster_bootstraps_past_a_dead_address_and_tracks_leaders() {
     ));
 }
 
+/// Invariant: each lane of a broker link is a connection of its own (lane 0
+/// is the shared one), reused while it lives, re-dialled alone when it
+/// drops, and closed with the others by `disconnect`.
+#[tokio::test]
+async fn lanes_are_connections_of_their_own_closed_together() {
+    let (addr, _log) = peer(|| |s: Seen| Step::Reply(vec![reply_api_versions(&s)])).await;
+    let link = crate::BrokerConnection::new(
+        1,
+        &addr,
+        Arc::new(fast_config()),
+        crate::ExponentialBackoff::reconnect_default(),
+    );
+    let shared = link.get().await.unwrap();
+    assert!(Arc::ptr_eq(&shared, &link.get_lane(0).await.unwrap()));
+    let one = link.get_lane(1).await.unwrap();
+    let two = link.get_lane(2).await.unwrap();
+    assert!(!Arc::ptr_eq(&shared, &one) && !Arc::ptr_eq(&one, &two));
+    assert!(Arc::ptr_eq(&one, &link.get_lane(1).await.unwrap()));
+    // A lane that drops is dialled again; the others stay.
+    one.close();
+    let one_again = link.get_lane(1).await.unwrap();
+    assert!(!Arc::ptr_eq(&one, &one_again) && !one_again.is_closed());
+    assert!(!shared.is_closed() && !two.is_closed());
+    // A disconnect (say, a new address from Metadata) closes every lane.
+    link.disconnect();
+    assert!(shared.is_closed() && one_again.is_closed() && two.is_closed());
+}
+
 #[tokio::test]
 async fn failed_connects_back_off_exponentially() {
     let dead = {

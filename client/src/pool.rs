@@ -43,6 +43,9 @@ pub struct BrokerConnection {
     config: Arc<ConnectionConfig>,
     backoff: ExponentialBackoff,
     state: tokio::sync::Mutex<LinkState>,
+    /// The dedicated connections of lanes 1.. (see [`Self::get_lane`]),
+    /// made on first use.
+    lanes: Mutex<Vec<Arc<tokio::sync::Mutex<LinkState>>>>,
 }
 
 impl BrokerConnection {
@@ -67,6 +70,7 @@ impl BrokerConnection {
             config,
             backoff,
             state: tokio::sync::Mutex::new(LinkState::default()),
+            lanes: Mutex::new(Vec::new()),
         }
     }
 
@@ -128,7 +132,8 @@ impl BrokerConnection {
         st.conn.as_ref().filter(|c| usable(c)).cloned()
     }
 
-    /// Closes the current connection, if any; the next [`Self::get`] reconnects.
+    /// Closes the current connection and every lane's, if any; the next
+    /// [`Self::get`] (or [`Self::get_lane`]) reconnects.
     ///
     /// ```no_run
     /// # async fn demo(link: &kafka_client::BrokerConnection) -> Result<(), kafka_client::ConnError> {
@@ -138,12 +143,10 @@ impl BrokerConnection {
     /// # Ok(()) }
     /// ```
     pub fn disconnect(&self) {
-        if let Ok(mut st) = self.state.try_lock() {
-            if let Some(c) = st.conn.take() {
-                c.close();
-            }
-        } else if let Some(c) = self.current() {
-            c.close();
+        close_link(&self.state);
+        let lanes: Vec<_> = self.lanes.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        for lane in &lanes {
+            close_link(lane);
         }
     }
 
@@ -173,7 +176,41 @@ impl BrokerConnection {
     /// # }
     /// ```
     pub async fn get(&self) -> Result<Arc<Connection>, ConnError> {
-        let mut st = self.state.lock().await;
+        self.dial(&mut *self.state.lock().await).await
+    }
+
+    /// The live connection of `lane`, or a new one, as [`Self::get`] does
+    /// for lane 0 (which is [`Self::get`]'s connection). Lanes 1.. are
+    /// connections of their own to the same broker, each with its own
+    /// backoff, closed with the others by [`Self::disconnect`]. A producer
+    /// spreads its partitions over lanes: Kafka reads a connection's next
+    /// request only once it has answered the one before, so requests on
+    /// separate connections are served side by side.
+    ///
+    /// ```no_run
+    /// # async fn demo(link: &kafka_client::BrokerConnection) -> Result<(), kafka_client::ConnError> {
+    /// let shared = link.get().await?;
+    /// let second = link.get_lane(1).await?;
+    /// assert!(std::sync::Arc::ptr_eq(&shared, &link.get_lane(0).await?));
+    /// assert!(!std::sync::Arc::ptr_eq(&shared, &second));
+    /// # Ok(()) }
+    /// ```
+    pub async fn get_lane(&self, lane: usize) -> Result<Arc<Connection>, ConnError> {
+        if lane == 0 {
+            return self.get().await;
+        }
+        let link = {
+            let mut lanes = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
+            while lanes.len() < lane {
+                lanes.push(Arc::default());
+            }
+            lanes[lane - 1].clone()
+        };
+        self.dial(&mut *link.lock().await).await
+    }
+
+    /// The live connection of `st`, or a new one after its backoff.
+    async fn dial(&self, st: &mut LinkState) -> Result<Arc<Connection>, ConnError> {
         if let Some(c) = &st.conn {
             if usable(c) {
                 return Ok(c.clone());
@@ -222,6 +259,22 @@ impl BrokerConnection {
         st.next_attempt
             .map(|t| t.saturating_duration_since(Instant::now()))
             .unwrap_or_default()
+    }
+}
+
+/// Closes a link's connection, if any. A link busy dialling is left to its
+/// dialler, but a connection it holds is closed all the same.
+fn close_link(link: &tokio::sync::Mutex<LinkState>) {
+    match link.try_lock() {
+        Ok(mut st) => {
+            if let Some(c) = st.conn.take() {
+                c.close();
+            }
+        }
+        Err(_) => {
+            // Held by a dialler: a connection made after this call is to the
+            // new address (set_addr stored it first).
+        }
     }
 }
 
@@ -370,6 +423,27 @@ impl ConnectionPool {
             .broker(node_id)
             .ok_or(ClusterError::UnknownBroker(node_id))?;
         Ok(b.get().await?)
+    }
+
+    /// A live (or new) connection of `lane` to broker `node_id` (see
+    /// [`BrokerConnection::get_lane`]; lane 0 is [`Self::connection`]'s).
+    ///
+    /// ```
+    /// use kafka_client::{ClusterError, ConnectionPool, ExponentialBackoff};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let pool = ConnectionPool::new(Default::default(), ExponentialBackoff::reconnect_default());
+    /// assert!(matches!(pool.connection_lane(7, 1).await, Err(ClusterError::UnknownBroker(7))));
+    /// # });
+    /// ```
+    pub async fn connection_lane(
+        &self,
+        node_id: i32,
+        lane: usize,
+    ) -> Result<Arc<Connection>, ClusterError> {
+        let b = self
+            .broker(node_id)
+            .ok_or(ClusterError::UnknownBroker(node_id))?;
+        Ok(b.get_lane(lane).await?)
     }
 
     /// Any live connection, without dialling.

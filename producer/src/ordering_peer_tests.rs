@@ -31,7 +31,9 @@
 //! Also checked: on every connection, the first batch of a partition starts
 //! at or below the sequence the broker expects next — a batch drained before
 //! the producer saw a connection loss never overtakes the lost ones on the
-//! next connection.
+//! next connection. With `connections.per.broker` 2, the same invariant
+//! holds with the partitions spread over two connections, and no connection
+//! carries more than its lane's half of the partitions.
 
 use crate::{Producer, ProducerConfig, ProducerRecord};
 use kafka_client::internals::scripted_peer::{
@@ -97,6 +99,8 @@ struct Broker {
     /// Batches that overtook an earlier one of their partition by arriving
     /// first on a new connection.
     overtakes: Vec<String>,
+    /// The most partitions one connection carried Produce requests for.
+    most_partitions_on_a_connection: usize,
     rng: Rng,
     next_producer_id: i64,
 }
@@ -106,6 +110,7 @@ impl Broker {
         Self {
             partitions: (0..PARTITIONS).map(|_| PartitionLog::default()).collect(),
             overtakes: Vec::new(),
+            most_partitions_on_a_connection: 0,
             rng: Rng(seed | 1),
             next_producer_id: 1000,
         }
@@ -233,6 +238,10 @@ impl Broker {
                 ..Default::default()
             });
         }
+        // Every partition of the request is in the set now.
+        self.most_partitions_on_a_connection = self
+            .most_partitions_on_a_connection
+            .max(first_on_connection.len());
         if fault == Fault::AnswerLost {
             return Step::ReplyAndClose(Vec::new());
         }
@@ -295,11 +304,13 @@ fn request_timeout() -> Duration {
         .unwrap_or(Duration::from_secs(10))
 }
 
-/// One run: `n` records over the partitions through the faults; panics with
-/// the seed when the invariant breaks.
-async fn run(seed: u64, n: usize) {
+/// One run: `n` records over the partitions through the faults, on
+/// `connections` connections to the broker; panics with the seed when the
+/// invariant breaks.
+async fn run(seed: u64, n: usize, connections: usize) {
     let (addr, broker) = start_broker(seed).await;
     let config = ProducerConfig::builder(&addr)
+        .connections_per_broker(connections)
         .linger(Duration::from_millis(1))
         .batch_size(600)
         .retry_backoff(Duration::from_millis(1))
@@ -364,6 +375,13 @@ async fn run(seed: u64, n: usize) {
         "seed {seed}: batches overtook earlier ones: {:?}",
         b.overtakes
     );
+    // Each connection carries its lane's partitions only (all of them with
+    // one connection): every partition was written, so with two, both were.
+    assert_eq!(
+        b.most_partitions_on_a_connection,
+        PARTITIONS as usize / connections,
+        "seed {seed}: the most partitions one of {connections} connections carried"
+    );
     for (p, value, offset) in &acked {
         if let Some(o) = offset {
             assert_eq!(
@@ -375,8 +393,9 @@ async fn run(seed: u64, n: usize) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn idempotent_sends_stay_ordered_and_exactly_once_through_connection_faults() {
+/// The seeds of a test: `ORDERING_SEED..` (default: from the clock), as many
+/// as `ORDERING_RUNS` (default 30); printed for a replay.
+fn seeds() -> std::ops::Range<u64> {
     let base: u64 = std::env::var("ORDERING_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -394,9 +413,24 @@ async fn idempotent_sends_stay_ordered_and_exactly_once_through_connection_fault
         "ordering: seeds {base}..{} (ORDERING_SEED to replay)",
         base + runs
     );
-    for seed in base..base + runs {
-        tokio::time::timeout(Duration::from_secs(120), run(seed, 400))
+    base..base + runs
+}
+
+/// Every seed's run on `connections` connections, each within 120 s.
+async fn run_all(connections: usize) {
+    for seed in seeds() {
+        tokio::time::timeout(Duration::from_secs(120), run(seed, 400, connections))
             .await
             .unwrap_or_else(|_| panic!("seed {seed}: the run did not finish within 120 s"));
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idempotent_sends_stay_ordered_and_exactly_once_through_connection_faults() {
+    run_all(1).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idempotent_sends_stay_ordered_and_exactly_once_on_two_connections_through_faults() {
+    run_all(2).await;
 }

@@ -143,6 +143,7 @@ impl Producer {
                 request_timeout: config.request_timeout,
                 max_request_size: config.max_request_size,
                 max_in_flight: config.max_in_flight,
+                connections_per_broker: config.connections_per_broker,
                 max_block: config.max_block,
                 idempotent: config.idempotence(),
                 gate,

@@ -328,6 +328,8 @@ pub(crate) struct SenderConfig {
     pub request_timeout: Duration,
     pub max_request_size: usize,
     pub max_in_flight: usize,
+    /// Produce connections per broker (`connections.per.broker`).
+    pub connections_per_broker: usize,
     pub max_block: Duration,
     pub idempotent: bool,
     pub gate: Option<Arc<dyn DrainGate>>,
@@ -345,7 +347,7 @@ enum InitError {
 }
 
 struct RequestDone {
-    node: i32,
+    route: Route,
     /// The connection generation the request belonged to (see
     /// [`node_dispatcher`]).
     generation: u64,
@@ -357,8 +359,8 @@ struct RequestDone {
 struct InFlight {
     batch: Batch,
     expired: bool,
-    /// The broker and connection generation the batch's request went to.
-    node: i32,
+    /// The broker connection and its generation the batch's request went to.
+    route: Route,
     generation: u64,
     /// Out on a connection the sender has since seen lost: its outcome is
     /// still to come (see [`Sender::stale_partitions`]).
@@ -372,13 +374,14 @@ pub(crate) struct Sender {
     metrics: Arc<Metrics>,
     idem: Option<Idempotence>,
     inflight: HashMap<BatchId, InFlight>,
-    node_inflight: HashMap<i32, usize>,
+    /// Requests in flight per broker connection.
+    node_inflight: HashMap<Route, usize>,
     tx: mpsc::UnboundedSender<Event>,
     rx: mpsc::UnboundedReceiver<Event>,
     metadata_seen: u64,
     init_failures: u32,
     bumps_seen: u64,
-    node_queues: HashMap<i32, NodeQueue>,
+    node_queues: HashMap<Route, NodeQueue>,
     /// Partitions with batches still out on a connection the sender has
     /// seen lost, and how many. Such a partition drains nothing until they
     /// are all back (failed and requeued in sequence order, or answered):
@@ -392,7 +395,26 @@ pub(crate) struct Sender {
     stale_partitions: HashMap<TopicPartition, usize>,
 }
 
-/// The sender's end of one broker's [`node_dispatcher`].
+/// Where a Produce request goes: a broker and one of its
+/// `connections.per.broker` connections (its lane). A partition always takes
+/// the same lane ([`lane_of`]), so its batches travel on one connection, in
+/// order; `max.in.flight` counts per lane, as Java counts per connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Route {
+    node: i32,
+    lane: usize,
+}
+
+/// The lane of `partition` among `lanes`: partition p takes lane p mod
+/// lanes. A topic's partitions on one broker spread over its lanes, and a
+/// producer of partition 0 alone (a topic of one partition) keeps to lane 0,
+/// the connection shared with metadata: no second connection is dialled
+/// for it.
+fn lane_of(partition: usize, lanes: usize) -> usize {
+    partition % lanes
+}
+
+/// The sender's end of one broker connection's [`node_dispatcher`].
 struct NodeQueue {
     requests: mpsc::UnboundedSender<NodeRequest>,
     /// Connection losses of this broker the sender has applied: requests
@@ -431,7 +453,7 @@ struct NodeRequest {
 /// (`Sender::stale_partitions`).
 async fn node_dispatcher(
     cluster: Arc<Cluster>,
-    node: i32,
+    route: Route,
     mut rx: mpsc::UnboundedReceiver<NodeRequest>,
     tx: mpsc::UnboundedSender<Event>,
 ) {
@@ -456,7 +478,7 @@ async fn node_dispatcher(
         let ids = r.ids;
         let done = move |result| {
             Event::Produce(RequestDone {
-                node,
+                route,
                 generation: request_generation,
                 batches: ids,
                 result,
@@ -475,14 +497,17 @@ async fn node_dispatcher(
                 pinned = None;
             }
             let _ = tx.send(done(Err((
-                format!("connection to node {node} lost before the request was sent"),
+                format!(
+                    "connection to node {} (lane {}) lost before the request was sent",
+                    route.node, route.lane
+                ),
                 false,
             ))));
             continue;
         }
         let conn = match &pinned {
             Some(c) => c.clone(),
-            None => match cluster.connection(node).await {
+            None => match cluster.connection_lane(route.node, route.lane).await {
                 Ok(c) => {
                     pinned = Some(c.clone());
                     c
@@ -680,9 +705,14 @@ impl Sender {
         // The drain's lock order: the accumulator, then the metadata.
         let g = self.acc.lock();
         let md = self.cluster.metadata();
-        let at_max = |leader: Option<i32>| {
-            leader.is_some_and(|l| {
-                self.node_inflight.get(&l).copied().unwrap_or(0) >= self.cfg.max_in_flight
+        let lanes = self.cfg.connections_per_broker;
+        let at_max = |leader: Option<i32>, lane: usize| {
+            leader.is_some_and(|node| {
+                self.node_inflight
+                    .get(&Route { node, lane })
+                    .copied()
+                    .unwrap_or(0)
+                    >= self.cfg.max_in_flight
             })
         };
         g.fatal.is_none()
@@ -690,8 +720,12 @@ impl Sender {
             && g.topics.iter().all(|(topic, tq)| {
                 // One lookup per topic, then its partitions by index.
                 md.topic(topic).is_some_and(|t| {
-                    (0..tq.partitions.len() as i32)
-                        .all(|p| at_max(t.partitions.get(&p).and_then(|pm| pm.leader)))
+                    (0..tq.partitions.len()).all(|p| {
+                        at_max(
+                            t.partitions.get(&(p as i32)).and_then(|pm| pm.leader),
+                            lane_of(p, lanes),
+                        )
+                    })
                 })
             })
     }
@@ -964,7 +998,7 @@ impl Sender {
         };
         #[allow(clippy::type_complexity)]
         let mut per_node: HashMap<
-            i32,
+            Route,
             (
                 usize,
                 Vec<(Batch, Option<crate::idempotence::BatchSequence>)>,
@@ -993,6 +1027,7 @@ impl Sender {
                 return (false, None);
             }
             let md = self.cluster.metadata();
+            let lanes = self.cfg.connections_per_broker;
             for (topic, tq) in g.topics.iter_mut() {
                 for (p, q) in tq.partitions.iter_mut().enumerate() {
                     let Some(first) = q.front() else { continue };
@@ -1012,10 +1047,14 @@ impl Sender {
                         soon(linger_at, &mut wake);
                         continue;
                     }
-                    let Some(leader) = md.leader(topic, p as i32) else {
+                    let Some(node) = md.leader(topic, p as i32) else {
                         need_metadata = true;
                         soon(now + self.cfg.retry_backoff, &mut wake);
                         continue;
+                    };
+                    let leader = Route {
+                        node,
+                        lane: lane_of(p, lanes),
                     };
                     if self.node_inflight.get(&leader).copied().unwrap_or(0)
                         >= self.cfg.max_in_flight
@@ -1058,8 +1097,8 @@ impl Sender {
         if per_node.is_empty() {
             return (false, wake);
         }
-        for (node, (_, batches)) in per_node {
-            let generation = self.node_queues.get(&node).map_or(0, |q| q.generation);
+        for (route, (_, batches)) in per_node {
+            let generation = self.node_queues.get(&route).map_or(0, |q| q.generation);
             let mut parts = Vec::with_capacity(batches.len());
             let mut ids = Vec::with_capacity(batches.len());
             for (mut b, seq) in batches {
@@ -1081,7 +1120,8 @@ impl Sender {
                         base_sequence = seq.base_sequence,
                         records = b.records,
                         attempt = b.attempts,
-                        node,
+                        node = route.node,
+                        lane = route.lane,
                         connection = generation,
                         "batch drained"
                     );
@@ -1093,7 +1133,7 @@ impl Sender {
                     InFlight {
                         batch: b,
                         expired: false,
-                        node,
+                        route,
                         generation,
                         stale: false,
                     },
@@ -1102,13 +1142,13 @@ impl Sender {
             if parts.is_empty() {
                 continue;
             }
-            *self.node_inflight.entry(node).or_default() += 1;
+            *self.node_inflight.entry(route).or_default() += 1;
             self.metrics.request_sent();
-            let q = self.node_queues.entry(node).or_insert_with(|| {
+            let q = self.node_queues.entry(route).or_insert_with(|| {
                 let (qtx, qrx) = mpsc::unbounded_channel();
                 tokio::spawn(node_dispatcher(
                     self.cluster.clone(),
-                    node,
+                    route,
                     qrx,
                     self.tx.clone(),
                 ));
@@ -1129,7 +1169,7 @@ impl Sender {
             };
             if let Err(mpsc::error::SendError(req)) = q.requests.send(req) {
                 let _ = self.tx.send(Event::Produce(RequestDone {
-                    node,
+                    route,
                     generation: req.generation,
                     batches: req.ids,
                     result: Err(("dispatcher stopped".into(), false)),
@@ -1179,7 +1219,7 @@ impl Sender {
 
     fn handle_produce(&mut self, done: RequestDone) {
         let now = Instant::now();
-        if let Some(n) = self.node_inflight.get_mut(&done.node) {
+        if let Some(n) = self.node_inflight.get_mut(&done.route) {
             *n = n.saturating_sub(1);
         }
         self.metrics.request_done();
@@ -1270,14 +1310,19 @@ impl Sender {
                     self.fail_fatal(e);
                     return;
                 }
-                tracing::debug!(node = done.node, error = %msg, "Produce request failed; retrying");
+                tracing::debug!(
+                    node = done.route.node,
+                    lane = done.route.lane,
+                    error = %msg,
+                    "Produce request failed; retrying"
+                );
                 // The connection of this generation is gone: batches drained
                 // from now on may use a new one.
-                if let Some(q) = self.node_queues.get_mut(&done.node) {
+                if let Some(q) = self.node_queues.get_mut(&done.route) {
                     q.generation = q.generation.max(done.generation + 1);
                     let current = q.generation;
                     for f in self.inflight.values_mut() {
-                        if f.node == done.node && f.generation < current && !f.stale {
+                        if f.route == done.route && f.generation < current && !f.stale {
                             f.stale = true;
                             *self.stale_partitions.entry(f.batch.tp.clone()).or_default() += 1;
                         }
@@ -1353,7 +1398,8 @@ impl Sender {
                 base_sequence = seq.base_sequence,
                 records = f.batch.records,
                 attempt = f.batch.attempts,
-                node = f.node,
+                node = f.route.node,
+                lane = f.route.lane,
                 connection = f.generation,
                 expired = f.expired,
                 broker_message = message.as_deref().unwrap_or(""),

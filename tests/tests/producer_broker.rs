@@ -314,3 +314,68 @@ async fn a_send_to_an_unknown_topic_times_out_after_max_block() {
     );
     p.close(Duration::from_secs(1)).await.unwrap();
 }
+
+/// Invariant: with `connections.per.broker` 2 (each partition on one of two
+/// connections to the broker), an idempotent producer's records all arrive,
+/// once each, in send order per partition, at the offsets acknowledged.
+/// Small batches and no linger keep many requests in flight on both
+/// connections at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_on_two_connections_per_broker_arrive_once_in_order() {
+    let kafka = kafka().await;
+    let topic = unique_name("two-connections");
+    const PARTITIONS: i32 = 6;
+    kafka.create_topic(&topic, PARTITIONS, 1).await.unwrap();
+    let config = ProducerConfig::builder(&kafka.bootstrap())
+        .connections_per_broker(2)
+        .linger(Duration::from_millis(0))
+        .batch_size(1024)
+        .build()
+        .unwrap();
+    assert!(config.idempotence());
+    let producer = Producer::connect(config).await.unwrap();
+    const N: usize = 30_000;
+    let value = |i: usize| format!("{i:08}-{}", "v".repeat(i % 40));
+    let futures: Vec<_> = (0..N)
+        .map(|i| {
+            producer.send(
+                ProducerRecord::new(topic.as_str())
+                    .partition(i as i32 % PARTITIONS)
+                    .value(value(i)),
+            )
+        })
+        .collect();
+    let mut acked = BTreeMap::new();
+    for (i, f) in futures.into_iter().enumerate() {
+        let m = f.await.unwrap_or_else(|e| panic!("record {i}: {e}"));
+        assert_eq!(m.partition, i as i32 % PARTITIONS);
+        assert!(acked.insert((m.partition, m.offset.unwrap()), i).is_none());
+    }
+    assert!(
+        producer.metrics().requests > 100,
+        "{:?}",
+        producer.metrics()
+    );
+    producer.close(Duration::from_secs(10)).await.unwrap();
+
+    let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
+        .await
+        .expect("connect");
+    let mut reader = Reader::new(cluster, ReaderConfig::default());
+    let partitions: Vec<i32> = (0..PARTITIONS).collect();
+    let read = reader.read_to_end(&topic, &partitions).await.unwrap();
+    assert_eq!(read.len(), N, "every record once");
+    let mut next: BTreeMap<i32, usize> = BTreeMap::new();
+    for r in &read {
+        let i = acked[&(r.partition, r.offset)];
+        assert_eq!(
+            r.value.as_deref(),
+            Some(value(i).as_bytes()),
+            "offset of {i}"
+        );
+        // Record i of partition p is the (i / PARTITIONS)-th of p.
+        let n = next.entry(r.partition).or_default();
+        assert_eq!(i, *n * PARTITIONS as usize + r.partition as usize, "order");
+        *n += 1;
+    }
+}

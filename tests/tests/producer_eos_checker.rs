@@ -272,6 +272,9 @@ pub(crate) async fn schedule(
     let in_flight = 1 + rng.below(5);
     let linger = rng.pick(&[0u64, 1, 5, 20, 50]);
     let compression = rng.pick(&compressions());
+    // Drawn from the seed itself, not the generator, so that the seeds of
+    // earlier runs replay the schedule they ran.
+    let connections = 1 + (seed.rotate_right(17) % 2);
     let mut props: Vec<(String, String)> = vec![
         ("bootstrap.servers".into(), kafka.bootstrap()),
         ("transactional.id".into(), txn_id.clone()),
@@ -284,6 +287,7 @@ pub(crate) async fn schedule(
         ("linger.ms".into(), linger.to_string()),
         ("compression.type".into(), compression.into()),
         ("max.block.ms".into(), "15000".into()),
+        ("connections.per.broker".into(), connections.to_string()),
     ];
     for (k, v) in &setup.producer_props {
         props.retain(|(key, _)| key != k);
@@ -291,7 +295,7 @@ pub(crate) async fn schedule(
     }
     let config_text = format!(
         "buffer.memory={buffer_memory} batch.size={batch_size} in.flight={in_flight} \
-         linger.ms={linger} compression={compression}"
+         linger.ms={linger} compression={compression} connections.per.broker={connections}"
     );
     let config = ProducerConfig::from_properties(props.clone()).unwrap();
 

@@ -46,6 +46,15 @@ fn config(w: &Workload) -> Result<ProducerConfig, Error> {
     if w.txn_every.is_some() {
         props.push(("transactional.id", w.txn_id.as_str()));
     }
+    // Extra producer settings for an A/B of a setting (compare.sh's
+    // OURS_PROPS): "key=value,key=value", applied last.
+    let extra = std::env::var("OURS_PROPS").unwrap_or_default();
+    for kv in extra.split(',').filter(|kv| !kv.is_empty()) {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| format!("OURS_PROPS: {kv:?} is not key=value"))?;
+        props.push((k, v));
+    }
     Ok(ProducerConfig::from_properties(props)?)
 }
 
