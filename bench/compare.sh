@@ -50,6 +50,9 @@
 #   BASELINE_BIN  another build of bench-ours (say, of the commit before a
 #               change), run as client "baseline" beside the others and
 #               compared with ours like a peer: an A/B of a change
+#   OURS_PROPS  extra producer settings for ours, "key=value,key=value"
+#               (say connections.per.broker=1); with BASELINE_BIN a wrapper
+#               that unsets it and runs bench-ours, an A/B of one setting
 #   JOBS        cargo build jobs (default: cargo's)
 #   SKIP_BUILD  1: use the binaries already built
 #   CARGO_TARGET_DIR  honoured: one target directory for the workspace and

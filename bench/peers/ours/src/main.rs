@@ -258,6 +258,9 @@ async fn run(w: &Workload) -> Result<(f64, Vec<Duration>), Error> {
         Mode::Copy => return Ok((copy(w).await?, Vec::new())),
     }
     let c = config(w)?;
+    // The connections the topic's partitions take (partition p the
+    // connection p mod connections.per.broker; compare.sh's topics have 6).
+    let connections = c.connections_per_broker;
     let warm = || ProducerRecord::new(w.topic.as_str()).value(Bytes::from_static(b"w"));
     // Metadata and the producer id before the clock starts.
     match w.txn_every {
@@ -265,7 +268,7 @@ async fn run(w: &Workload) -> Result<(f64, Vec<Duration>), Error> {
             let p = Producer::connect(c).await?;
             p.send(warm()).await?;
             let r = timed(w, |r| p.send(r), None).await?;
-            wire_stats(&p.metrics(), r.0);
+            wire_stats(&p.metrics(), r.0, connections);
             p.close(Duration::from_secs(60)).await?;
             Ok(r)
         }
@@ -276,7 +279,7 @@ async fn run(w: &Workload) -> Result<(f64, Vec<Duration>), Error> {
             p.send(warm()).await?;
             p.commit_transaction().await?;
             let r = timed(w, |r| p.send(r), Some((&p, every))).await?;
-            wire_stats(&p.metrics(), r.0);
+            wire_stats(&p.metrics(), r.0, connections);
             p.close(Duration::from_secs(60)).await?;
             Ok(r)
         }
@@ -303,16 +306,22 @@ fn commit_stats(flushes: &[Duration], commits: &[Duration]) {
 /// Prints (to stderr) what the Produce requests of the run carried and how
 /// long their round trips took, and the throughput those allow: with
 /// `max.in.flight.requests.per.connection` requests of `bytes_per_request`
-/// outstanding per round trip, at most `in_flight * bytes_per_request /
-/// round_trip` bytes per second reach one broker.
-fn wire_stats(m: &kafka_eos::producer::metrics::MetricsSnapshot, secs: f64) {
+/// outstanding per round trip on each of `connections` connections, at most
+/// `connections * in_flight * bytes_per_request / round_trip` bytes per
+/// second reach one broker.
+fn wire_stats(
+    m: &kafka_eos::producer::metrics::MetricsSnapshot,
+    secs: f64,
+    connections: usize,
+) {
     let requests = m.requests.max(1) as f64;
     let bytes_per_request = m.bytes_sent as f64 / requests;
     let rtt = m.request_latency_avg_us as f64 / 1e6;
-    let bound = if rtt > 0.0 { 5.0 * bytes_per_request / rtt } else { 0.0 };
+    let slots = 5.0 * connections as f64;
+    let bound = if rtt > 0.0 { slots * bytes_per_request / rtt } else { 0.0 };
     eprintln!(
         "bench-ours wire: {} requests, {:.1} batches and {:.0} B each, round trip avg {} us \
-         max {} us; 5 in flight allow {:.1} MB/s; moved {:.1} MB/s",
+         max {} us; {connections} connection(s) x 5 in flight allow {:.1} MB/s; moved {:.1} MB/s",
         m.requests,
         m.batches_sent as f64 / requests,
         bytes_per_request,
