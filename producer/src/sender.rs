@@ -4,15 +4,17 @@
 //!
 //! Each pass: expire batches past `delivery.timeout.ms`; run the
 //! idempotence housekeeping ([`crate::idempotence::Idempotence::next_action`],
-//! InitProducerId, header rewrites after an epoch bump); drain — per leader,
-//! while it has fewer than `max.in.flight.requests.per.connection` requests
-//! in flight, at most one batch per partition and `max.request.size` bytes
+//! InitProducerId, header rewrites after an epoch bump); drain — per leader
+//! connection (partition p takes connection p mod `connections.per.broker`
+//! to its leader), while it has fewer than
+//! `max.in.flight.requests.per.connection` requests in flight, at most one
+//! batch per partition and `max.request.size` bytes
 //! per request, a partition being drained only when its first batch is full,
 //! lingered `linger.ms`, retried, or a flush/close is under way, and when
 //! the idempotence state machine (and the [`DrainGate`], for transactions)
 //! allows; sequences are assigned there — then wait for a response, a new
-//! batch, or the next deadline. While every leader of the queued topics is
-//! at `max.in.flight`, a new batch does not wake the sender: nothing could
+//! batch, or the next deadline. While the leader connection of every queued
+//! partition is at `max.in.flight`, a new batch does not wake the sender: nothing could
 //! go before a response, which wakes it anyway (`Sender::saturated`).
 //!
 //! Responses are matched per partition. Retriable errors and disconnects
