@@ -266,7 +266,7 @@ fn send_path_allocates_per_batch_not_per_record() {
         // the Produce request and its frame, the awaited answer, response
         // decoding, the completion wake-ups): measured ~28 per request,
         // whether a request carries 3 batches (one connection to the broker)
-        // or 1.5 (two: `connections.per.broker`'s default), i.e. < 0.3 per
+        // or 1.5 (two, `connections.per.broker` 2), i.e. < 0.3 per
         // record at ~110 records per batch. The bound, 40 per request, fails
         // as soon as anything allocates once per record (that alone would be
         // ~110 per batch, and a request carries at least one).
