@@ -44,13 +44,30 @@ fn assert_tls_refused(r: Result<Connection, ConnError>, started: Instant, what: 
     }
 }
 
-/// Produces `n` records through `config` and reads them back over the same
-/// security settings with the reader.
+/// Produces `n` records through `config` to partition 0 of `topic` and
+/// reads them back over the same security settings with the reader.
 async fn produce_and_read_back(config: ProducerConfig, topic: &str, n: usize) {
+    produce_to_partition_and_read_back(config, topic, 0, n).await;
+}
+
+/// Produces `n` records through `config` to `partition` of `topic` and
+/// reads them back over the same security settings with the reader.
+async fn produce_to_partition_and_read_back(
+    config: ProducerConfig,
+    topic: &str,
+    partition: i32,
+    n: usize,
+) {
     let cluster_config = config.cluster_config();
     let producer = Producer::connect(config).await.expect("producer over TLS");
     let futures: Vec<_> = (0..n)
-        .map(|i| producer.send(ProducerRecord::new(topic).value(format!("tls-{i}"))))
+        .map(|i| {
+            producer.send(
+                ProducerRecord::new(topic)
+                    .partition(partition)
+                    .value(format!("tls-{i}")),
+            )
+        })
         .collect();
     for (i, f) in futures.into_iter().enumerate() {
         let m = f.await.unwrap_or_else(|e| panic!("record {i}: {e}"));
@@ -68,7 +85,10 @@ async fn produce_and_read_back(config: ProducerConfig, topic: &str, n: usize) {
             ..Default::default()
         },
     );
-    let got = reader.read_to_end(topic, &[0]).await.expect("read back");
+    let got = reader
+        .read_to_end(topic, &[partition])
+        .await
+        .expect("read back");
     let values: Vec<String> = got
         .iter()
         .map(|r| String::from_utf8_lossy(r.value.as_deref().unwrap_or_default()).into_owned())
@@ -323,13 +343,37 @@ async fn sasl_ssl_without_a_client_certificate_is_refused_fast() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sasl_ssl_producer_from_java_properties_produces_and_reads_back() {
     let kafka = sasl_ssl_kafka().await;
-    let files = kafka.tls_files().unwrap().clone();
     let topic = unique_name("sasl-ssl");
     kafka.create_topic(&topic, 1, 1).await.unwrap();
+    let config = sasl_ssl_producer_config(&kafka, &[]);
+    produce_and_read_back(config, &topic, 100).await;
+}
+
+/// Invariant: with `connections.per.broker` 2, partition 1's Produce
+/// requests take the producer's second connection to the broker, which
+/// makes its own TLS handshake with the client certificate and its own
+/// SCRAM authentication: every record lands at its offset and reads back
+/// in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sasl_ssl_producer_on_a_second_connection_produces_and_reads_back() {
+    let kafka = sasl_ssl_kafka().await;
+    let topic = unique_name("sasl-ssl-two");
+    kafka.create_topic(&topic, 2, 1).await.unwrap();
+    let config = sasl_ssl_producer_config(&kafka, &[("connections.per.broker", "2")]);
+    assert_eq!(config.connections_per_broker, 2);
+    produce_to_partition_and_read_back(config, &topic, 1, 100).await;
+}
+
+/// The SASL_SSL producer's Java properties (SCRAM-SHA-512, PEM trust store,
+/// PEM key store given inline), plus `extra`.
+fn sasl_ssl_producer_config(kafka: &KafkaCluster, extra: &[(&str, &str)]) -> ProducerConfig {
+    let files = kafka.tls_files().unwrap().clone();
     let key = String::from_utf8(files.client_key_pem.clone()).unwrap();
     let chain = String::from_utf8(files.client_cert_pem.clone()).unwrap();
-    let config = ProducerConfig::from_properties([
-        ("bootstrap.servers", kafka.bootstrap().as_str()),
+    let bootstrap = kafka.bootstrap();
+    let ca = kafka.ca_pem_path().unwrap();
+    let mut props = vec![
+        ("bootstrap.servers", bootstrap.as_str()),
         ("security.protocol", "SASL_SSL"),
         ("sasl.mechanism", "SCRAM-SHA-512"),
         (
@@ -337,14 +381,11 @@ async fn sasl_ssl_producer_from_java_properties_produces_and_reads_back() {
             "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"alice\" password=\"alice-secret\";",
         ),
         ("ssl.truststore.type", "PEM"),
-        (
-            "ssl.truststore.location",
-            kafka.ca_pem_path().unwrap().to_str().unwrap(),
-        ),
+        ("ssl.truststore.location", ca.to_str().unwrap()),
         ("ssl.keystore.type", "PEM"),
         ("ssl.keystore.key", key.as_str()),
         ("ssl.keystore.certificate.chain", chain.as_str()),
-    ])
-    .expect("SASL_SSL properties");
-    produce_and_read_back(config, &topic, 100).await;
+    ];
+    props.extend_from_slice(extra);
+    ProducerConfig::from_properties(props).expect("SASL_SSL properties")
 }
