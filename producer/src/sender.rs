@@ -14,8 +14,9 @@
 //! the idempotence state machine (and the [`DrainGate`], for transactions)
 //! allows; sequences are assigned there — then wait for a response, a new
 //! batch, or the next deadline. While the leader connection of every queued
-//! partition is at `max.in.flight`, a new batch does not wake the sender: nothing could
-//! go before a response, which wakes it anyway (`Sender::saturated`).
+//! partition is at `max.in.flight`, a new batch does not wake the sender:
+//! nothing could go before a response, which wakes it anyway
+//! (`Sender::saturated`).
 //!
 //! Responses are matched per partition. Retriable errors and disconnects
 //! invalidate the metadata and requeue the batch (in sequence order) after
