@@ -262,19 +262,13 @@ impl BrokerConnection {
     }
 }
 
-/// Closes a link's connection, if any. A link busy dialling is left to its
-/// dialler, but a connection it holds is closed all the same.
+/// Closes a link's connection, if any. A link held by a dialler is left to
+/// it: the connection it makes is to the address stored before this call.
 fn close_link(link: &tokio::sync::Mutex<LinkState>) {
-    match link.try_lock() {
-        Ok(mut st) => {
-            if let Some(c) = st.conn.take() {
-                c.close();
-            }
-        }
-        Err(_) => {
-            // Held by a dialler: a connection made after this call is to the
-            // new address (set_addr stored it first).
-        }
+    if let Ok(mut st) = link.try_lock()
+        && let Some(c) = st.conn.take()
+    {
+        c.close();
     }
 }
 

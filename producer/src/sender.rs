@@ -1000,7 +1000,7 @@ impl Sender {
             *wake = Some(wake.map_or(t, |w| w.min(t)));
         };
         #[allow(clippy::type_complexity)]
-        let mut per_node: HashMap<
+        let mut per_route: HashMap<
             Route,
             (
                 usize,
@@ -1055,16 +1055,16 @@ impl Sender {
                         soon(now + self.cfg.retry_backoff, &mut wake);
                         continue;
                     };
-                    let leader = Route {
+                    let route = Route {
                         node,
                         lane: lane_of(p, lanes),
                     };
-                    if self.node_inflight.get(&leader).copied().unwrap_or(0)
+                    if self.node_inflight.get(&route).copied().unwrap_or(0)
                         >= self.cfg.max_in_flight
                     {
                         continue;
                     }
-                    if per_node.get(&leader).is_some_and(|(size, v)| {
+                    if per_route.get(&route).is_some_and(|(size, v)| {
                         !v.is_empty() && size + first.wire_size() > self.cfg.max_request_size
                     }) {
                         continue;
@@ -1088,7 +1088,7 @@ impl Sender {
                         },
                     };
                     let b = q.pop_front().expect("front exists");
-                    let entry = per_node.entry(leader).or_default();
+                    let entry = per_route.entry(route).or_default();
                     entry.0 += b.wire_size();
                     entry.1.push((b, seq));
                 }
@@ -1097,10 +1097,10 @@ impl Sender {
         if need_metadata {
             self.cluster.invalidate();
         }
-        if per_node.is_empty() {
+        if per_route.is_empty() {
             return (false, wake);
         }
-        for (route, (_, batches)) in per_node {
+        for (route, (_, batches)) in per_route {
             let generation = self.node_queues.get(&route).map_or(0, |q| q.generation);
             let mut parts = Vec::with_capacity(batches.len());
             let mut ids = Vec::with_capacity(batches.len());
