@@ -78,7 +78,7 @@ fn config(g: &Globals, transactional_id: Option<&str>) -> CliResult<ProducerConf
     if let Some(id) = transactional_id {
         props.push(("transactional.id", id));
     }
-    Ok(ProducerConfig::from_properties(props)?)
+    crate::common::producer_config(props)
 }
 
 fn window(c: &ProducerConfig, size: usize) -> usize {

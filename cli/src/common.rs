@@ -8,6 +8,7 @@ use kafka_consumer::group::GroupConsumerConfig;
 use kafka_consumer::group::{is_connection_property, is_consumer_property};
 use kafka_producer::ProducerConfig;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The global options, checked.
 #[derive(Debug, Clone)]
@@ -59,7 +60,7 @@ impl Globals {
         props.extend(self.props.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         props.extend_from_slice(extra);
         tracing::debug!(settings = %crate::logging::redact(props.iter().copied()), "client settings");
-        Ok(ProducerConfig::from_properties(props)?)
+        producer_config(props)
     }
 
     /// The validated consumer-group configuration: `bootstrap.servers`,
@@ -104,6 +105,18 @@ impl Globals {
         tracing::info!(brokers = cluster.metadata().brokers().len(), "connected");
         Ok(cluster)
     }
+}
+
+/// The validated producer configuration of `props`, failing fast: unless
+/// `-X bootstrap.timeout.ms` says otherwise, connecting tries each bootstrap
+/// address once, so that an unreachable cluster exits 3 at once instead of
+/// after `max.block.ms`.
+pub fn producer_config<'a>(
+    props: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> CliResult<ProducerConfig> {
+    let mut config = ProducerConfig::from_properties(props)?;
+    config.bootstrap_timeout.get_or_insert(Duration::ZERO);
+    Ok(config)
 }
 
 /// A usage error when `topic` is not a legal Kafka topic name (checked

@@ -50,7 +50,7 @@ fn producer_config(g: &Globals, defaults: &[(&str, &str)]) -> CliResult<Producer
     let mut props: Vec<(&str, &str)> = vec![("bootstrap.servers", g.bootstrap.as_str())];
     props.extend_from_slice(defaults);
     props.extend(g.props.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    Ok(ProducerConfig::from_properties(props)?)
+    crate::common::producer_config(props)
 }
 
 fn say(line: std::fmt::Arguments<'_>) {

@@ -50,6 +50,16 @@ pub struct ClusterConfig {
     pub allow_auto_topic_creation: bool,
     /// Highest Metadata version to use (default 13, the newest implemented).
     pub metadata_max_version: i16,
+    /// How long [`Cluster::connect`] keeps trying when no bootstrap address
+    /// answers (refused, timed out, closed): rounds over every address,
+    /// `reconnect_backoff` apart, until one answers or this much time has
+    /// passed. Zero (the default here) tries each address once. The
+    /// producer sets it to `max.block.ms`, Java's bound on every wait for
+    /// metadata, so that a service started before its brokers waits for
+    /// them. An answer that retrying cannot change (a failed
+    /// authentication, a TLS certificate refused, an unsupported broker)
+    /// ends the wait at once.
+    pub bootstrap_timeout: Duration,
 }
 
 impl ClusterConfig {
@@ -76,6 +86,7 @@ impl ClusterConfig {
             metadata_refresh_backoff: Duration::from_millis(100),
             allow_auto_topic_creation: false,
             metadata_max_version: MetadataRequest::VERSIONS.max,
+            bootstrap_timeout: Duration::ZERO,
         }
     }
 }
@@ -119,7 +130,11 @@ pub struct Cluster {
 
 impl Cluster {
     /// Validates the bootstrap list, then fetches the first metadata (brokers
-    /// only) from the first bootstrap address that answers.
+    /// only) from the first bootstrap address that answers. While none
+    /// answers and every failure is retriable, it tries again, the
+    /// reconnect backoff apart, for up to
+    /// [`ClusterConfig::bootstrap_timeout`]; then it fails with
+    /// [`ClusterError::NoBrokerAvailable`] naming the last round's attempts.
     ///
     /// ```
     /// use kafka_client::{Cluster, ClusterConfig, ClusterError};
@@ -147,8 +162,43 @@ impl Cluster {
             wake: Arc::new(Notify::new()),
             config,
         });
-        cluster.refresh().await?;
+        cluster.bootstrap().await?;
         Ok(cluster)
+    }
+
+    /// The first metadata, in rounds over the bootstrap addresses until one
+    /// answers, a failure is not retriable, or the bootstrap timeout passes.
+    async fn bootstrap(&self) -> Result<MetadataUpdate, ClusterError> {
+        let deadline = tokio::time::Instant::now() + self.config.bootstrap_timeout;
+        let mut failed_rounds = 0u32;
+        loop {
+            let err = match self.refresh().await {
+                Ok(update) => return Ok(update),
+                Err(e) => e,
+            };
+            let every_attempt_retriable = match &err {
+                ClusterError::NoBrokerAvailable { attempts } => {
+                    attempts.iter().all(|(_, e)| e.is_retriable())
+                }
+                _ => false,
+            };
+            let wake_at =
+                tokio::time::Instant::now() + self.config.reconnect_backoff.backoff(failed_rounds);
+            if !every_attempt_retriable || wake_at >= deadline {
+                return Err(err);
+            }
+            failed_rounds += 1;
+            if failed_rounds == 1 {
+                tracing::warn!(
+                    error = %err,
+                    timeout_ms = self.config.bootstrap_timeout.as_millis() as u64,
+                    "no bootstrap address answered; retrying"
+                );
+            } else {
+                tracing::debug!(error = %err, round = failed_rounds, "bootstrap round failed");
+            }
+            tokio::time::sleep_until(wake_at).await;
+        }
     }
 
     /// The configuration.

@@ -10,6 +10,7 @@ use bytes::BytesMut;
 use kafka_proto::frame::{decode_request_frame, encode_response_frame};
 use kafka_proto::messages::*;
 use kafka_proto::{ApiKey, ErrorCode};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -591,6 +592,123 @@ async fn invalid_bootstrap_is_rejected() {
         Cluster::connect(ClusterConfig::new("nohost")).await,
         Err(ClusterError::InvalidAddress(_))
     ));
+}
+
+/// A peer whose first `closed` connections are closed before any answer
+/// (a broker still starting), then served; returns its address and the
+/// number of connections it accepted.
+async fn peer_answering_from_connection(closed: usize) -> (String, Arc<AtomicUsize>) {
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counter = accepted.clone();
+    let addr_cell: Arc<Mutex<String>> = Arc::default();
+    let cell = addr_cell.clone();
+    let (addr, _) = peer(move || {
+        let n = counter.fetch_add(1, Ordering::SeqCst);
+        let cell = cell.clone();
+        move |s: Seen| match s.api {
+            _ if n < closed => Step::ReplyAndClose(vec![]),
+            ApiKey::ApiVersions => Step::Reply(vec![reply_api_versions(&s)]),
+            _ => Step::Reply(vec![metadata_reply(&s, "orders", &cell.lock().unwrap())]),
+        }
+    })
+    .await;
+    *addr_cell.lock().unwrap() = addr.clone();
+    (addr, accepted)
+}
+
+fn fast_backoff() -> crate::ExponentialBackoff {
+    crate::ExponentialBackoff {
+        initial: Duration::from_millis(5),
+        max: Duration::from_millis(20),
+        ..crate::ExponentialBackoff::reconnect_default()
+    }
+}
+
+/// Invariant: with a bootstrap timeout, connecting survives bootstrap
+/// addresses that do not answer yet: it tries again, round after round,
+/// and succeeds on the first round that gets an answer.
+#[tokio::test]
+async fn bootstrap_waits_for_a_broker_that_answers_late() {
+    let (addr, accepted) = peer_answering_from_connection(3).await;
+    let mut config = ClusterConfig::new(&addr);
+    config.connection = fast_config();
+    config.reconnect_backoff = fast_backoff();
+    config.bootstrap_timeout = Duration::from_secs(30);
+    let cluster = Cluster::connect(config).await.unwrap();
+    assert_eq!(
+        accepted.load(Ordering::SeqCst),
+        4,
+        "three closed, the fourth answered"
+    );
+    assert_eq!(cluster.metadata().update_count(), 1);
+    assert_eq!(cluster.metadata().brokers().len(), 1);
+}
+
+/// Invariant: without a bootstrap timeout each address is tried once.
+#[tokio::test]
+async fn bootstrap_without_a_timeout_tries_each_address_once() {
+    let (addr, accepted) = peer_answering_from_connection(1).await;
+    let mut config = ClusterConfig::new(&addr);
+    config.connection = fast_config();
+    let err = Cluster::connect(config).await.unwrap_err();
+    let ClusterError::NoBrokerAvailable { attempts } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(attempts.len(), 1);
+    assert!(attempts[0].1.is_retriable(), "{err}");
+    assert_eq!(accepted.load(Ordering::SeqCst), 1);
+}
+
+/// Invariant: the wait ends once the timeout has passed, with the last
+/// round's attempts; rounds are paced by the reconnect backoff, not spun.
+#[tokio::test]
+async fn bootstrap_gives_up_after_its_timeout() {
+    let (addr, accepted) = peer_answering_from_connection(usize::MAX).await;
+    let mut config = ClusterConfig::new(&addr);
+    config.connection = fast_config();
+    config.reconnect_backoff = crate::ExponentialBackoff {
+        initial: Duration::from_millis(50),
+        max: Duration::from_millis(50),
+        jitter: 0.0,
+        ..crate::ExponentialBackoff::reconnect_default()
+    };
+    config.bootstrap_timeout = Duration::from_millis(300);
+    let err = Cluster::connect(config).await.unwrap_err();
+    assert!(matches!(&err, ClusterError::NoBrokerAvailable { attempts } if attempts.len() == 1));
+    let rounds = accepted.load(Ordering::SeqCst);
+    // 300 ms of rounds 50 ms apart: more than one, at most one per backoff.
+    assert!((2..=7).contains(&rounds), "{rounds} rounds");
+}
+
+/// Invariant: an answer that retrying cannot change ends the wait at once
+/// (here an unsupported broker: ApiVersions refused at every version).
+#[tokio::test]
+async fn bootstrap_does_not_retry_a_fatal_answer() {
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counter = accepted.clone();
+    let (addr, _) = peer(move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+        |s: Seen| {
+            let resp = ApiVersionsResponse {
+                error_code: ErrorCode::UnsupportedVersion.code(),
+                ..Default::default()
+            };
+            Step::Reply(vec![
+                encode_response_frame(&resp, 0, s.correlation_id).unwrap(),
+            ])
+        }
+    })
+    .await;
+    let mut config = ClusterConfig::new(&addr);
+    config.connection = fast_config();
+    config.reconnect_backoff = fast_backoff();
+    config.bootstrap_timeout = Duration::from_secs(30);
+    let err = Cluster::connect(config).await.unwrap_err();
+    let ClusterError::NoBrokerAvailable { attempts } = &err else {
+        panic!("{err:?}");
+    };
+    assert!(attempts[0].1.is_fatal(), "{err}");
+    assert_eq!(accepted.load(Ordering::SeqCst), 1, "no second round");
 }
 
 #[tokio::test]

@@ -232,6 +232,14 @@ pub struct ProducerConfig {
     /// Worth trying when the broker has idle cores and a producer writes
     /// many partitions per broker.
     pub connections_per_broker: usize,
+    /// `bootstrap.timeout.ms` (a kafka-eos extension; default: `max.block.ms`):
+    /// how long connecting waits for a first answer from a bootstrap
+    /// address. Java's producer starts without contacting a broker and
+    /// waits for its first metadata up to `max.block.ms`; this producer
+    /// fetches it while connecting, waiting the same by default, so that a
+    /// service started before its brokers waits for them. 0 tries each
+    /// address once (the `kafka-eos` command line's choice, to fail fast).
+    pub bootstrap_timeout: Option<Duration>,
     delivery_timeout_set: bool,
 }
 
@@ -276,6 +284,7 @@ impl ProducerConfig {
             partitioner: PartitionerChoice::Default,
             metrics_enabled: true,
             connections_per_broker: 1,
+            bootstrap_timeout: None,
             delivery_timeout_set: false,
         }
     }
@@ -366,6 +375,7 @@ impl ProducerConfig {
                 "connections.per.broker" => {
                     c.connections_per_broker = int(key, value, 1, 8)? as usize
                 }
+                "bootstrap.timeout.ms" => c.bootstrap_timeout = Some(ms(key, value, 0, i64::MAX)?),
                 // Serializers are the caller's business in Rust: accept the
                 // byte-array ones Java tools pass, reject others.
                 "key.serializer" | "value.serializer" => {
@@ -508,9 +518,13 @@ impl ProducerConfig {
     /// use kafka_producer::config::ProducerConfig;
     /// let cfg = ProducerConfig::builder("broker-1:9092,broker-2:9092").build().unwrap();
     /// assert_eq!(cfg.cluster_config().bootstrap, ["broker-1:9092", "broker-2:9092"]);
+    /// // Connecting waits up to max.block.ms for a bootstrap address to answer.
+    /// assert_eq!(cfg.cluster_config().bootstrap_timeout, cfg.max_block);
     /// ```
     pub fn cluster_config(&self) -> ClusterConfig {
-        self.client_config().cluster_config()
+        let mut c = self.client_config().cluster_config();
+        c.bootstrap_timeout = self.bootstrap_timeout.unwrap_or(self.max_block);
+        c
     }
 
     /// The connection settings of this configuration as the
@@ -748,6 +762,16 @@ impl ProducerConfigBuilder {
         /// assert_eq!(cfg.connections_per_broker, 2);
         /// ```
         connections_per_broker: usize => connections_per_broker;
+        /// `bootstrap.timeout.ms`: how long connecting waits for a bootstrap
+        /// address to answer (default `max.block.ms`).
+        ///
+        /// ```
+        /// # use kafka_producer::config::ProducerConfig;
+        /// # use std::time::Duration;
+        /// let cfg = ProducerConfig::builder("broker-1:9092").bootstrap_timeout(Duration::ZERO).build().unwrap();
+        /// assert_eq!(cfg.cluster_config().bootstrap_timeout, Duration::ZERO); // each address once
+        /// ```
+        bootstrap_timeout: Duration => bootstrap_timeout;
     }
 
     /// `delivery.timeout.ms` (explicitly set: must be ≥ linger + request timeout).

@@ -75,7 +75,9 @@ impl Drop for Handle {
 impl Producer {
     /// Connects to the cluster (bootstrap metadata) and starts the sender
     /// task. With idempotence, the producer id is fetched by the sender
-    /// before the first batch is sent.
+    /// before the first batch is sent. While no bootstrap address answers,
+    /// it keeps trying for up to `bootstrap.timeout.ms` (by default
+    /// `max.block.ms`), then fails with [`ClusterError::NoBrokerAvailable`].
     ///
     /// ```
     /// use kafka_client::ClusterError;

@@ -307,8 +307,9 @@ pub struct TransactionalProducer {
 }
 
 impl TransactionalProducer {
-    /// Connects (bootstrap metadata) and starts the sender and the
-    /// coordinator driver. The configuration must have a `transactional.id`
+    /// Connects (bootstrap metadata, waiting up to `bootstrap.timeout.ms`,
+    /// by default `max.block.ms`, for a bootstrap address to answer) and
+    /// starts the sender and the coordinator driver. The configuration must have a `transactional.id`
     /// (which implies idempotence: `acks=all`, retries > 0, at most 5 in
     /// flight). Call [`Self::init_transactions`] next.
     ///

@@ -16,6 +16,8 @@
 //!   and a child process (`src/bin/txn_prepare_child.rs` of this package)
 //!   that prepares, persists the PreparedTransaction and is SIGKILLed → a
 //!   new process commits it: visible exactly once.
+//! - a producer started while its bootstrap address does not answer waits
+//!   for it (up to `max.block.ms`), then commits.
 //!
 //! Plus, on a 3-node 4.4 TV2 cluster of its own: kill -9 of the transaction
 //! coordinator in the middle of a transaction; the commit completes (or
@@ -32,7 +34,7 @@ use kafka_producer::{
     ProducerRecord, TopicPartition, TransactionError, TransactionalProducer,
 };
 use kafka_testcontainers::shared::{SharedKafka, unique_name, unique_topic};
-use kafka_testcontainers::{IsolationLevel as JavaIsolation, KafkaCluster, KafkaVersion};
+use kafka_testcontainers::{IsolationLevel as JavaIsolation, KafkaCluster, KafkaVersion, Proxy};
 use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -765,4 +767,71 @@ async fn txn_producer_coordinator_kill_9_kafka_4_4_tv2() {
     assert_eq!(v, expected);
     p.close(Duration::from_secs(10)).await.unwrap();
     eprintln!("coordinator kill -9 case passed in {:?}", started.elapsed());
+}
+
+/// Invariant: a transactional producer started while no bootstrap address
+/// answers (the harness's proxy in front of the broker, black-holed: it
+/// accepts connections and never answers) keeps trying, up to
+/// `max.block.ms`, instead of failing; once the broker answers, it
+/// initializes and commits, and a read_committed reader sees each of its
+/// records once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_producer_started_before_its_broker_answers_waits_for_it_kafka_4_4_tv2() {
+    let (kafka, cluster, _) = setup(SharedKafka::Kafka44Tv2).await;
+    let topic = new_topic(kafka, "late-broker", 2).await;
+    let proxy = Proxy::start(kafka.broker_addrs()[0]).expect("start the proxy");
+    proxy.set_black_hole(true);
+    let bootstrap = proxy.listen_addr().to_string();
+    let txn_id = unique_name("late-broker-tx");
+    let config = ProducerConfig::from_properties([
+        ("bootstrap.servers", bootstrap.as_str()),
+        ("transactional.id", txn_id.as_str()),
+        ("max.block.ms", "60000"),
+        ("socket.connection.setup.timeout.ms", "300"),
+        ("socket.connection.setup.timeout.max.ms", "300"),
+    ])
+    .unwrap();
+    let connecting = tokio::spawn(TransactionalProducer::connect(config));
+    // Three unanswered bootstrap attempts: still waiting, not failed.
+    while proxy.accepted_connections() < 3 {
+        assert!(
+            !connecting.is_finished(),
+            "connect returned while no broker answered: {:?}",
+            connecting.await.unwrap().err()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    proxy.set_black_hole(false);
+    let p = connecting
+        .await
+        .unwrap()
+        .expect("connects once the broker answers");
+    p.init_transactions().await.unwrap();
+    p.begin_transaction().unwrap();
+    let expected: Vec<String> = (0..10).map(|i| format!("late-{i}")).collect();
+    let sends: Vec<_> = expected
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            p.send(
+                ProducerRecord::new(topic.as_str())
+                    .partition(i as i32 % 2)
+                    .value(v.clone().into_bytes()),
+            )
+        })
+        .collect();
+    for s in sends {
+        s.await.expect("acknowledged");
+    }
+    p.commit_transaction().await.unwrap();
+    let seen = values_eventually(
+        &cluster,
+        &topic,
+        &[0, 1],
+        IsolationLevel::ReadCommitted,
+        &expected,
+    )
+    .await;
+    assert_eq!(seen, expected);
+    p.close(Duration::from_secs(10)).await.unwrap();
 }
