@@ -78,7 +78,12 @@ impl Globals {
                 .map(|(k, v)| (k.as_str(), v.as_str())),
         );
         tracing::debug!(settings = %crate::logging::redact(props.iter().copied()), "consumer settings");
-        Ok(GroupConsumerConfig::from_properties(props)?)
+        let mut config = GroupConsumerConfig::from_properties(props)?;
+        config
+            .connection
+            .bootstrap_timeout
+            .get_or_insert(Duration::ZERO);
+        Ok(config)
     }
 
     /// These globals without the consumer's own `-X` settings: what a
@@ -110,7 +115,7 @@ impl Globals {
 /// The validated producer configuration of `props`, failing fast: unless
 /// `-X bootstrap.timeout.ms` says otherwise, connecting tries each bootstrap
 /// address once, so that an unreachable cluster exits 3 at once instead of
-/// after `max.block.ms`.
+/// after `max.block.ms` (the consumer's settings do the same).
 pub fn producer_config<'a>(
     props: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> CliResult<ProducerConfig> {

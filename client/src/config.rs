@@ -37,6 +37,7 @@ const CONNECTION_KEYS: &[&str] = &[
     "socket.connection.setup.timeout.max.ms",
     "receive.message.max.bytes",
     "metadata.max.age.ms",
+    "bootstrap.timeout.ms",
 ];
 
 /// True for the connection and security properties every client shares
@@ -95,6 +96,15 @@ pub struct ClientConfig {
     pub sasl_password: Option<Secret>,
     /// TLS settings (`ssl.*`); used with `SSL` and `SASL_SSL`.
     pub tls: Option<TlsConfig>,
+    /// `bootstrap.timeout.ms` (a kafka-eos extension): how long connecting
+    /// waits for a first answer from a bootstrap address (see
+    /// [`ClusterConfig::bootstrap_timeout`]). Java's clients start without
+    /// contacting a broker and bound their first wait for metadata by the
+    /// client's own blocking bound; these clients fetch it while
+    /// connecting and, when this is `None`, wait the same: the producer
+    /// `max.block.ms`, the group consumer `default.api.timeout.ms`. A bare
+    /// [`Self::cluster_config`] tries each address once. 0 fails fast.
+    pub bootstrap_timeout: Option<Duration>,
 }
 
 impl ClientConfig {
@@ -122,6 +132,7 @@ impl ClientConfig {
             sasl_username: None,
             sasl_password: None,
             tls: None,
+            bootstrap_timeout: None,
         }
     }
 
@@ -289,6 +300,7 @@ impl ClientConfig {
         c.connection = self.connection_config();
         c.metadata_max_age = self.metadata_max_age;
         c.metadata_refresh_backoff = self.retry_backoff;
+        c.bootstrap_timeout = self.bootstrap_timeout.unwrap_or(Duration::ZERO);
         c
     }
 }
@@ -357,6 +369,7 @@ impl ClientProperties {
                 c.receive_message_max_bytes = int(key, value, 1000, i32::MAX as i64)? as usize
             }
             "metadata.max.age.ms" => c.metadata_max_age = ms(key, value, 0, i64::MAX)?,
+            "bootstrap.timeout.ms" => c.bootstrap_timeout = Some(ms(key, value, 0, i64::MAX)?),
             "security.protocol" => {
                 c.security_protocol = match value.to_ascii_uppercase().as_str() {
                     "PLAINTEXT" => SecurityProtocol::Plaintext,

@@ -232,13 +232,14 @@ pub struct ProducerConfig {
     /// Worth trying when the broker has idle cores and a producer writes
     /// many partitions per broker.
     pub connections_per_broker: usize,
-    /// `bootstrap.timeout.ms` (a kafka-eos extension; default: `max.block.ms`):
-    /// how long connecting waits for a first answer from a bootstrap
-    /// address. Java's producer starts without contacting a broker and
-    /// waits for its first metadata up to `max.block.ms`; this producer
-    /// fetches it while connecting, waiting the same by default, so that a
-    /// service started before its brokers waits for them. 0 tries each
-    /// address once (the `kafka-eos` command line's choice, to fail fast).
+    /// `bootstrap.timeout.ms` (a kafka-eos extension, a connection property
+    /// every client shares; default: `max.block.ms`): how long connecting
+    /// waits for a first answer from a bootstrap address. Java's producer
+    /// starts without contacting a broker and waits for its first metadata
+    /// up to `max.block.ms`; this producer fetches it while connecting,
+    /// waiting the same by default, so that a service started before its
+    /// brokers waits for them. 0 tries each address once (the `kafka-eos`
+    /// command line's choice, to fail fast).
     pub bootstrap_timeout: Option<Duration>,
     delivery_timeout_set: bool,
 }
@@ -375,7 +376,6 @@ impl ProducerConfig {
                 "connections.per.broker" => {
                     c.connections_per_broker = int(key, value, 1, 8)? as usize
                 }
-                "bootstrap.timeout.ms" => c.bootstrap_timeout = Some(ms(key, value, 0, i64::MAX)?),
                 // Serializers are the caller's business in Rust: accept the
                 // byte-array ones Java tools pass, reject others.
                 "key.serializer" | "value.serializer" => {
@@ -551,6 +551,7 @@ impl ProducerConfig {
             sasl_username: self.sasl_username.clone(),
             sasl_password: self.sasl_password.clone(),
             tls: self.tls.clone(),
+            bootstrap_timeout: self.bootstrap_timeout,
         }
     }
 
@@ -571,6 +572,7 @@ impl ProducerConfig {
             sasl_username,
             sasl_password,
             tls,
+            bootstrap_timeout,
         } = client;
         self.bootstrap_servers = bootstrap_servers;
         self.client_id = client_id;
@@ -579,6 +581,7 @@ impl ProducerConfig {
         self.connection_setup_timeout_max = connection_setup_timeout_max;
         self.receive_message_max_bytes = receive_message_max_bytes;
         self.metadata_max_age = metadata_max_age;
+        self.bootstrap_timeout = bootstrap_timeout;
         self.security_protocol = security_protocol;
         self.sasl_mechanism = sasl_mechanism;
         self.sasl_username = sasl_username;
@@ -946,6 +949,7 @@ mod tests {
             ("socket.connection.setup.timeout.max.ms", "9000"),
             ("receive.message.max.bytes", "2000000"),
             ("metadata.max.age.ms", "4000"),
+            ("bootstrap.timeout.ms", "2500"),
             ("security.protocol", "sasl_plaintext"),
             ("sasl.mechanism", "SCRAM-SHA-256"),
             (
@@ -973,6 +977,11 @@ mod tests {
             client.receive_message_max_bytes
         );
         assert_eq!(producer.metadata_max_age, client.metadata_max_age);
+        assert_eq!(
+            producer.bootstrap_timeout,
+            Some(Duration::from_millis(2500))
+        );
+        assert_eq!(producer.bootstrap_timeout, client.bootstrap_timeout);
         assert_eq!(producer.security_protocol, client.security_protocol);
         assert_eq!(producer.sasl_mechanism, client.sasl_mechanism);
         assert_eq!(producer.sasl_username.as_deref(), Some("alice"));

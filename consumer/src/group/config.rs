@@ -8,6 +8,7 @@ use crate::group::classic::ClassicConfig;
 use crate::group::classic::assignor::Assignor;
 use crate::group::membership::MembershipConfig;
 use crate::reader::{IsolationLevel, Offset, ReaderConfig};
+use kafka_client::ClusterConfig;
 use kafka_client::config::{ClientConfig, ConfigError};
 use std::time::Duration;
 
@@ -159,6 +160,31 @@ pub fn is_consumer_property(key: &str) -> bool {
 }
 
 impl GroupConsumerConfig {
+    /// The cluster settings of this consumer: its connection settings, and
+    /// a bootstrap wait of `bootstrap.timeout.ms`, by default
+    /// `default.api.timeout.ms` (Java's consumer bounds its blocking calls
+    /// by it and waits for brokers that do not answer yet).
+    ///
+    /// ```
+    /// use kafka_consumer::group::GroupConsumerConfig;
+    /// use std::time::Duration;
+    /// let c = GroupConsumerConfig::from_properties([
+    ///     ("bootstrap.servers", "broker-1:9092"),
+    ///     ("group.id", "billing"),
+    ///     ("default.api.timeout.ms", "20000"),
+    /// ])
+    /// .unwrap();
+    /// assert_eq!(c.cluster_config().bootstrap_timeout, Duration::from_secs(20));
+    /// ```
+    pub fn cluster_config(&self) -> ClusterConfig {
+        let mut c = self.connection.cluster_config();
+        c.bootstrap_timeout = self
+            .connection
+            .bootstrap_timeout
+            .unwrap_or(self.api_timeout);
+        c
+    }
+
     /// Settings from Java consumer property names. `group.id` and
     /// `bootstrap.servers` are required. `group.protocol` is `consumer`
     /// (KIP-848, the default) or `classic`; as in Java,

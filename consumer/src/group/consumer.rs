@@ -312,7 +312,9 @@ fn random_member_id() -> String {
 }
 
 impl GroupConsumer {
-    /// Connects, subscribes to `topics` and starts heartbeating; the first
+    /// Connects (waiting up to `bootstrap.timeout.ms`, by default
+    /// `default.api.timeout.ms`, for a bootstrap address to answer),
+    /// subscribes to `topics` and starts heartbeating; the first
     /// [`Self::poll`]s return the assignment.
     ///
     /// ```no_run
@@ -326,7 +328,7 @@ impl GroupConsumer {
         topics: impl IntoIterator<Item = S>,
     ) -> Result<Self, GroupError> {
         let topics: Vec<String> = topics.into_iter().map(|t| t.as_ref().to_string()).collect();
-        let cluster = Cluster::connect(config.connection.cluster_config())
+        let cluster = Cluster::connect(config.cluster_config())
             .await
             .map_err(ReaderError::from)?;
         cluster.track_topics(&topics);
