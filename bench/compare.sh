@@ -24,6 +24,13 @@
 #               16), as `kafka-eos bench`: half of the default buffer.memory)
 #   WARMUP      records of one untimed 100 B run per client after the broker
 #               starts (default min(100000, RECORDS))
+#   WORKLOAD_WARMUP  untimed runs of every client at the start of each
+#               workload, before round 0 (default 1; 0 for none). The first
+#               run of a workload meets a broker still busy with what came
+#               before (filling the input, deleting the last workload's
+#               topics, code paths not yet compiled) and ran 20-50% slower
+#               for whichever client came first; without this run that was
+#               always the first client of CLIENTS.
 #   BROKER_HEAP broker JVM heap (default 1g)
 #   BROKER_JVM  full (default): the broker runs with full JIT (steady state);
 #               default: the harness's default broker JVM (C1 only, fast
@@ -116,6 +123,7 @@ ALL_WORKLOADS="idem-100 idem-100-keyed idem-1k idem-1k-keyed txn-100ms txn-1s lz
 TXN_RECORDS=${TXN_RECORDS:-2000}
 WORKLOADS=${WORKLOADS:-$ALL_WORKLOADS}
 WARMUP=${WARMUP:-$((RECORDS < 100000 ? RECORDS : 100000))}
+WORKLOAD_WARMUP=${WORKLOAD_WARMUP:-1}
 BROKER_HEAP=${BROKER_HEAP:-1g}
 if [[ -z ${BROKER_TMPDIR:-} ]]; then
     BROKER_TMPDIR=${TMPDIR:-/tmp}
@@ -388,13 +396,17 @@ for wl in $WORKLOADS; do
         echo "== $wl: filling the input"
         fill_input "$wl"
     fi
+    # The clients of this workload (java: consume and copy only).
+    runs=()
+    for c in "${CLIENTS[@]}"; do
+        [[ $c == java && $MODE == produce ]] || runs+=("$c")
+    done
+    for ((w = 0; w < WORKLOAD_WARMUP; w++)); do
+        echo "== $wl warm-up $w (untimed): ${runs[*]}"
+        for c in "${runs[@]}"; do run_one "$c" "$wl" warmup; done
+    done
     for ((r = 0; r < ROUNDS; r++)); do
-        # The clients of this workload (java: consume and copy only),
-        # rotated by r.
-        runs=()
-        for c in "${CLIENTS[@]}"; do
-            [[ $c == java && $MODE == produce ]] || runs+=("$c")
-        done
+        # Rotated by r.
         order=()
         for ((i = 0; i < ${#runs[@]}; i++)); do
             order+=("${runs[$(((i + r) % ${#runs[@]}))]}")

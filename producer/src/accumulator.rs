@@ -154,6 +154,9 @@ pub(crate) struct Batch {
     /// A compressed batch's topic estimate (updated when it is encoded)
     /// and its value when the batch was created.
     ratio: Option<(Arc<CompressionRatio>, f32)>,
+    /// What the drain gate remembers of this batch between its records
+    /// ([`crate::sender::DrainGate::on_append_to_batch`]).
+    gate_memo: u64,
 }
 
 impl std::fmt::Debug for Batch {
@@ -284,6 +287,7 @@ impl Batch {
             closed: false,
             limit,
             ratio,
+            gate_memo: 0,
         }
     }
 
@@ -888,19 +892,30 @@ impl Accumulator {
             tq.partitions.resize_with(n as usize, VecDeque::new);
         }
         let gate = self.gate.get();
-        let check = |p: i32| match gate {
-            Some(g) => {
-                let tp = TopicPartition {
-                    topic: topic.clone(),
-                    partition: p,
-                };
-                match serial {
-                    None => g.on_append(&tp),
-                    Some(s) => g.on_append_queued(&tp, s),
-                }
-            }
+        // The gate's say on a record joining `b`, or a new batch of `p`
+        // (`b` None; the memo then goes to the batch made for it).
+        let check = |p: i32, b: Option<&mut Batch>, memo: &mut u64| match gate {
+            Some(g) => match (serial, b) {
+                (None, Some(b)) => g.on_append_to_batch(&b.tp, &mut b.gate_memo),
+                (None, None) => g.on_append_to_batch(
+                    &TopicPartition {
+                        topic: topic.clone(),
+                        partition: p,
+                    },
+                    memo,
+                ),
+                (Some(s), Some(b)) => g.on_append_queued(&b.tp, s),
+                (Some(s), None) => g.on_append_queued(
+                    &TopicPartition {
+                        topic: topic.clone(),
+                        partition: p,
+                    },
+                    s,
+                ),
+            },
             None => Ok(()),
         };
+        let mut new_batch_memo = 0;
         let done = |completion, index, partition, topic| {
             Placed::Done(Appended::Done {
                 completion,
@@ -912,7 +927,7 @@ impl Accumulator {
         };
         // Try the open batch.
         if let Some(b) = tq.partitions[p as usize].back_mut() {
-            check(p)?;
+            check(p, Some(&mut *b), &mut new_batch_memo)?;
             if let Some(index) =
                 append_to_open(b, &mut r, ts, &mut inner.used_memory, cfg.buffer_memory)
             {
@@ -929,7 +944,7 @@ impl Accumulator {
             if q != p && (0..n).contains(&q) {
                 p = q;
                 if let Some(b) = tq.partitions[p as usize].back_mut() {
-                    check(p)?;
+                    check(p, Some(&mut *b), &mut new_batch_memo)?;
                     if let Some(index) =
                         append_to_open(b, &mut r, ts, &mut inner.used_memory, cfg.buffer_memory)
                     {
@@ -955,7 +970,7 @@ impl Accumulator {
         if inner.used_memory + memory > cfg.buffer_memory {
             return Ok((Placed::NeedMemory(r), false));
         }
-        check(p)?;
+        check(p, None, &mut new_batch_memo)?;
         inner.used_memory += memory;
         let id = inner.next_batch_id;
         inner.next_batch_id += 1;
@@ -966,6 +981,7 @@ impl Accumulator {
         };
         let tq = inner.topics.get_mut(&*topic).expect("topic present");
         let mut b = Batch::new(id, tp, cfg, memory, &tq.ratio, now.now());
+        b.gate_memo = new_batch_memo;
         let index = b
             .try_append(&mut r, ts, b.limit)
             .expect("an empty batch takes any record");

@@ -124,6 +124,40 @@ pub trait DrainGate: Send + Sync + fmt::Debug {
     fn on_append(&self, _tp: &TopicPartition) -> Result<(), ProduceError> {
         Ok(())
     }
+    /// [`Self::on_append`] for a record about to join a batch of `tp`, with
+    /// the batch's `memo` (0 for a new batch): what the gate remembers of
+    /// the batch between its records, so that work done for the batch's
+    /// first record need not be done for every record (the transactional
+    /// producer adds a partition to its transaction once per transaction,
+    /// not once per record). Each call still decides for its own record.
+    ///
+    /// ```
+    /// use kafka_producer::sender::DrainGate;
+    /// use kafka_producer::{ProduceError, TopicPartition};
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// /// Counts the batches it saw.
+    /// #[derive(Debug, Default)]
+    /// struct Batches(AtomicUsize);
+    /// impl DrainGate for Batches {
+    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
+    ///     fn on_append_to_batch(&self, _: &TopicPartition, memo: &mut u64) -> Result<(), ProduceError> {
+    ///         if *memo == 0 {
+    ///             self.0.fetch_add(1, Ordering::Relaxed);
+    ///             *memo = 1;
+    ///         }
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let g = Batches::default();
+    /// let (tp, mut memo) = (TopicPartition::new("t", 0), 0);
+    /// for _ in 0..3 {
+    ///     g.on_append_to_batch(&tp, &mut memo).unwrap();
+    /// }
+    /// assert_eq!(g.0.load(Ordering::Relaxed), 1);
+    /// ```
+    fn on_append_to_batch(&self, tp: &TopicPartition, _memo: &mut u64) -> Result<(), ProduceError> {
+        self.on_append(tp)
+    }
     /// Called (under the accumulator lock) when a record cannot be appended
     /// at `send` time and the producer queues it (waiting for buffer memory
     /// or its topic's metadata). Returns the serial number of the

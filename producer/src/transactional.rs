@@ -131,6 +131,20 @@ impl DrainGate for Gate {
         Ok(())
     }
 
+    fn on_append_to_batch(&self, tp: &TopicPartition, memo: &mut u64) -> Result<(), ProduceError> {
+        let mut m = lock(&self.manager);
+        let added = m
+            .on_batch_partition_used(tp, memo)
+            .map_err(ProduceError::Transaction)?;
+        if added
+            && m.transaction_version() == TransactionVersion::V1
+            && !m.partitions_in_transaction().contains(tp)
+        {
+            self.wake_driver.notify_one(); // AddPartitionsToTxn to send
+        }
+        Ok(())
+    }
+
     fn on_enqueue(&self) -> Result<u64, ProduceError> {
         lock(&self.manager)
             .on_record_queued()

@@ -554,6 +554,47 @@ impl TransactionManager {
         Ok(())
     }
 
+    /// Producer-core hook: a record is appended to a batch of `tp` whose
+    /// `memo` says in which transaction the batch last added its partition
+    /// (0: never). The record is refused as by [`Self::on_partition_used`];
+    /// the partition is added only if the batch has not added it in this
+    /// transaction already, and `memo` updated. Returns whether it was
+    /// added now.
+    ///
+    /// A partition added in a transaction stays added while sends are
+    /// allowed: the sets of partitions are cleared or shrunk only when the
+    /// transaction completes or fails, and the next transaction has another
+    /// serial. So the per-record work is the send check alone.
+    ///
+    /// ```
+    /// use kafka_client::TopicPartition;
+    /// use kafka_producer::txn::{TransactionManager, TxnConfig};
+    /// let mut m = TransactionManager::new(TxnConfig::new("tx"));
+    /// let mut memo = 0;
+    /// // Not in a transaction: refused, nothing remembered.
+    /// assert!(m.on_batch_partition_used(&TopicPartition::new("t", 0), &mut memo).is_err());
+    /// assert_eq!(memo, 0);
+    /// ```
+    pub fn on_batch_partition_used(
+        &mut self,
+        tp: &TopicPartition,
+        memo: &mut u64,
+    ) -> Result<bool, TransactionError> {
+        self.check_may_send()?;
+        if *memo == self.transaction_serial {
+            debug_assert!(
+                self.partitions_in_txn.contains(tp)
+                    || self.new_partitions.contains(tp)
+                    || self.pending_partitions.contains(tp),
+                "{tp} added in transaction {memo} but no longer in it"
+            );
+            return Ok(false);
+        }
+        self.on_partition_used(tp)?;
+        *memo = self.transaction_serial;
+        Ok(true)
+    }
+
     /// Producer-core hook: a record queued in transaction `serial` is
     /// appended for `tp`. A record of an earlier transaction is refused (it
     /// must never join a later one); otherwise as [`Self::on_partition_used`].

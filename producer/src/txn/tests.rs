@@ -1827,3 +1827,84 @@ fn answer_end_txn(m: &mut TransactionManager, id: u64, now: Instant) {
         now,
     );
 }
+
+/// Invariant: a batch's memo saves re-adding its partition within one
+/// transaction only. Every record is still checked (an abortable error
+/// refuses the next record of a batch that already added its partition),
+/// and in the next transaction the batch adds its partition again.
+#[test]
+fn a_batch_adds_its_partition_once_per_transaction_and_every_record_is_checked() {
+    for tv2 in [true, false] {
+        let (mut m, now) = ready(tv2);
+        let mut memo = 0;
+        m.begin_transaction().unwrap();
+        assert!(
+            m.on_batch_partition_used(&tp(1), &mut memo).unwrap(),
+            "added"
+        );
+        assert!(
+            !m.on_batch_partition_used(&tp(1), &mut memo).unwrap(),
+            "once"
+        );
+        assert_eq!(memo, m.transaction_serial());
+        if !tv2 {
+            let r = m.poll_request(now, false).unwrap();
+            assert!(
+                matches!(&r.body, RequestBody::AddPartitionsToTxn { partitions, .. } if partitions == &vec![tp(1)])
+            );
+            m.handle_response(
+                r.id,
+                3,
+                CoordinatorResponse::AddPartitionsToTxn {
+                    results: vec![(tp(1), E::None)],
+                },
+                now,
+            );
+        }
+        assert!(m.partitions_in_transaction().contains(&tp(1)));
+        // The transaction ends (commit with nothing in flight).
+        let t = m.commit_transaction().unwrap();
+        let end = m.poll_request(now, false).unwrap();
+        m.handle_response(
+            end.id,
+            if tv2 { 5 } else { 4 },
+            CoordinatorResponse::EndTxn {
+                error: E::None,
+                producer: tv2.then_some(ProducerIdAndEpoch {
+                    producer_id: PID.producer_id,
+                    epoch: PID.epoch + 1,
+                }),
+            },
+            now,
+        );
+        assert_eq!(m.poll_result(t), Some(Ok(())));
+        assert_eq!(m.state(), State::Ready);
+        assert!(m.partitions_in_transaction().is_empty());
+        // Between transactions: refused, memo kept.
+        let before = memo;
+        assert!(m.on_batch_partition_used(&tp(1), &mut memo).is_err());
+        assert_eq!(memo, before);
+        // The next transaction: the same batch adds its partition again.
+        m.begin_transaction().unwrap();
+        assert!(
+            m.on_batch_partition_used(&tp(1), &mut memo).unwrap(),
+            "tv2={tv2}"
+        );
+        if tv2 {
+            assert!(m.partitions_in_transaction().contains(&tp(1)));
+        } else {
+            let r = m.poll_request(now, false).unwrap();
+            assert!(
+                matches!(&r.body, RequestBody::AddPartitionsToTxn { partitions, .. } if partitions == &vec![tp(1)]),
+                "TV1: added again, so AddPartitionsToTxn again: {r:?}"
+            );
+        }
+        // An abortable error: the next record is refused despite the memo.
+        m.produce_batch_failed(&tp(1), None, false);
+        assert_eq!(m.state(), State::AbortableError);
+        assert!(matches!(
+            m.on_batch_partition_used(&tp(1), &mut memo),
+            Err(TransactionError::Abortable { .. })
+        ));
+    }
+}
