@@ -1280,7 +1280,18 @@ pub(crate) async fn record_result(
     topic: Arc<str>,
     timestamp: i64,
 ) -> Result<crate::record::RecordMetadata, ProduceError> {
-    match completion.wait().await {
+    record_metadata(completion.wait().await, index, partition, topic, timestamp)
+}
+
+/// A record's outcome from its batch's.
+pub(crate) fn record_metadata(
+    batch: &Result<BatchResult, ProduceError>,
+    index: i32,
+    partition: i32,
+    topic: Arc<str>,
+    timestamp: i64,
+) -> Result<crate::record::RecordMetadata, ProduceError> {
+    match batch {
         Ok(b) => Ok(crate::record::RecordMetadata {
             topic,
             partition,
