@@ -53,7 +53,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 
 /// A kind of seeded fault (see the module table).
 ///
@@ -236,6 +236,8 @@ pub struct Nemesis {
     targets: Mutex<NemesisTargets>,
     stop: AtomicBool,
     stopped: Notify,
+    /// Faults drawn so far in the current run (injected or skipped).
+    drawn: watch::Sender<u64>,
 }
 
 impl Nemesis {
@@ -252,7 +254,50 @@ impl Nemesis {
             targets: Mutex::new(NemesisTargets::default()),
             stop: AtomicBool::new(false),
             stopped: Notify::new(),
+            drawn: watch::Sender::new(0),
         }
+    }
+
+    /// How many faults the current (or last) [`Nemesis::run`] has drawn,
+    /// injected or skipped.
+    ///
+    /// ```
+    /// use kafka_mock::{Nemesis, NemesisConfig};
+    /// let nemesis = Nemesis::new(NemesisConfig::default());
+    /// assert_eq!(nemesis.drawn(), 0);
+    /// ```
+    pub fn drawn(&self) -> u64 {
+        *self.drawn.borrow()
+    }
+
+    /// Waits until the running nemesis has drawn at least `n` faults: a
+    /// test that needs some number of faults waits on this instead of a
+    /// wall-clock time, which a loaded machine stretches. Returns at once
+    /// when `n` are already drawn; never returns if no run draws them.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use kafka_mock::{MockCluster, MockConfig, Nemesis, NemesisConfig};
+    /// use std::time::Duration;
+    /// let mock = MockCluster::start(MockConfig::default()).await.unwrap();
+    /// let nemesis = Nemesis::new(NemesisConfig {
+    ///     seed: 9,
+    ///     pause: (Duration::from_millis(1), Duration::from_millis(2)),
+    ///     ..NemesisConfig::default()
+    /// });
+    /// let five = async {
+    ///     nemesis.drawn_at_least(5).await;
+    ///     nemesis.stop();
+    /// };
+    /// let (report, ()) = tokio::join!(nemesis.run(&mock), five);
+    /// assert!(report.log.len() as u64 + report.skipped >= 5);
+    /// # }
+    /// ```
+    pub async fn drawn_at_least(&self, n: u64) {
+        let mut drawn = self.drawn.subscribe();
+        // The sender lives as long as `self`, so the wait cannot fail.
+        let _ = drawn.wait_for(|d| *d >= n).await;
     }
 
     /// Sets what faults aimed at names may hit (none until set).
@@ -319,6 +364,7 @@ impl Nemesis {
         let c = &self.config;
         let mut rng = SplitMix64(c.seed);
         let mut report = NemesisReport::default();
+        self.drawn.send_replace(0);
         let brokers = mock.broker_ids();
         let apis: &[ApiKey] = if c.apis.is_empty() {
             &CLIENT_APIS
@@ -433,6 +479,7 @@ impl Nemesis {
                 }
                 None => report.skipped += 1,
             }
+            self.drawn.send_modify(|d| *d += 1);
         }
         mock.clear_faults();
         for b in &brokers {
