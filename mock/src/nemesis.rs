@@ -258,18 +258,6 @@ impl Nemesis {
         }
     }
 
-    /// How many faults the current (or last) [`Nemesis::run`] has drawn,
-    /// injected or skipped.
-    ///
-    /// ```
-    /// use kafka_mock::{Nemesis, NemesisConfig};
-    /// let nemesis = Nemesis::new(NemesisConfig::default());
-    /// assert_eq!(nemesis.drawn(), 0);
-    /// ```
-    pub fn drawn(&self) -> u64 {
-        *self.drawn.borrow()
-    }
-
     /// Waits until the running nemesis has drawn at least `n` faults: a
     /// test that needs some number of faults waits on this instead of a
     /// wall-clock time, which a loaded machine stretches. Returns at once

@@ -34,7 +34,7 @@ fn targets() -> NemesisTargets {
 /// cluster until it has drawn `draws` faults. No request takes the queued
 /// faults, so every request fault drawn is queued (no bound per API): the
 /// report shows every draw.
-async fn run_for(seed: u64, draws: u64) -> (NemesisReport, MockCluster) {
+async fn run_until_drawn(seed: u64, draws: u64) -> (NemesisReport, MockCluster) {
     let mock = cluster().await;
     let nemesis = Nemesis::new(NemesisConfig {
         seed,
@@ -58,9 +58,9 @@ async fn run_for(seed: u64, draws: u64) -> (NemesisReport, MockCluster) {
 /// for); another seed makes others.
 #[tokio::test]
 async fn one_seed_makes_the_same_faults_in_the_same_order() {
-    let (a, _) = run_for(1234, 150).await;
-    let (b, _) = run_for(1234, 90).await;
-    let (c, _) = run_for(99, 90).await;
+    let (a, _) = run_until_drawn(1234, 150).await;
+    let (b, _) = run_until_drawn(1234, 90).await;
+    let (c, _) = run_until_drawn(99, 90).await;
     let n = a.log.len().min(b.log.len());
     assert!(n >= 20, "only {n} faults");
     assert_eq!(a.log[..n], b.log[..n]);
@@ -75,7 +75,7 @@ async fn one_seed_makes_the_same_faults_in_the_same_order() {
 /// every broker up and reachable (a produce to every partition succeeds).
 #[tokio::test]
 async fn a_stopped_nemesis_heals_the_cluster() {
-    let (report, mock) = run_for(7, 100).await;
+    let (report, mock) = run_until_drawn(7, 100).await;
     assert!(report.counts.values().sum::<u64>() > 0);
     assert_eq!(mock.pending_faults(), 0);
     let producer = Producer::connect(ProducerConfig::new(&mock.bootstrap()))
