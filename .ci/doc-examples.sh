@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `cargo doc` of the whole workspace with every rustdoc warning an error, and
-# a doc example on every public item of every library crate — in one rustdoc
+# a doc example where one teaches (crate roots, modules, traits, constructors
+# and entry points: .ci/missing-doc-examples.py) in every library crate — in one rustdoc
 # pass over the workspace.
 #
 # The example check is rustdoc's `missing_doc_code_examples` lint, which is

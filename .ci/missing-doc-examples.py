@@ -2,8 +2,19 @@
 """Reads `cargo doc --message-format=json` (run with rustdoc's
 missing_doc_code_examples lint as a warning) on standard input; prints each
 public item of a library crate (`--library NAME`, once per crate) that the
-lint reports as lacking a doc example, and every other warning or error of
-any crate, and exits 1 if there is one (or if the build failed).
+lint reports as lacking a doc example and that is a place where an example
+teaches, and every other warning or error of any crate, and exits 1 if there
+is one (or if the build failed).
+
+Where an example teaches (rustls keeps `missing_docs` on every item and puts
+examples on its entry points; this is the same rule, checked):
+1. crate roots and modules;
+2. traits (users implement them, or call through them);
+3. constructors and entry points: associated functions named `new`,
+   `new_*`, `connect`, `connect_*`, `builder`, `from_properties`, `start`,
+   `start_*` or `open`.
+Getters, setters, enum variants, fields and the rest need a doc comment
+(`missing_docs`), not an example.
 
 The lint of this toolchain's rustdoc also reports every `impl` block; an
 `impl` block is not an item a reader looks up (its methods are, and they are
@@ -44,6 +55,29 @@ def is_impl_report(lines):
     return bool(MACRO_CALL.match(lines[0])) and any(l.startswith("/// ```") for l in lines)
 
 
+ENTRY_FN = re.compile(
+    r"^(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?fn\s+"
+    r"(new|new_\w+|connect|connect_\w+|builder|from_properties|start|start_\w+|open)\b"
+)
+ITEM_MOD = re.compile(r"^(?:pub(?:\([^)]*\))?\s+)?mod\s+")
+ITEM_TRAIT = re.compile(r"^(?:pub(?:\([^)]*\))?\s+)?(?:unsafe\s+)?trait\s+")
+
+
+def wants_example(lines):
+    """True when the reported item is one of the places listed in this
+    script's doc: a crate root or module, a trait, a constructor or entry
+    point. Attribute and doc-comment lines before the item are skipped."""
+    if not lines:
+        return True
+    if lines[0].startswith(("//!", "#!")):
+        return True  # a crate root (or a module file) reported from its inner docs
+    for line in lines:
+        if line.startswith(("#[", "///", "//")) or not line:
+            continue
+        return bool(ITEM_MOD.match(line) or ITEM_TRAIT.match(line) or ENTRY_FN.match(line))
+    return True
+
+
 def package_name(msg):
     """The package name of a cargo message's `package_id`, in either of
     cargo's spellings ("name 0.1.0 (path+file://...)" and
@@ -76,6 +110,8 @@ def main():
         if code == LINT:
             lines = primary_lines(message)
             if package_name(msg) not in libraries or is_impl_report(lines):
+                continue
+            if not wants_example(lines):
                 continue
             missing.append(message.get("rendered") or (lines[0] if lines else LINT))
         elif message.get("level") in ("error", "warning"):
