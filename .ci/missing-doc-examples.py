@@ -63,7 +63,34 @@ ITEM_MOD = re.compile(r"^(?:pub(?:\([^)]*\))?\s+)?mod\s+")
 ITEM_TRAIT = re.compile(r"^(?:pub(?:\([^)]*\))?\s+)?(?:unsafe\s+)?trait\s+")
 
 
-def wants_example(lines):
+def item_line(lines, following=()):
+    """The first line of the reported span that is not an attribute, a
+    comment or blank; when the span holds only the item's doc comment (as
+    this toolchain's rustdoc reports it), the first such line of the source
+    after the span (`following`)."""
+    for line in list(lines) + [l.strip() for l in following]:
+        if line.startswith(("#[", "///", "//")) or not line:
+            continue
+        return line
+    return None
+
+
+def following_lines(message, limit=40):
+    """Up to `limit` source lines after the primary span (read from the
+    workspace, where cargo reports the file relative to)."""
+    for span in message.get("spans", []):
+        if span.get("is_primary"):
+            try:
+                with open(span["file_name"], encoding="utf-8") as f:
+                    source = f.read().split("\n")
+            except (OSError, KeyError):
+                return []
+            end = span.get("line_end", 0)
+            return source[end : end + limit]
+    return []
+
+
+def wants_example(lines, following=()):
     """True when the reported item is one of the places listed in this
     script's doc: a crate root or module, a trait, a constructor or entry
     point. Attribute and doc-comment lines before the item are skipped."""
@@ -71,11 +98,10 @@ def wants_example(lines):
         return True
     if lines[0].startswith(("//!", "#!")):
         return True  # a crate root (or a module file) reported from its inner docs
-    for line in lines:
-        if line.startswith(("#[", "///", "//")) or not line:
-            continue
-        return bool(ITEM_MOD.match(line) or ITEM_TRAIT.match(line) or ENTRY_FN.match(line))
-    return True
+    line = item_line(lines, following)
+    if line is None:
+        return True
+    return bool(ITEM_MOD.match(line) or ITEM_TRAIT.match(line) or ENTRY_FN.match(line))
 
 
 def package_name(msg):
@@ -111,7 +137,7 @@ def main():
             lines = primary_lines(message)
             if package_name(msg) not in libraries or is_impl_report(lines):
                 continue
-            if not wants_example(lines):
+            if not wants_example(lines, following_lines(message)):
                 continue
             missing.append(message.get("rendered") or (lines[0] if lines else LINT))
         elif message.get("level") in ("error", "warning"):

@@ -9,15 +9,31 @@ use std::time::Duration;
 /// `backoff(attempts)` = `min(initial * multiplier^attempts, max)` scaled by a
 /// random factor in `[1 - jitter, 1 + jitter)`, then capped at `max`.
 ///
+/// A retry loop sleeps `backoff(failures)` between attempts:
+///
 /// ```
 /// use kafka_client::ExponentialBackoff;
 /// use std::time::Duration;
-/// let b = ExponentialBackoff::reconnect_default();
-/// assert_eq!(b.backoff_with_factor(0, 1.0), Duration::from_millis(50));
-/// assert_eq!(b.backoff_with_factor(3, 1.0), Duration::from_millis(400));
-/// assert_eq!(b.backoff_with_factor(30, 1.2), Duration::from_millis(1000));
-/// let d = b.backoff(1);
-/// assert!(d >= Duration::from_millis(80) && d <= Duration::from_millis(120));
+///
+/// let policy = ExponentialBackoff {
+///     initial: Duration::from_millis(100),
+///     max: Duration::from_secs(10),
+///     ..ExponentialBackoff::default()
+/// };
+/// let mut failures = 0;
+/// let answer = loop {
+///     match try_once(failures) {
+///         Ok(v) => break v,
+///         Err(_) => {
+///             let delay = policy.backoff(failures); // 100 ms, 200 ms, ... ±20%
+///             assert!(delay <= policy.max);
+///             // tokio::time::sleep(delay).await;
+///             failures += 1;
+///         }
+///     }
+/// };
+/// assert_eq!(answer, 2);
+/// # fn try_once(n: u32) -> Result<u32, ()> { if n < 2 { Err(()) } else { Ok(n) } }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExponentialBackoff {
@@ -33,14 +49,6 @@ pub struct ExponentialBackoff {
 
 impl ExponentialBackoff {
     /// Java's reconnect defaults: 50 ms, ×2, max 1 s, jitter 0.2.
-    ///
-    /// ```
-    /// use kafka_client::ExponentialBackoff;
-    /// use std::time::Duration;
-    /// let b = ExponentialBackoff::reconnect_default();
-    /// assert_eq!((b.initial, b.max), (Duration::from_millis(50), Duration::from_secs(1)));
-    /// assert_eq!(b, ExponentialBackoff::default());
-    /// ```
     pub fn reconnect_default() -> Self {
         Self {
             initial: Duration::from_millis(50),
@@ -52,15 +60,6 @@ impl ExponentialBackoff {
 
     /// The delay before attempt number `attempts + 1` (after `attempts`
     /// consecutive failures), with a fresh random jitter.
-    ///
-    /// ```
-    /// use kafka_client::ExponentialBackoff;
-    /// use std::time::Duration;
-    /// let b = ExponentialBackoff { jitter: 0.0, ..ExponentialBackoff::reconnect_default() };
-    /// assert_eq!(b.backoff(2), Duration::from_millis(200)); // 50 ms × 2²
-    /// let jittered = ExponentialBackoff::reconnect_default().backoff(2);
-    /// assert!(jittered >= Duration::from_millis(160) && jittered <= Duration::from_millis(240));
-    /// ```
     pub fn backoff(&self, attempts: u32) -> Duration {
         let factor = if self.jitter > 0.0 {
             1.0 - self.jitter + rand::random::<f64>() * 2.0 * self.jitter
@@ -71,14 +70,6 @@ impl ExponentialBackoff {
     }
 
     /// Deterministic form of [`Self::backoff`] with the random factor given.
-    ///
-    /// ```
-    /// use kafka_client::ExponentialBackoff;
-    /// use std::time::Duration;
-    /// let b = ExponentialBackoff::reconnect_default();
-    /// assert_eq!(b.backoff_with_factor(2, 0.8), Duration::from_millis(160)); // lowest jitter
-    /// assert_eq!(b.backoff_with_factor(10, 1.2), Duration::from_secs(1)); // capped at max
-    /// ```
     pub fn backoff_with_factor(&self, attempts: u32, factor: f64) -> Duration {
         let initial = self.initial.as_secs_f64();
         let max = self.max.as_secs_f64();
@@ -100,5 +91,62 @@ impl ExponentialBackoff {
 impl Default for ExponentialBackoff {
     fn default() -> Self {
         Self::reconnect_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn reconnect_default_is_javas_and_the_default() {
+        let b = ExponentialBackoff::reconnect_default();
+        assert_eq!((b.initial, b.max), (ms(50), Duration::from_secs(1)));
+        assert_eq!((b.multiplier, b.jitter), (2.0, 0.2));
+        assert_eq!(b, ExponentialBackoff::default());
+    }
+
+    #[test]
+    fn delay_doubles_per_failure_from_initial() {
+        let b = ExponentialBackoff::reconnect_default();
+        assert_eq!(b.backoff_with_factor(0, 1.0), ms(50));
+        assert_eq!(b.backoff_with_factor(3, 1.0), ms(400));
+    }
+
+    #[test]
+    fn delay_is_capped_at_max_even_with_the_highest_jitter() {
+        let b = ExponentialBackoff::reconnect_default();
+        assert_eq!(b.backoff_with_factor(10, 1.2), ms(1000));
+        assert_eq!(b.backoff_with_factor(30, 1.2), ms(1000));
+    }
+
+    #[test]
+    fn jitter_factor_scales_the_delay() {
+        let b = ExponentialBackoff::reconnect_default();
+        assert_eq!(b.backoff_with_factor(2, 0.8), ms(160));
+    }
+
+    #[test]
+    fn without_jitter_backoff_is_exact() {
+        let b = ExponentialBackoff {
+            jitter: 0.0,
+            ..ExponentialBackoff::reconnect_default()
+        };
+        assert_eq!(b.backoff(2), ms(200));
+    }
+
+    #[test]
+    fn jittered_backoff_stays_within_the_jitter_band() {
+        let b = ExponentialBackoff::reconnect_default();
+        for _ in 0..100 {
+            let d = b.backoff(1);
+            assert!(d >= ms(80) && d <= ms(120), "{d:?}");
+            let d = b.backoff(2);
+            assert!(d >= ms(160) && d <= ms(240), "{d:?}");
+        }
     }
 }

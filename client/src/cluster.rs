@@ -1,6 +1,16 @@
 //! The cluster: bootstrap, metadata refresh (on demand and every
 //! `metadata.max.age.ms`) and connections to brokers by node id.
 //!
+//! A client uses it in four steps:
+//! 1. [`Cluster::connect`] with a [`ClusterConfig`]: the first metadata;
+//! 2. say which topics it needs ([`Cluster::track_topics`] or
+//!    [`Cluster::refresh_topics`]) and, for a long-lived client, start
+//!    [`Cluster::spawn_metadata_refresher`];
+//! 3. look a partition's leader up ([`Cluster::metadata`]) and send on
+//!    [`Cluster::connection`] (or both at once: [`Cluster::leader_connection`]);
+//! 4. on an answer that says the metadata is stale (NOT_LEADER_OR_FOLLOWER,
+//!    UNKNOWN_TOPIC_OR_PARTITION), [`Cluster::invalidate`] and retry.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), kafka_client::ClusterError> {
 //! use kafka_client::{Cluster, ClusterConfig};
@@ -27,13 +37,6 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 /// Settings of a [`Cluster`].
-///
-/// ```
-/// use kafka_client::ClusterConfig;
-/// let c = ClusterConfig::new("a:9092, b:9092");
-/// assert_eq!(c.bootstrap, vec!["a:9092".to_string(), "b:9092".to_string()]);
-/// assert_eq!(c.metadata_max_age.as_millis(), 300_000);
-/// ```
 #[derive(Debug, Clone)]
 pub struct ClusterConfig {
     /// Bootstrap addresses ("host:port"), tried in turn.
@@ -63,14 +66,16 @@ pub struct ClusterConfig {
 }
 
 impl ClusterConfig {
-    /// Defaults with a comma-separated bootstrap list.
+    /// Defaults with a comma-separated bootstrap list (`bootstrap.servers`;
+    /// blanks around the commas are ignored). Change the other settings on the
+    /// value returned:
     ///
     /// ```
     /// use kafka_client::ClusterConfig;
-    /// let mut c = ClusterConfig::new("broker-1:9092,broker-2:9092");
-    /// c.allow_auto_topic_creation = true;
-    /// assert_eq!(c.bootstrap.len(), 2);
-    /// assert!(ClusterConfig::new(" , ").bootstrap.is_empty());
+    /// use std::time::Duration;
+    /// let mut config = ClusterConfig::new("broker-1:9092, broker-2:9092");
+    /// config.metadata_max_age = Duration::from_secs(60);
+    /// config.bootstrap_timeout = Duration::from_secs(30); // wait for brokers still starting
     /// ```
     pub fn new(bootstrap: &str) -> Self {
         Self {
@@ -92,14 +97,6 @@ impl ClusterConfig {
 }
 
 /// Which topics a metadata refresh asks for.
-///
-/// ```no_run
-/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
-/// use kafka_client::TopicSelection;
-/// cluster.refresh_selection(TopicSelection::Names(vec!["orders".into()])).await?;
-/// cluster.refresh_selection(TopicSelection::Names(vec![])).await?; // brokers only
-/// # Ok(()) }
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TopicSelection {
     /// Every topic (a null topic array).
@@ -114,8 +111,16 @@ pub enum TopicSelection {
 /// # async fn demo() -> Result<(), kafka_client::ClusterError> {
 /// use kafka_client::{Cluster, ClusterConfig};
 /// let cluster = Cluster::connect(ClusterConfig::new("127.0.0.1:9092")).await?;
+/// // Refreshes every `metadata.max.age.ms`, and soon after an invalidate.
+/// let refresher = cluster.spawn_metadata_refresher();
+/// cluster.track_topics(&["orders"]);
 /// let (leader, conn) = cluster.leader_connection("orders", 0).await?;
 /// println!("orders-0 is led by {leader} at {}", conn.addr());
+/// // ... send; after a NOT_LEADER_OR_FOLLOWER answer:
+/// cluster.invalidate();
+/// // ... and at the end:
+/// refresher.abort();
+/// cluster.close();
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
@@ -129,20 +134,25 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// Validates the bootstrap list, then fetches the first metadata (brokers
-    /// only) from the first bootstrap address that answers. While none
-    /// answers and every failure is retriable, it tries again, the
-    /// reconnect backoff apart, for up to
-    /// [`ClusterConfig::bootstrap_timeout`]; then it fails with
-    /// [`ClusterError::NoBrokerAvailable`] naming the last round's attempts.
+    /// Connects to a cluster:
+    /// 1. validates the bootstrap list (every address `host:port`), before
+    ///    any connection is attempted;
+    /// 2. fetches the first metadata (brokers only) from the first bootstrap
+    ///    address that answers;
+    /// 3. while none answers and every failure is retriable, tries again, the
+    ///    reconnect backoff apart, for up to
+    ///    [`ClusterConfig::bootstrap_timeout`]; then fails with
+    ///    [`ClusterError::NoBrokerAvailable`] naming the last round's attempts.
     ///
-    /// ```
+    /// ```no_run
+    /// # async fn demo() {
     /// use kafka_client::{Cluster, ClusterConfig, ClusterError};
-    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-    /// // The bootstrap list is checked before any connection is attempted.
-    /// let err = Cluster::connect(ClusterConfig::new("localhost")).await.unwrap_err();
-    /// assert!(matches!(err, ClusterError::InvalidAddress(a) if a == "localhost"));
-    /// # });
+    /// match Cluster::connect(ClusterConfig::new("broker-1:9092,broker-2:9092")).await {
+    ///     Ok(cluster) => println!("{} brokers", cluster.metadata().brokers().len()),
+    ///     Err(e @ ClusterError::NoBrokerAvailable { .. }) => eprintln!("retry later: {e}"),
+    ///     Err(e) => panic!("fix the configuration: {e}"),
+    /// }
+    /// # }
     /// ```
     pub async fn connect(config: ClusterConfig) -> Result<Arc<Self>, ClusterError> {
         if config.bootstrap.is_empty() {
@@ -202,47 +212,21 @@ impl Cluster {
     }
 
     /// The configuration.
-    ///
-    /// ```no_run
-    /// # fn demo(cluster: &kafka_client::Cluster) {
-    /// println!("bootstrap: {:?}", cluster.config().bootstrap);
-    /// # }
-    /// ```
     pub fn config(&self) -> &ClusterConfig {
         &self.config
     }
 
     /// The broker connection pool.
-    ///
-    /// ```no_run
-    /// # fn demo(cluster: &kafka_client::Cluster) {
-    /// println!("connected brokers: {:?}", cluster.pool().node_ids());
-    /// # }
-    /// ```
     pub fn pool(&self) -> &ConnectionPool {
         &self.pool
     }
 
     /// A view of the cached metadata (do not hold it across an `.await`).
-    ///
-    /// ```no_run
-    /// # fn demo(cluster: &kafka_client::Cluster) {
-    /// let leader = cluster.metadata().leader("orders", 0); // guard dropped here
-    /// println!("orders-0 leader: {leader:?}");
-    /// # }
-    /// ```
     pub fn metadata(&self) -> MutexGuard<'_, ClusterMetadata> {
         self.metadata.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Adds topics to those every [`Self::refresh`] asks for.
-    ///
-    /// ```no_run
-    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
-    /// cluster.track_topics(&["orders", "payments"]);
-    /// cluster.refresh().await?; // asks for both
-    /// # Ok(()) }
-    /// ```
     pub fn track_topics<S: AsRef<str>>(&self, topics: &[S]) {
         let mut t = self.tracked.lock().unwrap_or_else(|p| p.into_inner());
         for s in topics {
@@ -251,13 +235,6 @@ impl Cluster {
     }
 
     /// The tracked topics.
-    ///
-    /// ```no_run
-    /// # fn demo(cluster: &kafka_client::Cluster) {
-    /// cluster.track_topics(&["orders"]);
-    /// assert!(cluster.tracked_topics().contains(&"orders".to_string()));
-    /// # }
-    /// ```
     pub fn tracked_topics(&self) -> Vec<String> {
         self.tracked
             .lock()
@@ -270,42 +247,18 @@ impl Cluster {
     /// Marks the metadata stale (after NOT_LEADER_OR_FOLLOWER,
     /// UNKNOWN_TOPIC_OR_PARTITION or a disconnect) and wakes the background
     /// refresher, if any.
-    ///
-    /// ```no_run
-    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
-    /// // After a NOT_LEADER_OR_FOLLOWER answer:
-    /// cluster.invalidate();
-    /// assert!(cluster.maybe_refresh().await?);
-    /// # Ok(()) }
-    /// ```
     pub fn invalidate(&self) {
         self.metadata().invalidate();
         self.wake.notify_one();
     }
 
     /// Refreshes the tracked topics (brokers only if none are tracked).
-    ///
-    /// ```no_run
-    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
-    /// let update = cluster.refresh().await?;
-    /// println!("{} partitions without a leader", update.partitions_without_leader);
-    /// # Ok(()) }
-    /// ```
     pub async fn refresh(&self) -> Result<MetadataUpdate, ClusterError> {
         let topics = self.tracked_topics();
         self.refresh_selection(TopicSelection::Names(topics)).await
     }
 
     /// Tracks `topics` and refreshes them.
-    ///
-    /// ```no_run
-    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
-    /// let update = cluster.refresh_topics(&["orders"]).await?;
-    /// for (topic, error) in &update.topic_errors {
-    ///     eprintln!("{topic}: {error:?}");
-    /// }
-    /// # Ok(()) }
-    /// ```
     pub async fn refresh_topics<S: AsRef<str>>(
         &self,
         topics: &[S],
@@ -315,27 +268,12 @@ impl Cluster {
     }
 
     /// Refreshes every topic in the cluster; topics no longer present are dropped.
-    ///
-    /// ```no_run
-    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
-    /// cluster.refresh_all().await?;
-    /// println!("{} topics", cluster.metadata().topics().len());
-    /// # Ok(()) }
-    /// ```
     pub async fn refresh_all(&self) -> Result<MetadataUpdate, ClusterError> {
         self.refresh_selection(TopicSelection::All).await
     }
 
     /// Refreshes if the cache is invalidated or older than the max age.
     /// Returns whether a refresh happened.
-    ///
-    /// ```no_run
-    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
-    /// if cluster.maybe_refresh().await? {
-    ///     println!("metadata was stale and has been refreshed");
-    /// }
-    /// # Ok(()) }
-    /// ```
     pub async fn maybe_refresh(&self) -> Result<bool, ClusterError> {
         if self.metadata().needs_refresh(Instant::now()) {
             self.refresh().await?;
@@ -347,13 +285,6 @@ impl Cluster {
 
     /// Sends a Metadata request for `selection` to any reachable broker and
     /// applies the response.
-    ///
-    /// ```no_run
-    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
-    /// use kafka_client::TopicSelection;
-    /// cluster.refresh_selection(TopicSelection::All).await?;
-    /// # Ok(()) }
-    /// ```
     pub async fn refresh_selection(
         &self,
         selection: TopicSelection,
@@ -467,13 +398,6 @@ impl Cluster {
     }
 
     /// A live (or new) connection to broker `node_id`.
-    ///
-    /// ```no_run
-    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
-    /// let conn = cluster.connection(1).await?;
-    /// println!("broker 1 at {}", conn.addr());
-    /// # Ok(()) }
-    /// ```
     pub async fn connection(&self, node_id: i32) -> Result<Arc<Connection>, ClusterError> {
         let r = self.pool.connection(node_id).await;
         if matches!(&r, Err(ClusterError::UnknownBroker(_))) {
@@ -485,13 +409,6 @@ impl Cluster {
     /// A live (or new) connection of `lane` to broker `node_id`: lane 0 is
     /// [`Self::connection`]'s, lanes 1.. are connections of their own (the
     /// producer's `produce.connections.per.broker`).
-    ///
-    /// ```no_run
-    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
-    /// let second = cluster.connection_lane(1, 1).await?;
-    /// println!("a second connection to broker 1 at {}", second.addr());
-    /// # Ok(()) }
-    /// ```
     pub async fn connection_lane(
         &self,
         node_id: i32,
@@ -506,13 +423,6 @@ impl Cluster {
 
     /// The leader of `topic`/`partition` and a connection to it; refreshes the
     /// metadata once if the leader is unknown.
-    ///
-    /// ```no_run
-    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
-    /// let (leader, conn) = cluster.leader_connection("orders", 3).await?;
-    /// println!("orders-3: broker {leader} at {}", conn.addr());
-    /// # Ok(()) }
-    /// ```
     pub async fn leader_connection(
         &self,
         topic: &str,
@@ -532,13 +442,6 @@ impl Cluster {
 
     /// Any usable connection: a live one, else the first broker (or bootstrap
     /// address) that accepts one.
-    ///
-    /// ```no_run
-    /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::ClusterError> {
-    /// let conn = cluster.any_connection().await?;
-    /// println!("cluster reachable through {}", conn.addr());
-    /// # Ok(()) }
-    /// ```
     pub async fn any_connection(&self) -> Result<Arc<Connection>, ClusterError> {
         let mut attempts = Vec::new();
         for c in self.candidates() {
@@ -553,16 +456,6 @@ impl Cluster {
     /// Starts a task that refreshes the metadata every `metadata.max.age.ms`
     /// and soon after each [`Self::invalidate`]; it stops when the last `Arc`
     /// to the cluster is dropped or the handle is aborted.
-    ///
-    /// ```no_run
-    /// # async fn demo() -> Result<(), kafka_client::ClusterError> {
-    /// use kafka_client::{Cluster, ClusterConfig};
-    /// let cluster = Cluster::connect(ClusterConfig::new("127.0.0.1:9092")).await?;
-    /// let refresher = cluster.spawn_metadata_refresher();
-    /// // ... use the cluster ...
-    /// refresher.abort();
-    /// # Ok(()) }
-    /// ```
     pub fn spawn_metadata_refresher(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let weak = Arc::downgrade(self);
         tokio::spawn(async move {
@@ -592,12 +485,6 @@ impl Cluster {
     }
 
     /// Closes every connection.
-    ///
-    /// ```no_run
-    /// # fn demo(cluster: &kafka_client::Cluster) {
-    /// cluster.close(); // later requests reconnect lazily
-    /// # }
-    /// ```
     pub fn close(&self) {
         self.pool.close_all();
     }
@@ -636,5 +523,36 @@ impl Candidate {
                 .unwrap_or_else(|| format!("node {id}")),
             Candidate::Bootstrap(a) => a.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bootstrap_list_is_split_on_commas_and_trimmed() {
+        let c = ClusterConfig::new("a:9092, b:9092");
+        assert_eq!(
+            c.bootstrap,
+            vec!["a:9092".to_string(), "b:9092".to_string()]
+        );
+        assert!(ClusterConfig::new(" , ").bootstrap.is_empty());
+    }
+
+    #[test]
+    fn metadata_max_age_defaults_to_five_minutes() {
+        assert_eq!(
+            ClusterConfig::new("a:9092").metadata_max_age,
+            Duration::from_secs(300)
+        );
+    }
+
+    #[tokio::test]
+    async fn invalid_address_is_refused_before_connecting_and_named() {
+        let err = Cluster::connect(ClusterConfig::new("localhost"))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ClusterError::InvalidAddress(a) if a == "localhost"));
     }
 }

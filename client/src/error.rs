@@ -10,17 +10,34 @@ use std::time::Duration;
 
 /// An error on one broker connection.
 ///
+/// A caller's retry policy reads it in three questions:
+/// 1. may retrying help ([`is_retriable`](Self::is_retriable))? If not, give up;
+/// 2. may the request have taken effect ([`outcome_unknown`](Self::outcome_unknown))?
+///    Then retry only what is idempotent, or first learn the outcome (a
+///    transaction's state, a producer's sequence);
+/// 3. otherwise retry, on a new connection when this one is gone.
+///
 /// ```
 /// use kafka_client::ConnError;
 /// use kafka_proto::ApiKey;
-/// let e = ConnError::Timeout {
-///     api: ApiKey::Produce,
-///     version: 11,
+///
+/// enum Next { GiveUp, LearnOutcomeFirst, Retry }
+/// fn next(e: &ConnError) -> Next {
+///     if !e.is_retriable() {
+///         Next::GiveUp
+///     } else if e.outcome_unknown() {
+///         Next::LearnOutcomeFirst
+///     } else {
+///         Next::Retry
+///     }
+/// }
+/// let timed_out = ConnError::Timeout {
+///     api: ApiKey::EndTxn,
+///     version: 4,
 ///     correlation_id: 7,
 ///     after: std::time::Duration::from_secs(30),
 /// };
-/// assert!(e.is_retriable() && e.outcome_unknown());
-/// assert_eq!(e.api(), Some((ApiKey::Produce, 11)));
+/// assert!(matches!(next(&timed_out), Next::LearnOutcomeFirst)); // the EndTxn may have been applied
 /// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -156,11 +173,6 @@ pub enum ConnError {
 
 impl ConnError {
     /// True when retrying (possibly on a new connection) may succeed.
-    ///
-    /// ```
-    /// use kafka_client::ConnError;
-    /// assert!(!ConnError::AuthenticationFailed { message: "bad".into() }.is_retriable());
-    /// ```
     pub fn is_retriable(&self) -> bool {
         match self {
             ConnError::Connect { .. }
@@ -173,29 +185,14 @@ impl ConnError {
         }
     }
 
-    /// True when nothing but a code change or a configuration change can fix it.
-    ///
-    /// ```
-    /// use kafka_client::ConnError;
-    /// use kafka_proto::{ApiKey, VersionRange};
-    /// let e = ConnError::UnsupportedVersion { api: ApiKey::DescribeProducers, client: VersionRange::new(0, 0), broker: None };
-    /// assert!(e.is_fatal()); // upgrade the broker: retrying cannot help
-    /// ```
+    /// True when nothing but a code change or a configuration change can
+    /// fix it (e.g. a broker too old for an API: upgrade it).
     pub fn is_fatal(&self) -> bool {
         !self.is_retriable()
     }
 
     /// True when the request may have been applied by the broker although no
     /// response was seen (a timeout or a disconnect with a request in flight).
-    ///
-    /// ```
-    /// use kafka_client::ConnError;
-    /// use kafka_proto::ApiKey;
-    /// let in_flight = ConnError::Disconnected { addr: "broker-1:9092".into(), api: Some((ApiKey::EndTxn, 4)), reason: "reset".into() };
-    /// assert!(in_flight.outcome_unknown()); // the EndTxn may have been applied
-    /// let idle = ConnError::Disconnected { addr: "broker-1:9092".into(), api: None, reason: "reset".into() };
-    /// assert!(!idle.outcome_unknown());
-    /// ```
     pub fn outcome_unknown(&self) -> bool {
         matches!(
             self,
@@ -204,14 +201,6 @@ impl ConnError {
     }
 
     /// The API and version involved, if any.
-    ///
-    /// ```
-    /// use kafka_client::ConnError;
-    /// use kafka_proto::{ApiKey, ErrorCode};
-    /// let e = ConnError::ApiVersions { version: 3, error: ErrorCode::UnsupportedVersion };
-    /// assert_eq!(e.api(), Some((ApiKey::ApiVersions, 3)));
-    /// assert_eq!(ConnError::AuthenticationFailed { message: "bad password".into() }.api(), None);
-    /// ```
     pub fn api(&self) -> Option<(ApiKey, i16)> {
         match self {
             ConnError::Timeout { api, version, .. }
@@ -227,12 +216,6 @@ impl ConnError {
 }
 
 /// An error of the cluster layer: bootstrap, metadata and broker lookup.
-///
-/// ```
-/// use kafka_client::{ClusterError, ConnError};
-/// let e = ClusterError::NoBrokerAvailable { attempts: vec![] };
-/// assert!(e.is_retriable());
-/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ClusterError {
@@ -262,15 +245,8 @@ pub enum ClusterError {
 }
 
 impl ClusterError {
-    /// True when retrying may succeed.
-    ///
-    /// ```
-    /// use kafka_client::ClusterError;
-    /// use kafka_proto::ErrorCode;
-    /// assert!(ClusterError::UnknownBroker(4).is_retriable()); // refresh metadata, then retry
-    /// assert!(ClusterError::Metadata { version: 13, error: ErrorCode::RebootstrapRequired }.is_retriable());
-    /// assert!(!ClusterError::InvalidAddress("localhost".into()).is_retriable());
-    /// ```
+    /// True when retrying may succeed (an unknown broker after a metadata
+    /// refresh, REBOOTSTRAP_REQUIRED after a rebootstrap).
     pub fn is_retriable(&self) -> bool {
         match self {
             ClusterError::NoBrokerAvailable { .. } | ClusterError::UnknownBroker(_) => true,
@@ -280,5 +256,88 @@ impl ClusterError {
             }
             ClusterError::InvalidAddress(_) => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn disconnected(api: Option<(ApiKey, i16)>) -> ConnError {
+        ConnError::Disconnected {
+            addr: "broker-1:9092".into(),
+            api,
+            reason: "reset".into(),
+        }
+    }
+
+    fn timeout(api: ApiKey, version: i16) -> ConnError {
+        ConnError::Timeout {
+            api,
+            version,
+            correlation_id: 7,
+            after: Duration::from_secs(30),
+        }
+    }
+
+    #[test]
+    fn timeout_is_retriable_with_unknown_outcome_and_names_its_api() {
+        let e = timeout(ApiKey::Produce, 11);
+        assert!(e.is_retriable() && e.outcome_unknown());
+        assert_eq!(e.api(), Some((ApiKey::Produce, 11)));
+    }
+
+    #[test]
+    fn authentication_failure_is_fatal_and_names_no_api() {
+        let e = ConnError::AuthenticationFailed {
+            message: "bad password".into(),
+        };
+        assert!(!e.is_retriable() && e.is_fatal());
+        assert_eq!(e.api(), None);
+    }
+
+    #[test]
+    fn unsupported_version_is_fatal() {
+        let e = ConnError::UnsupportedVersion {
+            api: ApiKey::DescribeProducers,
+            client: VersionRange::new(0, 0),
+            broker: None,
+        };
+        assert!(e.is_fatal());
+    }
+
+    #[test]
+    fn disconnect_outcome_is_unknown_only_with_a_request_in_flight() {
+        assert!(disconnected(Some((ApiKey::EndTxn, 4))).outcome_unknown());
+        assert!(!disconnected(None).outcome_unknown());
+    }
+
+    #[test]
+    fn api_versions_error_names_api_versions_and_its_version() {
+        let e = ConnError::ApiVersions {
+            version: 3,
+            error: ErrorCode::UnsupportedVersion,
+        };
+        assert_eq!(e.api(), Some((ApiKey::ApiVersions, 3)));
+    }
+
+    #[test]
+    fn cluster_no_broker_and_unknown_broker_are_retriable() {
+        assert!(ClusterError::NoBrokerAvailable { attempts: vec![] }.is_retriable());
+        assert!(ClusterError::UnknownBroker(4).is_retriable());
+    }
+
+    #[test]
+    fn cluster_rebootstrap_required_is_retriable() {
+        let e = ClusterError::Metadata {
+            version: 13,
+            error: ErrorCode::RebootstrapRequired,
+        };
+        assert!(e.is_retriable());
+    }
+
+    #[test]
+    fn cluster_invalid_address_is_fatal() {
+        assert!(!ClusterError::InvalidAddress("localhost".into()).is_retriable());
     }
 }

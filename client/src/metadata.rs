@@ -1,6 +1,14 @@
 //! Cluster metadata bookkeeping (sans-IO): brokers, topics, partitions and
 //! leaders, updated from Metadata responses and aged by `metadata.max.age.ms`.
 //!
+//! The driver (the [`Cluster`](crate::Cluster)) owns the I/O:
+//! 1. when [`ClusterMetadata::needs_refresh`] says so (never refreshed,
+//!    too old, or invalidated), it sends a Metadata request;
+//! 2. it hands the response to [`ClusterMetadata::handle_metadata_response`],
+//!    whose [`MetadataUpdate`] says what was wrong with it;
+//! 3. senders look leaders up, and [`ClusterMetadata::invalidate`] when a
+//!    broker says the metadata is stale (NOT_LEADER_OR_FOLLOWER).
+//!
 //! ```
 //! use kafka_client::ClusterMetadata;
 //! use kafka_proto::messages::{MetadataResponse, MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic};
@@ -34,20 +42,6 @@ use std::time::{Duration, Instant};
 pub const DEFAULT_METADATA_MAX_AGE: Duration = Duration::from_secs(300);
 
 /// A broker as listed by Metadata.
-///
-/// ```
-/// # use kafka_client::ClusterMetadata;
-/// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-/// # let now = std::time::Instant::now();
-/// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-/// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-/// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-/// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-/// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-/// let broker = md.broker(2).unwrap();
-/// assert_eq!((broker.node_id, broker.host.as_str(), broker.port), (2, "broker-2", 9092));
-/// assert_eq!(broker.rack, None);
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrokerInfo {
     /// Node id.
@@ -62,11 +56,6 @@ pub struct BrokerInfo {
 
 impl BrokerInfo {
     /// `host:port` (IPv6 hosts in brackets).
-    ///
-    /// ```
-    /// let b = kafka_client::BrokerInfo { node_id: 1, host: "::1".into(), port: 9092, rack: None };
-    /// assert_eq!(b.addr(), "[::1]:9092");
-    /// ```
     pub fn addr(&self) -> String {
         if self.host.contains(':') && !self.host.starts_with('[') {
             format!("[{}]:{}", self.host, self.port)
@@ -77,21 +66,6 @@ impl BrokerInfo {
 }
 
 /// One partition's leadership and replicas.
-///
-/// ```
-/// # use kafka_client::ClusterMetadata;
-/// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-/// # let now = std::time::Instant::now();
-/// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-/// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-/// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-/// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-/// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-/// let p = md.partition("orders", 0).unwrap();
-/// assert_eq!((p.leader, p.leader_epoch), (Some(1), 4));
-/// assert_eq!(p.isr, [1, 2]);
-/// assert!(p.error.is_ok());
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionMetadata {
     /// Partition index.
@@ -111,20 +85,6 @@ pub struct PartitionMetadata {
 }
 
 /// One topic's metadata.
-///
-/// ```
-/// # use kafka_client::ClusterMetadata;
-/// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-/// # let now = std::time::Instant::now();
-/// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-/// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-/// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-/// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-/// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-/// let t = md.topic("orders").unwrap();
-/// assert_eq!((t.name.as_str(), t.topic_id, t.is_internal), ("orders", [7; 16], false));
-/// assert_eq!(t.partitions.keys().copied().collect::<Vec<_>>(), [0, 1]);
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopicMetadata {
     /// Topic name.
@@ -139,40 +99,12 @@ pub struct TopicMetadata {
 
 impl TopicMetadata {
     /// Number of partitions.
-    ///
-    /// ```
-    /// # use kafka_client::ClusterMetadata;
-    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-    /// # let now = std::time::Instant::now();
-    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-    /// assert_eq!(md.topic("orders").unwrap().partition_count(), 2);
-    /// ```
     pub fn partition_count(&self) -> usize {
         self.partitions.len()
     }
 }
 
 /// What one Metadata response changed.
-///
-/// ```
-/// # use kafka_client::ClusterMetadata;
-/// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-/// # let now = std::time::Instant::now();
-/// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-/// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-/// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-/// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-/// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-/// use kafka_proto::ErrorCode;
-/// let missing = T { name: Some("typo".into()), error_code: ErrorCode::UnknownTopicOrPartition.code(), ..Default::default() };
-/// let update = md.handle_metadata_response(&R { brokers: vec![b(1)], topics: vec![missing], ..Default::default() }, now);
-/// assert_eq!(update.topic_errors, [("typo".to_string(), ErrorCode::UnknownTopicOrPartition)]);
-/// assert_eq!(update.partitions_without_leader, 0);
-/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MetadataUpdate {
     /// Topics the response reported with an error (they are not cached if the
@@ -186,20 +118,6 @@ pub struct MetadataUpdate {
 
 /// Cached cluster metadata, a plain struct driven by
 /// [`Self::handle_metadata_response`]; no IO.
-///
-/// ```
-/// # use kafka_client::ClusterMetadata;
-/// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-/// # let now = std::time::Instant::now();
-/// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-/// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-/// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-/// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-/// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-/// assert_eq!(md.leader("orders", 1), Some(2));
-/// assert_eq!(md.leader_broker("orders", 1).unwrap().addr(), "broker-2:9092");
-/// assert!(md.leader("orders", 9).is_none());
-/// ```
 #[derive(Debug, Clone)]
 pub struct ClusterMetadata {
     cluster_id: Option<String>,
@@ -222,9 +140,11 @@ impl ClusterMetadata {
     ///
     /// ```
     /// use kafka_client::ClusterMetadata;
-    /// let md = ClusterMetadata::new(std::time::Duration::from_secs(60));
-    /// assert!(md.needs_refresh(std::time::Instant::now())); // never refreshed
-    /// assert!(md.brokers().is_empty());
+    /// use std::time::{Duration, Instant};
+    /// let md = ClusterMetadata::new(Duration::from_secs(60));
+    /// // A background refresher sleeps this long before its next request
+    /// // (zero now: never refreshed).
+    /// assert_eq!(md.time_to_refresh(Instant::now()), Duration::ZERO);
     /// ```
     pub fn new(max_age: Duration) -> Self {
         Self {
@@ -244,21 +164,6 @@ impl ClusterMetadata {
     /// Applies a response for some topics: brokers are replaced, listed topics
     /// are replaced or added (a non-retriable topic error removes the topic),
     /// other cached topics are kept.
-    ///
-    /// ```
-    /// # use kafka_client::ClusterMetadata;
-    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-    /// # let now = std::time::Instant::now();
-    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-    /// // A later response listing only the brokers keeps the cached topics.
-    /// md.handle_metadata_response(&R { brokers: vec![b(1), b(2), b(3)], ..Default::default() }, now);
-    /// assert_eq!(md.brokers().len(), 3);
-    /// assert!(md.topic("orders").is_some());
-    /// ```
     pub fn handle_metadata_response(
         &mut self,
         resp: &MetadataResponse,
@@ -268,17 +173,6 @@ impl ClusterMetadata {
     }
 
     /// Applies a response for **all** topics: topics absent from it are dropped.
-    ///
-    /// ```
-    /// use kafka_client::ClusterMetadata;
-    /// use kafka_proto::messages::{MetadataResponse, MetadataResponseTopic};
-    /// let mut md = ClusterMetadata::new(std::time::Duration::from_secs(1));
-    /// let t = |n: &str| MetadataResponseTopic { name: Some(n.into()), ..Default::default() };
-    /// let now = std::time::Instant::now();
-    /// md.handle_metadata_response(&MetadataResponse { topics: vec![t("a"), t("b")], ..Default::default() }, now);
-    /// md.handle_full_metadata_response(&MetadataResponse { topics: vec![t("b")], ..Default::default() }, now);
-    /// assert!(md.topic("a").is_none() && md.topic("b").is_some());
-    /// ```
     pub fn handle_full_metadata_response(
         &mut self,
         resp: &MetadataResponse,
@@ -426,57 +320,16 @@ impl ClusterMetadata {
 
     /// Requests a refresh (after NOT_LEADER_OR_FOLLOWER,
     /// UNKNOWN_TOPIC_OR_PARTITION, a disconnect, ...).
-    ///
-    /// ```
-    /// # use kafka_client::ClusterMetadata;
-    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-    /// # let now = std::time::Instant::now();
-    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-    /// assert!(!md.needs_refresh(now));
-    /// md.invalidate(); // e.g. after NOT_LEADER_OR_FOLLOWER
-    /// assert!(md.needs_refresh(now));
-    /// ```
     pub fn invalidate(&mut self) {
         self.need_update = true;
     }
 
     /// True when invalidated, never refreshed, or older than the max age.
-    ///
-    /// ```
-    /// # use kafka_client::ClusterMetadata;
-    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-    /// # let now = std::time::Instant::now();
-    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-    /// use std::time::Duration;
-    /// assert!(!md.needs_refresh(now));
-    /// assert!(md.needs_refresh(now + Duration::from_secs(300))); // metadata.max.age.ms elapsed
-    /// ```
     pub fn needs_refresh(&self, now: Instant) -> bool {
         self.time_to_refresh(now).is_zero()
     }
 
     /// Time until the cache expires (zero if a refresh is due now).
-    ///
-    /// ```
-    /// # use kafka_client::ClusterMetadata;
-    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-    /// # let now = std::time::Instant::now();
-    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-    /// use std::time::Duration;
-    /// assert_eq!(md.time_to_refresh(now + Duration::from_secs(100)), Duration::from_secs(200));
-    /// ```
     pub fn time_to_refresh(&self, now: Instant) -> Duration {
         match self.last_refresh {
             _ if self.need_update => Duration::ZERO,
@@ -486,140 +339,41 @@ impl ClusterMetadata {
     }
 
     /// When the last response was applied.
-    ///
-    /// ```
-    /// # use kafka_client::ClusterMetadata;
-    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-    /// # let now = std::time::Instant::now();
-    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-    /// assert_eq!(md.last_refresh(), Some(now));
-    /// ```
     pub fn last_refresh(&self) -> Option<Instant> {
         self.last_refresh
     }
 
     /// Number of responses applied.
-    ///
-    /// ```
-    /// # use kafka_client::ClusterMetadata;
-    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-    /// # let now = std::time::Instant::now();
-    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-    /// assert_eq!(md.update_count(), 1);
-    /// ```
     pub fn update_count(&self) -> u64 {
         self.updates
     }
 
     /// The cluster id, if reported (v2+).
-    ///
-    /// ```
-    /// # use kafka_client::ClusterMetadata;
-    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-    /// # let now = std::time::Instant::now();
-    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-    /// assert_eq!(md.cluster_id(), Some("kafka-eos-test"));
-    /// ```
     pub fn cluster_id(&self) -> Option<&str> {
         self.cluster_id.as_deref()
     }
 
     /// The controller's node id, if reported.
-    ///
-    /// ```
-    /// # use kafka_client::ClusterMetadata;
-    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-    /// # let now = std::time::Instant::now();
-    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-    /// assert_eq!(md.controller_id(), Some(1));
-    /// ```
     pub fn controller_id(&self) -> Option<i32> {
         self.controller_id
     }
 
     /// Brokers by node id.
-    ///
-    /// ```
-    /// # use kafka_client::ClusterMetadata;
-    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-    /// # let now = std::time::Instant::now();
-    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-    /// let addrs: Vec<String> = md.brokers().values().map(|b| b.addr()).collect();
-    /// assert_eq!(addrs, ["broker-1:9092", "broker-2:9092"]);
-    /// ```
     pub fn brokers(&self) -> &BTreeMap<i32, BrokerInfo> {
         &self.brokers
     }
 
     /// One broker.
-    ///
-    /// ```
-    /// # use kafka_client::ClusterMetadata;
-    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-    /// # let now = std::time::Instant::now();
-    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-    /// assert_eq!(md.broker(1).unwrap().addr(), "broker-1:9092");
-    /// assert!(md.broker(3).is_none());
-    /// ```
     pub fn broker(&self, node_id: i32) -> Option<&BrokerInfo> {
         self.brokers.get(&node_id)
     }
 
     /// Cached topics by name.
-    ///
-    /// ```
-    /// # use kafka_client::ClusterMetadata;
-    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-    /// # let now = std::time::Instant::now();
-    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-    /// assert_eq!(md.topics().keys().collect::<Vec<_>>(), ["orders"]);
-    /// ```
     pub fn topics(&self) -> &BTreeMap<String, TopicMetadata> {
         &self.topics
     }
 
     /// One topic.
-    ///
-    /// ```
-    /// # use kafka_client::ClusterMetadata;
-    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-    /// # let now = std::time::Instant::now();
-    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-    /// assert_eq!(md.topic("orders").map(|t| t.partition_count()), Some(2));
-    /// assert!(md.topic("payments").is_none());
-    /// ```
     pub fn topic(&self, name: &str) -> Option<&TopicMetadata> {
         self.topics.get(name)
     }
@@ -628,22 +382,6 @@ impl ClusterMetadata {
     /// topic for good: INVALID_TOPIC_EXCEPTION or TOPIC_AUTHORIZATION_FAILED
     /// (Java's `Metadata.maybeThrowExceptionForTopic`). Records waiting for
     /// its metadata fail with it instead of waiting out `max.block.ms`.
-    ///
-    /// ```
-    /// use kafka_client::ClusterMetadata;
-    /// use kafka_proto::ErrorCode;
-    /// use kafka_proto::messages::{MetadataResponse, MetadataResponseTopic};
-    /// let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-    /// let denied = MetadataResponseTopic {
-    ///     name: Some("payroll".into()),
-    ///     error_code: ErrorCode::TopicAuthorizationFailed.code(),
-    ///     ..Default::default()
-    /// };
-    /// let now = std::time::Instant::now();
-    /// md.handle_metadata_response(&MetadataResponse { topics: vec![denied], ..Default::default() }, now);
-    /// assert_eq!(md.refused_topic("payroll"), Some(ErrorCode::TopicAuthorizationFailed));
-    /// assert_eq!(md.refused_topic("orders"), None);
-    /// ```
     pub fn refused_topic(&self, name: &str) -> Option<ErrorCode> {
         self.refused_topics.get(name).copied()
     }
@@ -651,55 +389,16 @@ impl ClusterMetadata {
     /// Takes the refusal of `name` once it has been reported to the records
     /// waiting for it, so that a later send asks the broker again (Java clears
     /// the invalid and unauthorized topics once it has thrown them).
-    ///
-    /// ```
-    /// use kafka_client::ClusterMetadata;
-    /// use kafka_proto::ErrorCode;
-    /// use kafka_proto::messages::{MetadataResponse, MetadataResponseTopic};
-    /// let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-    /// let bad = MetadataResponseTopic {
-    ///     name: Some("x".into()),
-    ///     error_code: ErrorCode::InvalidTopicException.code(),
-    ///     ..Default::default()
-    /// };
-    /// md.handle_metadata_response(&MetadataResponse { topics: vec![bad], ..Default::default() }, std::time::Instant::now());
-    /// assert_eq!(md.take_refused_topic("x"), Some(ErrorCode::InvalidTopicException));
-    /// assert_eq!(md.refused_topic("x"), None);
-    /// ```
     pub fn take_refused_topic(&mut self, name: &str) -> Option<ErrorCode> {
         self.refused_topics.remove(name)
     }
 
     /// A topic's name from its id.
-    ///
-    /// ```
-    /// # use kafka_client::ClusterMetadata;
-    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-    /// # let now = std::time::Instant::now();
-    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-    /// assert_eq!(md.topic_name(&[7; 16]), Some("orders")); // e.g. from a Fetch v13+ response
-    /// ```
     pub fn topic_name(&self, id: &Uuid) -> Option<&str> {
         self.names_by_id.get(id).map(String::as_str)
     }
 
     /// A topic's id (`None` if unknown or all zeros).
-    ///
-    /// ```
-    /// # use kafka_client::ClusterMetadata;
-    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-    /// # let now = std::time::Instant::now();
-    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-    /// assert_eq!(md.topic_id("orders"), Some([7; 16]));
-    /// ```
     pub fn topic_id(&self, name: &str) -> Option<Uuid> {
         self.topics
             .get(name)
@@ -708,53 +407,16 @@ impl ClusterMetadata {
     }
 
     /// One partition.
-    ///
-    /// ```
-    /// # use kafka_client::ClusterMetadata;
-    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-    /// # let now = std::time::Instant::now();
-    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-    /// assert_eq!(md.partition("orders", 1).unwrap().replicas, [1, 2]);
-    /// assert!(md.partition("orders", 2).is_none());
-    /// ```
     pub fn partition(&self, topic: &str, partition: i32) -> Option<&PartitionMetadata> {
         self.topics.get(topic)?.partitions.get(&partition)
     }
 
     /// The leader's node id of a partition.
-    ///
-    /// ```
-    /// # use kafka_client::ClusterMetadata;
-    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-    /// # let now = std::time::Instant::now();
-    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-    /// assert_eq!(md.leader("orders", 0), Some(1));
-    /// ```
     pub fn leader(&self, topic: &str, partition: i32) -> Option<i32> {
         self.partition(topic, partition)?.leader
     }
 
     /// The leader broker of a partition.
-    ///
-    /// ```
-    /// # use kafka_client::ClusterMetadata;
-    /// # use kafka_proto::messages::{MetadataResponse as R, MetadataResponseBroker as B, MetadataResponsePartition as P, MetadataResponseTopic as T};
-    /// # let now = std::time::Instant::now();
-    /// # let mut md = ClusterMetadata::new(std::time::Duration::from_secs(300));
-    /// # let b = |id: i32| B { node_id: id, host: format!("broker-{id}"), port: 9092, ..Default::default() };
-    /// # let p = |i: i32, leader: i32| P { partition_index: i, leader_id: leader, leader_epoch: 4, replica_nodes: vec![1, 2], isr_nodes: vec![1, 2], ..Default::default() };
-    /// # let orders = T { name: Some("orders".into()), topic_id: [7; 16], partitions: vec![p(0, 1), p(1, 2)], ..Default::default() };
-    /// # md.handle_metadata_response(&R { cluster_id: Some("kafka-eos-test".into()), controller_id: 1, brokers: vec![b(1), b(2)], topics: vec![orders], ..Default::default() }, now);
-    /// assert_eq!(md.leader_broker("orders", 0).map(|b| b.addr()), Some("broker-1:9092".into()));
-    /// ```
     pub fn leader_broker(&self, topic: &str, partition: i32) -> Option<&BrokerInfo> {
         self.brokers.get(&self.leader(topic, partition)?)
     }
@@ -885,5 +547,131 @@ mod tests {
         md.handle_metadata_response(&resp(1, 6, 7), now);
         assert_eq!(md.refused_topic("t"), None);
         assert!(md.topic("t").is_some());
+    }
+
+    fn topic(name: &str, error: ErrorCode) -> MetadataResponseTopic {
+        MetadataResponseTopic {
+            name: Some(name.into()),
+            error_code: error.code(),
+            ..Default::default()
+        }
+    }
+
+    fn topics(list: Vec<MetadataResponseTopic>) -> MetadataResponse {
+        MetadataResponse {
+            topics: list,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn new_metadata_is_empty_and_needs_a_refresh() {
+        let md = ClusterMetadata::new(Duration::from_secs(60));
+        assert!(md.needs_refresh(Instant::now()));
+        assert_eq!(md.time_to_refresh(Instant::now()), Duration::ZERO);
+        assert!(md.brokers().is_empty() && md.topics().is_empty());
+        assert_eq!((md.last_refresh(), md.update_count()), (None, 0));
+    }
+
+    #[test]
+    fn a_response_records_the_refresh_time_and_count() {
+        let mut md = ClusterMetadata::default();
+        let now = Instant::now();
+        md.handle_metadata_response(&resp(1, 5, 7), now);
+        assert_eq!((md.last_refresh(), md.update_count()), (Some(now), 1));
+    }
+
+    #[test]
+    fn partition_keeps_its_replicas_isr_and_epoch() {
+        let mut md = ClusterMetadata::default();
+        md.handle_metadata_response(&resp(1, 5, 7), Instant::now());
+        let p = md.partition("t", 0).unwrap();
+        assert_eq!((p.leader, p.leader_epoch), (Some(1), 5));
+        assert_eq!(
+            (p.replicas.as_slice(), p.isr.as_slice()),
+            (&[1, 2][..], &[1, 2][..])
+        );
+        assert!(p.error.is_ok());
+        assert!(md.partition("t", 2).is_none());
+    }
+
+    #[test]
+    fn leader_broker_is_the_leaders_address() {
+        let mut md = ClusterMetadata::default();
+        md.handle_metadata_response(&resp(1, 5, 7), Instant::now());
+        assert_eq!(
+            md.leader_broker("t", 1).map(|b| b.addr()),
+            Some("h2:2".into())
+        );
+        assert!(md.leader("t", 9).is_none() && md.broker(3).is_none());
+    }
+
+    #[test]
+    fn ipv6_broker_address_is_bracketed() {
+        let b = BrokerInfo {
+            node_id: 1,
+            host: "::1".into(),
+            port: 9092,
+            rack: None,
+        };
+        assert_eq!(b.addr(), "[::1]:9092");
+    }
+
+    #[test]
+    fn brokers_only_response_keeps_the_cached_topics() {
+        let mut md = ClusterMetadata::default();
+        let now = Instant::now();
+        md.handle_metadata_response(&resp(1, 5, 7), now);
+        let brokers_only = MetadataResponse {
+            topics: vec![],
+            ..resp(1, 5, 7)
+        };
+        md.handle_metadata_response(&brokers_only, now);
+        assert!(md.topic("t").is_some());
+    }
+
+    #[test]
+    fn full_response_drops_the_topics_it_does_not_list() {
+        let mut md = ClusterMetadata::default();
+        let now = Instant::now();
+        let a = topic("a", ErrorCode::None);
+        let b = topic("b", ErrorCode::None);
+        md.handle_metadata_response(&topics(vec![a, b.clone()]), now);
+        md.handle_full_metadata_response(&topics(vec![b]), now);
+        assert!(md.topic("a").is_none() && md.topic("b").is_some());
+    }
+
+    #[test]
+    fn invalidate_asks_for_a_refresh() {
+        let mut md = ClusterMetadata::default();
+        let now = Instant::now();
+        md.handle_metadata_response(&resp(1, 5, 7), now);
+        assert!(!md.needs_refresh(now));
+        md.invalidate();
+        assert!(md.needs_refresh(now));
+    }
+
+    #[test]
+    fn unauthorized_topic_is_refused_and_reported() {
+        let mut md = ClusterMetadata::default();
+        let denied = topic("payroll", ErrorCode::TopicAuthorizationFailed);
+        md.handle_metadata_response(&topics(vec![denied]), Instant::now());
+        assert_eq!(
+            md.refused_topic("payroll"),
+            Some(ErrorCode::TopicAuthorizationFailed)
+        );
+        assert_eq!(md.refused_topic("orders"), None);
+    }
+
+    #[test]
+    fn take_refused_topic_forgets_the_refusal() {
+        let mut md = ClusterMetadata::default();
+        let bad = topic("x", ErrorCode::InvalidTopicException);
+        md.handle_metadata_response(&topics(vec![bad]), Instant::now());
+        assert_eq!(
+            md.take_refused_topic("x"),
+            Some(ErrorCode::InvalidTopicException)
+        );
+        assert_eq!(md.refused_topic("x"), None);
     }
 }

@@ -1,6 +1,14 @@
 //! Lazily (re)connecting links to brokers, keyed by node id, with
 //! exponential reconnect backoff and jitter.
 //!
+//! The pool learns addresses from metadata and dials on first use:
+//! 1. [`ConnectionPool::set_address`] for each broker of a Metadata response
+//!    (an address that changed closes the old connection), then
+//!    [`ConnectionPool::retain`] the brokers still listed;
+//! 2. [`ConnectionPool::connection`] returns the live connection to a node,
+//!    dialling it first if there is none; after a failure it waits out the
+//!    reconnect backoff instead of dialling again.
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), kafka_client::ClusterError> {
 //! use kafka_client::{ConnectionConfig, ConnectionPool, ExponentialBackoff};
@@ -26,16 +34,6 @@ struct LinkState {
 
 /// The link to one broker: at most one live [`Connection`], re-established
 /// on demand after a disconnect, with backoff between failed attempts.
-///
-/// ```no_run
-/// # async fn demo() -> Result<(), kafka_client::ConnError> {
-/// use kafka_client::{BrokerConnection, ConnectionConfig, ExponentialBackoff};
-/// use std::sync::Arc;
-/// let link = BrokerConnection::new(1, "127.0.0.1:9092", Arc::new(ConnectionConfig::default()), ExponentialBackoff::reconnect_default());
-/// let conn = link.get().await?; // dials once; later calls reuse it
-/// assert!(Arc::ptr_eq(&conn, &link.get().await?));
-/// # Ok(()) }
-/// ```
 #[derive(Debug)]
 pub struct BrokerConnection {
     node_id: i32,
@@ -50,13 +48,18 @@ pub struct BrokerConnection {
 
 impl BrokerConnection {
     /// A link to `node_id` at `addr` ("host:port"); nothing is dialled yet.
+    /// [`Self::get`] dials on first use and returns the same connection until
+    /// it closes.
     ///
-    /// ```
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kafka_client::ConnError> {
     /// use kafka_client::{BrokerConnection, ConnectionConfig, ExponentialBackoff};
     /// use std::sync::Arc;
-    /// let b = BrokerConnection::new(1, "127.0.0.1:9092", Arc::new(ConnectionConfig::default()), ExponentialBackoff::default());
-    /// assert_eq!(b.addr(), "127.0.0.1:9092");
-    /// assert!(b.current().is_none());
+    /// let config = Arc::new(ConnectionConfig::default());
+    /// let link = BrokerConnection::new(1, "127.0.0.1:9092", config, ExponentialBackoff::default());
+    /// let conn = link.get().await?; // dials
+    /// assert!(Arc::ptr_eq(&conn, &link.get().await?)); // reuses
+    /// # Ok(()) }
     /// ```
     pub fn new(
         node_id: i32,
@@ -75,36 +78,17 @@ impl BrokerConnection {
     }
 
     /// The broker's node id.
-    ///
-    /// ```
-    /// # use kafka_client::{BrokerConnection, ConnectionConfig, ExponentialBackoff};
-    /// # let link = BrokerConnection::new(3, "broker-3:9092", Default::default(), ExponentialBackoff::default());
-    /// assert_eq!(link.node_id(), 3);
-    /// ```
     pub fn node_id(&self) -> i32 {
         self.node_id
     }
 
     /// The address dialled.
-    ///
-    /// ```
-    /// # use kafka_client::{BrokerConnection, ConnectionConfig, ExponentialBackoff};
-    /// let link = BrokerConnection::new(1, "broker-1:9092", Default::default(), ExponentialBackoff::default());
-    /// assert_eq!(link.addr(), "broker-1:9092");
-    /// ```
     pub fn addr(&self) -> String {
         self.addr.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Changes the address (the broker moved); an open connection to the
     /// old address is closed.
-    ///
-    /// ```
-    /// # use kafka_client::{BrokerConnection, ExponentialBackoff};
-    /// let link = BrokerConnection::new(1, "broker-1:9092", Default::default(), ExponentialBackoff::default());
-    /// link.set_addr("10.0.0.7:9092"); // e.g. from a Metadata response
-    /// assert_eq!(link.addr(), "10.0.0.7:9092");
-    /// ```
     pub fn set_addr(&self, addr: &str) {
         let changed = {
             let mut a = self.addr.lock().unwrap_or_else(|p| p.into_inner());
@@ -121,12 +105,6 @@ impl BrokerConnection {
     }
 
     /// The live connection, if there is one (never dials).
-    ///
-    /// ```
-    /// # use kafka_client::{BrokerConnection, ExponentialBackoff};
-    /// let link = BrokerConnection::new(1, "broker-1:9092", Default::default(), ExponentialBackoff::default());
-    /// assert!(link.current().is_none()); // nothing dialled yet
-    /// ```
     pub fn current(&self) -> Option<Arc<Connection>> {
         let st = self.state.try_lock().ok()?;
         st.conn.as_ref().filter(|c| usable(c)).cloned()
@@ -134,14 +112,6 @@ impl BrokerConnection {
 
     /// Closes the current connection and every lane's, if any; the next
     /// [`Self::get`] (or [`Self::get_lane`]) reconnects.
-    ///
-    /// ```no_run
-    /// # async fn demo(link: &kafka_client::BrokerConnection) -> Result<(), kafka_client::ConnError> {
-    /// let old = link.get().await?;
-    /// link.disconnect();
-    /// assert!(old.is_closed());
-    /// # Ok(()) }
-    /// ```
     pub fn disconnect(&self) {
         close_link(&self.state);
         let lanes: Vec<_> = self.lanes.lock().unwrap_or_else(|p| p.into_inner()).clone();
@@ -151,14 +121,6 @@ impl BrokerConnection {
     }
 
     /// Consecutive failed connection attempts.
-    ///
-    /// ```
-    /// # use kafka_client::{BrokerConnection, ExponentialBackoff};
-    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-    /// let link = BrokerConnection::new(1, "broker-1:9092", Default::default(), ExponentialBackoff::default());
-    /// assert_eq!(link.failures().await, 0);
-    /// # });
-    /// ```
     pub async fn failures(&self) -> u32 {
         self.state.lock().await.failures
     }
@@ -166,15 +128,6 @@ impl BrokerConnection {
     /// The live connection, or a new one once the backoff after earlier
     /// failures has passed. A failed attempt extends the backoff
     /// (`reconnect.backoff.ms` 50 doubling up to `reconnect.backoff.max.ms` 1000, ±20%).
-    ///
-    /// ```no_run
-    /// # async fn demo(link: &kafka_client::BrokerConnection) {
-    /// match link.get().await {
-    ///     Ok(conn) => println!("connected to {}", conn.addr()),
-    ///     Err(e) => eprintln!("{e}; retry in {:?}", link.backoff_remaining().await),
-    /// }
-    /// # }
-    /// ```
     pub async fn get(&self) -> Result<Arc<Connection>, ConnError> {
         self.dial(&mut *self.state.lock().await).await
     }
@@ -186,15 +139,6 @@ impl BrokerConnection {
     /// spreads its partitions over lanes: Kafka reads a connection's next
     /// request only once it has answered the one before, so requests on
     /// separate connections are served side by side.
-    ///
-    /// ```no_run
-    /// # async fn demo(link: &kafka_client::BrokerConnection) -> Result<(), kafka_client::ConnError> {
-    /// let shared = link.get().await?;
-    /// let second = link.get_lane(1).await?;
-    /// assert!(std::sync::Arc::ptr_eq(&shared, &link.get_lane(0).await?));
-    /// assert!(!std::sync::Arc::ptr_eq(&shared, &second));
-    /// # Ok(()) }
-    /// ```
     pub async fn get_lane(&self, lane: usize) -> Result<Arc<Connection>, ConnError> {
         if lane == 0 {
             return self.get().await;
@@ -246,14 +190,6 @@ impl BrokerConnection {
     }
 
     /// Time until the next connection attempt is allowed (zero if now).
-    ///
-    /// ```
-    /// # use kafka_client::{BrokerConnection, ExponentialBackoff};
-    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-    /// let link = BrokerConnection::new(1, "broker-1:9092", Default::default(), ExponentialBackoff::default());
-    /// assert!(link.backoff_remaining().await.is_zero()); // no failure yet
-    /// # });
-    /// ```
     pub async fn backoff_remaining(&self) -> Duration {
         let st = self.state.lock().await;
         st.next_attempt
@@ -277,14 +213,6 @@ fn usable(c: &Connection) -> bool {
 }
 
 /// Broker links by node id.
-///
-/// ```
-/// use kafka_client::{ConnectionPool, ExponentialBackoff};
-/// let pool = ConnectionPool::new(Default::default(), ExponentialBackoff::reconnect_default());
-/// pool.set_address(1, "broker-1:9092");
-/// pool.set_address(2, "broker-2:9092");
-/// assert_eq!(pool.node_ids(), [1, 2]);
-/// ```
 #[derive(Debug)]
 pub struct ConnectionPool {
     config: Arc<ConnectionConfig>,
@@ -293,12 +221,17 @@ pub struct ConnectionPool {
 }
 
 impl ConnectionPool {
-    /// An empty pool.
+    /// An empty pool; every connection it makes uses `config`, and
+    /// `backoff` between failed attempts to the same broker.
     ///
-    /// ```
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kafka_client::ClusterError> {
     /// use kafka_client::{ConnectionConfig, ConnectionPool, ExponentialBackoff};
-    /// let pool = ConnectionPool::new(ConnectionConfig::default(), ExponentialBackoff::reconnect_default());
-    /// assert!(pool.node_ids().is_empty());
+    /// let config = ConnectionConfig { client_id: Some("orders-app".into()), ..Default::default() };
+    /// let pool = ConnectionPool::new(config, ExponentialBackoff::reconnect_default());
+    /// pool.set_address(1, "127.0.0.1:9092"); // from a Metadata response
+    /// let conn = pool.connection(1).await?; // dials node 1 (or reuses its connection)
+    /// # Ok(()) }
     /// ```
     pub fn new(config: ConnectionConfig, backoff: ExponentialBackoff) -> Self {
         Self {
@@ -309,13 +242,6 @@ impl ConnectionPool {
     }
 
     /// The connection settings.
-    ///
-    /// ```
-    /// use kafka_client::{ConnectionConfig, ConnectionPool, ExponentialBackoff};
-    /// let config = ConnectionConfig { client_id: Some("orders-app".into()), ..Default::default() };
-    /// let pool = ConnectionPool::new(config, ExponentialBackoff::reconnect_default());
-    /// assert_eq!(pool.config().client_id.as_deref(), Some("orders-app"));
-    /// ```
     pub fn config(&self) -> &ConnectionConfig {
         &self.config
     }
@@ -325,14 +251,6 @@ impl ConnectionPool {
     }
 
     /// Adds broker `node_id` at `addr`, or updates its address.
-    ///
-    /// ```
-    /// # use kafka_client::{ConnectionPool, ExponentialBackoff};
-    /// # let pool = ConnectionPool::new(Default::default(), ExponentialBackoff::reconnect_default());
-    /// let link = pool.set_address(1, "broker-1:9092");
-    /// pool.set_address(1, "10.0.0.7:9092"); // same link, new address
-    /// assert_eq!(link.addr(), "10.0.0.7:9092");
-    /// ```
     pub fn set_address(&self, node_id: i32, addr: &str) -> Arc<BrokerConnection> {
         let mut map = self.lock();
         if let Some(b) = map.get(&node_id) {
@@ -350,15 +268,6 @@ impl ConnectionPool {
     }
 
     /// Drops (and closes) brokers whose id is not in `node_ids`.
-    ///
-    /// ```
-    /// # use kafka_client::{ConnectionPool, ExponentialBackoff};
-    /// # let pool = ConnectionPool::new(Default::default(), ExponentialBackoff::reconnect_default());
-    /// pool.set_address(1, "broker-1:9092");
-    /// pool.set_address(2, "broker-2:9092");
-    /// pool.retain(&[2]); // broker 1 left the cluster
-    /// assert_eq!(pool.node_ids(), [2]);
-    /// ```
     pub fn retain(&self, node_ids: &[i32]) {
         let removed: Vec<_> = {
             let mut map = self.lock();
@@ -375,27 +284,11 @@ impl ConnectionPool {
     }
 
     /// The link to `node_id`, if known.
-    ///
-    /// ```
-    /// # use kafka_client::{ConnectionPool, ExponentialBackoff};
-    /// # let pool = ConnectionPool::new(Default::default(), ExponentialBackoff::reconnect_default());
-    /// pool.set_address(1, "broker-1:9092");
-    /// assert_eq!(pool.broker(1).unwrap().addr(), "broker-1:9092");
-    /// assert!(pool.broker(2).is_none());
-    /// ```
     pub fn broker(&self, node_id: i32) -> Option<Arc<BrokerConnection>> {
         self.lock().get(&node_id).cloned()
     }
 
     /// Known node ids.
-    ///
-    /// ```
-    /// # use kafka_client::{ConnectionPool, ExponentialBackoff};
-    /// # let pool = ConnectionPool::new(Default::default(), ExponentialBackoff::reconnect_default());
-    /// pool.set_address(2, "broker-2:9092");
-    /// pool.set_address(1, "broker-1:9092");
-    /// assert_eq!(pool.node_ids(), [1, 2]); // sorted
-    /// ```
     pub fn node_ids(&self) -> Vec<i32> {
         let mut v: Vec<i32> = self.lock().keys().copied().collect();
         v.sort_unstable();
@@ -403,15 +296,6 @@ impl ConnectionPool {
     }
 
     /// A live (or new) connection to `node_id`.
-    ///
-    /// ```
-    /// use kafka_client::{ClusterError, ConnectionPool, ExponentialBackoff};
-    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-    /// let pool = ConnectionPool::new(Default::default(), ExponentialBackoff::reconnect_default());
-    /// // A node id the pool has no address for fails without dialling.
-    /// assert!(matches!(pool.connection(7).await, Err(ClusterError::UnknownBroker(7))));
-    /// # });
-    /// ```
     pub async fn connection(&self, node_id: i32) -> Result<Arc<Connection>, ClusterError> {
         let b = self
             .broker(node_id)
@@ -421,14 +305,6 @@ impl ConnectionPool {
 
     /// A live (or new) connection of `lane` to broker `node_id` (see
     /// [`BrokerConnection::get_lane`]; lane 0 is [`Self::connection`]'s).
-    ///
-    /// ```
-    /// use kafka_client::{ClusterError, ConnectionPool, ExponentialBackoff};
-    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-    /// let pool = ConnectionPool::new(Default::default(), ExponentialBackoff::reconnect_default());
-    /// assert!(matches!(pool.connection_lane(7, 1).await, Err(ClusterError::UnknownBroker(7))));
-    /// # });
-    /// ```
     pub async fn connection_lane(
         &self,
         node_id: i32,
@@ -441,13 +317,6 @@ impl ConnectionPool {
     }
 
     /// Any live connection, without dialling.
-    ///
-    /// ```
-    /// # use kafka_client::{ConnectionPool, ExponentialBackoff};
-    /// # let pool = ConnectionPool::new(Default::default(), ExponentialBackoff::reconnect_default());
-    /// pool.set_address(1, "broker-1:9092");
-    /// assert!(pool.any_live().is_none()); // known, but never dialled
-    /// ```
     pub fn any_live(&self) -> Option<(i32, Arc<Connection>)> {
         let brokers: Vec<_> = self.lock().values().cloned().collect();
         brokers
@@ -456,18 +325,107 @@ impl ConnectionPool {
     }
 
     /// Closes every connection.
-    ///
-    /// ```no_run
-    /// # async fn demo(pool: &kafka_client::ConnectionPool) -> Result<(), kafka_client::ClusterError> {
-    /// let conn = pool.connection(1).await?;
-    /// pool.close_all();
-    /// assert!(conn.is_closed());
-    /// # Ok(()) }
-    /// ```
     pub fn close_all(&self) {
         let brokers: Vec<_> = self.lock().values().cloned().collect();
         for b in brokers {
             b.disconnect();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link(node_id: i32, addr: &str) -> BrokerConnection {
+        BrokerConnection::new(
+            node_id,
+            addr,
+            Default::default(),
+            ExponentialBackoff::default(),
+        )
+    }
+
+    fn pool() -> ConnectionPool {
+        ConnectionPool::new(Default::default(), ExponentialBackoff::reconnect_default())
+    }
+
+    #[test]
+    fn new_link_has_its_node_and_address_and_dials_nothing() {
+        let l = link(3, "broker-3:9092");
+        assert_eq!((l.node_id(), l.addr().as_str()), (3, "broker-3:9092"));
+        assert!(l.current().is_none());
+    }
+
+    #[test]
+    fn set_addr_replaces_the_address() {
+        let l = link(1, "broker-1:9092");
+        l.set_addr("10.0.0.7:9092");
+        assert_eq!(l.addr(), "10.0.0.7:9092");
+    }
+
+    #[tokio::test]
+    async fn fresh_link_has_no_failures_and_no_backoff() {
+        let l = link(1, "broker-1:9092");
+        assert_eq!(l.failures().await, 0);
+        assert!(l.backoff_remaining().await.is_zero());
+    }
+
+    #[test]
+    fn pool_keeps_its_connection_config() {
+        let config = ConnectionConfig {
+            client_id: Some("orders-app".into()),
+            ..Default::default()
+        };
+        let p = ConnectionPool::new(config, ExponentialBackoff::reconnect_default());
+        assert_eq!(p.config().client_id.as_deref(), Some("orders-app"));
+    }
+
+    #[test]
+    fn node_ids_are_sorted() {
+        let p = pool();
+        assert!(p.node_ids().is_empty());
+        p.set_address(2, "broker-2:9092");
+        p.set_address(1, "broker-1:9092");
+        assert_eq!(p.node_ids(), [1, 2]);
+    }
+
+    #[test]
+    fn set_address_again_updates_the_same_link() {
+        let p = pool();
+        let l = p.set_address(1, "broker-1:9092");
+        p.set_address(1, "10.0.0.7:9092");
+        assert_eq!(l.addr(), "10.0.0.7:9092");
+        assert!(Arc::ptr_eq(&l, &p.broker(1).unwrap()));
+    }
+
+    #[test]
+    fn retain_drops_the_brokers_not_listed() {
+        let p = pool();
+        p.set_address(1, "broker-1:9092");
+        p.set_address(2, "broker-2:9092");
+        p.retain(&[2]);
+        assert_eq!(p.node_ids(), [2]);
+        assert!(p.broker(1).is_none());
+    }
+
+    #[test]
+    fn known_but_never_dialled_broker_is_not_live() {
+        let p = pool();
+        p.set_address(1, "broker-1:9092");
+        assert!(p.any_live().is_none());
+    }
+
+    #[tokio::test]
+    async fn unknown_node_fails_without_dialling() {
+        let p = pool();
+        assert!(matches!(
+            p.connection(7).await,
+            Err(ClusterError::UnknownBroker(7))
+        ));
+        assert!(matches!(
+            p.connection_lane(7, 1).await,
+            Err(ClusterError::UnknownBroker(7))
+        ));
     }
 }

@@ -1,13 +1,6 @@
 //! A producer's identity on the broker: producer id and epoch.
 
 /// A producer id and epoch; `NONE` is (-1, -1).
-///
-/// ```
-/// use kafka_client::ProducerIdAndEpoch;
-/// let p = ProducerIdAndEpoch { producer_id: 4001, epoch: 3 };
-/// assert!(p.is_valid());
-/// assert_eq!((ProducerIdAndEpoch::NONE.producer_id, ProducerIdAndEpoch::NONE.epoch), (-1, -1));
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ProducerIdAndEpoch {
     /// Producer id.
@@ -23,14 +16,31 @@ impl ProducerIdAndEpoch {
         epoch: -1,
     };
 
-    /// True when a producer id is set.
-    ///
-    /// ```
-    /// use kafka_client::ProducerIdAndEpoch;
-    /// assert!(ProducerIdAndEpoch { producer_id: 0, epoch: 0 }.is_valid());
-    /// assert!(!ProducerIdAndEpoch::NONE.is_valid());
-    /// ```
+    /// True when a producer id is set (0 is a valid id).
     pub fn is_valid(&self) -> bool {
         self.producer_id >= 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn none_is_minus_one_and_invalid() {
+        let none = ProducerIdAndEpoch::NONE;
+        assert_eq!((none.producer_id, none.epoch), (-1, -1));
+        assert!(!none.is_valid());
+    }
+
+    #[test]
+    fn producer_id_zero_is_valid() {
+        assert!(
+            ProducerIdAndEpoch {
+                producer_id: 0,
+                epoch: 0
+            }
+            .is_valid()
+        );
     }
 }

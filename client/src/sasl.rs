@@ -1,13 +1,30 @@
 //! SASL mechanisms (sans-IO): PLAIN and the SCRAM-SHA-256 / SCRAM-SHA-512
 //! client of RFC 5802 / RFC 7677.
 //!
-//! The connection driver runs SaslHandshake then one SaslAuthenticate per
-//! message produced here.
+//! The connection driver authenticates in three steps:
+//! 1. SaslHandshake with the mechanism's name ([`SaslConfig::mechanism_name`]);
+//! 2. one SaslAuthenticate per client message: [`plain_message`] for PLAIN,
+//!    or the messages of a [`ScramClient`] for SCRAM, each answer fed back to it;
+//! 3. for SCRAM, the server's last message verified
+//!    ([`ScramClient::handle_server_final`]): the broker proved it knows the password.
 //!
 //! ```
-//! use kafka_client::sasl::{ScramClient, ScramHash};
-//! let mut c = ScramClient::with_nonce(ScramHash::Sha256, "user", "pencil", "rOprNGfwEbeRWgbNEkqO");
-//! assert_eq!(c.client_first(), b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO");
+//! use kafka_client::sasl::{plain_message, ScramClient, ScramHash};
+//! use kafka_client::{SaslConfig, SaslMechanism};
+//!
+//! let config = SaslConfig::scram_sha512("alice", "alice-secret");
+//! let first_message = match config.mechanism {
+//!     SaslMechanism::Plain => plain_message(&config.username, &config.password),
+//!     SaslMechanism::ScramSha256 | SaslMechanism::ScramSha512 => {
+//!         let hash = if config.mechanism == SaslMechanism::ScramSha256 {
+//!             ScramHash::Sha256
+//!         } else {
+//!             ScramHash::Sha512
+//!         };
+//!         ScramClient::new(hash, &config.username, &config.password).client_first()
+//!     }
+//! };
+//! assert!(first_message.starts_with(b"n,,n=alice,r="));
 //! ```
 
 use base64::Engine as _;
@@ -21,13 +38,6 @@ use std::fmt;
 pub const SCRAM_MIN_ITERATIONS: u32 = 4096;
 
 /// SASL mechanism and credentials for a connection.
-///
-/// ```
-/// use kafka_client::SaslConfig;
-/// let c = SaslConfig::scram_sha512("alice", "secret");
-/// assert_eq!(c.mechanism_name(), "SCRAM-SHA-512");
-/// assert!(!format!("{c:?}").contains("secret"));
-/// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct SaslConfig {
     /// The mechanism.
@@ -50,42 +60,29 @@ impl fmt::Debug for SaslConfig {
 
 impl SaslConfig {
     /// SASL/PLAIN.
-    ///
-    /// ```
-    /// use kafka_client::{SaslConfig, SaslMechanism};
-    /// let c = SaslConfig::plain("alice", "alice-secret");
-    /// assert_eq!((c.mechanism, c.mechanism_name()), (SaslMechanism::Plain, "PLAIN"));
-    /// ```
     pub fn plain(username: impl Into<String>, password: impl Into<String>) -> Self {
         Self::new(SaslMechanism::Plain, username, password)
     }
 
     /// SCRAM-SHA-256.
-    ///
-    /// ```
-    /// use kafka_client::SaslConfig;
-    /// assert_eq!(SaslConfig::scram_sha256("alice", "alice-secret").mechanism_name(), "SCRAM-SHA-256");
-    /// ```
     pub fn scram_sha256(username: impl Into<String>, password: impl Into<String>) -> Self {
         Self::new(SaslMechanism::ScramSha256, username, password)
     }
 
     /// SCRAM-SHA-512.
-    ///
-    /// ```
-    /// use kafka_client::SaslConfig;
-    /// assert_eq!(SaslConfig::scram_sha512("alice", "alice-secret").mechanism_name(), "SCRAM-SHA-512");
-    /// ```
     pub fn scram_sha512(username: impl Into<String>, password: impl Into<String>) -> Self {
         Self::new(SaslMechanism::ScramSha512, username, password)
     }
 
-    /// Any mechanism.
+    /// Any mechanism: the form for a mechanism chosen at run time (the
+    /// shortcuts [`plain`](Self::plain), [`scram_sha256`](Self::scram_sha256)
+    /// and [`scram_sha512`](Self::scram_sha512) name theirs).
     ///
     /// ```
     /// use kafka_client::{SaslConfig, SaslMechanism};
-    /// let c = SaslConfig::new(SaslMechanism::ScramSha512, "alice", "alice-secret");
-    /// assert_eq!(c, SaslConfig::scram_sha512("alice", "alice-secret"));
+    /// let config = SaslConfig::new(SaslMechanism::ScramSha256, "alice", "alice-secret");
+    /// // The password never reaches a log through `Debug`.
+    /// assert!(!format!("{config:?}").contains("alice-secret"));
     /// ```
     pub fn new(
         mechanism: SaslMechanism,
@@ -100,11 +97,6 @@ impl SaslConfig {
     }
 
     /// The mechanism's Kafka name.
-    ///
-    /// ```
-    /// use kafka_client::SaslConfig;
-    /// assert_eq!(SaslConfig::plain("alice", "alice-secret").mechanism_name(), "PLAIN");
-    /// ```
     pub fn mechanism_name(&self) -> &'static str {
         self.mechanism.name()
     }
@@ -112,18 +104,9 @@ impl SaslConfig {
 
 /// A SASL mechanism this client implements (defined once in the protocol
 /// crate, so that the test harness enables the same mechanisms on a broker).
-///
-/// ```
-/// use kafka_client::sasl::SaslMechanism;
-/// assert_eq!(SaslMechanism::ScramSha256.name(), "SCRAM-SHA-256");
-/// ```
 pub use kafka_proto::messages::SaslMechanism;
 
 /// The SASL/PLAIN message: `authzid NUL authcid NUL passwd` with an empty authzid.
-///
-/// ```
-/// assert_eq!(kafka_client::sasl::plain_message("u", "p"), b"\0u\0p");
-/// ```
 pub fn plain_message(username: &str, password: &str) -> Vec<u8> {
     let mut v = Vec::with_capacity(username.len() + password.len() + 2);
     v.push(0);
@@ -134,12 +117,6 @@ pub fn plain_message(username: &str, password: &str) -> Vec<u8> {
 }
 
 /// The hash function of a SCRAM mechanism.
-///
-/// ```
-/// use kafka_client::sasl::{ScramClient, ScramHash};
-/// let mut c = ScramClient::with_nonce(ScramHash::Sha512, "alice", "alice-secret", "fyko+d2lbbFgONRv9qkxdawL");
-/// assert_eq!(c.client_first(), b"n,,n=alice,r=fyko+d2lbbFgONRv9qkxdawL");
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ScramHash {
     /// SHA-256.
@@ -185,15 +162,6 @@ impl ScramHash {
 
 /// A SCRAM protocol failure on the client side (bad server message, nonce or
 /// signature), or a server-reported `e=` error.
-///
-/// ```
-/// use kafka_client::sasl::{ScramClient, ScramHash};
-/// let mut c = ScramClient::with_nonce(ScramHash::Sha256, "user", "pencil", "rOprNGfwEbeRWgbNEkqO");
-/// c.client_first();
-/// // The server must extend the client nonce.
-/// let err = c.handle_server_first(b"r=someone-else,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096").unwrap_err();
-/// assert_eq!(err.to_string(), "SCRAM: server nonce does not extend the client nonce");
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("SCRAM: {0}")]
 pub struct ScramError(pub String);
@@ -208,13 +176,16 @@ enum ScramState {
 
 /// A SCRAM client (RFC 5802) without channel binding (`n,,`), as Kafka uses it.
 ///
-/// Drive it with [`Self::client_first`], [`Self::handle_server_first`] (returns
-/// the client-final message) and [`Self::handle_server_final`] (verifies the
-/// server signature).
+/// One conversation, each message the payload of one SaslAuthenticate:
+/// 1. [`Self::client_first`]: send it;
+/// 2. [`Self::handle_server_first`] with the answer: returns the
+///    client-final message (with the proof), send it;
+/// 3. [`Self::handle_server_final`] with the answer: verifies the server
+///    signature; then [`Self::is_done`].
 ///
 /// ```
 /// use kafka_client::sasl::{ScramClient, ScramHash};
-/// // RFC 7677 section 3.
+/// // The test vector of RFC 7677 section 3.
 /// let mut c = ScramClient::with_nonce(ScramHash::Sha256, "user", "pencil", "rOprNGfwEbeRWgbNEkqO");
 /// c.client_first();
 /// let fin = c.handle_server_first(b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096").unwrap();
@@ -246,13 +217,14 @@ fn escape_saslname(name: &str) -> String {
 }
 
 impl ScramClient {
-    /// A client with a fresh random nonce (24 random bytes, base64).
+    /// A client with a fresh random nonce (24 random bytes, base64). One
+    /// client runs one conversation; see the type's example for the steps.
     ///
     /// ```
     /// use kafka_client::sasl::{ScramClient, ScramHash};
     /// let mut c = ScramClient::new(ScramHash::Sha256, "alice", "alice-secret");
-    /// let first = String::from_utf8(c.client_first()).unwrap();
-    /// assert!(first.starts_with("n,,n=alice,r=") && first.len() > "n,,n=alice,r=".len());
+    /// let first = c.client_first(); // the first SaslAuthenticate's bytes
+    /// assert!(first.starts_with(b"n,,n=alice,r="));
     /// ```
     pub fn new(hash: ScramHash, username: &str, password: &str) -> Self {
         let mut raw = [0u8; 24];
@@ -262,12 +234,6 @@ impl ScramClient {
 
     /// A client with a given nonce (for test vectors). The nonce must be
     /// printable ASCII without `,`.
-    ///
-    /// ```
-    /// use kafka_client::sasl::{ScramClient, ScramHash};
-    /// let mut c = ScramClient::with_nonce(ScramHash::Sha256, "user", "pencil", "rOprNGfwEbeRWgbNEkqO");
-    /// assert_eq!(c.client_first(), b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO"); // RFC 7677 section 3
-    /// ```
     pub fn with_nonce(hash: ScramHash, username: &str, password: &str, nonce: &str) -> Self {
         Self {
             hash,
@@ -280,13 +246,6 @@ impl ScramClient {
     }
 
     /// The client-first message `n,,n=USER,r=NONCE`.
-    ///
-    /// ```
-    /// use kafka_client::sasl::{ScramClient, ScramHash};
-    /// // `=` and `,` in the user name are escaped.
-    /// let mut c = ScramClient::with_nonce(ScramHash::Sha256, "team=a,b", "pw", "nonce");
-    /// assert_eq!(c.client_first(), b"n,,n=team=3Da=2Cb,r=nonce");
-    /// ```
     pub fn client_first(&mut self) -> Vec<u8> {
         self.client_first_bare = format!("n={},r={}", escape_saslname(&self.username), self.nonce);
         self.state = ScramState::SentFirst;
@@ -295,15 +254,6 @@ impl ScramClient {
 
     /// Parses server-first (`r=...,s=...,i=...`), checks the nonce and the
     /// iteration count, and returns client-final with the proof.
-    ///
-    /// ```
-    /// use kafka_client::sasl::{ScramClient, ScramHash};
-    /// let mut c = ScramClient::with_nonce(ScramHash::Sha256, "user", "pencil", "rOprNGfwEbeRWgbNEkqO");
-    /// c.client_first();
-    /// // Fewer than 4096 iterations are refused (RFC 7677).
-    /// let weak = c.handle_server_first(b"r=rOprNGfwEbeRWgbNEkqOxyz,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=1000");
-    /// assert!(weak.unwrap_err().to_string().contains("iteration count 1000"));
-    /// ```
     pub fn handle_server_first(&mut self, msg: &[u8]) -> Result<Vec<u8>, ScramError> {
         if self.state != ScramState::SentFirst {
             return Err(ScramError("server-first received out of order".into()));
@@ -364,14 +314,6 @@ impl ScramClient {
     }
 
     /// Verifies server-final (`v=SIGNATURE`); `e=...` is an error.
-    ///
-    /// ```
-    /// use kafka_client::sasl::{ScramClient, ScramHash};
-    /// let mut c = ScramClient::with_nonce(ScramHash::Sha256, "user", "pencil", "rOprNGfwEbeRWgbNEkqO");
-    /// c.client_first();
-    /// c.handle_server_first(b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096").unwrap();
-    /// assert!(c.handle_server_final(b"e=invalid-proof").is_err()); // the broker refused
-    /// ```
     pub fn handle_server_final(&mut self, msg: &[u8]) -> Result<(), ScramError> {
         let ScramState::SentFinal { server_signature } = &self.state else {
             return Err(ScramError("server-final received out of order".into()));
@@ -397,16 +339,6 @@ impl ScramClient {
     }
 
     /// True once the server signature has been verified.
-    ///
-    /// ```
-    /// use kafka_client::sasl::{ScramClient, ScramHash};
-    /// let mut c = ScramClient::with_nonce(ScramHash::Sha256, "user", "pencil", "rOprNGfwEbeRWgbNEkqO");
-    /// c.client_first();
-    /// c.handle_server_first(b"r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096").unwrap();
-    /// assert!(!c.is_done());
-    /// c.handle_server_final(b"v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=").unwrap();
-    /// assert!(c.is_done());
-    /// ```
     pub fn is_done(&self) -> bool {
         self.state == ScramState::Done
     }
@@ -482,5 +414,67 @@ mod tests {
         let b = ScramClient::new(ScramHash::Sha256, "u", "p");
         assert_ne!(a.nonce, b.nonce);
         assert!(!a.nonce.contains(','));
+    }
+
+    #[test]
+    fn debug_redacts_the_password() {
+        let c = SaslConfig::scram_sha512("alice", "secret");
+        assert!(!format!("{c:?}").contains("secret"));
+    }
+
+    #[test]
+    fn shortcuts_pick_their_mechanism() {
+        let plain = SaslConfig::plain("alice", "pw");
+        assert_eq!(
+            (plain.mechanism, plain.mechanism_name()),
+            (SaslMechanism::Plain, "PLAIN")
+        );
+        assert_eq!(
+            SaslConfig::scram_sha256("a", "p").mechanism_name(),
+            "SCRAM-SHA-256"
+        );
+        assert_eq!(
+            SaslConfig::scram_sha512("a", "p").mechanism_name(),
+            "SCRAM-SHA-512"
+        );
+        assert_eq!(
+            SaslConfig::new(SaslMechanism::ScramSha512, "a", "p"),
+            SaslConfig::scram_sha512("a", "p")
+        );
+    }
+
+    #[test]
+    fn plain_message_is_empty_authzid_then_nul_separated_user_and_password() {
+        assert_eq!(plain_message("u", "p"), b"\0u\0p");
+    }
+
+    #[test]
+    fn random_nonce_client_first_names_the_user() {
+        let mut c = ScramClient::new(ScramHash::Sha256, "alice", "pw");
+        let first = String::from_utf8(c.client_first()).unwrap();
+        assert!(first.starts_with("n,,n=alice,r=") && first.len() > "n,,n=alice,r=".len());
+    }
+
+    #[test]
+    fn server_nonce_not_extending_ours_is_refused_with_its_message() {
+        let mut c = ScramClient::with_nonce(ScramHash::Sha256, "user", "pencil", NONCE);
+        c.client_first();
+        let err = c
+            .handle_server_first(b"r=someone-else,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096")
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "SCRAM: server nonce does not extend the client nonce"
+        );
+    }
+
+    #[test]
+    fn iteration_count_below_4096_is_refused_and_named() {
+        let mut c = ScramClient::with_nonce(ScramHash::Sha256, "user", "pencil", NONCE);
+        c.client_first();
+        let err = c
+            .handle_server_first(b"r=rOprNGfwEbeRWgbNEkqOxyz,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=1000")
+            .unwrap_err();
+        assert!(err.to_string().contains("iteration count 1000"), "{err}");
     }
 }

@@ -6,15 +6,20 @@
 /// name this client does not know (from a newer broker) is kept in
 /// [`TransactionState::Unknown`].
 ///
+/// Deciding what a described transaction's outcome is:
+///
 /// ```
 /// use kafka_client::TransactionState;
-/// let s = TransactionState::parse("PrepareCommit");
-/// assert_eq!(s, TransactionState::PrepareCommit);
-/// assert_eq!(s.to_string(), "PrepareCommit");
-/// assert!(s.is_committing());
-/// let newer = TransactionState::parse("SomethingNew");
-/// assert_eq!(newer, TransactionState::Unknown("SomethingNew".into()));
-/// assert_eq!(newer.as_str(), "SomethingNew");
+/// fn outcome(wire_name: &str) -> &'static str {
+///     match TransactionState::parse(wire_name) {
+///         s if s.is_committing() => "committed",
+///         s if s.is_aborting() => "aborted",
+///         TransactionState::Ongoing => "open",
+///         _ => "none or unknown",
+///     }
+/// }
+/// assert_eq!(outcome("PrepareCommit"), "committed");
+/// assert_eq!(outcome("SomethingNew"), "none or unknown");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum TransactionState {
@@ -41,11 +46,6 @@ pub enum TransactionState {
 
 impl TransactionState {
     /// The state named `name` (the wire string, exact case).
-    ///
-    /// ```
-    /// use kafka_client::TransactionState;
-    /// assert_eq!(TransactionState::parse("Ongoing"), TransactionState::Ongoing);
-    /// ```
     pub fn parse(name: &str) -> Self {
         match name {
             "Empty" => TransactionState::Empty,
@@ -61,11 +61,6 @@ impl TransactionState {
     }
 
     /// The wire name.
-    ///
-    /// ```
-    /// use kafka_client::TransactionState;
-    /// assert_eq!(TransactionState::CompleteAbort.as_str(), "CompleteAbort");
-    /// ```
     pub fn as_str(&self) -> &str {
         match self {
             TransactionState::Empty => "Empty",
@@ -82,12 +77,6 @@ impl TransactionState {
 
     /// True when the coordinator committed or is committing
     /// (`PrepareCommit`, `CompleteCommit`).
-    ///
-    /// ```
-    /// use kafka_client::TransactionState;
-    /// assert!(TransactionState::CompleteCommit.is_committing());
-    /// assert!(!TransactionState::Ongoing.is_committing());
-    /// ```
     pub fn is_committing(&self) -> bool {
         matches!(
             self,
@@ -97,12 +86,6 @@ impl TransactionState {
 
     /// True when the coordinator aborted or is aborting (`PrepareAbort`,
     /// `CompleteAbort`).
-    ///
-    /// ```
-    /// use kafka_client::TransactionState;
-    /// assert!(TransactionState::PrepareAbort.is_aborting());
-    /// assert!(!TransactionState::PrepareEpochFence.is_aborting());
-    /// ```
     pub fn is_aborting(&self) -> bool {
         matches!(
             self,
@@ -114,5 +97,59 @@ impl TransactionState {
 impl std::fmt::Display for TransactionState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KNOWN: [TransactionState; 8] = [
+        TransactionState::Empty,
+        TransactionState::Ongoing,
+        TransactionState::PrepareCommit,
+        TransactionState::PrepareAbort,
+        TransactionState::CompleteCommit,
+        TransactionState::CompleteAbort,
+        TransactionState::Dead,
+        TransactionState::PrepareEpochFence,
+    ];
+
+    #[test]
+    fn every_known_state_round_trips_through_its_wire_name() {
+        for s in KNOWN {
+            assert_eq!(TransactionState::parse(s.as_str()), s);
+            assert_eq!(s.to_string(), s.as_str());
+        }
+        assert_eq!(TransactionState::PrepareCommit.as_str(), "PrepareCommit");
+    }
+
+    #[test]
+    fn unknown_name_is_kept_as_sent() {
+        let newer = TransactionState::parse("SomethingNew");
+        assert_eq!(newer, TransactionState::Unknown("SomethingNew".into()));
+        assert_eq!(newer.as_str(), "SomethingNew");
+    }
+
+    #[test]
+    fn committing_is_prepare_and_complete_commit_only() {
+        for s in KNOWN {
+            let expected = matches!(
+                s,
+                TransactionState::PrepareCommit | TransactionState::CompleteCommit
+            );
+            assert_eq!(s.is_committing(), expected, "{s}");
+        }
+    }
+
+    #[test]
+    fn aborting_is_prepare_and_complete_abort_only() {
+        for s in KNOWN {
+            let expected = matches!(
+                s,
+                TransactionState::PrepareAbort | TransactionState::CompleteAbort
+            );
+            assert_eq!(s.is_aborting(), expected, "{s}");
+        }
     }
 }

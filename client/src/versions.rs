@@ -2,17 +2,33 @@
 //! ApiVersions, which version of each API to use, and the ApiVersions
 //! fallback rule of the Java `NetworkClient`.
 //!
+//! A connection negotiates once, right after connecting:
+//! 1. send ApiVersions at [`API_VERSIONS_MAX`];
+//! 2. decode the answer with [`decode_api_versions_body`] (an old broker
+//!    answers in the v0 layout) and hand it to [`on_api_versions_response`];
+//! 3. on [`ApiVersionsOutcome::Retry`] send again at the lower version, on
+//!    [`ApiVersionsOutcome::Done`] keep the [`BrokerVersions`] and ask it the
+//!    version of every request sent afterwards.
+//!
 //! ```
-//! use kafka_client::versions::BrokerVersions;
-//! use kafka_proto::{messages::{ApiVersion, ApiVersionsResponse}, ApiKey};
-//! let resp = ApiVersionsResponse {
-//!     api_keys: vec![ApiVersion { api_key: 0, min_version: 0, max_version: 13, ..Default::default() }],
-//!     ..Default::default()
+//! use kafka_client::versions::{on_api_versions_response, ApiVersionsOutcome, API_VERSIONS_MAX};
+//! use kafka_proto::messages::{ApiVersion, ApiVersionsResponse, ProduceRequest};
+//! # fn send_api_versions(_version: i16) -> ApiVersionsResponse {
+//! #     ApiVersionsResponse {
+//! #         api_keys: vec![ApiVersion { api_key: 0, min_version: 0, max_version: 13, ..Default::default() }],
+//! #         ..Default::default()
+//! #     }
+//! # }
+//! let mut version = API_VERSIONS_MAX;
+//! let broker = loop {
+//!     match on_api_versions_response(version, &send_api_versions(version)) {
+//!         ApiVersionsOutcome::Done(broker) => break broker,
+//!         ApiVersionsOutcome::Retry(lower) => version = lower,
+//!         ApiVersionsOutcome::Failed(code) => panic!("ApiVersions failed: {code:?}"),
+//!     }
 //! };
-//! let v = BrokerVersions::from_response(&resp, 4);
-//! assert_eq!(v.negotiated_version(ApiKey::Produce), Some(13));
-//! // A 4.x broker advertises Produce min 0 but rejects v0-2 (removed by KIP-896).
-//! assert_eq!(v.broker_range(ApiKey::Produce).unwrap().min, 3);
+//! // The highest Produce version both sides speak (an error if none).
+//! assert_eq!(broker.version_for::<ProduceRequest>().unwrap(), 13);
 //! ```
 
 use kafka_proto::messages::*;
@@ -30,13 +46,6 @@ pub const PRODUCE_MIN_VERSION: i16 = 3;
 
 /// The versions this crate implements for `api` (from `kafka_proto`'s
 /// `Message::VERSIONS`), `None` for APIs it has no codec for.
-///
-/// ```
-/// use kafka_client::versions::client_versions;
-/// use kafka_proto::{ApiKey, VersionRange};
-/// assert_eq!(client_versions(ApiKey::Produce), Some(VersionRange::new(3, 13)));
-/// assert_eq!(client_versions(ApiKey::Heartbeat), Some(VersionRange::new(0, 4)));
-/// ```
 pub fn client_versions(api: ApiKey) -> Option<VersionRange> {
     Some(match api {
         ApiKey::Produce => ProduceRequest::VERSIONS,
@@ -75,13 +84,6 @@ pub fn client_versions(api: ApiKey) -> Option<VersionRange> {
 }
 
 /// The highest version in both ranges, if they overlap.
-///
-/// ```
-/// use kafka_client::versions::highest_common;
-/// use kafka_proto::VersionRange;
-/// assert_eq!(highest_common(VersionRange::new(0, 5), VersionRange::new(2, 9)), Some(5));
-/// assert_eq!(highest_common(VersionRange::new(0, 1), VersionRange::new(2, 9)), None);
-/// ```
 pub fn highest_common(a: VersionRange, b: VersionRange) -> Option<i16> {
     let lo = a.min.max(b.min);
     let hi = a.max.min(b.max);
@@ -90,16 +92,6 @@ pub fn highest_common(a: VersionRange, b: VersionRange) -> Option<i16> {
 
 /// What to do after an ApiVersions response arrived (Java
 /// `NetworkClient.handleApiVersionsResponse`).
-///
-/// ```
-/// use kafka_client::versions::{ApiVersionsOutcome, on_api_versions_response};
-/// use kafka_proto::messages::ApiVersionsResponse;
-/// let ok = ApiVersionsResponse::default();
-/// let ApiVersionsOutcome::Done(v) = on_api_versions_response(4, &ok) else { panic!("error 0 is success") };
-/// assert_eq!(v.api_versions_version(), 4);
-/// let denied = ApiVersionsResponse { error_code: 31, ..Default::default() }; // CLUSTER_AUTHORIZATION_FAILED
-/// assert!(matches!(on_api_versions_response(4, &denied), ApiVersionsOutcome::Failed(_)));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ApiVersionsOutcome {
     /// Success: use these versions.
@@ -113,20 +105,19 @@ pub enum ApiVersionsOutcome {
 /// Decides the next step after sending ApiVersions at `sent_version` and
 /// receiving `resp`. On UNSUPPORTED_VERSION the broker still lists its own
 /// ApiVersions range; retry at its maximum (clamped below what was sent and
-/// into this client's range), else at v0.
+/// into this client's range), else at v0. A failure at v0 is final.
 ///
 /// ```
 /// use kafka_client::versions::{on_api_versions_response, ApiVersionsOutcome};
 /// use kafka_proto::messages::{ApiVersion, ApiVersionsResponse};
-/// let resp = ApiVersionsResponse {
-///     error_code: 35,
+/// // A broker that speaks ApiVersions up to v2 refuses a v4 request...
+/// let refused = ApiVersionsResponse {
+///     error_code: 35, // UNSUPPORTED_VERSION
 ///     api_keys: vec![ApiVersion { api_key: 18, min_version: 0, max_version: 2, ..Default::default() }],
 ///     ..Default::default()
 /// };
-/// assert_eq!(on_api_versions_response(4, &resp), ApiVersionsOutcome::Retry(2));
-/// let empty = ApiVersionsResponse { error_code: 35, ..Default::default() };
-/// assert_eq!(on_api_versions_response(4, &empty), ApiVersionsOutcome::Retry(0));
-/// assert!(matches!(on_api_versions_response(0, &empty), ApiVersionsOutcome::Failed(_)));
+/// // ...and the client asks again at v2.
+/// assert_eq!(on_api_versions_response(4, &refused), ApiVersionsOutcome::Retry(2));
 /// ```
 pub fn on_api_versions_response(
     sent_version: i16,
@@ -154,16 +145,6 @@ pub fn on_api_versions_response(
 /// Decodes an ApiVersions response body (after the v0 header), falling back
 /// to the v0 layout: a broker that does not support the requested version
 /// answers UNSUPPORTED_VERSION in the v0 layout (Java `ApiVersionsResponse.parse`).
-///
-/// ```
-/// use kafka_client::versions::decode_api_versions_body;
-/// use kafka_proto::Message;
-/// use kafka_proto::messages::ApiVersionsResponse;
-/// // A broker too old for v3 answers UNSUPPORTED_VERSION in the v0 layout.
-/// let v0_body = ApiVersionsResponse { error_code: 35, ..Default::default() }.encode_to_vec(0).unwrap();
-/// let resp = decode_api_versions_body(&v0_body, 3).unwrap();
-/// assert_eq!(resp.error_code, 35);
-/// ```
 pub fn decode_api_versions_body(
     body: &[u8],
     version: i16,
@@ -177,20 +158,6 @@ pub fn decode_api_versions_body(
 
 /// The broker's advertised API ranges and features, as negotiated on one
 /// connection.
-///
-/// ```
-/// use kafka_client::versions::BrokerVersions;
-/// use kafka_proto::{messages::{ApiVersionsResponse, FinalizedFeatureKey}, ApiKey};
-/// let resp = ApiVersionsResponse {
-///     finalized_features_epoch: 7,
-///     finalized_features: vec![FinalizedFeatureKey { name: "transaction.version".into(), max_version_level: 2, min_version_level: 2, ..Default::default() }],
-///     ..Default::default()
-/// };
-/// let v = BrokerVersions::from_response(&resp, 4);
-/// assert_eq!(v.transaction_version(), Some(2));
-/// assert_eq!(v.finalized_features_epoch(), 7);
-/// assert_eq!(v.negotiated_version(ApiKey::Metadata), None); // not advertised
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BrokerVersions {
     api_versions_version: i16,
@@ -203,18 +170,6 @@ pub struct BrokerVersions {
 impl BrokerVersions {
     /// Builds from a successful ApiVersions response received at `version`.
     /// The Produce minimum is raised to [`PRODUCE_MIN_VERSION`].
-    ///
-    /// ```
-    /// use kafka_client::versions::BrokerVersions;
-    /// use kafka_proto::ApiKey;
-    /// use kafka_proto::messages::{ApiVersion, ApiVersionsResponse};
-    /// let resp = ApiVersionsResponse {
-    ///     api_keys: vec![ApiVersion { api_key: 0, min_version: 0, max_version: 11, ..Default::default() }],
-    ///     ..Default::default()
-    /// };
-    /// let v = BrokerVersions::from_response(&resp, 3);
-    /// assert_eq!(v.broker_range(ApiKey::Produce).map(|r| (r.min, r.max)), Some((3, 11)));
-    /// ```
     pub fn from_response(resp: &ApiVersionsResponse, version: i16) -> Self {
         let mut ranges = HashMap::new();
         for a in &resp.api_keys {
@@ -247,85 +202,22 @@ impl BrokerVersions {
     }
 
     /// The ApiVersions version that succeeded.
-    ///
-    /// ```
-    /// # use kafka_client::versions::BrokerVersions;
-    /// # use kafka_proto::messages::{ApiVersion, ApiVersionsResponse, FinalizedFeatureKey, SupportedFeatureKey};
-    /// # let resp = ApiVersionsResponse {
-    /// #     api_keys: vec![
-    /// #         ApiVersion { api_key: 0, min_version: 0, max_version: 13, ..Default::default() },
-    /// #         ApiVersion { api_key: 3, min_version: 0, max_version: 12, ..Default::default() },
-    /// #     ],
-    /// #     supported_features: vec![SupportedFeatureKey { name: "transaction.version".into(), min_version: 0, max_version: 2, ..Default::default() }],
-    /// #     finalized_features: vec![FinalizedFeatureKey { name: "transaction.version".into(), min_version_level: 2, max_version_level: 2, ..Default::default() }],
-    /// #     finalized_features_epoch: 42,
-    /// #     ..Default::default()
-    /// # };
-    /// # let v = BrokerVersions::from_response(&resp, 4);
-    /// assert_eq!(v.api_versions_version(), 4);
-    /// ```
     pub fn api_versions_version(&self) -> i16 {
         self.api_versions_version
     }
 
     /// The broker's range for `api` (Produce minimum raised to 3), if advertised.
-    ///
-    /// ```
-    /// # use kafka_client::versions::BrokerVersions;
-    /// # use kafka_proto::messages::{ApiVersion, ApiVersionsResponse, FinalizedFeatureKey, SupportedFeatureKey};
-    /// # let resp = ApiVersionsResponse {
-    /// #     api_keys: vec![
-    /// #         ApiVersion { api_key: 0, min_version: 0, max_version: 13, ..Default::default() },
-    /// #         ApiVersion { api_key: 3, min_version: 0, max_version: 12, ..Default::default() },
-    /// #     ],
-    /// #     supported_features: vec![SupportedFeatureKey { name: "transaction.version".into(), min_version: 0, max_version: 2, ..Default::default() }],
-    /// #     finalized_features: vec![FinalizedFeatureKey { name: "transaction.version".into(), min_version_level: 2, max_version_level: 2, ..Default::default() }],
-    /// #     finalized_features_epoch: 42,
-    /// #     ..Default::default()
-    /// # };
-    /// # let v = BrokerVersions::from_response(&resp, 4);
-    /// use kafka_proto::{ApiKey, VersionRange};
-    /// assert_eq!(v.broker_range(ApiKey::Metadata), Some(VersionRange::new(0, 12)));
-    /// assert_eq!(v.broker_range(ApiKey::Fetch), None); // not advertised
-    /// ```
     pub fn broker_range(&self, api: ApiKey) -> Option<VersionRange> {
         self.ranges.get(&api.code()).copied()
     }
 
     /// The highest version both this client ([`client_versions`]) and the
     /// broker support, `None` if there is none or either side lacks the API.
-    ///
-    /// ```
-    /// # use kafka_client::versions::BrokerVersions;
-    /// # use kafka_proto::messages::{ApiVersion, ApiVersionsResponse, FinalizedFeatureKey, SupportedFeatureKey};
-    /// # let resp = ApiVersionsResponse {
-    /// #     api_keys: vec![
-    /// #         ApiVersion { api_key: 0, min_version: 0, max_version: 13, ..Default::default() },
-    /// #         ApiVersion { api_key: 3, min_version: 0, max_version: 12, ..Default::default() },
-    /// #     ],
-    /// #     supported_features: vec![SupportedFeatureKey { name: "transaction.version".into(), min_version: 0, max_version: 2, ..Default::default() }],
-    /// #     finalized_features: vec![FinalizedFeatureKey { name: "transaction.version".into(), min_version_level: 2, max_version_level: 2, ..Default::default() }],
-    /// #     finalized_features_epoch: 42,
-    /// #     ..Default::default()
-    /// # };
-    /// # let v = BrokerVersions::from_response(&resp, 4);
-    /// use kafka_proto::ApiKey;
-    /// use kafka_client::versions::client_versions;
-    /// let ours = client_versions(ApiKey::Metadata).unwrap().max;
-    /// assert_eq!(v.negotiated_version(ApiKey::Metadata), Some(ours.min(12)));
-    /// assert_eq!(v.negotiated_version(ApiKey::EndTxn), None);
-    /// ```
     pub fn negotiated_version(&self, api: ApiKey) -> Option<i16> {
         highest_common(client_versions(api)?, self.broker_range(api)?)
     }
 
     /// Like [`Self::negotiated_version`] for a message type, with a typed error.
-    ///
-    /// ```
-    /// use kafka_client::versions::BrokerVersions;
-    /// use kafka_proto::messages::ProduceRequest;
-    /// assert!(BrokerVersions::default().version_for::<ProduceRequest>().is_err());
-    /// ```
     pub fn version_for<M: Message>(&self) -> Result<i16, crate::ConnError> {
         let broker = self.broker_range(M::API_KEY);
         broker.and_then(|b| highest_common(M::VERSIONS, b)).ok_or(
@@ -338,93 +230,22 @@ impl BrokerVersions {
     }
 
     /// The finalized `(min, max)` level of feature `name`, if finalized.
-    ///
-    /// ```
-    /// # use kafka_client::versions::BrokerVersions;
-    /// # use kafka_proto::messages::{ApiVersion, ApiVersionsResponse, FinalizedFeatureKey, SupportedFeatureKey};
-    /// # let resp = ApiVersionsResponse {
-    /// #     api_keys: vec![
-    /// #         ApiVersion { api_key: 0, min_version: 0, max_version: 13, ..Default::default() },
-    /// #         ApiVersion { api_key: 3, min_version: 0, max_version: 12, ..Default::default() },
-    /// #     ],
-    /// #     supported_features: vec![SupportedFeatureKey { name: "transaction.version".into(), min_version: 0, max_version: 2, ..Default::default() }],
-    /// #     finalized_features: vec![FinalizedFeatureKey { name: "transaction.version".into(), min_version_level: 2, max_version_level: 2, ..Default::default() }],
-    /// #     finalized_features_epoch: 42,
-    /// #     ..Default::default()
-    /// # };
-    /// # let v = BrokerVersions::from_response(&resp, 4);
-    /// assert_eq!(v.finalized_feature("transaction.version"), Some((2, 2)));
-    /// assert_eq!(v.finalized_feature("group.version"), None);
-    /// ```
     pub fn finalized_feature(&self, name: &str) -> Option<(i16, i16)> {
         self.finalized_features.get(name).copied()
     }
 
     /// The finalized `transaction.version` level (0 or absent: TV0; 2: KIP-890 TV2).
-    ///
-    /// ```
-    /// # use kafka_client::versions::BrokerVersions;
-    /// # use kafka_proto::messages::{ApiVersion, ApiVersionsResponse, FinalizedFeatureKey, SupportedFeatureKey};
-    /// # let resp = ApiVersionsResponse {
-    /// #     api_keys: vec![
-    /// #         ApiVersion { api_key: 0, min_version: 0, max_version: 13, ..Default::default() },
-    /// #         ApiVersion { api_key: 3, min_version: 0, max_version: 12, ..Default::default() },
-    /// #     ],
-    /// #     supported_features: vec![SupportedFeatureKey { name: "transaction.version".into(), min_version: 0, max_version: 2, ..Default::default() }],
-    /// #     finalized_features: vec![FinalizedFeatureKey { name: "transaction.version".into(), min_version_level: 2, max_version_level: 2, ..Default::default() }],
-    /// #     finalized_features_epoch: 42,
-    /// #     ..Default::default()
-    /// # };
-    /// # let v = BrokerVersions::from_response(&resp, 4);
-    /// assert_eq!(v.transaction_version(), Some(2)); // KIP-890 transactions V2
-    /// assert_eq!(BrokerVersions::default().transaction_version(), None);
-    /// ```
     pub fn transaction_version(&self) -> Option<i16> {
         self.finalized_feature("transaction.version")
             .map(|(_, max)| max)
     }
 
     /// The broker's supported range of feature `name`.
-    ///
-    /// ```
-    /// # use kafka_client::versions::BrokerVersions;
-    /// # use kafka_proto::messages::{ApiVersion, ApiVersionsResponse, FinalizedFeatureKey, SupportedFeatureKey};
-    /// # let resp = ApiVersionsResponse {
-    /// #     api_keys: vec![
-    /// #         ApiVersion { api_key: 0, min_version: 0, max_version: 13, ..Default::default() },
-    /// #         ApiVersion { api_key: 3, min_version: 0, max_version: 12, ..Default::default() },
-    /// #     ],
-    /// #     supported_features: vec![SupportedFeatureKey { name: "transaction.version".into(), min_version: 0, max_version: 2, ..Default::default() }],
-    /// #     finalized_features: vec![FinalizedFeatureKey { name: "transaction.version".into(), min_version_level: 2, max_version_level: 2, ..Default::default() }],
-    /// #     finalized_features_epoch: 42,
-    /// #     ..Default::default()
-    /// # };
-    /// # let v = BrokerVersions::from_response(&resp, 4);
-    /// use kafka_proto::VersionRange;
-    /// assert_eq!(v.supported_feature("transaction.version"), Some(VersionRange::new(0, 2)));
-    /// ```
     pub fn supported_feature(&self, name: &str) -> Option<VersionRange> {
         self.supported_features.get(name).copied()
     }
 
     /// The epoch of the finalized features (-1 if unknown).
-    ///
-    /// ```
-    /// # use kafka_client::versions::BrokerVersions;
-    /// # use kafka_proto::messages::{ApiVersion, ApiVersionsResponse, FinalizedFeatureKey, SupportedFeatureKey};
-    /// # let resp = ApiVersionsResponse {
-    /// #     api_keys: vec![
-    /// #         ApiVersion { api_key: 0, min_version: 0, max_version: 13, ..Default::default() },
-    /// #         ApiVersion { api_key: 3, min_version: 0, max_version: 12, ..Default::default() },
-    /// #     ],
-    /// #     supported_features: vec![SupportedFeatureKey { name: "transaction.version".into(), min_version: 0, max_version: 2, ..Default::default() }],
-    /// #     finalized_features: vec![FinalizedFeatureKey { name: "transaction.version".into(), min_version_level: 2, max_version_level: 2, ..Default::default() }],
-    /// #     finalized_features_epoch: 42,
-    /// #     ..Default::default()
-    /// # };
-    /// # let v = BrokerVersions::from_response(&resp, 4);
-    /// assert_eq!(v.finalized_features_epoch(), 42);
-    /// ```
     pub fn finalized_features_epoch(&self) -> i64 {
         self.finalized_features_epoch
     }
@@ -499,5 +320,133 @@ mod tests {
         let bytes = v0.encode_to_vec(0).unwrap();
         let back = decode_api_versions_body(&bytes, 4).unwrap();
         assert_eq!(back, v0);
+    }
+
+    fn with_features() -> BrokerVersions {
+        let r = ApiVersionsResponse {
+            supported_features: vec![SupportedFeatureKey {
+                name: "transaction.version".into(),
+                min_version: 0,
+                max_version: 2,
+                ..Default::default()
+            }],
+            finalized_features: vec![FinalizedFeatureKey {
+                name: "transaction.version".into(),
+                min_version_level: 2,
+                max_version_level: 2,
+                ..Default::default()
+            }],
+            finalized_features_epoch: 42,
+            ..resp(&[(0, 0, 13), (3, 0, 12)])
+        };
+        BrokerVersions::from_response(&r, 4)
+    }
+
+    #[test]
+    fn client_versions_are_the_codecs_ranges_with_produce_from_three() {
+        assert_eq!(
+            client_versions(ApiKey::Produce),
+            Some(VersionRange::new(3, 13))
+        );
+        assert_eq!(
+            client_versions(ApiKey::Heartbeat),
+            Some(VersionRange::new(0, 4))
+        );
+    }
+
+    #[test]
+    fn highest_common_is_the_lower_max_or_none_when_disjoint() {
+        let common = highest_common(VersionRange::new(0, 5), VersionRange::new(2, 9));
+        assert_eq!(common, Some(5));
+        let disjoint = highest_common(VersionRange::new(0, 1), VersionRange::new(2, 9));
+        assert_eq!(disjoint, None);
+    }
+
+    #[test]
+    fn success_is_done_at_the_version_sent() {
+        let ApiVersionsOutcome::Done(v) = on_api_versions_response(4, &resp(&[])) else {
+            panic!("error 0 is success")
+        };
+        assert_eq!(v.api_versions_version(), 4);
+    }
+
+    #[test]
+    fn error_other_than_unsupported_version_fails() {
+        let denied = ApiVersionsResponse {
+            error_code: ErrorCode::ClusterAuthorizationFailed.code(),
+            ..Default::default()
+        };
+        assert!(matches!(
+            on_api_versions_response(4, &denied),
+            ApiVersionsOutcome::Failed(_)
+        ));
+    }
+
+    #[test]
+    fn unsupported_version_without_a_range_retries_at_v0_then_fails() {
+        let empty = ApiVersionsResponse {
+            error_code: 35,
+            ..Default::default()
+        };
+        assert_eq!(
+            on_api_versions_response(4, &empty),
+            ApiVersionsOutcome::Retry(0)
+        );
+        assert!(matches!(
+            on_api_versions_response(0, &empty),
+            ApiVersionsOutcome::Failed(_)
+        ));
+    }
+
+    #[test]
+    fn advertised_produce_min_is_raised_to_three() {
+        let v = BrokerVersions::from_response(&resp(&[(0, 0, 11)]), 3);
+        assert_eq!(
+            v.broker_range(ApiKey::Produce),
+            Some(VersionRange::new(3, 11))
+        );
+    }
+
+    #[test]
+    fn api_not_advertised_has_no_range_and_no_version() {
+        let v = with_features();
+        assert_eq!(
+            v.broker_range(ApiKey::Metadata),
+            Some(VersionRange::new(0, 12))
+        );
+        assert_eq!(v.broker_range(ApiKey::Fetch), None);
+        assert_eq!(v.negotiated_version(ApiKey::EndTxn), None);
+        assert!(
+            BrokerVersions::default()
+                .version_for::<ProduceRequest>()
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn negotiated_version_is_capped_by_the_client() {
+        let ours = client_versions(ApiKey::Metadata).unwrap().max;
+        assert_eq!(
+            with_features().negotiated_version(ApiKey::Metadata),
+            Some(ours.min(12))
+        );
+    }
+
+    #[test]
+    fn features_and_their_epoch_are_kept() {
+        let v = with_features();
+        assert_eq!(v.finalized_feature("transaction.version"), Some((2, 2)));
+        assert_eq!(v.finalized_feature("group.version"), None);
+        assert_eq!(
+            v.supported_feature("transaction.version"),
+            Some(VersionRange::new(0, 2))
+        );
+        assert_eq!(v.finalized_features_epoch(), 42);
+    }
+
+    #[test]
+    fn transaction_version_is_the_finalized_level_or_none() {
+        assert_eq!(with_features().transaction_version(), Some(2));
+        assert_eq!(BrokerVersions::default().transaction_version(), None);
     }
 }

@@ -1,13 +1,6 @@
 //! [`ApiKey`]: the numeric identifier of every Kafka API.
 
 /// A Kafka API key. Keys this crate does not know are kept as [`ApiKey::Unknown`].
-///
-/// ```
-/// use kafka_proto::ApiKey;
-/// assert_eq!(ApiKey::from(22), ApiKey::InitProducerId);
-/// assert_eq!(i16::from(ApiKey::Produce), 0);
-/// assert_eq!(ApiKey::from(999), ApiKey::Unknown(999));
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum ApiKey {
@@ -163,12 +156,6 @@ impl From<ApiKey> for i16 {
 
 impl ApiKey {
     /// The numeric key.
-    ///
-    /// ```
-    /// # use kafka_proto::ApiKey;
-    /// assert_eq!(ApiKey::AddPartitionsToTxn.code(), 24);
-    /// assert_eq!(ApiKey::Unknown(1000).code(), 1000);
-    /// ```
     pub fn code(self) -> i16 {
         i16::from(self)
     }
@@ -184,5 +171,18 @@ mod tests {
             assert_eq!(ApiKey::from(*v), *k);
             assert_eq!(i16::from(*k), *v);
         }
+    }
+
+    #[test]
+    fn unknown_keys_are_kept() {
+        assert_eq!(ApiKey::from(999), ApiKey::Unknown(999));
+        assert_eq!(ApiKey::Unknown(1000).code(), 1000);
+    }
+
+    #[test]
+    fn known_keys_have_their_codes() {
+        assert_eq!(ApiKey::from(22), ApiKey::InitProducerId);
+        assert_eq!(ApiKey::AddPartitionsToTxn.code(), 24);
+        assert_eq!(i16::from(ApiKey::Produce), 0);
     }
 }

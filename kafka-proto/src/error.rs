@@ -9,12 +9,6 @@ use crate::api_key::ApiKey;
 use std::fmt;
 
 /// Why a decode failed, independent of where.
-///
-/// ```
-/// use kafka_proto::{DecodeErrorKind, Message, messages::MetadataRequest};
-/// let err = MetadataRequest::decode(&[0, 0], 12).unwrap_err();
-/// assert!(matches!(err.kind, DecodeErrorKind::Truncated { .. }));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DecodeErrorKind {
@@ -81,12 +75,6 @@ pub enum DecodeErrorKind {
 }
 
 /// A failure to decode bytes received from a peer.
-///
-/// ```
-/// use kafka_proto::{Message, messages::ApiVersionsResponse};
-/// let err = ApiVersionsResponse::decode(&[0, 0], 3).unwrap_err();
-/// assert!(err.to_string().contains("ApiVersions"));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct DecodeError {
     /// The API whose message failed, when known.
@@ -103,10 +91,14 @@ pub struct DecodeError {
 impl DecodeError {
     /// An error at `field` with no API context yet.
     ///
+    /// A reader reports the field; the message's decoder adds the API and
+    /// version on the way out ([`in_api`](Self::in_api)), so the log line
+    /// names all three:
+    ///
     /// ```
-    /// # use kafka_proto::{DecodeError, DecodeErrorKind};
-    /// let e = DecodeError::new("records", DecodeErrorKind::VarintTooLong);
-    /// assert_eq!(e.to_string(), "decoding, field `records`: varint too long");
+    /// use kafka_proto::{ApiKey, DecodeError, DecodeErrorKind};
+    /// let e = DecodeError::new("records", DecodeErrorKind::VarintTooLong).in_api(ApiKey::Fetch, 12);
+    /// assert_eq!(e.to_string(), "decoding Fetch v12, field `records`: varint too long");
     /// ```
     pub fn new(field: &'static str, kind: DecodeErrorKind) -> Self {
         Self {
@@ -118,14 +110,6 @@ impl DecodeError {
     }
 
     /// Adds the API and version if they are not set yet.
-    ///
-    /// ```
-    /// # use kafka_proto::{ApiKey, DecodeError, DecodeErrorKind};
-    /// let e = DecodeError::new("error_code", DecodeErrorKind::InvalidUtf8)
-    ///     .in_api(ApiKey::Produce, 9)
-    ///     .in_api(ApiKey::Fetch, 12); // the first context set is kept
-    /// assert_eq!((e.api, e.version), (Some(ApiKey::Produce), Some(9)));
-    /// ```
     pub fn in_api(mut self, api: ApiKey, version: i16) -> Self {
         self.api.get_or_insert(api);
         self.version.get_or_insert(version);
@@ -145,12 +129,6 @@ impl fmt::Display for DecodeError {
 }
 
 /// Why an encode failed.
-///
-/// ```
-/// use kafka_proto::{EncodeErrorKind, Message, messages::ApiVersionsRequest};
-/// let err = ApiVersionsRequest::default().encode_to_vec(6).unwrap_err();
-/// assert_eq!(err.kind, EncodeErrorKind::UnsupportedVersion);
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum EncodeErrorKind {
@@ -172,16 +150,6 @@ pub enum EncodeErrorKind {
 }
 
 /// A request to encode something the chosen protocol version cannot express.
-///
-/// ```
-/// use kafka_proto::{EncodeErrorKind, Message, messages::ApiVersionsRequest};
-/// let req = ApiVersionsRequest {
-///     client_software_name: "x".into(),
-///     ..Default::default()
-/// };
-/// let err = req.encode_to_vec(0).unwrap_err();
-/// assert_eq!(err.kind, EncodeErrorKind::FieldNotInVersion);
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct EncodeError {
     /// The API being encoded, when known.
@@ -198,10 +166,13 @@ pub struct EncodeError {
 impl EncodeError {
     /// An error at `field` with no API context yet.
     ///
+    /// A writer reports the field; the message's encoder adds the API and
+    /// version on the way out ([`in_api`](Self::in_api)):
+    ///
     /// ```
-    /// # use kafka_proto::{EncodeError, EncodeErrorKind};
-    /// let e = EncodeError::new("topic", EncodeErrorKind::TooLong(40_000));
-    /// assert!(e.to_string().contains("length 40000 too large"));
+    /// use kafka_proto::{ApiKey, EncodeError, EncodeErrorKind};
+    /// let e = EncodeError::new("topic", EncodeErrorKind::TooLong(40_000)).in_api(ApiKey::Metadata, 12);
+    /// assert!(e.to_string().starts_with("encoding Metadata v12, field `topic`: length 40000 too large"));
     /// ```
     pub fn new(field: &'static str, kind: EncodeErrorKind) -> Self {
         Self {
@@ -213,25 +184,11 @@ impl EncodeError {
     }
 
     /// Shorthand for [`EncodeErrorKind::FieldNotInVersion`].
-    ///
-    /// ```
-    /// # use kafka_proto::{EncodeError, EncodeErrorKind};
-    /// assert_eq!(
-    ///     EncodeError::not_in_version("cluster_id").kind,
-    ///     EncodeErrorKind::FieldNotInVersion
-    /// );
-    /// ```
     pub fn not_in_version(field: &'static str) -> Self {
         Self::new(field, EncodeErrorKind::FieldNotInVersion)
     }
 
     /// Adds the API and version if they are not set yet.
-    ///
-    /// ```
-    /// # use kafka_proto::{ApiKey, EncodeError};
-    /// let e = EncodeError::not_in_version("node_id").in_api(ApiKey::ApiVersions, 4);
-    /// assert!(e.to_string().starts_with("encoding ApiVersions v4, field `node_id`:"));
-    /// ```
     pub fn in_api(mut self, api: ApiKey, version: i16) -> Self {
         self.api.get_or_insert(api);
         self.version.get_or_insert(version);
@@ -247,5 +204,76 @@ impl fmt::Display for EncodeError {
             _ => write!(f, "encoding")?,
         }
         write!(f, ", field `{}`: {}", self.field, self.kind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Message;
+    use crate::messages::{ApiVersionsRequest, ApiVersionsResponse, MetadataRequest};
+
+    #[test]
+    fn short_input_is_truncated() {
+        let err = MetadataRequest::decode(&[0, 0], 12).unwrap_err();
+        assert!(matches!(err.kind, DecodeErrorKind::Truncated { .. }));
+    }
+
+    #[test]
+    fn decode_error_names_the_api() {
+        let err = ApiVersionsResponse::decode(&[0, 0], 3).unwrap_err();
+        assert!(err.to_string().contains("ApiVersions"), "{err}");
+    }
+
+    #[test]
+    fn decode_error_without_context_says_decoding_and_the_field() {
+        let e = DecodeError::new("records", DecodeErrorKind::VarintTooLong);
+        assert_eq!(e.to_string(), "decoding, field `records`: varint too long");
+    }
+
+    #[test]
+    fn decode_error_keeps_the_first_api_context() {
+        let e = DecodeError::new("error_code", DecodeErrorKind::InvalidUtf8)
+            .in_api(ApiKey::Produce, 9)
+            .in_api(ApiKey::Fetch, 12);
+        assert_eq!((e.api, e.version), (Some(ApiKey::Produce), Some(9)));
+    }
+
+    #[test]
+    fn version_out_of_range_is_unsupported() {
+        let err = ApiVersionsRequest::default().encode_to_vec(6).unwrap_err();
+        assert_eq!(err.kind, EncodeErrorKind::UnsupportedVersion);
+    }
+
+    #[test]
+    fn non_default_field_missing_from_the_version_is_refused() {
+        let req = ApiVersionsRequest {
+            client_software_name: "x".into(),
+            ..Default::default()
+        };
+        let err = req.encode_to_vec(0).unwrap_err();
+        assert_eq!(err.kind, EncodeErrorKind::FieldNotInVersion);
+    }
+
+    #[test]
+    fn encode_error_message_names_the_length() {
+        let e = EncodeError::new("topic", EncodeErrorKind::TooLong(40_000));
+        assert!(e.to_string().contains("length 40000 too large"), "{e}");
+    }
+
+    #[test]
+    fn not_in_version_is_field_not_in_version() {
+        let e = EncodeError::not_in_version("cluster_id");
+        assert_eq!(e.kind, EncodeErrorKind::FieldNotInVersion);
+    }
+
+    #[test]
+    fn encode_error_with_context_names_api_version_and_field() {
+        let e = EncodeError::not_in_version("node_id").in_api(ApiKey::ApiVersions, 4);
+        assert!(
+            e.to_string()
+                .starts_with("encoding ApiVersions v4, field `node_id`:"),
+            "{e}"
+        );
     }
 }

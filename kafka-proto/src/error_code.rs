@@ -4,29 +4,21 @@
 //! The table follows Apache Kafka's `Errors` enum (4.4). Codes this crate does
 //! not know are preserved as [`ErrorCode::Unknown`].
 //!
+//! A response carries an `i16`; turn it into an [`ErrorCode`] and decide:
+//!
 //! ```
 //! use kafka_proto::{ErrorCode, error_code::TxnHandling};
-//! let e = ErrorCode::from(51);
-//! assert_eq!(e, ErrorCode::ConcurrentTransactions);
-//! assert!(e.is_retriable());
-//! assert_eq!(ErrorCode::ProducerFenced.txn_handling(), TxnHandling::Fatal);
-//! assert_eq!(ErrorCode::from(-42).code(), -42);
+//! let code: i16 = 51; // an EndTxn response's error_code
+//! match ErrorCode::from(code).txn_handling() {
+//!     TxnHandling::Retry => { /* CONCURRENT_TRANSACTIONS: back off, send again */ }
+//!     TxnHandling::Fatal => panic!("the producer must close"),
+//!     other => unimplemented!("{other:?}"),
+//! }
+//! assert!(ErrorCode::from(code).is_retriable());
 //! ```
 
 /// How the Java transactional producer handles an error code by default (the
 /// per-request differences are modelled by the producer crate).
-///
-/// ```
-/// use kafka_proto::{ErrorCode, error_code::TxnHandling};
-/// assert_eq!(
-///     ErrorCode::NotCoordinator.txn_handling(),
-///     TxnHandling::RefreshCoordinatorThenRetry
-/// );
-/// assert_eq!(
-///     ErrorCode::InvalidProducerEpoch.txn_handling(),
-///     TxnHandling::Abortable
-/// );
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TxnHandling {
     /// Retry the same request after a backoff.
@@ -44,12 +36,6 @@ pub enum TxnHandling {
 }
 
 /// A Kafka error code.
-///
-/// ```
-/// use kafka_proto::ErrorCode;
-/// assert_eq!(ErrorCode::from(47), ErrorCode::InvalidProducerEpoch);
-/// assert_eq!(ErrorCode::from(9999), ErrorCode::Unknown(9999));
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorCode {
@@ -1303,12 +1289,6 @@ impl ErrorCode {
     }
 
     /// The numeric code.
-    ///
-    /// ```
-    /// # use kafka_proto::ErrorCode;
-    /// assert_eq!(ErrorCode::TransactionalIdAuthorizationFailed.code(), 53);
-    /// assert_eq!(ErrorCode::Unknown(-7).code(), -7);
-    /// ```
     pub fn code(self) -> i16 {
         match self {
             ErrorCode::Unknown(c) => c,
@@ -1317,64 +1297,26 @@ impl ErrorCode {
     }
 
     /// Kafka's name for the code, e.g. `CONCURRENT_TRANSACTIONS`.
-    ///
-    /// ```
-    /// # use kafka_proto::ErrorCode;
-    /// assert_eq!(ErrorCode::from(51).name(), "CONCURRENT_TRANSACTIONS");
-    /// ```
     pub fn name(self) -> &'static str {
         self.entry().map_or("UNKNOWN_CODE", |e| e.2)
     }
 
     /// True for [`ErrorCode::None`].
-    ///
-    /// ```
-    /// # use kafka_proto::ErrorCode;
-    /// assert!(ErrorCode::from(0).is_ok());
-    /// assert!(!ErrorCode::ProducerFenced.is_ok());
-    /// ```
     pub fn is_ok(self) -> bool {
         self == ErrorCode::None
     }
 
     /// Whether Kafka marks the error retriable (`RetriableException`).
-    ///
-    /// ```
-    /// # use kafka_proto::ErrorCode;
-    /// assert!(ErrorCode::NotLeaderOrFollower.is_retriable());
-    /// assert!(!ErrorCode::TransactionalIdAuthorizationFailed.is_retriable());
-    /// ```
     pub fn is_retriable(self) -> bool {
         self.entry().is_some_and(|e| e.3)
     }
 
     /// The transactional producer's default handling.
-    ///
-    /// ```
-    /// # use kafka_proto::{ErrorCode, error_code::TxnHandling};
-    /// assert_eq!(
-    ///     ErrorCode::ConcurrentTransactions.txn_handling(),
-    ///     TxnHandling::Retry
-    /// );
-    /// assert_eq!(
-    ///     ErrorCode::DuplicateSequenceNumber.txn_handling(),
-    ///     TxnHandling::DuplicateSuccess
-    /// );
-    /// ```
     pub fn txn_handling(self) -> TxnHandling {
         self.entry().map_or(TxnHandling::Unspecified, |e| e.4)
     }
 
     /// `Ok(())` for NONE, else `Err(self)`.
-    ///
-    /// ```
-    /// # use kafka_proto::ErrorCode;
-    /// assert_eq!(ErrorCode::from(0).into_result(), Ok(()));
-    /// assert_eq!(
-    ///     ErrorCode::from(90).into_result(),
-    ///     Err(ErrorCode::ProducerFenced)
-    /// );
-    /// ```
     pub fn into_result(self) -> Result<(), ErrorCode> {
         if self.is_ok() { Ok(()) } else { Err(self) }
     }
@@ -1446,5 +1388,49 @@ mod tests {
         assert_eq!(e, ErrorCode::Unknown(31000));
         assert_eq!(i16::from(e), 31000);
         assert!(!e.is_retriable());
+    }
+
+    #[test]
+    fn unknown_code_keeps_its_number() {
+        assert_eq!(ErrorCode::from(9999), ErrorCode::Unknown(9999));
+        assert_eq!(ErrorCode::Unknown(-7).code(), -7);
+        assert_eq!(ErrorCode::from(-42).code(), -42);
+    }
+
+    #[test]
+    fn known_codes_and_names() {
+        assert_eq!(ErrorCode::from(47), ErrorCode::InvalidProducerEpoch);
+        assert_eq!(ErrorCode::TransactionalIdAuthorizationFailed.code(), 53);
+        assert_eq!(ErrorCode::from(51).name(), "CONCURRENT_TRANSACTIONS");
+    }
+
+    #[test]
+    fn only_zero_is_ok_and_into_result_maps_it() {
+        assert!(ErrorCode::from(0).is_ok());
+        assert!(!ErrorCode::ProducerFenced.is_ok());
+        assert_eq!(ErrorCode::from(0).into_result(), Ok(()));
+        assert_eq!(
+            ErrorCode::from(90).into_result(),
+            Err(ErrorCode::ProducerFenced)
+        );
+    }
+
+    #[test]
+    fn retriable_classification_examples() {
+        assert!(ErrorCode::NotLeaderOrFollower.is_retriable());
+        assert!(!ErrorCode::TransactionalIdAuthorizationFailed.is_retriable());
+    }
+
+    #[test]
+    fn txn_handling_examples() {
+        assert_eq!(
+            ErrorCode::ConcurrentTransactions.txn_handling(),
+            TxnHandling::Retry
+        );
+        assert_eq!(
+            ErrorCode::InvalidProducerEpoch.txn_handling(),
+            TxnHandling::Abortable
+        );
+        assert_eq!(ErrorCode::ProducerFenced.txn_handling(), TxnHandling::Fatal);
     }
 }

@@ -12,17 +12,6 @@ use crate::primitives::{Reader, TaggedFields, put_nullable_string, put_unknown_t
 use bytes::BufMut;
 
 /// A request header (v1 or v2).
-///
-/// ```
-/// use kafka_proto::{ApiKey, RequestHeader};
-/// let h = RequestHeader::new(ApiKey::Metadata, 12, 7, Some("app"));
-/// let mut buf = Vec::new();
-/// h.encode(&mut buf, 2).unwrap();
-/// assert_eq!(
-///     RequestHeader::decode(&mut kafka_proto::primitives::Reader::new(&buf), 2).unwrap(),
-///     h
-/// );
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestHeader {
     /// The API key of this request.
@@ -38,15 +27,18 @@ pub struct RequestHeader {
 }
 
 impl RequestHeader {
-    /// A header for `api` at `version`.
+    /// A header for `api` at `version`. Its own version follows from whether
+    /// that API version is flexible ([`request_header_version`]); the frame
+    /// writer in [`crate::frame`] does this for every request.
     ///
     /// ```
-    /// # use kafka_proto::{ApiKey, RequestHeader};
-    /// let h = RequestHeader::new(ApiKey::InitProducerId, 5, 1, Some("producer-1"));
-    /// assert_eq!(
-    ///     (h.request_api_key, h.client_id.as_deref()),
-    ///     (22, Some("producer-1"))
-    /// );
+    /// use kafka_proto::header::request_header_version;
+    /// use kafka_proto::{ApiKey, Message, RequestHeader, messages::MetadataRequest};
+    /// let header = RequestHeader::new(ApiKey::Metadata, 12, 7, Some("orders-app"));
+    /// let mut frame = Vec::new();
+    /// header.encode(&mut frame, request_header_version(MetadataRequest::is_flexible(12)))?;
+    /// MetadataRequest::default().encode(&mut frame, 12)?;
+    /// # Ok::<(), kafka_proto::EncodeError>(())
     /// ```
     pub fn new(api: ApiKey, version: i16, correlation_id: i32, client_id: Option<&str>) -> Self {
         Self {
@@ -59,15 +51,6 @@ impl RequestHeader {
     }
 
     /// Writes the header in `header_version` (1 or 2).
-    ///
-    /// ```
-    /// # use kafka_proto::{ApiKey, RequestHeader};
-    /// let mut v1 = Vec::new();
-    /// RequestHeader::new(ApiKey::Produce, 8, 1, None)
-    ///     .encode(&mut v1, 1)
-    ///     .unwrap();
-    /// assert_eq!(v1, [0, 0, 0, 8, 0, 0, 0, 1, 0xff, 0xff]);
-    /// ```
     pub fn encode(&self, buf: &mut impl BufMut, header_version: i16) -> Result<(), EncodeError> {
         buf.put_i16(self.request_api_key);
         buf.put_i16(self.request_api_version);
@@ -82,20 +65,6 @@ impl RequestHeader {
     }
 
     /// Reads a header in `header_version` (1 or 2).
-    ///
-    /// ```
-    /// # use kafka_proto::{primitives::Reader, RequestHeader};
-    /// let bytes = [0, 3, 0, 12, 0, 0, 0, 9, 0, 1, b'c', 0];
-    /// let h = RequestHeader::decode(&mut Reader::new(&bytes), 2).unwrap();
-    /// assert_eq!(
-    ///     (
-    ///         h.request_api_version,
-    ///         h.correlation_id,
-    ///         h.client_id.as_deref()
-    ///     ),
-    ///     (12, 9, Some("c"))
-    /// );
-    /// ```
     pub fn decode(r: &mut Reader<'_>, header_version: i16) -> Result<Self, DecodeError> {
         if !(1..=2).contains(&header_version) {
             return Err(DecodeError::new(
@@ -123,20 +92,6 @@ impl RequestHeader {
 }
 
 /// A response header (v0 or v1).
-///
-/// ```
-/// use kafka_proto::{ResponseHeader, primitives::Reader};
-/// let h = ResponseHeader {
-///     correlation_id: 7,
-///     ..Default::default()
-/// };
-/// let mut buf = Vec::new();
-/// h.encode(&mut buf, 1).unwrap();
-/// assert_eq!(
-///     ResponseHeader::decode(&mut Reader::new(&buf), 1).unwrap(),
-///     h
-/// );
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResponseHeader {
     /// The correlation id of the request this answers.
@@ -147,18 +102,6 @@ pub struct ResponseHeader {
 
 impl ResponseHeader {
     /// Writes the header in `header_version` (0 or 1).
-    ///
-    /// ```
-    /// # use kafka_proto::ResponseHeader;
-    /// let mut v0 = Vec::new();
-    /// ResponseHeader {
-    ///     correlation_id: 1,
-    ///     ..Default::default()
-    /// }
-    /// .encode(&mut v0, 0)
-    /// .unwrap();
-    /// assert_eq!(v0, [0, 0, 0, 1]);
-    /// ```
     pub fn encode(&self, buf: &mut impl BufMut, header_version: i16) -> Result<(), EncodeError> {
         buf.put_i32(self.correlation_id);
         if header_version >= 1 {
@@ -170,12 +113,6 @@ impl ResponseHeader {
     }
 
     /// Reads a header in `header_version` (0 or 1).
-    ///
-    /// ```
-    /// # use kafka_proto::{primitives::Reader, ResponseHeader};
-    /// let h = ResponseHeader::decode(&mut Reader::new(&[0, 0, 0, 5, 0]), 1).unwrap();
-    /// assert_eq!(h.correlation_id, 5);
-    /// ```
     pub fn decode(r: &mut Reader<'_>, header_version: i16) -> Result<Self, DecodeError> {
         let correlation_id = r.i32("correlation_id")?;
         let unknown_tagged_fields = if header_version >= 1 {
@@ -191,27 +128,107 @@ impl ResponseHeader {
 }
 
 /// The request header version: 2 for a flexible API version, else 1.
-///
-/// ```
-/// use kafka_proto::{Message, header::request_header_version, messages::MetadataRequest};
-/// assert_eq!(request_header_version(MetadataRequest::is_flexible(12)), 2);
-/// assert_eq!(request_header_version(MetadataRequest::is_flexible(8)), 1);
-/// ```
 pub fn request_header_version(flexible: bool) -> i16 {
     if flexible { 2 } else { 1 }
 }
 
 /// The response header version for `api` at a version that is `flexible` or not.
-///
-/// ```
-/// use kafka_proto::{ApiKey, header::response_header_version};
-/// assert_eq!(response_header_version(ApiKey::ApiVersions, true), 0);
-/// assert_eq!(response_header_version(ApiKey::Metadata, true), 1);
-/// ```
 pub fn response_header_version(api: ApiKey, flexible: bool) -> i16 {
     if flexible && api != ApiKey::ApiVersions {
         1
     } else {
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Message;
+    use crate::messages::MetadataRequest;
+
+    #[test]
+    fn request_header_v2_round_trips() {
+        let h = RequestHeader::new(ApiKey::Metadata, 12, 7, Some("app"));
+        let mut buf = Vec::new();
+        h.encode(&mut buf, 2).unwrap();
+        assert_eq!(RequestHeader::decode(&mut Reader::new(&buf), 2).unwrap(), h);
+    }
+
+    #[test]
+    fn new_takes_the_api_code_and_client_id() {
+        let h = RequestHeader::new(ApiKey::InitProducerId, 5, 1, Some("producer-1"));
+        assert_eq!(
+            (h.request_api_key, h.client_id.as_deref()),
+            (22, Some("producer-1"))
+        );
+    }
+
+    #[test]
+    fn request_header_v1_null_client_id_bytes() {
+        let mut v1 = Vec::new();
+        RequestHeader::new(ApiKey::Produce, 8, 1, None)
+            .encode(&mut v1, 1)
+            .unwrap();
+        assert_eq!(v1, [0, 0, 0, 8, 0, 0, 0, 1, 0xff, 0xff]);
+    }
+
+    #[test]
+    fn request_header_v2_keeps_a_non_compact_client_id() {
+        let bytes = [0, 3, 0, 12, 0, 0, 0, 9, 0, 1, b'c', 0];
+        let h = RequestHeader::decode(&mut Reader::new(&bytes), 2).unwrap();
+        assert_eq!(
+            (
+                h.request_api_version,
+                h.correlation_id,
+                h.client_id.as_deref()
+            ),
+            (12, 9, Some("c"))
+        );
+    }
+
+    #[test]
+    fn response_header_v1_round_trips() {
+        let h = ResponseHeader {
+            correlation_id: 7,
+            ..Default::default()
+        };
+        let mut buf = Vec::new();
+        h.encode(&mut buf, 1).unwrap();
+        assert_eq!(
+            ResponseHeader::decode(&mut Reader::new(&buf), 1).unwrap(),
+            h
+        );
+    }
+
+    #[test]
+    fn response_header_v0_is_the_correlation_id_only() {
+        let mut v0 = Vec::new();
+        ResponseHeader {
+            correlation_id: 1,
+            ..Default::default()
+        }
+        .encode(&mut v0, 0)
+        .unwrap();
+        assert_eq!(v0, [0, 0, 0, 1]);
+    }
+
+    #[test]
+    fn response_header_v1_reads_the_tag_section() {
+        let h = ResponseHeader::decode(&mut Reader::new(&[0, 0, 0, 5, 0]), 1).unwrap();
+        assert_eq!(h.correlation_id, 5);
+    }
+
+    #[test]
+    fn flexible_requests_use_header_v2() {
+        assert_eq!(request_header_version(MetadataRequest::is_flexible(12)), 2);
+        assert_eq!(request_header_version(MetadataRequest::is_flexible(8)), 1);
+    }
+
+    #[test]
+    fn api_versions_response_header_is_always_v0() {
+        assert_eq!(response_header_version(ApiKey::ApiVersions, true), 0);
+        assert_eq!(response_header_version(ApiKey::Metadata, true), 1);
+        assert_eq!(response_header_version(ApiKey::Metadata, false), 0);
     }
 }

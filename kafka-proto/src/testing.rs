@@ -2,6 +2,17 @@
 //! from the message's table, see the crate's `describe` module) and the
 //! round-trip check every message × version runs. Enabled in tests and with the
 //! `arbitrary` feature (used by fuzz targets and the differential tests).
+//!
+//! Every message module's tests run both checks over every version of its
+//! request and response:
+//!
+//! ```
+//! use kafka_proto::messages::{EndTxnRequest, EndTxnResponse};
+//! use kafka_proto::testing::{round_trip_all_versions, truncations_fail_cleanly};
+//! round_trip_all_versions::<EndTxnRequest>(16); // decode(encode(m)) == m, bytes stable
+//! round_trip_all_versions::<EndTxnResponse>(16);
+//! truncations_fail_cleanly::<EndTxnRequest>(8); // a cut never panics; a trailing byte fails
+//! ```
 
 use crate::Message;
 use crate::primitives::TaggedFields;
@@ -27,36 +38,10 @@ use proptest::prelude::*;
 /// ```
 pub trait VersionedArbitrary: Message {
     /// A strategy for values encodable at `version`.
-    ///
-    /// ```
-    /// # use kafka_proto::{messages::ApiVersionsRequest, testing::VersionedArbitrary};
-    /// # use proptest::{strategy::{Strategy, ValueTree}, test_runner::TestRunner};
-    /// let mut runner = TestRunner::deterministic();
-    /// let req = ApiVersionsRequest::arbitrary(2)
-    ///     .new_tree(&mut runner)
-    ///     .unwrap()
-    ///     .current();
-    /// assert_eq!(req.client_software_name, "", "v2 cannot carry the name");
-    /// ```
     fn arbitrary(version: i16) -> BoxedStrategy<Self>;
 }
 
 /// Unknown tagged fields (tags 16 and up, ascending) when `flexible`, else none.
-///
-/// ```
-/// use kafka_proto::testing::arb_tagged;
-/// # use proptest::{strategy::{Strategy, ValueTree}, test_runner::TestRunner};
-/// let mut runner = TestRunner::deterministic();
-/// let tags = arb_tagged(true).new_tree(&mut runner).unwrap().current();
-/// assert!(tags.windows(2).all(|w| w[0].0 < w[1].0) && tags.iter().all(|(t, _)| *t >= 16));
-/// assert!(
-///     arb_tagged(false)
-///         .new_tree(&mut runner)
-///         .unwrap()
-///         .current()
-///         .is_empty()
-/// );
-/// ```
 pub fn arb_tagged(flexible: bool) -> BoxedStrategy<TaggedFields> {
     if flexible {
         proptest::collection::btree_map(
@@ -73,11 +58,6 @@ pub fn arb_tagged(flexible: bool) -> BoxedStrategy<TaggedFields> {
 
 /// Encodes `m` at `version`, decodes it, checks equality, and checks that the
 /// re-encoding is byte-identical.
-///
-/// ```
-/// use kafka_proto::{messages::InitProducerIdRequest, testing::check_round_trip};
-/// check_round_trip(&InitProducerIdRequest::transactional("orders-0", 60_000), 5).unwrap();
-/// ```
 pub fn check_round_trip<M: Message>(m: &M, version: i16) -> Result<(), TestCaseError> {
     let bytes = m
         .encode_to_vec(version)
@@ -111,11 +91,6 @@ fn persistence(
 }
 
 /// Runs the round trip for every version of `M` with `cases` random values each.
-///
-/// ```
-/// use kafka_proto::{messages::EndTxnRequest, testing::round_trip_all_versions};
-/// round_trip_all_versions::<EndTxnRequest>(16); // panics on the first failing case
-/// ```
 pub fn round_trip_all_versions<M: VersionedArbitrary>(cases: u32) {
     for version in M::VERSIONS.iter() {
         let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
@@ -130,11 +105,6 @@ pub fn round_trip_all_versions<M: VersionedArbitrary>(cases: u32) {
 }
 
 /// Truncating any valid encoding must fail cleanly (never panic).
-///
-/// ```
-/// use kafka_proto::{messages::AddOffsetsToTxnRequest, testing::truncations_fail_cleanly};
-/// truncations_fail_cleanly::<AddOffsetsToTxnRequest>(8);
-/// ```
 pub fn truncations_fail_cleanly<M: VersionedArbitrary>(cases: u32) {
     for version in M::VERSIONS.iter() {
         let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
@@ -157,5 +127,47 @@ pub fn truncations_fail_cleanly<M: VersionedArbitrary>(cases: u32) {
                 Ok(())
             })
             .unwrap_or_else(|e| panic!("{:?} v{version}: {e}", M::API_KEY));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::messages::ApiVersionsRequest;
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+
+    #[test]
+    fn flexible_tags_are_sorted_and_above_the_known_ones() {
+        let mut runner = TestRunner::deterministic();
+        for _ in 0..20 {
+            let tags = arb_tagged(true).new_tree(&mut runner).unwrap().current();
+            assert!(tags.windows(2).all(|w| w[0].0 < w[1].0));
+            assert!(tags.iter().all(|(t, _)| *t >= 16));
+        }
+    }
+
+    #[test]
+    fn non_flexible_versions_get_no_tags() {
+        let mut runner = TestRunner::deterministic();
+        assert!(
+            arb_tagged(false)
+                .new_tree(&mut runner)
+                .unwrap()
+                .current()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn arbitrary_leaves_fields_the_version_lacks_at_their_default() {
+        let mut runner = TestRunner::deterministic();
+        for _ in 0..20 {
+            let req = ApiVersionsRequest::arbitrary(2)
+                .new_tree(&mut runner)
+                .unwrap()
+                .current();
+            assert_eq!(req.client_software_name, "", "v2 cannot carry the name");
+        }
     }
 }

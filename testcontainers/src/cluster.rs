@@ -12,14 +12,28 @@
 //!   ([`KafkaCluster::internal_bootstrap`]); never proxied.
 //! - `CONTROLLER`: `PLAINTEXT`, the KRaft quorum (static voters).
 //!
-//! Readiness is a protocol round trip, never a log grep: ApiVersions (and the
-//! requested `transaction.version` feature level on 4.x), Metadata listing
-//! every running node as a broker, and FindCoordinator for a transactional id
-//! answering without error. On a SASL cluster the CLIENT listener is also
-//! checked with a SaslHandshake + SaslAuthenticate (PLAIN) exchange. On a TLS
-//! cluster the checks run on INTERNAL and CLIENT only has to accept TCP
-//! connections (the harness has no TLS client; the producer's TLS tests are
-//! the end-to-end proof).
+//! Readiness is a protocol round trip, never a log grep. A cluster is ready
+//! when:
+//! 1. ApiVersions answers (and, on 4.x, reports the requested
+//!    `transaction.version` feature level);
+//! 2. Metadata lists every running node as a broker;
+//! 3. FindCoordinator for a transactional id answers without error;
+//! 4. on a SASL cluster, a SaslHandshake + SaslAuthenticate (PLAIN) exchange
+//!    on the CLIENT listener succeeds.
+//!
+//! On a TLS cluster the checks run on INTERNAL, and CLIENT only has to accept
+//! TCP connections (the harness has no TLS client; the producer's TLS tests
+//! are the end-to-end proof).
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! use kafka_testcontainers::{KafkaCluster, SaslConfig};
+//! let cluster = KafkaCluster::builder().sasl(SaslConfig::default()).start().await?;
+//! // `bootstrap.servers` plus `security.protocol` and the SASL credentials:
+//! let mut props = vec![("bootstrap.servers".to_string(), cluster.bootstrap())];
+//! props.extend(cluster.client_properties());
+//! # Ok(()) }
+//! ```
 
 use crate::Result;
 use crate::class_archive::ClassArchive;
@@ -47,31 +61,9 @@ pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(120);
 /// listener's JAAS config) or SCRAM (credentials stored at format time). The
 /// same type as `kafka_client::SaslMechanism`, defined in the protocol
 /// crate, which both depend on.
-///
-/// ```
-/// use kafka_testcontainers::{SaslConfig, SaslMechanism};
-/// assert!(
-///     SaslConfig::default()
-///         .mechanisms()
-///         .contains(&SaslMechanism::ScramSha512)
-/// );
-/// assert_eq!(SaslMechanism::ScramSha256.name(), "SCRAM-SHA-256");
-/// ```
 pub use kafka_proto::messages::SaslMechanism;
 
 /// A SASL user (name and password must not contain `"`, `,`, `=`, `[` or `]`).
-///
-/// ```
-/// use kafka_testcontainers::{SaslConfig, SaslUser};
-/// let sasl = SaslConfig::new().user("bob", "bob-secret");
-/// assert_eq!(
-///     sasl.users[0],
-///     SaslUser {
-///         name: "bob".into(),
-///         password: "bob-secret".into()
-///     }
-/// );
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SaslUser {
     /// User name.
@@ -82,15 +74,6 @@ pub struct SaslUser {
 
 /// SASL settings for the CLIENT listener (`SASL_PLAINTEXT`). Every user can
 /// authenticate with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512.
-///
-/// ```
-/// use kafka_testcontainers::SaslConfig;
-/// let sasl = SaslConfig::default();
-/// assert_eq!(
-///     (sasl.users[0].name.as_str(), sasl.users[0].password.as_str()),
-///     ("alice", "alice-secret")
-/// );
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SaslConfig {
     /// The users; the first one is used for the readiness check.
@@ -107,23 +90,22 @@ impl Default for SaslConfig {
 impl SaslConfig {
     /// No users yet.
     ///
+    /// [`SaslConfig::default`] has one user, `alice`; start from `new` for
+    /// a test that needs other or several principals:
+    ///
     /// ```
-    /// # use kafka_testcontainers::SaslConfig;
-    /// assert!(SaslConfig::new().users.is_empty());
+    /// use kafka_testcontainers::{KafkaCluster, SaslConfig};
+    /// let sasl = SaslConfig::new()
+    ///     .user("producer", "p-secret") // the first user: the readiness check's
+    ///     .user("reader", "r-secret");
+    /// let builder = KafkaCluster::builder().sasl(sasl);
+    /// # let _ = builder;
     /// ```
     pub fn new() -> Self {
         SaslConfig { users: Vec::new() }
     }
 
     /// Adds a user.
-    ///
-    /// ```
-    /// # use kafka_testcontainers::SaslConfig;
-    /// let sasl = SaslConfig::new()
-    ///     .user("producer", "p-secret")
-    ///     .user("reader", "r-secret");
-    /// assert_eq!(sasl.users.len(), 2);
-    /// ```
     pub fn user(mut self, name: impl Into<String>, password: impl Into<String>) -> Self {
         self.users.push(SaslUser {
             name: name.into(),
@@ -133,12 +115,6 @@ impl SaslConfig {
     }
 
     /// The mechanisms enabled on the broker.
-    ///
-    /// ```
-    /// # use kafka_testcontainers::{SaslConfig, SaslMechanism};
-    /// let names = SaslConfig::default().mechanisms().map(SaslMechanism::name);
-    /// assert_eq!(names, ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]);
-    /// ```
     pub fn mechanisms(&self) -> [SaslMechanism; 3] {
         [
             SaslMechanism::Plain,
@@ -149,15 +125,6 @@ impl SaslConfig {
 }
 
 /// Configures and starts a [`KafkaCluster`].
-///
-/// ```
-/// use kafka_testcontainers::{KafkaCluster, KafkaVersion};
-/// let builder = KafkaCluster::builder()
-///     .version(KafkaVersion::V3_9)
-///     .nodes(3)
-///     .broker_config("transaction.max.timeout.ms", "60000");
-/// # let _ = builder;
-/// ```
 #[derive(Debug, Clone)]
 pub struct KafkaClusterBuilder {
     version: KafkaVersion,
@@ -213,12 +180,6 @@ impl Default for KafkaClusterBuilder {
 
 impl KafkaClusterBuilder {
     /// Kafka release (default [`KafkaVersion::V4_4`]).
-    ///
-    /// ```
-    /// # use kafka_testcontainers::{KafkaCluster, KafkaVersion};
-    /// let builder = KafkaCluster::builder().version(KafkaVersion::parse("3.9"));
-    /// # let _ = builder;
-    /// ```
     pub fn version(mut self, version: KafkaVersion) -> Self {
         self.version = version;
         self
@@ -226,12 +187,6 @@ impl KafkaClusterBuilder {
 
     /// Number of combined broker + controller nodes: 1 (replication factors 1)
     /// or 3 (replication factor 3, min ISR 2). Default 1.
-    ///
-    /// ```
-    /// # use kafka_testcontainers::KafkaCluster;
-    /// let three_nodes = KafkaCluster::builder().nodes(3);
-    /// # let _ = three_nodes;
-    /// ```
     pub fn nodes(mut self, nodes: usize) -> Self {
         self.nodes = nodes;
         self
@@ -239,41 +194,18 @@ impl KafkaClusterBuilder {
 
     /// `transaction.version` feature level set at format time (Kafka 4.x:
     /// 1 or 2; 4.4 defaults to 2). Kafka 3.9 only supports 1.
-    ///
-    /// ```
-    /// # use kafka_testcontainers::{KafkaCluster, KafkaVersion};
-    /// // Kafka 4.4 with the pre-KIP-890 transaction protocol.
-    /// let tv1 = KafkaCluster::builder()
-    ///     .version(KafkaVersion::V4_4)
-    ///     .transaction_version(1);
-    /// # let _ = tv1;
-    /// ```
     pub fn transaction_version(mut self, level: i16) -> Self {
         self.transaction_version = Some(level);
         self
     }
 
     /// Adds (or overrides) a broker property on every node.
-    ///
-    /// ```
-    /// # use kafka_testcontainers::KafkaCluster;
-    /// let builder = KafkaCluster::builder()
-    ///     .broker_config("transaction.state.log.num.partitions", "4")
-    ///     .broker_config("log.retention.ms", "-1");
-    /// # let _ = builder;
-    /// ```
     pub fn broker_config(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.broker_config.push((key.into(), value.into()));
         self
     }
 
     /// Makes the CLIENT listener `SASL_PLAINTEXT` with these users.
-    ///
-    /// ```
-    /// # use kafka_testcontainers::{KafkaCluster, SaslConfig};
-    /// let builder = KafkaCluster::builder().sasl(SaslConfig::new().user("alice", "alice-secret"));
-    /// # let _ = builder;
-    /// ```
     pub fn sasl(mut self, sasl: SaslConfig) -> Self {
         self.sasl = Some(sasl);
         self
@@ -282,15 +214,6 @@ impl KafkaClusterBuilder {
     /// Makes the CLIENT listener `SSL` (`SASL_SSL` with [`Self::sasl`]) with
     /// a fresh CA and a broker certificate for `127.0.0.1` / `localhost`
     /// ([`crate::tls::generate`]; needs `openssl`).
-    ///
-    /// ```
-    /// # use kafka_testcontainers::{KafkaCluster, SaslConfig};
-    /// // SASL_SSL on the CLIENT listener.
-    /// let builder = KafkaCluster::builder()
-    ///     .tls(true)
-    ///     .sasl(SaslConfig::default());
-    /// # let _ = builder;
-    /// ```
     pub fn tls(mut self, on: bool) -> Self {
         self.tls = on;
         self
@@ -299,13 +222,6 @@ impl KafkaClusterBuilder {
     /// Requires a client certificate signed by the cluster's CA on the TLS
     /// CLIENT listener (`ssl.client.auth=required`; implies [`Self::tls`]).
     /// [`KafkaCluster::tls_files`] has one.
-    ///
-    /// ```
-    /// # use kafka_testcontainers::KafkaCluster;
-    /// let mtls = KafkaCluster::builder().tls_client_auth(true); // also turns TLS on
-    ///     
-    /// # let _ = mtls;
-    /// ```
     pub fn tls_client_auth(mut self, on: bool) -> Self {
         self.tls_client_auth = on;
         if on {
@@ -316,24 +232,12 @@ impl KafkaClusterBuilder {
 
     /// Puts a fault [`Proxy`] in front of every node's CLIENT listener and
     /// makes the node advertise the proxy's address.
-    ///
-    /// ```
-    /// # use kafka_testcontainers::KafkaCluster;
-    /// let builder = KafkaCluster::builder().nodes(3).with_proxies(true);
-    /// # let _ = builder;
-    /// ```
     pub fn with_proxies(mut self, on: bool) -> Self {
         self.proxies = on;
         self
     }
 
     /// Maximum JVM heap per node, e.g. "512m" (default).
-    ///
-    /// ```
-    /// # use kafka_testcontainers::KafkaCluster;
-    /// let builder = KafkaCluster::builder().heap("1g");
-    /// # let _ = builder;
-    /// ```
     pub fn heap(mut self, heap: impl Into<String>) -> Self {
         self.heap = heap.into();
         self
@@ -341,40 +245,18 @@ impl KafkaClusterBuilder {
 
     /// Faster JVM start (`-XX:TieredStopAtLevel=1`, C1 only) at the cost of
     /// slower steady-state brokers. Default true; turn off for benchmarks.
-    ///
-    /// ```
-    /// # use kafka_testcontainers::KafkaCluster;
-    /// // Steady-state JIT for a benchmark.
-    /// let bench = KafkaCluster::builder().fast_jvm(false).heap("2g");
-    /// # let _ = bench;
-    /// ```
     pub fn fast_jvm(mut self, on: bool) -> Self {
         self.fast_jvm = on;
         self
     }
 
     /// Adds a raw JVM argument for the broker processes.
-    ///
-    /// ```
-    /// # use kafka_testcontainers::KafkaCluster;
-    /// let builder = KafkaCluster::builder().jvm_arg("-XX:+UseSerialGC");
-    /// # let _ = builder;
-    /// ```
     pub fn jvm_arg(mut self, arg: impl Into<String>) -> Self {
         self.jvm_args.push(arg.into());
         self
     }
 
     /// Bound on start and restart readiness (default 120 s).
-    ///
-    /// ```
-    /// # use kafka_testcontainers::KafkaCluster;
-    /// # use std::time::Duration;
-    /// let builder = KafkaCluster::builder()
-    ///     .nodes(3)
-    ///     .startup_timeout(Duration::from_secs(300));
-    /// # let _ = builder;
-    /// ```
     pub fn startup_timeout(mut self, timeout: Duration) -> Self {
         self.startup_timeout = timeout;
         self
@@ -387,7 +269,7 @@ impl KafkaClusterBuilder {
     /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
     /// use kafka_testcontainers::KafkaCluster;
     /// let cluster = KafkaCluster::builder().nodes(3).start().await?;
-    /// assert_eq!(cluster.node_count(), 3);
+    /// // Dropping `cluster` kills every node and removes its files.
     /// # Ok(()) }
     /// ```
     pub async fn start(self) -> Result<KafkaCluster> {
@@ -423,10 +305,12 @@ struct Node {
 /// ```no_run
 /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 /// use kafka_testcontainers::KafkaCluster;
-/// let cluster = KafkaCluster::builder().start().await?;
-/// cluster.create_topic("orders", 3, 1).await?;
+/// let cluster = KafkaCluster::builder().nodes(3).start().await?;
+/// cluster.create_topic("orders", 3, 3).await?;
 /// let bootstrap_servers = cluster.bootstrap(); // e.g. "127.0.0.1:41234"
-///     
+/// // ... run clients against it; crash a node and bring it back:
+/// cluster.kill(1)?; // no controlled shutdown
+/// cluster.restart(1).await?; // data survives; waits until ready
 /// # let _ = bootstrap_servers;
 /// # Ok(()) }
 /// ```
@@ -446,9 +330,17 @@ impl KafkaCluster {
     /// A builder with the defaults (Kafka 4.4, one node, no SASL, no proxies).
     ///
     /// ```
-    /// use kafka_testcontainers::KafkaCluster;
-    /// let builder = KafkaCluster::builder(); // nothing runs until `start`
-    ///     
+    /// use kafka_testcontainers::{KafkaCluster, KafkaVersion, SaslConfig};
+    /// use std::time::Duration;
+    /// let builder = KafkaCluster::builder() // nothing runs until `start`
+    ///     .version(KafkaVersion::V4_4)
+    ///     .transaction_version(1) // the pre-KIP-890 transaction protocol
+    ///     .nodes(3)
+    ///     .broker_config("transaction.state.log.num.partitions", "4")
+    ///     .sasl(SaslConfig::default())
+    ///     .tls(true) // SASL_SSL on the CLIENT listener
+    ///     .with_proxies(true) // faults between clients and brokers
+    ///     .startup_timeout(Duration::from_secs(300));
     /// # let _ = builder;
     /// ```
     pub fn builder() -> KafkaClusterBuilder {
@@ -988,15 +880,6 @@ impl KafkaCluster {
 
     /// Whether tests share this cluster (see [`crate::shared`]); its nodes
     /// cannot be killed, stopped or restarted.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// use kafka_testcontainers::shared::SharedKafka;
-    /// let kafka = SharedKafka::Kafka44Tv2.cluster().await?;
-    /// assert!(kafka.is_shared());
-    /// assert!(kafka.kill(0).is_err());
-    /// # Ok(()) }
-    /// ```
     pub fn is_shared(&self) -> bool {
         self.builder.sharing != Sharing::Private
     }
@@ -1011,14 +894,6 @@ impl KafkaCluster {
     }
 
     /// Whether node `node`'s process is alive.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().start().await?;
-    /// cluster.kill(0)?;
-    /// assert!(!cluster.is_running(0));
-    /// # Ok(()) }
-    /// ```
     pub fn is_running(&self, node: usize) -> bool {
         let Some(n) = self.nodes.get(node) else {
             return false;
@@ -1034,13 +909,6 @@ impl KafkaCluster {
     }
 
     /// The JVM pid of node `node`, if running.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().start().await?;
-    /// assert!(cluster.pid(0).is_some());
-    /// # Ok(()) }
-    /// ```
     pub fn pid(&self, node: usize) -> Option<u32> {
         let n = self.nodes.get(node)?;
         if n.external_pid.is_some() {
@@ -1142,15 +1010,6 @@ impl KafkaCluster {
 
     /// Waits (up to the startup timeout) until every running node passes the
     /// readiness round trip.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().nodes(3).start().await?;
-    /// cluster.kill(2)?;
-    /// cluster.start_node(2)?;
-    /// cluster.wait_until_ready().await?;
-    /// # Ok(()) }
-    /// ```
     pub async fn wait_until_ready(&self) -> Result<()> {
         self.wait_ready(Instant::now() + self.builder.startup_timeout)
             .await
@@ -1158,14 +1017,6 @@ impl KafkaCluster {
 
     /// Client bootstrap list, `127.0.0.1:p1,127.0.0.1:p2,...` (the proxies'
     /// addresses when proxies are enabled).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().start().await?;
-    /// let props = [("bootstrap.servers", cluster.bootstrap())];
-    /// assert!(props[0].1.starts_with("127.0.0.1:"));
-    /// # Ok(()) }
-    /// ```
     pub fn bootstrap(&self) -> String {
         self.broker_addrs()
             .iter()
@@ -1175,13 +1026,6 @@ impl KafkaCluster {
     }
 
     /// Client addresses, one per node (proxies' when enabled).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().nodes(3).with_proxies(true).start().await?;
-    /// assert_eq!(cluster.broker_addrs()[0], cluster.proxy(0).listen_addr());
-    /// # Ok(()) }
-    /// ```
     pub fn broker_addrs(&self) -> Vec<SocketAddr> {
         self.nodes
             .iter()
@@ -1194,13 +1038,6 @@ impl KafkaCluster {
     }
 
     /// Direct CLIENT listener addresses, bypassing any proxy.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().with_proxies(true).start().await?;
-    /// assert_eq!(cluster.direct_broker_addrs()[0], cluster.proxy(0).upstream_addr());
-    /// # Ok(()) }
-    /// ```
     pub fn direct_broker_addrs(&self) -> Vec<SocketAddr> {
         self.nodes
             .iter()
@@ -1210,17 +1047,6 @@ impl KafkaCluster {
 
     /// Bootstrap list of the INTERNAL `PLAINTEXT` listeners (no SASL, no
     /// proxy); what the Java tools use.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().start().await?;
-    /// let args = [
-    ///     "--bootstrap-server".to_string(),
-    ///     cluster.internal_bootstrap(),
-    /// ];
-    /// # let _ = args;
-    /// # Ok(()) }
-    /// ```
     pub fn internal_bootstrap(&self) -> String {
         self.nodes
             .iter()
@@ -1231,13 +1057,6 @@ impl KafkaCluster {
 
     /// The fault proxy in front of node `node`. Panics if the cluster was
     /// built without [`KafkaClusterBuilder::with_proxies`].
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().with_proxies(true).start().await?;
-    /// cluster.proxy(0).reset_connections();
-    /// # Ok(()) }
-    /// ```
     pub fn proxy(&self, node: usize) -> &ProxyHandle {
         self.proxies
             .get(node)
@@ -1252,127 +1071,47 @@ impl KafkaCluster {
     }
 
     /// Number of nodes.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().start().await?;
-    /// assert_eq!(cluster.node_count(), 1);
-    /// # Ok(()) }
-    /// ```
     pub fn node_count(&self) -> usize {
         self.nodes.len()
     }
 
     /// Kafka node id of node index `node` (index + 1).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().start().await?;
-    /// assert_eq!(cluster.node_id(0), 1);
-    /// # Ok(()) }
-    /// ```
     pub fn node_id(&self, node: usize) -> i32 {
         node as i32 + 1
     }
 
     /// The Kafka version running.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().start().await?;
-    /// assert!(cluster.version().is_kafka4());
-    /// # Ok(()) }
-    /// ```
     pub fn version(&self) -> &KafkaVersion {
         &self.builder.version
     }
 
     /// The distribution (jars) in use.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().start().await?;
-    /// let classpath = cluster.distribution().classpath();
-    /// assert!(classpath.ends_with("/libs/*"));
-    /// # Ok(()) }
-    /// ```
     pub fn distribution(&self) -> &Distribution {
         &self.dist
     }
 
     /// The KRaft cluster id.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().start().await?;
-    /// let md = kafka_testcontainers::wire::KafkaConnection::connect(cluster.internal_bootstrap())
-    ///     .await?
-    ///     .metadata_brokers(&cluster.api_versions(0).await?)
-    ///     .await?;
-    /// assert_eq!(md.cluster_id.as_deref(), Some(cluster.cluster_id()));
-    /// # Ok(()) }
-    /// ```
     pub fn cluster_id(&self) -> &str {
         &self.cluster_id
     }
 
     /// The SASL settings, if SASL is on.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// use kafka_testcontainers::{KafkaCluster, SaslConfig};
-    /// let cluster = KafkaCluster::builder()
-    ///     .sasl(SaslConfig::default())
-    ///     .start()
-    ///     .await?;
-    /// let alice = &cluster.sasl().unwrap().users[0];
-    /// assert_eq!(alice.name, "alice");
-    /// # Ok(()) }
-    /// ```
     pub fn sasl(&self) -> Option<&SaslConfig> {
         self.builder.sasl.as_ref()
     }
 
     /// The certificates of a TLS cluster ([`KafkaClusterBuilder::tls`]).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().tls_client_auth(true).start().await?;
-    /// let tls = cluster.tls_files().unwrap();
-    /// assert!(tls.client_key_path.exists());
-    /// # Ok(()) }
-    /// ```
     pub fn tls_files(&self) -> Option<&TlsFiles> {
         self.tls.as_ref()
     }
 
     /// The PEM CA certificate a client must trust, on a TLS cluster.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().tls(true).start().await?;
-    /// assert!(
-    ///     cluster
-    ///         .ca_pem()
-    ///         .unwrap()
-    ///         .starts_with(b"-----BEGIN CERTIFICATE-----")
-    /// );
-    /// # Ok(()) }
-    /// ```
     pub fn ca_pem(&self) -> Option<&[u8]> {
         self.tls.as_ref().map(|t| t.ca_pem.as_slice())
     }
 
     /// Path of [`Self::ca_pem`] (`ssl.truststore.location` with
     /// `ssl.truststore.type=PEM`).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().tls(true).start().await?;
-    /// let truststore = cluster.ca_pem_path().unwrap().display().to_string();
-    /// # let _ = truststore;
-    /// # Ok(()) }
-    /// ```
     pub fn ca_pem_path(&self) -> Option<&Path> {
         self.tls.as_ref().map(|t| t.ca_pem_path.as_path())
     }
@@ -1433,40 +1172,17 @@ impl KafkaCluster {
     }
 
     /// The `transaction.version` requested at format time, if any.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().transaction_version(1).start().await?;
-    /// assert_eq!(cluster.requested_transaction_version(), Some(1));
-    /// # Ok(()) }
-    /// ```
     pub fn requested_transaction_version(&self) -> Option<i16> {
         self.builder.transaction_version
     }
 
     /// The cluster's private directory (configs, data, logs); unique per
     /// cluster and part of every node's command line.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().start().await?;
-    /// assert!(cluster.data_dir().is_dir());
-    /// # Ok(()) }
-    /// ```
     pub fn data_dir(&self) -> &Path {
         self.dir.path()
     }
 
     /// ApiVersions from node `node` (over INTERNAL, so it also works with SASL).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// use kafka_proto::ApiKey;
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().start().await?;
-    /// let versions = cluster.api_versions(0).await?;
-    /// assert!(versions.range_of(ApiKey::InitProducerId).is_some());
-    /// # Ok(()) }
-    /// ```
     pub async fn api_versions(
         &self,
         node: usize,
@@ -1483,26 +1199,11 @@ impl KafkaCluster {
 
     /// Finalized level of feature `name` (e.g. "transaction.version") as
     /// reported by node `node`.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().transaction_version(2).start().await?;
-    /// assert_eq!(cluster.finalized_feature(0, "transaction.version").await?, Some(2));
-    /// # Ok(()) }
-    /// ```
     pub async fn finalized_feature(&self, node: usize, name: &str) -> Result<Option<i16>> {
         Ok(finalized_feature(&self.api_versions(node).await?, name))
     }
 
     /// Kills node `node` with SIGKILL (no clean shutdown) and reaps it.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().nodes(3).start().await?;
-    /// cluster.kill(1)?; // crash the node without a controlled shutdown
-    /// cluster.restart(1).await?;
-    /// # Ok(()) }
-    /// ```
     pub fn kill(&self, node: usize) -> Result<()> {
         self.check_private("kill a node")?;
         let n = self.check_index(node)?;
@@ -1516,14 +1217,6 @@ impl KafkaCluster {
 
     /// Stops node `node` with SIGTERM (controlled shutdown) and waits for it
     /// to exit (SIGKILL after 60 s).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().nodes(3).start().await?;
-    /// cluster.stop(0).await?;
-    /// assert!(!cluster.is_running(0));
-    /// # Ok(()) }
-    /// ```
     pub async fn stop(&self, node: usize) -> Result<()> {
         self.check_private("stop a node")?;
         let n = self.check_index(node)?;
@@ -1542,14 +1235,6 @@ impl KafkaCluster {
 
     /// Starts node `node` again (stopping it first if it is running) with its
     /// data intact, and waits until the cluster is ready.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().start().await?;
-    /// cluster.restart(0).await?; // data survives
-    /// assert!(cluster.is_running(0));
-    /// # Ok(()) }
-    /// ```
     pub async fn restart(&self, node: usize) -> Result<()> {
         self.check_private("restart a node")?;
         self.check_index(node)?;
@@ -1580,13 +1265,6 @@ impl KafkaCluster {
     }
 
     /// Node `node`'s combined stdout/stderr log so far (every start appended).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().start().await?;
-    /// assert!(cluster.logs(0).contains("Kafka Server started"));
-    /// # Ok(()) }
-    /// ```
     pub fn logs(&self, node: usize) -> String {
         self.nodes
             .get(node)
@@ -1596,14 +1274,6 @@ impl KafkaCluster {
     }
 
     /// Path of node `node`'s log file.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().start().await?;
-    /// assert!(cluster.log_path(0).unwrap().is_file());
-    /// assert!(cluster.log_path(5).is_none());
-    /// # Ok(()) }
-    /// ```
     pub fn log_path(&self, node: usize) -> Option<PathBuf> {
         self.nodes.get(node).map(|n| n.log.clone())
     }
@@ -1925,5 +1595,31 @@ mod tests {
     fn tail_keeps_last_lines() {
         assert_eq!(tail("a\nb\nc", 2), "b\nc");
         assert_eq!(tail("a", 5), "a");
+    }
+
+    #[test]
+    fn sasl_default_is_alice() {
+        let sasl = SaslConfig::default();
+        assert_eq!(
+            sasl.users,
+            [SaslUser {
+                name: "alice".into(),
+                password: "alice-secret".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn sasl_new_has_no_users_and_user_appends() {
+        assert!(SaslConfig::new().users.is_empty());
+        let sasl = SaslConfig::new().user("producer", "p").user("reader", "r");
+        let names: Vec<_> = sasl.users.iter().map(|u| u.name.as_str()).collect();
+        assert_eq!(names, ["producer", "reader"]);
+    }
+
+    #[test]
+    fn sasl_enables_plain_and_both_scram_mechanisms() {
+        let names = SaslConfig::default().mechanisms().map(SaslMechanism::name);
+        assert_eq!(names, ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]);
     }
 }

@@ -1,7 +1,8 @@
 //! Kafka distributions: the broker and tools jars resolved from Maven Central
 //! by `fetch-kafka.sh` into a shared cache directory.
 //!
-//! The cache is `${KAFKA_EOS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kafka-eos}`;
+//! The cache is `${KAFKA_EOS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kafka-eos}`
+//! ([`cache_dir`]);
 //! each version lives in `kafka-VERSION/libs` and is complete once
 //! `kafka-VERSION/.complete` exists. The first use downloads (about 55 MB,
 //! ~15 s); later uses are offline and instant. Concurrent first uses are
@@ -18,12 +19,6 @@ pub const KAFKA_4_4: &str = "4.4.0";
 pub const KAFKA_3_9: &str = "3.9.2";
 
 /// A Kafka release the harness can run.
-///
-/// ```
-/// use kafka_testcontainers::KafkaVersion;
-/// assert_eq!(KafkaVersion::default(), KafkaVersion::V4_4);
-/// assert_eq!(KafkaVersion::V3_9.to_string(), "3.9.2");
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub enum KafkaVersion {
     /// Kafka 4.4 ([`KAFKA_4_4`]): transaction version 1 or 2 selectable.
@@ -37,12 +32,6 @@ pub enum KafkaVersion {
 
 impl KafkaVersion {
     /// The full version string, e.g. "4.4.0".
-    ///
-    /// ```
-    /// # use kafka_testcontainers::KafkaVersion;
-    /// assert_eq!(KafkaVersion::V4_4.as_str(), "4.4.0");
-    /// assert_eq!(KafkaVersion::Other("4.3.0".into()).as_str(), "4.3.0");
-    /// ```
     pub fn as_str(&self) -> &str {
         match self {
             KafkaVersion::V4_4 => KAFKA_4_4,
@@ -52,16 +41,6 @@ impl KafkaVersion {
     }
 
     /// Parses "4.4", "4.4.0", "3.9", "3.9.2" or any other "x.y.z".
-    ///
-    /// ```
-    /// # use kafka_testcontainers::KafkaVersion;
-    /// assert_eq!(KafkaVersion::parse("3.9"), KafkaVersion::V3_9);
-    /// assert_eq!(KafkaVersion::parse("4.4.0"), KafkaVersion::V4_4);
-    /// assert_eq!(
-    ///     KafkaVersion::parse("4.1.1"),
-    ///     KafkaVersion::Other("4.1.1".into())
-    /// );
-    /// ```
     pub fn parse(s: &str) -> KafkaVersion {
         match s {
             "4.4" | KAFKA_4_4 => KafkaVersion::V4_4,
@@ -71,12 +50,6 @@ impl KafkaVersion {
     }
 
     /// The major version number.
-    ///
-    /// ```
-    /// # use kafka_testcontainers::KafkaVersion;
-    /// assert_eq!(KafkaVersion::V3_9.major(), 3);
-    /// assert_eq!(KafkaVersion::parse("5.0.0").major(), 5);
-    /// ```
     pub fn major(&self) -> u32 {
         self.as_str()
             .split('.')
@@ -86,11 +59,6 @@ impl KafkaVersion {
     }
 
     /// True for Kafka 4.x and later (log4j2, transaction.version feature).
-    ///
-    /// ```
-    /// # use kafka_testcontainers::KafkaVersion;
-    /// assert!(KafkaVersion::V4_4.is_kafka4() && !KafkaVersion::V3_9.is_kafka4());
-    /// ```
     pub fn is_kafka4(&self) -> bool {
         self.major() >= 4
     }
@@ -103,15 +71,6 @@ impl fmt::Display for KafkaVersion {
 }
 
 /// A resolved Kafka distribution on disk.
-///
-/// ```
-/// use kafka_testcontainers::{Distribution, KafkaVersion};
-/// let dist = Distribution {
-///     version: KafkaVersion::V4_4,
-///     dir: "/cache/kafka-4.4.0".into(),
-/// };
-/// assert_eq!(dist.classpath(), "/cache/kafka-4.4.0/libs/*");
-/// ```
 #[derive(Debug, Clone)]
 pub struct Distribution {
     /// The version.
@@ -122,43 +81,17 @@ pub struct Distribution {
 
 impl Distribution {
     /// The directory holding every jar.
-    ///
-    /// ```
-    /// # use kafka_testcontainers::{Distribution, KafkaVersion};
-    /// let dist = Distribution {
-    ///     version: KafkaVersion::V3_9,
-    ///     dir: "/cache/kafka-3.9.2".into(),
-    /// };
-    /// assert_eq!(dist.libs(), std::path::Path::new("/cache/kafka-3.9.2/libs"));
-    /// ```
     pub fn libs(&self) -> PathBuf {
         self.dir.join("libs")
     }
 
     /// A JVM class path covering every jar (`<libs>/*`).
-    ///
-    /// ```
-    /// # use kafka_testcontainers::{Distribution, KafkaVersion};
-    /// let dist = Distribution {
-    ///     version: KafkaVersion::V4_4,
-    ///     dir: "/tmp/kafka-4.4.0".into(),
-    /// };
-    /// let java_args = ["-cp".to_string(), dist.classpath()];
-    /// assert_eq!(java_args[1], "/tmp/kafka-4.4.0/libs/*");
-    /// ```
     pub fn classpath(&self) -> String {
         format!("{}/*", self.libs().display())
     }
 }
 
 /// The cache directory shared by every version.
-///
-/// ```
-/// use kafka_testcontainers::dist::cache_dir;
-/// // Each version's jars live in `<cache>/kafka-VERSION/libs`.
-/// let libs = cache_dir().join("kafka-4.4.0").join("libs");
-/// assert!(libs.starts_with(cache_dir()));
-/// ```
 pub fn cache_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("KAFKA_EOS_CACHE") {
         return PathBuf::from(dir);
@@ -171,12 +104,6 @@ pub fn cache_dir() -> PathBuf {
 }
 
 /// Path of the fetch script shipped in this crate.
-///
-/// ```
-/// use kafka_testcontainers::dist::fetch_script;
-/// assert!(fetch_script().ends_with("fetch-kafka.sh"));
-/// assert!(fetch_script().is_file());
-/// ```
 pub fn fetch_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fetch-kafka.sh")
 }
@@ -220,4 +147,54 @@ pub async fn ensure_distribution(version: &KafkaVersion) -> Result<Distribution>
         });
     }
     Ok(dist)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_version_is_4_4() {
+        assert_eq!(KafkaVersion::default(), KafkaVersion::V4_4);
+    }
+
+    #[test]
+    fn versions_display_as_their_full_release() {
+        assert_eq!(KafkaVersion::V3_9.to_string(), "3.9.2");
+        assert_eq!(KafkaVersion::V4_4.as_str(), "4.4.0");
+        assert_eq!(KafkaVersion::Other("4.3.0".into()).as_str(), "4.3.0");
+    }
+
+    #[test]
+    fn parse_knows_the_pinned_releases_by_short_and_full_name() {
+        assert_eq!(KafkaVersion::parse("3.9"), KafkaVersion::V3_9);
+        assert_eq!(KafkaVersion::parse("4.4.0"), KafkaVersion::V4_4);
+        assert_eq!(
+            KafkaVersion::parse("4.1.1"),
+            KafkaVersion::Other("4.1.1".into())
+        );
+    }
+
+    #[test]
+    fn major_and_is_kafka4() {
+        assert_eq!(KafkaVersion::V3_9.major(), 3);
+        assert_eq!(KafkaVersion::parse("5.0.0").major(), 5);
+        assert!(KafkaVersion::V4_4.is_kafka4() && !KafkaVersion::V3_9.is_kafka4());
+    }
+
+    #[test]
+    fn classpath_is_every_jar_of_libs() {
+        let dist = Distribution {
+            version: KafkaVersion::V4_4,
+            dir: "/cache/kafka-4.4.0".into(),
+        };
+        assert_eq!(dist.libs(), Path::new("/cache/kafka-4.4.0/libs"));
+        assert_eq!(dist.classpath(), "/cache/kafka-4.4.0/libs/*");
+    }
+
+    #[test]
+    fn fetch_script_ships_with_the_crate() {
+        assert!(fetch_script().ends_with("fetch-kafka.sh"));
+        assert!(fetch_script().is_file());
+    }
 }

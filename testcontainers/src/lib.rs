@@ -71,10 +71,6 @@ pub type Result<T, E = HarnessError> = std::result::Result<T, E>;
 /// in a static is never dropped: a test that keeps one there calls this
 /// before starting it ([`RabbitMq::shared`], the shared clusters and
 /// [`slot::ClusterSlot`] do).
-///
-/// ```
-/// kafka_testcontainers::remove_orphaned_scratch_dirs(); // never fails
-/// ```
 pub fn remove_orphaned_scratch_dirs() {
     let temp = std::env::temp_dir();
     for prefix in [

@@ -16,6 +16,21 @@
 //!
 //! The proxy runs on the harness's background runtime, so it keeps working
 //! across the per-test runtimes of `#[tokio::test]`.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! use kafka_testcontainers::{Direction, KafkaCluster};
+//! use std::time::Duration;
+//! // Every client connection to a node crosses that node's proxy.
+//! let cluster = KafkaCluster::builder().with_proxies(true).start().await?;
+//! let proxy = cluster.proxy(0);
+//! proxy.set_latency(Direction::ServerToClient, Duration::from_millis(200));
+//! // ... a client's requests now take 200 ms longer ...
+//! proxy.drop_nth_response(1); // the next response is lost: the client times out
+//! // ...
+//! proxy.clear_faults();
+//! # Ok(()) }
+//! ```
 
 use crate::Result;
 use crate::error::HarnessError;
@@ -32,14 +47,6 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 /// A direction of traffic through the proxy.
-///
-/// ```
-/// use kafka_testcontainers::{Direction, Proxy};
-/// let proxy = Proxy::start("127.0.0.1:9092".parse()?)?;
-/// proxy.pause(Direction::ServerToClient); // responses are held, requests flow
-/// proxy.resume(Direction::ServerToClient);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Direction {
     /// Requests: client → broker.
@@ -132,48 +139,16 @@ pub struct ProxyHandle {
 
 impl ProxyHandle {
     /// The address clients connect to.
-    ///
-    /// ```
-    /// # use kafka_testcontainers::Proxy;
-    /// let proxy = Proxy::start("127.0.0.1:9092".parse()?)?;
-    /// let bootstrap = proxy.handle().listen_addr().to_string();
-    /// assert!(bootstrap.starts_with("127.0.0.1:"));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn listen_addr(&self) -> SocketAddr {
         self.shared.listen
     }
 
     /// The address connections are forwarded to.
-    ///
-    /// ```
-    /// # use kafka_testcontainers::Proxy;
-    /// let proxy = Proxy::start("127.0.0.1:9092".parse()?)?;
-    /// assert_eq!(proxy.upstream_addr().port(), 9092);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn upstream_addr(&self) -> SocketAddr {
         self.shared.upstream
     }
 
     /// Delays every chunk in `dir` by at least `latency` (zero disables).
-    ///
-    /// ```
-    /// # use std::io::{Read, Write};
-    /// # use std::net::{TcpListener, TcpStream};
-    /// # use kafka_testcontainers::{Direction, Proxy};
-    /// # let upstream = TcpListener::bind("127.0.0.1:0")?;
-    /// # let proxy = Proxy::start(upstream.local_addr()?)?;
-    /// # let mut client = TcpStream::connect(proxy.listen_addr())?;
-    /// # let (mut server, _) = upstream.accept()?;
-    /// # use std::time::Duration;
-    /// proxy.set_latency(Direction::ClientToServer, Duration::from_millis(50));
-    /// client.write_all(b"late")?; // delivered, only later
-    /// let mut buf = [0; 4];
-    /// server.read_exact(&mut buf)?;
-    /// assert_eq!(&buf, b"late");
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn set_latency(&self, dir: Direction, latency: Duration) {
         self.shared.faults().latency[dir.idx()] = latency;
         self.shared.notify();
@@ -181,70 +156,23 @@ impl ProxyHandle {
 
     /// Closes every current connection with a TCP RST on both sides. New
     /// connections are accepted as usual.
-    ///
-    /// ```
-    /// # use std::io::{Read, Write};
-    /// # use std::net::{TcpListener, TcpStream};
-    /// # use kafka_testcontainers::{Direction, Proxy};
-    /// # let upstream = TcpListener::bind("127.0.0.1:0")?;
-    /// # let proxy = Proxy::start(upstream.local_addr()?)?;
-    /// # let mut client = TcpStream::connect(proxy.listen_addr())?;
-    /// # let (mut server, _) = upstream.accept()?;
-    /// proxy.reset_connections();
-    /// let mut buf = [0; 1];
-    /// assert!(!matches!(client.read(&mut buf), Ok(n) if n > 0), "the client sees a reset");
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn reset_connections(&self) {
         self.shared.reset.send_modify(|g| *g += 1);
     }
 
     /// Turns the black hole on or off.
-    ///
-    /// ```
-    /// # use kafka_testcontainers::Proxy;
-    /// let proxy = Proxy::start("127.0.0.1:9092".parse()?)?;
-    /// proxy.set_black_hole(true); // a partitioned broker: connects, never answers
-    /// proxy.set_black_hole(false);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn set_black_hole(&self, on: bool) {
         self.shared.faults().black_hole = on;
         self.shared.notify();
     }
 
     /// Holds all bytes in `dir` until [`resume`](Self::resume).
-    ///
-    /// ```
-    /// # use std::io::{Read, Write};
-    /// # use std::net::{TcpListener, TcpStream};
-    /// # use kafka_testcontainers::{Direction, Proxy};
-    /// # let upstream = TcpListener::bind("127.0.0.1:0")?;
-    /// # let proxy = Proxy::start(upstream.local_addr()?)?;
-    /// # let mut client = TcpStream::connect(proxy.listen_addr())?;
-    /// # let (mut server, _) = upstream.accept()?;
-    /// proxy.pause(Direction::ClientToServer);
-    /// client.write_all(b"held")?;
-    /// proxy.resume(Direction::ClientToServer);
-    /// let mut buf = [0; 4];
-    /// server.read_exact(&mut buf)?; // arrives only after resume
-    /// assert_eq!(&buf, b"held");
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn pause(&self, dir: Direction) {
         self.shared.faults().paused[dir.idx()] = true;
         self.shared.notify();
     }
 
     /// Releases bytes held by [`pause`](Self::pause).
-    ///
-    /// ```
-    /// # use kafka_testcontainers::{Direction, Proxy};
-    /// let proxy = Proxy::start("127.0.0.1:9092".parse()?)?;
-    /// proxy.pause(Direction::ServerToClient);
-    /// proxy.resume(Direction::ServerToClient);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn resume(&self, dir: Direction) {
         self.shared.faults().paused[dir.idx()] = false;
         self.shared.notify();
@@ -252,23 +180,6 @@ impl ProxyHandle {
 
     /// Swallows the `n`th (1-based) complete broker→client frame that starts
     /// after this call, on any connection. Replaces an earlier pending drop.
-    ///
-    /// ```
-    /// # use std::io::{Read, Write};
-    /// # use std::net::{TcpListener, TcpStream};
-    /// # use kafka_testcontainers::{Direction, Proxy};
-    /// # let upstream = TcpListener::bind("127.0.0.1:0")?;
-    /// # let proxy = Proxy::start(upstream.local_addr()?)?;
-    /// # let mut client = TcpStream::connect(proxy.listen_addr())?;
-    /// # let (mut server, _) = upstream.accept()?;
-    /// proxy.drop_nth_response(1);
-    /// server.write_all(&[0, 0, 0, 1, b'a', 0, 0, 0, 1, b'b'])?; // two frames
-    /// let mut buf = [0; 5];
-    /// client.read_exact(&mut buf)?;
-    /// assert_eq!(buf, [0, 0, 0, 1, b'b'], "the first frame was swallowed");
-    /// assert_eq!((proxy.responses_seen(), proxy.responses_dropped()), (2, 1));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn drop_nth_response(&self, n: u64) {
         assert!(n >= 1, "drop_nth_response counts from 1");
         // Frame indices are assigned under the frames_seen counter; aiming at
@@ -278,22 +189,6 @@ impl ProxyHandle {
     }
 
     /// XORs the next `bytes` bytes forwarded in `dir` with `0xFF`.
-    ///
-    /// ```
-    /// # use std::io::{Read, Write};
-    /// # use std::net::{TcpListener, TcpStream};
-    /// # use kafka_testcontainers::{Direction, Proxy};
-    /// # let upstream = TcpListener::bind("127.0.0.1:0")?;
-    /// # let proxy = Proxy::start(upstream.local_addr()?)?;
-    /// # let mut client = TcpStream::connect(proxy.listen_addr())?;
-    /// # let (mut server, _) = upstream.accept()?;
-    /// proxy.corrupt_next(Direction::ClientToServer, 2);
-    /// client.write_all(&[0x00, 0x0f, 0x42])?;
-    /// let mut buf = [0; 3];
-    /// server.read_exact(&mut buf)?;
-    /// assert_eq!(buf, [0xff, 0xf0, 0x42]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn corrupt_next(&self, dir: Direction, bytes: u64) {
         self.shared.faults().corrupt_remaining[dir.idx()] = bytes;
     }
@@ -303,72 +198,23 @@ impl ProxyHandle {
     /// it on that connection wait with it, other connections flow. With a
     /// hold longer than the client's request timeout, the client gives up,
     /// reconnects and goes on while the request is still on its way.
-    ///
-    /// ```
-    /// # use std::io::{Read, Write};
-    /// # use std::net::{TcpListener, TcpStream};
-    /// # use std::time::{Duration, Instant};
-    /// # use kafka_testcontainers::Proxy;
-    /// # let upstream = TcpListener::bind("127.0.0.1:0")?;
-    /// # let proxy = Proxy::start(upstream.local_addr()?)?;
-    /// # let mut client = TcpStream::connect(proxy.listen_addr())?;
-    /// # let (mut server, _) = upstream.accept()?;
-    /// proxy.hold_next_request(26, Duration::from_millis(200)); // EndTxn
-    /// let t = Instant::now();
-    /// client.write_all(&[0, 0, 0, 2, 0, 26])?; // a 2-byte frame: API key 26
-    /// let mut buf = [0; 6];
-    /// server.read_exact(&mut buf)?;
-    /// assert!(t.elapsed() >= Duration::from_millis(200));
-    /// assert_eq!((proxy.requests_held(), proxy.held_requests_delivered()), (1, 1));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn hold_next_request(&self, api_key: i16, hold: Duration) {
         self.shared.faults().hold_request = Some((api_key, hold));
     }
 
     /// Requests held by [`Self::hold_next_request`] so far.
-    ///
-    /// ```
-    /// let proxy = kafka_testcontainers::Proxy::start("127.0.0.1:9092".parse()?)?;
-    /// assert_eq!(proxy.requests_held(), 0);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn requests_held(&self) -> u64 {
         self.shared.requests_held.load(Ordering::SeqCst)
     }
 
     /// Held requests released to the broker so far (counted as they are
     /// written to its connection).
-    ///
-    /// ```
-    /// let proxy = kafka_testcontainers::Proxy::start("127.0.0.1:9092".parse()?)?;
-    /// assert_eq!(proxy.held_requests_delivered(), 0);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn held_requests_delivered(&self) -> u64 {
         self.shared.held_requests_delivered.load(Ordering::SeqCst)
     }
 
     /// Removes every fault (latency, pause, black hole, pending drop and
     /// corruption). Does not reset connections.
-    ///
-    /// ```
-    /// # use std::io::{Read, Write};
-    /// # use std::net::{TcpListener, TcpStream};
-    /// # use kafka_testcontainers::{Direction, Proxy};
-    /// # let upstream = TcpListener::bind("127.0.0.1:0")?;
-    /// # let proxy = Proxy::start(upstream.local_addr()?)?;
-    /// # let mut client = TcpStream::connect(proxy.listen_addr())?;
-    /// # let (mut server, _) = upstream.accept()?;
-    /// proxy.pause(Direction::ClientToServer);
-    /// proxy.corrupt_next(Direction::ClientToServer, 100);
-    /// proxy.clear_faults();
-    /// client.write_all(b"ok")?;
-    /// let mut buf = [0; 2];
-    /// server.read_exact(&mut buf)?;
-    /// assert_eq!(&buf, b"ok");
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn clear_faults(&self) {
         *self.shared.faults() = Faults::default();
         self.shared.drop_target.store(0, Ordering::SeqCst);
@@ -376,90 +222,27 @@ impl ProxyHandle {
     }
 
     /// Connections currently open through the proxy.
-    ///
-    /// ```
-    /// # use std::io::{Read, Write};
-    /// # use std::net::{TcpListener, TcpStream};
-    /// # use kafka_testcontainers::{Direction, Proxy};
-    /// # let upstream = TcpListener::bind("127.0.0.1:0")?;
-    /// # let proxy = Proxy::start(upstream.local_addr()?)?;
-    /// # let mut client = TcpStream::connect(proxy.listen_addr())?;
-    /// # let (mut server, _) = upstream.accept()?;
-    /// // The proxy counts a connection as active before connecting upstream.
-    /// assert_eq!(proxy.active_connections(), 1);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn active_connections(&self) -> usize {
         self.shared.active.load(Ordering::SeqCst)
     }
 
     /// Connections accepted since the proxy started.
-    ///
-    /// ```
-    /// # use std::io::{Read, Write};
-    /// # use std::net::{TcpListener, TcpStream};
-    /// # use kafka_testcontainers::{Direction, Proxy};
-    /// # let upstream = TcpListener::bind("127.0.0.1:0")?;
-    /// # let proxy = Proxy::start(upstream.local_addr()?)?;
-    /// # let mut client = TcpStream::connect(proxy.listen_addr())?;
-    /// # let (mut server, _) = upstream.accept()?;
-    /// assert_eq!(proxy.accepted_connections(), 1);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn accepted_connections(&self) -> u64 {
         self.shared.accepted.load(Ordering::SeqCst)
     }
 
     /// Broker→client frames seen since the proxy started (dropped included).
-    ///
-    /// ```
-    /// # use std::io::{Read, Write};
-    /// # use std::net::{TcpListener, TcpStream};
-    /// # use kafka_testcontainers::{Direction, Proxy};
-    /// # let upstream = TcpListener::bind("127.0.0.1:0")?;
-    /// # let proxy = Proxy::start(upstream.local_addr()?)?;
-    /// # let mut client = TcpStream::connect(proxy.listen_addr())?;
-    /// # let (mut server, _) = upstream.accept()?;
-    /// server.write_all(&[0, 0, 0, 2, 7, 7])?;
-    /// let mut buf = [0; 6];
-    /// client.read_exact(&mut buf)?;
-    /// assert_eq!(proxy.responses_seen(), 1);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn responses_seen(&self) -> u64 {
         self.shared.frames_seen.load(Ordering::SeqCst)
     }
 
     /// Broker→client frames swallowed by [`drop_nth_response`](Self::drop_nth_response).
-    ///
-    /// ```
-    /// # use kafka_testcontainers::Proxy;
-    /// let proxy = Proxy::start("127.0.0.1:9092".parse()?)?;
-    /// proxy.drop_nth_response(3);
-    /// assert_eq!(proxy.responses_dropped(), 0, "counted only once swallowed");
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn responses_dropped(&self) -> u64 {
         self.shared.frames_dropped.load(Ordering::SeqCst)
     }
 }
 
 /// A running proxy; stops (resetting its connections) on drop.
-///
-/// ```
-/// # use std::io::{Read, Write};
-/// # use std::net::{TcpListener, TcpStream};
-/// # use kafka_testcontainers::{Direction, Proxy};
-/// # let upstream = TcpListener::bind("127.0.0.1:0")?;
-/// # let proxy = Proxy::start(upstream.local_addr()?)?;
-/// # let mut client = TcpStream::connect(proxy.listen_addr())?;
-/// # let (mut server, _) = upstream.accept()?;
-/// client.write_all(b"ping")?;
-/// let mut buf = [0; 4];
-/// server.read_exact(&mut buf)?;
-/// assert_eq!(&buf, b"ping");
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
 #[derive(Debug)]
 pub struct Proxy {
     handle: ProxyHandle,
@@ -467,12 +250,22 @@ pub struct Proxy {
 }
 
 impl Proxy {
-    /// Starts a proxy on a free loopback port in front of `upstream`.
+    /// Starts a proxy on a free loopback port in front of `upstream`; clients
+    /// connect to [`listen_addr`](ProxyHandle::listen_addr) instead.
     ///
     /// ```
-    /// use kafka_testcontainers::Proxy;
-    /// let proxy = Proxy::start("127.0.0.1:9092".parse()?)?;
-    /// assert_ne!(proxy.listen_addr(), proxy.upstream_addr());
+    /// use kafka_testcontainers::{Direction, Proxy};
+    /// use std::io::{Read, Write};
+    /// use std::net::{TcpListener, TcpStream};
+    /// let upstream = TcpListener::bind("127.0.0.1:0")?; // stands for a broker
+    /// let proxy = Proxy::start(upstream.local_addr()?)?;
+    /// let mut client = TcpStream::connect(proxy.listen_addr())?;
+    /// let (mut server, _) = upstream.accept()?;
+    /// proxy.corrupt_next(Direction::ClientToServer, 1); // flip the next byte's bits
+    /// client.write_all(b"\x00ok")?;
+    /// let mut received = [0; 3];
+    /// server.read_exact(&mut received)?;
+    /// assert_eq!(&received, b"\xffok");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn start(upstream: SocketAddr) -> Result<Proxy> {
@@ -483,16 +276,6 @@ impl Proxy {
 
     /// Starts a proxy on an already bound listener (used to reserve the port
     /// before brokers that advertise it are configured).
-    ///
-    /// ```
-    /// use kafka_testcontainers::Proxy;
-    /// // Reserve the port first, e.g. to advertise it in a broker's config.
-    /// let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    /// let port = listener.local_addr()?.port();
-    /// let proxy = Proxy::from_listener(listener, "127.0.0.1:9092".parse()?)?;
-    /// assert_eq!(proxy.listen_addr().port(), port);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn from_listener(listener: std::net::TcpListener, upstream: SocketAddr) -> Result<Proxy> {
         let listen = listener
             .local_addr()
@@ -541,28 +324,11 @@ impl Proxy {
     }
 
     /// The run-time control handle.
-    ///
-    /// ```
-    /// # use kafka_testcontainers::Proxy;
-    /// let proxy = Proxy::start("127.0.0.1:9092".parse()?)?;
-    /// let handle = proxy.handle().clone();
-    /// std::thread::spawn(move || handle.reset_connections())
-    ///     .join()
-    ///     .unwrap();
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn handle(&self) -> &ProxyHandle {
         &self.handle
     }
 
     /// The address clients connect to.
-    ///
-    /// ```
-    /// # use kafka_testcontainers::Proxy;
-    /// let proxy = Proxy::start("127.0.0.1:9092".parse()?)?;
-    /// assert_eq!(proxy.listen_addr().ip().to_string(), "127.0.0.1");
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn listen_addr(&self) -> SocketAddr {
         self.handle.listen_addr()
     }
@@ -896,5 +662,167 @@ async fn writer(
                 return (w, false);
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    /// A proxy in front of a loopback listener, one client connected through
+    /// it and the upstream side of that connection.
+    fn connected() -> (Proxy, std::net::TcpStream, std::net::TcpStream) {
+        let upstream = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let proxy = Proxy::start(upstream.local_addr().unwrap()).unwrap();
+        let client = std::net::TcpStream::connect(proxy.listen_addr()).unwrap();
+        let (server, _) = upstream.accept().unwrap();
+        (proxy, client, server)
+    }
+
+    fn read_n(stream: &mut std::net::TcpStream, n: usize) -> Vec<u8> {
+        let mut buf = vec![0; n];
+        stream.read_exact(&mut buf).unwrap();
+        buf
+    }
+
+    fn unreachable_upstream() -> SocketAddr {
+        "127.0.0.1:9092".parse().unwrap()
+    }
+
+    #[test]
+    fn start_listens_on_loopback_apart_from_upstream() {
+        let proxy = Proxy::start(unreachable_upstream()).unwrap();
+        assert_eq!(proxy.listen_addr().ip().to_string(), "127.0.0.1");
+        assert_ne!(proxy.listen_addr(), proxy.upstream_addr());
+        assert_eq!(proxy.upstream_addr().port(), 9092);
+        assert_eq!(proxy.handle().listen_addr(), proxy.listen_addr());
+    }
+
+    #[test]
+    fn from_listener_listens_on_the_reserved_port() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let proxy = Proxy::from_listener(listener, unreachable_upstream()).unwrap();
+        assert_eq!(proxy.listen_addr().port(), port);
+    }
+
+    #[test]
+    fn handle_works_from_another_thread() {
+        let proxy = Proxy::start(unreachable_upstream()).unwrap();
+        let handle = proxy.handle().clone();
+        std::thread::spawn(move || handle.reset_connections())
+            .join()
+            .unwrap();
+    }
+
+    #[test]
+    fn bytes_flow_both_ways_and_responses_are_counted() {
+        let (proxy, mut client, mut server) = connected();
+        client.write_all(b"ping").unwrap();
+        assert_eq!(read_n(&mut server, 4), b"ping");
+        server.write_all(&[0, 0, 0, 2, 7, 7]).unwrap();
+        assert_eq!(read_n(&mut client, 6), [0, 0, 0, 2, 7, 7]);
+        assert_eq!(proxy.responses_seen(), 1);
+    }
+
+    #[test]
+    fn an_accepted_connection_is_counted_and_active() {
+        let (proxy, _client, _server) = connected();
+        assert_eq!(proxy.accepted_connections(), 1);
+        assert_eq!(proxy.active_connections(), 1);
+    }
+
+    #[test]
+    fn latency_delays_but_delivers() {
+        let (proxy, mut client, mut server) = connected();
+        proxy.set_latency(Direction::ClientToServer, Duration::from_millis(50));
+        let t = std::time::Instant::now();
+        client.write_all(b"late").unwrap();
+        assert_eq!(read_n(&mut server, 4), b"late");
+        assert!(t.elapsed() >= Duration::from_millis(50));
+    }
+
+    #[test]
+    fn reset_closes_the_client_connection() {
+        let (proxy, mut client, _server) = connected();
+        proxy.reset_connections();
+        let mut buf = [0; 1];
+        assert!(
+            !matches!(client.read(&mut buf), Ok(n) if n > 0),
+            "the client sees a reset"
+        );
+    }
+
+    #[test]
+    fn black_hole_can_be_switched_on_and_off() {
+        let proxy = Proxy::start(unreachable_upstream()).unwrap();
+        proxy.set_black_hole(true);
+        proxy.set_black_hole(false);
+        proxy.pause(Direction::ServerToClient);
+        proxy.resume(Direction::ServerToClient);
+    }
+
+    #[test]
+    fn pause_holds_bytes_until_resume() {
+        let (proxy, mut client, mut server) = connected();
+        proxy.pause(Direction::ClientToServer);
+        client.write_all(b"held").unwrap();
+        proxy.resume(Direction::ClientToServer);
+        assert_eq!(read_n(&mut server, 4), b"held");
+    }
+
+    #[test]
+    fn drop_nth_response_swallows_that_frame_only() {
+        let (proxy, mut client, mut server) = connected();
+        proxy.drop_nth_response(1);
+        server
+            .write_all(&[0, 0, 0, 1, b'a', 0, 0, 0, 1, b'b'])
+            .unwrap();
+        assert_eq!(read_n(&mut client, 5), [0, 0, 0, 1, b'b']);
+        assert_eq!((proxy.responses_seen(), proxy.responses_dropped()), (2, 1));
+    }
+
+    #[test]
+    fn a_drop_is_counted_only_once_the_frame_is_swallowed() {
+        let proxy = Proxy::start(unreachable_upstream()).unwrap();
+        proxy.drop_nth_response(3);
+        assert_eq!(proxy.responses_dropped(), 0);
+    }
+
+    #[test]
+    fn corrupt_next_flips_the_next_bytes_only() {
+        let (proxy, mut client, mut server) = connected();
+        proxy.corrupt_next(Direction::ClientToServer, 2);
+        client.write_all(&[0x00, 0x0f, 0x42]).unwrap();
+        assert_eq!(read_n(&mut server, 3), [0xff, 0xf0, 0x42]);
+    }
+
+    #[test]
+    fn held_request_arrives_after_the_hold_and_is_counted() {
+        let (proxy, mut client, mut server) = connected();
+        assert_eq!(
+            (proxy.requests_held(), proxy.held_requests_delivered()),
+            (0, 0)
+        );
+        proxy.hold_next_request(26, Duration::from_millis(200)); // EndTxn
+        let t = std::time::Instant::now();
+        client.write_all(&[0, 0, 0, 2, 0, 26]).unwrap(); // a 2-byte frame: API key 26
+        read_n(&mut server, 6);
+        assert!(t.elapsed() >= Duration::from_millis(200));
+        assert_eq!(
+            (proxy.requests_held(), proxy.held_requests_delivered()),
+            (1, 1)
+        );
+    }
+
+    #[test]
+    fn clear_faults_lifts_pause_and_corruption() {
+        let (proxy, mut client, mut server) = connected();
+        proxy.pause(Direction::ClientToServer);
+        proxy.corrupt_next(Direction::ClientToServer, 100);
+        proxy.clear_faults();
+        client.write_all(b"ok").unwrap();
+        assert_eq!(read_n(&mut server, 2), b"ok");
     }
 }

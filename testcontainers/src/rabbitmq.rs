@@ -59,13 +59,6 @@ fn find_server() -> Option<PathBuf> {
 }
 
 /// Installs `rabbitmq-server` if needed (runs `install-rabbitmq.sh`).
-///
-/// ```no_run
-/// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-/// let server = kafka_testcontainers::rabbitmq::ensure_installed().await?;
-/// assert!(server.ends_with("rabbitmq-server"));
-/// # Ok(()) }
-/// ```
 pub async fn ensure_installed() -> Result<PathBuf> {
     if let Some(p) = find_server() {
         return Ok(p);
@@ -262,14 +255,6 @@ impl RabbitMq {
     }
 
     /// Opens an AMQP connection and a channel, then closes them.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let mq = kafka_testcontainers::RabbitMq::start().await?;
-    /// mq.kill();
-    /// assert!(mq.check_connection().await.is_err());
-    /// # Ok(()) }
-    /// ```
     pub async fn check_connection(&self) -> Result<()> {
         let conn = tokio::time::timeout(
             Duration::from_secs(10),
@@ -359,79 +344,33 @@ impl RabbitMq {
     }
 
     /// `amqp://guest:guest@127.0.0.1:PORT/%2f`.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let mq = kafka_testcontainers::RabbitMq::start().await?;
-    /// assert_eq!(mq.amqp_url(), format!("amqp://guest:guest@127.0.0.1:{}/%2f", mq.port()));
-    /// # Ok(()) }
-    /// ```
     pub fn amqp_url(&self) -> String {
         format!("amqp://guest:guest@127.0.0.1:{}/%2f", self.port)
     }
 
     /// The AMQP port.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let mq = kafka_testcontainers::RabbitMq::start().await?;
-    /// let addr = std::net::SocketAddr::from(([127, 0, 0, 1], mq.port()));
-    /// let _amqp = std::net::TcpStream::connect(addr)?;
-    /// # Ok(()) }
-    /// ```
     pub fn port(&self) -> u16 {
         self.port
     }
 
     /// The Erlang node name (`eos-<pid>-<n>@localhost`).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let mq = kafka_testcontainers::RabbitMq::start().await?;
-    /// assert!(mq.node_name().ends_with("@localhost"));
-    /// # Ok(()) }
-    /// ```
     pub fn node_name(&self) -> &str {
         &self.node_name
     }
 
     /// The broker's private directory (part of the VM's command line, as
     /// its `-home`).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let mq = kafka_testcontainers::RabbitMq::start().await?;
-    /// assert!(mq.data_dir().join("rabbitmq.conf").is_file());
-    /// # Ok(()) }
-    /// ```
     pub fn data_dir(&self) -> &Path {
         self.dir.path()
     }
 
     /// The VM's pid, if running.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let mq = kafka_testcontainers::RabbitMq::start().await?;
-    /// assert!(mq.pid().is_some());
-    /// mq.kill();
-    /// assert_eq!(mq.pid(), None);
-    /// # Ok(()) }
-    /// ```
     pub fn pid(&self) -> Option<u32> {
         let g = self.process.lock().unwrap_or_else(|e| e.into_inner());
         g.as_ref().and_then(|c| c.pid())
     }
 
     /// The broker's log so far.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let mq = kafka_testcontainers::RabbitMq::start().await?;
-    /// mq.restart().await?;
-    /// eprintln!("{}", mq.logs()); // both runs, appended
-    /// # Ok(()) }
-    /// ```
     pub fn logs(&self) -> String {
         std::fs::read(&self.log)
             .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -440,14 +379,6 @@ impl RabbitMq {
 
     /// Stops the broker with SIGTERM (clean shutdown) and waits for the VM to
     /// exit (SIGKILL after 60 s).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let mq = kafka_testcontainers::RabbitMq::start().await?;
-    /// mq.stop().await?;
-    /// assert_eq!(mq.pid(), None);
-    /// # Ok(()) }
-    /// ```
     pub async fn stop(&self) -> Result<()> {
         let child = self
             .process
@@ -461,15 +392,6 @@ impl RabbitMq {
     }
 
     /// Kills the broker with SIGKILL.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let mq = kafka_testcontainers::RabbitMq::start().await?;
-    /// mq.kill(); // a broker crash, no clean shutdown
-    /// assert_eq!(mq.pid(), None);
-    /// mq.restart().await?;
-    /// # Ok(()) }
-    /// ```
     pub fn kill(&self) {
         let child = self
             .process
@@ -483,16 +405,6 @@ impl RabbitMq {
 
     /// Starts the broker again (stopping it first if running) with the same
     /// node name, ports and data, and waits for an AMQP connection.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let mq = kafka_testcontainers::RabbitMq::start().await?;
-    /// let url = mq.amqp_url();
-    /// mq.restart().await?;
-    /// assert_eq!(mq.amqp_url(), url);
-    /// mq.check_connection().await?;
-    /// # Ok(()) }
-    /// ```
     pub async fn restart(&self) -> Result<()> {
         if self.is_running() {
             self.stop().await?;

@@ -41,11 +41,6 @@ use tokio::sync::OnceCell;
 
 /// The environment variable naming the directory of shared cluster
 /// descriptions.
-///
-/// ```
-/// use kafka_testcontainers::shared::SHARED_KAFKA_ENV;
-/// assert_eq!(SHARED_KAFKA_ENV, "KAFKA_EOS_SHARED_KAFKA");
-/// ```
 pub const SHARED_KAFKA_ENV: &str = "KAFKA_EOS_SHARED_KAFKA";
 
 /// The directory prefix of a cluster shared in-process (under the system
@@ -53,12 +48,6 @@ pub const SHARED_KAFKA_ENV: &str = "KAFKA_EOS_SHARED_KAFKA";
 pub(crate) const IN_PROCESS_DIR_PREFIX: &str = "kafka-eos-shared-";
 
 /// A shared single-node cluster's Kafka release and transaction version.
-///
-/// ```
-/// use kafka_testcontainers::shared::SharedKafka;
-/// assert_eq!(SharedKafka::parse("4.4-tv1"), Some(SharedKafka::Kafka44Tv1));
-/// assert_eq!(SharedKafka::Kafka39.name(), "3.9");
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SharedKafka {
     /// Kafka 4.4 formatted with `transaction.version=2` (KIP-890).
@@ -77,11 +66,6 @@ static CLUSTERS: [OnceCell<KafkaCluster>; 3] = [
 
 impl SharedKafka {
     /// Every variant.
-    ///
-    /// ```
-    /// use kafka_testcontainers::shared::SharedKafka;
-    /// assert_eq!(SharedKafka::ALL.len(), 3);
-    /// ```
     pub const ALL: [SharedKafka; 3] = [
         SharedKafka::Kafka44Tv2,
         SharedKafka::Kafka44Tv1,
@@ -89,11 +73,6 @@ impl SharedKafka {
     ];
 
     /// The variant's name: `4.4-tv2`, `4.4-tv1` or `3.9`.
-    ///
-    /// ```
-    /// use kafka_testcontainers::shared::SharedKafka;
-    /// assert_eq!(SharedKafka::Kafka44Tv2.name(), "4.4-tv2");
-    /// ```
     pub fn name(self) -> &'static str {
         match self {
             SharedKafka::Kafka44Tv2 => "4.4-tv2",
@@ -103,23 +82,11 @@ impl SharedKafka {
     }
 
     /// The variant named `name` ([`SharedKafka::name`]).
-    ///
-    /// ```
-    /// use kafka_testcontainers::shared::SharedKafka;
-    /// assert_eq!(SharedKafka::parse("3.9"), Some(SharedKafka::Kafka39));
-    /// assert_eq!(SharedKafka::parse("2.8"), None);
-    /// ```
     pub fn parse(name: &str) -> Option<SharedKafka> {
         SharedKafka::ALL.into_iter().find(|v| v.name() == name)
     }
 
     /// The Kafka release.
-    ///
-    /// ```
-    /// use kafka_testcontainers::KafkaVersion;
-    /// use kafka_testcontainers::shared::SharedKafka;
-    /// assert_eq!(SharedKafka::Kafka44Tv1.version(), KafkaVersion::V4_4);
-    /// ```
     pub fn version(self) -> KafkaVersion {
         match self {
             SharedKafka::Kafka44Tv2 | SharedKafka::Kafka44Tv1 => KafkaVersion::V4_4,
@@ -129,12 +96,6 @@ impl SharedKafka {
 
     /// The transaction version the cluster is formatted with (`None`: the
     /// release's only one, 1).
-    ///
-    /// ```
-    /// use kafka_testcontainers::shared::SharedKafka;
-    /// assert_eq!(SharedKafka::Kafka44Tv2.transaction_version(), Some(2));
-    /// assert_eq!(SharedKafka::Kafka39.transaction_version(), None);
-    /// ```
     pub fn transaction_version(self) -> Option<i16> {
         match self {
             SharedKafka::Kafka44Tv2 => Some(2),
@@ -143,21 +104,29 @@ impl SharedKafka {
         }
     }
 
-    /// The settings every shared cluster of this variant has: one node, the
-    /// harness's defaults (among them no initial rebalance delay for classic
-    /// groups), KIP-848 heartbeats every 500 ms (faster rebalances than the
-    /// 5 s default) and a 10 s KIP-848 session (a crashed member's
-    /// partitions move after 10 s instead of the default 45 s; twenty
-    /// heartbeats may be missed before a live member is fenced), and
-    /// timed-out transactions aborted within half a second of their
-    /// timeout (the 10 s default check interval would stretch every test
-    /// that lets a transaction time out). None of these changes what a test
-    /// may observe, only how soon.
+    /// The settings every shared cluster of this variant has:
+    /// 1. one node, with the harness's defaults (among them no initial
+    ///    rebalance delay for classic groups);
+    /// 2. KIP-848 heartbeats every 500 ms (faster rebalances than the 5 s
+    ///    default);
+    /// 3. a 10 s KIP-848 session: a crashed member's partitions move after
+    ///    10 s instead of the default 45 s, and twenty heartbeats may be
+    ///    missed before a live member is fenced;
+    /// 4. timed-out transactions aborted within half a second of their
+    ///    timeout (the 10 s default check interval would stretch every test
+    ///    that lets a transaction time out).
     ///
-    /// ```
+    /// None of these changes what a test may observe, only how soon. A test
+    /// that needs a cluster of its own with the same settings starts from
+    /// this builder:
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
     /// use kafka_testcontainers::shared::SharedKafka;
-    /// let builder = SharedKafka::Kafka39.builder(); // nothing runs until `start`
-    /// # let _ = builder;
+    /// // A private cluster like the shared one, whose node this test may kill.
+    /// let kafka = SharedKafka::Kafka44Tv2.builder().with_proxies(true).start().await?;
+    /// kafka.kill(0)?;
+    /// # Ok(()) }
     /// ```
     pub fn builder(self) -> KafkaClusterBuilder {
         let mut b = KafkaCluster::builder()
@@ -230,12 +199,6 @@ impl SharedKafka {
     }
 
     /// Where this variant's description lives in the directory `dir`.
-    ///
-    /// ```
-    /// use kafka_testcontainers::shared::SharedKafka;
-    /// let path = SharedKafka::Kafka39.description_path("/tmp/s".as_ref());
-    /// assert_eq!(path, std::path::Path::new("/tmp/s/3.9.cluster"));
-    /// ```
     pub fn description_path(self, dir: &Path) -> PathBuf {
         dir.join(format!("{}.cluster", self.name()))
     }
@@ -282,13 +245,6 @@ impl std::fmt::Display for SharedKafka {
 /// the time it first asked, so a process id the kernel reuses later in the
 /// same run gets other names) and a counter — for topics, transactional ids
 /// and groups on a shared cluster.
-///
-/// ```
-/// use kafka_testcontainers::shared::unique_name;
-/// let (a, b) = (unique_name("events"), unique_name("events"));
-/// assert!(a.starts_with("events-"));
-/// assert_ne!(a, b);
-/// ```
 pub fn unique_name(prefix: &str) -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     static PROCESS_TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
@@ -320,4 +276,45 @@ pub async fn unique_topic(kafka: &KafkaCluster, prefix: &str, partitions: i32) -
     let topic = unique_name(prefix);
     kafka.create_topic(&topic, partitions, 1).await?;
     Ok(topic)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_variable_name_is_stable() {
+        assert_eq!(SHARED_KAFKA_ENV, "KAFKA_EOS_SHARED_KAFKA");
+    }
+
+    #[test]
+    fn every_variant_parses_back_from_its_name() {
+        for v in SharedKafka::ALL {
+            assert_eq!(SharedKafka::parse(v.name()), Some(v));
+            assert_eq!(v.to_string(), v.name());
+        }
+        assert_eq!(SharedKafka::parse("4.4-tv1"), Some(SharedKafka::Kafka44Tv1));
+        assert_eq!(SharedKafka::parse("2.8"), None);
+    }
+
+    #[test]
+    fn variants_map_to_their_release_and_transaction_version() {
+        assert_eq!(SharedKafka::Kafka44Tv1.version(), KafkaVersion::V4_4);
+        assert_eq!(SharedKafka::Kafka44Tv2.transaction_version(), Some(2));
+        assert_eq!(SharedKafka::Kafka44Tv1.transaction_version(), Some(1));
+        assert_eq!(SharedKafka::Kafka39.transaction_version(), None);
+    }
+
+    #[test]
+    fn description_path_is_the_variant_name_dot_cluster() {
+        let path = SharedKafka::Kafka39.description_path("/tmp/s".as_ref());
+        assert_eq!(path, Path::new("/tmp/s/3.9.cluster"));
+    }
+
+    #[test]
+    fn unique_names_keep_the_prefix_and_differ() {
+        let (a, b) = (unique_name("events"), unique_name("events"));
+        assert!(a.starts_with("events-"));
+        assert_ne!(a, b);
+    }
 }

@@ -65,20 +65,6 @@ struct Held {
 
 /// A place for one cluster, taken by one test at a time (see the
 /// [module](self) for the invariant).
-///
-/// ```no_run
-/// # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
-/// use kafka_testcontainers::KafkaCluster;
-/// use kafka_testcontainers::slot::ClusterSlot;
-/// static SLOT: ClusterSlot = ClusterSlot::new();
-/// let kafka = SLOT
-///     .lock("sasl", || {
-///         KafkaCluster::builder().sasl(kafka_testcontainers::SaslConfig::new())
-///     })
-///     .await?;
-/// println!("bootstrap: {}", kafka.bootstrap());
-/// # Ok(()) }
-/// ```
 #[derive(Debug, Default)]
 pub struct ClusterSlot {
     held: Mutex<Option<Held>>,
@@ -98,10 +84,13 @@ impl ClusterSlot {
         }
     }
 
-    /// Waits for the slot, then gives the cluster held there if it was
-    /// built for `key` and every node runs (its proxies cleared of faults,
-    /// their connections reset), else drops the held one and starts one
-    /// from `builder()`. The slot is the caller's until the guard drops.
+    /// Takes the slot:
+    /// 1. waits until no other test holds it;
+    /// 2. if the cluster held there was built for `key` and every node runs,
+    ///    gives it (its proxies cleared of faults, their connections reset);
+    /// 3. else drops the held cluster and starts one from `builder()`.
+    ///
+    /// The slot is the caller's until the guard drops.
     ///
     /// Errors: the new cluster did not start (the slot is then empty).
     ///
@@ -152,18 +141,6 @@ impl ClusterSlot {
 
 /// A test's hold on a [`ClusterSlot`]: derefs to its [`KafkaCluster`];
 /// the next test waits until it drops.
-///
-/// ```no_run
-/// # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
-/// use kafka_testcontainers::KafkaCluster;
-/// use kafka_testcontainers::slot::ClusterSlot;
-/// static SLOT: ClusterSlot = ClusterSlot::new();
-/// let kafka = SLOT.lock("tls", || KafkaCluster::builder().tls(true)).await?;
-/// let ca = kafka.ca_pem().expect("a TLS cluster has a CA");
-/// # let _ = ca;
-/// drop(kafka); // the next test may take the slot
-/// # Ok(()) }
-/// ```
 #[derive(Debug)]
 pub struct SlotGuard<'a> {
     held: MutexGuard<'a, Option<Held>>,
@@ -172,19 +149,6 @@ pub struct SlotGuard<'a> {
 
 impl SlotGuard<'_> {
     /// The cluster (what the guard derefs to).
-    ///
-    /// ```no_run
-    /// # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
-    /// use kafka_testcontainers::KafkaCluster;
-    /// use kafka_testcontainers::slot::ClusterSlot;
-    /// fn bootstrap_of(kafka: &KafkaCluster) -> String {
-    ///     kafka.bootstrap()
-    /// }
-    /// static SLOT: ClusterSlot = ClusterSlot::new();
-    /// let guard = SLOT.lock("plain", KafkaCluster::builder).await?;
-    /// println!("{}", bootstrap_of(guard.cluster()));
-    /// # Ok(()) }
-    /// ```
     pub fn cluster(&self) -> &KafkaCluster {
         &self.held().cluster
     }
@@ -193,33 +157,11 @@ impl SlotGuard<'_> {
     /// lock started it). A test that needs more than every node running
     /// (e.g. every partition in sync after another test's restarts) waits
     /// for it when true.
-    ///
-    /// ```no_run
-    /// # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
-    /// use kafka_testcontainers::KafkaCluster;
-    /// use kafka_testcontainers::slot::ClusterSlot;
-    /// static SLOT: ClusterSlot = ClusterSlot::new();
-    /// let kafka = SLOT.lock("plain", KafkaCluster::builder).await?;
-    /// if kafka.reused() {
-    ///     kafka.wait_until_ready().await?;
-    /// }
-    /// # Ok(()) }
-    /// ```
     pub fn reused(&self) -> bool {
         self.reused
     }
 
     /// The key the cluster was built for.
-    ///
-    /// ```no_run
-    /// # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
-    /// use kafka_testcontainers::KafkaCluster;
-    /// use kafka_testcontainers::slot::ClusterSlot;
-    /// static SLOT: ClusterSlot = ClusterSlot::new();
-    /// let kafka = SLOT.lock("plain", KafkaCluster::builder).await?;
-    /// assert_eq!(kafka.key(), "plain");
-    /// # Ok(()) }
-    /// ```
     pub fn key(&self) -> &str {
         &self.held().key
     }

@@ -17,26 +17,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// The files [`generate`] writes.
-///
-/// ```no_run
-/// # fn example() -> Result<(), Box<dyn std::error::Error>> {
-/// let dir = tempfile::tempdir()?;
-/// let files = kafka_testcontainers::tls::generate(dir.path())?;
-/// let truststore = [
-///     ("ssl.truststore.type", "PEM".to_string()),
-///     (
-///         "ssl.truststore.location",
-///         files.ca_pem_path.display().to_string(),
-///     ),
-/// ];
-/// assert!(
-///     files
-///         .client_key_pem
-///         .starts_with(b"-----BEGIN PRIVATE KEY-----")
-/// );
-/// # let _ = truststore;
-/// # Ok(()) }
-/// ```
 #[derive(Clone)]
 pub struct TlsFiles {
     /// The CA certificate, PEM (what clients trust).

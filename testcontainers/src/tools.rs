@@ -13,31 +13,6 @@ use kafka_proto::messages::{
 use std::time::{Duration, Instant};
 
 /// Captured result of a Java tool run.
-///
-/// ```no_run
-/// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-/// # use std::time::Duration;
-/// # let cluster = kafka_testcontainers::KafkaCluster::builder().start().await?;
-/// let args = vec![
-///     "--bootstrap-server".to_string(),
-///     cluster.internal_bootstrap(),
-///     "--list".into(),
-/// ];
-/// let out = cluster
-///     .run_java(
-///         "org.apache.kafka.tools.TopicCommand",
-///         &args,
-///         Duration::from_secs(60),
-///     )
-///     .await?;
-/// assert!(
-///     out.success && !out.timed_out,
-///     "exit {:?}: {}",
-///     out.exit_code,
-///     out.stderr
-/// );
-/// # Ok(()) }
-/// ```
 #[derive(Debug, Clone)]
 pub struct ToolOutput {
     /// Exit status 0.
@@ -54,18 +29,6 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     /// Standard output as (lossy) UTF-8.
-    ///
-    /// ```
-    /// # use kafka_testcontainers::ToolOutput;
-    /// let out = ToolOutput {
-    ///     success: true,
-    ///     exit_code: Some(0),
-    ///     timed_out: false,
-    ///     stdout: b"orders\n".to_vec(),
-    ///     stderr: String::new(),
-    /// };
-    /// assert_eq!(out.stdout_text().trim(), "orders");
-    /// ```
     pub fn stdout_text(&self) -> String {
         String::from_utf8_lossy(&self.stdout).into_owned()
     }
@@ -85,12 +48,6 @@ impl ToolOutput {
 }
 
 /// Consumer isolation level.
-///
-/// ```
-/// use kafka_testcontainers::IsolationLevel;
-/// let prop = format!("isolation.level={}", IsolationLevel::ReadCommitted.as_str());
-/// assert_eq!(prop, "isolation.level=read_committed");
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum IsolationLevel {
     /// `read_committed`: only committed transactional records (up to the LSO).
@@ -101,11 +58,6 @@ pub enum IsolationLevel {
 
 impl IsolationLevel {
     /// The consumer property value.
-    ///
-    /// ```
-    /// # use kafka_testcontainers::IsolationLevel;
-    /// assert_eq!(IsolationLevel::ReadUncommitted.as_str(), "read_uncommitted");
-    /// ```
     pub fn as_str(self) -> &'static str {
         match self {
             IsolationLevel::ReadCommitted => "read_committed",
@@ -115,14 +67,6 @@ impl IsolationLevel {
 }
 
 /// One record printed by the console consumer.
-///
-/// ```
-/// use kafka_testcontainers::tools::parse_console_output;
-/// let records = parse_console_output("Partition:0\tOffset:5\tNO_HEADERS\tk1\tv1\n")?;
-/// assert_eq!((records[0].partition, records[0].offset), (0, 5));
-/// assert_eq!(records[0].key.as_deref(), Some(&b"k1"[..]));
-/// # Ok::<(), kafka_testcontainers::HarnessError>(())
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsumedRecord {
     /// Partition index.
@@ -138,26 +82,6 @@ pub struct ConsumedRecord {
 }
 
 /// Arguments of [`producer_performance`].
-///
-/// ```
-/// use kafka_testcontainers::ProducerPerfArgs;
-/// let args = ProducerPerfArgs {
-///     topic: "bench".into(),
-///     num_records: 100_000,
-///     record_size: 1_024,
-///     throughput: -1,
-///     transactional_id: Some("perf-tx".into()),
-///     props: vec![
-///         ("acks".into(), "all".into()),
-///         ("linger.ms".into(), "5".into()),
-///     ],
-///     ..Default::default()
-/// };
-/// assert_eq!(
-///     args.transaction_duration_ms, None,
-///     "Kafka's default applies"
-/// );
-/// ```
 #[derive(Debug, Clone, Default)]
 pub struct ProducerPerfArgs {
     /// Topic to write to (must exist).
@@ -177,16 +101,6 @@ pub struct ProducerPerfArgs {
 }
 
 /// The final summary line of `ProducerPerformance`.
-///
-/// ```
-/// use kafka_testcontainers::tools::parse_perf_summary;
-/// let s = parse_perf_summary(
-///     "10 records sent, 5.0 records/sec (0.01 MB/sec), 3.5 ms avg latency, \
-///      9.0 ms max latency, 3 ms 50th, 8 ms 95th, 9 ms 99th, 9 ms 99.9th.",
-/// )?;
-/// assert_eq!((s.records, s.p99), (10, 9.0));
-/// # Ok::<(), kafka_testcontainers::HarnessError>(())
-/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProducerPerfSummary {
     /// Records sent.
@@ -253,14 +167,6 @@ impl KafkaCluster {
     /// node's metadata shows a leader for every partition. Retriable errors
     /// (no controller yet, a node still starting) are retried for 60 s; any
     /// other error, such as TOPIC_ALREADY_EXISTS, is returned.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().start().await?;
-    /// cluster.create_topic("orders", 6, 1).await?; // returns once every partition has a leader
-    ///     
-    /// # Ok(()) }
-    /// ```
     pub async fn create_topic(&self, name: &str, partitions: i32, replication: i16) -> Result<()> {
         let timeout = Duration::from_secs(60);
         let started = Instant::now();
@@ -336,17 +242,6 @@ impl KafkaCluster {
 
     /// Polls Metadata on every running node until topic `name` has
     /// `partitions` partitions, each with a leader.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use std::time::Duration;
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().start().await?;
-    /// // After another client created `payments`:
-    /// cluster
-    ///     .wait_for_topic("payments", 3, Duration::from_secs(30))
-    ///     .await?;
-    /// # Ok(()) }
-    /// ```
     pub async fn wait_for_topic(
         &self,
         name: &str,
@@ -409,23 +304,6 @@ impl KafkaCluster {
     }
 
     /// See [`console_consume`].
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// use kafka_testcontainers::IsolationLevel;
-    /// # use std::time::Duration;
-    /// # let cluster = kafka_testcontainers::KafkaCluster::builder().start().await?;
-    /// let committed = cluster
-    ///     .console_consume(
-    ///         "orders",
-    ///         IsolationLevel::ReadCommitted,
-    ///         100,
-    ///         Duration::from_secs(10),
-    ///     )
-    ///     .await?;
-    /// assert!(committed.len() <= 100);
-    /// # Ok(()) }
-    /// ```
     pub async fn console_consume(
         &self,
         topic: &str,
@@ -557,17 +435,6 @@ pub async fn console_consume(
 }
 
 /// Parses the console consumer's lines as configured by [`console_consume`].
-///
-/// ```
-/// use kafka_testcontainers::tools::parse_console_output;
-/// let text = "Partition:1\tOffset:0\th1:v\tkey\t\\x01kafka-eos-null\\x01\n\
-///             Processed a total of 1 messages\n";
-/// let records = parse_console_output(text)?;
-/// assert_eq!(records.len(), 1);
-/// assert_eq!(records[0].headers, [("h1".to_string(), b"v".to_vec())]);
-/// assert_eq!(records[0].value, None, "a tombstone");
-/// # Ok::<(), kafka_testcontainers::HarnessError>(())
-/// ```
 pub fn parse_console_output(text: &str) -> Result<Vec<ConsumedRecord>> {
     let mut records = Vec::new();
     for line in text.lines() {
@@ -639,26 +506,6 @@ fn unescape(s: &str) -> Result<Option<Vec<u8>>> {
 /// client listener (the same path as a Rust producer using
 /// [`KafkaCluster::bootstrap`]; SASL PLAIN settings are added automatically)
 /// and parses its final summary line. The tool's JVM runs with the full JIT.
-///
-/// ```no_run
-/// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-/// use kafka_testcontainers::{ProducerPerfArgs, tools::producer_performance};
-/// # let cluster = kafka_testcontainers::KafkaCluster::builder().start().await?;
-/// cluster.create_topic("bench", 3, 1).await?;
-/// let args = ProducerPerfArgs {
-///     topic: "bench".into(),
-///     num_records: 50_000,
-///     record_size: 512,
-///     throughput: -1,
-///     ..Default::default()
-/// };
-/// let baseline = producer_performance(&cluster, &args).await?;
-/// println!(
-///     "Java producer: {:.0} records/s, p99 {} ms",
-///     baseline.records_per_sec, baseline.p99
-/// );
-/// # Ok(()) }
-/// ```
 pub async fn producer_performance(
     cluster: &KafkaCluster,
     a: &ProducerPerfArgs,
@@ -736,17 +583,6 @@ pub async fn producer_performance(
 
 /// Parses `N records sent, R records/sec (M MB/sec), A ms avg latency, X ms
 /// max latency, P ms 50th, P ms 95th, P ms 99th, P ms 99.9th.`
-///
-/// ```
-/// use kafka_testcontainers::tools::parse_perf_summary;
-/// let s = parse_perf_summary(
-///     "1000 records sent, 1858.7 records/sec (0.18 MB/sec), 145.95 ms avg latency, \
-///      209.00 ms max latency, 169 ms 50th, 178 ms 95th, 209 ms 99th, 209 ms 99.9th.",
-/// )?;
-/// assert_eq!((s.records, s.avg_latency_ms, s.p50), (1000, 145.95, 169.0));
-/// assert!(parse_perf_summary("500 records sent, 99.9 records/sec").is_err());
-/// # Ok::<(), kafka_testcontainers::HarnessError>(())
-/// ```
 pub fn parse_perf_summary(line: &str) -> Result<ProducerPerfSummary> {
     let bad = || HarnessError::Parse(format!("unexpected summary line {line:?}"));
     let num = |part: &str| -> Result<f64> {
@@ -810,5 +646,38 @@ mod tests {
         );
         assert_eq!(r[1].key.as_deref(), Some(&b"k"[..]));
         assert_eq!(r[1].value.as_deref(), Some(&b""[..]));
+    }
+
+    #[test]
+    fn a_null_value_is_a_tombstone() {
+        let text = "Partition:1\tOffset:0\th1:v\tkey\t\\x01kafka-eos-null\\x01\n\
+                    Processed a total of 1 messages\n";
+        let records = parse_console_output(text).unwrap();
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].headers, [("h1".to_string(), b"v".to_vec())]);
+        assert_eq!(records[0].value, None);
+    }
+
+    #[test]
+    fn stdout_text_is_the_captured_bytes_as_text() {
+        let out = ToolOutput {
+            success: true,
+            exit_code: Some(0),
+            timed_out: false,
+            stdout: b"orders\n".to_vec(),
+            stderr: String::new(),
+        };
+        assert_eq!(out.stdout_text(), "orders\n");
+    }
+
+    #[test]
+    fn isolation_levels_are_javas_property_values() {
+        assert_eq!(IsolationLevel::ReadCommitted.as_str(), "read_committed");
+        assert_eq!(IsolationLevel::ReadUncommitted.as_str(), "read_uncommitted");
+    }
+
+    #[test]
+    fn perf_args_leave_the_transaction_duration_to_kafka() {
+        assert_eq!(ProducerPerfArgs::default().transaction_duration_ms, None);
     }
 }

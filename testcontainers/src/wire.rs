@@ -84,29 +84,11 @@ impl KafkaConnection {
     }
 
     /// Changes the bound on each exchange (default [`DEFAULT_IO_TIMEOUT`]).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_testcontainers::wire::KafkaConnection;
-    /// # use std::time::Duration;
-    /// let mut conn = KafkaConnection::connect("127.0.0.1:9092").await?;
-    /// conn.set_io_timeout(Duration::from_secs(2)); // fail fast behind a black-holing proxy
-    ///     
-    /// # Ok(()) }
-    /// ```
     pub fn set_io_timeout(&mut self, timeout: Duration) {
         self.io_timeout = timeout;
     }
 
     /// The underlying stream (e.g. to check the peer address).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_testcontainers::wire::KafkaConnection;
-    /// let conn = KafkaConnection::connect("127.0.0.1:9092").await?;
-    /// assert_eq!(conn.stream().peer_addr()?.port(), 9092);
-    /// # Ok(()) }
-    /// ```
     pub fn stream(&self) -> &TcpStream {
         &self.stream
     }
@@ -135,18 +117,6 @@ impl KafkaConnection {
     }
 
     /// Writes raw bytes (normally a complete frame).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_testcontainers::wire::KafkaConnection;
-    /// use kafka_proto::messages::ApiVersionsRequest;
-    /// let mut conn = KafkaConnection::connect("127.0.0.1:9092").await?;
-    /// let (_, frame) = conn.encode(&ApiVersionsRequest::default(), 3)?;
-    /// conn.send_raw(&frame).await?;
-    /// let body = conn.read_frame().await?;
-    /// assert!(!body.is_empty());
-    /// # Ok(()) }
-    /// ```
     pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<()> {
         tokio::time::timeout(self.io_timeout, self.stream.write_all(bytes))
             .await
@@ -156,17 +126,6 @@ impl KafkaConnection {
 
     /// Reads one response frame body (without its length prefix), waiting at
     /// most `timeout`. End of stream is an `Io` error of kind `UnexpectedEof`.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_testcontainers::{wire::KafkaConnection, HarnessError};
-    /// # use std::time::Duration;
-    /// let mut conn = KafkaConnection::connect("127.0.0.1:9092").await?;
-    /// // No request sent: nothing may arrive.
-    /// let silent = conn.read_frame_timeout(Duration::from_millis(100)).await;
-    /// assert!(matches!(silent, Err(HarnessError::Timeout { .. })));
-    /// # Ok(()) }
-    /// ```
     pub async fn read_frame_timeout(&mut self, timeout: Duration) -> Result<Bytes> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
@@ -195,37 +154,12 @@ impl KafkaConnection {
     }
 
     /// Reads one response frame body with the connection's I/O timeout.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_testcontainers::wire::KafkaConnection;
-    /// use kafka_proto::{frame::peek_correlation_id, messages::ApiVersionsRequest};
-    /// let mut conn = KafkaConnection::connect("127.0.0.1:9092").await?;
-    /// let (id, frame) = conn.encode(&ApiVersionsRequest::default(), 3)?;
-    /// conn.send_raw(&frame).await?;
-    /// assert_eq!(peek_correlation_id(&conn.read_frame().await?)?, id);
-    /// # Ok(()) }
-    /// ```
     pub async fn read_frame(&mut self) -> Result<Bytes> {
         self.read_frame_timeout(self.io_timeout).await
     }
 
     /// Sends `req` at `version` and returns its decoded response, checking
     /// the correlation id.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_testcontainers::wire::KafkaConnection;
-    /// use kafka_proto::messages::{MetadataRequest, MetadataRequestTopic};
-    /// let mut conn = KafkaConnection::connect("127.0.0.1:9092").await?;
-    /// let req = MetadataRequest {
-    ///     topics: Some(vec![MetadataRequestTopic::by_name("orders")]),
-    ///     ..Default::default()
-    /// };
-    /// let md = conn.request(&req, 12).await?;
-    /// assert!(md.topic("orders").is_some());
-    /// # Ok(()) }
-    /// ```
     pub async fn request<R: Request>(&mut self, req: &R, version: i16) -> Result<R::Response> {
         let (correlation_id, frame) = self.encode(req, version)?;
         self.send_raw(&frame).await?;
@@ -243,20 +177,6 @@ impl KafkaConnection {
 
     /// ApiVersions v3 (supported by every Kafka 2.4+ broker; carries the
     /// finalized features). A non-zero error code is an error.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_testcontainers::wire::KafkaConnection;
-    /// use kafka_proto::ApiKey;
-    /// let mut conn = KafkaConnection::connect("127.0.0.1:9092").await?;
-    /// let versions = conn.api_versions().await?;
-    /// assert!(
-    ///     versions
-    ///         .range_of(ApiKey::Produce)
-    ///         .is_some_and(|r| r.contains(9))
-    /// );
-    /// # Ok(()) }
-    /// ```
     pub async fn api_versions(&mut self) -> Result<ApiVersionsResponse> {
         let req = ApiVersionsRequest {
             client_software_name: "kafka-eos-harness".into(),
@@ -278,16 +198,6 @@ impl KafkaConnection {
 impl KafkaConnection {
     /// Metadata for no topics (brokers, controller and cluster id), at the
     /// highest version both sides support per `versions`.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_testcontainers::wire::KafkaConnection;
-    /// let mut conn = KafkaConnection::connect("127.0.0.1:9092").await?;
-    /// let versions = conn.api_versions().await?;
-    /// let md = conn.metadata_brokers(&versions).await?;
-    /// assert!(md.topics.is_empty() && !md.brokers.is_empty());
-    /// # Ok(()) }
-    /// ```
     pub async fn metadata_brokers(
         &mut self,
         versions: &ApiVersionsResponse,
@@ -304,16 +214,6 @@ impl KafkaConnection {
 
     /// FindCoordinator for `key` of `key_type` (0 group, 1 transaction).
     /// Returns `(node_id, host, port)`; a non-zero error code is an error.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_testcontainers::wire::KafkaConnection;
-    /// let mut conn = KafkaConnection::connect("127.0.0.1:9092").await?;
-    /// let versions = conn.api_versions().await?;
-    /// let (node_id, host, port) = conn.find_coordinator(&versions, 1, "orders-0").await?;
-    /// println!("transaction coordinator of orders-0: node {node_id} at {host}:{port}");
-    /// # Ok(()) }
-    /// ```
     pub async fn find_coordinator(
         &mut self,
         versions: &ApiVersionsResponse,
@@ -362,17 +262,6 @@ impl KafkaConnection {
     /// SaslHandshake (v1, mechanism PLAIN) followed by SaslAuthenticate with
     /// `user`/`password`. A rejected password is `HarnessError::Kafka` with
     /// code 58 (SASL_AUTHENTICATION_FAILED).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_testcontainers::{wire::KafkaConnection, HarnessError};
-    /// let mut conn = KafkaConnection::connect("127.0.0.1:9092").await?;
-    /// match conn.sasl_plain("alice", "wrong-password").await {
-    ///     Err(HarnessError::Kafka { code: 58, .. }) => {} // SASL_AUTHENTICATION_FAILED
-    ///     other => panic!("expected a rejected password, got {other:?}"),
-    /// }
-    /// # Ok(()) }
-    /// ```
     pub async fn sasl_plain(&mut self, user: &str, password: &str) -> Result<()> {
         let hs = self
             .request(
@@ -411,20 +300,6 @@ impl KafkaConnection {
 }
 
 /// The finalized level of feature `name` in an ApiVersions response, if any.
-///
-/// ```
-/// use kafka_proto::messages::{ApiVersionsResponse, FinalizedFeatureKey};
-/// use kafka_testcontainers::wire::finalized_feature;
-/// let resp = ApiVersionsResponse {
-///     finalized_features: vec![FinalizedFeatureKey {
-///         name: "transaction.version".into(),
-///         max_version_level: 2,
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// assert_eq!(finalized_feature(&resp, "transaction.version"), Some(2));
-/// ```
 pub fn finalized_feature(resp: &ApiVersionsResponse, name: &str) -> Option<i16> {
     resp.finalized_features
         .iter()
@@ -434,22 +309,6 @@ pub fn finalized_feature(resp: &ApiVersionsResponse, name: &str) -> Option<i16> 
 
 /// The highest version of `api_key` both the broker (per `resp`) and this
 /// crate support, if any.
-///
-/// ```
-/// use kafka_proto::messages::{ApiVersion, ApiVersionsResponse, ProduceRequest};
-/// use kafka_testcontainers::wire::negotiate;
-/// // A broker with Produce 0–11: the highest common version is 11.
-/// let resp = ApiVersionsResponse {
-///     api_keys: vec![ApiVersion {
-///         api_key: 0,
-///         min_version: 0,
-///         max_version: 11,
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// assert_eq!(negotiate::<ProduceRequest>(&resp), Some(11));
-/// ```
 pub fn negotiate<M: Message>(resp: &ApiVersionsResponse) -> Option<i16> {
     let key = M::API_KEY.code();
     resp.api_keys
@@ -460,4 +319,38 @@ pub fn negotiate<M: Message>(resp: &ApiVersionsResponse) -> Option<i16> {
             let lo = k.min_version.max(M::VERSIONS.min);
             (lo <= hi).then_some(hi)
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_proto::messages::{ApiVersion, FinalizedFeatureKey, ProduceRequest};
+
+    #[test]
+    fn finalized_feature_is_the_max_level_of_that_name() {
+        let resp = ApiVersionsResponse {
+            finalized_features: vec![FinalizedFeatureKey {
+                name: "transaction.version".into(),
+                max_version_level: 2,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        assert_eq!(finalized_feature(&resp, "transaction.version"), Some(2));
+        assert_eq!(finalized_feature(&resp, "group.version"), None);
+    }
+
+    #[test]
+    fn negotiate_is_the_highest_common_version() {
+        let resp = ApiVersionsResponse {
+            api_keys: vec![ApiVersion {
+                api_key: 0,
+                min_version: 0,
+                max_version: 11,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        assert_eq!(negotiate::<ProduceRequest>(&resp), Some(11));
+    }
 }

@@ -2,20 +2,24 @@
 //! timeouts, ApiVersions negotiation, TLS (cargo feature `tls`) and SASL
 //! authentication.
 //!
-//! Request frames reach the socket whole and in the order [`Connection::send`]
-//! submitted them: written by the submitting task while the socket takes
-//! them, else by the connection's writer task (the `writer` module). A
-//! reader task splits the read half into frames and routes each response to
-//! its caller through a map of oneshot senders keyed by correlation id. Any
-//! number of requests may be in flight at once.
+//! A request's way through a connection:
+//! 1. [`Connection::send`] gives it the next correlation id and registers a
+//!    oneshot sender under that id;
+//! 2. the frame is written by the submitting task while the socket takes it,
+//!    else by the connection's writer task (the `writer` module): either way
+//!    frames reach the socket whole and in the order they were submitted;
+//! 3. a reader task splits the read half into frames and routes each
+//!    response to its caller by correlation id.
+//!
+//! Any number of requests may be in flight at once.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), kafka_client::ConnError> {
 //! use kafka_client::{Connection, ConnectionConfig};
 //! use kafka_proto::messages::MetadataRequest;
 //! let conn = Connection::connect("127.0.0.1:9092", &ConnectionConfig::default()).await?;
-//! let version = conn.versions().version_for::<MetadataRequest>()?;
-//! let metadata = conn.send(&MetadataRequest::default(), version).await?;
+//! // The highest version both sides speak (`send` takes one chosen by the caller).
+//! let metadata = conn.send_negotiated(&MetadataRequest::default()).await?;
 //! println!("{} brokers", metadata.brokers.len());
 //! conn.close();
 //! # Ok(()) }
@@ -58,7 +62,6 @@ mod writer;
 ///     sasl: Some(SaslConfig::scram_sha256("alice", "secret")),
 ///     ..Default::default()
 /// };
-/// assert_eq!(cfg.client_id.as_deref(), Some("kafka-eos"));
 /// ```
 #[derive(Debug, Clone)]
 pub struct ConnectionConfig {
@@ -94,13 +97,6 @@ pub struct ConnectionConfig {
 /// it, connecting with [`ConnectionConfig::tls`] set fails with
 /// [`ConnError::InvalidTlsConfig`]. There is no system trust store: the
 /// broker's certificate chain is verified against [`Self::ca_pem`].
-///
-/// ```
-/// use kafka_client::connection::TlsConfig;
-/// let pem = b"-----BEGIN CERTIFICATE-----\n...\n-----END CERTIFICATE-----\n".to_vec();
-/// let tls = TlsConfig::new(pem).server_name("broker.example").verify_hostname(true);
-/// assert!(tls.verify_hostname);
-/// ```
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct TlsConfig {
@@ -127,8 +123,12 @@ impl TlsConfig {
     ///
     /// ```
     /// use kafka_client::connection::TlsConfig;
-    /// let tls = TlsConfig::new(b"-----BEGIN CERTIFICATE-----\n...".to_vec());
-    /// assert!(tls.verify_hostname && tls.server_name.is_none() && tls.client_cert_pem.is_none());
+    /// use kafka_client::ConnectionConfig;
+    /// # let (ca_pem, cert_pem, key_pem) = (Vec::<u8>::new(), Vec::<u8>::new(), Vec::<u8>::new());
+    /// let tls = TlsConfig::new(ca_pem) // ssl.truststore: the CA that signed the brokers
+    ///     .server_name("kafka.internal.example") // when the brokers' addresses are IPs
+    ///     .client_auth(cert_pem, key_pem); // mutual TLS (ssl.keystore)
+    /// let config = ConnectionConfig { tls: Some(tls), ..Default::default() };
     /// ```
     pub fn new(ca_pem: impl Into<Vec<u8>>) -> Self {
         Self {
@@ -141,38 +141,18 @@ impl TlsConfig {
     }
 
     /// Overrides the name verified and sent as SNI.
-    ///
-    /// ```
-    /// use kafka_client::connection::TlsConfig;
-    /// let tls = TlsConfig::new(Vec::new()).server_name("kafka.internal.example");
-    /// assert_eq!(tls.server_name.as_deref(), Some("kafka.internal.example"));
-    /// ```
     pub fn server_name(mut self, name: impl Into<String>) -> Self {
         self.server_name = Some(name.into());
         self
     }
 
     /// Whether the certificate must be valid for the broker's name.
-    ///
-    /// ```
-    /// use kafka_client::connection::TlsConfig;
-    /// // ssl.endpoint.identification.algorithm= (empty): chain checked, name not.
-    /// let tls = TlsConfig::new(Vec::new()).verify_hostname(false);
-    /// assert!(!tls.verify_hostname);
-    /// ```
     pub fn verify_hostname(mut self, on: bool) -> Self {
         self.verify_hostname = on;
         self
     }
 
     /// Presents a client certificate chain and its key (mutual TLS).
-    ///
-    /// ```
-    /// use kafka_client::connection::TlsConfig;
-    /// let tls = TlsConfig::new(b"ca".to_vec()).client_auth(b"client cert".to_vec(), b"client key".to_vec());
-    /// assert!(tls.client_cert_pem.is_some() && tls.client_key_pem.is_some());
-    /// assert!(!format!("{tls:?}").contains("client key")); // Debug redacts the key
-    /// ```
     pub fn client_auth(
         mut self,
         cert_pem: impl Into<Vec<u8>>,
@@ -205,15 +185,6 @@ impl ConnectionConfig {
     /// ones: [`connect_timeout`](Self::connect_timeout) doubled per failure,
     /// at most [`connect_timeout_max`](Self::connect_timeout_max) (Java's
     /// `ClusterConnectionStates`, without its ±20 % jitter).
-    ///
-    /// ```
-    /// use kafka_client::ConnectionConfig;
-    /// use std::time::Duration;
-    /// let c = ConnectionConfig::default();
-    /// assert_eq!(c.setup_timeout(0), Duration::from_secs(10));
-    /// assert_eq!(c.setup_timeout(1), Duration::from_secs(20));
-    /// assert_eq!(c.setup_timeout(5), Duration::from_secs(30));
-    /// ```
     pub fn setup_timeout(&self, failures: u32) -> Duration {
         let grown = self
             .connect_timeout
@@ -532,16 +503,6 @@ impl Drop for Io {
 ///
 /// Cheap to share behind an `Arc`; every method takes `&self`. Dropping the
 /// last handle closes the socket.
-///
-/// ```no_run
-/// # async fn demo() -> Result<(), kafka_client::ConnError> {
-/// use kafka_client::{Connection, ConnectionConfig};
-/// use std::sync::Arc;
-/// let conn = Arc::new(Connection::connect("127.0.0.1:9092", &ConnectionConfig::default()).await?);
-/// let other = Arc::clone(&conn); // share with another task
-/// assert_eq!(other.addr(), "127.0.0.1:9092");
-/// # Ok(()) }
-/// ```
 #[derive(Debug)]
 pub struct Connection {
     io: Io,
@@ -637,106 +598,45 @@ impl Connection {
     }
 
     /// The peer address as given to [`Self::connect`].
-    ///
-    /// ```no_run
-    /// # fn demo(conn: &kafka_client::Connection) {
-    /// println!("connected to {}", conn.addr());
-    /// # }
-    /// ```
     pub fn addr(&self) -> &str {
         &self.io.shared.addr
     }
 
     /// The broker's API ranges and features from ApiVersions.
-    ///
-    /// ```no_run
-    /// # fn demo(conn: &kafka_client::Connection) -> Result<(), kafka_client::ConnError> {
-    /// use kafka_proto::messages::ProduceRequest;
-    /// let produce_version = conn.versions().version_for::<ProduceRequest>()?;
-    /// # Ok(()) }
-    /// ```
     pub fn versions(&self) -> &BrokerVersions {
         &self.versions
     }
 
     /// Shorthand for `versions().negotiated_version(api)`: the highest version
     /// of `api` both sides support.
-    ///
-    /// ```no_run
-    /// # fn demo(conn: &kafka_client::Connection) {
-    /// use kafka_proto::ApiKey;
-    /// if conn.negotiated_version(ApiKey::DescribeProducers).is_none() {
-    ///     eprintln!("broker does not support DescribeProducers");
-    /// }
-    /// # }
-    /// ```
     pub fn negotiated_version(&self, api: ApiKey) -> Option<i16> {
         self.versions.negotiated_version(api)
     }
 
     /// When the SASL session ends (KIP-368 `session_lifetime_ms`); the broker
     /// closes the connection afterwards unless it re-authenticates.
-    ///
-    /// ```no_run
-    /// # fn demo(conn: &kafka_client::Connection) {
-    /// if let Some(at) = conn.session_expiry() {
-    ///     println!("SASL session ends in {:?}", at.saturating_duration_since(std::time::Instant::now()));
-    /// }
-    /// # }
-    /// ```
     pub fn session_expiry(&self) -> Option<Instant> {
         self.session_expiry
     }
 
     /// True once the connection is closed (by either side or an error).
-    ///
-    /// ```no_run
-    /// # fn demo(conn: &kafka_client::Connection) {
-    /// conn.close();
-    /// assert!(conn.is_closed());
-    /// # }
-    /// ```
     pub fn is_closed(&self) -> bool {
         self.io.shared.lock().closed.is_some()
     }
 
     /// Requests currently awaiting a response.
-    ///
-    /// ```no_run
-    /// # fn demo(conn: &kafka_client::Connection) {
-    /// println!("{} requests awaiting a response", conn.in_flight());
-    /// # }
-    /// ```
     pub fn in_flight(&self) -> usize {
         self.io.shared.lock().pending.len()
     }
 
     /// Sends `req` at `version` and waits for its response, up to the
     /// configured request timeout. Other requests may be in flight.
-    ///
-    /// ```no_run
-    /// # async fn demo(conn: &kafka_client::Connection) -> Result<(), kafka_client::ConnError> {
-    /// use kafka_proto::messages::MetadataRequest;
-    /// let version = conn.versions().version_for::<MetadataRequest>()?;
-    /// let md = conn.send(&MetadataRequest::default(), version).await?;
-    /// println!("cluster {:?}", md.cluster_id);
-    /// # Ok(()) }
-    /// ```
     pub async fn send<R: Request>(&self, req: &R, version: i16) -> Result<R::Response, ConnError> {
         self.io.send(req, version, self.request_timeout).await
     }
 
     /// [`Self::send`] with an explicit timeout. On timeout the connection is
     /// closed (as the Java client does) and the outcome is unknown.
-    ///
-    /// ```no_run
-    /// # async fn demo(conn: &kafka_client::Connection) -> Result<(), kafka_client::ConnError> {
-    /// use kafka_proto::messages::MetadataRequest;
-    /// use std::time::Duration;
-    /// let version = conn.versions().version_for::<MetadataRequest>()?;
-    /// let md = conn.send_with_timeout(&MetadataRequest::default(), version, Duration::from_secs(2)).await?;
-    /// # Ok(()) }
-    /// ```
     pub async fn send_with_timeout<R: Request>(
         &self,
         req: &R,
@@ -747,14 +647,6 @@ impl Connection {
     }
 
     /// Sends `req` at the highest version both sides support.
-    ///
-    /// ```no_run
-    /// # async fn demo(conn: &kafka_client::Connection) -> Result<(), kafka_client::ConnError> {
-    /// use kafka_proto::messages::MetadataRequest;
-    /// let md = conn.send_negotiated(&MetadataRequest::default()).await?;
-    /// println!("{} brokers", md.brokers.len());
-    /// # Ok(()) }
-    /// ```
     pub async fn send_negotiated<R: Request>(&self, req: &R) -> Result<R::Response, ConnError> {
         let version = self.versions.version_for::<R>()?;
         self.send(req, version).await
@@ -762,15 +654,6 @@ impl Connection {
 
     /// Writes a request the broker will not answer (Produce with `acks=0`)
     /// and returns once it is written to the socket.
-    ///
-    /// ```no_run
-    /// # async fn demo(conn: &kafka_client::Connection) -> Result<(), kafka_client::ConnError> {
-    /// use kafka_proto::messages::ProduceRequest;
-    /// let version = conn.versions().version_for::<ProduceRequest>()?;
-    /// let req = ProduceRequest { acks: 0, timeout_ms: 30_000, ..Default::default() };
-    /// conn.send_no_response(&req, version).await?;
-    /// # Ok(()) }
-    /// ```
     pub async fn send_no_response<R: Request>(
         &self,
         req: &R,
@@ -805,13 +688,6 @@ impl Connection {
 
     /// Closes the connection: every pending request fails with
     /// [`ConnError::Disconnected`] and later sends fail at once.
-    ///
-    /// ```no_run
-    /// # async fn demo(conn: &kafka_client::Connection) {
-    /// conn.close();
-    /// assert!(conn.send_negotiated(&kafka_proto::messages::MetadataRequest::default()).await.is_err());
-    /// # }
-    /// ```
     pub fn close(&self) {
         self.io.shared.fail_all("closed by the client");
     }
@@ -1137,5 +1013,50 @@ async fn negotiate(io: &Io, config: &ConnectionConfig) -> Result<BrokerVersions,
                 return Err(ConnError::ApiVersions { version, error });
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_client_id_is_kafka_eos() {
+        assert_eq!(
+            ConnectionConfig::default().client_id.as_deref(),
+            Some("kafka-eos")
+        );
+    }
+
+    #[test]
+    fn setup_timeout_doubles_per_failure_up_to_the_max() {
+        let c = ConnectionConfig::default();
+        assert_eq!(c.setup_timeout(0), Duration::from_secs(10));
+        assert_eq!(c.setup_timeout(1), Duration::from_secs(20));
+        assert_eq!(c.setup_timeout(5), Duration::from_secs(30));
+    }
+
+    #[test]
+    fn tls_new_verifies_the_hostname_without_client_auth() {
+        let tls = TlsConfig::new(b"ca".to_vec());
+        assert!(tls.verify_hostname);
+        assert!(tls.server_name.is_none() && tls.client_cert_pem.is_none());
+    }
+
+    #[test]
+    fn tls_builders_set_their_fields() {
+        let tls = TlsConfig::new(Vec::new())
+            .server_name("kafka.internal.example")
+            .verify_hostname(false);
+        assert_eq!(tls.server_name.as_deref(), Some("kafka.internal.example"));
+        assert!(!tls.verify_hostname);
+    }
+
+    #[test]
+    fn tls_debug_redacts_the_client_key() {
+        let tls = TlsConfig::new(b"ca".to_vec())
+            .client_auth(b"client cert".to_vec(), b"client key".to_vec());
+        assert!(tls.client_cert_pem.is_some() && tls.client_key_pem.is_some());
+        assert!(!format!("{tls:?}").contains("client key"));
     }
 }

@@ -1,12 +1,14 @@
 //! The write side of a connection: frames reach the socket whole and in the
 //! order they were submitted.
 //!
-//! A frame is written by the task that submits it, at once, while the
-//! socket takes it (one `write` system call, no task woken). What the socket
-//! does not take at once — the rest of a frame, the frames submitted
-//! meanwhile, a TLS flush — goes to the connection's writer task, which
-//! waits until the socket is writable, writes it, and hands the socket back
-//! to the submitters when nothing is left.
+//! A frame's way to the socket:
+//! 1. the task that submits it writes it at once while the socket takes it
+//!    (one `write` system call, no task woken);
+//! 2. what the socket does not take at once (the rest of a frame, the frames
+//!    submitted meanwhile, a TLS flush) goes to the connection's writer
+//!    task, which waits until the socket is writable and writes it;
+//! 3. when nothing is left, the writer task hands the socket back to the
+//!    submitters.
 //!
 //! ```text
 //!            submit: written whole              writer task: queue empty

@@ -34,18 +34,6 @@ message! {
 
 message! {
     /// The outcome of adding a group's offsets to a transaction.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::AddOffsetsToTxnResponse};
-    /// let resp = AddOffsetsToTxnResponse {
-    ///     error_code: 51,
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     AddOffsetsToTxnResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap(),
-    ///     resp
-    /// );
-    /// ```
     pub struct AddOffsetsToTxnResponse [message AddOffsetsToTxn, versions 0..=4, flexible 3, response] {
         /// Throttle time in milliseconds.
         throttle_time_ms: i32;

@@ -56,29 +56,6 @@ message! {
 
 nested! {
     /// One transaction of a batched (v4+) request.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let txn = AddPartitionsToTxnRequestTransaction {
-    ///     transactional_id: "orders-tx-0".into(),
-    ///     producer_id: 4000,
-    ///     verify_only: true,
-    ///     topics: vec![AddPartitionsToTxnRequestTopic {
-    ///         name: "orders".into(),
-    ///         partitions: vec![2],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let req = AddPartitionsToTxnRequest {
-    ///     transactions: vec![txn],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     AddPartitionsToTxnRequest::decode(&req.encode_to_vec(5).unwrap(), 5).unwrap(),
-    ///     req
-    /// );
-    /// ```
     pub struct AddPartitionsToTxnRequestTransaction [in "transactions.", flexible 3] {
         /// The transactional id.
         transactional_id: String, versions 4..;
@@ -96,16 +73,6 @@ nested! {
 nested! {
     /// A topic and the partitions of it to add to a transaction (Kafka's
     /// `AddPartitionsToTxnTopic`).
-    ///
-    /// ```
-    /// use kafka_proto::messages::AddPartitionsToTxnRequestTopic;
-    /// let t = AddPartitionsToTxnRequestTopic {
-    ///     name: "payments".into(),
-    ///     partitions: vec![0, 3],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(t.partitions.len(), 2);
-    /// ```
     pub struct AddPartitionsToTxnRequestTopic [in "transactions.topics.", flexible 3] {
         /// The topic name.
         name: String;
@@ -116,28 +83,6 @@ nested! {
 
 message! {
     /// Per-partition results of adding partitions to a transaction.
-    ///
-    /// ```
-    /// use kafka_proto::Message;
-    /// use kafka_proto::messages::{
-    ///     AddPartitionsToTxnResponse, AddPartitionsToTxnResponsePartitionResult,
-    ///     AddPartitionsToTxnResponseTopicResult,
-    /// };
-    /// let resp = AddPartitionsToTxnResponse {
-    ///     results_by_topic_v3_and_below: vec![AddPartitionsToTxnResponseTopicResult {
-    ///         name: "orders".into(),
-    ///         results_by_partition: vec![AddPartitionsToTxnResponsePartitionResult {
-    ///             partition_index: 0,
-    ///             partition_error_code: 0,
-    ///             ..Default::default()
-    ///         }],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let bytes = resp.encode_to_vec(3).unwrap();
-    /// assert_eq!(AddPartitionsToTxnResponse::decode(&bytes, 3).unwrap(), resp);
-    /// ```
     pub struct AddPartitionsToTxnResponse [message AddPartitionsToTxn, versions 0..=5, flexible 3, response] {
         /// Throttle time in milliseconds.
         throttle_time_ms: i32;
@@ -152,22 +97,6 @@ message! {
 
 nested! {
     /// The results of one transaction (v4+; Kafka's `AddPartitionsToTxnResult`).
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let resp = AddPartitionsToTxnResponse {
-    ///     results_by_transaction: vec![AddPartitionsToTxnResponseResult {
-    ///         transactional_id: "orders-tx-0".into(),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = AddPartitionsToTxnResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap();
-    /// assert_eq!(
-    ///     back.results_by_transaction[0].transactional_id,
-    ///     "orders-tx-0"
-    /// );
-    /// ```
     pub struct AddPartitionsToTxnResponseResult [in "results_by_transaction.", flexible 3] {
         /// The transactional id.
         transactional_id: String, versions 4..;
@@ -178,23 +107,6 @@ nested! {
 
 nested! {
     /// The results of one topic (Kafka's `AddPartitionsToTxnTopicResult`).
-    ///
-    /// ```
-    /// use kafka_proto::messages::{
-    ///     AddPartitionsToTxnResponsePartitionResult as Partition,
-    ///     AddPartitionsToTxnResponseTopicResult as Topic,
-    /// };
-    /// let t = Topic {
-    ///     name: "orders".into(),
-    ///     results_by_partition: vec![Partition {
-    ///         partition_index: 1,
-    ///         partition_error_code: 51,
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(t.results_by_partition[0].partition_error_code, 51);
-    /// ```
     pub struct AddPartitionsToTxnResponseTopicResult [in "results_by_transaction.topic_results.", flexible 3] {
         /// The topic name.
         name: String;
@@ -205,16 +117,6 @@ nested! {
 
 nested! {
     /// The result of one partition (Kafka's `AddPartitionsToTxnPartitionResult`).
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, messages::AddPartitionsToTxnResponsePartitionResult};
-    /// let p = AddPartitionsToTxnResponsePartitionResult {
-    ///     partition_index: 0,
-    ///     partition_error_code: 51,
-    ///     ..Default::default()
-    /// };
-    /// assert!(ErrorCode::from(p.partition_error_code).is_retriable());
-    /// ```
     pub struct AddPartitionsToTxnResponsePartitionResult [in "results_by_transaction.topic_results.results_by_partition.", flexible 3] {
         /// The partition index.
         partition_index: i32;
@@ -225,26 +127,6 @@ nested! {
 
 impl AddPartitionsToTxnResponse {
     /// Every `(topic, partition, error_code)` of the v0–3 results.
-    ///
-    /// ```
-    /// # use kafka_proto::messages::*;
-    /// let resp = AddPartitionsToTxnResponse {
-    ///     results_by_topic_v3_and_below: vec![AddPartitionsToTxnResponseTopicResult {
-    ///         name: "orders".into(),
-    ///         results_by_partition: vec![AddPartitionsToTxnResponsePartitionResult {
-    ///             partition_index: 2,
-    ///             partition_error_code: 3,
-    ///             ..Default::default()
-    ///         }],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     resp.v3_and_below_errors().collect::<Vec<_>>(),
-    ///     [("orders", 2, 3)]
-    /// );
-    /// ```
     pub fn v3_and_below_errors(&self) -> impl Iterator<Item = (&str, i32, i16)> {
         self.results_by_topic_v3_and_below.iter().flat_map(|t| {
             t.results_by_partition

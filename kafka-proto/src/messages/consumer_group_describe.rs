@@ -31,21 +31,6 @@ message! {
 
 message! {
     /// The description of each requested group.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, Message, messages::*};
-    /// let resp = ConsumerGroupDescribeResponse {
-    ///     groups: vec![ConsumerGroupDescribeResponseDescribedGroup {
-    ///         group_id: "old-app".into(),
-    ///         error_code: ErrorCode::GroupIdNotFound.code(),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = ConsumerGroupDescribeResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
-    /// assert_eq!(ErrorCode::from(back.groups[0].error_code), ErrorCode::GroupIdNotFound);
-    /// assert_eq!(back.groups[0].authorized_operations, i32::MIN);
-    /// ```
     pub struct ConsumerGroupDescribeResponse [message ConsumerGroupDescribe, versions 0..=1, flexible 0, response] {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         throttle_time_ms: i32;
@@ -56,19 +41,6 @@ message! {
 
 nested! {
     /// One described group.
-    ///
-    /// ```
-    /// use kafka_proto::messages::*;
-    /// let g = ConsumerGroupDescribeResponseDescribedGroup {
-    ///     group_id: "orders-app".into(),
-    ///     group_state: "Stable".into(),
-    ///     group_epoch: 7,
-    ///     assignment_epoch: 7,
-    ///     assignor_name: "uniform".into(),
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(g.error_message, None);
-    /// ```
     pub struct ConsumerGroupDescribeResponseDescribedGroup [in "groups.", flexible 0] {
         /// The describe error, or 0 if there was no error.
         error_code: i16;
@@ -93,30 +65,6 @@ nested! {
 
 nested! {
     /// One member of a described group.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let member = ConsumerGroupDescribeResponseMember {
-    ///     member_id: "9ZzUVgQ5TqKqGEIUu7yhxA".into(),
-    ///     member_epoch: 7,
-    ///     client_id: "consumer-1".into(),
-    ///     client_host: "/10.0.0.1".into(),
-    ///     subscribed_topic_names: vec!["orders".into()],
-    ///     member_type: 1, // consumer member (v1+)
-    ///     ..Default::default()
-    /// };
-    /// let resp = ConsumerGroupDescribeResponse {
-    ///     groups: vec![ConsumerGroupDescribeResponseDescribedGroup {
-    ///         members: vec![member],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(ConsumerGroupDescribeResponse::decode(&resp.encode_to_vec(1).unwrap(), 1).unwrap(), resp);
-    /// // v0 has no member type; it is ignorable, so v0 drops it.
-    /// let v0 = ConsumerGroupDescribeResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
-    /// assert_eq!(v0.groups[0].members[0].member_type, -1);
-    /// ```
     pub struct ConsumerGroupDescribeResponseMember [in "groups.members.", flexible 0] {
         /// The member ID.
         member_id: String;
@@ -145,20 +93,6 @@ nested! {
 
 nested! {
     /// A member's current or target assignment.
-    ///
-    /// ```
-    /// use kafka_proto::messages::*;
-    /// let a = ConsumerGroupDescribeResponseAssignment {
-    ///     topic_partitions: vec![ConsumerGroupDescribeResponseTopicPartitions {
-    ///         topic_id: [1; 16],
-    ///         topic_name: "orders".into(),
-    ///         partitions: vec![0, 1, 2],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(a.topic_partitions[0].partitions.len(), 3);
-    /// ```
     pub struct ConsumerGroupDescribeResponseAssignment [in "groups.members.assignment.", flexible 0] {
         /// The assigned topic-partitions to the member.
         topic_partitions: Vec<ConsumerGroupDescribeResponseTopicPartitions>;
@@ -167,16 +101,6 @@ nested! {
 
 nested! {
     /// The partitions of one topic in an assignment.
-    ///
-    /// ```
-    /// use kafka_proto::messages::ConsumerGroupDescribeResponseTopicPartitions;
-    /// let tp = ConsumerGroupDescribeResponseTopicPartitions {
-    ///     topic_name: "orders".into(),
-    ///     partitions: vec![4],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(tp.topic_id, [0; 16]);
-    /// ```
     pub struct ConsumerGroupDescribeResponseTopicPartitions [in "groups.members.assignment.topic_partitions.", flexible 0] {
         /// The topic ID.
         topic_id: Uuid;

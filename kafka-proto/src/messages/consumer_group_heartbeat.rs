@@ -59,16 +59,6 @@ message! {
 
 nested! {
     /// The partitions the member owns in one topic.
-    ///
-    /// ```
-    /// use kafka_proto::messages::ConsumerGroupHeartbeatRequestTopicPartitions;
-    /// let owned = ConsumerGroupHeartbeatRequestTopicPartitions {
-    ///     topic_id: [1; 16],
-    ///     partitions: vec![0, 2],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(owned.partitions, [0, 2]);
-    /// ```
     pub struct ConsumerGroupHeartbeatRequestTopicPartitions [in "topic_partitions.", flexible 0] {
         /// The topic ID.
         topic_id: Uuid;
@@ -80,26 +70,6 @@ nested! {
 message! {
     /// The coordinator's answer: epoch, heartbeat interval and, when it
     /// changed, the assignment.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let resp = ConsumerGroupHeartbeatResponse {
-    ///     member_id: Some("9ZzUVgQ5TqKqGEIUu7yhxA".into()),
-    ///     member_epoch: 4,
-    ///     heartbeat_interval_ms: 5_000,
-    ///     assignment: Some(ConsumerGroupHeartbeatResponseAssignment {
-    ///         topic_partitions: vec![ConsumerGroupHeartbeatResponseTopicPartitions {
-    ///             topic_id: [1; 16],
-    ///             partitions: vec![0, 1],
-    ///             ..Default::default()
-    ///         }],
-    ///         ..Default::default()
-    ///     }),
-    ///     ..Default::default()
-    /// };
-    /// let bytes = resp.encode_to_vec(1).unwrap();
-    /// assert_eq!(ConsumerGroupHeartbeatResponse::decode(&bytes, 1).unwrap(), resp);
-    /// ```
     pub struct ConsumerGroupHeartbeatResponse [message ConsumerGroupHeartbeat, versions 0..=1, flexible 0, response] {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         throttle_time_ms: i32;
@@ -120,13 +90,6 @@ message! {
 
 nested! {
     /// The member's assignment.
-    ///
-    /// ```
-    /// use kafka_proto::messages::*;
-    /// // An empty assignment (all partitions revoked) differs from null (unchanged).
-    /// let revoked = Some(ConsumerGroupHeartbeatResponseAssignment::default());
-    /// assert!(revoked.as_ref().is_some_and(|a| a.topic_partitions.is_empty()));
-    /// ```
     pub struct ConsumerGroupHeartbeatResponseAssignment [in "assignment.", flexible 0] {
         /// The partitions assigned to the member that can be used immediately.
         topic_partitions: Vec<ConsumerGroupHeartbeatResponseTopicPartitions>;
@@ -135,16 +98,6 @@ nested! {
 
 nested! {
     /// The partitions assigned in one topic.
-    ///
-    /// ```
-    /// use kafka_proto::messages::ConsumerGroupHeartbeatResponseTopicPartitions;
-    /// let tp = ConsumerGroupHeartbeatResponseTopicPartitions {
-    ///     topic_id: [1; 16],
-    ///     partitions: vec![3],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(tp.partitions, [3]);
-    /// ```
     pub struct ConsumerGroupHeartbeatResponseTopicPartitions [in "assignment.topic_partitions.", flexible 0] {
         /// The topic ID.
         topic_id: Uuid;

@@ -21,23 +21,6 @@ use bytes::Bytes;
 
 nested! {
     /// A consumer's subscription, embedded in JoinGroup protocol metadata.
-    ///
-    /// ```
-    /// use kafka_proto::messages::*;
-    /// let sub = ConsumerProtocolSubscription {
-    ///     topics: vec!["orders".into(), "payments".into()],
-    ///     owned_partitions: vec![ConsumerProtocolSubscriptionTopicPartition {
-    ///         topic: "orders".into(),
-    ///         partitions: vec![0, 1],
-    ///     }],
-    ///     generation_id: 4,
-    ///     rack_id: Some("eu-west-1a".into()),
-    ///     ..Default::default()
-    /// };
-    /// let bytes = sub.encode_prefixed(3).unwrap();
-    /// assert_eq!(bytes[..2], [0, 3], "the version prefix");
-    /// assert_eq!(ConsumerProtocolSubscription::decode_prefixed(&bytes).unwrap(), (3, sub));
-    /// ```
     pub struct ConsumerProtocolSubscription [in "", flexible never] {
         /// The topics that the member wants to consume.
         topics: Vec<String>;
@@ -54,15 +37,6 @@ nested! {
 
 nested! {
     /// The partitions a member owns in one topic (v1+).
-    ///
-    /// ```
-    /// use kafka_proto::messages::ConsumerProtocolSubscriptionTopicPartition;
-    /// let owned = ConsumerProtocolSubscriptionTopicPartition {
-    ///     topic: "orders".into(),
-    ///     partitions: vec![2],
-    /// };
-    /// assert_eq!(owned.partitions, [2]);
-    /// ```
     pub struct ConsumerProtocolSubscriptionTopicPartition [in "owned_partitions.", flexible never] {
         /// The topic name.
         topic: String, versions 1..;
@@ -73,11 +47,6 @@ nested! {
 
 impl ConsumerProtocolSubscription {
     /// The versions this crate knows (a newer one is read as the highest).
-    ///
-    /// ```
-    /// use kafka_proto::messages::ConsumerProtocolSubscription;
-    /// assert_eq!(ConsumerProtocolSubscription::VERSIONS.max, 3);
-    /// ```
     pub const VERSIONS: VersionRange = VersionRange::new(0, 3);
 
     /// Encodes the INT16 `version` then the subscription at that version.
@@ -112,38 +81,12 @@ impl ConsumerProtocolSubscription {
     /// the highest known one and the bytes after its fields are ignored (as
     /// Java's `ConsumerProtocol.deserializeSubscription`); a negative version
     /// or missing bytes are a [`DecodeError`].
-    ///
-    /// ```
-    /// use kafka_proto::messages::ConsumerProtocolSubscription;
-    /// // A v9 subscription from a newer client: the v3 fields, then more.
-    /// let v3 = ConsumerProtocolSubscription {
-    ///     topics: vec!["orders".into()],
-    ///     generation_id: 2,
-    ///     ..Default::default()
-    /// };
-    /// let mut bytes = v3.encode_prefixed(3).unwrap();
-    /// bytes[..2].copy_from_slice(&9i16.to_be_bytes());
-    /// bytes.extend([0, 0, 0, 42]); // a field added after v3
-    /// assert_eq!(ConsumerProtocolSubscription::decode_prefixed(&bytes).unwrap(), (9, v3));
-    /// assert!(ConsumerProtocolSubscription::decode_prefixed(&[0xff, 0xff]).is_err());
-    /// ```
     pub fn decode_prefixed(bytes: &[u8]) -> Result<(i16, Self), DecodeError> {
         read_version_prefixed(bytes, Self::VERSIONS.max, Self::read_body)
     }
 
     /// Random subscriptions valid at `version` (tests, fuzzing and the
     /// differential tests).
-    ///
-    /// ```
-    /// use kafka_proto::messages::ConsumerProtocolSubscription;
-    /// use proptest::strategy::{Strategy, ValueTree};
-    /// let mut runner = proptest::test_runner::TestRunner::deterministic();
-    /// let sub = ConsumerProtocolSubscription::arbitrary(0)
-    ///     .new_tree(&mut runner)
-    ///     .unwrap()
-    ///     .current();
-    /// assert!(sub.owned_partitions.is_empty(), "v0 has no owned partitions");
-    /// ```
     #[cfg(any(test, feature = "arbitrary"))]
     pub fn arbitrary(version: i16) -> proptest::strategy::BoxedStrategy<Self> {
         <Self as crate::describe::FieldStrategy>::strategy(version, false)
@@ -269,5 +212,39 @@ mod tests {
                 })
                 .unwrap_or_else(|e| panic!("v{version}: {e}"));
         }
+    }
+
+    #[test]
+    fn newer_version_reads_the_known_fields_and_ignores_the_rest() {
+        use crate::messages::ConsumerProtocolSubscription;
+        // A v9 subscription from a newer client: the v3 fields, then more.
+        let v3 = ConsumerProtocolSubscription {
+            topics: vec!["orders".into()],
+            generation_id: 2,
+            ..Default::default()
+        };
+        let mut bytes = v3.encode_prefixed(3).unwrap();
+        bytes[..2].copy_from_slice(&9i16.to_be_bytes());
+        bytes.extend([0, 0, 0, 42]); // a field added after v3
+        assert_eq!(
+            ConsumerProtocolSubscription::decode_prefixed(&bytes).unwrap(),
+            (9, v3)
+        );
+        assert!(ConsumerProtocolSubscription::decode_prefixed(&[0xff, 0xff]).is_err());
+    }
+
+    #[test]
+    fn arbitrary_v0_subscription_has_no_owned_partitions() {
+        use crate::messages::ConsumerProtocolSubscription;
+        use proptest::strategy::{Strategy, ValueTree};
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let sub = ConsumerProtocolSubscription::arbitrary(0)
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+        assert!(
+            sub.owned_partitions.is_empty(),
+            "v0 has no owned partitions"
+        );
     }
 }

@@ -37,21 +37,6 @@ message! {
 
 nested! {
     /// One topic to grow.
-    ///
-    /// ```
-    /// use kafka_proto::messages::*;
-    /// // Grow to 4 partitions; the 2 new ones on brokers [1, 2] and [2, 3].
-    /// let topic = CreatePartitionsRequestCreatePartitionsTopic {
-    ///     name: "orders".into(),
-    ///     count: 4,
-    ///     assignments: Some(vec![
-    ///         CreatePartitionsRequestCreatePartitionsAssignment { broker_ids: vec![1, 2], ..Default::default() },
-    ///         CreatePartitionsRequestCreatePartitionsAssignment { broker_ids: vec![2, 3], ..Default::default() },
-    ///     ]),
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(topic.assignments.as_ref().map(Vec::len), Some(2));
-    /// ```
     pub struct CreatePartitionsRequestCreatePartitionsTopic [in "topics.", flexible 2] {
         /// The topic name.
         name: String;
@@ -64,23 +49,6 @@ nested! {
 
 nested! {
     /// The replicas of one new partition.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let req = CreatePartitionsRequest {
-    ///     topics: vec![CreatePartitionsRequestCreatePartitionsTopic {
-    ///         name: "orders".into(),
-    ///         count: 2,
-    ///         assignments: Some(vec![CreatePartitionsRequestCreatePartitionsAssignment {
-    ///             broker_ids: vec![1],
-    ///             ..Default::default()
-    ///         }]),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(CreatePartitionsRequest::decode(&req.encode_to_vec(0).unwrap(), 0).unwrap(), req);
-    /// ```
     pub struct CreatePartitionsRequestCreatePartitionsAssignment [in "topics.assignments.", flexible 2] {
         /// The assigned broker IDs.
         broker_ids: Vec<i32>;
@@ -89,20 +57,6 @@ nested! {
 
 message! {
     /// The partition creation result of each topic.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let resp = CreatePartitionsResponse {
-    ///     results: vec![CreatePartitionsResponseCreatePartitionsTopicResult {
-    ///         name: "orders".into(),
-    ///         error_code: 37, // INVALID_PARTITIONS
-    ///         error_message: Some("Topic already has 12 partitions.".into()),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(CreatePartitionsResponse::decode(&resp.encode_to_vec(2).unwrap(), 2).unwrap(), resp);
-    /// ```
     pub struct CreatePartitionsResponse [message CreatePartitions, versions 0..=3, flexible 2, response] {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         throttle_time_ms: i32;
@@ -113,16 +67,6 @@ message! {
 
 nested! {
     /// The result for one topic.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, messages::*};
-    /// let r = CreatePartitionsResponseCreatePartitionsTopicResult {
-    ///     name: "orders".into(),
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(ErrorCode::from(r.error_code), ErrorCode::None);
-    /// assert_eq!(r.error_message, None);
-    /// ```
     pub struct CreatePartitionsResponseCreatePartitionsTopicResult [in "results.", flexible 2] {
         /// The topic name.
         name: String;

@@ -40,24 +40,6 @@ message! {
 
 nested! {
     /// One topic to create.
-    ///
-    /// ```
-    /// use kafka_proto::messages::{
-    ///     CreateTopicsRequestCreatableTopic, CreateTopicsRequestCreatableTopicConfig,
-    /// };
-    /// let topic = CreateTopicsRequestCreatableTopic {
-    ///     name: "orders".into(),
-    ///     num_partitions: 3,
-    ///     replication_factor: 1,
-    ///     configs: vec![CreateTopicsRequestCreatableTopicConfig {
-    ///         name: "min.insync.replicas".into(),
-    ///         value: Some("1".into()),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(topic.configs[0].value.as_deref(), Some("1"));
-    /// ```
     pub struct CreateTopicsRequestCreatableTopic [in "topics.", flexible 5] {
         /// The topic name.
         name: String;
@@ -74,29 +56,6 @@ nested! {
 
 nested! {
     /// A manual replica assignment for one partition.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let topic = CreateTopicsRequestCreatableTopic {
-    ///     name: "orders".into(),
-    ///     num_partitions: -1,
-    ///     replication_factor: -1,
-    ///     assignments: vec![CreateTopicsRequestCreatableReplicaAssignment {
-    ///         partition_index: 0,
-    ///         broker_ids: vec![1, 2],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let req = CreateTopicsRequest {
-    ///     topics: vec![topic],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     CreateTopicsRequest::decode(&req.encode_to_vec(2).unwrap(), 2).unwrap(),
-    ///     req
-    /// );
-    /// ```
     pub struct CreateTopicsRequestCreatableReplicaAssignment [in "topics.assignments.", flexible 5] {
         /// The partition index.
         partition_index: i32;
@@ -107,16 +66,6 @@ nested! {
 
 nested! {
     /// A topic configuration to set at creation.
-    ///
-    /// ```
-    /// use kafka_proto::messages::CreateTopicsRequestCreatableTopicConfig;
-    /// let c = CreateTopicsRequestCreatableTopicConfig {
-    ///     name: "cleanup.policy".into(),
-    ///     value: Some("compact".into()),
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(c.name, "cleanup.policy");
-    /// ```
     pub struct CreateTopicsRequestCreatableTopicConfig [in "topics.configs.", flexible 5] {
         /// The configuration name.
         name: String;
@@ -127,23 +76,6 @@ nested! {
 
 message! {
     /// The result of a [`CreateTopicsRequest`].
-    ///
-    /// ```
-    /// use kafka_proto::{
-    ///     Message,
-    ///     messages::{CreateTopicsResponse, CreateTopicsResponseCreatableTopicResult},
-    /// };
-    /// let resp = CreateTopicsResponse {
-    ///     topics: vec![CreateTopicsResponseCreatableTopicResult {
-    ///         name: "orders".into(),
-    ///         error_code: 36, // TOPIC_ALREADY_EXISTS
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = CreateTopicsResponse::decode(&resp.encode_to_vec(2).unwrap(), 2).unwrap();
-    /// assert_eq!(back.topics[0].error_code, 36);
-    /// ```
     pub struct CreateTopicsResponse [message CreateTopics, versions 2..=7, flexible 5, response] {
         /// Throttle time in milliseconds, or zero.
         throttle_time_ms: i32;
@@ -154,27 +86,6 @@ message! {
 
 nested! {
     /// The result for one topic.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, Message, messages::*};
-    /// let resp = CreateTopicsResponse {
-    ///     topics: vec![CreateTopicsResponseCreatableTopicResult {
-    ///         name: "orders".into(),
-    ///         error_code: ErrorCode::TopicAlreadyExists.code(),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = CreateTopicsResponse::decode(&resp.encode_to_vec(7).unwrap(), 7).unwrap();
-    /// assert_eq!(
-    ///     ErrorCode::from(back.topics[0].error_code),
-    ///     ErrorCode::TopicAlreadyExists
-    /// );
-    /// assert_eq!(
-    ///     back.topics[0].num_partitions, -1,
-    ///     "default when not described"
-    /// );
-    /// ```
     pub struct CreateTopicsResponseCreatableTopicResult [in "topics.", flexible 5] {
         /// The topic name.
         name: String;
@@ -197,27 +108,6 @@ nested! {
 
 nested! {
     /// One configuration of a created topic (v5+).
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let result = CreateTopicsResponseCreatableTopicResult {
-    ///     name: "orders".into(),
-    ///     configs: Some(vec![CreateTopicsResponseCreatableTopicConfigs {
-    ///         name: "retention.ms".into(),
-    ///         value: Some("604800000".into()),
-    ///         ..Default::default()
-    ///     }]),
-    ///     ..Default::default()
-    /// };
-    /// let resp = CreateTopicsResponse {
-    ///     topics: vec![result],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     CreateTopicsResponse::decode(&resp.encode_to_vec(5).unwrap(), 5).unwrap(),
-    ///     resp
-    /// );
-    /// ```
     pub struct CreateTopicsResponseCreatableTopicConfigs [in "topics.configs.", flexible 5] {
         /// The configuration name.
         name: String, versions 5..;

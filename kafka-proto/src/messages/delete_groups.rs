@@ -25,23 +25,6 @@ message! {
 
 message! {
     /// The deletion result of each group.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, Message, messages::*};
-    /// let resp = DeleteGroupsResponse {
-    ///     results: vec![DeleteGroupsResponseDeletableGroupResult {
-    ///         group_id: "orders-app".into(),
-    ///         error_code: ErrorCode::NonEmptyGroup.code(),
-    ///         error_message: Some("The group is not empty.".into()),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(DeleteGroupsResponse::decode(&resp.encode_to_vec(3).unwrap(), 3).unwrap(), resp);
-    /// // v2 has no error message; it is ignorable, so v2 drops it.
-    /// let v2 = DeleteGroupsResponse::decode(&resp.encode_to_vec(2).unwrap(), 2).unwrap();
-    /// assert_eq!(v2.results[0].error_message, None);
-    /// ```
     pub struct DeleteGroupsResponse [message DeleteGroups, versions 0..=3, flexible 2, response] {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         throttle_time_ms: i32;
@@ -52,16 +35,6 @@ message! {
 
 nested! {
     /// The deletion result of one group.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, messages::DeleteGroupsResponseDeletableGroupResult};
-    /// let r = DeleteGroupsResponseDeletableGroupResult {
-    ///     group_id: "orders-app".into(),
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(ErrorCode::from(r.error_code), ErrorCode::None);
-    /// assert_eq!(r.error_message, None);
-    /// ```
     pub struct DeleteGroupsResponseDeletableGroupResult [in "results.", flexible 2] {
         /// The group id.
         group_id: String;

@@ -40,22 +40,6 @@ message! {
 
 nested! {
     /// One topic to delete (v6+): by name, or by id with a null name.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let req = DeleteTopicsRequest {
-    ///     topics: vec![DeleteTopicsRequestDeleteTopicState {
-    ///         topic_id: [7; 16],
-    ///         ..Default::default()
-    ///     }],
-    ///     timeout_ms: 30_000,
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(req.topics[0].name, None, "the name defaults to null");
-    /// assert_eq!(DeleteTopicsRequest::decode(&req.encode_to_vec(6).unwrap(), 6).unwrap(), req);
-    /// // Before v6 a request cannot address topics by id.
-    /// assert!(req.encode_to_vec(5).is_err());
-    /// ```
     pub struct DeleteTopicsRequestDeleteTopicState [in "topics.", flexible 4] {
         /// The topic name, or null to address the topic by id (v6+).
         name: Option<String> = None, versions 6.., nullable 6..;
@@ -66,23 +50,6 @@ nested! {
 
 message! {
     /// The result of each topic deletion.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, Message, messages::*};
-    /// let resp = DeleteTopicsResponse {
-    ///     responses: vec![DeleteTopicsResponseDeletableTopicResult {
-    ///         name: Some("orders".into()),
-    ///         error_code: ErrorCode::UnknownTopicOrPartition.code(),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = DeleteTopicsResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap();
-    /// assert_eq!(
-    ///     ErrorCode::from(back.responses[0].error_code),
-    ///     ErrorCode::UnknownTopicOrPartition
-    /// );
-    /// ```
     pub struct DeleteTopicsResponse [message DeleteTopics, versions 1..=6, flexible 4, response] {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         throttle_time_ms: i32, versions ignorable(1..);
@@ -93,24 +60,6 @@ message! {
 
 nested! {
     /// The result of deleting one topic.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// // v6: a topic deleted by id answers with its id and may have a null name.
-    /// let resp = DeleteTopicsResponse {
-    ///     responses: vec![DeleteTopicsResponseDeletableTopicResult {
-    ///         name: None,
-    ///         topic_id: [7; 16],
-    ///         error_code: 100, // UNKNOWN_TOPIC_ID
-    ///         error_message: Some("unknown topic id".into()),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(DeleteTopicsResponse::decode(&resp.encode_to_vec(6).unwrap(), 6).unwrap(), resp);
-    /// // A null name is refused before v6.
-    /// assert!(resp.encode_to_vec(5).is_err());
-    /// ```
     pub struct DeleteTopicsResponseDeletableTopicResult [in "responses.", flexible 4] {
         /// The topic name (nullable in v6+).
         name: Option<String> = Some(String::new()), nullable 6..;
@@ -227,6 +176,48 @@ mod tests {
         assert_eq!(err.kind, EncodeErrorKind::NullNotAllowed);
         assert_eq!(err.field, "responses.name");
         assert!(null_name.encode_to_vec(6).is_ok());
+    }
+
+    #[test]
+    fn topic_ids_need_v6() {
+        use crate::{Message, messages::*};
+        let req = DeleteTopicsRequest {
+            topics: vec![DeleteTopicsRequestDeleteTopicState {
+                topic_id: [7; 16],
+                ..Default::default()
+            }],
+            timeout_ms: 30_000,
+            ..Default::default()
+        };
+        assert_eq!(req.topics[0].name, None, "the name defaults to null");
+        assert_eq!(
+            DeleteTopicsRequest::decode(&req.encode_to_vec(6).unwrap(), 6).unwrap(),
+            req
+        );
+        // Before v6 a request cannot address topics by id.
+        assert!(req.encode_to_vec(5).is_err());
+    }
+
+    #[test]
+    fn null_topic_name_needs_v6() {
+        use crate::{Message, messages::*};
+        // v6: a topic deleted by id answers with its id and may have a null name.
+        let resp = DeleteTopicsResponse {
+            responses: vec![DeleteTopicsResponseDeletableTopicResult {
+                name: None,
+                topic_id: [7; 16],
+                error_code: 100, // UNKNOWN_TOPIC_ID
+                error_message: Some("unknown topic id".into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        assert_eq!(
+            DeleteTopicsResponse::decode(&resp.encode_to_vec(6).unwrap(), 6).unwrap(),
+            resp
+        );
+        // A null name is refused before v6.
+        assert!(resp.encode_to_vec(5).is_err());
     }
 }
 

@@ -38,18 +38,6 @@ message! {
 
 nested! {
     /// One resource to describe.
-    ///
-    /// ```
-    /// use kafka_proto::messages::DescribeConfigsRequestDescribeConfigsResource;
-    /// // Every configuration of broker 1.
-    /// let r = DescribeConfigsRequestDescribeConfigsResource {
-    ///     resource_type: 4,
-    ///     resource_name: "1".into(),
-    ///     configuration_keys: None,
-    ///     ..Default::default()
-    /// };
-    /// assert!(r.configuration_keys.is_none());
-    /// ```
     pub struct DescribeConfigsRequestDescribeConfigsResource [in "resources.", flexible 4] {
         /// The resource type (2 = topic, 4 = broker, 8 = broker logger, …).
         resource_type: i8;
@@ -62,29 +50,6 @@ nested! {
 
 message! {
     /// The configurations of the requested resources.
-    ///
-    /// ```
-    /// use kafka_proto::Message;
-    /// use kafka_proto::messages::{
-    ///     DescribeConfigsResponse, DescribeConfigsResponseDescribeConfigsResourceResult,
-    ///     DescribeConfigsResponseDescribeConfigsResult,
-    /// };
-    /// let resp = DescribeConfigsResponse {
-    ///     results: vec![DescribeConfigsResponseDescribeConfigsResult {
-    ///         resource_type: 2,
-    ///         resource_name: "orders".into(),
-    ///         configs: vec![DescribeConfigsResponseDescribeConfigsResourceResult {
-    ///             name: "min.insync.replicas".into(),
-    ///             value: Some("2".into()),
-    ///             ..Default::default()
-    ///         }],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = DescribeConfigsResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap();
-    /// assert_eq!(back.results[0].configs[0].value.as_deref(), Some("2"));
-    /// ```
     pub struct DescribeConfigsResponse [message DescribeConfigs, versions 1..=4, flexible 4, response] {
         /// Throttle time in milliseconds, or zero.
         throttle_time_ms: i32;
@@ -95,27 +60,6 @@ message! {
 
 nested! {
     /// The result for one resource.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let resp = DescribeConfigsResponse {
-    ///     results: vec![DescribeConfigsResponseDescribeConfigsResult {
-    ///         resource_type: 2,
-    ///         resource_name: "orders".into(),
-    ///         configs: vec![DescribeConfigsResponseDescribeConfigsResourceResult {
-    ///             name: "min.insync.replicas".into(),
-    ///             value: Some("2".into()),
-    ///             ..Default::default()
-    ///         }],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     DescribeConfigsResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap(),
-    ///     resp
-    /// );
-    /// ```
     pub struct DescribeConfigsResponseDescribeConfigsResult [in "results.", flexible 4] {
         /// The error code, or 0 if we were able to successfully describe the configurations.
         error_code: i16;
@@ -132,17 +76,6 @@ nested! {
 
 nested! {
     /// One configuration entry.
-    ///
-    /// ```
-    /// use kafka_proto::messages::DescribeConfigsResponseDescribeConfigsResourceResult as Entry;
-    /// let e = Entry {
-    ///     name: "transaction.state.log.min.isr".into(),
-    ///     value: Some("2".into()),
-    ///     read_only: true,
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(e.config_source, -1, "unknown source by default");
-    /// ```
     pub struct DescribeConfigsResponseDescribeConfigsResourceResult [in "results.configs.", flexible 4] {
         /// The configuration name.
         name: String;
@@ -165,32 +98,6 @@ nested! {
 
 nested! {
     /// A synonym of a configuration key.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let entry = DescribeConfigsResponseDescribeConfigsResourceResult {
-    ///     name: "retention.ms".into(),
-    ///     synonyms: vec![DescribeConfigsResponseDescribeConfigsSynonym {
-    ///         name: "log.retention.ms".into(),
-    ///         value: Some("86400000".into()),
-    ///         source: 5,
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let resp = DescribeConfigsResponse {
-    ///     results: vec![DescribeConfigsResponseDescribeConfigsResult {
-    ///         configs: vec![entry],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = DescribeConfigsResponse::decode(&resp.encode_to_vec(1).unwrap(), 1).unwrap();
-    /// assert_eq!(
-    ///     back.results[0].configs[0].synonyms[0].name,
-    ///     "log.retention.ms"
-    /// );
-    /// ```
     pub struct DescribeConfigsResponseDescribeConfigsSynonym [in "results.configs.synonyms.", flexible 4] {
         /// The synonym name.
         name: String;

@@ -34,22 +34,6 @@ message! {
 
 message! {
     /// The description of each requested group.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, Message, messages::*};
-    /// let resp = DescribeGroupsResponse {
-    ///     groups: vec![DescribeGroupsResponseDescribedGroup {
-    ///         group_id: "old-app".into(),
-    ///         error_code: ErrorCode::GroupIdNotFound.code(),
-    ///         error_message: Some("Group old-app not found.".into()),
-    ///         group_state: "Dead".into(),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = DescribeGroupsResponse::decode(&resp.encode_to_vec(6).unwrap(), 6).unwrap();
-    /// assert_eq!(back, resp);
-    /// ```
     pub struct DescribeGroupsResponse [message DescribeGroups, versions 0..=6, flexible 5, response] {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota (v1+, ignorable).
         throttle_time_ms: i32, versions ignorable(1..);
@@ -60,19 +44,6 @@ message! {
 
 nested! {
     /// One described group.
-    ///
-    /// ```
-    /// use kafka_proto::messages::DescribeGroupsResponseDescribedGroup;
-    /// let g = DescribeGroupsResponseDescribedGroup {
-    ///     group_id: "orders-app".into(),
-    ///     group_state: "Stable".into(),
-    ///     protocol_type: "consumer".into(),
-    ///     protocol_data: "range".into(),
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(g.authorized_operations, i32::MIN);
-    /// assert_eq!(g.error_message, None);
-    /// ```
     pub struct DescribeGroupsResponseDescribedGroup [in "groups.", flexible 5] {
         /// The describe error, or 0 if there was no error.
         error_code: i16;
@@ -95,28 +66,6 @@ nested! {
 
 nested! {
     /// One member of a described group.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let member = DescribeGroupsResponseDescribedGroupMember {
-    ///     member_id: "consumer-1-5b1c".into(),
-    ///     group_instance_id: Some("host-a".into()),
-    ///     client_id: "consumer-1".into(),
-    ///     client_host: "/10.0.0.1".into(),
-    ///     ..Default::default()
-    /// };
-    /// let resp = DescribeGroupsResponse {
-    ///     groups: vec![DescribeGroupsResponseDescribedGroup {
-    ///         members: vec![member],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(DescribeGroupsResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap(), resp);
-    /// // The instance id is ignorable: v3 drops it.
-    /// let v3 = DescribeGroupsResponse::decode(&resp.encode_to_vec(3).unwrap(), 3).unwrap();
-    /// assert_eq!(v3.groups[0].members[0].group_instance_id, None);
-    /// ```
     pub struct DescribeGroupsResponseDescribedGroupMember [in "groups.members.", flexible 5] {
         /// The member id.
         member_id: String;

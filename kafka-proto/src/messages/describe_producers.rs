@@ -33,16 +33,6 @@ message! {
 
 nested! {
     /// The partitions of one topic to list producers for.
-    ///
-    /// ```
-    /// use kafka_proto::messages::DescribeProducersRequestTopicRequest;
-    /// let t = DescribeProducersRequestTopicRequest {
-    ///     name: "orders".into(),
-    ///     partition_indexes: vec![0, 1, 2],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(t.partition_indexes.len(), 3);
-    /// ```
     pub struct DescribeProducersRequestTopicRequest [in "topics.", flexible 0] {
         /// The topic name.
         name: String;
@@ -53,36 +43,6 @@ nested! {
 
 message! {
     /// The active producers of each requested partition.
-    ///
-    /// ```
-    /// use kafka_proto::Message;
-    /// use kafka_proto::messages::{
-    ///     DescribeProducersResponse, DescribeProducersResponsePartitionResponse,
-    ///     DescribeProducersResponseProducerState, DescribeProducersResponseTopicResponse,
-    /// };
-    /// let resp = DescribeProducersResponse {
-    ///     topics: vec![DescribeProducersResponseTopicResponse {
-    ///         name: "orders".into(),
-    ///         partitions: vec![DescribeProducersResponsePartitionResponse {
-    ///             partition_index: 0,
-    ///             active_producers: vec![DescribeProducersResponseProducerState {
-    ///                 producer_id: 4000,
-    ///                 current_txn_start_offset: 120,
-    ///                 ..Default::default()
-    ///             }],
-    ///             ..Default::default()
-    ///         }],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = DescribeProducersResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
-    /// assert_eq!(back, resp);
-    /// assert_eq!(
-    ///     back.topics[0].partitions[0].active_producers[0].last_sequence,
-    ///     -1
-    /// );
-    /// ```
     pub struct DescribeProducersResponse [message DescribeProducers, versions 0..=0, flexible 0, response] {
         /// Throttle time in milliseconds, or zero.
         throttle_time_ms: i32;
@@ -93,25 +53,6 @@ message! {
 
 nested! {
     /// The partitions of one topic.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let resp = DescribeProducersResponse {
-    ///     topics: vec![DescribeProducersResponseTopicResponse {
-    ///         name: "orders".into(),
-    ///         partitions: vec![DescribeProducersResponsePartitionResponse {
-    ///             partition_index: 0,
-    ///             ..Default::default()
-    ///         }],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     DescribeProducersResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap(),
-    ///     resp
-    /// );
-    /// ```
     pub struct DescribeProducersResponseTopicResponse [in "topics.", flexible 0] {
         /// The topic name.
         name: String;
@@ -122,16 +63,6 @@ nested! {
 
 nested! {
     /// The active producers of one partition.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, messages::*};
-    /// let p = DescribeProducersResponsePartitionResponse {
-    ///     partition_index: 4,
-    ///     error_code: ErrorCode::NotLeaderOrFollower.code(),
-    ///     ..Default::default()
-    /// };
-    /// assert!(ErrorCode::from(p.error_code).is_retriable() && p.active_producers.is_empty());
-    /// ```
     pub struct DescribeProducersResponsePartitionResponse [in "topics.partitions.", flexible 0] {
         /// The partition index.
         partition_index: i32;
@@ -146,21 +77,6 @@ nested! {
 
 nested! {
     /// The state of one active producer.
-    ///
-    /// ```
-    /// use kafka_proto::messages::DescribeProducersResponseProducerState;
-    /// let hanging = DescribeProducersResponseProducerState {
-    ///     producer_id: 4000,
-    ///     producer_epoch: 3,
-    ///     current_txn_start_offset: 1_200,
-    ///     ..Default::default()
-    /// };
-    /// let idle = DescribeProducersResponseProducerState {
-    ///     producer_id: 4001,
-    ///     ..Default::default()
-    /// };
-    /// assert!(hanging.current_txn_start_offset >= 0 && idle.current_txn_start_offset == -1);
-    /// ```
     pub struct DescribeProducersResponseProducerState [in "topics.partitions.active_producers.", flexible 0] {
         /// The producer id.
         producer_id: i64;

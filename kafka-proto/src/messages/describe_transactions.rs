@@ -25,30 +25,6 @@ message! {
 
 message! {
     /// The state of each requested transaction.
-    ///
-    /// ```
-    /// use kafka_proto::Message;
-    /// use kafka_proto::messages::{
-    ///     DescribeTransactionsResponse, DescribeTransactionsResponseTopicData,
-    ///     DescribeTransactionsResponseTransactionState,
-    /// };
-    /// let resp = DescribeTransactionsResponse {
-    ///     transaction_states: vec![DescribeTransactionsResponseTransactionState {
-    ///         transactional_id: "orders-0".into(),
-    ///         transaction_state: "Ongoing".into(),
-    ///         producer_id: 4000,
-    ///         topics: vec![DescribeTransactionsResponseTopicData {
-    ///             topic: "orders".into(),
-    ///             partitions: vec![0, 3],
-    ///             ..Default::default()
-    ///         }],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = DescribeTransactionsResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
-    /// assert_eq!(back, resp);
-    /// ```
     pub struct DescribeTransactionsResponse [message DescribeTransactions, versions 0..=0, flexible 0, response] {
         /// Throttle time in milliseconds, or zero.
         throttle_time_ms: i32;
@@ -59,28 +35,6 @@ message! {
 
 nested! {
     /// The state of one transaction.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let state = DescribeTransactionsResponseTransactionState {
-    ///     transactional_id: "orders-0".into(),
-    ///     transaction_state: "Ongoing".into(),
-    ///     transaction_timeout_ms: 60_000,
-    ///     producer_id: 4000,
-    ///     topics: vec![DescribeTransactionsResponseTopicData {
-    ///         topic: "orders".into(),
-    ///         partitions: vec![0],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let resp = DescribeTransactionsResponse {
-    ///     transaction_states: vec![state],
-    ///     ..Default::default()
-    /// };
-    /// let back = DescribeTransactionsResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
-    /// assert_eq!(back.transaction_states[0].transaction_state, "Ongoing");
-    /// ```
     pub struct DescribeTransactionsResponseTransactionState [in "transaction_states.", flexible 0] {
         /// The error code.
         error_code: i16;
@@ -104,16 +58,6 @@ nested! {
 
 nested! {
     /// The partitions of one topic in a transaction.
-    ///
-    /// ```
-    /// use kafka_proto::messages::DescribeTransactionsResponseTopicData;
-    /// let t = DescribeTransactionsResponseTopicData {
-    ///     topic: "payments".into(),
-    ///     partitions: vec![1, 4],
-    ///     ..Default::default()
-    /// };
-    /// assert!(t.partitions.contains(&4));
-    /// ```
     pub struct DescribeTransactionsResponseTopicData [in "transaction_states.topics.", flexible 0] {
         /// The topic name.
         topic: String;

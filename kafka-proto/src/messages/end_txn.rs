@@ -35,21 +35,6 @@ message! {
 
 message! {
     /// The outcome of ending a transaction.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::EndTxnResponse};
-    /// let resp = EndTxnResponse {
-    ///     producer_id: 4000,
-    ///     producer_epoch: 4,
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     EndTxnResponse::decode(&resp.encode_to_vec(5).unwrap(), 5).unwrap(),
-    ///     resp
-    /// );
-    /// // Before v5 the response cannot carry the new epoch.
-    /// assert!(resp.encode_to_vec(4).is_err());
-    /// ```
     pub struct EndTxnResponse [message EndTxn, versions 0..=5, flexible 3, response] {
         /// Throttle time in milliseconds.
         throttle_time_ms: i32;
@@ -109,6 +94,22 @@ mod tests {
             (v4.error_code, v4.producer_id, v4.producer_epoch),
             (48, -1, -1)
         );
+    }
+
+    #[test]
+    fn response_producer_id_and_epoch_need_v5() {
+        use crate::{Message, messages::EndTxnResponse};
+        let resp = EndTxnResponse {
+            producer_id: 4000,
+            producer_epoch: 4,
+            ..Default::default()
+        };
+        assert_eq!(
+            EndTxnResponse::decode(&resp.encode_to_vec(5).unwrap(), 5).unwrap(),
+            resp
+        );
+        // Before v5 the response cannot carry the new epoch.
+        assert!(resp.encode_to_vec(4).is_err());
     }
 }
 

@@ -76,24 +76,6 @@ message! {
 
 nested! {
     /// The state of the replica in the follower.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// // A follower (KIP-903) describes itself in `replica_state` from v15 on.
-    /// let req = FetchRequest {
-    ///     replica_state: FetchRequestReplicaState {
-    ///         replica_id: 2,
-    ///         replica_epoch: 7,
-    ///         ..Default::default()
-    ///     },
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     FetchRequest::decode(&req.encode_to_vec(15).unwrap(), 15).unwrap(),
-    ///     req
-    /// );
-    /// assert!(req.encode_to_vec(14).is_err());
-    /// ```
     pub struct FetchRequestReplicaState [in "replica_state.", flexible 12] {
         /// The replica ID of the follower, or -1 if this request is from a consumer (v15+, default -1).
         replica_id: i32 = -1, versions 15..;
@@ -104,28 +86,6 @@ nested! {
 
 nested! {
     /// The topics to fetch.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// // Up to v12 a topic is named; from v13 it is identified by id.
-    /// let by_id = FetchRequestTopic {
-    ///     topic_id: [7; 16],
-    ///     partitions: vec![FetchRequestPartition {
-    ///         partition: 0,
-    ///         fetch_offset: 42,
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let req = FetchRequest {
-    ///     topics: vec![by_id],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     FetchRequest::decode(&req.encode_to_vec(13).unwrap(), 13).unwrap(),
-    ///     req
-    /// );
-    /// ```
     pub struct FetchRequestTopic [in "topics.", flexible 12] {
         /// The name of the topic to fetch (v4–12).
         topic: String, versions ..=12;
@@ -138,21 +98,6 @@ nested! {
 
 nested! {
     /// The partitions to fetch.
-    ///
-    /// ```
-    /// use kafka_proto::messages::FetchRequestPartition;
-    /// let p = FetchRequestPartition {
-    ///     partition: 3,
-    ///     fetch_offset: 1_000,
-    ///     partition_max_bytes: 1 << 20,
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     (p.current_leader_epoch, p.log_start_offset),
-    ///     (-1, -1),
-    ///     "unknown by default"
-    /// );
-    /// ```
     pub struct FetchRequestPartition [in "topics.partitions.", flexible 12] {
         /// The partition index.
         partition: i32;
@@ -175,25 +120,6 @@ nested! {
 
 nested! {
     /// In an incremental fetch request, the partitions to remove.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// // An incremental fetch session drops partition 1 of `orders`.
-    /// let req = FetchRequest {
-    ///     session_id: 12,
-    ///     session_epoch: 3,
-    ///     forgotten_topics_data: vec![FetchRequestForgottenTopic {
-    ///         topic: "orders".into(),
-    ///         partitions: vec![1],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     FetchRequest::decode(&req.encode_to_vec(7).unwrap(), 7).unwrap(),
-    ///     req
-    /// );
-    /// ```
     pub struct FetchRequestForgottenTopic [in "forgotten_topics_data.", flexible 12] {
         /// The topic name (v7–12).
         topic: String, versions 7..=12;
@@ -206,27 +132,6 @@ nested! {
 
 message! {
     /// Records and partition state returned by a fetch.
-    ///
-    /// ```
-    /// use bytes::Bytes;
-    /// use kafka_proto::{Message, messages::*};
-    /// let resp = FetchResponse {
-    ///     responses: vec![FetchResponseTopic {
-    ///         topic_id: [7; 16],
-    ///         partitions: vec![FetchResponsePartitionData {
-    ///             high_watermark: 10,
-    ///             last_stable_offset: 10,
-    ///             aborted_transactions: None,
-    ///             records: Some(Bytes::from_static(b"batches")),
-    ///             ..Default::default()
-    ///         }],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = FetchResponse::decode(&resp.encode_to_vec(16).unwrap(), 16).unwrap();
-    /// assert_eq!(back, resp);
-    /// ```
     pub struct FetchResponse [message Fetch, versions 4..=18, flexible 12, response] {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         throttle_time_ms: i32;
@@ -243,20 +148,6 @@ message! {
 
 nested! {
     /// The response topics.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let resp = FetchResponse {
-    ///     responses: vec![FetchResponseTopic {
-    ///         topic: "orders".into(),
-    ///         partitions: vec![FetchResponsePartitionData::default()],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = FetchResponse::decode(&resp.encode_to_vec(12).unwrap(), 12).unwrap();
-    /// assert_eq!(back.responses[0].topic, "orders");
-    /// ```
     pub struct FetchResponseTopic [in "responses.", flexible 12] {
         /// The topic name (v4–12).
         topic: String, versions ..=12;
@@ -269,17 +160,6 @@ nested! {
 
 nested! {
     /// The topic partitions.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, messages::*};
-    /// let p = FetchResponsePartitionData {
-    ///     partition_index: 0,
-    ///     error_code: ErrorCode::OffsetOutOfRange.code(),
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(ErrorCode::from(p.error_code), ErrorCode::OffsetOutOfRange);
-    /// assert_eq!(p.records, None);
-    /// ```
     pub struct FetchResponsePartitionData [in "responses.partitions.", flexible 12] {
         /// The partition index.
         partition_index: i32;
@@ -308,31 +188,6 @@ nested! {
 
 nested! {
     /// In case divergence is detected based on the `LastFetchedEpoch` and `FetchOffset` in the request, this field indicates the largest epoch and its end offset such that subsequent records are known to diverge.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let p = FetchResponsePartitionData {
-    ///     diverging_epoch: FetchResponseEpochEndOffset {
-    ///         epoch: 4,
-    ///         end_offset: 990,
-    ///         ..Default::default()
-    ///     },
-    ///     ..Default::default()
-    /// };
-    /// let resp = FetchResponse {
-    ///     responses: vec![FetchResponseTopic {
-    ///         topic_id: [1; 16],
-    ///         partitions: vec![p],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = FetchResponse::decode(&resp.encode_to_vec(13).unwrap(), 13).unwrap();
-    /// assert_eq!(
-    ///     back.responses[0].partitions[0].diverging_epoch.end_offset,
-    ///     990
-    /// );
-    /// ```
     pub struct FetchResponseEpochEndOffset [in "responses.partitions.diverging_epoch.", flexible 12] {
         /// The largest epoch (v12+, default -1).
         epoch: i32 = -1, versions 12..;
@@ -343,19 +198,6 @@ nested! {
 
 nested! {
     /// The current leader of the partition.
-    ///
-    /// ```
-    /// use kafka_proto::messages::{FetchResponseLeaderIdAndEpoch, FetchResponsePartitionData};
-    /// let p = FetchResponsePartitionData::default();
-    /// assert_eq!(
-    ///     p.current_leader,
-    ///     FetchResponseLeaderIdAndEpoch {
-    ///         leader_id: -1,
-    ///         leader_epoch: -1,
-    ///         ..Default::default()
-    ///     }
-    /// );
-    /// ```
     pub struct FetchResponseLeaderIdAndEpoch [in "responses.partitions.current_leader.", flexible 12] {
         /// The ID of the current leader or -1 if the leader is unknown (v12+, default -1).
         leader_id: i32 = -1, versions 12..;
@@ -366,16 +208,6 @@ nested! {
 
 nested! {
     /// In the case of fetching an offset less than the LogStartOffset, this is the end offset and epoch that should be used in the FetchSnapshot request.
-    ///
-    /// ```
-    /// use kafka_proto::messages::FetchResponseSnapshotId;
-    /// let s = FetchResponseSnapshotId {
-    ///     end_offset: 5_000,
-    ///     epoch: 2,
-    ///     ..Default::default()
-    /// };
-    /// assert_ne!(s, FetchResponseSnapshotId::default());
-    /// ```
     pub struct FetchResponseSnapshotId [in "responses.partitions.snapshot_id.", flexible 12] {
         /// The end offset of the epoch (default -1).
         end_offset: i64 = -1;
@@ -386,31 +218,6 @@ nested! {
 
 nested! {
     /// The aborted transactions.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// // A read_committed consumer skips producer 4000's batches from offset 17 on.
-    /// let p = FetchResponsePartitionData {
-    ///     aborted_transactions: Some(vec![FetchResponseAbortedTransaction {
-    ///         producer_id: 4000,
-    ///         first_offset: 17,
-    ///         ..Default::default()
-    ///     }]),
-    ///     ..Default::default()
-    /// };
-    /// let resp = FetchResponse {
-    ///     responses: vec![FetchResponseTopic {
-    ///         topic: "orders".into(),
-    ///         partitions: vec![p],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     FetchResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap(),
-    ///     resp
-    /// );
-    /// ```
     pub struct FetchResponseAbortedTransaction [in "responses.partitions.aborted_transactions.", flexible 12] {
         /// The producer id associated with the aborted transaction.
         producer_id: i64;
@@ -421,25 +228,6 @@ nested! {
 
 nested! {
     /// Endpoints for all current-leaders enumerated in PartitionData, with errors NOT_LEADER_OR_FOLLOWER & FENCED_LEADER_EPOCH.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let resp = FetchResponse {
-    ///     node_endpoints: vec![FetchResponseNodeEndpoint {
-    ///         node_id: 2,
-    ///         host: "kafka-2".into(),
-    ///         port: 9092,
-    ///         rack: None,
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     FetchResponse::decode(&resp.encode_to_vec(16).unwrap(), 16).unwrap(),
-    ///     resp
-    /// );
-    /// assert!(resp.encode_to_vec(15).is_err(), "node endpoints need v16+");
-    /// ```
     pub struct FetchResponseNodeEndpoint [in "node_endpoints.", flexible 12] {
         /// The ID of the associated node (v16+).
         node_id: i32, versions 16..;
@@ -608,6 +396,45 @@ mod tests {
         assert_eq!(p.snapshot_id, FetchResponseSnapshotId::default());
         assert_eq!(p.preferred_read_replica, -1);
         assert_eq!(resp.encode_to_vec(12).unwrap(), bytes);
+    }
+
+    #[test]
+    fn replica_state_needs_v15() {
+        use crate::{Message, messages::*};
+        // A follower (KIP-903) describes itself in `replica_state` from v15 on.
+        let req = FetchRequest {
+            replica_state: FetchRequestReplicaState {
+                replica_id: 2,
+                replica_epoch: 7,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert_eq!(
+            FetchRequest::decode(&req.encode_to_vec(15).unwrap(), 15).unwrap(),
+            req
+        );
+        assert!(req.encode_to_vec(14).is_err());
+    }
+
+    #[test]
+    fn node_endpoints_need_v16() {
+        use crate::{Message, messages::*};
+        let resp = FetchResponse {
+            node_endpoints: vec![FetchResponseNodeEndpoint {
+                node_id: 2,
+                host: "kafka-2".into(),
+                port: 9092,
+                rack: None,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        assert_eq!(
+            FetchResponse::decode(&resp.encode_to_vec(16).unwrap(), 16).unwrap(),
+            resp
+        );
+        assert!(resp.encode_to_vec(15).is_err(), "node endpoints need v16+");
     }
 }
 

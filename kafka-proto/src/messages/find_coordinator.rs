@@ -46,28 +46,6 @@ message! {
 
 message! {
     /// The coordinator(s) found.
-    ///
-    /// ```
-    /// use kafka_proto::{
-    ///     Message,
-    ///     messages::{FindCoordinatorResponse, FindCoordinatorResponseCoordinator},
-    /// };
-    /// let resp = FindCoordinatorResponse {
-    ///     coordinators: vec![FindCoordinatorResponseCoordinator {
-    ///         key: "my-txn".into(),
-    ///         node_id: 2,
-    ///         host: "b2".into(),
-    ///         port: 9092,
-    ///         error_message: None,
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     FindCoordinatorResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap(),
-    ///     resp
-    /// );
-    /// ```
     pub struct FindCoordinatorResponse [message FindCoordinator, versions 0..=6, flexible 3, response] {
         /// Throttle time in milliseconds (v1+).
         throttle_time_ms: i32, versions 1..;
@@ -88,28 +66,6 @@ message! {
 
 nested! {
     /// The coordinator of one key (v4+).
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let resp = FindCoordinatorResponse {
-    ///     coordinators: vec![FindCoordinatorResponseCoordinator {
-    ///         key: "orders-0".into(),
-    ///         node_id: 2,
-    ///         host: "broker-2".into(),
-    ///         port: 9092,
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = FindCoordinatorResponse::decode(&resp.encode_to_vec(6).unwrap(), 6).unwrap();
-    /// assert_eq!(
-    ///     (
-    ///         back.coordinators[0].host.as_str(),
-    ///         back.coordinators[0].port
-    ///     ),
-    ///     ("broker-2", 9092)
-    /// );
-    /// ```
     pub struct FindCoordinatorResponseCoordinator [in "coordinators.", flexible 3] {
         /// The coordinator key.
         key: String, versions 4..;

@@ -38,16 +38,6 @@ message! {
 
 message! {
     /// The coordinator's answer to a heartbeat.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, Message, messages::HeartbeatResponse};
-    /// let resp = HeartbeatResponse {
-    ///     error_code: ErrorCode::RebalanceInProgress.code(),
-    ///     ..Default::default()
-    /// };
-    /// let back = HeartbeatResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap();
-    /// assert_eq!(ErrorCode::from(back.error_code), ErrorCode::RebalanceInProgress);
-    /// ```
     pub struct HeartbeatResponse [message Heartbeat, versions 0..=4, flexible 4, response] {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota (v1+, ignorable).
         throttle_time_ms: i32, versions ignorable(1..);

@@ -38,17 +38,6 @@ message! {
 
 message! {
     /// The producer id and epoch assigned.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::InitProducerIdResponse};
-    /// let resp = InitProducerIdResponse {
-    ///     producer_id: 4000,
-    ///     producer_epoch: 0,
-    ///     ..Default::default()
-    /// };
-    /// let bytes = resp.encode_to_vec(4).unwrap();
-    /// assert_eq!(InitProducerIdResponse::decode(&bytes, 4).unwrap(), resp);
-    /// ```
     pub struct InitProducerIdResponse [message InitProducerId, versions 0..=6, flexible 2, response] {
         /// Throttle time in milliseconds.
         throttle_time_ms: i32;
@@ -68,16 +57,6 @@ message! {
 
 impl InitProducerIdRequest {
     /// A request for an idempotent (non-transactional) producer: null transactional id.
-    ///
-    /// ```
-    /// # use kafka_proto::{messages::InitProducerIdRequest, Message};
-    /// let req = InitProducerIdRequest::idempotent();
-    /// assert_eq!(req.transactional_id, None);
-    /// assert_eq!(
-    ///     InitProducerIdRequest::decode(&req.encode_to_vec(4).unwrap(), 4).unwrap(),
-    ///     req
-    /// );
-    /// ```
     pub fn idempotent() -> Self {
         Self {
             transactional_id: None,
@@ -86,16 +65,6 @@ impl InitProducerIdRequest {
         }
     }
     /// A request for a transactional producer.
-    ///
-    /// ```
-    /// # use kafka_proto::{messages::InitProducerIdRequest, Message};
-    /// let req = InitProducerIdRequest::transactional("orders-0", 60_000);
-    /// assert_eq!(req.transactional_id.as_deref(), Some("orders-0"));
-    /// assert_eq!(
-    ///     InitProducerIdRequest::decode(&req.encode_to_vec(5).unwrap(), 5).unwrap(),
-    ///     req
-    /// );
-    /// ```
     pub fn transactional(transactional_id: impl Into<String>, transaction_timeout_ms: i32) -> Self {
         Self {
             transactional_id: Some(transactional_id.into()),
@@ -169,6 +138,28 @@ mod tests {
         );
         assert_eq!(resp.encode_to_vec(6).unwrap(), bytes);
         assert!(resp.encode_to_vec(5).is_err());
+    }
+
+    #[test]
+    fn idempotent_has_no_transactional_id() {
+        use crate::{Message, messages::InitProducerIdRequest};
+        let req = InitProducerIdRequest::idempotent();
+        assert_eq!(req.transactional_id, None);
+        assert_eq!(
+            InitProducerIdRequest::decode(&req.encode_to_vec(4).unwrap(), 4).unwrap(),
+            req
+        );
+    }
+
+    #[test]
+    fn transactional_sets_the_id() {
+        use crate::{Message, messages::InitProducerIdRequest};
+        let req = InitProducerIdRequest::transactional("orders-0", 60_000);
+        assert_eq!(req.transactional_id.as_deref(), Some("orders-0"));
+        assert_eq!(
+            InitProducerIdRequest::decode(&req.encode_to_vec(5).unwrap(), 5).unwrap(),
+            req
+        );
     }
 }
 

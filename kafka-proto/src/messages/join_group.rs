@@ -61,16 +61,6 @@ message! {
 
 nested! {
     /// One protocol the member supports, with its metadata.
-    ///
-    /// ```
-    /// use kafka_proto::messages::JoinGroupRequestProtocol;
-    /// let p = JoinGroupRequestProtocol {
-    ///     name: "cooperative-sticky".into(),
-    ///     metadata: bytes::Bytes::from_static(b"\0\x03..."),
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(p.name, "cooperative-sticky");
-    /// ```
     pub struct JoinGroupRequestProtocol [in "protocols.", flexible 6] {
         /// The protocol name.
         name: String;
@@ -82,19 +72,6 @@ nested! {
 message! {
     /// The coordinator's answer to a join: generation, protocol, leader and,
     /// for the leader, the members.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, Message, messages::*};
-    /// // v4+: a new member is told its id and must join again with it.
-    /// let resp = JoinGroupResponse {
-    ///     error_code: ErrorCode::MemberIdRequired.code(),
-    ///     member_id: "consumer-1-5b1c".into(),
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(resp.generation_id, -1);
-    /// let back = JoinGroupResponse::decode(&resp.encode_to_vec(4).unwrap(), 4).unwrap();
-    /// assert_eq!(ErrorCode::from(back.error_code), ErrorCode::MemberIdRequired);
-    /// ```
     pub struct JoinGroupResponse [message JoinGroup, versions 0..=9, flexible 6, response] {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota (v2+, ignorable).
         throttle_time_ms: i32, versions ignorable(2..);
@@ -119,25 +96,6 @@ message! {
 
 nested! {
     /// One member of the group, as the leader sees it.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let resp = JoinGroupResponse {
-    ///     generation_id: 3,
-    ///     protocol_type: Some("consumer".into()),
-    ///     protocol_name: Some("range".into()),
-    ///     leader: "m-1".into(),
-    ///     member_id: "m-1".into(),
-    ///     members: vec![JoinGroupResponseMember {
-    ///         member_id: "m-1".into(),
-    ///         group_instance_id: Some("host-a".into()),
-    ///         metadata: bytes::Bytes::from_static(b"subscription"),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(JoinGroupResponse::decode(&resp.encode_to_vec(7).unwrap(), 7).unwrap(), resp);
-    /// ```
     pub struct JoinGroupResponseMember [in "members.", flexible 6] {
         /// The group member ID.
         member_id: String;

@@ -40,17 +40,6 @@ message! {
 
 nested! {
     /// One leaving member (v3+).
-    ///
-    /// ```
-    /// use kafka_proto::messages::LeaveGroupRequestMemberIdentity;
-    /// // A static member may leave by instance id alone.
-    /// let m = LeaveGroupRequestMemberIdentity {
-    ///     group_instance_id: Some("host-a".into()),
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(m.member_id, "");
-    /// assert_eq!(m.reason, None);
-    /// ```
     pub struct LeaveGroupRequestMemberIdentity [in "members.", flexible 4] {
         /// The member ID to remove from the group.
         member_id: String, versions 3..;
@@ -63,21 +52,6 @@ nested! {
 
 message! {
     /// The outcome of a leave, per member from v3.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, Message, messages::*};
-    /// let resp = LeaveGroupResponse {
-    ///     members: vec![LeaveGroupResponseMemberResponse {
-    ///         member_id: "m-1".into(),
-    ///         group_instance_id: None,
-    ///         error_code: ErrorCode::UnknownMemberId.code(),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = LeaveGroupResponse::decode(&resp.encode_to_vec(3).unwrap(), 3).unwrap();
-    /// assert_eq!(back, resp);
-    /// ```
     pub struct LeaveGroupResponse [message LeaveGroup, versions 0..=5, flexible 4, response] {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota (v1+, ignorable).
         throttle_time_ms: i32, versions ignorable(1..);
@@ -90,13 +64,6 @@ message! {
 
 nested! {
     /// The outcome for one leaving member (v3+).
-    ///
-    /// ```
-    /// use kafka_proto::messages::LeaveGroupResponseMemberResponse;
-    /// let r = LeaveGroupResponseMemberResponse::default();
-    /// // No schema default: the instance id defaults to "", not null.
-    /// assert_eq!(r.group_instance_id.as_deref(), Some(""));
-    /// ```
     pub struct LeaveGroupResponseMemberResponse [in "members.", flexible 4] {
         /// The member ID to remove from the group.
         member_id: String, versions 3..;

@@ -32,21 +32,6 @@ message! {
 
 message! {
     /// The groups of one broker.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let resp = ListGroupsResponse {
-    ///     groups: vec![ListGroupsResponseListedGroup {
-    ///         group_id: "orders-app".into(),
-    ///         protocol_type: "consumer".into(),
-    ///         group_state: "Stable".into(),
-    ///         group_type: "consumer".into(),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(ListGroupsResponse::decode(&resp.encode_to_vec(5).unwrap(), 5).unwrap(), resp);
-    /// ```
     pub struct ListGroupsResponse [message ListGroups, versions 0..=5, flexible 3, response] {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota (v1+, ignorable).
         throttle_time_ms: i32, versions ignorable(1..);
@@ -59,21 +44,6 @@ message! {
 
 nested! {
     /// One listed group.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let resp = ListGroupsResponse {
-    ///     groups: vec![ListGroupsResponseListedGroup {
-    ///         group_id: "orders-app".into(),
-    ///         group_state: "Stable".into(),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// // The state is ignorable: v3 drops it.
-    /// let v3 = ListGroupsResponse::decode(&resp.encode_to_vec(3).unwrap(), 3).unwrap();
-    /// assert_eq!(v3.groups[0].group_state, "");
-    /// ```
     pub struct ListGroupsResponseListedGroup [in "groups.", flexible 3] {
         /// The group ID.
         group_id: String;

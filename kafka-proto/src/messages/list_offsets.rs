@@ -45,28 +45,6 @@ message! {
 
 nested! {
     /// Each topic in the request.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// // The last stable offset of `orders`/0 for a read_committed reader (-1 = latest).
-    /// let req = ListOffsetsRequest {
-    ///     isolation_level: 1,
-    ///     topics: vec![ListOffsetsRequestTopic {
-    ///         name: "orders".into(),
-    ///         partitions: vec![ListOffsetsRequestPartition {
-    ///             partition_index: 0,
-    ///             timestamp: -1,
-    ///             ..Default::default()
-    ///         }],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     ListOffsetsRequest::decode(&req.encode_to_vec(11).unwrap(), 11).unwrap(),
-    ///     req
-    /// );
-    /// ```
     pub struct ListOffsetsRequestTopic [in "topics.", flexible 6] {
         /// The topic name.
         name: String;
@@ -77,17 +55,6 @@ nested! {
 
 nested! {
     /// Each partition in the request.
-    ///
-    /// ```
-    /// use kafka_proto::messages::ListOffsetsRequestPartition;
-    /// // -2 asks for the earliest offset, -1 for the latest.
-    /// let earliest = ListOffsetsRequestPartition {
-    ///     partition_index: 5,
-    ///     timestamp: -2,
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(earliest.current_leader_epoch, -1);
-    /// ```
     pub struct ListOffsetsRequestPartition [in "topics.partitions.", flexible 6] {
         /// The partition index.
         partition_index: i32;
@@ -100,25 +67,6 @@ nested! {
 
 message! {
     /// The offsets found for each requested partition.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let resp = ListOffsetsResponse {
-    ///     topics: vec![ListOffsetsResponseTopic {
-    ///         name: "orders".into(),
-    ///         partitions: vec![ListOffsetsResponsePartition {
-    ///             partition_index: 0,
-    ///             offset: 17,
-    ///             ..Default::default()
-    ///         }],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = ListOffsetsResponse::decode(&resp.encode_to_vec(8).unwrap(), 8).unwrap();
-    /// assert_eq!(back.topics[0].partitions[0].offset, 17);
-    /// assert_eq!(back.topics[0].partitions[0].timestamp, -1);
-    /// ```
     pub struct ListOffsetsResponse [message ListOffsets, versions 1..=11, flexible 6, response] {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota (v2+).
         throttle_time_ms: i32, versions 2..;
@@ -129,24 +77,6 @@ message! {
 
 nested! {
     /// Each topic in the response.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let resp = ListOffsetsResponse {
-    ///     topics: vec![ListOffsetsResponseTopic {
-    ///         name: "orders".into(),
-    ///         partitions: vec![ListOffsetsResponsePartition {
-    ///             partition_index: 0,
-    ///             offset: 1_042,
-    ///             ..Default::default()
-    ///         }],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = ListOffsetsResponse::decode(&resp.encode_to_vec(6).unwrap(), 6).unwrap();
-    /// assert_eq!(back.topics[0].partitions[0].offset, 1_042);
-    /// ```
     pub struct ListOffsetsResponseTopic [in "topics.", flexible 6] {
         /// The topic name.
         name: String;
@@ -157,16 +87,6 @@ nested! {
 
 nested! {
     /// Each partition in the response.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, messages::ListOffsetsResponsePartition};
-    /// let p = ListOffsetsResponsePartition {
-    ///     error_code: ErrorCode::NotLeaderOrFollower.code(),
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(p.offset, -1);
-    /// assert!(ErrorCode::from(p.error_code).is_retriable());
-    /// ```
     pub struct ListOffsetsResponsePartition [in "topics.partitions.", flexible 6] {
         /// The partition index.
         partition_index: i32;

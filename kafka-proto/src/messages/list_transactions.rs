@@ -38,24 +38,6 @@ message! {
 
 message! {
     /// The transactions matching a [`ListTransactionsRequest`].
-    ///
-    /// ```
-    /// use kafka_proto::{
-    ///     Message,
-    ///     messages::{ListTransactionsResponse, ListTransactionsResponseTransactionState},
-    /// };
-    /// let resp = ListTransactionsResponse {
-    ///     transaction_states: vec![ListTransactionsResponseTransactionState {
-    ///         transactional_id: "orders-0".into(),
-    ///         producer_id: 4000,
-    ///         transaction_state: "Ongoing".into(),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = ListTransactionsResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
-    /// assert_eq!(back, resp);
-    /// ```
     pub struct ListTransactionsResponse [message ListTransactions, versions 0..=2, flexible 0, response] {
         /// Throttle time in milliseconds, or zero.
         throttle_time_ms: i32;
@@ -70,23 +52,6 @@ message! {
 
 nested! {
     /// One listed transaction.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let resp = ListTransactionsResponse {
-    ///     transaction_states: vec![ListTransactionsResponseTransactionState {
-    ///         transactional_id: "orders-0".into(),
-    ///         producer_id: 4000,
-    ///         transaction_state: "PrepareCommit".into(),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     ListTransactionsResponse::decode(&resp.encode_to_vec(1).unwrap(), 1).unwrap(),
-    ///     resp
-    /// );
-    /// ```
     pub struct ListTransactionsResponseTransactionState [in "transaction_states.", flexible 0] {
         /// The transactional id.
         transactional_id: String;

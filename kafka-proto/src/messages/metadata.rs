@@ -48,21 +48,6 @@ message! {
 
 nested! {
     /// A topic to fetch metadata for.
-    ///
-    /// ```
-    /// use kafka_proto::{
-    ///     Message,
-    ///     messages::{MetadataRequest, MetadataRequestTopic},
-    /// };
-    /// let req = MetadataRequest {
-    ///     topics: Some(vec![MetadataRequestTopic::by_name("orders")]),
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     MetadataRequest::decode(&req.encode_to_vec(9).unwrap(), 9).unwrap(),
-    ///     req
-    /// );
-    /// ```
     pub struct MetadataRequestTopic [in "topics.", flexible 9] {
         /// The topic id (v10+; all zeros when querying by name).
         topic_id: Uuid, versions 10..;
@@ -73,25 +58,6 @@ nested! {
 
 message! {
     /// The brokers, controller and topic/partition layout of the cluster.
-    ///
-    /// ```
-    /// use kafka_proto::{
-    ///     Message,
-    ///     messages::{MetadataResponse, MetadataResponseBroker},
-    /// };
-    /// let resp = MetadataResponse {
-    ///     brokers: vec![MetadataResponseBroker {
-    ///         node_id: 1,
-    ///         host: "b1".into(),
-    ///         port: 9092,
-    ///         ..Default::default()
-    ///     }],
-    ///     controller_id: 1,
-    ///     ..Default::default()
-    /// };
-    /// let bytes = resp.encode_to_vec(12).unwrap();
-    /// assert_eq!(MetadataResponse::decode(&bytes, 12).unwrap(), resp);
-    /// ```
     pub struct MetadataResponse [message Metadata, versions 0..=13, flexible 9, response] {
         /// Throttle time in milliseconds (v3+).
         throttle_time_ms: i32, versions 3..;
@@ -112,29 +78,6 @@ message! {
 
 nested! {
     /// A broker in the cluster.
-    ///
-    /// ```
-    /// use kafka_proto::{
-    ///     Message,
-    ///     messages::{MetadataResponse, MetadataResponseBroker},
-    /// };
-    /// let broker = MetadataResponseBroker {
-    ///     node_id: 1,
-    ///     host: "kafka-1".into(),
-    ///     port: 9093,
-    ///     rack: Some("eu-west-1a".into()),
-    ///     ..Default::default()
-    /// };
-    /// let resp = MetadataResponse {
-    ///     brokers: vec![broker],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     MetadataResponse::decode(&resp.encode_to_vec(12).unwrap(), 12).unwrap(),
-    ///     resp
-    /// );
-    /// assert!(resp.encode_to_vec(0).is_err(), "v0 has no rack");
-    /// ```
     pub struct MetadataResponseBroker [in "brokers.", flexible 9] {
         /// The broker id.
         node_id: i32;
@@ -149,21 +92,6 @@ nested! {
 
 nested! {
     /// One topic's metadata.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, Message, messages::*};
-    /// let topic = MetadataResponseTopic {
-    ///     error_code: ErrorCode::UnknownTopicOrPartition.code(),
-    ///     name: Some("orders".into()),
-    ///     ..Default::default()
-    /// };
-    /// let resp = MetadataResponse {
-    ///     topics: vec![topic],
-    ///     ..Default::default()
-    /// };
-    /// let back = MetadataResponse::decode(&resp.encode_to_vec(12).unwrap(), 12).unwrap();
-    /// assert!(ErrorCode::from(back.topic("orders").unwrap().error_code).is_retriable());
-    /// ```
     pub struct MetadataResponseTopic [in "topics.", flexible 9] {
         /// The topic error, or 0.
         error_code: i16;
@@ -182,29 +110,6 @@ nested! {
 
 nested! {
     /// One partition's metadata.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let p = MetadataResponsePartition {
-    ///     partition_index: 0,
-    ///     leader_id: 1,
-    ///     leader_epoch: 5,
-    ///     replica_nodes: vec![1, 2],
-    ///     isr_nodes: vec![1],
-    ///     ..Default::default()
-    /// };
-    /// let topic = MetadataResponseTopic {
-    ///     name: Some("orders".into()),
-    ///     partitions: vec![p],
-    ///     ..Default::default()
-    /// };
-    /// let resp = MetadataResponse {
-    ///     topics: vec![topic],
-    ///     ..Default::default()
-    /// };
-    /// let back = MetadataResponse::decode(&resp.encode_to_vec(12).unwrap(), 12).unwrap();
-    /// assert_eq!(back.topics[0].partitions[0].leader_epoch, 5);
-    /// ```
     pub struct MetadataResponsePartition [in "topics.partitions.", flexible 9] {
         /// The partition error, or 0.
         error_code: i16;
@@ -249,12 +154,6 @@ impl MetadataRequest {
 
 impl MetadataRequestTopic {
     /// A topic queried by name.
-    ///
-    /// ```
-    /// # use kafka_proto::messages::MetadataRequestTopic;
-    /// let t = MetadataRequestTopic::by_name("orders");
-    /// assert_eq!((t.name.as_deref(), t.topic_id), (Some("orders"), [0; 16]));
-    /// ```
     pub fn by_name(name: impl Into<String>) -> Self {
         Self {
             name: Some(name.into()),
@@ -262,19 +161,6 @@ impl MetadataRequestTopic {
         }
     }
     /// A topic queried by id (v10+; brokers honour it from v12).
-    ///
-    /// ```
-    /// # use kafka_proto::{messages::{MetadataRequest, MetadataRequestTopic}, Message};
-    /// let req = MetadataRequest {
-    ///     topics: Some(vec![MetadataRequestTopic::by_id([7; 16])]),
-    ///     ..Default::default()
-    /// };
-    /// assert!(req.encode_to_vec(9).is_err(), "ids need v10+");
-    /// assert_eq!(
-    ///     MetadataRequest::decode(&req.encode_to_vec(12).unwrap(), 12).unwrap(),
-    ///     req
-    /// );
-    /// ```
     pub fn by_id(topic_id: Uuid) -> Self {
         Self {
             topic_id,
@@ -286,37 +172,10 @@ impl MetadataRequestTopic {
 
 impl MetadataResponse {
     /// The broker with id `node_id`, if listed.
-    ///
-    /// ```
-    /// # use kafka_proto::messages::{MetadataResponse, MetadataResponseBroker};
-    /// let resp = MetadataResponse {
-    ///     brokers: vec![MetadataResponseBroker {
-    ///         node_id: 1,
-    ///         host: "localhost".into(),
-    ///         port: 9092,
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(resp.broker(1).map(|b| b.port), Some(9092));
-    /// assert!(resp.broker(2).is_none());
-    /// ```
     pub fn broker(&self, node_id: i32) -> Option<&MetadataResponseBroker> {
         self.brokers.iter().find(|b| b.node_id == node_id)
     }
     /// The topic named `name`, if listed.
-    ///
-    /// ```
-    /// # use kafka_proto::messages::{MetadataResponse, MetadataResponseTopic};
-    /// let resp = MetadataResponse {
-    ///     topics: vec![MetadataResponseTopic {
-    ///         name: Some("orders".into()),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert!(resp.topic("orders").is_some() && resp.topic("payments").is_none());
-    /// ```
     pub fn topic(&self, name: &str) -> Option<&MetadataResponseTopic> {
         self.topics.iter().find(|t| t.name.as_deref() == Some(name))
     }
@@ -486,6 +345,54 @@ mod tests {
         assert_eq!(resp.encode_to_vec(13).unwrap(), bytes);
         // A null name is not valid before v12.
         assert!(MetadataResponse::decode(&bytes, 11).is_err());
+    }
+
+    #[test]
+    fn broker_rack_is_refused_at_v0() {
+        use crate::{
+            Message,
+            messages::{MetadataResponse, MetadataResponseBroker},
+        };
+        let broker = MetadataResponseBroker {
+            node_id: 1,
+            host: "kafka-1".into(),
+            port: 9093,
+            rack: Some("eu-west-1a".into()),
+            ..Default::default()
+        };
+        let resp = MetadataResponse {
+            brokers: vec![broker],
+            ..Default::default()
+        };
+        assert_eq!(
+            MetadataResponse::decode(&resp.encode_to_vec(12).unwrap(), 12).unwrap(),
+            resp
+        );
+        assert!(resp.encode_to_vec(0).is_err(), "v0 has no rack");
+    }
+
+    #[test]
+    fn by_name_leaves_the_topic_id_zero() {
+        use crate::messages::MetadataRequestTopic;
+        let t = MetadataRequestTopic::by_name("orders");
+        assert_eq!((t.name.as_deref(), t.topic_id), (Some("orders"), [0; 16]));
+    }
+
+    #[test]
+    fn topic_ids_need_v10() {
+        use crate::{
+            Message,
+            messages::{MetadataRequest, MetadataRequestTopic},
+        };
+        let req = MetadataRequest {
+            topics: Some(vec![MetadataRequestTopic::by_id([7; 16])]),
+            ..Default::default()
+        };
+        assert!(req.encode_to_vec(9).is_err(), "ids need v10+");
+        assert_eq!(
+            MetadataRequest::decode(&req.encode_to_vec(12).unwrap(), 12).unwrap(),
+            req
+        );
     }
 }
 

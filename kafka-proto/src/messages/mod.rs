@@ -14,6 +14,25 @@
 //!
 //! Every module's tests run the round trip for every version
 //! ([`crate::testing::round_trip_all_versions`]) and at least one byte fixture.
+//!
+//! A request's body is encoded, and its response's body decoded, at the
+//! version negotiated with ApiVersions; a field the version cannot carry is
+//! an [`EncodeError`](crate::EncodeError), never silently dropped (unless the
+//! schema marks it ignorable):
+//!
+//! ```
+//! use kafka_proto::{Message, messages::{MetadataRequest, MetadataResponse}};
+//! let version = 12; // negotiated
+//! let body = MetadataRequest::all_topics().encode_to_vec(version)?;
+//! // ... behind a request header, on the wire; the response's body comes back:
+//! # let response_body = MetadataResponse::default().encode_to_vec(version)?;
+//! let response = MetadataResponse::decode(&response_body, version)?;
+//! for topic in &response.topics {
+//!     println!("{:?}: {} partitions", topic.name, topic.partitions.len());
+//! }
+//! # let _ = body;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;

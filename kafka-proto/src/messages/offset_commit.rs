@@ -63,24 +63,6 @@ message! {
 
 nested! {
     /// The offsets to commit in one topic.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let req = OffsetCommitRequest {
-    ///     group_id: "orders-app".into(),
-    ///     topics: vec![OffsetCommitRequestTopic {
-    ///         name: "orders".into(),
-    ///         partitions: vec![OffsetCommitRequestPartition {
-    ///             partition_index: 1,
-    ///             committed_offset: 7,
-    ///             ..Default::default()
-    ///         }],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(OffsetCommitRequest::decode(&req.encode_to_vec(2).unwrap(), 2).unwrap(), req);
-    /// ```
     pub struct OffsetCommitRequestTopic [in "topics.", flexible 8] {
         /// The topic name (v2–9, ignorable).
         name: String, versions ignorable(..=9);
@@ -93,17 +75,6 @@ nested! {
 
 nested! {
     /// The offset to commit in one partition.
-    ///
-    /// ```
-    /// use kafka_proto::messages::OffsetCommitRequestPartition;
-    /// let p = OffsetCommitRequestPartition {
-    ///     partition_index: 0,
-    ///     committed_offset: 1_001,
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(p.committed_leader_epoch, -1);
-    /// assert_eq!(p.committed_metadata.as_deref(), Some(""));
-    /// ```
     pub struct OffsetCommitRequestPartition [in "topics.partitions.", flexible 8] {
         /// The partition index.
         partition_index: i32;
@@ -118,24 +89,6 @@ nested! {
 
 message! {
     /// The per-partition outcome of an offset commit.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, Message, messages::*};
-    /// let resp = OffsetCommitResponse {
-    ///     topics: vec![OffsetCommitResponseTopic {
-    ///         name: "orders".into(),
-    ///         partitions: vec![OffsetCommitResponsePartition {
-    ///             partition_index: 0,
-    ///             error_code: ErrorCode::StaleMemberEpoch.code(),
-    ///             ..Default::default()
-    ///         }],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = OffsetCommitResponse::decode(&resp.encode_to_vec(9).unwrap(), 9).unwrap();
-    /// assert_eq!(back, resp);
-    /// ```
     pub struct OffsetCommitResponse [message OffsetCommit, versions 2..=10, flexible 8, response] {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota (v3+, ignorable).
         throttle_time_ms: i32, versions ignorable(3..);
@@ -146,19 +99,6 @@ message! {
 
 nested! {
     /// The responses for one topic.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let resp = OffsetCommitResponse {
-    ///     topics: vec![OffsetCommitResponseTopic {
-    ///         topic_id: [3; 16],
-    ///         partitions: vec![OffsetCommitResponsePartition::default()],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(OffsetCommitResponse::decode(&resp.encode_to_vec(10).unwrap(), 10).unwrap(), resp);
-    /// ```
     pub struct OffsetCommitResponseTopic [in "topics.", flexible 8] {
         /// The topic name (v2–9, ignorable).
         name: String, versions ignorable(..=9);
@@ -171,16 +111,6 @@ nested! {
 
 nested! {
     /// The outcome for one partition.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, messages::OffsetCommitResponsePartition};
-    /// let p = OffsetCommitResponsePartition {
-    ///     partition_index: 0,
-    ///     error_code: ErrorCode::RebalanceInProgress.code(),
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(ErrorCode::from(p.error_code), ErrorCode::RebalanceInProgress);
-    /// ```
     pub struct OffsetCommitResponsePartition [in "topics.partitions.", flexible 8] {
         /// The partition index.
         partition_index: i32;

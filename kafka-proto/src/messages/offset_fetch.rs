@@ -68,24 +68,6 @@ message! {
 
 nested! {
     /// One topic of a single-group request (v1–7).
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let req = OffsetFetchRequest {
-    ///     group_id: "orders-app".into(),
-    ///     topics: Some(vec![OffsetFetchRequestTopic {
-    ///         name: "orders".into(),
-    ///         partition_indexes: vec![0, 1],
-    ///         ..Default::default()
-    ///     }]),
-    ///     require_stable: true,
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     OffsetFetchRequest::decode(&req.encode_to_vec(7).unwrap(), 7).unwrap(),
-    ///     req
-    /// );
-    /// ```
     pub struct OffsetFetchRequestTopic [in "topics.", flexible 6] {
         /// The topic name.
         name: String, versions ..=7;
@@ -96,23 +78,6 @@ nested! {
 
 nested! {
     /// One group of a batched request (v8+).
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// // v8+ batches groups; null topics asks for every committed offset of the group.
-    /// let req = OffsetFetchRequest {
-    ///     groups: vec![OffsetFetchRequestGroup {
-    ///         group_id: "orders-app".into(),
-    ///         topics: None,
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     OffsetFetchRequest::decode(&req.encode_to_vec(8).unwrap(), 8).unwrap(),
-    ///     req
-    /// );
-    /// ```
     pub struct OffsetFetchRequestGroup [in "groups.", flexible 6] {
         /// The group id.
         group_id: String, versions 8..;
@@ -127,27 +92,6 @@ nested! {
 
 nested! {
     /// One topic of a group in a batched request (v8+).
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let group = OffsetFetchRequestGroup {
-    ///     group_id: "orders-app".into(),
-    ///     topics: Some(vec![OffsetFetchRequestTopics {
-    ///         topic_id: [3; 16],
-    ///         partition_indexes: vec![0],
-    ///         ..Default::default()
-    ///     }]),
-    ///     ..Default::default()
-    /// };
-    /// let req = OffsetFetchRequest {
-    ///     groups: vec![group],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     OffsetFetchRequest::decode(&req.encode_to_vec(10).unwrap(), 10).unwrap(),
-    ///     req
-    /// );
-    /// ```
     pub struct OffsetFetchRequestTopics [in "groups.topics.", flexible 6] {
         /// The topic name (v8–9).
         name: String, versions 8..=9;
@@ -160,36 +104,6 @@ nested! {
 
 message! {
     /// Committed offsets of one group (v1–7) or several groups (v8+).
-    ///
-    /// ```
-    /// use kafka_proto::Message;
-    /// use kafka_proto::messages::{
-    ///     OffsetFetchResponse, OffsetFetchResponseGroup, OffsetFetchResponsePartitions,
-    ///     OffsetFetchResponseTopics,
-    /// };
-    /// let resp = OffsetFetchResponse {
-    ///     groups: vec![OffsetFetchResponseGroup {
-    ///         group_id: "billing".into(),
-    ///         topics: vec![OffsetFetchResponseTopics {
-    ///             name: "orders".into(),
-    ///             partitions: vec![OffsetFetchResponsePartitions {
-    ///                 partition_index: 0,
-    ///                 committed_offset: 42,
-    ///                 ..Default::default()
-    ///             }],
-    ///             ..Default::default()
-    ///         }],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = OffsetFetchResponse::decode(&resp.encode_to_vec(9).unwrap(), 9).unwrap();
-    /// assert_eq!(back.groups[0].topics[0].partitions[0].committed_offset, 42);
-    /// assert_eq!(
-    ///     back.groups[0].topics[0].partitions[0].committed_leader_epoch,
-    ///     -1
-    /// );
-    /// ```
     pub struct OffsetFetchResponse [message OffsetFetch, versions 1..=10, flexible 6, response] {
         /// Throttle time in milliseconds, or zero (v3+).
         throttle_time_ms: i32, versions 3..;
@@ -204,24 +118,6 @@ message! {
 
 nested! {
     /// Offsets of one topic in a single-group response (v1–7).
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let resp = OffsetFetchResponse {
-    ///     topics: vec![OffsetFetchResponseTopic {
-    ///         name: "orders".into(),
-    ///         partitions: vec![OffsetFetchResponsePartition {
-    ///             partition_index: 0,
-    ///             committed_offset: 100,
-    ///             ..Default::default()
-    ///         }],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = OffsetFetchResponse::decode(&resp.encode_to_vec(6).unwrap(), 6).unwrap();
-    /// assert_eq!(back.topics[0].partitions[0].committed_offset, 100);
-    /// ```
     pub struct OffsetFetchResponseTopic [in "topics.", flexible 6] {
         /// The topic name.
         name: String, versions ..=7;
@@ -232,23 +128,6 @@ nested! {
 
 nested! {
     /// The committed offset of one partition in a single-group response (v1–7).
-    ///
-    /// ```
-    /// use kafka_proto::messages::OffsetFetchResponsePartition;
-    /// let none_committed = OffsetFetchResponsePartition {
-    ///     partition_index: 2,
-    ///     committed_offset: -1,
-    ///     ..Default::default()
-    /// };
-    /// // The schema's defaults: no leader epoch, empty (non-null) metadata.
-    /// assert_eq!(
-    ///     (
-    ///         none_committed.committed_leader_epoch,
-    ///         none_committed.metadata.as_deref()
-    ///     ),
-    ///     (-1, Some(""))
-    /// );
-    /// ```
     pub struct OffsetFetchResponsePartition [in "topics.partitions.", flexible 6] {
         /// The partition index.
         partition_index: i32, versions ..=7;
@@ -265,20 +144,6 @@ nested! {
 
 nested! {
     /// Offsets of one group in a batched response (v8+).
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, Message, messages::*};
-    /// let resp = OffsetFetchResponse {
-    ///     groups: vec![OffsetFetchResponseGroup {
-    ///         group_id: "orders-app".into(),
-    ///         error_code: ErrorCode::CoordinatorLoadInProgress.code(),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = OffsetFetchResponse::decode(&resp.encode_to_vec(8).unwrap(), 8).unwrap();
-    /// assert!(ErrorCode::from(back.groups[0].error_code).is_retriable());
-    /// ```
     pub struct OffsetFetchResponseGroup [in "groups.", flexible 6] {
         /// The group id.
         group_id: String, versions 8..;
@@ -291,31 +156,6 @@ nested! {
 
 nested! {
     /// Offsets of one topic of a group in a batched response (v8+).
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let topic = OffsetFetchResponseTopics {
-    ///     topic_id: [3; 16],
-    ///     partitions: vec![OffsetFetchResponsePartitions {
-    ///         partition_index: 0,
-    ///         committed_offset: 7,
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let resp = OffsetFetchResponse {
-    ///     groups: vec![OffsetFetchResponseGroup {
-    ///         group_id: "orders-app".into(),
-    ///         topics: vec![topic],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     OffsetFetchResponse::decode(&resp.encode_to_vec(10).unwrap(), 10).unwrap(),
-    ///     resp
-    /// );
-    /// ```
     pub struct OffsetFetchResponseTopics [in "groups.topics.", flexible 6] {
         /// The topic name (v8–9).
         name: String, versions 8..=9;
@@ -328,17 +168,6 @@ nested! {
 
 nested! {
     /// The committed offset of one partition in a batched response (v8+).
-    ///
-    /// ```
-    /// use kafka_proto::messages::OffsetFetchResponsePartitions;
-    /// let p = OffsetFetchResponsePartitions {
-    ///     partition_index: 1,
-    ///     committed_offset: 250,
-    ///     metadata: Some(String::new()),
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(p.committed_leader_epoch, -1);
-    /// ```
     pub struct OffsetFetchResponsePartitions [in "groups.topics.partitions.", flexible 6] {
         /// The partition index.
         partition_index: i32, versions 8..;

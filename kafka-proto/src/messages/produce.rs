@@ -53,31 +53,6 @@ message! {
 
 nested! {
     /// Each topic to produce to.
-    ///
-    /// ```
-    /// use bytes::Bytes;
-    /// use kafka_proto::{Message, messages::*};
-    /// // v13 addresses the topic by id.
-    /// let topic = ProduceRequestTopicProduceData {
-    ///     topic_id: [9; 16],
-    ///     partition_data: vec![ProduceRequestPartitionProduceData {
-    ///         index: 1,
-    ///         records: Some(Bytes::from_static(b"batch")),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let req = ProduceRequest {
-    ///     acks: -1,
-    ///     timeout_ms: 30_000,
-    ///     topic_data: vec![topic],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     ProduceRequest::decode(&req.encode_to_vec(13).unwrap(), 13).unwrap(),
-    ///     req
-    /// );
-    /// ```
     pub struct ProduceRequestTopicProduceData [in "topic_data.", flexible 9] {
         /// The topic name (v3–12).
         name: String, versions ..=12;
@@ -90,17 +65,6 @@ nested! {
 
 nested! {
     /// Each partition to produce to.
-    ///
-    /// ```
-    /// use bytes::Bytes;
-    /// use kafka_proto::messages::ProduceRequestPartitionProduceData;
-    /// let p = ProduceRequestPartitionProduceData {
-    ///     index: 0,
-    ///     records: Some(Bytes::from_static(b"encoded RecordBatch")),
-    ///     ..Default::default()
-    /// };
-    /// assert!(p.records.is_some());
-    /// ```
     pub struct ProduceRequestPartitionProduceData [in "topic_data.partition_data.", flexible 9] {
         /// The partition index.
         index: i32;
@@ -111,26 +75,6 @@ nested! {
 
 message! {
     /// The outcome of a produce request, per partition.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, Message, messages::*};
-    /// let resp = ProduceResponse {
-    ///     responses: vec![ProduceResponseTopicProduceResponse {
-    ///         name: "orders".into(),
-    ///         partition_responses: vec![ProduceResponsePartitionProduceResponse {
-    ///             index: 0,
-    ///             base_offset: 42,
-    ///             ..Default::default()
-    ///         }],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = ProduceResponse::decode(&resp.encode_to_vec(9).unwrap(), 9).unwrap();
-    /// let p = &back.responses[0].partition_responses[0];
-    /// assert_eq!(ErrorCode::from(p.error_code), ErrorCode::None);
-    /// assert_eq!(p.log_append_time_ms, -1);
-    /// ```
     pub struct ProduceResponse [message Produce, versions 3..=13, flexible 9, response] {
         /// Each produce response.
         responses: Vec<ProduceResponseTopicProduceResponse>;
@@ -143,24 +87,6 @@ message! {
 
 nested! {
     /// Each produce response.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let resp = ProduceResponse {
-    ///     responses: vec![ProduceResponseTopicProduceResponse {
-    ///         name: "orders".into(),
-    ///         partition_responses: vec![ProduceResponsePartitionProduceResponse {
-    ///             index: 0,
-    ///             base_offset: 500,
-    ///             ..Default::default()
-    ///         }],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = ProduceResponse::decode(&resp.encode_to_vec(9).unwrap(), 9).unwrap();
-    /// assert_eq!(back.responses[0].partition_responses[0].base_offset, 500);
-    /// ```
     pub struct ProduceResponseTopicProduceResponse [in "responses.", flexible 9] {
         /// The topic name (v3–12).
         name: String, versions ..=12;
@@ -173,22 +99,6 @@ nested! {
 
 nested! {
     /// Each partition that we produced to within the topic.
-    ///
-    /// ```
-    /// use kafka_proto::{
-    ///     ErrorCode, error_code::TxnHandling, messages::ProduceResponsePartitionProduceResponse,
-    /// };
-    /// let p = ProduceResponsePartitionProduceResponse {
-    ///     index: 0,
-    ///     error_code: ErrorCode::DuplicateSequenceNumber.code(),
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     ErrorCode::from(p.error_code).txn_handling(),
-    ///     TxnHandling::DuplicateSuccess
-    /// );
-    /// assert_eq!(p.log_append_time_ms, -1);
-    /// ```
     pub struct ProduceResponsePartitionProduceResponse [in "responses.partition_responses.", flexible 9] {
         /// The partition index.
         index: i32;
@@ -211,32 +121,6 @@ nested! {
 
 nested! {
     /// The batch indices of records that caused the batch to be dropped.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, Message, messages::*};
-    /// let p = ProduceResponsePartitionProduceResponse {
-    ///     error_code: ErrorCode::InvalidRecord.code(),
-    ///     record_errors: vec![ProduceResponseBatchIndexAndErrorMessage {
-    ///         batch_index: 3,
-    ///         batch_index_error_message: Some("key required".into()),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let resp = ProduceResponse {
-    ///     responses: vec![ProduceResponseTopicProduceResponse {
-    ///         name: "orders".into(),
-    ///         partition_responses: vec![p],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     ProduceResponse::decode(&resp.encode_to_vec(8).unwrap(), 8).unwrap(),
-    ///     resp
-    /// );
-    /// assert!(resp.encode_to_vec(7).is_err(), "record errors need v8+");
-    /// ```
     pub struct ProduceResponseBatchIndexAndErrorMessage [in "responses.partition_responses.record_errors.", flexible 9] {
         /// The batch index of the record that caused the batch to be dropped (v8+).
         batch_index: i32, versions 8..;
@@ -247,21 +131,6 @@ nested! {
 
 nested! {
     /// The leader broker that the producer should use for future requests.
-    ///
-    /// ```
-    /// use kafka_proto::messages::{
-    ///     ProduceResponseLeaderIdAndEpoch, ProduceResponsePartitionProduceResponse,
-    /// };
-    /// let p = ProduceResponsePartitionProduceResponse {
-    ///     current_leader: ProduceResponseLeaderIdAndEpoch {
-    ///         leader_id: 2,
-    ///         leader_epoch: 8,
-    ///         ..Default::default()
-    ///     },
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(p.current_leader.leader_id, 2);
-    /// ```
     pub struct ProduceResponseLeaderIdAndEpoch [in "responses.partition_responses.current_leader.", flexible 9] {
         /// The ID of the current leader or -1 if the leader is unknown (v10+, default -1).
         leader_id: i32 = -1, versions 10..;
@@ -272,24 +141,6 @@ nested! {
 
 nested! {
     /// Endpoints for all current-leaders enumerated in PartitionProduceResponses, with errors NOT_LEADER_OR_FOLLOWER.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let resp = ProduceResponse {
-    ///     node_endpoints: vec![ProduceResponseNodeEndpoint {
-    ///         node_id: 2,
-    ///         host: "kafka-2".into(),
-    ///         port: 9092,
-    ///         rack: None,
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     ProduceResponse::decode(&resp.encode_to_vec(10).unwrap(), 10).unwrap(),
-    ///     resp
-    /// );
-    /// ```
     pub struct ProduceResponseNodeEndpoint [in "node_endpoints.", flexible 9] {
         /// The ID of the associated node (v10+).
         node_id: i32, versions 10..;
@@ -416,6 +267,33 @@ mod tests {
             resp.encode_to_vec(9).unwrap_err().kind,
             EncodeErrorKind::FieldNotInVersion
         );
+    }
+
+    #[test]
+    fn record_errors_need_v8() {
+        use crate::{ErrorCode, Message, messages::*};
+        let p = ProduceResponsePartitionProduceResponse {
+            error_code: ErrorCode::InvalidRecord.code(),
+            record_errors: vec![ProduceResponseBatchIndexAndErrorMessage {
+                batch_index: 3,
+                batch_index_error_message: Some("key required".into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let resp = ProduceResponse {
+            responses: vec![ProduceResponseTopicProduceResponse {
+                name: "orders".into(),
+                partition_responses: vec![p],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        assert_eq!(
+            ProduceResponse::decode(&resp.encode_to_vec(8).unwrap(), 8).unwrap(),
+            resp
+        );
+        assert!(resp.encode_to_vec(7).is_err(), "record errors need v8+");
     }
 }
 

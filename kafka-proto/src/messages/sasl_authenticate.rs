@@ -27,18 +27,6 @@ message! {
 
 message! {
     /// The broker's SASL token, or the authentication error.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::SaslAuthenticateResponse};
-    /// let resp = SaslAuthenticateResponse {
-    ///     session_lifetime_ms: 3_600_000,
-    ///     ..Default::default()
-    /// };
-    /// let back = SaslAuthenticateResponse::decode(&resp.encode_to_vec(1).unwrap(), 1).unwrap();
-    /// assert_eq!(back.session_lifetime_ms, 3_600_000);
-    /// // v0 cannot carry a session lifetime.
-    /// assert!(resp.encode_to_vec(0).is_err());
-    /// ```
     pub struct SaslAuthenticateResponse [message SaslAuthenticate, versions 0..=2, flexible 2, response] {
         /// The error code, or 0 if there was no error.
         error_code: i16;
@@ -122,6 +110,19 @@ mod tests {
         let e = req.encode_to_vec(1).unwrap_err();
         assert_eq!(e.kind, EncodeErrorKind::FieldNotInVersion);
         assert!(req.encode_to_vec(2).is_ok());
+    }
+
+    #[test]
+    fn session_lifetime_needs_v1() {
+        use crate::{Message, messages::SaslAuthenticateResponse};
+        let resp = SaslAuthenticateResponse {
+            session_lifetime_ms: 3_600_000,
+            ..Default::default()
+        };
+        let back = SaslAuthenticateResponse::decode(&resp.encode_to_vec(1).unwrap(), 1).unwrap();
+        assert_eq!(back.session_lifetime_ms, 3_600_000);
+        // v0 cannot carry a session lifetime.
+        assert!(resp.encode_to_vec(0).is_err());
     }
 }
 

@@ -57,16 +57,6 @@ message! {
 
 nested! {
     /// The assignment of one member, sent by the leader.
-    ///
-    /// ```
-    /// use kafka_proto::messages::SyncGroupRequestAssignment;
-    /// let a = SyncGroupRequestAssignment {
-    ///     member_id: "m-2".into(),
-    ///     assignment: bytes::Bytes::new(),
-    ///     ..Default::default()
-    /// };
-    /// assert!(a.assignment.is_empty());
-    /// ```
     pub struct SyncGroupRequestAssignment [in "assignments.", flexible 4] {
         /// The ID of the member to assign.
         member_id: String;
@@ -77,16 +67,6 @@ nested! {
 
 message! {
     /// This member's assignment.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, Message, messages::*};
-    /// let resp = SyncGroupResponse {
-    ///     error_code: ErrorCode::RebalanceInProgress.code(),
-    ///     ..Default::default()
-    /// };
-    /// let back = SyncGroupResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
-    /// assert_eq!(ErrorCode::from(back.error_code), ErrorCode::RebalanceInProgress);
-    /// ```
     pub struct SyncGroupResponse [message SyncGroup, versions 0..=5, flexible 4, response] {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota (v1+, ignorable).
         throttle_time_ms: i32, versions ignorable(1..);

@@ -64,30 +64,6 @@ message! {
 
 nested! {
     /// Each topic that we want to commit offsets for.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// // v6 addresses the topic by id.
-    /// let topic = TxnOffsetCommitRequestTopic {
-    ///     topic_id: [4; 16],
-    ///     partitions: vec![TxnOffsetCommitRequestPartition {
-    ///         partition_index: 0,
-    ///         committed_offset: 42,
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let req = TxnOffsetCommitRequest {
-    ///     transactional_id: "orders-0".into(),
-    ///     group_id: "orders-app".into(),
-    ///     topics: vec![topic],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     TxnOffsetCommitRequest::decode(&req.encode_to_vec(6).unwrap(), 6).unwrap(),
-    ///     req
-    /// );
-    /// ```
     pub struct TxnOffsetCommitRequestTopic [in "topics.", flexible 3] {
         /// The topic name (v0–5).
         name: String, versions ..=5;
@@ -100,18 +76,6 @@ nested! {
 
 nested! {
     /// The partitions inside the topic that we want to commit offsets for.
-    ///
-    /// ```
-    /// use kafka_proto::messages::TxnOffsetCommitRequestPartition;
-    /// // Commit the offset of the next record to read.
-    /// let p = TxnOffsetCommitRequestPartition {
-    ///     partition_index: 2,
-    ///     committed_offset: 1_001,
-    ///     committed_metadata: Some(String::new()),
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(p.committed_leader_epoch, -1);
-    /// ```
     pub struct TxnOffsetCommitRequestPartition [in "topics.partitions.", flexible 3] {
         /// The index of the partition within the topic.
         partition_index: i32;
@@ -126,27 +90,6 @@ nested! {
 
 message! {
     /// The per-partition outcome of a transactional offset commit.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, Message, messages::*};
-    /// let resp = TxnOffsetCommitResponse {
-    ///     topics: vec![TxnOffsetCommitResponseTopic {
-    ///         name: "orders".into(),
-    ///         partitions: vec![TxnOffsetCommitResponsePartition {
-    ///             partition_index: 0,
-    ///             error_code: 0,
-    ///             ..Default::default()
-    ///         }],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let back = TxnOffsetCommitResponse::decode(&resp.encode_to_vec(0).unwrap(), 0).unwrap();
-    /// assert_eq!(
-    ///     ErrorCode::from(back.topics[0].partitions[0].error_code),
-    ///     ErrorCode::None
-    /// );
-    /// ```
     pub struct TxnOffsetCommitResponse [message TxnOffsetCommit, versions 0..=6, flexible 3, response] {
         /// The duration in milliseconds for which the request was throttled due to a quota violation, or zero if the request did not violate any quota.
         throttle_time_ms: i32;
@@ -157,26 +100,6 @@ message! {
 
 nested! {
     /// The responses for each topic.
-    ///
-    /// ```
-    /// use kafka_proto::{Message, messages::*};
-    /// let resp = TxnOffsetCommitResponse {
-    ///     topics: vec![TxnOffsetCommitResponseTopic {
-    ///         name: "orders".into(),
-    ///         partitions: vec![TxnOffsetCommitResponsePartition {
-    ///             partition_index: 0,
-    ///             error_code: 0,
-    ///             ..Default::default()
-    ///         }],
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// assert_eq!(
-    ///     TxnOffsetCommitResponse::decode(&resp.encode_to_vec(3).unwrap(), 3).unwrap(),
-    ///     resp
-    /// );
-    /// ```
     pub struct TxnOffsetCommitResponseTopic [in "topics.", flexible 3] {
         /// The topic name (v0–5).
         name: String, versions ..=5;
@@ -189,16 +112,6 @@ nested! {
 
 nested! {
     /// The responses for each partition in the topic.
-    ///
-    /// ```
-    /// use kafka_proto::{ErrorCode, messages::TxnOffsetCommitResponsePartition};
-    /// let p = TxnOffsetCommitResponsePartition {
-    ///     partition_index: 0,
-    ///     error_code: ErrorCode::UnknownTopicOrPartition.code(),
-    ///     ..Default::default()
-    /// };
-    /// assert!(ErrorCode::from(p.error_code).is_retriable());
-    /// ```
     pub struct TxnOffsetCommitResponsePartition [in "topics.partitions.", flexible 3] {
         /// The partition index.
         partition_index: i32;

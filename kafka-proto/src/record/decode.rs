@@ -740,74 +740,22 @@ impl RecordBatch {
     /// Checks, in order: the batch length against the input (no trailing
     /// bytes), magic 2, the CRC-32C, then parses with every record bounded by
     /// its length.
-    ///
-    /// ```
-    /// use bytes::Bytes;
-    /// use kafka_proto::record::{Compression, Record, RecordBatch, RecordBatchBuilder};
-    /// let mut b = RecordBatchBuilder::new(Compression::None);
-    /// b.push(Record::new(7, Some(Bytes::from("k")), Some(Bytes::from("v"))));
-    /// let mut bytes = b.batch().encode_to_vec().unwrap();
-    /// let batch = RecordBatch::decode(&bytes).unwrap();
-    /// assert_eq!(batch.records[0].value.as_deref(), Some(&b"v"[..]));
-    /// // One flipped bit in the records fails the CRC-32C check.
-    /// *bytes.last_mut().unwrap() ^= 1;
-    /// assert!(RecordBatch::decode(&bytes).is_err());
-    /// ```
     pub fn decode(input: &[u8]) -> Result<Self, DecodeError> {
         Self::decode_with(input, &DecodeOptions::default())
     }
 
     /// [`decode`](Self::decode) with explicit limits.
-    ///
-    /// ```
-    /// use kafka_proto::record::{DecodeOptions, Record, RecordBatch};
-    /// let batch = RecordBatch {
-    ///     last_offset_delta: 0,
-    ///     records: vec![Record::new(0, None, None)],
-    ///     ..RecordBatch::default()
-    /// };
-    /// let bytes = batch.encode_to_vec().unwrap();
-    /// // The limit bounds decompressed output; an uncompressed batch is unaffected.
-    /// let opts = DecodeOptions { max_decompressed_size: 1024 };
-    /// assert_eq!(RecordBatch::decode_with(&bytes, &opts).unwrap(), batch);
-    /// ```
     pub fn decode_with(input: &[u8], opts: &DecodeOptions) -> Result<Self, DecodeError> {
         decode_exact(&Bytes::copy_from_slice(input), opts)
     }
 
     /// Decodes one batch from `input` without copying: uncompressed keys,
     /// values and header values are slices of `input`.
-    ///
-    /// ```
-    /// use bytes::Bytes;
-    /// use kafka_proto::record::{Record, RecordBatch};
-    /// let batch = RecordBatch {
-    ///     last_offset_delta: 0,
-    ///     records: vec![Record::new(0, None, Some(Bytes::from("payload")))],
-    ///     ..RecordBatch::default()
-    /// };
-    /// let input = Bytes::from(batch.encode_to_vec().unwrap());
-    /// let back = RecordBatch::decode_bytes(&input).unwrap();
-    /// let value = back.records[0].value.as_ref().unwrap();
-    /// // The value is a view into `input`'s buffer, not a copy.
-    /// let at = value.as_ptr() as usize - input.as_ptr() as usize;
-    /// assert_eq!(&input[at..at + value.len()], b"payload");
-    /// ```
     pub fn decode_bytes(input: &Bytes) -> Result<Self, DecodeError> {
         decode_exact(input, &DecodeOptions::default())
     }
 
     /// [`decode_bytes`](Self::decode_bytes) with explicit limits.
-    ///
-    /// ```
-    /// use bytes::Bytes;
-    /// use kafka_proto::record::{DecodeOptions, RecordBatch};
-    /// let input = Bytes::from(RecordBatch::default().encode_to_vec().unwrap());
-    /// let opts = DecodeOptions::default();
-    /// assert!(RecordBatch::decode_bytes_with(&input, &opts).unwrap().records.is_empty());
-    /// // A batch cut short is an error, not a panic.
-    /// assert!(RecordBatch::decode_bytes_with(&input.slice(..input.len() - 1), &opts).is_err());
-    /// ```
     pub fn decode_bytes_with(input: &Bytes, opts: &DecodeOptions) -> Result<Self, DecodeError> {
         decode_exact(input, opts)
     }
@@ -915,5 +863,67 @@ impl Iterator for RecordBatches {
             self.done = true;
         }
         Some(r)
+    }
+}
+
+#[cfg(test)]
+mod decode_tests {
+    use super::*;
+    use crate::record::{Compression, Record, RecordBatchBuilder};
+
+    fn one_record_batch(value: &'static str) -> RecordBatch {
+        RecordBatch {
+            last_offset_delta: 0,
+            records: vec![Record::new(0, None, Some(Bytes::from(value)))],
+            ..RecordBatch::default()
+        }
+    }
+
+    #[test]
+    fn a_flipped_bit_fails_the_crc() {
+        let mut b = RecordBatchBuilder::new(Compression::None);
+        b.push(Record::new(
+            7,
+            Some(Bytes::from("k")),
+            Some(Bytes::from("v")),
+        ));
+        let mut bytes = b.batch().encode_to_vec().unwrap();
+        let batch = RecordBatch::decode(&bytes).unwrap();
+        assert_eq!(batch.records[0].value.as_deref(), Some(&b"v"[..]));
+        *bytes.last_mut().unwrap() ^= 1;
+        assert!(RecordBatch::decode(&bytes).is_err());
+    }
+
+    #[test]
+    fn decompression_limit_does_not_apply_to_an_uncompressed_batch() {
+        let batch = one_record_batch("");
+        let bytes = batch.encode_to_vec().unwrap();
+        let opts = DecodeOptions {
+            max_decompressed_size: 1024,
+        };
+        assert_eq!(RecordBatch::decode_with(&bytes, &opts).unwrap(), batch);
+    }
+
+    #[test]
+    fn decode_bytes_values_are_views_into_the_input() {
+        let input = Bytes::from(one_record_batch("payload").encode_to_vec().unwrap());
+        let back = RecordBatch::decode_bytes(&input).unwrap();
+        let value = back.records[0].value.as_ref().unwrap();
+        let at = value.as_ptr() as usize - input.as_ptr() as usize;
+        assert!(at < input.len());
+        assert_eq!(&input[at..at + value.len()], b"payload");
+    }
+
+    #[test]
+    fn a_batch_cut_short_is_an_error() {
+        let input = Bytes::from(RecordBatch::default().encode_to_vec().unwrap());
+        let opts = DecodeOptions::default();
+        assert!(
+            RecordBatch::decode_bytes_with(&input, &opts)
+                .unwrap()
+                .records
+                .is_empty()
+        );
+        assert!(RecordBatch::decode_bytes_with(&input.slice(..input.len() - 1), &opts).is_err());
     }
 }
