@@ -189,3 +189,104 @@ pub async fn create_topic(cluster: &Cluster, topic: &str, partitions: i32) -> Cl
         admin::ensure_topic(cluster, &new_topic, std::time::Duration::from_secs(30)).await?;
     Ok(ensured.created)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_client::config::{ClientConfig, ConfigError};
+
+    fn globals(props: &[(&str, &str)]) -> Globals {
+        Globals {
+            bootstrap: "127.0.0.1:9092".into(),
+            props: props
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    /// One bag serves a consumer and a producer: each takes its own keys,
+    /// both take the connection keys and `retry.backoff.ms`.
+    #[test]
+    fn one_bag_takes_producer_consumer_and_connection_keys() {
+        let g = globals(&[
+            ("linger.ms", "7"),
+            ("fetch.min.bytes", "10"),
+            ("client.id", "copier"),
+            ("retry.backoff.ms", "50"),
+            ("enable.auto.commit", "TRUE"),
+        ]);
+        let (consumer, producer) = g
+            .group_configs(&[("group.id", "g")], &[("transactional.id", "t")])
+            .unwrap();
+        assert_eq!(producer.linger, Duration::from_millis(7));
+        assert_eq!(producer.transactional_id.as_deref(), Some("t"));
+        assert_eq!(consumer.reader.min_bytes, 10);
+        assert!(consumer.auto_commit_interval.is_some());
+        assert_eq!(
+            (
+                consumer.connection.client_id.as_str(),
+                producer.client_id.as_str()
+            ),
+            ("copier", "copier")
+        );
+        assert_eq!(consumer.retry_backoff, Duration::from_millis(50));
+        assert_eq!(producer.retry_backoff, Duration::from_millis(50));
+    }
+
+    /// A key neither client takes is a usage error naming it.
+    #[test]
+    fn one_bag_refuses_a_key_nobody_takes() {
+        let g = globals(&[("linger.ms", "7"), ("bogus.key", "1")]);
+        let e = g.group_configs(&[("group.id", "g")], &[]).unwrap_err();
+        assert_eq!(e.code, crate::error::ExitCode::Usage);
+        assert!(e.message.contains("bogus.key"), "{}", e.message);
+    }
+
+    /// `-X` overrides a command's defaults; a command's flags override
+    /// `-X`.
+    #[test]
+    fn flags_override_x_which_overrides_defaults() {
+        let g = globals(&[("auto.offset.reset", "latest"), ("transactional.id", "x")]);
+        let (consumer, producer) = g
+            .group_configs(
+                &[("group.id", "g"), ("auto.offset.reset", "earliest")],
+                &[("transactional.id", "flag")],
+            )
+            .unwrap();
+        assert_eq!(
+            consumer.reader.auto_offset_reset,
+            Some(kafka_consumer::reader::Offset::Latest)
+        );
+        assert_eq!(producer.transactional_id.as_deref(), Some("flag"));
+    }
+
+    /// A key every client reads fails with the same error from each.
+    #[test]
+    fn every_config_gives_the_same_range_error() {
+        let base = [("bootstrap.servers", "127.0.0.1:9092"), ("group.id", "g")];
+        for (key, value) in [("request.timeout.ms", "-1"), ("bootstrap.timeout.ms", "-5")] {
+            let props = [base[0], (key, value)];
+            let client = ClientConfig::from_properties(props).unwrap_err();
+            let producer = ProducerConfig::from_properties(props).unwrap_err();
+            let consumer =
+                GroupConsumerConfig::from_properties([base[0], base[1], (key, value)]).unwrap_err();
+            assert_eq!(client, producer, "{key}");
+            assert_eq!(client, consumer, "{key}");
+            assert!(
+                client.to_string().ends_with("must be at least 0"),
+                "{client}"
+            );
+        }
+        let producer = ProducerConfig::from_properties([base[0], ("retry.backoff.ms", "-1")]);
+        let consumer =
+            GroupConsumerConfig::from_properties([base[0], base[1], ("retry.backoff.ms", "-1")]);
+        let expected = ConfigError::InvalidValue {
+            key: "retry.backoff.ms".into(),
+            value: "-1".into(),
+            reason: "must be at least 0".into(),
+        };
+        assert_eq!(producer.unwrap_err(), expected);
+        assert_eq!(consumer.unwrap_err(), expected);
+    }
+}

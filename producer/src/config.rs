@@ -1128,6 +1128,56 @@ mod tests {
         }
     }
 
+    /// Java's `ConfigDef` compares booleans ignoring case: `TRUE` and
+    /// `False` are booleans for every boolean key of the producer.
+    #[test]
+    fn booleans_ignore_case() {
+        let c = props(&[("enable.idempotence", "TRUE"), ("metrics.enabled", "False")]).unwrap();
+        assert_eq!(c.enable_idempotence, Some(true));
+        assert!(!c.metrics_enabled);
+        let c = props(&[("partitioner.ignore.keys", "True")]).unwrap();
+        assert!(matches!(c.partitioner, PartitionerChoice::RoundRobin));
+    }
+
+    /// A value out of range reads as every client's range error: the bound
+    /// crossed, in Java's words.
+    #[test]
+    fn range_errors_name_the_bound_crossed() {
+        let e = props(&[("linger.ms", "-1")]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"invalid value "-1" for linger.ms: must be at least 0"#
+        );
+        let e = props(&[("connections.per.broker", "9")]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"invalid value "9" for connections.per.broker: must be no more than 8"#
+        );
+    }
+
+    /// A key nobody takes is refused once, by name, however often given.
+    #[test]
+    fn an_unknown_key_is_reported_once_by_name() {
+        let e = props(&[("lingr.ms", "5"), ("acks", "all"), ("lingr.ms", "6")]).unwrap_err();
+        assert_eq!(e, ConfigError::UnknownKey("lingr.ms".into()));
+    }
+
+    /// `take_from` leaves a consumer's keys in the bag for the consumer.
+    #[test]
+    fn take_from_leaves_other_clients_keys() {
+        let mut bag = Properties::new([
+            ("bootstrap.servers", "a:1"),
+            ("linger.ms", "7"),
+            ("isolation.level", "read_committed"),
+        ]);
+        let c = ProducerConfig::take_from(&mut bag).unwrap();
+        assert_eq!(c.linger, Duration::from_millis(7));
+        assert_eq!(
+            bag.finish(),
+            Err(ConfigError::UnknownKey("isolation.level".into()))
+        );
+    }
+
     #[test]
     fn defaults_match_java() {
         let c = props(&[]).unwrap();

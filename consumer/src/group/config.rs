@@ -491,4 +491,55 @@ mod tests {
         let err = parse(&[("enable.auto.commit", "yes")]).unwrap_err();
         assert_eq!(err.key(), "enable.auto.commit");
     }
+
+    /// Java's `ConfigDef` compares booleans ignoring case, so
+    /// `enable.auto.commit` takes `TRUE` and `False` as the producer's
+    /// booleans do.
+    #[test]
+    fn enable_auto_commit_ignores_case() {
+        let on = parse(&[("enable.auto.commit", "TRUE")]).unwrap();
+        assert_eq!(on.auto_commit_interval, Some(Duration::from_secs(5)));
+        let off = parse(&[("enable.auto.commit", "False")]).unwrap();
+        assert_eq!(off.auto_commit_interval, None);
+    }
+
+    /// A value out of range reads as every client's range error: the bound
+    /// crossed, in Java's words.
+    #[test]
+    fn range_errors_name_the_bound_crossed() {
+        let e = parse(&[("fetch.max.wait.ms", "-1")]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"invalid value "-1" for fetch.max.wait.ms: must be at least 0"#
+        );
+        let e = parse(&[("fetch.min.bytes", "-1")]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"invalid value "-1" for fetch.min.bytes: must be at least 0"#
+        );
+    }
+
+    /// A key nobody takes is refused once, by name, however often given.
+    #[test]
+    fn an_unknown_key_is_reported_once_by_name() {
+        let e = parse(&[("linger.ms", "5"), ("linger.ms", "6")]).unwrap_err();
+        assert_eq!(e, ConfigError::UnknownKey("linger.ms".into()));
+    }
+
+    /// `take_from` leaves a producer's keys in the bag for the producer.
+    #[test]
+    fn take_from_leaves_other_clients_keys() {
+        let mut bag = Properties::new([
+            ("bootstrap.servers", "127.0.0.1:9092"),
+            ("group.id", "g"),
+            ("fetch.min.bytes", "10"),
+            ("linger.ms", "5"),
+        ]);
+        let c = GroupConsumerConfig::take_from(&mut bag).unwrap();
+        assert_eq!(c.reader.min_bytes, 10);
+        assert_eq!(
+            bag.finish(),
+            Err(ConfigError::UnknownKey("linger.ms".into()))
+        );
+    }
 }

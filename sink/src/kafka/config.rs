@@ -583,4 +583,74 @@ mod tests {
         c.producer.partitioner = PartitionerChoice::Default;
         c.validate().unwrap();
     }
+
+    /// A bad producer value reaches the caller as the typed error, naming
+    /// its key.
+    #[test]
+    fn a_bad_property_error_names_its_key() {
+        let e = KafkaSinkConfig::from_properties(
+            [("bootstrap.servers", "h:1"), ("linger.ms", "soon")],
+            "t",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&e, KafkaSinkError::Config(c) if c.key() == "linger.ms"),
+            "{e}"
+        );
+        let e = KafkaSinkConfig::from_properties(
+            [("bootstrap.servers", "h:1"), (KEY_DISABLE_METRICS, "yes")],
+            "t",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&e, KafkaSinkError::Config(c) if c.key() == KEY_DISABLE_METRICS),
+            "{e}"
+        );
+    }
+
+    /// A key neither the sink nor its producer takes is refused by name.
+    #[test]
+    fn an_unknown_key_is_refused_by_name() {
+        let e = KafkaSinkConfig::from_properties(
+            [("bootstrap.servers", "h:1"), ("lingr.ms", "5")],
+            "t",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&e, KafkaSinkError::Config(ConfigError::UnknownKey(k)) if k == "lingr.ms"),
+            "{e}"
+        );
+    }
+
+    /// The sink's transaction timeout is checked as the producer's, with
+    /// the same range error.
+    #[test]
+    fn transaction_timeout_range_error_is_the_producers() {
+        let props = [
+            ("bootstrap.servers", "h:1"),
+            ("transaction.timeout.ms", "0"),
+        ];
+        let KafkaSinkError::Config(sink) =
+            KafkaSinkConfig::from_properties(props, "t").unwrap_err()
+        else {
+            panic!("not a configuration error");
+        };
+        let producer = ProducerConfig::from_properties(props).unwrap_err();
+        assert_eq!(sink, producer);
+        assert_eq!(
+            sink.to_string(),
+            r#"invalid value "0" for transaction.timeout.ms: must be at least 1"#
+        );
+    }
+
+    /// `flink.disable-metrics` ignores case, as every boolean.
+    #[test]
+    fn disable_metrics_ignores_case() {
+        let c = KafkaSinkConfig::from_properties(
+            [("bootstrap.servers", "h:1"), (KEY_DISABLE_METRICS, "TRUE")],
+            "t",
+        )
+        .unwrap();
+        assert!(c.disable_metrics);
+    }
 }
