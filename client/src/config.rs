@@ -192,6 +192,16 @@ impl ClientConfig {
     /// `sasl.*` and `ssl.*`. Credentials from `sasl.jaas.config` fill what
     /// `sasl.username` / `sasl.password` leave unset; the `ssl.*` files are
     /// read into [`Self::tls`].
+    ///
+    /// ```
+    /// use kafka_client::config::{ClientConfig, Properties};
+    /// // A client with a default of its own keeps it unless the bag sets it.
+    /// let mut cfg = ClientConfig { client_id: "billing-reader".into(), ..ClientConfig::new("") };
+    /// let mut props = Properties::new([("bootstrap.servers", "broker-1:9092")]);
+    /// cfg.update_from(&mut props).unwrap();
+    /// assert_eq!(cfg.client_id, "billing-reader");
+    /// assert_eq!(cfg.bootstrap_servers, ["broker-1:9092"]);
+    /// ```
     pub fn update_from(&mut self, props: &mut Properties) -> Result<(), ConfigError> {
         let c = self;
         if let Some(value) = props.string("bootstrap.servers") {
