@@ -449,10 +449,16 @@ impl ProducerConfig {
             return Err(ConfigError::Missing("bootstrap.servers".into()));
         }
         if !(1..=8).contains(&self.connections_per_broker) {
+            // The wording of a range error read from the properties.
+            let bound = if self.connections_per_broker == 0 {
+                "must be at least 1"
+            } else {
+                "must be no more than 8"
+            };
             return Err(ConfigError::InvalidValue {
                 key: "connections.per.broker".into(),
                 value: self.connections_per_broker.to_string(),
-                reason: "must be between 1 and 8".into(),
+                reason: bound.into(),
             });
         }
         if self.max_in_flight == 0 {
@@ -1153,6 +1159,11 @@ mod tests {
             e.to_string(),
             r#"invalid value "9" for connections.per.broker: must be no more than 8"#
         );
+        let typed = ProducerConfig::builder("a:1")
+            .connections_per_broker(9)
+            .build()
+            .unwrap_err();
+        assert_eq!(typed, e, "the builder's check reads as the property's");
     }
 
     /// A key nobody takes is refused once, by name, however often given.
