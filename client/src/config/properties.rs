@@ -1,28 +1,5 @@
 //! [`Properties`]: the bag of `key=value` settings every client's
-//! configuration takes its keys from, with the Java client's parsing rules.
-//!
-//! Each configuration reads the keys it knows (`ClientConfig::take_from`,
-//! the producer's and the consumers' `take_from`); several may read the same
-//! key (every client reads `bootstrap.servers`). After the last one,
-//! [`Properties::finish`] refuses the first key nobody read, so that no
-//! setting is silently ignored. A value parses as Java's `ConfigDef` parses
-//! it: values are trimmed, booleans ignore case, numbers are checked against
-//! a range, lists are comma-separated. Every error is a [`ConfigError`]
-//! naming the key, and a range error reads the same from every client.
-//!
-//! ```
-//! use kafka_client::config::{ClientConfig, Properties};
-//! let mut props = Properties::new([
-//!     ("bootstrap.servers", "broker-1:9092"),
-//!     ("enable.auto.commit", "TRUE"),
-//!     ("lingr.ms", "5"),
-//! ]);
-//! let client = ClientConfig::take_from(&mut props).unwrap();
-//! assert_eq!(client.bootstrap_servers, ["broker-1:9092"]);
-//! // A consumer would read its own key; here, nobody else reads any.
-//! assert_eq!(props.bool("enable.auto.commit").unwrap(), Some(true));
-//! assert_eq!(props.finish().unwrap_err().key(), "lingr.ms", "the typo is reported");
-//! ```
+//! configuration takes its keys from.
 
 use super::{ConfigError, Secret};
 use std::ops::RangeInclusive;
@@ -31,8 +8,30 @@ use std::time::Duration;
 /// Settings under the Java clients' property names, read by each
 /// configuration in turn; [`Self::finish`] refuses the keys nobody read.
 ///
-/// A key given twice takes its last value (as a later line of a Java
-/// properties file, or a later `-X` on a command line).
+/// Each configuration reads the keys it knows (`ClientConfig::take_from`,
+/// the producer's and the consumers' `take_from`); several may read the
+/// same key (every client reads `bootstrap.servers`). After the last one,
+/// [`Properties::finish`] refuses the first key nobody read, so that no
+/// setting is silently ignored. A value parses as Java's `ConfigDef`
+/// parses it: values are trimmed, booleans ignore case, numbers are
+/// checked against a range, lists are comma-separated. Every error is a
+/// [`ConfigError`] naming the key, and a range error reads the same from
+/// every client. A key given twice takes its last value (as a later line
+/// of a Java properties file, or a later `-X` on a command line).
+///
+/// ```
+/// use kafka_client::config::{ClientConfig, Properties};
+/// let mut props = Properties::new([
+///     ("bootstrap.servers", "broker-1:9092"),
+///     ("enable.auto.commit", "TRUE"),
+///     ("lingr.ms", "5"),
+/// ]);
+/// let client = ClientConfig::take_from(&mut props).unwrap();
+/// assert_eq!(client.bootstrap_servers, ["broker-1:9092"]);
+/// // A consumer would read its own key; here, nobody else reads any.
+/// assert_eq!(props.bool("enable.auto.commit").unwrap(), Some(true));
+/// assert_eq!(props.finish().unwrap_err().key(), "lingr.ms", "the typo is reported");
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct Properties {
     entries: Vec<Entry>,
