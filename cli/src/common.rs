@@ -4,8 +4,8 @@
 use crate::args::Cli;
 use crate::error::{CliError, CliResult};
 use kafka_client::Cluster;
+use kafka_client::config::Properties;
 use kafka_consumer::group::GroupConsumerConfig;
-use kafka_consumer::group::{is_connection_property, is_consumer_property};
 use kafka_producer::ProducerConfig;
 use std::sync::Arc;
 use std::time::Duration;
@@ -53,56 +53,58 @@ impl Globals {
         }
     }
 
-    /// The validated producer configuration: `bootstrap.servers` from
-    /// `--bootstrap`, then every `-X`, then `extra` (command flags).
-    pub fn config(&self, extra: &[(&str, &str)]) -> CliResult<ProducerConfig> {
+    /// Every setting in one bag, later ones overriding earlier ones:
+    /// `bootstrap.servers` from `--bootstrap`, then `defaults` (a command's
+    /// defaults, which `-X` overrides), then every `-X`, then `flags` (a
+    /// command's flags, which override `-X`).
+    pub fn properties(&self, defaults: &[(&str, &str)], flags: &[(&str, &str)]) -> Properties {
         let mut props: Vec<(&str, &str)> = vec![("bootstrap.servers", self.bootstrap.as_str())];
+        props.extend_from_slice(defaults);
         props.extend(self.props.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-        props.extend_from_slice(extra);
+        props.extend_from_slice(flags);
         tracing::debug!(settings = %crate::logging::redact(props.iter().copied()), "client settings");
-        producer_config(props)
+        Properties::new(props)
     }
 
-    /// The validated consumer-group configuration: `bootstrap.servers`,
-    /// then the `-X` settings a consumer takes (its own, and the connection
-    /// and security ones it shares with the producer), then `extra`.
-    pub fn consumer_config(&self, extra: &[(&str, &str)]) -> CliResult<GroupConsumerConfig> {
-        let mut props: Vec<(&str, &str)> = vec![("bootstrap.servers", self.bootstrap.as_str())];
-        props.extend_from_slice(extra);
-        props.extend(
-            self.props
-                .iter()
-                .filter(|(k, _)| {
-                    is_consumer_property(k) || is_connection_property(k) || k == "retry.backoff.ms"
-                })
-                .map(|(k, v)| (k.as_str(), v.as_str())),
-        );
-        tracing::debug!(settings = %crate::logging::redact(props.iter().copied()), "consumer settings");
-        let mut config = GroupConsumerConfig::from_properties(props)?;
-        config
-            .connection
-            .bootstrap_timeout
-            .get_or_insert(Duration::ZERO);
+    /// The validated producer configuration: `bootstrap.servers` from
+    /// `--bootstrap`, then every `-X`, then `extra` (command flags); a key
+    /// the producer does not take is refused.
+    pub fn config(&self, extra: &[(&str, &str)]) -> CliResult<ProducerConfig> {
+        let mut props = self.properties(&[], extra);
+        let config = take_producer_config(&mut props)?;
+        props.finish()?;
         Ok(config)
     }
 
-    /// These globals without the consumer's own `-X` settings: what a
-    /// producer beside a consumer parses.
-    pub fn producer_only(&self) -> Globals {
-        Globals {
-            bootstrap: self.bootstrap.clone(),
-            props: self
-                .props
-                .iter()
-                .filter(|(k, _)| !is_consumer_property(k))
-                .cloned()
-                .collect(),
-        }
+    /// The validated configurations of a consumer-group member and a
+    /// producer beside it, from one bag ([`Self::properties`]):
+    /// `consumer_defaults` (which `-X` overrides), every `-X`, then
+    /// `producer_flags`. Each takes its keys, both take the connection
+    /// keys; a key neither takes is refused.
+    pub fn group_configs(
+        &self,
+        consumer_defaults: &[(&str, &str)],
+        producer_flags: &[(&str, &str)],
+    ) -> CliResult<(GroupConsumerConfig, ProducerConfig)> {
+        let mut props = self.properties(consumer_defaults, producer_flags);
+        let mut consumer = GroupConsumerConfig::take_from(&mut props)?;
+        consumer
+            .connection
+            .bootstrap_timeout
+            .get_or_insert(Duration::ZERO);
+        let producer = take_producer_config(&mut props)?;
+        props.finish()?;
+        Ok((consumer, producer))
     }
 
-    /// Connects to the cluster (one metadata round trip).
+    /// Connects to the cluster (one metadata round trip) with the
+    /// producer configuration of the `-X` settings.
     pub async fn cluster(&self) -> CliResult<Arc<Cluster>> {
-        let config = self.config(&[])?;
+        self.connect(&self.config(&[])?).await
+    }
+
+    /// Connects to the cluster (one metadata round trip) with `config`.
+    pub async fn connect(&self, config: &ProducerConfig) -> CliResult<Arc<Cluster>> {
         tracing::info!(bootstrap = %self.bootstrap, protocol = ?config.security_protocol, "connecting");
         let cluster = Cluster::connect(config.cluster_config())
             .await
@@ -119,7 +121,15 @@ impl Globals {
 pub fn producer_config<'a>(
     props: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> CliResult<ProducerConfig> {
-    let mut config = ProducerConfig::from_properties(props)?;
+    let mut props = Properties::new(props);
+    let config = take_producer_config(&mut props)?;
+    props.finish()?;
+    Ok(config)
+}
+
+/// [`ProducerConfig::take_from`], failing fast as [`producer_config`].
+fn take_producer_config(props: &mut Properties) -> CliResult<ProducerConfig> {
+    let mut config = ProducerConfig::take_from(props)?;
     config.bootstrap_timeout.get_or_insert(Duration::ZERO);
     Ok(config)
 }
@@ -178,4 +188,105 @@ pub async fn create_topic(cluster: &Cluster, topic: &str, partitions: i32) -> Cl
     let ensured =
         admin::ensure_topic(cluster, &new_topic, std::time::Duration::from_secs(30)).await?;
     Ok(ensured.created)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_client::config::{ClientConfig, ConfigError};
+
+    fn globals(props: &[(&str, &str)]) -> Globals {
+        Globals {
+            bootstrap: "127.0.0.1:9092".into(),
+            props: props
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    /// One bag serves a consumer and a producer: each takes its own keys,
+    /// both take the connection keys and `retry.backoff.ms`.
+    #[test]
+    fn one_bag_takes_producer_consumer_and_connection_keys() {
+        let g = globals(&[
+            ("linger.ms", "7"),
+            ("fetch.min.bytes", "10"),
+            ("client.id", "copier"),
+            ("retry.backoff.ms", "50"),
+            ("enable.auto.commit", "TRUE"),
+        ]);
+        let (consumer, producer) = g
+            .group_configs(&[("group.id", "g")], &[("transactional.id", "t")])
+            .unwrap();
+        assert_eq!(producer.linger, Duration::from_millis(7));
+        assert_eq!(producer.transactional_id.as_deref(), Some("t"));
+        assert_eq!(consumer.reader.min_bytes, 10);
+        assert!(consumer.auto_commit_interval.is_some());
+        assert_eq!(
+            (
+                consumer.connection.client_id.as_str(),
+                producer.client_id.as_str()
+            ),
+            ("copier", "copier")
+        );
+        assert_eq!(consumer.retry_backoff, Duration::from_millis(50));
+        assert_eq!(producer.retry_backoff, Duration::from_millis(50));
+    }
+
+    /// A key neither client takes is a usage error naming it.
+    #[test]
+    fn one_bag_refuses_a_key_nobody_takes() {
+        let g = globals(&[("linger.ms", "7"), ("bogus.key", "1")]);
+        let e = g.group_configs(&[("group.id", "g")], &[]).unwrap_err();
+        assert_eq!(e.code, crate::error::ExitCode::Usage);
+        assert!(e.message.contains("bogus.key"), "{}", e.message);
+    }
+
+    /// `-X` overrides a command's defaults; a command's flags override
+    /// `-X`.
+    #[test]
+    fn flags_override_x_which_overrides_defaults() {
+        let g = globals(&[("auto.offset.reset", "latest"), ("transactional.id", "x")]);
+        let (consumer, producer) = g
+            .group_configs(
+                &[("group.id", "g"), ("auto.offset.reset", "earliest")],
+                &[("transactional.id", "flag")],
+            )
+            .unwrap();
+        assert_eq!(
+            consumer.reader.auto_offset_reset,
+            Some(kafka_consumer::reader::Offset::Latest)
+        );
+        assert_eq!(producer.transactional_id.as_deref(), Some("flag"));
+    }
+
+    /// A key every client reads fails with the same error from each.
+    #[test]
+    fn every_config_gives_the_same_range_error() {
+        let base = [("bootstrap.servers", "127.0.0.1:9092"), ("group.id", "g")];
+        for (key, value) in [("request.timeout.ms", "-1"), ("bootstrap.timeout.ms", "-5")] {
+            let props = [base[0], (key, value)];
+            let client = ClientConfig::from_properties(props).unwrap_err();
+            let producer = ProducerConfig::from_properties(props).unwrap_err();
+            let consumer =
+                GroupConsumerConfig::from_properties([base[0], base[1], (key, value)]).unwrap_err();
+            assert_eq!(client, producer, "{key}");
+            assert_eq!(client, consumer, "{key}");
+            assert!(
+                client.to_string().ends_with("must be at least 0"),
+                "{client}"
+            );
+        }
+        let producer = ProducerConfig::from_properties([base[0], ("retry.backoff.ms", "-1")]);
+        let consumer =
+            GroupConsumerConfig::from_properties([base[0], base[1], ("retry.backoff.ms", "-1")]);
+        let expected = ConfigError::InvalidValue {
+            key: "retry.backoff.ms".into(),
+            value: "-1".into(),
+            reason: "must be at least 0".into(),
+        };
+        assert_eq!(producer.unwrap_err(), expected);
+        assert_eq!(consumer.unwrap_err(), expected);
+    }
 }

@@ -328,13 +328,16 @@ async fn run_group(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
         Isolation::ReadCommitted => "read_committed",
         Isolation::ReadUncommitted => "read_uncommitted",
     };
-    let config = g.consumer_config(&[
-        ("group.id", group.as_str()),
-        ("isolation.level", isolation),
-        ("auto.offset.reset", reset),
-    ])?;
+    let (config, producer) = g.group_configs(
+        &[
+            ("group.id", group.as_str()),
+            ("isolation.level", isolation),
+            ("auto.offset.reset", reset),
+        ],
+        &[],
+    )?;
     let started = Instant::now();
-    let cluster = g.producer_only().cluster().await?;
+    let cluster = g.connect(&producer).await?;
     partitions(&cluster, &args.topic, &[]).await?;
     drop(cluster);
     let mut consumer = GroupConsumer::subscribe(config, [args.topic.as_str()])

@@ -133,19 +133,21 @@ pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
     check_topic(&a.from)?;
     check_topic(&a.to)?;
     // Read committed from the earliest offset unless -X says otherwise.
-    let consumer = globals.consumer_config(&[
-        ("isolation.level", "read_committed"),
-        ("auto.offset.reset", "earliest"),
-        ("group.id", a.group.as_str()),
-    ])?;
     let txn_id = format!("{}-{}", a.transactional_id_prefix, unique_suffix());
     let timeout = a.transaction_timeout_ms.to_string();
-    // The producer parses every -X except the consumer's own keys.
-    let producer = globals.producer_only().config(&[
-        ("transactional.id", txn_id.as_str()),
-        ("transaction.timeout.ms", timeout.as_str()),
-    ])?;
-    let cluster = globals.producer_only().cluster().await?;
+    // One bag of settings: the consumer and the producer each take theirs.
+    let (consumer, producer) = globals.group_configs(
+        &[
+            ("isolation.level", "read_committed"),
+            ("auto.offset.reset", "earliest"),
+            ("group.id", a.group.as_str()),
+        ],
+        &[
+            ("transactional.id", txn_id.as_str()),
+            ("transaction.timeout.ms", timeout.as_str()),
+        ],
+    )?;
+    let cluster = globals.connect(&producer).await?;
     partition_count(&cluster, &a.from).await?;
     partition_count(&cluster, &a.to).await?;
     let input_end = if a.exit_at_end {

@@ -140,7 +140,7 @@ impl From<ConfigError> for CliError {
     fn from(e: ConfigError) -> Self {
         let hint = match &e {
             ConfigError::UnknownKey(k) => format!(
-                "\nhint: -X takes Java producer property names; {k:?} is not one this client knows"
+                "\nhint: -X takes the Java clients' property names; {k:?} is not one the command's clients take"
             ),
             _ => String::new(),
         };

@@ -3,9 +3,10 @@
 //! Java client's property names, and the error a bad setting gives.
 //!
 //! [`ClientConfig`] is what the consumers and the admin functions connect
-//! with; the producer's configuration parses the same properties through
-//! [`ClientProperties`], so a key means the same thing to every client.
-//! Unknown keys and bad values are errors naming the key.
+//! with. Every client's configuration takes its keys from one
+//! [`Properties`] bag ([`ClientConfig::take_from`] reads the connection
+//! keys), so a key means the same thing to every client. Unknown keys and
+//! bad values are errors naming the key.
 //!
 //! ```
 //! use kafka_client::config::{ClientConfig, SecurityProtocol};
@@ -27,31 +28,10 @@ use crate::sasl::{SaslConfig, SaslMechanism};
 use crate::{ClusterConfig, ConnectionConfig};
 use std::time::Duration;
 
-/// Connection properties every client shares (besides `sasl.*` and `ssl.*`).
-const CONNECTION_KEYS: &[&str] = &[
-    "bootstrap.servers",
-    "client.id",
-    "security.protocol",
-    "request.timeout.ms",
-    "socket.connection.setup.timeout.ms",
-    "socket.connection.setup.timeout.max.ms",
-    "receive.message.max.bytes",
-    "metadata.max.age.ms",
-    "bootstrap.timeout.ms",
-];
+mod properties;
 
-/// True for the connection and security properties every client shares
-/// (`bootstrap.servers`, `client.id`, `security.protocol`, `sasl.*`, `ssl.*`,
-/// timeouts): the ones [`ClientConfig::from_properties`] takes.
-///
-/// ```
-/// use kafka_client::config::is_connection_property;
-/// assert!(is_connection_property("sasl.password"));
-/// assert!(!is_connection_property("isolation.level"));
-/// ```
-pub fn is_connection_property(key: &str) -> bool {
-    CONNECTION_KEYS.contains(&key) || key.starts_with("sasl.") || key.starts_with("ssl.")
-}
+pub use properties::Properties;
+use properties::{invalid, split_list};
 
 /// How a client reaches the cluster: bootstrap brokers, identity, timeouts
 /// and security. Build with [`ClientConfig::new`] and set fields, or parse
@@ -136,8 +116,8 @@ impl ClientConfig {
         }
     }
 
-    /// Parses the connection properties ([`is_connection_property`]); any
-    /// other key is [`ConfigError::UnknownKey`]. `bootstrap.servers` is
+    /// Parses the connection properties (those [`Self::take_from`] reads);
+    /// any other key is [`ConfigError::UnknownKey`]. `bootstrap.servers` is
     /// required; the result is validated ([`Self::validate`]).
     ///
     /// ```
@@ -177,15 +157,124 @@ impl ClientConfig {
         K: AsRef<str>,
         V: AsRef<str>,
     {
-        let mut parser = ClientProperties::default();
-        for (k, v) in props {
-            let (key, value) = (k.as_ref().trim(), v.as_ref().trim());
-            if !parser.apply(&mut self, key, value)? {
-                return Err(ConfigError::UnknownKey(key.to_string()));
-            }
-        }
-        parser.finish(&mut self)?;
+        let mut props = Properties::new(props);
+        self.update_from(&mut props)?;
+        props.finish()?;
         self.validate()
+    }
+
+    /// Takes the connection keys every client shares from `props` over
+    /// Java's defaults ([`Self::new`]), and validates the result
+    /// ([`Self::validate`]). The other keys stay in the bag for the other
+    /// configurations; [`Properties::finish`] refuses those nobody took.
+    ///
+    /// ```
+    /// use kafka_client::config::{ClientConfig, Properties};
+    /// let mut props = Properties::new([
+    ///     ("bootstrap.servers", "broker-1:9092"),
+    ///     ("client.id", "billing"),
+    ///     ("linger.ms", "5"), // a producer's key: left for the producer
+    /// ]);
+    /// let cfg = ClientConfig::take_from(&mut props).unwrap();
+    /// assert_eq!(cfg.client_id, "billing");
+    /// assert_eq!(props.finish().unwrap_err().key(), "linger.ms", "no producer took it");
+    /// ```
+    pub fn take_from(props: &mut Properties) -> Result<Self, ConfigError> {
+        let mut c = Self::new("");
+        c.update_from(props)?;
+        c.validate()
+    }
+
+    /// Sets the connection settings `props` gives, keeping the others
+    /// (a client's own defaults); not validated. What
+    /// [`Self::take_from`] reads: `bootstrap.servers`, `client.id`, the
+    /// timeouts, `receive.message.max.bytes`, `security.protocol`,
+    /// `sasl.*` and `ssl.*`. Credentials from `sasl.jaas.config` fill what
+    /// `sasl.username` / `sasl.password` leave unset; the `ssl.*` files are
+    /// read into [`Self::tls`].
+    ///
+    /// ```
+    /// use kafka_client::config::{ClientConfig, Properties};
+    /// // A client with a default of its own keeps it unless the bag sets it.
+    /// let mut cfg = ClientConfig { client_id: "billing-reader".into(), ..ClientConfig::new("") };
+    /// let mut props = Properties::new([("bootstrap.servers", "broker-1:9092")]);
+    /// cfg.update_from(&mut props).unwrap();
+    /// assert_eq!(cfg.client_id, "billing-reader");
+    /// assert_eq!(cfg.bootstrap_servers, ["broker-1:9092"]);
+    /// ```
+    pub fn update_from(&mut self, props: &mut Properties) -> Result<(), ConfigError> {
+        let c = self;
+        if let Some(value) = props.string("bootstrap.servers") {
+            c.bootstrap_servers = parse_bootstrap("bootstrap.servers", &value)?;
+        }
+        if let Some(v) = props.string("client.id") {
+            c.client_id = v;
+        }
+        let int_max = i64::from(i32::MAX);
+        if let Some(v) = props.millis("request.timeout.ms", 0..=int_max)? {
+            c.request_timeout = v;
+        }
+        if let Some(v) = props.millis("socket.connection.setup.timeout.ms", 1..=i64::MAX)? {
+            c.connection_setup_timeout = v;
+        }
+        if let Some(v) = props.millis("socket.connection.setup.timeout.max.ms", 1..=i64::MAX)? {
+            c.connection_setup_timeout_max = v;
+        }
+        if let Some(v) = props.bytes("receive.message.max.bytes", 1000..=int_max)? {
+            c.receive_message_max_bytes = v;
+        }
+        if let Some(v) = props.millis("metadata.max.age.ms", 0..=i64::MAX)? {
+            c.metadata_max_age = v;
+        }
+        if let Some(v) = props.millis("bootstrap.timeout.ms", 0..=i64::MAX)? {
+            c.bootstrap_timeout = Some(v);
+        }
+        if let Some(p) = props.one_of_ignoring_case(
+            "security.protocol",
+            &[
+                ("PLAINTEXT", SecurityProtocol::Plaintext),
+                ("SASL_PLAINTEXT", SecurityProtocol::SaslPlaintext),
+                ("SSL", SecurityProtocol::Ssl),
+                ("SASL_SSL", SecurityProtocol::SaslSsl),
+            ],
+        )? {
+            if matches!(p, SecurityProtocol::Ssl | SecurityProtocol::SaslSsl)
+                && !cfg!(feature = "tls")
+            {
+                let value = props.string("security.protocol").unwrap_or_default();
+                return Err(invalid(
+                    "security.protocol",
+                    &value,
+                    crate::connection::TLS_FEATURE_MISSING,
+                ));
+            }
+            c.security_protocol = p;
+        }
+        if let Some(m) = props.one_of(
+            "sasl.mechanism",
+            &[
+                ("PLAIN", SaslMechanism::Plain),
+                ("SCRAM-SHA-256", SaslMechanism::ScramSha256),
+                ("SCRAM-SHA-512", SaslMechanism::ScramSha512),
+            ],
+        )? {
+            c.sasl_mechanism = m;
+        }
+        if let Some(u) = props.string("sasl.username") {
+            c.sasl_username = Some(u);
+        }
+        if let Some(p) = props.password("sasl.password") {
+            c.sasl_password = Some(p);
+        }
+        if let Some(jaas) = props.password("sasl.jaas.config") {
+            let (u, p) = parse_jaas("sasl.jaas.config", jaas.expose())?;
+            c.sasl_username.get_or_insert(u);
+            c.sasl_password.get_or_insert(Secret::from(p));
+        }
+        if let Some(tls) = SslProps::take_from(props)? {
+            c.tls = tls;
+        }
+        Ok(())
     }
 
     /// Checks the settings as a whole: bootstrap servers given, then
@@ -302,138 +391,6 @@ impl ClientConfig {
         c.metadata_refresh_backoff = self.retry_backoff;
         c.bootstrap_timeout = self.bootstrap_timeout.unwrap_or(Duration::ZERO);
         c
-    }
-}
-
-/// The parser of the connection properties, for a client whose own
-/// configuration takes them beside its own keys (the producer's does):
-/// [`Self::apply`] each property in turn, then [`Self::finish`].
-///
-/// ```
-/// use kafka_client::config::{ClientConfig, ClientProperties};
-/// let mut cfg = ClientConfig::new("");
-/// let mut parser = ClientProperties::default();
-/// assert!(parser.apply(&mut cfg, "bootstrap.servers", "broker-1:9092").unwrap());
-/// assert!(!parser.apply(&mut cfg, "acks", "all").unwrap(), "not a connection property");
-/// parser.finish(&mut cfg).unwrap();
-/// assert_eq!(cfg.bootstrap_servers, ["broker-1:9092"]);
-/// ```
-#[derive(Debug, Default)]
-pub struct ClientProperties {
-    have_bootstrap: bool,
-    jaas: Option<(String, String)>,
-    ssl: SslProps,
-}
-
-impl ClientProperties {
-    /// Applies `key` to `config` when it is a connection property
-    /// (`Ok(true)`); `Ok(false)` leaves any other key to the caller.
-    ///
-    /// ```
-    /// use kafka_client::config::{ClientConfig, ClientProperties};
-    /// let mut cfg = ClientConfig::new("");
-    /// let err = ClientProperties::default()
-    ///     .apply(&mut cfg, "bootstrap.servers", "no-port")
-    ///     .unwrap_err();
-    /// assert_eq!(err.key(), "bootstrap.servers");
-    /// ```
-    pub fn apply(
-        &mut self,
-        c: &mut ClientConfig,
-        key: &str,
-        value: &str,
-    ) -> Result<bool, ConfigError> {
-        match key {
-            "bootstrap.servers" => {
-                c.bootstrap_servers = split_list(value);
-                if c.bootstrap_servers.is_empty() {
-                    return Err(invalid(key, value, "empty list"));
-                }
-                for a in &c.bootstrap_servers {
-                    match a.rsplit_once(':') {
-                        Some((h, p)) if !h.is_empty() && p.parse::<u16>().is_ok() => {}
-                        _ => return Err(invalid(key, value, "expected host:port[,host:port]")),
-                    }
-                }
-                self.have_bootstrap = true;
-            }
-            "client.id" => c.client_id = value.to_string(),
-            "request.timeout.ms" => c.request_timeout = ms(key, value, 0, i32::MAX as i64)?,
-            "socket.connection.setup.timeout.ms" => {
-                c.connection_setup_timeout = ms(key, value, 1, i64::MAX)?
-            }
-            "socket.connection.setup.timeout.max.ms" => {
-                c.connection_setup_timeout_max = ms(key, value, 1, i64::MAX)?
-            }
-            "receive.message.max.bytes" => {
-                c.receive_message_max_bytes = int(key, value, 1000, i32::MAX as i64)? as usize
-            }
-            "metadata.max.age.ms" => c.metadata_max_age = ms(key, value, 0, i64::MAX)?,
-            "bootstrap.timeout.ms" => c.bootstrap_timeout = Some(ms(key, value, 0, i64::MAX)?),
-            "security.protocol" => {
-                c.security_protocol = match value.to_ascii_uppercase().as_str() {
-                    "PLAINTEXT" => SecurityProtocol::Plaintext,
-                    "SASL_PLAINTEXT" => SecurityProtocol::SaslPlaintext,
-                    "SSL" | "SASL_SSL" if !cfg!(feature = "tls") => {
-                        return Err(invalid(key, value, crate::connection::TLS_FEATURE_MISSING));
-                    }
-                    "SSL" => SecurityProtocol::Ssl,
-                    "SASL_SSL" => SecurityProtocol::SaslSsl,
-                    _ => {
-                        return Err(invalid(
-                            key,
-                            value,
-                            "expected PLAINTEXT, SASL_PLAINTEXT, SSL or SASL_SSL",
-                        ));
-                    }
-                }
-            }
-            k if k.starts_with("ssl.") => self.ssl.set(key, value)?,
-            "sasl.mechanism" => {
-                c.sasl_mechanism = match value {
-                    "PLAIN" => SaslMechanism::Plain,
-                    "SCRAM-SHA-256" => SaslMechanism::ScramSha256,
-                    "SCRAM-SHA-512" => SaslMechanism::ScramSha512,
-                    _ => {
-                        return Err(invalid(
-                            key,
-                            value,
-                            "expected PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512",
-                        ));
-                    }
-                }
-            }
-            "sasl.username" => c.sasl_username = Some(value.to_string()),
-            "sasl.password" => c.sasl_password = Some(Secret::from(value)),
-            "sasl.jaas.config" => self.jaas = Some(parse_jaas(key, value)?),
-            k if k.starts_with("sasl.") => {
-                return Err(ConfigError::UnknownKey(key.to_string()));
-            }
-            _ => return Ok(false),
-        }
-        Ok(true)
-    }
-
-    /// After the last property: `bootstrap.servers` must have been given;
-    /// credentials from `sasl.jaas.config` fill what `sasl.username` /
-    /// `sasl.password` left unset; the `ssl.*` files are read into
-    /// [`ClientConfig::tls`].
-    ///
-    /// ```
-    /// use kafka_client::config::{ClientConfig, ClientProperties};
-    /// let mut cfg = ClientConfig::new("");
-    /// assert_eq!(ClientProperties::default().finish(&mut cfg).unwrap_err().key(), "bootstrap.servers");
-    /// ```
-    pub fn finish(self, c: &mut ClientConfig) -> Result<(), ConfigError> {
-        if !self.have_bootstrap {
-            return Err(ConfigError::Missing("bootstrap.servers".into()));
-        }
-        if let Some((u, p)) = self.jaas {
-            c.sasl_username.get_or_insert(u);
-            c.sasl_password.get_or_insert(Secret::from(p));
-        }
-        c.tls = self.ssl.build()?;
-        Ok(())
     }
 }
 
@@ -582,42 +539,55 @@ struct SslProps {
 }
 
 impl SslProps {
-    fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
-        let v = Some(value.to_string());
-        match key {
-            "ssl.truststore.type" | "ssl.keystore.type" => {
-                if !value.eq_ignore_ascii_case("PEM") {
-                    return Err(invalid(
-                        key,
-                        value,
-                        "only PEM is supported (convert JKS/PKCS12 stores to PEM)",
-                    ));
-                }
+    /// The `ssl.*` settings of `props` resolved into TLS settings: `None`
+    /// when `props` has no `ssl.*` key at all.
+    fn take_from(props: &mut Properties) -> Result<Option<Option<TlsConfig>>, ConfigError> {
+        let given = props.keys().any(|k| k.starts_with("ssl."));
+        for key in ["ssl.truststore.type", "ssl.keystore.type"] {
+            if let Some(value) = props.string(key)
+                && !value.eq_ignore_ascii_case("PEM")
+            {
+                return Err(invalid(
+                    key,
+                    &value,
+                    "only PEM is supported (convert JKS/PKCS12 stores to PEM)",
+                ));
             }
-            "ssl.truststore.location" => self.truststore_location = v,
-            "ssl.truststore.certificates" => self.truststore_certificates = v,
-            "ssl.keystore.location" => self.keystore_location = v,
-            "ssl.keystore.key" => self.keystore_key = v,
-            "ssl.keystore.certificate.chain" => self.keystore_chain = v,
-            "ssl.key.password" => {
-                if !value.is_empty() {
-                    return Err(invalid(
-                        key,
-                        "<redacted>",
-                        "encrypted private keys are not supported; give an unencrypted PEM key",
-                    ));
-                }
-            }
-            "ssl.endpoint.identification.algorithm" => {
-                self.verify_hostname = Some(match value.to_ascii_lowercase().as_str() {
-                    "https" => true,
-                    "" => false,
-                    _ => return Err(invalid(key, value, "expected https or empty")),
-                })
-            }
-            _ => return Err(ConfigError::UnknownKey(key.to_string())),
         }
-        Ok(())
+        if props
+            .password("ssl.key.password")
+            .is_some_and(|p| !p.expose().is_empty())
+        {
+            return Err(invalid(
+                "ssl.key.password",
+                "<redacted>",
+                "encrypted private keys are not supported; give an unencrypted PEM key",
+            ));
+        }
+        let verify_hostname = props.one_of_ignoring_case(
+            "ssl.endpoint.identification.algorithm",
+            &[("https", true), ("", false)],
+        );
+        let verify_hostname = verify_hostname.map_err(|e| match e {
+            ConfigError::InvalidValue { key, value, .. } => ConfigError::InvalidValue {
+                key,
+                value,
+                reason: "expected https or empty".into(),
+            },
+            e => e,
+        })?;
+        let ssl = SslProps {
+            truststore_location: props.string("ssl.truststore.location"),
+            truststore_certificates: props.string("ssl.truststore.certificates"),
+            keystore_location: props.string("ssl.keystore.location"),
+            keystore_key: props.string("ssl.keystore.key"),
+            keystore_chain: props.string("ssl.keystore.certificate.chain"),
+            verify_hostname,
+        };
+        if !given {
+            return Ok(None);
+        }
+        ssl.build().map(Some)
     }
 
     /// `None` without a truststore; reads the files and, with the `tls`
@@ -692,53 +662,20 @@ fn check_pem(_key: &str, _pem: &[u8], _private_key: bool) -> Result<(), ConfigEr
     Ok(())
 }
 
-/// Parsers of property values, shared by the clients' configurations:
-/// each error names the key and the value.
-#[doc(hidden)]
-pub mod parse {
-    use super::ConfigError;
-    use std::time::Duration;
-
-    pub fn split_list(s: &str) -> Vec<String> {
-        s.split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(String::from)
-            .collect()
+/// `bootstrap.servers`: a non-empty list of `host:port`.
+fn parse_bootstrap(key: &str, value: &str) -> Result<Vec<String>, ConfigError> {
+    let servers = split_list(value);
+    if servers.is_empty() {
+        return Err(invalid(key, value, "empty list"));
     }
-
-    pub fn invalid(key: &str, value: &str, reason: &str) -> ConfigError {
-        ConfigError::InvalidValue {
-            key: key.into(),
-            value: value.into(),
-            reason: reason.into(),
+    for a in &servers {
+        match a.rsplit_once(':') {
+            Some((h, p)) if !h.is_empty() && p.parse::<u16>().is_ok() => {}
+            _ => return Err(invalid(key, value, "expected host:port[,host:port]")),
         }
     }
-
-    pub fn int(key: &str, value: &str, min: i64, max: i64) -> Result<i64, ConfigError> {
-        let v: i64 = value
-            .parse()
-            .map_err(|_| invalid(key, value, "not an integer"))?;
-        if v < min || v > max {
-            return Err(invalid(key, value, &format!("must be in [{min}, {max}]")));
-        }
-        Ok(v)
-    }
-
-    pub fn ms(key: &str, value: &str, min: i64, max: i64) -> Result<Duration, ConfigError> {
-        Ok(Duration::from_millis(int(key, value, min, max)? as u64))
-    }
-
-    pub fn boolean(key: &str, value: &str) -> Result<bool, ConfigError> {
-        match value.to_ascii_lowercase().as_str() {
-            "true" => Ok(true),
-            "false" => Ok(false),
-            _ => Err(invalid(key, value, "expected true or false")),
-        }
-    }
+    Ok(servers)
 }
-
-use parse::{int, invalid, ms, split_list};
 
 /// Extracts username and password from a `PlainLoginModule` or
 /// `ScramLoginModule` JAAS line.

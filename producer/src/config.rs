@@ -35,9 +35,8 @@
 //! assert!(typed.idempotence());
 //! ```
 
-use kafka_client::config::parse::{boolean, int, invalid, ms, split_list};
-use kafka_client::config::{ClientConfig, ClientProperties};
-pub use kafka_client::config::{ConfigError, Secret, SecurityProtocol};
+use kafka_client::config::ClientConfig;
+pub use kafka_client::config::{ConfigError, Properties, Secret, SecurityProtocol};
 use kafka_client::{ClusterConfig, ConnectionConfig, SaslMechanism, TlsConfig};
 use kafka_proto::record::Compression;
 use std::time::Duration;
@@ -256,7 +255,7 @@ impl ProducerConfig {
     /// ```
     pub fn new(bootstrap: &str) -> Self {
         Self {
-            bootstrap_servers: split_list(bootstrap),
+            bootstrap_servers: ClientConfig::new(bootstrap).bootstrap_servers,
             client_id: "kafka-eos-producer".into(),
             acks: Acks::All,
             batch_size: 16384,
@@ -319,81 +318,119 @@ impl ProducerConfig {
         K: AsRef<str>,
         V: AsRef<str>,
     {
+        let mut props = Properties::new(props);
+        let config = Self::take_from(&mut props)?;
+        props.finish()?;
+        Ok(config)
+    }
+
+    /// Takes the producer's keys (its own and the connection keys every
+    /// client shares) from `props`, and validates the result. Other keys
+    /// stay in the bag, for a consumer beside the producer;
+    /// [`Properties::finish`] refuses those nobody took.
+    ///
+    /// ```
+    /// use kafka_producer::config::{ProducerConfig, Properties};
+    /// let mut props = Properties::new([
+    ///     ("bootstrap.servers", "broker-1:9092"),
+    ///     ("enable.idempotence", "TRUE"), // booleans ignore case, as in Java
+    ///     ("isolation.level", "read_committed"), // a consumer's key
+    /// ]);
+    /// let producer = ProducerConfig::take_from(&mut props).unwrap();
+    /// assert!(producer.idempotence());
+    /// // A consumer's configuration would take isolation.level here.
+    /// assert_eq!(props.finish().unwrap_err().key(), "isolation.level");
+    /// ```
+    pub fn take_from(props: &mut Properties) -> Result<Self, ConfigError> {
         let mut c = Self::new("");
         let mut client = c.client_config();
-        let mut shared = ClientProperties::default();
-        for (k, v) in props {
-            let (key, value) = (k.as_ref().trim(), v.as_ref().trim());
-            if shared.apply(&mut client, key, value)? {
-                continue;
-            }
-            match key {
-                "acks" => {
-                    c.acks = match value {
-                        "0" => Acks::Zero,
-                        "1" => Acks::One,
-                        "all" | "-1" => Acks::All,
-                        _ => return Err(invalid(key, value, "expected 0, 1, all or -1")),
-                    }
-                }
-                "batch.size" => c.batch_size = int(key, value, 0, i32::MAX as i64)? as usize,
-                "linger.ms" => c.linger = ms(key, value, 0, i32::MAX as i64)?,
-                "buffer.memory" => c.buffer_memory = int(key, value, 0, i64::MAX)? as usize,
-                "compression.type" => c.compression = compression(key, value)?,
-                "compression.gzip.level" | "compression.lz4.level" | "compression.zstd.level" => {
-                    int(key, value, -131072, 22)?;
-                }
-                "retries" => c.retries = int(key, value, 0, i32::MAX as i64)? as i32,
-                "retry.backoff.ms" => c.retry_backoff = ms(key, value, 0, i64::MAX)?,
-                "delivery.timeout.ms" => {
-                    c.delivery_timeout = ms(key, value, 0, i32::MAX as i64)?;
-                    c.delivery_timeout_set = true;
-                }
-                "max.request.size" => {
-                    c.max_request_size = int(key, value, 0, i32::MAX as i64)? as usize
-                }
-                "max.in.flight.requests.per.connection" => {
-                    c.max_in_flight = int(key, value, 1, i32::MAX as i64)? as usize
-                }
-                "enable.idempotence" => c.enable_idempotence = Some(boolean(key, value)?),
-                "max.block.ms" => c.max_block = ms(key, value, 0, i64::MAX)?,
-                "transactional.id" => {
-                    if value.is_empty() {
-                        return Err(invalid(key, value, "must not be empty"));
-                    }
-                    c.transactional_id = Some(value.to_string())
-                }
-                "transaction.timeout.ms" => {
-                    c.transaction_timeout = ms(key, value, 1, i32::MAX as i64)?
-                }
-                "partitioner.class" => c.partitioner = partitioner(key, value)?,
-                "partitioner.ignore.keys" => {
-                    if boolean(key, value)? {
-                        c.partitioner = PartitionerChoice::RoundRobin;
-                    }
-                }
-                "metrics.enabled" => c.metrics_enabled = boolean(key, value)?,
-                "connections.per.broker" => {
-                    c.connections_per_broker = int(key, value, 1, 8)? as usize
-                }
-                // Serializers are the caller's business in Rust: accept the
-                // byte-array ones Java tools pass, reject others.
-                "key.serializer" | "value.serializer" => {
-                    if !value.ends_with("ByteArraySerializer")
-                        && !value.ends_with("BytesSerializer")
-                    {
-                        return Err(invalid(
-                            key,
-                            value,
-                            "records carry bytes; only ByteArraySerializer/BytesSerializer are accepted",
-                        ));
-                    }
-                }
-                _ => return Err(ConfigError::UnknownKey(key.to_string())),
+        client.update_from(props)?;
+        c.set_client_config(client);
+        let int_max = i64::from(i32::MAX);
+        if let Some(v) = props.one_of(
+            "acks",
+            &[
+                ("0", Acks::Zero),
+                ("1", Acks::One),
+                ("all", Acks::All),
+                ("-1", Acks::All),
+            ],
+        )? {
+            c.acks = v;
+        }
+        if let Some(v) = props.bytes("batch.size", 0..=int_max)? {
+            c.batch_size = v;
+        }
+        if let Some(v) = props.millis("linger.ms", 0..=int_max)? {
+            c.linger = v;
+        }
+        if let Some(v) = props.bytes("buffer.memory", 0..=i64::MAX)? {
+            c.buffer_memory = v;
+        }
+        if let Some(v) = props.string("compression.type") {
+            c.compression = compression("compression.type", &v)?;
+        }
+        for key in [
+            "compression.gzip.level",
+            "compression.lz4.level",
+            "compression.zstd.level",
+        ] {
+            props.int(key, -131072..=22)?;
+        }
+        if let Some(v) = props.int("retries", 0..=i32::MAX)? {
+            c.retries = v;
+        }
+        if let Some(v) = props.millis("retry.backoff.ms", 0..=i64::MAX)? {
+            c.retry_backoff = v;
+        }
+        if let Some(v) = props.millis("delivery.timeout.ms", 0..=int_max)? {
+            c.delivery_timeout = v;
+            c.delivery_timeout_set = true;
+        }
+        if let Some(v) = props.bytes("max.request.size", 0..=int_max)? {
+            c.max_request_size = v;
+        }
+        if let Some(v) = props.int("max.in.flight.requests.per.connection", 1..=i32::MAX)? {
+            c.max_in_flight = v as usize;
+        }
+        if let Some(v) = props.bool("enable.idempotence")? {
+            c.enable_idempotence = Some(v);
+        }
+        if let Some(v) = props.millis("max.block.ms", 0..=i64::MAX)? {
+            c.max_block = v;
+        }
+        if let Some(v) = props.non_empty("transactional.id")? {
+            c.transactional_id = Some(v);
+        }
+        if let Some(v) = props.millis("transaction.timeout.ms", 1..=int_max)? {
+            c.transaction_timeout = v;
+        }
+        if let Some(v) = props.string("partitioner.class") {
+            c.partitioner = partitioner("partitioner.class", &v)?;
+        }
+        if props.bool("partitioner.ignore.keys")? == Some(true) {
+            c.partitioner = PartitionerChoice::RoundRobin;
+        }
+        if let Some(v) = props.bool("metrics.enabled")? {
+            c.metrics_enabled = v;
+        }
+        if let Some(v) = props.int("connections.per.broker", 1..=8)? {
+            c.connections_per_broker = v as usize;
+        }
+        // Serializers are the caller's business in Rust: accept the
+        // byte-array ones Java tools pass, reject others.
+        for key in ["key.serializer", "value.serializer"] {
+            if let Some(v) = props.string(key)
+                && !v.ends_with("ByteArraySerializer")
+                && !v.ends_with("BytesSerializer")
+            {
+                return Err(invalid(
+                    key,
+                    &v,
+                    "records carry bytes; only ByteArraySerializer/BytesSerializer are accepted",
+                ));
             }
         }
-        shared.finish(&mut client)?;
-        c.set_client_config(client);
         c.validate()
     }
 
@@ -412,10 +449,16 @@ impl ProducerConfig {
             return Err(ConfigError::Missing("bootstrap.servers".into()));
         }
         if !(1..=8).contains(&self.connections_per_broker) {
+            // The wording of a range error read from the properties.
+            let bound = if self.connections_per_broker == 0 {
+                "must be at least 1"
+            } else {
+                "must be no more than 8"
+            };
             return Err(ConfigError::InvalidValue {
                 key: "connections.per.broker".into(),
                 value: self.connections_per_broker.to_string(),
-                reason: "must be between 1 and 8".into(),
+                reason: bound.into(),
             });
         }
         if self.max_in_flight == 0 {
@@ -931,6 +974,14 @@ fn partitioner(key: &str, value: &str) -> Result<PartitionerChoice, ConfigError>
     })
 }
 
+fn invalid(key: &str, value: &str, reason: &str) -> ConfigError {
+    ConfigError::InvalidValue {
+        key: key.into(),
+        value: value.into(),
+        reason: reason.into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1081,6 +1132,61 @@ mod tests {
             let c = props(&[("partitioner.class", v)]).unwrap();
             assert_eq!(format!("{:?}", c.partitioner), want);
         }
+    }
+
+    /// Java's `ConfigDef` compares booleans ignoring case: `TRUE` and
+    /// `False` are booleans for every boolean key of the producer.
+    #[test]
+    fn booleans_ignore_case() {
+        let c = props(&[("enable.idempotence", "TRUE"), ("metrics.enabled", "False")]).unwrap();
+        assert_eq!(c.enable_idempotence, Some(true));
+        assert!(!c.metrics_enabled);
+        let c = props(&[("partitioner.ignore.keys", "True")]).unwrap();
+        assert!(matches!(c.partitioner, PartitionerChoice::RoundRobin));
+    }
+
+    /// A value out of range reads as every client's range error: the bound
+    /// crossed, in Java's words.
+    #[test]
+    fn range_errors_name_the_bound_crossed() {
+        let e = props(&[("linger.ms", "-1")]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"invalid value "-1" for linger.ms: must be at least 0"#
+        );
+        let e = props(&[("connections.per.broker", "9")]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"invalid value "9" for connections.per.broker: must be no more than 8"#
+        );
+        let typed = ProducerConfig::builder("a:1")
+            .connections_per_broker(9)
+            .build()
+            .unwrap_err();
+        assert_eq!(typed, e, "the builder's check reads as the property's");
+    }
+
+    /// A key nobody takes is refused once, by name, however often given.
+    #[test]
+    fn an_unknown_key_is_reported_once_by_name() {
+        let e = props(&[("lingr.ms", "5"), ("acks", "all"), ("lingr.ms", "6")]).unwrap_err();
+        assert_eq!(e, ConfigError::UnknownKey("lingr.ms".into()));
+    }
+
+    /// `take_from` leaves a consumer's keys in the bag for the consumer.
+    #[test]
+    fn take_from_leaves_other_clients_keys() {
+        let mut bag = Properties::new([
+            ("bootstrap.servers", "a:1"),
+            ("linger.ms", "7"),
+            ("isolation.level", "read_committed"),
+        ]);
+        let c = ProducerConfig::take_from(&mut bag).unwrap();
+        assert_eq!(c.linger, Duration::from_millis(7));
+        assert_eq!(
+            bag.finish(),
+            Err(ConfigError::UnknownKey("isolation.level".into()))
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::group::classic::assignor::Assignor;
 use crate::group::membership::MembershipConfig;
 use crate::reader::{IsolationLevel, Offset, ReaderConfig};
 use kafka_client::ClusterConfig;
-use kafka_client::config::{ClientConfig, ConfigError};
+use kafka_client::config::{ClientConfig, ConfigError, Properties};
 use std::time::Duration;
 
 /// Settings of a [`GroupConsumer`].
@@ -95,68 +95,12 @@ pub enum GroupProtocol {
     Classic,
 }
 
-pub use kafka_client::config::is_connection_property;
-
 fn invalid(key: &str, value: &str, reason: &str) -> ConfigError {
     ConfigError::InvalidValue {
         key: key.into(),
         value: value.into(),
         reason: reason.into(),
     }
-}
-
-fn millis(key: &str, value: &str, min: u64) -> Result<Duration, ConfigError> {
-    match value.parse::<u64>() {
-        Ok(v) if v >= min && v <= i32::MAX as u64 => Ok(Duration::from_millis(v)),
-        _ => Err(invalid(
-            key,
-            value,
-            &format!("expected milliseconds >= {min}"),
-        )),
-    }
-}
-
-fn bytes(key: &str, value: &str) -> Result<i32, ConfigError> {
-    match value.parse::<i32>() {
-        Ok(v) if v >= 0 => Ok(v),
-        _ => Err(invalid(key, value, "expected a non-negative byte count")),
-    }
-}
-
-/// True for the properties [`GroupConsumerConfig::from_properties`] takes
-/// that a producer does not (`group.id`, `isolation.level`, `fetch.*`, …):
-/// a command line that passes one `-X` list to a consumer and a producer
-/// splits it with this.
-///
-/// ```
-/// use kafka_consumer::group::is_consumer_property;
-/// assert!(is_consumer_property("isolation.level"));
-/// assert!(!is_consumer_property("bootstrap.servers"));
-/// assert!(!is_consumer_property("linger.ms"));
-/// ```
-pub fn is_consumer_property(key: &str) -> bool {
-    matches!(
-        key,
-        "group.id"
-            | "group.instance.id"
-            | "group.protocol"
-            | "group.remote.assignor"
-            | "session.timeout.ms"
-            | "heartbeat.interval.ms"
-            | "partition.assignment.strategy"
-            | "client.rack"
-            | "enable.auto.commit"
-            | "auto.commit.interval.ms"
-            | "max.poll.interval.ms"
-            | "retry.backoff.max.ms"
-            | "default.api.timeout.ms"
-            | "isolation.level"
-            | "auto.offset.reset"
-            | "fetch.max.bytes"
-            | "max.partition.fetch.bytes"
-            | "fetch.min.bytes"
-            | "fetch.max.wait.ms"
-    )
 }
 
 impl GroupConsumerConfig {
@@ -221,13 +165,38 @@ impl GroupConsumerConfig {
         K: AsRef<str>,
         V: AsRef<str>,
     {
-        let mut connection = Vec::new();
-        let mut group_id = None;
-        // (key, value) of the last setting that only one protocol accepts.
-        let mut classic_only: Option<(String, String)> = None;
-        let mut consumer_only: Option<(String, String)> = None;
-        let mut auto_commit = false;
-        let mut auto_commit_interval = Duration::from_secs(5);
+        let mut props = Properties::new(props);
+        let config = Self::take_from(&mut props)?;
+        props.finish()?;
+        Ok(config)
+    }
+
+    /// Takes the group consumer's keys (its own and the connection keys
+    /// every client shares) from `props`, and checks them as
+    /// [`Self::from_properties`] does. Other keys stay in the bag, for a
+    /// producer beside the consumer; [`Properties::finish`] refuses those
+    /// nobody took.
+    ///
+    /// ```
+    /// use kafka_client::config::Properties;
+    /// use kafka_consumer::group::GroupConsumerConfig;
+    /// let mut props = Properties::new([
+    ///     ("bootstrap.servers", "127.0.0.1:9092"),
+    ///     ("group.id", "billing"),
+    ///     ("enable.auto.commit", "TRUE"), // booleans ignore case, as in Java
+    ///     ("linger.ms", "5"),             // a producer's key
+    /// ]);
+    /// let consumer = GroupConsumerConfig::take_from(&mut props).unwrap();
+    /// assert!(consumer.auto_commit_interval.is_some());
+    /// // A producer's configuration would take linger.ms here.
+    /// assert_eq!(props.finish().unwrap_err().key(), "linger.ms");
+    /// ```
+    pub fn take_from(props: &mut Properties) -> Result<Self, ConfigError> {
+        let mut connection = ClientConfig {
+            client_id: "kafka-eos-consumer".into(),
+            ..ClientConfig::new("")
+        };
+        connection.update_from(props)?;
         let mut c = Self {
             group_id: String::new(),
             instance_id: None,
@@ -243,121 +212,103 @@ impl GroupConsumerConfig {
             api_timeout: Duration::from_secs(60),
             auto_commit_interval: None,
             reader: ReaderConfig::default(),
-            connection: ClientConfig {
-                client_id: "kafka-eos-consumer".into(),
-                ..ClientConfig::new("")
-            },
+            connection,
         };
-        for (k, v) in props {
-            let (key, value) = (k.as_ref().trim(), v.as_ref().trim());
-            match key {
-                k if is_connection_property(k) => {
-                    connection.push((k.to_string(), value.to_string()))
-                }
-                "group.id" if !value.is_empty() => group_id = Some(value.to_string()),
-                "group.id" => return Err(invalid(key, value, "must not be empty")),
-                "group.instance.id" if !value.is_empty() => c.instance_id = Some(value.into()),
-                "group.instance.id" => return Err(invalid(key, value, "must not be empty")),
-                "client.rack" => c.rack_id = Some(value.into()).filter(|r: &String| !r.is_empty()),
-                "group.remote.assignor" => {
-                    c.server_assignor = Some(value.into());
-                    consumer_only = Some((key.into(), value.into()));
-                }
-                "group.protocol" => {
-                    c.protocol = if value.eq_ignore_ascii_case("consumer") {
-                        GroupProtocol::Consumer
-                    } else if value.eq_ignore_ascii_case("classic") {
-                        GroupProtocol::Classic
-                    } else {
-                        return Err(invalid(key, value, "expected consumer or classic"));
-                    }
-                }
-                "session.timeout.ms" => {
-                    c.session_timeout = millis(key, value, 1)?;
-                    classic_only = Some((key.into(), value.into()));
-                }
-                "heartbeat.interval.ms" => {
-                    c.heartbeat_interval = millis(key, value, 1)?;
-                    classic_only = Some((key.into(), value.into()));
-                }
-                "partition.assignment.strategy" => {
-                    let mut list = Vec::new();
-                    for name in value.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                        match Assignor::from_config(name) {
-                            Some(a) if !list.contains(&a) => list.push(a),
-                            Some(_) => {}
-                            None => {
-                                return Err(invalid(
-                                    key,
-                                    value,
-                                    "expected range or cooperative-sticky (or their Java class names)",
-                                ));
-                            }
-                        }
-                    }
-                    if list.is_empty() {
-                        return Err(invalid(key, value, "at least one assignor is needed"));
-                    }
-                    c.assignors = list;
-                    classic_only = Some((key.into(), value.into()));
-                }
-                "enable.auto.commit" => {
-                    auto_commit = match value {
-                        "true" => true,
-                        "false" => false,
-                        _ => return Err(invalid(key, value, "expected true or false")),
-                    }
-                }
-                "auto.commit.interval.ms" => auto_commit_interval = millis(key, value, 0)?,
-                "max.poll.interval.ms" => c.max_poll_interval = millis(key, value, 1)?,
-                "retry.backoff.ms" => c.retry_backoff = millis(key, value, 0)?,
-                "retry.backoff.max.ms" => c.retry_backoff_max = millis(key, value, 0)?,
-                "default.api.timeout.ms" => {
-                    c.api_timeout = millis(key, value, 0)?;
-                    c.reader.api_timeout = c.api_timeout;
-                }
-                "isolation.level" => {
-                    c.reader.isolation = match value {
-                        "read_committed" => IsolationLevel::ReadCommitted,
-                        "read_uncommitted" => IsolationLevel::ReadUncommitted,
-                        _ => {
-                            return Err(invalid(
-                                key,
-                                value,
-                                "expected read_committed or read_uncommitted",
-                            ));
-                        }
-                    }
-                }
-                "auto.offset.reset" => {
-                    c.reader.auto_offset_reset = match value {
-                        "earliest" => Some(Offset::Earliest),
-                        "latest" => Some(Offset::Latest),
-                        "none" => None,
-                        _ => return Err(invalid(key, value, "expected earliest, latest or none")),
-                    }
-                }
-                "fetch.max.bytes" => c.reader.max_bytes = bytes(key, value)?,
-                "max.partition.fetch.bytes" => c.reader.partition_max_bytes = bytes(key, value)?,
-                "fetch.min.bytes" => c.reader.min_bytes = bytes(key, value)?,
-                "fetch.max.wait.ms" => c.reader.max_wait = millis(key, value, 0)?,
-                other => return Err(ConfigError::UnknownKey(other.to_string())),
-            }
+        let int_max = i64::from(i32::MAX);
+        let group_id = props.non_empty("group.id")?;
+        c.instance_id = props.non_empty("group.instance.id")?;
+        c.rack_id = props.string("client.rack").filter(|r| !r.is_empty());
+        if let Some(p) = props.one_of_ignoring_case(
+            "group.protocol",
+            &[
+                ("consumer", GroupProtocol::Consumer),
+                ("classic", GroupProtocol::Classic),
+            ],
+        )? {
+            c.protocol = p;
+        }
+        // The settings only one protocol accepts, as given.
+        let mut consumer_only = Vec::new();
+        let mut classic_only = Vec::new();
+        if let Some(v) = props.string("group.remote.assignor") {
+            consumer_only.push(("group.remote.assignor", v.clone()));
+            c.server_assignor = Some(v);
+        }
+        if let Some(v) = props.millis("session.timeout.ms", 1..=int_max)? {
+            c.session_timeout = v;
+            classic_only.push(("session.timeout.ms", v.as_millis().to_string()));
+        }
+        if let Some(v) = props.millis("heartbeat.interval.ms", 1..=int_max)? {
+            c.heartbeat_interval = v;
+            classic_only.push(("heartbeat.interval.ms", v.as_millis().to_string()));
+        }
+        let key = "partition.assignment.strategy";
+        if let Some(value) = props.string(key) {
+            c.assignors = assignors(key, &value)?;
+            classic_only.push((key, value));
+        }
+        let auto_commit = props.bool("enable.auto.commit")?.unwrap_or(false);
+        let auto_commit_interval = props
+            .millis("auto.commit.interval.ms", 0..=int_max)?
+            .unwrap_or(Duration::from_secs(5));
+        if let Some(v) = props.millis("max.poll.interval.ms", 1..=int_max)? {
+            c.max_poll_interval = v;
+        }
+        if let Some(v) = props.millis("retry.backoff.ms", 0..=int_max)? {
+            c.retry_backoff = v;
+        }
+        if let Some(v) = props.millis("retry.backoff.max.ms", 0..=int_max)? {
+            c.retry_backoff_max = v;
+        }
+        if let Some(v) = props.millis("default.api.timeout.ms", 0..=int_max)? {
+            c.api_timeout = v;
+            c.reader.api_timeout = v;
+        }
+        if let Some(v) = props.one_of(
+            "isolation.level",
+            &[
+                ("read_committed", IsolationLevel::ReadCommitted),
+                ("read_uncommitted", IsolationLevel::ReadUncommitted),
+            ],
+        )? {
+            c.reader.isolation = v;
+        }
+        if let Some(v) = props.one_of(
+            "auto.offset.reset",
+            &[
+                ("earliest", Some(Offset::Earliest)),
+                ("latest", Some(Offset::Latest)),
+                ("none", None),
+            ],
+        )? {
+            c.reader.auto_offset_reset = v;
+        }
+        if let Some(v) = props.int("fetch.max.bytes", 0..=i32::MAX)? {
+            c.reader.max_bytes = v;
+        }
+        if let Some(v) = props.int("max.partition.fetch.bytes", 0..=i32::MAX)? {
+            c.reader.partition_max_bytes = v;
+        }
+        if let Some(v) = props.int("fetch.min.bytes", 0..=i32::MAX)? {
+            c.reader.min_bytes = v;
+        }
+        if let Some(v) = props.millis("fetch.max.wait.ms", 0..=int_max)? {
+            c.reader.max_wait = v;
         }
         c.group_id = group_id.ok_or_else(|| ConfigError::Missing("group.id".into()))?;
         c.auto_commit_interval = auto_commit.then_some(auto_commit_interval);
-        match (c.protocol, classic_only, consumer_only) {
+        match (c.protocol, classic_only.first(), consumer_only.first()) {
             (GroupProtocol::Consumer, Some((k, v)), _) => {
                 return Err(invalid(
-                    &k,
-                    &v,
+                    k,
+                    v,
                     "not supported with group.protocol=consumer (the broker sets it): remove it or set group.protocol=classic",
                 ));
             }
             (GroupProtocol::Classic, _, Some((k, v))) => {
                 return Err(invalid(
-                    &k,
-                    &v,
+                    k,
+                    v,
                     "only supported with group.protocol=consumer: use partition.assignment.strategy",
                 ));
             }
@@ -371,7 +322,7 @@ impl GroupConsumerConfig {
             ));
         }
         c.reader.retry_backoff = c.retry_backoff;
-        c.connection = c.connection.with_properties(connection)?;
+        c.connection = c.connection.validate()?;
         Ok(c)
     }
 
@@ -397,6 +348,29 @@ impl GroupConsumerConfig {
         c.retry_backoff = self.retry_backoff;
         c
     }
+}
+
+/// `partition.assignment.strategy`: assignors in order of preference,
+/// by short name or Java class name, each once.
+fn assignors(key: &str, value: &str) -> Result<Vec<Assignor>, ConfigError> {
+    let mut list = Vec::new();
+    for name in value.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        match Assignor::from_config(name) {
+            Some(a) if !list.contains(&a) => list.push(a),
+            Some(_) => {}
+            None => {
+                return Err(invalid(
+                    key,
+                    value,
+                    "expected range or cooperative-sticky (or their Java class names)",
+                ));
+            }
+        }
+    }
+    if list.is_empty() {
+        return Err(invalid(key, value, "at least one assignor is needed"));
+    }
+    Ok(list)
 }
 
 #[cfg(test)]
@@ -516,5 +490,56 @@ mod tests {
         assert_eq!(c.auto_commit_interval, Some(Duration::from_millis(250)));
         let err = parse(&[("enable.auto.commit", "yes")]).unwrap_err();
         assert_eq!(err.key(), "enable.auto.commit");
+    }
+
+    /// Java's `ConfigDef` compares booleans ignoring case, so
+    /// `enable.auto.commit` takes `TRUE` and `False` as the producer's
+    /// booleans do.
+    #[test]
+    fn enable_auto_commit_ignores_case() {
+        let on = parse(&[("enable.auto.commit", "TRUE")]).unwrap();
+        assert_eq!(on.auto_commit_interval, Some(Duration::from_secs(5)));
+        let off = parse(&[("enable.auto.commit", "False")]).unwrap();
+        assert_eq!(off.auto_commit_interval, None);
+    }
+
+    /// A value out of range reads as every client's range error: the bound
+    /// crossed, in Java's words.
+    #[test]
+    fn range_errors_name_the_bound_crossed() {
+        let e = parse(&[("fetch.max.wait.ms", "-1")]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"invalid value "-1" for fetch.max.wait.ms: must be at least 0"#
+        );
+        let e = parse(&[("fetch.min.bytes", "-1")]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"invalid value "-1" for fetch.min.bytes: must be at least 0"#
+        );
+    }
+
+    /// A key nobody takes is refused once, by name, however often given.
+    #[test]
+    fn an_unknown_key_is_reported_once_by_name() {
+        let e = parse(&[("linger.ms", "5"), ("linger.ms", "6")]).unwrap_err();
+        assert_eq!(e, ConfigError::UnknownKey("linger.ms".into()));
+    }
+
+    /// `take_from` leaves a producer's keys in the bag for the producer.
+    #[test]
+    fn take_from_leaves_other_clients_keys() {
+        let mut bag = Properties::new([
+            ("bootstrap.servers", "127.0.0.1:9092"),
+            ("group.id", "g"),
+            ("fetch.min.bytes", "10"),
+            ("linger.ms", "5"),
+        ]);
+        let c = GroupConsumerConfig::take_from(&mut bag).unwrap();
+        assert_eq!(c.reader.min_bytes, 10);
+        assert_eq!(
+            bag.finish(),
+            Err(ConfigError::UnknownKey("linger.ms".into()))
+        );
     }
 }

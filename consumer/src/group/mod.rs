@@ -27,9 +27,7 @@ internal_mod!(membership);
 
 pub use classic::assignor::Assignor;
 pub use commit::PendingCommit;
-pub use config::{
-    GroupConsumerConfig, GroupProtocol, is_connection_property, is_consumer_property,
-};
+pub use config::{GroupConsumerConfig, GroupProtocol};
 pub use consumer::{ConsumerEvent, GroupConsumer, GroupError};
 pub use membership::{MemberError, MemberState};
 pub use stream::EventStream;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kafka_producer::ProducerConfig;
-use kafka_producer::config::PartitionerChoice;
+use kafka_producer::config::{ConfigError, PartitionerChoice, Properties};
 use kafka_producer::partitioner::Partitioner;
 
 use super::{KafkaSinkError, SAFE_SCALE_DOWN_FACTOR, TransactionalIdsGenerator};
@@ -181,7 +181,8 @@ impl KafkaSinkConfig {
     /// [`KEY_DISABLE_METRICS`] (`flink.disable-metrics`) is the sink's own
     /// key, `transaction.timeout.ms` also sets
     /// [`transaction_timeout`](Self::transaction_timeout), and every other
-    /// key goes to [`ProducerConfig::from_properties`].
+    /// key goes to the producer ([`ProducerConfig::take_from`]); a key
+    /// neither takes is refused.
     ///
     /// ```
     /// use kafka_sink::kafka::KafkaSinkConfig;
@@ -200,31 +201,39 @@ impl KafkaSinkConfig {
         K: AsRef<str>,
         V: AsRef<str>,
     {
-        let mut disable_metrics = false;
-        let mut timeout = None;
-        let mut rest = Vec::new();
-        for (k, v) in props {
-            let (k, v) = (k.as_ref().trim(), v.as_ref().trim());
-            match k {
-                KEY_DISABLE_METRICS => {
-                    disable_metrics = match v.to_ascii_lowercase().as_str() {
-                        "true" => true,
-                        "false" => false,
-                        _ => return Err(bad_value(KEY_DISABLE_METRICS, v)),
-                    }
-                }
-                "transaction.timeout.ms" => {
-                    let ms = v.parse::<u64>().map_err(|_| bad_value(k, v))?;
-                    timeout = Some(Duration::from_millis(ms));
-                    rest.push((k.to_owned(), v.to_owned()));
-                }
-                _ => rest.push((k.to_owned(), v.to_owned())),
-            }
-        }
-        let producer = ProducerConfig::from_properties(rest)
-            .map_err(|e| KafkaSinkError::Config(e.to_string()))?;
+        let mut props = Properties::new(props);
+        let config = Self::take_from(&mut props, default_topic)?;
+        props.finish()?;
+        Ok(config)
+    }
+
+    /// Takes the sink's keys and its producer's from `props` (see
+    /// [`Self::from_properties`]); other keys stay in the bag, and
+    /// [`Properties::finish`] refuses those nobody took.
+    ///
+    /// ```
+    /// use kafka_client::config::Properties;
+    /// use kafka_sink::kafka::KafkaSinkConfig;
+    /// let mut props = Properties::new([
+    ///     ("bootstrap.servers", "h:9092"),
+    ///     ("flink.disable-metrics", "TRUE"), // booleans ignore case, as in Java
+    ///     ("transaction.timeout.ms", "900000"),
+    /// ]);
+    /// let c = KafkaSinkConfig::take_from(&mut props, "out").unwrap();
+    /// props.finish().unwrap();
+    /// assert!(c.disable_metrics);
+    /// assert_eq!(c.transaction_timeout.as_secs(), 900);
+    /// ```
+    pub fn take_from(
+        props: &mut Properties,
+        default_topic: impl Into<String>,
+    ) -> Result<Self, KafkaSinkError> {
+        let disable_metrics = props.bool(KEY_DISABLE_METRICS)?;
+        let producer = ProducerConfig::take_from(props)?;
+        // The producer checked the value; the sink keeps it as its own.
+        let timeout = props.millis("transaction.timeout.ms", 1..=i64::from(i32::MAX))?;
         let mut c = KafkaSinkConfig::new(producer, default_topic);
-        c.disable_metrics = disable_metrics;
+        c.disable_metrics = disable_metrics.unwrap_or(false);
         if let Some(t) = timeout {
             c.transaction_timeout = t;
         }
@@ -316,34 +325,52 @@ impl KafkaSinkConfig {
     /// ```
     pub fn validate(&self) -> Result<(), KafkaSinkError> {
         if self.pool_size == 0 {
-            return Err(KafkaSinkError::Config("pool_size must be > 0".into()));
+            return Err(ConfigError::InvalidValue {
+                key: "pool_size".into(),
+                value: "0".into(),
+                reason: "must be at least 1".into(),
+            }
+            .into());
         }
         if self.parallelism == 0 || self.subtask_index >= self.parallelism {
-            return Err(KafkaSinkError::Config(format!(
-                "subtask {} of parallelism {}",
-                self.subtask_index, self.parallelism
-            )));
+            return Err(ConfigError::InvalidValue {
+                key: "subtask_index".into(),
+                value: self.subtask_index.to_string(),
+                reason: format!(
+                    "subtask {} of parallelism {}: must be below the parallelism",
+                    self.subtask_index, self.parallelism
+                ),
+            }
+            .into());
         }
         if !matches!(self.partitioner, SinkPartitioner::None)
             && !matches!(self.producer.partitioner, PartitionerChoice::Default)
         {
-            return Err(KafkaSinkError::Config(format!(
-                "both a sink partitioner ({}) and the producer's partitioner.class ({:?}) \
-                 are set and only one can assign partitions: remove partitioner.class or \
-                 set the sink partitioner to SinkPartitioner::None",
-                match self.partitioner {
-                    SinkPartitioner::Fixed => "Fixed",
-                    _ => "Custom",
-                },
-                self.producer.partitioner
-            )));
+            return Err(ConfigError::Incompatible {
+                key: "partitioner.class".into(),
+                reason: format!(
+                    "both a sink partitioner ({}) and the producer's partitioner.class ({:?}) \
+                     are set and only one can assign partitions: remove partitioner.class or \
+                     set the sink partitioner to SinkPartitioner::None",
+                    match self.partitioner {
+                        SinkPartitioner::Fixed => "Fixed",
+                        _ => "Custom",
+                    },
+                    self.producer.partitioner
+                ),
+            }
+            .into());
         }
         if self.log_failures_only && self.semantic != Semantic::None {
-            return Err(KafkaSinkError::Config(format!(
-                "log_failures_only would silently drop records under {:?}; \
-                 it is only allowed with Semantic::None",
-                self.semantic
-            )));
+            return Err(ConfigError::Incompatible {
+                key: "log_failures_only".into(),
+                reason: format!(
+                    "log_failures_only would silently drop records under {:?}; \
+                     it is only allowed with Semantic::None",
+                    self.semantic
+                ),
+            }
+            .into());
         }
         Ok(())
     }
@@ -419,10 +446,6 @@ impl KafkaSinkConfig {
             safe_scale_down_factor: SAFE_SCALE_DOWN_FACTOR,
         }
     }
-}
-
-fn bad_value(key: &str, value: &str) -> KafkaSinkError {
-    KafkaSinkError::Config(format!("invalid value {value:?} for {key}"))
 }
 
 #[cfg(test)]
@@ -553,11 +576,81 @@ mod tests {
         c.set_partitioner(SinkPartitioner::Fixed);
         let e = c.validate().unwrap_err();
         assert!(
-            matches!(&e, KafkaSinkError::Config(m) if m.contains("partitioner.class")),
+            matches!(&e, KafkaSinkError::Config(m) if m.key() == "partitioner.class"),
             "{e}"
         );
         // The default producer partitioner leaves the sink's choice alone.
         c.producer.partitioner = PartitionerChoice::Default;
         c.validate().unwrap();
+    }
+
+    /// A bad producer value reaches the caller as the typed error, naming
+    /// its key.
+    #[test]
+    fn a_bad_property_error_names_its_key() {
+        let e = KafkaSinkConfig::from_properties(
+            [("bootstrap.servers", "h:1"), ("linger.ms", "soon")],
+            "t",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&e, KafkaSinkError::Config(c) if c.key() == "linger.ms"),
+            "{e}"
+        );
+        let e = KafkaSinkConfig::from_properties(
+            [("bootstrap.servers", "h:1"), (KEY_DISABLE_METRICS, "yes")],
+            "t",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&e, KafkaSinkError::Config(c) if c.key() == KEY_DISABLE_METRICS),
+            "{e}"
+        );
+    }
+
+    /// A key neither the sink nor its producer takes is refused by name.
+    #[test]
+    fn an_unknown_key_is_refused_by_name() {
+        let e = KafkaSinkConfig::from_properties(
+            [("bootstrap.servers", "h:1"), ("lingr.ms", "5")],
+            "t",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&e, KafkaSinkError::Config(ConfigError::UnknownKey(k)) if k == "lingr.ms"),
+            "{e}"
+        );
+    }
+
+    /// The sink's transaction timeout is checked as the producer's, with
+    /// the same range error.
+    #[test]
+    fn transaction_timeout_range_error_is_the_producers() {
+        let props = [
+            ("bootstrap.servers", "h:1"),
+            ("transaction.timeout.ms", "0"),
+        ];
+        let KafkaSinkError::Config(sink) =
+            KafkaSinkConfig::from_properties(props, "t").unwrap_err()
+        else {
+            panic!("not a configuration error");
+        };
+        let producer = ProducerConfig::from_properties(props).unwrap_err();
+        assert_eq!(sink, producer);
+        assert_eq!(
+            sink.to_string(),
+            r#"invalid value "0" for transaction.timeout.ms: must be at least 1"#
+        );
+    }
+
+    /// `flink.disable-metrics` ignores case, as every boolean.
+    #[test]
+    fn disable_metrics_ignores_case() {
+        let c = KafkaSinkConfig::from_properties(
+            [("bootstrap.servers", "h:1"), (KEY_DISABLE_METRICS, "TRUE")],
+            "t",
+        )
+        .unwrap();
+        assert!(c.disable_metrics);
     }
 }

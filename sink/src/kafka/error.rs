@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use kafka_producer::{ProduceError, TransactionError};
+use kafka_producer::{ConfigError, ProduceError, TransactionError};
 
 use crate::codec::DecodeError;
 
@@ -36,9 +36,17 @@ pub enum KafkaSinkError {
         /// The broker's maximum.
         broker_max: Duration,
     },
-    /// Invalid configuration.
+    /// Invalid configuration: a property (or a field of
+    /// [`KafkaSinkConfig`](super::KafkaSinkConfig)) and why; its
+    /// [`ConfigError::key`] names it.
     #[error("invalid Kafka sink configuration: {0}")]
-    Config(String),
+    Config(#[from] ConfigError),
+    /// A transaction without its producer: a bug of the sink.
+    #[error("no producer for transaction {transactional_id:?}")]
+    NoProducer {
+        /// The transaction's id (`None`: the sink's shared producer).
+        transactional_id: Option<String>,
+    },
     /// Connecting failed.
     #[error("connecting to Kafka failed: {0}")]
     Connect(String),

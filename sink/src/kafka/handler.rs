@@ -266,12 +266,12 @@ impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
                 let p = self
                     .producers
                     .get(id)
-                    .ok_or_else(|| KafkaSinkError::Config(format!("no producer for {id}")))?;
+                    .ok_or_else(|| no_producer(Some(id)))?;
                 Box::pin(p.send(record))
             }
             (None, Some(p)) => Box::pin(p.send(record)),
             (None, None) => {
-                return Err(KafkaSinkError::Config("no producer".into()));
+                return Err(no_producer(None));
             }
         };
         self.in_flight.push_back(fut);
@@ -310,7 +310,7 @@ impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
                     .producers
                     .get(&id)
                     .cloned()
-                    .ok_or_else(|| KafkaSinkError::Config(format!("no producer for {id}")))?;
+                    .ok_or_else(|| no_producer(Some(&id)))?;
                 let prepared = p.prepare_transaction().await.map_err(txn_err(&id))?;
                 txn.prepared = Some(prepared);
                 txn.first_offsets = std::mem::take(&mut self.first_offsets)
@@ -492,6 +492,13 @@ impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
             let _ = p.close(Duration::ZERO).await;
         }
         Ok(())
+    }
+}
+
+/// The error of a transaction whose producer is missing.
+fn no_producer(id: Option<&String>) -> KafkaSinkError {
+    KafkaSinkError::NoProducer {
+        transactional_id: id.cloned(),
     }
 }
 
