@@ -1,5 +1,5 @@
 //! `bridge`: the exactly-once RabbitMQ → Kafka bridge
-//! ([`kafka_sink::bridge::Bridge`]) from the command line, with a progress
+//! ([`kafka_sink::Bridge`]) from the command line, with a progress
 //! line, a summary, and Ctrl-C/SIGTERM stopping after a final checkpoint.
 
 use crate::args::{BridgeArgs, PartitionerArg};
@@ -7,9 +7,9 @@ use crate::common::{Globals, partition_count};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::output::{note, status};
 use kafka_producer::PartitionerChoice;
-use kafka_sink::bridge::{Bridge, BridgeConfig, BridgeError, BridgeEvent, BridgeStats};
 use kafka_sink::kafka::KafkaSinkRecord;
 use kafka_sink::source::RabbitMqSourceError;
+use kafka_sink::{Bridge, BridgeConfig, BridgeError, BridgeEvent, BridgeStats};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

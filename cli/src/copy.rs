@@ -1,6 +1,6 @@
 //! `kafka-eos copy`: exactly-once topic → topic on a consumer group, the
 //! input offsets committed in the output transaction
-//! ([`kafka_sink::kafka_source::ConsumeTransformProduce`]).
+//! ([`kafka_sink::ConsumeTransformProduce`]).
 
 use crate::args::CopyArgs;
 use crate::common::{Globals, check_topic, partition_count};
@@ -9,9 +9,7 @@ use kafka_client::Cluster;
 use kafka_consumer::reader::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_producer::ProducerRecord;
 use kafka_producer::TransactionError;
-use kafka_sink::kafka_source::{
-    ConsumeTransformProduce, PipelineConfig, PipelineError, PipelineStats,
-};
+use kafka_sink::{ConsumeTransformProduce, PipelineConfig, PipelineError, PipelineStats};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
