@@ -3,7 +3,7 @@
 //! file was rejected.
 
 use super::{OperatorInfo, RestoredState};
-use crate::codec::{DecodeError, Reader, put_bytes, put_str, put_u8, put_u32, put_u64};
+use crate::codec::{StateDecodeError, StateReader, put_bytes, put_str, put_u8, put_u32, put_u64};
 
 /// One operator's state in a [`Checkpoint`].
 ///
@@ -83,7 +83,7 @@ pub struct Checkpoint {
 pub enum CheckpointFileError {
     /// Malformed bytes (magic, version, truncation, trailing bytes...).
     #[error(transparent)]
-    Decode(#[from] DecodeError),
+    Decode(#[from] StateDecodeError),
     /// The checksum does not match the contents (torn or corrupt file).
     #[error("checksum mismatch: stored {stored:#010x}, computed {computed:#010x}")]
     ChecksumMismatch {
@@ -156,13 +156,13 @@ impl Checkpoint {
     /// assert!(matches!(Checkpoint::decode(&bytes[..bytes.len() - 1]), Err(CheckpointFileError::Decode(_))));
     /// ```
     pub fn decode(bytes: &[u8]) -> Result<Self, CheckpointFileError> {
-        let mut r = Reader::new(bytes);
-        let magic = r.take(8).map_err(|_| DecodeError::BadMagic {
+        let mut r = StateReader::new(bytes);
+        let magic = r.take(8).map_err(|_| StateDecodeError::BadMagic {
             expected: Self::MAGIC.to_vec(),
             found: bytes.to_vec(),
         })?;
         if magic != Self::MAGIC {
-            return Err(DecodeError::BadMagic {
+            return Err(StateDecodeError::BadMagic {
                 expected: Self::MAGIC.to_vec(),
                 found: magic.to_vec(),
             }
@@ -170,7 +170,7 @@ impl Checkpoint {
         }
         let version = r.u8()?;
         if version != Self::VERSION {
-            return Err(DecodeError::UnsupportedVersion {
+            return Err(StateDecodeError::UnsupportedVersion {
                 version,
                 supported: Self::VERSION,
             }
@@ -179,7 +179,7 @@ impl Checkpoint {
         let id = r.u64()?;
         let body_len = r.u64()?;
         let stored = r.u32()?;
-        let body_len = usize::try_from(body_len).map_err(|_| DecodeError::Truncated {
+        let body_len = usize::try_from(body_len).map_err(|_| StateDecodeError::Truncated {
             needed: usize::MAX,
             remaining: r.remaining(),
         })?;
@@ -189,7 +189,7 @@ impl Checkpoint {
         if stored != computed {
             return Err(CheckpointFileError::ChecksumMismatch { stored, computed });
         }
-        let mut b = Reader::new(body);
+        let mut b = StateReader::new(body);
         let timestamp_ms = b.u64()?;
         let n = b.u32()?;
         let mut operators = Vec::new();
@@ -292,9 +292,9 @@ mod tests {
         longer.push(0);
         assert!(matches!(
             Checkpoint::decode(&longer),
-            Err(CheckpointFileError::Decode(DecodeError::TrailingBytes {
-                count: 1
-            }))
+            Err(CheckpointFileError::Decode(
+                StateDecodeError::TrailingBytes { count: 1 }
+            ))
         ));
     }
 

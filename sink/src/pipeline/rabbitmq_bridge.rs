@@ -57,7 +57,7 @@ use crate::checkpoint::{
     CheckpointCoordinator, CheckpointError, CheckpointStorage, CheckpointedOperator,
     DEFAULT_RETAINED_CHECKPOINTS, OperatorError, OperatorInfo, RestoredState,
 };
-use crate::codec::{DecodeError, Reader, put_str, put_u8, put_u32};
+use crate::codec::{StateDecodeError, StateReader, put_str, put_u8, put_u32};
 use crate::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkError, KafkaSinkRecord, Semantic};
 use crate::source::rabbitmq::{
     RabbitMqSource, RabbitMqSourceConfig, RabbitMqSourceError, RabbitMqSourceStats, SourceMessage,
@@ -425,18 +425,18 @@ impl DedupWindow {
         out
     }
 
-    fn restore(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
-        let mut r = Reader::new(bytes);
+    fn restore(&mut self, bytes: &[u8]) -> Result<(), StateDecodeError> {
+        let mut r = StateReader::new(bytes);
         let magic = r.take(4)?;
         if magic != DEDUP_MAGIC {
-            return Err(DecodeError::BadMagic {
+            return Err(StateDecodeError::BadMagic {
                 expected: DEDUP_MAGIC.to_vec(),
                 found: magic.to_vec(),
             });
         }
         let version = r.u8()?;
         if version != DEDUP_VERSION {
-            return Err(DecodeError::UnsupportedVersion {
+            return Err(StateDecodeError::UnsupportedVersion {
                 version,
                 supported: DEDUP_VERSION,
             });
