@@ -241,6 +241,11 @@ impl<'a> StateReader<'a> {
         StateReader { input }
     }
 
+    /// The bytes not yet read, for a decoder that reads on from them.
+    pub(crate) fn rest(&self) -> &'a [u8] {
+        self.input
+    }
+
     /// Bytes not yet read.
     ///
     /// ```
