@@ -38,9 +38,9 @@
 use super::config::GroupConsumerConfig;
 use super::config::GroupProtocol;
 use super::heartbeat::{HeartbeatTask, classic_task, heartbeat_task};
-use crate::group::classic::{ClassicAction, ClassicMember};
 use crate::group::commit::{CommitQueue, Committer, PendingCommit};
-use crate::group::membership::{
+use crate::group::member::classic::{ClassicAction, ClassicMember};
+use crate::group::member::kip848::{
     MemberAction, MemberError, MemberState, Membership, TopicPartitions,
 };
 use crate::reader::{ConsumerRecord, Offset, Reader, ReaderError};
@@ -773,7 +773,7 @@ impl GroupConsumer {
     /// meanwhile, so this happens to a commit after each batch — or one the
     /// rebalance overtook: poll to complete the rebalance, then commit
     /// again what is still owned (see
-    /// [`ClassicMember::on_commit_refused`](crate::group::classic::ClassicMember::on_commit_refused)).
+    /// [`ClassicMember::on_commit_refused`](crate::group::member::classic::ClassicMember::on_commit_refused)).
     ///
     /// ```no_run
     /// # async fn demo(c: &kafka_consumer::group::GroupConsumer) -> Result<(), kafka_consumer::group::GroupError> {

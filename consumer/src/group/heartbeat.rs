@@ -5,8 +5,8 @@
 //! hands assignments and fencing to the consumer through its shared state.
 
 use super::consumer::{Queued, Shared, lock};
-use crate::group::classic::{ClassicAction, ClassicMember, ClassicState, Request};
-use crate::group::membership::{
+use crate::group::member::classic::{ClassicAction, ClassicMember, ClassicState, Request};
+use crate::group::member::kip848::{
     Heartbeat, HeartbeatAnswer, MemberAction, MemberError, MemberState,
 };
 use kafka_client::cluster::Cluster;
@@ -388,7 +388,7 @@ impl HeartbeatTask {
                 if resp.error_code == 0 && resp.leader == resp.member_id {
                     // The leader assigns: it needs every subscribed topic's
                     // partition count.
-                    let topics: Vec<String> = crate::group::classic::leader_topics(&resp)
+                    let topics: Vec<String> = crate::group::member::classic::leader_topics(&resp)
                         .into_iter()
                         .collect();
                     if let Err(e) = self.cluster.refresh_topics(&topics).await {

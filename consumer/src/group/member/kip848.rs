@@ -42,7 +42,7 @@
 //!   reported without leaving; every other error is fatal.
 //!
 //! ```
-//! use kafka_consumer::group::membership::{
+//! use kafka_consumer::group::member::kip848::{
 //!     HeartbeatAnswer, MemberAction, MemberState, Membership, MembershipConfig,
 //! };
 //! use std::collections::{BTreeMap, BTreeSet};
@@ -80,7 +80,7 @@ pub type TopicPartitions = BTreeMap<Uuid, BTreeSet<i32>>;
 /// Where the member is (see the module's state diagram).
 ///
 /// ```
-/// use kafka_consumer::group::membership::{MemberState, Membership, MembershipConfig};
+/// use kafka_consumer::group::member::kip848::{MemberState, Membership, MembershipConfig};
 /// let m = Membership::new(MembershipConfig::new("g", "m"));
 /// assert_eq!(m.state(), MemberState::Unsubscribed);
 /// assert!(!MemberState::Unsubscribed.is_member());
@@ -115,7 +115,7 @@ impl MemberState {
     /// True in the states where the member holds an epoch from the broker.
     ///
     /// ```
-    /// use kafka_consumer::group::membership::MemberState;
+    /// use kafka_consumer::group::member::kip848::MemberState;
     /// assert!(MemberState::Reconciling.is_member());
     /// assert!(!MemberState::Joining.is_member());
     /// ```
@@ -127,7 +127,7 @@ impl MemberState {
 /// Why the state changed: the input that caused it.
 ///
 /// ```
-/// use kafka_consumer::group::membership::Transition;
+/// use kafka_consumer::group::member::kip848::Transition;
 /// assert_ne!(Transition::Subscribed, Transition::Joined);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -165,7 +165,7 @@ pub enum Transition {
 /// A heartbeat answer's error that is not handled by a retry.
 ///
 /// ```
-/// use kafka_consumer::group::membership::MemberError;
+/// use kafka_consumer::group::member::kip848::MemberError;
 /// use kafka_proto::ErrorCode;
 /// let e = MemberError { error: ErrorCode::UnsupportedVersion, message: None };
 /// assert!(e.to_string().contains("group.protocol=classic"));
@@ -195,7 +195,7 @@ fn hint(e: ErrorCode) -> &'static str {
 /// What the driver must do next, in order.
 ///
 /// ```
-/// use kafka_consumer::group::membership::MemberAction;
+/// use kafka_consumer::group::member::kip848::MemberAction;
 /// let a = MemberAction::FindCoordinator;
 /// assert!(matches!(a, MemberAction::FindCoordinator));
 /// ```
@@ -234,7 +234,7 @@ pub enum MemberAction {
 /// Settings of a [`Membership`].
 ///
 /// ```
-/// use kafka_consumer::group::membership::MembershipConfig;
+/// use kafka_consumer::group::member::kip848::MembershipConfig;
 /// let c = MembershipConfig::new("orders-app", "3f1c...").instance_id("orders-1");
 /// assert_eq!(c.rebalance_timeout.as_secs(), 300);
 /// assert_eq!(c.instance_id.as_deref(), Some("orders-1"));
@@ -264,7 +264,7 @@ impl MembershipConfig {
     /// Defaults for `group_id` and a member id.
     ///
     /// ```
-    /// use kafka_consumer::group::membership::MembershipConfig;
+    /// use kafka_consumer::group::member::kip848::MembershipConfig;
     /// let c = MembershipConfig::new("g", "m");
     /// assert!(c.instance_id.is_none());
     /// ```
@@ -284,7 +284,7 @@ impl MembershipConfig {
     /// Sets `group.instance.id`.
     ///
     /// ```
-    /// use kafka_consumer::group::membership::MembershipConfig;
+    /// use kafka_consumer::group::member::kip848::MembershipConfig;
     /// assert!(MembershipConfig::new("g", "m").instance_id("i").instance_id.is_some());
     /// ```
     pub fn instance_id(mut self, id: impl Into<String>) -> Self {
@@ -297,7 +297,7 @@ impl MembershipConfig {
 /// "unchanged since the last heartbeat" (null on the wire).
 ///
 /// ```
-/// use kafka_consumer::group::membership::{Membership, MembershipConfig};
+/// use kafka_consumer::group::member::kip848::{Membership, MembershipConfig};
 /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
 /// m.subscribe(["b".to_string(), "a".to_string()]);
 /// m.coordinator_found();
@@ -330,7 +330,7 @@ pub struct Heartbeat {
 /// A ConsumerGroupHeartbeat answer, as the member needs it.
 ///
 /// ```
-/// use kafka_consumer::group::membership::HeartbeatAnswer;
+/// use kafka_consumer::group::member::kip848::HeartbeatAnswer;
 /// use kafka_proto::ErrorCode;
 /// let a = HeartbeatAnswer::error(ErrorCode::FencedMemberEpoch);
 /// assert_eq!(a.member_epoch, -1);
@@ -355,7 +355,7 @@ impl HeartbeatAnswer {
     /// A successful answer.
     ///
     /// ```
-    /// use kafka_consumer::group::membership::HeartbeatAnswer;
+    /// use kafka_consumer::group::member::kip848::HeartbeatAnswer;
     /// let a = HeartbeatAnswer::ok(4, std::time::Duration::from_secs(5), None);
     /// assert!(a.error.is_ok());
     /// ```
@@ -373,7 +373,7 @@ impl HeartbeatAnswer {
     /// An error answer.
     ///
     /// ```
-    /// use kafka_consumer::group::membership::HeartbeatAnswer;
+    /// use kafka_consumer::group::member::kip848::HeartbeatAnswer;
     /// use kafka_proto::ErrorCode;
     /// assert_eq!(HeartbeatAnswer::error(ErrorCode::NotCoordinator).error, ErrorCode::NotCoordinator);
     /// ```
@@ -414,7 +414,7 @@ struct Sent {
 /// The KIP-848 member state machine (see the module docs).
 ///
 /// ```
-/// use kafka_consumer::group::membership::{MemberState, Membership, MembershipConfig};
+/// use kafka_consumer::group::member::kip848::{MemberState, Membership, MembershipConfig};
 /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
 /// m.subscribe(["t".to_string()]);
 /// assert_eq!(m.state(), MemberState::Joining);
@@ -446,7 +446,7 @@ impl Membership {
     /// A member that has not subscribed yet.
     ///
     /// ```
-    /// use kafka_consumer::group::membership::{Membership, MembershipConfig};
+    /// use kafka_consumer::group::member::kip848::{Membership, MembershipConfig};
     /// let m = Membership::new(MembershipConfig::new("g", "m"));
     /// assert_eq!(m.epoch(), 0);
     /// ```
@@ -475,7 +475,7 @@ impl Membership {
     /// The state.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{MemberState, Membership, MembershipConfig};
+    /// # use kafka_consumer::group::member::kip848::{MemberState, Membership, MembershipConfig};
     /// assert_eq!(Membership::new(MembershipConfig::new("g", "m")).state(), MemberState::Unsubscribed);
     /// ```
     pub fn state(&self) -> MemberState {
@@ -485,7 +485,7 @@ impl Membership {
     /// The member epoch (0 before joining).
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
+    /// # use kafka_consumer::group::member::kip848::{Membership, MembershipConfig};
     /// assert_eq!(Membership::new(MembershipConfig::new("g", "m")).epoch(), 0);
     /// ```
     pub fn epoch(&self) -> i32 {
@@ -495,7 +495,7 @@ impl Membership {
     /// The member id.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
+    /// # use kafka_consumer::group::member::kip848::{Membership, MembershipConfig};
     /// assert_eq!(Membership::new(MembershipConfig::new("g", "m-1")).member_id(), "m-1");
     /// ```
     pub fn member_id(&self) -> &str {
@@ -505,7 +505,7 @@ impl Membership {
     /// The partitions the member owns (acknowledged or being acknowledged).
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
+    /// # use kafka_consumer::group::member::kip848::{Membership, MembershipConfig};
     /// assert!(Membership::new(MembershipConfig::new("g", "m")).owned().is_empty());
     /// ```
     pub fn owned(&self) -> &TopicPartitions {
@@ -515,7 +515,7 @@ impl Membership {
     /// The next action for the driver, in order.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
+    /// # use kafka_consumer::group::member::kip848::{Membership, MembershipConfig};
     /// assert!(Membership::new(MembershipConfig::new("g", "m")).poll_action().is_none());
     /// ```
     pub fn poll_action(&mut self) -> Option<MemberAction> {
@@ -591,7 +591,7 @@ impl Membership {
     /// a member; a member sends the new subscription at once.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{MemberState, Membership, MembershipConfig};
+    /// # use kafka_consumer::group::member::kip848::{MemberState, Membership, MembershipConfig};
     /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
     /// m.subscribe(["t".to_string()]);
     /// assert_eq!(m.state(), MemberState::Joining);
@@ -611,7 +611,7 @@ impl Membership {
     /// leave waiting for it goes out at once.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
+    /// # use kafka_consumer::group::member::kip848::{Membership, MembershipConfig};
     /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
     /// m.subscribe(["t".to_string()]);
     /// m.coordinator_found();
@@ -628,7 +628,7 @@ impl Membership {
     /// heartbeat is scheduled; `Some(past)` means now.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
+    /// # use kafka_consumer::group::member::kip848::{Membership, MembershipConfig};
     /// let m = Membership::new(MembershipConfig::new("g", "m"));
     /// assert!(m.next_heartbeat_at().is_none());
     /// ```
@@ -659,7 +659,7 @@ impl Membership {
     /// needed).
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
+    /// # use kafka_consumer::group::member::kip848::{Membership, MembershipConfig};
     /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
     /// m.subscribe(["t".to_string()]);
     /// m.coordinator_found();
@@ -759,7 +759,7 @@ impl Membership {
     /// coordinator is looked up again.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{MemberAction, Membership, MembershipConfig};
+    /// # use kafka_consumer::group::member::kip848::{MemberAction, Membership, MembershipConfig};
     /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
     /// m.subscribe(["t".to_string()]);
     /// m.coordinator_found();
@@ -785,7 +785,7 @@ impl Membership {
     /// Applies a heartbeat answer.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{HeartbeatAnswer, MemberState, Membership, MembershipConfig};
+    /// # use kafka_consumer::group::member::kip848::{HeartbeatAnswer, MemberState, Membership, MembershipConfig};
     /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
     /// m.subscribe(["t".to_string()]);
     /// m.coordinator_found();
@@ -932,7 +932,7 @@ impl Membership {
     /// The driver ran the lost callback: a fenced member rejoins.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
+    /// # use kafka_consumer::group::member::kip848::{Membership, MembershipConfig};
     /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
     /// assert!(!m.lost_done(), "nothing was lost");
     /// ```
@@ -950,7 +950,7 @@ impl Membership {
     /// them once).
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{HeartbeatAnswer, MemberAction, Membership, MembershipConfig};
+    /// # use kafka_consumer::group::member::kip848::{HeartbeatAnswer, MemberAction, Membership, MembershipConfig};
     /// # use std::collections::{BTreeMap, BTreeSet};
     /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
     /// m.subscribe(["t".to_string()]);
@@ -1026,7 +1026,7 @@ impl Membership {
     /// when no revocation was awaited (e.g. fenced meanwhile).
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
+    /// # use kafka_consumer::group::member::kip848::{Membership, MembershipConfig};
     /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
     /// assert!(!m.revocation_done());
     /// ```
@@ -1064,7 +1064,7 @@ impl Membership {
     /// Returns false when no assignment was awaited.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
+    /// # use kafka_consumer::group::member::kip848::{Membership, MembershipConfig};
     /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
     /// assert!(!m.assignment_done());
     /// ```
@@ -1090,7 +1090,7 @@ impl Membership {
     /// [`Self::rejoin`].
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{HeartbeatAnswer, MemberState, Membership, MembershipConfig};
+    /// # use kafka_consumer::group::member::kip848::{HeartbeatAnswer, MemberState, Membership, MembershipConfig};
     /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
     /// m.subscribe(["t".to_string()]);
     /// m.coordinator_found();
@@ -1115,7 +1115,7 @@ impl Membership {
     /// The application polled again after a poll timeout: join anew.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
+    /// # use kafka_consumer::group::member::kip848::{Membership, MembershipConfig};
     /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
     /// assert!(!m.rejoin(), "not stale");
     /// ```
@@ -1132,7 +1132,7 @@ impl Membership {
     /// yet joined leaves at once.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{MemberState, Membership, MembershipConfig};
+    /// # use kafka_consumer::group::member::kip848::{MemberState, Membership, MembershipConfig};
     /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
     /// m.subscribe(["t".to_string()]);
     /// m.leave();
