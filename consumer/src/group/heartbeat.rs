@@ -7,7 +7,7 @@
 use super::consumer::{Queued, Shared, lock};
 use crate::group::member::classic::{ClassicAction, ClassicMember, ClassicState, Request};
 use crate::group::member::kip848::{
-    Heartbeat, HeartbeatAnswer, MemberAction, MemberError, MemberState,
+    Heartbeat, HeartbeatAnswer, Kip848Action, MemberError, MemberState,
 };
 use kafka_client::cluster::Cluster;
 use kafka_client::connection::Connection;
@@ -105,17 +105,17 @@ impl HeartbeatTask {
         let mut woke = false;
         while let Some(a) = s.member.kip848().poll_action() {
             match a {
-                MemberAction::FindCoordinator => s.coordinator = None,
-                MemberAction::ResolveTopics(ids) => {
+                Kip848Action::FindCoordinator => s.coordinator = None,
+                Kip848Action::ResolveTopics(ids) => {
                     tracing::debug!(
                         ?ids,
                         "group consumer: unknown topic ids; refreshing metadata"
                     );
                     self.cluster.invalidate();
                 }
-                MemberAction::Fatal(e) => {
+                Kip848Action::Fatal(e) => {
                     s.fatal = Some(e.clone());
-                    s.events.push_back(Queued::Kip848(MemberAction::Fatal(e)));
+                    s.events.push_back(Queued::Kip848(Kip848Action::Fatal(e)));
                     woke = true;
                 }
                 other => {

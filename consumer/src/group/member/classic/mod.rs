@@ -2,7 +2,7 @@
 //! (`group.protocol=classic`, the only one before Kafka 4.0): JoinGroup,
 //! SyncGroup with a client-side [`assignor`] run by the group leader,
 //! Heartbeat and LeaveGroup. A deterministic, sans-IO state machine, like
-//! the KIP-848 [`Membership`](crate::group::member::kip848::Membership):
+//! the KIP-848 [`Kip848Member`](crate::group::member::kip848::Kip848Member):
 //! answers, application confirmations and time go in; requests to send and
 //! [`ClassicAction`]s come out. The rules follow Java's
 //! `AbstractCoordinator` and `ConsumerCoordinator`.
