@@ -99,7 +99,7 @@ impl std::fmt::Debug for Job {
 /// What the commit task needs to build and send an OffsetCommit.
 pub(super) struct Committer {
     pub(super) shared: Arc<Mutex<Shared>>,
-    /// Wakes the heartbeat task (which finds the coordinator).
+    /// Wakes the group driver (which finds the coordinator).
     pub(super) wake_task: Arc<Notify>,
     pub(super) group_id: String,
     pub(super) instance_id: Option<String>,

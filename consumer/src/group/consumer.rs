@@ -37,7 +37,7 @@
 
 use super::config::GroupConsumerConfig;
 use super::config::GroupProtocol;
-use super::heartbeat::{HeartbeatTask, classic_task, heartbeat_task};
+use super::driver::{GroupDriver, drive_classic, drive_kip848};
 use crate::group::commit::{CommitQueue, Committer, PendingCommit};
 use crate::group::member::classic::{ClassicAction, ClassicMember};
 use crate::group::member::kip848::{
@@ -268,7 +268,7 @@ pub struct GroupConsumer {
     cluster: Arc<Cluster>,
     reader: Reader,
     shared: Arc<Mutex<Shared>>,
-    /// Wakes the heartbeat task.
+    /// Wakes the group driver.
     wake_task: Arc<Notify>,
     /// Wakes a waiting poll when an event arrives.
     wake_poll: Arc<Notify>,
@@ -350,7 +350,7 @@ impl GroupConsumer {
         let shared = Arc::new(Mutex::new(Shared::new(member)));
         let wake_task = Arc::new(Notify::new());
         let wake_poll = Arc::new(Notify::new());
-        let t = HeartbeatTask {
+        let t = GroupDriver {
             shared: shared.clone(),
             cluster: cluster.clone(),
             wake_task: wake_task.clone(),
@@ -361,8 +361,8 @@ impl GroupConsumer {
             request_timeout: config.connection.request_timeout,
         };
         let task = match config.protocol {
-            GroupProtocol::Consumer => tokio::spawn(heartbeat_task(t)),
-            GroupProtocol::Classic => tokio::spawn(classic_task(t, config.max_poll_interval)),
+            GroupProtocol::Consumer => tokio::spawn(drive_kip848(t)),
+            GroupProtocol::Classic => tokio::spawn(drive_classic(t, config.max_poll_interval)),
         };
         let reader = Reader::new(cluster.clone(), config.reader.clone());
         let commits = CommitQueue::start(Committer {

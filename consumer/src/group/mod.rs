@@ -20,7 +20,7 @@ use kafka_client::internal_mod;
 internal_mod!(commit);
 mod config;
 pub mod consumer;
-mod heartbeat;
+mod driver;
 internal_mod!(member);
 mod stream;
 

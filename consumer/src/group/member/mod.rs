@@ -1,5 +1,6 @@
 //! The two sans-IO state machines of a group member, one per group
-//! protocol; the [driver](super::GroupConsumer)'s task runs the one in use:
+//! protocol; the group driver (the background task of a
+//! [`GroupConsumer`](super::GroupConsumer)) runs the one in use:
 //!
 //! 1. [`kip848`]: `group.protocol=consumer` (KIP-848): the broker computes
 //!    the assignment; the member heartbeats, reconciles and acknowledges.
