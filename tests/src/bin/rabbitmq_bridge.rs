@@ -30,8 +30,8 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use kafka_sink::{Bridge, BridgeConfig, BridgeEvent, BridgeStats};
 use kafka_sink::kafka::KafkaSinkRecord;
+use kafka_sink::{Bridge, BridgeConfig, BridgeEvent, BridgeStats};
 
 const USAGE: &str = "usage: rabbitmq_bridge --amqp URL --queue QUEUE --bootstrap HOST:PORT \
 --topic TOPIC --checkpoint-dir DIR [--interval-ms MS] [--idle-exit-ms MS] [--prefetch N] \
