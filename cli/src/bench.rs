@@ -11,7 +11,6 @@
 //! untimed warm-up run of ours (a quarter of `--records`, at most 100,000)
 //! comes first so the broker's JIT is warm for every measurement.
 
-use crate::args::BenchArgs;
 use crate::common::{Globals, create_topic};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::output::{bar, note, status};
@@ -504,4 +503,42 @@ pub async fn run(
         ));
     }
     Ok(())
+}
+
+pub const BENCH_HELP: &str = "\
+Measures, against one broker in one run: idempotent producer throughput;
+transactional throughput committing every 100 ms and every 1 s, with commit
+latency p50/p99; optionally (--sink) the Kafka sink by semantic. Beside each,
+when Java is available and the cluster is the local one, Java's
+ProducerPerformance with the same settings, and the ratio ours/Java. Without
+--bootstrap a local one-node Kafka is started. -X settings apply to our
+producers and to Java's.
+
+Examples:
+  kafka-eos bench
+  kafka-eos bench --records 1000000 --record-size 1024
+  kafka-eos --bootstrap localhost:9092 bench --records 100000 --sink
+  kafka-eos bench --records 2000 --no-java";
+
+/// `bench` options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchArgs {
+    /// Records per measurement.
+    #[arg(long, default_value_t = 200_000, value_name = "N")]
+    pub records: u64,
+    /// Value size in bytes.
+    #[arg(long, default_value_t = 100, value_name = "BYTES")]
+    pub record_size: usize,
+    /// Partitions of each benchmark topic.
+    #[arg(long, default_value_t = 6, value_name = "N")]
+    pub partitions: i32,
+    /// Skip Java's ProducerPerformance.
+    #[arg(long)]
+    pub no_java: bool,
+    /// Also measure the Kafka sink (none, at-least-once, exactly-once).
+    #[arg(long)]
+    pub sink: bool,
+    /// Kafka version of the local cluster (without --bootstrap).
+    #[arg(long, default_value = "4.4", value_name = "VERSION")]
+    pub kafka_version: String,
 }

@@ -1,15 +1,15 @@
 //! `bridge`: the exactly-once RabbitMQ → Kafka bridge
-//! ([`kafka_sink::bridge::Bridge`]) from the command line, with a progress
+//! ([`kafka_sink::Bridge`]) from the command line, with a progress
 //! line, a summary, and Ctrl-C/SIGTERM stopping after a final checkpoint.
 
-use crate::args::{BridgeArgs, PartitionerArg};
+use crate::args::{PartitionerArg, parse_partitioner};
 use crate::common::{Globals, partition_count};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::output::{note, status};
 use kafka_producer::PartitionerChoice;
-use kafka_sink::bridge::{Bridge, BridgeConfig, BridgeError, BridgeEvent, BridgeStats};
 use kafka_sink::kafka::KafkaSinkRecord;
 use kafka_sink::source::RabbitMqSourceError;
+use kafka_sink::{Bridge, BridgeConfig, BridgeError, BridgeEvent, BridgeStats};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -144,7 +144,7 @@ pub async fn run(g: &Globals, a: BridgeArgs) -> CliResult<()> {
         a.checkpoint_dir.clone(),
     );
     // The only semantic: the bridge runs the sink in EXACTLY_ONCE.
-    let crate::args::BridgeSemantic::ExactlyOnce = a.semantic;
+    let BridgeSemantic::ExactlyOnce = a.semantic;
     let prefix = config.sink.transactional_id_prefix.clone();
     let timeout = config.sink.transaction_timeout;
     config.sink.producer = producer;
@@ -254,6 +254,89 @@ pub async fn run(g: &Globals, a: BridgeArgs) -> CliResult<()> {
             .map_or("none".to_string(), |id| id.to_string()),
     );
     Ok(())
+}
+
+pub const BRIDGE_HELP: &str = "\
+Each message becomes one record: key = its AMQP correlation id, value = its
+body. Every message needs a unique correlation id (it drives de-duplication). Messages are acknowledged to RabbitMQ only after
+the Kafka transaction holding them committed, and a checkpoint (a file in
+--checkpoint-dir) ties both: restarted with the same --checkpoint-dir and
+--transactional-id-prefix, the bridge resumes without loss or duplicates.
+Ctrl-C (or SIGTERM) stops after a final checkpoint; a second Ctrl-C exits
+at once (the open transaction is aborted by the next start).
+
+Partitions: by default as Java's producer, murmur2 of the key (the
+correlation id), so every message with one correlation id lands in the
+same partition, and a Java producer would pick the same one. --partitioner
+(or -X partitioner.class=..., e.g.
+org.apache.kafka.clients.producer.RoundRobinPartitioner) chooses another;
+a class this client does not implement is refused, and so is giving both.
+
+Examples:
+  kafka-eos --bootstrap localhost:9092 bridge --amqp amqp://guest:guest@localhost:5672/%2f \\
+      --queue orders --topic orders --checkpoint-dir /var/lib/orders-bridge
+  kafka-eos --bootstrap localhost:9092 -X compression.type=zstd bridge --amqp amqp://localhost \\
+      --queue orders --topic orders --checkpoint-dir cp --checkpoint-interval-ms 500 --prefetch 1000
+  kafka-eos --bootstrap localhost:9092 bridge --amqp amqp://localhost --queue q --topic t \\
+      --checkpoint-dir cp --idle-exit-ms 10000
+  kafka-eos --bootstrap localhost:9092 bridge --amqp amqp://localhost --queue q --topic t \\
+      --checkpoint-dir cp --partitioner round-robin";
+
+/// `bridge` options.
+#[derive(Debug, clap::Args)]
+pub struct BridgeArgs {
+    /// The RabbitMQ URI, amqp://user:password@host:port/vhost.
+    #[arg(long, env = "KAFKA_EOS_AMQP", value_name = "URI")]
+    pub amqp: String,
+    /// The queue to consume (declared durable if missing).
+    #[arg(long, short = 'q')]
+    pub queue: String,
+    /// The Kafka topic (must exist).
+    #[arg(long, short = 't')]
+    pub topic: String,
+    /// Directory of the checkpoints; reuse it to resume.
+    #[arg(long, value_name = "DIR")]
+    pub checkpoint_dir: std::path::PathBuf,
+    /// Transactional id prefix: stable across restarts, unique per bridge
+    /// (default rabbitmq-bridge-QUEUE).
+    #[arg(long, value_name = "PREFIX")]
+    pub transactional_id_prefix: Option<String>,
+    /// Checkpoint (transaction commit + acknowledgement) interval.
+    #[arg(long, default_value_t = 1_000, value_name = "MS")]
+    pub checkpoint_interval_ms: u64,
+    /// RabbitMQ prefetch (unacknowledged messages in flight, > 0).
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    pub prefetch: u16,
+    /// Delivery guarantee; the bridge is exactly-once only (the Kafka
+    /// sink's EXACTLY_ONCE semantic with RabbitMQ acknowledgements on
+    /// checkpoint completion).
+    #[arg(long, value_enum, default_value = "exactly-once")]
+    pub semantic: BridgeSemantic,
+    /// Stop (after a final checkpoint) once no message arrived for this long.
+    #[arg(long, value_name = "MS")]
+    pub idle_exit_ms: Option<u64>,
+    /// Correlation ids remembered to drop messages published twice (0: off).
+    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    pub dedup_window: usize,
+    /// Kafka transaction timeout (default 600000).
+    #[arg(long, value_name = "MS")]
+    pub transaction_timeout_ms: Option<u64>,
+    /// How long to keep trying to (re)connect to RabbitMQ.
+    #[arg(long, default_value_t = 120_000, value_name = "MS")]
+    pub reconnect_timeout_ms: u64,
+    /// How records are assigned to partitions: default (murmur2 of the key,
+    /// as Java's producer), round-robin, key-hash, fixed:N (every record to
+    /// partition N modulo the partition count). Default: -X
+    /// partitioner.class if given, else default.
+    #[arg(long, value_parser = parse_partitioner, value_name = "NAME")]
+    pub partitioner: Option<PartitionerArg>,
+}
+
+/// `bridge --semantic`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BridgeSemantic {
+    /// Kafka transactions committed per checkpoint; RabbitMQ acknowledged after.
+    ExactlyOnce,
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `consume`: a topic's records to stdout with the read_committed-capable
 //! [`Reader`].
 
-use crate::args::{ConsumeArgs, Isolation, OffsetArg, OutputFormat, Piece};
+use crate::args::{Isolation, OffsetArg, parse_offset};
 use crate::common::{Globals, partitions};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::output::{Counters, Progress, json_bytes, json_str, summary};
@@ -482,6 +482,245 @@ async fn commit_written(
     }
 }
 
+pub const CONSUME_HELP: &str = "\
+Where to start (-o/--offset, in every partition read):
+  beginning | end   the log start, or the end (read_committed: the last
+                    stable offset); earliest/latest are accepted too
+  N                 offset N
+  -N                N records before the end (not before the log start)
+  s@UNIX_MS         the first record with a timestamp at or after UNIX_MS
+                    (ListOffsets by timestamp; the end if there is none)
+
+With --group GROUP the command is a member of that consumer group: Kafka's
+group coordinator splits the partitions between the members (run several),
+each resumes at the group's committed offset (-o beginning|end for a
+partition without one), and the offsets of the records written are committed
+after each write and before a partition is given up (not -p, -e).
+
+When to stop: -e/--exit-at-end stops at the end offsets read at start (the
+high watermark, or the last stable offset under read_committed); -c/--count N
+after N records; --timeout-ms once no record arrived for that long. Without
+any of them the command follows the topic until Ctrl-C.
+
+Output formats (--format):
+  value             the value bytes then \\n (a null value prints an empty line)
+  key-value         KEY<SEP>VALUE\\n, SEP from --key-separator (default TAB;
+                    null prints as empty)
+  json              one JSON object per line: topic, partition, offset,
+                    timestamp, timestamp_type, key, value, headers [{key,
+                    value}]. key, value and header values are null, a string
+                    when the bytes are valid UTF-8, or {\"base64\": \"...\"}
+                    (standard alphabet, padded) otherwise.
+  length-delimited  what `produce --format length-delimited` reads: a 4-byte
+                    big-endian length then the value (-1: a null value); with
+                    --key-separator SEP the framed bytes are KEY<SEP>VALUE
+  a template        as kcat's -f: %k key, %K key length (-1: null), %s value,
+                    %S value length (-1: null), %R value length as 4-byte
+                    big-endian, %t topic, %p partition, %o offset, %T timestamp
+                    (ms), %h headers (k=v,k2=v2; a null value: k), %% a %;
+                    escapes \\n \\r \\t \\\\ \\xHH. No newline is added.
+
+Examples:
+  kafka-eos consume --topic orders -e
+  kafka-eos consume --topic orders --count 10 -o -10
+  kafka-eos consume --topic orders --isolation-level read_uncommitted --format json -e
+  kafka-eos consume --topic orders -o s@1764000000000 --format '%t/%p@%o %T key=%k headers=%h: %s\\n'
+  kafka-eos consume --topic orders --partitions 0,1 -o end --format key-value
+  kafka-eos consume --topic orders -e --format length-delimited > orders.bin
+  kafka-eos consume --topic orders --partitions 2 -o 1500 --count 100 --timeout-ms 5000";
+
+/// `consume` options.
+#[derive(Debug, clap::Args)]
+pub struct ConsumeArgs {
+    /// The topic.
+    #[arg(long, short = 't')]
+    pub topic: String,
+    /// Partitions to read (default: all).
+    #[arg(long, short = 'p', value_delimiter = ',', value_name = "P[,P...]")]
+    pub partitions: Vec<i32>,
+    /// Isolation level (Java's isolation.level).
+    #[arg(
+        long,
+        alias = "isolation",
+        value_enum,
+        default_value = "read_committed"
+    )]
+    pub isolation_level: Isolation,
+    /// Where to start in each partition: beginning, end, N, -N (N before the
+    /// end) or s@UNIX_MS (the first record at or after that time).
+    #[arg(
+        long,
+        short = 'o',
+        alias = "from",
+        value_parser = parse_offset,
+        default_value = "beginning",
+        value_name = "WHERE",
+        allow_hyphen_values = true
+    )]
+    pub offset: OffsetArg,
+    /// Stop at the end offsets read at start (the high watermark, or the
+    /// last stable offset under read_committed).
+    #[arg(long, short = 'e')]
+    pub exit_at_end: bool,
+    /// Stop after this many records.
+    #[arg(long, short = 'c', short_alias = 'n', value_name = "N")]
+    pub count: Option<u64>,
+    /// Output format: value, key-value, json, length-delimited or a template
+    /// (%k %s %t %p %o %T %h ...; see below).
+    #[arg(long, value_parser = parse_format, default_value = "value", value_name = "FORMAT")]
+    pub format: OutputFormat,
+    /// Separator between key and value: key-value (default TAB) and
+    /// length-delimited (default: the value alone).
+    #[arg(long, value_name = "SEP")]
+    pub key_separator: Option<String>,
+    /// Stop once no record arrived for this long (ms).
+    #[arg(long, value_name = "MS")]
+    pub timeout_ms: Option<u64>,
+    /// Read as a member of this consumer group (KIP-848): the group
+    /// coordinator assigns the partitions, reading resumes at the group's
+    /// committed offsets (-o beginning|end for partitions without one), and
+    /// the offsets of the records written to stdout are committed.
+    #[arg(long, short = 'G', value_name = "GROUP", conflicts_with_all = ["partitions", "exit_at_end"])]
+    pub group: Option<String>,
+}
+
+/// `consume --format`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// The value only.
+    Value,
+    /// Key, separator, value.
+    KeyValue,
+    /// JSON lines with metadata.
+    Json,
+    /// What `produce --format length-delimited` reads: a 4-byte big-endian
+    /// length then the bytes (-1: a null value).
+    LengthDelimited,
+    /// A kcat-style template (`%k`, `%s`, ... and `\n`, `\t`, ...).
+    Template(Vec<Piece>),
+}
+
+pub fn parse_format(s: &str) -> Result<OutputFormat, String> {
+    match s {
+        "value" => Ok(OutputFormat::Value),
+        "key-value" => Ok(OutputFormat::KeyValue),
+        "json" => Ok(OutputFormat::Json),
+        "length-delimited" => Ok(OutputFormat::LengthDelimited),
+        t if t.contains('%') || t.contains('\\') => parse_template(t).map(OutputFormat::Template),
+        _ => Err(
+            "expected value, key-value, json, length-delimited or a template with %k %s %t %p %o %T %h ..."
+                .into(),
+        ),
+    }
+}
+
+/// One piece of a `consume --format` template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// Bytes copied as they are (escapes resolved).
+    Literal(Vec<u8>),
+    /// `%k`: the key (nothing for a null key).
+    Key,
+    /// `%K`: the key's length, -1 for a null key.
+    KeyLen,
+    /// `%s`: the value (nothing for a null value).
+    Value,
+    /// `%S`: the value's length, -1 for a null value.
+    ValueLen,
+    /// `%R`: the value's length (-1 for null) as a 4-byte big-endian integer.
+    ValueLenBinary,
+    /// `%t`: the topic.
+    Topic,
+    /// `%p`: the partition.
+    Partition,
+    /// `%o`: the offset.
+    Offset,
+    /// `%T`: the timestamp (ms since the epoch).
+    Timestamp,
+    /// `%h`: the headers as `k=v,k2=v2` (a null value: `k` alone).
+    Headers,
+}
+
+/// Parses a kcat-style `-f` template: `%k %K %s %S %R %t %p %o %T %h %%`
+/// and the escapes `\n \r \t \\ \xHH`.
+pub fn parse_template(t: &str) -> Result<Vec<Piece>, String> {
+    let mut pieces = Vec::new();
+    let mut lit = Vec::new();
+    let b = t.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' => {
+                let Some(&c) = b.get(i + 1) else {
+                    return Err("a template cannot end with %".into());
+                };
+                let piece = match c {
+                    b'%' => {
+                        lit.push(b'%');
+                        None
+                    }
+                    b'k' => Some(Piece::Key),
+                    b'K' => Some(Piece::KeyLen),
+                    b's' => Some(Piece::Value),
+                    b'S' => Some(Piece::ValueLen),
+                    b'R' => Some(Piece::ValueLenBinary),
+                    b't' => Some(Piece::Topic),
+                    b'p' => Some(Piece::Partition),
+                    b'o' => Some(Piece::Offset),
+                    b'T' => Some(Piece::Timestamp),
+                    b'h' => Some(Piece::Headers),
+                    other => {
+                        return Err(format!(
+                            "unknown template field %{}: use %k %K %s %S %R %t %p %o %T %h or %%",
+                            other as char
+                        ));
+                    }
+                };
+                if let Some(p) = piece {
+                    if !lit.is_empty() {
+                        pieces.push(Piece::Literal(std::mem::take(&mut lit)));
+                    }
+                    pieces.push(p);
+                }
+                i += 2;
+            }
+            b'\\' => {
+                let Some(&c) = b.get(i + 1) else {
+                    return Err("a template cannot end with \\".into());
+                };
+                i += 2;
+                match c {
+                    b'n' => lit.push(b'\n'),
+                    b'r' => lit.push(b'\r'),
+                    b't' => lit.push(b'\t'),
+                    b'\\' => lit.push(b'\\'),
+                    b'x' => {
+                        let hex = t.get(i..i + 2).unwrap_or_default();
+                        let v = u8::from_str_radix(hex, 16)
+                            .map_err(|_| format!("\\x needs two hex digits, got {hex:?}"))?;
+                        lit.push(v);
+                        i += 2;
+                    }
+                    other => {
+                        return Err(format!(
+                            "unknown escape \\{}: use \\n \\r \\t \\\\ or \\xHH",
+                            other as char
+                        ));
+                    }
+                }
+            }
+            c => {
+                lit.push(c);
+                i += 1;
+            }
+        }
+    }
+    if !lit.is_empty() {
+        pieces.push(Piece::Literal(lit));
+    }
+    Ok(pieces)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -530,12 +769,35 @@ mod tests {
         let mut b = Vec::new();
         format_record(&mut b, &null, &OutputFormat::LengthDelimited, Some(b"::"));
         assert_eq!(b, (-1i32).to_be_bytes());
-        let t = crate::args::parse_template("%t|%p|%o|%T|%k|%K|%s|%S|%h|%R\\n").unwrap();
+        let t = parse_template("%t|%p|%o|%T|%k|%K|%s|%S|%h|%R\\n").unwrap();
         let mut b = Vec::new();
         format_record(&mut b, &r, &OutputFormat::Template(t.clone()), None);
         assert_eq!(b, b"t\"|1|7|99|k|1|\xff|1|h|\0\0\0\x01\n");
         let mut b = Vec::new();
         format_record(&mut b, &null, &OutputFormat::Template(t), None);
         assert_eq!(b, b"t\"|1|7|99||-1||-1|h|\xff\xff\xff\xff\n");
+    }
+
+    #[test]
+    fn templates() {
+        assert_eq!(
+            parse_template("%t/%p@%o %k=%s 100%%\\n\\x41").unwrap(),
+            vec![
+                Piece::Topic,
+                Piece::Literal(b"/".to_vec()),
+                Piece::Partition,
+                Piece::Literal(b"@".to_vec()),
+                Piece::Offset,
+                Piece::Literal(b" ".to_vec()),
+                Piece::Key,
+                Piece::Literal(b"=".to_vec()),
+                Piece::Value,
+                Piece::Literal(b" 100%\nA".to_vec()),
+            ]
+        );
+        assert!(parse_template("%q").unwrap_err().contains("%q"));
+        assert!(parse_template("50%").is_err() && parse_template("\\xZZ").is_err());
+        assert_eq!(parse_format("json"), Ok(OutputFormat::Json));
+        assert!(parse_format("yaml").is_err());
     }
 }

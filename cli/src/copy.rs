@@ -1,17 +1,14 @@
 //! `kafka-eos copy`: exactly-once topic → topic on a consumer group, the
 //! input offsets committed in the output transaction
-//! ([`kafka_sink::kafka_source::ConsumeTransformProduce`]).
+//! ([`kafka_sink::ConsumeTransformProduce`]).
 
-use crate::args::CopyArgs;
 use crate::common::{Globals, check_topic, partition_count};
 use crate::error::{CliError, CliResult, ExitCode};
 use kafka_client::Cluster;
 use kafka_consumer::reader::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_producer::ProducerRecord;
 use kafka_producer::TransactionError;
-use kafka_sink::kafka_source::{
-    ConsumeTransformProduce, PipelineConfig, PipelineError, PipelineStats,
-};
+use kafka_sink::{ConsumeTransformProduce, PipelineConfig, PipelineError, PipelineStats};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -261,4 +258,79 @@ fn report(txn_id: &str, s: &PipelineStats, elapsed: Duration) {
         elapsed.as_millis(),
         s.commit_time_max.as_secs_f64() * 1e3,
     );
+}
+
+pub const COPY_HELP: &str = "\
+Each input record becomes one output record with the same key, value and
+headers (the output partition is chosen as Java's producer does: murmur2 of
+the key). Input offsets are committed in the output transaction (the Kafka
+Streams exactly-once model, KIP-447): a read_committed reader of --to sees
+every input record exactly once, whatever happens to the copiers.
+
+Run any number of copiers with the same --group: Kafka's group coordinator
+splits the input partitions between them, and any of them may be killed
+(even SIGKILL) and restarted at any moment. A killed copier's open
+transaction is aborted by its transaction timeout (--transaction-timeout-ms)
+and its input copied again by the next owner. A live copier whose open
+transaction the coordinator rolled back (a coordinator failover longer than
+the transaction timeout) starts a new producer with its transactional id
+and copies that input again.
+
+Ctrl-C or SIGTERM: the open transaction is aborted, the copier leaves the
+group and prints its counts as one JSON line on stderr (records consumed and
+committed, transactions committed and aborted, producer restarts, the time
+elapsed, the committed records per second, and the mean and longest commit
+in ms). Exit status 0 after
+SIGTERM, --idle-exit-ms or --exit-at-end, 130 after Ctrl-C, 5 when its producer was fenced
+again and again (another process uses its transactional id), 1 on any other
+failure.
+
+-X settings go to the consumer (group.*, isolation.level, auto.offset.reset,
+max.poll.interval.ms, fetch.*) or to the producer; connection and security
+settings to both. The consumer reads read_committed from the earliest
+offset unless -X says otherwise.
+
+Examples:
+  kafka-eos copy --from orders --to orders-copy --group copier --transactional-id-prefix copier
+  kafka-eos copy --from in --to out --group g --transactional-id-prefix g --enable-random-aborts";
+
+/// `copy` options.
+#[derive(Debug, clap::Args)]
+pub struct CopyArgs {
+    /// The input topic.
+    #[arg(long)]
+    pub from: String,
+    /// The output topic (must exist).
+    #[arg(long)]
+    pub to: String,
+    /// The consumer group (group.id) the copiers share.
+    #[arg(long)]
+    pub group: String,
+    /// Transactional id prefix; each process adds a unique suffix.
+    #[arg(long, value_name = "PREFIX")]
+    pub transactional_id_prefix: String,
+    /// How long a transaction stays open.
+    #[arg(long, default_value_t = 100, value_name = "MS")]
+    pub commit_interval_ms: u64,
+    /// transaction.timeout.ms of the copier's producer: how long a killed
+    /// copier's open transaction blocks its partitions.
+    #[arg(long, default_value_t = 10_000, value_name = "MS")]
+    pub transaction_timeout_ms: u64,
+    /// Abort about one transaction in three instead of committing it (a test
+    /// of the abort path).
+    #[arg(long)]
+    pub enable_random_aborts: bool,
+    /// Seed of the random aborts (default: from the clock; printed).
+    #[arg(long, value_name = "SEED")]
+    pub seed: Option<u64>,
+    /// Stop (aborting nothing: the last transaction is committed) once no
+    /// input record arrived for this long.
+    #[arg(long, value_name = "MS")]
+    pub idle_exit_ms: Option<u64>,
+    /// Stop once the group has committed the input up to its end as it was
+    /// when the copier started (the last stable offset of every input
+    /// partition): with any number of copiers on the group, each exits
+    /// once the whole input is copied. The last transaction is committed.
+    #[arg(long)]
+    pub exit_at_end: bool,
 }

@@ -10,7 +10,6 @@
 //! `finished`), which the parent reads to draw its progress line and to
 //! time its kills.
 
-use crate::args::{DemoArgs, DemoWorkerArgs};
 use crate::common::{Globals, create_topic, partitions};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::output::{bar, note, status};
@@ -574,6 +573,77 @@ pub async fn run(g: &Globals, a: DemoArgs, startup: Option<Duration>) -> CliResu
             "the topic does not hold every record exactly once (see the report)",
         ))
     }
+}
+
+pub const DEMO_HELP: &str = "\
+Without --bootstrap a local one-node Kafka is started (kafka-testcontainers:
+Maven jars and Java; the first run downloads about 55 MB; builds without the
+default cargo feature local-kafka need --bootstrap). With --bootstrap
+the demo runs against that cluster and creates its topic (a unique name per
+run unless --topic is given; an existing topic must be empty).
+
+The pipeline (a numbered source -> the EXACTLY_ONCE Kafka sink under the
+checkpoint driver) runs as a child process (this binary re-executed), is
+SIGKILLed --kills times part-way and restarted from its last checkpoint. A
+read_committed read then checks the count, the set and the per-partition
+order. Exit 0 when every record is there exactly once, 1 otherwise.
+
+Examples:
+  kafka-eos demo
+  kafka-eos demo --records 50000 --kills 5 --checkpoint-interval-ms 100
+  kafka-eos --bootstrap localhost:9092 demo --partitions 6
+  kafka-eos --bootstrap localhost:9092 -X acks=all -X linger.ms=10 demo --topic eos-demo";
+
+/// `demo` options.
+#[derive(Debug, clap::Args)]
+pub struct DemoArgs {
+    /// Records the pipeline writes.
+    #[arg(long, default_value_t = 20_000, value_name = "N")]
+    pub records: u64,
+    /// Partitions of the demo topic.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub partitions: i32,
+    /// SIGKILLs of the pipeline process before it may finish.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub kills: u32,
+    /// Checkpoint (and transaction commit) interval.
+    #[arg(long, default_value_t = 200, value_name = "MS")]
+    pub checkpoint_interval_ms: u64,
+    /// Source rate in records per second (0: unthrottled).
+    #[arg(long, default_value_t = 4_000, value_name = "N")]
+    pub rate: u64,
+    /// The topic (default: kafka-eos-demo-RUNID, unique per run).
+    #[arg(long, short = 't')]
+    pub topic: Option<String>,
+    /// Checkpoint directory (default: a temporary one, removed afterwards).
+    #[arg(long, value_name = "DIR")]
+    pub checkpoint_dir: Option<std::path::PathBuf>,
+    /// Kafka version of the local cluster (without --bootstrap).
+    #[arg(long, default_value = "4.4", value_name = "VERSION")]
+    pub kafka_version: String,
+}
+
+/// The hidden `demo-worker` (the pipeline process).
+#[derive(Debug, clap::Args)]
+pub struct DemoWorkerArgs {
+    /// Topic.
+    #[arg(long)]
+    pub topic: String,
+    /// Checkpoint directory.
+    #[arg(long)]
+    pub checkpoint_dir: std::path::PathBuf,
+    /// Records to write in total.
+    #[arg(long)]
+    pub records: u64,
+    /// Checkpoint interval.
+    #[arg(long)]
+    pub checkpoint_interval_ms: u64,
+    /// Records per second (0: unthrottled).
+    #[arg(long)]
+    pub rate: u64,
+    /// Transactional id prefix.
+    #[arg(long)]
+    pub transactional_id_prefix: String,
 }
 
 #[cfg(test)]

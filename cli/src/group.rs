@@ -2,7 +2,7 @@
 //! ConsumerGroupDescribe / DescribeGroups, OffsetFetch for all topics,
 //! ListOffsets, DeleteGroups), as Kafka's `kafka-consumer-groups.sh`.
 
-use crate::args::{GroupCommand, Isolation};
+use crate::args::Isolation;
 use crate::common::Globals;
 use crate::error::{CliError, CliResult};
 use kafka_admin::{self as admin, GroupDescription, GroupMember};
@@ -277,6 +277,80 @@ pub async fn run(g: &Globals, command: GroupCommand) -> CliResult<()> {
         }
     }
 }
+
+pub const GROUP_HELP: &str = "\
+Examples:
+  kafka-eos group list
+  kafka-eos group describe billing
+  kafka-eos group describe billing --isolation-level read_committed
+  kafka-eos group delete billing old-app";
+
+/// `group` and its subcommands.
+#[derive(Debug, clap::Args)]
+pub struct GroupArgs {
+    /// The group command.
+    #[command(subcommand)]
+    pub command: GroupCommand,
+}
+
+/// The `group` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum GroupCommand {
+    /// List the consumer groups of the cluster.
+    #[command(after_help = GROUP_LIST_HELP)]
+    List,
+    /// Describe a group: members, committed offsets and lag per partition.
+    #[command(after_help = GROUP_DESCRIBE_HELP)]
+    Describe {
+        /// The group id.
+        #[arg(value_name = "GROUP")]
+        group: String,
+        /// The end offset the lag is measured to: the high watermark
+        /// (read_uncommitted, as Kafka's tool) or the last stable offset.
+        #[arg(
+            long,
+            alias = "isolation",
+            value_enum,
+            default_value = "read_uncommitted"
+        )]
+        isolation_level: Isolation,
+    },
+    /// Delete empty groups and their committed offsets.
+    #[command(after_help = GROUP_DELETE_HELP)]
+    Delete {
+        /// Group ids.
+        #[arg(required = true, value_name = "GROUP")]
+        groups: Vec<String>,
+    },
+}
+
+pub const GROUP_LIST_HELP: &str = "\
+One line per group of the cluster, sorted by id: GROUP TYPE STATE
+PROTOCOL-TYPE. TYPE is consumer (KIP-848) or classic; PROTOCOL-TYPE is
+consumer for consumer groups and empty for groups that only commit offsets.
+
+Examples:
+  kafka-eos group list";
+
+pub const GROUP_DESCRIBE_HELP: &str = "\
+Prints the group's state, type, assignor, epoch and coordinator, then one
+line per partition that has a committed offset or is assigned to a member:
+GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST
+CLIENT-ID (- where there is none). LOG-END-OFFSET is the high watermark as
+for kafka-consumer-groups.sh, or with --isolation-level read_committed the
+last stable offset (what a read_committed member can reach).
+
+Examples:
+  kafka-eos group describe billing
+  kafka-eos group describe billing --isolation-level read_committed";
+
+pub const GROUP_DELETE_HELP: &str = "\
+Deletes groups and their committed offsets (DeleteGroups). A group that still
+has members cannot be deleted (NON_EMPTY_GROUP): stop its consumers first.
+
+Examples:
+  kafka-eos group delete billing
+  kafka-eos group delete billing old-app";
 
 #[cfg(test)]
 mod tests {

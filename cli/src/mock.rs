@@ -1,6 +1,5 @@
 //! `mock`: kafka-mock on the command line, for programs in any language.
 
-use crate::args::MockArgs;
 use crate::error::{CliError, CliResult};
 use kafka_mock::{KafkaRelease, MockCluster, MockConfig, TransactionVersion};
 use std::io::Write;
@@ -63,4 +62,43 @@ pub async fn run(a: MockArgs) -> CliResult<()> {
     drop(out);
     crate::bridge::shutdown_signal().await;
     Ok(())
+}
+
+pub const MOCK_HELP: &str = "\
+Starts kafka-mock: --brokers brokers on free ports of 127.0.0.1 that speak
+the Kafka protocol (produce, fetch, idempotence, transactions version 1 and
+2, classic consumer groups and offsets; no KIP-848 groups, no replication,
+no TLS or SASL), so that a program in any language can be tested without a
+JVM broker. The
+first line on stdout is BOOTSTRAP=host:port,...; the cluster lives until
+Ctrl-C or SIGTERM. Topics are created on first use (--partitions each) or
+with --topic NAME:PARTITIONS.
+
+Examples:
+  kafka-eos mock --brokers 3
+  kafka-eos mock --transaction-version 1 --topic orders:6 --topic audit:1
+  kafka-eos mock --kafka 3.9 --marker-delay-ms 200";
+
+/// `mock` options.
+#[derive(Debug, clap::Args)]
+pub struct MockArgs {
+    /// How many brokers (node ids 1..=N).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub brokers: usize,
+    /// The Kafka release whose API versions the brokers advertise.
+    #[arg(long, default_value = "4.4", value_parser = ["4.4", "3.9"])]
+    pub kafka: String,
+    /// The finalized transaction version (4.4 only; 3.9 is always 1).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub transaction_version: u8,
+    /// How long after EndTxn the transaction markers are written
+    /// (CONCURRENT_TRANSACTIONS meanwhile).
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    pub marker_delay_ms: u64,
+    /// Partitions of a topic created on first use.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub partitions: i32,
+    /// A topic to create at start, NAME:PARTITIONS (repeatable).
+    #[arg(long = "topic", value_name = "NAME:PARTITIONS")]
+    pub topics: Vec<String>,
 }

@@ -5,7 +5,7 @@
 //! a bounded channel, so time-based commits happen while the input is idle.
 //! Every record's delivery is awaited; the first failure fails the command.
 
-use crate::args::{InputFormat, PartitionerArg, ProduceArgs};
+use crate::args::{PartitionerArg, parse_kv, parse_partitioner};
 use crate::common::{Globals, partition_count};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::output::{Counters, Progress, summary};
@@ -558,6 +558,73 @@ fn unknown_outcome(tp: &TransactionalProducer, bootstrap: &str, why: &str) -> Cl
              find out with: kafka-eos --bootstrap {bootstrap} txn describe {id}"
         ),
     )
+}
+
+pub const PRODUCE_HELP: &str = "\
+Input formats:
+  lines             one record per line (\\n or \\r\\n); with --key-separator SEP
+                    each line is KEY<SEP>VALUE (split at the first SEP; a line
+                    without SEP is an error).
+  length-delimited  each record is a 4-byte big-endian length then that many
+                    bytes (length -1: a null value); --key-separator splits the
+                    bytes at the first SEP as for lines.
+
+Delivery: idempotent by default (acks=all, no duplicates on retries); every
+record is awaited and the command fails (exit 1) if any delivery fails. With
+--transactional-id the records are written in transactions committed every
+--commit-every records or --commit-interval-ms, whichever comes first; Ctrl-C
+aborts the open transaction.
+
+Examples:
+  seq 1 1000 | kafka-eos produce --topic numbers
+  kafka-eos produce --topic orders --file orders.txt --key-separator ':' --header source=import
+  kafka-eos produce --topic orders --partitioner round-robin -X linger.ms=20 -X compression.type=zstd
+  kafka-eos produce --topic orders --partition 3 < one-partition.txt
+  kafka-eos produce --topic orders --format length-delimited --file records.bin
+  kafka-eos produce --topic orders --transactional-id loader-1 --commit-every 500 --commit-interval-ms 2000";
+
+/// `produce` options.
+#[derive(Debug, clap::Args)]
+pub struct ProduceArgs {
+    /// The topic (must exist).
+    #[arg(long, short = 't')]
+    pub topic: String,
+    /// Read from this file instead of stdin ("-" is stdin).
+    #[arg(long, short = 'f', value_name = "FILE")]
+    pub file: Option<std::path::PathBuf>,
+    /// Input format.
+    #[arg(long, value_enum, default_value = "lines")]
+    pub format: InputFormat,
+    /// Split each record into key and value at the first occurrence of SEP.
+    #[arg(long, value_name = "SEP")]
+    pub key_separator: Option<String>,
+    /// A header added to every record (repeatable).
+    #[arg(long = "header", value_name = "KEY=VALUE", value_parser = parse_kv)]
+    pub headers: Vec<(String, String)>,
+    /// Write every record to this partition.
+    #[arg(long, short = 'p', conflicts_with = "partitioner")]
+    pub partition: Option<i32>,
+    /// How records are assigned to partitions: default, round-robin, key-hash, fixed:N.
+    #[arg(long, value_parser = parse_partitioner, value_name = "NAME")]
+    pub partitioner: Option<PartitionerArg>,
+    /// Write in transactions with this transactional id.
+    #[arg(long, value_name = "ID")]
+    pub transactional_id: Option<String>,
+    /// Commit after this many records (with --transactional-id; default 10000).
+    #[arg(long, value_name = "N", requires = "transactional_id")]
+    pub commit_every: Option<u64>,
+    /// Commit at least this often, in ms (with --transactional-id; default 1000).
+    #[arg(long, value_name = "MS", requires = "transactional_id")]
+    pub commit_interval_ms: Option<u64>,
+}
+
+/// How `produce` reads its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InputFormat {
+    /// One record per line.
+    Lines,
+    /// 4-byte big-endian length, then the bytes.
+    LengthDelimited,
 }
 
 #[cfg(test)]

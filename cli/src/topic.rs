@@ -1,7 +1,7 @@
 //! `topic`: create, list, describe, alter (add partitions) and delete topics
 //! (CreateTopics, Metadata, DescribeConfigs, CreatePartitions, DeleteTopics).
 
-use crate::args::TopicCommand;
+use crate::args::parse_kv;
 use crate::common::{Globals, check_topic};
 use crate::error::{CliError, CliResult, ExitCode};
 use base64::Engine as _;
@@ -234,6 +234,144 @@ fn change_error(e: admin::TopicChangeError) -> CliError {
     };
     CliError::new(code, e.to_string())
 }
+
+pub const TOPIC_HELP: &str = "\
+Examples:
+  kafka-eos topic create orders --partitions 6 --replication-factor 3 --config cleanup.policy=compact
+  kafka-eos topic list --exclude-internal
+  kafka-eos topic describe orders
+  kafka-eos topic alter orders --partitions 12
+  kafka-eos topic delete orders --if-exists";
+
+/// `topic` and its subcommands.
+#[derive(Debug, clap::Args)]
+pub struct TopicArgs {
+    /// The topic command.
+    #[command(subcommand)]
+    pub command: TopicCommand,
+}
+
+/// The `topic` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum TopicCommand {
+    /// Create a topic.
+    #[command(after_help = TOPIC_CREATE_HELP)]
+    Create {
+        /// The topic.
+        #[arg(value_name = "TOPIC")]
+        topic: String,
+        /// Partition count (default: the broker's num.partitions).
+        #[arg(long, value_name = "N")]
+        partitions: Option<i32>,
+        /// Replication factor (default: the broker's default.replication.factor).
+        #[arg(long, value_name = "N")]
+        replication_factor: Option<i16>,
+        /// A topic config (repeatable), e.g. retention.ms=86400000.
+        #[arg(long = "config", value_name = "KEY=VALUE", value_parser = parse_kv)]
+        configs: Vec<(String, String)>,
+        /// Succeed when the topic exists already (left as it is).
+        #[arg(long)]
+        if_not_exists: bool,
+        /// Only check that the topic could be created.
+        #[arg(long)]
+        validate_only: bool,
+        /// Give up after this long (ms).
+        #[arg(long, default_value_t = 60_000, value_name = "MS")]
+        timeout_ms: u64,
+    },
+    /// List topic names.
+    #[command(after_help = TOPIC_LIST_HELP)]
+    List {
+        /// Leave out internal topics (__consumer_offsets, __transaction_state).
+        #[arg(long)]
+        exclude_internal: bool,
+    },
+    /// Describe topics: partitions, leaders, replicas, configs.
+    #[command(after_help = TOPIC_DESCRIBE_HELP)]
+    Describe {
+        /// Topics (default: all).
+        #[arg(value_name = "TOPIC")]
+        topics: Vec<String>,
+        /// Leave out internal topics (without names).
+        #[arg(long)]
+        exclude_internal: bool,
+    },
+    /// Add partitions to a topic.
+    #[command(after_help = TOPIC_ALTER_HELP)]
+    Alter {
+        /// The topic.
+        #[arg(value_name = "TOPIC")]
+        topic: String,
+        /// The new partition count (more than the current one).
+        #[arg(long, value_name = "N")]
+        partitions: i32,
+        /// Only check that the change could be made.
+        #[arg(long)]
+        validate_only: bool,
+        /// Give up after this long (ms).
+        #[arg(long, default_value_t = 60_000, value_name = "MS")]
+        timeout_ms: u64,
+    },
+    /// Delete topics.
+    #[command(after_help = TOPIC_DELETE_HELP)]
+    Delete {
+        /// Topics.
+        #[arg(required = true, value_name = "TOPIC")]
+        topics: Vec<String>,
+        /// Succeed for topics that do not exist.
+        #[arg(long)]
+        if_exists: bool,
+        /// Give up after this long (ms).
+        #[arg(long, default_value_t = 60_000, value_name = "MS")]
+        timeout_ms: u64,
+    },
+}
+
+pub const TOPIC_CREATE_HELP: &str = "\
+Without --partitions or --replication-factor the broker's num.partitions and
+default.replication.factor apply. The command returns once every partition
+has a leader. An existing topic is an error (exit 1) unless --if-not-exists.
+
+Examples:
+  kafka-eos topic create orders --partitions 6
+  kafka-eos topic create audit --partitions 3 --replication-factor 3 --config retention.ms=604800000
+  kafka-eos topic create orders --if-not-exists
+  kafka-eos topic create orders --partitions 6 --validate-only";
+
+pub const TOPIC_LIST_HELP: &str = "\
+Prints the topic names, one per line, sorted.
+
+Examples:
+  kafka-eos topic list
+  kafka-eos topic list --exclude-internal";
+
+pub const TOPIC_DESCRIBE_HELP: &str = "\
+Prints, as kafka-topics.sh --describe does, a line per topic (id, partition
+count, replication factor, the configs set on the topic) then a line per
+partition (leader, replicas, in-sync replicas). Without names: every topic.
+
+Examples:
+  kafka-eos topic describe orders
+  kafka-eos topic describe orders audit
+  kafka-eos topic describe --exclude-internal";
+
+pub const TOPIC_ALTER_HELP: &str = "\
+Raises the partition count to --partitions (CreatePartitions; Kafka never
+lowers it). Keyed records of existing keys may map to other partitions
+afterwards. Returns once every new partition has a leader.
+
+Examples:
+  kafka-eos topic alter orders --partitions 12
+  kafka-eos topic alter orders --partitions 12 --validate-only";
+
+pub const TOPIC_DELETE_HELP: &str = "\
+Deletes the topics (DeleteTopics). A topic that does not exist is an error
+(exit 1) unless --if-exists. The brokers may still list a deleted topic for
+a moment.
+
+Examples:
+  kafka-eos topic delete orders
+  kafka-eos topic delete orders audit --if-exists";
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,6 @@
 //! `txn`: list/describe transactions and producers, abort a lingering
 //! transaction, commit or abort a prepared transaction from its handle.
 
-use crate::args::TxnCommand;
 use crate::common::{Globals, partitions};
 use crate::error::{CliError, CliResult, ExitCode};
 use kafka_admin::{self as admin, TransactionFilters};
@@ -271,3 +270,126 @@ fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
 }
+
+pub const TXN_HELP: &str = "\
+Examples:
+  kafka-eos txn list
+  kafka-eos txn list --state Ongoing,PrepareCommit --pattern 'loader-.*'
+  kafka-eos txn describe loader-1 loader-2
+  kafka-eos txn producers --topic orders --partitions 0,1
+  kafka-eos txn abort-lingering loader-1
+  kafka-eos txn commit-prepared --handle checkpoint/txn-handle
+  kafka-eos txn abort-prepared --handle checkpoint/txn-handle";
+
+/// `txn` and its subcommands.
+#[derive(Debug, clap::Args)]
+pub struct TxnArgs {
+    /// The transaction command.
+    #[command(subcommand)]
+    pub command: TxnCommand,
+}
+
+/// The `txn` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum TxnCommand {
+    /// List transactions known to the coordinators.
+    #[command(after_help = LIST_HELP)]
+    List {
+        /// Only these states (comma-separated or repeated).
+        #[arg(long = "state", value_delimiter = ',', value_name = "STATE")]
+        states: Vec<String>,
+        /// Only transactional ids this regular expression matches entirely.
+        #[arg(long, value_name = "REGEX")]
+        pattern: Option<String>,
+    },
+    /// Describe transactions by transactional id.
+    #[command(after_help = DESCRIBE_HELP)]
+    Describe {
+        /// Transactional ids.
+        #[arg(required = true, value_name = "ID")]
+        ids: Vec<String>,
+    },
+    /// Show the active producers of a topic's partitions.
+    #[command(after_help = PRODUCERS_HELP)]
+    Producers {
+        /// The topic.
+        #[arg(long, short = 't')]
+        topic: String,
+        /// Partitions (default: all).
+        #[arg(long, short = 'p', value_delimiter = ',', value_name = "P[,P...]")]
+        partitions: Vec<i32>,
+    },
+    /// Abort the open transaction of a transactional id whose producer is gone.
+    #[command(after_help = ABORT_LINGERING_HELP)]
+    AbortLingering {
+        /// The transactional id.
+        #[arg(value_name = "ID")]
+        id: String,
+        /// Give up after this long (ms).
+        #[arg(long, default_value_t = 30_000, value_name = "MS")]
+        timeout_ms: u64,
+    },
+    /// Commit a prepared transaction from its persisted handle.
+    #[command(after_help = PREPARED_HELP)]
+    CommitPrepared {
+        /// File with the encoded PreparedTransaction bytes.
+        #[arg(long, value_name = "FILE")]
+        handle: std::path::PathBuf,
+        /// Give up after this long (ms).
+        #[arg(long, default_value_t = 60_000, value_name = "MS")]
+        timeout_ms: u64,
+    },
+    /// Abort a prepared transaction from its persisted handle.
+    #[command(after_help = PREPARED_HELP)]
+    AbortPrepared {
+        /// File with the encoded PreparedTransaction bytes.
+        #[arg(long, value_name = "FILE")]
+        handle: std::path::PathBuf,
+        /// Give up after this long (ms).
+        #[arg(long, default_value_t = 60_000, value_name = "MS")]
+        timeout_ms: u64,
+    },
+}
+
+pub const LIST_HELP: &str = "\
+States: Empty, Ongoing, PrepareCommit, PrepareAbort, CompleteCommit,
+CompleteAbort, Dead, PrepareEpochFence. --pattern is a regular expression the
+whole transactional id must match, e.g. 'loader-.*' (brokers without
+ListTransactions v2 fall back to a substring match).
+
+Examples:
+  kafka-eos txn list
+  kafka-eos txn list --state Ongoing
+  kafka-eos txn list --pattern 'loader-.*'";
+
+pub const DESCRIBE_HELP: &str = "\
+Examples:
+  kafka-eos txn describe loader-1
+  kafka-eos txn describe loader-1 loader-2";
+
+pub const PRODUCERS_HELP: &str = "\
+Shows the active producers of each partition (DescribeProducers), with the
+first offset of their open transaction, if any.
+
+Examples:
+  kafka-eos txn producers --topic orders
+  kafka-eos txn producers --topic orders --partitions 0,3";
+
+pub const ABORT_LINGERING_HELP: &str = "\
+Aborts the open transaction of a transactional id whose producer is gone by
+bumping its epoch (InitProducerId): the id's next producer is fenced as well.
+Records of the aborted transaction stay invisible to read_committed readers.
+
+Examples:
+  kafka-eos txn abort-lingering loader-1
+  kafka-eos txn abort-lingering loader-1 --timeout-ms 60000";
+
+pub const PREPARED_HELP: &str = "\
+FILE holds the bytes of an encoded PreparedTransaction (as persisted by a
+checkpointing writer). The outcome is printed: Committed, AlreadyCommitted,
+Aborted, AlreadyAborted, AbortedByBroker (the records are lost: exit 5) or
+Fenced (the outcome is unknowable: exit 5).
+
+Examples:
+  kafka-eos txn commit-prepared --handle checkpoint/txn-handle
+  kafka-eos txn abort-prepared --handle checkpoint/txn-handle --timeout-ms 30000";

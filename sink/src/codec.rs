@@ -4,11 +4,11 @@
 //! bytes and back. The [`StateSerializer`](crate::state::StateSerializer)
 //! length-prefixes every value it hands to a codec, so a codec always decodes
 //! from an exact slice and leftover bytes are a typed
-//! [`DecodeError::TrailingBytes`]. [`Reader`] and the `put_*` helpers give
+//! [`StateDecodeError::TrailingBytes`]. [`StateReader`] and the `put_*` helpers give
 //! codecs the same big-endian primitives the framework uses.
 //!
 //! ```
-//! use kafka_sink::codec::{Codec, DecodeError, Reader, put_str, put_u64};
+//! use kafka_sink::codec::{Codec, StateDecodeError, StateReader, put_str, put_u64};
 //!
 //! #[derive(Debug, PartialEq)]
 //! struct Txn { id: String, producer_id: u64 }
@@ -19,8 +19,8 @@
 //!         put_str(out, &t.id);
 //!         put_u64(out, t.producer_id);
 //!     }
-//!     fn decode(&self, bytes: &[u8]) -> Result<Txn, DecodeError> {
-//!         let mut r = Reader::new(bytes);
+//!     fn decode(&self, bytes: &[u8]) -> Result<Txn, StateDecodeError> {
+//!         let mut r = StateReader::new(bytes);
 //!         let t = Txn { id: r.str()?.to_owned(), producer_id: r.u64()? };
 //!         r.finish()?;
 //!         Ok(t)
@@ -38,12 +38,12 @@ use std::collections::BTreeSet;
 /// these; decoding never panics.
 ///
 /// ```
-/// use kafka_sink::codec::{Codec, DecodeError, U64Codec};
+/// use kafka_sink::codec::{Codec, StateDecodeError, U64Codec};
 /// // A u64 needs 8 bytes: a truncated input is a typed error, not a panic.
-/// assert_eq!(U64Codec.decode(&[0, 1, 2]), Err(DecodeError::Truncated { needed: 8, remaining: 3 }));
+/// assert_eq!(U64Codec.decode(&[0, 1, 2]), Err(StateDecodeError::Truncated { needed: 8, remaining: 3 }));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DecodeError {
+pub enum StateDecodeError {
     /// The bytes do not start with the expected magic.
     #[error("bad magic: expected {expected:02x?}, found {found:02x?}")]
     BadMagic {
@@ -91,7 +91,7 @@ pub enum DecodeError {
 /// Encodes and decodes values of type `T`.
 ///
 /// `decode` receives exactly the bytes `encode` wrote for one value and must
-/// reject anything else with a [`DecodeError`] (use [`Reader::finish`]).
+/// reject anything else with a [`StateDecodeError`] (use [`StateReader::finish`]).
 ///
 /// ```
 /// use kafka_sink::codec::{Codec, U64Codec};
@@ -115,12 +115,12 @@ pub trait Codec<T>: Send + Sync {
     /// Decodes one value from exactly `bytes`.
     ///
     /// ```
-    /// use kafka_sink::codec::{Codec, DecodeError, U64Codec};
+    /// use kafka_sink::codec::{Codec, StateDecodeError, U64Codec};
     /// assert_eq!(U64Codec.decode(&[0, 0, 0, 0, 0, 0, 1, 2]), Ok(258));
     /// // Exactly one value: a longer slice is rejected.
-    /// assert_eq!(U64Codec.decode(&[0; 9]), Err(DecodeError::TrailingBytes { count: 1 }));
+    /// assert_eq!(U64Codec.decode(&[0; 9]), Err(StateDecodeError::TrailingBytes { count: 1 }));
     /// ```
-    fn decode(&self, bytes: &[u8]) -> Result<T, DecodeError>;
+    fn decode(&self, bytes: &[u8]) -> Result<T, StateDecodeError>;
 }
 
 /// Appends one byte.
@@ -209,34 +209,47 @@ pub fn put_str(out: &mut Vec<u8>, s: &str) {
 /// `put_*` functions.
 ///
 /// ```
-/// use kafka_sink::codec::{Reader, put_str, put_u64};
+/// use kafka_sink::codec::{StateReader, put_str, put_u64};
 /// let mut buf = Vec::new();
 /// put_u64(&mut buf, 7);
 /// put_str(&mut buf, "orders-0");
-/// let mut r = Reader::new(&buf);
+/// let mut r = StateReader::new(&buf);
 /// assert_eq!((r.u64().unwrap(), r.str().unwrap()), (7, "orders-0"));
 /// r.finish().unwrap();
 /// ```
 #[derive(Debug, Clone)]
-pub struct Reader<'a> {
+pub struct StateReader<'a> {
     input: &'a [u8],
 }
 
-impl<'a> Reader<'a> {
+/// The former name of [`StateReader`].
+#[deprecated(note = "renamed StateReader (kafka_proto has a Reader of its own)")]
+pub type Reader<'a> = StateReader<'a>;
+
+/// The former name of [`StateDecodeError`].
+#[deprecated(note = "renamed StateDecodeError (kafka_proto has a DecodeError of its own)")]
+pub type DecodeError = StateDecodeError;
+
+impl<'a> StateReader<'a> {
     /// A reader at the start of `input`.
     ///
     /// ```
-    /// let r = kafka_sink::codec::Reader::new(&[1, 2, 3]);
+    /// let r = kafka_sink::codec::StateReader::new(&[1, 2, 3]);
     /// assert_eq!(r.remaining(), 3);
     /// ```
     pub fn new(input: &'a [u8]) -> Self {
-        Reader { input }
+        StateReader { input }
+    }
+
+    /// The bytes not yet read, for a decoder that reads on from them.
+    pub(crate) fn rest(&self) -> &'a [u8] {
+        self.input
     }
 
     /// Bytes not yet read.
     ///
     /// ```
-    /// let mut r = kafka_sink::codec::Reader::new(&[0, 7, 9]);
+    /// let mut r = kafka_sink::codec::StateReader::new(&[0, 7, 9]);
     /// r.u16().unwrap();
     /// assert_eq!(r.remaining(), 1);
     /// ```
@@ -247,14 +260,14 @@ impl<'a> Reader<'a> {
     /// Takes the next `n` bytes.
     ///
     /// ```
-    /// use kafka_sink::codec::{DecodeError, Reader};
-    /// let mut r = Reader::new(b"KSNK\x01");
+    /// use kafka_sink::codec::{StateDecodeError, StateReader};
+    /// let mut r = StateReader::new(b"KSNK\x01");
     /// assert_eq!(r.take(4), Ok(&b"KSNK"[..]));
-    /// assert_eq!(r.take(2), Err(DecodeError::Truncated { needed: 2, remaining: 1 }));
+    /// assert_eq!(r.take(2), Err(StateDecodeError::Truncated { needed: 2, remaining: 1 }));
     /// ```
-    pub fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8], StateDecodeError> {
         if self.input.len() < n {
-            return Err(DecodeError::Truncated {
+            return Err(StateDecodeError::Truncated {
                 needed: n,
                 remaining: self.input.len(),
             });
@@ -264,7 +277,7 @@ impl<'a> Reader<'a> {
         Ok(head)
     }
 
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], StateDecodeError> {
         let mut a = [0u8; N];
         a.copy_from_slice(self.take(N)?);
         Ok(a)
@@ -273,76 +286,76 @@ impl<'a> Reader<'a> {
     /// Reads one byte.
     ///
     /// ```
-    /// let mut r = kafka_sink::codec::Reader::new(&[9]);
+    /// let mut r = kafka_sink::codec::StateReader::new(&[9]);
     /// assert_eq!(r.u8(), Ok(9));
     /// ```
-    pub fn u8(&mut self) -> Result<u8, DecodeError> {
+    pub fn u8(&mut self) -> Result<u8, StateDecodeError> {
         Ok(self.array::<1>()?[0])
     }
 
     /// Reads a big-endian `u16`.
     ///
     /// ```
-    /// let mut r = kafka_sink::codec::Reader::new(&[1, 2]);
+    /// let mut r = kafka_sink::codec::StateReader::new(&[1, 2]);
     /// assert_eq!(r.u16(), Ok(0x0102));
     /// ```
-    pub fn u16(&mut self) -> Result<u16, DecodeError> {
+    pub fn u16(&mut self) -> Result<u16, StateDecodeError> {
         Ok(u16::from_be_bytes(self.array()?))
     }
 
     /// Reads a big-endian `u32`.
     ///
     /// ```
-    /// let mut r = kafka_sink::codec::Reader::new(&[0, 0, 1, 0]);
+    /// let mut r = kafka_sink::codec::StateReader::new(&[0, 0, 1, 0]);
     /// assert_eq!(r.u32(), Ok(256));
     /// ```
-    pub fn u32(&mut self) -> Result<u32, DecodeError> {
+    pub fn u32(&mut self) -> Result<u32, StateDecodeError> {
         Ok(u32::from_be_bytes(self.array()?))
     }
 
     /// Reads a big-endian `u64`.
     ///
     /// ```
-    /// let mut r = kafka_sink::codec::Reader::new(&[0, 0, 0, 0, 0, 0, 0, 42]);
+    /// let mut r = kafka_sink::codec::StateReader::new(&[0, 0, 0, 0, 0, 0, 0, 42]);
     /// assert_eq!(r.u64(), Ok(42));
     /// ```
-    pub fn u64(&mut self) -> Result<u64, DecodeError> {
+    pub fn u64(&mut self) -> Result<u64, StateDecodeError> {
         Ok(u64::from_be_bytes(self.array()?))
     }
 
     /// Reads a big-endian `i64`.
     ///
     /// ```
-    /// let mut r = kafka_sink::codec::Reader::new(&[0xFF; 8]);
+    /// let mut r = kafka_sink::codec::StateReader::new(&[0xFF; 8]);
     /// assert_eq!(r.i64(), Ok(-1));
     /// ```
-    pub fn i64(&mut self) -> Result<i64, DecodeError> {
+    pub fn i64(&mut self) -> Result<i64, StateDecodeError> {
         Ok(i64::from_be_bytes(self.array()?))
     }
 
     /// Reads a flag byte (0 = false, 1 = true, anything else is an error).
     ///
     /// ```
-    /// use kafka_sink::codec::{DecodeError, Reader};
-    /// let mut r = Reader::new(&[1, 0, 2]);
+    /// use kafka_sink::codec::{StateDecodeError, StateReader};
+    /// let mut r = StateReader::new(&[1, 0, 2]);
     /// assert_eq!((r.flag(), r.flag()), (Ok(true), Ok(false)));
-    /// assert_eq!(r.flag(), Err(DecodeError::InvalidFlag(2)));
+    /// assert_eq!(r.flag(), Err(StateDecodeError::InvalidFlag(2)));
     /// ```
-    pub fn flag(&mut self) -> Result<bool, DecodeError> {
+    pub fn flag(&mut self) -> Result<bool, StateDecodeError> {
         match self.u8()? {
             0 => Ok(false),
             1 => Ok(true),
-            other => Err(DecodeError::InvalidFlag(other)),
+            other => Err(StateDecodeError::InvalidFlag(other)),
         }
     }
 
     /// Reads a `u32`-length-prefixed byte string.
     ///
     /// ```
-    /// let mut r = kafka_sink::codec::Reader::new(&[0, 0, 0, 2, 0xCA, 0xFE]);
+    /// let mut r = kafka_sink::codec::StateReader::new(&[0, 0, 0, 2, 0xCA, 0xFE]);
     /// assert_eq!(r.bytes(), Ok(&[0xCA, 0xFE][..]));
     /// ```
-    pub fn bytes(&mut self) -> Result<&'a [u8], DecodeError> {
+    pub fn bytes(&mut self) -> Result<&'a [u8], StateDecodeError> {
         let len = self.u32()? as usize;
         self.take(len)
     }
@@ -350,27 +363,27 @@ impl<'a> Reader<'a> {
     /// Reads a `u32`-length-prefixed UTF-8 string.
     ///
     /// ```
-    /// use kafka_sink::codec::{DecodeError, Reader};
-    /// assert_eq!(Reader::new(b"\0\0\0\x02ok").str(), Ok("ok"));
-    /// assert_eq!(Reader::new(&[0, 0, 0, 1, 0xFF]).str(), Err(DecodeError::InvalidUtf8));
+    /// use kafka_sink::codec::{StateDecodeError, StateReader};
+    /// assert_eq!(StateReader::new(b"\0\0\0\x02ok").str(), Ok("ok"));
+    /// assert_eq!(StateReader::new(&[0, 0, 0, 1, 0xFF]).str(), Err(StateDecodeError::InvalidUtf8));
     /// ```
-    pub fn str(&mut self) -> Result<&'a str, DecodeError> {
-        std::str::from_utf8(self.bytes()?).map_err(|_| DecodeError::InvalidUtf8)
+    pub fn str(&mut self) -> Result<&'a str, StateDecodeError> {
+        std::str::from_utf8(self.bytes()?).map_err(|_| StateDecodeError::InvalidUtf8)
     }
 
     /// Succeeds only if every byte was read.
     ///
     /// ```
-    /// use kafka_sink::codec::{DecodeError, Reader};
-    /// let mut r = Reader::new(&[1, 2]);
+    /// use kafka_sink::codec::{StateDecodeError, StateReader};
+    /// let mut r = StateReader::new(&[1, 2]);
     /// r.u8().unwrap();
-    /// assert_eq!(r.finish(), Err(DecodeError::TrailingBytes { count: 1 }));
+    /// assert_eq!(r.finish(), Err(StateDecodeError::TrailingBytes { count: 1 }));
     /// ```
-    pub fn finish(self) -> Result<(), DecodeError> {
+    pub fn finish(self) -> Result<(), StateDecodeError> {
         if self.input.is_empty() {
             Ok(())
         } else {
-            Err(DecodeError::TrailingBytes {
+            Err(StateDecodeError::TrailingBytes {
                 count: self.input.len(),
             })
         }
@@ -393,8 +406,8 @@ impl Codec<String> for StringCodec {
     fn encode(&self, value: &String, out: &mut Vec<u8>) {
         out.extend_from_slice(value.as_bytes());
     }
-    fn decode(&self, bytes: &[u8]) -> Result<String, DecodeError> {
-        String::from_utf8(bytes.to_vec()).map_err(|_| DecodeError::InvalidUtf8)
+    fn decode(&self, bytes: &[u8]) -> Result<String, StateDecodeError> {
+        String::from_utf8(bytes.to_vec()).map_err(|_| StateDecodeError::InvalidUtf8)
     }
 }
 
@@ -413,7 +426,7 @@ impl Codec<Vec<u8>> for BytesCodec {
     fn encode(&self, value: &Vec<u8>, out: &mut Vec<u8>) {
         out.extend_from_slice(value);
     }
-    fn decode(&self, bytes: &[u8]) -> Result<Vec<u8>, DecodeError> {
+    fn decode(&self, bytes: &[u8]) -> Result<Vec<u8>, StateDecodeError> {
         Ok(bytes.to_vec())
     }
 }
@@ -434,8 +447,8 @@ impl Codec<u64> for U64Codec {
     fn encode(&self, value: &u64, out: &mut Vec<u8>) {
         put_u64(out, *value);
     }
-    fn decode(&self, bytes: &[u8]) -> Result<u64, DecodeError> {
-        let mut r = Reader::new(bytes);
+    fn decode(&self, bytes: &[u8]) -> Result<u64, StateDecodeError> {
+        let mut r = StateReader::new(bytes);
         let v = r.u64()?;
         r.finish()?;
         Ok(v)
@@ -456,8 +469,8 @@ pub struct UnitCodec;
 
 impl Codec<()> for UnitCodec {
     fn encode(&self, _value: &(), _out: &mut Vec<u8>) {}
-    fn decode(&self, bytes: &[u8]) -> Result<(), DecodeError> {
-        Reader::new(bytes).finish()
+    fn decode(&self, bytes: &[u8]) -> Result<(), StateDecodeError> {
+        StateReader::new(bytes).finish()
     }
 }
 
@@ -484,14 +497,14 @@ impl Codec<BTreeSet<String>> for StringSetCodec {
             put_str(out, s);
         }
     }
-    fn decode(&self, bytes: &[u8]) -> Result<BTreeSet<String>, DecodeError> {
-        let mut r = Reader::new(bytes);
+    fn decode(&self, bytes: &[u8]) -> Result<BTreeSet<String>, StateDecodeError> {
+        let mut r = StateReader::new(bytes);
         let n = r.u32()?;
         let mut set = BTreeSet::new();
         for _ in 0..n {
             let s = r.str()?;
             if !set.insert(s.to_owned()) {
-                return Err(DecodeError::Invalid(format!(
+                return Err(StateDecodeError::Invalid(format!(
                     "duplicate string {s:?} in set"
                 )));
             }
@@ -507,19 +520,22 @@ mod tests {
 
     #[test]
     fn reader_reports_truncation_and_trailing() {
-        let mut r = Reader::new(&[0, 0, 0, 5, b'a']);
+        let mut r = StateReader::new(&[0, 0, 0, 5, b'a']);
         assert_eq!(
             r.bytes(),
-            Err(DecodeError::Truncated {
+            Err(StateDecodeError::Truncated {
                 needed: 5,
                 remaining: 1
             })
         );
         assert_eq!(
             U64Codec.decode(&[0; 9]),
-            Err(DecodeError::TrailingBytes { count: 1 })
+            Err(StateDecodeError::TrailingBytes { count: 1 })
         );
-        assert_eq!(Reader::new(&[2]).flag(), Err(DecodeError::InvalidFlag(2)));
+        assert_eq!(
+            StateReader::new(&[2]).flag(),
+            Err(StateDecodeError::InvalidFlag(2))
+        );
     }
 
     #[test]
@@ -535,16 +551,19 @@ mod tests {
         put_str(&mut dup, "x");
         assert!(matches!(
             StringSetCodec.decode(&dup),
-            Err(DecodeError::Invalid(_))
+            Err(StateDecodeError::Invalid(_))
         ));
     }
 
     #[test]
     fn string_codec_rejects_bad_utf8() {
-        assert_eq!(StringCodec.decode(&[0xff]), Err(DecodeError::InvalidUtf8));
+        assert_eq!(
+            StringCodec.decode(&[0xff]),
+            Err(StateDecodeError::InvalidUtf8)
+        );
         assert_eq!(
             UnitCodec.decode(&[1]),
-            Err(DecodeError::TrailingBytes { count: 1 })
+            Err(StateDecodeError::TrailingBytes { count: 1 })
         );
     }
 }

@@ -21,9 +21,10 @@
 //!
 //! - [`kafka`]: the Kafka sink (EXACTLY_ONCE / AT_LEAST_ONCE / NONE) on the
 //!   transactional producer, with Flink's transactional-id pool.
-//! - [`kafka_source`]: exactly-once Kafka → transform → Kafka on a consumer
+//! - [`pipeline`]: exactly-once Kafka → transform → Kafka on a consumer
 //!   group, the input offsets committed in the output transaction (the
-//!   Kafka Streams EOS-v2 model).
+//!   Kafka Streams EOS-v2 model), and the RabbitMQ → Kafka bridge (feature
+//!   `rabbitmq`).
 //!
 //! ```
 //! use kafka_sink::{TwoPhaseCommitSink, TwoPhaseCommitHandler};
@@ -41,13 +42,11 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-#[cfg(feature = "rabbitmq")]
-pub mod bridge;
 pub mod checkpoint;
 pub mod clock;
 pub mod codec;
 pub mod kafka;
-pub mod kafka_source;
+pub mod pipeline;
 pub mod source;
 pub mod state;
 pub mod two_phase;
@@ -57,6 +56,13 @@ pub use checkpoint::{
     RestoredState,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use pipeline::consume_transform_produce::{
+    ConsumeTransformProduce, MAX_PRODUCER_RESTARTS, PipelineConfig, PipelineError, PipelineStats,
+};
+#[cfg(feature = "rabbitmq")]
+pub use pipeline::rabbitmq_bridge::{
+    Bridge, BridgeConfig, BridgeError, BridgeEvent, BridgeReport, BridgeStats,
+};
 pub use two_phase::{
     CheckpointedSink, CommitOutcome, DEFAULT_TIMEOUT_WARNING_RATIO, LostTransaction, Operation,
     PreCommitted, RecordContext, SinkMetrics, TransactionFailure, TwoPhaseCommitError,

@@ -21,7 +21,7 @@
 //! ```
 //!
 //! Anything after the context, an unknown version or a wrong magic is a typed
-//! [`DecodeError`]. `sink/tests/fixtures/sink_state_v1.hex` holds bytes written
+//! [`StateDecodeError`]. `sink/tests/fixtures/sink_state_v1.hex` holds bytes written
 //! by version 1; later versions must keep decoding it.
 //!
 //! ```
@@ -41,7 +41,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::codec::{Codec, DecodeError, Reader, put_bytes, put_u8, put_u32, put_u64};
+use crate::codec::{Codec, StateDecodeError, StateReader, put_bytes, put_u8, put_u32, put_u64};
 
 /// A transaction handle with the wall-clock time (ms since the Unix epoch)
 /// at which it began (Flink's `TransactionHolder`).
@@ -247,7 +247,7 @@ impl<TC, CC> StateSerializer<TC, CC> {
     /// Decodes a state written by any supported format version.
     ///
     /// ```
-    /// use kafka_sink::codec::{DecodeError, U64Codec, UnitCodec};
+    /// use kafka_sink::codec::{StateDecodeError, U64Codec, UnitCodec};
     /// use kafka_sink::state::{SinkState, StateSerializer, TransactionHolder};
     /// let serializer = StateSerializer::new(U64Codec, UnitCodec);
     /// let mut state = SinkState::<u64, ()>::default();
@@ -255,36 +255,36 @@ impl<TC, CC> StateSerializer<TC, CC> {
     /// let bytes = serializer.encode(&state);
     /// assert_eq!(serializer.decode(&bytes), Ok(state));
     /// let err = serializer.decode::<u64, ()>(b"K2PC\x09").unwrap_err();
-    /// assert_eq!(err, DecodeError::UnsupportedVersion { version: 9, supported: 1 });
+    /// assert_eq!(err, StateDecodeError::UnsupportedVersion { version: 9, supported: 1 });
     /// ```
-    pub fn decode<T, C>(&self, bytes: &[u8]) -> Result<SinkState<T, C>, DecodeError>
+    pub fn decode<T, C>(&self, bytes: &[u8]) -> Result<SinkState<T, C>, StateDecodeError>
     where
         TC: Codec<T>,
         CC: Codec<C>,
     {
-        let mut r = Reader::new(bytes);
+        let mut r = StateReader::new(bytes);
         let magic = r
             .take(Self::MAGIC.len())
-            .map_err(|_| DecodeError::BadMagic {
+            .map_err(|_| StateDecodeError::BadMagic {
                 expected: Self::MAGIC.to_vec(),
                 found: bytes.to_vec(),
             })?;
         if magic != Self::MAGIC {
-            return Err(DecodeError::BadMagic {
+            return Err(StateDecodeError::BadMagic {
                 expected: Self::MAGIC.to_vec(),
                 found: magic.to_vec(),
             });
         }
         match r.u8()? {
             1 => self.decode_v1(r),
-            version => Err(DecodeError::UnsupportedVersion {
+            version => Err(StateDecodeError::UnsupportedVersion {
                 version,
                 supported: Self::VERSION,
             }),
         }
     }
 
-    fn decode_v1<T, C>(&self, mut r: Reader<'_>) -> Result<SinkState<T, C>, DecodeError>
+    fn decode_v1<T, C>(&self, mut r: StateReader<'_>) -> Result<SinkState<T, C>, StateDecodeError>
     where
         TC: Codec<T>,
         CC: Codec<C>,
@@ -305,7 +305,7 @@ impl<TC, CC> StateSerializer<TC, CC> {
                 .insert(id, TransactionHolder::new(handle, start))
                 .is_some()
             {
-                return Err(DecodeError::DuplicateCheckpointId(id));
+                return Err(StateDecodeError::DuplicateCheckpointId(id));
             }
         }
         let context = if r.flag()? {
@@ -357,7 +357,7 @@ mod tests {
         longer.push(0);
         assert_eq!(
             s.decode::<u64, ()>(&longer),
-            Err(DecodeError::TrailingBytes { count: 1 })
+            Err(StateDecodeError::TrailingBytes { count: 1 })
         );
     }
 
@@ -368,7 +368,7 @@ mod tests {
         bytes[4] = 2;
         assert_eq!(
             s.decode::<String, ()>(&bytes),
-            Err(DecodeError::UnsupportedVersion {
+            Err(StateDecodeError::UnsupportedVersion {
                 version: 2,
                 supported: 1
             })
@@ -376,7 +376,7 @@ mod tests {
         bytes[0] = b'X';
         assert!(matches!(
             s.decode::<String, ()>(&bytes),
-            Err(DecodeError::BadMagic { .. })
+            Err(StateDecodeError::BadMagic { .. })
         ));
     }
 
@@ -395,7 +395,7 @@ mod tests {
         bytes.push(0);
         assert_eq!(
             s.decode::<u64, ()>(&bytes),
-            Err(DecodeError::DuplicateCheckpointId(5))
+            Err(StateDecodeError::DuplicateCheckpointId(5))
         );
     }
 
@@ -411,7 +411,7 @@ mod tests {
         bytes.push(0);
         assert_eq!(
             s.decode::<u64, ()>(&bytes),
-            Err(DecodeError::TrailingBytes { count: 1 })
+            Err(StateDecodeError::TrailingBytes { count: 1 })
         );
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use kafka_sink::codec::{DecodeError, StringCodec, StringSetCodec};
+use kafka_sink::codec::{StateDecodeError, StringCodec, StringSetCodec};
 use kafka_sink::state::{SinkState, StateSerializer, TransactionHolder};
 
 type State = SinkState<String, BTreeSet<String>>;
@@ -90,13 +90,13 @@ fn fixture_with_trailing_byte_or_future_version_is_rejected() {
     bytes.push(0);
     assert_eq!(
         serializer().decode::<String, BTreeSet<String>>(&bytes),
-        Err(DecodeError::TrailingBytes { count: 1 })
+        Err(StateDecodeError::TrailingBytes { count: 1 })
     );
     bytes.pop();
     bytes[4] = 9;
     assert_eq!(
         serializer().decode::<String, BTreeSet<String>>(&bytes),
-        Err(DecodeError::UnsupportedVersion {
+        Err(StateDecodeError::UnsupportedVersion {
             version: 9,
             supported: 1
         })

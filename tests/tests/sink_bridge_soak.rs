@@ -26,8 +26,9 @@ use std::time::{Duration, Instant};
 
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::reader::{IsolationLevel as ReaderIsolation, Reader, ReaderConfig};
-use kafka_sink::bridge::{Bridge, BridgeConfig, BridgeEvent, StopReason};
 use kafka_sink::kafka::KafkaSinkRecord;
+use kafka_sink::pipeline::rabbitmq_bridge::StopReason;
+use kafka_sink::{Bridge, BridgeConfig, BridgeEvent};
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{IsolationLevel, KafkaCluster, RabbitMq};
 use lapin::options::BasicGetOptions;

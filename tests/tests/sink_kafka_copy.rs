@@ -1,4 +1,4 @@
-//! Exactly-once Kafka → Kafka (`kafka_source::ConsumeTransformProduce`)
+//! Exactly-once Kafka → Kafka (`kafka_sink::ConsumeTransformProduce`)
 //! against a real Kafka 4.4 broker (the harness's shared cluster; the
 //! topics, the group and the transactional ids are this test's own).
 //!
@@ -17,7 +17,7 @@ use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::group::GroupConsumerConfig;
 use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
-use kafka_sink::kafka_source::{ConsumeTransformProduce, PipelineConfig};
+use kafka_sink::{ConsumeTransformProduce, PipelineConfig};
 use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::seeded::schedule_seeds;
 use kafka_testcontainers::shared::{SharedKafka, unique_name};

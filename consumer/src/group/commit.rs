@@ -99,7 +99,7 @@ impl std::fmt::Debug for Job {
 /// What the commit task needs to build and send an OffsetCommit.
 pub(super) struct Committer {
     pub(super) shared: Arc<Mutex<Shared>>,
-    /// Wakes the heartbeat task (which finds the coordinator).
+    /// Wakes the group driver (which finds the coordinator).
     pub(super) wake_task: Arc<Notify>,
     pub(super) group_id: String,
     pub(super) instance_id: Option<String>,
@@ -308,7 +308,7 @@ impl Committer {
     /// is told and acts on it ([`ClassicMember::on_commit_refused`]); the
     /// task is woken for what it queued (a loss, a rejoin).
     ///
-    /// [`ClassicMember::on_commit_refused`]: crate::group::classic::ClassicMember::on_commit_refused
+    /// [`ClassicMember::on_commit_refused`]: crate::group::member::classic::ClassicMember::on_commit_refused
     fn classic_refused(&self, generation: i32, member_id: &str, error: ErrorCode) -> ErrorCode {
         let reported = {
             let mut s = lock(&self.shared);
@@ -335,7 +335,7 @@ mod tests {
     //! OffsetCommit as a script says and records the offsets it was asked
     //! to commit, in arrival order.
     use super::*;
-    use crate::group::classic::{ClassicConfig, ClassicMember};
+    use crate::group::member::classic::{ClassicConfig, ClassicMember};
     use crate::group::consumer::Shared;
     use kafka_client::Connection;
     use kafka_client::internals::scripted_peer::{Seen, Step, api_versions, fast_config, peer};
@@ -511,21 +511,21 @@ mod tests {
     /// A cooperative classic member, Stable in generation 1 as member "me"
     /// with partition 0 of "t".
     fn stable_classic() -> ClassicMember {
-        use crate::group::classic::assignor::Assignor;
-        crate::group::classic::tests::stable(&[Assignor::CooperativeSticky], &[0])
+        use crate::group::member::classic::assignor::Assignor;
+        crate::group::member::classic::tests::stable(&[Assignor::CooperativeSticky], &[0])
     }
 
     /// The coordinator asks `m` to rejoin (a heartbeat's
     /// REBALANCE_IN_PROGRESS): a cooperative member starts its JoinGroup
     /// keeping its partitions.
     fn rejoin(m: &mut ClassicMember) {
-        use crate::group::classic::tests::{heartbeat, join_req};
+        use crate::group::member::classic::tests::{heartbeat, join_req};
         heartbeat(m, ErrorCode::RebalanceInProgress);
         assert!(m.rebalance_in_progress());
         join_req(m);
     }
 
-    fn member_of(shared: &Mutex<Shared>) -> (crate::group::classic::ClassicState, i32) {
+    fn member_of(shared: &Mutex<Shared>) -> (crate::group::member::classic::ClassicState, i32) {
         let mut s = lock(shared);
         let m = s.member.classic();
         (m.state(), m.generation())
@@ -539,7 +539,7 @@ mod tests {
     /// partitions.
     #[tokio::test]
     async fn a_classic_commit_while_the_member_rejoins_fails_at_once_unsent() {
-        use crate::group::classic::ClassicState;
+        use crate::group::member::classic::ClassicState;
         let (conn, arrivals) = coordinator(|_| ErrorCode::IllegalGeneration).await;
         let mut m = stable_classic();
         rejoin(&mut m);
@@ -562,7 +562,7 @@ mod tests {
     /// leaves the member's rejoin alone.
     #[tokio::test]
     async fn a_classic_commit_overtaken_by_the_members_rejoin_is_a_rebalance_in_progress() {
-        use crate::group::classic::ClassicState;
+        use crate::group::member::classic::ClassicState;
         let handle: Arc<std::sync::OnceLock<Arc<Mutex<Shared>>>> = Arc::default();
         let shared_at_answer = handle.clone();
         let (conn, arrivals) = coordinator(move |_| {
@@ -592,7 +592,7 @@ mod tests {
     /// partitions are lost; it rejoins), as Java's `resetStateOnResponseError`.
     #[tokio::test]
     async fn a_classic_commit_refused_for_its_current_generation_fences_the_member() {
-        use crate::group::classic::ClassicState;
+        use crate::group::member::classic::ClassicState;
         let (conn, _arrivals) = coordinator(|_| ErrorCode::IllegalGeneration).await;
         let (q, shared) = queue_of(conn, stable_classic(), Duration::from_secs(10));
         assert!(matches!(

@@ -2,7 +2,7 @@
 //! partitions Kafka's group coordinator gives it, commits offsets, and
 //! hands its group metadata to a transactional producer (KIP-447). Two
 //! group protocols: KIP-848 (`group.protocol=consumer`, the default here:
-//! the broker assigns, [`Membership`]) and the classic one
+//! the broker assigns, [`Kip848Member`]) and the classic one
 //! (`group.protocol=classic`, JoinGroup/SyncGroup with a client-side
 //! assignor, [`ClassicMember`]; the only one before Kafka 4.0). Both give
 //! the same [`ConsumerEvent`]s.
@@ -37,11 +37,11 @@
 
 use super::config::GroupConsumerConfig;
 use super::config::GroupProtocol;
-use super::heartbeat::{HeartbeatTask, classic_task, heartbeat_task};
-use crate::group::classic::{ClassicAction, ClassicMember};
+use super::driver::{GroupDriver, drive_classic, drive_kip848};
 use crate::group::commit::{CommitQueue, Committer, PendingCommit};
-use crate::group::membership::{
-    MemberAction, MemberError, MemberState, Membership, TopicPartitions,
+use crate::group::member::classic::{ClassicAction, ClassicMember};
+use crate::group::member::kip848::{
+    Kip848Action, Kip848Member, MemberError, MemberState, TopicPartitions,
 };
 use crate::reader::{ConsumerRecord, Offset, Reader, ReaderError};
 use kafka_client::TopicPartition;
@@ -148,13 +148,13 @@ pub(super) enum Owed {
 /// The member of either protocol.
 #[derive(Debug)]
 pub(super) enum Member {
-    Kip848(Membership),
+    Kip848(Kip848Member),
     Classic(ClassicMember),
 }
 
 impl Member {
     /// The KIP-848 member (only its own task calls this).
-    pub(super) fn kip848(&mut self) -> &mut Membership {
+    pub(super) fn kip848(&mut self) -> &mut Kip848Member {
         match self {
             Member::Kip848(m) => m,
             Member::Classic(_) => unreachable!("the KIP-848 task drives a KIP-848 member"),
@@ -222,7 +222,7 @@ impl Member {
 /// A member decision queued for [`GroupConsumer::poll`].
 #[derive(Debug)]
 pub(super) enum Queued {
-    Kip848(MemberAction),
+    Kip848(Kip848Action),
     Classic(ClassicAction),
 }
 
@@ -268,7 +268,7 @@ pub struct GroupConsumer {
     cluster: Arc<Cluster>,
     reader: Reader,
     shared: Arc<Mutex<Shared>>,
-    /// Wakes the heartbeat task.
+    /// Wakes the group driver.
     wake_task: Arc<Notify>,
     /// Wakes a waiting poll when an event arrives.
     wake_poll: Arc<Notify>,
@@ -337,7 +337,7 @@ impl GroupConsumer {
         }
         let member = match config.protocol {
             GroupProtocol::Consumer => {
-                let mut m = Membership::new(config.membership(random_member_id()));
+                let mut m = Kip848Member::new(config.membership(random_member_id()));
                 m.subscribe(topics);
                 Member::Kip848(m)
             }
@@ -350,7 +350,7 @@ impl GroupConsumer {
         let shared = Arc::new(Mutex::new(Shared::new(member)));
         let wake_task = Arc::new(Notify::new());
         let wake_poll = Arc::new(Notify::new());
-        let t = HeartbeatTask {
+        let t = GroupDriver {
             shared: shared.clone(),
             cluster: cluster.clone(),
             wake_task: wake_task.clone(),
@@ -361,8 +361,8 @@ impl GroupConsumer {
             request_timeout: config.connection.request_timeout,
         };
         let task = match config.protocol {
-            GroupProtocol::Consumer => tokio::spawn(heartbeat_task(t)),
-            GroupProtocol::Classic => tokio::spawn(classic_task(t, config.max_poll_interval)),
+            GroupProtocol::Consumer => tokio::spawn(drive_kip848(t)),
+            GroupProtocol::Classic => tokio::spawn(drive_classic(t, config.max_poll_interval)),
         };
         let reader = Reader::new(cluster.clone(), config.reader.clone());
         let commits = CommitQueue::start(Committer {
@@ -621,7 +621,7 @@ impl GroupConsumer {
             Queued::Classic(a) => return self.apply_classic(a).await,
         };
         match action {
-            MemberAction::Revoke(tp) => {
+            Kip848Action::Revoke(tp) => {
                 let parts = self.names(&tp);
                 self.revoking = self.positions_of(parts.iter());
                 self.release(&parts);
@@ -629,25 +629,25 @@ impl GroupConsumer {
                 self.owed = Some(Owed::Revocation);
                 Ok(Some(ConsumerEvent::Revoked(parts)))
             }
-            MemberAction::Lost(tp) => {
+            Kip848Action::Lost(tp) => {
                 let parts = self.names(&tp);
                 self.release(&parts);
                 self.owed = Some(Owed::Lost);
                 Ok(Some(ConsumerEvent::Lost(parts)))
             }
-            MemberAction::Assign { added, .. } => {
+            Kip848Action::Assign { added, .. } => {
                 let parts = self.names(&added);
                 self.start_reading(&parts).await?;
                 lock(&self.shared).member.assignment_done();
                 self.wake_task.notify_one();
                 Ok(Some(ConsumerEvent::Assigned(parts)))
             }
-            MemberAction::Error(e) => Err(GroupError::Member(e)),
-            MemberAction::Fatal(e) => {
+            Kip848Action::Error(e) => Err(GroupError::Member(e)),
+            Kip848Action::Fatal(e) => {
                 lock(&self.shared).fatal = Some(e.clone());
                 Err(GroupError::Member(e))
             }
-            MemberAction::FindCoordinator | MemberAction::ResolveTopics(_) => Ok(None),
+            Kip848Action::FindCoordinator | Kip848Action::ResolveTopics(_) => Ok(None),
         }
     }
 
@@ -773,7 +773,7 @@ impl GroupConsumer {
     /// meanwhile, so this happens to a commit after each batch — or one the
     /// rebalance overtook: poll to complete the rebalance, then commit
     /// again what is still owned (see
-    /// [`ClassicMember::on_commit_refused`](crate::group::classic::ClassicMember::on_commit_refused)).
+    /// [`ClassicMember::on_commit_refused`](crate::group::member::classic::ClassicMember::on_commit_refused)).
     ///
     /// ```no_run
     /// # async fn demo(c: &kafka_consumer::group::GroupConsumer) -> Result<(), kafka_consumer::group::GroupError> {

@@ -17,17 +17,19 @@
 
 use kafka_client::internal_mod;
 
-internal_mod!(classic);
 internal_mod!(commit);
 mod config;
 pub mod consumer;
-mod heartbeat;
+mod driver;
+internal_mod!(member);
 mod stream;
-internal_mod!(membership);
 
-pub use classic::assignor::Assignor;
+// config.rs imports the members' settings by these paths.
+use member::{classic, kip848 as membership};
+
 pub use commit::PendingCommit;
 pub use config::{GroupConsumerConfig, GroupProtocol};
 pub use consumer::{ConsumerEvent, GroupConsumer, GroupError};
-pub use membership::{MemberError, MemberState};
+pub use member::classic::assignor::Assignor;
+pub use member::kip848::{MemberError, MemberState};
 pub use stream::EventStream;

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use kafka_producer::{ConfigError, ProduceError, TransactionError};
 
-use crate::codec::DecodeError;
+use crate::codec::StateDecodeError;
 
 /// Errors of the Kafka sink.
 ///
@@ -67,7 +67,7 @@ pub enum KafkaSinkError {
     Recovery(String),
     /// State could not be decoded.
     #[error("Kafka sink state: {0}")]
-    State(#[from] DecodeError),
+    State(#[from] StateDecodeError),
     /// More than one id hint in the restored union state.
     #[error("{0} NextTransactionalIdHints restored; expected at most one")]
     MultipleHints(usize),

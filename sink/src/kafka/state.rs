@@ -2,7 +2,7 @@
 //! magic `KSNK`, version byte, the length-prefixed sink state, then a flag
 //! and the [`NextTransactionalIdHint`] (written by subtask 0 only).
 
-use crate::codec::{DecodeError, Reader, put_bytes, put_u8, put_u32, put_u64};
+use crate::codec::{StateDecodeError, StateReader, put_bytes, put_u8, put_u32, put_u64};
 
 use super::NextTransactionalIdHint;
 
@@ -30,18 +30,18 @@ pub(super) fn encode_operator_state(
 
 pub(super) fn decode_operator_state(
     bytes: &[u8],
-) -> Result<(&[u8], Option<NextTransactionalIdHint>), DecodeError> {
-    let mut r = Reader::new(bytes);
+) -> Result<(&[u8], Option<NextTransactionalIdHint>), StateDecodeError> {
+    let mut r = StateReader::new(bytes);
     let magic = r.take(4)?;
     if magic != STATE_MAGIC {
-        return Err(DecodeError::BadMagic {
+        return Err(StateDecodeError::BadMagic {
             expected: STATE_MAGIC.to_vec(),
             found: magic.to_vec(),
         });
     }
     let version = r.u8()?;
     if version != STATE_VERSION {
-        return Err(DecodeError::UnsupportedVersion {
+        return Err(StateDecodeError::UnsupportedVersion {
             version,
             supported: STATE_VERSION,
         });

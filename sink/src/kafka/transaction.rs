@@ -4,7 +4,9 @@
 
 use kafka_producer::PreparedTransaction;
 
-use crate::codec::{Codec, DecodeError, Reader, put_bytes, put_i64, put_str, put_u8, put_u32};
+use crate::codec::{
+    Codec, StateDecodeError, StateReader, put_bytes, put_i64, put_str, put_u8, put_u32,
+};
 
 /// A Kafka transaction handle: the transactional id and, once pre-committed
 /// with records, the [`PreparedTransaction`] (producer id, epoch, transaction
@@ -84,8 +86,8 @@ impl Codec<KafkaTransaction> for KafkaTransactionCodec {
         }
     }
 
-    fn decode(&self, bytes: &[u8]) -> Result<KafkaTransaction, DecodeError> {
-        let mut r = Reader::new(bytes);
+    fn decode(&self, bytes: &[u8]) -> Result<KafkaTransaction, StateDecodeError> {
+        let mut r = StateReader::new(bytes);
         let transactional_id = if r.flag()? {
             Some(r.str()?.to_owned())
         } else {
@@ -94,7 +96,7 @@ impl Codec<KafkaTransaction> for KafkaTransactionCodec {
         let prepared = if r.flag()? {
             Some(
                 PreparedTransaction::decode(r.bytes()?)
-                    .map_err(|e| DecodeError::Invalid(e.to_string()))?,
+                    .map_err(|e| StateDecodeError::Invalid(e.to_string()))?,
             )
         } else {
             None

@@ -22,6 +22,8 @@ use bytes::Bytes;
 use std::fmt::Debug;
 use std::hash::Hash;
 
+use crate::codec::{StateDecodeError, StateReader};
+
 /// The magic at the start of every serialized source state.
 pub const STATE_MAGIC: [u8; 4] = *b"KEAS";
 /// The version [`encode_pending`] writes.
@@ -121,25 +123,22 @@ pub trait UniqueId: Clone + Eq + Hash + Debug {
     fn decode(input: &mut &[u8]) -> Result<Self, StateError>;
 }
 
-fn take<'a>(input: &mut &'a [u8], n: usize, what: &'static str) -> Result<&'a [u8], StateError> {
-    if input.len() < n {
-        return Err(StateError::Truncated { what });
-    }
-    let (head, tail) = input.split_at(n);
-    *input = tail;
-    Ok(head)
+/// Runs `read` on a [`StateReader`] over the front of `input`, then advances
+/// `input` past every byte read (also when `read` fails part-way).
+fn read_front<'a, T>(
+    input: &mut &'a [u8],
+    read: impl FnOnce(&mut StateReader<'a>) -> Result<T, StateError>,
+) -> Result<T, StateError> {
+    let mut r = StateReader::new(input);
+    let result = read(&mut r);
+    *input = r.rest();
+    result
 }
 
-fn take_u32(input: &mut &[u8], what: &'static str) -> Result<u32, StateError> {
-    let b = take(input, 4, what)?;
-    Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-}
-
-fn take_u64(input: &mut &[u8], what: &'static str) -> Result<u64, StateError> {
-    let b = take(input, 8, what)?;
-    let mut a = [0u8; 8];
-    a.copy_from_slice(b);
-    Ok(u64::from_be_bytes(a))
+/// The state ended while reading `what`: the only error the reader's
+/// `take`, `u8`, `u32` and `u64` return.
+fn truncated(what: &'static str) -> impl FnOnce(StateDecodeError) -> StateError {
+    move |_| StateError::Truncated { what }
 }
 
 fn put_len(out: &mut Vec<u8>, len: usize) {
@@ -154,8 +153,10 @@ impl UniqueId for String {
         out.extend_from_slice(self.as_bytes());
     }
     fn decode(input: &mut &[u8]) -> Result<Self, StateError> {
-        let len = take_u32(input, "a string id length")? as usize;
-        let b = take(input, len, "a string id")?;
+        let b = read_front(input, |r| {
+            let len = r.u32().map_err(truncated("a string id length"))? as usize;
+            r.take(len).map_err(truncated("a string id"))
+        })?;
         String::from_utf8(b.to_vec()).map_err(|e| StateError::InvalidId(e.to_string()))
     }
 }
@@ -166,7 +167,7 @@ impl UniqueId for u64 {
         out.extend_from_slice(&self.to_be_bytes());
     }
     fn decode(input: &mut &[u8]) -> Result<Self, StateError> {
-        take_u64(input, "a u64 id")
+        read_front(input, |r| r.u64().map_err(truncated("a u64 id")))
     }
 }
 
@@ -177,8 +178,10 @@ impl UniqueId for Vec<u8> {
         out.extend_from_slice(self);
     }
     fn decode(input: &mut &[u8]) -> Result<Self, StateError> {
-        let len = take_u32(input, "a byte id length")? as usize;
-        Ok(take(input, len, "a byte id")?.to_vec())
+        read_front(input, |r| {
+            let len = r.u32().map_err(truncated("a byte id length"))? as usize;
+            Ok(r.take(len).map_err(truncated("a byte id"))?.to_vec())
+        })
     }
 }
 
@@ -261,8 +264,8 @@ pub fn encode_pending<'a, Id: UniqueId + 'a>(
 pub fn decode_pending<Id: UniqueId>(
     state: &[u8],
 ) -> Result<Vec<PendingCheckpoint<Id>>, StateError> {
-    let mut input = state;
-    let magic = take(&mut input, 4, "the magic").map_err(|_| StateError::BadMagic {
+    let mut r = StateReader::new(state);
+    let magic = r.take(4).map_err(|_| StateError::BadMagic {
         found: state.to_vec(),
     })?;
     if magic != STATE_MAGIC {
@@ -270,11 +273,11 @@ pub fn decode_pending<Id: UniqueId>(
             found: magic.to_vec(),
         });
     }
-    let version = take(&mut input, 1, "the version")?[0];
+    let version = r.u8().map_err(truncated("the version"))?;
     if version != STATE_VERSION {
         return Err(StateError::UnsupportedVersion(version));
     }
-    if input.len() < 5 {
+    if r.remaining() < 5 {
         return Err(StateError::Truncated { what: "the header" });
     }
     // Verify the checksum before trusting any length.
@@ -284,28 +287,25 @@ pub fn decode_pending<Id: UniqueId>(
             what: "the checksum",
         });
     }
-    let stored = u32::from_be_bytes([
-        state[body_len],
-        state[body_len + 1],
-        state[body_len + 2],
-        state[body_len + 3],
-    ]);
+    let stored = StateReader::new(&state[body_len..])
+        .u32()
+        .map_err(truncated("the checksum"))?;
     let computed = crc32c::crc32c(&state[..body_len]);
     if stored != computed {
         return Err(StateError::ChecksumMismatch { stored, computed });
     }
-    let mut input = &state[5..body_len];
-    let kind = take(&mut input, 1, "the id kind")?[0];
+    let mut r = StateReader::new(&state[5..body_len]);
+    let kind = r.u8().map_err(truncated("the id kind"))?;
     if kind != Id::KIND {
         return Err(StateError::IdKindMismatch {
             expected: Id::KIND,
             found: kind,
         });
     }
-    let count = take_u32(&mut input, "the checkpoint count")?;
+    let count = r.u32().map_err(truncated("the checkpoint count"))?;
     let mut out: Vec<PendingCheckpoint<Id>> = Vec::with_capacity(count.min(1024) as usize);
     for _ in 0..count {
-        let checkpoint_id = take_u64(&mut input, "a checkpoint id")?;
+        let checkpoint_id = r.u64().map_err(truncated("a checkpoint id"))?;
         if let Some(prev) = out.last()
             && checkpoint_id <= prev.checkpoint_id
         {
@@ -314,15 +314,17 @@ pub fn decode_pending<Id: UniqueId>(
                 previous: prev.checkpoint_id,
             });
         }
-        let n = take_u32(&mut input, "an id count")?;
+        let n = r.u32().map_err(truncated("an id count"))?;
         let mut ids = Vec::with_capacity(n.min(4096) as usize);
+        let mut input = r.rest();
         for _ in 0..n {
             ids.push(Id::decode(&mut input)?);
         }
+        r = StateReader::new(input);
         out.push(PendingCheckpoint { checkpoint_id, ids });
     }
-    if !input.is_empty() {
-        return Err(StateError::TrailingBytes(input.len()));
+    if r.remaining() > 0 {
+        return Err(StateError::TrailingBytes(r.remaining()));
     }
     Ok(out)
 }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use kafka_sink::codec::{Codec, DecodeError, Reader, U64Codec, put_u32, put_u64};
+use kafka_sink::codec::{Codec, StateDecodeError, StateReader, U64Codec, put_u32, put_u64};
 use kafka_sink::state::StateSerializer;
 use kafka_sink::{CommitOutcome, PreCommitted, RecordContext, TwoPhaseCommitHandler};
 
@@ -248,8 +248,8 @@ impl Codec<Owned> for OwnedCodec {
             put_u64(out, *id);
         }
     }
-    fn decode(&self, bytes: &[u8]) -> Result<Owned, DecodeError> {
-        let mut r = Reader::new(bytes);
+    fn decode(&self, bytes: &[u8]) -> Result<Owned, StateDecodeError> {
+        let mut r = StateReader::new(bytes);
         let n = r.u32()?;
         let mut set = Owned::new();
         for _ in 0..n {

@@ -2,7 +2,7 @@
 //! (`group.protocol=classic`, the only one before Kafka 4.0): JoinGroup,
 //! SyncGroup with a client-side [`assignor`] run by the group leader,
 //! Heartbeat and LeaveGroup. A deterministic, sans-IO state machine, like
-//! the KIP-848 [`Membership`](crate::group::membership::Membership):
+//! the KIP-848 [`Kip848Member`](crate::group::member::kip848::Kip848Member):
 //! answers, application confirmations and time go in; requests to send and
 //! [`ClassicAction`]s come out. The rules follow Java's
 //! `AbstractCoordinator` and `ConsumerCoordinator`.
@@ -42,7 +42,7 @@
 //!   parked until `session.timeout.ms`, as in Java).
 //!
 //! ```
-//! use kafka_consumer::group::classic::{ClassicAction, ClassicConfig, ClassicMember, ClassicState, Request};
+//! use kafka_consumer::group::member::classic::{ClassicAction, ClassicConfig, ClassicMember, ClassicState, Request};
 //! use kafka_proto::ErrorCode;
 //! use kafka_proto::messages::{ConsumerProtocolAssignment, ConsumerProtocolAssignmentTopicPartition, JoinGroupResponse, SyncGroupResponse};
 //! use std::time::Instant;
@@ -85,7 +85,7 @@
 
 pub mod assignor;
 
-use crate::group::membership::{MemberError, MemberState};
+use crate::group::member::kip848::{MemberError, MemberState};
 use assignor::{Assignor, MemberSubscription, Partitions};
 use kafka_client::TopicPartition;
 use kafka_proto::ErrorCode;
@@ -102,8 +102,8 @@ use std::time::{Duration, Instant};
 /// Where the classic member is (see the module's state diagram).
 ///
 /// ```
-/// use kafka_consumer::group::classic::ClassicState;
-/// use kafka_consumer::group::membership::MemberState;
+/// use kafka_consumer::group::member::classic::ClassicState;
+/// use kafka_consumer::group::member::kip848::MemberState;
 /// assert_eq!(ClassicState::Syncing.member_state(), MemberState::Joining);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -136,7 +136,7 @@ impl ClassicState {
     /// [`GroupConsumer::state`](crate::group::GroupConsumer::state).
     ///
     /// ```
-    /// use kafka_consumer::group::classic::ClassicState;
+    /// use kafka_consumer::group::member::classic::ClassicState;
     /// assert!(ClassicState::Stable.member_state().is_member());
     /// ```
     pub fn member_state(self) -> MemberState {
@@ -156,7 +156,7 @@ impl ClassicState {
 /// Why the state changed.
 ///
 /// ```
-/// use kafka_consumer::group::classic::Reason;
+/// use kafka_consumer::group::member::classic::Reason;
 /// assert_ne!(Reason::Joined, Reason::Synced);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -199,7 +199,7 @@ impl Reason {
     /// The JoinGroup reason sent for a (re)join caused by this (KIP-800).
     ///
     /// ```
-    /// use kafka_consumer::group::classic::Reason;
+    /// use kafka_consumer::group::member::classic::Reason;
     /// assert_eq!(Reason::Subscribed.join_reason(), None);
     /// assert!(Reason::MetadataChanged.join_reason().is_some());
     /// ```
@@ -218,7 +218,7 @@ impl Reason {
 /// What the driver must do, in order.
 ///
 /// ```
-/// use kafka_consumer::group::classic::ClassicAction;
+/// use kafka_consumer::group::member::classic::ClassicAction;
 /// assert!(matches!(ClassicAction::FindCoordinator, ClassicAction::FindCoordinator));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -247,7 +247,7 @@ pub enum ClassicAction {
 /// answer (or the failure) back.
 ///
 /// ```
-/// use kafka_consumer::group::classic::Request;
+/// use kafka_consumer::group::member::classic::Request;
 /// use kafka_proto::messages::HeartbeatRequest;
 /// let r = Request::Heartbeat(HeartbeatRequest::default());
 /// assert!(!matches!(r, Request::Join(_)));
@@ -268,7 +268,7 @@ pub enum Request {
 /// Settings of a [`ClassicMember`].
 ///
 /// ```
-/// use kafka_consumer::group::classic::ClassicConfig;
+/// use kafka_consumer::group::member::classic::ClassicConfig;
 /// let c = ClassicConfig::new("orders-app");
 /// assert_eq!(c.session_timeout.as_secs(), 45);
 /// assert_eq!(c.heartbeat_interval.as_secs(), 3);
@@ -298,7 +298,7 @@ impl ClassicConfig {
     /// Java's defaults for `group_id`.
     ///
     /// ```
-    /// use kafka_consumer::group::classic::ClassicConfig;
+    /// use kafka_consumer::group::member::classic::ClassicConfig;
     /// assert_eq!(ClassicConfig::new("g").assignors.len(), 2);
     /// ```
     pub fn new(group_id: impl Into<String>) -> Self {
@@ -318,7 +318,7 @@ impl ClassicConfig {
 /// The classic consumer-group member (see the module docs).
 ///
 /// ```
-/// use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, ClassicState};
+/// use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
 /// let m = ClassicMember::new(ClassicConfig::new("g"));
 /// assert_eq!(m.state(), ClassicState::Unsubscribed);
 /// assert_eq!(m.generation(), -1);
@@ -400,7 +400,7 @@ fn subscriptions(resp: &JoinGroupResponse) -> Result<Vec<MemberSubscription>, St
 /// it calls [`ClassicMember::on_join_answer`].
 ///
 /// ```
-/// use kafka_consumer::group::classic::leader_topics;
+/// use kafka_consumer::group::member::classic::leader_topics;
 /// use kafka_proto::messages::JoinGroupResponse;
 /// assert!(leader_topics(&JoinGroupResponse::default()).is_empty());
 /// ```
@@ -414,7 +414,7 @@ impl ClassicMember {
     /// A member that has not subscribed yet.
     ///
     /// ```
-    /// use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
     /// assert_eq!(ClassicMember::new(ClassicConfig::new("g")).member_id(), "");
     /// ```
     pub fn new(config: ClassicConfig) -> Self {
@@ -445,7 +445,7 @@ impl ClassicMember {
     /// The current state.
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, ClassicState};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
     /// assert_eq!(ClassicMember::new(ClassicConfig::new("g")).state(), ClassicState::Unsubscribed);
     /// ```
     pub fn state(&self) -> ClassicState {
@@ -456,7 +456,7 @@ impl ClassicMember {
     /// commits and of the group metadata (KIP-447).
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
     /// assert_eq!(ClassicMember::new(ClassicConfig::new("g")).generation(), -1);
     /// ```
     pub fn generation(&self) -> i32 {
@@ -466,7 +466,7 @@ impl ClassicMember {
     /// The member id the coordinator gave ("" before the first join).
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
     /// assert!(ClassicMember::new(ClassicConfig::new("g")).member_id().is_empty());
     /// ```
     pub fn member_id(&self) -> &str {
@@ -476,7 +476,7 @@ impl ClassicMember {
     /// The assignor the coordinator chose in the last join.
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
     /// assert_eq!(ClassicMember::new(ClassicConfig::new("g")).protocol(), None);
     /// ```
     pub fn protocol(&self) -> Option<Assignor> {
@@ -486,7 +486,7 @@ impl ClassicMember {
     /// The partitions owned (confirmed by the application).
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
     /// assert!(ClassicMember::new(ClassicConfig::new("g")).owned().is_empty());
     /// ```
     pub fn owned(&self) -> &Partitions {
@@ -496,7 +496,7 @@ impl ClassicMember {
     /// The recent state changes with their reasons, oldest first.
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, ClassicState, Reason};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, ClassicState, Reason};
     /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
     /// m.subscribe(["t".to_string()]);
     /// assert_eq!(m.history().last(), Some(&(ClassicState::Joining, Reason::Subscribed)));
@@ -509,7 +509,7 @@ impl ClassicMember {
     /// `RebalanceProtocol.COOPERATIVE`); otherwise the member is eager.
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
     /// assert!(!ClassicMember::new(ClassicConfig::new("g")).is_cooperative(), "Java's default list is eager");
     /// ```
     pub fn is_cooperative(&self) -> bool {
@@ -545,7 +545,7 @@ impl ClassicMember {
     /// The next decision for the driver.
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicAction, ClassicConfig, ClassicMember};
+    /// # use kafka_consumer::group::member::classic::{ClassicAction, ClassicConfig, ClassicMember};
     /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
     /// m.subscribe(["t".to_string()]);
     /// assert_eq!(m.poll_action(), Some(ClassicAction::FindCoordinator));
@@ -557,7 +557,7 @@ impl ClassicMember {
     /// Subscribes to `topics` and joins.
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, ClassicState};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
     /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
     /// m.subscribe(["t".to_string()]);
     /// assert_eq!(m.state(), ClassicState::Joining);
@@ -574,7 +574,7 @@ impl ClassicMember {
     /// The coordinator is known (again).
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, Request};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, Request};
     /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
     /// m.subscribe(["t".to_string()]);
     /// assert!(m.poll_request(std::time::Instant::now()).is_none(), "no coordinator yet");
@@ -588,7 +588,7 @@ impl ClassicMember {
     /// True while the coordinator is to be looked up.
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
     /// assert!(ClassicMember::new(ClassicConfig::new("g")).needs_coordinator());
     /// ```
     pub fn needs_coordinator(&self) -> bool {
@@ -605,7 +605,7 @@ impl ClassicMember {
     /// When [`Self::poll_request`] has something next (None: on an event).
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
     /// assert_eq!(ClassicMember::new(ClassicConfig::new("g")).next_request_at(), None);
     /// ```
     pub fn next_request_at(&self) -> Option<Instant> {
@@ -645,7 +645,7 @@ impl ClassicMember {
     /// it before asking again).
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, Request};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, Request};
     /// let mut c = ClassicConfig::new("g");
     /// c.instance_id = Some("i-1".into());
     /// let mut m = ClassicMember::new(c);
@@ -739,7 +739,7 @@ impl ClassicMember {
     /// before v5 no reason.
     ///
     /// ```
-    /// use kafka_consumer::group::classic::ClassicMember;
+    /// use kafka_consumer::group::member::classic::ClassicMember;
     /// use kafka_proto::messages::{LeaveGroupRequest, LeaveGroupRequestMemberIdentity};
     /// let req = LeaveGroupRequest {
     ///     group_id: "g".into(),
@@ -837,7 +837,7 @@ impl ClassicMember {
     /// not know are left out of the assignment, as Java does.
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicAction, ClassicConfig, ClassicMember, ClassicState};
+    /// # use kafka_consumer::group::member::classic::{ClassicAction, ClassicConfig, ClassicMember, ClassicState};
     /// use kafka_proto::{ErrorCode, messages::JoinGroupResponse};
     /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
     /// m.subscribe(["t".to_string()]);
@@ -941,7 +941,7 @@ impl ClassicMember {
     /// SyncGroup answered: reconcile the assignment.
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, ClassicState};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
     /// use kafka_proto::{ErrorCode, messages::SyncGroupResponse};
     /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
     /// m.on_sync_answer(std::time::Instant::now(), SyncGroupResponse::default());
@@ -1005,7 +1005,7 @@ impl ClassicMember {
     /// Heartbeat answered (`sent` is the request it answers).
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, ClassicState};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
     /// use kafka_proto::messages::{HeartbeatRequest, HeartbeatResponse};
     /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
     /// m.on_heartbeat_answer(std::time::Instant::now(), &HeartbeatRequest::default(), HeartbeatResponse::default());
@@ -1054,7 +1054,7 @@ impl ClassicMember {
     /// SyncGroup).
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
     /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
     /// assert!(!m.rebalance_in_progress());
     /// m.subscribe(["t".to_string()]);
@@ -1084,7 +1084,7 @@ impl ClassicMember {
     /// Other errors are returned as they are.
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
     /// use kafka_proto::ErrorCode;
     /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
     /// m.subscribe(["t".to_string()]);
@@ -1132,7 +1132,7 @@ impl ClassicMember {
     /// coordinator is looked up again; a join or sync starts over.
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, Request, ClassicState};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, Request, ClassicState};
     /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
     /// m.subscribe(["t".to_string()]);
     /// m.coordinator_found();
@@ -1154,7 +1154,7 @@ impl ClassicMember {
     /// generation.
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
     /// assert!(!ClassicMember::new(ClassicConfig::new("g")).is_leader());
     /// ```
     pub fn is_leader(&self) -> bool {
@@ -1167,7 +1167,7 @@ impl ClassicMember {
     /// does; a follower ignores this. Returns true when a rejoin started.
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
     /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
     /// assert!(!m.check_metadata(&|_| Some(4)), "not the leader");
     /// ```
@@ -1188,7 +1188,7 @@ impl ClassicMember {
     /// Returns false when no revocation was pending.
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
     /// assert!(!ClassicMember::new(ClassicConfig::new("g")).revocation_done());
     /// ```
     pub fn revocation_done(&mut self) -> bool {
@@ -1214,7 +1214,7 @@ impl ClassicMember {
     /// Returns false when no assignment was pending.
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
     /// assert!(!ClassicMember::new(ClassicConfig::new("g")).assignment_done());
     /// ```
     pub fn assignment_done(&mut self) -> bool {
@@ -1238,7 +1238,7 @@ impl ClassicMember {
     /// member rejoins (a stale one waits for [`Self::rejoin`]).
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
     /// assert!(!ClassicMember::new(ClassicConfig::new("g")).lost_done());
     /// ```
     pub fn lost_done(&mut self) -> bool {
@@ -1258,7 +1258,7 @@ impl ClassicMember {
     /// returned); the member rejoins at the next [`Self::rejoin`].
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, ClassicState};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
     /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
     /// m.subscribe(["t".to_string()]);
     /// assert!(m.poll_timeout_expired().is_none(), "no member id yet: nothing to leave");
@@ -1295,7 +1295,7 @@ impl ClassicMember {
     /// The application polled again after a poll timeout: join anew.
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
     /// assert!(!ClassicMember::new(ClassicConfig::new("g")).rejoin(), "not stale");
     /// ```
     pub fn rejoin(&mut self) -> bool {
@@ -1310,7 +1310,7 @@ impl ClassicMember {
     /// stops (Java's `maybeLeaveGroup`).
     ///
     /// ```
-    /// # use kafka_consumer::group::classic::{ClassicConfig, ClassicMember, ClassicState};
+    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
     /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
     /// m.subscribe(["t".to_string()]);
     /// m.leave();

@@ -1,13 +1,22 @@
-//! The background task of a [`GroupConsumer`](super::GroupConsumer): it
-//! drives the membership state machine of the group protocol in use — the
-//! KIP-848 member (ConsumerGroupHeartbeat) or the classic one (JoinGroup,
-//! SyncGroup, Heartbeat, LeaveGroup) — against the group coordinator, and
-//! hands assignments and fencing to the consumer through its shared state.
+//! The group driver: the background task of a
+//! [`GroupConsumer`](super::GroupConsumer) that runs the member state machine
+//! of the group protocol in use against the group coordinator — the KIP-848
+//! member ([`drive_kip848`]: ConsumerGroupHeartbeat) or the classic one
+//! ([`drive_classic`]: JoinGroup, SyncGroup, Heartbeat, LeaveGroup).
+//!
+//! Each turn of its loop:
+//! 1. looks at the member (and `max.poll.interval.ms`) and takes its actions
+//!    into the consumer's shared state: assignments, revocations, losses,
+//!    fencing;
+//! 2. finds the coordinator when the member needs one;
+//! 3. sends the member's next request and hands the answer back;
+//! 4. or waits for the member's next deadline or a wake-up from the
+//!    consumer.
 
 use super::consumer::{Queued, Shared, lock};
-use crate::group::classic::{ClassicAction, ClassicMember, ClassicState, Request};
-use crate::group::membership::{
-    Heartbeat, HeartbeatAnswer, MemberAction, MemberError, MemberState,
+use crate::group::member::classic::{ClassicAction, ClassicMember, ClassicState, Request};
+use crate::group::member::kip848::{
+    Heartbeat, HeartbeatAnswer, Kip848Action, MemberError, MemberState,
 };
 use kafka_client::cluster::Cluster;
 use kafka_client::connection::Connection;
@@ -23,14 +32,24 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
-pub(super) struct HeartbeatTask {
+/// What the driver works with: the consumer's shared state (which holds the
+/// member) and the cluster it sends through.
+pub(super) struct GroupDriver {
+    /// The state shared with the consumer: the member, its events, the coordinator.
     pub(super) shared: Arc<Mutex<Shared>>,
+    /// The connections to the brokers.
     pub(super) cluster: Arc<Cluster>,
+    /// Notified by the consumer when the member has something to do now.
     pub(super) wake_task: Arc<Notify>,
+    /// Notified by the driver when an event for a waiting poll arrived.
     pub(super) wake_poll: Arc<Notify>,
+    /// `group.id`.
     pub(super) group_id: String,
+    /// `max.poll.interval.ms`: the member leaves when polls stop for longer.
     pub(super) max_poll_interval: Duration,
+    /// `retry.backoff.ms`: the wait before looking for the coordinator again.
     pub(super) retry_backoff: Duration,
+    /// `request.timeout.ms` of each request.
     pub(super) request_timeout: Duration,
 }
 
@@ -42,7 +61,9 @@ enum Step {
     Stop,
 }
 
-pub(super) async fn heartbeat_task(t: HeartbeatTask) {
+/// The driver of a [`Kip848Member`](crate::group::member::kip848::Kip848Member): finds the coordinator, sends its
+/// heartbeats, hands the answers back, and watches `max.poll.interval.ms`.
+pub(super) async fn drive_kip848(t: GroupDriver) {
     loop {
         let step = t.next_step();
         match step {
@@ -58,7 +79,7 @@ pub(super) async fn heartbeat_task(t: HeartbeatTask) {
     }
 }
 
-impl HeartbeatTask {
+impl GroupDriver {
     /// FindCoordinator(GROUP); stores the connection and returns true when
     /// found, else waits `retry.backoff.ms`.
     async fn find_coordinator(&self) -> bool {
@@ -105,17 +126,17 @@ impl HeartbeatTask {
         let mut woke = false;
         while let Some(a) = s.member.kip848().poll_action() {
             match a {
-                MemberAction::FindCoordinator => s.coordinator = None,
-                MemberAction::ResolveTopics(ids) => {
+                Kip848Action::FindCoordinator => s.coordinator = None,
+                Kip848Action::ResolveTopics(ids) => {
                     tracing::debug!(
                         ?ids,
                         "group consumer: unknown topic ids; refreshing metadata"
                     );
                     self.cluster.invalidate();
                 }
-                MemberAction::Fatal(e) => {
+                Kip848Action::Fatal(e) => {
                     s.fatal = Some(e.clone());
-                    s.events.push_back(Queued::Kip848(MemberAction::Fatal(e)));
+                    s.events.push_back(Queued::Kip848(Kip848Action::Fatal(e)));
                     woke = true;
                 }
                 other => {
@@ -251,7 +272,7 @@ enum ClassicStep {
 /// The driver of a [`ClassicMember`]: finds the coordinator, sends the
 /// member's requests one at a time, hands the answers back, and watches
 /// `max.poll.interval.ms`.
-pub(super) async fn classic_task(t: HeartbeatTask, rebalance_timeout: Duration) {
+pub(super) async fn drive_classic(t: GroupDriver, rebalance_timeout: Duration) {
     loop {
         match t.classic_step() {
             ClassicStep::Stop => return,
@@ -266,7 +287,7 @@ pub(super) async fn classic_task(t: HeartbeatTask, rebalance_timeout: Duration) 
     }
 }
 
-impl HeartbeatTask {
+impl GroupDriver {
     fn classic_step(&self) -> ClassicStep {
         let mut s = lock(&self.shared);
         let now = Instant::now();
@@ -388,7 +409,7 @@ impl HeartbeatTask {
                 if resp.error_code == 0 && resp.leader == resp.member_id {
                     // The leader assigns: it needs every subscribed topic's
                     // partition count.
-                    let topics: Vec<String> = crate::group::classic::leader_topics(&resp)
+                    let topics: Vec<String> = crate::group::member::classic::leader_topics(&resp)
                         .into_iter()
                         .collect();
                     if let Err(e) = self.cluster.refresh_topics(&topics).await {

@@ -18,15 +18,15 @@ fn tp(entries: &[(Uuid, &[i32])]) -> TopicPartitions {
 }
 
 /// A member subscribed to "a" and "b" whose coordinator is known.
-fn subscribed(config: MembershipConfig) -> Membership {
-    let mut m = Membership::new(config);
+fn subscribed(config: MembershipConfig) -> Kip848Member {
+    let mut m = Kip848Member::new(config);
     m.subscribe(["a".to_string(), "b".to_string()]);
     m.coordinator_found();
     m
 }
 
 /// A member that joined at `epoch` and owns `owned` (acknowledged).
-fn joined(owned: TopicPartitions, epoch: i32, now: Instant) -> Membership {
+fn joined(owned: TopicPartitions, epoch: i32, now: Instant) -> Kip848Member {
     let mut m = subscribed(MembershipConfig::new("g", "m-1"));
     m.poll_heartbeat(now).expect("join");
     m.on_heartbeat_answer(
@@ -35,7 +35,7 @@ fn joined(owned: TopicPartitions, epoch: i32, now: Instant) -> Membership {
     );
     m.reconcile(&|_| true);
     if !owned.is_empty() {
-        assert!(matches!(m.poll_action(), Some(MemberAction::Assign { .. })));
+        assert!(matches!(m.poll_action(), Some(Kip848Action::Assign { .. })));
         assert!(m.assignment_done());
         let ack = m.poll_heartbeat(now).expect("ack");
         assert_eq!(ack.topic_partitions, Some(flatten(&owned)));
@@ -115,7 +115,7 @@ fn revocation_runs_before_assignment_and_the_ack_follows_both() {
     assert_eq!(m.state(), MemberState::Reconciling);
     assert_eq!(
         m.poll_action(),
-        Some(MemberAction::Revoke(tp(&[(A, &[0])])))
+        Some(Kip848Action::Revoke(tp(&[(A, &[0])])))
     );
     assert_eq!(
         m.poll_action(),
@@ -131,7 +131,7 @@ fn revocation_runs_before_assignment_and_the_ack_follows_both() {
     assert!(m.revocation_done());
     assert_eq!(
         m.poll_action(),
-        Some(MemberAction::Assign {
+        Some(Kip848Action::Assign {
             added: tp(&[(B, &[0])]),
             assignment: tp(&[(A, &[1]), (B, &[0])]),
         })
@@ -159,12 +159,12 @@ fn a_revocation_only_reconciliation_still_confirms_an_empty_assignment() {
     m.reconcile(&|_| true);
     assert_eq!(
         m.poll_action(),
-        Some(MemberAction::Revoke(tp(&[(A, &[0])])))
+        Some(Kip848Action::Revoke(tp(&[(A, &[0])])))
     );
     assert!(m.revocation_done());
     assert_eq!(
         m.poll_action(),
-        Some(MemberAction::Assign {
+        Some(Kip848Action::Assign {
             added: TopicPartitions::new(),
             assignment: tp(&[(A, &[1])]),
         })
@@ -183,7 +183,7 @@ fn a_newer_target_waits_for_the_running_reconciliation() {
         HeartbeatAnswer::ok(2, INTERVAL, Some(tp(&[(A, &[0])]))),
     );
     m.reconcile(&|_| true);
-    assert!(matches!(m.poll_action(), Some(MemberAction::Assign { .. })));
+    assert!(matches!(m.poll_action(), Some(Kip848Action::Assign { .. })));
     // The next answer already moves the target on.
     m.poll_heartbeat(now + 2 * INTERVAL).unwrap();
     m.on_heartbeat_answer(
@@ -200,7 +200,7 @@ fn a_newer_target_waits_for_the_running_reconciliation() {
     m.reconcile(&|_| true);
     assert_eq!(
         m.poll_action(),
-        Some(MemberAction::Assign {
+        Some(Kip848Action::Assign {
             added: tp(&[(A, &[1])]),
             assignment: tp(&[(A, &[0, 1])]),
         })
@@ -218,7 +218,7 @@ fn a_fenced_member_loses_everything_and_rejoins_with_the_same_id() {
         m.poll_heartbeat(now + INTERVAL).unwrap();
         m.on_heartbeat_answer(now, HeartbeatAnswer::error(error));
         assert_eq!(m.state(), MemberState::Fenced);
-        assert_eq!(m.poll_action(), Some(MemberAction::Lost(tp(&[(A, &[0])]))));
+        assert_eq!(m.poll_action(), Some(Kip848Action::Lost(tp(&[(A, &[0])]))));
         assert!(
             m.poll_heartbeat(now + 10 * INTERVAL).is_none(),
             "no heartbeat until the lost callback ran"
@@ -245,10 +245,10 @@ fn a_fence_during_reconciliation_abandons_it() {
         HeartbeatAnswer::ok(4, INTERVAL, Some(tp(&[(A, &[1])]))),
     );
     m.reconcile(&|_| true);
-    assert!(matches!(m.poll_action(), Some(MemberAction::Revoke(_))));
+    assert!(matches!(m.poll_action(), Some(Kip848Action::Revoke(_))));
     m.poll_heartbeat(now + 2 * INTERVAL).unwrap();
     m.on_heartbeat_answer(now, HeartbeatAnswer::error(ErrorCode::FencedMemberEpoch));
-    assert_eq!(m.poll_action(), Some(MemberAction::Lost(tp(&[(A, &[1])]))));
+    assert_eq!(m.poll_action(), Some(Kip848Action::Lost(tp(&[(A, &[1])]))));
     assert!(
         !m.revocation_done(),
         "the abandoned revocation completes nothing"
@@ -270,7 +270,7 @@ fn coordinator_errors_find_the_coordinator_then_send_a_full_heartbeat() {
         let mut m = joined(tp(&[(A, &[0])]), 2, now);
         m.poll_heartbeat(now + INTERVAL).unwrap();
         m.on_heartbeat_answer(now, HeartbeatAnswer::error(error));
-        assert_eq!(m.poll_action(), Some(MemberAction::FindCoordinator));
+        assert_eq!(m.poll_action(), Some(Kip848Action::FindCoordinator));
         assert!(m.poll_heartbeat(now + 10 * INTERVAL).is_none());
         m.coordinator_found();
         let full = m.poll_heartbeat(now).expect("at once");
@@ -305,7 +305,7 @@ fn retriable_failures_back_off_exponentially() {
     assert_eq!(ms, [100, 200, 400, 800, 1000, 1000]);
     m.poll_heartbeat(at).unwrap();
     m.on_heartbeat_failure(at);
-    assert_eq!(m.poll_action(), Some(MemberAction::FindCoordinator));
+    assert_eq!(m.poll_action(), Some(Kip848Action::FindCoordinator));
 }
 
 /// The errors Java's heartbeat manager treats as fatal (the reference table
@@ -330,8 +330,8 @@ fn fatal_heartbeat_errors_stop_the_member() {
         m.poll_heartbeat(now + INTERVAL).unwrap();
         m.on_heartbeat_answer(now, HeartbeatAnswer::error(error));
         assert_eq!(m.state(), MemberState::Fatal, "{error:?}");
-        assert_eq!(m.poll_action(), Some(MemberAction::Lost(tp(&[(A, &[0])]))));
-        assert!(matches!(m.poll_action(), Some(MemberAction::Fatal(e)) if e.error == error));
+        assert_eq!(m.poll_action(), Some(Kip848Action::Lost(tp(&[(A, &[0])]))));
+        assert!(matches!(m.poll_action(), Some(Kip848Action::Fatal(e)) if e.error == error));
         assert!(m.poll_heartbeat(now + 100 * INTERVAL).is_none());
         assert!(m.next_heartbeat_at().is_none());
     }
@@ -349,7 +349,7 @@ fn topic_authorization_failure_is_reported_without_leaving() {
         HeartbeatAnswer::error(ErrorCode::TopicAuthorizationFailed),
     );
     assert!(
-        matches!(m.poll_action(), Some(MemberAction::Error(e)) if e.error == ErrorCode::TopicAuthorizationFailed)
+        matches!(m.poll_action(), Some(Kip848Action::Error(e)) if e.error == ErrorCode::TopicAuthorizationFailed)
     );
     assert_eq!(m.state(), MemberState::Stable);
     assert_eq!(m.owned(), &tp(&[(A, &[0])]));
@@ -369,7 +369,7 @@ fn poll_timeout_leaves_loses_and_rejoins_on_the_next_poll() {
     let leave = m.poll_timeout_expired().expect("leave heartbeat");
     assert_eq!((leave.member_epoch, leave.member_id.as_str()), (-1, "m-1"));
     assert_eq!(m.state(), MemberState::Stale);
-    assert_eq!(m.poll_action(), Some(MemberAction::Lost(tp(&[(A, &[0])]))));
+    assert_eq!(m.poll_action(), Some(Kip848Action::Lost(tp(&[(A, &[0])]))));
     assert!(m.poll_heartbeat(now + 100 * INTERVAL).is_none());
     assert!(!m.rejoin(), "not before the lost callback ran");
     assert!(m.lost_done());
@@ -392,7 +392,7 @@ fn leave_revokes_then_sends_one_leave_heartbeat() {
     assert_eq!(m.state(), MemberState::PrepareLeaving);
     assert_eq!(
         m.poll_action(),
-        Some(MemberAction::Revoke(tp(&[(A, &[0]), (B, &[3])])))
+        Some(Kip848Action::Revoke(tp(&[(A, &[0]), (B, &[3])])))
     );
     assert!(
         m.poll_heartbeat(now).is_none(),
@@ -418,10 +418,10 @@ fn unknown_topic_ids_are_resolved_before_their_partitions_are_assigned() {
         HeartbeatAnswer::ok(2, INTERVAL, Some(tp(&[(A, &[0]), (B, &[1])]))),
     );
     m.reconcile(&|id| *id == A);
-    assert_eq!(m.poll_action(), Some(MemberAction::ResolveTopics(vec![B])));
+    assert_eq!(m.poll_action(), Some(Kip848Action::ResolveTopics(vec![B])));
     assert_eq!(
         m.poll_action(),
-        Some(MemberAction::Assign {
+        Some(Kip848Action::Assign {
             added: tp(&[(A, &[0])]),
             assignment: tp(&[(A, &[0])]),
         })
@@ -434,7 +434,7 @@ fn unknown_topic_ids_are_resolved_before_their_partitions_are_assigned() {
     m.reconcile(&|_| true);
     assert_eq!(
         m.poll_action(),
-        Some(MemberAction::Assign {
+        Some(Kip848Action::Assign {
             added: tp(&[(B, &[1])]),
             assignment: tp(&[(A, &[0]), (B, &[1])]),
         })
@@ -498,7 +498,7 @@ proptest! {
         let mut now = Instant::now();
         let mut m = subscribed(MembershipConfig::new("g", "m"));
         let mut held = TopicPartitions::new();
-        let mut pending: VecDeque<MemberAction> = VecDeque::new();
+        let mut pending: VecDeque<Kip848Action> = VecDeque::new();
         let mut in_flight = false;
         let mut epoch = 0;
         for op in ops {
@@ -526,9 +526,9 @@ proptest! {
                 Op::Callback => {
                     if let Some(a) = pending.pop_front() {
                         match a {
-                            MemberAction::Revoke(_) => { m.revocation_done(); }
-                            MemberAction::Assign { .. } => { m.assignment_done(); }
-                            MemberAction::Lost(_) => { m.lost_done(); }
+                            Kip848Action::Revoke(_) => { m.revocation_done(); }
+                            Kip848Action::Assign { .. } => { m.assignment_done(); }
+                            Kip848Action::Lost(_) => { m.lost_done(); }
                             _ => {}
                         }
                     }
@@ -551,7 +551,7 @@ proptest! {
             m.reconcile(&|_| true);
             while let Some(a) = m.poll_action() {
                 match &a {
-                    MemberAction::Assign { added, assignment } => {
+                    Kip848Action::Assign { added, assignment } => {
                         for (id, parts) in added {
                             for p in parts {
                                 prop_assert!(!held.get(id).is_some_and(|h| h.contains(p)), "assigned twice: {p}");
@@ -560,7 +560,7 @@ proptest! {
                         held = assignment.clone();
                         pending.push_back(a);
                     }
-                    MemberAction::Revoke(r) | MemberAction::Lost(r) => {
+                    Kip848Action::Revoke(r) | Kip848Action::Lost(r) => {
                         for (id, parts) in r {
                             for p in parts {
                                 prop_assert!(held.get(id).is_some_and(|h| h.contains(p)), "released a partition not held: {p}");
@@ -574,7 +574,7 @@ proptest! {
                         held.retain(|_, p| !p.is_empty());
                         pending.push_back(a);
                     }
-                    MemberAction::Fatal(e) => prop_assert!(false, "unexpected fatal {e}"),
+                    Kip848Action::Fatal(e) => prop_assert!(false, "unexpected fatal {e}"),
                     _ => {}
                 }
             }

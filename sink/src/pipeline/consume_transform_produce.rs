@@ -42,7 +42,7 @@
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
 //! use kafka_consumer::group::GroupConsumerConfig;
 //! use kafka_producer::{ProducerConfig, ProducerRecord};
-//! use kafka_sink::kafka_source::{ConsumeTransformProduce, PipelineConfig};
+//! use kafka_sink::{ConsumeTransformProduce, PipelineConfig};
 //! use std::time::Duration;
 //!
 //! let consumer = GroupConsumerConfig::from_properties([
@@ -77,7 +77,7 @@ use std::time::{Duration, Instant};
 /// Settings of a [`ConsumeTransformProduce`] pipeline.
 ///
 /// ```
-/// use kafka_sink::kafka_source::PipelineConfig;
+/// use kafka_sink::PipelineConfig;
 /// let c = PipelineConfig { commit_interval: std::time::Duration::from_millis(100), ..Default::default() };
 /// assert!(c.random_aborts.is_none());
 /// ```
@@ -104,7 +104,7 @@ impl Default for PipelineConfig {
 /// What a pipeline did so far.
 ///
 /// ```
-/// use kafka_sink::kafka_source::PipelineStats;
+/// use kafka_sink::PipelineStats;
 /// assert_eq!(PipelineStats::default().committed, 0);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -137,7 +137,7 @@ pub const MAX_PRODUCER_RESTARTS: u32 = 3;
 /// Why a pipeline stopped.
 ///
 /// ```
-/// use kafka_sink::kafka_source::PipelineError;
+/// use kafka_sink::PipelineError;
 /// use kafka_consumer::group::GroupError;
 /// let e = PipelineError::from(GroupError::Closed);
 /// assert!(e.to_string().contains("closed"));
@@ -168,7 +168,7 @@ pub enum PipelineError {
 /// Exactly-once consume-transform-produce (see the module docs).
 ///
 /// ```no_run
-/// # async fn demo(p: &mut kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::kafka_source::PipelineError> {
+/// # async fn demo(p: &mut kafka_sink::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::PipelineError> {
 /// p.step(std::time::Duration::from_millis(200)).await?;
 /// println!("{:?}", p.stats());
 /// # Ok(()) }
@@ -198,8 +198,8 @@ where
     /// fences older producers with that id) and joins the group.
     ///
     /// ```no_run
-    /// # async fn demo(c: kafka_consumer::group::GroupConsumerConfig, p: kafka_producer::ProducerConfig) -> Result<(), kafka_sink::kafka_source::PipelineError> {
-    /// use kafka_sink::kafka_source::{ConsumeTransformProduce, PipelineConfig};
+    /// # async fn demo(c: kafka_consumer::group::GroupConsumerConfig, p: kafka_producer::ProducerConfig) -> Result<(), kafka_sink::PipelineError> {
+    /// use kafka_sink::{ConsumeTransformProduce, PipelineConfig};
     /// let pipeline = ConsumeTransformProduce::connect(c, &["in"], p, |_r| vec![], PipelineConfig::default()).await?;
     /// # let _ = pipeline; Ok(()) }
     /// ```
@@ -234,7 +234,7 @@ where
     /// What the pipeline did so far.
     ///
     /// ```no_run
-    /// # fn demo(p: &kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) {
+    /// # fn demo(p: &kafka_sink::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) {
     /// println!("{} committed", p.stats().committed);
     /// # }
     /// ```
@@ -245,7 +245,7 @@ where
     /// The consumer (its assignment, member id, state).
     ///
     /// ```no_run
-    /// # fn demo(p: &kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) {
+    /// # fn demo(p: &kafka_sink::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) {
     /// println!("owns {:?}", p.consumer().assignment());
     /// # }
     /// ```
@@ -259,7 +259,7 @@ where
     /// within the round (counted in [`PipelineStats::producer_restarts`]).
     ///
     /// ```no_run
-    /// # async fn demo(p: &mut kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::kafka_source::PipelineError> {
+    /// # async fn demo(p: &mut kafka_sink::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::PipelineError> {
     /// loop { p.step(std::time::Duration::from_millis(200)).await?; }
     /// # }
     /// ```
@@ -354,7 +354,7 @@ where
     /// abortable failure aborts and rewinds, as at the interval.
     ///
     /// ```no_run
-    /// # async fn demo(p: &mut kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::kafka_source::PipelineError> {
+    /// # async fn demo(p: &mut kafka_sink::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::PipelineError> {
     /// p.step(std::time::Duration::from_millis(200)).await?;
     /// p.commit_open_transaction().await?;
     /// println!("{} input records committed", p.stats().committed_records);
@@ -440,7 +440,7 @@ where
     /// a stop that commits nothing more.
     ///
     /// ```no_run
-    /// # async fn demo(p: kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::kafka_source::PipelineError> {
+    /// # async fn demo(p: kafka_sink::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::PipelineError> {
     /// let stats = p.abort_and_close(std::time::Duration::from_secs(10)).await?;
     /// println!("{} transactions committed before the stop", stats.committed);
     /// # Ok(()) }
@@ -465,7 +465,7 @@ where
     /// producer.
     ///
     /// ```no_run
-    /// # async fn demo(p: kafka_sink::kafka_source::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::kafka_source::PipelineError> {
+    /// # async fn demo(p: kafka_sink::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::PipelineError> {
     /// p.close(std::time::Duration::from_secs(10)).await?;
     /// # Ok(()) }
     /// ```

@@ -2,7 +2,7 @@
 //! (`group.protocol=consumer`): the broker computes the assignment, the
 //! member heartbeats, reconciles what it owns with what it is given and
 //! acknowledges. A deterministic, sans-IO state machine: answers, callback
-//! completions and time go in; heartbeats to send and [`MemberAction`]s come
+//! completions and time go in; heartbeats to send and [`Kip848Action`]s come
 //! out. The driver owns the sockets, the clock and the application's
 //! callbacks.
 //!
@@ -42,14 +42,14 @@
 //!   reported without leaving; every other error is fatal.
 //!
 //! ```
-//! use kafka_consumer::group::membership::{
-//!     HeartbeatAnswer, MemberAction, MemberState, Membership, MembershipConfig,
+//! use kafka_consumer::group::member::kip848::{
+//!     HeartbeatAnswer, Kip848Action, MemberState, Kip848Member, MembershipConfig,
 //! };
 //! use std::collections::{BTreeMap, BTreeSet};
 //! use std::time::{Duration, Instant};
 //!
 //! let now = Instant::now();
-//! let mut m = Membership::new(MembershipConfig::new("orders-app", "member-1"));
+//! let mut m = Kip848Member::new(MembershipConfig::new("orders-app", "member-1"));
 //! m.subscribe(["orders".to_string()]);
 //! m.coordinator_found();
 //! let join = m.poll_heartbeat(now).expect("join at once");
@@ -59,7 +59,7 @@
 //! let assignment = BTreeMap::from([(orders, BTreeSet::from([0]))]);
 //! m.on_heartbeat_answer(now, HeartbeatAnswer::ok(3, Duration::from_secs(5), Some(assignment.clone())));
 //! m.reconcile(&|_| true);
-//! assert!(matches!(m.poll_action(), Some(MemberAction::Assign { .. })));
+//! assert!(matches!(m.poll_action(), Some(Kip848Action::Assign { .. })));
 //! m.assignment_done();
 //! assert_eq!(m.state(), MemberState::Acknowledging);
 //! let ack = m.poll_heartbeat(now).expect("acknowledged at once");
@@ -80,8 +80,8 @@ pub type TopicPartitions = BTreeMap<Uuid, BTreeSet<i32>>;
 /// Where the member is (see the module's state diagram).
 ///
 /// ```
-/// use kafka_consumer::group::membership::{MemberState, Membership, MembershipConfig};
-/// let m = Membership::new(MembershipConfig::new("g", "m"));
+/// use kafka_consumer::group::member::kip848::{MemberState, Kip848Member, MembershipConfig};
+/// let m = Kip848Member::new(MembershipConfig::new("g", "m"));
 /// assert_eq!(m.state(), MemberState::Unsubscribed);
 /// assert!(!MemberState::Unsubscribed.is_member());
 /// assert!(MemberState::Stable.is_member());
@@ -115,7 +115,7 @@ impl MemberState {
     /// True in the states where the member holds an epoch from the broker.
     ///
     /// ```
-    /// use kafka_consumer::group::membership::MemberState;
+    /// use kafka_consumer::group::member::kip848::MemberState;
     /// assert!(MemberState::Reconciling.is_member());
     /// assert!(!MemberState::Joining.is_member());
     /// ```
@@ -127,7 +127,7 @@ impl MemberState {
 /// Why the state changed: the input that caused it.
 ///
 /// ```
-/// use kafka_consumer::group::membership::Transition;
+/// use kafka_consumer::group::member::kip848::Transition;
 /// assert_ne!(Transition::Subscribed, Transition::Joined);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -165,7 +165,7 @@ pub enum Transition {
 /// A heartbeat answer's error that is not handled by a retry.
 ///
 /// ```
-/// use kafka_consumer::group::membership::MemberError;
+/// use kafka_consumer::group::member::kip848::MemberError;
 /// use kafka_proto::ErrorCode;
 /// let e = MemberError { error: ErrorCode::UnsupportedVersion, message: None };
 /// assert!(e.to_string().contains("group.protocol=classic"));
@@ -195,17 +195,17 @@ fn hint(e: ErrorCode) -> &'static str {
 /// What the driver must do next, in order.
 ///
 /// ```
-/// use kafka_consumer::group::membership::MemberAction;
-/// let a = MemberAction::FindCoordinator;
-/// assert!(matches!(a, MemberAction::FindCoordinator));
+/// use kafka_consumer::group::member::kip848::Kip848Action;
+/// let a = Kip848Action::FindCoordinator;
+/// assert!(matches!(a, Kip848Action::FindCoordinator));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MemberAction {
+pub enum Kip848Action {
     /// Stop fetching these partitions, let the application commit and run
-    /// its revocation callback, then call [`Membership::revocation_done`].
+    /// its revocation callback, then call [`Kip848Member::revocation_done`].
     Revoke(TopicPartitions),
     /// Start owning `added` (the whole new assignment is `assignment`): run
-    /// the assignment callback, then call [`Membership::assignment_done`].
+    /// the assignment callback, then call [`Kip848Member::assignment_done`].
     /// Sent even when nothing was added, as Java calls
     /// `onPartitionsAssigned` with an empty set.
     Assign {
@@ -216,10 +216,10 @@ pub enum MemberAction {
     },
     /// These partitions were lost (fenced, stale or fatal): no commit is
     /// possible for them any more. Run the lost callback, then call
-    /// [`Membership::lost_done`].
+    /// [`Kip848Member::lost_done`].
     Lost(TopicPartitions),
     /// Look the group coordinator up again, then call
-    /// [`Membership::coordinator_found`].
+    /// [`Kip848Member::coordinator_found`].
     FindCoordinator,
     /// The target names topic ids the driver does not know: refresh
     /// metadata; reconciliation of those topics waits for them.
@@ -231,10 +231,10 @@ pub enum MemberAction {
     Fatal(MemberError),
 }
 
-/// Settings of a [`Membership`].
+/// Settings of a [`Kip848Member`].
 ///
 /// ```
-/// use kafka_consumer::group::membership::MembershipConfig;
+/// use kafka_consumer::group::member::kip848::MembershipConfig;
 /// let c = MembershipConfig::new("orders-app", "3f1c...").instance_id("orders-1");
 /// assert_eq!(c.rebalance_timeout.as_secs(), 300);
 /// assert_eq!(c.instance_id.as_deref(), Some("orders-1"));
@@ -264,7 +264,7 @@ impl MembershipConfig {
     /// Defaults for `group_id` and a member id.
     ///
     /// ```
-    /// use kafka_consumer::group::membership::MembershipConfig;
+    /// use kafka_consumer::group::member::kip848::MembershipConfig;
     /// let c = MembershipConfig::new("g", "m");
     /// assert!(c.instance_id.is_none());
     /// ```
@@ -284,7 +284,7 @@ impl MembershipConfig {
     /// Sets `group.instance.id`.
     ///
     /// ```
-    /// use kafka_consumer::group::membership::MembershipConfig;
+    /// use kafka_consumer::group::member::kip848::MembershipConfig;
     /// assert!(MembershipConfig::new("g", "m").instance_id("i").instance_id.is_some());
     /// ```
     pub fn instance_id(mut self, id: impl Into<String>) -> Self {
@@ -297,8 +297,8 @@ impl MembershipConfig {
 /// "unchanged since the last heartbeat" (null on the wire).
 ///
 /// ```
-/// use kafka_consumer::group::membership::{Membership, MembershipConfig};
-/// let mut m = Membership::new(MembershipConfig::new("g", "m"));
+/// use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
+/// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
 /// m.subscribe(["b".to_string(), "a".to_string()]);
 /// m.coordinator_found();
 /// let hb = m.poll_heartbeat(std::time::Instant::now()).unwrap();
@@ -330,7 +330,7 @@ pub struct Heartbeat {
 /// A ConsumerGroupHeartbeat answer, as the member needs it.
 ///
 /// ```
-/// use kafka_consumer::group::membership::HeartbeatAnswer;
+/// use kafka_consumer::group::member::kip848::HeartbeatAnswer;
 /// use kafka_proto::ErrorCode;
 /// let a = HeartbeatAnswer::error(ErrorCode::FencedMemberEpoch);
 /// assert_eq!(a.member_epoch, -1);
@@ -355,7 +355,7 @@ impl HeartbeatAnswer {
     /// A successful answer.
     ///
     /// ```
-    /// use kafka_consumer::group::membership::HeartbeatAnswer;
+    /// use kafka_consumer::group::member::kip848::HeartbeatAnswer;
     /// let a = HeartbeatAnswer::ok(4, std::time::Duration::from_secs(5), None);
     /// assert!(a.error.is_ok());
     /// ```
@@ -373,7 +373,7 @@ impl HeartbeatAnswer {
     /// An error answer.
     ///
     /// ```
-    /// use kafka_consumer::group::membership::HeartbeatAnswer;
+    /// use kafka_consumer::group::member::kip848::HeartbeatAnswer;
     /// use kafka_proto::ErrorCode;
     /// assert_eq!(HeartbeatAnswer::error(ErrorCode::NotCoordinator).error, ErrorCode::NotCoordinator);
     /// ```
@@ -414,15 +414,15 @@ struct Sent {
 /// The KIP-848 member state machine (see the module docs).
 ///
 /// ```
-/// use kafka_consumer::group::membership::{MemberState, Membership, MembershipConfig};
-/// let mut m = Membership::new(MembershipConfig::new("g", "m"));
+/// use kafka_consumer::group::member::kip848::{MemberState, Kip848Member, MembershipConfig};
+/// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
 /// m.subscribe(["t".to_string()]);
 /// assert_eq!(m.state(), MemberState::Joining);
 /// // Nothing is sent before the coordinator is known.
 /// assert!(m.poll_heartbeat(std::time::Instant::now()).is_none());
 /// ```
 #[derive(Debug)]
-pub struct Membership {
+pub struct Kip848Member {
     config: MembershipConfig,
     state: MemberState,
     epoch: i32,
@@ -439,15 +439,15 @@ pub struct Membership {
     interval: Duration,
     failures: u32,
     sent: Sent,
-    actions: VecDeque<MemberAction>,
+    actions: VecDeque<Kip848Action>,
 }
 
-impl Membership {
+impl Kip848Member {
     /// A member that has not subscribed yet.
     ///
     /// ```
-    /// use kafka_consumer::group::membership::{Membership, MembershipConfig};
-    /// let m = Membership::new(MembershipConfig::new("g", "m"));
+    /// use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
+    /// let m = Kip848Member::new(MembershipConfig::new("g", "m"));
     /// assert_eq!(m.epoch(), 0);
     /// ```
     pub fn new(config: MembershipConfig) -> Self {
@@ -475,8 +475,8 @@ impl Membership {
     /// The state.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{MemberState, Membership, MembershipConfig};
-    /// assert_eq!(Membership::new(MembershipConfig::new("g", "m")).state(), MemberState::Unsubscribed);
+    /// # use kafka_consumer::group::member::kip848::{MemberState, Kip848Member, MembershipConfig};
+    /// assert_eq!(Kip848Member::new(MembershipConfig::new("g", "m")).state(), MemberState::Unsubscribed);
     /// ```
     pub fn state(&self) -> MemberState {
         self.state
@@ -485,8 +485,8 @@ impl Membership {
     /// The member epoch (0 before joining).
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
-    /// assert_eq!(Membership::new(MembershipConfig::new("g", "m")).epoch(), 0);
+    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
+    /// assert_eq!(Kip848Member::new(MembershipConfig::new("g", "m")).epoch(), 0);
     /// ```
     pub fn epoch(&self) -> i32 {
         self.epoch
@@ -495,8 +495,8 @@ impl Membership {
     /// The member id.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
-    /// assert_eq!(Membership::new(MembershipConfig::new("g", "m-1")).member_id(), "m-1");
+    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
+    /// assert_eq!(Kip848Member::new(MembershipConfig::new("g", "m-1")).member_id(), "m-1");
     /// ```
     pub fn member_id(&self) -> &str {
         &self.config.member_id
@@ -505,8 +505,8 @@ impl Membership {
     /// The partitions the member owns (acknowledged or being acknowledged).
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
-    /// assert!(Membership::new(MembershipConfig::new("g", "m")).owned().is_empty());
+    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
+    /// assert!(Kip848Member::new(MembershipConfig::new("g", "m")).owned().is_empty());
     /// ```
     pub fn owned(&self) -> &TopicPartitions {
         &self.owned
@@ -515,10 +515,10 @@ impl Membership {
     /// The next action for the driver, in order.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
-    /// assert!(Membership::new(MembershipConfig::new("g", "m")).poll_action().is_none());
+    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
+    /// assert!(Kip848Member::new(MembershipConfig::new("g", "m")).poll_action().is_none());
     /// ```
-    pub fn poll_action(&mut self) -> Option<MemberAction> {
+    pub fn poll_action(&mut self) -> Option<Kip848Action> {
         self.actions.pop_front()
     }
 
@@ -591,8 +591,8 @@ impl Membership {
     /// a member; a member sends the new subscription at once.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{MemberState, Membership, MembershipConfig};
-    /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
+    /// # use kafka_consumer::group::member::kip848::{MemberState, Kip848Member, MembershipConfig};
+    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
     /// m.subscribe(["t".to_string()]);
     /// assert_eq!(m.state(), MemberState::Joining);
     /// ```
@@ -611,8 +611,8 @@ impl Membership {
     /// leave waiting for it goes out at once.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
-    /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
+    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
+    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
     /// m.subscribe(["t".to_string()]);
     /// m.coordinator_found();
     /// assert!(m.poll_heartbeat(std::time::Instant::now()).is_some());
@@ -628,8 +628,8 @@ impl Membership {
     /// heartbeat is scheduled; `Some(past)` means now.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
-    /// let m = Membership::new(MembershipConfig::new("g", "m"));
+    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
+    /// let m = Kip848Member::new(MembershipConfig::new("g", "m"));
     /// assert!(m.next_heartbeat_at().is_none());
     /// ```
     pub fn next_heartbeat_at(&self) -> Option<Instant> {
@@ -659,8 +659,8 @@ impl Membership {
     /// needed).
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
-    /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
+    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
+    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
     /// m.subscribe(["t".to_string()]);
     /// m.coordinator_found();
     /// let now = std::time::Instant::now();
@@ -759,14 +759,14 @@ impl Membership {
     /// coordinator is looked up again.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{MemberAction, Membership, MembershipConfig};
-    /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
+    /// # use kafka_consumer::group::member::kip848::{Kip848Action, Kip848Member, MembershipConfig};
+    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
     /// m.subscribe(["t".to_string()]);
     /// m.coordinator_found();
     /// let now = std::time::Instant::now();
     /// m.poll_heartbeat(now).unwrap();
     /// m.on_heartbeat_failure(now);
-    /// assert_eq!(m.poll_action(), Some(MemberAction::FindCoordinator));
+    /// assert_eq!(m.poll_action(), Some(Kip848Action::FindCoordinator));
     /// ```
     pub fn on_heartbeat_failure(&mut self, now: Instant) {
         self.in_flight = false;
@@ -778,15 +778,15 @@ impl Membership {
     fn coordinator_lost(&mut self) {
         if self.coordinator_known {
             self.coordinator_known = false;
-            self.actions.push_back(MemberAction::FindCoordinator);
+            self.actions.push_back(Kip848Action::FindCoordinator);
         }
     }
 
     /// Applies a heartbeat answer.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{HeartbeatAnswer, MemberState, Membership, MembershipConfig};
-    /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
+    /// # use kafka_consumer::group::member::kip848::{HeartbeatAnswer, MemberState, Kip848Member, MembershipConfig};
+    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
     /// m.subscribe(["t".to_string()]);
     /// m.coordinator_found();
     /// let now = std::time::Instant::now();
@@ -865,7 +865,7 @@ impl Membership {
                 self.give_up_partitions();
             }
             ErrorCode::TopicAuthorizationFailed => {
-                self.actions.push_back(MemberAction::Error(MemberError {
+                self.actions.push_back(Kip848Action::Error(MemberError {
                     error,
                     message: answer.message,
                 }));
@@ -879,9 +879,9 @@ impl Membership {
                 let lost = self.take_held();
                 self.transition(MemberState::Fatal, Transition::FatalError);
                 if !leaving && !lost.is_empty() {
-                    self.actions.push_back(MemberAction::Lost(lost));
+                    self.actions.push_back(Kip848Action::Lost(lost));
                 }
-                self.actions.push_back(MemberAction::Fatal(MemberError {
+                self.actions.push_back(Kip848Action::Fatal(MemberError {
                     error,
                     message: answer.message,
                 }));
@@ -899,7 +899,7 @@ impl Membership {
             self.finish_lost();
         } else {
             self.awaiting_lost = true;
-            self.actions.push_back(MemberAction::Lost(held));
+            self.actions.push_back(Kip848Action::Lost(held));
         }
     }
 
@@ -932,8 +932,8 @@ impl Membership {
     /// The driver ran the lost callback: a fenced member rejoins.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
-    /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
+    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
+    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
     /// assert!(!m.lost_done(), "nothing was lost");
     /// ```
     pub fn lost_done(&mut self) -> bool {
@@ -946,13 +946,13 @@ impl Membership {
 
     /// Starts the next reconciliation when the target differs from what is
     /// owned and none is running. `known` tells which topic ids the driver
-    /// can name; the others wait (a [`MemberAction::ResolveTopics`] asks for
+    /// can name; the others wait (a [`Kip848Action::ResolveTopics`] asks for
     /// them once).
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{HeartbeatAnswer, MemberAction, Membership, MembershipConfig};
+    /// # use kafka_consumer::group::member::kip848::{HeartbeatAnswer, Kip848Action, Kip848Member, MembershipConfig};
     /// # use std::collections::{BTreeMap, BTreeSet};
-    /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
+    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
     /// m.subscribe(["t".to_string()]);
     /// m.coordinator_found();
     /// let now = std::time::Instant::now();
@@ -960,7 +960,7 @@ impl Membership {
     /// let target = BTreeMap::from([([9u8; 16], BTreeSet::from([0, 1]))]);
     /// m.on_heartbeat_answer(now, HeartbeatAnswer::ok(1, std::time::Duration::from_secs(5), Some(target)));
     /// m.reconcile(&|_| false);
-    /// assert_eq!(m.poll_action(), Some(MemberAction::ResolveTopics(vec![[9u8; 16]])));
+    /// assert_eq!(m.poll_action(), Some(Kip848Action::ResolveTopics(vec![[9u8; 16]])));
     /// ```
     pub fn reconcile(&mut self, known: &dyn Fn(&Uuid) -> bool) {
         if self.reconciliation.is_some()
@@ -979,7 +979,7 @@ impl Membership {
         if !unresolved.is_empty() {
             self.unresolved_asked.extend(unresolved.iter().copied());
             self.actions
-                .push_back(MemberAction::ResolveTopics(unresolved));
+                .push_back(Kip848Action::ResolveTopics(unresolved));
         }
         let resolved: TopicPartitions = target
             .iter()
@@ -1004,13 +1004,13 @@ impl Membership {
                 target: resolved,
                 step: Step::Revoking,
             });
-            self.actions.push_back(MemberAction::Revoke(revoked));
+            self.actions.push_back(Kip848Action::Revoke(revoked));
         }
     }
 
     fn start_assign(&mut self, target: TopicPartitions) {
         let added = difference(&target, &self.owned);
-        self.actions.push_back(MemberAction::Assign {
+        self.actions.push_back(Kip848Action::Assign {
             added,
             assignment: target.clone(),
         });
@@ -1020,14 +1020,14 @@ impl Membership {
         });
     }
 
-    /// The driver ran the revocation of the last [`MemberAction::Revoke`]
+    /// The driver ran the revocation of the last [`Kip848Action::Revoke`]
     /// (the application committed what it wanted to): the partitions are
     /// dropped, and the assignment step (or the leave) follows. Returns false
     /// when no revocation was awaited (e.g. fenced meanwhile).
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
-    /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
+    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
+    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
     /// assert!(!m.revocation_done());
     /// ```
     pub fn revocation_done(&mut self) -> bool {
@@ -1059,13 +1059,13 @@ impl Membership {
         }
     }
 
-    /// The driver ran the assignment of the last [`MemberAction::Assign`]:
+    /// The driver ran the assignment of the last [`Kip848Action::Assign`]:
     /// the new set is owned and acknowledged by a heartbeat sent at once.
     /// Returns false when no assignment was awaited.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
-    /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
+    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
+    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
     /// assert!(!m.assignment_done());
     /// ```
     pub fn assignment_done(&mut self) -> bool {
@@ -1090,8 +1090,8 @@ impl Membership {
     /// [`Self::rejoin`].
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{HeartbeatAnswer, MemberState, Membership, MembershipConfig};
-    /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
+    /// # use kafka_consumer::group::member::kip848::{HeartbeatAnswer, MemberState, Kip848Member, MembershipConfig};
+    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
     /// m.subscribe(["t".to_string()]);
     /// m.coordinator_found();
     /// let now = std::time::Instant::now();
@@ -1115,8 +1115,8 @@ impl Membership {
     /// The application polled again after a poll timeout: join anew.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{Membership, MembershipConfig};
-    /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
+    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
+    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
     /// assert!(!m.rejoin(), "not stale");
     /// ```
     pub fn rejoin(&mut self) -> bool {
@@ -1132,8 +1132,8 @@ impl Membership {
     /// yet joined leaves at once.
     ///
     /// ```
-    /// # use kafka_consumer::group::membership::{MemberState, Membership, MembershipConfig};
-    /// let mut m = Membership::new(MembershipConfig::new("g", "m"));
+    /// # use kafka_consumer::group::member::kip848::{MemberState, Kip848Member, MembershipConfig};
+    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
     /// m.subscribe(["t".to_string()]);
     /// m.leave();
     /// assert_eq!(m.state(), MemberState::Unsubscribed, "never joined: nothing to send");
@@ -1156,7 +1156,7 @@ impl Membership {
                 } else {
                     self.transition(MemberState::PrepareLeaving, Transition::LeaveRequested);
                     self.actions
-                        .push_back(MemberAction::Revoke(self.owned.clone()));
+                        .push_back(Kip848Action::Revoke(self.owned.clone()));
                 }
             }
         }

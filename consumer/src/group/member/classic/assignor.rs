@@ -11,7 +11,7 @@
 //!   it (incremental cooperative rebalancing, KIP-429).
 //!
 //! ```
-//! use kafka_consumer::group::classic::assignor::{Assignor, MemberSubscription, range};
+//! use kafka_consumer::group::member::classic::assignor::{Assignor, MemberSubscription, range};
 //! use std::collections::BTreeMap;
 //! let members = [MemberSubscription::new("a", ["t"]), MemberSubscription::new("b", ["t"])];
 //! let partitions = BTreeMap::from([("t".to_string(), 3)]);
@@ -29,7 +29,7 @@ pub type Partitions = BTreeMap<String, BTreeSet<i32>>;
 /// What a member sent in its JoinGroup metadata (Java's `Subscription`).
 ///
 /// ```
-/// use kafka_consumer::group::classic::assignor::MemberSubscription;
+/// use kafka_consumer::group::member::classic::assignor::MemberSubscription;
 /// let m = MemberSubscription::new("m-1", ["orders"]).owning("orders", [0, 1]);
 /// assert_eq!(m.owned["orders"].len(), 2);
 /// ```
@@ -51,7 +51,7 @@ impl MemberSubscription {
     /// A member subscribed to `topics`, owning nothing.
     ///
     /// ```
-    /// use kafka_consumer::group::classic::assignor::MemberSubscription;
+    /// use kafka_consumer::group::member::classic::assignor::MemberSubscription;
     /// assert_eq!(MemberSubscription::new("m", ["a", "b"]).topics.len(), 2);
     /// ```
     pub fn new<S: Into<String>>(member_id: &str, topics: impl IntoIterator<Item = S>) -> Self {
@@ -67,7 +67,7 @@ impl MemberSubscription {
     /// The same member, also owning `partitions` of `topic`.
     ///
     /// ```
-    /// use kafka_consumer::group::classic::assignor::MemberSubscription;
+    /// use kafka_consumer::group::member::classic::assignor::MemberSubscription;
     /// let m = MemberSubscription::new("m", ["t"]).owning("t", [3]);
     /// assert!(m.owned["t"].contains(&3));
     /// ```
@@ -83,7 +83,7 @@ impl MemberSubscription {
 /// An assignor named in `partition.assignment.strategy`.
 ///
 /// ```
-/// use kafka_consumer::group::classic::assignor::Assignor;
+/// use kafka_consumer::group::member::classic::assignor::Assignor;
 /// let a = Assignor::from_config("org.apache.kafka.clients.consumer.CooperativeStickyAssignor").unwrap();
 /// assert_eq!(a.name(), "cooperative-sticky");
 /// assert!(a.is_cooperative());
@@ -100,7 +100,7 @@ impl Assignor {
     /// Java's default `partition.assignment.strategy`.
     ///
     /// ```
-    /// use kafka_consumer::group::classic::assignor::Assignor;
+    /// use kafka_consumer::group::member::classic::assignor::Assignor;
     /// assert_eq!(Assignor::DEFAULT[0], Assignor::Range);
     /// ```
     pub const DEFAULT: [Assignor; 2] = [Assignor::Range, Assignor::CooperativeSticky];
@@ -108,7 +108,7 @@ impl Assignor {
     /// The protocol name in JoinGroup.
     ///
     /// ```
-    /// use kafka_consumer::group::classic::assignor::Assignor;
+    /// use kafka_consumer::group::member::classic::assignor::Assignor;
     /// assert_eq!(Assignor::Range.name(), "range");
     /// ```
     pub fn name(self) -> &'static str {
@@ -121,7 +121,7 @@ impl Assignor {
     /// Parses a Java class name or short name.
     ///
     /// ```
-    /// use kafka_consumer::group::classic::assignor::Assignor;
+    /// use kafka_consumer::group::member::classic::assignor::Assignor;
     /// assert_eq!(Assignor::from_config("org.apache.kafka.clients.consumer.RangeAssignor"), Some(Assignor::Range));
     /// assert_eq!(Assignor::from_config("roundrobin"), None);
     /// ```
@@ -139,7 +139,7 @@ impl Assignor {
     /// Parses a protocol name chosen by the coordinator.
     ///
     /// ```
-    /// use kafka_consumer::group::classic::assignor::Assignor;
+    /// use kafka_consumer::group::member::classic::assignor::Assignor;
     /// assert_eq!(Assignor::from_name("cooperative-sticky"), Some(Assignor::CooperativeSticky));
     /// ```
     pub fn from_name(name: &str) -> Option<Self> {
@@ -151,7 +151,7 @@ impl Assignor {
     /// True for assignors of the cooperative rebalance protocol (KIP-429).
     ///
     /// ```
-    /// use kafka_consumer::group::classic::assignor::Assignor;
+    /// use kafka_consumer::group::member::classic::assignor::Assignor;
     /// assert!(!Assignor::Range.is_cooperative());
     /// ```
     pub fn is_cooperative(self) -> bool {
@@ -161,7 +161,7 @@ impl Assignor {
     /// Runs the assignor: member id → its partitions (every member appears).
     ///
     /// ```
-    /// use kafka_consumer::group::classic::assignor::{Assignor, MemberSubscription};
+    /// use kafka_consumer::group::member::classic::assignor::{Assignor, MemberSubscription};
     /// use std::collections::BTreeMap;
     /// let out = Assignor::CooperativeSticky.assign(
     ///     &[MemberSubscription::new("a", ["t"])],
@@ -205,7 +205,7 @@ fn empty_result(members: &[MemberSubscription]) -> BTreeMap<String, Partitions> 
 /// one partition more. Topics missing from `partitions` are skipped.
 ///
 /// ```
-/// use kafka_consumer::group::classic::assignor::{MemberSubscription, range};
+/// use kafka_consumer::group::member::classic::assignor::{MemberSubscription, range};
 /// use std::collections::BTreeMap;
 /// // Java's documented example: C0, C1 on t0, t1 with 3 partitions each.
 /// let members = [MemberSubscription::new("C0", ["t0", "t1"]), MemberSubscription::new("C1", ["t0", "t1"])];
@@ -264,7 +264,7 @@ pub fn range(
 ///    the follow-up rebalance assigns it.
 ///
 /// ```
-/// use kafka_consumer::group::classic::assignor::{MemberSubscription, cooperative_sticky};
+/// use kafka_consumer::group::member::classic::assignor::{MemberSubscription, cooperative_sticky};
 /// use std::collections::BTreeMap;
 /// let p = BTreeMap::from([("t".to_string(), 4)]);
 /// // "a" owned all four; "b" joins.

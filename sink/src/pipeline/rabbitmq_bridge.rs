@@ -57,7 +57,7 @@ use crate::checkpoint::{
     CheckpointCoordinator, CheckpointError, CheckpointStorage, CheckpointedOperator,
     DEFAULT_RETAINED_CHECKPOINTS, OperatorError, OperatorInfo, RestoredState,
 };
-use crate::codec::{DecodeError, Reader, put_str, put_u8, put_u32};
+use crate::codec::{StateDecodeError, StateReader, put_str, put_u8, put_u32};
 use crate::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkError, KafkaSinkRecord, Semantic};
 use crate::source::rabbitmq::{
     RabbitMqSource, RabbitMqSourceConfig, RabbitMqSourceError, RabbitMqSourceStats, SourceMessage,
@@ -88,7 +88,7 @@ pub type EventHook = Arc<dyn Fn(&BridgeEvent) + Send + Sync>;
 /// Configuration of a [`Bridge`].
 ///
 /// ```
-/// use kafka_sink::bridge::BridgeConfig;
+/// use kafka_sink::pipeline::rabbitmq_bridge::BridgeConfig;
 /// use std::time::Duration;
 ///
 /// let mut config = BridgeConfig::new(
@@ -142,7 +142,7 @@ impl BridgeConfig {
     /// dedup window of 10 000 ids.
     ///
     /// ```
-    /// use kafka_sink::bridge::{
+    /// use kafka_sink::pipeline::rabbitmq_bridge::{
     ///     BridgeConfig, DEFAULT_BRIDGE_TRANSACTION_TIMEOUT, DEFAULT_DEDUP_WINDOW,
     /// };
     /// use kafka_sink::kafka::Semantic;
@@ -187,7 +187,7 @@ impl BridgeConfig {
 /// Counters of one [`Bridge::run`] (this process only).
 ///
 /// ```
-/// use kafka_sink::bridge::BridgeStats;
+/// use kafka_sink::pipeline::rabbitmq_bridge::BridgeStats;
 /// let stats = BridgeStats {
 ///     messages: 10,
 ///     records: 20,
@@ -223,7 +223,7 @@ pub struct BridgeStats {
 /// Why [`Bridge::run`] stopped.
 ///
 /// ```
-/// use kafka_sink::bridge::StopReason;
+/// use kafka_sink::pipeline::rabbitmq_bridge::StopReason;
 /// // An idle stop means the queue was drained: a batch job can exit 0.
 /// let exit_code = |reason| match reason {
 ///     StopReason::Idle => 0,
@@ -242,7 +242,7 @@ pub enum StopReason {
 /// What a [`Bridge`] reports to its [event hook](Bridge::on_event).
 ///
 /// ```
-/// use kafka_sink::bridge::{BridgeEvent, BridgeStats};
+/// use kafka_sink::pipeline::rabbitmq_bridge::{BridgeEvent, BridgeStats};
 /// let describe = |e: &BridgeEvent| match e {
 ///     BridgeEvent::CheckpointComplete { checkpoint_id, stats } => {
 ///         format!("checkpoint {checkpoint_id}: {} records", stats.records)
@@ -284,7 +284,7 @@ pub enum BridgeEvent {
 /// The result of a [`Bridge::run`] that ended cleanly.
 ///
 /// ```
-/// use kafka_sink::bridge::{BridgeReport, BridgeStats, StopReason};
+/// use kafka_sink::pipeline::rabbitmq_bridge::{BridgeReport, BridgeStats, StopReason};
 /// let report = BridgeReport {
 ///     reason: StopReason::Idle,
 ///     restored_checkpoint: Some(4),
@@ -312,7 +312,7 @@ pub struct BridgeReport {
 /// connects:
 ///
 /// ```
-/// use kafka_sink::bridge::{Bridge, BridgeConfig, BridgeError};
+/// use kafka_sink::pipeline::rabbitmq_bridge::{Bridge, BridgeConfig, BridgeError};
 /// use std::time::Duration;
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// # let mut config = BridgeConfig::new("amqp://127.0.0.1:5672/%2f", "orders", "broker-1:9092", "orders-out", "/tmp/orders-bridge");
@@ -425,18 +425,18 @@ impl DedupWindow {
         out
     }
 
-    fn restore(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
-        let mut r = Reader::new(bytes);
+    fn restore(&mut self, bytes: &[u8]) -> Result<(), StateDecodeError> {
+        let mut r = StateReader::new(bytes);
         let magic = r.take(4)?;
         if magic != DEDUP_MAGIC {
-            return Err(DecodeError::BadMagic {
+            return Err(StateDecodeError::BadMagic {
                 expected: DEDUP_MAGIC.to_vec(),
                 found: magic.to_vec(),
             });
         }
         let version = r.u8()?;
         if version != DEDUP_VERSION {
-            return Err(DecodeError::UnsupportedVersion {
+            return Err(StateDecodeError::UnsupportedVersion {
                 version,
                 supported: DEDUP_VERSION,
             });
@@ -486,11 +486,11 @@ impl CheckpointedOperator for DedupWindow {
 /// [module docs](self) for the guarantee.
 ///
 /// ```no_run
-/// use kafka_sink::bridge::{Bridge, BridgeConfig, BridgeEvent};
+/// use kafka_sink::pipeline::rabbitmq_bridge::{Bridge, BridgeConfig, BridgeEvent};
 /// use kafka_sink::kafka::KafkaSinkRecord;
 /// use std::time::Duration;
 ///
-/// # async fn demo() -> Result<(), kafka_sink::bridge::BridgeError> {
+/// # async fn demo() -> Result<(), kafka_sink::pipeline::rabbitmq_bridge::BridgeError> {
 /// let mut config = BridgeConfig::new(
 ///     "amqp://guest:guest@127.0.0.1:5672/%2f",
 ///     "orders",
@@ -629,7 +629,7 @@ impl Bridge {
     /// Nothing connects before [`run`](Self::run).
     ///
     /// ```
-    /// use kafka_sink::bridge::{Bridge, BridgeConfig};
+    /// use kafka_sink::pipeline::rabbitmq_bridge::{Bridge, BridgeConfig};
     /// use kafka_sink::kafka::KafkaSinkRecord;
     /// let config = BridgeConfig::new(
     ///     "amqp://127.0.0.1:5672/%2f",
@@ -657,7 +657,7 @@ impl Bridge {
     /// it short).
     ///
     /// ```
-    /// use kafka_sink::bridge::{Bridge, BridgeConfig, BridgeEvent};
+    /// use kafka_sink::pipeline::rabbitmq_bridge::{Bridge, BridgeConfig, BridgeEvent};
     /// # let config = BridgeConfig::new("amqp://127.0.0.1:5672/%2f", "orders", "broker-1:9092", "orders-out", "/var/lib/bridge");
     /// let bridge = Bridge::new(config, |_| Vec::new()).on_event(|e| {
     ///     if let BridgeEvent::Started { checkpoint_id } = e {
@@ -674,7 +674,7 @@ impl Bridge {
     /// The configuration.
     ///
     /// ```
-    /// use kafka_sink::bridge::{Bridge, BridgeConfig};
+    /// use kafka_sink::pipeline::rabbitmq_bridge::{Bridge, BridgeConfig};
     /// # let config = BridgeConfig::new("amqp://127.0.0.1:5672/%2f", "orders", "broker-1:9092", "orders-out", "/var/lib/bridge");
     /// let bridge = Bridge::new(config, |_| Vec::new());
     /// assert_eq!(bridge.config().source.queue, "orders");
@@ -695,7 +695,7 @@ impl Bridge {
     ///
     /// ```no_run
     /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// use kafka_sink::bridge::{Bridge, BridgeConfig, StopReason};
+    /// use kafka_sink::pipeline::rabbitmq_bridge::{Bridge, BridgeConfig, StopReason};
     /// use kafka_sink::kafka::KafkaSinkRecord;
     /// use std::time::Duration;
     /// # let mut config = BridgeConfig::new("amqp://127.0.0.1:5672/%2f", "orders", "broker-1:9092", "orders-out", "/var/lib/bridge");

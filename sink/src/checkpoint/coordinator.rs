@@ -1,0 +1,486 @@
+//! [`CheckpointCoordinator`]: registers operators, restores them from the
+//! newest valid checkpoint, and triggers checkpoints (see the
+//! [module docs](super) for the steps).
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{Mutex, OwnedMutexGuard};
+
+use super::{
+    Checkpoint, CheckpointError, CheckpointStorage, CheckpointedOperator, OperatorError,
+    OperatorInfo, OperatorSnapshot, RestoredState,
+};
+use crate::clock::{Clock, SystemClock};
+
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+trait DynOperator: Send + Sync {
+    fn lock(&self) -> BoxFuture<'static, Box<dyn DynGuard>>;
+}
+
+trait DynGuard: Send {
+    fn initialize(&mut self, r: Option<RestoredState>) -> BoxFuture<'_, Result<(), OperatorError>>;
+    fn snapshot(&mut self, id: u64) -> BoxFuture<'_, Result<Vec<u8>, OperatorError>>;
+    fn notify(&mut self, id: u64) -> BoxFuture<'_, Result<(), OperatorError>>;
+}
+
+struct Shared<T>(Arc<Mutex<T>>);
+
+impl<T: CheckpointedOperator + 'static> DynOperator for Shared<T> {
+    fn lock(&self) -> BoxFuture<'static, Box<dyn DynGuard>> {
+        let m = self.0.clone();
+        Box::pin(async move { Box::new(m.lock_owned().await) as Box<dyn DynGuard> })
+    }
+}
+
+impl<T: CheckpointedOperator + 'static> DynGuard for OwnedMutexGuard<T> {
+    fn initialize(&mut self, r: Option<RestoredState>) -> BoxFuture<'_, Result<(), OperatorError>> {
+        Box::pin((**self).initialize_state(r))
+    }
+    fn snapshot(&mut self, id: u64) -> BoxFuture<'_, Result<Vec<u8>, OperatorError>> {
+        Box::pin((**self).snapshot_state(id))
+    }
+    fn notify(&mut self, id: u64) -> BoxFuture<'_, Result<(), OperatorError>> {
+        Box::pin((**self).notify_checkpoint_complete(id))
+    }
+}
+
+struct Registered {
+    info: OperatorInfo,
+    op: Box<dyn DynOperator>,
+}
+
+/// Registers operators, restores them, triggers checkpoints and notifies
+/// completion. See the [module docs](super).
+///
+/// ```
+/// # use kafka_sink::checkpoint::{CheckpointedOperator, OperatorError, RestoredState};
+/// # #[derive(Default)]
+/// # struct Counter { n: u64 } // the module example's operator
+/// # impl CheckpointedOperator for Counter {
+/// #     async fn initialize_state(&mut self, r: Option<RestoredState>) -> Result<(), OperatorError> {
+/// #         if let Some(b) = r.and_then(|r| r.own.into_iter().next()) { self.n = u64::from_be_bytes(b.as_slice().try_into()?) }
+/// #         Ok(())
+/// #     }
+/// #     async fn snapshot_state(&mut self, _: u64) -> Result<Vec<u8>, OperatorError> { Ok(self.n.to_be_bytes().to_vec()) }
+/// #     async fn notify_checkpoint_complete(&mut self, _: u64) -> Result<(), OperatorError> { Ok(()) }
+/// # }
+/// use kafka_sink::checkpoint::{CheckpointCoordinator, CheckpointStorage, OperatorInfo};
+/// use std::sync::Arc;
+/// use tokio::sync::Mutex;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// let dir = tempfile::tempdir()?;
+/// let counter = Arc::new(Mutex::new(Counter::default()));
+/// let mut coordinator = CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3)?);
+/// coordinator.register(OperatorInfo::new("counter", 0, 1), counter.clone())?;
+/// assert_eq!(coordinator.restore().await?, None); // fresh start
+/// counter.lock().await.n = 5;
+/// assert_eq!(coordinator.trigger_checkpoint().await?, 1);
+/// # Ok(())
+/// # }
+/// ```
+pub struct CheckpointCoordinator {
+    storage: CheckpointStorage,
+    clock: Arc<dyn Clock>,
+    operators: Vec<Registered>,
+    next_id: u64,
+    last_completed: Option<u64>,
+    phase: Phase,
+}
+
+/// Where a [`CheckpointCoordinator`] is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Operators may be registered; nothing was restored yet.
+    Registering,
+    /// A restore started and did not finish (it failed): checkpoints are
+    /// refused until a restore succeeds.
+    Restoring,
+    /// The last restore succeeded: checkpoints may be triggered.
+    Running,
+}
+
+impl fmt::Debug for CheckpointCoordinator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CheckpointCoordinator")
+            .field("storage", &self.storage)
+            .field(
+                "operators",
+                &self.operators.iter().map(|r| &r.info).collect::<Vec<_>>(),
+            )
+            .field("next_id", &self.next_id)
+            .field("last_completed", &self.last_completed)
+            .field("phase", &self.phase)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CheckpointCoordinator {
+    /// A coordinator writing to `storage`.
+    ///
+    /// ```
+    /// use kafka_sink::checkpoint::{CheckpointCoordinator, CheckpointStorage};
+    /// let dir = tempfile::tempdir()?;
+    /// let coordinator = CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3)?);
+    /// assert_eq!(coordinator.next_checkpoint_id(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn new(storage: CheckpointStorage) -> Self {
+        CheckpointCoordinator {
+            storage,
+            clock: Arc::new(SystemClock),
+            operators: Vec::new(),
+            next_id: 1,
+            last_completed: None,
+            phase: Phase::Registering,
+        }
+    }
+
+    /// Uses `clock` for checkpoint timestamps.
+    ///
+    /// ```
+    /// use kafka_sink::checkpoint::{CheckpointCoordinator, CheckpointStorage};
+    /// use kafka_sink::clock::ManualClock;
+    /// use std::sync::Arc;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let mut coordinator = CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3)?)
+    ///     .with_clock(Arc::new(ManualClock::new(1_700_000_000_000)));
+    /// coordinator.restore().await?;
+    /// coordinator.trigger_checkpoint().await?;
+    /// let written = coordinator.storage().latest_valid()?.unwrap();
+    /// assert_eq!(written.timestamp_ms, 1_700_000_000_000);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The storage.
+    ///
+    /// ```
+    /// use kafka_sink::checkpoint::{CheckpointCoordinator, CheckpointStorage};
+    /// let dir = tempfile::tempdir()?;
+    /// let coordinator = CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3)?);
+    /// assert_eq!(coordinator.storage().dir(), dir.path());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn storage(&self) -> &CheckpointStorage {
+        &self.storage
+    }
+
+    /// Registers an operator instance; all registrations come before
+    /// [`restore`](Self::restore). Checkpoints lock operators in
+    /// registration order.
+    ///
+    /// ```
+    /// # use kafka_sink::checkpoint::{CheckpointedOperator, OperatorError, RestoredState};
+    /// # #[derive(Default)]
+    /// # struct Counter { n: u64 } // the module example's operator
+    /// # impl CheckpointedOperator for Counter {
+    /// #     async fn initialize_state(&mut self, r: Option<RestoredState>) -> Result<(), OperatorError> {
+    /// #         if let Some(b) = r.and_then(|r| r.own.into_iter().next()) { self.n = u64::from_be_bytes(b.as_slice().try_into()?) }
+    /// #         Ok(())
+    /// #     }
+    /// #     async fn snapshot_state(&mut self, _: u64) -> Result<Vec<u8>, OperatorError> { Ok(self.n.to_be_bytes().to_vec()) }
+    /// #     async fn notify_checkpoint_complete(&mut self, _: u64) -> Result<(), OperatorError> { Ok(()) }
+    /// # }
+    /// use kafka_sink::checkpoint::{CheckpointCoordinator, CheckpointError, CheckpointStorage, OperatorInfo};
+    /// use std::sync::Arc;
+    /// use tokio::sync::Mutex;
+    /// let dir = tempfile::tempdir()?;
+    /// let mut coordinator = CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3)?);
+    /// let counter = Arc::new(Mutex::new(Counter::default()));
+    /// coordinator.register(OperatorInfo::new("counter", 0, 1), counter.clone())?;
+    /// let again = coordinator.register(OperatorInfo::new("counter", 0, 1), counter);
+    /// assert!(matches!(again, Err(CheckpointError::DuplicateOperator { .. })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn register<T: CheckpointedOperator + 'static>(
+        &mut self,
+        info: OperatorInfo,
+        operator: Arc<Mutex<T>>,
+    ) -> Result<(), CheckpointError> {
+        if self.phase != Phase::Registering {
+            return Err(CheckpointError::AlreadyRestored);
+        }
+        if info.parallelism == 0 || info.subtask_index >= info.parallelism {
+            return Err(CheckpointError::InvalidOperatorInfo(info));
+        }
+        if self
+            .operators
+            .iter()
+            .any(|r| r.info.uid == info.uid && r.info.subtask_index == info.subtask_index)
+        {
+            return Err(CheckpointError::DuplicateOperator {
+                uid: info.uid,
+                subtask_index: info.subtask_index,
+            });
+        }
+        self.operators.push(Registered {
+            info,
+            op: Box::new(Shared(operator)),
+        });
+        Ok(())
+    }
+
+    /// Initializes every operator from the newest valid checkpoint (or
+    /// fresh, `None`) and returns the restored checkpoint's id. New
+    /// checkpoint ids continue above every checkpoint file present and every
+    /// id this coordinator handed out.
+    ///
+    /// Calling it again is an in-process failover (after a failed
+    /// checkpoint, or when the code moving records hit an error): every
+    /// operator's `initialize_state` runs again with the newest completed
+    /// checkpoint, so sources rewind and sinks settle and restore. A failed
+    /// restore may be retried; checkpoints are refused until one succeeds.
+    ///
+    /// ```
+    /// # use kafka_sink::checkpoint::{CheckpointedOperator, OperatorError, RestoredState};
+    /// # #[derive(Default)]
+    /// # struct Counter { n: u64 } // the module example's operator
+    /// # impl CheckpointedOperator for Counter {
+    /// #     async fn initialize_state(&mut self, r: Option<RestoredState>) -> Result<(), OperatorError> {
+    /// #         if let Some(b) = r.and_then(|r| r.own.into_iter().next()) { self.n = u64::from_be_bytes(b.as_slice().try_into()?) }
+    /// #         Ok(())
+    /// #     }
+    /// #     async fn snapshot_state(&mut self, _: u64) -> Result<Vec<u8>, OperatorError> { Ok(self.n.to_be_bytes().to_vec()) }
+    /// #     async fn notify_checkpoint_complete(&mut self, _: u64) -> Result<(), OperatorError> { Ok(()) }
+    /// # }
+    /// use kafka_sink::checkpoint::{CheckpointCoordinator, CheckpointStorage, OperatorInfo};
+    /// use std::sync::Arc;
+    /// use tokio::sync::Mutex;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let first = Arc::new(Mutex::new(Counter { n: 41 }));
+    /// let mut run1 = CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3)?);
+    /// run1.register(OperatorInfo::new("counter", 0, 1), first)?;
+    /// run1.restore().await?;
+    /// let id = run1.trigger_checkpoint().await?;
+    ///
+    /// // After a restart: the same uid gets its state back.
+    /// let second = Arc::new(Mutex::new(Counter::default()));
+    /// let mut run2 = CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3)?);
+    /// run2.register(OperatorInfo::new("counter", 0, 1), second.clone())?;
+    /// assert_eq!(run2.restore().await?, Some(id));
+    /// assert_eq!(second.lock().await.n, 41);
+    /// assert_eq!(run2.next_checkpoint_id(), id + 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn restore(&mut self) -> Result<Option<u64>, CheckpointError> {
+        self.phase = Phase::Restoring;
+        let max_on_disk = self.storage.list()?.last().map(|(id, _)| *id);
+        let checkpoint = self.storage.latest_valid()?;
+        let checkpoint_id = checkpoint.as_ref().map(|c| c.id);
+        if let Some(id) = checkpoint_id {
+            tracing::info!(checkpoint_id = id, "restoring checkpoint");
+        }
+        for reg in &self.operators {
+            let restored = checkpoint.as_ref().map(|c| c.restored_state_for(&reg.info));
+            let mut guard = reg.op.lock().await;
+            guard
+                .initialize(restored)
+                .await
+                .map_err(|source| CheckpointError::Operator {
+                    hook: "initialize_state",
+                    uid: reg.info.uid.clone(),
+                    subtask_index: reg.info.subtask_index,
+                    checkpoint_id,
+                    source,
+                })?;
+        }
+        // Ids never repeat, not even those of checkpoints that failed before
+        // their file was written (a failover restores in the same process).
+        let above_files = max_on_disk.max(checkpoint_id).map_or(1, |id| id + 1);
+        self.next_id = self.next_id.max(above_files);
+        self.last_completed = checkpoint_id;
+        self.phase = Phase::Running;
+        Ok(checkpoint_id)
+    }
+
+    /// The id the next checkpoint will get.
+    ///
+    /// ```
+    /// use kafka_sink::checkpoint::{CheckpointCoordinator, CheckpointStorage};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let mut coordinator = CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3)?);
+    /// coordinator.restore().await?;
+    /// assert_eq!(coordinator.next_checkpoint_id(), 1);
+    /// coordinator.trigger_checkpoint().await?;
+    /// assert_eq!(coordinator.next_checkpoint_id(), 2);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn next_checkpoint_id(&self) -> u64 {
+        self.next_id
+    }
+
+    /// The last checkpoint written (or restored) by this coordinator.
+    ///
+    /// ```
+    /// use kafka_sink::checkpoint::{CheckpointCoordinator, CheckpointStorage};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let mut coordinator = CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3)?);
+    /// coordinator.restore().await?;
+    /// assert_eq!(coordinator.last_completed(), None);
+    /// let id = coordinator.trigger_checkpoint().await?;
+    /// assert_eq!(coordinator.last_completed(), Some(id));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn last_completed(&self) -> Option<u64> {
+        self.last_completed
+    }
+
+    /// Takes one checkpoint now: barrier (lock all operators), snapshot each,
+    /// write durably, then notify each. Returns its id.
+    ///
+    /// A snapshot failure declines the checkpoint (nothing written, nothing
+    /// notified; the id is not reused). Notification failures are reported
+    /// after every operator was notified, as
+    /// [`CheckpointError::NotifyFailed`]; the checkpoint stays complete.
+    ///
+    /// ```
+    /// # use kafka_sink::checkpoint::{CheckpointedOperator, OperatorError, RestoredState};
+    /// # #[derive(Default)]
+    /// # struct Counter { n: u64 } // the module example's operator
+    /// # impl CheckpointedOperator for Counter {
+    /// #     async fn initialize_state(&mut self, r: Option<RestoredState>) -> Result<(), OperatorError> {
+    /// #         if let Some(b) = r.and_then(|r| r.own.into_iter().next()) { self.n = u64::from_be_bytes(b.as_slice().try_into()?) }
+    /// #         Ok(())
+    /// #     }
+    /// #     async fn snapshot_state(&mut self, _: u64) -> Result<Vec<u8>, OperatorError> { Ok(self.n.to_be_bytes().to_vec()) }
+    /// #     async fn notify_checkpoint_complete(&mut self, _: u64) -> Result<(), OperatorError> { Ok(()) }
+    /// # }
+    /// use kafka_sink::checkpoint::{CheckpointCoordinator, CheckpointError, CheckpointStorage, OperatorInfo};
+    /// use std::sync::Arc;
+    /// use tokio::sync::Mutex;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let counter = Arc::new(Mutex::new(Counter::default()));
+    /// let mut coordinator = CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3)?);
+    /// coordinator.register(OperatorInfo::new("counter", 0, 1), counter.clone())?;
+    /// assert!(matches!(coordinator.trigger_checkpoint().await, Err(CheckpointError::NotRestored)));
+    /// coordinator.restore().await?;
+    /// counter.lock().await.n = 3;
+    /// let id = coordinator.trigger_checkpoint().await?;
+    /// let written = coordinator.storage().read(&coordinator.storage().path_for(id))?;
+    /// assert_eq!(written.operators[0].state, 3u64.to_be_bytes());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn trigger_checkpoint(&mut self) -> Result<u64, CheckpointError> {
+        if self.phase != Phase::Running {
+            return Err(CheckpointError::NotRestored);
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut guards = Vec::with_capacity(self.operators.len());
+        for reg in &self.operators {
+            guards.push(reg.op.lock().await);
+        }
+        let mut operators = Vec::with_capacity(self.operators.len());
+        for (reg, guard) in self.operators.iter().zip(guards.iter_mut()) {
+            let state = guard
+                .snapshot(id)
+                .await
+                .map_err(|source| CheckpointError::Operator {
+                    hook: "snapshot_state",
+                    uid: reg.info.uid.clone(),
+                    subtask_index: reg.info.subtask_index,
+                    checkpoint_id: Some(id),
+                    source,
+                })?;
+            operators.push(OperatorSnapshot {
+                uid: reg.info.uid.clone(),
+                subtask_index: reg.info.subtask_index,
+                parallelism: reg.info.parallelism,
+                state,
+            });
+        }
+        drop(guards);
+        let checkpoint = Checkpoint {
+            id,
+            timestamp_ms: self.clock.now_millis(),
+            operators,
+        };
+        self.storage.write(&checkpoint)?;
+        self.last_completed = Some(id);
+        tracing::debug!(checkpoint_id = id, "checkpoint complete");
+
+        let mut failures = Vec::new();
+        for reg in &self.operators {
+            let mut guard = reg.op.lock().await;
+            if let Err(source) = guard.notify(id).await {
+                failures.push(CheckpointError::Operator {
+                    hook: "notify_checkpoint_complete",
+                    uid: reg.info.uid.clone(),
+                    subtask_index: reg.info.subtask_index,
+                    checkpoint_id: Some(id),
+                    source,
+                });
+            }
+        }
+        if failures.is_empty() {
+            Ok(id)
+        } else {
+            Err(CheckpointError::NotifyFailed {
+                checkpoint_id: id,
+                failures,
+            })
+        }
+    }
+
+    /// Triggers a checkpoint every `interval` (first one after `interval`)
+    /// until `shutdown` completes or a checkpoint fails. Uses tokio time, so
+    /// tests can drive it with `tokio::time::pause` / `advance`.
+    ///
+    /// ```
+    /// use kafka_sink::checkpoint::{CheckpointCoordinator, CheckpointStorage};
+    /// use std::time::Duration;
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let mut coordinator = CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3)?);
+    /// coordinator.restore().await?;
+    /// // Paused tokio time: checkpoints at 1 s, 2 s and 3 s, then shutdown at 3.5 s.
+    /// let shutdown = tokio::time::sleep(Duration::from_millis(3_500));
+    /// coordinator.run_periodic(Duration::from_secs(1), shutdown).await?;
+    /// assert_eq!(coordinator.last_completed(), Some(3));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn run_periodic(
+        &mut self,
+        interval: Duration,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<(), CheckpointError> {
+        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                biased;
+                _ = &mut shutdown => return Ok(()),
+                _ = ticker.tick() => {
+                    self.trigger_checkpoint().await?;
+                }
+            }
+        }
+    }
+}
