@@ -78,14 +78,6 @@ use std::time::{Duration, Instant};
 pub type TopicPartitions = BTreeMap<Uuid, BTreeSet<i32>>;
 
 /// Where the member is (see the module's state diagram).
-///
-/// ```
-/// use kafka_consumer::group::member::kip848::{MemberState, Kip848Member, MembershipConfig};
-/// let m = Kip848Member::new(MembershipConfig::new("g", "m"));
-/// assert_eq!(m.state(), MemberState::Unsubscribed);
-/// assert!(!MemberState::Unsubscribed.is_member());
-/// assert!(MemberState::Stable.is_member());
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MemberState {
     /// Not in the group (never subscribed, or left).
@@ -113,23 +105,12 @@ pub enum MemberState {
 
 impl MemberState {
     /// True in the states where the member holds an epoch from the broker.
-    ///
-    /// ```
-    /// use kafka_consumer::group::member::kip848::MemberState;
-    /// assert!(MemberState::Reconciling.is_member());
-    /// assert!(!MemberState::Joining.is_member());
-    /// ```
     pub fn is_member(self) -> bool {
         matches!(self, Self::Stable | Self::Reconciling | Self::Acknowledging)
     }
 }
 
 /// Why the state changed: the input that caused it.
-///
-/// ```
-/// use kafka_consumer::group::member::kip848::Transition;
-/// assert_ne!(Transition::Subscribed, Transition::Joined);
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Transition {
     /// The application subscribed.
@@ -193,12 +174,6 @@ fn hint(e: ErrorCode) -> &'static str {
 }
 
 /// What the driver must do next, in order.
-///
-/// ```
-/// use kafka_consumer::group::member::kip848::Kip848Action;
-/// let a = Kip848Action::FindCoordinator;
-/// assert!(matches!(a, Kip848Action::FindCoordinator));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kip848Action {
     /// Stop fetching these partitions, let the application commit and run
@@ -282,11 +257,6 @@ impl MembershipConfig {
     }
 
     /// Sets `group.instance.id`.
-    ///
-    /// ```
-    /// use kafka_consumer::group::member::kip848::MembershipConfig;
-    /// assert!(MembershipConfig::new("g", "m").instance_id("i").instance_id.is_some());
-    /// ```
     pub fn instance_id(mut self, id: impl Into<String>) -> Self {
         self.instance_id = Some(id.into());
         self
@@ -353,12 +323,6 @@ pub struct HeartbeatAnswer {
 
 impl HeartbeatAnswer {
     /// A successful answer.
-    ///
-    /// ```
-    /// use kafka_consumer::group::member::kip848::HeartbeatAnswer;
-    /// let a = HeartbeatAnswer::ok(4, std::time::Duration::from_secs(5), None);
-    /// assert!(a.error.is_ok());
-    /// ```
     pub fn ok(epoch: i32, interval: Duration, assignment: Option<TopicPartitions>) -> Self {
         Self {
             error: ErrorCode::None,
@@ -371,12 +335,6 @@ impl HeartbeatAnswer {
     }
 
     /// An error answer.
-    ///
-    /// ```
-    /// use kafka_consumer::group::member::kip848::HeartbeatAnswer;
-    /// use kafka_proto::ErrorCode;
-    /// assert_eq!(HeartbeatAnswer::error(ErrorCode::NotCoordinator).error, ErrorCode::NotCoordinator);
-    /// ```
     pub fn error(error: ErrorCode) -> Self {
         Self {
             error,
@@ -473,51 +431,26 @@ impl Kip848Member {
     }
 
     /// The state.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::kip848::{MemberState, Kip848Member, MembershipConfig};
-    /// assert_eq!(Kip848Member::new(MembershipConfig::new("g", "m")).state(), MemberState::Unsubscribed);
-    /// ```
     pub fn state(&self) -> MemberState {
         self.state
     }
 
     /// The member epoch (0 before joining).
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
-    /// assert_eq!(Kip848Member::new(MembershipConfig::new("g", "m")).epoch(), 0);
-    /// ```
     pub fn epoch(&self) -> i32 {
         self.epoch
     }
 
     /// The member id.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
-    /// assert_eq!(Kip848Member::new(MembershipConfig::new("g", "m-1")).member_id(), "m-1");
-    /// ```
     pub fn member_id(&self) -> &str {
         &self.config.member_id
     }
 
     /// The partitions the member owns (acknowledged or being acknowledged).
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
-    /// assert!(Kip848Member::new(MembershipConfig::new("g", "m")).owned().is_empty());
-    /// ```
     pub fn owned(&self) -> &TopicPartitions {
         &self.owned
     }
 
     /// The next action for the driver, in order.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
-    /// assert!(Kip848Member::new(MembershipConfig::new("g", "m")).poll_action().is_none());
-    /// ```
     pub fn poll_action(&mut self) -> Option<Kip848Action> {
         self.actions.pop_front()
     }
@@ -589,13 +522,6 @@ impl Kip848Member {
 
     /// Subscribes to `topics` (replacing the subscription): joins when not
     /// a member; a member sends the new subscription at once.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::kip848::{MemberState, Kip848Member, MembershipConfig};
-    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
-    /// m.subscribe(["t".to_string()]);
-    /// assert_eq!(m.state(), MemberState::Joining);
-    /// ```
     pub fn subscribe(&mut self, topics: impl IntoIterator<Item = String>) {
         self.subscription = topics.into_iter().collect();
         match self.state {
@@ -609,14 +535,6 @@ impl Kip848Member {
 
     /// The group coordinator is known (again): a join, acknowledgement or
     /// leave waiting for it goes out at once.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
-    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
-    /// m.subscribe(["t".to_string()]);
-    /// m.coordinator_found();
-    /// assert!(m.poll_heartbeat(std::time::Instant::now()).is_some());
-    /// ```
     pub fn coordinator_found(&mut self) {
         self.coordinator_known = true;
         if self.state != MemberState::Unsubscribed {
@@ -626,12 +544,6 @@ impl Kip848Member {
 
     /// When the driver should call [`Self::poll_heartbeat`] next, if a
     /// heartbeat is scheduled; `Some(past)` means now.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
-    /// let m = Kip848Member::new(MembershipConfig::new("g", "m"));
-    /// assert!(m.next_heartbeat_at().is_none());
-    /// ```
     pub fn next_heartbeat_at(&self) -> Option<Instant> {
         if !self.heartbeat_due_state() || self.in_flight || !self.coordinator_known {
             return None;
@@ -657,16 +569,6 @@ impl Kip848Member {
     /// reports the answer with [`Self::on_heartbeat_answer`] or the failure
     /// with [`Self::on_heartbeat_failure`] (a leave heartbeat's answer is not
     /// needed).
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
-    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
-    /// m.subscribe(["t".to_string()]);
-    /// m.coordinator_found();
-    /// let now = std::time::Instant::now();
-    /// assert!(m.poll_heartbeat(now).is_some());
-    /// assert!(m.poll_heartbeat(now).is_none(), "one heartbeat in flight");
-    /// ```
     pub fn poll_heartbeat(&mut self, now: Instant) -> Option<Heartbeat> {
         if !self.heartbeat_due_state() || self.in_flight || !self.coordinator_known {
             return None;
@@ -757,17 +659,6 @@ impl Kip848Member {
     /// The heartbeat could not be sent or its answer was lost (the outcome
     /// is unknown): the next one is full, after a backoff, and the
     /// coordinator is looked up again.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::kip848::{Kip848Action, Kip848Member, MembershipConfig};
-    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
-    /// m.subscribe(["t".to_string()]);
-    /// m.coordinator_found();
-    /// let now = std::time::Instant::now();
-    /// m.poll_heartbeat(now).unwrap();
-    /// m.on_heartbeat_failure(now);
-    /// assert_eq!(m.poll_action(), Some(Kip848Action::FindCoordinator));
-    /// ```
     pub fn on_heartbeat_failure(&mut self, now: Instant) {
         self.in_flight = false;
         self.sent = Sent::default();
@@ -783,17 +674,6 @@ impl Kip848Member {
     }
 
     /// Applies a heartbeat answer.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::kip848::{HeartbeatAnswer, MemberState, Kip848Member, MembershipConfig};
-    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
-    /// m.subscribe(["t".to_string()]);
-    /// m.coordinator_found();
-    /// let now = std::time::Instant::now();
-    /// m.poll_heartbeat(now).unwrap();
-    /// m.on_heartbeat_answer(now, HeartbeatAnswer::ok(1, std::time::Duration::from_secs(5), None));
-    /// assert_eq!((m.state(), m.epoch()), (MemberState::Stable, 1));
-    /// ```
     pub fn on_heartbeat_answer(&mut self, now: Instant, answer: HeartbeatAnswer) {
         self.in_flight = false;
         if !answer.error.is_ok() {
@@ -930,12 +810,6 @@ impl Kip848Member {
     }
 
     /// The driver ran the lost callback: a fenced member rejoins.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
-    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
-    /// assert!(!m.lost_done(), "nothing was lost");
-    /// ```
     pub fn lost_done(&mut self) -> bool {
         if !self.awaiting_lost {
             return false;
@@ -948,20 +822,6 @@ impl Kip848Member {
     /// owned and none is running. `known` tells which topic ids the driver
     /// can name; the others wait (a [`Kip848Action::ResolveTopics`] asks for
     /// them once).
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::kip848::{HeartbeatAnswer, Kip848Action, Kip848Member, MembershipConfig};
-    /// # use std::collections::{BTreeMap, BTreeSet};
-    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
-    /// m.subscribe(["t".to_string()]);
-    /// m.coordinator_found();
-    /// let now = std::time::Instant::now();
-    /// m.poll_heartbeat(now).unwrap();
-    /// let target = BTreeMap::from([([9u8; 16], BTreeSet::from([0, 1]))]);
-    /// m.on_heartbeat_answer(now, HeartbeatAnswer::ok(1, std::time::Duration::from_secs(5), Some(target)));
-    /// m.reconcile(&|_| false);
-    /// assert_eq!(m.poll_action(), Some(Kip848Action::ResolveTopics(vec![[9u8; 16]])));
-    /// ```
     pub fn reconcile(&mut self, known: &dyn Fn(&Uuid) -> bool) {
         if self.reconciliation.is_some()
             || !matches!(self.state, MemberState::Stable | MemberState::Reconciling)
@@ -1024,12 +884,6 @@ impl Kip848Member {
     /// (the application committed what it wanted to): the partitions are
     /// dropped, and the assignment step (or the leave) follows. Returns false
     /// when no revocation was awaited (e.g. fenced meanwhile).
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
-    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
-    /// assert!(!m.revocation_done());
-    /// ```
     pub fn revocation_done(&mut self) -> bool {
         if self.state == MemberState::PrepareLeaving {
             self.owned.clear();
@@ -1062,12 +916,6 @@ impl Kip848Member {
     /// The driver ran the assignment of the last [`Kip848Action::Assign`]:
     /// the new set is owned and acknowledged by a heartbeat sent at once.
     /// Returns false when no assignment was awaited.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
-    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
-    /// assert!(!m.assignment_done());
-    /// ```
     pub fn assignment_done(&mut self) -> bool {
         match self.reconciliation.take() {
             Some(Reconciliation {
@@ -1088,19 +936,6 @@ impl Kip848Member {
     /// `max.poll.interval.ms` passed without a poll: the member leaves (the
     /// leave heartbeat goes out at once), loses its partitions and waits for
     /// [`Self::rejoin`].
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::kip848::{HeartbeatAnswer, MemberState, Kip848Member, MembershipConfig};
-    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
-    /// m.subscribe(["t".to_string()]);
-    /// m.coordinator_found();
-    /// let now = std::time::Instant::now();
-    /// m.poll_heartbeat(now).unwrap();
-    /// m.on_heartbeat_answer(now, HeartbeatAnswer::ok(2, std::time::Duration::from_secs(5), None));
-    /// let leave = m.poll_timeout_expired().expect("a leave heartbeat");
-    /// assert_eq!(leave.member_epoch, -1);
-    /// assert_eq!(m.state(), MemberState::Stale);
-    /// ```
     pub fn poll_timeout_expired(&mut self) -> Option<Heartbeat> {
         if !(self.state.is_member() || self.state == MemberState::Joining) {
             return None;
@@ -1113,12 +948,6 @@ impl Kip848Member {
     }
 
     /// The application polled again after a poll timeout: join anew.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
-    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
-    /// assert!(!m.rejoin(), "not stale");
-    /// ```
     pub fn rejoin(&mut self) -> bool {
         if self.state != MemberState::Stale || self.awaiting_lost {
             return false;
@@ -1130,14 +959,6 @@ impl Kip848Member {
     /// Unsubscribe or close: a member revokes what it owns (so the
     /// application can commit), then sends the leave heartbeat; a member not
     /// yet joined leaves at once.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::kip848::{MemberState, Kip848Member, MembershipConfig};
-    /// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
-    /// m.subscribe(["t".to_string()]);
-    /// m.leave();
-    /// assert_eq!(m.state(), MemberState::Unsubscribed, "never joined: nothing to send");
-    /// ```
     pub fn leave(&mut self) {
         match self.state {
             MemberState::Unsubscribed

@@ -100,12 +100,6 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
 
 /// Where the classic member is (see the module's state diagram).
-///
-/// ```
-/// use kafka_consumer::group::member::classic::ClassicState;
-/// use kafka_consumer::group::member::kip848::MemberState;
-/// assert_eq!(ClassicState::Syncing.member_state(), MemberState::Joining);
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ClassicState {
     /// Not in the group.
@@ -134,11 +128,6 @@ pub enum ClassicState {
 impl ClassicState {
     /// The closest KIP-848 [`MemberState`], for
     /// [`GroupConsumer::state`](crate::group::GroupConsumer::state).
-    ///
-    /// ```
-    /// use kafka_consumer::group::member::classic::ClassicState;
-    /// assert!(ClassicState::Stable.member_state().is_member());
-    /// ```
     pub fn member_state(self) -> MemberState {
         match self {
             ClassicState::Unsubscribed => MemberState::Unsubscribed,
@@ -154,11 +143,6 @@ impl ClassicState {
 }
 
 /// Why the state changed.
-///
-/// ```
-/// use kafka_consumer::group::member::classic::Reason;
-/// assert_ne!(Reason::Joined, Reason::Synced);
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Reason {
     /// The application subscribed.
@@ -197,12 +181,6 @@ pub enum Reason {
 
 impl Reason {
     /// The JoinGroup reason sent for a (re)join caused by this (KIP-800).
-    ///
-    /// ```
-    /// use kafka_consumer::group::member::classic::Reason;
-    /// assert_eq!(Reason::Subscribed.join_reason(), None);
-    /// assert!(Reason::MetadataChanged.join_reason().is_some());
-    /// ```
     pub fn join_reason(self) -> Option<&'static str> {
         Some(match self {
             Reason::RejoinRequested => "the group is rebalancing",
@@ -216,11 +194,6 @@ impl Reason {
 }
 
 /// What the driver must do, in order.
-///
-/// ```
-/// use kafka_consumer::group::member::classic::ClassicAction;
-/// assert!(matches!(ClassicAction::FindCoordinator, ClassicAction::FindCoordinator));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClassicAction {
     /// Stop fetching these partitions and let the application commit, then
@@ -245,13 +218,6 @@ pub enum ClassicAction {
 
 /// A request the driver sends to the group coordinator, then hands the
 /// answer (or the failure) back.
-///
-/// ```
-/// use kafka_consumer::group::member::classic::Request;
-/// use kafka_proto::messages::HeartbeatRequest;
-/// let r = Request::Heartbeat(HeartbeatRequest::default());
-/// assert!(!matches!(r, Request::Join(_)));
-/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Request {
     /// JoinGroup: answer with [`ClassicMember::on_join_answer`]; give it
@@ -398,12 +364,6 @@ fn subscriptions(resp: &JoinGroupResponse) -> Result<Vec<MemberSubscription>, St
 /// The topics every member of a leader's JoinGroup answer subscribes to:
 /// the driver makes sure the metadata knows their partition counts before
 /// it calls [`ClassicMember::on_join_answer`].
-///
-/// ```
-/// use kafka_consumer::group::member::classic::leader_topics;
-/// use kafka_proto::messages::JoinGroupResponse;
-/// assert!(leader_topics(&JoinGroupResponse::default()).is_empty());
-/// ```
 pub fn leader_topics(resp: &JoinGroupResponse) -> BTreeSet<String> {
     subscriptions(resp)
         .map(|s| s.into_iter().flat_map(|m| m.topics).collect())
@@ -443,75 +403,38 @@ impl ClassicMember {
     }
 
     /// The current state.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
-    /// assert_eq!(ClassicMember::new(ClassicConfig::new("g")).state(), ClassicState::Unsubscribed);
-    /// ```
     pub fn state(&self) -> ClassicState {
         self.state
     }
 
     /// The generation (-1 when not joined): the `generation_id` of offset
     /// commits and of the group metadata (KIP-447).
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
-    /// assert_eq!(ClassicMember::new(ClassicConfig::new("g")).generation(), -1);
-    /// ```
     pub fn generation(&self) -> i32 {
         self.generation
     }
 
     /// The member id the coordinator gave ("" before the first join).
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
-    /// assert!(ClassicMember::new(ClassicConfig::new("g")).member_id().is_empty());
-    /// ```
     pub fn member_id(&self) -> &str {
         &self.member_id
     }
 
     /// The assignor the coordinator chose in the last join.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
-    /// assert_eq!(ClassicMember::new(ClassicConfig::new("g")).protocol(), None);
-    /// ```
     pub fn protocol(&self) -> Option<Assignor> {
         self.protocol
     }
 
     /// The partitions owned (confirmed by the application).
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
-    /// assert!(ClassicMember::new(ClassicConfig::new("g")).owned().is_empty());
-    /// ```
     pub fn owned(&self) -> &Partitions {
         &self.owned
     }
 
     /// The recent state changes with their reasons, oldest first.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, ClassicState, Reason};
-    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    /// m.subscribe(["t".to_string()]);
-    /// assert_eq!(m.history().last(), Some(&(ClassicState::Joining, Reason::Subscribed)));
-    /// ```
     pub fn history(&self) -> Vec<(ClassicState, Reason)> {
         self.history.iter().copied().collect()
     }
 
     /// True when every configured assignor is cooperative (Java's
     /// `RebalanceProtocol.COOPERATIVE`); otherwise the member is eager.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
-    /// assert!(!ClassicMember::new(ClassicConfig::new("g")).is_cooperative(), "Java's default list is eager");
-    /// ```
     pub fn is_cooperative(&self) -> bool {
         self.config.assignors.iter().all(|a| a.is_cooperative())
     }
@@ -543,25 +466,11 @@ impl ClassicMember {
     }
 
     /// The next decision for the driver.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicAction, ClassicConfig, ClassicMember};
-    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    /// m.subscribe(["t".to_string()]);
-    /// assert_eq!(m.poll_action(), Some(ClassicAction::FindCoordinator));
-    /// ```
     pub fn poll_action(&mut self) -> Option<ClassicAction> {
         self.actions.pop_front()
     }
 
     /// Subscribes to `topics` and joins.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
-    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    /// m.subscribe(["t".to_string()]);
-    /// assert_eq!(m.state(), ClassicState::Joining);
-    /// ```
     pub fn subscribe(&mut self, topics: impl IntoIterator<Item = String>) {
         self.topics = topics.into_iter().collect();
         if self.state == ClassicState::Unsubscribed {
@@ -572,25 +481,11 @@ impl ClassicMember {
     }
 
     /// The coordinator is known (again).
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, Request};
-    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    /// m.subscribe(["t".to_string()]);
-    /// assert!(m.poll_request(std::time::Instant::now()).is_none(), "no coordinator yet");
-    /// m.coordinator_found();
-    /// assert!(matches!(m.poll_request(std::time::Instant::now()), Some(Request::Join(_))));
-    /// ```
     pub fn coordinator_found(&mut self) {
         self.need_coordinator = false;
     }
 
     /// True while the coordinator is to be looked up.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
-    /// assert!(ClassicMember::new(ClassicConfig::new("g")).needs_coordinator());
-    /// ```
     pub fn needs_coordinator(&self) -> bool {
         self.need_coordinator
     }
@@ -603,11 +498,6 @@ impl ClassicMember {
     }
 
     /// When [`Self::poll_request`] has something next (None: on an event).
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
-    /// assert_eq!(ClassicMember::new(ClassicConfig::new("g")).next_request_at(), None);
-    /// ```
     pub fn next_request_at(&self) -> Option<Instant> {
         match self.state {
             ClassicState::Joining | ClassicState::Syncing | ClassicState::Leaving => {
@@ -643,19 +533,6 @@ impl ClassicMember {
 
     /// The request to send now, if any (one at a time: the driver answers
     /// it before asking again).
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, Request};
-    /// let mut c = ClassicConfig::new("g");
-    /// c.instance_id = Some("i-1".into());
-    /// let mut m = ClassicMember::new(c);
-    /// m.subscribe(["t".to_string()]);
-    /// m.coordinator_found();
-    /// let Some(Request::Join(j)) = m.poll_request(std::time::Instant::now()) else { panic!() };
-    /// assert_eq!(j.group_instance_id.as_deref(), Some("i-1"));
-    /// assert_eq!(j.protocol_type, "consumer");
-    /// assert_eq!(j.protocols[0].name, "range");
-    /// ```
     pub fn poll_request(&mut self, now: Instant) -> Option<Request> {
         if self.state == ClassicState::Leaving {
             let leave = self.leave_request();
@@ -737,22 +614,6 @@ impl ClassicMember {
     /// The LeaveGroup `request` (built with the v3+ batch of members) in
     /// the shape `version` carries: before v3 one top-level member id;
     /// before v5 no reason.
-    ///
-    /// ```
-    /// use kafka_consumer::group::member::classic::ClassicMember;
-    /// use kafka_proto::messages::{LeaveGroupRequest, LeaveGroupRequestMemberIdentity};
-    /// let req = LeaveGroupRequest {
-    ///     group_id: "g".into(),
-    ///     members: vec![LeaveGroupRequestMemberIdentity {
-    ///         member_id: "m".into(),
-    ///         reason: Some("closing".into()),
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
-    /// let v2 = ClassicMember::leave_request_at(&req, 2);
-    /// assert_eq!((v2.member_id.as_str(), v2.members.len()), ("m", 0));
-    /// ```
     pub fn leave_request_at(request: &LeaveGroupRequest, version: i16) -> LeaveGroupRequest {
         let mut r = request.clone();
         if version < 3 {
@@ -835,18 +696,6 @@ impl ClassicMember {
     /// JoinGroup answered. For the leader, `partitions` gives the partition
     /// count of a subscribed topic (see [`leader_topics`]); topics it does
     /// not know are left out of the assignment, as Java does.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicAction, ClassicConfig, ClassicMember, ClassicState};
-    /// use kafka_proto::{ErrorCode, messages::JoinGroupResponse};
-    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    /// m.subscribe(["t".to_string()]);
-    /// m.coordinator_found();
-    /// let now = std::time::Instant::now();
-    /// m.poll_request(now);
-    /// m.on_join_answer(now, JoinGroupResponse { error_code: ErrorCode::InconsistentGroupProtocol.code(), ..Default::default() }, &|_| None);
-    /// assert_eq!(m.state(), ClassicState::Fatal);
-    /// ```
     pub fn on_join_answer(
         &mut self,
         now: Instant,
@@ -939,14 +788,6 @@ impl ClassicMember {
     }
 
     /// SyncGroup answered: reconcile the assignment.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
-    /// use kafka_proto::{ErrorCode, messages::SyncGroupResponse};
-    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    /// m.on_sync_answer(std::time::Instant::now(), SyncGroupResponse::default());
-    /// assert_eq!(m.state(), ClassicState::Unsubscribed, "not syncing: ignored");
-    /// ```
     pub fn on_sync_answer(&mut self, now: Instant, resp: SyncGroupResponse) {
         if self.state != ClassicState::Syncing {
             return;
@@ -1003,14 +844,6 @@ impl ClassicMember {
     }
 
     /// Heartbeat answered (`sent` is the request it answers).
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
-    /// use kafka_proto::messages::{HeartbeatRequest, HeartbeatResponse};
-    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    /// m.on_heartbeat_answer(std::time::Instant::now(), &HeartbeatRequest::default(), HeartbeatResponse::default());
-    /// assert_eq!(m.state(), ClassicState::Unsubscribed);
-    /// ```
     pub fn on_heartbeat_answer(
         &mut self,
         now: Instant,
@@ -1052,14 +885,6 @@ impl ClassicMember {
     /// for the other members holds back every later request on its
     /// connection until then — or REBALANCE_IN_PROGRESS before the
     /// SyncGroup).
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
-    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    /// assert!(!m.rebalance_in_progress());
-    /// m.subscribe(["t".to_string()]);
-    /// assert!(m.rebalance_in_progress(), "joining");
-    /// ```
     pub fn rebalance_in_progress(&self) -> bool {
         matches!(self.state, ClassicState::Joining | ClassicState::Syncing)
     }
@@ -1082,19 +907,6 @@ impl ClassicMember {
     ///   stale) does not act again.
     ///
     /// Other errors are returned as they are.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
-    /// use kafka_proto::ErrorCode;
-    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    /// m.subscribe(["t".to_string()]);
-    /// let now = std::time::Instant::now();
-    /// assert_eq!(
-    ///     m.on_commit_refused(now, 3, "m-1", ErrorCode::IllegalGeneration),
-    ///     ErrorCode::RebalanceInProgress,
-    ///     "a commit racing the member's own rejoin"
-    /// );
-    /// ```
     pub fn on_commit_refused(
         &mut self,
         now: Instant,
@@ -1130,18 +942,6 @@ impl ClassicMember {
 
     /// The request got no answer (transport failure or timeout): the
     /// coordinator is looked up again; a join or sync starts over.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, Request, ClassicState};
-    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    /// m.subscribe(["t".to_string()]);
-    /// m.coordinator_found();
-    /// let now = std::time::Instant::now();
-    /// let join = m.poll_request(now).unwrap();
-    /// m.on_request_failure(now, &join);
-    /// assert!(m.needs_coordinator());
-    /// assert_eq!(m.state(), ClassicState::Joining);
-    /// ```
     pub fn on_request_failure(&mut self, now: Instant, sent: &Request) {
         self.coordinator_lost();
         self.not_before = Some(now + self.config.retry_backoff);
@@ -1152,11 +952,6 @@ impl ClassicMember {
 
     /// True when this member assigned the partitions of the current
     /// generation.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
-    /// assert!(!ClassicMember::new(ClassicConfig::new("g")).is_leader());
-    /// ```
     pub fn is_leader(&self) -> bool {
         self.snapshot.is_some()
     }
@@ -1165,12 +960,6 @@ impl ClassicMember {
     /// those it assigned from, and rejoins when one changed (partitions
     /// added, a topic created or deleted), as Java's `ConsumerCoordinator`
     /// does; a follower ignores this. Returns true when a rejoin started.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
-    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    /// assert!(!m.check_metadata(&|_| Some(4)), "not the leader");
-    /// ```
     pub fn check_metadata(&mut self, partitions: &dyn Fn(&str) -> Option<i32>) -> bool {
         let changed = self.state == ClassicState::Stable
             && self
@@ -1186,11 +975,6 @@ impl ClassicMember {
 
     /// The application confirmed the last [`ClassicAction::Revoke`].
     /// Returns false when no revocation was pending.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
-    /// assert!(!ClassicMember::new(ClassicConfig::new("g")).revocation_done());
-    /// ```
     pub fn revocation_done(&mut self) -> bool {
         let Some(revoked) = self.revoking.take() else {
             return false;
@@ -1212,11 +996,6 @@ impl ClassicMember {
 
     /// The application confirmed the last [`ClassicAction::Assign`].
     /// Returns false when no assignment was pending.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
-    /// assert!(!ClassicMember::new(ClassicConfig::new("g")).assignment_done());
-    /// ```
     pub fn assignment_done(&mut self) -> bool {
         if self.state != ClassicState::Reconciling || self.revoking.is_some() {
             return false;
@@ -1236,11 +1015,6 @@ impl ClassicMember {
 
     /// The application confirmed the last [`ClassicAction::Lost`]; the
     /// member rejoins (a stale one waits for [`Self::rejoin`]).
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
-    /// assert!(!ClassicMember::new(ClassicConfig::new("g")).lost_done());
-    /// ```
     pub fn lost_done(&mut self) -> bool {
         if !self.awaiting_lost {
             return false;
@@ -1256,14 +1030,6 @@ impl ClassicMember {
     /// `max.poll.interval.ms` passed without a poll: the owned partitions
     /// are lost and a dynamic member leaves (the LeaveGroup to send is
     /// returned); the member rejoins at the next [`Self::rejoin`].
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
-    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    /// m.subscribe(["t".to_string()]);
-    /// assert!(m.poll_timeout_expired().is_none(), "no member id yet: nothing to leave");
-    /// assert_eq!(m.state(), ClassicState::Stale);
-    /// ```
     pub fn poll_timeout_expired(&mut self) -> Option<LeaveGroupRequest> {
         if matches!(
             self.state,
@@ -1293,11 +1059,6 @@ impl ClassicMember {
     }
 
     /// The application polled again after a poll timeout: join anew.
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
-    /// assert!(!ClassicMember::new(ClassicConfig::new("g")).rejoin(), "not stale");
-    /// ```
     pub fn rejoin(&mut self) -> bool {
         if self.state != ClassicState::Stale || self.awaiting_lost {
             return false;
@@ -1308,15 +1069,6 @@ impl ClassicMember {
 
     /// Close: a dynamic member sends LeaveGroup next; a static one just
     /// stops (Java's `maybeLeaveGroup`).
-    ///
-    /// ```
-    /// # use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
-    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    /// m.subscribe(["t".to_string()]);
-    /// m.leave();
-    /// assert!(m.poll_request(std::time::Instant::now()).is_none(), "no member id: nothing to send");
-    /// assert_eq!(m.state(), ClassicState::Unsubscribed);
-    /// ```
     pub fn leave(&mut self) {
         if matches!(
             self.state,

@@ -565,3 +565,406 @@ fn a_commit_refused_with_rebalance_in_progress_rejoins() {
     );
     assert_eq!(m.state(), ClassicState::PrepareJoin);
 }
+
+// The walkthroughs of the public methods, once their doc examples: each
+// drives the machine through the documented behaviour of one item.
+
+// `ClassicState`: Where the classic member is (see the module's state diagram).
+#[test]
+fn classic_state() {
+    use crate::group::member::classic::ClassicState;
+    use crate::group::member::kip848::MemberState;
+    assert_eq!(ClassicState::Syncing.member_state(), MemberState::Joining);
+}
+
+// `ClassicState::member_state`: The closest KIP-848 `MemberState`, for `GroupConsumer::state`.
+#[test]
+fn classic_state_member_state() {
+    use crate::group::member::classic::ClassicState;
+    assert!(ClassicState::Stable.member_state().is_member());
+}
+
+// `Reason`: Why the state changed.
+#[test]
+fn reason() {
+    use crate::group::member::classic::Reason;
+    assert_ne!(Reason::Joined, Reason::Synced);
+}
+
+// `Reason::join_reason`: The JoinGroup reason sent for a (re)join caused by this (KIP-800).
+#[test]
+fn reason_join_reason() {
+    use crate::group::member::classic::Reason;
+    assert_eq!(Reason::Subscribed.join_reason(), None);
+    assert!(Reason::MetadataChanged.join_reason().is_some());
+}
+
+// `ClassicAction`: What the driver must do, in order.
+#[test]
+fn classic_action() {
+    use crate::group::member::classic::ClassicAction;
+    assert!(matches!(
+        ClassicAction::FindCoordinator,
+        ClassicAction::FindCoordinator
+    ));
+}
+
+// `Request`: A request the driver sends to the group coordinator, then hands the answer (or the
+// failure) back.
+#[test]
+fn request() {
+    use crate::group::member::classic::Request;
+    use kafka_proto::messages::HeartbeatRequest;
+    let r = Request::Heartbeat(HeartbeatRequest::default());
+    assert!(!matches!(r, Request::Join(_)));
+}
+
+// `leader_topics`: The topics every member of a leader's JoinGroup answer subscribes to: the
+// driver makes sure the metadata knows their partition counts before it calls
+// `ClassicMember::on_join_answer`.
+#[test]
+fn leader_topics() {
+    use crate::group::member::classic::leader_topics;
+    use kafka_proto::messages::JoinGroupResponse;
+    assert!(leader_topics(&JoinGroupResponse::default()).is_empty());
+}
+
+// `ClassicMember::state`: The current state.
+#[test]
+fn classic_member_state() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
+    assert_eq!(
+        ClassicMember::new(ClassicConfig::new("g")).state(),
+        ClassicState::Unsubscribed
+    );
+}
+
+// `ClassicMember::generation`: The generation (-1 when not joined): the `generation_id` of offset
+// commits and of the group metadata (KIP-447).
+#[test]
+fn classic_member_generation() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember};
+    assert_eq!(ClassicMember::new(ClassicConfig::new("g")).generation(), -1);
+}
+
+// `ClassicMember::member_id`: The member id the coordinator gave ("" before the first join).
+#[test]
+fn classic_member_member_id() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember};
+    assert!(
+        ClassicMember::new(ClassicConfig::new("g"))
+            .member_id()
+            .is_empty()
+    );
+}
+
+// `ClassicMember::protocol`: The assignor the coordinator chose in the last join.
+#[test]
+fn classic_member_protocol() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember};
+    assert_eq!(ClassicMember::new(ClassicConfig::new("g")).protocol(), None);
+}
+
+// `ClassicMember::owned`: The partitions owned (confirmed by the application).
+#[test]
+fn classic_member_owned() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember};
+    assert!(
+        ClassicMember::new(ClassicConfig::new("g"))
+            .owned()
+            .is_empty()
+    );
+}
+
+// `ClassicMember::history`: The recent state changes with their reasons, oldest first.
+#[test]
+fn classic_member_history() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember, ClassicState, Reason};
+    let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    m.subscribe(["t".to_string()]);
+    assert_eq!(
+        m.history().last(),
+        Some(&(ClassicState::Joining, Reason::Subscribed))
+    );
+}
+
+// `ClassicMember::is_cooperative`: True when every configured assignor is cooperative (Java's
+// `RebalanceProtocol.COOPERATIVE`); otherwise the member is eager.
+#[test]
+fn classic_member_is_cooperative() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember};
+    assert!(
+        !ClassicMember::new(ClassicConfig::new("g")).is_cooperative(),
+        "Java's default list is eager"
+    );
+}
+
+// `ClassicMember::poll_action`: The next decision for the driver.
+#[test]
+fn classic_member_poll_action() {
+    use crate::group::member::classic::{ClassicAction, ClassicConfig, ClassicMember};
+    let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    m.subscribe(["t".to_string()]);
+    assert_eq!(m.poll_action(), Some(ClassicAction::FindCoordinator));
+}
+
+// `ClassicMember::subscribe`: Subscribes to `topics` and joins.
+#[test]
+fn classic_member_subscribe() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
+    let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    m.subscribe(["t".to_string()]);
+    assert_eq!(m.state(), ClassicState::Joining);
+}
+
+// `ClassicMember::coordinator_found`: The coordinator is known (again).
+#[test]
+fn classic_member_coordinator_found() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember, Request};
+    let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    m.subscribe(["t".to_string()]);
+    assert!(
+        m.poll_request(std::time::Instant::now()).is_none(),
+        "no coordinator yet"
+    );
+    m.coordinator_found();
+    assert!(matches!(
+        m.poll_request(std::time::Instant::now()),
+        Some(Request::Join(_))
+    ));
+}
+
+// `ClassicMember::needs_coordinator`: True while the coordinator is to be looked up.
+#[test]
+fn classic_member_needs_coordinator() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember};
+    assert!(ClassicMember::new(ClassicConfig::new("g")).needs_coordinator());
+}
+
+// `ClassicMember::next_request_at`: When `poll_request` has something next (None: on an event).
+#[test]
+fn classic_member_next_request_at() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember};
+    assert_eq!(
+        ClassicMember::new(ClassicConfig::new("g")).next_request_at(),
+        None
+    );
+}
+
+// `ClassicMember::poll_request`: The request to send now, if any (one at a time: the driver
+// answers it before asking again).
+#[test]
+fn classic_member_poll_request() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember, Request};
+    let mut c = ClassicConfig::new("g");
+    c.instance_id = Some("i-1".into());
+    let mut m = ClassicMember::new(c);
+    m.subscribe(["t".to_string()]);
+    m.coordinator_found();
+    let Some(Request::Join(j)) = m.poll_request(std::time::Instant::now()) else {
+        panic!()
+    };
+    assert_eq!(j.group_instance_id.as_deref(), Some("i-1"));
+    assert_eq!(j.protocol_type, "consumer");
+    assert_eq!(j.protocols[0].name, "range");
+}
+
+// `ClassicMember::leave_request_at`: The LeaveGroup `request` (built with the v3+ batch of
+// members) in the shape `version` carries: before v3 one top-level member id; before v5 no reason.
+#[test]
+fn classic_member_leave_request_at() {
+    use crate::group::member::classic::ClassicMember;
+    use kafka_proto::messages::{LeaveGroupRequest, LeaveGroupRequestMemberIdentity};
+    let req = LeaveGroupRequest {
+        group_id: "g".into(),
+        members: vec![LeaveGroupRequestMemberIdentity {
+            member_id: "m".into(),
+            reason: Some("closing".into()),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let v2 = ClassicMember::leave_request_at(&req, 2);
+    assert_eq!((v2.member_id.as_str(), v2.members.len()), ("m", 0));
+}
+
+// `ClassicMember::on_join_answer`: JoinGroup answered. For the leader, `partitions` gives the
+// partition count of a subscribed topic (see `leader_topics`); topics it does not know are left
+// out of the assignment, as Java does.
+#[test]
+fn classic_member_on_join_answer() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
+    use kafka_proto::{ErrorCode, messages::JoinGroupResponse};
+    let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    m.subscribe(["t".to_string()]);
+    m.coordinator_found();
+    let now = std::time::Instant::now();
+    m.poll_request(now);
+    m.on_join_answer(
+        now,
+        JoinGroupResponse {
+            error_code: ErrorCode::InconsistentGroupProtocol.code(),
+            ..Default::default()
+        },
+        &|_| None,
+    );
+    assert_eq!(m.state(), ClassicState::Fatal);
+}
+
+// `ClassicMember::on_sync_answer`: SyncGroup answered: reconcile the assignment.
+#[test]
+fn classic_member_on_sync_answer() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
+    use kafka_proto::messages::SyncGroupResponse;
+    let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    m.on_sync_answer(std::time::Instant::now(), SyncGroupResponse::default());
+    assert_eq!(
+        m.state(),
+        ClassicState::Unsubscribed,
+        "not syncing: ignored"
+    );
+}
+
+// `ClassicMember::on_heartbeat_answer`: Heartbeat answered (`sent` is the request it answers).
+#[test]
+fn classic_member_on_heartbeat_answer() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
+    use kafka_proto::messages::{HeartbeatRequest, HeartbeatResponse};
+    let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    m.on_heartbeat_answer(
+        std::time::Instant::now(),
+        &HeartbeatRequest::default(),
+        HeartbeatResponse::default(),
+    );
+    assert_eq!(m.state(), ClassicState::Unsubscribed);
+}
+
+// `ClassicMember::rebalance_in_progress`: True while a JoinGroup or SyncGroup is to be sent or
+// awaited (Java's `rebalanceInProgress`). The generation is then about to be replaced: an offset
+// commit made now fails at once without being sent (Java's `generationIfStable` is null), since
+// the coordinator would refuse it (ILLEGAL_GENERATION once the join completed — and a JoinGroup
+// parked for the other members holds back every later request on its connection until then — or
+// REBALANCE_IN_PROGRESS before the SyncGroup).
+#[test]
+fn classic_member_rebalance_in_progress() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember};
+    let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    assert!(!m.rebalance_in_progress());
+    m.subscribe(["t".to_string()]);
+    assert!(m.rebalance_in_progress(), "joining");
+}
+
+// `ClassicMember::on_commit_refused`: An OffsetCommit sent with `generation` and `member_id` was
+// refused with `error`; returns the error to report to the application, as Java's
+// `OffsetCommitResponseHandler` decides:
+#[test]
+fn classic_member_on_commit_refused() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember};
+    use kafka_proto::ErrorCode;
+    let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    m.subscribe(["t".to_string()]);
+    let now = std::time::Instant::now();
+    assert_eq!(
+        m.on_commit_refused(now, 3, "m-1", ErrorCode::IllegalGeneration),
+        ErrorCode::RebalanceInProgress,
+        "a commit racing the member's own rejoin"
+    );
+}
+
+// `ClassicMember::on_request_failure`: The request got no answer (transport failure or timeout):
+// the coordinator is looked up again; a join or sync starts over.
+#[test]
+fn classic_member_on_request_failure() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
+    let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    m.subscribe(["t".to_string()]);
+    m.coordinator_found();
+    let now = std::time::Instant::now();
+    let join = m.poll_request(now).unwrap();
+    m.on_request_failure(now, &join);
+    assert!(m.needs_coordinator());
+    assert_eq!(m.state(), ClassicState::Joining);
+}
+
+// `ClassicMember::is_leader`: True when this member assigned the partitions of the current
+// generation.
+#[test]
+fn classic_member_is_leader() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember};
+    assert!(!ClassicMember::new(ClassicConfig::new("g")).is_leader());
+}
+
+// `ClassicMember::check_metadata`: The leader compares the partition counts of the members' topics
+// with those it assigned from, and rejoins when one changed (partitions added, a topic created or
+// deleted), as Java's `ConsumerCoordinator` does; a follower ignores this. Returns true when a
+// rejoin started.
+#[test]
+fn classic_member_check_metadata() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember};
+    let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    assert!(!m.check_metadata(&|_| Some(4)), "not the leader");
+}
+
+// `ClassicMember::revocation_done`: The application confirmed the last `ClassicAction::Revoke`.
+// Returns false when no revocation was pending.
+#[test]
+fn classic_member_revocation_done() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember};
+    assert!(!ClassicMember::new(ClassicConfig::new("g")).revocation_done());
+}
+
+// `ClassicMember::assignment_done`: The application confirmed the last `ClassicAction::Assign`.
+// Returns false when no assignment was pending.
+#[test]
+fn classic_member_assignment_done() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember};
+    assert!(!ClassicMember::new(ClassicConfig::new("g")).assignment_done());
+}
+
+// `ClassicMember::lost_done`: The application confirmed the last `ClassicAction::Lost`; the member
+// rejoins (a stale one waits for `rejoin`).
+#[test]
+fn classic_member_lost_done() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember};
+    assert!(!ClassicMember::new(ClassicConfig::new("g")).lost_done());
+}
+
+// `ClassicMember::poll_timeout_expired`: `max.poll.interval.ms` passed without a poll: the owned
+// partitions are lost and a dynamic member leaves (the LeaveGroup to send is returned); the member
+// rejoins at the next `rejoin`.
+#[test]
+fn classic_member_poll_timeout_expired() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
+    let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    m.subscribe(["t".to_string()]);
+    assert!(
+        m.poll_timeout_expired().is_none(),
+        "no member id yet: nothing to leave"
+    );
+    assert_eq!(m.state(), ClassicState::Stale);
+}
+
+// `ClassicMember::rejoin`: The application polled again after a poll timeout: join anew.
+#[test]
+fn classic_member_rejoin() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember};
+    assert!(
+        !ClassicMember::new(ClassicConfig::new("g")).rejoin(),
+        "not stale"
+    );
+}
+
+// `ClassicMember::leave`: Close: a dynamic member sends LeaveGroup next; a static one just stops
+// (Java's `maybeLeaveGroup`).
+#[test]
+fn classic_member_leave() {
+    use crate::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
+    let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    m.subscribe(["t".to_string()]);
+    m.leave();
+    assert!(
+        m.poll_request(std::time::Instant::now()).is_none(),
+        "no member id: nothing to send"
+    );
+    assert_eq!(m.state(), ClassicState::Unsubscribed);
+}

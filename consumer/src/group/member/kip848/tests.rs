@@ -594,3 +594,298 @@ proptest! {
         }
     }
 }
+
+// The walkthroughs of the public methods, once their doc examples: each
+// drives the machine through the documented behaviour of one item.
+
+// `MemberState`: Where the member is (see the module's state diagram).
+#[test]
+fn member_state() {
+    use crate::group::member::kip848::{Kip848Member, MemberState, MembershipConfig};
+    let m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    assert_eq!(m.state(), MemberState::Unsubscribed);
+    assert!(!MemberState::Unsubscribed.is_member());
+    assert!(MemberState::Stable.is_member());
+}
+
+// `MemberState::is_member`: True in the states where the member holds an epoch from the broker.
+#[test]
+fn member_state_is_member() {
+    use crate::group::member::kip848::MemberState;
+    assert!(MemberState::Reconciling.is_member());
+    assert!(!MemberState::Joining.is_member());
+}
+
+// `Transition`: Why the state changed: the input that caused it.
+#[test]
+fn transition() {
+    use crate::group::member::kip848::Transition;
+    assert_ne!(Transition::Subscribed, Transition::Joined);
+}
+
+// `Kip848Action`: What the driver must do next, in order.
+#[test]
+fn kip848_action() {
+    use crate::group::member::kip848::Kip848Action;
+    let a = Kip848Action::FindCoordinator;
+    assert!(matches!(a, Kip848Action::FindCoordinator));
+}
+
+// `MembershipConfig::instance_id`: Sets `group.instance.id`.
+#[test]
+fn membership_config_instance_id() {
+    use crate::group::member::kip848::MembershipConfig;
+    assert!(
+        MembershipConfig::new("g", "m")
+            .instance_id("i")
+            .instance_id
+            .is_some()
+    );
+}
+
+// `HeartbeatAnswer::ok`: A successful answer.
+#[test]
+fn heartbeat_answer_ok() {
+    use crate::group::member::kip848::HeartbeatAnswer;
+    let a = HeartbeatAnswer::ok(4, std::time::Duration::from_secs(5), None);
+    assert!(a.error.is_ok());
+}
+
+// `HeartbeatAnswer::error`: An error answer.
+#[test]
+fn heartbeat_answer_error() {
+    use crate::group::member::kip848::HeartbeatAnswer;
+    use kafka_proto::ErrorCode;
+    assert_eq!(
+        HeartbeatAnswer::error(ErrorCode::NotCoordinator).error,
+        ErrorCode::NotCoordinator
+    );
+}
+
+// `Kip848Member::state`: The state.
+#[test]
+fn kip848_member_state() {
+    use crate::group::member::kip848::{Kip848Member, MemberState, MembershipConfig};
+    assert_eq!(
+        Kip848Member::new(MembershipConfig::new("g", "m")).state(),
+        MemberState::Unsubscribed
+    );
+}
+
+// `Kip848Member::epoch`: The member epoch (0 before joining).
+#[test]
+fn kip848_member_epoch() {
+    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
+    assert_eq!(
+        Kip848Member::new(MembershipConfig::new("g", "m")).epoch(),
+        0
+    );
+}
+
+// `Kip848Member::member_id`: The member id.
+#[test]
+fn kip848_member_member_id() {
+    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
+    assert_eq!(
+        Kip848Member::new(MembershipConfig::new("g", "m-1")).member_id(),
+        "m-1"
+    );
+}
+
+// `Kip848Member::owned`: The partitions the member owns (acknowledged or being acknowledged).
+#[test]
+fn kip848_member_owned() {
+    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
+    assert!(
+        Kip848Member::new(MembershipConfig::new("g", "m"))
+            .owned()
+            .is_empty()
+    );
+}
+
+// `Kip848Member::poll_action`: The next action for the driver, in order.
+#[test]
+fn kip848_member_poll_action() {
+    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
+    assert!(
+        Kip848Member::new(MembershipConfig::new("g", "m"))
+            .poll_action()
+            .is_none()
+    );
+}
+
+// `Kip848Member::subscribe`: Subscribes to `topics` (replacing the subscription): joins when not a
+// member; a member sends the new subscription at once.
+#[test]
+fn kip848_member_subscribe() {
+    use crate::group::member::kip848::{Kip848Member, MemberState, MembershipConfig};
+    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    m.subscribe(["t".to_string()]);
+    assert_eq!(m.state(), MemberState::Joining);
+}
+
+// `Kip848Member::coordinator_found`: The group coordinator is known (again): a join,
+// acknowledgement or leave waiting for it goes out at once.
+#[test]
+fn kip848_member_coordinator_found() {
+    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
+    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    m.subscribe(["t".to_string()]);
+    m.coordinator_found();
+    assert!(m.poll_heartbeat(std::time::Instant::now()).is_some());
+}
+
+// `Kip848Member::next_heartbeat_at`: When the driver should call `poll_heartbeat` next, if a
+// heartbeat is scheduled; `Some(past)` means now.
+#[test]
+fn kip848_member_next_heartbeat_at() {
+    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
+    let m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    assert!(m.next_heartbeat_at().is_none());
+}
+
+// `Kip848Member::poll_heartbeat`: The heartbeat to send now, if one is due. The driver sends it
+// and reports the answer with `on_heartbeat_answer` or the failure with `on_heartbeat_failure` (a
+// leave heartbeat's answer is not needed).
+#[test]
+fn kip848_member_poll_heartbeat() {
+    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
+    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    m.subscribe(["t".to_string()]);
+    m.coordinator_found();
+    let now = std::time::Instant::now();
+    assert!(m.poll_heartbeat(now).is_some());
+    assert!(m.poll_heartbeat(now).is_none(), "one heartbeat in flight");
+}
+
+// `Kip848Member::on_heartbeat_failure`: The heartbeat could not be sent or its answer was lost
+// (the outcome is unknown): the next one is full, after a backoff, and the coordinator is looked
+// up again.
+#[test]
+fn kip848_member_on_heartbeat_failure() {
+    use crate::group::member::kip848::{Kip848Action, Kip848Member, MembershipConfig};
+    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    m.subscribe(["t".to_string()]);
+    m.coordinator_found();
+    let now = std::time::Instant::now();
+    m.poll_heartbeat(now).unwrap();
+    m.on_heartbeat_failure(now);
+    assert_eq!(m.poll_action(), Some(Kip848Action::FindCoordinator));
+}
+
+// `Kip848Member::on_heartbeat_answer`: Applies a heartbeat answer.
+#[test]
+fn kip848_member_on_heartbeat_answer() {
+    use crate::group::member::kip848::{
+        HeartbeatAnswer, Kip848Member, MemberState, MembershipConfig,
+    };
+    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    m.subscribe(["t".to_string()]);
+    m.coordinator_found();
+    let now = std::time::Instant::now();
+    m.poll_heartbeat(now).unwrap();
+    m.on_heartbeat_answer(
+        now,
+        HeartbeatAnswer::ok(1, std::time::Duration::from_secs(5), None),
+    );
+    assert_eq!((m.state(), m.epoch()), (MemberState::Stable, 1));
+}
+
+// `Kip848Member::lost_done`: The driver ran the lost callback: a fenced member rejoins.
+#[test]
+fn kip848_member_lost_done() {
+    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
+    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    assert!(!m.lost_done(), "nothing was lost");
+}
+
+// `Kip848Member::reconcile`: Starts the next reconciliation when the target differs from what is
+// owned and none is running. `known` tells which topic ids the driver can name; the others wait (a
+// `Kip848Action::ResolveTopics` asks for them once).
+#[test]
+fn kip848_member_reconcile() {
+    use crate::group::member::kip848::{
+        HeartbeatAnswer, Kip848Action, Kip848Member, MembershipConfig,
+    };
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    m.subscribe(["t".to_string()]);
+    m.coordinator_found();
+    let now = std::time::Instant::now();
+    m.poll_heartbeat(now).unwrap();
+    let target = BTreeMap::from([([9u8; 16], BTreeSet::from([0, 1]))]);
+    m.on_heartbeat_answer(
+        now,
+        HeartbeatAnswer::ok(1, std::time::Duration::from_secs(5), Some(target)),
+    );
+    m.reconcile(&|_| false);
+    assert_eq!(
+        m.poll_action(),
+        Some(Kip848Action::ResolveTopics(vec![[9u8; 16]]))
+    );
+}
+
+// `Kip848Member::revocation_done`: The driver ran the revocation of the last
+// `Kip848Action::Revoke` (the application committed what it wanted to): the partitions are
+// dropped, and the assignment step (or the leave) follows. Returns false when no revocation was
+// awaited (e.g. fenced meanwhile).
+#[test]
+fn kip848_member_revocation_done() {
+    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
+    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    assert!(!m.revocation_done());
+}
+
+// `Kip848Member::assignment_done`: The driver ran the assignment of the last
+// `Kip848Action::Assign`: the new set is owned and acknowledged by a heartbeat sent at once.
+// Returns false when no assignment was awaited.
+#[test]
+fn kip848_member_assignment_done() {
+    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
+    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    assert!(!m.assignment_done());
+}
+
+// `Kip848Member::poll_timeout_expired`: `max.poll.interval.ms` passed without a poll: the member
+// leaves (the leave heartbeat goes out at once), loses its partitions and waits for `rejoin`.
+#[test]
+fn kip848_member_poll_timeout_expired() {
+    use crate::group::member::kip848::{
+        HeartbeatAnswer, Kip848Member, MemberState, MembershipConfig,
+    };
+    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    m.subscribe(["t".to_string()]);
+    m.coordinator_found();
+    let now = std::time::Instant::now();
+    m.poll_heartbeat(now).unwrap();
+    m.on_heartbeat_answer(
+        now,
+        HeartbeatAnswer::ok(2, std::time::Duration::from_secs(5), None),
+    );
+    let leave = m.poll_timeout_expired().expect("a leave heartbeat");
+    assert_eq!(leave.member_epoch, -1);
+    assert_eq!(m.state(), MemberState::Stale);
+}
+
+// `Kip848Member::rejoin`: The application polled again after a poll timeout: join anew.
+#[test]
+fn kip848_member_rejoin() {
+    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
+    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    assert!(!m.rejoin(), "not stale");
+}
+
+// `Kip848Member::leave`: Unsubscribe or close: a member revokes what it owns (so the application
+// can commit), then sends the leave heartbeat; a member not yet joined leaves at once.
+#[test]
+fn kip848_member_leave() {
+    use crate::group::member::kip848::{Kip848Member, MemberState, MembershipConfig};
+    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    m.subscribe(["t".to_string()]);
+    m.leave();
+    assert_eq!(
+        m.state(),
+        MemberState::Unsubscribed,
+        "never joined: nothing to send"
+    );
+}
