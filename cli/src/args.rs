@@ -33,7 +33,7 @@ Examples:
             -X sasl.mechanism=SCRAM-SHA-512 -X sasl.username=alice -X sasl.password=secret txn list
   kafka-eos -vv consume --topic orders -e      # debug logs on stderr (or RUST_LOG)
 
-Settings: -X takes the Java producer property names (acks, linger.ms,
+Settings: -X takes the Java clients' property names (acks, linger.ms,
 compression.type, enable.idempotence, transaction.timeout.ms, sasl.*, ...);
 an unknown key or a bad value is an error naming the key. TLS:
 security.protocol=SSL or SASL_SSL with ssl.truststore.location (a PEM file)

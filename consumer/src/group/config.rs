@@ -4,9 +4,9 @@
 
 #[cfg(doc)]
 use super::GroupConsumer;
-use crate::group::classic::ClassicConfig;
-use crate::group::classic::assignor::Assignor;
-use crate::group::membership::MembershipConfig;
+use crate::group::member::classic::ClassicConfig;
+use crate::group::member::classic::assignor::Assignor;
+use crate::group::member::kip848::Kip848Config;
 use crate::reader::{IsolationLevel, Offset, ReaderConfig};
 use kafka_client::ClusterConfig;
 use kafka_client::config::{ClientConfig, ConfigError, Properties};
@@ -326,8 +326,8 @@ impl GroupConsumerConfig {
         Ok(c)
     }
 
-    pub(super) fn membership(&self, member_id: String) -> MembershipConfig {
-        let mut m = MembershipConfig::new(self.group_id.clone(), member_id);
+    pub(super) fn membership(&self, member_id: String) -> Kip848Config {
+        let mut m = Kip848Config::new(self.group_id.clone(), member_id);
         m.instance_id = self.instance_id.clone();
         m.rack_id = self.rack_id.clone();
         m.rebalance_timeout = self.max_poll_interval;

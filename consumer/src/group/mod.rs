@@ -24,9 +24,6 @@ mod driver;
 internal_mod!(member);
 mod stream;
 
-// config.rs imports the members' settings by these paths.
-use member::{classic, kip848 as membership};
-
 pub use commit::PendingCommit;
 pub use config::{GroupConsumerConfig, GroupProtocol};
 pub use consumer::{ConsumerEvent, GroupConsumer, GroupError};

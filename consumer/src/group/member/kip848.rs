@@ -43,13 +43,13 @@
 //!
 //! ```
 //! use kafka_consumer::group::member::kip848::{
-//!     HeartbeatAnswer, Kip848Action, MemberState, Kip848Member, MembershipConfig,
+//!     HeartbeatAnswer, Kip848Action, MemberState, Kip848Member, Kip848Config,
 //! };
 //! use std::collections::{BTreeMap, BTreeSet};
 //! use std::time::{Duration, Instant};
 //!
 //! let now = Instant::now();
-//! let mut m = Kip848Member::new(MembershipConfig::new("orders-app", "member-1"));
+//! let mut m = Kip848Member::new(Kip848Config::new("orders-app", "member-1"));
 //! m.subscribe(["orders".to_string()]);
 //! m.coordinator_found();
 //! let join = m.poll_heartbeat(now).expect("join at once");
@@ -209,13 +209,13 @@ pub enum Kip848Action {
 /// Settings of a [`Kip848Member`].
 ///
 /// ```
-/// use kafka_consumer::group::member::kip848::MembershipConfig;
-/// let c = MembershipConfig::new("orders-app", "3f1c...").instance_id("orders-1");
+/// use kafka_consumer::group::member::kip848::Kip848Config;
+/// let c = Kip848Config::new("orders-app", "3f1c...").instance_id("orders-1");
 /// assert_eq!(c.rebalance_timeout.as_secs(), 300);
 /// assert_eq!(c.instance_id.as_deref(), Some("orders-1"));
 /// ```
 #[derive(Debug, Clone)]
-pub struct MembershipConfig {
+pub struct Kip848Config {
     /// `group.id`.
     pub group_id: String,
     /// The member id, generated once by the client (a UUID), kept for the
@@ -235,12 +235,12 @@ pub struct MembershipConfig {
     pub retry_backoff_max: Duration,
 }
 
-impl MembershipConfig {
+impl Kip848Config {
     /// Defaults for `group_id` and a member id.
     ///
     /// ```
-    /// use kafka_consumer::group::member::kip848::MembershipConfig;
-    /// let c = MembershipConfig::new("g", "m");
+    /// use kafka_consumer::group::member::kip848::Kip848Config;
+    /// let c = Kip848Config::new("g", "m");
     /// assert!(c.instance_id.is_none());
     /// ```
     pub fn new(group_id: impl Into<String>, member_id: impl Into<String>) -> Self {
@@ -267,8 +267,8 @@ impl MembershipConfig {
 /// "unchanged since the last heartbeat" (null on the wire).
 ///
 /// ```
-/// use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
-/// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+/// use kafka_consumer::group::member::kip848::{Kip848Member, Kip848Config};
+/// let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
 /// m.subscribe(["b".to_string(), "a".to_string()]);
 /// m.coordinator_found();
 /// let hb = m.poll_heartbeat(std::time::Instant::now()).unwrap();
@@ -372,8 +372,8 @@ struct Sent {
 /// The KIP-848 member state machine (see the module docs).
 ///
 /// ```
-/// use kafka_consumer::group::member::kip848::{MemberState, Kip848Member, MembershipConfig};
-/// let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+/// use kafka_consumer::group::member::kip848::{MemberState, Kip848Member, Kip848Config};
+/// let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
 /// m.subscribe(["t".to_string()]);
 /// assert_eq!(m.state(), MemberState::Joining);
 /// // Nothing is sent before the coordinator is known.
@@ -381,7 +381,7 @@ struct Sent {
 /// ```
 #[derive(Debug)]
 pub struct Kip848Member {
-    config: MembershipConfig,
+    config: Kip848Config,
     state: MemberState,
     epoch: i32,
     subscription: BTreeSet<String>,
@@ -404,11 +404,11 @@ impl Kip848Member {
     /// A member that has not subscribed yet.
     ///
     /// ```
-    /// use kafka_consumer::group::member::kip848::{Kip848Member, MembershipConfig};
-    /// let m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    /// use kafka_consumer::group::member::kip848::{Kip848Member, Kip848Config};
+    /// let m = Kip848Member::new(Kip848Config::new("g", "m"));
     /// assert_eq!(m.epoch(), 0);
     /// ```
-    pub fn new(config: MembershipConfig) -> Self {
+    pub fn new(config: Kip848Config) -> Self {
         Self {
             config,
             state: MemberState::Unsubscribed,

@@ -13,9 +13,9 @@
 //!
 //! ```
 //! use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
-//! use kafka_consumer::group::member::kip848::{MemberState, Kip848Member, MembershipConfig};
+//! use kafka_consumer::group::member::kip848::{MemberState, Kip848Member, Kip848Config};
 //!
-//! let kip848 = Kip848Member::new(MembershipConfig::new("orders-app", "member-1"));
+//! let kip848 = Kip848Member::new(Kip848Config::new("orders-app", "member-1"));
 //! let classic = ClassicMember::new(ClassicConfig::new("orders-app"));
 //! assert_eq!(kip848.state(), MemberState::Unsubscribed);
 //! assert_eq!(classic.state(), ClassicState::Unsubscribed);

@@ -18,7 +18,7 @@ fn tp(entries: &[(Uuid, &[i32])]) -> TopicPartitions {
 }
 
 /// A member subscribed to "a" and "b" whose coordinator is known.
-fn subscribed(config: MembershipConfig) -> Kip848Member {
+fn subscribed(config: Kip848Config) -> Kip848Member {
     let mut m = Kip848Member::new(config);
     m.subscribe(["a".to_string(), "b".to_string()]);
     m.coordinator_found();
@@ -27,7 +27,7 @@ fn subscribed(config: MembershipConfig) -> Kip848Member {
 
 /// A member that joined at `epoch` and owns `owned` (acknowledged).
 fn joined(owned: TopicPartitions, epoch: i32, now: Instant) -> Kip848Member {
-    let mut m = subscribed(MembershipConfig::new("g", "m-1"));
+    let mut m = subscribed(Kip848Config::new("g", "m-1"));
     m.poll_heartbeat(now).expect("join");
     m.on_heartbeat_answer(
         now,
@@ -51,7 +51,7 @@ fn joined(owned: TopicPartitions, epoch: i32, now: Instant) -> Kip848Member {
 #[test]
 fn join_is_full_then_heartbeats_send_only_changes() {
     let now = Instant::now();
-    let mut config = MembershipConfig::new("g", "m-1").instance_id("i-1");
+    let mut config = Kip848Config::new("g", "m-1").instance_id("i-1");
     config.rack_id = Some("r1".into());
     config.server_assignor = Some("uniform".into());
     let mut m = subscribed(config);
@@ -287,7 +287,7 @@ fn coordinator_errors_find_the_coordinator_then_send_a_full_heartbeat() {
 #[test]
 fn retriable_failures_back_off_exponentially() {
     let now = Instant::now();
-    let mut m = subscribed(MembershipConfig::new("g", "m"));
+    let mut m = subscribed(Kip848Config::new("g", "m"));
     let mut at = now;
     let mut pauses = Vec::new();
     for _ in 0..6 {
@@ -376,7 +376,7 @@ fn poll_timeout_leaves_loses_and_rejoins_on_the_next_poll() {
     assert!(m.rejoin());
     assert_eq!(m.poll_heartbeat(now).unwrap().member_epoch, 0);
 
-    let mut s = subscribed(MembershipConfig::new("g", "m-2").instance_id("static-1"));
+    let mut s = subscribed(Kip848Config::new("g", "m-2").instance_id("static-1"));
     s.poll_heartbeat(now).unwrap();
     s.on_heartbeat_answer(now, HeartbeatAnswer::ok(1, INTERVAL, None));
     assert_eq!(s.poll_timeout_expired().unwrap().member_epoch, -2);
@@ -496,7 +496,7 @@ proptest! {
     #[test]
     fn the_application_and_the_reported_assignment_agree(ops in proptest::collection::vec(op(), 1..120)) {
         let mut now = Instant::now();
-        let mut m = subscribed(MembershipConfig::new("g", "m"));
+        let mut m = subscribed(Kip848Config::new("g", "m"));
         let mut held = TopicPartitions::new();
         let mut pending: VecDeque<Kip848Action> = VecDeque::new();
         let mut in_flight = false;
@@ -601,8 +601,8 @@ proptest! {
 // `MemberState`: Where the member is (see the module's state diagram).
 #[test]
 fn member_state() {
-    use crate::group::member::kip848::{Kip848Member, MemberState, MembershipConfig};
-    let m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    use crate::group::member::kip848::{Kip848Member, MemberState, Kip848Config};
+    let m = Kip848Member::new(Kip848Config::new("g", "m"));
     assert_eq!(m.state(), MemberState::Unsubscribed);
     assert!(!MemberState::Unsubscribed.is_member());
     assert!(MemberState::Stable.is_member());
@@ -631,12 +631,12 @@ fn kip848_action() {
     assert!(matches!(a, Kip848Action::FindCoordinator));
 }
 
-// `MembershipConfig::instance_id`: Sets `group.instance.id`.
+// `Kip848Config::instance_id`: Sets `group.instance.id`.
 #[test]
 fn membership_config_instance_id() {
-    use crate::group::member::kip848::MembershipConfig;
+    use crate::group::member::kip848::Kip848Config;
     assert!(
-        MembershipConfig::new("g", "m")
+        Kip848Config::new("g", "m")
             .instance_id("i")
             .instance_id
             .is_some()
@@ -665,9 +665,9 @@ fn heartbeat_answer_error() {
 // `Kip848Member::state`: The state.
 #[test]
 fn kip848_member_state() {
-    use crate::group::member::kip848::{Kip848Member, MemberState, MembershipConfig};
+    use crate::group::member::kip848::{Kip848Member, MemberState, Kip848Config};
     assert_eq!(
-        Kip848Member::new(MembershipConfig::new("g", "m")).state(),
+        Kip848Member::new(Kip848Config::new("g", "m")).state(),
         MemberState::Unsubscribed
     );
 }
@@ -675,9 +675,9 @@ fn kip848_member_state() {
 // `Kip848Member::epoch`: The member epoch (0 before joining).
 #[test]
 fn kip848_member_epoch() {
-    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
+    use crate::group::member::kip848::{Kip848Member, Kip848Config};
     assert_eq!(
-        Kip848Member::new(MembershipConfig::new("g", "m")).epoch(),
+        Kip848Member::new(Kip848Config::new("g", "m")).epoch(),
         0
     );
 }
@@ -685,9 +685,9 @@ fn kip848_member_epoch() {
 // `Kip848Member::member_id`: The member id.
 #[test]
 fn kip848_member_member_id() {
-    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
+    use crate::group::member::kip848::{Kip848Member, Kip848Config};
     assert_eq!(
-        Kip848Member::new(MembershipConfig::new("g", "m-1")).member_id(),
+        Kip848Member::new(Kip848Config::new("g", "m-1")).member_id(),
         "m-1"
     );
 }
@@ -695,9 +695,9 @@ fn kip848_member_member_id() {
 // `Kip848Member::owned`: The partitions the member owns (acknowledged or being acknowledged).
 #[test]
 fn kip848_member_owned() {
-    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
+    use crate::group::member::kip848::{Kip848Member, Kip848Config};
     assert!(
-        Kip848Member::new(MembershipConfig::new("g", "m"))
+        Kip848Member::new(Kip848Config::new("g", "m"))
             .owned()
             .is_empty()
     );
@@ -706,9 +706,9 @@ fn kip848_member_owned() {
 // `Kip848Member::poll_action`: The next action for the driver, in order.
 #[test]
 fn kip848_member_poll_action() {
-    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
+    use crate::group::member::kip848::{Kip848Member, Kip848Config};
     assert!(
-        Kip848Member::new(MembershipConfig::new("g", "m"))
+        Kip848Member::new(Kip848Config::new("g", "m"))
             .poll_action()
             .is_none()
     );
@@ -718,8 +718,8 @@ fn kip848_member_poll_action() {
 // member; a member sends the new subscription at once.
 #[test]
 fn kip848_member_subscribe() {
-    use crate::group::member::kip848::{Kip848Member, MemberState, MembershipConfig};
-    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    use crate::group::member::kip848::{Kip848Member, MemberState, Kip848Config};
+    let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     m.subscribe(["t".to_string()]);
     assert_eq!(m.state(), MemberState::Joining);
 }
@@ -728,8 +728,8 @@ fn kip848_member_subscribe() {
 // acknowledgement or leave waiting for it goes out at once.
 #[test]
 fn kip848_member_coordinator_found() {
-    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
-    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    use crate::group::member::kip848::{Kip848Member, Kip848Config};
+    let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     m.subscribe(["t".to_string()]);
     m.coordinator_found();
     assert!(m.poll_heartbeat(std::time::Instant::now()).is_some());
@@ -739,8 +739,8 @@ fn kip848_member_coordinator_found() {
 // heartbeat is scheduled; `Some(past)` means now.
 #[test]
 fn kip848_member_next_heartbeat_at() {
-    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
-    let m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    use crate::group::member::kip848::{Kip848Member, Kip848Config};
+    let m = Kip848Member::new(Kip848Config::new("g", "m"));
     assert!(m.next_heartbeat_at().is_none());
 }
 
@@ -749,8 +749,8 @@ fn kip848_member_next_heartbeat_at() {
 // leave heartbeat's answer is not needed).
 #[test]
 fn kip848_member_poll_heartbeat() {
-    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
-    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    use crate::group::member::kip848::{Kip848Member, Kip848Config};
+    let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     m.subscribe(["t".to_string()]);
     m.coordinator_found();
     let now = std::time::Instant::now();
@@ -763,8 +763,8 @@ fn kip848_member_poll_heartbeat() {
 // up again.
 #[test]
 fn kip848_member_on_heartbeat_failure() {
-    use crate::group::member::kip848::{Kip848Action, Kip848Member, MembershipConfig};
-    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    use crate::group::member::kip848::{Kip848Action, Kip848Member, Kip848Config};
+    let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     m.subscribe(["t".to_string()]);
     m.coordinator_found();
     let now = std::time::Instant::now();
@@ -777,9 +777,9 @@ fn kip848_member_on_heartbeat_failure() {
 #[test]
 fn kip848_member_on_heartbeat_answer() {
     use crate::group::member::kip848::{
-        HeartbeatAnswer, Kip848Member, MemberState, MembershipConfig,
+        HeartbeatAnswer, Kip848Member, MemberState, Kip848Config,
     };
-    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     m.subscribe(["t".to_string()]);
     m.coordinator_found();
     let now = std::time::Instant::now();
@@ -794,8 +794,8 @@ fn kip848_member_on_heartbeat_answer() {
 // `Kip848Member::lost_done`: The driver ran the lost callback: a fenced member rejoins.
 #[test]
 fn kip848_member_lost_done() {
-    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
-    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    use crate::group::member::kip848::{Kip848Member, Kip848Config};
+    let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     assert!(!m.lost_done(), "nothing was lost");
 }
 
@@ -805,10 +805,10 @@ fn kip848_member_lost_done() {
 #[test]
 fn kip848_member_reconcile() {
     use crate::group::member::kip848::{
-        HeartbeatAnswer, Kip848Action, Kip848Member, MembershipConfig,
+        HeartbeatAnswer, Kip848Action, Kip848Member, Kip848Config,
     };
     use std::collections::{BTreeMap, BTreeSet};
-    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     m.subscribe(["t".to_string()]);
     m.coordinator_found();
     let now = std::time::Instant::now();
@@ -831,8 +831,8 @@ fn kip848_member_reconcile() {
 // awaited (e.g. fenced meanwhile).
 #[test]
 fn kip848_member_revocation_done() {
-    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
-    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    use crate::group::member::kip848::{Kip848Member, Kip848Config};
+    let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     assert!(!m.revocation_done());
 }
 
@@ -841,8 +841,8 @@ fn kip848_member_revocation_done() {
 // Returns false when no assignment was awaited.
 #[test]
 fn kip848_member_assignment_done() {
-    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
-    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    use crate::group::member::kip848::{Kip848Member, Kip848Config};
+    let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     assert!(!m.assignment_done());
 }
 
@@ -851,9 +851,9 @@ fn kip848_member_assignment_done() {
 #[test]
 fn kip848_member_poll_timeout_expired() {
     use crate::group::member::kip848::{
-        HeartbeatAnswer, Kip848Member, MemberState, MembershipConfig,
+        HeartbeatAnswer, Kip848Member, MemberState, Kip848Config,
     };
-    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     m.subscribe(["t".to_string()]);
     m.coordinator_found();
     let now = std::time::Instant::now();
@@ -870,8 +870,8 @@ fn kip848_member_poll_timeout_expired() {
 // `Kip848Member::rejoin`: The application polled again after a poll timeout: join anew.
 #[test]
 fn kip848_member_rejoin() {
-    use crate::group::member::kip848::{Kip848Member, MembershipConfig};
-    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    use crate::group::member::kip848::{Kip848Member, Kip848Config};
+    let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     assert!(!m.rejoin(), "not stale");
 }
 
@@ -879,8 +879,8 @@ fn kip848_member_rejoin() {
 // can commit), then sends the leave heartbeat; a member not yet joined leaves at once.
 #[test]
 fn kip848_member_leave() {
-    use crate::group::member::kip848::{Kip848Member, MemberState, MembershipConfig};
-    let mut m = Kip848Member::new(MembershipConfig::new("g", "m"));
+    use crate::group::member::kip848::{Kip848Member, MemberState, Kip848Config};
+    let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     m.subscribe(["t".to_string()]);
     m.leave();
     assert_eq!(
