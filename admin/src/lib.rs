@@ -1,19 +1,24 @@
 //! # kafka-admin
 //!
 //! Administration of a Kafka cluster for kafka-eos (franz-go's `kadm`, Java's
-//! `Admin`): functions on a [`Cluster`]. Most applications use it through
-//! the `kafka-eos` crate's `admin` module.
+//! `Admin`): functions on a [`Cluster`](kafka_client::Cluster), one module per
+//! area. Most applications use it through the `kafka-eos` crate's `admin`
+//! module.
 //!
-//! Create, delete and grow topics ([`create_topics()`],
-//! [`ensure_topic()`], [`delete_topics()`], [`create_partitions()`]),
-//! list, describe and delete consumer groups ([`list_groups()`],
-//! [`describe_group()`], [`delete_groups()`]), read a group's committed
-//! offsets ([`committed_offsets()`]),
-//! list and describe transactions and producers, abort a lingering
-//! transaction, read broker and topic configs (CreateTopics, DeleteTopics,
-//! CreatePartitions,
-//! ListTransactions, DescribeTransactions, DescribeProducers,
-//! InitProducerId, DescribeConfigs).
+//! - Topics: create, ensure, delete and grow them ([`create_topics()`],
+//!   [`ensure_topic()`], [`delete_topics()`], [`create_partitions()`];
+//!   CreateTopics, DeleteTopics, CreatePartitions).
+//! - Consumer groups: list, describe and delete them, read their committed
+//!   offsets ([`list_groups()`], [`describe_group()`], [`delete_groups()`],
+//!   [`committed_offsets()`]; ListGroups, DescribeGroups,
+//!   ConsumerGroupDescribe, DeleteGroups, OffsetFetch).
+//! - Transactions and producers: list and describe them, abort a lingering
+//!   transaction ([`list_transactions()`], [`describe_transactions()`],
+//!   [`describe_producers()`], [`abort_lingering_transaction()`];
+//!   ListTransactions, DescribeTransactions, DescribeProducers,
+//!   InitProducerId).
+//! - Configs: read a broker's or a topic's ([`broker_config()`],
+//!   [`topic_config()`], [`topic_config_overrides()`]; DescribeConfigs).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -31,6 +36,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+// The public interface is the `pub use` list below; each module is one area.
 mod configs;
 mod groups;
 mod topic_changes;
