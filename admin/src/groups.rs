@@ -3,24 +3,18 @@
 //! DescribeGroups for classic ones), read all their committed offsets
 //! (OffsetFetch for all topics), delete them (DeleteGroups).
 
-use crate::Cluster;
-use kafka_client::TopicPartition;
-use kafka_client::{CoordinatorError, CoordinatorType, find_coordinator};
+use kafka_client::requests::offset_fetch::offset_fetch_on;
+use kafka_client::{Cluster, CoordinatorType, RequestError, TopicPartition, find_coordinator};
 use kafka_proto::messages::{
     ConsumerGroupDescribeRequest, ConsumerProtocolAssignment, DeleteGroupsRequest,
-    DescribeGroupsRequest, ListGroupsRequest, OffsetFetchRequest, OffsetFetchRequestGroup,
+    DescribeGroupsRequest, ListGroupsRequest,
 };
 use kafka_proto::{ApiKey, ErrorCode};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-fn broker(
-    api: ApiKey,
-    version: i16,
-    error: ErrorCode,
-    message: Option<String>,
-) -> CoordinatorError {
-    CoordinatorError::Broker {
+fn broker(api: ApiKey, version: i16, error: ErrorCode, message: Option<String>) -> RequestError {
+    RequestError::Broker {
         api,
         version,
         error,
@@ -156,14 +150,14 @@ pub struct GroupListing {
 /// groups it coordinates), sorted by id.
 ///
 /// ```no_run
-/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::CoordinatorError> {
+/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::RequestError> {
 /// for g in kafka_admin::list_groups(cluster).await? {
 ///     let state = g.state.as_ref().map_or("-", |s| s.as_str());
 ///     println!("{} {} {state}", g.group_id, g.group_type);
 /// }
 /// # Ok(()) }
 /// ```
-pub async fn list_groups(cluster: &Cluster) -> Result<Vec<GroupListing>, CoordinatorError> {
+pub async fn list_groups(cluster: &Cluster) -> Result<Vec<GroupListing>, RequestError> {
     cluster.refresh().await?;
     let nodes: Vec<i32> = cluster.metadata().brokers().keys().copied().collect();
     let mut out = Vec::new();
@@ -242,7 +236,7 @@ pub struct GroupDescription {
 /// members, as Kafka's tools do.
 ///
 /// ```no_run
-/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::CoordinatorError> {
+/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::RequestError> {
 /// let d = kafka_admin::describe_group(cluster, "billing").await?;
 /// for m in &d.members {
 ///     println!("{} owns {:?}", m.member_id, m.assignment);
@@ -252,7 +246,7 @@ pub struct GroupDescription {
 pub async fn describe_group(
     cluster: &Cluster,
     group_id: &str,
-) -> Result<GroupDescription, CoordinatorError> {
+) -> Result<GroupDescription, RequestError> {
     let coordinator = find_coordinator(cluster, CoordinatorType::Group, group_id).await?;
     let conn = coordinator.connection;
     if let Ok(version) = conn
@@ -401,7 +395,7 @@ pub async fn describe_group(
 /// (NON_EMPTY_GROUP while members remain, GROUP_ID_NOT_FOUND).
 ///
 /// ```no_run
-/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::CoordinatorError> {
+/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::RequestError> {
 /// for (group, outcome) in kafka_admin::delete_groups(cluster, &["old-app"]).await? {
 ///     println!("{group}: {outcome:?}");
 /// }
@@ -410,7 +404,7 @@ pub async fn describe_group(
 pub async fn delete_groups(
     cluster: &Cluster,
     group_ids: &[&str],
-) -> Result<Vec<(String, Result<(), ErrorCode>)>, CoordinatorError> {
+) -> Result<Vec<(String, Result<(), ErrorCode>)>, RequestError> {
     let mut out = Vec::new();
     for group in group_ids {
         let coordinator = find_coordinator(cluster, CoordinatorType::Group, group).await?;
@@ -438,7 +432,7 @@ pub async fn delete_groups(
 /// to 30 s; a group without offsets (or unknown) gives an empty map.
 ///
 /// ```no_run
-/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::CoordinatorError> {
+/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::RequestError> {
 /// for (tp, offset) in kafka_admin::committed_offsets(cluster, "billing").await? {
 ///     println!("{}-{} resumes at {offset}", tp.topic, tp.partition);
 /// }
@@ -447,7 +441,7 @@ pub async fn delete_groups(
 pub async fn committed_offsets(
     cluster: &Cluster,
     group_id: &str,
-) -> Result<BTreeMap<TopicPartition, i64>, CoordinatorError> {
+) -> Result<BTreeMap<TopicPartition, i64>, RequestError> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         match committed_offsets_once(cluster, group_id).await {
@@ -463,113 +457,21 @@ pub async fn committed_offsets(
 async fn committed_offsets_once(
     cluster: &Cluster,
     group_id: &str,
-) -> Result<BTreeMap<TopicPartition, i64>, CoordinatorError> {
+) -> Result<BTreeMap<TopicPartition, i64>, RequestError> {
     let coordinator = find_coordinator(cluster, CoordinatorType::Group, group_id).await?;
-    let conn = coordinator.connection;
-    let version = conn.versions().version_for::<OffsetFetchRequest>()?;
-    if version < 2 {
-        // v1 has no "all topics" form.
-        return Err(broker(
-            ApiKey::OffsetFetch,
-            version,
-            ErrorCode::UnsupportedVersion,
-            Some("fetching the offsets of all topics needs OffsetFetch v2+".into()),
-        ));
-    }
-    let req = if version >= 8 {
-        OffsetFetchRequest {
-            groups: vec![OffsetFetchRequestGroup {
-                group_id: group_id.to_string(),
-                topics: None,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }
-    } else {
-        OffsetFetchRequest {
-            group_id: group_id.to_string(),
-            topics: None,
-            ..Default::default()
-        }
-    };
-    let resp = conn.send(&req, version).await?;
-    // Both shapes as (group error, [(topic, partition, offset, error)]).
-    let (group_error, parts): (i16, Vec<(String, i32, i64, i16)>) = if version >= 8 {
-        let names: BTreeMap<[u8; 16], String> = if version >= 10 {
-            cluster.refresh_all().await?;
-            cluster
-                .metadata()
-                .topics()
-                .values()
-                .map(|t| (t.topic_id, t.name.clone()))
-                .collect()
-        } else {
-            BTreeMap::new()
-        };
-        let Some(g) = resp.groups.into_iter().find(|g| g.group_id == group_id) else {
-            return Err(broker(
-                ApiKey::OffsetFetch,
-                version,
-                ErrorCode::UnknownServerError,
-                Some(format!("no group {group_id} in the answer")),
-            ));
-        };
-        let mut parts = Vec::new();
-        for t in g.topics {
-            let name = if version >= 10 {
-                match names.get(&t.topic_id) {
-                    Some(n) => n.clone(),
-                    None => continue,
-                }
-            } else {
-                t.name
-            };
-            for p in t.partitions {
-                parts.push((
-                    name.clone(),
-                    p.partition_index,
-                    p.committed_offset,
-                    p.error_code,
-                ));
-            }
-        }
-        (g.error_code, parts)
-    } else {
-        let mut parts = Vec::new();
-        for t in resp.topics {
-            for p in t.partitions {
-                parts.push((
-                    t.name.clone(),
-                    p.partition_index,
-                    p.committed_offset,
-                    p.error_code,
-                ));
-            }
-        }
-        (resp.error_code, parts)
-    };
-    let error = ErrorCode::from(group_error);
-    if !error.is_ok() {
-        return Err(broker(
-            ApiKey::OffsetFetch,
-            version,
-            error,
-            Some(format!("group {group_id}")),
-        ));
-    }
+    let answer = offset_fetch_on(&coordinator.connection, cluster, group_id, None, false).await?;
     let mut out = BTreeMap::new();
-    for (topic, partition, offset, error) in parts {
-        let error = ErrorCode::from(error);
-        if !error.is_ok() {
+    for p in answer.partitions {
+        if !p.error.is_ok() {
             return Err(broker(
                 ApiKey::OffsetFetch,
-                version,
-                error,
-                Some(format!("group {group_id}, {topic}-{partition}")),
+                answer.version,
+                p.error,
+                Some(format!("group {group_id}, {}", p.partition)),
             ));
         }
-        if offset >= 0 {
-            out.insert(TopicPartition::new(topic, partition), offset);
+        if let Some(offset) = p.offset {
+            out.insert(p.partition, offset);
         }
     }
     Ok(out)

@@ -80,6 +80,7 @@ pub async fn run(g: &Globals, cmd: TxnCommand) -> CliResult<()> {
             let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
             let descs = admin::describe_transactions(&cluster, &refs).await?;
             for d in &descs {
+                let (coordinator, d) = (d.coordinator, &d.snapshot);
                 let parts: Vec<String> = d.partitions.iter().map(|p| p.to_string()).collect();
                 println!("transactional.id: {}", d.transactional_id);
                 println!("  state:          {}", d.state);
@@ -87,7 +88,7 @@ pub async fn run(g: &Globals, cmd: TxnCommand) -> CliResult<()> {
                     "  producer:       id {} epoch {}",
                     d.producer_id, d.producer_epoch
                 );
-                println!("  coordinator:    {}", d.coordinator);
+                println!("  coordinator:    {coordinator}");
                 println!("  timeout:        {} ms", d.timeout_ms);
                 if d.start_time_ms >= 0 {
                     let age = now_ms().saturating_sub(d.start_time_ms);
@@ -159,7 +160,7 @@ pub async fn run(g: &Globals, cmd: TxnCommand) -> CliResult<()> {
             )
             .await
             .map_err(|e| CliError::from(e).context(format!("aborting {id}")))?;
-            match &r.before {
+            match r.before.as_ref().map(|b| &b.snapshot) {
                 Some(b) => println!(
                     "{id}: was {} (producer id {} epoch {}, {} partition(s)); now aborted, new epoch {}",
                     b.state,

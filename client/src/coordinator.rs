@@ -3,97 +3,24 @@
 //! manager, the group consumer, the manual-assign consumer and the admin
 //! functions all use this one lookup.
 
-use crate::error::{ClusterError, ConnError};
+use crate::error::{ClusterError, ConnError, RequestError};
 use crate::{Cluster, Connection};
 use kafka_proto::messages::*;
 use kafka_proto::{ApiKey, ErrorCode, Message};
 use std::sync::Arc;
 
-/// A failed coordinator or admin request.
+/// The former name of [`RequestError`], kept for one release.
 ///
-/// ```
-/// use kafka_client::CoordinatorError;
-/// use kafka_proto::{ApiKey, ErrorCode};
-/// let e = CoordinatorError::Broker {
-///     api: ApiKey::FindCoordinator,
-///     version: 4,
-///     error: ErrorCode::CoordinatorNotAvailable,
-///     message: None,
-/// };
-/// assert!(e.is_retriable());
-/// assert_eq!(e.to_string(), "FindCoordinator v4 failed: COORDINATOR_NOT_AVAILABLE");
-/// ```
-#[derive(Debug, thiserror::Error)]
-pub enum CoordinatorError {
-    /// Cluster or connection failure.
-    #[error(transparent)]
-    Cluster(#[from] ClusterError),
-    /// The broker answered with an error code.
-    #[error("{api:?} v{version} failed: {}{}", error.name(), message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
-    Broker {
-        /// The API.
-        api: ApiKey,
-        /// Its version.
-        version: i16,
-        /// The error.
-        error: ErrorCode,
-        /// The broker's message.
-        message: Option<String>,
-    },
-}
-
-impl From<ConnError> for CoordinatorError {
-    fn from(e: ConnError) -> Self {
-        CoordinatorError::Cluster(ClusterError::Conn(e))
-    }
-}
-
-impl CoordinatorError {
-    /// True when retrying may help.
-    ///
-    /// ```
-    /// use kafka_client::CoordinatorError;
-    /// use kafka_proto::{ApiKey, ErrorCode};
-    /// let fatal = CoordinatorError::Broker {
-    ///     api: ApiKey::DescribeConfigs,
-    ///     version: 4,
-    ///     error: ErrorCode::ClusterAuthorizationFailed,
-    ///     message: None,
-    /// };
-    /// assert!(!fatal.is_retriable());
-    /// ```
-    pub fn is_retriable(&self) -> bool {
-        match self {
-            CoordinatorError::Cluster(e) => e.is_retriable(),
-            CoordinatorError::Broker { error, .. } => error.is_retriable(),
-        }
-    }
-
-    /// The broker error code, if any.
-    ///
-    /// ```
-    /// use kafka_client::CoordinatorError;
-    /// use kafka_proto::{ApiKey, ErrorCode};
-    /// let e = CoordinatorError::Broker {
-    ///     api: ApiKey::FindCoordinator,
-    ///     version: 4,
-    ///     error: ErrorCode::NotCoordinator,
-    ///     message: None,
-    /// };
-    /// assert_eq!(e.error_code(), Some(ErrorCode::NotCoordinator));
-    /// ```
-    pub fn error_code(&self) -> Option<ErrorCode> {
-        match self {
-            CoordinatorError::Broker { error, .. } => Some(*error),
-            _ => None,
-        }
-    }
-}
+/// **Deprecated:** use [`RequestError`]. The `#[deprecated]` attribute is
+/// left off on purpose for this release, so crates still naming it build
+/// warning-free under `-D warnings` while they move; it will be added in the
+/// next release and the alias removed in the one after.
+pub type CoordinatorError = RequestError;
 
 /// A coordinator and a connection to it.
 ///
 /// ```no_run
-/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::CoordinatorError> {
+/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::RequestError> {
 /// use kafka_client::{CoordinatorType, find_coordinator};
 /// let c = find_coordinator(cluster, CoordinatorType::Group, "billing").await?;
 /// println!("node {}: {:?}", c.node_id, c.connection.negotiated_version(kafka_proto::ApiKey::OffsetCommit));
@@ -112,12 +39,12 @@ pub struct CoordinatorConnection {
 /// then a pooled connection to the answer. The one lookup of the clients:
 /// the transaction manager, the group consumer, the admin functions and the
 /// manual-assign consumer all use it. It does not retry: an error
-/// code comes back as [`CoordinatorError::Broker`] (retriable ones such as
-/// COORDINATOR_NOT_AVAILABLE say so in [`CoordinatorError::is_retriable`]),
+/// code comes back as [`RequestError::Broker`] (retriable ones such as
+/// COORDINATOR_NOT_AVAILABLE say so in [`RequestError::is_retriable`]),
 /// and callers retry within their own deadline.
 ///
 /// ```no_run
-/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::CoordinatorError> {
+/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::RequestError> {
 /// use kafka_client::{find_coordinator, CoordinatorType};
 /// let c = find_coordinator(cluster, CoordinatorType::Transaction, "my-txn-id").await?;
 /// println!("coordinator of my-txn-id: node {}", c.node_id);
@@ -127,7 +54,7 @@ pub async fn find_coordinator(
     cluster: &Cluster,
     key_type: CoordinatorType,
     key: &str,
-) -> Result<CoordinatorConnection, CoordinatorError> {
+) -> Result<CoordinatorConnection, RequestError> {
     let any = cluster.any_connection().await?;
     let CoordinatorAnswer {
         version,
@@ -138,7 +65,7 @@ pub async fn find_coordinator(
         message,
     } = find_coordinator_on(&any, key_type, key).await?;
     if !error.is_ok() {
-        return Err(CoordinatorError::Broker {
+        return Err(RequestError::Broker {
             api: ApiKey::FindCoordinator,
             version,
             error,
@@ -188,7 +115,7 @@ pub struct CoordinatorAnswer {
 /// manager's driver feeds the answer to its state machine.
 ///
 /// ```no_run
-/// # async fn demo(conn: &kafka_client::Connection) -> Result<(), kafka_client::CoordinatorError> {
+/// # async fn demo(conn: &kafka_client::Connection) -> Result<(), kafka_client::RequestError> {
 /// use kafka_client::coordinator::{CoordinatorType, find_coordinator_on};
 /// let answer = find_coordinator_on(conn, CoordinatorType::Group, "billing").await?;
 /// println!("{:?}: node {}", answer.error, answer.node_id);
@@ -198,7 +125,7 @@ pub async fn find_coordinator_on(
     conn: &Connection,
     key_type: CoordinatorType,
     key: &str,
-) -> Result<CoordinatorAnswer, CoordinatorError> {
+) -> Result<CoordinatorAnswer, RequestError> {
     let version = conn.versions().version_for::<FindCoordinatorRequest>()?;
     if version < 1 && key_type == CoordinatorType::Transaction {
         return Err(ConnError::UnsupportedVersion {
@@ -266,7 +193,7 @@ async fn connect_node(
 /// FindCoordinator key type.
 ///
 /// ```no_run
-/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::CoordinatorError> {
+/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::RequestError> {
 /// use kafka_client::{find_coordinator, CoordinatorType};
 /// let group = find_coordinator(cluster, CoordinatorType::Group, "billing").await?;
 /// println!("group coordinator: node {}", group.node_id);

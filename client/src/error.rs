@@ -259,6 +259,91 @@ impl ClusterError {
     }
 }
 
+/// A failed request: the cluster (connection, metadata) failed, or the
+/// broker answered with an error code. The request helpers
+/// ([`requests`](crate::requests)), the coordinator lookup and the admin
+/// functions return it; callers decide from [`Self::is_retriable`] whether to
+/// try again within their own deadline.
+///
+/// ```
+/// use kafka_client::RequestError;
+/// use kafka_proto::{ApiKey, ErrorCode};
+/// let e = RequestError::Broker {
+///     api: ApiKey::FindCoordinator,
+///     version: 4,
+///     error: ErrorCode::CoordinatorNotAvailable,
+///     message: None,
+/// };
+/// assert!(e.is_retriable());
+/// assert_eq!(e.to_string(), "FindCoordinator v4 failed: COORDINATOR_NOT_AVAILABLE");
+/// ```
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// Cluster or connection failure.
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+    /// The broker answered with an error code.
+    #[error("{api:?} v{version} failed: {}{}", error.name(), message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    Broker {
+        /// The API.
+        api: ApiKey,
+        /// Its version.
+        version: i16,
+        /// The error.
+        error: ErrorCode,
+        /// The broker's message.
+        message: Option<String>,
+    },
+}
+
+impl From<ConnError> for RequestError {
+    fn from(e: ConnError) -> Self {
+        RequestError::Cluster(ClusterError::Conn(e))
+    }
+}
+
+impl RequestError {
+    /// True when retrying may help.
+    ///
+    /// ```
+    /// use kafka_client::RequestError;
+    /// use kafka_proto::{ApiKey, ErrorCode};
+    /// let fatal = RequestError::Broker {
+    ///     api: ApiKey::DescribeConfigs,
+    ///     version: 4,
+    ///     error: ErrorCode::ClusterAuthorizationFailed,
+    ///     message: None,
+    /// };
+    /// assert!(!fatal.is_retriable());
+    /// ```
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            RequestError::Cluster(e) => e.is_retriable(),
+            RequestError::Broker { error, .. } => error.is_retriable(),
+        }
+    }
+
+    /// The broker error code, if any.
+    ///
+    /// ```
+    /// use kafka_client::RequestError;
+    /// use kafka_proto::{ApiKey, ErrorCode};
+    /// let e = RequestError::Broker {
+    ///     api: ApiKey::FindCoordinator,
+    ///     version: 4,
+    ///     error: ErrorCode::NotCoordinator,
+    ///     message: None,
+    /// };
+    /// assert_eq!(e.error_code(), Some(ErrorCode::NotCoordinator));
+    /// ```
+    pub fn error_code(&self) -> Option<ErrorCode> {
+        match self {
+            RequestError::Broker { error, .. } => Some(*error),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,11 +20,14 @@
 //! - [`Cluster`]: bootstrap, metadata refresh, leaders; its bookkeeping is the
 //!   plain [`ClusterMetadata`] struct.
 //! - [`coordinator`]: FindCoordinator for a group or a transactional id.
+//! - [`requests`]: one round trip per request that several clients send
+//!   (DescribeConfigs, DescribeTransactions, OffsetFetch), each version
+//!   shape handled once.
 //! - The types every client shares: [`TopicPartition`],
 //!   [`ProducerIdAndEpoch`], [`GroupMetadata`] and [`OffsetAndMetadata`]
 //!   (what a consumer hands a transactional producer, KIP-447),
 //!   [`TransactionState`], and the errors [`ConnError`], [`ClusterError`],
-//!   [`CoordinatorError`] and [`ConfigError`].
+//!   [`RequestError`] and [`ConfigError`].
 //!
 //! Protocol logic is deterministic and IO-free where it can be; tokio appears
 //! only in the drivers ([`Connection`], [`ConnectionPool`], [`Cluster`]).
@@ -80,7 +83,6 @@ pub mod cluster;
 pub mod config;
 pub mod connection;
 pub mod coordinator;
-pub mod describe_configs;
 pub mod error;
 mod group_offsets;
 #[cfg(any(test, feature = "internals"))]
@@ -88,6 +90,7 @@ pub mod internals;
 pub mod metadata;
 pub mod pool;
 mod producer_id;
+pub mod requests;
 pub mod sasl;
 mod topic_partition;
 mod transaction_state;
@@ -101,7 +104,7 @@ pub use cluster::{Cluster, ClusterConfig, TopicSelection};
 pub use config::{ClientConfig, ConfigError, Secret, SecurityProtocol};
 pub use connection::{Connection, ConnectionConfig, TlsConfig};
 pub use coordinator::{CoordinatorConnection, CoordinatorError, CoordinatorType, find_coordinator};
-pub use error::{ClusterError, ConnError};
+pub use error::{ClusterError, ConnError, RequestError};
 pub use group_offsets::{GroupMetadata, OffsetAndMetadata};
 pub use kafka_proto;
 pub use metadata::{
@@ -110,6 +113,9 @@ pub use metadata::{
 };
 pub use pool::{BrokerConnection, ConnectionPool};
 pub use producer_id::ProducerIdAndEpoch;
+/// The former path of [`requests::describe_configs`], kept for one release.
+#[doc(hidden)]
+pub use requests::describe_configs;
 pub use sasl::{SaslConfig, SaslMechanism};
 pub use topic_partition::TopicPartition;
 pub use transaction_state::TransactionState;

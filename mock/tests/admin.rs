@@ -63,7 +63,7 @@ async fn a_lingering_transaction_is_found_described_and_aborted() {
     let described = admin::describe_transactions(&cluster, &["gone"])
         .await
         .unwrap();
-    assert_eq!(described[0].state.as_str(), "Ongoing");
+    assert_eq!(described[0].snapshot.state.as_str(), "Ongoing");
     let producers = admin::describe_producers(&cluster, &[TopicPartition::new("t", 0)])
         .await
         .unwrap();

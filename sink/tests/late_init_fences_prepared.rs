@@ -73,9 +73,9 @@ async fn prepared(mock: &MockCluster, values: &[&str]) -> (KafkaSink<String>, Ve
     .await
     .unwrap()
     .into_iter()
-    .find(|d| !d.partitions.is_empty())
+    .find(|d| !d.snapshot.partitions.is_empty())
     .expect("the prepared transaction");
-    (s, state, with_records.transactional_id)
+    (s, state, with_records.snapshot.transactional_id)
 }
 
 async fn visible(mock: &MockCluster) -> usize {

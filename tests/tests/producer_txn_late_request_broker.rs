@@ -143,7 +143,7 @@ async fn state(cluster: &Cluster, txn_id: &str) -> (TransactionState, i16) {
     let d = kafka_admin::describe_transactions(cluster, &[txn_id])
         .await
         .expect("DescribeTransactions");
-    (d[0].state.clone(), d[0].producer_epoch)
+    (d[0].snapshot.state.clone(), d[0].snapshot.producer_epoch)
 }
 
 async fn late(variant: SharedKafka, api: i16) {

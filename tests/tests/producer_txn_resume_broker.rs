@@ -16,7 +16,7 @@
 //! - lingering: `list_transactions` finds the open transaction of a killed
 //!   producer and `abort_lingering_transaction` aborts it.
 
-use kafka_admin::{self as admin, TransactionDescription, TransactionFilters};
+use kafka_admin::{self as admin, TransactionFilters, TransactionSnapshot};
 use kafka_client::Cluster;
 use kafka_client::TopicPartition;
 use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
@@ -212,13 +212,13 @@ async fn wait_txn(
     cluster: &Cluster,
     id: &str,
     what: &str,
-    cond: impl Fn(&TransactionDescription) -> bool,
-) -> TransactionDescription {
+    cond: impl Fn(&TransactionSnapshot) -> bool,
+) -> TransactionSnapshot {
     let deadline = Instant::now() + Duration::from_secs(90);
     let mut backoff = Duration::from_millis(20);
     loop {
         let last = match admin::describe_transactions(cluster, &[id]).await {
-            Ok(mut d) if cond(&d[0]) => return d.remove(0),
+            Ok(mut d) if cond(&d[0].snapshot) => return d.remove(0).snapshot,
             Ok(d) => format!("{:?}", d[0]),
             Err(e) => e.to_string(),
         };
@@ -231,7 +231,7 @@ async fn wait_txn(
     }
 }
 
-fn prepared_from(d: &TransactionDescription, tv: TransactionVersion) -> PreparedTransaction {
+fn prepared_from(d: &TransactionSnapshot, tv: TransactionVersion) -> PreparedTransaction {
     let p = PreparedTransaction {
         transactional_id: d.transactional_id.clone(),
         producer_id: d.producer_id,
@@ -485,7 +485,7 @@ async fn lingering(variant: SharedKafka) {
         .await
         .unwrap();
     assert_eq!(
-        aborted.before.as_ref().map(|b| b.state.as_str()),
+        aborted.before.as_ref().map(|b| b.snapshot.state.as_str()),
         Some("Ongoing")
     );
     let d = wait_txn(cluster, &id, "aborted", |d| {

@@ -24,7 +24,7 @@
 //!    producer id/epoch 0 from EndTxn v5; its next transaction, prepared at
 //!    (new pid, epoch 0), is committed by `commit_prepared`.
 
-use kafka_admin::{self as admin, TransactionDescription};
+use kafka_admin::{self as admin, TransactionSnapshot};
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::kafka_proto::ErrorCode;
@@ -126,16 +126,17 @@ async fn prepare_and_crash(p: TransactionalProducer) -> PreparedTransaction {
     PreparedTransaction::decode(&prepared.encode()).unwrap()
 }
 
-async fn describe(cluster: &Cluster, id: &str) -> TransactionDescription {
+async fn describe(cluster: &Cluster, id: &str) -> TransactionSnapshot {
     admin::describe_transactions(cluster, &[id])
         .await
         .unwrap()
         .remove(0)
+        .snapshot
 }
 
 /// Waits until the coordinator has finished the transaction (markers
 /// written), polling DescribeTransactions.
-async fn completed(cluster: &Cluster, id: &str, state: TransactionState) -> TransactionDescription {
+async fn completed(cluster: &Cluster, id: &str, state: TransactionState) -> TransactionSnapshot {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let d = describe(cluster, id).await;

@@ -394,7 +394,7 @@ async fn copy_goes_on_after_a_rollback(variant: SharedKafka) {
         let d = kafka_admin::describe_transactions(&cluster, &[txn_id.as_str()])
             .await
             .expect("describe");
-        (d[0].state.clone(), d[0].producer_epoch)
+        (d[0].snapshot.state.clone(), d[0].snapshot.producer_epoch)
     };
     let deadline = Instant::now() + Duration::from_secs(60);
     let open_epoch = loop {

@@ -1,6 +1,6 @@
 //! Errors of the [`Reader`](super::Reader).
 
-use kafka_client::CoordinatorError;
+use kafka_client::RequestError;
 use kafka_client::error::{ClusterError, ConnError};
 use kafka_proto::{ApiKey, DecodeError, ErrorCode};
 use std::time::Duration;
@@ -134,13 +134,13 @@ impl From<ConnError> for ReaderError {
     }
 }
 
-impl From<CoordinatorError> for ReaderError {
+impl From<RequestError> for ReaderError {
     /// A FindCoordinator failure keeps its cluster error, or its API, version,
     /// error code and message.
-    fn from(e: CoordinatorError) -> Self {
+    fn from(e: RequestError) -> Self {
         match e {
-            CoordinatorError::Cluster(e) => ReaderError::Cluster(e),
-            CoordinatorError::Broker {
+            RequestError::Cluster(e) => ReaderError::Cluster(e),
+            RequestError::Broker {
                 api,
                 version,
                 error,
@@ -213,7 +213,7 @@ mod tests {
             (ErrorCode::CoordinatorLoadInProgress, true),
             (ErrorCode::GroupAuthorizationFailed, false),
         ] {
-            let e = ReaderError::from(CoordinatorError::Broker {
+            let e = ReaderError::from(RequestError::Broker {
                 api: ApiKey::FindCoordinator,
                 version: 4,
                 error: code,

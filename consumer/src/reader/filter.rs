@@ -110,11 +110,14 @@ impl AbortedTransactionFilter {
     }
 
     /// Producer ids whose aborted transaction is currently open in the batches seen.
+    // Read by the filter's tests (through the `internals` feature), not by the reader.
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     pub fn aborted_producer_ids(&self) -> &HashSet<i64> {
         &self.aborted_producer_ids
     }
 
     /// Aborted transactions not yet reached (first offset after every batch seen).
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))]
     pub fn pending_aborted(&self) -> usize {
         self.aborted.len()
     }

@@ -15,11 +15,14 @@
 //! once with DescribeTransactions before the first EndTxn (best effort: the
 //! EndTxn answer alone cannot distinguish them).
 
-use super::{CoordinatorError, find_coordinator};
+use super::find_coordinator;
 use super::{CoordinatorType, ProducerIdAndEpoch, TransactionState, TransactionVersion};
 use crate::Cluster;
+use kafka_client::RequestError;
 use kafka_client::backoff::ExponentialBackoff;
-use kafka_proto::messages::{DescribeTransactionsRequest, EndTxnRequest};
+use kafka_client::requests::describe_transactions::{TransactionSnapshot, describe_transaction_on};
+use kafka_proto::messages::EndTxnRequest;
+use kafka_proto::primitives::Reader;
 use kafka_proto::{ApiKey, ErrorCode};
 use std::time::{Duration, Instant};
 
@@ -135,34 +138,36 @@ impl PreparedTransaction {
     /// assert_eq!(PreparedTransaction::decode(&bytes), Err(PreparedDecodeError::TrailingBytes(1)));
     /// ```
     pub fn decode(bytes: &[u8]) -> Result<Self, PreparedDecodeError> {
-        if bytes.len() < 5 {
-            return Err(PreparedDecodeError::Truncated(bytes.len()));
-        }
-        if bytes[..4] != MAGIC {
+        let truncated = |_| PreparedDecodeError::Truncated(bytes.len());
+        let mut r = Reader::new(bytes);
+        // The magic and the format version are read together, so that fewer
+        // than 5 bytes are truncated whatever they hold.
+        let magic = r.take(MAGIC.len(), "magic").map_err(truncated)?;
+        let format = r.i8("format_version").map_err(truncated)? as u8;
+        if magic != MAGIC {
             return Err(PreparedDecodeError::BadMagic);
         }
-        if bytes[4] != FORMAT_V1 {
-            return Err(PreparedDecodeError::UnknownVersion(bytes[4]));
+        if format != FORMAT_V1 {
+            return Err(PreparedDecodeError::UnknownVersion(format));
         }
-        if bytes.len() < 18 {
-            return Err(PreparedDecodeError::Truncated(bytes.len()));
-        }
-        let transaction_version = match bytes[5] {
+        // Format v1's fixed part is read whole before any of it is judged:
+        // a short input is truncated, whatever its transaction version byte.
+        let transaction_version = r.i8("transaction_version").map_err(truncated)? as u8;
+        let producer_id = r.i64("producer_id").map_err(truncated)?;
+        let producer_epoch = r.i16("producer_epoch").map_err(truncated)?;
+        let len = r.u16("transactional_id_length").map_err(truncated)?;
+        let transaction_version = match transaction_version {
             1 => TransactionVersion::V1,
             2 => TransactionVersion::V2,
             other => return Err(PreparedDecodeError::InvalidTransactionVersion(other)),
         };
-        let producer_id = i64::from_be_bytes(bytes[6..14].try_into().expect("8 bytes"));
-        let producer_epoch = i16::from_be_bytes([bytes[14], bytes[15]]);
-        let len = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
-        let rest = &bytes[18..];
-        if rest.len() < len {
-            return Err(PreparedDecodeError::Truncated(bytes.len()));
+        let id = r
+            .take(usize::from(len), "transactional_id")
+            .map_err(truncated)?;
+        if r.finish().is_err() {
+            return Err(PreparedDecodeError::TrailingBytes(r.remaining()));
         }
-        if rest.len() > len {
-            return Err(PreparedDecodeError::TrailingBytes(rest.len() - len));
-        }
-        let transactional_id = std::str::from_utf8(rest)
+        let transactional_id = std::str::from_utf8(id)
             .map_err(|_| PreparedDecodeError::InvalidUtf8)?
             .to_string();
         Ok(Self {
@@ -243,7 +248,7 @@ pub enum ResumeOutcome {
 pub enum ResumeError {
     /// Coordinator lookup or a request failed for good.
     #[error(transparent)]
-    Coordinator(#[from] CoordinatorError),
+    Coordinator(#[from] RequestError),
     /// The coordinator does not support the transaction's EndTxn version.
     #[error(
         "the coordinator does not support EndTxn v{needed} for this {tv:?} transaction (broker max {broker:?})"
@@ -301,30 +306,6 @@ impl Default for ResumeOptions {
     }
 }
 
-/// The coordinator's view of a transactional id (DescribeTransactions).
-///
-/// ```
-/// use kafka_producer::txn::prepared::{resume_step, ResumeStep, TxnSnapshot};
-/// use kafka_producer::txn::{PreparedTransaction, ResumeOutcome, TransactionState, TransactionVersion};
-/// use kafka_producer::kafka_proto::ErrorCode;
-/// let p = PreparedTransaction { transactional_id: "t".into(), producer_id: 1, producer_epoch: 3, transaction_version: TransactionVersion::V2 };
-/// // Seen before the EndTxn: already aborted by the coordinator.
-/// let before = TxnSnapshot { state: TransactionState::CompleteAbort, producer_id: 1, producer_epoch: 4 };
-/// assert_eq!(
-///     resume_step(&p, false, Some(&before), ErrorCode::None),
-///     ResumeStep::Done(ResumeOutcome::AlreadyAborted)
-/// );
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TxnSnapshot {
-    /// The coordinator's state of the transaction.
-    pub state: TransactionState,
-    /// Current producer id.
-    pub producer_id: i64,
-    /// Current epoch.
-    pub producer_epoch: i16,
-}
-
 /// What to do after one EndTxn answer (sans IO).
 ///
 /// ```
@@ -347,23 +328,33 @@ pub enum ResumeStep {
     Fail(ErrorCode),
 }
 
-/// Decides the outcome of EndTxn `error` for `prepared`, given the state seen
-/// before the first EndTxn (the coordinator's answers, checked against 3.9
-/// and 4.4 brokers in `tests/txn_resume_broker.rs`).
+/// Decides the outcome of EndTxn `error` for `prepared`, given the
+/// coordinator's view seen before the first EndTxn (DescribeTransactions;
+/// the coordinator's answers, checked against 3.9 and 4.4 brokers in
+/// `tests/txn_resume_broker.rs`).
 ///
 /// ```
-/// use kafka_producer::txn::prepared::{resume_step, ResumeStep, TxnSnapshot};
+/// use kafka_client::requests::describe_transactions::TransactionSnapshot;
+/// use kafka_producer::txn::prepared::{resume_step, ResumeStep};
 /// use kafka_producer::txn::{PreparedTransaction, ResumeOutcome, TransactionState, TransactionVersion};
 /// use kafka_proto::ErrorCode;
 /// let p = PreparedTransaction { transactional_id: "t".into(), producer_id: 1, producer_epoch: 3, transaction_version: TransactionVersion::V1 };
-/// let before = TxnSnapshot { state: TransactionState::CompleteCommit, producer_id: 1, producer_epoch: 3 };
+/// let before = TransactionSnapshot {
+///     transactional_id: "t".into(),
+///     state: TransactionState::CompleteCommit,
+///     timeout_ms: 60_000,
+///     start_time_ms: -1,
+///     producer_id: 1,
+///     producer_epoch: 3,
+///     partitions: vec![],
+/// };
 /// assert_eq!(resume_step(&p, true, Some(&before), ErrorCode::None), ResumeStep::Done(ResumeOutcome::AlreadyCommitted));
 /// assert_eq!(resume_step(&p, true, None, ErrorCode::ConcurrentTransactions), ResumeStep::Retry);
 /// ```
 pub fn resume_step(
     prepared: &PreparedTransaction,
     commit: bool,
-    before: Option<&TxnSnapshot>,
+    before: Option<&TransactionSnapshot>,
     error: ErrorCode,
 ) -> ResumeStep {
     use ErrorCode as E;
@@ -482,7 +473,7 @@ async fn finish(
     let started = Instant::now();
     let deadline = started + options.timeout;
     let mut attempts = 0u32;
-    let mut before: Option<TxnSnapshot> = None;
+    let mut before: Option<TransactionSnapshot> = None;
     let mut described = !options.describe_first;
     let mut last = String::new();
     loop {
@@ -514,7 +505,7 @@ async fn finish(
         let conn = &coord.connection;
         if !described {
             described = true;
-            match describe_one(conn, &prepared.transactional_id).await {
+            match describe_transaction_on(conn, &prepared.transactional_id).await {
                 Ok(s) => before = s,
                 Err(e) => {
                     tracing::warn!(error = %e, "DescribeTransactions failed; outcome detail reduced")
@@ -548,7 +539,7 @@ async fn finish(
                 last = e.to_string();
                 continue;
             }
-            Err(e) => return Err(CoordinatorError::from(e).into()),
+            Err(e) => return Err(RequestError::from(e).into()),
         };
         let error = ErrorCode::from(resp.error_code);
         tracing::info!(transactional_id = %prepared.transactional_id, version, ?error,
@@ -559,7 +550,7 @@ async fn finish(
                 last = format!("EndTxn v{version}: {}", error.name());
             }
             ResumeStep::Fail(error) => {
-                return Err(CoordinatorError::Broker {
+                return Err(RequestError::Broker {
                     api: ApiKey::EndTxn,
                     version,
                     error,
@@ -571,30 +562,84 @@ async fn finish(
     }
 }
 
-async fn describe_one(
-    conn: &crate::Connection,
-    transactional_id: &str,
-) -> Result<Option<TxnSnapshot>, CoordinatorError> {
-    let req = DescribeTransactionsRequest {
-        transactional_ids: vec![transactional_id.to_string()],
-        ..Default::default()
-    };
-    let resp = conn.send_negotiated(&req).await?;
-    let Some(s) = resp.transaction_states.into_iter().next() else {
-        return Ok(None);
-    };
-    match ErrorCode::from(s.error_code) {
-        ErrorCode::None => Ok(Some(TxnSnapshot {
-            state: TransactionState::parse(&s.transaction_state),
-            producer_id: s.producer_id,
-            producer_epoch: s.producer_epoch,
-        })),
-        ErrorCode::TransactionalIdNotFound => Ok(None),
-        error => Err(CoordinatorError::Broker {
-            api: ApiKey::DescribeTransactions,
-            version: 0,
-            error,
-            message: None,
-        }),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn encoded() -> Vec<u8> {
+        PreparedTransaction {
+            transactional_id: "orders-1".into(),
+            producer_id: 4000,
+            producer_epoch: 12,
+            transaction_version: TransactionVersion::V2,
+        }
+        .encode()
+    }
+
+    /// Every strict prefix of a valid encoding is truncated, reporting its
+    /// own length: never a bad magic, version or transaction version.
+    #[test]
+    fn every_prefix_is_truncated() {
+        let bytes = encoded();
+        for n in 0..bytes.len() {
+            assert_eq!(
+                PreparedTransaction::decode(&bytes[..n]),
+                Err(PreparedDecodeError::Truncated(n)),
+                "{n} bytes"
+            );
+        }
+    }
+
+    /// Fewer than five bytes are truncated even when they are not the magic;
+    /// five or more with another magic are not a prepared transaction.
+    #[test]
+    fn short_input_is_truncated_before_the_magic_is_judged() {
+        assert_eq!(
+            PreparedTransaction::decode(b"JSON"),
+            Err(PreparedDecodeError::Truncated(4))
+        );
+        assert_eq!(
+            PreparedTransaction::decode(b"JSON{"),
+            Err(PreparedDecodeError::BadMagic)
+        );
+    }
+
+    /// A short fixed part is truncated even with an invalid transaction
+    /// version byte: the fixed part is read whole before it is judged.
+    #[test]
+    fn short_fixed_part_is_truncated_whatever_its_transaction_version() {
+        let mut bytes = encoded();
+        bytes[5] = 9;
+        assert_eq!(
+            PreparedTransaction::decode(&bytes[..10]),
+            Err(PreparedDecodeError::Truncated(10))
+        );
+        assert_eq!(
+            PreparedTransaction::decode(&bytes),
+            Err(PreparedDecodeError::InvalidTransactionVersion(9))
+        );
+    }
+
+    /// Bytes after the transactional id are counted, not ignored.
+    #[test]
+    fn trailing_bytes_are_counted() {
+        let mut bytes = encoded();
+        bytes.extend_from_slice(&[0, 0, 0]);
+        assert_eq!(
+            PreparedTransaction::decode(&bytes),
+            Err(PreparedDecodeError::TrailingBytes(3))
+        );
+    }
+
+    /// An id that is not UTF-8 is refused after the length checks.
+    #[test]
+    fn non_utf8_id_is_refused() {
+        let mut bytes = encoded();
+        let last = bytes.len() - 1;
+        bytes[last] = 0xff;
+        assert_eq!(
+            PreparedTransaction::decode(&bytes),
+            Err(PreparedDecodeError::InvalidUtf8)
+        );
     }
 }

@@ -1,9 +1,10 @@
 //! Table-driven tests of the transaction manager: every transition, every
 //! error class on every API, and the flows around them.
 
-use super::prepared::{ResumeStep, TxnSnapshot, resume_step};
+use super::prepared::{ResumeStep, resume_step};
 use super::*;
 use kafka_client::TopicPartition;
+use kafka_client::requests::describe_transactions::TransactionSnapshot;
 use kafka_proto::ErrorCode as E;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -1554,13 +1555,17 @@ fn resume_outcomes() {
         producer_epoch: 4,
         transaction_version: TransactionVersion::V1,
     };
-    let snap = |state: &str, epoch: i16| TxnSnapshot {
+    let snap = |state: &str, epoch: i16| TransactionSnapshot {
+        transactional_id: "t".into(),
         state: TransactionState::parse(state),
+        timeout_ms: 60_000,
+        start_time_ms: -1,
         producer_id: 9,
         producer_epoch: epoch,
+        partitions: Vec::new(),
     };
     let done = ResumeStep::Done;
-    let cases: Vec<(bool, Option<TxnSnapshot>, E, ResumeStep)> = vec![
+    let cases: Vec<(bool, Option<TransactionSnapshot>, E, ResumeStep)> = vec![
         (
             true,
             Some(snap("Ongoing", 4)),

@@ -6,11 +6,11 @@
 //! THROTTLING_QUOTA_EXCEEDED after the throttle time, and a retriable
 //! connection error after a refresh, all within the call's timeout.
 
-use super::topics::{
+use crate::topics::{
     AdminError, CreateTopicsOptions, RESPONSE_SLACK, controller_connection, retry_backoff,
     wait_for_leaders,
 };
-use crate::Cluster;
+use kafka_client::Cluster;
 use kafka_client::error::ConnError;
 use kafka_proto::messages::{
     CreatePartitionsRequest, CreatePartitionsRequestCreatePartitionsTopic, DeleteTopicsRequest,
@@ -150,7 +150,7 @@ async fn per_topic_rounds<F, Fut>(
     mut round: F,
 ) -> Result<Vec<TopicChangeResult>, AdminError>
 where
-    F: FnMut(Arc<crate::Connection>, Vec<String>, Duration) -> Fut,
+    F: FnMut(Arc<kafka_client::Connection>, Vec<String>, Duration) -> Fut,
     Fut: Future<Output = Result<Answers, ConnError>>,
 {
     let deadline = Instant::now() + timeout;

@@ -2,9 +2,17 @@
 //! topic as the broker reports them. The admin client builds its config
 //! lookups on it; the transactional producer reads
 //! `transaction.max.timeout.ms` with it.
+//!
+//! ```no_run
+//! # async fn demo(conn: &kafka_client::Connection) -> Result<(), kafka_client::RequestError> {
+//! use kafka_client::requests::describe_configs::describe_configs_on;
+//! let topic = describe_configs_on(conn, 2, "orders", None).await?; // 2: TOPIC
+//! println!("{} configs", topic.len());
+//! # Ok(()) }
+//! ```
 
 use crate::Connection;
-use crate::coordinator::CoordinatorError;
+use crate::error::RequestError;
 use kafka_proto::messages::*;
 use kafka_proto::{ApiKey, ErrorCode};
 use std::collections::HashMap;
@@ -16,7 +24,7 @@ use std::collections::HashMap;
 /// ```no_run
 /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), Box<dyn std::error::Error>> {
 /// let (node, conn) = cluster.leader_connection("orders", 0).await?;
-/// let cfg = kafka_client::describe_configs::broker_config_on(&conn, node, &["min.insync.replicas"]).await?;
+/// let cfg = kafka_client::requests::describe_configs::broker_config_on(&conn, node, &["min.insync.replicas"]).await?;
 /// println!("{:?}", cfg.get("min.insync.replicas"));
 /// # Ok(()) }
 /// ```
@@ -24,7 +32,7 @@ pub async fn broker_config_on(
     conn: &Connection,
     node: i32,
     keys: &[&str],
-) -> Result<HashMap<String, Option<String>>, CoordinatorError> {
+) -> Result<HashMap<String, Option<String>>, RequestError> {
     describe_configs_on(conn, 4, &node.to_string(), Some(keys)).await // 4: BROKER
 }
 
@@ -32,8 +40,8 @@ pub async fn broker_config_on(
 /// `conn`: name to value; `keys` `None`: every config.
 ///
 /// ```no_run
-/// # async fn demo(conn: &kafka_client::Connection) -> Result<(), kafka_client::CoordinatorError> {
-/// let cfg = kafka_client::describe_configs::describe_configs_on(conn, 2, "orders", Some(&["cleanup.policy"])).await?;
+/// # async fn demo(conn: &kafka_client::Connection) -> Result<(), kafka_client::RequestError> {
+/// let cfg = kafka_client::requests::describe_configs::describe_configs_on(conn, 2, "orders", Some(&["cleanup.policy"])).await?;
 /// println!("{:?}", cfg.get("cleanup.policy"));
 /// # Ok(()) }
 /// ```
@@ -42,7 +50,7 @@ pub async fn describe_configs_on(
     resource_type: i8,
     resource_name: &str,
     keys: Option<&[&str]>,
-) -> Result<HashMap<String, Option<String>>, CoordinatorError> {
+) -> Result<HashMap<String, Option<String>>, RequestError> {
     Ok(
         describe_config_entries(conn, resource_type, resource_name, keys)
             .await?
@@ -56,8 +64,8 @@ pub async fn describe_configs_on(
 /// sent them (source, sensitivity, synonyms).
 ///
 /// ```no_run
-/// # async fn demo(conn: &kafka_client::Connection) -> Result<(), kafka_client::CoordinatorError> {
-/// for entry in kafka_client::describe_configs::describe_config_entries(conn, 2, "orders", None).await? {
+/// # async fn demo(conn: &kafka_client::Connection) -> Result<(), kafka_client::RequestError> {
+/// for entry in kafka_client::requests::describe_configs::describe_config_entries(conn, 2, "orders", None).await? {
 ///     println!("{} = {:?}", entry.name, entry.value);
 /// }
 /// # Ok(()) }
@@ -67,7 +75,7 @@ pub async fn describe_config_entries(
     resource_type: i8,
     resource_name: &str,
     keys: Option<&[&str]>,
-) -> Result<Vec<DescribeConfigsResponseDescribeConfigsResourceResult>, CoordinatorError> {
+) -> Result<Vec<DescribeConfigsResponseDescribeConfigsResourceResult>, RequestError> {
     let version = conn.versions().version_for::<DescribeConfigsRequest>()?;
     let req = DescribeConfigsRequest {
         resources: vec![DescribeConfigsRequestDescribeConfigsResource {
@@ -83,7 +91,7 @@ pub async fn describe_config_entries(
     for r in resp.results {
         let error = ErrorCode::from(r.error_code);
         if !error.is_ok() {
-            return Err(CoordinatorError::Broker {
+            return Err(RequestError::Broker {
                 api: ApiKey::DescribeConfigs,
                 version,
                 error,
