@@ -7,7 +7,7 @@ use crate::faults::{Fault, FaultAction, Interceptor, RequestInfo};
 use crate::handlers::{self, Outcome};
 use crate::state::{ClusterState, Ctx};
 use bytes::BytesMut;
-use kafka_proto::frame::FrameDecoder;
+use kafka_proto::frame::{FrameDecoder, RequestHeaderStart, peek_request_header};
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -154,7 +154,12 @@ async fn serve(
                 _ = kill.changed() => return,
             }
         };
-        let Some((api, version, correlation_id)) = handlers::peek_header(&frame) else {
+        let Ok(RequestHeaderStart {
+            api_key: api,
+            api_version: version,
+            correlation_id,
+        }) = peek_request_header(&frame)
+        else {
             return;
         };
         let info = RequestInfo {

@@ -13,7 +13,9 @@ use kafka_client::internals::scripted_peer::{
     Seen, idempotent_api_versions_reply, metadata_reply_with,
 };
 use kafka_proto::ApiKey;
-use kafka_proto::frame::{FrameDecoder, decode_request_frame, encode_response_frame};
+use kafka_proto::frame::{
+    FrameDecoder, decode_request_frame, encode_response_frame, peek_request_header,
+};
 use kafka_proto::messages::*;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -79,12 +81,11 @@ async fn holding_broker() -> (String, mpsc::UnboundedReceiver<HeldProduce>) {
                 let mut buf = BytesMut::new();
                 loop {
                     while let Ok(Some(frame)) = dec.decode(&mut buf) {
+                        let header = peek_request_header(&frame).expect("a request header");
                         let s = Seen {
-                            api: ApiKey::from(i16::from_be_bytes([frame[0], frame[1]])),
-                            version: i16::from_be_bytes([frame[2], frame[3]]),
-                            correlation_id: i32::from_be_bytes([
-                                frame[4], frame[5], frame[6], frame[7],
-                            ]),
+                            api: header.api_key,
+                            version: header.api_version,
+                            correlation_id: header.correlation_id,
                             body: frame,
                         };
                         let reply = match s.api {

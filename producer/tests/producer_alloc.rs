@@ -22,7 +22,10 @@
 use bytes::{Bytes, BytesMut};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_proto::ApiKey;
-use kafka_proto::frame::{FrameDecoder, decode_request_frame, encode_response_frame};
+use kafka_proto::frame::{
+    FrameDecoder, RequestHeaderStart, decode_request_frame, encode_response_frame,
+    peek_request_header,
+};
 use kafka_proto::messages::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -93,9 +96,11 @@ async fn serve(mut sock: tokio::net::TcpStream, addr: String) {
     let mut offsets = [0i64; PARTITIONS as usize];
     loop {
         while let Some(frame) = dec.decode(&mut buf).unwrap() {
-            let api = ApiKey::from(i16::from_be_bytes([frame[0], frame[1]]));
-            let v = i16::from_be_bytes([frame[2], frame[3]]);
-            let cid = i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]);
+            let RequestHeaderStart {
+                api_key: api,
+                api_version: v,
+                correlation_id: cid,
+            } = peek_request_header(&frame).expect("a request header");
             let out = match api {
                 ApiKey::ApiVersions => {
                     let keys = [

@@ -18,7 +18,10 @@
 
 use bytes::BytesMut;
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord, RecordMetadata};
-use kafka_proto::frame::{FrameDecoder, decode_request_frame, encode_response_frame};
+use kafka_proto::frame::{
+    FrameDecoder, RequestHeaderStart, decode_request_frame, encode_response_frame,
+    peek_request_header,
+};
 use kafka_proto::messages::*;
 use kafka_proto::record::RecordBatch;
 use kafka_proto::{ApiKey, ErrorCode};
@@ -254,9 +257,11 @@ async fn serve(shared: Arc<Shared>, node: i32, sock: tokio::net::TcpStream) {
     let mut buf = BytesMut::new();
     loop {
         while let Some(frame) = dec.decode(&mut buf).unwrap() {
-            let api = ApiKey::from(i16::from_be_bytes([frame[0], frame[1]]));
-            let version = i16::from_be_bytes([frame[2], frame[3]]);
-            let cid = i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]);
+            let RequestHeaderStart {
+                api_key: api,
+                api_version: version,
+                correlation_id: cid,
+            } = peek_request_header(&frame).expect("a request header");
             match api {
                 ApiKey::ApiVersions => {
                     let f = encode_response_frame(&api_versions(), version, cid).unwrap();

@@ -40,7 +40,10 @@ use kafka_producer::txn::State;
 use kafka_producer::{
     ProduceError, ProducerConfig, ProducerRecord, TransactionError, TransactionalProducer,
 };
-use kafka_proto::frame::{FrameDecoder, decode_request_frame, encode_response_frame};
+use kafka_proto::frame::{
+    FrameDecoder, RequestHeaderStart, decode_request_frame, encode_response_frame,
+    peek_request_header,
+};
 use kafka_proto::messages::*;
 use kafka_proto::record::RecordBatch;
 use kafka_proto::{ApiKey, ErrorCode as E};
@@ -261,9 +264,11 @@ fn ep(e: i16) -> String {
 }
 
 fn respond(fake: &Fake, frame: &[u8]) -> Option<BytesMut> {
-    let api = ApiKey::from(i16::from_be_bytes([frame[0], frame[1]]));
-    let v = i16::from_be_bytes([frame[2], frame[3]]);
-    let cid = i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]);
+    let RequestHeaderStart {
+        api_key: api,
+        api_version: v,
+        correlation_id: cid,
+    } = peek_request_header(frame).expect("a request header");
     let mut st = fake.st();
     st.times.push((api, Instant::now()));
     let (host, port) = fake.addr.rsplit_once(':').unwrap();
