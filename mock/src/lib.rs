@@ -355,6 +355,26 @@ impl MockCluster {
         )
     }
 
+    /// Refuses topic `name` from now on: Metadata answers it with `error`
+    /// (and creates nothing), Produce to it fails with `error`; other
+    /// topics in the same requests are served. For what Kafka answers a
+    /// principal without the topic's ACL (TOPIC_AUTHORIZATION_FAILED), or
+    /// a name it rejects (INVALID_TOPIC_EXCEPTION).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{MockCluster, MockConfig};
+    /// use kafka_proto::ErrorCode;
+    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+    /// cluster.refuse_topic("secret", ErrorCode::TopicAuthorizationFailed);
+    /// # }
+    /// ```
+    pub fn refuse_topic(&self, name: &str, error: kafka_proto::ErrorCode) {
+        let mut st = self.shared.state.lock().unwrap();
+        st.refused_topics.insert(name.to_string(), error);
+    }
+
     /// The state of a transactional id, if the coordinator knows it.
     ///
     /// ```

@@ -72,6 +72,13 @@ pub(crate) fn handle(
         Some(list) => list
             .iter()
             .map(|t| match &t.name {
+                Some(name) if state.refused_topics.contains_key(name.as_str()) => {
+                    MetadataResponseTopic {
+                        error_code: state.refused_topics[name.as_str()].code(),
+                        name: Some(name.clone()),
+                        ..Default::default()
+                    }
+                }
                 Some(name) if !name.is_empty() || t.topic_id == [0; 16] => {
                     let create = state.config.auto_create_topics
                         && (version < 4 || req.allow_auto_topic_creation)

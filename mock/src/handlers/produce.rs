@@ -225,6 +225,9 @@ pub(crate) fn handle(
                         Answer::err(ErrorCode::InvalidRequiredAcks, "acks must be -1, 0 or 1")
                     }
                     None => Answer::err(ErrorCode::UnknownTopicId, "unknown topic id"),
+                    Some(n) if state.refused_topics.contains_key(n.as_str()) => {
+                        Answer::err(state.refused_topics[n.as_str()], "the topic is refused")
+                    }
                     Some(n) => produce_partition(
                         state,
                         ctx,
