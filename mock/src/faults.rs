@@ -35,7 +35,8 @@ pub enum FaultAction {
     /// Close the connection without serving the request.
     DisconnectBefore,
     /// Keep the request unserved until the test releases it through the
-    /// handle (kfake's `SleepControl`), then serve it. Later requests on
+    /// handle (kfake's `SleepControl`), then serve it (or apply the fault
+    /// it was released with, [`HoldHandle::release_oldest_with`]). Later requests on
     /// the same connection wait behind it, as on a broker, but they are
     /// read (and listed in [`MockCluster::requests`](crate::MockCluster::requests))
     /// as they arrive; a held request whose connection closes is dropped
@@ -251,7 +252,7 @@ pub struct HoldHandle {
 struct HoldInner {
     /// The requests held now, oldest first, each with the switch that lets
     /// its connection serve it.
-    held: Mutex<VecDeque<(RequestInfo, oneshot::Sender<()>)>>,
+    held: Mutex<VecDeque<(RequestInfo, oneshot::Sender<Option<FaultAction>>)>>,
     /// Woken whenever a request is held.
     arrived: Notify,
 }
@@ -301,9 +302,28 @@ impl HoldHandle {
     /// Lets the oldest held request be served; `None` when none is held.
     /// (Dropping every clone of the handle releases what it holds.)
     pub fn release_oldest(&self) -> Option<RequestInfo> {
+        self.release(None)
+    }
+
+    /// Releases the oldest held request with a fault instead: the broker
+    /// answers it only now, and as `action` says (an error code, a lost
+    /// answer, a closed connection, or another hold).
+    ///
+    /// ```
+    /// use kafka_mock::{FaultAction, HoldHandle};
+    /// use kafka_proto::ErrorCode;
+    /// let gate = HoldHandle::new();
+    /// // Nothing held yet: nothing released.
+    /// assert_eq!(gate.release_oldest_with(FaultAction::Error(ErrorCode::ConcurrentTransactions)), None);
+    /// ```
+    pub fn release_oldest_with(&self, action: FaultAction) -> Option<RequestInfo> {
+        self.release(Some(action))
+    }
+
+    fn release(&self, action: Option<FaultAction>) -> Option<RequestInfo> {
         let mut held = self.inner.held.lock().unwrap();
         while let Some((info, release)) = held.pop_front() {
-            if release.send(()).is_ok() {
+            if release.send(action.clone()).is_ok() {
                 return Some(info);
             }
         }
@@ -321,7 +341,7 @@ impl HoldHandle {
 
     /// Holds `info`'s request: the receiver resolves when the test
     /// releases it.
-    pub(crate) fn hold(&self, info: RequestInfo) -> oneshot::Receiver<()> {
+    pub(crate) fn hold(&self, info: RequestInfo) -> oneshot::Receiver<Option<FaultAction>> {
         let (release, released) = oneshot::channel();
         self.inner.held.lock().unwrap().push_back((info, release));
         self.inner.arrived.notify_waiters();

@@ -193,7 +193,26 @@ async fn serve(
             }
         };
         let RequestInfo { api, version, .. } = info;
-        let action = shared.choose_fault(&Request::new(info, &frame));
+        let mut action = shared.choose_fault(&Request::new(info, &frame));
+        while let Some(FaultAction::Hold(gate)) = &action {
+            // Read on while held: the client may pipeline more requests
+            // (listed as they arrive) or close.
+            let mut released = gate.hold(info);
+            action = loop {
+                tokio::select! {
+                    // What the test released it with (a dropped handle
+                    // releases it to be served).
+                    then = &mut released => break then.unwrap_or(None),
+                    r = sock.read_buf(&mut buf) => match r {
+                        Ok(0) | Err(_) => return,
+                        Ok(_) => if !take_frames(&shared, broker, &mut dec, &mut buf, &mut arrived) {
+                            return;
+                        },
+                    },
+                    _ = kill.changed() => return,
+                }
+            };
+        }
         let mut inject = None;
         match &action {
             Some(FaultAction::DisconnectBefore) => return,
@@ -201,23 +220,6 @@ async fn serve(
                 tokio::select! {
                     _ = tokio::time::sleep(*d) => {}
                     _ = kill.changed() => return,
-                }
-            }
-            Some(FaultAction::Hold(gate)) => {
-                // Read on while held: the client may pipeline more
-                // requests (listed as they arrive) or close.
-                let mut released = gate.hold(info);
-                loop {
-                    tokio::select! {
-                        _ = &mut released => break,
-                        r = sock.read_buf(&mut buf) => match r {
-                            Ok(0) | Err(_) => return,
-                            Ok(_) => if !take_frames(&shared, broker, &mut dec, &mut buf, &mut arrived) {
-                                return;
-                            },
-                        },
-                        _ = kill.changed() => return,
-                    }
                 }
             }
             Some(FaultAction::Error(code)) => inject = Some(*code),

@@ -117,3 +117,26 @@ async fn held_request_of_a_closed_connection_is_dropped_unserved() {
     assert_eq!(batches.len(), 1, "the dropped attempt wrote nothing");
     assert_eq!(batches[0].records[0].value.as_deref(), Some(&b"v"[..]));
 }
+
+/// Invariant: a request released with a fault gets that fault, not
+/// service: released with an error, it is answered with it (only then) and
+/// writes nothing; the client's retry, not held, is served.
+#[tokio::test]
+async fn held_request_released_with_an_error_is_answered_with_it() {
+    let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+    cluster.create_topic("t", 1).unwrap();
+    let gate = HoldHandle::new();
+    cluster.set_interceptor(hold_produce(&gate));
+    let producer = producer(&cluster, Duration::from_secs(30)).await;
+    let sent = tokio::spawn(producer.send(ProducerRecord::new("t").value("v")));
+    bounded(gate.wait_held(1)).await;
+    cluster.clear_faults();
+    let refused = FaultAction::Error(ErrorCode::NotEnoughReplicas);
+    assert!(gate.release_oldest_with(refused).is_some());
+    let metadata = sent.await.unwrap().expect("the retry is served");
+    assert_eq!(metadata.offset, Some(0));
+    let m = producer.metrics();
+    let refusals = m.errors_by_code.get(&ErrorCode::NotEnoughReplicas.code());
+    assert_eq!(refusals, Some(&1), "{m:?}");
+    assert_eq!(cluster.batches("t", 0).unwrap().len(), 1, "written once");
+}
