@@ -4,7 +4,7 @@
 //! (a held request, a resolved send), never on time.
 
 use kafka_mock::{FaultAction, HoldHandle, Interceptor, MockCluster, MockConfig};
-use kafka_producer::{ProduceError, Producer, ProducerConfig, ProducerRecord};
+use kafka_producer::{ProduceError, Producer, ProducerConfig, ProducerRecord, RecordMetadata};
 use kafka_proto::messages::ProduceRequest;
 use kafka_proto::{ApiKey, ErrorCode};
 use std::sync::Arc;
@@ -33,6 +33,30 @@ async fn bounded<F: std::future::Future>(f: F) -> F::Output {
 fn hold_produce(gate: &HoldHandle) -> Interceptor {
     let gate = gate.clone();
     Arc::new(move |r| (r.api == ApiKey::Produce).then(|| FaultAction::Hold(gate.clone())))
+}
+
+/// A cluster holding every Produce request, and a producer whose one send
+/// ("v" to partition 0 of "t") is in flight.
+struct Held {
+    cluster: MockCluster,
+    gate: HoldHandle,
+    producer: Producer,
+    sent: tokio::task::JoinHandle<Result<RecordMetadata, ProduceError>>,
+}
+
+async fn one_send_held(request_timeout: Duration) -> Held {
+    let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+    cluster.create_topic("t", 1).unwrap();
+    let gate = HoldHandle::new();
+    cluster.set_interceptor(hold_produce(&gate));
+    let producer = producer(&cluster, request_timeout).await;
+    let sent = tokio::spawn(producer.send(ProducerRecord::new("t").value("v")));
+    Held {
+        cluster,
+        gate,
+        producer,
+        sent,
+    }
 }
 
 /// Invariant: the interceptor sees the request's body, so it can fault
@@ -72,25 +96,20 @@ async fn interceptor_faults_by_the_decoded_request() {
 /// until the test releases it; then it is served as usual.
 #[tokio::test]
 async fn held_request_is_served_only_after_release() {
-    let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
-    cluster.create_topic("t", 1).unwrap();
-    let gate = HoldHandle::new();
-    cluster.set_interceptor(hold_produce(&gate));
-    let producer = producer(&cluster, Duration::from_secs(30)).await;
-    let sent = tokio::spawn(producer.send(ProducerRecord::new("t").value("v")));
-    let held = bounded(gate.wait_held(1)).await;
-    assert_eq!((held.len(), held[0].api), (1, ApiKey::Produce));
+    let held = one_send_held(Duration::from_secs(30)).await;
+    let waiting = bounded(held.gate.wait_held(1)).await;
+    assert_eq!((waiting.len(), waiting[0].api), (1, ApiKey::Produce));
     assert_eq!(
-        cluster.offsets("t", 0),
+        held.cluster.offsets("t", 0),
         Some((0, 0)),
         "not served while held"
     );
-    assert!(!sent.is_finished(), "not answered while held");
-    assert_eq!(gate.release_oldest(), Some(held[0]));
-    let metadata = sent.await.unwrap().expect("served once released");
+    assert!(!held.sent.is_finished(), "not answered while held");
+    assert_eq!(held.gate.release_oldest(), Some(waiting[0]));
+    let metadata = held.sent.await.unwrap().expect("served once released");
     assert_eq!(metadata.offset, Some(0));
-    assert_eq!(cluster.offsets("t", 0), Some((1, 1)));
-    assert!(gate.held().is_empty());
+    assert_eq!(held.cluster.offsets("t", 0), Some((1, 1)));
+    assert!(held.gate.held().is_empty());
 }
 
 /// Invariant: a held request whose connection closes is dropped unserved:
@@ -98,22 +117,17 @@ async fn held_request_is_served_only_after_release() {
 /// connection) is held, and releasing it writes the record once.
 #[tokio::test]
 async fn held_request_of_a_closed_connection_is_dropped_unserved() {
-    let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
-    cluster.create_topic("t", 1).unwrap();
-    let gate = HoldHandle::new();
-    cluster.set_interceptor(hold_produce(&gate));
-    let producer = producer(&cluster, Duration::from_millis(300)).await;
-    let sent = tokio::spawn(producer.send(ProducerRecord::new("t").value("v")));
-    let first = bounded(gate.wait_held(1)).await[0];
+    let held = one_send_held(Duration::from_millis(300)).await;
+    let first = bounded(held.gate.wait_held(1)).await[0];
     // The retry arrives once the first attempt timed out and its
     // connection closed.
-    let retry = bounded(gate.wait_for(|held| held.iter().any(|r| *r != first))).await;
+    let retry = bounded(held.gate.wait_for(|held| held.iter().any(|r| *r != first))).await;
     assert_eq!(retry.len(), 1, "the timed-out attempt is no longer held");
-    cluster.clear_faults();
-    assert_eq!(gate.release_all(), 1);
-    let metadata: Result<_, ProduceError> = sent.await.unwrap();
-    assert_eq!(metadata.expect("the retry is served").offset, Some(0));
-    let batches = cluster.batches("t", 0).unwrap();
+    held.cluster.clear_faults();
+    assert_eq!(held.gate.release_all(), 1);
+    let metadata = held.sent.await.unwrap().expect("the retry is served");
+    assert_eq!(metadata.offset, Some(0));
+    let batches = held.cluster.batches("t", 0).unwrap();
     assert_eq!(batches.len(), 1, "the dropped attempt wrote nothing");
     assert_eq!(batches[0].records[0].value.as_deref(), Some(&b"v"[..]));
 }
@@ -123,20 +137,19 @@ async fn held_request_of_a_closed_connection_is_dropped_unserved() {
 /// writes nothing; the client's retry, not held, is served.
 #[tokio::test]
 async fn held_request_released_with_an_error_is_answered_with_it() {
-    let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
-    cluster.create_topic("t", 1).unwrap();
-    let gate = HoldHandle::new();
-    cluster.set_interceptor(hold_produce(&gate));
-    let producer = producer(&cluster, Duration::from_secs(30)).await;
-    let sent = tokio::spawn(producer.send(ProducerRecord::new("t").value("v")));
-    bounded(gate.wait_held(1)).await;
-    cluster.clear_faults();
+    let held = one_send_held(Duration::from_secs(30)).await;
+    bounded(held.gate.wait_held(1)).await;
+    held.cluster.clear_faults();
     let refused = FaultAction::Error(ErrorCode::NotEnoughReplicas);
-    assert!(gate.release_oldest_with(refused).is_some());
-    let metadata = sent.await.unwrap().expect("the retry is served");
+    assert!(held.gate.release_oldest_with(refused).is_some());
+    let metadata = held.sent.await.unwrap().expect("the retry is served");
     assert_eq!(metadata.offset, Some(0));
-    let m = producer.metrics();
+    let m = held.producer.metrics();
     let refusals = m.errors_by_code.get(&ErrorCode::NotEnoughReplicas.code());
     assert_eq!(refusals, Some(&1), "{m:?}");
-    assert_eq!(cluster.batches("t", 0).unwrap().len(), 1, "written once");
+    assert_eq!(
+        held.cluster.batches("t", 0).unwrap().len(),
+        1,
+        "written once"
+    );
 }
