@@ -522,10 +522,8 @@ async fn at_most_five_batches_in_flight_per_partition() {
     assert_eq!(broker.gate.release_oldest(), Some(first[0]));
     released += 1;
     wait_until("5 requests in flight", || in_flight(released) == 5).await;
-    // Negative check: give the sender time to (wrongly) send a sixth while
-    // many full batches are ready.
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(in_flight(released), 5);
+    // Only a release lowers the count: a sixth request sent at any time
+    // shows at the check before the next release.
     let mut slides = 0;
     while released < requests {
         wait_until("the window to refill or the stream to end", || {
