@@ -97,7 +97,7 @@ mod transaction_state;
 pub mod versions;
 
 #[cfg(test)]
-mod peer_tests;
+mod tests;
 
 pub use backoff::ExponentialBackoff;
 pub use cluster::{Cluster, ClusterConfig, TopicSelection};

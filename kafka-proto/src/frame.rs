@@ -266,6 +266,48 @@ pub fn peek_correlation_id(body: &[u8]) -> Result<i32, DecodeError> {
     Reader::new(body).i32("correlation_id")
 }
 
+/// The start of every request header, read before the API is known: enough
+/// to route a request (or to answer one the server cannot parse with the
+/// right correlation id).
+///
+/// ```
+/// use kafka_proto::ApiKey;
+/// use kafka_proto::frame::{RequestHeaderStart, encode_request_frame, peek_request_header};
+/// use kafka_proto::messages::MetadataRequest;
+/// let frame = encode_request_frame(&MetadataRequest::all_topics(), 12, 3, Some("eos")).unwrap();
+/// assert_eq!(
+///     peek_request_header(&frame[4..]).unwrap(),
+///     RequestHeaderStart { api_key: ApiKey::Metadata, api_version: 12, correlation_id: 3 }
+/// );
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestHeaderStart {
+    /// `request_api_key`: which API the request is for.
+    pub api_key: crate::ApiKey,
+    /// `request_api_version`: the version its body is written in.
+    pub api_version: i16,
+    /// `correlation_id`: echoed in the response.
+    pub correlation_id: i32,
+}
+
+/// Reads the API key, version and correlation id at the start of a request
+/// frame body (without the length), whatever the API and header version;
+/// a body shorter than those 8 bytes is a [`DecodeError`] naming the field
+/// cut short.
+///
+/// ```
+/// use kafka_proto::frame::peek_request_header;
+/// assert!(peek_request_header(&[0, 3, 0, 12, 0, 0]).is_err(), "no correlation id");
+/// ```
+pub fn peek_request_header(body: &[u8]) -> Result<RequestHeaderStart, DecodeError> {
+    let mut r = Reader::new(body);
+    Ok(RequestHeaderStart {
+        api_key: crate::ApiKey::from(r.i16("request_api_key")?),
+        api_version: r.i16("request_api_version")?,
+        correlation_id: r.i32("correlation_id")?,
+    })
+}
+
 /// Decodes a request frame body (without the length): header then message.
 ///
 /// ```
@@ -353,6 +395,51 @@ mod tests {
         assert_eq!(err.field, "request_api_key");
         let (h, _) = decode_request_frame::<ApiVersionsRequest>(&frame[4..]).unwrap();
         assert_eq!(h.correlation_id, 9);
+    }
+
+    /// Invariant: every request frame's header start reads back as
+    /// written, whatever the API and header version (flexible or not).
+    #[test]
+    fn request_header_start_reads_back_for_old_and_flexible_headers() {
+        use crate::messages::{ApiVersionsRequest, ProduceRequest};
+        let old = encode_request_frame(&ProduceRequest::default(), 3, 41, Some("c")).unwrap();
+        let flexible = encode_request_frame(&ApiVersionsRequest::default(), 4, -7, None).unwrap();
+        assert_eq!(
+            peek_request_header(&old[4..]).unwrap(),
+            RequestHeaderStart {
+                api_key: crate::ApiKey::Produce,
+                api_version: 3,
+                correlation_id: 41
+            }
+        );
+        assert_eq!(
+            peek_request_header(&flexible[4..]).unwrap(),
+            RequestHeaderStart {
+                api_key: crate::ApiKey::ApiVersions,
+                api_version: 4,
+                correlation_id: -7
+            }
+        );
+    }
+
+    /// Invariant: a body shorter than the 8 bytes of key, version and
+    /// correlation id is a typed error naming the missing field, never a
+    /// panic; an unknown key is kept, not refused.
+    #[test]
+    fn short_request_header_is_a_typed_error() {
+        let full = [0x03, 0xe7, 0, 1, 0, 0, 0, 9];
+        for len in 0..full.len() {
+            let err = peek_request_header(&full[..len]).unwrap_err();
+            let field = match len {
+                0..=1 => "request_api_key",
+                2..=3 => "request_api_version",
+                _ => "correlation_id",
+            };
+            assert_eq!(err.field, field, "{len} bytes");
+        }
+        let h = peek_request_header(&full).unwrap();
+        assert_eq!(h.api_key, crate::ApiKey::Unknown(999));
+        assert_eq!((h.api_version, h.correlation_id), (1, 9));
     }
 
     #[test]

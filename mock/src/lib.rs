@@ -47,8 +47,10 @@
 //!   (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND, else the group and its offsets).
 //!
 //! Faults: queued [`Fault`]s (an error code, a delay, a lost answer, a
-//! closed connection, for the next N requests of an API at a broker), an
-//! [`Interceptor`] that sees every request, brokers stopped and restarted
+//! closed connection, a request held until the test releases it through a
+//! [`HoldHandle`], for the next N requests of an API at a broker), an
+//! [`Interceptor`] that sees every decoded [`Request`] and chooses its
+//! fault (kfake's control functions), brokers stopped and restarted
 //! (their partitions and coordinators fail over), brokers made
 //! unreachable, partition leaders and coordinators moved; and a seeded
 //! [`Nemesis`] that draws all of these at random moments from one seed.
@@ -93,13 +95,14 @@ mod server;
 mod state;
 
 pub use config::{KafkaRelease, MockConfig, TransactionVersion};
-pub use faults::{Fault, FaultAction, Interceptor, RequestInfo};
+pub use faults::{Fault, FaultAction, HoldHandle, Interceptor, Request, RequestInfo};
 pub use nemesis::{
     CLIENT_APIS, Nemesis, NemesisConfig, NemesisFault, NemesisReport, NemesisTargets,
 };
 pub use state::CoordinatorKind;
 pub use state::txn::TxnState;
 
+use kafka_proto::record::RecordBatch;
 use server::{BrokerIo, Shared};
 use state::ClusterState;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -327,6 +330,51 @@ impl MockCluster {
             .map(|p| (p.high_watermark(), p.last_stable_offset()))
     }
 
+    /// The record batches of a partition's log as it holds them, oldest
+    /// first: the producers' batches with their offsets, and the
+    /// transaction markers (`is_control`); `None` for no such partition.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{MockCluster, MockConfig};
+    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+    /// cluster.create_topic("t", 1).unwrap();
+    /// assert!(cluster.batches("t", 0).unwrap().is_empty());
+    /// assert!(cluster.batches("t", 1).is_none());
+    /// # }
+    /// ```
+    pub fn batches(&self, topic: &str, partition: i32) -> Option<Vec<RecordBatch>> {
+        let st = self.shared.state.lock().unwrap();
+        let log = st.partition(topic, partition)?;
+        Some(
+            log.batches()
+                .iter()
+                .map(|b| RecordBatch::decode(&b.bytes).expect("the mock keeps CRC-checked batches"))
+                .collect(),
+        )
+    }
+
+    /// Refuses topic `name` from now on: Metadata answers it with `error`
+    /// (and creates nothing), Produce to it fails with `error`; other
+    /// topics in the same requests are served. For what Kafka answers a
+    /// principal without the topic's ACL (TOPIC_AUTHORIZATION_FAILED), or
+    /// a name it rejects (INVALID_TOPIC_EXCEPTION).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{MockCluster, MockConfig};
+    /// use kafka_proto::ErrorCode;
+    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+    /// cluster.refuse_topic("secret", ErrorCode::TopicAuthorizationFailed);
+    /// # }
+    /// ```
+    pub fn refuse_topic(&self, name: &str, error: kafka_proto::ErrorCode) {
+        let mut st = self.shared.state.lock().unwrap();
+        st.refused_topics.insert(name.to_string(), error);
+    }
+
     /// The state of a transactional id, if the coordinator knows it.
     ///
     /// ```
@@ -438,12 +486,15 @@ impl MockCluster {
     }
 
     /// Sets the function that sees every request first and may choose a
-    /// fault for it (ahead of the queued faults).
+    /// fault for it (ahead of the queued faults). It sees the request's
+    /// header and can decode its body, so a test can script per batch,
+    /// per transactional id or per member what the broker does.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// # use kafka_mock::{FaultAction, MockCluster, MockConfig};
+    /// use kafka_proto::messages::EndTxnRequest;
     /// use kafka_proto::{ApiKey, ErrorCode};
     /// use std::sync::Arc;
     /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
@@ -451,6 +502,12 @@ impl MockCluster {
     /// cluster.set_interceptor(Arc::new(|r| {
     ///     (r.api == ApiKey::EndTxn && r.broker == 1)
     ///         .then_some(FaultAction::Error(ErrorCode::NotCoordinator))
+    /// }));
+    /// // Every commit (not abort) of "payments" is answered late.
+    /// cluster.set_interceptor(Arc::new(|r| {
+    ///     let end = r.decode::<EndTxnRequest>()?;
+    ///     (end.transactional_id == "payments" && end.committed)
+    ///         .then_some(FaultAction::Delay(std::time::Duration::from_millis(50)))
     /// }));
     /// # }
     /// ```

@@ -3,11 +3,11 @@
 //! that writes due transaction markers and aborts timed-out transactions.
 //! Every request is served under the one lock of the cluster state.
 
-use crate::faults::{Fault, FaultAction, Interceptor, RequestInfo};
+use crate::faults::{Fault, FaultAction, Interceptor, Request, RequestInfo};
 use crate::handlers::{self, Outcome};
 use crate::state::{ClusterState, Ctx};
-use bytes::BytesMut;
-use kafka_proto::frame::FrameDecoder;
+use bytes::{Bytes, BytesMut};
+use kafka_proto::frame::{FrameDecoder, RequestHeaderStart, peek_request_header};
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -56,7 +56,7 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
-    fn choose_fault(&self, r: &RequestInfo) -> Option<FaultAction> {
+    fn choose_fault(&self, r: &Request<'_>) -> Option<FaultAction> {
         let interceptor = self.interceptor.lock().unwrap().clone();
         if let Some(f) = interceptor
             && let Some(action) = f(r)
@@ -64,8 +64,8 @@ impl Shared {
             return Some(action);
         }
         let mut faults = self.faults.lock().unwrap();
-        let i = faults.iter().position(|f| f.matches(r))?;
-        let action = faults[i].action;
+        let i = faults.iter().position(|f| f.matches(r.info()))?;
+        let action = faults[i].action.clone();
         faults[i].times -= 1;
         if faults[i].times == 0 {
             faults.remove(i);
@@ -130,6 +130,41 @@ pub(crate) fn spawn_ticker(shared: std::sync::Weak<Shared>) -> JoinHandle<()> {
     })
 }
 
+/// Splits the complete frames out of `buf` into `arrived`, listing each
+/// in the request log as it arrives; `false` when a frame is malformed
+/// (too large, or shorter than a request header): the connection closes.
+fn take_frames(
+    shared: &Shared,
+    broker: i32,
+    dec: &mut FrameDecoder,
+    buf: &mut BytesMut,
+    arrived: &mut VecDeque<(RequestInfo, Bytes)>,
+) -> bool {
+    loop {
+        let frame = match dec.decode(buf) {
+            Ok(Some(frame)) => frame,
+            Ok(None) => return true,
+            Err(_) => return false,
+        };
+        let Ok(RequestHeaderStart {
+            api_key: api,
+            api_version: version,
+            correlation_id,
+        }) = peek_request_header(&frame)
+        else {
+            return false;
+        };
+        let info = RequestInfo {
+            broker,
+            api,
+            version,
+            correlation_id,
+        };
+        shared.log.lock().unwrap().push(info);
+        arrived.push_back((info, frame));
+    }
+}
+
 async fn serve(
     shared: Arc<Shared>,
     broker: i32,
@@ -139,12 +174,15 @@ async fn serve(
 ) {
     let mut dec = FrameDecoder::new(MAX_REQUEST);
     let mut buf = BytesMut::with_capacity(4096);
+    // Requests read but not served yet, in arrival order.
+    let mut arrived = VecDeque::new();
     loop {
-        let frame = loop {
-            match dec.decode(&mut buf) {
-                Ok(Some(f)) => break f,
-                Ok(None) => {}
-                Err(_) => return,
+        let (info, frame) = loop {
+            if !take_frames(&shared, broker, &mut dec, &mut buf, &mut arrived) {
+                return;
+            }
+            if let Some(next) = arrived.pop_front() {
+                break next;
             }
             tokio::select! {
                 r = sock.read_buf(&mut buf) => match r {
@@ -154,27 +192,37 @@ async fn serve(
                 _ = kill.changed() => return,
             }
         };
-        let Some((api, version, correlation_id)) = handlers::peek_header(&frame) else {
-            return;
-        };
-        let info = RequestInfo {
-            broker,
-            api,
-            version,
-            correlation_id,
-        };
-        shared.log.lock().unwrap().push(info);
-        let action = shared.choose_fault(&info);
+        let RequestInfo { api, version, .. } = info;
+        let mut action = shared.choose_fault(&Request::new(info, &frame));
+        while let Some(FaultAction::Hold(gate)) = &action {
+            // Read on while held: the client may pipeline more requests
+            // (listed as they arrive) or close.
+            let mut released = gate.hold(info);
+            action = loop {
+                tokio::select! {
+                    // What the test released it with (a dropped handle
+                    // releases it to be served).
+                    then = &mut released => break then.unwrap_or(None),
+                    r = sock.read_buf(&mut buf) => match r {
+                        Ok(0) | Err(_) => return,
+                        Ok(_) => if !take_frames(&shared, broker, &mut dec, &mut buf, &mut arrived) {
+                            return;
+                        },
+                    },
+                    _ = kill.changed() => return,
+                }
+            };
+        }
         let mut inject = None;
-        match action {
+        match &action {
             Some(FaultAction::DisconnectBefore) => return,
             Some(FaultAction::Delay(d)) => {
                 tokio::select! {
-                    _ = tokio::time::sleep(d) => {}
+                    _ = tokio::time::sleep(*d) => {}
                     _ = kill.changed() => return,
                 }
             }
-            Some(FaultAction::Error(code)) => inject = Some(code),
+            Some(FaultAction::Error(code)) => inject = Some(*code),
             _ => {}
         }
         let mut final_attempt = false;

@@ -57,9 +57,7 @@ pub mod transactional;
 pub mod txn;
 
 #[cfg(test)]
-mod ordering_peer_tests;
-#[cfg(test)]
-mod saturation_peer_tests;
+mod tests;
 
 use kafka_client::{Cluster, ClusterError, Connection};
 

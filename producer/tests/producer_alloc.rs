@@ -2,8 +2,8 @@
 //! own bytes. Checked with a counting global allocator.
 //!
 //! The producer runs on a current-thread runtime on the test thread (its
-//! sender, dispatcher and connection tasks included); a minimal in-memory
-//! broker runs on a separate thread with its own runtime. Allocations are
+//! sender, dispatcher and connection tasks included); kafka-mock runs on a
+//! separate thread with its own runtime. Allocations are
 //! counted per thread, so only the producer's are seen. Records are built
 //! before the measurement (topic `String`, value a `Bytes::from_static`:
 //! sending them moves them, no copy), so what is counted is the producer's
@@ -19,15 +19,12 @@
 //! See the bounds and why at the assertions.
 #![allow(unsafe_code)] // the GlobalAlloc impl below; the library forbids unsafe
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
+use kafka_mock::{MockCluster, MockConfig};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
-use kafka_proto::ApiKey;
-use kafka_proto::frame::{FrameDecoder, decode_request_frame, encode_response_frame};
-use kafka_proto::messages::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 struct CountingAlloc;
 
@@ -67,7 +64,9 @@ const TOPIC: &str = "alloc";
 const PARTITIONS: i32 = 3;
 static VALUE: [u8; 100] = [b'v'; 100];
 
-/// A broker that accepts everything, on its own thread and runtime.
+/// kafka-mock with the topic's partitions, on its own thread and runtime:
+/// its work (decoding and checking every batch, keeping the log) allocates
+/// on that thread, outside the count.
 fn start_broker() -> String {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -76,111 +75,14 @@ fn start_broker() -> String {
             .build()
             .unwrap();
         rt.block_on(async move {
-            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = l.local_addr().unwrap().to_string();
-            tx.send(addr.clone()).unwrap();
-            while let Ok((sock, _)) = l.accept().await {
-                tokio::spawn(serve(sock, addr.clone()));
-            }
+            let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
+            cluster.create_topic(TOPIC, PARTITIONS).unwrap();
+            tx.send(cluster.bootstrap()).unwrap();
+            // Serves until the test process ends.
+            std::future::pending::<()>().await;
         });
     });
     rx.recv().unwrap()
-}
-
-async fn serve(mut sock: tokio::net::TcpStream, addr: String) {
-    let mut dec = FrameDecoder::default();
-    let mut buf = BytesMut::new();
-    let mut offsets = [0i64; PARTITIONS as usize];
-    loop {
-        while let Some(frame) = dec.decode(&mut buf).unwrap() {
-            let api = ApiKey::from(i16::from_be_bytes([frame[0], frame[1]]));
-            let v = i16::from_be_bytes([frame[2], frame[3]]);
-            let cid = i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]);
-            let out = match api {
-                ApiKey::ApiVersions => {
-                    let keys = [
-                        (ApiKey::Produce, 3, 13),
-                        (ApiKey::Metadata, 0, 13),
-                        (ApiKey::ApiVersions, 0, 4),
-                        (ApiKey::InitProducerId, 0, 6),
-                    ];
-                    let resp = ApiVersionsResponse::listing(&keys);
-                    encode_response_frame(&resp, v, cid)
-                }
-                ApiKey::Metadata => {
-                    let (host, port) = addr.rsplit_once(':').unwrap();
-                    let resp = MetadataResponse {
-                        brokers: vec![MetadataResponseBroker {
-                            node_id: 1,
-                            host: host.into(),
-                            port: port.parse().unwrap(),
-                            ..Default::default()
-                        }],
-                        controller_id: 1,
-                        topics: vec![MetadataResponseTopic {
-                            name: Some(TOPIC.into()),
-                            topic_id: [3; 16],
-                            partitions: (0..PARTITIONS)
-                                .map(|p| MetadataResponsePartition {
-                                    partition_index: p,
-                                    leader_id: 1,
-                                    replica_nodes: vec![1],
-                                    isr_nodes: vec![1],
-                                    ..Default::default()
-                                })
-                                .collect(),
-                            ..Default::default()
-                        }],
-                        ..Default::default()
-                    };
-                    encode_response_frame(&resp, v, cid)
-                }
-                ApiKey::InitProducerId => {
-                    let resp = InitProducerIdResponse {
-                        producer_id: 1,
-                        producer_epoch: 0,
-                        ..Default::default()
-                    };
-                    encode_response_frame(&resp, v, cid)
-                }
-                ApiKey::Produce => {
-                    let (_, req) = decode_request_frame::<ProduceRequest>(&frame).unwrap();
-                    let mut resp = ProduceResponse::default();
-                    for t in req.topic_data {
-                        let mut tr = ProduceResponseTopicProduceResponse {
-                            name: t.name,
-                            topic_id: t.topic_id,
-                            ..Default::default()
-                        };
-                        for pd in t.partition_data {
-                            let records = pd.records.unwrap();
-                            // Record count of an uncompressed batch: bytes 57..61.
-                            let n = i32::from_be_bytes(records[57..61].try_into().unwrap());
-                            let o = &mut offsets[pd.index as usize];
-                            tr.partition_responses
-                                .push(ProduceResponsePartitionProduceResponse {
-                                    index: pd.index,
-                                    base_offset: *o,
-                                    log_append_time_ms: -1,
-                                    ..Default::default()
-                                });
-                            *o += i64::from(n);
-                        }
-                        resp.responses.push(tr);
-                    }
-                    encode_response_frame(&resp, v, cid)
-                }
-                other => panic!("unexpected {other:?}"),
-            };
-            if sock.write_all(&out.unwrap()).await.is_err() {
-                return;
-            }
-        }
-        match sock.read_buf(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-    }
 }
 
 fn records(n: usize) -> Vec<ProducerRecord> {

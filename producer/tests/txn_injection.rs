@@ -1,16 +1,18 @@
 //! Error injection against the full [`TransactionalProducer`] (sender,
-//! accumulator, coordinator driver and manager together) talking to a
-//! scripted in-memory broker ([`Fake`]: one node that is leader and
-//! transaction coordinator; no JVM, deterministic).
+//! accumulator, coordinator driver and manager together) talking to
+//! kafka-mock ([`Broker`]: one node that is leader and transaction
+//! coordinator, with transaction version 1 or 2 finalized; no JVM,
+//! deterministic), whose coordinator (InitProducerId with KIP-360 bumps,
+//! AddPartitionsToTxn, EndTxn, v5 bumping the epoch) and idempotence rules
+//! (a newer epoch starts at sequence 0, the same epoch continues the last
+//! sequence, an older epoch is refused) were checked against Kafka 4.4.
 //!
-//! The fake answers ApiVersions (TV1 or TV2 finalized), Metadata,
-//! FindCoordinator, InitProducerId (first init and KIP-360 bumps),
-//! AddPartitionsToTxn v≤3, EndTxn (v5 bumps the epoch) and Produce with the
-//! broker's idempotence rules (a newer epoch starts at sequence 0, the same
-//! epoch continues the last sequence, an older epoch is refused). Every
-//! request other than ApiVersions/Metadata is written to a trace such as
-//! `EndTxn(e0,abort,v4)`, and the tests assert the exact sequence of
-//! requests the broker saw:
+//! An interceptor writes every request other than ApiVersions/Metadata to
+//! a trace such as `EndTxn(e0,abort,v4)`, with the fault the test scripted
+//! for it (`=CODE` for an error, ` held` for a request never answered),
+//! and the tests assert the exact sequence of requests the broker saw (an
+//! error the broker's own rules answer is counted in the producer's
+//! metrics):
 //!
 //! a. OUT_OF_ORDER_SEQUENCE_NUMBER on Produce in a transaction: abortable,
 //!    no epoch bump of its own (librdkafka #3575); after the abort TV1 bumps
@@ -35,118 +37,203 @@
 //!    epoch: "Expected sequence 0 for transactions v2 idempotent producer
 //!    with no existing state"): both are retried, in order.
 
-use bytes::BytesMut;
+use kafka_mock::{FaultAction, HoldHandle, MockCluster, MockConfig, TransactionVersion};
 use kafka_producer::txn::State;
 use kafka_producer::{
     ProduceError, ProducerConfig, ProducerRecord, TransactionError, TransactionalProducer,
 };
-use kafka_proto::frame::{FrameDecoder, decode_request_frame, encode_response_frame};
+use kafka_proto::frame::{FrameDecoder, decode_response_frame, encode_request_frame};
 use kafka_proto::messages::*;
 use kafka_proto::record::RecordBatch;
 use kafka_proto::{ApiKey, ErrorCode as E};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 
 const TOPIC: &str = "t";
-const TOPIC_ID: [u8; 16] = [5; 16];
+/// The first producer id kafka-mock hands out.
 const PID: i64 = 1000;
 
-/// What the fake does with one request of an API.
+/// What the broker does with one request of an API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fault {
     /// Answer with this error (nothing is written or changed).
     Error(E),
-    /// Never answer (the client's request timeout fires).
+    /// Never answer (the client's request timeout fires and closes the
+    /// connection; the request is dropped unserved).
     Hold,
+    /// Hold the request on [`Broker::gate`] until the test releases it
+    /// with this error (an answer that must come after a later request).
+    HoldThenError(E),
 }
 
-#[derive(Debug, Default)]
-struct PartitionState {
-    /// (epoch, last sequence) of our producer id.
-    producer: Option<(i16, i32)>,
-    records: usize,
-}
-
+/// What the interceptor keeps.
 #[derive(Debug, Default)]
 struct St {
     tv2: bool,
-    partitions: i32,
-    /// Metadata and Produce answer UNKNOWN_TOPIC_OR_PARTITION for the topic.
+    /// Metadata and Produce answer UNKNOWN_TOPIC_OR_PARTITION.
     topic_gone: bool,
     /// Every Produce is held (never answered).
     hold_produce: bool,
-    /// The next Produce is answered only after the one behind it arrived
-    /// (the broker still verifying its partition with the coordinator).
-    defer_next_produce: bool,
-    /// Set by [`respond`] for the response [`serve`] must hold back.
-    defer_this: bool,
-    /// The coordinator's (epoch, previous epoch) of [`PID`]; None before the
-    /// first InitProducerId.
-    epoch: Option<(i16, i16)>,
     faults: HashMap<ApiKey, VecDeque<Fault>>,
-    logs: Vec<PartitionState>,
     trace: Vec<String>,
-    /// (api, when) of every request.
+    /// (api, when) of every request served.
     times: Vec<(ApiKey, Instant)>,
     metadata_while_gone: usize,
+    /// Requests of versions the transaction version does not allow.
+    violations: Vec<String>,
+    /// The last Produce request held without an answer, and its version.
+    last_held_produce: Option<(ProduceRequest, i16)>,
 }
 
 impl St {
     fn fault(&mut self, api: ApiKey) -> Option<Fault> {
         self.faults.get_mut(&api).and_then(|q| q.pop_front())
     }
+}
 
-    /// The broker's append path (idempotence rules for one producer id).
-    fn append(&mut self, partition: i32, epoch: i16, base_sequence: i32, count: i32) -> E {
-        let log = &mut self.logs[partition as usize];
-        match log.producer {
-            Some((e, _)) if epoch < e => return E::InvalidProducerEpoch,
-            Some((e, last)) if epoch == e => {
-                if base_sequence != last + 1 {
-                    return E::OutOfOrderSequenceNumber;
-                }
-            }
-            _ => {
-                if base_sequence != 0 {
-                    return E::OutOfOrderSequenceNumber;
-                }
-            }
-        }
-        log.producer = Some((epoch, base_sequence + count - 1));
-        log.records += count as usize;
-        E::None
+/// The scripted broker (node 1 of kafka-mock).
+struct Broker {
+    cluster: MockCluster,
+    st: Arc<Mutex<St>>,
+    /// Holds the requests scripted [`Fault::HoldThenError`].
+    gate: HoldHandle,
+}
+
+fn ep(e: i16) -> String {
+    format!("e{e}")
+}
+
+/// The trace entry of one request, with the fault scripted for it.
+fn note(s: String, fault: Option<Fault>) -> String {
+    match fault {
+        Some(Fault::Hold) => format!("{s} held"),
+        Some(Fault::Error(e) | Fault::HoldThenError(e)) => format!("{s}={}", e.name()),
+        None => s,
     }
 }
 
-/// The scripted broker (node 1).
-#[derive(Clone)]
-struct Fake {
-    st: Arc<Mutex<St>>,
-    addr: String,
-}
-
-impl Fake {
+impl Broker {
     async fn start(tv2: bool, partitions: i32) -> Self {
-        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let fake = Fake {
-            st: Arc::new(Mutex::new(St {
-                tv2,
-                partitions,
-                logs: (0..partitions).map(|_| PartitionState::default()).collect(),
-                ..Default::default()
-            })),
-            addr: l.local_addr().unwrap().to_string(),
-        };
-        let f = fake.clone();
-        tokio::spawn(async move {
-            while let Ok((sock, _)) = l.accept().await {
-                tokio::spawn(serve(f.clone(), sock));
-            }
-        });
-        fake
+        let cluster = MockCluster::start(MockConfig {
+            transaction_version: if tv2 {
+                TransactionVersion::V2
+            } else {
+                TransactionVersion::V1
+            },
+            ..MockConfig::default()
+        })
+        .await
+        .unwrap();
+        cluster.create_topic(TOPIC, partitions).unwrap();
+        let st = Arc::new(Mutex::new(St {
+            tv2,
+            ..Default::default()
+        }));
+        let gate = HoldHandle::new();
+        let never = HoldHandle::new();
+        let (shared, held) = (st.clone(), gate.clone());
+        cluster.set_interceptor(Arc::new(move |r| {
+            let mut st = shared.lock().unwrap_or_else(|p| p.into_inner());
+            st.times.push((r.api, Instant::now()));
+            let v = r.version;
+            let fault = match r.api {
+                // The transaction.max.timeout.ms check reads the broker's config.
+                ApiKey::ApiVersions | ApiKey::DescribeConfigs => None,
+                ApiKey::Metadata if st.topic_gone => {
+                    st.metadata_while_gone += 1;
+                    Some(Fault::Error(E::UnknownTopicOrPartition))
+                }
+                ApiKey::Metadata => None,
+                ApiKey::Produce => {
+                    let req = r.decode::<ProduceRequest>()?;
+                    let fault = st.fault(ApiKey::Produce).or(if st.hold_produce {
+                        Some(Fault::Hold)
+                    } else if st.topic_gone {
+                        Some(Fault::Error(E::UnknownTopicOrPartition))
+                    } else {
+                        None
+                    });
+                    if req.transactional_id.as_deref() != Some("tx") {
+                        st.violations
+                            .push("Produce without the transactional id".into());
+                    }
+                    if !st.tv2 && v > 11 {
+                        st.violations
+                            .push(format!("TV1 caps Produce at v11, got v{v}"));
+                    }
+                    for pd in req.topic_data.iter().flat_map(|t| &t.partition_data) {
+                        let b = RecordBatch::decode(pd.records.as_deref()?).ok()?;
+                        if !b.is_transactional || b.producer_id != PID {
+                            st.violations.push(format!("{b:?} not of the transaction"));
+                        }
+                        let s = format!(
+                            "Produce({},p{},s{},n{})",
+                            ep(b.producer_epoch),
+                            pd.index,
+                            b.base_sequence,
+                            b.records.len()
+                        );
+                        st.trace.push(note(s, fault));
+                    }
+                    if fault == Some(Fault::Hold) {
+                        st.last_held_produce = Some((req, v));
+                    }
+                    fault
+                }
+                ApiKey::FindCoordinator => {
+                    let fault = st.fault(r.api);
+                    st.trace.push(note("FindCoordinator".into(), fault));
+                    fault
+                }
+                ApiKey::InitProducerId => {
+                    let req = r.decode::<InitProducerIdRequest>()?;
+                    let fault = st.fault(r.api);
+                    let s = format!("InitProducerId({},{})", req.producer_id, req.producer_epoch);
+                    st.trace.push(note(s, fault));
+                    fault
+                }
+                ApiKey::AddPartitionsToTxn => {
+                    let req = r.decode::<AddPartitionsToTxnRequest>()?;
+                    if st.tv2 || v > 3 {
+                        st.violations.push(format!("AddPartitionsToTxn v{v}"));
+                    }
+                    let parts: Vec<i32> = req
+                        .v3_and_below_topics
+                        .iter()
+                        .flat_map(|t| t.partitions.iter().copied())
+                        .collect();
+                    let fault = st.fault(r.api);
+                    let s = format!(
+                        "AddPartitions({},{parts:?})",
+                        ep(req.v3_and_below_producer_epoch)
+                    );
+                    st.trace.push(note(s, fault));
+                    fault
+                }
+                ApiKey::EndTxn => {
+                    let req = r.decode::<EndTxnRequest>()?;
+                    if (v >= 5) != st.tv2 {
+                        st.violations.push(format!("EndTxn v{v}"));
+                    }
+                    let what = if req.committed { "commit" } else { "abort" };
+                    let fault = st.fault(r.api);
+                    let s = format!("EndTxn({},{what},v{v})", ep(req.producer_epoch));
+                    st.trace.push(note(s, fault));
+                    fault
+                }
+                other => {
+                    st.violations.push(format!("unexpected request {other:?}"));
+                    None
+                }
+            };
+            fault.map(|f| match f {
+                Fault::Error(e) => FaultAction::Error(e),
+                Fault::Hold => FaultAction::Hold(never.clone()),
+                Fault::HoldThenError(_) => FaultAction::Hold(held.clone()),
+            })
+        }));
+        Self { cluster, st, gate }
     }
 
     fn st(&self) -> MutexGuard<'_, St> {
@@ -161,18 +248,25 @@ impl Fake {
             .extend(faults.iter().copied());
     }
 
-    /// The trace without FindCoordinator.
+    /// The trace without FindCoordinator (and no request the transaction
+    /// version forbids).
     fn trace(&self) -> Vec<String> {
-        self.st()
-            .trace
+        let st = self.st();
+        assert!(st.violations.is_empty(), "{:?}", st.violations);
+        st.trace
             .iter()
             .filter(|t| !t.starts_with("FindCoordinator"))
             .cloned()
             .collect()
     }
 
+    /// How many requests of `api` the broker received.
     fn count(&self, api: ApiKey) -> usize {
-        self.st().times.iter().filter(|t| t.0 == api).count()
+        self.cluster
+            .requests()
+            .iter()
+            .filter(|r| r.api == api)
+            .count()
     }
 
     fn times(&self, api: ApiKey) -> Vec<Instant> {
@@ -184,9 +278,20 @@ impl Fake {
             .collect()
     }
 
+    /// The records written to a partition (transaction markers not counted).
+    fn records(&self, partition: i32) -> usize {
+        let batches = self.cluster.batches(TOPIC, partition).unwrap();
+        batches
+            .iter()
+            .filter(|b| !b.is_control)
+            .map(|b| b.records.len())
+            .sum()
+    }
+
     fn config(&self, extra: &[(&str, &str)]) -> ProducerConfig {
+        let bootstrap = self.cluster.bootstrap();
         let mut props: Vec<(&str, &str)> = vec![
-            ("bootstrap.servers", &self.addr),
+            ("bootstrap.servers", &bootstrap),
             ("transactional.id", "tx"),
             ("request.timeout.ms", "400"),
             ("retry.backoff.ms", "20"),
@@ -204,329 +309,30 @@ impl Fake {
         p.init_transactions().await.unwrap();
         p
     }
-}
 
-async fn serve(fake: Fake, mut sock: tokio::net::TcpStream) {
-    let mut dec = FrameDecoder::default();
-    let mut buf = BytesMut::new();
-    // A response held back until the next request's (answers stay in order).
-    let mut deferred: Option<BytesMut> = None;
-    loop {
-        while let Some(frame) = dec.decode(&mut buf).unwrap() {
-            let out = respond(&fake, &frame);
-            if std::mem::take(&mut fake.st().defer_this) {
-                deferred = out;
-                continue;
+    /// Sends `request` again, as a late delivery from the network would,
+    /// on a connection of its own; the broker's answer per partition.
+    async fn deliver_late(&self, request: &ProduceRequest, version: i16) -> Vec<E> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let addr = self.cluster.bootstrap();
+        let mut sock = tokio::net::TcpStream::connect(addr.as_str()).await.unwrap();
+        let frame = encode_request_frame(request, version, 1, Some("late")).unwrap();
+        sock.write_all(&frame).await.unwrap();
+        let mut dec = FrameDecoder::default();
+        let mut buf = bytes::BytesMut::new();
+        let body = loop {
+            if let Some(body) = dec.decode(&mut buf).unwrap() {
+                break body;
             }
-            for out in deferred.take().into_iter().chain(out) {
-                if sock.write_all(&out).await.is_err() {
-                    return;
-                }
-            }
-        }
-        match sock.read_buf(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-    }
-}
-
-fn api_versions(tv2: bool) -> ApiVersionsResponse {
-    let keys = [
-        (ApiKey::Produce, 3, 13),
-        (ApiKey::Metadata, 0, 13),
-        (ApiKey::ApiVersions, 0, 4),
-        (ApiKey::FindCoordinator, 0, 6),
-        (ApiKey::InitProducerId, 0, 5),
-        (ApiKey::AddPartitionsToTxn, 0, 5),
-        (ApiKey::AddOffsetsToTxn, 0, 4),
-        (ApiKey::EndTxn, 0, 5),
-        (ApiKey::TxnOffsetCommit, 0, 5),
-    ];
-    let level = if tv2 { 2 } else { 1 };
-    ApiVersionsResponse {
-        finalized_features_epoch: 1,
-        finalized_features: vec![FinalizedFeatureKey {
-            name: "transaction.version".into(),
-            max_version_level: level,
-            min_version_level: level,
-            ..Default::default()
-        }],
-        ..ApiVersionsResponse::listing(&keys)
-    }
-}
-
-fn ep(e: i16) -> String {
-    format!("e{e}")
-}
-
-fn respond(fake: &Fake, frame: &[u8]) -> Option<BytesMut> {
-    let api = ApiKey::from(i16::from_be_bytes([frame[0], frame[1]]));
-    let v = i16::from_be_bytes([frame[2], frame[3]]);
-    let cid = i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]);
-    let mut st = fake.st();
-    st.times.push((api, Instant::now()));
-    let (host, port) = fake.addr.rsplit_once(':').unwrap();
-    let port: i32 = port.parse().unwrap();
-    let fault = match api {
-        ApiKey::ApiVersions | ApiKey::Metadata | ApiKey::Produce => None,
-        _ => st.fault(api),
-    };
-    let err = match fault {
-        Some(Fault::Error(e)) => e,
-        _ => E::None,
-    };
-    let hold = fault == Some(Fault::Hold);
-    let note = |st: &mut St, s: String| {
-        let fault = match fault {
-            Some(Fault::Hold) => " held".to_string(),
-            Some(Fault::Error(e)) => format!("={}", e.name()),
-            None => String::new(),
+            assert_ne!(sock.read_buf(&mut buf).await.unwrap(), 0, "answered");
         };
-        st.trace.push(format!("{s}{fault}"));
-    };
-    let out = match api {
-        ApiKey::ApiVersions => encode_response_frame(&api_versions(st.tv2), v, cid),
-        ApiKey::Metadata => {
-            let gone = st.topic_gone;
-            if gone {
-                st.metadata_while_gone += 1;
-            }
-            let resp = MetadataResponse {
-                brokers: vec![MetadataResponseBroker {
-                    node_id: 1,
-                    host: host.into(),
-                    port,
-                    ..Default::default()
-                }],
-                cluster_id: Some("fake".into()),
-                controller_id: 1,
-                topics: vec![MetadataResponseTopic {
-                    name: Some(TOPIC.into()),
-                    topic_id: TOPIC_ID,
-                    error_code: if gone {
-                        E::UnknownTopicOrPartition.code()
-                    } else {
-                        0
-                    },
-                    partitions: if gone {
-                        vec![]
-                    } else {
-                        (0..st.partitions)
-                            .map(|p| MetadataResponsePartition {
-                                partition_index: p,
-                                leader_id: 1,
-                                leader_epoch: 1,
-                                replica_nodes: vec![1],
-                                isr_nodes: vec![1],
-                                ..Default::default()
-                            })
-                            .collect()
-                    },
-                    ..Default::default()
-                }],
-                ..Default::default()
-            };
-            encode_response_frame(&resp, v, cid)
-        }
-        ApiKey::FindCoordinator => {
-            let req = decode_request_frame::<FindCoordinatorRequest>(frame)
-                .unwrap()
-                .1;
-            note(&mut st, "FindCoordinator".into());
-            let resp = if v >= 4 {
-                FindCoordinatorResponse {
-                    coordinators: vec![FindCoordinatorResponseCoordinator {
-                        key: req.coordinator_keys.first().cloned().unwrap_or_default(),
-                        node_id: 1,
-                        host: host.into(),
-                        port,
-                        error_code: err.code(),
-                        ..Default::default()
-                    }],
-                    ..Default::default()
-                }
-            } else {
-                FindCoordinatorResponse {
-                    error_code: err.code(),
-                    node_id: 1,
-                    host: host.into(),
-                    port,
-                    ..Default::default()
-                }
-            };
-            encode_response_frame(&resp, v, cid)
-        }
-        ApiKey::InitProducerId => {
-            let req = decode_request_frame::<InitProducerIdRequest>(frame)
-                .unwrap()
-                .1;
-            note(
-                &mut st,
-                format!("InitProducerId({},{})", req.producer_id, req.producer_epoch),
-            );
-            if err.is_ok() && !hold {
-                st.epoch = Some(match st.epoch {
-                    None => (0, -1),
-                    // A retry of the last bump: unchanged.
-                    Some((cur, prev)) if req.producer_id == PID && req.producer_epoch == prev => {
-                        (cur, prev)
-                    }
-                    Some((cur, _)) => (cur + 1, cur),
-                });
-            }
-            let epoch = st.epoch.map_or(-1, |e| e.0);
-            encode_response_frame(
-                &InitProducerIdResponse {
-                    error_code: err.code(),
-                    producer_id: PID,
-                    producer_epoch: epoch,
-                    ..Default::default()
-                },
-                v,
-                cid,
-            )
-        }
-        ApiKey::AddPartitionsToTxn => {
-            assert!(!st.tv2, "TV2 registers partitions through Produce");
-            assert!(v <= 3, "AddPartitionsToTxn v{v}");
-            let req = decode_request_frame::<AddPartitionsToTxnRequest>(frame)
-                .unwrap()
-                .1;
-            let parts: Vec<i32> = req
-                .v3_and_below_topics
-                .iter()
-                .flat_map(|t| t.partitions.iter().copied())
-                .collect();
-            note(
-                &mut st,
-                format!(
-                    "AddPartitions({},{parts:?})",
-                    ep(req.v3_and_below_producer_epoch)
-                ),
-            );
-            let resp = AddPartitionsToTxnResponse {
-                results_by_topic_v3_and_below: req
-                    .v3_and_below_topics
-                    .iter()
-                    .map(|t| AddPartitionsToTxnResponseTopicResult {
-                        name: t.name.clone(),
-                        results_by_partition: t
-                            .partitions
-                            .iter()
-                            .map(|&p| AddPartitionsToTxnResponsePartitionResult {
-                                partition_index: p,
-                                partition_error_code: err.code(),
-                                ..Default::default()
-                            })
-                            .collect(),
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            };
-            encode_response_frame(&resp, v, cid)
-        }
-        ApiKey::EndTxn => {
-            let req = decode_request_frame::<EndTxnRequest>(frame).unwrap().1;
-            let what = if req.committed { "commit" } else { "abort" };
-            note(
-                &mut st,
-                format!("EndTxn({},{what},v{v})", ep(req.producer_epoch)),
-            );
-            assert_eq!(v >= 5, st.tv2, "EndTxn v{v}");
-            if err.is_ok() && !hold && v >= 5 {
-                // TV2: every EndTxn bumps; a retry (epoch = current - 1)
-                // returns the current epoch.
-                let (cur, prev) = st.epoch.unwrap();
-                if req.producer_epoch == cur {
-                    st.epoch = Some((cur + 1, cur));
-                } else {
-                    assert_eq!(req.producer_epoch, prev, "neither current nor retry");
-                }
-            }
-            encode_response_frame(
-                &if v >= 5 {
-                    EndTxnResponse {
-                        error_code: err.code(),
-                        producer_id: PID,
-                        producer_epoch: st.epoch.map_or(-1, |e| e.0),
-                        ..Default::default()
-                    }
-                } else {
-                    EndTxnResponse {
-                        error_code: err.code(),
-                        ..Default::default()
-                    }
-                },
-                v,
-                cid,
-            )
-        }
-        ApiKey::Produce => {
-            let (_, req) = decode_request_frame::<ProduceRequest>(frame).unwrap();
-            assert_eq!(req.transactional_id.as_deref(), Some("tx"));
-            assert!(st.tv2 || v <= 11, "TV1 caps Produce at v11, got v{v}");
-            let produce_fault = st.fault(ApiKey::Produce);
-            let held = st.hold_produce || produce_fault == Some(Fault::Hold);
-            let mut resp = ProduceResponse::default();
-            for t in req.topic_data {
-                let mut tr = ProduceResponseTopicProduceResponse {
-                    name: t.name.clone(),
-                    topic_id: t.topic_id,
-                    ..Default::default()
-                };
-                for pd in t.partition_data {
-                    let b = RecordBatch::decode(pd.records.as_deref().unwrap()).unwrap();
-                    assert!(b.is_transactional);
-                    assert_eq!(b.producer_id, PID);
-                    let code = if held {
-                        None
-                    } else if let Some(Fault::Error(e)) = produce_fault {
-                        Some(e)
-                    } else if st.topic_gone {
-                        Some(E::UnknownTopicOrPartition)
-                    } else {
-                        Some(st.append(
-                            pd.index,
-                            b.producer_epoch,
-                            b.base_sequence,
-                            b.records.len() as i32,
-                        ))
-                    };
-                    st.trace.push(format!(
-                        "Produce({},p{},s{},n{}){}",
-                        ep(b.producer_epoch),
-                        pd.index,
-                        b.base_sequence,
-                        b.records.len(),
-                        match code {
-                            None => " held".to_string(),
-                            Some(E::None) => String::new(),
-                            Some(c) => format!("={}", c.name()),
-                        }
-                    ));
-                    tr.partition_responses
-                        .push(ProduceResponsePartitionProduceResponse {
-                            index: pd.index,
-                            error_code: code.unwrap_or(E::None).code(),
-                            base_offset: 0,
-                            log_append_time_ms: -1,
-                            log_start_offset: 0,
-                            ..Default::default()
-                        });
-                }
-                resp.responses.push(tr);
-            }
-            if held {
-                return None;
-            }
-            st.defer_this = std::mem::take(&mut st.defer_next_produce);
-            encode_response_frame(&resp, v, cid)
-        }
-        other => panic!("unexpected request {other:?}"),
-    };
-    (!hold).then(|| out.unwrap())
+        let (_, resp) = decode_response_frame::<ProduceResponse>(&body, version).unwrap();
+        resp.responses
+            .iter()
+            .flat_map(|t| &t.partition_responses)
+            .map(|p| E::from(p.error_code))
+            .collect()
+    }
 }
 
 fn rec(partition: i32, v: &str) -> ProducerRecord {
@@ -551,11 +357,11 @@ async fn until(what: &str, mut cond: impl FnMut() -> bool) {
 // ---------------------------------------------------------------- (a)
 
 async fn out_of_order_sequence(tv2: bool) {
-    let fake = Fake::start(tv2, 1).await;
-    let p = fake.producer(&[]).await;
+    let broker = Broker::start(tv2, 1).await;
+    let p = broker.producer(&[]).await;
     p.begin_transaction().unwrap();
     p.send(rec(0, "a")).await.unwrap();
-    fake.inject(
+    broker.inject(
         ApiKey::Produce,
         &[Fault::Error(E::OutOfOrderSequenceNumber)],
     );
@@ -573,7 +379,7 @@ async fn out_of_order_sequence(tv2: bool) {
     assert_eq!(p.state(), State::AbortableError);
     // No epoch bump of its own: no InitProducerId, the epoch unchanged.
     assert_eq!(p.producer_id_and_epoch().epoch, 0);
-    assert_eq!(fake.count(ApiKey::InitProducerId), 1);
+    assert_eq!(broker.count(ApiKey::InitProducerId), 1);
     let e = p.commit_transaction().await.unwrap_err();
     assert!(e.is_abortable(), "{e:?}");
     let e = p.send(rec(0, "refused")).await.unwrap_err();
@@ -611,7 +417,7 @@ async fn out_of_order_sequence(tv2: bool) {
             "EndTxn(e1,commit,v4)",
         ])
     };
-    assert_eq!(fake.trace(), want);
+    assert_eq!(broker.trace(), want);
     p.close(Duration::from_secs(5)).await.unwrap();
 }
 
@@ -631,35 +437,35 @@ async fn out_of_order_sequence_is_abortable_without_its_own_bump_tv2() {
 /// across a window in which the topic is unknown to metadata and Produce.
 #[tokio::test]
 async fn a_topic_leaving_metadata_and_returning_keeps_its_sequences() {
-    let fake = Fake::start(false, 2).await;
-    let p = fake.producer(&[("metadata.max.age.ms", "50")]).await;
+    let broker = Broker::start(false, 2).await;
+    let p = broker.producer(&[("metadata.max.age.ms", "50")]).await;
     p.begin_transaction().unwrap();
     p.send(rec(0, "a")).await.unwrap();
     p.send(rec(1, "x")).await.unwrap();
     p.send(rec(0, "b")).await.unwrap();
     p.commit_transaction().await.unwrap();
 
-    fake.st().topic_gone = true;
+    broker.st().topic_gone = true;
     until("metadata refreshes while the topic is gone", || {
-        fake.st().metadata_while_gone >= 2
+        broker.st().metadata_while_gone >= 2
     })
     .await;
     p.begin_transaction().unwrap();
     let c = p.send(rec(0, "c"));
     until("a Produce refused or more metadata while gone", || {
-        let st = fake.st();
+        let st = broker.st();
         st.trace
             .iter()
             .any(|t| t.ends_with("UNKNOWN_TOPIC_OR_PARTITION"))
             || st.metadata_while_gone >= 6
     })
     .await;
-    fake.st().topic_gone = false;
+    broker.st().topic_gone = false;
     c.await.unwrap();
     p.send(rec(1, "y")).await.unwrap();
     p.commit_transaction().await.unwrap();
 
-    let produce: Vec<String> = fake
+    let produce: Vec<String> = broker
         .trace()
         .into_iter()
         .filter(|t| t.starts_with("Produce"))
@@ -686,7 +492,7 @@ async fn a_topic_leaving_metadata_and_returning_keeps_its_sequences() {
             "a refused batch is retried with its sequence"
         );
     }
-    eprintln!("trace: {:?}", fake.trace());
+    eprintln!("trace: {:?}", broker.trace());
     p.close(Duration::from_secs(5)).await.unwrap();
 }
 
@@ -695,18 +501,18 @@ async fn a_topic_leaving_metadata_and_returning_keeps_its_sequences() {
 /// TV1: a timeout of each coordinator RPC retries the same request.
 #[tokio::test]
 async fn a_timeout_of_each_coordinator_rpc_retries_the_same_request() {
-    let fake = Fake::start(false, 1).await;
+    let broker = Broker::start(false, 1).await;
     // The first FindCoordinator is the transaction.max.timeout.ms check's.
-    fake.inject(ApiKey::FindCoordinator, &[Fault::Hold, Fault::Hold]);
-    fake.inject(ApiKey::InitProducerId, &[Fault::Hold]);
-    fake.inject(ApiKey::AddPartitionsToTxn, &[Fault::Hold]);
-    fake.inject(ApiKey::EndTxn, &[Fault::Hold]);
-    let p = fake.producer(&[]).await;
+    broker.inject(ApiKey::FindCoordinator, &[Fault::Hold, Fault::Hold]);
+    broker.inject(ApiKey::InitProducerId, &[Fault::Hold]);
+    broker.inject(ApiKey::AddPartitionsToTxn, &[Fault::Hold]);
+    broker.inject(ApiKey::EndTxn, &[Fault::Hold]);
+    let p = broker.producer(&[]).await;
     p.begin_transaction().unwrap();
     p.send(rec(0, "a")).await.unwrap();
     p.commit_transaction().await.unwrap();
     assert_eq!(
-        fake.trace(),
+        broker.trace(),
         s(&[
             "InitProducerId(-1,-1) held",
             "InitProducerId(-1,-1)",
@@ -720,7 +526,7 @@ async fn a_timeout_of_each_coordinator_rpc_retries_the_same_request() {
             "InitProducerId(1000,0)",
         ])
     );
-    let finds = fake
+    let finds = broker
         .st()
         .trace
         .iter()
@@ -741,9 +547,9 @@ async fn a_timeout_of_each_coordinator_rpc_retries_the_same_request() {
 /// InitProducerId / EndTxn on the wire.
 #[tokio::test]
 async fn timed_out_calls_complete_when_repeated() {
-    let fake = Fake::start(true, 1).await;
-    fake.inject(ApiKey::InitProducerId, &[Fault::Hold, Fault::Hold]);
-    let p = TransactionalProducer::connect(fake.config(&[("max.block.ms", "600")]))
+    let broker = Broker::start(true, 1).await;
+    broker.inject(ApiKey::InitProducerId, &[Fault::Hold, Fault::Hold]);
+    let p = TransactionalProducer::connect(broker.config(&[("max.block.ms", "600")]))
         .await
         .unwrap();
     let e = p.init_transactions().await.unwrap_err();
@@ -761,7 +567,7 @@ async fn timed_out_calls_complete_when_repeated() {
     p.init_transactions().await.unwrap();
     assert_eq!(p.state(), State::Ready);
 
-    fake.inject(ApiKey::EndTxn, &[Fault::Hold, Fault::Hold]);
+    broker.inject(ApiKey::EndTxn, &[Fault::Hold, Fault::Hold]);
     p.begin_transaction().unwrap();
     p.send(rec(0, "a")).await.unwrap();
     let e = p.commit_transaction().await.unwrap_err();
@@ -791,7 +597,7 @@ async fn timed_out_calls_complete_when_repeated() {
     assert_eq!(p.state(), State::Ready);
     assert_eq!(p.producer_id_and_epoch().epoch, 1, "adopted from EndTxn v5");
     assert_eq!(
-        fake.trace(),
+        broker.trace(),
         s(&[
             "InitProducerId(-1,-1) held",
             "InitProducerId(-1,-1) held",
@@ -807,7 +613,7 @@ async fn timed_out_calls_complete_when_repeated() {
     p.send(rec(0, "b")).await.unwrap();
     p.commit_transaction().await.unwrap();
     assert_eq!(
-        fake.trace()[7..],
+        broker.trace()[7..],
         s(&["Produce(e1,p0,s0,n1)", "EndTxn(e1,commit,v5)"])
     );
     p.close(Duration::from_secs(5)).await.unwrap();
@@ -817,18 +623,18 @@ async fn timed_out_calls_complete_when_repeated() {
 
 #[tokio::test]
 async fn concurrent_transactions_is_retried_on_add_partitions_and_end_txn() {
-    let fake = Fake::start(false, 2).await;
+    let broker = Broker::start(false, 2).await;
     let cc = Fault::Error(E::ConcurrentTransactions);
-    fake.inject(ApiKey::AddPartitionsToTxn, &[cc, cc]);
-    fake.inject(ApiKey::EndTxn, &[cc, cc, cc]);
-    let p = fake.producer(&[("retry.backoff.ms", "50")]).await;
+    broker.inject(ApiKey::AddPartitionsToTxn, &[cc, cc]);
+    broker.inject(ApiKey::EndTxn, &[cc, cc, cc]);
+    let p = broker.producer(&[("retry.backoff.ms", "50")]).await;
     p.begin_transaction().unwrap();
     let a = p.send(rec(0, "a"));
     let b = p.send(rec(1, "b"));
     a.await.unwrap();
     b.await.unwrap();
     p.commit_transaction().await.unwrap();
-    let trace = fake.trace();
+    let trace = broker.trace();
     let adds: Vec<&String> = trace
         .iter()
         .filter(|t| t.starts_with("AddPartitions"))
@@ -854,7 +660,7 @@ async fn concurrent_transactions_is_retried_on_add_partitions_and_end_txn() {
         ]
     );
     // EndTxn retries back off (escalating from retry.backoff.ms).
-    let t = fake.times(ApiKey::EndTxn);
+    let t = broker.times(ApiKey::EndTxn);
     let gaps: Vec<Duration> = t.windows(2).map(|w| w[1] - w[0]).collect();
     assert!(
         gaps.iter().all(|g| *g >= Duration::from_millis(40)) && gaps[2] > gaps[0],
@@ -867,15 +673,15 @@ async fn concurrent_transactions_is_retried_on_add_partitions_and_end_txn() {
 // ---------------------------------------------------------------- (e)
 
 async fn unknown_produce_outcome(tv2: bool) {
-    let fake = Fake::start(tv2, 1).await;
-    let p = fake
+    let broker = Broker::start(tv2, 1).await;
+    let p = broker
         .producer(&[
             ("request.timeout.ms", "300"),
             ("delivery.timeout.ms", "1000"),
         ])
         .await;
     p.begin_transaction().unwrap();
-    fake.st().hold_produce = true;
+    broker.st().hold_produce = true;
     let e = p.send(rec(0, "lost?")).await.unwrap_err();
     // The last attempt timed out (NETWORK_EXCEPTION, outcome unknown) when
     // delivery.timeout.ms ran out, or the batch expired in flight.
@@ -890,7 +696,7 @@ async fn unknown_produce_outcome(tv2: bool) {
         ),
         "the outcome is unknown: {e:?}"
     );
-    fake.st().hold_produce = false;
+    broker.st().hold_produce = false;
     assert_eq!(p.state(), State::AbortableError);
     assert!(p.commit_transaction().await.unwrap_err().is_abortable());
     p.abort_transaction().await.unwrap();
@@ -903,7 +709,7 @@ async fn unknown_produce_outcome(tv2: bool) {
     p.send(rec(0, "next")).await.unwrap();
     p.commit_transaction().await.unwrap();
 
-    let trace = fake.trace();
+    let trace = broker.trace();
     let end = trace
         .iter()
         .position(|t| t.starts_with("EndTxn(e0,abort"))
@@ -934,7 +740,16 @@ async fn unknown_produce_outcome(tv2: bool) {
     assert_eq!(trace[end..], want_after, "{trace:?}");
     // A late delivery of the aborted transaction's Produce (epoch 0) is now
     // refused by the partition: the next transaction wrote epoch 1.
-    assert_eq!(fake.st().append(0, 0, 0, 1), E::InvalidProducerEpoch);
+    let (late, version) = broker
+        .st()
+        .last_held_produce
+        .clone()
+        .expect("a held Produce");
+    assert_eq!(
+        broker.deliver_late(&late, version).await,
+        [E::InvalidProducerEpoch]
+    );
+    assert_eq!(broker.records(0), 1, "only the next transaction's record");
     p.close(Duration::from_secs(5)).await.unwrap();
 }
 
@@ -951,24 +766,42 @@ async fn an_unknown_produce_outcome_bumps_the_epoch_before_the_next_transaction_
 // ---------------------------------------------------------------- (f)
 
 /// Opens the next transaction (epoch 1 after a first committed one) and
-/// sends its first batch ("b"), which the fake refuses with
-/// CONCURRENT_TRANSACTIONS and answers only once the next Produce arrived;
-/// returns that batch's future once it is in flight.
+/// sends its first batch ("b"), which the broker holds; returns that
+/// batch's future once it is held.
 async fn first_batch_meets_concurrent_transactions(
-    fake: &Fake,
+    broker: &Broker,
     p: &TransactionalProducer,
 ) -> impl std::future::Future<Output = Result<kafka_producer::RecordMetadata, ProduceError>> + use<>
 {
     p.begin_transaction().unwrap();
-    fake.inject(ApiKey::Produce, &[Fault::Error(E::ConcurrentTransactions)]);
-    fake.st().defer_next_produce = true;
+    broker.inject(
+        ApiKey::Produce,
+        &[Fault::HoldThenError(E::ConcurrentTransactions)],
+    );
     let first = p.send(rec(0, "b"));
-    let before = fake.count(ApiKey::Produce);
-    until("the first batch in flight", || {
-        fake.count(ApiKey::Produce) > before
+    tokio::time::timeout(Duration::from_secs(10), broker.gate.wait_held(1))
+        .await
+        .expect("the first batch in flight");
+    first
+}
+
+/// Answers the held first batch CONCURRENT_TRANSACTIONS (the broker adding
+/// the partition while the previous transaction's markers are still being
+/// written) once the next Produce arrived behind it.
+async fn refuse_first_batch_once_the_next_arrived(broker: &Broker) {
+    let before = broker.count(ApiKey::Produce);
+    until("the next Produce pipelined behind the first", || {
+        broker.count(ApiKey::Produce) > before
     })
     .await;
-    first
+    let refuse = FaultAction::Error(E::ConcurrentTransactions);
+    assert!(broker.gate.release_oldest_with(refuse).is_some());
+}
+
+/// How many times the producer was answered `code`.
+fn answered(p: &TransactionalProducer, code: E) -> u64 {
+    let m = p.metrics();
+    m.errors_by_code.get(&code.code()).copied().unwrap_or(0)
 }
 
 /// Invariant: every record of the transaction is written once and in
@@ -979,22 +812,23 @@ async fn first_batch_meets_concurrent_transactions(
 /// retries it, and so do we. Seen on real 4.4 brokers under load.
 #[tokio::test]
 async fn first_batch_concurrent_transactions_and_the_next_out_of_order_are_retried_tv2() {
-    let fake = Fake::start(true, 1).await;
-    let p = fake.producer(&[]).await;
+    let broker = Broker::start(true, 1).await;
+    let p = broker.producer(&[]).await;
     // A first transaction: the partition holds epoch 0's state.
     p.begin_transaction().unwrap();
     p.send(rec(0, "a")).await.unwrap();
     p.commit_transaction().await.unwrap();
     assert_eq!(p.producer_id_and_epoch().epoch, 1);
 
-    let first = first_batch_meets_concurrent_transactions(&fake, &p).await;
+    let first = first_batch_meets_concurrent_transactions(&broker, &p).await;
     let rest: Vec<_> = ["c", "d", "e"].iter().map(|v| p.send(rec(0, v))).collect();
+    refuse_first_batch_once_the_next_arrived(&broker).await;
     first.await.expect("the first batch is retried");
     for r in rest {
         r.await.expect("the batch behind it is retried");
     }
     p.commit_transaction().await.unwrap();
-    let trace = fake.trace();
+    let trace = broker.trace();
     let produces: Vec<&String> = trace
         .iter()
         .filter(|t| t.starts_with("Produce(e1"))
@@ -1003,13 +837,16 @@ async fn first_batch_concurrent_transactions_and_the_next_out_of_order_are_retri
         produces,
         [
             "Produce(e1,p0,s0,n1)=CONCURRENT_TRANSACTIONS",
-            "Produce(e1,p0,s1,n3)=OUT_OF_ORDER_SEQUENCE_NUMBER",
+            // Answered OUT_OF_ORDER_SEQUENCE_NUMBER by the broker's rules.
+            "Produce(e1,p0,s1,n3)",
             "Produce(e1,p0,s0,n1)",
             "Produce(e1,p0,s1,n3)",
         ],
         "{trace:?}"
     );
-    assert_eq!(fake.st().logs[0].records, 5, "a, then b..e once each");
+    assert_eq!(answered(&p, E::OutOfOrderSequenceNumber), 1);
+    assert_eq!(answered(&p, E::ConcurrentTransactions), 1);
+    assert_eq!(broker.records(0), 5, "a, then b..e once each");
     p.close(Duration::from_secs(5)).await.unwrap();
 }
 
@@ -1024,14 +861,15 @@ async fn first_batch_concurrent_transactions_and_the_next_out_of_order_are_retri
 /// answer to batches it may have written.
 #[tokio::test]
 async fn an_abort_keeps_batches_waiting_for_a_retry_tv2() {
-    let fake = Fake::start(true, 1).await;
-    let p = fake.producer(&[("retry.backoff.ms", "300")]).await;
+    let broker = Broker::start(true, 1).await;
+    let p = broker.producer(&[("retry.backoff.ms", "300")]).await;
     p.begin_transaction().unwrap();
     p.send(rec(0, "a")).await.unwrap();
     p.commit_transaction().await.unwrap();
 
-    let first = first_batch_meets_concurrent_transactions(&fake, &p).await;
+    let first = first_batch_meets_concurrent_transactions(&broker, &p).await;
     let second = p.send(rec(0, "c"));
+    refuse_first_batch_once_the_next_arrived(&broker).await;
     // Both answered and waiting for their retry (300 ms backoff).
     until("both batches refused", || p.metrics().retries >= 2).await;
     p.abort_transaction().await.unwrap();
@@ -1041,7 +879,7 @@ async fn an_abort_keeps_batches_waiting_for_a_retry_tv2() {
     second
         .await
         .expect("the second batch is sent again, not failed");
-    let trace = fake.trace();
+    let trace = broker.trace();
     let tail: Vec<&String> = trace
         .iter()
         .skip_while(|t| !t.starts_with("Produce(e1"))
@@ -1050,17 +888,19 @@ async fn an_abort_keeps_batches_waiting_for_a_retry_tv2() {
         tail,
         [
             "Produce(e1,p0,s0,n1)=CONCURRENT_TRANSACTIONS",
-            "Produce(e1,p0,s1,n1)=OUT_OF_ORDER_SEQUENCE_NUMBER",
+            // Answered OUT_OF_ORDER_SEQUENCE_NUMBER by the broker's rules.
+            "Produce(e1,p0,s1,n1)",
             "Produce(e1,p0,s0,n1)",
             "Produce(e1,p0,s1,n1)",
             "EndTxn(e1,abort,v5)",
         ],
         "{trace:?}"
     );
+    assert_eq!(answered(&p, E::OutOfOrderSequenceNumber), 1);
     // The next transaction starts the new epoch at sequence 0.
     p.begin_transaction().unwrap();
     p.send(rec(0, "d")).await.unwrap();
     p.commit_transaction().await.unwrap();
-    assert!(fake.trace().contains(&"Produce(e2,p0,s0,n1)".to_string()));
+    assert!(broker.trace().contains(&"Produce(e2,p0,s0,n1)".to_string()));
     p.close(Duration::from_secs(5)).await.unwrap();
 }

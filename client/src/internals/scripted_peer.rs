@@ -17,7 +17,9 @@
 use crate::ConnectionConfig;
 use bytes::{Bytes, BytesMut};
 use kafka_proto::ApiKey;
-use kafka_proto::frame::{FrameDecoder, encode_response_frame};
+use kafka_proto::frame::{
+    FrameDecoder, RequestHeaderStart, encode_response_frame, peek_request_header,
+};
 use kafka_proto::messages::*;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -96,10 +98,11 @@ where
                 let mut buf = BytesMut::new();
                 loop {
                     while let Some(frame) = dec.decode(&mut buf).unwrap() {
-                        let api = ApiKey::from(i16::from_be_bytes([frame[0], frame[1]]));
-                        let version = i16::from_be_bytes([frame[2], frame[3]]);
-                        let correlation_id =
-                            i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]);
+                        let RequestHeaderStart {
+                            api_key: api,
+                            api_version: version,
+                            correlation_id,
+                        } = peek_request_header(&frame).expect("a request header");
                         log.lock().unwrap().push((api, version));
                         let step = handler(Seen {
                             api,

@@ -56,6 +56,15 @@ fn topic_entry(state: &ClusterState, name: &str, version: i16) -> MetadataRespon
     }
 }
 
+/// A topic answered with an error and nothing else.
+fn refused_entry(name: &str, code: ErrorCode) -> MetadataResponseTopic {
+    MetadataResponseTopic {
+        error_code: code.code(),
+        name: Some(name.to_string()),
+        ..Default::default()
+    }
+}
+
 pub(crate) fn handle(
     state: &mut ClusterState,
     _ctx: &Ctx,
@@ -72,6 +81,9 @@ pub(crate) fn handle(
         Some(list) => list
             .iter()
             .map(|t| match &t.name {
+                Some(name) if state.refused_topics.contains_key(name.as_str()) => {
+                    refused_entry(name, state.refused_topics[name.as_str()])
+                }
                 Some(name) if !name.is_empty() || t.topic_id == [0; 16] => {
                     let create = state.config.auto_create_topics
                         && (version < 4 || req.allow_auto_topic_creation)
@@ -79,11 +91,7 @@ pub(crate) fn handle(
                     if create {
                         let partitions = state.config.default_partitions;
                         if let Err(code) = state.create_topic(name, partitions) {
-                            return MetadataResponseTopic {
-                                error_code: code.code(),
-                                name: Some(name.clone()),
-                                ..Default::default()
-                            };
+                            return refused_entry(name, code);
                         }
                     }
                     topic_entry(state, name, version)

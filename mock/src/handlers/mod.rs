@@ -40,7 +40,9 @@ mod txn_offset_commit;
 
 use crate::state::{ClusterState, Ctx};
 use bytes::BytesMut;
-use kafka_proto::frame::{decode_request_frame, encode_response_frame};
+use kafka_proto::frame::{
+    RequestHeaderStart, decode_request_frame, encode_response_frame, peek_request_header,
+};
 use kafka_proto::messages::*;
 use kafka_proto::{ApiKey, ErrorCode};
 use std::sync::Arc;
@@ -68,19 +70,6 @@ pub(crate) enum Outcome {
     Park { until_ms: i64 },
     /// Close the connection: the request was malformed or unsupported.
     Close(String),
-}
-
-/// The API key, version and correlation id at the start of a request
-/// frame, or `None` when it is too short.
-pub(crate) fn peek_header(frame: &[u8]) -> Option<(ApiKey, i16, i32)> {
-    if frame.len() < 8 {
-        return None;
-    }
-    Some((
-        ApiKey::from(i16::from_be_bytes([frame[0], frame[1]])),
-        i16::from_be_bytes([frame[2], frame[3]]),
-        i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]),
-    ))
 }
 
 macro_rules! routes {
@@ -126,7 +115,12 @@ pub(crate) fn handle(
     inject: Option<ErrorCode>,
     final_attempt: bool,
 ) -> Outcome {
-    let Some((api, version, correlation_id)) = peek_header(frame) else {
+    let Ok(RequestHeaderStart {
+        api_key: api,
+        api_version: version,
+        correlation_id,
+    }) = peek_request_header(frame)
+    else {
         return Outcome::Close("a request shorter than its header".into());
     };
     let Some(range) = api_versions::advertised_range(&state.config, api) else {

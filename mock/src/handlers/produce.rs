@@ -143,7 +143,13 @@ fn produce_partition(
             Ok(Appended::At(o)) | Ok(Appended::Duplicate(o)) => {
                 first.get_or_insert(o);
             }
-            Err(r) => return Answer::err(r.code, r.message),
+            Err(r) => {
+                let mut a = Answer::err(r.code, r.message);
+                if carries_log_start_offset(r.code) {
+                    a.log_start_offset = log.log_start_offset();
+                }
+                return a;
+            }
         }
     }
     let log_start_offset = log.log_start_offset();
@@ -219,6 +225,9 @@ pub(crate) fn handle(
                         Answer::err(ErrorCode::InvalidRequiredAcks, "acks must be -1, 0 or 1")
                     }
                     None => Answer::err(ErrorCode::UnknownTopicId, "unknown topic id"),
+                    Some(n) if state.refused_topics.contains_key(n.as_str()) => {
+                        Answer::err(state.refused_topics[n.as_str()], "the topic is refused")
+                    }
                     Some(n) => produce_partition(
                         state,
                         ctx,
@@ -252,8 +261,27 @@ pub(crate) fn handle(
     })
 }
 
+/// Whether Kafka answers `code` with the partition's log start offset:
+/// `ReplicaManager` leaves it unknown (-1) only for the errors it meets
+/// before the log (unknown partition, not the leader, too large, corrupt,
+/// storage); any other refusal (a sequence, epoch or producer id error,
+/// NOT_ENOUGH_REPLICAS...) carries it, which the producer reads to tell a
+/// lost producer state from an unknown one (KIP-360).
+fn carries_log_start_offset(code: ErrorCode) -> bool {
+    !matches!(
+        code,
+        ErrorCode::UnknownTopicOrPartition
+            | ErrorCode::NotLeaderOrFollower
+            | ErrorCode::MessageTooLarge
+            | ErrorCode::RecordListTooLarge
+            | ErrorCode::CorruptMessage
+            | ErrorCode::KafkaStorageError
+            | ErrorCode::UnknownTopicId
+    )
+}
+
 pub(crate) fn error(
-    _state: &ClusterState,
+    state: &ClusterState,
     req: &ProduceRequest,
     version: i16,
     code: ErrorCode,
@@ -262,7 +290,8 @@ pub(crate) fn error(
         responses: req
             .topic_data
             .iter()
-            .map(|t| ProduceResponseTopicProduceResponse {
+            .map(|t| (t, topic_name(state, t, version)))
+            .map(|(t, name)| ProduceResponseTopicProduceResponse {
                 name: if version >= 13 {
                     String::new()
                 } else {
@@ -273,11 +302,14 @@ pub(crate) fn error(
                     .partition_data
                     .iter()
                     .map(|p| {
-                        partition_response(
-                            Answer::err(code, "injected by kafka-mock"),
-                            p.index,
-                            version,
-                        )
+                        let mut a = Answer::err(code, "injected by kafka-mock");
+                        if carries_log_start_offset(code) {
+                            a.log_start_offset = name
+                                .as_deref()
+                                .and_then(|n| state.partition(n, p.index))
+                                .map_or(-1, |log| log.log_start_offset());
+                        }
+                        partition_response(a, p.index, version)
                     })
                     .collect(),
                 ..Default::default()

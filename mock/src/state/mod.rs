@@ -90,6 +90,9 @@ pub(crate) struct ClusterState {
     pub coordinator_epoch: i32,
     /// Bumped at every append, so that parked fetches know to look again.
     pub appends: u64,
+    /// Topic names Metadata and Produce refuse, with the error they answer
+    /// (a principal without the ACL, a name the broker rejects).
+    pub refused_topics: HashMap<String, ErrorCode>,
 }
 
 impl ClusterState {
@@ -123,6 +126,7 @@ impl ClusterState {
             coordinator_overrides: HashMap::new(),
             coordinator_epoch: 0,
             appends: 0,
+            refused_topics: HashMap::new(),
         }
     }
 

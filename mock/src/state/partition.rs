@@ -88,6 +88,11 @@ impl PartitionLog {
         }
     }
 
+    /// The batches in the log, oldest first.
+    pub(crate) fn batches(&self) -> &[StoredBatch] {
+        &self.batches
+    }
+
     pub(crate) fn log_start_offset(&self) -> i64 {
         self.log_start_offset
     }

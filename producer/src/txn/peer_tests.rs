@@ -6,7 +6,10 @@
 use super::*;
 use bytes::BytesMut;
 use kafka_client::{Cluster, ClusterConfig, ConnectionConfig};
-use kafka_proto::frame::{FrameDecoder, decode_request_frame, encode_response_frame};
+use kafka_proto::frame::{
+    FrameDecoder, RequestHeaderStart, decode_request_frame, encode_response_frame,
+    peek_request_header,
+};
 use kafka_proto::messages::*;
 use kafka_proto::{ApiKey, ErrorCode as E};
 use std::collections::{HashMap, VecDeque};
@@ -59,9 +62,11 @@ fn versions() -> ApiVersionsResponse {
 }
 
 fn respond(s: &Shared, node: i32, frame: &[u8]) -> Option<BytesMut> {
-    let api = ApiKey::from(i16::from_be_bytes([frame[0], frame[1]]));
-    let v = i16::from_be_bytes([frame[2], frame[3]]);
-    let cid = i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]);
+    let RequestHeaderStart {
+        api_key: api,
+        api_version: v,
+        correlation_id: cid,
+    } = peek_request_header(frame).expect("a request header");
     let mut st = s.lock().unwrap();
     let act = st.acts.get_mut(&api).and_then(|q| q.pop_front());
     let mut epoch = -1;
