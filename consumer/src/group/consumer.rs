@@ -210,12 +210,17 @@ pub(super) enum Queued {
 
 #[derive(Debug)]
 pub(super) struct Shared {
+    /// The group member's state machine (KIP-848 or classic).
     pub(super) member: Member,
     /// Decisions for the application, in order.
     pub(super) events: std::collections::VecDeque<Queued>,
+    /// The group coordinator's connection, once found.
     pub(super) coordinator: Option<Arc<Connection>>,
+    /// When the application last polled (`max.poll.interval.ms` counts from it).
     pub(super) last_poll: Instant,
+    /// The error that stopped the member for good; every later poll returns it.
     pub(super) fatal: Option<MemberError>,
+    /// `close` was called: no new commits, the member leaves.
     pub(super) closing: bool,
 }
 

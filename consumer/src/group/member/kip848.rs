@@ -350,22 +350,30 @@ impl HeartbeatAnswer {
 /// The reconciliation in progress: its target and the callback awaited.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Reconciliation {
+    /// The assignment this reconciliation moves the member to.
     target: TopicPartitions,
+    /// The callback the driver was asked to run, and whose confirmation is awaited.
     step: Step,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Step {
+    /// The partitions outside the target are being revoked.
     Revoking,
+    /// The partitions new in the target are being assigned.
     Assigning,
 }
 
 /// What the last heartbeat sent, to send only changes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Sent {
+    /// The subscribed topic names last sent; `None` sends them again.
     subscription: Option<Vec<String>>,
+    /// The rebalance timeout last sent.
     rebalance_timeout_ms: Option<i32>,
+    /// The server-side assignor last sent.
     server_assignor: Option<String>,
+    /// The owned partitions last sent.
     owned: Option<TopicPartitions>,
 }
 
@@ -381,22 +389,39 @@ struct Sent {
 /// ```
 #[derive(Debug)]
 pub struct Kip848Member {
+    /// The group, member id and timeouts the member was made with.
     config: Kip848Config,
+    /// Where the member is in the protocol (see the module docs).
     state: MemberState,
+    /// The member epoch the coordinator gave; 0 to join, -1 to leave.
     epoch: i32,
+    /// The topics subscribed to.
     subscription: BTreeSet<String>,
+    /// The partitions the application owns (its callbacks confirmed them).
     owned: TopicPartitions,
+    /// The latest assignment the coordinator sent, not yet reconciled.
     target: Option<TopicPartitions>,
+    /// The revocation or assignment under way, if any.
     reconciliation: Option<Reconciliation>,
+    /// A lost callback was handed out and [`Self::lost_done`] has not come yet.
     awaiting_lost: bool,
+    /// Topic ids already asked to be resolved, so each is asked once.
     unresolved_asked: BTreeSet<Uuid>,
+    /// The driver knows the group coordinator: heartbeats can go out.
     coordinator_known: bool,
+    /// A heartbeat is awaiting its answer (one at a time).
     in_flight: bool,
+    /// The next heartbeat goes out at once, not at `next_heartbeat`.
     heartbeat_now: bool,
+    /// When the next regular heartbeat is due; `None` before the first answer.
     next_heartbeat: Option<Instant>,
+    /// The heartbeat interval the coordinator asked for (5 s until it says).
     interval: Duration,
+    /// Consecutive failed heartbeats: the retry backoff grows with them.
     failures: u32,
+    /// What the last heartbeat sent, so the next one sends only changes.
     sent: Sent,
+    /// What the driver must do next (callbacks, topic lookups), in order.
     actions: VecDeque<Kip848Action>,
 }
 
