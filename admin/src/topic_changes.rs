@@ -1,10 +1,14 @@
 //! Deleting topics ([`delete_topics`], DeleteTopics v1–6) and adding
 //! partitions ([`create_partitions`], CreatePartitions v0–3), with per-topic
-//! results, retried as [`create_topics`](super::create_topics()) is: sent to
-//! the controller named by the metadata (any broker when none is named), a
-//! topic answered with NOT_CONTROLLER retried after a metadata refresh,
-//! THROTTLING_QUOTA_EXCEEDED after the throttle time, and a retriable
-//! connection error after a refresh, all within the call's timeout.
+//! results, retried as [`create_topics`](super::create_topics()) is, all
+//! within the call's timeout:
+//! 1. the request goes to the controller named by the metadata (any broker
+//!    when none is named);
+//! 2. a topic answered with NOT_CONTROLLER is retried after a metadata
+//!    refresh;
+//! 3. a topic answered with THROTTLING_QUOTA_EXCEEDED is retried after the
+//!    throttle time;
+//! 4. a retriable connection error sends the request again after a refresh.
 
 use crate::topics::{
     AdminError, CreateTopicsOptions, RESPONSE_SLACK, controller_connection, retry_backoff,

@@ -18,15 +18,19 @@
 //!   decisions into [`ConsumerEvent`]s and fetches records through a
 //!   [`Reader`] (read_committed filtering, positions, offset resets).
 //!
-//! Rebalances are events, not callbacks: [`ConsumerEvent::Revoked`] means
-//! the consumer stopped fetching those partitions; the application commits
-//! what it consumed from them (or commits or aborts its transaction), and
-//! the revocation is confirmed to the group by the **next** `poll` — only
-//! then can another member get them. [`ConsumerEvent::Assigned`] partitions
-//! are read from their committed offsets (OffsetFetch with `RequireStable`)
-//! or `auto.offset.reset`. [`ConsumerEvent::Lost`] partitions were taken
-//! away (the member was fenced or missed its poll interval): nothing may be
-//! committed for them any more.
+//! Rebalances are events, not callbacks:
+//! - [`ConsumerEvent::Revoked`]: the consumer stopped fetching those
+//!   partitions. The application
+//!   1. commits what it consumed from them (or commits or aborts its
+//!      transaction);
+//!   2. calls `poll` again: the **next** `poll` confirms the revocation to
+//!      the group, and only then can another member get them.
+//! - [`ConsumerEvent::Assigned`]: the partitions are read from their
+//!   committed offsets (OffsetFetch with `RequireStable`) or
+//!   `auto.offset.reset`.
+//! - [`ConsumerEvent::Lost`]: the partitions were taken away (the member was
+//!   fenced or missed its poll interval): nothing may be committed for them
+//!   any more.
 //!
 //! Under the classic protocol an eager member (any assignor list that
 //! includes `range`, such as Java's default) gets every partition

@@ -144,13 +144,6 @@ pub enum Transition {
 }
 
 /// A heartbeat answer's error that is not handled by a retry.
-///
-/// ```
-/// use kafka_consumer::group::member::kip848::MemberError;
-/// use kafka_proto::ErrorCode;
-/// let e = MemberError { error: ErrorCode::UnsupportedVersion, message: None };
-/// assert!(e.to_string().contains("group.protocol=classic"));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("consumer group heartbeat failed: {error:?}{}{}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default(), hint(*error))]
 pub struct MemberError {
@@ -207,13 +200,6 @@ pub enum Kip848Action {
 }
 
 /// Settings of a [`Kip848Member`].
-///
-/// ```
-/// use kafka_consumer::group::member::kip848::Kip848Config;
-/// let c = Kip848Config::new("orders-app", "3f1c...").instance_id("orders-1");
-/// assert_eq!(c.rebalance_timeout.as_secs(), 300);
-/// assert_eq!(c.instance_id.as_deref(), Some("orders-1"));
-/// ```
 #[derive(Debug, Clone)]
 pub struct Kip848Config {
     /// `group.id`.
@@ -240,8 +226,9 @@ impl Kip848Config {
     ///
     /// ```
     /// use kafka_consumer::group::member::kip848::Kip848Config;
-    /// let c = Kip848Config::new("g", "m");
-    /// assert!(c.instance_id.is_none());
+    /// // A static member (KIP-345): it keeps its partitions across restarts.
+    /// let c = Kip848Config::new("orders-app", "3f1c...").instance_id("orders-1");
+    /// assert_eq!(c.instance_id.as_deref(), Some("orders-1"));
     /// ```
     pub fn new(group_id: impl Into<String>, member_id: impl Into<String>) -> Self {
         Self {
@@ -265,16 +252,6 @@ impl Kip848Config {
 
 /// The fields of one ConsumerGroupHeartbeat request; `None` means
 /// "unchanged since the last heartbeat" (null on the wire).
-///
-/// ```
-/// use kafka_consumer::group::member::kip848::{Kip848Member, Kip848Config};
-/// let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
-/// m.subscribe(["b".to_string(), "a".to_string()]);
-/// m.coordinator_found();
-/// let hb = m.poll_heartbeat(std::time::Instant::now()).unwrap();
-/// assert_eq!(hb.subscribed_topic_names, Some(vec!["a".to_string(), "b".to_string()]));
-/// assert_eq!(hb.topic_partitions, Some(vec![])); // must be empty when joining
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Heartbeat {
     /// `group.id`.
@@ -298,13 +275,6 @@ pub struct Heartbeat {
 }
 
 /// A ConsumerGroupHeartbeat answer, as the member needs it.
-///
-/// ```
-/// use kafka_consumer::group::member::kip848::HeartbeatAnswer;
-/// use kafka_proto::ErrorCode;
-/// let a = HeartbeatAnswer::error(ErrorCode::FencedMemberEpoch);
-/// assert_eq!(a.member_epoch, -1);
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeartbeatAnswer {
     /// The error code.

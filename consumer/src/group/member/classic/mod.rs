@@ -232,13 +232,6 @@ pub enum Request {
 }
 
 /// Settings of a [`ClassicMember`].
-///
-/// ```
-/// use kafka_consumer::group::member::classic::ClassicConfig;
-/// let c = ClassicConfig::new("orders-app");
-/// assert_eq!(c.session_timeout.as_secs(), 45);
-/// assert_eq!(c.heartbeat_interval.as_secs(), 3);
-/// ```
 #[derive(Debug, Clone)]
 pub struct ClassicConfig {
     /// `group.id`.
@@ -265,7 +258,10 @@ impl ClassicConfig {
     ///
     /// ```
     /// use kafka_consumer::group::member::classic::ClassicConfig;
-    /// assert_eq!(ClassicConfig::new("g").assignors.len(), 2);
+    /// use kafka_consumer::group::member::classic::assignor::Assignor;
+    /// // Cooperative rebalancing only (KIP-429): just the moved partitions are revoked.
+    /// let mut c = ClassicConfig::new("orders-app");
+    /// c.assignors = vec![Assignor::CooperativeSticky];
     /// ```
     pub fn new(group_id: impl Into<String>) -> Self {
         Self {
