@@ -46,7 +46,9 @@ impl MemberSubscription {
     ///
     /// ```
     /// use kafka_consumer::group::member::classic::assignor::MemberSubscription;
-    /// assert_eq!(MemberSubscription::new("m", ["a", "b"]).topics.len(), 2);
+    /// // A member of a cooperative group says what it owns, so it keeps it.
+    /// let m = MemberSubscription::new("m-1", ["orders", "refunds"]).owning("orders", [0, 1]);
+    /// assert_eq!(m.topics.len(), 2);
     /// ```
     pub fn new<S: Into<String>>(member_id: &str, topics: impl IntoIterator<Item = S>) -> Self {
         Self {
