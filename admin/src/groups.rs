@@ -28,14 +28,6 @@ fn broker(api: ApiKey, version: i16, error: ErrorCode, message: Option<String>) 
 /// `Stable`, `Dead`; KIP-848 consumer groups also `Assigning` and
 /// `Reconciling`; other group types `NotReady`. A name this client does not
 /// know (from a newer broker) is kept in [`GroupState::Unknown`].
-///
-/// ```
-/// use kafka_admin::GroupState;
-/// assert_eq!(GroupState::parse("Stable"), GroupState::Stable);
-/// assert_eq!(GroupState::parse("stable"), GroupState::Stable); // like Java: any case
-/// assert_eq!(GroupState::Reconciling.to_string(), "Reconciling");
-/// assert_eq!(GroupState::parse("Frozen"), GroupState::Unknown("Frozen".into()));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum GroupState {
     /// No members (offsets may remain).
@@ -62,11 +54,6 @@ pub enum GroupState {
 impl GroupState {
     /// The state named `name` (the wire string, any case as Java's
     /// `GroupState.parse`).
-    ///
-    /// ```
-    /// use kafka_admin::GroupState;
-    /// assert_eq!(GroupState::parse("PreparingRebalance"), GroupState::PreparingRebalance);
-    /// ```
     pub fn parse(name: &str) -> Self {
         const KNOWN: [GroupState; 8] = [
             GroupState::Empty,
@@ -85,11 +72,6 @@ impl GroupState {
     }
 
     /// The wire name.
-    ///
-    /// ```
-    /// use kafka_admin::GroupState;
-    /// assert_eq!(GroupState::CompletingRebalance.as_str(), "CompletingRebalance");
-    /// ```
     pub fn as_str(&self) -> &str {
         match self {
             GroupState::Empty => "Empty",
@@ -119,18 +101,6 @@ impl std::fmt::Display for GroupState {
 }
 
 /// One group as ListGroups reports it.
-///
-/// ```
-/// use kafka_admin::{GroupListing, GroupState};
-/// let g = GroupListing {
-///     group_id: "billing".into(),
-///     protocol_type: "consumer".into(),
-///     state: Some(GroupState::Stable),
-///     group_type: "consumer".into(),
-///     coordinator: 1,
-/// };
-/// assert_eq!(g.group_type, "consumer");
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupListing {
     /// The group id.
@@ -182,12 +152,6 @@ pub async fn list_groups(cluster: &Cluster) -> Result<Vec<GroupListing>, Request
 }
 
 /// One member of a described group.
-///
-/// ```
-/// use kafka_admin::GroupMember;
-/// let m = GroupMember { member_id: "m-1".into(), ..Default::default() };
-/// assert!(m.assignment.is_empty());
-/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GroupMember {
     /// The member id.
@@ -205,12 +169,6 @@ pub struct GroupMember {
 }
 
 /// A described group.
-///
-/// ```
-/// use kafka_admin::GroupDescription;
-/// let d = GroupDescription { group_id: "g".into(), ..Default::default() };
-/// assert!(d.members.is_empty());
-/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GroupDescription {
     /// The group id.
@@ -475,4 +433,35 @@ async fn committed_offsets_once(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// State names are read in any case (Java's `GroupState.parse`); an
+    /// unknown name is kept as reported.
+    #[test]
+    fn group_states_parse_in_any_case_and_keep_unknown_names() {
+        assert_eq!(GroupState::parse("Stable"), GroupState::Stable);
+        assert_eq!(GroupState::parse("stable"), GroupState::Stable);
+        assert_eq!(
+            GroupState::parse("PreparingRebalance"),
+            GroupState::PreparingRebalance
+        );
+        assert_eq!(
+            GroupState::parse("Frozen"),
+            GroupState::Unknown("Frozen".into())
+        );
+    }
+
+    /// A state prints as its wire name.
+    #[test]
+    fn group_states_print_their_wire_names() {
+        assert_eq!(GroupState::Reconciling.to_string(), "Reconciling");
+        assert_eq!(
+            GroupState::CompletingRebalance.as_str(),
+            "CompletingRebalance"
+        );
+    }
 }

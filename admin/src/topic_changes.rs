@@ -1,10 +1,14 @@
 //! Deleting topics ([`delete_topics`], DeleteTopics v1–6) and adding
 //! partitions ([`create_partitions`], CreatePartitions v0–3), with per-topic
-//! results, retried as [`create_topics`](super::create_topics()) is: sent to
-//! the controller named by the metadata (any broker when none is named), a
-//! topic answered with NOT_CONTROLLER retried after a metadata refresh,
-//! THROTTLING_QUOTA_EXCEEDED after the throttle time, and a retriable
-//! connection error after a refresh, all within the call's timeout.
+//! results, retried as [`create_topics`](super::create_topics()) is, all
+//! within the call's timeout:
+//! 1. the request goes to the controller named by the metadata (any broker
+//!    when none is named);
+//! 2. a topic answered with NOT_CONTROLLER is retried after a metadata
+//!    refresh;
+//! 3. a topic answered with THROTTLING_QUOTA_EXCEEDED is retried after the
+//!    throttle time;
+//! 4. a retriable connection error sends the request again after a refresh.
 
 use crate::topics::{
     AdminError, CreateTopicsOptions, RESPONSE_SLACK, controller_connection, retry_backoff,
@@ -23,19 +27,6 @@ use std::time::{Duration, Instant};
 
 /// The broker refused to delete one topic or to add partitions to it: the
 /// API, the topic, the error code and message.
-///
-/// ```
-/// use kafka_admin::TopicChangeError;
-/// use kafka_proto::{ApiKey, ErrorCode};
-/// let e = TopicChangeError {
-///     api: ApiKey::DeleteTopics,
-///     topic: "orders".into(),
-///     error: ErrorCode::UnknownTopicOrPartition,
-///     message: None,
-/// };
-/// assert!(e.to_string().starts_with("cannot delete topic orders: UNKNOWN_TOPIC_OR_PARTITION"));
-/// assert!(e.is_unknown_topic());
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot {} {topic}: {}{}; {}", self.action(), error.name(), message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default(), self.hint())]
 pub struct TopicChangeError {
@@ -59,13 +50,6 @@ impl TopicChangeError {
 
     /// True when the topic does not exist (UNKNOWN_TOPIC_OR_PARTITION, or
     /// UNKNOWN_TOPIC_ID).
-    ///
-    /// ```
-    /// use kafka_admin::TopicChangeError;
-    /// use kafka_proto::{ApiKey, ErrorCode};
-    /// let e = TopicChangeError { api: ApiKey::CreatePartitions, topic: "t".into(), error: ErrorCode::InvalidPartitions, message: None };
-    /// assert!(!e.is_unknown_topic());
-    /// ```
     pub fn is_unknown_topic(&self) -> bool {
         matches!(
             self.error,
@@ -74,13 +58,6 @@ impl TopicChangeError {
     }
 
     /// What to do about it.
-    ///
-    /// ```
-    /// use kafka_admin::TopicChangeError;
-    /// use kafka_proto::{ApiKey, ErrorCode};
-    /// let e = TopicChangeError { api: ApiKey::DeleteTopics, topic: "t".into(), error: ErrorCode::TopicDeletionDisabled, message: None };
-    /// assert!(e.hint().contains("delete.topic.enable"));
-    /// ```
     pub fn hint(&self) -> &'static str {
         match self.error {
             ErrorCode::UnknownTopicOrPartition | ErrorCode::UnknownTopicId => {
@@ -390,4 +367,44 @@ pub async fn create_partitions(
         wait_for_leaders(cluster, &grown, started, deadline).await?;
     }
     Ok(results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(api: ApiKey, error: ErrorCode) -> TopicChangeError {
+        TopicChangeError {
+            api,
+            topic: "orders".into(),
+            error,
+            message: None,
+        }
+    }
+
+    /// The message names the change, the topic and the code.
+    #[test]
+    fn the_message_names_the_change_and_the_topic() {
+        let e = error(ApiKey::DeleteTopics, ErrorCode::UnknownTopicOrPartition);
+        assert!(
+            e.to_string()
+                .starts_with("cannot delete topic orders: UNKNOWN_TOPIC_OR_PARTITION")
+        );
+    }
+
+    /// Only UNKNOWN_TOPIC_OR_PARTITION and UNKNOWN_TOPIC_ID mean the topic
+    /// does not exist.
+    #[test]
+    fn unknown_topic_is_told_apart() {
+        assert!(error(ApiKey::DeleteTopics, ErrorCode::UnknownTopicOrPartition).is_unknown_topic());
+        assert!(error(ApiKey::DeleteTopics, ErrorCode::UnknownTopicId).is_unknown_topic());
+        assert!(!error(ApiKey::CreatePartitions, ErrorCode::InvalidPartitions).is_unknown_topic());
+    }
+
+    /// Refused deletions point at the broker setting that refuses them.
+    #[test]
+    fn disabled_deletion_hints_at_the_broker_setting() {
+        let e = error(ApiKey::DeleteTopics, ErrorCode::TopicDeletionDisabled);
+        assert!(e.hint().contains("delete.topic.enable"));
+    }
 }

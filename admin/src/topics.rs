@@ -31,16 +31,6 @@ pub(super) const RESPONSE_SLACK: Duration = Duration::from_secs(2);
 /// A topic to create. `None` leaves the partition count or replication
 /// factor to the broker (`num.partitions`, `default.replication.factor`),
 /// which needs CreateTopics v4+ (Kafka 2.4+).
-///
-/// ```
-/// use kafka_admin::NewTopic;
-/// let t = NewTopic::new("orders")
-///     .with_partitions(6)
-///     .with_config("cleanup.policy", "compact");
-/// assert_eq!(t.partitions, Some(6));
-/// assert_eq!(t.replication_factor, None); // the broker's default
-/// assert_eq!(t.configs["cleanup.policy"], "compact");
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewTopic {
     /// The topic name.
@@ -58,9 +48,12 @@ impl NewTopic {
     /// factor and no configs.
     ///
     /// ```
-    /// let t = kafka_admin::NewTopic::new("orders");
-    /// assert_eq!((t.partitions, t.replication_factor), (None, None));
-    /// assert!(t.configs.is_empty());
+    /// use kafka_admin::NewTopic;
+    /// // Six partitions, the broker's replication factor, compacted.
+    /// let orders = NewTopic::new("orders")
+    ///     .with_partitions(6)
+    ///     .with_config("cleanup.policy", "compact");
+    /// assert_eq!(orders.replication_factor, None);
     /// ```
     pub fn new(name: impl Into<String>) -> Self {
         Self {
@@ -72,35 +65,18 @@ impl NewTopic {
     }
 
     /// Sets the partition count.
-    ///
-    /// ```
-    /// let t = kafka_admin::NewTopic::new("orders").with_partitions(3);
-    /// assert_eq!(t.partitions, Some(3));
-    /// ```
     pub fn with_partitions(mut self, partitions: i32) -> Self {
         self.partitions = Some(partitions);
         self
     }
 
     /// Sets the replication factor.
-    ///
-    /// ```
-    /// let t = kafka_admin::NewTopic::new("orders").with_replication_factor(3);
-    /// assert_eq!(t.replication_factor, Some(3));
-    /// ```
     pub fn with_replication_factor(mut self, replication_factor: i16) -> Self {
         self.replication_factor = Some(replication_factor);
         self
     }
 
     /// Sets one topic config (a later value for the same key replaces it).
-    ///
-    /// ```
-    /// let t = kafka_admin::NewTopic::new("orders")
-    ///     .with_config("retention.ms", "86400000")
-    ///     .with_config("min.insync.replicas", "2");
-    /// assert_eq!(t.configs.len(), 2);
-    /// ```
     pub fn with_config(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.configs.insert(key.into(), value.into());
         self
@@ -126,18 +102,6 @@ impl NewTopic {
 }
 
 /// Options of [`create_topics`].
-///
-/// ```
-/// use kafka_admin::CreateTopicsOptions;
-/// use std::time::Duration;
-/// let opts = CreateTopicsOptions {
-///     timeout: Duration::from_secs(10),
-///     wait_for_leaders: true,
-///     ..Default::default()
-/// };
-/// assert!(!opts.validate_only);
-/// assert_eq!(CreateTopicsOptions::default().timeout, Duration::from_secs(60));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateTopicsOptions {
     /// Bounds the whole call: the broker's `timeout_ms`, the retries
@@ -166,16 +130,6 @@ impl Default for CreateTopicsOptions {
 /// What the broker reported about a created or validated topic: the
 /// resolved partition count, replication factor and configs (CreateTopics
 /// v5+, Kafka 2.4+; `None` on older brokers) and the topic id (v7+).
-///
-/// ```no_run
-/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_admin::AdminError> {
-/// use kafka_admin::{self as admin, CreateTopicsOptions, NewTopic, TopicOutcome};
-/// let results = admin::create_topics(cluster, &[NewTopic::new("orders")], &CreateTopicsOptions::default()).await?;
-/// if let Ok(TopicOutcome::Created(d)) = &results[0].outcome {
-///     println!("{:?} partitions, retention {:?}", d.partitions, d.configs.as_ref().and_then(|c| c.get("retention.ms")));
-/// }
-/// # Ok(()) }
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TopicDetails {
     /// The topic id (v7+).
@@ -217,12 +171,6 @@ impl TopicDetails {
 }
 
 /// The successful outcome of one topic of [`create_topics`].
-///
-/// ```
-/// use kafka_admin::TopicOutcome;
-/// let o = TopicOutcome::AlreadyExists { message: Some("Topic 'orders' already exists.".into()) };
-/// assert!(o.exists() && !o.created());
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TopicOutcome {
     /// The topic was created.
@@ -239,43 +187,17 @@ pub enum TopicOutcome {
 
 impl TopicOutcome {
     /// True for [`TopicOutcome::Created`].
-    ///
-    /// ```
-    /// use kafka_admin::{TopicDetails, TopicOutcome};
-    /// assert!(TopicOutcome::Created(TopicDetails::default()).created());
-    /// assert!(!TopicOutcome::Validated(TopicDetails::default()).created());
-    /// ```
     pub fn created(&self) -> bool {
         matches!(self, TopicOutcome::Created(_))
     }
 
     /// True when the topic exists now: created, or already there.
-    ///
-    /// ```
-    /// use kafka_admin::{TopicDetails, TopicOutcome};
-    /// assert!(TopicOutcome::Created(TopicDetails::default()).exists());
-    /// assert!(TopicOutcome::AlreadyExists { message: None }.exists());
-    /// assert!(!TopicOutcome::Validated(TopicDetails::default()).exists());
-    /// ```
     pub fn exists(&self) -> bool {
         !matches!(self, TopicOutcome::Validated(_))
     }
 }
 
 /// One topic's result of [`create_topics`], in the order asked for.
-///
-/// ```no_run
-/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_admin::AdminError> {
-/// use kafka_admin::{self as admin, CreateTopicsOptions, NewTopic};
-/// let topics = [NewTopic::new("orders").with_partitions(3), NewTopic::new("audit")];
-/// for r in admin::create_topics(cluster, &topics, &CreateTopicsOptions::default()).await? {
-///     match r.outcome {
-///         Ok(outcome) => println!("{}: {outcome:?}", r.name),
-///         Err(e) => eprintln!("{e}"),
-///     }
-/// }
-/// # Ok(()) }
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateTopicResult {
     /// The topic name.
@@ -285,18 +207,6 @@ pub struct CreateTopicResult {
 }
 
 /// The broker refused to create one topic: its error code and message.
-///
-/// ```
-/// use kafka_admin::CreateTopicError;
-/// use kafka_proto::ErrorCode;
-/// let e = CreateTopicError {
-///     topic: "orders".into(),
-///     error: ErrorCode::InvalidReplicationFactor,
-///     message: Some("Unable to replicate the partition 3 time(s): only 1 broker(s) are registered.".into()),
-/// };
-/// assert!(e.to_string().starts_with("cannot create topic orders: INVALID_REPLICATION_FACTOR"));
-/// assert!(e.hint().contains("number of brokers"));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot create topic {topic}: {}{}; {}", error.name(), message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default(), self.hint())]
 pub struct CreateTopicError {
@@ -310,13 +220,6 @@ pub struct CreateTopicError {
 
 impl CreateTopicError {
     /// What to do about it.
-    ///
-    /// ```
-    /// use kafka_admin::CreateTopicError;
-    /// use kafka_proto::ErrorCode;
-    /// let e = CreateTopicError { topic: "orders".into(), error: ErrorCode::InvalidConfig, message: None };
-    /// assert!(e.hint().contains("config"));
-    /// ```
     pub fn hint(&self) -> &'static str {
         match self.error {
             ErrorCode::InvalidReplicationFactor => {
@@ -347,12 +250,6 @@ impl CreateTopicError {
 
 /// A failed [`create_topics`] or [`ensure_topic`] call as a whole (per-topic
 /// refusals are in [`CreateTopicResult::outcome`]).
-///
-/// ```
-/// use kafka_admin::AdminError;
-/// let e = AdminError::DuplicateTopic("orders".into());
-/// assert_eq!(e.to_string(), "topic orders is listed more than once; list each topic once");
-/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AdminError {
@@ -660,14 +557,6 @@ pub(super) async fn wait_for_leaders(
 }
 
 /// What [`ensure_topic`] found or did.
-///
-/// ```no_run
-/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_admin::AdminError> {
-/// use kafka_admin::{self as admin, NewTopic};
-/// let t = admin::ensure_topic(cluster, &NewTopic::new("orders").with_partitions(3), std::time::Duration::from_secs(30)).await?;
-/// println!("created: {}, partitions {:?}", t.created, t.partitions);
-/// # Ok(()) }
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EnsuredTopic {
     /// True if this call created it; false if it existed already (with
@@ -769,5 +658,73 @@ mod tests {
         let d = TopicDetails::from_response(&r);
         assert_eq!(d.configs, None);
         assert_eq!(d.config_error, Some(ErrorCode::TopicAuthorizationFailed));
+    }
+
+    /// Each builder step sets its field; configs accumulate.
+    #[test]
+    fn new_topic_builder_sets_its_fields() {
+        let t = NewTopic::new("orders");
+        assert_eq!((t.partitions, t.replication_factor), (None, None));
+        assert!(t.configs.is_empty());
+        let t = t
+            .with_partitions(6)
+            .with_replication_factor(3)
+            .with_config("retention.ms", "86400000")
+            .with_config("cleanup.policy", "compact");
+        assert_eq!((t.partitions, t.replication_factor), (Some(6), Some(3)));
+        assert_eq!(t.configs.len(), 2);
+        assert_eq!(t.configs["cleanup.policy"], "compact");
+    }
+
+    /// By default: a 60 s timeout, topics really created.
+    #[test]
+    fn create_topics_options_defaults() {
+        let o = CreateTopicsOptions::default();
+        assert_eq!(o.timeout, Duration::from_secs(60));
+        assert!(!o.validate_only);
+    }
+
+    /// Created and AlreadyExists mean the topic exists; Validated does not.
+    #[test]
+    fn only_created_and_already_exists_mean_the_topic_exists() {
+        assert!(TopicOutcome::Created(TopicDetails::default()).created());
+        assert!(TopicOutcome::Created(TopicDetails::default()).exists());
+        let there = TopicOutcome::AlreadyExists {
+            message: Some("Topic 'orders' already exists.".into()),
+        };
+        assert!(there.exists() && !there.created());
+        let validated = TopicOutcome::Validated(TopicDetails::default());
+        assert!(!validated.created() && !validated.exists());
+    }
+
+    /// The message names the topic and the code, then what to do.
+    #[test]
+    fn create_error_message_names_the_topic_and_hints() {
+        let e = CreateTopicError {
+            topic: "orders".into(),
+            error: ErrorCode::InvalidReplicationFactor,
+            message: Some("only 1 broker(s) are registered.".into()),
+        };
+        assert!(
+            e.to_string()
+                .starts_with("cannot create topic orders: INVALID_REPLICATION_FACTOR")
+        );
+        assert!(e.hint().contains("number of brokers"));
+        let e = CreateTopicError {
+            topic: "orders".into(),
+            error: ErrorCode::InvalidConfig,
+            message: None,
+        };
+        assert!(e.hint().contains("config"));
+    }
+
+    /// A topic listed twice is refused before any request.
+    #[test]
+    fn duplicate_topic_message() {
+        let e = AdminError::DuplicateTopic("orders".into());
+        assert_eq!(
+            e.to_string(),
+            "topic orders is listed more than once; list each topic once"
+        );
     }
 }

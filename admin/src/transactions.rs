@@ -19,17 +19,6 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// Filters of [`list_transactions()`] (all empty: every transaction).
-///
-/// ```
-/// use kafka_admin::TransactionFilters;
-/// let filters = TransactionFilters {
-///     producer_ids: vec![4001],
-///     duration_filter: Some(std::time::Duration::from_secs(600)),
-///     ..TransactionFilters::states(&["Ongoing"])
-/// };
-/// assert_eq!(filters.states, ["Ongoing"]);
-/// assert!(TransactionFilters::default().states.is_empty());
-/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TransactionFilters {
     /// Only these states (`Ongoing`, `PrepareCommit`, `CompleteAbort`, ...).
@@ -44,13 +33,6 @@ pub struct TransactionFilters {
 
 impl TransactionFilters {
     /// Filters on states only.
-    ///
-    /// ```
-    /// use kafka_admin::TransactionFilters;
-    /// let f = TransactionFilters::states(&["Ongoing", "PrepareCommit"]);
-    /// assert_eq!(f.states, ["Ongoing", "PrepareCommit"]);
-    /// assert!(f.producer_ids.is_empty() && f.duration_filter.is_none());
-    /// ```
     pub fn states(states: &[&str]) -> Self {
         Self {
             states: states.iter().map(|s| s.to_string()).collect(),
@@ -60,15 +42,6 @@ impl TransactionFilters {
 }
 
 /// One entry of [`list_transactions()`].
-///
-/// ```no_run
-/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), Box<dyn std::error::Error>> {
-/// use kafka_admin::{self as admin, TransactionFilters};
-/// for t in admin::list_transactions(cluster, &TransactionFilters::default()).await? {
-///     println!("{} (pid {}) on broker {}: {}", t.transactional_id, t.producer_id, t.coordinator, t.state);
-/// }
-/// # Ok(()) }
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransactionListing {
     /// The broker (coordinator) that listed it.
@@ -83,15 +56,6 @@ pub struct TransactionListing {
 
 /// One entry of [`describe_transactions()`]: the coordinator's view of a
 /// transactional id ([`TransactionSnapshot`]) and which broker coordinates it.
-///
-/// ```no_run
-/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), Box<dyn std::error::Error>> {
-/// for d in kafka_admin::describe_transactions(cluster, &["orders-sink-0"]).await? {
-///     let t = &d.snapshot;
-///     println!("{} at epoch {}, partitions {:?}", t.state, t.producer_epoch, t.partitions);
-/// }
-/// # Ok(()) }
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransactionDescription {
     /// The coordinator's node id.
@@ -101,16 +65,6 @@ pub struct TransactionDescription {
 }
 
 /// An active producer on a partition ([`describe_producers()`]).
-///
-/// ```no_run
-/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), Box<dyn std::error::Error>> {
-/// use kafka_client::TopicPartition;
-/// use kafka_admin as admin;
-/// for p in admin::describe_producers(cluster, &[TopicPartition::new("orders", 0)]).await? {
-///     println!("pid {} epoch {} last seq {}", p.producer_id, p.producer_epoch, p.last_sequence);
-/// }
-/// # Ok(()) }
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProducerState {
     /// The partition.
@@ -130,17 +84,6 @@ pub struct ProducerState {
 }
 
 /// What [`abort_lingering_transaction`] did.
-///
-/// ```no_run
-/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), Box<dyn std::error::Error>> {
-/// use std::time::Duration;
-/// let r = kafka_admin::abort_lingering_transaction(cluster, "orders-sink-0", Duration::from_secs(30)).await?;
-/// if let Some(before) = &r.before {
-///     println!("was {} at epoch {}", before.snapshot.state, before.snapshot.producer_epoch);
-/// }
-/// println!("now {:?}", r.new_producer);
-/// # Ok(()) }
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AbortedTransaction {
     /// The coordinator's view before (None: unknown id).
@@ -348,15 +291,22 @@ pub async fn describe_producers(
 }
 
 /// Aborts the open transaction of `transactional_id` (if any) the way a new
-/// producer instance would: InitProducerId with that id fences the old epoch
-/// and aborts the transaction (CONCURRENT_TRANSACTIONS is retried with
-/// backoff until the abort completes). Use it on ids whose producer is gone.
+/// producer instance would. Use it on ids whose producer is gone:
+/// 1. the transaction coordinator is looked up, and DescribeTransactions
+///    records the transaction as it was (`before`);
+/// 2. InitProducerId with that id fences the old epoch and makes the
+///    coordinator abort the open transaction;
+/// 3. CONCURRENT_TRANSACTIONS (the abort still under way) is retried with
+///    backoff until the abort completes or `timeout` runs out.
 ///
 /// ```no_run
 /// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), Box<dyn std::error::Error>> {
 /// use std::time::Duration;
-/// let aborted = kafka_admin::abort_lingering_transaction(cluster, "orders-sink-0", Duration::from_secs(30)).await?;
-/// println!("fenced by {:?}", aborted.new_producer);
+/// let r = kafka_admin::abort_lingering_transaction(cluster, "orders-sink-0", Duration::from_secs(30)).await?;
+/// if let Some(before) = &r.before {
+///     println!("was {} at epoch {}", before.snapshot.state, before.snapshot.producer_epoch);
+/// }
+/// println!("fenced by {:?}", r.new_producer);
 /// # Ok(()) }
 /// ```
 pub async fn abort_lingering_transaction(
@@ -440,5 +390,20 @@ pub async fn abort_lingering_transaction(
             e if e.is_retriable() => last_error = e,
             e => return Err(broker_err(ApiKey::InitProducerId, version, e, None)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `states` filters on the states only; the default lists every
+    /// transaction.
+    #[test]
+    fn state_filters_leave_the_other_filters_empty() {
+        let f = TransactionFilters::states(&["Ongoing", "PrepareCommit"]);
+        assert_eq!(f.states, ["Ongoing", "PrepareCommit"]);
+        assert!(f.producer_ids.is_empty() && f.duration_filter.is_none());
+        assert!(TransactionFilters::default().states.is_empty());
     }
 }

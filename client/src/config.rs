@@ -36,14 +36,6 @@ use properties::{invalid, split_list};
 /// How a client reaches the cluster: bootstrap brokers, identity, timeouts
 /// and security. Build with [`ClientConfig::new`] and set fields, or parse
 /// Java properties with [`ClientConfig::from_properties`].
-///
-/// ```
-/// use kafka_client::config::ClientConfig;
-/// let mut cfg = ClientConfig::new("broker-1:9092,broker-2:9092");
-/// cfg.client_id = "billing".into();
-/// let cfg = cfg.validate().unwrap();
-/// assert_eq!(cfg.cluster_config().bootstrap, ["broker-1:9092", "broker-2:9092"]);
-/// ```
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
     /// `bootstrap.servers`.
@@ -93,9 +85,11 @@ impl ClientConfig {
     ///
     /// ```
     /// use kafka_client::config::ClientConfig;
-    /// let cfg = ClientConfig::new("broker-1:9092");
-    /// assert_eq!(cfg.request_timeout.as_secs(), 30);
-    /// assert_eq!(cfg.client_id, "kafka-eos");
+    /// // Set in code rather than read from properties, then checked as a whole.
+    /// let mut cfg = ClientConfig::new("broker-1:9092,broker-2:9092");
+    /// cfg.client_id = "billing".into();
+    /// let cfg = cfg.validate().unwrap();
+    /// assert_eq!(cfg.cluster_config().bootstrap, ["broker-1:9092", "broker-2:9092"]);
     /// ```
     pub fn new(bootstrap: &str) -> Self {
         Self {
@@ -279,11 +273,6 @@ impl ClientConfig {
 
     /// Checks the settings as a whole: bootstrap servers given, then
     /// [`Self::validate_security`].
-    ///
-    /// ```
-    /// use kafka_client::config::ClientConfig;
-    /// assert_eq!(ClientConfig::new("").validate().unwrap_err().key(), "bootstrap.servers");
-    /// ```
     pub fn validate(self) -> Result<Self, ConfigError> {
         if self.bootstrap_servers.is_empty() {
             return Err(ConfigError::Missing("bootstrap.servers".into()));
@@ -295,13 +284,6 @@ impl ClientConfig {
     /// Checks that `security.protocol` has what it needs: TLS settings (and
     /// the `tls` cargo feature) for `SSL` / `SASL_SSL`, credentials for
     /// `SASL_*`.
-    ///
-    /// ```
-    /// use kafka_client::config::{ClientConfig, SecurityProtocol};
-    /// let mut cfg = ClientConfig::new("broker-1:9092");
-    /// cfg.security_protocol = SecurityProtocol::SaslPlaintext;
-    /// assert!(cfg.validate_security().is_err(), "no username and password");
-    /// ```
     pub fn validate_security(&self) -> Result<(), ConfigError> {
         if self.tls_enabled() {
             if !cfg!(feature = "tls") {
@@ -340,15 +322,6 @@ impl ClientConfig {
     }
 
     /// The connection settings derived from this configuration.
-    ///
-    /// ```
-    /// use kafka_client::config::ClientConfig;
-    /// let mut cfg = ClientConfig::new("broker-1:9092");
-    /// cfg.client_id = "orders-app".into();
-    /// let conn = cfg.connection_config();
-    /// assert_eq!(conn.client_id.as_deref(), Some("orders-app"));
-    /// assert!(conn.sasl.is_none() && conn.tls.is_none());
-    /// ```
     pub fn connection_config(&self) -> ConnectionConfig {
         ConnectionConfig {
             client_id: Some(self.client_id.clone()),
@@ -378,12 +351,6 @@ impl ClientConfig {
     }
 
     /// The cluster settings derived from this configuration.
-    ///
-    /// ```
-    /// use kafka_client::config::ClientConfig;
-    /// let cfg = ClientConfig::new("broker-1:9092,broker-2:9092");
-    /// assert_eq!(cfg.cluster_config().bootstrap, ["broker-1:9092", "broker-2:9092"]);
-    /// ```
     pub fn cluster_config(&self) -> ClusterConfig {
         let mut c = ClusterConfig::new(&self.bootstrap_servers.join(","));
         c.connection = self.connection_config();
@@ -395,19 +362,6 @@ impl ClientConfig {
 }
 
 /// `security.protocol`.
-///
-/// ```
-/// use kafka_client::config::{ClientConfig, SecurityProtocol};
-/// let cfg = ClientConfig::from_properties([
-///     ("bootstrap.servers", "broker-1:9092"),
-///     ("security.protocol", "SASL_PLAINTEXT"),
-///     ("sasl.mechanism", "SCRAM-SHA-512"),
-///     ("sasl.jaas.config", r#"org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="alice-secret";"#),
-/// ])
-/// .unwrap();
-/// assert_eq!(cfg.security_protocol, SecurityProtocol::SaslPlaintext);
-/// assert_eq!(cfg.sasl_username.as_deref(), Some("alice"));
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SecurityProtocol {
     /// No authentication, no TLS.
@@ -422,13 +376,6 @@ pub enum SecurityProtocol {
 }
 
 /// A configuration error, naming the property it is about.
-///
-/// ```
-/// use kafka_client::config::{ClientConfig, ConfigError};
-/// let err = ClientConfig::from_properties([("client.id", "orders-app")]).unwrap_err();
-/// assert_eq!(err, ConfigError::Missing("bootstrap.servers".into()));
-/// assert_eq!(err.to_string(), "missing required property bootstrap.servers");
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
@@ -460,12 +407,6 @@ pub enum ConfigError {
 
 impl ConfigError {
     /// The property the error is about.
-    ///
-    /// ```
-    /// use kafka_client::config::ClientConfig;
-    /// let err = ClientConfig::from_properties([("bootstrap.servers", "broker-1:9092"), ("request.timeout.ms", "-1")]).unwrap_err();
-    /// assert_eq!(err.key(), "request.timeout.ms");
-    /// ```
     pub fn key(&self) -> &str {
         match self {
             ConfigError::UnknownKey(k) | ConfigError::Missing(k) => k,
@@ -476,13 +417,6 @@ impl ConfigError {
 
 /// A setting that must never be printed (a password): `Debug` shows
 /// `<redacted>`; [`Secret::expose`] gives the value to the code that needs it.
-///
-/// ```
-/// use kafka_client::config::Secret;
-/// let s = Secret::new("hunter2");
-/// assert_eq!(s.expose(), "hunter2");
-/// assert_eq!(format!("{s:?}"), "<redacted>");
-/// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(String);
 
@@ -491,18 +425,15 @@ impl Secret {
     ///
     /// ```
     /// use kafka_client::config::Secret;
-    /// assert_eq!(Secret::new(String::from("x")).expose(), "x");
+    /// let s = Secret::new("hunter2");
+    /// assert_eq!(format!("{s:?}"), "<redacted>"); // safe to log
+    /// assert_eq!(s.expose(), "hunter2"); // for the code that sends it
     /// ```
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
 
     /// The value.
-    ///
-    /// ```
-    /// use kafka_client::config::Secret;
-    /// assert_eq!(Secret::from("pw").expose(), "pw");
-    /// ```
     pub fn expose(&self) -> &str {
         &self.0
     }
@@ -713,5 +644,105 @@ fn parse_jaas(key: &str, value: &str) -> Result<(String, String), ConfigError> {
             "<redacted>",
             "username and password are required",
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Java's defaults: a 30 s request timeout, and this client's id.
+    #[test]
+    fn new_has_javas_request_timeout_and_this_clients_id() {
+        let cfg = ClientConfig::new("broker-1:9092");
+        assert_eq!(cfg.request_timeout, Duration::from_secs(30));
+        assert_eq!(cfg.client_id, "kafka-eos");
+        assert_eq!(cfg.security_protocol, SecurityProtocol::Plaintext);
+    }
+
+    /// Without bootstrap servers the configuration is refused, by key.
+    #[test]
+    fn validate_requires_bootstrap_servers() {
+        assert_eq!(
+            ClientConfig::new("").validate().unwrap_err().key(),
+            "bootstrap.servers"
+        );
+        let err = ClientConfig::from_properties([("client.id", "orders-app")]).unwrap_err();
+        assert_eq!(err, ConfigError::Missing("bootstrap.servers".into()));
+        assert_eq!(
+            err.to_string(),
+            "missing required property bootstrap.servers"
+        );
+    }
+
+    /// A SASL protocol without a username and password is refused.
+    #[test]
+    fn sasl_requires_credentials() {
+        let mut cfg = ClientConfig::new("broker-1:9092");
+        cfg.security_protocol = SecurityProtocol::SaslPlaintext;
+        assert!(cfg.validate_security().is_err());
+    }
+
+    /// An out-of-range value is reported by its key.
+    #[test]
+    fn a_bad_value_names_its_key() {
+        let err = ClientConfig::from_properties([
+            ("bootstrap.servers", "broker-1:9092"),
+            ("request.timeout.ms", "-1"),
+        ])
+        .unwrap_err();
+        assert_eq!(err.key(), "request.timeout.ms");
+    }
+
+    /// The connection settings carry the client id; plaintext needs no SASL
+    /// or TLS.
+    #[test]
+    fn plaintext_connection_config_has_no_sasl_or_tls() {
+        let mut cfg = ClientConfig::new("broker-1:9092");
+        cfg.client_id = "orders-app".into();
+        let conn = cfg.connection_config();
+        assert_eq!(conn.client_id.as_deref(), Some("orders-app"));
+        assert!(conn.sasl.is_none() && conn.tls.is_none());
+    }
+
+    /// `bootstrap.servers` is split at its commas.
+    #[test]
+    fn cluster_config_splits_the_bootstrap_list() {
+        let cfg = ClientConfig::new("broker-1:9092,broker-2:9092");
+        assert_eq!(
+            cfg.cluster_config().bootstrap,
+            ["broker-1:9092", "broker-2:9092"]
+        );
+    }
+
+    /// Credentials are read from a SCRAM `sasl.jaas.config`.
+    #[test]
+    fn scram_jaas_config_gives_the_credentials() {
+        let cfg = ClientConfig::from_properties([
+            ("bootstrap.servers", "broker-1:9092"),
+            ("security.protocol", "SASL_PLAINTEXT"),
+            ("sasl.mechanism", "SCRAM-SHA-512"),
+            (
+                "sasl.jaas.config",
+                r#"org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="alice-secret";"#,
+            ),
+        ])
+        .unwrap();
+        assert_eq!(cfg.security_protocol, SecurityProtocol::SaslPlaintext);
+        assert_eq!(cfg.sasl_username.as_deref(), Some("alice"));
+        assert_eq!(
+            cfg.sasl_password.as_ref().map(Secret::expose),
+            Some("alice-secret")
+        );
+    }
+
+    /// A secret never prints; `expose` gives it, however it was made.
+    #[test]
+    fn secrets_are_redacted_but_exposed() {
+        let s = Secret::new("hunter2");
+        assert_eq!(format!("{s:?}"), "<redacted>");
+        assert_eq!(s.expose(), "hunter2");
+        assert_eq!(Secret::from("pw").expose(), "pw");
+        assert_eq!(Secret::from(String::from("x")).expose(), "x");
     }
 }

@@ -18,14 +18,6 @@ use std::sync::Arc;
 pub type CoordinatorError = RequestError;
 
 /// A coordinator and a connection to it.
-///
-/// ```no_run
-/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::RequestError> {
-/// use kafka_client::{CoordinatorType, find_coordinator};
-/// let c = find_coordinator(cluster, CoordinatorType::Group, "billing").await?;
-/// println!("node {}: {:?}", c.node_id, c.connection.negotiated_version(kafka_proto::ApiKey::OffsetCommit));
-/// # Ok(()) }
-/// ```
 #[derive(Debug, Clone)]
 pub struct CoordinatorConnection {
     /// The coordinator's node id.
@@ -80,20 +72,6 @@ pub async fn find_coordinator(
 }
 
 /// FindCoordinator's answer as one broker gave it, error code included.
-///
-/// ```
-/// use kafka_client::coordinator::CoordinatorAnswer;
-/// use kafka_proto::ErrorCode;
-/// let a = CoordinatorAnswer {
-///     version: 4,
-///     error: ErrorCode::None,
-///     node_id: 2,
-///     host: "broker-2".into(),
-///     port: 9092,
-///     message: None,
-/// };
-/// assert!(a.error.is_ok());
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CoordinatorAnswer {
     /// The FindCoordinator version used.
@@ -191,14 +169,6 @@ async fn connect_node(
     cluster.connection(node_id).await
 }
 /// FindCoordinator key type.
-///
-/// ```no_run
-/// # async fn demo(cluster: &kafka_client::Cluster) -> Result<(), kafka_client::RequestError> {
-/// use kafka_client::{find_coordinator, CoordinatorType};
-/// let group = find_coordinator(cluster, CoordinatorType::Group, "billing").await?;
-/// println!("group coordinator: node {}", group.node_id);
-/// # Ok(()) }
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CoordinatorType {
     /// A consumer group (key type 0).
@@ -209,16 +179,22 @@ pub enum CoordinatorType {
 
 impl CoordinatorType {
     /// The wire key type.
-    ///
-    /// ```
-    /// use kafka_client::CoordinatorType;
-    /// assert_eq!(CoordinatorType::Group.wire(), 0);
-    /// assert_eq!(CoordinatorType::Transaction.wire(), 1);
-    /// ```
     pub fn wire(self) -> i8 {
         match self {
             CoordinatorType::Group => 0,
             CoordinatorType::Transaction => 1,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// FindCoordinator's `key_type`: 0 for a group, 1 for a transactional id.
+    #[test]
+    fn coordinator_type_wire_values() {
+        assert_eq!(CoordinatorType::Group.wire(), 0);
+        assert_eq!(CoordinatorType::Transaction.wire(), 1);
     }
 }

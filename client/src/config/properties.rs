@@ -239,13 +239,6 @@ impl Properties {
 
     /// After every configuration took its keys: the first key none of them
     /// read is [`ConfigError::UnknownKey`] (once, however often given).
-    ///
-    /// ```
-    /// use kafka_client::config::{ClientConfig, ConfigError, Properties};
-    /// let mut props = Properties::new([("bootstrap.servers", "broker-1:9092"), ("no.such", "1")]);
-    /// ClientConfig::take_from(&mut props).unwrap();
-    /// assert_eq!(props.finish(), Err(ConfigError::UnknownKey("no.such".into())));
-    /// ```
     pub fn finish(self) -> Result<(), ConfigError> {
         match self.entries.into_iter().find(|e| !e.used) {
             Some(e) => Err(ConfigError::UnknownKey(e.key)),
@@ -387,5 +380,16 @@ mod tests {
     fn debug_never_prints_values() {
         let p = Properties::new([("sasl.password", "hunter2")]);
         assert!(!format!("{p:?}").contains("hunter2"));
+    }
+
+    /// A key no configuration took is reported by `finish` as unknown.
+    #[test]
+    fn finish_reports_a_key_no_configuration_took() {
+        let mut props = Properties::new([("bootstrap.servers", "broker-1:9092"), ("no.such", "1")]);
+        crate::config::ClientConfig::take_from(&mut props).unwrap();
+        assert_eq!(
+            props.finish(),
+            Err(ConfigError::UnknownKey("no.such".into()))
+        );
     }
 }

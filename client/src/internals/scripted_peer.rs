@@ -27,13 +27,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 /// One request as the peer saw it.
-///
-/// ```
-/// use kafka_client::internals::scripted_peer::{Seen, idempotent_api_versions_reply};
-/// use kafka_proto::ApiKey;
-/// let seen = Seen { api: ApiKey::ApiVersions, version: 3, correlation_id: 1, body: Default::default() };
-/// assert!(!idempotent_api_versions_reply(&seen).is_empty());
-/// ```
 #[derive(Debug, Clone)]
 pub struct Seen {
     /// The request's API.
@@ -47,12 +40,6 @@ pub struct Seen {
 }
 
 /// What the peer does with a request.
-///
-/// ```
-/// use kafka_client::internals::scripted_peer::Step;
-/// let hold = Step::Reply(Vec::new()); // no answer: the request waits
-/// assert!(matches!(hold, Step::Reply(frames) if frames.is_empty()));
-/// ```
 #[derive(Debug)]
 pub enum Step {
     /// Write these frames (possibly none: hold the request).
@@ -135,13 +122,6 @@ where
 }
 
 /// An ApiVersions answer listing `keys` as (api, min, max).
-///
-/// ```
-/// use kafka_client::internals::scripted_peer::api_versions;
-/// use kafka_proto::ApiKey;
-/// let answer = api_versions(&[(ApiKey::Metadata, 0, 12)]);
-/// assert_eq!(answer.api_keys.len(), 1);
-/// ```
 pub fn api_versions(keys: &[(ApiKey, i16, i16)]) -> ApiVersionsResponse {
     ApiVersionsResponse::listing(keys)
 }
@@ -149,13 +129,6 @@ pub fn api_versions(keys: &[(ApiKey, i16, i16)]) -> ApiVersionsResponse {
 /// The ApiVersions answer of a broker before transaction version 2 that an
 /// idempotent producer needs (Produce 3-11, Metadata, ApiVersions,
 /// InitProducerId), for request `s`.
-///
-/// ```
-/// use kafka_client::internals::scripted_peer::{Seen, idempotent_api_versions_reply};
-/// use kafka_proto::ApiKey;
-/// let seen = Seen { api: ApiKey::ApiVersions, version: 3, correlation_id: 1, body: Default::default() };
-/// assert!(!idempotent_api_versions_reply(&seen).is_empty());
-/// ```
 pub fn idempotent_api_versions_reply(s: &Seen) -> BytesMut {
     encode_response_frame(
         &api_versions(&[
@@ -172,13 +145,6 @@ pub fn idempotent_api_versions_reply(s: &Seen) -> BytesMut {
 
 /// A Metadata answer: broker 1 at `addr`, leader of every partition of
 /// `topic` (`partitions` of them, topic id `topic_id`).
-///
-/// ```
-/// use kafka_client::internals::scripted_peer::{Seen, metadata_reply_with};
-/// use kafka_proto::ApiKey;
-/// let seen = Seen { api: ApiKey::Metadata, version: 12, correlation_id: 7, body: Default::default() };
-/// assert!(!metadata_reply_with(&seen, "orders", [1; 16], 3, "127.0.0.1:9092").is_empty());
-/// ```
 pub fn metadata_reply_with(
     s: &Seen,
     topic: &str,
@@ -217,11 +183,6 @@ pub fn metadata_reply_with(
 }
 
 /// Connection settings with short timeouts for tests against the peer.
-///
-/// ```
-/// use kafka_client::internals::scripted_peer::fast_config;
-/// assert_eq!(fast_config().request_timeout.as_secs(), 5);
-/// ```
 pub fn fast_config() -> ConnectionConfig {
     ConnectionConfig {
         request_timeout: Duration::from_secs(5),

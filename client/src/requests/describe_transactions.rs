@@ -22,23 +22,6 @@ use kafka_proto::{ApiKey, ErrorCode};
 
 /// The coordinator's view of one transactional id (DescribeTransactions;
 /// Java's `TransactionDescription` without the coordinator).
-///
-/// ```
-/// use kafka_client::requests::describe_transactions::TransactionSnapshot;
-/// use kafka_client::{TopicPartition, TransactionState};
-/// let t = TransactionSnapshot {
-///     transactional_id: "orders-sink-0".into(),
-///     state: TransactionState::Ongoing,
-///     timeout_ms: 60_000,
-///     start_time_ms: 1_764_000_000_000,
-///     producer_id: 4000,
-///     producer_epoch: 7,
-///     partitions: vec![TopicPartition::new("orders", 0)],
-/// };
-/// // Open for longer than its timeout: the coordinator will abort it.
-/// let now_ms = t.start_time_ms + 61_000;
-/// assert!(t.state == TransactionState::Ongoing && now_ms - t.start_time_ms > i64::from(t.timeout_ms));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransactionSnapshot {
     /// The transactional id.

@@ -36,16 +36,6 @@ use kafka_proto::{ApiKey, ErrorCode};
 use std::collections::BTreeMap;
 
 /// The partitions of one topic whose committed offsets to fetch.
-///
-/// ```
-/// use kafka_client::requests::offset_fetch::TopicPartitions;
-/// let partitions: Vec<i32> = (0..3).collect();
-/// let wanted = [
-///     TopicPartitions { topic: "orders", partitions: &partitions },
-///     TopicPartitions { topic: "refunds", partitions: &[0] },
-/// ];
-/// assert_eq!(wanted.iter().map(|t| t.partitions.len()).sum::<usize>(), 4);
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TopicPartitions<'a> {
     /// The topic's name.
@@ -55,21 +45,6 @@ pub struct TopicPartitions<'a> {
 }
 
 /// One partition of an OffsetFetch answer.
-///
-/// ```
-/// use kafka_client::TopicPartition;
-/// use kafka_client::requests::offset_fetch::CommittedOffset;
-/// use kafka_proto::ErrorCode;
-/// let p = CommittedOffset {
-///     partition: TopicPartition::new("orders", 0),
-///     offset: None,
-///     leader_epoch: None,
-///     metadata: None,
-///     error: ErrorCode::UnstableOffsetCommit,
-/// };
-/// // Under require_stable: a transactional commit is pending; ask again.
-/// assert!(p.error.is_retriable() && p.offset.is_none());
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommittedOffset {
     /// The partition (by name, at every version).
@@ -86,24 +61,6 @@ pub struct CommittedOffset {
 }
 
 /// A group's committed offsets as its coordinator answered.
-///
-/// ```
-/// use kafka_client::TopicPartition;
-/// use kafka_client::requests::offset_fetch::{CommittedOffset, GroupOffsets};
-/// use kafka_proto::ErrorCode;
-/// let answer = GroupOffsets {
-///     version: 10,
-///     partitions: vec![CommittedOffset {
-///         partition: TopicPartition::new("orders", 0),
-///         offset: Some(42),
-///         leader_epoch: Some(3),
-///         metadata: Some(String::new()),
-///         error: ErrorCode::None,
-///     }],
-/// };
-/// let resume: Vec<_> = answer.partitions.iter().filter_map(|p| Some((&p.partition, p.offset?))).collect();
-/// assert_eq!(resume, [(&TopicPartition::new("orders", 0), 42)]);
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupOffsets {
     /// The OffsetFetch version used.

@@ -49,6 +49,7 @@ use tokio::sync::{Notify, mpsc, oneshot};
 #[derive(Debug)]
 #[must_use = "await the commit for its result, or drop it explicitly to ignore it"]
 pub struct PendingCommit {
+    /// The commit task's answer; a dropped sender reads as `Closed`.
     result: oneshot::Receiver<Result<(), GroupError>>,
 }
 
@@ -73,18 +74,23 @@ impl Future for PendingCommit {
 
 /// One queued commit.
 struct Job {
+    /// The next offsets to commit, per partition.
     offsets: Vec<(TopicPartition, i64)>,
     /// Retriable errors are retried until then; counted from the call, so
     /// the time spent behind earlier commits is part of it.
     deadline: Instant,
+    /// Where the outcome goes (the caller's [`PendingCommit`]).
     done: oneshot::Sender<Result<(), GroupError>>,
 }
 
 /// The application's end of the commit queue.
 #[derive(Debug)]
 pub(super) struct CommitQueue {
+    /// The commits waiting for the task, in call order.
     jobs: mpsc::UnboundedSender<Job>,
+    /// `default.api.timeout.ms`: each job's deadline, counted from its call.
     api_timeout: Duration,
+    /// The task that sends the commits one at a time.
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -98,12 +104,17 @@ impl std::fmt::Debug for Job {
 
 /// What the commit task needs to build and send an OffsetCommit.
 pub(super) struct Committer {
+    /// The consumer's state shared with the driver: the member, the coordinator.
     pub(super) shared: Arc<Mutex<Shared>>,
     /// Wakes the group driver (which finds the coordinator).
     pub(super) wake_task: Arc<Notify>,
+    /// `group.id`.
     pub(super) group_id: String,
+    /// `group.instance.id`, for a static member.
     pub(super) instance_id: Option<String>,
+    /// `retry.backoff.ms`: the wait between two tries of a commit.
     pub(super) retry_backoff: Duration,
+    /// `default.api.timeout.ms`: how long a commit is retried.
     pub(super) api_timeout: Duration,
 }
 

@@ -72,18 +72,6 @@ pub struct GroupConsumerConfig {
 }
 
 /// `group.protocol`: who assigns the partitions.
-///
-/// ```
-/// use kafka_consumer::group::{GroupConsumerConfig, GroupProtocol};
-/// let c = GroupConsumerConfig::from_properties([
-///     ("bootstrap.servers", "127.0.0.1:9092"),
-///     ("group.id", "g"),
-///     ("group.protocol", "classic"),
-///     ("partition.assignment.strategy", "cooperative-sticky"),
-/// ])
-/// .unwrap();
-/// assert_eq!(c.protocol, GroupProtocol::Classic);
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum GroupProtocol {
     /// KIP-848 (`consumer`, the default of this client; Kafka 4.0+): the
@@ -108,18 +96,6 @@ impl GroupConsumerConfig {
     /// a bootstrap wait of `bootstrap.timeout.ms`, by default
     /// `default.api.timeout.ms` (Java's consumer bounds its blocking calls
     /// by it and waits for brokers that do not answer yet).
-    ///
-    /// ```
-    /// use kafka_consumer::group::GroupConsumerConfig;
-    /// use std::time::Duration;
-    /// let c = GroupConsumerConfig::from_properties([
-    ///     ("bootstrap.servers", "broker-1:9092"),
-    ///     ("group.id", "billing"),
-    ///     ("default.api.timeout.ms", "20000"),
-    /// ])
-    /// .unwrap();
-    /// assert_eq!(c.cluster_config().bootstrap_timeout, Duration::from_secs(20));
-    /// ```
     pub fn cluster_config(&self) -> ClusterConfig {
         let mut c = self.connection.cluster_config();
         c.bootstrap_timeout = self
@@ -540,6 +516,16 @@ mod tests {
         assert_eq!(
             bag.finish(),
             Err(ConfigError::UnknownKey("linger.ms".into()))
+        );
+    }
+
+    /// `default.api.timeout.ms` also bounds the cluster's bootstrap.
+    #[test]
+    fn default_api_timeout_bounds_the_bootstrap() {
+        let c = parse(&[("default.api.timeout.ms", "20000")]).unwrap();
+        assert_eq!(
+            c.cluster_config().bootstrap_timeout,
+            Duration::from_secs(20)
         );
     }
 }

@@ -18,15 +18,19 @@
 //!   decisions into [`ConsumerEvent`]s and fetches records through a
 //!   [`Reader`] (read_committed filtering, positions, offset resets).
 //!
-//! Rebalances are events, not callbacks: [`ConsumerEvent::Revoked`] means
-//! the consumer stopped fetching those partitions; the application commits
-//! what it consumed from them (or commits or aborts its transaction), and
-//! the revocation is confirmed to the group by the **next** `poll` — only
-//! then can another member get them. [`ConsumerEvent::Assigned`] partitions
-//! are read from their committed offsets (OffsetFetch with `RequireStable`)
-//! or `auto.offset.reset`. [`ConsumerEvent::Lost`] partitions were taken
-//! away (the member was fenced or missed its poll interval): nothing may be
-//! committed for them any more.
+//! Rebalances are events, not callbacks:
+//! - [`ConsumerEvent::Revoked`]: the consumer stopped fetching those
+//!   partitions. The application
+//!   1. commits what it consumed from them (or commits or aborts its
+//!      transaction);
+//!   2. calls `poll` again: the **next** `poll` confirms the revocation to
+//!      the group, and only then can another member get them.
+//! - [`ConsumerEvent::Assigned`]: the partitions are read from their
+//!   committed offsets (OffsetFetch with `RequireStable`) or
+//!   `auto.offset.reset`.
+//! - [`ConsumerEvent::Lost`]: the partitions were taken away (the member was
+//!   fenced or missed its poll interval): nothing may be committed for them
+//!   any more.
 //!
 //! Under the classic protocol an eager member (any assignor list that
 //! includes `range`, such as Java's default) gets every partition
@@ -55,12 +59,6 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 /// What one [`GroupConsumer::poll`] returns.
-///
-/// ```
-/// use kafka_consumer::group::ConsumerEvent;
-/// let e = ConsumerEvent::Records(vec![]);
-/// assert!(matches!(e, ConsumerEvent::Records(r) if r.is_empty()));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConsumerEvent {
     /// Records of the owned partitions, in offset order per partition
@@ -81,13 +79,6 @@ pub enum ConsumerEvent {
 }
 
 /// Why a [`GroupConsumer`] call failed.
-///
-/// ```
-/// use kafka_consumer::group::GroupError;
-/// use kafka_proto::ErrorCode;
-/// let e = GroupError::Commit { error: ErrorCode::StaleMemberEpoch, message: None };
-/// assert!(!e.is_fatal());
-/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum GroupError {
@@ -124,11 +115,6 @@ pub enum GroupError {
 
 impl GroupError {
     /// True when the consumer cannot go on (the member stopped for good).
-    ///
-    /// ```
-    /// use kafka_consumer::group::GroupError;
-    /// assert!(GroupError::Closed.is_fatal());
-    /// ```
     pub fn is_fatal(&self) -> bool {
         match self {
             GroupError::Member(e) => e.error != ErrorCode::TopicAuthorizationFailed,
@@ -228,12 +214,17 @@ pub(super) enum Queued {
 
 #[derive(Debug)]
 pub(super) struct Shared {
+    /// The group member's state machine (KIP-848 or classic).
     pub(super) member: Member,
     /// Decisions for the application, in order.
     pub(super) events: std::collections::VecDeque<Queued>,
+    /// The group coordinator's connection, once found.
     pub(super) coordinator: Option<Arc<Connection>>,
+    /// When the application last polled (`max.poll.interval.ms` counts from it).
     pub(super) last_poll: Instant,
+    /// The error that stopped the member for good; every later poll returns it.
     pub(super) fatal: Option<MemberError>,
+    /// `close` was called: no new commits, the member leaves.
     pub(super) closing: bool,
 }
 
@@ -393,34 +384,16 @@ impl GroupConsumer {
 
     /// The member id (KIP-848: generated once, kept for the consumer's
     /// life; classic: given by the coordinator, "" until the first join).
-    ///
-    /// ```no_run
-    /// # fn demo(c: &kafka_consumer::group::GroupConsumer) {
-    /// println!("{}", c.member_id());
-    /// # }
-    /// ```
     pub fn member_id(&self) -> String {
         lock(&self.shared).member.member_id().to_string()
     }
 
     /// The member's state.
-    ///
-    /// ```no_run
-    /// # fn demo(c: &kafka_consumer::group::GroupConsumer) {
-    /// println!("{:?}", c.state());
-    /// # }
-    /// ```
     pub fn state(&self) -> MemberState {
         lock(&self.shared).member.state()
     }
 
     /// The partitions this consumer owns (as last reported by events).
-    ///
-    /// ```no_run
-    /// # fn demo(c: &kafka_consumer::group::GroupConsumer) {
-    /// for tp in c.assignment() { println!("{tp}"); }
-    /// # }
-    /// ```
     pub fn assignment(&self) -> Vec<TopicPartition> {
         self.owned.iter().cloned().collect()
     }
@@ -430,13 +403,6 @@ impl GroupConsumer {
     /// (Java's `groupMetadata()`): the member id, the member epoch (KIP-848)
     /// or the generation (classic) and the instance id, so that the group coordinator fences
     /// the offsets of a member that lost its partitions (KIP-447).
-    ///
-    /// ```no_run
-    /// # fn demo(c: &kafka_consumer::group::GroupConsumer) {
-    /// let g = c.group_metadata();
-    /// assert!(g.generation_id >= 0);
-    /// # }
-    /// ```
     pub fn group_metadata(&self) -> GroupMetadata {
         let s = lock(&self.shared);
         GroupMetadata {
@@ -450,12 +416,6 @@ impl GroupConsumer {
     /// The next offset to read of every owned partition that has one, and
     /// of the partitions just revoked (until the next poll): what to commit
     /// for the records returned so far.
-    ///
-    /// ```no_run
-    /// # fn demo(c: &kafka_consumer::group::GroupConsumer) {
-    /// for (tp, next) in c.positions() { println!("{tp} resumes at {next}"); }
-    /// # }
-    /// ```
     pub fn positions(&self) -> Vec<(TopicPartition, i64)> {
         let mut out = self.positions_of(self.owned.iter());
         out.extend(self.revoking.iter().cloned());
@@ -479,15 +439,6 @@ impl GroupConsumer {
     /// Waits up to `timeout` for the next event: a rebalance step, or
     /// records. Confirms the revocation or loss returned by the previous
     /// call first (see [`ConsumerEvent::Revoked`]).
-    ///
-    /// ```no_run
-    /// # async fn demo(c: &mut kafka_consumer::group::GroupConsumer) -> Result<(), kafka_consumer::group::GroupError> {
-    /// use kafka_consumer::group::ConsumerEvent;
-    /// if let ConsumerEvent::Records(r) = c.poll(std::time::Duration::from_millis(500)).await? {
-    ///     println!("{} records", r.len());
-    /// }
-    /// # Ok(()) }
-    /// ```
     pub async fn poll(&mut self, timeout: Duration) -> Result<ConsumerEvent, GroupError> {
         let deadline = Instant::now() + timeout;
         self.confirm_owed();
@@ -554,14 +505,6 @@ impl GroupConsumer {
     /// [`Self::positions`] with the leader epoch of each partition's last
     /// returned record: the offsets to hand to
     /// `TransactionalProducer::send_offsets_and_metadata_to_transaction` (`kafka-producer`).
-    ///
-    /// ```no_run
-    /// # fn demo(c: &kafka_consumer::group::GroupConsumer) {
-    /// for (tp, o) in c.transaction_offsets() {
-    ///     println!("{tp}: next {} (leader epoch {:?})", o.offset, o.leader_epoch);
-    /// }
-    /// # }
-    /// ```
     pub fn transaction_offsets(&self) -> Vec<(TopicPartition, OffsetAndMetadata)> {
         self.positions()
             .into_iter()
@@ -711,12 +654,6 @@ impl GroupConsumer {
     /// transaction, the records consumed since the last commit are read
     /// again. Offsets of pending transactions are waited for
     /// (`RequireStable`).
-    ///
-    /// ```no_run
-    /// # async fn demo(c: &mut kafka_consumer::group::GroupConsumer) -> Result<(), kafka_consumer::group::GroupError> {
-    /// c.rewind_to_committed().await?;
-    /// # Ok(()) }
-    /// ```
     pub async fn rewind_to_committed(&mut self) -> Result<(), GroupError> {
         let mut by_topic: BTreeMap<Arc<str>, Vec<i32>> = BTreeMap::new();
         for tp in &self.owned {
@@ -749,12 +686,6 @@ impl GroupConsumer {
     /// Commits the positions of every owned partition
     /// ([`Self::positions`]) and waits for the answer: Java's
     /// `commitSync()`.
-    ///
-    /// ```no_run
-    /// # async fn demo(c: &kafka_consumer::group::GroupConsumer) -> Result<(), kafka_consumer::group::GroupError> {
-    /// c.commit_positions().await?;
-    /// # Ok(()) }
-    /// ```
     pub async fn commit_positions(&self) -> Result<(), GroupError> {
         self.commit_positions_async().await
     }
@@ -806,12 +737,6 @@ impl GroupConsumer {
 
     /// [`Self::commit_async`] of the positions of every owned partition
     /// ([`Self::positions`]): Java's `commitAsync()`.
-    ///
-    /// ```no_run
-    /// # async fn demo(c: &kafka_consumer::group::GroupConsumer) {
-    /// drop(c.commit_positions_async()); // fire and forget; failures are logged
-    /// # }
-    /// ```
     pub fn commit_positions_async(&self) -> PendingCommit {
         self.commits.push(self.positions())
     }
@@ -854,12 +779,6 @@ impl GroupConsumer {
     /// `enable.auto.commit`, close commits the positions, as Java's
     /// `close` does). Commits still queued are waited for, then the leave
     /// heartbeat; all within `timeout`.
-    ///
-    /// ```no_run
-    /// # async fn demo(c: kafka_consumer::group::GroupConsumer) {
-    /// c.close(std::time::Duration::from_secs(5)).await;
-    /// # }
-    /// ```
     pub async fn close(mut self, timeout: Duration) {
         let deadline = tokio::time::Instant::now() + timeout;
         let last = match self.config.auto_commit_interval {
@@ -900,5 +819,27 @@ impl GroupConsumer {
 impl Drop for GroupConsumer {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refused commit (the member's epoch moved on) is not fatal: the
+    /// consumer goes on polling.
+    #[test]
+    fn a_refused_commit_is_not_fatal() {
+        let e = GroupError::Commit {
+            error: ErrorCode::StaleMemberEpoch,
+            message: None,
+        };
+        assert!(!e.is_fatal());
+    }
+
+    /// Every call on a closed consumer fails for good.
+    #[test]
+    fn closed_is_fatal() {
+        assert!(GroupError::Closed.is_fatal());
     }
 }

@@ -16,13 +16,6 @@ type PollFuture = std::pin::Pin<
 /// consumer is available ([`Self::consumer`]) to commit — a
 /// [`ConsumerEvent::Revoked`] is confirmed when the next item is asked for,
 /// as with [`GroupConsumer::poll`]. Timeouts without records yield nothing.
-///
-/// ```no_run
-/// # async fn demo(consumer: kafka_consumer::group::GroupConsumer) {
-/// let events = consumer.into_stream(std::time::Duration::from_millis(500));
-/// assert!(events.consumer().is_some(), "no poll runs until an item is asked for");
-/// # }
-/// ```
 pub struct EventStream {
     consumer: Option<GroupConsumer>,
     pending: Option<PollFuture>,
@@ -40,27 +33,11 @@ impl std::fmt::Debug for EventStream {
 
 impl EventStream {
     /// The consumer between two items (`None` while a poll is running).
-    ///
-    /// ```no_run
-    /// # async fn demo(stream: &kafka_consumer::group::EventStream) -> Result<(), kafka_consumer::group::GroupError> {
-    /// if let Some(c) = stream.consumer() {
-    ///     c.commit_positions().await?;
-    /// }
-    /// # Ok(()) }
-    /// ```
     pub fn consumer(&self) -> Option<&GroupConsumer> {
         self.consumer.as_ref()
     }
 
     /// Takes the consumer back (e.g. to close it) between two items.
-    ///
-    /// ```no_run
-    /// # async fn demo(stream: kafka_consumer::group::EventStream) {
-    /// if let Some(c) = stream.into_consumer() {
-    ///     c.close(std::time::Duration::from_secs(5)).await;
-    /// }
-    /// # }
-    /// ```
     pub fn into_consumer(self) -> Option<GroupConsumer> {
         self.consumer
     }

@@ -52,13 +52,6 @@ impl Reader {
     /// The connection to `group_id`'s coordinator: FindCoordinator(GROUP)
     /// through [`kafka_client::find_coordinator`], once
     /// (a retriable error says so in [`ReaderError::is_retriable`]).
-    ///
-    /// ```no_run
-    /// # async fn demo(reader: &kafka_consumer::reader::Reader) -> Result<(), kafka_consumer::reader::ReaderError> {
-    /// let conn = reader.group_coordinator("billing").await?;
-    /// println!("group billing is coordinated by {}", conn.addr());
-    /// # Ok(()) }
-    /// ```
     pub async fn group_coordinator(&self, group_id: &str) -> Result<Arc<Connection>, ReaderError> {
         let found = find_coordinator(&self.cluster, CoordinatorType::Group, group_id).await?;
         Ok(found.connection)

@@ -8,20 +8,6 @@ use std::time::Duration;
 /// An error of the [`Reader`](super::Reader): says whether retrying may help
 /// ([`Self::is_retriable`]) and, where one applies, which API, version and
 /// error code it came from ([`Self::api`], [`Self::error_code`]).
-///
-/// ```
-/// use kafka_consumer::reader::ReaderError;
-/// use kafka_proto::{ApiKey, ErrorCode};
-/// let e = ReaderError::OffsetOutOfRange {
-///     version: 17,
-///     topic: "orders".into(),
-///     partition: 0,
-///     offset: 42,
-/// };
-/// assert!(!e.is_retriable());
-/// assert_eq!(e.api(), Some((ApiKey::Fetch, 17)));
-/// assert_eq!(e.error_code(), Some(ErrorCode::OffsetOutOfRange));
-/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReaderError {
@@ -224,5 +210,20 @@ mod tests {
             assert_eq!(e.error_code(), Some(code));
             assert!(matches!(e, ReaderError::Broker { message: Some(ref m), .. } if m == "m"));
         }
+    }
+
+    /// A fetch offset outside the log is not retried: the reader names the
+    /// Fetch version it came from and the broker's code.
+    #[test]
+    fn offset_out_of_range_is_fatal_and_names_the_fetch() {
+        let e = ReaderError::OffsetOutOfRange {
+            version: 17,
+            topic: "orders".into(),
+            partition: 0,
+            offset: 42,
+        };
+        assert!(!e.is_retriable());
+        assert_eq!(e.api(), Some((ApiKey::Fetch, 17)));
+        assert_eq!(e.error_code(), Some(ErrorCode::OffsetOutOfRange));
     }
 }

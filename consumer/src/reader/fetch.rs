@@ -27,26 +27,35 @@ use std::time::{Duration, Instant};
 /// A Fetch in flight: its broker and its `max_bytes`.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct InFlight {
+    /// The broker the Fetch went to.
     node: i32,
+    /// The bytes it asked for (counted against `max_buffered_bytes`).
     max_bytes: i32,
 }
 
 /// A Fetch that came back (or failed).
 #[derive(Debug)]
 pub(super) struct Fetched {
+    /// The broker the Fetch went to.
     node: i32,
+    /// The Fetch version sent.
     version: i16,
     /// Every partition the broker's session fetches, at the offsets sent.
     targets: Vec<Target>,
+    /// The topic ids sent (Fetch v13+ names topics by id), by topic name.
     ids: Arc<HashMap<Arc<str>, Uuid>>,
+    /// The broker's answer, or why there is none.
     resp: Result<FetchResponse, ConnError>,
 }
 
 /// One partition of a planned Fetch.
 #[derive(Debug, Clone)]
 struct Target {
+    /// The partition's topic.
     topic: Arc<str>,
+    /// The partition.
     partition: i32,
+    /// The offset fetched from.
     offset: i64,
 }
 

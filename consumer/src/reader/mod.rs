@@ -52,12 +52,6 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 
 /// Which records a reader sees.
-///
-/// ```
-/// use kafka_consumer::reader::{IsolationLevel, ReaderConfig};
-/// let verify = ReaderConfig { isolation: IsolationLevel::ReadUncommitted, ..Default::default() };
-/// assert_ne!(verify.isolation, IsolationLevel::default()); // default: read_committed
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum IsolationLevel {
     /// Everything up to the high watermark, aborted transactions included.
@@ -70,12 +64,6 @@ pub enum IsolationLevel {
 
 impl IsolationLevel {
     /// The wire value (`isolation_level`): 0 or 1.
-    ///
-    /// ```
-    /// use kafka_consumer::reader::IsolationLevel;
-    /// assert_eq!(IsolationLevel::ReadUncommitted.wire(), 0);
-    /// assert_eq!(IsolationLevel::ReadCommitted.wire(), 1);
-    /// ```
     pub fn wire(self) -> i8 {
         match self {
             IsolationLevel::ReadUncommitted => 0,
@@ -109,14 +97,6 @@ pub enum Offset {
 
 impl Offset {
     /// The ListOffsets `timestamp` for this spec (`None` for [`Offset::At`]).
-    ///
-    /// ```
-    /// use kafka_consumer::reader::Offset;
-    /// assert_eq!(Offset::Earliest.list_offsets_timestamp(), Some(-2));
-    /// assert_eq!(Offset::Latest.list_offsets_timestamp(), Some(-1));
-    /// assert_eq!(Offset::Timestamp(1_764_000_000_000).list_offsets_timestamp(), Some(1_764_000_000_000));
-    /// assert_eq!(Offset::At(42).list_offsets_timestamp(), None);
-    /// ```
     pub fn list_offsets_timestamp(self) -> Option<i64> {
         match self {
             Offset::Earliest => Some(-2),
@@ -167,13 +147,6 @@ pub struct ConsumerRecord {
 }
 
 /// Settings of a [`Reader`].
-///
-/// ```
-/// use kafka_consumer::reader::{IsolationLevel, ReaderConfig};
-/// let c = ReaderConfig::default();
-/// assert_eq!(c.isolation, IsolationLevel::ReadCommitted);
-/// assert_eq!(c.partition_max_bytes, 1 << 20);
-/// ```
 #[derive(Debug, Clone)]
 pub struct ReaderConfig {
     /// `isolation.level` (default read_committed).
@@ -257,9 +230,13 @@ pub struct ListedOffset {
 
 #[derive(Debug, Clone, Default)]
 struct PartitionState {
+    /// The next offset to fetch; `None` until a seek or `auto_offset_reset`.
     position: Option<i64>,
+    /// The high watermark of the partition's last Fetch answer.
     high_watermark: Option<i64>,
+    /// The last stable offset of the partition's last Fetch answer.
     last_stable_offset: Option<i64>,
+    /// The log start offset of the partition's last Fetch answer.
     log_start_offset: Option<i64>,
 }
 
@@ -289,11 +266,17 @@ struct PartitionState {
 /// ```
 #[derive(Debug)]
 pub struct Reader {
+    /// The connections and metadata the Fetches and ListOffsets go through.
     cluster: Arc<Cluster>,
+    /// The settings the reader was made with.
     config: ReaderConfig,
+    /// The assigned partitions, by topic, with each one's position and offsets.
     assignment: BTreeMap<Arc<str>, BTreeMap<i32, PartitionState>>,
+    /// A fatal error met while records were returned: the next poll returns it.
     pending_error: Option<ReaderError>,
+    /// The last retriable failure, named in a `read_to_end` timeout.
     last_error: Option<String>,
+    /// The fetch rounds so far: rotates which partitions go first.
     rounds: usize,
     /// The fetch session with each broker.
     sessions: HashMap<i32, FetchSession>,
@@ -354,24 +337,11 @@ impl Reader {
     }
 
     /// The cluster.
-    ///
-    /// ```no_run
-    /// # fn demo(reader: &kafka_consumer::reader::Reader) {
-    /// println!("{} brokers known", reader.cluster().metadata().brokers().len());
-    /// # }
-    /// ```
     pub fn cluster(&self) -> &Arc<Cluster> {
         &self.cluster
     }
 
     /// The configuration.
-    ///
-    /// ```no_run
-    /// # fn demo(reader: &kafka_consumer::reader::Reader) {
-    /// use kafka_consumer::reader::IsolationLevel;
-    /// assert_eq!(reader.config().isolation, IsolationLevel::ReadCommitted);
-    /// # }
-    /// ```
     pub fn config(&self) -> &ReaderConfig {
         &self.config
     }
@@ -379,13 +349,6 @@ impl Reader {
     /// Adds partitions of `topic` to the assignment (existing positions are
     /// kept); new partitions have no position until [`Self::seek`] or the
     /// first [`Self::poll`] (`auto_offset_reset`).
-    ///
-    /// ```no_run
-    /// # fn demo(reader: &mut kafka_consumer::reader::Reader) {
-    /// reader.assign("orders", &[0, 1, 2]);
-    /// assert_eq!(reader.position("orders", 0), None); // until seek or poll
-    /// # }
-    /// ```
     pub fn assign(&mut self, topic: &str, partitions: &[i32]) {
         self.cluster.track_topics(&[topic]);
         if self.cluster.metadata().topic(topic).is_none() {
@@ -398,14 +361,6 @@ impl Reader {
     }
 
     /// Removes partitions from the assignment.
-    ///
-    /// ```no_run
-    /// # fn demo(reader: &mut kafka_consumer::reader::Reader) {
-    /// reader.assign("orders", &[0, 1, 2]);
-    /// reader.unassign("orders", &[2]);
-    /// assert_eq!(reader.assignment(), [("orders".to_string(), 0), ("orders".to_string(), 1)]);
-    /// # }
-    /// ```
     pub fn unassign(&mut self, topic: &str, partitions: &[i32]) {
         if let Some(parts) = self.assignment.get_mut(topic) {
             for p in partitions {
@@ -418,13 +373,6 @@ impl Reader {
     }
 
     /// The assigned partitions.
-    ///
-    /// ```no_run
-    /// # fn demo(reader: &mut kafka_consumer::reader::Reader) {
-    /// reader.assign("orders", &[1, 0]);
-    /// assert_eq!(reader.assignment(), [("orders".to_string(), 0), ("orders".to_string(), 1)]);
-    /// # }
-    /// ```
     pub fn assignment(&self) -> Vec<(String, i32)> {
         self.assignment
             .iter()
@@ -451,14 +399,6 @@ impl Reader {
     }
 
     /// The next offset [`Self::poll`] will fetch, if positioned.
-    ///
-    /// ```no_run
-    /// # async fn demo(reader: &mut kafka_consumer::reader::Reader) -> Result<(), kafka_consumer::reader::ReaderError> {
-    /// use kafka_consumer::reader::Offset;
-    /// reader.seek("orders", 0, Offset::At(100)).await?;
-    /// assert_eq!(reader.position("orders", 0), Some(100));
-    /// # Ok(()) }
-    /// ```
     pub fn position(&self, topic: &str, partition: i32) -> Option<i64> {
         self.state(topic, partition)?.position
     }
@@ -478,26 +418,11 @@ impl Reader {
     }
 
     /// The last stable offset reported by the last Fetch (read_committed only).
-    ///
-    /// ```no_run
-    /// # async fn demo(reader: &mut kafka_consumer::reader::Reader) -> Result<(), kafka_consumer::reader::ReaderError> {
-    /// reader.poll(std::time::Duration::from_secs(1)).await?;
-    /// let (lso, hw) = (reader.last_stable_offset("orders", 0), reader.high_watermark("orders", 0));
-    /// println!("open transaction pending: {}", lso < hw);
-    /// # Ok(()) }
-    /// ```
     pub fn last_stable_offset(&self, topic: &str, partition: i32) -> Option<i64> {
         self.state(topic, partition)?.last_stable_offset
     }
 
     /// The log start offset reported by the last Fetch.
-    ///
-    /// ```no_run
-    /// # async fn demo(reader: &mut kafka_consumer::reader::Reader) -> Result<(), kafka_consumer::reader::ReaderError> {
-    /// reader.poll(std::time::Duration::from_secs(1)).await?;
-    /// println!("orders-0 starts at {:?}", reader.log_start_offset("orders", 0));
-    /// # Ok(()) }
-    /// ```
     pub fn log_start_offset(&self, topic: &str, partition: i32) -> Option<i64> {
         self.state(topic, partition)?.log_start_offset
     }
@@ -634,5 +559,41 @@ impl Reader {
                     .filter(|r| ends.get(&r.partition).is_some_and(|end| r.offset < *end)),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Fetch and ListOffsets `isolation_level` field: 0 for
+    /// read_uncommitted, 1 for read_committed.
+    #[test]
+    fn isolation_level_wire_values() {
+        assert_eq!(IsolationLevel::ReadUncommitted.wire(), 0);
+        assert_eq!(IsolationLevel::ReadCommitted.wire(), 1);
+    }
+
+    /// A reader left at its defaults reads committed records only, at most
+    /// 1 MiB per partition per Fetch.
+    #[test]
+    fn reader_config_defaults_to_read_committed_and_one_mib_per_partition() {
+        let c = ReaderConfig::default();
+        assert_eq!(c.isolation, IsolationLevel::ReadCommitted);
+        assert_eq!(IsolationLevel::default(), IsolationLevel::ReadCommitted);
+        assert_eq!(c.partition_max_bytes, 1 << 20);
+    }
+
+    /// Earliest and Latest map to ListOffsets' sentinel timestamps (-2, -1),
+    /// a timestamp is sent as is, and an explicit offset needs no lookup.
+    #[test]
+    fn offset_list_offsets_timestamps() {
+        assert_eq!(Offset::Earliest.list_offsets_timestamp(), Some(-2));
+        assert_eq!(Offset::Latest.list_offsets_timestamp(), Some(-1));
+        assert_eq!(
+            Offset::Timestamp(1_764_000_000_000).list_offsets_timestamp(),
+            Some(1_764_000_000_000)
+        );
+        assert_eq!(Offset::At(42).list_offsets_timestamp(), None);
     }
 }

@@ -31,15 +31,20 @@ pub(crate) type Key = (Arc<str>, i32);
 /// leader epoch and the byte limit last sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct PartitionFetch {
+    /// The offset to fetch from.
     pub offset: i64,
+    /// The current leader epoch sent (-1 before Fetch v9 or when unknown).
     pub leader_epoch: i32,
+    /// The partition's byte limit.
     pub max_bytes: i32,
 }
 
 /// The session fields and partitions of the next Fetch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SessionRequest {
+    /// The session to continue; 0 for none.
     pub session_id: i32,
+    /// The session epoch to send; 0 opens a new session (a full request).
     pub session_epoch: i32,
     /// The partitions to put in the request.
     pub partitions: Vec<(Key, PartitionFetch)>,

@@ -144,13 +144,6 @@ pub enum Transition {
 }
 
 /// A heartbeat answer's error that is not handled by a retry.
-///
-/// ```
-/// use kafka_consumer::group::member::kip848::MemberError;
-/// use kafka_proto::ErrorCode;
-/// let e = MemberError { error: ErrorCode::UnsupportedVersion, message: None };
-/// assert!(e.to_string().contains("group.protocol=classic"));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("consumer group heartbeat failed: {error:?}{}{}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default(), hint(*error))]
 pub struct MemberError {
@@ -207,13 +200,6 @@ pub enum Kip848Action {
 }
 
 /// Settings of a [`Kip848Member`].
-///
-/// ```
-/// use kafka_consumer::group::member::kip848::Kip848Config;
-/// let c = Kip848Config::new("orders-app", "3f1c...").instance_id("orders-1");
-/// assert_eq!(c.rebalance_timeout.as_secs(), 300);
-/// assert_eq!(c.instance_id.as_deref(), Some("orders-1"));
-/// ```
 #[derive(Debug, Clone)]
 pub struct Kip848Config {
     /// `group.id`.
@@ -240,8 +226,9 @@ impl Kip848Config {
     ///
     /// ```
     /// use kafka_consumer::group::member::kip848::Kip848Config;
-    /// let c = Kip848Config::new("g", "m");
-    /// assert!(c.instance_id.is_none());
+    /// // A static member (KIP-345): it keeps its partitions across restarts.
+    /// let c = Kip848Config::new("orders-app", "3f1c...").instance_id("orders-1");
+    /// assert_eq!(c.instance_id.as_deref(), Some("orders-1"));
     /// ```
     pub fn new(group_id: impl Into<String>, member_id: impl Into<String>) -> Self {
         Self {
@@ -265,16 +252,6 @@ impl Kip848Config {
 
 /// The fields of one ConsumerGroupHeartbeat request; `None` means
 /// "unchanged since the last heartbeat" (null on the wire).
-///
-/// ```
-/// use kafka_consumer::group::member::kip848::{Kip848Member, Kip848Config};
-/// let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
-/// m.subscribe(["b".to_string(), "a".to_string()]);
-/// m.coordinator_found();
-/// let hb = m.poll_heartbeat(std::time::Instant::now()).unwrap();
-/// assert_eq!(hb.subscribed_topic_names, Some(vec!["a".to_string(), "b".to_string()]));
-/// assert_eq!(hb.topic_partitions, Some(vec![])); // must be empty when joining
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Heartbeat {
     /// `group.id`.
@@ -298,13 +275,6 @@ pub struct Heartbeat {
 }
 
 /// A ConsumerGroupHeartbeat answer, as the member needs it.
-///
-/// ```
-/// use kafka_consumer::group::member::kip848::HeartbeatAnswer;
-/// use kafka_proto::ErrorCode;
-/// let a = HeartbeatAnswer::error(ErrorCode::FencedMemberEpoch);
-/// assert_eq!(a.member_epoch, -1);
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeartbeatAnswer {
     /// The error code.
@@ -350,22 +320,30 @@ impl HeartbeatAnswer {
 /// The reconciliation in progress: its target and the callback awaited.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Reconciliation {
+    /// The assignment this reconciliation moves the member to.
     target: TopicPartitions,
+    /// The callback the driver was asked to run, and whose confirmation is awaited.
     step: Step,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Step {
+    /// The partitions outside the target are being revoked.
     Revoking,
+    /// The partitions new in the target are being assigned.
     Assigning,
 }
 
 /// What the last heartbeat sent, to send only changes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Sent {
+    /// The subscribed topic names last sent; `None` sends them again.
     subscription: Option<Vec<String>>,
+    /// The rebalance timeout last sent.
     rebalance_timeout_ms: Option<i32>,
+    /// The server-side assignor last sent.
     server_assignor: Option<String>,
+    /// The owned partitions last sent.
     owned: Option<TopicPartitions>,
 }
 
@@ -381,22 +359,39 @@ struct Sent {
 /// ```
 #[derive(Debug)]
 pub struct Kip848Member {
+    /// The group, member id and timeouts the member was made with.
     config: Kip848Config,
+    /// Where the member is in the protocol (see the module docs).
     state: MemberState,
+    /// The member epoch the coordinator gave; 0 to join, -1 to leave.
     epoch: i32,
+    /// The topics subscribed to.
     subscription: BTreeSet<String>,
+    /// The partitions the application owns (its callbacks confirmed them).
     owned: TopicPartitions,
+    /// The latest assignment the coordinator sent, not yet reconciled.
     target: Option<TopicPartitions>,
+    /// The revocation or assignment under way, if any.
     reconciliation: Option<Reconciliation>,
+    /// A lost callback was handed out and [`Self::lost_done`] has not come yet.
     awaiting_lost: bool,
+    /// Topic ids already asked to be resolved, so each is asked once.
     unresolved_asked: BTreeSet<Uuid>,
+    /// The driver knows the group coordinator: heartbeats can go out.
     coordinator_known: bool,
+    /// A heartbeat is awaiting its answer (one at a time).
     in_flight: bool,
+    /// The next heartbeat goes out at once, not at `next_heartbeat`.
     heartbeat_now: bool,
+    /// When the next regular heartbeat is due; `None` before the first answer.
     next_heartbeat: Option<Instant>,
+    /// The heartbeat interval the coordinator asked for (5 s until it says).
     interval: Duration,
+    /// Consecutive failed heartbeats: the retry backoff grows with them.
     failures: u32,
+    /// What the last heartbeat sent, so the next one sends only changes.
     sent: Sent,
+    /// What the driver must do next (callbacks, topic lookups), in order.
     actions: VecDeque<Kip848Action>,
 }
 

@@ -27,12 +27,6 @@ use std::collections::{BTreeMap, BTreeSet};
 pub type Partitions = BTreeMap<String, BTreeSet<i32>>;
 
 /// What a member sent in its JoinGroup metadata (Java's `Subscription`).
-///
-/// ```
-/// use kafka_consumer::group::member::classic::assignor::MemberSubscription;
-/// let m = MemberSubscription::new("m-1", ["orders"]).owning("orders", [0, 1]);
-/// assert_eq!(m.owned["orders"].len(), 2);
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemberSubscription {
     /// The member id.
@@ -52,7 +46,9 @@ impl MemberSubscription {
     ///
     /// ```
     /// use kafka_consumer::group::member::classic::assignor::MemberSubscription;
-    /// assert_eq!(MemberSubscription::new("m", ["a", "b"]).topics.len(), 2);
+    /// // A member of a cooperative group says what it owns, so it keeps it.
+    /// let m = MemberSubscription::new("m-1", ["orders", "refunds"]).owning("orders", [0, 1]);
+    /// assert_eq!(m.topics.len(), 2);
     /// ```
     pub fn new<S: Into<String>>(member_id: &str, topics: impl IntoIterator<Item = S>) -> Self {
         Self {
@@ -65,12 +61,6 @@ impl MemberSubscription {
     }
 
     /// The same member, also owning `partitions` of `topic`.
-    ///
-    /// ```
-    /// use kafka_consumer::group::member::classic::assignor::MemberSubscription;
-    /// let m = MemberSubscription::new("m", ["t"]).owning("t", [3]);
-    /// assert!(m.owned["t"].contains(&3));
-    /// ```
     pub fn owning(mut self, topic: &str, partitions: impl IntoIterator<Item = i32>) -> Self {
         self.owned
             .entry(topic.into())
@@ -81,13 +71,6 @@ impl MemberSubscription {
 }
 
 /// An assignor named in `partition.assignment.strategy`.
-///
-/// ```
-/// use kafka_consumer::group::member::classic::assignor::Assignor;
-/// let a = Assignor::from_config("org.apache.kafka.clients.consumer.CooperativeStickyAssignor").unwrap();
-/// assert_eq!(a.name(), "cooperative-sticky");
-/// assert!(a.is_cooperative());
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Assignor {
     /// Java's `RangeAssignor` (`range`), eager.
@@ -98,19 +81,9 @@ pub enum Assignor {
 
 impl Assignor {
     /// Java's default `partition.assignment.strategy`.
-    ///
-    /// ```
-    /// use kafka_consumer::group::member::classic::assignor::Assignor;
-    /// assert_eq!(Assignor::DEFAULT[0], Assignor::Range);
-    /// ```
     pub const DEFAULT: [Assignor; 2] = [Assignor::Range, Assignor::CooperativeSticky];
 
     /// The protocol name in JoinGroup.
-    ///
-    /// ```
-    /// use kafka_consumer::group::member::classic::assignor::Assignor;
-    /// assert_eq!(Assignor::Range.name(), "range");
-    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Assignor::Range => "range",
@@ -119,12 +92,6 @@ impl Assignor {
     }
 
     /// Parses a Java class name or short name.
-    ///
-    /// ```
-    /// use kafka_consumer::group::member::classic::assignor::Assignor;
-    /// assert_eq!(Assignor::from_config("org.apache.kafka.clients.consumer.RangeAssignor"), Some(Assignor::Range));
-    /// assert_eq!(Assignor::from_config("roundrobin"), None);
-    /// ```
     pub fn from_config(name: &str) -> Option<Self> {
         match name.trim() {
             "range" | "org.apache.kafka.clients.consumer.RangeAssignor" => Some(Assignor::Range),
@@ -137,11 +104,6 @@ impl Assignor {
     }
 
     /// Parses a protocol name chosen by the coordinator.
-    ///
-    /// ```
-    /// use kafka_consumer::group::member::classic::assignor::Assignor;
-    /// assert_eq!(Assignor::from_name("cooperative-sticky"), Some(Assignor::CooperativeSticky));
-    /// ```
     pub fn from_name(name: &str) -> Option<Self> {
         [Assignor::Range, Assignor::CooperativeSticky]
             .into_iter()
@@ -149,26 +111,11 @@ impl Assignor {
     }
 
     /// True for assignors of the cooperative rebalance protocol (KIP-429).
-    ///
-    /// ```
-    /// use kafka_consumer::group::member::classic::assignor::Assignor;
-    /// assert!(!Assignor::Range.is_cooperative());
-    /// ```
     pub fn is_cooperative(self) -> bool {
         self == Assignor::CooperativeSticky
     }
 
     /// Runs the assignor: member id → its partitions (every member appears).
-    ///
-    /// ```
-    /// use kafka_consumer::group::member::classic::assignor::{Assignor, MemberSubscription};
-    /// use std::collections::BTreeMap;
-    /// let out = Assignor::CooperativeSticky.assign(
-    ///     &[MemberSubscription::new("a", ["t"])],
-    ///     &BTreeMap::from([("t".to_string(), 2)]),
-    /// );
-    /// assert_eq!(out["a"]["t"].len(), 2);
-    /// ```
     pub fn assign(
         self,
         members: &[MemberSubscription],
@@ -397,6 +344,58 @@ mod tests {
             .get(t)
             .map(|s| s.iter().copied().collect())
             .unwrap_or_default()
+    }
+
+    /// `partition.assignment.strategy` takes Java's class names and the
+    /// short names; an assignor this client lacks is refused.
+    #[test]
+    fn assignors_are_named_as_in_java() {
+        let a = Assignor::from_config("org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
+        assert_eq!(a, Some(Assignor::CooperativeSticky));
+        assert_eq!(
+            Assignor::from_config("org.apache.kafka.clients.consumer.RangeAssignor"),
+            Some(Assignor::Range)
+        );
+        assert_eq!(Assignor::from_config("range"), Some(Assignor::Range));
+        assert_eq!(Assignor::from_config("roundrobin"), None);
+        assert_eq!(Assignor::Range.name(), "range");
+        assert_eq!(Assignor::CooperativeSticky.name(), "cooperative-sticky");
+        assert_eq!(
+            Assignor::from_name("cooperative-sticky"),
+            Some(Assignor::CooperativeSticky)
+        );
+    }
+
+    /// Java's default list: range first, then cooperative-sticky (so a
+    /// group can move to cooperative rebalancing one member at a time).
+    #[test]
+    fn the_default_assignors_put_range_first() {
+        assert_eq!(Assignor::DEFAULT, [Assignor::Range, Assignor::CooperativeSticky]);
+    }
+
+    /// Only cooperative-sticky follows the cooperative protocol (KIP-429).
+    #[test]
+    fn only_cooperative_sticky_is_cooperative() {
+        assert!(Assignor::CooperativeSticky.is_cooperative());
+        assert!(!Assignor::Range.is_cooperative());
+    }
+
+    /// `owning` records the partitions a member held, per topic.
+    #[test]
+    fn owning_records_the_held_partitions() {
+        let m = MemberSubscription::new("m-1", ["orders"]).owning("orders", [0, 1]);
+        assert_eq!(m.topics.len(), 1);
+        assert_eq!(parts(&BTreeMap::from([("m".to_string(), m.owned)]), "m", "orders"), [0, 1]);
+    }
+
+    /// A lone member gets every partition of its topic, whichever assignor.
+    #[test]
+    fn a_lone_member_gets_every_partition() {
+        let p = BTreeMap::from([("t".to_string(), 2)]);
+        for a in Assignor::DEFAULT {
+            let out = a.assign(&[MemberSubscription::new("a", ["t"])], &p);
+            assert_eq!(parts(&out, "a", "t"), [0, 1], "{a:?}");
+        }
     }
 
     #[test]

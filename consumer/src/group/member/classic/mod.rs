@@ -232,13 +232,6 @@ pub enum Request {
 }
 
 /// Settings of a [`ClassicMember`].
-///
-/// ```
-/// use kafka_consumer::group::member::classic::ClassicConfig;
-/// let c = ClassicConfig::new("orders-app");
-/// assert_eq!(c.session_timeout.as_secs(), 45);
-/// assert_eq!(c.heartbeat_interval.as_secs(), 3);
-/// ```
 #[derive(Debug, Clone)]
 pub struct ClassicConfig {
     /// `group.id`.
@@ -265,7 +258,10 @@ impl ClassicConfig {
     ///
     /// ```
     /// use kafka_consumer::group::member::classic::ClassicConfig;
-    /// assert_eq!(ClassicConfig::new("g").assignors.len(), 2);
+    /// use kafka_consumer::group::member::classic::assignor::Assignor;
+    /// // Cooperative rebalancing only (KIP-429): just the moved partitions are revoked.
+    /// let mut c = ClassicConfig::new("orders-app");
+    /// c.assignors = vec![Assignor::CooperativeSticky];
     /// ```
     pub fn new(group_id: impl Into<String>) -> Self {
         Self {
@@ -291,31 +287,45 @@ impl ClassicConfig {
 /// ```
 #[derive(Debug)]
 pub struct ClassicMember {
+    /// The group, timeouts and assignors the member was made with.
     config: ClassicConfig,
+    /// Where the member is in the protocol (see the module docs).
     state: ClassicState,
+    /// The topics subscribed to.
     topics: BTreeSet<String>,
+    /// The member id the coordinator gave; empty before the first JoinGroup.
     member_id: String,
+    /// The generation joined; -1 when not in one.
     generation: i32,
     /// The assignor the coordinator chose.
     protocol: Option<Assignor>,
+    /// The partitions the application owns (its callbacks confirmed them).
     owned: Partitions,
     /// Assignments the leader computed for its SyncGroup.
     leader_assignments: Vec<SyncGroupRequestAssignment>,
     /// The leader's partition counts of every member's topics when it
     /// assigned (Java's `assignmentSnapshot`); None for a follower.
     snapshot: Option<BTreeMap<String, Option<i32>>>,
-    /// Reconciliation in progress: being revoked, then to add.
+    /// Reconciliation in progress: the partitions being revoked, then
+    /// those to add (cooperative: revoked first, KIP-429).
     revoking: Option<Partitions>,
+    /// The partitions the reconciliation adds once the revocation is done.
     adding: Option<Partitions>,
+    /// The assignment of the last SyncGroup, which the reconciliation moves to.
     target: Partitions,
     /// A rejoin is due once the reconciliation completes.
     rejoin_after: bool,
     /// Why the member (re)joins: the JoinGroup reason (v8+, KIP-800).
     join_reason: Option<&'static str>,
+    /// A lost callback was handed out and its confirmation has not come yet.
     awaiting_lost: bool,
+    /// The coordinator is unknown or was lost: find it before any request.
     need_coordinator: bool,
+    /// When the next Heartbeat is due; `None` outside a generation.
     next_heartbeat: Option<Instant>,
+    /// No JoinGroup or SyncGroup before this (the retry backoff after a failure).
     not_before: Option<Instant>,
+    /// What the driver must do next (requests, callbacks), in order.
     actions: VecDeque<ClassicAction>,
     /// Every state change, newest last (bounded), for tests and tracing.
     history: VecDeque<(ClassicState, Reason)>,

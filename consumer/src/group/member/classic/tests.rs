@@ -968,3 +968,13 @@ fn classic_member_leave() {
     );
     assert_eq!(m.state(), ClassicState::Unsubscribed);
 }
+
+/// Java's defaults: a 45 s session, a heartbeat every 3 s, range then
+/// cooperative-sticky.
+#[test]
+fn classic_config_defaults_are_javas() {
+    let c = ClassicConfig::new("orders-app");
+    assert_eq!(c.session_timeout, Duration::from_secs(45));
+    assert_eq!(c.heartbeat_interval, Duration::from_secs(3));
+    assert_eq!(c.assignors, Assignor::DEFAULT);
+}

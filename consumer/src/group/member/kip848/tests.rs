@@ -889,3 +889,39 @@ fn kip848_member_leave() {
         "never joined: nothing to send"
     );
 }
+
+/// Java's defaults: a 300 s rebalance timeout (`max.poll.interval.ms`), no
+/// static membership.
+#[test]
+fn kip848_config_defaults_are_javas() {
+    let c = Kip848Config::new("g", "m");
+    assert_eq!(c.rebalance_timeout, Duration::from_secs(300));
+    assert!(c.instance_id.is_none());
+}
+
+/// A broker without KIP-848 tells the user to switch to the classic protocol.
+#[test]
+fn unsupported_version_hints_at_the_classic_protocol() {
+    let e = MemberError {
+        error: ErrorCode::UnsupportedVersion,
+        message: None,
+    };
+    assert!(e.to_string().contains("group.protocol=classic"));
+}
+
+/// An error answer carries no epoch (-1).
+#[test]
+fn an_error_answer_has_no_epoch() {
+    assert_eq!(HeartbeatAnswer::error(ErrorCode::FencedMemberEpoch).member_epoch, -1);
+}
+
+/// The subscription is sent sorted, and a joining member owns nothing.
+#[test]
+fn the_join_heartbeat_sends_the_subscription_sorted_and_owns_nothing() {
+    let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
+    m.subscribe(["b".to_string(), "a".to_string()]);
+    m.coordinator_found();
+    let hb = m.poll_heartbeat(Instant::now()).unwrap();
+    assert_eq!(hb.subscribed_topic_names, Some(vec!["a".to_string(), "b".to_string()]));
+    assert_eq!(hb.topic_partitions, Some(vec![]));
+}
