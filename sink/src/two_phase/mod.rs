@@ -212,21 +212,6 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     }
 
     /// Uses `clock` for transaction start times and age checks.
-    ///
-    /// ```
-    /// use kafka_sink::TwoPhaseCommitSink;
-    /// use kafka_sink::clock::ManualClock;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// use std::sync::Arc;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let clock = ManualClock::new(1_700_000_000_000);
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new()).with_clock(Arc::new(clock));
-    /// sink.initialize_state(None).await?;
-    /// assert_eq!(sink.current_transaction().unwrap().start_time_ms, 1_700_000_000_000);
-    /// # Ok(())
-    /// # }
-    /// ```
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self
@@ -274,24 +259,6 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     }
 
     /// Turns the timeout warnings off.
-    ///
-    /// ```
-    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
-    /// use kafka_sink::clock::ManualClock;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// use std::{sync::Arc, time::Duration};
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let clock = ManualClock::new(0);
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new()).with_clock(Arc::new(clock.clone()));
-    /// sink.set_transaction_timeout(Duration::from_secs(10)).disable_transaction_timeout_warnings();
-    /// sink.initialize_state(None).await?;
-    /// clock.advance(Duration::from_secs(60));
-    /// sink.invoke("a", &RecordContext::default()).await?;
-    /// assert_eq!(sink.metrics().timeout_warnings, 0);
-    /// # Ok(())
-    /// # }
-    /// ```
     pub fn disable_transaction_timeout_warnings(&mut self) -> &mut Self {
         self.policy.warning_ratio = None;
         self
@@ -526,23 +493,30 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     /// restoring a checkpoint (several states after a rescale, none for a
     /// subtask that got no state).
     ///
-    /// Restored pre-committed transactions are committed in checkpoint order
-    /// ([`recover_and_commit`](TwoPhaseCommitHandler::recover_and_commit)),
-    /// then each restored open transaction is aborted; all are attempted
-    /// before failures are reported as
-    /// [`TwoPhaseCommitError::RecoveryFailed`], in which case the sink stays
-    /// uninitialized and the call may be retried. Then the first transaction
-    /// begins, so no record is written before recovery finished.
+    /// A restore:
+    /// 1. commits the restored pre-committed transactions in checkpoint order
+    ///    ([`recover_and_commit`](TwoPhaseCommitHandler::recover_and_commit));
+    /// 2. aborts each restored open transaction
+    ///    ([`recover_and_abort`](TwoPhaseCommitHandler::recover_and_abort));
+    /// 3. begins the first transaction, so no record is written before
+    ///    recovery finished.
+    ///
+    /// Every restored transaction is attempted before failures are reported
+    /// as [`TwoPhaseCommitError::RecoveryFailed`]; the sink then stays
+    /// uninitialized and the call may be retried.
     ///
     /// **In-process failover.** Called again on a running or failed sink
     /// (after a failed checkpoint, or when another operator of the pipeline
-    /// failed), it first settles what this instance holds: the open
-    /// transaction is aborted, a pending transaction that the restored state
-    /// also holds is committed (its checkpoint completed), any other pending
-    /// transaction is aborted (its checkpoint never completed), and
-    /// [`release_after_failover`](TwoPhaseCommitHandler::release_after_failover)
-    /// drops the old run's resources. Then it restores as a new instance
-    /// would, without a process restart.
+    /// failed), it first settles what this instance holds:
+    /// 1. the open transaction is aborted;
+    /// 2. a pending transaction that the restored state also holds is
+    ///    committed (its checkpoint completed);
+    /// 3. any other pending transaction is aborted (its checkpoint never
+    ///    completed);
+    /// 4. [`release_after_failover`](TwoPhaseCommitHandler::release_after_failover)
+    ///    drops the old run's resources.
+    ///
+    /// Then it restores as a new instance would, without a process restart.
     ///
     /// ```
     /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
@@ -714,20 +688,6 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
 
     /// Writes `value` into the open transaction (beginning one first if the
     /// previous begin failed).
-    ///
-    /// ```
-    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
-    /// sink.initialize_state(None).await?;
-    ///
-    /// sink.invoke("a", &RecordContext::with_timestamp(1_700_000_000_000)).await?;
-    /// assert_eq!(sink.handler().rows(1), Some(&["a"][..]));
-    /// # Ok(())
-    /// # }
-    /// ```
     pub async fn invoke(&mut self, value: H::Value, context: &RecordContext) -> SinkResult<(), H> {
         self.ensure_running()?;
         if self.current.is_none() {
@@ -758,26 +718,6 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     ///
     /// Ids must increase. If the pre-commit fails, the transaction stays
     /// open and the checkpoint must be declined.
-    ///
-    /// ```
-    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
-    /// use kafka_sink::codec::{U64Codec, UnitCodec};
-    /// use kafka_sink::state::StateSerializer;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let serializer = StateSerializer::new(U64Codec, UnitCodec);
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
-    /// sink.initialize_state(None).await?;
-    ///
-    /// sink.invoke("a", &RecordContext::default()).await?;
-    /// let state = sink.snapshot_state(1).await?;
-    /// assert_eq!(state.pending.len(), 1);
-    /// let bytes = serializer.encode(state); // store durably with checkpoint 1
-    /// # let _ = bytes;
-    /// # Ok(())
-    /// # }
-    /// ```
     pub async fn snapshot_state(
         &mut self,
         checkpoint_id: u64,
@@ -821,25 +761,6 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     ///
     /// Every due transaction is attempted and removed from memory before
     /// failures are returned as [`TwoPhaseCommitError::CommitFailed`].
-    ///
-    /// ```
-    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
-    /// sink.initialize_state(None).await?;
-    ///
-    /// sink.invoke("a", &RecordContext::default()).await?;
-    /// sink.snapshot_state(1).await?;
-    /// sink.invoke("b", &RecordContext::default()).await?;
-    /// sink.snapshot_state(2).await?;
-    /// // A notification subsumes older checkpoints: both are committed.
-    /// assert_eq!(sink.notify_checkpoint_complete(2).await?, 2);
-    /// assert_eq!(sink.handler().committed(), ["a", "b"]);
-    /// # Ok(())
-    /// # }
-    /// ```
     pub async fn notify_checkpoint_complete(&mut self, checkpoint_id: u64) -> SinkResult<usize, H> {
         if self.lifecycle != Lifecycle::Failed {
             self.ensure_running()?;
@@ -895,23 +816,6 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
 
     /// Checkpoint `checkpoint_id` was aborted: nothing to do (its pending
     /// transaction is committed by the next completed checkpoint).
-    ///
-    /// ```
-    /// use kafka_sink::TwoPhaseCommitSink;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
-    /// sink.initialize_state(None).await?;
-    ///
-    /// sink.snapshot_state(1).await?;
-    /// sink.notify_checkpoint_aborted(1);
-    /// sink.snapshot_state(2).await?;
-    /// // Checkpoint 1's transaction is committed with checkpoint 2.
-    /// assert_eq!(sink.notify_checkpoint_complete(2).await?, 2);
-    /// # Ok(())
-    /// # }
-    /// ```
     pub fn notify_checkpoint_aborted(&mut self, checkpoint_id: u64) {
         tracing::debug!(checkpoint_id, "checkpoint aborted");
     }
@@ -919,22 +823,6 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     /// Aborts the open transaction and closes the sink. Pending transactions
     /// are left alone: they belong to checkpoints and a restore commits
     /// them. Closing twice is a no-op.
-    ///
-    /// ```
-    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
-    /// sink.initialize_state(None).await?;
-    ///
-    /// sink.invoke("a", &RecordContext::default()).await?;
-    /// sink.close().await?; // aborts the open transaction
-    /// assert!(sink.handler().unfinished().is_empty());
-    /// assert!(sink.invoke("b", &RecordContext::default()).await.is_err());
-    /// # Ok(())
-    /// # }
-    /// ```
     pub async fn close(&mut self) -> SinkResult<(), H> {
         if self.lifecycle != Lifecycle::Running {
             self.lifecycle = Lifecycle::Closed;

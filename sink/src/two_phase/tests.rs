@@ -165,3 +165,39 @@ fn record_context_with_timestamp_has_no_watermark() {
     );
     assert_eq!(RecordContext::default().timestamp, None);
 }
+
+/// Invariant: a transaction's start time comes from the sink's clock.
+#[tokio::test]
+async fn with_clock_sets_transaction_start_times() {
+    let clock = crate::clock::ManualClock::new(1_700_000_000_000);
+    let mut sink: Sink = TwoPhaseCommitSink::new(InMemoryTable::new()).with_clock(Arc::new(clock));
+    sink.initialize_state(None).await.unwrap();
+    assert_eq!(
+        sink.current_transaction().unwrap().start_time_ms,
+        1_700_000_000_000
+    );
+}
+
+/// Invariant: an aborted checkpoint's transaction stays pending and is
+/// committed with the next completed checkpoint.
+#[tokio::test]
+async fn aborted_checkpoint_is_committed_with_the_next() {
+    let mut sink = running().await;
+    sink.invoke("a", &RecordContext::default()).await.unwrap();
+    sink.snapshot_state(1).await.unwrap();
+    sink.notify_checkpoint_aborted(1);
+    sink.snapshot_state(2).await.unwrap();
+    assert_eq!(sink.notify_checkpoint_complete(2).await.unwrap(), 2);
+    assert_eq!(sink.handler().committed(), ["a"]);
+}
+
+/// Invariant: close aborts the open transaction and refuses later writes.
+#[tokio::test]
+async fn close_aborts_the_open_transaction_and_refuses_writes() {
+    let mut sink = running().await;
+    sink.invoke("a", &RecordContext::default()).await.unwrap();
+    sink.close().await.unwrap();
+    assert!(sink.handler().unfinished().is_empty());
+    assert!(sink.handler().committed().is_empty());
+    assert!(sink.invoke("b", &RecordContext::default()).await.is_err());
+}
