@@ -36,12 +36,6 @@ use std::collections::BTreeSet;
 
 /// Why bytes could not be decoded. Every malformed input maps to one of
 /// these; decoding never panics.
-///
-/// ```
-/// use kafka_sink::codec::{Codec, StateDecodeError, U64Codec};
-/// // A u64 needs 8 bytes: a truncated input is a typed error, not a panic.
-/// assert_eq!(U64Codec.decode(&[0, 1, 2]), Err(StateDecodeError::Truncated { needed: 8, remaining: 3 }));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StateDecodeError {
     /// The bytes do not start with the expected magic.
@@ -104,76 +98,32 @@ pub enum StateDecodeError {
 /// ```
 pub trait Codec<T>: Send + Sync {
     /// Appends the encoding of `value` to `out`.
-    ///
-    /// ```
-    /// use kafka_sink::codec::{Codec, U64Codec};
-    /// let mut out = vec![0xAA]; // encode appends
-    /// U64Codec.encode(&258, &mut out);
-    /// assert_eq!(out, [0xAA, 0, 0, 0, 0, 0, 0, 1, 2]);
-    /// ```
     fn encode(&self, value: &T, out: &mut Vec<u8>);
     /// Decodes one value from exactly `bytes`.
-    ///
-    /// ```
-    /// use kafka_sink::codec::{Codec, StateDecodeError, U64Codec};
-    /// assert_eq!(U64Codec.decode(&[0, 0, 0, 0, 0, 0, 1, 2]), Ok(258));
-    /// // Exactly one value: a longer slice is rejected.
-    /// assert_eq!(U64Codec.decode(&[0; 9]), Err(StateDecodeError::TrailingBytes { count: 1 }));
-    /// ```
     fn decode(&self, bytes: &[u8]) -> Result<T, StateDecodeError>;
 }
 
 /// Appends one byte.
-///
-/// ```
-/// let mut out = Vec::new();
-/// kafka_sink::codec::put_u8(&mut out, 1);
-/// assert_eq!(out, [1]);
-/// ```
 pub fn put_u8(out: &mut Vec<u8>, v: u8) {
     out.push(v);
 }
 
 /// Appends a big-endian `u16`.
-///
-/// ```
-/// let mut out = Vec::new();
-/// kafka_sink::codec::put_u16(&mut out, 0x0102);
-/// assert_eq!(out, [1, 2]);
-/// ```
 pub fn put_u16(out: &mut Vec<u8>, v: u16) {
     out.extend_from_slice(&v.to_be_bytes());
 }
 
 /// Appends a big-endian `u32`.
-///
-/// ```
-/// let mut out = Vec::new();
-/// kafka_sink::codec::put_u32(&mut out, 5);
-/// assert_eq!(out, [0, 0, 0, 5]);
-/// ```
 pub fn put_u32(out: &mut Vec<u8>, v: u32) {
     out.extend_from_slice(&v.to_be_bytes());
 }
 
 /// Appends a big-endian `u64`.
-///
-/// ```
-/// let mut out = Vec::new();
-/// kafka_sink::codec::put_u64(&mut out, 1 << 8);
-/// assert_eq!(out, [0, 0, 0, 0, 0, 0, 1, 0]);
-/// ```
 pub fn put_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(&v.to_be_bytes());
 }
 
 /// Appends a big-endian `i64`.
-///
-/// ```
-/// let mut out = Vec::new();
-/// kafka_sink::codec::put_i64(&mut out, -1);
-/// assert_eq!(out, [0xFF; 8]);
-/// ```
 pub fn put_i64(out: &mut Vec<u8>, v: i64) {
     out.extend_from_slice(&v.to_be_bytes());
 }
@@ -182,12 +132,6 @@ pub fn put_i64(out: &mut Vec<u8>, v: i64) {
 ///
 /// # Panics
 /// If `bytes` is longer than `u32::MAX` (4 GiB) — no sink state is.
-///
-/// ```
-/// let mut out = Vec::new();
-/// kafka_sink::codec::put_bytes(&mut out, b"ab");
-/// assert_eq!(out, [0, 0, 0, 2, b'a', b'b']);
-/// ```
 pub fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     let len = u32::try_from(bytes.len()).expect("state value larger than 4 GiB");
     put_u32(out, len);
@@ -195,12 +139,6 @@ pub fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
 }
 
 /// Appends a `u32` length and the UTF-8 bytes of `s`.
-///
-/// ```
-/// let mut out = Vec::new();
-/// kafka_sink::codec::put_str(&mut out, "sink-0");
-/// assert_eq!(out, b"\0\0\0\x06sink-0");
-/// ```
 pub fn put_str(out: &mut Vec<u8>, s: &str) {
     put_bytes(out, s.as_bytes());
 }
@@ -247,24 +185,11 @@ impl<'a> StateReader<'a> {
     }
 
     /// Bytes not yet read.
-    ///
-    /// ```
-    /// let mut r = kafka_sink::codec::StateReader::new(&[0, 7, 9]);
-    /// r.u16().unwrap();
-    /// assert_eq!(r.remaining(), 1);
-    /// ```
     pub fn remaining(&self) -> usize {
         self.input.len()
     }
 
     /// Takes the next `n` bytes.
-    ///
-    /// ```
-    /// use kafka_sink::codec::{StateDecodeError, StateReader};
-    /// let mut r = StateReader::new(b"KSNK\x01");
-    /// assert_eq!(r.take(4), Ok(&b"KSNK"[..]));
-    /// assert_eq!(r.take(2), Err(StateDecodeError::Truncated { needed: 2, remaining: 1 }));
-    /// ```
     pub fn take(&mut self, n: usize) -> Result<&'a [u8], StateDecodeError> {
         if self.input.len() < n {
             return Err(StateDecodeError::Truncated {
@@ -284,63 +209,31 @@ impl<'a> StateReader<'a> {
     }
 
     /// Reads one byte.
-    ///
-    /// ```
-    /// let mut r = kafka_sink::codec::StateReader::new(&[9]);
-    /// assert_eq!(r.u8(), Ok(9));
-    /// ```
     pub fn u8(&mut self) -> Result<u8, StateDecodeError> {
         Ok(self.array::<1>()?[0])
     }
 
     /// Reads a big-endian `u16`.
-    ///
-    /// ```
-    /// let mut r = kafka_sink::codec::StateReader::new(&[1, 2]);
-    /// assert_eq!(r.u16(), Ok(0x0102));
-    /// ```
     pub fn u16(&mut self) -> Result<u16, StateDecodeError> {
         Ok(u16::from_be_bytes(self.array()?))
     }
 
     /// Reads a big-endian `u32`.
-    ///
-    /// ```
-    /// let mut r = kafka_sink::codec::StateReader::new(&[0, 0, 1, 0]);
-    /// assert_eq!(r.u32(), Ok(256));
-    /// ```
     pub fn u32(&mut self) -> Result<u32, StateDecodeError> {
         Ok(u32::from_be_bytes(self.array()?))
     }
 
     /// Reads a big-endian `u64`.
-    ///
-    /// ```
-    /// let mut r = kafka_sink::codec::StateReader::new(&[0, 0, 0, 0, 0, 0, 0, 42]);
-    /// assert_eq!(r.u64(), Ok(42));
-    /// ```
     pub fn u64(&mut self) -> Result<u64, StateDecodeError> {
         Ok(u64::from_be_bytes(self.array()?))
     }
 
     /// Reads a big-endian `i64`.
-    ///
-    /// ```
-    /// let mut r = kafka_sink::codec::StateReader::new(&[0xFF; 8]);
-    /// assert_eq!(r.i64(), Ok(-1));
-    /// ```
     pub fn i64(&mut self) -> Result<i64, StateDecodeError> {
         Ok(i64::from_be_bytes(self.array()?))
     }
 
     /// Reads a flag byte (0 = false, 1 = true, anything else is an error).
-    ///
-    /// ```
-    /// use kafka_sink::codec::{StateDecodeError, StateReader};
-    /// let mut r = StateReader::new(&[1, 0, 2]);
-    /// assert_eq!((r.flag(), r.flag()), (Ok(true), Ok(false)));
-    /// assert_eq!(r.flag(), Err(StateDecodeError::InvalidFlag(2)));
-    /// ```
     pub fn flag(&mut self) -> Result<bool, StateDecodeError> {
         match self.u8()? {
             0 => Ok(false),
@@ -350,35 +243,17 @@ impl<'a> StateReader<'a> {
     }
 
     /// Reads a `u32`-length-prefixed byte string.
-    ///
-    /// ```
-    /// let mut r = kafka_sink::codec::StateReader::new(&[0, 0, 0, 2, 0xCA, 0xFE]);
-    /// assert_eq!(r.bytes(), Ok(&[0xCA, 0xFE][..]));
-    /// ```
     pub fn bytes(&mut self) -> Result<&'a [u8], StateDecodeError> {
         let len = self.u32()? as usize;
         self.take(len)
     }
 
     /// Reads a `u32`-length-prefixed UTF-8 string.
-    ///
-    /// ```
-    /// use kafka_sink::codec::{StateDecodeError, StateReader};
-    /// assert_eq!(StateReader::new(b"\0\0\0\x02ok").str(), Ok("ok"));
-    /// assert_eq!(StateReader::new(&[0, 0, 0, 1, 0xFF]).str(), Err(StateDecodeError::InvalidUtf8));
-    /// ```
     pub fn str(&mut self) -> Result<&'a str, StateDecodeError> {
         std::str::from_utf8(self.bytes()?).map_err(|_| StateDecodeError::InvalidUtf8)
     }
 
     /// Succeeds only if every byte was read.
-    ///
-    /// ```
-    /// use kafka_sink::codec::{StateDecodeError, StateReader};
-    /// let mut r = StateReader::new(&[1, 2]);
-    /// r.u8().unwrap();
-    /// assert_eq!(r.finish(), Err(StateDecodeError::TrailingBytes { count: 1 }));
-    /// ```
     pub fn finish(self) -> Result<(), StateDecodeError> {
         if self.input.is_empty() {
             Ok(())
@@ -391,14 +266,6 @@ impl<'a> StateReader<'a> {
 }
 
 /// A [`String`] as its raw UTF-8 bytes.
-///
-/// ```
-/// use kafka_sink::codec::{Codec, StringCodec};
-/// let mut buf = Vec::new();
-/// StringCodec.encode(&"orders-sink-3".to_string(), &mut buf);
-/// assert_eq!(buf, b"orders-sink-3");
-/// assert_eq!(StringCodec.decode(&buf).unwrap(), "orders-sink-3");
-/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StringCodec;
 
@@ -412,13 +279,6 @@ impl Codec<String> for StringCodec {
 }
 
 /// A `Vec<u8>` as itself.
-///
-/// ```
-/// use kafka_sink::codec::{BytesCodec, Codec};
-/// let mut buf = Vec::new();
-/// BytesCodec.encode(&vec![1, 2, 3], &mut buf);
-/// assert_eq!(BytesCodec.decode(&buf).unwrap(), [1, 2, 3]);
-/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BytesCodec;
 
@@ -432,14 +292,6 @@ impl Codec<Vec<u8>> for BytesCodec {
 }
 
 /// A `u64` as 8 big-endian bytes.
-///
-/// ```
-/// use kafka_sink::codec::{Codec, U64Codec};
-/// let mut buf = Vec::new();
-/// U64Codec.encode(&7, &mut buf);
-/// assert_eq!(buf, [0, 0, 0, 0, 0, 0, 0, 7]);
-/// assert_eq!(U64Codec.decode(&buf).unwrap(), 7);
-/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct U64Codec;
 
@@ -456,14 +308,6 @@ impl Codec<u64> for U64Codec {
 }
 
 /// `()` as zero bytes (for sinks without a user context).
-///
-/// ```
-/// use kafka_sink::codec::{Codec, UnitCodec};
-/// let mut buf = Vec::new();
-/// UnitCodec.encode(&(), &mut buf);
-/// assert!(buf.is_empty());
-/// assert!(UnitCodec.decode(&[0]).is_err());
-/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct UnitCodec;
 
@@ -476,16 +320,6 @@ impl Codec<()> for UnitCodec {
 
 /// A sorted set of strings: `u32` count, then each string length-prefixed
 /// (the layout of Flink's `KafkaTransactionContext`).
-///
-/// ```
-/// use kafka_sink::codec::{Codec, StringSetCodec};
-/// use std::collections::BTreeSet;
-/// let ids = BTreeSet::from(["job-0".to_string(), "job-1".to_string()]);
-/// let mut buf = Vec::new();
-/// StringSetCodec.encode(&ids, &mut buf);
-/// assert_eq!(&buf[..4], [0, 0, 0, 2]); // the count
-/// assert_eq!(StringSetCodec.decode(&buf).unwrap(), ids);
-/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StringSetCodec;
 
@@ -565,5 +399,146 @@ mod tests {
             UnitCodec.decode(&[1]),
             Err(StateDecodeError::TrailingBytes { count: 1 })
         );
+    }
+
+    #[test]
+    fn put_helpers_write_big_endian_primitives() {
+        let mut out = Vec::new();
+        put_u8(&mut out, 1);
+        put_u16(&mut out, 0x0102);
+        put_u32(&mut out, 5);
+        put_u64(&mut out, 1 << 8);
+        put_i64(&mut out, -1);
+        assert_eq!(
+            out,
+            [
+                [1].as_slice(),
+                &[1, 2],
+                &[0, 0, 0, 5],
+                &[0, 0, 0, 0, 0, 0, 1, 0],
+                &[0xFF; 8]
+            ]
+            .concat()
+        );
+    }
+
+    #[test]
+    fn put_bytes_and_put_str_prefix_a_u32_length() {
+        let mut out = Vec::new();
+        put_bytes(&mut out, b"ab");
+        assert_eq!(out, [0, 0, 0, 2, b'a', b'b']);
+        let mut out = Vec::new();
+        put_str(&mut out, "sink-0");
+        assert_eq!(out, b"\0\0\0\x06sink-0");
+    }
+
+    #[test]
+    fn reader_reads_what_the_put_helpers_wrote() {
+        let mut buf = Vec::new();
+        put_u8(&mut buf, 9);
+        put_u16(&mut buf, 0x0102);
+        put_u32(&mut buf, 256);
+        put_u64(&mut buf, 42);
+        put_i64(&mut buf, -1);
+        put_bytes(&mut buf, &[0xCA, 0xFE]);
+        put_str(&mut buf, "ok");
+        let mut r = StateReader::new(&buf);
+        assert_eq!(r.u8(), Ok(9));
+        assert_eq!(r.u16(), Ok(0x0102));
+        assert_eq!(r.u32(), Ok(256));
+        assert_eq!(r.u64(), Ok(42));
+        assert_eq!(r.i64(), Ok(-1));
+        assert_eq!(r.bytes(), Ok(&[0xCA, 0xFE][..]));
+        assert_eq!(r.remaining(), 6);
+        assert_eq!(r.str(), Ok("ok"));
+        r.finish().unwrap();
+    }
+
+    #[test]
+    fn reader_take_past_the_end_is_truncated_and_keeps_the_input() {
+        let mut r = StateReader::new(b"KSNK\x01");
+        assert_eq!(r.take(4), Ok(&b"KSNK"[..]));
+        assert_eq!(
+            r.take(2),
+            Err(StateDecodeError::Truncated {
+                needed: 2,
+                remaining: 1
+            })
+        );
+        assert_eq!(r.remaining(), 1);
+    }
+
+    #[test]
+    fn reader_flag_reads_one_as_true_and_zero_as_false() {
+        let mut r = StateReader::new(&[1, 0]);
+        assert_eq!((r.flag(), r.flag()), (Ok(true), Ok(false)));
+    }
+
+    #[test]
+    fn reader_str_rejects_invalid_utf8() {
+        assert_eq!(
+            StateReader::new(&[0, 0, 0, 1, 0xFF]).str(),
+            Err(StateDecodeError::InvalidUtf8)
+        );
+    }
+
+    #[test]
+    fn reader_finish_counts_the_trailing_bytes() {
+        let mut r = StateReader::new(&[1, 2]);
+        r.u8().unwrap();
+        assert_eq!(
+            r.finish(),
+            Err(StateDecodeError::TrailingBytes { count: 1 })
+        );
+    }
+
+    #[test]
+    fn codec_encode_appends_to_the_buffer() {
+        let mut out = vec![0xAA];
+        U64Codec.encode(&258, &mut out);
+        assert_eq!(out, [0xAA, 0, 0, 0, 0, 0, 0, 1, 2]);
+    }
+
+    #[test]
+    fn u64_codec_is_eight_big_endian_bytes_and_rejects_a_short_input() {
+        let mut buf = Vec::new();
+        U64Codec.encode(&7, &mut buf);
+        assert_eq!(buf, [0, 0, 0, 0, 0, 0, 0, 7]);
+        assert_eq!(U64Codec.decode(&buf), Ok(7));
+        assert_eq!(
+            U64Codec.decode(&[0, 1, 2]),
+            Err(StateDecodeError::Truncated {
+                needed: 8,
+                remaining: 3
+            })
+        );
+    }
+
+    #[test]
+    fn string_and_bytes_codecs_store_the_raw_bytes() {
+        let mut buf = Vec::new();
+        StringCodec.encode(&"orders-sink-3".to_string(), &mut buf);
+        assert_eq!(buf, b"orders-sink-3");
+        assert_eq!(StringCodec.decode(&buf).unwrap(), "orders-sink-3");
+        let mut buf = Vec::new();
+        BytesCodec.encode(&vec![1, 2, 3], &mut buf);
+        assert_eq!(buf, [1, 2, 3]);
+        assert_eq!(BytesCodec.decode(&buf).unwrap(), [1, 2, 3]);
+    }
+
+    #[test]
+    fn unit_codec_is_zero_bytes() {
+        let mut buf = Vec::new();
+        UnitCodec.encode(&(), &mut buf);
+        assert!(buf.is_empty());
+        assert_eq!(UnitCodec.decode(&[]), Ok(()));
+    }
+
+    #[test]
+    fn string_set_codec_starts_with_the_count() {
+        let ids = BTreeSet::from(["job-0".to_string(), "job-1".to_string()]);
+        let mut buf = Vec::new();
+        StringSetCodec.encode(&ids, &mut buf);
+        assert_eq!(&buf[..4], [0, 0, 0, 2]);
     }
 }

@@ -18,7 +18,6 @@
 //!   checksummed checkpoint files, for running the lifecycle without a host
 //!   engine.
 //! - [`clock`]: wall-clock time behind a trait, for deterministic tests.
-//!
 //! - [`kafka`]: the Kafka sink (EXACTLY_ONCE / AT_LEAST_ONCE / NONE) on the
 //!   transactional producer, with Flink's transactional-id pool.
 //! - [`pipeline`]: exactly-once Kafka → transform → Kafka on a consumer
@@ -26,18 +25,31 @@
 //!   Kafka Streams EOS-v2 model), and the RabbitMQ → Kafka bridge (feature
 //!   `rabbitmq`).
 //!
-//! ```
-//! use kafka_sink::{TwoPhaseCommitSink, TwoPhaseCommitHandler};
-//! use kafka_sink::clock::ManualClock;
-//! use std::{sync::Arc, time::Duration};
+//! The protocol, with the crate's in-memory handler standing in for an
+//! external system:
 //!
-//! fn configure<H: TwoPhaseCommitHandler>(handler: H, clock: ManualClock) -> TwoPhaseCommitSink<H> {
-//!     let mut sink = TwoPhaseCommitSink::new(handler).with_clock(Arc::new(clock));
-//!     sink.set_transaction_timeout(Duration::from_secs(900))
-//!         .enable_transaction_timeout_warnings(0.8)
-//!         .ignore_failures_after_transaction_timeout();
-//!     sink
-//! }
+//! ```
+//! use kafka_sink::codec::{U64Codec, UnitCodec};
+//! use kafka_sink::state::StateSerializer;
+//! use kafka_sink::two_phase::memory::InMemoryTable;
+//! use kafka_sink::{RecordContext, TwoPhaseCommitSink};
+//! use std::time::Duration;
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+//! // The codecs of the handler's transaction handle (u64) and context (none).
+//! let serializer = StateSerializer::new(U64Codec, UnitCodec);
+//! let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
+//! sink.set_transaction_timeout(Duration::from_secs(900)); // the external system's
+//! sink.initialize_state(None).await?; // a fresh start: begins a transaction
+//! sink.invoke("row-1", &RecordContext::default()).await?;
+//! // Checkpoint 1: pre-commit, then store `state` durably with the checkpoint.
+//! let state = serializer.encode(sink.snapshot_state(1).await?);
+//! // Checkpoint 1 is durable everywhere: commit.
+//! sink.notify_checkpoint_complete(1).await?;
+//! assert_eq!(sink.handler().committed(), ["row-1"]);
+//! # let _ = state;
+//! # Ok(())
+//! # }
 //! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

@@ -45,12 +45,6 @@ use crate::codec::{Codec, StateDecodeError, StateReader, put_bytes, put_u8, put_
 
 /// A transaction handle with the wall-clock time (ms since the Unix epoch)
 /// at which it began (Flink's `TransactionHolder`).
-///
-/// ```
-/// use kafka_sink::state::TransactionHolder;
-/// let h = TransactionHolder::new("orders-sink-0".to_string(), 1_000);
-/// assert_eq!((h.handle.as_str(), h.elapsed_ms(1_250)), ("orders-sink-0", 250));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransactionHolder<T> {
     /// The user's transaction handle.
@@ -75,13 +69,6 @@ impl<T> TransactionHolder<T> {
     }
 
     /// Milliseconds since the transaction began (0 if `now_ms` is earlier).
-    ///
-    /// ```
-    /// use kafka_sink::state::TransactionHolder;
-    /// let h = TransactionHolder::new((), 10_000);
-    /// assert_eq!(h.elapsed_ms(12_500), 2_500);
-    /// assert_eq!(h.elapsed_ms(9_000), 0); // clock went back
-    /// ```
     pub fn elapsed_ms(&self, now_ms: u64) -> u64 {
         now_ms.saturating_sub(self.start_time_ms)
     }
@@ -92,16 +79,6 @@ impl<T> TransactionHolder<T> {
 }
 
 /// The state of one sink subtask at a checkpoint.
-///
-/// ```
-/// use kafka_sink::state::{SinkState, TransactionHolder};
-/// let mut state = SinkState::<u64, ()>::default();
-/// state.current = Some(TransactionHolder::new(3, 3_000));
-/// state.pending.insert(2, TransactionHolder::new(2, 2_000));
-/// state.pending.insert(1, TransactionHolder::new(1, 1_000));
-/// // Restored sinks commit pending transactions in checkpoint order.
-/// assert_eq!(state.pending.keys().copied().collect::<Vec<_>>(), [1, 2]);
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SinkState<T, C> {
     /// The transaction open at snapshot time; restored sinks abort it.
@@ -126,15 +103,6 @@ impl<T, C> Default for SinkState<T, C> {
 /// A borrowed view of a [`SinkState`], as produced by
 /// [`TwoPhaseCommitSink::snapshot_state`](crate::TwoPhaseCommitSink::snapshot_state)
 /// without cloning transaction handles.
-///
-/// ```
-/// use kafka_sink::state::{SinkState, SinkStateRef, TransactionHolder};
-/// let mut state = SinkState::<String, ()>::default();
-/// state.pending.insert(4, TransactionHolder::new("sink-1".into(), 40));
-/// let view = SinkStateRef::from(&state);
-/// assert_eq!(view.pending[0].0, 4);
-/// assert_eq!(view.pending[0].1.handle, "sink-1");
-/// ```
 #[derive(Debug, Clone)]
 pub struct SinkStateRef<'a, T, C> {
     /// See [`SinkState::current`].
@@ -157,17 +125,11 @@ impl<'a, T, C> From<&'a SinkState<T, C>> for SinkStateRef<'a, T, C> {
 
 /// Encodes and decodes [`SinkState`] with a magic, a version byte and the
 /// user's codecs for the transaction (`TC`) and context (`CC`) types.
-///
-/// ```
-/// use kafka_sink::codec::{U64Codec, UnitCodec};
-/// use kafka_sink::state::{SinkState, StateSerializer};
-/// let serializer = StateSerializer::new(U64Codec, UnitCodec);
-/// let bytes = serializer.encode(&SinkState::<u64, ()>::default());
-/// assert!(bytes.starts_with(b"K2PC\x01"));
-/// ```
 #[derive(Debug, Clone, Default)]
 pub struct StateSerializer<TC, CC> {
+    /// The codec of the transaction handles.
     txn: TC,
+    /// The codec of the user context.
     ctx: CC,
 }
 
@@ -180,11 +142,23 @@ impl<TC, CC> StateSerializer<TC, CC> {
     /// A serializer with the given transaction and context codecs.
     ///
     /// ```
-    /// use kafka_sink::codec::{StringCodec, StringSetCodec};
+    /// use kafka_sink::TwoPhaseCommitSink;
+    /// use kafka_sink::codec::{U64Codec, UnitCodec};
     /// use kafka_sink::state::StateSerializer;
-    /// // Transaction handles as strings, the context as a set of transactional ids.
-    /// let serializer = StateSerializer::new(StringCodec, StringSetCodec);
-    /// # let _ = serializer;
+    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// // The in-memory table's handles are u64 and it has no context.
+    /// let serializer = StateSerializer::new(U64Codec, UnitCodec);
+    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
+    /// sink.initialize_state(None).await?;
+    /// let bytes = serializer.encode(sink.snapshot_state(1).await?); // persist these
+    ///
+    /// // After a crash: restore a new sink from the persisted bytes.
+    /// let mut restored = TwoPhaseCommitSink::new(sink.into_handler());
+    /// restored.initialize_state(Some(vec![serializer.decode(&bytes)?])).await?;
+    /// # Ok(())
+    /// # }
     /// ```
     pub fn new(txn_codec: TC, ctx_codec: CC) -> Self {
         StateSerializer {
@@ -195,14 +169,6 @@ impl<TC, CC> StateSerializer<TC, CC> {
 
     /// Encodes a state (owned [`SinkState`] or borrowed [`SinkStateRef`]) in
     /// the current format version.
-    ///
-    /// ```
-    /// use kafka_sink::codec::{U64Codec, UnitCodec};
-    /// use kafka_sink::state::{SinkState, StateSerializer};
-    /// let bytes = StateSerializer::new(U64Codec, UnitCodec).encode(&SinkState::<u64, ()>::default());
-    /// // magic, version 1, no current, 0 pending, no context
-    /// assert_eq!(bytes, b"K2PC\x01\x00\x00\x00\x00\x00\x00");
-    /// ```
     pub fn encode<'a, T: 'a, C: 'a>(&self, state: impl Into<SinkStateRef<'a, T, C>>) -> Vec<u8>
     where
         TC: Codec<T>,
@@ -245,18 +211,6 @@ impl<TC, CC> StateSerializer<TC, CC> {
     }
 
     /// Decodes a state written by any supported format version.
-    ///
-    /// ```
-    /// use kafka_sink::codec::{StateDecodeError, U64Codec, UnitCodec};
-    /// use kafka_sink::state::{SinkState, StateSerializer, TransactionHolder};
-    /// let serializer = StateSerializer::new(U64Codec, UnitCodec);
-    /// let mut state = SinkState::<u64, ()>::default();
-    /// state.pending.insert(1, TransactionHolder::new(11, 1_000));
-    /// let bytes = serializer.encode(&state);
-    /// assert_eq!(serializer.decode(&bytes), Ok(state));
-    /// let err = serializer.decode::<u64, ()>(b"K2PC\x09").unwrap_err();
-    /// assert_eq!(err, StateDecodeError::UnsupportedVersion { version: 9, supported: 1 });
-    /// ```
     pub fn decode<T, C>(&self, bytes: &[u8]) -> Result<SinkState<T, C>, StateDecodeError>
     where
         TC: Codec<T>,
@@ -413,5 +367,39 @@ mod tests {
             s.decode::<u64, ()>(&bytes),
             Err(StateDecodeError::TrailingBytes { count: 1 })
         );
+    }
+
+    /// Invariant: the empty state is the magic, version 1, no current, zero
+    /// pending and no context.
+    #[test]
+    fn empty_state_encodes_to_the_v1_header_and_three_empty_fields() {
+        let bytes =
+            StateSerializer::new(U64Codec, UnitCodec).encode(&SinkState::<u64, ()>::default());
+        assert_eq!(bytes, b"K2PC\x01\x00\x00\x00\x00\x00\x00");
+    }
+
+    /// Invariant: elapsed time saturates at 0 when the clock went back.
+    #[test]
+    fn elapsed_ms_saturates_when_the_clock_goes_back() {
+        let h = TransactionHolder::new((), 10_000);
+        assert_eq!(h.elapsed_ms(12_500), 2_500);
+        assert_eq!(h.elapsed_ms(9_000), 0);
+    }
+
+    /// Invariant: the borrowed view lists pending transactions in ascending
+    /// checkpoint order.
+    #[test]
+    fn borrowed_view_lists_pending_in_checkpoint_order() {
+        let mut state = SinkState::<String, ()>::default();
+        state
+            .pending
+            .insert(4, TransactionHolder::new("sink-1".into(), 40));
+        state
+            .pending
+            .insert(2, TransactionHolder::new("sink-0".into(), 20));
+        let view = SinkStateRef::from(&state);
+        let ids: Vec<u64> = view.pending.iter().map(|(id, _)| *id).collect();
+        assert_eq!(ids, [2, 4]);
+        assert_eq!(view.pending[1].1.handle, "sink-1");
     }
 }

@@ -85,11 +85,19 @@ struct Registered {
 /// # }
 /// ```
 pub struct CheckpointCoordinator {
+    /// Where checkpoint files are written and read back at a restore.
     storage: CheckpointStorage,
+    /// Source of the checkpoints' timestamps.
     clock: Arc<dyn Clock>,
+    /// The operators, in registration order (the order they are locked,
+    /// snapshotted and notified in).
     operators: Vec<Registered>,
+    /// The id the next checkpoint gets; ids never repeat, not even after a
+    /// failed checkpoint or a failover.
     next_id: u64,
+    /// The last checkpoint written or restored.
     last_completed: Option<u64>,
+    /// Registering, restoring or running: what may be called now.
     phase: Phase,
 }
 
@@ -142,37 +150,12 @@ impl CheckpointCoordinator {
     }
 
     /// Uses `clock` for checkpoint timestamps.
-    ///
-    /// ```
-    /// use kafka_sink::checkpoint::{CheckpointCoordinator, CheckpointStorage};
-    /// use kafka_sink::clock::ManualClock;
-    /// use std::sync::Arc;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let dir = tempfile::tempdir()?;
-    /// let mut coordinator = CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3)?)
-    ///     .with_clock(Arc::new(ManualClock::new(1_700_000_000_000)));
-    /// coordinator.restore().await?;
-    /// coordinator.trigger_checkpoint().await?;
-    /// let written = coordinator.storage().latest_valid()?.unwrap();
-    /// assert_eq!(written.timestamp_ms, 1_700_000_000_000);
-    /// # Ok(())
-    /// # }
-    /// ```
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self
     }
 
     /// The storage.
-    ///
-    /// ```
-    /// use kafka_sink::checkpoint::{CheckpointCoordinator, CheckpointStorage};
-    /// let dir = tempfile::tempdir()?;
-    /// let coordinator = CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3)?);
-    /// assert_eq!(coordinator.storage().dir(), dir.path());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn storage(&self) -> &CheckpointStorage {
         &self.storage
     }
@@ -180,30 +163,6 @@ impl CheckpointCoordinator {
     /// Registers an operator instance; all registrations come before
     /// [`restore`](Self::restore). Checkpoints lock operators in
     /// registration order.
-    ///
-    /// ```
-    /// # use kafka_sink::checkpoint::{CheckpointedOperator, OperatorError, RestoredState};
-    /// # #[derive(Default)]
-    /// # struct Counter { n: u64 } // the module example's operator
-    /// # impl CheckpointedOperator for Counter {
-    /// #     async fn initialize_state(&mut self, r: Option<RestoredState>) -> Result<(), OperatorError> {
-    /// #         if let Some(b) = r.and_then(|r| r.own.into_iter().next()) { self.n = u64::from_be_bytes(b.as_slice().try_into()?) }
-    /// #         Ok(())
-    /// #     }
-    /// #     async fn snapshot_state(&mut self, _: u64) -> Result<Vec<u8>, OperatorError> { Ok(self.n.to_be_bytes().to_vec()) }
-    /// #     async fn notify_checkpoint_complete(&mut self, _: u64) -> Result<(), OperatorError> { Ok(()) }
-    /// # }
-    /// use kafka_sink::checkpoint::{CheckpointCoordinator, CheckpointError, CheckpointStorage, OperatorInfo};
-    /// use std::sync::Arc;
-    /// use tokio::sync::Mutex;
-    /// let dir = tempfile::tempdir()?;
-    /// let mut coordinator = CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3)?);
-    /// let counter = Arc::new(Mutex::new(Counter::default()));
-    /// coordinator.register(OperatorInfo::new("counter", 0, 1), counter.clone())?;
-    /// let again = coordinator.register(OperatorInfo::new("counter", 0, 1), counter);
-    /// assert!(matches!(again, Err(CheckpointError::DuplicateOperator { .. })));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn register<T: CheckpointedOperator + 'static>(
         &mut self,
         info: OperatorInfo,
@@ -309,45 +268,20 @@ impl CheckpointCoordinator {
     }
 
     /// The id the next checkpoint will get.
-    ///
-    /// ```
-    /// use kafka_sink::checkpoint::{CheckpointCoordinator, CheckpointStorage};
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let dir = tempfile::tempdir()?;
-    /// let mut coordinator = CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3)?);
-    /// coordinator.restore().await?;
-    /// assert_eq!(coordinator.next_checkpoint_id(), 1);
-    /// coordinator.trigger_checkpoint().await?;
-    /// assert_eq!(coordinator.next_checkpoint_id(), 2);
-    /// # Ok(())
-    /// # }
-    /// ```
     pub fn next_checkpoint_id(&self) -> u64 {
         self.next_id
     }
 
     /// The last checkpoint written (or restored) by this coordinator.
-    ///
-    /// ```
-    /// use kafka_sink::checkpoint::{CheckpointCoordinator, CheckpointStorage};
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let dir = tempfile::tempdir()?;
-    /// let mut coordinator = CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3)?);
-    /// coordinator.restore().await?;
-    /// assert_eq!(coordinator.last_completed(), None);
-    /// let id = coordinator.trigger_checkpoint().await?;
-    /// assert_eq!(coordinator.last_completed(), Some(id));
-    /// # Ok(())
-    /// # }
-    /// ```
     pub fn last_completed(&self) -> Option<u64> {
         self.last_completed
     }
 
-    /// Takes one checkpoint now: barrier (lock all operators), snapshot each,
-    /// write durably, then notify each. Returns its id.
+    /// Takes one checkpoint now and returns its id:
+    /// 1. the barrier: locks every operator, in registration order;
+    /// 2. snapshots each operator, then unlocks them;
+    /// 3. writes the checkpoint file durably (the checkpoint is complete);
+    /// 4. notifies each operator of the completion.
     ///
     /// A snapshot failure declines the checkpoint (nothing written, nothing
     /// notified; the id is not reused). Notification failures are reported
@@ -482,5 +416,43 @@ impl CheckpointCoordinator {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+
+    fn coordinator(dir: &tempfile::TempDir) -> CheckpointCoordinator {
+        CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3).unwrap())
+    }
+
+    /// Invariant: a checkpoint's timestamp comes from the coordinator's clock.
+    #[tokio::test]
+    async fn with_clock_stamps_the_checkpoint_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = coordinator(&dir).with_clock(Arc::new(ManualClock::new(1_700_000_000_000)));
+        c.restore().await.unwrap();
+        c.trigger_checkpoint().await.unwrap();
+        let written = c.storage().latest_valid().unwrap().unwrap();
+        assert_eq!(written.timestamp_ms, 1_700_000_000_000);
+        assert_eq!(c.storage().dir(), dir.path());
+    }
+
+    /// Invariant: ids start at 1 and each checkpoint becomes the last
+    /// completed one and moves the next id on.
+    #[tokio::test]
+    async fn checkpoint_ids_start_at_one_and_advance() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = coordinator(&dir);
+        assert_eq!(c.next_checkpoint_id(), 1);
+        c.restore().await.unwrap();
+        assert_eq!(c.last_completed(), None);
+        let id = c.trigger_checkpoint().await.unwrap();
+        assert_eq!(
+            (id, c.last_completed(), c.next_checkpoint_id()),
+            (1, Some(1), 2)
+        );
     }
 }

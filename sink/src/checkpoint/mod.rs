@@ -15,12 +15,14 @@
 //!    completed checkpoint, as Flink restarts its tasks from it.
 //! 3. [`trigger_checkpoint`](CheckpointCoordinator::trigger_checkpoint) (on
 //!    demand) or [`run_periodic`](CheckpointCoordinator::run_periodic) (on an
-//!    interval): lock every operator in registration order (the barrier),
-//!    [`snapshot_state`](CheckpointedOperator::snapshot_state) each, unlock,
-//!    write the checkpoint durably through [`CheckpointStorage`] (temp file,
-//!    fsync, rename, fsync of the directory, keep the last N), then
-//!    [`notify_checkpoint_complete`](CheckpointedOperator::notify_checkpoint_complete)
-//!    every operator.
+//!    interval):
+//!    1. lock every operator in registration order (the barrier);
+//!    2. [`snapshot_state`](CheckpointedOperator::snapshot_state) each, then
+//!       unlock;
+//!    3. write the checkpoint durably through [`CheckpointStorage`]: temp
+//!       file, fsync, rename, fsync of the directory, keep the last N;
+//!    4. [`notify_checkpoint_complete`](CheckpointedOperator::notify_checkpoint_complete)
+//!       every operator.
 //!
 //! **Consistent cuts.** A checkpoint locks all operators before snapshotting
 //! any. Code that moves a record from a source to a sink must hold both
@@ -119,15 +121,6 @@ pub use position::SourcePosition;
 pub use storage::{CheckpointStorage, DEFAULT_RETAINED_CHECKPOINTS};
 
 /// An error of the checkpoint driver.
-///
-/// ```
-/// use kafka_sink::checkpoint::{CheckpointError, CheckpointStorage};
-/// let dir = tempfile::tempdir().unwrap();
-/// let file = dir.path().join("not-a-directory");
-/// std::fs::write(&file, b"x").unwrap();
-/// let err = CheckpointStorage::open(&file, 3).unwrap_err();
-/// assert!(matches!(err, CheckpointError::Io { action: "create directory", .. }));
-/// ```
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
     /// A file-system operation failed.

@@ -48,33 +48,6 @@ pub trait CheckpointedOperator: Send {
     /// checkpoint): the operator must then drop what it holds in memory and
     /// continue from the restored state (or from its fresh start on `None`),
     /// as a new instance would.
-    ///
-    /// ```
-    /// # use kafka_sink::checkpoint::{CheckpointedOperator, OperatorError, RestoredState};
-    /// # #[derive(Default)]
-    /// # struct Counter { n: u64 } // the module example's operator
-    /// # impl CheckpointedOperator for Counter {
-    /// #     async fn initialize_state(&mut self, r: Option<RestoredState>) -> Result<(), OperatorError> {
-    /// #         if let Some(b) = r.and_then(|r| r.own.into_iter().next()) { self.n = u64::from_be_bytes(b.as_slice().try_into()?) }
-    /// #         Ok(())
-    /// #     }
-    /// #     async fn snapshot_state(&mut self, _: u64) -> Result<Vec<u8>, OperatorError> { Ok(self.n.to_be_bytes().to_vec()) }
-    /// #     async fn notify_checkpoint_complete(&mut self, _: u64) -> Result<(), OperatorError> { Ok(()) }
-    /// # }
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut counter = Counter::default();
-    /// let restored = RestoredState {
-    ///     checkpoint_id: 3,
-    ///     own: vec![41u64.to_be_bytes().to_vec()],
-    ///     union: vec![41u64.to_be_bytes().to_vec()],
-    ///     previous_parallelism: Some(1),
-    /// };
-    /// counter.initialize_state(Some(restored)).await?;
-    /// assert_eq!(counter.n, 41);
-    /// # Ok(())
-    /// # }
-    /// ```
     fn initialize_state(
         &mut self,
         restored: Option<RestoredState>,
@@ -82,61 +55,12 @@ pub trait CheckpointedOperator: Send {
 
     /// Called at the barrier of checkpoint `checkpoint_id`; returns the
     /// operator's state.
-    ///
-    /// ```
-    /// # use kafka_sink::checkpoint::{CheckpointedOperator, OperatorError, RestoredState};
-    /// # #[derive(Default)]
-    /// # struct Counter { n: u64 } // the module example's operator
-    /// # impl CheckpointedOperator for Counter {
-    /// #     async fn initialize_state(&mut self, r: Option<RestoredState>) -> Result<(), OperatorError> {
-    /// #         if let Some(b) = r.and_then(|r| r.own.into_iter().next()) { self.n = u64::from_be_bytes(b.as_slice().try_into()?) }
-    /// #         Ok(())
-    /// #     }
-    /// #     async fn snapshot_state(&mut self, _: u64) -> Result<Vec<u8>, OperatorError> { Ok(self.n.to_be_bytes().to_vec()) }
-    /// #     async fn notify_checkpoint_complete(&mut self, _: u64) -> Result<(), OperatorError> { Ok(()) }
-    /// # }
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut counter = Counter { n: 7 };
-    /// assert_eq!(counter.snapshot_state(1).await?, 7u64.to_be_bytes());
-    /// # Ok(())
-    /// # }
-    /// ```
     fn snapshot_state(
         &mut self,
         checkpoint_id: u64,
     ) -> impl Future<Output = Result<Vec<u8>, OperatorError>> + Send;
 
     /// Called when checkpoint `checkpoint_id` is durable.
-    ///
-    /// ```
-    /// # use kafka_sink::checkpoint::{CheckpointedOperator, OperatorError, RestoredState};
-    /// # #[derive(Default)]
-    /// # struct Counter { n: u64 } // the module example's operator
-    /// # impl CheckpointedOperator for Counter {
-    /// #     async fn initialize_state(&mut self, r: Option<RestoredState>) -> Result<(), OperatorError> {
-    /// #         if let Some(b) = r.and_then(|r| r.own.into_iter().next()) { self.n = u64::from_be_bytes(b.as_slice().try_into()?) }
-    /// #         Ok(())
-    /// #     }
-    /// #     async fn snapshot_state(&mut self, _: u64) -> Result<Vec<u8>, OperatorError> { Ok(self.n.to_be_bytes().to_vec()) }
-    /// #     async fn notify_checkpoint_complete(&mut self, _: u64) -> Result<(), OperatorError> { Ok(()) }
-    /// # }
-    /// use kafka_sink::checkpoint::{CheckpointCoordinator, CheckpointStorage, OperatorInfo};
-    /// use std::sync::Arc;
-    /// use tokio::sync::Mutex;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let dir = tempfile::tempdir()?;
-    /// let mut coordinator = CheckpointCoordinator::new(CheckpointStorage::open(dir.path(), 3)?);
-    /// let counter = Arc::new(Mutex::new(Counter::default()));
-    /// coordinator.register(OperatorInfo::new("counter", 0, 1), counter.clone())?;
-    /// coordinator.restore().await?;
-    /// // Snapshots every operator, writes the file, then notifies every operator.
-    /// let id = coordinator.trigger_checkpoint().await?;
-    /// assert_eq!(coordinator.last_completed(), Some(id));
-    /// # Ok(())
-    /// # }
-    /// ```
     fn notify_checkpoint_complete(
         &mut self,
         checkpoint_id: u64,
@@ -145,13 +69,6 @@ pub trait CheckpointedOperator: Send {
 
 /// Identity of one operator instance: a stable unique id (the same across
 /// restarts), its subtask index and the operator's parallelism.
-///
-/// ```
-/// use kafka_sink::checkpoint::OperatorInfo;
-/// // Subtask 2 of the 4 instances of the operator "orders-sink".
-/// let info = OperatorInfo::new("orders-sink", 2, 4);
-/// assert_eq!((info.uid.as_str(), info.subtask_index, info.parallelism), ("orders-sink", 2, 4));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct OperatorInfo {
     /// Stable id of the operator (all subtasks share it).

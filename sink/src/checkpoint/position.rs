@@ -61,26 +61,6 @@ impl CheckpointedOperator for SourcePosition {
     /// with nothing to restore (the source rewinds to it). Several
     /// restored states (a rescale that merged subtasks) are refused: one
     /// position cannot stand for several.
-    ///
-    /// ```
-    /// use kafka_sink::checkpoint::{CheckpointedOperator, RestoredState, SourcePosition};
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let mut p = SourcePosition::new(3);
-    /// p.initialize_state(None).await.unwrap();
-    /// assert_eq!(p.next, 3);
-    /// p.next = 10; // records 3..10 handed on, then a failover before any checkpoint
-    /// p.initialize_state(None).await.unwrap();
-    /// assert_eq!(p.next, 3);
-    /// let bad = RestoredState {
-    ///     checkpoint_id: 1,
-    ///     own: vec![vec![1, 2, 3]],
-    ///     union: vec![],
-    ///     previous_parallelism: Some(1),
-    /// };
-    /// assert!(p.initialize_state(Some(bad)).await.is_err());
-    /// # }
-    /// ```
     async fn initialize_state(
         &mut self,
         restored: Option<RestoredState>,
@@ -117,34 +97,75 @@ impl CheckpointedOperator for SourcePosition {
     }
 
     /// The position, 8 bytes big-endian.
-    ///
-    /// ```
-    /// use kafka_sink::checkpoint::{CheckpointedOperator, SourcePosition};
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let mut p = SourcePosition::new(258);
-    /// assert_eq!(p.snapshot_state(1).await.unwrap(), [0, 0, 0, 0, 0, 0, 1, 2]);
-    /// # }
-    /// ```
     async fn snapshot_state(&mut self, _checkpoint_id: u64) -> Result<Vec<u8>, OperatorError> {
         Ok(self.next.to_be_bytes().to_vec())
     }
 
     /// Nothing to do: a replayable source acknowledges nothing upstream.
-    ///
-    /// ```
-    /// use kafka_sink::checkpoint::{CheckpointedOperator, SourcePosition};
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let mut p = SourcePosition::new(5);
-    /// p.notify_checkpoint_complete(1).await.unwrap();
-    /// assert_eq!(p.next, 5);
-    /// # }
-    /// ```
     async fn notify_checkpoint_complete(
         &mut self,
         _checkpoint_id: u64,
     ) -> Result<(), OperatorError> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn restored(own: Vec<Vec<u8>>) -> RestoredState {
+        RestoredState {
+            checkpoint_id: 1,
+            own,
+            union: vec![],
+            previous_parallelism: Some(1),
+        }
+    }
+
+    /// Invariant: a failover with nothing to restore rewinds to the position
+    /// of the first initialization.
+    #[tokio::test]
+    async fn failover_without_state_rewinds_to_the_fresh_start() {
+        let mut p = SourcePosition::new(3);
+        p.initialize_state(None).await.unwrap();
+        assert_eq!(p.next, 3);
+        p.next = 10;
+        p.initialize_state(None).await.unwrap();
+        assert_eq!(p.next, 3);
+    }
+
+    /// Invariant: a state that is not 8 bytes is refused.
+    #[tokio::test]
+    async fn state_of_the_wrong_length_is_refused() {
+        let mut p = SourcePosition::new(0);
+        assert!(
+            p.initialize_state(Some(restored(vec![vec![1, 2, 3]])))
+                .await
+                .is_err()
+        );
+    }
+
+    /// Invariant: several positions for one subtask (merged subtasks) are
+    /// refused.
+    #[tokio::test]
+    async fn several_positions_are_refused() {
+        let mut p = SourcePosition::new(0);
+        let state = 5u64.to_be_bytes().to_vec();
+        assert!(
+            p.initialize_state(Some(restored(vec![state.clone(), state])))
+                .await
+                .is_err()
+        );
+    }
+
+    /// Invariant: the state is the position, 8 bytes big-endian, and a
+    /// notification leaves it unchanged.
+    #[tokio::test]
+    async fn snapshot_is_the_position_big_endian() {
+        let mut p = SourcePosition::new(258);
+        assert_eq!(p.snapshot_state(1).await.unwrap(), [0, 0, 0, 0, 0, 0, 1, 2]);
+        p.notify_checkpoint_complete(1).await.unwrap();
+        assert_eq!(p.next, 258);
     }
 }

@@ -43,7 +43,9 @@ fn io_err<'a>(
 /// ```
 #[derive(Debug, Clone)]
 pub struct CheckpointStorage {
+    /// The directory holding the checkpoint files.
     dir: PathBuf,
+    /// How many complete checkpoints are kept (at least 1).
     retain: usize,
 }
 
@@ -79,55 +81,21 @@ impl CheckpointStorage {
     }
 
     /// The directory.
-    ///
-    /// ```
-    /// use kafka_sink::checkpoint::CheckpointStorage;
-    /// let dir = tempfile::tempdir()?;
-    /// let storage = CheckpointStorage::open(dir.path(), 3)?;
-    /// assert_eq!(storage.dir(), dir.path());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// How many complete checkpoints are kept.
-    ///
-    /// ```
-    /// use kafka_sink::checkpoint::{CheckpointStorage, DEFAULT_RETAINED_CHECKPOINTS};
-    /// let dir = tempfile::tempdir()?;
-    /// let storage = CheckpointStorage::open(dir.path(), DEFAULT_RETAINED_CHECKPOINTS)?;
-    /// assert_eq!(storage.retained(), 3);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn retained(&self) -> usize {
         self.retain
     }
 
     /// The file of checkpoint `id`.
-    ///
-    /// ```
-    /// use kafka_sink::checkpoint::CheckpointStorage;
-    /// let dir = tempfile::tempdir()?;
-    /// let storage = CheckpointStorage::open(dir.path(), 3)?;
-    /// assert_eq!(storage.path_for(42), dir.path().join("chk-00000000000000000042.ckpt"));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn path_for(&self, id: u64) -> PathBuf {
         self.dir.join(format!("chk-{id:020}.ckpt"))
     }
 
     /// Checkpoint files present, ascending by id (valid or not).
-    ///
-    /// ```
-    /// use kafka_sink::checkpoint::{Checkpoint, CheckpointStorage};
-    /// let dir = tempfile::tempdir()?;
-    /// let storage = CheckpointStorage::open(dir.path(), 3)?;
-    /// let path = storage.write(&Checkpoint { id: 5, timestamp_ms: 0, operators: vec![] })?;
-    /// std::fs::write(dir.path().join("notes.txt"), "ignored")?;
-    /// assert_eq!(storage.list()?, [(5, path)]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn list(&self) -> Result<Vec<(u64, PathBuf)>, CheckpointError> {
         let mut out = Vec::new();
         for entry in fs::read_dir(&self.dir).map_err(io_err("list", &self.dir))? {
@@ -149,17 +117,6 @@ impl CheckpointStorage {
 
     /// Writes `checkpoint` durably (temp file, fsync, rename, fsync of the
     /// directory), then deletes all but the newest `retain` checkpoints.
-    ///
-    /// ```
-    /// use kafka_sink::checkpoint::{Checkpoint, CheckpointStorage};
-    /// let dir = tempfile::tempdir()?;
-    /// let storage = CheckpointStorage::open(dir.path(), 3)?;
-    /// let checkpoint = Checkpoint { id: 1, timestamp_ms: 1_700_000_000_000, operators: vec![] };
-    /// let path = storage.write(&checkpoint)?;
-    /// assert_eq!(path, storage.path_for(1));
-    /// assert_eq!(std::fs::read(&path)?, checkpoint.encode());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn write(&self, checkpoint: &Checkpoint) -> Result<PathBuf, CheckpointError> {
         let bytes = checkpoint.encode();
         let tmp = self.dir.join(format!(".chk-{:020}.tmp", checkpoint.id));
@@ -195,17 +152,6 @@ impl CheckpointStorage {
     }
 
     /// Reads and verifies one checkpoint file.
-    ///
-    /// ```
-    /// use kafka_sink::checkpoint::{Checkpoint, CheckpointError, CheckpointStorage};
-    /// let dir = tempfile::tempdir()?;
-    /// let storage = CheckpointStorage::open(dir.path(), 3)?;
-    /// let path = storage.write(&Checkpoint { id: 1, timestamp_ms: 0, operators: vec![] })?;
-    /// assert_eq!(storage.read(&path)?.id, 1);
-    /// std::fs::write(&path, b"KEOSCKPT")?; // torn
-    /// assert!(matches!(storage.read(&path), Err(CheckpointError::Corrupt { .. })));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn read(&self, path: &Path) -> Result<Checkpoint, CheckpointError> {
         let bytes = fs::read(path).map_err(io_err("read", path))?;
         Checkpoint::decode(&bytes).map_err(|source| CheckpointError::Corrupt {
@@ -217,18 +163,6 @@ impl CheckpointStorage {
     /// The newest checkpoint that reads and verifies; corrupt or torn files
     /// (and files whose name and contents disagree on the id) are skipped
     /// with a warning.
-    ///
-    /// ```
-    /// use kafka_sink::checkpoint::{Checkpoint, CheckpointStorage};
-    /// let dir = tempfile::tempdir()?;
-    /// let storage = CheckpointStorage::open(dir.path(), 3)?;
-    /// assert!(storage.latest_valid()?.is_none());
-    /// storage.write(&Checkpoint { id: 1, timestamp_ms: 0, operators: vec![] })?;
-    /// let newest = storage.write(&Checkpoint { id: 2, timestamp_ms: 0, operators: vec![] })?;
-    /// std::fs::write(&newest, b"garbage")?; // damaged after the write
-    /// assert_eq!(storage.latest_valid()?.map(|c| c.id), Some(1));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
     pub fn latest_valid(&self) -> Result<Option<Checkpoint>, CheckpointError> {
         for (id, path) in self.list()?.into_iter().rev() {
             match self.read(&path) {
@@ -247,5 +181,93 @@ impl CheckpointStorage {
             }
         }
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn empty(id: u64) -> Checkpoint {
+        Checkpoint {
+            id,
+            timestamp_ms: 0,
+            operators: vec![],
+        }
+    }
+
+    /// Invariant: a checkpoint's file is `chk-<id, 20 digits>.ckpt` in the
+    /// directory, so that names sort by id.
+    #[test]
+    fn path_for_zero_pads_the_id_to_twenty_digits() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = CheckpointStorage::open(dir.path(), DEFAULT_RETAINED_CHECKPOINTS).unwrap();
+        assert_eq!(storage.dir(), dir.path());
+        assert_eq!(storage.retained(), 3);
+        assert_eq!(
+            storage.path_for(42),
+            dir.path().join("chk-00000000000000000042.ckpt")
+        );
+    }
+
+    /// Invariant: the file written holds the checkpoint's encoding, at its
+    /// `path_for`.
+    #[test]
+    fn write_stores_the_encoding_at_path_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = CheckpointStorage::open(dir.path(), 3).unwrap();
+        let checkpoint = Checkpoint {
+            id: 1,
+            timestamp_ms: 1_700_000_000_000,
+            operators: vec![],
+        };
+        let path = storage.write(&checkpoint).unwrap();
+        assert_eq!(path, storage.path_for(1));
+        assert_eq!(fs::read(&path).unwrap(), checkpoint.encode());
+    }
+
+    /// Invariant: files that are not checkpoint files are not listed.
+    #[test]
+    fn list_ignores_other_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = CheckpointStorage::open(dir.path(), 3).unwrap();
+        let path = storage.write(&empty(5)).unwrap();
+        fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
+        assert_eq!(storage.list().unwrap(), [(5, path)]);
+    }
+
+    /// Invariant: a torn file reads as `Corrupt`, and the newest valid
+    /// checkpoint skips it.
+    #[test]
+    fn torn_file_is_corrupt_and_skipped_by_latest_valid() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = CheckpointStorage::open(dir.path(), 3).unwrap();
+        assert!(storage.latest_valid().unwrap().is_none());
+        storage.write(&empty(1)).unwrap();
+        let newest = storage.write(&empty(2)).unwrap();
+        assert_eq!(storage.read(&newest).unwrap().id, 2);
+        fs::write(&newest, b"KEOSCKPT").unwrap();
+        assert!(matches!(
+            storage.read(&newest),
+            Err(CheckpointError::Corrupt { .. })
+        ));
+        assert_eq!(storage.latest_valid().unwrap().map(|c| c.id), Some(1));
+    }
+
+    /// Invariant: opening a path that is a file fails as an I/O error naming
+    /// the action.
+    #[test]
+    fn open_on_a_file_is_an_io_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("not-a-directory");
+        fs::write(&file, b"x").unwrap();
+        let err = CheckpointStorage::open(&file, 3).unwrap_err();
+        assert!(matches!(
+            err,
+            CheckpointError::Io {
+                action: "create directory",
+                ..
+            }
+        ));
     }
 }

@@ -26,14 +26,6 @@ pub const DEFAULT_KAFKA_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(3600
 pub const MAX_TASK_NAME_LENGTH: usize = 1000;
 
 /// The delivery guarantee.
-///
-/// ```
-/// use kafka_producer::ProducerConfig;
-/// use kafka_sink::kafka::{KafkaSinkConfig, Semantic};
-/// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
-/// assert_eq!(config.semantic, Semantic::AtLeastOnce); // the default
-/// config.semantic = Semantic::ExactlyOnce;
-/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum Semantic {
     /// Kafka transactions committed when a checkpoint completes.
@@ -56,21 +48,6 @@ pub enum Semantic {
 /// and user partitioners are explicit options. A sink partitioner and a
 /// non-default producer `partitioner.class` together are refused by
 /// [`KafkaSinkConfig::validate`], since one would silently replace the other.
-///
-/// ```
-/// use kafka_producer::ProducerConfig;
-/// use kafka_sink::kafka::KafkaSinkConfig;
-/// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
-/// use kafka_producer::PartitionerChoice;
-/// use kafka_sink::kafka::SinkPartitioner;
-/// config.subtask_index = 2;
-/// config.parallelism = 4;
-/// // The default: the producer's partitioner (key hash / sticky).
-/// assert!(matches!(config.effective_producer_config().partitioner, PartitionerChoice::Default));
-/// // Fixed: subtask 2 writes to partition 2 % partitions.
-/// config.set_partitioner(SinkPartitioner::Fixed);
-/// assert!(matches!(config.effective_producer_config().partitioner, PartitionerChoice::Fixed(2)));
-/// ```
 #[derive(Debug, Clone, Default)]
 pub enum SinkPartitioner {
     /// No sink partitioner (Flink's `Optional.empty()`, the default): the
@@ -241,14 +218,6 @@ impl KafkaSinkConfig {
     }
 
     /// Flink's `setWriteTimestampToKafka`.
-    ///
-    /// ```
-    /// use kafka_producer::ProducerConfig;
-    /// use kafka_sink::kafka::KafkaSinkConfig;
-    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
-    /// config.set_write_timestamp_to_kafka(true); // RecordContext::timestamp becomes the record timestamp
-    /// assert!(config.write_timestamp_to_kafka);
-    /// ```
     pub fn set_write_timestamp_to_kafka(&mut self, on: bool) -> &mut Self {
         self.write_timestamp_to_kafka = on;
         self
@@ -257,16 +226,6 @@ impl KafkaSinkConfig {
     /// Flink's `setLogFailuresOnly`, refused unless the semantic is
     /// [`Semantic::None`] (set the semantic first): logging instead of
     /// failing drops records, which breaks AT_LEAST_ONCE and EXACTLY_ONCE.
-    ///
-    /// ```
-    /// use kafka_producer::ProducerConfig;
-    /// use kafka_sink::kafka::KafkaSinkConfig;
-    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
-    /// use kafka_sink::kafka::Semantic;
-    /// assert!(config.set_log_failures_only(true).is_err()); // AT_LEAST_ONCE would lose records
-    /// config.semantic = Semantic::None;
-    /// config.set_log_failures_only(true).unwrap();
-    /// ```
     pub fn set_log_failures_only(&mut self, on: bool) -> Result<&mut Self, KafkaSinkError> {
         self.log_failures_only = on;
         self.validate()?;
@@ -277,52 +236,18 @@ impl KafkaSinkConfig {
     /// `partitioner.class`, by default). `Fixed` or `Custom` with a
     /// non-default `partitioner.class` in [`producer`](Self::producer) is
     /// refused by [`validate`](Self::validate).
-    ///
-    /// ```
-    /// use kafka_producer::partitioner::Partitioner;
-    /// use kafka_sink::kafka::SinkPartitioner;
-    /// use std::sync::Arc;
-    /// /// Every record to partition 0.
-    /// #[derive(Debug)]
-    /// struct First;
-    /// impl Partitioner for First {
-    ///     fn partition(&self, _: &str, _: Option<&[u8]>, _: Option<&[u8]>, _: i32) -> i32 { 0 }
-    /// }
-    /// use kafka_producer::ProducerConfig;
-    /// use kafka_sink::kafka::KafkaSinkConfig;
-    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
-    /// config.set_partitioner(SinkPartitioner::Custom(Arc::new(First)));
-    /// ```
     pub fn set_partitioner(&mut self, partitioner: SinkPartitioner) -> &mut Self {
         self.partitioner = partitioner;
         self
     }
 
     /// Switches the producers' metrics off (Flink's `flink.disable-metrics`).
-    ///
-    /// ```
-    /// use kafka_producer::ProducerConfig;
-    /// use kafka_sink::kafka::KafkaSinkConfig;
-    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
-    /// config.set_disable_metrics(true);
-    /// assert!(!config.effective_producer_config().metrics_enabled);
-    /// ```
     pub fn set_disable_metrics(&mut self, off: bool) -> &mut Self {
         self.disable_metrics = off;
         self
     }
 
     /// Checks option combinations (called by [`KafkaSink::connect`](super::KafkaSink::connect)).
-    ///
-    /// ```
-    /// use kafka_producer::ProducerConfig;
-    /// use kafka_sink::kafka::KafkaSinkConfig;
-    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
-    /// use kafka_sink::kafka::KafkaSinkError;
-    /// config.subtask_index = 4;
-    /// config.parallelism = 4; // subtask indexes are 0..parallelism
-    /// assert!(matches!(config.validate(), Err(KafkaSinkError::Config(_))));
-    /// ```
     pub fn validate(&self) -> Result<(), KafkaSinkError> {
         if self.pool_size == 0 {
             return Err(ConfigError::InvalidValue {
@@ -377,17 +302,6 @@ impl KafkaSinkConfig {
 
     /// The producer configuration the sink's producers use: `producer` with
     /// the partitioner and metrics options applied (no transactional id).
-    ///
-    /// ```
-    /// use kafka_producer::ProducerConfig;
-    /// use kafka_sink::kafka::KafkaSinkConfig;
-    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
-    /// config.producer.transactional_id = Some("set-by-the-sink".into());
-    /// config.set_disable_metrics(true);
-    /// let producer = config.effective_producer_config();
-    /// assert_eq!(producer.transactional_id, None);
-    /// assert!(!producer.metrics_enabled);
-    /// ```
     pub fn effective_producer_config(&self) -> ProducerConfig {
         let mut c = self.producer.clone();
         c.transactional_id = None;
@@ -405,17 +319,6 @@ impl KafkaSinkConfig {
     }
 
     /// The transactional id prefix in use.
-    ///
-    /// ```
-    /// use kafka_producer::ProducerConfig;
-    /// use kafka_sink::kafka::KafkaSinkConfig;
-    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
-    /// config.task_name = "orders-job".into();
-    /// config.operator_id = "sink-1".into();
-    /// assert_eq!(config.prefix(), "orders-job-sink-1");
-    /// config.transactional_id_prefix = Some("orders".into());
-    /// assert_eq!(config.prefix(), "orders");
-    /// ```
     pub fn prefix(&self) -> String {
         match &self.transactional_id_prefix {
             Some(p) => p.clone(),
@@ -427,16 +330,6 @@ impl KafkaSinkConfig {
     }
 
     /// The id generator of this subtask.
-    ///
-    /// ```
-    /// use kafka_producer::ProducerConfig;
-    /// use kafka_sink::kafka::KafkaSinkConfig;
-    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
-    /// config.transactional_id_prefix = Some("orders".into());
-    /// (config.subtask_index, config.parallelism, config.pool_size) = (1, 2, 3);
-    /// let ids: Vec<String> = config.ids().generate_ids_to_use(0).into_iter().collect();
-    /// assert_eq!(ids, ["orders-3", "orders-4", "orders-5"]);
-    /// ```
     pub fn ids(&self) -> TransactionalIdsGenerator {
         TransactionalIdsGenerator {
             prefix: self.prefix(),
@@ -652,5 +545,56 @@ mod tests {
         )
         .unwrap();
         assert!(c.disable_metrics);
+    }
+
+    fn orders_config() -> KafkaSinkConfig {
+        KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out")
+    }
+
+    /// Invariant: a subtask index must be below the parallelism.
+    #[test]
+    fn subtask_index_at_the_parallelism_is_refused() {
+        let mut config = orders_config();
+        (config.subtask_index, config.parallelism) = (4, 4);
+        assert!(matches!(config.validate(), Err(KafkaSinkError::Config(_))));
+        config.subtask_index = 3;
+        config.validate().unwrap();
+    }
+
+    /// Invariant: the producers' configuration never carries a transactional
+    /// id (the sink sets one per producer).
+    #[test]
+    fn effective_producer_config_drops_the_transactional_id() {
+        let mut config = orders_config();
+        config.producer.transactional_id = Some("set-by-the-sink".into());
+        assert_eq!(config.effective_producer_config().transactional_id, None);
+    }
+
+    /// Invariant: the default prefix is `task_name-operator_id`; an explicit
+    /// prefix replaces it.
+    #[test]
+    fn prefix_defaults_to_task_and_operator() {
+        let mut config = orders_config();
+        config.task_name = "orders-job".into();
+        config.operator_id = "sink-1".into();
+        assert_eq!(config.prefix(), "orders-job-sink-1");
+        config.transactional_id_prefix = Some("orders".into());
+        assert_eq!(config.prefix(), "orders");
+    }
+
+    /// Invariant: subtask `s` of a pool of `n` uses ids `s*n .. s*n+n`.
+    #[test]
+    fn ids_of_a_subtask_follow_its_pool() {
+        let mut config = orders_config();
+        config.transactional_id_prefix = Some("orders".into());
+        (config.subtask_index, config.parallelism, config.pool_size) = (1, 2, 3);
+        let ids: Vec<String> = config.ids().generate_ids_to_use(0).into_iter().collect();
+        assert_eq!(ids, ["orders-3", "orders-4", "orders-5"]);
+    }
+
+    /// Invariant: the default semantic is AT_LEAST_ONCE, as Flink's.
+    #[test]
+    fn default_semantic_is_at_least_once() {
+        assert_eq!(orders_config().semantic, Semantic::AtLeastOnce);
     }
 }

@@ -7,12 +7,6 @@ use kafka_producer::{ConfigError, ProduceError, TransactionError};
 use crate::codec::StateDecodeError;
 
 /// Errors of the Kafka sink.
-///
-/// ```
-/// use kafka_sink::kafka::KafkaSinkError;
-/// let err = KafkaSinkError::PoolExhausted { pool_size: 5 };
-/// assert!(err.to_string().contains("Increase the kafka producers pool size"));
-/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum KafkaSinkError {

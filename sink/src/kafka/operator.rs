@@ -111,69 +111,23 @@ impl<T: Send + Sync + 'static> KafkaSink<T> {
     }
 
     /// The generic sink (metrics, pending checkpoints, timeout options).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// use kafka_producer::ProducerConfig;
-    /// use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
-    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
-    /// config.semantic = Semantic::ExactlyOnce;
-    /// let mut sink = KafkaSink::connect(config, |v: &String| KafkaSinkRecord::value(v.clone())).await?;
-    /// println!("pending checkpoints: {:?}", sink.sink().pending_checkpoints());
-    /// # Ok(()) }
-    /// ```
     pub fn sink(&self) -> &TwoPhaseCommitSink<KafkaSinkHandler<T>> {
         &self.sink
     }
 
     /// The generic sink, mutably.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// use kafka_producer::ProducerConfig;
-    /// use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
-    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
-    /// config.semantic = Semantic::ExactlyOnce;
-    /// let mut sink = KafkaSink::connect(config, |v: &String| KafkaSinkRecord::value(v.clone())).await?;
-    /// sink.sink_mut().ignore_failures_after_transaction_timeout();
-    /// # Ok(()) }
-    /// ```
     pub fn sink_mut(&mut self) -> &mut TwoPhaseCommitSink<KafkaSinkHandler<T>> {
         &mut self.sink
     }
 
     /// The transactional ids of this subtask's pool (the user context;
     /// empty unless EXACTLY_ONCE).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// use kafka_producer::ProducerConfig;
-    /// use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
-    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
-    /// config.semantic = Semantic::ExactlyOnce;
-    /// let mut sink = KafkaSink::connect(config, |v: &String| KafkaSinkRecord::value(v.clone())).await?;
-    /// use kafka_sink::CheckpointedOperator;
-    /// sink.initialize_state(None).await?;
-    /// assert_eq!(sink.transactional_ids().len(), 5); // the pool, e.g. kafka-sink-0-0..4
-    /// # Ok(()) }
-    /// ```
     pub fn transactional_ids(&self) -> BTreeSet<String> {
         self.sink.user_context().cloned().unwrap_or_default()
     }
 
     /// Send failures logged and dropped under
     /// [`log_failures_only`](KafkaSinkConfig::log_failures_only).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// use kafka_producer::ProducerConfig;
-    /// use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
-    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
-    /// config.semantic = Semantic::ExactlyOnce;
-    /// let mut sink = KafkaSink::connect(config, |v: &String| KafkaSinkRecord::value(v.clone())).await?;
-    /// println!("records dropped: {}", sink.logged_failures()); // 0 unless log_failures_only
-    /// # Ok(()) }
-    /// ```
     pub fn logged_failures(&self) -> u64 {
         self.sink.handler().logged_failures
     }
@@ -181,19 +135,6 @@ impl<T: Send + Sync + 'static> KafkaSink<T> {
     /// Metrics of every producer of this subtask, keyed by transactional id
     /// (`""` for the shared AT_LEAST_ONCE / NONE producer); all zero when
     /// metrics are [disabled](KafkaSinkConfig::disable_metrics).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// use kafka_producer::ProducerConfig;
-    /// use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
-    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
-    /// config.semantic = Semantic::ExactlyOnce;
-    /// let mut sink = KafkaSink::connect(config, |v: &String| KafkaSinkRecord::value(v.clone())).await?;
-    /// for (transactional_id, m) in sink.producer_metrics() {
-    ///     println!("{transactional_id}: {} records, {} retries", m.records_sent, m.retries);
-    /// }
-    /// # Ok(()) }
-    /// ```
     pub fn producer_metrics(&self) -> Vec<(String, MetricsSnapshot)> {
         let h = self.sink.handler();
         let mut out: Vec<(String, MetricsSnapshot)> = h
@@ -209,19 +150,6 @@ impl<T: Send + Sync + 'static> KafkaSink<T> {
     }
 
     /// Writes one value.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// use kafka_producer::ProducerConfig;
-    /// use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
-    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
-    /// config.semantic = Semantic::ExactlyOnce;
-    /// let mut sink = KafkaSink::connect(config, |v: &String| KafkaSinkRecord::value(v.clone())).await?;
-    /// use kafka_sink::{CheckpointedOperator, RecordContext};
-    /// sink.initialize_state(None).await?;
-    /// sink.invoke("order-1".to_string(), &RecordContext::with_timestamp(1_700_000_000_000)).await?;
-    /// # Ok(()) }
-    /// ```
     pub async fn invoke(
         &mut self,
         value: T,
@@ -232,19 +160,6 @@ impl<T: Send + Sync + 'static> KafkaSink<T> {
 
     /// Aborts the open transaction and closes every producer (pre-committed
     /// transactions stay for a restore to commit).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// use kafka_producer::ProducerConfig;
-    /// use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
-    /// let mut config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
-    /// config.semantic = Semantic::ExactlyOnce;
-    /// let mut sink = KafkaSink::connect(config, |v: &String| KafkaSinkRecord::value(v.clone())).await?;
-    /// use kafka_sink::CheckpointedOperator;
-    /// sink.initialize_state(None).await?;
-    /// sink.close().await?; // the open transaction is aborted
-    /// # Ok(()) }
-    /// ```
     pub async fn close(&mut self) -> Result<(), TwoPhaseCommitError<KafkaSinkError>> {
         let r = self.sink.close().await;
         let h = self.sink.handler_mut();

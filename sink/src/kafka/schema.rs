@@ -5,7 +5,8 @@
 
 use bytes::Bytes;
 
-/// value and optionally a topic other than the sink's default.
+/// One record for the sink to send: an optional key, the value and
+/// optionally a topic other than the sink's default.
 ///
 /// ```
 /// use kafka_sink::kafka::KafkaSinkRecord;
@@ -25,12 +26,6 @@ pub struct KafkaSinkRecord {
 
 impl KafkaSinkRecord {
     /// A value-only record for the default topic.
-    ///
-    /// ```
-    /// use kafka_sink::kafka::KafkaSinkRecord;
-    /// let r = KafkaSinkRecord::value("hello");
-    /// assert_eq!((r.topic, r.key, &r.value[..]), (None, None, &b"hello"[..]));
-    /// ```
     pub fn value(value: impl Into<Bytes>) -> Self {
         KafkaSinkRecord {
             topic: None,
@@ -40,12 +35,6 @@ impl KafkaSinkRecord {
     }
 
     /// A keyed record for the default topic.
-    ///
-    /// ```
-    /// use kafka_sink::kafka::KafkaSinkRecord;
-    /// let r = KafkaSinkRecord::keyed("customer-7", "order-1");
-    /// assert_eq!(r.key.as_deref(), Some(&b"customer-7"[..]));
-    /// ```
     pub fn keyed(key: impl Into<Bytes>, value: impl Into<Bytes>) -> Self {
         KafkaSinkRecord {
             topic: None,
@@ -55,12 +44,6 @@ impl KafkaSinkRecord {
     }
 
     /// Sends the record to `topic` instead of the default topic.
-    ///
-    /// ```
-    /// use kafka_sink::kafka::KafkaSinkRecord;
-    /// let r = KafkaSinkRecord::value("late event").to_topic("orders-dlq");
-    /// assert_eq!(r.topic.as_deref(), Some("orders-dlq"));
-    /// ```
     pub fn to_topic(mut self, topic: impl Into<String>) -> Self {
         self.topic = Some(topic.into());
         self
@@ -84,13 +67,6 @@ impl KafkaSinkRecord {
 /// ```
 pub trait KafkaSerializationSchema<T>: Send + Sync {
     /// Serializes one input.
-    ///
-    /// ```
-    /// use kafka_sink::kafka::{KafkaSerializationSchema, KafkaSinkRecord};
-    /// // A closure is a schema.
-    /// let schema = |v: &String| KafkaSinkRecord::value(v.to_uppercase());
-    /// assert_eq!(schema.serialize(&"hi".to_string()), KafkaSinkRecord::value("HI"));
-    /// ```
     fn serialize(&self, value: &T) -> KafkaSinkRecord;
 }
 
@@ -113,11 +89,6 @@ impl<T, F: Fn(&T) -> KafkaSinkRecord + Send + Sync> KafkaSerializationSchema<T> 
 /// ```
 pub trait SerializationSchema<T>: Send + Sync {
     /// The record value of `value`.
-    ///
-    /// ```
-    /// use kafka_sink::kafka::{SerializationSchema, SimpleStringSchema};
-    /// assert_eq!(SimpleStringSchema.serialize(&"héllo"), "héllo".as_bytes());
-    /// ```
     fn serialize(&self, value: &T) -> Bytes;
 }
 
@@ -128,12 +99,6 @@ impl<T, F: Fn(&T) -> Bytes + Send + Sync> SerializationSchema<T> for F {
 }
 
 /// Flink's `SimpleStringSchema`: the UTF-8 bytes of a string.
-///
-/// ```
-/// use kafka_sink::kafka::{KafkaSerializationSchema, KafkaSinkRecord, SimpleStringSchema, ValueOnly};
-/// let schema = ValueOnly(SimpleStringSchema);
-/// assert_eq!(schema.serialize(&"order-1".to_string()), KafkaSinkRecord::value("order-1"));
-/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SimpleStringSchema;
 
@@ -163,48 +128,11 @@ impl<T: AsRef<str>> SerializationSchema<T> for SimpleStringSchema {
 /// ```
 pub trait KeyedSerializationSchema<T>: Send + Sync {
     /// The record key (`None` = null key).
-    ///
-    /// ```
-    /// # use bytes::Bytes;
-    /// # use kafka_sink::kafka::KeyedSerializationSchema;
-    /// # /// Orders keyed by user; big ones go to their own topic.
-    /// # struct ByUser;
-    /// # impl KeyedSerializationSchema<(String, u32)> for ByUser {
-    /// #     fn serialize_key(&self, v: &(String, u32)) -> Option<Bytes> { Some(Bytes::from(v.0.clone())) }
-    /// #     fn serialize_value(&self, v: &(String, u32)) -> Bytes { Bytes::from(v.1.to_string()) }
-    /// #     fn target_topic(&self, v: &(String, u32)) -> Option<String> { (v.1 > 100).then(|| "big-orders".to_string()) }
-    /// # }
-    /// assert_eq!(ByUser.serialize_key(&("ann".into(), 5)), Some(Bytes::from("ann")));
-    /// ```
     fn serialize_key(&self, value: &T) -> Option<Bytes>;
     /// The record value.
-    ///
-    /// ```
-    /// # use bytes::Bytes;
-    /// # use kafka_sink::kafka::KeyedSerializationSchema;
-    /// # /// Orders keyed by user; big ones go to their own topic.
-    /// # struct ByUser;
-    /// # impl KeyedSerializationSchema<(String, u32)> for ByUser {
-    /// #     fn serialize_key(&self, v: &(String, u32)) -> Option<Bytes> { Some(Bytes::from(v.0.clone())) }
-    /// #     fn serialize_value(&self, v: &(String, u32)) -> Bytes { Bytes::from(v.1.to_string()) }
-    /// #     fn target_topic(&self, v: &(String, u32)) -> Option<String> { (v.1 > 100).then(|| "big-orders".to_string()) }
-    /// # }
-    /// assert_eq!(ByUser.serialize_value(&("ann".into(), 5)), Bytes::from("5"));
-    /// ```
     fn serialize_value(&self, value: &T) -> Bytes;
     /// The topic of this record; `None` (the default) = the sink's default
     /// topic.
-    ///
-    /// ```
-    /// use bytes::Bytes;
-    /// use kafka_sink::kafka::KeyedSerializationSchema;
-    /// struct Plain;
-    /// impl KeyedSerializationSchema<String> for Plain {
-    ///     fn serialize_key(&self, _: &String) -> Option<Bytes> { None }
-    ///     fn serialize_value(&self, v: &String) -> Bytes { Bytes::from(v.clone()) }
-    /// }
-    /// assert_eq!(Plain.target_topic(&"x".to_string()), None); // the sink's default topic
-    /// ```
     fn target_topic(&self, value: &T) -> Option<String> {
         let _ = value;
         None
@@ -212,13 +140,6 @@ pub trait KeyedSerializationSchema<T>: Send + Sync {
 }
 
 /// Adapts a value-only [`SerializationSchema`] to the sink.
-///
-/// ```
-/// use bytes::Bytes;
-/// use kafka_sink::kafka::{KafkaSerializationSchema, KafkaSinkRecord, ValueOnly};
-/// let schema = ValueOnly(|v: &u64| Bytes::from(v.to_be_bytes().to_vec()));
-/// assert_eq!(schema.serialize(&1), KafkaSinkRecord::value(vec![0, 0, 0, 0, 0, 0, 0, 1]));
-/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ValueOnly<S>(pub S);
 
@@ -229,21 +150,6 @@ impl<T, S: SerializationSchema<T>> KafkaSerializationSchema<T> for ValueOnly<S> 
 }
 
 /// Adapts a [`KeyedSerializationSchema`] to the sink.
-///
-/// ```
-/// # use bytes::Bytes;
-/// # use kafka_sink::kafka::KeyedSerializationSchema;
-/// # /// Orders keyed by user; big ones go to their own topic.
-/// # struct ByUser;
-/// # impl KeyedSerializationSchema<(String, u32)> for ByUser {
-/// #     fn serialize_key(&self, v: &(String, u32)) -> Option<Bytes> { Some(Bytes::from(v.0.clone())) }
-/// #     fn serialize_value(&self, v: &(String, u32)) -> Bytes { Bytes::from(v.1.to_string()) }
-/// #     fn target_topic(&self, v: &(String, u32)) -> Option<String> { (v.1 > 100).then(|| "big-orders".to_string()) }
-/// # }
-/// use kafka_sink::kafka::{KafkaSerializationSchema, KafkaSinkRecord, Keyed};
-/// let schema = Keyed(ByUser);
-/// assert_eq!(schema.serialize(&("ann".into(), 5)), KafkaSinkRecord::keyed("ann", "5"));
-/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Keyed<S>(pub S);
 
@@ -279,5 +185,53 @@ mod tests {
         }
         assert_eq!(Keyed(K).serialize(&0), KafkaSinkRecord::value("v0"));
         assert_eq!(Keyed(K).serialize(&2), KafkaSinkRecord::keyed("2", "v2"));
+    }
+
+    /// Invariant: a value-only record has no key and no topic of its own.
+    #[test]
+    fn value_record_has_no_key_and_the_default_topic() {
+        let r = KafkaSinkRecord::value("hello");
+        assert_eq!((r.topic, r.key, &r.value[..]), (None, None, &b"hello"[..]));
+        let r = KafkaSinkRecord::value("late").to_topic("orders-dlq");
+        assert_eq!(r.topic.as_deref(), Some("orders-dlq"));
+    }
+
+    /// Invariant: `SimpleStringSchema` writes the string's UTF-8 bytes.
+    #[test]
+    fn simple_string_schema_writes_utf8() {
+        assert_eq!(
+            SerializationSchema::serialize(&SimpleStringSchema, &"héllo"),
+            "héllo".as_bytes()
+        );
+    }
+
+    /// Invariant: a closure is a sink schema.
+    #[test]
+    fn closure_is_a_kafka_serialization_schema() {
+        let schema = |v: &String| KafkaSinkRecord::value(v.to_uppercase());
+        assert_eq!(
+            schema.serialize(&"hi".to_string()),
+            KafkaSinkRecord::value("HI")
+        );
+    }
+
+    /// Invariant: a keyed schema without `target_topic` sends to the default
+    /// topic.
+    #[test]
+    fn keyed_schema_defaults_to_the_default_topic() {
+        struct Plain;
+        impl KeyedSerializationSchema<String> for Plain {
+            fn serialize_key(&self, _: &String) -> Option<Bytes> {
+                None
+            }
+            fn serialize_value(&self, v: &String) -> Bytes {
+                Bytes::from(v.clone())
+            }
+        }
+        assert_eq!(Plain.target_topic(&"x".to_string()), None);
+        assert_eq!(
+            Keyed(Plain).serialize(&"x".to_string()),
+            KafkaSinkRecord::value("x")
+        );
     }
 }

@@ -11,12 +11,6 @@ use crate::codec::{
 /// A Kafka transaction handle: the transactional id and, once pre-committed
 /// with records, the [`PreparedTransaction`] (producer id, epoch, transaction
 /// version). Non-transactional semantics use an empty handle.
-///
-/// ```
-/// use kafka_sink::kafka::KafkaTransaction;
-/// let txn = KafkaTransaction { transactional_id: Some("orders-3".into()), ..Default::default() };
-/// assert!(txn.prepared.is_none()); // not pre-committed yet
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct KafkaTransaction {
     /// The transactional id (EXACTLY_ONCE).
@@ -36,29 +30,6 @@ pub struct KafkaTransaction {
 /// Codec of [`KafkaTransaction`]: flag + id, flag + `PreparedTransaction`
 /// bytes, then the first offsets (count, then topic, partition, offset each;
 /// absent in states written before they were kept: decoded as none).
-///
-/// ```
-/// use kafka_producer::PreparedTransaction;
-/// use kafka_producer::txn::TransactionVersion;
-/// use kafka_sink::codec::Codec;
-/// use kafka_sink::kafka::{KafkaTransaction, KafkaTransactionCodec};
-/// let prepared = PreparedTransaction {
-///     transactional_id: "orders-3".into(),
-///     producer_id: 4_000,
-///     producer_epoch: 7,
-///     transaction_version: TransactionVersion::V2,
-/// };
-/// let txn = KafkaTransaction {
-///     transactional_id: Some("orders-3".into()),
-///     prepared: Some(prepared),
-///     records: 12,
-///     first_offsets: vec![("orders".into(), 2, 1_000)],
-/// };
-/// let mut buf = Vec::new();
-/// KafkaTransactionCodec.encode(&txn, &mut buf);
-/// let decoded = KafkaTransactionCodec.decode(&buf).unwrap();
-/// assert_eq!(decoded, KafkaTransaction { records: 0, ..txn }); // the count is not persisted
-/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct KafkaTransactionCodec;
 

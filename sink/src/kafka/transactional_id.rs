@@ -32,24 +32,13 @@ pub struct TransactionalIdsGenerator {
 
 impl TransactionalIdsGenerator {
     /// `prefix-n`.
-    ///
-    /// ```
-    /// use kafka_sink::kafka::TransactionalIdsGenerator;
-    /// let g = TransactionalIdsGenerator { prefix: "orders".into(), subtask_index: 0, parallelism: 1, pool_size: 5, safe_scale_down_factor: 5 };
-    /// assert_eq!(g.id(12), "orders-12");
-    /// ```
     pub fn id(&self, n: u64) -> String {
         format!("{}-{n}", self.prefix)
     }
 
-    /// `{ next_free + subtask × pool + i | i < pool }`.
-    ///
-    /// ```
-    /// use kafka_sink::kafka::TransactionalIdsGenerator;
-    /// let g = TransactionalIdsGenerator { prefix: "p".into(), subtask_index: 0, parallelism: 2, pool_size: 2, safe_scale_down_factor: 5 };
-    /// // After a restore whose hint says ids below 10 may be in use:
-    /// assert_eq!(g.generate_ids_to_use(10).into_iter().collect::<Vec<_>>(), ["p-10", "p-11"]);
-    /// ```
+    /// `{ next_free + subtask × pool + i | i < pool }`: after a restore,
+    /// `next_free` comes from the [`NextTransactionalIdHint`], so that no id
+    /// below it (possibly in use by an older, larger job) is reused.
     pub fn generate_ids_to_use(&self, next_free: u64) -> BTreeSet<String> {
         let start = next_free + u64::from(self.subtask_index) * self.pool_size;
         (start..start + self.pool_size)
@@ -58,12 +47,6 @@ impl TransactionalIdsGenerator {
     }
 
     /// This subtask's share of `[0, parallelism × pool × factor)`.
-    ///
-    /// ```
-    /// use kafka_sink::kafka::TransactionalIdsGenerator;
-    /// let g = TransactionalIdsGenerator { prefix: "p".into(), subtask_index: 0, parallelism: 1, pool_size: 2, safe_scale_down_factor: 2 };
-    /// assert_eq!(g.generate_ids_to_abort().into_iter().collect::<Vec<_>>(), ["p-0", "p-1", "p-2", "p-3"]);
-    /// ```
     pub fn generate_ids_to_abort(&self) -> BTreeSet<String> {
         (0..self.safe_scale_down_factor)
             .flat_map(|i| {
@@ -73,12 +56,6 @@ impl TransactionalIdsGenerator {
     }
 
     /// The end of the fixed abort range (exclusive).
-    ///
-    /// ```
-    /// use kafka_sink::kafka::TransactionalIdsGenerator;
-    /// let g = TransactionalIdsGenerator { prefix: "p".into(), subtask_index: 0, parallelism: 2, pool_size: 3, safe_scale_down_factor: 5 };
-    /// assert_eq!(g.abort_range_end(), 30); // 2 subtasks × 3 ids × 5
-    /// ```
     pub fn abort_range_end(&self) -> u64 {
         u64::from(self.parallelism) * self.pool_size * self.safe_scale_down_factor
     }
@@ -86,14 +63,6 @@ impl TransactionalIdsGenerator {
 
 /// Where the next free transactional id starts (Flink's
 /// `NextTransactionalIdHint`, union state written by subtask 0).
-///
-/// ```
-/// use kafka_sink::kafka::{NextTransactionalIdHint, TransactionalIdsGenerator};
-/// // Written by subtask 0 of a job with parallelism 2 and pool size 5.
-/// let hint = NextTransactionalIdHint { last_parallelism: 2, next_free_transactional_id: 10 };
-/// let g = TransactionalIdsGenerator { prefix: "p".into(), subtask_index: 0, parallelism: 3, pool_size: 5, safe_scale_down_factor: 5 };
-/// assert!(g.generate_ids_to_use(hint.next_free_transactional_id).contains("p-10"));
-/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NextTransactionalIdHint {
     /// Parallelism when the hint was written.
@@ -130,5 +99,52 @@ mod tests {
                 (0..u64::from(p) * 25).map(|n| format!("p-{n}")).collect();
             assert_eq!(abort_all, expected);
         }
+    }
+
+    fn generator(
+        subtask_index: u32,
+        parallelism: u32,
+        pool_size: u64,
+        factor: u64,
+    ) -> TransactionalIdsGenerator {
+        TransactionalIdsGenerator {
+            prefix: "p".into(),
+            subtask_index,
+            parallelism,
+            pool_size,
+            safe_scale_down_factor: factor,
+        }
+    }
+
+    /// Invariant: an id is `prefix-n`.
+    #[test]
+    fn id_is_prefix_dash_number() {
+        assert_eq!(generator(0, 1, 5, 5).id(12), "p-12");
+    }
+
+    /// Invariant: the ids to use start at the hint's next free id.
+    #[test]
+    fn ids_to_use_start_at_next_free() {
+        let ids: Vec<String> = generator(0, 2, 2, 5)
+            .generate_ids_to_use(10)
+            .into_iter()
+            .collect();
+        assert_eq!(ids, ["p-10", "p-11"]);
+    }
+
+    /// Invariant: a fresh start aborts `factor` pools of this subtask.
+    #[test]
+    fn ids_to_abort_cover_factor_pools() {
+        let ids: Vec<String> = generator(0, 1, 2, 2)
+            .generate_ids_to_abort()
+            .into_iter()
+            .collect();
+        assert_eq!(ids, ["p-0", "p-1", "p-2", "p-3"]);
+    }
+
+    /// Invariant: the abort range ends at parallelism × pool × factor.
+    #[test]
+    fn abort_range_end_is_parallelism_times_pool_times_factor() {
+        assert_eq!(generator(0, 2, 3, 5).abort_range_end(), 30);
     }
 }

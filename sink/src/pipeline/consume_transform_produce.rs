@@ -10,6 +10,17 @@
 //! processes may run with the same group: Kafka splits the input partitions
 //! between them.
 //!
+//! Each [`step`](ConsumeTransformProduce::step) of the loop:
+//! 1. polls the consumer, waiting at most until the open transaction's
+//!    commit interval ends;
+//! 2. on records: begins a transaction if none is open, and sends each
+//!    record's transformed output in it;
+//! 3. on a revocation: commits the open transaction before the revocation is
+//!    confirmed; on lost partitions or a consumer error that is not fatal:
+//!    aborts it and rewinds;
+//! 4. commits (output and input offsets together) once the commit interval
+//!    has passed.
+//!
 //! The invariant: every input record's output is visible to read_committed
 //! readers exactly once. It holds across crashes and rebalances because
 //! output and input offsets are one transaction:
@@ -24,19 +35,23 @@
 //!   timeout (or fenced by a restart with the same transactional id); until
 //!   then its offsets are pending, and the next owner waits for them
 //!   (OffsetFetch `RequireStable`) before it reads;
-//! - a **live** process whose producer epoch was fenced — the transaction
+//! - a **live** process whose producer epoch was fenced (the transaction
 //!   coordinator rolled its transaction back after `transaction.timeout.ms`,
 //!   as happens when the coordinator's broker dies and its successor takes
-//!   longer than the timeout to load the transaction log — replaces its
-//!   producer (Kafka Streams' "task migrated"): a new producer with the same
-//!   `transactional.id` runs `InitProducerId`, which fences every request
-//!   of the old epoch still on its way, and every owned partition is read
-//!   again from its committed offset. Whatever the coordinator decided for
-//!   the transaction open at that moment, the committed offsets say which
-//!   input is done, so nothing is lost or written twice. A producer fenced
-//!   again before it committed anything ([`MAX_PRODUCER_RESTARTS`] times in
-//!   a row) means another live process uses the same `transactional.id`:
-//!   the pipeline stops with [`PipelineError::Transaction`].
+//!   longer than the timeout to load the transaction log) replaces its
+//!   producer, as Kafka Streams does on "task migrated":
+//!   1. a new producer with the same `transactional.id` runs
+//!      `InitProducerId`, which fences every request of the old epoch still
+//!      on its way;
+//!   2. every owned partition is read again from its committed offset.
+//!      Whatever the coordinator decided for the transaction open at that
+//!      moment, the committed offsets say which input is done, so nothing is
+//!      lost or written twice.
+//!
+//!   A producer fenced again before it committed anything
+//!   ([`MAX_PRODUCER_RESTARTS`] times in a row) means another live process
+//!   uses the same `transactional.id`: the pipeline stops with
+//!   [`PipelineError::Transaction`].
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
@@ -75,12 +90,6 @@ use kafka_producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
 use std::time::{Duration, Instant};
 
 /// Settings of a [`ConsumeTransformProduce`] pipeline.
-///
-/// ```
-/// use kafka_sink::PipelineConfig;
-/// let c = PipelineConfig { commit_interval: std::time::Duration::from_millis(100), ..Default::default() };
-/// assert!(c.random_aborts.is_none());
-/// ```
 #[derive(Debug, Clone)]
 pub struct PipelineConfig {
     /// How long a transaction stays open (Kafka Streams'
@@ -102,11 +111,6 @@ impl Default for PipelineConfig {
 }
 
 /// What a pipeline did so far.
-///
-/// ```
-/// use kafka_sink::PipelineStats;
-/// assert_eq!(PipelineStats::default().committed, 0);
-/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PipelineStats {
     /// Input records read (including those of aborted transactions).
@@ -135,13 +139,6 @@ pub struct PipelineStats {
 pub const MAX_PRODUCER_RESTARTS: u32 = 3;
 
 /// Why a pipeline stopped.
-///
-/// ```
-/// use kafka_sink::PipelineError;
-/// use kafka_consumer::group::GroupError;
-/// let e = PipelineError::from(GroupError::Closed);
-/// assert!(e.to_string().contains("closed"));
-/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PipelineError {
@@ -175,18 +172,26 @@ pub enum PipelineError {
 /// ```
 #[derive(Debug)]
 pub struct ConsumeTransformProduce<F> {
+    /// The group member reading the input; its positions are the offsets
+    /// committed in each transaction.
     consumer: GroupConsumer,
+    /// The transactional producer writing the output (replaced when fenced).
     producer: TransactionalProducer,
     /// The producer's settings, for a replacement after fencing.
     producer_config: ProducerConfig,
     /// Replacements since the last commit.
     restarts_in_a_row: u32,
+    /// The user's transform: one input record to its output records.
     transform: F,
+    /// The commit interval and the random-abort seed.
     config: PipelineConfig,
+    /// When the open transaction began; `None` when none is open.
     open: Option<Instant>,
     /// Input records in the open transaction.
     pending_records: u64,
+    /// The xorshift state deciding the random aborts.
     rng: u64,
+    /// The counters [`stats`](Self::stats) returns.
     stats: PipelineStats,
 }
 
@@ -232,37 +237,20 @@ where
     }
 
     /// What the pipeline did so far.
-    ///
-    /// ```no_run
-    /// # fn demo(p: &kafka_sink::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) {
-    /// println!("{} committed", p.stats().committed);
-    /// # }
-    /// ```
     pub fn stats(&self) -> PipelineStats {
         self.stats
     }
 
     /// The consumer (its assignment, member id, state).
-    ///
-    /// ```no_run
-    /// # fn demo(p: &kafka_sink::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) {
-    /// println!("owns {:?}", p.consumer().assignment());
-    /// # }
-    /// ```
     pub fn consumer(&self) -> &GroupConsumer {
         &self.consumer
     }
 
-    /// One round: waits up to `timeout` (bounded by the commit interval) for
-    /// a consumer event, handles it, and commits when the interval passed.
-    /// A producer fenced while this process owns its input is replaced
-    /// within the round (counted in [`PipelineStats::producer_restarts`]).
-    ///
-    /// ```no_run
-    /// # async fn demo(p: &mut kafka_sink::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::PipelineError> {
-    /// loop { p.step(std::time::Duration::from_millis(200)).await?; }
-    /// # }
-    /// ```
+    /// One round of the loop (see the [module docs](self) for its steps):
+    /// waits up to `timeout` (bounded by the commit interval) for a consumer
+    /// event, handles it, and commits when the interval passed. A producer
+    /// fenced while this process owns its input is replaced within the round
+    /// (counted in [`PipelineStats::producer_restarts`]). Call it in a loop.
     pub async fn step(&mut self, timeout: Duration) -> Result<(), PipelineError> {
         match self.step_once(timeout).await {
             Err(PipelineError::Transaction(e @ TransactionError::Fenced { .. }))
@@ -438,13 +426,6 @@ where
     /// Aborts the open transaction (its input is read again by the next
     /// owner of the partitions), leaves the group and closes the producer:
     /// a stop that commits nothing more.
-    ///
-    /// ```no_run
-    /// # async fn demo(p: kafka_sink::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::PipelineError> {
-    /// let stats = p.abort_and_close(std::time::Duration::from_secs(10)).await?;
-    /// println!("{} transactions committed before the stop", stats.committed);
-    /// # Ok(()) }
-    /// ```
     pub async fn abort_and_close(
         mut self,
         timeout: Duration,
@@ -463,12 +444,6 @@ where
 
     /// Commits the open transaction, leaves the group and closes the
     /// producer.
-    ///
-    /// ```no_run
-    /// # async fn demo(p: kafka_sink::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::PipelineError> {
-    /// p.close(std::time::Duration::from_secs(10)).await?;
-    /// # Ok(()) }
-    /// ```
     pub async fn close(mut self, timeout: Duration) -> Result<PipelineStats, PipelineError> {
         self.end_transaction(false).await?;
         self.consumer.close(timeout).await;
@@ -476,5 +451,28 @@ where
             tracing::warn!(error = %e, "pipeline: producer close");
         }
         Ok(self.stats)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Invariant: a consumer failure reads as the consumer's, with its
+    /// message.
+    #[test]
+    fn group_error_reads_as_the_consumers() {
+        let e = PipelineError::from(GroupError::Closed);
+        assert!(e.to_string().starts_with("consumer: "), "{e}");
+        assert!(e.to_string().contains("closed"), "{e}");
+    }
+
+    /// Invariant: transactions stay open 100 ms by default (Kafka Streams'
+    /// exactly-once `commit.interval.ms`), with no random aborts.
+    #[test]
+    fn default_commit_interval_is_100_ms() {
+        let c = PipelineConfig::default();
+        assert_eq!(c.commit_interval, Duration::from_millis(100));
+        assert!(c.random_aborts.is_none());
     }
 }

@@ -20,16 +20,21 @@
 //!    reconnect whose checkpoint completed (or was restored) is rejected as a
 //!    duplicate.
 //!
-//! One task runs everything: it pulls a message, transforms it and writes
-//! the records (holding every operator's lock for the whole message, so no
-//! checkpoint falls between reading and writing), and triggers a checkpoint
-//! whenever [`BridgeConfig::checkpoint_interval`] has elapsed and something
-//! was received since the last one. On start the last complete checkpoint is
-//! restored: the sink commits what the dead process pre-committed and aborts
-//! the rest, the source and the dedup window get their ids back; messages
-//! processed after that checkpoint come back from RabbitMQ (they were never
-//! acknowledged) and are processed again, their earlier Kafka writes having
-//! been aborted.
+//! One task runs everything. On start it restores the last complete
+//! checkpoint:
+//! 1. the sink commits what the dead process pre-committed and aborts the
+//!    rest;
+//! 2. the source and the dedup window get their ids back;
+//! 3. messages processed after that checkpoint come back from RabbitMQ (they
+//!    were never acknowledged) and are processed again, their earlier Kafka
+//!    writes having been aborted.
+//!
+//! Then, in a loop, it:
+//! 1. pulls a message, transforms it and writes the records, holding every
+//!    operator's lock for the whole message, so that no checkpoint falls
+//!    between reading and writing;
+//! 2. triggers a checkpoint whenever [`BridgeConfig::checkpoint_interval`]
+//!    has elapsed and something was received since the last one.
 //!
 //! [`Bridge::run`] returns when its shutdown future completes or when no
 //! delivery arrived for [`BridgeConfig::idle_timeout`]; either way it takes
@@ -185,17 +190,6 @@ impl BridgeConfig {
 }
 
 /// Counters of one [`Bridge::run`] (this process only).
-///
-/// ```
-/// use kafka_sink::pipeline::rabbitmq_bridge::BridgeStats;
-/// let stats = BridgeStats {
-///     messages: 10,
-///     records: 20,
-///     ..BridgeStats::default()
-/// };
-/// assert_eq!(stats.records / stats.messages, 2); // two records per message
-/// assert_eq!(stats.source.deliveries, 0);
-/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BridgeStats {
     /// Messages transformed and written.
@@ -221,16 +215,6 @@ pub struct BridgeStats {
 }
 
 /// Why [`Bridge::run`] stopped.
-///
-/// ```
-/// use kafka_sink::pipeline::rabbitmq_bridge::StopReason;
-/// // An idle stop means the queue was drained: a batch job can exit 0.
-/// let exit_code = |reason| match reason {
-///     StopReason::Idle => 0,
-///     StopReason::Shutdown => 130,
-/// };
-/// assert_eq!(exit_code(StopReason::Idle), 0);
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopReason {
     /// The shutdown future completed.
@@ -240,19 +224,6 @@ pub enum StopReason {
 }
 
 /// What a [`Bridge`] reports to its [event hook](Bridge::on_event).
-///
-/// ```
-/// use kafka_sink::pipeline::rabbitmq_bridge::{BridgeEvent, BridgeStats};
-/// let describe = |e: &BridgeEvent| match e {
-///     BridgeEvent::CheckpointComplete { checkpoint_id, stats } => {
-///         format!("checkpoint {checkpoint_id}: {} records", stats.records)
-///     }
-///     other => format!("{other:?}"),
-/// };
-/// let stats = BridgeStats { records: 42, ..BridgeStats::default() };
-/// let event = BridgeEvent::CheckpointComplete { checkpoint_id: 7, stats };
-/// assert_eq!(describe(&event), "checkpoint 7: 42 records");
-/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum BridgeEvent {
@@ -282,18 +253,6 @@ pub enum BridgeEvent {
 }
 
 /// The result of a [`Bridge::run`] that ended cleanly.
-///
-/// ```
-/// use kafka_sink::pipeline::rabbitmq_bridge::{BridgeReport, BridgeStats, StopReason};
-/// let report = BridgeReport {
-///     reason: StopReason::Idle,
-///     restored_checkpoint: Some(4),
-///     last_checkpoint: Some(9),
-///     stats: BridgeStats { checkpoints: 5, ..BridgeStats::default() },
-/// };
-/// // Resumed from checkpoint 4; the final checkpoint is always newer.
-/// assert!(report.last_checkpoint > report.restored_checkpoint);
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BridgeReport {
     /// Why it stopped.
@@ -310,17 +269,6 @@ pub struct BridgeReport {
 ///
 /// A configuration the bridge cannot run is rejected before anything
 /// connects:
-///
-/// ```
-/// use kafka_sink::pipeline::rabbitmq_bridge::{Bridge, BridgeConfig, BridgeError};
-/// use std::time::Duration;
-/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// # let mut config = BridgeConfig::new("amqp://127.0.0.1:5672/%2f", "orders", "broker-1:9092", "orders-out", "/tmp/orders-bridge");
-/// config.checkpoint_interval = Duration::ZERO;
-/// let err = Bridge::new(config, |_| Vec::new()).run(async {}).await.unwrap_err();
-/// assert!(matches!(err, BridgeError::Config(_)), "{err}");
-/// # });
-/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum BridgeError {
@@ -346,7 +294,9 @@ pub enum BridgeError {
 /// The Kafka sink, announcing [`BridgeEvent::CheckpointDurable`] before it
 /// commits.
 struct SinkOperator {
+    /// The EXACTLY_ONCE Kafka sink.
     sink: KafkaSink<KafkaSinkRecord>,
+    /// The bridge's event hook, told when a checkpoint is durable.
     events: Option<EventHook>,
 }
 
@@ -379,8 +329,11 @@ impl CheckpointedOperator for SinkOperator {
 /// then the ids oldest first (`u32` length + UTF-8).
 #[derive(Debug, Default)]
 struct DedupWindow {
+    /// How many ids are remembered; 0 disables the window.
     capacity: usize,
+    /// The remembered ids, oldest first (the eviction order).
     order: VecDeque<String>,
+    /// The same ids, for lookups.
     ids: HashSet<String>,
 }
 
@@ -520,8 +473,11 @@ impl CheckpointedOperator for DedupWindow {
 /// # Ok(()) }
 /// ```
 pub struct Bridge {
+    /// The source, sink and checkpoint settings.
     config: BridgeConfig,
+    /// The user's transform of one message into records.
     transform: Transform,
+    /// The event hook set by [`on_event`](Self::on_event).
     events: Option<EventHook>,
 }
 
@@ -536,15 +492,22 @@ impl fmt::Debug for Bridge {
 
 /// Everything [`Bridge::run`] works with.
 struct Running {
+    /// The Kafka sink operator (registered first).
     sink: Arc<Mutex<SinkOperator>>,
+    /// The dedup window operator (registered second).
     dedup: Arc<Mutex<DedupWindow>>,
+    /// The RabbitMQ source operator (registered last).
     source: Arc<Mutex<RabbitMqSource>>,
+    /// Restores the three operators and takes the checkpoints.
     coordinator: CheckpointCoordinator,
+    /// The counters reported in events and in the final report.
     stats: BridgeStats,
+    /// The bridge's event hook.
     events: Option<EventHook>,
     /// Something happened since the last checkpoint (a delivery, a failed
     /// acknowledgement, a restore).
     dirty: bool,
+    /// The last checkpoint completed (or restored), for the report.
     last_checkpoint: Option<u64>,
 }
 
@@ -655,30 +618,12 @@ impl Bridge {
 
     /// Calls `hook` on every [`BridgeEvent`] (on the run loop's task: keep
     /// it short).
-    ///
-    /// ```
-    /// use kafka_sink::pipeline::rabbitmq_bridge::{Bridge, BridgeConfig, BridgeEvent};
-    /// # let config = BridgeConfig::new("amqp://127.0.0.1:5672/%2f", "orders", "broker-1:9092", "orders-out", "/var/lib/bridge");
-    /// let bridge = Bridge::new(config, |_| Vec::new()).on_event(|e| {
-    ///     if let BridgeEvent::Started { checkpoint_id } = e {
-    ///         println!("restored checkpoint {checkpoint_id:?}");
-    ///     }
-    /// });
-    /// assert!(format!("{bridge:?}").contains("events: true"));
-    /// ```
     pub fn on_event(mut self, hook: impl Fn(&BridgeEvent) + Send + Sync + 'static) -> Self {
         self.events = Some(Arc::new(hook));
         self
     }
 
     /// The configuration.
-    ///
-    /// ```
-    /// use kafka_sink::pipeline::rabbitmq_bridge::{Bridge, BridgeConfig};
-    /// # let config = BridgeConfig::new("amqp://127.0.0.1:5672/%2f", "orders", "broker-1:9092", "orders-out", "/var/lib/bridge");
-    /// let bridge = Bridge::new(config, |_| Vec::new());
-    /// assert_eq!(bridge.config().source.queue, "orders");
-    /// ```
     pub fn config(&self) -> &BridgeConfig {
         &self.config
     }
@@ -916,5 +861,61 @@ mod tests {
         assert!(w.insert("a"));
         assert!(w.insert("a"));
         assert!(w.order.is_empty());
+    }
+
+    fn orders_config() -> BridgeConfig {
+        BridgeConfig::new(
+            "amqp://127.0.0.1:5672/%2f",
+            "payments",
+            "broker-1:9092",
+            "payments-out",
+            "/var/lib/bridge",
+        )
+    }
+
+    /// Invariant: the sink runs EXACTLY_ONCE with the prefix
+    /// `rabbitmq-bridge-<queue>` and the bridge's 10 min transaction timeout;
+    /// the dedup window holds 10 000 ids and there is no idle timeout.
+    #[test]
+    fn config_defaults() {
+        let config = orders_config();
+        assert_eq!(config.sink.semantic, Semantic::ExactlyOnce);
+        assert_eq!(
+            config.sink.transactional_id_prefix.as_deref(),
+            Some("rabbitmq-bridge-payments")
+        );
+        assert_eq!(
+            config.sink.transaction_timeout,
+            DEFAULT_BRIDGE_TRANSACTION_TIMEOUT
+        );
+        assert_eq!(
+            (config.dedup_window, config.idle_timeout),
+            (DEFAULT_DEDUP_WINDOW, None)
+        );
+    }
+
+    /// Invariant: a zero checkpoint interval is refused before anything
+    /// connects.
+    #[tokio::test]
+    async fn zero_checkpoint_interval_is_a_config_error() {
+        let mut config = orders_config();
+        config.checkpoint_interval = Duration::ZERO;
+        let err = Bridge::new(config, |_| Vec::new())
+            .run(async {})
+            .await
+            .unwrap_err();
+        assert!(matches!(err, BridgeError::Config(_)), "{err}");
+    }
+
+    /// Invariant: `new` keeps the configuration and `on_event` installs the
+    /// hook.
+    #[test]
+    fn new_keeps_the_config_and_on_event_sets_the_hook() {
+        let bridge = Bridge::new(orders_config(), |_| Vec::new());
+        assert_eq!(bridge.config().source.queue, "payments");
+        assert_eq!(bridge.config().sink.default_topic, "payments-out");
+        assert!(format!("{bridge:?}").contains("events: false"));
+        let bridge = bridge.on_event(|_| {});
+        assert!(format!("{bridge:?}").contains("events: true"));
     }
 }

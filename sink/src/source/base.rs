@@ -34,17 +34,6 @@ pub trait AcknowledgeIds<Id> {
     /// [`notify_checkpoint_complete`](MessageAcknowledgingSource::notify_checkpoint_complete)
     /// (the **notified** checkpoint), not necessarily the snapshot the ids
     /// belong to.
-    ///
-    /// ```
-    /// use kafka_sink::source::AcknowledgeIds;
-    /// let mut log = Vec::new();
-    /// let mut acker = |cp: u64, ids: &[String]| {
-    ///     log.push(format!("{cp}:{}", ids.join(",")));
-    ///     Ok::<(), std::convert::Infallible>(())
-    /// };
-    /// acker.acknowledge_ids(5, &["a".into(), "b".into()]).unwrap();
-    /// assert_eq!(log, ["5:a,b"]);
-    /// ```
     fn acknowledge_ids(&mut self, checkpoint_id: u64, ids: &[Id]) -> Result<(), Self::Error>;
 }
 
@@ -62,7 +51,9 @@ where
 /// the current (not yet snapshotted) group.
 #[derive(Debug, Clone, Copy, Default)]
 struct Holds {
+    /// How many pending snapshots hold the id.
     pending: u32,
+    /// Whether the current group holds it.
     current: bool,
 }
 
@@ -113,9 +104,15 @@ struct Holds {
 /// ```
 #[derive(Debug, Clone)]
 pub struct MessageAcknowledgingSource<Id> {
+    /// The ids recorded since the last snapshot, in arrival order.
     current: Vec<Id>,
+    /// Snapshotted groups awaiting their checkpoint's completion, oldest
+    /// first.
     pending: VecDeque<PendingCheckpoint<Id>>,
+    /// The dedup set: every pending or current id, with the groups holding it.
     holds: HashMap<Id, Holds>,
+    /// The last snapshot taken or restored, to refuse one that does not
+    /// increase.
     last_snapshot: Option<u64>,
 }
 
@@ -143,16 +140,6 @@ impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
     }
 
     /// A source restored from `state` (see [`initialize_state`](Self::initialize_state)).
-    ///
-    /// ```
-    /// use kafka_sink::source::MessageAcknowledgingSource;
-    /// let mut live = MessageAcknowledgingSource::<u64>::new();
-    /// live.add_id(1);
-    /// let state = live.snapshot_state(1).unwrap();
-    /// let restored = MessageAcknowledgingSource::<u64>::restore(&state).unwrap();
-    /// assert!(restored.contains(&1));
-    /// assert_eq!(restored.last_snapshot_id(), Some(1));
-    /// ```
     pub fn restore(state: &[u8]) -> Result<Self, StateError> {
         let mut s = Self::new();
         s.initialize_state(Some(state))?;
@@ -162,16 +149,6 @@ impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
     /// Replaces everything with the pending checkpoints in `state` (`None`:
     /// a fresh start) and rebuilds the dedup set from their ids. The current
     /// group starts empty. On error nothing changes.
-    ///
-    /// ```
-    /// use kafka_sink::source::{MessageAcknowledgingSource, StateError};
-    /// let mut src = MessageAcknowledgingSource::<u64>::new();
-    /// src.initialize_state(None).unwrap(); // fresh start
-    /// src.add_id(1);
-    /// // A corrupt state is refused and changes nothing.
-    /// assert!(matches!(src.initialize_state(Some(b"KEAS")), Err(StateError::Truncated { .. })));
-    /// assert_eq!(src.current_ids(), [1]);
-    /// ```
     pub fn initialize_state(&mut self, state: Option<&[u8]>) -> Result<(), StateError> {
         let pending = match state {
             Some(bytes) => decode_pending::<Id>(bytes)?,
@@ -193,13 +170,6 @@ impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
     /// Records `id` in the current group and returns whether it is new
     /// (neither pending nor already in the current group). Emit the message
     /// only when this returns `true`.
-    ///
-    /// ```
-    /// use kafka_sink::source::MessageAcknowledgingSource;
-    /// let mut src = MessageAcknowledgingSource::<String>::new();
-    /// assert!(src.add_id("corr-1".into()));  // new: emit the message
-    /// assert!(!src.add_id("corr-1".into())); // redelivered: drop it
-    /// ```
     pub fn add_id(&mut self, id: Id) -> bool {
         match self.holds.entry(id) {
             Entry::Vacant(v) => {
@@ -221,13 +191,6 @@ impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
     }
 
     /// Whether `id` is in the dedup set (pending or current).
-    ///
-    /// ```
-    /// use kafka_sink::source::MessageAcknowledgingSource;
-    /// let mut src = MessageAcknowledgingSource::<u64>::new();
-    /// src.add_id(3);
-    /// assert!(src.contains(&3) && !src.contains(&4));
-    /// ```
     pub fn contains(&self, id: &Id) -> bool {
         self.holds.contains_key(id)
     }
@@ -236,15 +199,6 @@ impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
     /// when it is empty, as in Flink) and returns the serialized pending
     /// queue. Checkpoint ids must strictly increase; otherwise nothing
     /// changes and an error is returned.
-    ///
-    /// ```
-    /// use kafka_sink::source::{MessageAcknowledgingSource, StateError};
-    /// let mut src = MessageAcknowledgingSource::<u64>::new();
-    /// src.add_id(1);
-    /// let state = src.snapshot_state(5).unwrap(); // persist with checkpoint 5
-    /// assert!(state.starts_with(b"KEAS"));
-    /// assert!(matches!(src.snapshot_state(5), Err(StateError::NonIncreasingCheckpointId { .. })));
-    /// ```
     pub fn snapshot_state(&mut self, checkpoint_id: u64) -> Result<Bytes, StateError> {
         if let Some(previous) = self.last_snapshot
             && checkpoint_id <= previous
@@ -268,13 +222,6 @@ impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
     }
 
     /// The serialized pending queue, without taking a snapshot.
-    ///
-    /// ```
-    /// use kafka_sink::source::MessageAcknowledgingSource;
-    /// let mut src = MessageAcknowledgingSource::<u64>::new();
-    /// let state = src.snapshot_state(1).unwrap();
-    /// assert_eq!(src.serialized_pending(), state);
-    /// ```
     pub fn serialized_pending(&self) -> Bytes {
         encode_pending(&self.pending)
     }
@@ -289,22 +236,6 @@ impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
     /// acknowledged before it stay released, the failing one and everything
     /// after it stay pending (ids still deduplicated) and are retried by the
     /// next notification. Returns how many checkpoints were acknowledged.
-    ///
-    /// ```
-    /// use kafka_sink::source::MessageAcknowledgingSource;
-    /// let mut src = MessageAcknowledgingSource::<u64>::new();
-    /// src.add_id(1);
-    /// src.snapshot_state(1).unwrap();
-    /// src.add_id(2);
-    /// src.snapshot_state(2).unwrap();
-    /// let mut acked = Vec::new();
-    /// let n = src.notify_checkpoint_complete(2, |cp: u64, ids: &[u64]| {
-    ///     acked.push((cp, ids.to_vec()));
-    ///     Ok::<(), std::convert::Infallible>(())
-    /// }).unwrap();
-    /// // Both snapshots are acknowledged, under the notified id.
-    /// assert_eq!((n, acked), (2, vec![(2, vec![1]), (2, vec![2])]));
-    /// ```
     pub fn notify_checkpoint_complete<A: AcknowledgeIds<Id>>(
         &mut self,
         checkpoint_id: u64,
@@ -321,15 +252,6 @@ impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
 
     /// Step API for asynchronous acknowledgement: the front pending
     /// checkpoint if its id is ≤ `completed_checkpoint_id`.
-    ///
-    /// ```
-    /// use kafka_sink::source::MessageAcknowledgingSource;
-    /// let mut src = MessageAcknowledgingSource::<u64>::new();
-    /// src.add_id(9);
-    /// src.snapshot_state(3).unwrap();
-    /// assert!(src.next_completed(2).is_none());
-    /// assert_eq!(src.next_completed(3).unwrap().ids, [9]);
-    /// ```
     pub fn next_completed(&self, completed_checkpoint_id: u64) -> Option<&PendingCheckpoint<Id>> {
         self.pending
             .front()
@@ -365,57 +287,94 @@ impl<Id: UniqueId> MessageAcknowledgingSource<Id> {
     }
 
     /// The pending checkpoints, oldest first.
-    ///
-    /// ```
-    /// use kafka_sink::source::MessageAcknowledgingSource;
-    /// let mut src = MessageAcknowledgingSource::<u64>::new();
-    /// src.snapshot_state(1).unwrap();
-    /// src.snapshot_state(2).unwrap();
-    /// assert_eq!(src.pending().map(|cp| cp.checkpoint_id).collect::<Vec<_>>(), [1, 2]);
-    /// ```
     pub fn pending(&self) -> impl ExactSizeIterator<Item = &PendingCheckpoint<Id>> {
         self.pending.iter()
     }
 
     /// The ids recorded since the last snapshot.
-    ///
-    /// ```
-    /// use kafka_sink::source::MessageAcknowledgingSource;
-    /// let mut src = MessageAcknowledgingSource::<u64>::new();
-    /// src.add_id(1);
-    /// src.add_id(2);
-    /// assert_eq!(src.current_ids(), [1, 2]);
-    /// src.snapshot_state(1).unwrap();
-    /// assert!(src.current_ids().is_empty());
-    /// ```
     pub fn current_ids(&self) -> &[Id] {
         &self.current
     }
 
     /// The size of the dedup set (distinct pending and current ids).
-    ///
-    /// ```
-    /// use kafka_sink::source::MessageAcknowledgingSource;
-    /// let mut src = MessageAcknowledgingSource::<u64>::new();
-    /// src.add_id(1);
-    /// src.snapshot_state(1).unwrap();
-    /// src.add_id(2);
-    /// assert_eq!(src.unacknowledged_len(), 2);
-    /// ```
     pub fn unacknowledged_len(&self) -> usize {
         self.holds.len()
     }
 
     /// The id of the last snapshot taken or restored.
-    ///
-    /// ```
-    /// use kafka_sink::source::MessageAcknowledgingSource;
-    /// let mut src = MessageAcknowledgingSource::<u64>::new();
-    /// assert_eq!(src.last_snapshot_id(), None);
-    /// src.snapshot_state(4).unwrap();
-    /// assert_eq!(src.last_snapshot_id(), Some(4));
-    /// ```
     pub fn last_snapshot_id(&self) -> Option<u64> {
         self.last_snapshot
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Invariant: a restored source deduplicates the restored ids and keeps
+    /// the restored snapshot's id.
+    #[test]
+    fn restore_keeps_the_ids_and_the_last_snapshot_id() {
+        let mut live = MessageAcknowledgingSource::<u64>::new();
+        live.add_id(1);
+        let state = live.snapshot_state(1).unwrap();
+        let restored = MessageAcknowledgingSource::<u64>::restore(&state).unwrap();
+        assert!(restored.contains(&1) && !restored.contains(&2));
+        assert_eq!(restored.last_snapshot_id(), Some(1));
+    }
+
+    /// Invariant: the serialized pending queue is what the last snapshot
+    /// returned, in the `KEAS` format.
+    #[test]
+    fn serialized_pending_equals_the_last_snapshot() {
+        let mut src = MessageAcknowledgingSource::<u64>::new();
+        src.add_id(1);
+        let state = src.snapshot_state(1).unwrap();
+        assert!(state.starts_with(b"KEAS"));
+        assert_eq!(src.serialized_pending(), state);
+    }
+
+    /// Invariant: `next_completed` offers only a checkpoint up to the
+    /// completed id, and `pop_acknowledged` releases its ids.
+    #[test]
+    fn step_api_offers_completed_checkpoints_and_releases_their_ids() {
+        let mut src = MessageAcknowledgingSource::<u64>::new();
+        src.add_id(9);
+        src.snapshot_state(3).unwrap();
+        assert!(src.next_completed(2).is_none());
+        assert_eq!(src.next_completed(3).unwrap().ids, [9]);
+        assert_eq!(src.pop_acknowledged().unwrap().checkpoint_id, 3);
+        assert!(!src.contains(&9));
+        assert!(src.pop_acknowledged().is_none());
+    }
+
+    /// Invariant: the dedup set counts pending and current ids; a snapshot
+    /// empties the current group.
+    #[test]
+    fn unacknowledged_len_counts_pending_and_current_ids() {
+        let mut src = MessageAcknowledgingSource::<u64>::new();
+        src.add_id(1);
+        src.add_id(2);
+        assert_eq!(src.current_ids(), [1, 2]);
+        src.snapshot_state(1).unwrap();
+        assert!(src.current_ids().is_empty());
+        src.add_id(3);
+        assert_eq!(src.unacknowledged_len(), 3);
+        assert_eq!(
+            src.pending().map(|cp| cp.checkpoint_id).collect::<Vec<_>>(),
+            [1]
+        );
+    }
+
+    /// Invariant: a closure acknowledges under the notified checkpoint id.
+    #[test]
+    fn closure_acker_receives_the_notified_checkpoint_id() {
+        let mut log = Vec::new();
+        let mut acker = |cp: u64, ids: &[String]| {
+            log.push(format!("{cp}:{}", ids.join(",")));
+            Ok::<(), std::convert::Infallible>(())
+        };
+        acker.acknowledge_ids(5, &["a".into(), "b".into()]).unwrap();
+        assert_eq!(log, ["5:a,b"]);
     }
 }

@@ -36,17 +36,6 @@ pub trait AcknowledgeSessionIds<SessionId> {
     type Error;
     /// Acknowledges the session ids of one snapshot (possibly empty, as in
     /// Flink).
-    ///
-    /// ```
-    /// use kafka_sink::source::AcknowledgeSessionIds;
-    /// let mut highest = 0;
-    /// let mut ack = |tags: &[u64]| {
-    ///     highest = tags.iter().copied().max().unwrap_or(highest);
-    ///     Ok::<(), std::convert::Infallible>(())
-    /// };
-    /// ack.acknowledge_session_ids(&[3, 4]).unwrap();
-    /// assert_eq!(highest, 4);
-    /// ```
     fn acknowledge_session_ids(&mut self, session_ids: &[SessionId]) -> Result<(), Self::Error>;
 }
 
@@ -87,24 +76,6 @@ pub trait AcknowledgeSessionIdsAsync<SessionId> {
     /// The error of an acknowledgement.
     type Error;
     /// Acknowledges the session ids of one snapshot (possibly empty).
-    ///
-    /// ```
-    /// use kafka_sink::source::AcknowledgeSessionIdsAsync;
-    /// /// Counts acknowledged tags.
-    /// struct Counter(usize);
-    /// impl AcknowledgeSessionIdsAsync<u64> for Counter {
-    ///     type Error = std::convert::Infallible;
-    ///     async fn acknowledge_session_ids(&mut self, tags: &[u64]) -> Result<(), Self::Error> {
-    ///         self.0 += tags.len();
-    ///         Ok(())
-    ///     }
-    /// }
-    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// let mut counter = Counter(0);
-    /// counter.acknowledge_session_ids(&[7, 8]).await.unwrap();
-    /// assert_eq!(counter.0, 2);
-    /// # });
-    /// ```
     fn acknowledge_session_ids(
         &mut self,
         session_ids: &[SessionId],
@@ -140,8 +111,12 @@ pub trait AcknowledgeSessionIdsAsync<SessionId> {
 /// ```
 #[derive(Debug, Clone)]
 pub struct MultipleIdsMessageAcknowledgingSource<Id, SessionId> {
+    /// The unique ids: deduplication and the checkpointed state.
     base: MessageAcknowledgingSource<Id>,
+    /// The session ids (delivery tags) recorded since the last snapshot.
     session_ids: Vec<SessionId>,
+    /// Session-id groups awaiting acknowledgement, by snapshot id, oldest
+    /// first (never persisted: they die with the broker session).
     session_ids_per_snapshot: VecDeque<(u64, Vec<SessionId>)>,
 }
 
@@ -168,17 +143,6 @@ impl<Id: UniqueId, S> MultipleIdsMessageAcknowledgingSource<Id, S> {
     }
 
     /// A source restored from `state`, with no session ids.
-    ///
-    /// ```
-    /// use kafka_sink::source::MultipleIdsMessageAcknowledgingSource;
-    /// let mut live = MultipleIdsMessageAcknowledgingSource::<String, u64>::new();
-    /// live.add_id("corr-1".into());
-    /// live.add_session_id(1);
-    /// let state = live.snapshot_state(1).unwrap();
-    /// let restored = MultipleIdsMessageAcknowledgingSource::<String, u64>::restore(&state).unwrap();
-    /// assert!(restored.base().contains(&"corr-1".to_string()));
-    /// assert_eq!(restored.pending_session_ids().len(), 0); // tags died with the channel
-    /// ```
     pub fn restore(state: &[u8]) -> Result<Self, StateError> {
         let mut s = Self::new();
         s.initialize_state(Some(state))?;
@@ -188,14 +152,6 @@ impl<Id: UniqueId, S> MultipleIdsMessageAcknowledgingSource<Id, S> {
     /// Restores the unique ids (see
     /// [`MessageAcknowledgingSource::initialize_state`]) and starts a new
     /// session: all session ids are dropped.
-    ///
-    /// ```
-    /// use kafka_sink::source::MultipleIdsMessageAcknowledgingSource;
-    /// let mut src = MultipleIdsMessageAcknowledgingSource::<String, u64>::new();
-    /// src.add_session_id(1);
-    /// src.initialize_state(None).unwrap();
-    /// assert!(src.current_session_ids().is_empty());
-    /// ```
     pub fn initialize_state(&mut self, state: Option<&[u8]>) -> Result<(), StateError> {
         self.base.initialize_state(state)?;
         self.session_ids.clear();
@@ -204,25 +160,11 @@ impl<Id: UniqueId, S> MultipleIdsMessageAcknowledgingSource<Id, S> {
     }
 
     /// See [`MessageAcknowledgingSource::add_id`].
-    ///
-    /// ```
-    /// use kafka_sink::source::MultipleIdsMessageAcknowledgingSource;
-    /// let mut src = MultipleIdsMessageAcknowledgingSource::<String, u64>::new();
-    /// assert!(src.add_id("corr-1".into()));
-    /// assert!(!src.add_id("corr-1".into())); // redelivery
-    /// ```
     pub fn add_id(&mut self, id: Id) -> bool {
         self.base.add_id(id)
     }
 
     /// Records a session id in the current group.
-    ///
-    /// ```
-    /// use kafka_sink::source::MultipleIdsMessageAcknowledgingSource;
-    /// let mut src = MultipleIdsMessageAcknowledgingSource::<String, u64>::new();
-    /// src.add_session_id(17); // delivery tag
-    /// assert_eq!(src.current_session_ids(), [17]);
-    /// ```
     pub fn add_session_id(&mut self, session_id: S) {
         self.session_ids.push(session_id);
     }
@@ -230,17 +172,6 @@ impl<Id: UniqueId, S> MultipleIdsMessageAcknowledgingSource<Id, S> {
     /// Starts a new broker session: drops every session id (current and
     /// pending) and returns how many were dropped. Unique ids and pending
     /// checkpoints are kept.
-    ///
-    /// ```
-    /// use kafka_sink::source::MultipleIdsMessageAcknowledgingSource;
-    /// let mut src = MultipleIdsMessageAcknowledgingSource::<String, u64>::new();
-    /// src.add_id("corr-1".into());
-    /// src.add_session_id(1);
-    /// src.snapshot_state(1).unwrap();
-    /// src.add_session_id(2);
-    /// assert_eq!(src.discard_session_ids(), 2); // the channel was reopened
-    /// assert!(src.base().contains(&"corr-1".to_string()));
-    /// ```
     pub fn discard_session_ids(&mut self) -> usize {
         let n = self.session_ids.len()
             + self
@@ -257,15 +188,6 @@ impl<Id: UniqueId, S> MultipleIdsMessageAcknowledgingSource<Id, S> {
     /// `checkpoint_id` (see [`MessageAcknowledgingSource::snapshot_state`])
     /// and the current session ids are grouped under it. Returns the
     /// serialized unique-id state (session ids are not in it).
-    ///
-    /// ```
-    /// use kafka_sink::source::MultipleIdsMessageAcknowledgingSource;
-    /// let mut src = MultipleIdsMessageAcknowledgingSource::<String, u64>::new();
-    /// src.add_session_id(5);
-    /// let _state = src.snapshot_state(1).unwrap(); // persist with checkpoint 1
-    /// let groups: Vec<(u64, Vec<u64>)> = src.pending_session_ids().map(|(id, t)| (id, t.to_vec())).collect();
-    /// assert_eq!(groups, [(1, vec![5])]);
-    /// ```
     pub fn snapshot_state(&mut self, checkpoint_id: u64) -> Result<Bytes, StateError> {
         let bytes = self.base.snapshot_state(checkpoint_id)?;
         let group = std::mem::take(&mut self.session_ids);
@@ -283,21 +205,6 @@ impl<Id: UniqueId, S> MultipleIdsMessageAcknowledgingSource<Id, S> {
     /// On an acker error: groups acknowledged before it are dropped; the
     /// failing group, later groups and the pending checkpoint being processed
     /// stay, and the next notification retries them.
-    ///
-    /// ```
-    /// use kafka_sink::source::MultipleIdsMessageAcknowledgingSource;
-    /// let mut src = MultipleIdsMessageAcknowledgingSource::<String, u64>::new();
-    /// src.add_session_id(1);
-    /// src.snapshot_state(1).unwrap();
-    /// src.add_session_id(2);
-    /// src.snapshot_state(2).unwrap();
-    /// let mut acked = Vec::new();
-    /// let n = src.notify_checkpoint_complete(1, |tags: &[u64]| {
-    ///     acked.extend_from_slice(tags);
-    ///     Ok::<(), std::convert::Infallible>(())
-    /// }).unwrap();
-    /// assert_eq!((n, acked), (1, vec![1])); // checkpoint 2 is still pending
-    /// ```
     pub fn notify_checkpoint_complete<A: AcknowledgeSessionIds<S>>(
         &mut self,
         checkpoint_id: u64,
@@ -321,26 +228,6 @@ impl<Id: UniqueId, S> MultipleIdsMessageAcknowledgingSource<Id, S> {
     /// The asynchronous form of
     /// [`notify_checkpoint_complete`](Self::notify_checkpoint_complete), with
     /// the same sequence and error behaviour.
-    ///
-    /// ```
-    /// use kafka_sink::source::{AcknowledgeSessionIdsAsync, MultipleIdsMessageAcknowledgingSource};
-    /// struct Acks(Vec<u64>);
-    /// impl AcknowledgeSessionIdsAsync<u64> for Acks {
-    ///     type Error = std::convert::Infallible;
-    ///     async fn acknowledge_session_ids(&mut self, tags: &[u64]) -> Result<(), Self::Error> {
-    ///         self.0.extend_from_slice(tags);
-    ///         Ok(())
-    ///     }
-    /// }
-    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// let mut src = MultipleIdsMessageAcknowledgingSource::<String, u64>::new();
-    /// src.add_session_id(3);
-    /// src.snapshot_state(1).unwrap();
-    /// let mut acks = Acks(Vec::new());
-    /// assert_eq!(src.notify_checkpoint_complete_async(1, &mut acks).await.unwrap(), 1);
-    /// assert_eq!(acks.0, [3]);
-    /// # });
-    /// ```
     pub async fn notify_checkpoint_complete_async<A: AcknowledgeSessionIdsAsync<S>>(
         &mut self,
         checkpoint_id: u64,
@@ -362,40 +249,16 @@ impl<Id: UniqueId, S> MultipleIdsMessageAcknowledgingSource<Id, S> {
     }
 
     /// The underlying unique-id source.
-    ///
-    /// ```
-    /// use kafka_sink::source::MultipleIdsMessageAcknowledgingSource;
-    /// let mut src = MultipleIdsMessageAcknowledgingSource::<u64, u64>::new();
-    /// src.add_id(1);
-    /// assert_eq!(src.base().current_ids(), [1]);
-    /// ```
     pub fn base(&self) -> &MessageAcknowledgingSource<Id> {
         &self.base
     }
 
     /// The session ids recorded since the last snapshot.
-    ///
-    /// ```
-    /// use kafka_sink::source::MultipleIdsMessageAcknowledgingSource;
-    /// let mut src = MultipleIdsMessageAcknowledgingSource::<u64, u64>::new();
-    /// src.add_session_id(1);
-    /// src.add_session_id(2);
-    /// assert_eq!(src.current_session_ids(), [1, 2]);
-    /// ```
     pub fn current_session_ids(&self) -> &[S] {
         &self.session_ids
     }
 
     /// The session-id groups awaiting acknowledgement, oldest first.
-    ///
-    /// ```
-    /// use kafka_sink::source::MultipleIdsMessageAcknowledgingSource;
-    /// let mut src = MultipleIdsMessageAcknowledgingSource::<u64, u64>::new();
-    /// src.add_session_id(1);
-    /// src.snapshot_state(7).unwrap();
-    /// let (checkpoint, tags) = src.pending_session_ids().next().unwrap();
-    /// assert_eq!((checkpoint, tags), (7, &[1][..]));
-    /// ```
     pub fn pending_session_ids(&self) -> impl ExactSizeIterator<Item = (u64, &[S])> {
         self.session_ids_per_snapshot
             .iter()

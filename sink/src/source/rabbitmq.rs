@@ -40,14 +40,6 @@ use std::pin::Pin;
 use std::time::{Duration, Instant};
 
 /// The processing guarantee a [`RabbitMqSource`] provides (with checkpoints).
-///
-/// ```
-/// use kafka_sink::source::rabbitmq::{Guarantee, RabbitMqSourceConfig};
-/// let mut config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "audit-log");
-/// assert_eq!(config.guarantee, Guarantee::default()); // ExactlyOnce
-/// // Publishers that set no correlation id: accept redelivered duplicates.
-/// config.guarantee = Guarantee::AtLeastOnce;
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Guarantee {
     /// Correlation ids are required and deduplicated; a message without one
@@ -59,13 +51,6 @@ pub enum Guarantee {
 }
 
 /// How the delivery tags of a completed snapshot are acknowledged.
-///
-/// ```
-/// use kafka_sink::source::rabbitmq::{AckMode, RabbitMqSourceConfig};
-/// let mut config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
-/// assert_eq!(config.ack_mode, AckMode::PerTag);
-/// config.ack_mode = AckMode::Multiple; // one basic.ack per checkpoint
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AckMode {
     /// One `basic.ack(tag, multiple = false)` per message, as in Flink.
@@ -78,13 +63,6 @@ pub enum AckMode {
 }
 
 /// Configuration of a [`RabbitMqSource`].
-///
-/// ```
-/// use kafka_sink::source::rabbitmq::{Guarantee, RabbitMqSourceConfig};
-/// let config = RabbitMqSourceConfig::new("amqp://guest:guest@127.0.0.1:5672/%2f", "orders");
-/// assert_eq!(config.guarantee, Guarantee::ExactlyOnce);
-/// assert!(config.prefetch_count > 0);
-/// ```
 #[derive(Debug, Clone)]
 pub struct RabbitMqSourceConfig {
     /// `amqp://user:password@host:port/vhost`.
@@ -114,13 +92,12 @@ impl RabbitMqSourceConfig {
     /// reconnect for up to 120 s with 10 s per attempt.
     ///
     /// ```
-    /// use kafka_sink::source::rabbitmq::{AckMode, RabbitMqSourceConfig};
-    /// use std::time::Duration;
-    /// let config = RabbitMqSourceConfig::new("amqp://guest:guest@127.0.0.1:5672/%2f", "orders");
-    /// assert_eq!((config.prefetch_count, config.durable_queue), (256, true));
-    /// assert_eq!(config.ack_mode, AckMode::PerTag);
-    /// assert_eq!(config.reconnect_timeout, Duration::from_secs(120));
-    /// assert_eq!(config.connect_attempt_timeout, Duration::from_secs(10));
+    /// use kafka_sink::source::rabbitmq::{AckMode, Guarantee, RabbitMqSourceConfig};
+    /// let mut config = RabbitMqSourceConfig::new("amqp://guest:guest@127.0.0.1:5672/%2f", "orders");
+    /// // Publishers that set no correlation id: accept redelivered duplicates.
+    /// config.guarantee = Guarantee::AtLeastOnce;
+    /// // One cumulative basic.ack per checkpoint instead of one per message.
+    /// config.ack_mode = AckMode::Multiple;
     /// ```
     pub fn new(amqp_url: impl Into<String>, queue: impl Into<String>) -> Self {
         RabbitMqSourceConfig {
@@ -171,19 +148,6 @@ pub struct SourceMessage {
 }
 
 /// Counters of a [`RabbitMqSource`].
-///
-/// ```
-/// use kafka_sink::source::rabbitmq::RabbitMqSourceStats;
-/// let stats = RabbitMqSourceStats {
-///     deliveries: 12,
-///     emitted: 10,
-///     duplicates: 2,
-///     ..Default::default()
-/// };
-/// // Each delivery is emitted, a duplicate or missing its correlation id.
-/// let accounted = stats.emitted + stats.duplicates + stats.missing_correlation_id;
-/// assert_eq!(stats.deliveries, accounted);
-/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RabbitMqSourceStats {
     /// Deliveries received.
@@ -206,16 +170,6 @@ pub struct RabbitMqSourceStats {
 /// Errors of a [`RabbitMqSource`].
 ///
 /// An invalid configuration is rejected before connecting:
-///
-/// ```
-/// use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig, RabbitMqSourceError};
-/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let mut config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
-/// config.prefetch_count = 0;
-/// let err = RabbitMqSource::connect(config, None).await.unwrap_err();
-/// assert!(matches!(err, RabbitMqSourceError::Config(_)), "{err}");
-/// # });
-/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RabbitMqSourceError {
@@ -266,15 +220,6 @@ pub enum RabbitMqSourceError {
 }
 
 /// Why an acknowledgement failed.
-///
-/// ```
-/// use kafka_sink::source::rabbitmq::{AcknowledgeError, RabbitMqSourceError};
-/// let err = RabbitMqSourceError::Acknowledge {
-///     checkpoint_id: 7,
-///     source: AcknowledgeError::NoChannel,
-/// };
-/// assert_eq!(err.to_string(), "acknowledging checkpoint 7 failed: no open channel");
-/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AcknowledgeError {
@@ -464,15 +409,22 @@ impl AcknowledgeSessionIdsAsync<SessionTag> for ChannelAcker<'_> {
 /// be cancelled; if it is, call it again.
 #[derive(Debug)]
 pub struct RabbitMqSource {
+    /// The queue, guarantee, prefetch and reconnect settings.
     config: RabbitMqSourceConfig,
+    /// Correlation ids per snapshot (checkpointed) and delivery tags per
+    /// snapshot (per channel, never persisted).
     state: MultipleIdsMessageAcknowledgingSource<String, SessionTag>,
+    /// The open connection, channel and consumer; `None` until (re)connected.
     session: Option<Session>,
     /// Correlation ids emitted (or restored) whose broker copy may come back
     /// on a new channel; a delivery with one of them is a duplicate.
     awaiting_redelivery: HashSet<String>,
     /// Delivery tags of messages without correlation id, left unacknowledged.
     poison: BTreeSet<u64>,
+    /// The counters [`stats`](Self::stats) returns.
     stats: RabbitMqSourceStats,
+    /// Whether a session was ever opened, so that a later one counts as a
+    /// reconnect.
     connected_once: bool,
 }
 
@@ -520,18 +472,6 @@ impl RabbitMqSource {
     /// Replaces the state with `restored_state` (`None`: empty), as
     /// [`connect`](Self::connect) does; for a checkpoint driver that restores
     /// after the source was built. Fails once a message was received.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
-    /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
-    /// # let mut source = RabbitMqSource::connect(config, None).await?;
-    /// # let restored: Vec<u8> = Vec::new();
-    /// // Before the first `next_message`: restore the last completed checkpoint.
-    /// source.initialize_state(Some(&restored))?;
-    /// assert_eq!(source.stats().deliveries, 0);
-    /// # Ok(()) }
-    /// ```
     pub fn initialize_state(
         &mut self,
         restored_state: Option<&[u8]>,
@@ -653,17 +593,6 @@ impl RabbitMqSource {
     /// Takes the snapshot of checkpoint `checkpoint_id` (strictly greater
     /// than the previous one): returns the bytes to persist with the
     /// checkpoint and to pass to [`connect`](Self::connect) on recovery.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
-    /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
-    /// # let mut source = RabbitMqSource::connect(config, None).await?;
-    /// let checkpoint_id = source.last_snapshot_id().unwrap_or(0) + 1;
-    /// let state = source.snapshot_state(checkpoint_id)?;
-    /// std::fs::write(format!("/var/lib/orders/source-{checkpoint_id}"), &state)?;
-    /// # Ok(()) }
-    /// ```
     pub fn snapshot_state(&mut self, checkpoint_id: u64) -> Result<Bytes, RabbitMqSourceError> {
         Ok(self.state.snapshot_state(checkpoint_id)?)
     }
@@ -711,112 +640,38 @@ impl RabbitMqSource {
     }
 
     /// The id of the last snapshot taken or restored.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
-    /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
-    /// # let mut source = RabbitMqSource::connect(config, None).await?;
-    /// assert_eq!(source.last_snapshot_id(), None); // fresh start
-    /// source.snapshot_state(3)?;
-    /// assert_eq!(source.last_snapshot_id(), Some(3));
-    /// # Ok(()) }
-    /// ```
     pub fn last_snapshot_id(&self) -> Option<u64> {
         self.state.base().last_snapshot_id()
     }
 
     /// Counters since [`connect`](Self::connect).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
-    /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
-    /// # let mut source = RabbitMqSource::connect(config, None).await?;
-    /// let stats = source.stats();
-    /// println!("{} emitted, {} duplicates", stats.emitted, stats.duplicates);
-    /// # Ok(()) }
-    /// ```
     pub fn stats(&self) -> RabbitMqSourceStats {
         self.stats
     }
 
     /// The correlation-id state: pending checkpoints, current ids, dedup set.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
-    /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
-    /// # let mut source = RabbitMqSource::connect(config, None).await?;
-    /// if let Some(message) = source.next_message().await? {
-    ///     let id = message.correlation_id.expect("exactly-once messages carry one");
-    ///     assert!(source.unique_ids().contains(&id)); // a redelivered copy is dropped
-    /// }
-    /// # Ok(()) }
-    /// ```
     pub fn unique_ids(&self) -> &MessageAcknowledgingSource<String> {
         self.state.base()
     }
 
     /// How many correlation ids are awaiting a redelivered copy (emitted on a
     /// lost channel or restored from state).
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
-    /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
-    /// # let mut source = RabbitMqSource::connect(config, None).await?;
-    /// assert_eq!(source.awaiting_redelivery_len(), 0); // fresh start, nothing restored
-    /// # Ok(()) }
-    /// ```
     pub fn awaiting_redelivery_len(&self) -> usize {
         self.awaiting_redelivery.len()
     }
 
     /// Whether a connection and channel are open.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
-    /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
-    /// # let mut source = RabbitMqSource::connect(config, None).await?;
-    /// if !source.is_connected() {
-    ///     println!("broker unreachable; next_message reconnects");
-    /// }
-    /// # Ok(()) }
-    /// ```
     pub fn is_connected(&self) -> bool {
         self.session.as_ref().is_some_and(Session::alive)
     }
 
     /// The configuration.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
-    /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
-    /// # let mut source = RabbitMqSource::connect(config, None).await?;
-    /// assert_eq!(source.config().queue, "orders");
-    /// # Ok(()) }
-    /// ```
     pub fn config(&self) -> &RabbitMqSourceConfig {
         &self.config
     }
 
     /// Closes the channel and connection; unacknowledged messages return to
     /// the queue.
-    ///
-    /// ```no_run
-    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
-    /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
-    /// # let mut source = RabbitMqSource::connect(config, None).await?;
-    /// let message = source.next_message().await?;
-    /// // Not acknowledged (no checkpoint completed): the broker redelivers it.
-    /// # let _ = message;
-    /// source.close().await?;
-    /// # Ok(()) }
-    /// ```
     pub async fn close(mut self) -> Result<(), RabbitMqSourceError> {
         if let Some(s) = self.session.take() {
             let _ = s.channel.close(200, "source closed").await;
@@ -885,5 +740,55 @@ impl RabbitMqSource {
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(Duration::from_secs(1));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Invariant: a prefetch count of 0 (unbounded) is refused before
+    /// connecting.
+    #[tokio::test]
+    async fn zero_prefetch_is_a_config_error() {
+        let mut config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
+        config.prefetch_count = 0;
+        let err = RabbitMqSource::connect(config, None).await.unwrap_err();
+        assert!(matches!(err, RabbitMqSourceError::Config(_)), "{err}");
+    }
+
+    /// Invariant: an unnamed queue is refused before connecting.
+    #[tokio::test]
+    async fn unnamed_queue_is_a_config_error() {
+        let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "");
+        let err = RabbitMqSource::connect(config, None).await.unwrap_err();
+        assert!(matches!(err, RabbitMqSourceError::Config(_)), "{err}");
+    }
+
+    /// Invariant: an acknowledgement error names the notified checkpoint and
+    /// its cause.
+    #[test]
+    fn acknowledge_error_names_the_checkpoint_and_the_cause() {
+        let err = RabbitMqSourceError::Acknowledge {
+            checkpoint_id: 7,
+            source: AcknowledgeError::NoChannel,
+        };
+        assert_eq!(
+            err.to_string(),
+            "acknowledging checkpoint 7 failed: no open channel"
+        );
+    }
+
+    /// Invariant: the defaults are exactly-once, prefetch 256, a durable
+    /// queue, per-tag acknowledgements, 120 s to reconnect and 10 s per
+    /// attempt.
+    #[test]
+    fn config_defaults() {
+        let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
+        assert_eq!(config.guarantee, Guarantee::ExactlyOnce);
+        assert_eq!((config.prefetch_count, config.durable_queue), (256, true));
+        assert_eq!(config.ack_mode, AckMode::PerTag);
+        assert_eq!(config.reconnect_timeout, Duration::from_secs(120));
+        assert_eq!(config.connect_attempt_timeout, Duration::from_secs(10));
     }
 }

@@ -30,12 +30,6 @@ pub const STATE_MAGIC: [u8; 4] = *b"KEAS";
 pub const STATE_VERSION: u8 = 1;
 
 /// Errors of snapshot and restore.
-///
-/// ```
-/// use kafka_sink::source::{StateError, decode_pending};
-/// let err = decode_pending::<u64>(b"JUNK").unwrap_err();
-/// assert_eq!(err, StateError::BadMagic { found: b"JUNK".to_vec() });
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StateError {
@@ -91,35 +85,37 @@ pub enum StateError {
 ///
 /// Implemented for [`String`], [`u64`], [`Vec<u8>`] and [`Bytes`].
 ///
+/// A message id type of your own, stored as a string:
+///
 /// ```
-/// use kafka_sink::source::UniqueId;
-/// let mut out = Vec::new();
-/// "a".to_string().encode(&mut out);
-/// assert_eq!(out, [0, 0, 0, 1, b'a']);
-/// let mut input = &out[..];
-/// assert_eq!(String::decode(&mut input).unwrap(), "a");
+/// use kafka_sink::source::{MessageAcknowledgingSource, StateError, UniqueId};
+///
+/// /// The AMQP `correlation-id` of a message.
+/// #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// struct CorrelationId(String);
+///
+/// impl UniqueId for CorrelationId {
+///     const KIND: u8 = String::KIND; // the state holds strings
+///     fn encode(&self, out: &mut Vec<u8>) {
+///         self.0.encode(out)
+///     }
+///     fn decode(input: &mut &[u8]) -> Result<Self, StateError> {
+///         String::decode(input).map(CorrelationId)
+///     }
+/// }
+///
+/// let mut src = MessageAcknowledgingSource::<CorrelationId>::new();
+/// assert!(src.add_id(CorrelationId("corr-1".into())));
+/// let state = src.snapshot_state(1).unwrap();
+/// let restored = MessageAcknowledgingSource::<CorrelationId>::restore(&state).unwrap();
+/// assert!(restored.contains(&CorrelationId("corr-1".into())));
 /// ```
 pub trait UniqueId: Clone + Eq + Hash + Debug {
     /// The id kind byte stored in the state (1 = string, 2 = u64, 3 = bytes).
     const KIND: u8;
     /// Appends the encoding of `self`.
-    ///
-    /// ```
-    /// use kafka_sink::source::UniqueId;
-    /// let mut out = Vec::new();
-    /// 42u64.encode(&mut out);
-    /// assert_eq!(out, [0, 0, 0, 0, 0, 0, 0, 42]);
-    /// ```
     fn encode(&self, out: &mut Vec<u8>);
     /// Decodes one id from the front of `input`, advancing it.
-    ///
-    /// ```
-    /// use kafka_sink::source::{StateError, UniqueId};
-    /// let mut input: &[u8] = &[0, 0, 0, 2, b'i', b'd', 0xFF];
-    /// assert_eq!(String::decode(&mut input).unwrap(), "id");
-    /// assert_eq!(input, [0xFF]); // advanced past the id
-    /// assert!(matches!(u64::decode(&mut input), Err(StateError::Truncated { .. })));
-    /// ```
     fn decode(input: &mut &[u8]) -> Result<Self, StateError>;
 }
 
@@ -197,16 +193,6 @@ impl UniqueId for Bytes {
 }
 
 /// The ids of one snapshot that the broker has not acknowledged yet.
-///
-/// ```
-/// use kafka_sink::source::MessageAcknowledgingSource;
-/// let mut src = MessageAcknowledgingSource::<u64>::new();
-/// src.add_id(10);
-/// src.add_id(11);
-/// src.snapshot_state(1).unwrap();
-/// let cp = src.pending().next().unwrap();
-/// assert_eq!((cp.checkpoint_id, cp.ids.as_slice()), (1, &[10, 11][..]));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingCheckpoint<Id> {
     /// The checkpoint whose snapshot took these ids.
@@ -217,14 +203,6 @@ pub struct PendingCheckpoint<Id> {
 }
 
 /// Serializes pending checkpoints in format v1 (see the [module docs](self)).
-///
-/// ```
-/// use kafka_sink::source::{decode_pending, encode_pending, PendingCheckpoint};
-/// let pending = vec![PendingCheckpoint { checkpoint_id: 7, ids: vec![1u64, 2] }];
-/// let bytes = encode_pending(&pending);
-/// assert_eq!(&bytes[..5], b"KEAS\x01");
-/// assert_eq!(decode_pending::<u64>(&bytes).unwrap(), pending);
-/// ```
 pub fn encode_pending<'a, Id: UniqueId + 'a>(
     pending: impl IntoIterator<Item = &'a PendingCheckpoint<Id>>,
 ) -> Bytes {
@@ -253,14 +231,6 @@ pub fn encode_pending<'a, Id: UniqueId + 'a>(
 ///
 /// Checks magic, version, id kind, checksum, strictly increasing checkpoint
 /// ids and that nothing follows the checksum.
-///
-/// ```
-/// use kafka_sink::source::{PendingCheckpoint, StateError, decode_pending, encode_pending};
-/// let bytes = encode_pending(&[PendingCheckpoint { checkpoint_id: 3, ids: vec!["m-1".to_string()] }]);
-/// assert_eq!(decode_pending::<String>(&bytes).unwrap()[0].ids, ["m-1"]);
-/// // The id kind is checked: string ids cannot be read as u64 ids.
-/// assert!(matches!(decode_pending::<u64>(&bytes), Err(StateError::IdKindMismatch { .. })));
-/// ```
 pub fn decode_pending<Id: UniqueId>(
     state: &[u8],
 ) -> Result<Vec<PendingCheckpoint<Id>>, StateError> {
@@ -327,4 +297,74 @@ pub fn decode_pending<Id: UniqueId>(
         return Err(StateError::TrailingBytes(r.remaining()));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Invariant: a state not starting with `KEAS` is `BadMagic`, carrying
+    /// the bytes found.
+    #[test]
+    fn wrong_magic_is_bad_magic_with_the_bytes_found() {
+        let err = decode_pending::<u64>(b"JUNK").unwrap_err();
+        assert_eq!(
+            err,
+            StateError::BadMagic {
+                found: b"JUNK".to_vec()
+            }
+        );
+    }
+
+    /// Invariant: a string id is a u32 length and its bytes; a u64 id is 8
+    /// big-endian bytes.
+    #[test]
+    fn id_encodings() {
+        let mut out = Vec::new();
+        "a".to_string().encode(&mut out);
+        assert_eq!(out, [0, 0, 0, 1, b'a']);
+        let mut out = Vec::new();
+        42u64.encode(&mut out);
+        assert_eq!(out, [0, 0, 0, 0, 0, 0, 0, 42]);
+    }
+
+    /// Invariant: decoding an id advances the input past it, and a short
+    /// input is `Truncated`.
+    #[test]
+    fn id_decode_advances_the_input() {
+        let mut input: &[u8] = &[0, 0, 0, 2, b'i', b'd', 0xFF];
+        assert_eq!(String::decode(&mut input).unwrap(), "id");
+        assert_eq!(input, [0xFF]);
+        assert!(matches!(
+            u64::decode(&mut input),
+            Err(StateError::Truncated { .. })
+        ));
+    }
+
+    /// Invariant: the state starts with the magic and version 1, and decodes
+    /// back to the same pending checkpoints.
+    #[test]
+    fn encode_pending_writes_the_v1_header_and_round_trips() {
+        let pending = vec![PendingCheckpoint {
+            checkpoint_id: 7,
+            ids: vec![1u64, 2],
+        }];
+        let bytes = encode_pending(&pending);
+        assert_eq!(&bytes[..5], b"KEAS\x01");
+        assert_eq!(decode_pending::<u64>(&bytes).unwrap(), pending);
+    }
+
+    /// Invariant: string ids cannot be read as u64 ids.
+    #[test]
+    fn id_kind_is_checked() {
+        let bytes = encode_pending(&[PendingCheckpoint {
+            checkpoint_id: 3,
+            ids: vec!["m-1".to_string()],
+        }]);
+        assert_eq!(decode_pending::<String>(&bytes).unwrap()[0].ids, ["m-1"]);
+        assert!(matches!(
+            decode_pending::<u64>(&bytes),
+            Err(StateError::IdKindMismatch { .. })
+        ));
+    }
 }

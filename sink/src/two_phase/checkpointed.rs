@@ -12,19 +12,32 @@ use crate::state::StateSerializer;
 /// A [`TwoPhaseCommitSink`] with a [`StateSerializer`], usable as a
 /// [`CheckpointedOperator`] of the [checkpoint driver](crate::checkpoint).
 ///
+/// Driven through its [`CheckpointedOperator`] hooks, as the checkpoint
+/// driver does:
+///
 /// ```
-/// # use kafka_sink::{CheckpointedSink, TwoPhaseCommitSink, TwoPhaseCommitHandler};
-/// # use kafka_sink::codec::{U64Codec, UnitCodec};
-/// # use kafka_sink::state::StateSerializer;
-/// # fn wrap<H: TwoPhaseCommitHandler<Txn = u64, Ctx = ()>>(handler: H) {
-/// let sink = CheckpointedSink::new(
-///     TwoPhaseCommitSink::new(handler),
+/// use kafka_sink::{CheckpointedOperator, CheckpointedSink, RecordContext, TwoPhaseCommitSink};
+/// use kafka_sink::codec::{U64Codec, UnitCodec};
+/// use kafka_sink::state::StateSerializer;
+/// use kafka_sink::two_phase::memory::InMemoryTable;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// let mut sink = CheckpointedSink::new(
+///     TwoPhaseCommitSink::new(InMemoryTable::new()),
 ///     StateSerializer::new(U64Codec, UnitCodec),
 /// );
-/// # let _ = sink; }
+/// sink.initialize_state(None).await?; // a fresh start
+/// sink.invoke("a", &RecordContext::default()).await?;
+/// let _state: Vec<u8> = sink.snapshot_state(1).await?; // persist with checkpoint 1
+/// sink.notify_checkpoint_complete(1).await?;
+/// assert_eq!(sink.sink().handler().committed(), ["a"]);
+/// # Ok(())
+/// # }
 /// ```
 pub struct CheckpointedSink<H: TwoPhaseCommitHandler, TC, CC> {
+    /// The sink whose hooks this operator forwards.
     sink: TwoPhaseCommitSink<H>,
+    /// Encodes the sink's state at a snapshot and decodes it at a restore.
     serializer: StateSerializer<TC, CC>,
 }
 
@@ -55,52 +68,16 @@ impl<H: TwoPhaseCommitHandler, TC, CC> CheckpointedSink<H, TC, CC> {
     }
 
     /// The sink (for `invoke`).
-    ///
-    /// ```
-    /// use kafka_sink::{CheckpointedSink, TwoPhaseCommitSink};
-    /// use kafka_sink::codec::{U64Codec, UnitCodec};
-    /// use kafka_sink::state::StateSerializer;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// let sink = CheckpointedSink::new(TwoPhaseCommitSink::new(InMemoryTable::<&str>::new()), StateSerializer::new(U64Codec, UnitCodec));
-    /// assert_eq!(sink.sink().metrics().begun, 0);
-    /// ```
     pub fn sink(&self) -> &TwoPhaseCommitSink<H> {
         &self.sink
     }
 
     /// The sink, mutably (for `invoke`).
-    ///
-    /// ```
-    /// use kafka_sink::{CheckpointedSink, TwoPhaseCommitSink};
-    /// use kafka_sink::codec::{U64Codec, UnitCodec};
-    /// use kafka_sink::state::StateSerializer;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// use std::time::Duration;
-    /// let mut sink = CheckpointedSink::new(TwoPhaseCommitSink::new(InMemoryTable::<&str>::new()), StateSerializer::new(U64Codec, UnitCodec));
-    /// sink.sink_mut().set_transaction_timeout(Duration::from_secs(900));
-    /// ```
     pub fn sink_mut(&mut self) -> &mut TwoPhaseCommitSink<H> {
         &mut self.sink
     }
 
     /// Writes one value (shorthand for `sink_mut().invoke`).
-    ///
-    /// ```
-    /// use kafka_sink::{CheckpointedOperator, CheckpointedSink, RecordContext, TwoPhaseCommitSink};
-    /// use kafka_sink::codec::{U64Codec, UnitCodec};
-    /// use kafka_sink::state::StateSerializer;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut sink = CheckpointedSink::new(TwoPhaseCommitSink::new(InMemoryTable::new()), StateSerializer::new(U64Codec, UnitCodec));
-    /// sink.initialize_state(None).await?; // CheckpointedOperator hooks
-    /// sink.invoke("a", &RecordContext::default()).await?;
-    /// let _state: Vec<u8> = sink.snapshot_state(1).await?;
-    /// sink.notify_checkpoint_complete(1).await?;
-    /// assert_eq!(sink.sink().handler().committed(), ["a"]);
-    /// # Ok(())
-    /// # }
-    /// ```
     pub async fn invoke(&mut self, value: H::Value, context: &RecordContext) -> SinkResult<(), H> {
         self.sink.invoke(value, context).await
     }

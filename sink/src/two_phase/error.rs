@@ -8,22 +8,6 @@ use std::fmt;
 use super::{CommitOutcome, SinkMetrics, TwoPhaseCommitHandler, TwoPhaseCommitSink};
 
 /// The sink or handler operation that failed.
-///
-/// ```
-/// use kafka_sink::{Operation, TwoPhaseCommitError, TwoPhaseCommitSink};
-/// use kafka_sink::two_phase::memory::InMemoryTable;
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-/// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new().with_failing_commits());
-/// sink.initialize_state(None).await?;
-/// sink.snapshot_state(1).await?;
-/// let Err(TwoPhaseCommitError::CommitFailed { failures }) = sink.notify_checkpoint_complete(1).await else {
-///     panic!("expected a commit failure")
-/// };
-/// assert_eq!(failures[0].operation, Operation::Commit);
-/// # Ok(())
-/// # }
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Operation {
     /// [`TwoPhaseCommitHandler::begin_transaction`].
@@ -49,23 +33,6 @@ pub enum Operation {
 }
 
 /// One failed transaction operation, collected while the others proceed.
-///
-/// ```
-/// use kafka_sink::{TwoPhaseCommitError, TwoPhaseCommitSink};
-/// use kafka_sink::two_phase::memory::{InMemoryError, InMemoryTable};
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-/// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new().with_failing_commits());
-/// sink.initialize_state(None).await?;
-/// sink.snapshot_state(7).await?;
-/// let Err(TwoPhaseCommitError::CommitFailed { failures }) = sink.notify_checkpoint_complete(7).await else {
-///     panic!("expected a commit failure")
-/// };
-/// assert_eq!(failures[0].checkpoint_id, Some(7));
-/// assert_eq!(failures[0].error, InMemoryError::CommitsFailing { txn: 1 });
-/// # Ok(())
-/// # }
-/// ```
 #[derive(Debug)]
 pub struct TransactionFailure<E> {
     /// The checkpoint of the transaction, for pending (pre-committed) ones.
@@ -78,16 +45,6 @@ pub struct TransactionFailure<E> {
 
 /// A pre-committed transaction that can no longer be committed: its records
 /// are lost ([`CommitOutcome::Lost`]).
-///
-/// ```
-/// use kafka_sink::LostTransaction;
-/// let lost = LostTransaction {
-///     checkpoint_id: 7,
-///     transaction: "orders-0".into(),
-///     reason: "the broker aborted it (transaction timeout)".into(),
-/// };
-/// assert!(lost.to_string().contains("checkpoint 7"));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LostTransaction {
     /// The checkpoint whose transaction it was.
@@ -110,15 +67,27 @@ impl fmt::Display for LostTransaction {
 
 /// An error of a [`TwoPhaseCommitSink`] call.
 ///
+/// A failed commit at a notification carries each failed transaction with
+/// its checkpoint, the operation and the handler's error; the transaction
+/// stays pending and is retried:
+///
 /// ```
-/// use kafka_sink::{RecordContext, TwoPhaseCommitError, TwoPhaseCommitSink};
-/// use kafka_sink::two_phase::memory::InMemoryTable;
+/// use kafka_sink::{Operation, TwoPhaseCommitError, TwoPhaseCommitSink};
+/// use kafka_sink::two_phase::memory::{InMemoryError, InMemoryTable};
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-/// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
-/// let err = sink.invoke("a", &RecordContext::default()).await.unwrap_err();
-/// assert!(matches!(err, TwoPhaseCommitError::NotInitialized));
-/// assert_eq!(err.to_string(), "the sink was not initialized (call initialize_state first)");
+/// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new().with_failing_commits());
+/// sink.initialize_state(None).await?;
+/// sink.snapshot_state(7).await?;
+/// match sink.notify_checkpoint_complete(7).await {
+///     Err(TwoPhaseCommitError::CommitFailed { failures }) => {
+///         assert_eq!(failures[0].checkpoint_id, Some(7));
+///         assert_eq!(failures[0].operation, Operation::Commit);
+///         assert_eq!(failures[0].error, InMemoryError::CommitsFailing { txn: 1 });
+///     }
+///     other => panic!("expected a commit failure, got {other:?}"),
+/// }
+/// assert_eq!(sink.pending_checkpoints(), [7]); // retried at the next notification
 /// # Ok(())
 /// # }
 /// ```
@@ -248,5 +217,43 @@ impl<E: std::error::Error + 'static> std::error::Error for TwoPhaseCommitError<E
             }
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::two_phase::memory::InMemoryTable;
+    use crate::{RecordContext, TwoPhaseCommitSink};
+
+    /// Invariant: a lost transaction names its checkpoint, its handle and
+    /// why.
+    #[test]
+    fn lost_transaction_names_checkpoint_handle_and_reason() {
+        let lost = LostTransaction {
+            checkpoint_id: 7,
+            transaction: "orders-0".into(),
+            reason: "the broker aborted it".into(),
+        };
+        assert_eq!(
+            lost.to_string(),
+            "transaction orders-0 of checkpoint 7 is lost: the broker aborted it"
+        );
+    }
+
+    /// Invariant: a write before `initialize_state` is `NotInitialized`,
+    /// whose message says what to call.
+    #[tokio::test]
+    async fn write_before_initialization_is_not_initialized() {
+        let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
+        let err = sink
+            .invoke("a", &RecordContext::default())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, TwoPhaseCommitError::NotInitialized));
+        assert_eq!(
+            err.to_string(),
+            "the sink was not initialized (call initialize_state first)"
+        );
     }
 }

@@ -18,13 +18,6 @@ use crate::state::TransactionHolder;
 
 /// Per-record context handed to [`TwoPhaseCommitHandler::invoke`] (Flink's
 /// `SinkFunction.Context`).
-///
-/// ```
-/// use kafka_sink::RecordContext;
-/// let ctx = RecordContext { timestamp: Some(1_700_000_000_000), current_watermark: Some(1_699_999_990_000) };
-/// assert_eq!(ctx.timestamp, RecordContext::with_timestamp(1_700_000_000_000).timestamp);
-/// assert_eq!(RecordContext::default().timestamp, None);
-/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RecordContext {
     /// The record's event timestamp (ms since the Unix epoch), if it has one.
@@ -35,12 +28,6 @@ pub struct RecordContext {
 
 impl RecordContext {
     /// A context carrying an event timestamp.
-    ///
-    /// ```
-    /// use kafka_sink::RecordContext;
-    /// let ctx = RecordContext::with_timestamp(1_700_000_000_000);
-    /// assert_eq!((ctx.timestamp, ctx.current_watermark), (Some(1_700_000_000_000), None));
-    /// ```
     pub fn with_timestamp(timestamp: i64) -> Self {
         RecordContext {
             timestamp: Some(timestamp),
@@ -50,23 +37,6 @@ impl RecordContext {
 }
 
 /// What a commit found, modelled on Flink Sink V2's committer results.
-///
-/// ```
-/// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
-/// use kafka_sink::two_phase::memory::InMemoryTable;
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-/// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
-/// sink.initialize_state(None).await?;
-///
-/// sink.invoke("a", &RecordContext::default()).await?;
-/// sink.snapshot_state(1).await?;
-/// sink.notify_checkpoint_complete(1).await?; // the handler returned CommitOutcome::Committed
-/// let m = sink.metrics();
-/// assert_eq!((m.committed, m.already_committed, m.lost), (1, 0, 0));
-/// # Ok(())
-/// # }
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommitOutcome {
     /// The commit took effect now.
@@ -119,55 +89,22 @@ impl<T> PreCommitted<T> {
     }
 
     /// The transaction handle.
-    ///
-    /// ```
-    /// use kafka_sink::PreCommitted;
-    /// // Inside `TwoPhaseCommitHandler::commit`, where a `PreCommitted` is handed in:
-    /// fn commit_statement(txn: &PreCommitted<String>) -> String {
-    ///     format!("COMMIT PREPARED '{}'", txn.handle())
-    /// }
-    /// ```
     pub fn handle(&self) -> &T {
         &self.holder.handle
     }
 
     /// The transaction handle, mutably (for example to take a live resource
     /// out of it while committing).
-    ///
-    /// ```
-    /// use kafka_sink::PreCommitted;
-    /// // Inside `TwoPhaseCommitHandler::commit`, where a `PreCommitted` is handed in:
-    /// fn take_rows(txn: &mut PreCommitted<Vec<String>>) -> Vec<String> {
-    ///     std::mem::take(txn.handle_mut())
-    /// }
-    /// ```
     pub fn handle_mut(&mut self) -> &mut T {
         &mut self.holder.handle
     }
 
     /// When the transaction began (ms since the Unix epoch).
-    ///
-    /// ```
-    /// use kafka_sink::PreCommitted;
-    /// // Inside `TwoPhaseCommitHandler::commit`, where a `PreCommitted` is handed in:
-    /// fn age_ms(txn: &PreCommitted<u64>, now_ms: u64) -> u64 {
-    ///     now_ms.saturating_sub(txn.start_time_ms())
-    /// }
-    /// ```
     pub fn start_time_ms(&self) -> u64 {
         self.holder.start_time_ms
     }
 
     /// The handle with its start time.
-    ///
-    /// ```
-    /// use kafka_sink::PreCommitted;
-    /// // Inside `TwoPhaseCommitHandler::commit`, where a `PreCommitted` is handed in:
-    /// fn describe(txn: &PreCommitted<u64>, now_ms: u64) -> String {
-    ///     let h = txn.holder();
-    ///     format!("transaction {} open for {} ms", h.handle, h.elapsed_ms(now_ms))
-    /// }
-    /// ```
     pub fn holder(&self) -> &TransactionHolder<T> {
         &self.holder
     }
@@ -245,39 +182,12 @@ pub trait TwoPhaseCommitHandler: Send {
     type Error: std::error::Error + Send + Sync + 'static;
 
     /// Opens a new transaction.
-    ///
-    /// ```
-    /// use kafka_sink::TwoPhaseCommitHandler;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut table = InMemoryTable::<&str>::new();
-    /// let first = table.begin_transaction(&mut ()).await?;
-    /// let second = table.begin_transaction(&mut ()).await?;
-    /// assert_ne!(first, second); // every transaction gets its own handle
-    /// # Ok(())
-    /// # }
-    /// ```
     fn begin_transaction(
         &mut self,
         ctx: &mut Self::Ctx,
     ) -> impl Future<Output = Result<Self::Txn, Self::Error>> + Send;
 
     /// Writes `value` into the open transaction `txn`.
-    ///
-    /// ```
-    /// use kafka_sink::{RecordContext, TwoPhaseCommitHandler};
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut table = InMemoryTable::new();
-    /// let mut txn = table.begin_transaction(&mut ()).await?;
-    /// table.invoke(&mut txn, "row-1", &RecordContext::default()).await?;
-    /// assert_eq!(table.rows(txn), Some(&["row-1"][..]));
-    /// assert!(table.committed().is_empty()); // not visible before commit
-    /// # Ok(())
-    /// # }
-    /// ```
     fn invoke(
         &mut self,
         txn: &mut Self::Txn,
@@ -287,23 +197,6 @@ pub trait TwoPhaseCommitHandler: Send {
 
     /// Makes every later [`commit`](Self::commit) of `txn` succeed (usually:
     /// flush). No record is written to `txn` afterwards.
-    ///
-    /// ```
-    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
-    /// sink.initialize_state(None).await?;
-    ///
-    /// sink.invoke("a", &RecordContext::default()).await?;
-    /// // The sink pre-commits the open transaction at the checkpoint barrier ...
-    /// sink.snapshot_state(1).await?;
-    /// assert_eq!(sink.pending_checkpoints(), [1]);
-    /// // ... and a failed pre-commit declines the checkpoint.
-    /// # Ok(())
-    /// # }
-    /// ```
     fn pre_commit(
         &mut self,
         txn: &mut Self::Txn,
@@ -311,23 +204,6 @@ pub trait TwoPhaseCommitHandler: Send {
 
     /// Commits a pre-committed transaction. Must be idempotent: the same
     /// transaction may be committed again after a restore.
-    ///
-    /// ```
-    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
-    /// sink.initialize_state(None).await?;
-    ///
-    /// sink.invoke("a", &RecordContext::default()).await?;
-    /// sink.snapshot_state(1).await?;
-    /// // The sink commits once the checkpoint is durable.
-    /// sink.notify_checkpoint_complete(1).await?;
-    /// assert_eq!(sink.handler().committed(), ["a"]);
-    /// # Ok(())
-    /// # }
-    /// ```
     fn commit(
         &mut self,
         txn: PreCommitted<Self::Txn>,
@@ -337,20 +213,6 @@ pub trait TwoPhaseCommitHandler: Send {
     /// Aborts an open transaction; during an in-process failover also a
     /// pre-committed one whose checkpoint never completed (as a two-phase
     /// commit participant may abort after prepare).
-    ///
-    /// ```
-    /// use kafka_sink::{RecordContext, TwoPhaseCommitHandler};
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut table = InMemoryTable::new();
-    /// let mut txn = table.begin_transaction(&mut ()).await?;
-    /// table.invoke(&mut txn, "row-1", &RecordContext::default()).await?;
-    /// table.abort(txn, &mut ()).await?;
-    /// assert!(table.unfinished().is_empty() && table.committed().is_empty());
-    /// # Ok(())
-    /// # }
-    /// ```
     fn abort(
         &mut self,
         txn: Self::Txn,
@@ -360,29 +222,6 @@ pub trait TwoPhaseCommitHandler: Send {
     /// Commits a pre-committed transaction restored from a checkpoint, in a
     /// process that may not be the one that began it. Defaults to
     /// [`commit`](Self::commit).
-    ///
-    /// ```
-    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
-    /// use kafka_sink::codec::{U64Codec, UnitCodec};
-    /// use kafka_sink::state::StateSerializer;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let serializer = StateSerializer::new(U64Codec, UnitCodec);
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
-    /// sink.initialize_state(None).await?;
-    ///
-    /// sink.invoke("a", &RecordContext::default()).await?;
-    /// let bytes = serializer.encode(sink.snapshot_state(1).await?);
-    /// // The process dies before the notification. A new one restores the state
-    /// // and commits the pre-committed transaction with `recover_and_commit`.
-    /// let mut restored = TwoPhaseCommitSink::new(sink.into_handler());
-    /// restored.initialize_state(Some(vec![serializer.decode(&bytes)?])).await?;
-    /// assert_eq!(restored.handler().committed(), ["a"]);
-    /// assert_eq!(restored.metrics().recovered_commits, 1);
-    /// # Ok(())
-    /// # }
-    /// ```
     fn recover_and_commit(
         &mut self,
         txn: PreCommitted<Self::Txn>,
@@ -393,27 +232,6 @@ pub trait TwoPhaseCommitHandler: Send {
 
     /// Aborts the transaction that was open at the restored checkpoint.
     /// Defaults to [`abort`](Self::abort).
-    ///
-    /// ```
-    /// use kafka_sink::TwoPhaseCommitSink;
-    /// use kafka_sink::codec::{U64Codec, UnitCodec};
-    /// use kafka_sink::state::StateSerializer;
-    /// use kafka_sink::two_phase::memory::{InMemoryTable, TxnStatus};
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let serializer = StateSerializer::new(U64Codec, UnitCodec);
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
-    /// sink.initialize_state(None).await?;
-    ///
-    /// let bytes = serializer.encode(sink.snapshot_state(1).await?); // 2 is open
-    /// // Transaction 2, open at checkpoint 1, is aborted by `recover_and_abort`.
-    /// let mut restored = TwoPhaseCommitSink::new(sink.into_handler());
-    /// restored.initialize_state(Some(vec![serializer.decode(&bytes)?])).await?;
-    /// assert_eq!(restored.metrics().recovered_aborts, 1);
-    /// assert_eq!(restored.handler().status(2), Some(TxnStatus::Aborted));
-    /// # Ok(())
-    /// # }
-    /// ```
     fn recover_and_abort(
         &mut self,
         txn: Self::Txn,
@@ -424,19 +242,6 @@ pub trait TwoPhaseCommitHandler: Send {
 
     /// Creates the user context when none was restored (fresh start, or a
     /// restore whose states carry no context).
-    ///
-    /// ```
-    /// use kafka_sink::TwoPhaseCommitSink;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
-    /// assert!(sink.user_context().is_none());
-    /// sink.initialize_state(None).await?; // fresh start: initialize_user_context
-    /// assert_eq!(sink.user_context(), Some(&()));
-    /// # Ok(())
-    /// # }
-    /// ```
     fn initialize_user_context(
         &mut self,
     ) -> impl Future<Output = Result<Self::Ctx, Self::Error>> + Send;
@@ -444,19 +249,6 @@ pub trait TwoPhaseCommitHandler: Send {
     /// Called after a restore with a recovered context, once every restored
     /// transaction was committed or aborted; `handled` lists them (Flink's
     /// `finishRecoveringContext`). Default: nothing.
-    ///
-    /// ```
-    /// use kafka_sink::TwoPhaseCommitHandler;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut table = InMemoryTable::<&str>::new();
-    /// // Called by the sink after a restore with the restored transactions, e.g. to
-    /// // forget their ids; the default does nothing.
-    /// table.finish_recovering_and_committing(&mut (), &[1, 2]).await?;
-    /// # Ok(())
-    /// # }
-    /// ```
     fn finish_recovering_and_committing(
         &mut self,
         ctx: &mut Self::Ctx,
@@ -472,18 +264,6 @@ pub trait TwoPhaseCommitHandler: Send {
     /// and before the restore: drop whatever belongs to the old run
     /// (connections, producers, records in flight). Flink gets the same
     /// effect by creating a new operator instance. Default: nothing.
-    ///
-    /// ```
-    /// use kafka_sink::TwoPhaseCommitHandler;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut table = InMemoryTable::<&str>::new();
-    /// // The in-memory table keeps nothing per run: the default does nothing.
-    /// table.release_after_failover(&mut ()).await?;
-    /// # Ok(())
-    /// # }
-    /// ```
     fn release_after_failover(
         &mut self,
         ctx: &mut Self::Ctx,

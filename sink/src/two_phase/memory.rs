@@ -35,11 +35,6 @@ use super::TwoPhaseCommitSink;
 use super::{CommitOutcome, PreCommitted, RecordContext, TwoPhaseCommitHandler};
 
 /// Where a transaction of an [`InMemoryTable`] is in its lifecycle.
-///
-/// ```
-/// use kafka_sink::two_phase::memory::TxnStatus;
-/// assert_eq!(TxnStatus::PreCommitted.to_string(), "pre-committed");
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TxnStatus {
     /// Begun; accepts rows.
@@ -64,12 +59,6 @@ impl fmt::Display for TxnStatus {
 }
 
 /// An error of an [`InMemoryTable`] operation.
-///
-/// ```
-/// use kafka_sink::two_phase::memory::InMemoryError;
-/// let err = InMemoryError::UnknownTransaction { txn: 7 };
-/// assert!(err.to_string().starts_with("transaction 7 was never begun on this table"));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InMemoryError {
     /// A commit while the table is set to fail commits. The transaction stays
@@ -149,8 +138,11 @@ struct Entry<V> {
 /// ```
 #[derive(Debug, Clone)]
 pub struct InMemoryTable<V> {
+    /// Every transaction begun, by handle, with its status and rows.
     txns: BTreeMap<u64, Entry<V>>,
+    /// The rows of committed transactions, in commit order.
     committed: Vec<V>,
+    /// Whether commits fail (an unavailable external system).
     failing_commits: bool,
 }
 
@@ -179,12 +171,6 @@ impl<V> InMemoryTable<V> {
     /// This table with every commit failing until
     /// [`set_failing_commits(false)`](Self::set_failing_commits) (an
     /// unavailable external system).
-    ///
-    /// ```
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// let table = InMemoryTable::<String>::new().with_failing_commits();
-    /// assert!(table.is_failing_commits());
-    /// ```
     pub fn with_failing_commits(mut self) -> Self {
         self.failing_commits = true;
         self
@@ -193,66 +179,22 @@ impl<V> InMemoryTable<V> {
     /// Makes every later commit fail with [`InMemoryError::CommitsFailing`]
     /// (`true`) or succeed again (`false`). A failed commit leaves its
     /// transaction pre-committed.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
-    ///
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
-    /// sink.initialize_state(None).await?;
-    /// sink.invoke("a", &RecordContext::default()).await?;
-    /// sink.snapshot_state(1).await?;
-    /// sink.handler_mut().set_failing_commits(true); // the database goes down
-    /// assert!(sink.notify_checkpoint_complete(1).await.is_err());
-    /// assert!(sink.handler().committed().is_empty());
-    /// # Ok(())
-    /// # }
-    /// ```
     pub fn set_failing_commits(&mut self, failing: bool) {
         self.failing_commits = failing;
     }
 
     /// Whether commits currently fail.
-    ///
-    /// ```
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// let mut table = InMemoryTable::<String>::new();
-    /// table.set_failing_commits(true);
-    /// assert!(table.is_failing_commits());
-    /// ```
     pub fn is_failing_commits(&self) -> bool {
         self.failing_commits
     }
 
     /// The rows of committed transactions, in commit order (what a
     /// read-committed reader sees).
-    ///
-    /// ```
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// assert!(InMemoryTable::<String>::new().committed().is_empty());
-    /// ```
     pub fn committed(&self) -> &[V] {
         &self.committed
     }
 
     /// The status of transaction `txn`, `None` if this table never began it.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// use kafka_sink::two_phase::memory::{InMemoryTable, TxnStatus};
-    /// use kafka_sink::TwoPhaseCommitHandler;
-    ///
-    /// let mut table = InMemoryTable::<String>::new();
-    /// let mut txn = table.begin_transaction(&mut ()).await?;
-    /// table.pre_commit(&mut txn).await?;
-    /// assert_eq!(table.status(txn), Some(TxnStatus::PreCommitted));
-    /// assert_eq!(table.status(txn + 1), None);
-    /// # Ok(())
-    /// # }
-    /// ```
     pub fn status(&self, txn: u64) -> Option<TxnStatus> {
         self.txns.get(&txn).map(|e| e.status)
     }
@@ -260,20 +202,6 @@ impl<V> InMemoryTable<V> {
     /// The rows written to transaction `txn` while it is open or
     /// pre-committed; `None` once it is committed or aborted, or if it was
     /// never begun.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// use kafka_sink::{RecordContext, TwoPhaseCommitHandler};
-    ///
-    /// let mut table = InMemoryTable::new();
-    /// let mut txn = table.begin_transaction(&mut ()).await?;
-    /// table.invoke(&mut txn, "row-1", &RecordContext::default()).await?;
-    /// assert_eq!(table.rows(txn), Some(&["row-1"][..]));
-    /// # Ok(())
-    /// # }
-    /// ```
     pub fn rows(&self, txn: u64) -> Option<&[V]> {
         self.txns
             .get(&txn)
@@ -284,21 +212,6 @@ impl<V> InMemoryTable<V> {
     /// The transactions still open or pre-committed, ascending: after a
     /// clean shutdown or a completed restore, only the sink's current one
     /// (or none after `close`).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// use kafka_sink::TwoPhaseCommitSink;
-    ///
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<String>::new());
-    /// sink.initialize_state(None).await?;
-    /// assert_eq!(sink.handler().unfinished(), [1]);
-    /// sink.close().await?; // aborts the open transaction
-    /// assert!(sink.handler().unfinished().is_empty());
-    /// # Ok(())
-    /// # }
-    /// ```
     pub fn unfinished(&self) -> Vec<u64> {
         self.txns
             .iter()
@@ -577,5 +490,62 @@ mod tests {
             InMemoryError::UnknownTransaction { txn: 1 }
         );
         assert!(!restored.is_running());
+    }
+
+    /// Invariant: statuses display as the error messages name them.
+    #[test]
+    fn txn_status_displays_in_words() {
+        assert_eq!(TxnStatus::PreCommitted.to_string(), "pre-committed");
+        assert_eq!(TxnStatus::Open.to_string(), "open");
+    }
+
+    /// Invariant: the unknown-transaction error names the handle.
+    #[test]
+    fn unknown_transaction_error_names_the_handle() {
+        let err = InMemoryError::UnknownTransaction { txn: 7 };
+        assert!(
+            err.to_string()
+                .starts_with("transaction 7 was never begun on this table")
+        );
+    }
+
+    /// Invariant: `with_failing_commits` makes the table fail its commits.
+    #[test]
+    fn with_failing_commits_sets_failing() {
+        let table = InMemoryTable::<String>::new().with_failing_commits();
+        assert!(table.is_failing_commits());
+    }
+
+    /// Invariant: a pre-committed transaction reads as pre-committed; a
+    /// handle never begun has no status.
+    #[tokio::test]
+    async fn status_follows_pre_commit_and_unknown_is_none() {
+        let mut table = InMemoryTable::<String>::new();
+        let mut txn = table.begin_transaction(&mut ()).await.unwrap();
+        table.pre_commit(&mut txn).await.unwrap();
+        assert_eq!(table.status(txn), Some(TxnStatus::PreCommitted));
+        assert_eq!(table.status(txn + 1), None);
+    }
+
+    /// Invariant: a failing commit leaves nothing committed and surfaces as
+    /// an error of the notification.
+    #[tokio::test]
+    async fn failing_commits_fail_the_notification() {
+        let mut sink = running().await;
+        sink.invoke("a", &ctx()).await.unwrap();
+        sink.snapshot_state(1).await.unwrap();
+        sink.handler_mut().set_failing_commits(true);
+        assert!(sink.notify_checkpoint_complete(1).await.is_err());
+        assert!(sink.handler().committed().is_empty());
+    }
+
+    /// Invariant: only the sink's open transaction is unfinished; close
+    /// aborts it.
+    #[tokio::test]
+    async fn unfinished_is_the_open_transaction_until_close() {
+        let mut sink = running().await;
+        assert_eq!(sink.handler().unfinished(), [1]);
+        sink.close().await.unwrap();
+        assert!(sink.handler().unfinished().is_empty());
     }
 }

@@ -4,13 +4,26 @@
 //! pre-commit, commit and abort one transaction of some external system —
 //! and [`TwoPhaseCommitSink`] runs Flink's checkpoint protocol around it:
 //!
-//! | sink call | what happens |
-//! |---|---|
-//! | [`initialize_state`](TwoPhaseCommitSink::initialize_state) | restored: abort the restored open transactions, then commit every pre-committed one (checkpoint order), keep the (last) restored context and call [`finish_recovering_and_committing`](TwoPhaseCommitHandler::finish_recovering_and_committing); fresh: [`initialize_user_context`](TwoPhaseCommitHandler::initialize_user_context). Then begin a transaction. |
-//! | [`invoke`](TwoPhaseCommitSink::invoke) | write one value into the open transaction |
-//! | [`snapshot_state`](TwoPhaseCommitSink::snapshot_state) | pre-commit the open transaction, keep it as pending under the checkpoint id, begin the next one, return the state to persist |
-//! | [`notify_checkpoint_complete`](TwoPhaseCommitSink::notify_checkpoint_complete) | commit every pending transaction with id ≤ the notified id, attempt all, then report failures |
-//! | [`close`](TwoPhaseCommitSink::close) | abort the open transaction |
+//! 1. [`initialize_state`](TwoPhaseCommitSink::initialize_state), with the
+//!    restored state or none:
+//!    - restored: abort the restored open transaction
+//!      ([`recover_and_abort`](TwoPhaseCommitHandler::recover_and_abort)),
+//!      commit every restored pre-committed one in checkpoint order
+//!      ([`recover_and_commit`](TwoPhaseCommitHandler::recover_and_commit)),
+//!      keep the (last) restored context and call
+//!      [`finish_recovering_and_committing`](TwoPhaseCommitHandler::finish_recovering_and_committing);
+//!    - fresh: [`initialize_user_context`](TwoPhaseCommitHandler::initialize_user_context);
+//!
+//!    then begin a transaction.
+//! 2. [`invoke`](TwoPhaseCommitSink::invoke): write one value into the open
+//!    transaction.
+//! 3. [`snapshot_state`](TwoPhaseCommitSink::snapshot_state), at each
+//!    checkpoint: pre-commit the open transaction, keep it as pending under
+//!    the checkpoint id, begin the next one, and return the state to persist.
+//! 4. [`notify_checkpoint_complete`](TwoPhaseCommitSink::notify_checkpoint_complete),
+//!    once the checkpoint is durable: commit every pending transaction with an
+//!    id up to the notified one, attempting all before reporting failures.
+//! 5. [`close`](TwoPhaseCommitSink::close): abort the open transaction.
 //!
 //! A transaction that was pre-committed becomes a [`PreCommitted`], which the
 //! handler can only commit: [`TwoPhaseCommitHandler::abort`] takes the plain
@@ -54,6 +67,9 @@ mod handler;
 pub mod memory;
 mod timeout;
 
+#[cfg(test)]
+mod tests;
+
 pub use checkpointed::CheckpointedSink;
 pub use error::{LostTransaction, Operation, TransactionFailure, TwoPhaseCommitError};
 pub use handler::{CommitOutcome, PreCommitted, RecordContext, TwoPhaseCommitHandler};
@@ -61,22 +77,6 @@ pub use timeout::DEFAULT_TIMEOUT_WARNING_RATIO;
 use timeout::TimeoutPolicy;
 
 /// Counters of a [`TwoPhaseCommitSink`].
-///
-/// ```
-/// use kafka_sink::TwoPhaseCommitSink;
-/// use kafka_sink::two_phase::memory::InMemoryTable;
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-/// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
-/// sink.initialize_state(None).await?;
-///
-/// sink.snapshot_state(1).await?;
-/// sink.notify_checkpoint_complete(1).await?;
-/// let m = sink.metrics();
-/// assert_eq!((m.begun, m.committed, m.commit_failures), (2, 1, 0));
-/// # Ok(())
-/// # }
-/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SinkMetrics {
     /// Transactions begun.
@@ -135,15 +135,31 @@ enum Lifecycle {
 /// # }
 /// ```
 pub struct TwoPhaseCommitSink<H: TwoPhaseCommitHandler> {
+    /// The user's hooks into the external system's transactions.
     handler: H,
+    /// Source of transaction start times and of the age checks.
     clock: Arc<dyn Clock>,
+    /// The external system's transaction timeout, the warning ratio and
+    /// whether recovery swallows commit errors past the timeout.
     policy: TimeoutPolicy,
+    /// The open transaction receiving records (none before initialization,
+    /// after close, or after a failed pre-commit).
     current: Option<TransactionHolder<H::Txn>>,
+    /// Whether the timeout warning was already logged for `current` (once per
+    /// transaction).
     current_warned: bool,
+    /// Pre-committed transactions awaiting their checkpoint's notification,
+    /// by checkpoint id, ascending.
     pending: BTreeMap<u64, PreCommitted<H::Txn>>,
+    /// The user context, persisted with every snapshot (set by
+    /// initialization).
     context: Option<H::Ctx>,
+    /// The id of the last checkpoint snapshotted, to refuse one that does not
+    /// increase.
     last_snapshot: Option<u64>,
+    /// Created, running, failed (after a pre-commit error) or closed.
     lifecycle: Lifecycle,
+    /// The counters [`metrics`](Self::metrics) returns.
     metrics: SinkMetrics,
 }
 
@@ -196,21 +212,6 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     }
 
     /// Uses `clock` for transaction start times and age checks.
-    ///
-    /// ```
-    /// use kafka_sink::TwoPhaseCommitSink;
-    /// use kafka_sink::clock::ManualClock;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// use std::sync::Arc;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let clock = ManualClock::new(1_700_000_000_000);
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new()).with_clock(Arc::new(clock));
-    /// sink.initialize_state(None).await?;
-    /// assert_eq!(sink.current_transaction().unwrap().start_time_ms, 1_700_000_000_000);
-    /// # Ok(())
-    /// # }
-    /// ```
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self
@@ -218,15 +219,6 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
 
     /// Sets the transaction timeout of the external system. It only feeds
     /// the warnings and [`ignore_failures_after_transaction_timeout`](Self::ignore_failures_after_transaction_timeout).
-    ///
-    /// ```
-    /// use kafka_sink::TwoPhaseCommitSink;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// use std::time::Duration;
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
-    /// // The external system aborts transactions after 15 minutes.
-    /// sink.set_transaction_timeout(Duration::from_secs(15 * 60));
-    /// ```
     pub fn set_transaction_timeout(&mut self, timeout: Duration) -> &mut Self {
         self.policy.timeout = Some(timeout);
         self
@@ -267,24 +259,6 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     }
 
     /// Turns the timeout warnings off.
-    ///
-    /// ```
-    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
-    /// use kafka_sink::clock::ManualClock;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// use std::{sync::Arc, time::Duration};
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let clock = ManualClock::new(0);
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new()).with_clock(Arc::new(clock.clone()));
-    /// sink.set_transaction_timeout(Duration::from_secs(10)).disable_transaction_timeout_warnings();
-    /// sink.initialize_state(None).await?;
-    /// clock.advance(Duration::from_secs(60));
-    /// sink.invoke("a", &RecordContext::default()).await?;
-    /// assert_eq!(sink.metrics().timeout_warnings, 0);
-    /// # Ok(())
-    /// # }
-    /// ```
     pub fn disable_transaction_timeout_warnings(&mut self) -> &mut Self {
         self.policy.warning_ratio = None;
         self
@@ -325,158 +299,47 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     }
 
     /// The handler.
-    ///
-    /// ```
-    /// use kafka_sink::TwoPhaseCommitSink;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// let sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
-    /// assert!(sink.handler().committed().is_empty());
-    /// ```
     pub fn handler(&self) -> &H {
         &self.handler
     }
 
     /// The handler, mutably.
-    ///
-    /// ```
-    /// use kafka_sink::TwoPhaseCommitSink;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
-    /// sink.handler_mut().set_failing_commits(true); // e.g. reconfigure the external client
-    /// assert!(sink.handler().is_failing_commits());
-    /// ```
     pub fn handler_mut(&mut self) -> &mut H {
         &mut self.handler
     }
 
     /// Consumes the sink, returning the handler.
-    ///
-    /// ```
-    /// use kafka_sink::TwoPhaseCommitSink;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// let sink = TwoPhaseCommitSink::new(InMemoryTable::new());
-    /// let table: InMemoryTable<&str> = sink.into_handler();
-    /// assert!(table.unfinished().is_empty());
-    /// ```
     pub fn into_handler(self) -> H {
         self.handler
     }
 
     /// The user context (after initialization).
-    ///
-    /// ```
-    /// use kafka_sink::TwoPhaseCommitSink;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
-    /// assert_eq!(sink.user_context(), None);
-    /// sink.initialize_state(None).await?;
-    /// assert_eq!(sink.user_context(), Some(&()));
-    /// # Ok(())
-    /// # }
-    /// ```
     pub fn user_context(&self) -> Option<&H::Ctx> {
         self.context.as_ref()
     }
 
     /// The transaction receiving records, if one is open.
-    ///
-    /// ```
-    /// use kafka_sink::TwoPhaseCommitSink;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
-    /// sink.initialize_state(None).await?;
-    ///
-    /// assert_eq!(sink.current_transaction().unwrap().handle, 1);
-    /// sink.snapshot_state(1).await?; // pre-commits 1 and begins 2
-    /// assert_eq!(sink.current_transaction().unwrap().handle, 2);
-    /// # Ok(())
-    /// # }
-    /// ```
     pub fn current_transaction(&self) -> Option<&TransactionHolder<H::Txn>> {
         self.current.as_ref()
     }
 
     /// Checkpoint ids of the pre-committed transactions awaiting a
     /// notification, ascending.
-    ///
-    /// ```
-    /// use kafka_sink::TwoPhaseCommitSink;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
-    /// sink.initialize_state(None).await?;
-    ///
-    /// sink.snapshot_state(1).await?;
-    /// sink.snapshot_state(2).await?;
-    /// assert_eq!(sink.pending_checkpoints(), [1, 2]);
-    /// sink.notify_checkpoint_complete(1).await?;
-    /// assert_eq!(sink.pending_checkpoints(), [2]);
-    /// # Ok(())
-    /// # }
-    /// ```
     pub fn pending_checkpoints(&self) -> Vec<u64> {
         self.pending.keys().copied().collect()
     }
 
     /// The counters.
-    ///
-    /// ```
-    /// use kafka_sink::TwoPhaseCommitSink;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
-    /// sink.initialize_state(None).await?;
-    ///
-    /// assert_eq!(sink.metrics().begun, 1);
-    /// # Ok(())
-    /// # }
-    /// ```
     pub fn metrics(&self) -> SinkMetrics {
         self.metrics
     }
 
     /// Whether `initialize_state` succeeded and `close` was not called.
-    ///
-    /// ```
-    /// use kafka_sink::TwoPhaseCommitSink;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
-    /// sink.initialize_state(None).await?;
-    /// assert!(sink.is_running());
-    /// sink.close().await?;
-    /// assert!(!sink.is_running());
-    /// # Ok(())
-    /// # }
-    /// ```
     pub fn is_running(&self) -> bool {
         self.lifecycle == Lifecycle::Running
     }
 
     /// The state as it would be persisted now (borrowed).
-    ///
-    /// ```
-    /// use kafka_sink::TwoPhaseCommitSink;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
-    /// sink.initialize_state(None).await?;
-    ///
-    /// sink.snapshot_state(1).await?;
-    /// let state = sink.state();
-    /// assert_eq!(state.pending.len(), 1);
-    /// assert_eq!(state.current.map(|h| *h.handle), Some(2));
-    /// # Ok(())
-    /// # }
-    /// ```
     pub fn state(&self) -> SinkStateRef<'_, H::Txn, H::Ctx> {
         SinkStateRef {
             current: self
@@ -630,23 +493,30 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     /// restoring a checkpoint (several states after a rescale, none for a
     /// subtask that got no state).
     ///
-    /// Restored pre-committed transactions are committed in checkpoint order
-    /// ([`recover_and_commit`](TwoPhaseCommitHandler::recover_and_commit)),
-    /// then each restored open transaction is aborted; all are attempted
-    /// before failures are reported as
-    /// [`TwoPhaseCommitError::RecoveryFailed`], in which case the sink stays
-    /// uninitialized and the call may be retried. Then the first transaction
-    /// begins, so no record is written before recovery finished.
+    /// A restore:
+    /// 1. commits the restored pre-committed transactions in checkpoint order
+    ///    ([`recover_and_commit`](TwoPhaseCommitHandler::recover_and_commit));
+    /// 2. aborts each restored open transaction
+    ///    ([`recover_and_abort`](TwoPhaseCommitHandler::recover_and_abort));
+    /// 3. begins the first transaction, so no record is written before
+    ///    recovery finished.
+    ///
+    /// Every restored transaction is attempted before failures are reported
+    /// as [`TwoPhaseCommitError::RecoveryFailed`]; the sink then stays
+    /// uninitialized and the call may be retried.
     ///
     /// **In-process failover.** Called again on a running or failed sink
     /// (after a failed checkpoint, or when another operator of the pipeline
-    /// failed), it first settles what this instance holds: the open
-    /// transaction is aborted, a pending transaction that the restored state
-    /// also holds is committed (its checkpoint completed), any other pending
-    /// transaction is aborted (its checkpoint never completed), and
-    /// [`release_after_failover`](TwoPhaseCommitHandler::release_after_failover)
-    /// drops the old run's resources. Then it restores as a new instance
-    /// would, without a process restart.
+    /// failed), it first settles what this instance holds:
+    /// 1. the open transaction is aborted;
+    /// 2. a pending transaction that the restored state also holds is
+    ///    committed (its checkpoint completed);
+    /// 3. any other pending transaction is aborted (its checkpoint never
+    ///    completed);
+    /// 4. [`release_after_failover`](TwoPhaseCommitHandler::release_after_failover)
+    ///    drops the old run's resources.
+    ///
+    /// Then it restores as a new instance would, without a process restart.
     ///
     /// ```
     /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
@@ -818,20 +688,6 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
 
     /// Writes `value` into the open transaction (beginning one first if the
     /// previous begin failed).
-    ///
-    /// ```
-    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
-    /// sink.initialize_state(None).await?;
-    ///
-    /// sink.invoke("a", &RecordContext::with_timestamp(1_700_000_000_000)).await?;
-    /// assert_eq!(sink.handler().rows(1), Some(&["a"][..]));
-    /// # Ok(())
-    /// # }
-    /// ```
     pub async fn invoke(&mut self, value: H::Value, context: &RecordContext) -> SinkResult<(), H> {
         self.ensure_running()?;
         if self.current.is_none() {
@@ -862,26 +718,6 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     ///
     /// Ids must increase. If the pre-commit fails, the transaction stays
     /// open and the checkpoint must be declined.
-    ///
-    /// ```
-    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
-    /// use kafka_sink::codec::{U64Codec, UnitCodec};
-    /// use kafka_sink::state::StateSerializer;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let serializer = StateSerializer::new(U64Codec, UnitCodec);
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
-    /// sink.initialize_state(None).await?;
-    ///
-    /// sink.invoke("a", &RecordContext::default()).await?;
-    /// let state = sink.snapshot_state(1).await?;
-    /// assert_eq!(state.pending.len(), 1);
-    /// let bytes = serializer.encode(state); // store durably with checkpoint 1
-    /// # let _ = bytes;
-    /// # Ok(())
-    /// # }
-    /// ```
     pub async fn snapshot_state(
         &mut self,
         checkpoint_id: u64,
@@ -925,25 +761,6 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     ///
     /// Every due transaction is attempted and removed from memory before
     /// failures are returned as [`TwoPhaseCommitError::CommitFailed`].
-    ///
-    /// ```
-    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
-    /// sink.initialize_state(None).await?;
-    ///
-    /// sink.invoke("a", &RecordContext::default()).await?;
-    /// sink.snapshot_state(1).await?;
-    /// sink.invoke("b", &RecordContext::default()).await?;
-    /// sink.snapshot_state(2).await?;
-    /// // A notification subsumes older checkpoints: both are committed.
-    /// assert_eq!(sink.notify_checkpoint_complete(2).await?, 2);
-    /// assert_eq!(sink.handler().committed(), ["a", "b"]);
-    /// # Ok(())
-    /// # }
-    /// ```
     pub async fn notify_checkpoint_complete(&mut self, checkpoint_id: u64) -> SinkResult<usize, H> {
         if self.lifecycle != Lifecycle::Failed {
             self.ensure_running()?;
@@ -999,23 +816,6 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
 
     /// Checkpoint `checkpoint_id` was aborted: nothing to do (its pending
     /// transaction is committed by the next completed checkpoint).
-    ///
-    /// ```
-    /// use kafka_sink::TwoPhaseCommitSink;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
-    /// sink.initialize_state(None).await?;
-    ///
-    /// sink.snapshot_state(1).await?;
-    /// sink.notify_checkpoint_aborted(1);
-    /// sink.snapshot_state(2).await?;
-    /// // Checkpoint 1's transaction is committed with checkpoint 2.
-    /// assert_eq!(sink.notify_checkpoint_complete(2).await?, 2);
-    /// # Ok(())
-    /// # }
-    /// ```
     pub fn notify_checkpoint_aborted(&mut self, checkpoint_id: u64) {
         tracing::debug!(checkpoint_id, "checkpoint aborted");
     }
@@ -1023,22 +823,6 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     /// Aborts the open transaction and closes the sink. Pending transactions
     /// are left alone: they belong to checkpoints and a restore commits
     /// them. Closing twice is a no-op.
-    ///
-    /// ```
-    /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
-    /// sink.initialize_state(None).await?;
-    ///
-    /// sink.invoke("a", &RecordContext::default()).await?;
-    /// sink.close().await?; // aborts the open transaction
-    /// assert!(sink.handler().unfinished().is_empty());
-    /// assert!(sink.invoke("b", &RecordContext::default()).await.is_err());
-    /// # Ok(())
-    /// # }
-    /// ```
     pub async fn close(&mut self) -> SinkResult<(), H> {
         if self.lifecycle != Lifecycle::Running {
             self.lifecycle = Lifecycle::Closed;
