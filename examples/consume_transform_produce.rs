@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kafka_eos::client::{Cluster, ClusterConfig};
-use kafka_eos::consumer::reader::{ConsumerRecord, Offset, Reader, ReaderConfig};
+use kafka_eos::consumer::{ConsumerRecord, Offset, Reader, ReaderConfig};
 use kafka_eos::producer::{
     ConsumerGroupMetadata, Producer, ProducerConfig, ProducerRecord, TopicPartition,
     TransactionalProducer,

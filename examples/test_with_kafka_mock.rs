@@ -27,7 +27,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use kafka_eos::client::{Cluster, ClusterConfig};
-use kafka_eos::consumer::reader::{IsolationLevel, Offset, Reader, ReaderConfig};
+use kafka_eos::consumer::{IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_eos::producer::{
     ConsumerGroupMetadata, Producer, ProducerConfig, ProducerRecord, TopicPartition,
     TransactionalProducer,

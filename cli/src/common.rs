@@ -5,7 +5,7 @@ use crate::args::Cli;
 use crate::error::{CliError, CliResult};
 use kafka_client::Cluster;
 use kafka_client::config::Properties;
-use kafka_consumer::group::GroupConsumerConfig;
+use kafka_consumer::GroupConsumerConfig;
 use kafka_producer::ProducerConfig;
 use std::sync::Arc;
 use std::time::Duration;
@@ -256,7 +256,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             consumer.reader.auto_offset_reset,
-            Some(kafka_consumer::reader::Offset::Latest)
+            Some(kafka_consumer::Offset::Latest)
         );
         assert_eq!(producer.transactional_id.as_deref(), Some("flag"));
     }

@@ -6,8 +6,8 @@ use crate::common::{Globals, partitions};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::output::{Counters, Progress, json_bytes, json_str, summary};
 use kafka_client::TopicPartition;
-use kafka_consumer::group::{ConsumerEvent, GroupConsumer};
-use kafka_consumer::reader::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
+use kafka_consumer::{ConsumerEvent, GroupConsumer};
+use kafka_consumer::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_proto::record::TimestampType;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -355,7 +355,7 @@ async fn run_group(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     let failed =
-        |e: kafka_consumer::group::GroupError| CliError::failure(format!("group {group}: {e}"));
+        |e: kafka_consumer::GroupError| CliError::failure(format!("group {group}: {e}"));
     // Offsets of records written to stdout and not yet committed (a commit
     // made while the member rejoins the group is refused until the
     // rebalance completes).
@@ -462,7 +462,7 @@ fn offsets_of(written: &BTreeMap<(Arc<str>, i32), i64>) -> Vec<(TopicPartition, 
 async fn commit_written(
     consumer: &GroupConsumer,
     written: &mut BTreeMap<(Arc<str>, i32), i64>,
-) -> Result<(), kafka_consumer::group::GroupError> {
+) -> Result<(), kafka_consumer::GroupError> {
     if written.is_empty() {
         return Ok(());
     }
@@ -471,7 +471,7 @@ async fn commit_written(
             written.clear();
             Ok(())
         }
-        Err(kafka_consumer::group::GroupError::Commit {
+        Err(kafka_consumer::GroupError::Commit {
             error: kafka_proto::ErrorCode::RebalanceInProgress,
             ..
         }) => {

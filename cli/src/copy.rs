@@ -5,7 +5,7 @@
 use crate::common::{Globals, check_topic, partition_count};
 use crate::error::{CliError, CliResult, ExitCode};
 use kafka_client::Cluster;
-use kafka_consumer::reader::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
+use kafka_consumer::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_producer::ProducerRecord;
 use kafka_producer::TransactionError;
 use kafka_sink::{ConsumeTransformProduce, PipelineConfig, PipelineError, PipelineStats};
@@ -71,7 +71,7 @@ impl InputEnd {
                 ..ReaderConfig::default()
             },
         );
-        let failed = |e: kafka_consumer::reader::ReaderError| {
+        let failed = |e: kafka_consumer::ReaderError| {
             CliError::failure(format!("copy --exit-at-end: the input's offsets: {e}"))
         };
         let earliest = reader

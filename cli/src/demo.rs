@@ -13,7 +13,7 @@
 use crate::common::{Globals, create_topic, partitions};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::output::{bar, note, status};
-use kafka_consumer::reader::{IsolationLevel, Offset, Reader, ReaderConfig};
+use kafka_consumer::{IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_producer::ProducerConfig;
 use kafka_sink::RecordContext;
 use kafka_sink::checkpoint::{
@@ -193,7 +193,7 @@ impl Verdict {
     }
 }
 
-fn check(records: &[kafka_consumer::reader::ConsumerRecord], total: u64) -> Verdict {
+fn check(records: &[kafka_consumer::ConsumerRecord], total: u64) -> Verdict {
     let mut v = Verdict::default();
     let mut seen = vec![false; total as usize];
     let mut last: BTreeMap<i32, u64> = BTreeMap::new();
@@ -650,7 +650,7 @@ pub struct DemoWorkerArgs {
 mod tests {
     use super::*;
     use bytes::Bytes;
-    use kafka_consumer::reader::ConsumerRecord;
+    use kafka_consumer::ConsumerRecord;
 
     fn rec(partition: i32, offset: i64, n: u64) -> ConsumerRecord {
         ConsumerRecord {

@@ -6,7 +6,7 @@
 //! authorization failure 4, a bad setting 2.
 
 use kafka_client::error::{ClusterError, ConnError};
-use kafka_consumer::reader::ReaderError;
+use kafka_consumer::ReaderError;
 use kafka_producer::txn::{CoordinatorError, ResumeError, TransactionError};
 use kafka_producer::{ConfigError, ProduceError};
 use kafka_proto::ErrorCode;

@@ -9,7 +9,7 @@ use kafka_admin::{self as admin, GroupDescription, GroupMember};
 use kafka_client::Cluster;
 use kafka_client::CoordinatorError;
 use kafka_client::TopicPartition;
-use kafka_consumer::reader::{IsolationLevel, Offset, Reader, ReaderConfig};
+use kafka_consumer::{IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_producer::kafka_proto::ErrorCode;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

@@ -23,7 +23,7 @@
 //!   nothing is written.
 
 use kafka_client::Cluster;
-use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::ProducerConfig;
 use kafka_producer::partitioner::partition_for_key;
 use kafka_testcontainers::shared::{SharedKafka, unique_name};

@@ -5,7 +5,7 @@
 //! and never says "aborted".
 
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_testcontainers::KafkaCluster;
 use std::process::Stdio;
 use std::time::{Duration, Instant};

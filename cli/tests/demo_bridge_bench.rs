@@ -24,7 +24,7 @@
 //! demo's own), and together they would make each other's timing tighter.
 
 use kafka_client::Cluster;
-use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::ProducerConfig;
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{KafkaCluster, RabbitMq};

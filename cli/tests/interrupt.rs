@@ -7,7 +7,7 @@
 //! trial with a topic and transactional id of its own.
 
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
 use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::shared::{SharedKafka, unique_name};

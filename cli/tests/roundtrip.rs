@@ -20,7 +20,7 @@
 //! checked for this test's own transactional ids only.
 
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::reader::{Reader, ReaderConfig};
+use kafka_consumer::{Reader, ReaderConfig};
 use kafka_producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{IsolationLevel as JavaIsolation, KafkaCluster};

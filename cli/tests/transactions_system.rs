@@ -32,7 +32,7 @@
 //! printed (`SYSTEM_TEST_SEED` replays them).
 
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_testcontainers::shared::unique_name;
 use kafka_testcontainers::slot::{ClusterSlot, SlotGuard};

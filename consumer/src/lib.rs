@@ -44,13 +44,28 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod group;
-pub mod reader;
-
+// The public interface is:
+mod group;
 pub use group::{
-    ConsumerEvent, EventStream, GroupConsumer, GroupConsumerConfig, GroupError, GroupProtocol,
-    PendingCommit,
+    Assignor, ConsumerEvent, EventStream, GroupConsumer, GroupConsumerConfig, GroupError,
+    GroupProtocol, MemberError, MemberState, PendingCommit,
+};
+mod reader;
+pub use reader::{
+    ConsumerRecord, IsolationLevel, ListedOffset, Offset, Reader, ReaderConfig, ReaderError,
 };
 pub use kafka_client::{self, GroupMetadata, OffsetAndMetadata, TopicPartition};
 pub use kafka_proto;
-pub use reader::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig, ReaderError};
+
+/// The group members' sans-IO state machines and the read_committed
+/// algorithm, for kafka-eos's own tests and benchmarks: not a stable API.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::group::commit;
+    pub use crate::group::member::{classic, kip848};
+    pub use crate::reader::{
+        AbortedTransactionFilter, BatchVerdict, NO_PRODUCER_ID, ProcessedRecords,
+        process_partition_records,
+    };
+}

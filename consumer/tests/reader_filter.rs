@@ -2,9 +2,9 @@
 //! `process_partition_records`) on hand-built Fetch partition data.
 
 use bytes::{Bytes, BytesMut};
-use kafka_consumer::reader::{
-    AbortedTransactionFilter, BatchVerdict, IsolationLevel, ProcessedRecords,
-    process_partition_records,
+use kafka_consumer::IsolationLevel;
+use kafka_consumer::internals::{
+    AbortedTransactionFilter, BatchVerdict, ProcessedRecords, process_partition_records,
 };
 use kafka_proto::record::{
     Compression, ControlRecord, ControlRecordType, DecodeOptions, Record, RecordBatch,

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use kafka_eos::admin::{self, NewTopic};
 use kafka_eos::client::Cluster;
-use kafka_eos::consumer::reader::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
+use kafka_eos::consumer::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
 
 /// The error type of the examples: anything, shown with its `Display`.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -151,7 +151,7 @@ pub fn check(holds: bool, what: impl Display) -> Result<(), BoxError> {
 /// A record's value as text (empty for a tombstone).
 ///
 /// ```
-/// # fn demo(record: &kafka_eos::consumer::reader::ConsumerRecord) {
+/// # fn demo(record: &kafka_eos::consumer::ConsumerRecord) {
 /// println!("{}", kafka_eos_examples::support::value(record));
 /// # }
 /// ```

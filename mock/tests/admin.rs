@@ -5,7 +5,7 @@
 
 use kafka_admin::{self as admin, TransactionFilters};
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::reader::{Reader, ReaderConfig};
+use kafka_consumer::{Reader, ReaderConfig};
 use kafka_mock::{MockCluster, MockConfig};
 use kafka_producer::{ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer};
 use std::time::Duration;

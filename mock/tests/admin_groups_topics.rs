@@ -7,7 +7,7 @@
 use bytes::{Bytes, BytesMut};
 use kafka_admin::{self as admin, CreateTopicsOptions, GroupState};
 use kafka_client::{Cluster, ClusterConfig, CoordinatorType, find_coordinator};
-use kafka_consumer::group::{GroupConsumer, GroupConsumerConfig};
+use kafka_consumer::{GroupConsumer, GroupConsumerConfig};
 use kafka_mock::{KafkaRelease, MockCluster, MockConfig};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord, TopicPartition};
 use kafka_producer::{RecordMetadata, TransactionalProducer};

@@ -3,7 +3,7 @@
 //! mock (the same scenarios run against real brokers in the tests crate).
 
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
 use kafka_mock::{
     CoordinatorKind, Fault, FaultAction, KafkaRelease, MockCluster, MockConfig, TransactionVersion,
 };

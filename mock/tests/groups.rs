@@ -12,7 +12,7 @@
 //! `RebalanceInProgressException`: the member polls and commits again.
 //! Any other commit failure fails the test.
 
-use kafka_consumer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
+use kafka_consumer::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
 use kafka_mock::{MockCluster, MockConfig};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_proto::ErrorCode;
@@ -283,7 +283,7 @@ async fn kip848_range_members_split_a_topic_exactly_once() {
 /// inside the rejoin every time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cooperative_commit_during_the_rejoin_is_refused_as_a_rebalance_in_progress() {
-    use kafka_consumer::group::MemberState;
+    use kafka_consumer::MemberState;
     use kafka_mock::FaultAction;
     use kafka_proto::ApiKey;
     use std::sync::atomic::AtomicUsize;

@@ -3,7 +3,7 @@
 //! through it delivers every acknowledged record exactly once, in order.
 
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::reader::{Reader, ReaderConfig};
+use kafka_consumer::{Reader, ReaderConfig};
 use kafka_mock::{
     MockCluster, MockConfig, Nemesis, NemesisConfig, NemesisFault, NemesisReport, NemesisTargets,
 };

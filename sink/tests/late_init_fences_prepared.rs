@@ -82,7 +82,7 @@ async fn visible(mock: &MockCluster) -> usize {
     let cluster = Cluster::connect(ClusterConfig::new(&mock.bootstrap()))
         .await
         .unwrap();
-    let mut r = kafka_consumer::reader::Reader::new(cluster, Default::default());
+    let mut r = kafka_consumer::Reader::new(cluster, Default::default());
     r.wait_until_stable("out", &[0], Duration::from_secs(10))
         .await
         .unwrap();

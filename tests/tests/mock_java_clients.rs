@@ -6,7 +6,7 @@
 //! with, and read_committed showing exactly the committed transactions.
 
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_mock::{MockCluster, MockConfig, TransactionVersion};
 use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::shared::SharedKafka;

@@ -5,7 +5,7 @@
 
 use bytes::Bytes;
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::reader::{Reader, ReaderConfig};
+use kafka_consumer::{Reader, ReaderConfig};
 use kafka_producer::{Acks, Producer, ProducerConfig, ProducerRecord};
 use kafka_proto::record::Compression;
 use kafka_testcontainers::shared::{SharedKafka, unique_name};

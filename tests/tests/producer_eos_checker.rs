@@ -38,7 +38,7 @@
 use crate::support::brokers::Brokers;
 use crate::support::nemesis::ScheduleSetup as Setup;
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{
     ConsumerGroupMetadata, ProduceError, ProducerConfig, ProducerRecord, RecordMetadata,
     TopicPartition, TransactionError, TransactionalProducer,

@@ -27,7 +27,7 @@
 //! first, then the leader kill, two cluster starts in all).
 
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{ProduceError, Producer, ProducerConfig, ProducerRecord, RecordMetadata};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::{CreateTopicsRequest, CreateTopicsRequestCreatableTopic};

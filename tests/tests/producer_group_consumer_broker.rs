@@ -22,8 +22,8 @@
 
 use kafka_admin as admin;
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::group::{ConsumerEvent, GroupConsumer, GroupError};
-use kafka_consumer::reader::ConsumerRecord;
+use kafka_consumer::{ConsumerEvent, GroupConsumer, GroupError};
+use kafka_consumer::ConsumerRecord;
 use kafka_mock::{MockCluster, MockConfig};
 use kafka_producer::{ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer};
 use kafka_testcontainers::KafkaCluster;
@@ -107,7 +107,7 @@ async fn two_members_split_a_topic(kafka: &dyn Brokers) {
     let (c1, c2) = (t1.await.unwrap(), t2.await.unwrap());
     // Everything consumed is committed: a later member resumes at the end,
     // so no record is consumed again.
-    let reader = kafka_consumer::reader::Reader::new(
+    let reader = kafka_consumer::Reader::new(
         kafka_client::Cluster::connect(kafka_client::ClusterConfig::new(&kafka.bootstrap()))
             .await
             .unwrap(),
@@ -275,7 +275,7 @@ async fn a_zombie_is_fenced(kafka: &dyn Brokers) {
     // once the coordinator decided it; the markers that move the last stable
     // offset past the record follow: the reader waits until no transaction
     // is open on the partition, then reads all there is.
-    let mut reader = kafka_consumer::reader::Reader::new(
+    let mut reader = kafka_consumer::Reader::new(
         kafka_client::Cluster::connect(kafka_client::ClusterConfig::new(&kafka.bootstrap()))
             .await
             .unwrap(),
@@ -311,7 +311,7 @@ async fn the_event_stream_yields_the_assignment_then_each_record_on_demand_kafka
     use std::future::poll_fn;
     use std::pin::Pin;
     async fn next(
-        events: &mut kafka_consumer::group::EventStream,
+        events: &mut kafka_consumer::EventStream,
     ) -> Option<Result<ConsumerEvent, GroupError>> {
         poll_fn(|cx| futures_core::Stream::poll_next(Pin::new(&mut *events), cx)).await
     }

@@ -23,7 +23,7 @@
 
 use kafka_admin::{self as admin, CreateTopicsOptions};
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
+use kafka_consumer::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
 use kafka_mock::{KafkaRelease, MockCluster, MockConfig};
 use kafka_producer::{ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer};
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
@@ -111,7 +111,7 @@ async fn two_members_split_a_topic(variant: SharedKafka, strategy: &str, coopera
     let (c1, c2) = (t1.await.unwrap(), t2.await.unwrap());
     // Everything consumed is committed: a later member resumes at the end,
     // so no record is consumed again.
-    let reader = kafka_consumer::reader::Reader::new(
+    let reader = kafka_consumer::Reader::new(
         kafka_client::Cluster::connect(kafka_client::ClusterConfig::new(&kafka.bootstrap()))
             .await
             .unwrap(),
@@ -327,7 +327,7 @@ async fn a_zombie_is_fenced(kafka: &dyn Brokers) {
     // once the coordinator decided it; the markers that move the last stable
     // offset past the record follow: the reader waits until no transaction
     // is open on the partition, then reads all there is.
-    let mut reader = kafka_consumer::reader::Reader::new(
+    let mut reader = kafka_consumer::Reader::new(
         kafka_client::Cluster::connect(kafka_client::ClusterConfig::new(&kafka.bootstrap()))
             .await
             .unwrap(),
@@ -477,7 +477,7 @@ async fn a_static_zombie_is_fenced(kafka: &dyn Brokers) {
         .await
         .expect("the replacement commits");
     sent.await.expect("the replacement's record");
-    let reader = kafka_consumer::reader::Reader::new(
+    let reader = kafka_consumer::Reader::new(
         kafka_client::Cluster::connect(kafka_client::ClusterConfig::new(&kafka.bootstrap()))
             .await
             .unwrap(),
@@ -690,7 +690,7 @@ async fn an_evicted_member_loses_its_partitions_and_rejoins_on_3_9() {
 /// JoinGroup can only be the first member's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cooperative_commit_during_the_rejoin_is_refused_unsent_on_3_9() {
-    use kafka_consumer::group::MemberState;
+    use kafka_consumer::MemberState;
     use kafka_proto::ErrorCode;
     const JOIN_GROUP: i16 = 11;
     let kafka = proxied_3_9().await;

@@ -7,7 +7,7 @@
 //! a frame can carry, so no response is refused as too large.
 
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use std::time::Duration;

@@ -14,7 +14,7 @@
 
 use kafka_client::connection::TlsConfig;
 use kafka_client::{Cluster, ConnError, Connection, ConnectionConfig, SaslConfig};
-use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::kafka_proto::messages::MetadataRequest;
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_testcontainers::shared::unique_name;

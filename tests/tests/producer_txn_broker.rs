@@ -25,7 +25,7 @@
 
 use kafka_admin as admin;
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::txn::{
     ResumeOptions, ResumeOutcome, State, TransactionVersion, commit_prepared,
 };

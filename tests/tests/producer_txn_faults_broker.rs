@@ -30,7 +30,7 @@
 //! round, proving the broker had written what the client saw as unknown.
 
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::txn::{State, TransactionVersion, TxnOp};
 use kafka_producer::{ProducerConfig, ProducerRecord, TransactionError, TransactionalProducer};
 use kafka_testcontainers::{

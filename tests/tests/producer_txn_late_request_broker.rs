@@ -30,7 +30,7 @@
 //!   `commit_transaction` returns: the late request is fenced.
 
 use kafka_client::{Cluster, ClusterConfig, TransactionState};
-use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{ProducerConfig, ProducerRecord, TransactionError, TransactionalProducer};
 use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::shared::{SharedKafka, unique_name};

@@ -19,7 +19,7 @@
 use kafka_admin::{self as admin, TransactionFilters, TransactionSnapshot};
 use kafka_client::Cluster;
 use kafka_client::TopicPartition;
-use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::kafka_proto::ErrorCode;
 use kafka_producer::kafka_proto::messages::EndTxnRequest;
 use kafka_producer::txn::{

@@ -26,7 +26,7 @@
 
 use kafka_admin::{self as admin, TransactionSnapshot};
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::kafka_proto::ErrorCode;
 use kafka_producer::kafka_proto::messages::{EndTxnRequest, InitProducerIdRequest};
 use kafka_producer::txn::{

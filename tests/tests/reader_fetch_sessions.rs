@@ -13,7 +13,7 @@
 //! - a position only moves past records that `poll` returned.
 
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::reader::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
+use kafka_consumer::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_mock::{MockCluster, MockConfig, Nemesis, NemesisConfig, NemesisFault};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_testcontainers::shared::{SharedKafka, unique_name};

@@ -25,7 +25,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::reader::{IsolationLevel as ReaderIsolation, Reader, ReaderConfig};
+use kafka_consumer::{IsolationLevel as ReaderIsolation, Reader, ReaderConfig};
 use kafka_sink::kafka::KafkaSinkRecord;
 use kafka_sink::pipeline::rabbitmq_bridge::StopReason;
 use kafka_sink::{Bridge, BridgeConfig, BridgeEvent};

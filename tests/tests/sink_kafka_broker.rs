@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kafka_client::Cluster;
-use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::ProducerConfig;
 use kafka_sink::checkpoint::{
     Checkpoint, CheckpointCoordinator, CheckpointStorage, OperatorSnapshot,

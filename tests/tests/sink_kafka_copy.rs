@@ -14,8 +14,8 @@
 //! once. The seed is printed; `EOS_SEED=<seed>` replays its abort pattern.
 
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::group::GroupConsumerConfig;
-use kafka_consumer::reader::{IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::GroupConsumerConfig;
+use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_sink::{ConsumeTransformProduce, PipelineConfig};
 use kafka_testcontainers::KafkaCluster;
@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 const RECORDS: u32 = 4_000;
 
 type Transform =
-    Box<dyn FnMut(&kafka_consumer::reader::ConsumerRecord) -> Vec<ProducerRecord> + Send>;
+    Box<dyn FnMut(&kafka_consumer::ConsumerRecord) -> Vec<ProducerRecord> + Send>;
 
 /// The topics and the group of this test (names of its own: the cluster is
 /// shared).

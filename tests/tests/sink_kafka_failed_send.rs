@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use kafka_admin::{self as admin, TransactionFilters};
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::reader::{IsolationLevel, Offset, Reader, ReaderConfig};
+use kafka_consumer::{IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_producer::ProducerConfig;
 use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, Semantic, SimpleStringSchema, ValueOnly};
 use kafka_sink::{CheckpointedOperator, RecordContext, RestoredState};

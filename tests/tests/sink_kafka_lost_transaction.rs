@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use kafka_admin::{self as admin, TransactionFilters};
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::reader::{Reader, ReaderConfig};
+use kafka_consumer::{Reader, ReaderConfig};
 use kafka_producer::ProducerConfig;
 use kafka_sink::kafka::{
     KafkaSink, KafkaSinkConfig, KafkaSinkError, Semantic, SimpleStringSchema, ValueOnly,

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use kafka_admin::{self as admin, TransactionFilters};
 use kafka_client::Cluster;
-use kafka_consumer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::ProducerConfig;
 use kafka_producer::partitioner::{Partitioner, partition_for_key};
 use kafka_sink::checkpoint::{Checkpoint, OperatorSnapshot};

@@ -38,7 +38,7 @@ use tokio::sync::{Notify, mpsc, oneshot};
 /// order; a failure of a dropped commit is logged as a warning).
 ///
 /// ```no_run
-/// # async fn demo(c: &kafka_consumer::group::GroupConsumer) -> Result<(), kafka_consumer::group::GroupError> {
+/// # async fn demo(c: &kafka_consumer::GroupConsumer) -> Result<(), kafka_consumer::GroupError> {
 /// let first = c.commit_positions_async();
 /// let second = c.commit_positions_async();
 /// // The coordinator applies `first` before `second`; results come in that order.

@@ -15,7 +15,7 @@ use std::time::Duration;
 /// Settings of a [`GroupConsumer`].
 ///
 /// ```
-/// use kafka_consumer::group::GroupConsumerConfig;
+/// use kafka_consumer::GroupConsumerConfig;
 /// let c = GroupConsumerConfig::from_properties([
 ///     ("bootstrap.servers", "127.0.0.1:9092"),
 ///     ("group.id", "billing"),
@@ -118,7 +118,7 @@ impl GroupConsumerConfig {
     /// other key is refused, so that no setting is silently ignored.
     ///
     /// ```
-    /// use kafka_consumer::group::GroupConsumerConfig;
+    /// use kafka_consumer::GroupConsumerConfig;
     /// let err = GroupConsumerConfig::from_properties([
     ///     ("bootstrap.servers", "127.0.0.1:9092"),
     ///     ("group.id", "g"),
@@ -155,7 +155,7 @@ impl GroupConsumerConfig {
     ///
     /// ```
     /// use kafka_client::config::Properties;
-    /// use kafka_consumer::group::GroupConsumerConfig;
+    /// use kafka_consumer::GroupConsumerConfig;
     /// let mut props = Properties::new([
     ///     ("bootstrap.servers", "127.0.0.1:9092"),
     ///     ("group.id", "billing"),

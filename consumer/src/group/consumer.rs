@@ -232,7 +232,7 @@ pub(super) struct Shared {
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-/// use kafka_consumer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig};
+/// use kafka_consumer::{ConsumerEvent, GroupConsumer, GroupConsumerConfig};
 /// use std::time::Duration;
 /// let config = GroupConsumerConfig::from_properties([
 ///     ("bootstrap.servers", "127.0.0.1:9092"),
@@ -309,8 +309,8 @@ impl GroupConsumer {
     /// [`Self::poll`]s return the assignment.
     ///
     /// ```no_run
-    /// # async fn demo(config: kafka_consumer::group::GroupConsumerConfig) -> Result<(), kafka_consumer::group::GroupError> {
-    /// let consumer = kafka_consumer::group::GroupConsumer::subscribe(config, ["orders", "refunds"]).await?;
+    /// # async fn demo(config: kafka_consumer::GroupConsumerConfig) -> Result<(), kafka_consumer::GroupError> {
+    /// let consumer = kafka_consumer::GroupConsumer::subscribe(config, ["orders", "refunds"]).await?;
     /// println!("member {}", consumer.member_id());
     /// # Ok(()) }
     /// ```
@@ -707,7 +707,7 @@ impl GroupConsumer {
     /// [`ClassicMember::on_commit_refused`](crate::group::member::classic::ClassicMember::on_commit_refused)).
     ///
     /// ```no_run
-    /// # async fn demo(c: &kafka_consumer::group::GroupConsumer) -> Result<(), kafka_consumer::group::GroupError> {
+    /// # async fn demo(c: &kafka_consumer::GroupConsumer) -> Result<(), kafka_consumer::GroupError> {
     /// use kafka_client::TopicPartition;
     /// c.commit(&[(TopicPartition::new("orders", 0), 42)]).await?;
     /// # Ok(()) }
@@ -724,7 +724,7 @@ impl GroupConsumer {
     /// commit goes out whether or not the `PendingCommit` is awaited.
     ///
     /// ```no_run
-    /// # async fn demo(c: &kafka_consumer::group::GroupConsumer) {
+    /// # async fn demo(c: &kafka_consumer::GroupConsumer) {
     /// use kafka_client::TopicPartition;
     /// let pending = c.commit_async(&[(TopicPartition::new("orders", 0), 42)]);
     /// // ... go on polling; later:

@@ -15,13 +15,14 @@
 //! (`group.protocol=consumer`; the broker computes the assignment), and the
 //! ordered commit queue behind [`PendingCommit`].
 
-use kafka_client::internal_mod;
 
-internal_mod!(commit);
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
+pub mod commit;
 mod config;
-pub mod consumer;
+mod consumer;
 mod driver;
-internal_mod!(member);
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
+pub mod member;
 mod stream;
 
 pub use commit::PendingCommit;

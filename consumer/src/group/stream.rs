@@ -82,8 +82,8 @@ impl GroupConsumer {
     /// [`EventStream`]); each poll waits up to `poll_timeout`.
     ///
     /// ```no_run
-    /// # async fn demo(consumer: kafka_consumer::group::GroupConsumer) -> Result<(), kafka_consumer::group::GroupError> {
-    /// use kafka_consumer::group::ConsumerEvent;
+    /// # async fn demo(consumer: kafka_consumer::GroupConsumer) -> Result<(), kafka_consumer::GroupError> {
+    /// use kafka_consumer::ConsumerEvent;
     /// use std::future::poll_fn;
     /// use std::pin::Pin;
     /// let mut events = consumer.into_stream(std::time::Duration::from_millis(500));

@@ -18,7 +18,7 @@ impl Reader {
     /// `None` where the group has no offset. Retried for up to `api_timeout`.
     ///
     /// ```no_run
-    /// # async fn demo(reader: &kafka_consumer::reader::Reader) -> Result<(), kafka_consumer::reader::ReaderError> {
+    /// # async fn demo(reader: &kafka_consumer::Reader) -> Result<(), kafka_consumer::ReaderError> {
     /// let committed = reader.committed_offsets("billing", "orders", &[0, 1]).await?;
     /// println!("billing resumes orders-0 at {:?}", committed[&0]);
     /// # Ok(()) }

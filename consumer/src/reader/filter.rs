@@ -57,7 +57,8 @@ pub enum BatchVerdict {
 ///
 /// ```
 /// use bytes::Bytes;
-/// use kafka_consumer::reader::{AbortedTransactionFilter, BatchVerdict, IsolationLevel};
+/// use kafka_consumer::IsolationLevel;
+/// use kafka_consumer::internals::{AbortedTransactionFilter, BatchVerdict};
 /// use kafka_proto::record::{Compression, ControlRecord, Record, RecordBatch, RecordBatchBuilder};
 ///
 /// // Producer 7 wrote offsets 0..=1 in a transaction, then aborted it (marker at 2).

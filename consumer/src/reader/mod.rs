@@ -31,11 +31,12 @@ mod offsets;
 mod session;
 
 pub use error::ReaderError;
-// The read_committed algorithm: public only to kafka-eos's own tests.
-kafka_client::internal_use!(filter::{
+// The read_committed algorithm: public only through `internals`.
+#[cfg_attr(not(feature = "internals"), allow(unused_imports))]
+pub use filter::{
     AbortedTransactionFilter, BatchVerdict, NO_PRODUCER_ID, ProcessedRecords,
     process_partition_records,
-});
+};
 
 use bytes::Bytes;
 use fetch::{Fetched, InFlight};
@@ -75,8 +76,8 @@ impl IsolationLevel {
 /// A position to seek to.
 ///
 /// ```no_run
-/// # async fn demo(reader: &mut kafka_consumer::reader::Reader) -> Result<(), kafka_consumer::reader::ReaderError> {
-/// use kafka_consumer::reader::Offset;
+/// # async fn demo(reader: &mut kafka_consumer::Reader) -> Result<(), kafka_consumer::ReaderError> {
+/// use kafka_consumer::Offset;
 /// reader.seek("orders", 0, Offset::Earliest).await?;
 /// reader.seek("orders", 1, Offset::At(42)).await?;
 /// reader.seek("orders", 2, Offset::Timestamp(1_764_000_000_000)).await?;
@@ -110,7 +111,7 @@ impl Offset {
 /// One record returned by [`Reader::poll`].
 ///
 /// ```no_run
-/// # async fn demo(reader: &mut kafka_consumer::reader::Reader) -> Result<(), kafka_consumer::reader::ReaderError> {
+/// # async fn demo(reader: &mut kafka_consumer::Reader) -> Result<(), kafka_consumer::ReaderError> {
 /// for r in reader.poll(std::time::Duration::from_secs(1)).await? {
 ///     let key = r.key.as_deref().map(String::from_utf8_lossy);
 ///     println!("{}-{}@{} key={key:?} txn={}", r.topic, r.partition, r.offset, r.is_transactional);
@@ -209,8 +210,8 @@ impl Default for ReaderConfig {
 /// An offset returned by [`Reader::list_offsets`].
 ///
 /// ```no_run
-/// # async fn demo(reader: &kafka_consumer::reader::Reader) -> Result<(), kafka_consumer::reader::ReaderError> {
-/// use kafka_consumer::reader::Offset;
+/// # async fn demo(reader: &kafka_consumer::Reader) -> Result<(), kafka_consumer::ReaderError> {
+/// use kafka_consumer::Offset;
 /// let listed = reader.list_offsets("orders", &[0], Offset::Timestamp(1_764_000_000_000)).await?;
 /// match listed[&0].offset {
 ///     Some(o) => println!("first record at or after the timestamp: {o}"),
@@ -243,8 +244,8 @@ struct PartitionState {
 /// A manually assigned partition reader.
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), kafka_consumer::reader::ReaderError> {
-/// use kafka_consumer::reader::{IsolationLevel, Offset, Reader, ReaderConfig};
+/// # async fn demo() -> Result<(), kafka_consumer::ReaderError> {
+/// use kafka_consumer::{IsolationLevel, Offset, Reader, ReaderConfig};
 /// use kafka_client::{Cluster, ClusterConfig};
 /// use std::time::Duration;
 ///
@@ -313,8 +314,8 @@ impl Reader {
     /// A reader on `cluster` (share the cluster with producers if you like).
     ///
     /// ```no_run
-    /// # async fn demo() -> Result<(), kafka_consumer::reader::ReaderError> {
-    /// use kafka_consumer::reader::{Reader, ReaderConfig};
+    /// # async fn demo() -> Result<(), kafka_consumer::ReaderError> {
+    /// use kafka_consumer::{Reader, ReaderConfig};
     /// use kafka_client::{Cluster, ClusterConfig};
     /// let cluster = Cluster::connect(ClusterConfig::new("127.0.0.1:9092")).await?;
     /// let mut reader = Reader::new(cluster.clone(), ReaderConfig::default());
@@ -406,7 +407,7 @@ impl Reader {
     /// The high watermark reported by the last Fetch of the partition.
     ///
     /// ```no_run
-    /// # async fn demo(reader: &mut kafka_consumer::reader::Reader) -> Result<(), kafka_consumer::reader::ReaderError> {
+    /// # async fn demo(reader: &mut kafka_consumer::Reader) -> Result<(), kafka_consumer::ReaderError> {
     /// reader.poll(std::time::Duration::from_secs(1)).await?;
     /// if let (Some(pos), Some(hw)) = (reader.position("orders", 0), reader.high_watermark("orders", 0)) {
     ///     println!("orders-0 lag: {}", hw - pos);
@@ -459,7 +460,7 @@ impl Reader {
     /// `auto_offset_reset`.
     ///
     /// ```no_run
-    /// # async fn demo(reader: &mut kafka_consumer::reader::Reader) -> Result<(), kafka_consumer::reader::ReaderError> {
+    /// # async fn demo(reader: &mut kafka_consumer::Reader) -> Result<(), kafka_consumer::ReaderError> {
     /// reader.assign("orders", &[0]);
     /// loop {
     ///     let records = reader.poll(std::time::Duration::from_millis(500)).await?;
@@ -485,7 +486,7 @@ impl Reader {
     /// `read_to_end_timeout`.
     ///
     /// ```no_run
-    /// # async fn demo(reader: &mut kafka_consumer::reader::Reader) -> Result<(), kafka_consumer::reader::ReaderError> {
+    /// # async fn demo(reader: &mut kafka_consumer::Reader) -> Result<(), kafka_consumer::ReaderError> {
     /// let committed = reader.read_to_end("orders", &[0, 1, 2]).await?;
     /// let unique: std::collections::HashSet<_> = committed.iter().map(|r| (r.partition, r.offset)).collect();
     /// assert_eq!(unique.len(), committed.len(), "no record twice");

@@ -19,8 +19,8 @@ impl Reader {
     /// the last stable offset). Returns the new position.
     ///
     /// ```no_run
-    /// # async fn demo(reader: &mut kafka_consumer::reader::Reader) -> Result<(), kafka_consumer::reader::ReaderError> {
-    /// use kafka_consumer::reader::Offset;
+    /// # async fn demo(reader: &mut kafka_consumer::Reader) -> Result<(), kafka_consumer::ReaderError> {
+    /// use kafka_consumer::Offset;
     /// reader.assign("orders", &[0]);
     /// let end = reader.seek("orders", 0, Offset::Latest).await?; // the LSO under read_committed
     /// println!("only records after {end} will be read");
@@ -74,8 +74,8 @@ impl Reader {
     /// [`Offset::At`] is returned as is.
     ///
     /// ```no_run
-    /// # async fn demo(reader: &kafka_consumer::reader::Reader) -> Result<(), kafka_consumer::reader::ReaderError> {
-    /// use kafka_consumer::reader::Offset;
+    /// # async fn demo(reader: &kafka_consumer::Reader) -> Result<(), kafka_consumer::ReaderError> {
+    /// use kafka_consumer::Offset;
     /// let ends = reader.list_offsets("orders", &[0, 1, 2], Offset::Latest).await?;
     /// for (partition, listed) in &ends {
     ///     println!("orders-{partition} ends at {:?}", listed.offset);
@@ -103,7 +103,7 @@ impl Reader {
     /// naming the partitions still open.
     ///
     /// ```no_run
-    /// # async fn demo(reader: &kafka_consumer::reader::Reader) -> Result<(), kafka_consumer::reader::ReaderError> {
+    /// # async fn demo(reader: &kafka_consumer::Reader) -> Result<(), kafka_consumer::ReaderError> {
     /// use std::time::Duration;
     /// // After the transactional producer writing to orders-0..2 committed and closed:
     /// reader.wait_until_stable("orders", &[0, 1, 2], Duration::from_secs(30)).await?;

@@ -242,8 +242,8 @@ async fn first_record_committed(
     offset: i64,
     producer_id: i64,
     timeout: Duration,
-) -> Result<bool, kafka_consumer::reader::ReaderError> {
-    use kafka_consumer::reader::{IsolationLevel, Offset, Reader, ReaderConfig, ReaderError};
+) -> Result<bool, kafka_consumer::ReaderError> {
+    use kafka_consumer::{IsolationLevel, Offset, Reader, ReaderConfig, ReaderError};
     let deadline = std::time::Instant::now() + timeout;
     let timed_out = |what: &str| ReaderError::Timeout {
         what: format!("{what} {topic}-{partition} past {offset}"),

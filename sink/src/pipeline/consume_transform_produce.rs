@@ -55,7 +55,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-//! use kafka_consumer::group::GroupConsumerConfig;
+//! use kafka_consumer::GroupConsumerConfig;
 //! use kafka_producer::{ProducerConfig, ProducerRecord};
 //! use kafka_sink::{ConsumeTransformProduce, PipelineConfig};
 //! use std::time::Duration;
@@ -83,8 +83,8 @@
 //! # }
 //! ```
 
-use kafka_consumer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
-use kafka_consumer::reader::ConsumerRecord;
+use kafka_consumer::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
+use kafka_consumer::ConsumerRecord;
 use kafka_producer::txn::TransactionError;
 use kafka_producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
 use std::time::{Duration, Instant};
@@ -165,7 +165,7 @@ pub enum PipelineError {
 /// Exactly-once consume-transform-produce (see the module docs).
 ///
 /// ```no_run
-/// # async fn demo(p: &mut kafka_sink::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::PipelineError> {
+/// # async fn demo(p: &mut kafka_sink::ConsumeTransformProduce<fn(&kafka_consumer::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::PipelineError> {
 /// p.step(std::time::Duration::from_millis(200)).await?;
 /// println!("{:?}", p.stats());
 /// # Ok(()) }
@@ -203,7 +203,7 @@ where
     /// fences older producers with that id) and joins the group.
     ///
     /// ```no_run
-    /// # async fn demo(c: kafka_consumer::group::GroupConsumerConfig, p: kafka_producer::ProducerConfig) -> Result<(), kafka_sink::PipelineError> {
+    /// # async fn demo(c: kafka_consumer::GroupConsumerConfig, p: kafka_producer::ProducerConfig) -> Result<(), kafka_sink::PipelineError> {
     /// use kafka_sink::{ConsumeTransformProduce, PipelineConfig};
     /// let pipeline = ConsumeTransformProduce::connect(c, &["in"], p, |_r| vec![], PipelineConfig::default()).await?;
     /// # let _ = pipeline; Ok(()) }
@@ -342,7 +342,7 @@ where
     /// abortable failure aborts and rewinds, as at the interval.
     ///
     /// ```no_run
-    /// # async fn demo(p: &mut kafka_sink::ConsumeTransformProduce<fn(&kafka_consumer::reader::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::PipelineError> {
+    /// # async fn demo(p: &mut kafka_sink::ConsumeTransformProduce<fn(&kafka_consumer::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::PipelineError> {
     /// p.step(std::time::Duration::from_millis(200)).await?;
     /// p.commit_open_transaction().await?;
     /// println!("{} input records committed", p.stats().committed_records);

@@ -10,7 +10,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-//! use kafka_consumer::group::GroupConsumerConfig;
+//! use kafka_consumer::GroupConsumerConfig;
 //! use kafka_producer::{ProducerConfig, ProducerRecord};
 //! use kafka_sink::{ConsumeTransformProduce, PipelineConfig};
 //! use std::time::Duration;
@@ -24,7 +24,7 @@
 //!     ("bootstrap.servers", "127.0.0.1:9092"),
 //!     ("transactional.id", "orders-copier-1"),
 //! ])?;
-//! let copy = |r: &kafka_consumer::reader::ConsumerRecord| {
+//! let copy = |r: &kafka_consumer::ConsumerRecord| {
 //!     vec![ProducerRecord::new("orders-copy").value(r.value.clone().unwrap_or_default())]
 //! };
 //! let mut pipeline =

@@ -3,7 +3,7 @@
 //! what it consumed, committing on every batch and revocation.
 
 use super::brokers::Brokers;
-use kafka_consumer::group::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
+use kafka_consumer::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_proto::ErrorCode;
 use std::collections::BTreeMap;

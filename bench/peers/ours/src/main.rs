@@ -3,7 +3,7 @@
 //!
 //! - produce: `kafka_eos::producer::Producer` (idempotent) or
 //!   `kafka_eos::producer::TransactionalProducer` (`--txn-ms`);
-//! - consume: `kafka_eos::consumer::reader::Reader` with every partition
+//! - consume: `kafka_eos::consumer::Reader` with every partition
 //!   assigned, polled until the records were all received;
 //! - copy: `kafka_eos::sink::ConsumeTransformProduce` (what
 //!   `kafka-eos copy` runs), stepped until the committed transactions cover
@@ -23,8 +23,8 @@ mod args;
 use args::{Isolation, Mode, Workload};
 use bytes::Bytes;
 use kafka_eos::client::{Cluster, ClusterConfig};
-use kafka_eos::consumer::group::GroupConsumerConfig;
-use kafka_eos::consumer::reader::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
+use kafka_eos::consumer::GroupConsumerConfig;
+use kafka_eos::consumer::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
 use kafka_eos::producer::{
     ProduceError, Producer, ProducerConfig, ProducerRecord, RecordMetadata, TransactionalProducer,
 };

@@ -42,7 +42,7 @@
 //!   reported without leaving; every other error is fatal.
 //!
 //! ```
-//! use kafka_consumer::group::member::kip848::{
+//! use kafka_consumer::internals::kip848::{
 //!     HeartbeatAnswer, Kip848Action, MemberState, Kip848Member, Kip848Config,
 //! };
 //! use std::collections::{BTreeMap, BTreeSet};
@@ -225,7 +225,7 @@ impl Kip848Config {
     /// Defaults for `group_id` and a member id.
     ///
     /// ```
-    /// use kafka_consumer::group::member::kip848::Kip848Config;
+    /// use kafka_consumer::internals::kip848::Kip848Config;
     /// // A static member (KIP-345): it keeps its partitions across restarts.
     /// let c = Kip848Config::new("orders-app", "3f1c...").instance_id("orders-1");
     /// assert_eq!(c.instance_id.as_deref(), Some("orders-1"));
@@ -350,7 +350,7 @@ struct Sent {
 /// The KIP-848 member state machine (see the module docs).
 ///
 /// ```
-/// use kafka_consumer::group::member::kip848::{MemberState, Kip848Member, Kip848Config};
+/// use kafka_consumer::internals::kip848::{MemberState, Kip848Member, Kip848Config};
 /// let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
 /// m.subscribe(["t".to_string()]);
 /// assert_eq!(m.state(), MemberState::Joining);
@@ -399,7 +399,7 @@ impl Kip848Member {
     /// A member that has not subscribed yet.
     ///
     /// ```
-    /// use kafka_consumer::group::member::kip848::{Kip848Member, Kip848Config};
+    /// use kafka_consumer::internals::kip848::{Kip848Member, Kip848Config};
     /// let m = Kip848Member::new(Kip848Config::new("g", "m"));
     /// assert_eq!(m.epoch(), 0);
     /// ```

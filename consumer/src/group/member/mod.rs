@@ -12,8 +12,8 @@
 //! requests to send and actions for the application out.
 //!
 //! ```
-//! use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
-//! use kafka_consumer::group::member::kip848::{MemberState, Kip848Member, Kip848Config};
+//! use kafka_consumer::internals::classic::{ClassicConfig, ClassicMember, ClassicState};
+//! use kafka_consumer::internals::kip848::{MemberState, Kip848Member, Kip848Config};
 //!
 //! let kip848 = Kip848Member::new(Kip848Config::new("orders-app", "member-1"));
 //! let classic = ClassicMember::new(ClassicConfig::new("orders-app"));
@@ -21,7 +21,6 @@
 //! assert_eq!(classic.state(), ClassicState::Unsubscribed);
 //! ```
 
-use kafka_client::internal_mod;
 
-internal_mod!(classic);
-internal_mod!(kip848);
+pub mod classic;
+pub mod kip848;

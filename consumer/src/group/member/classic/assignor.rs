@@ -11,7 +11,7 @@
 //!   it (incremental cooperative rebalancing, KIP-429).
 //!
 //! ```
-//! use kafka_consumer::group::member::classic::assignor::{Assignor, MemberSubscription, range};
+//! use kafka_consumer::internals::classic::assignor::{Assignor, MemberSubscription, range};
 //! use std::collections::BTreeMap;
 //! let members = [MemberSubscription::new("a", ["t"]), MemberSubscription::new("b", ["t"])];
 //! let partitions = BTreeMap::from([("t".to_string(), 3)]);
@@ -45,7 +45,7 @@ impl MemberSubscription {
     /// A member subscribed to `topics`, owning nothing.
     ///
     /// ```
-    /// use kafka_consumer::group::member::classic::assignor::MemberSubscription;
+    /// use kafka_consumer::internals::classic::assignor::MemberSubscription;
     /// // A member of a cooperative group says what it owns, so it keeps it.
     /// let m = MemberSubscription::new("m-1", ["orders", "refunds"]).owning("orders", [0, 1]);
     /// assert_eq!(m.topics.len(), 2);
@@ -152,7 +152,7 @@ fn empty_result(members: &[MemberSubscription]) -> BTreeMap<String, Partitions> 
 /// one partition more. Topics missing from `partitions` are skipped.
 ///
 /// ```
-/// use kafka_consumer::group::member::classic::assignor::{MemberSubscription, range};
+/// use kafka_consumer::internals::classic::assignor::{MemberSubscription, range};
 /// use std::collections::BTreeMap;
 /// // Java's documented example: C0, C1 on t0, t1 with 3 partitions each.
 /// let members = [MemberSubscription::new("C0", ["t0", "t1"]), MemberSubscription::new("C1", ["t0", "t1"])];
@@ -211,7 +211,7 @@ pub fn range(
 ///    the follow-up rebalance assigns it.
 ///
 /// ```
-/// use kafka_consumer::group::member::classic::assignor::{MemberSubscription, cooperative_sticky};
+/// use kafka_consumer::internals::classic::assignor::{MemberSubscription, cooperative_sticky};
 /// use std::collections::BTreeMap;
 /// let p = BTreeMap::from([("t".to_string(), 4)]);
 /// // "a" owned all four; "b" joins.

@@ -42,7 +42,7 @@
 //!   parked until `session.timeout.ms`, as in Java).
 //!
 //! ```
-//! use kafka_consumer::group::member::classic::{ClassicAction, ClassicConfig, ClassicMember, ClassicState, Request};
+//! use kafka_consumer::internals::classic::{ClassicAction, ClassicConfig, ClassicMember, ClassicState, Request};
 //! use kafka_proto::ErrorCode;
 //! use kafka_proto::messages::{ConsumerProtocolAssignment, ConsumerProtocolAssignmentTopicPartition, JoinGroupResponse, SyncGroupResponse};
 //! use std::time::Instant;
@@ -257,8 +257,8 @@ impl ClassicConfig {
     /// Java's defaults for `group_id`.
     ///
     /// ```
-    /// use kafka_consumer::group::member::classic::ClassicConfig;
-    /// use kafka_consumer::group::member::classic::assignor::Assignor;
+    /// use kafka_consumer::internals::classic::ClassicConfig;
+    /// use kafka_consumer::internals::classic::assignor::Assignor;
     /// // Cooperative rebalancing only (KIP-429): just the moved partitions are revoked.
     /// let mut c = ClassicConfig::new("orders-app");
     /// c.assignors = vec![Assignor::CooperativeSticky];
@@ -280,7 +280,7 @@ impl ClassicConfig {
 /// The classic consumer-group member (see the module docs).
 ///
 /// ```
-/// use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
+/// use kafka_consumer::internals::classic::{ClassicConfig, ClassicMember, ClassicState};
 /// let m = ClassicMember::new(ClassicConfig::new("g"));
 /// assert_eq!(m.state(), ClassicState::Unsubscribed);
 /// assert_eq!(m.generation(), -1);
@@ -384,7 +384,7 @@ impl ClassicMember {
     /// A member that has not subscribed yet.
     ///
     /// ```
-    /// use kafka_consumer::group::member::classic::{ClassicConfig, ClassicMember};
+    /// use kafka_consumer::internals::classic::{ClassicConfig, ClassicMember};
     /// assert_eq!(ClassicMember::new(ClassicConfig::new("g")).member_id(), "");
     /// ```
     pub fn new(config: ClassicConfig) -> Self {
