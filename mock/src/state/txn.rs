@@ -54,11 +54,6 @@ pub enum TxnState {
 
 impl TxnState {
     /// The state's name as Kafka's admin APIs spell it.
-    ///
-    /// ```
-    /// use kafka_mock::TxnState;
-    /// assert_eq!(TxnState::PrepareCommit.name(), "PrepareCommit");
-    /// ```
     pub fn name(self) -> &'static str {
         match self {
             TxnState::Empty => "Empty",
