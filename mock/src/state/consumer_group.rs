@@ -160,29 +160,43 @@ impl ConsumerGroupState {
 /// A topic as the assignor sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TopicInfo {
+    /// The topic id.
     pub id: Uuid,
+    /// How many partitions it has.
     pub partitions: i32,
 }
 
 /// A ConsumerGroupHeartbeat's fields (null ones as `None`).
 #[derive(Debug, Clone)]
 pub(crate) struct Heartbeat<'a> {
+    /// The member id ("" for a new member).
     pub member_id: &'a str,
+    /// The member epoch (0 joins, -1 leaves, -2 a static member leaves).
     pub member_epoch: i32,
+    /// `group.instance.id`, if static.
     pub instance_id: Option<&'a str>,
+    /// The member's rack, if any.
     pub rack_id: Option<&'a str>,
+    /// The rebalance timeout (-1: unchanged).
     pub rebalance_timeout_ms: i32,
+    /// The subscribed topic names (`None`: unchanged).
     pub subscribed: Option<Vec<String>>,
+    /// The server assignor asked for (`None`: unchanged).
     pub assignor: Option<&'a str>,
+    /// The partitions the member owns (`None`: unchanged).
     pub owned: Option<Partitions>,
+    /// The request header's client id.
     pub client_id: &'a str,
+    /// The client's address.
     pub client_host: &'a str,
 }
 
 /// The coordinator's answer to a heartbeat.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct HeartbeatAnswer {
+    /// The member id (assigned to a new member).
     pub member_id: String,
+    /// The member's epoch after this heartbeat.
     pub member_epoch: i32,
     /// The member's assignment, when it changed or the request was full.
     pub assignment: Option<Partitions>,

@@ -78,18 +78,26 @@ pub(crate) const DEAD: &str = "Dead";
 /// One listed group.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Listed {
+    /// The group id.
     pub group_id: String,
+    /// Its protocol type (`consumer` for a KIP-848 group, "" for offsets only).
     pub protocol_type: String,
+    /// Its state as ListGroups names it.
     pub state: &'static str,
+    /// `classic` or `consumer`.
     pub group_type: &'static str,
 }
 
 /// A member of a described classic group.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DescribedMember {
+    /// Its member id.
     pub member_id: String,
+    /// Its `group.instance.id`, if static.
     pub instance_id: Option<String>,
+    /// Its client id.
     pub client_id: String,
+    /// Its address (`/127.0.0.1`).
     pub client_host: String,
     /// Its metadata for the group's protocol (Stable groups only).
     pub metadata: Bytes,
@@ -100,10 +108,13 @@ pub(crate) struct DescribedMember {
 /// A described classic group.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Described {
+    /// Its state as DescribeGroups names it.
     pub state: &'static str,
+    /// Its protocol type.
     pub protocol_type: String,
     /// The chosen protocol (Stable groups only, else "").
     pub protocol: String,
+    /// Its members, by member id.
     pub members: Vec<DescribedMember>,
 }
 

@@ -96,9 +96,13 @@ pub(crate) struct ClassicGroup {
 /// A JoinGroup's answer, once the rebalance completed.
 #[derive(Debug, Clone)]
 pub(crate) struct Joined {
+    /// The new generation.
     pub generation: i32,
+    /// The protocol chosen for it.
     pub protocol: Option<String>,
+    /// The leader's member id.
     pub leader: String,
+    /// The joining member's id.
     pub member_id: String,
     /// Every member's metadata for the protocol (the leader's answer only).
     pub members: Vec<(String, Bytes, Option<String>)>,
@@ -124,12 +128,19 @@ pub(crate) enum JoinOutcome {
 /// A JoinGroup's parameters.
 #[derive(Debug, Clone)]
 pub(crate) struct JoinRequest<'a> {
+    /// The member id ("" for a new member).
     pub member_id: &'a str,
+    /// The protocol type (`consumer`).
     pub protocol_type: &'a str,
+    /// The protocols it supports, with its metadata for each.
     pub protocols: Vec<(String, Bytes)>,
+    /// Its session timeout.
     pub session_timeout_ms: i32,
+    /// Its rebalance timeout.
     pub rebalance_timeout_ms: i32,
+    /// The request header's client id.
     pub client_id: &'a str,
+    /// `group.instance.id`, if static.
     pub instance_id: Option<&'a str>,
 }
 
