@@ -46,31 +46,38 @@
 //!   GROUP_ID_NOT_FOUND from v6, for no classic group) and DeleteGroups
 //!   (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND, else the group and its offsets).
 //!
-//! Faults: queued [`Fault`]s (an error code, a delay, a lost answer, a
-//! closed connection, a request held until the test releases it through a
-//! [`HoldHandle`], for the next N requests of an API at a broker), an
-//! [`Interceptor`] that sees every decoded [`Request`] and chooses its
-//! fault (kfake's control functions), brokers stopped and restarted
-//! (their partitions and coordinators fail over), brokers made
-//! unreachable, partition leaders and coordinators moved; and a seeded
-//! [`Nemesis`] that draws all of these at random moments from one seed.
+//! Faults:
+//! - queued [`Fault`]s for the next N requests of an API at a broker: an
+//!   error code, a delay, a lost answer, a closed connection, or a request
+//!   held until the test releases it through a [`HoldHandle`];
+//! - an [`Interceptor`] that sees every decoded [`Request`] and chooses its
+//!   fault (kfake's control functions);
+//! - brokers stopped and restarted (their partitions and coordinators fail
+//!   over), brokers made unreachable, partition leaders and coordinators
+//!   moved;
+//! - a seeded [`Nemesis`] that draws all of these at random moments from
+//!   one seed.
 //!
-//! Known differences from Kafka: no replication (one copy, nothing lost
-//! when a broker stops); KIP-848 groups only on the Kafka 4.4 release (3.9
-//! does not enable them by default), no regex subscriptions, the server
-//! assignors' exact choice of partitions differs from Kafka's (both are
-//! balanced and sticky), and a classic group in use is not converted to a
-//! KIP-848 one or the other way (GROUP_ID_NOT_FOUND and
-//! INCONSISTENT_GROUP_PROTOCOL instead); a classic member's session is
-//! not checked while the group completes a rebalance; no retention, compaction or log deletion; no SASL or TLS; ApiVersions
-//! v5's cluster and node id checks (KIP-1242) are not made. DeleteTopics
-//! answers in the request's order (Kafka shuffles) and the topic is gone
-//! from every broker at once; CreatePartitions does not check a manual
-//! assignment's replica count (one copy is kept); DescribeGroups shows no
-//! assignments while a classic group completes a rebalance (Kafka 4.4
-//! shows the last generation's); empty groups and committed offsets never
-//! expire (Kafka removes an empty group without offsets at its next
-//! offsets retention check).
+//! Known differences from Kafka:
+//! - no replication (one copy, nothing lost when a broker stops);
+//! - KIP-848 groups only on the Kafka 4.4 release (3.9 does not enable
+//!   them by default), no regex subscriptions, and the server assignors'
+//!   exact choice of partitions differs from Kafka's (both are balanced
+//!   and sticky);
+//! - a classic group in use is not converted to a KIP-848 one or the other
+//!   way (GROUP_ID_NOT_FOUND and INCONSISTENT_GROUP_PROTOCOL instead);
+//! - a classic member's session is not checked while the group completes
+//!   a rebalance;
+//! - no retention, compaction or log deletion; no SASL or TLS;
+//! - ApiVersions v5's cluster and node id checks (KIP-1242) are not made;
+//! - DeleteTopics answers in the request's order (Kafka shuffles) and the
+//!   topic is gone from every broker at once;
+//! - CreatePartitions does not check a manual assignment's replica count
+//!   (one copy is kept);
+//! - DescribeGroups shows no assignments while a classic group completes a
+//!   rebalance (Kafka 4.4 shows the last generation's);
+//! - empty groups and committed offsets never expire (Kafka removes an
+//!   empty group without offsets at its next offsets retention check).
 //!
 //! A test with the mock:
 //! 1. [`MockCluster::start`] the brokers and create the topics;

@@ -1,9 +1,11 @@
 //! KIP-227 fetch sessions on the brokers (Kafka's `FetchSessionCache`):
-//! a client's full Fetch (epoch 0) opens a session holding its partitions
-//! and their fetch offsets; its incremental Fetches (epoch 1, 2, ...) name
-//! only what changed and the partitions to forget, and are answered with
-//! only the partitions that have news (records, an error, or a moved high
-//! watermark, last stable offset or log start offset).
+//! 1. a client's full Fetch (epoch 0) opens a session holding its
+//!    partitions and their fetch offsets;
+//! 2. its incremental Fetches (epoch 1, 2, ...) name only what changed and
+//!    the partitions to forget;
+//! 3. they are answered with only the partitions that have news (records,
+//!    an error, or a moved high watermark, last stable offset or log start
+//!    offset).
 //!
 //! A session lives on the broker that opened it, is lost when that broker
 //! stops, and the least recently used one is evicted when the cache is full

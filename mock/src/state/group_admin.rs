@@ -3,11 +3,14 @@
 //! `GroupCoordinatorShard.deleteGroups`; 3.9's `GroupCoordinator` answers
 //! the same for classic groups).
 //!
-//! A group is, by precedence: a KIP-848 consumer group with members; a
-//! classic group with members; an empty consumer group; an empty classic
-//! group; or a group the offsets store alone knows, which Kafka keeps as an
-//! empty classic group without a protocol type (a standalone consumer's
-//! commits create it).
+//! A group is, by precedence:
+//! 1. a KIP-848 consumer group with members;
+//! 2. a classic group with members;
+//! 3. an empty consumer group;
+//! 4. an empty classic group;
+//! 5. a group the offsets store alone knows, which Kafka keeps as an empty
+//!    classic group without a protocol type (a standalone consumer's
+//!    commits create it).
 
 use super::consumer_group::ConsumerGroup;
 use super::membership::{ClassicGroup, GroupState};
