@@ -457,7 +457,23 @@ impl MockCluster {
         Ok(())
     }
 
-    /// Restarts a stopped broker on its old port.
+    /// Restarts a stopped broker on its old port. The partition leaders
+    /// that moved away when it stopped stay where they went until the test
+    /// moves them back.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # use kafka_mock::{MockCluster, MockConfig};
+    /// let cluster = MockCluster::start(MockConfig { brokers: 2, ..MockConfig::default() }).await.unwrap();
+    /// cluster.create_topic("t", 1).unwrap();
+    /// cluster.stop_broker(1).await.unwrap(); // "t"-0 fails over to broker 2
+    /// // ... the client under test rides out the outage here ...
+    /// cluster.start_broker(1).unwrap();
+    /// cluster.move_leader("t", 0, 1).unwrap();
+    /// assert_eq!(cluster.leader("t", 0), Some(1));
+    /// # }
+    /// ```
     pub fn start_broker(&self, id: i32) -> Result<(), MockError> {
         let addr = self.with_io(id, |b| b.addr)?;
         let listener = server::bind(addr)?;
