@@ -2,14 +2,43 @@
 //! helpers to build a request frame and split a response frame.
 //!
 //! [`FrameDecoder`] rejects a frame whose announced size exceeds the configured
-//! maximum *before* buffering or allocating for it.
+//! maximum *before* buffering or allocating for it; it reserves nothing for the
+//! rest of an incomplete frame (a reader grows its buffer by at most
+//! [`READ_CHUNK`] per read).
+//!
+//! A request's way from one side of a connection to the other:
+//! 1. the client writes it with [`encode_request_frame`] (length, header, body);
+//! 2. the server splits the byte stream with [`FrameDecoder::decode`];
+//! 3. it reads the API, version and correlation id with [`peek_request_header`]
+//!    to route the request (or answer one it cannot parse);
+//! 4. it decodes the body with [`decode_request_frame`], and answers with
+//!    [`encode_response_frame`];
+//! 5. the client routes the answer by [`peek_correlation_id`] and decodes it
+//!    with [`decode_response_frame`] (or [`decode_response_frame_bytes`], whose
+//!    bytes fields are slices of the frame, not copies).
 //!
 //! ```
-//! use kafka_proto::frame::FrameDecoder;
-//! let mut dec = FrameDecoder::new(1024);
-//! let mut buf = bytes::BytesMut::from(&[0u8, 0, 0, 2, 7, 8, 0][..]);
-//! assert_eq!(dec.decode(&mut buf).unwrap().unwrap().as_ref(), &[7, 8]);
-//! assert_eq!(dec.decode(&mut buf).unwrap(), None); // one byte of the next frame
+//! use bytes::BytesMut;
+//! use kafka_proto::ApiKey;
+//! use kafka_proto::frame::*;
+//! use kafka_proto::messages::{MetadataRequest, MetadataResponse};
+//!
+//! let request = encode_request_frame(&MetadataRequest::all_topics(), 12, 3, Some("eos")).unwrap();
+//! let mut received = BytesMut::from(&request[..]);
+//! received.extend_from_slice(&[0, 0]); // the start of the next frame
+//! let mut frames = FrameDecoder::new(DEFAULT_MAX_FRAME_SIZE);
+//! let body = frames.decode(&mut received).unwrap().unwrap();
+//! assert_eq!(frames.decode(&mut received).unwrap(), None, "needs more bytes");
+//!
+//! let start = peek_request_header(&body).unwrap();
+//! assert_eq!((start.api_key, start.api_version), (ApiKey::Metadata, 12));
+//! let (header, req) = decode_request_frame::<MetadataRequest>(&body).unwrap();
+//! assert_eq!(req, MetadataRequest::all_topics());
+//!
+//! let response = encode_response_frame(&MetadataResponse::default(), 12, header.correlation_id).unwrap();
+//! assert_eq!(peek_correlation_id(&response[4..]).unwrap(), 3);
+//! let (_, resp) = decode_response_frame::<MetadataResponse>(&response[4..], 12).unwrap();
+//! assert_eq!(resp, MetadataResponse::default());
 //! ```
 
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
@@ -20,28 +49,12 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 
 /// How much a reader should reserve ahead of the bytes received (per read);
 /// [`FrameDecoder::decode`] itself reserves nothing for an incomplete frame.
-///
-/// ```
-/// use bytes::BytesMut;
-/// use kafka_proto::frame::{FrameDecoder, READ_CHUNK};
-/// let mut dec = FrameDecoder::new(100 << 20);
-/// // A header announcing a 90 MB frame, then nothing.
-/// let mut buf = BytesMut::from(&(90_000_000i32).to_be_bytes()[..]);
-/// assert_eq!(dec.decode(&mut buf).unwrap(), None);
-/// assert!(buf.capacity() <= 4 + READ_CHUNK);
-/// ```
 pub const READ_CHUNK: usize = 64 * 1024;
 
 /// Default maximum frame size: 100 MiB, Kafka's `socket.request.max.bytes`.
 pub const DEFAULT_MAX_FRAME_SIZE: usize = 100 * 1024 * 1024;
 
 /// Splits a byte stream into frames.
-///
-/// ```
-/// use kafka_proto::frame::{DEFAULT_MAX_FRAME_SIZE, FrameDecoder};
-/// let dec = FrameDecoder::default();
-/// assert_eq!(dec.max_frame_size(), DEFAULT_MAX_FRAME_SIZE);
-/// ```
 #[derive(Debug, Clone)]
 pub struct FrameDecoder {
     max_frame_size: usize,
@@ -54,25 +67,22 @@ impl Default for FrameDecoder {
 }
 
 impl FrameDecoder {
-    /// A decoder that refuses frames larger than `max_frame_size` bytes.
+    /// A decoder that refuses frames larger than `max_frame_size` bytes
+    /// (Kafka's `socket.request.max.bytes` on a broker; [`Default`] is
+    /// [`DEFAULT_MAX_FRAME_SIZE`]).
     ///
     /// ```
-    /// # use kafka_proto::frame::FrameDecoder;
-    /// # use bytes::BytesMut;
+    /// use bytes::BytesMut;
+    /// use kafka_proto::frame::FrameDecoder;
     /// let mut dec = FrameDecoder::new(16);
     /// let mut buf = BytesMut::from(&[0u8, 0, 1, 0][..]); // announces 256 bytes
-    /// assert!(dec.decode(&mut buf).is_err(), "rejected before buffering");
+    /// assert!(dec.decode(&mut buf).is_err(), "refused before its body arrives");
     /// ```
     pub fn new(max_frame_size: usize) -> Self {
         Self { max_frame_size }
     }
 
     /// The configured maximum.
-    ///
-    /// ```
-    /// # use kafka_proto::frame::FrameDecoder;
-    /// assert_eq!(FrameDecoder::new(1 << 20).max_frame_size(), 1_048_576);
-    /// ```
     pub fn max_frame_size(&self) -> usize {
         self.max_frame_size
     }
@@ -80,16 +90,6 @@ impl FrameDecoder {
     /// Takes one complete frame body (without its length) off the front of
     /// `buf`, `Ok(None)` if more bytes are needed. An oversized or negative
     /// length fails at once, before any allocation.
-    ///
-    /// ```
-    /// # use kafka_proto::frame::FrameDecoder;
-    /// # use bytes::BytesMut;
-    /// let mut dec = FrameDecoder::new(1024);
-    /// let mut buf = BytesMut::from(&[0u8, 0, 0, 3, 1, 2][..]);
-    /// assert_eq!(dec.decode(&mut buf).unwrap(), None, "body incomplete");
-    /// buf.extend_from_slice(&[3]);
-    /// assert_eq!(dec.decode(&mut buf).unwrap().unwrap().as_ref(), [1, 2, 3]);
-    /// ```
     pub fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Bytes>, DecodeError> {
         if buf.len() < 4 {
             return Ok(None);
@@ -133,12 +133,6 @@ fn write_frame(
 
 /// Encodes a complete request frame: length, header (v1/v2 as the version
 /// requires) and body.
-///
-/// ```
-/// use kafka_proto::{frame::encode_request_frame, messages::ApiVersionsRequest};
-/// let f = encode_request_frame(&ApiVersionsRequest::default(), 0, 1, Some("c")).unwrap();
-/// assert_eq!(&f[..4], &[0, 0, 0, 11]);
-/// ```
 pub fn encode_request_frame<M: Message>(
     msg: &M,
     version: i16,
@@ -157,15 +151,6 @@ pub fn encode_request_frame<M: Message>(
 }
 
 /// Encodes a complete response frame (used by test peers and fixtures).
-///
-/// ```
-/// use kafka_proto::frame::{FrameDecoder, decode_response_frame, encode_response_frame};
-/// use kafka_proto::messages::ApiVersionsResponse;
-/// let mut buf = encode_response_frame(&ApiVersionsResponse::default(), 3, 42).unwrap();
-/// let body = FrameDecoder::default().decode(&mut buf).unwrap().unwrap();
-/// let (header, _) = decode_response_frame::<ApiVersionsResponse>(&body, 3).unwrap();
-/// assert_eq!(header.correlation_id, 42);
-/// ```
 pub fn encode_response_frame<M: Message>(
     msg: &M,
     version: i16,
@@ -188,18 +173,6 @@ pub fn encode_response_frame<M: Message>(
 
 /// Decodes a response frame body (without the length): header then message.
 /// Trailing bytes are an error.
-///
-/// ```
-/// use kafka_proto::frame::{decode_response_frame, encode_response_frame};
-/// use kafka_proto::messages::FindCoordinatorResponse;
-/// let resp = FindCoordinatorResponse {
-///     throttle_time_ms: 5,
-///     ..Default::default()
-/// };
-/// let frame = encode_response_frame(&resp, 4, 7).unwrap();
-/// let (header, back) = decode_response_frame::<FindCoordinatorResponse>(&frame[4..], 4).unwrap();
-/// assert_eq!((header.correlation_id, back), (7, resp));
-/// ```
 pub fn decode_response_frame<M: Message>(
     body: &[u8],
     version: i16,
@@ -210,28 +183,6 @@ pub fn decode_response_frame<M: Message>(
 /// [`decode_response_frame`] over a shared buffer: the response's bytes
 /// fields (a Fetch response's record batches) are slices of `body`, not
 /// copies.
-///
-/// ```
-/// use bytes::Bytes;
-/// use kafka_proto::frame::{decode_response_frame_bytes, encode_response_frame};
-/// use kafka_proto::messages::*;
-/// let resp = FetchResponse {
-///     responses: vec![FetchResponseTopic {
-///         topic: "t".into(),
-///         partitions: vec![FetchResponsePartitionData {
-///             records: Some(Bytes::from_static(b"batches")),
-///             ..Default::default()
-///         }],
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
-/// let body = Bytes::from(encode_response_frame(&resp, 12, 1).unwrap()).slice(4..);
-/// let (_, back) = decode_response_frame_bytes::<FetchResponse>(&body, 12).unwrap();
-/// let records = back.responses[0].partitions[0].records.clone().unwrap();
-/// let within = body.as_ptr_range();
-/// assert!(within.contains(&records.as_ptr()), "a slice of the frame");
-/// ```
 pub fn decode_response_frame_bytes<M: Message>(
     body: &Bytes,
     version: i16,
@@ -255,13 +206,6 @@ fn read_response<M: Message>(
 
 /// Reads only the correlation id of a response frame body, to route it before
 /// the version is known.
-///
-/// ```
-/// use kafka_proto::frame::{encode_response_frame, peek_correlation_id};
-/// use kafka_proto::messages::MetadataResponse;
-/// let frame = encode_response_frame(&MetadataResponse::default(), 12, 99).unwrap();
-/// assert_eq!(peek_correlation_id(&frame[4..]).unwrap(), 99);
-/// ```
 pub fn peek_correlation_id(body: &[u8]) -> Result<i32, DecodeError> {
     Reader::new(body).i32("correlation_id")
 }
@@ -269,17 +213,6 @@ pub fn peek_correlation_id(body: &[u8]) -> Result<i32, DecodeError> {
 /// The start of every request header, read before the API is known: enough
 /// to route a request (or to answer one the server cannot parse with the
 /// right correlation id).
-///
-/// ```
-/// use kafka_proto::ApiKey;
-/// use kafka_proto::frame::{RequestHeaderStart, encode_request_frame, peek_request_header};
-/// use kafka_proto::messages::MetadataRequest;
-/// let frame = encode_request_frame(&MetadataRequest::all_topics(), 12, 3, Some("eos")).unwrap();
-/// assert_eq!(
-///     peek_request_header(&frame[4..]).unwrap(),
-///     RequestHeaderStart { api_key: ApiKey::Metadata, api_version: 12, correlation_id: 3 }
-/// );
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RequestHeaderStart {
     /// `request_api_key`: which API the request is for.
@@ -294,11 +227,6 @@ pub struct RequestHeaderStart {
 /// frame body (without the length), whatever the API and header version;
 /// a body shorter than those 8 bytes is a [`DecodeError`] naming the field
 /// cut short.
-///
-/// ```
-/// use kafka_proto::frame::peek_request_header;
-/// assert!(peek_request_header(&[0, 3, 0, 12, 0, 0]).is_err(), "no correlation id");
-/// ```
 pub fn peek_request_header(body: &[u8]) -> Result<RequestHeaderStart, DecodeError> {
     let mut r = Reader::new(body);
     Ok(RequestHeaderStart {
@@ -309,21 +237,6 @@ pub fn peek_request_header(body: &[u8]) -> Result<RequestHeaderStart, DecodeErro
 }
 
 /// Decodes a request frame body (without the length): header then message.
-///
-/// ```
-/// use kafka_proto::frame::{decode_request_frame, encode_request_frame};
-/// use kafka_proto::messages::{ApiVersionsRequest, MetadataRequest};
-/// let frame = encode_request_frame(&MetadataRequest::all_topics(), 12, 3, Some("eos")).unwrap();
-/// let (header, req) = decode_request_frame::<MetadataRequest>(&frame[4..]).unwrap();
-/// assert_eq!(
-///     (header.correlation_id, req),
-///     (3, MetadataRequest::all_topics())
-/// );
-/// assert!(
-///     decode_request_frame::<ApiVersionsRequest>(&frame[4..]).is_err(),
-///     "wrong API key"
-/// );
-/// ```
 pub fn decode_request_frame<M: Message>(body: &[u8]) -> Result<(RequestHeader, M), DecodeError> {
     let mut r = Reader::new(body);
     // Peek version to choose the header version.
@@ -454,5 +367,72 @@ mod tests {
             &[] as &[u8]
         );
         assert!(buf.is_empty());
+    }
+
+    #[test]
+    fn default_decoder_allows_kafkas_default_request_size() {
+        assert_eq!(
+            FrameDecoder::default().max_frame_size(),
+            DEFAULT_MAX_FRAME_SIZE
+        );
+        assert_eq!(FrameDecoder::new(1 << 20).max_frame_size(), 1_048_576);
+    }
+
+    /// Invariant: a 90 MB announcement with nothing behind it grows the
+    /// buffer by at most one read chunk.
+    #[test]
+    fn announced_frame_reserves_at_most_one_read_chunk() {
+        let mut dec = FrameDecoder::new(100 << 20);
+        let mut buf = BytesMut::from(&(90_000_000i32).to_be_bytes()[..]);
+        assert_eq!(dec.decode(&mut buf).unwrap(), None);
+        assert!(buf.capacity() <= 4 + READ_CHUNK);
+    }
+
+    #[test]
+    fn request_frame_length_covers_header_and_body() {
+        use crate::messages::ApiVersionsRequest;
+        // v0 header: key 2, version 2, correlation id 4, client id 2 + 1; empty body.
+        let f = encode_request_frame(&ApiVersionsRequest::default(), 0, 1, Some("c")).unwrap();
+        assert_eq!(&f[..4], &[0, 0, 0, 11]);
+    }
+
+    #[test]
+    fn response_frame_round_trips_with_its_correlation_id() {
+        use crate::messages::{ApiVersionsResponse, FindCoordinatorResponse};
+        let mut buf = encode_response_frame(&ApiVersionsResponse::default(), 3, 42).unwrap();
+        let body = FrameDecoder::default().decode(&mut buf).unwrap().unwrap();
+        let (header, _) = decode_response_frame::<ApiVersionsResponse>(&body, 3).unwrap();
+        assert_eq!(header.correlation_id, 42);
+        let resp = FindCoordinatorResponse {
+            throttle_time_ms: 5,
+            ..Default::default()
+        };
+        let frame = encode_response_frame(&resp, 4, 7).unwrap();
+        assert_eq!(peek_correlation_id(&frame[4..]).unwrap(), 7);
+        let (header, back) =
+            decode_response_frame::<FindCoordinatorResponse>(&frame[4..], 4).unwrap();
+        assert_eq!((header.correlation_id, back), (7, resp));
+    }
+
+    /// Invariant: a response decoded from shared bytes holds its records as
+    /// a slice of the frame, not a copy.
+    #[test]
+    fn response_bytes_fields_are_slices_of_the_frame() {
+        use crate::messages::{FetchResponse, FetchResponsePartitionData, FetchResponseTopic};
+        let resp = FetchResponse {
+            responses: vec![FetchResponseTopic {
+                topic: "t".into(),
+                partitions: vec![FetchResponsePartitionData {
+                    records: Some(Bytes::from_static(b"batches")),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let body = Bytes::from(encode_response_frame(&resp, 12, 1).unwrap()).slice(4..);
+        let (_, back) = decode_response_frame_bytes::<FetchResponse>(&body, 12).unwrap();
+        let records = back.responses[0].partitions[0].records.clone().unwrap();
+        assert!(body.as_ptr_range().contains(&records.as_ptr()));
     }
 }

@@ -50,12 +50,6 @@ use bytes::BufMut;
 use primitives::Reader;
 
 /// An inclusive range of API versions.
-///
-/// ```
-/// use kafka_proto::VersionRange;
-/// let r = VersionRange::new(3, 13);
-/// assert!(r.contains(12) && !r.contains(2));
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VersionRange {
     /// Lowest supported version.
@@ -68,34 +62,24 @@ impl VersionRange {
     /// `min..=max`.
     ///
     /// ```
-    /// # use kafka_proto::VersionRange;
-    /// let r = VersionRange::new(0, 5);
-    /// assert_eq!((r.min, r.max), (0, 5));
+    /// use kafka_proto::{Message, VersionRange, messages::ProduceRequest};
+    /// // The versions both sides speak: a broker's advertised range, narrowed
+    /// // to the ones this crate implements.
+    /// let broker = VersionRange::new(0, 11);
+    /// let ours = ProduceRequest::VERSIONS;
+    /// let common = VersionRange::new(broker.min.max(ours.min), broker.max.min(ours.max));
+    /// assert!(common.contains(11) && !common.contains(12));
     /// ```
     pub const fn new(min: i16, max: i16) -> Self {
         Self { min, max }
     }
 
     /// True when `v` is inside the range.
-    ///
-    /// ```
-    /// # use kafka_proto::VersionRange;
-    /// let produce = VersionRange::new(3, 13);
-    /// assert!(produce.contains(3) && produce.contains(13) && !produce.contains(14));
-    /// ```
     pub const fn contains(&self, v: i16) -> bool {
         v >= self.min && v <= self.max
     }
 
     /// Every version in the range.
-    ///
-    /// ```
-    /// # use kafka_proto::VersionRange;
-    /// assert_eq!(
-    ///     VersionRange::new(3, 5).iter().collect::<Vec<_>>(),
-    ///     [3, 4, 5]
-    /// );
-    /// ```
     pub fn iter(&self) -> impl Iterator<Item = i16> + use<> {
         self.min..=self.max
     }
@@ -130,38 +114,13 @@ pub trait Message: Sized + Clone + PartialEq + std::fmt::Debug + Default {
     const FLEXIBLE_MIN: i16;
 
     /// Writes the body (no header) at `version`, which is already range-checked.
-    ///
-    /// ```
-    /// # use kafka_proto::{Message, messages::ApiVersionsRequest};
-    /// // `encode_body` skips the range check that `encode` does; use it only in `Message` impls.
-    /// let mut buf = Vec::new();
-    /// ApiVersionsRequest::default()
-    ///     .encode_body(&mut buf, 0)
-    ///     .unwrap();
-    /// assert!(buf.is_empty(), "v0 has no fields");
-    /// ```
     fn encode_body<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError>;
 
     /// Reads the body (no header) at `version`, which is already range-checked.
-    ///
-    /// ```
-    /// # use kafka_proto::{Message, messages::ApiVersionsRequest, primitives::Reader};
-    /// let mut r = Reader::new(&[]);
-    /// assert_eq!(
-    ///     ApiVersionsRequest::decode_body(&mut r, 0).unwrap(),
-    ///     ApiVersionsRequest::default()
-    /// );
-    /// ```
     fn decode_body(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError>;
 
     /// The number of bytes [`encode_body`](Message::encode_body) writes at
     /// `version` (which is already range-checked), without encoding.
-    ///
-    /// ```
-    /// # use kafka_proto::{Message, messages::EndTxnRequest};
-    /// let req = EndTxnRequest { transactional_id: "t".into(), ..Default::default() };
-    /// assert_eq!(req.body_size(3), req.encode_to_vec(3).unwrap().len());
-    /// ```
     fn body_size(&self, version: i16) -> usize {
         let mut v = Vec::new();
         let _ = self.encode_body(&mut v, version);
@@ -169,27 +128,11 @@ pub trait Message: Sized + Clone + PartialEq + std::fmt::Debug + Default {
     }
 
     /// True when `version` uses the flexible encoding.
-    ///
-    /// ```
-    /// # use kafka_proto::{Message, messages::ApiVersionsRequest};
-    /// assert!(!ApiVersionsRequest::is_flexible(2));
-    /// assert!(ApiVersionsRequest::is_flexible(3));
-    /// ```
     fn is_flexible(version: i16) -> bool {
         version >= Self::FLEXIBLE_MIN
     }
 
     /// Checks the version and writes the body.
-    ///
-    /// ```
-    /// # use kafka_proto::{EncodeErrorKind, Message, messages::ApiVersionsRequest};
-    /// let mut buf = bytes::BytesMut::new();
-    /// ApiVersionsRequest::default().encode(&mut buf, 3).unwrap();
-    /// let err = ApiVersionsRequest::default()
-    ///     .encode(&mut buf, 99)
-    ///     .unwrap_err();
-    /// assert_eq!(err.kind, EncodeErrorKind::UnsupportedVersion);
-    /// ```
     fn encode<B: BufMut>(&self, buf: &mut B, version: i16) -> Result<(), EncodeError> {
         if !Self::VERSIONS.contains(version) {
             return Err(
@@ -202,12 +145,6 @@ pub trait Message: Sized + Clone + PartialEq + std::fmt::Debug + Default {
     }
 
     /// Encodes into a fresh vector.
-    ///
-    /// ```
-    /// # use kafka_proto::{Message, messages::FindCoordinatorRequest};
-    /// let req = FindCoordinatorRequest::default();
-    /// assert!(!req.encode_to_vec(4).unwrap().is_empty());
-    /// ```
     fn encode_to_vec(&self, version: i16) -> Result<Vec<u8>, EncodeError> {
         let mut v = Vec::new();
         self.encode(&mut v, version)?;
@@ -215,12 +152,6 @@ pub trait Message: Sized + Clone + PartialEq + std::fmt::Debug + Default {
     }
 
     /// Decodes a complete body: every byte must belong to the message.
-    ///
-    /// ```
-    /// # use kafka_proto::{DecodeErrorKind, Message, messages::ApiVersionsRequest};
-    /// let err = ApiVersionsRequest::decode(&[0], 0).unwrap_err();
-    /// assert_eq!(err.kind, DecodeErrorKind::TrailingBytes(1));
-    /// ```
     fn decode(bytes: &[u8], version: i16) -> Result<Self, DecodeError> {
         let mut r = Reader::new(bytes);
         let m = Self::read(&mut r, version)?;
@@ -229,16 +160,6 @@ pub trait Message: Sized + Clone + PartialEq + std::fmt::Debug + Default {
     }
 
     /// Checks the version and reads a body from `r`, leaving what follows.
-    ///
-    /// ```
-    /// # use kafka_proto::{Message, messages::ApiVersionsRequest, primitives::Reader};
-    /// // Decode one body and leave what follows in the reader.
-    /// let mut bytes = ApiVersionsRequest::default().encode_to_vec(3).unwrap();
-    /// bytes.push(0xff);
-    /// let mut r = Reader::new(&bytes);
-    /// ApiVersionsRequest::read(&mut r, 3).unwrap();
-    /// assert_eq!(r.rest(), [0xff]);
-    /// ```
     fn read(r: &mut Reader<'_>, version: i16) -> Result<Self, DecodeError> {
         if !Self::VERSIONS.contains(version) {
             return Err(
@@ -278,3 +199,72 @@ pub trait Request: Message {
 /// is_response::<MetadataResponse>();
 /// ```
 pub trait Response: Message {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::messages::{ApiVersionsRequest, EndTxnRequest, FindCoordinatorRequest};
+
+    #[test]
+    fn version_range_is_inclusive_at_both_ends() {
+        let r = VersionRange::new(3, 5);
+        assert!(r.contains(3) && r.contains(5));
+        assert!(!r.contains(2) && !r.contains(6));
+        assert_eq!(r.iter().collect::<Vec<_>>(), [3, 4, 5]);
+    }
+
+    #[test]
+    fn flexible_encoding_starts_at_flexible_min() {
+        assert!(!ApiVersionsRequest::is_flexible(2));
+        assert!(ApiVersionsRequest::is_flexible(3));
+    }
+
+    #[test]
+    fn body_size_equals_encoded_length() {
+        let req = EndTxnRequest {
+            transactional_id: "t".into(),
+            ..Default::default()
+        };
+        assert_eq!(req.body_size(3), req.encode_to_vec(3).unwrap().len());
+        assert!(
+            !FindCoordinatorRequest::default()
+                .encode_to_vec(4)
+                .unwrap()
+                .is_empty()
+        );
+        let mut v0 = Vec::new();
+        ApiVersionsRequest::default()
+            .encode_body(&mut v0, 0)
+            .unwrap();
+        assert!(v0.is_empty(), "ApiVersions v0 has no fields");
+        assert_eq!(
+            ApiVersionsRequest::decode_body(&mut Reader::new(&[]), 0).unwrap(),
+            ApiVersionsRequest::default()
+        );
+    }
+
+    #[test]
+    fn encode_refuses_a_version_outside_the_range() {
+        let mut buf = bytes::BytesMut::new();
+        ApiVersionsRequest::default().encode(&mut buf, 3).unwrap();
+        let err = ApiVersionsRequest::default()
+            .encode(&mut buf, 99)
+            .unwrap_err();
+        assert_eq!(err.kind, EncodeErrorKind::UnsupportedVersion);
+    }
+
+    #[test]
+    fn decode_refuses_trailing_bytes() {
+        let err = ApiVersionsRequest::decode(&[0], 0).unwrap_err();
+        assert_eq!(err.kind, DecodeErrorKind::TrailingBytes(1));
+    }
+
+    #[test]
+    fn read_leaves_the_bytes_after_the_body() {
+        let mut bytes = ApiVersionsRequest::default().encode_to_vec(3).unwrap();
+        bytes.push(0xff);
+        let mut r = Reader::new(&bytes);
+        ApiVersionsRequest::read(&mut r, 3).unwrap();
+        assert_eq!(r.rest(), [0xff]);
+    }
+}

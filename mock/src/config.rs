@@ -89,12 +89,6 @@ impl Default for MockConfig {
 
 impl MockConfig {
     /// The transaction version in effect.
-    ///
-    /// ```
-    /// use kafka_mock::{KafkaRelease, MockConfig, TransactionVersion};
-    /// let old = MockConfig { release: KafkaRelease::V3_9, ..MockConfig::default() };
-    /// assert_eq!(old.effective_transaction_version(), TransactionVersion::V1);
-    /// ```
     pub fn effective_transaction_version(&self) -> TransactionVersion {
         match self.release {
             KafkaRelease::V3_9 => TransactionVersion::V1,

@@ -11,13 +11,6 @@ use std::time::Duration;
 use tokio::sync::{Notify, oneshot};
 
 /// What happens to one request.
-///
-/// ```
-/// use kafka_mock::FaultAction;
-/// use kafka_proto::ErrorCode;
-/// let refuse = FaultAction::Error(ErrorCode::NotLeaderOrFollower);
-/// assert_ne!(refuse, FaultAction::DropResponse);
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FaultAction {
     /// Answer with this error code in every error field; the request
@@ -85,34 +78,18 @@ impl Fault {
     }
 
     /// Only requests of `api`.
-    ///
-    /// ```
-    /// use kafka_mock::{Fault, FaultAction};
-    /// use kafka_proto::ApiKey;
-    /// assert_eq!(Fault::new(FaultAction::DropResponse).api(ApiKey::Produce).api, Some(ApiKey::Produce));
-    /// ```
     pub fn api(mut self, api: ApiKey) -> Self {
         self.api = Some(api);
         self
     }
 
     /// Only requests arriving at broker `id`.
-    ///
-    /// ```
-    /// use kafka_mock::{Fault, FaultAction};
-    /// assert_eq!(Fault::new(FaultAction::DropResponse).broker(2).broker, Some(2));
-    /// ```
     pub fn broker(mut self, id: i32) -> Self {
         self.broker = Some(id);
         self
     }
 
     /// For the next `n` matching requests.
-    ///
-    /// ```
-    /// use kafka_mock::{Fault, FaultAction};
-    /// assert_eq!(Fault::new(FaultAction::DropResponse).times(3).times, 3);
-    /// ```
     pub fn times(mut self, n: u32) -> Self {
         self.times = n;
         self
@@ -126,13 +103,6 @@ impl Fault {
 }
 
 /// A request as the mock received it (before serving it).
-///
-/// ```
-/// use kafka_mock::RequestInfo;
-/// use kafka_proto::ApiKey;
-/// let r = RequestInfo { broker: 1, api: ApiKey::Produce, version: 11, correlation_id: 7 };
-/// assert_eq!(r.api, ApiKey::Produce);
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RequestInfo {
     /// The broker it arrived at.
@@ -208,10 +178,17 @@ impl std::ops::Deref for Request<'_> {
 pub type Interceptor = Arc<dyn Fn(&Request<'_>) -> Option<FaultAction> + Send + Sync>;
 
 /// Holds requests until the test releases them, one by one or all at once
-/// (kfake's `SleepControl`): give a clone to [`FaultAction::Hold`], wait
-/// until the requests the test is about are held, change the cluster or
-/// look at the client meanwhile, then release them. Clones share the same
-/// queue of held requests.
+/// (kfake's `SleepControl`). Clones share the same queue of held requests.
+///
+/// A test steers a request with it in four steps:
+/// 1. give a clone to [`FaultAction::Hold`] (from an [`Interceptor`] or a
+///    queued [`Fault`]);
+/// 2. wait until the requests the test is about are held
+///    ([`wait_held`](Self::wait_held), [`wait_for`](Self::wait_for));
+/// 3. change the cluster or look at the client meanwhile;
+/// 4. release them: served as usual ([`release_oldest`](Self::release_oldest),
+///    [`release_all`](Self::release_all)) or answered as a fault says
+///    ([`release_oldest_with`](Self::release_oldest_with)).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -261,10 +238,21 @@ impl HoldHandle {
     /// A handle that holds nothing yet.
     ///
     /// ```
-    /// use kafka_mock::HoldHandle;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use kafka_mock::{Fault, FaultAction, HoldHandle, MockCluster, MockConfig};
+    /// use kafka_proto::{ApiKey, ErrorCode};
+    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
     /// let gate = HoldHandle::new();
-    /// assert!(gate.held().is_empty());
-    /// assert_eq!(gate.release_oldest(), None);
+    /// // The next EndTxn waits for the test; the test then answers it as if
+    /// // the coordinator were still writing the previous markers.
+    /// cluster.inject(Fault::new(FaultAction::Hold(gate.clone())).api(ApiKey::EndTxn));
+    /// let answer_when_held = async {
+    ///     gate.wait_held(1).await;
+    ///     gate.release_oldest_with(FaultAction::Error(ErrorCode::ConcurrentTransactions));
+    /// };
+    /// # drop(answer_when_held);
+    /// # }
     /// ```
     pub fn new() -> Self {
         Self::default()
@@ -308,14 +296,6 @@ impl HoldHandle {
     /// Releases the oldest held request with a fault instead: the broker
     /// answers it only now, and as `action` says (an error code, a lost
     /// answer, a closed connection, or another hold).
-    ///
-    /// ```
-    /// use kafka_mock::{FaultAction, HoldHandle};
-    /// use kafka_proto::ErrorCode;
-    /// let gate = HoldHandle::new();
-    /// // Nothing held yet: nothing released.
-    /// assert_eq!(gate.release_oldest_with(FaultAction::Error(ErrorCode::ConcurrentTransactions)), None);
-    /// ```
     pub fn release_oldest_with(&self, action: FaultAction) -> Option<RequestInfo> {
         self.release(Some(action))
     }

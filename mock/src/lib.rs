@@ -46,41 +46,70 @@
 //!   GROUP_ID_NOT_FOUND from v6, for no classic group) and DeleteGroups
 //!   (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND, else the group and its offsets).
 //!
-//! Faults: queued [`Fault`]s (an error code, a delay, a lost answer, a
-//! closed connection, a request held until the test releases it through a
-//! [`HoldHandle`], for the next N requests of an API at a broker), an
-//! [`Interceptor`] that sees every decoded [`Request`] and chooses its
-//! fault (kfake's control functions), brokers stopped and restarted
-//! (their partitions and coordinators fail over), brokers made
-//! unreachable, partition leaders and coordinators moved; and a seeded
-//! [`Nemesis`] that draws all of these at random moments from one seed.
+//! Faults:
+//! - queued [`Fault`]s for the next N requests of an API at a broker: an
+//!   error code, a delay, a lost answer, a closed connection, or a request
+//!   held until the test releases it through a [`HoldHandle`];
+//! - an [`Interceptor`] that sees every decoded [`Request`] and chooses its
+//!   fault (kfake's control functions);
+//! - brokers stopped and restarted (their partitions and coordinators fail
+//!   over), brokers made unreachable, partition leaders and coordinators
+//!   moved;
+//! - a seeded [`Nemesis`] that draws all of these at random moments from
+//!   one seed.
 //!
-//! Known differences from Kafka: no replication (one copy, nothing lost
-//! when a broker stops); KIP-848 groups only on the Kafka 4.4 release (3.9
-//! does not enable them by default), no regex subscriptions, the server
-//! assignors' exact choice of partitions differs from Kafka's (both are
-//! balanced and sticky), and a classic group in use is not converted to a
-//! KIP-848 one or the other way (GROUP_ID_NOT_FOUND and
-//! INCONSISTENT_GROUP_PROTOCOL instead); a classic member's session is
-//! not checked while the group completes a rebalance; no retention, compaction or log deletion; no SASL or TLS; ApiVersions
-//! v5's cluster and node id checks (KIP-1242) are not made. DeleteTopics
-//! answers in the request's order (Kafka shuffles) and the topic is gone
-//! from every broker at once; CreatePartitions does not check a manual
-//! assignment's replica count (one copy is kept); DescribeGroups shows no
-//! assignments while a classic group completes a rebalance (Kafka 4.4
-//! shows the last generation's); empty groups and committed offsets never
-//! expire (Kafka removes an empty group without offsets at its next
-//! offsets retention check).
+//! Known differences from Kafka:
+//! - no replication (one copy, nothing lost when a broker stops);
+//! - KIP-848 groups only on the Kafka 4.4 release (3.9 does not enable
+//!   them by default), no regex subscriptions, and the server assignors'
+//!   exact choice of partitions differs from Kafka's (both are balanced
+//!   and sticky);
+//! - a classic group in use is not converted to a KIP-848 one or the other
+//!   way (GROUP_ID_NOT_FOUND and INCONSISTENT_GROUP_PROTOCOL instead);
+//! - a classic member's session is not checked while the group completes
+//!   a rebalance;
+//! - no retention, compaction or log deletion; no SASL or TLS;
+//! - ApiVersions v5's cluster and node id checks (KIP-1242) are not made;
+//! - DeleteTopics answers in the request's order (Kafka shuffles) and the
+//!   topic is gone from every broker at once;
+//! - CreatePartitions does not check a manual assignment's replica count
+//!   (one copy is kept);
+//! - DescribeGroups shows no assignments while a classic group completes a
+//!   rebalance (Kafka 4.4 shows the last generation's);
+//! - empty groups and committed offsets never expire (Kafka removes an
+//!   empty group without offsets at its next offsets retention check).
+//!
+//! A test with the mock:
+//! 1. [`MockCluster::start`] the brokers and create the topics;
+//! 2. point the client under test at [`MockCluster::bootstrap`];
+//! 3. steer the cluster: queue faults ([`MockCluster::inject`]), intercept
+//!    requests ([`MockCluster::set_interceptor`]), stop brokers, move
+//!    leaders and coordinators, or let a [`Nemesis`] do it at random;
+//! 4. check what the cluster holds ([`MockCluster::batches`],
+//!    [`MockCluster::offsets`], [`MockCluster::transaction_state`]), and
+//!    print [`MockCluster::describe`] when a check fails.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
-//! use kafka_mock::{MockCluster, MockConfig};
+//! use kafka_mock::{Fault, FaultAction, MockCluster, MockConfig};
+//! use kafka_proto::{ApiKey, ErrorCode};
 //! let cluster = MockCluster::start(MockConfig { brokers: 3, ..MockConfig::default() })
 //!     .await
 //!     .unwrap();
 //! cluster.create_topic("orders", 6).unwrap();
-//! assert_eq!(cluster.bootstrap().split(',').count(), 3);
+//! let bootstrap = cluster.bootstrap(); // "127.0.0.1:port,127.0.0.1:port,127.0.0.1:port"
+//! // The next two writes at broker 1 are refused as by a follower.
+//! cluster.inject(
+//!     Fault::new(FaultAction::Error(ErrorCode::NotLeaderOrFollower))
+//!         .api(ApiKey::Produce)
+//!         .broker(1)
+//!         .times(2),
+//! );
+//! // ... the code under test runs against `bootstrap` here ...
+//! let (high_watermark, last_stable) = cluster.offsets("orders", 0).unwrap();
+//! assert!(last_stable <= high_watermark, "{}", cluster.describe());
+//! # drop(bootstrap);
 //! # }
 //! ```
 
@@ -111,12 +140,6 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{Notify, watch};
 
 /// Why a control call failed.
-///
-/// ```
-/// use kafka_mock::MockError;
-/// let e = MockError::UnknownBroker(9);
-/// assert_eq!(e.to_string(), "no broker 9 in the cluster");
-/// ```
 #[derive(Debug, thiserror::Error)]
 pub enum MockError {
     /// A listener could not be bound.
@@ -134,15 +157,6 @@ pub enum MockError {
 }
 
 /// A running mock cluster. Dropping it stops every broker.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// use kafka_mock::{MockCluster, MockConfig};
-/// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
-/// assert_eq!(cluster.broker_ids(), vec![1]);
-/// # }
-/// ```
 #[derive(Debug)]
 pub struct MockCluster {
     shared: Arc<Shared>,
@@ -228,16 +242,6 @@ impl MockCluster {
     }
 
     /// The brokers' addresses, comma-separated (`bootstrap.servers`).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # use kafka_mock::{MockCluster, MockConfig};
-    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
-    /// let addr: std::net::SocketAddr = cluster.bootstrap().parse().unwrap();
-    /// assert!(addr.ip().is_loopback());
-    /// # }
-    /// ```
     pub fn bootstrap(&self) -> String {
         let io = self.shared.io.lock().unwrap();
         let ordered: BTreeMap<_, _> = io.iter().map(|(id, b)| (*id, b.addr)).collect();
@@ -249,15 +253,6 @@ impl MockCluster {
     }
 
     /// The node ids of the brokers, stopped ones included.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # use kafka_mock::{MockCluster, MockConfig};
-    /// let cluster = MockCluster::start(MockConfig { brokers: 2, ..MockConfig::default() }).await.unwrap();
-    /// assert_eq!(cluster.broker_ids(), vec![1, 2]);
-    /// # }
-    /// ```
     pub fn broker_ids(&self) -> Vec<i32> {
         self.shared
             .state
@@ -270,16 +265,6 @@ impl MockCluster {
     }
 
     /// Creates a topic (as CreateTopics would).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # use kafka_mock::{MockCluster, MockConfig, MockError};
-    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
-    /// cluster.create_topic("t", 3).unwrap();
-    /// assert!(matches!(cluster.create_topic("t", 3), Err(MockError::Refused(_))));
-    /// # }
-    /// ```
     pub fn create_topic(&self, name: &str, partitions: i32) -> Result<(), MockError> {
         self.shared
             .state
@@ -291,16 +276,6 @@ impl MockCluster {
     }
 
     /// The leader of a partition.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # use kafka_mock::{MockCluster, MockConfig};
-    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
-    /// cluster.create_topic("t", 1).unwrap();
-    /// assert_eq!(cluster.leader("t", 0), Some(1));
-    /// # }
-    /// ```
     pub fn leader(&self, topic: &str, partition: i32) -> Option<i32> {
         self.shared
             .state
@@ -311,16 +286,6 @@ impl MockCluster {
     }
 
     /// The high watermark and last stable offset of a partition.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # use kafka_mock::{MockCluster, MockConfig};
-    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
-    /// cluster.create_topic("t", 1).unwrap();
-    /// assert_eq!(cluster.offsets("t", 0), Some((0, 0)));
-    /// # }
-    /// ```
     pub fn offsets(&self, topic: &str, partition: i32) -> Option<(i64, i64)> {
         self.shared
             .state
@@ -333,17 +298,6 @@ impl MockCluster {
     /// The record batches of a partition's log as it holds them, oldest
     /// first: the producers' batches with their offsets, and the
     /// transaction markers (`is_control`); `None` for no such partition.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # use kafka_mock::{MockCluster, MockConfig};
-    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
-    /// cluster.create_topic("t", 1).unwrap();
-    /// assert!(cluster.batches("t", 0).unwrap().is_empty());
-    /// assert!(cluster.batches("t", 1).is_none());
-    /// # }
-    /// ```
     pub fn batches(&self, topic: &str, partition: i32) -> Option<Vec<RecordBatch>> {
         let st = self.shared.state.lock().unwrap();
         let log = st.partition(topic, partition)?;
@@ -376,15 +330,6 @@ impl MockCluster {
     }
 
     /// The state of a transactional id, if the coordinator knows it.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # use kafka_mock::{MockCluster, MockConfig};
-    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
-    /// assert_eq!(cluster.transaction_state("nobody"), None);
-    /// # }
-    /// ```
     pub fn transaction_state(&self, transactional_id: &str) -> Option<TxnState> {
         self.shared
             .state
@@ -399,16 +344,6 @@ impl MockCluster {
     /// (offsets, producer id, epoch, sequence, data or marker), open and
     /// aborted transactions, producer states, the transaction coordinator's
     /// and the groups' state — for a failing test to print.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # use kafka_mock::{MockCluster, MockConfig};
-    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
-    /// cluster.create_topic("t", 1).unwrap();
-    /// assert!(cluster.describe().starts_with("t-0 (leader 1"));
-    /// # }
-    /// ```
     pub fn describe(&self) -> String {
         self.shared.state.lock().unwrap().describe()
     }
@@ -430,34 +365,12 @@ impl MockCluster {
     }
 
     /// How many queued faults have requests left to hit.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # use kafka_mock::{MockCluster, MockConfig};
-    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
-    /// assert_eq!(cluster.pending_faults(), 0);
-    /// # }
-    /// ```
     pub fn pending_faults(&self) -> usize {
         self.shared.faults.lock().unwrap().len()
     }
 
     /// How many queued faults aimed at `api` have requests left to hit
     /// (faults for any API not counted).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # use kafka_mock::{Fault, FaultAction, MockCluster, MockConfig};
-    /// use kafka_proto::ApiKey;
-    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
-    /// cluster.inject(Fault::new(FaultAction::DropResponse).api(ApiKey::EndTxn));
-    /// cluster.inject(Fault::new(FaultAction::DisconnectBefore));
-    /// assert_eq!(cluster.pending_faults_for(ApiKey::EndTxn), 1);
-    /// assert_eq!(cluster.pending_faults_for(ApiKey::Produce), 0);
-    /// # }
-    /// ```
     pub fn pending_faults_for(&self, api: kafka_proto::ApiKey) -> usize {
         self.shared
             .faults
@@ -469,17 +382,6 @@ impl MockCluster {
     }
 
     /// Drops every queued fault and the interceptor.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # use kafka_mock::{Fault, FaultAction, MockCluster, MockConfig};
-    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
-    /// cluster.inject(Fault::new(FaultAction::DisconnectBefore));
-    /// cluster.clear_faults();
-    /// assert_eq!(cluster.pending_faults(), 0);
-    /// # }
-    /// ```
     pub fn clear_faults(&self) {
         self.shared.faults.lock().unwrap().clear();
         *self.shared.interceptor.lock().unwrap() = None;
@@ -516,15 +418,6 @@ impl MockCluster {
     }
 
     /// Every request received so far, in arrival order.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # use kafka_mock::{MockCluster, MockConfig};
-    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
-    /// assert!(cluster.requests().is_empty());
-    /// # }
-    /// ```
     pub fn requests(&self) -> Vec<RequestInfo> {
         self.shared.log.lock().unwrap().clone()
     }
@@ -564,16 +457,21 @@ impl MockCluster {
         Ok(())
     }
 
-    /// Restarts a stopped broker on its old port.
+    /// Restarts a stopped broker on its old port. The partition leaders
+    /// that moved away when it stopped stay where they went until the test
+    /// moves them back.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// # use kafka_mock::{MockCluster, MockConfig};
     /// let cluster = MockCluster::start(MockConfig { brokers: 2, ..MockConfig::default() }).await.unwrap();
-    /// cluster.stop_broker(2).await.unwrap();
-    /// cluster.start_broker(2).unwrap();
-    /// assert_eq!(cluster.broker_ids(), vec![1, 2]);
+    /// cluster.create_topic("t", 1).unwrap();
+    /// cluster.stop_broker(1).await.unwrap(); // "t"-0 fails over to broker 2
+    /// // ... the client under test rides out the outage here ...
+    /// cluster.start_broker(1).unwrap();
+    /// cluster.move_leader("t", 0, 1).unwrap();
+    /// assert_eq!(cluster.leader("t", 0), Some(1));
     /// # }
     /// ```
     pub fn start_broker(&self, id: i32) -> Result<(), MockError> {
@@ -614,15 +512,6 @@ impl MockCluster {
     }
 
     /// Closes every open connection of broker `id` (clients reconnect).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # use kafka_mock::{MockCluster, MockConfig};
-    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
-    /// cluster.cut_connections(1).unwrap();
-    /// # }
-    /// ```
     pub fn cut_connections(&self, id: i32) -> Result<(), MockError> {
         self.with_io(id, |b| b.generation.send_modify(|g| *g += 1))
     }
@@ -679,15 +568,6 @@ impl MockCluster {
     }
 
     /// The broker coordinating a group or transactional id.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// # use kafka_mock::{CoordinatorKind, MockCluster, MockConfig};
-    /// let cluster = MockCluster::start(MockConfig::default()).await.unwrap();
-    /// assert_eq!(cluster.coordinator(CoordinatorKind::Group, "g"), Some(1));
-    /// # }
-    /// ```
     pub fn coordinator(&self, kind: CoordinatorKind, key: &str) -> Option<i32> {
         self.shared.state.lock().unwrap().coordinator(kind, key)
     }

@@ -56,12 +56,6 @@ use std::time::Duration;
 use tokio::sync::{Notify, watch};
 
 /// A kind of seeded fault (see the module table).
-///
-/// ```
-/// use kafka_mock::NemesisFault;
-/// assert_eq!(NemesisFault::ALL.len(), 10);
-/// assert!(NemesisFault::ALL.contains(&NemesisFault::LostAnswer));
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum NemesisFault {
     /// Retriable errors on the next requests of one API.
@@ -130,7 +124,7 @@ pub const CLIENT_APIS: [ApiKey; 11] = [
 ///     request_timeout: Duration::from_secs(2),
 ///     ..NemesisConfig::default()
 /// };
-/// assert_eq!(config.apis.len(), kafka_mock::CLIENT_APIS.len());
+/// # drop(config);
 /// ```
 #[derive(Debug, Clone)]
 pub struct NemesisConfig {
@@ -178,16 +172,6 @@ impl Default for NemesisConfig {
 
 /// What faults aimed at names may hit: partitions whose leaders may move,
 /// transactional ids and groups whose coordinators may move.
-///
-/// ```
-/// use kafka_mock::NemesisTargets;
-/// let t = NemesisTargets {
-///     topics: vec![("orders".into(), 6)],
-///     transactional_ids: vec!["orders-writer".into()],
-///     groups: vec!["billing".into()],
-/// };
-/// assert_eq!(t.topics[0].1, 6);
-/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NemesisTargets {
     /// Topics with their partition counts.
@@ -199,12 +183,6 @@ pub struct NemesisTargets {
 }
 
 /// What a [`Nemesis`] did.
-///
-/// ```
-/// use kafka_mock::NemesisReport;
-/// let r = NemesisReport::default();
-/// assert_eq!((r.counts.len(), r.log.len(), r.skipped), (0, 0, 0));
-/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NemesisReport {
     /// Faults injected, by kind.
@@ -218,18 +196,6 @@ pub struct NemesisReport {
 }
 
 /// Seeded random faults on a [`MockCluster`] (see the module docs).
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() {
-/// use kafka_mock::{MockCluster, MockConfig, Nemesis, NemesisConfig};
-/// let mock = MockCluster::start(MockConfig::default()).await.unwrap();
-/// let nemesis = Nemesis::new(NemesisConfig { seed: 1, ..NemesisConfig::default() });
-/// nemesis.stop(); // stopped before it starts: it heals and returns at once
-/// let report = nemesis.run(&mock).await;
-/// assert!(report.log.is_empty());
-/// # }
-/// ```
 #[derive(Debug)]
 pub struct Nemesis {
     config: NemesisConfig,
@@ -241,12 +207,20 @@ pub struct Nemesis {
 }
 
 impl Nemesis {
-    /// A nemesis that has not started.
+    /// A nemesis that has not started: [`set_targets`](Self::set_targets)
+    /// names what it may hit, [`run`](Self::run) injects faults until
+    /// [`stop`](Self::stop), then heals the cluster and reports.
     ///
     /// ```
-    /// use kafka_mock::{Nemesis, NemesisConfig};
-    /// let nemesis = Nemesis::new(NemesisConfig { seed: 42, ..NemesisConfig::default() });
-    /// # drop(nemesis);
+    /// use kafka_mock::{Nemesis, NemesisConfig, NemesisTargets};
+    /// // The seed a failing run printed replays its faults.
+    /// let seed = std::env::var("NEMESIS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(42);
+    /// let nemesis = Nemesis::new(NemesisConfig { seed, ..NemesisConfig::default() });
+    /// nemesis.set_targets(NemesisTargets {
+    ///     topics: vec![("orders".into(), 6)],
+    ///     transactional_ids: vec!["orders-writer".into()],
+    ///     groups: vec!["billing".into()],
+    /// });
     /// ```
     pub fn new(config: NemesisConfig) -> Self {
         Self {
@@ -289,26 +263,11 @@ impl Nemesis {
     }
 
     /// Sets what faults aimed at names may hit (none until set).
-    ///
-    /// ```
-    /// use kafka_mock::{Nemesis, NemesisConfig, NemesisTargets};
-    /// let nemesis = Nemesis::new(NemesisConfig::default());
-    /// nemesis.set_targets(NemesisTargets {
-    ///     groups: vec!["billing".into()],
-    ///     ..NemesisTargets::default()
-    /// });
-    /// ```
     pub fn set_targets(&self, targets: NemesisTargets) {
         *self.targets.lock().unwrap() = targets;
     }
 
     /// Asks [`Nemesis::run`] to heal the cluster and return.
-    ///
-    /// ```
-    /// use kafka_mock::{Nemesis, NemesisConfig};
-    /// let nemesis = Nemesis::new(NemesisConfig::default());
-    /// nemesis.stop(); // a later run returns at once
-    /// ```
     pub fn stop(&self) {
         self.stop.store(true, Ordering::SeqCst);
         self.stopped.notify_waiters();
@@ -329,25 +288,6 @@ impl Nemesis {
     }
 
     /// Injects faults into `mock` until [`Nemesis::stop`], then heals it.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// use kafka_mock::{MockCluster, MockConfig, Nemesis, NemesisConfig};
-    /// use std::time::Duration;
-    /// let mock = MockCluster::start(MockConfig { brokers: 2, ..MockConfig::default() })
-    ///     .await
-    ///     .unwrap();
-    /// let nemesis = Nemesis::new(NemesisConfig { seed: 3, ..NemesisConfig::default() });
-    /// let stop_later = async {
-    ///     tokio::time::sleep(Duration::from_millis(500)).await;
-    ///     nemesis.stop();
-    /// };
-    /// let (report, ()) = tokio::join!(nemesis.run(&mock), stop_later);
-    /// assert_eq!(mock.pending_faults(), 0, "healed");
-    /// # let _ = report;
-    /// # }
-    /// ```
     pub async fn run(&self, mock: &MockCluster) -> NemesisReport {
         let c = &self.config;
         let mut rng = SplitMix64(c.seed);

@@ -5,12 +5,15 @@
 //! overlapping what is returned. With no data and `max_wait_ms` left, the
 //! request waits (long poll) until a write or the deadline.
 //!
-//! Fetch sessions (KIP-227, v7+; see `state::fetch_sessions`): epoch 0
-//! opens a session with the request's partitions, a later epoch names the
-//! changed and forgotten partitions and is answered with the partitions
-//! that have news; an unknown session or a wrong epoch gets
-//! FETCH_SESSION_ID_NOT_FOUND or INVALID_FETCH_SESSION_EPOCH, and epoch -1
-//! closes the session named (a sessionless request).
+//! Fetch sessions (KIP-227, v7+; see `state::fetch_sessions`), by the
+//! request's session epoch:
+//! - 0 opens a session with the request's partitions;
+//! - a later epoch names the changed and forgotten partitions, and is
+//!   answered with the partitions that have news;
+//! - -1 closes the session named (a sessionless request).
+//!
+//! An unknown session gets FETCH_SESSION_ID_NOT_FOUND, a wrong epoch
+//! INVALID_FETCH_SESSION_EPOCH.
 
 use super::Reply;
 use crate::state::fetch_sessions::{CachedPartition, FetchSession, SessionKey};

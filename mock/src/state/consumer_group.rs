@@ -68,21 +68,33 @@ pub(crate) enum ReconcileState {
 /// A member of a consumer group.
 #[derive(Debug, Clone)]
 pub(crate) struct ConsumerMember {
+    /// Its member epoch (KIP-848); a stale one is FENCED_MEMBER_EPOCH.
     pub epoch: i32,
+    /// Its epoch before the last bump: a heartbeat still carrying it (the
+    /// answer was lost) is accepted if it owns no partition beyond its assignment.
     pub previous_epoch: i32,
+    /// Where its reconciliation toward the target is.
     pub state: ReconcileState,
+    /// Its `group.instance.id` (static member), if any.
     pub instance_id: Option<String>,
+    /// Its rack, for rack-aware assignors.
     pub rack_id: Option<String>,
+    /// Its client id, as ConsumerGroupDescribe shows it.
     pub client_id: String,
+    /// Its address, as ConsumerGroupDescribe shows it.
     pub client_host: String,
+    /// How long it has to revoke partitions before it is removed.
     pub rebalance_timeout_ms: i32,
+    /// The topic names it subscribes to.
     pub subscribed: Vec<String>,
+    /// The server assignor it asked for, if any.
     pub assignor: Option<String>,
     /// Assigned partitions, with the member epoch at which each was
     /// assigned (for the offset commit check).
     pub assigned: BTreeMap<(Uuid, i32), i32>,
     /// Partitions the member must revoke, with their assignment epoch.
     pub pending_revocation: BTreeMap<(Uuid, i32), i32>,
+    /// When it was last heard from, for the session timeout.
     pub last_heartbeat_ms: i64,
     /// When the member entered `UnrevokedPartitions`.
     pub revoking_since_ms: Option<i64>,
@@ -148,29 +160,43 @@ impl ConsumerGroupState {
 /// A topic as the assignor sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TopicInfo {
+    /// The topic id.
     pub id: Uuid,
+    /// How many partitions it has.
     pub partitions: i32,
 }
 
 /// A ConsumerGroupHeartbeat's fields (null ones as `None`).
 #[derive(Debug, Clone)]
 pub(crate) struct Heartbeat<'a> {
+    /// The member id ("" for a new member).
     pub member_id: &'a str,
+    /// The member epoch (0 joins, -1 leaves, -2 a static member leaves).
     pub member_epoch: i32,
+    /// `group.instance.id`, if static.
     pub instance_id: Option<&'a str>,
+    /// The member's rack, if any.
     pub rack_id: Option<&'a str>,
+    /// The rebalance timeout (-1: unchanged).
     pub rebalance_timeout_ms: i32,
+    /// The subscribed topic names (`None`: unchanged).
     pub subscribed: Option<Vec<String>>,
+    /// The server assignor asked for (`None`: unchanged).
     pub assignor: Option<&'a str>,
+    /// The partitions the member owns (`None`: unchanged).
     pub owned: Option<Partitions>,
+    /// The request header's client id.
     pub client_id: &'a str,
+    /// The client's address.
     pub client_host: &'a str,
 }
 
 /// The coordinator's answer to a heartbeat.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct HeartbeatAnswer {
+    /// The member id (assigned to a new member).
     pub member_id: String,
+    /// The member's epoch after this heartbeat.
     pub member_epoch: i32,
     /// The member's assignment, when it changed or the request was full.
     pub assignment: Option<Partitions>,
@@ -179,9 +205,11 @@ pub(crate) struct HeartbeatAnswer {
 /// A consumer group.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ConsumerGroup {
+    /// Bumped whenever membership or subscriptions change; the target follows it.
     pub group_epoch: i32,
     /// The epoch of `target`.
     pub assignment_epoch: i32,
+    /// Members by member id.
     pub members: BTreeMap<String, ConsumerMember>,
     /// The target assignment per member.
     pub target: BTreeMap<String, BTreeSet<(Uuid, i32)>>,

@@ -1,9 +1,11 @@
 //! KIP-227 fetch sessions on the brokers (Kafka's `FetchSessionCache`):
-//! a client's full Fetch (epoch 0) opens a session holding its partitions
-//! and their fetch offsets; its incremental Fetches (epoch 1, 2, ...) name
-//! only what changed and the partitions to forget, and are answered with
-//! only the partitions that have news (records, an error, or a moved high
-//! watermark, last stable offset or log start offset).
+//! 1. a client's full Fetch (epoch 0) opens a session holding its
+//!    partitions and their fetch offsets;
+//! 2. its incremental Fetches (epoch 1, 2, ...) name only what changed and
+//!    the partitions to forget;
+//! 3. they are answered with only the partitions that have news (records,
+//!    an error, or a moved high watermark, last stable offset or log start
+//!    offset).
 //!
 //! A session lives on the broker that opened it, is lost when that broker
 //! stops, and the least recently used one is evicted when the cache is full
@@ -22,13 +24,18 @@ pub(crate) type SessionKey = (String, i32);
 pub(crate) struct CachedPartition {
     /// The topic's id as the client named it (v13+), else zero.
     pub topic_id: kafka_proto::primitives::Uuid,
-    /// The fetch offset, leader epoch and byte limit the client last sent.
+    /// The fetch offset the client last sent.
     pub fetch_offset: i64,
+    /// The current leader epoch it last sent (-1: unchecked).
     pub leader_epoch: i32,
+    /// The partition byte limit it last sent.
     pub max_bytes: i32,
-    /// What the last answer said (news is a change from these).
+    /// The high watermark last answered (news is a change from it, or
+    /// from the two below).
     pub high_watermark: i64,
+    /// The last stable offset last answered.
     pub last_stable_offset: i64,
+    /// The log start offset last answered.
     pub log_start_offset: i64,
 }
 
@@ -39,13 +46,16 @@ pub(crate) struct FetchSession {
     pub next_epoch: i32,
     /// The partitions, in the order the client first named them.
     pub partitions: Vec<(SessionKey, CachedPartition)>,
+    /// When a request last used it, for the least-recently-used eviction.
     pub last_used_ms: i64,
 }
 
 /// Every broker's sessions.
 #[derive(Debug, Default)]
 pub(crate) struct FetchSessions {
+    /// Sessions by (broker, session id).
     sessions: HashMap<(i32, i32), FetchSession>,
+    /// The id the next new session gets.
     next_id: i32,
 }
 

@@ -3,11 +3,14 @@
 //! `GroupCoordinatorShard.deleteGroups`; 3.9's `GroupCoordinator` answers
 //! the same for classic groups).
 //!
-//! A group is, by precedence: a KIP-848 consumer group with members; a
-//! classic group with members; an empty consumer group; an empty classic
-//! group; or a group the offsets store alone knows, which Kafka keeps as an
-//! empty classic group without a protocol type (a standalone consumer's
-//! commits create it).
+//! A group is, by precedence:
+//! 1. a KIP-848 consumer group with members;
+//! 2. a classic group with members;
+//! 3. an empty consumer group;
+//! 4. an empty classic group;
+//! 5. a group the offsets store alone knows, which Kafka keeps as an empty
+//!    classic group without a protocol type (a standalone consumer's
+//!    commits create it).
 
 use super::consumer_group::ConsumerGroup;
 use super::membership::{ClassicGroup, GroupState};
@@ -78,18 +81,26 @@ pub(crate) const DEAD: &str = "Dead";
 /// One listed group.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Listed {
+    /// The group id.
     pub group_id: String,
+    /// Its protocol type (`consumer` for a KIP-848 group, "" for offsets only).
     pub protocol_type: String,
+    /// Its state as ListGroups names it.
     pub state: &'static str,
+    /// `classic` or `consumer`.
     pub group_type: &'static str,
 }
 
 /// A member of a described classic group.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DescribedMember {
+    /// Its member id.
     pub member_id: String,
+    /// Its `group.instance.id`, if static.
     pub instance_id: Option<String>,
+    /// Its client id.
     pub client_id: String,
+    /// Its address (`/127.0.0.1`).
     pub client_host: String,
     /// Its metadata for the group's protocol (Stable groups only).
     pub metadata: Bytes,
@@ -100,10 +111,13 @@ pub(crate) struct DescribedMember {
 /// A described classic group.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Described {
+    /// Its state as DescribeGroups names it.
     pub state: &'static str,
+    /// Its protocol type.
     pub protocol_type: String,
     /// The chosen protocol (Stable groups only, else "").
     pub protocol: String,
+    /// Its members, by member id.
     pub members: Vec<DescribedMember>,
 }
 

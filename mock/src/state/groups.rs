@@ -10,8 +10,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 /// A committed offset.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CommittedOffset {
+    /// The next offset the group reads.
     pub offset: i64,
+    /// The leader epoch of the last record read, or -1.
     pub leader_epoch: i32,
+    /// The committer's free-form metadata.
     pub metadata: Option<String>,
 }
 
@@ -21,6 +24,7 @@ pub(crate) type Tp = (String, i32);
 /// Every group's offsets.
 #[derive(Debug, Default)]
 pub(crate) struct Groups {
+    /// Committed offsets by group id.
     committed: HashMap<String, BTreeMap<Tp, CommittedOffset>>,
     /// Transactional offsets by (group, producer id).
     pending: HashMap<(String, i64), BTreeMap<Tp, CommittedOffset>>,

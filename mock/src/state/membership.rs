@@ -46,43 +46,63 @@ pub(crate) enum GroupState {
 
 #[derive(Debug, Clone)]
 pub(crate) struct Member {
+    /// The assignment protocols it supports, with its metadata for each.
     pub protocols: Vec<(String, Bytes)>,
+    /// How long it may go without a heartbeat before removal.
     pub session_timeout_ms: i32,
+    /// How long it has to rejoin once a rebalance starts.
     pub rebalance_timeout_ms: i32,
+    /// When it was last heard from, for the session timeout.
     pub last_heartbeat_ms: i64,
     /// Rejoined during the current rebalance.
     pub joined: bool,
     /// Its JoinGroup of the completed rebalance has not been answered yet.
     pub awaiting_join_answer: bool,
+    /// Its assignment from the leader's SyncGroup.
     pub assignment: Bytes,
+    /// Join order: the oldest member leads the group.
     pub order: u64,
+    /// Its client id, as DescribeGroups shows it.
     pub client_id: String,
     /// The client's address as DescribeGroups shows it (set by JoinGroup).
     pub client_host: String,
+    /// Its `group.instance.id` (KIP-345 static member), if any.
     pub instance_id: Option<String>,
 }
 
 /// A classic group.
 #[derive(Debug, Clone)]
 pub(crate) struct ClassicGroup {
+    /// Where the group is in its rebalance.
     pub state: GroupState,
+    /// The generation; bumped when a rebalance completes.
     pub generation: i32,
+    /// The protocol type its members share (`consumer`).
     pub protocol_type: String,
+    /// The assignment protocol chosen for this generation.
     pub protocol: Option<String>,
+    /// Member id of the leader, which computes the assignment.
     pub leader: Option<String>,
+    /// Members by member id.
     pub members: BTreeMap<String, Member>,
+    /// When the rebalance completes anyway, removing the members not rejoined.
     pub rebalance_deadline_ms: i64,
     /// Member ids handed out with MEMBER_ID_REQUIRED, not yet joined.
     pending_ids: HashSet<String>,
+    /// The join order the next member gets.
     next_order: u64,
 }
 
 /// A JoinGroup's answer, once the rebalance completed.
 #[derive(Debug, Clone)]
 pub(crate) struct Joined {
+    /// The new generation.
     pub generation: i32,
+    /// The protocol chosen for it.
     pub protocol: Option<String>,
+    /// The leader's member id.
     pub leader: String,
+    /// The joining member's id.
     pub member_id: String,
     /// Every member's metadata for the protocol (the leader's answer only).
     pub members: Vec<(String, Bytes, Option<String>)>,
@@ -108,12 +128,19 @@ pub(crate) enum JoinOutcome {
 /// A JoinGroup's parameters.
 #[derive(Debug, Clone)]
 pub(crate) struct JoinRequest<'a> {
+    /// The member id ("" for a new member).
     pub member_id: &'a str,
+    /// The protocol type (`consumer`).
     pub protocol_type: &'a str,
+    /// The protocols it supports, with its metadata for each.
     pub protocols: Vec<(String, Bytes)>,
+    /// Its session timeout.
     pub session_timeout_ms: i32,
+    /// Its rebalance timeout.
     pub rebalance_timeout_ms: i32,
+    /// The request header's client id.
     pub client_id: &'a str,
+    /// `group.instance.id`, if static.
     pub instance_id: Option<&'a str>,
 }
 

@@ -42,15 +42,20 @@ pub enum CoordinatorKind {
 /// A broker of the cluster.
 #[derive(Debug, Clone)]
 pub(crate) struct Broker {
+    /// Host it advertises in Metadata.
     pub host: String,
+    /// Port it advertises in Metadata.
     pub port: i32,
+    /// False while stopped: it leads nothing and coordinates nothing.
     pub alive: bool,
 }
 
 /// A topic.
 #[derive(Debug, Clone)]
 pub(crate) struct Topic {
+    /// Topic id (Metadata, Fetch v13+, DeleteTopics by id).
     pub id: Uuid,
+    /// Its partitions, by index.
     pub partitions: Vec<PartitionLog>,
 }
 
@@ -70,11 +75,17 @@ pub(crate) struct Ctx {
 /// The whole cluster.
 #[derive(Debug)]
 pub(crate) struct ClusterState {
+    /// The settings the cluster started with.
     pub config: MockConfig,
+    /// Every broker by node id, stopped ones included.
     pub brokers: BTreeMap<i32, Broker>,
+    /// Every topic by name.
     pub topics: BTreeMap<String, Topic>,
+    /// Topic names by topic id.
     pub topic_ids: HashMap<Uuid, String>,
+    /// The transaction coordinator's state, by transactional id.
     pub txns: HashMap<String, TxnMetadata>,
+    /// Committed and pending transactional offsets of every group.
     pub groups: Groups,
     /// Classic consumer groups' membership, by group id.
     pub classic: HashMap<String, ClassicGroup>,
@@ -82,9 +93,13 @@ pub(crate) struct ClusterState {
     pub consumer: HashMap<String, ConsumerGroup>,
     /// The brokers' fetch sessions (KIP-227).
     pub fetch_sessions: fetch_sessions::FetchSessions,
+    /// Counter behind the member ids handed out.
     next_member_id: u64,
+    /// The next producer id InitProducerId allocates.
     next_producer_id: i64,
+    /// Counter behind the topic ids (with the seed).
     next_topic_id: u64,
+    /// Coordinators moved by the test, by kind and key (the others follow a hash of the key).
     coordinator_overrides: HashMap<(CoordinatorKind, String), i32>,
     /// Bumped whenever a coordinator moves (written into markers).
     pub coordinator_epoch: i32,

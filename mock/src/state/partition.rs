@@ -17,9 +17,13 @@ use std::collections::{BTreeMap, HashMap};
 /// A batch in the log.
 #[derive(Debug, Clone)]
 pub(crate) struct StoredBatch {
+    /// Offset of its first record.
     pub base_offset: i64,
+    /// Offset of its last record (the next batch starts after it).
     pub last_offset: i64,
+    /// Its largest record timestamp (ListOffsets by time and `max_timestamp`).
     pub max_timestamp: i64,
+    /// A transaction marker, not data.
     pub is_control: bool,
     /// The batch as written, base offset and leader epoch patched.
     pub bytes: Bytes,
@@ -30,8 +34,11 @@ pub(crate) struct StoredBatch {
 /// until the abort marker).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct AbortedTxn {
+    /// The producer whose records read_committed drops.
     pub producer_id: i64,
+    /// Offset of its first record in this partition.
     pub first_offset: i64,
+    /// Offset of its abort marker.
     pub last_offset: i64,
 }
 
@@ -47,26 +54,35 @@ pub(crate) enum Appended {
 /// A refused append.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Refused {
+    /// The error the Produce response carries.
     pub code: ErrorCode,
+    /// The error message beside it.
     pub message: String,
 }
 
 /// What a fetch reads.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Read {
+    /// The batches read, concatenated as the Fetch response carries them.
     pub records: Bytes,
+    /// The aborted transactions overlapping them (read_committed only).
     pub aborted: Vec<AbortedTxn>,
 }
 
 /// One partition's log and state.
 #[derive(Debug, Clone)]
 pub(crate) struct PartitionLog {
+    /// The log, oldest first.
     batches: Vec<StoredBatch>,
+    /// First offset kept (0: nothing is deleted).
     log_start_offset: i64,
+    /// Offset of the next record written: the log end and the high watermark.
     next_offset: i64,
+    /// Idempotence and transaction state per producer id.
     producers: HashMap<i64, ProducerEntry>,
     /// Open transactions: first offset -> producer id.
     open: BTreeMap<i64, i64>,
+    /// Every aborted transaction on this partition, in marker order.
     aborted: Vec<AbortedTxn>,
     /// The broker that leads the partition.
     pub leader: i32,

@@ -30,28 +30,39 @@ pub(crate) const BATCHES_RETAINED: usize = 5;
 /// One remembered batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct BatchMeta {
+    /// Sequence of its first record.
     pub first_seq: i32,
+    /// Sequence of its last record.
     pub last_seq: i32,
+    /// Offset it was written at (answered again to a duplicate).
     pub first_offset: i64,
+    /// Offset of its last record.
     pub last_offset: i64,
 }
 
 /// A producer id's state on one partition.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ProducerEntry {
+    /// The producer epoch last written; an older one is fenced.
     pub epoch: i16,
+    /// The last `BATCHES_RETAINED` batches, oldest first, to spot duplicates and gaps.
     pub batches: VecDeque<BatchMeta>,
     /// First offset of the open transaction on this partition.
     pub txn_first_offset: Option<i64>,
+    /// Coordinator epoch of the last marker; a marker with an older one is refused.
     pub coordinator_epoch: i32,
 }
 
 /// What an incoming data batch is, for the producer state.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct IncomingBatch {
+    /// Its producer epoch.
     pub epoch: i16,
+    /// Sequence of its first record.
     pub first_seq: i32,
+    /// Sequence of its last record.
     pub last_seq: i32,
+    /// Written in a transaction (opens one on this partition if none is).
     pub transactional: bool,
     /// Written under transaction version 2 (Produce v12+).
     pub tv2: bool,

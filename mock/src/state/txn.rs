@@ -54,11 +54,6 @@ pub enum TxnState {
 
 impl TxnState {
     /// The state's name as Kafka's admin APIs spell it.
-    ///
-    /// ```
-    /// use kafka_mock::TxnState;
-    /// assert_eq!(TxnState::PrepareCommit.name(), "PrepareCommit");
-    /// ```
     pub fn name(self) -> &'static str {
         match self {
             TxnState::Empty => "Empty",
@@ -74,6 +69,7 @@ impl TxnState {
 /// Markers to write when a Prepare state completes.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PendingEnd {
+    /// Commit markers (true) or abort markers.
     pub commit: bool,
     /// The epoch the markers carry.
     pub marker_epoch: i16,
@@ -84,19 +80,27 @@ pub(crate) struct PendingEnd {
 /// A transactional id's metadata.
 #[derive(Debug, Clone)]
 pub(crate) struct TxnMetadata {
+    /// The producer id the coordinator gave this transactional id.
     pub producer_id: i64,
     /// The producer id before the last rotation (epoch exhausted), or −1.
     pub previous_producer_id: i64,
+    /// The current producer epoch; requests with an older one are fenced.
     pub epoch: i16,
     /// The epoch before the last bump, or −1 (for retries of that bump).
     pub last_epoch: i16,
+    /// The transaction timeout InitProducerId asked for.
     pub timeout_ms: i32,
+    /// Where the transaction is (see the module diagram).
     pub state: TxnState,
+    /// Partitions in the open transaction: the markers go to each.
     pub partitions: BTreeSet<(String, i32)>,
+    /// Groups whose offsets the open transaction commits (AddOffsetsToTxn).
     pub groups: BTreeSet<String>,
+    /// When the open transaction began, for its timeout.
     pub started_ms: i64,
     /// The last or current transaction uses version 2.
     pub tv2: bool,
+    /// Markers due once a Prepare state completes.
     pub pending: Option<PendingEnd>,
 }
 
@@ -105,9 +109,13 @@ pub(crate) struct TxnMetadata {
 /// (PRODUCER_FENCED, or INVALID_PRODUCER_EPOCH before KIP-588).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct TxnProducer<'a> {
+    /// The transactional id.
     pub tid: &'a str,
+    /// The producer id the request carries.
     pub pid: i64,
+    /// The producer epoch the request carries.
     pub epoch: i16,
+    /// The error a stale epoch gets at this request version.
     pub fenced: ErrorCode,
 }
 
