@@ -154,9 +154,9 @@ pub(crate) struct Batch {
     /// A compressed batch's topic estimate (updated when it is encoded)
     /// and its value when the batch was created.
     ratio: Option<(Arc<CompressionRatio>, f32)>,
-    /// What the drain gate remembers of this batch between its records
-    /// ([`crate::sender::DrainGate::on_append_to_batch`]).
-    gate_memo: u64,
+    /// What the send hooks remember of this batch between its records
+    /// ([`crate::hooks::SendHooks::on_append_to_batch`]).
+    hooks_memo: u64,
 }
 
 impl std::fmt::Debug for Batch {
@@ -266,7 +266,11 @@ impl Batch {
                 cfg.max_request_size,
                 estimate,
             );
-            (Body::Records(Vec::new()), limit, Some((ratio.clone(), estimate)))
+            (
+                Body::Records(Vec::new()),
+                limit,
+                Some((ratio.clone(), estimate)),
+            )
         };
         Self {
             id,
@@ -287,7 +291,7 @@ impl Batch {
             closed: false,
             limit,
             ratio,
-            gate_memo: 0,
+            hooks_memo: 0,
         }
     }
 
@@ -498,7 +502,7 @@ pub(crate) struct Queued {
     pub timestamp: i64,
     /// Global enqueue order (what `flush` waits for).
     pub seq: u64,
-    /// The transaction the record was sent in ([`crate::sender::DrainGate::on_enqueue`]).
+    /// The transaction the record was sent in ([`crate::hooks::SendHooks::on_enqueue`]).
     pub serial: u64,
     /// When `send` was called (`max.block.ms` runs from here).
     pub sent_at: Instant,
@@ -659,9 +663,9 @@ pub(crate) struct Accumulator {
     flushed_progress: Notify,
     pub partitioner: Arc<dyn crate::partitioner::Partitioner>,
     pub metrics: Arc<Metrics>,
-    /// The transaction manager's hooks ([`crate::sender::DrainGate::on_append`]
+    /// The transaction manager's hooks ([`crate::hooks::SendHooks::on_append`]
     /// and friends), called under the accumulator lock.
-    pub gate: OnceLock<Arc<dyn crate::sender::DrainGate>>,
+    pub hooks: OnceLock<Arc<dyn crate::hooks::SendHooks>>,
 }
 
 impl Accumulator {
@@ -691,7 +695,7 @@ impl Accumulator {
             flushed_progress: Notify::new(),
             partitioner,
             metrics,
-            gate: OnceLock::new(),
+            hooks: OnceLock::new(),
         }
     }
 
@@ -827,7 +831,7 @@ impl Accumulator {
         timestamp: i64,
         now: impl Now,
     ) -> Result<Queued, ProduceError> {
-        let serial = match self.gate.get() {
+        let serial = match self.hooks.get() {
             Some(g) => g.on_enqueue()?,
             None => 0,
         };
@@ -891,12 +895,12 @@ impl Accumulator {
         if tq.partitions.len() < n as usize {
             tq.partitions.resize_with(n as usize, VecDeque::new);
         }
-        let gate = self.gate.get();
-        // The gate's say on a record joining `b`, or a new batch of `p`
+        let hooks = self.hooks.get();
+        // The hooks's say on a record joining `b`, or a new batch of `p`
         // (`b` None; the memo then goes to the batch made for it).
-        let check = |p: i32, b: Option<&mut Batch>, memo: &mut u64| match gate {
+        let check = |p: i32, b: Option<&mut Batch>, memo: &mut u64| match hooks {
             Some(g) => match (serial, b) {
-                (None, Some(b)) => g.on_append_to_batch(&b.tp, &mut b.gate_memo),
+                (None, Some(b)) => g.on_append_to_batch(&b.tp, &mut b.hooks_memo),
                 (None, None) => g.on_append_to_batch(
                     &TopicPartition {
                         topic: topic.clone(),
@@ -981,7 +985,7 @@ impl Accumulator {
         };
         let tq = inner.topics.get_mut(&*topic).expect("topic present");
         let mut b = Batch::new(id, tp, cfg, memory, &tq.ratio, now.now());
-        b.gate_memo = new_batch_memo;
+        b.hooks_memo = new_batch_memo;
         let index = b
             .try_append(&mut r, ts, b.limit)
             .expect("an empty batch takes any record");
@@ -1015,11 +1019,11 @@ impl Accumulator {
         wake
     }
 
-    /// Tells the gate that a record the application sent will never be
+    /// Tells the hooks that a record the application sent will never be
     /// written (a transaction must then not commit without it).
     fn record_failed(&self, serial: Option<u64>, e: &ProduceError) {
-        if let Some(gate) = self.gate.get() {
-            gate.record_failed(serial, e);
+        if let Some(hooks) = self.hooks.get() {
+            hooks.record_failed(serial, e);
         }
     }
 
@@ -1084,15 +1088,15 @@ impl Accumulator {
     pub fn expire_queued(&self, now: Instant, max_block: std::time::Duration) -> Option<Instant> {
         let mut guard = self.lock();
         let g = &mut *guard;
-        let gate = self.gate.get();
+        let hooks = self.hooks.get();
         let mut failed = false;
         let mut fail = |q: Queued, waiting_for: Arc<str>| {
             let e = ProduceError::MaxBlockTimeout {
                 waiting_for,
                 after: max_block,
             };
-            if let Some(gate) = gate {
-                gate.record_failed(Some(q.serial), &e);
+            if let Some(hooks) = hooks {
+                hooks.record_failed(Some(q.serial), &e);
             }
             q.slot.set(ParkedState::Failed(e));
             failed = true;
@@ -1372,7 +1376,12 @@ mod tests {
     /// none holds more than the cap before compression.
     #[test]
     fn compressed_batches_grow_with_the_compression_ratio_up_to_the_cap() {
-        for c in [Compression::Lz4, Compression::Zstd, Compression::Gzip, Compression::Snappy] {
+        for c in [
+            Compression::Lz4,
+            Compression::Zstd,
+            Compression::Gzip,
+            Compression::Snappy,
+        ] {
             let a = acc(4096, 64 << 20, c);
             let now = Instant::now();
             let value = vec![b'x'; 1000];
@@ -1388,13 +1397,22 @@ mod tests {
             assert_eq!(first.3, 4096, "{c:?}: no estimate yet: {first:?}");
             assert!(first.0 <= 4, "{c:?}: {first:?}");
             let cap = compression_ratio::max_uncompressed(4096, 1 << 20);
-            assert!(last.3 > 10 * 4096, "{c:?}: the limit grew tenfold: {last:?}");
+            assert!(
+                last.3 > 10 * 4096,
+                "{c:?}: the limit grew tenfold: {last:?}"
+            );
             assert!(last.0 > 40, "{c:?}: {last:?}");
             for &(records, size, wire, limit) in &seen {
-                assert!(wire <= 4096, "{c:?}: {records} records, {size} B -> {wire} B");
+                assert!(
+                    wire <= 4096,
+                    "{c:?}: {records} records, {size} B -> {wire} B"
+                );
                 // Closed when the next record (1,000 B and its framing) did
                 // not fit its limit.
-                assert!(size <= limit && size + 1100 > limit, "{c:?}: {size} B, limit {limit}");
+                assert!(
+                    size <= limit && size + 1100 > limit,
+                    "{c:?}: {size} B, limit {limit}"
+                );
                 assert!(limit <= cap, "{c:?}: limit {limit}");
             }
             // Far enough down, the estimate meets the cap.
@@ -1402,7 +1420,10 @@ mod tests {
                 a.lock().topics["t"].ratio.observe(0.001);
             }
             let ratio = a.lock().topics["t"].ratio.get();
-            assert_eq!(compression_ratio::uncompressed_limit(4096, 1 << 20, ratio), cap);
+            assert_eq!(
+                compression_ratio::uncompressed_limit(4096, 1 << 20, ratio),
+                cap
+            );
             // Every record counted once.
             let g = a.lock();
             let open: i32 = g.topics["t"].partitions[0].iter().map(|b| b.records).sum();
@@ -1451,7 +1472,9 @@ mod tests {
         }
         // The batch is sent and completes: its memory is freed and the
         // waiting record is appended to a new batch.
-        let b = a.lock().topics.get_mut("t").unwrap().partitions[0].pop_front().unwrap();
+        let b = a.lock().topics.get_mut("t").unwrap().partitions[0]
+            .pop_front()
+            .unwrap();
         a.batch_done(b.id, b.memory);
         let g = a.lock();
         assert!(g.waiting.is_empty());
@@ -1649,13 +1672,15 @@ mod tests {
     #[derive(Debug)]
     struct MustAbort;
 
-    impl crate::sender::DrainGate for MustAbort {
+    impl crate::hooks::SendHooks for MustAbort {
         fn may_drain(&self, _: &TopicPartition) -> bool {
             false
         }
 
         fn on_append_queued(&self, _: &TopicPartition, _: u64) -> Result<(), ProduceError> {
-            Err(ProduceError::InvalidRecord("the transaction must abort".into()))
+            Err(ProduceError::InvalidRecord(
+                "the transaction must abort".into(),
+            ))
         }
     }
 
@@ -1666,7 +1691,7 @@ mod tests {
     #[test]
     fn queued_records_failed_when_memory_is_freed_wake_the_queue_waiters() {
         let a = acc(200, 200, Compression::None);
-        a.gate.set(Arc::new(MustAbort)).unwrap();
+        a.hooks.set(Arc::new(MustAbort)).unwrap();
         let now = Instant::now();
         let slot = (0..10)
             .find_map(|i| match a.append(rec(i), 0, now).unwrap() {
@@ -1727,5 +1752,46 @@ mod tests {
         assert_eq!(f1.await.unwrap().unwrap().offset, Some(100));
         let m = f2.await.unwrap().unwrap();
         assert_eq!((m.offset, m.timestamp), (Some(103), 6));
+    }
+
+    /// The append micro-benchmark, for an instruction count under
+    /// callgrind: `APPEND_MICRO_N` records (10-byte key, 100-byte value,
+    /// `APPEND_MICRO_HEADERS` headers) appended to 16 KiB uncompressed
+    /// batches. Run twice with different counts; the difference divided by
+    /// the difference of counts is the cost of one append.
+    #[test]
+    #[ignore = "a micro-benchmark, run by hand under callgrind"]
+    fn append_micro() {
+        let n: usize = std::env::var("APPEND_MICRO_N").map_or(100_000, |v| v.parse().unwrap());
+        let headers: usize =
+            std::env::var("APPEND_MICRO_HEADERS").map_or(0, |v| v.parse().unwrap());
+        let cfg = AccConfig {
+            batch_size: 16 * 1024,
+            buffer_memory: 1 << 30,
+            compression: Compression::None,
+            max_request_size: 1 << 20,
+        };
+        let ratio = Arc::new(CompressionRatio::default());
+        let mut r = ProducerRecord::new("t")
+            .partition(0)
+            .key(Bytes::from_static(b"0123456789"))
+            .value(Bytes::from_static(&[b'v'; 100]));
+        for i in 0..headers {
+            r = r.header(format!("h{i}"), Some(Bytes::from_static(b"value")));
+        }
+        let now = Instant::now();
+        let tp = TopicPartition::new("t", 0);
+        let mut batch = Batch::new(0, tp.clone(), &cfg, cfg.batch_size, &ratio, now);
+        let (mut batches, mut bytes) = (0usize, 0usize);
+        for i in 0..n {
+            let ts = 1_700_000_000_000 + (i as i64 & 7);
+            if batch.try_append(&mut r, ts, cfg.batch_size).is_none() {
+                bytes += std::hint::black_box(&batch).size;
+                batches += 1;
+                batch = Batch::new(i as u64, tp.clone(), &cfg, cfg.batch_size, &ratio, now);
+                batch.try_append(&mut r, ts, cfg.batch_size).unwrap();
+            }
+        }
+        eprintln!("{n} records, {batches} full batches, {bytes} bytes");
     }
 }

@@ -47,6 +47,7 @@ internal_mod!(accumulator);
 pub mod compression_ratio;
 pub mod config;
 mod fast_hash;
+internal_mod!(hooks);
 internal_mod!(idempotence);
 pub mod metrics;
 pub mod partitioner;

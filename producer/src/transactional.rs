@@ -7,20 +7,20 @@
 //! - One [`TransactionManager`] is shared (`Arc<Mutex<_>>`) by the
 //!   [`CoordinatorClient`], the sender task and the user handle.
 //! - Every append calls `on_partition_used` under the accumulator lock
-//!   ([`DrainGate::on_append`]); an error fails that send with
+//!   ([`SendHooks::on_append`]); an error fails that send with
 //!   [`ProduceError::Transaction`]. Because the check and the append are one
 //!   critical section, no record joins a transaction after its commit or
 //!   abort began.
 //! - A record that cannot be appended at `send` time (buffer memory full,
 //!   topic metadata unknown) is queued by the producer with the serial of
-//!   the transaction it was sent in ([`DrainGate::on_enqueue`]); when the
+//!   the transaction it was sent in ([`SendHooks::on_enqueue`]); when the
 //!   sender appends it, a different serial fails it
-//!   ([`DrainGate::on_append_queued`]), so it never joins a later
+//!   ([`SendHooks::on_append_queued`]), so it never joins a later
 //!   transaction. `commit_transaction` and `prepare_transaction` start only
 //!   once no record is queued, checked under the accumulator lock; an abort
 //!   fails the queued records of its transaction.
 //! - A record that will never be written (too large, `max.block.ms`, ...)
-//!   makes the transaction abortable ([`DrainGate::record_failed`]), as
+//!   makes the transaction abortable ([`SendHooks::record_failed`]), as
 //!   Java's `KafkaProducer.send` does, so a commit cannot succeed without it.
 //! - The sender drains a partition only when `may_drain` allows it (under
 //!   TV1: after AddPartitionsToTxn) and the producer id/epoch the manager
@@ -42,10 +42,10 @@
 
 use crate::accumulator::Accumulator;
 use crate::config::{ConfigError, ProducerConfig};
+use crate::hooks::SendHooks;
 use crate::idempotence::BatchId;
 use crate::metrics::MetricsSnapshot;
 use crate::record::{ProduceError, ProducerRecord, RecordMetadata, TopicPartition};
-use crate::sender::DrainGate;
 use crate::txn::{
     CoordinatorClient, GroupMetadata, NotPreparableReason, OffsetAndMetadata, OpTicket,
     PreparedTransaction, ProducerIdAndEpoch, State, TransactionError, TransactionManager,
@@ -99,7 +99,7 @@ fn lock(m: &Mutex<TransactionManager>) -> MutexGuard<'_, TransactionManager> {
 
 /// The producer-core side of the manager (see the module docs).
 #[derive(Debug)]
-struct Gate {
+struct TxnHooks {
     manager: Arc<Mutex<TransactionManager>>,
     transactional_id: String,
     /// The pid/epoch last handed to the sender; batches are drained only
@@ -108,7 +108,7 @@ struct Gate {
     wake_driver: Arc<Notify>,
 }
 
-impl DrainGate for Gate {
+impl SendHooks for TxnHooks {
     fn may_drain(&self, tp: &TopicPartition) -> bool {
         let m = lock(&self.manager);
         m.may_drain(tp)
@@ -350,14 +350,14 @@ impl TransactionalProducer {
         tc.retry_backoff.max = tc.retry_backoff.max.max(config.retry_backoff);
         let manager = Arc::new(Mutex::new(TransactionManager::new(tc)));
         let wake_driver = Arc::new(Notify::new());
-        let gate = Arc::new(Gate {
+        let hooks = Arc::new(TxnHooks {
             manager: manager.clone(),
             transactional_id: id,
             installed: Mutex::new(ProducerIdAndEpoch::NONE),
             wake_driver: wake_driver.clone(),
         });
         let request_timeout = config.request_timeout;
-        let producer = Producer::connect_with_gate(config, Some(gate)).await?;
+        let producer = Producer::connect_with_hooks(config, Some(hooks)).await?;
         let acc = producer.accumulator().clone();
         let mut client =
             CoordinatorClient::with_manager(producer.cluster().clone(), manager.clone());
