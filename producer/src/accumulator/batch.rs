@@ -8,7 +8,7 @@ use crate::record::{ProduceError, ProducerRecord, TopicPartition};
 use bytes::{BufMut, Bytes, BytesMut};
 use kafka_proto::record::{
     ATTRIBUTES_OFFSET, BATCH_HEADER_LEN, CRC_OFFSET, Compression, MAGIC, Record,
-    RecordBatchBuilder, RecordHeader,
+    RecordBatchBuilder, RecordHeader, RecordParts, append_record, record_len, record_size,
 };
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -173,73 +173,25 @@ impl std::fmt::Debug for Batch {
     }
 }
 
-#[inline(always)]
-fn uvar_len(v: u64) -> usize {
-    if v < 1 << 7 {
-        1
-    } else if v < 1 << 14 {
-        2
-    } else if v < 1 << 21 {
-        3
-    } else if v < 1 << 28 {
-        4
-    } else {
-        (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
-    }
-}
-#[inline(always)]
-fn zz32(v: i32) -> u64 {
-    u64::from(((v << 1) ^ (v >> 31)) as u32)
-}
-#[inline(always)]
-fn zz64(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-#[inline(always)]
-fn put_uvar(out: &mut BytesMut, mut v: u64) {
-    while v >= 0x80 {
-        out.put_u8((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.put_u8(v as u8);
-}
-#[inline(always)]
-fn nullable_len(b: Option<&[u8]>) -> usize {
-    match b {
-        None => 1,
-        Some(b) => uvar_len(zz32(b.len() as i32)) + b.len(),
-    }
-}
-#[inline(always)]
-fn put_nullable(out: &mut BytesMut, b: Option<&[u8]>) {
-    match b {
-        None => out.put_u8(1),
-        Some(b) => {
-            put_uvar(out, zz32(b.len() as i32));
-            out.put_slice(b);
-        }
-    }
-}
-
-/// Body size of a record (after its length prefix).
-#[inline(always)]
-fn body_len(r: &ProducerRecord, ts_delta: i64, offset_delta: i32) -> usize {
-    let mut n = 1
-        + uvar_len(zz64(ts_delta))
-        + uvar_len(zz32(offset_delta))
-        + nullable_len(r.key.as_deref())
-        + nullable_len(r.value.as_deref())
-        + uvar_len(zz32(r.headers.len() as i32));
-    for (k, v) in &r.headers {
-        n += nullable_len(Some(k.as_bytes())) + nullable_len(v.as_deref());
-    }
-    n
-}
-
 /// Upper bound of a record's encoded size in a batch (for size checks).
 pub(crate) fn estimate_record_size(r: &ProducerRecord) -> usize {
-    let b = body_len(r, i64::MAX / 2, i32::MAX);
-    b + uvar_len(zz32(b as i32))
+    record_len(&parts(r, i64::MAX / 2, i32::MAX))
+}
+
+/// The record writer's view of `r` at `timestamp_delta`, `offset_delta`.
+#[inline(always)]
+fn parts(
+    r: &ProducerRecord,
+    timestamp_delta: i64,
+    offset_delta: i32,
+) -> RecordParts<'_, (String, Option<Bytes>)> {
+    RecordParts {
+        timestamp_delta,
+        offset_delta,
+        key: r.key.as_deref(),
+        value: r.value.as_deref(),
+        headers: &r.headers,
+    }
 }
 
 impl Batch {
@@ -313,8 +265,9 @@ impl Batch {
         } else {
             ts.wrapping_sub(self.base_ts)
         };
-        let body = body_len(r, ts_delta, offset_delta);
-        let len = body + uvar_len(zz32(body as i32));
+        let record = parts(r, ts_delta, offset_delta);
+        let size = record_size(&record);
+        let len = size.total;
         if self.records > 0 && self.size + len > batch_size {
             return None;
         }
@@ -325,20 +278,7 @@ impl Batch {
             self.max_ts = ts;
         }
         match self.body.as_mut()? {
-            Body::Raw(out) => {
-                out.reserve(len);
-                put_uvar(out, zz32(body as i32));
-                out.put_u8(0);
-                put_uvar(out, zz64(ts_delta));
-                put_uvar(out, zz32(offset_delta));
-                put_nullable(out, r.key.as_deref());
-                put_nullable(out, r.value.as_deref());
-                put_uvar(out, zz32(r.headers.len() as i32));
-                for (k, v) in &r.headers {
-                    put_nullable(out, Some(k.as_bytes()));
-                    put_nullable(out, v.as_deref());
-                }
-            }
+            Body::Raw(out) => append_record(out, &record, size),
             Body::Records(v) => {
                 let headers = std::mem::take(&mut r.headers)
                     .into_iter()
