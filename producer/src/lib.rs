@@ -70,7 +70,7 @@ pub use kafka_proto;
 pub use metrics::MetricsSnapshot;
 pub use producer::Producer;
 pub use record::{ProduceError, ProducerRecord, RecordMetadata};
-pub use transactional::{ConnectError, ConsumerGroupMetadata, TransactionalProducer};
+pub use transactional::{ConnectError, TransactionalProducer};
 pub use txn::{
     PreparedTransaction, ResumeOptions, ResumeOutcome, TransactionError, abort_prepared,
     commit_prepared,

@@ -5,7 +5,7 @@
 //! How the pieces are wired (the hooks listed in [`crate::txn`]):
 //!
 //! - One [`TransactionManager`] is shared (`Arc<Mutex<_>>`) by the
-//!   [`CoordinatorClient`], the sender task and the user handle.
+//!   [`TxnDriver`], the sender task and the user handle.
 //! - Every append calls `on_partition_used` under the accumulator lock
 //!   ([`SendHooks::on_append`]); an error fails that send with
 //!   [`ProduceError::Transaction`]. Because the check and the append are one
@@ -34,7 +34,7 @@
 //! - Batches that finally fail are reported with `produce_batch_failed`
 //!   (outcome unknown for expired in-flight batches).
 //! - A driver task executes the manager's coordinator requests
-//!   ([`CoordinatorClient::run_once`]) whenever it has some, waking on new
+//!   ([`TxnDriver::run_once`]) whenever it has some, waking on new
 //!   work, completed batches (a held EndTxn) and the manager's
 //!   `poll_timeout()`. EndTxn waits until no batch is incomplete.
 //!
@@ -47,9 +47,9 @@ use crate::idempotence::BatchId;
 use crate::metrics::MetricsSnapshot;
 use crate::record::{ProduceError, ProducerRecord, RecordMetadata, TopicPartition};
 use crate::txn::{
-    CoordinatorClient, GroupMetadata, NotPreparableReason, OffsetAndMetadata, OpTicket,
-    PreparedTransaction, ProducerIdAndEpoch, State, TransactionError, TransactionManager,
-    TransactionVersion, TxnConfig, TxnEvent, TxnOp,
+    GroupMetadata, NotPreparableReason, OffsetAndMetadata, OpTicket, PreparedTransaction,
+    ProducerIdAndEpoch, State, TransactionError, TransactionManager, TransactionVersion, TxnConfig,
+    TxnDriver, TxnEvent, TxnOp,
 };
 use crate::{Cluster, Producer};
 use kafka_client::error::ClusterError;
@@ -59,12 +59,6 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
-
-/// Consumer group metadata for
-/// [`TransactionalProducer::send_offsets_to_transaction`] (Java
-/// `ConsumerGroupMetadata`: group id, generation id, member id, group
-/// instance id).
-pub type ConsumerGroupMetadata = GroupMetadata;
 
 /// Why [`TransactionalProducer::connect`] failed.
 ///
@@ -223,8 +217,10 @@ impl SendHooks for TxnHooks {
 #[derive(Debug)]
 struct Inner {
     producer: Producer,
-    client: Arc<CoordinatorClient>,
+    txn: Arc<TxnDriver>,
     manager: Arc<Mutex<TransactionManager>>,
+    /// `transactional.id`.
+    transactional_id: String,
     acc: Arc<Accumulator>,
     wake_driver: Arc<Notify>,
     results: Arc<Notify>,
@@ -286,7 +282,8 @@ impl Drop for Inner {
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-/// use kafka_producer::transactional::{ConsumerGroupMetadata, TransactionalProducer};
+/// use kafka_producer::TransactionalProducer;
+/// use kafka_producer::txn::GroupMetadata;
 /// use kafka_producer::{ProducerConfig, ProducerRecord, TopicPartition, TransactionError};
 /// use std::time::Duration;
 /// let config = ProducerConfig::from_properties([
@@ -302,7 +299,7 @@ impl Drop for Inner {
 /// // Offsets of the consumed input, committed atomically with the output.
 /// let offsets = [(TopicPartition::new("input", 0), 42, None)];
 /// producer
-///     .send_offsets_to_transaction(&offsets, &ConsumerGroupMetadata::new("billing"))
+///     .send_offsets_to_transaction(&offsets, &GroupMetadata::new("billing"))
 ///     .await?;
 /// match producer.commit_transaction().await {
 ///     Ok(()) => {}
@@ -352,21 +349,20 @@ impl TransactionalProducer {
         let wake_driver = Arc::new(Notify::new());
         let hooks = Arc::new(TxnHooks {
             manager: manager.clone(),
-            transactional_id: id,
+            transactional_id: id.clone(),
             installed: Mutex::new(ProducerIdAndEpoch::NONE),
             wake_driver: wake_driver.clone(),
         });
         let request_timeout = config.request_timeout;
         let producer = Producer::connect_with_hooks(config, Some(hooks)).await?;
         let acc = producer.accumulator().clone();
-        let mut client =
-            CoordinatorClient::with_manager(producer.cluster().clone(), manager.clone());
+        let mut txn = TxnDriver::with_manager(producer.cluster().clone(), manager.clone());
         let probe = acc.clone();
-        client.set_incomplete_batches_probe(Arc::new(move || !probe.lock().incomplete.is_empty()));
-        let client = Arc::new(client);
+        txn.set_incomplete_batches_probe(Arc::new(move || !probe.lock().incomplete.is_empty()));
+        let txn = Arc::new(txn);
         let results = Arc::new(Notify::new());
         let driver = tokio::spawn(drive(
-            client.clone(),
+            txn.clone(),
             acc.clone(),
             wake_driver.clone(),
             results.clone(),
@@ -375,8 +371,9 @@ impl TransactionalProducer {
         Ok(Self {
             inner: Arc::new(Inner {
                 producer,
-                client,
+                txn,
                 manager,
+                transactional_id: id,
                 acc,
                 wake_driver,
                 results,
@@ -417,7 +414,7 @@ impl TransactionalProducer {
     /// # Ok(()) }
     /// ```
     pub async fn init_transactions(&self) -> Result<(), TransactionError> {
-        let r = self.inner.client.init_transactions(self.max_block()).await;
+        let r = self.inner.txn.init_transactions(self.max_block()).await;
         self.wake();
         r
     }
@@ -521,7 +518,7 @@ impl TransactionalProducer {
     pub async fn send_offsets_and_metadata_to_transaction(
         &self,
         offsets: impl IntoIterator<Item = (TopicPartition, OffsetAndMetadata)>,
-        group: &ConsumerGroupMetadata,
+        group: &GroupMetadata,
     ) -> Result<(), TransactionError> {
         let map: BTreeMap<TopicPartition, OffsetAndMetadata> = offsets.into_iter().collect();
         let ticket = self
@@ -539,13 +536,13 @@ impl TransactionalProducer {
     ///
     /// ```no_run
     /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
-    /// use kafka_producer::transactional::ConsumerGroupMetadata;
+    /// use kafka_producer::txn::GroupMetadata;
     /// use kafka_client::TopicPartition;
     /// producer.begin_transaction()?;
     /// // ... records derived from input offsets 0..42 of input-0 ...
     /// let offsets = [(TopicPartition::new("input", 0), 42, None)];
     /// producer
-    ///     .send_offsets_to_transaction(&offsets, &ConsumerGroupMetadata::new("billing"))
+    ///     .send_offsets_to_transaction(&offsets, &GroupMetadata::new("billing"))
     ///     .await?;
     /// producer.commit_transaction().await?;
     /// # Ok(()) }
@@ -553,7 +550,7 @@ impl TransactionalProducer {
     pub async fn send_offsets_to_transaction(
         &self,
         offsets: &[(TopicPartition, i64, Option<String>)],
-        group: &ConsumerGroupMetadata,
+        group: &GroupMetadata,
     ) -> Result<(), TransactionError> {
         let map: BTreeMap<TopicPartition, OffsetAndMetadata> = offsets
             .iter()
@@ -793,14 +790,14 @@ impl TransactionalProducer {
         self.lock().transaction_version()
     }
 
-    /// The shared transaction manager (for inspection).
-    ///
-    /// ```no_run
-    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
-    /// let m = producer.transaction_manager().lock().unwrap();
-    /// println!("{:?}, partitions {:?}", m.state(), m.partitions_in_transaction());
-    /// # Ok(()) }
-    /// ```
+    /// The producer's `transactional.id`.
+    pub fn transactional_id(&self) -> &str {
+        &self.inner.transactional_id
+    }
+
+    /// The shared transaction manager, for kafka-eos's own tests (the
+    /// `internals` feature).
+    #[cfg(feature = "internals")]
     pub fn transaction_manager(&self) -> &Arc<Mutex<TransactionManager>> {
         &self.inner.manager
     }
@@ -895,7 +892,7 @@ impl TransactionalProducer {
 
 /// Executes the manager's coordinator requests, one at a time.
 async fn drive(
-    client: Arc<CoordinatorClient>,
+    txn: Arc<TxnDriver>,
     acc: Arc<Accumulator>,
     wake: Arc<Notify>,
     results: Arc<Notify>,
@@ -907,11 +904,11 @@ async fn drive(
         // hooks): let waiters and the sender look.
         results.notify_waiters();
         acc.wake_sender.notify_one();
-        if !client.lock().has_pending_requests() {
+        if !txn.lock().has_pending_requests() {
             woken.await;
             continue;
         }
-        if client.run_once(Instant::now() + request_timeout).await {
+        if txn.run_once(Instant::now() + request_timeout).await {
             continue;
         }
         // An EndTxn of an empty transaction completes without a request:
@@ -919,7 +916,7 @@ async fn drive(
         results.notify_waiters();
         // Nothing sendable: a backoff, a held EndTxn (incomplete batches) or
         // a request in flight from `init_transactions`.
-        let until = client
+        let until = txn
             .lock()
             .poll_timeout()
             .unwrap_or_else(|| Instant::now() + Duration::from_millis(10));
