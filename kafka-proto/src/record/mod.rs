@@ -531,6 +531,26 @@ fn nullable_len(b: Option<&[u8]>) -> usize {
 }
 
 /// A header as the record writer reads it: a key and a nullable value.
+/// Implemented for [`RecordHeader`] and for a producer's `(String,
+/// Option<Bytes>)`; implement it for your own header type to append
+/// records without converting their headers.
+///
+/// ```
+/// use kafka_proto::record::{HeaderRef, RecordParts, record_len};
+/// struct Trace(&'static str);
+/// impl HeaderRef for Trace {
+///     fn key(&self) -> &[u8] {
+///         b"trace-id"
+///     }
+///     fn value(&self) -> Option<&[u8]> {
+///         Some(self.0.as_bytes())
+///     }
+/// }
+/// let headers = [Trace("abc")];
+/// let record = RecordParts { timestamp_delta: 0, offset_delta: 0, key: None, value: None, headers: &headers[..] };
+/// // length, attributes, deltas, null key and value, count, "trace-id", "abc"
+/// assert_eq!(record_len(&record), 1 + 1 + 2 + 2 + 1 + 9 + 4);
+/// ```
 pub trait HeaderRef {
     /// The key's bytes (UTF-8).
     fn key(&self) -> &[u8];
@@ -582,8 +602,8 @@ impl HeaderRef for (String, Option<Bytes>) {
 /// let mut batch = BytesMut::new();
 /// append_record(&mut batch, &record, size);
 /// assert_eq!(batch.len(), size.total);
-/// // Length 2 * 17 (zigzag), attributes 0, timestamp delta 10, offset delta 2.
-/// assert_eq!(&batch[..4], [34, 0, 10, 2]);
+/// // Length 19 (zigzag 38), attributes 0, timestamp delta 5 (10), offset delta 1 (2).
+/// assert_eq!(&batch[..4], [38, 0, 10, 2]);
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct RecordParts<'a, H> {

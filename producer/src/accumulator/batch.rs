@@ -16,14 +16,7 @@ use tokio::sync::Notify;
 
 use super::AccConfig;
 
-/// Outcome of a written batch.
-///
-/// ```
-/// use kafka_producer::accumulator::BatchResult;
-/// let r = BatchResult { base_offset: 40, log_append_time: -1 };
-/// // The third record of the batch (relative index 2) got offset 42.
-/// assert_eq!(r.base_offset + 2, 42);
-/// ```
+/// Outcome of a written batch: what every record of it learns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchResult {
     /// Offset of the first record (-1 if unknown).
@@ -50,16 +43,8 @@ pub struct Completion {
 }
 
 impl Completion {
-    /// Completes the batch once; later calls are ignored (returns false).
-    ///
-    /// ```
-    /// use kafka_producer::accumulator::{BatchResult, Completion};
-    /// use kafka_producer::ProduceError;
-    /// let c = Completion::default();
-    /// assert!(c.complete(Ok(BatchResult { base_offset: 0, log_append_time: -1 })));
-    /// assert!(!c.complete(Err(ProduceError::Closed(None))), "first outcome wins");
-    /// assert!(c.get().unwrap().is_ok());
-    /// ```
+    /// Completes the batch once; later calls are ignored (returns false:
+    /// the first outcome wins).
     pub fn complete(&self, r: Result<BatchResult, ProduceError>) -> bool {
         let first = self.result.set(r).is_ok();
         if first {
@@ -69,15 +54,6 @@ impl Completion {
     }
 
     /// The result, if completed.
-    ///
-    /// ```
-    /// use kafka_producer::accumulator::Completion;
-    /// use kafka_producer::ProduceError;
-    /// let c = Completion::default();
-    /// assert!(c.get().is_none());
-    /// c.complete(Err(ProduceError::Closed(None)));
-    /// assert!(matches!(c.get(), Some(Err(ProduceError::Closed(None)))));
-    /// ```
     pub fn get(&self) -> Option<&Result<BatchResult, ProduceError>> {
         self.result.get()
     }
@@ -439,6 +415,21 @@ pub(crate) fn record_metadata(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_completion_keeps_the_first_outcome() {
+        let c = Completion::default();
+        assert!(c.get().is_none(), "in flight");
+        assert!(c.complete(Ok(BatchResult {
+            base_offset: 0,
+            log_append_time: -1
+        })));
+        assert!(
+            !c.complete(Err(ProduceError::Closed(None))),
+            "first outcome wins"
+        );
+        assert!(c.get().unwrap().is_ok());
+    }
     /// The append micro-benchmark, for an instruction count under
     /// callgrind: `APPEND_MICRO_N` records (10-byte key, 100-byte value,
     /// `APPEND_MICRO_HEADERS` headers) appended to 16 KiB uncompressed
