@@ -47,7 +47,7 @@ internal_mod!(accumulator);
 pub mod compression_ratio;
 pub mod config;
 mod fast_hash;
-internal_mod!(hooks);
+mod hooks;
 internal_mod!(idempotence);
 pub mod metrics;
 pub mod partitioner;
@@ -71,6 +71,8 @@ pub use metrics::MetricsSnapshot;
 pub use producer::Producer;
 pub use record::{ProduceError, ProducerRecord, RecordMetadata};
 pub use transactional::{ConnectError, TransactionalProducer};
+// The send path's hooks, implemented by the transactional producer.
+kafka_client::internal_use!(hooks::SendHooks);
 pub use txn::{
     PreparedTransaction, ResumeOptions, ResumeOutcome, TransactionError, abort_prepared,
     commit_prepared,

@@ -791,12 +791,25 @@ impl TransactionalProducer {
     }
 
     /// The producer's `transactional.id`.
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer) {
+    /// eprintln!("the outcome of {}'s transaction is unknown", producer.transactional_id());
+    /// # }
+    /// ```
     pub fn transactional_id(&self) -> &str {
         &self.inner.transactional_id
     }
 
     /// The shared transaction manager, for kafka-eos's own tests (the
     /// `internals` feature).
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
+    /// let m = producer.transaction_manager().lock().unwrap();
+    /// println!("{:?}, partitions {:?}", m.state(), m.partitions_in_transaction());
+    /// # Ok(()) }
+    /// ```
     #[cfg(feature = "internals")]
     pub fn transaction_manager(&self) -> &Arc<Mutex<TransactionManager>> {
         &self.inner.manager

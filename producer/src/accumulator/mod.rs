@@ -4,7 +4,7 @@
 //! Records are appended straight into the open batch of their partition:
 //! uncompressed batches are encoded record by record into one `BytesMut`
 //! (the 61-byte batch header is reserved up front and filled in when the
-//! batch is drained), compressed batches collect [`Record`]s (moving the
+//! batch is drained), compressed batches collect [`Record`](kafka_proto::record::Record)s (moving the
 //! record's own `Bytes`) and are compressed at drain. Nothing is allocated per
 //! record besides amortised growth of the batch buffer; every record of a
 //! batch shares the batch's [`Completion`].

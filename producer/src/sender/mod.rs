@@ -9,7 +9,7 @@
 //!    ([`crate::idempotence::Idempotence::next_action`]: InitProducerId,
 //!    header rewrites after an epoch bump);
 //! 3. drains: per leader connection (partition p takes connection
-//!    p mod `connections.per.broker` to its leader, see [`dispatch`]), while
+//!    p mod `connections.per.broker` to its leader: the `dispatch` module), while
 //!    it has fewer than `max.in.flight.requests.per.connection` requests in
 //!    flight, at most one batch per partition and `max.request.size` bytes
 //!    per request. A partition is ready when its first batch is full, has
