@@ -23,9 +23,9 @@ use std::time::Duration;
 
 use kafka_eos::client::{Cluster, ClusterConfig};
 use kafka_eos::consumer::{ConsumerRecord, Offset, Reader, ReaderConfig};
+use kafka_eos::producer::txn::GroupMetadata;
 use kafka_eos::producer::{
-    ConsumerGroupMetadata, Producer, ProducerConfig, ProducerRecord, TopicPartition,
-    TransactionalProducer,
+    Producer, ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer,
 };
 use kafka_eos_examples::support::{self, BoxError};
 
@@ -83,7 +83,7 @@ async fn run() -> Result<(), BoxError> {
     ])?;
     let producer = TransactionalProducer::connect(config).await?;
     producer.init_transactions().await?;
-    let group = ConsumerGroupMetadata::new(names.group.as_str());
+    let group = GroupMetadata::new(names.group.as_str());
 
     let mut simulate_failure = true;
     let (mut committed_txns, mut aborted_txns) = (0, 0);

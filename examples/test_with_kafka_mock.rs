@@ -28,9 +28,9 @@ use std::time::Duration;
 
 use kafka_eos::client::{Cluster, ClusterConfig};
 use kafka_eos::consumer::{IsolationLevel, Offset, Reader, ReaderConfig};
+use kafka_eos::producer::txn::GroupMetadata;
 use kafka_eos::producer::{
-    ConsumerGroupMetadata, Producer, ProducerConfig, ProducerRecord, TopicPartition,
-    TransactionalProducer,
+    Producer, ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer,
 };
 use kafka_eos::proto::{ApiKey, ErrorCode};
 use kafka_eos_examples::support::{self, BoxError};
@@ -114,7 +114,7 @@ async fn upper_case_job(bootstrap: String) -> Result<usize, BoxError> {
     ])?)
     .await?;
     producer.init_transactions().await?;
-    let group = ConsumerGroupMetadata::new(GROUP);
+    let group = GroupMetadata::new(GROUP);
     let mut committed = 0;
     while !end
         .iter()

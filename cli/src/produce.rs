@@ -546,11 +546,7 @@ async fn abort_after(tp: &TransactionalProducer, e: CliError) -> CliError {
 }
 
 fn unknown_outcome(tp: &TransactionalProducer, bootstrap: &str, why: &str) -> CliError {
-    let id = tp
-        .transaction_manager()
-        .lock()
-        .map(|m| m.config().transactional_id.clone())
-        .unwrap_or_default();
+    let id = tp.transactional_id();
     CliError::new(
         ExitCode::TransactionOutcomeUnknown,
         format!(

@@ -307,6 +307,7 @@ pub struct PartitionState {
     pub last_acked_sequence: i32,
     /// Offset of the last acknowledged record (-1 if unknown).
     pub last_acked_offset: i64,
+    /// Drained batches not yet resolved, in sequence order.
     inflight: Vec<(BatchId, BatchSequence)>,
 }
 
@@ -388,13 +389,22 @@ impl PartitionState {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Idempotence {
+    /// Where the producer id is (see the state diagram in the module docs).
     phase: Phase,
+    /// The producer id and epoch batches are sequenced under (`NONE` before InitProducerId).
     producer: ProducerIdAndEpoch,
+    /// Each partition's sequences and in-flight batches.
     partitions: HashMap<TopicPartition, PartitionState>,
+    /// A batch failed in a way only a new epoch fixes: the next `next_action` bumps it.
     epoch_bump_required: bool,
+    /// The partitions whose sequences restart at 0 (their batches rewritten) at that bump.
     partitions_to_rewrite: BTreeSet<TopicPartition>,
+    /// Partitions whose last batch failed with an unknown outcome, and the next sequence then:
+    /// nothing more is drained until it is resolved (Java's `hasUnresolvedSequence`).
     unresolved: BTreeMap<TopicPartition, i32>,
+    /// Batches to re-encode with a new producer id, epoch or sequence, for the sender to take.
     pending_rewrites: Vec<Rewrite>,
+    /// Epoch bumps so far (a metric).
     bumps: u64,
     /// Transactional producer: the transaction manager owns the producer id
     /// (no InitProducerId here, no local epoch bumps; see [`Idempotence::new_transactional`]).

@@ -47,6 +47,7 @@ internal_mod!(accumulator);
 pub mod compression_ratio;
 pub mod config;
 mod fast_hash;
+mod hooks;
 internal_mod!(idempotence);
 pub mod metrics;
 pub mod partitioner;
@@ -67,7 +68,9 @@ pub use kafka_proto;
 pub use metrics::MetricsSnapshot;
 pub use producer::Producer;
 pub use record::{ProduceError, ProducerRecord, RecordMetadata};
-pub use transactional::{ConnectError, ConsumerGroupMetadata, TransactionalProducer};
+pub use transactional::{ConnectError, TransactionalProducer};
+// The send path's hooks, implemented by the transactional producer.
+kafka_client::internal_use!(hooks::SendHooks);
 pub use txn::{
     PreparedTransaction, ResumeOptions, ResumeOutcome, TransactionError, abort_prepared,
     commit_prepared,

@@ -24,9 +24,10 @@
 
 use crate::accumulator::{AccConfig, Accumulator, Appended, queued_result, record_metadata};
 use crate::config::ProducerConfig;
+use crate::hooks::SendHooks;
 use crate::metrics::{Metrics, MetricsSnapshot};
 use crate::record::{ProduceError, ProducerRecord, RecordMetadata};
-use crate::sender::{DrainGate, Sender, SenderConfig};
+use crate::sender::{Sender, SenderConfig};
 use crate::{Cluster, ClusterError};
 use std::future::Future;
 use std::pin::Pin;
@@ -91,32 +92,14 @@ impl Producer {
     /// # });
     /// ```
     pub async fn connect(config: ProducerConfig) -> Result<Self, ClusterError> {
-        Self::connect_with_gate(config, None).await
+        Self::connect_with_hooks(config, None).await
     }
 
-    /// [`Self::connect`] with a [`DrainGate`] (used by the transactional
-    /// producer to hold partitions back and tag requests).
-    ///
-    /// ```no_run
-    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-    /// use kafka_producer::sender::DrainGate;
-    /// use kafka_producer::{Producer, ProducerConfig, TopicPartition};
-    /// use std::sync::Arc;
-    /// /// Holds back every partition of topic `paused`.
-    /// #[derive(Debug)]
-    /// struct Pause;
-    /// impl DrainGate for Pause {
-    ///     fn may_drain(&self, tp: &TopicPartition) -> bool {
-    ///         &*tp.topic != "paused"
-    ///     }
-    /// }
-    /// let config = ProducerConfig::builder("127.0.0.1:9092").build()?;
-    /// let producer = Producer::connect_with_gate(config, Some(Arc::new(Pause))).await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn connect_with_gate(
+    /// [`Self::connect`] with [`SendHooks`] (the transactional producer's:
+    /// they hold partitions back and tag requests).
+    pub(crate) async fn connect_with_hooks(
         config: ProducerConfig,
-        gate: Option<Arc<dyn DrainGate>>,
+        hooks: Option<Arc<dyn SendHooks>>,
     ) -> Result<Self, ClusterError> {
         let cluster = Cluster::connect(config.cluster_config()).await?;
         let refresher = cluster.spawn_metadata_refresher();
@@ -134,8 +117,8 @@ impl Producer {
             config.partitioner.build(),
             metrics,
         ));
-        if let Some(g) = &gate {
-            let _ = acc.gate.set(g.clone());
+        if let Some(h) = &hooks {
+            let _ = acc.hooks.set(h.clone());
         }
         let sender = Sender::new(
             SenderConfig {
@@ -150,7 +133,7 @@ impl Producer {
                 connections_per_broker: config.connections_per_broker,
                 max_block: config.max_block,
                 idempotent: config.idempotence(),
-                gate,
+                hooks,
             },
             acc.clone(),
             cluster.clone(),

@@ -5,22 +5,22 @@
 //! How the pieces are wired (the hooks listed in [`crate::txn`]):
 //!
 //! - One [`TransactionManager`] is shared (`Arc<Mutex<_>>`) by the
-//!   [`CoordinatorClient`], the sender task and the user handle.
+//!   [`TxnDriver`], the sender task and the user handle.
 //! - Every append calls `on_partition_used` under the accumulator lock
-//!   ([`DrainGate::on_append`]); an error fails that send with
+//!   ([`SendHooks::on_append`]); an error fails that send with
 //!   [`ProduceError::Transaction`]. Because the check and the append are one
 //!   critical section, no record joins a transaction after its commit or
 //!   abort began.
 //! - A record that cannot be appended at `send` time (buffer memory full,
 //!   topic metadata unknown) is queued by the producer with the serial of
-//!   the transaction it was sent in ([`DrainGate::on_enqueue`]); when the
+//!   the transaction it was sent in ([`SendHooks::on_enqueue`]); when the
 //!   sender appends it, a different serial fails it
-//!   ([`DrainGate::on_append_queued`]), so it never joins a later
+//!   ([`SendHooks::on_append_queued`]), so it never joins a later
 //!   transaction. `commit_transaction` and `prepare_transaction` start only
 //!   once no record is queued, checked under the accumulator lock; an abort
 //!   fails the queued records of its transaction.
 //! - A record that will never be written (too large, `max.block.ms`, ...)
-//!   makes the transaction abortable ([`DrainGate::record_failed`]), as
+//!   makes the transaction abortable ([`SendHooks::record_failed`]), as
 //!   Java's `KafkaProducer.send` does, so a commit cannot succeed without it.
 //! - The sender drains a partition only when `may_drain` allows it (under
 //!   TV1: after AddPartitionsToTxn) and the producer id/epoch the manager
@@ -34,7 +34,7 @@
 //! - Batches that finally fail are reported with `produce_batch_failed`
 //!   (outcome unknown for expired in-flight batches).
 //! - A driver task executes the manager's coordinator requests
-//!   ([`CoordinatorClient::run_once`]) whenever it has some, waking on new
+//!   ([`TxnDriver::run_once`]) whenever it has some, waking on new
 //!   work, completed batches (a held EndTxn) and the manager's
 //!   `poll_timeout()`. EndTxn waits until no batch is incomplete.
 //!
@@ -42,14 +42,14 @@
 
 use crate::accumulator::Accumulator;
 use crate::config::{ConfigError, ProducerConfig};
+use crate::hooks::SendHooks;
 use crate::idempotence::BatchId;
 use crate::metrics::MetricsSnapshot;
 use crate::record::{ProduceError, ProducerRecord, RecordMetadata, TopicPartition};
-use crate::sender::DrainGate;
 use crate::txn::{
-    CoordinatorClient, GroupMetadata, NotPreparableReason, OffsetAndMetadata, OpTicket,
-    PreparedTransaction, ProducerIdAndEpoch, State, TransactionError, TransactionManager,
-    TransactionVersion, TxnConfig, TxnEvent, TxnOp,
+    GroupMetadata, NotPreparableReason, OffsetAndMetadata, OpTicket, PreparedTransaction,
+    ProducerIdAndEpoch, State, TransactionError, TransactionManager, TransactionVersion, TxnConfig,
+    TxnDriver, TxnEvent, TxnOp,
 };
 use crate::{Cluster, Producer};
 use kafka_client::error::ClusterError;
@@ -59,12 +59,6 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
-
-/// Consumer group metadata for
-/// [`TransactionalProducer::send_offsets_to_transaction`] (Java
-/// `ConsumerGroupMetadata`: group id, generation id, member id, group
-/// instance id).
-pub type ConsumerGroupMetadata = GroupMetadata;
 
 /// Why [`TransactionalProducer::connect`] failed.
 ///
@@ -99,7 +93,7 @@ fn lock(m: &Mutex<TransactionManager>) -> MutexGuard<'_, TransactionManager> {
 
 /// The producer-core side of the manager (see the module docs).
 #[derive(Debug)]
-struct Gate {
+struct TxnHooks {
     manager: Arc<Mutex<TransactionManager>>,
     transactional_id: String,
     /// The pid/epoch last handed to the sender; batches are drained only
@@ -108,7 +102,7 @@ struct Gate {
     wake_driver: Arc<Notify>,
 }
 
-impl DrainGate for Gate {
+impl SendHooks for TxnHooks {
     fn may_drain(&self, tp: &TopicPartition) -> bool {
         let m = lock(&self.manager);
         m.may_drain(tp)
@@ -223,8 +217,10 @@ impl DrainGate for Gate {
 #[derive(Debug)]
 struct Inner {
     producer: Producer,
-    client: Arc<CoordinatorClient>,
+    txn: Arc<TxnDriver>,
     manager: Arc<Mutex<TransactionManager>>,
+    /// `transactional.id`.
+    transactional_id: String,
     acc: Arc<Accumulator>,
     wake_driver: Arc<Notify>,
     results: Arc<Notify>,
@@ -286,7 +282,8 @@ impl Drop for Inner {
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-/// use kafka_producer::transactional::{ConsumerGroupMetadata, TransactionalProducer};
+/// use kafka_producer::TransactionalProducer;
+/// use kafka_producer::txn::GroupMetadata;
 /// use kafka_producer::{ProducerConfig, ProducerRecord, TopicPartition, TransactionError};
 /// use std::time::Duration;
 /// let config = ProducerConfig::from_properties([
@@ -302,7 +299,7 @@ impl Drop for Inner {
 /// // Offsets of the consumed input, committed atomically with the output.
 /// let offsets = [(TopicPartition::new("input", 0), 42, None)];
 /// producer
-///     .send_offsets_to_transaction(&offsets, &ConsumerGroupMetadata::new("billing"))
+///     .send_offsets_to_transaction(&offsets, &GroupMetadata::new("billing"))
 ///     .await?;
 /// match producer.commit_transaction().await {
 ///     Ok(()) => {}
@@ -350,23 +347,22 @@ impl TransactionalProducer {
         tc.retry_backoff.max = tc.retry_backoff.max.max(config.retry_backoff);
         let manager = Arc::new(Mutex::new(TransactionManager::new(tc)));
         let wake_driver = Arc::new(Notify::new());
-        let gate = Arc::new(Gate {
+        let hooks = Arc::new(TxnHooks {
             manager: manager.clone(),
-            transactional_id: id,
+            transactional_id: id.clone(),
             installed: Mutex::new(ProducerIdAndEpoch::NONE),
             wake_driver: wake_driver.clone(),
         });
         let request_timeout = config.request_timeout;
-        let producer = Producer::connect_with_gate(config, Some(gate)).await?;
+        let producer = Producer::connect_with_hooks(config, Some(hooks)).await?;
         let acc = producer.accumulator().clone();
-        let mut client =
-            CoordinatorClient::with_manager(producer.cluster().clone(), manager.clone());
+        let mut txn = TxnDriver::with_manager(producer.cluster().clone(), manager.clone());
         let probe = acc.clone();
-        client.set_incomplete_batches_probe(Arc::new(move || !probe.lock().incomplete.is_empty()));
-        let client = Arc::new(client);
+        txn.set_incomplete_batches_probe(Arc::new(move || !probe.lock().incomplete.is_empty()));
+        let txn = Arc::new(txn);
         let results = Arc::new(Notify::new());
         let driver = tokio::spawn(drive(
-            client.clone(),
+            txn.clone(),
             acc.clone(),
             wake_driver.clone(),
             results.clone(),
@@ -375,8 +371,9 @@ impl TransactionalProducer {
         Ok(Self {
             inner: Arc::new(Inner {
                 producer,
-                client,
+                txn,
                 manager,
+                transactional_id: id,
                 acc,
                 wake_driver,
                 results,
@@ -417,7 +414,7 @@ impl TransactionalProducer {
     /// # Ok(()) }
     /// ```
     pub async fn init_transactions(&self) -> Result<(), TransactionError> {
-        let r = self.inner.client.init_transactions(self.max_block()).await;
+        let r = self.inner.txn.init_transactions(self.max_block()).await;
         self.wake();
         r
     }
@@ -521,7 +518,7 @@ impl TransactionalProducer {
     pub async fn send_offsets_and_metadata_to_transaction(
         &self,
         offsets: impl IntoIterator<Item = (TopicPartition, OffsetAndMetadata)>,
-        group: &ConsumerGroupMetadata,
+        group: &GroupMetadata,
     ) -> Result<(), TransactionError> {
         let map: BTreeMap<TopicPartition, OffsetAndMetadata> = offsets.into_iter().collect();
         let ticket = self
@@ -539,13 +536,13 @@ impl TransactionalProducer {
     ///
     /// ```no_run
     /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
-    /// use kafka_producer::transactional::ConsumerGroupMetadata;
+    /// use kafka_producer::txn::GroupMetadata;
     /// use kafka_client::TopicPartition;
     /// producer.begin_transaction()?;
     /// // ... records derived from input offsets 0..42 of input-0 ...
     /// let offsets = [(TopicPartition::new("input", 0), 42, None)];
     /// producer
-    ///     .send_offsets_to_transaction(&offsets, &ConsumerGroupMetadata::new("billing"))
+    ///     .send_offsets_to_transaction(&offsets, &GroupMetadata::new("billing"))
     ///     .await?;
     /// producer.commit_transaction().await?;
     /// # Ok(()) }
@@ -553,7 +550,7 @@ impl TransactionalProducer {
     pub async fn send_offsets_to_transaction(
         &self,
         offsets: &[(TopicPartition, i64, Option<String>)],
-        group: &ConsumerGroupMetadata,
+        group: &GroupMetadata,
     ) -> Result<(), TransactionError> {
         let map: BTreeMap<TopicPartition, OffsetAndMetadata> = offsets
             .iter()
@@ -793,7 +790,19 @@ impl TransactionalProducer {
         self.lock().transaction_version()
     }
 
-    /// The shared transaction manager (for inspection).
+    /// The producer's `transactional.id`.
+    ///
+    /// ```no_run
+    /// # async fn demo(producer: kafka_producer::TransactionalProducer) {
+    /// eprintln!("the outcome of {}'s transaction is unknown", producer.transactional_id());
+    /// # }
+    /// ```
+    pub fn transactional_id(&self) -> &str {
+        &self.inner.transactional_id
+    }
+
+    /// The shared transaction manager, for kafka-eos's own tests (the
+    /// `internals` feature).
     ///
     /// ```no_run
     /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
@@ -801,6 +810,7 @@ impl TransactionalProducer {
     /// println!("{:?}, partitions {:?}", m.state(), m.partitions_in_transaction());
     /// # Ok(()) }
     /// ```
+    #[cfg(feature = "internals")]
     pub fn transaction_manager(&self) -> &Arc<Mutex<TransactionManager>> {
         &self.inner.manager
     }
@@ -895,7 +905,7 @@ impl TransactionalProducer {
 
 /// Executes the manager's coordinator requests, one at a time.
 async fn drive(
-    client: Arc<CoordinatorClient>,
+    txn: Arc<TxnDriver>,
     acc: Arc<Accumulator>,
     wake: Arc<Notify>,
     results: Arc<Notify>,
@@ -907,11 +917,11 @@ async fn drive(
         // hooks): let waiters and the sender look.
         results.notify_waiters();
         acc.wake_sender.notify_one();
-        if !client.lock().has_pending_requests() {
+        if !txn.lock().has_pending_requests() {
             woken.await;
             continue;
         }
-        if client.run_once(Instant::now() + request_timeout).await {
+        if txn.run_once(Instant::now() + request_timeout).await {
             continue;
         }
         // An EndTxn of an empty transaction completes without a request:
@@ -919,7 +929,7 @@ async fn drive(
         results.notify_waiters();
         // Nothing sendable: a backoff, a held EndTxn (incomplete batches) or
         // a request in flight from `init_transactions`.
-        let until = client
+        let until = txn
             .lock()
             .poll_timeout()
             .unwrap_or_else(|| Instant::now() + Duration::from_millis(10));

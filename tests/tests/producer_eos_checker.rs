@@ -39,9 +39,10 @@ use crate::support::brokers::Brokers;
 use crate::support::nemesis::ScheduleSetup as Setup;
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
+use kafka_producer::txn::GroupMetadata;
 use kafka_producer::{
-    ConsumerGroupMetadata, ProduceError, ProducerConfig, ProducerRecord, RecordMetadata,
-    TopicPartition, TransactionError, TransactionalProducer,
+    ProduceError, ProducerConfig, ProducerRecord, RecordMetadata, TopicPartition, TransactionError,
+    TransactionalProducer,
 };
 use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::seeded::{SeededRng as Rng, schedule_seeds};
@@ -407,7 +408,7 @@ pub(crate) async fn schedule(
                         None,
                     )];
                     let r = producer
-                        .send_offsets_to_transaction(&offsets, &ConsumerGroupMetadata::new(&group))
+                        .send_offsets_to_transaction(&offsets, &GroupMetadata::new(&group))
                         .await;
                     trace.push(format!("send_offsets {next_input_offset}: {r:?}"));
                     match &r {

@@ -27,11 +27,11 @@ use kafka_admin as admin;
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::txn::{
-    ResumeOptions, ResumeOutcome, State, TransactionVersion, commit_prepared,
+    GroupMetadata, ResumeOptions, ResumeOutcome, State, TransactionVersion, commit_prepared,
 };
 use kafka_producer::{
-    ConsumerGroupMetadata, PreparedTransaction, ProduceError, Producer, ProducerConfig,
-    ProducerRecord, TopicPartition, TransactionError, TransactionalProducer,
+    PreparedTransaction, ProduceError, Producer, ProducerConfig, ProducerRecord, TopicPartition,
+    TransactionError, TransactionalProducer,
 };
 use kafka_testcontainers::shared::{SharedKafka, unique_name, unique_topic};
 use kafka_testcontainers::{IsolationLevel as JavaIsolation, KafkaCluster, KafkaVersion, Proxy};
@@ -457,7 +457,7 @@ async fn consume_transform_produce(variant: SharedKafka) {
     let input = reader.read_to_end(&input_topic, &[0, 1]).await.unwrap();
     assert_eq!(input.len(), 30);
     let p = producer(kafka, &unique_name("ctp-tx")).await;
-    let group = ConsumerGroupMetadata::new(&group_id);
+    let group = GroupMetadata::new(&group_id);
     // Three rounds of 5 records per partition: commit, abort, commit.
     let mut expected_out: Vec<String> = Vec::new();
     let mut expected_offsets: BTreeMap<i32, Option<i64>> = [(0, None), (1, None)].into();

@@ -19,12 +19,13 @@
 use kafka_admin::{self as admin, TransactionFilters, TransactionSnapshot};
 use kafka_client::Cluster;
 use kafka_client::TopicPartition;
+use kafka_client::{CoordinatorType, find_coordinator};
 use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::kafka_proto::ErrorCode;
 use kafka_producer::kafka_proto::messages::EndTxnRequest;
 use kafka_producer::txn::{
-    CoordinatorType, PreparedTransaction, ResumeOptions, ResumeOutcome, TransactionState,
-    TransactionVersion, abort_prepared, commit_prepared, find_coordinator,
+    PreparedTransaction, ResumeOptions, ResumeOutcome, TransactionState, TransactionVersion,
+    abort_prepared, commit_prepared,
 };
 use kafka_testcontainers::shared::{SharedKafka, unique_name, unique_topic};
 use kafka_testcontainers::{IsolationLevel as JavaIsolation, KafkaCluster};

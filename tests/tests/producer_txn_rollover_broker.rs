@@ -26,12 +26,13 @@
 
 use kafka_admin::{self as admin, TransactionSnapshot};
 use kafka_client::{Cluster, ClusterConfig};
+use kafka_client::{CoordinatorType, find_coordinator};
 use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::kafka_proto::ErrorCode;
 use kafka_producer::kafka_proto::messages::{EndTxnRequest, InitProducerIdRequest};
 use kafka_producer::txn::{
-    CoordinatorType, PreparedTransaction, ProducerIdAndEpoch, ResumeOptions, ResumeOutcome,
-    TransactionState, TransactionVersion, abort_prepared, commit_prepared, find_coordinator,
+    PreparedTransaction, ProducerIdAndEpoch, ResumeOptions, ResumeOutcome, TransactionState,
+    TransactionVersion, abort_prepared, commit_prepared,
 };
 use kafka_producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};

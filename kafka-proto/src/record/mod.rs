@@ -43,6 +43,7 @@
 mod compression;
 mod control;
 mod decode;
+mod writer;
 #[cfg(feature = "zstd")]
 mod zstd;
 
@@ -50,6 +51,7 @@ pub use control::{ControlRecord, ControlRecordType};
 pub use decode::{
     HeaderRefs, HeadersRef, RecordBatchView, RecordBatches, RecordHeaderRef, RecordRef, RecordRefs,
 };
+pub use writer::{HeaderRef, RecordParts, RecordSize, append_record, record_len, record_size};
 
 use crate::error::{EncodeError, EncodeErrorKind};
 use bytes::{BufMut, Bytes};

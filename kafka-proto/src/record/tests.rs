@@ -244,3 +244,38 @@ fn record_view_reports_malformed_records_then_ends() {
     assert!(it.next().unwrap().is_err());
     assert!(it.next().is_none());
 }
+
+#[test]
+fn append_record_writes_the_records_as_the_batch_encoder_does() {
+    let mut batch = sample();
+    batch.records[1].headers.push(RecordHeader {
+        key: "null".into(),
+        value: None,
+    });
+    batch.records.push(Record::new(
+        batch.base_timestamp + (1 << 40),
+        Some(Bytes::from(vec![7; 300])),
+        Some(Bytes::from(vec![9; 20_000])),
+    ));
+    for (i, r) in batch.records.iter_mut().enumerate() {
+        r.offset = i as i64;
+    }
+    batch.last_offset_delta = batch.records.len() as i32 - 1;
+    let encoded = batch.encode_to_vec().unwrap();
+    let mut out = BytesMut::new();
+    for r in &batch.records {
+        let parts = RecordParts {
+            timestamp_delta: r.timestamp.wrapping_sub(batch.base_timestamp),
+            offset_delta: (r.offset - batch.base_offset) as i32,
+            key: r.key.as_deref(),
+            value: r.value.as_deref(),
+            headers: &r.headers[..],
+        };
+        let size = record_size(&parts);
+        assert_eq!(record_len(&parts), size.total);
+        let before = out.len();
+        append_record(&mut out, &parts, size);
+        assert_eq!(out.len() - before, size.total);
+    }
+    assert_eq!(&out[..], &encoded[BATCH_HEADER_LEN..]);
+}

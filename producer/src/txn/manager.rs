@@ -14,13 +14,19 @@ use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
 struct Queued {
+    /// Which requests go first (Java's `TxnRequestHandler.priority`).
     priority: Priority,
+    /// Order among requests of one priority.
     seq: u64,
+    /// The request.
     body: RequestBody,
+    /// The user operation it completes, if any.
     ticket: Option<OpTicket>,
     /// InitProducerId only: a bump (keeps READY transition semantics).
     bump: bool,
+    /// Retries so far (the backoff grows with them).
     attempts: u32,
+    /// Not sent before this time (retry backoff).
     not_before: Option<Instant>,
 }
 
@@ -68,7 +74,9 @@ impl Reason {
 
 #[derive(Debug, Clone)]
 struct PendingTransition {
+    /// The operation.
     op: TxnOp,
+    /// Its result's ticket.
     ticket: OpTicket,
 }
 
@@ -138,27 +146,49 @@ struct PendingTransition {
 /// ```
 #[derive(Debug)]
 pub struct TransactionManager {
+    /// The transactional id and timeouts the manager was built with.
     config: TxnConfig,
+    /// Where the machine is (Java's `TransactionManager.State`); changed only by `transition`.
     state: State,
+    /// The producer id and epoch the coordinator gave (`NONE` before InitProducerId).
     producer: ProducerIdAndEpoch,
+    /// The transaction protocol in use: V1 (AddPartitionsToTxn) or V2 (KIP-890, implicit adds).
     tv: TransactionVersion,
+    /// The coordinator offers transaction version 2: a V1 manager upgrades between transactions.
     tv2_available: bool,
+    /// The coordinator accepts InitProducerId v3+, so the client can bump its own epoch (KIP-360).
     supports_bump: bool,
+    /// The transaction coordinator's node id, once FindCoordinator found it.
     txn_coordinator: Option<i32>,
+    /// The group coordinator of each group offsets were sent for.
     group_coordinators: HashMap<String, i32>,
+    /// Partitions the coordinator knows are in the transaction: their batches may be drained.
     partitions_in_txn: BTreeSet<TopicPartition>,
+    /// TV1: partitions written to but not yet sent in an AddPartitionsToTxn (batched into the next one).
     new_partitions: BTreeSet<TopicPartition>,
+    /// TV1: partitions in an AddPartitionsToTxn in flight, not yet confirmed.
     pending_partitions: BTreeSet<TopicPartition>,
+    /// Something of this transaction reached a coordinator or a broker: the commit or abort needs an EndTxn.
     transaction_started: bool,
+    /// The epoch must be bumped (InitProducerId) when the transaction ends, before the next one.
     bump_required: bool,
+    /// The error that put the machine in AbortableError or FatalError, returned to later operations.
     last_error: Option<TransactionError>,
+    /// Coordinator requests waiting to be sent, by priority then `seq`.
     queue: Vec<Queued>,
+    /// The one coordinator request in flight, with its request id.
     in_flight: Option<(u64, Queued)>,
+    /// The last number given to a queued request (its place in the queue) or a sent one (its id).
     next_seq: u64,
+    /// The last ticket given to a user operation.
     next_ticket: u64,
+    /// The outcome of each user operation not yet observed (`None` while it runs).
     results: BTreeMap<OpTicket, Option<Result<(), TransactionError>>>,
+    /// The user operation a caller may await again after a timeout (Java's `pendingTransition`).
     pending: Option<PendingTransition>,
+    /// Events for the driver (producer id changed, transaction completed), oldest first.
     events: VecDeque<TxnEvent>,
+    /// TV1: the offsets of a `send_offsets_to_transaction` waiting for its AddOffsetsToTxn; their TxnOffsetCommit follows it.
     deferred_offsets:
         HashMap<OpTicket, (GroupMetadata, BTreeMap<TopicPartition, OffsetAndMetadata>)>,
     /// Serial number of the current (or last) transaction: +1 at every
@@ -168,7 +198,8 @@ pub struct TransactionManager {
     /// Jitter factor override for deterministic tests.
     jitter_factor: Option<f64>,
     /// Groups of the current transaction whose TxnOffsetCommit got no
-    /// answer (see `handle_disconnect`).
+    /// answer (see `handle_disconnect`): it may still land, so more offsets
+    /// for the group in this transaction are refused (the transaction must abort).
     offsets_unknown: BTreeSet<String>,
 }
 

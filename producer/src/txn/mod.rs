@@ -33,7 +33,7 @@
 
 // Without `internals`, parts of the machinery only its tests use.
 #[cfg_attr(not(feature = "internals"), allow(dead_code))]
-mod client;
+mod driver;
 mod error;
 #[cfg_attr(not(feature = "internals"), allow(dead_code))]
 mod interface;
@@ -46,13 +46,14 @@ pub mod prepared;
 mod tests;
 
 pub use error::{ErrorClass, NotPreparableReason, TransactionError, TxnApi, TxnOp};
+// The client's types that appear in this module's signatures.
 pub use kafka_client::{
-    CoordinatorConnection, CoordinatorError, CoordinatorType, GroupMetadata, OffsetAndMetadata,
-    ProducerIdAndEpoch, TransactionState, find_coordinator,
+    CoordinatorError, GroupMetadata, OffsetAndMetadata, ProducerIdAndEpoch, TransactionState,
 };
+use kafka_client::{CoordinatorType, find_coordinator};
 // The transaction manager's state machine and its driver: the
 // transactional producer's machinery, public only with `internals`.
-kafka_client::internal_use!(client::CoordinatorClient);
+kafka_client::internal_use!(driver::TxnDriver);
 kafka_client::internal_use!(error::classify);
 kafka_client::internal_use!(interface::{
     ADD_PARTITIONS_RETRY_BACKOFF, CoordinatorRequest, CoordinatorResponse, OpTicket, Priority,

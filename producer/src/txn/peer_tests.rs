@@ -273,8 +273,8 @@ fn prepared() -> PreparedTransaction {
 }
 
 /// A client with a resumed (started) transaction, ready to commit.
-fn resumed_client(cluster: Arc<Cluster>) -> CoordinatorClient {
-    let client = CoordinatorClient::new(cluster, TxnConfig::new("tx"));
+fn resumed_client(cluster: Arc<Cluster>) -> TxnDriver {
+    let client = TxnDriver::new(cluster, TxnConfig::new("tx"));
     client.lock().set_jitter_factor(1.0);
     client.lock().resume_prepared(&prepared()).unwrap();
     client
@@ -331,7 +331,7 @@ async fn timeouts_of_find_coordinator_and_init_producer_id_are_retried() {
         ],
     ))
     .await;
-    let client = CoordinatorClient::new(cluster, TxnConfig::new("tx"));
+    let client = TxnDriver::new(cluster, TxnConfig::new("tx"));
     client
         .init_transactions(Duration::from_secs(10))
         .await
@@ -391,7 +391,7 @@ async fn transaction_timeout_is_checked_against_the_broker_maximum() {
     let mut sc = script(2, &[]);
     sc.max_timeout = "1000".into();
     let (cluster, s) = cluster(sc).await;
-    let client = CoordinatorClient::new(cluster, TxnConfig::new("tx"));
+    let client = TxnDriver::new(cluster, TxnConfig::new("tx"));
     let e = client
         .init_transactions(Duration::from_secs(10))
         .await
@@ -477,7 +477,7 @@ async fn resume_outcomes_against_the_peer() {
 async fn end_txn_waits_for_a_batch_appended_while_the_driver_probes() {
     use std::sync::atomic::{AtomicU8, Ordering};
     let (cluster, s) = cluster(script(1, &[])).await;
-    let mut client = CoordinatorClient::new(cluster, TxnConfig::new("tx"));
+    let mut client = TxnDriver::new(cluster, TxnConfig::new("tx"));
     let manager = client.manager().clone();
     // 0: the user has not appended yet; 1: appended, batch incomplete;
     // 2: batch acknowledged.
@@ -521,7 +521,7 @@ async fn end_txn_waits_for_a_batch_appended_while_the_driver_probes() {
 #[tokio::test]
 async fn an_abandoned_request_is_retried_not_left_in_flight() {
     let (cluster, s) = cluster(script(1, &[(ApiKey::InitProducerId, &[Act::Hold])])).await;
-    let client = CoordinatorClient::new(cluster, TxnConfig::new("tx"));
+    let client = TxnDriver::new(cluster, TxnConfig::new("tx"));
     {
         let init = client.init_transactions(Duration::from_secs(10));
         tokio::pin!(init);

@@ -2,21 +2,24 @@
 //! the accumulator, groups them by leader into Produce requests, and applies
 //! the responses (Java's `Sender`).
 //!
-//! Each pass: expire batches past `delivery.timeout.ms`; run the
-//! idempotence housekeeping ([`crate::idempotence::Idempotence::next_action`],
-//! InitProducerId, header rewrites after an epoch bump); drain — per leader
-//! connection (partition p takes connection p mod `connections.per.broker`
-//! to its leader), while it has fewer than
-//! `max.in.flight.requests.per.connection` requests in flight, at most one
-//! batch per partition and `max.request.size` bytes
-//! per request, a partition being drained only when its first batch is full,
-//! lingered `linger.ms`, retried, or a flush/close is under way, and when
-//! the idempotence state machine (and the [`DrainGate`], for transactions)
-//! allows; sequences are assigned there — then wait for a response, a new
-//! batch, or the next deadline. While the leader connection of every queued
-//! partition is at `max.in.flight`, a new batch does not wake the sender:
-//! nothing could go before a response, which wakes it anyway
-//! (`Sender::saturated`).
+//! Each pass of the sender:
+//!
+//! 1. fails the batches older than `delivery.timeout.ms`;
+//! 2. runs the idempotence housekeeping
+//!    ([`crate::idempotence::Idempotence::next_action`]: InitProducerId,
+//!    header rewrites after an epoch bump);
+//! 3. drains: per leader connection (partition p takes connection
+//!    p mod `connections.per.broker` to its leader: the `dispatch` module), while
+//!    it has fewer than `max.in.flight.requests.per.connection` requests in
+//!    flight, at most one batch per partition and `max.request.size` bytes
+//!    per request. A partition is ready when its first batch is full, has
+//!    lingered `linger.ms`, is retried, or a flush or close is under way,
+//!    and when the idempotence state machine and the [`SendHooks`] (for
+//!    transactions) allow; sequences are assigned here;
+//! 4. waits for a response, a new batch or the next deadline. While the
+//!    leader connection of every queued partition is at `max.in.flight`, a
+//!    new batch does not wake the sender: nothing could go before a
+//!    response, which wakes it anyway (`Sender::saturated`).
 //!
 //! Responses are matched per partition. Retriable errors and disconnects
 //! invalidate the metadata and requeue the batch (in sequence order) after
@@ -25,399 +28,135 @@
 use crate::Cluster;
 use crate::accumulator::{Accumulator, Batch, BatchResult};
 use crate::config::Acks;
+use crate::hooks::SendHooks;
 use crate::idempotence::{
-    Action, BatchId, Drain, ErrorDecision, Idempotence, Phase, ProducerIdAndEpoch,
+    Action, BatchId, BatchSequence, Drain, ErrorDecision, Idempotence, Phase, ProducerIdAndEpoch,
 };
 use crate::metrics::Metrics;
 use crate::record::{ProduceError, TopicPartition};
-use bytes::Bytes;
 use kafka_proto::ErrorCode;
-use kafka_proto::messages::{
-    InitProducerIdRequest, ProduceRequest, ProduceRequestPartitionProduceData,
-    ProduceRequestTopicProduceData, ProduceResponse,
-};
+use kafka_proto::messages::{InitProducerIdRequest, ProduceResponse};
 use std::collections::{HashMap, VecDeque};
-use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
-/// A hook that may hold back partitions (the transaction manager: "partition
-/// not yet added to the transaction") and names the transactional id put on
-/// Produce requests. Only `may_drain` is required; the transactional
-/// producer implements every hook.
-///
-/// ```
-/// use kafka_producer::sender::DrainGate;
-/// use kafka_client::TopicPartition;
-/// /// Sends nothing for partition 0.
-/// #[derive(Debug)]
-/// struct HoldPartition0;
-/// impl DrainGate for HoldPartition0 {
-///     fn may_drain(&self, tp: &TopicPartition) -> bool {
-///         tp.partition != 0
-///     }
-/// }
-/// let gate: &dyn DrainGate = &HoldPartition0;
-/// assert!(!gate.may_drain(&TopicPartition::new("t", 0)));
-/// assert!(gate.may_drain(&TopicPartition::new("t", 1)));
-/// ```
-pub trait DrainGate: Send + Sync + fmt::Debug {
-    /// May batches of `tp` be drained now?
-    ///
-    /// ```
-    /// use kafka_producer::sender::DrainGate;
-    /// use kafka_client::TopicPartition;
-    /// use std::collections::BTreeSet;
-    /// use std::sync::Mutex;
-    /// /// Drains only partitions registered with a coordinator (TV1-like).
-    /// #[derive(Debug, Default)]
-    /// struct Registered(Mutex<BTreeSet<TopicPartition>>);
-    /// impl DrainGate for Registered {
-    ///     fn may_drain(&self, tp: &TopicPartition) -> bool {
-    ///         self.0.lock().unwrap().contains(tp)
-    ///     }
-    /// }
-    /// let g = Registered::default();
-    /// let tp = TopicPartition::new("t", 3);
-    /// assert!(!g.may_drain(&tp));
-    /// g.0.lock().unwrap().insert(tp.clone());
-    /// assert!(g.may_drain(&tp));
-    /// ```
-    fn may_drain(&self, tp: &TopicPartition) -> bool;
-    /// The transactional id for Produce requests and batch headers.
-    ///
-    /// ```
-    /// use kafka_producer::sender::DrainGate;
-    /// use kafka_client::TopicPartition;
-    /// #[derive(Debug)]
-    /// struct Txn;
-    /// impl DrainGate for Txn {
-    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
-    ///     fn transactional_id(&self) -> Option<String> { Some("orders-1".into()) }
-    /// }
-    /// assert_eq!(Txn.transactional_id().as_deref(), Some("orders-1"));
-    /// ```
-    fn transactional_id(&self) -> Option<String> {
-        None
-    }
-    /// Called (under the accumulator lock) before a record is appended to a
-    /// batch of `tp`; an error fails the send (Java `maybeAddPartition`).
-    ///
-    /// ```
-    /// use kafka_producer::sender::DrainGate;
-    /// use kafka_producer::{ProduceError, TopicPartition};
-    /// #[derive(Debug)]
-    /// struct NoAudit;
-    /// impl DrainGate for NoAudit {
-    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
-    ///     fn on_append(&self, tp: &TopicPartition) -> Result<(), ProduceError> {
-    ///         if &*tp.topic == "audit" {
-    ///             return Err(ProduceError::InvalidRecord("audit is read-only".into()));
-    ///         }
-    ///         Ok(())
-    ///     }
-    /// }
-    /// assert!(NoAudit.on_append(&TopicPartition::new("audit", 0)).is_err());
-    /// assert!(NoAudit.on_append(&TopicPartition::new("orders", 0)).is_ok());
-    /// ```
-    fn on_append(&self, _tp: &TopicPartition) -> Result<(), ProduceError> {
-        Ok(())
-    }
-    /// [`Self::on_append`] for a record about to join a batch of `tp`, with
-    /// the batch's `memo` (0 for a new batch): what the gate remembers of
-    /// the batch between its records, so that work done for the batch's
-    /// first record need not be done for every record (the transactional
-    /// producer adds a partition to its transaction once per transaction,
-    /// not once per record). Each call still decides for its own record.
-    ///
-    /// ```
-    /// use kafka_producer::sender::DrainGate;
-    /// use kafka_producer::{ProduceError, TopicPartition};
-    /// use std::sync::atomic::{AtomicUsize, Ordering};
-    /// /// Counts the batches it saw.
-    /// #[derive(Debug, Default)]
-    /// struct Batches(AtomicUsize);
-    /// impl DrainGate for Batches {
-    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
-    ///     fn on_append_to_batch(&self, _: &TopicPartition, memo: &mut u64) -> Result<(), ProduceError> {
-    ///         if *memo == 0 {
-    ///             self.0.fetch_add(1, Ordering::Relaxed);
-    ///             *memo = 1;
-    ///         }
-    ///         Ok(())
-    ///     }
-    /// }
-    /// let g = Batches::default();
-    /// let (tp, mut memo) = (TopicPartition::new("t", 0), 0);
-    /// for _ in 0..3 {
-    ///     g.on_append_to_batch(&tp, &mut memo).unwrap();
-    /// }
-    /// assert_eq!(g.0.load(Ordering::Relaxed), 1);
-    /// ```
-    fn on_append_to_batch(&self, tp: &TopicPartition, _memo: &mut u64) -> Result<(), ProduceError> {
-        self.on_append(tp)
-    }
-    /// Called (under the accumulator lock) when a record cannot be appended
-    /// at `send` time and the producer queues it (waiting for buffer memory
-    /// or its topic's metadata). Returns the serial number of the
-    /// transaction the record belongs to — fixed now, at `send` time — or an
-    /// error that fails the send at once (as [`Self::on_append`] would).
-    ///
-    /// ```
-    /// use kafka_producer::sender::DrainGate;
-    /// use kafka_client::TopicPartition;
-    /// #[derive(Debug)]
-    /// struct Open;
-    /// impl DrainGate for Open {
-    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
-    /// }
-    /// assert_eq!(Open.on_enqueue().unwrap(), 0, "no transactions: serial 0");
-    /// ```
-    fn on_enqueue(&self) -> Result<u64, ProduceError> {
-        Ok(0)
-    }
-    /// Called (under the accumulator lock) before a queued record of
-    /// transaction `serial` is appended to a batch of `tp`; an error fails
-    /// the record (it must never join a later transaction).
-    ///
-    /// ```
-    /// use kafka_producer::sender::DrainGate;
-    /// use kafka_producer::{ProduceError, TopicPartition};
-    /// #[derive(Debug)]
-    /// struct Serial(u64);
-    /// impl DrainGate for Serial {
-    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
-    ///     fn on_append_queued(&self, _: &TopicPartition, serial: u64) -> Result<(), ProduceError> {
-    ///         if serial != self.0 {
-    ///             return Err(ProduceError::InvalidRecord("sent in an earlier transaction".into()));
-    ///         }
-    ///         Ok(())
-    ///     }
-    /// }
-    /// assert!(Serial(2).on_append_queued(&TopicPartition::new("t", 0), 1).is_err());
-    /// assert!(Serial(2).on_append_queued(&TopicPartition::new("t", 0), 2).is_ok());
-    /// ```
-    fn on_append_queued(&self, tp: &TopicPartition, _serial: u64) -> Result<(), ProduceError> {
-        self.on_append(tp)
-    }
-    /// A record the application sent will never be written (`serial`: its
-    /// transaction when it was queued; `None` when `send` itself failed).
-    /// The transactional producer makes the transaction abortable, as Java's
-    /// `KafkaProducer.send` does (`maybeTransitionToErrorState`), so that a
-    /// commit can never succeed without it.
-    ///
-    /// ```
-    /// use kafka_producer::sender::DrainGate;
-    /// use kafka_producer::{ProduceError, TopicPartition};
-    /// use std::sync::atomic::{AtomicUsize, Ordering};
-    /// #[derive(Debug, Default)]
-    /// struct Count(AtomicUsize);
-    /// impl DrainGate for Count {
-    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
-    ///     fn record_failed(&self, _: Option<u64>, _: &ProduceError) {
-    ///         self.0.fetch_add(1, Ordering::Relaxed);
-    ///     }
-    /// }
-    /// let gate = Count::default();
-    /// gate.record_failed(None, &ProduceError::InvalidRecord("too large".into()));
-    /// assert_eq!(gate.0.load(Ordering::Relaxed), 1);
-    /// ```
-    fn record_failed(&self, _serial: Option<u64>, _error: &ProduceError) {}
-    /// When `Some((serial, error))`, every queued record of transaction
-    /// `serial` fails with `error` (the transaction is being aborted; read
-    /// together so that a record of a later transaction is never failed).
-    ///
-    /// ```
-    /// use kafka_producer::sender::DrainGate;
-    /// use kafka_client::TopicPartition;
-    /// #[derive(Debug)]
-    /// struct Open;
-    /// impl DrainGate for Open {
-    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
-    /// }
-    /// assert!(Open.undrained_queued().is_none());
-    /// ```
-    fn undrained_queued(&self) -> Option<(u64, ProduceError)> {
-        None
-    }
-    /// True while no produce data may be sent in this pass (a coordinator
-    /// request is in flight: Java's `maybeSendAndPollTransactionalRequest`).
-    /// The gate wakes the sender when this turns false.
-    ///
-    /// ```
-    /// use kafka_producer::sender::DrainGate;
-    /// use kafka_client::TopicPartition;
-    /// use std::sync::atomic::{AtomicBool, Ordering};
-    /// #[derive(Debug, Default)]
-    /// struct Coordinator { request_in_flight: AtomicBool }
-    /// impl DrainGate for Coordinator {
-    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
-    ///     fn hold_produce(&self) -> bool { self.request_in_flight.load(Ordering::SeqCst) }
-    /// }
-    /// let g = Coordinator::default();
-    /// assert!(!g.hold_produce());
-    /// g.request_in_flight.store(true, Ordering::SeqCst);
-    /// assert!(g.hold_produce());
-    /// ```
-    fn hold_produce(&self) -> bool {
-        false
-    }
-    /// When `Some`, every undrained batch fails with this error (the
-    /// transaction must be or is being aborted).
-    ///
-    /// ```
-    /// use kafka_producer::sender::DrainGate;
-    /// use kafka_producer::{ProduceError, TopicPartition};
-    /// #[derive(Debug)]
-    /// struct Aborting;
-    /// impl DrainGate for Aborting {
-    ///     fn may_drain(&self, _: &TopicPartition) -> bool { false }
-    ///     fn undrained_error(&self) -> Option<ProduceError> {
-    ///         Some(ProduceError::Closed(Some("transaction aborted".into())))
-    ///     }
-    /// }
-    /// assert!(Aborting.undrained_error().is_some());
-    /// ```
-    fn undrained_error(&self) -> Option<ProduceError> {
-        None
-    }
-    /// The next producer id/epoch to install (and whether every sequence
-    /// restarts at 0), if the producer id is owned by the gate.
-    ///
-    /// ```
-    /// use kafka_producer::sender::DrainGate;
-    /// use kafka_client::ProducerIdAndEpoch;
-    /// use kafka_client::TopicPartition;
-    /// use std::sync::Mutex;
-    /// /// Hands each new pid/epoch to the sender once.
-    /// #[derive(Debug, Default)]
-    /// struct Owner(Mutex<Option<ProducerIdAndEpoch>>);
-    /// impl DrainGate for Owner {
-    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
-    ///     fn producer_change(&self) -> Option<(ProducerIdAndEpoch, bool)> {
-    ///         self.0.lock().unwrap().take().map(|p| (p, true))
-    ///     }
-    /// }
-    /// let g = Owner::default();
-    /// let p = ProducerIdAndEpoch { producer_id: 7, epoch: 1 };
-    /// *g.0.lock().unwrap() = Some(p);
-    /// assert_eq!(g.producer_change(), Some((p, true)));
-    /// assert_eq!(g.producer_change(), None, "installed once");
-    /// ```
-    fn producer_change(&self) -> Option<(ProducerIdAndEpoch, bool)> {
-        None
-    }
-    /// A batch of `tp` failed for good: `error` from the broker, `None` for a
-    /// timeout/expiry; `outcome_unknown` when it may have been written.
-    ///
-    /// ```
-    /// use kafka_producer::kafka_proto::ErrorCode;
-    /// use kafka_producer::sender::DrainGate;
-    /// use kafka_client::TopicPartition;
-    /// use std::sync::Mutex;
-    /// #[derive(Debug, Default)]
-    /// struct Failures(Mutex<Vec<(TopicPartition, Option<ErrorCode>, bool)>>);
-    /// impl DrainGate for Failures {
-    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
-    ///     fn batch_failed(&self, tp: &TopicPartition, error: Option<ErrorCode>, unknown: bool) {
-    ///         self.0.lock().unwrap().push((tp.clone(), error, unknown));
-    ///     }
-    /// }
-    /// let g = Failures::default();
-    /// g.batch_failed(&TopicPartition::new("t", 0), None, true); // expired in flight
-    /// assert_eq!(g.0.lock().unwrap()[0].2, true, "may have been written");
-    /// ```
-    fn batch_failed(
-        &self,
-        _tp: &TopicPartition,
-        _error: Option<ErrorCode>,
-        _outcome_unknown: bool,
-    ) {
-    }
-    /// The highest Produce version to use (`Some(11)` under transaction
-    /// version 1: v12+ would register partitions implicitly).
-    ///
-    /// ```
-    /// use kafka_producer::sender::DrainGate;
-    /// use kafka_client::TopicPartition;
-    /// #[derive(Debug)]
-    /// struct Tv1;
-    /// impl DrainGate for Tv1 {
-    ///     fn may_drain(&self, _: &TopicPartition) -> bool { true }
-    ///     fn max_produce_version(&self) -> Option<i16> { Some(11) }
-    /// }
-    /// assert_eq!(Tv1.max_produce_version(), Some(11));
-    /// ```
-    fn max_produce_version(&self) -> Option<i16> {
-        None
-    }
-}
+mod dispatch;
+use dispatch::{NodeQueue, NodeRequest, Route, lane_of, node_dispatcher};
 
 /// Sender settings.
 #[derive(Debug, Clone)]
 pub(crate) struct SenderConfig {
+    /// `acks`.
     pub acks: Acks,
+    /// `linger.ms`.
     pub linger: Duration,
+    /// `retries`.
     pub retries: i32,
+    /// `retry.backoff.ms`.
     pub retry_backoff: Duration,
+    /// `delivery.timeout.ms`.
     pub delivery_timeout: Duration,
+    /// `request.timeout.ms`.
     pub request_timeout: Duration,
+    /// `max.request.size`.
     pub max_request_size: usize,
+    /// `max.in.flight.requests.per.connection`.
     pub max_in_flight: usize,
     /// Produce connections per broker (`connections.per.broker`).
     pub connections_per_broker: usize,
+    /// `max.block.ms`.
     pub max_block: Duration,
+    /// `enable.idempotence` (in effect).
     pub idempotent: bool,
-    pub gate: Option<Arc<dyn DrainGate>>,
+    /// The transactional producer's hooks.
+    pub hooks: Option<Arc<dyn SendHooks>>,
 }
 
+/// What wakes the sender besides the accumulator.
 enum Event {
+    /// A Produce request's answer, or its failure.
     Produce(RequestDone),
+    /// The idempotent producer's InitProducerId answer.
     Init(Result<ProducerIdAndEpoch, InitError>),
 }
 
+/// Why an InitProducerId failed.
 enum InitError {
+    /// The broker's error code.
     Code(ErrorCode),
+    /// No connection (retried).
     Conn(String),
+    /// No retry can fix it.
     Fatal(String),
 }
 
+/// A Produce request's outcome, from its dispatcher.
 struct RequestDone {
+    /// The connection it went to.
     route: Route,
     /// The connection generation the request belonged to (see
     /// [`node_dispatcher`]).
     generation: u64,
+    /// The batches it carried.
     batches: Vec<(TopicPartition, BatchId)>,
+    /// The response (`None` for `acks=0`), or the error and whether it is fatal.
     result: Result<Option<ProduceResponse>, (String, bool)>,
+    /// When it was written (for the request latency).
     sent_at: Instant,
 }
 
+/// The batches a pass drains for one [`Route`]: one Produce request.
+#[derive(Default)]
+struct RouteRequest {
+    /// Their size on the wire, held under `max.request.size`.
+    bytes: usize,
+    /// The batches, each with the sequence it was given (idempotent producer).
+    batches: Vec<(Batch, Option<BatchSequence>)>,
+}
+
+/// A batch out in a Produce request.
 struct InFlight {
+    /// The batch.
     batch: Batch,
+    /// Past `delivery.timeout.ms` while in flight: failed when its answer comes.
     expired: bool,
     /// The broker connection and its generation the batch's request went to.
     route: Route,
+    /// The generation of `route` the request went out on.
     generation: u64,
     /// Out on a connection the sender has since seen lost: its outcome is
     /// still to come (see [`Sender::stale_partitions`]).
     stale: bool,
 }
 
+/// The sender task's state (see the module docs).
 pub(crate) struct Sender {
+    /// Its settings.
     cfg: SenderConfig,
+    /// Where the batches come from.
     acc: Arc<Accumulator>,
+    /// Metadata and connections.
     cluster: Arc<Cluster>,
+    /// The producer's metrics.
     metrics: Arc<Metrics>,
+    /// The idempotence state machine (producer id, sequences), when idempotent.
     idem: Option<Idempotence>,
+    /// The batches out in Produce requests.
     inflight: HashMap<BatchId, InFlight>,
     /// Requests in flight per broker connection.
     node_inflight: HashMap<Route, usize>,
+    /// The dispatchers' and InitProducerId's way back (cloned for each).
     tx: mpsc::UnboundedSender<Event>,
+    /// Their answers.
     rx: mpsc::UnboundedReceiver<Event>,
+    /// The metadata update last applied to the accumulator's partition counts.
     metadata_seen: u64,
+    /// InitProducerId failures in a row (the backoff grows with them).
     init_failures: u32,
+    /// Epoch bumps already counted in the metrics.
     bumps_seen: u64,
+    /// The dispatcher of each broker connection.
     node_queues: HashMap<Route, NodeQueue>,
     /// Partitions with batches still out on a connection the sender has
     /// seen lost, and how many. Such a partition drains nothing until they
@@ -432,218 +171,13 @@ pub(crate) struct Sender {
     stale_partitions: HashMap<TopicPartition, usize>,
 }
 
-/// Where a Produce request goes: a broker and one of its
-/// `connections.per.broker` connections (its lane). A partition always takes
-/// the same lane ([`lane_of`]), so its batches travel on one connection, in
-/// order; `max.in.flight` counts per lane, as Java counts per connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct Route {
-    node: i32,
-    lane: usize,
-}
-
-/// The lane of `partition` among `lanes`: partition p takes lane p mod
-/// lanes. A topic's partitions on one broker spread over its lanes, and a
-/// producer of partition 0 alone (a topic of one partition) keeps to lane 0,
-/// the connection shared with metadata: no second connection is dialled
-/// for it.
-fn lane_of(partition: usize, lanes: usize) -> usize {
-    partition % lanes
-}
-
-/// The sender's end of one broker connection's [`node_dispatcher`].
-struct NodeQueue {
-    requests: mpsc::UnboundedSender<NodeRequest>,
-    /// Connection losses of this broker the sender has applied: requests
-    /// drained from now on may go out on a new connection.
-    generation: u64,
-}
-
-struct NodeRequest {
-    generation: u64,
-    parts: Vec<(TopicPartition, Bytes)>,
-    ids: Vec<(TopicPartition, BatchId)>,
-    acks: Acks,
-    timeout_ms: i32,
-    transactional_id: Option<String>,
-    max_version: Option<i16>,
-}
-
-/// Sends the Produce requests of one broker **in drain order**: each request
-/// is written to the connection's queue (the first poll of
-/// `Connection::send`) before the next one is looked at, so batches of a
-/// partition reach the broker in sequence order; responses are awaited
-/// concurrently (up to `max.in.flight` per broker).
-///
-/// Order also holds across a lost connection (as in the Java client, where
-/// a disconnect fails every request on the connection before a new one is
-/// made). The dispatcher pins one connection per *generation*; every request
-/// carries the generation the sender knew when it drained the batches. Once
-/// the pinned connection is lost, requests of that generation were drained
-/// before the sender saw the loss: they may hold batches behind a lost one
-/// and are failed unsent (retriable, same sequences) instead of overtaking
-/// it on a new connection. The sender applies the failure, requeues the
-/// batches in sequence order, and drains them under the next generation,
-/// which dials afresh. Requests of the lost generation the dispatcher had
-/// already written fail one by one as their answers do not come; until the
-/// last of them is back, the sender drains nothing of their partitions
-/// (`Sender::stale_partitions`).
-async fn node_dispatcher(
-    cluster: Arc<Cluster>,
-    route: Route,
-    mut rx: mpsc::UnboundedReceiver<NodeRequest>,
-    tx: mpsc::UnboundedSender<Event>,
-) {
-    let mut generation = 0u64;
-    let mut pinned: Option<Arc<crate::Connection>> = None;
-    // The answers awaited, polled here rather than by a task each: an
-    // answer wakes this task, which hands it to the sender. When the sender
-    // is gone (it holds the request queue and the event queue alike), so is
-    // whoever would read the answers: the dispatcher stops.
-    let mut answers: Vec<AwaitedAnswer> = Vec::new();
-    loop {
-        let r = match next_for_dispatcher(&mut rx, &mut answers).await {
-            Some(DispatcherInput::Request(r)) => r,
-            Some(DispatcherInput::Answer(ev)) => {
-                let _ = tx.send(ev);
-                continue;
-            }
-            None => return,
-        };
-        let sent_at = Instant::now();
-        let request_generation = r.generation;
-        let ids = r.ids;
-        let done = move |result| {
-            Event::Produce(RequestDone {
-                route,
-                generation: request_generation,
-                batches: ids,
-                result,
-                sent_at,
-            })
-        };
-        if request_generation > generation {
-            // The sender saw a loss this dispatcher has not noticed yet.
-            generation = request_generation;
-            pinned = None;
-        }
-        let lost = pinned.as_ref().is_some_and(|c| c.is_closed());
-        if request_generation < generation || lost {
-            if lost {
-                generation += 1;
-                pinned = None;
-            }
-            let _ = tx.send(done(Err((
-                format!(
-                    "connection to node {} (lane {}) lost before the request was sent",
-                    route.node, route.lane
-                ),
-                false,
-            ))));
-            continue;
-        }
-        let conn = match &pinned {
-            Some(c) => c.clone(),
-            None => match cluster.connection_lane(route.node, route.lane).await {
-                Ok(c) => {
-                    pinned = Some(c.clone());
-                    c
-                }
-                Err(e) => {
-                    generation += 1;
-                    let fatal = matches!(&e, crate::ClusterError::Conn(c) if conn_fatal(c));
-                    let _ = tx.send(done(Err((e.to_string(), fatal))));
-                    continue;
-                }
-            },
-        };
-        let (version, req) = match prepare(
-            &cluster,
-            &conn,
-            r.acks,
-            r.timeout_ms,
-            r.transactional_id,
-            r.max_version,
-            r.parts,
-        ) {
-            Ok(x) => x,
-            Err(e) => {
-                let _ = tx.send(done(Err(e)));
-                continue;
-            }
-        };
-        let acks0 = r.acks == Acks::Zero;
-        let mut fut = Box::pin(async move {
-            if acks0 {
-                conn.send_no_response(&req, version)
-                    .await
-                    .map(|_| None)
-                    .map_err(|e| (e.to_string(), conn_fatal(&e)))
-            } else {
-                conn.send(&req, version)
-                    .await
-                    .map(Some)
-                    .map_err(|e| (e.to_string(), conn_fatal(&e)))
-            }
-        });
-        // One poll writes the frame to the connection queue, in order.
-        let early = tokio::select! {
-            biased;
-            r = &mut fut => Some(r),
-            _ = std::future::ready(()) => None,
-        };
-        match early {
-            Some(result) => {
-                if result.is_err() {
-                    generation += 1;
-                    pinned = None;
-                }
-                let _ = tx.send(done(result));
-            }
-            None => answers.push(Box::pin(async move { done(fut.await) })),
-        }
-    }
-}
-
-/// A Produce request's answer (or failure) as the sender's event.
-type AwaitedAnswer = std::pin::Pin<Box<dyn std::future::Future<Output = Event> + Send>>;
-
-/// What a node dispatcher handles next.
-enum DispatcherInput {
-    /// A request from the sender, to write in drain order.
-    Request(NodeRequest),
-    /// An awaited answer has come (or its request failed).
-    Answer(Event),
-}
-
-/// Waits for the next answer among `answers` (removing it) or the next
-/// request, whichever comes first (answers first when both are ready);
-/// `None` once the sender has dropped the request queue. At most
-/// `max.in.flight` answers are awaited.
-async fn next_for_dispatcher(
-    rx: &mut mpsc::UnboundedReceiver<NodeRequest>,
-    answers: &mut Vec<AwaitedAnswer>,
-) -> Option<DispatcherInput> {
-    use std::task::Poll;
-    std::future::poll_fn(|cx| {
-        for i in 0..answers.len() {
-            if let Poll::Ready(ev) = answers[i].as_mut().poll(cx) {
-                drop(answers.swap_remove(i));
-                return Poll::Ready(Some(DispatcherInput::Answer(ev)));
-            }
-        }
-        rx.poll_recv(cx).map(|r| r.map(DispatcherInput::Request))
-    })
-    .await
-}
-
 impl Sender {
     pub fn new(cfg: SenderConfig, acc: Arc<Accumulator>, cluster: Arc<Cluster>) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         Self {
             idem: cfg.idempotent.then(|| {
                 if cfg
-                    .gate
+                    .hooks
                     .as_ref()
                     .is_some_and(|g| g.transactional_id().is_some())
                 {
@@ -824,8 +358,8 @@ impl Sender {
         let Some(idem) = self.idem.as_mut() else {
             return;
         };
-        if let Some(gate) = &self.cfg.gate {
-            while let Some((p, reset)) = gate.producer_change() {
+        if let Some(hooks) = &self.cfg.hooks {
+            while let Some((p, reset)) = hooks.producer_change() {
                 tracing::debug!(
                     producer_id = p.producer_id,
                     epoch = p.epoch,
@@ -877,7 +411,7 @@ impl Sender {
         }
     }
 
-    /// Fails every undrained batch when the gate says the transaction must
+    /// Fails every undrained batch when the hooks says the transaction must
     /// be (or is being) aborted (Java `abortUndrainedBatches`).
     ///
     /// A batch that was drained before and waits for its retry keeps its
@@ -889,17 +423,21 @@ impl Sender {
     /// retried — and EndTxn would go out before the broker's answer to it.
     /// Only a fatal error fails those too.
     fn fail_undrained(&mut self) {
-        if let Some((serial, e)) = self.cfg.gate.as_ref().and_then(|g| g.undrained_queued()) {
+        if let Some((serial, e)) = self.cfg.hooks.as_ref().and_then(|g| g.undrained_queued()) {
             self.acc.fail_queued(Some(serial), &e);
         }
-        let Some(e) = self.cfg.gate.as_ref().and_then(|g| g.undrained_error()) else {
+        let Some(e) = self.cfg.hooks.as_ref().and_then(|g| g.undrained_error()) else {
             return;
         };
         let fatal = !matches!(&e, ProduceError::Transaction(t) if t.is_abortable());
         let batches: Vec<Batch> = {
             let mut g = self.acc.lock();
             let mut out = Vec::new();
-            for q in g.topics.values_mut().flat_map(|tq| tq.partitions.iter_mut()) {
+            for q in g
+                .topics
+                .values_mut()
+                .flat_map(|tq| tq.partitions.iter_mut())
+            {
                 let (keep, fail): (VecDeque<Batch>, VecDeque<Batch>) =
                     q.drain(..).partition(|b| !fatal && b.sequence.is_some());
                 *q = keep;
@@ -991,8 +529,8 @@ impl Sender {
             if let Some(idem) = self.idem.as_mut() {
                 idem.handle_expired(&b.tp, b.id);
             }
-            if let Some(gate) = &self.cfg.gate {
-                gate.batch_failed(&b.tp, None, b.sequence.is_some());
+            if let Some(hooks) = &self.cfg.hooks {
+                hooks.batch_failed(&b.tp, None, b.sequence.is_some());
             }
             let e = ProduceError::DeliveryTimeout {
                 tp: b.tp.clone(),
@@ -1013,8 +551,8 @@ impl Sender {
             if let Some(idem) = self.idem.as_mut() {
                 idem.handle_expired(&f.batch.tp, id);
             }
-            if let Some(gate) = &self.cfg.gate {
-                gate.batch_failed(&f.batch.tp, None, true);
+            if let Some(hooks) = &self.cfg.hooks {
+                hooks.batch_failed(&f.batch.tp, None, true);
             }
             let e = ProduceError::DeliveryTimeout {
                 tp: f.batch.tp.clone(),
@@ -1033,22 +571,19 @@ impl Sender {
         let soon = |t: Instant, wake: &mut Option<Instant>| {
             *wake = Some(wake.map_or(t, |w| w.min(t)));
         };
-        #[allow(clippy::type_complexity)]
-        let mut per_route: HashMap<
-            Route,
-            (
-                usize,
-                Vec<(Batch, Option<crate::idempotence::BatchSequence>)>,
-            ),
-        > = HashMap::new();
-        if self.cfg.gate.as_ref().is_some_and(|g| g.hold_produce()) {
-            return (false, None); // the gate wakes the sender when done
+        let mut per_route: HashMap<Route, RouteRequest> = HashMap::new();
+        if self.cfg.hooks.as_ref().is_some_and(|g| g.hold_produce()) {
+            return (false, None); // the hooks wakes the sender when done
         }
         let mut need_metadata = false;
-        // Read from the gate once per pass (each call takes the transaction
+        // Read from the hooks once per pass (each call takes the transaction
         // manager's lock), for the batches and every request of the pass.
-        let transactional_id = self.cfg.gate.as_ref().and_then(|g| g.transactional_id());
-        let max_version = self.cfg.gate.as_ref().and_then(|g| g.max_produce_version());
+        let transactional_id = self.cfg.hooks.as_ref().and_then(|g| g.transactional_id());
+        let max_version = self
+            .cfg
+            .hooks
+            .as_ref()
+            .and_then(|g| g.max_produce_version());
         let transactional = transactional_id.is_some();
         if transactional && let Some(idem) = self.idem.as_mut() {
             // Transaction version 2 (Produce v12+): the broker checks that
@@ -1098,13 +633,14 @@ impl Sender {
                     {
                         continue;
                     }
-                    if per_route.get(&route).is_some_and(|(size, v)| {
-                        !v.is_empty() && size + first.wire_size() > self.cfg.max_request_size
+                    if per_route.get(&route).is_some_and(|r| {
+                        !r.batches.is_empty()
+                            && r.bytes + first.wire_size() > self.cfg.max_request_size
                     }) {
                         continue;
                     }
-                    if let Some(gate) = &self.cfg.gate
-                        && !gate.may_drain(&first.tp)
+                    if let Some(hooks) = &self.cfg.hooks
+                        && !hooks.may_drain(&first.tp)
                     {
                         continue;
                     }
@@ -1122,9 +658,9 @@ impl Sender {
                         },
                     };
                     let b = q.pop_front().expect("front exists");
-                    let entry = per_route.entry(route).or_default();
-                    entry.0 += b.wire_size();
-                    entry.1.push((b, seq));
+                    let request = per_route.entry(route).or_default();
+                    request.bytes += b.wire_size();
+                    request.batches.push((b, seq));
                 }
             }
         }
@@ -1134,7 +670,7 @@ impl Sender {
         if per_route.is_empty() {
             return (false, wake);
         }
-        for (route, (_, batches)) in per_route {
+        for (route, RouteRequest { batches, .. }) in per_route {
             let generation = self.node_queues.get(&route).map_or(0, |q| q.generation);
             let mut parts = Vec::with_capacity(batches.len());
             let mut ids = Vec::with_capacity(batches.len());
@@ -1143,8 +679,8 @@ impl Sender {
                     if let Some(idem) = self.idem.as_mut() {
                         idem.handle_local_failure(&b.tp, b.id);
                     }
-                    if let Some(gate) = &self.cfg.gate {
-                        gate.batch_failed(&b.tp, None, false);
+                    if let Some(hooks) = &self.cfg.hooks {
+                        hooks.batch_failed(&b.tp, None, false);
                     }
                     self.finish(b, Err(e));
                     continue;
@@ -1336,8 +872,8 @@ impl Sender {
                             if let Some(idem) = self.idem.as_mut() {
                                 idem.handle_local_failure(&f.batch.tp, id);
                             }
-                            if let Some(gate) = &self.cfg.gate {
-                                gate.batch_failed(&f.batch.tp, None, true);
+                            if let Some(hooks) = &self.cfg.hooks {
+                                hooks.batch_failed(&f.batch.tp, None, true);
                             }
                             if !f.expired {
                                 self.finish(f.batch, Err(e.clone()));
@@ -1488,8 +1024,8 @@ impl Sender {
                     error,
                     ErrorCode::NetworkException | ErrorCode::RequestTimedOut
                 );
-                if let Some(gate) = &self.cfg.gate {
-                    gate.batch_failed(&b.tp, Some(error), outcome_unknown);
+                if let Some(hooks) = &self.cfg.hooks {
+                    hooks.batch_failed(&b.tp, Some(error), outcome_unknown);
                 }
                 let e = ProduceError::Broker {
                     tp: b.tp.clone(),
@@ -1519,18 +1055,6 @@ impl Sender {
     }
 }
 
-/// Connection errors no retry can fix. A corrupt response (decode error)
-/// is not among them: the connection is closed and the batches retried.
-fn conn_fatal(e: &kafka_client::ConnError) -> bool {
-    matches!(
-        e,
-        kafka_client::ConnError::UnsupportedVersion { .. }
-            | kafka_client::ConnError::AuthenticationFailed { .. }
-            | kafka_client::ConnError::UnsupportedSaslMechanism { .. }
-            | kafka_client::ConnError::Encode(_)
-    )
-}
-
 async fn init_producer_id(cluster: &Cluster) -> Result<ProducerIdAndEpoch, InitError> {
     let conn = cluster
         .any_connection()
@@ -1558,71 +1082,4 @@ async fn init_producer_id(cluster: &Cluster) -> Result<ProducerIdAndEpoch, InitE
         }),
         c => Err(InitError::Code(c)),
     }
-}
-
-/// Builds the Produce request for `conn` at the highest negotiated version
-/// (topic ids from v13); `Err((message, fatal))`.
-fn prepare(
-    cluster: &Cluster,
-    conn: &crate::Connection,
-    acks: Acks,
-    timeout_ms: i32,
-    transactional_id: Option<String>,
-    max_version: Option<i16>,
-    parts: Vec<(TopicPartition, Bytes)>,
-) -> Result<(i16, ProduceRequest), (String, bool)> {
-    let mut version = conn
-        .versions()
-        .version_for::<ProduceRequest>()
-        .map_err(|e| (e.to_string(), true))?;
-    if let Some(max) = max_version {
-        version = version.min(max);
-    }
-    let mut topics: Vec<ProduceRequestTopicProduceData> = Vec::new();
-    if version >= 13 {
-        let md = cluster.metadata();
-        if parts.iter().any(|(tp, _)| md.topic_id(&tp.topic).is_none()) {
-            version = 12;
-        }
-    }
-    {
-        let md = cluster.metadata();
-        for (tp, bytes) in parts {
-            let pd = ProduceRequestPartitionProduceData {
-                index: tp.partition,
-                records: Some(bytes),
-                ..Default::default()
-            };
-            let id = if version >= 13 {
-                md.topic_id(&tp.topic).unwrap_or_default()
-            } else {
-                [0; 16]
-            };
-            let name = if version >= 13 {
-                String::new()
-            } else {
-                tp.topic.to_string()
-            };
-            match topics
-                .iter_mut()
-                .find(|t| t.name == name && t.topic_id == id)
-            {
-                Some(t) => t.partition_data.push(pd),
-                None => topics.push(ProduceRequestTopicProduceData {
-                    name,
-                    topic_id: id,
-                    partition_data: vec![pd],
-                    ..Default::default()
-                }),
-            }
-        }
-    }
-    let req = ProduceRequest {
-        transactional_id,
-        acks: acks.wire(),
-        timeout_ms,
-        topic_data: topics,
-        ..Default::default()
-    };
-    Ok((version, req))
 }

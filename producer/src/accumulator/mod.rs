@@ -4,7 +4,7 @@
 //! Records are appended straight into the open batch of their partition:
 //! uncompressed batches are encoded record by record into one `BytesMut`
 //! (the 61-byte batch header is reserved up front and filled in when the
-//! batch is drained), compressed batches collect [`Record`]s (moving the
+//! batch is drained), compressed batches collect [`Record`](kafka_proto::record::Record)s (moving the
 //! record's own `Bytes`) and are compressed at drain. Nothing is allocated per
 //! record besides amortised growth of the batch buffer; every record of a
 //! batch shares the batch's [`Completion`].
@@ -16,525 +16,37 @@
 //! `batch.size`: its reservation grows with what it holds beyond it, while
 //! `buffer.memory` allows (else the batch takes no more records).
 
-use crate::compression_ratio::{self, CompressionRatio};
-use crate::idempotence::{BatchId, BatchSequence};
+use crate::compression_ratio::CompressionRatio;
+use crate::idempotence::BatchId;
 use crate::metrics::Metrics;
 use crate::record::{ProduceError, ProducerRecord, TopicPartition};
-use bytes::{BufMut, Bytes, BytesMut};
-use kafka_proto::record::{
-    ATTRIBUTES_OFFSET, BATCH_HEADER_LEN, CRC_OFFSET, Compression, MAGIC, Record,
-    RecordBatchBuilder, RecordHeader,
-};
+use kafka_proto::record::{BATCH_HEADER_LEN, Compression};
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 use tokio::sync::Notify;
 
-/// Outcome of a written batch.
-///
-/// ```
-/// use kafka_producer::accumulator::BatchResult;
-/// let r = BatchResult { base_offset: 40, log_append_time: -1 };
-/// // The third record of the batch (relative index 2) got offset 42.
-/// assert_eq!(r.base_offset + 2, 42);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BatchResult {
-    /// Offset of the first record (-1 if unknown).
-    pub base_offset: i64,
-    /// Log-append time (-1 with CreateTime).
-    pub log_append_time: i64,
-}
-
-/// The single completion every record of a batch waits on.
-///
-/// ```
-/// use kafka_producer::accumulator::{BatchResult, Completion};
-/// let c = Completion::default();
-/// assert!(c.get().is_none(), "in flight");
-/// c.complete(Ok(BatchResult { base_offset: 7, log_append_time: -1 }));
-/// assert_eq!(c.get().unwrap().as_ref().unwrap().base_offset, 7);
-/// ```
-#[derive(Debug, Default)]
-pub struct Completion {
-    result: OnceLock<Result<BatchResult, ProduceError>>,
-    notify: Notify,
-}
-
-impl Completion {
-    /// Completes the batch once; later calls are ignored (returns false).
-    ///
-    /// ```
-    /// use kafka_producer::accumulator::{BatchResult, Completion};
-    /// use kafka_producer::ProduceError;
-    /// let c = Completion::default();
-    /// assert!(c.complete(Ok(BatchResult { base_offset: 0, log_append_time: -1 })));
-    /// assert!(!c.complete(Err(ProduceError::Closed(None))), "first outcome wins");
-    /// assert!(c.get().unwrap().is_ok());
-    /// ```
-    pub fn complete(&self, r: Result<BatchResult, ProduceError>) -> bool {
-        let first = self.result.set(r).is_ok();
-        if first {
-            self.notify.notify_waiters();
-        }
-        first
-    }
-
-    /// The result, if completed.
-    ///
-    /// ```
-    /// use kafka_producer::accumulator::Completion;
-    /// use kafka_producer::ProduceError;
-    /// let c = Completion::default();
-    /// assert!(c.get().is_none());
-    /// c.complete(Err(ProduceError::Closed(None)));
-    /// assert!(matches!(c.get(), Some(Err(ProduceError::Closed(None)))));
-    /// ```
-    pub fn get(&self) -> Option<&Result<BatchResult, ProduceError>> {
-        self.result.get()
-    }
-
-    /// Waits for the result.
-    ///
-    /// ```
-    /// use kafka_producer::accumulator::{BatchResult, Completion};
-    /// use std::sync::Arc;
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// let c = Arc::new(Completion::default());
-    /// let waiter = tokio::spawn({
-    ///     let c = c.clone();
-    ///     async move { c.wait().await.clone() }
-    /// });
-    /// c.complete(Ok(BatchResult { base_offset: 3, log_append_time: -1 }));
-    /// assert_eq!(waiter.await.unwrap().unwrap().base_offset, 3);
-    /// # }
-    /// ```
-    pub async fn wait(&self) -> &Result<BatchResult, ProduceError> {
-        loop {
-            let notified = self.notify.notified();
-            if let Some(r) = self.result.get() {
-                return r;
-            }
-            notified.await;
-        }
-    }
-}
-
-enum Body {
-    /// Uncompressed: header placeholder + records encoded in place.
-    Raw(BytesMut),
-    /// Compressed: records kept until drain.
-    Records(Vec<Record>),
-}
-
-/// One producer batch.
-pub(crate) struct Batch {
-    pub id: BatchId,
-    pub tp: TopicPartition,
-    pub created: Instant,
-    pub records: i32,
-    pub size: usize,
-    pub memory: usize,
-    pub base_ts: i64,
-    pub max_ts: i64,
-    pub attempts: u32,
-    pub retry_at: Option<Instant>,
-    pub completion: Arc<Completion>,
-    /// Encoded bytes, once drained.
-    pub encoded: Option<Bytes>,
-    /// Producer state the encoded bytes carry.
-    pub sequence: Option<BatchSequence>,
-    body: Option<Body>,
-    compression: Compression,
-    closed: bool,
-    /// The uncompressed bytes at which the batch is full (`batch.size`,
-    /// or more for a compressed batch: [`compression_ratio::uncompressed_limit`]).
-    limit: usize,
-    /// A compressed batch's topic estimate (updated when it is encoded)
-    /// and its value when the batch was created.
-    ratio: Option<(Arc<CompressionRatio>, f32)>,
-    /// What the drain gate remembers of this batch between its records
-    /// ([`crate::sender::DrainGate::on_append_to_batch`]).
-    gate_memo: u64,
-}
-
-impl std::fmt::Debug for Batch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Batch")
-            .field("id", &self.id)
-            .field("tp", &self.tp)
-            .field("records", &self.records)
-            .field("size", &self.size)
-            .field("attempts", &self.attempts)
-            .field("sequence", &self.sequence)
-            .finish()
-    }
-}
-
-#[inline(always)]
-fn uvar_len(v: u64) -> usize {
-    if v < 1 << 7 {
-        1
-    } else if v < 1 << 14 {
-        2
-    } else if v < 1 << 21 {
-        3
-    } else if v < 1 << 28 {
-        4
-    } else {
-        (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
-    }
-}
-#[inline(always)]
-fn zz32(v: i32) -> u64 {
-    u64::from(((v << 1) ^ (v >> 31)) as u32)
-}
-#[inline(always)]
-fn zz64(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-#[inline(always)]
-fn put_uvar(out: &mut BytesMut, mut v: u64) {
-    while v >= 0x80 {
-        out.put_u8((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.put_u8(v as u8);
-}
-#[inline(always)]
-fn nullable_len(b: Option<&[u8]>) -> usize {
-    match b {
-        None => 1,
-        Some(b) => uvar_len(zz32(b.len() as i32)) + b.len(),
-    }
-}
-#[inline(always)]
-fn put_nullable(out: &mut BytesMut, b: Option<&[u8]>) {
-    match b {
-        None => out.put_u8(1),
-        Some(b) => {
-            put_uvar(out, zz32(b.len() as i32));
-            out.put_slice(b);
-        }
-    }
-}
-
-/// Body size of a record (after its length prefix).
-#[inline(always)]
-fn body_len(r: &ProducerRecord, ts_delta: i64, offset_delta: i32) -> usize {
-    let mut n = 1
-        + uvar_len(zz64(ts_delta))
-        + uvar_len(zz32(offset_delta))
-        + nullable_len(r.key.as_deref())
-        + nullable_len(r.value.as_deref())
-        + uvar_len(zz32(r.headers.len() as i32));
-    for (k, v) in &r.headers {
-        n += nullable_len(Some(k.as_bytes())) + nullable_len(v.as_deref());
-    }
-    n
-}
-
-/// Upper bound of a record's encoded size in a batch (for size checks).
-pub(crate) fn estimate_record_size(r: &ProducerRecord) -> usize {
-    let b = body_len(r, i64::MAX / 2, i32::MAX);
-    b + uvar_len(zz32(b as i32))
-}
-
-impl Batch {
-    /// A batch reserving `memory` bytes of `buffer.memory` (its buffer's
-    /// capacity, uncompressed). A compressed batch is full at the
-    /// uncompressed bytes `ratio` (its topic's estimate) allows for
-    /// `batch.size` compressed; an uncompressed one at `batch.size`.
-    fn new(
-        id: BatchId,
-        tp: TopicPartition,
-        cfg: &AccConfig,
-        memory: usize,
-        ratio: &Arc<CompressionRatio>,
-        now: Instant,
-    ) -> Self {
-        let compression = cfg.compression;
-        let (body, limit, ratio) = if compression == Compression::None {
-            let mut b = BytesMut::with_capacity(memory.max(BATCH_HEADER_LEN + 64));
-            b.put_bytes(0, BATCH_HEADER_LEN);
-            (Body::Raw(b), cfg.batch_size, None)
-        } else {
-            let estimate = ratio.get();
-            let limit = compression_ratio::uncompressed_limit(
-                cfg.batch_size,
-                cfg.max_request_size,
-                estimate,
-            );
-            (Body::Records(Vec::new()), limit, Some((ratio.clone(), estimate)))
-        };
-        Self {
-            id,
-            tp,
-            created: now,
-            records: 0,
-            size: BATCH_HEADER_LEN,
-            memory,
-            base_ts: -1,
-            max_ts: -1,
-            attempts: 0,
-            retry_at: None,
-            completion: Arc::new(Completion::default()),
-            encoded: None,
-            sequence: None,
-            body: Some(body),
-            compression,
-            closed: false,
-            limit,
-            ratio,
-            gate_memo: 0,
-        }
-    }
-
-    /// Appends if the record fits in `batch_size` (an empty batch takes any
-    /// record). Returns the record's relative offset.
-    fn try_append(&mut self, r: &mut ProducerRecord, ts: i64, batch_size: usize) -> Option<i32> {
-        if self.closed {
-            return None;
-        }
-        let offset_delta = self.records;
-        let ts_delta = if self.records == 0 {
-            0
-        } else {
-            ts.wrapping_sub(self.base_ts)
-        };
-        let body = body_len(r, ts_delta, offset_delta);
-        let len = body + uvar_len(zz32(body as i32));
-        if self.records > 0 && self.size + len > batch_size {
-            return None;
-        }
-        if self.records == 0 {
-            self.base_ts = ts;
-            self.max_ts = ts;
-        } else if ts > self.max_ts {
-            self.max_ts = ts;
-        }
-        match self.body.as_mut()? {
-            Body::Raw(out) => {
-                out.reserve(len);
-                put_uvar(out, zz32(body as i32));
-                out.put_u8(0);
-                put_uvar(out, zz64(ts_delta));
-                put_uvar(out, zz32(offset_delta));
-                put_nullable(out, r.key.as_deref());
-                put_nullable(out, r.value.as_deref());
-                put_uvar(out, zz32(r.headers.len() as i32));
-                for (k, v) in &r.headers {
-                    put_nullable(out, Some(k.as_bytes()));
-                    put_nullable(out, v.as_deref());
-                }
-            }
-            Body::Records(v) => {
-                let headers = std::mem::take(&mut r.headers)
-                    .into_iter()
-                    .map(|(key, value)| RecordHeader { key, value })
-                    .collect();
-                v.push(Record {
-                    timestamp: ts,
-                    offset: i64::from(offset_delta),
-                    key: r.key.take(),
-                    value: r.value.take(),
-                    headers,
-                });
-            }
-        }
-        self.records += 1;
-        self.size += len;
-        Some(offset_delta)
-    }
-
-    /// Closed, or holding its limit's worth of bytes: it takes no more
-    /// records and need not wait for `linger.ms`.
-    pub(crate) fn is_full(&self) -> bool {
-        self.closed || self.size >= self.limit
-    }
-
-    /// Closes the batch for appends and encodes it with `seq` (or as a
-    /// non-idempotent batch).
-    pub(crate) fn close_and_encode(
-        &mut self,
-        seq: Option<BatchSequence>,
-        transactional: bool,
-    ) -> Result<(), ProduceError> {
-        self.closed = true;
-        if self.encoded.is_some() {
-            if seq != self.sequence {
-                self.rewrite(seq);
-            }
-            return Ok(());
-        }
-        let (pid, epoch, base_seq) = match seq {
-            Some(s) => (s.producer.producer_id, s.producer.epoch, s.base_sequence),
-            None => (-1, -1, -1),
-        };
-        let bytes = match self.body.take() {
-            Some(Body::Raw(mut b)) => {
-                let total = b.len();
-                let mut h = &mut b[..BATCH_HEADER_LEN];
-                h.put_i64(0);
-                h.put_i32((total - 12) as i32);
-                h.put_i32(-1);
-                h.put_i8(MAGIC);
-                h.put_u32(0);
-                h.put_i16(if transactional { 0x10 } else { 0 });
-                h.put_i32(self.records - 1);
-                h.put_i64(self.base_ts);
-                h.put_i64(self.max_ts);
-                h.put_i64(pid);
-                h.put_i16(epoch);
-                h.put_i32(base_seq);
-                h.put_i32(self.records);
-                let crc = crc32c::crc32c(&b[ATTRIBUTES_OFFSET..]);
-                b[CRC_OFFSET..ATTRIBUTES_OFFSET].copy_from_slice(&crc.to_be_bytes());
-                b.freeze()
-            }
-            Some(Body::Records(records)) => {
-                let mut builder = RecordBatchBuilder::new(self.compression)
-                    .producer(pid, epoch, base_seq)
-                    .transactional(transactional);
-                for r in records {
-                    builder.push(r);
-                }
-                let mut out = BytesMut::with_capacity(self.size / 2 + 128);
-                builder
-                    .encode(&mut out)
-                    .map_err(|e| ProduceError::Encode(e.to_string().into()))?;
-                if let Some((ratio, _)) = &self.ratio {
-                    let records = self.size.saturating_sub(BATCH_HEADER_LEN).max(1);
-                    let compressed = out.len().saturating_sub(BATCH_HEADER_LEN);
-                    ratio.observe(compressed as f32 / records as f32);
-                }
-                out.freeze()
-            }
-            None => return Err(ProduceError::Encode("batch has no body".into())),
-        };
-        self.encoded = Some(bytes);
-        self.sequence = seq;
-        Ok(())
-    }
-
-    /// Rewrites producer id, epoch and base sequence of the encoded batch
-    /// (after an epoch bump), recomputing the CRC.
-    pub(crate) fn rewrite(&mut self, seq: Option<BatchSequence>) {
-        let Some(enc) = self.encoded.take() else {
-            self.sequence = seq;
-            return;
-        };
-        let mut b = BytesMut::from(&enc[..]);
-        let (pid, epoch, base_seq) = match seq {
-            Some(s) => (s.producer.producer_id, s.producer.epoch, s.base_sequence),
-            None => (-1, -1, -1),
-        };
-        b[43..51].copy_from_slice(&pid.to_be_bytes());
-        b[51..53].copy_from_slice(&epoch.to_be_bytes());
-        b[53..57].copy_from_slice(&base_seq.to_be_bytes());
-        let crc = crc32c::crc32c(&b[ATTRIBUTES_OFFSET..]);
-        b[CRC_OFFSET..ATTRIBUTES_OFFSET].copy_from_slice(&crc.to_be_bytes());
-        self.encoded = Some(b.freeze());
-        self.sequence = seq;
-    }
-
-    /// Encoded size, or before encoding the size estimated (a compressed
-    /// batch: at its topic's compression ratio when it was created).
-    pub(crate) fn wire_size(&self) -> usize {
-        match (&self.encoded, &self.ratio) {
-            (Some(e), _) => e.len(),
-            (None, Some((_, estimate))) => {
-                compression_ratio::estimated_size(BATCH_HEADER_LEN, self.size, *estimate)
-            }
-            (None, None) => self.size,
-        }
-    }
-}
-
-/// Appends `r` to the open batch `b` if it fits the batch's limit and the
-/// memory the batch may still reserve; the batch's reservation grows by
-/// what it then holds beyond it (only a compressed batch outgrows
-/// `batch.size`).
-fn append_to_open(
-    b: &mut Batch,
-    r: &mut ProducerRecord,
-    ts: i64,
-    used_memory: &mut usize,
-    buffer_memory: usize,
-) -> Option<i32> {
-    let free = buffer_memory.saturating_sub(*used_memory);
-    let room = b.limit.min(b.memory.saturating_add(free));
-    let index = b.try_append(r, ts, room)?;
-    if b.size > b.memory {
-        let extra = b.size - b.memory;
-        b.memory += extra;
-        *used_memory += extra;
-    }
-    Some(index)
-}
+mod batch;
+mod memory;
+pub(crate) use batch::{Batch, estimate_record_size, record_metadata};
+pub use batch::{BatchResult, Completion};
+use memory::append_to_open;
+pub(crate) use memory::{Parked, ParkedState, Queued, queued_result};
 
 /// Per-topic queues.
 #[derive(Debug, Default)]
 pub(crate) struct TopicQueues {
+    /// The topic (the map's key), once records were sent to it.
     pub name: Option<Arc<str>>,
     /// Known partition count (0 = unknown).
     pub num_partitions: i32,
+    /// Each partition's batches, oldest first; the last one takes appends.
     pub partitions: Vec<VecDeque<Batch>>,
     /// Records sent before the topic's metadata was known, in send order.
     pub parked: VecDeque<Queued>,
     /// How well the topic's batches compress (compressed batches only).
     pub ratio: Arc<CompressionRatio>,
-}
-
-/// A record the producer owns but could not append at `send` time: it
-/// waits for its topic's metadata ([`TopicQueues::parked`]) or for buffer
-/// memory ([`Inner::waiting`]). Its place (order and transaction) was fixed
-/// when `send` was called; the sender task appends it when it can, whether
-/// or not anybody polls the send future.
-#[derive(Debug)]
-pub(crate) struct Queued {
-    pub record: ProducerRecord,
-    pub timestamp: i64,
-    /// Global enqueue order (what `flush` waits for).
-    pub seq: u64,
-    /// The transaction the record was sent in ([`crate::sender::DrainGate::on_enqueue`]).
-    pub serial: u64,
-    /// When `send` was called (`max.block.ms` runs from here).
-    pub sent_at: Instant,
-    pub slot: Arc<Parked>,
-}
-
-/// Where a queued record is, shared with its send future.
-#[derive(Debug, Default)]
-pub(crate) struct Parked {
-    pub state: Mutex<ParkedState>,
-    pub notify: Notify,
-}
-
-impl Parked {
-    fn set(&self, state: ParkedState) {
-        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = state;
-        self.notify.notify_waiters();
-    }
-}
-
-/// Where a queued record is.
-#[derive(Debug, Default)]
-pub(crate) enum ParkedState {
-    /// Still queued.
-    #[default]
-    Waiting,
-    /// Appended to a batch.
-    Appended {
-        completion: Arc<Completion>,
-        index: i32,
-        partition: i32,
-        topic: Arc<str>,
-        timestamp: i64,
-    },
-    /// Could not be appended (never written).
-    Failed(ProduceError),
 }
 
 /// Where `append` put a record.
@@ -585,10 +97,13 @@ impl Now for LiveClock {
 /// State shared by the producer handles and the sender task.
 #[derive(Debug)]
 pub(crate) struct Inner {
+    /// Each topic's queues.
     pub topics: crate::fast_hash::FastHashMap<Arc<str>, TopicQueues>,
     /// Bytes reserved by incomplete batches (`buffer.memory` accounting).
     pub used_memory: usize,
+    /// The id the next batch gets.
     pub next_batch_id: BatchId,
+    /// Batches not yet completed (what `flush` waits for).
     pub incomplete: BTreeSet<BatchId>,
     /// Records waiting for buffer memory, in send order (FIFO across all
     /// partitions: while one waits, every later send queues behind it).
@@ -601,7 +116,9 @@ pub(crate) struct Inner {
     /// instead of being sent (an aborting close or a dropped transactional
     /// producer).
     pub fail_pending: bool,
+    /// `flush` calls under way: every batch is ready, lingered or not.
     pub flushing: usize,
+    /// The fatal error every later send gets.
     pub fatal: Option<ProduceError>,
     /// The lowest batch id a [`Accumulator::wait_flushed`] caller waits
     /// for: batch completions wake flushers only once it is reached.
@@ -632,16 +149,22 @@ impl Inner {
 /// Settings the accumulator needs.
 #[derive(Debug, Clone)]
 pub(crate) struct AccConfig {
+    /// `batch.size`.
     pub batch_size: usize,
+    /// `buffer.memory`.
     pub buffer_memory: usize,
+    /// `compression.type`.
     pub compression: Compression,
+    /// `max.request.size`.
     pub max_request_size: usize,
 }
 
 /// The accumulator: shared by [`crate::Producer`] handles and the sender.
 #[derive(Debug)]
 pub(crate) struct Accumulator {
+    /// Its settings.
     pub config: AccConfig,
+    /// The queues and the memory accounting, under one lock.
     inner: Mutex<Inner>,
     /// Wakes the sender (new batch, flush, close).
     pub wake_sender: Notify,
@@ -657,11 +180,13 @@ pub(crate) struct Accumulator {
     /// Wakes [`Accumulator::wait_flushed`] callers, once the lowest batch id
     /// one waits for is reached (not on every completion).
     flushed_progress: Notify,
+    /// Picks the partition of a record without one.
     pub partitioner: Arc<dyn crate::partitioner::Partitioner>,
+    /// The producer's metrics.
     pub metrics: Arc<Metrics>,
-    /// The transaction manager's hooks ([`crate::sender::DrainGate::on_append`]
+    /// The transaction manager's hooks ([`crate::hooks::SendHooks::on_append`]
     /// and friends), called under the accumulator lock.
-    pub gate: OnceLock<Arc<dyn crate::sender::DrainGate>>,
+    pub hooks: OnceLock<Arc<dyn crate::hooks::SendHooks>>,
 }
 
 impl Accumulator {
@@ -691,7 +216,7 @@ impl Accumulator {
             flushed_progress: Notify::new(),
             partitioner,
             metrics,
-            gate: OnceLock::new(),
+            hooks: OnceLock::new(),
         }
     }
 
@@ -827,7 +352,7 @@ impl Accumulator {
         timestamp: i64,
         now: impl Now,
     ) -> Result<Queued, ProduceError> {
-        let serial = match self.gate.get() {
+        let serial = match self.hooks.get() {
             Some(g) => g.on_enqueue()?,
             None => 0,
         };
@@ -891,12 +416,12 @@ impl Accumulator {
         if tq.partitions.len() < n as usize {
             tq.partitions.resize_with(n as usize, VecDeque::new);
         }
-        let gate = self.gate.get();
-        // The gate's say on a record joining `b`, or a new batch of `p`
+        let hooks = self.hooks.get();
+        // The hooks's say on a record joining `b`, or a new batch of `p`
         // (`b` None; the memo then goes to the batch made for it).
-        let check = |p: i32, b: Option<&mut Batch>, memo: &mut u64| match gate {
+        let check = |p: i32, b: Option<&mut Batch>, memo: &mut u64| match hooks {
             Some(g) => match (serial, b) {
-                (None, Some(b)) => g.on_append_to_batch(&b.tp, &mut b.gate_memo),
+                (None, Some(b)) => g.on_append_to_batch(&b.tp, &mut b.hooks_memo),
                 (None, None) => g.on_append_to_batch(
                     &TopicPartition {
                         topic: topic.clone(),
@@ -981,7 +506,7 @@ impl Accumulator {
         };
         let tq = inner.topics.get_mut(&*topic).expect("topic present");
         let mut b = Batch::new(id, tp, cfg, memory, &tq.ratio, now.now());
-        b.gate_memo = new_batch_memo;
+        b.hooks_memo = new_batch_memo;
         let index = b
             .try_append(&mut r, ts, b.limit)
             .expect("an empty batch takes any record");
@@ -990,36 +515,11 @@ impl Accumulator {
         Ok((done(completion, index, p, topic), true))
     }
 
-    /// Appends queued records from the head of the memory queue while
-    /// memory allows (called under the lock whenever memory was freed or the
-    /// queue changed). Returns whether a batch was created or filled.
-    fn drain_waiting(&self, inner: &mut Inner, now: Instant) -> bool {
-        let mut wake = false;
-        while let Some(mut q) = inner.waiting.pop_front() {
-            match self.place(inner, q.record, q.timestamp, now, Some(q.serial)) {
-                Ok((Placed::Done(a), w)) => {
-                    wake |= w;
-                    q.slot.set(appended_state(a));
-                }
-                Ok((Placed::NeedMemory(record), _)) => {
-                    q.record = record;
-                    inner.waiting.push_front(q);
-                    break;
-                }
-                Err(e) => {
-                    self.record_failed(Some(q.serial), &e);
-                    q.slot.set(ParkedState::Failed(e));
-                }
-            }
-        }
-        wake
-    }
-
-    /// Tells the gate that a record the application sent will never be
+    /// Tells the hooks that a record the application sent will never be
     /// written (a transaction must then not commit without it).
     fn record_failed(&self, serial: Option<u64>, e: &ProduceError) {
-        if let Some(gate) = self.gate.get() {
-            gate.record_failed(serial, e);
+        if let Some(hooks) = self.hooks.get() {
+            hooks.record_failed(serial, e);
         }
     }
 
@@ -1079,121 +579,6 @@ impl Accumulator {
             .collect()
     }
 
-    /// Fails every queued record older than `max_block` (it was never
-    /// written) and returns when the next one would expire.
-    pub fn expire_queued(&self, now: Instant, max_block: std::time::Duration) -> Option<Instant> {
-        let mut guard = self.lock();
-        let g = &mut *guard;
-        let gate = self.gate.get();
-        let mut failed = false;
-        let mut fail = |q: Queued, waiting_for: Arc<str>| {
-            let e = ProduceError::MaxBlockTimeout {
-                waiting_for,
-                after: max_block,
-            };
-            if let Some(gate) = gate {
-                gate.record_failed(Some(q.serial), &e);
-            }
-            q.slot.set(ParkedState::Failed(e));
-            failed = true;
-        };
-        let expired = |q: &Queued| now >= q.sent_at + max_block;
-        while g.waiting.front().is_some_and(expired) {
-            let q = g.waiting.pop_front().expect("front");
-            fail(q, "buffer memory".into());
-        }
-        for tq in g.topics.values_mut() {
-            while tq.parked.front().is_some_and(expired) {
-                let q = tq.parked.pop_front().expect("front");
-                let what = format!("metadata of topic {}", q.record.topic);
-                fail(q, what.into());
-            }
-        }
-        if failed {
-            self.drain_waiting(g, now);
-        }
-        let next = g
-            .topics
-            .values()
-            .filter_map(|t| t.parked.front())
-            .chain(g.waiting.front())
-            .map(|q| q.sent_at + max_block)
-            .min();
-        drop(guard);
-        if failed {
-            self.progress.notify_waiters();
-            self.wake_sender.notify_one();
-        }
-        next
-    }
-
-    /// Fails every queued record with `e` (fatal error, close, or the
-    /// queued records of an aborted transaction when `serial` is `Some`).
-    pub fn fail_queued(&self, serial: Option<u64>, e: &ProduceError) {
-        let mut guard = self.lock();
-        let g = &mut *guard;
-        let hit = |q: &Queued| serial.is_none_or(|s| s == q.serial);
-        let mut any = false;
-        for queue in g
-            .topics
-            .values_mut()
-            .map(|t| &mut t.parked)
-            .chain(std::iter::once(&mut g.waiting))
-        {
-            let mut keep = VecDeque::with_capacity(queue.len());
-            for q in queue.drain(..) {
-                if hit(&q) {
-                    q.slot.set(ParkedState::Failed(e.clone()));
-                    any = true;
-                } else {
-                    keep.push_back(q);
-                }
-            }
-            *queue = keep;
-        }
-        if any {
-            self.drain_waiting(g, Instant::now());
-        }
-        drop(guard);
-        if any {
-            self.progress.notify_waiters();
-        }
-    }
-
-    /// A batch completed (either way): memory back, queued records appended
-    /// (or failed), flushers woken.
-    pub fn batch_done(&self, id: BatchId, memory: usize) {
-        let (used, wake, moved, flushed) = {
-            let mut g = self.lock();
-            g.used_memory = g.used_memory.saturating_sub(memory);
-            g.incomplete.remove(&id);
-            let queued = g.waiting.len();
-            let wake = queued > 0 && self.drain_waiting(&mut g, Instant::now());
-            // Appended or failed (their transaction must abort): either way
-            // records left the queue.
-            let moved = g.waiting.len() < queued;
-            let first = g.incomplete.first().copied();
-            let flushed = g.flush_wanted.is_some_and(|w| first.is_none_or(|f| f >= w));
-            if flushed {
-                g.flush_wanted = None;
-            }
-            (g.used_memory, wake, moved, flushed)
-        };
-        self.metrics.set_buffer_used(used);
-        if wake {
-            self.wake_sender.notify_one();
-        }
-        if moved {
-            // The queue's waiters (flush, commit) look again. Woken only
-            // for appended records, a flush whose records failed here
-            // waited forever: nothing else moves an empty queue.
-            self.progress.notify_waiters();
-        }
-        if flushed {
-            self.flushed_progress.notify_waiters();
-        }
-    }
-
     /// True when every batch with an id below `target` completed.
     pub fn flushed(&self, target: BatchId) -> bool {
         self.lock().incomplete.first().is_none_or(|f| *f >= target)
@@ -1218,97 +603,12 @@ impl Accumulator {
     }
 }
 
-/// The queued-record state of an appended record.
-fn appended_state(a: Appended) -> ParkedState {
-    match a {
-        Appended::Done {
-            completion,
-            index,
-            partition,
-            topic,
-            timestamp,
-        } => ParkedState::Appended {
-            completion,
-            index,
-            partition,
-            topic,
-            timestamp,
-        },
-        Appended::Queued(_) => unreachable!("place never queues"),
-    }
-}
-
-/// Waits until a queued record is appended (then for its batch) or failed.
-/// Needs no polling to make progress: the sender appends it.
-pub(crate) async fn queued_result(
-    slot: Arc<Parked>,
-) -> Result<crate::record::RecordMetadata, ProduceError> {
-    loop {
-        let notified = slot.notify.notified();
-        let appended = {
-            let st = slot.state.lock().unwrap_or_else(|p| p.into_inner());
-            match &*st {
-                ParkedState::Appended {
-                    completion,
-                    index,
-                    partition,
-                    topic,
-                    timestamp,
-                } => Some((
-                    completion.clone(),
-                    *index,
-                    *partition,
-                    topic.clone(),
-                    *timestamp,
-                )),
-                ParkedState::Failed(e) => return Err(e.clone()),
-                ParkedState::Waiting => None,
-            }
-        };
-        if let Some((c, i, p, t, ts)) = appended {
-            return record_result(c, i, p, t, ts).await;
-        }
-        notified.await;
-    }
-}
-
-/// Waits for a batch's completion and turns it into the record's result.
-pub(crate) async fn record_result(
-    completion: Arc<Completion>,
-    index: i32,
-    partition: i32,
-    topic: Arc<str>,
-    timestamp: i64,
-) -> Result<crate::record::RecordMetadata, ProduceError> {
-    record_metadata(completion.wait().await, index, partition, topic, timestamp)
-}
-
-/// A record's outcome from its batch's.
-pub(crate) fn record_metadata(
-    batch: &Result<BatchResult, ProduceError>,
-    index: i32,
-    partition: i32,
-    topic: Arc<str>,
-    timestamp: i64,
-) -> Result<crate::record::RecordMetadata, ProduceError> {
-    match batch {
-        Ok(b) => Ok(crate::record::RecordMetadata {
-            topic,
-            partition,
-            offset: (b.base_offset >= 0).then(|| b.base_offset + i64::from(index)),
-            timestamp: if b.log_append_time >= 0 {
-                b.log_append_time
-            } else {
-                timestamp
-            },
-        }),
-        Err(e) => Err(e.clone()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::batch::record_result;
     use super::*;
+    use crate::compression_ratio;
+    use crate::idempotence::BatchSequence;
     use kafka_proto::record::RecordBatch;
 
     fn acc(batch_size: usize, memory: usize, compression: Compression) -> Accumulator {
@@ -1372,7 +672,12 @@ mod tests {
     /// none holds more than the cap before compression.
     #[test]
     fn compressed_batches_grow_with_the_compression_ratio_up_to_the_cap() {
-        for c in [Compression::Lz4, Compression::Zstd, Compression::Gzip, Compression::Snappy] {
+        for c in [
+            Compression::Lz4,
+            Compression::Zstd,
+            Compression::Gzip,
+            Compression::Snappy,
+        ] {
             let a = acc(4096, 64 << 20, c);
             let now = Instant::now();
             let value = vec![b'x'; 1000];
@@ -1388,13 +693,22 @@ mod tests {
             assert_eq!(first.3, 4096, "{c:?}: no estimate yet: {first:?}");
             assert!(first.0 <= 4, "{c:?}: {first:?}");
             let cap = compression_ratio::max_uncompressed(4096, 1 << 20);
-            assert!(last.3 > 10 * 4096, "{c:?}: the limit grew tenfold: {last:?}");
+            assert!(
+                last.3 > 10 * 4096,
+                "{c:?}: the limit grew tenfold: {last:?}"
+            );
             assert!(last.0 > 40, "{c:?}: {last:?}");
             for &(records, size, wire, limit) in &seen {
-                assert!(wire <= 4096, "{c:?}: {records} records, {size} B -> {wire} B");
+                assert!(
+                    wire <= 4096,
+                    "{c:?}: {records} records, {size} B -> {wire} B"
+                );
                 // Closed when the next record (1,000 B and its framing) did
                 // not fit its limit.
-                assert!(size <= limit && size + 1100 > limit, "{c:?}: {size} B, limit {limit}");
+                assert!(
+                    size <= limit && size + 1100 > limit,
+                    "{c:?}: {size} B, limit {limit}"
+                );
                 assert!(limit <= cap, "{c:?}: limit {limit}");
             }
             // Far enough down, the estimate meets the cap.
@@ -1402,7 +716,10 @@ mod tests {
                 a.lock().topics["t"].ratio.observe(0.001);
             }
             let ratio = a.lock().topics["t"].ratio.get();
-            assert_eq!(compression_ratio::uncompressed_limit(4096, 1 << 20, ratio), cap);
+            assert_eq!(
+                compression_ratio::uncompressed_limit(4096, 1 << 20, ratio),
+                cap
+            );
             // Every record counted once.
             let g = a.lock();
             let open: i32 = g.topics["t"].partitions[0].iter().map(|b| b.records).sum();
@@ -1451,7 +768,9 @@ mod tests {
         }
         // The batch is sent and completes: its memory is freed and the
         // waiting record is appended to a new batch.
-        let b = a.lock().topics.get_mut("t").unwrap().partitions[0].pop_front().unwrap();
+        let b = a.lock().topics.get_mut("t").unwrap().partitions[0]
+            .pop_front()
+            .unwrap();
         a.batch_done(b.id, b.memory);
         let g = a.lock();
         assert!(g.waiting.is_empty());
@@ -1649,13 +968,15 @@ mod tests {
     #[derive(Debug)]
     struct MustAbort;
 
-    impl crate::sender::DrainGate for MustAbort {
+    impl crate::hooks::SendHooks for MustAbort {
         fn may_drain(&self, _: &TopicPartition) -> bool {
             false
         }
 
         fn on_append_queued(&self, _: &TopicPartition, _: u64) -> Result<(), ProduceError> {
-            Err(ProduceError::InvalidRecord("the transaction must abort".into()))
+            Err(ProduceError::InvalidRecord(
+                "the transaction must abort".into(),
+            ))
         }
     }
 
@@ -1666,7 +987,7 @@ mod tests {
     #[test]
     fn queued_records_failed_when_memory_is_freed_wake_the_queue_waiters() {
         let a = acc(200, 200, Compression::None);
-        a.gate.set(Arc::new(MustAbort)).unwrap();
+        a.hooks.set(Arc::new(MustAbort)).unwrap();
         let now = Instant::now();
         let slot = (0..10)
             .find_map(|i| match a.append(rec(i), 0, now).unwrap() {

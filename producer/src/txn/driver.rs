@@ -1,5 +1,7 @@
-//! The tokio driver of the [`TransactionManager`]: executes its coordinator
-//! requests against a [`Cluster`] and feeds the answers back.
+//! The tokio driver of the [`TransactionManager`] (the sans-IO machine),
+//! as quinn's `ConnectionDriver` drives its `Connection`: it executes the
+//! manager's coordinator requests against a [`Cluster`] and feeds the
+//! answers back.
 
 use super::interface::{CoordinatorRequest, CoordinatorResponse, OpTicket, RequestBody, Target};
 use super::{
@@ -23,34 +25,34 @@ use std::time::{Duration, Instant};
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-/// use kafka_producer::txn::{CoordinatorClient, TxnConfig};
+/// use kafka_producer::txn::{TxnDriver, TxnConfig};
 /// use kafka_client::{Cluster, ClusterConfig};
 /// use std::time::Duration;
 /// let cluster = Cluster::connect(ClusterConfig::new("127.0.0.1:9092")).await?;
-/// let client = CoordinatorClient::new(cluster, TxnConfig::new("writer-1"));
-/// client.init_transactions(Duration::from_secs(60)).await?;
-/// client.begin_transaction()?;
+/// let driver = TxnDriver::new(cluster, TxnConfig::new("writer-1"));
+/// driver.init_transactions(Duration::from_secs(60)).await?;
+/// driver.begin_transaction()?;
 /// // ... the producer core sends records, calling the manager's hooks ...
-/// client.commit_transaction(Duration::from_secs(60)).await?;
+/// driver.commit_transaction(Duration::from_secs(60)).await?;
 /// # Ok(()) }
 /// ```
-pub struct CoordinatorClient {
+pub struct TxnDriver {
     cluster: Arc<Cluster>,
     manager: Arc<Mutex<TransactionManager>>,
     incomplete_batches: Arc<dyn Fn() -> bool + Send + Sync>,
     check_timeout: bool,
 }
 
-impl std::fmt::Debug for CoordinatorClient {
+impl std::fmt::Debug for TxnDriver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CoordinatorClient")
+        f.debug_struct("TxnDriver")
             .field("manager", &self.manager)
             .finish_non_exhaustive()
     }
 }
 
-impl CoordinatorClient {
-    /// A client for a new manager with `config`.
+impl TxnDriver {
+    /// A driver for a new manager with `config`.
     pub fn new(cluster: Arc<Cluster>, config: TxnConfig) -> Self {
         Self::with_manager(
             cluster,
@@ -58,7 +60,7 @@ impl CoordinatorClient {
         )
     }
 
-    /// A client for an existing (shared) manager.
+    /// A driver for an existing (shared) manager.
     pub fn with_manager(cluster: Arc<Cluster>, manager: Arc<Mutex<TransactionManager>>) -> Self {
         Self {
             cluster,
@@ -232,7 +234,7 @@ impl CoordinatorClient {
         // task aborted), the request counts as disconnected and is retried;
         // otherwise the manager would wait for its answer forever.
         let mut guard = InFlight {
-            client: self,
+            driver: self,
             id: Some(id),
         };
         let remaining = deadline.saturating_duration_since(Instant::now());
@@ -538,7 +540,7 @@ impl CoordinatorClient {
 
 /// Puts a request back when `run_once` is dropped while it is in flight.
 struct InFlight<'a> {
-    client: &'a CoordinatorClient,
+    driver: &'a TxnDriver,
     id: Option<u64>,
 }
 
@@ -546,7 +548,7 @@ impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
             tracing::debug!(id, "coordinator request abandoned; it will be retried");
-            self.client.lock().handle_disconnect(id, Instant::now());
+            self.driver.lock().handle_disconnect(id, Instant::now());
         }
     }
 }
