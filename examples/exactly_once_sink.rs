@@ -28,10 +28,8 @@ use std::time::Duration;
 
 use kafka_eos::client::{Cluster, ClusterConfig};
 use kafka_eos::sink::RecordContext;
-use kafka_eos::sink::checkpoint::{
-    CheckpointCoordinator, CheckpointStorage, OperatorInfo, SourcePosition,
-};
 use kafka_eos::sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
+use kafka_eos::sink::{CheckpointCoordinator, CheckpointStorage, OperatorInfo, SourcePosition};
 use kafka_eos_examples::support::{self, BoxError};
 use tokio::sync::Mutex;
 

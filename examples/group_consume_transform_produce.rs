@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 
 use kafka_eos::client::OffsetAndMetadata;
 use kafka_eos::client::{Cluster, ClusterConfig};
-use kafka_eos::consumer::{ConsumerEvent, GroupConsumer, GroupConsumerConfig};
 use kafka_eos::consumer::ConsumerRecord;
+use kafka_eos::consumer::{ConsumerEvent, GroupConsumer, GroupConsumerConfig};
 use kafka_eos::producer::{
     Producer, ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer,
 };

@@ -24,7 +24,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kafka_eos::client::{Cluster, ClusterConfig};
 use kafka_eos::sink::kafka::KafkaSinkRecord;
-use kafka_eos::sink::{Bridge, BridgeConfig, BridgeEvent};
+use kafka_eos::sink::pipeline::{Bridge, BridgeConfig, BridgeEvent};
 use kafka_eos_examples::support::{self, BoxError};
 use lapin::options::{BasicPublishOptions, ConfirmSelectOptions, QueueDeclareOptions};
 use lapin::types::FieldTable;

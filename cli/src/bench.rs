@@ -19,8 +19,8 @@ use kafka_producer::{
     ProduceError, Producer, ProducerConfig, ProducerRecord, RecordMetadata, TransactionalProducer,
 };
 use kafka_sink::RecordContext;
-use kafka_sink::checkpoint::{CheckpointCoordinator, CheckpointStorage, OperatorInfo};
 use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
+use kafka_sink::{CheckpointCoordinator, CheckpointStorage, OperatorInfo};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;

@@ -1,5 +1,5 @@
 //! `bridge`: the exactly-once RabbitMQ → Kafka bridge
-//! ([`kafka_sink::Bridge`]) from the command line, with a progress
+//! ([`kafka_sink::pipeline::Bridge`]) from the command line, with a progress
 //! line, a summary, and Ctrl-C/SIGTERM stopping after a final checkpoint.
 
 use crate::args::{PartitionerArg, parse_partitioner};
@@ -8,8 +8,8 @@ use crate::error::{CliError, CliResult, ExitCode};
 use crate::output::{note, status};
 use kafka_producer::PartitionerChoice;
 use kafka_sink::kafka::KafkaSinkRecord;
+use kafka_sink::pipeline::{Bridge, BridgeConfig, BridgeError, BridgeEvent, BridgeStats};
 use kafka_sink::source::RabbitMqSourceError;
-use kafka_sink::{Bridge, BridgeConfig, BridgeError, BridgeEvent, BridgeStats};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

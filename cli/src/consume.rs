@@ -354,8 +354,7 @@ async fn run_group(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
     let mut interrupted = false;
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
-    let failed =
-        |e: kafka_consumer::GroupError| CliError::failure(format!("group {group}: {e}"));
+    let failed = |e: kafka_consumer::GroupError| CliError::failure(format!("group {group}: {e}"));
     // Offsets of records written to stdout and not yet committed (a commit
     // made while the member rejoins the group is refused until the
     // rebalance completes).

@@ -1,6 +1,6 @@
 //! `kafka-eos copy`: exactly-once topic → topic on a consumer group, the
 //! input offsets committed in the output transaction
-//! ([`kafka_sink::ConsumeTransformProduce`]).
+//! ([`kafka_sink::pipeline::ConsumeTransformProduce`]).
 
 use crate::common::{Globals, check_topic, partition_count};
 use crate::error::{CliError, CliResult, ExitCode};
@@ -8,7 +8,7 @@ use kafka_client::Cluster;
 use kafka_consumer::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_producer::ProducerRecord;
 use kafka_producer::TransactionError;
-use kafka_sink::{ConsumeTransformProduce, PipelineConfig, PipelineError, PipelineStats};
+use kafka_sink::pipeline::{ConsumeTransformProduce, PipelineConfig, PipelineError, PipelineStats};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -16,10 +16,10 @@ use crate::output::{bar, note, status};
 use kafka_consumer::{IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_producer::ProducerConfig;
 use kafka_sink::RecordContext;
-use kafka_sink::checkpoint::{
+use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic, SinkPartitioner};
+use kafka_sink::{
     CheckpointCoordinator, CheckpointError, CheckpointStorage, OperatorInfo, SourcePosition,
 };
-use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic, SinkPartitioner};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 use std::process::Stdio;

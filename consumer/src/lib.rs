@@ -3,11 +3,11 @@
 //! The Kafka consumers of kafka-eos. Most applications use them through the
 //! `kafka-eos` crate's `consumer` module.
 //!
-//! - [`Reader`] ([`reader`]): the manually assigned consumer — you name the
+//! - [`Reader`]: the manually assigned consumer — you name the
 //!   partitions and offsets (Java's `KafkaConsumer` with `assign()`).
 //!   Fetch to each leader, `read_committed` with Java's aborted-transaction
 //!   filter, ListOffsets for seeks, a group's committed offsets.
-//! - [`GroupConsumer`] ([`group`]): a member of a Kafka consumer group —
+//! - [`GroupConsumer`]: a member of a Kafka consumer group —
 //!   the KIP-848 protocol (`group.protocol=consumer`, the broker assigns) or
 //!   the classic one (JoinGroup / SyncGroup with the `range` and
 //!   `cooperative-sticky` assignors). Rebalances are [`ConsumerEvent`]s;
@@ -51,11 +51,11 @@ pub use group::{
     GroupProtocol, MemberError, MemberState, PendingCommit,
 };
 mod reader;
+pub use kafka_client::{self, GroupMetadata, OffsetAndMetadata, TopicPartition};
+pub use kafka_proto;
 pub use reader::{
     ConsumerRecord, IsolationLevel, ListedOffset, Offset, Reader, ReaderConfig, ReaderError,
 };
-pub use kafka_client::{self, GroupMetadata, OffsetAndMetadata, TopicPartition};
-pub use kafka_proto;
 
 /// The group members' sans-IO state machines and the read_committed
 /// algorithm, for kafka-eos's own tests and benchmarks: not a stable API.

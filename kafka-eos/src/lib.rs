@@ -85,7 +85,7 @@
 //! same protocol on Kafka transactions):
 //!
 //! ```
-//! use kafka_eos::sink::two_phase::memory::InMemoryTable;
+//! use kafka_eos::sink::InMemoryTable;
 //! use kafka_eos::sink::{RecordContext, TwoPhaseCommitSink};
 //!
 //! # #[tokio::main(flavor = "current_thread")]

@@ -1,17 +1,5 @@
 //! Wall-clock time as a trait, so transaction-age checks are deterministic in
 //! tests.
-//!
-//! Transaction start times are persisted in checkpoints and compared after a
-//! restart (possibly in another process), so the clock is wall-clock
-//! milliseconds since the Unix epoch, as in Flink's `TransactionHolder`.
-//!
-//! ```
-//! use kafka_sink::clock::{Clock, ManualClock};
-//! use std::time::Duration;
-//! let clock = ManualClock::new(1_000);
-//! clock.advance(Duration::from_millis(250));
-//! assert_eq!(clock.now_millis(), 1_250);
-//! ```
 
 use std::fmt;
 use std::sync::Arc;
@@ -21,11 +9,23 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// A source of wall-clock time in milliseconds since the Unix epoch.
 ///
 /// ```
-/// use kafka_sink::clock::{Clock, ManualClock};
+/// use kafka_sink::{Clock, ManualClock};
 /// fn age_ms(clock: &dyn Clock, started_ms: u64) -> u64 {
 ///     clock.now_millis().saturating_sub(started_ms)
 /// }
 /// assert_eq!(age_ms(&ManualClock::new(5_000), 1_000), 4_000);
+/// ```
+///
+/// Transaction start times are persisted in checkpoints and compared after a
+/// restart (possibly in another process), so the clock is wall-clock
+/// milliseconds since the Unix epoch, as in Flink's `TransactionHolder`.
+///
+/// ```
+/// use kafka_sink::{Clock, ManualClock};
+/// use std::time::Duration;
+/// let clock = ManualClock::new(1_000);
+/// clock.advance(Duration::from_millis(250));
+/// assert_eq!(clock.now_millis(), 1_250);
 /// ```
 pub trait Clock: Send + Sync + fmt::Debug {
     /// The current time, in milliseconds since the Unix epoch.
@@ -48,7 +48,7 @@ impl Clock for SystemClock {
 /// A clock that only moves when told to; clones share the same time.
 ///
 /// ```
-/// use kafka_sink::clock::{Clock, ManualClock};
+/// use kafka_sink::{Clock, ManualClock};
 /// let clock = ManualClock::new(0);
 /// let shared = clock.clone();
 /// clock.set_millis(42);
@@ -64,7 +64,7 @@ impl ManualClock {
     /// A clock reading `start_millis`.
     ///
     /// ```
-    /// use kafka_sink::clock::{Clock, ManualClock};
+    /// use kafka_sink::{Clock, ManualClock};
     /// assert_eq!(ManualClock::new(1_700_000_000_000).now_millis(), 1_700_000_000_000);
     /// ```
     pub fn new(start_millis: u64) -> Self {

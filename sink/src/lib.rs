@@ -2,22 +2,22 @@
 //!
 //! Flink's two-phase-commit sink semantics for Rust.
 //!
-//! - [`two_phase`]: [`TwoPhaseCommitSink`] runs the checkpoint protocol of
+//! - The two-phase-commit layer: [`TwoPhaseCommitSink`] runs the checkpoint protocol of
 //!   Flink's `TwoPhaseCommitSinkFunction` around a user
 //!   [`TwoPhaseCommitHandler`] (begin, invoke, pre-commit, commit, abort,
 //!   recovery hooks, user context), with pending transactions in checkpoint
 //!   order, subsuming notifications, commit failures collected until every
 //!   commit was attempted, a type of its own for pre-committed transactions
 //!   ([`PreCommitted`]) and transaction-timeout warnings;
-//!   [`InMemoryTable`](two_phase::memory::InMemoryTable) is a complete
+//!   [`InMemoryTable`] is a complete
 //!   in-memory handler for examples and for testing pipelines.
-//! - [`state`]: [`SinkState`](state::SinkState) and its versioned binary
-//!   [`StateSerializer`](state::StateSerializer); [`codec`]: codecs for the
+//! - The sink's state: [`SinkState`] and its versioned binary
+//!   [`StateSerializer`]; [`codec`]: codecs for the
 //!   user's transaction and context types.
-//! - [`checkpoint`]: a small single-process checkpoint driver with durable,
+//! - Checkpoints: [`CheckpointCoordinator`], a small single-process checkpoint driver with durable,
 //!   checksummed checkpoint files, for running the lifecycle without a host
 //!   engine.
-//! - [`clock`]: wall-clock time behind a trait, for deterministic tests.
+//! - [`Clock`]: wall-clock time behind a trait, for deterministic tests.
 //! - [`kafka`]: the Kafka sink (EXACTLY_ONCE / AT_LEAST_ONCE / NONE) on the
 //!   transactional producer, with Flink's transactional-id pool.
 //! - [`pipeline`]: exactly-once Kafka → transform → Kafka on a consumer
@@ -30,8 +30,8 @@
 //!
 //! ```
 //! use kafka_sink::codec::{U64Codec, UnitCodec};
-//! use kafka_sink::state::StateSerializer;
-//! use kafka_sink::two_phase::memory::InMemoryTable;
+//! use kafka_sink::StateSerializer;
+//! use kafka_sink::InMemoryTable;
 //! use kafka_sink::{RecordContext, TwoPhaseCommitSink};
 //! use std::time::Duration;
 //! # #[tokio::main(flavor = "current_thread")]
@@ -54,29 +54,25 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod checkpoint;
-pub mod clock;
+// The public interface is:
+mod checkpoint;
+pub use checkpoint::{
+    Checkpoint, CheckpointCoordinator, CheckpointError, CheckpointFileError, CheckpointStorage,
+    CheckpointedOperator, DEFAULT_RETAINED_CHECKPOINTS, OperatorError, OperatorInfo,
+    OperatorSnapshot, RestoredState, SourcePosition,
+};
+mod clock;
+pub use clock::{Clock, ManualClock, SystemClock};
+mod state;
+pub use state::{SinkState, SinkStateRef, StateSerializer, TransactionHolder};
+mod two_phase;
+pub use two_phase::{
+    CheckpointedSink, CommitOutcome, DEFAULT_TIMEOUT_WARNING_RATIO, InMemoryError, InMemoryTable,
+    LostTransaction, Operation, PreCommitted, RecordContext, SinkMetrics, TransactionFailure,
+    TwoPhaseCommitError, TwoPhaseCommitHandler, TwoPhaseCommitSink, TxnStatus,
+};
+// Namespaces: the state codecs, the Kafka sink, the sources, the pipelines.
 pub mod codec;
 pub mod kafka;
 pub mod pipeline;
 pub mod source;
-pub mod state;
-pub mod two_phase;
-
-pub use checkpoint::{
-    CheckpointCoordinator, CheckpointError, CheckpointStorage, CheckpointedOperator, OperatorInfo,
-    RestoredState,
-};
-pub use clock::{Clock, ManualClock, SystemClock};
-pub use pipeline::consume_transform_produce::{
-    ConsumeTransformProduce, MAX_PRODUCER_RESTARTS, PipelineConfig, PipelineError, PipelineStats,
-};
-#[cfg(feature = "rabbitmq")]
-pub use pipeline::rabbitmq_bridge::{
-    Bridge, BridgeConfig, BridgeError, BridgeEvent, BridgeReport, BridgeStats,
-};
-pub use two_phase::{
-    CheckpointedSink, CommitOutcome, DEFAULT_TIMEOUT_WARNING_RATIO, LostTransaction, Operation,
-    PreCommitted, RecordContext, SinkMetrics, TransactionFailure, TwoPhaseCommitError,
-    TwoPhaseCommitHandler, TwoPhaseCommitSink,
-};

@@ -1,43 +1,5 @@
 //! The persisted state of a two-phase-commit sink and its versioned binary
 //! format.
-//!
-//! [`SinkState`] is Flink's `TwoPhaseCommitSinkFunction.State`: the
-//! transaction open at snapshot time, the pre-committed transactions waiting
-//! for their checkpoint's completion (with checkpoint ids and start times) and
-//! the user context.
-//!
-//! # Format version 1
-//!
-//! All integers are big-endian; `bytes` is a `u32` length followed by that
-//! many bytes, decoded by the user's [`Codec`] from exactly that slice.
-//!
-//! ```text
-//! magic      4 bytes  "K2PC"
-//! version    u8       1
-//! current    u8 flag; if 1: start_time_ms u64, txn bytes
-//! pending    u32 n;   n x (checkpoint_id u64, start_time_ms u64, txn bytes)
-//!                     (ascending checkpoint ids; a duplicate is an error)
-//! context    u8 flag; if 1: ctx bytes
-//! ```
-//!
-//! Anything after the context, an unknown version or a wrong magic is a typed
-//! [`StateDecodeError`]. `sink/tests/fixtures/sink_state_v1.hex` holds bytes written
-//! by version 1; later versions must keep decoding it.
-//!
-//! ```
-//! use kafka_sink::codec::{StringCodec, StringSetCodec};
-//! use kafka_sink::state::{SinkState, StateSerializer, TransactionHolder};
-//! use std::collections::{BTreeMap, BTreeSet};
-//!
-//! let serializer = StateSerializer::new(StringCodec, StringSetCodec);
-//! let state: SinkState<String, BTreeSet<String>> = SinkState {
-//!     current: Some(TransactionHolder::new("sink-1".to_string(), 2_000)),
-//!     pending: BTreeMap::from([(7, TransactionHolder::new("sink-0".to_string(), 1_000))]),
-//!     context: Some(BTreeSet::from(["sink-0".to_string(), "sink-1".to_string()])),
-//! };
-//! let bytes = serializer.encode(&state);
-//! assert_eq!(serializer.decode(&bytes).unwrap(), state);
-//! ```
 
 use std::collections::BTreeMap;
 
@@ -57,7 +19,7 @@ impl<T> TransactionHolder<T> {
     /// Wraps `handle` begun at `start_time_ms`.
     ///
     /// ```
-    /// use kafka_sink::state::TransactionHolder;
+    /// use kafka_sink::TransactionHolder;
     /// let h = TransactionHolder::new(7u64, 1_700_000_000_000);
     /// assert_eq!((h.handle, h.start_time_ms), (7, 1_700_000_000_000));
     /// ```
@@ -125,6 +87,44 @@ impl<'a, T, C> From<&'a SinkState<T, C>> for SinkStateRef<'a, T, C> {
 
 /// Encodes and decodes [`SinkState`] with a magic, a version byte and the
 /// user's codecs for the transaction (`TC`) and context (`CC`) types.
+///
+/// [`SinkState`] is Flink's `TwoPhaseCommitSinkFunction.State`: the
+/// transaction open at snapshot time, the pre-committed transactions waiting
+/// for their checkpoint's completion (with checkpoint ids and start times) and
+/// the user context.
+///
+/// # Format version 1
+///
+/// All integers are big-endian; `bytes` is a `u32` length followed by that
+/// many bytes, decoded by the user's [`Codec`] from exactly that slice.
+///
+/// ```text
+/// magic      4 bytes  "K2PC"
+/// version    u8       1
+/// current    u8 flag; if 1: start_time_ms u64, txn bytes
+/// pending    u32 n;   n x (checkpoint_id u64, start_time_ms u64, txn bytes)
+///                     (ascending checkpoint ids; a duplicate is an error)
+/// context    u8 flag; if 1: ctx bytes
+/// ```
+///
+/// Anything after the context, an unknown version or a wrong magic is a typed
+/// [`StateDecodeError`]. `sink/tests/fixtures/sink_state_v1.hex` holds bytes written
+/// by version 1; later versions must keep decoding it.
+///
+/// ```
+/// use kafka_sink::codec::{StringCodec, StringSetCodec};
+/// use kafka_sink::{SinkState, StateSerializer, TransactionHolder};
+/// use std::collections::{BTreeMap, BTreeSet};
+///
+/// let serializer = StateSerializer::new(StringCodec, StringSetCodec);
+/// let state: SinkState<String, BTreeSet<String>> = SinkState {
+///     current: Some(TransactionHolder::new("sink-1".to_string(), 2_000)),
+///     pending: BTreeMap::from([(7, TransactionHolder::new("sink-0".to_string(), 1_000))]),
+///     context: Some(BTreeSet::from(["sink-0".to_string(), "sink-1".to_string()])),
+/// };
+/// let bytes = serializer.encode(&state);
+/// assert_eq!(serializer.decode(&bytes).unwrap(), state);
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct StateSerializer<TC, CC> {
     /// The codec of the transaction handles.
@@ -144,8 +144,8 @@ impl<TC, CC> StateSerializer<TC, CC> {
     /// ```
     /// use kafka_sink::TwoPhaseCommitSink;
     /// use kafka_sink::codec::{U64Codec, UnitCodec};
-    /// use kafka_sink::state::StateSerializer;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// use kafka_sink::StateSerializer;
+    /// use kafka_sink::InMemoryTable;
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     /// // The in-memory table's handles are u64 and it has no context.

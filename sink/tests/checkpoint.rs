@@ -9,11 +9,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kafka_sink::checkpoint::{
+use kafka_sink::codec::U64Codec;
+use kafka_sink::{
     Checkpoint, CheckpointCoordinator, CheckpointError, CheckpointStorage, CheckpointedOperator,
     OperatorError, OperatorInfo, OperatorSnapshot, RestoredState,
 };
-use kafka_sink::codec::U64Codec;
 use kafka_sink::{CheckpointedSink, ManualClock, RecordContext, TwoPhaseCommitSink};
 use support::{MemoryStore, OwnedCodec, Status, StoreSink, serializer};
 use tokio::sync::Mutex;

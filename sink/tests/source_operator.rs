@@ -1,7 +1,7 @@
 //! The source base under the crate's checkpoint driver.
 
+use kafka_sink::source::AcknowledgingOperator;
 use kafka_sink::source::MessageAcknowledgingSource;
-use kafka_sink::source::operator::AcknowledgingOperator;
 use kafka_sink::{CheckpointCoordinator, CheckpointError, CheckpointStorage, OperatorInfo};
 use std::sync::{Arc, Mutex as StdMutex};
 use tokio::sync::Mutex;

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use kafka_sink::codec::{StateDecodeError, StringCodec, StringSetCodec};
-use kafka_sink::state::{SinkState, StateSerializer, TransactionHolder};
+use kafka_sink::{SinkState, StateSerializer, TransactionHolder};
 
 type State = SinkState<String, BTreeSet<String>>;
 

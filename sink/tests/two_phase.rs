@@ -7,7 +7,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kafka_sink::state::SinkState;
+use kafka_sink::SinkState;
 use kafka_sink::{ManualClock, Operation, RecordContext, TwoPhaseCommitError, TwoPhaseCommitSink};
 use support::{MemoryStore, Owned, Status, StoreError, StoreSink, serializer};
 

@@ -22,8 +22,8 @@
 
 use kafka_admin as admin;
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::{ConsumerEvent, GroupConsumer, GroupError};
 use kafka_consumer::ConsumerRecord;
+use kafka_consumer::{ConsumerEvent, GroupConsumer, GroupError};
 use kafka_mock::{MockCluster, MockConfig};
 use kafka_producer::{ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer};
 use kafka_testcontainers::KafkaCluster;

@@ -10,9 +10,7 @@
 //!   OFFSET_OUT_OF_RANGE.
 
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::{
-    ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig, ReaderError,
-};
+use kafka_consumer::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig, ReaderError};
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{
     ConsumedRecord, IsolationLevel as JavaIsolation, KafkaCluster, ProducerPerfArgs,

@@ -29,10 +29,8 @@ use std::time::{Duration, Instant};
 use kafka_client::Cluster;
 use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::ProducerConfig;
-use kafka_sink::checkpoint::{
-    Checkpoint, CheckpointCoordinator, CheckpointStorage, OperatorSnapshot,
-};
 use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkError, KafkaSinkRecord, Semantic};
+use kafka_sink::{Checkpoint, CheckpointCoordinator, CheckpointStorage, OperatorSnapshot};
 use kafka_sink::{CheckpointedOperator, OperatorInfo, RecordContext, RestoredState};
 use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::shared::{SharedKafka, unique_name, unique_topic};

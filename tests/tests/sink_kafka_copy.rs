@@ -1,4 +1,4 @@
-//! Exactly-once Kafka → Kafka (`kafka_sink::ConsumeTransformProduce`)
+//! Exactly-once Kafka → Kafka (`kafka_sink::pipeline::ConsumeTransformProduce`)
 //! against a real Kafka 4.4 broker (the harness's shared cluster; the
 //! topics, the group and the transactional ids are this test's own).
 //!
@@ -17,7 +17,7 @@ use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::GroupConsumerConfig;
 use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
-use kafka_sink::{ConsumeTransformProduce, PipelineConfig};
+use kafka_sink::pipeline::{ConsumeTransformProduce, PipelineConfig};
 use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::seeded::schedule_seeds;
 use kafka_testcontainers::shared::{SharedKafka, unique_name};
@@ -28,8 +28,7 @@ use std::time::{Duration, Instant};
 
 const RECORDS: u32 = 4_000;
 
-type Transform =
-    Box<dyn FnMut(&kafka_consumer::ConsumerRecord) -> Vec<ProducerRecord> + Send>;
+type Transform = Box<dyn FnMut(&kafka_consumer::ConsumerRecord) -> Vec<ProducerRecord> + Send>;
 
 /// The topics and the group of this test (names of its own: the cluster is
 /// shared).

@@ -31,11 +31,11 @@ use kafka_client::Cluster;
 use kafka_consumer::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::ProducerConfig;
 use kafka_producer::partitioner::{Partitioner, partition_for_key};
-use kafka_sink::checkpoint::{Checkpoint, OperatorSnapshot};
 use kafka_sink::kafka::{
     KEY_DISABLE_METRICS, KafkaSink, KafkaSinkConfig, KafkaSinkError, KafkaSinkRecord, Keyed,
     KeyedSerializationSchema, Semantic, SimpleStringSchema, SinkPartitioner, ValueOnly,
 };
+use kafka_sink::{Checkpoint, OperatorSnapshot};
 use kafka_sink::{CheckpointedOperator, OperatorInfo, RecordContext, RestoredState};
 use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::shared::{SharedKafka, unique_name, unique_topic};

@@ -4,7 +4,7 @@
 //! starts its own. Needs `--features rabbitmq`.
 #![cfg(feature = "rabbitmq")]
 
-use kafka_sink::source::rabbitmq::{
+use kafka_sink::source::{
     AckMode, Guarantee, RabbitMqSource, RabbitMqSourceConfig, RabbitMqSourceError,
 };
 use kafka_testcontainers::RabbitMq;

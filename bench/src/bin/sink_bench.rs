@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kafka_sink::RecordContext;
-use kafka_sink::checkpoint::{CheckpointCoordinator, CheckpointStorage, OperatorInfo};
 use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic};
+use kafka_sink::{CheckpointCoordinator, CheckpointStorage, OperatorInfo};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
 use tokio::sync::Mutex;
 

@@ -303,7 +303,10 @@ impl Committer {
                                  the rebalance, then commit again"
                             );
                         }
-                        return Ok(Err(GroupError::Commit { error, message: Some(message) }));
+                        return Ok(Err(GroupError::Commit {
+                            error,
+                            message: Some(message),
+                        }));
                     }
                 }
             }
@@ -346,8 +349,8 @@ mod tests {
     //! OffsetCommit as a script says and records the offsets it was asked
     //! to commit, in arrival order.
     use super::*;
-    use crate::group::member::classic::{ClassicConfig, ClassicMember};
     use crate::group::consumer::Shared;
+    use crate::group::member::classic::{ClassicConfig, ClassicMember};
     use kafka_client::Connection;
     use kafka_client::internals::scripted_peer::{Seen, Step, api_versions, fast_config, peer};
     use kafka_proto::ApiKey;

@@ -253,6 +253,11 @@ pub(super) struct Shared {
 /// }
 /// # }
 /// ```
+///
+/// - [`GroupConsumer`]: the async consumer on top of it: heartbeats in a
+///   background task, rebalances as [`ConsumerEvent`]s, records through the
+///   [`Reader`](crate::reader::Reader), offset commits, and the group
+///   metadata a transactional producer needs (KIP-447).
 #[derive(Debug)]
 pub struct GroupConsumer {
     config: GroupConsumerConfig,

@@ -1,11 +1,6 @@
 //! Consumer groups: membership under Kafka's group coordinator, which splits
 //! the partitions of the subscribed topics between the members (no
 //! coordinator of ours).
-//!
-//! - [`GroupConsumer`]: the async consumer on top of it: heartbeats in a
-//!   background task, rebalances as [`ConsumerEvent`]s, records through the
-//!   [`Reader`](crate::reader::Reader), offset commits, and the group
-//!   metadata a transactional producer needs (KIP-447).
 
 //!
 //! Under it run two sans-IO state machines, private to the crate (the
@@ -14,7 +9,6 @@
 //! group leader runs a client-side [`Assignor`]) and the KIP-848 member
 //! (`group.protocol=consumer`; the broker computes the assignment), and the
 //! ordered commit queue behind [`PendingCommit`].
-
 
 #[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub mod commit;

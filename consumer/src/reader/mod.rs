@@ -1,27 +1,6 @@
 //! The manually assigned consumer ([`Reader`]; Java's `KafkaConsumer` with
 //! `assign()`): you name the partitions and where to start, it reads them,
 //! read_committed-capable. Its parts, one file each:
-//!
-//! - fetching: Fetch (v4+) to each partition's leader (`fetch.rs`), over a
-//!   KIP-227 incremental fetch session per broker (`session.rs`);
-//! - positions: seeks, ListOffsets and `auto_offset_reset` (`offsets.rs`);
-//! - a group's committed offsets: FindCoordinator + OffsetFetch
-//!   (`committed.rs`);
-//! - the read_committed filter (`filter.rs`).
-//!
-//! Under [`IsolationLevel::ReadCommitted`] records of aborted transactions are
-//! dropped with the Java consumer's algorithm; control records (transaction
-//! markers) are never returned at either level, but the position moves past
-//! them.
-//!
-//! Fetching is pipelined: each broker leading assigned partitions has one
-//! Fetch in flight while the application works on what the last one
-//! returned (at most one answer per broker is held: `fetch.max.bytes`
-//! each). A position moves only when [`Reader::poll`] hands the records
-//! out; an answer for a partition that was sought or unassigned meanwhile
-//! is dropped. Record keys and values are slices of the received frame.
-//!
-//! It has no consumer group membership (the group consumer adds it).
 
 mod committed;
 mod error;
@@ -265,6 +244,27 @@ struct PartitionState {
 /// # let _ = (all, committed);
 /// # Ok(()) }
 /// ```
+///
+/// - fetching: Fetch (v4+) to each partition's leader (`fetch.rs`), over a
+///   KIP-227 incremental fetch session per broker (`session.rs`);
+/// - positions: seeks, ListOffsets and `auto_offset_reset` (`offsets.rs`);
+/// - a group's committed offsets: FindCoordinator + OffsetFetch
+///   (`committed.rs`);
+/// - the read_committed filter (`filter.rs`).
+///
+/// Under [`IsolationLevel::ReadCommitted`] records of aborted transactions are
+/// dropped with the Java consumer's algorithm; control records (transaction
+/// markers) are never returned at either level, but the position moves past
+/// them.
+///
+/// Fetching is pipelined: each broker leading assigned partitions has one
+/// Fetch in flight while the application works on what the last one
+/// returned (at most one answer per broker is held: `fetch.max.bytes`
+/// each). A position moves only when [`Reader::poll`] hands the records
+/// out; an answer for a partition that was sought or unassigned meanwhile
+/// is dropped. Record keys and values are slices of the received frame.
+///
+/// It has no consumer group membership (the group consumer adds it).
 #[derive(Debug)]
 pub struct Reader {
     /// The connections and metadata the Fetches and ListOffsets go through.

@@ -34,7 +34,7 @@ pub struct OperatorSnapshot {
 /// ```
 ///
 /// ```
-/// use kafka_sink::checkpoint::{Checkpoint, OperatorSnapshot};
+/// use kafka_sink::{Checkpoint, OperatorSnapshot};
 /// let checkpoint = Checkpoint {
 ///     id: 7,
 ///     timestamp_ms: 1_700_000_000_000,

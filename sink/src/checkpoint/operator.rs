@@ -16,7 +16,7 @@ pub type OperatorError = Box<dyn std::error::Error + Send + Sync>;
 /// Implement the methods with `async fn`.
 ///
 /// ```
-/// use kafka_sink::checkpoint::{CheckpointedOperator, OperatorError, RestoredState};
+/// use kafka_sink::{CheckpointedOperator, OperatorError, RestoredState};
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
 ///
@@ -83,7 +83,7 @@ impl OperatorInfo {
     /// Builds an info.
     ///
     /// ```
-    /// use kafka_sink::checkpoint::OperatorInfo;
+    /// use kafka_sink::OperatorInfo;
     /// assert_eq!(OperatorInfo::new("orders-sink", 0, 1).uid, "orders-sink");
     /// ```
     pub fn new(uid: impl Into<String>, subtask_index: u32, parallelism: u32) -> Self {
@@ -104,7 +104,7 @@ impl OperatorInfo {
 /// several states, and after scaling up some get none).
 ///
 /// ```
-/// use kafka_sink::checkpoint::{Checkpoint, OperatorInfo, OperatorSnapshot};
+/// use kafka_sink::{Checkpoint, OperatorInfo, OperatorSnapshot};
 /// let checkpoint = Checkpoint {
 ///     id: 9,
 ///     timestamp_ms: 0,

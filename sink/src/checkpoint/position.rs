@@ -12,7 +12,7 @@ use super::{CheckpointedOperator, OperatorError, RestoredState};
 /// sink has seen. After a restore, replay from [`SourcePosition::next`].
 ///
 /// ```
-/// use kafka_sink::checkpoint::{CheckpointedOperator, RestoredState, SourcePosition};
+/// use kafka_sink::{CheckpointedOperator, RestoredState, SourcePosition};
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
 /// let mut source = SourcePosition::default();
@@ -44,7 +44,7 @@ impl SourcePosition {
     /// A position starting at `next` (used when there is nothing to restore).
     ///
     /// ```
-    /// use kafka_sink::checkpoint::SourcePosition;
+    /// use kafka_sink::SourcePosition;
     /// assert_eq!(SourcePosition::new(7).next, 7);
     /// ```
     pub fn new(next: u64) -> SourcePosition {

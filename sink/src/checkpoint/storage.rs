@@ -30,7 +30,7 @@ fn io_err<'a>(
 /// atomically, the last `retain` kept.
 ///
 /// ```
-/// use kafka_sink::checkpoint::{Checkpoint, CheckpointStorage};
+/// use kafka_sink::{Checkpoint, CheckpointStorage};
 /// let dir = tempfile::tempdir()?;
 /// let storage = CheckpointStorage::open(dir.path(), 2)?;
 /// for id in 1..=3 {
@@ -54,7 +54,7 @@ impl CheckpointStorage {
     /// least 1). Leftover temporary files of interrupted writes are removed.
     ///
     /// ```
-    /// use kafka_sink::checkpoint::CheckpointStorage;
+    /// use kafka_sink::CheckpointStorage;
     /// let dir = tempfile::tempdir()?;
     /// let storage = CheckpointStorage::open(dir.path().join("checkpoints"), 0)?; // created
     /// assert_eq!(storage.retained(), 1); // at least one is kept

@@ -27,7 +27,7 @@ use super::{
 
 /// A Kafka sink subtask: [`TwoPhaseCommitSink`] over [`KafkaSinkHandler`],
 /// with its state (and the [`NextTransactionalIdHint`]) encoded for the
-/// [checkpoint driver](crate::checkpoint) or a host engine.
+/// [checkpoint driver](crate::CheckpointCoordinator) or a host engine.
 ///
 /// Operator state format v1: magic `KSNK`, version 1, the sink state
 /// ([`StateSerializer`] with [`KafkaTransactionCodec`] and

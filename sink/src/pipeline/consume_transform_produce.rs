@@ -1,90 +1,8 @@
 //! Exactly-once Kafka → transform → Kafka, in the Kafka Streams EOS-v2
 //! model: the input offsets are committed inside the output transaction.
-//!
-//! [`ConsumeTransformProduce`] reads the partitions Kafka's group
-//! coordinator gives this process ([`GroupConsumer`]), writes the
-//! transformed records in a transaction of one transactional producer, and
-//! commits that transaction together with the consumed positions
-//! (`send_offsets_to_transaction` with the consumer's group metadata, so a
-//! member fenced by a rebalance cannot commit — KIP-447). Any number of
-//! processes may run with the same group: Kafka splits the input partitions
-//! between them.
-//!
-//! Each [`step`](ConsumeTransformProduce::step) of the loop:
-//! 1. polls the consumer, waiting at most until the open transaction's
-//!    commit interval ends;
-//! 2. on records: begins a transaction if none is open, and sends each
-//!    record's transformed output in it;
-//! 3. on a revocation: commits the open transaction before the revocation is
-//!    confirmed; on lost partitions or a consumer error that is not fatal:
-//!    aborts it and rewinds;
-//! 4. commits (output and input offsets together) once the commit interval
-//!    has passed.
-//!
-//! The invariant: every input record's output is visible to read_committed
-//! readers exactly once. It holds across crashes and rebalances because
-//! output and input offsets are one transaction:
-//!
-//! - **commit** every `commit_interval`, and before a revocation is
-//!   confirmed (the transaction holds the offsets of the partitions being
-//!   revoked, so the next owner starts exactly after them);
-//! - **abort** on a lost partition (the member was fenced, its offsets can no
-//!   longer be committed) or an abortable error, then rewind every owned
-//!   partition to its committed offset and read again;
-//! - a crashed process's open transaction is aborted by its transaction
-//!   timeout (or fenced by a restart with the same transactional id); until
-//!   then its offsets are pending, and the next owner waits for them
-//!   (OffsetFetch `RequireStable`) before it reads;
-//! - a **live** process whose producer epoch was fenced (the transaction
-//!   coordinator rolled its transaction back after `transaction.timeout.ms`,
-//!   as happens when the coordinator's broker dies and its successor takes
-//!   longer than the timeout to load the transaction log) replaces its
-//!   producer, as Kafka Streams does on "task migrated":
-//!   1. a new producer with the same `transactional.id` runs
-//!      `InitProducerId`, which fences every request of the old epoch still
-//!      on its way;
-//!   2. every owned partition is read again from its committed offset.
-//!      Whatever the coordinator decided for the transaction open at that
-//!      moment, the committed offsets say which input is done, so nothing is
-//!      lost or written twice.
-//!
-//!   A producer fenced again before it committed anything
-//!   ([`MAX_PRODUCER_RESTARTS`] times in a row) means another live process
-//!   uses the same `transactional.id`: the pipeline stops with
-//!   [`PipelineError::Transaction`].
-//!
-//! ```no_run
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-//! use kafka_consumer::GroupConsumerConfig;
-//! use kafka_producer::{ProducerConfig, ProducerRecord};
-//! use kafka_sink::{ConsumeTransformProduce, PipelineConfig};
-//! use std::time::Duration;
-//!
-//! let consumer = GroupConsumerConfig::from_properties([
-//!     ("bootstrap.servers", "127.0.0.1:9092"),
-//!     ("group.id", "orders-enricher"),
-//!     ("isolation.level", "read_committed"),
-//! ])?;
-//! let producer = ProducerConfig::from_properties([
-//!     ("bootstrap.servers", "127.0.0.1:9092"),
-//!     ("transactional.id", "orders-enricher-1"),
-//! ])?;
-//! let mut pipeline = ConsumeTransformProduce::connect(
-//!     consumer,
-//!     &["orders"],
-//!     producer,
-//!     |r| vec![ProducerRecord::new("orders-enriched").value(r.value.clone().unwrap_or_default())],
-//!     PipelineConfig::default(),
-//! )
-//! .await?;
-//! loop {
-//!     pipeline.step(Duration::from_millis(500)).await?;
-//! }
-//! # }
-//! ```
 
-use kafka_consumer::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
 use kafka_consumer::ConsumerRecord;
+use kafka_consumer::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
 use kafka_producer::txn::TransactionError;
 use kafka_producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
 use std::time::{Duration, Instant};
@@ -165,10 +83,92 @@ pub enum PipelineError {
 /// Exactly-once consume-transform-produce (see the module docs).
 ///
 /// ```no_run
-/// # async fn demo(p: &mut kafka_sink::ConsumeTransformProduce<fn(&kafka_consumer::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::PipelineError> {
+/// # async fn demo(p: &mut kafka_sink::pipeline::ConsumeTransformProduce<fn(&kafka_consumer::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::pipeline::PipelineError> {
 /// p.step(std::time::Duration::from_millis(200)).await?;
 /// println!("{:?}", p.stats());
 /// # Ok(()) }
+/// ```
+///
+/// [`ConsumeTransformProduce`] reads the partitions Kafka's group
+/// coordinator gives this process ([`GroupConsumer`]), writes the
+/// transformed records in a transaction of one transactional producer, and
+/// commits that transaction together with the consumed positions
+/// (`send_offsets_to_transaction` with the consumer's group metadata, so a
+/// member fenced by a rebalance cannot commit — KIP-447). Any number of
+/// processes may run with the same group: Kafka splits the input partitions
+/// between them.
+///
+/// Each [`step`](ConsumeTransformProduce::step) of the loop:
+/// 1. polls the consumer, waiting at most until the open transaction's
+///    commit interval ends;
+/// 2. on records: begins a transaction if none is open, and sends each
+///    record's transformed output in it;
+/// 3. on a revocation: commits the open transaction before the revocation is
+///    confirmed; on lost partitions or a consumer error that is not fatal:
+///    aborts it and rewinds;
+/// 4. commits (output and input offsets together) once the commit interval
+///    has passed.
+///
+/// The invariant: every input record's output is visible to read_committed
+/// readers exactly once. It holds across crashes and rebalances because
+/// output and input offsets are one transaction:
+///
+/// - **commit** every `commit_interval`, and before a revocation is
+///   confirmed (the transaction holds the offsets of the partitions being
+///   revoked, so the next owner starts exactly after them);
+/// - **abort** on a lost partition (the member was fenced, its offsets can no
+///   longer be committed) or an abortable error, then rewind every owned
+///   partition to its committed offset and read again;
+/// - a crashed process's open transaction is aborted by its transaction
+///   timeout (or fenced by a restart with the same transactional id); until
+///   then its offsets are pending, and the next owner waits for them
+///   (OffsetFetch `RequireStable`) before it reads;
+/// - a **live** process whose producer epoch was fenced (the transaction
+///   coordinator rolled its transaction back after `transaction.timeout.ms`,
+///   as happens when the coordinator's broker dies and its successor takes
+///   longer than the timeout to load the transaction log) replaces its
+///   producer, as Kafka Streams does on "task migrated":
+///   1. a new producer with the same `transactional.id` runs
+///      `InitProducerId`, which fences every request of the old epoch still
+///      on its way;
+///   2. every owned partition is read again from its committed offset.
+///      Whatever the coordinator decided for the transaction open at that
+///      moment, the committed offsets say which input is done, so nothing is
+///      lost or written twice.
+///
+///   A producer fenced again before it committed anything
+///   ([`MAX_PRODUCER_RESTARTS`] times in a row) means another live process
+///   uses the same `transactional.id`: the pipeline stops with
+///   [`PipelineError::Transaction`].
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// use kafka_consumer::GroupConsumerConfig;
+/// use kafka_producer::{ProducerConfig, ProducerRecord};
+/// use kafka_sink::pipeline::{ConsumeTransformProduce, PipelineConfig};
+/// use std::time::Duration;
+///
+/// let consumer = GroupConsumerConfig::from_properties([
+///     ("bootstrap.servers", "127.0.0.1:9092"),
+///     ("group.id", "orders-enricher"),
+///     ("isolation.level", "read_committed"),
+/// ])?;
+/// let producer = ProducerConfig::from_properties([
+///     ("bootstrap.servers", "127.0.0.1:9092"),
+///     ("transactional.id", "orders-enricher-1"),
+/// ])?;
+/// let mut pipeline = ConsumeTransformProduce::connect(
+///     consumer,
+///     &["orders"],
+///     producer,
+///     |r| vec![ProducerRecord::new("orders-enriched").value(r.value.clone().unwrap_or_default())],
+///     PipelineConfig::default(),
+/// )
+/// .await?;
+/// loop {
+///     pipeline.step(Duration::from_millis(500)).await?;
+/// }
+/// # }
 /// ```
 #[derive(Debug)]
 pub struct ConsumeTransformProduce<F> {
@@ -203,8 +203,8 @@ where
     /// fences older producers with that id) and joins the group.
     ///
     /// ```no_run
-    /// # async fn demo(c: kafka_consumer::GroupConsumerConfig, p: kafka_producer::ProducerConfig) -> Result<(), kafka_sink::PipelineError> {
-    /// use kafka_sink::{ConsumeTransformProduce, PipelineConfig};
+    /// # async fn demo(c: kafka_consumer::GroupConsumerConfig, p: kafka_producer::ProducerConfig) -> Result<(), kafka_sink::pipeline::PipelineError> {
+    /// use kafka_sink::pipeline::{ConsumeTransformProduce, PipelineConfig};
     /// let pipeline = ConsumeTransformProduce::connect(c, &["in"], p, |_r| vec![], PipelineConfig::default()).await?;
     /// # let _ = pipeline; Ok(()) }
     /// ```
@@ -246,7 +246,7 @@ where
         &self.consumer
     }
 
-    /// One round of the loop (see the [module docs](self) for its steps):
+    /// One round of the loop (see [`ConsumeTransformProduce`] for its steps):
     /// waits up to `timeout` (bounded by the commit interval) for a consumer
     /// event, handles it, and commits when the interval passed. A producer
     /// fenced while this process owns its input is replaced within the round
@@ -342,7 +342,7 @@ where
     /// abortable failure aborts and rewinds, as at the interval.
     ///
     /// ```no_run
-    /// # async fn demo(p: &mut kafka_sink::ConsumeTransformProduce<fn(&kafka_consumer::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::PipelineError> {
+    /// # async fn demo(p: &mut kafka_sink::pipeline::ConsumeTransformProduce<fn(&kafka_consumer::ConsumerRecord) -> Vec<kafka_producer::ProducerRecord>>) -> Result<(), kafka_sink::pipeline::PipelineError> {
     /// p.step(std::time::Duration::from_millis(200)).await?;
     /// p.commit_open_transaction().await?;
     /// println!("{} input records committed", p.stats().committed_records);

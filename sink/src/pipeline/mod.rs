@@ -1,10 +1,10 @@
 //! Pipelines: a source, a transform and a sink run together with one
 //! exactly-once guarantee.
 //!
-//! 1. [`consume_transform_produce`]: Kafka → transform → Kafka on a consumer
+//! 1. Kafka → transform → Kafka on a consumer
 //!    group, the input offsets committed in the output transaction (the
 //!    Kafka Streams EOS-v2 model): [`ConsumeTransformProduce`].
-//! 2. `rabbitmq_bridge` (feature `rabbitmq`): RabbitMQ → transform → Kafka,
+//! 2. (feature `rabbitmq`): RabbitMQ → transform → Kafka,
 //!    the acknowledgements sent once the checkpoint holding the messages is
 //!    committed to Kafka: `Bridge`.
 //!
@@ -12,7 +12,7 @@
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
 //! use kafka_consumer::GroupConsumerConfig;
 //! use kafka_producer::{ProducerConfig, ProducerRecord};
-//! use kafka_sink::{ConsumeTransformProduce, PipelineConfig};
+//! use kafka_sink::pipeline::{ConsumeTransformProduce, PipelineConfig};
 //! use std::time::Duration;
 //!
 //! let consumer = GroupConsumerConfig::from_properties([
@@ -35,9 +35,16 @@
 //! # }
 //! ```
 
-pub mod consume_transform_produce;
+mod consume_transform_produce;
 #[cfg(feature = "rabbitmq")]
-pub mod rabbitmq_bridge;
+mod rabbitmq_bridge;
 
-#[cfg(doc)]
-use consume_transform_produce::ConsumeTransformProduce;
+pub use consume_transform_produce::{
+    ConsumeTransformProduce, MAX_PRODUCER_RESTARTS, PipelineConfig, PipelineError, PipelineStats,
+};
+#[cfg(feature = "rabbitmq")]
+pub use rabbitmq_bridge::{
+    Bridge, BridgeConfig, BridgeError, BridgeEvent, BridgeReport, BridgeStats, DEDUP_UID,
+    DEFAULT_BRIDGE_TRANSACTION_TIMEOUT, DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_DEDUP_WINDOW,
+    EventHook, SINK_UID, SOURCE_UID, StopReason, Transform,
+};

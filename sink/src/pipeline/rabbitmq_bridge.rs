@@ -1,51 +1,6 @@
 //! An exactly-once RabbitMQ → Kafka bridge (feature `rabbitmq`): a
 //! [`RabbitMqSource`] queue, a user transform and a [`KafkaSink`] in
 //! EXACTLY_ONCE, checkpointed by the crate's [`CheckpointCoordinator`].
-//!
-//! # How the guarantee is kept
-//!
-//! Three operators are registered with the coordinator, in this order (the
-//! order of the checkpoint barrier and of the completion notifications):
-//!
-//! 1. the Kafka sink (`bridge-kafka-sink`): one Kafka transaction per
-//!    checkpoint, pre-committed at the barrier, committed on completion
-//!    (and by a restarted process if the old one died in between);
-//! 2. a dedup window (`bridge-dedup`, optional): the correlation ids of the
-//!    last [`BridgeConfig::dedup_window`] processed messages, checkpointed, so
-//!    a message *published* twice (a publisher retry) is written once even
-//!    when its first copy was acknowledged long ago;
-//! 3. the RabbitMQ source (`bridge-rabbitmq-source`): manual
-//!    acknowledgements, sent only when the checkpoint holding the message
-//!    completes, after the Kafka commit; a copy redelivered after a crash or
-//!    reconnect whose checkpoint completed (or was restored) is rejected as a
-//!    duplicate.
-//!
-//! One task runs everything. On start it restores the last complete
-//! checkpoint:
-//! 1. the sink commits what the dead process pre-committed and aborts the
-//!    rest;
-//! 2. the source and the dedup window get their ids back;
-//! 3. messages processed after that checkpoint come back from RabbitMQ (they
-//!    were never acknowledged) and are processed again, their earlier Kafka
-//!    writes having been aborted.
-//!
-//! Then, in a loop, it:
-//! 1. pulls a message, transforms it and writes the records, holding every
-//!    operator's lock for the whole message, so that no checkpoint falls
-//!    between reading and writing;
-//! 2. triggers a checkpoint whenever [`BridgeConfig::checkpoint_interval`]
-//!    has elapsed and something was received since the last one.
-//!
-//! [`Bridge::run`] returns when its shutdown future completes or when no
-//! delivery arrived for [`BridgeConfig::idle_timeout`]; either way it takes
-//! a final checkpoint first, so everything received is committed to Kafka
-//! and acknowledged at RabbitMQ.
-//!
-//! Losing the RabbitMQ connection (broker restart) is not an error: the
-//! source reconnects and the broker redelivers the unacknowledged messages,
-//! deduplicated as above. A failed Kafka write, pre-commit or commit ends
-//! [`Bridge::run`] with an error; start a new bridge (a new process) on the
-//! same checkpoint directory to recover.
 
 use std::collections::{HashSet, VecDeque};
 use std::fmt;
@@ -64,7 +19,7 @@ use crate::checkpoint::{
 };
 use crate::codec::{StateDecodeError, StateReader, put_str, put_u8, put_u32};
 use crate::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkError, KafkaSinkRecord, Semantic};
-use crate::source::rabbitmq::{
+use crate::source::{
     RabbitMqSource, RabbitMqSourceConfig, RabbitMqSourceError, RabbitMqSourceStats, SourceMessage,
 };
 use crate::two_phase::{RecordContext, TwoPhaseCommitError};
@@ -93,7 +48,7 @@ pub type EventHook = Arc<dyn Fn(&BridgeEvent) + Send + Sync>;
 /// Configuration of a [`Bridge`].
 ///
 /// ```
-/// use kafka_sink::pipeline::rabbitmq_bridge::BridgeConfig;
+/// use kafka_sink::pipeline::BridgeConfig;
 /// use std::time::Duration;
 ///
 /// let mut config = BridgeConfig::new(
@@ -147,7 +102,7 @@ impl BridgeConfig {
     /// dedup window of 10 000 ids.
     ///
     /// ```
-    /// use kafka_sink::pipeline::rabbitmq_bridge::{
+    /// use kafka_sink::pipeline::{
     ///     BridgeConfig, DEFAULT_BRIDGE_TRANSACTION_TIMEOUT, DEFAULT_DEDUP_WINDOW,
     /// };
     /// use kafka_sink::kafka::Semantic;
@@ -435,15 +390,15 @@ impl CheckpointedOperator for DedupWindow {
     }
 }
 
-/// An exactly-once RabbitMQ queue → Kafka topic bridge. See the
-/// [module docs](self) for the guarantee.
+/// An exactly-once RabbitMQ queue → Kafka topic bridge; the guarantee
+/// follows.
 ///
 /// ```no_run
-/// use kafka_sink::pipeline::rabbitmq_bridge::{Bridge, BridgeConfig, BridgeEvent};
+/// use kafka_sink::pipeline::{Bridge, BridgeConfig, BridgeEvent};
 /// use kafka_sink::kafka::KafkaSinkRecord;
 /// use std::time::Duration;
 ///
-/// # async fn demo() -> Result<(), kafka_sink::pipeline::rabbitmq_bridge::BridgeError> {
+/// # async fn demo() -> Result<(), kafka_sink::pipeline::BridgeError> {
 /// let mut config = BridgeConfig::new(
 ///     "amqp://guest:guest@127.0.0.1:5672/%2f",
 ///     "orders",
@@ -472,6 +427,51 @@ impl CheckpointedOperator for DedupWindow {
 /// println!("stopped ({:?}) after {} messages", report.reason, report.stats.messages);
 /// # Ok(()) }
 /// ```
+///
+/// # How the guarantee is kept
+///
+/// Three operators are registered with the coordinator, in this order (the
+/// order of the checkpoint barrier and of the completion notifications):
+///
+/// 1. the Kafka sink (`bridge-kafka-sink`): one Kafka transaction per
+///    checkpoint, pre-committed at the barrier, committed on completion
+///    (and by a restarted process if the old one died in between);
+/// 2. a dedup window (`bridge-dedup`, optional): the correlation ids of the
+///    last [`BridgeConfig::dedup_window`] processed messages, checkpointed, so
+///    a message *published* twice (a publisher retry) is written once even
+///    when its first copy was acknowledged long ago;
+/// 3. the RabbitMQ source (`bridge-rabbitmq-source`): manual
+///    acknowledgements, sent only when the checkpoint holding the message
+///    completes, after the Kafka commit; a copy redelivered after a crash or
+///    reconnect whose checkpoint completed (or was restored) is rejected as a
+///    duplicate.
+///
+/// One task runs everything. On start it restores the last complete
+/// checkpoint:
+/// 1. the sink commits what the dead process pre-committed and aborts the
+///    rest;
+/// 2. the source and the dedup window get their ids back;
+/// 3. messages processed after that checkpoint come back from RabbitMQ (they
+///    were never acknowledged) and are processed again, their earlier Kafka
+///    writes having been aborted.
+///
+/// Then, in a loop, it:
+/// 1. pulls a message, transforms it and writes the records, holding every
+///    operator's lock for the whole message, so that no checkpoint falls
+///    between reading and writing;
+/// 2. triggers a checkpoint whenever [`BridgeConfig::checkpoint_interval`]
+///    has elapsed and something was received since the last one.
+///
+/// [`Bridge::run`] returns when its shutdown future completes or when no
+/// delivery arrived for [`BridgeConfig::idle_timeout`]; either way it takes
+/// a final checkpoint first, so everything received is committed to Kafka
+/// and acknowledged at RabbitMQ.
+///
+/// Losing the RabbitMQ connection (broker restart) is not an error: the
+/// source reconnects and the broker redelivers the unacknowledged messages,
+/// deduplicated as above. A failed Kafka write, pre-commit or commit ends
+/// [`Bridge::run`] with an error; start a new bridge (a new process) on the
+/// same checkpoint directory to recover.
 pub struct Bridge {
     /// The source, sink and checkpoint settings.
     config: BridgeConfig,
@@ -592,7 +592,7 @@ impl Bridge {
     /// Nothing connects before [`run`](Self::run).
     ///
     /// ```
-    /// use kafka_sink::pipeline::rabbitmq_bridge::{Bridge, BridgeConfig};
+    /// use kafka_sink::pipeline::{Bridge, BridgeConfig};
     /// use kafka_sink::kafka::KafkaSinkRecord;
     /// let config = BridgeConfig::new(
     ///     "amqp://127.0.0.1:5672/%2f",
@@ -640,7 +640,7 @@ impl Bridge {
     ///
     /// ```no_run
     /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// use kafka_sink::pipeline::rabbitmq_bridge::{Bridge, BridgeConfig, StopReason};
+    /// use kafka_sink::pipeline::{Bridge, BridgeConfig, StopReason};
     /// use kafka_sink::kafka::KafkaSinkRecord;
     /// use std::time::Duration;
     /// # let mut config = BridgeConfig::new("amqp://127.0.0.1:5672/%2f", "orders", "broker-1:9092", "orders-out", "/var/lib/bridge");
@@ -664,7 +664,7 @@ impl Bridge {
                 "checkpoint_interval must be > 0".into(),
             ));
         }
-        if config.source.guarantee != crate::source::rabbitmq::Guarantee::ExactlyOnce {
+        if config.source.guarantee != crate::source::Guarantee::ExactlyOnce {
             return Err(BridgeError::Config(
                 "the bridge needs the source's exactly-once guarantee".into(),
             ));

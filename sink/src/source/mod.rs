@@ -5,24 +5,32 @@
 //! `MultipleIdsMessageAcknowledgingSourceBase` and `RMQSource`).
 //!
 //! * [`MessageAcknowledgingSource`]: unique ids per checkpoint, the dedup set,
-//!   the pending-checkpoint queue and its versioned serializer ([`state`]).
+//!   the pending-checkpoint queue and its versioned serializer
+//!   ([`encode_pending`], [`decode_pending`]).
 //! * [`MultipleIdsMessageAcknowledgingSource`]: plus per-session ids (e.g.
 //!   delivery tags) that are acknowledged but never checkpointed.
-//! * `rabbitmq::RabbitMqSource` (feature `rabbitmq`): a RabbitMQ queue
+//! * `RabbitMqSource` (feature `rabbitmq`): a RabbitMQ queue
 //!   consumer on `lapin`.
-//! * [`operator`]: both as [`CheckpointedOperator`](crate::checkpoint::CheckpointedOperator)s.
+//! * [`AcknowledgingOperator`]: both as [`CheckpointedOperator`](crate::CheckpointedOperator)s.
 
-pub mod base;
-pub mod multiple_ids;
-pub mod operator;
+mod base;
+mod multiple_ids;
+mod operator;
 #[cfg(feature = "rabbitmq")]
-pub mod rabbitmq;
-pub mod state;
+mod rabbitmq;
+mod state;
 
 pub use base::{AcknowledgeIds, MessageAcknowledgingSource};
 pub use multiple_ids::{
     AcknowledgeSessionIds, AcknowledgeSessionIdsAsync, MultipleIdsMessageAcknowledgingSource,
 };
+pub use operator::AcknowledgingOperator;
 #[cfg(feature = "rabbitmq")]
-pub use rabbitmq::{RabbitMqSource, RabbitMqSourceConfig, RabbitMqSourceError, SourceMessage};
-pub use state::{PendingCheckpoint, StateError, UniqueId, decode_pending, encode_pending};
+pub use rabbitmq::{
+    AckMode, AcknowledgeError, Guarantee, RabbitMqSource, RabbitMqSourceConfig,
+    RabbitMqSourceError, RabbitMqSourceStats, SourceMessage, connection_properties,
+};
+pub use state::{
+    PendingCheckpoint, STATE_MAGIC, STATE_VERSION, StateError, UniqueId, decode_pending,
+    encode_pending,
+};

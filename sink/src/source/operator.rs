@@ -29,7 +29,7 @@ fn single_state(restored: Option<RestoredState>) -> Result<Option<Vec<u8>>, Oper
 /// [`CheckpointedOperator`].
 ///
 /// ```
-/// use kafka_sink::source::{MessageAcknowledgingSource, operator::AcknowledgingOperator};
+/// use kafka_sink::source::{AcknowledgingOperator, MessageAcknowledgingSource};
 /// use kafka_sink::CheckpointedOperator;
 ///
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {

@@ -92,7 +92,7 @@ impl RabbitMqSourceConfig {
     /// reconnect for up to 120 s with 10 s per attempt.
     ///
     /// ```
-    /// use kafka_sink::source::rabbitmq::{AckMode, Guarantee, RabbitMqSourceConfig};
+    /// use kafka_sink::source::{AckMode, Guarantee, RabbitMqSourceConfig};
     /// let mut config = RabbitMqSourceConfig::new("amqp://guest:guest@127.0.0.1:5672/%2f", "orders");
     /// // Publishers that set no correlation id: accept redelivered duplicates.
     /// config.guarantee = Guarantee::AtLeastOnce;
@@ -119,7 +119,7 @@ impl RabbitMqSourceConfig {
 ///
 /// ```
 /// use kafka_sink::kafka::KafkaSinkRecord;
-/// use kafka_sink::source::rabbitmq::SourceMessage;
+/// use kafka_sink::source::SourceMessage;
 /// // A bridge transform: key the Kafka record by the correlation id.
 /// let to_record = |m: SourceMessage| {
 ///     KafkaSinkRecord::keyed(m.correlation_id.unwrap_or_default(), m.body)
@@ -253,7 +253,7 @@ struct Session {
 ///
 /// ```no_run
 /// # async fn f() -> Result<(), lapin::Error> {
-/// let props = kafka_sink::source::rabbitmq::connection_properties();
+/// let props = kafka_sink::source::connection_properties();
 /// let conn = lapin::Connection::connect("amqp://127.0.0.1:5672/%2f", props).await?;
 /// # drop(conn); Ok(()) }
 /// ```
@@ -382,7 +382,7 @@ impl AcknowledgeSessionIdsAsync<SessionTag> for ChannelAcker<'_> {
 /// the last completed checkpoint's bytes.
 ///
 /// ```no_run
-/// use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
+/// use kafka_sink::source::{RabbitMqSource, RabbitMqSourceConfig};
 ///
 /// # async fn run(restored: Option<Vec<u8>>) -> Result<(), Box<dyn std::error::Error>> {
 /// let config = RabbitMqSourceConfig::new("amqp://guest:guest@127.0.0.1:5672/%2f", "orders");
@@ -436,7 +436,7 @@ impl RabbitMqSource {
     ///
     /// ```no_run
     /// # async fn example(restored: Option<Vec<u8>>) -> Result<(), Box<dyn std::error::Error>> {
-    /// use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
+    /// use kafka_sink::source::{RabbitMqSource, RabbitMqSourceConfig};
     /// let config = RabbitMqSourceConfig::new("amqp://guest:guest@127.0.0.1:5672/%2f", "orders");
     /// // `restored`: the source's bytes in the last completed checkpoint.
     /// let source = RabbitMqSource::connect(config, restored.as_deref()).await?;
@@ -502,10 +502,10 @@ impl RabbitMqSource {
     ///
     /// ```no_run
     /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
+    /// # use kafka_sink::source::{RabbitMqSource, RabbitMqSourceConfig};
     /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
     /// # let mut source = RabbitMqSource::connect(config, None).await?;
-    /// use kafka_sink::source::rabbitmq::RabbitMqSourceError;
+    /// use kafka_sink::source::RabbitMqSourceError;
     /// match source.next_message().await {
     ///     Ok(Some(message)) => println!("{:?}: {:?}", message.correlation_id, message.body),
     ///     Ok(None) => println!("consumer cancelled; the next call re-subscribes"),
@@ -605,7 +605,7 @@ impl RabbitMqSource {
     ///
     /// ```no_run
     /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-    /// # use kafka_sink::source::rabbitmq::{RabbitMqSource, RabbitMqSourceConfig};
+    /// # use kafka_sink::source::{RabbitMqSource, RabbitMqSourceConfig};
     /// # let config = RabbitMqSourceConfig::new("amqp://127.0.0.1:5672/%2f", "orders");
     /// # let mut source = RabbitMqSource::connect(config, None).await?;
     /// # let _ = source.next_message().await?;

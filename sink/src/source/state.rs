@@ -1,22 +1,5 @@
 //! Versioned serializer for the pending checkpoints of a
 //! [`MessageAcknowledgingSource`](super::MessageAcknowledgingSource).
-//!
-//! # Format v1
-//!
-//! All integers are big-endian.
-//!
-//! | bytes | field |
-//! |---|---|
-//! | 4 | magic `KEAS` (kafka-eos acknowledging source) |
-//! | 1 | format version, `1` |
-//! | 1 | id kind ([`UniqueId::KIND`]: 1 = UTF-8 string, 2 = `u64`, 3 = bytes) |
-//! | 4 | number of pending checkpoints |
-//! | per checkpoint | checkpoint id (8), number of ids (4), the ids |
-//! | 4 | CRC-32C of every preceding byte |
-//!
-//! A string or byte id is a 4-byte length and its bytes; a `u64` id is 8
-//! bytes. The committed fixture `sink/tests/source_state_v1.hex` pins the
-//! format.
 
 use bytes::Bytes;
 use std::fmt::Debug;
@@ -193,6 +176,23 @@ impl UniqueId for Bytes {
 }
 
 /// The ids of one snapshot that the broker has not acknowledged yet.
+///
+/// # Format v1
+///
+/// All integers are big-endian.
+///
+/// | bytes | field |
+/// |---|---|
+/// | 4 | magic `KEAS` (kafka-eos acknowledging source) |
+/// | 1 | format version, `1` |
+/// | 1 | id kind ([`UniqueId::KIND`]: 1 = UTF-8 string, 2 = `u64`, 3 = bytes) |
+/// | 4 | number of pending checkpoints |
+/// | per checkpoint | checkpoint id (8), number of ids (4), the ids |
+/// | 4 | CRC-32C of every preceding byte |
+///
+/// A string or byte id is a 4-byte length and its bytes; a `u64` id is 8
+/// bytes. The committed fixture `sink/tests/source_state_v1.hex` pins the
+/// format.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingCheckpoint<Id> {
     /// The checkpoint whose snapshot took these ids.
@@ -202,7 +202,7 @@ pub struct PendingCheckpoint<Id> {
     pub ids: Vec<Id>,
 }
 
-/// Serializes pending checkpoints in format v1 (see the [module docs](self)).
+/// Serializes pending checkpoints in format v1 (see [`PendingCheckpoint`]).
 pub fn encode_pending<'a, Id: UniqueId + 'a>(
     pending: impl IntoIterator<Item = &'a PendingCheckpoint<Id>>,
 ) -> Bytes {

@@ -1,5 +1,5 @@
 //! [`CheckpointedSink`]: a [`TwoPhaseCommitSink`] with the serializer of its
-//! state, so that the [checkpoint driver](crate::checkpoint) runs it as a
+//! state, so that the [checkpoint driver](crate::CheckpointCoordinator) runs it as a
 //! [`CheckpointedOperator`].
 
 use std::fmt;
@@ -10,7 +10,7 @@ use crate::codec::Codec;
 use crate::state::StateSerializer;
 
 /// A [`TwoPhaseCommitSink`] with a [`StateSerializer`], usable as a
-/// [`CheckpointedOperator`] of the [checkpoint driver](crate::checkpoint).
+/// [`CheckpointedOperator`] of the [checkpoint driver](crate::CheckpointCoordinator).
 ///
 /// Driven through its [`CheckpointedOperator`] hooks, as the checkpoint
 /// driver does:
@@ -18,8 +18,8 @@ use crate::state::StateSerializer;
 /// ```
 /// use kafka_sink::{CheckpointedOperator, CheckpointedSink, RecordContext, TwoPhaseCommitSink};
 /// use kafka_sink::codec::{U64Codec, UnitCodec};
-/// use kafka_sink::state::StateSerializer;
-/// use kafka_sink::two_phase::memory::InMemoryTable;
+/// use kafka_sink::StateSerializer;
+/// use kafka_sink::InMemoryTable;
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
 /// let mut sink = CheckpointedSink::new(
@@ -55,8 +55,8 @@ impl<H: TwoPhaseCommitHandler, TC, CC> CheckpointedSink<H, TC, CC> {
     /// ```
     /// use kafka_sink::{CheckpointedSink, TwoPhaseCommitSink};
     /// use kafka_sink::codec::{U64Codec, UnitCodec};
-    /// use kafka_sink::state::StateSerializer;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// use kafka_sink::StateSerializer;
+    /// use kafka_sink::InMemoryTable;
     /// let sink = CheckpointedSink::new(
     ///     TwoPhaseCommitSink::new(InMemoryTable::<&str>::new()),
     ///     StateSerializer::new(U64Codec, UnitCodec),

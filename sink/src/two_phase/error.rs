@@ -73,7 +73,7 @@ impl fmt::Display for LostTransaction {
 ///
 /// ```
 /// use kafka_sink::{Operation, TwoPhaseCommitError, TwoPhaseCommitSink};
-/// use kafka_sink::two_phase::memory::{InMemoryError, InMemoryTable};
+/// use kafka_sink::{InMemoryError, InMemoryTable};
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
 /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new().with_failing_commits());

@@ -76,7 +76,7 @@ pub enum CommitOutcome {
 /// sink.
 ///
 /// ```compile_fail
-/// let p = kafka_sink::PreCommitted::new(kafka_sink::state::TransactionHolder::new(1u64, 0));
+/// let p = kafka_sink::PreCommitted::new(kafka_sink::TransactionHolder::new(1u64, 0));
 /// ```
 #[derive(Debug, PartialEq, Eq)]
 pub struct PreCommitted<T> {

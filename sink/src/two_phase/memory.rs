@@ -13,7 +13,7 @@
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-//! use kafka_sink::two_phase::memory::InMemoryTable;
+//! use kafka_sink::InMemoryTable;
 //! use kafka_sink::{RecordContext, TwoPhaseCommitSink};
 //!
 //! let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
@@ -123,7 +123,7 @@ struct Entry<V> {
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-/// use kafka_sink::two_phase::memory::{InMemoryTable, TxnStatus};
+/// use kafka_sink::{InMemoryTable, TxnStatus};
 /// use kafka_sink::{RecordContext, TwoPhaseCommitHandler};
 ///
 /// let mut table = InMemoryTable::new();
@@ -160,7 +160,7 @@ impl<V> InMemoryTable<V> {
     /// An empty table whose commits succeed.
     ///
     /// ```
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// use kafka_sink::InMemoryTable;
     /// let table = InMemoryTable::<String>::new();
     /// assert!(table.committed().is_empty() && table.unfinished().is_empty());
     /// ```

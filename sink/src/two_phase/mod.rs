@@ -1,57 +1,4 @@
 //! The generic two-phase-commit sink (Flink's `TwoPhaseCommitSinkFunction`).
-//!
-//! A user implements [`TwoPhaseCommitHandler`] — how to begin, write to,
-//! pre-commit, commit and abort one transaction of some external system —
-//! and [`TwoPhaseCommitSink`] runs Flink's checkpoint protocol around it:
-//!
-//! 1. [`initialize_state`](TwoPhaseCommitSink::initialize_state), with the
-//!    restored state or none:
-//!    - restored: abort the restored open transaction
-//!      ([`recover_and_abort`](TwoPhaseCommitHandler::recover_and_abort)),
-//!      commit every restored pre-committed one in checkpoint order
-//!      ([`recover_and_commit`](TwoPhaseCommitHandler::recover_and_commit)),
-//!      keep the (last) restored context and call
-//!      [`finish_recovering_and_committing`](TwoPhaseCommitHandler::finish_recovering_and_committing);
-//!    - fresh: [`initialize_user_context`](TwoPhaseCommitHandler::initialize_user_context);
-//!
-//!    then begin a transaction.
-//! 2. [`invoke`](TwoPhaseCommitSink::invoke): write one value into the open
-//!    transaction.
-//! 3. [`snapshot_state`](TwoPhaseCommitSink::snapshot_state), at each
-//!    checkpoint: pre-commit the open transaction, keep it as pending under
-//!    the checkpoint id, begin the next one, and return the state to persist.
-//! 4. [`notify_checkpoint_complete`](TwoPhaseCommitSink::notify_checkpoint_complete),
-//!    once the checkpoint is durable: commit every pending transaction with an
-//!    id up to the notified one, attempting all before reporting failures.
-//! 5. [`close`](TwoPhaseCommitSink::close): abort the open transaction.
-//!
-//! A transaction that was pre-committed becomes a [`PreCommitted`], which the
-//! handler can only commit: [`TwoPhaseCommitHandler::abort`] takes the plain
-//! transaction type, so a pre-committed transaction cannot be aborted by the
-//! sink or handed to an abort by mistake.
-//!
-//! # Example
-//!
-//! [`InMemoryTable`](memory::InMemoryTable) is a complete handler whose rows
-//! become visible only at commit (see the [`TwoPhaseCommitHandler`] docs for
-//! writing one of your own):
-//!
-//! ```
-//! use kafka_sink::{RecordContext, TwoPhaseCommitSink};
-//! use kafka_sink::two_phase::memory::InMemoryTable;
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-//! let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
-//! sink.initialize_state(None).await?;
-//! sink.invoke("a", &RecordContext::default()).await?;
-//! sink.snapshot_state(1).await?; // persist this state durably
-//! sink.invoke("b", &RecordContext::default()).await?;
-//! assert!(sink.handler().committed().is_empty());
-//! sink.notify_checkpoint_complete(1).await?;
-//! assert_eq!(sink.handler().committed(), ["a"]);
-//! # Ok(())
-//! # }
-//! ```
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -64,7 +11,7 @@ use crate::state::{SinkState, SinkStateRef, TransactionHolder};
 mod checkpointed;
 mod error;
 mod handler;
-pub mod memory;
+mod memory;
 mod timeout;
 
 #[cfg(test)]
@@ -73,6 +20,7 @@ mod tests;
 pub use checkpointed::CheckpointedSink;
 pub use error::{LostTransaction, Operation, TransactionFailure, TwoPhaseCommitError};
 pub use handler::{CommitOutcome, PreCommitted, RecordContext, TwoPhaseCommitHandler};
+pub use memory::{InMemoryError, InMemoryTable, TxnStatus};
 pub use timeout::DEFAULT_TIMEOUT_WARNING_RATIO;
 use timeout::TimeoutPolicy;
 
@@ -112,7 +60,7 @@ enum Lifecycle {
 }
 
 /// Flink's two-phase-commit protocol around a [`TwoPhaseCommitHandler`]: see
-/// the [module docs](self) for the lifecycle and an example.
+/// the lifecycle and an example below.
 ///
 /// Pending transactions are kept by checkpoint id in ascending order; a
 /// notification commits every pending transaction up to the notified id.
@@ -121,7 +69,7 @@ enum Lifecycle {
 ///
 /// ```
 /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
-/// use kafka_sink::two_phase::memory::InMemoryTable;
+/// use kafka_sink::InMemoryTable;
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
 /// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
@@ -131,6 +79,59 @@ enum Lifecycle {
 /// sink.notify_checkpoint_complete(1).await?;
 /// assert_eq!(sink.handler().committed(), ["a"]);
 /// sink.close().await?;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// A user implements [`TwoPhaseCommitHandler`] — how to begin, write to,
+/// pre-commit, commit and abort one transaction of some external system —
+/// and [`TwoPhaseCommitSink`] runs Flink's checkpoint protocol around it:
+///
+/// 1. [`initialize_state`](TwoPhaseCommitSink::initialize_state), with the
+///    restored state or none:
+///    - restored: abort the restored open transaction
+///      ([`recover_and_abort`](TwoPhaseCommitHandler::recover_and_abort)),
+///      commit every restored pre-committed one in checkpoint order
+///      ([`recover_and_commit`](TwoPhaseCommitHandler::recover_and_commit)),
+///      keep the (last) restored context and call
+///      [`finish_recovering_and_committing`](TwoPhaseCommitHandler::finish_recovering_and_committing);
+///    - fresh: [`initialize_user_context`](TwoPhaseCommitHandler::initialize_user_context);
+///
+///    then begin a transaction.
+/// 2. [`invoke`](TwoPhaseCommitSink::invoke): write one value into the open
+///    transaction.
+/// 3. [`snapshot_state`](TwoPhaseCommitSink::snapshot_state), at each
+///    checkpoint: pre-commit the open transaction, keep it as pending under
+///    the checkpoint id, begin the next one, and return the state to persist.
+/// 4. [`notify_checkpoint_complete`](TwoPhaseCommitSink::notify_checkpoint_complete),
+///    once the checkpoint is durable: commit every pending transaction with an
+///    id up to the notified one, attempting all before reporting failures.
+/// 5. [`close`](TwoPhaseCommitSink::close): abort the open transaction.
+///
+/// A transaction that was pre-committed becomes a [`PreCommitted`], which the
+/// handler can only commit: [`TwoPhaseCommitHandler::abort`] takes the plain
+/// transaction type, so a pre-committed transaction cannot be aborted by the
+/// sink or handed to an abort by mistake.
+///
+/// # Example
+///
+/// [`InMemoryTable`](memory::InMemoryTable) is a complete handler whose rows
+/// become visible only at commit (see the [`TwoPhaseCommitHandler`] docs for
+/// writing one of your own):
+///
+/// ```
+/// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
+/// use kafka_sink::InMemoryTable;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// let mut sink = TwoPhaseCommitSink::new(InMemoryTable::new());
+/// sink.initialize_state(None).await?;
+/// sink.invoke("a", &RecordContext::default()).await?;
+/// sink.snapshot_state(1).await?; // persist this state durably
+/// sink.invoke("b", &RecordContext::default()).await?;
+/// assert!(sink.handler().committed().is_empty());
+/// sink.notify_checkpoint_complete(1).await?;
+/// assert_eq!(sink.handler().committed(), ["a"]);
 /// # Ok(())
 /// # }
 /// ```
@@ -188,7 +189,7 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     ///
     /// ```
     /// use kafka_sink::TwoPhaseCommitSink;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// use kafka_sink::InMemoryTable;
     /// let sink = TwoPhaseCommitSink::new(InMemoryTable::<&str>::new());
     /// assert!(!sink.is_running()); // call initialize_state first
     /// ```
@@ -234,8 +235,8 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     ///
     /// ```
     /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
-    /// use kafka_sink::clock::ManualClock;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// use kafka_sink::ManualClock;
+    /// use kafka_sink::InMemoryTable;
     /// use std::{sync::Arc, time::Duration};
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
@@ -270,10 +271,10 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     ///
     /// ```
     /// use kafka_sink::TwoPhaseCommitSink;
-    /// use kafka_sink::clock::ManualClock;
+    /// use kafka_sink::ManualClock;
     /// use kafka_sink::codec::{U64Codec, UnitCodec};
-    /// use kafka_sink::state::StateSerializer;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// use kafka_sink::StateSerializer;
+    /// use kafka_sink::InMemoryTable;
     /// use std::{sync::Arc, time::Duration};
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
@@ -521,8 +522,8 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     /// ```
     /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
     /// use kafka_sink::codec::{U64Codec, UnitCodec};
-    /// use kafka_sink::state::StateSerializer;
-    /// use kafka_sink::two_phase::memory::InMemoryTable;
+    /// use kafka_sink::StateSerializer;
+    /// use kafka_sink::InMemoryTable;
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     /// let serializer = StateSerializer::new(U64Codec, UnitCodec);
@@ -546,8 +547,8 @@ impl<H: TwoPhaseCommitHandler> TwoPhaseCommitSink<H> {
     /// ```
     /// use kafka_sink::{RecordContext, TwoPhaseCommitSink};
     /// use kafka_sink::codec::{U64Codec, UnitCodec};
-    /// use kafka_sink::state::StateSerializer;
-    /// use kafka_sink::two_phase::memory::{InMemoryTable, TxnStatus};
+    /// use kafka_sink::StateSerializer;
+    /// use kafka_sink::{InMemoryTable, TxnStatus};
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     /// let serializer = StateSerializer::new(U64Codec, UnitCodec);

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use kafka_sink::StateSerializer;
 use kafka_sink::codec::{Codec, StateDecodeError, StateReader, U64Codec, put_u32, put_u64};
-use kafka_sink::state::StateSerializer;
 use kafka_sink::{CommitOutcome, PreCommitted, RecordContext, TwoPhaseCommitHandler};
 
 /// Status of one store transaction.

@@ -1,5 +1,5 @@
 //! An exactly-once RabbitMQ queue → Kafka topic bridge
-//! ([`kafka_sink::Bridge`]) as a program that
+//! ([`kafka_sink::pipeline::Bridge`]) as a program that
 //! `tests/tests/sink_bridge_soak.rs` SIGKILLs repeatedly. Needs `--features
 //! rabbitmq`. (`examples/rabbitmq_kafka_bridge.rs` is the user-facing
 //! example of the bridge; the CLI's `kafka-eos bridge` the ready-made tool.)
@@ -31,7 +31,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use kafka_sink::kafka::KafkaSinkRecord;
-use kafka_sink::{Bridge, BridgeConfig, BridgeEvent, BridgeStats};
+use kafka_sink::pipeline::{Bridge, BridgeConfig, BridgeEvent, BridgeStats};
 
 const USAGE: &str = "usage: rabbitmq_bridge --amqp URL --queue QUEUE --bootstrap HOST:PORT \
 --topic TOPIC --checkpoint-dir DIR [--interval-ms MS] [--idle-exit-ms MS] [--prefetch N] \

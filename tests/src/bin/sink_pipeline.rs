@@ -24,10 +24,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kafka_sink::RecordContext;
-use kafka_sink::checkpoint::{
-    CheckpointCoordinator, CheckpointStorage, OperatorInfo, SourcePosition,
-};
 use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkRecord, Semantic, SinkPartitioner};
+use kafka_sink::{CheckpointCoordinator, CheckpointStorage, OperatorInfo, SourcePosition};
 use tokio::sync::Mutex;
 
 type BoxError = Box<dyn Error + Send + Sync>;

@@ -5,7 +5,7 @@
 //!   `kafka_eos::producer::TransactionalProducer` (`--txn-ms`);
 //! - consume: `kafka_eos::consumer::Reader` with every partition
 //!   assigned, polled until the records were all received;
-//! - copy: `kafka_eos::sink::ConsumeTransformProduce` (what
+//! - copy: `kafka_eos::sink::pipeline::ConsumeTransformProduce` (what
 //!   `kafka-eos copy` runs), stepped until the committed transactions cover
 //!   every input record.
 //!
@@ -172,7 +172,7 @@ async fn consume(w: &Workload) -> Result<f64, Error> {
 /// to the same partition, until committed transactions cover `records`
 /// input records.
 async fn copy(w: &Workload) -> Result<f64, Error> {
-    use kafka_eos::sink::{ConsumeTransformProduce, PipelineConfig};
+    use kafka_eos::sink::pipeline::{ConsumeTransformProduce, PipelineConfig};
     let mut consumer = vec![
         ("bootstrap.servers", w.bootstrap.as_str()),
         ("group.id", w.group.as_str()),

@@ -21,6 +21,5 @@
 //! assert_eq!(classic.state(), ClassicState::Unsubscribed);
 //! ```
 
-
 pub mod classic;
 pub mod kip848;

@@ -350,7 +350,8 @@ mod tests {
     /// short names; an assignor this client lacks is refused.
     #[test]
     fn assignors_are_named_as_in_java() {
-        let a = Assignor::from_config("org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
+        let a =
+            Assignor::from_config("org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
         assert_eq!(a, Some(Assignor::CooperativeSticky));
         assert_eq!(
             Assignor::from_config("org.apache.kafka.clients.consumer.RangeAssignor"),
@@ -370,7 +371,10 @@ mod tests {
     /// group can move to cooperative rebalancing one member at a time).
     #[test]
     fn the_default_assignors_put_range_first() {
-        assert_eq!(Assignor::DEFAULT, [Assignor::Range, Assignor::CooperativeSticky]);
+        assert_eq!(
+            Assignor::DEFAULT,
+            [Assignor::Range, Assignor::CooperativeSticky]
+        );
     }
 
     /// Only cooperative-sticky follows the cooperative protocol (KIP-429).
@@ -385,7 +389,10 @@ mod tests {
     fn owning_records_the_held_partitions() {
         let m = MemberSubscription::new("m-1", ["orders"]).owning("orders", [0, 1]);
         assert_eq!(m.topics.len(), 1);
-        assert_eq!(parts(&BTreeMap::from([("m".to_string(), m.owned)]), "m", "orders"), [0, 1]);
+        assert_eq!(
+            parts(&BTreeMap::from([("m".to_string(), m.owned)]), "m", "orders"),
+            [0, 1]
+        );
     }
 
     /// A lone member gets every partition of its topic, whichever assignor.

@@ -601,7 +601,7 @@ proptest! {
 // `MemberState`: Where the member is (see the module's state diagram).
 #[test]
 fn member_state() {
-    use crate::group::member::kip848::{Kip848Member, MemberState, Kip848Config};
+    use crate::group::member::kip848::{Kip848Config, Kip848Member, MemberState};
     let m = Kip848Member::new(Kip848Config::new("g", "m"));
     assert_eq!(m.state(), MemberState::Unsubscribed);
     assert!(!MemberState::Unsubscribed.is_member());
@@ -665,7 +665,7 @@ fn heartbeat_answer_error() {
 // `Kip848Member::state`: The state.
 #[test]
 fn kip848_member_state() {
-    use crate::group::member::kip848::{Kip848Member, MemberState, Kip848Config};
+    use crate::group::member::kip848::{Kip848Config, Kip848Member, MemberState};
     assert_eq!(
         Kip848Member::new(Kip848Config::new("g", "m")).state(),
         MemberState::Unsubscribed
@@ -675,17 +675,14 @@ fn kip848_member_state() {
 // `Kip848Member::epoch`: The member epoch (0 before joining).
 #[test]
 fn kip848_member_epoch() {
-    use crate::group::member::kip848::{Kip848Member, Kip848Config};
-    assert_eq!(
-        Kip848Member::new(Kip848Config::new("g", "m")).epoch(),
-        0
-    );
+    use crate::group::member::kip848::{Kip848Config, Kip848Member};
+    assert_eq!(Kip848Member::new(Kip848Config::new("g", "m")).epoch(), 0);
 }
 
 // `Kip848Member::member_id`: The member id.
 #[test]
 fn kip848_member_member_id() {
-    use crate::group::member::kip848::{Kip848Member, Kip848Config};
+    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     assert_eq!(
         Kip848Member::new(Kip848Config::new("g", "m-1")).member_id(),
         "m-1"
@@ -695,7 +692,7 @@ fn kip848_member_member_id() {
 // `Kip848Member::owned`: The partitions the member owns (acknowledged or being acknowledged).
 #[test]
 fn kip848_member_owned() {
-    use crate::group::member::kip848::{Kip848Member, Kip848Config};
+    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     assert!(
         Kip848Member::new(Kip848Config::new("g", "m"))
             .owned()
@@ -706,7 +703,7 @@ fn kip848_member_owned() {
 // `Kip848Member::poll_action`: The next action for the driver, in order.
 #[test]
 fn kip848_member_poll_action() {
-    use crate::group::member::kip848::{Kip848Member, Kip848Config};
+    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     assert!(
         Kip848Member::new(Kip848Config::new("g", "m"))
             .poll_action()
@@ -718,7 +715,7 @@ fn kip848_member_poll_action() {
 // member; a member sends the new subscription at once.
 #[test]
 fn kip848_member_subscribe() {
-    use crate::group::member::kip848::{Kip848Member, MemberState, Kip848Config};
+    use crate::group::member::kip848::{Kip848Config, Kip848Member, MemberState};
     let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     m.subscribe(["t".to_string()]);
     assert_eq!(m.state(), MemberState::Joining);
@@ -728,7 +725,7 @@ fn kip848_member_subscribe() {
 // acknowledgement or leave waiting for it goes out at once.
 #[test]
 fn kip848_member_coordinator_found() {
-    use crate::group::member::kip848::{Kip848Member, Kip848Config};
+    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     m.subscribe(["t".to_string()]);
     m.coordinator_found();
@@ -739,7 +736,7 @@ fn kip848_member_coordinator_found() {
 // heartbeat is scheduled; `Some(past)` means now.
 #[test]
 fn kip848_member_next_heartbeat_at() {
-    use crate::group::member::kip848::{Kip848Member, Kip848Config};
+    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     let m = Kip848Member::new(Kip848Config::new("g", "m"));
     assert!(m.next_heartbeat_at().is_none());
 }
@@ -749,7 +746,7 @@ fn kip848_member_next_heartbeat_at() {
 // leave heartbeat's answer is not needed).
 #[test]
 fn kip848_member_poll_heartbeat() {
-    use crate::group::member::kip848::{Kip848Member, Kip848Config};
+    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     m.subscribe(["t".to_string()]);
     m.coordinator_found();
@@ -763,7 +760,7 @@ fn kip848_member_poll_heartbeat() {
 // up again.
 #[test]
 fn kip848_member_on_heartbeat_failure() {
-    use crate::group::member::kip848::{Kip848Action, Kip848Member, Kip848Config};
+    use crate::group::member::kip848::{Kip848Action, Kip848Config, Kip848Member};
     let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     m.subscribe(["t".to_string()]);
     m.coordinator_found();
@@ -776,9 +773,7 @@ fn kip848_member_on_heartbeat_failure() {
 // `Kip848Member::on_heartbeat_answer`: Applies a heartbeat answer.
 #[test]
 fn kip848_member_on_heartbeat_answer() {
-    use crate::group::member::kip848::{
-        HeartbeatAnswer, Kip848Member, MemberState, Kip848Config,
-    };
+    use crate::group::member::kip848::{HeartbeatAnswer, Kip848Config, Kip848Member, MemberState};
     let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     m.subscribe(["t".to_string()]);
     m.coordinator_found();
@@ -794,7 +789,7 @@ fn kip848_member_on_heartbeat_answer() {
 // `Kip848Member::lost_done`: The driver ran the lost callback: a fenced member rejoins.
 #[test]
 fn kip848_member_lost_done() {
-    use crate::group::member::kip848::{Kip848Member, Kip848Config};
+    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     assert!(!m.lost_done(), "nothing was lost");
 }
@@ -804,9 +799,7 @@ fn kip848_member_lost_done() {
 // `Kip848Action::ResolveTopics` asks for them once).
 #[test]
 fn kip848_member_reconcile() {
-    use crate::group::member::kip848::{
-        HeartbeatAnswer, Kip848Action, Kip848Member, Kip848Config,
-    };
+    use crate::group::member::kip848::{HeartbeatAnswer, Kip848Action, Kip848Config, Kip848Member};
     use std::collections::{BTreeMap, BTreeSet};
     let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     m.subscribe(["t".to_string()]);
@@ -831,7 +824,7 @@ fn kip848_member_reconcile() {
 // awaited (e.g. fenced meanwhile).
 #[test]
 fn kip848_member_revocation_done() {
-    use crate::group::member::kip848::{Kip848Member, Kip848Config};
+    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     assert!(!m.revocation_done());
 }
@@ -841,7 +834,7 @@ fn kip848_member_revocation_done() {
 // Returns false when no assignment was awaited.
 #[test]
 fn kip848_member_assignment_done() {
-    use crate::group::member::kip848::{Kip848Member, Kip848Config};
+    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     assert!(!m.assignment_done());
 }
@@ -850,9 +843,7 @@ fn kip848_member_assignment_done() {
 // leaves (the leave heartbeat goes out at once), loses its partitions and waits for `rejoin`.
 #[test]
 fn kip848_member_poll_timeout_expired() {
-    use crate::group::member::kip848::{
-        HeartbeatAnswer, Kip848Member, MemberState, Kip848Config,
-    };
+    use crate::group::member::kip848::{HeartbeatAnswer, Kip848Config, Kip848Member, MemberState};
     let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     m.subscribe(["t".to_string()]);
     m.coordinator_found();
@@ -870,7 +861,7 @@ fn kip848_member_poll_timeout_expired() {
 // `Kip848Member::rejoin`: The application polled again after a poll timeout: join anew.
 #[test]
 fn kip848_member_rejoin() {
-    use crate::group::member::kip848::{Kip848Member, Kip848Config};
+    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     assert!(!m.rejoin(), "not stale");
 }
@@ -879,7 +870,7 @@ fn kip848_member_rejoin() {
 // can commit), then sends the leave heartbeat; a member not yet joined leaves at once.
 #[test]
 fn kip848_member_leave() {
-    use crate::group::member::kip848::{Kip848Member, MemberState, Kip848Config};
+    use crate::group::member::kip848::{Kip848Config, Kip848Member, MemberState};
     let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     m.subscribe(["t".to_string()]);
     m.leave();
@@ -912,7 +903,10 @@ fn unsupported_version_hints_at_the_classic_protocol() {
 /// An error answer carries no epoch (-1).
 #[test]
 fn an_error_answer_has_no_epoch() {
-    assert_eq!(HeartbeatAnswer::error(ErrorCode::FencedMemberEpoch).member_epoch, -1);
+    assert_eq!(
+        HeartbeatAnswer::error(ErrorCode::FencedMemberEpoch).member_epoch,
+        -1
+    );
 }
 
 /// The subscription is sent sorted, and a joining member owns nothing.
@@ -922,6 +916,9 @@ fn the_join_heartbeat_sends_the_subscription_sorted_and_owns_nothing() {
     m.subscribe(["b".to_string(), "a".to_string()]);
     m.coordinator_found();
     let hb = m.poll_heartbeat(Instant::now()).unwrap();
-    assert_eq!(hb.subscribed_topic_names, Some(vec!["a".to_string(), "b".to_string()]));
+    assert_eq!(
+        hb.subscribed_topic_names,
+        Some(vec!["a".to_string(), "b".to_string()])
+    );
     assert_eq!(hb.topic_partitions, Some(vec![]));
 }
