@@ -36,7 +36,7 @@ mod imp {
     use super::LocalKafka;
     use crate::error::{CliError, CliResult, ExitCode};
     use crate::output::{bar, human_bytes, note, status, stderr_is_tty};
-    use kafka_testcontainers::{KafkaCluster, KafkaVersion, dist};
+    use kafka_testcontainers::{KafkaCluster, KafkaVersion, cache_dir, fetch_script};
     use std::path::{Path, PathBuf};
     use std::time::{Duration, Instant};
 
@@ -91,13 +91,13 @@ mod imp {
 
     /// Downloads the distribution if needed, showing how much Maven fetched.
     async fn ensure_distribution(version: &KafkaVersion) -> CliResult<()> {
-        let complete = dist::cache_dir()
+        let complete = cache_dir()
             .join(format!("kafka-{version}"))
             .join(".complete");
         if complete.is_file() {
             return Ok(());
         }
-        let script = dist::fetch_script();
+        let script = fetch_script();
         if !script.is_file() {
             return Err(CliError::usage(format!(
                 "Kafka {version} is not downloaded yet and its fetch script {} is missing \

@@ -15,7 +15,7 @@
 
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord, TransactionalProducer};
 use kafka_testcontainers::KafkaCluster;
-use kafka_testcontainers::shared::{SharedKafka, unique_name, unique_topic};
+use kafka_testcontainers::{SharedKafka, unique_name, unique_topic};
 use std::process::{Output, Stdio};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;

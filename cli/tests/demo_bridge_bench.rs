@@ -26,8 +26,8 @@
 use kafka_client::Cluster;
 use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::ProducerConfig;
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{KafkaCluster, RabbitMq};
+use kafka_testcontainers::{SharedKafka, unique_name};
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Output, Stdio};
 use std::time::Duration;

@@ -16,7 +16,7 @@
 
 mod common;
 use common::{bin, kafka, ok, run};
-use kafka_testcontainers::shared::unique_name;
+use kafka_testcontainers::unique_name;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};

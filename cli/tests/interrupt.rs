@@ -10,7 +10,7 @@ use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
 use kafka_testcontainers::KafkaCluster;
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::{SharedKafka, unique_name};
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
 use std::sync::Arc;

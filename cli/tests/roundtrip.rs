@@ -22,8 +22,8 @@
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::{Reader, ReaderConfig};
 use kafka_producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{IsolationLevel as JavaIsolation, KafkaCluster};
+use kafka_testcontainers::{SharedKafka, unique_name};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::process::{Output, Stdio};

@@ -17,7 +17,7 @@
 
 mod common;
 use common::{kafka, ok, run};
-use kafka_testcontainers::shared::unique_name;
+use kafka_testcontainers::unique_name;
 use std::time::{Duration, Instant};
 
 /// Runs the CLI; panics unless it exits 1; returns stderr.

@@ -34,8 +34,8 @@
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
-use kafka_testcontainers::shared::unique_name;
-use kafka_testcontainers::slot::{ClusterSlot, SlotGuard};
+use kafka_testcontainers::unique_name;
+use kafka_testcontainers::{ClusterSlot, SlotGuard};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -371,10 +371,7 @@ async fn cluster_for(s: &Scenario) -> SlotGuard<'static> {
 async fn run(s: Scenario) {
     let records = env_u64("SYSTEM_TEST_RECORDS", 10_000);
     let rounds = env_u64("SYSTEM_TEST_ROUNDS", 1) as usize;
-    let seed = env_u64(
-        "SYSTEM_TEST_SEED",
-        kafka_testcontainers::seeded::fresh_seed(),
-    );
+    let seed = env_u64("SYSTEM_TEST_SEED", kafka_testcontainers::fresh_seed());
     println!(
         "transactions system test {s:?}: {records} records, {rounds} round(s), seed {seed} (replay with SYSTEM_TEST_SEED={seed})"
     );

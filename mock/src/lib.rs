@@ -119,7 +119,7 @@
 mod config;
 mod faults;
 mod handlers;
-pub mod nemesis;
+mod nemesis;
 mod server;
 mod state;
 

@@ -1,39 +1,4 @@
 //! [`KafkaCluster`]: KRaft clusters of combined broker + controller nodes.
-//!
-//! Each node listens on three loopback ports:
-//!
-//! - `CLIENT`: what [`KafkaCluster::bootstrap`] returns; `PLAINTEXT`, or
-//!   `SASL_PLAINTEXT` with [`KafkaClusterBuilder::sasl`], `SSL` with
-//!   [`KafkaClusterBuilder::tls`] (certificates from [`crate::tls`], CA at
-//!   [`KafkaCluster::ca_pem_path`]), `SASL_SSL` with both. With
-//!   [`KafkaClusterBuilder::with_proxies`] the node advertises its proxy's
-//!   address on this listener, so every client connection crosses the proxy.
-//! - `INTERNAL`: `PLAINTEXT`, used between brokers and by the Java tools
-//!   ([`KafkaCluster::internal_bootstrap`]); never proxied.
-//! - `CONTROLLER`: `PLAINTEXT`, the KRaft quorum (static voters).
-//!
-//! Readiness is a protocol round trip, never a log grep. A cluster is ready
-//! when:
-//! 1. ApiVersions answers (and, on 4.x, reports the requested
-//!    `transaction.version` feature level);
-//! 2. Metadata lists every running node as a broker;
-//! 3. FindCoordinator for a transactional id answers without error;
-//! 4. on a SASL cluster, a SaslHandshake + SaslAuthenticate (PLAIN) exchange
-//!    on the CLIENT listener succeeds.
-//!
-//! On a TLS cluster the checks run on INTERNAL, and CLIENT only has to accept
-//! TCP connections (the harness has no TLS client; the producer's TLS tests
-//! are the end-to-end proof).
-//!
-//! ```no_run
-//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-//! use kafka_testcontainers::{KafkaCluster, SaslConfig};
-//! let cluster = KafkaCluster::builder().sasl(SaslConfig::default()).start().await?;
-//! // `bootstrap.servers` plus `security.protocol` and the SASL credentials:
-//! let mut props = vec![("bootstrap.servers".to_string(), cluster.bootstrap())];
-//! props.extend(cluster.client_properties());
-//! # Ok(()) }
-//! ```
 
 use crate::Result;
 use crate::class_archive::ClassArchive;
@@ -143,7 +108,7 @@ pub struct KafkaClusterBuilder {
 }
 
 /// Who may stop a cluster: the test that started it, or nobody because
-/// tests share it (see [`crate::shared`]).
+/// tests share it (see [`SharedKafka`](crate::SharedKafka)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Sharing {
     /// Started for one test, which may kill, stop and restart its nodes.
@@ -312,6 +277,41 @@ struct Node {
 /// cluster.kill(1)?; // no controlled shutdown
 /// cluster.restart(1).await?; // data survives; waits until ready
 /// # let _ = bootstrap_servers;
+/// # Ok(()) }
+/// ```
+///
+/// Each node listens on three loopback ports:
+///
+/// - `CLIENT`: what [`KafkaCluster::bootstrap`] returns; `PLAINTEXT`, or
+///   `SASL_PLAINTEXT` with [`KafkaClusterBuilder::sasl`], `SSL` with
+///   [`KafkaClusterBuilder::tls`] (certificates from [`crate::tls`], CA at
+///   [`KafkaCluster::ca_pem_path`]), `SASL_SSL` with both. With
+///   [`KafkaClusterBuilder::with_proxies`] the node advertises its proxy's
+///   address on this listener, so every client connection crosses the proxy.
+/// - `INTERNAL`: `PLAINTEXT`, used between brokers and by the Java tools
+///   ([`KafkaCluster::internal_bootstrap`]); never proxied.
+/// - `CONTROLLER`: `PLAINTEXT`, the KRaft quorum (static voters).
+///
+/// Readiness is a protocol round trip, never a log grep. A cluster is ready
+/// when:
+/// 1. ApiVersions answers (and, on 4.x, reports the requested
+///    `transaction.version` feature level);
+/// 2. Metadata lists every running node as a broker;
+/// 3. FindCoordinator for a transactional id answers without error;
+/// 4. on a SASL cluster, a SaslHandshake + SaslAuthenticate (PLAIN) exchange
+///    on the CLIENT listener succeeds.
+///
+/// On a TLS cluster the checks run on INTERNAL, and CLIENT only has to accept
+/// TCP connections (the harness has no TLS client; the producer's TLS tests
+/// are the end-to-end proof).
+///
+/// ```no_run
+/// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+/// use kafka_testcontainers::{KafkaCluster, SaslConfig};
+/// let cluster = KafkaCluster::builder().sasl(SaslConfig::default()).start().await?;
+/// // `bootstrap.servers` plus `security.protocol` and the SASL credentials:
+/// let mut props = vec![("bootstrap.servers".to_string(), cluster.bootstrap())];
+/// props.extend(cluster.client_properties());
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]
@@ -878,7 +878,7 @@ impl KafkaCluster {
         }
     }
 
-    /// Whether tests share this cluster (see [`crate::shared`]); its nodes
+    /// Whether tests share this cluster (see [`SharedKafka`](crate::SharedKafka)); its nodes
     /// cannot be killed, stopped or restarted.
     pub fn is_shared(&self) -> bool {
         self.builder.sharing != Sharing::Private

@@ -1,12 +1,5 @@
 //! Kafka distributions: the broker and tools jars resolved from Maven Central
 //! by `fetch-kafka.sh` into a shared cache directory.
-//!
-//! The cache is `${KAFKA_EOS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kafka-eos}`
-//! ([`cache_dir`]);
-//! each version lives in `kafka-VERSION/libs` and is complete once
-//! `kafka-VERSION/.complete` exists. The first use downloads (about 55 MB,
-//! ~15 s); later uses are offline and instant. Concurrent first uses are
-//! serialised by the script's `flock`.
 
 use crate::Result;
 use crate::error::HarnessError;
@@ -71,6 +64,13 @@ impl fmt::Display for KafkaVersion {
 }
 
 /// A resolved Kafka distribution on disk.
+///
+/// The cache is `${KAFKA_EOS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kafka-eos}`
+/// ([`cache_dir`]);
+/// each version lives in `kafka-VERSION/libs` and is complete once
+/// `kafka-VERSION/.complete` exists. The first use downloads (about 55 MB,
+/// ~15 s); later uses are offline and instant. Concurrent first uses are
+/// serialised by the script's `flock`.
 #[derive(Debug, Clone)]
 pub struct Distribution {
     /// The version.

@@ -7,11 +7,11 @@
 //!   1 or 3 nodes, Kafka 4.4 (transaction version 1 or 2) or 3.9, optional
 //!   SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), optional TLS ([`tls`]) and
 //!   optional fault proxies.
-//! - [`proxy`]: a TCP proxy that injects latency, resets, black holes, pauses,
+//! - [`Proxy`]: a TCP proxy that injects latency, resets, black holes, pauses,
 //!   dropped response frames and corrupted bytes.
-//! - [`tools`]: the Java reference tools (console consumer, producer
+//! - [`console_consume`], [`producer_performance`]: the Java reference tools (console consumer, producer
 //!   performance, topic creation) run against a cluster.
-//! - [`slot`]: one cluster handed from test to test, for the tests that
+//! - [`ClusterSlot`]: one cluster handed from test to test, for the tests that
 //!   need a cluster of their own, one at a time.
 //! - [`RabbitMq`]: a private RabbitMQ broker.
 //! - [`wire`]: a tiny async Kafka client (one request, one response) built on
@@ -37,29 +37,39 @@
 #![warn(missing_docs)]
 
 mod class_archive;
-pub mod cluster;
-pub mod dist;
 mod error;
 mod process;
-pub mod proxy;
-pub mod rabbitmq;
 mod runtime;
 mod scratch;
-pub mod seeded;
-pub mod shared;
-pub mod slot;
-pub mod tls;
-pub mod tools;
-pub mod wire;
 
-pub use cluster::{KafkaCluster, KafkaClusterBuilder, SaslConfig, SaslMechanism, SaslUser};
-pub use dist::{Distribution, KafkaVersion, ensure_distribution};
+// The public interface is:
+mod cluster;
+pub use cluster::{
+    DEFAULT_STARTUP_TIMEOUT, KafkaCluster, KafkaClusterBuilder, SaslConfig, SaslMechanism, SaslUser,
+};
+mod dist;
+pub use dist::{
+    Distribution, KAFKA_3_9, KAFKA_4_4, KafkaVersion, cache_dir, ensure_distribution, fetch_script,
+};
 pub use error::HarnessError;
+mod proxy;
 pub use proxy::{Direction, Proxy, ProxyHandle};
-pub use rabbitmq::RabbitMq;
+mod rabbitmq;
+pub use rabbitmq::{RABBITMQ_STARTUP_TIMEOUT, RabbitMq};
+mod seeded;
+pub use seeded::{SeededRng, fresh_seed, schedule_seeds};
+mod shared;
+pub use shared::{SHARED_KAFKA_ENV, SharedKafka, unique_name, unique_topic};
+mod slot;
+pub use slot::{ClusterSlot, SlotGuard};
+mod tools;
 pub use tools::{
     ConsumedRecord, IsolationLevel, ProducerPerfArgs, ProducerPerfSummary, ToolOutput,
+    console_consume, parse_console_output, parse_perf_summary, producer_performance,
 };
+// Namespaces: test certificates, and a raw Kafka connection for probes.
+pub mod tls;
+pub mod wire;
 
 /// Result alias used throughout the harness.
 pub type Result<T, E = HarnessError> = std::result::Result<T, E>;

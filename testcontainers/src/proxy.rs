@@ -1,36 +1,4 @@
 //! A fault-injecting TCP proxy for Kafka connections.
-//!
-//! A [`Proxy`] listens on a loopback port and forwards every accepted
-//! connection to one upstream address (a broker). Faults are switched at run
-//! time through a cloneable [`ProxyHandle`]:
-//!
-//! | Fault | Method | Effect |
-//! |---|---|---|
-//! | latency | [`ProxyHandle::set_latency`] | each chunk read in that direction is delivered no earlier than `latency` after it was read (throughput is unchanged) |
-//! | reset | [`ProxyHandle::reset_connections`] | every current connection is closed on both sides with a TCP RST (`SO_LINGER` 0) |
-//! | black hole | [`ProxyHandle::set_black_hole`] | new connections are accepted but never connected upstream; on existing ones all bytes in both directions are discarded |
-//! | pause | [`ProxyHandle::pause`] / [`ProxyHandle::resume`] | bytes in that direction are held (buffered) until resumed |
-//! | drop response | [`ProxyHandle::drop_nth_response`] | the Nth complete broker→client frame (counted by its 4-byte length prefix, across all connections, from the call on) is swallowed; later frames pass |
-//! | corrupt | [`ProxyHandle::corrupt_next`] | the next K bytes forwarded in that direction are XORed with `0xFF` |
-//! | hold a request | [`ProxyHandle::hold_next_request`] | the next client→broker request of one API (found by its frame's API key, on any connection) is delivered only after a delay; bytes behind it on **that** connection wait with it, other and new connections flow — a request that reaches the broker after its client gave up and moved on |
-//!
-//! The proxy runs on the harness's background runtime, so it keeps working
-//! across the per-test runtimes of `#[tokio::test]`.
-//!
-//! ```no_run
-//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-//! use kafka_testcontainers::{Direction, KafkaCluster};
-//! use std::time::Duration;
-//! // Every client connection to a node crosses that node's proxy.
-//! let cluster = KafkaCluster::builder().with_proxies(true).start().await?;
-//! let proxy = cluster.proxy(0);
-//! proxy.set_latency(Direction::ServerToClient, Duration::from_millis(200));
-//! // ... a client's requests now take 200 ms longer ...
-//! proxy.drop_nth_response(1); // the next response is lost: the client times out
-//! // ...
-//! proxy.clear_faults();
-//! # Ok(()) }
-//! ```
 
 use crate::Result;
 use crate::error::HarnessError;
@@ -243,6 +211,38 @@ impl ProxyHandle {
 }
 
 /// A running proxy; stops (resetting its connections) on drop.
+///
+/// A [`Proxy`] listens on a loopback port and forwards every accepted
+/// connection to one upstream address (a broker). Faults are switched at run
+/// time through a cloneable [`ProxyHandle`]:
+///
+/// | Fault | Method | Effect |
+/// |---|---|---|
+/// | latency | [`ProxyHandle::set_latency`] | each chunk read in that direction is delivered no earlier than `latency` after it was read (throughput is unchanged) |
+/// | reset | [`ProxyHandle::reset_connections`] | every current connection is closed on both sides with a TCP RST (`SO_LINGER` 0) |
+/// | black hole | [`ProxyHandle::set_black_hole`] | new connections are accepted but never connected upstream; on existing ones all bytes in both directions are discarded |
+/// | pause | [`ProxyHandle::pause`] / [`ProxyHandle::resume`] | bytes in that direction are held (buffered) until resumed |
+/// | drop response | [`ProxyHandle::drop_nth_response`] | the Nth complete broker→client frame (counted by its 4-byte length prefix, across all connections, from the call on) is swallowed; later frames pass |
+/// | corrupt | [`ProxyHandle::corrupt_next`] | the next K bytes forwarded in that direction are XORed with `0xFF` |
+/// | hold a request | [`ProxyHandle::hold_next_request`] | the next client→broker request of one API (found by its frame's API key, on any connection) is delivered only after a delay; bytes behind it on **that** connection wait with it, other and new connections flow — a request that reaches the broker after its client gave up and moved on |
+///
+/// The proxy runs on the harness's background runtime, so it keeps working
+/// across the per-test runtimes of `#[tokio::test]`.
+///
+/// ```no_run
+/// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+/// use kafka_testcontainers::{Direction, KafkaCluster};
+/// use std::time::Duration;
+/// // Every client connection to a node crosses that node's proxy.
+/// let cluster = KafkaCluster::builder().with_proxies(true).start().await?;
+/// let proxy = cluster.proxy(0);
+/// proxy.set_latency(Direction::ServerToClient, Duration::from_millis(200));
+/// // ... a client's requests now take 200 ms longer ...
+/// proxy.drop_nth_response(1); // the next response is lost: the client times out
+/// // ...
+/// proxy.clear_faults();
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Proxy {
     handle: ProxyHandle,

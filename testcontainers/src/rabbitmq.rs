@@ -1,9 +1,5 @@
 //! [`RabbitMq`]: a private RabbitMQ broker from the Debian `rabbitmq-server`
 //! package, with its own node name, Erlang cookie, ports and data directory.
-//!
-//! The package is installed on first use by `install-rabbitmq.sh` (which
-//! keeps the system service from running). The shared `epmd` daemon may stay
-//! up after the tests; no broker VM of ours does.
 
 use crate::Result;
 use crate::error::{HarnessError, IoContext};
@@ -39,6 +35,10 @@ const SERVER_CANDIDATES: &[&str] = &[
 /// # let _ = amqp_url;
 /// # Ok(()) }
 /// ```
+///
+/// The package is installed on first use by `install-rabbitmq.sh` (which
+/// keeps the system service from running). The shared `epmd` daemon may stay
+/// up after the tests; no broker VM of ours does.
 #[derive(Debug)]
 pub struct RabbitMq {
     node_name: String,

@@ -2,23 +2,23 @@
 //! brokers: a small generator that gives the same sequence everywhere, and
 //! the seeds of a run (`EOS_SEED` replays one, `EOS_SCHEDULES` sets how
 //! many fresh ones).
-//!
-//! A randomized test runs one schedule per seed and prints each seed first,
-//! so that a failure can be replayed with `EOS_SEED=<seed>`:
-//!
-//! ```
-//! use kafka_testcontainers::seeded::{schedule_seeds, SeededRng};
-//! let (seeds, _replay) = schedule_seeds(3);
-//! for seed in seeds {
-//!     eprintln!("schedule seed {seed} (replay with EOS_SEED={seed})");
-//!     let mut rng = SeededRng::new(seed);
-//!     let victim = rng.below(3); // the node to kill, say
-//!     let fault = rng.pick(&["kill", "pause", "reset"]);
-//!     # let _ = (victim, fault);
-//! }
-//! ```
 
 /// SplitMix64: seedable and the same sequence on every platform.
+///
+/// A randomized test runs one schedule per seed and prints each seed first,
+/// so that a failure can be replayed with `EOS_SEED=<seed>`:
+///
+/// ```
+/// use kafka_testcontainers::{schedule_seeds, SeededRng};
+/// let (seeds, _replay) = schedule_seeds(3);
+/// for seed in seeds {
+///     eprintln!("schedule seed {seed} (replay with EOS_SEED={seed})");
+///     let mut rng = SeededRng::new(seed);
+///     let victim = rng.below(3); // the node to kill, say
+///     let fault = rng.pick(&["kill", "pause", "reset"]);
+///     # let _ = (victim, fault);
+/// }
+/// ```
 #[derive(Debug, Clone)]
 pub struct SeededRng(u64);
 
@@ -27,7 +27,7 @@ impl SeededRng {
     /// sequence, on every platform.
     ///
     /// ```
-    /// use kafka_testcontainers::seeded::SeededRng;
+    /// use kafka_testcontainers::SeededRng;
     /// let (mut a, mut b) = (SeededRng::new(7), SeededRng::new(7));
     /// assert_eq!(a.next_u64(), b.next_u64());
     /// ```

@@ -2,34 +2,6 @@
 //! [`SharedKafka`] variant (Kafka 4.4 with transaction version 2, Kafka 4.4
 //! with transaction version 1, Kafka 3.9), started once and used by every
 //! test that neither stops its nodes nor needs settings of its own.
-//!
-//! A broker start costs a few CPU seconds; a test suite that starts one per
-//! test spends most of its time there. With a shared cluster, a test pays
-//! for its own topics only. Where the cluster comes from:
-//!
-//! - **Another process**, when the environment variable
-//!   `KAFKA_EOS_SHARED_KAFKA` names a directory: each variant's cluster is
-//!   described in `<dir>/<variant>.cluster` by the process that owns it,
-//!   `kafka-dev --shared <variant> --describe <dir>/<variant>.cluster`
-//!   (the CI test runner starts the three before the test binaries and
-//!   stops them after).
-//! - **This process** otherwise: started on first use and kept for the
-//!   process's life (its JVM dies with the process).
-//!
-//! Tests on a shared cluster use names of their own ([`unique_name`]) for
-//! topics, transactional ids and groups, and never assume that they are
-//! alone on the broker (listings contain other tests' topics, groups and
-//! transactions). [`KafkaCluster::kill`], `stop`, `restart` and
-//! `start_node` refuse a shared cluster.
-//!
-//! ```no_run
-//! # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
-//! use kafka_testcontainers::shared::{SharedKafka, unique_name};
-//! let kafka = SharedKafka::Kafka44Tv2.cluster().await?;
-//! let topic = unique_name("events");
-//! kafka.create_topic(&topic, 3, 1).await?;
-//! # Ok(()) }
-//! ```
 
 use crate::cluster::{KafkaClusterBuilder, Sharing};
 use crate::error::IoContext;
@@ -48,6 +20,34 @@ pub const SHARED_KAFKA_ENV: &str = "KAFKA_EOS_SHARED_KAFKA";
 pub(crate) const IN_PROCESS_DIR_PREFIX: &str = "kafka-eos-shared-";
 
 /// A shared single-node cluster's Kafka release and transaction version.
+///
+/// A broker start costs a few CPU seconds; a test suite that starts one per
+/// test spends most of its time there. With a shared cluster, a test pays
+/// for its own topics only. Where the cluster comes from:
+///
+/// - **Another process**, when the environment variable
+///   `KAFKA_EOS_SHARED_KAFKA` names a directory: each variant's cluster is
+///   described in `<dir>/<variant>.cluster` by the process that owns it,
+///   `kafka-dev --shared <variant> --describe <dir>/<variant>.cluster`
+///   (the CI test runner starts the three before the test binaries and
+///   stops them after).
+/// - **This process** otherwise: started on first use and kept for the
+///   process's life (its JVM dies with the process).
+///
+/// Tests on a shared cluster use names of their own ([`unique_name`]) for
+/// topics, transactional ids and groups, and never assume that they are
+/// alone on the broker (listings contain other tests' topics, groups and
+/// transactions). [`KafkaCluster::kill`], `stop`, `restart` and
+/// `start_node` refuse a shared cluster.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
+/// use kafka_testcontainers::{SharedKafka, unique_name};
+/// let kafka = SharedKafka::Kafka44Tv2.cluster().await?;
+/// let topic = unique_name("events");
+/// kafka.create_topic(&topic, 3, 1).await?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SharedKafka {
     /// Kafka 4.4 formatted with `transaction.version=2` (KIP-890).
@@ -122,7 +122,7 @@ impl SharedKafka {
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
-    /// use kafka_testcontainers::shared::SharedKafka;
+    /// use kafka_testcontainers::SharedKafka;
     /// // A private cluster like the shared one, whose node this test may kill.
     /// let kafka = SharedKafka::Kafka44Tv2.builder().with_proxies(true).start().await?;
     /// kafka.kill(0)?;
@@ -152,7 +152,7 @@ impl SharedKafka {
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
-    /// use kafka_testcontainers::shared::SharedKafka;
+    /// use kafka_testcontainers::SharedKafka;
     /// let kafka = SharedKafka::Kafka39.cluster().await?;
     /// println!("{}", kafka.bootstrap());
     /// # Ok(()) }
@@ -182,7 +182,7 @@ impl SharedKafka {
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
-    /// use kafka_testcontainers::shared::SharedKafka;
+    /// use kafka_testcontainers::SharedKafka;
     /// let dir = std::path::Path::new("/tmp/shared-kafka");
     /// let kafka = SharedKafka::Kafka44Tv2.serve(&SharedKafka::Kafka44Tv2.description_path(dir)).await?;
     /// // ... run tests with KAFKA_EOS_SHARED_KAFKA=/tmp/shared-kafka ...
@@ -266,7 +266,7 @@ pub fn unique_name(prefix: &str) -> String {
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
-/// use kafka_testcontainers::shared::{SharedKafka, unique_topic};
+/// use kafka_testcontainers::{SharedKafka, unique_topic};
 /// let kafka = SharedKafka::Kafka44Tv2.cluster().await?;
 /// let topic = unique_topic(kafka, "orders", 3).await?;
 /// assert!(topic.starts_with("orders-"));

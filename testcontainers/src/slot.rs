@@ -2,55 +2,6 @@
 //! need a cluster of their own (fault proxies, TLS or SASL listeners, node
 //! kills or settings the [`shared`](crate::shared) clusters do not have):
 //! one test per scenario without one broker start per scenario.
-//!
-//! A test binary declares `static SLOT: ClusterSlot = ClusterSlot::new();`
-//! and each test takes it with [`ClusterSlot::lock`], naming the cluster it
-//! needs with a key (the key stands for everything its builder sets).
-//! Invariant:
-//!
-//! - **One test at a time.** The slot is a tokio mutex: a test waits until
-//!   the one before it dropped its [`SlotGuard`], so a test's faults,
-//!   kills and restarts never hit another test's requests.
-//! - **Reused only when interchangeable.** A test gets the cluster held
-//!   there only when it was built for the same key and every node of it
-//!   still runs (a test that killed a node, or failed mid-restart, leaves
-//!   one that does not). Its fault proxies, if any, are back to no fault
-//!   (latency, pause, black hole, pending drop or corruption), their
-//!   connections reset.
-//! - **Otherwise a new one.** The held cluster is dropped first (the slot
-//!   holds one cluster at a time), then one is started from the test's
-//!   builder.
-//! - **A panicking test leaves nothing.** Its cluster is dropped with its
-//!   guard (printing the brokers' log tails, as a test's own cluster
-//!   does): the next test starts from a new one.
-//!
-//! What a test created on a reused cluster stays (topics, groups,
-//! transactions): the tests of one slot use names of their own
-//! ([`unique_name`](crate::shared::unique_name)). The last cluster stays
-//! in the static: its JVMs die with the process (`PR_SET_PDEATHSIG`) and
-//! its scratch directory is removed by the next
-//! [`remove_orphaned_scratch_dirs`](crate::remove_orphaned_scratch_dirs),
-//! which the slot calls before every start.
-//!
-//! ```no_run
-//! use kafka_testcontainers::KafkaCluster;
-//! use kafka_testcontainers::slot::ClusterSlot;
-//!
-//! static SLOT: ClusterSlot = ClusterSlot::new();
-//!
-//! async fn proxied() -> kafka_testcontainers::slot::SlotGuard<'static> {
-//!     SLOT.lock("4.4 proxied", || KafkaCluster::builder().with_proxies(true))
-//!         .await
-//!         .expect("a proxied cluster")
-//! }
-//!
-//! // #[tokio::test]
-//! async fn idempotent_through_resets() {
-//!     let kafka = proxied().await; // waits for the slot
-//!     kafka.proxy(0).reset_connections();
-//!     // ...
-//! } // the next test gets the same cluster, its proxy without faults
-//! ```
 
 use crate::{KafkaCluster, KafkaClusterBuilder, Result};
 use std::ops::Deref;
@@ -63,8 +14,57 @@ struct Held {
     cluster: KafkaCluster,
 }
 
-/// A place for one cluster, taken by one test at a time (see the
-/// [module](self) for the invariant).
+/// A place for one cluster, taken by one test at a time (the invariant
+/// follows).
+///
+/// A test binary declares `static SLOT: ClusterSlot = ClusterSlot::new();`
+/// and each test takes it with [`ClusterSlot::lock`], naming the cluster it
+/// needs with a key (the key stands for everything its builder sets).
+/// Invariant:
+///
+/// - **One test at a time.** The slot is a tokio mutex: a test waits until
+///   the one before it dropped its [`SlotGuard`], so a test's faults,
+///   kills and restarts never hit another test's requests.
+/// - **Reused only when interchangeable.** A test gets the cluster held
+///   there only when it was built for the same key and every node of it
+///   still runs (a test that killed a node, or failed mid-restart, leaves
+///   one that does not). Its fault proxies, if any, are back to no fault
+///   (latency, pause, black hole, pending drop or corruption), their
+///   connections reset.
+/// - **Otherwise a new one.** The held cluster is dropped first (the slot
+///   holds one cluster at a time), then one is started from the test's
+///   builder.
+/// - **A panicking test leaves nothing.** Its cluster is dropped with its
+///   guard (printing the brokers' log tails, as a test's own cluster
+///   does): the next test starts from a new one.
+///
+/// What a test created on a reused cluster stays (topics, groups,
+/// transactions): the tests of one slot use names of their own
+/// ([`unique_name`](crate::shared::unique_name)). The last cluster stays
+/// in the static: its JVMs die with the process (`PR_SET_PDEATHSIG`) and
+/// its scratch directory is removed by the next
+/// [`remove_orphaned_scratch_dirs`](crate::remove_orphaned_scratch_dirs),
+/// which the slot calls before every start.
+///
+/// ```no_run
+/// use kafka_testcontainers::KafkaCluster;
+/// use kafka_testcontainers::ClusterSlot;
+///
+/// static SLOT: ClusterSlot = ClusterSlot::new();
+///
+/// async fn proxied() -> kafka_testcontainers::SlotGuard<'static> {
+///     SLOT.lock("4.4 proxied", || KafkaCluster::builder().with_proxies(true))
+///         .await
+///         .expect("a proxied cluster")
+/// }
+///
+/// // #[tokio::test]
+/// async fn idempotent_through_resets() {
+///     let kafka = proxied().await; // waits for the slot
+///     kafka.proxy(0).reset_connections();
+///     // ...
+/// } // the next test gets the same cluster, its proxy without faults
+/// ```
 #[derive(Debug, Default)]
 pub struct ClusterSlot {
     held: Mutex<Option<Held>>,
@@ -74,7 +74,7 @@ impl ClusterSlot {
     /// An empty slot (nothing runs until the first [`lock`](Self::lock)).
     ///
     /// ```
-    /// use kafka_testcontainers::slot::ClusterSlot;
+    /// use kafka_testcontainers::ClusterSlot;
     /// static SLOT: ClusterSlot = ClusterSlot::new();
     /// # let _ = &SLOT;
     /// ```
@@ -96,7 +96,7 @@ impl ClusterSlot {
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
-    /// use kafka_testcontainers::slot::ClusterSlot;
+    /// use kafka_testcontainers::ClusterSlot;
     /// use kafka_testcontainers::{KafkaCluster, KafkaVersion};
     /// static SLOT: ClusterSlot = ClusterSlot::new();
     /// let kafka = SLOT

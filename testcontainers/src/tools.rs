@@ -352,7 +352,7 @@ impl KafkaCluster {
 ///
 /// ```no_run
 /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-/// use kafka_testcontainers::{IsolationLevel, tools::console_consume};
+/// use kafka_testcontainers::{IsolationLevel, console_consume};
 /// # use std::time::Duration;
 /// # let cluster = kafka_testcontainers::KafkaCluster::builder().start().await?;
 /// cluster.create_topic("orders", 1, 1).await?;

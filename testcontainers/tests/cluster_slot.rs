@@ -8,7 +8,7 @@
 
 mod common;
 
-use kafka_testcontainers::slot::ClusterSlot;
+use kafka_testcontainers::ClusterSlot;
 use kafka_testcontainers::wire::KafkaConnection;
 use kafka_testcontainers::{Direction, KafkaCluster, KafkaClusterBuilder};
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 
 mod common;
 
-use kafka_testcontainers::shared::{SHARED_KAFKA_ENV, SharedKafka, unique_name};
+use kafka_testcontainers::{SHARED_KAFKA_ENV, SharedKafka, unique_name};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 

@@ -36,9 +36,9 @@ use crate::support::nemesis::ScheduleSetup as Setup;
 use crate::support::nemesis::{self, Control, FaultCounts};
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_testcontainers::KafkaCluster;
-use kafka_testcontainers::seeded::schedule_seeds;
-use kafka_testcontainers::shared::SharedKafka;
-use kafka_testcontainers::slot::{ClusterSlot, SlotGuard};
+use kafka_testcontainers::SharedKafka;
+use kafka_testcontainers::schedule_seeds;
+use kafka_testcontainers::{ClusterSlot, SlotGuard};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -199,7 +199,7 @@ async fn kafka_4_4_tv2_sink_connects_while_a_broker_is_dead() {
     use kafka_producer::ProducerConfig;
     use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, Semantic, SimpleStringSchema, ValueOnly};
     let kafka = three_nodes(SharedKafka::Kafka44Tv2).await;
-    let topic = kafka_testcontainers::shared::unique_name("sink-dead-broker");
+    let topic = kafka_testcontainers::unique_name("sink-dead-broker");
     kafka.create_topic(&topic, 1, 3).await.unwrap();
     // The broker the check asked first: the lowest node id.
     let first = (0..kafka.node_count())
@@ -213,7 +213,7 @@ async fn kafka_4_4_tv2_sink_connects_while_a_broker_is_dead() {
     .unwrap();
     let mut config = KafkaSinkConfig::new(props, topic.as_str());
     config.semantic = Semantic::ExactlyOnce;
-    config.transactional_id_prefix = Some(kafka_testcontainers::shared::unique_name("dead"));
+    config.transactional_id_prefix = Some(kafka_testcontainers::unique_name("dead"));
     config.transaction_timeout = Duration::from_secs(60);
     let connected = KafkaSink::connect(config, ValueOnly(SimpleStringSchema)).await;
     kafka.start_node(first).unwrap();

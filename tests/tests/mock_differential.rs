@@ -20,7 +20,7 @@ use kafka_mock::{MockCluster, MockConfig, TransactionVersion};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 use kafka_proto::record::{Compression, Record, RecordBatchBuilder, RecordBatches};
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::{SharedKafka, unique_name};
 use std::time::Duration;
 
 /// One observation per line.

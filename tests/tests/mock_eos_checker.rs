@@ -31,7 +31,7 @@ use crate::support::mock_nemesis::{self, MockFaultCounts};
 use crate::support::nemesis::{Control, ScheduleSetup as Setup};
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_mock::{KafkaRelease, MockCluster, MockConfig, TransactionVersion};
-use kafka_testcontainers::seeded::{SeededRng as Rng, fresh_seed};
+use kafka_testcontainers::{SeededRng as Rng, fresh_seed};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;

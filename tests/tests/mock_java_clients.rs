@@ -9,8 +9,8 @@ use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_mock::{MockCluster, MockConfig, TransactionVersion};
 use kafka_testcontainers::KafkaCluster;
-use kafka_testcontainers::shared::SharedKafka;
-use kafka_testcontainers::tools::parse_console_output;
+use kafka_testcontainers::SharedKafka;
+use kafka_testcontainers::parse_console_output;
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -25,8 +25,8 @@ use kafka_admin::{
 };
 use kafka_client::{Cluster, ClusterConfig, TopicSelection};
 use kafka_producer::kafka_proto::ErrorCode;
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
+use kafka_testcontainers::{SharedKafka, unique_name};
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(60);

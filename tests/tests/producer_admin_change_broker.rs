@@ -15,7 +15,7 @@
 use kafka_admin::{self as admin, AdminError, CreateTopicsOptions, NewTopic};
 use kafka_client::Cluster;
 use kafka_producer::kafka_proto::ErrorCode;
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::{SharedKafka, unique_name};
 
 use crate::support;
 use std::time::Duration;

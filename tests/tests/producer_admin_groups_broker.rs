@@ -10,7 +10,7 @@ use kafka_admin as admin;
 use kafka_client::TopicPartition;
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::{GroupConsumer, GroupConsumerConfig};
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::{SharedKafka, unique_name};
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -8,8 +8,8 @@ use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::{Reader, ReaderConfig};
 use kafka_producer::{Acks, Producer, ProducerConfig, ProducerRecord};
 use kafka_proto::record::Compression;
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{IsolationLevel, KafkaCluster};
+use kafka_testcontainers::{SharedKafka, unique_name};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 

@@ -11,9 +11,9 @@ use kafka_client::{
 };
 use kafka_proto::messages::{MetadataRequest, MetadataRequestTopic};
 use kafka_proto::{ApiKey, ErrorCode};
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
-use kafka_testcontainers::slot::{ClusterSlot, SlotGuard};
+use kafka_testcontainers::{ClusterSlot, SlotGuard};
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
+use kafka_testcontainers::{SharedKafka, unique_name};
 use std::sync::Arc;
 
 fn first_addr(cluster: &KafkaCluster) -> String {

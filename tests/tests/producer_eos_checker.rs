@@ -45,8 +45,8 @@ use kafka_producer::{
     TransactionalProducer,
 };
 use kafka_testcontainers::KafkaCluster;
-use kafka_testcontainers::seeded::{SeededRng as Rng, schedule_seeds};
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::{SeededRng as Rng, schedule_seeds};
+use kafka_testcontainers::{SharedKafka, unique_name};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;

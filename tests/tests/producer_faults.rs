@@ -31,8 +31,8 @@ use kafka_consumer::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{ProduceError, Producer, ProducerConfig, ProducerRecord, RecordMetadata};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::{CreateTopicsRequest, CreateTopicsRequestCreatableTopic};
-use kafka_testcontainers::shared::unique_name;
-use kafka_testcontainers::slot::{ClusterSlot, SlotGuard};
+use kafka_testcontainers::unique_name;
+use kafka_testcontainers::{ClusterSlot, SlotGuard};
 use kafka_testcontainers::{
     Direction, IsolationLevel as JavaIsolation, KafkaCluster, KafkaVersion, ProxyHandle,
 };

@@ -27,7 +27,7 @@ use kafka_consumer::{ConsumerEvent, GroupConsumer, GroupError};
 use kafka_mock::{MockCluster, MockConfig};
 use kafka_producer::{ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer};
 use kafka_testcontainers::KafkaCluster;
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::{SharedKafka, unique_name};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

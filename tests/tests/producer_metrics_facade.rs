@@ -12,7 +12,7 @@
 
 use kafka_producer::metrics::{MetricsSnapshot, names};
 use kafka_producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::{SharedKafka, unique_name};
 use metrics_util::MetricKind;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 

@@ -15,8 +15,8 @@
 use kafka_producer::partitioner::{
     DefaultPartitioner, KeyHashPartitioner, Partitioner, murmur2, partition_for_key, to_positive,
 };
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{IsolationLevel, KafkaVersion, ensure_distribution};
+use kafka_testcontainers::{SharedKafka, unique_name};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::Duration;

@@ -11,10 +11,10 @@
 
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig, ReaderError};
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
 use kafka_testcontainers::{
     ConsumedRecord, IsolationLevel as JavaIsolation, KafkaCluster, ProducerPerfArgs,
 };
+use kafka_testcontainers::{SharedKafka, unique_name};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -9,7 +9,7 @@
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::{SharedKafka, unique_name};
 use std::time::Duration;
 
 const RECORDS: usize = 4_000;

@@ -17,8 +17,8 @@ use kafka_client::{Cluster, ConnError, Connection, ConnectionConfig, SaslConfig}
 use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::kafka_proto::messages::MetadataRequest;
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
-use kafka_testcontainers::shared::unique_name;
-use kafka_testcontainers::slot::{ClusterSlot, SlotGuard};
+use kafka_testcontainers::unique_name;
+use kafka_testcontainers::{ClusterSlot, SlotGuard};
 use kafka_testcontainers::{KafkaCluster, SaslConfig as HarnessSasl};
 use std::time::{Duration, Instant};
 

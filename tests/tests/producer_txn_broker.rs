@@ -33,8 +33,8 @@ use kafka_producer::{
     PreparedTransaction, ProduceError, Producer, ProducerConfig, ProducerRecord, TopicPartition,
     TransactionError, TransactionalProducer,
 };
-use kafka_testcontainers::shared::{SharedKafka, unique_name, unique_topic};
 use kafka_testcontainers::{IsolationLevel as JavaIsolation, KafkaCluster, KafkaVersion, Proxy};
+use kafka_testcontainers::{SharedKafka, unique_name, unique_topic};
 use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::sync::Arc;

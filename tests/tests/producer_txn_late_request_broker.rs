@@ -33,8 +33,8 @@ use kafka_client::{Cluster, ClusterConfig, TransactionState};
 use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{ProducerConfig, ProducerRecord, TransactionError, TransactionalProducer};
 use kafka_testcontainers::KafkaCluster;
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
-use kafka_testcontainers::slot::{ClusterSlot, SlotGuard};
+use kafka_testcontainers::{ClusterSlot, SlotGuard};
+use kafka_testcontainers::{SharedKafka, unique_name};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

@@ -27,8 +27,8 @@ use kafka_producer::txn::{
     PreparedTransaction, ResumeOptions, ResumeOutcome, TransactionState, TransactionVersion,
     abort_prepared, commit_prepared,
 };
-use kafka_testcontainers::shared::{SharedKafka, unique_name, unique_topic};
 use kafka_testcontainers::{IsolationLevel as JavaIsolation, KafkaCluster};
+use kafka_testcontainers::{SharedKafka, unique_name, unique_topic};
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;

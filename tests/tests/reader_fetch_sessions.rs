@@ -16,7 +16,7 @@ use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_mock::{MockCluster, MockConfig, Nemesis, NemesisConfig, NemesisFault};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::{SharedKafka, unique_name};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -203,7 +203,7 @@ async fn cancelled_polls_lose_and_repeat_nothing(
         },
     );
     reader.assign(topic, &[0, 1, 2]);
-    let mut rng = kafka_testcontainers::seeded::SeededRng::new(seed);
+    let mut rng = kafka_testcontainers::SeededRng::new(seed);
     let mut read: BTreeMap<i32, Vec<(i64, u32)>> = BTreeMap::new();
     let (mut cancelled, mut completed) = (0u32, 0u32);
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -258,7 +258,7 @@ async fn cancelled_polls_lose_and_repeat_nothing(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelled_polls_lose_and_repeat_nothing_kafka_4_4_tv2() {
     let kafka = SharedKafka::Kafka44Tv2.cluster().await.expect("Kafka 4.4");
-    let seed = kafka_testcontainers::seeded::fresh_seed();
+    let seed = kafka_testcontainers::fresh_seed();
     eprintln!("seed {seed} (replay: EOS_SEED={seed})");
     cancelled_polls_lose_and_repeat_nothing(kafka, env_seed().unwrap_or(seed), 2_000, 200).await;
 }
@@ -267,7 +267,7 @@ async fn cancelled_polls_lose_and_repeat_nothing_kafka_4_4_tv2() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelled_polls_lose_and_repeat_nothing_on_kafka_mock() {
     let mock = mock().await;
-    let seed = env_seed().unwrap_or_else(kafka_testcontainers::seeded::fresh_seed);
+    let seed = env_seed().unwrap_or_else(kafka_testcontainers::fresh_seed);
     eprintln!("seed {seed} (replay: EOS_SEED={seed})");
     // Connections cut every few milliseconds: the reader reconnects while
     // it sends the next Fetches, a moment a cancelled poll can hit.

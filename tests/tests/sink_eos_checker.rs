@@ -32,8 +32,8 @@ use kafka_consumer::{Reader, ReaderConfig};
 use kafka_producer::ProducerConfig;
 use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, Semantic, SimpleStringSchema, ValueOnly};
 use kafka_sink::{CheckpointedOperator, RecordContext, RestoredState};
-use kafka_testcontainers::seeded::{SeededRng as Rng, schedule_seeds};
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::{SeededRng as Rng, schedule_seeds};
+use kafka_testcontainers::{SharedKafka, unique_name};
 
 /// The checker's invariant (module documentation) on Kafka 4.4 with
 /// transaction version 2 (KIP-890).

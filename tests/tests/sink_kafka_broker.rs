@@ -33,7 +33,7 @@ use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, KafkaSinkError, KafkaSinkRec
 use kafka_sink::{Checkpoint, CheckpointCoordinator, CheckpointStorage, OperatorSnapshot};
 use kafka_sink::{CheckpointedOperator, OperatorInfo, RecordContext, RestoredState};
 use kafka_testcontainers::KafkaCluster;
-use kafka_testcontainers::shared::{SharedKafka, unique_name, unique_topic};
+use kafka_testcontainers::{SharedKafka, unique_name, unique_topic};
 
 use crate::support;
 use tokio::sync::Mutex;

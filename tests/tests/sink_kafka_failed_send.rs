@@ -22,7 +22,7 @@ use kafka_producer::ProducerConfig;
 use kafka_sink::kafka::{KafkaSink, KafkaSinkConfig, Semantic, SimpleStringSchema, ValueOnly};
 use kafka_sink::{CheckpointedOperator, RecordContext, RestoredState};
 use kafka_testcontainers::KafkaCluster;
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::{SharedKafka, unique_name};
 
 /// The shared Kafka 4.4 cluster, a topic of one partition and a
 /// transactional id prefix of this test's own (both named after `name`),

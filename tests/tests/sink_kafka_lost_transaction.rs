@@ -25,7 +25,7 @@ use kafka_sink::kafka::{
 };
 use kafka_sink::{CheckpointedOperator, RecordContext, RestoredState, TwoPhaseCommitError};
 use kafka_testcontainers::KafkaCluster;
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::{SharedKafka, unique_name};
 
 const TIMEOUT: Duration = Duration::from_secs(3);
 

@@ -38,7 +38,7 @@ use kafka_sink::kafka::{
 use kafka_sink::{Checkpoint, OperatorSnapshot};
 use kafka_sink::{CheckpointedOperator, OperatorInfo, RecordContext, RestoredState};
 use kafka_testcontainers::KafkaCluster;
-use kafka_testcontainers::shared::{SharedKafka, unique_name, unique_topic};
+use kafka_testcontainers::{SharedKafka, unique_name, unique_topic};
 
 use crate::support;
 

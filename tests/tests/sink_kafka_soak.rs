@@ -19,7 +19,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use kafka_testcontainers::IsolationLevel;
-use kafka_testcontainers::shared::{SharedKafka, unique_name};
+use kafka_testcontainers::{SharedKafka, unique_name};
 
 const RECORDS: u64 = 3000;
 const MIN_KILLS: usize = 20;

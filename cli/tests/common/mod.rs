@@ -3,7 +3,7 @@
 #![allow(dead_code)] // each test file uses its own subset
 
 use kafka_testcontainers::KafkaCluster;
-use kafka_testcontainers::shared::SharedKafka;
+use kafka_testcontainers::SharedKafka;
 use std::process::{Output, Stdio};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;

@@ -14,7 +14,7 @@
 //!
 //! `--shared VARIANT --describe PATH` starts the shared cluster of that
 //! variant instead (`4.4-tv2`, `4.4-tv1` or `3.9`, with exactly the
-//! settings of `kafka_testcontainers::shared::SharedKafka`; the other options
+//! settings of `kafka_testcontainers::SharedKafka`; the other options
 //! are refused) and writes its description to PATH once it is ready: test
 //! processes run with `KAFKA_EOS_SHARED_KAFKA` set to PATH's directory attach
 //! to it instead of starting their own.
@@ -22,7 +22,7 @@
 //! Prints `BOOTSTRAP=...`, `INTERNAL_BOOTSTRAP=...` and `DATA_DIR=...` lines
 //! on stdout once the cluster is ready.
 
-use kafka_testcontainers::shared::SharedKafka;
+use kafka_testcontainers::SharedKafka;
 use kafka_testcontainers::{Direction, KafkaCluster, KafkaVersion, SaslConfig};
 use std::io::Write;
 

@@ -19,7 +19,7 @@
 //! cluster it breaks.
 
 use kafka_client::{Cluster, ClusterConfig, CoordinatorType, find_coordinator};
-use kafka_testcontainers::seeded::SeededRng as Rng;
+use kafka_testcontainers::SeededRng as Rng;
 use kafka_testcontainers::{Direction, KafkaCluster};
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -1,10 +1,10 @@
 //! Clients of the harness's shared clusters
-//! (`kafka_testcontainers::shared`), as the tests on them begin.
+//! (`kafka_testcontainers::SharedKafka`), as the tests on them begin.
 
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_producer::txn::TransactionVersion;
 use kafka_testcontainers::KafkaCluster;
-use kafka_testcontainers::shared::SharedKafka;
+use kafka_testcontainers::SharedKafka;
 use std::sync::Arc;
 
 /// The shared cluster of `variant` and a client of it.
