@@ -11,10 +11,12 @@
 //! is the mock's own: the EndTxn is held, the coordinator moved, and the
 //! released request answered NOT_COORDINATOR by the old coordinator. A
 //! timeout is a lost answer: the request is applied, the client never
-//! hears. Error codes the broker would give only in a race (CONCURRENT_
-//! TRANSACTIONS, INVALID_TXN_STATE, PRODUCER_FENCED with the transaction
-//! still open) are queued faults; one answer the broker would not give at
-//! all is written by the test (see the last but one test).
+//! hears. Fencing is a new producer of the same transactional id. Error
+//! codes the broker gives only in a race (CONCURRENT_TRANSACTIONS, and
+//! INVALID_TXN_STATE or PRODUCER_FENCED for a transaction DescribeTransactions
+//! saw open) are queued error faults; one answer the broker would not give
+//! at all is written by the test
+//! (`end_txn_waits_for_a_batch_appended_while_the_driver_probes`).
 
 use crate::txn::*;
 use crate::{ProducerConfig, ProducerRecord, TransactionalProducer};
@@ -258,8 +260,14 @@ async fn concurrent_transactions_is_retried_with_escalating_backoff() {
 async fn producer_fenced_is_fatal() {
     let peer = Peer::start(MockConfig::default()).await;
     let prepared = peer.prepared().await;
-    peer.mock
-        .inject(Fault::new(FaultAction::Error(E::ProducerFenced)).api(ApiKey::EndTxn));
+    // A new producer of "tx" fences the prepared one: its InitProducerId
+    // aborts the open transaction and bumps the epoch.
+    let successor = TxnDriver::new(peer.cluster().await, TxnConfig::new("tx"));
+    successor
+        .init_transactions(Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert!(successor.lock().producer_id_and_epoch().epoch > prepared.producer_epoch);
     let driver = resumed_driver(peer.cluster().await, &prepared);
     let e = driver
         .commit_transaction(Duration::from_secs(10))
@@ -276,6 +284,11 @@ async fn producer_fenced_is_fatal() {
     assert_eq!(driver.lock().state(), State::FatalError);
     assert!(driver.begin_transaction().is_err());
     assert_eq!(peer.calls(ApiKey::EndTxn).len(), 1, "never retried");
+    assert_ne!(
+        peer.mock.transaction_state("tx"),
+        Some(TxnState::CompleteCommit),
+        "the fenced commit committed nothing"
+    );
 }
 
 #[tokio::test]
