@@ -1,10 +1,12 @@
 //! Faults: what the mock does to a request instead of (or besides)
 //! serving it, chosen per request by queued [`Fault`]s or by an
 //! [`Interceptor`] that sees every decoded [`Request`] first; a
-//! [`HoldHandle`] keeps requests waiting until the test releases them.
+//! [`HoldHandle`] keeps requests waiting until the test releases them;
+//! a [`Response`] answers a request with what the test wrote.
 
-use kafka_proto::frame::decode_request_frame;
-use kafka_proto::{ApiKey, ErrorCode, Message};
+use bytes::BytesMut;
+use kafka_proto::frame::{decode_request_frame, encode_response_frame};
+use kafka_proto::{ApiKey, EncodeError, ErrorCode, Message};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -35,7 +37,101 @@ pub enum FaultAction {
     /// as they arrive; a held request whose connection closes is dropped
     /// unserved.
     Hold(HoldHandle),
+    /// Answer with the response the test wrote, encoded at the request's
+    /// version (kfake's `ControlKey` returning a response); the request
+    /// changes nothing. For answers the broker's rules would not give
+    /// (see [`Response`]).
+    Respond(Response),
 }
+
+/// A response a test wrote, for [`FaultAction::Respond`]: the mock answers
+/// the request with it instead of serving it, encoded at the request's
+/// version and correlation id. A response for another API than the
+/// request's, or that cannot be encoded at the request's version, closes
+/// the connection (a malformed answer, as the client would see it).
+///
+/// Clones share the message; two responses are equal when one is a clone
+/// of the other.
+#[derive(Clone)]
+pub struct Response {
+    api: ApiKey,
+    /// The message, written at (version, correlation id).
+    encode: Arc<dyn Fn(i16, i32) -> Result<BytesMut, EncodeError> + Send + Sync>,
+    /// The message as `Debug` prints it.
+    shown: Arc<str>,
+}
+
+impl Response {
+    /// The response `message`, for requests of its API.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_mock::{FaultAction, MockCluster, MockConfig, Response};
+    /// use kafka_proto::ApiKey;
+    /// use kafka_proto::messages::{
+    ///     DescribeTransactionsResponse, DescribeTransactionsResponseTransactionState,
+    /// };
+    /// use std::sync::Arc;
+    /// let cluster = MockCluster::start(MockConfig::default()).await?;
+    /// // Whoever asks about "payments" hears that its transaction is still
+    /// // open at epoch 5, whatever the coordinator holds.
+    /// let ongoing = Response::new(DescribeTransactionsResponse {
+    ///     transaction_states: vec![DescribeTransactionsResponseTransactionState {
+    ///         transactional_id: "payments".into(),
+    ///         transaction_state: "Ongoing".into(),
+    ///         producer_id: 1000,
+    ///         producer_epoch: 5,
+    ///         ..Default::default()
+    ///     }],
+    ///     ..Default::default()
+    /// });
+    /// assert_eq!(ongoing.api(), ApiKey::DescribeTransactions);
+    /// cluster.set_interceptor(Arc::new(move |r| {
+    ///     (r.api == ApiKey::DescribeTransactions).then(|| FaultAction::Respond(ongoing.clone()))
+    /// }));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn new<M: Message + Send + Sync + 'static>(message: M) -> Self {
+        let shown = Arc::from(format!("{message:?}"));
+        Self {
+            api: M::API_KEY,
+            encode: Arc::new(move |version, correlation_id| {
+                encode_response_frame(&message, version, correlation_id)
+            }),
+            shown,
+        }
+    }
+
+    /// The API it answers.
+    pub fn api(&self) -> ApiKey {
+        self.api
+    }
+
+    /// The frame answering `request`; `None` when the request is of
+    /// another API or the message cannot be written at its version.
+    pub(crate) fn frame_for(&self, request: &RequestInfo) -> Option<BytesMut> {
+        if request.api != self.api {
+            return None;
+        }
+        (self.encode)(request.version, request.correlation_id).ok()
+    }
+}
+
+impl std::fmt::Debug for Response {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+impl PartialEq for Response {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.encode, &other.encode)
+    }
+}
+
+impl Eq for Response {}
 
 /// A queued fault: the next `times` requests that match `api` and `broker`
 /// (either `None` matches all) get `action`.

@@ -49,7 +49,8 @@
 //! Faults:
 //! - queued [`Fault`]s for the next N requests of an API at a broker: an
 //!   error code, a delay, a lost answer, a closed connection, or a request
-//!   held until the test releases it through a [`HoldHandle`];
+//!   held until the test releases it through a [`HoldHandle`], or an
+//!   answer the test wrote ([`Response`]);
 //! - an [`Interceptor`] that sees every decoded [`Request`] and chooses its
 //!   fault (kfake's control functions);
 //! - brokers stopped and restarted (their partitions and coordinators fail
@@ -124,7 +125,7 @@ mod server;
 mod state;
 
 pub use config::{KafkaRelease, MockConfig, TransactionVersion};
-pub use faults::{Fault, FaultAction, HoldHandle, Interceptor, Request, RequestInfo};
+pub use faults::{Fault, FaultAction, HoldHandle, Interceptor, Request, RequestInfo, Response};
 pub use nemesis::{
     CLIENT_APIS, Nemesis, NemesisConfig, NemesisFault, NemesisReport, NemesisTargets,
 };

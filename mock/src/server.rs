@@ -223,6 +223,23 @@ async fn serve(
                 }
             }
             Some(FaultAction::Error(code)) => inject = Some(*code),
+            Some(FaultAction::Respond(response)) => {
+                let Some(bytes) = response.frame_for(&info) else {
+                    tracing::warn!(
+                        broker,
+                        ?api,
+                        version,
+                        ?response,
+                        "kafka-mock cannot answer with this response; closes the connection"
+                    );
+                    return;
+                };
+                tokio::select! {
+                    r = sock.write_all(&bytes) => if r.is_err() { return },
+                    _ = kill.changed() => return,
+                }
+                continue;
+            }
             _ => {}
         }
         let mut final_attempt = false;

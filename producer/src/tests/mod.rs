@@ -5,3 +5,4 @@
 
 mod ordering_peer;
 mod saturation_peer;
+mod txn_coordinator_peer;

@@ -39,8 +39,6 @@ mod error;
 mod interface;
 #[cfg_attr(not(feature = "internals"), allow(dead_code))]
 mod manager;
-#[cfg(test)]
-mod peer_tests;
 pub mod prepared;
 #[cfg(test)]
 mod tests;
