@@ -15,7 +15,7 @@ use crate::topics::{
     wait_for_leaders,
 };
 use kafka_client::Cluster;
-use kafka_client::error::ConnError;
+use kafka_client::ConnError;
 use kafka_proto::messages::{
     CreatePartitionsRequest, CreatePartitionsRequestCreatePartitionsTopic, DeleteTopicsRequest,
     DeleteTopicsRequestDeleteTopicState,

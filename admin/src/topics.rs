@@ -8,9 +8,9 @@
 //! retriable connection error after a refresh, all within
 //! [`CreateTopicsOptions::timeout`].
 
-use kafka_client::backoff::ExponentialBackoff;
-use kafka_client::error::{ClusterError, ConnError};
+use kafka_client::ExponentialBackoff;
 use kafka_client::{Cluster, Connection, TopicSelection};
+use kafka_client::{ClusterError, ConnError};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::{
     CreateTopicsRequest, CreateTopicsRequestCreatableTopic,

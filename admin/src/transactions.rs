@@ -4,7 +4,7 @@
 //! (DescribeProducers), and abort a lingering one the way a new producer
 //! instance would (InitProducerId).
 
-use kafka_client::backoff::ExponentialBackoff;
+use kafka_client::ExponentialBackoff;
 use kafka_client::requests::describe_transactions::{TransactionSnapshot, describe_transaction_on};
 use kafka_client::{
     Cluster, CoordinatorType, ProducerIdAndEpoch, RequestError, TopicPartition, TransactionState,

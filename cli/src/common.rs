@@ -4,7 +4,7 @@
 use crate::args::Cli;
 use crate::error::{CliError, CliResult};
 use kafka_client::Cluster;
-use kafka_client::config::Properties;
+use kafka_client::Properties;
 use kafka_consumer::GroupConsumerConfig;
 use kafka_producer::ProducerConfig;
 use std::sync::Arc;
@@ -193,7 +193,7 @@ pub async fn create_topic(cluster: &Cluster, topic: &str, partitions: i32) -> Cl
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kafka_client::config::{ClientConfig, ConfigError};
+    use kafka_client::{ClientConfig, ConfigError};
 
     fn globals(props: &[(&str, &str)]) -> Globals {
         Globals {

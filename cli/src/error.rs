@@ -5,9 +5,9 @@
 //! variants: an unreachable broker exits 3, an authentication or
 //! authorization failure 4, a bad setting 2.
 
-use kafka_client::error::{ClusterError, ConnError};
+use kafka_client::{ClusterError, ConnError};
 use kafka_consumer::ReaderError;
-use kafka_producer::txn::{CoordinatorError, ResumeError, TransactionError};
+use kafka_producer::txn::{RequestError, ResumeError, TransactionError};
 use kafka_producer::{ConfigError, ProduceError};
 use kafka_proto::ErrorCode;
 use std::fmt;
@@ -167,11 +167,11 @@ impl From<ConnError> for CliError {
     }
 }
 
-impl From<CoordinatorError> for CliError {
-    fn from(e: CoordinatorError) -> Self {
+impl From<RequestError> for CliError {
+    fn from(e: RequestError) -> Self {
         let code = match &e {
-            CoordinatorError::Cluster(c) => cluster_code(c),
-            CoordinatorError::Broker { error, .. } if is_auth_code(*error) => ExitCode::Auth,
+            RequestError::Cluster(c) => cluster_code(c),
+            RequestError::Broker { error, .. } if is_auth_code(*error) => ExitCode::Auth,
             _ => ExitCode::Failure,
         };
         CliError::new(code, e.to_string())

@@ -7,7 +7,7 @@ use crate::common::Globals;
 use crate::error::{CliError, CliResult};
 use kafka_admin::{self as admin, GroupDescription, GroupMember};
 use kafka_client::Cluster;
-use kafka_client::CoordinatorError;
+use kafka_client::RequestError;
 use kafka_client::TopicPartition;
 use kafka_consumer::{IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_producer::kafka_proto::ErrorCode;
@@ -18,10 +18,10 @@ use std::time::{Duration, Instant};
 /// `call` retried while it fails with a retriable error (the group
 /// coordinator loading or moving, `__consumer_offsets` being created), for
 /// up to 30 s.
-async fn retrying<T, F, Fut>(mut call: F) -> Result<T, CoordinatorError>
+async fn retrying<T, F, Fut>(mut call: F) -> Result<T, RequestError>
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, CoordinatorError>>,
+    Fut: std::future::Future<Output = Result<T, RequestError>>,
 {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {

@@ -1,28 +1,5 @@
 //! The cluster: bootstrap, metadata refresh (on demand and every
 //! `metadata.max.age.ms`) and connections to brokers by node id.
-//!
-//! A client uses it in four steps:
-//! 1. [`Cluster::connect`] with a [`ClusterConfig`]: the first metadata;
-//! 2. say which topics it needs ([`Cluster::track_topics`] or
-//!    [`Cluster::refresh_topics`]) and, for a long-lived client, start
-//!    [`Cluster::spawn_metadata_refresher`];
-//! 3. look a partition's leader up ([`Cluster::metadata`]) and send on
-//!    [`Cluster::connection`] (or both at once: [`Cluster::leader_connection`]);
-//! 4. on an answer that says the metadata is stale (NOT_LEADER_OR_FOLLOWER,
-//!    UNKNOWN_TOPIC_OR_PARTITION), [`Cluster::invalidate`] and retry.
-//!
-//! ```no_run
-//! # async fn demo() -> Result<(), kafka_client::ClusterError> {
-//! use kafka_client::{Cluster, ClusterConfig};
-//! let cluster = Cluster::connect(ClusterConfig::new("127.0.0.1:9092,127.0.0.1:9093")).await?;
-//! cluster.refresh_topics(&["orders"]).await?;
-//! let leader = cluster.metadata().leader("orders", 0);
-//! if let Some(node) = leader {
-//!     let conn = cluster.connection(node).await?;
-//!     println!("leader of orders-0 is {}", conn.addr());
-//! }
-//! # Ok(()) }
-//! ```
 
 use crate::backoff::ExponentialBackoff;
 use crate::connection::{Connection, ConnectionConfig};
@@ -121,6 +98,29 @@ pub enum TopicSelection {
 /// // ... and at the end:
 /// refresher.abort();
 /// cluster.close();
+/// # Ok(()) }
+/// ```
+///
+/// A client uses it in four steps:
+/// 1. [`Cluster::connect`] with a [`ClusterConfig`]: the first metadata;
+/// 2. say which topics it needs ([`Cluster::track_topics`] or
+///    [`Cluster::refresh_topics`]) and, for a long-lived client, start
+///    [`Cluster::spawn_metadata_refresher`];
+/// 3. look a partition's leader up ([`Cluster::metadata`]) and send on
+///    [`Cluster::connection`] (or both at once: [`Cluster::leader_connection`]);
+/// 4. on an answer that says the metadata is stale (NOT_LEADER_OR_FOLLOWER,
+///    UNKNOWN_TOPIC_OR_PARTITION), [`Cluster::invalidate`] and retry.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), kafka_client::ClusterError> {
+/// use kafka_client::{Cluster, ClusterConfig};
+/// let cluster = Cluster::connect(ClusterConfig::new("127.0.0.1:9092,127.0.0.1:9093")).await?;
+/// cluster.refresh_topics(&["orders"]).await?;
+/// let leader = cluster.metadata().leader("orders", 0);
+/// if let Some(node) = leader {
+///     let conn = cluster.connection(node).await?;
+///     println!("leader of orders-0 is {}", conn.addr());
+/// }
 /// # Ok(()) }
 /// ```
 #[derive(Debug)]

@@ -1,27 +1,6 @@
 //! The connection settings every client shares — `bootstrap.servers`,
 //! `client.id`, timeouts, `security.protocol`, `sasl.*`, `ssl.*` — under the
 //! Java client's property names, and the error a bad setting gives.
-//!
-//! [`ClientConfig`] is what the consumers and the admin functions connect
-//! with. Every client's configuration takes its keys from one
-//! [`Properties`] bag ([`ClientConfig::take_from`] reads the connection
-//! keys), so a key means the same thing to every client. Unknown keys and
-//! bad values are errors naming the key.
-//!
-//! ```
-//! use kafka_client::config::{ClientConfig, SecurityProtocol};
-//! let cfg = ClientConfig::from_properties([
-//!     ("bootstrap.servers", "127.0.0.1:9092"),
-//!     ("client.id", "orders-app"),
-//!     ("request.timeout.ms", "10000"),
-//! ])
-//! .unwrap();
-//! assert_eq!(cfg.client_id, "orders-app");
-//! assert_eq!(cfg.security_protocol, SecurityProtocol::Plaintext);
-//! let err = ClientConfig::from_properties([("bootstrap.servers", "127.0.0.1:9092"), ("linger.ms", "5")])
-//!     .unwrap_err();
-//! assert_eq!(err.key(), "linger.ms", "a producer setting is not a connection setting");
-//! ```
 
 use crate::connection::TlsConfig;
 use crate::sasl::{SaslConfig, SaslMechanism};
@@ -36,6 +15,27 @@ use properties::{invalid, split_list};
 /// How a client reaches the cluster: bootstrap brokers, identity, timeouts
 /// and security. Build with [`ClientConfig::new`] and set fields, or parse
 /// Java properties with [`ClientConfig::from_properties`].
+///
+/// [`ClientConfig`] is what the consumers and the admin functions connect
+/// with. Every client's configuration takes its keys from one
+/// [`Properties`] bag ([`ClientConfig::take_from`] reads the connection
+/// keys), so a key means the same thing to every client. Unknown keys and
+/// bad values are errors naming the key.
+///
+/// ```
+/// use kafka_client::{ClientConfig, SecurityProtocol};
+/// let cfg = ClientConfig::from_properties([
+///     ("bootstrap.servers", "127.0.0.1:9092"),
+///     ("client.id", "orders-app"),
+///     ("request.timeout.ms", "10000"),
+/// ])
+/// .unwrap();
+/// assert_eq!(cfg.client_id, "orders-app");
+/// assert_eq!(cfg.security_protocol, SecurityProtocol::Plaintext);
+/// let err = ClientConfig::from_properties([("bootstrap.servers", "127.0.0.1:9092"), ("linger.ms", "5")])
+///     .unwrap_err();
+/// assert_eq!(err.key(), "linger.ms", "a producer setting is not a connection setting");
+/// ```
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
     /// `bootstrap.servers`.
@@ -84,7 +84,7 @@ impl ClientConfig {
     /// `client.id` is `kafka-eos`.
     ///
     /// ```
-    /// use kafka_client::config::ClientConfig;
+    /// use kafka_client::ClientConfig;
     /// // Set in code rather than read from properties, then checked as a whole.
     /// let mut cfg = ClientConfig::new("broker-1:9092,broker-2:9092");
     /// cfg.client_id = "billing".into();
@@ -115,7 +115,7 @@ impl ClientConfig {
     /// required; the result is validated ([`Self::validate`]).
     ///
     /// ```
-    /// use kafka_client::config::ClientConfig;
+    /// use kafka_client::ClientConfig;
     /// let cfg = ClientConfig::from_properties([
     ///     ("bootstrap.servers", "broker-1:9092"),
     ///     ("security.protocol", "SASL_PLAINTEXT"),
@@ -140,7 +140,7 @@ impl ClientConfig {
     /// `client.id`) starts from them.
     ///
     /// ```
-    /// use kafka_client::config::ClientConfig;
+    /// use kafka_client::ClientConfig;
     /// let defaults = ClientConfig { client_id: "billing-reader".into(), ..ClientConfig::new("") };
     /// let cfg = defaults.with_properties([("bootstrap.servers", "broker-1:9092")]).unwrap();
     /// assert_eq!(cfg.client_id, "billing-reader");
@@ -163,7 +163,7 @@ impl ClientConfig {
     /// configurations; [`Properties::finish`] refuses those nobody took.
     ///
     /// ```
-    /// use kafka_client::config::{ClientConfig, Properties};
+    /// use kafka_client::{ClientConfig, Properties};
     /// let mut props = Properties::new([
     ///     ("bootstrap.servers", "broker-1:9092"),
     ///     ("client.id", "billing"),
@@ -188,7 +188,7 @@ impl ClientConfig {
     /// read into [`Self::tls`].
     ///
     /// ```
-    /// use kafka_client::config::{ClientConfig, Properties};
+    /// use kafka_client::{ClientConfig, Properties};
     /// // A client with a default of its own keeps it unless the bag sets it.
     /// let mut cfg = ClientConfig { client_id: "billing-reader".into(), ..ClientConfig::new("") };
     /// let mut props = Properties::new([("bootstrap.servers", "broker-1:9092")]);
@@ -424,7 +424,7 @@ impl Secret {
     /// Wraps a secret value.
     ///
     /// ```
-    /// use kafka_client::config::Secret;
+    /// use kafka_client::Secret;
     /// let s = Secret::new("hunter2");
     /// assert_eq!(format!("{s:?}"), "<redacted>"); // safe to log
     /// assert_eq!(s.expose(), "hunter2"); // for the code that sends it

@@ -11,10 +11,8 @@ use std::sync::Arc;
 
 /// The former name of [`RequestError`], kept for one release.
 ///
-/// **Deprecated:** use [`RequestError`]. The `#[deprecated]` attribute is
-/// left off on purpose for this release, so crates still naming it build
-/// warning-free under `-D warnings` while they move; it will be added in the
-/// next release and the alias removed in the one after.
+/// The former name of [`RequestError`], kept for one release.
+#[deprecated(note = "renamed RequestError: it is any request's error, not only a coordinator's")]
 pub type CoordinatorError = RequestError;
 
 /// A coordinator and a connection to it.
@@ -94,7 +92,7 @@ pub struct CoordinatorAnswer {
 ///
 /// ```no_run
 /// # async fn demo(conn: &kafka_client::Connection) -> Result<(), kafka_client::RequestError> {
-/// use kafka_client::coordinator::{CoordinatorType, find_coordinator_on};
+/// use kafka_client::{CoordinatorType, find_coordinator_on};
 /// let answer = find_coordinator_on(conn, CoordinatorType::Group, "billing").await?;
 /// println!("{:?}: node {}", answer.error, answer.node_id);
 /// # Ok(()) }

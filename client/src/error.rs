@@ -1,9 +1,4 @@
 //! Typed errors of the connection and cluster layer.
-//!
-//! Every error says whether retrying may help ([`ConnError::is_retriable`]),
-//! whether the request may have reached the broker and taken effect
-//! ([`ConnError::outcome_unknown`]), and, where one applies, which API and
-//! version it happened in ([`ConnError::api`]).
 
 use kafka_proto::{ApiKey, DecodeError, EncodeError, ErrorCode, VersionRange};
 use std::time::Duration;
@@ -39,6 +34,11 @@ use std::time::Duration;
 /// };
 /// assert!(matches!(next(&timed_out), Next::LearnOutcomeFirst)); // the EndTxn may have been applied
 /// ```
+///
+/// Every error says whether retrying may help ([`ConnError::is_retriable`]),
+/// whether the request may have reached the broker and taken effect
+/// ([`ConnError::outcome_unknown`]), and, where one applies, which API and
+/// version it happened in ([`ConnError::api`]).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConnError {

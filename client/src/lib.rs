@@ -6,20 +6,20 @@
 //! `kafka-eos` crate's `client` module, for the [`Cluster`] the admin
 //! functions take and the settings every client shares.
 //!
-//! - [`ClientConfig`] ([`config`]): `bootstrap.servers`, `client.id`,
+//! - [`ClientConfig`], read from [`Properties`]: `bootstrap.servers`, `client.id`,
 //!   timeouts, `security.protocol`, `sasl.*` and `ssl.*` under the Java
 //!   client's property names.
 //! - [`Connection`]: one broker connection with pipelined requests matched
 //!   by correlation id, per-request timeouts, ApiVersions negotiation
 //!   (with the UNSUPPORTED_VERSION fallback), SASL (PLAIN, SCRAM-SHA-256/512)
 //!   and TLS (cargo feature `tls`).
-//! - [`versions`]: sans-IO version negotiation ([`BrokerVersions`]).
-//! - [`sasl`]: sans-IO SASL mechanisms, the RFC 5802/7677 SCRAM client.
+//! - [`BrokerVersions`]: sans-IO version negotiation.
+//! - [`SaslConfig`]: SASL PLAIN and SCRAM (a sans-IO RFC 5802/7677 client).
 //! - [`ConnectionPool`] / [`BrokerConnection`]: lazy per-node connections with
 //!   exponential reconnect backoff and jitter ([`ExponentialBackoff`]).
 //! - [`Cluster`]: bootstrap, metadata refresh, leaders; its bookkeeping is the
 //!   plain [`ClusterMetadata`] struct.
-//! - [`coordinator`]: FindCoordinator for a group or a transactional id.
+//! - [`find_coordinator`]: FindCoordinator for a group or a transactional id.
 //! - [`requests`]: one round trip per request that several clients send
 //!   (DescribeConfigs, DescribeTransactions, OffsetFetch), each version
 //!   shape handled once.
@@ -78,45 +78,48 @@ macro_rules! internal_use {
     };
 }
 
-pub mod backoff;
-pub mod cluster;
-pub mod config;
-pub mod connection;
-pub mod coordinator;
-pub mod error;
 mod group_offsets;
-#[cfg(any(test, feature = "internals"))]
-pub mod internals;
-pub mod metadata;
-pub mod pool;
 mod producer_id;
-pub mod requests;
-pub mod sasl;
 mod topic_partition;
 mod transaction_state;
-pub mod versions;
 
 #[cfg(test)]
 mod tests;
 
+// The public interface is:
+mod backoff;
 pub use backoff::ExponentialBackoff;
+mod cluster;
 pub use cluster::{Cluster, ClusterConfig, TopicSelection};
-pub use config::{ClientConfig, ConfigError, Secret, SecurityProtocol};
+mod config;
+pub use config::{ClientConfig, ConfigError, Properties, Secret, SecurityProtocol};
+mod connection;
 pub use connection::{Connection, ConnectionConfig, TlsConfig};
-pub use coordinator::{CoordinatorConnection, CoordinatorError, CoordinatorType, find_coordinator};
+mod coordinator;
+#[allow(deprecated)]
+pub use coordinator::CoordinatorError;
+pub use coordinator::{
+    CoordinatorAnswer, CoordinatorConnection, CoordinatorType, find_coordinator,
+    find_coordinator_on,
+};
+mod error;
 pub use error::{ClusterError, ConnError, RequestError};
 pub use group_offsets::{GroupMetadata, OffsetAndMetadata};
 pub use kafka_proto;
+mod metadata;
 pub use metadata::{
     BrokerInfo, ClusterMetadata, DEFAULT_METADATA_MAX_AGE, MetadataUpdate, PartitionMetadata,
     TopicMetadata,
 };
+mod pool;
 pub use pool::{BrokerConnection, ConnectionPool};
 pub use producer_id::ProducerIdAndEpoch;
-/// The former path of [`requests::describe_configs`], kept for one release.
-#[doc(hidden)]
-pub use requests::describe_configs;
-pub use sasl::{SaslConfig, SaslMechanism};
+mod sasl;
+pub use sasl::{SaslConfig, SaslMechanism, ScramError};
 pub use topic_partition::TopicPartition;
 pub use transaction_state::TransactionState;
+mod versions;
 pub use versions::BrokerVersions;
+#[cfg(any(test, feature = "internals"))]
+pub mod internals;
+pub mod requests;

@@ -1,36 +1,5 @@
 //! Cluster metadata bookkeeping (sans-IO): brokers, topics, partitions and
 //! leaders, updated from Metadata responses and aged by `metadata.max.age.ms`.
-//!
-//! The driver (the [`Cluster`](crate::Cluster)) owns the I/O:
-//! 1. when [`ClusterMetadata::needs_refresh`] says so (never refreshed,
-//!    too old, or invalidated), it sends a Metadata request;
-//! 2. it hands the response to [`ClusterMetadata::handle_metadata_response`],
-//!    whose [`MetadataUpdate`] says what was wrong with it;
-//! 3. senders look leaders up, and [`ClusterMetadata::invalidate`] when a
-//!    broker says the metadata is stale (NOT_LEADER_OR_FOLLOWER).
-//!
-//! ```
-//! use kafka_client::ClusterMetadata;
-//! use kafka_proto::messages::{MetadataResponse, MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic};
-//! use std::time::{Duration, Instant};
-//! let mut md = ClusterMetadata::new(Duration::from_secs(300));
-//! let now = Instant::now();
-//! assert!(md.needs_refresh(now));
-//! md.handle_metadata_response(&MetadataResponse {
-//!     brokers: vec![MetadataResponseBroker { node_id: 1, host: "b1".into(), port: 9092, ..Default::default() }],
-//!     topics: vec![MetadataResponseTopic {
-//!         name: Some("orders".into()),
-//!         partitions: vec![MetadataResponsePartition { partition_index: 0, leader_id: 1, leader_epoch: 4, ..Default::default() }],
-//!         ..Default::default()
-//!     }],
-//!     ..Default::default()
-//! }, now);
-//! assert_eq!(md.leader("orders", 0), Some(1));
-//! assert_eq!(md.leader_broker("orders", 0).unwrap().addr(), "b1:9092");
-//! assert!(!md.needs_refresh(now));
-//! md.invalidate();
-//! assert!(md.needs_refresh(now));
-//! ```
 
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::{MetadataResponse, MetadataResponseTopic};
@@ -118,6 +87,37 @@ pub struct MetadataUpdate {
 
 /// Cached cluster metadata, a plain struct driven by
 /// [`Self::handle_metadata_response`]; no IO.
+///
+/// The driver (the [`Cluster`](crate::Cluster)) owns the I/O:
+/// 1. when [`ClusterMetadata::needs_refresh`] says so (never refreshed,
+///    too old, or invalidated), it sends a Metadata request;
+/// 2. it hands the response to [`ClusterMetadata::handle_metadata_response`],
+///    whose [`MetadataUpdate`] says what was wrong with it;
+/// 3. senders look leaders up, and [`ClusterMetadata::invalidate`] when a
+///    broker says the metadata is stale (NOT_LEADER_OR_FOLLOWER).
+///
+/// ```
+/// use kafka_client::ClusterMetadata;
+/// use kafka_proto::messages::{MetadataResponse, MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic};
+/// use std::time::{Duration, Instant};
+/// let mut md = ClusterMetadata::new(Duration::from_secs(300));
+/// let now = Instant::now();
+/// assert!(md.needs_refresh(now));
+/// md.handle_metadata_response(&MetadataResponse {
+///     brokers: vec![MetadataResponseBroker { node_id: 1, host: "b1".into(), port: 9092, ..Default::default() }],
+///     topics: vec![MetadataResponseTopic {
+///         name: Some("orders".into()),
+///         partitions: vec![MetadataResponsePartition { partition_index: 0, leader_id: 1, leader_epoch: 4, ..Default::default() }],
+///         ..Default::default()
+///     }],
+///     ..Default::default()
+/// }, now);
+/// assert_eq!(md.leader("orders", 0), Some(1));
+/// assert_eq!(md.leader_broker("orders", 0).unwrap().addr(), "b1:9092");
+/// assert!(!md.needs_refresh(now));
+/// md.invalidate();
+/// assert!(md.needs_refresh(now));
+/// ```
 #[derive(Debug, Clone)]
 pub struct ClusterMetadata {
     cluster_id: Option<String>,

@@ -1,22 +1,5 @@
 //! Lazily (re)connecting links to brokers, keyed by node id, with
 //! exponential reconnect backoff and jitter.
-//!
-//! The pool learns addresses from metadata and dials on first use:
-//! 1. [`ConnectionPool::set_address`] for each broker of a Metadata response
-//!    (an address that changed closes the old connection), then
-//!    [`ConnectionPool::retain`] the brokers still listed;
-//! 2. [`ConnectionPool::connection`] returns the live connection to a node,
-//!    dialling it first if there is none; after a failure it waits out the
-//!    reconnect backoff instead of dialling again.
-//!
-//! ```no_run
-//! # async fn demo() -> Result<(), kafka_client::ClusterError> {
-//! use kafka_client::{ConnectionConfig, ConnectionPool, ExponentialBackoff};
-//! let pool = ConnectionPool::new(ConnectionConfig::default(), ExponentialBackoff::reconnect_default());
-//! pool.set_address(1, "127.0.0.1:9092");
-//! let conn = pool.connection(1).await?; // connects (or reuses) node 1
-//! # Ok(()) }
-//! ```
 
 use crate::backoff::ExponentialBackoff;
 use crate::connection::{Connection, ConnectionConfig};
@@ -213,6 +196,23 @@ fn usable(c: &Connection) -> bool {
 }
 
 /// Broker links by node id.
+///
+/// The pool learns addresses from metadata and dials on first use:
+/// 1. [`ConnectionPool::set_address`] for each broker of a Metadata response
+///    (an address that changed closes the old connection), then
+///    [`ConnectionPool::retain`] the brokers still listed;
+/// 2. [`ConnectionPool::connection`] returns the live connection to a node,
+///    dialling it first if there is none; after a failure it waits out the
+///    reconnect backoff instead of dialling again.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), kafka_client::ClusterError> {
+/// use kafka_client::{ConnectionConfig, ConnectionPool, ExponentialBackoff};
+/// let pool = ConnectionPool::new(ConnectionConfig::default(), ExponentialBackoff::reconnect_default());
+/// pool.set_address(1, "127.0.0.1:9092");
+/// let conn = pool.connection(1).await?; // connects (or reuses) node 1
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct ConnectionPool {
     config: Arc<ConnectionConfig>,

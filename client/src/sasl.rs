@@ -9,7 +9,7 @@
 //!    ([`ScramClient::handle_server_final`]): the broker proved it knows the password.
 //!
 //! ```
-//! use kafka_client::sasl::{plain_message, ScramClient, ScramHash};
+//! use kafka_client::internals::{plain_message, ScramClient, ScramHash};
 //! use kafka_client::{SaslConfig, SaslMechanism};
 //!
 //! let config = SaslConfig::scram_sha512("alice", "alice-secret");
@@ -184,7 +184,7 @@ enum ScramState {
 ///    signature; then [`Self::is_done`].
 ///
 /// ```
-/// use kafka_client::sasl::{ScramClient, ScramHash};
+/// use kafka_client::internals::{ScramClient, ScramHash};
 /// // The test vector of RFC 7677 section 3.
 /// let mut c = ScramClient::with_nonce(ScramHash::Sha256, "user", "pencil", "rOprNGfwEbeRWgbNEkqO");
 /// c.client_first();
@@ -221,7 +221,7 @@ impl ScramClient {
     /// client runs one conversation; see the type's example for the steps.
     ///
     /// ```
-    /// use kafka_client::sasl::{ScramClient, ScramHash};
+    /// use kafka_client::internals::{ScramClient, ScramHash};
     /// let mut c = ScramClient::new(ScramHash::Sha256, "alice", "alice-secret");
     /// let first = c.client_first(); // the first SaslAuthenticate's bytes
     /// assert!(first.starts_with(b"n,,n=alice,r="));
@@ -339,6 +339,7 @@ impl ScramClient {
     }
 
     /// True once the server signature has been verified.
+    #[cfg_attr(not(any(test, feature = "internals")), allow(dead_code))]
     pub fn is_done(&self) -> bool {
         self.state == ScramState::Done
     }

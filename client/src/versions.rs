@@ -11,7 +11,7 @@
 //!    version of every request sent afterwards.
 //!
 //! ```
-//! use kafka_client::versions::{on_api_versions_response, ApiVersionsOutcome, API_VERSIONS_MAX};
+//! use kafka_client::internals::{on_api_versions_response, ApiVersionsOutcome, API_VERSIONS_MAX};
 //! use kafka_proto::messages::{ApiVersion, ApiVersionsResponse, ProduceRequest};
 //! # fn send_api_versions(_version: i16) -> ApiVersionsResponse {
 //! #     ApiVersionsResponse {
@@ -108,7 +108,7 @@ pub enum ApiVersionsOutcome {
 /// into this client's range), else at v0. A failure at v0 is final.
 ///
 /// ```
-/// use kafka_client::versions::{on_api_versions_response, ApiVersionsOutcome};
+/// use kafka_client::internals::{on_api_versions_response, ApiVersionsOutcome};
 /// use kafka_proto::messages::{ApiVersion, ApiVersionsResponse};
 /// // A broker that speaks ApiVersions up to v2 refuses a v4 request...
 /// let refused = ApiVersionsResponse {

@@ -35,9 +35,9 @@
 //! assert!(typed.idempotence());
 //! ```
 
-use kafka_client::config::ClientConfig;
-pub use kafka_client::config::{ConfigError, Properties, Secret, SecurityProtocol};
+use kafka_client::ClientConfig;
 use kafka_client::{ClusterConfig, ConnectionConfig, SaslMechanism, TlsConfig};
+pub use kafka_client::{ConfigError, Properties, Secret, SecurityProtocol};
 use kafka_proto::record::Compression;
 use std::time::Duration;
 
@@ -896,7 +896,7 @@ impl ProducerConfigBuilder {
     ///
     /// ```
     /// # use kafka_producer::config::{ProducerConfig, SecurityProtocol};
-    /// use kafka_client::connection::TlsConfig;
+    /// use kafka_client::TlsConfig;
     /// let ca = b"-----BEGIN CERTIFICATE-----\n...".to_vec(); // ssl.truststore.certificates
     /// match ProducerConfig::builder("broker-1:9093").tls(TlsConfig::new(ca)).build() {
     ///     Ok(cfg) => assert_eq!(cfg.security_protocol, SecurityProtocol::Ssl), // `tls` feature on

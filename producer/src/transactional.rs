@@ -52,7 +52,7 @@ use crate::txn::{
     TxnDriver, TxnEvent, TxnOp,
 };
 use crate::{Cluster, Producer};
-use kafka_client::error::ClusterError;
+use kafka_client::ClusterError;
 use kafka_proto::ErrorCode;
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -12,7 +12,7 @@
 //! broker starts in all).
 #![cfg(feature = "tls")]
 
-use kafka_client::connection::TlsConfig;
+use kafka_client::TlsConfig;
 use kafka_client::{Cluster, ConnError, Connection, ConnectionConfig, SaslConfig};
 use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::kafka_proto::messages::MetadataRequest;

@@ -20,7 +20,7 @@ use std::time::Duration;
 /// of a Java properties file, or a later `-X` on a command line).
 ///
 /// ```
-/// use kafka_client::config::{ClientConfig, Properties};
+/// use kafka_client::{ClientConfig, Properties};
 /// let mut props = Properties::new([
 ///     ("bootstrap.servers", "broker-1:9092"),
 ///     ("enable.auto.commit", "TRUE"),
@@ -55,7 +55,7 @@ impl Properties {
     /// A bag of these settings, keys and values trimmed, none read yet.
     ///
     /// ```
-    /// use kafka_client::config::Properties;
+    /// use kafka_client::Properties;
     /// let mut props = Properties::new([("linger.ms", " 5 "), ("linger.ms", "10")]);
     /// // The last value of a key wins, as in a Java properties file.
     /// assert_eq!(props.long("linger.ms", 0..=i64::MAX).unwrap(), Some(10));

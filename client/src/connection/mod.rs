@@ -1,29 +1,6 @@
 //! One broker connection: framing, correlation ids, pipelined requests,
 //! timeouts, ApiVersions negotiation, TLS (cargo feature `tls`) and SASL
 //! authentication.
-//!
-//! A request's way through a connection:
-//! 1. [`Connection::send`] gives it the next correlation id and registers a
-//!    oneshot sender under that id;
-//! 2. the frame is written by the submitting task while the socket takes it,
-//!    else by the connection's writer task (the `writer` module): either way
-//!    frames reach the socket whole and in the order they were submitted;
-//! 3. a reader task splits the read half into frames and routes each
-//!    response to its caller by correlation id.
-//!
-//! Any number of requests may be in flight at once.
-//!
-//! ```no_run
-//! # async fn demo() -> Result<(), kafka_client::ConnError> {
-//! use kafka_client::{Connection, ConnectionConfig};
-//! use kafka_proto::messages::MetadataRequest;
-//! let conn = Connection::connect("127.0.0.1:9092", &ConnectionConfig::default()).await?;
-//! // The highest version both sides speak (`send` takes one chosen by the caller).
-//! let metadata = conn.send_negotiated(&MetadataRequest::default()).await?;
-//! println!("{} brokers", metadata.brokers.len());
-//! conn.close();
-//! # Ok(()) }
-//! ```
 
 use crate::error::ConnError;
 use crate::sasl::{SaslConfig, SaslMechanism, ScramClient, ScramHash, plain_message};
@@ -122,7 +99,7 @@ impl TlsConfig {
     /// client certificate.
     ///
     /// ```
-    /// use kafka_client::connection::TlsConfig;
+    /// use kafka_client::TlsConfig;
     /// use kafka_client::ConnectionConfig;
     /// # let (ca_pem, cert_pem, key_pem) = (Vec::<u8>::new(), Vec::<u8>::new(), Vec::<u8>::new());
     /// let tls = TlsConfig::new(ca_pem) // ssl.truststore: the CA that signed the brokers
@@ -503,6 +480,29 @@ impl Drop for Io {
 ///
 /// Cheap to share behind an `Arc`; every method takes `&self`. Dropping the
 /// last handle closes the socket.
+///
+/// A request's way through a connection:
+/// 1. [`Connection::send`] gives it the next correlation id and registers a
+///    oneshot sender under that id;
+/// 2. the frame is written by the submitting task while the socket takes it,
+///    else by the connection's writer task (the `writer` module): either way
+///    frames reach the socket whole and in the order they were submitted;
+/// 3. a reader task splits the read half into frames and routes each
+///    response to its caller by correlation id.
+///
+/// Any number of requests may be in flight at once.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), kafka_client::ConnError> {
+/// use kafka_client::{Connection, ConnectionConfig};
+/// use kafka_proto::messages::MetadataRequest;
+/// let conn = Connection::connect("127.0.0.1:9092", &ConnectionConfig::default()).await?;
+/// // The highest version both sides speak (`send` takes one chosen by the caller).
+/// let metadata = conn.send_negotiated(&MetadataRequest::default()).await?;
+/// println!("{} brokers", metadata.brokers.len());
+/// conn.close();
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Connection {
     io: Io,

@@ -11,3 +11,9 @@
 //! ```
 
 pub mod scripted_peer;
+
+pub use crate::sasl::{SCRAM_MIN_ITERATIONS, ScramClient, ScramHash, plain_message};
+pub use crate::versions::{
+    API_VERSIONS_MAX, ApiVersionsOutcome, PRODUCE_MIN_VERSION, client_versions,
+    decode_api_versions_body, highest_common, on_api_versions_response,
+};

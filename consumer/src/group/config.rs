@@ -9,7 +9,7 @@ use crate::group::member::classic::assignor::Assignor;
 use crate::group::member::kip848::Kip848Config;
 use crate::reader::{IsolationLevel, Offset, ReaderConfig};
 use kafka_client::ClusterConfig;
-use kafka_client::config::{ClientConfig, ConfigError, Properties};
+use kafka_client::{ClientConfig, ConfigError, Properties};
 use std::time::Duration;
 
 /// Settings of a [`GroupConsumer`].
@@ -154,7 +154,7 @@ impl GroupConsumerConfig {
     /// nobody took.
     ///
     /// ```
-    /// use kafka_client::config::Properties;
+    /// use kafka_client::Properties;
     /// use kafka_consumer::GroupConsumerConfig;
     /// let mut props = Properties::new([
     ///     ("bootstrap.servers", "127.0.0.1:9092"),

@@ -48,9 +48,9 @@ use crate::group::member::kip848::{
     Kip848Action, Kip848Member, MemberError, MemberState, TopicPartitions,
 };
 use crate::reader::{ConsumerRecord, Offset, Reader, ReaderError};
+use kafka_client::Cluster;
+use kafka_client::Connection;
 use kafka_client::TopicPartition;
-use kafka_client::cluster::Cluster;
-use kafka_client::connection::Connection;
 use kafka_client::{GroupMetadata, OffsetAndMetadata};
 use kafka_proto::ErrorCode;
 use std::collections::{BTreeMap, BTreeSet};

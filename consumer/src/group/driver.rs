@@ -18,8 +18,8 @@ use crate::group::member::classic::{ClassicAction, ClassicMember, ClassicState, 
 use crate::group::member::kip848::{
     Heartbeat, HeartbeatAnswer, Kip848Action, MemberError, MemberState,
 };
-use kafka_client::cluster::Cluster;
-use kafka_client::connection::Connection;
+use kafka_client::Cluster;
+use kafka_client::Connection;
 use kafka_client::{CoordinatorType, find_coordinator};
 use kafka_proto::messages::{
     ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatRequestTopicPartitions,

@@ -3,7 +3,7 @@
 //! reader's `api_timeout`.
 
 use super::{IsolationLevel, Reader, ReaderError};
-use kafka_client::connection::Connection;
+use kafka_client::Connection;
 use kafka_client::requests::offset_fetch::{TopicPartitions, offset_fetch_on};
 use kafka_client::{CoordinatorType, find_coordinator};
 use kafka_proto::{ApiKey, ErrorCode};

@@ -1,7 +1,7 @@
 //! Errors of the [`Reader`](super::Reader).
 
 use kafka_client::RequestError;
-use kafka_client::error::{ClusterError, ConnError};
+use kafka_client::{ClusterError, ConnError};
 use kafka_proto::{ApiKey, DecodeError, ErrorCode};
 use std::time::Duration;
 

@@ -13,7 +13,7 @@
 use super::filter::process_partition_records;
 use super::session::{self, PartitionFetch};
 use super::{ConsumerRecord, Key, Reader, ReaderError, needs_metadata};
-use kafka_client::error::ConnError;
+use kafka_client::ConnError;
 use kafka_proto::messages::{
     FetchRequest, FetchRequestForgottenTopic, FetchRequestPartition, FetchRequestTopic,
     FetchResponse,

@@ -19,9 +19,9 @@ pub use filter::{
 
 use bytes::Bytes;
 use fetch::{Fetched, InFlight};
-use kafka_client::cluster::Cluster;
-use kafka_client::connection::Connection;
-use kafka_client::error::ClusterError;
+use kafka_client::Cluster;
+use kafka_client::ClusterError;
+use kafka_client::Connection;
 use kafka_proto::messages::FetchRequest;
 use kafka_proto::record::{DecodeOptions, RecordHeader, TimestampType};
 use kafka_proto::{ErrorCode, Message};

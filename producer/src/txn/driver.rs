@@ -5,12 +5,12 @@
 
 use super::interface::{CoordinatorRequest, CoordinatorResponse, OpTicket, RequestBody, Target};
 use super::{
-    CoordinatorError, CoordinatorType, GroupMetadata, OffsetAndMetadata, ProducerIdAndEpoch,
+    CoordinatorType, GroupMetadata, OffsetAndMetadata, ProducerIdAndEpoch, RequestError,
     TransactionError, TransactionManager, TransactionVersion, TxnConfig, TxnOp, find_coordinator,
 };
 use crate::Cluster;
 use kafka_client::TopicPartition;
-use kafka_client::error::{ClusterError, ConnError};
+use kafka_client::{ClusterError, ConnError};
 use kafka_proto::messages::*;
 use kafka_proto::{ApiKey, ErrorCode};
 use std::collections::BTreeMap;
@@ -123,7 +123,7 @@ impl TxnDriver {
                 return Ok(());
             }
         };
-        match kafka_client::describe_configs::broker_config_on(
+        match kafka_client::requests::describe_configs::broker_config_on(
             &coord.connection,
             coord.node_id,
             &["transaction.max.timeout.ms"],
@@ -302,14 +302,14 @@ impl TxnDriver {
         };
         match req.body {
             RequestBody::FindCoordinator { key_type, key } => {
-                let kafka_client::coordinator::CoordinatorAnswer {
+                let kafka_client::CoordinatorAnswer {
                     version,
                     error,
                     node_id,
                     host,
                     port,
                     ..
-                } = kafka_client::coordinator::find_coordinator_on(&conn, key_type, &key)
+                } = kafka_client::find_coordinator_on(&conn, key_type, &key)
                     .await
                     .map_err(ExecError::from_coord)?;
                 if error.is_ok() && self.cluster.metadata().broker(node_id).is_none() {
@@ -581,9 +581,9 @@ impl ExecError {
         }
     }
 
-    fn from_coord(e: CoordinatorError) -> Self {
+    fn from_coord(e: RequestError) -> Self {
         match e {
-            CoordinatorError::Cluster(c) => Self::from_cluster(c),
+            RequestError::Cluster(c) => Self::from_cluster(c),
             e => ExecError::Io(e.to_string()),
         }
     }

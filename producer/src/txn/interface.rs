@@ -11,8 +11,8 @@ use super::error::TxnApi;
 use super::{
     CoordinatorType, GroupMetadata, OffsetAndMetadata, ProducerIdAndEpoch, TransactionVersion,
 };
+use kafka_client::ExponentialBackoff;
 use kafka_client::TopicPartition;
-use kafka_client::backoff::ExponentialBackoff;
 use kafka_proto::ErrorCode;
 use std::collections::BTreeMap;
 use std::time::Duration;

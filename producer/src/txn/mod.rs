@@ -45,10 +45,10 @@ mod tests;
 
 pub use error::{ErrorClass, NotPreparableReason, TransactionError, TxnApi, TxnOp};
 // The client's types that appear in this module's signatures.
-pub use kafka_client::{
-    CoordinatorError, GroupMetadata, OffsetAndMetadata, ProducerIdAndEpoch, TransactionState,
-};
 use kafka_client::{CoordinatorType, find_coordinator};
+pub use kafka_client::{
+    GroupMetadata, OffsetAndMetadata, ProducerIdAndEpoch, RequestError, TransactionState,
+};
 // The transaction manager's state machine and its driver: the
 // transactional producer's machinery, public only with `internals`.
 kafka_client::internal_use!(driver::TxnDriver);

@@ -18,8 +18,8 @@
 use super::find_coordinator;
 use super::{CoordinatorType, ProducerIdAndEpoch, TransactionState, TransactionVersion};
 use crate::Cluster;
+use kafka_client::ExponentialBackoff;
 use kafka_client::RequestError;
-use kafka_client::backoff::ExponentialBackoff;
 use kafka_client::requests::describe_transactions::{TransactionSnapshot, describe_transaction_on};
 use kafka_proto::messages::EndTxnRequest;
 use kafka_proto::primitives::Reader;

@@ -189,7 +189,7 @@ impl KafkaSinkConfig {
     /// [`Properties::finish`] refuses those nobody took.
     ///
     /// ```
-    /// use kafka_client::config::Properties;
+    /// use kafka_client::Properties;
     /// use kafka_sink::kafka::KafkaSinkConfig;
     /// let mut props = Properties::new([
     ///     ("bootstrap.servers", "h:9092"),
