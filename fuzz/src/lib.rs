@@ -16,7 +16,7 @@
 use kafka_proto::frame::{
     decode_request_frame, decode_response_frame, decode_response_frame_bytes,
 };
-use kafka_proto::header::{request_header_version, response_header_version};
+use kafka_proto::{request_header_version, response_header_version};
 use kafka_proto::{ApiKey, Message, RequestHeader, ResponseHeader};
 
 /// Invokes `$callback! { (ApiKey, Request, Response), ... }` with every message

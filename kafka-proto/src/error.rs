@@ -1,9 +1,4 @@
 //! Decode and encode errors, split by who is at fault.
-//!
-//! A [`DecodeError`] means the *peer* sent bytes we cannot accept (truncated,
-//! over-long, bad CRC, trailing bytes, …). An [`EncodeError`] means *our caller*
-//! asked for something the chosen protocol version cannot carry. Both name the
-//! API, version and field so that a log line is enough to find the problem.
 
 use crate::api_key::ApiKey;
 use std::fmt;
@@ -75,6 +70,11 @@ pub enum DecodeErrorKind {
 }
 
 /// A failure to decode bytes received from a peer.
+///
+/// A [`DecodeError`] means the *peer* sent bytes we cannot accept (truncated,
+/// over-long, bad CRC, trailing bytes, …). An [`EncodeError`] means *our caller*
+/// asked for something the chosen protocol version cannot carry. Both name the
+/// API, version and field so that a log line is enough to find the problem.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct DecodeError {
     /// The API whose message failed, when known.

@@ -1,21 +1,5 @@
 //! [`ErrorCode`]: every Kafka protocol error code, whether it is retriable, and
 //! how the Java transactional producer treats it.
-//!
-//! The table follows Apache Kafka's `Errors` enum (4.4). Codes this crate does
-//! not know are preserved as [`ErrorCode::Unknown`].
-//!
-//! A response carries an `i16`; turn it into an [`ErrorCode`] and decide:
-//!
-//! ```
-//! use kafka_proto::{ErrorCode, error_code::TxnHandling};
-//! let code: i16 = 51; // an EndTxn response's error_code
-//! match ErrorCode::from(code).txn_handling() {
-//!     TxnHandling::Retry => { /* CONCURRENT_TRANSACTIONS: back off, send again */ }
-//!     TxnHandling::Fatal => panic!("the producer must close"),
-//!     other => unimplemented!("{other:?}"),
-//! }
-//! assert!(ErrorCode::from(code).is_retriable());
-//! ```
 
 /// How the Java transactional producer handles an error code by default (the
 /// per-request differences are modelled by the producer crate).
@@ -36,6 +20,22 @@ pub enum TxnHandling {
 }
 
 /// A Kafka error code.
+///
+/// The table follows Apache Kafka's `Errors` enum (4.4). Codes this crate does
+/// not know are preserved as [`ErrorCode::Unknown`].
+///
+/// A response carries an `i16`; turn it into an [`ErrorCode`] and decide:
+///
+/// ```
+/// use kafka_proto::{ErrorCode, error_code::TxnHandling};
+/// let code: i16 = 51; // an EndTxn response's error_code
+/// match ErrorCode::from(code).txn_handling() {
+///     TxnHandling::Retry => { /* CONCURRENT_TRANSACTIONS: back off, send again */ }
+///     TxnHandling::Fatal => panic!("the producer must close"),
+///     other => unimplemented!("{other:?}"),
+/// }
+/// assert!(ErrorCode::from(code).is_retriable());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorCode {

@@ -1,10 +1,4 @@
 //! Request and response headers, and which header version each (API, version) uses.
-//!
-//! Request header v1 is key, version, correlation id and an `int16`-length client
-//! id; v2 adds tagged fields (the client id stays non-compact). Response header
-//! v0 is the correlation id; v1 adds tagged fields. Flexible API versions use
-//! request v2 / response v1 — except ApiVersions, whose response header is always
-//! v0 (KIP-511) so that a client can read it before knowing what the broker speaks.
 
 use crate::api_key::ApiKey;
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
@@ -12,6 +6,12 @@ use crate::primitives::{Reader, TaggedFields, put_nullable_string, put_unknown_t
 use bytes::BufMut;
 
 /// A request header (v1 or v2).
+///
+/// Request header v1 is key, version, correlation id and an `int16`-length client
+/// id; v2 adds tagged fields (the client id stays non-compact). Response header
+/// v0 is the correlation id; v1 adds tagged fields. Flexible API versions use
+/// request v2 / response v1 — except ApiVersions, whose response header is always
+/// v0 (KIP-511) so that a client can read it before knowing what the broker speaks.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RequestHeader {
     /// The API key of this request.
@@ -32,7 +32,7 @@ impl RequestHeader {
     /// writer in [`crate::frame`] does this for every request.
     ///
     /// ```
-    /// use kafka_proto::header::request_header_version;
+    /// use kafka_proto::request_header_version;
     /// use kafka_proto::{ApiKey, Message, RequestHeader, messages::MetadataRequest};
     /// let header = RequestHeader::new(ApiKey::Metadata, 12, 7, Some("orders-app"));
     /// let mut frame = Vec::new();

@@ -5,11 +5,12 @@
 //! No tokio and no IO: bytes in, typed messages out, and back.
 //!
 //! - [`primitives`]: bounded readers (nom parsers over byte slices) and `BufMut` writers.
-//! - [`header`]: request/response headers and which version each API uses.
+//! - [`RequestHeader`], [`ResponseHeader`]: the headers, and which version each API
+//!   uses ([`request_header_version`]).
 //! - [`frame`]: the `int32` length-prefixed frame codec with a maximum frame size.
 //! - [`messages`]: one module per message, each with its [`ApiKey`] and version range.
 //! - [`record`]: RecordBatch v2 with CRC-32C, control records and compression.
-//! - [`error_code`]: every Kafka error code with its retriable flag and handling.
+//! - [`ErrorCode`]: every Kafka error code with its retriable flag and handling.
 //! - [`topic`]: topic-name validation as the broker does it.
 //!
 //! ```
@@ -28,23 +29,26 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod api_key;
 pub(crate) mod describe;
-pub mod error;
-pub mod error_code;
+
+// The public interface is:
+mod api_key;
+pub use api_key::ApiKey;
+mod error;
+pub use error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
+mod error_code;
+pub use error_code::{ErrorCode, TxnHandling};
+mod header;
+pub use header::{RequestHeader, ResponseHeader, request_header_version, response_header_version};
+// Namespaces: frames, one module per message, the primitive types, record
+// batches, topic names; the proptest strategies under the `arbitrary` feature.
 pub mod frame;
-pub mod header;
 pub mod messages;
 pub mod primitives;
 pub mod record;
 #[cfg(any(test, feature = "arbitrary"))]
 pub mod testing;
 pub mod topic;
-
-pub use api_key::ApiKey;
-pub use error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
-pub use error_code::ErrorCode;
-pub use header::{RequestHeader, ResponseHeader};
 
 use bytes::BufMut;
 use primitives::Reader;

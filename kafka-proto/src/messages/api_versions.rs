@@ -2,7 +2,7 @@
 //!
 //! The response carries the broker's version range per API and, from v3, the
 //! supported and finalized features as tagged fields (tags 0–3). The response
-//! header is always v0 (see [`crate::header`]).
+//! header is always v0 (see [`crate::response_header_version`]).
 
 use crate::describe::{message, nested};
 use crate::{ApiKey, VersionRange};

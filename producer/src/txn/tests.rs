@@ -375,7 +375,7 @@ fn sender_decision(error: E) -> crate::idempotence::ErrorDecision {
 fn classification_agrees_with_the_java_client_for_every_error_code() {
     use crate::idempotence::ErrorDecision;
     use ErrorClass::*;
-    use kafka_proto::error_code::TxnHandling;
+    use kafka_proto::TxnHandling;
     let mut lines = JAVA_ERROR_CLASSIFICATION
         .lines()
         .filter(|l| !l.starts_with('#'));
