@@ -27,7 +27,7 @@ pub enum TxnHandling {
 /// A response carries an `i16`; turn it into an [`ErrorCode`] and decide:
 ///
 /// ```
-/// use kafka_proto::{ErrorCode, error_code::TxnHandling};
+/// use kafka_proto::{ErrorCode, TxnHandling};
 /// let code: i16 = 51; // an EndTxn response's error_code
 /// match ErrorCode::from(code).txn_handling() {
 ///     TxnHandling::Retry => { /* CONCURRENT_TRANSACTIONS: back off, send again */ }
