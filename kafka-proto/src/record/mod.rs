@@ -54,6 +54,7 @@ pub use decode::{
 pub use writer::{HeaderRef, RecordParts, RecordSize, append_record, record_len, record_size};
 
 use crate::error::{EncodeError, EncodeErrorKind};
+use crate::primitives::{uvar_len, zz32, zz64};
 use bytes::{BufMut, Bytes};
 use std::ops::DerefMut;
 
@@ -487,39 +488,6 @@ fn invalid(field: &'static str, msg: String) -> EncodeError {
 
 fn too_long(field: &'static str, n: usize) -> EncodeError {
     EncodeError::new(field, EncodeErrorKind::TooLong(n))
-}
-
-/// Encoded size of an unsigned LEB128 value.
-#[inline(always)]
-fn uvar_len(v: u64) -> usize {
-    // Branches, not `leading_zeros`: values are small and predictable, and
-    // `bsr` is slow on some x86 cores without `lzcnt`.
-    if v < 1 << 7 {
-        1
-    } else if v < 1 << 14 {
-        2
-    } else if v < 1 << 21 {
-        3
-    } else if v < 1 << 28 {
-        4
-    } else {
-        uvar_len_slow(v)
-    }
-}
-
-#[cold]
-fn uvar_len_slow(v: u64) -> usize {
-    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
-}
-
-#[inline(always)]
-fn zz32(v: i32) -> u64 {
-    u64::from(((v << 1) ^ (v >> 31)) as u32)
-}
-
-#[inline(always)]
-fn zz64(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
 }
 
 /// Encoded size of a varint length prefix plus the bytes (null: one byte).
