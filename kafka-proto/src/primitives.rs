@@ -32,12 +32,6 @@ pub type TaggedFields = Vec<(u32, Bytes)>;
 type NomResult<'a, T> = IResult<&'a [u8], T, ()>;
 
 /// Parses an unsigned LEB128 varint of at most 5 bytes (u32).
-///
-/// ```
-/// use kafka_proto::primitives::parse_uvarint;
-/// let (rest, v) = parse_uvarint(&[0xac, 0x02, 0xff]).unwrap();
-/// assert_eq!((v, rest), (Ok(300), &[0xff][..]));
-/// ```
 pub fn parse_uvarint(input: &[u8]) -> NomResult<'_, Result<u32, DecodeErrorKind>> {
     let mut value: u32 = 0;
     for (i, &b) in input.iter().enumerate().take(5) {
@@ -57,12 +51,6 @@ pub fn parse_uvarint(input: &[u8]) -> NomResult<'_, Result<u32, DecodeErrorKind>
 }
 
 /// Parses an unsigned LEB128 varint of at most 10 bytes (u64).
-///
-/// ```
-/// use kafka_proto::primitives::parse_uvarlong;
-/// let (rest, v) = parse_uvarlong(&[0x80, 0x80, 0x04]).unwrap();
-/// assert_eq!((v, rest.len()), (Ok(1 << 16), 0));
-/// ```
 pub fn parse_uvarlong(input: &[u8]) -> NomResult<'_, Result<u64, DecodeErrorKind>> {
     let mut value: u64 = 0;
     for (i, &b) in input.iter().enumerate().take(10) {
@@ -154,50 +142,21 @@ impl<'a> Reader<'a> {
     }
 
     /// Bytes not yet read.
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::Reader;
-    /// let mut r = Reader::new(&[0, 7, 9]);
-    /// r.i16("error_code").unwrap();
-    /// assert_eq!(r.remaining(), 1);
-    /// ```
     pub fn remaining(&self) -> usize {
         self.input.len()
     }
 
     /// The unread bytes.
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::Reader;
-    /// let mut r = Reader::new(&[1, 2, 3]);
-    /// r.i8("acks").unwrap();
-    /// assert_eq!(r.rest(), &[2, 3]);
-    /// ```
     pub fn rest(&self) -> &'a [u8] {
         self.input
     }
 
     /// True when every byte was read.
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::Reader;
-    /// let mut r = Reader::new(&[1]);
-    /// assert!(!r.is_empty());
-    /// r.bool("flag").unwrap();
-    /// assert!(r.is_empty());
-    /// ```
     pub fn is_empty(&self) -> bool {
         self.input.is_empty()
     }
 
     /// Fails with [`DecodeErrorKind::TrailingBytes`] unless every byte was read.
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::Reader;
-    /// let mut r = Reader::new(&[0, 1, 0xff]);
-    /// r.i16("error_code").unwrap();
-    /// assert!(r.finish().is_err(), "one trailing byte");
-    /// ```
     pub fn finish(&self) -> Result<(), DecodeError> {
         if self.input.is_empty() {
             Ok(())
@@ -211,75 +170,27 @@ impl<'a> Reader<'a> {
 
     fixed! {
         /// Reads an `int8`.
-        ///
-        /// ```
-        /// # use kafka_proto::primitives::Reader;
-        /// assert_eq!(Reader::new(&[0xff]).i8("acks").unwrap(), -1);
-        /// ```
         i8 -> i8 = num::be_i8, 1;
         /// Reads an `int16`.
-        ///
-        /// ```
-        /// # use kafka_proto::primitives::Reader;
-        /// assert_eq!(Reader::new(&[0, 51]).i16("error_code").unwrap(), 51);
-        /// ```
         i16 -> i16 = num::be_i16, 2;
         /// Reads an `uint16`.
-        ///
-        /// ```
-        /// # use kafka_proto::primitives::Reader;
-        /// assert_eq!(Reader::new(&[0x23, 0x84]).u16("port").unwrap(), 9092);
-        /// ```
         u16 -> u16 = num::be_u16, 2;
         /// Reads an `int32`.
-        ///
-        /// ```
-        /// # use kafka_proto::primitives::Reader;
-        /// assert_eq!(Reader::new(&[0, 0, 0x75, 0x30]).i32("timeout_ms").unwrap(), 30_000);
-        /// ```
         i32 -> i32 = num::be_i32, 4;
         /// Reads an `uint32`.
-        ///
-        /// ```
-        /// # use kafka_proto::primitives::Reader;
-        /// assert_eq!(Reader::new(&[0xff; 4]).u32("crc").unwrap(), u32::MAX);
-        /// ```
         u32 -> u32 = num::be_u32, 4;
         /// Reads an `int64`.
-        ///
-        /// ```
-        /// # use kafka_proto::primitives::Reader;
-        /// let mut r = Reader::new(&[0xff; 8]);
-        /// assert_eq!(r.i64("offset").unwrap(), -1);
-        /// ```
         i64 -> i64 = num::be_i64, 8;
         /// Reads a `float64`.
-        ///
-        /// ```
-        /// # use kafka_proto::primitives::Reader;
-        /// let bytes = 0.5f64.to_be_bytes();
-        /// assert_eq!(Reader::new(&bytes).f64("ratio").unwrap(), 0.5);
-        /// ```
         f64 -> f64 = num::be_f64, 8;
     }
 
     /// Reads a boolean (any non-zero byte is true, as Kafka reads it).
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::Reader;
-    /// let mut r = Reader::new(&[0, 2]);
-    /// assert_eq!((r.bool("a").unwrap(), r.bool("b").unwrap()), (false, true));
-    /// ```
     pub fn bool(&mut self, field: &'static str) -> Result<bool, DecodeError> {
         Ok(self.i8(field)? != 0)
     }
 
     /// Reads an unsigned varint (u32).
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::Reader;
-    /// assert_eq!(Reader::new(&[0xac, 0x02]).uvarint("length").unwrap(), 300);
-    /// ```
     pub fn uvarint(&mut self, field: &'static str) -> Result<u32, DecodeError> {
         match parse_uvarint(self.input) {
             Ok((rest, v)) => {
@@ -291,29 +202,12 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a zigzag varint (i32).
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::Reader;
-    /// // Zigzag: 1 is -1, 2 is 1.
-    /// let mut r = Reader::new(&[1, 2]);
-    /// assert_eq!((r.varint("a").unwrap(), r.varint("b").unwrap()), (-1, 1));
-    /// ```
     pub fn varint(&mut self, field: &'static str) -> Result<i32, DecodeError> {
         let v = self.uvarint(field)?;
         Ok(((v >> 1) as i32) ^ -((v & 1) as i32))
     }
 
     /// Reads a zigzag varlong (i64).
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::{put_varlong, Reader};
-    /// let mut buf = Vec::new();
-    /// put_varlong(&mut buf, -1_700_000_000_000);
-    /// assert_eq!(
-    ///     Reader::new(&buf).varlong("timestamp_delta").unwrap(),
-    ///     -1_700_000_000_000
-    /// );
-    /// ```
     pub fn varlong(&mut self, field: &'static str) -> Result<i64, DecodeError> {
         match parse_uvarlong(self.input) {
             Ok((rest, v)) => {
@@ -326,12 +220,6 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a 16-byte UUID.
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::Reader;
-    /// let id = [7u8; 16];
-    /// assert_eq!(Reader::new(&id).uuid("topic_id").unwrap(), id);
-    /// ```
     pub fn uuid(&mut self, field: &'static str) -> Result<Uuid, DecodeError> {
         let b = self.take(16, field)?;
         let mut out = [0u8; 16];
@@ -340,13 +228,6 @@ impl<'a> Reader<'a> {
     }
 
     /// Takes exactly `n` bytes.
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::Reader;
-    /// let mut r = Reader::new(b"abcdef");
-    /// assert_eq!(r.take(3, "key").unwrap(), b"abc");
-    /// assert!(r.take(4, "value").is_err(), "only 3 bytes left");
-    /// ```
     pub fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], DecodeError> {
         let r: NomResult<'a, &'a [u8]> = nom::bytes::complete::take(n)(self.input);
         match r {
@@ -359,15 +240,6 @@ impl<'a> Reader<'a> {
     }
 
     /// Splits off a bounded sub-reader of `n` bytes.
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::Reader;
-    /// let mut r = Reader::new(&[0, 1, 9]);
-    /// let mut sub = r.sub_reader(2, "tagged_field")?;
-    /// assert_eq!(sub.i16("error_code")?, 1);
-    /// assert!(sub.is_empty() && r.remaining() == 1);
-    /// # Ok::<(), kafka_proto::DecodeError>(())
-    /// ```
     pub fn sub_reader(&mut self, n: usize, field: &'static str) -> Result<Reader<'a>, DecodeError> {
         Ok(Reader {
             input: self.take(n, field)?,
@@ -409,21 +281,6 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a nullable string (`int16` or compact length).
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::Reader;
-    /// // Classic -1 length and compact 0 both mean null.
-    /// assert_eq!(
-    ///     Reader::new(&[0xff, 0xff])
-    ///         .nullable_string("txn_id", false)
-    ///         .unwrap(),
-    ///     None
-    /// );
-    /// assert_eq!(
-    ///     Reader::new(&[0]).nullable_string("txn_id", true).unwrap(),
-    ///     None
-    /// );
-    /// ```
     pub fn nullable_string(
         &mut self,
         field: &'static str,
@@ -441,31 +298,12 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a non-null string.
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::Reader;
-    /// let mut r = Reader::new(&[0, 2, b'o', b'k']);
-    /// assert_eq!(r.string("topic", false).unwrap(), "ok");
-    /// assert!(
-    ///     Reader::new(&[0]).string("topic", true).is_err(),
-    ///     "null is rejected"
-    /// );
-    /// ```
     pub fn string(&mut self, field: &'static str, flexible: bool) -> Result<String, DecodeError> {
         self.nullable_string(field, flexible)?
             .ok_or_else(|| DecodeError::new(field, DecodeErrorKind::UnexpectedNull))
     }
 
     /// Reads nullable bytes (`int32` or compact length).
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::Reader;
-    /// let mut r = Reader::new(&[3, 0xca, 0xfe]);
-    /// assert_eq!(
-    ///     r.nullable_bytes("auth", true).unwrap().as_deref(),
-    ///     Some(&[0xca, 0xfe][..])
-    /// );
-    /// ```
     pub fn nullable_bytes(
         &mut self,
         field: &'static str,
@@ -484,27 +322,12 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads non-null bytes.
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::Reader;
-    /// let mut r = Reader::new(&[0, 0, 0, 1, 42]);
-    /// assert_eq!(&r.bytes("records", false).unwrap()[..], [42]);
-    /// ```
     pub fn bytes(&mut self, field: &'static str, flexible: bool) -> Result<Bytes, DecodeError> {
         self.nullable_bytes(field, flexible)?
             .ok_or_else(|| DecodeError::new(field, DecodeErrorKind::UnexpectedNull))
     }
 
     /// Reads a nullable array, each element decoded by `item`.
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::Reader;
-    /// let mut r = Reader::new(&[0xff, 0xff, 0xff, 0xff]);
-    /// assert_eq!(
-    ///     r.nullable_array("topics", false, |r| r.i32("p")).unwrap(),
-    ///     None
-    /// );
-    /// ```
     pub fn nullable_array<T>(
         &mut self,
         field: &'static str,
@@ -527,13 +350,6 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a non-null array.
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::Reader;
-    /// // Compact length 3 means two elements.
-    /// let mut r = Reader::new(&[3, 0, 0, 0, 1, 0, 0, 0, 2]);
-    /// assert_eq!(r.array("partitions", true, |r| r.i32("p")).unwrap(), [1, 2]);
-    /// ```
     pub fn array<T>(
         &mut self,
         field: &'static str,
@@ -548,23 +364,6 @@ impl<'a> Reader<'a> {
     /// with each tag and a bounded reader over its payload; it returns `true`
     /// when it consumed the field (the payload must then be read completely).
     /// Unknown tags are returned verbatim, in order.
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::Reader;
-    /// // Two fields: tag 0 = [5], tag 3 = [6].
-    /// let mut r = Reader::new(&[2, 0, 1, 5, 3, 1, 6]);
-    /// let mut known = 0;
-    /// let unknown = r
-    ///     .tagged_fields("_tagged_fields", |tag, sub| {
-    ///         if tag != 0 {
-    ///             return Ok(false);
-    ///         }
-    ///         known = sub.i8("throttle")?;
-    ///         Ok(true)
-    ///     })
-    ///     .unwrap();
-    /// assert_eq!((known, unknown.len(), unknown[0].0), (5, 1, 3));
-    /// ```
     pub fn tagged_fields(
         &mut self,
         field: &'static str,
@@ -597,14 +396,6 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a tagged-field section with no known tags.
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::Reader;
-    /// let mut r = Reader::new(&[1, 20, 2, 0xab, 0xcd]);
-    /// let unknown = r.unknown_tagged_fields("_tagged_fields").unwrap();
-    /// assert_eq!(unknown[0].0, 20);
-    /// assert_eq!(&unknown[0].1[..], [0xab, 0xcd]);
-    /// ```
     pub fn unknown_tagged_fields(
         &mut self,
         field: &'static str,
@@ -615,30 +406,53 @@ impl<'a> Reader<'a> {
 
 // ---------------------------------------------------------------- encoding
 
-/// Writes an unsigned varint.
-///
-/// ```
-/// use kafka_proto::primitives::put_uvarint;
-/// let mut buf = Vec::new();
-/// put_uvarint(&mut buf, 300);
-/// assert_eq!(buf, [0xac, 0x02]);
-/// ```
-pub fn put_uvarint(buf: &mut impl BufMut, mut v: u32) {
-    while v >= 0x80 {
-        buf.put_u8((v as u8) | 0x80);
-        v >>= 7;
+// The varint helpers every encoder shares: the message codec above and the
+// record layout (`record::append_record`, the producer's hot path, and the
+// batch encoder) size and zigzag through these, and write through
+// `put_uvarlong`; hence `#[inline(always)]`.
+
+/// Encoded size of an unsigned varint (LEB128) of up to 64 bits.
+#[inline(always)]
+pub(crate) fn uvar_len(v: u64) -> usize {
+    // Branches, not `leading_zeros`: values are small and predictable, and
+    // `bsr` is slow on some x86 cores without `lzcnt`.
+    if v < 1 << 7 {
+        1
+    } else if v < 1 << 14 {
+        2
+    } else if v < 1 << 21 {
+        3
+    } else if v < 1 << 28 {
+        4
+    } else {
+        uvar_len_slow(v)
     }
-    buf.put_u8(v as u8);
+}
+
+#[cold]
+fn uvar_len_slow(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// The zigzag form of an `i32` (a varint), widened.
+#[inline(always)]
+pub(crate) fn zz32(v: i32) -> u64 {
+    u64::from(((v << 1) ^ (v >> 31)) as u32)
+}
+
+/// The zigzag form of an `i64` (a varlong).
+#[inline(always)]
+pub(crate) fn zz64(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+/// Writes an unsigned varint.
+pub fn put_uvarint(buf: &mut impl BufMut, v: u32) {
+    put_uvarlong(buf, u64::from(v));
 }
 
 /// Writes an unsigned varlong.
-///
-/// ```
-/// use kafka_proto::primitives::put_uvarlong;
-/// let mut buf = Vec::new();
-/// put_uvarlong(&mut buf, 1 << 35);
-/// assert_eq!(buf.len(), 6);
-/// ```
+#[inline(always)]
 pub fn put_uvarlong(buf: &mut impl BufMut, mut v: u64) {
     while v >= 0x80 {
         buf.put_u8((v as u8) | 0x80);
@@ -648,107 +462,41 @@ pub fn put_uvarlong(buf: &mut impl BufMut, mut v: u64) {
 }
 
 /// Writes a zigzag varint.
-///
-/// ```
-/// use kafka_proto::primitives::put_varint;
-/// let mut buf = Vec::new();
-/// put_varint(&mut buf, -1);
-/// put_varint(&mut buf, 1);
-/// assert_eq!(buf, [1, 2]);
-/// ```
 pub fn put_varint(buf: &mut impl BufMut, v: i32) {
-    put_uvarint(buf, ((v << 1) ^ (v >> 31)) as u32);
+    put_uvarlong(buf, zz32(v));
 }
 
 /// Writes a zigzag varlong.
-///
-/// ```
-/// use kafka_proto::primitives::put_varlong;
-/// let mut buf = Vec::new();
-/// put_varlong(&mut buf, -64);
-/// assert_eq!(buf, [127]);
-/// ```
 pub fn put_varlong(buf: &mut impl BufMut, v: i64) {
-    put_uvarlong(buf, ((v << 1) ^ (v >> 63)) as u64);
+    put_uvarlong(buf, zz64(v));
 }
 
 /// Encoded size of an unsigned varint.
-///
-/// ```
-/// use kafka_proto::primitives::uvarint_len;
-/// assert_eq!(
-///     (uvarint_len(127), uvarint_len(128), uvarint_len(u32::MAX)),
-///     (1, 2, 5)
-/// );
-/// ```
 pub fn uvarint_len(v: u32) -> usize {
-    match v {
-        0..=0x7f => 1,
-        0x80..=0x3fff => 2,
-        0x4000..=0x1f_ffff => 3,
-        0x20_0000..=0xfff_ffff => 4,
-        _ => 5,
-    }
+    uvar_len(u64::from(v))
 }
 
 /// Encoded size of a zigzag varint.
-///
-/// ```
-/// use kafka_proto::primitives::varint_len;
-/// assert_eq!((varint_len(-64), varint_len(64)), (1, 2));
-/// ```
 pub fn varint_len(v: i32) -> usize {
-    uvarint_len(((v << 1) ^ (v >> 31)) as u32)
+    uvar_len(zz32(v))
 }
 
 /// Encoded size of a zigzag varlong.
-///
-/// ```
-/// use kafka_proto::primitives::varlong_len;
-/// assert_eq!((varlong_len(0), varlong_len(i64::MIN)), (1, 10));
-/// ```
 pub fn varlong_len(v: i64) -> usize {
-    let mut z = ((v << 1) ^ (v >> 63)) as u64;
-    let mut n = 1;
-    while z >= 0x80 {
-        z >>= 7;
-        n += 1;
-    }
-    n
+    uvar_len(zz64(v))
 }
 
 /// Writes a boolean.
-///
-/// ```
-/// use kafka_proto::primitives::put_bool;
-/// let mut buf = Vec::new();
-/// put_bool(&mut buf, true);
-/// assert_eq!(buf, [1]);
-/// ```
 pub fn put_bool(buf: &mut impl BufMut, v: bool) {
     buf.put_i8(i8::from(v));
 }
 
 /// Writes a UUID.
-///
-/// ```
-/// use kafka_proto::primitives::put_uuid;
-/// let mut buf = Vec::new();
-/// put_uuid(&mut buf, &[9; 16]);
-/// assert_eq!(buf, [9; 16]);
-/// ```
 pub fn put_uuid(buf: &mut impl BufMut, v: &Uuid) {
     buf.put_slice(v);
 }
 
 /// Writes a compact (flexible) non-null string.
-///
-/// ```
-/// use kafka_proto::primitives::put_compact_string;
-/// let mut buf = Vec::new();
-/// put_compact_string(&mut buf, "eos");
-/// assert_eq!(buf, [4, b'e', b'o', b's']);
-/// ```
 pub fn put_compact_string(buf: &mut impl BufMut, s: &str) {
     put_uvarint(buf, s.len() as u32 + 1);
     buf.put_slice(s.as_bytes());
@@ -756,14 +504,6 @@ pub fn put_compact_string(buf: &mut impl BufMut, s: &str) {
 
 /// Writes a length prefix: compact `uvarint(len+1)` or classic `int16`/`int32`;
 /// `None` writes null.
-///
-/// ```
-/// use kafka_proto::primitives::put_length;
-/// let mut buf = Vec::new();
-/// put_length(&mut buf, "topics", None, false, false).unwrap();
-/// put_length(&mut buf, "name", Some(2), true, true).unwrap();
-/// assert_eq!(buf, [0xff, 0xff, 0xff, 0xff, 3]);
-/// ```
 pub fn put_length(
     buf: &mut impl BufMut,
     field: &'static str,
@@ -798,13 +538,6 @@ pub fn put_length(
 }
 
 /// Writes a non-null string in classic or compact form.
-///
-/// ```
-/// use kafka_proto::primitives::put_string;
-/// let mut buf = Vec::new();
-/// put_string(&mut buf, "topic", "ok", false).unwrap();
-/// assert_eq!(buf, [0, 2, b'o', b'k']);
-/// ```
 pub fn put_string(
     buf: &mut impl BufMut,
     field: &'static str,
@@ -817,14 +550,6 @@ pub fn put_string(
 }
 
 /// Writes a nullable string in classic or compact form.
-///
-/// ```
-/// use kafka_proto::primitives::put_nullable_string;
-/// let mut buf = Vec::new();
-/// put_nullable_string(&mut buf, "transactional_id", None, false).unwrap();
-/// put_nullable_string(&mut buf, "transactional_id", None, true).unwrap();
-/// assert_eq!(buf, [0xff, 0xff, 0]);
-/// ```
 pub fn put_nullable_string(
     buf: &mut impl BufMut,
     field: &'static str,
@@ -839,13 +564,6 @@ pub fn put_nullable_string(
 }
 
 /// Writes non-null bytes in classic or compact form.
-///
-/// ```
-/// use kafka_proto::primitives::put_bytes;
-/// let mut buf = Vec::new();
-/// put_bytes(&mut buf, "auth_bytes", b"\0user\0pw", true).unwrap();
-/// assert_eq!(buf[0], 9);
-/// ```
 pub fn put_bytes(
     buf: &mut impl BufMut,
     field: &'static str,
@@ -858,13 +576,6 @@ pub fn put_bytes(
 }
 
 /// Writes nullable bytes in classic or compact form.
-///
-/// ```
-/// use kafka_proto::primitives::put_nullable_bytes;
-/// let mut buf = Vec::new();
-/// put_nullable_bytes(&mut buf, "records", None, false).unwrap();
-/// assert_eq!(buf, [0xff; 4]);
-/// ```
 pub fn put_nullable_bytes(
     buf: &mut impl BufMut,
     field: &'static str,
@@ -879,18 +590,6 @@ pub fn put_nullable_bytes(
 }
 
 /// Writes an array: its length prefix, then each element with `item`.
-///
-/// ```
-/// use bytes::BufMut;
-/// use kafka_proto::primitives::put_array;
-/// let mut buf = Vec::new();
-/// put_array(&mut buf, "partitions", &[0i32, 1], true, |b, p| {
-///     b.put_i32(*p);
-///     Ok(())
-/// })
-/// .unwrap();
-/// assert_eq!(buf, [3, 0, 0, 0, 0, 0, 0, 0, 1]);
-/// ```
 pub fn put_array<B: BufMut, T>(
     buf: &mut B,
     field: &'static str,
@@ -906,18 +605,6 @@ pub fn put_array<B: BufMut, T>(
 }
 
 /// Writes a nullable array.
-///
-/// ```
-/// use bytes::BufMut;
-/// use kafka_proto::primitives::put_nullable_array;
-/// let mut buf = Vec::new();
-/// put_nullable_array::<_, i32>(&mut buf, "topics", None, true, |b, p| {
-///     b.put_i32(*p);
-///     Ok(())
-/// })
-/// .unwrap();
-/// assert_eq!(buf, [0]);
-/// ```
 pub fn put_nullable_array<B: BufMut, T>(
     buf: &mut B,
     field: &'static str,
@@ -965,19 +652,6 @@ impl TaggedWriter {
     }
 
     /// Adds a known tagged field, its payload written by `write`.
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::TaggedWriter;
-    /// let mut t = TaggedWriter::new();
-    /// t.field(0, |b| {
-    ///     b.extend_from_slice(b"id");
-    ///     Ok(())
-    /// })
-    /// .unwrap();
-    /// let mut out = Vec::new();
-    /// t.finish(&mut out, &vec![]).unwrap();
-    /// assert_eq!(out, [1, 0, 2, b'i', b'd']);
-    /// ```
     pub fn field(
         &mut self,
         tag: u32,
@@ -990,21 +664,6 @@ impl TaggedWriter {
     }
 
     /// Writes the section, merging `unknown` fields by tag.
-    ///
-    /// ```
-    /// # use kafka_proto::primitives::TaggedWriter;
-    /// # use bytes::Bytes;
-    /// let mut t = TaggedWriter::new();
-    /// t.field(2, |b| {
-    ///     b.push(1);
-    ///     Ok(())
-    /// })
-    /// .unwrap();
-    /// let mut out = Vec::new();
-    /// t.finish(&mut out, &vec![(0, Bytes::from_static(&[9]))])
-    ///     .unwrap();
-    /// assert_eq!(out, [2, 0, 1, 9, 2, 1, 1], "tags in ascending order");
-    /// ```
     pub fn finish(self, buf: &mut impl BufMut, unknown: &TaggedFields) -> Result<(), EncodeError> {
         if self.fields.is_empty() {
             put_unknown_tagged_fields(buf, unknown);
@@ -1034,14 +693,6 @@ impl TaggedWriter {
 }
 
 /// Writes a tagged-field section holding only `unknown` fields.
-///
-/// ```
-/// use bytes::Bytes;
-/// use kafka_proto::primitives::put_unknown_tagged_fields;
-/// let mut buf = Vec::new();
-/// put_unknown_tagged_fields(&mut buf, &vec![(20, Bytes::from_static(b"x"))]);
-/// assert_eq!(buf, [1, 20, 1, b'x']);
-/// ```
 pub fn put_unknown_tagged_fields(buf: &mut impl BufMut, unknown: &TaggedFields) {
     put_uvarint(buf, unknown.len() as u32);
     for (tag, payload) in unknown {
@@ -1183,5 +834,478 @@ mod tests {
             .unknown_tagged_fields("t")
             .unwrap_err();
         assert_eq!(e.kind, DecodeErrorKind::TagOrder(3));
+    }
+
+    /// `parse_uvarint` returns the value and the input after it.
+    #[test]
+    fn parse_uvarint_returns_the_value_and_the_rest() {
+        use crate::primitives::parse_uvarint;
+        let (rest, v) = parse_uvarint(&[0xac, 0x02, 0xff]).unwrap();
+        assert_eq!((v, rest), (Ok(300), &[0xff][..]));
+    }
+
+    /// `parse_uvarlong` reads a value spread over several bytes.
+    #[test]
+    fn parse_uvarlong_reads_a_multi_byte_value() {
+        use crate::primitives::parse_uvarlong;
+        let (rest, v) = parse_uvarlong(&[0x80, 0x80, 0x04]).unwrap();
+        assert_eq!((v, rest.len()), (Ok(1 << 16), 0));
+    }
+
+    /// `remaining` counts the bytes not read yet.
+    #[test]
+    fn remaining_counts_the_unread_bytes() {
+        use crate::primitives::Reader;
+        let mut r = Reader::new(&[0, 7, 9]);
+        r.i16("error_code").unwrap();
+        assert_eq!(r.remaining(), 1);
+    }
+
+    /// `rest` is the input not read yet.
+    #[test]
+    fn rest_is_the_unread_input() {
+        use crate::primitives::Reader;
+        let mut r = Reader::new(&[1, 2, 3]);
+        r.i8("acks").unwrap();
+        assert_eq!(r.rest(), &[2, 3]);
+    }
+
+    /// A reader is empty once every byte is read.
+    #[test]
+    fn is_empty_once_everything_is_read() {
+        use crate::primitives::Reader;
+        let mut r = Reader::new(&[1]);
+        assert!(!r.is_empty());
+        r.bool("flag").unwrap();
+        assert!(r.is_empty());
+    }
+
+    /// `finish` refuses bytes left unread.
+    #[test]
+    fn finish_refuses_trailing_bytes() {
+        use crate::primitives::Reader;
+        let mut r = Reader::new(&[0, 1, 0xff]);
+        r.i16("error_code").unwrap();
+        assert!(r.finish().is_err(), "one trailing byte");
+    }
+
+    /// `i8` reads a signed byte.
+    #[test]
+    fn i8_is_signed() {
+        use crate::primitives::Reader;
+        assert_eq!(Reader::new(&[0xff]).i8("acks").unwrap(), -1);
+    }
+
+    /// `i16` reads big-endian.
+    #[test]
+    fn i16_is_big_endian() {
+        use crate::primitives::Reader;
+        assert_eq!(Reader::new(&[0, 51]).i16("error_code").unwrap(), 51);
+    }
+
+    /// `u16` reads big-endian.
+    #[test]
+    fn u16_is_big_endian() {
+        use crate::primitives::Reader;
+        assert_eq!(Reader::new(&[0x23, 0x84]).u16("port").unwrap(), 9092);
+    }
+
+    /// `i32` reads big-endian.
+    #[test]
+    fn i32_is_big_endian() {
+        use crate::primitives::Reader;
+        assert_eq!(
+            Reader::new(&[0, 0, 0x75, 0x30]).i32("timeout_ms").unwrap(),
+            30_000
+        );
+    }
+
+    /// `u32` reads an unsigned value.
+    #[test]
+    fn u32_is_unsigned() {
+        use crate::primitives::Reader;
+        assert_eq!(Reader::new(&[0xff; 4]).u32("crc").unwrap(), u32::MAX);
+    }
+
+    /// `i64` reads a signed value.
+    #[test]
+    fn i64_is_signed() {
+        use crate::primitives::Reader;
+        let mut r = Reader::new(&[0xff; 8]);
+        assert_eq!(r.i64("offset").unwrap(), -1);
+    }
+
+    /// `f64` reads an IEEE 754 double, big-endian.
+    #[test]
+    fn f64_reads_ieee_big_endian() {
+        use crate::primitives::Reader;
+        let bytes = 0.5f64.to_be_bytes();
+        assert_eq!(Reader::new(&bytes).f64("ratio").unwrap(), 0.5);
+    }
+
+    /// A boolean is one byte, nonzero true.
+    #[test]
+    fn bool_is_one_byte_nonzero_true() {
+        use crate::primitives::Reader;
+        let mut r = Reader::new(&[0, 2]);
+        assert_eq!((r.bool("a").unwrap(), r.bool("b").unwrap()), (false, true));
+    }
+
+    /// `uvarint` reads an unsigned LEB128 value.
+    #[test]
+    fn uvarint_reads_leb128() {
+        use crate::primitives::Reader;
+        assert_eq!(Reader::new(&[0xac, 0x02]).uvarint("length").unwrap(), 300);
+    }
+
+    /// `varint` reads zigzag: 1 is -1, 2 is 1.
+    #[test]
+    fn varint_is_zigzag() {
+        use crate::primitives::Reader;
+        // Zigzag: 1 is -1, 2 is 1.
+        let mut r = Reader::new(&[1, 2]);
+        assert_eq!((r.varint("a").unwrap(), r.varint("b").unwrap()), (-1, 1));
+    }
+
+    /// A varlong written by `put_varlong` reads back, negative included.
+    #[test]
+    fn varlong_round_trips_a_negative_timestamp_delta() {
+        use crate::primitives::{Reader, put_varlong};
+        let mut buf = Vec::new();
+        put_varlong(&mut buf, -1_700_000_000_000);
+        assert_eq!(
+            Reader::new(&buf).varlong("timestamp_delta").unwrap(),
+            -1_700_000_000_000
+        );
+    }
+
+    /// A UUID is 16 bytes, as written.
+    #[test]
+    fn uuid_is_sixteen_bytes() {
+        use crate::primitives::Reader;
+        let id = [7u8; 16];
+        assert_eq!(Reader::new(&id).uuid("topic_id").unwrap(), id);
+    }
+
+    /// `take` returns the bytes asked for and refuses more than are left.
+    #[test]
+    fn take_refuses_more_than_is_left() {
+        use crate::primitives::Reader;
+        let mut r = Reader::new(b"abcdef");
+        assert_eq!(r.take(3, "key").unwrap(), b"abc");
+        assert!(r.take(4, "value").is_err(), "only 3 bytes left");
+    }
+
+    /// A sub-reader reads only its `n` bytes; the parent goes on after them.
+    #[test]
+    fn a_sub_reader_is_bounded() -> Result<(), crate::DecodeError> {
+        use crate::primitives::Reader;
+        let mut r = Reader::new(&[0, 1, 9]);
+        let mut sub = r.sub_reader(2, "tagged_field")?;
+        assert_eq!(sub.i16("error_code")?, 1);
+        assert!(sub.is_empty() && r.remaining() == 1);
+        Ok::<(), crate::DecodeError>(())
+    }
+
+    /// A classic length of -1 and a compact 0 both mean a null string.
+    #[test]
+    fn classic_minus_one_and_compact_zero_are_null_strings() {
+        use crate::primitives::Reader;
+        // Classic -1 length and compact 0 both mean null.
+        assert_eq!(
+            Reader::new(&[0xff, 0xff])
+                .nullable_string("txn_id", false)
+                .unwrap(),
+            None
+        );
+        assert_eq!(
+            Reader::new(&[0]).nullable_string("txn_id", true).unwrap(),
+            None
+        );
+    }
+
+    /// `string` reads a classic string and refuses a null one.
+    #[test]
+    fn string_refuses_null() {
+        use crate::primitives::Reader;
+        let mut r = Reader::new(&[0, 2, b'o', b'k']);
+        assert_eq!(r.string("topic", false).unwrap(), "ok");
+        assert!(
+            Reader::new(&[0]).string("topic", true).is_err(),
+            "null is rejected"
+        );
+    }
+
+    /// Compact nullable bytes carry their length plus one.
+    #[test]
+    fn compact_nullable_bytes_carry_length_plus_one() {
+        use crate::primitives::Reader;
+        let mut r = Reader::new(&[3, 0xca, 0xfe]);
+        assert_eq!(
+            r.nullable_bytes("auth", true).unwrap().as_deref(),
+            Some(&[0xca, 0xfe][..])
+        );
+    }
+
+    /// Classic bytes carry an `i32` length.
+    #[test]
+    fn classic_bytes_carry_an_i32_length() {
+        use crate::primitives::Reader;
+        let mut r = Reader::new(&[0, 0, 0, 1, 42]);
+        assert_eq!(&r.bytes("records", false).unwrap()[..], [42]);
+    }
+
+    /// An array of length -1 is null.
+    #[test]
+    fn a_minus_one_array_is_null() {
+        use crate::primitives::Reader;
+        let mut r = Reader::new(&[0xff, 0xff, 0xff, 0xff]);
+        assert_eq!(
+            r.nullable_array("topics", false, |r| r.i32("p")).unwrap(),
+            None
+        );
+    }
+
+    /// A compact array carries its count plus one.
+    #[test]
+    fn a_compact_array_carries_count_plus_one() {
+        use crate::primitives::Reader;
+        // Compact length 3 means two elements.
+        let mut r = Reader::new(&[3, 0, 0, 0, 1, 0, 0, 0, 2]);
+        assert_eq!(r.array("partitions", true, |r| r.i32("p")).unwrap(), [1, 2]);
+    }
+
+    /// Tagged fields the callback knows are read by it; the others are kept.
+    #[test]
+    fn tagged_fields_split_known_from_unknown() {
+        use crate::primitives::Reader;
+        // Two fields: tag 0 = [5], tag 3 = [6].
+        let mut r = Reader::new(&[2, 0, 1, 5, 3, 1, 6]);
+        let mut known = 0;
+        let unknown = r
+            .tagged_fields("_tagged_fields", |tag, sub| {
+                if tag != 0 {
+                    return Ok(false);
+                }
+                known = sub.i8("throttle")?;
+                Ok(true)
+            })
+            .unwrap();
+        assert_eq!((known, unknown.len(), unknown[0].0), (5, 1, 3));
+    }
+
+    /// Unknown tagged fields are kept with their tags and bytes.
+    #[test]
+    fn unknown_tagged_fields_are_kept_with_their_tags() {
+        use crate::primitives::Reader;
+        let mut r = Reader::new(&[1, 20, 2, 0xab, 0xcd]);
+        let unknown = r.unknown_tagged_fields("_tagged_fields").unwrap();
+        assert_eq!(unknown[0].0, 20);
+        assert_eq!(&unknown[0].1[..], [0xab, 0xcd]);
+    }
+
+    /// `put_uvarint` writes unsigned LEB128.
+    #[test]
+    fn put_uvarint_writes_leb128() {
+        use crate::primitives::put_uvarint;
+        let mut buf = Vec::new();
+        put_uvarint(&mut buf, 300);
+        assert_eq!(buf, [0xac, 0x02]);
+    }
+
+    /// `put_uvarlong` writes seven bits a byte.
+    #[test]
+    fn put_uvarlong_writes_seven_bits_a_byte() {
+        use crate::primitives::put_uvarlong;
+        let mut buf = Vec::new();
+        put_uvarlong(&mut buf, 1 << 35);
+        assert_eq!(buf.len(), 6);
+    }
+
+    /// `put_varint` writes zigzag: -1 as 1, 1 as 2.
+    #[test]
+    fn put_varint_writes_zigzag() {
+        use crate::primitives::put_varint;
+        let mut buf = Vec::new();
+        put_varint(&mut buf, -1);
+        put_varint(&mut buf, 1);
+        assert_eq!(buf, [1, 2]);
+    }
+
+    /// `put_varlong` writes zigzag: -64 in one byte.
+    #[test]
+    fn put_varlong_writes_zigzag() {
+        use crate::primitives::put_varlong;
+        let mut buf = Vec::new();
+        put_varlong(&mut buf, -64);
+        assert_eq!(buf, [127]);
+    }
+
+    /// `uvarint_len` counts seven bits a byte, up to 5.
+    #[test]
+    fn uvarint_len_counts_seven_bits_a_byte() {
+        use crate::primitives::uvarint_len;
+        assert_eq!(
+            (uvarint_len(127), uvarint_len(128), uvarint_len(u32::MAX)),
+            (1, 2, 5)
+        );
+    }
+
+    /// `varint_len` sizes the zigzag form.
+    #[test]
+    fn varint_len_sizes_the_zigzag_form() {
+        use crate::primitives::varint_len;
+        assert_eq!((varint_len(-64), varint_len(64)), (1, 2));
+    }
+
+    /// `varlong_len` is 1 for 0 and 10 for `i64::MIN`.
+    #[test]
+    fn varlong_len_is_one_to_ten() {
+        use crate::primitives::varlong_len;
+        assert_eq!((varlong_len(0), varlong_len(i64::MIN)), (1, 10));
+    }
+
+    /// `put_bool` writes one byte.
+    #[test]
+    fn put_bool_writes_one_byte() {
+        use crate::primitives::put_bool;
+        let mut buf = Vec::new();
+        put_bool(&mut buf, true);
+        assert_eq!(buf, [1]);
+    }
+
+    /// `put_uuid` writes the 16 bytes.
+    #[test]
+    fn put_uuid_writes_sixteen_bytes() {
+        use crate::primitives::put_uuid;
+        let mut buf = Vec::new();
+        put_uuid(&mut buf, &[9; 16]);
+        assert_eq!(buf, [9; 16]);
+    }
+
+    /// `put_compact_string` prefixes the length plus one.
+    #[test]
+    fn put_compact_string_prefixes_length_plus_one() {
+        use crate::primitives::put_compact_string;
+        let mut buf = Vec::new();
+        put_compact_string(&mut buf, "eos");
+        assert_eq!(buf, [4, b'e', b'o', b's']);
+    }
+
+    /// `put_length` writes a classic null as -1 and a compact length plus one.
+    #[test]
+    fn put_length_writes_null_and_compact_lengths() {
+        use crate::primitives::put_length;
+        let mut buf = Vec::new();
+        put_length(&mut buf, "topics", None, false, false).unwrap();
+        put_length(&mut buf, "name", Some(2), true, true).unwrap();
+        assert_eq!(buf, [0xff, 0xff, 0xff, 0xff, 3]);
+    }
+
+    /// `put_string` writes a classic `i16` length.
+    #[test]
+    fn put_string_writes_a_classic_i16_length() {
+        use crate::primitives::put_string;
+        let mut buf = Vec::new();
+        put_string(&mut buf, "topic", "ok", false).unwrap();
+        assert_eq!(buf, [0, 2, b'o', b'k']);
+    }
+
+    /// A null string is -1 (classic) or 0 (compact).
+    #[test]
+    fn put_nullable_string_writes_null_in_both_forms() {
+        use crate::primitives::put_nullable_string;
+        let mut buf = Vec::new();
+        put_nullable_string(&mut buf, "transactional_id", None, false).unwrap();
+        put_nullable_string(&mut buf, "transactional_id", None, true).unwrap();
+        assert_eq!(buf, [0xff, 0xff, 0]);
+    }
+
+    /// Compact bytes are prefixed with their length plus one.
+    #[test]
+    fn put_bytes_compact_length_is_plus_one() {
+        use crate::primitives::put_bytes;
+        let mut buf = Vec::new();
+        put_bytes(&mut buf, "auth_bytes", b"\0user\0pw", true).unwrap();
+        assert_eq!(buf[0], 9);
+    }
+
+    /// Classic null bytes are an `i32` -1.
+    #[test]
+    fn put_nullable_bytes_writes_a_classic_null() {
+        use crate::primitives::put_nullable_bytes;
+        let mut buf = Vec::new();
+        put_nullable_bytes(&mut buf, "records", None, false).unwrap();
+        assert_eq!(buf, [0xff; 4]);
+    }
+
+    /// `put_array` writes the compact count, then each element.
+    #[test]
+    fn put_array_writes_a_compact_count() {
+        use crate::primitives::put_array;
+        use bytes::BufMut;
+        let mut buf = Vec::new();
+        put_array(&mut buf, "partitions", &[0i32, 1], true, |b, p| {
+            b.put_i32(*p);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(buf, [3, 0, 0, 0, 0, 0, 0, 0, 1]);
+    }
+
+    /// A compact null array is 0.
+    #[test]
+    fn put_nullable_array_writes_a_compact_null() {
+        use crate::primitives::put_nullable_array;
+        use bytes::BufMut;
+        let mut buf = Vec::new();
+        put_nullable_array::<_, i32>(&mut buf, "topics", None, true, |b, p| {
+            b.put_i32(*p);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(buf, [0]);
+    }
+
+    /// A tagged field is its tag, its size, then its payload.
+    #[test]
+    fn a_tagged_field_is_tag_size_payload() {
+        use crate::primitives::TaggedWriter;
+        let mut t = TaggedWriter::new();
+        t.field(0, |b| {
+            b.extend_from_slice(b"id");
+            Ok(())
+        })
+        .unwrap();
+        let mut out = Vec::new();
+        t.finish(&mut out, &vec![]).unwrap();
+        assert_eq!(out, [1, 0, 2, b'i', b'd']);
+    }
+
+    /// Unknown tagged fields are written with the known ones, in tag order.
+    #[test]
+    fn unknown_tagged_fields_are_merged_in_tag_order() {
+        use crate::primitives::TaggedWriter;
+        use bytes::Bytes;
+        let mut t = TaggedWriter::new();
+        t.field(2, |b| {
+            b.push(1);
+            Ok(())
+        })
+        .unwrap();
+        let mut out = Vec::new();
+        t.finish(&mut out, &vec![(0, Bytes::from_static(&[9]))])
+            .unwrap();
+        assert_eq!(out, [2, 0, 1, 9, 2, 1, 1], "tags in ascending order");
+    }
+
+    /// Unknown tagged fields are written as a count, then tag, size and bytes each.
+    #[test]
+    fn put_unknown_tagged_fields_writes_count_tag_size_bytes() {
+        use crate::primitives::put_unknown_tagged_fields;
+        use bytes::Bytes;
+        let mut buf = Vec::new();
+        put_unknown_tagged_fields(&mut buf, &vec![(20, Bytes::from_static(b"x"))]);
+        assert_eq!(buf, [1, 20, 1, b'x']);
     }
 }

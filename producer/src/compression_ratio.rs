@@ -63,26 +63,12 @@ impl Default for CompressionRatio {
 
 impl CompressionRatio {
     /// The current estimate (1.0 until a batch was compressed).
-    ///
-    /// ```
-    /// assert_eq!(kafka_producer::compression_ratio::CompressionRatio::default().get(), 1.0);
-    /// ```
     pub fn get(&self) -> f32 {
         f32::from_bits(self.0.load(Ordering::Relaxed))
     }
 
     /// Takes in the ratio a compressed batch showed (Java's
     /// `updateEstimation`); returns the new estimate.
-    ///
-    /// ```
-    /// use kafka_producer::compression_ratio::CompressionRatio;
-    /// let r = CompressionRatio::default();
-    /// for _ in 0..100 {
-    ///     r.observe(0.2);
-    /// }
-    /// assert!((r.get() - 0.5).abs() < 1e-3, "100 steps of 0.005 down");
-    /// assert!((r.observe(0.52) - 0.55).abs() < 1e-3, "at least one step of 0.05 up");
-    /// ```
     pub fn observe(&self, observed: f32) -> f32 {
         if !observed.is_finite() || observed <= 0.0 {
             return self.get();
@@ -107,13 +93,6 @@ impl CompressionRatio {
 /// The most bytes a compressed batch holds before compression, whatever
 /// the estimate: half of `max.request.size`, at most 1 MiB, and never less
 /// than `batch.size` (see the module documentation).
-///
-/// ```
-/// use kafka_producer::compression_ratio::max_uncompressed;
-/// assert_eq!(max_uncompressed(16_384, 1_048_576), 524_288);
-/// assert_eq!(max_uncompressed(16_384, 64 << 20), 524_288);
-/// assert_eq!(max_uncompressed(1 << 20, 1_048_576), 1 << 20);
-/// ```
 pub fn max_uncompressed(batch_size: usize, max_request_size: usize) -> usize {
     (max_request_size.min(1 << 20) / 2).max(batch_size)
 }
@@ -121,13 +100,6 @@ pub fn max_uncompressed(batch_size: usize, max_request_size: usize) -> usize {
 /// The uncompressed bytes at which a batch counts as full: `batch_size`
 /// compressed bytes at the estimated `ratio` (with its margin), within
 /// `batch_size ..= max_uncompressed`.
-///
-/// ```
-/// use kafka_producer::compression_ratio::uncompressed_limit;
-/// assert_eq!(uncompressed_limit(16_384, 1_048_576, 1.0), 16_384, "no estimate yet");
-/// assert_eq!(uncompressed_limit(16_384, 1_048_576, 0.5), 31_207);
-/// assert_eq!(uncompressed_limit(16_384, 1_048_576, 0.001), 524_288, "capped");
-/// ```
 pub fn uncompressed_limit(batch_size: usize, max_request_size: usize, ratio: f32) -> usize {
     let estimated = (ratio * ESTIMATION_FACTOR).max(f32::MIN_POSITIVE);
     let limit = (batch_size as f64 / f64::from(estimated)) as usize;
@@ -136,12 +108,69 @@ pub fn uncompressed_limit(batch_size: usize, max_request_size: usize, ratio: f32
 
 /// The estimated compressed size of `uncompressed` record bytes (plus the
 /// uncompressed batch header) at `ratio`.
-///
-/// ```
-/// use kafka_producer::compression_ratio::estimated_size;
-/// assert_eq!(estimated_size(61, 10_061, 0.5), 61 + 5_250);
-/// ```
 pub fn estimated_size(header: usize, uncompressed: usize, ratio: f32) -> usize {
     let records = uncompressed.saturating_sub(header) as f64;
     header + (records * f64::from(ratio * ESTIMATION_FACTOR)).ceil() as usize
+}
+
+#[cfg(test)]
+mod tests {
+
+    /// With no batch observed the ratio is 1: no compression assumed.
+    #[test]
+    fn the_ratio_starts_at_one() {
+        assert_eq!(
+            crate::compression_ratio::CompressionRatio::default().get(),
+            1.0
+        );
+    }
+
+    /// The ratio steps down by 0.005 a batch and up by at least 0.05 (Java's `CompressionRatioEstimator`).
+    #[test]
+    fn the_ratio_steps_down_slowly_and_up_fast() {
+        use crate::compression_ratio::CompressionRatio;
+        let r = CompressionRatio::default();
+        for _ in 0..100 {
+            r.observe(0.2);
+        }
+        assert!((r.get() - 0.5).abs() < 1e-3, "100 steps of 0.005 down");
+        assert!(
+            (r.observe(0.52) - 0.55).abs() < 1e-3,
+            "at least one step of 0.05 up"
+        );
+    }
+
+    /// The uncompressed bound is half of `max.request.size`, at most 1 MiB,
+    /// and never below `batch.size`.
+    #[test]
+    fn max_uncompressed_is_capped_by_the_request_and_the_batch() {
+        use crate::compression_ratio::max_uncompressed;
+        assert_eq!(max_uncompressed(16_384, 1_048_576), 524_288);
+        assert_eq!(max_uncompressed(16_384, 64 << 20), 524_288);
+        assert_eq!(max_uncompressed(1 << 20, 1_048_576), 1 << 20);
+    }
+
+    /// The uncompressed limit grows as the ratio falls, up to the bound.
+    #[test]
+    fn the_uncompressed_limit_follows_the_ratio_up_to_the_bound() {
+        use crate::compression_ratio::uncompressed_limit;
+        assert_eq!(
+            uncompressed_limit(16_384, 1_048_576, 1.0),
+            16_384,
+            "no estimate yet"
+        );
+        assert_eq!(uncompressed_limit(16_384, 1_048_576, 0.5), 31_207);
+        assert_eq!(
+            uncompressed_limit(16_384, 1_048_576, 0.001),
+            524_288,
+            "capped"
+        );
+    }
+
+    /// The estimated size scales the records by the ratio, with a margin, not the header.
+    #[test]
+    fn the_estimate_scales_the_records_not_the_header() {
+        use crate::compression_ratio::estimated_size;
+        assert_eq!(estimated_size(61, 10_061, 0.5), 61 + 5_250);
+    }
 }

@@ -42,13 +42,6 @@ use kafka_proto::record::Compression;
 use std::time::Duration;
 
 /// Acknowledgements the leader waits for (`acks`).
-///
-/// ```
-/// use kafka_producer::config::{Acks, ProducerConfig};
-/// let cfg = ProducerConfig::from_properties([("bootstrap.servers", "broker-1:9092"), ("acks", "-1")]).unwrap();
-/// assert_eq!(cfg.acks, Acks::All);
-/// assert_eq!(Acks::default(), Acks::All);
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Acks {
     /// `acks=0`: fire and forget; offsets are unknown (-1).
@@ -62,11 +55,6 @@ pub enum Acks {
 
 impl Acks {
     /// The wire value (0, 1, -1).
-    ///
-    /// ```
-    /// use kafka_producer::config::Acks;
-    /// assert_eq!([Acks::Zero.wire(), Acks::One.wire(), Acks::All.wire()], [0, 1, -1]);
-    /// ```
     pub fn wire(self) -> i16 {
         match self {
             Acks::Zero => 0,
@@ -80,16 +68,6 @@ impl Acks {
 ///
 /// The implementations live in [`crate::partitioner`]; `Custom` takes any
 /// [`crate::partitioner::Partitioner`].
-///
-/// ```
-/// use kafka_producer::config::{PartitionerChoice, ProducerConfig};
-/// let cfg = ProducerConfig::from_properties([
-///     ("bootstrap.servers", "broker-1:9092"),
-///     ("partitioner.class", "org.apache.kafka.clients.producer.RoundRobinPartitioner"),
-/// ])
-/// .unwrap();
-/// assert!(matches!(cfg.partitioner, PartitionerChoice::RoundRobin));
-/// ```
 #[derive(Debug, Clone, Default)]
 pub enum PartitionerChoice {
     /// Java's default: murmur2 of the key, sticky partitions for null keys.
@@ -107,12 +85,6 @@ pub enum PartitionerChoice {
 
 impl PartitionerChoice {
     /// The partitioner instance.
-    ///
-    /// ```
-    /// use kafka_producer::config::PartitionerChoice;
-    /// let p = PartitionerChoice::Fixed(4).build();
-    /// assert_eq!(p.partition("orders", Some(b"key"), None, 3), 1); // 4 % 3
-    /// ```
     pub fn build(&self) -> std::sync::Arc<dyn crate::partitioner::Partitioner> {
         use crate::partitioner::*;
         match self {
@@ -530,40 +502,16 @@ impl ProducerConfig {
     }
 
     /// True when the producer will be idempotent (explicitly or by default).
-    ///
-    /// ```
-    /// use kafka_producer::config::ProducerConfig;
-    /// let cfg = ProducerConfig::builder("broker-1:9092").build().unwrap();
-    /// assert!(cfg.idempotence()); // on by default, as Java 3.0+
-    /// let cfg = ProducerConfig::builder("broker-1:9092").enable_idempotence(false).build().unwrap();
-    /// assert!(!cfg.idempotence());
-    /// ```
     pub fn idempotence(&self) -> bool {
         self.enable_idempotence != Some(false)
     }
 
     /// The connection settings derived from this configuration.
-    ///
-    /// ```
-    /// use kafka_producer::config::ProducerConfig;
-    /// let cfg = ProducerConfig::builder("broker-1:9092").client_id("orders-app").build().unwrap();
-    /// let conn = cfg.connection_config();
-    /// assert_eq!(conn.client_id.as_deref(), Some("orders-app"));
-    /// assert!(conn.sasl.is_none() && conn.tls.is_none());
-    /// ```
     pub fn connection_config(&self) -> ConnectionConfig {
         self.client_config().connection_config()
     }
 
     /// The cluster settings derived from this configuration.
-    ///
-    /// ```
-    /// use kafka_producer::config::ProducerConfig;
-    /// let cfg = ProducerConfig::builder("broker-1:9092,broker-2:9092").build().unwrap();
-    /// assert_eq!(cfg.cluster_config().bootstrap, ["broker-1:9092", "broker-2:9092"]);
-    /// // Connecting waits up to max.block.ms for a bootstrap address to answer.
-    /// assert_eq!(cfg.cluster_config().bootstrap_timeout, cfg.max_block);
-    /// ```
     pub fn cluster_config(&self) -> ClusterConfig {
         let mut c = self.client_config().cluster_config();
         c.bootstrap_timeout = self.bootstrap_timeout.unwrap_or(self.max_block);
@@ -573,12 +521,6 @@ impl ProducerConfig {
     /// The connection settings of this configuration as the
     /// [`ClientConfig`] every client shares (`retry.backoff.ms` paces its
     /// metadata refreshes).
-    ///
-    /// ```
-    /// use kafka_producer::config::ProducerConfig;
-    /// let cfg = ProducerConfig::builder("broker-1:9092").client_id("orders-app").build().unwrap();
-    /// assert_eq!(cfg.client_config().client_id, "orders-app");
-    /// ```
     pub fn client_config(&self) -> ClientConfig {
         ClientConfig {
             bootstrap_servers: self.bootstrap_servers.clone(),
@@ -661,177 +603,45 @@ macro_rules! setter {
 impl ProducerConfigBuilder {
     setter! {
         /// `client.id`.
-        ///
-        /// ```
-        /// # use kafka_producer::config::ProducerConfig;
-        /// let cfg = ProducerConfig::builder("broker-1:9092").client_id("orders-app").build().unwrap();
-        /// assert_eq!(cfg.client_id, "orders-app");
-        /// ```
         client_id: impl Into<String> => client_id;
         /// `acks`.
-        ///
-        /// ```
-        /// # use kafka_producer::config::{Acks, ProducerConfig};
-        /// let cfg = ProducerConfig::builder("broker-1:9092").acks(Acks::One).build().unwrap();
-        /// assert!(!cfg.idempotence()); // acks=1 disables default idempotence
-        /// ```
         acks: Acks => acks;
         /// `batch.size`.
-        ///
-        /// ```
-        /// # use kafka_producer::config::ProducerConfig;
-        /// let cfg = ProducerConfig::builder("broker-1:9092").batch_size(64 * 1024).build().unwrap();
-        /// assert_eq!(cfg.batch_size, 65536);
-        /// ```
         batch_size: usize => batch_size;
         /// `linger.ms`.
-        ///
-        /// ```
-        /// # use kafka_producer::config::ProducerConfig;
-        /// # use std::time::Duration;
-        /// let cfg = ProducerConfig::builder("broker-1:9092").linger(Duration::from_millis(20)).build().unwrap();
-        /// assert_eq!(cfg.linger.as_millis(), 20);
-        /// ```
         linger: Duration => linger;
         /// `buffer.memory`.
-        ///
-        /// ```
-        /// # use kafka_producer::config::ProducerConfig;
-        /// let cfg = ProducerConfig::builder("broker-1:9092").buffer_memory(64 << 20).build().unwrap();
-        /// assert_eq!(cfg.buffer_memory, 67_108_864);
-        /// ```
         buffer_memory: usize => buffer_memory;
         /// `compression.type`.
-        ///
-        /// ```
-        /// # use kafka_producer::config::ProducerConfig;
-        /// use kafka_proto::record::Compression;
-        /// // Fails unless kafka-producer's `zstd` cargo feature is on.
-        /// let built = ProducerConfig::builder("broker-1:9092").compression(Compression::Zstd).build();
-        /// assert_eq!(built.is_ok(), Compression::Zstd.is_supported());
-        /// ```
         compression: Compression => compression;
         /// `retries`.
-        ///
-        /// ```
-        /// # use kafka_producer::config::ProducerConfig;
-        /// let err = ProducerConfig::builder("broker-1:9092").retries(0).enable_idempotence(true).build().unwrap_err();
-        /// assert_eq!(err.key(), "retries");
-        /// ```
         retries: i32 => retries;
         /// `retry.backoff.ms`.
-        ///
-        /// ```
-        /// # use kafka_producer::config::ProducerConfig;
-        /// # use std::time::Duration;
-        /// let cfg = ProducerConfig::builder("broker-1:9092").retry_backoff(Duration::from_millis(250)).build().unwrap();
-        /// assert_eq!(cfg.cluster_config().metadata_refresh_backoff.as_millis(), 250);
-        /// ```
         retry_backoff: Duration => retry_backoff;
         /// `request.timeout.ms`.
-        ///
-        /// ```
-        /// # use kafka_producer::config::ProducerConfig;
-        /// # use std::time::Duration;
-        /// let cfg = ProducerConfig::builder("broker-1:9092").request_timeout(Duration::from_secs(10)).build().unwrap();
-        /// assert_eq!(cfg.connection_config().request_timeout.as_secs(), 10);
-        /// ```
         request_timeout: Duration => request_timeout;
         /// `max.request.size`.
-        ///
-        /// ```
-        /// # use kafka_producer::config::ProducerConfig;
-        /// let cfg = ProducerConfig::builder("broker-1:9092").max_request_size(4 << 20).build().unwrap();
-        /// assert_eq!(cfg.max_request_size, 4_194_304);
-        /// ```
         max_request_size: usize => max_request_size;
         /// `max.in.flight.requests.per.connection`.
-        ///
-        /// ```
-        /// # use kafka_producer::config::ProducerConfig;
-        /// let cfg = ProducerConfig::builder("broker-1:9092").max_in_flight(10).build().unwrap();
-        /// assert!(!cfg.idempotence()); // more than 5 in flight: idempotence off
-        /// ```
         max_in_flight: usize => max_in_flight;
         /// `metadata.max.age.ms`.
-        ///
-        /// ```
-        /// # use kafka_producer::config::ProducerConfig;
-        /// # use std::time::Duration;
-        /// let cfg = ProducerConfig::builder("broker-1:9092").metadata_max_age(Duration::from_secs(60)).build().unwrap();
-        /// assert_eq!(cfg.cluster_config().metadata_max_age.as_secs(), 60);
-        /// ```
         metadata_max_age: Duration => metadata_max_age;
         /// `max.block.ms`.
-        ///
-        /// ```
-        /// # use kafka_producer::config::ProducerConfig;
-        /// # use std::time::Duration;
-        /// let cfg = ProducerConfig::builder("broker-1:9092").max_block(Duration::from_secs(5)).build().unwrap();
-        /// assert_eq!(cfg.max_block.as_secs(), 5);
-        /// ```
         max_block: Duration => max_block;
         /// `transaction.timeout.ms`.
-        ///
-        /// ```
-        /// # use kafka_producer::config::ProducerConfig;
-        /// # use std::time::Duration;
-        /// let cfg = ProducerConfig::builder("broker-1:9092")
-        ///     .transactional_id("orders-sink-0")
-        ///     .transaction_timeout(Duration::from_secs(900))
-        ///     .build()
-        ///     .unwrap();
-        /// assert_eq!(cfg.transaction_timeout.as_millis(), 900_000);
-        /// ```
         transaction_timeout: Duration => transaction_timeout;
         /// The partitioner.
-        ///
-        /// ```
-        /// # use kafka_producer::config::{PartitionerChoice, ProducerConfig};
-        /// let cfg = ProducerConfig::builder("broker-1:9092").partitioner(PartitionerChoice::Fixed(2)).build().unwrap();
-        /// assert_eq!(cfg.partitioner.build().partition("orders", None, None, 4), 2);
-        /// ```
         partitioner: PartitionerChoice => partitioner;
         /// In-process metrics on/off.
-        ///
-        /// ```
-        /// # use kafka_producer::config::ProducerConfig;
-        /// let cfg = ProducerConfig::builder("broker-1:9092").metrics_enabled(false).build().unwrap();
-        /// assert!(!cfg.metrics_enabled);
-        /// ```
         metrics_enabled: bool => metrics_enabled;
         /// `connections.per.broker`: Produce connections to each broker.
-        ///
-        /// ```
-        /// # use kafka_producer::config::ProducerConfig;
-        /// let cfg = ProducerConfig::builder("broker-1:9092").connections_per_broker(2).build().unwrap();
-        /// assert_eq!(cfg.connections_per_broker, 2);
-        /// ```
         connections_per_broker: usize => connections_per_broker;
         /// `bootstrap.timeout.ms`: how long connecting waits for a bootstrap
         /// address to answer (default `max.block.ms`).
-        ///
-        /// ```
-        /// # use kafka_producer::config::ProducerConfig;
-        /// # use std::time::Duration;
-        /// let cfg = ProducerConfig::builder("broker-1:9092").bootstrap_timeout(Duration::ZERO).build().unwrap();
-        /// assert_eq!(cfg.cluster_config().bootstrap_timeout, Duration::ZERO); // each address once
-        /// ```
         bootstrap_timeout: Duration => bootstrap_timeout;
     }
 
     /// `delivery.timeout.ms` (explicitly set: must be ≥ linger + request timeout).
-    ///
-    /// ```
-    /// # use kafka_producer::config::ProducerConfig;
-    /// # use std::time::Duration;
-    /// let err = ProducerConfig::builder("broker-1:9092")
-    ///     .request_timeout(Duration::from_secs(30))
-    ///     .delivery_timeout(Duration::from_secs(10))
-    ///     .build()
-    ///     .unwrap_err();
-    /// assert_eq!(err.key(), "delivery.timeout.ms");
-    /// ```
     pub fn delivery_timeout(mut self, v: Duration) -> Self {
         self.config.delivery_timeout = v;
         self.config.delivery_timeout_set = true;
@@ -839,24 +649,12 @@ impl ProducerConfigBuilder {
     }
 
     /// `enable.idempotence`, explicitly.
-    ///
-    /// ```
-    /// # use kafka_producer::config::ProducerConfig;
-    /// let err = ProducerConfig::builder("broker-1:9092").max_in_flight(10).enable_idempotence(true).build().unwrap_err();
-    /// assert_eq!(err.key(), "max.in.flight.requests.per.connection");
-    /// ```
     pub fn enable_idempotence(mut self, on: bool) -> Self {
         self.config.enable_idempotence = Some(on);
         self
     }
 
     /// `transactional.id`.
-    ///
-    /// ```
-    /// # use kafka_producer::config::ProducerConfig;
-    /// let cfg = ProducerConfig::builder("broker-1:9092").transactional_id("orders-sink-0").build().unwrap();
-    /// assert_eq!(cfg.transactional_id.as_deref(), Some("orders-sink-0"));
-    /// ```
     pub fn transactional_id(mut self, id: impl Into<String>) -> Self {
         self.config.transactional_id = Some(id.into());
         self
@@ -864,17 +662,6 @@ impl ProducerConfigBuilder {
 
     /// `security.protocol=SASL_PLAINTEXT` (`SASL_SSL` after [`Self::tls`])
     /// with a mechanism and credentials.
-    ///
-    /// ```
-    /// # use kafka_producer::config::{ProducerConfig, SecurityProtocol};
-    /// use kafka_client::SaslMechanism;
-    /// let cfg = ProducerConfig::builder("broker-1:9092")
-    ///     .sasl(SaslMechanism::ScramSha256, "alice", "alice-secret")
-    ///     .build()
-    ///     .unwrap();
-    /// assert_eq!(cfg.security_protocol, SecurityProtocol::SaslPlaintext);
-    /// assert!(cfg.connection_config().sasl.is_some());
-    /// ```
     pub fn sasl(
         mut self,
         mechanism: SaslMechanism,
@@ -893,16 +680,6 @@ impl ProducerConfigBuilder {
 
     /// `security.protocol=SSL` (`SASL_SSL` after [`Self::sasl`]) with these
     /// TLS settings; [`Self::build`] fails without the `tls` cargo feature.
-    ///
-    /// ```
-    /// # use kafka_producer::config::{ProducerConfig, SecurityProtocol};
-    /// use kafka_client::TlsConfig;
-    /// let ca = b"-----BEGIN CERTIFICATE-----\n...".to_vec(); // ssl.truststore.certificates
-    /// match ProducerConfig::builder("broker-1:9093").tls(TlsConfig::new(ca)).build() {
-    ///     Ok(cfg) => assert_eq!(cfg.security_protocol, SecurityProtocol::Ssl), // `tls` feature on
-    ///     Err(e) => assert_eq!(e.key(), "security.protocol"),                  // feature off
-    /// }
-    /// ```
     pub fn tls(mut self, tls: TlsConfig) -> Self {
         self.config.security_protocol = match self.config.security_protocol {
             SecurityProtocol::SaslPlaintext | SecurityProtocol::SaslSsl => {
@@ -915,12 +692,6 @@ impl ProducerConfigBuilder {
     }
 
     /// Validates and returns the configuration.
-    ///
-    /// ```
-    /// # use kafka_producer::config::ProducerConfig;
-    /// let err = ProducerConfig::builder("").build().unwrap_err();
-    /// assert_eq!(err.key(), "bootstrap.servers");
-    /// ```
     pub fn build(self) -> Result<ProducerConfig, ConfigError> {
         self.config.validate()
     }
@@ -1429,5 +1200,106 @@ mod tests {
             .build()
             .unwrap();
         assert_eq!(c.security_protocol, SecurityProtocol::SaslSsl);
+    }
+
+    /// `acks` goes on the wire as Java writes it: 0, 1 and -1 for `all`.
+    #[test]
+    fn acks_wire_values_are_javas() {
+        assert_eq!(
+            [Acks::Zero.wire(), Acks::One.wire(), Acks::All.wire()],
+            [0, 1, -1]
+        );
+    }
+
+    /// `PartitionerChoice::Fixed(i)` builds a partitioner that sends every
+    /// record to `i % partitions`, key or not.
+    #[test]
+    fn a_fixed_choice_builds_index_modulo_partitions() {
+        let p = PartitionerChoice::Fixed(4).build();
+        assert_eq!(p.partition("orders", Some(b"key"), None, 3), 1);
+        assert_eq!(p.partition("orders", None, None, 8), 4);
+    }
+
+    /// The connection, cluster and client settings derived from a
+    /// configuration carry the builder's values.
+    #[test]
+    fn derived_settings_carry_the_builders_values() {
+        let cfg = ProducerConfig::builder("broker-1:9092,broker-2:9092")
+            .client_id("orders-app")
+            .request_timeout(Duration::from_secs(10))
+            .retry_backoff(Duration::from_millis(250))
+            .metadata_max_age(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        let conn = cfg.connection_config();
+        assert_eq!(conn.client_id.as_deref(), Some("orders-app"));
+        assert_eq!(conn.request_timeout, Duration::from_secs(10));
+        assert!(conn.sasl.is_none() && conn.tls.is_none());
+        let cluster = cfg.cluster_config();
+        assert_eq!(cluster.bootstrap, ["broker-1:9092", "broker-2:9092"]);
+        assert_eq!(cluster.metadata_refresh_backoff, Duration::from_millis(250));
+        assert_eq!(cluster.metadata_max_age, Duration::from_secs(60));
+        assert_eq!(cfg.client_config().client_id, "orders-app");
+    }
+
+    /// Connecting waits up to `max.block.ms` for a bootstrap address to
+    /// answer, unless `bootstrap.timeout.ms` is set.
+    #[test]
+    fn bootstrap_waits_max_block_unless_bootstrap_timeout_is_set() {
+        let cfg = ProducerConfig::builder("broker-1:9092")
+            .max_block(Duration::from_secs(5))
+            .build()
+            .unwrap();
+        assert_eq!(
+            cfg.cluster_config().bootstrap_timeout,
+            Duration::from_secs(5)
+        );
+        let cfg = ProducerConfig::builder("broker-1:9092")
+            .bootstrap_timeout(Duration::ZERO)
+            .build()
+            .unwrap();
+        assert_eq!(cfg.cluster_config().bootstrap_timeout, Duration::ZERO);
+    }
+
+    /// The builder's `sasl` selects `SASL_PLAINTEXT` with credentials.
+    #[test]
+    fn the_builders_sasl_selects_sasl_plaintext() {
+        let cfg = ProducerConfig::builder("broker-1:9092")
+            .sasl(SaslMechanism::ScramSha256, "alice", "alice-secret")
+            .build()
+            .unwrap();
+        assert_eq!(cfg.security_protocol, SecurityProtocol::SaslPlaintext);
+        assert!(cfg.connection_config().sasl.is_some());
+    }
+
+    /// The builder's `tls` selects `SSL`, or without the `tls` cargo
+    /// feature fails naming `security.protocol`.
+    #[test]
+    fn the_builders_tls_selects_ssl_or_names_the_feature() {
+        let ca = b"-----BEGIN CERTIFICATE-----\n...".to_vec();
+        match ProducerConfig::builder("broker-1:9093")
+            .tls(TlsConfig::new(ca))
+            .build()
+        {
+            Ok(cfg) => assert_eq!(cfg.security_protocol, SecurityProtocol::Ssl),
+            Err(e) => assert_eq!(e.key(), "security.protocol"),
+        }
+    }
+
+    /// A builder with no bootstrap address is refused, naming
+    /// `bootstrap.servers`.
+    #[test]
+    fn an_empty_bootstrap_list_is_refused() {
+        let err = ProducerConfig::builder("").build().unwrap_err();
+        assert_eq!(err.key(), "bootstrap.servers");
+    }
+
+    /// A codec this build lacks (its cargo feature off) is refused.
+    #[test]
+    fn a_codec_this_build_lacks_is_refused() {
+        let built = ProducerConfig::builder("broker-1:9092")
+            .compression(Compression::Zstd)
+            .build();
+        assert_eq!(built.is_ok(), Compression::Zstd.is_supported());
     }
 }

@@ -99,19 +99,6 @@ pub type BatchId = u64;
 pub const NO_LAST_ACKED_SEQUENCE: i32 = -1;
 
 /// The producer state a drained batch is (to be) written with.
-///
-/// ```
-/// # use kafka_producer::idempotence::*;
-/// # use kafka_client::TopicPartition;
-/// # let mut st = Idempotence::new();
-/// # st.next_action();
-/// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-/// # let tp = TopicPartition::new("orders", 0);
-/// let seq = st.assign(&tp, 1, 10);
-/// assert_eq!((seq.base_sequence, seq.record_count, seq.last_sequence()), (0, 10, 9));
-/// assert_eq!(seq.producer, ProducerIdAndEpoch { producer_id: 7, epoch: 0 });
-/// assert!(!seq.sequence_reset);
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchSequence {
     /// Producer id and epoch.
@@ -126,34 +113,12 @@ pub struct BatchSequence {
 
 impl BatchSequence {
     /// Sequence of the last record (with wrap).
-    ///
-    /// ```
-    /// use kafka_producer::idempotence::{BatchSequence, ProducerIdAndEpoch};
-    /// let seq = BatchSequence {
-    ///     producer: ProducerIdAndEpoch { producer_id: 7, epoch: 0 },
-    ///     base_sequence: i32::MAX - 1,
-    ///     record_count: 3,
-    ///     sequence_reset: false,
-    /// };
-    /// assert_eq!(seq.last_sequence(), 0); // MAX - 1, MAX, then wraps to 0
-    /// ```
     pub fn last_sequence(&self) -> i32 {
         increment_sequence(self.base_sequence, self.record_count - 1)
     }
 }
 
 /// Producer-level phase.
-///
-/// ```
-/// use kafka_producer::idempotence::{Idempotence, Phase};
-/// use kafka_proto::ErrorCode;
-/// let mut st = Idempotence::new();
-/// assert_eq!(st.phase(), Phase::Uninitialized);
-/// st.next_action(); // InitProducerId
-/// assert_eq!(st.phase(), Phase::Initializing);
-/// st.handle_init_producer_id(Err(ErrorCode::ClusterAuthorizationFailed));
-/// assert_eq!(st.phase(), Phase::Fatal(ErrorCode::ClusterAuthorizationFailed));
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     /// No producer id: InitProducerId is needed.
@@ -167,12 +132,6 @@ pub enum Phase {
 }
 
 /// What the driver must do next.
-///
-/// ```
-/// use kafka_producer::idempotence::{Action, Idempotence};
-/// assert_eq!(Idempotence::new().next_action(), Some(Action::InitProducerId));
-/// assert_eq!(Idempotence::new_transactional().next_action(), None);
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// Send InitProducerId (no transactional id), then call
@@ -182,24 +141,6 @@ pub enum Action {
 
 /// One in-flight batch's new producer state after an epoch bump; the driver
 /// rewrites the batch header before resending it.
-///
-/// ```
-/// # use kafka_producer::idempotence::*;
-/// # use kafka_client::TopicPartition;
-/// # let mut st = Idempotence::new();
-/// # st.next_action();
-/// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-/// # let tp = TopicPartition::new("orders", 0);
-/// use kafka_proto::ErrorCode;
-/// st.assign(&tp, 1, 10); // sequences 0..=9
-/// st.assign(&tp, 2, 5); // sequences 10..=14
-/// // Batch 1 fails for good: batch 2 would leave a gap, so the epoch is bumped.
-/// st.handle_error(&tp, 1, ErrorCode::MessageTooLarge, -1, false, false);
-/// st.next_action();
-/// let [rewrite] = st.take_rewrites()[..] else { panic!("one batch in flight") };
-/// assert_eq!((rewrite.batch, rewrite.sequence.base_sequence), (2, 0));
-/// assert_eq!(rewrite.sequence.producer.epoch, 1);
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rewrite {
     /// The batch.
@@ -209,21 +150,6 @@ pub struct Rewrite {
 }
 
 /// [`Idempotence::may_drain`]'s answer for the first queued batch of a partition.
-///
-/// ```
-/// # use kafka_producer::idempotence::*;
-/// # use kafka_client::TopicPartition;
-/// # let mut st = Idempotence::new();
-/// # st.next_action();
-/// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-/// # let tp = TopicPartition::new("orders", 0);
-/// use kafka_proto::ErrorCode;
-/// assert_eq!(Idempotence::new().may_drain(&tp, 1), Drain::Stop); // no producer id yet
-/// assert_eq!(st.may_drain(&tp, 1), Drain::New);
-/// let seq = st.assign(&tp, 1, 10);
-/// st.handle_error(&tp, 1, ErrorCode::NotLeaderOrFollower, -1, false, false);
-/// assert_eq!(st.may_drain(&tp, 1), Drain::Retry(seq)); // resent with the same sequence
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Drain {
     /// Do not drain this partition now.
@@ -236,40 +162,12 @@ pub enum Drain {
 
 impl Drain {
     /// True for [`Drain::New`].
-    ///
-    /// ```
-    /// # use kafka_producer::idempotence::*;
-    /// # use kafka_client::TopicPartition;
-    /// # let mut st = Idempotence::new();
-    /// # st.next_action();
-    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-    /// # let tp = TopicPartition::new("orders", 0);
-    /// assert!(st.may_drain(&tp, 1).is_new());
-    /// st.assign(&tp, 1, 10);
-    /// assert!(!st.may_drain(&tp, 1).is_new()); // in flight: a retry, not new
-    /// ```
     pub fn is_new(&self) -> bool {
         matches!(self, Drain::New)
     }
 }
 
 /// What to do with a batch the broker answered with an error.
-///
-/// ```
-/// # use kafka_producer::idempotence::*;
-/// # use kafka_client::TopicPartition;
-/// # let mut st = Idempotence::new();
-/// # st.next_action();
-/// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-/// # let tp = TopicPartition::new("orders", 0);
-/// use kafka_proto::ErrorCode;
-/// st.assign(&tp, 1, 1);
-/// st.assign(&tp, 2, 1);
-/// st.assign(&tp, 3, 1);
-/// assert_eq!(st.handle_error(&tp, 1, ErrorCode::NotEnoughReplicas, -1, false, false), ErrorDecision::Retry);
-/// assert_eq!(st.handle_error(&tp, 2, ErrorCode::DuplicateSequenceNumber, -1, false, false), ErrorDecision::SucceedWithoutOffset);
-/// assert_eq!(st.handle_error(&tp, 3, ErrorCode::ProducerFenced, -1, false, false), ErrorDecision::Fail { fatal: true });
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ErrorDecision {
     /// Requeue it (same sequence unless an epoch bump rewrites it) after `retry.backoff.ms`.
@@ -284,19 +182,6 @@ pub enum ErrorDecision {
 }
 
 /// One partition's sequence bookkeeping.
-///
-/// ```
-/// # use kafka_producer::idempotence::*;
-/// # use kafka_client::TopicPartition;
-/// # let mut st = Idempotence::new();
-/// # st.next_action();
-/// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-/// # let tp = TopicPartition::new("orders", 0);
-/// st.assign(&tp, 1, 10);
-/// st.handle_completed(&tp, 1, 100);
-/// let p = st.partition(&tp).unwrap();
-/// assert_eq!((p.next_sequence, p.last_acked_sequence, p.last_acked_offset), (10, 9, 109));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionState {
     /// Producer id/epoch the sequences belong to.
@@ -323,19 +208,6 @@ impl PartitionState {
     }
 
     /// In-flight batches (drained, unresolved) in sequence order.
-    ///
-    /// ```
-    /// # use kafka_producer::idempotence::*;
-    /// # use kafka_client::TopicPartition;
-    /// # let mut st = Idempotence::new();
-    /// # st.next_action();
-    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-    /// # let tp = TopicPartition::new("orders", 0);
-    /// st.assign(&tp, 1, 10);
-    /// st.assign(&tp, 2, 5);
-    /// let ids: Vec<BatchId> = st.partition(&tp).unwrap().inflight().map(|(id, _)| id).collect();
-    /// assert_eq!(ids, [1, 2]);
-    /// ```
     pub fn inflight(&self) -> impl Iterator<Item = (BatchId, BatchSequence)> + '_ {
         self.inflight.iter().copied()
     }
@@ -467,12 +339,6 @@ impl Idempotence {
     }
 
     /// True for [`Self::new_transactional`].
-    ///
-    /// ```
-    /// use kafka_producer::idempotence::Idempotence;
-    /// assert!(Idempotence::new_transactional().is_transactional());
-    /// assert!(!Idempotence::new().is_transactional());
-    /// ```
     pub fn is_transactional(&self) -> bool {
         self.transactional
     }
@@ -482,18 +348,6 @@ impl Idempotence {
     /// transaction is a new epoch. Then an epoch's first batch need not
     /// travel alone: a second one cannot overtake it (see
     /// [`Self::may_drain`]).
-    ///
-    /// ```
-    /// # use kafka_producer::idempotence::*;
-    /// # use kafka_client::TopicPartition;
-    /// let mut st = Idempotence::new_transactional();
-    /// st.set_producer(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }, true);
-    /// let tp = TopicPartition::new("orders", 0);
-    /// st.assign(&tp, 1, 10);
-    /// assert_eq!(st.may_drain(&tp, 2), Drain::Stop);
-    /// st.set_broker_checks_epoch_start(true);
-    /// assert_eq!(st.may_drain(&tp, 2), Drain::New);
-    /// ```
     pub fn set_broker_checks_epoch_start(&mut self, checks: bool) {
         self.broker_checks_epoch_start = checks;
     }
@@ -503,19 +357,6 @@ impl Idempotence {
     /// With `reset_sequences`, every partition without in-flight batches
     /// restarts at sequence 0 (partitions with in-flight batches of the old
     /// epoch restart once those resolve, see [`Self::assign`]).
-    ///
-    /// ```
-    /// use kafka_producer::idempotence::{Idempotence, ProducerIdAndEpoch};
-    /// use kafka_client::TopicPartition;
-    /// let tp = TopicPartition::new("orders", 0);
-    /// let mut st = Idempotence::new_transactional();
-    /// st.set_producer(ProducerIdAndEpoch { producer_id: 9, epoch: 0 }, true);
-    /// st.assign(&tp, 1, 3);
-    /// st.handle_completed(&tp, 1, 0);
-    /// // The transaction was aborted and the epoch bumped:
-    /// st.set_producer(ProducerIdAndEpoch { producer_id: 9, epoch: 1 }, true);
-    /// assert_eq!(st.assign(&tp, 2, 1).base_sequence, 0);
-    /// ```
     pub fn set_producer(&mut self, producer: ProducerIdAndEpoch, reset_sequences: bool) {
         self.producer = producer;
         if !matches!(self.phase, Phase::Fatal(_)) {
@@ -531,104 +372,31 @@ impl Idempotence {
     }
 
     /// The phase.
-    ///
-    /// ```
-    /// # use kafka_producer::idempotence::*;
-    /// # use kafka_client::TopicPartition;
-    /// # let mut st = Idempotence::new();
-    /// # st.next_action();
-    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-    /// # let tp = TopicPartition::new("orders", 0);
-    /// assert_eq!(st.phase(), Phase::Ready);
-    /// ```
     pub fn phase(&self) -> Phase {
         self.phase
     }
 
     /// The current producer id and epoch.
-    ///
-    /// ```
-    /// # use kafka_producer::idempotence::*;
-    /// # use kafka_client::TopicPartition;
-    /// # let mut st = Idempotence::new();
-    /// # st.next_action();
-    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-    /// # let tp = TopicPartition::new("orders", 0);
-    /// assert_eq!(st.producer(), ProducerIdAndEpoch { producer_id: 7, epoch: 0 });
-    /// ```
     pub fn producer(&self) -> ProducerIdAndEpoch {
         self.producer
     }
 
     /// Local epoch bumps so far.
-    ///
-    /// ```
-    /// # use kafka_producer::idempotence::*;
-    /// # use kafka_client::TopicPartition;
-    /// # let mut st = Idempotence::new();
-    /// # st.next_action();
-    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-    /// # let tp = TopicPartition::new("orders", 0);
-    /// use kafka_proto::ErrorCode;
-    /// st.assign(&tp, 1, 10);
-    /// st.handle_error(&tp, 1, ErrorCode::OutOfOrderSequenceNumber, 0, false, false);
-    /// st.next_action(); // bumps the epoch locally (KIP-360)
-    /// assert_eq!(st.epoch_bumps(), 1);
-    /// assert_eq!(st.producer().epoch, 1);
-    /// ```
     pub fn epoch_bumps(&self) -> u64 {
         self.bumps
     }
 
     /// A partition's bookkeeping, if it was ever drained.
-    ///
-    /// ```
-    /// # use kafka_producer::idempotence::*;
-    /// # use kafka_client::TopicPartition;
-    /// # let mut st = Idempotence::new();
-    /// # st.next_action();
-    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-    /// # let tp = TopicPartition::new("orders", 0);
-    /// assert!(st.partition(&tp).is_none());
-    /// st.assign(&tp, 1, 10);
-    /// assert_eq!(st.partition(&tp).unwrap().next_sequence, 10);
-    /// ```
     pub fn partition(&self, tp: &TopicPartition) -> Option<&PartitionState> {
         self.partitions.get(tp)
     }
 
     /// True when `tp` has an unresolved sequence (an expired in-flight batch).
-    ///
-    /// ```
-    /// # use kafka_producer::idempotence::*;
-    /// # use kafka_client::TopicPartition;
-    /// # let mut st = Idempotence::new();
-    /// # st.next_action();
-    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-    /// # let tp = TopicPartition::new("orders", 0);
-    /// st.assign(&tp, 1, 10);
-    /// st.handle_expired(&tp, 1);
-    /// assert!(st.has_unresolved_sequence(&tp));
-    /// assert_eq!(st.may_drain(&tp, 2), Drain::Stop); // until resolved
-    /// ```
     pub fn has_unresolved_sequence(&self, tp: &TopicPartition) -> bool {
         self.unresolved.contains_key(tp)
     }
 
     /// True when `tp` has in-flight batches.
-    ///
-    /// ```
-    /// # use kafka_producer::idempotence::*;
-    /// # use kafka_client::TopicPartition;
-    /// # let mut st = Idempotence::new();
-    /// # st.next_action();
-    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-    /// # let tp = TopicPartition::new("orders", 0);
-    /// st.assign(&tp, 1, 10);
-    /// assert!(st.has_inflight(&tp));
-    /// st.handle_completed(&tp, 1, 0);
-    /// assert!(!st.has_inflight(&tp));
-    /// ```
     pub fn has_inflight(&self, tp: &TopicPartition) -> bool {
         self.partitions
             .get(tp)
@@ -636,18 +404,6 @@ impl Idempotence {
     }
 
     /// The in-flight state of batch `id` of `tp`, if it is in flight.
-    ///
-    /// ```
-    /// # use kafka_producer::idempotence::*;
-    /// # use kafka_client::TopicPartition;
-    /// # let mut st = Idempotence::new();
-    /// # st.next_action();
-    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-    /// # let tp = TopicPartition::new("orders", 0);
-    /// let seq = st.assign(&tp, 1, 10);
-    /// assert_eq!(st.batch(&tp, 1), Some(seq));
-    /// assert_eq!(st.batch(&tp, 2), None);
-    /// ```
     pub fn batch(&self, tp: &TopicPartition, id: BatchId) -> Option<BatchSequence> {
         self.partitions
             .get(tp)?
@@ -661,15 +417,6 @@ impl Idempotence {
     /// `bumpIdempotentEpochAndResetIdIfNeeded`) and returns a request to send,
     /// if any. Rewrites produced by an epoch bump are collected with
     /// [`Self::take_rewrites`].
-    ///
-    /// ```
-    /// use kafka_producer::idempotence::{Action, Idempotence, ProducerIdAndEpoch};
-    /// let mut st = Idempotence::new();
-    /// assert_eq!(st.next_action(), Some(Action::InitProducerId));
-    /// assert_eq!(st.next_action(), None); // already in flight
-    /// st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-    /// assert_eq!(st.next_action(), None);
-    /// ```
     pub fn next_action(&mut self) -> Option<Action> {
         if matches!(self.phase, Phase::Fatal(_)) {
             return None;
@@ -686,23 +433,6 @@ impl Idempotence {
     }
 
     /// Header rewrites of in-flight batches after epoch bumps, since the last call.
-    ///
-    /// ```
-    /// # use kafka_producer::idempotence::*;
-    /// # use kafka_client::TopicPartition;
-    /// # let mut st = Idempotence::new();
-    /// # st.next_action();
-    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-    /// # let tp = TopicPartition::new("orders", 0);
-    /// use kafka_proto::ErrorCode;
-    /// st.assign(&tp, 1, 10);
-    /// st.handle_error(&tp, 1, ErrorCode::OutOfOrderSequenceNumber, 0, false, false); // retried...
-    /// st.next_action(); // ...under epoch 1, from sequence 0
-    /// let rewrites = st.take_rewrites();
-    /// assert_eq!(rewrites.len(), 1);
-    /// assert!(rewrites[0].sequence.sequence_reset);
-    /// assert!(st.take_rewrites().is_empty());
-    /// ```
     pub fn take_rewrites(&mut self) -> Vec<Rewrite> {
         std::mem::take(&mut self.pending_rewrites)
     }
@@ -710,18 +440,6 @@ impl Idempotence {
     /// The InitProducerId outcome: `Ok` sets the producer id and epoch;
     /// a retriable error goes back to `Uninitialized` (the driver backs off),
     /// another error is fatal.
-    ///
-    /// ```
-    /// use kafka_producer::idempotence::{Idempotence, Phase, ProducerIdAndEpoch};
-    /// use kafka_proto::ErrorCode;
-    /// let mut st = Idempotence::new();
-    /// st.next_action();
-    /// st.handle_init_producer_id(Err(ErrorCode::CoordinatorLoadInProgress)); // retriable
-    /// assert_eq!(st.phase(), Phase::Uninitialized);
-    /// st.next_action();
-    /// st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-    /// assert_eq!(st.phase(), Phase::Ready);
-    /// ```
     pub fn handle_init_producer_id(&mut self, result: Result<ProducerIdAndEpoch, ErrorCode>) {
         match result {
             Ok(p) => {
@@ -743,14 +461,6 @@ impl Idempotence {
     }
 
     /// InitProducerId failed at the connection level (retriable).
-    ///
-    /// ```
-    /// use kafka_producer::idempotence::{Action, Idempotence};
-    /// let mut st = Idempotence::new();
-    /// st.next_action();
-    /// st.handle_init_producer_id_disconnect();
-    /// assert_eq!(st.next_action(), Some(Action::InitProducerId)); // asked again
-    /// ```
     pub fn handle_init_producer_id_disconnect(&mut self) {
         if self.phase == Phase::Initializing {
             self.phase = Phase::Uninitialized;
@@ -766,24 +476,6 @@ impl Idempotence {
 
     /// May the first queued batch `first` of `tp` be drained
     /// (`RecordAccumulator.shouldStopDrainBatchesForPartition`)?
-    ///
-    /// ```
-    /// # use kafka_producer::idempotence::*;
-    /// # use kafka_client::TopicPartition;
-    /// # let mut st = Idempotence::new();
-    /// # st.next_action();
-    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-    /// # let tp = TopicPartition::new("orders", 0);
-    /// assert_eq!(st.may_drain(&tp, 1), Drain::New);
-    /// st.assign(&tp, 1, 10);
-    /// // The first batch of an epoch travels alone until it is acknowledged.
-    /// assert_eq!(st.may_drain(&tp, 2), Drain::Stop);
-    /// st.handle_completed(&tp, 1, 0);
-    /// st.assign(&tp, 2, 10);
-    /// assert_eq!(st.may_drain(&tp, 3), Drain::New); // pipelined behind batch 2
-    /// st.handle_expired(&tp, 2);
-    /// assert_eq!(st.may_drain(&tp, 3), Drain::Stop); // unresolved sequence
-    /// ```
     pub fn may_drain(&self, tp: &TopicPartition, first: BatchId) -> Drain {
         if self.phase != Phase::Ready || !self.producer.is_valid() {
             return Drain::Stop;
@@ -822,18 +514,6 @@ impl Idempotence {
 
     /// Assigns the next sequence of `tp` to new batch `id` of `records`
     /// records and tracks it in flight. Call only after [`Drain::New`].
-    ///
-    /// ```
-    /// # use kafka_producer::idempotence::*;
-    /// # use kafka_client::TopicPartition;
-    /// # let mut st = Idempotence::new();
-    /// # st.next_action();
-    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-    /// # let tp = TopicPartition::new("orders", 0);
-    /// assert_eq!(st.assign(&tp, 1, 10).base_sequence, 0);
-    /// assert_eq!(st.assign(&tp, 2, 5).base_sequence, 10);
-    /// assert_eq!(st.assign(&TopicPartition::new("orders", 1), 3, 1).base_sequence, 0); // per partition
-    /// ```
     pub fn assign(&mut self, tp: &TopicPartition, id: BatchId, records: i32) -> BatchSequence {
         let producer = self.producer;
         let mut sink = Vec::new();
@@ -860,19 +540,6 @@ impl Idempotence {
     }
 
     /// Batch `id` of `tp` was written at `base_offset` (-1 if unknown).
-    ///
-    /// ```
-    /// # use kafka_producer::idempotence::*;
-    /// # use kafka_client::TopicPartition;
-    /// # let mut st = Idempotence::new();
-    /// # st.next_action();
-    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-    /// # let tp = TopicPartition::new("orders", 0);
-    /// st.assign(&tp, 1, 10);
-    /// st.handle_completed(&tp, 1, 500);
-    /// let p = st.partition(&tp).unwrap();
-    /// assert_eq!((p.last_acked_sequence, p.last_acked_offset), (9, 509));
-    /// ```
     pub fn handle_completed(&mut self, tp: &TopicPartition, id: BatchId, base_offset: i64) {
         if let Some(seq) = self.remove_inflight(tp, id) {
             self.handle_late_completed(tp, seq, base_offset);
@@ -882,21 +549,6 @@ impl Idempotence {
     /// A batch already given up on ([`Self::handle_expired`]) was written
     /// after all, with state `seq`: the acked sequence/offset advance, which
     /// may resolve the partition's unresolved sequence.
-    ///
-    /// ```
-    /// # use kafka_producer::idempotence::*;
-    /// # use kafka_client::TopicPartition;
-    /// # let mut st = Idempotence::new();
-    /// # st.next_action();
-    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-    /// # let tp = TopicPartition::new("orders", 0);
-    /// let seq = st.assign(&tp, 1, 10);
-    /// st.handle_expired(&tp, 1); // given up on...
-    /// st.handle_late_completed(&tp, seq, 100); // ...but written after all
-    /// st.next_action();
-    /// assert!(!st.has_unresolved_sequence(&tp));
-    /// assert_eq!(st.epoch_bumps(), 0); // no gap: no bump needed
-    /// ```
     pub fn handle_late_completed(
         &mut self,
         tp: &TopicPartition,
@@ -932,25 +584,6 @@ impl Idempotence {
     /// `retries_exhausted`: its attempts reached `retries` (Java
     /// `Sender.canRetry`'s first conditions); `log_start_offset` is from the
     /// partition response (-1 if unknown).
-    ///
-    /// ```
-    /// # use kafka_producer::idempotence::*;
-    /// # use kafka_client::TopicPartition;
-    /// # let mut st = Idempotence::new();
-    /// # st.next_action();
-    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-    /// # let tp = TopicPartition::new("orders", 0);
-    /// use kafka_proto::ErrorCode;
-    /// st.assign(&tp, 1, 10);
-    /// // A gap right at the batch next in line: retry it under a bumped epoch.
-    /// let d = st.handle_error(&tp, 1, ErrorCode::OutOfOrderSequenceNumber, 0, false, false);
-    /// assert_eq!(d, ErrorDecision::Retry);
-    /// st.next_action();
-    /// assert_eq!(st.batch(&tp, 1).unwrap().producer.epoch, 1);
-    /// // Out of retries: the batch fails.
-    /// let d = st.handle_error(&tp, 1, ErrorCode::NotEnoughReplicas, -1, false, true);
-    /// assert_eq!(d, ErrorDecision::Fail { fatal: false });
-    /// ```
     pub fn handle_error(
         &mut self,
         tp: &TopicPartition,
@@ -1051,21 +684,6 @@ impl Idempotence {
     /// Batch `id` of `tp` expired (`delivery.timeout.ms`) after it was
     /// drained; its outcome is unknown, so the partition's sequence becomes
     /// unresolved. Batches never drained have no sequence: nothing to do.
-    ///
-    /// ```
-    /// # use kafka_producer::idempotence::*;
-    /// # use kafka_client::TopicPartition;
-    /// # let mut st = Idempotence::new();
-    /// # st.next_action();
-    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-    /// # let tp = TopicPartition::new("orders", 0);
-    /// st.assign(&tp, 1, 10);
-    /// st.handle_expired(&tp, 1);
-    /// assert!(st.has_unresolved_sequence(&tp));
-    /// st.next_action(); // sequences 0..=9 may be missing: bump the epoch
-    /// assert!(!st.has_unresolved_sequence(&tp));
-    /// assert_eq!(st.producer().epoch, 1);
-    /// ```
     pub fn handle_expired(&mut self, tp: &TopicPartition, id: BatchId) {
         if self.remove_inflight(tp, id).is_some() {
             let next = self.entry(tp).next_sequence;
@@ -1075,18 +693,6 @@ impl Idempotence {
 
     /// A batch of `tp` failed locally after drain without a broker answer
     /// (e.g. a fatal encode error): like an expiry.
-    ///
-    /// ```
-    /// # use kafka_producer::idempotence::*;
-    /// # use kafka_client::TopicPartition;
-    /// # let mut st = Idempotence::new();
-    /// # st.next_action();
-    /// # st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
-    /// # let tp = TopicPartition::new("orders", 0);
-    /// st.assign(&tp, 1, 10);
-    /// st.handle_local_failure(&tp, 1); // e.g. the batch could not be encoded
-    /// assert!(!st.has_inflight(&tp) && st.has_unresolved_sequence(&tp));
-    /// ```
     pub fn handle_local_failure(&mut self, tp: &TopicPartition, id: BatchId) {
         self.handle_expired(tp, id);
     }
@@ -1450,5 +1056,437 @@ mod tests {
             epoch: 0,
         }));
         assert!(matches!(st.may_drain(&tp, 1), Drain::Retry(_)));
+    }
+
+    /// A batch's state: the producer id and epoch, and sequences from the partition's next one.
+    #[test]
+    fn assign_numbers_a_batch_from_the_partitions_next_sequence() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        let tp = TopicPartition::new("orders", 0);
+        let seq = st.assign(&tp, 1, 10);
+        assert_eq!((seq.base_sequence, seq.record_count, seq.last_sequence()), (0, 10, 9));
+        assert_eq!(seq.producer, ProducerIdAndEpoch { producer_id: 7, epoch: 0 });
+        assert!(!seq.sequence_reset);
+    }
+
+    /// A batch's last sequence wraps past `i32::MAX` to 0, as the broker counts.
+    #[test]
+    fn last_sequence_wraps_past_i32_max() {
+        use crate::idempotence::{BatchSequence, ProducerIdAndEpoch};
+        let seq = BatchSequence {
+            producer: ProducerIdAndEpoch { producer_id: 7, epoch: 0 },
+            base_sequence: i32::MAX - 1,
+            record_count: 3,
+            sequence_reset: false,
+        };
+        assert_eq!(seq.last_sequence(), 0); // MAX - 1, MAX, then wraps to 0
+    }
+
+    /// The phases run Uninitialized, Initializing, then Fatal on a non-retriable InitProducerId error.
+    #[test]
+    fn a_non_retriable_init_producer_id_error_is_fatal() {
+        use crate::idempotence::{Idempotence, Phase};
+        use kafka_proto::ErrorCode;
+        let mut st = Idempotence::new();
+        assert_eq!(st.phase(), Phase::Uninitialized);
+        st.next_action(); // InitProducerId
+        assert_eq!(st.phase(), Phase::Initializing);
+        st.handle_init_producer_id(Err(ErrorCode::ClusterAuthorizationFailed));
+        assert_eq!(st.phase(), Phase::Fatal(ErrorCode::ClusterAuthorizationFailed));
+    }
+
+    /// The idempotent producer asks for InitProducerId; the transactional one leaves it to the transaction manager.
+    #[test]
+    fn only_the_idempotent_producer_asks_for_init_producer_id() {
+        use crate::idempotence::{Action, Idempotence};
+        assert_eq!(Idempotence::new().next_action(), Some(Action::InitProducerId));
+        assert_eq!(Idempotence::new_transactional().next_action(), None);
+    }
+
+    /// A batch failing for good leaves a gap: the epoch is bumped and the batch after it is rewritten from sequence 0.
+    #[test]
+    fn a_gap_left_by_a_failed_batch_rewrites_the_next_under_a_new_epoch() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        let tp = TopicPartition::new("orders", 0);
+        use kafka_proto::ErrorCode;
+        st.assign(&tp, 1, 10); // sequences 0..=9
+        st.assign(&tp, 2, 5); // sequences 10..=14
+        // Batch 1 fails for good: batch 2 would leave a gap, so the epoch is bumped.
+        st.handle_error(&tp, 1, ErrorCode::MessageTooLarge, -1, false, false);
+        st.next_action();
+        let [rewrite] = st.take_rewrites()[..] else { panic!("one batch in flight") };
+        assert_eq!((rewrite.batch, rewrite.sequence.base_sequence), (2, 0));
+        assert_eq!(rewrite.sequence.producer.epoch, 1);
+    }
+
+    /// No producer id: nothing is drained; a retried batch is drained again with the same sequence.
+    #[test]
+    fn a_retried_batch_is_drained_with_its_sequence() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        let tp = TopicPartition::new("orders", 0);
+        use kafka_proto::ErrorCode;
+        assert_eq!(Idempotence::new().may_drain(&tp, 1), Drain::Stop); // no producer id yet
+        assert_eq!(st.may_drain(&tp, 1), Drain::New);
+        let seq = st.assign(&tp, 1, 10);
+        st.handle_error(&tp, 1, ErrorCode::NotLeaderOrFollower, -1, false, false);
+        assert_eq!(st.may_drain(&tp, 1), Drain::Retry(seq)); // resent with the same sequence
+    }
+
+    /// A batch already in flight is not new to the drain.
+    #[test]
+    fn an_in_flight_first_batch_is_not_new() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        let tp = TopicPartition::new("orders", 0);
+        assert!(st.may_drain(&tp, 1).is_new());
+        st.assign(&tp, 1, 10);
+        assert!(!st.may_drain(&tp, 1).is_new()); // in flight: a retry, not new
+    }
+
+    /// Retriable errors retry, DUPLICATE_SEQUENCE_NUMBER succeeds without an offset, PRODUCER_FENCED is fatal.
+    #[test]
+    fn broker_errors_decide_retry_duplicate_or_fatal() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        let tp = TopicPartition::new("orders", 0);
+        use kafka_proto::ErrorCode;
+        st.assign(&tp, 1, 1);
+        st.assign(&tp, 2, 1);
+        st.assign(&tp, 3, 1);
+        assert_eq!(st.handle_error(&tp, 1, ErrorCode::NotEnoughReplicas, -1, false, false), ErrorDecision::Retry);
+        assert_eq!(st.handle_error(&tp, 2, ErrorCode::DuplicateSequenceNumber, -1, false, false), ErrorDecision::SucceedWithoutOffset);
+        assert_eq!(st.handle_error(&tp, 3, ErrorCode::ProducerFenced, -1, false, false), ErrorDecision::Fail { fatal: true });
+    }
+
+    /// An acknowledged batch advances the next and acknowledged sequences and the offset.
+    #[test]
+    fn an_acknowledged_batch_advances_the_partitions_sequences() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        let tp = TopicPartition::new("orders", 0);
+        st.assign(&tp, 1, 10);
+        st.handle_completed(&tp, 1, 100);
+        let p = st.partition(&tp).unwrap();
+        assert_eq!((p.next_sequence, p.last_acked_sequence, p.last_acked_offset), (10, 9, 109));
+    }
+
+    /// In-flight batches are listed in sequence order.
+    #[test]
+    fn in_flight_batches_are_listed_in_sequence_order() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        let tp = TopicPartition::new("orders", 0);
+        st.assign(&tp, 1, 10);
+        st.assign(&tp, 2, 5);
+        let ids: Vec<BatchId> = st.partition(&tp).unwrap().inflight().map(|(id, _)| id).collect();
+        assert_eq!(ids, [1, 2]);
+    }
+
+    /// Only `new_transactional` makes a transactional state machine.
+    #[test]
+    fn is_transactional_tells_the_two_constructors_apart() {
+        use crate::idempotence::Idempotence;
+        assert!(Idempotence::new_transactional().is_transactional());
+        assert!(!Idempotence::new().is_transactional());
+    }
+
+    /// Under transaction version 2 an epoch's first batch need not travel alone.
+    #[test]
+    fn a_broker_checking_epoch_start_lets_the_first_batch_be_pipelined() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new_transactional();
+        st.set_producer(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }, true);
+        let tp = TopicPartition::new("orders", 0);
+        st.assign(&tp, 1, 10);
+        assert_eq!(st.may_drain(&tp, 2), Drain::Stop);
+        st.set_broker_checks_epoch_start(true);
+        assert_eq!(st.may_drain(&tp, 2), Drain::New);
+    }
+
+    /// A producer epoch installed with `reset_sequences` restarts an idle partition at sequence 0.
+    #[test]
+    fn a_new_epoch_restarts_sequences_at_zero() {
+        use crate::idempotence::{Idempotence, ProducerIdAndEpoch};
+        use kafka_client::TopicPartition;
+        let tp = TopicPartition::new("orders", 0);
+        let mut st = Idempotence::new_transactional();
+        st.set_producer(ProducerIdAndEpoch { producer_id: 9, epoch: 0 }, true);
+        st.assign(&tp, 1, 3);
+        st.handle_completed(&tp, 1, 0);
+        // The transaction was aborted and the epoch bumped:
+        st.set_producer(ProducerIdAndEpoch { producer_id: 9, epoch: 1 }, true);
+        assert_eq!(st.assign(&tp, 2, 1).base_sequence, 0);
+    }
+
+    /// An OUT_OF_ORDER_SEQUENCE_NUMBER at the batch next in line bumps the epoch locally (KIP-360), counted.
+    #[test]
+    fn a_local_epoch_bump_is_counted() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        let tp = TopicPartition::new("orders", 0);
+        use kafka_proto::ErrorCode;
+        st.assign(&tp, 1, 10);
+        st.handle_error(&tp, 1, ErrorCode::OutOfOrderSequenceNumber, 0, false, false);
+        st.next_action(); // bumps the epoch locally (KIP-360)
+        assert_eq!(st.epoch_bumps(), 1);
+        assert_eq!(st.producer().epoch, 1);
+    }
+
+    /// A partition has bookkeeping once it is drained.
+    #[test]
+    fn a_partition_is_tracked_from_its_first_drain() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        let tp = TopicPartition::new("orders", 0);
+        assert!(st.partition(&tp).is_none());
+        st.assign(&tp, 1, 10);
+        assert_eq!(st.partition(&tp).unwrap().next_sequence, 10);
+    }
+
+    /// An expired in-flight batch leaves the partition's sequence unresolved and stops its drain.
+    #[test]
+    fn an_expired_batch_leaves_the_sequence_unresolved() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        let tp = TopicPartition::new("orders", 0);
+        st.assign(&tp, 1, 10);
+        st.handle_expired(&tp, 1);
+        assert!(st.has_unresolved_sequence(&tp));
+        assert_eq!(st.may_drain(&tp, 2), Drain::Stop); // until resolved
+    }
+
+    /// A partition has in-flight batches until they complete.
+    #[test]
+    fn has_inflight_follows_the_batches_outcome() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        let tp = TopicPartition::new("orders", 0);
+        st.assign(&tp, 1, 10);
+        assert!(st.has_inflight(&tp));
+        st.handle_completed(&tp, 1, 0);
+        assert!(!st.has_inflight(&tp));
+    }
+
+    /// `batch` finds the state of in-flight batches only.
+    #[test]
+    fn batch_finds_only_in_flight_batches() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        let tp = TopicPartition::new("orders", 0);
+        let seq = st.assign(&tp, 1, 10);
+        assert_eq!(st.batch(&tp, 1), Some(seq));
+        assert_eq!(st.batch(&tp, 2), None);
+    }
+
+    /// InitProducerId is asked for once while in flight, and not after it succeeded.
+    #[test]
+    fn init_producer_id_is_asked_once() {
+        use crate::idempotence::{Action, Idempotence, ProducerIdAndEpoch};
+        let mut st = Idempotence::new();
+        assert_eq!(st.next_action(), Some(Action::InitProducerId));
+        assert_eq!(st.next_action(), None); // already in flight
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        assert_eq!(st.next_action(), None);
+    }
+
+    /// An epoch bump's rewrites reset the sequence and are taken once.
+    #[test]
+    fn rewrites_are_taken_once() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        let tp = TopicPartition::new("orders", 0);
+        use kafka_proto::ErrorCode;
+        st.assign(&tp, 1, 10);
+        st.handle_error(&tp, 1, ErrorCode::OutOfOrderSequenceNumber, 0, false, false); // retried...
+        st.next_action(); // ...under epoch 1, from sequence 0
+        let rewrites = st.take_rewrites();
+        assert_eq!(rewrites.len(), 1);
+        assert!(rewrites[0].sequence.sequence_reset);
+        assert!(st.take_rewrites().is_empty());
+    }
+
+    /// A retriable InitProducerId error goes back to Uninitialized; a later success makes it Ready.
+    #[test]
+    fn a_retriable_init_producer_id_error_goes_back_to_uninitialized() {
+        use crate::idempotence::{Idempotence, Phase, ProducerIdAndEpoch};
+        use kafka_proto::ErrorCode;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Err(ErrorCode::CoordinatorLoadInProgress)); // retriable
+        assert_eq!(st.phase(), Phase::Uninitialized);
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        assert_eq!(st.phase(), Phase::Ready);
+    }
+
+    /// InitProducerId lost with its connection is asked for again.
+    #[test]
+    fn a_disconnected_init_producer_id_is_asked_again() {
+        use crate::idempotence::{Action, Idempotence};
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id_disconnect();
+        assert_eq!(st.next_action(), Some(Action::InitProducerId)); // asked again
+    }
+
+    /// An epoch's first batch travels alone until acknowledged; later ones pipeline until a sequence is unresolved.
+    #[test]
+    fn an_epochs_first_batch_travels_alone() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        let tp = TopicPartition::new("orders", 0);
+        assert_eq!(st.may_drain(&tp, 1), Drain::New);
+        st.assign(&tp, 1, 10);
+        // The first batch of an epoch travels alone until it is acknowledged.
+        assert_eq!(st.may_drain(&tp, 2), Drain::Stop);
+        st.handle_completed(&tp, 1, 0);
+        st.assign(&tp, 2, 10);
+        assert_eq!(st.may_drain(&tp, 3), Drain::New); // pipelined behind batch 2
+        st.handle_expired(&tp, 2);
+        assert_eq!(st.may_drain(&tp, 3), Drain::Stop); // unresolved sequence
+    }
+
+    /// Sequences are consecutive per partition, each starting at 0.
+    #[test]
+    fn sequences_are_assigned_per_partition() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        let tp = TopicPartition::new("orders", 0);
+        assert_eq!(st.assign(&tp, 1, 10).base_sequence, 0);
+        assert_eq!(st.assign(&tp, 2, 5).base_sequence, 10);
+        assert_eq!(st.assign(&TopicPartition::new("orders", 1), 3, 1).base_sequence, 0); // per partition
+    }
+
+    /// A completed batch records its last sequence and offset as acknowledged.
+    #[test]
+    fn completion_records_the_last_acked_offset() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        let tp = TopicPartition::new("orders", 0);
+        st.assign(&tp, 1, 10);
+        st.handle_completed(&tp, 1, 500);
+        let p = st.partition(&tp).unwrap();
+        assert_eq!((p.last_acked_sequence, p.last_acked_offset), (9, 509));
+    }
+
+    /// A batch given up on but written after all resolves the sequence without an epoch bump.
+    #[test]
+    fn a_late_completion_resolves_without_a_bump() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        let tp = TopicPartition::new("orders", 0);
+        let seq = st.assign(&tp, 1, 10);
+        st.handle_expired(&tp, 1); // given up on...
+        st.handle_late_completed(&tp, seq, 100); // ...but written after all
+        st.next_action();
+        assert!(!st.has_unresolved_sequence(&tp));
+        assert_eq!(st.epoch_bumps(), 0); // no gap: no bump needed
+    }
+
+    /// An out-of-order batch next in line retries under a bumped epoch; out of retries it fails, not fatally.
+    #[test]
+    fn an_out_of_order_batch_retries_under_a_new_epoch_until_out_of_retries() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        let tp = TopicPartition::new("orders", 0);
+        use kafka_proto::ErrorCode;
+        st.assign(&tp, 1, 10);
+        // A gap right at the batch next in line: retry it under a bumped epoch.
+        let d = st.handle_error(&tp, 1, ErrorCode::OutOfOrderSequenceNumber, 0, false, false);
+        assert_eq!(d, ErrorDecision::Retry);
+        st.next_action();
+        assert_eq!(st.batch(&tp, 1).unwrap().producer.epoch, 1);
+        // Out of retries: the batch fails.
+        let d = st.handle_error(&tp, 1, ErrorCode::NotEnoughReplicas, -1, false, true);
+        assert_eq!(d, ErrorDecision::Fail { fatal: false });
+    }
+
+    /// An expired batch's unknown outcome is resolved by bumping the epoch.
+    #[test]
+    fn an_unresolved_sequence_is_resolved_by_an_epoch_bump() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        let tp = TopicPartition::new("orders", 0);
+        st.assign(&tp, 1, 10);
+        st.handle_expired(&tp, 1);
+        assert!(st.has_unresolved_sequence(&tp));
+        st.next_action(); // sequences 0..=9 may be missing: bump the epoch
+        assert!(!st.has_unresolved_sequence(&tp));
+        assert_eq!(st.producer().epoch, 1);
+    }
+
+    /// A batch failing locally after drain leaves the sequence unresolved, like an expiry.
+    #[test]
+    fn a_local_failure_after_drain_is_like_an_expiry() {
+        use crate::idempotence::*;
+        use kafka_client::TopicPartition;
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        let tp = TopicPartition::new("orders", 0);
+        st.assign(&tp, 1, 10);
+        st.handle_local_failure(&tp, 1); // e.g. the batch could not be encoded
+        assert!(!st.has_inflight(&tp) && st.has_unresolved_sequence(&tp));
     }
 }

@@ -127,17 +127,6 @@ pub mod names {
 }
 
 /// A point-in-time copy of [`Metrics`].
-///
-/// ```
-/// use kafka_producer::metrics::Metrics;
-/// use kafka_proto::ErrorCode;
-/// let m = Metrics::new(true);
-/// m.error(ErrorCode::NotLeaderOrFollower);
-/// m.retry();
-/// let s = m.snapshot();
-/// assert_eq!(s.retries, 1);
-/// assert_eq!(s.errors_by_code.get(&ErrorCode::NotLeaderOrFollower.code()), Some(&1));
-/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MetricsSnapshot {
     /// Records acknowledged (or written, with acks=0).
@@ -230,26 +219,11 @@ impl Metrics {
     }
 
     /// True when recording.
-    ///
-    /// ```
-    /// use kafka_producer::metrics::Metrics;
-    /// assert!(Metrics::new(true).enabled());
-    /// assert!(!Metrics::default().enabled());
-    /// ```
     pub fn enabled(&self) -> bool {
         self.enabled
     }
 
     /// A batch of `records` records, `bytes` bytes, was acknowledged.
-    ///
-    /// ```
-    /// use kafka_producer::metrics::Metrics;
-    /// let m = Metrics::new(true);
-    /// m.record_sent(10, 1000);
-    /// m.record_sent(5, 400);
-    /// let s = m.snapshot();
-    /// assert_eq!((s.records_sent, s.bytes_sent, s.batches_sent), (15, 1400, 2));
-    /// ```
     pub fn record_sent(&self, records: u64, bytes: u64) {
         if self.enabled {
             self.records_sent.fetch_add(records, Relaxed);
@@ -265,13 +239,6 @@ impl Metrics {
     }
 
     /// A Produce request went out.
-    ///
-    /// ```
-    /// use kafka_producer::metrics::Metrics;
-    /// let m = Metrics::new(true);
-    /// m.request_sent();
-    /// assert_eq!((m.snapshot().requests, m.snapshot().in_flight_requests), (1, 1));
-    /// ```
     pub fn request_sent(&self) {
         if self.enabled {
             self.requests.fetch_add(1, Relaxed);
@@ -282,14 +249,6 @@ impl Metrics {
     }
 
     /// A Produce request finished (any outcome).
-    ///
-    /// ```
-    /// use kafka_producer::metrics::Metrics;
-    /// let m = Metrics::new(true);
-    /// m.request_sent();
-    /// m.request_done();
-    /// assert_eq!(m.snapshot().in_flight_requests, 0);
-    /// ```
     pub fn request_done(&self) {
         if self.enabled {
             self.in_flight.fetch_sub(1, Relaxed);
@@ -297,16 +256,6 @@ impl Metrics {
     }
 
     /// One Produce round trip took `d`.
-    ///
-    /// ```
-    /// use kafka_producer::metrics::Metrics;
-    /// use std::time::Duration;
-    /// let m = Metrics::new(true);
-    /// m.request_latency(Duration::from_millis(2));
-    /// m.request_latency(Duration::from_millis(4));
-    /// let s = m.snapshot();
-    /// assert_eq!((s.request_latency_avg_us, s.request_latency_max_us), (3000, 4000));
-    /// ```
     pub fn request_latency(&self, d: Duration) {
         if self.enabled {
             let us = d.as_micros() as u64;
@@ -319,13 +268,6 @@ impl Metrics {
     }
 
     /// A batch is retried.
-    ///
-    /// ```
-    /// use kafka_producer::metrics::Metrics;
-    /// let m = Metrics::new(true);
-    /// m.retry();
-    /// assert_eq!(m.snapshot().retries, 1);
-    /// ```
     pub fn retry(&self) {
         if self.enabled {
             self.retries.fetch_add(1, Relaxed);
@@ -335,13 +277,6 @@ impl Metrics {
     }
 
     /// A local epoch bump happened.
-    ///
-    /// ```
-    /// use kafka_producer::metrics::Metrics;
-    /// let m = Metrics::new(true);
-    /// m.epoch_bump();
-    /// assert_eq!(m.snapshot().epoch_bumps, 1);
-    /// ```
     pub fn epoch_bump(&self) {
         if self.enabled {
             self.epoch_bumps.fetch_add(1, Relaxed);
@@ -351,17 +286,6 @@ impl Metrics {
     }
 
     /// A `commit_transaction` call succeeded after `d`.
-    ///
-    /// ```
-    /// use kafka_producer::metrics::Metrics;
-    /// use std::time::Duration;
-    /// let m = Metrics::new(true);
-    /// m.transaction_committed(Duration::from_millis(20));
-    /// m.transaction_committed(Duration::from_millis(40));
-    /// let s = m.snapshot();
-    /// assert_eq!(s.transactions_committed, 2);
-    /// assert_eq!((s.commit_latency_avg_us, s.commit_latency_max_us), (30_000, 40_000));
-    /// ```
     pub fn transaction_committed(&self, d: Duration) {
         if self.enabled {
             let us = d.as_micros() as u64;
@@ -377,13 +301,6 @@ impl Metrics {
     }
 
     /// An `abort_transaction` call succeeded.
-    ///
-    /// ```
-    /// use kafka_producer::metrics::Metrics;
-    /// let m = Metrics::new(true);
-    /// m.transaction_aborted();
-    /// assert_eq!(m.snapshot().transactions_aborted, 1);
-    /// ```
     pub fn transaction_aborted(&self) {
         if self.enabled {
             self.txn_aborts.fetch_add(1, Relaxed);
@@ -393,15 +310,6 @@ impl Metrics {
     }
 
     /// A partition answered `code`.
-    ///
-    /// ```
-    /// use kafka_producer::metrics::Metrics;
-    /// use kafka_proto::ErrorCode;
-    /// let m = Metrics::new(true);
-    /// m.error(ErrorCode::NetworkException);
-    /// m.error(ErrorCode::NetworkException);
-    /// assert_eq!(m.snapshot().errors_by_code[&13], 2);
-    /// ```
     pub fn error(&self, code: ErrorCode) {
         if self.enabled {
             *self
@@ -422,13 +330,6 @@ impl Metrics {
     }
 
     /// Buffer bytes in use.
-    ///
-    /// ```
-    /// use kafka_producer::metrics::Metrics;
-    /// let m = Metrics::new(true);
-    /// m.set_buffer_used(16_384);
-    /// assert_eq!(m.snapshot().buffer_bytes_used, 16_384);
-    /// ```
     pub fn set_buffer_used(&self, bytes: usize) {
         if self.enabled {
             self.buffer_used.store(bytes as u64, Relaxed);
@@ -436,11 +337,6 @@ impl Metrics {
     }
 
     /// A copy of every counter.
-    ///
-    /// ```
-    /// use kafka_producer::metrics::{Metrics, MetricsSnapshot};
-    /// assert_eq!(Metrics::new(true).snapshot(), MetricsSnapshot::default());
-    /// ```
     pub fn snapshot(&self) -> MetricsSnapshot {
         let n = self.latency_count.load(Relaxed);
         let commits = self.txn_commits.load(Relaxed);
@@ -594,5 +490,154 @@ mod facade_tests {
             m.transaction_committed(Duration::from_millis(1));
         });
         assert!(got.is_empty(), "{got:?}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+
+    /// Errors are counted by their code, beside the retries.
+    #[test]
+    fn errors_are_counted_by_code() {
+        use crate::metrics::Metrics;
+        use kafka_proto::ErrorCode;
+        let m = Metrics::new(true);
+        m.error(ErrorCode::NotLeaderOrFollower);
+        m.retry();
+        let s = m.snapshot();
+        assert_eq!(s.retries, 1);
+        assert_eq!(
+            s.errors_by_code.get(&ErrorCode::NotLeaderOrFollower.code()),
+            Some(&1)
+        );
+    }
+
+    /// Metrics record only when enabled; the default is off.
+    #[test]
+    fn metrics_are_off_by_default() {
+        use crate::metrics::Metrics;
+        assert!(Metrics::new(true).enabled());
+        assert!(!Metrics::default().enabled());
+    }
+
+    /// Acknowledged batches add up their records, bytes and count.
+    #[test]
+    fn acknowledged_batches_add_up() {
+        use crate::metrics::Metrics;
+        let m = Metrics::new(true);
+        m.record_sent(10, 1000);
+        m.record_sent(5, 400);
+        let s = m.snapshot();
+        assert_eq!(
+            (s.records_sent, s.bytes_sent, s.batches_sent),
+            (15, 1400, 2)
+        );
+    }
+
+    /// A request sent is counted and in flight.
+    #[test]
+    fn a_sent_request_is_in_flight() {
+        use crate::metrics::Metrics;
+        let m = Metrics::new(true);
+        m.request_sent();
+        assert_eq!(
+            (m.snapshot().requests, m.snapshot().in_flight_requests),
+            (1, 1)
+        );
+    }
+
+    /// A finished request is no longer in flight.
+    #[test]
+    fn a_finished_request_leaves_the_in_flight_count() {
+        use crate::metrics::Metrics;
+        let m = Metrics::new(true);
+        m.request_sent();
+        m.request_done();
+        assert_eq!(m.snapshot().in_flight_requests, 0);
+    }
+
+    /// Request latency keeps the mean and the maximum.
+    #[test]
+    fn request_latency_keeps_the_mean_and_the_max() {
+        use crate::metrics::Metrics;
+        use std::time::Duration;
+        let m = Metrics::new(true);
+        m.request_latency(Duration::from_millis(2));
+        m.request_latency(Duration::from_millis(4));
+        let s = m.snapshot();
+        assert_eq!(
+            (s.request_latency_avg_us, s.request_latency_max_us),
+            (3000, 4000)
+        );
+    }
+
+    /// Each retry is counted.
+    #[test]
+    fn retries_are_counted() {
+        use crate::metrics::Metrics;
+        let m = Metrics::new(true);
+        m.retry();
+        assert_eq!(m.snapshot().retries, 1);
+    }
+
+    /// Each local epoch bump is counted.
+    #[test]
+    fn epoch_bumps_are_counted() {
+        use crate::metrics::Metrics;
+        let m = Metrics::new(true);
+        m.epoch_bump();
+        assert_eq!(m.snapshot().epoch_bumps, 1);
+    }
+
+    /// Commits are counted, with their mean and maximum latency.
+    #[test]
+    fn commits_are_counted_with_their_latency() {
+        use crate::metrics::Metrics;
+        use std::time::Duration;
+        let m = Metrics::new(true);
+        m.transaction_committed(Duration::from_millis(20));
+        m.transaction_committed(Duration::from_millis(40));
+        let s = m.snapshot();
+        assert_eq!(s.transactions_committed, 2);
+        assert_eq!(
+            (s.commit_latency_avg_us, s.commit_latency_max_us),
+            (30_000, 40_000)
+        );
+    }
+
+    /// Each abort is counted.
+    #[test]
+    fn aborts_are_counted() {
+        use crate::metrics::Metrics;
+        let m = Metrics::new(true);
+        m.transaction_aborted();
+        assert_eq!(m.snapshot().transactions_aborted, 1);
+    }
+
+    /// The same error twice counts twice under its code.
+    #[test]
+    fn repeated_errors_add_up_per_code() {
+        use crate::metrics::Metrics;
+        use kafka_proto::ErrorCode;
+        let m = Metrics::new(true);
+        m.error(ErrorCode::NetworkException);
+        m.error(ErrorCode::NetworkException);
+        assert_eq!(m.snapshot().errors_by_code[&13], 2);
+    }
+
+    /// Buffer use is a gauge: the last value set.
+    #[test]
+    fn buffer_use_is_a_gauge() {
+        use crate::metrics::Metrics;
+        let m = Metrics::new(true);
+        m.set_buffer_used(16_384);
+        assert_eq!(m.snapshot().buffer_bytes_used, 16_384);
+    }
+
+    /// A fresh producer's snapshot is all zero.
+    #[test]
+    fn a_fresh_snapshot_is_all_zero() {
+        use crate::metrics::{Metrics, MetricsSnapshot};
+        assert_eq!(Metrics::new(true).snapshot(), MetricsSnapshot::default());
     }
 }

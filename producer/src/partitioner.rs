@@ -121,12 +121,6 @@ pub trait Partitioner: Send + Sync + fmt::Debug {
     /// The partition, in `0..num_partitions`, for a record of `topic` with
     /// serialized `key` and `value` (`None` = null). Called only for records
     /// without an explicit partition; `num_partitions` is at least 1.
-    ///
-    /// ```
-    /// use kafka_producer::partitioner::{DefaultPartitioner, Partitioner, partition_for_key};
-    /// let p = DefaultPartitioner::new();
-    /// assert_eq!(p.partition("orders", Some(b"customer-7"), None, 12), partition_for_key(b"customer-7", 12));
-    /// ```
     fn partition(
         &self,
         topic: &str,
@@ -141,14 +135,6 @@ pub trait Partitioner: Send + Sync + fmt::Debug {
     /// to another partition here if `previous_partition` is still their
     /// current choice for `topic`, and ignore the call otherwise. The default
     /// does nothing.
-    ///
-    /// ```
-    /// use kafka_producer::partitioner::{Partitioner, StickyPartitioner};
-    /// let p = StickyPartitioner::new();
-    /// let first = p.partition("orders", None, None, 6);
-    /// p.on_new_batch("orders", 6, first); // its batch is full: move on
-    /// assert_ne!(p.partition("orders", None, None, 6), first);
-    /// ```
     fn on_new_batch(&self, topic: &str, num_partitions: i32, previous_partition: i32) {
         let _ = (topic, num_partitions, previous_partition);
     }
@@ -189,14 +175,6 @@ impl<P: Partitioner + ?Sized> Partitioner for Box<P> {
 /// Java's `Utils.murmur2`: the 32-bit MurmurHash2 variant Kafka hashes keys
 /// with (seed `0x9747b28c`, `m = 0x5bd1e995`, `r = 24`, little-endian 4-byte
 /// blocks, then the 1–3 byte tail), returned as Java's signed `int`.
-///
-/// ```
-/// use kafka_producer::partitioner::murmur2;
-/// // Vectors from Kafka's UtilsTest.
-/// assert_eq!(murmur2(b"21"), -973932308);
-/// assert_eq!(murmur2(b"foobar"), -790332482);
-/// assert_eq!(murmur2(b"a-little-bit-long-string"), -985981536);
-/// ```
 pub fn murmur2(data: &[u8]) -> i32 {
     const SEED: u32 = 0x9747_b28c;
     const M: u32 = 0x5bd1_e995;
@@ -233,13 +211,6 @@ pub fn murmur2(data: &[u8]) -> i32 {
 
 /// Java's `Utils.toPositive`: clears the sign bit (`n & 0x7fffffff`), so
 /// `i32::MIN` maps to 0 (unlike `abs`).
-///
-/// ```
-/// use kafka_producer::partitioner::to_positive;
-/// assert_eq!(to_positive(-1), i32::MAX);
-/// assert_eq!(to_positive(i32::MIN), 0);
-/// assert_eq!(to_positive(42), 42);
-/// ```
 pub const fn to_positive(n: i32) -> i32 {
     n & 0x7fff_ffff
 }
@@ -248,11 +219,6 @@ pub const fn to_positive(n: i32) -> i32 {
 /// serialized `key` (`BuiltInPartitioner.partitionForKey`):
 /// `to_positive(murmur2(key)) % num_partitions`. An empty key is still a key.
 /// Returns 0 when `num_partitions` is not positive.
-///
-/// ```
-/// use kafka_producer::partitioner::partition_for_key;
-/// assert_eq!(partition_for_key(b"kafka", 7), 3);
-/// ```
 pub fn partition_for_key(key: &[u8], num_partitions: i32) -> i32 {
     if num_partitions <= 0 {
         return 0;
@@ -335,17 +301,6 @@ fn random_partition_except(n: i32, avoid: i32) -> i32 {
 ///
 /// If `num_partitions` shrinks below the current choice (a caller passing a
 /// different count), a new partition is chosen.
-///
-/// ```
-/// use kafka_producer::partitioner::{Partitioner, StickyPartitioner};
-/// let p = StickyPartitioner::new();
-/// let a = p.partition("t", Some(b"k1"), None, 4);
-/// assert_eq!(p.partition("t", Some(b"k2"), None, 4), a); // keys ignored
-/// p.on_new_batch("t", 4, (a + 1) % 4); // not the sticky partition: no-op
-/// assert_eq!(p.sticky_partition("t"), Some(a));
-/// p.on_new_batch("t", 4, a);
-/// assert_ne!(p.partition("t", None, None, 4), a);
-/// ```
 #[derive(Debug, Default)]
 pub struct StickyPartitioner {
     current: TopicMap<AtomicI32>,
@@ -363,13 +318,6 @@ impl StickyPartitioner {
     }
 
     /// The current sticky partition of `topic`, if one has been chosen.
-    ///
-    /// ```
-    /// use kafka_producer::partitioner::{Partitioner, StickyPartitioner};
-    /// let p = StickyPartitioner::new();
-    /// let chosen = p.partition("orders", None, None, 6);
-    /// assert_eq!(p.sticky_partition("orders"), Some(chosen));
-    /// ```
     pub fn sticky_partition(&self, topic: &str) -> Option<i32> {
         self.current
             .get(topic, |slot| slot.load(Ordering::Relaxed))
@@ -456,14 +404,6 @@ impl Partitioner for StickyPartitioner {
 /// unavailable leaders); here the switch happens on `on_new_batch` with a
 /// uniform choice and availability is ignored. Null-key placement is random
 /// in both clients, so no compatibility property depends on it.
-///
-/// ```
-/// use kafka_producer::partitioner::{DefaultPartitioner, Partitioner};
-/// let p = DefaultPartitioner::new();
-/// assert_eq!(p.partition("t", Some(b"21"), None, 7), 3); // Java picks 3 too
-/// let sticky = p.partition("t", None, None, 7); // null key
-/// assert_eq!(p.partition("t", None, Some(b"next"), 7), sticky);
-/// ```
 #[derive(Debug, Default)]
 pub struct DefaultPartitioner {
     sticky: StickyPartitioner,
@@ -481,15 +421,6 @@ impl DefaultPartitioner {
     }
 
     /// The current null-key sticky partition of `topic`, if chosen yet.
-    ///
-    /// ```
-    /// use kafka_producer::partitioner::{DefaultPartitioner, Partitioner};
-    /// let p = DefaultPartitioner::new();
-    /// p.partition("orders", Some(b"k"), None, 6); // keyed: no sticky choice
-    /// assert_eq!(p.sticky_partition("orders"), None);
-    /// let chosen = p.partition("orders", None, None, 6);
-    /// assert_eq!(p.sticky_partition("orders"), Some(chosen));
-    /// ```
     pub fn sticky_partition(&self, topic: &str) -> Option<i32> {
         self.sticky.sticky_partition(topic)
     }
@@ -519,12 +450,6 @@ impl Partitioner for DefaultPartitioner {
 /// sticky partitioner. The same assignment as [`DefaultPartitioner`], under
 /// a name for configurations that pick it explicitly (for example a sink
 /// whose default is [`FixedPartitioner`], as Flink's legacy producer).
-///
-/// ```
-/// use kafka_producer::partitioner::{KeyHashPartitioner, Partitioner};
-/// let p = KeyHashPartitioner::new();
-/// assert_eq!(p.partition("t", Some(b"21"), None, 7), 3);
-/// ```
 #[derive(Debug, Default)]
 pub struct KeyHashPartitioner {
     inner: DefaultPartitioner,
@@ -543,13 +468,6 @@ impl KeyHashPartitioner {
     }
 
     /// The current null-key sticky partition of `topic`, if chosen yet.
-    ///
-    /// ```
-    /// use kafka_producer::partitioner::{KeyHashPartitioner, Partitioner};
-    /// let p = KeyHashPartitioner::new();
-    /// let chosen = p.partition("orders", None, None, 6);
-    /// assert_eq!(p.sticky_partition("orders"), Some(chosen));
-    /// ```
     pub fn sticky_partition(&self, topic: &str) -> Option<i32> {
         self.inner.sticky_partition(topic)
     }
@@ -584,19 +502,6 @@ impl Partitioner for KeyHashPartitioner {
 /// values, and with three partitions one of them would never be chosen.
 /// Partition availability is ignored. Round robin spreads records evenly but
 /// makes small batches: one record per partition per cycle.
-///
-/// ```
-/// use kafka_producer::partitioner::{Partitioner, RoundRobinPartitioner};
-/// let p = RoundRobinPartitioner::new();
-/// let got: Vec<i32> = (0..5).map(|_| p.partition("t", Some(b"k"), None, 3)).collect();
-/// assert_eq!(got, [0, 1, 2, 0, 1]);
-/// assert_eq!(p.partition("other", None, None, 3), 0); // counters are per topic
-/// // The producer's second call for a record that needs a new batch keeps it.
-/// let first = p.partition("t", None, None, 3);
-/// p.on_new_batch("t", 3, first);
-/// assert_eq!(p.partition("t", None, None, 3), first);
-/// assert_eq!(p.partition("t", None, None, 3), (first + 1) % 3);
-/// ```
 #[derive(Debug, Default)]
 pub struct RoundRobinPartitioner {
     counters: TopicMap<RoundRobinSlot>,
@@ -669,13 +574,6 @@ impl Partitioner for RoundRobinPartitioner {
 ///
 /// With fewer subtasks than partitions some partitions receive nothing; with
 /// more, several subtasks share a partition (subtask `i` and `i + n`).
-///
-/// ```
-/// use kafka_producer::partitioner::{FixedPartitioner, Partitioner};
-/// let p = FixedPartitioner::new(5);
-/// assert_eq!(p.partition("t", Some(b"any"), None, 3), 2);
-/// assert_eq!(p.partition("t", None, None, 8), 5);
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct FixedPartitioner {
     subtask_index: usize,
@@ -695,11 +593,6 @@ impl FixedPartitioner {
     }
 
     /// The subtask index this partitioner was created with.
-    ///
-    /// ```
-    /// use kafka_producer::partitioner::FixedPartitioner;
-    /// assert_eq!(FixedPartitioner::new(3).subtask_index(), 3);
-    /// ```
     pub fn subtask_index(&self) -> usize {
         self.subtask_index
     }
@@ -1122,5 +1015,126 @@ a27dc5bc16ae3bc14291333f2c6df5bc40fbd4543fa367664ecbcf6de8fb05f8f4805a3e1d2ae37f
         let boxed: Box<dyn Partitioner> = Box::new(FixedPartitioner::new(9));
         assert_eq!(boxed.partition("t", None, None, 4), 1);
         assert!(format!("{p:?}").contains("DefaultPartitioner"));
+    }
+
+    /// The default partitioner sends a keyed record to `partition_for_key`'s partition.
+    #[test]
+    fn a_keyed_record_goes_to_its_keys_partition() {
+        use crate::partitioner::{DefaultPartitioner, Partitioner, partition_for_key};
+        let p = DefaultPartitioner::new();
+        assert_eq!(
+            p.partition("orders", Some(b"customer-7"), None, 12),
+            partition_for_key(b"customer-7", 12)
+        );
+    }
+
+    /// `on_new_batch` on the sticky partition moves it on.
+    #[test]
+    fn a_full_batch_moves_the_sticky_partition_on() {
+        use crate::partitioner::{Partitioner, StickyPartitioner};
+        let p = StickyPartitioner::new();
+        let first = p.partition("orders", None, None, 6);
+        p.on_new_batch("orders", 6, first); // its batch is full: move on
+        assert_ne!(p.partition("orders", None, None, 6), first);
+    }
+
+    /// `partition_for_key` picks Java's partition for a key.
+    #[test]
+    fn partition_for_key_is_javas() {
+        use crate::partitioner::partition_for_key;
+        assert_eq!(partition_for_key(b"kafka", 7), 3);
+    }
+
+    /// The sticky partitioner ignores keys, and a new batch on a partition other than its choice.
+    #[test]
+    fn the_sticky_partitioner_ignores_keys_and_other_partitions_batches() {
+        use crate::partitioner::{Partitioner, StickyPartitioner};
+        let p = StickyPartitioner::new();
+        let a = p.partition("t", Some(b"k1"), None, 4);
+        assert_eq!(p.partition("t", Some(b"k2"), None, 4), a); // keys ignored
+        p.on_new_batch("t", 4, (a + 1) % 4); // not the sticky partition: no-op
+        assert_eq!(p.sticky_partition("t"), Some(a));
+        p.on_new_batch("t", 4, a);
+        assert_ne!(p.partition("t", None, None, 4), a);
+    }
+
+    /// The sticky partition chosen for a topic is the one reported.
+    #[test]
+    fn the_sticky_choice_is_readable() {
+        use crate::partitioner::{Partitioner, StickyPartitioner};
+        let p = StickyPartitioner::new();
+        let chosen = p.partition("orders", None, None, 6);
+        assert_eq!(p.sticky_partition("orders"), Some(chosen));
+    }
+
+    /// The default partitioner hashes keys as Java and sticks to one partition for null keys.
+    #[test]
+    fn the_default_partitioner_hashes_keys_and_sticks_for_null_keys() {
+        use crate::partitioner::{DefaultPartitioner, Partitioner};
+        let p = DefaultPartitioner::new();
+        assert_eq!(p.partition("t", Some(b"21"), None, 7), 3); // Java picks 3 too
+        let sticky = p.partition("t", None, None, 7); // null key
+        assert_eq!(p.partition("t", None, Some(b"next"), 7), sticky);
+    }
+
+    /// Keyed records make no sticky choice; a null-key record does.
+    #[test]
+    fn keyed_records_make_no_sticky_choice() {
+        use crate::partitioner::{DefaultPartitioner, Partitioner};
+        let p = DefaultPartitioner::new();
+        p.partition("orders", Some(b"k"), None, 6); // keyed: no sticky choice
+        assert_eq!(p.sticky_partition("orders"), None);
+        let chosen = p.partition("orders", None, None, 6);
+        assert_eq!(p.sticky_partition("orders"), Some(chosen));
+    }
+
+    /// The key-hash partitioner picks Java's partition for a key.
+    #[test]
+    fn the_key_hash_partitioner_hashes_as_java() {
+        use crate::partitioner::{KeyHashPartitioner, Partitioner};
+        let p = KeyHashPartitioner::new();
+        assert_eq!(p.partition("t", Some(b"21"), None, 7), 3);
+    }
+
+    /// The key-hash partitioner keeps a sticky partition for null keys.
+    #[test]
+    fn the_key_hash_partitioner_sticks_for_null_keys() {
+        use crate::partitioner::{KeyHashPartitioner, Partitioner};
+        let p = KeyHashPartitioner::new();
+        let chosen = p.partition("orders", None, None, 6);
+        assert_eq!(p.sticky_partition("orders"), Some(chosen));
+    }
+
+    /// Round robin cycles per topic, and the second call for a record needing a new batch keeps its partition.
+    #[test]
+    fn round_robin_cycles_per_topic_and_keeps_a_records_second_call() {
+        use crate::partitioner::{Partitioner, RoundRobinPartitioner};
+        let p = RoundRobinPartitioner::new();
+        let got: Vec<i32> = (0..5)
+            .map(|_| p.partition("t", Some(b"k"), None, 3))
+            .collect();
+        assert_eq!(got, [0, 1, 2, 0, 1]);
+        assert_eq!(p.partition("other", None, None, 3), 0); // counters are per topic
+        // The producer's second call for a record that needs a new batch keeps it.
+        let first = p.partition("t", None, None, 3);
+        p.on_new_batch("t", 3, first);
+        assert_eq!(p.partition("t", None, None, 3), first);
+        assert_eq!(p.partition("t", None, None, 3), (first + 1) % 3);
+    }
+
+    /// The fixed partitioner writes to the subtask index modulo the partition count.
+    #[test]
+    fn fixed_takes_the_subtask_index_modulo_partitions() {
+        use crate::partitioner::{FixedPartitioner, Partitioner};
+        let p = FixedPartitioner::new(5);
+        assert_eq!(p.partition("t", Some(b"any"), None, 3), 2);
+        assert_eq!(p.partition("t", None, None, 8), 5);
+    }
+
+    /// The fixed partitioner reports its subtask index.
+    #[test]
+    fn fixed_reports_its_subtask_index() {
+        use crate::partitioner::FixedPartitioner;
+        assert_eq!(FixedPartitioner::new(3).subtask_index(), 3);
     }
 }

@@ -151,24 +151,11 @@ impl Producer {
     }
 
     /// The configuration.
-    ///
-    /// ```no_run
-    /// # fn demo(producer: &kafka_producer::Producer) {
-    /// println!("linger.ms = {:?}, idempotent: {}", producer.config().linger, producer.config().idempotence());
-    /// # }
-    /// ```
     pub fn config(&self) -> &ProducerConfig {
         &self.inner.config
     }
 
     /// The cluster connection layer.
-    ///
-    /// ```no_run
-    /// # async fn demo(producer: &kafka_producer::Producer) -> Result<(), kafka_client::ClusterError> {
-    /// producer.cluster().refresh_topics(&["orders"]).await?;
-    /// let partitions = producer.cluster().metadata().topic("orders").map(|t| t.partition_count());
-    /// # Ok(()) }
-    /// ```
     pub fn cluster(&self) -> &Arc<Cluster> {
         &self.inner.cluster
     }
@@ -338,13 +325,6 @@ impl Producer {
     }
 
     /// A snapshot of the metrics (all zero when disabled).
-    ///
-    /// ```no_run
-    /// # fn demo(producer: &kafka_producer::Producer) {
-    /// let m = producer.metrics();
-    /// println!("{} records, {} retries, max latency {} µs", m.records_sent, m.retries, m.request_latency_max_us);
-    /// # }
-    /// ```
     pub fn metrics(&self) -> MetricsSnapshot {
         self.inner.acc.metrics.snapshot()
     }

@@ -62,62 +62,30 @@ impl ProducerRecord {
     }
 
     /// Sets the key.
-    ///
-    /// ```
-    /// use kafka_producer::ProducerRecord;
-    /// let r = ProducerRecord::new("orders").key("customer-7");
-    /// assert_eq!(r.key.as_deref(), Some(&b"customer-7"[..]));
-    /// ```
     pub fn key(mut self, key: impl Into<Bytes>) -> Self {
         self.key = Some(key.into());
         self
     }
 
     /// Sets the value.
-    ///
-    /// ```
-    /// use kafka_producer::ProducerRecord;
-    /// let r = ProducerRecord::new("orders").value(br#"{"total": 12}"#.to_vec());
-    /// assert_eq!(r.value.unwrap().len(), 13);
-    /// ```
     pub fn value(mut self, value: impl Into<Bytes>) -> Self {
         self.value = Some(value.into());
         self
     }
 
     /// Sets the partition.
-    ///
-    /// ```
-    /// use kafka_producer::ProducerRecord;
-    /// assert_eq!(ProducerRecord::new("orders").partition(3).partition, Some(3));
-    /// ```
     pub fn partition(mut self, partition: i32) -> Self {
         self.partition = Some(partition);
         self
     }
 
     /// Sets the timestamp (ms since the epoch).
-    ///
-    /// ```
-    /// use kafka_producer::ProducerRecord;
-    /// let r = ProducerRecord::new("orders").timestamp(1_764_000_000_000);
-    /// assert_eq!(r.timestamp, Some(1_764_000_000_000));
-    /// ```
     pub fn timestamp(mut self, ts: i64) -> Self {
         self.timestamp = Some(ts);
         self
     }
 
     /// Appends a header.
-    ///
-    /// ```
-    /// use kafka_producer::ProducerRecord;
-    /// let r = ProducerRecord::new("orders")
-    ///     .header("trace-id", Some("4bf92f35"))
-    ///     .header("retry", None::<&str>); // a null header value
-    /// assert_eq!(r.headers.len(), 2);
-    /// assert_eq!(r.headers[1], ("retry".to_string(), None));
-    /// ```
     pub fn header(mut self, key: impl Into<String>, value: Option<impl Into<Bytes>>) -> Self {
         self.headers.push((key.into(), value.map(Into::into)));
         self
@@ -125,12 +93,6 @@ impl ProducerRecord {
 }
 
 /// Where a record was written.
-///
-/// ```
-/// use kafka_producer::record::RecordMetadata;
-/// let m = RecordMetadata { topic: "t".into(), partition: 0, offset: Some(41), timestamp: 1_700_000_000_000 };
-/// assert_eq!(m.offset, Some(41));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordMetadata {
     /// Topic.
@@ -147,18 +109,6 @@ pub struct RecordMetadata {
 
 /// Why a record was not (or not knowingly) delivered. Cheap to clone: one
 /// error is shared by every record of a batch.
-///
-/// ```
-/// use kafka_producer::{ProduceError, TopicPartition};
-/// use kafka_proto::ErrorCode;
-/// let e = ProduceError::Broker {
-///     tp: TopicPartition::new("orders", 0),
-///     error: ErrorCode::MessageTooLarge,
-///     message: None,
-/// };
-/// assert_eq!(e.error_code(), Some(ErrorCode::MessageTooLarge));
-/// assert!(e.to_string().starts_with("orders-0: broker error"));
-/// ```
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProduceError {
@@ -247,13 +197,6 @@ pub enum ProduceError {
 
 impl ProduceError {
     /// The broker error code, if the broker answered with one.
-    ///
-    /// ```
-    /// use kafka_producer::ProduceError;
-    /// use std::time::Duration;
-    /// let e = ProduceError::MaxBlockTimeout { waiting_for: "buffer memory".into(), after: Duration::from_secs(60) };
-    /// assert_eq!(e.error_code(), None); // not a broker answer
-    /// ```
     pub fn error_code(&self) -> Option<ErrorCode> {
         match self {
             ProduceError::Broker { error, .. } => Some(*error),
@@ -265,19 +208,62 @@ impl ProduceError {
 
     /// True when the record may have been written although this error was
     /// reported (a delivery timeout after the batch was sent).
-    ///
-    /// ```
-    /// use kafka_producer::{ProduceError, TopicPartition};
-    /// use std::time::Duration;
-    /// let expired = ProduceError::DeliveryTimeout {
-    ///     tp: TopicPartition::new("orders", 0),
-    ///     records: 12,
-    ///     elapsed: Duration::from_secs(120),
-    /// };
-    /// assert!(expired.outcome_unknown()); // may have been written: check before resending
-    /// assert!(!ProduceError::Closed(None).outcome_unknown());
-    /// ```
     pub fn outcome_unknown(&self) -> bool {
         matches!(self, ProduceError::DeliveryTimeout { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+
+    /// Headers are kept in order, a null value as `None`.
+    #[test]
+    fn headers_keep_their_order_and_null_values() {
+        use crate::ProducerRecord;
+        let r = ProducerRecord::new("orders")
+            .header("trace-id", Some("4bf92f35"))
+            .header("retry", None::<&str>); // a null header value
+        assert_eq!(r.headers.len(), 2);
+        assert_eq!(r.headers[1], ("retry".to_string(), None));
+    }
+
+    /// A broker error carries its code, and its message names the partition.
+    #[test]
+    fn a_broker_error_carries_its_code_and_partition() {
+        use crate::{ProduceError, TopicPartition};
+        use kafka_proto::ErrorCode;
+        let e = ProduceError::Broker {
+            tp: TopicPartition::new("orders", 0),
+            error: ErrorCode::MessageTooLarge,
+            message: None,
+        };
+        assert_eq!(e.error_code(), Some(ErrorCode::MessageTooLarge));
+        assert!(e.to_string().starts_with("orders-0: broker error"));
+    }
+
+    /// An error that is not a broker answer has no error code.
+    #[test]
+    fn a_local_timeout_has_no_error_code() {
+        use crate::ProduceError;
+        use std::time::Duration;
+        let e = ProduceError::MaxBlockTimeout {
+            waiting_for: "buffer memory".into(),
+            after: Duration::from_secs(60),
+        };
+        assert_eq!(e.error_code(), None); // not a broker answer
+    }
+
+    /// A delivery timeout leaves the outcome unknown (the batch may have been written); a closed producer's does not.
+    #[test]
+    fn only_an_expired_batchs_outcome_is_unknown() {
+        use crate::{ProduceError, TopicPartition};
+        use std::time::Duration;
+        let expired = ProduceError::DeliveryTimeout {
+            tp: TopicPartition::new("orders", 0),
+            records: 12,
+            elapsed: Duration::from_secs(120),
+        };
+        assert!(expired.outcome_unknown()); // may have been written: check before resending
+        assert!(!ProduceError::Closed(None).outcome_unknown());
     }
 }

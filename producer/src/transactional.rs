@@ -61,18 +61,6 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 /// Why [`TransactionalProducer::connect`] failed.
-///
-/// ```
-/// use kafka_producer::transactional::{ConnectError, TransactionalProducer};
-/// use kafka_producer::ProducerConfig;
-/// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// let config = ProducerConfig::from_properties([("bootstrap.servers", "127.0.0.1:9092")]).unwrap();
-/// match TransactionalProducer::connect(config).await {
-///     Err(e @ ConnectError::MissingTransactionalId) => assert!(e.to_string().contains("transactional.id")),
-///     other => panic!("{other:?}"),
-/// }
-/// # }
-/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConnectError {
@@ -420,15 +408,6 @@ impl TransactionalProducer {
     }
 
     /// `beginTransaction()`.
-    ///
-    /// ```no_run
-    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
-    /// use kafka_producer::ProducerRecord;
-    /// producer.begin_transaction()?;
-    /// producer.send(ProducerRecord::new("orders").value("o-1")).await?;
-    /// producer.commit_transaction().await?;
-    /// # Ok(()) }
-    /// ```
     pub fn begin_transaction(&self) -> Result<(), TransactionError> {
         self.lock().begin_transaction()
     }
@@ -717,17 +696,6 @@ impl TransactionalProducer {
 
     /// Sends every record enqueued so far (ignoring `linger.ms`) and waits
     /// until each completed.
-    ///
-    /// ```no_run
-    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
-    /// use kafka_producer::ProducerRecord;
-    /// producer.begin_transaction()?;
-    /// let r = producer.send(ProducerRecord::new("orders").value("o-1"));
-    /// producer.flush().await; // ignores linger.ms, waits for each record
-    /// let metadata = r.await?; // already complete
-    /// println!("written at {:?}", metadata.offset);
-    /// # Ok(()) }
-    /// ```
     pub async fn flush(&self) {
         self.inner.producer.flush().await;
     }
@@ -736,13 +704,6 @@ impl TransactionalProducer {
     /// the connections close. An open transaction is **not** aborted (the
     /// coordinator aborts it after `transaction.timeout.ms`, unless it was
     /// prepared and is finished with `commit_prepared`/`abort_prepared`).
-    ///
-    /// ```no_run
-    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
-    /// use std::time::Duration;
-    /// producer.close(Duration::from_secs(10)).await?;
-    /// # Ok(()) }
-    /// ```
     pub async fn close(&self, timeout: Duration) -> Result<(), ProduceError> {
         let r = self.inner.producer.close(timeout).await;
         self.inner.driver.abort();
@@ -750,91 +711,38 @@ impl TransactionalProducer {
     }
 
     /// The manager's state.
-    ///
-    /// ```no_run
-    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
-    /// use kafka_producer::txn::State;
-    /// producer.begin_transaction()?;
-    /// assert_eq!(producer.state(), State::InTransaction);
-    /// # Ok(()) }
-    /// ```
     pub fn state(&self) -> State {
         self.lock().state()
     }
 
     /// The current producer id and epoch.
-    ///
-    /// ```no_run
-    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
-    /// producer.init_transactions().await?;
-    /// let p = producer.producer_id_and_epoch();
-    /// println!("producer id {} epoch {}", p.producer_id, p.epoch);
-    /// # Ok(()) }
-    /// ```
     pub fn producer_id_and_epoch(&self) -> ProducerIdAndEpoch {
         self.lock().producer_id_and_epoch()
     }
 
     /// The transaction version in use (decided at `init_transactions`).
-    ///
-    /// ```no_run
-    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
-    /// use kafka_producer::txn::TransactionVersion;
-    /// producer.init_transactions().await?;
-    /// if producer.transaction_version() == TransactionVersion::V2 {
-    ///     println!("KIP-890: every commit bumps the epoch");
-    /// }
-    /// # Ok(()) }
-    /// ```
     pub fn transaction_version(&self) -> TransactionVersion {
         self.lock().transaction_version()
     }
 
     /// The producer's `transactional.id`.
-    ///
-    /// ```no_run
-    /// # async fn demo(producer: kafka_producer::TransactionalProducer) {
-    /// eprintln!("the outcome of {}'s transaction is unknown", producer.transactional_id());
-    /// # }
-    /// ```
     pub fn transactional_id(&self) -> &str {
         &self.inner.transactional_id
     }
 
     /// The shared transaction manager, for kafka-eos's own tests (the
     /// `internals` feature).
-    ///
-    /// ```no_run
-    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
-    /// let m = producer.transaction_manager().lock().unwrap();
-    /// println!("{:?}, partitions {:?}", m.state(), m.partitions_in_transaction());
-    /// # Ok(()) }
-    /// ```
     #[cfg(feature = "internals")]
     pub fn transaction_manager(&self) -> &Arc<Mutex<TransactionManager>> {
         &self.inner.manager
     }
 
     /// The cluster connection layer.
-    ///
-    /// ```no_run
-    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
-    /// let brokers = producer.cluster().metadata().brokers().len();
-    /// println!("{brokers} brokers");
-    /// # Ok(()) }
-    /// ```
     pub fn cluster(&self) -> &Arc<Cluster> {
         self.inner.producer.cluster()
     }
 
     /// A snapshot of the producer metrics.
-    ///
-    /// ```no_run
-    /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
-    /// let m = producer.metrics();
-    /// println!("{} records sent", m.records_sent);
-    /// # Ok(()) }
-    /// ```
     pub fn metrics(&self) -> MetricsSnapshot {
         self.inner.producer.metrics()
     }
@@ -1010,5 +918,21 @@ mod tests {
         // PRODUCER_FENCED is fatal.
         let d = st.handle_error(&tp, 3, ErrorCode::ProducerFenced, -1, false, false);
         assert_eq!(d, ErrorDecision::Fail { fatal: true });
+    }
+
+    /// `connect` refuses a configuration without `transactional.id`, and
+    /// says which key is missing.
+    #[tokio::test(flavor = "current_thread")]
+    async fn connect_without_a_transactional_id_is_refused() {
+        use crate::ProducerConfig;
+        use crate::transactional::{ConnectError, TransactionalProducer};
+        let config =
+            ProducerConfig::from_properties([("bootstrap.servers", "127.0.0.1:9092")]).unwrap();
+        match TransactionalProducer::connect(config).await {
+            Err(e @ ConnectError::MissingTransactionalId) => {
+                assert!(e.to_string().contains("transactional.id"))
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -54,6 +54,7 @@ pub use decode::{
 pub use writer::{HeaderRef, RecordParts, RecordSize, append_record, record_len, record_size};
 
 use crate::error::{EncodeError, EncodeErrorKind};
+use crate::primitives::{uvar_len, zz32, zz64};
 use bytes::{BufMut, Bytes};
 use std::ops::DerefMut;
 
@@ -79,12 +80,6 @@ const ATTR_CONTROL: i16 = 0x20;
 const ATTR_DELETE_HORIZON: i16 = 0x40;
 
 /// The codec of a batch's records section (attribute bits 0-2).
-///
-/// ```
-/// use kafka_proto::record::Compression;
-/// assert_eq!(Compression::default(), Compression::None);
-/// assert_eq!(Compression::from_id(Compression::Zstd.id()), Some(Compression::Zstd));
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Compression {
     /// 0: uncompressed.
@@ -102,11 +97,6 @@ pub enum Compression {
 
 impl Compression {
     /// The attribute id (0-4).
-    ///
-    /// ```
-    /// use kafka_proto::record::Compression;
-    /// assert_eq!(Compression::Lz4.id(), 3);
-    /// ```
     pub fn id(self) -> u8 {
         match self {
             Self::None => 0,
@@ -118,12 +108,6 @@ impl Compression {
     }
 
     /// The codec for an attribute id, `None` for ids 5-7.
-    ///
-    /// ```
-    /// use kafka_proto::record::Compression;
-    /// assert_eq!(Compression::from_id(1), Some(Compression::Gzip));
-    /// assert_eq!(Compression::from_id(5), None);
-    /// ```
     pub fn from_id(id: u8) -> Option<Self> {
         Some(match id {
             0 => Self::None,
@@ -136,11 +120,6 @@ impl Compression {
     }
 
     /// The Kafka config name (`compression.type`) and cargo feature name.
-    ///
-    /// ```
-    /// use kafka_proto::record::Compression;
-    /// assert_eq!(Compression::Snappy.name(), "snappy");
-    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Self::None => "none",
@@ -152,14 +131,6 @@ impl Compression {
     }
 
     /// True when this build can encode and decode the codec.
-    ///
-    /// ```
-    /// use kafka_proto::record::{Compression, RecordBatch};
-    /// assert!(Compression::None.is_supported());
-    /// // Encoding with a codec that is not compiled in fails.
-    /// let batch = RecordBatch { compression: Compression::Gzip, ..RecordBatch::default() };
-    /// assert_eq!(batch.encode_to_vec().is_ok(), Compression::Gzip.is_supported());
-    /// ```
     pub fn is_supported(self) -> bool {
         match self {
             Self::None => true,
@@ -172,14 +143,6 @@ impl Compression {
 }
 
 /// What a batch's timestamps mean (attribute bit 3).
-///
-/// ```
-/// use kafka_proto::record::{RecordBatch, TimestampType};
-/// let batch = RecordBatch { timestamp_type: TimestampType::LogAppend, ..RecordBatch::default() };
-/// assert_eq!(batch.attributes() & 0x08, 0x08);
-/// let back = RecordBatch::decode(&batch.encode_to_vec().unwrap()).unwrap();
-/// assert_eq!(back.timestamp_type, TimestampType::LogAppend);
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum TimestampType {
     /// Set by the producer (what clients send).
@@ -190,14 +153,6 @@ pub enum TimestampType {
 }
 
 /// A record header: a UTF-8 key and an optional value.
-///
-/// ```
-/// use bytes::Bytes;
-/// use kafka_proto::record::{Record, RecordHeader};
-/// let r = Record::new(0, None, None).with_header("h", Some(Bytes::from("v")));
-/// let expected = RecordHeader { key: "h".into(), value: Some(Bytes::from("v")) };
-/// assert_eq!(r.headers, [expected]);
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct RecordHeader {
     /// Header key.
@@ -254,16 +209,6 @@ impl Record {
     }
 
     /// Appends a header.
-    ///
-    /// ```
-    /// use bytes::Bytes;
-    /// use kafka_proto::record::Record;
-    /// let r = Record::new(0, None, None)
-    ///     .with_header("a", None)
-    ///     .with_header("b", Some(Bytes::from("1")));
-    /// let keys: Vec<&str> = r.headers.iter().map(|h| h.key.as_str()).collect();
-    /// assert_eq!(keys, ["a", "b"]);
-    /// ```
     pub fn with_header(mut self, key: impl Into<String>, value: Option<Bytes>) -> Self {
         self.headers.push(RecordHeader {
             key: key.into(),
@@ -274,14 +219,6 @@ impl Record {
 }
 
 /// Limits applied while decoding.
-///
-/// ```
-/// use kafka_proto::record::{DEFAULT_MAX_DECOMPRESSED_SIZE, DecodeOptions, RecordBatch};
-/// assert_eq!(DecodeOptions::default().max_decompressed_size, DEFAULT_MAX_DECOMPRESSED_SIZE);
-/// let opts = DecodeOptions { max_decompressed_size: 1 << 20 };
-/// let bytes = RecordBatch::default().encode_to_vec().unwrap();
-/// assert!(RecordBatch::decode_with(&bytes, &opts).is_ok());
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecodeOptions {
     /// Maximum decompressed size of one batch's records section; larger output
@@ -368,13 +305,6 @@ impl Default for RecordBatch {
 
 /// `seq + inc` with Kafka's wrap rule: past `i32::MAX` sequences continue at 0
 /// (`DefaultRecordBatch.incrementSequence`).
-///
-/// ```
-/// use kafka_proto::record::increment_sequence;
-/// assert_eq!(increment_sequence(5, 3), 8);
-/// assert_eq!(increment_sequence(i32::MAX, 1), 0);
-/// assert_eq!(increment_sequence(i32::MAX - 1, 5), 3);
-/// ```
 pub fn increment_sequence(seq: i32, inc: i32) -> i32 {
     // Java `int` arithmetic wraps; so does ours, so that hostile values (a
     // negative delta from a corrupt batch) give Java's answer instead of a panic.
@@ -386,11 +316,6 @@ pub fn increment_sequence(seq: i32, inc: i32) -> i32 {
 }
 
 /// `seq − dec` with the inverse wrap (`DefaultRecordBatch.decrementSequence`).
-///
-/// ```
-/// use kafka_proto::record::decrement_sequence;
-/// assert_eq!(decrement_sequence(0, 1), i32::MAX);
-/// ```
 pub fn decrement_sequence(seq: i32, dec: i32) -> i32 {
     if seq < dec {
         i32::MAX.wrapping_sub(dec.wrapping_sub(seq)).wrapping_add(1)
@@ -414,40 +339,12 @@ pub fn decrement_sequence(seq: i32, dec: i32) -> i32 {
 /// ```
 pub trait BatchBuf: BufMut + DerefMut<Target = [u8]> {
     /// Makes room for at least `additional` more bytes.
-    ///
-    /// ```
-    /// use kafka_proto::record::BatchBuf;
-    /// let mut v: Vec<u8> = Vec::new();
-    /// v.reserve_bytes(100);
-    /// assert!(BatchBuf::capacity(&v) >= 100);
-    /// ```
     fn reserve_bytes(&mut self, additional: usize);
     /// Appends `n` zero bytes (then overwritten in place).
-    ///
-    /// ```
-    /// use kafka_proto::record::BatchBuf;
-    /// let mut v = vec![1u8];
-    /// v.grow_zeroed(2);
-    /// assert_eq!(v, [1, 0, 0]);
-    /// ```
     fn grow_zeroed(&mut self, n: usize);
     /// Bytes the buffer can hold without reallocating.
-    ///
-    /// ```
-    /// use bytes::BytesMut;
-    /// use kafka_proto::record::BatchBuf;
-    /// let b = BytesMut::with_capacity(64);
-    /// assert!(BatchBuf::capacity(&b) >= 64);
-    /// ```
     fn capacity(&self) -> usize;
     /// Shortens the buffer to `len` bytes.
-    ///
-    /// ```
-    /// use kafka_proto::record::BatchBuf;
-    /// let mut v = vec![1u8, 2, 3];
-    /// v.truncate_to(1);
-    /// assert_eq!(v, [1]);
-    /// ```
     fn truncate_to(&mut self, len: usize);
 }
 
@@ -487,39 +384,6 @@ fn invalid(field: &'static str, msg: String) -> EncodeError {
 
 fn too_long(field: &'static str, n: usize) -> EncodeError {
     EncodeError::new(field, EncodeErrorKind::TooLong(n))
-}
-
-/// Encoded size of an unsigned LEB128 value.
-#[inline(always)]
-fn uvar_len(v: u64) -> usize {
-    // Branches, not `leading_zeros`: values are small and predictable, and
-    // `bsr` is slow on some x86 cores without `lzcnt`.
-    if v < 1 << 7 {
-        1
-    } else if v < 1 << 14 {
-        2
-    } else if v < 1 << 21 {
-        3
-    } else if v < 1 << 28 {
-        4
-    } else {
-        uvar_len_slow(v)
-    }
-}
-
-#[cold]
-fn uvar_len_slow(v: u64) -> usize {
-    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
-}
-
-#[inline(always)]
-fn zz32(v: i32) -> u64 {
-    u64::from(((v << 1) ^ (v >> 31)) as u32)
-}
-
-#[inline(always)]
-fn zz64(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
 }
 
 /// Encoded size of a varint length prefix plus the bytes (null: one byte).
@@ -737,16 +601,6 @@ fn append_records<B: BatchBuf>(
 
 impl RecordBatch {
     /// The attributes field as encoded.
-    ///
-    /// ```
-    /// use kafka_proto::record::{Compression, RecordBatch};
-    /// let b = RecordBatch {
-    ///     compression: Compression::Gzip,
-    ///     is_transactional: true,
-    ///     ..RecordBatch::default()
-    /// };
-    /// assert_eq!(b.attributes(), 0x10 | 1);
-    /// ```
     pub fn attributes(&self) -> i16 {
         let mut a = i16::from(self.compression.id());
         if self.timestamp_type == TimestampType::LogAppend {
@@ -765,36 +619,17 @@ impl RecordBatch {
     }
 
     /// Offset of the last record: `base_offset + last_offset_delta`.
-    ///
-    /// ```
-    /// use kafka_proto::record::RecordBatch;
-    /// let b = RecordBatch { base_offset: 100, last_offset_delta: 9, ..RecordBatch::default() };
-    /// assert_eq!(b.last_offset(), 109);
-    /// ```
     pub fn last_offset(&self) -> i64 {
         self.base_offset
             .wrapping_add(i64::from(self.last_offset_delta))
     }
 
     /// The offset after this batch.
-    ///
-    /// ```
-    /// use kafka_proto::record::RecordBatch;
-    /// let b = RecordBatch { base_offset: 100, last_offset_delta: 9, ..RecordBatch::default() };
-    /// assert_eq!(b.next_offset(), 110);
-    /// ```
     pub fn next_offset(&self) -> i64 {
         self.last_offset().wrapping_add(1)
     }
 
     /// Sequence of the last record, with wrap; `base_sequence` (−1) when not idempotent.
-    ///
-    /// ```
-    /// use kafka_proto::record::RecordBatch;
-    /// let b = RecordBatch { base_sequence: 10, last_offset_delta: 4, ..RecordBatch::default() };
-    /// assert_eq!(b.last_sequence(), 14);
-    /// assert_eq!(RecordBatch::default().last_sequence(), -1);
-    /// ```
     pub fn last_sequence(&self) -> i32 {
         if self.base_sequence < 0 {
             return self.base_sequence;
@@ -805,13 +640,6 @@ impl RecordBatch {
     /// A one-record control batch as the transaction coordinator writes it:
     /// transactional, control, the producer's id and epoch, base sequence −1,
     /// uncompressed.
-    ///
-    /// ```
-    /// use kafka_proto::record::{ControlRecord, RecordBatch};
-    /// let abort = RecordBatch::control(7, 1000, 2, 1_700_000_000_000, ControlRecord::abort(0));
-    /// assert!(abort.is_control && abort.is_transactional);
-    /// assert_eq!((abort.base_offset, abort.records.len(), abort.base_sequence), (7, 1, -1));
-    /// ```
     pub fn control(
         base_offset: i64,
         producer_id: i64,
@@ -836,13 +664,6 @@ impl RecordBatch {
     }
 
     /// For a control batch, the control record its first record carries.
-    ///
-    /// ```
-    /// use kafka_proto::record::{ControlRecord, RecordBatch};
-    /// assert!(RecordBatch::default().control_record().is_none());
-    /// let marker = RecordBatch::control(0, 1000, 2, 0, ControlRecord::commit(1));
-    /// assert_eq!(marker.control_record().unwrap().unwrap(), ControlRecord::commit(1));
-    /// ```
     pub fn control_record(&self) -> Option<Result<ControlRecord, crate::DecodeError>> {
         if !self.is_control {
             return None;
@@ -863,16 +684,6 @@ impl RecordBatch {
 
     /// Exact encoded size when uncompressed; for a compressed batch, the size
     /// before compression (an upper estimate for a producer's `batch.size`).
-    ///
-    /// ```
-    /// use bytes::Bytes;
-    /// use kafka_proto::record::{BATCH_HEADER_LEN, Compression, Record, RecordBatch, RecordBatchBuilder};
-    /// assert_eq!(RecordBatch::default().encoded_size().unwrap(), BATCH_HEADER_LEN);
-    /// let mut b = RecordBatchBuilder::new(Compression::None);
-    /// b.push(Record::new(0, None, Some(Bytes::from("value"))));
-    /// let batch = b.build();
-    /// assert_eq!(batch.encoded_size().unwrap(), batch.encode_to_vec().unwrap().len());
-    /// ```
     pub fn encoded_size(&self) -> Result<usize, EncodeError> {
         Ok(BATCH_HEADER_LEN + self.records_len()?)
     }
@@ -902,22 +713,6 @@ impl RecordBatch {
     /// Uncompressed, records are written in place in a single pass with no
     /// allocation besides the output's own growth; reserve
     /// [`encoded_size`](Self::encoded_size) up front to avoid even that.
-    ///
-    /// ```
-    /// use bytes::{Bytes, BytesMut};
-    /// use kafka_proto::record::{Compression, Record, RecordBatch, RecordBatchBuilder};
-    /// let mut b = RecordBatchBuilder::new(Compression::None);
-    /// b.push(Record::new(0, None, Some(Bytes::from("v"))));
-    /// let mut out = BytesMut::from(&b"prefix"[..]);
-    /// b.batch().encode(&mut out).unwrap();
-    /// assert_eq!(RecordBatch::decode(&out[6..]).unwrap(), *b.batch());
-    /// // An offset more than i32::MAX past the base fails and leaves `out` as it was.
-    /// let mut bad = b.build();
-    /// bad.records[0].offset = i64::from(i32::MAX) + 1;
-    /// let len = out.len();
-    /// assert!(bad.encode(&mut out).is_err());
-    /// assert_eq!(out.len(), len);
-    /// ```
     pub fn encode<B: BatchBuf>(&self, out: &mut B) -> Result<(), EncodeError> {
         let start = out.len();
         let r = self.encode_inner(out, start);
@@ -962,14 +757,6 @@ impl RecordBatch {
 
     /// Encodes into a fresh vector, allocated once: at the exact size when
     /// uncompressed, at the uncompressed size otherwise.
-    ///
-    /// ```
-    /// use kafka_proto::record::{ControlRecord, RecordBatch};
-    /// let batch = RecordBatch::control(0, 1, 0, 0, ControlRecord::commit(0));
-    /// let v = batch.encode_to_vec().unwrap();
-    /// assert_eq!(v.len(), batch.encoded_size().unwrap());
-    /// assert_eq!(RecordBatch::decode(&v).unwrap(), batch);
-    /// ```
     pub fn encode_to_vec(&self) -> Result<Vec<u8>, EncodeError> {
         let mut v = Vec::with_capacity(self.encoded_size()?);
         self.encode(&mut v)?;
@@ -1019,13 +806,6 @@ impl RecordBatchBuilder {
     }
 
     /// Sets the producer id, epoch and the sequence of the first record.
-    ///
-    /// ```
-    /// use kafka_proto::record::{Compression, RecordBatchBuilder};
-    /// let b = RecordBatchBuilder::new(Compression::None).producer(42, 3, 100);
-    /// let batch = b.batch();
-    /// assert_eq!((batch.producer_id, batch.producer_epoch, batch.base_sequence), (42, 3, 100));
-    /// ```
     pub fn producer(mut self, producer_id: i64, producer_epoch: i16, base_sequence: i32) -> Self {
         self.batch.producer_id = producer_id;
         self.batch.producer_epoch = producer_epoch;
@@ -1034,27 +814,12 @@ impl RecordBatchBuilder {
     }
 
     /// Marks the batch transactional.
-    ///
-    /// ```
-    /// use kafka_proto::record::{Compression, RecordBatchBuilder};
-    /// let b = RecordBatchBuilder::new(Compression::None).transactional(true);
-    /// assert!(b.batch().is_transactional);
-    /// ```
     pub fn transactional(mut self, transactional: bool) -> Self {
         self.batch.is_transactional = transactional;
         self
     }
 
     /// Sets the base offset (0 for producers), renumbering pushed records.
-    ///
-    /// ```
-    /// use kafka_proto::record::{Compression, Record, RecordBatchBuilder};
-    /// let mut b = RecordBatchBuilder::new(Compression::None);
-    /// b.push(Record::new(0, None, None)).push(Record::new(0, None, None));
-    /// let b = b.base_offset(10);
-    /// let offsets: Vec<i64> = b.batch().records.iter().map(|r| r.offset).collect();
-    /// assert_eq!((offsets, b.batch().last_offset()), (vec![10, 11], 11));
-    /// ```
     pub fn base_offset(mut self, base_offset: i64) -> Self {
         self.batch.base_offset = base_offset;
         for (i, r) in self.batch.records.iter_mut().enumerate() {
@@ -1064,41 +829,18 @@ impl RecordBatchBuilder {
     }
 
     /// Sets the partition leader epoch (clients send −1).
-    ///
-    /// ```
-    /// use kafka_proto::record::{Compression, RecordBatchBuilder};
-    /// let b = RecordBatchBuilder::new(Compression::None).partition_leader_epoch(4);
-    /// assert_eq!(b.batch().partition_leader_epoch, 4);
-    /// ```
     pub fn partition_leader_epoch(mut self, epoch: i32) -> Self {
         self.batch.partition_leader_epoch = epoch;
         self
     }
 
     /// Sets the timestamp type (producers use `Create`).
-    ///
-    /// ```
-    /// use kafka_proto::record::{Compression, RecordBatchBuilder, TimestampType};
-    /// let b = RecordBatchBuilder::new(Compression::None).timestamp_type(TimestampType::LogAppend);
-    /// assert_eq!(b.batch().timestamp_type, TimestampType::LogAppend);
-    /// ```
     pub fn timestamp_type(mut self, t: TimestampType) -> Self {
         self.batch.timestamp_type = t;
         self
     }
 
     /// Appends a record; its `offset` is overwritten with the next offset.
-    ///
-    /// ```
-    /// use kafka_proto::record::{Compression, Record, RecordBatchBuilder};
-    /// let mut b = RecordBatchBuilder::new(Compression::None);
-    /// let mut late = Record::new(3, None, None);
-    /// late.offset = 99; // overwritten
-    /// b.push(Record::new(5, None, None)).push(late);
-    /// let batch = b.batch();
-    /// assert_eq!((batch.records[1].offset, batch.last_offset_delta), (1, 1));
-    /// assert_eq!((batch.base_timestamp, batch.max_timestamp), (5, 5));
-    /// ```
     pub fn push(&mut self, mut record: Record) -> &mut Self {
         let b = &mut self.batch;
         let n = b.records.len();
@@ -1115,83 +857,31 @@ impl RecordBatchBuilder {
     }
 
     /// Number of records pushed.
-    ///
-    /// ```
-    /// use kafka_proto::record::{Compression, Record, RecordBatchBuilder};
-    /// let mut b = RecordBatchBuilder::new(Compression::None);
-    /// b.push(Record::new(0, None, None));
-    /// assert_eq!(b.len(), 1);
-    /// ```
     pub fn len(&self) -> usize {
         self.batch.records.len()
     }
 
     /// True when no record was pushed.
-    ///
-    /// ```
-    /// use kafka_proto::record::{Compression, Record, RecordBatchBuilder};
-    /// let mut b = RecordBatchBuilder::new(Compression::None);
-    /// assert!(b.is_empty());
-    /// b.push(Record::new(0, None, None));
-    /// assert!(!b.is_empty());
-    /// ```
     pub fn is_empty(&self) -> bool {
         self.batch.records.is_empty()
     }
 
     /// Uncompressed encoded size so far (see [`RecordBatch::encoded_size`]).
-    ///
-    /// ```
-    /// use bytes::Bytes;
-    /// use kafka_proto::record::{BATCH_HEADER_LEN, Compression, Record, RecordBatchBuilder};
-    /// let mut b = RecordBatchBuilder::new(Compression::None);
-    /// assert_eq!(b.encoded_size().unwrap(), BATCH_HEADER_LEN);
-    /// b.push(Record::new(0, None, Some(Bytes::from("v"))));
-    /// let mut out = Vec::new();
-    /// b.encode(&mut out).unwrap();
-    /// assert_eq!(b.encoded_size().unwrap(), out.len());
-    /// ```
     pub fn encoded_size(&self) -> Result<usize, EncodeError> {
         self.batch.encoded_size()
     }
 
     /// The batch as it would be encoded.
-    ///
-    /// ```
-    /// use kafka_proto::record::{Compression, Record, RecordBatchBuilder};
-    /// let mut b = RecordBatchBuilder::new(Compression::None).producer(1, 0, 0);
-    /// b.push(Record::new(0, None, None));
-    /// assert_eq!((b.batch().records.len(), b.batch().last_sequence()), (1, 0));
-    /// ```
     pub fn batch(&self) -> &RecordBatch {
         &self.batch
     }
 
     /// Appends the encoded batch to `out`.
-    ///
-    /// ```
-    /// use bytes::Bytes;
-    /// use kafka_proto::record::{Compression, Record, RecordBatch, RecordBatchBuilder};
-    /// let mut b = RecordBatchBuilder::new(Compression::None);
-    /// b.push(Record::new(0, Some(Bytes::from("k")), None));
-    /// let mut out = Vec::new();
-    /// b.encode(&mut out).unwrap();
-    /// let back = RecordBatch::decode(&out).unwrap();
-    /// assert_eq!(back.records[0].key.as_deref(), Some(&b"k"[..]));
-    /// ```
     pub fn encode<B: BatchBuf>(&self, out: &mut B) -> Result<(), EncodeError> {
         self.batch.encode(out)
     }
 
     /// The finished batch.
-    ///
-    /// ```
-    /// use kafka_proto::record::{Compression, Record, RecordBatchBuilder};
-    /// let mut b = RecordBatchBuilder::new(Compression::None);
-    /// b.push(Record::new(0, None, None)).push(Record::new(1, None, None));
-    /// let batch = b.build();
-    /// assert_eq!((batch.records.len(), batch.last_offset_delta, batch.max_timestamp), (2, 1, 1));
-    /// ```
     pub fn build(self) -> RecordBatch {
         self.batch
     }

@@ -3,6 +3,7 @@
 //! [`append_record`]), in the layout the batch encoder writes.
 
 use super::{RecordHeader, nullable_len, uvar_len, zz32, zz64};
+use crate::primitives::put_uvarlong;
 use bytes::{BufMut, Bytes, BytesMut};
 
 /// A header as the record writer reads it: a key and a nullable value.
@@ -133,27 +134,17 @@ pub fn record_len<H: HeaderRef>(r: &RecordParts<'_, H>) -> usize {
 #[inline(always)]
 pub fn append_record<H: HeaderRef>(out: &mut BytesMut, r: &RecordParts<'_, H>, size: RecordSize) {
     out.reserve(size.total);
-    put_uvar_buf(out, 2 * size.body as u64);
+    put_uvarlong(out, 2 * size.body as u64);
     out.put_u8(0); // record attributes: unused
-    put_uvar_buf(out, zz64(r.timestamp_delta));
-    put_uvar_buf(out, zz32(r.offset_delta));
+    put_uvarlong(out, zz64(r.timestamp_delta));
+    put_uvarlong(out, zz32(r.offset_delta));
     put_nullable_buf(out, r.key);
     put_nullable_buf(out, r.value);
-    put_uvar_buf(out, 2 * r.headers.len() as u64);
+    put_uvarlong(out, 2 * r.headers.len() as u64);
     for h in r.headers {
         put_nullable_buf(out, Some(h.key()));
         put_nullable_buf(out, h.value());
     }
-}
-
-/// Appends an unsigned varint.
-#[inline(always)]
-fn put_uvar_buf(out: &mut BytesMut, mut v: u64) {
-    while v >= 0x80 {
-        out.put_u8((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.put_u8(v as u8);
 }
 
 /// Appends a varint length (zigzag, `2 * len`) and the bytes, or `-1`
@@ -163,7 +154,7 @@ fn put_nullable_buf(out: &mut BytesMut, b: Option<&[u8]>) {
     match b {
         None => out.put_u8(1),
         Some(b) => {
-            put_uvar_buf(out, 2 * b.len() as u64);
+            put_uvarlong(out, 2 * b.len() as u64);
             out.put_slice(b);
         }
     }

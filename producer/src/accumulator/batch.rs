@@ -26,14 +26,6 @@ pub struct BatchResult {
 }
 
 /// The single completion every record of a batch waits on.
-///
-/// ```
-/// use kafka_producer::accumulator::{BatchResult, Completion};
-/// let c = Completion::default();
-/// assert!(c.get().is_none(), "in flight");
-/// c.complete(Ok(BatchResult { base_offset: 7, log_append_time: -1 }));
-/// assert_eq!(c.get().unwrap().as_ref().unwrap().base_offset, 7);
-/// ```
 #[derive(Debug, Default)]
 pub struct Completion {
     /// The batch's outcome, set once.
@@ -59,20 +51,6 @@ impl Completion {
     }
 
     /// Waits for the result.
-    ///
-    /// ```
-    /// use kafka_producer::accumulator::{BatchResult, Completion};
-    /// use std::sync::Arc;
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// let c = Arc::new(Completion::default());
-    /// let waiter = tokio::spawn({
-    ///     let c = c.clone();
-    ///     async move { c.wait().await.clone() }
-    /// });
-    /// c.complete(Ok(BatchResult { base_offset: 3, log_append_time: -1 }));
-    /// assert_eq!(waiter.await.unwrap().unwrap().base_offset, 3);
-    /// # }
-    /// ```
     pub async fn wait(&self) -> &Result<BatchResult, ProduceError> {
         loop {
             let notified = self.notify.notified();
@@ -430,6 +408,22 @@ mod tests {
         );
         assert!(c.get().unwrap().is_ok());
     }
+    /// A waiter parked before the outcome is woken with it.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_waiter_is_woken_with_the_outcome() {
+        let c = Arc::new(Completion::default());
+        let waiter = tokio::spawn({
+            let c = c.clone();
+            async move { c.wait().await.clone() }
+        });
+        tokio::task::yield_now().await;
+        c.complete(Ok(BatchResult {
+            base_offset: 3,
+            log_append_time: -1,
+        }));
+        assert_eq!(waiter.await.unwrap().unwrap().base_offset, 3);
+    }
+
     /// The append micro-benchmark, for an instruction count under
     /// callgrind: `APPEND_MICRO_N` records (10-byte key, 100-byte value,
     /// `APPEND_MICRO_HEADERS` headers) appended to 16 KiB uncompressed

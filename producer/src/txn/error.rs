@@ -37,11 +37,6 @@ impl TxnApi {
     ];
 
     /// The wire API key.
-    ///
-    /// ```
-    /// use kafka_producer::txn::TxnApi;
-    /// assert_eq!(TxnApi::EndTxn.api_key(), kafka_proto::ApiKey::EndTxn);
-    /// ```
     pub fn api_key(self) -> ApiKey {
         match self {
             TxnApi::FindCoordinator => ApiKey::FindCoordinator,
@@ -83,15 +78,6 @@ pub enum ErrorClass {
 /// aborting is fatal; InitProducerId authorization errors move the producer
 /// back to `Uninitialized`; AddPartitionsToTxn CONCURRENT_TRANSACTIONS uses a
 /// 20 ms backoff while no partition is in the transaction.
-///
-/// ```
-/// use kafka_producer::txn::{classify, ErrorClass, TxnApi};
-/// use kafka_proto::ErrorCode;
-/// assert_eq!(classify(TxnApi::EndTxn, ErrorCode::ConcurrentTransactions, true), ErrorClass::Retry);
-/// assert_eq!(classify(TxnApi::EndTxn, ErrorCode::ProducerFenced, true), ErrorClass::Fenced);
-/// assert_eq!(classify(TxnApi::Produce, ErrorCode::InvalidProducerEpoch, true), ErrorClass::Abortable);
-/// assert_eq!(classify(TxnApi::EndTxn, ErrorCode::UnknownProducerId, false), ErrorClass::Fatal);
-/// ```
 pub fn classify(api: TxnApi, error: ErrorCode, can_bump_epoch: bool) -> ErrorClass {
     use ErrorClass::*;
     use ErrorCode as E;
@@ -308,18 +294,6 @@ pub enum TransactionError {
 }
 
 /// Why a transaction cannot be prepared (yet).
-///
-/// ```
-/// use kafka_producer::txn::{NotPreparableReason, TransactionError};
-/// let e = TransactionError::NotPreparable { reason: NotPreparableReason::Empty };
-/// match e {
-///     // Wait for AddPartitionsToTxn / AddOffsetsToTxn, then try again.
-///     TransactionError::NotPreparable { reason: NotPreparableReason::PartitionsPending } => {}
-///     // Nothing to persist: abort (or commit) it locally instead.
-///     TransactionError::NotPreparable { reason: NotPreparableReason::Empty } => {}
-///     _ => {}
-/// }
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NotPreparableReason {
     /// Partitions or offsets are still being added to the transaction
@@ -333,13 +307,6 @@ pub enum NotPreparableReason {
 }
 
 impl fmt::Display for NotPreparableReason {
-    /// ```
-    /// use kafka_producer::txn::NotPreparableReason;
-    /// assert_eq!(
-    ///     NotPreparableReason::PartitionsPending.to_string(),
-    ///     "partitions or offsets are still being added to the transaction"
-    /// );
-    /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             NotPreparableReason::PartitionsPending => {

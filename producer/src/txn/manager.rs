@@ -322,12 +322,6 @@ impl TransactionManager {
 
     /// Whether `from → to` is allowed (the transitions of the Java client's
     /// `TransactionManager.State.isTransitionValid`).
-    ///
-    /// ```
-    /// use kafka_producer::txn::{State, TransactionManager};
-    /// assert!(TransactionManager::is_transition_valid(State::Ready, State::InTransaction));
-    /// assert!(!TransactionManager::is_transition_valid(State::Ready, State::CommittingTransaction));
-    /// ```
     pub fn is_transition_valid(from: State, to: State) -> bool {
         use State::*;
         match to {
@@ -546,12 +540,6 @@ impl TransactionManager {
 
     /// The serial number of the current transaction (+1 at every
     /// `begin_transaction`).
-    ///
-    /// ```
-    /// use kafka_producer::txn::{TransactionManager, TxnConfig};
-    /// let m = TransactionManager::new(TxnConfig::new("tx"));
-    /// assert_eq!(m.transaction_serial(), 0, "no transaction begun yet");
-    /// ```
     pub fn transaction_serial(&self) -> u64 {
         self.transaction_serial
     }
@@ -560,12 +548,6 @@ impl TransactionManager {
     /// appended yet (the producer queues it for buffer memory or metadata):
     /// the record belongs to the current transaction, whose serial is
     /// returned. Fails as [`Self::on_partition_used`] would.
-    ///
-    /// ```
-    /// use kafka_producer::txn::{TransactionManager, TxnConfig};
-    /// let mut m = TransactionManager::new(TxnConfig::new("tx"));
-    /// assert!(m.on_record_queued().is_err(), "no transaction");
-    /// ```
     pub fn on_record_queued(&mut self) -> Result<u64, TransactionError> {
         self.check_may_send()?;
         Ok(self.transaction_serial)
@@ -596,16 +578,6 @@ impl TransactionManager {
     /// allowed: the sets of partitions are cleared or shrunk only when the
     /// transaction completes or fails, and the next transaction has another
     /// serial. So the per-record work is the send check alone.
-    ///
-    /// ```
-    /// use kafka_client::TopicPartition;
-    /// use kafka_producer::txn::{TransactionManager, TxnConfig};
-    /// let mut m = TransactionManager::new(TxnConfig::new("tx"));
-    /// let mut memo = 0;
-    /// // Not in a transaction: refused, nothing remembered.
-    /// assert!(m.on_batch_partition_used(&TopicPartition::new("t", 0), &mut memo).is_err());
-    /// assert_eq!(memo, 0);
-    /// ```
     pub fn on_batch_partition_used(
         &mut self,
         tp: &TopicPartition,
@@ -629,15 +601,6 @@ impl TransactionManager {
     /// Producer-core hook: a record queued in transaction `serial` is
     /// appended for `tp`. A record of an earlier transaction is refused (it
     /// must never join a later one); otherwise as [`Self::on_partition_used`].
-    ///
-    /// ```
-    /// use kafka_client::TopicPartition;
-    /// use kafka_producer::txn::{TransactionManager, TxnConfig};
-    /// let mut m = TransactionManager::new(TxnConfig::new("tx"));
-    /// // Sent in transaction 7, which is not the current one (0).
-    /// let e = m.on_queued_partition_used(&TopicPartition::new("t", 0), 7).unwrap_err();
-    /// assert!(e.is_abortable());
-    /// ```
     pub fn on_queued_partition_used(
         &mut self,
         tp: &TopicPartition,
@@ -663,14 +626,6 @@ impl TransactionManager {
     /// ...). The transaction becomes abortable, so that it cannot commit
     /// without the record (Java `KafkaProducer.send` →
     /// `maybeTransitionToErrorState`).
-    ///
-    /// ```
-    /// use kafka_producer::txn::{State, TransactionManager, TxnConfig};
-    /// let mut m = TransactionManager::new(TxnConfig::new("tx"));
-    /// // Outside a transaction nothing changes.
-    /// m.record_failed(None, "record too large".into());
-    /// assert_eq!(m.state(), State::Uninitialized);
-    /// ```
     pub fn record_failed(&mut self, serial: Option<u64>, message: String) {
         if serial.is_some_and(|s| s != self.transaction_serial)
             || self.state != State::InTransaction

@@ -64,15 +64,6 @@ pub use prepared::{
 };
 
 /// A state of the [`TransactionManager`] (Java `TransactionManager.State`).
-///
-/// ```
-/// use kafka_producer::txn::{State, TransactionManager, TxnConfig};
-/// let mut m = TransactionManager::new(TxnConfig::new("tx"));
-/// assert_eq!(m.state(), State::Uninitialized);
-/// m.init_transactions().unwrap();
-/// assert_eq!(m.state(), State::Initializing, "until InitProducerId answers");
-/// assert!(m.begin_transaction().is_err(), "not Ready yet");
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum State {
     /// No producer id yet.
@@ -111,12 +102,6 @@ impl State {
 }
 
 /// The transaction protocol version (KIP-890).
-///
-/// ```
-/// use kafka_producer::txn::TransactionVersion;
-/// assert_eq!(TransactionVersion::V2.end_txn_max_version(), 5);
-/// assert_eq!(TransactionVersion::from_level(1), TransactionVersion::V1);
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TransactionVersion {
     /// TV0/TV1: AddPartitionsToTxn, AddOffsetsToTxn, EndTxn <= v4, client-side epoch bumps.
@@ -127,12 +112,6 @@ pub enum TransactionVersion {
 
 impl TransactionVersion {
     /// From a finalized `transaction.version` level (>= 2 is TV2).
-    ///
-    /// ```
-    /// use kafka_producer::txn::TransactionVersion;
-    /// assert_eq!(TransactionVersion::from_level(0), TransactionVersion::V1);
-    /// assert_eq!(TransactionVersion::from_level(2), TransactionVersion::V2);
-    /// ```
     pub fn from_level(level: i16) -> Self {
         if level >= 2 {
             TransactionVersion::V2
@@ -142,12 +121,6 @@ impl TransactionVersion {
     }
 
     /// The highest EndTxn version of this transaction version (4 or 5).
-    ///
-    /// ```
-    /// use kafka_producer::txn::TransactionVersion;
-    /// assert_eq!(TransactionVersion::V1.end_txn_max_version(), 4);
-    /// assert_eq!(TransactionVersion::V2.end_txn_max_version(), 5);
-    /// ```
     pub fn end_txn_max_version(self) -> i16 {
         match self {
             TransactionVersion::V1 => 4,

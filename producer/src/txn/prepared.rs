@@ -57,12 +57,6 @@ pub struct PreparedTransaction {
 }
 
 /// Why [`PreparedTransaction::decode`] refused bytes.
-///
-/// ```
-/// use kafka_producer::txn::{PreparedDecodeError, PreparedTransaction};
-/// assert_eq!(PreparedTransaction::decode(b"KT"), Err(PreparedDecodeError::Truncated(2)));
-/// assert_eq!(PreparedTransaction::decode(b"JSON{}"), Err(PreparedDecodeError::BadMagic));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PreparedDecodeError {
     /// Fewer bytes than the format needs.
@@ -87,12 +81,6 @@ pub enum PreparedDecodeError {
 
 impl PreparedTransaction {
     /// The pid/epoch pair.
-    ///
-    /// ```
-    /// use kafka_producer::txn::{PreparedTransaction, ProducerIdAndEpoch, TransactionVersion};
-    /// let p = PreparedTransaction { transactional_id: "orders-1".into(), producer_id: 4000, producer_epoch: 12, transaction_version: TransactionVersion::V2 };
-    /// assert_eq!(p.producer(), ProducerIdAndEpoch { producer_id: 4000, epoch: 12 });
-    /// ```
     pub fn producer(&self) -> ProducerIdAndEpoch {
         ProducerIdAndEpoch {
             producer_id: self.producer_id,
@@ -102,14 +90,6 @@ impl PreparedTransaction {
 
     /// Format v1: `KTXP`, format version `1`, transaction version (1|2),
     /// producer id (i64 BE), epoch (i16 BE), id length (u16 BE), id (UTF-8).
-    ///
-    /// ```
-    /// use kafka_producer::txn::{PreparedTransaction, TransactionVersion};
-    /// let p = PreparedTransaction { transactional_id: "orders-1".into(), producer_id: 4000, producer_epoch: 12, transaction_version: TransactionVersion::V2 };
-    /// let bytes = p.encode();
-    /// assert_eq!(&bytes[..4], b"KTXP");
-    /// assert_eq!(bytes.len(), 4 + 1 + 1 + 8 + 2 + 2 + "orders-1".len());
-    /// ```
     pub fn encode(&self) -> Vec<u8> {
         let id = self.transactional_id.as_bytes();
         let len = u16::try_from(id.len()).expect("transactional id longer than 65535 bytes");
@@ -128,15 +108,6 @@ impl PreparedTransaction {
     }
 
     /// Decodes bytes written by [`Self::encode`] of any known format version.
-    ///
-    /// ```
-    /// use kafka_producer::txn::{PreparedDecodeError, PreparedTransaction, TransactionVersion};
-    /// let p = PreparedTransaction { transactional_id: "orders-1".into(), producer_id: 4000, producer_epoch: 12, transaction_version: TransactionVersion::V2 };
-    /// let mut bytes = p.encode();
-    /// assert_eq!(PreparedTransaction::decode(&bytes), Ok(p));
-    /// bytes.push(0);
-    /// assert_eq!(PreparedTransaction::decode(&bytes), Err(PreparedDecodeError::TrailingBytes(1)));
-    /// ```
     pub fn decode(bytes: &[u8]) -> Result<Self, PreparedDecodeError> {
         let truncated = |_| PreparedDecodeError::Truncated(bytes.len());
         let mut r = Reader::new(bytes);
@@ -272,13 +243,6 @@ pub enum ResumeError {
 }
 
 /// Options of [`commit_prepared`] / [`abort_prepared`].
-///
-/// ```
-/// use kafka_producer::txn::ResumeOptions;
-/// use std::time::Duration;
-/// let opts = ResumeOptions { timeout: Duration::from_secs(10), ..Default::default() };
-/// assert!(opts.describe_first);
-/// ```
 #[derive(Debug, Clone)]
 pub struct ResumeOptions {
     /// Overall deadline (default 60 s).
@@ -641,5 +605,84 @@ mod tests {
             PreparedTransaction::decode(&bytes),
             Err(PreparedDecodeError::InvalidUtf8)
         );
+    }
+
+    /// A file too short is truncated; one not starting with the magic is refused as such.
+    #[test]
+    fn a_short_or_foreign_file_is_refused_by_kind() {
+        use crate::txn::{PreparedDecodeError, PreparedTransaction};
+        assert_eq!(
+            PreparedTransaction::decode(b"KT"),
+            Err(PreparedDecodeError::Truncated(2))
+        );
+        assert_eq!(
+            PreparedTransaction::decode(b"JSON{}"),
+            Err(PreparedDecodeError::BadMagic)
+        );
+    }
+
+    /// `producer` pairs the stored producer id and epoch.
+    #[test]
+    fn producer_pairs_the_id_and_epoch() {
+        use crate::txn::{PreparedTransaction, ProducerIdAndEpoch, TransactionVersion};
+        let p = PreparedTransaction {
+            transactional_id: "orders-1".into(),
+            producer_id: 4000,
+            producer_epoch: 12,
+            transaction_version: TransactionVersion::V2,
+        };
+        assert_eq!(
+            p.producer(),
+            ProducerIdAndEpoch {
+                producer_id: 4000,
+                epoch: 12
+            }
+        );
+    }
+
+    /// The encoding is the magic, the version, the fixed fields, then the transactional id.
+    #[test]
+    fn the_encoding_is_magic_version_fields_then_the_id() {
+        use crate::txn::{PreparedTransaction, TransactionVersion};
+        let p = PreparedTransaction {
+            transactional_id: "orders-1".into(),
+            producer_id: 4000,
+            producer_epoch: 12,
+            transaction_version: TransactionVersion::V2,
+        };
+        let bytes = p.encode();
+        assert_eq!(&bytes[..4], b"KTXP");
+        assert_eq!(bytes.len(), 4 + 1 + 1 + 8 + 2 + 2 + "orders-1".len());
+    }
+
+    /// A round trip decodes; a byte after the end is refused.
+    #[test]
+    fn decode_refuses_trailing_bytes() {
+        use crate::txn::{PreparedDecodeError, PreparedTransaction, TransactionVersion};
+        let p = PreparedTransaction {
+            transactional_id: "orders-1".into(),
+            producer_id: 4000,
+            producer_epoch: 12,
+            transaction_version: TransactionVersion::V2,
+        };
+        let mut bytes = p.encode();
+        assert_eq!(PreparedTransaction::decode(&bytes), Ok(p));
+        bytes.push(0);
+        assert_eq!(
+            PreparedTransaction::decode(&bytes),
+            Err(PreparedDecodeError::TrailingBytes(1))
+        );
+    }
+
+    /// Resuming describes the transaction first by default.
+    #[test]
+    fn resume_options_describe_first_by_default() {
+        use crate::txn::ResumeOptions;
+        use std::time::Duration;
+        let opts = ResumeOptions {
+            timeout: Duration::from_secs(10),
+            ..Default::default()
+        };
+        assert!(opts.describe_first);
     }
 }

@@ -1913,3 +1913,150 @@ fn a_batch_adds_its_partition_once_per_transaction_and_every_record_is_checked()
         ));
     }
 }
+
+/// From Ready a transaction may begin, not commit (Java's `isTransitionValid`).
+#[test]
+fn ready_may_begin_but_not_commit() {
+    use crate::txn::{State, TransactionManager};
+    assert!(TransactionManager::is_transition_valid(
+        State::Ready,
+        State::InTransaction
+    ));
+    assert!(!TransactionManager::is_transition_valid(
+        State::Ready,
+        State::CommittingTransaction
+    ));
+}
+
+/// A new manager's transaction serial is 0: none begun yet.
+#[test]
+fn no_transaction_has_begun_at_serial_zero() {
+    use crate::txn::{TransactionManager, TxnConfig};
+    let m = TransactionManager::new(TxnConfig::new("tx"));
+    assert_eq!(m.transaction_serial(), 0, "no transaction begun yet");
+}
+
+/// A record queued outside a transaction is refused.
+#[test]
+fn a_record_queued_outside_a_transaction_is_refused() {
+    use crate::txn::{TransactionManager, TxnConfig};
+    let mut m = TransactionManager::new(TxnConfig::new("tx"));
+    assert!(m.on_record_queued().is_err(), "no transaction");
+}
+
+/// A batch's partition outside a transaction is refused, and the memo is left unset.
+#[test]
+fn a_batch_outside_a_transaction_is_refused_and_not_remembered() {
+    use crate::txn::{TransactionManager, TxnConfig};
+    use kafka_client::TopicPartition;
+    let mut m = TransactionManager::new(TxnConfig::new("tx"));
+    let mut memo = 0;
+    // Not in a transaction: refused, nothing remembered.
+    assert!(
+        m.on_batch_partition_used(&TopicPartition::new("t", 0), &mut memo)
+            .is_err()
+    );
+    assert_eq!(memo, 0);
+}
+
+/// A queued record of another transaction than the current one is refused as abortable.
+#[test]
+fn a_record_of_an_earlier_transaction_is_abortable() {
+    use crate::txn::{TransactionManager, TxnConfig};
+    use kafka_client::TopicPartition;
+    let mut m = TransactionManager::new(TxnConfig::new("tx"));
+    // Sent in transaction 7, which is not the current one (0).
+    let e = m
+        .on_queued_partition_used(&TopicPartition::new("t", 0), 7)
+        .unwrap_err();
+    assert!(e.is_abortable());
+}
+
+/// A record failing outside a transaction leaves the state as it was.
+#[test]
+fn a_record_failing_outside_a_transaction_changes_nothing() {
+    use crate::txn::{State, TransactionManager, TxnConfig};
+    let mut m = TransactionManager::new(TxnConfig::new("tx"));
+    // Outside a transaction nothing changes.
+    m.record_failed(None, "record too large".into());
+    assert_eq!(m.state(), State::Uninitialized);
+}
+
+/// `init_transactions` moves to Initializing until InitProducerId answers; no transaction begins then.
+#[test]
+fn init_transactions_waits_in_initializing_and_refuses_begin() {
+    use crate::txn::{State, TransactionManager, TxnConfig};
+    let mut m = TransactionManager::new(TxnConfig::new("tx"));
+    assert_eq!(m.state(), State::Uninitialized);
+    m.init_transactions().unwrap();
+    assert_eq!(
+        m.state(),
+        State::Initializing,
+        "until InitProducerId answers"
+    );
+    assert!(m.begin_transaction().is_err(), "not Ready yet");
+}
+
+/// Transaction version 2 ends transactions with EndTxn v5; feature level 1 is version 1.
+#[test]
+fn transaction_version_2_ends_with_end_txn_v5() {
+    use crate::txn::TransactionVersion;
+    assert_eq!(TransactionVersion::V2.end_txn_max_version(), 5);
+    assert_eq!(TransactionVersion::from_level(1), TransactionVersion::V1);
+}
+
+/// Feature levels 0 and 1 are transaction version 1, level 2 is version 2.
+#[test]
+fn feature_levels_map_to_transaction_versions() {
+    use crate::txn::TransactionVersion;
+    assert_eq!(TransactionVersion::from_level(0), TransactionVersion::V1);
+    assert_eq!(TransactionVersion::from_level(2), TransactionVersion::V2);
+}
+
+/// EndTxn goes up to v4 under transaction version 1, v5 under version 2.
+#[test]
+fn end_txn_versions_follow_the_transaction_version() {
+    use crate::txn::TransactionVersion;
+    assert_eq!(TransactionVersion::V1.end_txn_max_version(), 4);
+    assert_eq!(TransactionVersion::V2.end_txn_max_version(), 5);
+}
+
+/// Each transactional API names its request's API key.
+#[test]
+fn each_txn_api_names_its_api_key() {
+    use crate::txn::TxnApi;
+    assert_eq!(TxnApi::EndTxn.api_key(), kafka_proto::ApiKey::EndTxn);
+}
+
+/// Errors are classified as the Java client does: retry, fenced, abortable, fatal.
+#[test]
+fn classify_sorts_errors_into_retry_fenced_abortable_fatal() {
+    use crate::txn::{ErrorClass, TxnApi, classify};
+    use kafka_proto::ErrorCode;
+    assert_eq!(
+        classify(TxnApi::EndTxn, ErrorCode::ConcurrentTransactions, true),
+        ErrorClass::Retry
+    );
+    assert_eq!(
+        classify(TxnApi::EndTxn, ErrorCode::ProducerFenced, true),
+        ErrorClass::Fenced
+    );
+    assert_eq!(
+        classify(TxnApi::Produce, ErrorCode::InvalidProducerEpoch, true),
+        ErrorClass::Abortable
+    );
+    assert_eq!(
+        classify(TxnApi::EndTxn, ErrorCode::UnknownProducerId, false),
+        ErrorClass::Fatal
+    );
+}
+
+/// A reason a transaction cannot be prepared reads as a sentence.
+#[test]
+fn not_preparable_reasons_read_as_sentences() {
+    use crate::txn::NotPreparableReason;
+    assert_eq!(
+        NotPreparableReason::PartitionsPending.to_string(),
+        "partitions or offsets are still being added to the transaction"
+    );
+}
