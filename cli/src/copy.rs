@@ -7,7 +7,7 @@ use crate::error::{CliError, CliResult, ExitCode};
 use kafka_client::Cluster;
 use kafka_consumer::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_producer::ProducerRecord;
-use kafka_producer::TransactionError;
+use kafka_producer::txn::TransactionError;
 use kafka_sink::pipeline::{ConsumeTransformProduce, PipelineConfig, PipelineError, PipelineStats};
 use std::collections::BTreeMap;
 use std::sync::Arc;

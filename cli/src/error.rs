@@ -234,9 +234,9 @@ impl From<TransactionError> for CliError {
     }
 }
 
-impl From<kafka_producer::transactional::ConnectError> for CliError {
-    fn from(e: kafka_producer::transactional::ConnectError) -> Self {
-        use kafka_producer::transactional::ConnectError as C;
+impl From<kafka_producer::ConnectError> for CliError {
+    fn from(e: kafka_producer::ConnectError) -> Self {
+        use kafka_producer::ConnectError as C;
         match e {
             C::Config(c) => c.into(),
             C::Cluster(c) => c.into(),

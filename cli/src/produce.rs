@@ -10,8 +10,9 @@ use crate::common::{Globals, partition_count};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::output::{Counters, Progress, summary};
 use bytes::Bytes;
+use kafka_producer::txn::TransactionError;
 use kafka_producer::{
-    PartitionerChoice, ProduceError, Producer, ProducerRecord, RecordMetadata, TransactionError,
+    PartitionerChoice, ProduceError, Producer, ProducerRecord, RecordMetadata,
     TransactionalProducer,
 };
 use std::collections::VecDeque;

@@ -606,7 +606,7 @@ async fn prepare(
     id: &str,
     timeout_ms: u32,
     n: usize,
-) -> kafka_producer::PreparedTransaction {
+) -> kafka_producer::txn::PreparedTransaction {
     let config = ProducerConfig::from_properties([
         ("bootstrap.servers", bootstrap),
         ("transactional.id", id),

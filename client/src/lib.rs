@@ -47,37 +47,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-/// Declares a module public with the `internals` cargo feature of the
-/// crate that invokes it (for kafka-eos's own tests, benches and doc
-/// examples of its state machines), private to that crate without it.
-#[doc(hidden)]
-#[macro_export]
-macro_rules! internal_mod {
-    ($(#[$attr:meta])* $name:ident) => {
-        $(#[$attr])*
-        #[cfg(feature = "internals")]
-        pub mod $name;
-        $(#[$attr])*
-        #[cfg(not(feature = "internals"))]
-        #[allow(dead_code, unreachable_pub, unused_imports)]
-        pub(crate) mod $name;
-    };
-}
-
-/// Re-exports items publicly with the `internals` cargo feature of the
-/// crate that invokes it, to that crate only without it: one list for both.
-#[doc(hidden)]
-#[macro_export]
-macro_rules! internal_use {
-    ($($path:tt)*) => {
-        #[cfg(feature = "internals")]
-        pub use $($path)*;
-        #[cfg(not(feature = "internals"))]
-        #[allow(unused_imports)]
-        pub(crate) use $($path)*;
-    };
-}
-
 mod group_offsets;
 mod producer_id;
 mod topic_partition;

@@ -18,7 +18,7 @@
 //! fits the broker's default `message.max.bytes` (1 MiB).
 //!
 //! ```
-//! use kafka_producer::compression_ratio::CompressionRatio;
+//! use kafka_producer::internals::compression_ratio::CompressionRatio;
 //! let r = CompressionRatio::default();
 //! assert_eq!(r.get(), 1.0);
 //! r.observe(0.1); // a batch compressed to a tenth
@@ -44,7 +44,7 @@ pub const ESTIMATION_FACTOR: f32 = 1.05;
 /// updates it when it is encoded.
 ///
 /// ```
-/// use kafka_producer::compression_ratio::{CompressionRatio, uncompressed_limit};
+/// use kafka_producer::internals::compression_ratio::{CompressionRatio, uncompressed_limit};
 /// let ratio = CompressionRatio::default();
 /// for _ in 0..60 {
 ///     ratio.observe(0.25); // batches compressing to a quarter

@@ -1,39 +1,4 @@
 //! Producer configuration: a typed builder and Java property names.
-//!
-//! [`ProducerConfig::from_properties`] accepts the Java client's property
-//! names (`bootstrap.servers`, `acks`, `linger.ms`, ...). Unknown keys and bad
-//! values are errors naming the key; incompatible settings fail as in the Java
-//! client (`ProducerConfig.postProcessAndValidateIdempotenceConfigs`):
-//! idempotence explicitly enabled with `acks` other than `all`, `retries=0`
-//! or more than 5 requests in flight is an error, while the same settings
-//! with `enable.idempotence` left unset silently disable idempotence.
-//!
-//! ```
-//! use kafka_producer::config::{Acks, ProducerConfig};
-//! let cfg = ProducerConfig::from_properties([
-//!     ("bootstrap.servers", "127.0.0.1:9092"),
-//!     ("acks", "1"),
-//!     ("linger.ms", "10"),
-//! ])
-//! .unwrap();
-//! assert_eq!(cfg.acks, Acks::One);
-//! assert!(!cfg.idempotence(), "acks=1 silently disables default idempotence");
-//!
-//! let err = ProducerConfig::from_properties([
-//!     ("bootstrap.servers", "127.0.0.1:9092"),
-//!     ("acks", "1"),
-//!     ("enable.idempotence", "true"),
-//! ])
-//! .unwrap_err();
-//! assert_eq!(err.key(), "acks");
-//!
-//! let typed = ProducerConfig::builder("127.0.0.1:9092")
-//!     .linger(std::time::Duration::from_millis(20))
-//!     .batch_size(64 * 1024)
-//!     .build()
-//!     .unwrap();
-//! assert!(typed.idempotence());
-//! ```
 
 use kafka_client::ClientConfig;
 use kafka_client::{ClusterConfig, ConnectionConfig, SaslMechanism, TlsConfig};
@@ -101,7 +66,7 @@ impl PartitionerChoice {
 /// [`ProducerConfig::from_properties`]; both validate.
 ///
 /// ```
-/// use kafka_producer::config::ProducerConfig;
+/// use kafka_producer::ProducerConfig;
 /// let cfg = ProducerConfig::from_properties([
 ///     ("bootstrap.servers", "broker-1:9092,broker-2:9092"),
 ///     ("transactional.id", "orders-sink-0"),
@@ -111,6 +76,41 @@ impl PartitionerChoice {
 /// assert_eq!(cfg.bootstrap_servers.len(), 2);
 /// assert!(cfg.idempotence(), "transactions imply idempotence");
 /// assert_eq!(cfg.transaction_timeout.as_secs(), 900);
+/// ```
+///
+/// [`ProducerConfig::from_properties`] accepts the Java client's property
+/// names (`bootstrap.servers`, `acks`, `linger.ms`, ...). Unknown keys and bad
+/// values are errors naming the key; incompatible settings fail as in the Java
+/// client (`ProducerConfig.postProcessAndValidateIdempotenceConfigs`):
+/// idempotence explicitly enabled with `acks` other than `all`, `retries=0`
+/// or more than 5 requests in flight is an error, while the same settings
+/// with `enable.idempotence` left unset silently disable idempotence.
+///
+/// ```
+/// use kafka_producer::{Acks, ProducerConfig};
+/// let cfg = ProducerConfig::from_properties([
+///     ("bootstrap.servers", "127.0.0.1:9092"),
+///     ("acks", "1"),
+///     ("linger.ms", "10"),
+/// ])
+/// .unwrap();
+/// assert_eq!(cfg.acks, Acks::One);
+/// assert!(!cfg.idempotence(), "acks=1 silently disables default idempotence");
+///
+/// let err = ProducerConfig::from_properties([
+///     ("bootstrap.servers", "127.0.0.1:9092"),
+///     ("acks", "1"),
+///     ("enable.idempotence", "true"),
+/// ])
+/// .unwrap_err();
+/// assert_eq!(err.key(), "acks");
+///
+/// let typed = ProducerConfig::builder("127.0.0.1:9092")
+///     .linger(std::time::Duration::from_millis(20))
+///     .batch_size(64 * 1024)
+///     .build()
+///     .unwrap();
+/// assert!(typed.idempotence());
 /// ```
 #[derive(Debug, Clone)]
 pub struct ProducerConfig {
@@ -124,7 +124,7 @@ pub struct ProducerConfig {
     /// the batch's estimated compressed bytes, as Java's producer does: a
     /// batch of records that compress well holds more than `batch.size` of
     /// them, up to half of `max.request.size` (at most 1 MiB) before
-    /// compression (see [`crate::compression_ratio`]).
+    /// compression (Java's `CompressionRatioEstimator`).
     pub batch_size: usize,
     /// `linger.ms` (default 5 ms, as Java 4.x).
     pub linger: Duration,
@@ -219,7 +219,7 @@ impl ProducerConfig {
     /// Defaults for `bootstrap` (comma-separated), not yet validated.
     ///
     /// ```
-    /// use kafka_producer::config::ProducerConfig;
+    /// use kafka_producer::ProducerConfig;
     /// let mut cfg = ProducerConfig::new("broker-1:9092");
     /// cfg.linger = std::time::Duration::from_millis(20);
     /// let cfg = cfg.validate().unwrap();
@@ -264,7 +264,7 @@ impl ProducerConfig {
     /// A typed builder with Java's defaults.
     ///
     /// ```
-    /// use kafka_producer::config::ProducerConfig;
+    /// use kafka_producer::ProducerConfig;
     /// let cfg = ProducerConfig::builder("broker-1:9092").client_id("orders-app").build().unwrap();
     /// assert_eq!(cfg.client_id, "orders-app");
     /// ```
@@ -278,7 +278,7 @@ impl ProducerConfig {
     /// validated and the result is checked as a whole (see the module docs).
     ///
     /// ```
-    /// use kafka_producer::config::ProducerConfig;
+    /// use kafka_producer::ProducerConfig;
     /// let e = ProducerConfig::from_properties([("bootstrap.servers", "h:1"), ("linger.ms", "soon")]).unwrap_err();
     /// assert_eq!(e.key(), "linger.ms");
     /// let e = ProducerConfig::from_properties([("bootstrap.servers", "h:1"), ("lingr.ms", "5")]).unwrap_err();
@@ -302,7 +302,8 @@ impl ProducerConfig {
     /// [`Properties::finish`] refuses those nobody took.
     ///
     /// ```
-    /// use kafka_producer::config::{ProducerConfig, Properties};
+    /// use kafka_producer::ProducerConfig;
+    /// use kafka_producer::kafka_client::Properties;
     /// let mut props = Properties::new([
     ///     ("bootstrap.servers", "broker-1:9092"),
     ///     ("enable.idempotence", "TRUE"), // booleans ignore case, as in Java
@@ -409,7 +410,7 @@ impl ProducerConfig {
     /// Checks the settings as a whole and resolves `enable.idempotence`.
     ///
     /// ```
-    /// use kafka_producer::config::{Acks, ProducerConfig};
+    /// use kafka_producer::{Acks, ProducerConfig};
     /// let mut cfg = ProducerConfig::new("broker-1:9092");
     /// cfg.acks = Acks::One;
     /// assert!(!cfg.clone().validate().unwrap().idempotence()); // silently disabled
@@ -578,7 +579,7 @@ impl ProducerConfig {
 /// Typed builder of a [`ProducerConfig`]; [`Self::build`] validates.
 ///
 /// ```
-/// use kafka_producer::config::{Acks, ProducerConfig};
+/// use kafka_producer::{Acks, ProducerConfig};
 /// use kafka_proto::record::Compression;
 /// let cfg = ProducerConfig::builder("127.0.0.1:9092")
 ///     .acks(Acks::All)

@@ -19,7 +19,7 @@ use std::fmt;
 /// others once per pass.
 ///
 /// ```
-/// use kafka_producer::SendHooks;
+/// use kafka_producer::internals::SendHooks;
 /// use kafka_producer::{ProduceError, TopicPartition};
 /// use std::collections::BTreeSet;
 /// use std::sync::Mutex;

@@ -72,7 +72,7 @@
 //!   complete.
 //!
 //! ```
-//! use kafka_producer::idempotence::{Action, Idempotence, ProducerIdAndEpoch};
+//! use kafka_producer::internals::idempotence::{Action, Idempotence, ProducerIdAndEpoch};
 //! use kafka_client::TopicPartition;
 //! let mut st = Idempotence::new();
 //! assert_eq!(st.next_action(), Some(Action::InitProducerId));
@@ -245,7 +245,7 @@ impl PartitionState {
 /// The idempotent producer's state machine (see the module docs).
 ///
 /// ```
-/// use kafka_producer::idempotence::{Action, Drain, Idempotence, ProducerIdAndEpoch};
+/// use kafka_producer::internals::idempotence::{Action, Drain, Idempotence, ProducerIdAndEpoch};
 /// use kafka_client::TopicPartition;
 /// let mut st = Idempotence::new();
 /// if st.next_action() == Some(Action::InitProducerId) {
@@ -296,7 +296,7 @@ impl Idempotence {
     /// A producer without an id yet.
     ///
     /// ```
-    /// use kafka_producer::idempotence::{Idempotence, Phase, ProducerIdAndEpoch};
+    /// use kafka_producer::internals::idempotence::{Idempotence, Phase, ProducerIdAndEpoch};
     /// let st = Idempotence::new();
     /// assert_eq!((st.phase(), st.producer()), (Phase::Uninitialized, ProducerIdAndEpoch::NONE));
     /// ```
@@ -325,7 +325,7 @@ impl Idempotence {
     /// batch next in line are not retried.
     ///
     /// ```
-    /// use kafka_producer::idempotence::{Idempotence, Phase, ProducerIdAndEpoch};
+    /// use kafka_producer::internals::idempotence::{Idempotence, Phase, ProducerIdAndEpoch};
     /// let mut st = Idempotence::new_transactional();
     /// assert_eq!(st.next_action(), None); // the transaction manager runs InitProducerId
     /// st.set_producer(ProducerIdAndEpoch { producer_id: 9, epoch: 2 }, true);
@@ -1065,11 +1065,23 @@ mod tests {
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new();
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         let tp = TopicPartition::new("orders", 0);
         let seq = st.assign(&tp, 1, 10);
-        assert_eq!((seq.base_sequence, seq.record_count, seq.last_sequence()), (0, 10, 9));
-        assert_eq!(seq.producer, ProducerIdAndEpoch { producer_id: 7, epoch: 0 });
+        assert_eq!(
+            (seq.base_sequence, seq.record_count, seq.last_sequence()),
+            (0, 10, 9)
+        );
+        assert_eq!(
+            seq.producer,
+            ProducerIdAndEpoch {
+                producer_id: 7,
+                epoch: 0
+            }
+        );
         assert!(!seq.sequence_reset);
     }
 
@@ -1078,7 +1090,10 @@ mod tests {
     fn last_sequence_wraps_past_i32_max() {
         use crate::idempotence::{BatchSequence, ProducerIdAndEpoch};
         let seq = BatchSequence {
-            producer: ProducerIdAndEpoch { producer_id: 7, epoch: 0 },
+            producer: ProducerIdAndEpoch {
+                producer_id: 7,
+                epoch: 0,
+            },
             base_sequence: i32::MAX - 1,
             record_count: 3,
             sequence_reset: false,
@@ -1096,14 +1111,20 @@ mod tests {
         st.next_action(); // InitProducerId
         assert_eq!(st.phase(), Phase::Initializing);
         st.handle_init_producer_id(Err(ErrorCode::ClusterAuthorizationFailed));
-        assert_eq!(st.phase(), Phase::Fatal(ErrorCode::ClusterAuthorizationFailed));
+        assert_eq!(
+            st.phase(),
+            Phase::Fatal(ErrorCode::ClusterAuthorizationFailed)
+        );
     }
 
     /// The idempotent producer asks for InitProducerId; the transactional one leaves it to the transaction manager.
     #[test]
     fn only_the_idempotent_producer_asks_for_init_producer_id() {
         use crate::idempotence::{Action, Idempotence};
-        assert_eq!(Idempotence::new().next_action(), Some(Action::InitProducerId));
+        assert_eq!(
+            Idempotence::new().next_action(),
+            Some(Action::InitProducerId)
+        );
         assert_eq!(Idempotence::new_transactional().next_action(), None);
     }
 
@@ -1114,7 +1135,10 @@ mod tests {
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new();
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         let tp = TopicPartition::new("orders", 0);
         use kafka_proto::ErrorCode;
         st.assign(&tp, 1, 10); // sequences 0..=9
@@ -1122,7 +1146,9 @@ mod tests {
         // Batch 1 fails for good: batch 2 would leave a gap, so the epoch is bumped.
         st.handle_error(&tp, 1, ErrorCode::MessageTooLarge, -1, false, false);
         st.next_action();
-        let [rewrite] = st.take_rewrites()[..] else { panic!("one batch in flight") };
+        let [rewrite] = st.take_rewrites()[..] else {
+            panic!("one batch in flight")
+        };
         assert_eq!((rewrite.batch, rewrite.sequence.base_sequence), (2, 0));
         assert_eq!(rewrite.sequence.producer.epoch, 1);
     }
@@ -1134,7 +1160,10 @@ mod tests {
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new();
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         let tp = TopicPartition::new("orders", 0);
         use kafka_proto::ErrorCode;
         assert_eq!(Idempotence::new().may_drain(&tp, 1), Drain::Stop); // no producer id yet
@@ -1151,7 +1180,10 @@ mod tests {
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new();
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         let tp = TopicPartition::new("orders", 0);
         assert!(st.may_drain(&tp, 1).is_new());
         st.assign(&tp, 1, 10);
@@ -1165,15 +1197,27 @@ mod tests {
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new();
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         let tp = TopicPartition::new("orders", 0);
         use kafka_proto::ErrorCode;
         st.assign(&tp, 1, 1);
         st.assign(&tp, 2, 1);
         st.assign(&tp, 3, 1);
-        assert_eq!(st.handle_error(&tp, 1, ErrorCode::NotEnoughReplicas, -1, false, false), ErrorDecision::Retry);
-        assert_eq!(st.handle_error(&tp, 2, ErrorCode::DuplicateSequenceNumber, -1, false, false), ErrorDecision::SucceedWithoutOffset);
-        assert_eq!(st.handle_error(&tp, 3, ErrorCode::ProducerFenced, -1, false, false), ErrorDecision::Fail { fatal: true });
+        assert_eq!(
+            st.handle_error(&tp, 1, ErrorCode::NotEnoughReplicas, -1, false, false),
+            ErrorDecision::Retry
+        );
+        assert_eq!(
+            st.handle_error(&tp, 2, ErrorCode::DuplicateSequenceNumber, -1, false, false),
+            ErrorDecision::SucceedWithoutOffset
+        );
+        assert_eq!(
+            st.handle_error(&tp, 3, ErrorCode::ProducerFenced, -1, false, false),
+            ErrorDecision::Fail { fatal: true }
+        );
     }
 
     /// An acknowledged batch advances the next and acknowledged sequences and the offset.
@@ -1183,12 +1227,18 @@ mod tests {
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new();
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         let tp = TopicPartition::new("orders", 0);
         st.assign(&tp, 1, 10);
         st.handle_completed(&tp, 1, 100);
         let p = st.partition(&tp).unwrap();
-        assert_eq!((p.next_sequence, p.last_acked_sequence, p.last_acked_offset), (10, 9, 109));
+        assert_eq!(
+            (p.next_sequence, p.last_acked_sequence, p.last_acked_offset),
+            (10, 9, 109)
+        );
     }
 
     /// In-flight batches are listed in sequence order.
@@ -1198,11 +1248,19 @@ mod tests {
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new();
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         let tp = TopicPartition::new("orders", 0);
         st.assign(&tp, 1, 10);
         st.assign(&tp, 2, 5);
-        let ids: Vec<BatchId> = st.partition(&tp).unwrap().inflight().map(|(id, _)| id).collect();
+        let ids: Vec<BatchId> = st
+            .partition(&tp)
+            .unwrap()
+            .inflight()
+            .map(|(id, _)| id)
+            .collect();
         assert_eq!(ids, [1, 2]);
     }
 
@@ -1220,7 +1278,13 @@ mod tests {
         use crate::idempotence::*;
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new_transactional();
-        st.set_producer(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }, true);
+        st.set_producer(
+            ProducerIdAndEpoch {
+                producer_id: 7,
+                epoch: 0,
+            },
+            true,
+        );
         let tp = TopicPartition::new("orders", 0);
         st.assign(&tp, 1, 10);
         assert_eq!(st.may_drain(&tp, 2), Drain::Stop);
@@ -1235,11 +1299,23 @@ mod tests {
         use kafka_client::TopicPartition;
         let tp = TopicPartition::new("orders", 0);
         let mut st = Idempotence::new_transactional();
-        st.set_producer(ProducerIdAndEpoch { producer_id: 9, epoch: 0 }, true);
+        st.set_producer(
+            ProducerIdAndEpoch {
+                producer_id: 9,
+                epoch: 0,
+            },
+            true,
+        );
         st.assign(&tp, 1, 3);
         st.handle_completed(&tp, 1, 0);
         // The transaction was aborted and the epoch bumped:
-        st.set_producer(ProducerIdAndEpoch { producer_id: 9, epoch: 1 }, true);
+        st.set_producer(
+            ProducerIdAndEpoch {
+                producer_id: 9,
+                epoch: 1,
+            },
+            true,
+        );
         assert_eq!(st.assign(&tp, 2, 1).base_sequence, 0);
     }
 
@@ -1250,7 +1326,10 @@ mod tests {
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new();
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         let tp = TopicPartition::new("orders", 0);
         use kafka_proto::ErrorCode;
         st.assign(&tp, 1, 10);
@@ -1267,7 +1346,10 @@ mod tests {
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new();
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         let tp = TopicPartition::new("orders", 0);
         assert!(st.partition(&tp).is_none());
         st.assign(&tp, 1, 10);
@@ -1281,7 +1363,10 @@ mod tests {
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new();
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         let tp = TopicPartition::new("orders", 0);
         st.assign(&tp, 1, 10);
         st.handle_expired(&tp, 1);
@@ -1296,7 +1381,10 @@ mod tests {
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new();
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         let tp = TopicPartition::new("orders", 0);
         st.assign(&tp, 1, 10);
         assert!(st.has_inflight(&tp));
@@ -1311,7 +1399,10 @@ mod tests {
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new();
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         let tp = TopicPartition::new("orders", 0);
         let seq = st.assign(&tp, 1, 10);
         assert_eq!(st.batch(&tp, 1), Some(seq));
@@ -1325,7 +1416,10 @@ mod tests {
         let mut st = Idempotence::new();
         assert_eq!(st.next_action(), Some(Action::InitProducerId));
         assert_eq!(st.next_action(), None); // already in flight
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         assert_eq!(st.next_action(), None);
     }
 
@@ -1336,7 +1430,10 @@ mod tests {
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new();
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         let tp = TopicPartition::new("orders", 0);
         use kafka_proto::ErrorCode;
         st.assign(&tp, 1, 10);
@@ -1358,7 +1455,10 @@ mod tests {
         st.handle_init_producer_id(Err(ErrorCode::CoordinatorLoadInProgress)); // retriable
         assert_eq!(st.phase(), Phase::Uninitialized);
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         assert_eq!(st.phase(), Phase::Ready);
     }
 
@@ -1379,7 +1479,10 @@ mod tests {
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new();
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         let tp = TopicPartition::new("orders", 0);
         assert_eq!(st.may_drain(&tp, 1), Drain::New);
         st.assign(&tp, 1, 10);
@@ -1399,11 +1502,18 @@ mod tests {
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new();
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         let tp = TopicPartition::new("orders", 0);
         assert_eq!(st.assign(&tp, 1, 10).base_sequence, 0);
         assert_eq!(st.assign(&tp, 2, 5).base_sequence, 10);
-        assert_eq!(st.assign(&TopicPartition::new("orders", 1), 3, 1).base_sequence, 0); // per partition
+        assert_eq!(
+            st.assign(&TopicPartition::new("orders", 1), 3, 1)
+                .base_sequence,
+            0
+        ); // per partition
     }
 
     /// A completed batch records its last sequence and offset as acknowledged.
@@ -1413,7 +1523,10 @@ mod tests {
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new();
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         let tp = TopicPartition::new("orders", 0);
         st.assign(&tp, 1, 10);
         st.handle_completed(&tp, 1, 500);
@@ -1428,7 +1541,10 @@ mod tests {
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new();
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         let tp = TopicPartition::new("orders", 0);
         let seq = st.assign(&tp, 1, 10);
         st.handle_expired(&tp, 1); // given up on...
@@ -1445,7 +1561,10 @@ mod tests {
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new();
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         let tp = TopicPartition::new("orders", 0);
         use kafka_proto::ErrorCode;
         st.assign(&tp, 1, 10);
@@ -1466,7 +1585,10 @@ mod tests {
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new();
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         let tp = TopicPartition::new("orders", 0);
         st.assign(&tp, 1, 10);
         st.handle_expired(&tp, 1);
@@ -1483,7 +1605,10 @@ mod tests {
         use kafka_client::TopicPartition;
         let mut st = Idempotence::new();
         st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id: 7, epoch: 0 }));
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
+            producer_id: 7,
+            epoch: 0,
+        }));
         let tp = TopicPartition::new("orders", 0);
         st.assign(&tp, 1, 10);
         st.handle_local_failure(&tp, 1); // e.g. the batch could not be encoded

@@ -14,13 +14,13 @@
 //!   consume-transform-produce (KIP-447), and
 //!   [`prepare_transaction`](TransactionalProducer::prepare_transaction)
 //!   for a two-phase commit.
-//! - [`PreparedTransaction`] with [`commit_prepared`] / [`abort_prepared`]:
+//! - [`txn::PreparedTransaction`] with [`txn::commit_prepared`] / [`txn::abort_prepared`]:
 //!   finish, from another process, a transaction a crashed one prepared.
-//! - [`ProducerConfig`] ([`config`]): Java's property names, validated as
+//! - [`ProducerConfig`]: Java's property names, validated as
 //!   Java validates them; [`partitioner`]: Java's partitioners and the
 //!   [`Partitioner`](partitioner::Partitioner) trait for your own;
-//!   [`metrics`]: counters and latencies ([`MetricsSnapshot`]).
-//! - [`TransactionError`] ([`txn`]): what to do next — retry, abort, or
+//!   [`metrics`]: counters and latencies ([`MetricsSnapshot`](metrics::MetricsSnapshot)).
+//! - [`txn::TransactionError`]: what to do next — retry, abort, or
 //!   close the producer.
 //!
 //! The machinery under them — the record accumulator, the sender, the
@@ -41,37 +41,57 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-use kafka_client::internal_mod;
-
-internal_mod!(accumulator);
-pub mod compression_ratio;
-pub mod config;
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
+mod accumulator;
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
+mod compression_ratio;
 mod fast_hash;
 mod hooks;
-internal_mod!(idempotence);
-pub mod metrics;
-pub mod partitioner;
-mod producer;
-pub mod record;
-internal_mod!(sender);
-pub mod transactional;
-pub mod txn;
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
+mod idempotence;
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
+mod sender;
 
 #[cfg(test)]
 mod tests;
 
 use kafka_client::{Cluster, ClusterError, Connection};
 
+// The public interface is:
+mod config;
 pub use config::{Acks, ConfigError, PartitionerChoice, ProducerConfig, ProducerConfigBuilder};
+mod producer;
+pub use producer::Producer;
+mod record;
+pub use record::{ProduceError, ProducerRecord, RecordMetadata};
+mod transactional;
 pub use kafka_client::{self, TopicPartition};
 pub use kafka_proto;
-pub use metrics::MetricsSnapshot;
-pub use producer::Producer;
-pub use record::{ProduceError, ProducerRecord, RecordMetadata};
 pub use transactional::{ConnectError, TransactionalProducer};
-// The send path's hooks, implemented by the transactional producer.
-kafka_client::internal_use!(hooks::SendHooks);
-pub use txn::{
-    PreparedTransaction, ResumeOptions, ResumeOutcome, TransactionError, abort_prepared,
-    commit_prepared,
-};
+// Namespaces: the producer's metrics and their names, the partitioners, the
+// transactions (errors, prepared transactions and their resume).
+pub mod metrics;
+pub mod partitioner;
+pub mod txn;
+
+/// The producer's sans-IO machinery (the accumulator, the idempotence
+/// state machine, the sender, the transaction manager and its driver), for
+/// kafka-eos's own tests and benchmarks: not a stable API.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals {
+    /// The record accumulator.
+    pub mod accumulator {
+        pub use crate::accumulator::*;
+    }
+    /// Java's compression-ratio estimate.
+    pub mod compression_ratio {
+        pub use crate::compression_ratio::*;
+    }
+    /// The idempotence state machine.
+    pub mod idempotence {
+        pub use crate::idempotence::*;
+    }
+    pub use crate::hooks::SendHooks;
+    pub use crate::txn::internals::*;
+}

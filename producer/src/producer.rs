@@ -1,26 +1,4 @@
 //! The public producer handle.
-//!
-//! ```no_run
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
-//! use std::time::Duration;
-//! let config = ProducerConfig::from_properties([
-//!     ("bootstrap.servers", "127.0.0.1:9092"),
-//!     ("linger.ms", "5"),
-//! ])?;
-//! let producer = Producer::connect(config).await?;
-//! // `send` enqueues at once; the future resolves when the broker acknowledges.
-//! let pending: Vec<_> = (0..1000)
-//!     .map(|i| producer.send(ProducerRecord::new("orders").key(format!("k{i}")).value("v")))
-//!     .collect();
-//! for p in pending {
-//!     let meta = p.await?;
-//!     assert!(meta.offset.is_some());
-//! }
-//! producer.flush().await;
-//! producer.close(Duration::from_secs(10)).await?;
-//! # Ok(()) }
-//! ```
 
 use crate::accumulator::{AccConfig, Accumulator, Appended, queued_result, record_metadata};
 use crate::config::ProducerConfig;
@@ -47,6 +25,28 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// tokio::spawn(async move { worker.send(ProducerRecord::new("audit").value("started")).await });
 /// let meta = producer.send(ProducerRecord::new("orders").key("customer-7").value("{}")).await?;
 /// println!("written to {}-{} at {:?}", meta.topic, meta.partition, meta.offset);
+/// # Ok(()) }
+/// ```
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
+/// use std::time::Duration;
+/// let config = ProducerConfig::from_properties([
+///     ("bootstrap.servers", "127.0.0.1:9092"),
+///     ("linger.ms", "5"),
+/// ])?;
+/// let producer = Producer::connect(config).await?;
+/// // `send` enqueues at once; the future resolves when the broker acknowledges.
+/// let pending: Vec<_> = (0..1000)
+///     .map(|i| producer.send(ProducerRecord::new("orders").key(format!("k{i}")).value("v")))
+///     .collect();
+/// for p in pending {
+///     let meta = p.await?;
+///     assert!(meta.offset.is_some());
+/// }
+/// producer.flush().await;
+/// producer.close(Duration::from_secs(10)).await?;
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]

@@ -1,17 +1,4 @@
 //! Records handed to the producer, their delivery reports and errors.
-//!
-//! ```
-//! use bytes::Bytes;
-//! use kafka_producer::record::ProducerRecord;
-//! let r = ProducerRecord::new("orders")
-//!     .key("customer-7")
-//!     .value(Bytes::from_static(b"{\"total\": 12}"))
-//!     .header("trace-id", Some("abc"))
-//!     .partition(3)
-//!     .timestamp(1_700_000_000_000);
-//! assert_eq!(r.partition, Some(3));
-//! assert_eq!(r.headers[0].0, "trace-id");
-//! ```
 
 pub use kafka_client::TopicPartition;
 
@@ -29,6 +16,19 @@ use std::time::Duration;
 /// let tombstone = ProducerRecord::new("customers").key("customer-7"); // no value
 /// assert_eq!(tombstone.value, None);
 /// assert_eq!(tombstone.partition, None); // the partitioner chooses
+/// ```
+///
+/// ```
+/// use bytes::Bytes;
+/// use kafka_producer::ProducerRecord;
+/// let r = ProducerRecord::new("orders")
+///     .key("customer-7")
+///     .value(Bytes::from_static(b"{\"total\": 12}"))
+///     .header("trace-id", Some("abc"))
+///     .partition(3)
+///     .timestamp(1_700_000_000_000);
+/// assert_eq!(r.partition, Some(3));
+/// assert_eq!(r.headers[0].0, "trace-id");
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProducerRecord {

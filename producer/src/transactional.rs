@@ -1,44 +1,6 @@
 //! The transactional producer: the batching producer core driven by the
 //! sans-IO [`TransactionManager`] (Java `KafkaProducer` with a
 //! `transactional.id`).
-//!
-//! How the pieces are wired (the hooks listed in [`crate::txn`]):
-//!
-//! - One [`TransactionManager`] is shared (`Arc<Mutex<_>>`) by the
-//!   [`TxnDriver`], the sender task and the user handle.
-//! - Every append calls `on_partition_used` under the accumulator lock
-//!   ([`SendHooks::on_append`]); an error fails that send with
-//!   [`ProduceError::Transaction`]. Because the check and the append are one
-//!   critical section, no record joins a transaction after its commit or
-//!   abort began.
-//! - A record that cannot be appended at `send` time (buffer memory full,
-//!   topic metadata unknown) is queued by the producer with the serial of
-//!   the transaction it was sent in ([`SendHooks::on_enqueue`]); when the
-//!   sender appends it, a different serial fails it
-//!   ([`SendHooks::on_append_queued`]), so it never joins a later
-//!   transaction. `commit_transaction` and `prepare_transaction` start only
-//!   once no record is queued, checked under the accumulator lock; an abort
-//!   fails the queued records of its transaction.
-//! - A record that will never be written (too large, `max.block.ms`, ...)
-//!   makes the transaction abortable ([`SendHooks::record_failed`]), as
-//!   Java's `KafkaProducer.send` does, so a commit cannot succeed without it.
-//! - The sender drains a partition only when `may_drain` allows it (under
-//!   TV1: after AddPartitionsToTxn) and the producer id/epoch the manager
-//!   announced was installed in the sequence bookkeeping; while a
-//!   coordinator request is in flight it sends no produce data; when
-//!   `undrained_batch_error()` is set every undrained batch fails with it.
-//! - Every `ProducerIdAndEpochChanged` event (InitProducerId, KIP-360 bumps,
-//!   and under TV2 every EndTxn v5) installs the new pid/epoch and restarts
-//!   all sequences at 0. Produce is capped at v11 under TV1 (v12+ would
-//!   register partitions implicitly) and carries the transactional id.
-//! - Batches that finally fail are reported with `produce_batch_failed`
-//!   (outcome unknown for expired in-flight batches).
-//! - A driver task executes the manager's coordinator requests
-//!   ([`TxnDriver::run_once`]) whenever it has some, waking on new
-//!   work, completed batches (a held EndTxn) and the manager's
-//!   `poll_timeout()`. EndTxn waits until no batch is incomplete.
-//!
-//! Lock order: accumulator, then manager (never the reverse).
 
 use crate::accumulator::Accumulator;
 use crate::config::{ConfigError, ProducerConfig};
@@ -272,7 +234,8 @@ impl Drop for Inner {
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// use kafka_producer::TransactionalProducer;
 /// use kafka_producer::txn::GroupMetadata;
-/// use kafka_producer::{ProducerConfig, ProducerRecord, TopicPartition, TransactionError};
+/// use kafka_producer::{ProducerConfig, ProducerRecord, TopicPartition};
+/// use kafka_producer::txn::{TransactionError};
 /// use std::time::Duration;
 /// let config = ProducerConfig::from_properties([
 ///     ("bootstrap.servers", "127.0.0.1:9092"),
@@ -300,6 +263,44 @@ impl Drop for Inner {
 /// producer.close(Duration::from_secs(10)).await?;
 /// # Ok(()) }
 /// ```
+///
+/// How the pieces are wired (the hooks listed in [`crate::txn`]):
+///
+/// - One [`TransactionManager`] is shared (`Arc<Mutex<_>>`) by the
+///   [`TxnDriver`], the sender task and the user handle.
+/// - Every append calls `on_partition_used` under the accumulator lock
+///   ([`SendHooks::on_append`]); an error fails that send with
+///   [`ProduceError::Transaction`]. Because the check and the append are one
+///   critical section, no record joins a transaction after its commit or
+///   abort began.
+/// - A record that cannot be appended at `send` time (buffer memory full,
+///   topic metadata unknown) is queued by the producer with the serial of
+///   the transaction it was sent in ([`SendHooks::on_enqueue`]); when the
+///   sender appends it, a different serial fails it
+///   ([`SendHooks::on_append_queued`]), so it never joins a later
+///   transaction. `commit_transaction` and `prepare_transaction` start only
+///   once no record is queued, checked under the accumulator lock; an abort
+///   fails the queued records of its transaction.
+/// - A record that will never be written (too large, `max.block.ms`, ...)
+///   makes the transaction abortable ([`SendHooks::record_failed`]), as
+///   Java's `KafkaProducer.send` does, so a commit cannot succeed without it.
+/// - The sender drains a partition only when `may_drain` allows it (under
+///   TV1: after AddPartitionsToTxn) and the producer id/epoch the manager
+///   announced was installed in the sequence bookkeeping; while a
+///   coordinator request is in flight it sends no produce data; when
+///   `undrained_batch_error()` is set every undrained batch fails with it.
+/// - Every `ProducerIdAndEpochChanged` event (InitProducerId, KIP-360 bumps,
+///   and under TV2 every EndTxn v5) installs the new pid/epoch and restarts
+///   all sequences at 0. Produce is capped at v11 under TV1 (v12+ would
+///   register partitions implicitly) and carries the transactional id.
+/// - Batches that finally fail are reported with `produce_batch_failed`
+///   (outcome unknown for expired in-flight batches).
+/// - A driver task executes the manager's coordinator requests
+///   ([`TxnDriver::run_once`]) whenever it has some, waking on new
+///   work, completed batches (a held EndTxn) and the manager's
+///   `poll_timeout()`. EndTxn waits until no batch is incomplete.
+///
+/// Lock order: accumulator, then manager (never the reverse).
 #[derive(Debug, Clone)]
 pub struct TransactionalProducer {
     inner: Arc<Inner>,
@@ -390,7 +391,7 @@ impl TransactionalProducer {
     ///
     /// ```no_run
     /// # async fn demo(producer: kafka_producer::TransactionalProducer) -> Result<(), Box<dyn std::error::Error>> {
-    /// use kafka_producer::TransactionError;
+    /// use kafka_producer::txn::TransactionError;
     /// loop {
     ///     match producer.init_transactions().await {
     ///         Ok(()) => break,

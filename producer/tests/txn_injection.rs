@@ -38,10 +38,9 @@
 //!    with no existing state"): both are retried, in order.
 
 use kafka_mock::{FaultAction, HoldHandle, MockCluster, MockConfig, TransactionVersion};
-use kafka_producer::txn::State;
-use kafka_producer::{
-    ProduceError, ProducerConfig, ProducerRecord, TransactionError, TransactionalProducer,
-};
+use kafka_producer::internals::State;
+use kafka_producer::txn::TransactionError;
+use kafka_producer::{ProduceError, ProducerConfig, ProducerRecord, TransactionalProducer};
 use kafka_proto::frame::{FrameDecoder, decode_response_frame, encode_request_frame};
 use kafka_proto::messages::*;
 use kafka_proto::record::RecordBatch;

@@ -40,8 +40,9 @@ use crate::support::nemesis::ScheduleSetup as Setup;
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::txn::GroupMetadata;
+use kafka_producer::txn::TransactionError;
 use kafka_producer::{
-    ProduceError, ProducerConfig, ProducerRecord, RecordMetadata, TopicPartition, TransactionError,
+    ProduceError, ProducerConfig, ProducerRecord, RecordMetadata, TopicPartition,
     TransactionalProducer,
 };
 use kafka_testcontainers::KafkaCluster;

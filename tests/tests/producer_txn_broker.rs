@@ -29,9 +29,9 @@ use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::txn::{
     GroupMetadata, ResumeOptions, ResumeOutcome, State, TransactionVersion, commit_prepared,
 };
+use kafka_producer::txn::{PreparedTransaction, TransactionError};
 use kafka_producer::{
-    PreparedTransaction, ProduceError, Producer, ProducerConfig, ProducerRecord, TopicPartition,
-    TransactionError, TransactionalProducer,
+    ProduceError, Producer, ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer,
 };
 use kafka_testcontainers::{IsolationLevel as JavaIsolation, KafkaCluster, KafkaVersion, Proxy};
 use kafka_testcontainers::{SharedKafka, unique_name, unique_topic};

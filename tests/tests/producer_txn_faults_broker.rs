@@ -31,8 +31,9 @@
 
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
+use kafka_producer::txn::TransactionError;
 use kafka_producer::txn::{State, TransactionVersion, TxnOp};
-use kafka_producer::{ProducerConfig, ProducerRecord, TransactionError, TransactionalProducer};
+use kafka_producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
 use kafka_testcontainers::{
     Direction, IsolationLevel as JavaIsolation, KafkaCluster, KafkaVersion,
 };

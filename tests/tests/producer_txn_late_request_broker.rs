@@ -31,7 +31,8 @@
 
 use kafka_client::{Cluster, ClusterConfig, TransactionState};
 use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
-use kafka_producer::{ProducerConfig, ProducerRecord, TransactionError, TransactionalProducer};
+use kafka_producer::txn::TransactionError;
+use kafka_producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
 use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::{ClusterSlot, SlotGuard};
 use kafka_testcontainers::{SharedKafka, unique_name};

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-/// use kafka_producer::txn::{TxnDriver, TxnConfig};
+/// use kafka_producer::internals::{TxnConfig, TxnDriver};
 /// use kafka_client::{Cluster, ClusterConfig};
 /// use std::time::Duration;
 /// let cluster = Cluster::connect(ClusterConfig::new("127.0.0.1:9092")).await?;

@@ -24,7 +24,7 @@ pub const ADD_PARTITIONS_RETRY_BACKOFF: Duration = Duration::from_millis(20);
 /// Settings of a [`TransactionManager`].
 ///
 /// ```
-/// use kafka_producer::txn::TxnConfig;
+/// use kafka_producer::internals::TxnConfig;
 /// let c = TxnConfig::new("orders-writer-1");
 /// assert_eq!(c.transaction_timeout.as_millis(), 60_000);
 /// ```

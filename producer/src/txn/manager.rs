@@ -122,6 +122,7 @@ struct PendingTransition {
 /// flight), [`Self::poll_event`] and [`Self::poll_result`]. Time is passed in.
 ///
 /// ```
+/// use kafka_producer::internals::*;
 /// use kafka_producer::txn::*;
 /// use kafka_proto::ErrorCode;
 /// use std::time::Instant;

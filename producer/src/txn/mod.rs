@@ -6,7 +6,7 @@
 //!   call means and what to do next (retry, abort, close); [`State`]: where
 //!   the producer's transaction is; [`TransactionVersion`]: the protocol the
 //!   cluster finalized (KIP-890).
-//! - [`prepared`]: [`PreparedTransaction`] (a stable byte encoding) and
+//! - [`PreparedTransaction`] (a stable byte encoding) and
 //!   [`commit_prepared`] / [`abort_prepared`], which finish a transaction of a
 //!   crashed process without InitProducerId.
 //!
@@ -39,7 +39,7 @@ mod error;
 mod interface;
 #[cfg_attr(not(feature = "internals"), allow(dead_code))]
 mod manager;
-pub mod prepared;
+mod prepared;
 #[cfg(test)]
 mod tests;
 
@@ -50,14 +50,32 @@ pub use kafka_client::{
     GroupMetadata, OffsetAndMetadata, ProducerIdAndEpoch, RequestError, TransactionState,
 };
 // The transaction manager's state machine and its driver: the
-// transactional producer's machinery, public only with `internals`.
-kafka_client::internal_use!(driver::TxnDriver);
-kafka_client::internal_use!(error::classify);
-kafka_client::internal_use!(interface::{
+// transactional producer's machinery, public only through the crate's
+// `internals`.
+#[allow(unused_imports)]
+pub(crate) use driver::TxnDriver;
+#[allow(unused_imports)]
+pub(crate) use error::classify;
+#[allow(unused_imports)]
+pub(crate) use interface::{
     ADD_PARTITIONS_RETRY_BACKOFF, CoordinatorRequest, CoordinatorResponse, OpTicket, Priority,
     RequestBody, Target, TxnConfig, TxnEvent,
-});
-kafka_client::internal_use!(manager::TransactionManager);
+};
+pub(crate) use manager::TransactionManager;
+
+/// What the crate's `internals` re-exports of this module.
+#[cfg(feature = "internals")]
+pub(crate) mod internals {
+    pub use super::State;
+    pub use super::driver::TxnDriver;
+    pub use super::error::classify;
+    pub use super::interface::{
+        ADD_PARTITIONS_RETRY_BACKOFF, CoordinatorRequest, CoordinatorResponse, OpTicket, Priority,
+        RequestBody, Target, TxnConfig, TxnEvent,
+    };
+    pub use super::manager::TransactionManager;
+    pub use super::prepared::{ResumeStep, resume_step};
+}
 pub use prepared::{
     PreparedDecodeError, PreparedTransaction, ResumeError, ResumeOptions, ResumeOutcome,
     abort_prepared, commit_prepared,

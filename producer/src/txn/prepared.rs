@@ -273,7 +273,7 @@ impl Default for ResumeOptions {
 /// What to do after one EndTxn answer (sans IO).
 ///
 /// ```
-/// use kafka_producer::txn::prepared::{resume_step, ResumeStep};
+/// use kafka_producer::internals::{resume_step, ResumeStep};
 /// use kafka_producer::txn::{PreparedTransaction, TransactionVersion};
 /// use kafka_producer::kafka_proto::ErrorCode;
 /// let p = PreparedTransaction { transactional_id: "t".into(), producer_id: 1, producer_epoch: 3, transaction_version: TransactionVersion::V1 };
@@ -299,7 +299,7 @@ pub enum ResumeStep {
 ///
 /// ```
 /// use kafka_client::requests::describe_transactions::TransactionSnapshot;
-/// use kafka_producer::txn::prepared::{resume_step, ResumeStep};
+/// use kafka_producer::internals::{resume_step, ResumeStep};
 /// use kafka_producer::txn::{PreparedTransaction, ResumeOutcome, TransactionState, TransactionVersion};
 /// use kafka_proto::ErrorCode;
 /// let p = PreparedTransaction { transactional_id: "t".into(), producer_id: 1, producer_epoch: 3, transaction_version: TransactionVersion::V1 };

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kafka_producer::ProducerConfig;
-use kafka_producer::config::{ConfigError, PartitionerChoice, Properties};
+use kafka_producer::kafka_client::Properties;
 use kafka_producer::partitioner::Partitioner;
+use kafka_producer::{ConfigError, PartitionerChoice};
 
 use super::{KafkaSinkError, SAFE_SCALE_DOWN_FACTOR, TransactionalIdsGenerator};
 

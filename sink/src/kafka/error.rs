@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use kafka_producer::{ConfigError, ProduceError, TransactionError};
+use kafka_producer::txn::TransactionError;
+use kafka_producer::{ConfigError, ProduceError};
 
 use crate::codec::StateDecodeError;
 

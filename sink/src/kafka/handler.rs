@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use kafka_client::Cluster;
 use kafka_producer::txn::{ResumeOptions, abort_prepared};
+use kafka_producer::txn::{TransactionError, commit_prepared};
 use kafka_producer::{
-    ProduceError, Producer, ProducerRecord, RecordMetadata, TransactionError,
-    TransactionalProducer, commit_prepared,
+    ProduceError, Producer, ProducerRecord, RecordMetadata, TransactionalProducer,
 };
 
 use crate::two_phase::{CommitOutcome, PreCommitted, RecordContext, TwoPhaseCommitHandler};
@@ -547,7 +547,7 @@ mod tests {
         let r = retry_timeouts(Duration::from_secs(3600), || async {
             calls.fetch_add(1, Ordering::SeqCst);
             Err(TransactionError::InvalidState {
-                from: kafka_producer::txn::State::Ready,
+                from: kafka_producer::internals::State::Ready,
                 op: TxnOp::AbortTransaction,
             })
         })

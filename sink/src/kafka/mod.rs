@@ -56,8 +56,8 @@
 //! ```
 //!
 //! [`TransactionalProducer`]: kafka_producer::TransactionalProducer
-//! [`PreparedTransaction`]: kafka_producer::PreparedTransaction
-//! [`commit_prepared`]: kafka_producer::commit_prepared
+//! [`PreparedTransaction`]: kafka_producer::txn::PreparedTransaction
+//! [`commit_prepared`]: kafka_producer::txn::commit_prepared
 //! [`TwoPhaseCommitHandler`]: crate::two_phase::TwoPhaseCommitHandler
 //! [`CheckpointedOperator`]: crate::checkpoint::CheckpointedOperator
 

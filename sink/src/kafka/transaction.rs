@@ -2,7 +2,7 @@
 //! [`KafkaTransactionCodec`] (how a pre-committed transaction is persisted
 //! in a checkpoint).
 
-use kafka_producer::PreparedTransaction;
+use kafka_producer::txn::PreparedTransaction;
 
 use crate::codec::{
     Codec, StateDecodeError, StateReader, put_bytes, put_i64, put_str, put_u8, put_u32,

@@ -69,7 +69,7 @@ pub enum PipelineError {
     Transaction(#[from] TransactionError),
     /// The transactional producer could not start.
     #[error("producer: {0}")]
-    Connect(#[from] kafka_producer::transactional::ConnectError),
+    Connect(#[from] kafka_producer::ConnectError),
     /// `enable.auto.commit=true` in the consumer's settings: the input
     /// offsets are committed in the output's transaction, and an automatic
     /// commit beside it would mark input done whose output may yet be

@@ -1,10 +1,10 @@
 //! A process that crashes after pre-commit (used by
 //! `tests/tests/producer_txn_broker.rs`): it opens a transaction, writes
 //! `count` records `<tag>-<i>` to `topic`, prepares the transaction, writes the
-//! encoded [`PreparedTransaction`](kafka_producer::PreparedTransaction) to
+//! encoded [`PreparedTransaction`](kafka_producer::txn::PreparedTransaction) to
 //! `out` (atomically, through a rename), prints `READY` and blocks until it
 //! is killed. Another process then finishes the transaction with
-//! `kafka_producer::commit_prepared`.
+//! `kafka_producer::txn::commit_prepared`.
 //!
 //! ```text
 //! txn_prepare_child <bootstrap> <topic> <transactional.id> <out file> <count> <tag>
