@@ -54,6 +54,24 @@ struct Registered {
     op: Box<dyn DynOperator>,
 }
 
+impl Registered {
+    /// The error for this operator's `hook` failing with `source`.
+    fn failed(
+        &self,
+        hook: &'static str,
+        checkpoint_id: Option<u64>,
+        source: OperatorError,
+    ) -> CheckpointError {
+        CheckpointError::Operator {
+            hook,
+            uid: self.info.uid.clone(),
+            subtask_index: self.info.subtask_index,
+            checkpoint_id,
+            source,
+        }
+    }
+}
+
 /// Registers operators, restores them, triggers checkpoints and notifies
 /// completion; the steps follow.
 ///
@@ -355,13 +373,7 @@ impl CheckpointCoordinator {
             guard
                 .initialize(restored)
                 .await
-                .map_err(|source| CheckpointError::Operator {
-                    hook: "initialize_state",
-                    uid: reg.info.uid.clone(),
-                    subtask_index: reg.info.subtask_index,
-                    checkpoint_id,
-                    source,
-                })?;
+                .map_err(|source| reg.failed("initialize_state", checkpoint_id, source))?;
         }
         // Ids never repeat, not even those of checkpoints that failed before
         // their file was written (a failover restores in the same process).
@@ -438,13 +450,7 @@ impl CheckpointCoordinator {
             let state = guard
                 .snapshot(id)
                 .await
-                .map_err(|source| CheckpointError::Operator {
-                    hook: "snapshot_state",
-                    uid: reg.info.uid.clone(),
-                    subtask_index: reg.info.subtask_index,
-                    checkpoint_id: Some(id),
-                    source,
-                })?;
+                .map_err(|source| reg.failed("snapshot_state", Some(id), source))?;
             operators.push(OperatorSnapshot {
                 uid: reg.info.uid.clone(),
                 subtask_index: reg.info.subtask_index,
@@ -466,13 +472,7 @@ impl CheckpointCoordinator {
         for reg in &self.operators {
             let mut guard = reg.op.lock().await;
             if let Err(source) = guard.notify(id).await {
-                failures.push(CheckpointError::Operator {
-                    hook: "notify_checkpoint_complete",
-                    uid: reg.info.uid.clone(),
-                    subtask_index: reg.info.subtask_index,
-                    checkpoint_id: Some(id),
-                    source,
-                });
+                failures.push(reg.failed("notify_checkpoint_complete", Some(id), source));
             }
         }
         if failures.is_empty() {

@@ -393,18 +393,12 @@ mod tests {
         c.set_disable_metrics(true);
         assert!(!c.effective_producer_config().metrics_enabled);
         assert!(
-            KafkaSinkConfig::from_properties(
-                [("bootstrap.servers", "h:1"), (KEY_DISABLE_METRICS, "yes")],
-                "t"
-            )
+            with_property(KEY_DISABLE_METRICS, "yes")
             .is_err()
         );
         // Unknown producer keys are still rejected.
         assert!(
-            KafkaSinkConfig::from_properties(
-                [("bootstrap.servers", "h:1"), ("lingr.ms", "5")],
-                "t"
-            )
+            with_property("lingr.ms", "5")
             .is_err()
         );
     }
@@ -482,19 +476,13 @@ mod tests {
     /// its key.
     #[test]
     fn a_bad_property_error_names_its_key() {
-        let e = KafkaSinkConfig::from_properties(
-            [("bootstrap.servers", "h:1"), ("linger.ms", "soon")],
-            "t",
-        )
+        let e = with_property("linger.ms", "soon")
         .unwrap_err();
         assert!(
             matches!(&e, KafkaSinkError::Config(c) if c.key() == "linger.ms"),
             "{e}"
         );
-        let e = KafkaSinkConfig::from_properties(
-            [("bootstrap.servers", "h:1"), (KEY_DISABLE_METRICS, "yes")],
-            "t",
-        )
+        let e = with_property(KEY_DISABLE_METRICS, "yes")
         .unwrap_err();
         assert!(
             matches!(&e, KafkaSinkError::Config(c) if c.key() == KEY_DISABLE_METRICS),
@@ -505,10 +493,7 @@ mod tests {
     /// A key neither the sink nor its producer takes is refused by name.
     #[test]
     fn an_unknown_key_is_refused_by_name() {
-        let e = KafkaSinkConfig::from_properties(
-            [("bootstrap.servers", "h:1"), ("lingr.ms", "5")],
-            "t",
-        )
+        let e = with_property("lingr.ms", "5")
         .unwrap_err();
         assert!(
             matches!(&e, KafkaSinkError::Config(ConfigError::UnknownKey(k)) if k == "lingr.ms"),
@@ -540,12 +525,14 @@ mod tests {
     /// `flink.disable-metrics` ignores case, as every boolean.
     #[test]
     fn disable_metrics_ignores_case() {
-        let c = KafkaSinkConfig::from_properties(
-            [("bootstrap.servers", "h:1"), (KEY_DISABLE_METRICS, "TRUE")],
-            "t",
-        )
+        let c = with_property(KEY_DISABLE_METRICS, "TRUE")
         .unwrap();
         assert!(c.disable_metrics);
+    }
+
+    /// The config from `bootstrap.servers` and one more property.
+    fn with_property(key: &str, value: &str) -> Result<KafkaSinkConfig, KafkaSinkError> {
+        KafkaSinkConfig::from_properties([("bootstrap.servers", "h:1"), (key, value)], "t")
     }
 
     fn orders_config() -> KafkaSinkConfig {

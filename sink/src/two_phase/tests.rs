@@ -129,15 +129,21 @@ async fn begin_transaction_gives_distinct_handles() {
     assert_ne!(first, second);
 }
 
-/// Invariant: rows written to an open transaction are not committed.
-#[tokio::test]
-async fn invoked_rows_stay_in_the_open_transaction() {
+/// A table with one open transaction holding the row `"row-1"`.
+async fn table_with_open_row() -> (InMemoryTable<&'static str>, u64) {
     let mut table = InMemoryTable::new();
     let mut txn = table.begin_transaction(&mut ()).await.unwrap();
     table
         .invoke(&mut txn, "row-1", &RecordContext::default())
         .await
         .unwrap();
+    (table, txn)
+}
+
+/// Invariant: rows written to an open transaction are not committed.
+#[tokio::test]
+async fn invoked_rows_stay_in_the_open_transaction() {
+    let (table, txn) = table_with_open_row().await;
     assert_eq!(table.rows(txn), Some(&["row-1"][..]));
     assert!(table.committed().is_empty());
 }
@@ -145,12 +151,7 @@ async fn invoked_rows_stay_in_the_open_transaction() {
 /// Invariant: an aborted transaction leaves nothing unfinished or committed.
 #[tokio::test]
 async fn abort_discards_the_open_transaction() {
-    let mut table = InMemoryTable::new();
-    let mut txn = table.begin_transaction(&mut ()).await.unwrap();
-    table
-        .invoke(&mut txn, "row-1", &RecordContext::default())
-        .await
-        .unwrap();
+    let (mut table, txn) = table_with_open_row().await;
     table.abort(txn, &mut ()).await.unwrap();
     assert!(table.unfinished().is_empty() && table.committed().is_empty());
 }
