@@ -651,11 +651,16 @@ mod tests {
         assert!(md.needs_refresh(now));
     }
 
+    /// Metadata after a response refusing topic `name` with `error`.
+    fn refusing(name: &str, error: ErrorCode) -> ClusterMetadata {
+        let mut md = ClusterMetadata::default();
+        md.handle_metadata_response(&topics(vec![topic(name, error)]), Instant::now());
+        md
+    }
+
     #[test]
     fn unauthorized_topic_is_refused_and_reported() {
-        let mut md = ClusterMetadata::default();
-        let denied = topic("payroll", ErrorCode::TopicAuthorizationFailed);
-        md.handle_metadata_response(&topics(vec![denied]), Instant::now());
+        let md = refusing("payroll", ErrorCode::TopicAuthorizationFailed);
         assert_eq!(
             md.refused_topic("payroll"),
             Some(ErrorCode::TopicAuthorizationFailed)
@@ -665,9 +670,7 @@ mod tests {
 
     #[test]
     fn take_refused_topic_forgets_the_refusal() {
-        let mut md = ClusterMetadata::default();
-        let bad = topic("x", ErrorCode::InvalidTopicException);
-        md.handle_metadata_response(&topics(vec![bad]), Instant::now());
+        let mut md = refusing("x", ErrorCode::InvalidTopicException);
         assert_eq!(
             md.take_refused_topic("x"),
             Some(ErrorCode::InvalidTopicException)

@@ -456,13 +456,16 @@ mod tests {
         assert!(first.starts_with("n,,n=alice,r=") && first.len() > "n,,n=alice,r=".len());
     }
 
-    #[test]
-    fn server_nonce_not_extending_ours_is_refused_with_its_message() {
+    /// The error a fresh SHA-256 client (nonce [`NONCE`]) gets for `server_first`.
+    fn server_first_error(server_first: &[u8]) -> ScramError {
         let mut c = ScramClient::with_nonce(ScramHash::Sha256, "user", "pencil", NONCE);
         c.client_first();
-        let err = c
-            .handle_server_first(b"r=someone-else,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096")
-            .unwrap_err();
+        c.handle_server_first(server_first).unwrap_err()
+    }
+
+    #[test]
+    fn server_nonce_not_extending_ours_is_refused_with_its_message() {
+        let err = server_first_error(b"r=someone-else,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096");
         assert_eq!(
             err.to_string(),
             "SCRAM: server nonce does not extend the client nonce"
@@ -471,11 +474,7 @@ mod tests {
 
     #[test]
     fn iteration_count_below_4096_is_refused_and_named() {
-        let mut c = ScramClient::with_nonce(ScramHash::Sha256, "user", "pencil", NONCE);
-        c.client_first();
-        let err = c
-            .handle_server_first(b"r=rOprNGfwEbeRWgbNEkqOxyz,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=1000")
-            .unwrap_err();
+        let err = server_first_error(b"r=rOprNGfwEbeRWgbNEkqOxyz,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=1000");
         assert!(err.to_string().contains("iteration count 1000"), "{err}");
     }
 }

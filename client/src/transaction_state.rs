@@ -131,25 +131,26 @@ mod tests {
         assert_eq!(newer.as_str(), "SomethingNew");
     }
 
-    #[test]
-    fn committing_is_prepare_and_complete_commit_only() {
+    /// Asserts `pred` holds for the known states in `holders` and no other.
+    fn holds_for_exactly(pred: fn(&TransactionState) -> bool, holders: &[TransactionState]) {
         for s in KNOWN {
-            let expected = matches!(
-                s,
-                TransactionState::PrepareCommit | TransactionState::CompleteCommit
-            );
-            assert_eq!(s.is_committing(), expected, "{s}");
+            assert_eq!(pred(&s), holders.contains(&s), "{s}");
         }
     }
 
     #[test]
+    fn committing_is_prepare_and_complete_commit_only() {
+        holds_for_exactly(
+            TransactionState::is_committing,
+            &[TransactionState::PrepareCommit, TransactionState::CompleteCommit],
+        );
+    }
+
+    #[test]
     fn aborting_is_prepare_and_complete_abort_only() {
-        for s in KNOWN {
-            let expected = matches!(
-                s,
-                TransactionState::PrepareAbort | TransactionState::CompleteAbort
-            );
-            assert_eq!(s.is_aborting(), expected, "{s}");
-        }
+        holds_for_exactly(
+            TransactionState::is_aborting,
+            &[TransactionState::PrepareAbort, TransactionState::CompleteAbort],
+        );
     }
 }
