@@ -446,12 +446,17 @@ mod tests {
         assert!(out["c"].is_empty());
     }
 
+    /// Member `id`, subscribed to `t`, claiming `t`-0 from `generation`.
+    fn claims_t0(id: &str, generation: i32) -> MemberSubscription {
+        let mut m = MemberSubscription::new(id, ["t"]).owning("t", [0]);
+        m.generation = generation;
+        m
+    }
+
     #[test]
     fn sticky_conflicting_claims_go_to_the_highest_generation() {
-        let mut old = MemberSubscription::new("a", ["t"]).owning("t", [0]);
-        old.generation = 1;
-        let mut new = MemberSubscription::new("b", ["t"]).owning("t", [0]);
-        new.generation = 2;
+        let old = claims_t0("a", 1);
+        let new = claims_t0("b", 2);
         let out = cooperative_sticky(&[old, new], &BTreeMap::from([("t".to_string(), 2)]));
         assert_eq!(parts(&out, "b", "t"), [0], "the newer claim keeps it");
         assert_eq!(parts(&out, "a", "t"), [1]);
@@ -459,10 +464,8 @@ mod tests {
 
     #[test]
     fn sticky_a_tie_of_claims_leaves_the_partition_to_be_assigned_directly() {
-        let mut a = MemberSubscription::new("a", ["t"]).owning("t", [0]);
-        a.generation = 3;
-        let mut b = MemberSubscription::new("b", ["t"]).owning("t", [0]);
-        b.generation = 3;
+        let a = claims_t0("a", 3);
+        let b = claims_t0("b", 3);
         let out = cooperative_sticky(&[a, b], &BTreeMap::from([("t".to_string(), 2)]));
         let total: usize = out
             .values()
