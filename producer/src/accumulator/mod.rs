@@ -126,6 +126,14 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
+    /// Takes every batch still queued in any partition.
+    pub fn drain_queued(&mut self) -> Vec<Batch> {
+        self.topics
+            .values_mut()
+            .flat_map(|tq| tq.partitions.iter_mut().flat_map(|q| q.drain(..)))
+            .collect()
+    }
+
     /// The oldest record still queued (waiting for memory or metadata).
     pub fn oldest_queued(&self) -> Option<u64> {
         let parked = self

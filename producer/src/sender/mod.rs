@@ -460,10 +460,7 @@ impl Sender {
                 tracing::error!(error = %e, "producer failed fatally");
                 g.fatal = Some(e.clone());
             }
-            g.topics
-                .values_mut()
-                .flat_map(|tq| tq.partitions.iter_mut().flat_map(|q| q.drain(..)))
-                .collect()
+            g.drain_queued()
         };
         for b in batches {
             self.finish(b, Err(e.clone()));
@@ -474,13 +471,7 @@ impl Sender {
     fn abort_all(&mut self) {
         let e = ProduceError::Closed(Some("closed before the record was acknowledged".into()));
         self.acc.fail_queued(None, &e);
-        let batches: Vec<Batch> = {
-            let mut g = self.acc.lock();
-            g.topics
-                .values_mut()
-                .flat_map(|tq| tq.partitions.iter_mut().flat_map(|q| q.drain(..)))
-                .collect()
-        };
+        let batches = self.acc.lock().drain_queued();
         for b in batches {
             self.finish(b, Err(e.clone()));
         }
