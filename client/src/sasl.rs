@@ -474,7 +474,8 @@ mod tests {
 
     #[test]
     fn iteration_count_below_4096_is_refused_and_named() {
-        let err = server_first_error(b"r=rOprNGfwEbeRWgbNEkqOxyz,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=1000");
+        let err =
+            server_first_error(b"r=rOprNGfwEbeRWgbNEkqOxyz,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=1000");
         assert!(err.to_string().contains("iteration count 1000"), "{err}");
     }
 }

@@ -142,7 +142,10 @@ mod tests {
     fn committing_is_prepare_and_complete_commit_only() {
         holds_for_exactly(
             TransactionState::is_committing,
-            &[TransactionState::PrepareCommit, TransactionState::CompleteCommit],
+            &[
+                TransactionState::PrepareCommit,
+                TransactionState::CompleteCommit,
+            ],
         );
     }
 
@@ -150,7 +153,10 @@ mod tests {
     fn aborting_is_prepare_and_complete_abort_only() {
         holds_for_exactly(
             TransactionState::is_aborting,
-            &[TransactionState::PrepareAbort, TransactionState::CompleteAbort],
+            &[
+                TransactionState::PrepareAbort,
+                TransactionState::CompleteAbort,
+            ],
         );
     }
 }
