@@ -446,41 +446,41 @@ fn attributes_combine_codec_and_transactional_bit() {
     assert_eq!(b.attributes(), 0x10 | 1);
 }
 
+/// An empty batch from `base_offset` and `base_sequence`, its last record
+/// `last_offset_delta` past them.
+fn batch_with_deltas(
+    base_offset: i64,
+    base_sequence: i32,
+    last_offset_delta: i32,
+) -> crate::record::RecordBatch {
+    crate::record::RecordBatch {
+        base_offset,
+        base_sequence,
+        last_offset_delta,
+        ..crate::record::RecordBatch::default()
+    }
+}
+
 /// The last offset is the base offset plus the last delta.
 #[test]
 fn last_offset_is_base_plus_delta() {
-    use crate::record::RecordBatch;
-    let b = RecordBatch {
-        base_offset: 100,
-        last_offset_delta: 9,
-        ..RecordBatch::default()
-    };
+    let b = batch_with_deltas(100, -1, 9);
     assert_eq!(b.last_offset(), 109);
 }
 
 /// The next offset follows the last one.
 #[test]
 fn next_offset_follows_the_last() {
-    use crate::record::RecordBatch;
-    let b = RecordBatch {
-        base_offset: 100,
-        last_offset_delta: 9,
-        ..RecordBatch::default()
-    };
+    let b = batch_with_deltas(100, -1, 9);
     assert_eq!(b.next_offset(), 110);
 }
 
 /// The last sequence is the base plus the last delta; -1 without a producer.
 #[test]
 fn last_sequence_is_base_plus_delta_or_none() {
-    use crate::record::RecordBatch;
-    let b = RecordBatch {
-        base_sequence: 10,
-        last_offset_delta: 4,
-        ..RecordBatch::default()
-    };
+    let b = batch_with_deltas(0, 10, 4);
     assert_eq!(b.last_sequence(), 14);
-    assert_eq!(RecordBatch::default().last_sequence(), -1);
+    assert_eq!(crate::record::RecordBatch::default().last_sequence(), -1);
 }
 
 /// A control batch is a transactional control batch of one record.
