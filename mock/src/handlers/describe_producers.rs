@@ -14,50 +14,53 @@ pub(crate) fn handle(
     _version: i16,
     _final_attempt: bool,
 ) -> Reply<DescribeProducersResponse> {
-    let topics = req
-        .topics
-        .iter()
-        .map(|t| DescribeProducersResponseTopicResponse {
-            name: t.name.clone(),
-            partitions: t
-                .partition_indexes
-                .iter()
-                .map(|p| {
-                    let mut out = DescribeProducersResponsePartitionResponse {
-                        partition_index: *p,
-                        ..Default::default()
-                    };
-                    match state.partition(&t.name, *p) {
-                        None => out.error_code = ErrorCode::UnknownTopicOrPartition.code(),
-                        Some(log) if log.leader != ctx.broker => {
-                            out.error_code = ErrorCode::NotLeaderOrFollower.code()
-                        }
-                        Some(log) => {
-                            let mut producers: Vec<_> = log
-                                .producers()
-                                .map(|(pid, e)| DescribeProducersResponseProducerState {
-                                    producer_id: pid,
-                                    producer_epoch: i32::from(e.epoch),
-                                    last_sequence: e.last_seq(),
-                                    coordinator_epoch: e.coordinator_epoch,
-                                    current_txn_start_offset: e.txn_first_offset.unwrap_or(-1),
-                                    ..Default::default()
-                                })
-                                .collect();
-                            producers.sort_by_key(|p| p.producer_id);
-                            out.active_producers = producers;
-                        }
-                    }
-                    out
-                })
-                .collect(),
+    Reply::Now(per_partition(req, |topic, p| {
+        let mut out = DescribeProducersResponsePartitionResponse {
+            partition_index: *p,
             ..Default::default()
-        })
-        .collect();
-    Reply::Now(DescribeProducersResponse {
-        topics,
+        };
+        match state.partition(topic, *p) {
+            None => out.error_code = ErrorCode::UnknownTopicOrPartition.code(),
+            Some(log) if log.leader != ctx.broker => {
+                out.error_code = ErrorCode::NotLeaderOrFollower.code()
+            }
+            Some(log) => {
+                let mut producers: Vec<_> = log
+                    .producers()
+                    .map(|(pid, e)| DescribeProducersResponseProducerState {
+                        producer_id: pid,
+                        producer_epoch: i32::from(e.epoch),
+                        last_sequence: e.last_seq(),
+                        coordinator_epoch: e.coordinator_epoch,
+                        current_txn_start_offset: e.txn_first_offset.unwrap_or(-1),
+                        ..Default::default()
+                    })
+                    .collect();
+                producers.sort_by_key(|p| p.producer_id);
+                out.active_producers = producers;
+            }
+        }
+        out
+    }))
+}
+
+/// The response with `f`'s answer for each partition asked for.
+fn per_partition(
+    req: &DescribeProducersRequest,
+    mut f: impl FnMut(&str, &i32) -> DescribeProducersResponsePartitionResponse,
+) -> DescribeProducersResponse {
+    DescribeProducersResponse {
+        topics: req
+            .topics
+            .iter()
+            .map(|t| DescribeProducersResponseTopicResponse {
+                name: t.name.clone(),
+                partitions: t.partition_indexes.iter().map(|p| f(&t.name, p)).collect(),
+                ..Default::default()
+            })
+            .collect(),
         ..Default::default()
-    })
+    }
 }
 
 pub(crate) fn error(
@@ -66,24 +69,9 @@ pub(crate) fn error(
     _version: i16,
     code: ErrorCode,
 ) -> DescribeProducersResponse {
-    DescribeProducersResponse {
-        topics: req
-            .topics
-            .iter()
-            .map(|t| DescribeProducersResponseTopicResponse {
-                name: t.name.clone(),
-                partitions: t
-                    .partition_indexes
-                    .iter()
-                    .map(|p| DescribeProducersResponsePartitionResponse {
-                        partition_index: *p,
-                        error_code: code.code(),
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            })
-            .collect(),
+    per_partition(req, |_, p| DescribeProducersResponsePartitionResponse {
+        partition_index: *p,
+        error_code: code.code(),
         ..Default::default()
-    }
+    })
 }

@@ -50,6 +50,19 @@ struct Item {
 }
 
 impl Item {
+    /// What a fetch session caches for this item, before any answer.
+    fn cached(&self) -> CachedPartition {
+        CachedPartition {
+            topic_id: self.topic_id,
+            fetch_offset: self.fetch_offset,
+            leader_epoch: self.leader_epoch,
+            max_bytes: self.max_bytes,
+            high_watermark: -1,
+            last_stable_offset: -1,
+            log_start_offset: -1,
+        }
+    }
+
     fn key(&self) -> SessionKey {
         let topic = self
             .name
@@ -117,15 +130,7 @@ fn mode(
     let mut session = session.clone();
     for item in request_items(state, req, version) {
         let key = item.key();
-        let cached = CachedPartition {
-            topic_id: item.topic_id,
-            fetch_offset: item.fetch_offset,
-            leader_epoch: item.leader_epoch,
-            max_bytes: item.max_bytes,
-            high_watermark: -1,
-            last_stable_offset: -1,
-            log_start_offset: -1,
-        };
+        let cached = item.cached();
         match session.partitions.iter_mut().find(|(k, _)| *k == key) {
             Some((_, c)) => {
                 c.fetch_offset = cached.fetch_offset;
@@ -280,15 +285,7 @@ fn commit_session(
             let partitions = answers
                 .iter()
                 .map(|(item, d)| {
-                    let mut c = CachedPartition {
-                        topic_id: item.topic_id,
-                        fetch_offset: item.fetch_offset,
-                        leader_epoch: item.leader_epoch,
-                        max_bytes: item.max_bytes,
-                        high_watermark: -1,
-                        last_stable_offset: -1,
-                        log_start_offset: -1,
-                    };
+                    let mut c = item.cached();
                     told(&mut c, d);
                     (item.key(), c)
                 })

@@ -60,17 +60,22 @@ pub(crate) fn handle(
                     error_message: None,
                     ..Default::default()
                 },
-                Err(code) => FindCoordinatorResponseCoordinator {
-                    key: key.clone(),
-                    node_id: -1,
-                    port: -1,
-                    error_code: code.code(),
-                    ..Default::default()
-                },
+                Err(code) => refused(key, code),
             })
             .collect(),
         ..Default::default()
     })
+}
+
+/// The answer for `key` when its coordinator cannot be named.
+fn refused(key: &str, code: ErrorCode) -> FindCoordinatorResponseCoordinator {
+    FindCoordinatorResponseCoordinator {
+        key: key.to_string(),
+        node_id: -1,
+        port: -1,
+        error_code: code.code(),
+        ..Default::default()
+    }
 }
 
 pub(crate) fn error(
@@ -91,13 +96,7 @@ pub(crate) fn error(
         coordinators: req
             .coordinator_keys
             .iter()
-            .map(|key| FindCoordinatorResponseCoordinator {
-                key: key.clone(),
-                node_id: -1,
-                port: -1,
-                error_code: code.code(),
-                ..Default::default()
-            })
+            .map(|key| refused(key, code))
             .collect(),
         ..Default::default()
     }

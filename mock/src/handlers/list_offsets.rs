@@ -64,22 +64,28 @@ pub(crate) fn handle(
     _final_attempt: bool,
 ) -> Reply<ListOffsetsResponse> {
     let read_committed = version >= 2 && req.isolation_level == 1;
-    Reply::Now(ListOffsetsResponse {
+    Reply::Now(per_partition(req, |topic, p| {
+        answer(state, ctx, topic, p, read_committed, version)
+    }))
+}
+
+/// The response with `f`'s answer for each partition asked for.
+fn per_partition(
+    req: &ListOffsetsRequest,
+    mut f: impl FnMut(&str, &ListOffsetsRequestPartition) -> ListOffsetsResponsePartition,
+) -> ListOffsetsResponse {
+    ListOffsetsResponse {
         topics: req
             .topics
             .iter()
             .map(|t| ListOffsetsResponseTopic {
                 name: t.name.clone(),
-                partitions: t
-                    .partitions
-                    .iter()
-                    .map(|p| answer(state, ctx, &t.name, p, read_committed, version))
-                    .collect(),
+                partitions: t.partitions.iter().map(|p| f(&t.name, p)).collect(),
                 ..Default::default()
             })
             .collect(),
         ..Default::default()
-    })
+    }
 }
 
 pub(crate) fn error(
@@ -88,24 +94,9 @@ pub(crate) fn error(
     _version: i16,
     code: ErrorCode,
 ) -> ListOffsetsResponse {
-    ListOffsetsResponse {
-        topics: req
-            .topics
-            .iter()
-            .map(|t| ListOffsetsResponseTopic {
-                name: t.name.clone(),
-                partitions: t
-                    .partitions
-                    .iter()
-                    .map(|p| ListOffsetsResponsePartition {
-                        partition_index: p.partition_index,
-                        error_code: code.code(),
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            })
-            .collect(),
+    per_partition(req, |_, p| ListOffsetsResponsePartition {
+        partition_index: p.partition_index,
+        error_code: code.code(),
         ..Default::default()
-    }
+    })
 }

@@ -110,24 +110,29 @@ pub(crate) fn handle(
     };
     let alive = state.alive_brokers();
     Reply::Now(MetadataResponse {
-        brokers: alive
-            .iter()
-            .map(|id| {
-                let b = &state.brokers[id];
-                MetadataResponseBroker {
-                    node_id: *id,
-                    host: b.host.clone(),
-                    port: b.port,
-                    rack: None,
-                    ..Default::default()
-                }
-            })
-            .collect(),
+        brokers: brokers(state, &alive),
         cluster_id: Some(state.config.cluster_id.clone()),
         controller_id: alive.first().copied().unwrap_or(-1),
         topics,
         ..Default::default()
     })
+}
+
+/// The `alive` brokers as listed in a response (no racks).
+fn brokers(state: &ClusterState, alive: &[i32]) -> Vec<MetadataResponseBroker> {
+    alive
+        .iter()
+        .map(|id| {
+            let b = &state.brokers[id];
+            MetadataResponseBroker {
+                node_id: *id,
+                host: b.host.clone(),
+                port: b.port,
+                rack: None,
+                ..Default::default()
+            }
+        })
+        .collect()
 }
 
 pub(crate) fn error(
@@ -140,18 +145,7 @@ pub(crate) fn error(
     // every topic asked for carries the error, without partitions.
     let alive = state.alive_brokers();
     MetadataResponse {
-        brokers: alive
-            .iter()
-            .map(|id| {
-                let b = &state.brokers[id];
-                MetadataResponseBroker {
-                    node_id: *id,
-                    host: b.host.clone(),
-                    port: b.port,
-                    ..Default::default()
-                }
-            })
-            .collect(),
+        brokers: brokers(state, &alive),
         cluster_id: Some(state.config.cluster_id.clone()),
         controller_id: alive.first().copied().unwrap_or(-1),
         topics: req

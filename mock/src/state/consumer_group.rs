@@ -669,6 +669,14 @@ fn check_epoch(
     Ok(())
 }
 
+/// The members subscribed to topic `name`, in member id order.
+fn subscribers<'a>(subs: &BTreeMap<&'a str, &[String]>, name: &str) -> Vec<&'a str> {
+    subs.iter()
+        .filter(|(_, s)| s.iter().any(|t| t == name))
+        .map(|(id, _)| *id)
+        .collect()
+}
+
 /// Every partition of the subscribed topics, in (topic name, partition)
 /// order, with the members that may take it.
 fn candidates<'a>(
@@ -677,11 +685,7 @@ fn candidates<'a>(
 ) -> Vec<((Uuid, i32), Vec<&'a str>)> {
     let mut out = Vec::new();
     for (name, info) in topics {
-        let members: Vec<&str> = subs
-            .iter()
-            .filter(|(_, s)| s.iter().any(|t| t == name))
-            .map(|(id, _)| *id)
-            .collect();
+        let members = subscribers(subs, name);
         if members.is_empty() {
             continue;
         }
@@ -740,11 +744,7 @@ fn assign_range<'a>(
     let mut out: BTreeMap<&str, BTreeSet<(Uuid, i32)>> =
         subs.keys().map(|id| (*id, BTreeSet::new())).collect();
     for (name, info) in topics {
-        let members: Vec<&str> = subs
-            .iter()
-            .filter(|(_, s)| s.iter().any(|t| t == name))
-            .map(|(id, _)| *id)
-            .collect();
+        let members = subscribers(subs, name);
         if members.is_empty() {
             continue;
         }

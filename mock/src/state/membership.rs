@@ -221,15 +221,7 @@ impl ClassicGroup {
                 .expect("not empty"),
         };
         // The leader's first protocol every member supports.
-        let protocol = self.members[&leader]
-            .protocols
-            .iter()
-            .map(|(n, _)| n.clone())
-            .find(|n| {
-                self.members
-                    .values()
-                    .all(|m| m.protocols.iter().any(|(p, _)| p == n))
-            });
+        let protocol = self.select_protocol(&leader);
         self.leader = Some(leader);
         self.protocol = protocol;
         self.state = GroupState::CompletingRebalance;
