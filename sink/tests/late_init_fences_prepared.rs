@@ -99,12 +99,7 @@ async fn fenced_after_pre_commit_is_lost(tv: TransactionVersion) {
     mock.create_topic("out", 1).unwrap();
     let (mut s, state, id) = prepared(&mock, &["a", "b"]).await;
     // The late InitProducerId: fences the id and aborts its transaction.
-    let cluster = Cluster::connect(ClusterConfig::new(&mock.bootstrap()))
-        .await
-        .unwrap();
-    admin::abort_lingering_transaction(&cluster, &id, Duration::from_secs(10))
-        .await
-        .unwrap();
+    abort_lingering(&mock, &id).await;
     assert!(
         s.notify_checkpoint_complete(1).await.is_err(),
         "{tv:?}: the commit of the fenced transaction must not succeed"
@@ -117,6 +112,17 @@ async fn fenced_after_pre_commit_is_lost(tv: TransactionVersion) {
         .expect_err("the restore must report the transaction lost");
     assert!(err.to_string().contains("lost"), "{tv:?}: {err}");
     assert_eq!(visible(&mock).await, 0, "{tv:?}: nothing of it is visible");
+}
+
+/// A late InitProducerId for `id`, as `admin::abort_lingering_transaction`
+/// does: fences the id and aborts its open transaction.
+async fn abort_lingering(mock: &MockCluster, id: &str) {
+    let cluster = Cluster::connect(ClusterConfig::new(&mock.bootstrap()))
+        .await
+        .unwrap();
+    admin::abort_lingering_transaction(&cluster, id, Duration::from_secs(10))
+        .await
+        .unwrap();
 }
 
 /// Transaction version 1.
@@ -150,12 +156,7 @@ async fn a_transaction_committed_before_its_id_moved_on_is_settled_committed() {
     first.initialize_state(restored(1, &state)).await.unwrap();
     drop(first);
     // The id moves on (as when a later run reuses it and aborts).
-    let cluster = Cluster::connect(ClusterConfig::new(&mock.bootstrap()))
-        .await
-        .unwrap();
-    admin::abort_lingering_transaction(&cluster, &id, Duration::from_secs(10))
-        .await
-        .unwrap();
+    abort_lingering(&mock, &id).await;
     let mut again = sink(&mock.bootstrap()).await;
     again
         .initialize_state(restored(1, &state))

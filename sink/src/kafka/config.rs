@@ -392,15 +392,9 @@ mod tests {
         let mut c = c;
         c.set_disable_metrics(true);
         assert!(!c.effective_producer_config().metrics_enabled);
-        assert!(
-            with_property(KEY_DISABLE_METRICS, "yes")
-            .is_err()
-        );
+        assert!(with_property(KEY_DISABLE_METRICS, "yes").is_err());
         // Unknown producer keys are still rejected.
-        assert!(
-            with_property("lingr.ms", "5")
-            .is_err()
-        );
+        assert!(with_property("lingr.ms", "5").is_err());
     }
 
     #[test]
@@ -476,14 +470,12 @@ mod tests {
     /// its key.
     #[test]
     fn a_bad_property_error_names_its_key() {
-        let e = with_property("linger.ms", "soon")
-        .unwrap_err();
+        let e = with_property("linger.ms", "soon").unwrap_err();
         assert!(
             matches!(&e, KafkaSinkError::Config(c) if c.key() == "linger.ms"),
             "{e}"
         );
-        let e = with_property(KEY_DISABLE_METRICS, "yes")
-        .unwrap_err();
+        let e = with_property(KEY_DISABLE_METRICS, "yes").unwrap_err();
         assert!(
             matches!(&e, KafkaSinkError::Config(c) if c.key() == KEY_DISABLE_METRICS),
             "{e}"
@@ -493,8 +485,7 @@ mod tests {
     /// A key neither the sink nor its producer takes is refused by name.
     #[test]
     fn an_unknown_key_is_refused_by_name() {
-        let e = with_property("lingr.ms", "5")
-        .unwrap_err();
+        let e = with_property("lingr.ms", "5").unwrap_err();
         assert!(
             matches!(&e, KafkaSinkError::Config(ConfigError::UnknownKey(k)) if k == "lingr.ms"),
             "{e}"
@@ -525,8 +516,7 @@ mod tests {
     /// `flink.disable-metrics` ignores case, as every boolean.
     #[test]
     fn disable_metrics_ignores_case() {
-        let c = with_property(KEY_DISABLE_METRICS, "TRUE")
-        .unwrap();
+        let c = with_property(KEY_DISABLE_METRICS, "TRUE").unwrap();
         assert!(c.disable_metrics);
     }
 
