@@ -2031,24 +2031,22 @@ fn each_txn_api_names_its_api_key() {
 /// Errors are classified as the Java client does: retry, fenced, abortable, fatal.
 #[test]
 fn classify_sorts_errors_into_retry_fenced_abortable_fatal() {
-    use crate::txn::{ErrorClass, TxnApi, classify};
-    use kafka_proto::ErrorCode;
-    assert_eq!(
-        classify(TxnApi::EndTxn, ErrorCode::ConcurrentTransactions, true),
-        ErrorClass::Retry
-    );
-    assert_eq!(
-        classify(TxnApi::EndTxn, ErrorCode::ProducerFenced, true),
-        ErrorClass::Fenced
-    );
-    assert_eq!(
-        classify(TxnApi::Produce, ErrorCode::InvalidProducerEpoch, true),
-        ErrorClass::Abortable
-    );
-    assert_eq!(
-        classify(TxnApi::EndTxn, ErrorCode::UnknownProducerId, false),
-        ErrorClass::Fatal
-    );
+    use crate::txn::{ErrorClass as C, TxnApi as Api, classify};
+    use kafka_proto::ErrorCode as E;
+    // (api, error, can the epoch be bumped, class)
+    let cases = [
+        (Api::EndTxn, E::ConcurrentTransactions, true, C::Retry),
+        (Api::EndTxn, E::ProducerFenced, true, C::Fenced),
+        (Api::Produce, E::InvalidProducerEpoch, true, C::Abortable),
+        (Api::EndTxn, E::UnknownProducerId, false, C::Fatal),
+    ];
+    for (api, code, can_bump_epoch, class) in cases {
+        assert_eq!(
+            classify(api, code, can_bump_epoch),
+            class,
+            "{api:?} {code:?} can_bump_epoch={can_bump_epoch}"
+        );
+    }
 }
 
 /// A reason a transaction cannot be prepared reads as a sentence.
