@@ -183,7 +183,13 @@ async fn serve(
     let mut arrived = VecDeque::new();
     loop {
         let (info, frame) = loop {
-            if !take_frames(&shared, (broker, connection), &mut dec, &mut buf, &mut arrived) {
+            if !take_frames(
+                &shared,
+                (broker, connection),
+                &mut dec,
+                &mut buf,
+                &mut arrived,
+            ) {
                 return;
             }
             if let Some(next) = arrived.pop_front() {

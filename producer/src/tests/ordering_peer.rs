@@ -262,7 +262,9 @@ async fn run(seed: u64, n: usize, connections: usize) {
         "seed {seed}: partitions of two lanes on one of {connections} connections: {:?}",
         plan.mixed_connections
     );
-    let logs: Vec<_> = (0..PARTITIONS).map(|p| partition_log(&cluster, p)).collect();
+    let logs: Vec<_> = (0..PARTITIONS)
+        .map(|p| partition_log(&cluster, p))
+        .collect();
     for (p, value, offset) in &acked {
         if let Some(o) = offset {
             assert_eq!(
