@@ -203,6 +203,10 @@ impl Fault {
 pub struct RequestInfo {
     /// The broker it arrived at.
     pub broker: i32,
+    /// The connection it arrived on: the cluster numbers connections from
+    /// 0 as its brokers accept them, so requests with the same number
+    /// shared one connection.
+    pub connection: u64,
     /// Its API.
     pub api: ApiKey,
     /// Its version.

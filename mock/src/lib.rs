@@ -137,6 +137,7 @@ use server::{BrokerIo, Shared};
 use state::ClusterState;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::SocketAddr;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{Notify, watch};
 
@@ -215,6 +216,7 @@ impl MockCluster {
             interceptor: Mutex::new(None),
             io: Mutex::new(HashMap::new()),
             log: Mutex::new(Vec::new()),
+            next_connection: AtomicU64::new(0),
         });
         for (i, listener) in listeners.into_iter().enumerate() {
             let id = i as i32 + 1;

@@ -10,6 +10,7 @@ use bytes::{Bytes, BytesMut};
 use kafka_proto::frame::{FrameDecoder, RequestHeaderStart, peek_request_header};
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -47,6 +48,8 @@ pub(crate) struct Shared {
     pub interceptor: Mutex<Option<Interceptor>>,
     pub io: Mutex<HashMap<i32, BrokerIo>>,
     pub log: Mutex<Vec<RequestInfo>>,
+    /// The number the next accepted connection gets.
+    pub next_connection: AtomicU64,
 }
 
 impl std::fmt::Debug for Shared {
@@ -103,7 +106,8 @@ pub(crate) fn spawn_listener(
                 }
             };
             let host: Arc<str> = Arc::from(format!("/{}", peer.ip()));
-            tokio::spawn(serve(shared.clone(), id, sock, host, kill));
+            let connection = shared.next_connection.fetch_add(1, Ordering::Relaxed);
+            tokio::spawn(serve(shared.clone(), (id, connection), sock, host, kill));
         }
     })
 }
@@ -135,7 +139,7 @@ pub(crate) fn spawn_ticker(shared: std::sync::Weak<Shared>) -> JoinHandle<()> {
 /// (too large, or shorter than a request header): the connection closes.
 fn take_frames(
     shared: &Shared,
-    broker: i32,
+    (broker, connection): (i32, u64),
     dec: &mut FrameDecoder,
     buf: &mut BytesMut,
     arrived: &mut VecDeque<(RequestInfo, Bytes)>,
@@ -156,6 +160,7 @@ fn take_frames(
         };
         let info = RequestInfo {
             broker,
+            connection,
             api,
             version,
             correlation_id,
@@ -167,7 +172,7 @@ fn take_frames(
 
 async fn serve(
     shared: Arc<Shared>,
-    broker: i32,
+    (broker, connection): (i32, u64),
     mut sock: TcpStream,
     client_host: Arc<str>,
     mut kill: watch::Receiver<u64>,
@@ -178,7 +183,13 @@ async fn serve(
     let mut arrived = VecDeque::new();
     loop {
         let (info, frame) = loop {
-            if !take_frames(&shared, broker, &mut dec, &mut buf, &mut arrived) {
+            if !take_frames(
+                &shared,
+                (broker, connection),
+                &mut dec,
+                &mut buf,
+                &mut arrived,
+            ) {
                 return;
             }
             if let Some(next) = arrived.pop_front() {
@@ -205,7 +216,7 @@ async fn serve(
                     then = &mut released => break then.unwrap_or(None),
                     r = sock.read_buf(&mut buf) => match r {
                         Ok(0) | Err(_) => return,
-                        Ok(_) => if !take_frames(&shared, broker, &mut dec, &mut buf, &mut arrived) {
+                        Ok(_) => if !take_frames(&shared, (broker, connection), &mut dec, &mut buf, &mut arrived) {
                             return;
                         },
                     },

@@ -56,9 +56,19 @@ pub type Log = Arc<Mutex<Vec<(ApiKey, i16)>>>;
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
-/// use kafka_client::internals::scripted_peer::{Step, fast_config, idempotent_api_versions_reply, peer};
+/// use kafka_client::internals::scripted_peer::{Step, api_versions, fast_config, peer};
 /// use kafka_client::Connection;
-/// let (addr, log) = peer(|| |seen| Step::Reply(vec![idempotent_api_versions_reply(&seen)])).await;
+/// use kafka_proto::ApiKey;
+/// use kafka_proto::frame::encode_response_frame;
+/// let (addr, log) = peer(|| {
+///     |seen| {
+///         let answer = api_versions(&[(ApiKey::ApiVersions, 0, 3), (ApiKey::Produce, 3, 11)]);
+///         Step::Reply(vec![
+///             encode_response_frame(&answer, seen.version, seen.correlation_id).unwrap(),
+///         ])
+///     }
+/// })
+/// .await;
 /// let conn = Connection::connect(&addr, &fast_config()).await.unwrap();
 /// assert!(conn.negotiated_version(kafka_proto::ApiKey::Produce).is_some());
 /// assert_eq!(log.lock().unwrap()[0].0, kafka_proto::ApiKey::ApiVersions);
@@ -124,23 +134,6 @@ where
 /// An ApiVersions answer listing `keys` as (api, min, max).
 pub fn api_versions(keys: &[(ApiKey, i16, i16)]) -> ApiVersionsResponse {
     ApiVersionsResponse::listing(keys)
-}
-
-/// The ApiVersions answer of a broker before transaction version 2 that an
-/// idempotent producer needs (Produce 3-11, Metadata, ApiVersions,
-/// InitProducerId), for request `s`.
-pub fn idempotent_api_versions_reply(s: &Seen) -> BytesMut {
-    encode_response_frame(
-        &api_versions(&[
-            (ApiKey::Produce, 3, 11),
-            (ApiKey::Metadata, 0, 12),
-            (ApiKey::ApiVersions, 0, 3),
-            (ApiKey::InitProducerId, 0, 4),
-        ]),
-        s.version,
-        s.correlation_id,
-    )
-    .unwrap()
 }
 
 /// A Metadata answer: broker 1 at `addr`, leader of every partition of

@@ -1,55 +1,51 @@
-//! The idempotent producer against a scripted broker that keeps Kafka's
-//! per-partition producer state (`ProducerStateManager` /
-//! `ProducerAppendInfo` before transaction version 2), under seeded
-//! connection faults.
+//! The idempotent producer against kafka-mock (a transaction version 1
+//! cluster) under seeded connection faults.
 //!
 //! Invariant: every send resolves Ok, and each partition's log holds every
 //! record exactly once, in send order, at the offset its acknowledgement
 //! named.
 //!
-//! The model broker appends a batch when its sequence follows the
-//! partition's last sequence of the producer (or starts an epoch at 0), and
-//! — as Kafka without transaction version 2 does — accepts **any** sequence
-//! when it holds no state for the producer yet. It answers a retry of one of
-//! the last five batches as a duplicate with the original offset. So a batch
-//! that reaches the broker ahead of an earlier one of its partition is
-//! either refused (the producer retries it) or, for the first batches of a
-//! partition, appended out of order: the loss the producer must never
-//! cause.
+//! The mock keeps Kafka's per-partition producer state
+//! (`ProducerStateEntry` / `ProducerAppendInfo`): it appends a batch when
+//! its sequence follows the partition's last sequence of the producer (or
+//! starts an epoch at 0), and — as Kafka does for a producer that is not
+//! transactional — accepts **any** sequence when it holds no state for the
+//! producer yet. It answers a retry of one of the last five batches as a
+//! duplicate with the original offset. So a batch that reaches the broker
+//! ahead of an earlier one of its partition is either refused (the
+//! producer retries it) or, for the first batches of a partition, appended
+//! out of order: the loss the producer must never cause.
 //!
-//! Faults, drawn per Produce request from a seeded generator: the
-//! connection closes before the request is read (it and every request
-//! pipelined behind it are lost), the request is applied but the connection
-//! closes before the answer, or the broker refuses every partition with
-//! NOT_ENOUGH_REPLICAS without appending. The seed fixes the fault plan, not
-//! the thread interleaving; a failure prints it. `ORDERING_RUNS` sets the
-//! number of seeds (30), `ORDERING_REQUEST_TIMEOUT_MS` the producer's request
-//! timeout (10 s; a few milliseconds time requests out while the broker still
-//! holds them). Interleavings that expose reordering come with CPU
-//! contention: loop it beside a busy machine.
+//! Faults, drawn per Produce request from a seeded generator by the mock's
+//! interceptor: the connection closes before the request is served (it and
+//! every request pipelined behind it are lost), the request is applied but
+//! the connection closes before the answer, or the broker refuses every
+//! partition with NOT_ENOUGH_REPLICAS without appending. The seed fixes the
+//! fault plan, not the thread interleaving; a failure prints it.
+//! `ORDERING_RUNS` sets the number of seeds (30), `ORDERING_REQUEST_TIMEOUT_MS`
+//! the producer's request timeout (10 s; a few milliseconds time requests out
+//! while the broker still holds them). Interleavings that expose reordering
+//! come with CPU contention: loop it beside a busy machine.
 //!
-//! Also checked: on every connection, the first batch of a partition starts
-//! at or below the sequence the broker expects next — a batch drained before
-//! the producer saw a connection loss never overtakes the lost ones on the
-//! next connection. With `connections.per.broker` 2, the same invariant
-//! holds with the partitions spread over two connections, and no connection
+//! Also checked, by the interceptor on the requests as the mock serves
+//! them: on every connection, the first batch of a partition starts at or
+//! below the sequence the broker expects next — a batch drained before the
+//! producer saw a connection loss never overtakes the lost ones on the next
+//! connection. With `connections.per.broker` 2, the same invariant holds
+//! with the partitions spread over two connections, and no connection
 //! carries partitions of both (partition p keeps to connection p mod 2).
 
 use crate::{Producer, ProducerConfig, ProducerRecord};
-use kafka_client::internals::scripted_peer::{
-    Seen, Step, idempotent_api_versions_reply, metadata_reply_with, peer,
-};
-use kafka_proto::frame::{decode_request_frame, encode_response_frame};
-use kafka_proto::messages::*;
+use kafka_mock::{FaultAction, MockCluster, MockConfig, Request, TransactionVersion};
+use kafka_proto::messages::ProduceRequest;
 use kafka_proto::record::RecordBatchView;
 use kafka_proto::{ApiKey, ErrorCode};
-use std::collections::{HashSet, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 const PARTITIONS: i32 = 4;
 const TOPIC: &str = "ordered";
-const TOPIC_ID: [u8; 16] = [7; 16];
 
 /// A small deterministic generator (xorshift64*).
 struct Rng(u64);
@@ -67,239 +63,115 @@ impl Rng {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fault {
-    None,
-    /// The connection closes before the request is read.
-    LostBeforeRead,
-    /// The request is applied; the connection closes before the answer.
-    AnswerLost,
-    /// NOT_ENOUGH_REPLICAS for every partition, nothing appended.
-    NotEnoughReplicas,
-}
-
-/// One producer's state in one partition, as the broker keeps it.
-struct ProducerEntry {
-    epoch: i16,
-    last_sequence: i32,
-    /// (first sequence, last sequence, base offset) of the last five batches.
-    recent: VecDeque<(i32, i32, i64)>,
-}
-
-#[derive(Default)]
-struct PartitionLog {
-    /// Record values in offset order.
-    records: Vec<Vec<u8>>,
-    /// Keyed by producer id (one producer per test run).
-    entry: Option<(i64, ProducerEntry)>,
-}
-
-struct Broker {
-    partitions: Vec<PartitionLog>,
+/// The fault plan and what the interceptor saw.
+struct Plan {
+    rng: Rng,
+    /// The producer's `connections.per.broker`.
+    connections: i32,
+    /// Per connection, the partitions its Produce requests carried so far.
+    seen: HashMap<u64, HashSet<i32>>,
     /// Batches that overtook an earlier one of their partition by arriving
     /// first on a new connection.
     overtakes: Vec<String>,
-    /// The producer's `connections.per.broker`.
-    connections: i32,
     /// Connections that carried partitions of more than one lane.
     mixed_connections: Vec<String>,
-    rng: Rng,
-    next_producer_id: i64,
 }
 
-impl Broker {
+impl Plan {
     fn new(seed: u64, connections: i32) -> Self {
         Self {
-            partitions: (0..PARTITIONS).map(|_| PartitionLog::default()).collect(),
-            overtakes: Vec::new(),
-            connections,
-            mixed_connections: Vec::new(),
             rng: Rng(seed | 1),
-            next_producer_id: 1000,
+            connections,
+            seen: HashMap::new(),
+            overtakes: Vec::new(),
+            mixed_connections: Vec::new(),
         }
     }
 
-    fn fault(&mut self) -> Fault {
+    /// This Produce request's fault, if any.
+    fn fault(&mut self) -> Option<FaultAction> {
         match self.rng.below(100) {
-            0..=5 => Fault::LostBeforeRead,
-            6..=10 => Fault::AnswerLost,
-            11..=15 => Fault::NotEnoughReplicas,
-            _ => Fault::None,
+            0..=5 => Some(FaultAction::DisconnectBefore),
+            6..=10 => Some(FaultAction::DisconnectAfter),
+            11..=15 => Some(FaultAction::Error(ErrorCode::NotEnoughReplicas)),
+            _ => None,
         }
     }
 
-    /// `ProducerAppendInfo.checkSequence` + the duplicate check, without
-    /// transaction version 2: the error, or the base offset (new or
-    /// duplicate).
-    fn append(&mut self, partition: i32, batch: &[u8]) -> Result<i64, ErrorCode> {
-        let view = RecordBatchView::decode(batch).map_err(|_| ErrorCode::CorruptMessage)?;
-        let log = &mut self.partitions[partition as usize];
-        let first = view.base_sequence;
-        let last = first + view.last_offset_delta;
-        if let Some((pid, e)) = &log.entry
-            && *pid == view.producer_id
-        {
-            if view.producer_epoch < e.epoch {
-                return Err(ErrorCode::InvalidProducerEpoch);
-            }
-            if view.producer_epoch == e.epoch
-                && let Some(&(_, _, offset)) =
-                    e.recent.iter().find(|(f, l, _)| *f == first && *l == last)
-            {
-                return Ok(offset);
-            }
-            let in_order = if view.producer_epoch != e.epoch {
-                first == 0
-            } else {
-                first == e.last_sequence + 1
-            };
-            if !in_order {
-                return Err(ErrorCode::OutOfOrderSequenceNumber);
-            }
-        }
-        // No state for this producer: any sequence is accepted.
-        let base = log.records.len() as i64;
-        for r in view.records() {
-            let r = r.map_err(|_| ErrorCode::CorruptMessage)?;
-            log.records
-                .push(r.value.map(|v| v.to_vec()).unwrap_or_default());
-        }
-        let entry = match &mut log.entry {
-            Some((pid, e)) if *pid == view.producer_id && e.epoch == view.producer_epoch => e,
-            slot => {
-                *slot = Some((
-                    view.producer_id,
-                    ProducerEntry {
-                        epoch: view.producer_epoch,
-                        last_sequence: -1,
-                        recent: VecDeque::new(),
-                    },
-                ));
-                &mut slot.as_mut().expect("just set").1
-            }
-        };
-        entry.last_sequence = last;
-        entry.recent.push_back((first, last, base));
-        if entry.recent.len() > 5 {
-            entry.recent.pop_front();
-        }
-        Ok(base)
-    }
-
-    /// The sequence the partition's next batch must start at: 0 without
-    /// state (the first batch of the producer).
-    fn expected_sequence(&self, partition: i32) -> i32 {
-        match &self.partitions[partition as usize].entry {
-            Some((_, e)) => e.last_sequence + 1,
-            None => 0,
-        }
-    }
-
-    /// `first_on_connection`: partitions already seen on this connection.
-    fn produce(&mut self, s: &Seen, first_on_connection: &mut HashSet<i32>) -> Step {
-        let (_, req) = decode_request_frame::<ProduceRequest>(&s.body).expect("Produce");
+    /// Draws the fault of a Produce request and, unless the connection
+    /// closes before serving it, checks its first batches on the
+    /// connection and the connection's lanes.
+    fn produce(&mut self, r: &Request<'_>, cluster: &MockCluster) -> Option<FaultAction> {
+        let req = r.decode::<ProduceRequest>()?;
         let fault = self.fault();
-        if fault == Fault::LostBeforeRead {
-            return Step::ReplyAndClose(Vec::new());
+        if fault == Some(FaultAction::DisconnectBefore) {
+            return fault;
         }
-        let mut responses = Vec::new();
+        let seen = self.seen.entry(r.connection).or_default();
         for t in &req.topic_data {
-            let mut parts = Vec::new();
             for p in &t.partition_data {
                 // The first batch of a partition on a connection is the head
                 // of the producer's unacknowledged batches: it never starts
                 // beyond what the broker expects next.
-                if first_on_connection.insert(p.index)
+                if seen.insert(p.index)
                     && let Some(bytes) = p.records.as_deref()
                     && let Ok(view) = RecordBatchView::decode(bytes)
-                    && view.base_sequence > self.expected_sequence(p.index)
                 {
-                    self.overtakes.push(format!(
-                        "partition {}: sequence {} arrived first on a new connection; {} expected",
-                        p.index,
-                        view.base_sequence,
-                        self.expected_sequence(p.index)
-                    ));
+                    let expected = expected_sequence(cluster, p.index);
+                    if view.base_sequence > expected {
+                        self.overtakes.push(format!(
+                            "partition {}: sequence {} arrived first on connection {}; {expected} expected",
+                            p.index, view.base_sequence, r.connection
+                        ));
+                    }
                 }
-                let result = if fault == Fault::NotEnoughReplicas {
-                    Err(ErrorCode::NotEnoughReplicas)
-                } else {
-                    self.append(p.index, p.records.as_deref().unwrap_or_default())
-                };
-                parts.push(ProduceResponsePartitionProduceResponse {
-                    index: p.index,
-                    error_code: result.err().unwrap_or(ErrorCode::None).code(),
-                    base_offset: result.unwrap_or(-1),
-                    log_start_offset: 0,
-                    ..Default::default()
-                });
             }
-            responses.push(ProduceResponseTopicProduceResponse {
-                name: t.name.clone(),
-                topic_id: t.topic_id,
-                partition_responses: parts,
-                ..Default::default()
-            });
         }
         // Every partition of the request is in the set now: all of one lane.
-        let lanes: HashSet<i32> = first_on_connection
-            .iter()
-            .map(|p| p % self.connections)
-            .collect();
+        let lanes: HashSet<i32> = seen.iter().map(|p| p % self.connections).collect();
         if lanes.len() > 1 {
             self.mixed_connections.push(format!(
-                "one connection carried partitions {first_on_connection:?}"
+                "connection {} carried partitions {seen:?}",
+                r.connection
             ));
         }
-        if fault == Fault::AnswerLost {
-            return Step::ReplyAndClose(Vec::new());
-        }
-        let resp = ProduceResponse {
-            responses,
-            ..Default::default()
-        };
-        Step::Reply(vec![
-            encode_response_frame(&resp, s.version, s.correlation_id).unwrap(),
-        ])
+        fault
     }
 }
 
-/// Starts the model broker; returns its address and state.
-async fn start_broker(seed: u64, connections: i32) -> (String, Arc<Mutex<Broker>>) {
-    let broker = Arc::new(Mutex::new(Broker::new(seed, connections)));
-    let addr_cell: Arc<Mutex<String>> = Arc::default();
-    let (b, a) = (broker.clone(), addr_cell.clone());
-    let (addr, _log) = peer(move || {
-        let (broker, addr) = (b.clone(), a.clone());
-        let mut seen_partitions = HashSet::new();
-        move |s: Seen| match s.api {
-            ApiKey::ApiVersions => Step::Reply(vec![idempotent_api_versions_reply(&s)]),
-            ApiKey::Metadata => Step::Reply(vec![metadata_reply_with(
-                &s,
-                TOPIC,
-                TOPIC_ID,
-                PARTITIONS,
-                &addr.lock().unwrap(),
-            )]),
-            ApiKey::InitProducerId => {
-                let mut b = broker.lock().unwrap();
-                b.next_producer_id += 1;
-                let resp = InitProducerIdResponse {
-                    producer_id: b.next_producer_id,
-                    producer_epoch: 0,
-                    ..Default::default()
-                };
-                Step::Reply(vec![
-                    encode_response_frame(&resp, s.version, s.correlation_id).unwrap(),
-                ])
-            }
-            ApiKey::Produce => broker.lock().unwrap().produce(&s, &mut seen_partitions),
-            other => panic!("unexpected request {other:?}"),
+/// The sequence a partition's next batch must start at: after the last
+/// batch written, 0 before the first.
+fn expected_sequence(cluster: &MockCluster, partition: i32) -> i32 {
+    let batches = cluster.batches(TOPIC, partition).unwrap_or_default();
+    batches
+        .iter()
+        .rfind(|b| !b.is_control)
+        .map_or(0, |b| b.base_sequence + b.last_offset_delta + 1)
+}
+
+/// Starts a transaction version 1 cluster whose interceptor applies the
+/// seed's fault plan to every Produce request.
+async fn start_cluster(seed: u64, connections: i32) -> (Arc<MockCluster>, Arc<Mutex<Plan>>) {
+    let cluster = Arc::new(
+        MockCluster::start(MockConfig {
+            transaction_version: TransactionVersion::V1,
+            ..MockConfig::default()
+        })
+        .await
+        .unwrap(),
+    );
+    cluster.create_topic(TOPIC, PARTITIONS).unwrap();
+    let plan = Arc::new(Mutex::new(Plan::new(seed, connections)));
+    // Weak: the cluster holds its interceptor.
+    let (p, c): (_, Weak<MockCluster>) = (plan.clone(), Arc::downgrade(&cluster));
+    cluster.set_interceptor(Arc::new(move |r| {
+        if r.api != ApiKey::Produce {
+            return None;
         }
-    })
-    .await;
-    *addr_cell.lock().unwrap() = addr.clone();
-    (addr, broker)
+        let cluster = c.upgrade()?;
+        p.lock().unwrap().produce(r, &cluster)
+    }));
+    (cluster, plan)
 }
 
 /// The producer's request timeout: 10 s, or `ORDERING_REQUEST_TIMEOUT_MS`
@@ -317,8 +189,8 @@ fn request_timeout() -> Duration {
 /// `connections` connections to the broker; panics with the seed when the
 /// invariant breaks.
 async fn run(seed: u64, n: usize, connections: usize) {
-    let (addr, broker) = start_broker(seed, connections as i32).await;
-    let config = ProducerConfig::builder(&addr)
+    let (cluster, plan) = start_cluster(seed, connections as i32).await;
+    let config = ProducerConfig::builder(&cluster.bootstrap())
         .connections_per_broker(connections)
         .linger(Duration::from_millis(1))
         .batch_size(600)
@@ -360,44 +232,62 @@ async fn run(seed: u64, n: usize, connections: usize) {
         acked.push((p, value, md.offset));
     }
     producer.close(Duration::from_secs(10)).await.unwrap();
-    let b = broker.lock().unwrap();
+    let plan = plan.lock().unwrap();
     for p in 0..PARTITIONS {
         let want: Vec<Vec<u8>> = acked
             .iter()
             .filter(|(q, _, _)| *q == p)
             .map(|(_, v, _)| v.clone().into_bytes())
             .collect();
-        let got = &b.partitions[p as usize].records;
-        if *got != want {
-            let first_diff = got.iter().zip(&want).position(|(a, b)| a != b);
+        let log = partition_log(&cluster, p);
+        let got: Vec<&Vec<u8>> = log.iter().map(|(_, v)| v).collect();
+        if got.iter().copied().ne(want.iter()) {
+            let first_diff = got.iter().zip(&want).position(|(a, b)| *a != b);
             panic!(
                 "seed {seed}: partition {p} holds {} records, {} sent; first difference at \
                  offset {first_diff:?} ({:?})",
                 got.len(),
                 want.len(),
-                first_diff.map(|i| String::from_utf8_lossy(&got[i]).into_owned()),
+                first_diff.map(|i| String::from_utf8_lossy(got[i]).into_owned()),
             );
         }
     }
     assert!(
-        b.overtakes.is_empty(),
+        plan.overtakes.is_empty(),
         "seed {seed}: batches overtook earlier ones: {:?}",
-        b.overtakes
+        plan.overtakes
     );
     assert!(
-        b.mixed_connections.is_empty(),
+        plan.mixed_connections.is_empty(),
         "seed {seed}: partitions of two lanes on one of {connections} connections: {:?}",
-        b.mixed_connections
+        plan.mixed_connections
     );
+    let logs: Vec<_> = (0..PARTITIONS)
+        .map(|p| partition_log(&cluster, p))
+        .collect();
     for (p, value, offset) in &acked {
         if let Some(o) = offset {
             assert_eq!(
-                b.partitions[*p as usize].records.get(*o as usize),
+                logs[*p as usize]
+                    .iter()
+                    .find(|(at, _)| at == o)
+                    .map(|(_, v)| v),
                 Some(&value.clone().into_bytes()),
                 "seed {seed}: partition {p}: acknowledged offset {o}"
             );
         }
     }
+}
+
+/// A partition's records as (offset, value), in offset order.
+fn partition_log(cluster: &MockCluster, partition: i32) -> Vec<(i64, Vec<u8>)> {
+    let batches = cluster.batches(TOPIC, partition).unwrap();
+    batches
+        .iter()
+        .filter(|b| !b.is_control)
+        .flat_map(|b| &b.records)
+        .map(|r| (r.offset, r.value.as_deref().unwrap_or_default().to_vec()))
+        .collect()
 }
 
 /// The seeds of a test: `ORDERING_SEED..` (default: from the clock), as many
