@@ -31,8 +31,11 @@ pub enum TxnHandling {
 /// let code: i16 = 51; // an EndTxn response's error_code
 /// match ErrorCode::from(code).txn_handling() {
 ///     TxnHandling::Retry => { /* CONCURRENT_TRANSACTIONS: back off, send again */ }
-///     TxnHandling::Fatal => panic!("the producer must close"),
-///     other => unimplemented!("{other:?}"),
+///     TxnHandling::RefreshCoordinatorThenRetry => { /* find the coordinator again */ }
+///     TxnHandling::DuplicateSuccess => { /* the broker already did it */ }
+///     TxnHandling::Abortable => { /* abort the transaction, redo the work */ }
+///     TxnHandling::Fatal | TxnHandling::Unspecified => { /* close the producer */ }
+///     _ => { /* a later release's handling: treat as fatal */ }
 /// }
 /// assert!(ErrorCode::from(code).is_retriable());
 /// ```

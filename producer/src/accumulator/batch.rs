@@ -424,15 +424,17 @@ mod tests {
         assert_eq!(waiter.await.unwrap().unwrap().base_offset, 3);
     }
 
-    /// The append micro-benchmark, for an instruction count under
-    /// callgrind: `APPEND_MICRO_N` records (10-byte key, 100-byte value,
-    /// `APPEND_MICRO_HEADERS` headers) appended to 16 KiB uncompressed
-    /// batches. Run twice with different counts; the difference divided by
-    /// the difference of counts is the cost of one append.
+    /// Invariant: appending fills each uncompressed batch up to `batch.size`
+    /// and no further, and every record lands in exactly one batch.
+    ///
+    /// Also the append micro-benchmark, for an instruction count under
+    /// callgrind: `APPEND_MICRO_N` records (default 2,000; 10-byte key,
+    /// 100-byte value, `APPEND_MICRO_HEADERS` headers) appended to 16 KiB
+    /// uncompressed batches. Run twice with different counts; the difference
+    /// divided by the difference of counts is the cost of one append.
     #[test]
-    #[ignore = "a micro-benchmark, run by hand under callgrind"]
     fn append_micro() {
-        let n: usize = std::env::var("APPEND_MICRO_N").map_or(100_000, |v| v.parse().unwrap());
+        let n: usize = std::env::var("APPEND_MICRO_N").map_or(2_000, |v| v.parse().unwrap());
         let headers: usize =
             std::env::var("APPEND_MICRO_HEADERS").map_or(0, |v| v.parse().unwrap());
         let cfg = AccConfig {
@@ -452,16 +454,30 @@ mod tests {
         let now = Instant::now();
         let tp = TopicPartition::new("t", 0);
         let mut batch = Batch::new(0, tp.clone(), &cfg, cfg.batch_size, &ratio, now);
-        let (mut batches, mut bytes) = (0usize, 0usize);
+        let (mut batches, mut bytes, mut records) = (0usize, 0usize, 0usize);
+        // A record's encoded size is at most this (its varints grow with the
+        // offset delta): a full batch has no room left for one more.
+        let record_max = 200 + headers * 16;
         for i in 0..n {
             let ts = 1_700_000_000_000 + (i as i64 & 7);
             if batch.try_append(&mut r, ts, cfg.batch_size).is_none() {
-                bytes += std::hint::black_box(&batch).size;
+                let full = std::hint::black_box(&batch);
+                assert!(full.size <= cfg.batch_size, "batch of {} bytes", full.size);
+                assert!(
+                    full.size + record_max > cfg.batch_size,
+                    "batch closed at {}",
+                    full.size
+                );
+                bytes += full.size;
+                records += full.records as usize;
                 batches += 1;
                 batch = Batch::new(i as u64, tp.clone(), &cfg, cfg.batch_size, &ratio, now);
                 batch.try_append(&mut r, ts, cfg.batch_size).unwrap();
             }
         }
+        records += batch.records as usize;
+        assert_eq!(records, n, "every record in exactly one batch");
+        assert!(batches > 0, "{n} records fill at least one batch");
         eprintln!("{n} records, {batches} full batches, {bytes} bytes");
     }
 }
