@@ -747,6 +747,14 @@ mod tests {
     use super::*;
     use ErrorCode as E;
 
+    /// A machine that has its producer id and epoch, past InitProducerId.
+    fn initialized(producer_id: i64, epoch: i16) -> Idempotence {
+        let mut st = Idempotence::new();
+        st.next_action();
+        st.handle_init_producer_id(Ok(ProducerIdAndEpoch { producer_id, epoch }));
+        st
+    }
+
     fn ready() -> (Idempotence, TopicPartition) {
         let mut st = Idempotence::new();
         assert_eq!(st.phase(), Phase::Uninitialized);
@@ -1061,14 +1069,7 @@ mod tests {
     /// A batch's state: the producer id and epoch, and sequences from the partition's next one.
     #[test]
     fn assign_numbers_a_batch_from_the_partitions_next_sequence() {
-        use crate::idempotence::*;
-        use kafka_client::TopicPartition;
-        let mut st = Idempotence::new();
-        st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
-            producer_id: 7,
-            epoch: 0,
-        }));
+        let mut st = initialized(7, 0);
         let tp = TopicPartition::new("orders", 0);
         let seq = st.assign(&tp, 1, 10);
         assert_eq!(
@@ -1131,14 +1132,7 @@ mod tests {
     /// A batch failing for good leaves a gap: the epoch is bumped and the batch after it is rewritten from sequence 0.
     #[test]
     fn a_gap_left_by_a_failed_batch_rewrites_the_next_under_a_new_epoch() {
-        use crate::idempotence::*;
-        use kafka_client::TopicPartition;
-        let mut st = Idempotence::new();
-        st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
-            producer_id: 7,
-            epoch: 0,
-        }));
+        let mut st = initialized(7, 0);
         let tp = TopicPartition::new("orders", 0);
         use kafka_proto::ErrorCode;
         st.assign(&tp, 1, 10); // sequences 0..=9
@@ -1156,14 +1150,7 @@ mod tests {
     /// No producer id: nothing is drained; a retried batch is drained again with the same sequence.
     #[test]
     fn a_retried_batch_is_drained_with_its_sequence() {
-        use crate::idempotence::*;
-        use kafka_client::TopicPartition;
-        let mut st = Idempotence::new();
-        st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
-            producer_id: 7,
-            epoch: 0,
-        }));
+        let mut st = initialized(7, 0);
         let tp = TopicPartition::new("orders", 0);
         use kafka_proto::ErrorCode;
         assert_eq!(Idempotence::new().may_drain(&tp, 1), Drain::Stop); // no producer id yet
@@ -1176,14 +1163,7 @@ mod tests {
     /// A batch already in flight is not new to the drain.
     #[test]
     fn an_in_flight_first_batch_is_not_new() {
-        use crate::idempotence::*;
-        use kafka_client::TopicPartition;
-        let mut st = Idempotence::new();
-        st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
-            producer_id: 7,
-            epoch: 0,
-        }));
+        let mut st = initialized(7, 0);
         let tp = TopicPartition::new("orders", 0);
         assert!(st.may_drain(&tp, 1).is_new());
         st.assign(&tp, 1, 10);
@@ -1193,14 +1173,7 @@ mod tests {
     /// Retriable errors retry, DUPLICATE_SEQUENCE_NUMBER succeeds without an offset, PRODUCER_FENCED is fatal.
     #[test]
     fn broker_errors_decide_retry_duplicate_or_fatal() {
-        use crate::idempotence::*;
-        use kafka_client::TopicPartition;
-        let mut st = Idempotence::new();
-        st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
-            producer_id: 7,
-            epoch: 0,
-        }));
+        let mut st = initialized(7, 0);
         let tp = TopicPartition::new("orders", 0);
         use kafka_proto::ErrorCode;
         st.assign(&tp, 1, 1);
@@ -1223,14 +1196,7 @@ mod tests {
     /// An acknowledged batch advances the next and acknowledged sequences and the offset.
     #[test]
     fn an_acknowledged_batch_advances_the_partitions_sequences() {
-        use crate::idempotence::*;
-        use kafka_client::TopicPartition;
-        let mut st = Idempotence::new();
-        st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
-            producer_id: 7,
-            epoch: 0,
-        }));
+        let mut st = initialized(7, 0);
         let tp = TopicPartition::new("orders", 0);
         st.assign(&tp, 1, 10);
         st.handle_completed(&tp, 1, 100);
@@ -1244,14 +1210,7 @@ mod tests {
     /// In-flight batches are listed in sequence order.
     #[test]
     fn in_flight_batches_are_listed_in_sequence_order() {
-        use crate::idempotence::*;
-        use kafka_client::TopicPartition;
-        let mut st = Idempotence::new();
-        st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
-            producer_id: 7,
-            epoch: 0,
-        }));
+        let mut st = initialized(7, 0);
         let tp = TopicPartition::new("orders", 0);
         st.assign(&tp, 1, 10);
         st.assign(&tp, 2, 5);
@@ -1322,14 +1281,7 @@ mod tests {
     /// An OUT_OF_ORDER_SEQUENCE_NUMBER at the batch next in line bumps the epoch locally (KIP-360), counted.
     #[test]
     fn a_local_epoch_bump_is_counted() {
-        use crate::idempotence::*;
-        use kafka_client::TopicPartition;
-        let mut st = Idempotence::new();
-        st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
-            producer_id: 7,
-            epoch: 0,
-        }));
+        let mut st = initialized(7, 0);
         let tp = TopicPartition::new("orders", 0);
         use kafka_proto::ErrorCode;
         st.assign(&tp, 1, 10);
@@ -1342,14 +1294,7 @@ mod tests {
     /// A partition has bookkeeping once it is drained.
     #[test]
     fn a_partition_is_tracked_from_its_first_drain() {
-        use crate::idempotence::*;
-        use kafka_client::TopicPartition;
-        let mut st = Idempotence::new();
-        st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
-            producer_id: 7,
-            epoch: 0,
-        }));
+        let mut st = initialized(7, 0);
         let tp = TopicPartition::new("orders", 0);
         assert!(st.partition(&tp).is_none());
         st.assign(&tp, 1, 10);
@@ -1359,14 +1304,7 @@ mod tests {
     /// An expired in-flight batch leaves the partition's sequence unresolved and stops its drain.
     #[test]
     fn an_expired_batch_leaves_the_sequence_unresolved() {
-        use crate::idempotence::*;
-        use kafka_client::TopicPartition;
-        let mut st = Idempotence::new();
-        st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
-            producer_id: 7,
-            epoch: 0,
-        }));
+        let mut st = initialized(7, 0);
         let tp = TopicPartition::new("orders", 0);
         st.assign(&tp, 1, 10);
         st.handle_expired(&tp, 1);
@@ -1377,14 +1315,7 @@ mod tests {
     /// A partition has in-flight batches until they complete.
     #[test]
     fn has_inflight_follows_the_batches_outcome() {
-        use crate::idempotence::*;
-        use kafka_client::TopicPartition;
-        let mut st = Idempotence::new();
-        st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
-            producer_id: 7,
-            epoch: 0,
-        }));
+        let mut st = initialized(7, 0);
         let tp = TopicPartition::new("orders", 0);
         st.assign(&tp, 1, 10);
         assert!(st.has_inflight(&tp));
@@ -1395,14 +1326,7 @@ mod tests {
     /// `batch` finds the state of in-flight batches only.
     #[test]
     fn batch_finds_only_in_flight_batches() {
-        use crate::idempotence::*;
-        use kafka_client::TopicPartition;
-        let mut st = Idempotence::new();
-        st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
-            producer_id: 7,
-            epoch: 0,
-        }));
+        let mut st = initialized(7, 0);
         let tp = TopicPartition::new("orders", 0);
         let seq = st.assign(&tp, 1, 10);
         assert_eq!(st.batch(&tp, 1), Some(seq));
@@ -1426,14 +1350,7 @@ mod tests {
     /// An epoch bump's rewrites reset the sequence and are taken once.
     #[test]
     fn rewrites_are_taken_once() {
-        use crate::idempotence::*;
-        use kafka_client::TopicPartition;
-        let mut st = Idempotence::new();
-        st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
-            producer_id: 7,
-            epoch: 0,
-        }));
+        let mut st = initialized(7, 0);
         let tp = TopicPartition::new("orders", 0);
         use kafka_proto::ErrorCode;
         st.assign(&tp, 1, 10);
@@ -1475,14 +1392,7 @@ mod tests {
     /// An epoch's first batch travels alone until acknowledged; later ones pipeline until a sequence is unresolved.
     #[test]
     fn an_epochs_first_batch_travels_alone() {
-        use crate::idempotence::*;
-        use kafka_client::TopicPartition;
-        let mut st = Idempotence::new();
-        st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
-            producer_id: 7,
-            epoch: 0,
-        }));
+        let mut st = initialized(7, 0);
         let tp = TopicPartition::new("orders", 0);
         assert_eq!(st.may_drain(&tp, 1), Drain::New);
         st.assign(&tp, 1, 10);
@@ -1498,14 +1408,7 @@ mod tests {
     /// Sequences are consecutive per partition, each starting at 0.
     #[test]
     fn sequences_are_assigned_per_partition() {
-        use crate::idempotence::*;
-        use kafka_client::TopicPartition;
-        let mut st = Idempotence::new();
-        st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
-            producer_id: 7,
-            epoch: 0,
-        }));
+        let mut st = initialized(7, 0);
         let tp = TopicPartition::new("orders", 0);
         assert_eq!(st.assign(&tp, 1, 10).base_sequence, 0);
         assert_eq!(st.assign(&tp, 2, 5).base_sequence, 10);
@@ -1519,14 +1422,7 @@ mod tests {
     /// A completed batch records its last sequence and offset as acknowledged.
     #[test]
     fn completion_records_the_last_acked_offset() {
-        use crate::idempotence::*;
-        use kafka_client::TopicPartition;
-        let mut st = Idempotence::new();
-        st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
-            producer_id: 7,
-            epoch: 0,
-        }));
+        let mut st = initialized(7, 0);
         let tp = TopicPartition::new("orders", 0);
         st.assign(&tp, 1, 10);
         st.handle_completed(&tp, 1, 500);
@@ -1537,14 +1433,7 @@ mod tests {
     /// A batch given up on but written after all resolves the sequence without an epoch bump.
     #[test]
     fn a_late_completion_resolves_without_a_bump() {
-        use crate::idempotence::*;
-        use kafka_client::TopicPartition;
-        let mut st = Idempotence::new();
-        st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
-            producer_id: 7,
-            epoch: 0,
-        }));
+        let mut st = initialized(7, 0);
         let tp = TopicPartition::new("orders", 0);
         let seq = st.assign(&tp, 1, 10);
         st.handle_expired(&tp, 1); // given up on...
@@ -1557,14 +1446,7 @@ mod tests {
     /// An out-of-order batch next in line retries under a bumped epoch; out of retries it fails, not fatally.
     #[test]
     fn an_out_of_order_batch_retries_under_a_new_epoch_until_out_of_retries() {
-        use crate::idempotence::*;
-        use kafka_client::TopicPartition;
-        let mut st = Idempotence::new();
-        st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
-            producer_id: 7,
-            epoch: 0,
-        }));
+        let mut st = initialized(7, 0);
         let tp = TopicPartition::new("orders", 0);
         use kafka_proto::ErrorCode;
         st.assign(&tp, 1, 10);
@@ -1581,14 +1463,7 @@ mod tests {
     /// An expired batch's unknown outcome is resolved by bumping the epoch.
     #[test]
     fn an_unresolved_sequence_is_resolved_by_an_epoch_bump() {
-        use crate::idempotence::*;
-        use kafka_client::TopicPartition;
-        let mut st = Idempotence::new();
-        st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
-            producer_id: 7,
-            epoch: 0,
-        }));
+        let mut st = initialized(7, 0);
         let tp = TopicPartition::new("orders", 0);
         st.assign(&tp, 1, 10);
         st.handle_expired(&tp, 1);
@@ -1601,14 +1476,7 @@ mod tests {
     /// A batch failing locally after drain leaves the sequence unresolved, like an expiry.
     #[test]
     fn a_local_failure_after_drain_is_like_an_expiry() {
-        use crate::idempotence::*;
-        use kafka_client::TopicPartition;
-        let mut st = Idempotence::new();
-        st.next_action();
-        st.handle_init_producer_id(Ok(ProducerIdAndEpoch {
-            producer_id: 7,
-            epoch: 0,
-        }));
+        let mut st = initialized(7, 0);
         let tp = TopicPartition::new("orders", 0);
         st.assign(&tp, 1, 10);
         st.handle_local_failure(&tp, 1); // e.g. the batch could not be encoded

@@ -25,6 +25,16 @@ fn subscribed(config: Kip848Config) -> Kip848Member {
     m
 }
 
+/// A member subscribed to `t` whose join heartbeat is in flight.
+fn heartbeating() -> (Kip848Member, Instant) {
+    let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
+    m.subscribe(["t".to_string()]);
+    m.coordinator_found();
+    let now = Instant::now();
+    m.poll_heartbeat(now).expect("join");
+    (m, now)
+}
+
 /// A member that joined at `epoch` and owns `owned` (acknowledged).
 fn joined(owned: TopicPartitions, epoch: i32, now: Instant) -> Kip848Member {
     let mut m = subscribed(Kip848Config::new("g", "m-1"));
@@ -761,11 +771,7 @@ fn kip848_member_poll_heartbeat() {
 #[test]
 fn kip848_member_on_heartbeat_failure() {
     use crate::group::member::kip848::{Kip848Action, Kip848Config, Kip848Member};
-    let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
-    m.subscribe(["t".to_string()]);
-    m.coordinator_found();
-    let now = std::time::Instant::now();
-    m.poll_heartbeat(now).unwrap();
+    let (mut m, now) = heartbeating();
     m.on_heartbeat_failure(now);
     assert_eq!(m.poll_action(), Some(Kip848Action::FindCoordinator));
 }
@@ -774,11 +780,7 @@ fn kip848_member_on_heartbeat_failure() {
 #[test]
 fn kip848_member_on_heartbeat_answer() {
     use crate::group::member::kip848::{HeartbeatAnswer, Kip848Config, Kip848Member, MemberState};
-    let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
-    m.subscribe(["t".to_string()]);
-    m.coordinator_found();
-    let now = std::time::Instant::now();
-    m.poll_heartbeat(now).unwrap();
+    let (mut m, now) = heartbeating();
     m.on_heartbeat_answer(
         now,
         HeartbeatAnswer::ok(1, std::time::Duration::from_secs(5), None),
@@ -801,11 +803,7 @@ fn kip848_member_lost_done() {
 fn kip848_member_reconcile() {
     use crate::group::member::kip848::{HeartbeatAnswer, Kip848Action, Kip848Config, Kip848Member};
     use std::collections::{BTreeMap, BTreeSet};
-    let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
-    m.subscribe(["t".to_string()]);
-    m.coordinator_found();
-    let now = std::time::Instant::now();
-    m.poll_heartbeat(now).unwrap();
+    let (mut m, now) = heartbeating();
     let target = BTreeMap::from([([9u8; 16], BTreeSet::from([0, 1]))]);
     m.on_heartbeat_answer(
         now,
@@ -844,11 +842,7 @@ fn kip848_member_assignment_done() {
 #[test]
 fn kip848_member_poll_timeout_expired() {
     use crate::group::member::kip848::{HeartbeatAnswer, Kip848Config, Kip848Member, MemberState};
-    let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
-    m.subscribe(["t".to_string()]);
-    m.coordinator_found();
-    let now = std::time::Instant::now();
-    m.poll_heartbeat(now).unwrap();
+    let (mut m, now) = heartbeating();
     m.on_heartbeat_answer(
         now,
         HeartbeatAnswer::ok(2, std::time::Duration::from_secs(5), None),
