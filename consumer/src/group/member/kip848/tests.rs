@@ -611,7 +611,6 @@ proptest! {
 // `MemberState`: Where the member is (see the module's state diagram).
 #[test]
 fn member_state() {
-    use crate::group::member::kip848::{Kip848Config, Kip848Member, MemberState};
     let m = Kip848Member::new(Kip848Config::new("g", "m"));
     assert_eq!(m.state(), MemberState::Unsubscribed);
     assert!(!MemberState::Unsubscribed.is_member());
@@ -621,7 +620,6 @@ fn member_state() {
 // `MemberState::is_member`: True in the states where the member holds an epoch from the broker.
 #[test]
 fn member_state_is_member() {
-    use crate::group::member::kip848::MemberState;
     assert!(MemberState::Reconciling.is_member());
     assert!(!MemberState::Joining.is_member());
 }
@@ -629,14 +627,12 @@ fn member_state_is_member() {
 // `Transition`: Why the state changed: the input that caused it.
 #[test]
 fn transition() {
-    use crate::group::member::kip848::Transition;
     assert_ne!(Transition::Subscribed, Transition::Joined);
 }
 
 // `Kip848Action`: What the driver must do next, in order.
 #[test]
 fn kip848_action() {
-    use crate::group::member::kip848::Kip848Action;
     let a = Kip848Action::FindCoordinator;
     assert!(matches!(a, Kip848Action::FindCoordinator));
 }
@@ -644,7 +640,6 @@ fn kip848_action() {
 // `Kip848Config::instance_id`: Sets `group.instance.id`.
 #[test]
 fn membership_config_instance_id() {
-    use crate::group::member::kip848::Kip848Config;
     assert!(
         Kip848Config::new("g", "m")
             .instance_id("i")
@@ -656,7 +651,6 @@ fn membership_config_instance_id() {
 // `HeartbeatAnswer::ok`: A successful answer.
 #[test]
 fn heartbeat_answer_ok() {
-    use crate::group::member::kip848::HeartbeatAnswer;
     let a = HeartbeatAnswer::ok(4, std::time::Duration::from_secs(5), None);
     assert!(a.error.is_ok());
 }
@@ -664,7 +658,6 @@ fn heartbeat_answer_ok() {
 // `HeartbeatAnswer::error`: An error answer.
 #[test]
 fn heartbeat_answer_error() {
-    use crate::group::member::kip848::HeartbeatAnswer;
     use kafka_proto::ErrorCode;
     assert_eq!(
         HeartbeatAnswer::error(ErrorCode::NotCoordinator).error,
@@ -675,7 +668,6 @@ fn heartbeat_answer_error() {
 // `Kip848Member::state`: The state.
 #[test]
 fn kip848_member_state() {
-    use crate::group::member::kip848::{Kip848Config, Kip848Member, MemberState};
     assert_eq!(
         Kip848Member::new(Kip848Config::new("g", "m")).state(),
         MemberState::Unsubscribed
@@ -685,14 +677,12 @@ fn kip848_member_state() {
 // `Kip848Member::epoch`: The member epoch (0 before joining).
 #[test]
 fn kip848_member_epoch() {
-    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     assert_eq!(Kip848Member::new(Kip848Config::new("g", "m")).epoch(), 0);
 }
 
 // `Kip848Member::member_id`: The member id.
 #[test]
 fn kip848_member_member_id() {
-    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     assert_eq!(
         Kip848Member::new(Kip848Config::new("g", "m-1")).member_id(),
         "m-1"
@@ -702,7 +692,6 @@ fn kip848_member_member_id() {
 // `Kip848Member::owned`: The partitions the member owns (acknowledged or being acknowledged).
 #[test]
 fn kip848_member_owned() {
-    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     assert!(
         Kip848Member::new(Kip848Config::new("g", "m"))
             .owned()
@@ -713,7 +702,6 @@ fn kip848_member_owned() {
 // `Kip848Member::poll_action`: The next action for the driver, in order.
 #[test]
 fn kip848_member_poll_action() {
-    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     assert!(
         Kip848Member::new(Kip848Config::new("g", "m"))
             .poll_action()
@@ -725,7 +713,6 @@ fn kip848_member_poll_action() {
 // member; a member sends the new subscription at once.
 #[test]
 fn kip848_member_subscribe() {
-    use crate::group::member::kip848::{Kip848Config, Kip848Member, MemberState};
     let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     m.subscribe(["t".to_string()]);
     assert_eq!(m.state(), MemberState::Joining);
@@ -735,7 +722,6 @@ fn kip848_member_subscribe() {
 // acknowledgement or leave waiting for it goes out at once.
 #[test]
 fn kip848_member_coordinator_found() {
-    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     m.subscribe(["t".to_string()]);
     m.coordinator_found();
@@ -746,7 +732,6 @@ fn kip848_member_coordinator_found() {
 // heartbeat is scheduled; `Some(past)` means now.
 #[test]
 fn kip848_member_next_heartbeat_at() {
-    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     let m = Kip848Member::new(Kip848Config::new("g", "m"));
     assert!(m.next_heartbeat_at().is_none());
 }
@@ -756,7 +741,6 @@ fn kip848_member_next_heartbeat_at() {
 // leave heartbeat's answer is not needed).
 #[test]
 fn kip848_member_poll_heartbeat() {
-    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     m.subscribe(["t".to_string()]);
     m.coordinator_found();
@@ -770,7 +754,6 @@ fn kip848_member_poll_heartbeat() {
 // up again.
 #[test]
 fn kip848_member_on_heartbeat_failure() {
-    use crate::group::member::kip848::{Kip848Action, Kip848Config, Kip848Member};
     let (mut m, now) = heartbeating();
     m.on_heartbeat_failure(now);
     assert_eq!(m.poll_action(), Some(Kip848Action::FindCoordinator));
@@ -779,7 +762,6 @@ fn kip848_member_on_heartbeat_failure() {
 // `Kip848Member::on_heartbeat_answer`: Applies a heartbeat answer.
 #[test]
 fn kip848_member_on_heartbeat_answer() {
-    use crate::group::member::kip848::{HeartbeatAnswer, Kip848Config, Kip848Member, MemberState};
     let (mut m, now) = heartbeating();
     m.on_heartbeat_answer(
         now,
@@ -791,7 +773,6 @@ fn kip848_member_on_heartbeat_answer() {
 // `Kip848Member::lost_done`: The driver ran the lost callback: a fenced member rejoins.
 #[test]
 fn kip848_member_lost_done() {
-    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     assert!(!m.lost_done(), "nothing was lost");
 }
@@ -801,7 +782,6 @@ fn kip848_member_lost_done() {
 // `Kip848Action::ResolveTopics` asks for them once).
 #[test]
 fn kip848_member_reconcile() {
-    use crate::group::member::kip848::{HeartbeatAnswer, Kip848Action, Kip848Config, Kip848Member};
     use std::collections::{BTreeMap, BTreeSet};
     let (mut m, now) = heartbeating();
     let target = BTreeMap::from([([9u8; 16], BTreeSet::from([0, 1]))]);
@@ -822,7 +802,6 @@ fn kip848_member_reconcile() {
 // awaited (e.g. fenced meanwhile).
 #[test]
 fn kip848_member_revocation_done() {
-    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     assert!(!m.revocation_done());
 }
@@ -832,7 +811,6 @@ fn kip848_member_revocation_done() {
 // Returns false when no assignment was awaited.
 #[test]
 fn kip848_member_assignment_done() {
-    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     assert!(!m.assignment_done());
 }
@@ -841,7 +819,6 @@ fn kip848_member_assignment_done() {
 // leaves (the leave heartbeat goes out at once), loses its partitions and waits for `rejoin`.
 #[test]
 fn kip848_member_poll_timeout_expired() {
-    use crate::group::member::kip848::{HeartbeatAnswer, Kip848Config, Kip848Member, MemberState};
     let (mut m, now) = heartbeating();
     m.on_heartbeat_answer(
         now,
@@ -855,7 +832,6 @@ fn kip848_member_poll_timeout_expired() {
 // `Kip848Member::rejoin`: The application polled again after a poll timeout: join anew.
 #[test]
 fn kip848_member_rejoin() {
-    use crate::group::member::kip848::{Kip848Config, Kip848Member};
     let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     assert!(!m.rejoin(), "not stale");
 }
@@ -864,7 +840,6 @@ fn kip848_member_rejoin() {
 // can commit), then sends the leave heartbeat; a member not yet joined leaves at once.
 #[test]
 fn kip848_member_leave() {
-    use crate::group::member::kip848::{Kip848Config, Kip848Member, MemberState};
     let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
     m.subscribe(["t".to_string()]);
     m.leave();
