@@ -36,6 +36,7 @@ Exit status: 0 when every job passed.
 """
 
 import json
+import resource
 import os
 import signal
 import subprocess
@@ -223,17 +224,26 @@ def main():
             with open(log, "w") as out:
                 proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out,
                                         stderr=subprocess.STDOUT, start_new_session=True)
-                try:
-                    code = proc.wait(timeout=limit)
-                except subprocess.TimeoutExpired:
+                timed_out = threading.Event()
+
+                def kill():
+                    timed_out.set()
                     os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
-                    code = f"timed out after {limit:.0f} s"
+
+                timer = threading.Timer(limit, kill)
+                timer.start()
+                # wait4: the job's exit status and its CPU time, with that of
+                # the processes it waited for (brokers and child programs).
+                _, status, usage = os.wait4(proc.pid, 0)
+                timer.cancel()
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                code = f"timed out after {limit:.0f} s" if timed_out.is_set() else proc.returncode
             secs = time.monotonic() - t0
+            cpu = usage.ru_utime + usage.ru_stime
             with lock:
                 results.append((name, code, secs, log))
                 status = "ok" if code == 0 else f"FAILED ({code})"
-                print(f"{secs:7.1f} s  {status:<10} {name}", flush=True)
+                print(f"{secs:7.1f} s  {status:<10} {name}  (cpu {cpu:.0f} s)", flush=True)
                 if code != 0:
                     print(f"---- output of {name} ----")
                     print(log.read_text(errors="replace")[-60000:])
@@ -254,6 +264,9 @@ def main():
     failed = [r for r in results if r[1] != 0]
     total = time.monotonic() - start
     serial = sum(r[2] for r in results)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(f"== CPU of everything this script ran (build, jobs, shared clusters): "
+          f"{children.ru_utime + children.ru_stime:.0f} s")
     print(f"== {len(results)} jobs, {len(failed)} failed; {total:.0f} s wall "
           f"(build {built - start:.0f} s, tests {total - (built - start):.0f} s; "
           f"{serial:.0f} s if run one at a time)")
