@@ -132,6 +132,15 @@ pub struct ProducerConfig {
     pub buffer_memory: usize,
     /// `compression.type` (default none).
     pub compression: Compression,
+    /// The level of that codec, from its `compression.gzip.level`,
+    /// `compression.lz4.level` or `compression.zstd.level` (`None`, the
+    /// default: the codec's default level). gzip honours every level;
+    /// lz4 accepts only Java's default 9 (Java's one level on LZ4's fast
+    /// compressor, the one this client implements) and zstd levels up to
+    /// Java's default 3 (this client's zstd encoder follows zstd's fast
+    /// strategy): a level the codec cannot honour is refused, never
+    /// ignored.
+    pub compression_level: Option<i32>,
     /// `retries` (default `i32::MAX`).
     pub retries: i32,
     /// `retry.backoff.ms` (default 100 ms).
@@ -234,6 +243,7 @@ impl ProducerConfig {
             linger: Duration::from_millis(5),
             buffer_memory: 32 * 1024 * 1024,
             compression: Compression::None,
+            compression_level: None,
             retries: i32::MAX,
             retry_backoff: Duration::from_millis(100),
             delivery_timeout: Duration::from_millis(120_000),
@@ -343,12 +353,33 @@ impl ProducerConfig {
         if let Some(v) = props.string("compression.type") {
             c.compression = compression("compression.type", &v)?;
         }
-        for key in [
-            "compression.gzip.level",
-            "compression.lz4.level",
-            "compression.zstd.level",
+        // Java's ranges for every level key; the level of the codec in use
+        // must also be one its encoder here honours.
+        for (key, codec, range) in [
+            ("compression.gzip.level", Compression::Gzip, -1..=9),
+            ("compression.lz4.level", Compression::Lz4, 1..=17),
+            ("compression.zstd.level", Compression::Zstd, -131_072..=22),
         ] {
-            props.int(key, -131072..=22)?;
+            let Some(level) = props.int(key, range)? else {
+                continue;
+            };
+            if codec == Compression::Gzip && level == 0 {
+                return Err(ConfigError::InvalidValue {
+                    key: key.into(),
+                    value: level.to_string(),
+                    reason: "must be -1 (the default) or 1 to 9".into(),
+                });
+            }
+            if codec == c.compression {
+                codec
+                    .check_level(level)
+                    .map_err(|reason| ConfigError::InvalidValue {
+                        key: key.into(),
+                        value: level.to_string(),
+                        reason,
+                    })?;
+                c.compression_level = Some(level);
+            }
         }
         if let Some(v) = props.int("retries", 0..=i32::MAX)? {
             c.retries = v;
@@ -450,6 +481,16 @@ impl ProducerConfig {
                     self.compression.name()
                 ),
             });
+        }
+        if let Some(level) = self.compression_level {
+            let key = format!("compression.{}.level", self.compression.name());
+            self.compression
+                .check_level(level)
+                .map_err(|reason| ConfigError::InvalidValue {
+                    key,
+                    value: level.to_string(),
+                    reason,
+                })?;
         }
         // Java: postProcessAndValidateIdempotenceConfigs.
         let explicit = self.enable_idempotence;
@@ -615,6 +656,9 @@ impl ProducerConfigBuilder {
         buffer_memory: usize => buffer_memory;
         /// `compression.type`.
         compression: Compression => compression;
+        /// `compression.<codec>.level` of the codec set (`None`: its default;
+        /// [`Self::build`] refuses a level the codec cannot honour).
+        compression_level: Option<i32> => compression_level;
         /// `retries`.
         retries: i32 => retries;
         /// `retry.backoff.ms`.
@@ -1302,5 +1346,52 @@ mod tests {
             .compression(Compression::Zstd)
             .build();
         assert_eq!(built.is_ok(), Compression::Zstd.is_supported());
+    }
+
+    /// No compression level is accepted and then ignored: the level of the
+    /// codec in use is kept when its encoder honours it, refused with the
+    /// key when not; the other codecs' keys are checked against Java's
+    /// ranges only (they do nothing, as in Java).
+    #[test]
+    fn compression_levels_are_honoured_or_refused() {
+        let gzip = props(&[
+            ("compression.type", "gzip"),
+            ("compression.gzip.level", "1"),
+        ])
+        .unwrap();
+        assert_eq!(gzip.compression_level, Some(1));
+        let lz4 = props(&[("compression.type", "lz4"), ("compression.lz4.level", "9")]).unwrap();
+        assert_eq!(lz4.compression_level, Some(9));
+        let hc =
+            props(&[("compression.type", "lz4"), ("compression.lz4.level", "12")]).unwrap_err();
+        assert_eq!(hc.key(), "compression.lz4.level");
+        assert!(hc.to_string().contains("LZ4 HC"), "{hc}");
+        let strong = props(&[
+            ("compression.type", "zstd"),
+            ("compression.zstd.level", "19"),
+        ])
+        .unwrap_err();
+        assert_eq!(strong.key(), "compression.zstd.level");
+        let zero = props(&[
+            ("compression.type", "gzip"),
+            ("compression.gzip.level", "0"),
+        ])
+        .unwrap_err();
+        assert_eq!(zero.key(), "compression.gzip.level");
+        let range = props(&[("compression.lz4.level", "18")]).unwrap_err();
+        assert_eq!(range.key(), "compression.lz4.level");
+        // Another codec's level does nothing, as in Java.
+        let other = props(&[
+            ("compression.type", "gzip"),
+            ("compression.lz4.level", "12"),
+        ])
+        .unwrap();
+        assert_eq!(other.compression_level, None);
+        let built = ProducerConfig::builder("127.0.0.1:9092")
+            .compression(Compression::Lz4)
+            .compression_level(Some(3))
+            .build()
+            .unwrap_err();
+        assert_eq!(built.key(), "compression.lz4.level");
     }
 }

@@ -112,6 +112,7 @@ impl Producer {
                 batch_size: config.batch_size.max(1),
                 buffer_memory: config.buffer_memory,
                 compression: config.compression,
+                compression_level: config.compression_level,
                 max_request_size: config.max_request_size,
             },
             config.partitioner.build(),

@@ -25,11 +25,12 @@ fn record(topic: &str, i: usize) -> ProducerRecord {
     r
 }
 
-async fn produce_and_check(kafka: &KafkaCluster, compression: Compression) {
+async fn produce_and_check(kafka: &KafkaCluster, compression: Compression, level: Option<i32>) {
     let topic = unique_name(&format!("produce-{}", compression.name()));
     kafka.create_topic(&topic, 3, 1).await.unwrap();
     let config = ProducerConfig::builder(&kafka.bootstrap())
         .compression(compression)
+        .compression_level(level)
         .linger(Duration::from_millis(5))
         .batch_size(4096)
         .build()
@@ -133,31 +134,40 @@ async fn kafka() -> &'static KafkaCluster {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn produce_read_back_uncompressed() {
-    produce_and_check(kafka().await, Compression::None).await;
+    produce_and_check(kafka().await, Compression::None, None).await;
+}
+
+/// Invariant: batches gzip-compressed at a level other than the default
+/// (`compression.gzip.level=9`) are accepted by the broker and read back
+/// by Java's console consumer, every record once.
+#[cfg(feature = "gzip")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn produce_read_back_gzip_at_level_9() {
+    produce_and_check(kafka().await, Compression::Gzip, Some(9)).await;
 }
 
 #[cfg(feature = "gzip")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn produce_read_back_gzip() {
-    produce_and_check(kafka().await, Compression::Gzip).await;
+    produce_and_check(kafka().await, Compression::Gzip, None).await;
 }
 
 #[cfg(feature = "snappy")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn produce_read_back_snappy() {
-    produce_and_check(kafka().await, Compression::Snappy).await;
+    produce_and_check(kafka().await, Compression::Snappy, None).await;
 }
 
 #[cfg(feature = "lz4")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn produce_read_back_lz4() {
-    produce_and_check(kafka().await, Compression::Lz4).await;
+    produce_and_check(kafka().await, Compression::Lz4, None).await;
 }
 
 #[cfg(feature = "zstd")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn produce_read_back_zstd() {
-    produce_and_check(kafka().await, Compression::Zstd).await;
+    produce_and_check(kafka().await, Compression::Zstd, None).await;
 }
 
 /// Invariant: a compressed batch counts `batch.size` in estimated

@@ -179,6 +179,26 @@ async fn ongoing(cluster: &Cluster, prefix: &str) -> Vec<String> {
         .collect()
 }
 
+/// Waits until the broker lists no open transaction of `prefix-`, and
+/// fails with the ones still open after 30 s. The partitions' markers are
+/// written before the transaction coordinator records the transaction
+/// complete, so a read_committed reader can see the outcome while the
+/// listing still shows PrepareCommit or PrepareAbort for a moment.
+async fn no_open_transactions_eventually(cluster: &Cluster, prefix: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let open = ongoing(cluster, prefix).await;
+        if open.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "transactions of {prefix}- still open after 30 s: {open:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[derive(Debug)]
 struct AlwaysLast;
 
@@ -462,7 +482,7 @@ async fn fail_before_notify_and_resume_work() {
         ["42", "43", "46"]
     );
     lso_reaches_hw(&cluster, &topic, &[0]).await;
-    assert!(ongoing(&cluster, &prefix).await.is_empty());
+    no_open_transactions_eventually(&cluster, &prefix).await;
     // The old instance was fenced.
     assert!(old.notify_checkpoint_complete(2).await.is_err());
     drop(old);
@@ -548,7 +568,7 @@ async fn scale_down_before_the_first_checkpoint_aborts_the_lingering_transaction
         ["46"]
     );
     lso_reaches_hw(&cluster, &topic, &[0]).await;
-    assert!(ongoing(&cluster, &prefix).await.is_empty());
+    no_open_transactions_eventually(&cluster, &prefix).await;
     one.close().await.unwrap();
     eprintln!("scale down 5 → 1: {open_before} lingering transactions aborted");
 }
@@ -833,7 +853,7 @@ async fn changed_prefix_on_restore_commits_the_old_checkpoint() {
         ["42", "44"]
     );
     lso_reaches_hw(&cluster, &topic, &[0]).await;
-    assert!(ongoing(&cluster, &old_prefix).await.is_empty());
+    no_open_transactions_eventually(&cluster, &old_prefix).await;
     new.close().await.unwrap();
 }
 

@@ -35,14 +35,22 @@ fn too_large(limit: usize) -> DecodeError {
     DecodeError::new(FIELD, DecodeErrorKind::DecompressedTooLarge { limit })
 }
 
-/// Compresses `input` with `codec`, appending to `out`.
+/// Compresses `input` with `codec` at `level` (`None`: the codec's
+/// default; otherwise one [`Compression::check_level`] accepts), appending
+/// to `out`.
 pub(crate) fn compress(
     codec: Compression,
+    level: Option<i32>,
     input: &[u8],
     out: &mut Vec<u8>,
 ) -> Result<(), EncodeError> {
     #[allow(unused_imports)]
     use std::io::Write;
+    if let Some(level) = level {
+        codec
+            .check_level(level)
+            .map_err(|reason| encode_err(format!("compression level {level}: {reason}")))?;
+    }
     match codec {
         Compression::None => {
             out.extend_from_slice(input);
@@ -50,7 +58,12 @@ pub(crate) fn compress(
         }
         #[cfg(feature = "gzip")]
         Compression::Gzip => {
-            let mut enc = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+            // -1 is zlib's default level, 6 (Java's Deflater.DEFAULT_COMPRESSION).
+            let level = match level {
+                Some(l @ 1..=9) => flate2::Compression::new(l as u32),
+                _ => flate2::Compression::default(),
+            };
+            let mut enc = flate2::write::GzEncoder::new(out, level);
             enc.write_all(input)
                 .map_err(|e| encode_err(e.to_string()))?;
             enc.finish().map_err(|e| encode_err(e.to_string()))?;
@@ -358,7 +371,7 @@ fn zstd_decompress(input: &[u8], limit: usize) -> Result<Vec<u8>, DecodeError> {
     Ok(out)
 }
 
-#[cfg(all(test, any(feature = "lz4", feature = "zstd")))]
+#[cfg(all(test, any(feature = "lz4", feature = "zstd", feature = "gzip")))]
 mod tests {
     use super::*;
 
@@ -390,7 +403,7 @@ mod tests {
         use std::io::Read;
         for input in inputs() {
             let mut ours = Vec::new();
-            compress(Compression::Lz4, &input, &mut ours).unwrap();
+            compress(Compression::Lz4, None, &input, &mut ours).unwrap();
             let mut back = Vec::new();
             lz4_flex::frame::FrameDecoder::new(&ours[..])
                 .read_to_end(&mut back)
@@ -419,7 +432,7 @@ mod tests {
         let mut first = Vec::new();
         for input in &all {
             let mut out = Vec::new();
-            compress(Compression::Zstd, input, &mut out).unwrap();
+            compress(Compression::Zstd, None, input, &mut out).unwrap();
             assert_eq!(
                 decompress(Compression::Zstd, &out, 1 << 20).unwrap(),
                 *input
@@ -428,8 +441,60 @@ mod tests {
         }
         for (input, before) in all.iter().zip(&first).rev() {
             let mut out = Vec::new();
-            compress(Compression::Zstd, input, &mut out).unwrap();
+            compress(Compression::Zstd, None, input, &mut out).unwrap();
             assert_eq!(&out, before, "same input, same frame, in any order");
         }
+    }
+
+    #[cfg(feature = "gzip")]
+    #[test]
+    fn gzip_honours_its_level() {
+        // Invariant: every gzip level Java accepts compresses to a frame
+        // that decodes to the input, and level 1 (fastest) is not smaller
+        // than level 9 (smallest) on compressible input.
+        let text: Vec<u8> = (0..20_000u32)
+            .flat_map(|i| format!("order-{},{};", i % 977, i % 13).into_bytes())
+            .collect();
+        let mut sizes = Vec::new();
+        for level in [Some(-1), Some(1), Some(5), Some(9), None] {
+            let mut out = Vec::new();
+            compress(Compression::Gzip, level, &text, &mut out).unwrap();
+            assert_eq!(decompress(Compression::Gzip, &out, 1 << 22).unwrap(), text);
+            sizes.push(out.len());
+        }
+        assert!(
+            sizes[1] > sizes[3],
+            "level 1 {} vs level 9 {}",
+            sizes[1],
+            sizes[3]
+        );
+        assert_eq!(sizes[0], sizes[4], "-1 is the default level");
+    }
+
+    #[cfg(feature = "lz4")]
+    #[test]
+    fn a_level_the_codec_cannot_honour_fails_before_compressing() {
+        // Invariant: no level is silently ignored: LZ4 HC levels and
+        // levels of codecs without levels are errors, and nothing is
+        // written.
+        for (codec, level) in [
+            (Compression::Lz4, 12),
+            (Compression::Lz4, 1),
+            (Compression::Snappy, 1),
+            (Compression::Zstd, 4),
+            (Compression::Gzip, 0),
+            (Compression::Gzip, 10),
+        ] {
+            let mut out = Vec::new();
+            let err = compress(codec, Some(level), b"abc", &mut out).unwrap_err();
+            assert!(
+                err.to_string().contains("level"),
+                "{codec:?} {level}: {err}"
+            );
+            assert!(out.is_empty());
+        }
+        let mut out = Vec::new();
+        compress(Compression::Lz4, Some(9), b"abc", &mut out).unwrap();
+        assert_eq!(decompress(Compression::Lz4, &out, 1 << 10).unwrap(), b"abc");
     }
 }

@@ -79,6 +79,15 @@ const ATTR_TRANSACTIONAL: i16 = 0x10;
 const ATTR_CONTROL: i16 = 0x20;
 const ATTR_DELETE_HORIZON: i16 = 0x40;
 
+/// Java's `compression.lz4.level` default, the one level at which Java
+/// compresses with LZ4's fast compressor (the others select LZ4 HC).
+const LZ4_FAST_LEVEL: i32 = 9;
+/// zstd's lowest (fastest) level, as Java's `compression.zstd.level` bounds it.
+const ZSTD_MIN_LEVEL: i32 = -131_072;
+/// The strongest zstd level this crate's fast-strategy encoder accepts:
+/// Java's default.
+const ZSTD_MAX_FAST_LEVEL: i32 = 3;
+
 /// The codec of a batch's records section (attribute bits 0-2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Compression {
@@ -127,6 +136,46 @@ impl Compression {
             Self::Snappy => "snappy",
             Self::Lz4 => "lz4",
             Self::Zstd => "zstd",
+        }
+    }
+
+    /// Checks a level of Java's `compression.<codec>.level` keys against
+    /// what this crate's encoder of the codec can do; the error says why
+    /// and what to set instead.
+    ///
+    /// - gzip: Java's range, 1 (fastest) to 9 (smallest), and -1 for the
+    ///   default (6); each level is honoured.
+    /// - lz4: Java's range is 1 to 17, and its default 9 is the only level
+    ///   at which Java uses LZ4's fast compressor (any other level selects
+    ///   LZ4 HC). This crate's encoder is the fast compressor, so 9 is
+    ///   accepted and any other level refused.
+    /// - zstd: this crate's encoder follows zstd's fast strategy (about
+    ///   zstd level 1): levels up to Java's default 3 are accepted (the
+    ///   frames are what those levels would write, at the fast strategy's
+    ///   ratio), stronger levels refused.
+    /// - none and snappy have no levels.
+    ///
+    /// ```
+    /// use kafka_proto::record::Compression;
+    /// assert!(Compression::Gzip.check_level(1).is_ok());
+    /// assert!(Compression::Lz4.check_level(9).is_ok());
+    /// assert!(Compression::Lz4.check_level(12).is_err());
+    /// ```
+    pub fn check_level(self, level: i32) -> Result<(), String> {
+        match self {
+            Self::Gzip if level == -1 || (1..=9).contains(&level) => Ok(()),
+            Self::Gzip => {
+                Err("gzip levels are 1 (fastest) to 9 (smallest), or -1 for the default (6)".into())
+            }
+            Self::Lz4 if level == LZ4_FAST_LEVEL => Ok(()),
+            Self::Lz4 => Err(format!(
+                "lz4 levels other than {LZ4_FAST_LEVEL} select LZ4 HC, which kafka-eos's pure-Rust encoder does not implement: remove the setting or set {LZ4_FAST_LEVEL} (the fast compressor, Java's default)"
+            )),
+            Self::Zstd if (ZSTD_MIN_LEVEL..=ZSTD_MAX_FAST_LEVEL).contains(&level) => Ok(()),
+            Self::Zstd => Err(format!(
+                "kafka-eos's pure-Rust zstd encoder follows zstd's fast strategy: levels {ZSTD_MIN_LEVEL} to {ZSTD_MAX_FAST_LEVEL} (Java's default); a stronger level is not implemented"
+            )),
+            Self::None | Self::Snappy => Err(format!("{} has no compression levels", self.name())),
         }
     }
 
@@ -714,20 +763,36 @@ impl RecordBatch {
     /// allocation besides the output's own growth; reserve
     /// [`encoded_size`](Self::encoded_size) up front to avoid even that.
     pub fn encode<B: BatchBuf>(&self, out: &mut B) -> Result<(), EncodeError> {
+        self.encode_at_level(out, None)
+    }
+
+    /// [`encode`](Self::encode) with the codec at `level` (Java's
+    /// `compression.<codec>.level`; `None`: the codec's default). A level
+    /// the codec cannot honour ([`Compression::check_level`]) fails.
+    pub fn encode_at_level<B: BatchBuf>(
+        &self,
+        out: &mut B,
+        level: Option<i32>,
+    ) -> Result<(), EncodeError> {
         let start = out.len();
-        let r = self.encode_inner(out, start);
+        let r = self.encode_inner(out, start, level);
         if r.is_err() {
             out.truncate_to(start);
         }
         r
     }
 
-    fn encode_inner<B: BatchBuf>(&self, out: &mut B, start: usize) -> Result<(), EncodeError> {
+    fn encode_inner<B: BatchBuf>(
+        &self,
+        out: &mut B,
+        start: usize,
+        level: Option<i32>,
+    ) -> Result<(), EncodeError> {
         let count = i32::try_from(self.records.len())
             .map_err(|_| too_long("record_batch.records", self.records.len()))?;
         if self.compression != Compression::None && !self.compression.is_supported() {
             // Fail before doing any work.
-            compression::compress(self.compression, &[], &mut Vec::new())?;
+            compression::compress(self.compression, None, &[], &mut Vec::new())?;
         }
         // Length patched below.
         self.put_header(out, 0, count);
@@ -743,7 +808,7 @@ impl RecordBatch {
             )?;
             out.reserve_bytes(n / 2 + 64);
             let mut c = Vec::with_capacity(n / 2 + 64);
-            compression::compress(self.compression, &raw, &mut c)?;
+            compression::compress(self.compression, level, &raw, &mut c)?;
             out.put_slice(&c);
         }
         let total = out.len() - start;
@@ -785,6 +850,8 @@ impl RecordBatch {
 #[derive(Debug, Clone, Default)]
 pub struct RecordBatchBuilder {
     batch: RecordBatch,
+    /// The codec's level (`None`: its default), see [`Compression::check_level`].
+    level: Option<i32>,
 }
 
 impl RecordBatchBuilder {
@@ -802,7 +869,16 @@ impl RecordBatchBuilder {
                 compression,
                 ..RecordBatch::default()
             },
+            level: None,
         }
+    }
+
+    /// Compresses at `level` (Java's `compression.<codec>.level`) instead
+    /// of the codec's default; [`encode`](Self::encode) fails on a level the
+    /// codec cannot honour ([`Compression::check_level`]).
+    pub fn level(mut self, level: Option<i32>) -> Self {
+        self.level = level;
+        self
     }
 
     /// Sets the producer id, epoch and the sequence of the first record.
@@ -878,7 +954,7 @@ impl RecordBatchBuilder {
 
     /// Appends the encoded batch to `out`.
     pub fn encode<B: BatchBuf>(&self, out: &mut B) -> Result<(), EncodeError> {
-        self.batch.encode(out)
+        self.batch.encode_at_level(out, self.level)
     }
 
     /// The finished batch.

@@ -101,6 +101,8 @@ pub(crate) struct Batch {
     pub(super) body: Option<Body>,
     /// `compression.type`.
     pub(super) compression: Compression,
+    /// `compression.<codec>.level` (`None`: the codec's default).
+    pub(super) compression_level: Option<i32>,
     /// Takes no more records (drained, or closed by a flush).
     pub(super) closed: bool,
     /// The uncompressed bytes at which the batch is full (`batch.size`,
@@ -195,6 +197,7 @@ impl Batch {
             sequence: None,
             body: Some(body),
             compression,
+            compression_level: cfg.compression_level,
             closed: false,
             limit,
             ratio,
@@ -299,6 +302,7 @@ impl Batch {
             }
             Some(Body::Records(records)) => {
                 let mut builder = RecordBatchBuilder::new(self.compression)
+                    .level(self.compression_level)
                     .producer(pid, epoch, base_seq)
                     .transactional(transactional);
                 for r in records {
@@ -441,6 +445,7 @@ mod tests {
             batch_size: 16 * 1024,
             buffer_memory: 1 << 30,
             compression: Compression::None,
+            compression_level: None,
             max_request_size: 1 << 20,
         };
         let ratio = Arc::new(CompressionRatio::default());

@@ -163,6 +163,8 @@ pub(crate) struct AccConfig {
     pub buffer_memory: usize,
     /// `compression.type`.
     pub compression: Compression,
+    /// `compression.<codec>.level` of that codec (`None`: its default).
+    pub compression_level: Option<i32>,
     /// `max.request.size`.
     pub max_request_size: usize,
 }
@@ -625,6 +627,7 @@ mod tests {
                 batch_size,
                 buffer_memory: memory,
                 compression,
+                compression_level: None,
                 max_request_size: 1 << 20,
             },
             Arc::new(crate::partitioner::RoundRobinPartitioner::new()),
