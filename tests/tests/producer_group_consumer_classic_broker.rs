@@ -790,3 +790,56 @@ async fn a_cooperative_commit_during_the_rejoin_is_refused_unsent_on_3_9() {
     second.await.unwrap().close(Duration::from_secs(5)).await;
     first.close(Duration::from_secs(5)).await;
 }
+
+/// A member with `group.protocol` not set on `variant` uses `expected`
+/// (chosen from the brokers' ApiVersions) and reads every record of a
+/// topic once.
+async fn unset_group_protocol_is_chosen_by_the_broker(
+    variant: SharedKafka,
+    expected: kafka_consumer::GroupProtocol,
+) {
+    let kafka = kafka(variant).await;
+    let topic = &*unique_name("auto-protocol");
+    let group = &*unique_name("auto-protocol");
+    kafka.create_topic(topic, PARTITIONS, 1).await.unwrap();
+    produce(kafka, topic, PARTITIONS, 0..200).await;
+    let config = support::group_consumer::config(kafka, group, &[]);
+    assert_eq!(config.protocol, None);
+    let consumer = GroupConsumer::subscribe(config, [topic]).await.unwrap();
+    assert_eq!(consumer.protocol(), expected);
+    let log = Arc::new(Mutex::new(Log::default()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let task = tokio::spawn(member(1, consumer, log.clone(), stop.clone()));
+    wait_for("every record", &log, |l| l.consumed.len() >= 200).await;
+    stop.store(true, Ordering::SeqCst);
+    task.await.unwrap().close(Duration::from_secs(10)).await;
+    let log = log.lock().unwrap();
+    let distinct: BTreeSet<u32> = log.consumed.iter().map(|(v, _)| *v).collect();
+    assert_eq!(
+        (log.consumed.len(), distinct.len()),
+        (200, 200),
+        "each record once"
+    );
+}
+
+/// Invariant: with `group.protocol` not set, a Kafka 3.9 cluster (no
+/// ConsumerGroupHeartbeat) gets a classic member, which reads every record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kafka_3_9_unset_group_protocol_is_classic() {
+    unset_group_protocol_is_chosen_by_the_broker(
+        SharedKafka::Kafka39,
+        kafka_consumer::GroupProtocol::Classic,
+    )
+    .await;
+}
+
+/// Invariant: with `group.protocol` not set, a Kafka 4.4 cluster gets a
+/// KIP-848 member, which reads every record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kafka_4_4_unset_group_protocol_is_kip_848() {
+    unset_group_protocol_is_chosen_by_the_broker(
+        SharedKafka::Kafka44Tv2,
+        kafka_consumer::GroupProtocol::Consumer,
+    )
+    .await;
+}

@@ -40,8 +40,14 @@ pub struct GroupConsumerConfig {
     /// `group.remote.assignor`: the broker-side assignor to use (KIP-848
     /// only).
     pub server_assignor: Option<String>,
-    /// `group.protocol`.
-    pub protocol: GroupProtocol,
+    /// `group.protocol`; `None` (not set): chosen when the consumer
+    /// starts — KIP-848 when the brokers serve it (ConsumerGroupHeartbeat
+    /// and the `group.version` feature: Kafka 4.0+), classic otherwise (see
+    /// [`GroupConsumer::subscribe`]). Settings only one protocol accepts
+    /// (`session.timeout.ms`, `heartbeat.interval.ms` and
+    /// `partition.assignment.strategy`: classic; `group.remote.assignor`:
+    /// KIP-848) choose it when `group.protocol` is not set.
+    pub protocol: Option<GroupProtocol>,
     /// `session.timeout.ms` (classic only, default 45 s): the coordinator
     /// removes a member whose heartbeats stop for this long.
     pub session_timeout: Duration,
@@ -72,11 +78,10 @@ pub struct GroupConsumerConfig {
 }
 
 /// `group.protocol`: who assigns the partitions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GroupProtocol {
-    /// KIP-848 (`consumer`, the default of this client; Kafka 4.0+): the
-    /// broker assigns, the member heartbeats and reconciles.
-    #[default]
+    /// KIP-848 (`consumer`; Kafka 4.0+): the broker assigns, the member
+    /// heartbeats and reconciles.
     Consumer,
     /// The classic protocol (`classic`): JoinGroup/SyncGroup, the group
     /// leader runs a client-side assignor.
@@ -107,7 +112,9 @@ impl GroupConsumerConfig {
 
     /// Settings from Java consumer property names. `group.id` and
     /// `bootstrap.servers` are required. `group.protocol` is `consumer`
-    /// (KIP-848, the default) or `classic`; as in Java,
+    /// (KIP-848) or `classic`; not set, the consumer uses KIP-848 when the
+    /// brokers serve it and classic otherwise (Java 4.x defaults to
+    /// classic, which every broker serves). As in Java,
     /// `session.timeout.ms`, `heartbeat.interval.ms` and
     /// `partition.assignment.strategy` (short names or Java class names of
     /// `range` and `cooperative-sticky`) are refused under `consumer`, and
@@ -179,7 +186,7 @@ impl GroupConsumerConfig {
             rack_id: None,
             max_poll_interval: Duration::from_secs(300),
             server_assignor: None,
-            protocol: GroupProtocol::Consumer,
+            protocol: None,
             session_timeout: Duration::from_secs(45),
             heartbeat_interval: Duration::from_secs(3),
             assignors: Assignor::DEFAULT.to_vec(),
@@ -201,7 +208,7 @@ impl GroupConsumerConfig {
                 ("classic", GroupProtocol::Classic),
             ],
         )? {
-            c.protocol = p;
+            c.protocol = Some(p);
         }
         // The settings only one protocol accepts, as given.
         let mut consumer_only = Vec::new();
@@ -273,15 +280,32 @@ impl GroupConsumerConfig {
         }
         c.group_id = group_id.ok_or_else(|| ConfigError::Missing("group.id".into()))?;
         c.auto_commit_interval = auto_commit.then_some(auto_commit_interval);
+        // Not set: the settings of one protocol choose it.
+        if c.protocol.is_none() {
+            c.protocol = match (classic_only.first(), consumer_only.first()) {
+                (Some(_), None) => Some(GroupProtocol::Classic),
+                (None, Some(_)) => Some(GroupProtocol::Consumer),
+                (Some((classic_key, _)), Some((k, v))) => {
+                    return Err(invalid(
+                        k,
+                        v,
+                        &format!(
+                            "only supported with group.protocol=consumer, and {classic_key} only with group.protocol=classic: set group.protocol and remove the other protocol's setting"
+                        ),
+                    ));
+                }
+                (None, None) => None,
+            };
+        }
         match (c.protocol, classic_only.first(), consumer_only.first()) {
-            (GroupProtocol::Consumer, Some((k, v)), _) => {
+            (Some(GroupProtocol::Consumer), Some((k, v)), _) => {
                 return Err(invalid(
                     k,
                     v,
                     "not supported with group.protocol=consumer (the broker sets it): remove it or set group.protocol=classic",
                 ));
             }
-            (GroupProtocol::Classic, _, Some((k, v))) => {
+            (Some(GroupProtocol::Classic), _, Some((k, v))) => {
                 return Err(invalid(
                     k,
                     v,
@@ -290,7 +314,8 @@ impl GroupConsumerConfig {
             }
             _ => {}
         }
-        if c.protocol == GroupProtocol::Classic && c.heartbeat_interval >= c.session_timeout {
+        if c.protocol != Some(GroupProtocol::Consumer) && c.heartbeat_interval >= c.session_timeout
+        {
             return Err(invalid(
                 "heartbeat.interval.ms",
                 &c.heartbeat_interval.as_millis().to_string(),
@@ -371,7 +396,7 @@ mod tests {
             ),
         ])
         .unwrap();
-        assert_eq!(c.protocol, GroupProtocol::Classic);
+        assert_eq!(c.protocol, Some(GroupProtocol::Classic));
         assert_eq!(c.session_timeout, Duration::from_secs(10));
         assert_eq!(c.heartbeat_interval, Duration::from_secs(1));
         assert_eq!(c.assignors, [Assignor::CooperativeSticky, Assignor::Range]);
@@ -399,10 +424,16 @@ mod tests {
             };
             let err = parse(&[(key, value), ("group.protocol", "consumer")]).unwrap_err();
             assert_eq!(err.key(), key);
+            // A session of 1 s would be shorter than the default heartbeat.
+            let value = if key == "session.timeout.ms" {
+                "10000"
+            } else {
+                value
+            };
             assert_eq!(
-                parse(&[(key, value)]).unwrap_err().key(),
-                key,
-                "default protocol"
+                parse(&[(key, value)]).unwrap().protocol,
+                Some(GroupProtocol::Classic),
+                "{key} chooses classic when group.protocol is not set"
             );
         }
     }
@@ -527,5 +558,26 @@ mod tests {
             c.cluster_config().bootstrap_timeout,
             Duration::from_secs(20)
         );
+    }
+
+    /// Not set, `group.protocol` is left to the consumer's start (the
+    /// brokers' ApiVersions decide) unless one protocol's settings choose
+    /// it; settings of both protocols without `group.protocol` are refused.
+    #[test]
+    fn an_unset_group_protocol_is_chosen_by_the_settings_or_at_start() {
+        assert_eq!(parse(&[]).unwrap().protocol, None);
+        assert_eq!(
+            parse(&[("group.remote.assignor", "uniform")])
+                .unwrap()
+                .protocol,
+            Some(GroupProtocol::Consumer)
+        );
+        let both = parse(&[
+            ("session.timeout.ms", "10000"),
+            ("group.remote.assignor", "uniform"),
+        ])
+        .unwrap_err();
+        assert_eq!(both.key(), "group.remote.assignor");
+        assert!(both.to_string().contains("session.timeout.ms"), "{both}");
     }
 }

@@ -1,11 +1,12 @@
 //! [`GroupConsumer`]: a member of a Kafka consumer group that reads the
 //! partitions Kafka's group coordinator gives it, commits offsets, and
 //! hands its group metadata to a transactional producer (KIP-447). Two
-//! group protocols: KIP-848 (`group.protocol=consumer`, the default here:
-//! the broker assigns, [`Kip848Member`]) and the classic one
+//! group protocols: KIP-848 (`group.protocol=consumer`: the broker
+//! assigns, [`Kip848Member`]) and the classic one
 //! (`group.protocol=classic`, JoinGroup/SyncGroup with a client-side
-//! assignor, [`ClassicMember`]; the only one before Kafka 4.0). Both give
-//! the same [`ConsumerEvent`]s.
+//! assignor, [`ClassicMember`]; the only one before Kafka 4.0). Not set,
+//! the consumer uses KIP-848 when the brokers serve it and classic
+//! otherwise. Both give the same [`ConsumerEvent`]s.
 //!
 //! Work is split between two places, as in Java's `AsyncKafkaConsumer`:
 //!
@@ -52,6 +53,7 @@ use kafka_client::Cluster;
 use kafka_client::Connection;
 use kafka_client::TopicPartition;
 use kafka_client::{GroupMetadata, OffsetAndMetadata};
+use kafka_proto::ApiKey;
 use kafka_proto::ErrorCode;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -300,6 +302,40 @@ pub(super) fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
     shared.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The protocol of a consumer whose `group.protocol` is not set: KIP-848
+/// when a broker's ApiVersions offer ConsumerGroupHeartbeat and the
+/// cluster has finalized the `group.version` feature at level 1 or more
+/// (Kafka 4.0+; Kafka 3.x lists the request too, as early access, and
+/// answers it UNSUPPORTED_VERSION unless its new coordinator is enabled),
+/// classic otherwise (every broker serves it); said at info level.
+async fn choose_protocol(cluster: &Cluster, group_id: &str) -> Result<GroupProtocol, GroupError> {
+    let connection = cluster.any_connection().await.map_err(ReaderError::from)?;
+    let versions = connection.versions();
+    let offered = versions
+        .broker_range(ApiKey::ConsumerGroupHeartbeat)
+        .is_some()
+        && versions
+            .finalized_feature("group.version")
+            .is_some_and(|(_, max)| max >= 1);
+    let protocol = if offered {
+        GroupProtocol::Consumer
+    } else {
+        GroupProtocol::Classic
+    };
+    tracing::info!(
+        group = group_id,
+        ?protocol,
+        "group.protocol not set: {} (the brokers {} the consumer group protocol of KIP-848)",
+        if offered {
+            "consumer (KIP-848)"
+        } else {
+            "classic"
+        },
+        if offered { "serve" } else { "do not serve" },
+    );
+    Ok(protocol)
+}
+
 fn random_member_id() -> String {
     let b: [u8; 16] = rand::random();
     let mut s = String::with_capacity(22);
@@ -320,7 +356,7 @@ impl GroupConsumer {
     /// # Ok(()) }
     /// ```
     pub async fn subscribe<S: AsRef<str>>(
-        config: GroupConsumerConfig,
+        mut config: GroupConsumerConfig,
         topics: impl IntoIterator<Item = S>,
     ) -> Result<Self, GroupError> {
         let topics: Vec<String> = topics.into_iter().map(|t| t.as_ref().to_string()).collect();
@@ -331,7 +367,12 @@ impl GroupConsumer {
         if let Err(e) = cluster.refresh().await {
             tracing::debug!(error = %e, "group consumer: first metadata refresh failed");
         }
-        let member = match config.protocol {
+        let protocol = match config.protocol {
+            Some(p) => p,
+            None => choose_protocol(&cluster, &config.group_id).await?,
+        };
+        config.protocol = Some(protocol);
+        let member = match protocol {
             GroupProtocol::Consumer => {
                 let mut m = Kip848Member::new(config.membership(random_member_id()));
                 m.subscribe(topics);
@@ -356,7 +397,7 @@ impl GroupConsumer {
             retry_backoff: config.retry_backoff,
             request_timeout: config.connection.request_timeout,
         };
-        let task = match config.protocol {
+        let task = match protocol {
             GroupProtocol::Consumer => tokio::spawn(drive_kip848(t)),
             GroupProtocol::Classic => tokio::spawn(drive_classic(t, config.max_poll_interval)),
         };
@@ -385,6 +426,12 @@ impl GroupConsumer {
             next_auto_commit,
             task,
         })
+    }
+
+    /// The group protocol in use: `group.protocol`, or the one chosen at
+    /// start when it was not set.
+    pub fn protocol(&self) -> GroupProtocol {
+        self.config.protocol.unwrap_or(GroupProtocol::Classic)
     }
 
     /// The member id (KIP-848: generated once, kept for the consumer's
