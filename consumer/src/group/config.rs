@@ -137,6 +137,7 @@ impl GroupConsumerConfig {
     /// let err = GroupConsumerConfig::from_properties([
     ///     ("bootstrap.servers", "127.0.0.1:9092"),
     ///     ("group.id", "g"),
+    ///     ("group.protocol", "consumer"),
     ///     ("session.timeout.ms", "10000"),
     /// ])
     /// .unwrap_err();
