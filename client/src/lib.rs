@@ -63,7 +63,7 @@ pub use cluster::{Cluster, ClusterConfig, TopicSelection};
 mod config;
 pub use config::{ClientConfig, ConfigError, Properties, Secret, SecurityProtocol};
 mod connection;
-pub use connection::{Connection, ConnectionConfig, TlsConfig};
+pub use connection::{Connection, ConnectionConfig, KeyStoreError, TlsConfig, TrustStore};
 mod coordinator;
 #[allow(deprecated)]
 pub use coordinator::CoordinatorError;
