@@ -365,3 +365,211 @@ fn pkcs12_identity(
         crate::connection::TLS_FEATURE_MISSING.into(),
     ))
 }
+
+#[cfg(all(test, feature = "tls"))]
+mod tests {
+    use crate::{ClientConfig, ConfigError, KeyStoreError, TlsConfig, TrustStore};
+
+    /// The path of a fixture (`src/connection/fixtures`, made by its `make.sh`).
+    fn fixture(name: &str) -> String {
+        format!(
+            "{}/src/connection/fixtures/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    }
+
+    fn ssl(extra: &[(&str, &str)]) -> Result<TlsConfig, ConfigError> {
+        let mut props = vec![
+            ("bootstrap.servers", "broker-1:9093"),
+            ("security.protocol", "SSL"),
+        ];
+        props.extend_from_slice(extra);
+        ClientConfig::from_properties(props).map(|c| c.connection_config().tls.expect("SSL"))
+    }
+
+    /// The reason of a [`ConfigError::KeyStore`], and its key.
+    fn key_store_error(e: ConfigError) -> (String, KeyStoreError) {
+        match e {
+            ConfigError::KeyStore { key, reason } => (key, reason),
+            e => panic!("expected a key store error, got {e:?}"),
+        }
+    }
+
+    /// Without any `ssl.*` setting, SSL trusts the operating system's store
+    /// and verifies host names (Java's defaults); the Mozilla fallback is a
+    /// setting of its own.
+    #[test]
+    fn no_trust_store_means_the_system_store() {
+        let tls = ssl(&[]).unwrap();
+        assert_eq!(
+            tls.trust,
+            TrustStore::System {
+                mozilla_fallback: false
+            }
+        );
+        assert!(tls.verify_hostname && tls.client_cert_pem.is_none());
+        let tls = ssl(&[("ssl.truststore.fallback", "mozilla")]).unwrap();
+        assert_eq!(
+            tls.trust,
+            TrustStore::System {
+                mozilla_fallback: true
+            }
+        );
+        // The fallback with a trust store of its own makes no sense.
+        let e = ssl(&[
+            ("ssl.truststore.fallback", "mozilla"),
+            ("ssl.truststore.location", &fixture("ca.pem")),
+        ])
+        .unwrap_err();
+        assert_eq!(e.key(), "ssl.truststore.fallback");
+    }
+
+    /// A PKCS#12 trust store (Java's, by keytool) with its password gives
+    /// the CA; the type may be set or found from the contents.
+    #[test]
+    fn pkcs12_trust_store() {
+        let ca = std::fs::read(fixture("ca.pem")).unwrap();
+        for ty in [Some("PKCS12"), None] {
+            let mut props = vec![
+                ("ssl.truststore.location", fixture("trust.p12")),
+                ("ssl.truststore.password", "trust-secret".into()),
+            ];
+            props.extend(ty.map(|t| ("ssl.truststore.type", t.to_string())));
+            let props: Vec<(&str, &str)> = props.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let tls = ssl(&props).unwrap();
+            let TrustStore::Pem(pem) = tls.trust else {
+                panic!("{:?}", tls.trust)
+            };
+            assert_eq!(
+                crate::connection::tls_impl::parse_certs(&pem).unwrap(),
+                crate::connection::tls_impl::parse_certs(&ca).unwrap()
+            );
+        }
+    }
+
+    /// A PKCS#12 key store gives the client certificate and key; the
+    /// store's password is required, a wrong one is named by its key.
+    #[test]
+    fn pkcs12_key_store() {
+        let p12 = fixture("client.p12");
+        let tls = ssl(&[
+            ("ssl.keystore.type", "PKCS12"),
+            ("ssl.keystore.location", &p12),
+            ("ssl.keystore.password", "store-secret"),
+        ])
+        .unwrap();
+        assert!(tls.client_cert_pem.is_some() && tls.client_key_pem.is_some());
+        let e = ssl(&[
+            ("ssl.keystore.location", &p12),
+            ("ssl.keystore.password", "wrong"),
+        ])
+        .unwrap_err();
+        assert_eq!(
+            key_store_error(e),
+            ("ssl.keystore.password".into(), KeyStoreError::WrongPassword)
+        );
+        let e = ssl(&[("ssl.keystore.location", &p12)]).unwrap_err();
+        assert!(
+            matches!(e, ConfigError::Missing(ref k) if k.starts_with("ssl.keystore.password")),
+            "{e}"
+        );
+        // A different key password cannot apply to a PKCS#12 store.
+        let e = ssl(&[
+            ("ssl.keystore.location", &p12),
+            ("ssl.keystore.password", "store-secret"),
+            ("ssl.key.password", "other"),
+        ])
+        .unwrap_err();
+        assert_eq!(e.key(), "ssl.key.password");
+    }
+
+    /// Garbage, a JKS store and a missing file: errors naming the location
+    /// and saying why; the password never printed.
+    #[test]
+    fn unusable_store_files_name_the_key_and_the_reason() {
+        let cases = [
+            ("ssl.truststore.location", "garbage.bin", "PKCS12"),
+            ("ssl.truststore.location", "trust.jks", "PKCS12"),
+            ("ssl.keystore.location", "garbage.bin", "PKCS12"),
+            ("ssl.keystore.location", "no-such-file.p12", "PKCS12"),
+            ("ssl.keystore.location", "ca.pem", "PKCS12"),
+        ];
+        for (key, file, ty) in cases {
+            let type_key = key.replace("location", "type");
+            let password_key = key.replace("location", "password");
+            let e = ssl(&[
+                (key, &fixture(file)),
+                (&type_key, ty),
+                (&password_key, "hunter2"),
+            ])
+            .unwrap_err();
+            assert!(!e.to_string().contains("hunter2"), "{e}");
+            let (k, reason) = key_store_error(e);
+            assert_eq!(k, key, "{file}");
+            match (file, reason) {
+                ("garbage.bin", KeyStoreError::WrongFormat { .. })
+                | ("ca.pem", KeyStoreError::WrongFormat { found: "PEM", .. })
+                | ("trust.jks", KeyStoreError::JksUnsupported)
+                | ("no-such-file.p12", KeyStoreError::Unreadable { .. }) => {}
+                (file, reason) => panic!("{file}: {reason:?}"),
+            }
+        }
+        // A JKS type is refused at its key.
+        let e = ssl(&[("ssl.keystore.type", "jks")]).unwrap_err();
+        assert_eq!(
+            key_store_error(e),
+            ("ssl.keystore.type".into(), KeyStoreError::JksUnsupported)
+        );
+    }
+
+    /// A PEM key store with an encrypted PKCS#8 key: decrypted with
+    /// `ssl.key.password`; a wrong or missing one is named.
+    #[test]
+    fn encrypted_pem_key() {
+        let key = std::fs::read_to_string(fixture("client.enc.key")).unwrap();
+        let chain = std::fs::read_to_string(fixture("client.pem")).unwrap();
+        let with = |password: Option<&str>| {
+            let mut props = vec![
+                ("ssl.keystore.type", "PEM"),
+                ("ssl.keystore.key", key.as_str()),
+                ("ssl.keystore.certificate.chain", chain.as_str()),
+            ];
+            props.extend(password.map(|p| ("ssl.key.password", p)));
+            ssl(&props)
+        };
+        let tls = with(Some("key-secret")).unwrap();
+        let pem = tls.client_key_pem.unwrap();
+        assert!(pem.starts_with(b"-----BEGIN PRIVATE KEY-----"));
+        assert_eq!(
+            key_store_error(with(Some("wrong")).unwrap_err()),
+            ("ssl.key.password".into(), KeyStoreError::WrongKeyPassword)
+        );
+        assert_eq!(
+            key_store_error(with(None).unwrap_err()),
+            (
+                "ssl.keystore.key".into(),
+                KeyStoreError::KeyPasswordRequired
+            )
+        );
+    }
+
+    /// Java's rules for PEM stores: no store password.
+    #[test]
+    fn pem_stores_take_no_store_password() {
+        let e = ssl(&[
+            ("ssl.truststore.location", &fixture("ca.pem")),
+            ("ssl.truststore.password", "x"),
+        ])
+        .unwrap_err();
+        assert_eq!(e.key(), "ssl.truststore.password");
+        let key = std::fs::read_to_string(fixture("client.key")).unwrap();
+        let chain = std::fs::read_to_string(fixture("client.pem")).unwrap();
+        let e = ssl(&[
+            ("ssl.keystore.key", &key),
+            ("ssl.keystore.certificate.chain", &chain),
+            ("ssl.keystore.password", "x"),
+        ])
+        .unwrap_err();
+        assert_eq!(e.key(), "ssl.keystore.password");
+    }
+}

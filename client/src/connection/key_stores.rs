@@ -337,7 +337,10 @@ mod tests {
 
     /// A fixture of `fixtures/` (made by `fixtures/make.sh`).
     fn fixture(name: &str) -> Vec<u8> {
-        let path = format!("{}/src/connection/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+        let path = format!(
+            "{}/src/connection/fixtures/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
         std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
     }
 
@@ -411,7 +414,10 @@ mod tests {
             StoreType::sniff(&fixture("trust.jks")),
             Err(KeyStoreError::JksUnsupported)
         );
-        assert_eq!(StoreType::sniff(&fixture("client.p12")), Ok(StoreType::Pkcs12));
+        assert_eq!(
+            StoreType::sniff(&fixture("client.p12")),
+            Ok(StoreType::Pkcs12)
+        );
         assert_eq!(StoreType::sniff(&fixture("ca.pem")), Ok(StoreType::Pem));
     }
 
