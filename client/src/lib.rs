@@ -80,6 +80,8 @@ pub use metadata::{
     BrokerInfo, ClusterMetadata, DEFAULT_METADATA_MAX_AGE, MetadataUpdate, PartitionMetadata,
     TopicMetadata,
 };
+mod msk_iam;
+pub use msk_iam::{AwsCredentials, MSK_TOKEN_LIFETIME, MskAuthToken, MskIamError, MskIamSigner};
 mod pool;
 pub use pool::{BrokerConnection, ConnectionPool};
 pub use producer_id::ProducerIdAndEpoch;
