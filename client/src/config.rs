@@ -290,14 +290,12 @@ impl ClientConfig {
     /// operating system's trust store is used, as in Java), credentials for
     /// `SASL_*`.
     pub fn validate_security(&self) -> Result<(), ConfigError> {
-        if self.tls_enabled() {
-            if !cfg!(feature = "tls") {
-                return Err(ConfigError::InvalidValue {
-                    key: "security.protocol".into(),
-                    value: format!("{:?}", self.security_protocol).to_ascii_uppercase(),
-                    reason: crate::connection::TLS_FEATURE_MISSING.into(),
-                });
-            }
+        if self.tls_enabled() && !cfg!(feature = "tls") {
+            return Err(ConfigError::InvalidValue {
+                key: "security.protocol".into(),
+                value: format!("{:?}", self.security_protocol).to_ascii_uppercase(),
+                reason: crate::connection::TLS_FEATURE_MISSING.into(),
+            });
         }
         if self.sasl_enabled() && (self.sasl_username.is_none() || self.sasl_password.is_none()) {
             return Err(ConfigError::Missing(

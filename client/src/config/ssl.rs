@@ -38,6 +38,9 @@ pub(super) struct SslProps {
     verify_hostname: Option<bool>,
 }
 
+/// A client certificate chain and its private key, PEM.
+type Identity = (Vec<u8>, Vec<u8>);
+
 /// `ssl.truststore.type` / `ssl.keystore.type` values.
 const STORE_TYPES: &[(&str, Option<StoreType>)] = &[
     ("PEM", Some(StoreType::Pem)),
@@ -164,7 +167,7 @@ impl SslProps {
 
     /// `ssl.keystore.*` and `ssl.key.password`: the client certificate
     /// chain and key as PEM, `None` without a key store.
-    fn identity(&self) -> Result<Option<(Vec<u8>, Vec<u8>)>, ConfigError> {
+    fn identity(&self) -> Result<Option<Identity>, ConfigError> {
         let key_password = self.key_password.as_ref().map(Secret::expose);
         let store_password = self.keystore_password.as_ref().map(Secret::expose);
         let (location, pem_key, pem_chain) = (
@@ -332,10 +335,7 @@ fn pkcs12_trust(bytes: &[u8], password: Option<&str>) -> Result<Vec<u8>, KeyStor
 }
 
 #[cfg(feature = "tls")]
-fn pkcs12_identity(
-    bytes: &[u8],
-    password: Option<&str>,
-) -> Result<(Vec<u8>, Vec<u8>), KeyStoreError> {
+fn pkcs12_identity(bytes: &[u8], password: Option<&str>) -> Result<Identity, KeyStoreError> {
     crate::connection::pkcs12_identity(bytes, password).map(|id| (id.chain_pem, id.key_pem))
 }
 
@@ -357,10 +357,7 @@ fn pkcs12_trust(_bytes: &[u8], _password: Option<&str>) -> Result<Vec<u8>, KeySt
 }
 
 #[cfg(not(feature = "tls"))]
-fn pkcs12_identity(
-    _bytes: &[u8],
-    _password: Option<&str>,
-) -> Result<(Vec<u8>, Vec<u8>), KeyStoreError> {
+fn pkcs12_identity(_bytes: &[u8], _password: Option<&str>) -> Result<Identity, KeyStoreError> {
     Err(KeyStoreError::UnsupportedEncryption(
         crate::connection::TLS_FEATURE_MISSING.into(),
     ))
