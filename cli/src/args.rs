@@ -36,10 +36,13 @@ Examples:
 Settings: -X takes the Java clients' property names (acks, linger.ms,
 compression.type, enable.idempotence, transaction.timeout.ms, sasl.*, ...);
 an unknown key or a bad value is an error naming the key. TLS:
-security.protocol=SSL or SASL_SSL with ssl.truststore.location (a PEM file)
-or ssl.truststore.certificates (PEM text), ssl.endpoint.identification.algorithm
-(https, the default, or empty: no host name check), ssl.keystore.* for a
-client certificate.
+security.protocol=SSL or SASL_SSL trusts the system's CA certificates, or
+ssl.truststore.location (PEM or PKCS12, ssl.truststore.type/.password) or
+ssl.truststore.certificates (PEM text); ssl.truststore.fallback=mozilla trusts
+Mozilla's roots built in when the system has none. ssl.keystore.* (PEM or
+PKCS12) and ssl.key.password (an encrypted PEM key) for a client certificate;
+ssl.endpoint.identification.algorithm (https, the default, or empty: no host
+name check).
 
 Logs: warnings and errors on stderr; -v info, -vv debug, -vvv trace;
 RUST_LOG (e.g. kafka_producer=debug), when set, wins. Secrets are never

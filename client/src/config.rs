@@ -2,15 +2,17 @@
 //! `client.id`, timeouts, `security.protocol`, `sasl.*`, `ssl.*` — under the
 //! Java client's property names, and the error a bad setting gives.
 
-use crate::connection::TlsConfig;
+use crate::connection::{KeyStoreError, TlsConfig};
 use crate::sasl::{SaslConfig, SaslMechanism};
 use crate::{ClusterConfig, ConnectionConfig};
 use std::time::Duration;
 
 mod properties;
+mod ssl;
 
 pub use properties::Properties;
 use properties::{invalid, split_list};
+use ssl::SslProps;
 
 /// How a client reaches the cluster: bootstrap brokers, identity, timeouts
 /// and security. Build with [`ClientConfig::new`] and set fields, or parse
@@ -66,7 +68,9 @@ pub struct ClientConfig {
     pub sasl_username: Option<String>,
     /// SASL password (`sasl.password`, or from `sasl.jaas.config`).
     pub sasl_password: Option<Secret>,
-    /// TLS settings (`ssl.*`); used with `SSL` and `SASL_SSL`.
+    /// TLS settings (`ssl.*`); used with `SSL` and `SASL_SSL`. `None`:
+    /// Java's defaults ([`TlsConfig::default`]: the operating system's trust
+    /// store, host names verified, no client certificate).
     pub tls: Option<TlsConfig>,
     /// `bootstrap.timeout.ms` (a kafka-eos extension): how long connecting
     /// waits for a first answer from a bootstrap address (see
@@ -266,7 +270,7 @@ impl ClientConfig {
             c.sasl_password.get_or_insert(Secret::from(p));
         }
         if let Some(tls) = SslProps::take_from(props)? {
-            c.tls = tls;
+            c.tls = Some(tls);
         }
         Ok(())
     }
@@ -281,23 +285,17 @@ impl ClientConfig {
         Ok(self)
     }
 
-    /// Checks that `security.protocol` has what it needs: TLS settings (and
-    /// the `tls` cargo feature) for `SSL` / `SASL_SSL`, credentials for
+    /// Checks that `security.protocol` has what it needs: the `tls` cargo
+    /// feature for `SSL` / `SASL_SSL` (without `ssl.*` settings the
+    /// operating system's trust store is used, as in Java), credentials for
     /// `SASL_*`.
     pub fn validate_security(&self) -> Result<(), ConfigError> {
-        if self.tls_enabled() {
-            if !cfg!(feature = "tls") {
-                return Err(ConfigError::InvalidValue {
-                    key: "security.protocol".into(),
-                    value: format!("{:?}", self.security_protocol).to_ascii_uppercase(),
-                    reason: crate::connection::TLS_FEATURE_MISSING.into(),
-                });
-            }
-            if self.tls.is_none() {
-                return Err(ConfigError::Missing(
-                    "ssl.truststore.location (or ssl.truststore.certificates)".into(),
-                ));
-            }
+        if self.tls_enabled() && !cfg!(feature = "tls") {
+            return Err(ConfigError::InvalidValue {
+                key: "security.protocol".into(),
+                value: format!("{:?}", self.security_protocol).to_ascii_uppercase(),
+                reason: crate::connection::TLS_FEATURE_MISSING.into(),
+            });
         }
         if self.sasl_enabled() && (self.sasl_username.is_none() || self.sasl_password.is_none()) {
             return Err(ConfigError::Missing(
@@ -342,7 +340,7 @@ impl ClientConfig {
                 None
             },
             tls: if self.tls_enabled() {
-                self.tls.clone()
+                Some(self.tls.clone().unwrap_or_default())
             } else {
                 None
             },
@@ -403,6 +401,17 @@ pub enum ConfigError {
     /// A required property is missing.
     #[error("missing required property {0}")]
     Missing(String),
+    /// A trust store, key store or private key that cannot be used (a
+    /// file that cannot be read, a wrong password, not PKCS#12, no key in
+    /// the store, ...).
+    #[error("cannot use {key}: {reason}")]
+    KeyStore {
+        /// The property at fault (the location, or the password that does
+        /// not open it).
+        key: String,
+        /// Why.
+        reason: KeyStoreError,
+    },
 }
 
 impl ConfigError {
@@ -410,7 +419,9 @@ impl ConfigError {
     pub fn key(&self) -> &str {
         match self {
             ConfigError::UnknownKey(k) | ConfigError::Missing(k) => k,
-            ConfigError::InvalidValue { key, .. } | ConfigError::Incompatible { key, .. } => key,
+            ConfigError::InvalidValue { key, .. }
+            | ConfigError::Incompatible { key, .. }
+            | ConfigError::KeyStore { key, .. } => key,
         }
     }
 }
@@ -455,142 +466,6 @@ impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("<redacted>")
     }
-}
-
-/// The `ssl.*` properties as given, resolved into a [`TlsConfig`] after
-/// every property is read (order does not matter, as in Java).
-#[derive(Debug, Default)]
-struct SslProps {
-    truststore_location: Option<String>,
-    truststore_certificates: Option<String>,
-    keystore_location: Option<String>,
-    keystore_key: Option<String>,
-    keystore_chain: Option<String>,
-    verify_hostname: Option<bool>,
-}
-
-impl SslProps {
-    /// The `ssl.*` settings of `props` resolved into TLS settings: `None`
-    /// when `props` has no `ssl.*` key at all.
-    fn take_from(props: &mut Properties) -> Result<Option<Option<TlsConfig>>, ConfigError> {
-        let given = props.keys().any(|k| k.starts_with("ssl."));
-        for key in ["ssl.truststore.type", "ssl.keystore.type"] {
-            if let Some(value) = props.string(key)
-                && !value.eq_ignore_ascii_case("PEM")
-            {
-                return Err(invalid(
-                    key,
-                    &value,
-                    "only PEM is supported (convert JKS/PKCS12 stores to PEM)",
-                ));
-            }
-        }
-        if props
-            .password("ssl.key.password")
-            .is_some_and(|p| !p.expose().is_empty())
-        {
-            return Err(invalid(
-                "ssl.key.password",
-                "<redacted>",
-                "encrypted private keys are not supported; give an unencrypted PEM key",
-            ));
-        }
-        let verify_hostname = props.one_of_ignoring_case(
-            "ssl.endpoint.identification.algorithm",
-            &[("https", true), ("", false)],
-        );
-        let verify_hostname = verify_hostname.map_err(|e| match e {
-            ConfigError::InvalidValue { key, value, .. } => ConfigError::InvalidValue {
-                key,
-                value,
-                reason: "expected https or empty".into(),
-            },
-            e => e,
-        })?;
-        let ssl = SslProps {
-            truststore_location: props.string("ssl.truststore.location"),
-            truststore_certificates: props.string("ssl.truststore.certificates"),
-            keystore_location: props.string("ssl.keystore.location"),
-            keystore_key: props.string("ssl.keystore.key"),
-            keystore_chain: props.string("ssl.keystore.certificate.chain"),
-            verify_hostname,
-        };
-        if !given {
-            return Ok(None);
-        }
-        ssl.build().map(Some)
-    }
-
-    /// `None` without a truststore; reads the files and, with the `tls`
-    /// feature, checks the PEM contents.
-    fn build(self) -> Result<Option<TlsConfig>, ConfigError> {
-        let read = |key: &str, path: &str| {
-            std::fs::read(path).map_err(|e| invalid(key, path, &format!("cannot read: {e}")))
-        };
-        let ca = match (&self.truststore_location, &self.truststore_certificates) {
-            (Some(_), Some(_)) => {
-                return Err(ConfigError::Incompatible {
-                    key: "ssl.truststore.certificates".into(),
-                    reason: "set either ssl.truststore.location or ssl.truststore.certificates"
-                        .into(),
-                });
-            }
-            (Some(path), None) => (
-                "ssl.truststore.location",
-                read("ssl.truststore.location", path)?,
-            ),
-            (None, Some(pem)) => ("ssl.truststore.certificates", pem.clone().into_bytes()),
-            (None, None) => return Ok(None),
-        };
-        let mut tls = TlsConfig::new(ca.1).verify_hostname(self.verify_hostname.unwrap_or(true));
-        check_pem(ca.0, &tls.ca_pem, false)?;
-        match (self.keystore_location, self.keystore_key, self.keystore_chain) {
-            (None, None, None) => {}
-            (Some(path), None, None) => {
-                // Java's PEM key store file: the private key and its chain.
-                let key = "ssl.keystore.location";
-                let pem = read(key, &path)?;
-                check_pem(key, &pem, false)?;
-                check_pem(key, &pem, true)?;
-                tls = tls.client_auth(pem.clone(), pem);
-            }
-            (None, Some(key_pem), Some(chain)) => {
-                check_pem("ssl.keystore.key", key_pem.as_bytes(), true)?;
-                check_pem("ssl.keystore.certificate.chain", chain.as_bytes(), false)?;
-                tls = tls.client_auth(chain, key_pem);
-            }
-            (Some(_), _, _) => {
-                return Err(ConfigError::Incompatible {
-                    key: "ssl.keystore.location".into(),
-                    reason: "set either ssl.keystore.location or ssl.keystore.key with ssl.keystore.certificate.chain".into(),
-                })
-            }
-            (None, _, _) => {
-                return Err(ConfigError::Missing(
-                    "ssl.keystore.key and ssl.keystore.certificate.chain (both)".into(),
-                ))
-            }
-        }
-        Ok(Some(tls))
-    }
-}
-
-/// Checks PEM certificates (or a private key) under `key` with the `tls`
-/// feature; without it SSL is rejected anyway.
-#[cfg(feature = "tls")]
-fn check_pem(key: &str, pem: &[u8], private_key: bool) -> Result<(), ConfigError> {
-    use crate::connection::tls_impl::{parse_certs, parse_key};
-    let r = if private_key {
-        parse_key(pem).map(drop)
-    } else {
-        parse_certs(pem).map(drop)
-    };
-    r.map_err(|reason| invalid(key, "<PEM>", &reason))
-}
-
-#[cfg(not(feature = "tls"))]
-fn check_pem(_key: &str, _pem: &[u8], _private_key: bool) -> Result<(), ConfigError> {
-    Ok(())
 }
 
 /// `bootstrap.servers`: a non-empty list of `host:port`.

@@ -63,7 +63,7 @@ pub use cluster::{Cluster, ClusterConfig, TopicSelection};
 mod config;
 pub use config::{ClientConfig, ConfigError, Properties, Secret, SecurityProtocol};
 mod connection;
-pub use connection::{Connection, ConnectionConfig, TlsConfig};
+pub use connection::{Connection, ConnectionConfig, KeyStoreError, TlsConfig, TrustStore};
 mod coordinator;
 #[allow(deprecated)]
 pub use coordinator::CoordinatorError;
@@ -80,6 +80,8 @@ pub use metadata::{
     BrokerInfo, ClusterMetadata, DEFAULT_METADATA_MAX_AGE, MetadataUpdate, PartitionMetadata,
     TopicMetadata,
 };
+mod msk_iam;
+pub use msk_iam::{AwsCredentials, MSK_TOKEN_LIFETIME, MskAuthToken, MskIamError, MskIamSigner};
 mod pool;
 pub use pool::{BrokerConnection, ConnectionPool};
 pub use producer_id::ProducerIdAndEpoch;

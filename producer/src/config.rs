@@ -1148,8 +1148,8 @@ mod tests {
         // Settings valid in any build.
         for (k, v) in [
             ("ssl.truststore.type", "JKS"),
-            ("ssl.keystore.type", "PKCS12"),
-            ("ssl.key.password", "secret"),
+            ("ssl.keystore.type", "BKS"),
+            ("ssl.truststore.fallback", "probe"),
             ("ssl.endpoint.identification.algorithm", "http"),
             ("ssl.truststore.location", "/no/such/ca.pem"),
         ] {
@@ -1193,9 +1193,15 @@ mod tests {
         let ca_pem = std::fs::read(ca).unwrap();
         let key = include_str!("fixtures/tls/client.key.pem").to_string();
         let chain = include_str!("fixtures/tls/client.cert.pem").to_string();
-        // SSL needs a trust store.
-        let e = props(&[("security.protocol", "SSL")]).unwrap_err();
-        assert!(matches!(e, ConfigError::Missing(_)), "{e}");
+        // Without a trust store SSL trusts the system's, as Java does.
+        let c = props(&[("security.protocol", "SSL")]).unwrap();
+        let tls = c.connection_config().tls.expect("tls");
+        assert_eq!(
+            tls.trust,
+            kafka_client::TrustStore::System {
+                mozilla_fallback: false
+            }
+        );
         let c = props(&[
             ("security.protocol", "SSL"),
             ("ssl.truststore.type", "PEM"),
@@ -1207,7 +1213,7 @@ mod tests {
         ])
         .unwrap();
         let tls = c.connection_config().tls.expect("tls");
-        assert_eq!(tls.ca_pem, ca_pem);
+        assert_eq!(tls.trust, kafka_client::TrustStore::Pem(ca_pem.clone()));
         assert!(!tls.verify_hostname);
         // Values are trimmed, as every property.
         assert_eq!(tls.client_key_pem.as_deref(), Some(key.trim().as_bytes()));

@@ -1,7 +1,8 @@
 //! Test certificates for TLS clusters, made with the `openssl` command line
 //! tool: a private CA, a broker certificate for `127.0.0.1` / `localhost`
 //! (in a PKCS#12 key store for the broker) and a client certificate for
-//! mutual TLS, all ECDSA P-256.
+//! mutual TLS (PEM, in a PKCS#12 key store, and with its key encrypted),
+//! all ECDSA P-256; the CA also in a PKCS#12 trust store.
 //!
 //! ```no_run
 //! # fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
@@ -36,6 +37,22 @@ pub struct TlsFiles {
     pub client_cert_pem: Vec<u8>,
     /// The client key's contents.
     pub client_key_pem: Vec<u8>,
+    /// The client key and certificate (with the CA) in a PKCS#12 key store
+    /// (`ssl.keystore.type=PKCS12`), as `openssl pkcs12 -export` writes it.
+    pub client_keystore_path: PathBuf,
+    /// The password of [`Self::client_keystore_path`].
+    pub client_keystore_password: String,
+    /// The client key encrypted with [`Self::client_key_password`]
+    /// (`ENCRYPTED PRIVATE KEY`: PKCS#8, PBES2 with AES-256-CBC), PEM.
+    pub client_key_encrypted_path: PathBuf,
+    /// The password of [`Self::client_key_encrypted_path`]
+    /// (`ssl.key.password`).
+    pub client_key_password: String,
+    /// The CA certificate alone in a PKCS#12 trust store
+    /// (`ssl.truststore.type=PKCS12`).
+    pub truststore_path: PathBuf,
+    /// The password of [`Self::truststore_path`].
+    pub truststore_password: String,
 }
 
 impl std::fmt::Debug for TlsFiles {
@@ -146,6 +163,39 @@ pub fn generate(dir: &Path) -> Result<TlsFiles> {
         .args(["-passout", &format!("pass:{password}")]);
     run(p12, "export the broker key store")?;
 
+    // The client's identity and the CA in the other forms Java's clients
+    // take: a PKCS#12 key store, an encrypted PKCS#8 key, a PKCS#12 trust
+    // store.
+    let client_store_password = "kafka-eos-client-store";
+    let mut p12 = openssl();
+    p12.args(["pkcs12", "-export", "-name", "client", "-in"])
+        .arg(p("client.pem"))
+        .arg("-inkey")
+        .arg(p("client.key"))
+        .arg("-certfile")
+        .arg(p("ca.pem"))
+        .arg("-out")
+        .arg(p("client.p12"))
+        .args(["-passout", &format!("pass:{client_store_password}")]);
+    run(p12, "export the client key store")?;
+    let key_password = "kafka-eos-client-key";
+    let mut enc = openssl();
+    enc.args(["pkcs8", "-topk8", "-v2", "aes-256-cbc", "-in"])
+        .arg(p("client.key"))
+        .arg("-out")
+        .arg(p("client.enc.key"))
+        .args(["-passout", &format!("pass:{key_password}")]);
+    run(enc, "encrypt the client key")?;
+    let trust_password = "kafka-eos-trust";
+    let mut trust = openssl();
+    trust
+        .args(["pkcs12", "-export", "-nokeys", "-in"])
+        .arg(p("ca.pem"))
+        .arg("-out")
+        .arg(p("truststore.p12"))
+        .args(["-passout", &format!("pass:{trust_password}")]);
+    run(trust, "export the trust store")?;
+
     let read = |name: &str| std::fs::read(p(name)).ctx(|| format!("reading {name}"));
     Ok(TlsFiles {
         ca_pem: read("ca.pem")?,
@@ -156,6 +206,12 @@ pub fn generate(dir: &Path) -> Result<TlsFiles> {
         broker_keystore_password: password.into(),
         client_cert_path: p("client.pem"),
         client_key_path: p("client.key"),
+        client_keystore_path: p("client.p12"),
+        client_keystore_password: client_store_password.into(),
+        client_key_encrypted_path: p("client.enc.key"),
+        client_key_password: key_password.into(),
+        truststore_path: p("truststore.p12"),
+        truststore_password: trust_password.into(),
     })
 }
 
@@ -217,6 +273,9 @@ mod tests {
         assert!(f.ca_pem.starts_with(b"-----BEGIN CERTIFICATE-----"));
         assert!(f.client_key_pem.starts_with(b"-----BEGIN PRIVATE KEY-----"));
         assert!(f.broker_keystore_path.is_file());
+        assert!(f.client_keystore_path.is_file() && f.truststore_path.is_file());
+        let enc = std::fs::read(&f.client_key_encrypted_path).unwrap();
+        assert!(enc.starts_with(b"-----BEGIN ENCRYPTED PRIVATE KEY-----"));
         // The broker certificate verifies against the CA.
         let out = Command::new("openssl")
             .args(["verify", "-CAfile"])

@@ -46,3 +46,4 @@ mod sink_kafka_lost_transaction;
 mod sink_kafka_scenarios;
 mod sink_kafka_soak;
 mod sink_source_rabbitmq;
+mod tls_stores_broker;

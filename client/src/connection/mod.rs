@@ -27,7 +27,19 @@ use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 use writer::{FrameWriter, SubmitError, SubmitFrame, WriteItem};
 
+mod key_stores;
+mod tls;
 mod writer;
+
+pub use key_stores::KeyStoreError;
+pub(crate) use key_stores::{StoreType, looks_like};
+#[cfg(feature = "tls")]
+pub(crate) use key_stores::{pem_key, pkcs12_identity, pkcs12_trust};
+pub(crate) use tls::TLS_FEATURE_MISSING;
+use tls::start_tls;
+#[cfg(feature = "tls")]
+pub(crate) use tls::tls_impl;
+pub use tls::{TlsConfig, TrustStore};
 
 /// Settings of a [`Connection`].
 ///
@@ -66,95 +78,6 @@ pub struct ConnectionConfig {
     pub sasl: Option<SaslConfig>,
     /// TLS settings; `None` for plain TCP. Needs the `tls` cargo feature.
     pub tls: Option<TlsConfig>,
-}
-
-/// TLS settings of a [`Connection`] (`security.protocol=SSL` or `SASL_SSL`).
-///
-/// Needs the `tls` cargo feature (rustls with the `ring` provider); without
-/// it, connecting with [`ConnectionConfig::tls`] set fails with
-/// [`ConnError::InvalidTlsConfig`]. There is no system trust store: the
-/// broker's certificate chain is verified against [`Self::ca_pem`].
-#[derive(Clone)]
-#[non_exhaustive]
-pub struct TlsConfig {
-    /// PEM certificates of the trusted certificate authorities
-    /// (`ssl.truststore.location` / `ssl.truststore.certificates`).
-    pub ca_pem: Vec<u8>,
-    /// The name the broker's certificate must be valid for, also sent as
-    /// SNI; default: the host part of the address dialled (a name or an IP).
-    pub server_name: Option<String>,
-    /// Check that the certificate is valid for the broker's name
-    /// (`ssl.endpoint.identification.algorithm=https`, the default). When
-    /// false the chain is still verified against [`Self::ca_pem`].
-    pub verify_hostname: bool,
-    /// Client certificate chain (PEM) for mutual TLS.
-    pub client_cert_pem: Option<Vec<u8>>,
-    /// Client private key (unencrypted PEM: PKCS#8, PKCS#1 or SEC1) for
-    /// mutual TLS.
-    pub client_key_pem: Option<Vec<u8>>,
-}
-
-impl TlsConfig {
-    /// Trusts the CA certificates in `ca_pem`; verifies host names; no
-    /// client certificate.
-    ///
-    /// ```
-    /// use kafka_client::TlsConfig;
-    /// use kafka_client::ConnectionConfig;
-    /// # let (ca_pem, cert_pem, key_pem) = (Vec::<u8>::new(), Vec::<u8>::new(), Vec::<u8>::new());
-    /// let tls = TlsConfig::new(ca_pem) // ssl.truststore: the CA that signed the brokers
-    ///     .server_name("kafka.internal.example") // when the brokers' addresses are IPs
-    ///     .client_auth(cert_pem, key_pem); // mutual TLS (ssl.keystore)
-    /// let config = ConnectionConfig { tls: Some(tls), ..Default::default() };
-    /// ```
-    pub fn new(ca_pem: impl Into<Vec<u8>>) -> Self {
-        Self {
-            ca_pem: ca_pem.into(),
-            server_name: None,
-            verify_hostname: true,
-            client_cert_pem: None,
-            client_key_pem: None,
-        }
-    }
-
-    /// Overrides the name verified and sent as SNI.
-    pub fn server_name(mut self, name: impl Into<String>) -> Self {
-        self.server_name = Some(name.into());
-        self
-    }
-
-    /// Whether the certificate must be valid for the broker's name.
-    pub fn verify_hostname(mut self, on: bool) -> Self {
-        self.verify_hostname = on;
-        self
-    }
-
-    /// Presents a client certificate chain and its key (mutual TLS).
-    pub fn client_auth(
-        mut self,
-        cert_pem: impl Into<Vec<u8>>,
-        key_pem: impl Into<Vec<u8>>,
-    ) -> Self {
-        self.client_cert_pem = Some(cert_pem.into());
-        self.client_key_pem = Some(key_pem.into());
-        self
-    }
-}
-
-impl std::fmt::Debug for TlsConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Never print the private key.
-        f.debug_struct("TlsConfig")
-            .field("ca_pem", &format_args!("{} bytes", self.ca_pem.len()))
-            .field("server_name", &self.server_name)
-            .field("verify_hostname", &self.verify_hostname)
-            .field("client_cert", &self.client_cert_pem.is_some())
-            .field(
-                "client_key",
-                &self.client_key_pem.as_ref().map(|_| "<redacted>"),
-            )
-            .finish()
-    }
 }
 
 impl ConnectionConfig {
@@ -791,195 +714,6 @@ impl Connection {
     }
 }
 
-/// The TLS handshake, then the IO tasks on the encrypted stream.
-#[cfg(feature = "tls")]
-async fn start_tls(
-    addr: &str,
-    stream: TcpStream,
-    tls: &TlsConfig,
-    config: &ConnectionConfig,
-) -> Result<Io, ConnError> {
-    let client =
-        tls_impl::client_config(tls).map_err(|message| ConnError::InvalidTlsConfig { message })?;
-    let name = tls_impl::server_name(addr, tls)
-        .map_err(|message| ConnError::InvalidTlsConfig { message })?;
-    let stream = tokio_rustls::TlsConnector::from(client)
-        .connect(name, stream)
-        .await
-        .map_err(|source| ConnError::Tls {
-            addr: addr.to_string(),
-            source,
-        })?;
-    tracing::debug!(
-        addr,
-        version = ?stream.get_ref().1.protocol_version(),
-        "TLS established"
-    );
-    let (rd, wr) = tokio::io::split(stream);
-    Ok(Io::start(
-        rd,
-        wr,
-        addr.to_string(),
-        config.max_frame_size,
-        config.client_id.clone(),
-    ))
-}
-
-/// Without the `tls` feature a TLS connection is a configuration error.
-#[cfg(not(feature = "tls"))]
-async fn start_tls(
-    _addr: &str,
-    _stream: TcpStream,
-    _tls: &TlsConfig,
-    _config: &ConnectionConfig,
-) -> Result<Io, ConnError> {
-    Err(ConnError::InvalidTlsConfig {
-        message: TLS_FEATURE_MISSING.into(),
-    })
-}
-
-/// Why SSL / SASL_SSL cannot work in a build without the `tls` feature.
-pub(crate) const TLS_FEATURE_MISSING: &str =
-    "TLS needs the `tls` cargo feature of kafka-producer (this build lacks it)";
-
-/// rustls glue: PEM parsing, the client configuration, server names.
-#[cfg(feature = "tls")]
-pub(crate) mod tls_impl {
-    use super::TlsConfig;
-    use rustls_pki_types::pem::PemObject;
-    use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-    use std::sync::Arc;
-    use tokio_rustls::rustls::client::WebPkiServerVerifier;
-    use tokio_rustls::rustls::client::danger::{
-        HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier,
-    };
-    use tokio_rustls::rustls::crypto::ring;
-    use tokio_rustls::rustls::{
-        CertificateError, ClientConfig, DigitallySignedStruct, Error, RootCertStore,
-        SignatureScheme,
-    };
-
-    /// Every `CERTIFICATE` block of `pem` (at least one).
-    pub(crate) fn parse_certs(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, String> {
-        let certs = CertificateDer::pem_slice_iter(pem)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("invalid PEM certificate: {e}"))?;
-        if certs.is_empty() {
-            return Err("no PEM CERTIFICATE block found".into());
-        }
-        Ok(certs)
-    }
-
-    /// The first private key block of `pem` (PKCS#8, PKCS#1 or SEC1).
-    pub(crate) fn parse_key(pem: &[u8]) -> Result<PrivateKeyDer<'static>, String> {
-        PrivateKeyDer::from_pem_slice(pem).map_err(|e| {
-            format!("no usable PEM private key (unencrypted PKCS#8, PKCS#1 or SEC1): {e}")
-        })
-    }
-
-    /// The rustls client configuration for `tls`.
-    pub(crate) fn client_config(tls: &TlsConfig) -> Result<Arc<ClientConfig>, String> {
-        let provider = Arc::new(ring::default_provider());
-        let mut roots = RootCertStore::empty();
-        for cert in parse_certs(&tls.ca_pem).map_err(|e| format!("trusted CAs: {e}"))? {
-            roots
-                .add(cert)
-                .map_err(|e| format!("trusted CAs: unusable certificate: {e}"))?;
-        }
-        let builder = ClientConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?;
-        let builder = if tls.verify_hostname {
-            builder.with_root_certificates(roots)
-        } else {
-            let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
-                .build()
-                .map_err(|e| e.to_string())?;
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(ChainOnlyVerifier(inner)))
-        };
-        let config = match (&tls.client_cert_pem, &tls.client_key_pem) {
-            (None, None) => builder.with_no_client_auth(),
-            (Some(cert), Some(key)) => {
-                let chain = parse_certs(cert).map_err(|e| format!("client certificate: {e}"))?;
-                let key = parse_key(key).map_err(|e| format!("client key: {e}"))?;
-                builder
-                    .with_client_auth_cert(chain, key)
-                    .map_err(|e| format!("client certificate and key: {e}"))?
-            }
-            _ => return Err("a client certificate needs its private key and vice versa".into()),
-        };
-        Ok(Arc::new(config))
-    }
-
-    /// The verified name: the override, else the host part of `addr`.
-    pub(crate) fn server_name(addr: &str, tls: &TlsConfig) -> Result<ServerName<'static>, String> {
-        let host = match &tls.server_name {
-            Some(name) => name.as_str(),
-            None => {
-                let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
-                host.trim_start_matches('[').trim_end_matches(']')
-            }
-        };
-        ServerName::try_from(host.to_string())
-            .map_err(|e| format!("invalid TLS server name {host:?}: {e}"))
-    }
-
-    /// `ssl.endpoint.identification.algorithm=` (empty): the chain and the
-    /// signatures are verified as usual; only a name mismatch is accepted.
-    #[derive(Debug)]
-    struct ChainOnlyVerifier(Arc<WebPkiServerVerifier>);
-
-    impl ServerCertVerifier for ChainOnlyVerifier {
-        fn verify_server_cert(
-            &self,
-            end_entity: &CertificateDer<'_>,
-            intermediates: &[CertificateDer<'_>],
-            server_name: &ServerName<'_>,
-            ocsp_response: &[u8],
-            now: UnixTime,
-        ) -> Result<ServerCertVerified, Error> {
-            // webpki checks the name only after the chain verified.
-            match self.0.verify_server_cert(
-                end_entity,
-                intermediates,
-                server_name,
-                ocsp_response,
-                now,
-            ) {
-                Err(Error::InvalidCertificate(
-                    CertificateError::NotValidForName
-                    | CertificateError::NotValidForNameContext { .. },
-                )) => Ok(ServerCertVerified::assertion()),
-                other => other,
-            }
-        }
-
-        fn verify_tls12_signature(
-            &self,
-            message: &[u8],
-            cert: &CertificateDer<'_>,
-            dss: &DigitallySignedStruct,
-        ) -> Result<HandshakeSignatureValid, Error> {
-            self.0.verify_tls12_signature(message, cert, dss)
-        }
-
-        fn verify_tls13_signature(
-            &self,
-            message: &[u8],
-            cert: &CertificateDer<'_>,
-            dss: &DigitallySignedStruct,
-        ) -> Result<HandshakeSignatureValid, Error> {
-            self.0.verify_tls13_signature(message, cert, dss)
-        }
-
-        fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-            self.0.supported_verify_schemes()
-        }
-    }
-}
-
 /// ApiVersions at [`API_VERSIONS_MAX`], falling back as the broker asks.
 async fn negotiate(io: &Io, config: &ConnectionConfig) -> Result<BrokerVersions, ConnError> {
     let mut version = API_VERSIONS_MAX;
@@ -1034,29 +768,5 @@ mod tests {
         assert_eq!(c.setup_timeout(0), Duration::from_secs(10));
         assert_eq!(c.setup_timeout(1), Duration::from_secs(20));
         assert_eq!(c.setup_timeout(5), Duration::from_secs(30));
-    }
-
-    #[test]
-    fn tls_new_verifies_the_hostname_without_client_auth() {
-        let tls = TlsConfig::new(b"ca".to_vec());
-        assert!(tls.verify_hostname);
-        assert!(tls.server_name.is_none() && tls.client_cert_pem.is_none());
-    }
-
-    #[test]
-    fn tls_builders_set_their_fields() {
-        let tls = TlsConfig::new(Vec::new())
-            .server_name("kafka.internal.example")
-            .verify_hostname(false);
-        assert_eq!(tls.server_name.as_deref(), Some("kafka.internal.example"));
-        assert!(!tls.verify_hostname);
-    }
-
-    #[test]
-    fn tls_debug_redacts_the_client_key() {
-        let tls = TlsConfig::new(b"ca".to_vec())
-            .client_auth(b"client cert".to_vec(), b"client key".to_vec());
-        assert!(tls.client_cert_pem.is_some() && tls.client_key_pem.is_some());
-        assert!(!format!("{tls:?}").contains("client key"));
     }
 }
