@@ -113,9 +113,9 @@ fn is_auth_code(e: ErrorCode) -> bool {
 fn conn_code(e: &ConnError) -> ExitCode {
     match e {
         ConnError::Connect { .. } | ConnError::ConnectTimeout { .. } => ExitCode::Unreachable,
-        ConnError::AuthenticationFailed { .. } | ConnError::UnsupportedSaslMechanism { .. } => {
-            ExitCode::Auth
-        }
+        ConnError::AuthenticationFailed { .. }
+        | ConnError::UnsupportedSaslMechanism { .. }
+        | ConnError::Token { .. } => ExitCode::Auth,
         ConnError::Broker { error, .. } if is_auth_code(*error) => ExitCode::Auth,
         _ => ExitCode::Failure,
     }

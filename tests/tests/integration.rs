@@ -13,6 +13,7 @@
 mod support;
 
 mod differential_kafka_protocol;
+mod oauth_broker;
 mod eos_faults;
 mod mock_differential;
 mod mock_eos_checker;

@@ -26,6 +26,8 @@ use tokio::task::AbortHandle;
 use writer::{FrameWriter, SubmitError, SubmitFrame, WriteItem};
 
 mod reauth;
+#[cfg(any(test, feature = "internals"))]
+pub(crate) use reauth::REAUTHENTICATIONS;
 mod writer;
 
 /// The first of the correlation ids kept for SASL requests (Java's

@@ -36,6 +36,12 @@ use std::time::{Duration, Instant};
 /// faster ones with ILLEGAL_SASL_STATE).
 const MIN_REAUTH_INTERVAL: Duration = Duration::from_secs(1);
 
+/// Re-authentications completed by every connection of this process (the
+/// tests' count; each connection has its own in
+/// [`Connection::reauthentications`](crate::Connection::reauthentications)).
+pub(crate) static REAUTHENTICATIONS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(0);
+
 /// How often a missing token is asked for again while the session lasts.
 const TOKEN_RETRY: Duration = Duration::from_secs(1);
 
@@ -44,7 +50,10 @@ const TOKEN_RETRY: Duration = Duration::from_secs(1);
 /// least [`MIN_REAUTH_INTERVAL`] later.
 pub(crate) fn reauth_at(authenticated: Instant, lifetime: Duration, random: f64) -> Instant {
     let share = 0.85 + 0.10 * random.clamp(0.0, 1.0);
-    authenticated + lifetime.mul_f64(share).max(MIN_REAUTH_INTERVAL.min(lifetime))
+    // A margin over the broker's one second: its clock starts when the
+    // handshake arrives.
+    let least = (MIN_REAUTH_INTERVAL + Duration::from_millis(100)).min(lifetime);
+    authenticated + lifetime.mul_f64(share).max(least)
 }
 
 /// The first authentication of a connection; with a session lifetime,
@@ -135,6 +144,7 @@ async fn reauth_loop(
         match result {
             Ok(ms) => {
                 shared.reauthentications.fetch_add(1, Ordering::Relaxed);
+                REAUTHENTICATIONS.fetch_add(1, Ordering::Relaxed);
                 let next = (ms > 0).then(|| Duration::from_millis(ms as u64));
                 shared.lock().session_expiry = next.map(|l| started + l);
                 shared.release();
@@ -313,6 +323,10 @@ mod tests {
         assert_eq!(
             reauth_at(t, Duration::from_millis(1000), 0.0),
             t + Duration::from_secs(1)
+        );
+        assert_eq!(
+            reauth_at(t, Duration::from_millis(1200), 0.0),
+            t + Duration::from_millis(1100)
         );
         assert_eq!(
             reauth_at(t, Duration::from_millis(500), 0.0),
