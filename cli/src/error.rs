@@ -289,6 +289,22 @@ mod tests {
         };
         assert_eq!(CliError::from(auth).code, ExitCode::Auth);
 
+        // No OAUTHBEARER token (the identity provider refused or is down):
+        // an authentication failure, exit 4.
+        let token = ClusterError::NoBrokerAvailable {
+            attempts: vec![(
+                "h:1".into(),
+                ConnError::Token {
+                    addr: "h:1".into(),
+                    source: kafka_client::oauth::TokenError::Refused {
+                        status: 401,
+                        message: "invalid_client".into(),
+                    },
+                },
+            )],
+        };
+        assert_eq!(CliError::from(token).code, ExitCode::Auth);
+
         let secret = CliError::from(ConfigError::InvalidValue {
             key: "sasl.jaas.config".into(),
             value: "Krb5LoginModule required password=\"hunter2\";".into(),
