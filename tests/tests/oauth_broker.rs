@@ -319,3 +319,47 @@ async fn a_wrongly_signed_token_is_refused_by_the_broker() {
     .await;
     assert!(producer.is_err(), "a producer started with a refused token");
 }
+
+/// Invariant: the broker applies `connections.max.reauth.ms` to PLAIN too,
+/// and one PLAIN connection re-authenticates between requests: requests
+/// pipelined from four tasks for 8 s (almost three sessions) all succeed
+/// on the same connection, which re-authenticated at least twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_connection_reauthenticates_between_pipelined_requests() {
+    use kafka_client::{Connection, ConnectionConfig, SaslConfig as ClientSasl};
+    use kafka_proto::messages::MetadataRequest;
+    let kafka = kafka().await;
+    let config = ConnectionConfig {
+        sasl: Some(ClientSasl::plain("alice", "alice-secret")),
+        ..Default::default()
+    };
+    let conn = Arc::new(
+        Connection::connect(&kafka.cluster.bootstrap(), &config)
+            .await
+            .expect("PLAIN connection"),
+    );
+    assert!(conn.session_expiry().is_some(), "the broker set a session lifetime");
+    let until = Instant::now() + Duration::from_secs(8);
+    let mut tasks = Vec::new();
+    for _ in 0..4 {
+        let conn = conn.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut n = 0u32;
+            while Instant::now() < until {
+                conn.send_negotiated(&MetadataRequest::default())
+                    .await
+                    .unwrap_or_else(|e| panic!("request {n}: {e}"));
+                n += 1;
+            }
+            n
+        }));
+    }
+    let mut total = 0;
+    for t in tasks {
+        total += t.await.expect("task");
+    }
+    assert!(!conn.is_closed());
+    let reauths = conn.reauthentications();
+    eprintln!("{total} requests, {reauths} re-authentications on one PLAIN connection");
+    assert!(reauths >= 2, "{reauths} re-authentications");
+}
