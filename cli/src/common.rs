@@ -240,9 +240,15 @@ mod tests {
         let g = globals(&[
             ("security.protocol", "SASL_PLAINTEXT"),
             ("sasl.mechanism", "OAUTHBEARER"),
-            ("sasl.oauthbearer.token.endpoint.url", "http://127.0.0.1:8080/token"),
+            (
+                "sasl.oauthbearer.token.endpoint.url",
+                "http://127.0.0.1:8080/token",
+            ),
             ("sasl.oauthbearer.client.credentials.client.id", "copier"),
-            ("sasl.oauthbearer.client.credentials.client.secret", "s3cret"),
+            (
+                "sasl.oauthbearer.client.credentials.client.secret",
+                "s3cret",
+            ),
             ("sasl.oauthbearer.scope", "kafka"),
             ("sasl.oauthbearer.sub.claim.name", "sub"),
             ("sasl.oauthbearer.scope.claim.name", "scope"),

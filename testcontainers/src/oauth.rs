@@ -26,10 +26,10 @@ use crate::cluster::KafkaClusterBuilder;
 use crate::error::{HarnessError, IoContext};
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD as B64, URL_SAFE_NO_PAD as B64URL};
+use rsa::RsaPrivateKey;
 use rsa::pkcs1v15::SigningKey;
 use rsa::signature::{SignatureEncoding, Signer};
 use rsa::traits::PublicKeyParts;
-use rsa::RsaPrivateKey;
 use sha2::Sha256;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -180,7 +180,8 @@ impl JwtIssuer {
     /// mechanism when given.
     pub fn broker_config(&self, max_reauth: Option<Duration>) -> Vec<(String, String)> {
         let p = "listener.name.client.oauthbearer.";
-        let mut c = vec![
+        let mut c =
+            vec![
             (
                 "sasl.enabled.mechanisms".to_string(),
                 "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER".to_string(),
@@ -302,13 +303,7 @@ impl TokenEndpoint {
             "Basic {}",
             B64.encode(format!("{client_id}:{client_secret}"))
         );
-        let task = tokio::spawn(serve(
-            listener,
-            issuer,
-            state.clone(),
-            expected,
-            lifetime,
-        ));
+        let task = tokio::spawn(serve(listener, issuer, state.clone(), expected, lifetime));
         Ok(Self {
             url: format!("http://127.0.0.1:{port}/oauth2/token"),
             state,
@@ -323,7 +318,11 @@ impl TokenEndpoint {
 
     /// Changes how the endpoint answers from now on.
     pub fn set_behaviour(&self, behaviour: Behaviour) {
-        *self.state.behaviour.lock().unwrap_or_else(|p| p.into_inner()) = behaviour;
+        *self
+            .state
+            .behaviour
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = behaviour;
     }
 
     /// Requests received so far.
@@ -389,7 +388,10 @@ async fn serve(
                 match behaviour {
                     Behaviour::Issue => {
                         state.issued.fetch_add(1, Ordering::Relaxed);
-                        (200, token(&Claims::valid("kafka-eos-client", lifetime), false))
+                        (
+                            200,
+                            token(&Claims::valid("kafka-eos-client", lifetime), false),
+                        )
                     }
                     Behaviour::Fail(status) => (
                         status,
@@ -401,9 +403,10 @@ async fn serve(
                         return;
                     }
                     Behaviour::Malformed => (200, r#"{"token_type":"Bearer"}"#.to_string()),
-                    Behaviour::WronglySigned => {
-                        (200, token(&Claims::valid("kafka-eos-client", lifetime), true))
-                    }
+                    Behaviour::WronglySigned => (
+                        200,
+                        token(&Claims::valid("kafka-eos-client", lifetime), true),
+                    ),
                     Behaviour::Expired => {
                         let mut c = Claims::valid("kafka-eos-client", Duration::ZERO);
                         c.issued_at -= Duration::from_secs(120);

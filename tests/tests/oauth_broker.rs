@@ -113,8 +113,7 @@ async fn read_all(mut consumer: GroupConsumer, n: usize) -> BTreeMap<String, usi
     // A little more polling: a duplicate would show up here.
     let settle = Instant::now() + Duration::from_secs(1);
     while Instant::now() < settle {
-        if let Ok(ConsumerEvent::Records(records)) =
-            consumer.poll(Duration::from_millis(200)).await
+        if let Ok(ConsumerEvent::Records(records)) = consumer.poll(Duration::from_millis(200)).await
         {
             for r in records {
                 let v = String::from_utf8(r.value.expect("a value").to_vec()).unwrap();
@@ -191,12 +190,17 @@ async fn transactions_and_both_group_protocols_run_across_reauthentications() {
         let seen = member.await.expect("member task");
         assert_eq!(seen.len(), 1000, "{protocol}: distinct records");
         let dup: Vec<_> = seen.iter().filter(|(_, n)| **n != 1).collect();
-        assert!(dup.is_empty(), "{protocol}: records seen more than once: {dup:?}");
+        assert!(
+            dup.is_empty(),
+            "{protocol}: records seen more than once: {dup:?}"
+        );
     }
     producer.close(Duration::from_secs(10)).await.ok();
     let reauths = kafka_client::internals::reauthentications() - reauths_before;
     let issued = endpoint.issued();
-    eprintln!("100 transactions in {produced_for:?}: {reauths} re-authentications, {issued} tokens issued");
+    eprintln!(
+        "100 transactions in {produced_for:?}: {reauths} re-authentications, {issued} tokens issued"
+    );
     assert!(reauths >= 10, "only {reauths} re-authentications");
     assert!(issued >= 10, "only {issued} tokens issued");
 }
@@ -230,7 +234,13 @@ async fn a_failing_token_endpoint_is_retried_then_a_retriable_error() {
     let (err, requests) = connect_with(Behaviour::Fail(503)).await;
     let conn = token_error(&err).unwrap_or_else(|| panic!("{err}"));
     assert!(
-        matches!(conn, ConnError::Token { source: TokenError::Unavailable { .. }, .. }),
+        matches!(
+            conn,
+            ConnError::Token {
+                source: TokenError::Unavailable { .. },
+                ..
+            }
+        ),
         "{conn}"
     );
     assert!(conn.is_retriable());
@@ -244,7 +254,13 @@ async fn refused_credentials_are_a_fatal_error_without_retries() {
     let (err, requests) = connect_with(Behaviour::Fail(401)).await;
     let conn = token_error(&err).unwrap_or_else(|| panic!("{err}"));
     assert!(
-        matches!(conn, ConnError::Token { source: TokenError::Refused { status: 401, .. }, .. }),
+        matches!(
+            conn,
+            ConnError::Token {
+                source: TokenError::Refused { status: 401, .. },
+                ..
+            }
+        ),
         "{conn}"
     );
     assert!(!conn.is_retriable());
@@ -271,7 +287,13 @@ async fn a_malformed_token_response_is_an_invalid_token() {
     let (err, _) = connect_with(Behaviour::Malformed).await;
     let conn = token_error(&err).unwrap_or_else(|| panic!("{err}"));
     assert!(
-        matches!(conn, ConnError::Token { source: TokenError::InvalidToken { .. }, .. }),
+        matches!(
+            conn,
+            ConnError::Token {
+                source: TokenError::InvalidToken { .. },
+                ..
+            }
+        ),
         "{conn}"
     );
     assert!(!conn.is_retriable());
@@ -338,7 +360,10 @@ async fn a_plain_connection_reauthenticates_between_pipelined_requests() {
             .await
             .expect("PLAIN connection"),
     );
-    assert!(conn.session_expiry().is_some(), "the broker set a session lifetime");
+    assert!(
+        conn.session_expiry().is_some(),
+        "the broker set a session lifetime"
+    );
     let until = Instant::now() + Duration::from_secs(8);
     let mut tasks = Vec::new();
     for _ in 0..4 {

@@ -277,7 +277,12 @@ impl Shared {
     /// written after the SASL exchange, in order; the decision and the
     /// write happen under the state lock, so no request can slip between
     /// SASL frames.
-    fn submit(&self, item: WriteItem, api: Option<(ApiKey, i16)>, sasl: bool) -> Result<(), ConnError> {
+    fn submit(
+        &self,
+        item: WriteItem,
+        api: Option<(ApiKey, i16)>,
+        sasl: bool,
+    ) -> Result<(), ConnError> {
         let result = if sasl {
             self.writer.submit(item)
         } else {
@@ -515,7 +520,9 @@ impl Io {
         timeout: Duration,
     ) -> Result<Bytes, ConnError> {
         let id = self.next_correlation_id();
-        self.shared.round_trip(req, version, id, timeout, false).await
+        self.shared
+            .round_trip(req, version, id, timeout, false)
+            .await
     }
 
     async fn send<R: Request>(
@@ -775,8 +782,12 @@ impl Connection {
         version: i16,
     ) -> Result<(), ConnError> {
         let correlation_id = self.io.next_correlation_id();
-        let frame =
-            encode_request_frame(req, version, correlation_id, self.io.shared.client_id.as_deref())?;
+        let frame = encode_request_frame(
+            req,
+            version,
+            correlation_id,
+            self.io.shared.client_id.as_deref(),
+        )?;
         if self.is_closed() {
             return Err(self.io.shared.disconnected(None));
         }

@@ -267,7 +267,11 @@ pub(crate) fn take_from(
     if let Some(list) = props.list("sasl.oauthbearer.extensions") {
         for pair in list {
             let (k, v) = pair.split_once('=').ok_or_else(|| {
-                invalid("sasl.oauthbearer.extensions", &pair, "expected key=value[,key=value]")
+                invalid(
+                    "sasl.oauthbearer.extensions",
+                    &pair,
+                    "expected key=value[,key=value]",
+                )
             })?;
             extensions.insert(k.trim().to_string(), v.trim().to_string());
         }
@@ -293,7 +297,11 @@ pub(crate) fn take_from(
                 "unsecuredLoginStringClaim_sub" => unsecured_sub = Some(value),
                 "unsecuredLoginLifetimeSeconds" => {
                     let secs: u64 = value.parse().map_err(|_| {
-                        invalid(JAAS, &value, "unsecuredLoginLifetimeSeconds is not a number")
+                        invalid(
+                            JAAS,
+                            &value,
+                            "unsecuredLoginLifetimeSeconds is not a number",
+                        )
                     })?;
                     unsecured_lifetime = Some(Duration::from_secs(secs));
                 }
@@ -332,9 +340,8 @@ pub(crate) fn take_from(
         (Some(url), _) => {
             let is_file = url.starts_with("file:");
             if !is_file {
-                super::http::HttpUrl::parse(&url).map_err(|e| {
-                    invalid("sasl.oauthbearer.token.endpoint.url", &url, &e)
-                })?;
+                super::http::HttpUrl::parse(&url)
+                    .map_err(|e| invalid("sasl.oauthbearer.token.endpoint.url", &url, &e))?;
             }
             let (id, secret) = match (client_id, client_secret) {
                 (Some(id), Some(secret)) => (id, secret),
@@ -378,7 +385,9 @@ pub(crate) fn take_from(
             ));
         }
     };
-    Ok(Some(OAuthBearerConfig::with_source(source).refresh(refresh)))
+    Ok(Some(
+        OAuthBearerConfig::with_source(source).refresh(refresh),
+    ))
 }
 
 #[cfg(test)]
@@ -399,9 +408,15 @@ mod tests {
     #[test]
     fn kip_768_keys() {
         let c = take(&[
-            ("sasl.oauthbearer.token.endpoint.url", "https://idp.example/token"),
+            (
+                "sasl.oauthbearer.token.endpoint.url",
+                "https://idp.example/token",
+            ),
             ("sasl.oauthbearer.client.credentials.client.id", "orders"),
-            ("sasl.oauthbearer.client.credentials.client.secret", "s3cret"),
+            (
+                "sasl.oauthbearer.client.credentials.client.secret",
+                "s3cret",
+            ),
             ("sasl.oauthbearer.scope", "kafka"),
             ("sasl.login.refresh.window.factor", "0.5"),
             ("sasl.login.refresh.window.jitter", "0"),
@@ -444,10 +459,17 @@ mod tests {
             panic!()
         };
         assert_eq!(
-            (cc.client_id.as_str(), cc.client_secret.expose(), cc.scope.as_deref()),
+            (
+                cc.client_id.as_str(),
+                cc.client_secret.expose(),
+                cc.scope.as_deref()
+            ),
             ("orders", "s3 cret", Some("a b"))
         );
-        assert_eq!(cc.extensions.get("logicalCluster").map(String::as_str), Some("lkc-1"));
+        assert_eq!(
+            cc.extensions.get("logicalCluster").map(String::as_str),
+            Some("lkc-1")
+        );
     }
 
     /// The new keys win over the JAAS options.
@@ -497,14 +519,14 @@ mod tests {
 
     #[test]
     fn jaas_options_parse_quoted_and_bare_values() {
-        let o = jaas_options(
-            "k",
-            r#"x.Module required a="1 2" b=3 c="";"#,
-        )
-        .unwrap();
+        let o = jaas_options("k", r#"x.Module required a="1 2" b=3 c="";"#).unwrap();
         assert_eq!(
             o,
-            [("a".into(), "1 2".into()), ("b".into(), "3".into()), ("c".into(), String::new())]
+            [
+                ("a".into(), "1 2".into()),
+                ("b".into(), "3".into()),
+                ("c".into(), String::new())
+            ]
         );
         assert!(jaas_options("k", "x.Module required a=\"open;").is_err());
         assert!(jaas_options("k", "x.Module maybe;").is_err());

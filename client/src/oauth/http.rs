@@ -88,7 +88,11 @@ impl HttpUrl {
 /// The bytes of a POST of `body` with `headers` (Host, Content-Length
 /// and `Connection: close` added).
 pub(crate) fn encode_post(url: &HttpUrl, headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
-    let mut head = format!("POST {} HTTP/1.1\r\nHost: {}\r\n", url.path, url.host_header());
+    let mut head = format!(
+        "POST {} HTTP/1.1\r\nHost: {}\r\n",
+        url.path,
+        url.host_header()
+    );
     for (k, v) in headers {
         head.push_str(k);
         head.push_str(": ");
@@ -148,8 +152,7 @@ pub(crate) fn parse_response(buf: &[u8], eof: bool) -> Result<Option<HttpRespons
                 v.parse::<usize>()
                     .map_err(|_| format!("bad Content-Length {v:?}"))?,
             );
-        } else if k.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked")
-        {
+        } else if k.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked") {
             chunked = true;
         }
     }
@@ -226,7 +229,9 @@ pub(crate) async fn post(
                 url.host, url.port
             ))
         })?
-        .map_err(|e| HttpError::Transport(format!("cannot connect to {}:{}: {e}", url.host, url.port)))?;
+        .map_err(|e| {
+            HttpError::Transport(format!("cannot connect to {}:{}: {e}", url.host, url.port))
+        })?;
     let request = encode_post(url, headers, body);
     if url.https {
         let stream = tls_connect(url, tcp, tls, connect_timeout).await?;
@@ -281,8 +286,7 @@ async fn tls_connect(
             "an https token endpoint needs trusted CAs: set ssl.truststore.location or ssl.truststore.certificates".into(),
         )
     })?;
-    let config =
-        crate::connection::tls_impl::client_config(tls).map_err(HttpError::Config)?;
+    let config = crate::connection::tls_impl::client_config(tls).map_err(HttpError::Config)?;
     let name = rustls_pki_types::ServerName::try_from(url.host.clone())
         .map_err(|e| HttpError::Config(format!("invalid TLS server name {:?}: {e}", url.host)))?;
     tokio::time::timeout(
@@ -319,12 +323,24 @@ mod tests {
     #[test]
     fn urls_parse_with_default_and_explicit_ports() {
         let u = HttpUrl::parse("https://idp.example/oauth2/token?x=1").unwrap();
-        assert_eq!((u.https, u.host.as_str(), u.port, u.path.as_str()), (true, "idp.example", 443, "/oauth2/token?x=1"));
+        assert_eq!(
+            (u.https, u.host.as_str(), u.port, u.path.as_str()),
+            (true, "idp.example", 443, "/oauth2/token?x=1")
+        );
         let u = HttpUrl::parse("http://127.0.0.1:8080").unwrap();
         assert_eq!((u.port, u.path.as_str()), (8080, "/"));
         let u = HttpUrl::parse("http://[::1]:9/t").unwrap();
-        assert_eq!((u.host.as_str(), u.host_header()), ("::1", "[::1]:9".to_string()));
-        for bad in ["ftp://x", "http://", "http://h:port", "http://u:p@h/", "http://[::1"] {
+        assert_eq!(
+            (u.host.as_str(), u.host_header()),
+            ("::1", "[::1]:9".to_string())
+        );
+        for bad in [
+            "ftp://x",
+            "http://",
+            "http://h:port",
+            "http://u:p@h/",
+            "http://[::1",
+        ] {
             assert!(HttpUrl::parse(bad).is_err(), "{bad}");
         }
     }

@@ -124,7 +124,10 @@ mod tests {
     #[test]
     fn reads_exp_iat_and_sub() {
         let t = token_from_jwt(
-            &jwt(&format!(r#"{{"sub":"svc","iat":{NOW},"exp":{}}}"#, NOW + 60)),
+            &jwt(&format!(
+                r#"{{"sub":"svc","iat":{NOW},"exp":{}}}"#,
+                NOW + 60
+            )),
             "sub",
             now(),
         )
@@ -161,7 +164,10 @@ mod tests {
             String::new(),
         ] {
             let err = token_from_jwt(&bad, "sub", now()).unwrap_err();
-            assert!(matches!(err, TokenError::InvalidToken { .. }), "{bad}: {err}");
+            assert!(
+                matches!(err, TokenError::InvalidToken { .. }),
+                "{bad}: {err}"
+            );
             assert!(!err.is_retriable());
         }
     }

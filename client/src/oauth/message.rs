@@ -107,7 +107,9 @@ impl ClientFirstMessage {
     pub fn parse(bytes: &[u8]) -> Result<Self, MessageError> {
         let bad = |why: &str| MessageError(format!("malformed client-first message: {why}"));
         let text = std::str::from_utf8(bytes).map_err(|_| bad("not UTF-8"))?;
-        let rest = text.strip_prefix("n,").ok_or_else(|| bad("no GS2 header"))?;
+        let rest = text
+            .strip_prefix("n,")
+            .ok_or_else(|| bad("no GS2 header"))?;
         let (authzid, rest) = rest.split_once(',').ok_or_else(|| bad("no GS2 header"))?;
         let authzid = match authzid {
             "" => "",
@@ -156,7 +158,10 @@ mod tests {
     #[test]
     fn kafka_vector_with_one_extension() {
         let msg = client_first_message("123.345.567", None, &ext(&[("nineteen", "42")])).unwrap();
-        assert_eq!(msg, b"n,,\x01auth=Bearer 123.345.567\x01nineteen=42\x01\x01");
+        assert_eq!(
+            msg,
+            b"n,,\x01auth=Bearer 123.345.567\x01nineteen=42\x01\x01"
+        );
     }
 
     /// Without extensions the message is the token between the framing.
@@ -173,7 +178,10 @@ mod tests {
     #[test]
     fn kafka_vector_with_authzid() {
         let parsed = ClientFirstMessage::parse(b"n,a=myuser,\x01auth=Bearer 345\x01\x01").unwrap();
-        assert_eq!((parsed.token.as_str(), parsed.authzid.as_str()), ("345", "myuser"));
+        assert_eq!(
+            (parsed.token.as_str(), parsed.authzid.as_str()),
+            ("345", "myuser")
+        );
         let msg = client_first_message("345", Some("myuser"), &BTreeMap::new()).unwrap();
         assert_eq!(msg, b"n,a=myuser,\x01auth=Bearer 345\x01\x01");
     }
@@ -204,7 +212,13 @@ mod tests {
     /// anything is sent.
     #[test]
     fn bad_extensions_and_tokens_are_refused() {
-        for (k, v) in [("auth", "x"), ("a1", "x"), ("", "x"), ("ok", ""), ("ok", "\u{1}")] {
+        for (k, v) in [
+            ("auth", "x"),
+            ("a1", "x"),
+            ("", "x"),
+            ("ok", ""),
+            ("ok", "\u{1}"),
+        ] {
             assert!(
                 client_first_message("t", None, &ext(&[(k, v)])).is_err(),
                 "{k:?}={v:?}"

@@ -42,8 +42,8 @@ mod refresh;
 mod token;
 mod unsecured;
 
-pub(crate) use config::{is_oauth_jaas, take_from};
 pub use config::OAuthBearerConfig;
+pub(crate) use config::{is_oauth_jaas, take_from};
 pub use jwt::{token_from_jwt, unsecured_jws};
 pub use message::{
     ClientFirstMessage, ERROR_ACK, MessageError, check_extension, client_first_message,

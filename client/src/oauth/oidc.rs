@@ -336,7 +336,8 @@ mod tests {
     #[test]
     fn responses_give_the_token_or_a_typed_error() {
         assert_eq!(
-            parse_token_response(200, br#"{"access_token":"a.b.c","token_type":"Bearer"}"#).unwrap(),
+            parse_token_response(200, br#"{"access_token":"a.b.c","token_type":"Bearer"}"#)
+                .unwrap(),
             "a.b.c"
         );
         assert_eq!(

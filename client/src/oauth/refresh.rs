@@ -283,14 +283,20 @@ mod tests {
     #[test]
     fn short_token_ignores_the_buffers() {
         let c = RefreshConfig::default();
-        assert_eq!(c.refresh_at(Some(t0()), t0() + s(30), t0(), 0.0), t0() + s(24));
+        assert_eq!(
+            c.refresh_at(Some(t0()), t0() + s(30), t0(), 0.0),
+            t0() + s(24)
+        );
         assert_eq!(
             c.refresh_at(Some(t0()), t0() + s(30), t0(), 1.0),
             t0() + Duration::from_millis(25_500)
         );
         // Computed later in its life: from now, not from iat.
         let now = t0() + s(10);
-        assert_eq!(c.refresh_at(Some(t0()), t0() + s(30), now, 0.0), now + s(16));
+        assert_eq!(
+            c.refresh_at(Some(t0()), t0() + s(30), now, 0.0),
+            now + s(16)
+        );
     }
 
     /// A proposal earlier than `now + min_period` moves to it.
@@ -301,7 +307,10 @@ mod tests {
         // already past, so now + 60 s; 20 min left > 360 s.
         let iat = t0();
         let now = t0() + s(100 * 60);
-        assert_eq!(c.refresh_at(Some(iat), t0() + s(7200), now, 0.0), now + s(60));
+        assert_eq!(
+            c.refresh_at(Some(iat), t0() + s(7200), now, 0.0),
+            now + s(60)
+        );
     }
 
     /// An expired token is retried 10 s later.
@@ -309,7 +318,10 @@ mod tests {
     fn expired_token_retries_in_ten_seconds() {
         let c = RefreshConfig::default();
         let now = t0() + s(100);
-        assert_eq!(c.refresh_at(None, t0(), now, 0.5), now + RETRY_AFTER_FAILURE);
+        assert_eq!(
+            c.refresh_at(None, t0(), now, 0.5),
+            now + RETRY_AFTER_FAILURE
+        );
         assert_eq!(c.refresh_at(None, now, now, 0.5), now + RETRY_AFTER_FAILURE);
     }
 
@@ -320,7 +332,10 @@ mod tests {
             window_jitter: 0.0,
             ..RefreshConfig::default()
         };
-        assert_eq!(c.refresh_at(None, t0() + s(3600), t0(), 0.7), t0() + s(48 * 60));
+        assert_eq!(
+            c.refresh_at(None, t0() + s(3600), t0(), 0.7),
+            t0() + s(48 * 60)
+        );
     }
 
     #[derive(Debug)]
