@@ -111,6 +111,16 @@ fn rsa_key() -> Result<RsaPrivateKey> {
 impl JwtIssuer {
     /// Two fresh 2048-bit RSA keys (one trusted, one not), and the JWKS
     /// file of the trusted one in the system temporary directory.
+    ///
+    /// ```no_run
+    /// # fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
+    /// use kafka_testcontainers::oauth::{Claims, JwtIssuer};
+    /// use std::time::Duration;
+    /// let issuer = JwtIssuer::new()?;
+    /// let jwt = issuer.mint(&Claims::valid("alice", Duration::from_secs(60)));
+    /// assert_eq!(jwt.split('.').count(), 3);
+    /// # Ok(()) }
+    /// ```
     pub fn new() -> Result<Self> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let key = rsa_key()?;
@@ -281,6 +291,17 @@ impl Drop for TokenEndpoint {
 impl TokenEndpoint {
     /// Serves tokens of `lifetime` for `client_id` / `client_secret` (HTTP
     /// Basic, as Java sends them); other credentials get 401.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
+    /// use kafka_testcontainers::oauth::{Behaviour, JwtIssuer, TokenEndpoint};
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// let issuer = Arc::new(JwtIssuer::new()?);
+    /// let endpoint = TokenEndpoint::start(issuer, "id", "secret", Duration::from_secs(5)).await?;
+    /// endpoint.set_behaviour(Behaviour::Fail(503)); // the identity provider is down
+    /// # Ok(()) }
+    /// ```
     pub async fn start(
         issuer: Arc<JwtIssuer>,
         client_id: &str,
