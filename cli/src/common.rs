@@ -234,6 +234,45 @@ mod tests {
         assert_eq!(producer.retry_backoff, Duration::from_millis(50));
     }
 
+    /// Every OAUTHBEARER key reaches both clients through `-X`.
+    #[test]
+    fn oauthbearer_keys_pass_through_x() {
+        let g = globals(&[
+            ("security.protocol", "SASL_PLAINTEXT"),
+            ("sasl.mechanism", "OAUTHBEARER"),
+            (
+                "sasl.oauthbearer.token.endpoint.url",
+                "http://127.0.0.1:8080/token",
+            ),
+            ("sasl.oauthbearer.client.credentials.client.id", "copier"),
+            (
+                "sasl.oauthbearer.client.credentials.client.secret",
+                "s3cret",
+            ),
+            ("sasl.oauthbearer.scope", "kafka"),
+            ("sasl.oauthbearer.sub.claim.name", "sub"),
+            ("sasl.oauthbearer.scope.claim.name", "scope"),
+            ("sasl.oauthbearer.header.urlencode", "false"),
+            ("sasl.login.refresh.window.factor", "0.8"),
+            ("sasl.login.refresh.window.jitter", "0.05"),
+            ("sasl.login.refresh.min.period.seconds", "60"),
+            ("sasl.login.refresh.buffer.seconds", "300"),
+            ("sasl.login.connect.timeout.ms", "10000"),
+            ("sasl.login.read.timeout.ms", "10000"),
+            ("sasl.login.retry.backoff.ms", "100"),
+            ("sasl.login.retry.backoff.max.ms", "10000"),
+            (
+                "sasl.login.callback.handler.class",
+                "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+            ),
+        ]);
+        let (consumer, producer) = g.group_configs(&[("group.id", "g")], &[]).unwrap();
+        assert!(consumer.connection.sasl_oauthbearer.is_some());
+        assert!(producer.sasl_oauthbearer.is_some());
+        let sasl = producer.connection_config().sasl.unwrap();
+        assert_eq!(sasl.mechanism_name(), "OAUTHBEARER");
+    }
+
     /// A key neither client takes is a usage error naming it.
     #[test]
     fn one_bag_refuses_a_key_nobody_takes() {

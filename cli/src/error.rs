@@ -113,9 +113,9 @@ fn is_auth_code(e: ErrorCode) -> bool {
 fn conn_code(e: &ConnError) -> ExitCode {
     match e {
         ConnError::Connect { .. } | ConnError::ConnectTimeout { .. } => ExitCode::Unreachable,
-        ConnError::AuthenticationFailed { .. } | ConnError::UnsupportedSaslMechanism { .. } => {
-            ExitCode::Auth
-        }
+        ConnError::AuthenticationFailed { .. }
+        | ConnError::UnsupportedSaslMechanism { .. }
+        | ConnError::Token { .. } => ExitCode::Auth,
         ConnError::Broker { error, .. } if is_auth_code(*error) => ExitCode::Auth,
         _ => ExitCode::Failure,
     }
@@ -288,6 +288,22 @@ mod tests {
             )],
         };
         assert_eq!(CliError::from(auth).code, ExitCode::Auth);
+
+        // No OAUTHBEARER token (the identity provider refused or is down):
+        // an authentication failure, exit 4.
+        let token = ClusterError::NoBrokerAvailable {
+            attempts: vec![(
+                "h:1".into(),
+                ConnError::Token {
+                    addr: "h:1".into(),
+                    source: kafka_client::oauth::TokenError::Refused {
+                        status: 401,
+                        message: "invalid_client".into(),
+                    },
+                },
+            )],
+        };
+        assert_eq!(CliError::from(token).code, ExitCode::Auth);
 
         let secret = CliError::from(ConfigError::InvalidValue {
             key: "sasl.jaas.config".into(),

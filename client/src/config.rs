@@ -3,6 +3,7 @@
 //! Java client's property names, and the error a bad setting gives.
 
 use crate::connection::{KeyStoreError, TlsConfig};
+use crate::oauth::OAuthBearerConfig;
 use crate::sasl::{SaslConfig, SaslMechanism};
 use crate::{ClusterConfig, ConnectionConfig};
 use std::time::Duration;
@@ -72,6 +73,10 @@ pub struct ClientConfig {
     /// Java's defaults ([`TlsConfig::default`]: the operating system's trust
     /// store, host names verified, no client certificate).
     pub tls: Option<TlsConfig>,
+    /// OAUTHBEARER's token source and refresh rules
+    /// (`sasl.oauthbearer.*`, `sasl.login.*`, an `OAuthBearerLoginModule`
+    /// `sasl.jaas.config`); used with `sasl.mechanism=OAUTHBEARER`.
+    pub sasl_oauthbearer: Option<OAuthBearerConfig>,
     /// `bootstrap.timeout.ms` (a kafka-eos extension): how long connecting
     /// waits for a first answer from a bootstrap address (see
     /// [`ClusterConfig::bootstrap_timeout`]). Java's clients start without
@@ -110,6 +115,7 @@ impl ClientConfig {
             sasl_username: None,
             sasl_password: None,
             tls: None,
+            sasl_oauthbearer: None,
             bootstrap_timeout: None,
         }
     }
@@ -254,6 +260,7 @@ impl ClientConfig {
                 ("PLAIN", SaslMechanism::Plain),
                 ("SCRAM-SHA-256", SaslMechanism::ScramSha256),
                 ("SCRAM-SHA-512", SaslMechanism::ScramSha512),
+                ("OAUTHBEARER", SaslMechanism::OAuthBearer),
             ],
         )? {
             c.sasl_mechanism = m;
@@ -264,10 +271,20 @@ impl ClientConfig {
         if let Some(p) = props.password("sasl.password") {
             c.sasl_password = Some(p);
         }
+        let mut oauth_jaas = None;
         if let Some(jaas) = props.password("sasl.jaas.config") {
-            let (u, p) = parse_jaas("sasl.jaas.config", jaas.expose())?;
-            c.sasl_username.get_or_insert(u);
-            c.sasl_password.get_or_insert(Secret::from(p));
+            if crate::oauth::is_oauth_jaas(jaas.expose()) {
+                oauth_jaas = Some(jaas);
+            } else {
+                let (u, p) = parse_jaas("sasl.jaas.config", jaas.expose())?;
+                c.sasl_username.get_or_insert(u);
+                c.sasl_password.get_or_insert(Secret::from(p));
+            }
+        }
+        // OAUTHBEARER (KIP-255, KIP-768): sasl.oauthbearer.*, sasl.login.*
+        // and an OAuthBearerLoginModule JAAS line.
+        if let Some(oauth) = crate::oauth::take_from(props, oauth_jaas.as_ref())? {
+            c.sasl_oauthbearer = Some(oauth);
         }
         if let Some(tls) = SslProps::take_from(props)? {
             c.tls = Some(tls);
@@ -297,7 +314,18 @@ impl ClientConfig {
                 reason: crate::connection::TLS_FEATURE_MISSING.into(),
             });
         }
-        if self.sasl_enabled() && (self.sasl_username.is_none() || self.sasl_password.is_none()) {
+        if self.sasl_enabled()
+            && self.sasl_mechanism == SaslMechanism::OAuthBearer
+            && self.sasl_oauthbearer.is_none()
+        {
+            return Err(ConfigError::Missing(
+                "sasl.oauthbearer.token.endpoint.url with client credentials (or an OAuthBearerLoginModule sasl.jaas.config)".into(),
+            ));
+        }
+        if self.sasl_enabled()
+            && self.sasl_mechanism != SaslMechanism::OAuthBearer
+            && (self.sasl_username.is_none() || self.sasl_password.is_none())
+        {
             return Err(ConfigError::Missing(
                 "sasl.username/sasl.password (or sasl.jaas.config)".into(),
             ));
@@ -327,7 +355,11 @@ impl ClientConfig {
             connect_timeout: self.connection_setup_timeout,
             connect_timeout_max: self.connection_setup_timeout_max,
             max_frame_size: self.receive_message_max_bytes,
-            sasl: if self.sasl_enabled() {
+            sasl: if self.sasl_enabled() && self.sasl_mechanism == SaslMechanism::OAuthBearer {
+                self.sasl_oauthbearer
+                    .as_ref()
+                    .map(|o| SaslConfig::oauth_bearer(o.token_provider(self.tls.as_ref())))
+            } else if self.sasl_enabled() {
                 Some(SaslConfig::new(
                     self.sasl_mechanism,
                     self.sasl_username.clone().unwrap_or_default(),

@@ -136,6 +136,18 @@ pub enum ConnError {
         /// The broker's error message or the client-side reason.
         message: String,
     },
+    /// No OAUTHBEARER token could be had from the token provider (an
+    /// identity provider down, refusing the client's credentials, or
+    /// handing out an unusable token). Retriable when the provider's
+    /// failure is ([`TokenError::is_retriable`](crate::oauth::TokenError::is_retriable)).
+    #[error("no OAUTHBEARER token for {addr}: {source}")]
+    Token {
+        /// The broker the token was for.
+        addr: String,
+        /// Why the provider had none.
+        #[source]
+        source: crate::oauth::TokenError,
+    },
     /// The TLS handshake failed. An `InvalidData` source is rustls refusing
     /// the peer (an untrusted or mismatched certificate, a TLS alert such as
     /// a rejected client certificate, a protocol error): fatal. Any other
@@ -180,6 +192,7 @@ impl ConnError {
             | ConnError::Timeout { .. }
             | ConnError::Disconnected { .. } => true,
             ConnError::Broker { error, .. } => error.is_retriable(),
+            ConnError::Token { source, .. } => source.is_retriable(),
             ConnError::Tls { source, .. } => source.kind() != std::io::ErrorKind::InvalidData,
             _ => false,
         }

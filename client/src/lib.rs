@@ -14,7 +14,10 @@
 //!   (with the UNSUPPORTED_VERSION fallback), SASL (PLAIN, SCRAM-SHA-256/512)
 //!   and TLS (cargo feature `tls`).
 //! - [`BrokerVersions`]: sans-IO version negotiation.
-//! - [`SaslConfig`]: SASL PLAIN and SCRAM (a sans-IO RFC 5802/7677 client).
+//! - [`SaslConfig`]: SASL PLAIN and SCRAM (a sans-IO RFC 5802/7677 client),
+//!   and OAUTHBEARER with tokens from a [`oauth::TokenProvider`] (OIDC
+//!   client credentials, KIP-768, built in); connections re-authenticate
+//!   before the session the broker granted ends (KIP-368).
 //! - [`ConnectionPool`] / [`BrokerConnection`]: lazy per-node connections with
 //!   exponential reconnect backoff and jitter ([`ExponentialBackoff`]).
 //! - [`Cluster`]: bootstrap, metadata refresh, leaders; its bookkeeping is the
@@ -76,6 +79,7 @@ pub use error::{ClusterError, ConnError, RequestError};
 pub use group_offsets::{GroupMetadata, OffsetAndMetadata};
 pub use kafka_proto;
 mod metadata;
+pub mod oauth;
 pub use metadata::{
     BrokerInfo, ClusterMetadata, DEFAULT_METADATA_MAX_AGE, MetadataUpdate, PartitionMetadata,
     TopicMetadata,

@@ -1,5 +1,6 @@
 //! SASL mechanisms (sans-IO): PLAIN and the SCRAM-SHA-256 / SCRAM-SHA-512
-//! client of RFC 5802 / RFC 7677.
+//! client of RFC 5802 / RFC 7677; OAUTHBEARER's messages are in
+//! [`crate::oauth`].
 //!
 //! The connection driver authenticates in three steps:
 //! 1. SaslHandshake with the mechanism's name ([`SaslConfig::mechanism_name`]);
@@ -23,10 +24,12 @@
 //!         };
 //!         ScramClient::new(hash, &config.username, &config.password).client_first()
 //!     }
+//!     SaslMechanism::OAuthBearer => unreachable!("a SCRAM configuration"),
 //! };
 //! assert!(first_message.starts_with(b"n,,n=alice,r="));
 //! ```
 
+use crate::oauth::SharedTokenProvider;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use hmac::{Hmac, Mac};
@@ -46,6 +49,8 @@ pub struct SaslConfig {
     pub username: String,
     /// Password (never printed by `Debug`).
     pub password: String,
+    /// Where OAUTHBEARER tokens come from (unused by the other mechanisms).
+    pub token_provider: Option<SharedTokenProvider>,
 }
 
 impl fmt::Debug for SaslConfig {
@@ -54,6 +59,7 @@ impl fmt::Debug for SaslConfig {
             .field("mechanism", &self.mechanism)
             .field("username", &self.username)
             .field("password", &"<redacted>")
+            .field("token_provider", &self.token_provider)
             .finish()
     }
 }
@@ -72,6 +78,27 @@ impl SaslConfig {
     /// SCRAM-SHA-512.
     pub fn scram_sha512(username: impl Into<String>, password: impl Into<String>) -> Self {
         Self::new(SaslMechanism::ScramSha512, username, password)
+    }
+
+    /// OAUTHBEARER with tokens from `provider` (share one provider among
+    /// the connections of a client, e.g. a
+    /// [`RefreshingTokenProvider`](crate::oauth::RefreshingTokenProvider)).
+    ///
+    /// ```
+    /// use kafka_client::oauth::{RefreshConfig, RefreshingTokenProvider, SharedTokenProvider, UnsecuredTokenProvider};
+    /// use kafka_client::{ConnectionConfig, SaslConfig};
+    /// let tokens = RefreshingTokenProvider::new(UnsecuredTokenProvider::new("alice"), RefreshConfig::default());
+    /// let config = ConnectionConfig {
+    ///     sasl: Some(SaslConfig::oauth_bearer(SharedTokenProvider::new(tokens))),
+    ///     ..Default::default()
+    /// };
+    /// # let _ = config;
+    /// ```
+    pub fn oauth_bearer(provider: SharedTokenProvider) -> Self {
+        Self {
+            token_provider: Some(provider),
+            ..Self::new(SaslMechanism::OAuthBearer, "", "")
+        }
     }
 
     /// Any mechanism: the form for a mechanism chosen at run time (the
@@ -93,6 +120,7 @@ impl SaslConfig {
             mechanism,
             username: username.into(),
             password: password.into(),
+            token_provider: None,
         }
     }
 

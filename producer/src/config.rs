@@ -181,6 +181,9 @@ pub struct ProducerConfig {
     /// `sasl.password` (or from `sasl.jaas.config`); `Debug` prints it as
     /// `<redacted>`.
     pub sasl_password: Option<Secret>,
+    /// OAUTHBEARER's token source (`sasl.oauthbearer.*`, see
+    /// [`ClientConfig::sasl_oauthbearer`]).
+    pub sasl_oauthbearer: Option<kafka_client::oauth::OAuthBearerConfig>,
     /// TLS settings for `SSL` / `SASL_SSL` (from `ssl.truststore.*`,
     /// `ssl.keystore.*` and `ssl.endpoint.identification.algorithm`).
     pub tls: Option<TlsConfig>,
@@ -260,6 +263,7 @@ impl ProducerConfig {
             sasl_mechanism: SaslMechanism::Plain,
             sasl_username: None,
             sasl_password: None,
+            sasl_oauthbearer: None,
             tls: None,
             transactional_id: None,
             transaction_timeout: Duration::from_millis(60_000),
@@ -577,6 +581,7 @@ impl ProducerConfig {
             sasl_mechanism: self.sasl_mechanism,
             sasl_username: self.sasl_username.clone(),
             sasl_password: self.sasl_password.clone(),
+            sasl_oauthbearer: self.sasl_oauthbearer.clone(),
             tls: self.tls.clone(),
             bootstrap_timeout: self.bootstrap_timeout,
         }
@@ -598,6 +603,7 @@ impl ProducerConfig {
             sasl_mechanism,
             sasl_username,
             sasl_password,
+            sasl_oauthbearer,
             tls,
             bootstrap_timeout,
         } = client;
@@ -613,6 +619,7 @@ impl ProducerConfig {
         self.sasl_mechanism = sasl_mechanism;
         self.sasl_username = sasl_username;
         self.sasl_password = sasl_password;
+        self.sasl_oauthbearer = sasl_oauthbearer;
         self.tls = tls;
     }
 }

@@ -68,6 +68,7 @@ pub use tools::{
     console_consume, parse_console_output, parse_perf_summary, producer_performance,
 };
 // Namespaces: test certificates, and a raw Kafka connection for probes.
+pub mod oauth;
 pub mod tls;
 pub mod wire;
 

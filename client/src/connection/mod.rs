@@ -1,9 +1,9 @@
 //! One broker connection: framing, correlation ids, pipelined requests,
-//! timeouts, ApiVersions negotiation, TLS (cargo feature `tls`) and SASL
-//! authentication.
+//! timeouts, ApiVersions negotiation, TLS (cargo feature `tls`), SASL
+//! authentication and KIP-368 re-authentication (the `reauth` module).
 
 use crate::error::ConnError;
-use crate::sasl::{SaslConfig, SaslMechanism, ScramClient, ScramHash, plain_message};
+use crate::sasl::SaslConfig;
 use crate::versions::{
     API_VERSIONS_MAX, ApiVersionsOutcome, BrokerVersions, decode_api_versions_body,
     on_api_versions_response,
@@ -13,12 +13,10 @@ use kafka_proto::frame::{
     DEFAULT_MAX_FRAME_SIZE, FrameDecoder, READ_CHUNK, decode_response_frame_bytes,
     encode_request_frame, peek_correlation_id,
 };
-use kafka_proto::messages::{
-    ApiVersionsRequest, SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
-};
-use kafka_proto::{ApiKey, ErrorCode, Request};
+use kafka_proto::messages::ApiVersionsRequest;
+use kafka_proto::{ApiKey, Request};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
@@ -29,7 +27,6 @@ use writer::{FrameWriter, SubmitError, SubmitFrame, WriteItem};
 
 mod key_stores;
 mod tls;
-mod writer;
 
 pub use key_stores::KeyStoreError;
 pub(crate) use key_stores::{StoreType, looks_like};
@@ -40,6 +37,16 @@ use tls::start_tls;
 #[cfg(feature = "tls")]
 pub(crate) use tls::tls_impl;
 pub use tls::{TlsConfig, TrustStore};
+
+mod reauth;
+#[cfg(any(test, feature = "internals"))]
+pub(crate) use reauth::REAUTHENTICATIONS;
+mod writer;
+
+/// The first of the correlation ids kept for SASL requests (Java's
+/// `SaslClientAuthenticator.MIN_RESERVED_CORRELATION_ID`): a late response
+/// to an ordinary request can never be taken for a SASL one.
+pub(crate) const MIN_RESERVED_CORRELATION_ID: i32 = i32::MAX - 7;
 
 /// Settings of a [`Connection`].
 ///
@@ -124,16 +131,33 @@ struct Pending {
 
 #[derive(Debug, Default)]
 struct State {
+    /// Requests awaiting their response, by correlation id.
     pending: HashMap<i32, Pending>,
+    /// Why the connection closed, once it has.
     closed: Option<String>,
+    /// The IO tasks (reader, writer, re-authenticator), stopped on close.
     tasks: Vec<AbortHandle>,
+    /// While re-authenticating: the ordinary requests submitted meanwhile,
+    /// in order, written once the SASL exchange is done.
+    held: Option<Vec<WriteItem>>,
+    /// When the SASL session ends (KIP-368), if the broker set a lifetime.
+    session_expiry: Option<Instant>,
 }
 
 #[derive(Debug)]
 struct Shared {
+    /// The peer address as dialled.
     addr: String,
+    /// Routing and lifecycle state.
     state: Mutex<State>,
+    /// The socket's write half.
     writer: Arc<dyn SubmitFrame>,
+    /// The `client.id` of every request header.
+    client_id: Option<String>,
+    /// The next SASL correlation id (an offset into the reserved range).
+    next_sasl_id: AtomicI32,
+    /// Successful re-authentications.
+    reauthentications: AtomicU64,
 }
 
 impl Shared {
@@ -171,6 +195,170 @@ impl Shared {
         }
     }
 
+    /// Writes `item` (or queues it, in order, for the writer task); a
+    /// write error closes the connection. While the connection
+    /// re-authenticates, ordinary requests (`sasl` false) are held and
+    /// written after the SASL exchange, in order; the decision and the
+    /// write happen under the state lock, so no request can slip between
+    /// SASL frames.
+    fn submit(
+        &self,
+        item: WriteItem,
+        api: Option<(ApiKey, i16)>,
+        sasl: bool,
+    ) -> Result<(), ConnError> {
+        let result = if sasl {
+            self.writer.submit(item)
+        } else {
+            let mut st = self.lock();
+            match &mut st.held {
+                Some(held) => {
+                    held.push(item);
+                    Ok(())
+                }
+                None => self.writer.submit(item),
+            }
+        };
+        match result {
+            Ok(()) => Ok(()),
+            Err(SubmitError::Closed) => Err(self.disconnected(api)),
+            Err(SubmitError::Io(e)) => {
+                self.fail_all(&format!("write error: {e}"));
+                Err(self.disconnected(api))
+            }
+        }
+    }
+
+    /// Starts holding ordinary requests (a re-authentication begins).
+    fn hold(&self) {
+        let mut st = self.lock();
+        if st.held.is_none() {
+            st.held = Some(Vec::new());
+        }
+    }
+
+    /// Writes the held requests in order and stops holding.
+    fn release(&self) {
+        let failed = {
+            let mut st = self.lock();
+            let held = st.held.take().unwrap_or_default();
+            let mut failed = None;
+            for item in held {
+                if let Err(e) = self.writer.submit(item) {
+                    failed = Some(e);
+                    break;
+                }
+            }
+            failed
+        };
+        match failed {
+            None | Some(SubmitError::Closed) => {}
+            Some(SubmitError::Io(e)) => self.fail_all(&format!("write error: {e}")),
+        }
+    }
+
+    /// The next correlation id of the reserved SASL range.
+    fn next_sasl_correlation_id(&self) -> i32 {
+        MIN_RESERVED_CORRELATION_ID + (self.next_sasl_id.fetch_add(1, Ordering::Relaxed) & 7)
+    }
+
+    /// Sends one request frame with `correlation_id` and waits for the
+    /// response frame body.
+    async fn round_trip<R: Request>(
+        &self,
+        req: &R,
+        version: i16,
+        correlation_id: i32,
+        timeout: Duration,
+        sasl: bool,
+    ) -> Result<Bytes, ConnError> {
+        let frame = encode_request_frame(req, version, correlation_id, self.client_id.as_deref())?;
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut st = self.lock();
+            if st.closed.is_some() {
+                drop(st);
+                return Err(self.disconnected(None));
+            }
+            let now = tokio::time::Instant::now();
+            if let Some(overdue) = st.pending.values().find(|p| p.deadline <= now) {
+                // An earlier request (whose caller gave up waiting) is past
+                // its timeout unanswered: the broker stopped answering on
+                // this connection. Close it, as Java's NetworkClient does
+                // with any in-flight request past request.timeout.ms,
+                // rather than queue this request behind it.
+                let reason = format!(
+                    "an earlier {:?} v{} request is unanswered past its timeout",
+                    overdue.api, overdue.version
+                );
+                drop(st);
+                tracing::warn!(addr = %self.addr, %reason, "closing the connection");
+                self.fail_all(&reason);
+                return Err(self.disconnected(Some((R::API_KEY, version))));
+            }
+            st.pending.insert(
+                correlation_id,
+                Pending {
+                    tx,
+                    api: R::API_KEY,
+                    version,
+                    deadline: now + timeout,
+                },
+            );
+        }
+        if let Err(e) = self.submit(
+            WriteItem {
+                frame,
+                written: None,
+            },
+            None,
+            sasl,
+        ) {
+            self.lock().pending.remove(&correlation_id);
+            return Err(e);
+        }
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(_)) => Err(self.disconnected(Some((R::API_KEY, version)))),
+            Err(_) => {
+                self.lock().pending.remove(&correlation_id);
+                tracing::warn!(addr = %self.addr, api = ?R::API_KEY, version, correlation_id, ?timeout,
+                    "request timed out; closing the connection");
+                self.fail_all(&format!(
+                    "{:?} v{version} (correlation id {correlation_id}) timed out",
+                    R::API_KEY
+                ));
+                Err(ConnError::Timeout {
+                    api: R::API_KEY,
+                    version,
+                    correlation_id,
+                    after: timeout,
+                })
+            }
+        }
+    }
+
+    /// [`Self::round_trip`] and the response decoded.
+    async fn send<R: Request>(
+        &self,
+        req: &R,
+        version: i16,
+        correlation_id: i32,
+        timeout: Duration,
+        sasl: bool,
+    ) -> Result<R::Response, ConnError> {
+        let body = self
+            .round_trip(req, version, correlation_id, timeout, sasl)
+            .await?;
+        decode_response_frame_bytes::<R::Response>(&body, version)
+            .map(|(_, m)| m)
+            .map_err(|source| ConnError::Decode {
+                api: R::API_KEY,
+                version,
+                source,
+            })
+    }
+
     fn disconnected(&self, api: Option<(ApiKey, i16)>) -> ConnError {
         let reason = self
             .lock()
@@ -188,9 +376,10 @@ impl Shared {
 /// The framing and routing layer, before negotiation.
 #[derive(Debug)]
 struct Io {
+    /// What the IO tasks share.
     shared: Arc<Shared>,
+    /// The next ordinary correlation id.
     next_correlation_id: AtomicI32,
-    client_id: Option<String>,
 }
 
 impl Io {
@@ -213,6 +402,9 @@ impl Io {
             addr,
             state: Mutex::new(State::default()),
             writer: writer.clone(),
+            client_id,
+            next_sasl_id: AtomicI32::new(0),
+            reauthentications: AtomicU64::new(0),
         });
         let r = tokio::spawn(read_loop(rd, shared.clone(), max_frame_size));
         let w = tokio::spawn(write_loop(writer, shared.clone()));
@@ -229,98 +421,32 @@ impl Io {
         Self {
             shared,
             next_correlation_id: AtomicI32::new(0),
-            client_id,
         }
     }
 
+    /// The next ordinary correlation id: `0..MIN_RESERVED_CORRELATION_ID`,
+    /// wrapping.
     fn next_correlation_id(&self) -> i32 {
-        self.next_correlation_id.fetch_add(1, Ordering::Relaxed) & i32::MAX
+        let n = self.next_correlation_id.fetch_add(1, Ordering::Relaxed) as u32;
+        (n % MIN_RESERVED_CORRELATION_ID as u32) as i32
     }
 
-    /// Writes `item` (or queues it, in order, for the writer task); a write
-    /// error closes the connection.
+    /// Writes `item` as an ordinary request (held while re-authenticating).
     fn submit(&self, item: WriteItem, api: Option<(ApiKey, i16)>) -> Result<(), ConnError> {
-        match self.shared.writer.submit(item) {
-            Ok(()) => Ok(()),
-            Err(SubmitError::Closed) => Err(self.shared.disconnected(api)),
-            Err(SubmitError::Io(e)) => {
-                self.shared.fail_all(&format!("write error: {e}"));
-                Err(self.shared.disconnected(api))
-            }
-        }
+        self.shared.submit(item, api, false)
     }
 
-    /// Sends one request frame and waits for the response frame body.
+    /// Sends one ordinary request frame and waits for the response frame body.
     async fn round_trip<R: Request>(
         &self,
         req: &R,
         version: i16,
         timeout: Duration,
     ) -> Result<Bytes, ConnError> {
-        let correlation_id = self.next_correlation_id();
-        let frame = encode_request_frame(req, version, correlation_id, self.client_id.as_deref())?;
-        let (tx, rx) = oneshot::channel();
-        {
-            let mut st = self.shared.lock();
-            if st.closed.is_some() {
-                drop(st);
-                return Err(self.shared.disconnected(None));
-            }
-            let now = tokio::time::Instant::now();
-            if let Some(overdue) = st.pending.values().find(|p| p.deadline <= now) {
-                // An earlier request (whose caller gave up waiting) is past
-                // its timeout unanswered: the broker stopped answering on
-                // this connection. Close it, as Java's NetworkClient does
-                // with any in-flight request past request.timeout.ms,
-                // rather than queue this request behind it.
-                let reason = format!(
-                    "an earlier {:?} v{} request is unanswered past its timeout",
-                    overdue.api, overdue.version
-                );
-                drop(st);
-                tracing::warn!(addr = %self.shared.addr, %reason, "closing the connection");
-                self.shared.fail_all(&reason);
-                return Err(self.shared.disconnected(Some((R::API_KEY, version))));
-            }
-            st.pending.insert(
-                correlation_id,
-                Pending {
-                    tx,
-                    api: R::API_KEY,
-                    version,
-                    deadline: now + timeout,
-                },
-            );
-        }
-        if let Err(e) = self.submit(
-            WriteItem {
-                frame,
-                written: None,
-            },
-            None,
-        ) {
-            self.shared.lock().pending.remove(&correlation_id);
-            return Err(e);
-        }
-        match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(reply)) => reply,
-            Ok(Err(_)) => Err(self.shared.disconnected(Some((R::API_KEY, version)))),
-            Err(_) => {
-                self.shared.lock().pending.remove(&correlation_id);
-                tracing::warn!(addr = %self.shared.addr, api = ?R::API_KEY, version, correlation_id, ?timeout,
-                    "request timed out; closing the connection");
-                self.shared.fail_all(&format!(
-                    "{:?} v{version} (correlation id {correlation_id}) timed out",
-                    R::API_KEY
-                ));
-                Err(ConnError::Timeout {
-                    api: R::API_KEY,
-                    version,
-                    correlation_id,
-                    after: timeout,
-                })
-            }
-        }
+        let id = self.next_correlation_id();
+        self.shared
+            .round_trip(req, version, id, timeout, false)
+            .await
     }
 
     async fn send<R: Request>(
@@ -329,14 +455,8 @@ impl Io {
         version: i16,
         timeout: Duration,
     ) -> Result<R::Response, ConnError> {
-        let body = self.round_trip(req, version, timeout).await?;
-        decode_response_frame_bytes::<R::Response>(&body, version)
-            .map(|(_, m)| m)
-            .map_err(|source| ConnError::Decode {
-                api: R::API_KEY,
-                version,
-                source,
-            })
+        let id = self.next_correlation_id();
+        self.shared.send(req, version, id, timeout, false).await
     }
 }
 
@@ -428,10 +548,12 @@ impl Drop for Io {
 /// ```
 #[derive(Debug)]
 pub struct Connection {
+    /// The framing and routing layer.
     io: Io,
+    /// The broker's API versions.
     versions: BrokerVersions,
+    /// `request.timeout.ms`.
     request_timeout: Duration,
-    session_expiry: Option<Instant>,
 }
 
 impl Connection {
@@ -505,19 +627,14 @@ impl Connection {
             api_versions = versions.api_versions_version(),
             "negotiated"
         );
-        let mut conn = Self {
+        if let Some(sasl) = &config.sasl {
+            reauth::login(&io.shared, &versions, sasl, config.request_timeout).await?;
+        }
+        Ok(Self {
             io,
             versions,
             request_timeout: config.request_timeout,
-            session_expiry: None,
-        };
-        if let Some(sasl) = &config.sasl {
-            let lifetime = conn.authenticate(sasl).await?;
-            if lifetime > 0 {
-                conn.session_expiry = Some(Instant::now() + Duration::from_millis(lifetime as u64));
-            }
-        }
-        Ok(conn)
+        })
     }
 
     /// The peer address as given to [`Self::connect`].
@@ -536,10 +653,16 @@ impl Connection {
         self.versions.negotiated_version(api)
     }
 
-    /// When the SASL session ends (KIP-368 `session_lifetime_ms`); the broker
-    /// closes the connection afterwards unless it re-authenticates.
+    /// When the SASL session ends (KIP-368 `session_lifetime_ms`); the
+    /// connection re-authenticates before then (and the broker closes it
+    /// at that time if it did not).
     pub fn session_expiry(&self) -> Option<Instant> {
-        self.session_expiry
+        self.io.shared.lock().session_expiry
+    }
+
+    /// How many times this connection has re-authenticated (KIP-368).
+    pub fn reauthentications(&self) -> u64 {
+        self.io.shared.reauthentications.load(Ordering::Relaxed)
     }
 
     /// True once the connection is closed (by either side or an error).
@@ -583,8 +706,12 @@ impl Connection {
         version: i16,
     ) -> Result<(), ConnError> {
         let correlation_id = self.io.next_correlation_id();
-        let frame =
-            encode_request_frame(req, version, correlation_id, self.io.client_id.as_deref())?;
+        let frame = encode_request_frame(
+            req,
+            version,
+            correlation_id,
+            self.io.shared.client_id.as_deref(),
+        )?;
         if self.is_closed() {
             return Err(self.io.shared.disconnected(None));
         }
@@ -613,104 +740,6 @@ impl Connection {
     /// [`ConnError::Disconnected`] and later sends fail at once.
     pub fn close(&self) {
         self.io.shared.fail_all("closed by the client");
-    }
-
-    /// SaslHandshake v1 then SaslAuthenticate; returns the session lifetime (ms, 0 = none).
-    async fn authenticate(&self, sasl: &SaslConfig) -> Result<i64, ConnError> {
-        let hv = self.versions.version_for::<SaslHandshakeRequest>()?;
-        if hv < 1 {
-            return Err(ConnError::UnsupportedVersion {
-                api: ApiKey::SaslHandshake,
-                client: kafka_proto::VersionRange::new(1, 1),
-                broker: self.versions.broker_range(ApiKey::SaslHandshake),
-            });
-        }
-        let mechanism = sasl.mechanism.name();
-        let resp = self
-            .send(
-                &SaslHandshakeRequest {
-                    mechanism: mechanism.to_string(),
-                },
-                hv,
-            )
-            .await?;
-        match ErrorCode::from(resp.error_code) {
-            ErrorCode::None => {}
-            ErrorCode::UnsupportedSaslMechanism => {
-                return Err(ConnError::UnsupportedSaslMechanism {
-                    mechanism: mechanism.to_string(),
-                    enabled: resp.mechanisms,
-                });
-            }
-            error => {
-                return Err(ConnError::Broker {
-                    api: ApiKey::SaslHandshake,
-                    version: hv,
-                    error,
-                    message: None,
-                });
-            }
-        }
-        let av = self.versions.version_for::<SaslAuthenticateRequest>()?;
-        let last = match sasl.mechanism {
-            SaslMechanism::Plain => {
-                self.sasl_step(av, plain_message(&sasl.username, &sasl.password))
-                    .await?
-            }
-            SaslMechanism::ScramSha256 | SaslMechanism::ScramSha512 => {
-                let hash = if sasl.mechanism == SaslMechanism::ScramSha256 {
-                    ScramHash::Sha256
-                } else {
-                    ScramHash::Sha512
-                };
-                let mut scram = ScramClient::new(hash, &sasl.username, &sasl.password);
-                let first = self.sasl_step(av, scram.client_first()).await?;
-                let fin = scram.handle_server_first(&first.auth_bytes).map_err(|e| {
-                    ConnError::AuthenticationFailed {
-                        message: e.to_string(),
-                    }
-                })?;
-                let last = self.sasl_step(av, fin).await?;
-                scram.handle_server_final(&last.auth_bytes).map_err(|e| {
-                    ConnError::AuthenticationFailed {
-                        message: e.to_string(),
-                    }
-                })?;
-                last
-            }
-        };
-        tracing::debug!(addr = self.addr(), mechanism, "SASL authenticated");
-        Ok(last.session_lifetime_ms)
-    }
-
-    async fn sasl_step(
-        &self,
-        version: i16,
-        auth_bytes: Vec<u8>,
-    ) -> Result<SaslAuthenticateResponse, ConnError> {
-        let resp = self
-            .send(
-                &SaslAuthenticateRequest {
-                    auth_bytes: Bytes::from(auth_bytes),
-                    ..Default::default()
-                },
-                version,
-            )
-            .await?;
-        match ErrorCode::from(resp.error_code) {
-            ErrorCode::None => Ok(resp),
-            ErrorCode::SaslAuthenticationFailed => Err(ConnError::AuthenticationFailed {
-                message: resp
-                    .error_message
-                    .unwrap_or_else(|| "SASL_AUTHENTICATION_FAILED".into()),
-            }),
-            error => Err(ConnError::Broker {
-                api: ApiKey::SaslAuthenticate,
-                version,
-                error,
-                message: resp.error_message,
-            }),
-        }
     }
 }
 

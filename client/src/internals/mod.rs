@@ -12,6 +12,12 @@
 
 pub mod scripted_peer;
 
+/// KIP-368 re-authentications completed by every connection of this
+/// process so far.
+pub fn reauthentications() -> u64 {
+    crate::connection::REAUTHENTICATIONS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 pub use crate::sasl::{SCRAM_MIN_ITERATIONS, ScramClient, ScramHash, plain_message};
 pub use crate::versions::{
     API_VERSIONS_MAX, ApiVersionsOutcome, PRODUCE_MIN_VERSION, client_versions,

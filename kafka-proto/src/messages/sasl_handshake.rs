@@ -53,6 +53,9 @@ pub enum SaslMechanism {
     ScramSha256,
     /// `SCRAM-SHA-512`.
     ScramSha512,
+    /// `OAUTHBEARER` (RFC 7628, KIP-255): a bearer token from a token
+    /// provider.
+    OAuthBearer,
 }
 
 impl SaslMechanism {
@@ -62,6 +65,7 @@ impl SaslMechanism {
             SaslMechanism::Plain => "PLAIN",
             SaslMechanism::ScramSha256 => "SCRAM-SHA-256",
             SaslMechanism::ScramSha512 => "SCRAM-SHA-512",
+            SaslMechanism::OAuthBearer => "OAUTHBEARER",
         }
     }
 }
@@ -114,6 +118,7 @@ mod tests {
         use crate::messages::SaslMechanism;
         assert_eq!(SaslMechanism::Plain.name(), "PLAIN");
         assert_eq!(SaslMechanism::ScramSha512.name(), "SCRAM-SHA-512");
+        assert_eq!(SaslMechanism::OAuthBearer.name(), "OAUTHBEARER");
     }
 }
 

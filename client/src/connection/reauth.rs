@@ -1,0 +1,336 @@
+//! SASL authentication on a connection, and KIP-368 re-authentication
+//! before the session the broker granted ends.
+//!
+//! A re-authentication runs between requests on the live connection:
+//! 1. at 85–95 % of the session lifetime (Java's `ReauthInfo`), the
+//!    re-authenticator task takes a token first (OAUTHBEARER), so that an
+//!    identity provider's hiccup never stalls the connection;
+//! 2. it then holds ordinary requests (they queue, in order, without
+//!    being written) and sends SaslHandshake and SaslAuthenticate with
+//!    correlation ids from the reserved range; responses to requests sent
+//!    earlier still arrive first (the broker answers in order) and are
+//!    routed by correlation id as usual;
+//! 3. once the broker accepts, the held requests are written in order and
+//!    the next re-authentication is scheduled from the new lifetime.
+//!
+//! A refused re-authentication closes the connection (the broker closes it
+//! too). A token that cannot be had is asked for again each second until
+//! the session ends; then the connection is closed before the broker
+//! would kill it on the next request.
+
+use super::Shared;
+use crate::error::ConnError;
+use crate::oauth::{ERROR_ACK, Token, client_first_message};
+use crate::sasl::{SaslConfig, SaslMechanism, ScramClient, ScramHash, plain_message};
+use crate::versions::BrokerVersions;
+use bytes::Bytes;
+use kafka_proto::messages::{
+    SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest,
+};
+use kafka_proto::{ApiKey, ErrorCode};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// The least time between two re-authentications (the broker refuses
+/// faster ones with ILLEGAL_SASL_STATE).
+const MIN_REAUTH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Re-authentications completed by every connection of this process (the
+/// tests' count; each connection has its own in
+/// [`Connection::reauthentications`](crate::Connection::reauthentications)).
+pub(crate) static REAUTHENTICATIONS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(0);
+
+/// How often a missing token is asked for again while the session lasts.
+const TOKEN_RETRY: Duration = Duration::from_secs(1);
+
+/// When to re-authenticate a session of `lifetime` that began at
+/// `authenticated`: at `0.85 + 0.10 × random` of it (Java's rule), at
+/// least [`MIN_REAUTH_INTERVAL`] later.
+pub(crate) fn reauth_at(authenticated: Instant, lifetime: Duration, random: f64) -> Instant {
+    let share = 0.85 + 0.10 * random.clamp(0.0, 1.0);
+    // A margin over the broker's one second: its clock starts when the
+    // handshake arrives.
+    let least = (MIN_REAUTH_INTERVAL + Duration::from_millis(100)).min(lifetime);
+    authenticated + lifetime.mul_f64(share).max(least)
+}
+
+/// The first authentication of a connection; with a session lifetime,
+/// starts the re-authenticator task.
+pub(super) async fn login(
+    shared: &Arc<Shared>,
+    versions: &BrokerVersions,
+    sasl: &SaslConfig,
+    timeout: Duration,
+) -> Result<(), ConnError> {
+    let token = credentials(shared, sasl).await?;
+    let started = Instant::now();
+    let lifetime = authenticate(shared, versions, sasl, token.as_ref(), timeout).await?;
+    if lifetime > 0 {
+        let lifetime = Duration::from_millis(lifetime as u64);
+        shared.lock().session_expiry = Some(started + lifetime);
+        let task = tokio::spawn(reauth_loop(
+            shared.clone(),
+            versions.clone(),
+            sasl.clone(),
+            timeout,
+            started,
+            lifetime,
+        ));
+        let mut st = shared.lock();
+        if st.closed.is_some() {
+            task.abort();
+        } else {
+            st.tasks.push(task.abort_handle());
+        }
+    }
+    Ok(())
+}
+
+/// What the mechanism needs before the exchange: a token for OAUTHBEARER.
+async fn credentials(shared: &Shared, sasl: &SaslConfig) -> Result<Option<Token>, ConnError> {
+    if sasl.mechanism != SaslMechanism::OAuthBearer {
+        return Ok(None);
+    }
+    let provider = sasl
+        .token_provider
+        .as_ref()
+        .ok_or_else(|| ConnError::AuthenticationFailed {
+            message: "OAUTHBEARER needs a token provider (SaslConfig::oauth_bearer)".into(),
+        })?;
+    provider
+        .token()
+        .await
+        .map(Some)
+        .map_err(|source| ConnError::Token {
+            addr: shared.addr.clone(),
+            source,
+        })
+}
+
+/// The re-authenticator: sleeps until the next re-authentication time,
+/// re-authenticates, repeats while the broker grants a lifetime.
+async fn reauth_loop(
+    shared: Arc<Shared>,
+    versions: BrokerVersions,
+    sasl: SaslConfig,
+    timeout: Duration,
+    mut authenticated: Instant,
+    mut lifetime: Duration,
+) {
+    loop {
+        let expiry = authenticated + lifetime;
+        tokio::time::sleep_until(reauth_at(authenticated, lifetime, rand::random::<f64>()).into())
+            .await;
+        let token = loop {
+            match credentials(&shared, &sasl).await {
+                Ok(t) => break t,
+                Err(e) if Instant::now() + TOKEN_RETRY < expiry => {
+                    tracing::warn!(addr = %shared.addr, error = %e, "no token to re-authenticate with; asking again");
+                    tokio::time::sleep(TOKEN_RETRY).await;
+                }
+                Err(e) => {
+                    shared.fail_all(&format!(
+                        "the SASL session ends and no token could be had to re-authenticate: {e}"
+                    ));
+                    return;
+                }
+            }
+        };
+        let started = Instant::now();
+        shared.hold();
+        let result = authenticate(&shared, &versions, &sasl, token.as_ref(), timeout).await;
+        match result {
+            Ok(ms) => {
+                shared.reauthentications.fetch_add(1, Ordering::Relaxed);
+                REAUTHENTICATIONS.fetch_add(1, Ordering::Relaxed);
+                let next = (ms > 0).then(|| Duration::from_millis(ms as u64));
+                shared.lock().session_expiry = next.map(|l| started + l);
+                shared.release();
+                tracing::debug!(addr = %shared.addr, mechanism = sasl.mechanism_name(), lifetime = ?next, "re-authenticated");
+                match next {
+                    Some(l) => {
+                        authenticated = started;
+                        lifetime = l;
+                    }
+                    None => return,
+                }
+            }
+            Err(e) => {
+                tracing::warn!(addr = %shared.addr, error = %e, "re-authentication failed; closing the connection");
+                shared.fail_all(&format!("re-authentication failed: {e}"));
+                return;
+            }
+        }
+    }
+}
+
+/// SaslHandshake v1 then the mechanism's SaslAuthenticate rounds, with
+/// reserved correlation ids; returns the session lifetime (ms, 0 = none).
+pub(super) async fn authenticate(
+    shared: &Shared,
+    versions: &BrokerVersions,
+    sasl: &SaslConfig,
+    token: Option<&Token>,
+    timeout: Duration,
+) -> Result<i64, ConnError> {
+    let hv = versions.version_for::<SaslHandshakeRequest>()?;
+    if hv < 1 {
+        return Err(ConnError::UnsupportedVersion {
+            api: ApiKey::SaslHandshake,
+            client: kafka_proto::VersionRange::new(1, 1),
+            broker: versions.broker_range(ApiKey::SaslHandshake),
+        });
+    }
+    let sasl_send = async |req: &SaslHandshakeRequest| {
+        shared
+            .send(req, hv, shared.next_sasl_correlation_id(), timeout, true)
+            .await
+    };
+    let mechanism = sasl.mechanism.name();
+    let resp = sasl_send(&SaslHandshakeRequest {
+        mechanism: mechanism.to_string(),
+    })
+    .await?;
+    match ErrorCode::from(resp.error_code) {
+        ErrorCode::None => {}
+        ErrorCode::UnsupportedSaslMechanism => {
+            return Err(ConnError::UnsupportedSaslMechanism {
+                mechanism: mechanism.to_string(),
+                enabled: resp.mechanisms,
+            });
+        }
+        error => {
+            return Err(ConnError::Broker {
+                api: ApiKey::SaslHandshake,
+                version: hv,
+                error,
+                message: None,
+            });
+        }
+    }
+    let av = versions.version_for::<SaslAuthenticateRequest>()?;
+    let step = Step {
+        shared,
+        version: av,
+        timeout,
+    };
+    let failed = |message: String| ConnError::AuthenticationFailed { message };
+    let last = match sasl.mechanism {
+        SaslMechanism::Plain => {
+            step.send(plain_message(&sasl.username, &sasl.password))
+                .await?
+        }
+        SaslMechanism::ScramSha256 | SaslMechanism::ScramSha512 => {
+            let hash = if sasl.mechanism == SaslMechanism::ScramSha256 {
+                ScramHash::Sha256
+            } else {
+                ScramHash::Sha512
+            };
+            let mut scram = ScramClient::new(hash, &sasl.username, &sasl.password);
+            let first = step.send(scram.client_first()).await?;
+            let fin = scram
+                .handle_server_first(&first.auth_bytes)
+                .map_err(|e| failed(e.to_string()))?;
+            let last = step.send(fin).await?;
+            scram
+                .handle_server_final(&last.auth_bytes)
+                .map_err(|e| failed(e.to_string()))?;
+            last
+        }
+        SaslMechanism::OAuthBearer => {
+            let token = token.ok_or_else(|| failed("OAUTHBEARER needs a token".into()))?;
+            let first = client_first_message(token.value(), None, token.extensions())
+                .map_err(|e| failed(e.to_string()))?;
+            let resp = step.send(first).await?;
+            if !resp.auth_bytes.is_empty() {
+                // The broker's error challenge: acknowledge it so that the
+                // broker fails the exchange with its reason.
+                let challenge = String::from_utf8_lossy(&resp.auth_bytes).into_owned();
+                return Err(match step.send(ERROR_ACK.to_vec()).await {
+                    Err(ConnError::AuthenticationFailed { message }) => failed(format!(
+                        "the broker refused the token for {}: {message}",
+                        token.principal()
+                    )),
+                    _ => failed(format!(
+                        "the broker refused the token for {}: {challenge}",
+                        token.principal()
+                    )),
+                });
+            }
+            resp
+        }
+    };
+    tracing::debug!(addr = %shared.addr, mechanism, lifetime_ms = last.session_lifetime_ms, "SASL authenticated");
+    Ok(last.session_lifetime_ms)
+}
+
+/// One SaslAuthenticate round.
+struct Step<'a> {
+    /// The connection.
+    shared: &'a Shared,
+    /// The SaslAuthenticate version.
+    version: i16,
+    /// The request timeout.
+    timeout: Duration,
+}
+
+impl Step<'_> {
+    async fn send(&self, auth_bytes: Vec<u8>) -> Result<SaslAuthenticateResponse, ConnError> {
+        let req = SaslAuthenticateRequest {
+            auth_bytes: Bytes::from(auth_bytes),
+            ..Default::default()
+        };
+        let resp = self
+            .shared
+            .send(
+                &req,
+                self.version,
+                self.shared.next_sasl_correlation_id(),
+                self.timeout,
+                true,
+            )
+            .await?;
+        match ErrorCode::from(resp.error_code) {
+            ErrorCode::None => Ok(resp),
+            ErrorCode::SaslAuthenticationFailed => Err(ConnError::AuthenticationFailed {
+                message: resp
+                    .error_message
+                    .unwrap_or_else(|| "SASL_AUTHENTICATION_FAILED".into()),
+            }),
+            error => Err(ConnError::Broker {
+                api: ApiKey::SaslAuthenticate,
+                version: self.version,
+                error,
+                message: resp.error_message,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Java's window: 85–95 % of the lifetime, never under a second.
+    #[test]
+    fn reauth_time_is_85_to_95_percent_of_the_lifetime() {
+        let t = Instant::now();
+        let l = Duration::from_secs(100);
+        assert_eq!(reauth_at(t, l, 0.0), t + Duration::from_secs(85));
+        assert_eq!(reauth_at(t, l, 1.0), t + Duration::from_secs(95));
+        assert_eq!(
+            reauth_at(t, Duration::from_millis(1000), 0.0),
+            t + Duration::from_secs(1)
+        );
+        assert_eq!(
+            reauth_at(t, Duration::from_millis(1200), 0.0),
+            t + Duration::from_millis(1100)
+        );
+        assert_eq!(
+            reauth_at(t, Duration::from_millis(500), 0.0),
+            t + Duration::from_millis(500)
+        );
+    }
+}
