@@ -88,7 +88,17 @@ async fn members_if_any(
     cluster: &Cluster,
     group: &str,
 ) -> Result<Option<(GroupState, Vec<String>)>, OffsetsError> {
-    let d = describe_group(cluster, group).await?;
+    // The coordinator may be loading or moving: retried as in `on_coordinator`.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let d = loop {
+        match describe_group(cluster, group).await {
+            Err(e) if e.is_retriable() && Instant::now() < deadline => {
+                tracing::debug!(error = %e, group, "describe retry");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            other => break other?,
+        }
+    };
     if d.members.is_empty() && matches!(d.state, GroupState::Empty | GroupState::Dead) {
         return Ok(None);
     }
