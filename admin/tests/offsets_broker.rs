@@ -57,7 +57,7 @@ async fn list_offsets_and_delete_records_follow_the_log() {
     let one = |spec| {
         let (cluster, tp) = (cluster.clone(), tp.clone());
         async move {
-            admin::list_offsets(&cluster, &[tp.clone()], spec, false)
+            admin::list_offsets(&cluster, std::slice::from_ref(&tp), spec, false)
                 .await
                 .unwrap()[&tp]
         }
@@ -69,9 +69,14 @@ async fn list_offsets_and_delete_records_follow_the_log() {
     let at = one(OffsetSpec::Timestamp(T0 + 5)).await;
     assert_eq!((at.offset, at.timestamp), (Some(1), Some(T0 + 50)));
     assert_eq!(one(OffsetSpec::Timestamp(T0 + 100)).await.offset, None);
-    let committed_end = admin::list_offsets(&cluster, &[tp.clone()], OffsetSpec::Latest, true)
-        .await
-        .unwrap();
+    let committed_end = admin::list_offsets(
+        &cluster,
+        std::slice::from_ref(&tp),
+        OffsetSpec::Latest,
+        true,
+    )
+    .await
+    .unwrap();
     assert_eq!(committed_end[&tp].offset, Some(3));
 
     let lows = admin::delete_records(&cluster, &[(tp.clone(), 2)])
@@ -112,7 +117,7 @@ async fn group_offsets_are_altered_and_deleted() {
         offsets
     );
 
-    let deleted = admin::delete_group_offsets(&cluster, &group, &[p1.clone()])
+    let deleted = admin::delete_group_offsets(&cluster, &group, std::slice::from_ref(&p1))
         .await
         .unwrap();
     assert_eq!(deleted, BTreeMap::from([(p1.clone(), Ok(()))]));
