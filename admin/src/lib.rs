@@ -18,7 +18,19 @@
 //!   ListTransactions, DescribeTransactions, DescribeProducers,
 //!   InitProducerId).
 //! - Configs: read a broker's or a topic's ([`broker_config()`],
-//!   [`topic_config()`], [`topic_config_overrides()`]; DescribeConfigs).
+//!   [`topic_config()`], [`topic_config_overrides()`]; DescribeConfigs),
+//!   change them entry by entry ([`alter_configs()`];
+//!   IncrementalAlterConfigs).
+//! - Group offsets: set, delete and reset them like
+//!   `kafka-consumer-groups.sh` ([`alter_group_offsets()`],
+//!   [`delete_group_offsets()`], [`plan_offset_reset()`],
+//!   [`execute_offset_reset()`]; OffsetCommit, OffsetDelete).
+//! - Partition offsets and records: look offsets up, delete records below
+//!   them ([`list_offsets()`], [`delete_records()`]; ListOffsets,
+//!   DeleteRecords).
+//! - The cluster and its ACLs ([`describe_cluster()`], [`create_acls()`],
+//!   [`describe_acls()`], [`delete_acls()`]; DescribeCluster, CreateAcls,
+//!   DescribeAcls, DeleteAcls).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -37,19 +49,37 @@
 #![warn(missing_docs)]
 
 // The public interface is the `pub use` list below; each module is one area.
+mod acls;
+mod cluster;
+mod config_changes;
 mod configs;
+mod group_offsets;
 mod groups;
+mod partition_offsets;
 mod topic_changes;
 mod topics;
 mod transactions;
 
+pub use acls::{
+    AclBinding, AclFilter, AclOperation, AclPermission, PatternType, ResourceType, create_acls,
+    delete_acls, describe_acls,
+};
+pub use cluster::{ClusterBroker, ClusterDescription, describe_cluster};
+pub use config_changes::{ConfigOp, ConfigResource, alter_configs};
 pub use configs::{broker_config, topic_config, topic_config_overrides};
+pub use group_offsets::{
+    OffsetsError, PlannedOffset, ResetPlan, ResetScope, ResetSpec, alter_group_offsets,
+    delete_group_offsets, execute_offset_reset, parse_datetime, parse_iso_duration,
+    plan_offset_reset,
+};
 pub use groups::{
     GroupDescription, GroupListing, GroupMember, GroupState, committed_offsets, delete_groups,
     describe_group, list_groups,
 };
 pub use kafka_client::requests::describe_configs::{broker_config_on, describe_configs_on};
 pub use kafka_client::requests::describe_transactions::TransactionSnapshot;
+pub use kafka_client::requests::list_offsets::OffsetSpec;
+pub use partition_offsets::{ListedOffset, delete_records, list_offsets};
 pub use topic_changes::{TopicChangeError, TopicChangeResult, create_partitions, delete_topics};
 pub use topics::{
     AdminError, CreateTopicError, CreateTopicResult, CreateTopicsOptions, EnsuredTopic, NewTopic,

@@ -112,9 +112,22 @@ pub enum Command {
     /// number of processes share the input partitions).
     #[command(after_help = COPY_HELP)]
     Copy(CopyArgs),
-    /// List, describe (offsets and lag) and delete consumer groups.
+    /// List, describe (offsets and lag) and delete consumer groups; reset
+    /// and delete their offsets.
     #[command(after_help = GROUP_HELP)]
     Group(GroupArgs),
+    /// Delete the records of partitions below an offset.
+    #[command(after_help = crate::records::RECORDS_HELP)]
+    Records(crate::records::RecordsArgs),
+    /// Describe and alter topic and broker configs.
+    #[command(after_help = crate::config::CONFIG_HELP)]
+    Config(crate::config::ConfigArgs),
+    /// List, add and remove ACL bindings.
+    #[command(after_help = crate::acl::ACL_HELP)]
+    Acl(crate::acl::AclArgs),
+    /// Describe the cluster: id, controller, brokers.
+    #[command(after_help = crate::cluster::CLUSTER_HELP)]
+    Cluster(crate::cluster::ClusterArgs),
     /// Producer benchmarks (idempotent, transactional), beside Java's
     /// ProducerPerformance when available.
     #[command(after_help = BENCH_HELP)]

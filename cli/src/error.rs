@@ -169,12 +169,19 @@ impl From<ConnError> for CliError {
 
 impl From<RequestError> for CliError {
     fn from(e: RequestError) -> Self {
-        let code = match &e {
+        CliError::from_request(&e, e.to_string())
+    }
+}
+
+impl CliError {
+    /// `message` with the exit code a [`RequestError`] gets.
+    fn from_request(e: &RequestError, message: String) -> Self {
+        let code = match e {
             RequestError::Cluster(c) => cluster_code(c),
             RequestError::Broker { error, .. } if is_auth_code(*error) => ExitCode::Auth,
             _ => ExitCode::Failure,
         };
-        CliError::new(code, e.to_string())
+        CliError::new(code, message)
     }
 }
 
@@ -184,6 +191,19 @@ impl From<kafka_admin::AdminError> for CliError {
         let code = match &e {
             AdminError::Cluster(c) => cluster_code(c),
             AdminError::Topic(t) if is_auth_code(t.error) => ExitCode::Auth,
+            _ => ExitCode::Failure,
+        };
+        CliError::new(code, e.to_string())
+    }
+}
+
+impl From<kafka_admin::OffsetsError> for CliError {
+    fn from(e: kafka_admin::OffsetsError) -> Self {
+        use kafka_admin::OffsetsError;
+        let code = match &e {
+            OffsetsError::Request(r) => return CliError::from_request(r, e.to_string()),
+            OffsetsError::Partition { error, .. } if is_auth_code(*error) => ExitCode::Auth,
+            OffsetsError::InvalidSpec(_) => ExitCode::Usage,
             _ => ExitCode::Failure,
         };
         CliError::new(code, e.to_string())

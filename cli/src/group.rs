@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 /// `call` retried while it fails with a retriable error (the group
 /// coordinator loading or moving, `__consumer_offsets` being created), for
 /// up to 30 s.
-async fn retrying<T, F, Fut>(mut call: F) -> Result<T, RequestError>
+pub(crate) async fn retrying<T, F, Fut>(mut call: F) -> Result<T, RequestError>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, RequestError>>,
@@ -36,12 +36,12 @@ where
 }
 
 /// `-` for an empty text.
-fn or_dash(s: &str) -> &str {
+pub(crate) fn or_dash(s: &str) -> &str {
     if s.is_empty() { "-" } else { s }
 }
 
 /// Rows as left-aligned columns two spaces apart (no trailing blanks).
-fn table(rows: &[Vec<String>]) -> String {
+pub(crate) fn table(rows: &[Vec<String>]) -> String {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|c| {
@@ -250,6 +250,8 @@ pub async fn run(g: &Globals, command: GroupCommand) -> CliResult<()> {
             print!("{}", describe_text(&d, &rows(&d, &committed, &ends)));
             Ok(())
         }
+        GroupCommand::ResetOffsets(a) => crate::group_offsets::reset_offsets(g, a).await,
+        GroupCommand::DeleteOffsets(a) => crate::group_offsets::delete_offsets(g, a).await,
         GroupCommand::Delete { groups } => {
             let cluster = g.cluster().await?;
             let ids: Vec<&str> = groups.iter().map(String::as_str).collect();
@@ -283,7 +285,9 @@ Examples:
   kafka-eos group list
   kafka-eos group describe billing
   kafka-eos group describe billing --isolation-level read_committed
-  kafka-eos group delete billing old-app";
+  kafka-eos group delete billing old-app
+  kafka-eos group reset-offsets --group billing --topic orders --to-earliest --execute
+  kafka-eos group delete-offsets --group billing --topic retired:0,1";
 
 /// `group` and its subcommands.
 #[derive(Debug, clap::Args)]
@@ -315,6 +319,13 @@ pub enum GroupCommand {
         )]
         isolation_level: Isolation,
     },
+    /// Reset an inactive group's committed offsets (plan by default,
+    /// commit with --execute), as kafka-consumer-groups.sh --reset-offsets.
+    #[command(after_help = crate::group_offsets::RESET_OFFSETS_HELP)]
+    ResetOffsets(crate::group_offsets::ResetOffsetsArgs),
+    /// Delete a group's committed offsets of topics or partitions.
+    #[command(after_help = crate::group_offsets::DELETE_OFFSETS_HELP)]
+    DeleteOffsets(crate::group_offsets::DeleteOffsetsArgs),
     /// Delete empty groups and their committed offsets.
     #[command(after_help = GROUP_DELETE_HELP)]
     Delete {

@@ -13,27 +13,37 @@
 //!   verified with read_committed (a local Kafka without `--bootstrap`).
 //! - `bridge`: the exactly-once RabbitMQ → Kafka bridge.
 //! - `copy`: exactly-once topic → topic on a consumer group (KIP-447).
-//! - `group`: list, describe (offsets and lag) and delete consumer groups.
+//! - `group`: list, describe (offsets and lag) and delete consumer groups,
+//!   reset and delete their offsets.
+//! - `records`: delete records below an offset.
+//! - `config`: describe and alter topic and broker configs.
+//! - `acl`: list, add and remove ACL bindings.
+//! - `cluster`: describe the cluster.
 //! - `bench`: producer benchmarks, beside Java's ProducerPerformance.
 //!
 //! Exit codes: 0 success, 1 failure, 2 bad usage or setting, 3 no broker
 //! reachable, 4 authentication/authorization failure, 5 a prepared
 //! transaction was lost or fenced, 130 interrupted.
 
+mod acl;
 mod args;
 mod bench;
 mod bridge;
+mod cluster;
 mod common;
+mod config;
 mod consume;
 mod copy;
 mod demo;
 mod error;
 mod group;
+mod group_offsets;
 mod local;
 mod logging;
 mod mock;
 mod output;
 mod produce;
+mod records;
 mod topic;
 mod txn;
 
@@ -120,6 +130,10 @@ async fn run(cli: args::Cli) -> error::CliResult<()> {
         args::Command::Bridge(a) => bridge::run(&globals, a).await,
         args::Command::Copy(a) => copy::run(&globals, a).await,
         args::Command::Group(a) => group::run(&globals, a.command).await,
+        args::Command::Records(a) => records::run(&globals, a.command).await,
+        args::Command::Config(a) => config::run(&globals, a.command).await,
+        args::Command::Acl(a) => acl::run(&globals, a.command).await,
+        args::Command::Cluster(a) => cluster::run(&globals, a.command).await,
         args::Command::DemoWorker(a) => demo::run_worker(&globals, a).await,
         args::Command::Demo(_) | args::Command::Bench(_) | args::Command::Mock(_) => {
             unreachable!("handled above")

@@ -57,6 +57,13 @@ macro_rules! for_each_message {
             (DescribeGroups, DescribeGroupsRequest, DescribeGroupsResponse),
             (ListGroups, ListGroupsRequest, ListGroupsResponse),
             (DeleteGroups, DeleteGroupsRequest, DeleteGroupsResponse),
+            (OffsetDelete, OffsetDeleteRequest, OffsetDeleteResponse),
+            (DeleteRecords, DeleteRecordsRequest, DeleteRecordsResponse),
+            (IncrementalAlterConfigs, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),
+            (DescribeCluster, DescribeClusterRequest, DescribeClusterResponse),
+            (CreateAcls, CreateAclsRequest, CreateAclsResponse),
+            (DescribeAcls, DescribeAclsRequest, DescribeAclsResponse),
+            (DeleteAcls, DeleteAclsRequest, DeleteAclsResponse),
         }
     };
 }

@@ -72,6 +72,8 @@ pub enum ApiKey {
     DeleteGroups,
     /// IncrementalAlterConfigs (44).
     IncrementalAlterConfigs,
+    /// OffsetDelete (47).
+    OffsetDelete,
     /// DescribeCluster (60).
     DescribeCluster,
     /// DescribeProducers (61).
@@ -123,6 +125,7 @@ const TABLE: &[(ApiKey, i16)] = &[
     (ApiKey::CreatePartitions, 37),
     (ApiKey::DeleteGroups, 42),
     (ApiKey::IncrementalAlterConfigs, 44),
+    (ApiKey::OffsetDelete, 47),
     (ApiKey::DescribeCluster, 60),
     (ApiKey::DescribeProducers, 61),
     (ApiKey::DescribeTransactions, 65),

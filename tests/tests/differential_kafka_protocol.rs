@@ -215,6 +215,20 @@ differential! {
     list_groups_response: ListGroupsResponse => ListGroupsResponse;
     delete_groups_request: DeleteGroupsRequest => DeleteGroupsRequest;
     delete_groups_response: DeleteGroupsResponse => DeleteGroupsResponse;
+    offset_delete_request: OffsetDeleteRequest => OffsetDeleteRequest;
+    offset_delete_response: OffsetDeleteResponse => OffsetDeleteResponse;
+    delete_records_request: DeleteRecordsRequest => DeleteRecordsRequest;
+    delete_records_response: DeleteRecordsResponse => DeleteRecordsResponse;
+    incremental_alter_configs_request: IncrementalAlterConfigsRequest => IncrementalAlterConfigsRequest;
+    incremental_alter_configs_response: IncrementalAlterConfigsResponse => IncrementalAlterConfigsResponse;
+    describe_cluster_request: DescribeClusterRequest => DescribeClusterRequest;
+    describe_cluster_response: DescribeClusterResponse => DescribeClusterResponse;
+    create_acls_request: CreateAclsRequest => CreateAclsRequest;
+    create_acls_response: CreateAclsResponse => CreateAclsResponse;
+    describe_acls_request: DescribeAclsRequest => DescribeAclsRequest;
+    describe_acls_response: DescribeAclsResponse => DescribeAclsResponse;
+    delete_acls_request: DeleteAclsRequest => DeleteAclsRequest;
+    delete_acls_response: DeleteAclsResponse => DeleteAclsResponse;
 }
 
 /// The consumer protocol's version-prefixed data (embedded in JoinGroup and

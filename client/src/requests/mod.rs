@@ -7,6 +7,9 @@
 //! - [`describe_configs`]: DescribeConfigs of a broker or a topic.
 //! - [`describe_transactions`]: DescribeTransactions of one transactional id
 //!   ([`TransactionSnapshot`](describe_transactions::TransactionSnapshot)).
+//! - [`list_offsets`]: ListOffsets of partitions on their leader: earliest,
+//!   latest, max timestamp or by timestamp
+//!   ([`OffsetSpec`](list_offsets::OffsetSpec)).
 //! - [`offset_fetch`]: OffsetFetch of a group's committed offsets, v1–7 (one
 //!   group), v8+ (batched groups) and v10 (topic ids)
 //!   ([`GroupOffsets`](offset_fetch::GroupOffsets)).
@@ -28,4 +31,5 @@
 
 pub mod describe_configs;
 pub mod describe_transactions;
+pub mod list_offsets;
 pub mod offset_fetch;
