@@ -48,7 +48,7 @@
 mod group;
 pub use group::{
     Assignor, ConsumerEvent, EventStream, GroupConsumer, GroupConsumerConfig, GroupError,
-    GroupProtocol, MemberError, MemberState, PendingCommit,
+    GroupProtocol, MemberError, MemberState, PendingCommit, Subscription,
 };
 mod reader;
 pub use kafka_client::{self, GroupMetadata, OffsetAndMetadata, TopicPartition};

@@ -65,6 +65,10 @@ pub struct GroupConsumerConfig {
     /// revocation, and [`GroupConsumer::close`] commits them: at least
     /// once, as in Java.
     pub auto_commit_interval: Option<Duration>,
+    /// `max.poll.records` (default 500): the most records one
+    /// [`GroupConsumer::poll`] returns; the rest wait for the next poll,
+    /// and the positions count only what was returned.
+    pub max_poll_records: usize,
     /// Fetching: `isolation.level`, `auto.offset.reset`, `fetch.*`.
     pub reader: ReaderConfig,
     /// Connections: `bootstrap.servers`, `client.id`, security settings.
@@ -187,6 +191,7 @@ impl GroupConsumerConfig {
             retry_backoff_max: Duration::from_secs(1),
             api_timeout: Duration::from_secs(60),
             auto_commit_interval: None,
+            max_poll_records: 500,
             reader: ReaderConfig::default(),
             connection,
         };
@@ -227,6 +232,9 @@ impl GroupConsumerConfig {
         let auto_commit_interval = props
             .millis("auto.commit.interval.ms", 0..=int_max)?
             .unwrap_or(Duration::from_secs(5));
+        if let Some(v) = props.int("max.poll.records", 1..=i32::MAX)? {
+            c.max_poll_records = usize::try_from(v).unwrap_or(usize::MAX);
+        }
         if let Some(v) = props.millis("max.poll.interval.ms", 1..=int_max)? {
             c.max_poll_interval = v;
         }

@@ -306,7 +306,9 @@ impl Reader {
                     ids.insert(t.clone(), id);
                 }
                 for (p, st) in ps {
-                    if only.is_some_and(|o| !o.contains(&(t.clone(), *p))) {
+                    if only.is_some_and(|o| !o.contains(&(t.clone(), *p)))
+                        || self.paused.contains(&(t.clone(), *p))
+                    {
                         continue;
                     }
                     let Some(offset) = st.position else { continue };

@@ -76,6 +76,7 @@ fn join_is_full_then_heartbeats_send_only_changes() {
             rack_id: Some("r1".into()),
             rebalance_timeout_ms: 300_000,
             subscribed_topic_names: Some(vec!["a".into(), "b".into()]),
+            subscribed_topic_regex: None,
             server_assignor: Some("uniform".into()),
             topic_partitions: Some(vec![]),
         }
