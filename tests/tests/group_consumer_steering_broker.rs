@@ -287,8 +287,14 @@ async fn max_poll_records_bounds_polls_and_commits_kafka_4_4() {
     let mut b = GroupConsumer::subscribe(config(kafka, group, &extra), [topic])
         .await
         .expect("member B");
+    // B reads until each partition's position is at its end (200), so a
+    // record A's commits skipped shows as missing, not as a timeout.
     let until = deadline();
-    while values.len() < 600 {
+    let at_end = |b: &GroupConsumer| {
+        let p = b.positions();
+        p.len() == 3 && p.iter().all(|(_, o)| *o == 200)
+    };
+    while !at_end(&b) {
         check_time(until, "member B's half");
         if let ConsumerEvent::Records(r) = poll(&mut b).await {
             assert!(r.len() <= 7, "a poll returned {} records", r.len());
@@ -299,6 +305,125 @@ async fn max_poll_records_bounds_polls_and_commits_kafka_4_4() {
     assert_eq!(unique.len(), values.len(), "a record read twice");
     assert_eq!(unique, (0..600).collect());
     b.close(Duration::from_secs(10)).await;
+}
+
+/// With `max.poll.records=5` the first poll leaves fetched records
+/// buffered; pausing every partition then returns nothing and keeps the
+/// positions; resumed, the held-back records come first and every record
+/// is returned once, in offset order per partition.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paused_records_are_held_back_not_lost_kafka_4_4() {
+    let kafka = kafka(SharedKafka::Kafka44Tv2).await;
+    let topic = &*unique_name("held");
+    let group = &*unique_name("held");
+    kafka.create_topic(topic, 2, 1).await.expect("topic");
+    produce(kafka, topic, 2, 0..200).await;
+    let extra = [("max.poll.records", "5")];
+    let mut c = GroupConsumer::subscribe(config(kafka, group, &extra), [topic])
+        .await
+        .expect("consumer");
+    let mut got: Vec<(i32, i64)> = Vec::new();
+    let until = deadline();
+    while got.is_empty() {
+        check_time(until, "the first records");
+        if let ConsumerEvent::Records(r) = poll(&mut c).await {
+            got.extend(r.iter().map(|r| (r.partition, r.offset)));
+        }
+    }
+    let owned = sorted(c.assignment());
+    assert_eq!(owned.len(), 2);
+    c.pause(&owned).expect("pause");
+    let before = c.positions();
+    for _ in 0..5 {
+        match poll(&mut c).await {
+            ConsumerEvent::Records(r) => assert!(r.is_empty(), "paused, yet returned {r:?}"),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(
+        c.positions(),
+        before,
+        "positions move only with what is returned"
+    );
+    c.resume(&owned).expect("resume");
+    let until = deadline();
+    while got.len() < 200 {
+        check_time(until, "every record");
+        if let ConsumerEvent::Records(r) = poll(&mut c).await {
+            assert!(r.len() <= 5);
+            got.extend(r.iter().map(|r| (r.partition, r.offset)));
+        }
+    }
+    for p in 0..2 {
+        let offsets: Vec<i64> = got
+            .iter()
+            .filter(|(q, _)| *q == p)
+            .map(|(_, o)| *o)
+            .collect();
+        assert_eq!(offsets, (0..100).collect::<Vec<_>>(), "partition {p}");
+    }
+    c.close(Duration::from_secs(10)).await;
+}
+
+/// With records fetched ahead (`max.poll.records=5`), a seek makes the
+/// next poll start at the new position: the records fetched from the old
+/// one are dropped. Seeks to the beginning, the end and a timestamp past
+/// every record behave as Java's; a partition not owned is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seek_drops_the_records_fetched_from_the_old_position_kafka_4_4() {
+    let kafka = kafka(SharedKafka::Kafka44Tv2).await;
+    let topic = &*unique_name("seek");
+    let group = &*unique_name("seek");
+    kafka.create_topic(topic, 1, 1).await.expect("topic");
+    produce(kafka, topic, 1, 0..100).await;
+    let extra = [("max.poll.records", "5")];
+    let mut c = GroupConsumer::subscribe(config(kafka, group, &extra), [topic])
+        .await
+        .expect("consumer");
+    let tp = TopicPartition::new(topic, 0);
+    // The offsets of the next non-empty poll.
+    async fn next_offsets(c: &mut GroupConsumer) -> Vec<i64> {
+        let until = deadline();
+        loop {
+            check_time(until, "records");
+            if let ConsumerEvent::Records(r) = poll(c).await
+                && !r.is_empty()
+            {
+                return r.iter().map(|r| r.offset).collect();
+            }
+        }
+    }
+    assert_eq!(next_offsets(&mut c).await, [0, 1, 2, 3, 4]);
+    assert_eq!(c.seek(&tp, Offset::At(50)).await.expect("seek"), 50);
+    assert_eq!(c.positions(), [(tp.clone(), 50)]);
+    assert_eq!(next_offsets(&mut c).await, [50, 51, 52, 53, 54]);
+    c.seek_to_beginning(std::slice::from_ref(&tp))
+        .await
+        .expect("seek");
+    assert_eq!(next_offsets(&mut c).await, [0, 1, 2, 3, 4]);
+    c.seek_to_end(std::slice::from_ref(&tp))
+        .await
+        .expect("seek");
+    assert_eq!(c.positions(), [(tp.clone(), 100)]);
+    let far = Offset::Timestamp(i64::MAX / 2);
+    assert_eq!(
+        c.seek(&tp, far).await.expect("seek"),
+        100,
+        "no record that late: the end"
+    );
+    produce(kafka, topic, 1, 100..101).await;
+    assert_eq!(next_offsets(&mut c).await, [100]);
+    let stranger = TopicPartition::new(topic, 7);
+    assert!(matches!(
+        c.seek(&stranger, Offset::Earliest).await,
+        Err(GroupError::NotAssigned { partition: 7, .. })
+    ));
+    assert!(matches!(
+        c.pause(&[tp.clone(), stranger.clone()]),
+        Err(GroupError::NotAssigned { partition: 7, .. })
+    ));
+    assert!(c.paused().is_empty(), "nothing paused when one is refused");
+    c.close(Duration::from_secs(10)).await;
 }
 
 /// `committed()` gives `None` before any commit, then what was committed
