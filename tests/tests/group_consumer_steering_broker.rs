@@ -303,7 +303,13 @@ async fn max_poll_records_bounds_polls_and_commits_kafka_4_4() {
     }
     let unique: BTreeSet<u32> = values.iter().copied().collect();
     assert_eq!(unique.len(), values.len(), "a record read twice");
-    assert_eq!(unique, (0..600).collect());
+    let missing: Vec<u32> = (0..600).filter(|v| !unique.contains(v)).collect();
+    assert!(
+        missing.is_empty(),
+        "{} records never returned, first {:?}",
+        missing.len(),
+        &missing[..missing.len().min(10)]
+    );
     b.close(Duration::from_secs(10)).await;
 }
 

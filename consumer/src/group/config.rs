@@ -503,6 +503,21 @@ mod tests {
         );
     }
 
+    /// `max.poll.records` is Java's key with Java's default (500) and
+    /// lower bound (1).
+    #[test]
+    fn max_poll_records_defaults_to_500_and_must_be_positive() {
+        assert_eq!(parse(&[]).unwrap().max_poll_records, 500);
+        assert_eq!(
+            parse(&[("max.poll.records", "7")])
+                .unwrap()
+                .max_poll_records,
+            7
+        );
+        let e = parse(&[("max.poll.records", "0")]).unwrap_err();
+        assert_eq!(e.key(), "max.poll.records");
+    }
+
     /// A key nobody takes is refused once, by name, however often given.
     #[test]
     fn an_unknown_key_is_reported_once_by_name() {
