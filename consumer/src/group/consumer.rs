@@ -32,6 +32,14 @@
 //!   fenced or missed its poll interval): nothing may be committed for them
 //!   any more.
 //!
+//! The application steers the partitions it owns as with Java's
+//! `KafkaConsumer` (the `steering` module): [`GroupConsumer::seek`],
+//! [`GroupConsumer::pause`] / [`GroupConsumer::resume`],
+//! [`GroupConsumer::committed`] and [`GroupConsumer::resubscribe`]. A poll
+//! returns at most `max.poll.records` records; what was fetched beyond
+//! waits for the next poll, and [`GroupConsumer::positions`] (what a
+//! commit sends) counts only what was returned.
+//!
 //! Under the classic protocol an eager member (any assignor list that
 //! includes `range`, such as Java's default) gets every partition
 //! [`Revoked`](ConsumerEvent::Revoked) before each rebalance; a
