@@ -533,6 +533,32 @@ async fn a_pattern_picks_up_a_topic_created_later(variant: SharedKafka, extra: &
     c.close(Duration::from_secs(10)).await;
 }
 
+/// KIP-848: an expression the broker cannot compile is fatal
+/// (INVALID_REGULAR_EXPRESSION), reported by poll.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_pattern_is_fatal_kafka_4_4() {
+    let kafka = kafka(SharedKafka::Kafka44Tv2).await;
+    let group = &*unique_name("rx-bad");
+    let mut c =
+        GroupConsumer::subscribe_to(config(kafka, group, &[]), Subscription::pattern("orders-("))
+            .await
+            .expect("consumer");
+    let until = deadline();
+    let e = loop {
+        check_time(until, "the broker's verdict");
+        match c.poll(Duration::from_millis(200)).await {
+            Err(e) => break e,
+            Ok(ConsumerEvent::Records(r)) if r.is_empty() => {}
+            Ok(other) => panic!("{other:?}"),
+        }
+    };
+    assert!(
+        matches!(&e, GroupError::Member(m) if m.error == ErrorCode::InvalidRegularExpression),
+        "{e}"
+    );
+    assert!(e.is_fatal());
+}
+
 /// KIP-848: the broker matches the expression (SubscribedTopicRegex).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pattern_picks_up_a_topic_created_later_kafka_4_4() {

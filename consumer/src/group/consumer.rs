@@ -518,7 +518,8 @@ impl GroupConsumer {
     }
 
     /// The next offset to read of each of `parts` that has one: the first
-    /// record fetched and not returned yet, else the reader's position.
+    /// record fetched and not returned yet (here, or in the reader after a
+    /// cancelled poll), else the reader's position.
     fn positions_of<'a>(
         &self,
         parts: impl Iterator<Item = &'a TopicPartition>,
@@ -527,6 +528,7 @@ impl GroupConsumer {
             .filter_map(|tp| {
                 self.buffer
                     .first_offset(tp)
+                    .or_else(|| self.reader.first_unreturned(&tp.topic, tp.partition))
                     .or_else(|| self.reader.position(&tp.topic, tp.partition))
                     .map(|p| (tp.clone(), p))
             })

@@ -167,3 +167,24 @@ impl GroupDriver {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The classic member matches whole names: `orders-.*` takes
+    /// `orders-eu` but not `old-orders-eu`; an expression that does not
+    /// compile is refused by name.
+    #[test]
+    fn patterns_match_whole_names_and_bad_ones_are_refused() {
+        let p = TopicPattern::new("orders-.*").unwrap();
+        assert!(p.regex.is_match("orders-eu"));
+        assert!(!p.regex.is_match("old-orders-eu"));
+        let alt = TopicPattern::new("a|b").unwrap();
+        assert!(alt.regex.is_match("b") && !alt.regex.is_match("ab"));
+        match TopicPattern::new("orders-(") {
+            Err(GroupError::InvalidPattern { pattern, .. }) => assert_eq!(pattern, "orders-("),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -423,6 +423,16 @@ impl Reader {
         self.paused.contains(&(Arc::from(topic), partition))
     }
 
+    /// The offset of the partition's first record fetched and not yet
+    /// returned (a cancelled [`Self::poll`] leaves them for the next one),
+    /// if any: where a position the application may commit stands.
+    pub fn first_unreturned(&self, topic: &str, partition: i32) -> Option<i64> {
+        self.ready
+            .iter()
+            .find(|r| &*r.topic == topic && r.partition == partition)
+            .map(|r| r.offset)
+    }
+
     /// Drops the records of `partitions` of `topic` fetched and not yet
     /// returned (a seek or an unassignment makes them stale).
     fn forget_ready(&mut self, topic: &str, partitions: &[i32]) {
