@@ -10,7 +10,10 @@
 //! - [`GroupConsumer`]: a member of a Kafka consumer group —
 //!   the KIP-848 protocol (`group.protocol=consumer`, the broker assigns) or
 //!   the classic one (JoinGroup / SyncGroup with the `range` and
-//!   `cooperative-sticky` assignors). Rebalances are [`ConsumerEvent`]s;
+//!   `cooperative-sticky` assignors), subscribed to topic names or a
+//!   regular expression ([`Subscription`]), steerable as Java's consumer
+//!   (`seek`, `pause` / `resume`, `committed`, `max.poll.records`,
+//!   resubscription). Rebalances are [`ConsumerEvent`]s;
 //!   offsets are committed through one ordered queue; its
 //!   [`group_metadata`](GroupConsumer::group_metadata) and
 //!   [`transaction_offsets`](GroupConsumer::transaction_offsets) feed a
@@ -48,7 +51,7 @@
 mod group;
 pub use group::{
     Assignor, ConsumerEvent, EventStream, GroupConsumer, GroupConsumerConfig, GroupError,
-    GroupProtocol, MemberError, MemberState, PendingCommit,
+    GroupProtocol, MemberError, MemberState, PendingCommit, Subscription,
 };
 mod reader;
 pub use kafka_client::{self, GroupMetadata, OffsetAndMetadata, TopicPartition};

@@ -14,6 +14,7 @@ mod support;
 
 mod differential_kafka_protocol;
 mod eos_faults;
+mod group_consumer_steering_broker;
 mod mock_differential;
 mod mock_eos_checker;
 mod mock_java_clients;

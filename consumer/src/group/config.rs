@@ -71,6 +71,10 @@ pub struct GroupConsumerConfig {
     /// revocation, and [`GroupConsumer::close`] commits them: at least
     /// once, as in Java.
     pub auto_commit_interval: Option<Duration>,
+    /// `max.poll.records` (default 500): the most records one
+    /// [`GroupConsumer::poll`] returns; the rest wait for the next poll,
+    /// and the positions count only what was returned.
+    pub max_poll_records: usize,
     /// Fetching: `isolation.level`, `auto.offset.reset`, `fetch.*`.
     pub reader: ReaderConfig,
     /// Connections: `bootstrap.servers`, `client.id`, security settings.
@@ -195,6 +199,7 @@ impl GroupConsumerConfig {
             retry_backoff_max: Duration::from_secs(1),
             api_timeout: Duration::from_secs(60),
             auto_commit_interval: None,
+            max_poll_records: 500,
             reader: ReaderConfig::default(),
             connection,
         };
@@ -235,6 +240,9 @@ impl GroupConsumerConfig {
         let auto_commit_interval = props
             .millis("auto.commit.interval.ms", 0..=int_max)?
             .unwrap_or(Duration::from_secs(5));
+        if let Some(v) = props.int("max.poll.records", 1..=i32::MAX)? {
+            c.max_poll_records = usize::try_from(v).unwrap_or(usize::MAX);
+        }
         if let Some(v) = props.millis("max.poll.interval.ms", 1..=int_max)? {
             c.max_poll_interval = v;
         }
@@ -525,6 +533,21 @@ mod tests {
             e.to_string(),
             r#"invalid value "-1" for fetch.min.bytes: must be at least 0"#
         );
+    }
+
+    /// `max.poll.records` is Java's key with Java's default (500) and
+    /// lower bound (1).
+    #[test]
+    fn max_poll_records_defaults_to_500_and_must_be_positive() {
+        assert_eq!(parse(&[]).unwrap().max_poll_records, 500);
+        assert_eq!(
+            parse(&[("max.poll.records", "7")])
+                .unwrap()
+                .max_poll_records,
+            7
+        );
+        let e = parse(&[("max.poll.records", "0")]).unwrap_err();
+        assert_eq!(e.key(), "max.poll.records");
     }
 
     /// A key nobody takes is refused once, by name, however often given.

@@ -33,6 +33,14 @@
 //!   fenced or missed its poll interval): nothing may be committed for them
 //!   any more.
 //!
+//! The application steers the partitions it owns as with Java's
+//! `KafkaConsumer` (the `steering` module): [`GroupConsumer::seek`],
+//! [`GroupConsumer::pause`] / [`GroupConsumer::resume`],
+//! [`GroupConsumer::committed`] and [`GroupConsumer::resubscribe`]. A poll
+//! returns at most `max.poll.records` records; what was fetched beyond
+//! waits for the next poll, and [`GroupConsumer::positions`] (what a
+//! commit sends) counts only what was returned.
+//!
 //! Under the classic protocol an eager member (any assignor list that
 //! includes `range`, such as Java's default) gets every partition
 //! [`Revoked`](ConsumerEvent::Revoked) before each rebalance; a
@@ -40,9 +48,13 @@
 //! only the partitions that move, which reach their new owner in a
 //! follow-up rebalance.
 
+mod steering;
+
+use super::buffer::RecordBuffer;
 use super::config::GroupConsumerConfig;
 use super::config::GroupProtocol;
 use super::driver::{GroupDriver, drive_classic, drive_kip848};
+use super::subscription::{Subscription, TopicPattern};
 use crate::group::commit::{CommitQueue, Committer, PendingCommit};
 use crate::group::member::classic::{ClassicAction, ClassicMember};
 use crate::group::member::kip848::{
@@ -113,6 +125,25 @@ pub enum GroupError {
     /// The consumer is closed.
     #[error("the consumer is closed")]
     Closed,
+    /// The partition is not assigned to this consumer (now): seek, pause
+    /// and resume apply to the partitions of the last
+    /// [`ConsumerEvent::Assigned`] not revoked or lost since.
+    #[error("{topic}-{partition} is not assigned to this consumer")]
+    NotAssigned {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+    },
+    /// The regular expression of a [`Subscription::Pattern`] does not
+    /// compile (classic protocol: this client matches it).
+    #[error("invalid topic pattern {pattern:?}: {reason}")]
+    InvalidPattern {
+        /// The expression.
+        pattern: String,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 impl GroupError {
@@ -228,6 +259,11 @@ pub(super) struct Shared {
     pub(super) fatal: Option<MemberError>,
     /// `close` was called: no new commits, the member leaves.
     pub(super) closing: bool,
+    /// The classic member's pattern subscription, matched against every
+    /// topic's metadata by the driver.
+    pub(super) pattern: Option<TopicPattern>,
+    /// When the driver matches the pattern next; `None` means now.
+    pub(super) pattern_check_at: Option<Instant>,
 }
 
 /// A consumer-group member (see the module docs).
@@ -282,6 +318,11 @@ pub struct GroupConsumer {
     commits: CommitQueue,
     /// When the next auto-commit is due (with `enable.auto.commit`).
     next_auto_commit: Option<Instant>,
+    /// Records fetched and not returned yet (`max.poll.records`, paused
+    /// partitions): positions count from their first record.
+    buffer: RecordBuffer,
+    /// What the application subscribed to last.
+    subscription: Subscription,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -294,6 +335,8 @@ impl Shared {
             last_poll: Instant::now(),
             fatal: None,
             closing: false,
+            pattern: None,
+            pattern_check_at: None,
         }
     }
 }
@@ -359,10 +402,47 @@ impl GroupConsumer {
         mut config: GroupConsumerConfig,
         topics: impl IntoIterator<Item = S>,
     ) -> Result<Self, GroupError> {
-        let topics: Vec<String> = topics.into_iter().map(|t| t.as_ref().to_string()).collect();
+        Self::subscribe_to(config, Subscription::topics(topics)).await
+    }
+
+    /// [`Self::subscribe`] to topic names or to a regular expression over
+    /// them (see [`Subscription::Pattern`]): under KIP-848 the broker
+    /// matches it (topics created later included); under the classic
+    /// protocol the member matches it against every topic's metadata,
+    /// refreshed every `metadata.max.age.ms`, as Java's pattern
+    /// subscription does.
+    ///
+    /// ```no_run
+    /// # async fn demo(config: kafka_consumer::GroupConsumerConfig) -> Result<(), kafka_consumer::GroupError> {
+    /// use kafka_consumer::{GroupConsumer, Subscription};
+    /// let consumer = GroupConsumer::subscribe_to(config, Subscription::pattern("orders-.*")).await?;
+    /// # let _ = consumer;
+    /// # Ok(()) }
+    /// ```
+    pub async fn subscribe_to(
+        config: GroupConsumerConfig,
+        subscription: Subscription,
+    ) -> Result<Self, GroupError> {
+        let pattern = match (&subscription, config.protocol) {
+            (Subscription::Pattern(p), GroupProtocol::Classic) => Some(TopicPattern::new(p)?),
+            _ => None,
+        };
         let cluster = Cluster::connect(config.cluster_config())
             .await
             .map_err(ReaderError::from)?;
+        let mut topics: Vec<String> = match &subscription {
+            Subscription::Topics(t) => t.iter().cloned().collect(),
+            Subscription::Pattern(_) => Vec::new(),
+        };
+        if let Some(p) = &pattern {
+            // The first match, before the first join.
+            match cluster.refresh_all().await {
+                Ok(_) => topics = p.matching(&cluster.metadata()).into_iter().collect(),
+                Err(e) => {
+                    tracing::debug!(error = %e, "group consumer: first metadata of every topic failed")
+                }
+            }
+        }
         cluster.track_topics(&topics);
         if let Err(e) = cluster.refresh().await {
             tracing::debug!(error = %e, "group consumer: first metadata refresh failed");
@@ -375,7 +455,10 @@ impl GroupConsumer {
         let member = match protocol {
             GroupProtocol::Consumer => {
                 let mut m = Kip848Member::new(config.membership(random_member_id()));
-                m.subscribe(topics);
+                match &subscription {
+                    Subscription::Pattern(p) => m.subscribe_pattern(p.clone()),
+                    Subscription::Topics(_) => m.subscribe(topics),
+                }
                 Member::Kip848(m)
             }
             GroupProtocol::Classic => {
@@ -384,7 +467,12 @@ impl GroupConsumer {
                 Member::Classic(m)
             }
         };
-        let shared = Arc::new(Mutex::new(Shared::new(member)));
+        let mut shared = Shared::new(member);
+        if pattern.is_some() {
+            shared.pattern_check_at = Some(Instant::now() + cluster.config().metadata_max_age);
+        }
+        shared.pattern = pattern;
+        let shared = Arc::new(Mutex::new(shared));
         let wake_task = Arc::new(Notify::new());
         let wake_poll = Arc::new(Notify::new());
         let t = GroupDriver {
@@ -424,6 +512,8 @@ impl GroupConsumer {
             epochs: BTreeMap::new(),
             commits,
             next_auto_commit,
+            buffer: RecordBuffer::default(),
+            subscription,
             task,
         })
     }
@@ -474,15 +564,19 @@ impl GroupConsumer {
         out
     }
 
-    /// The next offset to read of each of `parts` that has one.
+    /// The next offset to read of each of `parts` that has one: the first
+    /// record fetched and not returned yet (here, or in the reader after a
+    /// cancelled poll), else the reader's position.
     fn positions_of<'a>(
         &self,
         parts: impl Iterator<Item = &'a TopicPartition>,
     ) -> Vec<(TopicPartition, i64)> {
         parts
             .filter_map(|tp| {
-                self.reader
-                    .position(&tp.topic, tp.partition)
+                self.buffer
+                    .first_offset(tp)
+                    .or_else(|| self.reader.first_unreturned(&tp.topic, tp.partition))
+                    .or_else(|| self.reader.position(&tp.topic, tp.partition))
                     .map(|p| (tp.clone(), p))
             })
             .collect()
@@ -520,6 +614,16 @@ impl GroupConsumer {
                 }
                 continue;
             }
+            // Records already fetched first, at most `max.poll.records`,
+            // none of a paused partition.
+            let reader = &self.reader;
+            let records = self.buffer.take(self.config.max_poll_records, |tp| {
+                reader.is_paused(&tp.topic, tp.partition)
+            });
+            if !records.is_empty() {
+                self.note_epochs(&records);
+                return Ok(ConsumerEvent::Records(records));
+            }
             let now = Instant::now();
             if now >= deadline {
                 return Ok(ConsumerEvent::Records(Vec::new()));
@@ -530,11 +634,8 @@ impl GroupConsumer {
                 let _ = tokio::time::timeout(slice, notified).await;
                 continue;
             }
-            let records = self.reader.poll(slice).await?;
-            if !records.is_empty() {
-                self.note_epochs(&records);
-                return Ok(ConsumerEvent::Records(records));
-            }
+            let fetched = self.reader.poll(slice).await?;
+            self.buffer.push(fetched);
         }
     }
 
@@ -603,6 +704,7 @@ impl GroupConsumer {
 
     fn release(&mut self, parts: &[TopicPartition]) {
         for tp in parts {
+            self.buffer.drop_partition(tp);
             self.reader.unassign(&tp.topic, &[tp.partition]);
             self.owned.remove(tp);
             self.epochs.remove(tp);
@@ -720,14 +822,23 @@ impl GroupConsumer {
                 .committed_offsets(&self.config.group_id, &topic, &partitions)
                 .await?;
             for (p, offset) in committed {
+                self.buffer.drop_partition(&TopicPartition {
+                    topic: topic.clone(),
+                    partition: p,
+                });
                 match offset {
                     Some(o) => {
                         self.reader.seek(&topic, p, Offset::At(o)).await?;
                     }
                     None => {
-                        // No committed offset: start over as a new owner would.
+                        // No committed offset: start over as a new owner
+                        // would (a pause stays).
+                        let paused = self.reader.is_paused(&topic, p);
                         self.reader.unassign(&topic, &[p]);
                         self.reader.assign(&topic, &[p]);
+                        if paused {
+                            self.reader.pause(&topic, &[p]);
+                        }
                     }
                 }
             }

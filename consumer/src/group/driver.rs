@@ -26,6 +26,7 @@ use kafka_proto::messages::{
     ConsumerGroupHeartbeatResponse, HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
     SyncGroupRequest,
 };
+use kafka_proto::primitives::Uuid;
 use kafka_proto::{ApiKey, ErrorCode};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -58,6 +59,9 @@ enum Step {
     Find,
     Send(Heartbeat, Option<Arc<Connection>>),
     Wait(Option<Instant>),
+    /// Look up the names of these topic ids (every topic's metadata when
+    /// the member subscribes by regular expression).
+    Resolve(Vec<Uuid>, bool),
     Stop,
 }
 
@@ -75,6 +79,7 @@ pub(super) async fn drive_kip848(t: GroupDriver) {
             }
             Step::Send(hb, conn) => t.send(hb, conn).await,
             Step::Wait(at) => t.wait(at).await,
+            Step::Resolve(ids, all) => t.resolve_topics(&ids, all).await,
         }
     }
 }
@@ -124,6 +129,7 @@ impl GroupDriver {
                 .reconcile(&|id| md.topic_name(id).is_some());
         }
         let mut woke = false;
+        let mut resolve = Vec::new();
         while let Some(a) = s.member.kip848().poll_action() {
             match a {
                 Kip848Action::FindCoordinator => s.coordinator = None,
@@ -133,6 +139,7 @@ impl GroupDriver {
                         "group consumer: unknown topic ids; refreshing metadata"
                     );
                     self.cluster.invalidate();
+                    resolve.extend(ids);
                 }
                 Kip848Action::Fatal(e) => {
                     s.fatal = Some(e.clone());
@@ -150,6 +157,10 @@ impl GroupDriver {
         }
         if let Some(hb) = leave {
             return Step::Send(hb, s.coordinator.clone());
+        }
+        if !resolve.is_empty() {
+            let all = s.member.kip848().pattern().is_some();
+            return Step::Resolve(resolve, all);
         }
         match s.member.kip848().state() {
             MemberState::Fatal => return Step::Stop,
@@ -183,6 +194,7 @@ impl GroupDriver {
             rack_id: hb.rack_id,
             rebalance_timeout_ms: hb.rebalance_timeout_ms,
             subscribed_topic_names: hb.subscribed_topic_names,
+            subscribed_topic_regex: hb.subscribed_topic_regex,
             server_assignor: hb.server_assignor,
             topic_partitions: hb.topic_partitions.map(|tps| {
                 tps.into_iter()
@@ -274,6 +286,7 @@ enum ClassicStep {
 /// `max.poll.interval.ms`.
 pub(super) async fn drive_classic(t: GroupDriver, rebalance_timeout: Duration) {
     loop {
+        t.refresh_pattern_if_due().await;
         match t.classic_step() {
             ClassicStep::Stop => return,
             ClassicStep::Find => {
@@ -282,7 +295,18 @@ pub(super) async fn drive_classic(t: GroupDriver, rebalance_timeout: Duration) {
                 }
             }
             ClassicStep::Send(req, conn) => t.send_classic(req, conn, rebalance_timeout).await,
-            ClassicStep::Wait(at) => t.wait(at).await,
+            ClassicStep::Wait(at) => {
+                // No later than the next pattern match.
+                let check = {
+                    let s = lock(&t.shared);
+                    s.pattern_check_at.filter(|_| !s.closing)
+                };
+                let at = match (at, check) {
+                    (Some(a), Some(c)) => Some(a.min(c)),
+                    (a, c) => a.or(c),
+                };
+                t.wait(at).await
+            }
         }
     }
 }

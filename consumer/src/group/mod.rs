@@ -10,6 +10,7 @@
 //! (`group.protocol=consumer`; the broker computes the assignment), and the
 //! ordered commit queue behind [`PendingCommit`].
 
+mod buffer;
 #[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub mod commit;
 mod config;
@@ -18,6 +19,7 @@ mod driver;
 #[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub mod member;
 mod stream;
+mod subscription;
 
 pub use commit::PendingCommit;
 pub use config::{GroupConsumerConfig, GroupProtocol};
@@ -25,3 +27,4 @@ pub use consumer::{ConsumerEvent, GroupConsumer, GroupError};
 pub use member::classic::assignor::Assignor;
 pub use member::kip848::{MemberError, MemberState};
 pub use stream::EventStream;
+pub use subscription::Subscription;

@@ -60,7 +60,10 @@ struct Target {
 }
 
 /// The forgotten partitions of a session request, by name (before v13)
-/// or topic id.
+/// or topic id. A partition whose topic id is unknown (a deleted topic) is
+/// left out: a zero id makes Kafka 3.9 fail the whole Fetch
+/// (UNKNOWN_SERVER_ERROR), while a partition left in the session only
+/// brings answers that are dropped, as for any unassigned partition.
 fn forgotten(
     version: i16,
     keys: &[session::Key],
@@ -69,7 +72,11 @@ fn forgotten(
     let mut out: Vec<FetchRequestForgottenTopic> = Vec::new();
     for (topic, p) in keys {
         let (name, id) = if version >= 13 {
-            (String::new(), ids.get(topic).copied().unwrap_or_default())
+            let Some(id) = ids.get(topic).copied().filter(|id| *id != Uuid::default()) else {
+                tracing::debug!(%topic, partition = p, "reader: no topic id to forget the partition by");
+                continue;
+            };
+            (String::new(), id)
         } else {
             (topic.to_string(), Uuid::default())
         };
@@ -306,7 +313,9 @@ impl Reader {
                     ids.insert(t.clone(), id);
                 }
                 for (p, st) in ps {
-                    if only.is_some_and(|o| !o.contains(&(t.clone(), *p))) {
+                    if only.is_some_and(|o| !o.contains(&(t.clone(), *p)))
+                        || self.paused.contains(&(t.clone(), *p))
+                    {
                         continue;
                     }
                     let Some(offset) = st.position else { continue };
@@ -412,7 +421,19 @@ impl Reader {
                 let mut req = self.fetch_request(version, &sent, &ids, max_wait, max_bytes);
                 req.session_id = plan.session_id;
                 req.session_epoch = plan.session_epoch;
-                req.forgotten_topics_data = forgotten(version, &plan.forgotten, &ids);
+                // Topics no longer assigned (revoked, resubscribed) are
+                // forgotten by the id the metadata still has.
+                let forgotten_ids: HashMap<Arc<str>, Uuid> = {
+                    let md = self.cluster.metadata();
+                    plan.forgotten
+                        .iter()
+                        .filter_map(|(t, _)| {
+                            let id = ids.get(t).copied().or_else(|| md.topic_id(t))?;
+                            Some((t.clone(), id))
+                        })
+                        .collect()
+                };
+                req.forgotten_topics_data = forgotten(version, &plan.forgotten, &forgotten_ids);
                 req
             } else {
                 let n = targets.len();

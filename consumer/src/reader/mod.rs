@@ -290,6 +290,9 @@ pub struct Reader {
     /// cancelled while it sends the next Fetches leaves them here for the
     /// next one (never dropped: that would skip them).
     ready: Vec<ConsumerRecord>,
+    /// Assigned partitions not fetched until resumed (Java's `pause`):
+    /// their positions stay where they are.
+    paused: BTreeSet<Key>,
 }
 
 type Key = (Arc<str>, i32);
@@ -334,6 +337,7 @@ impl Reader {
             in_flight: JoinSet::new(),
             busy: BTreeMap::new(),
             ready: Vec::new(),
+            paused: BTreeSet::new(),
         }
     }
 
@@ -361,16 +365,79 @@ impl Reader {
         }
     }
 
-    /// Removes partitions from the assignment.
+    /// Removes partitions from the assignment (a pause of theirs is
+    /// forgotten; records fetched for them and not yet returned are
+    /// dropped).
     pub fn unassign(&mut self, topic: &str, partitions: &[i32]) {
+        self.forget_ready(topic, partitions);
         if let Some(parts) = self.assignment.get_mut(topic) {
             for p in partitions {
                 parts.remove(p);
+                self.paused.remove(&(Arc::from(topic), *p));
             }
             if parts.is_empty() {
                 self.assignment.remove(topic);
             }
         }
+    }
+
+    /// Stops fetching `partitions` of `topic` (Java's `pause`) until
+    /// [`Self::resume`]: their positions stay, a Fetch already in flight
+    /// for them may still return records. Partitions not assigned are
+    /// ignored.
+    ///
+    /// ```no_run
+    /// # async fn demo(reader: &mut kafka_consumer::Reader) -> Result<(), kafka_consumer::ReaderError> {
+    /// reader.assign("orders", &[0, 1]);
+    /// reader.pause("orders", &[1]); // only orders-0 is fetched
+    /// let records = reader.poll(std::time::Duration::from_secs(1)).await?;
+    /// reader.resume("orders", &[1]);
+    /// # let _ = records;
+    /// # Ok(()) }
+    /// ```
+    pub fn pause(&mut self, topic: &str, partitions: &[i32]) {
+        for p in partitions {
+            if self.state(topic, *p).is_some() {
+                self.paused.insert((Arc::from(topic), *p));
+            }
+        }
+    }
+
+    /// Fetches `partitions` of `topic` again from their positions.
+    pub fn resume(&mut self, topic: &str, partitions: &[i32]) {
+        for p in partitions {
+            self.paused.remove(&(Arc::from(topic), *p));
+        }
+    }
+
+    /// The paused partitions.
+    pub fn paused(&self) -> Vec<(String, i32)> {
+        self.paused
+            .iter()
+            .map(|(t, p)| (t.to_string(), *p))
+            .collect()
+    }
+
+    /// True when the partition is paused.
+    pub fn is_paused(&self, topic: &str, partition: i32) -> bool {
+        self.paused.contains(&(Arc::from(topic), partition))
+    }
+
+    /// The offset of the partition's first record fetched and not yet
+    /// returned (a cancelled [`Self::poll`] leaves them for the next one),
+    /// if any: where a position the application may commit stands.
+    pub fn first_unreturned(&self, topic: &str, partition: i32) -> Option<i64> {
+        self.ready
+            .iter()
+            .find(|r| &*r.topic == topic && r.partition == partition)
+            .map(|r| r.offset)
+    }
+
+    /// Drops the records of `partitions` of `topic` fetched and not yet
+    /// returned (a seek or an unassignment makes them stale).
+    fn forget_ready(&mut self, topic: &str, partitions: &[i32]) {
+        self.ready
+            .retain(|r| &*r.topic != topic || !partitions.contains(&r.partition));
     }
 
     /// The assigned partitions.

@@ -35,6 +35,7 @@ impl Reader {
         self.state_mut(topic, partition)?;
         let resolved = self.resolve(topic, &[partition], offset).await?;
         let at = resolved[&partition];
+        self.forget_ready(topic, &[partition]);
         self.state_mut(topic, partition)?.position = Some(at);
         Ok(at)
     }

@@ -266,8 +266,12 @@ pub struct Heartbeat {
     pub rack_id: Option<String>,
     /// The rebalance timeout in ms, or -1 when unchanged.
     pub rebalance_timeout_ms: i32,
-    /// The subscription, sorted.
+    /// The subscription, sorted (empty once a regular expression replaced
+    /// the names).
     pub subscribed_topic_names: Option<Vec<String>>,
+    /// The regular expression subscribed to (the broker's RE2/J dialect,
+    /// v1+; empty once topic names replaced it).
+    pub subscribed_topic_regex: Option<String>,
     /// The server-side assignor.
     pub server_assignor: Option<String>,
     /// The owned partitions (topic id, sorted partitions).
@@ -339,6 +343,8 @@ enum Step {
 struct Sent {
     /// The subscribed topic names last sent; `None` sends them again.
     subscription: Option<Vec<String>>,
+    /// The regular expression last sent; `None` sends it again.
+    regex: Option<String>,
     /// The rebalance timeout last sent.
     rebalance_timeout_ms: Option<i32>,
     /// The server-side assignor last sent.
@@ -365,8 +371,17 @@ pub struct Kip848Member {
     state: MemberState,
     /// The member epoch the coordinator gave; 0 to join, -1 to leave.
     epoch: i32,
-    /// The topics subscribed to.
+    /// The topics subscribed to (unused while `pattern` is set).
     subscription: BTreeSet<String>,
+    /// The regular expression subscribed to, in place of topic names: the
+    /// broker matches it against its topics (KIP-848).
+    pattern: Option<String>,
+    /// Topic names were subscribed to once: a regular expression replacing
+    /// them is sent with an empty name list, which clears them.
+    names_used: bool,
+    /// A regular expression was subscribed to once: names replacing it are
+    /// sent with an empty expression, which clears it.
+    pattern_used: bool,
     /// The partitions the application owns (its callbacks confirmed them).
     owned: TopicPartitions,
     /// The latest assignment the coordinator sent, not yet reconciled.
@@ -409,6 +424,9 @@ impl Kip848Member {
             state: MemberState::Unsubscribed,
             epoch: 0,
             subscription: BTreeSet::new(),
+            pattern: None,
+            names_used: false,
+            pattern_used: false,
             owned: TopicPartitions::new(),
             target: None,
             reconciliation: None,
@@ -519,6 +537,40 @@ impl Kip848Member {
     /// a member; a member sends the new subscription at once.
     pub fn subscribe(&mut self, topics: impl IntoIterator<Item = String>) {
         self.subscription = topics.into_iter().collect();
+        self.pattern = None;
+        self.names_used = true;
+        self.joined_or_heartbeat_now();
+    }
+
+    /// Subscribes to the topics matching `regex` (the broker's RE2/J
+    /// dialect, matched against whole topic names by the broker; replacing
+    /// the subscription): joins when not a member; a member sends it at
+    /// once. The broker checks the expression: an invalid one is
+    /// INVALID_REGULAR_EXPRESSION, fatal.
+    ///
+    /// ```
+    /// use kafka_consumer::internals::kip848::{Kip848Config, Kip848Member};
+    /// let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
+    /// m.subscribe_pattern("orders-.*");
+    /// m.coordinator_found();
+    /// let join = m.poll_heartbeat(std::time::Instant::now()).unwrap();
+    /// assert_eq!(join.subscribed_topic_regex.as_deref(), Some("orders-.*"));
+    /// assert_eq!(join.subscribed_topic_names, None);
+    /// ```
+    pub fn subscribe_pattern(&mut self, regex: impl Into<String>) {
+        self.pattern = Some(regex.into());
+        self.pattern_used = true;
+        self.joined_or_heartbeat_now();
+    }
+
+    /// The regular expression subscribed to, if any.
+    pub fn pattern(&self) -> Option<&str> {
+        self.pattern.as_deref()
+    }
+
+    /// A new subscription: a member not in the group joins, one in it
+    /// sends the subscription with its next heartbeat, at once.
+    fn joined_or_heartbeat_now(&mut self) {
         match self.state {
             MemberState::Unsubscribed => {
                 self.transition(MemberState::Joining, Transition::Subscribed)
@@ -581,7 +633,15 @@ impl Kip848Member {
         }
         self.in_flight = true;
         let joining = self.state == MemberState::Joining;
-        let subscription: Vec<String> = self.subscription.iter().cloned().collect();
+        // What the broker must hold of the subscription: names, or a
+        // regular expression, the other cleared when it was used before.
+        let (subscription, regex): (Option<Vec<String>>, Option<String>) = match &self.pattern {
+            None => (
+                Some(self.subscription.iter().cloned().collect()),
+                self.pattern_used.then(String::new),
+            ),
+            Some(p) => (self.names_used.then(Vec::new), Some(p.clone())),
+        };
         let timeout_ms =
             i32::try_from(self.config.rebalance_timeout.as_millis()).unwrap_or(i32::MAX);
         let owned = if joining {
@@ -604,8 +664,12 @@ impl Kip848Member {
             } else {
                 -1
             },
-            subscribed_topic_names: (self.sent.subscription.as_ref() != Some(&subscription))
-                .then(|| subscription.clone()),
+            subscribed_topic_names: subscription
+                .clone()
+                .filter(|s| self.sent.subscription.as_ref() != Some(s)),
+            subscribed_topic_regex: regex
+                .clone()
+                .filter(|r| self.sent.regex.as_ref() != Some(r)),
             server_assignor: self
                 .config
                 .server_assignor
@@ -614,7 +678,8 @@ impl Kip848Member {
             topic_partitions: (self.sent.owned.as_ref() != Some(&owned)).then(|| flatten(&owned)),
         };
         self.sent = Sent {
-            subscription: Some(subscription),
+            subscription,
+            regex,
             rebalance_timeout_ms: Some(timeout_ms),
             server_assignor: self.config.server_assignor.clone(),
             owned: Some(owned),
@@ -635,6 +700,7 @@ impl Kip848Member {
             rack_id: None,
             rebalance_timeout_ms: -1,
             subscribed_topic_names: None,
+            subscribed_topic_regex: None,
             server_assignor: None,
             topic_partitions: None,
         }

@@ -159,6 +159,8 @@ pub enum Reason {
     /// The leader saw the partition count of a subscribed topic change
     /// since it assigned.
     MetadataChanged,
+    /// The application changed the subscription since the last join.
+    SubscriptionChanged,
     /// An eager member's revocation before the join was confirmed.
     RevokedForJoin,
     /// ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID.
@@ -185,6 +187,7 @@ impl Reason {
         Some(match self {
             Reason::RejoinRequested => "the group is rebalancing",
             Reason::MetadataChanged => "the partitions of a subscribed topic changed",
+            Reason::SubscriptionChanged => "the subscription changed",
             Reason::GenerationReset | Reason::LostDone => "the member's generation was reset",
             Reason::Rejoin => "the application polled again after max.poll.interval.ms",
             Reason::JoinFailed => "the previous join or sync failed",
@@ -293,6 +296,9 @@ pub struct ClassicMember {
     state: ClassicState,
     /// The topics subscribed to.
     topics: BTreeSet<String>,
+    /// The topics of the last JoinGroup sent (Java's `joinedSubscription`):
+    /// a subscription that differs from them needs a rejoin.
+    joined_topics: BTreeSet<String>,
     /// The member id the coordinator gave; empty before the first JoinGroup.
     member_id: String,
     /// The generation joined; -1 when not in one.
@@ -392,6 +398,7 @@ impl ClassicMember {
             config,
             state: ClassicState::Unsubscribed,
             topics: BTreeSet::new(),
+            joined_topics: BTreeSet::new(),
             member_id: String::new(),
             generation: -1,
             protocol: None,
@@ -480,14 +487,42 @@ impl ClassicMember {
         self.actions.pop_front()
     }
 
-    /// Subscribes to `topics` and joins.
+    /// Subscribes to `topics` (replacing the subscription) and joins. A
+    /// member in the group whose subscription changed rejoins, as Java's
+    /// `ConsumerCoordinator` does: at once when stable, else once the
+    /// rebalance under way completes (its assignment is kept to the
+    /// topics still subscribed). Before the rejoin an eager member revokes
+    /// everything; a cooperative one the partitions of the topics it no
+    /// longer subscribes to.
+    ///
+    /// ```
+    /// use kafka_consumer::internals::classic::{ClassicConfig, ClassicMember, ClassicState};
+    /// let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    /// m.subscribe(["orders".to_string()]);
+    /// assert_eq!(m.state(), ClassicState::Joining);
+    /// m.subscribe(["orders".to_string(), "refunds".to_string()]);
+    /// assert_eq!(m.state(), ClassicState::Joining, "the join to send carries both");
+    /// ```
     pub fn subscribe(&mut self, topics: impl IntoIterator<Item = String>) {
         self.topics = topics.into_iter().collect();
-        if self.state == ClassicState::Unsubscribed {
-            self.need_coordinator = true;
-            self.actions.push_back(ClassicAction::FindCoordinator);
-            self.transition(ClassicState::Joining, Reason::Subscribed);
+        match self.state {
+            ClassicState::Unsubscribed => {
+                self.need_coordinator = true;
+                self.actions.push_back(ClassicAction::FindCoordinator);
+                self.transition(ClassicState::Joining, Reason::Subscribed);
+            }
+            ClassicState::Stable if self.topics != self.joined_topics => {
+                self.rejoin_with(Reason::SubscriptionChanged)
+            }
+            // Joining: the next JoinGroup carries the new topics, or the
+            // one in flight is followed by a rejoin (`assignment_done`).
+            _ => {}
         }
+    }
+
+    /// The topics subscribed to.
+    pub fn topics(&self) -> &BTreeSet<String> {
+        &self.topics
     }
 
     /// The coordinator is known (again).
@@ -555,6 +590,7 @@ impl ClassicMember {
         self.not_before = None;
         match self.state {
             ClassicState::Joining => {
+                self.joined_topics = self.topics.clone();
                 let meta = self.subscription().encode_prefixed(3).unwrap_or_default();
                 Some(Request::Join(JoinGroupRequest {
                     group_id: self.config.group_id.clone(),
@@ -677,10 +713,21 @@ impl ClassicMember {
     }
 
     fn rejoin_with(&mut self, why: Reason) {
-        if !self.is_cooperative() && !self.owned.is_empty() {
-            let all = self.owned.clone();
-            self.actions.push_back(ClassicAction::Revoke(flatten(&all)));
-            self.revoking = Some(all);
+        // Eager: everything; cooperative: the partitions of topics no
+        // longer subscribed (Java's `onJoinPrepare`).
+        let revoke: Partitions = if self.is_cooperative() {
+            self.owned
+                .iter()
+                .filter(|(t, _)| !self.topics.contains(*t))
+                .map(|(t, ps)| (t.clone(), ps.clone()))
+                .collect()
+        } else {
+            self.owned.clone()
+        };
+        if !revoke.is_empty() {
+            self.actions
+                .push_back(ClassicAction::Revoke(flatten(&revoke)));
+            self.revoking = Some(revoke);
             self.transition(ClassicState::PrepareJoin, why);
         } else {
             self.transition(ClassicState::Joining, why);
@@ -1019,6 +1066,8 @@ impl ClassicMember {
         self.transition(ClassicState::Stable, Reason::Reconciled);
         if self.rejoin_after {
             self.rejoin_now();
+        } else if self.joined_topics != self.topics {
+            self.rejoin_with(Reason::SubscriptionChanged);
         }
         true
     }

@@ -978,3 +978,63 @@ fn classic_config_defaults_are_javas() {
     assert_eq!(c.heartbeat_interval, Duration::from_secs(3));
     assert_eq!(c.assignors, Assignor::DEFAULT);
 }
+
+/// A stable cooperative member whose subscription drops its topic revokes
+/// that topic's partitions before it rejoins, and the JoinGroup carries
+/// the new topics (Java's `onJoinPrepare` for COOPERATIVE).
+#[test]
+fn a_cooperative_member_revokes_unsubscribed_topics_then_rejoins() {
+    let mut m = stable(&[Assignor::CooperativeSticky], &[0, 1]);
+    m.subscribe(["u".to_string()]);
+    assert_eq!(m.poll_action(), Some(ClassicAction::Revoke(tps(&[0, 1]))));
+    assert_eq!(m.state(), ClassicState::PrepareJoin);
+    assert!(m.revocation_done());
+    assert_eq!(m.state(), ClassicState::Joining);
+    let join = join_req(&mut m);
+    let (_, sub) =
+        ConsumerProtocolSubscription::decode_prefixed(&join.protocols[0].metadata).unwrap();
+    assert_eq!(sub.topics, ["u"]);
+    assert_eq!(join.reason.as_deref(), Some("the subscription changed"));
+}
+
+/// A cooperative member that adds a topic keeps what it owns and rejoins
+/// at once; an unchanged subscription does not rejoin.
+#[test]
+fn a_cooperative_member_adding_a_topic_keeps_its_partitions() {
+    let mut m = stable(&[Assignor::CooperativeSticky], &[0, 1]);
+    m.subscribe(["t".to_string()]);
+    assert_eq!(m.state(), ClassicState::Stable, "same subscription");
+    m.subscribe(["t".to_string(), "u".to_string()]);
+    assert_eq!(m.poll_action(), None, "nothing revoked");
+    assert_eq!(m.state(), ClassicState::Joining);
+    assert_eq!(m.owned().len(), 1);
+}
+
+/// A subscription changed while a JoinGroup with the old one is in flight
+/// makes the member rejoin once that rebalance completes, and the
+/// assignment it completes keeps only the topics still subscribed.
+#[test]
+fn a_subscription_changed_during_a_join_rejoins_after_it() {
+    let mut m = joining(&[Assignor::CooperativeSticky]);
+    join_req(&mut m);
+    m.subscribe(["t".to_string(), "u".to_string()]);
+    m.on_join_answer(
+        now(),
+        JoinGroupResponse {
+            generation_id: 1,
+            protocol_name: Some("cooperative-sticky".into()),
+            leader: "other".into(),
+            member_id: "me".into(),
+            ..Default::default()
+        },
+        &|_| None,
+    );
+    synced(&mut m, &[0]);
+    assert_eq!(m.poll_action(), Some(ClassicAction::Assign(tps(&[0]))));
+    assert!(m.assignment_done());
+    assert_eq!(
+        m.state(),
+        ClassicState::Joining,
+        "rejoined for the new topic"
+    );
+}

@@ -76,6 +76,7 @@ fn join_is_full_then_heartbeats_send_only_changes() {
             rack_id: Some("r1".into()),
             rebalance_timeout_ms: 300_000,
             subscribed_topic_names: Some(vec!["a".into(), "b".into()]),
+            subscribed_topic_regex: None,
             server_assignor: Some("uniform".into()),
             topic_partitions: Some(vec![]),
         }
@@ -890,4 +891,52 @@ fn the_join_heartbeat_sends_the_subscription_sorted_and_owns_nothing() {
         Some(vec!["a".to_string(), "b".to_string()])
     );
     assert_eq!(hb.topic_partitions, Some(vec![]));
+}
+
+/// A member subscribing by regular expression joins with the expression
+/// and no names (as Java does); a later switch to names sends the names
+/// with an empty expression, which clears it at the broker, and a switch
+/// back sends the expression with an empty name list. Each goes out at
+/// once, and only once.
+#[test]
+fn a_pattern_subscription_is_sent_and_switching_clears_the_other_kind() {
+    let now = Instant::now();
+    let mut m = Kip848Member::new(Kip848Config::new("g", "m"));
+    m.subscribe_pattern("orders-.*");
+    m.coordinator_found();
+    let join = m.poll_heartbeat(now).expect("join");
+    assert_eq!(join.subscribed_topic_regex.as_deref(), Some("orders-.*"));
+    assert_eq!(join.subscribed_topic_names, None);
+    m.on_heartbeat_answer(now, HeartbeatAnswer::ok(1, INTERVAL, Some(tp(&[]))));
+    m.reconcile(&|_| true);
+    let steady = m.poll_heartbeat(now + INTERVAL).expect("heartbeat");
+    assert_eq!(steady.subscribed_topic_regex, None, "unchanged");
+    m.on_heartbeat_answer(now, HeartbeatAnswer::ok(1, INTERVAL, None));
+
+    m.subscribe(["a".to_string()]);
+    let names = m.poll_heartbeat(now + INTERVAL).expect("at once");
+    assert_eq!(names.subscribed_topic_names, Some(vec!["a".to_string()]));
+    assert_eq!(names.subscribed_topic_regex.as_deref(), Some(""));
+    m.on_heartbeat_answer(now, HeartbeatAnswer::ok(1, INTERVAL, None));
+
+    m.subscribe_pattern("refunds-.*");
+    let back = m.poll_heartbeat(now + INTERVAL).expect("at once");
+    assert_eq!(back.subscribed_topic_regex.as_deref(), Some("refunds-.*"));
+    assert_eq!(back.subscribed_topic_names, Some(vec![]));
+    assert_eq!(m.pattern(), Some("refunds-.*"));
+}
+
+/// A member that never subscribed by expression sends none, not even an
+/// empty one (brokers before v1 know no such field).
+#[test]
+fn a_names_only_member_never_sends_an_expression() {
+    let (mut m, now) = heartbeating();
+    m.on_heartbeat_answer(now, HeartbeatAnswer::ok(1, INTERVAL, Some(tp(&[]))));
+    m.subscribe(["t".to_string(), "u".to_string()]);
+    let hb = m.poll_heartbeat(now).expect("at once");
+    assert_eq!(
+        hb.subscribed_topic_names,
+        Some(vec!["t".to_string(), "u".to_string()])
+    );
+    assert_eq!(hb.subscribed_topic_regex, None);
 }
