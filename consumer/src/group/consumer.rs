@@ -399,7 +399,7 @@ impl GroupConsumer {
     /// # Ok(()) }
     /// ```
     pub async fn subscribe<S: AsRef<str>>(
-        mut config: GroupConsumerConfig,
+        config: GroupConsumerConfig,
         topics: impl IntoIterator<Item = S>,
     ) -> Result<Self, GroupError> {
         Self::subscribe_to(config, Subscription::topics(topics)).await
@@ -420,16 +420,28 @@ impl GroupConsumer {
     /// # Ok(()) }
     /// ```
     pub async fn subscribe_to(
-        config: GroupConsumerConfig,
+        mut config: GroupConsumerConfig,
         subscription: Subscription,
     ) -> Result<Self, GroupError> {
-        let pattern = match (&subscription, config.protocol) {
-            (Subscription::Pattern(p), GroupProtocol::Classic) => Some(TopicPattern::new(p)?),
-            _ => None,
-        };
+        if let (Subscription::Pattern(p), Some(GroupProtocol::Classic)) =
+            (&subscription, config.protocol)
+        {
+            // A pattern the classic member cannot compile fails before
+            // connecting.
+            TopicPattern::new(p)?;
+        }
         let cluster = Cluster::connect(config.cluster_config())
             .await
             .map_err(ReaderError::from)?;
+        let protocol = match config.protocol {
+            Some(p) => p,
+            None => choose_protocol(&cluster, &config.group_id).await?,
+        };
+        config.protocol = Some(protocol);
+        let pattern = match (&subscription, protocol) {
+            (Subscription::Pattern(p), GroupProtocol::Classic) => Some(TopicPattern::new(p)?),
+            _ => None,
+        };
         let mut topics: Vec<String> = match &subscription {
             Subscription::Topics(t) => t.iter().cloned().collect(),
             Subscription::Pattern(_) => Vec::new(),
@@ -447,11 +459,6 @@ impl GroupConsumer {
         if let Err(e) = cluster.refresh().await {
             tracing::debug!(error = %e, "group consumer: first metadata refresh failed");
         }
-        let protocol = match config.protocol {
-            Some(p) => p,
-            None => choose_protocol(&cluster, &config.group_id).await?,
-        };
-        config.protocol = Some(protocol);
         let member = match protocol {
             GroupProtocol::Consumer => {
                 let mut m = Kip848Member::new(config.membership(random_member_id()));

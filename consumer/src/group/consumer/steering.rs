@@ -193,7 +193,7 @@ impl GroupConsumer {
     /// polls. [`GroupError::InvalidPattern`] for a pattern the classic
     /// member cannot compile.
     pub fn resubscribe(&mut self, subscription: Subscription) -> Result<(), GroupError> {
-        let pattern = match (&subscription, &self.config.protocol) {
+        let pattern = match (&subscription, self.protocol()) {
             (Subscription::Pattern(p), super::GroupProtocol::Classic) => {
                 Some(TopicPattern::new(p)?)
             }
