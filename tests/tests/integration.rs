@@ -12,6 +12,7 @@
 
 mod support;
 
+mod consumer_positions_broker;
 mod differential_kafka_protocol;
 mod eos_faults;
 mod mock_differential;
