@@ -13,6 +13,7 @@
 mod support;
 
 mod consumer_positions_broker;
+mod consumer_replicas_broker;
 mod differential_kafka_protocol;
 mod eos_faults;
 mod mock_differential;

@@ -489,6 +489,16 @@ impl Reader {
         self.state(topic, partition)?.last_stable_offset
     }
 
+    /// The replica the partition is fetched from instead of its leader
+    /// (KIP-392: named by the leader for this reader's `client.rack`), while
+    /// that choice holds; `None`: the leader.
+    pub fn preferred_read_replica(&self, topic: &str, partition: i32) -> Option<i32> {
+        let st = self.state(topic, partition)?;
+        st.preferred_replica
+            .filter(|r| r.until > Instant::now())
+            .map(|r| r.node)
+    }
+
     /// The log start offset reported by the last Fetch.
     pub fn log_start_offset(&self, topic: &str, partition: i32) -> Option<i64> {
         self.state(topic, partition)?.log_start_offset
