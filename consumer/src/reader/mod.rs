@@ -273,7 +273,11 @@ struct PartitionState {
 ///
 /// - fetching: Fetch (v4+) to each partition's leader (`fetch.rs`), over a
 ///   KIP-227 incremental fetch session per broker (`session.rs`);
-/// - positions: seeks, ListOffsets and `auto_offset_reset` (`offsets.rs`);
+/// - positions: seeks and ListOffsets (`offsets.rs`), `auto.offset.reset`
+///   for partitions without a position or whose position left the log
+///   (`reset.rs`), KIP-320 truncation detection (`validate.rs`);
+/// - KIP-392 fetching from the replica the leader prefers for
+///   `client_rack` (`replica.rs`);
 /// - a group's committed offsets: FindCoordinator + OffsetFetch
 ///   (`committed.rs`);
 /// - the read_committed filter (`filter.rs`).
