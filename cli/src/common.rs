@@ -295,7 +295,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             consumer.reader.auto_offset_reset,
-            Some(kafka_consumer::Offset::Latest)
+            kafka_consumer::AutoOffsetReset::Latest
         );
         assert_eq!(producer.transactional_id.as_deref(), Some("flag"));
     }

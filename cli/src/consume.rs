@@ -6,8 +6,10 @@ use crate::common::{Globals, partitions};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::output::{Counters, Progress, json_bytes, json_str, summary};
 use kafka_client::TopicPartition;
+use kafka_consumer::{
+    AutoOffsetReset, ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig,
+};
 use kafka_consumer::{ConsumerEvent, GroupConsumer};
-use kafka_consumer::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_proto::record::TimestampType;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -202,9 +204,17 @@ pub async fn run(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
         Isolation::ReadCommitted => IsolationLevel::ReadCommitted,
         Isolation::ReadUncommitted => IsolationLevel::ReadUncommitted,
     };
+    // A position that leaves the log while reading (retention,
+    // DeleteRecords) moves to the log start unless -X auto.offset.reset
+    // says otherwise (`none`: stop with exit 1 naming the offsets).
+    let auto_offset_reset = match g.props.iter().rev().find(|(k, _)| k == "auto.offset.reset") {
+        Some((_, v)) => AutoOffsetReset::parse(v)
+            .map_err(|e| CliError::usage(format!("-X auto.offset.reset={v}: {e}")))?,
+        None => AutoOffsetReset::Earliest,
+    };
     let config = ReaderConfig {
         isolation,
-        auto_offset_reset: Some(Offset::Earliest),
+        auto_offset_reset,
         ..ReaderConfig::default()
     };
     let mut reader = Reader::new(cluster, config);
@@ -489,6 +499,12 @@ Where to start (-o/--offset, in every partition read):
   -N                N records before the end (not before the log start)
   s@UNIX_MS         the first record with a timestamp at or after UNIX_MS
                     (ListOffsets by timestamp; the end if there is none)
+
+The default is the beginning, unlike kafka-console-consumer's (the end
+unless --from-beginning). A position that leaves the log while reading
+(retention or DeleteRecords passed it) moves to the log start, or as
+-X auto.offset.reset=earliest|latest|by_duration:<ISO-8601>|none says; under
+none the command stops with exit 1, naming the partition and offsets.
 
 With --group GROUP the command is a member of that consumer group: Kafka's
 group coordinator splits the partitions between the members (run several),

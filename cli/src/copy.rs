@@ -5,7 +5,7 @@
 use crate::common::{Globals, check_topic, partition_count};
 use crate::error::{CliError, CliResult, ExitCode};
 use kafka_client::Cluster;
-use kafka_consumer::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
+use kafka_consumer::{ConsumerRecord, GroupError, IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_producer::ProducerRecord;
 use kafka_producer::txn::TransactionError;
 use kafka_sink::pipeline::{ConsumeTransformProduce, PipelineConfig, PipelineError, PipelineStats};
@@ -232,6 +232,11 @@ fn pipeline_error(e: PipelineError) -> CliError {
         PipelineError::Transaction(TransactionError::Fenced { .. }) => {
             CliError::new(ExitCode::TransactionLost, format!("copy: {e}"))
         }
+        PipelineError::Group(GroupError::Reader(r)) if r.is_position_lost() => {
+            CliError::failure(format!(
+                "copy stopped, nothing skipped (auto.offset.reset=none): {r}. The open transaction was aborted; the group's committed offset is unchanged. To go on, move the group's offset, or run with -X auto.offset.reset=earliest to skip the records that are gone"
+            ))
+        }
         e => CliError::failure(format!("copy: {e}")),
     }
 }
@@ -288,7 +293,13 @@ failure.
 -X settings go to the consumer (group.*, isolation.level, auto.offset.reset,
 max.poll.interval.ms, fetch.*) or to the producer; connection and security
 settings to both. The consumer reads read_committed from the earliest
-offset unless -X says otherwise.
+offset unless -X says otherwise. With -X auto.offset.reset=none a copier
+whose input position left the log (retention or DeleteRecords passed it
+before it was copied) or whose input log was truncated below it stops with
+exit 1 and a message naming the partition and offsets, its open transaction
+aborted: nothing is skipped silently. Under earliest (the default here),
+latest or by_duration:<ISO-8601 duration> it moves on (logged at warn) and
+the records it passed over are not copied.
 
 Examples:
   kafka-eos copy --from orders --to orders-copy --group copier --transactional-id-prefix copier

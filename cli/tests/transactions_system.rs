@@ -32,7 +32,7 @@
 //! printed (`SYSTEM_TEST_SEED` replays them).
 
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::{AutoOffsetReset, IsolationLevel, Reader, ReaderConfig};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_testcontainers::unique_name;
 use kafka_testcontainers::{ClusterSlot, SlotGuard};
@@ -215,6 +215,7 @@ fn concurrent_reader(
             cluster,
             ReaderConfig {
                 isolation: IsolationLevel::ReadCommitted,
+                auto_offset_reset: AutoOffsetReset::Earliest,
                 ..Default::default()
             },
         );

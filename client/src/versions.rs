@@ -51,6 +51,7 @@ pub fn client_versions(api: ApiKey) -> Option<VersionRange> {
         ApiKey::Produce => ProduceRequest::VERSIONS,
         ApiKey::Fetch => FetchRequest::VERSIONS,
         ApiKey::ListOffsets => ListOffsetsRequest::VERSIONS,
+        ApiKey::OffsetForLeaderEpoch => OffsetForLeaderEpochRequest::VERSIONS,
         ApiKey::Metadata => MetadataRequest::VERSIONS,
         ApiKey::OffsetFetch => OffsetFetchRequest::VERSIONS,
         ApiKey::FindCoordinator => FindCoordinatorRequest::VERSIONS,

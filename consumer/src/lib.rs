@@ -57,7 +57,8 @@ mod reader;
 pub use kafka_client::{self, GroupMetadata, OffsetAndMetadata, TopicPartition};
 pub use kafka_proto;
 pub use reader::{
-    ConsumerRecord, IsolationLevel, ListedOffset, Offset, Reader, ReaderConfig, ReaderError,
+    AutoOffsetReset, ConsumerRecord, IsolationLevel, ListedOffset, Offset, PositionCounters,
+    Reader, ReaderConfig, ReaderError,
 };
 
 /// The group members' sans-IO state machines and the read_committed

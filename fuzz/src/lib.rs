@@ -36,6 +36,7 @@ macro_rules! for_each_message {
             (Produce, ProduceRequest, ProduceResponse),
             (Fetch, FetchRequest, FetchResponse),
             (ListOffsets, ListOffsetsRequest, ListOffsetsResponse),
+            (OffsetForLeaderEpoch, OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
             (TxnOffsetCommit, TxnOffsetCommitRequest, TxnOffsetCommitResponse),
             (OffsetFetch, OffsetFetchRequest, OffsetFetchResponse),
             (DescribeConfigs, DescribeConfigsRequest, DescribeConfigsResponse),

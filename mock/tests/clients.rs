@@ -3,7 +3,7 @@
 //! mock (the same scenarios run against real brokers in the tests crate).
 
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
+use kafka_consumer::{AutoOffsetReset, ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
 use kafka_mock::{
     CoordinatorKind, Fault, FaultAction, KafkaRelease, MockCluster, MockConfig, TransactionVersion,
 };
@@ -428,6 +428,7 @@ async fn poll_sizes(
         ReaderConfig {
             isolation: IsolationLevel::ReadUncommitted,
             max_buffered_bytes,
+            auto_offset_reset: AutoOffsetReset::Earliest,
             ..ReaderConfig::default()
         },
     );

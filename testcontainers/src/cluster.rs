@@ -96,6 +96,7 @@ pub struct KafkaClusterBuilder {
     nodes: usize,
     transaction_version: Option<i16>,
     broker_config: Vec<(String, String)>,
+    node_config: Vec<(usize, String, String)>,
     sasl: Option<SaslConfig>,
     tls: bool,
     tls_client_auth: bool,
@@ -130,6 +131,7 @@ impl Default for KafkaClusterBuilder {
             nodes: 1,
             transaction_version: None,
             broker_config: Vec::new(),
+            node_config: Vec::new(),
             sasl: None,
             tls: false,
             tls_client_auth: false,
@@ -167,6 +169,32 @@ impl KafkaClusterBuilder {
     /// Adds (or overrides) a broker property on every node.
     pub fn broker_config(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.broker_config.push((key.into(), value.into()));
+        self
+    }
+
+    /// Adds (or overrides) a broker property on one node (index `node`, as
+    /// in [`KafkaCluster::kill`]), after the every-node ones: e.g. a
+    /// `broker.rack` per broker.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> kafka_testcontainers::Result<()> {
+    /// use kafka_testcontainers::KafkaCluster;
+    /// let kafka = KafkaCluster::builder()
+    ///     .nodes(3)
+    ///     .node_config(0, "broker.rack", "a")
+    ///     .node_config(1, "broker.rack", "b")
+    ///     .node_config(2, "broker.rack", "c")
+    ///     .start()
+    ///     .await?;
+    /// # let _ = kafka; Ok(()) }
+    /// ```
+    pub fn node_config(
+        mut self,
+        node: usize,
+        key: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Self {
+        self.node_config.push((node, key.into(), value.into()));
         self
     }
 
@@ -621,6 +649,9 @@ impl KafkaCluster {
             kv("listener.name.client.ssl.client.auth", auth);
         }
         for (k, v) in &b.broker_config {
+            kv(k, v);
+        }
+        for (_, k, v) in b.node_config.iter().filter(|(node, ..)| *node == i) {
             kv(k, v);
         }
         p

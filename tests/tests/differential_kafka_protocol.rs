@@ -173,6 +173,8 @@ differential! {
     fetch_response: FetchResponse => FetchResponse;
     list_offsets_request: ListOffsetsRequest => ListOffsetsRequest;
     list_offsets_response: ListOffsetsResponse => ListOffsetsResponse;
+    offset_for_leader_epoch_request: OffsetForLeaderEpochRequest => OffsetForLeaderEpochRequest;
+    offset_for_leader_epoch_response: OffsetForLeaderEpochResponse => OffsetForLeaderEpochResponse;
     txn_offset_commit_request: TxnOffsetCommitRequest => TxnOffsetCommitRequest;
     txn_offset_commit_response: TxnOffsetCommitResponse => TxnOffsetCommitResponse;
     offset_fetch_request: OffsetFetchRequest => OffsetFetchRequest;

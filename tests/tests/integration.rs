@@ -12,6 +12,8 @@
 
 mod support;
 
+mod consumer_positions_broker;
+mod consumer_replicas_broker;
 mod differential_kafka_protocol;
 mod eos_faults;
 mod group_consumer_steering_broker;

@@ -10,7 +10,9 @@
 //!   OFFSET_OUT_OF_RANGE.
 
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig, ReaderError};
+use kafka_consumer::{
+    AutoOffsetReset, ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig, ReaderError,
+};
 use kafka_testcontainers::{
     ConsumedRecord, IsolationLevel as JavaIsolation, KafkaCluster, ProducerPerfArgs,
 };
@@ -77,6 +79,21 @@ async fn reader(
     isolation: IsolationLevel,
     fetch_max_version: Option<i16>,
 ) -> Reader {
+    reader_resetting(
+        kafka,
+        isolation,
+        fetch_max_version,
+        AutoOffsetReset::Earliest,
+    )
+    .await
+}
+
+async fn reader_resetting(
+    kafka: &KafkaCluster,
+    isolation: IsolationLevel,
+    fetch_max_version: Option<i16>,
+    auto_offset_reset: AutoOffsetReset,
+) -> Reader {
     let cluster = Cluster::connect(ClusterConfig::new(&kafka.bootstrap()))
         .await
         .expect("connect");
@@ -84,6 +101,7 @@ async fn reader(
         isolation,
         // Small fetches: many rounds, batches split across responses.
         partition_max_bytes: 16 * 1024,
+        auto_offset_reset,
         ..Default::default()
     };
     if let Some(v) = fetch_max_version {
@@ -386,7 +404,15 @@ async fn aborted_transactions(kafka: &KafkaCluster) {
     assert_eq!(future.offset, None);
 
     // poll(): seek to the end, nothing; back to the start, records arrive.
-    let mut r = reader(kafka, IsolationLevel::ReadCommitted, None).await;
+    // (auto.offset.reset=none: an out-of-range position is the
+    // application's to move.)
+    let mut r = reader_resetting(
+        kafka,
+        IsolationLevel::ReadCommitted,
+        None,
+        AutoOffsetReset::None,
+    )
+    .await;
     r.assign(topic, &[0]);
     let end = r.seek(topic, 0, Offset::Latest).await.unwrap();
     assert_eq!(Some(end), rc.position(topic, 0));
@@ -397,11 +423,16 @@ async fn aborted_transactions(kafka: &KafkaCluster) {
     assert!(!got.is_empty() && got[0].offset == 0 && got.iter().all(|x| x.partition == 0));
     assert!(r.position(topic, 0).unwrap() > got.last().unwrap().offset);
 
-    // Beyond the end: OFFSET_OUT_OF_RANGE, typed, position unchanged.
+    // Beyond the end under none: OFFSET_OUT_OF_RANGE, typed, naming the
+    // log's end, position unchanged.
     r.seek(topic, 0, Offset::At(end + 1_000)).await.unwrap();
     match r.poll(Duration::from_secs(5)).await {
         Err(e @ ReaderError::OffsetOutOfRange { .. }) => {
             assert!(!e.is_retriable());
+            assert!(
+                matches!(e, ReaderError::OffsetOutOfRange { offset, end_offset: Some(at), .. } if offset == end + 1_000 && at == end),
+                "{e}"
+            );
             assert_eq!(
                 e.error_code(),
                 Some(kafka_proto::ErrorCode::OffsetOutOfRange)

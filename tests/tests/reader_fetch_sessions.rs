@@ -13,7 +13,9 @@
 //! - a position only moves past records that `poll` returned.
 
 use kafka_client::{Cluster, ClusterConfig};
-use kafka_consumer::{ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig};
+use kafka_consumer::{
+    AutoOffsetReset, ConsumerRecord, IsolationLevel, Offset, Reader, ReaderConfig,
+};
 use kafka_mock::{MockCluster, MockConfig, Nemesis, NemesisConfig, NemesisFault};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_testcontainers::{SharedKafka, unique_name};
@@ -85,6 +87,7 @@ async fn leave_return_and_seek(kafka: &dyn Brokers) {
         cluster,
         ReaderConfig {
             isolation: IsolationLevel::ReadUncommitted,
+            auto_offset_reset: AutoOffsetReset::Earliest,
             max_wait: Duration::from_millis(100),
             ..ReaderConfig::default()
         },
@@ -195,6 +198,7 @@ async fn cancelled_polls_lose_and_repeat_nothing(
         cluster,
         ReaderConfig {
             isolation: IsolationLevel::ReadUncommitted,
+            auto_offset_reset: AutoOffsetReset::Earliest,
             max_wait: Duration::from_millis(20),
             // One batch per partition per answer: many Fetches, many
             // moments to cancel at.

@@ -7,7 +7,7 @@ use super::GroupConsumer;
 use crate::group::member::classic::ClassicConfig;
 use crate::group::member::classic::assignor::Assignor;
 use crate::group::member::kip848::Kip848Config;
-use crate::reader::{IsolationLevel, Offset, ReaderConfig};
+use crate::reader::{AutoOffsetReset, IsolationLevel, ReaderConfig};
 use kafka_client::ClusterConfig;
 use kafka_client::{ClientConfig, ConfigError, Properties};
 use std::time::Duration;
@@ -32,7 +32,9 @@ pub struct GroupConsumerConfig {
     pub group_id: String,
     /// `group.instance.id` (static membership).
     pub instance_id: Option<String>,
-    /// `client.rack`.
+    /// `client.rack`: sent when joining (rack-aware assignors) and in every
+    /// Fetch (KIP-392: a broker with a rack-aware `replica.selector.class`
+    /// names a replica in this rack to fetch from).
     pub rack_id: Option<String>,
     /// `max.poll.interval.ms` (default 300 s): the most time between two
     /// [`GroupConsumer::poll`] calls before the member leaves the group.
@@ -207,6 +209,7 @@ impl GroupConsumerConfig {
         let group_id = props.non_empty("group.id")?;
         c.instance_id = props.non_empty("group.instance.id")?;
         c.rack_id = props.string("client.rack").filter(|r| !r.is_empty());
+        c.reader.client_rack = c.rack_id.clone();
         if let Some(p) = props.one_of_ignoring_case(
             "group.protocol",
             &[
@@ -265,15 +268,9 @@ impl GroupConsumerConfig {
         )? {
             c.reader.isolation = v;
         }
-        if let Some(v) = props.one_of(
-            "auto.offset.reset",
-            &[
-                ("earliest", Some(Offset::Earliest)),
-                ("latest", Some(Offset::Latest)),
-                ("none", None),
-            ],
-        )? {
-            c.reader.auto_offset_reset = v;
+        if let Some(v) = props.string("auto.offset.reset") {
+            c.reader.auto_offset_reset =
+                AutoOffsetReset::parse(&v).map_err(|e| invalid("auto.offset.reset", &v, &e))?;
         }
         if let Some(v) = props.int("fetch.max.bytes", 0..=i32::MAX)? {
             c.reader.max_bytes = v;
@@ -409,6 +406,37 @@ mod tests {
         assert_eq!(c.session_timeout, Duration::from_secs(10));
         assert_eq!(c.heartbeat_interval, Duration::from_secs(1));
         assert_eq!(c.assignors, [Assignor::CooperativeSticky, Assignor::Range]);
+    }
+
+    /// `auto.offset.reset` defaults to Java's `latest`; `by_duration`
+    /// (KIP-1106) and `none` parse; a bad value is refused by name;
+    /// `client.rack` reaches the fetches.
+    #[test]
+    fn auto_offset_reset_defaults_to_latest() {
+        use crate::reader::AutoOffsetReset;
+        assert_eq!(
+            parse(&[]).unwrap().reader.auto_offset_reset,
+            AutoOffsetReset::Latest
+        );
+        let c = parse(&[
+            ("auto.offset.reset", "by_duration:PT15M"),
+            ("client.rack", "eu-1a"),
+        ])
+        .unwrap();
+        assert_eq!(
+            c.reader.auto_offset_reset,
+            AutoOffsetReset::ByDuration(Duration::from_secs(900))
+        );
+        assert_eq!(c.reader.client_rack.as_deref(), Some("eu-1a"));
+        assert_eq!(
+            parse(&[("auto.offset.reset", "none")])
+                .unwrap()
+                .reader
+                .auto_offset_reset,
+            AutoOffsetReset::None
+        );
+        let e = parse(&[("auto.offset.reset", "smallest")]).unwrap_err();
+        assert!(e.to_string().contains("auto.offset.reset"), "{e}");
     }
 
     #[test]

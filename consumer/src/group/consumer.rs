@@ -562,6 +562,12 @@ impl GroupConsumer {
         }
     }
 
+    /// How many positions `auto.offset.reset` and truncation detection
+    /// moved so far ([`Reader::position_counters`]).
+    pub fn position_counters(&self) -> crate::reader::PositionCounters {
+        self.reader.position_counters()
+    }
+
     /// The next offset to read of every owned partition that has one, and
     /// of the partitions just revoked (until the next poll): what to commit
     /// for the records returned so far.

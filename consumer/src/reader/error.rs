@@ -41,19 +41,42 @@ pub enum ReaderError {
         /// The broker's message, if any.
         message: Option<String>,
     },
-    /// Fetch answered OFFSET_OUT_OF_RANGE: the position is below the log
-    /// start or above the end; [`seek`](super::Reader::seek) elsewhere (fatal
-    /// for this position; the position is left unchanged).
-    #[error("Fetch v{version}: offset {offset} is out of range for {topic}-{partition}")]
+    /// Fetch answered OFFSET_OUT_OF_RANGE under `auto.offset.reset=none`:
+    /// the position is below the log start (retention or DeleteRecords
+    /// passed it) or beyond the end. The position is left unchanged; answer
+    /// with a [`seek`](super::Reader::seek) (e.g. to the log start, knowing
+    /// the records between were never read).
+    #[error("{topic}-{partition}: position {offset} is out of range (log start {}, end {}); auto.offset.reset=none: seek to continue", fmt_offset(*log_start_offset), fmt_offset(*end_offset))]
     OffsetOutOfRange {
-        /// The Fetch version.
-        version: i16,
         /// The topic.
         topic: String,
         /// The partition.
         partition: i32,
-        /// The fetch offset that was rejected.
+        /// The position that was refused.
         offset: i64,
+        /// The log start offset when the error was reported, if known.
+        log_start_offset: Option<i64>,
+        /// The end offset (high watermark, or last stable offset under
+        /// read_committed) when the error was reported, if known.
+        end_offset: Option<i64>,
+    },
+    /// The log the position was read from was truncated (KIP-320: an
+    /// unclean leader election made a replica that lacked the records
+    /// leader) under `auto.offset.reset=none`: records below the position
+    /// may have been replaced. The position is left unchanged; answer with a
+    /// [`seek`](super::Reader::seek) (to `divergent_offset` to read the new
+    /// log from where it differs).
+    #[error("{topic}-{partition}: log truncation detected at position {position}; the log diverges from offset {}; auto.offset.reset=none: seek to continue", fmt_offset(*divergent_offset))]
+    LogTruncation {
+        /// The topic.
+        topic: String,
+        /// The partition.
+        partition: i32,
+        /// The position whose earlier records were truncated.
+        position: i64,
+        /// The first offset known to diverge (the end offset of the
+        /// position's leader epoch on the new leader), if the leader knows it.
+        divergent_offset: Option<i64>,
     },
     /// A record batch failed to decode (CRC, framing or an unsupported codec).
     #[error("corrupt record batch in {topic}-{partition} after offset {offset}: {source}")]
@@ -114,6 +137,10 @@ pub enum ReaderError {
     },
 }
 
+fn fmt_offset(o: Option<i64>) -> String {
+    o.map_or_else(|| "unknown".to_string(), |o| o.to_string())
+}
+
 impl From<ConnError> for ReaderError {
     fn from(e: ConnError) -> Self {
         ReaderError::Cluster(ClusterError::Conn(e))
@@ -154,6 +181,16 @@ impl ReaderError {
         }
     }
 
+    /// True for a position the application must move
+    /// ([`Self::OffsetOutOfRange`], [`Self::LogTruncation`] under
+    /// `auto.offset.reset=none`): polling again fails again until a seek.
+    pub fn is_position_lost(&self) -> bool {
+        matches!(
+            self,
+            ReaderError::OffsetOutOfRange { .. } | ReaderError::LogTruncation { .. }
+        )
+    }
+
     /// The API and version involved, if any.
     pub fn api(&self) -> Option<(ApiKey, i16)> {
         match self {
@@ -163,7 +200,6 @@ impl ReaderError {
             }
             ReaderError::Partition { api, version, .. }
             | ReaderError::Broker { api, version, .. } => Some((*api, *version)),
-            ReaderError::OffsetOutOfRange { version, .. } => Some((ApiKey::Fetch, *version)),
             _ => None,
         }
     }
@@ -212,18 +248,31 @@ mod tests {
         }
     }
 
-    /// A fetch offset outside the log is not retried: the reader names the
-    /// Fetch version it came from and the broker's code.
+    /// A position outside the log is not retried: the error names the
+    /// partition and the offsets, and says how to go on.
     #[test]
-    fn offset_out_of_range_is_fatal_and_names_the_fetch() {
+    fn offset_out_of_range_is_fatal_and_names_the_offsets() {
         let e = ReaderError::OffsetOutOfRange {
-            version: 17,
             topic: "orders".into(),
             partition: 0,
             offset: 42,
+            log_start_offset: Some(100),
+            end_offset: None,
         };
         assert!(!e.is_retriable());
-        assert_eq!(e.api(), Some((ApiKey::Fetch, 17)));
+        assert!(e.is_position_lost());
         assert_eq!(e.error_code(), Some(ErrorCode::OffsetOutOfRange));
+        assert_eq!(
+            e.to_string(),
+            "orders-0: position 42 is out of range (log start 100, end unknown); auto.offset.reset=none: seek to continue"
+        );
+        let t = ReaderError::LogTruncation {
+            topic: "orders".into(),
+            partition: 1,
+            position: 50,
+            divergent_offset: Some(40),
+        };
+        assert!(!t.is_retriable() && t.is_position_lost());
+        assert!(t.to_string().contains("position 50") && t.to_string().contains("offset 40"));
     }
 }

@@ -11,7 +11,9 @@
 //!    sending the next Fetches before it hands the records out.
 
 use super::filter::process_partition_records;
+use super::replica;
 use super::session::{self, PartitionFetch};
+use super::validate::{Hold, Verdict};
 use super::{ConsumerRecord, Key, Reader, ReaderError, needs_metadata};
 use kafka_client::ConnError;
 use kafka_proto::messages::{
@@ -57,6 +59,11 @@ struct Target {
     partition: i32,
     /// The offset fetched from.
     offset: i64,
+    /// The leader epoch sent as `current_leader_epoch` (-1: unknown).
+    leader_epoch: i32,
+    /// The epoch of the last fetched batch sent as `last_fetched_epoch`
+    /// (-1: unknown).
+    last_fetched_epoch: i32,
 }
 
 /// The forgotten partitions of a session request, by name (before v13)
@@ -161,6 +168,7 @@ impl Reader {
         }
         let deadline = Instant::now() + timeout;
         loop {
+            self.validate_positions().await?;
             self.ensure_positions().await?;
             let mut round = Round::default();
             self.send_fetches(only, &mut round).await;
@@ -276,10 +284,11 @@ impl Reader {
                     ));
                     return;
                 }
-                self.handle_fetch_response(f.version, &f.targets, &f.ids, resp, round);
+                self.handle_fetch_response(f.node, f.version, &f.targets, &f.ids, resp, round);
             }
             Err(e) => {
                 session.on_failure();
+                self.forget_replica(f.node, &f.targets);
                 if e.is_retriable() {
                     self.cluster.invalidate();
                     round.retry(e.to_string());
@@ -303,36 +312,48 @@ impl Reader {
                 return;
             }
         }
-        // Plan: partitions grouped by leader, for the idle brokers.
-        let mut plan: BTreeMap<i32, Vec<(Target, i32)>> = BTreeMap::new();
+        self.track_leaders();
+        // Plan: partitions grouped by the broker to fetch from (the leader
+        // or a preferred read replica, KIP-392), for the idle brokers.
+        let mut plan: BTreeMap<i32, Vec<Target>> = BTreeMap::new();
         let mut ids: HashMap<Arc<str>, Uuid> = HashMap::new();
+        let now = Instant::now();
         {
             let md = self.cluster.metadata();
-            for (t, ps) in &self.assignment {
+            for (t, ps) in self.assignment.iter_mut() {
                 if let Some(id) = md.topic_id(t) {
                     ids.insert(t.clone(), id);
                 }
-                for (p, st) in ps {
+                for (p, st) in ps.iter_mut() {
                     if only.is_some_and(|o| !o.contains(&(t.clone(), *p)))
                         || self.paused.contains(&(t.clone(), *p))
                     {
                         continue;
                     }
                     let Some(offset) = st.position else { continue };
+                    if st.hold.is_some() {
+                        continue; // a reset or a validation first
+                    }
                     match md.partition(t, *p) {
                         Some(pm) if pm.leader.is_some() => {
                             let leader = pm.leader.unwrap_or_default();
-                            if self.busy.values().any(|b| b.node == leader) {
+                            let node = replica::fetch_node(
+                                &mut st.preferred_replica,
+                                leader,
+                                pm,
+                                md.brokers(),
+                                now,
+                            );
+                            if self.busy.values().any(|b| b.node == node) {
                                 continue;
                             }
-                            plan.entry(leader).or_default().push((
-                                Target {
-                                    topic: t.clone(),
-                                    partition: *p,
-                                    offset,
-                                },
-                                pm.leader_epoch,
-                            ));
+                            plan.entry(node).or_default().push(Target {
+                                topic: t.clone(),
+                                partition: *p,
+                                offset,
+                                leader_epoch: pm.leader_epoch,
+                                last_fetched_epoch: st.offset_epoch.unwrap_or(-1),
+                            });
                         }
                         _ => {
                             round.retry(format!("no leader known for {t}-{p}"));
@@ -379,7 +400,7 @@ impl Reader {
                     continue;
                 }
             };
-            let by_id = version >= 13 && targets.iter().all(|(t, _)| ids.contains_key(&t.topic));
+            let by_id = version >= 13 && targets.iter().all(|t| ids.contains_key(&t.topic));
             let version = if version >= 13 && !by_id { 12 } else { version };
             let (_, partition_max_bytes) = self.fetch_limits();
             let req = if version >= 7 {
@@ -388,30 +409,32 @@ impl Reader {
                 // of an answer is sure to get a whole batch, KIP-74).
                 let wanted: BTreeMap<session::Key, PartitionFetch> = targets
                     .iter()
-                    .map(|(t, epoch)| {
+                    .map(|t| {
                         (
                             (t.topic.clone(), t.partition),
                             PartitionFetch {
                                 offset: t.offset,
-                                leader_epoch: if version >= 9 { *epoch } else { -1 },
+                                leader_epoch: if version >= 9 { t.leader_epoch } else { -1 },
+                                last_fetched_epoch: if version >= 12 {
+                                    t.last_fetched_epoch
+                                } else {
+                                    -1
+                                },
                                 max_bytes: partition_max_bytes,
                             },
                         )
                     })
                     .collect();
                 let plan = self.sessions.entry(node).or_default().build(&wanted);
-                let mut sent: Vec<(Target, i32)> = plan
+                let mut sent: Vec<Target> = plan
                     .partitions
                     .iter()
-                    .map(|(k, f)| {
-                        (
-                            Target {
-                                topic: k.0.clone(),
-                                partition: k.1,
-                                offset: f.offset,
-                            },
-                            f.leader_epoch,
-                        )
+                    .map(|(k, f)| Target {
+                        topic: k.0.clone(),
+                        partition: k.1,
+                        offset: f.offset,
+                        leader_epoch: f.leader_epoch,
+                        last_fetched_epoch: f.last_fetched_epoch,
                     })
                     .collect();
                 if plan.is_full() && !sent.is_empty() {
@@ -440,7 +463,6 @@ impl Reader {
                 targets.rotate_left(self.rounds % n);
                 self.fetch_request(version, &targets, &ids, max_wait, max_bytes)
             };
-            let targets: Vec<Target> = targets.into_iter().map(|(t, _)| t).collect();
             let wait = request_timeout + max_wait;
             let ids = Arc::clone(&ids);
             let task = self.in_flight.spawn(async move {
@@ -460,18 +482,23 @@ impl Reader {
     fn fetch_request(
         &self,
         version: i16,
-        targets: &[(Target, i32)],
+        targets: &[Target],
         ids: &HashMap<Arc<str>, Uuid>,
         max_wait: Duration,
         max_bytes: i32,
     ) -> FetchRequest {
         let (_, partition_max_bytes) = self.fetch_limits();
         let mut topics: Vec<FetchRequestTopic> = Vec::new();
-        for (t, epoch) in targets {
+        for t in targets {
             let part = FetchRequestPartition {
                 partition: t.partition,
-                current_leader_epoch: if version >= 9 { *epoch } else { -1 },
+                current_leader_epoch: if version >= 9 { t.leader_epoch } else { -1 },
                 fetch_offset: t.offset,
+                last_fetched_epoch: if version >= 12 {
+                    t.last_fetched_epoch
+                } else {
+                    -1
+                },
                 partition_max_bytes,
                 ..Default::default()
             };
@@ -502,12 +529,30 @@ impl Reader {
             max_bytes,
             isolation_level: self.config.isolation.wire(),
             topics,
+            rack_id: match (&self.config.client_rack, version >= 11) {
+                (Some(rack), true) => rack.clone(),
+                _ => String::new(),
+            },
             ..Default::default()
+        }
+    }
+
+    /// Forgets the preferred read replica `node` of `targets` after its
+    /// Fetch failed: they go back to their leaders (Java clears the
+    /// preferred replica of every partition of the failed fetch session).
+    fn forget_replica(&mut self, node: i32, targets: &[Target]) {
+        for t in targets {
+            if let Ok(st) = self.state_mut(&t.topic, t.partition)
+                && st.preferred_replica.is_some_and(|r| r.node == node)
+            {
+                st.preferred_replica = None;
+            }
         }
     }
 
     fn handle_fetch_response(
         &mut self,
+        node: i32,
         version: i16,
         targets: &[Target],
         ids: &HashMap<Arc<str>, Uuid>,
@@ -554,14 +599,28 @@ impl Reader {
                 };
                 let error = ErrorCode::from(pd.error_code);
                 let partition = pd.partition_index;
+                let replica_until = Instant::now() + self.cluster.config().metadata_max_age;
+                let Ok(state) = self.state_mut(&topic, partition) else {
+                    continue;
+                };
+                if state.position != Some(target.offset) {
+                    continue; // moved by a seek meanwhile
+                }
+                let from_replica = state.preferred_replica.is_some_and(|r| r.node == node);
                 if !error.is_ok() {
+                    if from_replica && replica::drops_preferred(error) {
+                        // Back to the leader (Java: an out-of-range
+                        // follower is not a reason to reset).
+                        tracing::debug!(topic = %topic, partition, replica = node, error = error.name(), "reader: preferred read replica failed; fetching from the leader");
+                        state.preferred_replica = None;
+                    }
                     if error == ErrorCode::OffsetOutOfRange {
-                        round.fail(ReaderError::OffsetOutOfRange {
-                            version,
-                            topic: topic.to_string(),
-                            partition,
-                            offset: target.offset,
-                        });
+                        if !from_replica {
+                            // auto.offset.reset (or the typed error under
+                            // none) before the next Fetch: `ensure_positions`.
+                            tracing::debug!(topic = %topic, partition, offset = target.offset, "reader: fetch position out of range");
+                            state.hold = Some(Hold::Reset);
+                        }
                         continue;
                     }
                     let e = ReaderError::Partition {
@@ -581,12 +640,31 @@ impl Reader {
                     }
                     continue;
                 }
+                if pd.preferred_read_replica >= 0 {
+                    if state.preferred_replica.map(|r| r.node) != Some(pd.preferred_read_replica) {
+                        tracing::debug!(topic = %topic, partition, replica = pd.preferred_read_replica, from = node, "reader: fetching from the preferred read replica");
+                    }
+                    state.preferred_replica = Some(replica::Preferred {
+                        node: pd.preferred_read_replica,
+                        until: replica_until,
+                    });
+                }
+                if version >= 12 && pd.diverging_epoch.epoch >= 0 {
+                    // KIP-320: the leader's log for `last_fetched_epoch`
+                    // ends below the fetch offset.
+                    let verdict = Verdict::of(
+                        target.offset,
+                        pd.diverging_epoch.epoch,
+                        pd.diverging_epoch.end_offset,
+                    );
+                    if let Err(e) = self.apply_verdict(&topic, partition, target.offset, verdict) {
+                        round.fail(e);
+                    }
+                    continue;
+                }
                 let Ok(state) = self.state_mut(&topic, partition) else {
                     continue;
                 };
-                if state.position != Some(target.offset) {
-                    continue; // moved by a seek meanwhile
-                }
                 if pd.high_watermark >= 0 {
                     state.high_watermark = Some(pd.high_watermark);
                 }
@@ -631,6 +709,9 @@ impl Reader {
                             continue;
                         }
                         state.position = Some(done.next_offset);
+                        if done.last_epoch.is_some() {
+                            state.offset_epoch = done.last_epoch;
+                        }
                         round.records.extend(done.records);
                     }
                     Err((offset, source)) => round.fail(ReaderError::Corrupt {

@@ -208,6 +208,10 @@ pub struct ProcessedRecords {
     pub control_batches: usize,
     /// Bytes of an incomplete trailing batch (ignored, fetched again next time).
     pub truncated_bytes: usize,
+    /// The partition leader epoch of the last complete batch (control and
+    /// aborted ones included), if it has one: the epoch of the next
+    /// position (Java's `lastEpoch`, sent as Fetch's `last_fetched_epoch`).
+    pub last_epoch: Option<i32>,
 }
 
 /// Decodes a Fetch partition's `records` blob fetched at `fetch_offset` and
@@ -234,6 +238,9 @@ pub fn process_partition_records(
     for batch in it.by_ref() {
         let batch = batch.map_err(|e| (filter.position(), e))?;
         out.batches += 1;
+        if batch.partition_leader_epoch >= 0 {
+            out.last_epoch = Some(batch.partition_leader_epoch);
+        }
         match filter.next_batch(&batch) {
             BatchVerdict::Deliver { first } => {
                 let log_append = batch.timestamp_type == TimestampType::LogAppend;

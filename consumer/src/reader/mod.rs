@@ -7,9 +7,13 @@ mod error;
 mod fetch;
 mod filter;
 mod offsets;
+mod replica;
+mod reset;
 mod session;
+mod validate;
 
 pub use error::ReaderError;
+pub use reset::AutoOffsetReset;
 // The read_committed algorithm: public only through `internals`.
 #[cfg_attr(not(feature = "internals"), allow(unused_imports))]
 pub use filter::{
@@ -150,10 +154,18 @@ pub struct ReaderConfig {
     /// `max_bytes`). A broker's answer may exceed what was asked by one
     /// record batch (the first batch is always returned whole, KIP-74).
     pub max_buffered_bytes: i32,
-    /// Where a partition without a position starts (`auto.offset.reset`);
-    /// `None` makes [`Reader::poll`] fail with [`ReaderError::NoPosition`].
-    /// Default [`Offset::Earliest`].
-    pub auto_offset_reset: Option<Offset>,
+    /// `auto.offset.reset`: where a partition without a position starts,
+    /// and where a position that left the log goes (OFFSET_OUT_OF_RANGE,
+    /// e.g. after retention or DeleteRecords passed it). Default
+    /// [`AutoOffsetReset::Latest`], as in Java; under
+    /// [`AutoOffsetReset::None`], [`Reader::poll`] fails with
+    /// [`ReaderError::NoPosition`], [`ReaderError::OffsetOutOfRange`] or
+    /// [`ReaderError::LogTruncation`] instead, and the application seeks.
+    pub auto_offset_reset: AutoOffsetReset,
+    /// `client.rack`: sent in every Fetch (v11+) so that a broker with a
+    /// rack-aware `replica.selector.class` can name a replica in this rack
+    /// to fetch from (KIP-392). Default none: always the leader.
+    pub client_rack: Option<String>,
     /// Bound on the retries of [`Reader::seek`], [`Reader::list_offsets`] and
     /// [`Reader::committed_offsets`] (`default.api.timeout.ms`, 60 s).
     pub api_timeout: Duration,
@@ -176,7 +188,8 @@ impl Default for ReaderConfig {
             max_bytes: 50 * 1024 * 1024,
             partition_max_bytes: 1024 * 1024,
             max_buffered_bytes: 64 * 1024 * 1024,
-            auto_offset_reset: Some(Offset::Earliest),
+            auto_offset_reset: AutoOffsetReset::Latest,
+            client_rack: None,
             api_timeout: Duration::from_secs(60),
             retry_backoff: Duration::from_millis(100),
             read_to_end_timeout: Duration::from_secs(120),
@@ -212,6 +225,19 @@ pub struct ListedOffset {
 struct PartitionState {
     /// The next offset to fetch; `None` until a seek or `auto_offset_reset`.
     position: Option<i64>,
+    /// The leader epoch of the last batch fetched before `position` (Java's
+    /// `FetchPosition.offsetEpoch`, KIP-320): sent as Fetch's
+    /// `last_fetched_epoch` and checked with OffsetForLeaderEpoch after a
+    /// leader change. `None` after a seek or a reset.
+    offset_epoch: Option<i32>,
+    /// The partition leader's epoch the position was last checked against
+    /// (Java's `FetchPosition.currentLeader`); `None` until first fetched.
+    leader_epoch: Option<i32>,
+    /// What must happen before the position is fetched from again.
+    hold: Option<validate::Hold>,
+    /// The replica the leader named to fetch from instead of itself
+    /// (KIP-392), until when.
+    preferred_replica: Option<replica::Preferred>,
     /// The high watermark of the partition's last Fetch answer.
     high_watermark: Option<i64>,
     /// The last stable offset of the partition's last Fetch answer.
@@ -247,7 +273,11 @@ struct PartitionState {
 ///
 /// - fetching: Fetch (v4+) to each partition's leader (`fetch.rs`), over a
 ///   KIP-227 incremental fetch session per broker (`session.rs`);
-/// - positions: seeks, ListOffsets and `auto_offset_reset` (`offsets.rs`);
+/// - positions: seeks and ListOffsets (`offsets.rs`), `auto.offset.reset`
+///   for partitions without a position or whose position left the log
+///   (`reset.rs`), KIP-320 truncation detection (`validate.rs`);
+/// - KIP-392 fetching from the replica the leader prefers for
+///   `client_rack` (`replica.rs`);
 /// - a group's committed offsets: FindCoordinator + OffsetFetch
 ///   (`committed.rs`);
 /// - the read_committed filter (`filter.rs`).
@@ -293,6 +323,39 @@ pub struct Reader {
     /// Assigned partitions not fetched until resumed (Java's `pause`):
     /// their positions stay where they are.
     paused: BTreeSet<Key>,
+    /// How often positions were moved by `auto.offset.reset` or a detected
+    /// truncation.
+    counters: PositionCounters,
+}
+
+/// Positions the reader moved by itself, for metrics: each one is also
+/// logged at warn with the partition and both offsets.
+///
+/// ```no_run
+/// # fn demo(reader: &kafka_consumer::Reader) {
+/// let c = reader.position_counters();
+/// println!("{} resets, {} truncations", c.offset_resets, c.log_truncations);
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PositionCounters {
+    /// Positions moved by `auto.offset.reset` after OFFSET_OUT_OF_RANGE (the
+    /// log start passed them, or they were beyond the end) or after a
+    /// truncation whose divergence point the leader could not name.
+    pub offset_resets: u64,
+    /// Positions moved back to the divergence point after the log they
+    /// were read from was truncated (KIP-320: an unclean leader election).
+    pub log_truncations: u64,
+}
+
+impl PartitionState {
+    /// A new position set by the application (or `read_to_end`): nothing
+    /// about the old one holds any more.
+    fn seek_to(&mut self, offset: i64) {
+        self.position = Some(offset);
+        self.offset_epoch = None;
+        self.hold = None;
+    }
 }
 
 type Key = (Arc<str>, i32);
@@ -338,7 +401,14 @@ impl Reader {
             busy: BTreeMap::new(),
             ready: Vec::new(),
             paused: BTreeSet::new(),
+            counters: PositionCounters::default(),
         }
+    }
+
+    /// How many positions `auto.offset.reset` and truncation detection
+    /// moved so far.
+    pub fn position_counters(&self) -> PositionCounters {
+        self.counters
     }
 
     /// The cluster.
@@ -490,6 +560,16 @@ impl Reader {
         self.state(topic, partition)?.last_stable_offset
     }
 
+    /// The replica the partition is fetched from instead of its leader
+    /// (KIP-392: named by the leader for this reader's `client.rack`), while
+    /// that choice holds; `None`: the leader.
+    pub fn preferred_read_replica(&self, topic: &str, partition: i32) -> Option<i32> {
+        let st = self.state(topic, partition)?;
+        st.preferred_replica
+            .filter(|r| r.until > Instant::now())
+            .map(|r| r.node)
+    }
+
     /// The log start offset reported by the last Fetch.
     pub fn log_start_offset(&self, topic: &str, partition: i32) -> Option<i64> {
         self.state(topic, partition)?.log_start_offset
@@ -576,7 +656,7 @@ impl Reader {
             .collect();
         let starts = self.resolve(topic, partitions, Offset::Earliest).await?;
         for (p, o) in &starts {
-            self.state_mut(topic, *p)?.position = Some(*o);
+            self.state_mut(topic, *p)?.seek_to(*o);
         }
         let key: Arc<str> = self
             .assignment

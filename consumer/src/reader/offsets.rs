@@ -1,7 +1,7 @@
 //! Positions: seeks, ListOffsets at the reader's isolation level (the
 //! earliest offset, the end, or the first offset at a timestamp), waiting
-//! until no transaction is open below the end, and the starting positions
-//! from `auto_offset_reset`.
+//! until no transaction is open below the end (`auto.offset.reset` is
+//! applied in `reset.rs`).
 
 use super::{IsolationLevel, ListedOffset, Offset, Reader, ReaderError, needs_metadata};
 use kafka_proto::messages::{
@@ -9,7 +9,6 @@ use kafka_proto::messages::{
 };
 use kafka_proto::{ApiKey, ErrorCode};
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 impl Reader {
@@ -36,7 +35,7 @@ impl Reader {
         let resolved = self.resolve(topic, &[partition], offset).await?;
         let at = resolved[&partition];
         self.forget_ready(topic, &[partition]);
-        self.state_mut(topic, partition)?.position = Some(at);
+        self.state_mut(topic, partition)?.seek_to(at);
         Ok(at)
     }
 
@@ -316,30 +315,5 @@ impl Reader {
             }
         }
         retry.map_or(Ok(()), Err)
-    }
-
-    /// Gives every partition without a position one from `auto_offset_reset`.
-    pub(super) async fn ensure_positions(&mut self) -> Result<(), ReaderError> {
-        let mut need: BTreeMap<Arc<str>, Vec<i32>> = BTreeMap::new();
-        for (t, ps) in &self.assignment {
-            for (p, st) in ps {
-                if st.position.is_none() {
-                    need.entry(t.clone()).or_default().push(*p);
-                }
-            }
-        }
-        for (topic, parts) in need {
-            let Some(reset) = self.config.auto_offset_reset else {
-                return Err(ReaderError::NoPosition {
-                    topic: topic.to_string(),
-                    partition: parts[0],
-                });
-            };
-            let resolved = self.resolve(&topic, &parts, reset).await?;
-            for (p, o) in resolved {
-                self.state_mut(&topic, p)?.position = Some(o);
-            }
-        }
-        Ok(())
     }
 }

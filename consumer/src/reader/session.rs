@@ -35,6 +35,9 @@ pub(crate) struct PartitionFetch {
     pub offset: i64,
     /// The current leader epoch sent (-1 before Fetch v9 or when unknown).
     pub leader_epoch: i32,
+    /// The epoch of the last fetched batch sent (-1 before Fetch v12 or
+    /// when unknown, KIP-320).
+    pub last_fetched_epoch: i32,
     /// The partition's byte limit.
     pub max_bytes: i32,
 }
@@ -179,6 +182,7 @@ mod tests {
         PartitionFetch {
             offset,
             leader_epoch: 0,
+            last_fetched_epoch: -1,
             max_bytes: 1 << 20,
         }
     }

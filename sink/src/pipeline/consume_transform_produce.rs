@@ -119,6 +119,15 @@ pub enum PipelineError {
 /// - **abort** on a lost partition (the member was fenced, its offsets can no
 ///   longer be committed) or an abortable error, then rewind every owned
 ///   partition to its committed offset and read again;
+/// - **stop** when an input position left the log (retention or
+///   DeleteRecords passed it) or the log below it was truncated, under
+///   `auto.offset.reset=none`: the open transaction is aborted and
+///   [`step`](ConsumeTransformProduce::step) returns the consumer's
+///   `OffsetOutOfRange` / `LogTruncation` error naming the partition and
+///   offsets, so that nothing is skipped silently. Under `earliest`,
+///   `latest` or `by_duration` the consumer moves the position itself
+///   (logged at warn, counted in `GroupConsumer::position_counters`) and the
+///   records it skips are never copied;
 /// - a crashed process's open transaction is aborted by its transaction
 ///   timeout (or fenced by a restart with the same transactional id); until
 ///   then its offsets are pending, and the next owner waits for them
@@ -318,6 +327,17 @@ where
             }
             Ok(ConsumerEvent::Assigned(_)) => {}
             Err(e) if e.is_fatal() => return Err(e.into()),
+            Err(GroupError::Reader(e)) if e.is_position_lost() => {
+                // auto.offset.reset=none: a position left the log (or the
+                // log was truncated below it). Reading on would skip or
+                // re-read records silently: stop, the open transaction
+                // aborted, and let the operator decide where to go on.
+                tracing::error!(error = %e, "pipeline: input position lost; stopping");
+                if self.open.is_some() {
+                    self.end_transaction(true).await?;
+                }
+                return Err(PipelineError::Group(GroupError::Reader(e)));
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "pipeline: consumer error");
                 if self.open.is_some() {

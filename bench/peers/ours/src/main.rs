@@ -24,7 +24,7 @@ use args::{Isolation, Mode, Workload};
 use bytes::Bytes;
 use kafka_eos::client::{Cluster, ClusterConfig};
 use kafka_eos::consumer::GroupConsumerConfig;
-use kafka_eos::consumer::{ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
+use kafka_eos::consumer::{AutoOffsetReset, ConsumerRecord, IsolationLevel, Reader, ReaderConfig};
 use kafka_eos::producer::{
     ProduceError, Producer, ProducerConfig, ProducerRecord, RecordMetadata, TransactionalProducer,
 };
@@ -144,6 +144,7 @@ async fn consume(w: &Workload) -> Result<f64, Error> {
         min_bytes: 1,
         max_bytes: 50 << 20,
         partition_max_bytes: 1 << 20,
+        auto_offset_reset: AutoOffsetReset::Earliest,
         ..ReaderConfig::default()
     };
     let mut reader = Reader::new(cluster, config);
@@ -291,7 +292,8 @@ async fn run(w: &Workload) -> Result<(f64, Vec<Duration>), Error> {
 fn commit_stats(flushes: &[Duration], commits: &[Duration]) {
     let p50 = |mut v: Vec<Duration>| {
         v.sort_unstable();
-        v.get(v.len().saturating_sub(1) / 2).map_or(0.0, |d| d.as_secs_f64() * 1e3)
+        v.get(v.len().saturating_sub(1) / 2)
+            .map_or(0.0, |d| d.as_secs_f64() * 1e3)
     };
     let ends: Vec<Duration> = commits.iter().zip(flushes).map(|(c, f)| *c - *f).collect();
     eprintln!(
@@ -309,16 +311,16 @@ fn commit_stats(flushes: &[Duration], commits: &[Duration]) {
 /// outstanding per round trip on each of `connections` connections, at most
 /// `connections * in_flight * bytes_per_request / round_trip` bytes per
 /// second reach one broker.
-fn wire_stats(
-    m: &kafka_eos::producer::metrics::MetricsSnapshot,
-    secs: f64,
-    connections: usize,
-) {
+fn wire_stats(m: &kafka_eos::producer::metrics::MetricsSnapshot, secs: f64, connections: usize) {
     let requests = m.requests.max(1) as f64;
     let bytes_per_request = m.bytes_sent as f64 / requests;
     let rtt = m.request_latency_avg_us as f64 / 1e6;
     let slots = 5.0 * connections as f64;
-    let bound = if rtt > 0.0 { slots * bytes_per_request / rtt } else { 0.0 };
+    let bound = if rtt > 0.0 {
+        slots * bytes_per_request / rtt
+    } else {
+        0.0
+    };
     eprintln!(
         "bench-ours wire: {} requests, {:.1} batches and {:.0} B each, round trip avg {} us \
          max {} us; {connections} connection(s) x 5 in flight allow {:.1} MB/s; moved {:.1} MB/s",
