@@ -90,6 +90,17 @@ impl CompressionRatio {
     }
 }
 
+impl CompressionRatio {
+    /// Sets the estimate (after a batch the broker refused as too large
+    /// was split, Java resets it to the larger of 1 and the ratio that batch
+    /// showed: `RecordAccumulator.splitAndReenqueue`).
+    pub fn reset(&self, ratio: f32) {
+        if ratio.is_finite() && ratio > 0.0 {
+            self.0.store(ratio.to_bits(), Ordering::Relaxed);
+        }
+    }
+}
+
 /// The most bytes a compressed batch holds before compression, whatever
 /// the estimate: half of `max.request.size`, at most 1 MiB, and never less
 /// than `batch.size` (see the module documentation).

@@ -539,6 +539,48 @@ impl Idempotence {
         Some(p.inflight.remove(i).1)
     }
 
+    /// In-flight batch `id` of `tp`, refused by the broker as too large, was
+    /// split into `parts` (their ids and record counts, in record order):
+    /// they take its place among the in-flight batches, with its sequences
+    /// (the first part its base sequence, each next one where the one
+    /// before ends), its producer id and epoch (Java's `ProducerBatch.split`
+    /// keeps them, and `RecordAccumulator.splitAndReenqueue` tracks the parts
+    /// in flight). The broker wrote nothing of the refused batch, so the
+    /// parts are sent, head of line first, as retries would be; the batches
+    /// behind it keep their sequences. `None` when `id` is not in flight
+    /// (nothing changes then). The record counts must add up to the batch's.
+    pub fn split(
+        &mut self,
+        tp: &TopicPartition,
+        id: BatchId,
+        parts: &[(BatchId, i32)],
+    ) -> Option<Vec<BatchSequence>> {
+        let p = self.partitions.get_mut(tp)?;
+        let i = p.inflight.iter().position(|(b, _)| *b == id)?;
+        let whole = p.inflight[i].1;
+        if parts.iter().map(|(_, n)| *n).sum::<i32>() != whole.record_count {
+            return None;
+        }
+        let mut seq = whole.base_sequence;
+        let sequences: Vec<BatchSequence> = parts
+            .iter()
+            .map(|&(_, records)| {
+                let s = BatchSequence {
+                    base_sequence: seq,
+                    record_count: records,
+                    ..whole
+                };
+                seq = increment_sequence(seq, records);
+                s
+            })
+            .collect();
+        p.inflight.splice(
+            i..=i,
+            parts.iter().map(|(b, _)| *b).zip(sequences.iter().copied()),
+        );
+        Some(sequences)
+    }
+
     /// Batch `id` of `tp` was written at `base_offset` (-1 if unknown).
     pub fn handle_completed(&mut self, tp: &TopicPartition, id: BatchId, base_offset: i64) {
         if let Some(seq) = self.remove_inflight(tp, id) {

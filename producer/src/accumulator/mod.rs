@@ -21,7 +21,7 @@ use crate::idempotence::BatchId;
 use crate::metrics::Metrics;
 use crate::record::{ProduceError, ProducerRecord, TopicPartition};
 use kafka_proto::record::{BATCH_HEADER_LEN, Compression};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
@@ -43,6 +43,15 @@ pub(crate) struct TopicQueues {
     pub num_partitions: i32,
     /// Each partition's batches, oldest first; the last one takes appends.
     pub partitions: Vec<VecDeque<Batch>>,
+    /// Per partition (by index, possibly shorter than `partitions`): set
+    /// by the sender while the partition's leader connection has
+    /// `max.in.flight` requests out, so that its open batch grows past
+    /// `batch.size` up to `batch.max.size` (see [`TopicQueues::max_batch_bytes`]).
+    pub grow: Vec<bool>,
+    /// The largest batch the topic takes (its `max.message.bytes`, as the
+    /// broker reported it; `max.request.size` when it could not be asked);
+    /// `None` while unknown: no batch grows past `batch.size` then.
+    pub max_batch_bytes: Option<usize>,
     /// Records sent before the topic's metadata was known, in send order.
     pub parked: VecDeque<Queued>,
     /// How well the topic's batches compress (compressed batches only).
@@ -103,8 +112,10 @@ pub(crate) struct Inner {
     pub used_memory: usize,
     /// The id the next batch gets.
     pub next_batch_id: BatchId,
-    /// Batches not yet completed (what `flush` waits for).
-    pub incomplete: BTreeSet<BatchId>,
+    /// Batches not yet completed (what `flush` waits for), by
+    /// [`Batch::root`], with how many batches hold records of that root
+    /// (more than one once a batch was split).
+    pub incomplete: BTreeMap<BatchId, u32>,
     /// Records waiting for buffer memory, in send order (FIFO across all
     /// partitions: while one waits, every later send queues behind it).
     pub waiting: VecDeque<Queued>,
@@ -167,6 +178,16 @@ pub(crate) struct AccConfig {
     pub compression_level: Option<i32>,
     /// `max.request.size`.
     pub max_request_size: usize,
+    /// `batch.max.size` (at least `batch_size`; equal: batches never grow,
+    /// as in Java).
+    pub batch_max_size: usize,
+}
+
+impl AccConfig {
+    /// True when batches may grow past `batch.size` (`batch.max.size` above it).
+    pub fn grows(&self) -> bool {
+        self.batch_max_size > self.batch_size
+    }
 }
 
 /// The accumulator: shared by [`crate::Producer`] handles and the sender.
@@ -210,7 +231,7 @@ impl Accumulator {
                 topics: Default::default(),
                 used_memory: 0,
                 next_batch_id: 1,
-                incomplete: BTreeSet::new(),
+                incomplete: BTreeMap::new(),
                 waiting: VecDeque::new(),
                 next_queue_seq: 0,
                 closed: None,
@@ -461,13 +482,18 @@ impl Accumulator {
             })
         };
         // Try the open batch.
+        let grow_to = growth(cfg, tq, p);
         if let Some(b) = tq.partitions[p as usize].back_mut() {
             check(p, Some(&mut *b), &mut new_batch_memo)?;
-            if let Some(index) =
-                append_to_open(b, &mut r, ts, &mut inner.used_memory, cfg.buffer_memory)
-            {
-                let full = b.is_full();
-                return Ok((done(b.completion.clone(), index, p, topic), full));
+            if let Some((index, filled)) = append_to_open(
+                b,
+                &mut r,
+                ts,
+                &mut inner.used_memory,
+                cfg.buffer_memory,
+                grow_to,
+            ) {
+                return Ok((done(b.completion.clone(), index, p, topic), filled));
             }
         }
         // A new batch is needed: sticky partitioners move on first (KIP-480).
@@ -478,11 +504,17 @@ impl Accumulator {
                 .partition(&r.topic, r.key.as_deref(), r.value.as_deref(), n);
             if q != p && (0..n).contains(&q) {
                 p = q;
+                let grow_to = growth(cfg, tq, p);
                 if let Some(b) = tq.partitions[p as usize].back_mut() {
                     check(p, Some(&mut *b), &mut new_batch_memo)?;
-                    if let Some(index) =
-                        append_to_open(b, &mut r, ts, &mut inner.used_memory, cfg.buffer_memory)
-                    {
+                    if let Some((index, _)) = append_to_open(
+                        b,
+                        &mut r,
+                        ts,
+                        &mut inner.used_memory,
+                        cfg.buffer_memory,
+                        grow_to,
+                    ) {
                         return Ok((done(b.completion.clone(), index, p, topic), false));
                     }
                 }
@@ -509,7 +541,7 @@ impl Accumulator {
         inner.used_memory += memory;
         let id = inner.next_batch_id;
         inner.next_batch_id += 1;
-        inner.incomplete.insert(id);
+        inner.incomplete.insert(id, 1);
         let tp = TopicPartition {
             topic: topic.clone(),
             partition: p,
@@ -591,7 +623,10 @@ impl Accumulator {
 
     /// True when every batch with an id below `target` completed.
     pub fn flushed(&self, target: BatchId) -> bool {
-        self.lock().incomplete.first().is_none_or(|f| *f >= target)
+        self.lock()
+            .incomplete
+            .first_key_value()
+            .is_none_or(|(f, _)| *f >= target)
     }
 
     /// Waits until every batch with an id below `target` completed
@@ -603,12 +638,68 @@ impl Accumulator {
             let notified = self.flushed_progress.notified();
             {
                 let mut g = self.lock();
-                if g.incomplete.first().is_none_or(|f| *f >= target) {
+                if g.incomplete
+                    .first_key_value()
+                    .is_none_or(|(f, _)| *f >= target)
+                {
                     return;
                 }
                 g.flush_wanted = Some(g.flush_wanted.map_or(target, |w| w.min(target)));
             }
             notified.await;
+        }
+    }
+}
+
+/// How far the open batch of partition `p` may grow now: `Some(bound)`
+/// while the sender says the partition waits for an in-flight slot and the
+/// topic's largest batch is known, `None` (up to `batch.size`) otherwise.
+/// Returned with `max.request.size`, for [`append_to_open`].
+fn growth(cfg: &AccConfig, tq: &TopicQueues, p: i32) -> Option<(usize, usize)> {
+    if !tq.grow.get(p as usize).copied().unwrap_or(false) {
+        return None;
+    }
+    let bound = cfg.batch_max_size.min(tq.max_batch_bytes?);
+    (bound > cfg.batch_size).then_some((bound, cfg.max_request_size))
+}
+
+impl Accumulator {
+    /// Sets the largest batch `topic` takes (`None`: unknown again, no
+    /// batch of it grows past `batch.size` until it is set).
+    pub fn set_max_batch_bytes(&self, topic: &str, max: Option<usize>) {
+        if let Some(tq) = self.lock().topics.get_mut(topic) {
+            tq.max_batch_bytes = max;
+        }
+    }
+
+    /// A fresh batch id (for the parts of a split batch).
+    pub fn next_batch_id(&self) -> BatchId {
+        let mut g = self.lock();
+        let id = g.next_batch_id;
+        g.next_batch_id += 1;
+        id
+    }
+
+    /// Takes over the parts a split made of batch `parent` ([`Batch::split`]):
+    /// the parent's reserved memory is shared among them (the total stays
+    /// the same), and `flush` waits for every part as it waited for the
+    /// parent.
+    pub fn adopt_split(&self, parent: &Batch, parts: &mut [Batch]) {
+        let total: usize = parts.iter().map(|b| b.size).sum::<usize>().max(1);
+        let mut left = parent.memory;
+        let n = parts.len();
+        for (i, b) in parts.iter_mut().enumerate() {
+            let share = if i + 1 == n {
+                left
+            } else {
+                (parent.memory as u128 * b.size as u128 / total as u128) as usize
+            };
+            let share = share.min(left);
+            b.memory = share;
+            left -= share;
+        }
+        if n > 1 {
+            *self.lock().incomplete.entry(parent.root).or_insert(0) += (n - 1) as u32;
         }
     }
 }
@@ -629,6 +720,7 @@ mod tests {
                 compression,
                 compression_level: None,
                 max_request_size: 1 << 20,
+                batch_max_size: 0,
             },
             Arc::new(crate::partitioner::RoundRobinPartitioner::new()),
             Arc::new(Metrics::new(true)),
