@@ -848,6 +848,24 @@ mod tests {
     /// other clients: `ProducerConfig::from_properties` and
     /// `ClientConfig::from_properties` (the consumers' parser) give the same
     /// connection settings for them.
+    /// `batch.max.size` (a kafka-eos extension) defaults to `batch.size`
+    /// (batches never grow: Java's producer), must be at least
+    /// `batch.size` and at most `max.request.size`.
+    #[test]
+    fn batch_max_size_is_at_least_batch_size_and_at_most_max_request_size() {
+        let base = [("bootstrap.servers", "h:1"), ("batch.size", "1000")];
+        let c = ProducerConfig::from_properties(base).unwrap();
+        assert_eq!(c.batch_max_size, None);
+        let with = |v: &str| {
+            ProducerConfig::from_properties(base.iter().copied().chain([("batch.max.size", v)]))
+        };
+        assert_eq!(with("65536").unwrap().batch_max_size, Some(65_536));
+        assert_eq!(with("1000").unwrap().batch_max_size, Some(1000));
+        assert_eq!(with("999").unwrap_err().key(), "batch.max.size");
+        assert_eq!(with("2000000").unwrap_err().key(), "batch.max.size");
+        assert_eq!(with("lots").unwrap_err().key(), "batch.max.size");
+    }
+
     #[test]
     fn connection_properties_parse_as_the_other_clients_parse_them() {
         let props = [

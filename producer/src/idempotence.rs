@@ -862,6 +862,48 @@ mod tests {
         assert!(st.partition(&tp).unwrap().is_next_sequence(3));
     }
 
+    /// Invariant: the parts of a batch split after MESSAGE_TOO_LARGE take
+    /// its sequence range (consecutive, from its base sequence, same
+    /// producer id and epoch) and its place among the in-flight batches;
+    /// the batch behind it keeps its sequence, is refused out of order and
+    /// retried after the parts; every sequence is acknowledged once, in
+    /// order.
+    #[test]
+    fn split_parts_take_the_refused_batchs_sequences_and_place() {
+        let (mut st, tp) = ready();
+        st.assign(&tp, 1, 10); // sequences 0..=9
+        st.handle_completed(&tp, 1, 0);
+        let big = st.assign(&tp, 2, 30); // 10..=39, refused as too large
+        let behind = st.assign(&tp, 3, 5); // 40..=44
+        assert_eq!((big.base_sequence, behind.base_sequence), (10, 40));
+        assert_eq!(st.split(&tp, 99, &[(7, 30)]), None, "not in flight");
+        assert_eq!(st.split(&tp, 2, &[(7, 29)]), None, "records must add up");
+        let parts = st.split(&tp, 2, &[(10, 12), (11, 12), (12, 6)]).unwrap();
+        let bases: Vec<i32> = parts.iter().map(|s| s.base_sequence).collect();
+        assert_eq!(bases, [10, 22, 34]);
+        assert!(parts.iter().all(|s| s.producer == big.producer));
+        let order: Vec<BatchId> = st.partition(&tp).unwrap().inflight().map(|(b, _)| b).collect();
+        assert_eq!(order, [10, 11, 12, 3]);
+        // The batch behind is refused out of order (the broker expects 10):
+        // retried, no epoch bump.
+        let d = st.handle_error(&tp, 3, E::OutOfOrderSequenceNumber, 0, false, false);
+        assert_eq!(d, ErrorDecision::Retry);
+        assert_eq!(st.next_action(), None);
+        assert!(st.take_rewrites().is_empty());
+        // The parts go first, one at a time, as retries.
+        assert_eq!(st.may_drain(&tp, 3), Drain::Stop);
+        assert_eq!(st.may_drain(&tp, 11), Drain::Stop);
+        assert!(matches!(st.may_drain(&tp, 10), Drain::Retry(s) if s.base_sequence == 10));
+        st.handle_completed(&tp, 10, 10);
+        assert!(matches!(st.may_drain(&tp, 11), Drain::Retry(s) if s.base_sequence == 22));
+        st.handle_completed(&tp, 11, 22);
+        st.handle_completed(&tp, 12, 34);
+        assert!(matches!(st.may_drain(&tp, 3), Drain::Retry(s) if s.base_sequence == 40));
+        st.handle_completed(&tp, 3, 40);
+        let p = st.partition(&tp).unwrap();
+        assert_eq!((p.last_acked_sequence, p.next_sequence), (44, 45));
+    }
+
     #[test]
     fn retried_batch_only_from_head_of_line() {
         let (mut st, tp) = ready();

@@ -729,6 +729,241 @@ mod tests {
         a
     }
 
+    /// An accumulator whose batches may grow to `batch_max_size` (topic
+    /// "t", 2 partitions, `max.message.bytes` known to be `topic_max`).
+    fn growing(
+        batch_size: usize,
+        batch_max_size: usize,
+        topic_max: usize,
+        memory: usize,
+        compression: Compression,
+    ) -> Accumulator {
+        let a = Accumulator::new(
+            AccConfig {
+                batch_size,
+                buffer_memory: memory,
+                compression,
+                compression_level: None,
+                max_request_size: 1 << 20,
+                batch_max_size,
+            },
+            Arc::new(crate::partitioner::RoundRobinPartitioner::new()),
+            Arc::new(Metrics::new(true)),
+        );
+        a.set_partitions("t", 2);
+        a.set_max_batch_bytes("t", Some(topic_max));
+        a
+    }
+
+    /// What the sender says: partition `p` of "t" waits (or not) for an
+    /// in-flight slot.
+    fn set_waiting(a: &Accumulator, p: usize, waiting: bool) {
+        let mut g = a.lock();
+        let tq = g.topics.get_mut("t").unwrap();
+        tq.grow.resize(tq.partitions.len(), false);
+        tq.grow[p] = waiting;
+    }
+
+    /// Appends `n` records of `value_len` bytes to partition 0 of "t";
+    /// returns how many records went to each batch (in queue order).
+    fn fill(a: &Accumulator, n: usize, value_len: usize) -> Vec<(i32, usize)> {
+        let now = Instant::now();
+        for i in 0..n {
+            let r = ProducerRecord::new("t")
+                .partition(0)
+                .value(vec![b'x'; value_len]);
+            done(a.append(r, i as i64, now).unwrap());
+        }
+        a.lock().topics["t"].partitions[0]
+            .iter()
+            .map(|b| (b.records, b.size))
+            .collect()
+    }
+
+    /// Invariant: while the sender says a partition waits for an in-flight
+    /// slot, its open batch takes records past `batch.size` up to
+    /// `batch.max.size` and no further (the next record opens a new
+    /// batch); otherwise batches close at `batch.size` exactly as without
+    /// the setting. Every record is in exactly one batch.
+    #[test]
+    fn a_waiting_partition_grows_its_open_batch_up_to_batch_max_size() {
+        // Not waiting: batch.size, as Java.
+        let a = growing(1000, 4000, 1 << 20, 1 << 20, Compression::None);
+        let plain = fill(&a, 100, 100);
+        assert!(plain.iter().all(|(_, size)| *size <= 1000), "{plain:?}");
+        assert!(plain[0].1 > 1000 - 120, "{plain:?}");
+        // Waiting: up to batch.max.size, then a new batch.
+        let a = growing(1000, 4000, 1 << 20, 1 << 20, Compression::None);
+        set_waiting(&a, 0, true);
+        let grown = fill(&a, 100, 100);
+        assert!(grown.iter().all(|(_, size)| *size <= 4000), "{grown:?}");
+        assert!(grown[0].1 > 4000 - 120, "grew to the bound: {grown:?}");
+        assert!(grown.len() > 2, "the next record opened a new batch");
+        let total: i32 = grown.iter().map(|(n, _)| n).sum();
+        assert_eq!(total, 100, "every record in exactly one batch");
+        // The slot frees: the open batch is full already, the next one
+        // closes at batch.size again.
+        let a = growing(1000, 4000, 1 << 20, 1 << 20, Compression::None);
+        set_waiting(&a, 0, true);
+        fill(&a, 20, 100);
+        set_waiting(&a, 0, false);
+        let after = fill(&a, 30, 100);
+        assert!(after[0].1 > 1000 && after[0].1 <= 4000, "{after:?}");
+        assert!(after[1..].iter().all(|(_, size)| *size <= 1000), "{after:?}");
+        // Another partition is not affected.
+        set_waiting(&a, 1, true);
+        set_waiting(&a, 0, false);
+        let more = fill(&a, 30, 100);
+        assert!(more[1..].iter().all(|(_, size)| *size <= 1000), "{more:?}");
+    }
+
+    /// Invariant: growth stops at the topic's `max.message.bytes` when it
+    /// is below `batch.max.size`, and there is none while it is unknown.
+    #[test]
+    fn growth_stops_at_the_topics_max_message_bytes() {
+        let a = growing(1000, 4000, 2500, 1 << 20, Compression::None);
+        set_waiting(&a, 0, true);
+        let grown = fill(&a, 100, 100);
+        assert!(grown.iter().all(|(_, size)| *size <= 2500), "{grown:?}");
+        assert!(grown[0].1 > 2500 - 120, "{grown:?}");
+        a.set_max_batch_bytes("t", None);
+        let a2 = growing(1000, 4000, 2500, 1 << 20, Compression::None);
+        a2.set_max_batch_bytes("t", None);
+        set_waiting(&a2, 0, true);
+        let unknown = fill(&a2, 100, 100);
+        assert!(unknown.iter().all(|(_, size)| *size <= 1000), "{unknown:?}");
+    }
+
+    /// Invariant: a growing batch reserves what it holds from
+    /// `buffer.memory`: the memory in use is the sum of the incomplete
+    /// batches' reservations and never above `buffer.memory`; a batch that
+    /// cannot grow for want of memory takes no more records (the next
+    /// record waits for memory), and `batch_done` gives all of it back.
+    #[test]
+    fn a_growing_batch_reserves_its_bytes_from_buffer_memory() {
+        let a = growing(1000, 8000, 1 << 20, 3000, Compression::None);
+        set_waiting(&a, 0, true);
+        let now = Instant::now();
+        let mut queued = None;
+        for i in 0..100 {
+            let r = ProducerRecord::new("t").partition(0).value(vec![b'x'; 100]);
+            match a.append(r, i, now).unwrap() {
+                Appended::Done { .. } => {}
+                Appended::Queued(slot) => {
+                    queued = Some(slot);
+                    break;
+                }
+            }
+            let g = a.lock();
+            let reserved: usize = g.topics["t"].partitions[0].iter().map(|b| b.memory).sum();
+            assert_eq!(g.used_memory, reserved);
+            assert!(g.used_memory <= 3000, "{}", g.used_memory);
+        }
+        let slot = queued.expect("3000 bytes of buffer.memory run out");
+        let (id, memory) = {
+            let g = a.lock();
+            let q = &g.topics["t"].partitions[0];
+            assert_eq!(q.len(), 1, "one batch, grown past batch.size: {q:?}");
+            assert!(q[0].size > 2800 && q[0].memory <= 3000, "{:?}", q[0]);
+            (q[0].id, q[0].memory)
+        };
+        a.lock().topics.get_mut("t").unwrap().partitions[0].clear();
+        a.batch_done(id, memory);
+        assert!(matches!(
+            *slot.state.lock().unwrap(),
+            ParkedState::Appended { index: 0, .. }
+        ));
+        assert_eq!(a.lock().used_memory, 1000, "the new batch's reservation");
+    }
+
+    /// Invariant: a compressed batch grows to `batch.max.size` counted in
+    /// estimated compressed bytes, as `batch.size` is.
+    #[test]
+    fn a_compressed_batch_grows_in_estimated_compressed_bytes() {
+        let a = growing(4096, 16_384, 1 << 20, 64 << 20, Compression::Lz4);
+        for _ in 0..100 {
+            a.lock().topics["t"].ratio.observe(0.25);
+        }
+        let ratio = a.lock().topics["t"].ratio.get();
+        set_waiting(&a, 0, true);
+        let grown = fill(&a, 400, 100);
+        let bound = compression_ratio::uncompressed_limit(16_384, 1 << 20, ratio);
+        assert!(bound > 16_384, "{bound}");
+        assert!(grown[0].1 <= bound && grown[0].1 > bound - 200, "{grown:?}, {bound}");
+    }
+
+    /// Invariant: a batch split after a MESSAGE_TOO_LARGE refusal keeps
+    /// every record once, in order, in parts of at most the target size
+    /// (and at most half the batch), and each record's result is its part's
+    /// base offset plus its index in the part.
+    #[test]
+    fn a_split_batch_resolves_every_record_from_its_part() {
+        for c in [Compression::None, Compression::Lz4, Compression::Gzip] {
+            let a = growing(1000, 8000, 1 << 20, 1 << 20, c);
+            set_waiting(&a, 0, true);
+            let now = Instant::now();
+            let mut handles = Vec::new();
+            for i in 0..60 {
+                let r = ProducerRecord::new("t")
+                    .partition(0)
+                    .key(format!("k{i}"))
+                    .value(vec![b'v'; 90])
+                    .header("h", Some(format!("{i}")));
+                handles.push(done(a.append(r, 1000 + i, now).unwrap()));
+            }
+            let mut b = a.lock().topics.get_mut("t").unwrap().partitions[0]
+                .pop_front()
+                .unwrap();
+            assert!(b.size > 4000, "{c:?}: grown: {b:?}");
+            b.close_and_encode(None, false).unwrap();
+            let n = b.records;
+            let next = std::sync::atomic::AtomicU64::new(1000);
+            let mut parts = b
+                .split(1000 - BATCH_HEADER_LEN, || {
+                    next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                })
+                .unwrap();
+            assert!(parts.len() >= 4, "{c:?}: {} parts", parts.len());
+            assert_eq!(parts.iter().map(|p| p.records).sum::<i32>(), n);
+            assert!(parts.iter().all(|p| p.size <= 1000), "{c:?}: {parts:?}");
+            assert!(parts.iter().all(|p| p.root == b.id), "{c:?}");
+            let keys: Vec<_> = parts.iter().map(|p| p.order_key()).collect();
+            assert!(keys.windows(2).all(|w| w[0] < w[1]), "{c:?}: {keys:?}");
+            assert!(b.hand_over(&parts));
+            a.adopt_split(&b, &mut parts);
+            assert_eq!(parts.iter().map(|p| p.memory).sum::<usize>(), b.memory);
+            // Parts complete out of order; each record follows its own.
+            for (k, p) in parts.iter_mut().enumerate().rev() {
+                p.close_and_encode(None, false).unwrap();
+                let d = RecordBatch::decode(p.encoded.as_ref().unwrap()).unwrap();
+                assert_eq!(d.records.len() as i32, p.records);
+                assert_eq!(d.compression, c);
+                for (j, r) in d.records.iter().enumerate() {
+                    let i = p.root_offset as usize + j;
+                    assert_eq!(r.key.as_deref(), Some(format!("k{i}").as_bytes()));
+                    assert_eq!(r.timestamp, 1000 + i as i64, "{c:?}");
+                }
+                assert!(!a.flushed(u64::MAX), "{c:?}: part {k} still out");
+                p.completion.complete(Ok(BatchResult {
+                    base_offset: 10_000 * (k as i64 + 1),
+                    log_append_time: -1,
+                }));
+                a.batch_done(p.root, p.memory);
+            }
+            assert!(a.flushed(b.id + 1), "{c:?}: every part done");
+            for (i, (completion, index)) in handles.iter().enumerate() {
+                let (result, at) = completion.record(*index).expect("resolved");
+                let part = parts
+                    .iter()
+                    .position(|p| p.root_offset as usize <= i && i < (p.root_offset + p.records) as usize)
+                    .unwrap();
+                assert_eq!(at as usize, i - parts[part].root_offset as usize);
+                let md = record_metadata(result, at, 0, "t".into(), 0).unwrap();
+                assert_eq!(md.offset, Some(10_000 * (part as i64 + 1) + i64::from(at)));
+            }
+        }
+    }
+
     fn rec(i: usize) -> ProducerRecord {
         ProducerRecord::new("t")
             .partition(0)
