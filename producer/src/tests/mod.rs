@@ -4,5 +4,6 @@
 //! use only the public interface.
 
 mod ordering_peer;
+mod growth_peer;
 mod saturation_peer;
 mod txn_coordinator_peer;
