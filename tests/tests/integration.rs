@@ -20,6 +20,7 @@ mod mock_java_clients;
 mod producer_admin_broker;
 mod producer_admin_change_broker;
 mod producer_admin_groups_broker;
+mod producer_batch_growth_broker;
 mod producer_broker;
 mod producer_connection_broker;
 mod producer_eos_checker;
