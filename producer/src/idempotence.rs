@@ -882,7 +882,12 @@ mod tests {
         let bases: Vec<i32> = parts.iter().map(|s| s.base_sequence).collect();
         assert_eq!(bases, [10, 22, 34]);
         assert!(parts.iter().all(|s| s.producer == big.producer));
-        let order: Vec<BatchId> = st.partition(&tp).unwrap().inflight().map(|(b, _)| b).collect();
+        let order: Vec<BatchId> = st
+            .partition(&tp)
+            .unwrap()
+            .inflight()
+            .map(|(b, _)| b)
+            .collect();
         assert_eq!(order, [10, 11, 12, 3]);
         // The batch behind is refused out of order (the broker expects 10):
         // retried, no epoch bump.

@@ -242,9 +242,10 @@ const TOPIC_A_PARTITIONS: i32 = 3;
 /// of earlier runs replay the rest of their schedule; `EOS_BATCH_MAX_SIZE`
 /// sets it for every schedule of a run.
 pub(crate) fn batch_max_size(seed: u64, batch_size: u64, max_request_size: u64) -> u64 {
-    let forced = std::env::var("EOS_BATCH_MAX_SIZE")
-        .ok()
-        .map(|v| v.parse::<u64>().expect("EOS_BATCH_MAX_SIZE: a number of bytes"));
+    let forced = std::env::var("EOS_BATCH_MAX_SIZE").ok().map(|v| {
+        v.parse::<u64>()
+            .expect("EOS_BATCH_MAX_SIZE: a number of bytes")
+    });
     // The top two bits of another multiplicative hash of the seed.
     let drawn = match seed.wrapping_mul(0xd1b5_4a32_d192_ed03) >> 62 {
         0 => batch_size,
@@ -252,9 +253,7 @@ pub(crate) fn batch_max_size(seed: u64, batch_size: u64, max_request_size: u64) 
         2 => 65_536,
         _ => max_request_size,
     };
-    forced
-        .unwrap_or(drawn)
-        .clamp(batch_size, max_request_size)
+    forced.unwrap_or(drawn).clamp(batch_size, max_request_size)
 }
 
 /// One seeded schedule; panics with the seed and every violation found.
@@ -946,11 +945,15 @@ async fn backpressure_commit_then_await(kafka: &KafkaCluster, cluster: &Arc<Clus
     let topic = unique_name("eos-backpressure");
     kafka.create_topic(&topic, 1, 1).await.unwrap();
     let txn_id = unique_name("eos-backpressure");
+    // `batch.size` 16 KiB; batches grow only when EOS_BATCH_MAX_SIZE says
+    // so (seed 0 draws no growth).
+    let batch_max = batch_max_size(0, 16_384, 1_048_576).to_string();
     let config = ProducerConfig::from_properties([
         ("bootstrap.servers", kafka.bootstrap().as_str()),
         ("transactional.id", txn_id.as_str()),
         ("buffer.memory", "65536"),
         ("max.block.ms", "60000"),
+        ("batch.max.size", batch_max.as_str()),
     ])
     .unwrap();
     let p = start(&config).await;

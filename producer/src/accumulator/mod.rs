@@ -809,7 +809,10 @@ mod tests {
         set_waiting(&a, 0, false);
         let after = fill(&a, 30, 100);
         assert!(after[0].1 > 1000 && after[0].1 <= 4000, "{after:?}");
-        assert!(after[1..].iter().all(|(_, size)| *size <= 1000), "{after:?}");
+        assert!(
+            after[1..].iter().all(|(_, size)| *size <= 1000),
+            "{after:?}"
+        );
         // Another partition is not affected.
         set_waiting(&a, 1, true);
         set_waiting(&a, 0, false);
@@ -889,7 +892,10 @@ mod tests {
         let grown = fill(&a, 400, 100);
         let bound = compression_ratio::uncompressed_limit(16_384, 1 << 20, ratio);
         assert!(bound > 16_384, "{bound}");
-        assert!(grown[0].1 <= bound && grown[0].1 > bound - 200, "{grown:?}, {bound}");
+        assert!(
+            grown[0].1 <= bound && grown[0].1 > bound - 200,
+            "{grown:?}, {bound}"
+        );
     }
 
     /// Invariant: a batch split after a MESSAGE_TOO_LARGE refusal keeps
@@ -955,7 +961,9 @@ mod tests {
                 let (result, at) = completion.record(*index).expect("resolved");
                 let part = parts
                     .iter()
-                    .position(|p| p.root_offset as usize <= i && i < (p.root_offset + p.records) as usize)
+                    .position(|p| {
+                        p.root_offset as usize <= i && i < (p.root_offset + p.records) as usize
+                    })
                     .unwrap();
                 assert_eq!(at as usize, i - parts[part].root_offset as usize);
                 let md = record_metadata(result, at, 0, "t".into(), 0).unwrap();

@@ -1084,10 +1084,9 @@ impl Sender {
         if error == ErrorCode::MessageTooLarge && b.records > 1 && !expired {
             // Java's Sender.completeBatch: split and send again, whatever
             // the retries left (nothing of the batch was written).
-            b = match self.split_refused(b) {
-                Ok(()) => return,
-                Err(b) => b,
-            };
+            if self.split_refused(&b) {
+                return; // its parts hold its records, memory and place
+            }
         }
         let exhausted = b.attempts as i64 >= self.cfg.retries as i64;
         let decision = match self.idem.as_mut() {
@@ -1154,9 +1153,9 @@ impl Sender {
     /// `b`'s sequence numbers ([`Idempotence::split`]): the broker wrote
     /// nothing of `b`, the batches pipelined behind it are refused out of
     /// order and retried after the parts, with their own sequences. Each
-    /// record's send future follows its record to its part. `Err(b)`:
-    /// the batch could not be split (it is failed as refused).
-    fn split_refused(&mut self, b: Batch) -> Result<(), Batch> {
+    /// record's send future follows its record to its part. False: the
+    /// batch could not be split (it is failed as refused).
+    fn split_refused(&mut self, b: &Batch) -> bool {
         b.distrust_ratio();
         if self.acc.config.grows() {
             // The topic's limit may have changed: ask again; its batches
@@ -1174,20 +1173,20 @@ impl Sender {
             Ok(parts) => parts,
             Err(e) => {
                 tracing::warn!(tp = %b.tp, error = %e, "a batch refused as too large could not be split");
-                return Err(b);
+                return false;
             }
         };
         if let Some(idem) = self.idem.as_mut() {
             let counts: Vec<(BatchId, i32)> = parts.iter().map(|p| (p.id, p.records)).collect();
             if idem.split(&b.tp, b.id, &counts).is_none() {
                 tracing::warn!(tp = %b.tp, "a batch refused as too large is not in flight: not split");
-                return Err(b);
+                return false;
             }
         }
         if !b.hand_over(&parts) {
-            return Err(b);
+            return false;
         }
-        self.acc.adopt_split(&b, &mut parts);
+        self.acc.adopt_split(b, &mut parts);
         tracing::info!(
             tp = %b.tp,
             records = b.records,
@@ -1199,7 +1198,7 @@ impl Sender {
         for part in parts {
             self.reenqueue(part);
         }
-        Ok(())
+        true
     }
 
     /// Puts a retried batch back in its partition queue, in sequence

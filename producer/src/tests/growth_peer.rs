@@ -76,10 +76,13 @@ async fn a_batch_waiting_for_an_in_flight_slot_grows_up_to_batch_max_size() {
     tokio::time::timeout(Duration::from_secs(10), gate.wait_held(1))
         .await
         .expect("the first batch is sent");
-    until("the partition waits for its slot, its topic's limit known", || {
-        let g = acc.lock();
-        g.topics[TOPIC].grow.first() == Some(&true)
-    })
+    until(
+        "the partition waits for its slot, its topic's limit known",
+        || {
+            let g = acc.lock();
+            g.topics[TOPIC].grow.first() == Some(&true)
+        },
+    )
     .await;
     for i in 2..101 {
         sends.push(producer.send(ProducerRecord::new(TOPIC).partition(0).value(value(i))));
@@ -94,8 +97,14 @@ async fn a_batch_waiting_for_an_in_flight_slot_grows_up_to_batch_max_size() {
     // 99 records of about 110 bytes: one batch up to the bound, the rest
     // in a second one still growing.
     assert_eq!(queued.len(), 3, "{queued:?}");
-    assert!(queued[0].0 > 4_000 - 120 && queued[0].0 <= 4_000, "{queued:?}");
-    assert!(queued[1].0 > 4_000 - 120 && queued[1].0 <= 4_000, "{queued:?}");
+    assert!(
+        queued[0].0 > 4_000 - 120 && queued[0].0 <= 4_000,
+        "{queued:?}"
+    );
+    assert!(
+        queued[1].0 > 4_000 - 120 && queued[1].0 <= 4_000,
+        "{queued:?}"
+    );
     assert_eq!(queued.iter().map(|q| q.1).sum::<i32>(), 99);
     assert!(queued[2].0 < 4_000, "{queued:?}");
     // The broker answers from now on: each grown batch goes out whole.
@@ -178,8 +187,15 @@ async fn batches_refused_as_too_large_are_split_and_written_once_in_order() {
             assert_eq!(md.offset, Some(i as i64), "{compression}");
         }
         let (sizes, values) = log(&cluster, &topic);
-        assert_eq!(values, (0..2_000).map(value).collect::<Vec<_>>(), "{compression}");
-        assert!(sizes.iter().all(|(s, _)| *s <= 1_500 + 12), "{compression}: {sizes:?}");
+        assert_eq!(
+            values,
+            (0..2_000).map(value).collect::<Vec<_>>(),
+            "{compression}"
+        );
+        assert!(
+            sizes.iter().all(|(s, _)| *s <= 1_500 + 12),
+            "{compression}: {sizes:?}"
+        );
         let m = producer.metrics();
         assert!(m.batch_splits > 0, "{compression}: {m:?}");
         assert_eq!(m.epoch_bumps, 0, "{compression}");
@@ -207,7 +223,11 @@ async fn a_single_record_refused_as_too_large_fails_and_the_others_are_written()
         .await
         .unwrap();
     let big = producer
-        .send(ProducerRecord::new(TOPIC).partition(0).value(vec![b'x'; 3_000]))
+        .send(
+            ProducerRecord::new(TOPIC)
+                .partition(0)
+                .value(vec![b'x'; 3_000]),
+        )
         .await;
     let after = producer
         .send(ProducerRecord::new(TOPIC).partition(0).value("after"))
