@@ -10,9 +10,11 @@
 //! than estimated, up by at least 0.05 (at once to the ratio seen) when
 //! worse — slow to trust a gain, quick to take back an overestimate.
 //!
-//! Java splits a batch the broker refuses as too large (MESSAGE_TOO_LARGE)
-//! after an estimate that was too low. This producer does not split, so
-//! the bytes a batch holds before compression are capped instead
+//! A batch the broker refuses as too large (MESSAGE_TOO_LARGE) after an
+//! estimate that was too low is split and sent again, as Java does, and
+//! the estimate starts over from the larger of 1 and what that batch
+//! showed ([`CompressionRatio::reset`]). Splits are rare because the bytes
+//! a batch holds before compression are capped as well
 //! ([`max_uncompressed`]): at half of `max.request.size`, up to 1 MiB,
 //! whatever the estimate — even data that suddenly stops compressing then
 //! fits the broker's default `message.max.bytes` (1 MiB).
@@ -87,6 +89,17 @@ impl CompressionRatio {
             })
             .expect("the update always applies");
         step(f32::from_bits(previous))
+    }
+}
+
+impl CompressionRatio {
+    /// Sets the estimate (after a batch the broker refused as too large
+    /// was split, Java resets it to the larger of 1 and the ratio that batch
+    /// showed: `RecordAccumulator.splitAndReenqueue`).
+    pub fn reset(&self, ratio: f32) {
+        if ratio.is_finite() && ratio > 0.0 {
+            self.0.store(ratio.to_bits(), Ordering::Relaxed);
+        }
     }
 }
 

@@ -126,6 +126,21 @@ pub struct ProducerConfig {
     /// them, up to half of `max.request.size` (at most 1 MiB) before
     /// compression (Java's `CompressionRatioEstimator`).
     pub batch_size: usize,
+    /// `batch.max.size` (a kafka-eos extension, not a Java key; `None`, the
+    /// default: `batch.size`, the Java producer's behaviour): how far a
+    /// partition's open batch keeps growing while it cannot be sent anyway.
+    /// `batch.size` stays the size at which a batch is ready; but while the
+    /// partition's leader connection has `max.in.flight.requests.per.connection`
+    /// requests out, the open batch keeps taking records up to this size
+    /// (with compression: this many estimated compressed bytes) instead of
+    /// starting the next batch, so that the request that goes out when a
+    /// slot frees carries more. Never beyond `max.request.size`, nor the
+    /// topic's `max.message.bytes` when the broker tells it (the producer
+    /// asks with DescribeConfigs); a batch the broker still refuses as too
+    /// large (MESSAGE_TOO_LARGE) is split and sent again, as Java splits
+    /// one, with the same sequence numbers. Must be at least `batch.size`
+    /// and at most `max.request.size`.
+    pub batch_max_size: Option<usize>,
     /// `linger.ms` (default 5 ms, as Java 4.x).
     pub linger: Duration,
     /// `buffer.memory` in bytes (default 32 MiB).
@@ -243,6 +258,7 @@ impl ProducerConfig {
             client_id: "kafka-eos-producer".into(),
             acks: Acks::All,
             batch_size: 16384,
+            batch_max_size: None,
             linger: Duration::from_millis(5),
             buffer_memory: 32 * 1024 * 1024,
             compression: Compression::None,
@@ -347,6 +363,9 @@ impl ProducerConfig {
         }
         if let Some(v) = props.bytes("batch.size", 0..=int_max)? {
             c.batch_size = v;
+        }
+        if let Some(v) = props.bytes("batch.max.size", 0..=int_max)? {
+            c.batch_max_size = Some(v);
         }
         if let Some(v) = props.millis("linger.ms", 0..=int_max)? {
             c.linger = v;
@@ -468,6 +487,25 @@ impl ProducerConfig {
                 value: self.connections_per_broker.to_string(),
                 reason: bound.into(),
             });
+        }
+        if let Some(max) = self.batch_max_size {
+            let reason = if max < self.batch_size {
+                Some(format!("must be at least batch.size ({})", self.batch_size))
+            } else if max > self.max_request_size {
+                Some(format!(
+                    "must be at most max.request.size ({})",
+                    self.max_request_size
+                ))
+            } else {
+                None
+            };
+            if let Some(reason) = reason {
+                return Err(ConfigError::InvalidValue {
+                    key: "batch.max.size".into(),
+                    value: max.to_string(),
+                    reason,
+                });
+            }
         }
         if self.max_in_flight == 0 {
             return Err(ConfigError::InvalidValue {
@@ -657,6 +695,10 @@ impl ProducerConfigBuilder {
         acks: Acks => acks;
         /// `batch.size`.
         batch_size: usize => batch_size;
+        /// `batch.max.size` (a kafka-eos extension): how far the open batch
+        /// of a partition waiting for an in-flight slot grows (`None`:
+        /// `batch.size`, as Java's producer).
+        batch_max_size: Option<usize> => batch_max_size;
         /// `linger.ms`.
         linger: Duration => linger;
         /// `buffer.memory`.
@@ -813,6 +855,24 @@ mod tests {
     /// other clients: `ProducerConfig::from_properties` and
     /// `ClientConfig::from_properties` (the consumers' parser) give the same
     /// connection settings for them.
+    /// `batch.max.size` (a kafka-eos extension) defaults to `batch.size`
+    /// (batches never grow: Java's producer), must be at least
+    /// `batch.size` and at most `max.request.size`.
+    #[test]
+    fn batch_max_size_is_at_least_batch_size_and_at_most_max_request_size() {
+        let base = [("bootstrap.servers", "h:1"), ("batch.size", "1000")];
+        let c = ProducerConfig::from_properties(base).unwrap();
+        assert_eq!(c.batch_max_size, None);
+        let with = |v: &str| {
+            ProducerConfig::from_properties(base.iter().copied().chain([("batch.max.size", v)]))
+        };
+        assert_eq!(with("65536").unwrap().batch_max_size, Some(65_536));
+        assert_eq!(with("1000").unwrap().batch_max_size, Some(1000));
+        assert_eq!(with("999").unwrap_err().key(), "batch.max.size");
+        assert_eq!(with("2000000").unwrap_err().key(), "batch.max.size");
+        assert_eq!(with("lots").unwrap_err().key(), "batch.max.size");
+    }
+
     #[test]
     fn connection_properties_parse_as_the_other_clients_parse_them() {
         let props = [

@@ -539,6 +539,48 @@ impl Idempotence {
         Some(p.inflight.remove(i).1)
     }
 
+    /// In-flight batch `id` of `tp`, refused by the broker as too large, was
+    /// split into `parts` (their ids and record counts, in record order):
+    /// they take its place among the in-flight batches, with its sequences
+    /// (the first part its base sequence, each next one where the one
+    /// before ends), its producer id and epoch (Java's `ProducerBatch.split`
+    /// keeps them, and `RecordAccumulator.splitAndReenqueue` tracks the parts
+    /// in flight). The broker wrote nothing of the refused batch, so the
+    /// parts are sent, head of line first, as retries would be; the batches
+    /// behind it keep their sequences. `None` when `id` is not in flight
+    /// (nothing changes then). The record counts must add up to the batch's.
+    pub fn split(
+        &mut self,
+        tp: &TopicPartition,
+        id: BatchId,
+        parts: &[(BatchId, i32)],
+    ) -> Option<Vec<BatchSequence>> {
+        let p = self.partitions.get_mut(tp)?;
+        let i = p.inflight.iter().position(|(b, _)| *b == id)?;
+        let whole = p.inflight[i].1;
+        if parts.iter().map(|(_, n)| *n).sum::<i32>() != whole.record_count {
+            return None;
+        }
+        let mut seq = whole.base_sequence;
+        let sequences: Vec<BatchSequence> = parts
+            .iter()
+            .map(|&(_, records)| {
+                let s = BatchSequence {
+                    base_sequence: seq,
+                    record_count: records,
+                    ..whole
+                };
+                seq = increment_sequence(seq, records);
+                s
+            })
+            .collect();
+        p.inflight.splice(
+            i..=i,
+            parts.iter().map(|(b, _)| *b).zip(sequences.iter().copied()),
+        );
+        Some(sequences)
+    }
+
     /// Batch `id` of `tp` was written at `base_offset` (-1 if unknown).
     pub fn handle_completed(&mut self, tp: &TopicPartition, id: BatchId, base_offset: i64) {
         if let Some(seq) = self.remove_inflight(tp, id) {
@@ -818,6 +860,53 @@ mod tests {
         let b = st.assign(&tp, 2, 1);
         assert_eq!(b.base_sequence, 3);
         assert!(st.partition(&tp).unwrap().is_next_sequence(3));
+    }
+
+    /// Invariant: the parts of a batch split after MESSAGE_TOO_LARGE take
+    /// its sequence range (consecutive, from its base sequence, same
+    /// producer id and epoch) and its place among the in-flight batches;
+    /// the batch behind it keeps its sequence, is refused out of order and
+    /// retried after the parts; every sequence is acknowledged once, in
+    /// order.
+    #[test]
+    fn split_parts_take_the_refused_batchs_sequences_and_place() {
+        let (mut st, tp) = ready();
+        st.assign(&tp, 1, 10); // sequences 0..=9
+        st.handle_completed(&tp, 1, 0);
+        let big = st.assign(&tp, 2, 30); // 10..=39, refused as too large
+        let behind = st.assign(&tp, 3, 5); // 40..=44
+        assert_eq!((big.base_sequence, behind.base_sequence), (10, 40));
+        assert_eq!(st.split(&tp, 99, &[(7, 30)]), None, "not in flight");
+        assert_eq!(st.split(&tp, 2, &[(7, 29)]), None, "records must add up");
+        let parts = st.split(&tp, 2, &[(10, 12), (11, 12), (12, 6)]).unwrap();
+        let bases: Vec<i32> = parts.iter().map(|s| s.base_sequence).collect();
+        assert_eq!(bases, [10, 22, 34]);
+        assert!(parts.iter().all(|s| s.producer == big.producer));
+        let order: Vec<BatchId> = st
+            .partition(&tp)
+            .unwrap()
+            .inflight()
+            .map(|(b, _)| b)
+            .collect();
+        assert_eq!(order, [10, 11, 12, 3]);
+        // The batch behind is refused out of order (the broker expects 10):
+        // retried, no epoch bump.
+        let d = st.handle_error(&tp, 3, E::OutOfOrderSequenceNumber, 0, false, false);
+        assert_eq!(d, ErrorDecision::Retry);
+        assert_eq!(st.next_action(), None);
+        assert!(st.take_rewrites().is_empty());
+        // The parts go first, one at a time, as retries.
+        assert_eq!(st.may_drain(&tp, 3), Drain::Stop);
+        assert_eq!(st.may_drain(&tp, 11), Drain::Stop);
+        assert!(matches!(st.may_drain(&tp, 10), Drain::Retry(s) if s.base_sequence == 10));
+        st.handle_completed(&tp, 10, 10);
+        assert!(matches!(st.may_drain(&tp, 11), Drain::Retry(s) if s.base_sequence == 22));
+        st.handle_completed(&tp, 11, 22);
+        st.handle_completed(&tp, 12, 34);
+        assert!(matches!(st.may_drain(&tp, 3), Drain::Retry(s) if s.base_sequence == 40));
+        st.handle_completed(&tp, 3, 40);
+        let p = st.partition(&tp).unwrap();
+        assert_eq!((p.last_acked_sequence, p.next_sequence), (44, 45));
     }
 
     #[test]

@@ -22,6 +22,7 @@
 //! | [`kafka_producer_retries_total`](names::RETRIES) | counter | batch retries |
 //! | [`kafka_producer_errors_total`](names::ERRORS) | counter | errors, labels `error` (Kafka's name, e.g. `NOT_LEADER_OR_FOLLOWER`) and `code` |
 //! | [`kafka_producer_epoch_bumps_total`](names::EPOCH_BUMPS) | counter | local epoch bumps (idempotence) |
+//! | [`kafka_producer_batch_splits_total`](names::BATCH_SPLITS) | counter | batches the broker refused as too large, split and sent again |
 //! | [`kafka_producer_transactions_committed_total`](names::TRANSACTIONS_COMMITTED) | counter | `commit_transaction` calls that succeeded |
 //! | [`kafka_producer_transactions_aborted_total`](names::TRANSACTIONS_ABORTED) | counter | `abort_transaction` calls that succeeded |
 //! | [`kafka_producer_transaction_commit_seconds`](names::TRANSACTION_COMMIT_LATENCY) | histogram | duration of successful `commit_transaction` calls (flush included) |
@@ -73,6 +74,7 @@ pub struct Metrics {
     latency_count: AtomicU64,
     latency_max_us: AtomicU64,
     epoch_bumps: AtomicU64,
+    batch_splits: AtomicU64,
     txn_commits: AtomicU64,
     txn_aborts: AtomicU64,
     commit_latency_sum_us: AtomicU64,
@@ -117,6 +119,9 @@ pub mod names {
     pub const CODE_LABEL: &str = "code";
     /// Counter: local epoch bumps (idempotence).
     pub const EPOCH_BUMPS: &str = "kafka_producer_epoch_bumps_total";
+    /// Counter: batches the broker refused as too large (MESSAGE_TOO_LARGE),
+    /// split and sent again.
+    pub const BATCH_SPLITS: &str = "kafka_producer_batch_splits_total";
     /// Counter: transactions committed (`commit_transaction` succeeded).
     pub const TRANSACTIONS_COMMITTED: &str = "kafka_producer_transactions_committed_total";
     /// Counter: transactions aborted (`abort_transaction` succeeded).
@@ -149,6 +154,8 @@ pub struct MetricsSnapshot {
     pub request_latency_max_us: u64,
     /// Local epoch bumps (idempotence).
     pub epoch_bumps: u64,
+    /// Batches the broker refused as too large, split and sent again.
+    pub batch_splits: u64,
     /// Transactions committed (`commit_transaction` succeeded).
     pub transactions_committed: u64,
     /// Transactions aborted (`abort_transaction` succeeded).
@@ -276,6 +283,15 @@ impl Metrics {
         }
     }
 
+    /// A batch refused as too large was split.
+    pub fn batch_split(&self) {
+        if self.enabled {
+            self.batch_splits.fetch_add(1, Relaxed);
+            #[cfg(feature = "metrics")]
+            self.counter(names::BATCH_SPLITS, 1);
+        }
+    }
+
     /// A local epoch bump happened.
     pub fn epoch_bump(&self) {
         if self.enabled {
@@ -355,6 +371,7 @@ impl Metrics {
                 .unwrap_or(0),
             request_latency_max_us: self.latency_max_us.load(Relaxed),
             epoch_bumps: self.epoch_bumps.load(Relaxed),
+            batch_splits: self.batch_splits.load(Relaxed),
             transactions_committed: commits,
             transactions_aborted: self.txn_aborts.load(Relaxed),
             commit_latency_avg_us: self

@@ -110,6 +110,10 @@ impl Producer {
         let acc = Arc::new(Accumulator::new(
             AccConfig {
                 batch_size: config.batch_size.max(1),
+                batch_max_size: config
+                    .batch_max_size
+                    .unwrap_or(config.batch_size)
+                    .max(config.batch_size.max(1)),
                 buffer_memory: config.buffer_memory,
                 compression: config.compression,
                 compression_level: config.compression_level,
@@ -418,14 +422,15 @@ impl Future for SendFuture {
         match &mut this.state {
             SendState::Appended {
                 completion,
+                index,
                 waiting,
                 ..
             } => {
-                if completion.get().is_none() {
+                if completion.record(*index).is_none() {
                     let w = waiting.get_or_insert_with(|| {
-                        let c = completion.clone();
+                        let (c, index) = (completion.clone(), *index);
                         Box::pin(async move {
-                            c.wait().await;
+                            c.wait_record(index).await;
                         })
                     });
                     if w.as_mut().poll(cx).is_pending() {
@@ -444,13 +449,10 @@ impl Future for SendFuture {
                 topic,
                 timestamp,
                 ..
-            } => Poll::Ready(record_metadata(
-                completion.get().expect("complete"),
-                index,
-                partition,
-                topic,
-                timestamp,
-            )),
+            } => {
+                let (result, index) = completion.record(index).expect("complete");
+                Poll::Ready(record_metadata(result, index, partition, topic, timestamp))
+            }
             SendState::Failed(e) => Poll::Ready(Err(*e)),
             SendState::Other(_) | SendState::Done => panic!("SendFuture polled after completion"),
         }

@@ -24,6 +24,7 @@ mod oauth_broker;
 mod producer_admin_broker;
 mod producer_admin_change_broker;
 mod producer_admin_groups_broker;
+mod producer_batch_growth_broker;
 mod producer_broker;
 mod producer_connection_broker;
 mod producer_eos_checker;

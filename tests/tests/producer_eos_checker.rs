@@ -8,7 +8,7 @@
 //! replays exactly that schedule, `EOS_SCHEDULES=<n>` runs `n` schedules per
 //! broker variant, 4 by default). A schedule picks a producer configuration
 //! (`buffer.memory` 16 KiB to the default, `max.in.flight` 1-5, `linger.ms`
-//! 0-50, `batch.size`, compression) and a sequence of operations: sends
+//! 0-50, `batch.size`, `batch.max.size`, compression) and a sequence of operations: sends
 //! (0 B to 64 KiB, explicit partitions, keys, null keys, two topics), each
 //! future awaited at once, later or never; flush; commit; abort;
 //! `send_offsets_to_transaction`; sends outside a transaction; dropping or
@@ -235,6 +235,27 @@ pub(crate) struct Stats {
 
 const TOPIC_A_PARTITIONS: i32 = 3;
 
+/// The `batch.max.size` (a kafka-eos extension) of `seed`'s schedule:
+/// `batch.size` (batches never grow, as Java's), 4 × `batch.size`, 64 KiB
+/// or `max.request.size`, within `batch.size ..= max.request.size`. Drawn
+/// from the seed itself, not the schedule's generator, so that the seeds
+/// of earlier runs replay the rest of their schedule; `EOS_BATCH_MAX_SIZE`
+/// sets it for every schedule of a run.
+pub(crate) fn batch_max_size(seed: u64, batch_size: u64, max_request_size: u64) -> u64 {
+    let forced = std::env::var("EOS_BATCH_MAX_SIZE").ok().map(|v| {
+        v.parse::<u64>()
+            .expect("EOS_BATCH_MAX_SIZE: a number of bytes")
+    });
+    // The top two bits of another multiplicative hash of the seed.
+    let drawn = match seed.wrapping_mul(0xd1b5_4a32_d192_ed03) >> 62 {
+        0 => batch_size,
+        1 => batch_size * 4,
+        2 => 65_536,
+        _ => max_request_size,
+    };
+    forced.unwrap_or(drawn).clamp(batch_size, max_request_size)
+}
+
 /// One seeded schedule; panics with the seed and every violation found.
 pub(crate) async fn schedule(
     kafka: &dyn Brokers,
@@ -279,6 +300,7 @@ pub(crate) async fn schedule(
     // (The top bit of a multiplicative hash: it alternates irregularly over
     // consecutive seeds.)
     let connections = 1 + (seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 63);
+    let batch_max = batch_max_size(seed, batch_size, 1_048_576);
     let mut props: Vec<(String, String)> = vec![
         ("bootstrap.servers".into(), kafka.bootstrap()),
         ("transactional.id".into(), txn_id.clone()),
@@ -292,15 +314,18 @@ pub(crate) async fn schedule(
         ("compression.type".into(), compression.into()),
         ("max.block.ms".into(), "15000".into()),
         ("connections.per.broker".into(), connections.to_string()),
+        ("batch.max.size".into(), batch_max.to_string()),
     ];
     for (k, v) in &setup.producer_props {
         props.retain(|(key, _)| key != k);
         props.push((k.clone(), v.clone()));
     }
     let config_text = format!(
-        "buffer.memory={buffer_memory} batch.size={batch_size} in.flight={in_flight} \
-         linger.ms={linger} compression={compression} connections.per.broker={connections}"
+        "buffer.memory={buffer_memory} batch.size={batch_size} batch.max.size={batch_max} \
+         in.flight={in_flight} linger.ms={linger} compression={compression} \
+         connections.per.broker={connections}"
     );
+    eprintln!("seed {seed}: {config_text}");
     let config = ProducerConfig::from_properties(props.clone()).unwrap();
 
     let mut h = History::default();
@@ -920,11 +945,15 @@ async fn backpressure_commit_then_await(kafka: &KafkaCluster, cluster: &Arc<Clus
     let topic = unique_name("eos-backpressure");
     kafka.create_topic(&topic, 1, 1).await.unwrap();
     let txn_id = unique_name("eos-backpressure");
+    // `batch.size` 16 KiB; batches grow only when EOS_BATCH_MAX_SIZE says
+    // so (seed 0 draws no growth).
+    let batch_max = batch_max_size(0, 16_384, 1_048_576).to_string();
     let config = ProducerConfig::from_properties([
         ("bootstrap.servers", kafka.bootstrap().as_str()),
         ("transactional.id", txn_id.as_str()),
         ("buffer.memory", "65536"),
         ("max.block.ms", "60000"),
+        ("batch.max.size", batch_max.as_str()),
     ])
     .unwrap();
     let p = start(&config).await;

@@ -202,18 +202,24 @@ pub(crate) async fn schedule(
     let buffer_memory = rng.pick(&[16_384u64, 32_768, 1_048_576]);
     let batch_size = rng.pick(&[512u64, 4_096, 16_384]).min(buffer_memory);
     let linger = rng.pick(&[0u64, 2, 20]);
+    let batch_max = crate::producer_eos_checker::batch_max_size(seed, batch_size, 100_000);
     let mut props: Vec<(String, String)> = vec![
         ("bootstrap.servers".into(), kafka.bootstrap()),
         ("buffer.memory".into(), buffer_memory.to_string()),
         ("batch.size".into(), batch_size.to_string()),
         ("linger.ms".into(), linger.to_string()),
         ("max.request.size".into(), "100000".to_string()),
+        ("batch.max.size".into(), batch_max.to_string()),
         ("max.block.ms".into(), "30000".to_string()),
     ];
     for (k, v) in &setup.producer_props {
         props.retain(|(key, _)| key != k);
         props.push((k.clone(), v.clone()));
     }
+    eprintln!(
+        "seed {seed}: buffer.memory={buffer_memory} batch.size={batch_size} \
+         batch.max.size={batch_max} linger.ms={linger}"
+    );
     let props = ProducerConfig::from_properties(props).unwrap();
     let mut config = KafkaSinkConfig::new(props, topic.as_str());
     config.semantic = Semantic::ExactlyOnce;
@@ -367,7 +373,7 @@ pub(crate) async fn schedule(
             .position(|(a, b)| a != b)
             .unwrap_or(got.len().min(expected.len()));
         panic!(
-            "seed {seed} (buffer.memory={buffer_memory} batch.size={batch_size} linger.ms={linger}): \
+            "seed {seed} (buffer.memory={buffer_memory} batch.size={batch_size} batch.max.size={batch_max} linger.ms={linger}): \
              read_committed holds {} records, expected 0..{n}; first difference at index {first_bad}: \
              {:?} (replay: EOS_SEED={seed} cargo test -p kafka-eos-tests --all-features --test integration sink_eos_checker::)\ntrace:\n{}",
             got.len(),

@@ -26,40 +26,109 @@ pub struct BatchResult {
 }
 
 /// The single completion every record of a batch waits on.
+///
+/// A batch the broker refused as too large is split ([`Batch::split`]):
+/// its completion then points to the completions of the batches its
+/// records moved to, and a record follows it to its own
+/// ([`Completion::record`], [`Completion::wait_record`]).
 #[derive(Debug, Default)]
 pub struct Completion {
     /// The batch's outcome, set once.
-    result: OnceLock<Result<BatchResult, ProduceError>>,
+    outcome: OnceLock<Outcome>,
     /// Wakes the waiters when it is set.
     notify: Notify,
+}
+
+/// How a batch ended.
+#[derive(Debug)]
+enum Outcome {
+    /// Written (or failed): every record's result follows from this one.
+    Done(Result<BatchResult, ProduceError>),
+    /// Split: the records from each index on (the first pair's index is 0)
+    /// are in the batch of that completion, from its index 0 on.
+    Split(Vec<(i32, Arc<Completion>)>),
 }
 
 impl Completion {
     /// Completes the batch once; later calls are ignored (returns false:
     /// the first outcome wins).
     pub fn complete(&self, r: Result<BatchResult, ProduceError>) -> bool {
-        let first = self.result.set(r).is_ok();
+        self.set(Outcome::Done(r))
+    }
+
+    /// Hands the records over to the batches a split made of this one:
+    /// `parts` lists, in order, the index of the first record each took
+    /// and its completion. False (and nothing changes) when the batch was
+    /// already complete.
+    pub(crate) fn split(&self, parts: Vec<(i32, Arc<Completion>)>) -> bool {
+        debug_assert!(parts.first().is_some_and(|(i, _)| *i == 0));
+        self.set(Outcome::Split(parts))
+    }
+
+    fn set(&self, outcome: Outcome) -> bool {
+        let first = self.outcome.set(outcome).is_ok();
         if first {
             self.notify.notify_waiters();
         }
         first
     }
 
-    /// The result, if completed.
+    /// The result, if the batch completed (`None` while it is in flight,
+    /// and for a split batch: its records have results of their own).
     pub fn get(&self) -> Option<&Result<BatchResult, ProduceError>> {
-        self.result.get()
+        match self.outcome.get()? {
+            Outcome::Done(r) => Some(r),
+            Outcome::Split(_) => None,
+        }
     }
 
-    /// Waits for the result.
-    pub async fn wait(&self) -> &Result<BatchResult, ProduceError> {
+    /// The result of the record at `index` of this batch, once known, and
+    /// the record's index in the batch that was written (another one when
+    /// this batch was split).
+    pub fn record(&self, index: i32) -> Option<(&Result<BatchResult, ProduceError>, i32)> {
+        let (mut c, mut i) = (self, index);
+        loop {
+            match c.outcome.get()? {
+                Outcome::Done(r) => return Some((r, i)),
+                Outcome::Split(parts) => (c, i) = part_of(parts, i)?,
+            }
+        }
+    }
+
+    /// Waits for the result of the record at `index` (see [`Self::record`]).
+    pub async fn wait_record(&self, index: i32) -> (&Result<BatchResult, ProduceError>, i32) {
+        let (mut c, mut i) = (self, index);
+        loop {
+            let notified = c.notify.notified();
+            match c.outcome.get() {
+                Some(Outcome::Done(r)) => return (r, i),
+                Some(Outcome::Split(parts)) => match part_of(parts, i) {
+                    Some(next) => (c, i) = next,
+                    // Not reachable: a split covers every index from 0.
+                    None => notified.await,
+                },
+                None => notified.await,
+            }
+        }
+    }
+
+    /// Waits for the batch's outcome (a split batch: until it is split).
+    pub async fn wait(&self) {
         loop {
             let notified = self.notify.notified();
-            if let Some(r) = self.result.get() {
-                return r;
+            if self.outcome.get().is_some() {
+                return;
             }
             notified.await;
         }
     }
+}
+
+/// The part of a split batch that holds its record `index`, and the
+/// record's index there.
+fn part_of(parts: &[(i32, Arc<Completion>)], index: i32) -> Option<(&Completion, i32)> {
+    let (start, c) = parts.iter().rev().find(|(start, _)| *start <= index)?;
+    Some((c, index - start))
 }
 
 pub(super) enum Body {
@@ -71,8 +140,15 @@ pub(super) enum Body {
 
 /// One producer batch.
 pub(crate) struct Batch {
-    /// Its number, in creation order (what `flush` waits for).
+    /// Its number, unique among the producer's batches.
     pub id: BatchId,
+    /// The batch the application's records were appended to: `id`, or
+    /// for a part of a split batch the id of the batch first split (what
+    /// `flush` waits for, and the batch's place in its partition's order).
+    pub root: BatchId,
+    /// The index in batch `root` of this batch's first record (0 unless a
+    /// split made it).
+    pub root_offset: i32,
     /// Its partition.
     pub tp: TopicPartition,
     /// When it was created (`linger.ms` and `delivery.timeout.ms` run from here).
@@ -183,6 +259,8 @@ impl Batch {
         };
         Self {
             id,
+            root: id,
+            root_offset: 0,
             tp,
             created: now,
             records: 0,
@@ -259,6 +337,166 @@ impl Batch {
     /// records and need not wait for `linger.ms`.
     pub(crate) fn is_full(&self) -> bool {
         self.closed || self.size >= self.limit
+    }
+
+    /// The uncompressed bytes up to which the batch may grow while its
+    /// partition waits for an in-flight slot: `bound` (`batch.max.size`
+    /// within the topic's `max.message.bytes`) counted as `batch.size` is
+    /// (estimated compressed bytes for a compressed batch), never below
+    /// the batch's `limit`.
+    pub(crate) fn growth_limit(&self, bound: usize, max_request_size: usize) -> usize {
+        match &self.ratio {
+            None => bound.max(self.limit),
+            Some((_, estimate)) => {
+                compression_ratio::uncompressed_limit(bound, max_request_size, *estimate)
+                    .max(self.limit)
+            }
+        }
+    }
+
+    /// Where the batch goes in its partition's queue: batches of a
+    /// partition are sent in this order (creation order, the parts of a
+    /// split batch in its place).
+    pub(crate) fn order_key(&self) -> (BatchId, i32) {
+        (self.root, self.root_offset)
+    }
+
+    /// Splits an encoded batch of several records the broker refused as
+    /// too large (Java's `ProducerBatch.split`) into at least two batches,
+    /// in record order, ids from `next_id`: each holds at most `max_part`
+    /// bytes of records, and at most half of this batch's (so that
+    /// splitting again always makes smaller batches); a record larger than
+    /// that gets a batch of its own. The parts are not encoded yet; each
+    /// keeps this batch's creation time, root and place. Reserved memory
+    /// is not distributed here ([`Batch::memory`] of every part is 0), and
+    /// this batch's completion is left alone: [`Batch::hand_over`] points
+    /// it at the parts.
+    pub(crate) fn split(
+        &self,
+        max_part: usize,
+        mut next_id: impl FnMut() -> BatchId,
+    ) -> Result<Vec<Batch>, ProduceError> {
+        let encoded = self
+            .encoded
+            .as_ref()
+            .ok_or_else(|| ProduceError::Encode("a batch is split only once encoded".into()))?;
+        let decoded = kafka_proto::record::RecordBatch::decode(encoded).map_err(|e| {
+            ProduceError::Encode(format!("re-reading a batch to split it: {e}").into())
+        })?;
+        if decoded.records.len() < 2 {
+            return Err(ProduceError::Encode(
+                "a batch of one record cannot be split".into(),
+            ));
+        }
+        let lens: Vec<usize> = decoded
+            .records
+            .iter()
+            .map(|record| {
+                record_len(&RecordParts {
+                    timestamp_delta: 0,
+                    offset_delta: 0,
+                    key: record.key.as_deref(),
+                    value: record.value.as_deref(),
+                    headers: &record.headers,
+                })
+            })
+            .collect();
+        let total: usize = lens.iter().sum();
+        let target = max_part.min(total.div_ceil(2)).max(1);
+        let mut parts: Vec<Batch> = Vec::new();
+        let mut start = 0i32;
+        for (i, (mut record, len)) in decoded.records.into_iter().zip(lens).enumerate() {
+            let i = i as i32;
+            let fits = parts
+                .last()
+                .is_some_and(|b| b.size - BATCH_HEADER_LEN + len <= target);
+            if !fits {
+                let mut part = Batch {
+                    id: next_id(),
+                    root: self.root,
+                    root_offset: self.root_offset + i,
+                    tp: self.tp.clone(),
+                    created: self.created,
+                    records: 0,
+                    size: BATCH_HEADER_LEN,
+                    memory: 0,
+                    base_ts: -1,
+                    max_ts: -1,
+                    attempts: 0,
+                    retry_at: None,
+                    completion: Arc::new(Completion::default()),
+                    encoded: None,
+                    sequence: None,
+                    body: None,
+                    compression: self.compression,
+                    compression_level: self.compression_level,
+                    closed: false,
+                    limit: self.limit,
+                    ratio: self.ratio.clone(),
+                    hooks_memo: self.hooks_memo,
+                };
+                part.body = Some(if self.compression == Compression::None {
+                    let mut b = BytesMut::with_capacity(BATCH_HEADER_LEN + target.min(1 << 20));
+                    b.put_bytes(0, BATCH_HEADER_LEN);
+                    Body::Raw(b)
+                } else {
+                    Body::Records(Vec::new())
+                });
+                parts.push(part);
+                start = i;
+            }
+            let part = parts.last_mut().expect("a part");
+            let offset_delta = i - start;
+            let ts_delta = if part.records == 0 {
+                part.base_ts = record.timestamp;
+                part.max_ts = record.timestamp;
+                0
+            } else {
+                part.max_ts = part.max_ts.max(record.timestamp);
+                record.timestamp.wrapping_sub(part.base_ts)
+            };
+            let view = RecordParts {
+                timestamp_delta: ts_delta,
+                offset_delta,
+                key: record.key.as_deref(),
+                value: record.value.as_deref(),
+                headers: &record.headers,
+            };
+            let size = record_size(&view);
+            match part.body.as_mut().expect("a new part's body") {
+                Body::Raw(out) => append_record(out, &view, size),
+                Body::Records(v) => {
+                    record.offset = i64::from(offset_delta);
+                    v.push(record);
+                }
+            }
+            part.records += 1;
+            part.size += size.total;
+        }
+        Ok(parts)
+    }
+
+    /// After the broker refused this compressed batch as too large: its
+    /// topic's compression estimate goes back to the larger of 1 (no
+    /// gain) and what this batch showed, as Java's
+    /// `RecordAccumulator.splitAndReenqueue` resets it.
+    pub(crate) fn distrust_ratio(&self) {
+        if let (Some((ratio, _)), Some(encoded)) = (&self.ratio, &self.encoded) {
+            let seen = encoded.len() as f32 / self.size.max(1) as f32;
+            ratio.reset(seen.max(1.0));
+        }
+    }
+
+    /// Points this batch's completion at the completions of the `parts` a
+    /// split made of it ([`Batch::split`]): every record's send future
+    /// follows it to the part that holds the record. False when the batch
+    /// was complete already (nothing changes then).
+    pub(crate) fn hand_over(&self, parts: &[Batch]) -> bool {
+        let index = parts
+            .iter()
+            .map(|p| (p.root_offset - self.root_offset, p.completion.clone()))
+            .collect();
+        self.completion.split(index)
     }
 
     /// Closes the batch for appends and encodes it with `seq` (or as a
@@ -368,7 +606,8 @@ pub(crate) async fn record_result(
     topic: Arc<str>,
     timestamp: i64,
 ) -> Result<crate::record::RecordMetadata, ProduceError> {
-    record_metadata(completion.wait().await, index, partition, topic, timestamp)
+    let (result, index) = completion.wait_record(index).await;
+    record_metadata(result, index, partition, topic, timestamp)
 }
 
 /// A record's outcome from its batch's.
@@ -418,7 +657,7 @@ mod tests {
         let c = Arc::new(Completion::default());
         let waiter = tokio::spawn({
             let c = c.clone();
-            async move { c.wait().await.clone() }
+            async move { c.wait_record(0).await.0.clone() }
         });
         tokio::task::yield_now().await;
         c.complete(Ok(BatchResult {
@@ -447,6 +686,7 @@ mod tests {
             compression: Compression::None,
             compression_level: None,
             max_request_size: 1 << 20,
+            batch_max_size: 0,
         };
         let ratio = Arc::new(CompressionRatio::default());
         let mut r = ProducerRecord::new("t")

@@ -11,26 +11,35 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::sync::Notify;
 
-/// Appends `r` to the open batch `b` if it fits the batch's limit and the
-/// memory the batch may still reserve; the batch's reservation grows by
-/// what it then holds beyond it (only a compressed batch outgrows
-/// `batch.size`).
+/// Appends `r` to the open batch `b` if it fits the batch's limit (its
+/// [`Batch::growth_limit`] for `grow_to`, while its partition waits for an
+/// in-flight slot) and the memory the batch may still reserve; the batch's
+/// reservation grows by what it then holds beyond it. Returns the record's
+/// index and whether this record filled the batch (it reached its
+/// `batch.size` limit now: the sender may want to know; a batch grown
+/// further is not news).
 pub(super) fn append_to_open(
     b: &mut Batch,
     r: &mut ProducerRecord,
     ts: i64,
     used_memory: &mut usize,
     buffer_memory: usize,
-) -> Option<i32> {
+    grow_to: Option<(usize, usize)>,
+) -> Option<(i32, bool)> {
     let free = buffer_memory.saturating_sub(*used_memory);
-    let room = b.limit.min(b.memory.saturating_add(free));
+    let limit = match grow_to {
+        Some((bound, max_request_size)) => b.growth_limit(bound, max_request_size),
+        None => b.limit,
+    };
+    let room = limit.min(b.memory.saturating_add(free));
+    let was_full = b.is_full();
     let index = b.try_append(r, ts, room)?;
     if b.size > b.memory {
         let extra = b.size - b.memory;
         b.memory += extra;
         *used_memory += extra;
     }
-    Some(index)
+    Some((index, !was_full && b.is_full()))
 }
 
 /// A record the producer owns but could not append at `send` time: it
@@ -197,17 +206,23 @@ impl Accumulator {
 
     /// A batch completed (either way): memory back, queued records appended
     /// (or failed), flushers woken.
-    pub fn batch_done(&self, id: BatchId, memory: usize) {
+    /// `root`: the batch's [`Batch::root`].
+    pub fn batch_done(&self, root: BatchId, memory: usize) {
         let (used, wake, moved, flushed) = {
             let mut g = self.lock();
             g.used_memory = g.used_memory.saturating_sub(memory);
-            g.incomplete.remove(&id);
+            if let Some(n) = g.incomplete.get_mut(&root) {
+                *n -= 1;
+                if *n == 0 {
+                    g.incomplete.remove(&root);
+                }
+            }
             let queued = g.waiting.len();
             let wake = queued > 0 && self.drain_waiting(&mut g, Instant::now());
             // Appended or failed (their transaction must abort): either way
             // records left the queue.
             let moved = g.waiting.len() < queued;
-            let first = g.incomplete.first().copied();
+            let first = g.incomplete.first_key_value().map(|(f, _)| *f);
             let flushed = g.flush_wanted.is_some_and(|w| first.is_none_or(|f| f >= w));
             if flushed {
                 g.flush_wanted = None;

@@ -21,7 +21,7 @@ use crate::idempotence::BatchId;
 use crate::metrics::Metrics;
 use crate::record::{ProduceError, ProducerRecord, TopicPartition};
 use kafka_proto::record::{BATCH_HEADER_LEN, Compression};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
@@ -43,6 +43,15 @@ pub(crate) struct TopicQueues {
     pub num_partitions: i32,
     /// Each partition's batches, oldest first; the last one takes appends.
     pub partitions: Vec<VecDeque<Batch>>,
+    /// Per partition (by index, possibly shorter than `partitions`): set
+    /// by the sender while the partition's leader connection has
+    /// `max.in.flight` requests out, so that its open batch grows past
+    /// `batch.size` up to `batch.max.size` (see [`TopicQueues::max_batch_bytes`]).
+    pub grow: Vec<bool>,
+    /// The largest batch the topic takes (its `max.message.bytes`, as the
+    /// broker reported it; `max.request.size` when it could not be asked);
+    /// `None` while unknown: no batch grows past `batch.size` then.
+    pub max_batch_bytes: Option<usize>,
     /// Records sent before the topic's metadata was known, in send order.
     pub parked: VecDeque<Queued>,
     /// How well the topic's batches compress (compressed batches only).
@@ -103,8 +112,10 @@ pub(crate) struct Inner {
     pub used_memory: usize,
     /// The id the next batch gets.
     pub next_batch_id: BatchId,
-    /// Batches not yet completed (what `flush` waits for).
-    pub incomplete: BTreeSet<BatchId>,
+    /// Batches not yet completed (what `flush` waits for), by
+    /// [`Batch::root`], with how many batches hold records of that root
+    /// (more than one once a batch was split).
+    pub incomplete: BTreeMap<BatchId, u32>,
     /// Records waiting for buffer memory, in send order (FIFO across all
     /// partitions: while one waits, every later send queues behind it).
     pub waiting: VecDeque<Queued>,
@@ -167,6 +178,16 @@ pub(crate) struct AccConfig {
     pub compression_level: Option<i32>,
     /// `max.request.size`.
     pub max_request_size: usize,
+    /// `batch.max.size` (at least `batch_size`; equal: batches never grow,
+    /// as in Java).
+    pub batch_max_size: usize,
+}
+
+impl AccConfig {
+    /// True when batches may grow past `batch.size` (`batch.max.size` above it).
+    pub fn grows(&self) -> bool {
+        self.batch_max_size > self.batch_size
+    }
 }
 
 /// The accumulator: shared by [`crate::Producer`] handles and the sender.
@@ -210,7 +231,7 @@ impl Accumulator {
                 topics: Default::default(),
                 used_memory: 0,
                 next_batch_id: 1,
-                incomplete: BTreeSet::new(),
+                incomplete: BTreeMap::new(),
                 waiting: VecDeque::new(),
                 next_queue_seq: 0,
                 closed: None,
@@ -461,13 +482,18 @@ impl Accumulator {
             })
         };
         // Try the open batch.
+        let grow_to = growth(cfg, tq, p);
         if let Some(b) = tq.partitions[p as usize].back_mut() {
             check(p, Some(&mut *b), &mut new_batch_memo)?;
-            if let Some(index) =
-                append_to_open(b, &mut r, ts, &mut inner.used_memory, cfg.buffer_memory)
-            {
-                let full = b.is_full();
-                return Ok((done(b.completion.clone(), index, p, topic), full));
+            if let Some((index, filled)) = append_to_open(
+                b,
+                &mut r,
+                ts,
+                &mut inner.used_memory,
+                cfg.buffer_memory,
+                grow_to,
+            ) {
+                return Ok((done(b.completion.clone(), index, p, topic), filled));
             }
         }
         // A new batch is needed: sticky partitioners move on first (KIP-480).
@@ -478,11 +504,17 @@ impl Accumulator {
                 .partition(&r.topic, r.key.as_deref(), r.value.as_deref(), n);
             if q != p && (0..n).contains(&q) {
                 p = q;
+                let grow_to = growth(cfg, tq, p);
                 if let Some(b) = tq.partitions[p as usize].back_mut() {
                     check(p, Some(&mut *b), &mut new_batch_memo)?;
-                    if let Some(index) =
-                        append_to_open(b, &mut r, ts, &mut inner.used_memory, cfg.buffer_memory)
-                    {
+                    if let Some((index, _)) = append_to_open(
+                        b,
+                        &mut r,
+                        ts,
+                        &mut inner.used_memory,
+                        cfg.buffer_memory,
+                        grow_to,
+                    ) {
                         return Ok((done(b.completion.clone(), index, p, topic), false));
                     }
                 }
@@ -509,7 +541,7 @@ impl Accumulator {
         inner.used_memory += memory;
         let id = inner.next_batch_id;
         inner.next_batch_id += 1;
-        inner.incomplete.insert(id);
+        inner.incomplete.insert(id, 1);
         let tp = TopicPartition {
             topic: topic.clone(),
             partition: p,
@@ -591,7 +623,10 @@ impl Accumulator {
 
     /// True when every batch with an id below `target` completed.
     pub fn flushed(&self, target: BatchId) -> bool {
-        self.lock().incomplete.first().is_none_or(|f| *f >= target)
+        self.lock()
+            .incomplete
+            .first_key_value()
+            .is_none_or(|(f, _)| *f >= target)
     }
 
     /// Waits until every batch with an id below `target` completed
@@ -603,12 +638,68 @@ impl Accumulator {
             let notified = self.flushed_progress.notified();
             {
                 let mut g = self.lock();
-                if g.incomplete.first().is_none_or(|f| *f >= target) {
+                if g.incomplete
+                    .first_key_value()
+                    .is_none_or(|(f, _)| *f >= target)
+                {
                     return;
                 }
                 g.flush_wanted = Some(g.flush_wanted.map_or(target, |w| w.min(target)));
             }
             notified.await;
+        }
+    }
+}
+
+/// How far the open batch of partition `p` may grow now: `Some(bound)`
+/// while the sender says the partition waits for an in-flight slot and the
+/// topic's largest batch is known, `None` (up to `batch.size`) otherwise.
+/// Returned with `max.request.size`, for [`append_to_open`].
+fn growth(cfg: &AccConfig, tq: &TopicQueues, p: i32) -> Option<(usize, usize)> {
+    if !tq.grow.get(p as usize).copied().unwrap_or(false) {
+        return None;
+    }
+    let bound = cfg.batch_max_size.min(tq.max_batch_bytes?);
+    (bound > cfg.batch_size).then_some((bound, cfg.max_request_size))
+}
+
+impl Accumulator {
+    /// Sets the largest batch `topic` takes (`None`: unknown again, no
+    /// batch of it grows past `batch.size` until it is set).
+    pub fn set_max_batch_bytes(&self, topic: &str, max: Option<usize>) {
+        if let Some(tq) = self.lock().topics.get_mut(topic) {
+            tq.max_batch_bytes = max;
+        }
+    }
+
+    /// A fresh batch id (for the parts of a split batch).
+    pub fn next_batch_id(&self) -> BatchId {
+        let mut g = self.lock();
+        let id = g.next_batch_id;
+        g.next_batch_id += 1;
+        id
+    }
+
+    /// Takes over the parts a split made of batch `parent` ([`Batch::split`]):
+    /// the parent's reserved memory is shared among them (the total stays
+    /// the same), and `flush` waits for every part as it waited for the
+    /// parent.
+    pub fn adopt_split(&self, parent: &Batch, parts: &mut [Batch]) {
+        let total: usize = parts.iter().map(|b| b.size).sum::<usize>().max(1);
+        let mut left = parent.memory;
+        let n = parts.len();
+        for (i, b) in parts.iter_mut().enumerate() {
+            let share = if i + 1 == n {
+                left
+            } else {
+                (parent.memory as u128 * b.size as u128 / total as u128) as usize
+            };
+            let share = share.min(left);
+            b.memory = share;
+            left -= share;
+        }
+        if n > 1 {
+            *self.lock().incomplete.entry(parent.root).or_insert(0) += (n - 1) as u32;
         }
     }
 }
@@ -629,12 +720,256 @@ mod tests {
                 compression,
                 compression_level: None,
                 max_request_size: 1 << 20,
+                batch_max_size: 0,
             },
             Arc::new(crate::partitioner::RoundRobinPartitioner::new()),
             Arc::new(Metrics::new(true)),
         );
         a.set_partitions("t", 2);
         a
+    }
+
+    /// An accumulator whose batches may grow to `batch_max_size` (topic
+    /// "t", 2 partitions, `max.message.bytes` known to be `topic_max`).
+    fn growing(
+        batch_size: usize,
+        batch_max_size: usize,
+        topic_max: usize,
+        memory: usize,
+        compression: Compression,
+    ) -> Accumulator {
+        let a = Accumulator::new(
+            AccConfig {
+                batch_size,
+                buffer_memory: memory,
+                compression,
+                compression_level: None,
+                max_request_size: 1 << 20,
+                batch_max_size,
+            },
+            Arc::new(crate::partitioner::RoundRobinPartitioner::new()),
+            Arc::new(Metrics::new(true)),
+        );
+        a.set_partitions("t", 2);
+        a.set_max_batch_bytes("t", Some(topic_max));
+        a
+    }
+
+    /// What the sender says: partition `p` of "t" waits (or not) for an
+    /// in-flight slot.
+    fn set_waiting(a: &Accumulator, p: usize, waiting: bool) {
+        let mut g = a.lock();
+        let tq = g.topics.get_mut("t").unwrap();
+        tq.grow.resize(tq.partitions.len(), false);
+        tq.grow[p] = waiting;
+    }
+
+    /// Appends `n` records of `value_len` bytes to partition 0 of "t";
+    /// returns how many records went to each batch (in queue order).
+    fn fill(a: &Accumulator, n: usize, value_len: usize) -> Vec<(i32, usize)> {
+        let now = Instant::now();
+        for i in 0..n {
+            let r = ProducerRecord::new("t")
+                .partition(0)
+                .value(vec![b'x'; value_len]);
+            done(a.append(r, i as i64, now).unwrap());
+        }
+        a.lock().topics["t"].partitions[0]
+            .iter()
+            .map(|b| (b.records, b.size))
+            .collect()
+    }
+
+    /// Invariant: while the sender says a partition waits for an in-flight
+    /// slot, its open batch takes records past `batch.size` up to
+    /// `batch.max.size` and no further (the next record opens a new
+    /// batch); otherwise batches close at `batch.size` exactly as without
+    /// the setting. Every record is in exactly one batch.
+    #[test]
+    fn a_waiting_partition_grows_its_open_batch_up_to_batch_max_size() {
+        // Not waiting: batch.size, as Java.
+        let a = growing(1000, 4000, 1 << 20, 1 << 20, Compression::None);
+        let plain = fill(&a, 100, 100);
+        assert!(plain.iter().all(|(_, size)| *size <= 1000), "{plain:?}");
+        assert!(plain[0].1 > 1000 - 120, "{plain:?}");
+        // Waiting: up to batch.max.size, then a new batch.
+        let a = growing(1000, 4000, 1 << 20, 1 << 20, Compression::None);
+        set_waiting(&a, 0, true);
+        let grown = fill(&a, 100, 100);
+        assert!(grown.iter().all(|(_, size)| *size <= 4000), "{grown:?}");
+        assert!(grown[0].1 > 4000 - 120, "grew to the bound: {grown:?}");
+        assert!(grown.len() > 2, "the next record opened a new batch");
+        let total: i32 = grown.iter().map(|(n, _)| n).sum();
+        assert_eq!(total, 100, "every record in exactly one batch");
+        // The slot frees: the open batch is full already, the next one
+        // closes at batch.size again.
+        let a = growing(1000, 4000, 1 << 20, 1 << 20, Compression::None);
+        set_waiting(&a, 0, true);
+        fill(&a, 20, 100);
+        set_waiting(&a, 0, false);
+        let after = fill(&a, 30, 100);
+        assert!(after[0].1 > 1000 && after[0].1 <= 4000, "{after:?}");
+        assert!(
+            after[1..].iter().all(|(_, size)| *size <= 1000),
+            "{after:?}"
+        );
+        // Another partition is not affected.
+        set_waiting(&a, 1, true);
+        set_waiting(&a, 0, false);
+        let more = fill(&a, 30, 100);
+        assert!(more[1..].iter().all(|(_, size)| *size <= 1000), "{more:?}");
+    }
+
+    /// Invariant: growth stops at the topic's `max.message.bytes` when it
+    /// is below `batch.max.size`, and there is none while it is unknown.
+    #[test]
+    fn growth_stops_at_the_topics_max_message_bytes() {
+        let a = growing(1000, 4000, 2500, 1 << 20, Compression::None);
+        set_waiting(&a, 0, true);
+        let grown = fill(&a, 100, 100);
+        assert!(grown.iter().all(|(_, size)| *size <= 2500), "{grown:?}");
+        assert!(grown[0].1 > 2500 - 120, "{grown:?}");
+        a.set_max_batch_bytes("t", None);
+        let a2 = growing(1000, 4000, 2500, 1 << 20, Compression::None);
+        a2.set_max_batch_bytes("t", None);
+        set_waiting(&a2, 0, true);
+        let unknown = fill(&a2, 100, 100);
+        assert!(unknown.iter().all(|(_, size)| *size <= 1000), "{unknown:?}");
+    }
+
+    /// Invariant: a growing batch reserves what it holds from
+    /// `buffer.memory`: the memory in use is the sum of the incomplete
+    /// batches' reservations and never above `buffer.memory`; a batch that
+    /// cannot grow for want of memory takes no more records (the next
+    /// record waits for memory), and `batch_done` gives all of it back.
+    #[test]
+    fn a_growing_batch_reserves_its_bytes_from_buffer_memory() {
+        let a = growing(1000, 8000, 1 << 20, 3000, Compression::None);
+        set_waiting(&a, 0, true);
+        let now = Instant::now();
+        let mut queued = None;
+        for i in 0..100 {
+            let r = ProducerRecord::new("t").partition(0).value(vec![b'x'; 100]);
+            match a.append(r, i, now).unwrap() {
+                Appended::Done { .. } => {}
+                Appended::Queued(slot) => {
+                    queued = Some(slot);
+                    break;
+                }
+            }
+            let g = a.lock();
+            let reserved: usize = g.topics["t"].partitions[0].iter().map(|b| b.memory).sum();
+            assert_eq!(g.used_memory, reserved);
+            assert!(g.used_memory <= 3000, "{}", g.used_memory);
+        }
+        let slot = queued.expect("3000 bytes of buffer.memory run out");
+        let (id, memory) = {
+            let g = a.lock();
+            let q = &g.topics["t"].partitions[0];
+            assert_eq!(q.len(), 1, "one batch, grown past batch.size: {q:?}");
+            assert!(q[0].size > 2800 && q[0].memory <= 3000, "{:?}", q[0]);
+            (q[0].id, q[0].memory)
+        };
+        a.lock().topics.get_mut("t").unwrap().partitions[0].clear();
+        a.batch_done(id, memory);
+        assert!(matches!(
+            *slot.state.lock().unwrap(),
+            ParkedState::Appended { index: 0, .. }
+        ));
+        assert_eq!(a.lock().used_memory, 1000, "the new batch's reservation");
+    }
+
+    /// Invariant: a compressed batch grows to `batch.max.size` counted in
+    /// estimated compressed bytes, as `batch.size` is.
+    #[test]
+    fn a_compressed_batch_grows_in_estimated_compressed_bytes() {
+        let a = growing(4096, 16_384, 1 << 20, 64 << 20, Compression::Lz4);
+        for _ in 0..100 {
+            a.lock().topics["t"].ratio.observe(0.25);
+        }
+        let ratio = a.lock().topics["t"].ratio.get();
+        set_waiting(&a, 0, true);
+        let grown = fill(&a, 400, 100);
+        let bound = compression_ratio::uncompressed_limit(16_384, 1 << 20, ratio);
+        assert!(bound > 16_384, "{bound}");
+        assert!(
+            grown[0].1 <= bound && grown[0].1 > bound - 200,
+            "{grown:?}, {bound}"
+        );
+    }
+
+    /// Invariant: a batch split after a MESSAGE_TOO_LARGE refusal keeps
+    /// every record once, in order, in parts of at most the target size
+    /// (and at most half the batch), and each record's result is its part's
+    /// base offset plus its index in the part.
+    #[test]
+    fn a_split_batch_resolves_every_record_from_its_part() {
+        for c in [Compression::None, Compression::Lz4, Compression::Gzip] {
+            let a = growing(1000, 8000, 1 << 20, 1 << 20, c);
+            set_waiting(&a, 0, true);
+            let now = Instant::now();
+            let mut handles = Vec::new();
+            for i in 0..60 {
+                let r = ProducerRecord::new("t")
+                    .partition(0)
+                    .key(format!("k{i}"))
+                    .value(vec![b'v'; 90])
+                    .header("h", Some(format!("{i}")));
+                handles.push(done(a.append(r, 1000 + i, now).unwrap()));
+            }
+            let mut b = a.lock().topics.get_mut("t").unwrap().partitions[0]
+                .pop_front()
+                .unwrap();
+            assert!(b.size > 4000, "{c:?}: grown: {b:?}");
+            b.close_and_encode(None, false).unwrap();
+            let n = b.records;
+            let next = std::sync::atomic::AtomicU64::new(1000);
+            let mut parts = b
+                .split(1000 - BATCH_HEADER_LEN, || {
+                    next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                })
+                .unwrap();
+            assert!(parts.len() >= 4, "{c:?}: {} parts", parts.len());
+            assert_eq!(parts.iter().map(|p| p.records).sum::<i32>(), n);
+            assert!(parts.iter().all(|p| p.size <= 1000), "{c:?}: {parts:?}");
+            assert!(parts.iter().all(|p| p.root == b.id), "{c:?}");
+            let keys: Vec<_> = parts.iter().map(|p| p.order_key()).collect();
+            assert!(keys.windows(2).all(|w| w[0] < w[1]), "{c:?}: {keys:?}");
+            assert!(b.hand_over(&parts));
+            a.adopt_split(&b, &mut parts);
+            assert_eq!(parts.iter().map(|p| p.memory).sum::<usize>(), b.memory);
+            // Parts complete out of order; each record follows its own.
+            for (k, p) in parts.iter_mut().enumerate().rev() {
+                p.close_and_encode(None, false).unwrap();
+                let d = RecordBatch::decode(p.encoded.as_ref().unwrap()).unwrap();
+                assert_eq!(d.records.len() as i32, p.records);
+                assert_eq!(d.compression, c);
+                for (j, r) in d.records.iter().enumerate() {
+                    let i = p.root_offset as usize + j;
+                    assert_eq!(r.key.as_deref(), Some(format!("k{i}").as_bytes()));
+                    assert_eq!(r.timestamp, 1000 + i as i64, "{c:?}");
+                }
+                assert!(!a.flushed(u64::MAX), "{c:?}: part {k} still out");
+                p.completion.complete(Ok(BatchResult {
+                    base_offset: 10_000 * (k as i64 + 1),
+                    log_append_time: -1,
+                }));
+                a.batch_done(p.root, p.memory);
+            }
+            assert!(a.flushed(b.id + 1), "{c:?}: every part done");
+            for (i, (completion, index)) in handles.iter().enumerate() {
+                let (result, at) = completion.record(*index).expect("resolved");
+                let part = parts
+                    .iter()
+                    .position(|p| {
+                        p.root_offset as usize <= i && i < (p.root_offset + p.records) as usize
+                    })
+                    .unwrap();
+                assert_eq!(at as usize, i - parts[part].root_offset as usize);
+                let md = record_metadata(result, at, 0, "t".into(), 0).unwrap();
+                assert_eq!(md.offset, Some(10_000 * (part as i64 + 1) + i64::from(at)));
+            }
+        }
     }
 
     fn rec(i: usize) -> ProducerRecord {

@@ -79,6 +79,13 @@ enum Event {
     Produce(RequestDone),
     /// The idempotent producer's InitProducerId answer.
     Init(Result<ProducerIdAndEpoch, InitError>),
+    /// A topic's `max.message.bytes` (DescribeConfigs), or why it is unknown.
+    TopicLimit {
+        /// The topic.
+        topic: Arc<str>,
+        /// Its `max.message.bytes`.
+        max_message_bytes: Result<usize, String>,
+    },
 }
 
 /// Why an InitProducerId failed.
@@ -158,6 +165,12 @@ pub(crate) struct Sender {
     bumps_seen: u64,
     /// The dispatcher of each broker connection.
     node_queues: HashMap<Route, NodeQueue>,
+    /// Topics whose `max.message.bytes` was asked for (batches grow only
+    /// up to it: `batch.max.size` above `batch.size`).
+    limits_asked: std::collections::HashSet<Arc<str>>,
+    /// Whether some partition was last told to grow its open batch
+    /// ([`Sender::publish_growth`]).
+    growth_published: bool,
     /// Partitions with batches still out on a connection the sender has
     /// seen lost, and how many. Such a partition drains nothing until they
     /// are all back (failed and requeued in sequence order, or answered):
@@ -198,6 +211,8 @@ impl Sender {
             init_failures: 0,
             bumps_seen: 0,
             node_queues: HashMap::new(),
+            limits_asked: Default::default(),
+            growth_published: false,
             stale_partitions: HashMap::new(),
         }
     }
@@ -216,6 +231,7 @@ impl Sender {
             self.fail_undrained();
             let queued_deadline = self.acc.expire_queued(now, self.cfg.max_block);
             let (drained, mut wake_at) = self.drain(now);
+            self.publish_growth();
             if let Some(t) = queued_deadline {
                 wake_at = Some(wake_at.map_or(t, |w| w.min(t)));
             }
@@ -492,7 +508,7 @@ impl Sender {
                 .record_sent(b.records as u64, b.wire_size() as u64);
         }
         b.completion.complete(r);
-        self.acc.batch_done(b.id, b.memory);
+        self.acc.batch_done(b.root, b.memory);
     }
 
     fn expire(&mut self, now: Instant) {
@@ -551,7 +567,7 @@ impl Sender {
                 elapsed: now - f.batch.created,
             };
             f.batch.completion.complete(Err(e));
-            self.acc.batch_done(id, f.batch.memory);
+            self.acc.batch_done(f.batch.root, f.batch.memory);
         }
     }
 
@@ -778,6 +794,96 @@ impl Sender {
                 self.acc.wake_sender.notify_one();
             }
             Event::Produce(done) => self.handle_produce(done),
+            Event::TopicLimit {
+                topic,
+                max_message_bytes,
+            } => {
+                let max = match max_message_bytes {
+                    Ok(max) => max,
+                    Err(why) => {
+                        // Batches may then grow up to batch.max.size; one
+                        // the broker refuses is split.
+                        tracing::info!(%topic, reason = %why, "max.message.bytes unknown: batches grow up to batch.max.size");
+                        self.cfg.max_request_size
+                    }
+                };
+                tracing::debug!(%topic, max, "batches of the topic grow up to its max.message.bytes");
+                self.acc.set_max_batch_bytes(&topic, Some(max));
+            }
+        }
+    }
+
+    /// Tells the accumulator which partitions wait for an in-flight slot
+    /// (their leader connection has `max.in.flight` requests out): their
+    /// open batch grows past `batch.size`, up to `batch.max.size`, instead
+    /// of a new batch being started behind it. Asks for the
+    /// `max.message.bytes` of topics that do not know it yet. Nothing to
+    /// do unless `batch.max.size` is above `batch.size`.
+    fn publish_growth(&mut self) {
+        if !self.acc.config.grows() {
+            return;
+        }
+        let any_at_max = self
+            .node_inflight
+            .values()
+            .any(|&n| n >= self.cfg.max_in_flight);
+        let mut g = self.acc.lock();
+        let mut ask = Vec::new();
+        for (topic, tq) in g.topics.iter_mut() {
+            if tq.max_batch_bytes.is_none()
+                && tq.num_partitions > 0
+                && !self.limits_asked.contains(topic)
+            {
+                ask.push(topic.clone());
+            }
+        }
+        if !any_at_max && !self.growth_published {
+            drop(g);
+            self.ask_limits(ask);
+            return;
+        }
+        let md = self.cluster.metadata();
+        let lanes = self.cfg.connections_per_broker;
+        let mut any = false;
+        for (topic, tq) in g.topics.iter_mut() {
+            let n = tq.partitions.len();
+            tq.grow.resize(n, false);
+            let t = md.topic(topic);
+            for (p, grow) in tq.grow.iter_mut().enumerate() {
+                *grow = any_at_max
+                    && t.and_then(|t| t.partitions.get(&(p as i32)))
+                        .and_then(|pm| pm.leader)
+                        .is_some_and(|node| {
+                            let route = Route {
+                                node,
+                                lane: lane_of(p, lanes),
+                            };
+                            self.node_inflight.get(&route).copied().unwrap_or(0)
+                                >= self.cfg.max_in_flight
+                        });
+                any |= *grow;
+            }
+        }
+        drop(md);
+        drop(g);
+        self.growth_published = any;
+        self.ask_limits(ask);
+    }
+
+    /// Asks a broker for each topic's `max.message.bytes` (DescribeConfigs);
+    /// the answers come back as [`Event::TopicLimit`].
+    fn ask_limits(&mut self, topics: Vec<Arc<str>>) {
+        for topic in topics {
+            self.limits_asked.insert(topic.clone());
+            let cluster = self.cluster.clone();
+            let tx = self.tx.clone();
+            tokio::spawn(async move {
+                let max_message_bytes = topic_max_message_bytes(&cluster, &topic).await;
+                let _ = tx.send(Event::TopicLimit {
+                    topic,
+                    max_message_bytes,
+                });
+            });
         }
     }
 
@@ -975,6 +1081,13 @@ impl Sender {
         }
         let mut b = f.batch;
         let expired = now >= b.created + self.cfg.delivery_timeout;
+        if error == ErrorCode::MessageTooLarge && b.records > 1 && !expired {
+            // Java's Sender.completeBatch: split and send again, whatever
+            // the retries left (nothing of the batch was written).
+            if self.split_refused(&b) {
+                return; // its parts hold its records, memory and place
+            }
+        }
         let exhausted = b.attempts as i64 >= self.cfg.retries as i64;
         let decision = match self.idem.as_mut() {
             Some(idem) => idem.handle_error(&b.tp, id, error, log_start_offset, expired, exhausted),
@@ -1031,8 +1144,65 @@ impl Sender {
         }
     }
 
+    /// Splits batch `b`, which the broker refused as too large
+    /// (MESSAGE_TOO_LARGE), and queues the parts in its place (Java's
+    /// `RecordAccumulator.splitAndReenqueue`): at most `batch.size` of
+    /// records each, and at most half of `b`'s, so that a part refused
+    /// again is split smaller, down to single records (which then fail
+    /// with the broker's error). With idempotence the parts take over
+    /// `b`'s sequence numbers ([`Idempotence::split`]): the broker wrote
+    /// nothing of `b`, the batches pipelined behind it are refused out of
+    /// order and retried after the parts, with their own sequences. Each
+    /// record's send future follows its record to its part. False: the
+    /// batch could not be split (it is failed as refused).
+    fn split_refused(&mut self, b: &Batch) -> bool {
+        b.distrust_ratio();
+        if self.acc.config.grows() {
+            // The topic's limit may have changed: ask again; its batches
+            // grow no more until the answer comes.
+            self.acc.set_max_batch_bytes(&b.tp.topic, None);
+            self.limits_asked.remove(&b.tp.topic);
+        }
+        let max_part = self
+            .acc
+            .config
+            .batch_size
+            .saturating_sub(kafka_proto::record::BATCH_HEADER_LEN);
+        let acc = self.acc.clone();
+        let mut parts = match b.split(max_part, || acc.next_batch_id()) {
+            Ok(parts) => parts,
+            Err(e) => {
+                tracing::warn!(tp = %b.tp, error = %e, "a batch refused as too large could not be split");
+                return false;
+            }
+        };
+        if let Some(idem) = self.idem.as_mut() {
+            let counts: Vec<(BatchId, i32)> = parts.iter().map(|p| (p.id, p.records)).collect();
+            if idem.split(&b.tp, b.id, &counts).is_none() {
+                tracing::warn!(tp = %b.tp, "a batch refused as too large is not in flight: not split");
+                return false;
+            }
+        }
+        if !b.hand_over(&parts) {
+            return false;
+        }
+        self.acc.adopt_split(b, &mut parts);
+        tracing::info!(
+            tp = %b.tp,
+            records = b.records,
+            bytes = b.wire_size(),
+            parts = parts.len(),
+            "the broker refused a batch as too large (MESSAGE_TOO_LARGE): split into smaller batches"
+        );
+        self.metrics.batch_split();
+        for part in parts {
+            self.reenqueue(part);
+        }
+        true
+    }
+
     /// Puts a retried batch back in its partition queue, in sequence
-    /// (= creation) order ahead of newer batches.
+    /// (= creation, [`Batch::order_key`]) order ahead of newer batches.
     fn reenqueue(&mut self, b: Batch) {
         let mut g = self.acc.lock();
         let tq = g.topics.entry(b.tp.topic.clone()).or_default();
@@ -1041,9 +1211,36 @@ impl Sender {
             tq.partitions.resize_with(p + 1, Default::default);
         }
         let q = &mut tq.partitions[p];
-        let pos = q.iter().position(|x| x.id > b.id).unwrap_or(q.len());
+        let key = b.order_key();
+        let pos = q
+            .iter()
+            .position(|x| x.order_key() > key)
+            .unwrap_or(q.len());
         q.insert(pos, b);
     }
+}
+
+/// The topic's `max.message.bytes` as a broker reports it (the topic's own
+/// value, or the brokers' `message.max.bytes` it defaults to).
+async fn topic_max_message_bytes(cluster: &Cluster, topic: &str) -> Result<usize, String> {
+    const TOPIC: i8 = 2;
+    let conn = cluster.any_connection().await.map_err(|e| e.to_string())?;
+    let configs = kafka_client::requests::describe_configs::describe_configs_on(
+        &conn,
+        TOPIC,
+        topic,
+        Some(&["max.message.bytes"]),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    let value = configs
+        .get("max.message.bytes")
+        .cloned()
+        .flatten()
+        .ok_or_else(|| "the broker did not report max.message.bytes".to_string())?;
+    value
+        .parse::<usize>()
+        .map_err(|e| format!("max.message.bytes {value:?}: {e}"))
 }
 
 async fn init_producer_id(cluster: &Cluster) -> Result<ProducerIdAndEpoch, InitError> {

@@ -3,6 +3,7 @@
 //! one module stay beside it (`mod tests`); the tests in `producer/tests/`
 //! use only the public interface.
 
+mod growth_peer;
 mod ordering_peer;
 mod saturation_peer;
 mod txn_coordinator_peer;

@@ -1,5 +1,6 @@
 //! The idempotent producer against kafka-mock (a transaction version 1
-//! cluster) under seeded connection faults.
+//! cluster) under seeded connection faults; odd seeds with `batch.max.size`
+//! above `batch.size` (batches waiting for an in-flight slot grow).
 //!
 //! Invariant: every send resolves Ok, and each partition's log holds every
 //! record exactly once, in send order, at the offset its acknowledgement
@@ -194,6 +195,8 @@ async fn run(seed: u64, n: usize, connections: usize) {
         .connections_per_broker(connections)
         .linger(Duration::from_millis(1))
         .batch_size(600)
+        // Odd seeds: batches waiting for an in-flight slot grow to 4 × 600.
+        .batch_max_size((seed % 2 == 1).then_some(2_400usize))
         .retry_backoff(Duration::from_millis(1))
         .request_timeout(request_timeout())
         .delivery_timeout(Duration::from_secs(60))
