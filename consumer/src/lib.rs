@@ -53,12 +53,14 @@ pub use group::{
     Assignor, ConsumerEvent, EventStream, GroupConsumer, GroupConsumerConfig, GroupError,
     GroupProtocol, MemberError, MemberState, PendingCommit, Subscription,
 };
+mod metrics;
+pub use metrics::{ConsumerMetrics, ConsumerMetricsSnapshot, names as metric_names};
 mod reader;
 pub use kafka_client::{self, GroupMetadata, OffsetAndMetadata, TopicPartition};
 pub use kafka_proto;
 pub use reader::{
-    AutoOffsetReset, ConsumerRecord, IsolationLevel, ListedOffset, Offset, PositionCounters,
-    Reader, ReaderConfig, ReaderError,
+    AutoOffsetReset, ConsumerRecord, IsolationLevel, ListedOffset, Offset, Reader, ReaderConfig,
+    ReaderError,
 };
 
 /// The group members' sans-IO state machines and the read_committed

@@ -174,7 +174,7 @@ async fn earliest(protocol: &str) {
         );
     }
     assert_eq!(got, (LOG_START..RECORDS).collect::<Vec<_>>());
-    assert_eq!(c.position_counters().offset_resets, 1);
+    assert_eq!(c.metrics().offset_resets, 1);
     c.close(Duration::from_secs(10)).await;
 }
 
@@ -192,7 +192,7 @@ async fn latest(protocol: &str) {
     // Poll until the reset happened (the position is at the end), then
     // produce one more record: it is the first one returned.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while c.position_counters().offset_resets == 0 {
+    while c.metrics().offset_resets == 0 {
         assert!(Instant::now() < deadline, "no reset within 60 s");
         if let ConsumerEvent::Records(r) = c.poll(Duration::from_millis(200)).await.unwrap() {
             assert!(r.is_empty(), "records before the reset: {r:?}");
@@ -205,7 +205,7 @@ async fn latest(protocol: &str) {
     produce(kafka, &topic, RECORDS..RECORDS + 1).await;
     let got = first_records(&mut c).await.unwrap();
     assert_eq!(got[0].offset, RECORDS);
-    assert_eq!(c.position_counters().offset_resets, 1);
+    assert_eq!(c.metrics().offset_resets, 1);
     c.close(Duration::from_secs(10)).await;
 }
 
@@ -233,7 +233,7 @@ async fn none(protocol: &str) {
             other => panic!("expected OffsetOutOfRange at {COMMITTED}, got {other:?}"),
         }
     }
-    assert_eq!(c.position_counters().offset_resets, 0);
+    assert_eq!(c.metrics().offset_resets, 0);
     c.close(Duration::from_secs(10)).await;
 }
 
@@ -325,5 +325,5 @@ async fn reader_without_reset_seeks_after_the_error() {
         );
     }
     assert_eq!(got, (LOG_START..RECORDS).collect::<Vec<_>>());
-    assert_eq!(reader.position_counters().offset_resets, 0);
+    assert_eq!(reader.metrics().offset_resets, 0);
 }

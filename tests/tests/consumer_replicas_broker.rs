@@ -355,7 +355,7 @@ async fn an_unclean_election_truncating_consumed_records_is_detected() {
         after,
         vec![(5, "100".into()), (6, "101".into()), (7, "102".into())]
     );
-    assert_eq!(resetting.position_counters().log_truncations, 1);
+    assert_eq!(resetting.metrics().log_truncations, 1);
 
     // The strict one reports it and stays.
     let e = loop {
@@ -377,7 +377,7 @@ async fn an_unclean_election_truncating_consumed_records_is_detected() {
         "{e}"
     );
     assert_eq!(strict.position(&topic, 0), Some(10));
-    assert_eq!(strict.position_counters().log_truncations, 0);
+    assert_eq!(strict.metrics().log_truncations, 0);
 
     // Heal: a rejoins (and truncates its own log to b's).
     kafka.start_node(a).unwrap();

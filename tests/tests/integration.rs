@@ -10,8 +10,7 @@
 //! process's global `metrics` recorder, which the producers of every other
 //! test would write to.
 
-mod support;
-
+mod consumer_metrics_broker;
 mod consumer_positions_broker;
 mod consumer_replicas_broker;
 mod differential_kafka_protocol;
@@ -28,7 +27,6 @@ mod producer_batch_growth_broker;
 mod producer_broker;
 mod producer_connection_broker;
 mod producer_eos_checker;
-
 mod producer_faults;
 mod producer_group_consumer_broker;
 mod producer_group_consumer_classic_broker;
@@ -51,4 +49,5 @@ mod sink_kafka_lost_transaction;
 mod sink_kafka_scenarios;
 mod sink_kafka_soak;
 mod sink_source_rabbitmq;
+mod support;
 mod tls_stores_broker;

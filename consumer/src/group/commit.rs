@@ -19,6 +19,7 @@
 //! ```
 
 use super::consumer::{GroupError, Member, Shared, lock};
+use crate::metrics::ConsumerMetrics;
 use kafka_client::TopicPartition;
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::{
@@ -116,6 +117,8 @@ pub(super) struct Committer {
     pub(super) retry_backoff: Duration,
     /// `default.api.timeout.ms`: how long a commit is retried.
     pub(super) api_timeout: Duration,
+    /// Where successful commits and their latency are counted.
+    pub(super) metrics: Arc<ConsumerMetrics>,
 }
 
 impl CommitQueue {
@@ -158,7 +161,12 @@ async fn commit_task(committer: Committer, mut jobs: mpsc::UnboundedReceiver<Job
         let result = if job.offsets.is_empty() {
             Ok(())
         } else {
-            committer.commit(&job.offsets, job.deadline).await
+            let started = Instant::now();
+            let result = committer.commit(&job.offsets, job.deadline).await;
+            if result.is_ok() {
+                committer.metrics.committed(started.elapsed());
+            }
+            result
         };
         if let Err(Err(e)) = job.done.send(result) {
             tracing::warn!(group = %committer.group_id, error = %e, "group consumer: an asynchronous offset commit failed");
@@ -435,6 +443,7 @@ mod tests {
             instance_id: None,
             retry_backoff: Duration::from_millis(5),
             api_timeout,
+            metrics: Arc::new(ConsumerMetrics::new(true)),
         });
         (queue, shared)
     }

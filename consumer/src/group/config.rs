@@ -268,6 +268,9 @@ impl GroupConsumerConfig {
         )? {
             c.reader.isolation = v;
         }
+        if let Some(v) = props.bool("metrics.enabled")? {
+            c.reader.metrics_enabled = v;
+        }
         if let Some(v) = props.string("auto.offset.reset") {
             c.reader.auto_offset_reset =
                 AutoOffsetReset::parse(&v).map_err(|e| invalid("auto.offset.reset", &v, &e))?;
@@ -631,5 +634,18 @@ mod tests {
         .unwrap_err();
         assert_eq!(both.key(), "group.remote.assignor");
         assert!(both.to_string().contains("session.timeout.ms"), "{both}");
+    }
+
+    /// `metrics.enabled` (the producer's kafka-eos key) turns the
+    /// consumer's metrics off; they are on by default.
+    #[test]
+    fn metrics_are_on_unless_disabled() {
+        assert!(parse(&[]).unwrap().reader.metrics_enabled);
+        assert!(
+            !parse(&[("metrics.enabled", "FALSE")])
+                .unwrap()
+                .reader
+                .metrics_enabled
+        );
     }
 }

@@ -504,6 +504,7 @@ impl GroupConsumer {
             instance_id: config.instance_id.clone(),
             retry_backoff: config.retry_backoff,
             api_timeout: config.api_timeout,
+            metrics: reader.metrics_handle().clone(),
         });
         let next_auto_commit = config.auto_commit_interval.map(|i| Instant::now() + i);
         Ok(Self {
@@ -562,10 +563,18 @@ impl GroupConsumer {
         }
     }
 
-    /// How many positions `auto.offset.reset` and truncation detection
-    /// moved so far ([`Reader::position_counters`]).
-    pub fn position_counters(&self) -> crate::reader::PositionCounters {
-        self.reader.position_counters()
+    /// The consumer's metrics so far ([`Reader::metrics`], and the group's
+    /// own: assignments received, offset commits and their latency).
+    ///
+    /// ```no_run
+    /// # fn demo(consumer: &kafka_consumer::GroupConsumer) {
+    /// let m = consumer.metrics();
+    /// let lag: i64 = m.lag.values().sum();
+    /// println!("{} records consumed, lag {lag}, {} rebalances", m.records_consumed, m.rebalances);
+    /// # }
+    /// ```
+    pub fn metrics(&self) -> crate::ConsumerMetricsSnapshot {
+        self.reader.metrics()
     }
 
     /// The next offset to read of every owned partition that has one, and
@@ -748,6 +757,7 @@ impl GroupConsumer {
             Kip848Action::Assign { added, .. } => {
                 let parts = self.names(&added);
                 self.start_reading(&parts).await?;
+                self.reader.metrics_handle().rebalance();
                 lock(&self.shared).member.assignment_done();
                 self.wake_task.notify_one();
                 Ok(Some(ConsumerEvent::Assigned(parts)))
@@ -780,6 +790,7 @@ impl GroupConsumer {
             }
             ClassicAction::Assign(parts) => {
                 self.start_reading(&parts).await?;
+                self.reader.metrics_handle().rebalance();
                 lock(&self.shared).member.assignment_done();
                 self.wake_task.notify_one();
                 Ok(Some(ConsumerEvent::Assigned(parts)))

@@ -14,8 +14,9 @@ use super::filter::process_partition_records;
 use super::replica;
 use super::session::{self, PartitionFetch};
 use super::validate::{Hold, Verdict};
-use super::{ConsumerRecord, Key, Reader, ReaderError, needs_metadata};
+use super::{ConsumerRecord, IsolationLevel, Key, Reader, ReaderError, needs_metadata};
 use kafka_client::ConnError;
+use kafka_client::TopicPartition;
 use kafka_proto::messages::{
     FetchRequest, FetchRequestForgottenTopic, FetchRequestPartition, FetchRequestTopic,
     FetchResponse,
@@ -48,6 +49,8 @@ pub(super) struct Fetched {
     ids: Arc<HashMap<Arc<str>, Uuid>>,
     /// The broker's answer, or why there is none.
     resp: Result<FetchResponse, ConnError>,
+    /// The round trip.
+    latency: Duration,
 }
 
 /// One partition of a planned Fetch.
@@ -284,7 +287,14 @@ impl Reader {
                     ));
                     return;
                 }
-                self.handle_fetch_response(f.node, f.version, &f.targets, &f.ids, resp, round);
+                let records_before = round.records.len();
+                let bytes =
+                    self.handle_fetch_response(f.node, f.version, &f.targets, &f.ids, resp, round);
+                self.metrics.fetched(
+                    (round.records.len() - records_before) as u64,
+                    bytes as u64,
+                    f.latency,
+                );
             }
             Err(e) => {
                 session.on_failure();
@@ -466,6 +476,7 @@ impl Reader {
             let wait = request_timeout + max_wait;
             let ids = Arc::clone(&ids);
             let task = self.in_flight.spawn(async move {
+                let sent = Instant::now();
                 let resp = conn.send_with_timeout(&req, version, wait).await;
                 Fetched {
                     node,
@@ -473,6 +484,7 @@ impl Reader {
                     targets,
                     ids,
                     resp,
+                    latency: sent.elapsed(),
                 }
             });
             self.busy.insert(task.id(), InFlight { node, max_bytes });
@@ -558,9 +570,13 @@ impl Reader {
         ids: &HashMap<Arc<str>, Uuid>,
         resp: FetchResponse,
         round: &mut Round,
-    ) {
+    ) -> usize {
+        // Counted while a partition's state is borrowed.
+        let metrics = Arc::clone(&self.metrics);
+        let mut batch_bytes = 0;
         let top = ErrorCode::from(resp.error_code);
         if !top.is_ok() {
+            metrics.error(top);
             let e = ReaderError::Broker {
                 api: ApiKey::Fetch,
                 version,
@@ -572,7 +588,7 @@ impl Reader {
             } else {
                 round.fail(e);
             }
-            return;
+            return 0;
         }
         let isolation = self.config.isolation;
         let decode = self.config.decode;
@@ -608,6 +624,7 @@ impl Reader {
                 }
                 let from_replica = state.preferred_replica.is_some_and(|r| r.node == node);
                 if !error.is_ok() {
+                    metrics.error(error);
                     if from_replica && replica::drops_preferred(error) {
                         // Back to the leader (Java: an out-of-range
                         // follower is not a reason to reset).
@@ -674,10 +691,23 @@ impl Reader {
                 if pd.log_start_offset >= 0 {
                     state.log_start_offset = Some(pd.log_start_offset);
                 }
+                // Lag against the end a reader of this isolation can reach
+                // (Java's `records-lag`: the last stable offset under
+                // read_committed); measured again below once the records
+                // moved the position.
+                let end = match isolation {
+                    IsolationLevel::ReadCommitted => state.last_stable_offset,
+                    IsolationLevel::ReadUncommitted => state.high_watermark,
+                };
+                let tp = TopicPartition::new(&*topic, partition);
+                if let Some(end) = end {
+                    metrics.set_lag(&tp, end - target.offset);
+                }
                 let Some(records) = pd.records.filter(|r| !r.is_empty()) else {
                     continue;
                 };
                 let bytes = records.len();
+                batch_bytes += bytes;
                 let aborted = pd
                     .aborted_transactions
                     .unwrap_or_default()
@@ -712,6 +742,9 @@ impl Reader {
                         if done.last_epoch.is_some() {
                             state.offset_epoch = done.last_epoch;
                         }
+                        if let Some(end) = end {
+                            metrics.set_lag(&tp, end - done.next_offset);
+                        }
                         round.records.extend(done.records);
                     }
                     Err((offset, source)) => round.fail(ReaderError::Corrupt {
@@ -723,5 +756,6 @@ impl Reader {
                 }
             }
         }
+        batch_bytes
     }
 }

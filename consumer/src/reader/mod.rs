@@ -21,11 +21,13 @@ pub use filter::{
     process_partition_records,
 };
 
+use crate::metrics::{ConsumerMetrics, ConsumerMetricsSnapshot};
 use bytes::Bytes;
 use fetch::{Fetched, InFlight};
 use kafka_client::Cluster;
 use kafka_client::ClusterError;
 use kafka_client::Connection;
+use kafka_client::TopicPartition;
 use kafka_proto::messages::FetchRequest;
 use kafka_proto::record::{DecodeOptions, RecordHeader, TimestampType};
 use kafka_proto::{ErrorCode, Message};
@@ -177,6 +179,9 @@ pub struct ReaderConfig {
     pub fetch_max_version: i16,
     /// Limits for decoding batches (decompression bound).
     pub decode: DecodeOptions,
+    /// In-process metrics ([`Reader::metrics`]; `metrics.enabled`, a
+    /// kafka-eos extension as for the producer; default on).
+    pub metrics_enabled: bool,
 }
 
 impl Default for ReaderConfig {
@@ -195,6 +200,7 @@ impl Default for ReaderConfig {
             read_to_end_timeout: Duration::from_secs(120),
             fetch_max_version: FetchRequest::VERSIONS.max,
             decode: DecodeOptions::default(),
+            metrics_enabled: true,
         }
     }
 }
@@ -323,29 +329,9 @@ pub struct Reader {
     /// Assigned partitions not fetched until resumed (Java's `pause`):
     /// their positions stay where they are.
     paused: BTreeSet<Key>,
-    /// How often positions were moved by `auto.offset.reset` or a detected
-    /// truncation.
-    counters: PositionCounters,
-}
-
-/// Positions the reader moved by itself, for metrics: each one is also
-/// logged at warn with the partition and both offsets.
-///
-/// ```no_run
-/// # fn demo(reader: &kafka_consumer::Reader) {
-/// let c = reader.position_counters();
-/// println!("{} resets, {} truncations", c.offset_resets, c.log_truncations);
-/// # }
-/// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PositionCounters {
-    /// Positions moved by `auto.offset.reset` after OFFSET_OUT_OF_RANGE (the
-    /// log start passed them, or they were beyond the end) or after a
-    /// truncation whose divergence point the leader could not name.
-    pub offset_resets: u64,
-    /// Positions moved back to the divergence point after the log they
-    /// were read from was truncated (KIP-320: an unclean leader election).
-    pub log_truncations: u64,
+    /// Fetches, records, lag, resets and truncations (shared with the
+    /// group consumer that owns this reader).
+    metrics: Arc<ConsumerMetrics>,
 }
 
 impl PartitionState {
@@ -390,8 +376,6 @@ impl Reader {
     /// ```
     pub fn new(cluster: Arc<Cluster>, config: ReaderConfig) -> Self {
         Self {
-            cluster,
-            config,
             assignment: BTreeMap::new(),
             pending_error: None,
             last_error: None,
@@ -401,14 +385,39 @@ impl Reader {
             busy: BTreeMap::new(),
             ready: Vec::new(),
             paused: BTreeSet::new(),
-            counters: PositionCounters::default(),
+            metrics: Arc::new(ConsumerMetrics::with_client_id(
+                config.metrics_enabled,
+                cluster
+                    .config()
+                    .connection
+                    .client_id
+                    .as_deref()
+                    .unwrap_or(""),
+            )),
+            cluster,
+            config,
         }
     }
 
-    /// How many positions `auto.offset.reset` and truncation detection
-    /// moved so far.
-    pub fn position_counters(&self) -> PositionCounters {
-        self.counters
+    /// The reader's metrics so far: records and bytes fetched, Fetch
+    /// latency, lag per partition, positions moved by `auto.offset.reset`
+    /// (each also logged at warn with the partition and both offsets) and
+    /// by truncation detection (KIP-320). All zero with
+    /// `metrics_enabled` off.
+    ///
+    /// ```no_run
+    /// # fn demo(reader: &kafka_consumer::Reader) {
+    /// let m = reader.metrics();
+    /// println!("{} resets, {} truncations", m.offset_resets, m.log_truncations);
+    /// # }
+    /// ```
+    pub fn metrics(&self) -> ConsumerMetricsSnapshot {
+        self.metrics.snapshot()
+    }
+
+    /// The metrics the group consumer adds its own counters to.
+    pub(crate) fn metrics_handle(&self) -> &Arc<ConsumerMetrics> {
+        &self.metrics
     }
 
     /// The cluster.
@@ -444,6 +453,7 @@ impl Reader {
             for p in partitions {
                 parts.remove(p);
                 self.paused.remove(&(Arc::from(topic), *p));
+                self.metrics.forget(&TopicPartition::new(topic, *p));
             }
             if parts.is_empty() {
                 self.assignment.remove(topic);
@@ -622,7 +632,9 @@ impl Reader {
         if let Some(e) = self.pending_error.take() {
             return Err(e);
         }
-        self.poll_inner(None, timeout).await
+        let records = self.poll_inner(None, timeout).await?;
+        self.metrics.consumed(records.len() as u64);
+        Ok(records)
     }
 
     /// Reads `partitions` of `topic` from the earliest offset until each
@@ -673,6 +685,7 @@ impl Reader {
                 .map(|(p, _)| (key.clone(), *p))
                 .collect();
             if open.is_empty() {
+                self.metrics.consumed(out.len() as u64);
                 return Ok(out);
             }
             let now = Instant::now();

@@ -198,7 +198,7 @@ impl Reader {
                 let state = self.state_mut(&topic, p)?;
                 state.seek_to(at);
                 if let Some(old) = lost {
-                    self.counters.offset_resets += 1;
+                    self.metrics.offset_reset();
                     tracing::warn!(
                         topic = %topic,
                         partition = p,

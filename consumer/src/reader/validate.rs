@@ -18,7 +18,7 @@
 //!
 //! Either answer is a [`Verdict`]. A truncation moves the position back to
 //! the first offset known to diverge and is reported (warn log and
-//! [`PositionCounters::log_truncations`](super::PositionCounters)); under
+//! [`ConsumerMetricsSnapshot::log_truncations`](crate::ConsumerMetricsSnapshot)); under
 //! `auto.offset.reset=none` it is [`ReaderError::LogTruncation`] instead
 //! and the position stays for the application to seek from. A truncation
 //! whose divergence point the leader does not know is left to
@@ -153,7 +153,7 @@ impl Reader {
                 state.position = Some(offset);
                 state.offset_epoch = Some(epoch);
                 state.hold = None;
-                self.counters.log_truncations += 1;
+                self.metrics.log_truncation();
                 tracing::warn!(
                     topic,
                     partition,

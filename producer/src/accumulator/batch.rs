@@ -27,7 +27,7 @@ pub struct BatchResult {
 
 /// The single completion every record of a batch waits on.
 ///
-/// A batch the broker refused as too large is split ([`Batch::split`]):
+/// A batch the broker refused as too large is split (`Batch::split`):
 /// its completion then points to the completions of the batches its
 /// records moved to, and a record follows it to its own
 /// ([`Completion::record`], [`Completion::wait_record`]).

@@ -126,7 +126,7 @@ pub enum PipelineError {
 ///   `OffsetOutOfRange` / `LogTruncation` error naming the partition and
 ///   offsets, so that nothing is skipped silently. Under `earliest`,
 ///   `latest` or `by_duration` the consumer moves the position itself
-///   (logged at warn, counted in `GroupConsumer::position_counters`) and the
+///   (logged at warn, counted in `GroupConsumer::metrics`) and the
 ///   records it skips are never copied;
 /// - a crashed process's open transaction is aborted by its transaction
 ///   timeout (or fenced by a restart with the same transactional id); until
