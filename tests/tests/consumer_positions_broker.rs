@@ -211,7 +211,9 @@ async fn latest(protocol: &str) {
 
 /// Invariant: under `none` the member gets a typed error naming the
 /// partition, its position and the log's start and end, again at the next
-/// poll (nothing is skipped), and no reset is counted.
+/// poll (nothing is skipped), and no reset is counted; the application
+/// answers with a seek to the beginning, and the member reads every record
+/// from the new log start once.
 async fn none(protocol: &str) {
     let kafka = kafka().await;
     let (topic, group) = lagging_group(kafka, protocol).await;
@@ -234,6 +236,21 @@ async fn none(protocol: &str) {
         }
     }
     assert_eq!(c.metrics().offset_resets, 0);
+    let tp = TopicPartition::new(topic.as_str(), 0);
+    c.seek_to_beginning(std::slice::from_ref(&tp))
+        .await
+        .unwrap();
+    let mut got: Vec<i64> = Vec::new();
+    while got.len() < (RECORDS - LOG_START) as usize {
+        got.extend(
+            first_records(&mut c)
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| r.offset),
+        );
+    }
+    assert_eq!(got, (LOG_START..RECORDS).collect::<Vec<_>>());
     c.close(Duration::from_secs(10)).await;
 }
 
