@@ -1,38 +1,5 @@
-//! In-process consumer metrics, readable at any time with
-//! [`crate::Reader::metrics`] and [`crate::GroupConsumer::metrics`].
-//! Disabled metrics (`metrics.enabled=false`) cost one branch per update.
-//!
-//! # The `metrics` facade (cargo feature `metrics`)
-//!
-//! With the `metrics` feature of `kafka-consumer` (off by default), every
-//! update is also emitted through the `metrics` facade crate to the
-//! recorder the application installed (a Prometheus exporter, for example),
-//! in addition to the snapshot. The names follow the Prometheus conventions
-//! (`_total` for counters, base units), and all carry a `client_id` label
-//! (`client.id`):
-//!
-//! | name | kind | meaning |
-//! |---|---|---|
-//! | [`kafka_consumer_records_consumed_total`](names::RECORDS_CONSUMED) | counter | records returned to the application |
-//! | [`kafka_consumer_bytes_consumed_total`](names::BYTES_CONSUMED) | counter | record batch bytes fetched |
-//! | [`kafka_consumer_fetch_requests_total`](names::FETCH_REQUESTS) | counter | Fetch requests answered |
-//! | [`kafka_consumer_fetch_latency_seconds`](names::FETCH_LATENCY) | histogram | Fetch round trips |
-//! | [`kafka_consumer_records_lag`](names::RECORDS_LAG) | gauge | per partition (labels `topic`, `partition`): the end offset the last fetch saw (the last stable offset under read_committed, as Java's `records-lag`) minus the position |
-//! | [`kafka_consumer_offset_resets_total`](names::OFFSET_RESETS) | counter | positions moved by `auto.offset.reset` (out of range) |
-//! | [`kafka_consumer_log_truncations_total`](names::LOG_TRUNCATIONS) | counter | positions moved back to a divergence point (KIP-320) |
-//! | [`kafka_consumer_rebalances_total`](names::REBALANCES) | counter | assignments received (each new assignment of a group member) |
-//! | [`kafka_consumer_commits_total`](names::COMMITS) | counter | offset commits that succeeded |
-//! | [`kafka_consumer_commit_latency_seconds`](names::COMMIT_LATENCY) | histogram | successful offset commits |
-//! | [`kafka_consumer_errors_total`](names::ERRORS) | counter | partition-level errors, labels `error` (Kafka's name) and `code` |
-//!
-//! ```
-//! use kafka_consumer::ConsumerMetrics;
-//! let m = ConsumerMetrics::new(true);
-//! m.fetched(2, 1_000, std::time::Duration::from_millis(4));
-//! m.consumed(2);
-//! let s = m.snapshot();
-//! assert_eq!((s.records_consumed, s.bytes_consumed, s.fetch_requests), (2, 1_000, 1));
-//! ```
+//! The consumer's metrics: counters, gauges and latencies of a Reader
+//! and of the group member around it.
 
 use kafka_client::TopicPartition;
 use kafka_proto::ErrorCode;
@@ -44,7 +11,11 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 /// Counters of one consumer (a [`crate::Reader`], or the Reader of a
-/// [`crate::GroupConsumer`] with its group's counters).
+/// [`crate::GroupConsumer`] with its group's counters), readable at any
+/// time with [`crate::Reader::metrics`] and [`crate::GroupConsumer::metrics`].
+/// Disabled metrics (`metrics.enabled=false`) cost one branch per update.
+/// With the cargo feature `metrics`, every update also goes to the
+/// `metrics` facade under the names of [`crate::metric_names`].
 ///
 /// ```
 /// use kafka_consumer::ConsumerMetrics;
@@ -88,9 +59,31 @@ pub struct ConsumerMetrics {
     client_id: Option<Arc<str>>,
 }
 
-/// The names under which the cargo feature `metrics` emits the consumer
-/// metrics through the `metrics` facade (see the [module
-/// documentation](self)). Every value carries a `client_id` label.
+/// The names under which the cargo feature `metrics` of `kafka-consumer`
+/// (off by default) emits the consumer metrics through the `metrics`
+/// facade crate, to the recorder the application installed (a Prometheus
+/// exporter, for example), in addition to the snapshots. The names follow
+/// the Prometheus conventions (`_total` for counters, base units), and
+/// every value carries a `client_id` label (`client.id`):
+///
+/// | name | kind | meaning |
+/// |---|---|---|
+/// | [`kafka_consumer_records_consumed_total`](names::RECORDS_CONSUMED) | counter | records returned to the application (or buffered by a group member for its next polls) |
+/// | [`kafka_consumer_bytes_consumed_total`](names::BYTES_CONSUMED) | counter | record batch bytes fetched |
+/// | [`kafka_consumer_fetch_requests_total`](names::FETCH_REQUESTS) | counter | Fetch requests answered |
+/// | [`kafka_consumer_fetch_latency_seconds`](names::FETCH_LATENCY) | histogram | Fetch round trips |
+/// | [`kafka_consumer_records_lag`](names::RECORDS_LAG) | gauge | per partition (labels `topic`, `partition`): the end offset the last fetch saw (the last stable offset under read_committed, as Java's `records-lag`) minus the position |
+/// | [`kafka_consumer_offset_resets_total`](names::OFFSET_RESETS) | counter | positions moved by `auto.offset.reset` (out of range) |
+/// | [`kafka_consumer_log_truncations_total`](names::LOG_TRUNCATIONS) | counter | positions moved back to a divergence point (KIP-320) |
+/// | [`kafka_consumer_rebalances_total`](names::REBALANCES) | counter | assignments a group member received |
+/// | [`kafka_consumer_commits_total`](names::COMMITS) | counter | offset commits that succeeded |
+/// | [`kafka_consumer_commit_latency_seconds`](names::COMMIT_LATENCY) | histogram | successful offset commits |
+/// | [`kafka_consumer_errors_total`](names::ERRORS) | counter | partition-level errors, labels `error` (Kafka's name) and `code` |
+///
+/// ```
+/// use kafka_consumer::metric_names;
+/// assert_eq!(metric_names::RECORDS_LAG, "kafka_consumer_records_lag");
+/// ```
 pub mod names {
     /// The label with the consumer's `client.id` on every value.
     pub const CLIENT_ID_LABEL: &str = "client_id";
