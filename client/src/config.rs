@@ -616,8 +616,11 @@ fn parse_jaas(key: &str, value: &str) -> Result<(String, String), ConfigError> {
             let before_ok = i == 0 || rest.as_bytes()[i - 1].is_ascii_whitespace();
             if before_ok && let Some(a) = after.strip_prefix('=') {
                 let a = a.trim_start();
-                if let Some(q) = a.strip_prefix('"') {
-                    return q.find('"').map(|e| q[..e].to_string());
+                // Java's JAAS parser takes "double" and 'single' quotes.
+                for quote in ['"', '\''] {
+                    if let Some(q) = a.strip_prefix(quote) {
+                        return q.find(quote).map(|e| q[..e].to_string());
+                    }
                 }
                 let end = a
                     .find(|c: char| c.is_whitespace() || c == ';')

@@ -215,8 +215,11 @@ pub(crate) fn jaas_options(key: &str, jaas: &str) -> Result<Vec<(String, String)
             return Err(bad("an option without a name"));
         }
         rest = rest[eq + 1..].trim_start();
-        let value = if let Some(q) = rest.strip_prefix('"') {
-            let end = q.find('"').ok_or_else(|| bad("an unclosed quote"))?;
+        // Java's JAAS parser takes "double" and 'single' quotes.
+        let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'');
+        let value = if let Some(quote) = quote {
+            let q = &rest[1..];
+            let end = q.find(quote).ok_or_else(|| bad("an unclosed quote"))?;
             let v = q[..end].to_string();
             rest = &q[end + 1..];
             v
