@@ -459,6 +459,8 @@ async fn serve(
         let issuer = issuer.clone();
         let state = state.clone();
         let expected = expected_authorization.clone();
+        // A copy without the `https` feature (`Option<Infallible>`).
+        #[allow(clippy::clone_on_copy)]
         let acceptor = acceptor.clone();
         tokio::spawn(async move {
             match acceptor {
