@@ -33,19 +33,19 @@ const TOKEN_LIFETIME: Duration = Duration::from_secs(4);
 const CLIENT_ID: &str = "kafka-eos-test-client";
 const CLIENT_SECRET: &str = "kafka-eos-test-secret";
 
-struct OAuthKafka {
-    issuer: Arc<JwtIssuer>,
-    cluster: KafkaCluster,
+pub(crate) struct OAuthKafka {
+    pub(crate) issuer: Arc<JwtIssuer>,
+    pub(crate) cluster: KafkaCluster,
 }
 
 impl OAuthKafka {
-    fn tls(&self) -> &TlsFiles {
+    pub(crate) fn tls(&self) -> &TlsFiles {
         self.cluster.tls_files().expect("a TLS cluster")
     }
 }
 
 /// The module's broker (SASL_SSL CLIENT listener), started on first use.
-async fn kafka() -> &'static OAuthKafka {
+pub(crate) async fn kafka() -> &'static OAuthKafka {
     static KAFKA: OnceCell<OAuthKafka> = OnceCell::const_new();
     KAFKA
         .get_or_init(|| async {
@@ -63,7 +63,7 @@ async fn kafka() -> &'static OAuthKafka {
 }
 
 /// An https token endpoint of its own for a test.
-async fn https_endpoint(kafka: &OAuthKafka) -> TokenEndpoint {
+pub(crate) async fn https_endpoint(kafka: &OAuthKafka) -> TokenEndpoint {
     TokenEndpoint::start_https(
         kafka.issuer.clone(),
         CLIENT_ID,
@@ -77,7 +77,7 @@ async fn https_endpoint(kafka: &OAuthKafka) -> TokenEndpoint {
 
 /// The OAUTHBEARER client properties over SASL_SSL (trust settings
 /// apart): Java's keys, refreshing at half the token's lifetime.
-fn oauth_props(kafka: &OAuthKafka, endpoint: &TokenEndpoint) -> Vec<(String, String)> {
+pub(crate) fn oauth_props(kafka: &OAuthKafka, endpoint: &TokenEndpoint) -> Vec<(String, String)> {
     assert!(endpoint.url().starts_with("https://"));
     [
         ("bootstrap.servers", kafka.cluster.bootstrap().as_str()),
@@ -105,7 +105,7 @@ fn oauth_props(kafka: &OAuthKafka, endpoint: &TokenEndpoint) -> Vec<(String, Str
 }
 
 /// The harness's PKCS#12 trust store as `ssl.truststore.*`.
-fn truststore(tls: &TlsFiles) -> Vec<(String, String)> {
+pub(crate) fn truststore(tls: &TlsFiles) -> Vec<(String, String)> {
     vec![
         ("ssl.truststore.type".into(), "PKCS12".into()),
         (
