@@ -43,6 +43,8 @@ mod logging;
 mod mock;
 mod output;
 mod produce;
+#[cfg(test)]
+mod readme_recipes;
 mod records;
 mod topic;
 mod txn;

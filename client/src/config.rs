@@ -261,6 +261,7 @@ impl ClientConfig {
                 ("SCRAM-SHA-256", SaslMechanism::ScramSha256),
                 ("SCRAM-SHA-512", SaslMechanism::ScramSha512),
                 ("OAUTHBEARER", SaslMechanism::OAuthBearer),
+                ("AWS_MSK_IAM", SaslMechanism::AwsMskIam),
             ],
         )? {
             c.sasl_mechanism = m;
@@ -271,10 +272,45 @@ impl ClientConfig {
         if let Some(p) = props.password("sasl.password") {
             c.sasl_password = Some(p);
         }
+        // Amazon MSK's Java plugin names its callback handler here; it is
+        // built in (the mechanism and the JAAS line choose what it does).
+        if let Some(class) = props.string("sasl.client.callback.handler.class")
+            && class != crate::msk_iam::CLIENT_CALLBACK_HANDLER
+            && class != crate::msk_iam::OAUTH_LOGIN_CALLBACK_HANDLER
+        {
+            return Err(invalid(
+                "sasl.client.callback.handler.class",
+                &class,
+                &format!(
+                    "only Amazon MSK's {} and {} are known (built in)",
+                    crate::msk_iam::CLIENT_CALLBACK_HANDLER,
+                    crate::msk_iam::OAUTH_LOGIN_CALLBACK_HANDLER
+                ),
+            ));
+        }
         let mut oauth_jaas = None;
         if let Some(jaas) = props.password("sasl.jaas.config") {
             if crate::oauth::is_oauth_jaas(jaas.expose()) {
                 oauth_jaas = Some(jaas);
+            } else if jaas
+                .expose()
+                .trim_start()
+                .starts_with(crate::msk_iam::LOGIN_MODULE)
+            {
+                // AWS_MSK_IAM's IAMLoginModule.
+                let mut profile = None;
+                for (name, value) in crate::oauth::jaas_options("sasl.jaas.config", jaas.expose())?
+                {
+                    match name.as_str() {
+                        "awsProfileName" => profile = Some(value),
+                        "awsRoleArn" | "awsRoleSessionName" | "awsStsRegion" => {
+                            return Err(crate::oauth::aws_role_unsupported(&name));
+                        }
+                        // awsDebugCreds and the like change nothing here.
+                        _ => {}
+                    }
+                }
+                c.sasl_oauthbearer = Some(OAuthBearerConfig::msk_iam_from_settings(profile));
             } else {
                 let (u, p) = parse_jaas("sasl.jaas.config", jaas.expose())?;
                 c.sasl_username.get_or_insert(u);
@@ -322,8 +358,40 @@ impl ClientConfig {
                 "sasl.oauthbearer.token.endpoint.url with client credentials (or an OAuthBearerLoginModule sasl.jaas.config)".into(),
             ));
         }
+        if self.sasl_enabled() && self.sasl_mechanism == SaslMechanism::AwsMskIam {
+            let Some(msk) = self
+                .sasl_oauthbearer
+                .as_ref()
+                .and_then(|o| o.msk_iam_settings())
+            else {
+                return Err(ConfigError::Missing(format!(
+                    "sasl.jaas.config={} required; (AWS_MSK_IAM signs with Amazon MSK IAM credentials)",
+                    crate::msk_iam::LOGIN_MODULE
+                )));
+            };
+            msk.signer(&self.bootstrap_servers)
+                .map_err(|e| invalid("sasl.mechanism", "AWS_MSK_IAM", &e.to_string()))?;
+        }
         if self.sasl_enabled()
-            && self.sasl_mechanism != SaslMechanism::OAuthBearer
+            && self.sasl_mechanism == SaslMechanism::OAuthBearer
+            && let Some(msk) = self
+                .sasl_oauthbearer
+                .as_ref()
+                .and_then(|o| o.msk_iam_settings())
+        {
+            msk.signer(&self.bootstrap_servers).map_err(|e| {
+                invalid(
+                    "sasl.login.callback.handler.class",
+                    crate::msk_iam::OAUTH_LOGIN_CALLBACK_HANDLER,
+                    &e.to_string(),
+                )
+            })?;
+        }
+        if self.sasl_enabled()
+            && !matches!(
+                self.sasl_mechanism,
+                SaslMechanism::OAuthBearer | SaslMechanism::AwsMskIam
+            )
             && (self.sasl_username.is_none() || self.sasl_password.is_none())
         {
             return Err(ConfigError::Missing(
@@ -356,9 +424,25 @@ impl ClientConfig {
             connect_timeout_max: self.connection_setup_timeout_max,
             max_frame_size: self.receive_message_max_bytes,
             sasl: if self.sasl_enabled() && self.sasl_mechanism == SaslMechanism::OAuthBearer {
-                self.sasl_oauthbearer
-                    .as_ref()
-                    .map(|o| SaslConfig::oauth_bearer(o.token_provider(self.tls.as_ref())))
+                self.sasl_oauthbearer.as_ref().map(|o| {
+                    SaslConfig::oauth_bearer(
+                        o.token_provider_for(self.tls.as_ref(), &self.bootstrap_servers),
+                    )
+                })
+            } else if self.sasl_enabled() && self.sasl_mechanism == SaslMechanism::AwsMskIam {
+                // Without a signer (caught by validate) the handshake
+                // fails with a message naming what is missing.
+                Some(
+                    match self
+                        .sasl_oauthbearer
+                        .as_ref()
+                        .and_then(|o| o.msk_iam_settings())
+                        .map(|m| m.signer(&self.bootstrap_servers))
+                    {
+                        Some(Ok(signer)) => SaslConfig::aws_msk_iam(signer),
+                        _ => SaslConfig::new(SaslMechanism::AwsMskIam, "", ""),
+                    },
+                )
             } else if self.sasl_enabled() {
                 Some(SaslConfig::new(
                     self.sasl_mechanism,
@@ -532,8 +616,11 @@ fn parse_jaas(key: &str, value: &str) -> Result<(String, String), ConfigError> {
             let before_ok = i == 0 || rest.as_bytes()[i - 1].is_ascii_whitespace();
             if before_ok && let Some(a) = after.strip_prefix('=') {
                 let a = a.trim_start();
-                if let Some(q) = a.strip_prefix('"') {
-                    return q.find('"').map(|e| q[..e].to_string());
+                // Java's JAAS parser takes "double" and 'single' quotes.
+                for quote in ['"', '\''] {
+                    if let Some(q) = a.strip_prefix(quote) {
+                        return q.find(quote).map(|e| q[..e].to_string());
+                    }
                 }
                 let end = a
                     .find(|c: char| c.is_whitespace() || c == ';')

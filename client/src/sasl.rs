@@ -24,11 +24,12 @@
 //!         };
 //!         ScramClient::new(hash, &config.username, &config.password).client_first()
 //!     }
-//!     SaslMechanism::OAuthBearer => unreachable!("a SCRAM configuration"),
+//!     SaslMechanism::OAuthBearer | SaslMechanism::AwsMskIam => unreachable!("a SCRAM configuration"),
 //! };
 //! assert!(first_message.starts_with(b"n,,n=alice,r="));
 //! ```
 
+use crate::msk_iam::MskIamSigner;
 use crate::oauth::SharedTokenProvider;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -51,6 +52,8 @@ pub struct SaslConfig {
     pub password: String,
     /// Where OAUTHBEARER tokens come from (unused by the other mechanisms).
     pub token_provider: Option<SharedTokenProvider>,
+    /// The signer of `AWS_MSK_IAM` (unused by the other mechanisms).
+    pub aws_msk_iam: Option<MskIamSigner>,
 }
 
 impl fmt::Debug for SaslConfig {
@@ -60,6 +63,7 @@ impl fmt::Debug for SaslConfig {
             .field("username", &self.username)
             .field("password", &"<redacted>")
             .field("token_provider", &self.token_provider)
+            .field("aws_msk_iam", &self.aws_msk_iam)
             .finish()
     }
 }
@@ -101,6 +105,23 @@ impl SaslConfig {
         }
     }
 
+    /// Amazon MSK's `AWS_MSK_IAM` mechanism: one JSON message signed by
+    /// `signer` for the broker connected to (the Java plugin's
+    /// `IAMLoginModule`). MSK's OAUTHBEARER form is
+    /// [`OAuthBearerConfig::msk_iam`](crate::oauth::OAuthBearerConfig::msk_iam).
+    ///
+    /// ```
+    /// use kafka_client::{MskIamSigner, SaslConfig};
+    /// let sasl = SaslConfig::aws_msk_iam(MskIamSigner::new("eu-west-1").unwrap());
+    /// assert_eq!(sasl.mechanism_name(), "AWS_MSK_IAM");
+    /// ```
+    pub fn aws_msk_iam(signer: MskIamSigner) -> Self {
+        Self {
+            aws_msk_iam: Some(signer),
+            ..Self::new(SaslMechanism::AwsMskIam, "", "")
+        }
+    }
+
     /// Any mechanism: the form for a mechanism chosen at run time (the
     /// shortcuts [`plain`](Self::plain), [`scram_sha256`](Self::scram_sha256)
     /// and [`scram_sha512`](Self::scram_sha512) name theirs).
@@ -121,6 +142,7 @@ impl SaslConfig {
             username: username.into(),
             password: password.into(),
             token_provider: None,
+            aws_msk_iam: None,
         }
     }
 

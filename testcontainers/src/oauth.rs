@@ -324,9 +324,89 @@ impl TokenEndpoint {
             "Basic {}",
             B64.encode(format!("{client_id}:{client_secret}"))
         );
-        let task = tokio::spawn(serve(listener, issuer, state.clone(), expected, lifetime));
+        let task = tokio::spawn(serve(
+            listener,
+            None,
+            issuer,
+            state.clone(),
+            expected,
+            lifetime,
+        ));
         Ok(Self {
             url: format!("http://127.0.0.1:{port}/oauth2/token"),
+            state,
+            task,
+        })
+    }
+
+    /// [`Self::start`] over https: the endpoint presents the harness's
+    /// broker certificate of `tls` (valid for `127.0.0.1`, signed by its
+    /// CA), so clients trust it through the same `ssl.truststore.*` as the
+    /// brokers. Needs the cargo feature `https`.
+    ///
+    /// ```no_run
+    /// # async fn demo(cluster: kafka_testcontainers::KafkaCluster) -> Result<(), kafka_testcontainers::HarnessError> {
+    /// use kafka_testcontainers::oauth::{JwtIssuer, TokenEndpoint};
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// let issuer = Arc::new(JwtIssuer::new()?);
+    /// let tls = cluster.tls_files().expect("a TLS cluster");
+    /// let endpoint = TokenEndpoint::start_https(issuer, "id", "secret", Duration::from_secs(5), tls).await?;
+    /// assert!(endpoint.url().starts_with("https://127.0.0.1:"));
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "https")]
+    pub async fn start_https(
+        issuer: Arc<JwtIssuer>,
+        client_id: &str,
+        client_secret: &str,
+        lifetime: Duration,
+        tls: &crate::tls::TlsFiles,
+    ) -> Result<Self> {
+        use rustls_pki_types::pem::PemObject;
+        use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+        use tokio_rustls::rustls;
+        let bad = |what: String| HarnessError::Config(what);
+        let certs = CertificateDer::pem_file_iter(&tls.broker_cert_path)
+            .and_then(|i| i.collect::<std::result::Result<Vec<_>, _>>())
+            .map_err(|e| bad(format!("reading {}: {e}", tls.broker_cert_path.display())))?;
+        let key = PrivateKeyDer::from_pem_file(&tls.broker_key_path)
+            .map_err(|e| bad(format!("reading {}: {e}", tls.broker_key_path.display())))?;
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| bad(format!("TLS versions: {e}")))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| bad(format!("the token endpoint's certificate: {e}")))?;
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .ctx(|| "binding the token endpoint".into())?;
+        let port = listener
+            .local_addr()
+            .ctx(|| "reading the token endpoint's port".into())?
+            .port();
+        let state = Arc::new(EndpointState {
+            behaviour: Mutex::new(Behaviour::Issue),
+            requests: AtomicU64::new(0),
+            issued: AtomicU64::new(0),
+        });
+        let expected = format!(
+            "Basic {}",
+            B64.encode(format!("{client_id}:{client_secret}"))
+        );
+        let task = tokio::spawn(serve(
+            listener,
+            Some(acceptor),
+            issuer,
+            state.clone(),
+            expected,
+            lifetime,
+        ));
+        Ok(Self {
+            url: format!("https://127.0.0.1:{port}/oauth2/token"),
             state,
             task,
         })
@@ -357,97 +437,129 @@ impl TokenEndpoint {
     }
 }
 
+/// Without the `https` feature no acceptor can be made.
+#[cfg(not(feature = "https"))]
+type Acceptor = std::convert::Infallible;
+/// The TLS side of an https endpoint.
+#[cfg(feature = "https")]
+type Acceptor = tokio_rustls::TlsAcceptor;
+
 async fn serve(
     listener: TcpListener,
+    acceptor: Option<Acceptor>,
     issuer: Arc<JwtIssuer>,
     state: Arc<EndpointState>,
     expected_authorization: String,
     lifetime: Duration,
 ) {
     loop {
-        let Ok((mut stream, _)) = listener.accept().await else {
+        let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
         let issuer = issuer.clone();
         let state = state.clone();
         let expected = expected_authorization.clone();
+        // A copy without the `https` feature (`Option<Infallible>`).
+        #[allow(clippy::clone_on_copy)]
+        let acceptor = acceptor.clone();
         tokio::spawn(async move {
-            let Some((head, body)) = read_request(&mut stream).await else {
-                return;
-            };
-            state.requests.fetch_add(1, Ordering::Relaxed);
-            let behaviour = state
-                .behaviour
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone();
-            let authorized = head.lines().any(|l| {
-                l.split_once(':').is_some_and(|(k, v)| {
-                    k.eq_ignore_ascii_case("authorization") && v.trim() == expected
-                })
-            });
-            let grant_ok = body
-                .split('&')
-                .any(|kv| kv == "grant_type=client_credentials");
-            let (status, json) = if !head.starts_with("POST ") || !grant_ok {
-                (400, r#"{"error":"invalid_request"}"#.to_string())
-            } else if !authorized {
-                (
-                    401,
-                    r#"{"error":"invalid_client","error_description":"bad client credentials"}"#
-                        .to_string(),
-                )
-            } else {
-                let token = |claims: &Claims, wrong: bool| {
-                    let t = if wrong {
-                        issuer.mint_wrongly_signed(claims)
-                    } else {
-                        issuer.mint(claims)
-                    };
-                    serde_json::json!({"access_token": t, "token_type": "Bearer", "expires_in": lifetime.as_secs()}).to_string()
-                };
-                match behaviour {
-                    Behaviour::Issue => {
-                        state.issued.fetch_add(1, Ordering::Relaxed);
-                        (
-                            200,
-                            token(&Claims::valid("kafka-eos-client", lifetime), false),
-                        )
-                    }
-                    Behaviour::Fail(status) => (
-                        status,
-                        r#"{"error":"temporarily_unavailable","error_description":"test failure"}"#
-                            .to_string(),
-                    ),
-                    Behaviour::Stall => {
-                        std::future::pending::<()>().await;
-                        return;
-                    }
-                    Behaviour::Malformed => (200, r#"{"token_type":"Bearer"}"#.to_string()),
-                    Behaviour::WronglySigned => (
-                        200,
-                        token(&Claims::valid("kafka-eos-client", lifetime), true),
-                    ),
-                    Behaviour::Expired => {
-                        let mut c = Claims::valid("kafka-eos-client", Duration::ZERO);
-                        c.issued_at -= Duration::from_secs(120);
-                        c.expires_at -= Duration::from_secs(60);
-                        (200, token(&c, false))
+            match acceptor {
+                None => answer(stream, issuer, state, expected, lifetime).await,
+                #[cfg(feature = "https")]
+                Some(acceptor) => {
+                    // A client that does not trust the certificate hangs up here.
+                    if let Ok(tls) = acceptor.accept(stream).await {
+                        answer(tls, issuer, state, expected, lifetime).await;
                     }
                 }
-            };
-            let response = format!(
-                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{json}",
-                json.len()
-            );
-            let _ = stream.write_all(response.as_bytes()).await;
-            let _ = stream.shutdown().await;
+                #[cfg(not(feature = "https"))]
+                Some(never) => match never {},
+            }
         });
     }
 }
 
+/// Answers one request on `stream`.
+async fn answer<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
+    mut stream: S,
+    issuer: Arc<JwtIssuer>,
+    state: Arc<EndpointState>,
+    expected: String,
+    lifetime: Duration,
+) {
+    let Some((head, body)) = read_request(&mut stream).await else {
+        return;
+    };
+    state.requests.fetch_add(1, Ordering::Relaxed);
+    let behaviour = state
+        .behaviour
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    let authorized = head.lines().any(|l| {
+        l.split_once(':')
+            .is_some_and(|(k, v)| k.eq_ignore_ascii_case("authorization") && v.trim() == expected)
+    });
+    let grant_ok = body
+        .split('&')
+        .any(|kv| kv == "grant_type=client_credentials");
+    let (status, json) = if !head.starts_with("POST ") || !grant_ok {
+        (400, r#"{"error":"invalid_request"}"#.to_string())
+    } else if !authorized {
+        (
+            401,
+            r#"{"error":"invalid_client","error_description":"bad client credentials"}"#
+                .to_string(),
+        )
+    } else {
+        let token = |claims: &Claims, wrong: bool| {
+            let t = if wrong {
+                issuer.mint_wrongly_signed(claims)
+            } else {
+                issuer.mint(claims)
+            };
+            serde_json::json!({"access_token": t, "token_type": "Bearer", "expires_in": lifetime.as_secs()}).to_string()
+        };
+        match behaviour {
+            Behaviour::Issue => {
+                state.issued.fetch_add(1, Ordering::Relaxed);
+                (
+                    200,
+                    token(&Claims::valid("kafka-eos-client", lifetime), false),
+                )
+            }
+            Behaviour::Fail(status) => (
+                status,
+                r#"{"error":"temporarily_unavailable","error_description":"test failure"}"#
+                    .to_string(),
+            ),
+            Behaviour::Stall => {
+                std::future::pending::<()>().await;
+                return;
+            }
+            Behaviour::Malformed => (200, r#"{"token_type":"Bearer"}"#.to_string()),
+            Behaviour::WronglySigned => (
+                200,
+                token(&Claims::valid("kafka-eos-client", lifetime), true),
+            ),
+            Behaviour::Expired => {
+                let mut c = Claims::valid("kafka-eos-client", Duration::ZERO);
+                c.issued_at -= Duration::from_secs(120);
+                c.expires_at -= Duration::from_secs(60);
+                (200, token(&c, false))
+            }
+        }
+    };
+    let response = format!(
+        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{json}",
+        json.len()
+    );
+    let _ = stream.write_all(response.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
 /// Reads one request: the head and the body (by Content-Length).
-async fn read_request(stream: &mut tokio::net::TcpStream) -> Option<(String, String)> {
+async fn read_request<S: tokio::io::AsyncRead + Unpin>(stream: &mut S) -> Option<(String, String)> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     loop {

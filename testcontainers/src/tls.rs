@@ -28,6 +28,12 @@ pub struct TlsFiles {
     pub broker_keystore_path: PathBuf,
     /// The password of [`Self::broker_keystore_path`] and of its key.
     pub broker_keystore_password: String,
+    /// The broker's certificate alone (`CN=localhost`, valid for
+    /// `127.0.0.1` and `localhost`), PEM: other test servers (an https
+    /// token endpoint) present it too.
+    pub broker_cert_path: PathBuf,
+    /// Its unencrypted PKCS#8 private key, PEM.
+    pub broker_key_path: PathBuf,
     /// A client certificate signed by the CA (extended key usage
     /// `clientAuth`), PEM.
     pub client_cert_path: PathBuf,
@@ -204,6 +210,8 @@ pub fn generate(dir: &Path) -> Result<TlsFiles> {
         ca_pem_path: p("ca.pem"),
         broker_keystore_path: p("broker.p12"),
         broker_keystore_password: password.into(),
+        broker_cert_path: p("broker.pem"),
+        broker_key_path: p("broker.key"),
         client_cert_path: p("client.pem"),
         client_key_path: p("client.key"),
         client_keystore_path: p("client.p12"),

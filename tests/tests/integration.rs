@@ -20,6 +20,8 @@ mod mock_differential;
 mod mock_eos_checker;
 mod mock_java_clients;
 mod oauth_broker;
+mod oauth_eos_checkers;
+mod oauth_sasl_ssl_broker;
 mod producer_admin_broker;
 mod producer_admin_change_broker;
 mod producer_admin_groups_broker;

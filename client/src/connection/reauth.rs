@@ -261,6 +261,29 @@ pub(super) async fn authenticate(
             }
             resp
         }
+        SaslMechanism::AwsMskIam => {
+            let signer = sasl.aws_msk_iam.as_ref().ok_or_else(|| {
+                failed(format!(
+                    "AWS_MSK_IAM needs a signer: sasl.jaas.config={} required; (and a region: an MSK \
+                     bootstrap host name or AWS_REGION)",
+                    crate::msk_iam::LOGIN_MODULE
+                ))
+            })?;
+            let host = crate::msk_iam::strip_port(&shared.addr);
+            let payload = signer
+                .aws_msk_iam_payload(host, std::time::SystemTime::now())
+                .map_err(|e| failed(format!("cannot sign the AWS_MSK_IAM message: {e}")))?;
+            let resp = step.send(payload.into_bytes()).await?;
+            // The plugin answers success with a JSON object (version and
+            // request id); an empty answer is a refusal.
+            if resp.auth_bytes.is_empty() {
+                return Err(failed(
+                    "the broker answered the AWS_MSK_IAM message with an empty reply (a refusal)"
+                        .into(),
+                ));
+            }
+            resp
+        }
     };
     tracing::debug!(addr = %shared.addr, mechanism, lifetime_ms = last.session_lifetime_ms, "SASL authenticated");
     Ok(last.session_lifetime_ms)

@@ -25,9 +25,15 @@
 //! ```
 
 mod credentials;
+mod provider;
 mod sigv4;
 
 pub use credentials::AwsCredentials;
+pub use provider::MskIamTokenProvider;
+pub(crate) use provider::{
+    CLIENT_CALLBACK_HANDLER, LOGIN_MODULE, MskIamSettings, OAUTH_LOGIN_CALLBACK_HANDLER,
+    Unsignable, strip_port,
+};
 
 use base64::Engine as _;
 use std::time::{Duration, SystemTime};
@@ -74,6 +80,13 @@ pub enum MskIamError {
     /// Not an AWS region name (`us-east-1`).
     #[error("invalid AWS region {0:?}: expected a region name such as us-east-1")]
     InvalidRegion(String),
+    /// No region in the broker host names, `AWS_REGION` or
+    /// `AWS_DEFAULT_REGION`.
+    #[error(
+        "no AWS region: the bootstrap servers are not MSK host names \
+         (b-1.<cluster>.<id>.c2.kafka.<region>.amazonaws.com); set AWS_REGION"
+    )]
+    NoRegion,
     /// A clock before 1970.
     #[error("the system clock is before 1970")]
     ClockBeforeEpoch,
@@ -109,16 +122,18 @@ impl std::fmt::Debug for MskAuthToken {
 }
 
 /// Where a signer takes its credentials from.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum CredentialSource {
     /// The environment and the shared files, read at each token.
     Environment,
+    /// One profile of the shared files, read at each token.
+    Profile(String),
     /// Fixed credentials.
     Static(AwsCredentials),
 }
 
 /// Makes MSK IAM tokens for one region.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MskIamSigner {
     /// The cluster's region (`us-east-1`).
     region: String,
@@ -157,6 +172,14 @@ impl MskIamSigner {
     /// Signs with `credentials` instead of the environment's.
     pub fn credentials(mut self, credentials: AwsCredentials) -> Self {
         self.credentials = CredentialSource::Static(credentials);
+        self
+    }
+
+    /// Signs with the credentials of `profile` in the shared files
+    /// (`~/.aws/credentials`, `~/.aws/config`), ignoring the environment's
+    /// keys: the Java plugin's `awsProfileName`.
+    pub fn profile(mut self, profile: impl Into<String>) -> Self {
+        self.credentials = CredentialSource::Profile(profile.into());
         self
     }
 
@@ -235,6 +258,7 @@ impl MskIamSigner {
         match &self.credentials {
             CredentialSource::Static(c) => Ok(c.clone()),
             CredentialSource::Environment => AwsCredentials::from_environment(),
+            CredentialSource::Profile(p) => provider::profile_credentials(p),
         }
     }
 

@@ -8,6 +8,7 @@ use super::token::{SharedTokenProvider, TokenProvider};
 use super::unsecured::UnsecuredTokenProvider;
 use crate::config::{ConfigError, Properties, Secret};
 use crate::connection::TlsConfig;
+use crate::msk_iam::{MskIamSettings, MskIamSigner, MskIamTokenProvider, Unsignable};
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -29,6 +30,9 @@ enum Source {
     ClientCredentials(Box<ClientCredentialsConfig>),
     /// Unsigned development tokens.
     Unsecured(UnsecuredTokenProvider),
+    /// Amazon MSK IAM tokens; also the signer of the `AWS_MSK_IAM`
+    /// mechanism.
+    MskIam(MskIamSettings),
 }
 
 /// The OAUTHBEARER settings of a client: a token source and the refresh
@@ -78,6 +82,45 @@ impl OAuthBearerConfig {
         Self::with_source(Source::Unsecured(provider))
     }
 
+    /// Amazon MSK IAM tokens signed by `signer` (SASL/OAUTHBEARER, as
+    /// AWS's `aws-msk-iam-sasl-signer` libraries make them), signed again
+    /// ahead of their 900 s expiry by the refresh rules. With
+    /// `sasl.mechanism=AWS_MSK_IAM` the same signer signs that mechanism's
+    /// message instead.
+    ///
+    /// ```
+    /// use kafka_client::oauth::OAuthBearerConfig;
+    /// use kafka_client::{ClientConfig, MskIamSigner, SaslMechanism, SecurityProtocol};
+    /// let mut cfg = ClientConfig::new("b-1.orders.x1y2z3.c2.kafka.eu-west-1.amazonaws.com:9098");
+    /// cfg.security_protocol = SecurityProtocol::SaslSsl;
+    /// cfg.sasl_mechanism = SaslMechanism::OAuthBearer;
+    /// cfg.sasl_oauthbearer = Some(OAuthBearerConfig::msk_iam(MskIamSigner::new("eu-west-1").unwrap()));
+    /// assert!(cfg.validate().is_ok());
+    /// ```
+    pub fn msk_iam(signer: MskIamSigner) -> Self {
+        Self::with_source(Source::MskIam(MskIamSettings {
+            signer: Some(signer),
+            profile: None,
+        }))
+    }
+
+    /// MSK IAM with the region of the broker host names (or `AWS_REGION`)
+    /// and, when given, the credentials of one shared-files profile.
+    pub(crate) fn msk_iam_from_settings(profile: Option<String>) -> Self {
+        Self::with_source(Source::MskIam(MskIamSettings {
+            signer: None,
+            profile,
+        }))
+    }
+
+    /// The MSK IAM settings, when the tokens are MSK's.
+    pub(crate) fn msk_iam_settings(&self) -> Option<&MskIamSettings> {
+        match &self.source {
+            Source::MskIam(m) => Some(m),
+            _ => None,
+        }
+    }
+
     /// Sets the refresh rules.
     pub fn refresh(mut self, refresh: RefreshConfig) -> Self {
         self.refresh = refresh;
@@ -94,6 +137,16 @@ impl OAuthBearerConfig {
     /// `tls` as the trust of an https token endpoint when the settings name
     /// none), the same one afterwards.
     pub fn token_provider(&self, tls: Option<&TlsConfig>) -> SharedTokenProvider {
+        self.token_provider_for(tls, &[])
+    }
+
+    /// [`Self::token_provider`] for a cluster reached through `bootstrap`
+    /// (where MSK IAM finds its region).
+    pub(crate) fn token_provider_for(
+        &self,
+        tls: Option<&TlsConfig>,
+        bootstrap: &[String],
+    ) -> SharedTokenProvider {
         self.built
             .get_or_init(|| {
                 let refresh = self.refresh;
@@ -114,6 +167,13 @@ impl OAuthBearerConfig {
                     Source::Unsecured(u) => {
                         SharedTokenProvider::new(RefreshingTokenProvider::new(u.clone(), refresh))
                     }
+                    Source::MskIam(m) => match m.signer(bootstrap) {
+                        Ok(signer) => SharedTokenProvider::new(RefreshingTokenProvider::new(
+                            MskIamTokenProvider::new(signer),
+                            refresh,
+                        )),
+                        Err(e) => SharedTokenProvider::new(Unsignable(e)),
+                    },
                 }
             })
             .clone()
@@ -155,8 +215,11 @@ pub(crate) fn jaas_options(key: &str, jaas: &str) -> Result<Vec<(String, String)
             return Err(bad("an option without a name"));
         }
         rest = rest[eq + 1..].trim_start();
-        let value = if let Some(q) = rest.strip_prefix('"') {
-            let end = q.find('"').ok_or_else(|| bad("an unclosed quote"))?;
+        // Java's JAAS parser takes "double" and 'single' quotes.
+        let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'');
+        let value = if let Some(quote) = quote {
+            let q = &rest[1..];
+            let end = q.find(quote).ok_or_else(|| bad("an unclosed quote"))?;
             let v = q[..end].to_string();
             rest = &q[end + 1..];
             v
@@ -171,6 +234,18 @@ pub(crate) fn jaas_options(key: &str, jaas: &str) -> Result<Vec<(String, String)
         options.push((name, value));
     }
     Ok(options)
+}
+
+/// The Java plugin's role options: assuming a role needs AWS STS, which
+/// this client does not call.
+pub(crate) fn aws_role_unsupported(option: &str) -> ConfigError {
+    invalid(
+        "sasl.jaas.config",
+        option,
+        "assuming an IAM role (awsRoleArn, awsRoleSessionName, awsStsRegion) is not supported: \
+         assume it outside the client (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and \
+         AWS_SESSION_TOKEN, or a credentials profile with awsProfileName)",
+    )
 }
 
 fn invalid(key: &str, value: &str, reason: &str) -> ConfigError {
@@ -245,16 +320,20 @@ pub(crate) fn take_from(
     let read_timeout = props.millis("sasl.login.read.timeout.ms", 0..=int_max)?;
     let retry_backoff = props.millis("sasl.login.retry.backoff.ms", 0..=i64::MAX)?;
     let retry_backoff_max = props.millis("sasl.login.retry.backoff.max.ms", 0..=i64::MAX)?;
-    if let Some(class) = props.string("sasl.login.callback.handler.class")
-        && class != LOGIN_CALLBACK_HANDLER
-    {
-        return Err(invalid(
-            "sasl.login.callback.handler.class",
-            &class,
-            &format!(
-                "only {LOGIN_CALLBACK_HANDLER} is known; implement kafka_client::oauth::TokenProvider for other token sources"
-            ),
-        ));
+    let mut msk_iam = false;
+    if let Some(class) = props.string("sasl.login.callback.handler.class") {
+        if class == crate::msk_iam::OAUTH_LOGIN_CALLBACK_HANDLER {
+            msk_iam = true;
+        } else if class != LOGIN_CALLBACK_HANDLER {
+            return Err(invalid(
+                "sasl.login.callback.handler.class",
+                &class,
+                &format!(
+                    "only {LOGIN_CALLBACK_HANDLER} (OIDC) and {} (Amazon MSK IAM) are known; implement kafka_client::oauth::TokenProvider for other token sources",
+                    crate::msk_iam::OAUTH_LOGIN_CALLBACK_HANDLER
+                ),
+            ));
+        }
     }
     let url = props.non_empty("sasl.oauthbearer.token.endpoint.url")?;
     let mut client_id = props.non_empty("sasl.oauthbearer.client.credentials.client.id")?;
@@ -282,6 +361,7 @@ pub(crate) fn take_from(
     let mut unsecured_claims = Vec::new();
     let mut unsecured_extensions = BTreeMap::new();
     let mut unsecured_sub = None;
+    let mut aws_profile = None;
     if let Some(jaas) = jaas {
         for (name, value) in jaas_options(JAAS, jaas.expose())? {
             match name.as_str() {
@@ -295,6 +375,10 @@ pub(crate) fn take_from(
                     scope.get_or_insert(value);
                 }
                 "unsecuredLoginStringClaim_sub" => unsecured_sub = Some(value),
+                "awsProfileName" => aws_profile = Some(value),
+                "awsRoleArn" | "awsRoleSessionName" | "awsStsRegion" => {
+                    return Err(aws_role_unsupported(&name));
+                }
                 "unsecuredLoginLifetimeSeconds" => {
                     let secs: u64 = value.parse().map_err(|_| {
                         invalid(
@@ -337,6 +421,10 @@ pub(crate) fn take_from(
             .map_err(|e| invalid("sasl.oauthbearer.extensions", v, &e.0))?;
     }
     let source = match (url, unsecured) {
+        _ if msk_iam => Source::MskIam(MskIamSettings {
+            signer: None,
+            profile: aws_profile,
+        }),
         (Some(url), _) => {
             let is_file = url.starts_with("file:");
             if !is_file {

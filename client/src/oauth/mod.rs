@@ -14,8 +14,11 @@
 //!    granted ends (KIP-368; see [`Connection`](crate::Connection)).
 //!
 //! With properties, `sasl.mechanism=OAUTHBEARER` and either
-//! `sasl.oauthbearer.token.endpoint.url` with client credentials, or an
-//! `OAuthBearerLoginModule` JAAS line with `unsecuredLoginStringClaim_sub`:
+//! `sasl.oauthbearer.token.endpoint.url` with client credentials, an
+//! `OAuthBearerLoginModule` JAAS line with `unsecuredLoginStringClaim_sub`,
+//! or Amazon MSK's `sasl.login.callback.handler.class=software.amazon.msk.auth.iam.IAMOAuthBearerLoginCallbackHandler`
+//! (IAM tokens from [`MskIamTokenProvider`], region from the broker host
+//! names or `AWS_REGION`):
 //!
 //! ```
 //! use kafka_client::{ClientConfig, SaslMechanism};
@@ -42,8 +45,9 @@ mod refresh;
 mod token;
 mod unsecured;
 
+pub use crate::msk_iam::MskIamTokenProvider;
 pub use config::OAuthBearerConfig;
-pub(crate) use config::{is_oauth_jaas, take_from};
+pub(crate) use config::{aws_role_unsupported, is_oauth_jaas, jaas_options, take_from};
 pub use jwt::{token_from_jwt, unsecured_jws};
 pub use message::{
     ClientFirstMessage, ERROR_ACK, MessageError, check_extension, client_first_message,

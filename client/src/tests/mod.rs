@@ -3,3 +3,4 @@
 //! (`internals::scripted_peer`) is the point of the test.
 
 mod peer;
+mod readme_recipes;

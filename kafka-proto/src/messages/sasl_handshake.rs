@@ -56,6 +56,10 @@ pub enum SaslMechanism {
     /// `OAUTHBEARER` (RFC 7628, KIP-255): a bearer token from a token
     /// provider.
     OAuthBearer,
+    /// `AWS_MSK_IAM`: Amazon MSK's own mechanism (the `aws-msk-iam-auth`
+    /// plugin's `IAMLoginModule`), one JSON message carrying a SigV4
+    /// signature. Brokers outside Amazon MSK do not offer it.
+    AwsMskIam,
 }
 
 impl SaslMechanism {
@@ -66,6 +70,7 @@ impl SaslMechanism {
             SaslMechanism::ScramSha256 => "SCRAM-SHA-256",
             SaslMechanism::ScramSha512 => "SCRAM-SHA-512",
             SaslMechanism::OAuthBearer => "OAUTHBEARER",
+            SaslMechanism::AwsMskIam => "AWS_MSK_IAM",
         }
     }
 }
