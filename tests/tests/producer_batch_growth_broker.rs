@@ -61,6 +61,13 @@ async fn check_once_in_order(
 ) {
     let mut reader = Reader::new(cluster, ReaderConfig::default());
     let partitions: Vec<i32> = (0..PARTITIONS).collect();
+    // A committed transaction's markers are written after EndTxn returns:
+    // read once no transaction is open on the partitions (the last stable
+    // offset reached the high watermark).
+    reader
+        .wait_until_stable(topic, &partitions, Duration::from_secs(30))
+        .await
+        .unwrap_or_else(|e| panic!("{topic}: LSO stuck below HW: {e}"));
     let got = reader.read_to_end(topic, &partitions).await.unwrap();
     assert_eq!(got.len(), n, "every record once");
     let mut last: BTreeMap<i32, usize> = BTreeMap::new();
