@@ -234,6 +234,19 @@ impl ConsumerGroup {
         }
     }
 
+    /// The topics among `topics` some member subscribes to.
+    pub(crate) fn subscribed_topics<'a>(
+        &self,
+        topics: impl Iterator<Item = &'a String>,
+    ) -> BTreeSet<String> {
+        let names: BTreeSet<&String> = self
+            .members
+            .values()
+            .flat_map(|m| m.subscribed.iter())
+            .collect();
+        topics.filter(|t| names.contains(t)).cloned().collect()
+    }
+
     /// What changes when the group does (parked requests run again only
     /// after a change).
     pub(crate) fn fingerprint(&self) -> (i32, i32, usize) {
