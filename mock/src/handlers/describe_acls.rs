@@ -3,7 +3,6 @@
 //! filter matches, grouped by resource pattern.
 
 use super::Reply;
-use super::create_acls::NO_AUTHORIZER;
 use crate::state::acls::AclFilter;
 use crate::state::{ClusterState, Ctx};
 use kafka_proto::ErrorCode;
@@ -76,7 +75,8 @@ pub(crate) fn error(
     DescribeAclsResponse {
         error_code: code.code(),
         error_message: Some(if code == ErrorCode::SecurityDisabled {
-            NO_AUTHORIZER.to_string()
+            // Kafka's DescribeAcls words it differently from the others.
+            "No Authorizer is configured on the broker".to_string()
         } else {
             format!("{code:?}")
         }),

@@ -351,11 +351,8 @@ fn read_partition(
         -1
     };
     if item.fetch_offset > hw || item.fetch_offset < log.log_start_offset() {
-        let mut e = partition_error(item.partition, ErrorCode::OffsetOutOfRange);
-        e.high_watermark = hw;
-        e.last_stable_offset = log.last_stable_offset();
-        e.log_start_offset = log_start;
-        return e;
+        // Kafka answers the error with unknown offsets (-1) throughout.
+        return partition_error(item.partition, ErrorCode::OffsetOutOfRange);
     }
     let limit = usize::try_from(item.max_bytes.max(0))
         .unwrap_or(0)
