@@ -15,7 +15,7 @@
 
 use bytes::{Bytes, BytesMut};
 use kafka_client::{Connection, ConnectionConfig};
-use kafka_mock::{MockCluster, MockConfig};
+use kafka_mock::{KafkaRelease, MockCluster, MockConfig};
 use kafka_proto::messages::*;
 use kafka_proto::record::{Compression, Record, RecordBatchBuilder, RecordBatches};
 use kafka_proto::{ApiKey, ErrorCode};
@@ -841,6 +841,110 @@ async fn api_versions_agree() {
         api_versions(&m.bootstrap()).await,
     )
     .await;
+}
+
+/// Every API version range the mock advertises, for each release it
+/// emulates.
+async fn advertised(bootstrap: &str) -> Vec<(i16, i16, i16)> {
+    let c = connect(bootstrap).await;
+    let req = ApiVersionsRequest {
+        client_software_name: "kafka-eos-tests".into(),
+        client_software_version: "1".into(),
+        ..Default::default()
+    };
+    let r = c.send(&req, 3).await.unwrap();
+    r.api_keys
+        .iter()
+        .map(|k| (k.api_key, k.min_version, k.max_version))
+        .collect()
+}
+
+/// The oldest version of `api` kafka-proto decodes.
+fn decoded_from(api: ApiKey) -> i16 {
+    use kafka_proto::Message;
+    match api {
+        ApiKey::Produce => ProduceRequest::VERSIONS.min,
+        ApiKey::Fetch => FetchRequest::VERSIONS.min,
+        ApiKey::ListOffsets => ListOffsetsRequest::VERSIONS.min,
+        ApiKey::Metadata => MetadataRequest::VERSIONS.min,
+        ApiKey::OffsetCommit => OffsetCommitRequest::VERSIONS.min,
+        ApiKey::OffsetFetch => OffsetFetchRequest::VERSIONS.min,
+        ApiKey::FindCoordinator => FindCoordinatorRequest::VERSIONS.min,
+        ApiKey::JoinGroup => JoinGroupRequest::VERSIONS.min,
+        ApiKey::Heartbeat => HeartbeatRequest::VERSIONS.min,
+        ApiKey::LeaveGroup => LeaveGroupRequest::VERSIONS.min,
+        ApiKey::SyncGroup => SyncGroupRequest::VERSIONS.min,
+        ApiKey::DescribeGroups => DescribeGroupsRequest::VERSIONS.min,
+        ApiKey::ListGroups => ListGroupsRequest::VERSIONS.min,
+        ApiKey::ApiVersions => ApiVersionsRequest::VERSIONS.min,
+        ApiKey::CreateTopics => CreateTopicsRequest::VERSIONS.min,
+        ApiKey::DeleteTopics => DeleteTopicsRequest::VERSIONS.min,
+        ApiKey::DeleteRecords => DeleteRecordsRequest::VERSIONS.min,
+        ApiKey::InitProducerId => InitProducerIdRequest::VERSIONS.min,
+        ApiKey::OffsetForLeaderEpoch => OffsetForLeaderEpochRequest::VERSIONS.min,
+        ApiKey::AddPartitionsToTxn => AddPartitionsToTxnRequest::VERSIONS.min,
+        ApiKey::AddOffsetsToTxn => AddOffsetsToTxnRequest::VERSIONS.min,
+        ApiKey::EndTxn => EndTxnRequest::VERSIONS.min,
+        ApiKey::TxnOffsetCommit => TxnOffsetCommitRequest::VERSIONS.min,
+        ApiKey::DescribeAcls => DescribeAclsRequest::VERSIONS.min,
+        ApiKey::CreateAcls => CreateAclsRequest::VERSIONS.min,
+        ApiKey::DeleteAcls => DeleteAclsRequest::VERSIONS.min,
+        ApiKey::DescribeConfigs => DescribeConfigsRequest::VERSIONS.min,
+        ApiKey::CreatePartitions => CreatePartitionsRequest::VERSIONS.min,
+        ApiKey::DeleteGroups => DeleteGroupsRequest::VERSIONS.min,
+        ApiKey::IncrementalAlterConfigs => IncrementalAlterConfigsRequest::VERSIONS.min,
+        ApiKey::OffsetDelete => OffsetDeleteRequest::VERSIONS.min,
+        ApiKey::DescribeCluster => DescribeClusterRequest::VERSIONS.min,
+        ApiKey::DescribeProducers => DescribeProducersRequest::VERSIONS.min,
+        ApiKey::DescribeTransactions => DescribeTransactionsRequest::VERSIONS.min,
+        ApiKey::ListTransactions => ListTransactionsRequest::VERSIONS.min,
+        ApiKey::ConsumerGroupHeartbeat => ConsumerGroupHeartbeatRequest::VERSIONS.min,
+        ApiKey::ConsumerGroupDescribe => ConsumerGroupDescribeRequest::VERSIONS.min,
+        _ => 0,
+    }
+}
+
+/// For each release the mock emulates, every API it serves is advertised
+/// with the real broker's range, from the oldest version kafka-proto
+/// decodes, but where the mock serves less (listed here with the reason).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_served_api_is_advertised_as_each_release_does() {
+    for (release, variant) in [
+        (KafkaRelease::V4_4, SharedKafka::Kafka44Tv2),
+        (KafkaRelease::V3_9, SharedKafka::Kafka39),
+    ] {
+        let m = MockCluster::start(MockConfig {
+            release,
+            ..MockConfig::default()
+        })
+        .await
+        .unwrap();
+        let real = advertised(&variant.cluster().await.unwrap().bootstrap()).await;
+        let mut differences = Vec::new();
+        for (key, min, max) in advertised(&m.bootstrap()).await {
+            let api = ApiKey::from(key);
+            let Some((_, rmin, rmax)) = real.iter().find(|(k, _, _)| *k == key) else {
+                differences.push(format!("{api:?}: not served by Kafka {release:?}"));
+                continue;
+            };
+            // Older versions than kafka-proto decodes are not served.
+            let decoded_from = decoded_from(api);
+            // ListTransactions v2's transactional id regex is not served.
+            let fewer = api == ApiKey::ListTransactions;
+            let min_ok = min == (*rmin).max(decoded_from);
+            let max_ok = max == *rmax || (fewer && max < *rmax);
+            if !min_ok || !max_ok {
+                differences.push(format!(
+                    "{api:?}: mock {min}..={max}, Kafka {rmin}..={rmax}"
+                ));
+            }
+        }
+        assert!(
+            differences.is_empty(),
+            "Kafka {release:?}:\n{}",
+            differences.join("\n")
+        );
+    }
 }
 
 /// DeleteRecords and the log start it moves agree.

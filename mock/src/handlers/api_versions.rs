@@ -20,7 +20,7 @@ pub(crate) fn advertised_range(config: &MockConfig, api: ApiKey) -> Option<Versi
         VersionRange::new(r.min.max(if old { min_3_9 } else { min_4_4 }), r.max)
     };
     Some(match api {
-        ApiKey::ApiVersions => cap(ApiVersionsRequest::VERSIONS, 5, 3),
+        ApiKey::ApiVersions => cap(ApiVersionsRequest::VERSIONS, 5, 4),
         ApiKey::Metadata => cap(MetadataRequest::VERSIONS, 13, 12),
         ApiKey::Produce => cap(ProduceRequest::VERSIONS, 13, 11),
         ApiKey::Fetch => cap(FetchRequest::VERSIONS, 18, 17),
