@@ -453,6 +453,29 @@ async fn leader_epochs_scenario(bootstrap: &str) -> Seen {
     seen
 }
 
+/// FindCoordinator of `group`, as clients do first: on a fresh broker it
+/// creates the offsets topic, and until then every group API is
+/// NOT_COORDINATOR.
+async fn find_coordinator(c: &Connection, group: &str) -> String {
+    let fc = retry_transient(async || {
+        let r = c
+            .send(
+                &FindCoordinatorRequest {
+                    key_type: FindCoordinatorRequest::KEY_TYPE_GROUP,
+                    coordinator_keys: vec![group.to_string()],
+                    ..Default::default()
+                },
+                4,
+            )
+            .await
+            .unwrap();
+        let e = r.coordinators[0].error_code;
+        (r, e)
+    })
+    .await;
+    format!("find coordinator: {}", code(fc.coordinators[0].error_code))
+}
+
 async fn commit(c: &Connection, group: &str, topic: &str, offset: i64) -> String {
     let req = OffsetCommitRequest {
         group_id: group.into(),
@@ -590,28 +613,7 @@ async fn offset_delete_scenario(bootstrap: &str) -> Seen {
     let member = unique_name("member");
     create_topic(&c, &topic, 1, &[]).await;
     create_topic(&c, &other, 1, &[]).await;
-    // As clients do: FindCoordinator first (on a fresh broker it creates
-    // the offsets topic; until then every group API is NOT_COORDINATOR).
-    let fc = retry_transient(async || {
-        let r = c
-            .send(
-                &FindCoordinatorRequest {
-                    key_type: FindCoordinatorRequest::KEY_TYPE_GROUP,
-                    coordinator_keys: vec![group.clone()],
-                    ..Default::default()
-                },
-                4,
-            )
-            .await
-            .unwrap();
-        let e = r.coordinators[0].error_code;
-        (r, e)
-    })
-    .await;
-    let mut seen = vec![format!(
-        "find coordinator: {}",
-        code(fc.coordinators[0].error_code)
-    )];
+    let mut seen = vec![find_coordinator(&c, &group).await];
     seen.push(offset_delete(&c, &group, &topic).await);
     seen.push(commit(&c, &group, &topic, 3).await);
     seen.push(commit(&c, &group, &other, 4).await);
@@ -828,6 +830,162 @@ async fn acls_scenario(bootstrap: &str) -> Seen {
         r.filter_results[0].matching_acls.len()
     ));
     seen
+}
+
+/// A KIP-848 member subscribed by regex: heartbeats (acknowledging what
+/// it was given) until its assignment covers `want` topics, or 30 s pass;
+/// returns the member epoch and the assigned topic ids.
+async fn heartbeat_until(
+    c: &Connection,
+    group: &str,
+    member: &str,
+    mut epoch: i32,
+    owned: &mut Vec<ConsumerGroupHeartbeatRequestTopicPartitions>,
+    want: usize,
+) -> i32 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while owned.len() < want && std::time::Instant::now() < deadline {
+        let r = c
+            .send(
+                &ConsumerGroupHeartbeatRequest {
+                    group_id: group.into(),
+                    member_id: member.into(),
+                    member_epoch: epoch,
+                    topic_partitions: Some(owned.clone()),
+                    ..Default::default()
+                },
+                1,
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.error_code, 0, "heartbeat: {}", code(r.error_code));
+        epoch = r.member_epoch;
+        if let Some(a) = r.assignment {
+            *owned = a
+                .topic_partitions
+                .into_iter()
+                .map(|tp| ConsumerGroupHeartbeatRequestTopicPartitions {
+                    topic_id: tp.topic_id,
+                    partitions: tp.partitions,
+                    ..Default::default()
+                })
+                .collect();
+        }
+        if owned.len() < want {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    epoch
+}
+
+/// The names of the topics `owned` names by id.
+async fn topic_names(
+    c: &Connection,
+    prefix: &str,
+    owned: &[ConsumerGroupHeartbeatRequestTopicPartitions],
+) -> Vec<String> {
+    let md = c
+        .send(
+            &MetadataRequest {
+                topics: None,
+                allow_auto_topic_creation: false,
+                ..Default::default()
+            },
+            12,
+        )
+        .await
+        .unwrap();
+    let mut names: Vec<String> = owned
+        .iter()
+        .filter_map(|tp| {
+            md.topics
+                .iter()
+                .find(|t| t.topic_id == tp.topic_id)
+                .and_then(|t| t.name.clone())
+        })
+        .map(|n| n.replacen(prefix, "P", 1))
+        .collect();
+    names.sort();
+    names
+}
+
+/// KIP-848 regex subscription: the member is assigned the topics whose
+/// whole name matches, then also a matching topic created later; OffsetDelete
+/// sees a regex-matched topic as subscribed; a regex that does not compile
+/// is INVALID_REGULAR_EXPRESSION.
+async fn regex_scenario(bootstrap: &str) -> Seen {
+    let c = connect(bootstrap).await;
+    let prefix = unique_name("diff-re");
+    let group = unique_name("diff-re-group");
+    let member = unique_name("member");
+    for t in ["a", "b", "a-x"] {
+        create_topic(&c, &format!("{prefix}-{t}"), 1, &[]).await;
+    }
+    let regex = format!("{prefix}-[a-z]");
+    let mut seen = vec![find_coordinator(&c, &group).await];
+    let join = ConsumerGroupHeartbeatRequest {
+        group_id: group.clone(),
+        member_id: member.clone(),
+        member_epoch: 0,
+        rebalance_timeout_ms: 30_000,
+        subscribed_topic_regex: Some(regex.clone()),
+        topic_partitions: Some(Vec::new()),
+        ..Default::default()
+    };
+    let r = retry_transient(async || {
+        let r = c.send(&join, 1).await.unwrap();
+        let e = r.error_code;
+        (r, e)
+    })
+    .await;
+    seen.push(format!("join: {}", code(r.error_code)));
+    let mut owned: Vec<ConsumerGroupHeartbeatRequestTopicPartitions> = r
+        .assignment
+        .map(|a| {
+            a.topic_partitions
+                .into_iter()
+                .map(|tp| ConsumerGroupHeartbeatRequestTopicPartitions {
+                    topic_id: tp.topic_id,
+                    partitions: tp.partitions,
+                    ..Default::default()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let epoch = heartbeat_until(&c, &group, &member, r.member_epoch, &mut owned, 2).await;
+    seen.push(format!(
+        "assigned: {:?}",
+        topic_names(&c, &prefix, &owned).await
+    ));
+    create_topic(&c, &format!("{prefix}-c"), 1, &[]).await;
+    heartbeat_until(&c, &group, &member, epoch, &mut owned, 3).await;
+    seen.push(format!(
+        "after a matching topic was created: {:?}",
+        topic_names(&c, &prefix, &owned).await
+    ));
+    seen.push(offset_delete(&c, &group, &format!("{prefix}-c")).await);
+    seen.push(offset_delete(&c, &group, &format!("{prefix}-a-x")).await);
+    let bad = ConsumerGroupHeartbeatRequest {
+        member_id: unique_name("member"),
+        subscribed_topic_regex: Some(format!("{prefix}-(")),
+        ..join.clone()
+    };
+    let r = c.send(&bad, 1).await.unwrap();
+    seen.push(format!("join with a broken regex: {}", code(r.error_code)));
+    seen
+}
+
+/// KIP-848 regex subscriptions agree.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn regex_subscriptions_agree() {
+    let m = mock().await;
+    let r = real().await;
+    compare(
+        "regex subscription",
+        regex_scenario(&r).await,
+        regex_scenario(&m.bootstrap()).await,
+    )
+    .await;
 }
 
 /// The operations APIs are advertised with Kafka 4.4's version ranges.
