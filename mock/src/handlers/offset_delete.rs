@@ -26,10 +26,8 @@ fn response(
                         .map(|p| OffsetDeleteResponsePartition {
                             partition_index: p.partition_index,
                             error_code: codes.next().copied().unwrap_or(ErrorCode::None).code(),
-                            ..Default::default()
                         })
                         .collect(),
-                    ..Default::default()
                 })
                 .collect()
         } else {
