@@ -537,13 +537,8 @@ async fn offset_delete(c: &Connection, group: &str, topic: &str) -> String {
         group_id: group.into(),
         topics: vec![OffsetDeleteRequestTopic {
             name: topic.into(),
-            partitions: vec![OffsetDeleteRequestPartition {
-                partition_index: 0,
-                ..Default::default()
-            }],
-            ..Default::default()
+            partitions: vec![OffsetDeleteRequestPartition { partition_index: 0 }],
         }],
-        ..Default::default()
     };
     let mut r = c.send(&req, 0).await.unwrap();
     for _ in 0..100 {
@@ -626,7 +621,7 @@ async fn offset_delete_scenario(bootstrap: &str) -> Seen {
     seen.push(offset_delete(&c, &group, &other).await);
     seen.push(committed(&c, &group, &other).await);
     seen.push(commit(&c, &group, &topic, 5).await);
-    let (e, epoch) = heartbeat(&c, &group, &member, epoch, &topic).await;
+    let (e, _) = heartbeat(&c, &group, &member, epoch, &topic).await;
     seen.push(format!("heartbeat: {e}"));
     let (e, epoch) = heartbeat(&c, &group, &member, -1, &topic).await;
     seen.push(format!("leave: {e} epoch={epoch}"));
