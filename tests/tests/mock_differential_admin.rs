@@ -683,6 +683,21 @@ async fn describe_topic_config(c: &Connection, topic: &str, key: &str) -> String
     format!("describe {key}: {} {configs:?}", code(res.error_code))
 }
 
+/// DescribeConfigs of `key` until it differs from `before`: a broker
+/// learns a config change from the controller a moment after the change is
+/// acknowledged.
+async fn describe_changed(c: &Connection, topic: &str, key: &str, before: &str) -> String {
+    let mut now = describe_topic_config(c, topic, key).await;
+    for _ in 0..100 {
+        if now != before {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        now = describe_topic_config(c, topic, key).await;
+    }
+    now
+}
+
 /// IncrementalAlterConfigs of a topic: SET shows as a dynamic topic config
 /// in DescribeConfigs, APPEND and SUBTRACT edit a list, DELETE restores the
 /// default, validate_only changes nothing; a bad value, an unknown name,
@@ -692,18 +707,22 @@ async fn configs_scenario(bootstrap: &str) -> Seen {
     let c = connect(bootstrap).await;
     let topic = unique_name("diff-configs");
     create_topic(&c, &topic, 1, &[("retention.ms", "7200000")]).await;
-    let mut seen = vec![describe_topic_config(&c, &topic, "retention.ms").await];
+    let retention = describe_topic_config(&c, &topic, "retention.ms").await;
+    let policy = describe_topic_config(&c, &topic, "cleanup.policy").await;
+    let mut seen = vec![retention.clone(), policy.clone()];
     seen.push(describe_topic_config(&c, &topic, "segment.ms").await);
     seen.push(alter(&c, 2, &topic, &[("retention.ms", 0, "3600000")], false).await);
-    seen.push(describe_topic_config(&c, &topic, "retention.ms").await);
+    let retention = describe_changed(&c, &topic, "retention.ms", &retention).await;
+    seen.push(retention.clone());
     seen.push(alter(&c, 2, &topic, &[("retention.ms", 0, "60000")], true).await);
     seen.push(describe_topic_config(&c, &topic, "retention.ms").await);
     seen.push(alter(&c, 2, &topic, &[("cleanup.policy", 2, "compact")], false).await);
-    seen.push(describe_topic_config(&c, &topic, "cleanup.policy").await);
+    let policy = describe_changed(&c, &topic, "cleanup.policy", &policy).await;
+    seen.push(policy.clone());
     seen.push(alter(&c, 2, &topic, &[("cleanup.policy", 3, "delete")], false).await);
-    seen.push(describe_topic_config(&c, &topic, "cleanup.policy").await);
+    seen.push(describe_changed(&c, &topic, "cleanup.policy", &policy).await);
     seen.push(alter(&c, 2, &topic, &[("retention.ms", 1, "")], false).await);
-    seen.push(describe_topic_config(&c, &topic, "retention.ms").await);
+    seen.push(describe_changed(&c, &topic, "retention.ms", &retention).await);
     seen.push(alter(&c, 2, &topic, &[("retention.ms", 0, "soon")], false).await);
     seen.push(alter(&c, 2, &topic, &[("retention.forever", 0, "1")], false).await);
     seen.push(alter(&c, 2, &topic, &[("retention.ms", 2, "1")], false).await);
