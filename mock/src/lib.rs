@@ -20,7 +20,8 @@
 //!   largest timestamp; a record found above the last stable offset is
 //!   not answered under read_committed); OffsetForLeaderEpoch over each
 //!   partition's leader epoch cache (an epoch starts where its leader
-//!   started writing; KIP-320 truncation checks);
+//!   started writing), and Fetch answering the diverging epoch when the
+//!   client's last fetched epoch ends before its offset (KIP-320);
 //! - the transaction coordinator for transaction versions 1 and 2:
 //!   InitProducerId (with KIP-360 epoch bumps and fencing),
 //!   AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn writing
