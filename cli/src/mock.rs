@@ -46,6 +46,7 @@ pub async fn run(a: MockArgs) -> CliResult<()> {
         },
         default_partitions: a.partitions,
         marker_delay: Duration::from_millis(a.marker_delay_ms),
+        acl_authorizer: a.acl_authorizer,
         ..MockConfig::default()
     };
     let cluster = MockCluster::start(config)
@@ -67,9 +68,10 @@ pub async fn run(a: MockArgs) -> CliResult<()> {
 pub const MOCK_HELP: &str = "\
 Starts kafka-mock: --brokers brokers on free ports of 127.0.0.1 that speak
 the Kafka protocol (produce, fetch, idempotence, transactions version 1 and
-2, classic consumer groups and offsets; no KIP-848 groups, no replication,
-no TLS or SASL), so that a program in any language can be tested without a
-JVM broker. The
+2, classic and KIP-848 consumer groups and offsets, and the operations APIs:
+records delete, offset resets and deletes, config changes, cluster
+describe, ACLs with --acl-authorizer; no replication, no TLS or SASL), so
+that a program in any language can be tested without a JVM broker. The
 first line on stdout is BOOTSTRAP=host:port,...; the cluster lives until
 Ctrl-C or SIGTERM. Topics are created on first use (--partitions each) or
 with --topic NAME:PARTITIONS.
@@ -77,7 +79,8 @@ with --topic NAME:PARTITIONS.
 Examples:
   kafka-eos mock --brokers 3
   kafka-eos mock --transaction-version 1 --topic orders:6 --topic audit:1
-  kafka-eos mock --kafka 3.9 --marker-delay-ms 200";
+  kafka-eos mock --kafka 3.9 --marker-delay-ms 200
+  kafka-eos mock --acl-authorizer        # acl add/list/remove are served";
 
 /// `mock` options.
 #[derive(Debug, clap::Args)]
@@ -101,4 +104,9 @@ pub struct MockArgs {
     /// A topic to create at start, NAME:PARTITIONS (repeatable).
     #[arg(long = "topic", value_name = "NAME:PARTITIONS")]
     pub topics: Vec<String>,
+    /// Run as with an authorizer: ACLs are stored and listed (every request
+    /// is still allowed). Without it, as Kafka by default, the ACL
+    /// commands fail with SECURITY_DISABLED.
+    #[arg(long)]
+    pub acl_authorizer: bool,
 }

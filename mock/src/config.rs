@@ -67,6 +67,12 @@ pub struct MockConfig {
     /// The heartbeat interval KIP-848 members are told
     /// (`group.consumer.heartbeat.interval.ms`, 5 s in Kafka).
     pub consumer_group_heartbeat_interval: Duration,
+    /// Run with an authorizer (`authorizer.class.name` set to Kafka's
+    /// `StandardAuthorizer`, every principal a super user): CreateAcls,
+    /// DescribeAcls and DeleteAcls store and select ACL bindings, while
+    /// every request stays allowed. False, Kafka's default: the ACL APIs
+    /// answer SECURITY_DISABLED.
+    pub acl_authorizer: bool,
 }
 
 impl Default for MockConfig {
@@ -83,6 +89,7 @@ impl Default for MockConfig {
             cluster_id: "kafka-mock".into(),
             consumer_group_session_timeout: Duration::from_secs(45),
             consumer_group_heartbeat_interval: Duration::from_secs(5),
+            acl_authorizer: false,
         }
     }
 }

@@ -17,7 +17,11 @@
 //!   transactions for read_committed, and KIP-227 incremental fetch
 //!   sessions (per broker, lost when it stops, the least recently used
 //!   evicted past 1000); ListOffsets (latest, earliest, by timestamp,
-//!   largest timestamp);
+//!   largest timestamp; a record found above the last stable offset is
+//!   not answered under read_committed); OffsetForLeaderEpoch over each
+//!   partition's leader epoch cache (an epoch starts where its leader
+//!   started writing), and Fetch answering the diverging epoch when the
+//!   client's last fetched epoch ends before its offset (KIP-320);
 //! - the transaction coordinator for transaction versions 1 and 2:
 //!   InitProducerId (with KIP-360 epoch bumps and fencing),
 //!   AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn writing
@@ -28,7 +32,8 @@
 //!   timeouts, generations, KIP-345 static members replaced without a
 //!   rebalance and FENCED_INSTANCE_ID); KIP-848 consumer groups as Kafka 4.4
 //!   (ConsumerGroupHeartbeat v0-1 with the `uniform` and `range` server
-//!   assignors, a partition handed over only once its owner revoked it,
+//!   assignors, topic names or a regex (whole names, RE2 syntax, a topic
+//!   created later picked up at the next heartbeat), a partition handed over only once its owner revoked it,
 //!   member epochs and FENCED_MEMBER_EPOCH, static members that leave
 //!   with epoch -2 and are replaced, session and rebalance timeouts;
 //!   ConsumerGroupDescribe); OffsetCommit and OffsetFetch (with KIP-447's
@@ -38,13 +43,25 @@
 //!   topic's logs, producer state, topic id and the groups' offsets for it
 //!   go with it, and an open transaction's markers skip its partitions),
 //!   CreatePartitions (new partitions led as CreateTopics places them, or
-//!   as assigned; INVALID_PARTITIONS for no increase), DescribeConfigs,
+//!   as assigned; INVALID_PARTITIONS for no increase), DescribeConfigs
+//!   (Kafka's common topic configs with their defaults, the overrides set
+//!   at creation or by IncrementalAlterConfigs, and the brokers' dynamic
+//!   overrides), IncrementalAlterConfigs (SET, DELETE, APPEND, SUBTRACT of
+//!   topic and broker configs, INVALID_CONFIG for an unknown topic config
+//!   or a value of the wrong type), DeleteRecords (the log start moves:
+//!   Fetch below it is OFFSET_OUT_OF_RANGE, ListOffsets earliest answers
+//!   it; POLICY_VIOLATION on a compacted topic), DescribeCluster,
 //!   ListTransactions (v0-1), DescribeTransactions, DescribeProducers;
+//!   CreateAcls, DescribeAcls and DeleteAcls (SECURITY_DISABLED, as a
+//!   broker without an authorizer, unless [`MockConfig::acl_authorizer`]:
+//!   then bindings are stored and selected by Kafka's filter rules);
 //!   ListGroups (at each group's coordinator, with state and type filters;
 //!   a group with offsets only is an Empty classic group), DescribeGroups
 //!   (the protocol and members' metadata once Stable; Dead, or
 //!   GROUP_ID_NOT_FOUND from v6, for no classic group) and DeleteGroups
-//!   (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND, else the group and its offsets).
+//!   (NON_EMPTY_GROUP, GROUP_ID_NOT_FOUND, else the group and its offsets);
+//!   OffsetDelete (GROUP_SUBSCRIBED_TO_TOPIC for a topic the group's
+//!   members subscribe to, by name or regex).
 //!
 //! Faults:
 //! - queued [`Fault`]s for the next N requests of an API at a broker: an
@@ -62,14 +79,19 @@
 //! Known differences from Kafka:
 //! - no replication (one copy, nothing lost when a broker stops);
 //! - KIP-848 groups only on the Kafka 4.4 release (3.9 does not enable
-//!   them by default), no regex subscriptions, and the server assignors'
-//!   exact choice of partitions differs from Kafka's (both are balanced
-//!   and sticky);
+//!   them by default), and the server assignors' exact choice of
+//!   partitions differs from Kafka's (both are balanced and sticky); the
+//!   first member of a new group gets member epoch 1 (Kafka 4.4: 2); a
+//!   regex is resolved at each heartbeat (Kafka resolves it in the
+//!   background, so a new topic reaches the member later there);
+//! - an authorizer-enabled mock stores ACLs but enforces none, and takes
+//!   any broker config name in IncrementalAlterConfigs as dynamic;
 //! - a classic group in use is not converted to a KIP-848 one or the other
 //!   way (GROUP_ID_NOT_FOUND and INCONSISTENT_GROUP_PROTOCOL instead);
 //! - a classic member's session is not checked while the group completes
 //!   a rebalance;
-//! - no retention, compaction or log deletion; no SASL or TLS;
+//! - no retention or compaction (only DeleteRecords deletes); no SASL or
+//!   TLS;
 //! - ApiVersions v5's cluster and node id checks (KIP-1242) are not made;
 //! - DeleteTopics answers in the request's order (Kafka shuffles) and the
 //!   topic is gone from every broker at once;

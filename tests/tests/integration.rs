@@ -17,6 +17,7 @@ mod differential_kafka_protocol;
 mod eos_faults;
 mod group_consumer_steering_broker;
 mod mock_differential;
+mod mock_differential_admin;
 mod mock_eos_checker;
 mod mock_java_clients;
 mod oauth_broker;

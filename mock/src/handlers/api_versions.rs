@@ -15,8 +15,12 @@ pub(crate) fn advertised_range(config: &MockConfig, api: ApiKey) -> Option<Versi
     let cap = |r: VersionRange, max_4_4: i16, max_3_9: i16| {
         VersionRange::new(r.min, r.max.min(if old { max_3_9 } else { max_4_4 }))
     };
+    // The lowest version the release still serves.
+    let floor = |r: VersionRange, min_4_4: i16, min_3_9: i16| {
+        VersionRange::new(r.min.max(if old { min_3_9 } else { min_4_4 }), r.max)
+    };
     Some(match api {
-        ApiKey::ApiVersions => cap(ApiVersionsRequest::VERSIONS, 5, 3),
+        ApiKey::ApiVersions => cap(ApiVersionsRequest::VERSIONS, 5, 4),
         ApiKey::Metadata => cap(MetadataRequest::VERSIONS, 13, 12),
         ApiKey::Produce => cap(ProduceRequest::VERSIONS, 13, 11),
         ApiKey::Fetch => cap(FetchRequest::VERSIONS, 18, 17),
@@ -52,11 +56,23 @@ pub(crate) fn advertised_range(config: &MockConfig, api: ApiKey) -> Option<Versi
         ApiKey::ListGroups => cap(ListGroupsRequest::VERSIONS, 5, 5),
         ApiKey::DescribeGroups => cap(DescribeGroupsRequest::VERSIONS, 6, 5),
         ApiKey::DeleteGroups => cap(DeleteGroupsRequest::VERSIONS, 3, 2),
+        // Kafka 4.0 dropped v0-1 (KIP-896).
+        ApiKey::OffsetForLeaderEpoch => {
+            floor(cap(OffsetForLeaderEpochRequest::VERSIONS, 4, 4), 2, 0)
+        }
+        ApiKey::DeleteRecords => cap(DeleteRecordsRequest::VERSIONS, 2, 2),
+        ApiKey::OffsetDelete => cap(OffsetDeleteRequest::VERSIONS, 0, 0),
+        ApiKey::IncrementalAlterConfigs => cap(IncrementalAlterConfigsRequest::VERSIONS, 1, 1),
+        ApiKey::DescribeCluster => cap(DescribeClusterRequest::VERSIONS, 2, 1),
+        // Kafka 3.9 advertises the ACL APIs from v0 (kafka-proto decodes v1+).
+        ApiKey::CreateAcls => cap(CreateAclsRequest::VERSIONS, 3, 3),
+        ApiKey::DescribeAcls => cap(DescribeAclsRequest::VERSIONS, 3, 3),
+        ApiKey::DeleteAcls => cap(DeleteAclsRequest::VERSIONS, 3, 3),
         _ => return None,
     })
 }
 
-const SERVED: [ApiKey; 29] = [
+const SERVED: [ApiKey; 37] = [
     ApiKey::Produce,
     ApiKey::Fetch,
     ApiKey::ListOffsets,
@@ -86,6 +102,14 @@ const SERVED: [ApiKey; 29] = [
     ApiKey::ListGroups,
     ApiKey::DescribeGroups,
     ApiKey::DeleteGroups,
+    ApiKey::OffsetForLeaderEpoch,
+    ApiKey::DeleteRecords,
+    ApiKey::OffsetDelete,
+    ApiKey::IncrementalAlterConfigs,
+    ApiKey::DescribeCluster,
+    ApiKey::CreateAcls,
+    ApiKey::DescribeAcls,
+    ApiKey::DeleteAcls,
 ];
 
 fn listing(config: &MockConfig) -> ApiVersionsResponse {

@@ -90,6 +90,7 @@ fn describe(
                 client_id: m.client_id.clone(),
                 client_host: m.client_host.clone(),
                 subscribed_topic_names: m.subscribed.clone(),
+                subscribed_topic_regex: m.regex.clone(),
                 assignment: assignment(&m.assigned.keys().copied().collect()),
                 target_assignment: assignment(
                     &g.target.get(member_id).cloned().unwrap_or_default(),

@@ -30,6 +30,7 @@ pub(crate) fn handle(
         rack_id: req.rack_id.as_deref(),
         rebalance_timeout_ms: req.rebalance_timeout_ms,
         subscribed: req.subscribed_topic_names.clone(),
+        regex: req.subscribed_topic_regex.as_deref(),
         assignor: req.server_assignor.as_deref(),
         owned: req.topic_partitions.as_ref().map(|tps| {
             let mut owned = Partitions::new();

@@ -1,6 +1,7 @@
 //! CreateTopics: topics with their partition count (or the default), any
 //! replication factor up to the broker count (the mock keeps one copy),
-//! and their configs accepted (not kept: DescribeConfigs is not served).
+//! and their configs kept as the topic's overrides (DescribeConfigs shows
+//! them).
 
 use super::Reply;
 use crate::state::{ClusterState, Ctx};
@@ -44,7 +45,16 @@ pub(crate) fn handle(
                     Ok([0; 16])
                 }
             } else {
-                state.create_topic(&t.name, partitions)
+                let created = state.create_topic(&t.name, partitions);
+                if created.is_ok() {
+                    let configs = t
+                        .configs
+                        .iter()
+                        .filter_map(|c| Some((c.name.clone(), c.value.clone()?)))
+                        .collect();
+                    state.configs.create_topic(&t.name, configs);
+                }
+                created
             };
             match outcome {
                 Ok(id) => {

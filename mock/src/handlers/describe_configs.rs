@@ -1,6 +1,7 @@
 //! DescribeConfigs: a broker's settings that clients ask for
-//! (`transaction.max.timeout.ms` first among them) and topics' defaults,
-//! from a fixed table (the mock keeps no per-topic configs).
+//! (`transaction.max.timeout.ms` first among them) with its dynamic
+//! overrides, and each topic's configs: the defaults Kafka's table gives,
+//! with the overrides set at creation or by IncrementalAlterConfigs.
 
 use super::Reply;
 use crate::state::{ClusterState, Ctx};
@@ -9,11 +10,43 @@ use kafka_proto::messages::*;
 
 const TOPIC: i8 = 2;
 const BROKER: i8 = 4;
-/// `ConfigSource` of a value the broker was started with / a default.
+/// `ConfigSource` of a topic override, a broker's dynamic override, the
+/// cluster-wide dynamic default, a value the broker was started with, a
+/// default.
+const DYNAMIC_TOPIC_CONFIG: i8 = 1;
+const DYNAMIC_BROKER_CONFIG: i8 = 2;
+const DYNAMIC_DEFAULT_BROKER_CONFIG: i8 = 3;
 const STATIC_BROKER_CONFIG: i8 = 4;
 const DEFAULT_CONFIG: i8 = 5;
 
-fn broker_configs(state: &ClusterState) -> Vec<(&'static str, String)> {
+/// The broker's static configs, then the cluster-wide and its own
+/// dynamic overrides on top, each with its source.
+fn broker_configs(state: &ClusterState, broker: i32) -> Vec<(String, String, i8)> {
+    let mut out: Vec<(String, String, i8)> = static_broker_configs(state)
+        .into_iter()
+        .map(|(n, v)| (n.to_string(), v, STATIC_BROKER_CONFIG))
+        .collect();
+    let layers = [
+        ("".to_string(), DYNAMIC_DEFAULT_BROKER_CONFIG),
+        (broker.to_string(), DYNAMIC_BROKER_CONFIG),
+    ];
+    for (resource, source) in layers {
+        for (name, value) in state
+            .configs
+            .broker_overrides(&resource)
+            .into_iter()
+            .flatten()
+        {
+            match out.iter_mut().find(|(n, _, _)| n == name) {
+                Some(entry) => *entry = (name.clone(), value.clone(), source),
+                None => out.push((name.clone(), value.clone(), source)),
+            }
+        }
+    }
+    out
+}
+
+fn static_broker_configs(state: &ClusterState) -> Vec<(&'static str, String)> {
     vec![
         (
             "transaction.max.timeout.ms",
@@ -34,14 +67,20 @@ fn broker_configs(state: &ClusterState) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn topic_configs() -> Vec<(&'static str, String)> {
-    vec![
-        ("cleanup.policy", "delete".into()),
-        ("min.insync.replicas", "1".into()),
-        ("retention.ms", "604800000".into()),
-        ("max.message.bytes", "1048588".into()),
-        ("message.timestamp.type", "CreateTime".into()),
-    ]
+fn topic_configs(state: &ClusterState, topic: &str) -> Vec<(String, String, i8)> {
+    state
+        .configs
+        .topic_entries(topic)
+        .into_iter()
+        .map(|(name, value, dynamic)| {
+            let source = if dynamic {
+                DYNAMIC_TOPIC_CONFIG
+            } else {
+                DEFAULT_CONFIG
+            };
+            (name, value, source)
+        })
+        .collect()
 }
 
 pub(crate) fn handle(
@@ -61,11 +100,11 @@ pub(crate) fn handle(
                 error_message: None,
                 ..Default::default()
             };
-            let (configs, source) = match r.resource_type {
+            let configs = match r.resource_type {
                 BROKER
                     if r.resource_name.is_empty() || r.resource_name == ctx.broker.to_string() =>
                 {
-                    (broker_configs(state), STATIC_BROKER_CONFIG)
+                    broker_configs(state, ctx.broker)
                 }
                 BROKER => {
                     result.error_code = ErrorCode::InvalidRequest.code();
@@ -73,7 +112,7 @@ pub(crate) fn handle(
                     return result;
                 }
                 TOPIC if state.topics.contains_key(&r.resource_name) => {
-                    (topic_configs(), DEFAULT_CONFIG)
+                    topic_configs(state, &r.resource_name)
                 }
                 TOPIC => {
                     result.error_code = ErrorCode::UnknownTopicOrPartition.code();
@@ -88,14 +127,14 @@ pub(crate) fn handle(
             };
             result.configs = configs
                 .into_iter()
-                .filter(|(name, _)| {
+                .filter(|(name, _, _)| {
                     r.configuration_keys
                         .as_ref()
                         .is_none_or(|keys| keys.is_empty() || keys.iter().any(|k| k == name))
                 })
                 .map(
-                    |(name, value)| DescribeConfigsResponseDescribeConfigsResourceResult {
-                        name: name.into(),
+                    |(name, value, source)| DescribeConfigsResponseDescribeConfigsResourceResult {
+                        name,
                         value: Some(value),
                         config_source: source,
                         ..Default::default()

@@ -46,6 +46,9 @@ struct Item {
     partition: i32,
     fetch_offset: i64,
     leader_epoch: i32,
+    /// The epoch of the last record the client read (KIP-320, v12+), -1
+    /// when not given.
+    last_fetched_epoch: i32,
     max_bytes: i32,
 }
 
@@ -98,6 +101,11 @@ fn request_items(state: &ClusterState, req: &FetchRequest, version: i16) -> Vec<
                 partition: p.partition,
                 fetch_offset: p.fetch_offset,
                 leader_epoch: p.current_leader_epoch,
+                last_fetched_epoch: if version >= 12 {
+                    p.last_fetched_epoch
+                } else {
+                    -1
+                },
                 max_bytes: p.partition_max_bytes,
             });
         }
@@ -177,25 +185,36 @@ pub(crate) fn handle(
         }
     };
     let items: Vec<Item> = match &mode {
-        Mode::Incremental { session, .. } => session
-            .partitions
-            .iter()
-            .map(|((topic, p), c)| Item {
-                // By id when the client named one (v13+): a topic deleted
-                // (or deleted and created again) is unknown, not re-read.
-                name: if c.topic_id != [0; 16] {
-                    state.topic_ids.get(&c.topic_id).cloned()
-                } else {
-                    state.topics.contains_key(topic).then(|| topic.clone())
-                },
-                wire_topic: topic.clone(),
-                topic_id: c.topic_id,
-                partition: *p,
-                fetch_offset: c.fetch_offset,
-                leader_epoch: c.leader_epoch,
-                max_bytes: c.max_bytes,
-            })
-            .collect(),
+        Mode::Incremental { session, .. } => {
+            // The epochs the request gives for the partitions it names.
+            let given: Vec<(SessionKey, i32)> = request_items(state, req, version)
+                .into_iter()
+                .map(|i| (i.key(), i.last_fetched_epoch))
+                .collect();
+            session
+                .partitions
+                .iter()
+                .map(|((topic, p), c)| Item {
+                    // By id when the client named one (v13+): a topic deleted
+                    // (or deleted and created again) is unknown, not re-read.
+                    name: if c.topic_id != [0; 16] {
+                        state.topic_ids.get(&c.topic_id).cloned()
+                    } else {
+                        state.topics.contains_key(topic).then(|| topic.clone())
+                    },
+                    wire_topic: topic.clone(),
+                    topic_id: c.topic_id,
+                    partition: *p,
+                    fetch_offset: c.fetch_offset,
+                    leader_epoch: c.leader_epoch,
+                    last_fetched_epoch: given
+                        .iter()
+                        .find(|(k, _)| k.0 == *topic && k.1 == *p)
+                        .map_or(-1, |(_, e)| *e),
+                    max_bytes: c.max_bytes,
+                })
+                .collect()
+        }
         _ => request_items(state, req, version),
     };
     let read_committed = req.isolation_level == 1;
@@ -350,12 +369,30 @@ fn read_partition(
     } else {
         -1
     };
+    if item.last_fetched_epoch >= 0 {
+        // KIP-320 (Kafka's `Partition.readRecords`): the client's last
+        // epoch ends before its fetch offset here, or is unknown: its log
+        // diverged; it truncates to the epoch's end before reading on.
+        let (epoch, end_offset) = log.end_offset_for_epoch(item.last_fetched_epoch);
+        if epoch < item.last_fetched_epoch || end_offset < item.fetch_offset {
+            return FetchResponsePartitionData {
+                partition_index: item.partition,
+                high_watermark: hw,
+                last_stable_offset: log.last_stable_offset(),
+                log_start_offset: log_start,
+                diverging_epoch: FetchResponseEpochEndOffset {
+                    epoch,
+                    end_offset,
+                    ..Default::default()
+                },
+                records: None,
+                ..Default::default()
+            };
+        }
+    }
     if item.fetch_offset > hw || item.fetch_offset < log.log_start_offset() {
-        let mut e = partition_error(item.partition, ErrorCode::OffsetOutOfRange);
-        e.high_watermark = hw;
-        e.last_stable_offset = log.last_stable_offset();
-        e.log_start_offset = log_start;
-        return e;
+        // Kafka answers the error with unknown offsets (-1) throughout.
+        return partition_error(item.partition, ErrorCode::OffsetOutOfRange);
     }
     let limit = usize::try_from(item.max_bytes.max(0))
         .unwrap_or(0)

@@ -37,17 +37,26 @@ fn answer(
     } else {
         log.high_watermark()
     };
+    // A search by time looks through the whole log, then answers only an
+    // offset below the last one the isolation level may read (Kafka's
+    // `Partition.fetchOffsetForTimestamp`): nothing (-1, epoch -1) when
+    // the record found is above it.
+    let hw = log.high_watermark();
     let found = match p.timestamp {
         LATEST => Some((upper, -1)),
         EARLIEST | EARLIEST_LOCAL => Some((log.log_start_offset(), -1)),
-        MAX_TIMESTAMP => log.max_timestamp(upper),
-        ts if ts >= 0 => log.offset_for_timestamp(ts, upper),
+        MAX_TIMESTAMP => log.max_timestamp(hw).filter(|(o, _)| *o < upper),
+        ts if ts >= 0 => log.offset_for_timestamp(ts, hw).filter(|(o, _)| *o < upper),
         _ => {
             out.error_code = ErrorCode::InvalidRequest.code();
             return out;
         }
     };
-    let (offset, timestamp) = found.unwrap_or((-1, -1));
+    let Some((offset, timestamp)) = found else {
+        out.offset = -1;
+        out.timestamp = -1;
+        return out;
+    };
     out.offset = offset;
     out.timestamp = timestamp;
     if version >= 4 {

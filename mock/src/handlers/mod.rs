@@ -13,10 +13,15 @@ mod add_partitions_to_txn;
 pub(crate) mod api_versions;
 mod consumer_group_describe;
 mod consumer_group_heartbeat;
+mod create_acls;
 mod create_partitions;
 mod create_topics;
+mod delete_acls;
 mod delete_groups;
+mod delete_records;
 mod delete_topics;
+mod describe_acls;
+mod describe_cluster;
 mod describe_configs;
 mod describe_groups;
 mod describe_producers;
@@ -25,6 +30,7 @@ mod end_txn;
 mod fetch;
 mod find_coordinator;
 mod heartbeat;
+mod incremental_alter_configs;
 mod init_producer_id;
 mod join_group;
 mod leave_group;
@@ -33,7 +39,9 @@ mod list_offsets;
 mod list_transactions;
 mod metadata;
 mod offset_commit;
+mod offset_delete;
 mod offset_fetch;
+mod offset_for_leader_epoch;
 mod produce;
 mod sync_group;
 mod txn_offset_commit;
@@ -164,6 +172,14 @@ pub(crate) fn handle(
         ListGroups => list_groups::ListGroupsRequest,
         DescribeGroups => describe_groups::DescribeGroupsRequest,
         DeleteGroups => delete_groups::DeleteGroupsRequest,
+        OffsetForLeaderEpoch => offset_for_leader_epoch::OffsetForLeaderEpochRequest,
+        DeleteRecords => delete_records::DeleteRecordsRequest,
+        OffsetDelete => offset_delete::OffsetDeleteRequest,
+        IncrementalAlterConfigs => incremental_alter_configs::IncrementalAlterConfigsRequest,
+        DescribeCluster => describe_cluster::DescribeClusterRequest,
+        CreateAcls => create_acls::CreateAclsRequest,
+        DescribeAcls => describe_acls::DescribeAclsRequest,
+        DeleteAcls => delete_acls::DeleteAclsRequest,
     )
 }
 

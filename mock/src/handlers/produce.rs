@@ -102,6 +102,26 @@ fn produce_partition(
             Err(e) => return Answer::err(ErrorCode::CorruptMessage, e.to_string()),
         }
     }
+    // Kafka's `LogValidator.validateKey`: a compacted topic takes keyed
+    // records only.
+    let compacted = state
+        .configs
+        .topic_value(topic, "cleanup.policy")
+        .is_some_and(|p| p.split(',').any(|x| x.trim() == "compact"));
+    if compacted {
+        let keyless = views
+            .iter()
+            .flat_map(|v| v.records())
+            .any(|r| r.map_or(true, |r| r.key.is_none()));
+        if keyless {
+            return Answer::err(
+                ErrorCode::InvalidRecord,
+                format!(
+                    "Compacted topic cannot accept message without key in topic partition {topic}-{partition}."
+                ),
+            );
+        }
+    }
     let tv2 = version >= 12;
     for v in &views {
         if !v.is_transactional {

@@ -87,6 +87,11 @@ pub(crate) struct ConsumerMember {
     pub rebalance_timeout_ms: i32,
     /// The topic names it subscribes to.
     pub subscribed: Vec<String>,
+    /// The subscribed topic regex (KIP-848), if any.
+    pub regex: Option<String>,
+    /// The topics it consumes: the names, and the existing topics the
+    /// regex matches, as of the group's last heartbeat (sorted).
+    pub resolved: Vec<String>,
     /// The server assignor it asked for, if any.
     pub assignor: Option<String>,
     /// Assigned partitions, with the member epoch at which each was
@@ -112,6 +117,8 @@ impl ConsumerMember {
             client_host: String::new(),
             rebalance_timeout_ms: 0,
             subscribed: Vec::new(),
+            regex: None,
+            resolved: Vec::new(),
             assignor: None,
             assigned: BTreeMap::new(),
             pending_revocation: BTreeMap::new(),
@@ -181,6 +188,8 @@ pub(crate) struct Heartbeat<'a> {
     pub rebalance_timeout_ms: i32,
     /// The subscribed topic names (`None`: unchanged).
     pub subscribed: Option<Vec<String>>,
+    /// The subscribed topic regex (`None`: unchanged, empty: none).
+    pub regex: Option<&'a str>,
     /// The server assignor asked for (`None`: unchanged).
     pub assignor: Option<&'a str>,
     /// The partitions the member owns (`None`: unchanged).
@@ -234,6 +243,19 @@ impl ConsumerGroup {
         }
     }
 
+    /// The topics among `topics` some member subscribes to.
+    pub(crate) fn subscribed_topics<'a>(
+        &self,
+        topics: impl Iterator<Item = &'a String>,
+    ) -> BTreeSet<String> {
+        let names: BTreeSet<&String> = self
+            .members
+            .values()
+            .flat_map(|m| m.resolved.iter())
+            .collect();
+        topics.filter(|t| names.contains(t)).cloned().collect()
+    }
+
     /// What changes when the group does (parked requests run again only
     /// after a change).
     pub(crate) fn fingerprint(&self) -> (i32, i32, usize) {
@@ -270,11 +292,17 @@ impl ConsumerGroup {
         if empty(hb.instance_id) || empty(hb.rack_id) {
             return Err(ErrorCode::InvalidRequest);
         }
+        if let Some(r) = hb.regex.filter(|r| !r.is_empty())
+            && full_match(r).is_none()
+        {
+            return Err(ErrorCode::InvalidRegularExpression);
+        }
         match hb.member_epoch {
             0 => {
                 if hb.rebalance_timeout_ms == -1
                     || hb.owned.as_ref().is_none_or(|o| !o.is_empty())
-                    || hb.subscribed.as_ref().is_none_or(Vec::is_empty)
+                    || (hb.subscribed.as_ref().is_none_or(Vec::is_empty)
+                        && hb.regex.is_none_or(str::is_empty))
                 {
                     return Err(ErrorCode::InvalidRequest);
                 }
@@ -377,19 +405,27 @@ impl ConsumerGroup {
             s.dedup();
             member.subscribed = s;
         }
+        if let Some(r) = hb.regex {
+            member.regex = (!r.is_empty()).then(|| r.to_string());
+        }
         member.client_id = hb.client_id.to_string();
         member.client_host = hb.client_host.to_string();
         member.last_heartbeat_ms = now_ms;
 
-        let mut bump = is_new || member.subscribed != old.subscribed;
+        let mut bump = is_new || member.subscribed != old.subscribed || member.regex != old.regex;
         self.members.insert(member_id.clone(), member);
+        // Regexes are matched against the topics as they are now: a topic
+        // created since is picked up at the next heartbeat.
+        for m in self.members.values_mut() {
+            m.resolved = resolve(&m.subscribed, m.regex.as_deref(), topics.keys());
+        }
 
         // The subscribed topics' metadata: a change (a topic created or
         // grown) bumps the group epoch.
         let metadata: BTreeMap<String, TopicInfo> = self
             .members
             .values()
-            .flat_map(|m| m.subscribed.iter())
+            .flat_map(|m| m.resolved.iter())
             .filter_map(|t| topics.get(t).map(|i| (t.clone(), *i)))
             .collect();
         if metadata != self.subscribed_metadata {
@@ -561,7 +597,7 @@ impl ConsumerGroup {
         let subs: BTreeMap<&str, &[String]> = self
             .members
             .iter()
-            .map(|(id, m)| (id.as_str(), m.subscribed.as_slice()))
+            .map(|(id, m)| (id.as_str(), m.resolved.as_slice()))
             .collect();
         let previous: BTreeMap<&str, BTreeSet<(Uuid, i32)>> = self
             .target
@@ -667,6 +703,28 @@ fn check_epoch(
         }
     }
     Ok(())
+}
+
+/// `regex` as a pattern matching whole topic names, as Kafka matches a
+/// subscription regex (RE2 syntax); `None` when it does not compile.
+fn full_match(regex: &str) -> Option<regex::Regex> {
+    regex::Regex::new(&format!("^(?:{regex})$")).ok()
+}
+
+/// The topics a member consumes: its names and the topics among `topics`
+/// its regex matches, sorted, each once.
+fn resolve<'a>(
+    names: &[String],
+    regex: Option<&str>,
+    topics: impl Iterator<Item = &'a String>,
+) -> Vec<String> {
+    let mut out: Vec<String> = names.to_vec();
+    if let Some(re) = regex.and_then(full_match) {
+        out.extend(topics.filter(|t| re.is_match(t)).cloned());
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// The members subscribed to topic `name`, in member id order.
@@ -788,6 +846,7 @@ mod tests {
             rack_id: None,
             rebalance_timeout_ms: 30_000,
             subscribed: Some(vec!["t".into()]),
+            regex: None,
             assignor: None,
             owned: Some(Partitions::new()),
             client_id: "c",
@@ -818,6 +877,63 @@ mod tests {
             .and_then(|p| p.get(&T))
             .map(|s| s.iter().copied().collect())
             .unwrap_or_default()
+    }
+
+    /// Invariant: a regex subscription covers exactly the topics whose
+    /// whole name matches, including one created after the member joined
+    /// (picked up at its next heartbeat); a regex that does not compile is
+    /// INVALID_REGULAR_EXPRESSION.
+    #[test]
+    fn a_regex_subscription_follows_the_topics_that_match() {
+        let info = |id: u8, partitions: i32| TopicInfo {
+            id: [id; 16],
+            partitions,
+        };
+        let mut t = BTreeMap::from([
+            ("orders-eu".to_string(), info(1, 2)),
+            ("audit".to_string(), info(2, 1)),
+            ("orders-eu-archive.x".to_string(), info(3, 1)),
+        ]);
+        let mut g = ConsumerGroup::default();
+        let first = Heartbeat {
+            subscribed: None,
+            regex: Some("orders-[a-z]+"),
+            ..join("a")
+        };
+        let a = g.heartbeat(&first, &t, 0, String::new).unwrap();
+        let topics_of = |a: &HeartbeatAnswer| -> Vec<u8> {
+            a.assignment
+                .as_ref()
+                .map(|p| p.keys().map(|id| id[0]).collect())
+                .unwrap_or_default()
+        };
+        assert_eq!(topics_of(&a), [1], "only whole names match");
+        t.insert("orders-us".to_string(), info(4, 1));
+        let owned: Partitions = BTreeMap::from([([1; 16], BTreeSet::from([0, 1]))]);
+        let next = g
+            .heartbeat(
+                &Heartbeat {
+                    member_epoch: a.member_epoch,
+                    rebalance_timeout_ms: -1,
+                    regex: None,
+                    owned: Some(owned),
+                    ..first.clone()
+                },
+                &t,
+                1,
+                String::new,
+            )
+            .unwrap();
+        assert_eq!(topics_of(&next), [1, 4], "the new topic is picked up");
+        assert!(next.member_epoch > a.member_epoch);
+        let bad = Heartbeat {
+            regex: Some("orders-("),
+            ..join("b")
+        };
+        assert_eq!(
+            ConsumerGroup::validate(&bad),
+            Err(ErrorCode::InvalidRegularExpression)
+        );
     }
 
     /// Invariant: a partition moves to a new member only after its previous

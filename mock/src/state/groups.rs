@@ -125,6 +125,13 @@ impl Groups {
         dropped
     }
 
+    /// OffsetDelete of one partition's committed offset (the group stays).
+    pub(crate) fn remove_offset(&mut self, group: &str, tp: &Tp) {
+        if let Some(g) = self.committed.get_mut(group) {
+            g.remove(tp);
+        }
+    }
+
     /// A transaction has offsets pending for `tp` in `group`.
     pub(crate) fn is_unstable(&self, group: &str, tp: &Tp) -> bool {
         self.pending

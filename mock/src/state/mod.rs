@@ -9,11 +9,14 @@
 //! - [`membership`]: classic groups (JoinGroup, SyncGroup, Heartbeat);
 //! - [`consumer_group`]: KIP-848 consumer groups (ConsumerGroupHeartbeat).
 
+pub(crate) mod acls;
+pub(crate) mod configs;
 pub(crate) mod consumer_group;
 pub(crate) mod fetch_sessions;
 pub(crate) mod group_admin;
 pub(crate) mod groups;
 pub(crate) mod membership;
+pub(crate) mod offset_delete;
 pub(crate) mod partition;
 pub(crate) mod producer_state;
 pub(crate) mod topic_admin;
@@ -108,6 +111,10 @@ pub(crate) struct ClusterState {
     /// Topic names Metadata and Produce refuse, with the error they answer
     /// (a principal without the ACL, a name the broker rejects).
     pub refused_topics: HashMap<String, ErrorCode>,
+    /// Dynamic topic and broker configs (IncrementalAlterConfigs).
+    pub configs: configs::Configs,
+    /// ACL bindings (with `MockConfig::acl_authorizer`).
+    pub acls: acls::Acls,
 }
 
 impl ClusterState {
@@ -142,6 +149,8 @@ impl ClusterState {
             coordinator_epoch: 0,
             appends: 0,
             refused_topics: HashMap::new(),
+            configs: configs::Configs::default(),
+            acls: acls::Acls::default(),
         }
     }
 
@@ -442,8 +451,7 @@ impl ClusterState {
     pub(crate) fn move_leader(&mut self, topic: &str, p: i32, to: i32) -> bool {
         match self.partition_mut(topic, p) {
             Some(log) => {
-                log.leader = to;
-                log.leader_epoch += 1;
+                log.elect(to);
                 true
             }
             None => false,
@@ -468,8 +476,7 @@ impl ClusterState {
         for t in self.topics.values_mut() {
             for (i, log) in t.partitions.iter_mut().enumerate() {
                 if log.leader == id {
-                    log.leader = live[i % live.len()];
-                    log.leader_epoch += 1;
+                    log.elect(live[i % live.len()]);
                 }
             }
         }

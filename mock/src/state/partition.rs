@@ -88,6 +88,9 @@ pub(crate) struct PartitionLog {
     pub leader: i32,
     /// Bumped at every leader change.
     pub leader_epoch: i32,
+    /// The leader epoch cache (Kafka's `LeaderEpochFileCache`): each
+    /// epoch with the offset its leader started writing at, oldest first.
+    epochs: Vec<(i32, i64)>,
 }
 
 impl PartitionLog {
@@ -101,7 +104,62 @@ impl PartitionLog {
             aborted: Vec::new(),
             leader,
             leader_epoch: 0,
+            epochs: vec![(0, 0)],
         }
+    }
+
+    /// A new leader: the epoch is bumped and starts at the log end, as a
+    /// Kafka leader assigns its epoch's start offset on election.
+    pub(crate) fn elect(&mut self, leader: i32) {
+        self.leader = leader;
+        self.leader_epoch += 1;
+        self.epochs.push((self.leader_epoch, self.next_offset));
+    }
+
+    /// OffsetForLeaderEpoch (Kafka's `LeaderEpochFileCache.endOffsetFor`):
+    /// the largest epoch at or below `epoch` with the start offset of the
+    /// next epoch (the log end for the current one); `(-1, -1)` for an
+    /// epoch above every known one or for -1. An epoch below every known
+    /// one answers itself with the first known epoch's start.
+    pub(crate) fn end_offset_for_epoch(&self, epoch: i32) -> (i32, i64) {
+        if epoch < 0 {
+            return (-1, -1);
+        }
+        if self.epochs.last().is_some_and(|(e, _)| *e == epoch) {
+            return (epoch, self.next_offset);
+        }
+        let Some(higher) = self.epochs.iter().find(|(e, _)| *e > epoch) else {
+            return (-1, -1);
+        };
+        match self.epochs.iter().rev().find(|(e, _)| *e <= epoch) {
+            Some((floor, _)) => (*floor, higher.1),
+            None => (epoch, higher.1),
+        }
+    }
+
+    /// DeleteRecords: moves the log start up to `offset` (never down) and
+    /// drops the batches wholly below it, the aborted transactions ended
+    /// below it and the epochs that started before it (the last of them
+    /// now starts at the new log start). Returns the new log start.
+    pub(crate) fn delete_records_before(&mut self, offset: i64) -> i64 {
+        if offset <= self.log_start_offset {
+            return self.log_start_offset;
+        }
+        self.log_start_offset = offset;
+        self.batches.retain(|b| b.last_offset >= offset);
+        self.aborted.retain(|a| a.last_offset >= offset);
+        let kept_from = self
+            .epochs
+            .iter()
+            .rposition(|(_, start)| *start <= offset)
+            .unwrap_or(0);
+        self.epochs.drain(..kept_from);
+        if let Some(first) = self.epochs.first_mut()
+            && first.1 < offset
+        {
+            first.1 = offset;
+        }
+        offset
     }
 
     /// The batches in the log, oldest first.
@@ -494,6 +552,31 @@ mod tests {
         // The next transaction's first batch starts at sequence 0.
         assert!(append(&mut log, &batch(9, 4, 1, 1, true), true).is_err());
         assert!(append(&mut log, &batch(9, 4, 0, 1, true), true).is_ok());
+    }
+
+    #[test]
+    fn end_offsets_per_leader_epoch() {
+        let mut log = PartitionLog::new(1);
+        append(&mut log, &batch(1, 0, 0, 3, false), false).unwrap();
+        log.elect(2);
+        log.elect(1);
+        append(&mut log, &batch(1, 0, 3, 2, false), false).unwrap();
+        assert_eq!(log.end_offset_for_epoch(0), (0, 3));
+        assert_eq!(log.end_offset_for_epoch(1), (1, 3));
+        assert_eq!(log.end_offset_for_epoch(2), (2, 5));
+        assert_eq!(log.end_offset_for_epoch(3), (-1, -1));
+        assert_eq!(log.delete_records_before(4), 4);
+        assert_eq!(
+            log.end_offset_for_epoch(0),
+            (0, 4),
+            "below every epoch kept"
+        );
+        assert_eq!(log.log_start_offset(), 4);
+        assert_eq!(
+            log.delete_records_before(1),
+            4,
+            "the log start never moves back"
+        );
     }
 
     #[test]

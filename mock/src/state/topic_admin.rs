@@ -29,6 +29,7 @@ impl ClusterState {
         };
         self.topic_ids.remove(&id);
         self.groups.remove_topic(name);
+        self.configs.remove_topic(name);
         // Parked fetches of its partitions look again (and find none).
         self.appends += 1;
         Ok(id)

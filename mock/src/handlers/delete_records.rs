@@ -1,0 +1,115 @@
+//! DeleteRecords (Kafka's `Partition.deleteRecordsOnLeader`): moves each
+//! partition's log start up to the offset asked for (-1: the high
+//! watermark) on its leader, answering the new low watermark. An offset
+//! above the high watermark, or negative, is OFFSET_OUT_OF_RANGE; a topic
+//! whose `cleanup.policy` lacks `delete` is POLICY_VIOLATION. Fetches
+//! below the new log start then get OFFSET_OUT_OF_RANGE and ListOffsets
+//! earliest answers it.
+
+use super::Reply;
+use crate::state::{ClusterState, Ctx};
+use kafka_proto::ErrorCode;
+use kafka_proto::messages::*;
+
+/// `DeleteRecordsRequest.HIGH_WATERMARK`.
+const HIGH_WATERMARK: i64 = -1;
+
+fn delete(
+    state: &mut ClusterState,
+    ctx: &Ctx,
+    topic: &str,
+    partition: i32,
+    offset: i64,
+) -> Result<i64, ErrorCode> {
+    let deletable = state
+        .configs
+        .topic_value(topic, "cleanup.policy")
+        .is_none_or(|p| p.split(',').any(|x| x.trim() == "delete"));
+    let log = state
+        .partition_mut(topic, partition)
+        .ok_or(ErrorCode::UnknownTopicOrPartition)?;
+    if log.leader != ctx.broker {
+        return Err(ErrorCode::NotLeaderOrFollower);
+    }
+    if !deletable {
+        return Err(ErrorCode::PolicyViolation);
+    }
+    let offset = if offset == HIGH_WATERMARK {
+        log.high_watermark()
+    } else {
+        offset
+    };
+    if offset < 0 || offset > log.high_watermark() {
+        return Err(ErrorCode::OffsetOutOfRange);
+    }
+    Ok(log.delete_records_before(offset))
+}
+
+pub(crate) fn handle(
+    state: &mut ClusterState,
+    ctx: &Ctx,
+    req: &DeleteRecordsRequest,
+    _version: i16,
+    _final_attempt: bool,
+) -> Reply<DeleteRecordsResponse> {
+    let topics = req
+        .topics
+        .iter()
+        .map(|t| DeleteRecordsResponseTopic {
+            name: t.name.clone(),
+            partitions: t
+                .partitions
+                .iter()
+                .map(|p| {
+                    let (low_watermark, code) =
+                        match delete(state, ctx, &t.name, p.partition_index, p.offset) {
+                            Ok(low) => (low, ErrorCode::None),
+                            Err(code) => (-1, code),
+                        };
+                    DeleteRecordsResponsePartition {
+                        partition_index: p.partition_index,
+                        low_watermark,
+                        error_code: code.code(),
+                        ..Default::default()
+                    }
+                })
+                .collect(),
+            ..Default::default()
+        })
+        .collect();
+    // Parked fetches below the new log start answer OFFSET_OUT_OF_RANGE.
+    state.appends += 1;
+    Reply::Now(DeleteRecordsResponse {
+        topics,
+        ..Default::default()
+    })
+}
+
+pub(crate) fn error(
+    _state: &ClusterState,
+    req: &DeleteRecordsRequest,
+    _version: i16,
+    code: ErrorCode,
+) -> DeleteRecordsResponse {
+    DeleteRecordsResponse {
+        topics: req
+            .topics
+            .iter()
+            .map(|t| DeleteRecordsResponseTopic {
+                name: t.name.clone(),
+                partitions: t
+                    .partitions
+                    .iter()
+                    .map(|p| DeleteRecordsResponsePartition {
+                        partition_index: p.partition_index,
+                        low_watermark: -1,
+                        error_code: code.code(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
