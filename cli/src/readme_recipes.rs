@@ -2,7 +2,7 @@
 //! line as `-X KEY=VALUE` arguments: each parses through clap and then
 //! through the producer and group consumer configurations every command
 //! builds, without connecting. The recipes are read from the README's
-//! ```` ```properties recipe=NAME ```` blocks, so they cannot drift.
+//! ```` ```properties recipe-NAME ```` blocks, so they cannot drift.
 
 use crate::args::Cli;
 use crate::common::Globals;
@@ -27,7 +27,7 @@ fn recipes() -> Vec<(String, Vec<String>)> {
         };
         let Some(name) = info
             .split_whitespace()
-            .find_map(|w| w.strip_prefix("recipe="))
+            .find_map(|w| w.strip_prefix("recipe-"))
         else {
             continue;
         };

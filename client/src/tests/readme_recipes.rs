@@ -1,5 +1,5 @@
 //! The README's "Connecting to managed Kafka" recipes, read from the README
-//! itself (its ```` ```properties recipe=NAME ```` blocks) so that the two
+//! itself (its ```` ```properties recipe-NAME ```` blocks) so that the two
 //! cannot drift: each parses through [`ClientConfig`] to the expected
 //! security protocol and SASL mechanism. Placeholder files (`/path/to/`)
 //! are the key store fixtures, and the key store password placeholder
@@ -20,7 +20,7 @@ pub(crate) fn recipes(readme: &str) -> Vec<(String, Vec<(String, String)>)> {
         };
         let Some(name) = info
             .split_whitespace()
-            .find_map(|w| w.strip_prefix("recipe="))
+            .find_map(|w| w.strip_prefix("recipe-"))
         else {
             continue;
         };
