@@ -6,34 +6,11 @@
 
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
 
-fn bin() -> String {
-    std::env::var("KAFKA_EOS_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_kafka-eos").into())
-}
-
-/// Starts `kafka-eos mock ARGS` and returns it with its bootstrap servers.
-async fn start_mock(args: &[&str]) -> (Child, String) {
-    let mut child = Command::new(bin())
-        .arg("mock")
-        .args(args)
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn kafka-eos mock");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-        .await
-        .expect("the mock prints its bootstrap servers")
-        .unwrap()
-        .expect("a first line");
-    let bootstrap = first
-        .strip_prefix("BOOTSTRAP=")
-        .unwrap_or_else(|| panic!("unexpected first line: {first}"))
-        .to_string();
-    (child, bootstrap)
-}
+mod common;
+use common::{bin, start_mock};
 
 async fn kafka_eos(bootstrap: &str, args: &[&str], stdin: Option<&[u8]>) -> std::process::Output {
     let mut c = Command::new(bin());

@@ -7,71 +7,8 @@
 //! real Kafka are in admin_ops.rs; what the mock answers is checked
 //! against Kafka 4.4 by the differential suite of kafka-eos-tests.
 
-use std::process::{Output, Stdio};
-use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, Command};
-
-fn bin() -> String {
-    std::env::var("KAFKA_EOS_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_kafka-eos").into())
-}
-
-/// Starts `kafka-eos mock ARGS` and returns it with its bootstrap servers.
-async fn start_mock(args: &[&str]) -> (Child, String) {
-    let mut child = Command::new(bin())
-        .arg("mock")
-        .args(args)
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn kafka-eos mock");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-        .await
-        .expect("the mock prints its bootstrap servers")
-        .unwrap()
-        .expect("a first line");
-    let bootstrap = first
-        .strip_prefix("BOOTSTRAP=")
-        .unwrap_or_else(|| panic!("unexpected first line: {first}"))
-        .to_string();
-    (child, bootstrap)
-}
-
-async fn run(bootstrap: &str, args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut c = Command::new(bin());
-    c.arg("--bootstrap")
-        .arg(bootstrap)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        });
-    let mut child = c.spawn().expect("spawn kafka-eos");
-    if let Some(data) = stdin {
-        let mut w = child.stdin.take().unwrap();
-        w.write_all(data).await.unwrap();
-        drop(w);
-    }
-    tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
-        .await
-        .expect("kafka-eos finishes")
-        .unwrap()
-}
-
-/// Runs the CLI; panics unless it succeeds; returns stdout.
-async fn ok(bootstrap: &str, args: &[&str], stdin: Option<&[u8]>) -> String {
-    let out = run(bootstrap, args, stdin).await;
-    assert!(
-        out.status.success(),
-        "kafka-eos {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+mod common;
+use common::{ok, run, start_mock};
 
 /// Each output line after the header, its columns joined by one space.
 fn rows(out: &str) -> Vec<String> {

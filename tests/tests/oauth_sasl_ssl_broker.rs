@@ -20,11 +20,11 @@ use kafka_testcontainers::oauth::{JwtIssuer, TokenEndpoint};
 use kafka_testcontainers::tls::TlsFiles;
 use kafka_testcontainers::{KafkaCluster, SaslConfig, unique_name};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::OnceCell;
+
+use crate::support::system_ca::{InstalledCa, assert_system_store_is_read};
 
 /// The longest session the broker grants (`connections.max.reauth.ms`).
 const MAX_REAUTH: Duration = Duration::from_secs(3);
@@ -277,66 +277,13 @@ async fn the_https_endpoint_is_trusted_only_through_the_configured_ca() {
     assert_eq!(endpoint.issued(), 1);
 }
 
-/// A CA installed into the operating system's trust store
-/// (`/usr/local/share/ca-certificates` + `update-ca-certificates`) until
-/// dropped, also when the test fails.
-struct InstalledCa {
-    /// The certificate file added.
-    path: PathBuf,
-}
-
-impl InstalledCa {
-    fn install(ca_pem: &[u8]) -> InstalledCa {
-        let path = PathBuf::from(format!(
-            "/usr/local/share/ca-certificates/{}.crt",
-            unique_name("kafka-eos-oauth-test-ca")
-        ));
-        std::fs::write(&path, ca_pem).unwrap_or_else(|e| {
-            panic!(
-                "installing the test CA at {} (the test runs as root): {e}",
-                path.display()
-            )
-        });
-        let installed = InstalledCa { path };
-        update_ca_certificates();
-        installed
-    }
-}
-
-impl Drop for InstalledCa {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-        update_ca_certificates();
-    }
-}
-
-fn update_ca_certificates() {
-    let out = Command::new("update-ca-certificates")
-        .output()
-        .expect("run update-ca-certificates (package ca-certificates)");
-    assert!(out.status.success(), "update-ca-certificates: {out:?}");
-}
-
 /// Invariant: with no `ssl.*` setting both the brokers and the https
 /// token endpoint are trusted through the operating system's store (as
 /// Java's login callback uses the JVM's default trust store): with the
 /// harness's CA installed there, every record is read exactly once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sasl_ssl_with_the_system_trust_store_for_brokers_and_endpoint() {
-    // SSL_CERT_FILE / SSL_CERT_DIR, when set, replace the store that
-    // update-ca-certificates maintains.
-    for (var, system) in [
-        ("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt"),
-        ("SSL_CERT_DIR", "/etc/ssl/certs"),
-    ] {
-        if let Some(v) = std::env::var_os(var) {
-            assert_eq!(
-                std::path::Path::new(&v),
-                std::path::Path::new(system),
-                "{var} points away from the system trust store; unset it for this test"
-            );
-        }
-    }
+    assert_system_store_is_read();
     let kafka = kafka().await;
     let endpoint = https_endpoint(kafka).await;
     let topic = unique_name("oauth-ssl-system");

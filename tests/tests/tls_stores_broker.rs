@@ -15,9 +15,9 @@
 use kafka_client::{ClientConfig, ConnError, Connection, ConnectionConfig};
 use kafka_producer::kafka_proto::messages::MetadataRequest;
 use kafka_testcontainers::tls::TlsFiles;
-use kafka_testcontainers::{ClusterSlot, KafkaCluster, SlotGuard, unique_name};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use kafka_testcontainers::{ClusterSlot, KafkaCluster, SlotGuard};
+
+use crate::support::system_ca::{InstalledCa, assert_system_store_is_read};
 
 static SLOT: ClusterSlot = ClusterSlot::new();
 
@@ -68,64 +68,6 @@ async fn metadata_over(kafka: &KafkaCluster, config: &ConnectionConfig) -> Resul
     assert_eq!(md.brokers.len(), 1);
     conn.close();
     Ok(())
-}
-
-/// Checks that the trust store rustls-native-certs reads here is the
-/// system one that `update-ca-certificates` maintains: `SSL_CERT_FILE` /
-/// `SSL_CERT_DIR`, when set, replace it.
-fn assert_system_store_is_read() {
-    for (var, system) in [
-        ("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt"),
-        ("SSL_CERT_DIR", "/etc/ssl/certs"),
-    ] {
-        if let Some(v) = std::env::var_os(var) {
-            assert_eq!(
-                Path::new(&v),
-                Path::new(system),
-                "{var} points away from the system trust store; unset it for this test"
-            );
-        }
-    }
-}
-
-/// A CA installed into the operating system's trust store
-/// (`/usr/local/share/ca-certificates` + `update-ca-certificates`) until
-/// dropped, also when the test fails.
-struct InstalledCa {
-    /// The certificate file added.
-    path: PathBuf,
-}
-
-impl InstalledCa {
-    fn install(ca_pem: &[u8]) -> InstalledCa {
-        let path = PathBuf::from(format!(
-            "/usr/local/share/ca-certificates/{}.crt",
-            unique_name("kafka-eos-test-ca")
-        ));
-        std::fs::write(&path, ca_pem).unwrap_or_else(|e| {
-            panic!(
-                "installing the test CA at {} (the test runs as root): {e}",
-                path.display()
-            )
-        });
-        let installed = InstalledCa { path };
-        update_ca_certificates();
-        installed
-    }
-}
-
-impl Drop for InstalledCa {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-        update_ca_certificates();
-    }
-}
-
-fn update_ca_certificates() {
-    let out = Command::new("update-ca-certificates")
-        .output()
-        .expect("run update-ca-certificates (package ca-certificates)");
-    assert!(out.status.success(), "update-ca-certificates: {out:?}");
 }
 
 /// Invariant: with no trust-store setting a broker whose certificate is

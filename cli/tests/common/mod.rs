@@ -1,13 +1,14 @@
 //! What the CLI's broker tests share: the binary under test, running it
-//! against a broker, and the shared Kafka cluster they run it against.
+//! against a broker, the shared Kafka cluster they run it against, and
+//! `kafka-eos mock` as a broker of the test's own.
 #![allow(dead_code)] // each test file uses its own subset
 
 use kafka_testcontainers::KafkaCluster;
 use kafka_testcontainers::SharedKafka;
 use std::process::{Output, Stdio};
 use std::time::Duration;
-use tokio::io::AsyncWriteExt;
-use tokio::process::Command;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
 
 /// The `kafka-eos` binary: `KAFKA_EOS_BIN` (the musl build in CI) or this
 /// build's.
@@ -62,4 +63,27 @@ pub async fn ok(bootstrap: &str, args: &[&str], stdin: Option<&[u8]>) -> String 
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Starts `kafka-eos mock ARGS` and returns it (killed when dropped) with
+/// its bootstrap servers.
+pub async fn start_mock(args: &[&str]) -> (Child, String) {
+    let mut child = Command::new(bin())
+        .arg("mock")
+        .args(args)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn kafka-eos mock");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await
+        .expect("the mock prints its bootstrap servers")
+        .unwrap()
+        .expect("a first line");
+    let bootstrap = first
+        .strip_prefix("BOOTSTRAP=")
+        .unwrap_or_else(|| panic!("unexpected first line: {first}"))
+        .to_string();
+    (child, bootstrap)
 }

@@ -693,17 +693,19 @@ impl Reader {
                 }
                 // Lag against the end a reader of this isolation can reach
                 // (Java's `records-lag`: the last stable offset under
-                // read_committed); measured again below once the records
-                // moved the position.
+                // read_committed), from the position the answer leaves.
                 let end = match isolation {
                     IsolationLevel::ReadCommitted => state.last_stable_offset,
                     IsolationLevel::ReadUncommitted => state.high_watermark,
-                };
-                let tp = TopicPartition::new(&*topic, partition);
-                if let Some(end) = end {
-                    metrics.set_lag(&tp, end - target.offset);
                 }
+                .filter(|_| metrics.enabled());
                 let Some(records) = pd.records.filter(|r| !r.is_empty()) else {
+                    if let Some(end) = end {
+                        metrics.set_lag(
+                            &TopicPartition::new(&*topic, partition),
+                            end - target.offset,
+                        );
+                    }
                     continue;
                 };
                 let bytes = records.len();
@@ -743,7 +745,10 @@ impl Reader {
                             state.offset_epoch = done.last_epoch;
                         }
                         if let Some(end) = end {
-                            metrics.set_lag(&tp, end - done.next_offset);
+                            metrics.set_lag(
+                                &TopicPartition::new(&*topic, partition),
+                                end - done.next_offset,
+                            );
                         }
                         round.records.extend(done.records);
                     }

@@ -453,7 +453,9 @@ impl Reader {
             for p in partitions {
                 parts.remove(p);
                 self.paused.remove(&(Arc::from(topic), *p));
-                self.metrics.forget(&TopicPartition::new(topic, *p));
+                if self.metrics.enabled() {
+                    self.metrics.forget(&TopicPartition::new(topic, *p));
+                }
             }
             if parts.is_empty() {
                 self.assignment.remove(topic);

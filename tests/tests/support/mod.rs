@@ -6,3 +6,4 @@ pub mod group_consumer;
 pub mod mock_nemesis;
 pub mod nemesis;
 pub mod shared;
+pub mod system_ca;
