@@ -1,0 +1,36 @@
+//! # kafka-schema-registry
+//!
+//! Confluent Schema Registry serdes for kafka-eos, byte-identical with
+//! Confluent's own serializers:
+//!
+//! - [`wire`]: the wire format (magic byte, schema id or GUID, Protobuf
+//!   message indexes), sans-IO;
+//! - [`SchemaRegistryClient`]: Confluent's REST API with bounded caches;
+//! - [`SchemaIdSelector`]: which schema id a serializer writes
+//!   (`auto.register.schemas`, `use.latest.version`, `use.schema.id`, the
+//!   subject name strategies);
+//! - [`RecordSerializer`] / [`RecordDeserializer`]: what the typed producer,
+//!   consumer, sink and pipeline layers take.
+
+#![warn(missing_docs)]
+
+mod context;
+mod error;
+mod record_serde;
+mod registry;
+mod schema;
+mod selector;
+pub mod wire;
+
+// The public interface is:
+pub use context::{Field, SerializationContext};
+pub use error::SerdeError;
+pub use record_serde::{RecordDeserializer, RecordSerializer};
+pub use registry::{RegistryError, SchemaRegistryClient};
+pub use schema::{
+    LocalReference, LocalSchema, RegisteredSchema, ResolvedSchema, Schema, SchemaReference,
+    SchemaType,
+};
+pub use selector::{
+    DeserializerConfig, SchemaIdSelector, SelectedSchema, SerializerConfig, SubjectNameStrategy,
+};
