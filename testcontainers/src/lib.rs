@@ -55,7 +55,10 @@ pub use error::HarnessError;
 mod proxy;
 pub use proxy::{Direction, Proxy, ProxyHandle};
 mod rabbitmq;
+mod schema_registry;
 pub use rabbitmq::{RABBITMQ_STARTUP_TIMEOUT, RabbitMq};
+
+pub use schema_registry::{APICURIO_VERSION, SCHEMA_REGISTRY_STARTUP_TIMEOUT, SchemaRegistry};
 mod seeded;
 pub use seeded::{SeededRng, fresh_seed, schedule_seeds};
 mod shared;
@@ -88,6 +91,7 @@ pub fn remove_orphaned_scratch_dirs() {
         cluster::PRIVATE_DIR_PREFIX,
         shared::IN_PROCESS_DIR_PREFIX,
         rabbitmq::RABBITMQ_DIR_PREFIX,
+        schema_registry::REGISTRY_DIR_PREFIX,
     ] {
         scratch::ScratchDir::remove_orphans(&temp, prefix);
     }

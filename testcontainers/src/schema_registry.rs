@@ -1,0 +1,302 @@
+//! [`SchemaRegistry`]: a private Apicurio Registry serving Confluent's Schema
+//! Registry API (`/apis/ccompat/v7`), from Maven Central, as a child process
+//! with an in-memory store.
+
+use crate::Result;
+use crate::error::{HarnessError, IoContext};
+use crate::process::{ManagedChild, spawn_tied};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// Bound on the registry's readiness (about 5 s on two cores).
+pub const SCHEMA_REGISTRY_STARTUP_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The Apicurio Registry release the harness runs.
+pub const APICURIO_VERSION: &str = "3.3.3";
+
+/// The directory prefix of a registry's scratch directory.
+pub(crate) const REGISTRY_DIR_PREFIX: &str = "kafka-eos-registry-";
+
+/// The oldest Java the registry's classes run on.
+const MIN_JAVA: u32 = 21;
+
+/// A running schema registry; killed and removed on drop.
+///
+/// ```no_run
+/// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+/// use kafka_testcontainers::SchemaRegistry;
+/// let registry = SchemaRegistry::start().await?;
+/// let url = registry.url(); // "http://127.0.0.1:41234/apis/ccompat/v7"
+/// # let _ = url;
+/// # Ok(()) }
+/// ```
+///
+/// Apicurio answers Confluent's API with these differences a test must
+/// expect: the global compatibility level defaults to `NONE` (Confluent's to
+/// `BACKWARD`), and `POST /subjects/{s}` (look-up) matches the exact schema
+/// text, not the parsed schema.
+#[derive(Debug)]
+pub struct SchemaRegistry {
+    port: u16,
+    log: PathBuf,
+    process: Mutex<Option<ManagedChild>>,
+    // Declared last: removed after the JVM is gone.
+    _dir: crate::scratch::ScratchDir,
+}
+
+/// Fetches the registry if needed (runs `fetch-apicurio.sh`); its directory.
+pub async fn ensure_fetched() -> Result<PathBuf> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("fetch-apicurio.sh");
+    let out = tokio::process::Command::new("bash")
+        .arg(&script)
+        .arg(APICURIO_VERSION)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .ctx(|| "running fetch-apicurio.sh".into())?;
+    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    if !out.status.success() || !dir.join("quarkus-run.jar").is_file() {
+        return Err(HarnessError::Process {
+            what: "fetch-apicurio.sh".into(),
+            message: format!("{}: {}", out.status, String::from_utf8_lossy(&out.stderr)),
+        });
+    }
+    Ok(dir)
+}
+
+/// The major version a `java -version` banner names (`"21.0.5"` -> 21,
+/// `"1.8.0"` -> 8).
+fn java_major(banner: &str) -> Option<u32> {
+    let quoted = banner.split('"').nth(1)?;
+    let mut parts = quoted.split(['.', '-', '+']);
+    let first: u32 = parts.next()?.parse().ok()?;
+    if first == 1 {
+        parts.next()?.parse().ok()
+    } else {
+        Some(first)
+    }
+}
+
+fn java_version(java: &Path) -> Option<u32> {
+    let out = Command::new(java).arg("-version").output().ok()?;
+    java_major(&String::from_utf8_lossy(&out.stderr))
+}
+
+/// A Java of at least version 21: `$JAVA_HOME`, `java` on the path, then
+/// the JDKs under `/usr/lib/jvm` (newest first).
+fn find_java() -> Result<PathBuf> {
+    let mut candidates = Vec::new();
+    if let Some(home) = std::env::var_os("JAVA_HOME") {
+        candidates.push(PathBuf::from(home).join("bin/java"));
+    }
+    candidates.push(PathBuf::from("java"));
+    if let Ok(entries) = std::fs::read_dir("/usr/lib/jvm") {
+        let mut jdks: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path().join("bin/java"))
+            .filter(|p| p.is_file())
+            .collect();
+        jdks.sort();
+        jdks.reverse();
+        candidates.extend(jdks);
+    }
+    let mut seen = Vec::new();
+    for java in candidates {
+        match java_version(&java) {
+            Some(v) if v >= MIN_JAVA => return Ok(java),
+            Some(v) => seen.push(format!("{} is Java {v}", java.display())),
+            None => {}
+        }
+    }
+    Err(HarnessError::Process {
+        what: "finding Java for the schema registry".into(),
+        message: format!(
+            "Apicurio Registry {APICURIO_VERSION} needs Java {MIN_JAVA} or newer; found: {}",
+            if seen.is_empty() {
+                "none".to_string()
+            } else {
+                seen.join(", ")
+            }
+        ),
+    })
+}
+
+fn free_port() -> Result<u16> {
+    let l = crate::cluster::reserve_listener_port().ctx(|| "reserving a port".into())?;
+    Ok(l.local_addr().ctx(|| "reading a port".into())?.port())
+}
+
+impl SchemaRegistry {
+    /// Fetches Apicurio Registry if missing, starts it on a free loopback
+    /// port with an in-memory store, and waits until it answers
+    /// `GET /subjects`.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_testcontainers::SchemaRegistry;
+    /// let registry = SchemaRegistry::start().await?;
+    /// assert!(registry.url().ends_with("/apis/ccompat/v7"));
+    /// # Ok(()) }
+    /// ```
+    pub async fn start() -> Result<SchemaRegistry> {
+        let dist = ensure_fetched().await?;
+        let java = find_java()?;
+        let dir = crate::scratch::ScratchDir::new(REGISTRY_DIR_PREFIX)
+            .ctx(|| "creating the registry directory".into())?;
+        let port = free_port()?;
+        let management_port = free_port()?;
+        let log = dir.path().join("registry.log");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .ctx(|| "opening the registry log".into())?;
+        let file2 = file.try_clone().ctx(|| "cloning a log handle".into())?;
+        let mut cmd = Command::new(&java);
+        cmd.arg("-Xmx512m")
+            .arg("-XX:TieredStopAtLevel=1")
+            .arg("-Dquarkus.http.host=127.0.0.1")
+            .arg(format!("-Dquarkus.http.port={port}"))
+            .arg("-Dquarkus.management.host=127.0.0.1")
+            .arg(format!("-Dquarkus.management.port={management_port}"))
+            .arg(format!("-Djava.io.tmpdir={}", dir.path().display()))
+            .arg("-jar")
+            .arg(dist.join("quarkus-run.jar"))
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(file)
+            .stderr(file2);
+        let child = spawn_tied("apicurio-registry", cmd)?;
+        let registry = SchemaRegistry {
+            port,
+            log,
+            process: Mutex::new(Some(child)),
+            _dir: dir,
+        };
+        if let Err(e) = registry.wait_ready().await {
+            eprintln!(
+                "===== schema registry start failed; log tail =====\n{}",
+                crate::cluster::tail(&registry.logs(), 60)
+            );
+            return Err(e);
+        }
+        Ok(registry)
+    }
+
+    /// The registry of this process: started by the first caller and kept
+    /// for the process's life. Tests that share it use subjects of their
+    /// own (a unique topic name gives a unique `<topic>-value` subject).
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+    /// use kafka_testcontainers::SchemaRegistry;
+    /// let registry = SchemaRegistry::shared().await?;
+    /// assert!(std::ptr::eq(registry, SchemaRegistry::shared().await?));
+    /// # Ok(()) }
+    /// ```
+    pub async fn shared() -> Result<&'static SchemaRegistry> {
+        static SHARED: tokio::sync::OnceCell<SchemaRegistry> = tokio::sync::OnceCell::const_new();
+        SHARED
+            .get_or_try_init(|| async {
+                crate::remove_orphaned_scratch_dirs();
+                SchemaRegistry::start().await
+            })
+            .await
+    }
+
+    /// The base URL of Confluent's API, for `schema.registry.url`.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/apis/ccompat/v7", self.port)
+    }
+
+    /// The registry's port on 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The JVM's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        let g = self.process.lock().unwrap_or_else(|e| e.into_inner());
+        g.as_ref().and_then(|c| c.pid())
+    }
+
+    /// The registry's log so far.
+    pub fn logs(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Kills the registry (a registry that is down, for the clients' error
+    /// paths). It is not restarted: its in-memory store is gone.
+    pub fn kill(&self) {
+        let mut g = self.process.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(mut child) = g.take() {
+            child.kill_now();
+        }
+    }
+
+    fn is_running(&self) -> bool {
+        let mut g = self.process.lock().unwrap_or_else(|e| e.into_inner());
+        g.as_mut().map(|c| c.try_wait().is_none()).unwrap_or(false)
+    }
+
+    async fn wait_ready(&self) -> Result<()> {
+        let started = Instant::now();
+        loop {
+            if !self.is_running() {
+                return Err(HarnessError::Process {
+                    what: "apicurio-registry".into(),
+                    message: format!(
+                        "exited during startup; log tail:\n{}",
+                        crate::cluster::tail(&self.logs(), 40)
+                    ),
+                });
+            }
+            let last = match self.get_status("/apis/ccompat/v7/subjects").await {
+                Ok(200) => return Ok(()),
+                Ok(status) => format!("HTTP {status}"),
+                Err(e) => e.to_string(),
+            };
+            if started.elapsed() >= SCHEMA_REGISTRY_STARTUP_TIMEOUT {
+                return Err(HarnessError::Timeout {
+                    what: "schema registry readiness".into(),
+                    elapsed: started.elapsed(),
+                    last,
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// The status code of a `GET` of `path` (HTTP/1.0, no keep-alive).
+    async fn get_status(&self, path: &str) -> std::io::Result<u16> {
+        let mut s = tokio::net::TcpStream::connect(("127.0.0.1", self.port)).await?;
+        s.write_all(format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").as_bytes())
+            .await?;
+        let mut head = [0u8; 12];
+        s.read_exact(&mut head).await?;
+        std::str::from_utf8(&head[9..12])
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .ok_or_else(|| std::io::Error::other("not an HTTP status line"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::java_major;
+
+    /// `java -version` banners of old and new JDKs name their major version.
+    #[test]
+    fn java_major_reads_old_and_new_banners() {
+        assert_eq!(
+            java_major("openjdk version \"17.0.15\" 2025-04-15"),
+            Some(17)
+        );
+        assert_eq!(java_major("openjdk version \"25\" 2025-09-16"), Some(25));
+        assert_eq!(java_major("java version \"1.8.0_402\""), Some(8));
+        assert_eq!(java_major("no version here"), None);
+    }
+}
