@@ -5,12 +5,11 @@ runs) with several test binaries at a time.
 `cargo test` runs its test binaries one after another, and most of ours spend
 their time waiting on Kafka brokers, RabbitMQ or child processes. This script
 builds them once (`cargo test --no-run`), then runs every test binary and the
-doc tests as jobs, JOBS at a time (default 3), longest first (durations from
+doc tests as jobs, JOBS at a time (default 5), longest first (durations from
 .ci/test-durations.tsv, measured by this script; unknown binaries count as
 long). Each binary runs as cargo would run it: from its package's directory,
-with CARGO_MANIFEST_DIR and CARGO_PKG_NAME set; the integration tests'
-binary (kafka-eos-tests' `integration`, one module per subject) runs as one
-job per module. A job's output is printed
+with CARGO_MANIFEST_DIR and CARGO_PKG_NAME set; each crate's `integration`
+test binary (one module per subject) runs as one job per module. A job's output is printed
 when it fails; every job has a time limit (JOB_TIMEOUT seconds, default 1200).
 
     python3 .ci/run-tests.py                 # the README's test command's tests
@@ -31,6 +30,9 @@ it waiting on brokers):
                               root) as job NAME
     --rerun NAME VAR=VALUE    also run test binary NAME again with VAR=VALUE
                               in its environment, as job "NAME (VAR)"
+    --after JOB               the --rerun before this option starts only
+                              once job JOB (an --extra job) has passed, and
+                              fails without running if JOB failed
 
 Exit status: 0 when every job passed.
 """
@@ -92,7 +94,7 @@ def build():
     return jobs, kafka_dev
 
 
-# Test binaries made of one module per subject (kafka-eos-tests' `integration`):
+# Test binaries made of one module per subject (each crate's `integration`):
 # each top-level module runs as a job of its own, named `<package>::<module>`.
 SPLIT_BY_MODULE = {"integration"}
 
@@ -157,7 +159,8 @@ def known_durations():
 
 
 def parse_args(argv):
-    """(durations file or None, extra jobs [(name, command)], reruns [(name, var, value)])."""
+    """(durations file or None, extra jobs [(name, command)], reruns
+    [(name, var, value, job it waits for or None)])."""
     durations_out, extras, reruns = None, [], []
     i = 0
     while i < len(argv):
@@ -171,8 +174,12 @@ def parse_args(argv):
             i += 2
         elif arg == "--rerun" and i + 2 < len(argv) and "=" in argv[i + 2]:
             var, _, value = argv[i + 2].partition("=")
-            reruns.append((argv[i + 1], var, value))
+            reruns.append((argv[i + 1], var, value, None))
             i += 3
+        elif arg == "--after" and i + 1 < len(argv) and reruns:
+            name, var, value, _ = reruns[-1]
+            reruns[-1] = (name, var, value, argv[i + 1])
+            i += 2
         else:
             sys.exit(__doc__)
     return durations_out, extras, reruns
@@ -180,7 +187,7 @@ def parse_args(argv):
 
 def main():
     durations_out, extras, reruns = parse_args(sys.argv[1:])
-    jobs_n = int(os.environ.get("JOBS", "3"))
+    jobs_n = int(os.environ.get("JOBS", "5"))
     limit = float(os.environ.get("JOB_TIMEOUT", "1200"))
     start = time.monotonic()
     jobs, kafka_dev = build()
@@ -197,11 +204,17 @@ def main():
         print(f"== shared clusters {', '.join(SHARED_VARIANTS)} starting (descriptions in {shared_dir})",
               flush=True)
     by_name = {j[0]: j for j in jobs}
-    for name, var, value in reruns:
+    # The job each job waits for (and needs to pass), by name.
+    after = {}
+    for name, var, value, dependency in reruns:
         if name not in by_name:
             sys.exit(f"--rerun {name}: no such test binary")
+        if dependency is not None and dependency not in (e[0] for e in extras):
+            sys.exit(f"--after {dependency}: no such --extra job")
         _, argv, cwd, env = by_name[name]
         jobs.append((f"{name} ({var})", argv, cwd, {**env, var: value}))
+        if dependency is not None:
+            after[f"{name} ({var})"] = dependency
     for name, command in extras:
         jobs.append((name, ["bash", "-c", command], ROOT, dict(os.environ)))
     print(f"== built the tests in {built - start:.0f} s; "
@@ -209,16 +222,38 @@ def main():
     known = known_durations()
     jobs.sort(key=lambda j: known.get(j[0], 1e9), reverse=True)
 
-    lock = threading.Lock()
+    lock = threading.Condition()
     pending = list(jobs)
     results = []
+    # Jobs that finished, by name: whether they passed.
+    finished = {}
+
+    def next_job():
+        """The first pending job whose dependency finished (None when none
+        is left); waits while every pending job waits on a running one."""
+        with lock:
+            while pending:
+                for i, job in enumerate(pending):
+                    dependency = after.get(job[0])
+                    if dependency is None or dependency in finished:
+                        return pending.pop(i)
+                lock.wait()
+            return None
 
     def worker():
         while True:
-            with lock:
-                if not pending:
-                    return
-                name, argv, cwd, env = pending.pop(0)
+            job = next_job()
+            if job is None:
+                return
+            name, argv, cwd, env = job
+            dependency = after.get(name)
+            if dependency is not None and not finished[dependency]:
+                with lock:
+                    results.append((name, f"not run: {dependency} failed", 0.0, None))
+                    finished[name] = False
+                    print(f"    0.0 s  FAILED     {name}  (not run: {dependency} failed)", flush=True)
+                    lock.notify_all()
+                continue
             log = logs / (name.replace("::", "-").replace(" ", "_").replace("/", "_") + ".log")
             t0 = time.monotonic()
             with open(log, "w") as out:
@@ -242,6 +277,8 @@ def main():
             cpu = usage.ru_utime + usage.ru_stime
             with lock:
                 results.append((name, code, secs, log))
+                finished[name] = code == 0
+                lock.notify_all()
                 status = "ok" if code == 0 else f"FAILED ({code})"
                 print(f"{secs:7.1f} s  {status:<10} {name}  (cpu {cpu:.0f} s)", flush=True)
                 if code != 0:

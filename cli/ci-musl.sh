@@ -68,5 +68,5 @@ if ((BUILD_ONLY)); then
     echo "MUSL_BIN=$BIN"
     exit 0
 fi
-KAFKA_EOS_BIN="$BIN" cargo test --locked -p kafka-eos-cli --test roundtrip --test cli_errors --test tls --test sasl
+KAFKA_EOS_BIN="$BIN" cargo test --locked -p kafka-eos-cli --test integration -- roundtrip:: cli_errors:: tls:: sasl::
 echo "ci-musl: static $BIN OK"

@@ -19,7 +19,7 @@
 //! - `acl add/list/remove` on an authorizing broker; `acl list` on one
 //!   without an authorizer fails with SECURITY_DISABLED.
 
-mod common;
+use crate::common;
 use common::{bin, kafka, ok, run};
 use kafka_testcontainers::{KafkaCluster, unique_name};
 use std::collections::BTreeMap;

@@ -14,7 +14,7 @@
 //!   committed offset at the log end (lag 0) and an owner; its deletion
 //!   refused while members remain, accepted once they left.
 
-mod common;
+use crate::common;
 use common::{bin, kafka, ok, run};
 use kafka_testcontainers::unique_name;
 use std::collections::{BTreeMap, BTreeSet};

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
-mod common;
+use crate::common;
 use common::{bin, start_mock};
 
 async fn kafka_eos(bootstrap: &str, args: &[&str], stdin: Option<&[u8]>) -> std::process::Output {

@@ -7,7 +7,7 @@
 //! real Kafka are in admin_ops.rs; what the mock answers is checked
 //! against Kafka 4.4 by the differential suite of kafka-eos-tests.
 
-mod common;
+use crate::common;
 use common::{ok, run, start_mock};
 
 /// Each output line after the header, its columns joined by one space.

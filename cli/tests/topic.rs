@@ -15,7 +15,7 @@
 //! Other tests' topics are on the broker too: listings are checked for this
 //! test's own names only.
 
-mod common;
+use crate::common;
 use common::{kafka, ok, run};
 use kafka_testcontainers::unique_name;
 use std::time::{Duration, Instant};

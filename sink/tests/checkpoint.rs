@@ -3,7 +3,7 @@
 //! exactly-once end to end with a source and the two-phase-commit sink over
 //! the scripted store.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! recovery scenarios of `FlinkKafkaProducerITCase` that do not need Kafka),
 //! against the scripted in-memory store of `support`.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -6,7 +6,7 @@
 //! would, and each holds `SERIAL` across its two locks so that no other
 //! test takes the slot in between (four cluster starts in name order).
 
-mod common;
+use crate::common;
 
 use kafka_testcontainers::ClusterSlot;
 use kafka_testcontainers::wire::KafkaConnection;

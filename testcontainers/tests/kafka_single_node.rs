@@ -1,6 +1,6 @@
 //! Single-node clusters: Kafka 4.4 with transaction version 2 and 1, and 3.9.
 
-mod common;
+use crate::common;
 
 use kafka_testcontainers::{IsolationLevel, KafkaCluster, KafkaVersion, ProducerPerfArgs};
 use std::time::{Duration, Instant};

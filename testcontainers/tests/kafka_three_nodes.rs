@@ -1,7 +1,5 @@
 //! Three-node clusters (expensive: one test at a time).
 
-mod common;
-
 use kafka_testcontainers::{KafkaCluster, KafkaVersion};
 use std::time::Instant;
 

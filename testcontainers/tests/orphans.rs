@@ -1,6 +1,6 @@
 //! No broker JVM outlives a test process that is SIGKILLed.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

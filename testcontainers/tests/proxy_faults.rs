@@ -1,6 +1,6 @@
 //! Every proxy fault, against a real broker behind `with_proxies(true)`.
 
-mod common;
+use crate::common;
 
 use kafka_proto::frame::decode_response_frame;
 use kafka_proto::messages::{ApiVersionsRequest, ApiVersionsResponse};

@@ -1,6 +1,6 @@
 //! A private RabbitMQ broker: start, AMQP connection, stop, restart, cleanup.
 
-mod common;
+use crate::common;
 
 use kafka_testcontainers::RabbitMq;
 use std::time::{Duration, Instant};

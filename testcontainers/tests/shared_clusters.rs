@@ -1,7 +1,7 @@
 //! Shared clusters: one per variant and process, or another process's
 //! attached to by its description; never stoppable by a test.
 
-mod common;
+use crate::common;
 
 use kafka_testcontainers::{SHARED_KAFKA_ENV, SharedKafka, unique_name};
 use std::io::{BufRead, BufReader};
