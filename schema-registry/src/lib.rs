@@ -16,6 +16,7 @@
 
 mod context;
 mod error;
+mod format;
 mod record_serde;
 mod registry;
 mod schema;
@@ -33,4 +34,8 @@ pub use schema::{
 };
 pub use selector::{
     DeserializerConfig, SchemaIdSelector, SelectedSchema, SerializerConfig, SubjectNameStrategy,
+};
+#[cfg(feature = "avro")]
+pub use format::avro::{
+    AvroDeserializer, AvroSchema, AvroSerializer, MAX_ALLOCATION_BYTES, ReaderSchema, Typed,
 };
