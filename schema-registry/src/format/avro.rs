@@ -22,6 +22,9 @@ mod deserializer;
 mod schema;
 mod serializer;
 
+#[cfg(test)]
+mod oracle_tests;
+
 pub use codec::MAX_ALLOCATION_BYTES;
 pub use deserializer::{AvroDeserializer, ReaderSchema};
 pub use schema::AvroSchema;
