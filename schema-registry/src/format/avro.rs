@@ -24,13 +24,11 @@ mod serializer;
 
 #[cfg(test)]
 mod oracle_tests;
+#[cfg(test)]
+mod codec_tests;
 
 pub use codec::MAX_ALLOCATION_BYTES;
 pub use deserializer::{AvroDeserializer, ReaderSchema};
 pub use schema::AvroSchema;
 pub use serializer::{AvroSerializer, Typed};
 
-#[cfg(test)]
-pub(crate) mod testing {
-    pub(crate) use super::codec::{decode_serde, decode_value, encode_serde, encode_value};
-}

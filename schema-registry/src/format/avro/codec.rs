@@ -87,39 +87,58 @@ pub(crate) fn decode_value(
         .build()
         .map_err(decode_error)?;
     let framed = with_top_level_bytes_length(writer, payload);
-    let mut rest: &[u8] = &framed;
-    let value = datum.read_value(&mut rest).map_err(decode_error)?;
-    trailing(rest, label)?;
+    let mut input = Input {
+        rest: &framed,
+        short: false,
+    };
+    let value = datum.read_value(&mut input).map_err(decode_error)?;
+    if input.short {
+        // apache-avro reads a string cut short as null; never hand that out.
+        return Err(SerdeError::Decode {
+            schema: label.to_owned(),
+            reason: "payload truncated".into(),
+        });
+    }
+    trailing(input.rest, label)?;
     Ok(value)
 }
 
 /// Decodes `payload`, written with `writer`, into `T`; through `reader`
-/// (Avro schema resolution) when given.
+/// (Avro schema resolution) when given. Goes through the generic value:
+/// apache-avro's direct deserializer neither resolves schemas nor accepts
+/// a Rust type named otherwise than the record.
 pub(crate) fn decode_serde<T: DeserializeOwned>(
     writer: &Schema,
     reader: Option<&Schema>,
     payload: &[u8],
     label: &str,
 ) -> Result<T, SerdeError> {
-    let decode_error = |e: apache_avro::Error| SerdeError::Decode {
+    let value = decode_value(writer, reader, payload, label)?;
+    apache_avro::from_value(&value).map_err(|e| SerdeError::Decode {
         schema: label.to_owned(),
         reason: e.to_string(),
-    };
-    if reader.is_some() {
-        // apache-avro's schema-aware deserializer does not resolve; go
-        // through the resolved generic value.
-        let value = decode_value(writer, reader, payload, label)?;
-        return apache_avro::from_value(&value).map_err(decode_error);
+    })
+}
+
+/// The payload as apache-avro reads it, remembering whether a read asked
+/// for more than was left (a well-formed datum never does).
+struct Input<'a> {
+    /// What is left to read.
+    rest: &'a [u8],
+    /// Whether a read ran past the end.
+    short: bool,
+}
+
+impl std::io::Read for Input<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if buf.len() > self.rest.len() {
+            self.short = true;
+        }
+        let n = buf.len().min(self.rest.len());
+        buf[..n].copy_from_slice(&self.rest[..n]);
+        self.rest = &self.rest[n..];
+        Ok(n)
     }
-    limit_allocations();
-    let datum = GenericDatumReader::builder(writer)
-        .build()
-        .map_err(decode_error)?;
-    let framed = with_top_level_bytes_length(writer, payload);
-    let mut rest: &[u8] = &framed;
-    let value = datum.read_deser(&mut rest).map_err(decode_error)?;
-    trailing(rest, label)?;
-    Ok(value)
 }
 
 /// Bytes left after a complete datum mean the payload was written with
