@@ -26,6 +26,10 @@ pub mod wire;
 // The public interface is:
 pub use context::{Field, SerializationContext};
 pub use error::SerdeError;
+#[cfg(feature = "avro")]
+pub use format::avro::{
+    AvroDeserializer, AvroSchema, AvroSerializer, MAX_ALLOCATION_BYTES, ReaderSchema, Typed,
+};
 pub use record_serde::{RecordDeserializer, RecordSerializer};
 pub use registry::{RegistryError, SchemaRegistryClient};
 pub use schema::{
@@ -34,8 +38,4 @@ pub use schema::{
 };
 pub use selector::{
     DeserializerConfig, SchemaIdSelector, SelectedSchema, SerializerConfig, SubjectNameStrategy,
-};
-#[cfg(feature = "avro")]
-pub use format::avro::{
-    AvroDeserializer, AvroSchema, AvroSerializer, MAX_ALLOCATION_BYTES, ReaderSchema, Typed,
 };

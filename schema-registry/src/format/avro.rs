@@ -23,12 +23,11 @@ mod schema;
 mod serializer;
 
 #[cfg(test)]
-mod oracle_tests;
-#[cfg(test)]
 mod codec_tests;
+#[cfg(test)]
+mod oracle_tests;
 
 pub use codec::MAX_ALLOCATION_BYTES;
 pub use deserializer::{AvroDeserializer, ReaderSchema};
 pub use schema::AvroSchema;
 pub use serializer::{AvroSerializer, Typed};
-

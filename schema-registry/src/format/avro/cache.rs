@@ -26,7 +26,11 @@ impl SchemaCache {
     }
 
     /// Parses and caches `resolved` as `id`.
-    pub(crate) fn insert(&self, id: i32, resolved: &ResolvedSchema) -> Result<Arc<AvroSchema>, SerdeError> {
+    pub(crate) fn insert(
+        &self,
+        id: i32,
+        resolved: &ResolvedSchema,
+    ) -> Result<Arc<AvroSchema>, SerdeError> {
         let parsed = Arc::new(AvroSchema::from_resolved(resolved)?);
         let mut map = self.lock();
         if map.len() >= CAPACITY {

@@ -10,13 +10,13 @@
 //!    apache-avro's allocation limit (see [`MAX_ALLOCATION_BYTES`]).
 
 use crate::error::SerdeError;
+use apache_avro::Schema;
 use apache_avro::reader::datum::GenericDatumReader;
 use apache_avro::schema::{Name, ResolvedSchema};
 use apache_avro::types::Value;
 use apache_avro::writer::datum::GenericDatumWriter;
-use apache_avro::Schema;
-use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use std::borrow::Borrow;
 use std::collections::HashMap;
 
@@ -33,7 +33,11 @@ pub(crate) fn limit_allocations() -> usize {
 }
 
 /// Appends `value` encoded with `schema` to `out`.
-pub(crate) fn encode_value(schema: &Schema, value: &Value, out: &mut Vec<u8>) -> Result<(), SerdeError> {
+pub(crate) fn encode_value(
+    schema: &Schema,
+    value: &Value,
+    out: &mut Vec<u8>,
+) -> Result<(), SerdeError> {
     let writer = GenericDatumWriter::builder(schema)
         .build()
         .map_err(|e| schema_error(&e))?;
@@ -42,7 +46,8 @@ pub(crate) fn encode_value(schema: &Schema, value: &Value, out: &mut Vec<u8>) ->
         out.truncate(start);
         // apache-avro says only that validation failed: find where.
         let names = ResolvedSchema::new(schema).map_err(|e| schema_error(&e))?;
-        let reason = mismatch(value, schema, names.get_names(), "value").unwrap_or_else(|| e.to_string());
+        let reason =
+            mismatch(value, schema, names.get_names(), "value").unwrap_or_else(|| e.to_string());
         return Err(SerdeError::Encode { reason });
     }
     strip_top_level_bytes_length(schema, out, start);
@@ -171,7 +176,10 @@ fn strip_top_level_bytes_length(schema: &Schema, out: &mut Vec<u8>, start: usize
 }
 
 /// A top-level `bytes` payload is raw: give apache-avro its length prefix.
-fn with_top_level_bytes_length<'a>(schema: &Schema, payload: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+fn with_top_level_bytes_length<'a>(
+    schema: &Schema,
+    payload: &'a [u8],
+) -> std::borrow::Cow<'a, [u8]> {
     if !matches!(schema, Schema::Bytes) {
         return std::borrow::Cow::Borrowed(payload);
     }
@@ -197,7 +205,12 @@ fn mismatch<S: Borrow<Schema> + std::fmt::Debug>(
     let schema = match schema {
         Schema::Ref { name } => match names.get(name) {
             Some(s) => s.borrow(),
-            None => return Some(format!("{path}: unknown named type {}", name.fullname(None))),
+            None => {
+                return Some(format!(
+                    "{path}: unknown named type {}",
+                    name.fullname(None)
+                ));
+            }
         },
         other => other,
     };
@@ -212,7 +225,10 @@ fn mismatch<S: Borrow<Schema> + std::fmt::Debug>(
                         }
                     }
                     None if field.default.is_none() => {
-                        return Some(format!("{path}.{}: missing, and the field has no default", field.name));
+                        return Some(format!(
+                            "{path}.{}: missing, and the field has no default",
+                            field.name
+                        ));
                     }
                     None => {}
                 }

@@ -39,8 +39,20 @@ struct UserV2 {
 /// promoted to long.
 #[test]
 fn reader_v2_reads_writer_v1_with_default_and_promotion() {
-    let payload = encode(V1, &Value::Record(vec![("id".into(), Value::Int(7)), ("name".into(), Value::String("ann".into()))]));
-    let back = decode_value(schema(V1).schema(), Some(schema(V2).schema()), &payload, "id 1").unwrap();
+    let payload = encode(
+        V1,
+        &Value::Record(vec![
+            ("id".into(), Value::Int(7)),
+            ("name".into(), Value::String("ann".into())),
+        ]),
+    );
+    let back = decode_value(
+        schema(V1).schema(),
+        Some(schema(V2).schema()),
+        &payload,
+        "id 1",
+    )
+    .unwrap();
     assert_eq!(
         back,
         Value::Record(vec![
@@ -49,8 +61,21 @@ fn reader_v2_reads_writer_v1_with_default_and_promotion() {
             ("plan".into(), Value::String("free".into())),
         ])
     );
-    let typed: UserV2 = decode_serde(schema(V1).schema(), Some(schema(V2).schema()), &payload, "id 1").unwrap();
-    assert_eq!(typed, UserV2 { id: 7, name: "ann".into(), plan: "free".into() });
+    let typed: UserV2 = decode_serde(
+        schema(V1).schema(),
+        Some(schema(V2).schema()),
+        &payload,
+        "id 1",
+    )
+    .unwrap();
+    assert_eq!(
+        typed,
+        UserV2 {
+            id: 7,
+            name: "ann".into(),
+            plan: "free".into()
+        }
+    );
 }
 
 /// A v1 reader reads v2 data: the field it does not know is skipped.
@@ -66,8 +91,20 @@ fn reader_v1_reads_writer_v2_dropping_the_new_field() {
             ("name".into(), Value::String("bo".into())),
         ]),
     );
-    let typed: UserV1 = decode_serde(schema(V2_INT).schema(), Some(schema(V1).schema()), &payload, "id 2").unwrap();
-    assert_eq!(typed, UserV1 { id: 9, name: "bo".into() });
+    let typed: UserV1 = decode_serde(
+        schema(V2_INT).schema(),
+        Some(schema(V1).schema()),
+        &payload,
+        "id 2",
+    )
+    .unwrap();
+    assert_eq!(
+        typed,
+        UserV1 {
+            id: 9,
+            name: "bo".into()
+        }
+    );
 }
 
 /// A reader that needs a field the writer lacks and has no default for it
@@ -76,18 +113,42 @@ fn reader_v1_reads_writer_v2_dropping_the_new_field() {
 fn incompatible_reader_is_a_decode_error() {
     const NEEDS: &str = r#"{"type":"record","name":"User","namespace":"app","fields":[
       {"name":"id","type":"int"},{"name":"name","type":"string"},{"name":"age","type":"int"}]}"#;
-    let payload = encode(V1, &Value::Record(vec![("id".into(), Value::Int(1)), ("name".into(), Value::String("x".into()))]));
-    let err = decode_value(schema(V1).schema(), Some(schema(NEEDS).schema()), &payload, "id 3").unwrap_err();
-    assert!(matches!(&err, SerdeError::Decode { schema, .. } if schema == "id 3"), "{err}");
+    let payload = encode(
+        V1,
+        &Value::Record(vec![
+            ("id".into(), Value::Int(1)),
+            ("name".into(), Value::String("x".into())),
+        ]),
+    );
+    let err = decode_value(
+        schema(V1).schema(),
+        Some(schema(NEEDS).schema()),
+        &payload,
+        "id 3",
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, SerdeError::Decode { schema, .. } if schema == "id 3"),
+        "{err}"
+    );
 }
 
 /// serde types encode to the same bytes as the generic value and decode back.
 #[test]
 fn serde_types_match_generic_values() {
-    let user = UserV1 { id: -5, name: "ünï".into() };
+    let user = UserV1 {
+        id: -5,
+        name: "ünï".into(),
+    };
     let mut typed = Vec::new();
     encode_serde(schema(V1).schema(), &user, &mut typed).unwrap();
-    let generic = encode(V1, &Value::Record(vec![("id".into(), Value::Int(-5)), ("name".into(), Value::String("ünï".into()))]));
+    let generic = encode(
+        V1,
+        &Value::Record(vec![
+            ("id".into(), Value::Int(-5)),
+            ("name".into(), Value::String("ünï".into())),
+        ]),
+    );
     assert_eq!(typed, generic);
     let back: UserV1 = decode_serde(schema(V1).schema(), None, &typed, "id 4").unwrap();
     assert_eq!(back, user);
@@ -100,7 +161,10 @@ fn top_level_bytes_are_raw() {
     let mut out = Vec::new();
     encode_value(s.schema(), &Value::Bytes(b"abc".to_vec()), &mut out).unwrap();
     assert_eq!(out, b"abc");
-    assert_eq!(decode_value(s.schema(), None, b"", "id 5").unwrap(), Value::Bytes(Vec::new()));
+    assert_eq!(
+        decode_value(s.schema(), None, b"", "id 5").unwrap(),
+        Value::Bytes(Vec::new())
+    );
     let back: serde_bytes::ByteBuf = decode_serde(s.schema(), None, b"\x00\xff", "id 5").unwrap();
     assert_eq!(back.as_ref(), b"\x00\xff");
 }
@@ -123,7 +187,10 @@ fn a_wrong_value_names_the_field() {
     assert!(out.is_empty(), "nothing half-written");
     let missing = Value::Record(vec![("inner".into(), Value::Record(vec![]))]);
     let err = encode_value(schema(NESTED).schema(), &missing, &mut out).unwrap_err();
-    assert!(err.to_string().contains("value.inner.count: missing"), "{err}");
+    assert!(
+        err.to_string().contains("value.inner.count: missing"),
+        "{err}"
+    );
 }
 
 /// A serde value that does not fit is an Encode error too.
@@ -143,10 +210,19 @@ fn a_wrong_serde_value_is_an_encode_error() {
 /// Decode errors naming the schema id.
 #[test]
 fn malformed_payloads_are_decode_errors() {
-    let payload = encode(V1, &Value::Record(vec![("id".into(), Value::Int(300)), ("name".into(), Value::String("long name".into()))]));
+    let payload = encode(
+        V1,
+        &Value::Record(vec![
+            ("id".into(), Value::Int(300)),
+            ("name".into(), Value::String("long name".into())),
+        ]),
+    );
     for cut in 0..payload.len() {
         let err = decode_value(schema(V1).schema(), None, &payload[..cut], "id 6").unwrap_err();
-        assert!(matches!(&err, SerdeError::Decode { schema, .. } if schema == "id 6"), "cut {cut}: {err}");
+        assert!(
+            matches!(&err, SerdeError::Decode { schema, .. } if schema == "id 6"),
+            "cut {cut}: {err}"
+        );
     }
     let mut longer = payload.clone();
     longer.push(0);
@@ -154,7 +230,10 @@ fn malformed_payloads_are_decode_errors() {
     assert!(err.to_string().contains("1 bytes left"), "{err}");
     // An enum index beyond the symbols.
     let e = schema(r#"{"type":"enum","name":"E","symbols":["A"]}"#);
-    assert!(matches!(decode_value(e.schema(), None, &[0x04], "id 7"), Err(SerdeError::Decode { .. })));
+    assert!(matches!(
+        decode_value(e.schema(), None, &[0x04], "id 7"),
+        Err(SerdeError::Decode { .. })
+    ));
 }
 
 /// A string or array claiming far more than the payload holds fails

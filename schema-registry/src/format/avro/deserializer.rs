@@ -76,7 +76,11 @@ impl<T> AvroDeserializer<T> {
     /// let deserializer: AvroDeserializer = AvroDeserializer::new(client, config, ReaderSchema::Writer);
     /// # Ok(()) }
     /// ```
-    pub fn new(client: SchemaRegistryClient, config: DeserializerConfig, reader: ReaderSchema) -> Self {
+    pub fn new(
+        client: SchemaRegistryClient,
+        config: DeserializerConfig,
+        reader: ReaderSchema,
+    ) -> Self {
         codec::limit_allocations();
         Self {
             client,
@@ -102,7 +106,10 @@ impl<T> AvroDeserializer<T> {
     /// let deserializer = AvroDeserializer::<Typed<Ping>>::from_properties(&mut props, ReaderSchema::Writer)?;
     /// # Ok(()) }
     /// ```
-    pub fn from_properties(props: &mut Properties, reader: ReaderSchema) -> Result<Self, SerdeError> {
+    pub fn from_properties(
+        props: &mut Properties,
+        reader: ReaderSchema,
+    ) -> Result<Self, SerdeError> {
         let client = SchemaRegistryClient::from_properties(props)?;
         let config = DeserializerConfig::from_properties(props)?;
         Ok(Self::new(client, config, reader))
@@ -136,7 +143,11 @@ impl<T> AvroDeserializer<T> {
             ReaderSchema::Given(schema) => Some(Arc::clone(schema)),
             ReaderSchema::Latest(strategy) => {
                 let subject = subject_name(*strategy, ctx, writer.full_name())?;
-                let latest = self.client.latest_version(&subject).await.map_err(SerdeError::from)?;
+                let latest = self
+                    .client
+                    .latest_version(&subject)
+                    .await
+                    .map_err(SerdeError::from)?;
                 if latest.id == id {
                     None
                 } else {
@@ -181,18 +192,36 @@ fn subject_name(
 impl RecordDeserializer for AvroDeserializer<Value> {
     type Value = Value;
 
-    async fn deserialize(&self, ctx: &SerializationContext<'_>, bytes: &[u8]) -> Result<Value, SerdeError> {
+    async fn deserialize(
+        &self,
+        ctx: &SerializationContext<'_>,
+        bytes: &[u8],
+    ) -> Result<Value, SerdeError> {
         let (writer, reader, payload, label) = self.schemas(ctx, bytes).await?;
-        codec::decode_value(writer.schema(), reader.as_deref().map(AvroSchema::schema), payload, &label)
+        codec::decode_value(
+            writer.schema(),
+            reader.as_deref().map(AvroSchema::schema),
+            payload,
+            &label,
+        )
     }
 }
 
 impl<T: DeserializeOwned + Send> RecordDeserializer for AvroDeserializer<Typed<T>> {
     type Value = T;
 
-    async fn deserialize(&self, ctx: &SerializationContext<'_>, bytes: &[u8]) -> Result<T, SerdeError> {
+    async fn deserialize(
+        &self,
+        ctx: &SerializationContext<'_>,
+        bytes: &[u8],
+    ) -> Result<T, SerdeError> {
         let (writer, reader, payload, label) = self.schemas(ctx, bytes).await?;
-        codec::decode_serde(writer.schema(), reader.as_deref().map(AvroSchema::schema), payload, &label)
+        codec::decode_serde(
+            writer.schema(),
+            reader.as_deref().map(AvroSchema::schema),
+            payload,
+            &label,
+        )
     }
 }
 
@@ -203,11 +232,23 @@ mod tests {
     #[test]
     fn subjects_follow_confluents_strategies() {
         let ctx = SerializationContext::key("orders");
-        assert_eq!(subject_name(SubjectNameStrategy::TopicName, &ctx, None).unwrap(), "orders-key");
+        assert_eq!(
+            subject_name(SubjectNameStrategy::TopicName, &ctx, None).unwrap(),
+            "orders-key"
+        );
         let ctx = SerializationContext::value("orders");
-        assert_eq!(subject_name(SubjectNameStrategy::TopicName, &ctx, Some("a.B")).unwrap(), "orders-value");
-        assert_eq!(subject_name(SubjectNameStrategy::RecordName, &ctx, Some("a.B")).unwrap(), "a.B");
-        assert_eq!(subject_name(SubjectNameStrategy::TopicRecordName, &ctx, Some("a.B")).unwrap(), "orders-a.B");
+        assert_eq!(
+            subject_name(SubjectNameStrategy::TopicName, &ctx, Some("a.B")).unwrap(),
+            "orders-value"
+        );
+        assert_eq!(
+            subject_name(SubjectNameStrategy::RecordName, &ctx, Some("a.B")).unwrap(),
+            "a.B"
+        );
+        assert_eq!(
+            subject_name(SubjectNameStrategy::TopicRecordName, &ctx, Some("a.B")).unwrap(),
+            "orders-a.B"
+        );
         let err = subject_name(SubjectNameStrategy::RecordName, &ctx, None).unwrap_err();
         assert!(matches!(err, SerdeError::Schema { .. }));
     }

@@ -6,10 +6,10 @@
 
 use super::codec::{decode_value, encode_value};
 use super::schema::AvroSchema;
+use apache_avro::Decimal;
 use apache_avro::schema::Schema;
 use apache_avro::types::Value;
-use apache_avro::Decimal;
-use serde_json::{json, Value as Json};
+use serde_json::{Value as Json, json};
 use std::collections::HashMap;
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -81,11 +81,19 @@ fn person(name: &str, email: Option<&str>, zip: i64, scores: &[(&str, f64)], raw
         ("kind".into(), Value::Enum(2, "OTHER".into())),
         (
             "tags".into(),
-            Value::Array(vec![Value::String("a".into()), Value::String("日本語".into())]),
+            Value::Array(vec![
+                Value::String("a".into()),
+                Value::String("日本語".into()),
+            ]),
         ),
         (
             "scores".into(),
-            Value::Map(scores.iter().map(|(k, v)| ((*k).to_owned(), Value::Double(*v))).collect()),
+            Value::Map(
+                scores
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), Value::Double(*v)))
+                    .collect(),
+            ),
         ),
         ("hash".into(), Value::Fixed(4, vec![0, 0xff, 0x10, 0x7f])),
         ("raw".into(), Value::Bytes(raw.to_vec())),
@@ -130,7 +138,11 @@ fn vectors() -> Vec<Vector> {
             ("tod".into(), Value::TimeMillis(tod)),
             (
                 "id".into(),
-                Value::Uuid("6ba7b810-9dad-11d1-80b4-00c04fd430c8".parse().expect("uuid")),
+                Value::Uuid(
+                    "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
+                        .parse()
+                        .expect("uuid"),
+                ),
             ),
         ])
     };
@@ -142,12 +154,20 @@ fn vectors() -> Vec<Vector> {
         v("long 64", r#""long""#, Value::Long(64)),
         v("int min", r#""int""#, Value::Int(i32::MIN)),
         v("int max", r#"{"type":"int"}"#, Value::Int(i32::MAX)),
-        v("string unicode", r#""string""#, Value::String("grüße, 世界, 🦀, \u{0}".into())),
+        v(
+            "string unicode",
+            r#""string""#,
+            Value::String("grüße, 世界, 🦀, \u{0}".into()),
+        ),
         v("string empty", r#""string""#, Value::String(String::new())),
         v("double", r#""double""#, Value::Double(-1234.5678e300)),
         v("float", r#""float""#, Value::Float(3.25)),
         v("boolean", r#""boolean""#, Value::Boolean(false)),
-        v("top-level bytes are raw", r#""bytes""#, Value::Bytes(vec![0, 1, 2, 0xff, 0x80])),
+        v(
+            "top-level bytes are raw",
+            r#""bytes""#,
+            Value::Bytes(vec![0, 1, 2, 0xff, 0x80]),
+        ),
         // Not here: a null top-level value (Confluent's serializers keep it
         // a null record, never framed) and empty top-level bytes (Python's
         // deserializer refuses a 5-byte frame, even its own).
@@ -166,7 +186,11 @@ fn vectors() -> Vec<Vector> {
             r#"{"type":"array","items":"long"}"#,
             Value::Array(vec![Value::Long(1), Value::Long(-1), Value::Long(i64::MAX)]),
         ),
-        v("empty array", r#"{"type":"array","items":"long"}"#, Value::Array(vec![])),
+        v(
+            "empty array",
+            r#"{"type":"array","items":"long"}"#,
+            Value::Array(vec![]),
+        ),
         v(
             "map",
             r#"{"type":"map","values":"long"}"#,
@@ -185,23 +209,46 @@ fn vectors() -> Vec<Vector> {
         v(
             "person with email",
             PERSON,
-            person("Zoë", Some("z@example.org"), i64::MIN, &[("math", 1.5)], b"\x00\x01"),
+            person(
+                "Zoë",
+                Some("z@example.org"),
+                i64::MIN,
+                &[("math", 1.5)],
+                b"\x00\x01",
+            ),
         ),
         v(
             "person without email",
             PERSON,
-            person("", None, i64::MAX, &[("x", -0.0), ("y", 1e-300), ("z", 2.0)], b""),
+            person(
+                "",
+                None,
+                i64::MAX,
+                &[("x", -0.0), ("y", 1e-300), ("z", 2.0)],
+                b"",
+            ),
         ),
         v(
             "logical types",
             LOGICAL,
-            logical(12345, -98765432109876543210, 19000, 1_700_000_000_123, 1_700_000_000_123_456, 86_399_999),
+            logical(
+                12345,
+                -98765432109876543210,
+                19000,
+                1_700_000_000_123,
+                1_700_000_000_123_456,
+                86_399_999,
+            ),
         ),
         v("logical negatives", LOGICAL, logical(-1, 1, -1, -1, -1, 0)),
         v("logical zero", LOGICAL, logical(0, 0, 0, 0, 0, 0)),
         // Not -128 or another negative power of two: fastavro writes those
         // one byte longer (`ff 80`) than Java's BigInteger (`80`).
-        v("logical price -129", LOGICAL, logical(-129, i128::MAX / 10, 1, 1, 1, 1)),
+        v(
+            "logical price -129",
+            LOGICAL,
+            logical(-129, i128::MAX / 10, 1, 1, 1, 1),
+        ),
     ];
     let address = |city: &str| Value::Record(vec![("city".into(), Value::String(city.into()))]);
     out.push(Vector {
@@ -254,7 +301,11 @@ fn to_json_in(value: &Value, schema: &Schema, names: &apache_avro::schema::Names
         }
         (Value::Decimal(d), Schema::Decimal(ds)) => {
             let bytes: Vec<u8> = d.try_into().expect("decimal bytes");
-            let mut full = if bytes.first().is_some_and(|b| b & 0x80 != 0) { [0xff; 16] } else { [0; 16] };
+            let mut full = if bytes.first().is_some_and(|b| b & 0x80 != 0) {
+                [0xff; 16]
+            } else {
+                [0; 16]
+            };
             full[16 - bytes.len()..].copy_from_slice(&bytes);
             let unscaled = i128::from_be_bytes(full);
             let digits = unscaled.unsigned_abs().to_string();
@@ -283,15 +334,22 @@ fn hex(b: &[u8]) -> String {
 }
 
 fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex")).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
+        .collect()
 }
 
 /// The oracle's interpreter, or a failure naming the install script.
 pub(crate) fn oracle_python() -> std::path::PathBuf {
     let cache = std::env::var_os("KAFKA_EOS_CACHE")
         .map(std::path::PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|x| std::path::Path::new(&x).join("kafka-eos")))
-        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cache/kafka-eos")))
+        .or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME").map(|x| std::path::Path::new(&x).join("kafka-eos"))
+        })
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cache/kafka-eos"))
+        })
         .expect("no HOME to find the oracle in");
     let python = cache.join("confluent-python/bin/python");
     assert!(
@@ -339,7 +397,11 @@ fn answers() -> &'static [(Vector, Vec<u8>, Answer)] {
             .write_all(input.as_bytes())
             .expect("feed the oracle");
         let output = child.wait_with_output().expect("oracle output");
-        assert!(output.status.success(), "the oracle failed: {:?}", output.status);
+        assert!(
+            output.status.success(),
+            "the oracle failed: {:?}",
+            output.status
+        );
         let lines: Vec<Json> = String::from_utf8(output.stdout)
             .expect("utf-8")
             .lines()
@@ -379,21 +441,38 @@ fn ours_encode_byte_identical_to_confluents() {
             )),
         }
     }
-    assert!(failures.is_empty(), "{} of {} vectors differ:\n{}", failures.len(), answers().len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} vectors differ:\n{}",
+        failures.len(),
+        answers().len(),
+        failures.join("\n")
+    );
 }
 
 /// Confluent's deserializer reads our payloads as it reads its own.
 #[test]
 fn confluents_deserializer_reads_ours() {
-    let bad: Vec<_> = answers().iter().filter(|(_, _, a)| !a.ours_decodes).map(|(v, _, a)| format!("{}: {:?}", v.name, a.error)).collect();
-    assert!(bad.is_empty(), "Confluent could not read ours:\n{}", bad.join("\n"));
+    let bad: Vec<_> = answers()
+        .iter()
+        .filter(|(_, _, a)| !a.ours_decodes)
+        .map(|(v, _, a)| format!("{}: {:?}", v.name, a.error))
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "Confluent could not read ours:\n{}",
+        bad.join("\n")
+    );
 }
 
 /// We decode Confluent's payloads back to the value that was written.
 #[test]
 fn ours_decode_confluents_payloads() {
     for (vector, _, answer) in answers() {
-        let theirs = answer.theirs.as_ref().unwrap_or_else(|| panic!("{}: no payload: {:?}", vector.name, answer.error));
+        let theirs = answer
+            .theirs
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}: no payload: {:?}", vector.name, answer.error));
         let schema = parse(vector);
         let back = decode_value(schema.schema(), None, theirs, "oracle")
             .unwrap_or_else(|e| panic!("{}: {e}", vector.name));

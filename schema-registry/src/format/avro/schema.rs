@@ -175,7 +175,8 @@ fn parse_with<'a>(
     if references.len() == 0 {
         return Schema::parse_str(text).map_err(schema_error);
     }
-    let (mut schema, named) = Schema::parse_str_with_list(text, references).map_err(schema_error)?;
+    let (mut schema, named) =
+        Schema::parse_str_with_list(text, references).map_err(schema_error)?;
     schema.denormalize(&named).map_err(schema_error)?;
     Ok(schema)
 }
@@ -199,7 +200,8 @@ mod tests {
 
     #[test]
     fn text_is_registered_as_given_but_trimmed() {
-        let text = "{ \"type\": \"record\", \"name\": \"R\", \"namespace\": \"a.b\",\n \"fields\": [] }";
+        let text =
+            "{ \"type\": \"record\", \"name\": \"R\", \"namespace\": \"a.b\",\n \"fields\": [] }";
         let s = AvroSchema::parse(&format!("  {text}\n")).unwrap();
         assert_eq!(s.local().schema, text);
         assert_eq!(s.full_name(), Some("a.b.R"));
@@ -208,7 +210,10 @@ mod tests {
 
     #[test]
     fn references_nest_and_are_inlined() {
-        let kind = AvroSchema::parse(r#"{"type":"enum","name":"Kind","namespace":"x","symbols":["A","B"]}"#).unwrap();
+        let kind = AvroSchema::parse(
+            r#"{"type":"enum","name":"Kind","namespace":"x","symbols":["A","B"]}"#,
+        )
+        .unwrap();
         let inner = AvroSchema::with_references(
             r#"{"type":"record","name":"Inner","namespace":"x","fields":[{"name":"k","type":"Kind"}]}"#,
             std::slice::from_ref(&kind),
@@ -219,9 +224,17 @@ mod tests {
             &[inner, kind],
         )
         .unwrap();
-        let refs: Vec<_> = outer.local().references.iter().map(|r| r.name.as_str()).collect();
+        let refs: Vec<_> = outer
+            .local()
+            .references
+            .iter()
+            .map(|r| r.name.as_str())
+            .collect();
         assert_eq!(refs, ["x.Inner", "x.Kind"]);
-        assert_eq!(outer.local().references[0].schema.references[0].name, "x.Kind");
+        assert_eq!(
+            outer.local().references[0].schema.references[0].name,
+            "x.Kind"
+        );
         // Inlined: the schema resolves on its own.
         apache_avro::schema::ResolvedSchema::new(outer.schema()).unwrap();
     }
@@ -229,14 +242,17 @@ mod tests {
     #[test]
     fn an_unnamed_reference_is_a_schema_error() {
         let prim = AvroSchema::parse("\"int\"").unwrap();
-        let err = AvroSchema::with_references(r#"{"type":"array","items":"int"}"#, &[prim]).unwrap_err();
+        let err =
+            AvroSchema::with_references(r#"{"type":"array","items":"int"}"#, &[prim]).unwrap_err();
         assert!(matches!(err, SerdeError::Schema { .. }), "{err}");
     }
 
     #[test]
     fn a_missing_reference_is_a_schema_error() {
-        let err = AvroSchema::parse(r#"{"type":"record","name":"R","fields":[{"name":"a","type":"Missing"}]}"#)
-            .unwrap_err();
+        let err = AvroSchema::parse(
+            r#"{"type":"record","name":"R","fields":[{"name":"a","type":"Missing"}]}"#,
+        )
+        .unwrap_err();
         assert!(matches!(err, SerdeError::Schema { .. }), "{err}");
     }
 

@@ -116,7 +116,10 @@ impl<T: ?Sized> AvroSerializer<T> {
     }
 
     /// The id to write and the schema to encode with.
-    async fn choose(&self, ctx: &SerializationContext<'_>) -> Result<(i32, Arc<AvroSchema>), SerdeError> {
+    async fn choose(
+        &self,
+        ctx: &SerializationContext<'_>,
+    ) -> Result<(i32, Arc<AvroSchema>), SerdeError> {
         let selected = self
             .selector
             .select(ctx, self.schema.local(), self.schema.full_name())
@@ -133,7 +136,11 @@ impl<T: ?Sized> AvroSerializer<T> {
 }
 
 impl RecordSerializer<Value> for AvroSerializer<Value> {
-    async fn serialize(&self, ctx: &SerializationContext<'_>, value: &Value) -> Result<Bytes, SerdeError> {
+    async fn serialize(
+        &self,
+        ctx: &SerializationContext<'_>,
+        value: &Value,
+    ) -> Result<Bytes, SerdeError> {
         let (id, schema) = self.choose(ctx).await?;
         let mut out = Vec::with_capacity(64);
         wire::write_prefix(id, &mut out);
@@ -143,7 +150,11 @@ impl RecordSerializer<Value> for AvroSerializer<Value> {
 }
 
 impl<T: Serialize + Sync + ?Sized> RecordSerializer<T> for AvroSerializer<Typed<T>> {
-    async fn serialize(&self, ctx: &SerializationContext<'_>, value: &T) -> Result<Bytes, SerdeError> {
+    async fn serialize(
+        &self,
+        ctx: &SerializationContext<'_>,
+        value: &T,
+    ) -> Result<Bytes, SerdeError> {
         let (id, schema) = self.choose(ctx).await?;
         let mut out = Vec::with_capacity(64);
         wire::write_prefix(id, &mut out);
