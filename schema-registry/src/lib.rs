@@ -16,6 +16,7 @@
 
 mod context;
 mod error;
+mod format;
 mod record_serde;
 mod registry;
 mod schema;
@@ -25,6 +26,10 @@ pub mod wire;
 // The public interface is:
 pub use context::{Field, SerializationContext};
 pub use error::SerdeError;
+#[cfg(feature = "avro")]
+pub use format::avro::{
+    AvroDeserializer, AvroSchema, AvroSerializer, MAX_ALLOCATION_BYTES, ReaderSchema, Typed,
+};
 pub use record_serde::{RecordDeserializer, RecordSerializer};
 pub use registry::{RegistryError, SchemaRegistryClient};
 pub use schema::{

@@ -1,0 +1,255 @@
+//! The Avro deserializer: Confluent's `KafkaAvroDeserializer`.
+
+use super::cache::SchemaCache;
+use super::codec;
+use super::schema::AvroSchema;
+use super::serializer::Typed;
+use crate::context::{Field, SerializationContext};
+use crate::error::SerdeError;
+use crate::record_serde::RecordDeserializer;
+use crate::registry::SchemaRegistryClient;
+use crate::selector::{DeserializerConfig, SubjectNameStrategy};
+use crate::wire::{self, SchemaId};
+use apache_avro::types::Value;
+use kafka_client::Properties;
+use serde::de::DeserializeOwned;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// The schema a deserializer resolves what it reads to (Avro schema
+/// resolution: fields added with defaults, fields removed, promotions).
+#[derive(Debug, Clone, Default)]
+pub enum ReaderSchema {
+    /// No resolution: values come out as written.
+    #[default]
+    Writer,
+    /// The application's schema.
+    Given(Arc<AvroSchema>),
+    /// The latest version of the subject the strategy names
+    /// (Confluent's `use.latest.version` on a deserializer).
+    Latest(SubjectNameStrategy),
+}
+
+/// Deserializes Avro written in Confluent's wire format.
+///
+/// `AvroDeserializer` yields generic [`apache_avro::types::Value`]s;
+/// `AvroDeserializer<Typed<T>>` yields any `T: DeserializeOwned`. The
+/// writer schema is fetched by the id in the frame (the schema-id header
+/// first, then the prefix) and parsed once per id.
+pub struct AvroDeserializer<T = Value> {
+    /// Fetches writer (and latest) schemas by id.
+    client: SchemaRegistryClient,
+    /// The deserializer settings.
+    config: DeserializerConfig,
+    /// What values are resolved to.
+    reader: ReaderSchema,
+    /// Parsed writer and latest schemas by id.
+    parsed: SchemaCache,
+    /// The value type.
+    _value: PhantomData<fn() -> T>,
+}
+
+impl<T> std::fmt::Debug for AvroDeserializer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AvroDeserializer")
+            .field("reader", &self.reader)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> AvroDeserializer<T> {
+    /// A deserializer through `client`, with `config`, resolving to
+    /// `reader`.
+    ///
+    /// Sets apache-avro's process-wide allocation limit to
+    /// [`MAX_ALLOCATION_BYTES`](super::MAX_ALLOCATION_BYTES) unless the
+    /// application set it before (`apache_avro::util::max_allocation_bytes`).
+    ///
+    /// ```no_run
+    /// use kafka_client::Properties;
+    /// use kafka_schema_registry::{AvroDeserializer, DeserializerConfig, ReaderSchema, SchemaRegistryClient};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut props = Properties::new([("schema.registry.url", "http://127.0.0.1:8081")]);
+    /// let client = SchemaRegistryClient::from_properties(&mut props)?;
+    /// let config = DeserializerConfig::from_properties(&mut props)?;
+    /// let deserializer: AvroDeserializer = AvroDeserializer::new(client, config, ReaderSchema::Writer);
+    /// # Ok(()) }
+    /// ```
+    pub fn new(
+        client: SchemaRegistryClient,
+        config: DeserializerConfig,
+        reader: ReaderSchema,
+    ) -> Self {
+        codec::limit_allocations();
+        Self {
+            client,
+            config,
+            reader,
+            parsed: SchemaCache::default(),
+            _value: PhantomData,
+        }
+    }
+
+    /// A deserializer configured from `props` (`schema.registry.url`, the
+    /// other client keys, the deserializer keys), resolving to `reader`.
+    ///
+    /// ```no_run
+    /// use kafka_client::Properties;
+    /// use kafka_schema_registry::{AvroDeserializer, ReaderSchema, Typed};
+    ///
+    /// #[derive(serde::Deserialize)]
+    /// struct Ping { n: i64 }
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut props = Properties::new([("schema.registry.url", "http://127.0.0.1:8081")]);
+    /// let deserializer = AvroDeserializer::<Typed<Ping>>::from_properties(&mut props, ReaderSchema::Writer)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn from_properties(
+        props: &mut Properties,
+        reader: ReaderSchema,
+    ) -> Result<Self, SerdeError> {
+        let client = SchemaRegistryClient::from_properties(props)?;
+        let config = DeserializerConfig::from_properties(props)?;
+        Ok(Self::new(client, config, reader))
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &DeserializerConfig {
+        &self.config
+    }
+
+    /// The writer schema, the reader schema (if any) and the payload of
+    /// `bytes`, and the label decode errors name the schema by.
+    async fn schemas<'b>(
+        &self,
+        ctx: &SerializationContext<'_>,
+        bytes: &'b [u8],
+    ) -> Result<(Arc<AvroSchema>, Option<Arc<AvroSchema>>, &'b [u8], String), SerdeError> {
+        let frame = wire::read_frame(bytes, ctx.schema_id_header(), false)?;
+        let id = match frame.id {
+            SchemaId::Id(id) => id,
+            guid @ SchemaId::Guid(_) => {
+                return Err(SerdeError::Decode {
+                    schema: guid.to_string(),
+                    reason: "schemas named by GUID cannot be fetched: the registry client looks schemas up by id".into(),
+                });
+            }
+        };
+        let writer = self.parsed_by_id(id).await?;
+        let reader = match &self.reader {
+            ReaderSchema::Writer => None,
+            ReaderSchema::Given(schema) => Some(Arc::clone(schema)),
+            ReaderSchema::Latest(strategy) => {
+                let subject = subject_name(*strategy, ctx, writer.full_name())?;
+                let latest = self
+                    .client
+                    .latest_version(&subject)
+                    .await
+                    .map_err(SerdeError::from)?;
+                if latest.id == id {
+                    None
+                } else {
+                    Some(self.parsed_by_id(latest.id).await?)
+                }
+            }
+        };
+        Ok((writer, reader, frame.payload, format!("id {id}")))
+    }
+
+    async fn parsed_by_id(&self, id: i32) -> Result<Arc<AvroSchema>, SerdeError> {
+        if let Some(parsed) = self.parsed.get(id) {
+            return Ok(parsed);
+        }
+        let resolved = self.client.resolved_by_id(id).await?;
+        self.parsed.insert(id, &resolved)
+    }
+}
+
+/// The subject Confluent's strategies name for a record of `ctx` whose
+/// schema is named `record_name`.
+fn subject_name(
+    strategy: SubjectNameStrategy,
+    ctx: &SerializationContext<'_>,
+    record_name: Option<&str>,
+) -> Result<String, SerdeError> {
+    let record = || {
+        record_name.ok_or_else(|| SerdeError::Schema {
+            reason: format!("{strategy:?} needs a named schema (record, enum or fixed)"),
+        })
+    };
+    Ok(match strategy {
+        SubjectNameStrategy::TopicName => match ctx.field {
+            Field::Key => format!("{}-key", ctx.topic),
+            Field::Value => format!("{}-value", ctx.topic),
+        },
+        SubjectNameStrategy::RecordName => record()?.to_owned(),
+        SubjectNameStrategy::TopicRecordName => format!("{}-{}", ctx.topic, record()?),
+    })
+}
+
+impl RecordDeserializer for AvroDeserializer<Value> {
+    type Value = Value;
+
+    async fn deserialize(
+        &self,
+        ctx: &SerializationContext<'_>,
+        bytes: &[u8],
+    ) -> Result<Value, SerdeError> {
+        let (writer, reader, payload, label) = self.schemas(ctx, bytes).await?;
+        codec::decode_value(
+            writer.schema(),
+            reader.as_deref().map(AvroSchema::schema),
+            payload,
+            &label,
+        )
+    }
+}
+
+impl<T: DeserializeOwned + Send> RecordDeserializer for AvroDeserializer<Typed<T>> {
+    type Value = T;
+
+    async fn deserialize(
+        &self,
+        ctx: &SerializationContext<'_>,
+        bytes: &[u8],
+    ) -> Result<T, SerdeError> {
+        let (writer, reader, payload, label) = self.schemas(ctx, bytes).await?;
+        codec::decode_serde(
+            writer.schema(),
+            reader.as_deref().map(AvroSchema::schema),
+            payload,
+            &label,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subjects_follow_confluents_strategies() {
+        let ctx = SerializationContext::key("orders");
+        assert_eq!(
+            subject_name(SubjectNameStrategy::TopicName, &ctx, None).unwrap(),
+            "orders-key"
+        );
+        let ctx = SerializationContext::value("orders");
+        assert_eq!(
+            subject_name(SubjectNameStrategy::TopicName, &ctx, Some("a.B")).unwrap(),
+            "orders-value"
+        );
+        assert_eq!(
+            subject_name(SubjectNameStrategy::RecordName, &ctx, Some("a.B")).unwrap(),
+            "a.B"
+        );
+        assert_eq!(
+            subject_name(SubjectNameStrategy::TopicRecordName, &ctx, Some("a.B")).unwrap(),
+            "orders-a.B"
+        );
+        let err = subject_name(SubjectNameStrategy::RecordName, &ctx, None).unwrap_err();
+        assert!(matches!(err, SerdeError::Schema { .. }));
+    }
+}

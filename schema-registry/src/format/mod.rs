@@ -1,0 +1,4 @@
+//! The formats: each one parses its schemas and encodes and decodes values.
+
+#[cfg(feature = "avro")]
+pub mod avro;
