@@ -16,6 +16,7 @@
 
 mod context;
 mod error;
+mod format;
 mod record_serde;
 mod registry;
 mod schema;
@@ -33,4 +34,10 @@ pub use schema::{
 };
 pub use selector::{
     DeserializerConfig, SchemaIdSelector, SelectedSchema, SerializerConfig, SubjectNameStrategy,
+};
+
+#[cfg(feature = "protobuf")]
+pub use format::protobuf::{
+    MessageIndexError, ProtobufDeserializer, ProtobufSchema, ProtobufSerializer,
+    TypedProtobufDeserializer,
 };

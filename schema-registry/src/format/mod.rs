@@ -1,0 +1,4 @@
+//! The schema formats, one module per format behind its feature.
+
+#[cfg(feature = "protobuf")]
+pub(crate) mod protobuf;
