@@ -16,3 +16,6 @@ mod serde;
 
 pub use schema::{MessageIndexError, ProtobufSchema};
 pub use serde::{ProtobufDeserializer, ProtobufSerializer, TypedProtobufDeserializer};
+
+#[cfg(test)]
+mod tests;

@@ -396,6 +396,3 @@ impl FileResolver for SourceResolver {
         File::from_source(name, text)
     }
 }
-
-#[cfg(test)]
-mod tests;
