@@ -245,6 +245,7 @@ pub(crate) fn frame<M: prost::Message>(id: i32, indexes: &[i32], message: &M) ->
 /// ```no_run
 /// use kafka_client::Properties;
 /// use kafka_schema_registry::{ProtobufDeserializer, RecordDeserializer, SerializationContext};
+/// use prost_reflect::ReflectMessage;
 ///
 /// # async fn run(bytes: &[u8]) -> Result<(), Box<dyn std::error::Error>> {
 /// let mut props = Properties::new([("schema.registry.url", "http://127.0.0.1:8081")]);
