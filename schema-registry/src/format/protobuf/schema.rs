@@ -214,6 +214,15 @@ impl ProtobufSchema {
     /// the message types declared there, in file order (map entries count,
     /// as in Confluent's serializers without `normalize.schemas`). `None`
     /// when the root file declares no message of that name.
+    ///
+    /// Map entries sit where `protoc` puts them: among the nested types,
+    /// at the map field's declaration. Confluent's Python, Go and Rust
+    /// serializers, and its Java one with a generated class, count them the
+    /// same way; its Java serializer given a schema as `.proto` text does
+    /// not (it walks the parsed text, where a map is a field), so a message
+    /// declared after a map field in the same message gets another index
+    /// there. Declaring nested messages before map fields avoids the
+    /// difference.
     pub fn message_indexes(&self, full_name: &str) -> Option<Vec<i32>> {
         let message = self.pool.get_message_by_name(full_name)?;
         if message.parent_file() != self.root {
