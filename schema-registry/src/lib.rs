@@ -39,3 +39,9 @@ pub use schema::{
 pub use selector::{
     DeserializerConfig, SchemaIdSelector, SelectedSchema, SerializerConfig, SubjectNameStrategy,
 };
+
+#[cfg(feature = "protobuf")]
+pub use format::protobuf::{
+    MessageIndexError, ProtobufDeserializer, ProtobufSchema, ProtobufSerializer,
+    TypedProtobufDeserializer,
+};

@@ -1,4 +1,6 @@
-//! The formats: each one parses its schemas and encodes and decodes values.
+//! The schema formats, one module per format behind its feature.
 
 #[cfg(feature = "avro")]
-pub mod avro;
+pub(crate) mod avro;
+#[cfg(feature = "protobuf")]
+pub(crate) mod protobuf;

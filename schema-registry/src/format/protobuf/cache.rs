@@ -1,0 +1,102 @@
+//! Parsed schemas by registry id, bounded.
+
+use super::schema::ProtobufSchema;
+use crate::error::SerdeError;
+use crate::registry::SchemaRegistryClient;
+use crate::schema::ResolvedSchema;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+/// How many parsed schemas a serializer or deserializer keeps, as
+/// Confluent's client keeps 1000 schemas per cache.
+pub(crate) const DEFAULT_CAPACITY: usize = 1000;
+
+/// Parsed schemas by id; the oldest entry leaves when full. Two tasks that
+/// miss on the same id at once both parse it; the second insert wins.
+#[derive(Debug)]
+pub(crate) struct SchemaCache {
+    /// The most ids kept.
+    capacity: usize,
+    /// The parsed schemas and the order their ids came in.
+    entries: Mutex<Entries>,
+}
+
+#[derive(Debug, Default)]
+struct Entries {
+    /// Parsed schemas by id.
+    by_id: HashMap<i32, Arc<ProtobufSchema>>,
+    /// Ids, oldest first: the next to leave.
+    order: VecDeque<i32>,
+}
+
+impl SchemaCache {
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self {
+            capacity: capacity.max(1),
+            entries: Mutex::default(),
+        }
+    }
+
+    fn get(&self, id: i32) -> Option<Arc<ProtobufSchema>> {
+        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        entries.by_id.get(&id).cloned()
+    }
+
+    fn insert(&self, id: i32, schema: Arc<ProtobufSchema>) {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if entries.by_id.insert(id, schema).is_none() {
+            entries.order.push_back(id);
+            while entries.order.len() > self.capacity {
+                if let Some(old) = entries.order.pop_front() {
+                    entries.by_id.remove(&old);
+                }
+            }
+        }
+    }
+
+    /// The parsed schema of a resolved one the caller already has.
+    pub(crate) fn parse(
+        &self,
+        id: i32,
+        resolved: &ResolvedSchema,
+    ) -> Result<Arc<ProtobufSchema>, SerdeError> {
+        if let Some(schema) = self.get(id) {
+            return Ok(schema);
+        }
+        let schema = Arc::new(parse_registered(id, resolved)?);
+        self.insert(id, schema.clone());
+        Ok(schema)
+    }
+
+    /// The parsed schema with this id, fetched with its references when
+    /// not cached.
+    pub(crate) async fn fetch(
+        &self,
+        client: &SchemaRegistryClient,
+        id: i32,
+    ) -> Result<Arc<ProtobufSchema>, SerdeError> {
+        if let Some(schema) = self.get(id) {
+            return Ok(schema);
+        }
+        let resolved = client.resolved_by_id(id).await?;
+        let schema = Arc::new(parse_registered(id, &resolved)?);
+        self.insert(id, schema.clone());
+        Ok(schema)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        entries.by_id.len()
+    }
+}
+
+/// Parses a registered schema, naming its id in the error.
+fn parse_registered(id: i32, resolved: &ResolvedSchema) -> Result<ProtobufSchema, SerdeError> {
+    ProtobufSchema::from_resolved(resolved).map_err(|e| match e {
+        SerdeError::Schema { reason } => SerdeError::Schema {
+            reason: format!("registered schema id {id}: {reason}"),
+        },
+        other => other,
+    })
+}
