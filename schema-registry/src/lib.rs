@@ -16,6 +16,7 @@
 
 mod context;
 mod error;
+mod format;
 mod record_serde;
 mod registry;
 mod schema;
@@ -34,3 +35,5 @@ pub use schema::{
 pub use selector::{
     DeserializerConfig, SchemaIdSelector, SelectedSchema, SerializerConfig, SubjectNameStrategy,
 };
+#[cfg(feature = "json")]
+pub use format::json::{JsonDeserializer, JsonSchema, JsonSerializer};
