@@ -36,6 +36,8 @@
 mod cache;
 mod compact;
 mod deserializer;
+#[cfg(test)]
+mod oracle_tests;
 mod schema;
 mod serializer;
 
