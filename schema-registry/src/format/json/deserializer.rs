@@ -232,4 +232,71 @@ mod tests {
         let e = registry_id(SchemaId::Guid([0xab; 16])).unwrap_err();
         assert!(e.to_string().contains("guid abababab-"), "{e}");
     }
+
+    /// What the deserializer does with a record's bytes before the
+    /// registry: the frame (header first), the id, then the document.
+    fn read_without_registry(
+        bytes: &[u8],
+        header: Option<&[u8]>,
+        schema: Option<&JsonSchema>,
+    ) -> Result<Value, SerdeError> {
+        let frame = wire::read_frame(bytes, header, false)?;
+        let id = registry_id(frame.id)?;
+        decode(id, frame.payload, schema)
+    }
+
+    /// Truncated, unframed and GUID frames: typed Wire or Decode errors.
+    #[test]
+    fn malformed_frames_are_typed() {
+        let cases: &[(&[u8], Option<&[u8]>)] = &[
+            (b"", None),
+            (b"\x00\x00\x01", None),
+            (b"{\"a\":1}", None),
+            (b"\x02\x00\x00\x00\x01{}", None),
+            (b"{}", Some(b"\x00\x00")),
+        ];
+        for &(bytes, header) in cases {
+            let e = read_without_registry(bytes, header, None).unwrap_err();
+            assert!(matches!(e, SerdeError::Wire(_)), "{bytes:?}: {e:?}");
+        }
+        let mut guid_header = vec![1u8];
+        guid_header.extend_from_slice(&[7; 16]);
+        let e = read_without_registry(b"{}", Some(&guid_header), None).unwrap_err();
+        assert!(matches!(e, SerdeError::Decode { .. }), "{e:?}");
+        // The header form: the payload is bare JSON.
+        let v = read_without_registry(b"{\"a\":1}", Some(b"\x00\x00\x00\x00\x05"), None).unwrap();
+        assert_eq!(v["a"], 1);
+    }
+
+    proptest::proptest! {
+        /// Arbitrary bytes (and arbitrary headers) never panic: a value or
+        /// a typed error, with and without validation.
+        #[test]
+        fn arbitrary_bytes_never_panic(
+            bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..256),
+            header in proptest::option::of(proptest::collection::vec(proptest::num::u8::ANY, 0..24)),
+            framed in proptest::bool::ANY,
+        ) {
+            let mut input = bytes;
+            if framed {
+                // Give most cases a valid prefix so the JSON reader is exercised.
+                let mut f = vec![0, 0, 0, 0, 1];
+                f.extend_from_slice(&input);
+                input = f;
+            }
+            let schema = schema();
+            let _ = read_without_registry(&input, header.as_deref(), None);
+            let _ = read_without_registry(&input, header.as_deref(), Some(&schema));
+        }
+
+        /// Arbitrary JSON text inside a valid frame never panics either.
+        #[test]
+        fn arbitrary_json_text_never_panics(text in "[\\[\\]{}\":,0-9a-z.eE+\\-\\\\ ]{0,64}") {
+            let mut input = vec![0, 0, 0, 0, 1];
+            input.extend_from_slice(text.as_bytes());
+            let schema = schema();
+            let _ = read_without_registry(&input, None, Some(&schema));
+            let _ = decode::<Vec<u8>>(1, text.as_bytes(), None);
+        }
+    }
 }
