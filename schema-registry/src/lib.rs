@@ -26,6 +26,8 @@ pub mod wire;
 // The public interface is:
 pub use context::{Field, SerializationContext};
 pub use error::SerdeError;
+#[cfg(feature = "json")]
+pub use format::json::{JsonDeserializer, JsonSchema, JsonSerializer};
 pub use record_serde::{RecordDeserializer, RecordSerializer};
 pub use registry::{RegistryError, SchemaRegistryClient};
 pub use schema::{
@@ -35,5 +37,3 @@ pub use schema::{
 pub use selector::{
     DeserializerConfig, SchemaIdSelector, SelectedSchema, SerializerConfig, SubjectNameStrategy,
 };
-#[cfg(feature = "json")]
-pub use format::json::{JsonDeserializer, JsonSchema, JsonSerializer};

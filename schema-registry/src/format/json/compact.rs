@@ -73,7 +73,12 @@ impl Formatter for JacksonCompact {
 /// otherwise (`1.0E7`, `1.0E-4`, `4.9E-324`).
 pub(crate) fn java_double(value: f64) -> String {
     if value == 0.0 {
-        return if value.is_sign_negative() { "-0.0" } else { "0.0" }.to_string();
+        return if value.is_sign_negative() {
+            "-0.0"
+        } else {
+            "0.0"
+        }
+        .to_string();
     }
     let shortest = format!("{value:e}");
     // A one-digit shortest decimal: Java picks the closest two-digit one
@@ -89,7 +94,12 @@ pub(crate) fn java_double(value: f64) -> String {
 /// [`java_double`] for a `float` (Java's `Float.toString`).
 pub(crate) fn java_float(value: f32) -> String {
     if value == 0.0 {
-        return if value.is_sign_negative() { "-0.0" } else { "0.0" }.to_string();
+        return if value.is_sign_negative() {
+            "-0.0"
+        } else {
+            "0.0"
+        }
+        .to_string();
     }
     let shortest = format!("{value:e}");
     let sci = if digits_of(&shortest).len() == 1 {
@@ -241,7 +251,14 @@ mod tests {
             alpha: f64,
         }
         let mut out = Vec::new();
-        write_jackson_compact(&Order { zeta: 1, alpha: 2e7 }, &mut out).unwrap();
+        write_jackson_compact(
+            &Order {
+                zeta: 1,
+                alpha: 2e7,
+            },
+            &mut out,
+        )
+        .unwrap();
         assert_eq!(out, br#"{"zeta":1,"alpha":2.0E7}"#);
     }
 }

@@ -205,13 +205,7 @@ mod tests {
     #[test]
     fn malformed_documents_are_decode_errors() {
         let deep = "[".repeat(10_000);
-        for payload in [
-            &b""[..],
-            b"{",
-            b"{} x",
-            b"\"\xff\"",
-            deep.as_bytes(),
-        ] {
+        for payload in [&b""[..], b"{", b"{} x", b"\"\xff\"", deep.as_bytes()] {
             for s in [None, Some(&schema())] {
                 let e = decode::<Value>(1, payload, s).unwrap_err();
                 assert!(matches!(e, SerdeError::Decode { .. }), "{e:?}");

@@ -119,7 +119,12 @@ fn unhex(s: &str) -> Vec<u8> {
 }
 
 /// Python's framed bytes for `value` (validation as asked), or its error.
-fn python_serialize(topic: &str, schema: &str, value: &Value, validate: bool) -> Result<Vec<u8>, String> {
+fn python_serialize(
+    topic: &str,
+    schema: &str,
+    value: &Value,
+    validate: bool,
+) -> Result<Vec<u8>, String> {
     python_serialize_with_refs(topic, schema, &[], value, validate)
 }
 
@@ -158,7 +163,8 @@ fn split(frame: &[u8]) -> (i32, &[u8]) {
     (id, f.payload)
 }
 
-const ANY_OBJECT: &str = r#"{"title": "Any", "type": ["object", "array", "string", "number", "boolean", "null"]}"#;
+const ANY_OBJECT: &str =
+    r#"{"title": "Any", "type": ["object", "array", "string", "number", "boolean", "null"]}"#;
 
 /// Values spelled the same by Python and Java (keys sorted, floats in
 /// `[10^-3, 10^7)`, no control characters): our frame equals Python's,
@@ -188,7 +194,11 @@ fn same_bytes_as_python_where_java_and_python_agree() {
         // Each side reads the other's bytes back to the value.
         let read: Value = decode(id, payload, None).unwrap();
         assert_eq!(&read, value, "vector {i}");
-        assert_eq!(&python_deserialize(&ours, false).unwrap(), value, "vector {i}");
+        assert_eq!(
+            &python_deserialize(&ours, false).unwrap(),
+            value,
+            "vector {i}"
+        );
     }
 }
 
@@ -201,11 +211,23 @@ fn java_spelling_where_python_differs() {
     let vectors = [
         (json!({"x": 1e16}), r#"{"x":1e+16}"#, r#"{"x":1.0E16}"#),
         (json!({"x": 1e7}), r#"{"x":10000000.0}"#, r#"{"x":1.0E7}"#),
-        (json!({"x": 12_345_678.9}), r#"{"x":12345678.9}"#, r#"{"x":1.23456789E7}"#),
+        (
+            json!({"x": 12_345_678.9}),
+            r#"{"x":12345678.9}"#,
+            r#"{"x":1.23456789E7}"#,
+        ),
         (json!({"x": 0.0001}), r#"{"x":0.0001}"#, r#"{"x":1.0E-4}"#),
         (json!({"x": 2.5e-7}), r#"{"x":2.5e-07}"#, r#"{"x":2.5E-7}"#),
-        (json!({"x": -1.5e300}), r#"{"x":-1.5e+300}"#, r#"{"x":-1.5E300}"#),
-        (json!({"s": "\u{1}\u{1f}\u{1b}"}), r#"{"s":"\u0001\u001f\u001b"}"#, r#"{"s":"\u0001\u001F\u001B"}"#),
+        (
+            json!({"x": -1.5e300}),
+            r#"{"x":-1.5e+300}"#,
+            r#"{"x":-1.5E300}"#,
+        ),
+        (
+            json!({"s": "\u{1}\u{1f}\u{1b}"}),
+            r#"{"s":"\u0001\u001f\u001b"}"#,
+            r#"{"s":"\u0001\u001F\u001B"}"#,
+        ),
     ];
     for (value, python_text, java_text) in vectors {
         let python = python_serialize("differ", ANY_OBJECT, &value, false).unwrap();
@@ -216,7 +238,11 @@ fn java_spelling_where_python_differs() {
         assert_eq!(&ours[..5], &python[..5]);
         let read: Value = decode(id, payload, None).unwrap();
         assert_eq!(read, value, "{python_text}");
-        assert_eq!(python_deserialize(&ours, false).unwrap(), value, "{java_text}");
+        assert_eq!(
+            python_deserialize(&ours, false).unwrap(),
+            value,
+            "{java_text}"
+        );
     }
 }
 
@@ -240,7 +266,12 @@ fn validation_agrees_with_python() {
     let (id, _) = split(&python);
     assert_eq!(&encode(id, &good).unwrap()[..], &python[..]);
 
-    for bad in [json!({"id": 0}), json!({"note": "x"}), json!({"id": 1, "note": "too long"}), json!([1])] {
+    for bad in [
+        json!({"id": 0}),
+        json!({"note": "x"}),
+        json!({"id": 1, "note": "too long"}),
+        json!([1]),
+    ] {
         let refused = python_serialize("orders", ORDER, &bad, true);
         assert!(refused.is_err(), "python accepted {bad}");
         let Err(SerdeError::Encode { reason }) = schema.validate(&bad) else {
@@ -265,14 +296,19 @@ fn validation_agrees_with_python() {
 /// set; both accept and refuse the same values, and write the same bytes.
 #[test]
 fn references_validate_as_python_resolves_them() {
-    const ADDRESS: &str = r#"{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}"#;
+    const ADDRESS: &str =
+        r#"{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}"#;
     const CUSTOMER: &str = r#"{"title": "Customer", "type": "object",
         "properties": {"name": {"type": "string"}, "address": {"$ref": "address.json"}},
         "required": ["address"]}"#;
     let registered = ask(json!({"op": "register", "subject": "address.json", "schema": ADDRESS}));
     let version = registered["version"].as_i64().expect("registered") as i32;
     let refs = [("address.json", "address.json", version)];
-    let customer = JsonSchema::with_references(CUSTOMER, [("address.json", JsonSchema::new(ADDRESS).unwrap())]).unwrap();
+    let customer = JsonSchema::with_references(
+        CUSTOMER,
+        [("address.json", JsonSchema::new(ADDRESS).unwrap())],
+    )
+    .unwrap();
 
     let good = json!({"address": {"city": "Oslo"}, "name": "Ada"});
     let python = python_serialize_with_refs("customers", CUSTOMER, &refs, &good, true).unwrap();
@@ -282,10 +318,20 @@ fn references_validate_as_python_resolves_them() {
     // The deserializer's view: the fetched schema with its references.
     assert_eq!(python_deserialize(&python, true).unwrap(), good);
 
-    for bad in [json!({"address": {}}), json!({"address": {"city": 7}}), json!({"name": "x"})] {
-        assert!(python_serialize_with_refs("customers", CUSTOMER, &refs, &bad, true).is_err(), "{bad}");
+    for bad in [
+        json!({"address": {}}),
+        json!({"address": {"city": 7}}),
+        json!({"name": "x"}),
+    ] {
+        assert!(
+            python_serialize_with_refs("customers", CUSTOMER, &refs, &bad, true).is_err(),
+            "{bad}"
+        );
         assert!(customer.validate(&bad).is_err(), "{bad}");
-        assert!(python_deserialize(&encode(id, &bad).unwrap(), true).is_err(), "{bad}");
+        assert!(
+            python_deserialize(&encode(id, &bad).unwrap(), true).is_err(),
+            "{bad}"
+        );
     }
 }
 

@@ -49,7 +49,12 @@ impl fmt::Debug for JsonSchema {
             .field("schema", &self.inner.local.schema)
             .field(
                 "references",
-                &self.inner.referenced.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+                &self
+                    .inner
+                    .referenced
+                    .iter()
+                    .map(|(n, _)| n)
+                    .collect::<Vec<_>>(),
             )
             .finish()
     }
@@ -208,12 +213,13 @@ impl JsonSchema {
             // default base, where the references are keyed.
             options = options.with_base_uri(DEFAULT_BASE);
         }
-        let validator = options
-            .build(&root)
-            .map_err(|e| SerdeError::Schema {
-                reason: e.to_string(),
-            })?;
-        let title = root.get("title").and_then(Value::as_str).map(str::to_string);
+        let validator = options.build(&root).map_err(|e| SerdeError::Schema {
+            reason: e.to_string(),
+        })?;
+        let title = root
+            .get("title")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         Ok(Self {
             inner: Arc::new(Inner {
                 local,
@@ -368,8 +374,10 @@ mod tests {
     /// nothing, `items` as an array is a tuple.
     #[test]
     fn default_draft_is_7() {
-        let s = JsonSchema::new(r#"{"items": [{"type": "string"}], "prefixItems": [{"type": "integer"}]}"#)
-            .unwrap();
+        let s = JsonSchema::new(
+            r#"{"items": [{"type": "string"}], "prefixItems": [{"type": "integer"}]}"#,
+        )
+        .unwrap();
         assert!(s.validate(&json!(["a", 1])).is_ok());
         assert!(s.validate(&json!([1])).is_err());
     }
@@ -443,13 +451,20 @@ mod tests {
             [("address.json", address)],
         )
         .unwrap();
-        assert!(customer.validate(&json!({"address": {"country": "NO"}})).is_ok());
+        assert!(
+            customer
+                .validate(&json!({"address": {"country": "NO"}}))
+                .is_ok()
+        );
         let reason = encode_reason(customer.validate(&json!({"address": {"country": "DK"}})));
         assert!(reason.contains("\"/address/country\""), "{reason}");
         // The registration tree: customer -> address -> country.
         let local = customer.local();
         assert_eq!(local.references[0].name, "address.json");
-        assert_eq!(local.references[0].schema.references[0].name, "country.json");
+        assert_eq!(
+            local.references[0].schema.references[0].name,
+            "country.json"
+        );
     }
 
     /// The first errors are listed with their pointers, then a count.
