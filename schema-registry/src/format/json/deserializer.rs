@@ -19,8 +19,8 @@ use std::marker::PhantomData;
 /// field's schema-id header (`__value_schema_id` / `__key_schema_id`) when
 /// the record has one, else from the `00` prefix; the writer's schema is
 /// fetched by id (so an id the registry does not know is an error, as in
-/// Confluent's); with `json.fail.invalid.schema=true` the document is
-/// checked against it; then it is read into `T` (a `serde_json::Value` by
+/// Confluent's); with `json.fail.invalid.schema=true` it is compiled and
+/// the document checked against it; then the document is read into `T` (a `serde_json::Value` by
 /// default, or any `serde::de::DeserializeOwned` type).
 ///
 /// Compiled schemas are cached by id (at most 1000). Malformed frames and
@@ -135,8 +135,16 @@ impl<T: DeserializeOwned + Send> RecordDeserializer for JsonDeserializer<T> {
     ) -> Result<T, SerdeError> {
         let frame = wire::read_frame(bytes, ctx.schema_id_header(), false)?;
         let id = registry_id(frame.id)?;
-        let schema = self.writer_schema(id).await?;
-        decode(id, frame.payload, self.validate.then_some(&schema))
+        if self.validate {
+            let schema = self.writer_schema(id).await?;
+            decode(id, frame.payload, Some(&schema))
+        } else {
+            // The id must name a registered schema, as in Confluent's
+            // deserializers; the document itself needs no schema to read,
+            // so the schema is not compiled.
+            self.client.resolved_by_id(id).await?;
+            decode(id, frame.payload, None)
+        }
     }
 }
 
