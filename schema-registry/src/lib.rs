@@ -30,6 +30,8 @@ pub use error::SerdeError;
 pub use format::avro::{
     AvroDeserializer, AvroSchema, AvroSerializer, MAX_ALLOCATION_BYTES, ReaderSchema, Typed,
 };
+#[cfg(feature = "json")]
+pub use format::json::{JsonDeserializer, JsonSchema, JsonSerializer};
 pub use record_serde::{RecordDeserializer, RecordSerializer};
 pub use registry::{RegistryError, SchemaRegistryClient};
 pub use schema::{

@@ -2,5 +2,7 @@
 
 #[cfg(feature = "avro")]
 pub(crate) mod avro;
+#[cfg(feature = "json")]
+pub(crate) mod json;
 #[cfg(feature = "protobuf")]
 pub(crate) mod protobuf;
