@@ -26,7 +26,10 @@ pub mod wire;
 pub use context::{Field, SerializationContext};
 pub use error::SerdeError;
 pub use record_serde::{RecordDeserializer, RecordSerializer};
-pub use registry::{RegistryError, SchemaRegistryClient};
+pub use registry::{
+    CompatibilityCheck, CompatibilityLevel, RegistryAuth, RegistryConfig, RegistryError,
+    SchemaRegistryClient,
+};
 pub use schema::{
     LocalReference, LocalSchema, RegisteredSchema, ResolvedSchema, Schema, SchemaReference,
     SchemaType,
