@@ -22,5 +22,5 @@ export RUSTDOCFLAGS="-Z unstable-options -Zcrate-attr=feature(rustdoc_missing_do
 cargo doc --workspace --no-deps --all-features --message-format=json \
   | python3 .ci/missing-doc-examples.py \
       --library kafka-proto --library kafka-client --library kafka-producer \
-      --library kafka-consumer --library kafka-admin --library kafka-sink --library kafka-eos \
+      --library kafka-consumer --library kafka-admin --library kafka-sink --library kafka-schema-registry --library kafka-eos \
       --library kafka-testcontainers --library kafka-mock --library kafka-eos-examples

@@ -76,6 +76,7 @@ pub use coordinator::{
 };
 mod error;
 pub use error::{ClusterError, ConnError, RequestError};
+pub mod http;
 pub use group_offsets::{GroupMetadata, OffsetAndMetadata};
 pub use kafka_proto;
 mod metadata;

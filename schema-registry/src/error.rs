@@ -42,6 +42,22 @@ pub enum SerdeError {
         /// What failed.
         reason: String,
     },
+    /// The local schema may not be written as the registered schema the
+    /// serializer is told to use (`use.schema.id` with
+    /// `id.compatibility.strict`, `use.latest.version` with
+    /// `latest.compatibility.strict`): the registry found them
+    /// incompatible. Evolve the local schema, or turn the check off.
+    #[error(
+        "the local schema is incompatible with schema id {id} of subject {subject:?}: {messages:?}; evolve the schema or set id.compatibility.strict / latest.compatibility.strict to false"
+    )]
+    Incompatible {
+        /// The subject.
+        subject: String,
+        /// The registered schema's id.
+        id: i32,
+        /// The registry's reasons.
+        messages: Vec<String>,
+    },
     /// A serde setting is wrong.
     #[error(transparent)]
     Config(#[from] ConfigError),

@@ -33,7 +33,10 @@ pub use format::avro::{
 #[cfg(feature = "json")]
 pub use format::json::{JsonDeserializer, JsonSchema, JsonSerializer};
 pub use record_serde::{RecordDeserializer, RecordSerializer};
-pub use registry::{RegistryError, SchemaRegistryClient};
+pub use registry::{
+    CompatibilityCheck, CompatibilityLevel, RegistryAuth, RegistryConfig, RegistryError,
+    SchemaRegistryClient,
+};
 pub use schema::{
     LocalReference, LocalSchema, RegisteredSchema, ResolvedSchema, Schema, SchemaReference,
     SchemaType,

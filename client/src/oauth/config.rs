@@ -428,7 +428,7 @@ pub(crate) fn take_from(
         (Some(url), _) => {
             let is_file = url.starts_with("file:");
             if !is_file {
-                super::http::HttpUrl::parse(&url)
+                crate::http::HttpUrl::parse(&url)
                     .map_err(|e| invalid("sasl.oauthbearer.token.endpoint.url", &url, &e))?;
             }
             let (id, secret) = match (client_id, client_secret) {

@@ -37,7 +37,6 @@
 //! ```
 
 mod config;
-mod http;
 mod jwt;
 mod message;
 mod oidc;

@@ -3,11 +3,11 @@
 //! `JwtResponseParser` reads, its retry rules (`Retry`), and the provider
 //! that runs them.
 
-use super::http::{HttpError, HttpUrl, post};
 use super::jwt::token_from_jwt;
 use super::token::{Token, TokenError, TokenProvider};
 use crate::config::Secret;
 use crate::connection::TlsConfig;
+use crate::http::{HttpClient, HttpConfig, HttpError, HttpUrl, Method};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use std::collections::BTreeMap;
@@ -255,19 +255,24 @@ impl ClientCredentialsProvider {
             ("Content-Type", "application/x-www-form-urlencoded"),
             ("Authorization", authorization.as_str()),
         ];
-        let response = post(
-            &url,
-            &headers,
-            body.as_bytes(),
-            c.connect_timeout,
-            c.read_timeout,
-            c.tls.as_ref(),
-        )
-        .await
-        .map_err(|e| match e {
-            HttpError::Transport(message) => TokenError::Unavailable { message },
-            HttpError::Config(message) => TokenError::Config { message },
-        })?;
+        // One request per connection, as Java's login callback does.
+        let http = HttpClient::new(HttpConfig {
+            connect_timeout: c.connect_timeout,
+            request_timeout: c.read_timeout,
+            max_response_bytes: 1 << 20,
+            max_idle_per_host: 0,
+            tls: c.tls.clone(),
+            ..HttpConfig::default()
+        });
+        let response = http
+            .request(Method::Post, &url, &headers, body.as_bytes())
+            .await
+            .map_err(|e| match e {
+                HttpError::Config(message) => TokenError::Config { message },
+                e => TokenError::Unavailable {
+                    message: e.to_string(),
+                },
+            })?;
         parse_token_response(response.status, &response.body)
     }
 }
