@@ -12,11 +12,13 @@
 //! | [`sink`] | `kafka-sink` | the two-phase-commit sink layer (Flink's `TwoPhaseCommitSinkFunction`), the checkpoint driver, the exactly-once Kafka sink, message-acknowledging sources, exactly-once consume-transform-produce |
 //! | [`client`] | `kafka-client` | the connection and cluster layer every client stands on: [`ClientConfig`](client::ClientConfig), [`Cluster`](client::Cluster), TLS and SASL, and the types and errors they share |
 //! | [`proto`] | `kafka-proto` | the sans-IO wire codec: one table per message, RecordBatch v2, CRC-32C, compression |
+//! | `schema_registry` | `kafka-schema-registry` | Confluent Schema Registry serdes (cargo features `schema-registry`, `avro`, `protobuf`, `json`): the wire format, a cached registry client, Avro, Protobuf and JSON Schema byte-identical with Confluent's serializers |
 //!
 //! Cargo features: `gzip`, `snappy`, `lz4`, `zstd` (on by default, pure
 //! Rust), `tls` (rustls with `ring`, which contains C), `metrics` (the
 //! producer's metrics through the `metrics` facade), `rabbitmq` (the RabbitMQ
-//! source and bridge of the sink layer).
+//! source and bridge of the sink layer), `schema-registry`, `avro`,
+//! `protobuf`, `json` (Confluent Schema Registry serdes, pure Rust).
 //!
 //! ## Producer: a transaction
 //!
@@ -141,5 +143,8 @@ pub use kafka_consumer as consumer;
 pub use kafka_producer as producer;
 #[doc(inline)]
 pub use kafka_proto as proto;
+#[cfg(feature = "schema-registry")]
+#[doc(inline)]
+pub use kafka_schema_registry as schema_registry;
 #[doc(inline)]
 pub use kafka_sink as sink;
