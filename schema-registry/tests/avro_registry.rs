@@ -127,6 +127,38 @@ async fn latest_reader_schema_resolves_old_data() {
     );
 }
 
+/// Invariant: `use.latest.version=true` in the deserializer's settings
+/// reads old data with the subject's latest schema, as Confluent's
+/// deserializer does, without the application naming a reader schema.
+#[tokio::test(flavor = "multi_thread")]
+async fn use_latest_version_setting_resolves_old_data() {
+    let registry = SchemaRegistry::shared().await.expect("registry");
+    let url = registry.url();
+    let ctx = SerializationContext::value("avro-latest-setting");
+    let v1: AvroSerializer =
+        AvroSerializer::from_properties(&mut props(&url, &[]), AvroSchema::parse(USER_V1).unwrap())
+            .unwrap();
+    let old = v1.serialize(&ctx, &user(5, "ed")).await.unwrap();
+    let v2: AvroSerializer =
+        AvroSerializer::from_properties(&mut props(&url, &[]), AvroSchema::parse(USER_V2).unwrap())
+            .unwrap();
+    let mut v2_user = user(6, "fa");
+    if let Value::Record(fields) = &mut v2_user {
+        fields.push(("plan".into(), Value::String("pro".into())));
+    }
+    v2.serialize(&ctx, &v2_user).await.unwrap();
+    let de: AvroDeserializer = AvroDeserializer::from_properties(
+        &mut props(&url, &[("use.latest.version", "true")]),
+        ReaderSchema::Writer,
+    )
+    .unwrap();
+    let mut expected = user(5, "ed");
+    if let Value::Record(fields) = &mut expected {
+        fields.push(("plan".into(), Value::String("free".into())));
+    }
+    assert_eq!(de.deserialize(&ctx, &old).await.unwrap(), expected);
+}
+
 /// Invariant: a schema with a reference registers the referenced schema
 /// under its full name first, and the reader resolves it by id.
 #[tokio::test(flavor = "multi_thread")]

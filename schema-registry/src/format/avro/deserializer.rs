@@ -4,7 +4,7 @@ use super::cache::SchemaCache;
 use super::codec;
 use super::schema::AvroSchema;
 use super::serializer::Typed;
-use crate::context::{Field, SerializationContext};
+use crate::context::SerializationContext;
 use crate::error::SerdeError;
 use crate::record_serde::RecordDeserializer;
 use crate::registry::SchemaRegistryClient;
@@ -20,7 +20,9 @@ use std::sync::Arc;
 /// resolution: fields added with defaults, fields removed, promotions).
 #[derive(Debug, Clone, Default)]
 pub enum ReaderSchema {
-    /// No resolution: values come out as written.
+    /// No resolution: values come out as written (unless the settings say
+    /// `use.latest.version=true`: then as the latest version under the
+    /// subject the value strategy names).
     #[default]
     Writer,
     /// The application's schema.
@@ -138,11 +140,18 @@ impl<T> AvroDeserializer<T> {
             }
         };
         let writer = self.parsed_by_id(id).await?;
-        let reader = match &self.reader {
-            ReaderSchema::Writer => None,
-            ReaderSchema::Given(schema) => Some(Arc::clone(schema)),
-            ReaderSchema::Latest(strategy) => {
-                let subject = subject_name(*strategy, ctx, writer.full_name())?;
+        // `use.latest.version` on the deserializer's settings asks for the
+        // latest version even when the application gave no reader schema.
+        let latest = match &self.reader {
+            ReaderSchema::Latest(strategy) => Some(*strategy),
+            ReaderSchema::Writer if self.config.use_latest_version => {
+                Some(self.config.subject_name_strategy(ctx.field))
+            }
+            _ => None,
+        };
+        let reader = match (&self.reader, latest) {
+            (_, Some(strategy)) => {
+                let subject = strategy.subject(ctx, writer.full_name())?;
                 let latest = self
                     .client
                     .latest_version(&subject)
@@ -154,6 +163,8 @@ impl<T> AvroDeserializer<T> {
                     Some(self.parsed_by_id(latest.id).await?)
                 }
             }
+            (ReaderSchema::Given(schema), None) => Some(Arc::clone(schema)),
+            _ => None,
         };
         Ok((writer, reader, frame.payload, format!("id {id}")))
     }
@@ -165,28 +176,6 @@ impl<T> AvroDeserializer<T> {
         let resolved = self.client.resolved_by_id(id).await?;
         self.parsed.insert(id, &resolved)
     }
-}
-
-/// The subject Confluent's strategies name for a record of `ctx` whose
-/// schema is named `record_name`.
-fn subject_name(
-    strategy: SubjectNameStrategy,
-    ctx: &SerializationContext<'_>,
-    record_name: Option<&str>,
-) -> Result<String, SerdeError> {
-    let record = || {
-        record_name.ok_or_else(|| SerdeError::Schema {
-            reason: format!("{strategy:?} needs a named schema (record, enum or fixed)"),
-        })
-    };
-    Ok(match strategy {
-        SubjectNameStrategy::TopicName => match ctx.field {
-            Field::Key => format!("{}-key", ctx.topic),
-            Field::Value => format!("{}-value", ctx.topic),
-        },
-        SubjectNameStrategy::RecordName => record()?.to_owned(),
-        SubjectNameStrategy::TopicRecordName => format!("{}-{}", ctx.topic, record()?),
-    })
 }
 
 impl RecordDeserializer for AvroDeserializer<Value> {
@@ -222,34 +211,5 @@ impl<T: DeserializeOwned + Send> RecordDeserializer for AvroDeserializer<Typed<T
             payload,
             &label,
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn subjects_follow_confluents_strategies() {
-        let ctx = SerializationContext::key("orders");
-        assert_eq!(
-            subject_name(SubjectNameStrategy::TopicName, &ctx, None).unwrap(),
-            "orders-key"
-        );
-        let ctx = SerializationContext::value("orders");
-        assert_eq!(
-            subject_name(SubjectNameStrategy::TopicName, &ctx, Some("a.B")).unwrap(),
-            "orders-value"
-        );
-        assert_eq!(
-            subject_name(SubjectNameStrategy::RecordName, &ctx, Some("a.B")).unwrap(),
-            "a.B"
-        );
-        assert_eq!(
-            subject_name(SubjectNameStrategy::TopicRecordName, &ctx, Some("a.B")).unwrap(),
-            "orders-a.B"
-        );
-        let err = subject_name(SubjectNameStrategy::RecordName, &ctx, None).unwrap_err();
-        assert!(matches!(err, SerdeError::Schema { .. }));
     }
 }
