@@ -641,6 +641,24 @@ fn parse_jaas(key: &str, value: &str) -> Result<(String, String), ConfigError> {
     }
 }
 
+impl TlsConfig {
+    /// The `ssl.*` keys of `props` under Java's names and rules (trust and
+    /// key stores, PEM or PKCS#12, host name verification), as the brokers'
+    /// connections read them; `None` when `props` has no `ssl.*` key. For a
+    /// service beside the brokers (a schema registry) whose keys carry a
+    /// prefix, hand over a bag with the prefix removed.
+    ///
+    /// ```
+    /// use kafka_client::{Properties, TlsConfig};
+    /// let mut props = Properties::new([("ssl.endpoint.identification.algorithm", "")]);
+    /// assert!(TlsConfig::take_from(&mut props).unwrap().is_some());
+    /// assert!(TlsConfig::take_from(&mut Properties::default()).unwrap().is_none());
+    /// ```
+    pub fn take_from(props: &mut Properties) -> Result<Option<TlsConfig>, ConfigError> {
+        SslProps::take_from(props)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -738,23 +756,5 @@ mod tests {
         assert_eq!(s.expose(), "hunter2");
         assert_eq!(Secret::from("pw").expose(), "pw");
         assert_eq!(Secret::from(String::from("x")).expose(), "x");
-    }
-}
-
-impl TlsConfig {
-    /// The `ssl.*` keys of `props` under Java's names and rules (trust and
-    /// key stores, PEM or PKCS#12, host name verification), as the brokers'
-    /// connections read them; `None` when `props` has no `ssl.*` key. For a
-    /// service beside the brokers (a schema registry) whose keys carry a
-    /// prefix, hand over a bag with the prefix removed.
-    ///
-    /// ```
-    /// use kafka_client::{Properties, TlsConfig};
-    /// let mut props = Properties::new([("ssl.endpoint.identification.algorithm", "")]);
-    /// assert!(TlsConfig::take_from(&mut props).unwrap().is_some());
-    /// assert!(TlsConfig::take_from(&mut Properties::default()).unwrap().is_none());
-    /// ```
-    pub fn take_from(props: &mut Properties) -> Result<Option<TlsConfig>, ConfigError> {
-        SslProps::take_from(props)
     }
 }
