@@ -146,6 +146,8 @@ impl SchemaRegistryClient {
                 base64::engine::general_purpose::STANDARD.encode(info.expose())
             )),
             RegistryAuth::Bearer(token) => Some(format!("Bearer {}", token.expose())),
+            // Fetched per request from the refreshing provider's cache.
+            RegistryAuth::OAuthBearer(_) => None,
         };
         let http = HttpClient::new(HttpConfig {
             connect_timeout: config.connect_timeout,
@@ -532,8 +534,23 @@ impl SchemaRegistryClient {
         if body.is_some() {
             headers.push(("Content-Type", rest::CONTENT_TYPE));
         }
-        if let Some(a) = &self.inner.authorization {
+        let bearer;
+        if let RegistryAuth::OAuthBearer(tokens) = &config.auth {
+            use kafka_client::oauth::TokenProvider as _;
+            let token = tokens
+                .token()
+                .await
+                .map_err(|e| RegistryError::Credentials {
+                    retriable: e.is_retriable(),
+                    message: e.to_string(),
+                })?;
+            bearer = format!("Bearer {}", token.value());
+            headers.push(("Authorization", bearer.as_str()));
+        } else if let Some(a) = &self.inner.authorization {
             headers.push(("Authorization", a.as_str()));
+        }
+        for (k, v) in &config.extra_headers {
+            headers.push((k.as_str(), v.as_str()));
         }
         let body = body.unwrap_or_default();
         let urls = config.urls.len().max(1);
