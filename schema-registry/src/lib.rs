@@ -5,7 +5,11 @@
 //!
 //! - [`wire`]: the wire format (magic byte, schema id or GUID, Protobuf
 //!   message indexes), sans-IO;
-//! - [`SchemaRegistryClient`]: Confluent's REST API with bounded caches;
+//! - [`SchemaRegistryClient`]: Confluent's REST API with bounded caches,
+//!   retries and URL failover, configured by [`RegistryConfig`] under
+//!   Confluent's property names (basic, bearer and OAUTHBEARER
+//!   credentials, `schema.registry.ssl.*`); its errors, by blame, are
+//!   [`RegistryError`]s;
 //! - [`SchemaIdSelector`]: which schema id a serializer writes
 //!   (`auto.register.schemas`, `use.latest.version`, `use.schema.id`, the
 //!   subject name strategies);

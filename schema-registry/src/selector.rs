@@ -426,10 +426,24 @@ impl SchemaIdSelector {
         let version = match (version, registered) {
             (Some(v), _) => v,
             (None, Some(r)) => {
-                self.client
+                match self
+                    .client
                     .lookup(subject, r, self.config.normalize_schemas)
-                    .await?
-                    .version
+                    .await
+                {
+                    Ok(found) => found.version,
+                    // The registry compares versions of one subject; Java's
+                    // serializer compares the parsed schemas locally instead,
+                    // which needs a format's parser.
+                    Err(RegistryError::SchemaNotFound(_) | RegistryError::SubjectNotFound(_)) => {
+                        return Err(SerdeError::Schema {
+                            reason: format!(
+                                "id.compatibility.strict asks the registry to compare the local schema with schema id {id}, which is not registered under subject {subject:?}; register it there, or set id.compatibility.strict=false"
+                            ),
+                        });
+                    }
+                    Err(e) => return Err(e.into()),
+                }
             }
             (None, None) => return Ok(()),
         };

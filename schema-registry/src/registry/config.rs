@@ -2,6 +2,9 @@
 //! names (`SchemaRegistryClientConfig`, `AbstractKafkaSchemaSerDeConfig`).
 
 use kafka_client::http::HttpUrl;
+use kafka_client::oauth::{
+    ClientCredentialsConfig, ClientCredentialsProvider, RefreshConfig, RefreshingTokenProvider,
+};
 use kafka_client::{ConfigError, Properties, Secret, TlsConfig};
 use std::time::Duration;
 
@@ -16,6 +19,11 @@ pub enum RegistryAuth {
     Basic(Secret),
     /// A static bearer token (`bearer.auth.credentials.source=STATIC_TOKEN`).
     Bearer(Secret),
+    /// Bearer tokens from an OAuth client-credentials endpoint, refreshed
+    /// ahead of expiry (`bearer.auth.credentials.source=OAUTHBEARER`,
+    /// `bearer.auth.issuer.endpoint.url`, `bearer.auth.client.id`,
+    /// `bearer.auth.client.secret`, `bearer.auth.scope`).
+    OAuthBearer(RefreshingTokenProvider),
 }
 
 /// The registry client's settings.
@@ -26,6 +34,10 @@ pub struct RegistryConfig {
     pub urls: Vec<HttpUrl>,
     /// `basic.auth.*` / `bearer.auth.*`.
     pub auth: RegistryAuth,
+    /// Extra headers on every request: `bearer.auth.logical.cluster`
+    /// (`target-sr-cluster`) and `bearer.auth.identity.pool.id`
+    /// (`Confluent-Identity-Pool-Id`), as Confluent Cloud asks.
+    pub extra_headers: Vec<(String, String)>,
     /// `schema.registry.ssl.*`: trust and client certificate for
     /// `https://` registries; `None` trusts the system's roots.
     pub tls: Option<TlsConfig>,
@@ -58,6 +70,7 @@ impl RegistryConfig {
         Self {
             urls,
             auth: RegistryAuth::None,
+            extra_headers: Vec::new(),
             tls: None,
             max_retries: 3,
             retries_wait: Duration::from_millis(1000),
@@ -100,8 +113,16 @@ impl RegistryConfig {
             urls.push(url);
         }
         let mut c = Self::new(urls);
-        c.auth = auth(props, url_user_info)?;
         c.tls = tls(props)?;
+        c.auth = auth(props, url_user_info, c.tls.as_ref())?;
+        for (key, header) in [
+            ("bearer.auth.logical.cluster", "target-sr-cluster"),
+            ("bearer.auth.identity.pool.id", "Confluent-Identity-Pool-Id"),
+        ] {
+            if let Some(v) = props.non_empty(key)? {
+                c.extra_headers.push((header.to_string(), v));
+            }
+        }
         let ms = |props: &mut Properties, key: &str| props.long(key, 0..=i64::from(i32::MAX));
         if let Some(n) = props.int("max.retries", 0..=i32::MAX)? {
             c.max_retries = n as u32;
@@ -151,6 +172,7 @@ fn first_string(props: &mut Properties, keys: &[&str]) -> Option<String> {
 fn auth(
     props: &mut Properties,
     url_user_info: Option<String>,
+    tls: Option<&TlsConfig>,
 ) -> Result<RegistryAuth, ConfigError> {
     let basic_source = props.one_of_ignoring_case(
         "basic.auth.credentials.source",
@@ -165,9 +187,17 @@ fn auth(
     );
     let bearer_source = props.one_of_ignoring_case(
         "bearer.auth.credentials.source",
-        &[("STATIC_TOKEN", "STATIC_TOKEN")],
+        &[
+            ("STATIC_TOKEN", "STATIC_TOKEN"),
+            ("OAUTHBEARER", "OAUTHBEARER"),
+        ],
     )?;
     let token = props.password("bearer.auth.token");
+    let issuer = props.non_empty("bearer.auth.issuer.endpoint.url")?;
+    let client_id = props.non_empty("bearer.auth.client.id")?;
+    let client_secret = props.password("bearer.auth.client.secret");
+    let scope = props.non_empty("bearer.auth.scope")?;
+    let sub_claim = props.non_empty("bearer.auth.sub.claim.name")?;
     if basic_source.is_some() && bearer_source.is_some() {
         return Err(ConfigError::Incompatible {
             key: "bearer.auth.credentials.source".into(),
@@ -186,6 +216,23 @@ fn auth(
                 return Err(invalid("basic.auth.user.info", "<redacted>", "expected user:password"));
             }
             Ok(RegistryAuth::Basic(Secret::new(info)))
+        }
+        (None, Some("OAUTHBEARER")) => {
+            let missing = |k: &str| ConfigError::Missing(format!("{k}, for bearer.auth.credentials.source=OAUTHBEARER"));
+            let url = issuer.ok_or_else(|| missing("bearer.auth.issuer.endpoint.url"))?;
+            HttpUrl::parse(&url).map_err(|e| invalid("bearer.auth.issuer.endpoint.url", &url, &e))?;
+            let id = client_id.ok_or_else(|| missing("bearer.auth.client.id"))?;
+            let secret = client_secret.ok_or_else(|| missing("bearer.auth.client.secret"))?;
+            let mut cc = ClientCredentialsConfig::new(url, id, secret.expose());
+            cc.scope = scope;
+            cc.tls = tls.cloned();
+            if let Some(sub) = sub_claim {
+                cc.sub_claim_name = sub;
+            }
+            Ok(RegistryAuth::OAuthBearer(RefreshingTokenProvider::new(
+                ClientCredentialsProvider::new(cc),
+                RefreshConfig::default(),
+            )))
         }
         (None, Some(_)) => token
             .map(RegistryAuth::Bearer)
@@ -298,6 +345,31 @@ mod tests {
         ])
         .unwrap();
         assert!(matches!(c.auth, RegistryAuth::Bearer(s) if s.expose() == "tok"));
+        let c = config(&[
+            ("schema.registry.url", "http://sr"),
+            ("bearer.auth.credentials.source", "OAUTHBEARER"),
+            ("bearer.auth.issuer.endpoint.url", "http://idp/token"),
+            ("bearer.auth.client.id", "sr-client"),
+            ("bearer.auth.client.secret", "hunter2"),
+            ("bearer.auth.scope", "registry"),
+            ("bearer.auth.logical.cluster", "lsrc-1"),
+            ("bearer.auth.identity.pool.id", "pool-1"),
+        ])
+        .unwrap();
+        assert!(matches!(c.auth, RegistryAuth::OAuthBearer(_)));
+        assert!(!format!("{c:?}").contains("hunter2"));
+        assert_eq!(c.extra_headers.len(), 2);
+        let missing = config(&[
+            ("schema.registry.url", "http://sr"),
+            ("bearer.auth.credentials.source", "OAUTHBEARER"),
+            ("bearer.auth.issuer.endpoint.url", "http://idp/token"),
+        ]);
+        assert!(
+            missing
+                .unwrap_err()
+                .key()
+                .starts_with("bearer.auth.client.id")
+        );
         let missing = config(&[
             ("schema.registry.url", "http://sr"),
             ("basic.auth.credentials.source", "USER_INFO"),

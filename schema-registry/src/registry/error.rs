@@ -102,6 +102,16 @@ pub enum RegistryError {
         /// How many requests were tried.
         attempts: u32,
     },
+    /// No bearer token could be had from `bearer.auth.issuer.endpoint.url`
+    /// (OAUTHBEARER): check the issuer URL and the client credentials;
+    /// retriable when the issuer was unreachable.
+    #[error("no bearer token for the registry: {message}")]
+    Credentials {
+        /// The token provider's error.
+        message: String,
+        /// Whether asking again may help.
+        retriable: bool,
+    },
     /// The registry answered something this client cannot read (not the
     /// JSON of Confluent's API): a proxy in the way, or an incompatible
     /// registry; check `schema.registry.url`.
@@ -122,6 +132,7 @@ impl RegistryError {
     pub fn is_retriable(&self) -> bool {
         match self {
             RegistryError::Unavailable { .. } => true,
+            RegistryError::Credentials { retriable, .. } => *retriable,
             RegistryError::Connection { error, .. } => error.is_retriable(),
             _ => false,
         }
@@ -139,7 +150,9 @@ impl RegistryError {
             | RegistryError::Unauthorized { code, .. }
             | RegistryError::Refused { code, .. }
             | RegistryError::Unavailable { code, .. } => Some(*code),
-            RegistryError::Connection { .. } | RegistryError::Malformed { .. } => None,
+            RegistryError::Connection { .. }
+            | RegistryError::Credentials { .. }
+            | RegistryError::Malformed { .. } => None,
         }
     }
 }

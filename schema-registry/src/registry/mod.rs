@@ -17,7 +17,7 @@ pub use error::RegistryError;
 use crate::schema::{RegisteredSchema, ResolvedSchema, Schema, SchemaReference};
 use cache::Caches;
 use kafka_client::http::{HttpClient, HttpConfig, Method};
-use kafka_client::{ConfigError, Properties};
+use kafka_client::{ConfigError, Properties, Secret};
 use rest::{Exchange, segment};
 use std::collections::HashSet;
 use std::future::Future;
@@ -92,8 +92,9 @@ struct Inner {
     config: RegistryConfig,
     /// The HTTP client (keep-alive pool).
     http: HttpClient,
-    /// The `Authorization` header's value, if any.
-    authorization: Option<String>,
+    /// The `Authorization` header's value for basic and static bearer
+    /// credentials (redacted in `Debug`).
+    authorization: Option<Secret>,
     /// The URL that answered last: where the next request starts.
     active: AtomicUsize,
     /// The caches.
@@ -141,11 +142,13 @@ impl SchemaRegistryClient {
         use base64::Engine as _;
         let authorization = match &config.auth {
             RegistryAuth::None => None,
-            RegistryAuth::Basic(info) => Some(format!(
+            RegistryAuth::Basic(info) => Some(Secret::new(format!(
                 "Basic {}",
                 base64::engine::general_purpose::STANDARD.encode(info.expose())
-            )),
-            RegistryAuth::Bearer(token) => Some(format!("Bearer {}", token.expose())),
+            ))),
+            RegistryAuth::Bearer(token) => Some(Secret::new(format!("Bearer {}", token.expose()))),
+            // Fetched per request from the refreshing provider's cache.
+            RegistryAuth::OAuthBearer(_) => None,
         };
         let http = HttpClient::new(HttpConfig {
             connect_timeout: config.connect_timeout,
@@ -532,8 +535,23 @@ impl SchemaRegistryClient {
         if body.is_some() {
             headers.push(("Content-Type", rest::CONTENT_TYPE));
         }
-        if let Some(a) = &self.inner.authorization {
-            headers.push(("Authorization", a.as_str()));
+        let bearer;
+        if let RegistryAuth::OAuthBearer(tokens) = &config.auth {
+            use kafka_client::oauth::TokenProvider as _;
+            let token = tokens
+                .token()
+                .await
+                .map_err(|e| RegistryError::Credentials {
+                    retriable: e.is_retriable(),
+                    message: e.to_string(),
+                })?;
+            bearer = format!("Bearer {}", token.value());
+            headers.push(("Authorization", bearer.as_str()));
+        } else if let Some(a) = &self.inner.authorization {
+            headers.push(("Authorization", a.expose()));
+        }
+        for (k, v) in &config.extra_headers {
+            headers.push((k.as_str(), v.as_str()));
         }
         let body = body.unwrap_or_default();
         let urls = config.urls.len().max(1);
@@ -618,6 +636,21 @@ fn with_attempts(e: RegistryError, n: u32) -> RegistryError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_never_print() {
+        let mut props = Properties::new([
+            ("schema.registry.url", "http://sr"),
+            ("basic.auth.credentials.source", "USER_INFO"),
+            ("basic.auth.user.info", "fred:hunter2"),
+        ]);
+        let client = SchemaRegistryClient::from_properties(&mut props).unwrap();
+        let shown = format!("{client:?}");
+        assert!(
+            !shown.contains("hunter2") && !shown.contains("ZnJlZDpodW50ZXIy"),
+            "{shown}"
+        );
+    }
 
     #[test]
     fn backoff_doubles_up_to_the_maximum() {

@@ -1,8 +1,9 @@
 //! The client's retry policy on a loopback HTTP server that answers with
 //! scripted statuses (Apicurio cannot be made to answer 5xx or 429 on
 //! demand): 5xx and 429 are retried up to `max.retries` with the request
-//! sent again, any other 4xx is not, and the headers Confluent's client
-//! sends are sent.
+//! sent again, any other 4xx is not, the headers Confluent's client sends
+//! are sent, and OAUTHBEARER tokens come from the issuer endpoint once and
+//! ride on every request.
 
 use kafka_client::Properties;
 use kafka_schema_registry::{RegistryError, SchemaRegistryClient};
@@ -156,4 +157,87 @@ async fn unreadable_answers_are_malformed() {
     let (port, _) = scripted(vec![(200, "<html>proxy login</html>")]).await;
     let e = client(port, "0").subjects().await.unwrap_err();
     assert!(matches!(e, RegistryError::Malformed { .. }), "{e}");
+}
+
+/// Invariant: with OAUTHBEARER every request carries the issuer's token,
+/// fetched once and reused while valid, with Confluent Cloud's headers.
+#[tokio::test]
+async fn oauthbearer_tokens_ride_on_every_request() {
+    use std::time::{Duration, SystemTime};
+    let jwt = kafka_client::oauth::unsecured_jws(
+        "sr-client",
+        SystemTime::now(),
+        Duration::from_secs(3600),
+        &[],
+    );
+    let token_answer: &'static str = Box::leak(
+        format!(r#"{{"access_token":"{jwt}","token_type":"bearer","expires_in":3600}}"#)
+            .into_boxed_str(),
+    );
+    let (idp, idp_seen) = scripted(vec![(200, token_answer)]).await;
+    let (port, seen) = scripted(vec![SCHEMA]).await;
+    let mut p = Properties::new([
+        (
+            "schema.registry.url",
+            format!("http://127.0.0.1:{port}/api").as_str(),
+        ),
+        ("bearer.auth.credentials.source", "OAUTHBEARER"),
+        (
+            "bearer.auth.issuer.endpoint.url",
+            format!("http://127.0.0.1:{idp}/token").as_str(),
+        ),
+        ("bearer.auth.client.id", "sr-client"),
+        ("bearer.auth.client.secret", "hunter2"),
+        ("bearer.auth.scope", "registry"),
+        ("bearer.auth.logical.cluster", "lsrc-1"),
+        ("bearer.auth.identity.pool.id", "pool-1"),
+    ]);
+    let c = SchemaRegistryClient::from_properties(&mut p).unwrap();
+    p.finish().unwrap();
+    c.schema_by_id(1).await.unwrap();
+    c.schema_by_id(2).await.unwrap();
+    let idp_seen = idp_seen.lock().unwrap();
+    assert_eq!(idp_seen.len(), 1, "one token fetch for two requests");
+    assert!(idp_seen[0].starts_with("POST /token "), "{}", idp_seen[0]);
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    for h in seen.iter() {
+        assert!(h.contains(&format!("Authorization: Bearer {jwt}")), "{h}");
+        assert!(h.contains("target-sr-cluster: lsrc-1"), "{h}");
+        assert!(h.contains("Confluent-Identity-Pool-Id: pool-1"), "{h}");
+    }
+}
+
+/// Invariant: an issuer that refuses the client is a typed credentials
+/// error, and the registry is not asked.
+#[tokio::test]
+async fn a_refused_token_is_a_credentials_error() {
+    let (idp, _) = scripted(vec![(401, r#"{"error":"invalid_client"}"#)]).await;
+    let (port, seen) = scripted(vec![SCHEMA]).await;
+    let mut p = Properties::new([
+        (
+            "schema.registry.url",
+            format!("http://127.0.0.1:{port}/api").as_str(),
+        ),
+        ("bearer.auth.credentials.source", "OAUTHBEARER"),
+        (
+            "bearer.auth.issuer.endpoint.url",
+            format!("http://127.0.0.1:{idp}/token").as_str(),
+        ),
+        ("bearer.auth.client.id", "sr-client"),
+        ("bearer.auth.client.secret", "wrong"),
+    ]);
+    let c = SchemaRegistryClient::from_properties(&mut p).unwrap();
+    let e = c.schema_by_id(1).await.unwrap_err();
+    assert!(
+        matches!(
+            e,
+            RegistryError::Credentials {
+                retriable: false,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(seen.lock().unwrap().is_empty());
 }
