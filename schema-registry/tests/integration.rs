@@ -5,8 +5,10 @@
 //! (`testcontainers/install-confluent-python.sh`). `.ci/run-tests.py` runs
 //! each module as a job of its own (`<package>::<module>`).
 
+mod auth_proxy;
 #[cfg(feature = "avro")]
 mod avro_registry;
+mod http_policy;
 #[cfg(feature = "json")]
 mod json_registry;
 #[cfg(feature = "protobuf")]
@@ -14,4 +16,3 @@ mod protobuf_oracle;
 #[cfg(feature = "protobuf")]
 mod protobuf_registry;
 mod registry;
-mod retries;
