@@ -18,9 +18,9 @@ use crate::codec::StringSetCodec;
 use crate::state::StateSerializer;
 use crate::two_phase::{RecordContext, TwoPhaseCommitError, TwoPhaseCommitSink};
 
+use super::handler::SinkSchema;
 use super::recovery::abort_on_fresh_start;
 use super::state::{decode_operator_state, encode_operator_state};
-use super::handler::SinkSchema;
 use super::{
     AsyncKafkaSerializationSchema, KafkaSerializationSchema, KafkaSinkConfig, KafkaSinkError,
     KafkaSinkHandler, KafkaTransactionCodec, NextTransactionalIdHint, Semantic,
