@@ -18,6 +18,18 @@ use crate::record_serde::RecordSerializer;
 /// Something that sends a [`ProducerRecord`]: [`Producer`] and
 /// [`TransactionalProducer`]. `send_record` enqueues the record before it
 /// returns (the producer's `send`) and returns its delivery future.
+///
+/// ```no_run
+/// # async fn demo(producer: kafka_producer::Producer) -> Result<(), Box<dyn std::error::Error>> {
+/// use kafka_producer::ProducerRecord;
+/// use kafka_schema_registry::RecordSender;
+/// /// Works with a plain or a transactional producer.
+/// async fn ping(to: &impl RecordSender) -> Result<(), kafka_producer::ProduceError> {
+///     to.send_record(ProducerRecord::new("pings").value("ping")).await.map(drop)
+/// }
+/// ping(&producer).await?;
+/// # Ok(()) }
+/// ```
 pub trait RecordSender: Send + Sync {
     /// Enqueues `record`; the future resolves once the broker acknowledged
     /// it, or failed.
@@ -66,6 +78,12 @@ pub struct TypedRecord<K, V> {
 
 impl<K, V> TypedRecord<K, V> {
     /// A record of `value` for `topic`, without key.
+    ///
+    /// ```
+    /// use kafka_schema_registry::TypedRecord;
+    /// let r = TypedRecord::new("orders", 12_u32).key("customer-7").header("source", "web");
+    /// assert_eq!((r.key, r.value, r.headers.len()), (Some("customer-7"), Some(12), 1));
+    /// ```
     pub fn new(topic: impl Into<String>, value: V) -> Self {
         TypedRecord {
             topic: topic.into(),
