@@ -14,13 +14,18 @@
 //!   (`auto.register.schemas`, `use.latest.version`, `use.schema.id`, the
 //!   subject name strategies);
 //! - [`RecordSerializer`] / [`RecordDeserializer`]: what the typed producer,
-//!   consumer, sink and pipeline layers take.
+//!   consumer, sink and pipeline layers take;
+//! - on kafka-eos's paths (features `producer`, `consumer`, `sink`): the
+//!   typed producer `SerializingProducer`, the consumer's `RecordDecoder`
+//!   and the Kafka sink's `RegistrySinkSchema`.
 
 #![warn(missing_docs)]
 
 mod context;
 mod error;
 mod format;
+#[cfg(any(feature = "producer", feature = "consumer", feature = "sink"))]
+mod kafka;
 mod record_serde;
 mod registry;
 mod schema;
@@ -36,7 +41,16 @@ pub use format::avro::{
 };
 #[cfg(feature = "json")]
 pub use format::json::{JsonDeserializer, JsonSchema, JsonSerializer};
-pub use record_serde::{RecordDeserializer, RecordSerializer};
+#[cfg(feature = "sink")]
+pub use kafka::RegistrySinkSchema;
+#[cfg(feature = "consumer")]
+pub use kafka::{
+    DecodeErrorPolicy, DecodedEvent, DecodedRecords, DeserializedRecord, PartitionStop,
+    RecordDecoder,
+};
+#[cfg(feature = "producer")]
+pub use kafka::{RecordSender, SerializeRecordError, SerializingProducer, TypedRecord};
+pub use record_serde::{RawBytes, RecordDeserializer, RecordSerializer};
 pub use registry::{
     CompatibilityCheck, CompatibilityLevel, RegistryAuth, RegistryConfig, RegistryError,
     SchemaRegistryClient,

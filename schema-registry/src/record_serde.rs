@@ -60,3 +60,42 @@ pub trait RecordDeserializer: Send + Sync {
         bytes: &[u8],
     ) -> impl Future<Output = Result<Self::Value, SerdeError>> + Send;
 }
+
+/// Keys or values that are bytes already, written and read as they are
+/// (no registry frame): Kafka's `ByteArraySerializer` and
+/// `ByteArrayDeserializer`, for the side of a record that no schema
+/// describes.
+///
+/// ```
+/// use bytes::Bytes;
+/// use kafka_schema_registry::{RawBytes, RecordDeserializer, RecordSerializer, SerializationContext};
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let ctx = SerializationContext::key("orders");
+/// let bytes = RawBytes.serialize(&ctx, &Bytes::from("k")).await.unwrap();
+/// assert_eq!(RawBytes.deserialize(&ctx, &bytes).await.unwrap(), "k");
+/// # });
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RawBytes;
+
+impl RecordSerializer<Bytes> for RawBytes {
+    async fn serialize(
+        &self,
+        _ctx: &SerializationContext<'_>,
+        value: &Bytes,
+    ) -> Result<Bytes, SerdeError> {
+        Ok(value.clone())
+    }
+}
+
+impl RecordDeserializer for RawBytes {
+    type Value = Bytes;
+
+    async fn deserialize(
+        &self,
+        _ctx: &SerializationContext<'_>,
+        bytes: &[u8],
+    ) -> Result<Bytes, SerdeError> {
+        Ok(Bytes::copy_from_slice(bytes))
+    }
+}

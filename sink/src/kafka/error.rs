@@ -57,6 +57,13 @@ pub enum KafkaSinkError {
     /// A record could not be written.
     #[error("sending a record failed: {0}")]
     Produce(#[from] ProduceError),
+    /// An input could not be serialized (an
+    /// [`AsyncKafkaSerializationSchema`](super::AsyncKafkaSerializationSchema)
+    /// failed): nothing of it was sent. The job should fail: closing the
+    /// sink (or restoring it) aborts the open transaction, so none of its
+    /// records becomes visible to read_committed readers.
+    #[error("serializing a record failed (nothing of it was sent): {0}")]
+    Serialization(#[from] super::SerializationError),
     /// Finishing or aborting a transaction of another process failed.
     #[error("{0}")]
     Recovery(String),

@@ -22,11 +22,20 @@ use crate::two_phase::{CommitOutcome, PreCommitted, RecordContext, TwoPhaseCommi
 
 use super::recovery::{abort_all, abort_lingering, age_of, settle};
 use super::{
-    KafkaSerializationSchema, KafkaSinkConfig, KafkaSinkError, KafkaTransaction,
-    NextTransactionalIdHint, Semantic,
+    AsyncKafkaSerializationSchema, KafkaSerializationSchema, KafkaSinkConfig, KafkaSinkError,
+    KafkaTransaction, NextTransactionalIdHint, Semantic,
 };
 
 type SendFuture = Pin<Box<dyn Future<Output = Result<RecordMetadata, ProduceError>> + Send>>;
+
+/// The sink's serialization schema: synchronous ones are called as they are
+/// (no future per record); asynchronous ones are awaited, and may fail.
+pub(super) enum SinkSchema<T> {
+    /// A [`KafkaSerializationSchema`]: infallible, no I/O.
+    Sync(Arc<dyn KafkaSerializationSchema<T>>),
+    /// An [`AsyncKafkaSerializationSchema`] (a schema registry's).
+    Async(Arc<dyn AsyncKafkaSerializationSchema<T>>),
+}
 
 /// In-flight sends kept before awaiting the oldest (back-pressure).
 const MAX_IN_FLIGHT: usize = 16_384;
@@ -48,7 +57,8 @@ const MAX_IN_FLIGHT: usize = 16_384;
 pub struct KafkaSinkHandler<T> {
     /// The sink's options.
     pub(super) config: KafkaSinkConfig,
-    schema: Arc<dyn KafkaSerializationSchema<T>>,
+    /// Turns inputs into records.
+    schema: SinkSchema<T>,
     /// The cluster (EXACTLY_ONCE: for recovery and admin calls).
     pub(super) cluster: Arc<Cluster>,
     /// The shared producer of AT_LEAST_ONCE / NONE.
@@ -115,7 +125,7 @@ impl<T> KafkaSinkHandler<T> {
     /// `shared` is the producer of AT_LEAST_ONCE / NONE.
     pub(super) fn new(
         config: KafkaSinkConfig,
-        schema: Arc<dyn KafkaSerializationSchema<T>>,
+        schema: SinkSchema<T>,
         cluster: Arc<Cluster>,
         shared: Option<Producer>,
     ) -> Self {
@@ -249,7 +259,13 @@ impl<T: Send + Sync + 'static> TwoPhaseCommitHandler for KafkaSinkHandler<T> {
         value: T,
         context: &RecordContext,
     ) -> Result<(), KafkaSinkError> {
-        let r = self.schema.serialize(&value);
+        // Serialized before anything is sent: a value that fails (an
+        // asynchronous schema's error) fails this invoke with nothing of it
+        // enqueued, and the open transaction stays abortable.
+        let r = match &self.schema {
+            SinkSchema::Sync(s) => s.serialize(&value),
+            SinkSchema::Async(s) => s.serialize(&value, &self.config.default_topic).await?,
+        };
         let mut record =
             ProducerRecord::new(r.topic.unwrap_or_else(|| self.config.default_topic.clone()))
                 .value(r.value);

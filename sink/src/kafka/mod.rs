@@ -91,8 +91,9 @@ pub use error::KafkaSinkError;
 pub use handler::KafkaSinkHandler;
 pub use operator::{KafkaSink, check_transaction_timeout};
 pub use schema::{
-    KafkaSerializationSchema, KafkaSinkRecord, Keyed, KeyedSerializationSchema,
-    SerializationSchema, SimpleStringSchema, ValueOnly,
+    AsyncKafkaSerializationSchema, KafkaSerializationSchema, KafkaSinkRecord, Keyed,
+    KeyedSerializationSchema, SerializationError, SerializationSchema, SerializeFuture,
+    SimpleStringSchema, Synchronous, ValueOnly,
 };
 pub use transaction::{KafkaTransaction, KafkaTransactionCodec};
 pub use transactional_id::{

@@ -18,11 +18,12 @@ use crate::codec::StringSetCodec;
 use crate::state::StateSerializer;
 use crate::two_phase::{RecordContext, TwoPhaseCommitError, TwoPhaseCommitSink};
 
+use super::handler::SinkSchema;
 use super::recovery::abort_on_fresh_start;
 use super::state::{decode_operator_state, encode_operator_state};
 use super::{
-    KafkaSerializationSchema, KafkaSinkConfig, KafkaSinkError, KafkaSinkHandler,
-    KafkaTransactionCodec, NextTransactionalIdHint, Semantic,
+    AsyncKafkaSerializationSchema, KafkaSerializationSchema, KafkaSinkConfig, KafkaSinkError,
+    KafkaSinkHandler, KafkaTransactionCodec, NextTransactionalIdHint, Semantic,
 };
 
 /// A Kafka sink subtask: [`TwoPhaseCommitSink`] over [`KafkaSinkHandler`],
@@ -81,6 +82,40 @@ impl<T: Send + Sync + 'static> KafkaSink<T> {
         config: KafkaSinkConfig,
         schema: impl KafkaSerializationSchema<T> + 'static,
     ) -> Result<Self, KafkaSinkError> {
+        Self::connect_with(config, SinkSchema::Sync(Arc::new(schema))).await
+    }
+
+    /// As [`Self::connect`], with an asynchronous, fallible schema (a
+    /// schema registry's): `invoke` awaits it before the record is sent,
+    /// and a value it cannot serialize fails that `invoke` with
+    /// [`KafkaSinkError::Serialization`], nothing of it sent.
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    /// use bytes::Bytes;
+    /// use kafka_producer::ProducerConfig;
+    /// use kafka_sink::kafka::{AsyncKafkaSerializationSchema, KafkaSink, KafkaSinkConfig, KafkaSinkRecord, SerializeFuture};
+    /// struct Upper;
+    /// impl AsyncKafkaSerializationSchema<String> for Upper {
+    ///     fn serialize<'a>(&'a self, v: &'a String, _topic: &'a str) -> SerializeFuture<'a> {
+    ///         Box::pin(async move { Ok(KafkaSinkRecord::value(Bytes::from(v.to_uppercase()))) })
+    ///     }
+    /// }
+    /// let config = KafkaSinkConfig::new(ProducerConfig::new("broker-1:9092"), "orders-out");
+    /// let sink: KafkaSink<String> = KafkaSink::connect_async_schema(config, Upper).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn connect_async_schema(
+        config: KafkaSinkConfig,
+        schema: impl AsyncKafkaSerializationSchema<T> + 'static,
+    ) -> Result<Self, KafkaSinkError> {
+        Self::connect_with(config, SinkSchema::Async(Arc::new(schema))).await
+    }
+
+    async fn connect_with(
+        config: KafkaSinkConfig,
+        schema: SinkSchema<T>,
+    ) -> Result<Self, KafkaSinkError> {
         config.validate()?;
         let base = config.effective_producer_config();
         let (cluster, shared) = if config.semantic == Semantic::ExactlyOnce {
@@ -98,7 +133,7 @@ impl<T: Send + Sync + 'static> KafkaSink<T> {
             check_transaction_timeout(&cluster, config.transaction_timeout).await?;
         }
         let timeout = config.transaction_timeout;
-        let handler = KafkaSinkHandler::new(config, Arc::new(schema), cluster, shared);
+        let handler = KafkaSinkHandler::new(config, schema, cluster, shared);
         let mut sink = TwoPhaseCommitSink::new(handler);
         // A commit past the transaction timeout may fail silently (the
         // coordinator aborted the transaction); warn early.

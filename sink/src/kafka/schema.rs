@@ -1,7 +1,14 @@
 //! Turning sink inputs into records: [`KafkaSinkRecord`], the sink's own
 //! [`KafkaSerializationSchema`], and Flink's value-only
 //! ([`SerializationSchema`], adapted by [`ValueOnly`]) and keyed
-//! ([`KeyedSerializationSchema`], adapted by [`Keyed`]) schemas.
+//! ([`KeyedSerializationSchema`], adapted by [`Keyed`]) schemas; and the
+//! asynchronous, fallible [`AsyncKafkaSerializationSchema`] of formats that
+//! need I/O (a schema registry), which [`Synchronous`] adapts every
+//! synchronous schema to.
+
+use std::error::Error as StdError;
+use std::future::Future;
+use std::pin::Pin;
 
 use bytes::Bytes;
 
@@ -160,6 +167,96 @@ impl<T, S: KeyedSerializationSchema<T>> KafkaSerializationSchema<T> for Keyed<S>
             key: self.0.serialize_key(value),
             value: self.0.serialize_value(value),
         }
+    }
+}
+
+/// Why an input could not be turned into a record: what an
+/// [`AsyncKafkaSerializationSchema`] returns (a registry that is down, a
+/// schema it refused, a value that does not match its schema). The sink
+/// fails that `invoke` with [`KafkaSinkError::Serialization`]; the record
+/// was not sent, and the open transaction is aborted by the usual failure
+/// path (`close`, or a restore).
+///
+/// The cause is kept as the schema's own error: [`Self::downcast_ref`]
+/// finds it.
+///
+/// [`KafkaSinkError::Serialization`]: super::KafkaSinkError::Serialization
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SerializationError(Box<dyn StdError + Send + Sync>);
+
+impl SerializationError {
+    /// Wraps the schema's error.
+    ///
+    /// ```
+    /// use kafka_sink::kafka::SerializationError;
+    /// let e = SerializationError::new("field `total` is missing");
+    /// assert_eq!(e.to_string(), "field `total` is missing");
+    /// ```
+    pub fn new(source: impl Into<Box<dyn StdError + Send + Sync>>) -> Self {
+        SerializationError(source.into())
+    }
+
+    /// The schema's error as type `E`, if it is one.
+    pub fn downcast_ref<E: StdError + 'static>(&self) -> Option<&E> {
+        self.0.downcast_ref()
+    }
+
+    /// The schema's error.
+    pub fn into_inner(self) -> Box<dyn StdError + Send + Sync> {
+        self.0
+    }
+}
+
+/// What [`AsyncKafkaSerializationSchema::serialize`] returns.
+pub type SerializeFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<KafkaSinkRecord, SerializationError>> + Send + 'a>>;
+
+/// Turns a sink input into a [`KafkaSinkRecord`] asynchronously, and may
+/// fail: the schema of formats that need I/O, such as a schema registry's
+/// (the first value of a schema registers it or looks it up). The sink
+/// awaits it in `invoke` before the record is sent, so a value that cannot
+/// be serialized never reaches a batch; the failure fails that `invoke`.
+///
+/// `default_topic` is the sink's topic, for a record whose schema names
+/// none (registry subjects are named after the topic).
+///
+/// ```
+/// use bytes::Bytes;
+/// use kafka_sink::kafka::{AsyncKafkaSerializationSchema, KafkaSinkRecord, SerializationError, SerializeFuture};
+/// /// Even numbers only.
+/// struct Even;
+/// impl AsyncKafkaSerializationSchema<u32> for Even {
+///     fn serialize<'a>(&'a self, value: &'a u32, _default_topic: &'a str) -> SerializeFuture<'a> {
+///         let r = if value % 2 == 0 {
+///             Ok(KafkaSinkRecord::value(Bytes::from(value.to_string())))
+///         } else {
+///             Err(SerializationError::new(format!("{value} is odd")))
+///         };
+///         Box::pin(std::future::ready(r))
+///     }
+/// }
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// assert_eq!(Even.serialize(&2, "t").await.unwrap(), KafkaSinkRecord::value("2"));
+/// assert!(Even.serialize(&3, "t").await.is_err());
+/// # });
+/// ```
+pub trait AsyncKafkaSerializationSchema<T>: Send + Sync {
+    /// Serializes one input.
+    fn serialize<'a>(&'a self, value: &'a T, default_topic: &'a str) -> SerializeFuture<'a>;
+}
+
+/// Adapts a synchronous [`KafkaSerializationSchema`] to
+/// [`AsyncKafkaSerializationSchema`] (it never fails). The sink does not
+/// need it for its own constructor (`KafkaSink::connect` takes synchronous
+/// schemas as they are, without a future per record); it is for code that
+/// takes any asynchronous schema.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Synchronous<S>(pub S);
+
+impl<T: Sync, S: KafkaSerializationSchema<T>> AsyncKafkaSerializationSchema<T> for Synchronous<S> {
+    fn serialize<'a>(&'a self, value: &'a T, _default_topic: &'a str) -> SerializeFuture<'a> {
+        Box::pin(std::future::ready(Ok(self.0.serialize(value))))
     }
 }
 

@@ -5,5 +5,6 @@ pub mod brokers;
 pub mod group_consumer;
 pub mod mock_nemesis;
 pub mod nemesis;
+pub mod registry;
 pub mod shared;
 pub mod system_ca;
