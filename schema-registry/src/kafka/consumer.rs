@@ -76,10 +76,10 @@ pub struct PartitionStop {
     /// it).
     pub offset: i64,
     /// The partition's records after it in the same poll, not decoded.
-    /// [`RecordDecoder::poll_reader`] rewinds the reader to `offset`, so it
-    /// leaves this empty (they are fetched again); from a
-    /// [`GroupConsumer`], which cannot seek, they are handed back here so
-    /// that none is lost.
+    /// [`RecordDecoder::poll_reader`] and [`RecordDecoder::poll_group`]
+    /// rewind to `offset`, so they leave this empty (the records are
+    /// fetched again); [`RecordDecoder::decode_all`] hands them back here,
+    /// so that none is lost.
     pub held_back: Vec<ConsumerRecord>,
 }
 
@@ -256,12 +256,13 @@ impl<KD: RecordDeserializer, VD: RecordDeserializer> RecordDecoder<KD, VD> {
         Ok(decoded)
     }
 
-    /// Polls `consumer` and decodes its records. A group consumer cannot be
-    /// rewound record by record: with
-    /// [`DecodeErrorPolicy::StopPartition`] the records after an
-    /// undecodable one are handed back undecoded in
-    /// [`PartitionStop::held_back`], and the consumer's position has moved
-    /// past them (commit with care, or `rewind_to_committed`).
+    /// Polls `consumer` and decodes its records. With
+    /// [`DecodeErrorPolicy::StopPartition`], each stopped partition is
+    /// rewound to its undecodable record with [`GroupConsumer::seek`] (its
+    /// `held_back` records are fetched again), as [`Self::poll_reader`]
+    /// does: the next poll returns it again until the application seeks
+    /// past it ([`PartitionStop::skip_to`]). A partition revoked meanwhile
+    /// cannot be rewound: its records stay in `held_back`, none lost.
     pub async fn poll_group(
         &self,
         consumer: &mut GroupConsumer,
@@ -269,7 +270,20 @@ impl<KD: RecordDeserializer, VD: RecordDeserializer> RecordDecoder<KD, VD> {
     ) -> Result<DecodedEvent<KD::Value, VD::Value>, GroupError> {
         Ok(match consumer.poll(timeout).await? {
             ConsumerEvent::Records(records) => {
-                DecodedEvent::Records(self.decode_all(records).await)
+                let mut decoded = self.decode_all(records).await;
+                for stop in &mut decoded.stopped {
+                    match consumer
+                        .seek(&stop.partition, Offset::At(stop.offset))
+                        .await
+                    {
+                        Ok(_) => stop.held_back.clear(),
+                        // Revoked meanwhile: the new owner reads it; keep
+                        // what was fetched beside the error.
+                        Err(GroupError::NotAssigned { .. }) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                DecodedEvent::Records(decoded)
             }
             ConsumerEvent::Assigned(p) => DecodedEvent::Assigned(p),
             ConsumerEvent::Revoked(p) => DecodedEvent::Revoked(p),
