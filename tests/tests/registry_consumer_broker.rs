@@ -9,7 +9,9 @@
 //! - stop the partition: the reader stops at the corrupt record (handed
 //!   over with its error, the reader rewound to it, returned again by the
 //!   next poll) until the application seeks past it; then the rest follows,
-//!   none dropped.
+//!   none dropped;
+//! - the same for a consumer-group member (`poll_group`, rewound with the
+//!   member's `seek`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -204,4 +206,77 @@ async fn stop_policy_holds_the_partition_at_the_corrupt_record_until_skipped() {
         }
     }
     assert_eq!(good, [0, 1, 3, 4]);
+}
+
+/// Invariant: a group member under `StopPartition` stops at the corrupt
+/// record as a reader does: [`RecordDecoder::poll_group`] rewinds the
+/// member to it (nothing held back, nothing lost), the next polls stop
+/// there again, and after the application seeks past it orders 3 and 4
+/// follow; every good record is handed over exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_policy_rewinds_a_group_member_to_the_corrupt_record() {
+    use kafka_consumer::GroupConsumer;
+    use kafka_schema_registry::DecodedEvent;
+    let registry = SchemaRegistry::shared().await.expect("registry");
+    let url = registry.url();
+    let (_cluster, topic) = topic_with_a_corrupt_record("sr-group-stop", &url).await;
+    let (kafka, _) = support::shared::client(SharedKafka::Kafka44Tv2).await;
+    let group = kafka_testcontainers::unique_name("sr-group-stop");
+    let mut consumer = GroupConsumer::subscribe(
+        support::group_consumer::config(kafka, &group, &[]),
+        [topic.as_str()],
+    )
+    .await
+    .expect("subscribe");
+    let dec = decoder(&url).with_policy(DecodeErrorPolicy::StopPartition);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut good = Vec::new();
+    // Polls until the partition has stopped at the corrupt record twice
+    // (the rewind makes the second poll return it again).
+    let mut stops = Vec::new();
+    while stops.len() < 2 {
+        assert!(Instant::now() < deadline, "two stops not seen in 60 s");
+        if let DecodedEvent::Records(d) = dec
+            .poll_group(&mut consumer, Duration::from_millis(500))
+            .await
+            .unwrap()
+        {
+            for rec in d.records {
+                if rec.record.offset == 2 {
+                    assert!(matches!(rec.value, Err(SerdeError::Wire(_))));
+                } else {
+                    good.push(rec.record.offset);
+                }
+            }
+            for stop in d.stopped {
+                assert_eq!((stop.partition.partition, stop.offset), (0, 2));
+                assert!(stop.held_back.is_empty(), "the member refetches them");
+                stops.push(stop);
+            }
+        }
+    }
+    assert_eq!(good, [0, 1], "nothing past the corrupt record yet");
+    consumer
+        .seek(&stops[0].partition, Offset::At(stops[0].skip_to()))
+        .await
+        .unwrap();
+    while good.len() < 4 {
+        assert!(Instant::now() < deadline, "orders 3 and 4 not seen in 60 s");
+        if let DecodedEvent::Records(d) = dec
+            .poll_group(&mut consumer, Duration::from_millis(500))
+            .await
+            .unwrap()
+        {
+            assert!(d.stopped.is_empty());
+            for rec in d.records {
+                assert_eq!(
+                    rec.value.as_ref().unwrap().as_ref(),
+                    Some(&order(rec.record.offset))
+                );
+                good.push(rec.record.offset);
+            }
+        }
+    }
+    assert_eq!(good, [0, 1, 3, 4]);
+    consumer.close(Duration::from_secs(5)).await;
 }
