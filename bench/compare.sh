@@ -596,6 +596,7 @@ run_e2e() {
 }
 
 # What each client is given per workload (its --print-settings).
+declare -A SHOWN_DEFAULTS=()
 echo "== settings: $SETTINGS"
 if [[ $SETTINGS == equal ]]; then
     echo "   every client the same explicit producer and fetch settings (see the top of this script)"
@@ -634,14 +635,21 @@ for wl in $WORKLOADS; do
         out=$("${BIN[$c]}" "${cmd[@]}" --settings "$SETTINGS" --print-settings 2>&1) || out="(--print-settings failed: $out)"
         if [[ $MODE == e2e* && $c != java ]]; then
             e2e_args read T "" "$N"
-            out="$out"$'\n'"reader $("${BIN[$c]}" "${E2E_CMD[@]}" --print-settings 2>&1 | head -1)"
+            out="$out"$'\n'"reader: $("${BIN[$c]}" "${E2E_CMD[@]}" --print-settings 2>&1)"
             if [[ $MODE == e2e-copy ]]; then
                 e2e_args copy IN OUT "$N"
-                out="$out"$'\n'"copier: $("${BIN[$c]}" "${E2E_CMD[@]}" --print-settings 2>&1 | tr '\n' ' ')"
+                out="$out"$'\n'"copier: $("${BIN[$c]}" "${E2E_CMD[@]}" --print-settings 2>&1)"
             fi
         fi
         echo "   $wl, $c:"
-        sed 's/^/     /' <<<"$out"
+        # A client's defaults line ("  not set, ...") once per client.
+        while IFS= read -r l; do
+            if [[ $l == "  not set, "* ]]; then
+                [[ ${SHOWN_DEFAULTS[$c]:-} == "$l" ]] && continue
+                SHOWN_DEFAULTS[$c]=$l
+            fi
+            echo "     $l"
+        done <<<"$out"
     done
 done
 

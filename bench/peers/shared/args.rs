@@ -217,7 +217,9 @@ impl Workload {
                         "copy" => Mode::Copy,
                         "e2e-produce" => Mode::E2eProduce,
                         "e2e-read" => Mode::E2eRead,
-                        _ => usage("--mode must be produce, consume, copy, e2e-produce or e2e-read"),
+                        _ => {
+                            usage("--mode must be produce, consume, copy, e2e-produce or e2e-read")
+                        }
                     }
                 }
                 "--isolation" => {

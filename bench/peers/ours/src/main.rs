@@ -59,13 +59,14 @@ fn producer_props(w: &Workload) -> Result<Vec<(String, String)>, Error> {
             kv("compression.type", &w.compression),
         ]),
         // What `kafka-eos copy` sets on its producer besides the id.
-        Settings::Defaults if w.mode == Mode::Copy => props.push(kv("transaction.timeout.ms", "10000")),
+        Settings::Defaults if w.mode == Mode::Copy => {
+            props.push(kv("transaction.timeout.ms", "10000"))
+        }
         // The idempotent workloads are defined by idempotence (kafka-eos's
         // default, as acks=all).
-        Settings::Defaults if w.txn_every.is_none() => props.extend([
-            kv("acks", "all"),
-            kv("enable.idempotence", "true"),
-        ]),
+        Settings::Defaults if w.txn_every.is_none() => {
+            props.extend([kv("acks", "all"), kv("enable.idempotence", "true")])
+        }
         Settings::Defaults => {}
     }
     if w.settings == Settings::Defaults && w.compression != "none" {
@@ -191,7 +192,11 @@ fn reader_config(w: &Workload) -> (ReaderConfig, String) {
                 "Reader: isolation.level={}, fetch.max.wait.ms=500, fetch.min.bytes=1, \
                  fetch.max.bytes=52428800, max.partition.fetch.bytes=1048576, \
                  auto.offset.reset=earliest",
-                if committed { "read_committed" } else { "read_uncommitted" }
+                if committed {
+                    "read_committed"
+                } else {
+                    "read_uncommitted"
+                }
             ),
         ),
         Settings::Defaults => {
@@ -322,8 +327,9 @@ async fn consume(w: &Workload) -> Result<f64, Error> {
 async fn copy(w: &Workload) -> Result<f64, Error> {
     use kafka_eos::sink::pipeline::{ConsumeTransformProduce, PipelineConfig};
     let consumer = copy_consumer_props(w);
-    let consumer =
-        GroupConsumerConfig::from_properties(consumer.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+    let consumer = GroupConsumerConfig::from_properties(
+        consumer.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    )?;
     let producer = config(w)?;
     let every = w.txn_every.expect("copy mode has --txn-ms");
     let out: std::sync::Arc<str> = w.out.as_str().into();

@@ -39,7 +39,9 @@
 //!   futures are awaited in order by a task (at most `--window`
 //!   outstanding); a full librdkafka queue (`QueueFull`) is retried after
 //!   100 µs, the scheduled times unchanged. With `--txn-ms`: a commit once
-//!   the transaction is that old, checked after each batch of due records.
+//!   the transaction is that old, checked after each batch of due records
+//!   (waiting first for the records in flight, as copy does: see
+//!   [`commit`]).
 //!   **e2e-read**: a `BaseConsumer` as in consume, read_committed, every
 //!   record's latency taken as `poll` returns it.
 //!
@@ -225,7 +227,8 @@ fn consumer_config(w: &Workload, group: &str, isolation: Isolation) -> ClientCon
         Isolation::Uncommitted => "read_uncommitted",
     };
     let mut c = ClientConfig::new();
-    c.set("bootstrap.servers", &w.bootstrap).set("group.id", group);
+    c.set("bootstrap.servers", &w.bootstrap)
+        .set("group.id", group);
     match w.settings {
         Settings::Equal => {
             c.set("enable.auto.commit", "false")
@@ -274,10 +277,17 @@ fn print_settings(w: &Workload) {
         ),
         Mode::E2eRead => println!(
             "consumer: {}",
-            show(&consumer_config(w, "bench-rdkafka-unused", Isolation::Committed))
+            show(&consumer_config(
+                w,
+                "bench-rdkafka-unused",
+                Isolation::Committed
+            ))
         ),
         Mode::Copy => {
-            println!("consumer: {}", show(&consumer_config(w, &w.group, Isolation::Committed)));
+            println!(
+                "consumer: {}",
+                show(&consumer_config(w, &w.group, Isolation::Committed))
+            );
             println!("producer: {}", show(&producer_config(w)));
         }
     }
@@ -494,6 +504,21 @@ const E2E_IDLE: Duration = Duration::from_secs(30);
 /// How long an e2e reader keeps reading once every record arrived.
 const E2E_LINGER: Duration = Duration::from_millis(500);
 
+/// Commits the transaction once every record in flight was acknowledged
+/// (100 µs sleeps), as [`commit`] does and for the same reason: the crate's
+/// `commit_transaction` flushes in blocking steps of 100 ms first.
+fn drain_then_commit(p: &FutureProducer) -> Result<(), Error> {
+    let deadline = Instant::now() + TIMEOUT;
+    while p.in_flight_count() > 0 {
+        if Instant::now() > deadline {
+            return Err(format!("records unacknowledged after {TIMEOUT:?}").into());
+        }
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    p.commit_transaction(TIMEOUT)?;
+    Ok(())
+}
+
 /// e2e-produce: warm up (metadata, producer id), then the fixed-rate loop
 /// on this thread, the delivery futures awaited by a task of `rt`.
 fn e2e_produce(w: &Workload, rt: &tokio::runtime::Runtime) -> Result<String, Error> {
@@ -550,7 +575,7 @@ fn e2e_produce(w: &Workload, rt: &tokio::runtime::Runtime) -> Result<String, Err
             && txn_start.elapsed() >= every
         {
             let c = Instant::now();
-            p.commit_transaction(TIMEOUT)?;
+            drain_then_commit(&p)?;
             commits.push(c.elapsed());
             p.begin_transaction()?;
             txn_start = Instant::now();
@@ -558,7 +583,7 @@ fn e2e_produce(w: &Workload, rt: &tokio::runtime::Runtime) -> Result<String, Err
     }
     if txn.is_some() {
         let c = Instant::now();
-        p.commit_transaction(TIMEOUT)?;
+        drain_then_commit(&p)?;
         commits.push(c.elapsed());
     }
     drop(tx);
