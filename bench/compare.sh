@@ -851,7 +851,8 @@ END {
     }
     for (i = 1; i <= nk; i++) {
         k = order[i]; o = wl[k] SUBSEP "ours"
-        have = (o in n) && cl[k] != "ours"
+        # (java measures a serial ping-pong, not the fixed load: no ratio)
+        have = (o in n) && cl[k] != "ours" && cl[k] != "java"
         printf "%-13s %-8s %6d %9s %9s %9s %9s %6d %5d %11s %11s %11s %s\n", wl[k], cl[k], n[k],
             m50[k], m99[k], m999[k], (mx[k] == "" ? "-" : mx[k]), lost[k], dup[k],
             have ? r(m50[o], m50[k]) : "", have ? r(m99[o], m99[k]) : "", have ? r(m999[o], m999[k]) : "",
