@@ -4,11 +4,14 @@
 # bench/peers/rdkafka) and franz-go (bench/peers/franz-go): producing,
 # consuming and exactly-once copying. All three run the same workload loop
 # and print one JSON line each:
-#   {"client":..., "records":..., "bytes":..., "secs":..., "commit_ms":[...]}
+#   {"client":..., "settings":..., "records":..., "bytes":..., "secs":..., "commit_ms":[...]}
+# (the e2e modes print the lines of bench/peers/shared/e2e.rs).
 #
 # Usage (from anywhere; take the shared broker lock on a shared machine):
 #   flock /tmp/kafka-eos-broker.lock bash bench/compare.sh
 #   RECORDS=20000 ROUNDS=1 WORKLOADS="idem-100 txn-100ms" bash bench/compare.sh
+#   SETTINGS=defaults RECORDS=20000 ROUNDS=1 bash bench/compare.sh
+#   E2E_SECS=3 ROUNDS=1 WORKLOADS="e2e-20k e2e-20k-txn e2e-copy" bash bench/compare.sh
 #
 # Environment:
 #   RECORDS     records per run at 100 B (default 1000000)
