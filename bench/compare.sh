@@ -466,8 +466,9 @@ run_one() {
         "$broker_cpu" "${ctx:--}" "${syscalls:--}" "${futex:--}" "$SETTINGS" >>"$RESULTS"
 }
 
-# client_args CLIENT WORKLOAD ROLE TOPIC [OUT]: the command line of one
-# process of an e2e run (ROLE: produce, read or copy; spec already run).
+# e2e_args ROLE TOPIC OUT N: sets E2E_CMD, the command line of one process
+# of an e2e run of N records (ROLE: produce, read or copy, which reads
+# TOPIC and writes OUT; spec already run).
 e2e_args() {
     local role=$1 topic=$2 out=${3:-} n=$4
     case $role in
@@ -532,7 +533,7 @@ run_e2e() {
         echo '{"lag_max_ms":null,"commit_ms":[]}' >"$WORK/out.produce"
         echo "0 0 0" >"$WORK/time.produce"
     else
-        local rpid cpid= ppid_ok=1
+        local rpid cpid=
         e2e_args read "$topic" "" "$n"
         /usr/bin/time -f "%U %S %M" -o "$WORK/time.read" "${BIN[$client]}" "${E2E_CMD[@]}" \
             >"$WORK/out.read" 2>"$WORK/err.read" &
