@@ -34,6 +34,23 @@
 // consumed again. The clock runs from the first input record to the commit
 // that reaches N. Success: N input records copied in committed transactions.
 //
+// e2e-produce: the fixed-rate producer of bench/peers/shared/e2e.rs (record
+// i scheduled at t0 + i/rate, its value carrying i and that time; a sender
+// behind schedule sends every due record at once, the times unchanged: no
+// coordinated omission), paced by sleeping until the next record is due,
+// at most --window records outstanding (the produce mode's ring); with
+// --txn-ms a commit (Flush + EndTransaction) once the transaction is that
+// old, checked after each batch of due records. e2e-read: manual assignment
+// as in consume, read_committed, each record's latency (now - scheduled
+// time) taken as PollFetches returns it; records lost and duplicated
+// counted. Both print the result lines of e2e.rs.
+//
+// --settings equal (the default): the explicit producer and fetch settings
+// every client of the comparison gets; defaults: franz-go's defaults with
+// only what the workload needs to exist. producerOpts, fetchOpts and the
+// options of runCopy / runConsume / runE2eRead are the whole of it;
+// --print-settings prints them.
+//
 // consume and copy check every record they receive (check) and fail once
 // nothing arrived for a minute (idleTimeout).
 package main
@@ -69,6 +86,11 @@ type workload struct {
 	isolation   string
 	out         string
 	group       string
+	settings    string
+	print       bool
+	rate        int
+	readyFile   string
+	e2e         bool
 }
 
 func parse() workload {
@@ -88,6 +110,11 @@ func parse() workload {
 	fs.StringVar(&w.isolation, "isolation", "uncommitted", "committed or uncommitted (consume)")
 	fs.StringVar(&w.out, "out", "", "output topic (copy)")
 	fs.StringVar(&w.group, "group", "", "consumer group (copy)")
+	fs.StringVar(&w.settings, "settings", "equal", "equal or defaults")
+	fs.BoolVar(&w.print, "print-settings", false, "print the settings given and exit")
+	fs.IntVar(&w.rate, "rate", 0, "records per second (e2e-produce)")
+	fs.StringVar(&w.readyFile, "ready-file", "", "created once ready (e2e-read, copy --e2e)")
+	fs.BoolVar(&w.e2e, "e2e", false, "copy: the input is an e2e producer's")
 	_ = fs.Parse(os.Args[1:])
 	txnSet := false // --txn-ms given (copy: 0 commits after every poll)
 	fs.Visit(func(f *flag.Flag) { txnSet = txnSet || f.Name == "txn-ms" })
@@ -98,15 +125,22 @@ func parse() workload {
 	switch {
 	case fs.NArg() > 0:
 		bad("unexpected argument " + fs.Arg(0))
-	case w.mode != "produce" && w.mode != "consume" && w.mode != "copy":
-		bad("--mode must be produce, consume or copy")
+	case w.mode != "produce" && w.mode != "consume" && w.mode != "copy" &&
+		w.mode != "e2e-produce" && w.mode != "e2e-read":
+		bad("--mode must be produce, consume, copy, e2e-produce or e2e-read")
+	case w.settings != "equal" && w.settings != "defaults":
+		bad("--settings must be equal or defaults")
+	case w.mode == "e2e-produce" && w.rate < 1:
+		bad("--mode e2e-produce needs --rate")
+	case (w.mode == "e2e-read" || w.e2e) && w.readyFile == "":
+		bad("--mode e2e-read and --e2e need --ready-file")
 	case w.bootstrap == "" || w.topic == "":
 		bad("--bootstrap and --topic are required")
 	case w.records < 1 || w.size < 1:
 		bad("--records and --size must be at least 1")
-	case w.mode == "produce" && w.window < 1:
+	case (w.mode == "produce" || w.mode == "e2e-produce") && w.window < 1:
 		bad("--window must be at least 1")
-	case w.mode != "produce" && w.partitions < 1:
+	case w.mode != "produce" && w.mode != "e2e-produce" && w.partitions < 1:
 		bad("--partitions must be at least 1")
 	case w.mode == "copy" && (w.out == "" || w.group == "" || !txnSet || w.txnID == ""):
 		bad("--mode copy needs --out, --group, --txn-ms and --txn-id")
@@ -197,45 +231,133 @@ func clientOpts(w workload) []kgo.Opt {
 	return opts
 }
 
-// producerOpts are the producer settings of the produce and copy modes.
-func producerOpts(w workload, partitioner kgo.Partitioner) []kgo.Opt {
+// opts are a client's options and what they say (--print-settings).
+type opts struct {
+	list []kgo.Opt
+	desc []string
+}
+
+func (o *opts) add(desc string, opt ...kgo.Opt) {
+	o.list = append(o.list, opt...)
+	o.desc = append(o.desc, desc)
+}
+
+// producerOpts are the producer settings of the produce, copy and
+// e2e-produce modes. partitioner: the workload's, or nil for franz-go's
+// default partitioner.
+func producerOpts(w workload, o *opts, partitioner kgo.Partitioner, name string) {
 	codec := map[string]kgo.CompressionCodec{
 		"none": kgo.NoCompression(),
 		"lz4":  kgo.Lz4Compression(),
 		"zstd": kgo.ZstdCompression(),
 	}
-	return []kgo.Opt{
-		kgo.RequiredAcks(kgo.AllISRAcks()), // idempotence is franz-go's default
-		kgo.ProducerLinger(5 * time.Millisecond),
-		kgo.ProducerBatchMaxBytes(16384),
+	if w.settings == "equal" {
+		// idempotence is franz-go's default
+		o.add("RequiredAcks(AllISRAcks())", kgo.RequiredAcks(kgo.AllISRAcks()))
+		o.add("ProducerLinger(5ms)", kgo.ProducerLinger(5*time.Millisecond))
+		o.add("ProducerBatchMaxBytes(16384)", kgo.ProducerBatchMaxBytes(16384))
 		// Explicit even for none: franz-go's default is snappy.
-		kgo.ProducerBatchCompression(codec[w.compression]),
-		kgo.RecordPartitioner(partitioner),
+		o.add("ProducerBatchCompression("+w.compression+")", kgo.ProducerBatchCompression(codec[w.compression]))
+		if partitioner == nil {
+			// KIP-480 sticky for null keys, murmur2 (Java's hash) for keys: as ours.
+			partitioner, name = kgo.StickyKeyPartitioner(nil), "StickyKeyPartitioner(nil)"
+		}
 		// Its default (50,000) must not be what limits the window.
-		kgo.MaxBufferedRecords(max(2*w.window, 100000)),
+		n := max(2*w.window, 100000)
+		o.add(fmt.Sprintf("MaxBufferedRecords(%d)", n), kgo.MaxBufferedRecords(n))
+	} else if w.compression != "none" {
+		// defaults: idempotence and acks=all are franz-go's defaults (the
+		// idempotent workloads are defined by them: nothing to set).
+		o.add("ProducerBatchCompression("+w.compression+")", kgo.ProducerBatchCompression(codec[w.compression]))
+	}
+	if partitioner != nil {
+		o.add("RecordPartitioner("+name+")", kgo.RecordPartitioner(partitioner))
 	}
 }
 
-// fetchOpts are the fetch settings every client uses in the consume and
-// copy modes (CRC checking is on: franz-go's default).
-func fetchOpts() []kgo.Opt {
-	return []kgo.Opt{
-		kgo.FetchMaxWait(500 * time.Millisecond), // franz-go's default: 5 s
-		kgo.FetchMinBytes(1),
-		kgo.FetchMaxBytes(50 << 20),
-		kgo.FetchMaxPartitionBytes(1 << 20),
+// fetchOpts are the fetch settings every client uses in the consume, copy
+// and e2e-read modes with --settings equal (CRC checking is on: franz-go's
+// default); none with defaults.
+func fetchOpts(w workload, o *opts) {
+	if w.settings != "equal" {
+		return
+	}
+	o.add("FetchMaxWait(500ms)", kgo.FetchMaxWait(500*time.Millisecond)) // franz-go's default: 5 s
+	o.add("FetchMinBytes(1)", kgo.FetchMinBytes(1))
+	o.add("FetchMaxBytes(50MiB)", kgo.FetchMaxBytes(50<<20))
+	o.add("FetchMaxPartitionBytes(1MiB)", kgo.FetchMaxPartitionBytes(1<<20))
+}
+
+// consumeOpts are the options of consume and e2e-read: every partition
+// from its start (the workload), read_committed where the workload is
+// defined by it (in equal also read_uncommitted explicitly).
+func consumeOpts(w workload, o *opts, committed bool) {
+	start := make(map[int32]kgo.Offset, w.partitions)
+	for p := range int32(w.partitions) {
+		start[p] = kgo.NewOffset().AtStart()
+	}
+	fetchOpts(w, o)
+	o.add("ConsumePartitions(all, AtStart)", kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{w.topic: start}))
+	if committed {
+		o.add("FetchIsolationLevel(ReadCommitted)", kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	} else if w.settings == "equal" {
+		o.add("FetchIsolationLevel(ReadUncommitted)", kgo.FetchIsolationLevel(kgo.ReadUncommitted()))
+	}
+}
+
+// copyOpts are the options of copy: the workload's group, id, input,
+// start, isolation and partition mapping, and the producer's and fetch
+// settings.
+func copyOpts(w workload, o *opts) {
+	// Each output record goes to the partition number of its input record.
+	producerOpts(w, o, kgo.ManualPartitioner(), "ManualPartitioner()")
+	fetchOpts(w, o)
+	o.add("TransactionalID", kgo.TransactionalID(w.txnID))
+	o.add("ConsumerGroup", kgo.ConsumerGroup(w.group))
+	o.add("ConsumeTopics", kgo.ConsumeTopics(w.topic))
+	o.add("ConsumeResetOffset(AtStart)", kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	o.add("FetchIsolationLevel(ReadCommitted)", kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+}
+
+// printSettings prints what the client is given for the workload (and
+// with --settings defaults, franz-go's defaults that then apply).
+func printSettings(w workload) {
+	var o opts
+	role := "producer"
+	switch w.mode {
+	case "produce", "e2e-produce":
+		producerOpts(w, &o, nil, "")
+		if w.txnMs > 0 {
+			o.add("TransactionalID", kgo.TransactionalID(w.txnID))
+		}
+	case "consume":
+		role = "consumer"
+		consumeOpts(w, &o, w.isolation == "committed")
+	case "e2e-read":
+		role = "consumer"
+		consumeOpts(w, &o, true)
+	case "copy":
+		role = "GroupTransactSession"
+		copyOpts(w, &o)
+	}
+	fmt.Println(role + ": " + strings.Join(append([]string{"SeedBrokers"}, o.desc...), ", "))
+	if w.settings == "defaults" {
+		fmt.Println("  not set, franz-go v1.22.3's defaults: acks=all + idempotent, ProducerLinger 10ms, " +
+			"snappy compression, ProducerBatchMaxBytes 1000012, MaxBufferedRecords 50000, " +
+			"UniformBytesPartitioner(64KiB), FetchMaxWait 5s, FetchMaxBytes 50MiB, " +
+			"FetchMaxPartitionBytes 1MiB, read_uncommitted, classic group protocol (cooperative-sticky)")
 	}
 }
 
 func runProduce(w workload) (float64, []time.Duration, error) {
 	ctx := context.Background()
-	// KIP-480 sticky for null keys, murmur2 (Java's hash) for keys: as ours.
-	opts := append(clientOpts(w), producerOpts(w, kgo.StickyKeyPartitioner(nil))...)
+	var o opts
+	producerOpts(w, &o, nil, "")
 	txn := w.txnMs > 0
 	if txn {
-		opts = append(opts, kgo.TransactionalID(w.txnID))
+		o.add("TransactionalID", kgo.TransactionalID(w.txnID))
 	}
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kgo.NewClient(append(clientOpts(w), o.list...)...)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -350,6 +472,15 @@ func commitStats(flushes, commits []time.Duration) {
 // must be --size bytes and must not start with 'x' (the records of aborted
 // transactions do; read_committed must never deliver one).
 func (w *workload) check(r *kgo.Record) error {
+	if w.e2e {
+		// copy --e2e: an e2e producer's records (see e2e.rs).
+		if v := string(r.Value); v == "ready" || v == "w" ||
+			(len(r.Value) == w.size && strings.HasPrefix(v, "e2e:")) {
+			return nil
+		}
+		return fmt.Errorf("%s partition %d offset %d: an unexpected value of %d bytes",
+			r.Topic, r.Partition, r.Offset, len(r.Value))
+	}
 	switch {
 	case len(r.Value) != w.size:
 		return fmt.Errorf("%s partition %d offset %d: a value of %d bytes where %d were written",
@@ -384,22 +515,11 @@ func poll(p poller, last time.Time) (kgo.Fetches, error) {
 }
 
 func runConsume(w workload) (float64, error) {
-	start := make(map[int32]kgo.Offset, w.partitions)
-	for p := range int32(w.partitions) {
-		start[p] = kgo.NewOffset().AtStart()
-	}
-	level := kgo.ReadUncommitted()
-	if w.isolation == "committed" {
-		level = kgo.ReadCommitted()
-	}
-	opts := append(clientOpts(w), fetchOpts()...)
-	opts = append(opts,
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{w.topic: start}),
-		kgo.FetchIsolationLevel(level),
-	)
+	var o opts
+	consumeOpts(w, &o, w.isolation == "committed")
 
 	t0 := time.Now()
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kgo.NewClient(append(clientOpts(w), o.list...)...)
 	if err != nil {
 		return 0, err
 	}
@@ -450,17 +570,9 @@ func endTxn(ctx context.Context, s *kgo.GroupTransactSession, produced *firstErr
 
 func runCopy(w workload) (float64, []time.Duration, error) {
 	ctx := context.Background()
-	// Each output record goes to the partition number of its input record.
-	opts := append(clientOpts(w), producerOpts(w, kgo.ManualPartitioner())...)
-	opts = append(opts, fetchOpts()...)
-	opts = append(opts,
-		kgo.TransactionalID(w.txnID),
-		kgo.ConsumerGroup(w.group),
-		kgo.ConsumeTopics(w.topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-	)
-	s, err := kgo.NewGroupTransactSession(opts...)
+	var o opts
+	copyOpts(w, &o)
+	s, err := kgo.NewGroupTransactSession(append(clientOpts(w), o.list...)...)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -471,6 +583,8 @@ func runCopy(w workload) (float64, []time.Duration, error) {
 	var t0, end time.Time // the first input record's arrival, the last End
 	last := time.Now()
 	committed := 0 // input records copied in committed transactions
+	ready := 0     // copy --e2e: `ready` records copied
+	signalled := !w.e2e
 	for committed < w.records {
 		if err := s.Begin(); err != nil {
 			return 0, nil, err
@@ -486,9 +600,6 @@ func runCopy(w workload) (float64, []time.Duration, error) {
 			}
 			if fetches.NumRecords() > 0 {
 				last = time.Now()
-				if t0.IsZero() {
-					t0 = last
-				}
 			}
 			var bad error
 			fetches.EachRecord(func(r *kgo.Record) {
@@ -498,11 +609,22 @@ func runCopy(w workload) (float64, []time.Duration, error) {
 				if bad = w.check(r); bad != nil {
 					return
 				}
+				if w.e2e && string(r.Value) == "ready" {
+					ready++
+				} else if t0.IsZero() {
+					t0 = last
+				}
 				s.Produce(ctx, &kgo.Record{Topic: w.out, Partition: r.Partition, Key: r.Key, Value: r.Value}, promise)
 				pending++
 			})
 			if bad != nil {
 				return 0, nil, bad
+			}
+			if !signalled && ready >= w.partitions {
+				if err := os.WriteFile(w.readyFile, []byte("ready\n"), 0o644); err != nil {
+					return 0, nil, err
+				}
+				signalled = true
 			}
 		}
 		c := time.Now()
@@ -521,8 +643,20 @@ func runCopy(w workload) (float64, []time.Duration, error) {
 	return end.Sub(t0).Seconds(), commits, nil
 }
 
+func commitList(commits []time.Duration) string {
+	ms := make([]string, len(commits))
+	for i, d := range commits {
+		ms[i] = strconv.FormatFloat(d.Seconds()*1e3, 'f', 3, 64)
+	}
+	return strings.Join(ms, ",")
+}
+
 func main() {
 	w := parse()
+	if w.print {
+		printSettings(w)
+		return
+	}
 	var secs float64
 	var commits []time.Duration
 	var err error
@@ -533,15 +667,18 @@ func main() {
 		secs, err = runConsume(w)
 	case "copy":
 		secs, commits, err = runCopy(w)
+	case "e2e-produce":
+		err = runE2eProduce(w)
+	case "e2e-read":
+		err = runE2eRead(w)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench-franz-go:", err)
 		os.Exit(1)
 	}
-	ms := make([]string, len(commits))
-	for i, d := range commits {
-		ms[i] = strconv.FormatFloat(d.Seconds()*1e3, 'f', 3, 64)
+	if w.mode == "e2e-produce" || w.mode == "e2e-read" {
+		return
 	}
-	fmt.Printf("{\"client\":\"franz-go\",\"records\":%d,\"bytes\":%d,\"secs\":%.6f,\"commit_ms\":[%s]}\n",
-		w.records, w.records*w.size, secs, strings.Join(ms, ","))
+	fmt.Printf("{\"client\":\"franz-go\",\"settings\":\"%s\",\"records\":%d,\"bytes\":%d,\"secs\":%.6f,\"commit_ms\":[%s]}\n",
+		w.settings, w.records, w.records*w.size, secs, commitList(commits))
 }
