@@ -1,10 +1,11 @@
 //! Exactly-once Kafka → transform → Kafka, in the Kafka Streams EOS-v2
 //! model: the input offsets are committed inside the output transaction.
 
+use super::transform::RecordTransform;
 use kafka_consumer::ConsumerRecord;
 use kafka_consumer::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
 use kafka_producer::txn::TransactionError;
-use kafka_producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
+use kafka_producer::{ProducerConfig, TransactionalProducer};
 use std::time::{Duration, Instant};
 
 /// Settings of a [`ConsumeTransformProduce`] pipeline.
@@ -78,6 +79,23 @@ pub enum PipelineError {
         "enable.auto.commit must be false: the pipeline commits the input offsets in its transaction"
     )]
     AutoCommit,
+    /// The transform failed on an input record (a value that does not
+    /// decode, a registry that refused a schema, ...). The open
+    /// transaction was aborted: none of its output is visible to
+    /// read_committed readers, and the committed input offset of that
+    /// partition is at most `offset`, so the next run reads this record
+    /// again. Fix the record's cause (or the transform) and restart.
+    #[error("transform failed on {topic}-{partition} at offset {offset}: {source}")]
+    Transform {
+        /// The input record's topic.
+        topic: String,
+        /// Its partition.
+        partition: i32,
+        /// Its offset.
+        offset: i64,
+        /// The transform's error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 /// Exactly-once consume-transform-produce (see the module docs).
@@ -190,7 +208,8 @@ pub struct ConsumeTransformProduce<F> {
     producer_config: ProducerConfig,
     /// Replacements since the last commit.
     restarts_in_a_row: u32,
-    /// The user's transform: one input record to its output records.
+    /// The user's transform: one input record to its output records
+    /// (a closure, or any [`RecordTransform`]).
     transform: F,
     /// The commit interval and the random-abort seed.
     config: PipelineConfig,
@@ -206,7 +225,7 @@ pub struct ConsumeTransformProduce<F> {
 
 impl<F> ConsumeTransformProduce<F>
 where
-    F: FnMut(&ConsumerRecord) -> Vec<ProducerRecord>,
+    F: RecordTransform,
 {
     /// Starts the transactional producer (`transactional.id` required;
     /// fences older producers with that id) and joins the group.
@@ -305,7 +324,7 @@ where
         match self.consumer.poll(wait).await {
             Ok(ConsumerEvent::Records(records)) => {
                 if !records.is_empty() {
-                    self.write(&records)?;
+                    self.write(&records).await?;
                 }
             }
             Ok(ConsumerEvent::Revoked(parts)) => {
@@ -382,21 +401,44 @@ where
         x
     }
 
-    fn write(&mut self, records: &[ConsumerRecord]) -> Result<(), PipelineError> {
+    async fn write(&mut self, records: &[ConsumerRecord]) -> Result<(), PipelineError> {
         if self.open.is_none() {
             self.producer.begin_transaction()?;
             self.open = Some(Instant::now());
         }
         for r in records {
-            for out in (self.transform)(r) {
+            let outputs = match self.transform.transform(r).await {
+                Ok(outputs) => outputs,
+                Err(e) => {
+                    // Nothing of this record was sent. The records before
+                    // it in the open transaction are aborted with it, and
+                    // the positions are rewound to the committed offsets:
+                    // no offset past this record is ever committed.
+                    tracing::error!(
+                        topic = %r.topic,
+                        partition = r.partition,
+                        offset = r.offset,
+                        error = %e,
+                        "pipeline: transform failed; aborting the open transaction and stopping"
+                    );
+                    self.end_transaction(true).await?;
+                    return Err(PipelineError::Transform {
+                        topic: r.topic.to_string(),
+                        partition: r.partition,
+                        offset: r.offset,
+                        source: Box::new(e),
+                    });
+                }
+            };
+            self.stats.consumed += 1;
+            self.pending_records += 1;
+            for out in outputs {
                 // The producer owns the record from here; a failed send
                 // makes the commit fail (abortable), so the future is not
                 // needed.
                 drop(self.producer.send(out));
             }
         }
-        self.stats.consumed += records.len() as u64;
-        self.pending_records += records.len() as u64;
         Ok(())
     }
 

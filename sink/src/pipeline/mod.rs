@@ -4,6 +4,9 @@
 //! 1. Kafka → transform → Kafka on a consumer
 //!    group, the input offsets committed in the output transaction (the
 //!    Kafka Streams EOS-v2 model): [`ConsumeTransformProduce`].
+//!    Each record goes through a [`RecordTransform`]: a closure, or
+//!    (feature `schema-registry`) `RegistryTransform`, which decodes with a
+//!    schema registry, maps and encodes again.
 //! 2. (feature `rabbitmq`): RabbitMQ → transform → Kafka,
 //!    the acknowledgements sent once the checkpoint holding the messages is
 //!    committed to Kafka: `Bridge`.
@@ -36,12 +39,18 @@
 //! ```
 
 mod consume_transform_produce;
+#[cfg(feature = "schema-registry")]
+mod registry_transform;
+mod transform;
 #[cfg(feature = "rabbitmq")]
 mod rabbitmq_bridge;
 
 pub use consume_transform_produce::{
     ConsumeTransformProduce, MAX_PRODUCER_RESTARTS, PipelineConfig, PipelineError, PipelineStats,
 };
+#[cfg(feature = "schema-registry")]
+pub use registry_transform::{RegistryTransform, RegistryTransformError};
+pub use transform::RecordTransform;
 #[cfg(feature = "rabbitmq")]
 pub use rabbitmq_bridge::{
     Bridge, BridgeConfig, BridgeError, BridgeEvent, BridgeReport, BridgeStats, DEDUP_UID,
