@@ -128,7 +128,7 @@ pub fn producer_config<'a>(
 }
 
 /// [`ProducerConfig::take_from`], failing fast as [`producer_config`].
-fn take_producer_config(props: &mut Properties) -> CliResult<ProducerConfig> {
+pub fn take_producer_config(props: &mut Properties) -> CliResult<ProducerConfig> {
     let mut config = ProducerConfig::take_from(props)?;
     config.bootstrap_timeout.get_or_insert(Duration::ZERO);
     Ok(config)

@@ -42,11 +42,6 @@ pub enum Format {
 }
 
 impl Format {
-    /// Whether the format goes through a schema registry.
-    pub fn uses_registry(self) -> bool {
-        matches!(self, Format::Avro | Format::Protobuf | Format::Json)
-    }
-
     fn name(self) -> &'static str {
         match self {
             Format::Avro => "avro",
