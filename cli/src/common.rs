@@ -86,6 +86,19 @@ impl Globals {
         consumer_defaults: &[(&str, &str)],
         producer_flags: &[(&str, &str)],
     ) -> CliResult<(GroupConsumerConfig, ProducerConfig)> {
+        let (consumer, producer, ()) =
+            self.group_configs_and(consumer_defaults, producer_flags, |_| Ok(()))?;
+        Ok((consumer, producer))
+    }
+
+    /// [`Self::group_configs`], with `more` taking its keys from the same
+    /// bag (the schema registry's) before a key nobody took is refused.
+    pub fn group_configs_and<T>(
+        &self,
+        consumer_defaults: &[(&str, &str)],
+        producer_flags: &[(&str, &str)],
+        more: impl FnOnce(&mut Properties) -> CliResult<T>,
+    ) -> CliResult<(GroupConsumerConfig, ProducerConfig, T)> {
         let mut props = self.properties(consumer_defaults, producer_flags);
         let mut consumer = GroupConsumerConfig::take_from(&mut props)?;
         consumer
@@ -93,8 +106,9 @@ impl Globals {
             .bootstrap_timeout
             .get_or_insert(Duration::ZERO);
         let producer = take_producer_config(&mut props)?;
+        let more = more(&mut props)?;
         props.finish()?;
-        Ok((consumer, producer))
+        Ok((consumer, producer, more))
     }
 
     /// Connects to the cluster (one metadata round trip) with the
