@@ -5,7 +5,6 @@ use crate::args::{Isolation, OffsetArg, parse_offset};
 use crate::common::{Globals, partitions, take_producer_config};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::formats::{Decoder, Format};
-use kafka_schema_registry::{Field, RecordDeserializer, SerializationContext};
 use crate::output::{Counters, Progress, json_bytes, json_str, summary};
 use kafka_client::TopicPartition;
 use kafka_consumer::{
@@ -13,6 +12,7 @@ use kafka_consumer::{
 };
 use kafka_consumer::{ConsumerEvent, GroupConsumer};
 use kafka_proto::record::TimestampType;
+use kafka_schema_registry::{Field, RecordDeserializer, SerializationContext};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Arc;
@@ -34,7 +34,10 @@ struct JsonOutput {
 }
 
 impl JsonOutput {
-    fn from_args(args: &ConsumeArgs, props: &mut kafka_client::Properties) -> CliResult<Option<Self>> {
+    fn from_args(
+        args: &ConsumeArgs,
+        props: &mut kafka_client::Properties,
+    ) -> CliResult<Option<Self>> {
         if args.value_format.is_none() && args.key_format.is_none() {
             return Ok(None);
         }

@@ -4,11 +4,11 @@
 
 use crate::common::{Globals, check_topic, partition_count};
 use crate::error::{CliError, CliResult, ExitCode};
+use crate::formats::{Decoder, Encoder, Format, SchemaSource};
 use kafka_client::Cluster;
 use kafka_consumer::{ConsumerRecord, GroupError, IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_producer::ProducerRecord;
 use kafka_producer::txn::TransactionError;
-use crate::formats::{Decoder, Encoder, Format, SchemaSource};
 use kafka_sink::pipeline::{
     ConsumeTransformProduce, PipelineConfig, PipelineError, PipelineStats, RecordTransform,
     RegistryTransform, RegistryTransformError,
@@ -97,7 +97,12 @@ fn reencode(
         props,
     )?;
     let same: SameDocument = Ok;
-    Ok(Some(RegistryTransform::new(decoder, same, encoder, a.to.as_str())))
+    Ok(Some(RegistryTransform::new(
+        decoder,
+        same,
+        encoder,
+        a.to.as_str(),
+    )))
 }
 
 /// Why the copy loop ended.
@@ -201,7 +206,10 @@ pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
         ("auto.offset.reset", "earliest"),
         ("group.id", a.group.as_str()),
     ];
-    defaults.extend(Format::defaults(&[a.input_value_format, a.output_value_format]));
+    defaults.extend(Format::defaults(&[
+        a.input_value_format,
+        a.output_value_format,
+    ]));
     let mut flags = vec![
         ("transactional.id", txn_id.as_str()),
         ("transaction.timeout.ms", timeout.as_str()),
@@ -270,6 +278,14 @@ pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
             }
         }
         if let Err(e) = pipeline.step(Duration::from_millis(200)).await {
+            if matches!(e, PipelineError::Transform { .. }) {
+                // The open transaction is already aborted: leave the group
+                // at once, so that a restarted copier gets the partition
+                // without waiting for the session to time out.
+                if let Err(close) = pipeline.abort_and_close(Duration::from_secs(10)).await {
+                    tracing::warn!(error = %close, "copy: closing after a transform error");
+                }
+            }
             return Err(pipeline_error(e));
         }
         let stats = pipeline.stats();

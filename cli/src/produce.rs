@@ -9,15 +9,15 @@ use crate::args::{PartitionerArg, parse_kv, parse_partitioner};
 use crate::common::{Globals, partition_count, take_producer_config};
 use crate::error::{CliError, CliResult, ExitCode};
 use crate::formats::{Encoder, Format, SchemaSource};
-use kafka_client::Properties;
-use kafka_schema_registry::{RecordSerializer, SerializationContext};
 use crate::output::{Counters, Progress, summary};
 use bytes::Bytes;
+use kafka_client::Properties;
 use kafka_producer::txn::TransactionError;
 use kafka_producer::{
     PartitionerChoice, ProduceError, Producer, ProducerRecord, RecordMetadata,
     TransactionalProducer,
 };
+use kafka_schema_registry::{RecordSerializer, SerializationContext};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::io::{BufRead, BufReader, Read};
@@ -419,7 +419,10 @@ pub async fn run(g: &Globals, args: ProduceArgs) -> CliResult<()> {
         extra.push(("schema.registry.url", url.as_str()));
     }
     // One bag: the producer and the registry formats each take theirs.
-    let mut props = g.properties(&Format::defaults(&[args.key_format, args.value_format]), &extra);
+    let mut props = g.properties(
+        &Format::defaults(&[args.key_format, args.value_format]),
+        &extra,
+    );
     let mut config = take_producer_config(&mut props)?;
     let json_input = JsonInput::from_args(&args, &mut props)?;
     props.finish()?;

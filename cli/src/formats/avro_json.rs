@@ -15,7 +15,12 @@ use serde_json::Value as Json;
 use std::collections::HashMap;
 
 /// `json` as a value of `schema`; `names` resolves named references.
-pub fn to_avro(schema: &Schema, names: &NamesRef<'_>, json: &Json, at: &str) -> Result<Value, String> {
+pub fn to_avro(
+    schema: &Schema,
+    names: &NamesRef<'_>,
+    json: &Json,
+    at: &str,
+) -> Result<Value, String> {
     let wrong = |what: &str| Err(format!("{at}: expected {what}, got {}", kind(json)));
     match schema {
         Schema::Null => match json {
@@ -28,7 +33,9 @@ pub fn to_avro(schema: &Schema, names: &NamesRef<'_>, json: &Json, at: &str) -> 
         },
         Schema::Int | Schema::Date | Schema::TimeMillis => {
             let n = match json.as_i64() {
-                Some(n) => i32::try_from(n).map_err(|_| format!("{at}: {n} does not fit an int"))?,
+                Some(n) => {
+                    i32::try_from(n).map_err(|_| format!("{at}: {n} does not fit an int"))?
+                }
                 None => return wrong("an integer (int)"),
             };
             Ok(match schema {
@@ -79,7 +86,12 @@ pub fn to_avro(schema: &Schema, names: &NamesRef<'_>, json: &Json, at: &str) -> 
             Json::String(s) => {
                 let bytes = latin1(s, at)?;
                 if bytes.len() != f.size {
-                    return Err(format!("{at}: fixed {} takes {} bytes, got {}", f.name, f.size, bytes.len()));
+                    return Err(format!(
+                        "{at}: fixed {} takes {} bytes, got {}",
+                        f.name,
+                        f.size,
+                        bytes.len()
+                    ));
                 }
                 Ok(Value::Fixed(f.size, bytes))
             }
@@ -88,7 +100,10 @@ pub fn to_avro(schema: &Schema, names: &NamesRef<'_>, json: &Json, at: &str) -> 
         Schema::Enum(e) => match json {
             Json::String(s) => match e.symbols.iter().position(|x| x == s) {
                 Some(i) => Ok(Value::Enum(i as u32, s.clone())),
-                None => Err(format!("{at}: {s:?} is not a symbol of enum {} ({:?})", e.name, e.symbols)),
+                None => Err(format!(
+                    "{at}: {s:?} is not a symbol of enum {} ({:?})",
+                    e.name, e.symbols
+                )),
             },
             _ => wrong("an enum symbol (a string)"),
         },
@@ -104,7 +119,12 @@ pub fn to_avro(schema: &Schema, names: &NamesRef<'_>, json: &Json, at: &str) -> 
         Schema::Map(m) => match json {
             Json::Object(o) => o
                 .iter()
-                .map(|(k, v)| Ok((k.clone(), to_avro(&m.types, names, v, &format!("{at}.{k}"))?)))
+                .map(|(k, v)| {
+                    Ok((
+                        k.clone(),
+                        to_avro(&m.types, names, v, &format!("{at}.{k}"))?,
+                    ))
+                })
                 .collect::<Result<HashMap<_, _>, String>>()
                 .map(Value::Map),
             _ => wrong("an object (map)"),
@@ -128,13 +148,20 @@ pub fn to_avro(schema: &Schema, names: &NamesRef<'_>, json: &Json, at: &str) -> 
                     Err(e) => refusals.push(e),
                 }
             }
-            Err(format!("{at}: the value fits no branch of the union: {}", refusals.join("; ")))
+            Err(format!(
+                "{at}: the value fits no branch of the union: {}",
+                refusals.join("; ")
+            ))
         }
         Schema::Ref { name } => match lookup(names, name) {
             Some(s) => to_avro(s, names, json, at),
-            None => Err(format!("{at}: the schema names {name} but does not define it")),
+            None => Err(format!(
+                "{at}: the schema names {name} but does not define it"
+            )),
         },
-        other => Err(format!("{at}: the logical type of {other:?} is not supported in JSON input")),
+        other => Err(format!(
+            "{at}: the logical type of {other:?} is not supported in JSON input"
+        )),
     }
 }
 
@@ -144,7 +171,11 @@ fn lookup<'a>(names: &NamesRef<'a>, name: &Name) -> Option<&'a Schema> {
 
 fn record(r: &RecordSchema, names: &NamesRef<'_>, json: &Json, at: &str) -> Result<Value, String> {
     let Json::Object(o) = json else {
-        return Err(format!("{at}: expected an object (record {}), got {}", r.name, kind(json)));
+        return Err(format!(
+            "{at}: expected an object (record {}), got {}",
+            r.name,
+            kind(json)
+        ));
     };
     if let Some(unknown) = o.keys().find(|k| !r.fields.iter().any(|f| &f.name == *k)) {
         return Err(format!("{at}: record {} has no field {unknown:?}", r.name));
@@ -164,7 +195,10 @@ fn record(r: &RecordSchema, names: &NamesRef<'_>, json: &Json, at: &str) -> Resu
 
 fn latin1(s: &str, at: &str) -> Result<Vec<u8>, String> {
     s.chars()
-        .map(|c| u8::try_from(u32::from(c)).map_err(|_| format!("{at}: {c:?} is not a byte (U+0000..U+00FF)")))
+        .map(|c| {
+            u8::try_from(u32::from(c))
+                .map_err(|_| format!("{at}: {c:?} is not a byte (U+0000..U+00FF)"))
+        })
         .collect()
 }
 
@@ -181,7 +215,9 @@ fn kind(json: &Json) -> &'static str {
 
 /// An Avro value as plain JSON (the inverse of [`to_avro`]).
 pub fn to_json(value: &Value) -> Json {
-    let number = |f: f64| serde_json::Number::from_f64(f).map_or_else(|| Json::String(f.to_string()), Json::Number);
+    let number = |f: f64| {
+        serde_json::Number::from_f64(f).map_or_else(|| Json::String(f.to_string()), Json::Number)
+    };
     let bytes = |b: &[u8]| Json::String(b.iter().map(|&b| char::from(b)).collect());
     match value {
         Value::Null => Json::Null,
@@ -203,7 +239,12 @@ pub fn to_json(value: &Value) -> Json {
         Value::Union(_, v) => to_json(v),
         Value::Array(items) => Json::Array(items.iter().map(to_json).collect()),
         Value::Map(m) => Json::Object(m.iter().map(|(k, v)| (k.clone(), to_json(v))).collect()),
-        Value::Record(fields) => Json::Object(fields.iter().map(|(k, v)| (k.clone(), to_json(v))).collect()),
+        Value::Record(fields) => Json::Object(
+            fields
+                .iter()
+                .map(|(k, v)| (k.clone(), to_json(v)))
+                .collect(),
+        ),
         Value::Uuid(u) => Json::String(u.to_string()),
         other => Json::String(format!("{other:?}")),
     }
@@ -227,7 +268,12 @@ mod tests {
     fn convert(json: &str) -> Result<Value, String> {
         let schema = Schema::parse_str(SCHEMA).unwrap();
         let names = ResolvedSchema::new(&schema).unwrap();
-        to_avro(&schema, names.get_names(), &serde_json::from_str(json).unwrap(), "value")
+        to_avro(
+            &schema,
+            names.get_names(),
+            &serde_json::from_str(json).unwrap(),
+            "value",
+        )
     }
 
     /// Invariant: a document converts to the schema's value (unions by the
@@ -237,8 +283,13 @@ mod tests {
     fn round_trips_through_the_schema() {
         let doc = r#"{"id":7,"note":null,"qty":"many","tags":["x"],"kind":"B","blob":"\u0000\u00ff","next":{"id":8,"note":"n","qty":3,"tags":[],"kind":"A","blob":"","next":null}}"#;
         let v = convert(doc).unwrap();
-        let Value::Record(fields) = &v else { panic!("{v:?}") };
-        assert_eq!(fields[2].1, Value::Union(2, Box::new(Value::String("many".into()))));
+        let Value::Record(fields) = &v else {
+            panic!("{v:?}")
+        };
+        assert_eq!(
+            fields[2].1,
+            Value::Union(2, Box::new(Value::String("many".into())))
+        );
         assert_eq!(to_json(&v), serde_json::from_str::<Json>(doc).unwrap());
         let schema = Schema::parse_str(SCHEMA).unwrap();
         assert!(v.validate(&schema), "validates against its schema");
@@ -252,7 +303,8 @@ mod tests {
         assert!(e.contains("value.id") && e.contains("long"), "{e}");
         let e = convert(r#"{"id":1,"qty":1,"tags":[],"kind":"C","blob":""}"#).unwrap_err();
         assert!(e.contains("not a symbol"), "{e}");
-        let e = convert(r#"{"id":1,"qty":1,"tags":[],"kind":"A","blob":"","extra":1}"#).unwrap_err();
+        let e =
+            convert(r#"{"id":1,"qty":1,"tags":[],"kind":"A","blob":"","extra":1}"#).unwrap_err();
         assert!(e.contains("no field \"extra\""), "{e}");
         let e = convert(r#"{"id":1,"tags":[],"kind":"A","blob":""}"#).unwrap_err();
         assert!(e.contains("value.qty: missing"), "{e}");

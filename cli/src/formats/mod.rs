@@ -22,7 +22,9 @@ use crate::error::{CliError, CliResult};
 use base64::Engine as _;
 use bytes::Bytes;
 use kafka_client::Properties;
-use kafka_schema_registry::{RecordDeserializer, RecordSerializer, SerdeError, SerializationContext};
+use kafka_schema_registry::{
+    RecordDeserializer, RecordSerializer, SerdeError, SerializationContext,
+};
 use serde_json::Value as Json;
 use std::path::Path;
 
@@ -87,7 +89,11 @@ fn read_schema(source: &SchemaSource<'_>, format: Format) -> CliResult<String> {
     let Some(path) = source.file else {
         return Err(CliError::usage(format!(
             "--{}-format {} needs {} FILE",
-            if source.flag.contains("key") { "key" } else { "value" },
+            if source.flag.contains("key") {
+                "key"
+            } else {
+                "value"
+            },
             format.name(),
             source.flag
         )));
@@ -128,7 +134,11 @@ pub enum Encoder {
 
 impl Encoder {
     /// The encoder of `format`, its registry settings taken from `props`.
-    pub fn new(format: Format, source: &SchemaSource<'_>, props: &mut Properties) -> CliResult<Self> {
+    pub fn new(
+        format: Format,
+        source: &SchemaSource<'_>,
+        props: &mut Properties,
+    ) -> CliResult<Self> {
         let _ = &props;
         match format {
             Format::String => Ok(Encoder::String),
@@ -191,7 +201,11 @@ fn encode_error(reason: impl Into<String>) -> SerdeError {
 }
 
 impl RecordSerializer<Json> for Encoder {
-    async fn serialize(&self, ctx: &SerializationContext<'_>, value: &Json) -> Result<Bytes, SerdeError> {
+    async fn serialize(
+        &self,
+        ctx: &SerializationContext<'_>,
+        value: &Json,
+    ) -> Result<Bytes, SerdeError> {
         let _ = ctx;
         match self {
             Encoder::String => match value {
@@ -202,14 +216,19 @@ impl RecordSerializer<Json> for Encoder {
                 Json::String(s) => base64::engine::general_purpose::STANDARD
                     .decode(s)
                     .map(Bytes::from)
-                    .map_err(|e| encode_error(format!("the bytes format takes a base64 string: {e}"))),
+                    .map_err(|e| {
+                        encode_error(format!("the bytes format takes a base64 string: {e}"))
+                    }),
                 _ => Err(encode_error("the bytes format takes a base64 JSON string")),
             },
             #[cfg(feature = "avro")]
             Encoder::Avro(s) => {
                 let schema = s.schema().schema();
-                let names = apache_avro::schema::ResolvedSchema::new(schema)
-                    .map_err(|e| SerdeError::Schema { reason: e.to_string() })?;
+                let names = apache_avro::schema::ResolvedSchema::new(schema).map_err(|e| {
+                    SerdeError::Schema {
+                        reason: e.to_string(),
+                    }
+                })?;
                 let avro = avro_json::to_avro(schema, names.get_names(), value, "value")
                     .map_err(encode_error)?;
                 s.serialize(ctx, &avro).await
@@ -276,7 +295,11 @@ impl Decoder {
 impl RecordDeserializer for Decoder {
     type Value = Json;
 
-    async fn deserialize(&self, ctx: &SerializationContext<'_>, bytes: &[u8]) -> Result<Json, SerdeError> {
+    async fn deserialize(
+        &self,
+        ctx: &SerializationContext<'_>,
+        bytes: &[u8],
+    ) -> Result<Json, SerdeError> {
         let _ = ctx;
         match self {
             Decoder::String => std::str::from_utf8(bytes)
@@ -299,7 +322,9 @@ impl RecordDeserializer for Decoder {
                     .skip_default_fields(false);
                 m.serialize_with_options(serde_json::value::Serializer, &options)
                     .map_err(|e| SerdeError::Decode {
-                        schema: prost_reflect::ReflectMessage::descriptor(&m).full_name().to_string(),
+                        schema: prost_reflect::ReflectMessage::descriptor(&m)
+                            .full_name()
+                            .to_string(),
                         reason: e.to_string(),
                     })
             }
