@@ -555,3 +555,166 @@ async fn copy_stopped_by_a_value_that_does_not_encode_resumes_there() {
         "every input record's output exactly once"
     );
 }
+
+/// Confluent's Python serializers (the oracle), or a failure naming the
+/// install script.
+fn oracle_python() -> PathBuf {
+    let cache = std::env::var_os("KAFKA_EOS_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|x| PathBuf::from(x).join("kafka-eos")))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/kafka-eos")))
+        .expect("no HOME to find the oracle in");
+    let python = cache.join("confluent-python/bin/python");
+    assert!(
+        python.exists(),
+        "Confluent's Python serializers are not installed at {}: run `bash testcontainers/install-confluent-python.sh`",
+        python.display()
+    );
+    python
+}
+
+/// Produces `docs` with Confluent's Python serializer of `format`.
+async fn produce_with_confluent(
+    bootstrap: &str,
+    topic: &str,
+    format: &str,
+    schema: &std::path::Path,
+    docs: &[Value],
+) {
+    let url = registry().await;
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/oracle/produce_confluent.py"
+    );
+    let mut child = tokio::process::Command::new(oracle_python())
+        .args([
+            script,
+            bootstrap,
+            url.as_str(),
+            topic,
+            format,
+            schema.to_str().unwrap(),
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn the oracle");
+    let mut stdin = child.stdin.take().unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut stdin, &lines(docs))
+        .await
+        .unwrap();
+    drop(stdin);
+    let out = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
+        .await
+        .expect("the oracle finishes within 120 s")
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the oracle failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Invariant: records written by Confluent's own Python serializers (Avro
+/// and JSON Schema, through the same registry) decode with
+/// `kafka-eos consume` to the documents they were given.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consume_decodes_what_confluents_serializers_wrote() {
+    let kafka = kafka().await;
+    let bootstrap = kafka.bootstrap();
+    let dir = tempfile::tempdir().unwrap();
+    let avsc = schema_file(&dir, "order.avsc", ORDER_AVSC);
+    let topic = unique_name("sr-oracle-avro");
+    kafka.create_topic(&topic, 1, 1).await.unwrap();
+    let docs = orders(10);
+    produce_with_confluent(&bootstrap, &topic, "avro", &avsc, &docs).await;
+    let back = consume(
+        &bootstrap,
+        &topic,
+        &["--value-format", "avro"],
+        "read_committed",
+    )
+    .await;
+    assert_eq!(back, docs, "Avro");
+
+    let schema = schema_file(&dir, "order.json", ORDER_JSON_SCHEMA);
+    let topic = unique_name("sr-oracle-json");
+    kafka.create_topic(&topic, 1, 1).await.unwrap();
+    let docs: Vec<Value> = (0..10)
+        .map(|i| json!({"id": i, "item": format!("i{i}")}))
+        .collect();
+    produce_with_confluent(&bootstrap, &topic, "json", &schema, &docs).await;
+    let back = consume(
+        &bootstrap,
+        &topic,
+        &["--value-format", "json"],
+        "read_committed",
+    )
+    .await;
+    assert_eq!(back, docs, "JSON Schema");
+}
+
+/// Invariant: the registry's credentials are `-X` settings with Confluent's
+/// names in the one settings bag: accepted beside the clients' keys (the
+/// test registry takes any), never printed in the logs, and a malformed one
+/// refused before anything is sent (exit 2, naming the key).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registry_credentials_are_x_settings() {
+    let kafka = kafka().await;
+    let bootstrap = kafka.bootstrap();
+    let url = registry().await;
+    let topic = unique_name("sr-credentials");
+    kafka.create_topic(&topic, 1, 1).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let avsc = schema_file(&dir, "order.avsc", ORDER_AVSC);
+    let docs = orders(2);
+    let x_url = format!("schema.registry.url={url}");
+    let produce = |info: &'static str| {
+        vec![
+            "-vv".to_string(),
+            "produce".into(),
+            "--topic".into(),
+            topic.clone(),
+            "--value-format".into(),
+            "avro".into(),
+            "--schema-file".into(),
+            avsc.to_str().unwrap().into(),
+            "-X".into(),
+            x_url.clone(),
+            "-X".into(),
+            "basic.auth.credentials.source=USER_INFO".into(),
+            "-X".into(),
+            format!("basic.auth.user.info={info}"),
+        ]
+    };
+    let good = produce("fred:hunter2");
+    let good: Vec<&str> = good.iter().map(String::as_str).collect();
+    let out = run(&bootstrap, &good, Some(&lines(&docs))).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        !stderr.contains("hunter2"),
+        "a secret in the logs:\n{stderr}"
+    );
+    let back = consume(
+        &bootstrap,
+        &topic,
+        &["--value-format", "avro"],
+        "read_committed",
+    )
+    .await;
+    assert_eq!(back, docs);
+
+    let bad = produce("no-colon");
+    let bad: Vec<&str> = bad.iter().map(String::as_str).collect();
+    let out = run(&bootstrap, &bad, Some(&lines(&docs))).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("basic.auth.user.info"), "{stderr}");
+    assert!(
+        !stderr.contains("no-colon"),
+        "the bad secret is not printed:\n{stderr}"
+    );
+}

@@ -39,21 +39,21 @@
 //! ```
 
 mod consume_transform_produce;
+#[cfg(feature = "rabbitmq")]
+mod rabbitmq_bridge;
 #[cfg(feature = "schema-registry")]
 mod registry_transform;
 mod transform;
-#[cfg(feature = "rabbitmq")]
-mod rabbitmq_bridge;
 
 pub use consume_transform_produce::{
     ConsumeTransformProduce, MAX_PRODUCER_RESTARTS, PipelineConfig, PipelineError, PipelineStats,
 };
-#[cfg(feature = "schema-registry")]
-pub use registry_transform::{RegistryTransform, RegistryTransformError};
-pub use transform::RecordTransform;
 #[cfg(feature = "rabbitmq")]
 pub use rabbitmq_bridge::{
     Bridge, BridgeConfig, BridgeError, BridgeEvent, BridgeReport, BridgeStats, DEDUP_UID,
     DEFAULT_BRIDGE_TRANSACTION_TIMEOUT, DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_DEDUP_WINDOW,
     EventHook, SINK_UID, SOURCE_UID, StopReason, Transform,
 };
+#[cfg(feature = "schema-registry")]
+pub use registry_transform::{RegistryTransform, RegistryTransformError};
+pub use transform::RecordTransform;

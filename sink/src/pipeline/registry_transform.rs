@@ -162,8 +162,8 @@ where
                     .deserialize(&input, bytes)
                     .await
                     .map_err(RegistryTransformError::Decode)?;
-                let mapped = (self.map)(decoded)
-                    .map_err(|e| RegistryTransformError::Map(e.to_string()))?;
+                let mapped =
+                    (self.map)(decoded).map_err(|e| RegistryTransformError::Map(e.to_string()))?;
                 let output = SerializationContext {
                     topic: &self.output_topic,
                     field: Field::Value,
