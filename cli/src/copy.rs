@@ -218,7 +218,7 @@ pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
         flags.push(("schema.registry.url", url.as_str()));
     }
     let (consumer, producer, reencode) =
-        globals.group_configs_and(&defaults, &flags, |props| reencode(&a, props))?;
+        globals.group_configs(&defaults, &flags, |props| reencode(&a, props))?;
     let cluster = globals.connect(&producer).await?;
     partition_count(&cluster, &a.from).await?;
     partition_count(&cluster, &a.to).await?;

@@ -718,3 +718,94 @@ async fn registry_credentials_are_x_settings() {
         "the bad secret is not printed:\n{stderr}"
     );
 }
+
+/// Invariant: `consume --group` with a registry format never commits past
+/// a record it did not report: under --stop-on-error it commits the
+/// records printed before the undecodable one and not that one, so the
+/// group's next member begins at it, names it on stderr, and goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_consume_commits_nothing_past_an_unreported_record() {
+    let kafka = kafka().await;
+    let bootstrap = kafka.bootstrap();
+    let url = registry().await;
+    let topic = unique_name("sr-group");
+    let group = unique_name("sr-group-g");
+    kafka.create_topic(&topic, 1, 1).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let avsc = schema_file(&dir, "order.avsc", ORDER_AVSC);
+    let docs = orders(2);
+    let avro = [
+        "produce",
+        "--topic",
+        &topic,
+        "--value-format",
+        "avro",
+        "--schema-file",
+        avsc.to_str().unwrap(),
+        "--schema-registry",
+        &url,
+    ];
+    ok(&bootstrap, &avro, Some(&lines(&docs[..1]))).await;
+    ok(
+        &bootstrap,
+        &["produce", "--topic", &topic],
+        Some(b"plain text\n"),
+    )
+    .await;
+    ok(&bootstrap, &avro, Some(&lines(&docs[1..]))).await;
+
+    let consume = |more: &[&str]| {
+        let mut args = vec![
+            "consume",
+            "--topic",
+            topic.as_str(),
+            "--group",
+            group.as_str(),
+            "--value-format",
+            "avro",
+            "--schema-registry",
+            url.as_str(),
+        ];
+        args.extend_from_slice(more);
+        args.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let first = consume(&["--stop-on-error"]);
+    let first: Vec<&str> = first.iter().map(String::as_str).collect();
+    let out = run(&bootstrap, &first, None).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr:\n{stderr}");
+    assert!(
+        stderr.contains(&format!("{topic}-0@1 does not decode")),
+        "{stderr}"
+    );
+    assert_eq!(
+        parse_lines(&String::from_utf8_lossy(&out.stdout)),
+        docs[..1]
+    );
+    let cluster = Cluster::connect(ClusterConfig::new(&bootstrap))
+        .await
+        .unwrap();
+    let committed = Reader::new(cluster, ReaderConfig::default())
+        .committed_offsets(&group, &topic, &[0])
+        .await
+        .unwrap();
+    assert_eq!(
+        committed.get(&0).copied().flatten(),
+        Some(1),
+        "record 0 committed, record 1 not"
+    );
+
+    let second = consume(&["--count", "2"]);
+    let second: Vec<&str> = second.iter().map(String::as_str).collect();
+    let out = run(&bootstrap, &second, None).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr:\n{stderr}");
+    assert!(
+        stderr.contains(&format!("{topic}-0@1 does not decode")),
+        "{stderr}"
+    );
+    assert_eq!(
+        parse_lines(&String::from_utf8_lossy(&out.stdout)),
+        docs[1..]
+    );
+}
