@@ -120,7 +120,8 @@ pub enum PipelineError {
 /// 1. polls the consumer, waiting at most until the open transaction's
 ///    commit interval ends;
 /// 2. on records: begins a transaction if none is open, and sends each
-///    record's transformed output in it;
+///    record's transformed output in it (the transform is awaited per
+///    record; its output is sent only once it returned whole);
 /// 3. on a revocation: commits the open transaction before the revocation is
 ///    confirmed; on lost partitions or a consumer error that is not fatal:
 ///    aborts it and rewinds;
@@ -137,6 +138,14 @@ pub enum PipelineError {
 /// - **abort** on a lost partition (the member was fenced, its offsets can no
 ///   longer be committed) or an abortable error, then rewind every owned
 ///   partition to its committed offset and read again;
+/// - **stop** when the transform fails on a record
+///   ([`RecordTransform`]: a value that does not decode, a registry that
+///   refuses a schema): nothing of that record was sent, the open
+///   transaction is aborted, every owned partition is rewound to its
+///   committed offset, and [`step`](ConsumeTransformProduce::step) returns
+///   [`PipelineError::Transform`] naming the record. No offset past it is
+///   committed, so the next run (with the cause fixed) begins at or before
+///   it;
 /// - **stop** when an input position left the log (retention or
 ///   DeleteRecords passed it) or the log below it was truncated, under
 ///   `auto.offset.reset=none`: the open transaction is aborted and
