@@ -248,7 +248,7 @@ pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
         None => CopyTransform::Bytes(copy_record(&to)),
     };
     let mut pipeline =
-        ConsumeTransformProduce::connect(consumer, &[&a.from], producer, transform, config)
+        ConsumeTransformProduce::connect_with(consumer, &[&a.from], producer, transform, config)
             .await
             .map_err(|e| CliError::failure(format!("copy: {e}")))?;
     tracing::info!(transactional_id = %txn_id, group = %a.group, "copy: started");

@@ -61,7 +61,7 @@ async fn start(
         output: output.to_string(),
         refuse_poison: refuse,
     };
-    ConsumeTransformProduce::connect(
+    ConsumeTransformProduce::connect_with(
         consumer,
         &[input],
         producer,

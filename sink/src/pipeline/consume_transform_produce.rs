@@ -5,7 +5,7 @@ use super::transform::RecordTransform;
 use kafka_consumer::ConsumerRecord;
 use kafka_consumer::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
 use kafka_producer::txn::TransactionError;
-use kafka_producer::{ProducerConfig, TransactionalProducer};
+use kafka_producer::{ProducerConfig, ProducerRecord, TransactionalProducer};
 use std::time::{Duration, Instant};
 
 /// Settings of a [`ConsumeTransformProduce`] pipeline.
@@ -234,7 +234,7 @@ pub struct ConsumeTransformProduce<F> {
 
 impl<F> ConsumeTransformProduce<F>
 where
-    F: RecordTransform,
+    F: FnMut(&ConsumerRecord) -> Vec<ProducerRecord> + Send,
 {
     /// Starts the transactional producer (`transactional.id` required;
     /// fences older producers with that id) and joins the group.
@@ -246,6 +246,46 @@ where
     /// # let _ = pipeline; Ok(()) }
     /// ```
     pub async fn connect(
+        consumer: GroupConsumerConfig,
+        topics: &[&str],
+        producer: ProducerConfig,
+        transform: F,
+        config: PipelineConfig,
+    ) -> Result<Self, PipelineError> {
+        Self::connect_with(consumer, topics, producer, transform, config).await
+    }
+}
+
+impl<F> ConsumeTransformProduce<F>
+where
+    F: RecordTransform,
+{
+    /// [`connect`](Self::connect) with any [`RecordTransform`]: an
+    /// asynchronous, fallible transform (decoding with a schema registry,
+    /// looking something up). A transform error stops the pipeline (see
+    /// [`PipelineError::Transform`]).
+    ///
+    /// ```no_run
+    /// # async fn demo(c: kafka_consumer::GroupConsumerConfig, p: kafka_producer::ProducerConfig) -> Result<(), kafka_sink::pipeline::PipelineError> {
+    /// use kafka_consumer::ConsumerRecord;
+    /// use kafka_producer::ProducerRecord;
+    /// use kafka_sink::pipeline::{ConsumeTransformProduce, PipelineConfig, RecordTransform};
+    ///
+    /// /// Copies values that are UTF-8; stops at the first that is not.
+    /// struct Utf8Only;
+    ///
+    /// impl RecordTransform for Utf8Only {
+    ///     type Error = std::str::Utf8Error;
+    ///     async fn transform(&mut self, r: &ConsumerRecord) -> Result<Vec<ProducerRecord>, Self::Error> {
+    ///         let text = std::str::from_utf8(r.value.as_deref().unwrap_or_default())?;
+    ///         Ok(vec![ProducerRecord::new("out").value(text.to_string())])
+    ///     }
+    /// }
+    ///
+    /// let pipeline = ConsumeTransformProduce::connect_with(c, &["in"], p, Utf8Only, PipelineConfig::default()).await?;
+    /// # let _ = pipeline; Ok(()) }
+    /// ```
+    pub async fn connect_with(
         consumer: GroupConsumerConfig,
         topics: &[&str],
         producer: ProducerConfig,

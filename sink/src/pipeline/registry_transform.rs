@@ -69,7 +69,7 @@ pub enum RegistryTransformError {
 ///     ("transactional.id", "orders-to-avro-1"),
 /// ])?;
 /// let mut pipeline =
-///     ConsumeTransformProduce::connect(consumer, &["orders-json"], producer, transform, PipelineConfig::default())
+///     ConsumeTransformProduce::connect_with(consumer, &["orders-json"], producer, transform, PipelineConfig::default())
 ///         .await?;
 /// loop {
 ///     pipeline.step(std::time::Duration::from_millis(500)).await?;

@@ -12,7 +12,10 @@ use std::future::Future;
 /// something up, and encode again.
 ///
 /// A synchronous closure `FnMut(&ConsumerRecord) -> Vec<ProducerRecord>`
-/// is a transform that never fails. An error stops the pipeline with
+/// is a transform that never fails (what
+/// [`ConsumeTransformProduce::connect`](super::ConsumeTransformProduce::connect)
+/// takes); any other goes to
+/// [`ConsumeTransformProduce::connect_with`](super::ConsumeTransformProduce::connect_with). An error stops the pipeline with
 /// [`PipelineError::Transform`](super::PipelineError::Transform): the open
 /// transaction is aborted, so none of its output is visible to
 /// read_committed readers and no input offset past the failing record is
