@@ -80,12 +80,14 @@ impl Globals {
     /// producer beside it, from one bag ([`Self::properties`]):
     /// `consumer_defaults` (which `-X` overrides), every `-X`, then
     /// `producer_flags`. Each takes its keys, both take the connection
-    /// keys; a key neither takes is refused.
-    pub fn group_configs(
+    /// keys; `more` takes its own (the schema registry's); a key none of
+    /// them takes is refused.
+    pub fn group_configs<T>(
         &self,
         consumer_defaults: &[(&str, &str)],
         producer_flags: &[(&str, &str)],
-    ) -> CliResult<(GroupConsumerConfig, ProducerConfig)> {
+        more: impl FnOnce(&mut Properties) -> CliResult<T>,
+    ) -> CliResult<(GroupConsumerConfig, ProducerConfig, T)> {
         let mut props = self.properties(consumer_defaults, producer_flags);
         let mut consumer = GroupConsumerConfig::take_from(&mut props)?;
         consumer
@@ -93,8 +95,9 @@ impl Globals {
             .bootstrap_timeout
             .get_or_insert(Duration::ZERO);
         let producer = take_producer_config(&mut props)?;
+        let more = more(&mut props)?;
         props.finish()?;
-        Ok((consumer, producer))
+        Ok((consumer, producer, more))
     }
 
     /// Connects to the cluster (one metadata round trip) with the
@@ -128,7 +131,7 @@ pub fn producer_config<'a>(
 }
 
 /// [`ProducerConfig::take_from`], failing fast as [`producer_config`].
-fn take_producer_config(props: &mut Properties) -> CliResult<ProducerConfig> {
+pub fn take_producer_config(props: &mut Properties) -> CliResult<ProducerConfig> {
     let mut config = ProducerConfig::take_from(props)?;
     config.bootstrap_timeout.get_or_insert(Duration::ZERO);
     Ok(config)
@@ -193,6 +196,11 @@ pub async fn create_topic(cluster: &Cluster, topic: &str, partitions: i32) -> Cl
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// No keys beside the clients'.
+    fn no_more(_: &mut Properties) -> CliResult<()> {
+        Ok(())
+    }
     use kafka_client::{ClientConfig, ConfigError};
 
     fn globals(props: &[(&str, &str)]) -> Globals {
@@ -216,8 +224,8 @@ mod tests {
             ("retry.backoff.ms", "50"),
             ("enable.auto.commit", "TRUE"),
         ]);
-        let (consumer, producer) = g
-            .group_configs(&[("group.id", "g")], &[("transactional.id", "t")])
+        let (consumer, producer, ()) = g
+            .group_configs(&[("group.id", "g")], &[("transactional.id", "t")], no_more)
             .unwrap();
         assert_eq!(producer.linger, Duration::from_millis(7));
         assert_eq!(producer.transactional_id.as_deref(), Some("t"));
@@ -266,7 +274,7 @@ mod tests {
                 "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
             ),
         ]);
-        let (consumer, producer) = g.group_configs(&[("group.id", "g")], &[]).unwrap();
+        let (consumer, producer, ()) = g.group_configs(&[("group.id", "g")], &[], no_more).unwrap();
         assert!(consumer.connection.sasl_oauthbearer.is_some());
         assert!(producer.sasl_oauthbearer.is_some());
         let sasl = producer.connection_config().sasl.unwrap();
@@ -277,7 +285,9 @@ mod tests {
     #[test]
     fn one_bag_refuses_a_key_nobody_takes() {
         let g = globals(&[("linger.ms", "7"), ("bogus.key", "1")]);
-        let e = g.group_configs(&[("group.id", "g")], &[]).unwrap_err();
+        let e = g
+            .group_configs(&[("group.id", "g")], &[], no_more)
+            .unwrap_err();
         assert_eq!(e.code, crate::error::ExitCode::Usage);
         assert!(e.message.contains("bogus.key"), "{}", e.message);
     }
@@ -287,10 +297,11 @@ mod tests {
     #[test]
     fn flags_override_x_which_overrides_defaults() {
         let g = globals(&[("auto.offset.reset", "latest"), ("transactional.id", "x")]);
-        let (consumer, producer) = g
+        let (consumer, producer, ()) = g
             .group_configs(
                 &[("group.id", "g"), ("auto.offset.reset", "earliest")],
                 &[("transactional.id", "flag")],
+                no_more,
             )
             .unwrap();
         assert_eq!(

@@ -2,8 +2,9 @@
 //! [`Reader`].
 
 use crate::args::{Isolation, OffsetArg, parse_offset};
-use crate::common::{Globals, partitions};
+use crate::common::{Globals, partitions, take_producer_config};
 use crate::error::{CliError, CliResult, ExitCode};
+use crate::formats::{Decoder, Format};
 use crate::output::{Counters, Progress, json_bytes, json_str, summary};
 use kafka_client::TopicPartition;
 use kafka_consumer::{
@@ -11,10 +12,98 @@ use kafka_consumer::{
 };
 use kafka_consumer::{ConsumerEvent, GroupConsumer};
 use kafka_proto::record::TimestampType;
+use kafka_schema_registry::{Field, RecordDeserializer, SerializationContext};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// `--value-format` / `--key-format`: each record printed as one JSON
+/// line (the value's document, or `{"key": K, "value": V}` with
+/// `--key-format`); a record that does not decode is reported on stderr
+/// as a typed error naming it, and counted.
+struct JsonOutput {
+    /// The key's decoder (with it, lines are `{"key", "value"}` objects).
+    key: Option<Decoder>,
+    /// The value's decoder.
+    value: Decoder,
+    /// Records that did not decode.
+    failed: u64,
+    /// `--stop-on-error`.
+    stop_on_error: bool,
+}
+
+impl JsonOutput {
+    fn from_args(
+        args: &ConsumeArgs,
+        props: &mut kafka_client::Properties,
+    ) -> CliResult<Option<Self>> {
+        if args.value_format.is_none() && args.key_format.is_none() {
+            return Ok(None);
+        }
+        let value = Decoder::new(args.value_format.unwrap_or(Format::String), props)?;
+        let key = match args.key_format {
+            Some(f) => Some(Decoder::new(f, props)?),
+            None => None,
+        };
+        Ok(Some(Self {
+            key,
+            value,
+            failed: 0,
+            stop_on_error: args.stop_on_error,
+        }))
+    }
+
+    async fn decode(
+        decoder: &Decoder,
+        r: &ConsumerRecord,
+        field: Field,
+        bytes: Option<&[u8]>,
+    ) -> Result<serde_json::Value, kafka_schema_registry::SerdeError> {
+        let Some(bytes) = bytes else {
+            return Ok(serde_json::Value::Null);
+        };
+        let ctx = SerializationContext {
+            topic: &r.topic,
+            field,
+            headers: &r.headers,
+        };
+        decoder.deserialize(&ctx, bytes).await
+    }
+
+    /// Appends `r` as a JSON line to `out`; a record that does not decode
+    /// is reported (and fails the command under `--stop-on-error`).
+    async fn write(&mut self, out: &mut Vec<u8>, r: &ConsumerRecord) -> CliResult<()> {
+        let value = Self::decode(&self.value, r, Field::Value, r.value.as_deref()).await;
+        let line = match (&self.key, value) {
+            (None, Ok(v)) => Ok(v),
+            (Some(k), Ok(v)) => match Self::decode(k, r, Field::Key, r.key.as_deref()).await {
+                Ok(k) => Ok(serde_json::json!({"key": k, "value": v})),
+                Err(e) => Err(format!("key: {e}")),
+            },
+            (_, Err(e)) => Err(format!("value: {e}")),
+        };
+        match line {
+            Ok(doc) => {
+                out.extend_from_slice(doc.to_string().as_bytes());
+                out.push(b'\n');
+                Ok(())
+            }
+            Err(e) => {
+                self.failed += 1;
+                let what = format!(
+                    "record {}-{}@{} does not decode: {e}",
+                    r.topic, r.partition, r.offset
+                );
+                if self.stop_on_error {
+                    return Err(CliError::failure(what));
+                }
+                eprintln!("kafka-eos: {what}");
+                Ok(())
+            }
+        }
+    }
+}
 
 /// Appends `n` as decimal text.
 fn push_num(out: &mut Vec<u8>, n: impl std::fmt::Display) {
@@ -198,7 +287,20 @@ pub async fn run(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
         return run_group(g, args).await;
     }
     let started = Instant::now();
-    let cluster = g.cluster().await?;
+    // One bag: the connection settings and the registry formats' settings.
+    let registry_flags: Vec<(&str, &str)> = args
+        .schema_registry
+        .iter()
+        .map(|url| ("schema.registry.url", url.as_str()))
+        .collect();
+    let mut props = g.properties(
+        &Format::defaults(&[args.key_format, args.value_format]),
+        &registry_flags,
+    );
+    let producer = take_producer_config(&mut props)?;
+    let mut json_output = JsonOutput::from_args(&args, &mut props)?;
+    props.finish()?;
+    let cluster = g.connect(&producer).await?;
     let parts = partitions(&cluster, &args.topic, &args.partitions).await?;
     let isolation = match args.isolation_level {
         Isolation::ReadCommitted => IsolationLevel::ReadCommitted,
@@ -291,7 +393,16 @@ pub async fn run(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
                 // Past the end read at start (or of a partition already done).
                 continue;
             }
-            format_record(&mut buf, r, &args.format, sep);
+            match &mut json_output {
+                None => format_record(&mut buf, r, &args.format, sep),
+                Some(o) => {
+                    if let Err(e) = o.write(&mut buf, r).await {
+                        // What was decoded before it is printed first.
+                        let _ = out.write_all(&buf).and_then(|_| out.flush());
+                        return Err(e);
+                    }
+                }
+            }
             counters.add(record_size(r));
         }
         if let Err(e) = out.write_all(&buf).and_then(|_| out.flush()) {
@@ -317,6 +428,14 @@ pub async fn run(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
         ));
     }
     eprintln!("{line}");
+    if let Some(o) = json_output
+        && o.failed > 0
+    {
+        return Err(CliError::failure(format!(
+            "{} record(s) did not decode (each named above)",
+            o.failed
+        )));
+    }
     Ok(())
 }
 
@@ -338,14 +457,21 @@ async fn run_group(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
         Isolation::ReadCommitted => "read_committed",
         Isolation::ReadUncommitted => "read_uncommitted",
     };
-    let (config, producer) = g.group_configs(
-        &[
-            ("group.id", group.as_str()),
-            ("isolation.level", isolation),
-            ("auto.offset.reset", reset),
-        ],
-        &[],
-    )?;
+    let mut defaults = vec![
+        ("group.id", group.as_str()),
+        ("isolation.level", isolation),
+        ("auto.offset.reset", reset),
+    ];
+    defaults.extend(Format::defaults(&[args.key_format, args.value_format]));
+    let registry_flags: Vec<(&str, &str)> = args
+        .schema_registry
+        .iter()
+        .map(|url| ("schema.registry.url", url.as_str()))
+        .collect();
+    let (config, producer, mut json_output) =
+        g.group_configs(&defaults, &registry_flags, |props| {
+            JsonOutput::from_args(&args, props)
+        })?;
     let started = Instant::now();
     let cluster = g.connect(&producer).await?;
     partitions(&cluster, &args.topic, &[]).await?;
@@ -391,7 +517,20 @@ async fn run_group(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
                     if args.count.is_some_and(|c| counters.get().0 >= c) {
                         break;
                     }
-                    format_record(&mut buf, r, &args.format, sep);
+                    if let Some(o) = &mut json_output {
+                        if let Err(e) = o.write(&mut buf, r).await {
+                            // --stop-on-error: what was printed before it
+                            // is committed, the record itself is not.
+                            let _ = out.write_all(&buf).and_then(|_| out.flush());
+                            uncommitted.extend(written);
+                            commit_written(&consumer, &mut uncommitted)
+                                .await
+                                .map_err(failed)?;
+                            return Err(e);
+                        }
+                    } else {
+                        format_record(&mut buf, r, &args.format, sep);
+                    }
                     counters.add(record_size(r));
                     written.insert((r.topic.clone(), r.partition), r.offset + 1);
                 }
@@ -453,6 +592,14 @@ async fn run_group(g: &Globals, args: ConsumeArgs) -> CliResult<()> {
         ));
     }
     eprintln!("{line}");
+    if let Some(o) = json_output
+        && o.failed > 0
+    {
+        return Err(CliError::failure(format!(
+            "{} record(s) did not decode (each named above)",
+            o.failed
+        )));
+    }
     Ok(())
 }
 
@@ -516,6 +663,23 @@ When to stop: -e/--exit-at-end stops at the end offsets read at start (the
 high watermark, or the last stable offset under read_committed); -c/--count N
 after N records; --timeout-ms once no record arrived for that long. Without
 any of them the command follows the topic until Ctrl-C.
+
+Registry formats (--value-format, --key-format: avro, protobuf, json, string,
+bytes): each record prints as one JSON line, what `produce --value-format`
+reads: the decoded value (null for a tombstone), or {\"key\": K, \"value\": V}
+with --key-format. Avro prints the plain document (a union as its value,
+bytes as U+0000..U+00FF characters); Protobuf the Protobuf JSON mapping
+with the .proto's field names, 64-bit integers as numbers and default values
+included; string a JSON string; bytes base64. The writer's schema is fetched
+by the id in each record (--schema-registry URL or -X schema.registry.url,
+with Confluent's settings as -X keys: basic.auth.user.info,
+bearer.auth.token, schema.registry.ssl.*, ...). A record that does not decode
+(unknown schema id, not a registry frame, bytes that do not match their
+schema, the registry unreachable) is reported on stderr as a typed error
+naming its topic, partition and offset; reading goes on, and the command
+exits 1 at the end saying how many failed. --stop-on-error stops at the
+first one (exit 1; with --group the records printed before it are
+committed, that record is not).
 
 Output formats (--format):
   value             the value bytes then \\n (a null value prints an empty line)
@@ -597,6 +761,20 @@ pub struct ConsumeArgs {
     /// the offsets of the records written to stdout are committed.
     #[arg(long, short = 'G', value_name = "GROUP", conflicts_with_all = ["partitions", "exit_at_end"])]
     pub group: Option<String>,
+    /// Decode each value in this format and print it as one JSON line
+    /// (see below).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub value_format: Option<Format>,
+    /// Decode each key in this format; each line is then {"key": K, "value": V}.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub key_format: Option<Format>,
+    /// The schema registry (Confluent's REST API): -X schema.registry.url.
+    #[arg(long, value_name = "URL")]
+    pub schema_registry: Option<String>,
+    /// Stop (exit 1) at the first record that does not decode, instead of
+    /// reporting it on stderr and going on.
+    #[arg(long)]
+    pub stop_on_error: bool,
 }
 
 /// `consume --format`.

@@ -4,11 +4,15 @@
 
 use crate::common::{Globals, check_topic, partition_count};
 use crate::error::{CliError, CliResult, ExitCode};
+use crate::formats::{Decoder, Encoder, Format, SchemaSource};
 use kafka_client::Cluster;
 use kafka_consumer::{ConsumerRecord, GroupError, IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_producer::ProducerRecord;
 use kafka_producer::txn::TransactionError;
-use kafka_sink::pipeline::{ConsumeTransformProduce, PipelineConfig, PipelineError, PipelineStats};
+use kafka_sink::pipeline::{
+    ConsumeTransformProduce, PipelineConfig, PipelineError, PipelineStats, RecordTransform,
+    RegistryTransform, RegistryTransformError,
+};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,6 +40,69 @@ fn copy_record(to: &Arc<str>) -> impl FnMut(&ConsumerRecord) -> Vec<ProducerReco
             .collect();
         vec![out]
     }
+}
+
+/// The identity map of a re-encoding copy: the document as it was read.
+type SameDocument = fn(serde_json::Value) -> Result<serde_json::Value, std::convert::Infallible>;
+
+/// What `copy` does with each record: copies its bytes, or re-encodes its
+/// value (decoded in the input format, encoded in the output format).
+enum CopyTransform<F> {
+    /// Key, value and headers as they are.
+    Bytes(F),
+    /// The value re-encoded through the registry.
+    Reencode(Box<RegistryTransform<Decoder, SameDocument, Encoder, serde_json::Value>>),
+}
+
+impl<F> RecordTransform for CopyTransform<F>
+where
+    F: FnMut(&ConsumerRecord) -> Vec<ProducerRecord> + Send,
+{
+    type Error = RegistryTransformError;
+
+    async fn transform(
+        &mut self,
+        record: &ConsumerRecord,
+    ) -> Result<Vec<ProducerRecord>, RegistryTransformError> {
+        match self {
+            CopyTransform::Bytes(f) => Ok(f(record)),
+            CopyTransform::Reencode(t) => t.transform(record).await,
+        }
+    }
+}
+
+/// The re-encoding of `--input-value-format` / `--output-value-format`,
+/// its registry settings taken from `props`; `None` without them.
+fn reencode(
+    a: &CopyArgs,
+    props: &mut kafka_client::Properties,
+) -> CliResult<Option<RegistryTransform<Decoder, SameDocument, Encoder, serde_json::Value>>> {
+    let (input, output) = match (a.input_value_format, a.output_value_format) {
+        (None, None) => return Ok(None),
+        (Some(i), Some(o)) => (i, o),
+        _ => {
+            return Err(CliError::usage(
+                "--input-value-format and --output-value-format go together",
+            ));
+        }
+    };
+    let decoder = Decoder::new(input, props)?;
+    let encoder = Encoder::new(
+        output,
+        &SchemaSource {
+            file: a.output_schema_file.as_deref(),
+            message: a.output_message.as_deref(),
+            flag: "--output-schema-file",
+        },
+        props,
+    )?;
+    let same: SameDocument = Ok;
+    Ok(Some(RegistryTransform::new(
+        decoder,
+        same,
+        encoder,
+        a.to.as_str(),
+    )))
 }
 
 /// Why the copy loop ended.
@@ -132,18 +199,26 @@ pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
     // Read committed from the earliest offset unless -X says otherwise.
     let txn_id = format!("{}-{}", a.transactional_id_prefix, unique_suffix());
     let timeout = a.transaction_timeout_ms.to_string();
-    // One bag of settings: the consumer and the producer each take theirs.
-    let (consumer, producer) = globals.group_configs(
-        &[
-            ("isolation.level", "read_committed"),
-            ("auto.offset.reset", "earliest"),
-            ("group.id", a.group.as_str()),
-        ],
-        &[
-            ("transactional.id", txn_id.as_str()),
-            ("transaction.timeout.ms", timeout.as_str()),
-        ],
-    )?;
+    // One bag of settings: the consumer, the producer and the registry
+    // formats each take theirs.
+    let mut defaults = vec![
+        ("isolation.level", "read_committed"),
+        ("auto.offset.reset", "earliest"),
+        ("group.id", a.group.as_str()),
+    ];
+    defaults.extend(Format::defaults(&[
+        a.input_value_format,
+        a.output_value_format,
+    ]));
+    let mut flags = vec![
+        ("transactional.id", txn_id.as_str()),
+        ("transaction.timeout.ms", timeout.as_str()),
+    ];
+    if let Some(url) = &a.schema_registry {
+        flags.push(("schema.registry.url", url.as_str()));
+    }
+    let (consumer, producer, reencode) =
+        globals.group_configs(&defaults, &flags, |props| reencode(&a, props))?;
     let cluster = globals.connect(&producer).await?;
     partition_count(&cluster, &a.from).await?;
     partition_count(&cluster, &a.to).await?;
@@ -168,8 +243,12 @@ pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
         random_aborts: a.enable_random_aborts.then_some(seed),
     };
     let to: Arc<str> = Arc::from(a.to.as_str());
+    let transform = match reencode {
+        Some(t) => CopyTransform::Reencode(Box::new(t)),
+        None => CopyTransform::Bytes(copy_record(&to)),
+    };
     let mut pipeline =
-        ConsumeTransformProduce::connect(consumer, &[&a.from], producer, copy_record(&to), config)
+        ConsumeTransformProduce::connect_with(consumer, &[&a.from], producer, transform, config)
             .await
             .map_err(|e| CliError::failure(format!("copy: {e}")))?;
     tracing::info!(transactional_id = %txn_id, group = %a.group, "copy: started");
@@ -199,6 +278,14 @@ pub async fn run(globals: &Globals, a: CopyArgs) -> CliResult<()> {
             }
         }
         if let Err(e) = pipeline.step(Duration::from_millis(200)).await {
+            if matches!(e, PipelineError::Transform { .. }) {
+                // The open transaction is already aborted: leave the group
+                // at once, so that a restarted copier gets the partition
+                // without waiting for the session to time out.
+                if let Err(close) = pipeline.abort_and_close(Duration::from_secs(10)).await {
+                    tracing::warn!(error = %close, "copy: closing after a transform error");
+                }
+            }
             return Err(pipeline_error(e));
         }
         let stats = pipeline.stats();
@@ -290,6 +377,19 @@ SIGTERM, --idle-exit-ms or --exit-at-end, 130 after Ctrl-C, 5 when its producer 
 again and again (another process uses its transactional id), 1 on any other
 failure.
 
+Re-encoding (--input-value-format and --output-value-format: avro,
+protobuf, json, string, bytes; --output-schema-file): each value is decoded
+with the writer's schema from the registry, turned into its JSON document
+(as `consume --value-format` prints it) and encoded in the output format
+(as `produce --value-format` reads it), in the same exactly-once
+transaction; the key and headers are copied, except the value's schema-id
+header. A value that does not decode or encode stops the copier with exit
+1 naming the record: its open transaction is aborted, the group's committed
+offset stays before that record, and a restarted copier begins there.
+Registry settings as -X keys with Confluent's names (schema.registry.url,
+basic.auth.user.info, bearer.auth.token, schema.registry.ssl.*,
+auto.register.schemas, ...).
+
 -X settings go to the consumer (group.*, isolation.level, auto.offset.reset,
 max.poll.interval.ms, fetch.*) or to the producer; connection and security
 settings to both. The consumer reads read_committed from the earliest
@@ -303,7 +403,10 @@ the records it passed over are not copied.
 
 Examples:
   kafka-eos copy --from orders --to orders-copy --group copier --transactional-id-prefix copier
-  kafka-eos copy --from in --to out --group g --transactional-id-prefix g --enable-random-aborts";
+  kafka-eos copy --from in --to out --group g --transactional-id-prefix g --enable-random-aborts
+  kafka-eos copy --from orders-json --to orders-avro --group to-avro --transactional-id-prefix to-avro \\
+            --input-value-format json --output-value-format avro --output-schema-file order.avsc \\
+            --schema-registry http://localhost:8081 --exit-at-end";
 
 /// `copy` options.
 #[derive(Debug, clap::Args)]
@@ -344,4 +447,19 @@ pub struct CopyArgs {
     /// once the whole input is copied. The last transaction is committed.
     #[arg(long)]
     pub exit_at_end: bool,
+    /// Re-encode: decode each input value in this format (see below).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub input_value_format: Option<Format>,
+    /// Re-encode: write each value in this format.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output_value_format: Option<Format>,
+    /// The output value's schema (Avro, Protobuf or JSON Schema).
+    #[arg(long, value_name = "FILE")]
+    pub output_schema_file: Option<std::path::PathBuf>,
+    /// The Protobuf message of the output value (default: the file's first).
+    #[arg(long, value_name = "NAME")]
+    pub output_message: Option<String>,
+    /// The schema registry (Confluent's REST API): -X schema.registry.url.
+    #[arg(long, value_name = "URL")]
+    pub schema_registry: Option<String>,
 }

@@ -50,6 +50,8 @@ pub fn is_secret(key: &str) -> bool {
         .any(|s| k.contains(s))
         || k == "ssl.keystore.key"
         || k.ends_with(".key")
+        // The schema registry's `user:password` (Confluent's name).
+        || k.ends_with("user.info")
 }
 
 /// `key=value` pairs for a log line, secret values replaced by `<redacted>`.
@@ -91,6 +93,9 @@ mod tests {
             ("ssl.keystore.key", "-----BEGIN PRIVATE KEY-----"),
             ("ssl.key.password", "hunter2"),
             ("sasl.username", "alice"),
+            ("basic.auth.user.info", "fred:hunter2"),
+            ("schema.registry.basic.auth.user.info", "fred:hunter2"),
+            ("bearer.auth.token", "hunter2"),
         ]);
         assert!(
             !line.contains("hunter2") && !line.contains("PRIVATE"),

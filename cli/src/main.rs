@@ -36,6 +36,7 @@ mod consume;
 mod copy;
 mod demo;
 mod error;
+mod formats;
 mod group;
 mod group_offsets;
 mod local;

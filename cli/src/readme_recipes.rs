@@ -61,8 +61,8 @@ fn readme_recipes_are_accepted_as_x_arguments() {
         argv.extend(["topic".into(), "list".into()]);
         let cli = Cli::try_parse_from(&argv).unwrap_or_else(|e| panic!("recipe {name}: {e}"));
         let globals = Globals::from_cli(&cli).unwrap_or_else(|e| panic!("recipe {name}: {e:?}"));
-        let (consumer, producer) = globals
-            .group_configs(&[("group.id", "recipes")], &[])
+        let (consumer, producer, ()) = globals
+            .group_configs(&[("group.id", "recipes")], &[], |_| Ok(()))
             .unwrap_or_else(|e| panic!("recipe {name}: {}", e.message));
         let mechanism = lines.iter().find_map(|l| l.strip_prefix("sasl.mechanism="));
         assert_eq!(

@@ -16,6 +16,7 @@ mod interrupt;
 mod logging;
 mod mock;
 mod mock_operations;
+mod registry_formats;
 mod roundtrip;
 mod sasl;
 mod tls;

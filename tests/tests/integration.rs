@@ -54,6 +54,7 @@ mod sink_kafka_failed_send;
 mod sink_kafka_lost_transaction;
 mod sink_kafka_scenarios;
 mod sink_kafka_soak;
+mod sink_pipeline_transform_error;
 mod sink_source_rabbitmq;
 mod support;
 mod tls_stores_broker;

@@ -1,6 +1,7 @@
 //! Exactly-once Kafka → transform → Kafka, in the Kafka Streams EOS-v2
 //! model: the input offsets are committed inside the output transaction.
 
+use super::transform::RecordTransform;
 use kafka_consumer::ConsumerRecord;
 use kafka_consumer::{ConsumerEvent, GroupConsumer, GroupConsumerConfig, GroupError};
 use kafka_producer::txn::TransactionError;
@@ -78,6 +79,23 @@ pub enum PipelineError {
         "enable.auto.commit must be false: the pipeline commits the input offsets in its transaction"
     )]
     AutoCommit,
+    /// The transform failed on an input record (a value that does not
+    /// decode, a registry that refused a schema, ...). The open
+    /// transaction was aborted: none of its output is visible to
+    /// read_committed readers, and the committed input offset of that
+    /// partition is at most `offset`, so the next run reads this record
+    /// again. Fix the record's cause (or the transform) and restart.
+    #[error("transform failed on {topic}-{partition} at offset {offset}: {source}")]
+    Transform {
+        /// The input record's topic.
+        topic: String,
+        /// Its partition.
+        partition: i32,
+        /// Its offset.
+        offset: i64,
+        /// The transform's error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 /// Exactly-once consume-transform-produce (see the module docs).
@@ -102,7 +120,8 @@ pub enum PipelineError {
 /// 1. polls the consumer, waiting at most until the open transaction's
 ///    commit interval ends;
 /// 2. on records: begins a transaction if none is open, and sends each
-///    record's transformed output in it;
+///    record's transformed output in it (the transform is awaited per
+///    record; its output is sent only once it returned whole);
 /// 3. on a revocation: commits the open transaction before the revocation is
 ///    confirmed; on lost partitions or a consumer error that is not fatal:
 ///    aborts it and rewinds;
@@ -119,6 +138,14 @@ pub enum PipelineError {
 /// - **abort** on a lost partition (the member was fenced, its offsets can no
 ///   longer be committed) or an abortable error, then rewind every owned
 ///   partition to its committed offset and read again;
+/// - **stop** when the transform fails on a record
+///   ([`RecordTransform`]: a value that does not decode, a registry that
+///   refuses a schema): nothing of that record was sent, the open
+///   transaction is aborted, every owned partition is rewound to its
+///   committed offset, and [`step`](ConsumeTransformProduce::step) returns
+///   [`PipelineError::Transform`] naming the record. No offset past it is
+///   committed, so the next run (with the cause fixed) begins at or before
+///   it;
 /// - **stop** when an input position left the log (retention or
 ///   DeleteRecords passed it) or the log below it was truncated, under
 ///   `auto.offset.reset=none`: the open transaction is aborted and
@@ -190,7 +217,8 @@ pub struct ConsumeTransformProduce<F> {
     producer_config: ProducerConfig,
     /// Replacements since the last commit.
     restarts_in_a_row: u32,
-    /// The user's transform: one input record to its output records.
+    /// The user's transform: one input record to its output records
+    /// (a closure, or any [`RecordTransform`]).
     transform: F,
     /// The commit interval and the random-abort seed.
     config: PipelineConfig,
@@ -206,7 +234,7 @@ pub struct ConsumeTransformProduce<F> {
 
 impl<F> ConsumeTransformProduce<F>
 where
-    F: FnMut(&ConsumerRecord) -> Vec<ProducerRecord>,
+    F: FnMut(&ConsumerRecord) -> Vec<ProducerRecord> + Send,
 {
     /// Starts the transactional producer (`transactional.id` required;
     /// fences older producers with that id) and joins the group.
@@ -218,6 +246,46 @@ where
     /// # let _ = pipeline; Ok(()) }
     /// ```
     pub async fn connect(
+        consumer: GroupConsumerConfig,
+        topics: &[&str],
+        producer: ProducerConfig,
+        transform: F,
+        config: PipelineConfig,
+    ) -> Result<Self, PipelineError> {
+        Self::connect_with(consumer, topics, producer, transform, config).await
+    }
+}
+
+impl<F> ConsumeTransformProduce<F>
+where
+    F: RecordTransform,
+{
+    /// [`connect`](Self::connect) with any [`RecordTransform`]: an
+    /// asynchronous, fallible transform (decoding with a schema registry,
+    /// looking something up). A transform error stops the pipeline (see
+    /// [`PipelineError::Transform`]).
+    ///
+    /// ```no_run
+    /// # async fn demo(c: kafka_consumer::GroupConsumerConfig, p: kafka_producer::ProducerConfig) -> Result<(), kafka_sink::pipeline::PipelineError> {
+    /// use kafka_consumer::ConsumerRecord;
+    /// use kafka_producer::ProducerRecord;
+    /// use kafka_sink::pipeline::{ConsumeTransformProduce, PipelineConfig, RecordTransform};
+    ///
+    /// /// Copies values that are UTF-8; stops at the first that is not.
+    /// struct Utf8Only;
+    ///
+    /// impl RecordTransform for Utf8Only {
+    ///     type Error = std::str::Utf8Error;
+    ///     async fn transform(&mut self, r: &ConsumerRecord) -> Result<Vec<ProducerRecord>, Self::Error> {
+    ///         let text = std::str::from_utf8(r.value.as_deref().unwrap_or_default())?;
+    ///         Ok(vec![ProducerRecord::new("out").value(text.to_string())])
+    ///     }
+    /// }
+    ///
+    /// let pipeline = ConsumeTransformProduce::connect_with(c, &["in"], p, Utf8Only, PipelineConfig::default()).await?;
+    /// # let _ = pipeline; Ok(()) }
+    /// ```
+    pub async fn connect_with(
         consumer: GroupConsumerConfig,
         topics: &[&str],
         producer: ProducerConfig,
@@ -305,7 +373,7 @@ where
         match self.consumer.poll(wait).await {
             Ok(ConsumerEvent::Records(records)) => {
                 if !records.is_empty() {
-                    self.write(&records)?;
+                    self.write(&records).await?;
                 }
             }
             Ok(ConsumerEvent::Revoked(parts)) => {
@@ -382,21 +450,44 @@ where
         x
     }
 
-    fn write(&mut self, records: &[ConsumerRecord]) -> Result<(), PipelineError> {
+    async fn write(&mut self, records: &[ConsumerRecord]) -> Result<(), PipelineError> {
         if self.open.is_none() {
             self.producer.begin_transaction()?;
             self.open = Some(Instant::now());
         }
         for r in records {
-            for out in (self.transform)(r) {
+            let outputs = match self.transform.transform(r).await {
+                Ok(outputs) => outputs,
+                Err(e) => {
+                    // Nothing of this record was sent. The records before
+                    // it in the open transaction are aborted with it, and
+                    // the positions are rewound to the committed offsets:
+                    // no offset past this record is ever committed.
+                    tracing::error!(
+                        topic = %r.topic,
+                        partition = r.partition,
+                        offset = r.offset,
+                        error = %e,
+                        "pipeline: transform failed; aborting the open transaction and stopping"
+                    );
+                    self.end_transaction(true).await?;
+                    return Err(PipelineError::Transform {
+                        topic: r.topic.to_string(),
+                        partition: r.partition,
+                        offset: r.offset,
+                        source: Box::new(e),
+                    });
+                }
+            };
+            self.stats.consumed += 1;
+            self.pending_records += 1;
+            for out in outputs {
                 // The producer owns the record from here; a failed send
                 // makes the commit fail (abortable), so the future is not
                 // needed.
                 drop(self.producer.send(out));
             }
         }
-        self.stats.consumed += records.len() as u64;
-        self.pending_records += records.len() as u64;
         Ok(())
     }
 
