@@ -9,9 +9,9 @@ use kafka_client::Cluster;
 use kafka_consumer::{ConsumerRecord, GroupError, IsolationLevel, Offset, Reader, ReaderConfig};
 use kafka_producer::ProducerRecord;
 use kafka_producer::txn::TransactionError;
+use kafka_schema_registry::{RegistryTransform, RegistryTransformError};
 use kafka_sink::pipeline::{
     ConsumeTransformProduce, PipelineConfig, PipelineError, PipelineStats, RecordTransform,
-    RegistryTransform, RegistryTransformError,
 };
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -41,8 +41,6 @@ pub use format::avro::{
 };
 #[cfg(feature = "json")]
 pub use format::json::{JsonDeserializer, JsonSchema, JsonSerializer};
-#[cfg(feature = "sink")]
-pub use kafka::RegistrySinkSchema;
 #[cfg(feature = "consumer")]
 pub use kafka::{
     DecodeErrorPolicy, DecodedEvent, DecodedRecords, DeserializedRecord, PartitionStop,
@@ -50,6 +48,8 @@ pub use kafka::{
 };
 #[cfg(feature = "producer")]
 pub use kafka::{RecordSender, SerializeRecordError, SerializingProducer, TypedRecord};
+#[cfg(feature = "sink")]
+pub use kafka::{RegistrySinkSchema, RegistryTransform, RegistryTransformError};
 pub use record_serde::{RawBytes, RecordDeserializer, RecordSerializer};
 pub use registry::{
     CompatibilityCheck, CompatibilityLevel, RegistryAuth, RegistryConfig, RegistryError,

@@ -7,7 +7,7 @@
 //!   [`RecordSerializer`] of `serde_json::Value`);
 //! - [`Decoder`]: a record's bytes to a JSON document (a
 //!   [`RecordDeserializer`]), so `copy` re-encodes through
-//!   `kafka_sink::pipeline::RegistryTransform`.
+//!   `kafka_schema_registry::RegistryTransform`.
 //!
 //! The registry settings come from the one bag of `-X` settings
 //! (`schema.registry.url`, `basic.auth.credentials.source`,

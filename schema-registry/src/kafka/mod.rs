@@ -9,7 +9,8 @@
 //!   [`GroupConsumer`](kafka_consumer::GroupConsumer) polls, one typed
 //!   result per record;
 //! - `sink`: [`RegistrySinkSchema`] is the Kafka sink's asynchronous,
-//!   fallible serialization schema.
+//!   fallible serialization schema, and [`RegistryTransform`] re-encodes
+//!   records inside kafka-sink's exactly-once `ConsumeTransformProduce`.
 //!
 //! The invariant on every path: a value that cannot be serialized fails
 //! that record before it enters a batch (nothing half-written reaches the
@@ -22,6 +23,8 @@ pub(crate) mod consumer;
 pub(crate) mod producer;
 #[cfg(feature = "sink")]
 pub(crate) mod sink;
+#[cfg(feature = "sink")]
+pub(crate) mod transform;
 
 #[cfg(feature = "consumer")]
 pub use consumer::{
@@ -32,3 +35,5 @@ pub use consumer::{
 pub use producer::{RecordSender, SerializeRecordError, SerializingProducer, TypedRecord};
 #[cfg(feature = "sink")]
 pub use sink::RegistrySinkSchema;
+#[cfg(feature = "sink")]
+pub use transform::{RegistryTransform, RegistryTransformError};

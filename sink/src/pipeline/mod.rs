@@ -5,7 +5,7 @@
 //!    group, the input offsets committed in the output transaction (the
 //!    Kafka Streams EOS-v2 model): [`ConsumeTransformProduce`].
 //!    Each record goes through a [`RecordTransform`]: a closure, or
-//!    (feature `schema-registry`) `RegistryTransform`, which decodes with a
+//!    kafka-schema-registry's `RegistryTransform`, which decodes with a
 //!    schema registry, maps and encodes again.
 //! 2. (feature `rabbitmq`): RabbitMQ → transform → Kafka,
 //!    the acknowledgements sent once the checkpoint holding the messages is
@@ -41,8 +41,6 @@
 mod consume_transform_produce;
 #[cfg(feature = "rabbitmq")]
 mod rabbitmq_bridge;
-#[cfg(feature = "schema-registry")]
-mod registry_transform;
 mod transform;
 
 pub use consume_transform_produce::{
@@ -54,6 +52,4 @@ pub use rabbitmq_bridge::{
     DEFAULT_BRIDGE_TRANSACTION_TIMEOUT, DEFAULT_CHECKPOINT_INTERVAL, DEFAULT_DEDUP_WINDOW,
     EventHook, SINK_UID, SOURCE_UID, StopReason, Transform,
 };
-#[cfg(feature = "schema-registry")]
-pub use registry_transform::{RegistryTransform, RegistryTransformError};
 pub use transform::RecordTransform;

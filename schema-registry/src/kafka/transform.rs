@@ -1,13 +1,14 @@
 //! Decode with a schema registry, map, encode again: a [`RecordTransform`]
-//! for exactly-once re-encoding (feature `schema-registry`).
+//! of kafka-sink's `ConsumeTransformProduce`, for exactly-once re-encoding
+//! (feature `sink`).
 
-use super::transform::RecordTransform;
+use crate::context::{Field, SerializationContext};
+use crate::error::SerdeError;
+use crate::record_serde::{RecordDeserializer, RecordSerializer};
 use kafka_consumer::ConsumerRecord;
 use kafka_producer::ProducerRecord;
 use kafka_proto::record::RecordHeader;
-use kafka_schema_registry::{
-    Field, RecordDeserializer, RecordSerializer, SerdeError, SerializationContext,
-};
+use kafka_sink::pipeline::RecordTransform;
 use std::marker::PhantomData;
 
 /// Why [`RegistryTransform`] could not re-encode a record.
@@ -45,8 +46,8 @@ pub enum RegistryTransformError {
 /// use kafka_client::Properties;
 /// use kafka_consumer::GroupConsumerConfig;
 /// use kafka_producer::ProducerConfig;
-/// use kafka_schema_registry::{AvroSchema, AvroSerializer, JsonDeserializer};
-/// use kafka_sink::pipeline::{ConsumeTransformProduce, PipelineConfig, RegistryTransform};
+/// use kafka_schema_registry::{AvroSchema, AvroSerializer, JsonDeserializer, RegistryTransform};
+/// use kafka_sink::pipeline::{ConsumeTransformProduce, PipelineConfig};
 ///
 /// let registry = [("schema.registry.url", "http://127.0.0.1:8081")];
 /// let input = JsonDeserializer::<serde_json::Value>::from_properties(&mut Properties::new(registry))?;
@@ -110,9 +111,9 @@ where
     /// and encoded by `serializer`.
     ///
     /// ```
-    /// # #[cfg(feature = "schema-registry")]
+    /// # #[cfg(feature = "json")]
     /// # fn demo(d: kafka_schema_registry::JsonDeserializer, s: kafka_schema_registry::JsonSerializer) {
-    /// use kafka_sink::pipeline::RegistryTransform;
+    /// use kafka_schema_registry::RegistryTransform;
     /// // The same document, re-registered under the output topic's subject.
     /// let same = |v: serde_json::Value| Ok::<_, std::convert::Infallible>(v);
     /// let _t = RegistryTransform::new(d, same, s, "orders-copy");
