@@ -18,7 +18,7 @@ if [[ "${1:-}" == --build ]]; then
     BUILD_ONLY=1
 fi
 TARGET=x86_64-unknown-linux-musl
-if ! rustup target list --installed | grep -qx "$TARGET"; then
+if ! rustup target list --installed | grep -x "$TARGET" >/dev/null; then
     rustup target add "$TARGET"
 fi
 if ! command -v musl-gcc >/dev/null; then
@@ -57,7 +57,7 @@ if command -v file >/dev/null && ! file "$BIN" | grep -Eq 'static(-pie)? linked|
     echo "ci-musl: $BIN is not statically linked" >&2
     exit 1
 fi
-if ldd "$BIN" 2>&1 | grep -q '=>'; then
+if ldd "$BIN" 2>&1 | grep "=>" >/dev/null; then
     ldd "$BIN" >&2
     echo "ci-musl: $BIN links shared libraries" >&2
     exit 1
