@@ -47,10 +47,11 @@ fi
 # check them and takes 2.7 times as long (174 s against 65 s on two cores).
 PROFILE="${CI_MUSL_PROFILE:-dev}"
 cargo build --profile "$PROFILE" --locked -p kafka-eos-cli --target "$TARGET"
+TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 if [[ "$PROFILE" == dev ]]; then
-    BIN="$PWD/target/$TARGET/debug/kafka-eos"
+    BIN="$TARGET_DIR/$TARGET/debug/kafka-eos"
 else
-    BIN="$PWD/target/$TARGET/$PROFILE/kafka-eos"
+    BIN="$TARGET_DIR/$TARGET/$PROFILE/kafka-eos"
 fi
 if command -v file >/dev/null && ! file "$BIN" | grep -Eq 'static(-pie)? linked|statically linked'; then
     file "$BIN" >&2

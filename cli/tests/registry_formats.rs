@@ -259,6 +259,10 @@ async fn a_line_that_does_not_fit_fails_and_nothing_of_it_is_written() {
         &url,
         "--transactional-id",
         &txn,
+        // One transaction for all three lines, however slow the machine:
+        // no commit is due before line 2 fails.
+        "--commit-interval-ms",
+        "600000",
     ];
     let out = run(&bootstrap, &produce, Some(&lines(&docs))).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
