@@ -560,21 +560,11 @@ async fn copy_stopped_by_a_value_that_does_not_encode_resumes_there() {
     );
 }
 
-/// Confluent's Python serializers (the oracle), or a failure naming the
-/// install script.
+/// Confluent's Python serializers (the oracle), installed on first use.
 fn oracle_python() -> PathBuf {
-    let cache = std::env::var_os("KAFKA_EOS_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|x| PathBuf::from(x).join("kafka-eos")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/kafka-eos")))
-        .expect("no HOME to find the oracle in");
-    let python = cache.join("confluent-python/bin/python");
-    assert!(
-        python.exists(),
-        "Confluent's Python serializers are not installed at {}: run `bash testcontainers/install-confluent-python.sh`",
-        python.display()
-    );
-    python
+    kafka_testcontainers::confluent_python().unwrap_or_else(|e| {
+        panic!("Confluent's Python serializers (the byte-exactness oracle): {e}")
+    })
 }
 
 /// Produces `docs` with Confluent's Python serializer of `format`.

@@ -17,12 +17,12 @@
 
 use crate::context::{Field, SerializationContext};
 use crate::error::SerdeError;
-use crate::registry::{Bounded, RegistryError, SchemaRegistryClient, latest_cache_ttl};
+use crate::registry::{RegistryError, SchemaRegistryClient, SharedBounded, latest_cache_ttl};
 use crate::schema::{LocalReference, LocalSchema, ResolvedSchema, Schema, SchemaReference};
 use kafka_client::{ConfigError, Properties};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How a serializer names the subject a schema is registered under.
@@ -284,7 +284,7 @@ pub struct SchemaIdSelector {
     client: SchemaRegistryClient,
     config: SerializerConfig,
     /// (subject, local schema's key) -> the choice.
-    chosen: Arc<Mutex<Bounded<(String, String), CachedChoice>>>,
+    chosen: Arc<SharedBounded<(String, String), CachedChoice>>,
 }
 
 impl SchemaIdSelector {
@@ -304,7 +304,7 @@ impl SchemaIdSelector {
         Self {
             client,
             config,
-            chosen: Arc::new(Mutex::new(Bounded::new(capacity))),
+            chosen: Arc::new(SharedBounded::new(capacity)),
         }
     }
 
@@ -331,19 +331,15 @@ impl SchemaIdSelector {
             .subject_name_strategy(ctx.field)
             .subject(ctx, record_name)?;
         let key = (subject, local_key(local));
-        if let Some((chosen, until)) = self.lock().get(&key)
+        if let Some((chosen, until)) = self.chosen.get(&key)
             && until.is_none_or(|t| Instant::now() < t)
         {
-            return Ok(chosen.clone());
+            return Ok(chosen);
         }
         let (chosen, ttl) = self.choose(&key.0, local).await?;
         let until = ttl.map(|t| Instant::now() + t);
-        self.lock().insert(key, (chosen.clone(), until));
+        self.chosen.insert(key, (chosen.clone(), until));
         Ok(chosen)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Bounded<(String, String), CachedChoice>> {
-        self.chosen.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Confluent's steps; the choice and how long to keep it (`None`:

@@ -208,10 +208,9 @@ theirs = AvroSerializer(client, schema)({"id": 5, "name": "éva"}, ctx)
 back = AvroDeserializer(client)(bytes.fromhex(ours), ctx)
 print(json.dumps({"theirs": theirs.hex(), "back": back}))
 "#;
-    let python = std::env::var_os("HOME")
-        .map(|h| std::path::Path::new(&h).join(".cache/kafka-eos/confluent-python/bin/python"))
-        .filter(|p| p.exists())
-        .expect("Confluent's Python serializers are not installed: run `bash testcontainers/install-confluent-python.sh`");
+    let python = kafka_testcontainers::confluent_python().unwrap_or_else(|e| {
+        panic!("Confluent's Python serializers (the byte-exactness oracle): {e}")
+    });
     let mut child = Command::new(python)
         .args(["-c", script])
         .stdin(Stdio::piped())

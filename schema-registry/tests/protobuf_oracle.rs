@@ -94,19 +94,9 @@ struct Oracle {
 }
 
 fn oracle_python() -> PathBuf {
-    let cache = std::env::var_os("KAFKA_EOS_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("kafka-eos")))
-        .or_else(|| std::env::var_os("HOME").map(|d| PathBuf::from(d).join(".cache/kafka-eos")))
-        .expect("no HOME to find the oracle's cache in");
-    let python = cache.join("confluent-python/bin/python");
-    assert!(
-        python.exists(),
-        "Confluent's Python serializers (the byte-exactness oracle) are not installed at {}: \
-         run `bash testcontainers/install-confluent-python.sh`",
-        python.display()
-    );
-    python
+    kafka_testcontainers::confluent_python().unwrap_or_else(|e| {
+        panic!("Confluent's Python serializers (the byte-exactness oracle): {e}")
+    })
 }
 
 fn ask(request: serde_json::Value) -> serde_json::Value {

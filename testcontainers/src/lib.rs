@@ -58,7 +58,9 @@ mod rabbitmq;
 mod schema_registry;
 pub use rabbitmq::{RABBITMQ_STARTUP_TIMEOUT, RabbitMq};
 
-pub use schema_registry::{APICURIO_VERSION, SCHEMA_REGISTRY_STARTUP_TIMEOUT, SchemaRegistry};
+pub use schema_registry::{
+    APICURIO_VERSION, SCHEMA_REGISTRY_STARTUP_TIMEOUT, SchemaRegistry, confluent_python,
+};
 mod seeded;
 pub use seeded::{SeededRng, fresh_seed, schedule_seeds};
 mod shared;

@@ -67,6 +67,35 @@ pub async fn ensure_fetched() -> Result<PathBuf> {
     Ok(dir)
 }
 
+/// The Python interpreter of Confluent's own serializers (confluent-kafka
+/// with its Schema Registry extras, in a virtual environment under
+/// [`cache_dir`](crate::cache_dir)): the byte-exactness oracle of the
+/// registry formats' tests. Installed on first use by
+/// `install-confluent-python.sh` (idempotent; a few milliseconds once
+/// installed).
+///
+/// ```no_run
+/// let python = kafka_testcontainers::confluent_python()?;
+/// assert!(python.ends_with("bin/python"));
+/// # Ok::<(), kafka_testcontainers::HarnessError>(())
+/// ```
+pub fn confluent_python() -> Result<PathBuf> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("install-confluent-python.sh");
+    let out = Command::new("bash")
+        .arg(&script)
+        .stdin(Stdio::null())
+        .output()
+        .ctx(|| "running install-confluent-python.sh".into())?;
+    let python = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    if !out.status.success() || !python.is_file() {
+        return Err(HarnessError::Process {
+            what: "install-confluent-python.sh".into(),
+            message: format!("{}: {}", out.status, String::from_utf8_lossy(&out.stderr)),
+        });
+    }
+    Ok(python)
+}
+
 /// The major version a `java -version` banner names (`"21.0.5"` -> 21,
 /// `"1.8.0"` -> 8).
 fn java_major(banner: &str) -> Option<u32> {

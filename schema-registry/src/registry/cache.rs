@@ -4,7 +4,7 @@
 use crate::schema::{RegisteredSchema, ResolvedSchema, Schema};
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// A map that forgets its oldest entry when full.
@@ -51,6 +51,40 @@ impl<K: Hash + Eq + Clone, V> Bounded<K, V> {
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.map.len()
+    }
+}
+
+/// A [`Bounded`] map behind a lock, shared by the tasks of one serializer
+/// or deserializer (the formats' parsed schemas by id): values are cloned
+/// out, so they are `Arc`s or cheap handles.
+#[derive(Debug)]
+pub(crate) struct SharedBounded<K, V>(Mutex<Bounded<K, V>>);
+
+impl<K: Hash + Eq + Clone, V: Clone> SharedBounded<K, V> {
+    /// An empty map of at most `capacity` entries (at least one).
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self(Mutex::new(Bounded::new(capacity)))
+    }
+
+    /// The value of `k`, if kept.
+    pub(crate) fn get(&self, k: &K) -> Option<V> {
+        self.lock().get(k).cloned()
+    }
+
+    /// Keeps `v` as `k`'s, forgetting the oldest entry when full.
+    pub(crate) fn insert(&self, k: K, v: V) {
+        self.lock().insert(k, v);
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Bounded<K, V>> {
+        // Every mutation completes before the lock is released: a panic
+        // elsewhere leaves a consistent map, so keep using it.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 

@@ -9,7 +9,7 @@ mod config;
 mod error;
 mod rest;
 
-pub(crate) use cache::Bounded;
+pub(crate) use cache::SharedBounded;
 pub(crate) use config::latest_cache_ttl;
 pub use config::{RegistryAuth, RegistryConfig};
 pub use error::RegistryError;

@@ -93,7 +93,7 @@ pub use operator::{KafkaSink, check_transaction_timeout};
 pub use schema::{
     AsyncKafkaSerializationSchema, KafkaSerializationSchema, KafkaSinkRecord, Keyed,
     KeyedSerializationSchema, SerializationError, SerializationSchema, SerializeFuture,
-    SimpleStringSchema, Synchronous, ValueOnly,
+    SimpleStringSchema, ValueOnly,
 };
 pub use transaction::{KafkaTransaction, KafkaTransactionCodec};
 pub use transactional_id::{

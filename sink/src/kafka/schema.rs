@@ -3,8 +3,7 @@
 //! ([`SerializationSchema`], adapted by [`ValueOnly`]) and keyed
 //! ([`KeyedSerializationSchema`], adapted by [`Keyed`]) schemas; and the
 //! asynchronous, fallible [`AsyncKafkaSerializationSchema`] of formats that
-//! need I/O (a schema registry), which [`Synchronous`] adapts every
-//! synchronous schema to.
+//! need I/O (a schema registry).
 
 use std::error::Error as StdError;
 use std::future::Future;
@@ -244,20 +243,6 @@ pub type SerializeFuture<'a> =
 pub trait AsyncKafkaSerializationSchema<T>: Send + Sync {
     /// Serializes one input.
     fn serialize<'a>(&'a self, value: &'a T, default_topic: &'a str) -> SerializeFuture<'a>;
-}
-
-/// Adapts a synchronous [`KafkaSerializationSchema`] to
-/// [`AsyncKafkaSerializationSchema`] (it never fails). The sink does not
-/// need it for its own constructor (`KafkaSink::connect` takes synchronous
-/// schemas as they are, without a future per record); it is for code that
-/// takes any asynchronous schema.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Synchronous<S>(pub S);
-
-impl<T: Sync, S: KafkaSerializationSchema<T>> AsyncKafkaSerializationSchema<T> for Synchronous<S> {
-    fn serialize<'a>(&'a self, value: &'a T, _default_topic: &'a str) -> SerializeFuture<'a> {
-        Box::pin(std::future::ready(Ok(self.0.serialize(value))))
-    }
 }
 
 #[cfg(test)]

@@ -340,24 +340,11 @@ fn unhex(s: &str) -> Vec<u8> {
         .collect()
 }
 
-/// The oracle's interpreter, or a failure naming the install script.
+/// The oracle's interpreter, installed on first use.
 pub(crate) fn oracle_python() -> std::path::PathBuf {
-    let cache = std::env::var_os("KAFKA_EOS_CACHE")
-        .map(std::path::PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("XDG_CACHE_HOME").map(|x| std::path::Path::new(&x).join("kafka-eos"))
-        })
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cache/kafka-eos"))
-        })
-        .expect("no HOME to find the oracle in");
-    let python = cache.join("confluent-python/bin/python");
-    assert!(
-        python.exists(),
-        "Confluent's Python serializers (the byte-exactness oracle) are not installed at {}: run `bash testcontainers/install-confluent-python.sh`",
-        python.display()
-    );
-    python
+    kafka_testcontainers::confluent_python().unwrap_or_else(|e| {
+        panic!("Confluent's Python serializers (the byte-exactness oracle): {e}")
+    })
 }
 
 /// Every vector, ours and the oracle's answer; the oracle runs once.

@@ -63,15 +63,12 @@ struct Oracle {
     stdout: BufReader<ChildStdout>,
 }
 
-/// The Python interpreter `testcontainers/install-confluent-python.sh`
-/// installs.
+/// The Python interpreter of Confluent's serializers, installed on first
+/// use.
 fn interpreter() -> PathBuf {
-    let cache = std::env::var_os("KAFKA_EOS_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("kafka-eos")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/kafka-eos")))
-        .expect("neither KAFKA_EOS_CACHE, XDG_CACHE_HOME nor HOME is set");
-    cache.join("confluent-python/bin/python")
+    kafka_testcontainers::confluent_python().unwrap_or_else(|e| {
+        panic!("Confluent's Python serializers (the byte-exactness oracle): {e}")
+    })
 }
 
 /// One request to the shared oracle, started on first use.
@@ -79,12 +76,6 @@ fn ask(request: Value) -> Value {
     static ORACLE_PROCESS: OnceLock<Mutex<Oracle>> = OnceLock::new();
     let oracle = ORACLE_PROCESS.get_or_init(|| {
         let python = interpreter();
-        assert!(
-            python.exists(),
-            "Confluent's Python serializers (the oracle) are not installed at {}: run \
-             `bash testcontainers/install-confluent-python.sh`",
-            python.display()
-        );
         let mut child = Command::new(&python)
             .args(["-c", ORACLE])
             .stdin(Stdio::piped())

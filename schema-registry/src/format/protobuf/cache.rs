@@ -2,10 +2,9 @@
 
 use super::schema::ProtobufSchema;
 use crate::error::SerdeError;
-use crate::registry::SchemaRegistryClient;
+use crate::registry::{SchemaRegistryClient, SharedBounded};
 use crate::schema::ResolvedSchema;
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// How many parsed schemas a serializer or deserializer keeps, as
 /// Confluent's client keeps 1000 schemas per cache.
@@ -14,44 +13,19 @@ pub(crate) const DEFAULT_CAPACITY: usize = 1000;
 /// Parsed schemas by id; the oldest entry leaves when full. Two tasks that
 /// miss on the same id at once both parse it; the second insert wins.
 #[derive(Debug)]
-pub(crate) struct SchemaCache {
-    /// The most ids kept.
-    capacity: usize,
-    /// The parsed schemas and the order their ids came in.
-    entries: Mutex<Entries>,
-}
-
-#[derive(Debug, Default)]
-struct Entries {
-    /// Parsed schemas by id.
-    by_id: HashMap<i32, Arc<ProtobufSchema>>,
-    /// Ids, oldest first: the next to leave.
-    order: VecDeque<i32>,
-}
+pub(crate) struct SchemaCache(SharedBounded<i32, Arc<ProtobufSchema>>);
 
 impl SchemaCache {
     pub(crate) fn new(capacity: usize) -> Self {
-        Self {
-            capacity: capacity.max(1),
-            entries: Mutex::default(),
-        }
+        Self(SharedBounded::new(capacity))
     }
 
     fn get(&self, id: i32) -> Option<Arc<ProtobufSchema>> {
-        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        entries.by_id.get(&id).cloned()
+        self.0.get(&id)
     }
 
     fn insert(&self, id: i32, schema: Arc<ProtobufSchema>) {
-        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        if entries.by_id.insert(id, schema).is_none() {
-            entries.order.push_back(id);
-            while entries.order.len() > self.capacity {
-                if let Some(old) = entries.order.pop_front() {
-                    entries.by_id.remove(&old);
-                }
-            }
-        }
+        self.0.insert(id, schema);
     }
 
     /// The parsed schema of a resolved one the caller already has.
@@ -86,8 +60,7 @@ impl SchemaCache {
 
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        entries.by_id.len()
+        self.0.len()
     }
 }
 
