@@ -149,6 +149,7 @@ async fn faulted(variant: SharedKafka, checker: Checker) {
             watch: checker == Checker::Producer,
             targets: Some(control.clone()),
             pace: Duration::from_millis(100),
+            ..Setup::default()
         };
         let run = async {
             let work = async {

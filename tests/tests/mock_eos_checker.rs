@@ -220,6 +220,7 @@ async fn one(
         watch: checker == Checker::Producer,
         targets: Some(control.clone()),
         pace: Duration::from_millis(5),
+        ..Setup::default()
     };
     let _dump = DumpOnPanic(&mock, seed);
     let t = Instant::now();

@@ -5,7 +5,7 @@
 //! fetched from an https token endpoint, 4 s long) and
 //! `connections.max.reauth.ms` of 3 s, so that every connection of the
 //! producers and readers re-authenticates (KIP-368) while the schedule
-//! runs: operations are paced to span several sessions.
+//! runs: operations are paced to span at least three sessions.
 //!
 //! Lean by default (one schedule each, the broker of
 //! `oauth_sasl_ssl_broker`); `EOS_SCHEDULES=<n>` runs more with fresh
@@ -21,9 +21,14 @@ use kafka_testcontainers::schedule_seeds;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The pause after every operation: a schedule of 20-80 operations spans
-/// one to several sessions of 3 s.
+/// The pause after every operation, at least.
 const PACE: Duration = Duration::from_millis(100);
+
+/// The least time a schedule's operations spread over: three sessions of
+/// 3 s, so that a schedule of only 20 operations still outlives the
+/// sessions of its producers and readers (each re-authenticates at 85–95 %
+/// of its session).
+const SPAN: Duration = Duration::from_secs(9);
 
 /// The broker, a token endpoint, the client settings (OAUTHBEARER over
 /// SASL_SSL, the harness's trust store) and a cluster handle with them
@@ -48,6 +53,7 @@ async fn oauth_setup() -> (
             .filter(|(k, _)| k != "bootstrap.servers")
             .collect(),
         pace: PACE,
+        span: SPAN,
         ..ScheduleSetup::default()
     };
     (kafka, endpoint, setup, cluster)

@@ -336,9 +336,10 @@ pub(crate) async fn schedule(
     let mut next_input_offset = 0i64;
     let operations = 20 + rng.below(60) as usize;
     let mut trace = Vec::new();
+    let pause = setup.pause(operations);
     for _ in 0..operations {
-        if !setup.pace.is_zero() {
-            tokio::time::sleep(setup.pace).await;
+        if !pause.is_zero() {
+            tokio::time::sleep(pause).await;
         }
         let roll = rng.below(100);
         if current.is_none() && roll < 85 {

@@ -241,9 +241,10 @@ pub(crate) async fn schedule(
     let (mut sink, mut position) = restore(&config, None, faulted).await;
     let operations = 30 + rng.below(80) as usize;
     let mut trace = Vec::new();
+    let pause = setup.pause(operations);
     for _ in 0..operations {
-        if !setup.pace.is_zero() {
-            tokio::time::sleep(setup.pace).await;
+        if !pause.is_zero() {
+            tokio::time::sleep(pause).await;
         }
         match rng.below(100) {
             0..=64 => {

@@ -376,4 +376,18 @@ pub struct ScheduleSetup {
     /// A pause after every operation, so that faults land inside the
     /// schedule rather than after it.
     pub pace: Duration,
+    /// The least time the operations spread over, whatever their number:
+    /// the pause after each grows to `span / operations` when that is
+    /// longer than `pace` (a schedule must outlive the broker's sessions
+    /// for its connections to re-authenticate).
+    pub span: Duration,
+}
+
+impl ScheduleSetup {
+    /// The pause after each of `operations` operations: `pace`, or longer
+    /// so that they spread over `span`.
+    pub fn pause(&self, operations: usize) -> Duration {
+        let spread = self.span / u32::try_from(operations.max(1)).unwrap_or(u32::MAX);
+        self.pace.max(spread)
+    }
 }
