@@ -7,7 +7,7 @@
 # The example check is rustdoc's `missing_doc_code_examples` lint, which is
 # unstable: rustdoc of the workspace's own toolchain runs with its unstable
 # options unlocked (.ci/rustdoc-unstable; the compiler is not, so the
-# dependencies' metadata is the one `cargo clippy` and `cargo test` use) and
+# dependencies' metadata is the one `cargo clippy` uses) and
 # the lint as a warning on every crate. .ci/missing-doc-examples.py reads the
 # reports: it fails on the lint's reports for the library crates (leaving out
 # those on `impl` blocks, which later rustdoc releases no longer make), and on

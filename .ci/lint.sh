@@ -2,8 +2,9 @@
 # The lints of CI: `cargo clippy` of every target with warnings as errors,
 # then `cargo doc` with every rustdoc warning an error and a doc example where
 # one teaches (.ci/doc-examples.sh), which reuses clippy's check metadata of
-# the dependencies. .ci/run runs this before building the tests (in the same
-# target directory: build scripts and proc macros are compiled once).
+# the dependencies. .ci/run applies the same clippy lints while it builds the
+# tests (clippy-driver as cargo's RUSTC_WORKSPACE_WRAPPER: the workspace is
+# compiled once), then runs .ci/doc-examples.sh.
 #
 #   bash .ci/lint.sh
 set -euo pipefail

@@ -8,6 +8,7 @@
 #   FUZZ_SECONDS=60 bash fuzz/run-smoke.sh # longer
 #   FUZZ_TARGETS="frame_decoder" bash fuzz/run-smoke.sh
 #   FUZZ_SKIP_REGRESSIONS=1 bash fuzz/run-smoke.sh  # don't replay regressions/
+#   FUZZ_PROFILE=dev bash fuzz/run-smoke.sh  # unoptimized build (CI)
 #
 # Needs a nightly toolchain (`rustup toolchain install nightly`); installs
 # cargo-fuzz from crates.io if it is missing.
@@ -22,7 +23,13 @@ seconds="${FUZZ_SECONDS:-20}"
 # beside CI's tests, while the build without it takes 49 s (73 CPU seconds) on
 # the idle machine. Panics, the overflow checks and libFuzzer's RSS limit work
 # without a sanitizer.
-build_flags=(-O -a -s "${FUZZ_SANITIZER:-none}")
+# FUZZ_PROFILE=dev builds unoptimized (the same assertions and checks, a
+# fraction of the build's CPU, fewer executions per second): CI's smoke run.
+case "${FUZZ_PROFILE:-release}" in
+    release) build_flags=(-O -a -s "${FUZZ_SANITIZER:-none}") ;;
+    dev) build_flags=(--dev -a -s "${FUZZ_SANITIZER:-none}") ;;
+    *) echo "FUZZ_PROFILE: release or dev, not '${FUZZ_PROFILE}'" >&2; exit 2 ;;
+esac
 start=$(date +%s)
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
