@@ -63,18 +63,22 @@ impl fmt::Display for SchemaId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SchemaId::Id(id) => write!(f, "id {id}"),
-            SchemaId::Guid(g) => {
-                f.write_str("guid ")?;
-                for (i, b) in g.iter().enumerate() {
-                    if matches!(i, 4 | 6 | 8 | 10) {
-                        f.write_str("-")?;
-                    }
-                    write!(f, "{b:02x}")?;
-                }
-                Ok(())
-            }
+            SchemaId::Guid(g) => write!(f, "guid {}", uuid_text(g)),
         }
     }
+}
+
+/// A GUID in the text form the registry's paths and answers use
+/// (`8-4-4-4-12` lowercase hex digits).
+pub(crate) fn uuid_text(guid: &[u8; 16]) -> String {
+    let mut out = String::with_capacity(36);
+    for (i, b) in guid.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push('-');
+        }
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
 }
 
 /// A frame read from a record's key or value (and its schema-id header).

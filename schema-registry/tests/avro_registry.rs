@@ -6,7 +6,7 @@ use apache_avro::types::Value;
 use kafka_client::Properties;
 use kafka_schema_registry::{
     AvroDeserializer, AvroSchema, AvroSerializer, ReaderSchema, RecordDeserializer,
-    RecordSerializer, SerializationContext, SubjectNameStrategy, Typed,
+    RecordSerializer, RegistryError, SerdeError, SerializationContext, SubjectNameStrategy, Typed,
 };
 use kafka_testcontainers::SchemaRegistry;
 use std::io::Write;
@@ -231,4 +231,37 @@ print(json.dumps({"theirs": theirs.hex(), "back": back}))
     let de: AvroDeserializer =
         AvroDeserializer::from_properties(&mut props(&url, &[]), ReaderSchema::Writer).unwrap();
     assert_eq!(de.deserialize(&ctx, &ours).await.unwrap(), user(5, "éva"));
+}
+
+/// Invariant: a record whose `__value_schema_id` header names its schema
+/// by GUID (Confluent's header form) is decoded with the schema the
+/// registry serves for that GUID: the deserializer asks the registry, and
+/// a GUID the registry does not serve is the registry's typed refusal, not
+/// a decode error. (Apicurio keeps no GUIDs: only the refusal is shown.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_guid_header_is_looked_up_in_the_registry() {
+    let registry = SchemaRegistry::shared().await.expect("registry");
+    let de: AvroDeserializer = AvroDeserializer::from_properties(
+        &mut props(&registry.url(), &[("max.retries", "0")]),
+        ReaderSchema::Writer,
+    )
+    .unwrap();
+    let mut header = vec![1u8];
+    header.extend_from_slice(&[0x3c; 16]);
+    let headers = [kafka_proto::record::RecordHeader {
+        key: "__value_schema_id".into(),
+        value: Some(header.into()),
+    }];
+    let ctx = SerializationContext {
+        headers: &headers,
+        ..SerializationContext::value("avro-guid")
+    };
+    let e = de.deserialize(&ctx, &[0x02, 0x06]).await.unwrap_err();
+    assert!(
+        matches!(
+            e,
+            SerdeError::Registry(RegistryError::Refused { status: 404, .. })
+        ),
+        "{e:?}"
+    );
 }

@@ -9,7 +9,7 @@ use kafka_client::http::HttpError;
 use kafka_schema_registry::{
     CompatibilityLevel, LocalReference, LocalSchema, RegistryError, Schema, SchemaIdSelector,
     SchemaReference, SchemaRegistryClient, SchemaType, SerdeError, SerializationContext,
-    SerializerConfig,
+    SerializerConfig, wire::SchemaId,
 };
 use kafka_testcontainers::SchemaRegistry;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -179,6 +179,37 @@ async fn refusals_are_typed_errors() {
         .await
         .unwrap();
     assert!(!check.is_compatible, "{check:?}");
+}
+
+/// Invariant: a schema named by GUID (the header form's magic byte 1) is
+/// asked for at `GET /schemas/guids/{guid}`, and a GUID the registry does
+/// not serve is the registry's typed refusal (not found, or a path it does
+/// not know), never a decode failure and never retried. Apicurio keeps no
+/// GUIDs, so only the refusal can be shown against it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_guid_is_asked_for_at_its_own_path() {
+    let url = registry().await.url();
+    let c = client(&url, &[("max.retries", "2")]);
+    let e = c.schema(SchemaId::Guid([0x5a; 16])).await.unwrap_err();
+    eprintln!("GUID lookup answered: {e:?}");
+    assert!(
+        matches!(
+            e,
+            RegistryError::SchemaNotFound(_) | RegistryError::Refused { status: 404, .. }
+        ),
+        "{e:?}"
+    );
+    assert!(!e.is_retriable(), "{e:?}");
+    // The id form of the same call still answers.
+    let subject = unique("guid-") + "-value";
+    let id = c
+        .register(&subject, &avro(&order(&unique("guid"), 1)), false)
+        .await
+        .unwrap();
+    assert_eq!(
+        *c.schema(SchemaId::Id(id)).await.unwrap(),
+        *c.schema_by_id(id).await.unwrap()
+    );
 }
 
 /// Leaf <- Mid <- Root, each an Avro record naming the one before it.

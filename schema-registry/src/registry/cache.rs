@@ -2,6 +2,7 @@
 //! what a repeated call answers without asking the registry.
 
 use crate::schema::{RegisteredSchema, ResolvedSchema, Schema};
+use crate::wire::SchemaId;
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -106,10 +107,10 @@ pub(crate) struct Caches {
     subjects: HashMap<String, SubjectCache>,
     /// The per-subject capacity.
     per_subject: usize,
-    /// id -> schema.
-    pub(crate) by_id: Bounded<i32, Arc<Schema>>,
-    /// id -> schema with its references.
-    pub(crate) resolved: Bounded<i32, Arc<ResolvedSchema>>,
+    /// id or GUID -> schema.
+    pub(crate) by_id: Bounded<SchemaId, Arc<Schema>>,
+    /// id or GUID -> schema with its references.
+    pub(crate) resolved: Bounded<SchemaId, Arc<ResolvedSchema>>,
     /// subject -> latest version and when it was fetched.
     latest: Bounded<String, (RegisteredSchema, Instant)>,
     /// How long a latest version is trusted; `None` forever.

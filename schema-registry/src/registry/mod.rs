@@ -15,6 +15,7 @@ pub use config::{RegistryAuth, RegistryConfig};
 pub use error::RegistryError;
 
 use crate::schema::{RegisteredSchema, ResolvedSchema, Schema, SchemaReference};
+use crate::wire::SchemaId;
 use cache::Caches;
 use kafka_client::http::{HttpClient, HttpConfig, Method};
 use kafka_client::{ConfigError, Properties, Secret};
@@ -208,7 +209,9 @@ impl SchemaRegistryClient {
         let id = ex.id(&body)?;
         let mut caches = self.caches();
         caches.subject(subject).ids.insert(key, id);
-        caches.by_id.insert(id, Arc::new(schema.clone()));
+        caches
+            .by_id
+            .insert(SchemaId::Id(id), Arc::new(schema.clone()));
         Ok(id)
     }
 
@@ -246,17 +249,35 @@ impl SchemaRegistryClient {
         caches.subject(subject).lookups.insert(key, found.clone());
         caches
             .by_id
-            .insert(found.id, Arc::new(found.schema.clone()));
+            .insert(SchemaId::Id(found.id), Arc::new(found.schema.clone()));
         Ok(found)
     }
 
     /// The schema with this id. Cached.
     pub async fn schema_by_id(&self, id: i32) -> Result<Arc<Schema>, RegistryError> {
+        self.schema(SchemaId::Id(id)).await
+    }
+
+    /// The schema a record's frame names: by registry id
+    /// (`GET /schemas/ids/{id}`) or by GUID (`GET /schemas/guids/{guid}`,
+    /// the header form of Confluent's newer serializers). Cached.
+    ///
+    /// ```no_run
+    /// use kafka_client::Properties;
+    /// use kafka_schema_registry::{SchemaRegistryClient, wire};
+    /// # async fn run(record_value: &[u8], header: Option<&[u8]>) -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut props = Properties::new([("schema.registry.url", "http://127.0.0.1:8081")]);
+    /// let client = SchemaRegistryClient::from_properties(&mut props)?;
+    /// let frame = wire::read_frame(record_value, header, false)?;
+    /// let schema = client.schema(frame.id).await?;
+    /// println!("{} schema: {}", schema.schema_type.as_str(), schema.schema);
+    /// # Ok(()) }
+    /// ```
+    pub async fn schema(&self, id: SchemaId) -> Result<Arc<Schema>, RegistryError> {
         if let Some(s) = self.caches().by_id.get(&id) {
             return Ok(s.clone());
         }
-        let path = format!("/schemas/ids/{id}");
-        self.fetch_schema(id, path).await
+        self.fetch_schema(id, rest::schema_path(id)).await
     }
 
     /// The schema with this id, asked for as registered under `subject`
@@ -266,14 +287,14 @@ impl SchemaRegistryClient {
         id: i32,
         subject: &str,
     ) -> Result<Arc<Schema>, RegistryError> {
-        if let Some(s) = self.caches().by_id.get(&id) {
+        if let Some(s) = self.caches().by_id.get(&SchemaId::Id(id)) {
             return Ok(s.clone());
         }
         let path = format!("/schemas/ids/{id}?subject={}", segment(subject));
-        self.fetch_schema(id, path).await
+        self.fetch_schema(SchemaId::Id(id), path).await
     }
 
-    async fn fetch_schema(&self, id: i32, path: String) -> Result<Arc<Schema>, RegistryError> {
+    async fn fetch_schema(&self, id: SchemaId, path: String) -> Result<Arc<Schema>, RegistryError> {
         let ex = self.exchange(Method::Get, &path, None, None);
         let body = self.call(Method::Get, &path, None, &ex).await?;
         let schema = Arc::new(ex.schema(&body)?);
@@ -285,10 +306,17 @@ impl SchemaRegistryClient {
     /// (each reference fetched by subject and version), dependencies
     /// first. Cached.
     pub async fn resolved_by_id(&self, id: i32) -> Result<Arc<ResolvedSchema>, RegistryError> {
+        self.resolved(SchemaId::Id(id)).await
+    }
+
+    /// The schema a frame names (by id or by GUID, as [`schema`](Self::schema)
+    /// fetches it) and everything it refers to, transitively, dependencies
+    /// first. Cached.
+    pub async fn resolved(&self, id: SchemaId) -> Result<Arc<ResolvedSchema>, RegistryError> {
         if let Some(r) = self.caches().resolved.get(&id) {
             return Ok(r.clone());
         }
-        let schema = self.schema_by_id(id).await?;
+        let schema = self.schema(id).await?;
         let resolved = Arc::new(self.resolve((*schema).clone()).await?);
         self.caches().resolved.insert(id, resolved.clone());
         Ok(resolved)

@@ -4,6 +4,7 @@
 
 use super::error::RegistryError;
 use crate::schema::{RegisteredSchema, Schema, SchemaReference, SchemaType};
+use crate::wire::{SchemaId, uuid_text};
 use serde::{Deserialize, Serialize};
 
 /// The content type of Confluent's API.
@@ -24,6 +25,15 @@ pub(crate) fn segment(s: &str) -> String {
         }
     }
     out
+}
+
+/// The path of a schema by registry id (`/schemas/ids/{id}`) or by GUID
+/// (`/schemas/guids/{guid}`, the GUID in its 8-4-4-4-12 text form).
+pub(crate) fn schema_path(id: SchemaId) -> String {
+    match id {
+        SchemaId::Id(id) => format!("/schemas/ids/{id}"),
+        SchemaId::Guid(guid) => format!("/schemas/guids/{}", uuid_text(&guid)),
+    }
 }
 
 /// A reference as the API writes it.
@@ -287,6 +297,19 @@ mod tests {
             e.id(b"<html>"),
             Err(RegistryError::Malformed { .. })
         ));
+    }
+
+    #[test]
+    fn schemas_are_asked_for_by_id_or_by_guid_text() {
+        assert_eq!(schema_path(SchemaId::Id(7)), "/schemas/ids/7");
+        let mut guid = [0u8; 16];
+        for (i, b) in guid.iter_mut().enumerate() {
+            *b = 0x10 * (i as u8 % 16) + 0x0f;
+        }
+        assert_eq!(
+            schema_path(SchemaId::Guid(guid)),
+            "/schemas/guids/0f1f2f3f-4f5f-6f7f-8f9f-afbfcfdfefff"
+        );
     }
 
     #[test]

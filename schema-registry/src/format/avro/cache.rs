@@ -1,9 +1,10 @@
-//! Parsed schemas by registry id, bounded.
+//! Parsed schemas by registry id or GUID, bounded.
 
 use super::schema::AvroSchema;
 use crate::error::SerdeError;
 use crate::registry::SharedBounded;
 use crate::schema::ResolvedSchema;
+use crate::wire::SchemaId;
 use std::sync::Arc;
 
 /// How many parsed schemas a serializer or deserializer keeps (Confluent's
@@ -15,8 +16,8 @@ const CAPACITY: usize = 1000;
 /// client still has cached.
 #[derive(Debug)]
 pub(crate) struct SchemaCache {
-    /// The parsed schemas by registry id.
-    by_id: SharedBounded<i32, Arc<AvroSchema>>,
+    /// The parsed schemas by registry id or GUID.
+    by_id: SharedBounded<SchemaId, Arc<AvroSchema>>,
 }
 
 impl Default for SchemaCache {
@@ -29,14 +30,14 @@ impl Default for SchemaCache {
 
 impl SchemaCache {
     /// The parsed schema of `id`, if cached.
-    pub(crate) fn get(&self, id: i32) -> Option<Arc<AvroSchema>> {
+    pub(crate) fn get(&self, id: SchemaId) -> Option<Arc<AvroSchema>> {
         self.by_id.get(&id)
     }
 
     /// Parses and caches `resolved` as `id`.
     pub(crate) fn insert(
         &self,
-        id: i32,
+        id: SchemaId,
         resolved: &ResolvedSchema,
     ) -> Result<Arc<AvroSchema>, SerdeError> {
         let parsed = Arc::new(AvroSchema::from_resolved(resolved)?);

@@ -130,16 +130,8 @@ impl<T> AvroDeserializer<T> {
         bytes: &'b [u8],
     ) -> Result<(Arc<AvroSchema>, Option<Arc<AvroSchema>>, &'b [u8], String), SerdeError> {
         let frame = wire::read_frame(bytes, ctx.schema_id_header(), false)?;
-        let id = match frame.id {
-            SchemaId::Id(id) => id,
-            guid @ SchemaId::Guid(_) => {
-                return Err(SerdeError::Decode {
-                    schema: guid.to_string(),
-                    reason: "schemas named by GUID cannot be fetched: the registry client looks schemas up by id".into(),
-                });
-            }
-        };
-        let writer = self.parsed_by_id(id).await?;
+        let id = frame.id;
+        let writer = self.parsed(id).await?;
         // `use.latest.version` on the deserializer's settings asks for the
         // latest version even when the application gave no reader schema.
         let latest = match &self.reader {
@@ -157,23 +149,25 @@ impl<T> AvroDeserializer<T> {
                     .latest_version(&subject)
                     .await
                     .map_err(SerdeError::from)?;
-                if latest.id == id {
+                let latest_id = SchemaId::Id(latest.id);
+                if latest_id == id {
                     None
                 } else {
-                    Some(self.parsed_by_id(latest.id).await?)
+                    Some(self.parsed(latest_id).await?)
                 }
             }
             (ReaderSchema::Given(schema), None) => Some(Arc::clone(schema)),
             _ => None,
         };
-        Ok((writer, reader, frame.payload, format!("id {id}")))
+        Ok((writer, reader, frame.payload, id.to_string()))
     }
 
-    async fn parsed_by_id(&self, id: i32) -> Result<Arc<AvroSchema>, SerdeError> {
+    /// The parsed schema a frame names by id or GUID (cached).
+    async fn parsed(&self, id: SchemaId) -> Result<Arc<AvroSchema>, SerdeError> {
         if let Some(parsed) = self.parsed.get(id) {
             return Ok(parsed);
         }
-        let resolved = self.client.resolved_by_id(id).await?;
+        let resolved = self.client.resolved(id).await?;
         self.parsed.insert(id, &resolved)
     }
 }

@@ -9,6 +9,7 @@ use crate::record_serde::RecordSerializer;
 use crate::registry::SchemaRegistryClient;
 use crate::selector::{SchemaIdSelector, SerializerConfig};
 use crate::wire;
+use crate::wire::SchemaId;
 use apache_avro::types::Value;
 use bytes::Bytes;
 use kafka_client::Properties;
@@ -126,9 +127,11 @@ impl<T: ?Sized> AvroSerializer<T> {
             .await?;
         let schema = match selected.schema {
             None => Arc::clone(&self.schema),
-            Some(registered) => match self.registered.get(selected.id) {
+            Some(registered) => match self.registered.get(SchemaId::Id(selected.id)) {
                 Some(parsed) => parsed,
-                None => self.registered.insert(selected.id, &registered)?,
+                None => self
+                    .registered
+                    .insert(SchemaId::Id(selected.id), &registered)?,
             },
         };
         Ok((selected.id, schema))

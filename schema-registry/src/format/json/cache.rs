@@ -1,17 +1,18 @@
-//! A bounded map from schema id to compiled schema.
+//! A bounded map from schema id (or GUID) to compiled schema.
 
 use super::schema::JsonSchema;
 use crate::registry::SharedBounded;
+use crate::wire::SchemaId;
 
 /// How many compiled schemas a serializer or deserializer keeps (as
 /// Confluent's Python serdes keep 1000 validators).
 pub(crate) const COMPILED_SCHEMAS: usize = 1000;
 
-/// Compiled schemas by registry id, at most `capacity`; the oldest entry
+/// Compiled schemas by registry id or GUID, at most `capacity`; the oldest entry
 /// leaves first. A miss only costs a compile: the registry client caches
 /// the schema text.
 #[derive(Debug)]
-pub(crate) struct CompiledCache(SharedBounded<i32, JsonSchema>);
+pub(crate) struct CompiledCache(SharedBounded<SchemaId, JsonSchema>);
 
 impl CompiledCache {
     /// An empty cache holding at most `capacity` schemas (at least one).
@@ -20,12 +21,12 @@ impl CompiledCache {
     }
 
     /// The compiled schema of `id`, if cached.
-    pub(crate) fn get(&self, id: i32) -> Option<JsonSchema> {
+    pub(crate) fn get(&self, id: SchemaId) -> Option<JsonSchema> {
         self.0.get(&id)
     }
 
     /// Caches `schema` as `id`'s, evicting the oldest entry when full.
-    pub(crate) fn insert(&self, id: i32, schema: JsonSchema) {
+    pub(crate) fn insert(&self, id: SchemaId, schema: JsonSchema) {
         self.0.insert(id, schema);
     }
 
@@ -45,13 +46,14 @@ mod tests {
     fn oldest_entry_leaves_when_full() {
         let cache = CompiledCache::new(2);
         let schema = JsonSchema::new(r#"{"type":"string"}"#).unwrap();
-        cache.insert(1, schema.clone());
-        cache.insert(2, schema.clone());
-        cache.insert(2, schema.clone());
+        let id = SchemaId::Id;
+        cache.insert(id(1), schema.clone());
+        cache.insert(id(2), schema.clone());
+        cache.insert(id(2), schema.clone());
         assert_eq!(cache.len(), 2);
-        cache.insert(3, schema);
+        cache.insert(id(3), schema);
         assert_eq!(cache.len(), 2);
-        assert!(cache.get(1).is_none());
-        assert!(cache.get(2).is_some() && cache.get(3).is_some());
+        assert!(cache.get(id(1)).is_none());
+        assert!(cache.get(id(2)).is_some() && cache.get(id(3)).is_some());
     }
 }

@@ -108,15 +108,15 @@ impl<T: DeserializeOwned + Send> JsonDeserializer<T> {
         self
     }
 
-    /// The writer schema of `id`, compiled (cached).
-    async fn writer_schema(&self, id: i32) -> Result<JsonSchema, SerdeError> {
+    /// The writer schema a frame names by id or GUID, compiled (cached).
+    async fn writer_schema(&self, id: SchemaId) -> Result<JsonSchema, SerdeError> {
         if let Some(compiled) = self.compiled.get(id) {
             return Ok(compiled);
         }
-        let resolved = self.client.resolved_by_id(id).await?;
+        let resolved = self.client.resolved(id).await?;
         let compiled = JsonSchema::from_resolved(&resolved).map_err(|e| match e {
             SerdeError::Schema { reason } => SerdeError::Schema {
-                reason: format!("registered schema id {id}: {reason}"),
+                reason: format!("registered schema {id}: {reason}"),
             },
             other => other,
         })?;
@@ -134,7 +134,7 @@ impl<T: DeserializeOwned + Send> RecordDeserializer for JsonDeserializer<T> {
         bytes: &[u8],
     ) -> Result<T, SerdeError> {
         let frame = wire::read_frame(bytes, ctx.schema_id_header(), false)?;
-        let id = registry_id(frame.id)?;
+        let id = frame.id;
         if self.validate {
             let schema = self.writer_schema(id).await?;
             decode(id, frame.payload, Some(&schema))
@@ -142,35 +142,21 @@ impl<T: DeserializeOwned + Send> RecordDeserializer for JsonDeserializer<T> {
             // The id must name a registered schema, as in Confluent's
             // deserializers; the document itself needs no schema to read,
             // so the schema is not compiled.
-            self.client.resolved_by_id(id).await?;
+            self.client.resolved(id).await?;
             decode(id, frame.payload, None)
         }
-    }
-}
-
-/// The registry id a frame names; a GUID (the header form's magic `01`)
-/// cannot be looked up by this client.
-pub(crate) fn registry_id(id: SchemaId) -> Result<i32, SerdeError> {
-    match id {
-        SchemaId::Id(id) => Ok(id),
-        guid @ SchemaId::Guid(_) => Err(SerdeError::Decode {
-            schema: guid.to_string(),
-            reason: "the frame names its schema by GUID; this registry client looks \
-                     schemas up by id only"
-                .into(),
-        }),
     }
 }
 
 /// Reads the JSON document `payload` (written with schema `id`) into `T`,
 /// checking it against `schema` first when given.
 pub(crate) fn decode<T: DeserializeOwned>(
-    id: i32,
+    id: SchemaId,
     payload: &[u8],
     schema: Option<&JsonSchema>,
 ) -> Result<T, SerdeError> {
     let failed = |reason: String| SerdeError::Decode {
-        schema: format!("id {id}"),
+        schema: id.to_string(),
         reason,
     };
     match schema {
@@ -198,9 +184,9 @@ mod tests {
     #[test]
     fn validation_is_optional() {
         let bad = br#"{"n": "x"}"#;
-        let v: Value = decode(3, bad, None).unwrap();
+        let v: Value = decode(SchemaId::Id(3), bad, None).unwrap();
         assert_eq!(v["n"], "x");
-        let e = decode::<Value>(3, bad, Some(&schema())).unwrap_err();
+        let e = decode::<Value>(SchemaId::Id(3), bad, Some(&schema())).unwrap_err();
         let SerdeError::Decode { schema, reason } = e else {
             panic!("{e:?}")
         };
@@ -215,7 +201,7 @@ mod tests {
         let deep = "[".repeat(10_000);
         for payload in [&b""[..], b"{", b"{} x", b"\"\xff\"", deep.as_bytes()] {
             for s in [None, Some(&schema())] {
-                let e = decode::<Value>(1, payload, s).unwrap_err();
+                let e = decode::<Value>(SchemaId::Id(1), payload, s).unwrap_err();
                 assert!(matches!(e, SerdeError::Decode { .. }), "{e:?}");
             }
         }
@@ -224,15 +210,8 @@ mod tests {
         struct N {
             n: i64,
         }
-        let e = decode::<N>(1, br#"{"n": 1.5}"#, None).unwrap_err();
+        let e = decode::<N>(SchemaId::Id(1), br#"{"n": 1.5}"#, None).unwrap_err();
         assert!(matches!(e, SerdeError::Decode { .. }), "{e:?}");
-    }
-
-    /// A GUID frame is a typed error naming the GUID.
-    #[test]
-    fn guid_frames_are_refused_by_name() {
-        let e = registry_id(SchemaId::Guid([0xab; 16])).unwrap_err();
-        assert!(e.to_string().contains("guid abababab-"), "{e}");
     }
 
     /// What the deserializer does with a record's bytes before the
@@ -243,11 +222,10 @@ mod tests {
         schema: Option<&JsonSchema>,
     ) -> Result<Value, SerdeError> {
         let frame = wire::read_frame(bytes, header, false)?;
-        let id = registry_id(frame.id)?;
-        decode(id, frame.payload, schema)
+        decode(frame.id, frame.payload, schema)
     }
 
-    /// Truncated, unframed and GUID frames: typed Wire or Decode errors.
+    /// Truncated and unframed frames: typed Wire errors; a GUID header reads.
     #[test]
     fn malformed_frames_are_typed() {
         let cases: &[(&[u8], Option<&[u8]>)] = &[
@@ -261,10 +239,11 @@ mod tests {
             let e = read_without_registry(bytes, header, None).unwrap_err();
             assert!(matches!(e, SerdeError::Wire(_)), "{bytes:?}: {e:?}");
         }
+        // A GUID names the schema as well as an id does.
         let mut guid_header = vec![1u8];
         guid_header.extend_from_slice(&[7; 16]);
-        let e = read_without_registry(b"{}", Some(&guid_header), None).unwrap_err();
-        assert!(matches!(e, SerdeError::Decode { .. }), "{e:?}");
+        let v = read_without_registry(b"{\"a\":2}", Some(&guid_header), None).unwrap();
+        assert_eq!(v["a"], 2);
         // The header form: the payload is bare JSON.
         let v = read_without_registry(b"{\"a\":1}", Some(b"\x00\x00\x00\x00\x05"), None).unwrap();
         assert_eq!(v["a"], 1);
@@ -298,7 +277,7 @@ mod tests {
             input.extend_from_slice(text.as_bytes());
             let schema = schema();
             let _ = read_without_registry(&input, None, Some(&schema));
-            let _ = decode::<Vec<u8>>(1, text.as_bytes(), None);
+            let _ = decode::<Vec<u8>>(SchemaId::Id(1), text.as_bytes(), None);
         }
     }
 }

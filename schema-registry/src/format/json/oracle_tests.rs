@@ -15,7 +15,7 @@ use super::deserializer::decode;
 use super::schema::JsonSchema;
 use super::serializer::encode;
 use crate::error::SerdeError;
-use crate::wire;
+use crate::wire::{self, SchemaId};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -183,7 +183,7 @@ fn same_bytes_as_python_where_java_and_python_agree() {
         );
         assert_eq!(&ours[..], &python[..], "vector {i}");
         // Each side reads the other's bytes back to the value.
-        let read: Value = decode(id, payload, None).unwrap();
+        let read: Value = decode(SchemaId::Id(id), payload, None).unwrap();
         assert_eq!(&read, value, "vector {i}");
         assert_eq!(
             &python_deserialize(&ours, false).unwrap(),
@@ -227,7 +227,7 @@ fn java_spelling_where_python_differs() {
         let ours = encode(id, &value).unwrap();
         assert_eq!(String::from_utf8_lossy(&ours[5..]), java_text);
         assert_eq!(&ours[..5], &python[..5]);
-        let read: Value = decode(id, payload, None).unwrap();
+        let read: Value = decode(SchemaId::Id(id), payload, None).unwrap();
         assert_eq!(read, value, "{python_text}");
         assert_eq!(
             python_deserialize(&ours, false).unwrap(),
@@ -276,9 +276,12 @@ fn validation_agrees_with_python() {
         // Deserializers with validation refuse it, without read it.
         assert!(python_deserialize(&ours, true).is_err(), "{bad}");
         assert!(python_deserialize(&ours, false).is_ok(), "{bad}");
-        let e = decode::<Value>(id, &python[5..], Some(&schema)).unwrap_err();
+        let e = decode::<Value>(SchemaId::Id(id), &python[5..], Some(&schema)).unwrap_err();
         assert!(matches!(e, SerdeError::Decode { .. }), "{e:?}");
-        assert_eq!(decode::<Value>(id, &python[5..], None).unwrap(), bad);
+        assert_eq!(
+            decode::<Value>(SchemaId::Id(id), &python[5..], None).unwrap(),
+            bad
+        );
     }
 }
 

@@ -11,6 +11,7 @@ use crate::registry::SchemaRegistryClient;
 use crate::schema::ResolvedSchema;
 use crate::selector::{SchemaIdSelector, SerializerConfig};
 use crate::wire;
+use crate::wire::SchemaId;
 use bytes::Bytes;
 use kafka_client::Properties;
 use serde::Serialize;
@@ -121,11 +122,11 @@ impl JsonSerializer {
         let Some(resolved) = chosen else {
             return Ok(self.schema.clone());
         };
-        if let Some(compiled) = self.selected.get(id) {
+        if let Some(compiled) = self.selected.get(SchemaId::Id(id)) {
             return Ok(compiled);
         }
         let compiled = JsonSchema::from_resolved(resolved)?;
-        self.selected.insert(id, compiled.clone());
+        self.selected.insert(SchemaId::Id(id), compiled.clone());
         Ok(compiled)
     }
 }

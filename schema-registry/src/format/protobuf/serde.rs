@@ -204,7 +204,7 @@ where
                     reason: format!("{} is not in its own schema", message.full_name()),
                 })?,
             Some(resolved) => {
-                let registered = self.registered.parse(selected.id, resolved)?;
+                let registered = self.registered.parse(SchemaId::Id(selected.id), resolved)?;
                 registered_indexes(&registered, selected.id, &message)?
             }
         };
@@ -306,7 +306,7 @@ impl ProtobufDeserializer {
         bytes: &[u8],
     ) -> Result<DynamicMessage, SerdeError> {
         let frame = wire::read_frame(bytes, ctx.schema_id_header(), true)?;
-        let id = registry_id(frame.id)?;
+        let id = frame.id;
         let schema = self.schemas.fetch(&self.client, id).await?;
         decode_with(
             &schema,
@@ -329,31 +329,17 @@ impl RecordDeserializer for ProtobufDeserializer {
     }
 }
 
-/// The registry id of a frame; the GUID form needs a lookup by GUID, which
-/// the registry client does not make.
-fn registry_id(id: SchemaId) -> Result<i32, SerdeError> {
-    match id {
-        SchemaId::Id(id) => Ok(id),
-        SchemaId::Guid(_) => Err(SerdeError::Decode {
-            schema: id.to_string(),
-            reason: "the frame names its schema by GUID (Confluent's header form); \
-                     only registry ids are looked up: have the writer use the prefix form"
-                .into(),
-        }),
-    }
-}
-
 /// Decodes a payload with the writer schema `id`, the message `indexes` name.
 pub(crate) fn decode_with(
     schema: &ProtobufSchema,
-    id: i32,
+    id: SchemaId,
     indexes: &[i32],
     payload: &[u8],
 ) -> Result<DynamicMessage, SerdeError> {
     schema
         .decode(indexes, payload)
         .map_err(|e: DecodeFailure| SerdeError::Decode {
-            schema: format!("id {id}"),
+            schema: id.to_string(),
             reason: e.to_string(),
         })
 }
@@ -431,7 +417,7 @@ where
         bytes: &[u8],
     ) -> Result<T, SerdeError> {
         let frame = wire::read_frame(bytes, ctx.schema_id_header(), true)?;
-        let id = registry_id(frame.id)?;
+        let id = frame.id;
         let schema = self.inner.schemas.fetch(&self.inner.client, id).await?;
         decode_typed(
             &schema,
@@ -447,13 +433,13 @@ where
 /// (named by `indexes` in `schema`) is `T`'s.
 pub(crate) fn decode_typed<T: prost::Message + Default>(
     schema: &ProtobufSchema,
-    id: i32,
+    id: SchemaId,
     indexes: &[i32],
     payload: &[u8],
     full_name: &str,
 ) -> Result<T, SerdeError> {
     let failed = |reason: String| SerdeError::Decode {
-        schema: format!("id {id}"),
+        schema: id.to_string(),
         reason,
     };
     let writer = schema

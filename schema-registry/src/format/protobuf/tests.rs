@@ -6,7 +6,7 @@ use super::schema::ProtobufSchema;
 use super::serde::{decode_typed, decode_with, frame};
 use crate::error::SerdeError;
 use crate::schema::{ResolvedSchema, Schema, SchemaType};
-use crate::wire;
+use crate::wire::{self, SchemaId};
 use crate::{LocalSchema, MessageIndexError};
 use proptest::prelude::*;
 use prost::Message as _;
@@ -307,7 +307,13 @@ fn framed_messages_decode_back() {
     assert_eq!(&bytes[..7], &[0, 0, 0, 0, 42, 0x02, 0x02]);
     assert_eq!(&bytes[7..], o.encode_to_vec().as_slice());
     let f = wire::read_frame(&bytes, None, true).unwrap();
-    let back = decode_with(&s, 42, f.indexes.as_deref().unwrap(), f.payload).unwrap();
+    let back = decode_with(
+        &s,
+        SchemaId::Id(42),
+        f.indexes.as_deref().unwrap(),
+        f.payload,
+    )
+    .unwrap();
     assert_eq!(back, o);
 
     // The first message writes the single index byte 00.
@@ -327,13 +333,25 @@ fn typed_decoding_checks_the_message_name() {
     };
     let bytes = frame(3, &[0], &ts);
     let f = wire::read_frame(&bytes, None, true).unwrap();
-    let back: Timestamp =
-        decode_typed(&ts_schema, 3, &[0], f.payload, "google.protobuf.Timestamp").unwrap();
+    let back: Timestamp = decode_typed(
+        &ts_schema,
+        SchemaId::Id(3),
+        &[0],
+        f.payload,
+        "google.protobuf.Timestamp",
+    )
+    .unwrap();
     assert_eq!(back, ts);
 
     let s = shop();
-    let err =
-        decode_typed::<Timestamp>(&s, 9, &[1], f.payload, "google.protobuf.Timestamp").unwrap_err();
+    let err = decode_typed::<Timestamp>(
+        &s,
+        SchemaId::Id(9),
+        &[1],
+        f.payload,
+        "google.protobuf.Timestamp",
+    )
+    .unwrap_err();
     let SerdeError::Decode { schema, reason } = err else {
         panic!("{err}")
     };
@@ -351,20 +369,20 @@ fn corrupt_payloads_are_decode_errors() {
     for cut in 1..payload.len() {
         // Some prefixes are themselves valid messages; none may panic, and
         // an error is always the typed one.
-        if let Err(e) = decode_with(&s, 5, &[1], &payload[..cut]) {
+        if let Err(e) = decode_with(&s, SchemaId::Id(5), &[1], &payload[..cut]) {
             assert!(matches!(e, SerdeError::Decode { .. }), "{e}");
         }
     }
     // A truncated length-delimited field.
-    let err = decode_with(&s, 5, &[1], &[0x0a, 0x10, 0x01]).unwrap_err();
+    let err = decode_with(&s, SchemaId::Id(5), &[1], &[0x0a, 0x10, 0x01]).unwrap_err();
     assert!(
         matches!(&err, SerdeError::Decode { schema, .. } if schema == "id 5"),
         "{err}"
     );
     // Wire type 7 does not exist.
-    assert!(decode_with(&s, 5, &[0], &[0x0f]).is_err());
+    assert!(decode_with(&s, SchemaId::Id(5), &[0], &[0x0f]).is_err());
     // Indexes naming no message.
-    let err = decode_with(&s, 5, &[9, 9], &[]).unwrap_err();
+    let err = decode_with(&s, SchemaId::Id(5), &[9, 9], &[]).unwrap_err();
     assert!(err.to_string().contains("out of range"), "{err}");
 }
 
@@ -374,14 +392,17 @@ fn schema_cache_is_bounded() {
     let cache = SchemaCache::new(2);
     let r = resolved(&shop().local_schema(true), &[]);
     for id in 1..=5 {
-        cache.parse(id, &r).unwrap();
+        cache.parse(SchemaId::Id(id), &r).unwrap();
     }
     assert_eq!(cache.len(), 2);
-    let again = cache.parse(5, &r).unwrap();
-    assert!(Arc::ptr_eq(&again, &cache.parse(5, &r).unwrap()));
+    let again = cache.parse(SchemaId::Id(5), &r).unwrap();
+    assert!(Arc::ptr_eq(
+        &again,
+        &cache.parse(SchemaId::Id(5), &r).unwrap()
+    ));
     let err = cache
         .parse(
-            6,
+            SchemaId::Id(6),
             &ResolvedSchema {
                 schema: Schema {
                     schema_type: SchemaType::Protobuf,
@@ -406,11 +427,11 @@ proptest! {
         let s = shop_cached();
         if let Ok(f) = wire::read_frame(&bytes, header.as_deref(), true) {
             let ix = f.indexes.unwrap_or_else(|| vec![0]);
-            let _ = decode_with(&s, 1, &ix, f.payload);
-            let _ = decode_typed::<Timestamp>(&s, 1, &ix, f.payload, "shop.Order");
+            let _ = decode_with(&s, SchemaId::Id(1), &ix, f.payload);
+            let _ = decode_typed::<Timestamp>(&s, SchemaId::Id(1), &ix, f.payload, "shop.Order");
         }
         for ix in [&[0][..], &[1], &[1, 0], &[2, 0, 3], &[1, 1]] {
-            let _ = decode_with(&s, 1, ix, &bytes);
+            let _ = decode_with(&s, SchemaId::Id(1), ix, &bytes);
         }
     }
 }
