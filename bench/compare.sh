@@ -86,6 +86,11 @@
 #   OURS_PROPS  extra producer settings for ours, "key=value,key=value"
 #               (say connections.per.broker=1); with BASELINE_BIN a wrapper
 #               that unsets it and runs bench-ours, an A/B of one setting
+#   BENCH_VALUES  random: ours (and a BASELINE_BIN of it) send a different
+#               slice of 8 MiB of pseudo-random bytes as each record's value
+#               in the producer workloads, data that does not compress (the
+#               shared fixed text compresses far better than real data); for
+#               an A/B of ours only: the peers send the fixed text
 #   JOBS        cargo build jobs (default: cargo's)
 #   SKIP_BUILD  1: use the binaries already built
 #   CARGO_TARGET_DIR  honoured: one target directory for the workspace and

@@ -59,7 +59,10 @@ use kafka_client::{Cluster, ClusterError, Connection};
 
 // The public interface is:
 mod config;
-pub use config::{Acks, ConfigError, PartitionerChoice, ProducerConfig, ProducerConfigBuilder};
+pub use config::{
+    Acks, ConfigError, DEFAULT_BATCH_MAX_SIZE, PartitionerChoice, ProducerConfig,
+    ProducerConfigBuilder,
+};
 mod producer;
 pub use producer::Producer;
 mod record;

@@ -110,10 +110,7 @@ impl Producer {
         let acc = Arc::new(Accumulator::new(
             AccConfig {
                 batch_size: config.batch_size.max(1),
-                batch_max_size: config
-                    .batch_max_size
-                    .unwrap_or(config.batch_size)
-                    .max(config.batch_size.max(1)),
+                batch_max_size: config.effective_batch_max_size(),
                 buffer_memory: config.buffer_memory,
                 compression: config.compression,
                 compression_level: config.compression_level,

@@ -9,8 +9,9 @@ use kafka_schema_registry::{
     RecordSerializer, RegistryError, SerdeError, SerializationContext, SubjectNameStrategy, Typed,
 };
 use kafka_testcontainers::SchemaRegistry;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 const USER_V1: &str = r#"{"type":"record","name":"User","namespace":"it","fields":[{"name":"id","type":"long"},{"name":"name","type":"string"}]}"#;
 const USER_V2: &str = r#"{"type":"record","name":"User","namespace":"it","fields":[{"name":"id","type":"long"},{"name":"name","type":"string"},{"name":"plan","type":"string","default":"free"}]}"#;
@@ -184,6 +185,54 @@ async fn references_register_and_resolve() {
     assert_eq!(de.deserialize(&ctx, &bytes).await.unwrap(), value);
 }
 
+/// How long the oracle may take: its registry calls have no timeout of
+/// their own, and a stuck one would otherwise hold the test forever.
+const ORACLE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Runs Confluent's Python serializers on `script` with `input` on stdin;
+/// its stdout. Fails, with its stderr, when it fails or outlives
+/// [`ORACLE_TIMEOUT`] (then it is killed).
+fn run_oracle(script: &str, input: &str) -> Vec<u8> {
+    let python = kafka_testcontainers::confluent_python().unwrap_or_else(|e| {
+        panic!("Confluent's Python serializers (the byte-exactness oracle): {e}")
+    });
+    let mut child = Command::new(python)
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    write!(child.stdin.take().unwrap(), "{input}").unwrap();
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let stdout = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        out.read_to_end(&mut v).map(|_| v)
+    });
+    let stderr = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        err.read_to_end(&mut v).map(|_| v)
+    });
+    let deadline = Instant::now() + ORACLE_TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if Instant::now() >= deadline {
+            child.kill().ok();
+            child.wait().ok();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let stderr = String::from_utf8_lossy(&stderr.join().unwrap().unwrap()).into_owned();
+    match status {
+        Some(s) if s.success() => stdout.join().unwrap().unwrap(),
+        Some(s) => panic!("the oracle failed ({s}): {stderr}"),
+        None => panic!("the oracle ran longer than {ORACLE_TIMEOUT:?} and was killed: {stderr}"),
+    }
+}
+
 /// Invariant: Confluent's Python serializer and ours, on the same registry
 /// and subject, write identical frames (same id, same payload), and each
 /// side reads the other's.
@@ -208,20 +257,9 @@ theirs = AvroSerializer(client, schema)({"id": 5, "name": "éva"}, ctx)
 back = AvroDeserializer(client)(bytes.fromhex(ours), ctx)
 print(json.dumps({"theirs": theirs.hex(), "back": back}))
 "#;
-    let python = kafka_testcontainers::confluent_python().unwrap_or_else(|e| {
-        panic!("Confluent's Python serializers (the byte-exactness oracle): {e}")
-    });
-    let mut child = Command::new(python)
-        .args(["-c", script])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
     let hex: String = ours.iter().map(|b| format!("{b:02x}")).collect();
-    write!(child.stdin.take().unwrap(), "{url}\n{USER_V1}\n{hex}\n").unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "the oracle failed");
-    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stdout = run_oracle(script, &format!("{url}\n{USER_V1}\n{hex}\n"));
+    let answer: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
     assert_eq!(
         answer["theirs"].as_str().unwrap(),
         hex,

@@ -328,8 +328,8 @@ async fn a_send_to_an_unknown_topic_times_out_after_max_block() {
 /// Invariant: with `connections.per.broker` 2 (each partition on one of two
 /// connections to the broker), an idempotent producer's records all arrive,
 /// once each, in send order per partition, at the offsets acknowledged.
-/// Small batches and no linger keep many requests in flight on both
-/// connections at once.
+/// Small batches that never grow (`batch.max.size` = `batch.size`) and no
+/// linger keep many requests in flight on both connections at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn records_on_two_connections_per_broker_arrive_once_in_order() {
     let kafka = kafka().await;
@@ -340,6 +340,7 @@ async fn records_on_two_connections_per_broker_arrive_once_in_order() {
         .connections_per_broker(2)
         .linger(Duration::from_millis(0))
         .batch_size(1024)
+        .batch_max_size(Some(1024))
         .build()
         .unwrap();
     assert!(config.idempotence());

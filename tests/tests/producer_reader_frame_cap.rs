@@ -31,6 +31,8 @@ async fn reader_keeps_fetches_below_a_small_frame_cap() {
         ProducerConfig::from_properties([
             ("bootstrap.servers", kafka.bootstrap().as_str()),
             ("batch.size", "16384"),
+            // Batches that never grow past the frame cap.
+            ("batch.max.size", "16384"),
         ])
         .unwrap(),
     )

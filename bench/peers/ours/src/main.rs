@@ -94,9 +94,52 @@ fn config(w: &Workload) -> Result<ProducerConfig, Error> {
     )?)
 }
 
-fn record(w: &Workload, i: u64, value: &Bytes) -> ProducerRecord {
-    let r = ProducerRecord::new(w.topic.as_str()).value(value.clone());
+fn record(w: &Workload, i: u64, value: Bytes) -> ProducerRecord {
+    let r = ProducerRecord::new(w.topic.as_str()).value(value);
     if w.keyed { r.key(i.to_string()) } else { r }
+}
+
+/// The values of a produce run: one shared value of fixed text (what every
+/// client sends in compare.sh's workloads), or, with `BENCH_VALUES=random`
+/// (an A/B of ours on data that does not compress, say of a compression
+/// default), a different `size`-byte slice per record of one 8 MiB buffer
+/// of pseudo-random bytes.
+enum Values {
+    /// Every record carries this value.
+    Same(Bytes),
+    /// Record `i` carries a slice of `pool` at an offset drawn from `i`.
+    Random { pool: Bytes, size: usize },
+}
+
+impl Values {
+    fn new(w: &Workload) -> Self {
+        if std::env::var("BENCH_VALUES").as_deref() != Ok("random") {
+            return Values::Same(Bytes::from(w.value()));
+        }
+        let mut pool = vec![0u8; 8 << 20];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for chunk in pool.chunks_mut(8) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
+        }
+        Values::Random {
+            pool: Bytes::from(pool),
+            size: w.size,
+        }
+    }
+
+    fn get(&self, i: u64) -> Bytes {
+        match self {
+            Values::Same(v) => v.clone(),
+            Values::Random { pool, size } => {
+                let span = (pool.len() - size) as u64;
+                let at = (i.wrapping_mul(0x9e37_79b9) % span) as usize;
+                pool.slice(at..at + size)
+            }
+        }
+    }
 }
 
 /// The timed loop; `txn` is the producer to commit on and how often.
@@ -109,7 +152,7 @@ where
     S: Fn(ProducerRecord) -> F,
     F: Future<Output = Result<RecordMetadata, ProduceError>>,
 {
-    let value = Bytes::from(w.value());
+    let values = Values::new(w);
     let mut pending: VecDeque<F> = VecDeque::with_capacity(w.window + 1);
     let mut commits = Vec::new();
     // The part of each commit spent flushing (the rest is EndTxn).
@@ -120,7 +163,7 @@ where
     }
     let mut txn_start = Instant::now();
     for i in 0..w.records {
-        pending.push_back(send(record(w, i, &value)));
+        pending.push_back(send(record(w, i, values.get(i))));
         if pending.len() > w.window {
             pending.pop_front().expect("non-empty").await?;
         }
