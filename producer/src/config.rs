@@ -250,7 +250,7 @@ pub struct ProducerConfig {
 /// `max.request.size`). Chosen by measurement: with it, against batches
 /// that never grow, the idempotent producer moved 1.33x (100 B records) and
 /// 1.54x (1 KiB) as many records per second, and the exactly-once copy
-/// 1.10x (BENCHMARKS.md, "Choosing the defaults").
+/// 1.10x (BENCHMARKS.md, "Choosing the producer's defaults").
 pub const DEFAULT_BATCH_MAX_SIZE: usize = 1024 * 1024;
 
 impl ProducerConfig {
