@@ -58,6 +58,37 @@ use crate::primitives::{uvar_len, zz32, zz64};
 use bytes::{BufMut, Bytes};
 use std::ops::DerefMut;
 
+/// The most bytes of scratch a thread keeps between compressed batches
+/// (each of its two buffers); a larger batch's buffers are freed after it.
+const SCRATCH_KEPT: usize = 4 << 20;
+
+thread_local! {
+    /// This thread's scratch for compressed batches: the records before
+    /// compression, and the compressed bytes. Kept between batches, so that
+    /// a producer compressing batch after batch reuses the memory instead
+    /// of faulting fresh pages in for every batch.
+    static SCRATCH: std::cell::RefCell<(Vec<u8>, Vec<u8>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// Runs `f` with this thread's two scratch buffers, emptied (fresh ones if
+/// they are in use further up the stack).
+fn with_scratch<T>(f: impl FnOnce(&mut Vec<u8>, &mut Vec<u8>) -> T) -> T {
+    let taken = SCRATCH.with(|s| s.try_borrow_mut().map(|mut s| std::mem::take(&mut *s)).ok());
+    let (mut raw, mut c) = taken.unwrap_or_default();
+    raw.clear();
+    c.clear();
+    let result = f(&mut raw, &mut c);
+    if raw.capacity() <= SCRATCH_KEPT && c.capacity() <= SCRATCH_KEPT {
+        SCRATCH.with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut() {
+                *s = (raw, c);
+            }
+        });
+    }
+    result
+}
+
 /// The magic byte of RecordBatch v2.
 pub const MAGIC: i8 = 2;
 /// Size of the batch header before the records (the minimum batch size).
@@ -799,17 +830,13 @@ impl RecordBatch {
         if self.compression == Compression::None {
             append_records(out, &self.records, self.base_offset, self.base_timestamp)?;
         } else {
-            let mut raw = Vec::new();
-            let n = append_records(
-                &mut raw,
-                &self.records,
-                self.base_offset,
-                self.base_timestamp,
-            )?;
-            out.reserve_bytes(n / 2 + 64);
-            let mut c = Vec::with_capacity(n / 2 + 64);
-            compression::compress(self.compression, level, &raw, &mut c)?;
-            out.put_slice(&c);
+            with_scratch(|raw, c| {
+                append_records(raw, &self.records, self.base_offset, self.base_timestamp)?;
+                compression::compress(self.compression, level, raw, c)?;
+                out.reserve_bytes(c.len());
+                out.put_slice(c);
+                Ok::<(), EncodeError>(())
+            })?;
         }
         let total = out.len() - start;
         let batch_len =
