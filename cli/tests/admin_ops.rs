@@ -497,13 +497,25 @@ async fn config_alter_changes_the_named_configs() {
         None,
     )
     .await;
-    assert_eq!(
-        overrides(br.clone())
-            .await
-            .get("log.cleaner.backoff.ms")
-            .map(String::as_str),
-        Some("15001")
-    );
+    // A broker applies a dynamic config once the change reaches its
+    // metadata image: wait for it to show (at most 30 s).
+    let broker_value = |expected: Option<&'static str>| {
+        let br = br.clone();
+        async move {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            loop {
+                let seen = overrides(br.clone())
+                    .await
+                    .get("log.cleaner.backoff.ms")
+                    .cloned();
+                if seen.as_deref() == expected || std::time::Instant::now() >= deadline {
+                    return seen;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+    };
+    assert_eq!(broker_value(Some("15001")).await.as_deref(), Some("15001"));
     ok(
         b,
         &[
@@ -517,7 +529,7 @@ async fn config_alter_changes_the_named_configs() {
         None,
     )
     .await;
-    assert_eq!(overrides(br).await.get("log.cleaner.backoff.ms"), None);
+    assert_eq!(broker_value(None).await, None);
 }
 
 /// `cluster describe` names the cluster's id and its one broker.
