@@ -251,7 +251,8 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer, AvroDeserializer
 from confluent_kafka.serialization import SerializationContext, MessageField
 url, schema, ours = sys.stdin.read().split("\n")[:3]
-client = SchemaRegistryClient({"url": url})
+# A request timeout: the client's default is none (a lost answer hangs).
+client = SchemaRegistryClient({"url": url, "timeout": 20})
 ctx = SerializationContext("avro-python", MessageField.VALUE)
 theirs = AvroSerializer(client, schema)({"id": 5, "name": "éva"}, ctx)
 back = AvroDeserializer(client)(bytes.fromhex(ours), ctx)

@@ -17,7 +17,9 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 def main():
     bootstrap, url, topic, fmt, schema_file = sys.argv[1:6]
-    client = SchemaRegistryClient({"url": url})
+    # A request timeout (the client's default is none: one answer lost
+    # under load held the oracle forever); a timed-out request is retried.
+    client = SchemaRegistryClient({"url": url, "timeout": 20})
     with open(schema_file) as f:
         schema = f.read()
     if fmt == "avro":
