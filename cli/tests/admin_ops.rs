@@ -20,7 +20,7 @@
 //!   without an authorizer fails with SECURITY_DISABLED.
 
 use crate::common;
-use common::{bin, kafka, ok, run};
+use common::{bin, kafka, ok, run, wait_for};
 use kafka_testcontainers::{KafkaCluster, unique_name};
 use std::collections::BTreeMap;
 use std::process::Stdio;
@@ -498,22 +498,16 @@ async fn config_alter_changes_the_named_configs() {
     )
     .await;
     // A broker applies a dynamic config once the change reaches its
-    // metadata image: wait for it to show (at most 30 s).
+    // metadata image: wait for it to show.
     let broker_value = |expected: Option<&'static str>| {
         let br = br.clone();
-        async move {
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-            loop {
-                let seen = overrides(br.clone())
-                    .await
-                    .get("log.cleaner.backoff.ms")
-                    .cloned();
-                if seen.as_deref() == expected || std::time::Instant::now() >= deadline {
-                    return seen;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        wait_for("the broker's log.cleaner.backoff.ms override", move || {
+            let br = br.clone();
+            async move {
+                let seen = overrides(br).await.get("log.cleaner.backoff.ms").cloned();
+                (seen.as_deref() == expected).then_some(seen)
             }
-        }
+        })
     };
     assert_eq!(broker_value(Some("15001")).await.as_deref(), Some("15001"));
     ok(

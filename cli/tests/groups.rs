@@ -15,7 +15,7 @@
 //!   refused while members remain, accepted once they left.
 
 use crate::common;
-use common::{bin, kafka, ok, run};
+use common::{bin, kafka, ok, run, wait_for};
 use kafka_testcontainers::unique_name;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
@@ -149,26 +149,6 @@ impl Drop for Running {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-/// Polls `check` until it returns Some (the condition holds), up to a
-/// generous hang guard.
-async fn wait_for<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let guard = std::time::Instant::now() + Duration::from_secs(180);
-    loop {
-        if let Some(t) = check().await {
-            return t;
-        }
-        assert!(
-            std::time::Instant::now() < guard,
-            "gave up waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
 

@@ -9,9 +9,8 @@ use kafka_schema_registry::{
     RecordSerializer, RegistryError, SerdeError, SerializationContext, SubjectNameStrategy, Typed,
 };
 use kafka_testcontainers::SchemaRegistry;
-use std::io::{Read, Write};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
 
 const USER_V1: &str = r#"{"type":"record","name":"User","namespace":"it","fields":[{"name":"id","type":"long"},{"name":"name","type":"string"}]}"#;
 const USER_V2: &str = r#"{"type":"record","name":"User","namespace":"it","fields":[{"name":"id","type":"long"},{"name":"name","type":"string"},{"name":"plan","type":"string","default":"free"}]}"#;
@@ -192,45 +191,33 @@ const ORACLE_TIMEOUT: Duration = Duration::from_secs(120);
 /// Runs Confluent's Python serializers on `script` with `input` on stdin;
 /// its stdout. Fails, with its stderr, when it fails or outlives
 /// [`ORACLE_TIMEOUT`] (then it is killed).
-fn run_oracle(script: &str, input: &str) -> Vec<u8> {
+async fn run_oracle(script: &str, input: &str) -> Vec<u8> {
+    use tokio::io::AsyncWriteExt as _;
     let python = kafka_testcontainers::confluent_python().unwrap_or_else(|e| {
         panic!("Confluent's Python serializers (the byte-exactness oracle): {e}")
     });
-    let mut child = Command::new(python)
+    let mut child = tokio::process::Command::new(python)
         .args(["-c", script])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .kill_on_drop(true)
         .spawn()
         .unwrap();
-    write!(child.stdin.take().unwrap(), "{input}").unwrap();
-    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let stdout = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        out.read_to_end(&mut v).map(|_| v)
-    });
-    let stderr = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        err.read_to_end(&mut v).map(|_| v)
-    });
-    let deadline = Instant::now() + ORACLE_TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if Instant::now() >= deadline {
-            child.kill().ok();
-            child.wait().ok();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let stderr = String::from_utf8_lossy(&stderr.join().unwrap().unwrap()).into_owned();
-    match status {
-        Some(s) if s.success() => stdout.join().unwrap().unwrap(),
-        Some(s) => panic!("the oracle failed ({s}): {stderr}"),
-        None => panic!("the oracle ran longer than {ORACLE_TIMEOUT:?} and was killed: {stderr}"),
-    }
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).await.unwrap();
+    drop(stdin);
+    let out = tokio::time::timeout(ORACLE_TIMEOUT, child.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("the oracle ran longer than {ORACLE_TIMEOUT:?} and was killed"))
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the oracle failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
 }
 
 /// Invariant: Confluent's Python serializer and ours, on the same registry
@@ -259,7 +246,7 @@ back = AvroDeserializer(client)(bytes.fromhex(ours), ctx)
 print(json.dumps({"theirs": theirs.hex(), "back": back}))
 "#;
     let hex: String = ours.iter().map(|b| format!("{b:02x}")).collect();
-    let stdout = run_oracle(script, &format!("{url}\n{USER_V1}\n{hex}\n"));
+    let stdout = run_oracle(script, &format!("{url}\n{USER_V1}\n{hex}\n")).await;
     let answer: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
     assert_eq!(
         answer["theirs"].as_str().unwrap(),

@@ -87,3 +87,23 @@ pub async fn start_mock(args: &[&str]) -> (Child, String) {
         .to_string();
     (child, bootstrap)
 }
+
+/// Polls `check` until it returns Some (the condition holds), up to a
+/// generous hang guard.
+pub async fn wait_for<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let guard = std::time::Instant::now() + Duration::from_secs(180);
+    loop {
+        if let Some(t) = check().await {
+            return t;
+        }
+        assert!(
+            std::time::Instant::now() < guard,
+            "gave up waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}

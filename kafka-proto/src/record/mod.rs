@@ -67,24 +67,20 @@ thread_local! {
     /// compression, and the compressed bytes. Kept between batches, so that
     /// a producer compressing batch after batch reuses the memory instead
     /// of faulting fresh pages in for every batch.
-    static SCRATCH: std::cell::RefCell<(Vec<u8>, Vec<u8>)> =
-        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    static SCRATCH: std::cell::Cell<(Vec<u8>, Vec<u8>)> =
+        const { std::cell::Cell::new((Vec::new(), Vec::new())) };
 }
 
-/// Runs `f` with this thread's two scratch buffers, emptied (fresh ones if
-/// they are in use further up the stack).
+/// Runs `f` with this thread's two scratch buffers, emptied (a nested call
+/// gets new ones), and keeps them for the next batch unless they outgrew
+/// [`SCRATCH_KEPT`].
 fn with_scratch<T>(f: impl FnOnce(&mut Vec<u8>, &mut Vec<u8>) -> T) -> T {
-    let taken = SCRATCH.with(|s| s.try_borrow_mut().map(|mut s| std::mem::take(&mut *s)).ok());
-    let (mut raw, mut c) = taken.unwrap_or_default();
+    let (mut raw, mut c) = SCRATCH.take();
     raw.clear();
     c.clear();
     let result = f(&mut raw, &mut c);
     if raw.capacity() <= SCRATCH_KEPT && c.capacity() <= SCRATCH_KEPT {
-        SCRATCH.with(|s| {
-            if let Ok(mut s) = s.try_borrow_mut() {
-                *s = (raw, c);
-            }
-        });
+        SCRATCH.set((raw, c));
     }
     result
 }

@@ -16,7 +16,6 @@
 //!
 //! [`SchemaIdSelector`]: crate::SchemaIdSelector
 
-mod cache;
 mod codec;
 mod deserializer;
 mod schema;

@@ -33,7 +33,6 @@
 //! References resolve from the schema's own set only: no schema is ever
 //! fetched from the network or the file system.
 
-mod cache;
 mod compact;
 mod deserializer;
 #[cfg(test)]

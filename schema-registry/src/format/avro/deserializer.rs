@@ -1,11 +1,11 @@
 //! The Avro deserializer: Confluent's `KafkaAvroDeserializer`.
 
-use super::cache::SchemaCache;
 use super::codec;
 use super::schema::AvroSchema;
 use super::serializer::Typed;
 use crate::context::SerializationContext;
 use crate::error::SerdeError;
+use crate::format::{PARSED_SCHEMAS, ParsedSchemas};
 use crate::record_serde::RecordDeserializer;
 use crate::registry::SchemaRegistryClient;
 use crate::selector::{DeserializerConfig, SubjectNameStrategy};
@@ -46,7 +46,7 @@ pub struct AvroDeserializer<T = Value> {
     /// What values are resolved to.
     reader: ReaderSchema,
     /// Parsed writer and latest schemas by id.
-    parsed: SchemaCache,
+    parsed: ParsedSchemas<Arc<AvroSchema>>,
     /// The value type.
     _value: PhantomData<fn() -> T>,
 }
@@ -88,7 +88,7 @@ impl<T> AvroDeserializer<T> {
             client,
             config,
             reader,
-            parsed: SchemaCache::default(),
+            parsed: ParsedSchemas::new(PARSED_SCHEMAS),
             _value: PhantomData,
         }
     }
@@ -164,11 +164,11 @@ impl<T> AvroDeserializer<T> {
 
     /// The parsed schema a frame names by id or GUID (cached).
     async fn parsed(&self, id: SchemaId) -> Result<Arc<AvroSchema>, SerdeError> {
-        if let Some(parsed) = self.parsed.get(id) {
-            return Ok(parsed);
-        }
-        let resolved = self.client.resolved(id).await?;
-        self.parsed.insert(id, &resolved)
+        self.parsed
+            .fetch(&self.client, id, |r| {
+                AvroSchema::from_resolved(r).map(Arc::new)
+            })
+            .await
     }
 }
 

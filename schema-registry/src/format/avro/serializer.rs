@@ -1,15 +1,14 @@
 //! The Avro serializer: Confluent's `KafkaAvroSerializer`.
 
-use super::cache::SchemaCache;
 use super::codec;
 use super::schema::AvroSchema;
 use crate::context::SerializationContext;
 use crate::error::SerdeError;
+use crate::format::{PARSED_SCHEMAS, ParsedSchemas};
 use crate::record_serde::RecordSerializer;
 use crate::registry::SchemaRegistryClient;
 use crate::selector::{SchemaIdSelector, SerializerConfig};
-use crate::wire;
-use crate::wire::SchemaId;
+use crate::wire::{self, SchemaId};
 use apache_avro::types::Value;
 use bytes::Bytes;
 use kafka_client::Properties;
@@ -42,7 +41,7 @@ pub struct AvroSerializer<T: ?Sized = Value> {
     /// The application's writer schema.
     schema: Arc<AvroSchema>,
     /// Registered schemas chosen instead of `schema`, parsed, by id.
-    registered: SchemaCache,
+    registered: ParsedSchemas<Arc<AvroSchema>>,
     /// The value type.
     _value: PhantomData<fn(&T)>,
 }
@@ -80,7 +79,7 @@ impl<T: ?Sized> AvroSerializer<T> {
         Self {
             selector,
             schema: Arc::new(schema),
-            registered: SchemaCache::default(),
+            registered: ParsedSchemas::new(PARSED_SCHEMAS),
             _value: PhantomData,
         }
     }
@@ -127,12 +126,12 @@ impl<T: ?Sized> AvroSerializer<T> {
             .await?;
         let schema = match selected.schema {
             None => Arc::clone(&self.schema),
-            Some(registered) => match self.registered.get(SchemaId::Id(selected.id)) {
-                Some(parsed) => parsed,
-                None => self
-                    .registered
-                    .insert(SchemaId::Id(selected.id), &registered)?,
-            },
+            Some(registered) => {
+                self.registered
+                    .parse(SchemaId::Id(selected.id), &registered, |r| {
+                        AvroSchema::from_resolved(r).map(Arc::new)
+                    })?
+            }
         };
         Ok((selected.id, schema))
     }

@@ -1,10 +1,10 @@
 //! Confluent JSON Schema frames back to values.
 
 use super::FAIL_INVALID_SCHEMA;
-use super::cache::{COMPILED_SCHEMAS, CompiledCache};
 use super::schema::JsonSchema;
 use crate::context::SerializationContext;
 use crate::error::SerdeError;
+use crate::format::{PARSED_SCHEMAS, ParsedSchemas, naming};
 use crate::record_serde::RecordDeserializer;
 use crate::registry::SchemaRegistryClient;
 use crate::wire::{self, SchemaId};
@@ -32,7 +32,7 @@ pub struct JsonDeserializer<T = Value> {
     /// `json.fail.invalid.schema`: refuse a document its schema rejects.
     validate: bool,
     /// Writer schemas, compiled, by id.
-    compiled: CompiledCache,
+    compiled: ParsedSchemas<JsonSchema>,
     /// What documents are read into.
     _value: PhantomData<fn() -> T>,
 }
@@ -74,7 +74,7 @@ impl<T: DeserializeOwned + Send> JsonDeserializer<T> {
         Self {
             client,
             validate: false,
-            compiled: CompiledCache::new(COMPILED_SCHEMAS),
+            compiled: ParsedSchemas::new(PARSED_SCHEMAS),
             _value: PhantomData,
         }
     }
@@ -110,18 +110,11 @@ impl<T: DeserializeOwned + Send> JsonDeserializer<T> {
 
     /// The writer schema a frame names by id or GUID, compiled (cached).
     async fn writer_schema(&self, id: SchemaId) -> Result<JsonSchema, SerdeError> {
-        if let Some(compiled) = self.compiled.get(id) {
-            return Ok(compiled);
-        }
-        let resolved = self.client.resolved(id).await?;
-        let compiled = JsonSchema::from_resolved(&resolved).map_err(|e| match e {
-            SerdeError::Schema { reason } => SerdeError::Schema {
-                reason: format!("registered schema {id}: {reason}"),
-            },
-            other => other,
-        })?;
-        self.compiled.insert(id, compiled.clone());
-        Ok(compiled)
+        self.compiled
+            .fetch(&self.client, id, |r| {
+                JsonSchema::from_resolved(r).map_err(naming(id))
+            })
+            .await
     }
 }
 

@@ -1,17 +1,16 @@
 //! Values to Confluent JSON Schema frames.
 
 use super::FAIL_INVALID_SCHEMA;
-use super::cache::{COMPILED_SCHEMAS, CompiledCache};
 use super::compact::write_jackson_compact;
 use super::schema::JsonSchema;
 use crate::context::SerializationContext;
 use crate::error::SerdeError;
+use crate::format::{PARSED_SCHEMAS, ParsedSchemas};
 use crate::record_serde::RecordSerializer;
 use crate::registry::SchemaRegistryClient;
 use crate::schema::ResolvedSchema;
 use crate::selector::{SchemaIdSelector, SerializerConfig};
-use crate::wire;
-use crate::wire::SchemaId;
+use crate::wire::{self, SchemaId};
 use bytes::Bytes;
 use kafka_client::Properties;
 use serde::Serialize;
@@ -37,7 +36,7 @@ pub struct JsonSerializer {
     /// `json.fail.invalid.schema`: refuse a value the schema rejects.
     validate: bool,
     /// Registered schemas chosen by the selector, compiled, by id.
-    selected: CompiledCache,
+    selected: ParsedSchemas<JsonSchema>,
 }
 
 impl JsonSerializer {
@@ -69,7 +68,7 @@ impl JsonSerializer {
             selector,
             schema,
             validate: false,
-            selected: CompiledCache::new(COMPILED_SCHEMAS),
+            selected: ParsedSchemas::new(PARSED_SCHEMAS),
         }
     }
 
@@ -122,12 +121,8 @@ impl JsonSerializer {
         let Some(resolved) = chosen else {
             return Ok(self.schema.clone());
         };
-        if let Some(compiled) = self.selected.get(SchemaId::Id(id)) {
-            return Ok(compiled);
-        }
-        let compiled = JsonSchema::from_resolved(resolved)?;
-        self.selected.insert(SchemaId::Id(id), compiled.clone());
-        Ok(compiled)
+        self.selected
+            .parse(SchemaId::Id(id), resolved, JsonSchema::from_resolved)
     }
 }
 

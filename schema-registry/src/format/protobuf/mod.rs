@@ -10,7 +10,6 @@
 //!   [`prost_reflect::DynamicMessage`] or a generated type, with the writer
 //!   schema fetched by id and cached.
 
-mod cache;
 mod schema;
 mod serde;
 

@@ -1,13 +1,14 @@
 //! The Protobuf serializer and deserializers: Confluent's framing around
 //! Protobuf payloads.
 
-use super::cache::{DEFAULT_CAPACITY, SchemaCache};
 use super::schema::{DecodeFailure, ProtobufSchema};
 use crate::context::SerializationContext;
 use crate::error::SerdeError;
+use crate::format::{PARSED_SCHEMAS, ParsedSchemas, naming};
 use crate::record_serde::{RecordDeserializer, RecordSerializer};
 use crate::registry::SchemaRegistryClient;
 use crate::schema::LocalSchema;
+use crate::schema::ResolvedSchema;
 use crate::selector::{DeserializerConfig, SchemaIdSelector, SerializerConfig};
 use crate::wire::{self, SchemaId};
 use bytes::Bytes;
@@ -54,7 +55,7 @@ pub struct ProtobufSerializer<T: ?Sized = DynamicMessage> {
     by_file: Mutex<Vec<Arc<Prepared>>>,
     /// Registered schemas a selector chose instead of the local one
     /// (`use.latest.version`, `use.schema.id`), parsed, by id.
-    registered: SchemaCache,
+    registered: ParsedSchemas<Arc<ProtobufSchema>>,
     /// The value type.
     _value: PhantomData<fn(&T)>,
 }
@@ -102,7 +103,7 @@ impl<T: ?Sized> ProtobufSerializer<T> {
             skip_known_types: true,
             schema: None,
             by_file: Mutex::default(),
-            registered: SchemaCache::new(DEFAULT_CAPACITY),
+            registered: ParsedSchemas::new(PARSED_SCHEMAS),
             _value: PhantomData,
         }
     }
@@ -204,7 +205,10 @@ where
                     reason: format!("{} is not in its own schema", message.full_name()),
                 })?,
             Some(resolved) => {
-                let registered = self.registered.parse(SchemaId::Id(selected.id), resolved)?;
+                let id = SchemaId::Id(selected.id);
+                let registered = self
+                    .registered
+                    .parse(id, resolved, |r| parse_registered(id, r))?;
                 registered_indexes(&registered, selected.id, &message)?
             }
         };
@@ -259,7 +263,7 @@ pub struct ProtobufDeserializer {
     /// Fetches writer schemas by id.
     client: SchemaRegistryClient,
     /// Parsed writer schemas by id.
-    schemas: SchemaCache,
+    schemas: ParsedSchemas<Arc<ProtobufSchema>>,
 }
 
 impl ProtobufDeserializer {
@@ -276,7 +280,7 @@ impl ProtobufDeserializer {
     pub fn new(client: SchemaRegistryClient) -> Self {
         Self {
             client,
-            schemas: SchemaCache::new(DEFAULT_CAPACITY),
+            schemas: ParsedSchemas::new(PARSED_SCHEMAS),
         }
     }
 
@@ -307,7 +311,10 @@ impl ProtobufDeserializer {
     ) -> Result<DynamicMessage, SerdeError> {
         let frame = wire::read_frame(bytes, ctx.schema_id_header(), true)?;
         let id = frame.id;
-        let schema = self.schemas.fetch(&self.client, id).await?;
+        let schema = self
+            .schemas
+            .fetch(&self.client, id, |r| parse_registered(id, r))
+            .await?;
         decode_with(
             &schema,
             id,
@@ -327,6 +334,16 @@ impl RecordDeserializer for ProtobufDeserializer {
     ) -> Result<DynamicMessage, SerdeError> {
         self.decode(ctx, bytes).await
     }
+}
+
+/// Parses a registered schema, naming its id or GUID in the error.
+pub(crate) fn parse_registered(
+    id: SchemaId,
+    resolved: &ResolvedSchema,
+) -> Result<Arc<ProtobufSchema>, SerdeError> {
+    ProtobufSchema::from_resolved(resolved)
+        .map(Arc::new)
+        .map_err(naming(id))
 }
 
 /// Decodes a payload with the writer schema `id`, the message `indexes` name.
@@ -418,7 +435,11 @@ where
     ) -> Result<T, SerdeError> {
         let frame = wire::read_frame(bytes, ctx.schema_id_header(), true)?;
         let id = frame.id;
-        let schema = self.inner.schemas.fetch(&self.inner.client, id).await?;
+        let schema = self
+            .inner
+            .schemas
+            .fetch(&self.inner.client, id, |r| parse_registered(id, r))
+            .await?;
         decode_typed(
             &schema,
             id,

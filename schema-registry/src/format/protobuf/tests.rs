@@ -1,10 +1,10 @@
 //! The Protobuf format without a registry: schemas, indexes, registered
 //! form, framing, decoding of good and bad bytes.
 
-use super::cache::SchemaCache;
 use super::schema::ProtobufSchema;
-use super::serde::{decode_typed, decode_with, frame};
+use super::serde::{decode_typed, decode_with, frame, parse_registered};
 use crate::error::SerdeError;
+use crate::format::ParsedSchemas;
 use crate::schema::{ResolvedSchema, Schema, SchemaType};
 use crate::wire::{self, SchemaId};
 use crate::{LocalSchema, MessageIndexError};
@@ -389,16 +389,23 @@ fn corrupt_payloads_are_decode_errors() {
 /// The parsed-schema cache keeps at most its capacity.
 #[test]
 fn schema_cache_is_bounded() {
-    let cache = SchemaCache::new(2);
+    let cache: ParsedSchemas<Arc<ProtobufSchema>> = ParsedSchemas::new(2);
+    let parse = |id| move |r: &ResolvedSchema| parse_registered(id, r);
     let r = resolved(&shop().local_schema(true), &[]);
     for id in 1..=5 {
-        cache.parse(SchemaId::Id(id), &r).unwrap();
+        cache
+            .parse(SchemaId::Id(id), &r, parse(SchemaId::Id(id)))
+            .unwrap();
     }
     assert_eq!(cache.len(), 2);
-    let again = cache.parse(SchemaId::Id(5), &r).unwrap();
+    let again = cache
+        .parse(SchemaId::Id(5), &r, parse(SchemaId::Id(5)))
+        .unwrap();
     assert!(Arc::ptr_eq(
         &again,
-        &cache.parse(SchemaId::Id(5), &r).unwrap()
+        &cache
+            .parse(SchemaId::Id(5), &r, parse(SchemaId::Id(5)))
+            .unwrap()
     ));
     let err = cache
         .parse(
@@ -411,6 +418,7 @@ fn schema_cache_is_bounded() {
                 },
                 references: vec![],
             },
+            parse(SchemaId::Id(6)),
         )
         .unwrap_err();
     assert!(err.to_string().contains("schema id 6"), "{err}");
