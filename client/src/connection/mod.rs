@@ -142,6 +142,12 @@ struct State {
     held: Option<Vec<WriteItem>>,
     /// When the SASL session ends (KIP-368), if the broker set a lifetime.
     session_expiry: Option<Instant>,
+    /// The last moment of the session at which an ordinary request is
+    /// written; a later one is held until the re-authentication is done,
+    /// even if the re-authenticator has not woken yet (a busy runtime),
+    /// because the broker closes the connection on a request that
+    /// arrives after the session ended.
+    write_deadline: Option<Instant>,
 }
 
 #[derive(Debug)]
@@ -198,9 +204,10 @@ impl Shared {
     /// Writes `item` (or queues it, in order, for the writer task); a
     /// write error closes the connection. While the connection
     /// re-authenticates, ordinary requests (`sasl` false) are held and
-    /// written after the SASL exchange, in order; the decision and the
-    /// write happen under the state lock, so no request can slip between
-    /// SASL frames.
+    /// written after the SASL exchange, in order; so are those submitted
+    /// past the session's write deadline. The decision and the write
+    /// happen under the state lock, so no request can slip between SASL
+    /// frames.
     fn submit(
         &self,
         item: WriteItem,
@@ -211,9 +218,17 @@ impl Shared {
             self.writer.submit(item)
         } else {
             let mut st = self.lock();
+            let st = &mut *st;
             match &mut st.held {
                 Some(held) => {
                     held.push(item);
+                    Ok(())
+                }
+                None if st
+                    .write_deadline
+                    .is_some_and(|deadline| Instant::now() >= deadline) =>
+                {
+                    st.held = Some(vec![item]);
                     Ok(())
                 }
                 None => self.writer.submit(item),

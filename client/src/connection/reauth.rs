@@ -13,6 +13,12 @@
 //! 3. once the broker accepts, the held requests are written in order and
 //!    the next re-authentication is scheduled from the new lifetime.
 //!
+//! From 95 % of the session on, ordinary requests are held even if the
+//! re-authenticator has not run yet (a busy runtime can wake it late):
+//! the broker closes the connection on any request that arrives after the
+//! session ended, but still takes the SaslHandshake that begins a
+//! re-authentication.
+//!
 //! A refused re-authentication closes the connection (the broker closes it
 //! too). A token that cannot be had is asked for again each second until
 //! the session ends; then the connection is closed before the broker
@@ -56,6 +62,25 @@ pub(crate) fn reauth_at(authenticated: Instant, lifetime: Duration, random: f64)
     authenticated + lifetime.mul_f64(share).max(least)
 }
 
+/// The share of a session after which no ordinary request is written
+/// until the re-authentication is done: the latest point [`reauth_at`]
+/// picks, so a re-authenticator on time holds the requests itself.
+const WRITE_SHARE: f64 = 0.95;
+
+impl super::State {
+    /// Records a session of `lifetime` that began at `authenticated`.
+    fn start_session(&mut self, authenticated: Instant, lifetime: Duration) {
+        self.session_expiry = Some(authenticated + lifetime);
+        self.write_deadline = Some(authenticated + lifetime.mul_f64(WRITE_SHARE));
+    }
+
+    /// Records a session without an end (the broker set no lifetime).
+    fn end_session(&mut self) {
+        self.session_expiry = None;
+        self.write_deadline = None;
+    }
+}
+
 /// The first authentication of a connection; with a session lifetime,
 /// starts the re-authenticator task.
 pub(super) async fn login(
@@ -69,7 +94,7 @@ pub(super) async fn login(
     let lifetime = authenticate(shared, versions, sasl, token.as_ref(), timeout).await?;
     if lifetime > 0 {
         let lifetime = Duration::from_millis(lifetime as u64);
-        shared.lock().session_expiry = Some(started + lifetime);
+        shared.lock().start_session(started, lifetime);
         let task = tokio::spawn(reauth_loop(
             shared.clone(),
             versions.clone(),
@@ -146,7 +171,10 @@ async fn reauth_loop(
                 shared.reauthentications.fetch_add(1, Ordering::Relaxed);
                 REAUTHENTICATIONS.fetch_add(1, Ordering::Relaxed);
                 let next = (ms > 0).then(|| Duration::from_millis(ms as u64));
-                shared.lock().session_expiry = next.map(|l| started + l);
+                match next {
+                    Some(l) => shared.lock().start_session(started, l),
+                    None => shared.lock().end_session(),
+                }
                 shared.release();
                 tracing::debug!(addr = %shared.addr, mechanism = sasl.mechanism_name(), lifetime = ?next, "re-authenticated");
                 match next {

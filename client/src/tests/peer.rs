@@ -396,7 +396,12 @@ async fn send_no_response_writes_without_waiting_for_an_answer() {
     );
 }
 
-fn sasl_plain_peer(password: &'static str) -> impl Fn() -> Box<dyn FnMut(Seen) -> Step + Send> {
+/// A peer taking PLAIN for alice with `password`, granting sessions of
+/// `lifetime_ms` (0: no end).
+fn sasl_plain_peer(
+    password: &'static str,
+    lifetime_ms: i64,
+) -> impl Fn() -> Box<dyn FnMut(Seen) -> Step + Send> {
     move || {
         Box::new(move |s: Seen| match s.api {
             ApiKey::ApiVersions => Step::Reply(vec![reply_api_versions(&s)]),
@@ -418,7 +423,10 @@ fn sasl_plain_peer(password: &'static str) -> impl Fn() -> Box<dyn FnMut(Seen) -
                 let (_, req) = decode_request_frame::<SaslAuthenticateRequest>(&s.body).unwrap();
                 let expected = crate::sasl::plain_message("alice", password);
                 let resp = if req.auth_bytes.as_ref() == expected.as_slice() {
-                    SaslAuthenticateResponse::default()
+                    SaslAuthenticateResponse {
+                        session_lifetime_ms: lifetime_ms,
+                        ..Default::default()
+                    }
                 } else {
                     SaslAuthenticateResponse {
                         error_code: ErrorCode::SaslAuthenticationFailed.code(),
@@ -437,7 +445,7 @@ fn sasl_plain_peer(password: &'static str) -> impl Fn() -> Box<dyn FnMut(Seen) -
 
 #[tokio::test]
 async fn sasl_plain_success_wrong_password_and_wrong_mechanism() {
-    let (addr, log) = peer(sasl_plain_peer("pw")).await;
+    let (addr, log) = peer(sasl_plain_peer("pw", 0)).await;
     let mut cfg = fast_config();
     cfg.sasl = Some(SaslConfig::plain("alice", "pw"));
     let conn = Connection::connect(&addr, &cfg).await.unwrap();
@@ -465,6 +473,31 @@ async fn sasl_plain_success_wrong_password_and_wrong_mechanism() {
         matches!(&err, ConnError::UnsupportedSaslMechanism { mechanism, enabled } if mechanism == "SCRAM-SHA-256" && enabled == &["PLAIN"]),
         "{err:?}"
     );
+}
+
+/// Invariant: past 95 % of a SASL session no ordinary request is written
+/// before the re-authentication, even when the re-authenticator could not
+/// run when it was due (the runtime's one thread was busy): the broker
+/// closes a connection on a request that arrives after the session ended.
+#[tokio::test(flavor = "current_thread")]
+async fn a_request_late_in_the_session_waits_for_a_late_reauthentication() {
+    let (addr, log) = peer(sasl_plain_peer("pw", 1_500)).await;
+    let mut cfg = fast_config();
+    cfg.sasl = Some(SaslConfig::plain("alice", "pw"));
+    let conn = Connection::connect(&addr, &cfg).await.unwrap();
+    // Blocks the only thread past 95 % of the session: the
+    // re-authenticator, due at 85–95 %, has not run.
+    std::thread::sleep(Duration::from_millis(1_450));
+    conn.send(&topics_req("t"), 12).await.unwrap();
+    assert_eq!(
+        log.lock().unwrap()[3..],
+        [
+            (ApiKey::SaslHandshake, 1),
+            (ApiKey::SaslAuthenticate, 2),
+            (ApiKey::Metadata, 12)
+        ]
+    );
+    assert_eq!(conn.reauthentications(), 1);
 }
 
 #[tokio::test]
