@@ -400,74 +400,159 @@ impl<T: Field> Field for Option<Vec<T>> {
 
 /// A random value of a field's type for `version` (tests, fuzzing and the
 /// differential tests); `nullable` says whether this version allows null.
+///
+/// Values are drawn straight from the test runner's random source instead
+/// of being built from proptest combinators: a combinator tree per field
+/// (a tuple, a map and a box for each of several hundred fields) made the
+/// crate's test build three times as slow. The price is shrinking: a
+/// failing message is not reduced, it is replayed from the seed proptest
+/// saves under `proptest-regressions/`.
 #[cfg(any(test, feature = "arbitrary"))]
-pub(crate) trait FieldStrategy: Sized + Clone + std::fmt::Debug + 'static {
-    fn strategy(version: i16, nullable: bool) -> proptest::strategy::BoxedStrategy<Self>;
+pub(crate) trait RandomValue: Sized + Clone + std::fmt::Debug + 'static {
+    /// A value valid at `version`, null only where `nullable`.
+    fn random(rng: &mut proptest::test_runner::TestRng, version: i16, nullable: bool) -> Self;
 }
 
 #[cfg(any(test, feature = "arbitrary"))]
-pub(crate) use strategies::NullableValue;
+pub(crate) use random::{NullableValue, generated, random_tagged};
 
 #[cfg(any(test, feature = "arbitrary"))]
-mod strategies {
-    use super::FieldStrategy;
-    use crate::primitives::Uuid;
+mod random {
+    use super::RandomValue;
+    use crate::primitives::{TaggedFields, Uuid};
     use bytes::Bytes;
-    use proptest::prelude::*;
+    use proptest::prelude::Rng;
+    use proptest::strategy::{BoxedStrategy, Just, NewTree, Strategy};
+    use proptest::test_runner::{TestRng, TestRunner};
+    use std::marker::PhantomData;
 
-    macro_rules! any_value {
+    /// A number below `n` (`n` > 0; the bias of the modulo is irrelevant here).
+    fn below(rng: &mut TestRng, n: u32) -> u32 {
+        rng.next_u32() % n
+    }
+
+    // Integers: one draw in eight is 0, one the type's maximum, one its
+    // minimum, one a small number (the varint and length edges), the rest
+    // uniform over the type.
+    macro_rules! random_int {
         ($($ty:ty),*) => {$(
-            impl FieldStrategy for $ty {
-                fn strategy(_: i16, _: bool) -> BoxedStrategy<Self> {
-                    any::<$ty>().boxed()
+            impl RandomValue for $ty {
+                fn random(rng: &mut TestRng, _: i16, _: bool) -> Self {
+                    match below(rng, 8) {
+                        0 => 0,
+                        1 => <$ty>::MAX,
+                        2 => <$ty>::MIN,
+                        3 => below(rng, 200) as $ty,
+                        _ => rng.next_u64() as $ty,
+                    }
                 }
             }
         )*};
     }
-    any_value!(bool, i8, i16, u16, i32, u32, i64, Uuid);
+    random_int!(i8, i16, u16, i32, u32, i64);
 
-    impl FieldStrategy for f64 {
-        fn strategy(_: i16, _: bool) -> BoxedStrategy<Self> {
-            (-1.0e9..1.0e9f64).boxed() // finite: NaN never equals itself
+    impl RandomValue for bool {
+        fn random(rng: &mut TestRng, _: i16, _: bool) -> Self {
+            below(rng, 2) == 1
         }
     }
 
-    impl FieldStrategy for String {
-        fn strategy(_: i16, _: bool) -> BoxedStrategy<Self> {
-            "[a-zA-Z0-9._-]{0,12}".boxed()
+    impl RandomValue for Uuid {
+        fn random(rng: &mut TestRng, _: i16, _: bool) -> Self {
+            let mut id = [0; 16];
+            rng.fill_bytes(&mut id);
+            id
         }
     }
 
-    impl FieldStrategy for Bytes {
-        fn strategy(_: i16, _: bool) -> BoxedStrategy<Self> {
-            proptest::collection::vec(any::<u8>(), 0..16)
-                .prop_map(Bytes::from)
-                .boxed()
+    impl RandomValue for f64 {
+        /// Finite, in ±1e9: NaN never equals itself.
+        fn random(rng: &mut TestRng, _: i16, _: bool) -> Self {
+            let unit = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            -1.0e9 + unit * 2.0e9
         }
     }
 
-    impl<T: FieldStrategy> FieldStrategy for Vec<T> {
-        fn strategy(version: i16, _: bool) -> BoxedStrategy<Self> {
-            proptest::collection::vec(T::strategy(version, false), 0..4).boxed()
+    impl RandomValue for String {
+        /// Up to 12 characters of `[a-zA-Z0-9._-]`.
+        fn random(rng: &mut TestRng, _: i16, _: bool) -> Self {
+            const ALPHABET: &[u8] =
+                b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
+            (0..below(rng, 13))
+                .map(|_| ALPHABET[below(rng, ALPHABET.len() as u32) as usize] as char)
+                .collect()
+        }
+    }
+
+    /// Up to `max` random bytes.
+    fn random_bytes(rng: &mut TestRng, max: u32) -> Vec<u8> {
+        let mut bytes = vec![0; below(rng, max + 1) as usize];
+        rng.fill_bytes(&mut bytes);
+        bytes
+    }
+
+    impl RandomValue for Bytes {
+        /// Up to 15 bytes.
+        fn random(rng: &mut TestRng, _: i16, _: bool) -> Self {
+            Bytes::from(random_bytes(rng, 15))
+        }
+    }
+
+    impl<T: RandomValue> RandomValue for Vec<T> {
+        /// Up to 3 elements.
+        fn random(rng: &mut TestRng, version: i16, _: bool) -> Self {
+            (0..below(rng, 4))
+                .map(|_| T::random(rng, version, false))
+                .collect()
         }
     }
 
     /// The types whose wire form has a null (STRING, BYTES, ARRAY, and the
     /// structs `nested!` describes).
-    pub(crate) trait NullableValue: FieldStrategy {}
+    pub(crate) trait NullableValue: RandomValue {}
     impl NullableValue for String {}
     impl NullableValue for Bytes {}
-    impl<T: FieldStrategy> NullableValue for Vec<T> {}
+    impl<T: RandomValue> NullableValue for Vec<T> {}
 
-    impl<T: NullableValue> FieldStrategy for Option<T> {
-        fn strategy(version: i16, nullable: bool) -> BoxedStrategy<Self> {
-            let value = T::strategy(version, false);
-            if nullable {
-                proptest::option::of(value).boxed()
+    impl<T: NullableValue> RandomValue for Option<T> {
+        /// Null in half the draws where the version allows it.
+        fn random(rng: &mut TestRng, version: i16, nullable: bool) -> Self {
+            if nullable && below(rng, 2) == 0 {
+                None
             } else {
-                value.prop_map(Some).boxed()
+                Some(T::random(rng, version, false))
             }
         }
+    }
+
+    /// Unknown tagged fields (up to two, tags 16 to 39, ascending, up to 5
+    /// bytes each) when `flexible`, else none.
+    pub(crate) fn random_tagged(rng: &mut TestRng, flexible: bool) -> TaggedFields {
+        if !flexible {
+            return Vec::new();
+        }
+        let mut fields = std::collections::BTreeMap::new();
+        for _ in 0..below(rng, 3) {
+            fields.insert(16 + below(rng, 24), Bytes::from(random_bytes(rng, 5)));
+        }
+        fields.into_iter().collect()
+    }
+
+    /// The strategy of `T`'s random values at one version.
+    #[derive(Debug)]
+    struct Generated<T>(i16, PhantomData<fn() -> T>);
+
+    impl<T: RandomValue> Strategy for Generated<T> {
+        type Tree = Just<T>;
+        type Value = T;
+        fn new_tree(&self, runner: &mut TestRunner) -> NewTree<Self> {
+            Ok(Just(T::random(runner.rng(), self.0, false)))
+        }
+    }
+
+    /// Random values of `T` valid at `version`, as a proptest strategy.
+    pub(crate) fn generated<T: RandomValue>(version: i16) -> BoxedStrategy<T> {
+        Generated(version, PhantomData).boxed()
     }
 }
 
@@ -611,7 +696,7 @@ macro_rules! message {
         #[cfg(any(test, feature = "arbitrary"))]
         impl $crate::testing::VersionedArbitrary for $name {
             fn arbitrary(version: i16) -> ::proptest::strategy::BoxedStrategy<Self> {
-                <Self as $crate::describe::FieldStrategy>::strategy(version, false)
+                $crate::describe::generated::<Self>(version)
             }
         }
     };
@@ -636,15 +721,9 @@ macro_rules! describe_struct {
     (@unknown_ref never $($e:tt)*) => { &$crate::describe::NO_TAGS };
     (@unknown_ref $n:literal $($e:tt)*) => { &$($e)* };
     (@unknown_set never $m:ident $v:ident) => { let _ = $v; };
-    (@unknown_arb never $s:ident $flex_now:ident) => { $s };
-    (@unknown_arb $n:literal $s:ident $flex_now:ident) => {
-        ::proptest::strategy::Strategy::boxed(::proptest::strategy::Strategy::prop_map(
-            ($s, $crate::testing::arb_tagged($flex_now)),
-            |(mut m, tags)| {
-                m.unknown_tagged_fields = tags;
-                m
-            },
-        ))
+    (@unknown_random never $m:ident $rng:ident $flex_now:ident) => {};
+    (@unknown_random $n:literal $m:ident $rng:ident $flex_now:ident) => {
+        $m.unknown_tagged_fields = $crate::describe::random_tagged($rng, $flex_now);
     };
     (@unknown_set $n:literal $m:ident $v:ident) => { $m.unknown_tagged_fields = $v; };
     // A message that is never flexible has no tagged fields at all.
@@ -808,30 +887,23 @@ macro_rules! describe_struct {
             }
         }
 
-        /// Random values valid at a version: each field the version carries
-        /// gets a random value (null only where allowed), the others keep
-        /// their defaults.
+        /// A random value valid at a version: each field the version
+        /// carries gets a random value (null only where allowed), the
+        /// others keep their defaults.
         #[cfg(any(test, feature = "arbitrary"))]
-        impl $crate::describe::FieldStrategy for $name {
+        impl $crate::describe::RandomValue for $name {
             #[allow(unused_variables)]
-            fn strategy(version: i16, _: bool) -> ::proptest::strategy::BoxedStrategy<Self> {
-                use ::proptest::strategy::{Just, Strategy};
+            fn random(rng: &mut ::proptest::test_runner::TestRng, version: i16, _: bool) -> Self {
                 let flex = version >= Self::FLEX;
-                let s = Just(Self::default()).boxed();
+                let mut m = Self::default();
                 $(
-                    let s = if $crate::describe::describe_struct!(@has version $($versions)?) {
+                    if $crate::describe::describe_struct!(@has version $($versions)?) {
                         let nullable = $crate::describe::describe_struct!(@nullable version $($nullable)?);
-                        (s, <$ty as $crate::describe::FieldStrategy>::strategy(version, nullable))
-                            .prop_map(|(mut m, v)| {
-                                m.$field = v;
-                                m
-                            })
-                            .boxed()
-                    } else {
-                        s
-                    };
+                        m.$field = <$ty as $crate::describe::RandomValue>::random(rng, version, nullable);
+                    }
                 )*
-                $crate::describe::describe_struct!(@unknown_arb $flex s flex)
+                $crate::describe::describe_struct!(@unknown_random $flex m rng flex);
+                m
             }
         }
     };

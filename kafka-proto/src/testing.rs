@@ -16,7 +16,6 @@
 
 use crate::Message;
 use crate::primitives::TaggedFields;
-use bytes::Bytes;
 use proptest::prelude::*;
 
 /// A message that can generate random values valid for a given version: fields
@@ -43,17 +42,19 @@ pub trait VersionedArbitrary: Message {
 
 /// Unknown tagged fields (tags 16 and up, ascending) when `flexible`, else none.
 pub fn arb_tagged(flexible: bool) -> BoxedStrategy<TaggedFields> {
-    if flexible {
-        proptest::collection::btree_map(
-            16u32..40,
-            proptest::collection::vec(any::<u8>(), 0..6),
-            0..3,
-        )
-        .prop_map(|m| m.into_iter().map(|(k, v)| (k, Bytes::from(v))).collect())
-        .boxed()
-    } else {
-        Just(Vec::new()).boxed()
+    #[derive(Debug)]
+    struct Tagged(bool);
+    impl Strategy for Tagged {
+        type Tree = Just<TaggedFields>;
+        type Value = TaggedFields;
+        fn new_tree(
+            &self,
+            runner: &mut proptest::test_runner::TestRunner,
+        ) -> proptest::strategy::NewTree<Self> {
+            Ok(Just(crate::describe::random_tagged(runner.rng(), self.0)))
+        }
     }
+    Tagged(flexible).boxed()
 }
 
 /// Encodes `m` at `version`, decodes it, checks equality, and checks that the

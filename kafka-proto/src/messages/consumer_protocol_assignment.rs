@@ -79,7 +79,7 @@ impl ConsumerProtocolAssignment {
     /// differential tests).
     #[cfg(any(test, feature = "arbitrary"))]
     pub fn arbitrary(version: i16) -> proptest::strategy::BoxedStrategy<Self> {
-        <Self as crate::describe::FieldStrategy>::strategy(version, false)
+        crate::describe::generated::<Self>(version)
     }
 }
 
