@@ -11,12 +11,17 @@
 #        bash cli/ci-musl.sh --build   everything but the broker tests; prints
 #            MUSL_BIN=<path>. .ci/run does this, then runs the same tests'
 #            binaries again with KAFKA_EOS_BIN set, beside its test step.
+#        bash cli/ci-musl.sh --install  only the musl target and musl-gcc
+#            (.ci/run installs them with its other services, in the
+#            background).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_ONLY=0
-if [[ "${1:-}" == --build ]]; then
-    BUILD_ONLY=1
-fi
+INSTALL_ONLY=0
+case "${1:-}" in
+    --build) BUILD_ONLY=1 ;;
+    --install) INSTALL_ONLY=1 ;;
+esac
 TARGET=x86_64-unknown-linux-musl
 if ! rustup target list --installed | grep -x "$TARGET" >/dev/null; then
     rustup target add "$TARGET"
@@ -29,6 +34,9 @@ if ! command -v musl-gcc >/dev/null; then
     export DEBIAN_FRONTEND=noninteractive
     $SUDO apt-get update -q
     $SUDO apt-get install -y -q --no-install-recommends musl-tools
+fi
+if ((INSTALL_ONLY)); then
+    exit 0
 fi
 if cargo tree -p kafka-eos-cli -e normal --prefix none | grep -E -- '-sys( |$)'; then
     echo "ci-musl: a -sys crate is in kafka-eos-cli's default dependency tree" >&2
