@@ -414,7 +414,7 @@ pub(crate) trait RandomValue: Sized + Clone + std::fmt::Debug + 'static {
 }
 
 #[cfg(any(test, feature = "arbitrary"))]
-pub(crate) use random::{NullableValue, generated, random_tagged};
+pub(crate) use random::{NullableValue, drawn, generated, random_tagged};
 
 #[cfg(any(test, feature = "arbitrary"))]
 mod random {
@@ -424,7 +424,6 @@ mod random {
     use proptest::prelude::Rng;
     use proptest::strategy::{BoxedStrategy, Just, NewTree, Strategy};
     use proptest::test_runner::{TestRng, TestRunner};
-    use std::marker::PhantomData;
 
     /// A number below `n` (`n` > 0; the bias of the modulo is irrelevant here).
     fn below(rng: &mut TestRng, n: u32) -> u32 {
@@ -538,21 +537,34 @@ mod random {
         fields.into_iter().collect()
     }
 
-    /// The strategy of `T`'s random values at one version.
-    #[derive(Debug)]
-    struct Generated<T>(i16, PhantomData<fn() -> T>);
+    /// A strategy whose values `draw` takes from the runner's random
+    /// source (no shrinking: see [`RandomValue`]).
+    struct Drawn<T>(Box<dyn Fn(&mut TestRng) -> T>);
 
-    impl<T: RandomValue> Strategy for Generated<T> {
+    impl<T> std::fmt::Debug for Drawn<T> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("Drawn")
+        }
+    }
+
+    impl<T: Clone + std::fmt::Debug> Strategy for Drawn<T> {
         type Tree = Just<T>;
         type Value = T;
         fn new_tree(&self, runner: &mut TestRunner) -> NewTree<Self> {
-            Ok(Just(T::random(runner.rng(), self.0, false)))
+            Ok(Just((self.0)(runner.rng())))
         }
+    }
+
+    /// The values `draw` makes, as a proptest strategy.
+    pub(crate) fn drawn<T: Clone + std::fmt::Debug + 'static>(
+        draw: impl Fn(&mut TestRng) -> T + 'static,
+    ) -> BoxedStrategy<T> {
+        Drawn(Box::new(draw)).boxed()
     }
 
     /// Random values of `T` valid at `version`, as a proptest strategy.
     pub(crate) fn generated<T: RandomValue>(version: i16) -> BoxedStrategy<T> {
-        Generated(version, PhantomData).boxed()
+        drawn(move |rng| T::random(rng, version, false))
     }
 }
 

@@ -42,19 +42,7 @@ pub trait VersionedArbitrary: Message {
 
 /// Unknown tagged fields (tags 16 and up, ascending) when `flexible`, else none.
 pub fn arb_tagged(flexible: bool) -> BoxedStrategy<TaggedFields> {
-    #[derive(Debug)]
-    struct Tagged(bool);
-    impl Strategy for Tagged {
-        type Tree = Just<TaggedFields>;
-        type Value = TaggedFields;
-        fn new_tree(
-            &self,
-            runner: &mut proptest::test_runner::TestRunner,
-        ) -> proptest::strategy::NewTree<Self> {
-            Ok(Just(crate::describe::random_tagged(runner.rng(), self.0)))
-        }
-    }
-    Tagged(flexible).boxed()
+    crate::describe::drawn(move |rng| crate::describe::random_tagged(rng, flexible))
 }
 
 /// Encodes `m` at `version`, decodes it, checks equality, and checks that the
