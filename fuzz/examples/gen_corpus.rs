@@ -205,7 +205,7 @@ macro_rules! gen_messages {
         }
     };
 }
-kafka_proto_fuzz::for_each_message!(gen_messages);
+kafka_proto::for_each_message!(gen_messages);
 
 fn main() -> std::io::Result<()> {
     let root = std::env::args_os()

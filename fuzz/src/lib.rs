@@ -11,63 +11,13 @@
 //! ```
 //!
 //! Choosing by key and version (not by an index into the list) keeps the corpus
-//! meaningful when messages are added to [`for_each_message!`].
+//! meaningful when messages are added to `kafka_proto::for_each_message!`.
 
 use kafka_proto::frame::{
     decode_request_frame, decode_response_frame, decode_response_frame_bytes,
 };
 use kafka_proto::{request_header_version, response_header_version};
 use kafka_proto::{ApiKey, Message, RequestHeader, ResponseHeader};
-
-/// Invokes `$callback! { (ApiKey, Request, Response), ... }` with every message
-/// implemented by kafka-proto. Adding a message to the fuzzers (and to the seed
-/// corpus) is one line here.
-#[macro_export]
-macro_rules! for_each_message {
-    ($callback:ident) => {
-        $callback! {
-            (ApiVersions, ApiVersionsRequest, ApiVersionsResponse),
-            (Metadata, MetadataRequest, MetadataResponse),
-            (FindCoordinator, FindCoordinatorRequest, FindCoordinatorResponse),
-            (InitProducerId, InitProducerIdRequest, InitProducerIdResponse),
-            (AddPartitionsToTxn, AddPartitionsToTxnRequest, AddPartitionsToTxnResponse),
-            (AddOffsetsToTxn, AddOffsetsToTxnRequest, AddOffsetsToTxnResponse),
-            (EndTxn, EndTxnRequest, EndTxnResponse),
-            (Produce, ProduceRequest, ProduceResponse),
-            (Fetch, FetchRequest, FetchResponse),
-            (ListOffsets, ListOffsetsRequest, ListOffsetsResponse),
-            (OffsetForLeaderEpoch, OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
-            (TxnOffsetCommit, TxnOffsetCommitRequest, TxnOffsetCommitResponse),
-            (OffsetFetch, OffsetFetchRequest, OffsetFetchResponse),
-            (DescribeConfigs, DescribeConfigsRequest, DescribeConfigsResponse),
-            (CreateTopics, CreateTopicsRequest, CreateTopicsResponse),
-            (ListTransactions, ListTransactionsRequest, ListTransactionsResponse),
-            (DescribeTransactions, DescribeTransactionsRequest, DescribeTransactionsResponse),
-            (DescribeProducers, DescribeProducersRequest, DescribeProducersResponse),
-            (SaslHandshake, SaslHandshakeRequest, SaslHandshakeResponse),
-            (SaslAuthenticate, SaslAuthenticateRequest, SaslAuthenticateResponse),
-            (DeleteTopics, DeleteTopicsRequest, DeleteTopicsResponse),
-            (CreatePartitions, CreatePartitionsRequest, CreatePartitionsResponse),
-            (JoinGroup, JoinGroupRequest, JoinGroupResponse),
-            (SyncGroup, SyncGroupRequest, SyncGroupResponse),
-            (Heartbeat, HeartbeatRequest, HeartbeatResponse),
-            (LeaveGroup, LeaveGroupRequest, LeaveGroupResponse),
-            (OffsetCommit, OffsetCommitRequest, OffsetCommitResponse),
-            (ConsumerGroupHeartbeat, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
-            (ConsumerGroupDescribe, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
-            (DescribeGroups, DescribeGroupsRequest, DescribeGroupsResponse),
-            (ListGroups, ListGroupsRequest, ListGroupsResponse),
-            (DeleteGroups, DeleteGroupsRequest, DeleteGroupsResponse),
-            (OffsetDelete, OffsetDeleteRequest, OffsetDeleteResponse),
-            (DeleteRecords, DeleteRecordsRequest, DeleteRecordsResponse),
-            (IncrementalAlterConfigs, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),
-            (DescribeCluster, DescribeClusterRequest, DescribeClusterResponse),
-            (CreateAcls, CreateAclsRequest, CreateAclsResponse),
-            (DescribeAcls, DescribeAclsRequest, DescribeAclsResponse),
-            (DeleteAcls, DeleteAclsRequest, DeleteAclsResponse),
-        }
-    };
-}
 
 /// Frame mode flag in byte 1 of a message input.
 pub const FRAME_MODE: u8 = 0x80;
@@ -95,7 +45,7 @@ macro_rules! api_table {
         ];
     };
 }
-for_each_message!(api_table);
+kafka_proto::for_each_message!(api_table);
 
 /// Splits a message input and finds its API; `None` for a key not in [`APIS`].
 pub fn select(data: &[u8]) -> Option<(&'static Api, u8, &[u8])> {

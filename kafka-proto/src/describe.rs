@@ -25,8 +25,9 @@
 //!   random values for the fields the version carries (null only where it
 //!   may be), defaults for the others, random unknown tags where flexible.
 //!
-//! Adding a message is writing its two tables (request and response) and a
-//! round-trip test line, `round_trip_all_versions::<TheRequest>(64)`.
+//! Adding a message is writing its two tables (request and response) and its
+//! line in [`for_each_message!`](crate::for_each_message), which runs its
+//! round trip for every version in the tests and adds it to the fuzz targets.
 //!
 //! The wire type follows from the Rust type ([`Field`]): `bool`, `i8`, `i16`,
 //! `u16`, `i32`, `u32`, `i64`, `f64`, [`Uuid`], `String` (STRING /

@@ -61,6 +61,30 @@ pub fn check_round_trip<M: Message>(m: &M, version: i16) -> Result<(), TestCaseE
     Ok(())
 }
 
+/// Decodes a byte fixture written by hand at `version` and checks that the
+/// message encodes back to the same bytes; the test then asserts its fields.
+///
+/// # Panics
+///
+/// If the bytes do not decode, or the message encodes to other bytes.
+pub fn decode_fixture<M: Message>(bytes: &[u8], version: i16) -> M {
+    let m = M::decode(bytes, version)
+        .unwrap_or_else(|e| panic!("{:?} v{version}: fixture does not decode: {e}", M::API_KEY));
+    let again = m.encode_to_vec(version).unwrap_or_else(|e| {
+        panic!(
+            "{:?} v{version}: fixture does not re-encode: {e}",
+            M::API_KEY
+        )
+    });
+    assert_eq!(
+        again,
+        bytes,
+        "{:?} v{version}: fixture re-encodes differently",
+        M::API_KEY
+    );
+    m
+}
+
 /// Failing cases are saved under `proptest-regressions/` (committed) and
 /// replayed first on every later run.
 fn persistence(

@@ -5,6 +5,7 @@
 //!
 //! `record_alloc` stays a binary of its own: it installs a counting global allocator.
 
+mod batch_around;
 mod record_fixture;
 mod record_hostile;
 mod record_proptest;

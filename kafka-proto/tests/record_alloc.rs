@@ -5,6 +5,10 @@
 //! Run with `--features all-compression` to cover every codec.
 #![allow(unsafe_code)] // the counting allocator only
 
+#[path = "batch_around.rs"]
+mod batch_around;
+
+use batch_around::batch_around;
 use bytes::Bytes;
 use kafka_proto::DecodeErrorKind;
 use kafka_proto::record::{Compression, DecodeOptions, Record, RecordBatch, RecordBatchBuilder};
@@ -57,26 +61,10 @@ fn peak_while_decoding(bytes: &[u8]) -> (usize, DecodeErrorKind) {
     (PEAK.load(Relaxed) - base, kind)
 }
 
-fn with_body(codec: u8, count: i32, body: &[u8]) -> Vec<u8> {
-    let mut b = Vec::new();
-    b.extend_from_slice(&0i64.to_be_bytes());
-    b.extend_from_slice(&((49 + body.len()) as i32).to_be_bytes());
-    b.extend_from_slice(&(-1i32).to_be_bytes());
-    b.push(2);
-    b.extend_from_slice(&[0; 4]);
-    b.extend_from_slice(&i16::from(codec).to_be_bytes());
-    b.extend_from_slice(&[0; 34]);
-    b.extend_from_slice(&count.to_be_bytes());
-    b.extend_from_slice(body);
-    let crc = crc32c::crc32c(&b[21..]);
-    b[17..21].copy_from_slice(&crc.to_be_bytes());
-    b
-}
-
 #[test]
 fn record_hostile_inputs_stay_within_memory_bound() {
     // Uncompressed: a count of i32::MAX records over 16 bytes.
-    let (peak, kind) = peak_while_decoding(&with_body(0, i32::MAX, &[0; 16]));
+    let (peak, kind) = peak_while_decoding(&batch_around(0, i32::MAX, &[0; 16]));
     assert!(matches!(kind, DecodeErrorKind::InvalidLength(_)));
     assert!(peak < 64 * 1024, "count bomb peak {peak}");
 
@@ -158,12 +146,15 @@ fn record_hostile_inputs_stay_within_memory_bound() {
 
     // Lying headers: raw snappy announcing 1 GiB, zstd announcing a 128 MiB window.
     if Compression::Snappy.is_supported() {
-        let (peak, _) =
-            peak_while_decoding(&with_body(2, 1, &[0x80, 0x80, 0x80, 0x80, 0x04, 0, 0, 0]));
+        let (peak, _) = peak_while_decoding(&batch_around(
+            2,
+            1,
+            &[0x80, 0x80, 0x80, 0x80, 0x04, 0, 0, 0],
+        ));
         assert!(peak < 64 * 1024, "snappy header peak {peak}");
     }
     if Compression::Zstd.is_supported() {
-        let (peak, kind) = peak_while_decoding(&with_body(
+        let (peak, kind) = peak_while_decoding(&batch_around(
             4,
             1,
             &[0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x88, 0, 0],

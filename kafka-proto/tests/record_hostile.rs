@@ -3,32 +3,10 @@
 //!
 //! Run with `--features all-compression` to cover every codec.
 
+use crate::batch_around::batch_around;
 use bytes::Bytes;
 use kafka_proto::DecodeErrorKind;
 use kafka_proto::record::{Compression, DecodeOptions, Record, RecordBatch, RecordBatchBuilder};
-
-/// A batch header with the given codec id and record count around `body`,
-/// with correct length and CRC.
-fn with_body(codec: u8, count: i32, body: &[u8]) -> Vec<u8> {
-    let mut b = Vec::new();
-    b.extend_from_slice(&0i64.to_be_bytes());
-    b.extend_from_slice(&((49 + body.len()) as i32).to_be_bytes());
-    b.extend_from_slice(&(-1i32).to_be_bytes());
-    b.push(2);
-    b.extend_from_slice(&[0; 4]);
-    b.extend_from_slice(&i16::from(codec).to_be_bytes());
-    b.extend_from_slice(&0i32.to_be_bytes());
-    b.extend_from_slice(&0i64.to_be_bytes());
-    b.extend_from_slice(&0i64.to_be_bytes());
-    b.extend_from_slice(&(-1i64).to_be_bytes());
-    b.extend_from_slice(&(-1i16).to_be_bytes());
-    b.extend_from_slice(&(-1i32).to_be_bytes());
-    b.extend_from_slice(&count.to_be_bytes());
-    b.extend_from_slice(body);
-    let crc = crc32c::crc32c(&b[21..]);
-    b[17..21].copy_from_slice(&crc.to_be_bytes());
-    b
-}
 
 fn kind(bytes: &[u8]) -> DecodeErrorKind {
     RecordBatch::decode(bytes).unwrap_err().kind
@@ -64,7 +42,7 @@ fn framed(body: &[u8]) -> Vec<u8> {
 
 #[test]
 fn record_valid_hand_built_record_decodes() {
-    let bytes = with_body(0, 1, &framed(&record_body(b"k", b"v")));
+    let bytes = batch_around(0, 1, &framed(&record_body(b"k", b"v")));
     let b = RecordBatch::decode(&bytes).unwrap();
     assert_eq!(b.records[0].key.as_deref(), Some(&b"k"[..]));
 }
@@ -73,7 +51,7 @@ fn record_valid_hand_built_record_decodes() {
 fn record_huge_count_rejected_before_allocation() {
     let body = framed(&record_body(b"k", b"v"));
     for count in [i32::MAX, 1 << 20, 2, -1, i32::MIN] {
-        let k = kind(&with_body(0, count, &body));
+        let k = kind(&batch_around(0, count, &body));
         assert!(
             matches!(
                 k,
@@ -91,7 +69,7 @@ fn record_huge_or_negative_record_length() {
         body.extend(record_body(b"k", b"v"));
         assert!(
             matches!(
-                kind(&with_body(0, 1, &body)),
+                kind(&batch_around(0, 1, &body)),
                 DecodeErrorKind::InvalidLength(_)
             ),
             "len {len}"
@@ -108,7 +86,7 @@ fn record_huge_key_length_stays_inside_record() {
     let mut body = framed(&rec);
     body.extend_from_slice(&[0; 64]);
     assert!(matches!(
-        kind(&with_body(0, 1, &body)),
+        kind(&batch_around(0, 1, &body)),
         DecodeErrorKind::Truncated { .. }
     ));
     // A negative length other than -1.
@@ -116,7 +94,7 @@ fn record_huge_key_length_stays_inside_record() {
     rec.extend(zigzag(-5));
     rec.extend_from_slice(&[0; 4]);
     assert!(matches!(
-        kind(&with_body(0, 1, &framed(&rec))),
+        kind(&batch_around(0, 1, &framed(&rec))),
         DecodeErrorKind::InvalidLength(-5)
     ));
 }
@@ -127,7 +105,7 @@ fn record_huge_header_count() {
     rec.extend(zigzag(i32::MAX));
     rec.extend_from_slice(&[0; 6]);
     assert!(matches!(
-        kind(&with_body(0, 1, &framed(&rec))),
+        kind(&batch_around(0, 1, &framed(&rec))),
         DecodeErrorKind::InvalidLength(_)
     ));
 }
@@ -137,12 +115,12 @@ fn record_invalid_header_key_utf8_and_null() {
     let mut rec = vec![0, 0, 0, 1, 1, 2];
     rec.extend([2, 0xff, 1]);
     assert_eq!(
-        kind(&with_body(0, 1, &framed(&rec))),
+        kind(&batch_around(0, 1, &framed(&rec))),
         DecodeErrorKind::InvalidUtf8
     );
     let rec = vec![0, 0, 0, 1, 1, 2, 1, 1];
     assert_eq!(
-        kind(&with_body(0, 1, &framed(&rec))),
+        kind(&batch_around(0, 1, &framed(&rec))),
         DecodeErrorKind::UnexpectedNull
     );
 }
@@ -151,7 +129,7 @@ fn record_invalid_header_key_utf8_and_null() {
 fn record_overlong_varint() {
     let body = [0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0, 0, 0, 0, 0, 0, 0];
     assert_eq!(
-        kind(&with_body(0, 1, &body)),
+        kind(&batch_around(0, 1, &body)),
         DecodeErrorKind::VarintTooLong
     );
 }
@@ -161,20 +139,20 @@ fn record_trailing_bytes_inside_record_and_batch() {
     let mut rec = record_body(b"k", b"v");
     rec.push(0xaa);
     assert_eq!(
-        kind(&with_body(0, 1, &framed(&rec))),
+        kind(&batch_around(0, 1, &framed(&rec))),
         DecodeErrorKind::TrailingBytes(1)
     );
     let mut body = framed(&record_body(b"k", b"v"));
     body.extend_from_slice(&[1, 2]);
     assert_eq!(
-        kind(&with_body(0, 1, &body)),
+        kind(&batch_around(0, 1, &body)),
         DecodeErrorKind::TrailingBytes(2)
     );
 }
 
 #[test]
 fn record_batch_length_too_small() {
-    let mut bytes = with_body(0, 0, &[]);
+    let mut bytes = batch_around(0, 0, &[]);
     bytes[8..12].copy_from_slice(&10i32.to_be_bytes());
     assert!(matches!(kind(&bytes), DecodeErrorKind::InvalidLength(10)));
     bytes[8..12].copy_from_slice(&(-1i32).to_be_bytes());
@@ -251,11 +229,11 @@ fn record_zstd_huge_window_rejected() {
     // Frame header: magic, FHD = 0 (window descriptor present), window
     // descriptor 0x88: 2^(10+17) = 128 MiB window, then garbage.
     let body = [0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x88, 0, 0, 0, 0];
-    assert_too_large(&with_body(4, 1, &body));
+    assert_too_large(&batch_around(4, 1, &body));
     // Single segment announcing a 2^40 content size.
     let mut body = vec![0x28, 0xb5, 0x2f, 0xfd, 0xe0];
     body.extend_from_slice(&(1u64 << 40).to_le_bytes());
-    assert_too_large(&with_body(4, 1, &body));
+    assert_too_large(&batch_around(4, 1, &body));
 }
 
 #[cfg(feature = "snappy")]
@@ -273,12 +251,12 @@ fn record_snappy_bomb_xerial_and_raw() {
     // A raw block announcing 1 GiB: rejected before allocating.
     let mut body = vec![0x80, 0x80, 0x80, 0x80, 0x04];
     body.extend_from_slice(&[0; 16]);
-    assert_too_large(&with_body(2, 1, &body));
+    assert_too_large(&batch_around(2, 1, &body));
     // Announcing far more than 16 bytes can expand to, within the limit.
     let mut body = vec![0x80, 0x80, 0x08]; // 128 KiB
     body.extend_from_slice(&[0; 16]);
     assert!(matches!(
-        RecordBatch::decode_with(&with_body(2, 1, &body), &opts())
+        RecordBatch::decode_with(&batch_around(2, 1, &body), &opts())
             .unwrap_err()
             .kind,
         DecodeErrorKind::Decompression(_)
@@ -288,7 +266,7 @@ fn record_snappy_bomb_xerial_and_raw() {
     body.extend_from_slice(&i32::MAX.to_be_bytes());
     body.extend_from_slice(&[0; 8]);
     assert!(matches!(
-        kind(&with_body(2, 1, &body)),
+        kind(&batch_around(2, 1, &body)),
         DecodeErrorKind::Decompression(_)
     ));
 }
@@ -299,7 +277,7 @@ fn record_snappy_raw_block_accepted() {
     // librdkafka-style: a single raw snappy block without xerial framing.
     let rec = framed(&record_body(b"key", b"value"));
     let raw = snap::raw::Encoder::new().compress_vec(&rec).unwrap();
-    let b = RecordBatch::decode(&with_body(2, 1, &raw)).unwrap();
+    let b = RecordBatch::decode(&batch_around(2, 1, &raw)).unwrap();
     assert_eq!(b.records[0].value.as_deref(), Some(&b"value"[..]));
     assert_eq!(b.compression, Compression::Snappy);
 }
@@ -315,7 +293,7 @@ fn record_codecs_report_unsupported_when_not_compiled_in() {
         if codec.is_supported() {
             continue;
         }
-        let bytes = with_body(codec.id(), 0, &[1, 2, 3]);
+        let bytes = batch_around(codec.id(), 0, &[1, 2, 3]);
         assert_eq!(
             kind(&bytes),
             DecodeErrorKind::UnsupportedCompression(codec.id())

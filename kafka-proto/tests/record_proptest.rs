@@ -3,6 +3,7 @@
 //!
 //! Run with `--features all-compression` to cover every codec.
 
+use crate::batch_around::batch_around;
 use bytes::Bytes;
 use kafka_proto::DecodeErrorKind;
 use kafka_proto::record::{
@@ -170,7 +171,7 @@ proptest! {
         count in prop_oneof![0i32..4, any::<i32>()],
         body in proptest::collection::vec(any::<u8>(), 0..300),
     ) {
-        let bytes = with_body(codec, count, &body);
+        let bytes = batch_around(codec, count, &body);
         let opts = DecodeOptions { max_decompressed_size: 1 << 20 };
         let owned = RecordBatch::decode_with(&bytes, &opts);
         // The view fails where the owned decode fails (at construction or
@@ -191,27 +192,4 @@ proptest! {
         }
         let _ = RecordBatches::new(Bytes::from(data)).count();
     }
-}
-
-/// A batch header with the given codec id and record count around `body`,
-/// with correct length and CRC.
-pub fn with_body(codec: u8, count: i32, body: &[u8]) -> Vec<u8> {
-    let mut b = Vec::new();
-    b.extend_from_slice(&0i64.to_be_bytes());
-    b.extend_from_slice(&((49 + body.len()) as i32).to_be_bytes());
-    b.extend_from_slice(&(-1i32).to_be_bytes());
-    b.push(2);
-    b.extend_from_slice(&[0; 4]);
-    b.extend_from_slice(&i16::from(codec).to_be_bytes());
-    b.extend_from_slice(&0i32.to_be_bytes());
-    b.extend_from_slice(&0i64.to_be_bytes());
-    b.extend_from_slice(&0i64.to_be_bytes());
-    b.extend_from_slice(&(-1i64).to_be_bytes());
-    b.extend_from_slice(&(-1i16).to_be_bytes());
-    b.extend_from_slice(&(-1i32).to_be_bytes());
-    b.extend_from_slice(&count.to_be_bytes());
-    b.extend_from_slice(body);
-    let crc = crc32c::crc32c(&b[21..]);
-    b[17..21].copy_from_slice(&crc.to_be_bytes());
-    b
 }

@@ -101,8 +101,7 @@ nested! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
-    use crate::Message;
+    use crate::testing::decode_fixture;
 
     /// A v1 request with null filters written by hand.
     #[test]
@@ -117,28 +116,7 @@ mod tests {
             1,    // operation ANY
             1,    // permission_type ANY
         ];
-        let req = DeleteAclsRequest::decode(bytes, 1).unwrap();
+        let req: DeleteAclsRequest = decode_fixture(bytes, 1);
         assert_eq!(req.filters[0].resource_name_filter, None);
-        assert_eq!(req.encode_to_vec(1).unwrap(), bytes);
-    }
-}
-
-#[cfg(test)]
-mod round_trip {
-    use super::*;
-    #[allow(unused_imports)]
-    use crate::Message;
-    use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
-
-    #[test]
-    fn request_every_version() {
-        round_trip_all_versions::<DeleteAclsRequest>(64);
-        truncations_fail_cleanly::<DeleteAclsRequest>(8);
-    }
-
-    #[test]
-    fn response_every_version() {
-        round_trip_all_versions::<DeleteAclsResponse>(64);
-        truncations_fail_cleanly::<DeleteAclsResponse>(8);
     }
 }

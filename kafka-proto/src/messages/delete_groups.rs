@@ -48,8 +48,8 @@ nested! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
     use crate::Message;
+    use crate::testing::decode_fixture;
 
     /// A v0 request and response written by hand.
     #[test]
@@ -92,29 +92,8 @@ mod tests {
             0,    // result tags
             0,    // response tags
         ];
-        let resp = DeleteGroupsResponse::decode(bytes, 3).unwrap();
+        let resp: DeleteGroupsResponse = decode_fixture(bytes, 3);
         assert_eq!(resp.results[0].error_message, None);
         assert_eq!(resp.results[1].error_message.as_deref(), Some("ne"));
-        assert_eq!(resp.encode_to_vec(3).unwrap(), bytes);
-    }
-}
-
-#[cfg(test)]
-mod round_trip {
-    use super::*;
-    #[allow(unused_imports)]
-    use crate::Message;
-    use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
-
-    #[test]
-    fn request_every_version() {
-        round_trip_all_versions::<DeleteGroupsRequest>(64);
-        truncations_fail_cleanly::<DeleteGroupsRequest>(8);
-    }
-
-    #[test]
-    fn response_every_version() {
-        round_trip_all_versions::<DeleteGroupsResponse>(64);
-        truncations_fail_cleanly::<DeleteGroupsResponse>(8);
     }
 }

@@ -86,7 +86,6 @@ nested! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
     use crate::Message;
 
     /// A v0 request and a v2 (flexible) response written by hand.
@@ -120,25 +119,5 @@ mod tests {
         let p = &resp.topics[0].partitions[0];
         assert_eq!((p.low_watermark, p.error_code), (7, 1));
         assert_eq!(resp.encode_to_vec(2).unwrap(), resp_bytes);
-    }
-}
-
-#[cfg(test)]
-mod round_trip {
-    use super::*;
-    #[allow(unused_imports)]
-    use crate::Message;
-    use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
-
-    #[test]
-    fn request_every_version() {
-        round_trip_all_versions::<DeleteRecordsRequest>(64);
-        truncations_fail_cleanly::<DeleteRecordsRequest>(8);
-    }
-
-    #[test]
-    fn response_every_version() {
-        round_trip_all_versions::<DeleteRecordsResponse>(64);
-        truncations_fail_cleanly::<DeleteRecordsResponse>(8);
     }
 }

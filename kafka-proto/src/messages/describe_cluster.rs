@@ -65,8 +65,7 @@ nested! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
-    use crate::Message;
+    use crate::testing::decode_fixture;
 
     /// A v0 response written by hand: one broker without a rack.
     #[test]
@@ -86,30 +85,9 @@ mod tests {
             0x80, 0, 0, 0, // cluster_authorized_operations i32::MIN
             0, // response tags
         ];
-        let resp = DescribeClusterResponse::decode(bytes, 0).unwrap();
+        let resp: DescribeClusterResponse = decode_fixture(bytes, 0);
         assert_eq!(resp.cluster_id, "c");
         assert_eq!(resp.brokers[0].port, 9092);
         assert_eq!(resp.brokers[0].rack, None);
-        assert_eq!(resp.encode_to_vec(0).unwrap(), bytes);
-    }
-}
-
-#[cfg(test)]
-mod round_trip {
-    use super::*;
-    #[allow(unused_imports)]
-    use crate::Message;
-    use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
-
-    #[test]
-    fn request_every_version() {
-        round_trip_all_versions::<DescribeClusterRequest>(64);
-        truncations_fail_cleanly::<DescribeClusterRequest>(8);
-    }
-
-    #[test]
-    fn response_every_version() {
-        round_trip_all_versions::<DescribeClusterResponse>(64);
-        truncations_fail_cleanly::<DescribeClusterResponse>(8);
     }
 }

@@ -96,8 +96,7 @@ nested! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
-    use crate::Message;
+    use crate::testing::decode_fixture;
 
     #[test]
     fn v0_request_fixture() {
@@ -108,10 +107,9 @@ mod tests {
             0, // topic tags
             0, // tags
         ];
-        let req = DescribeProducersRequest::decode(bytes, 0).unwrap();
+        let req: DescribeProducersRequest = decode_fixture(bytes, 0);
         assert_eq!(req.topics[0].name, "t");
         assert_eq!(req.topics[0].partition_indexes, [0, 5]);
-        assert_eq!(req.encode_to_vec(0).unwrap(), bytes);
     }
 
     /// One partition with one producer holding an open transaction at offset 120.
@@ -137,7 +135,7 @@ mod tests {
             0,   // topic tags
             0,   // tags
         ];
-        let resp = DescribeProducersResponse::decode(bytes, 0).unwrap();
+        let resp: DescribeProducersResponse = decode_fixture(bytes, 0);
         let p = &resp.topics[0].partitions[0];
         assert_eq!(p.error_message, None);
         let s = &p.active_producers[0];
@@ -146,26 +144,5 @@ mod tests {
         assert_eq!(s.last_timestamp, 1000);
         assert_eq!(s.coordinator_epoch, 1);
         assert_eq!(s.current_txn_start_offset, 120);
-        assert_eq!(resp.encode_to_vec(0).unwrap(), bytes);
-    }
-}
-
-#[cfg(test)]
-mod round_trip {
-    use super::*;
-    #[allow(unused_imports)]
-    use crate::Message;
-    use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
-
-    #[test]
-    fn request_every_version() {
-        round_trip_all_versions::<DescribeProducersRequest>(64);
-        truncations_fail_cleanly::<DescribeProducersRequest>(8);
-    }
-
-    #[test]
-    fn response_every_version() {
-        round_trip_all_versions::<DescribeProducersResponse>(64);
-        truncations_fail_cleanly::<DescribeProducersResponse>(8);
     }
 }

@@ -69,15 +69,13 @@ nested! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
-    use crate::Message;
+    use crate::testing::decode_fixture;
 
     #[test]
     fn v0_request_fixture() {
         let bytes: &[u8] = &[3, 2, b'a', 3, b'b', b'c', 0];
-        let req = DescribeTransactionsRequest::decode(bytes, 0).unwrap();
+        let req: DescribeTransactionsRequest = decode_fixture(bytes, 0);
         assert_eq!(req.transactional_ids, ["a", "bc"]);
-        assert_eq!(req.encode_to_vec(0).unwrap(), bytes);
     }
 
     /// One ongoing transaction over partitions 0 and 2 of topic "t".
@@ -100,7 +98,7 @@ mod tests {
             0, // state tags
             0, // tags
         ];
-        let resp = DescribeTransactionsResponse::decode(bytes, 0).unwrap();
+        let resp: DescribeTransactionsResponse = decode_fixture(bytes, 0);
         let s = &resp.transaction_states[0];
         assert_eq!(s.transactional_id, "tx");
         assert_eq!(s.transaction_state, "Ongoing");
@@ -109,26 +107,5 @@ mod tests {
         assert_eq!((s.producer_id, s.producer_epoch), (4000, 7));
         assert_eq!(s.topics[0].topic, "t");
         assert_eq!(s.topics[0].partitions, [0, 2]);
-        assert_eq!(resp.encode_to_vec(0).unwrap(), bytes);
-    }
-}
-
-#[cfg(test)]
-mod round_trip {
-    use super::*;
-    #[allow(unused_imports)]
-    use crate::Message;
-    use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
-
-    #[test]
-    fn request_every_version() {
-        round_trip_all_versions::<DescribeTransactionsRequest>(64);
-        truncations_fail_cleanly::<DescribeTransactionsRequest>(8);
-    }
-
-    #[test]
-    fn response_every_version() {
-        round_trip_all_versions::<DescribeTransactionsResponse>(64);
-        truncations_fail_cleanly::<DescribeTransactionsResponse>(8);
     }
 }

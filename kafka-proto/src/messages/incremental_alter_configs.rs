@@ -88,7 +88,6 @@ nested! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
     use crate::Message;
 
     /// A v0 request (a DELETE with a null value) and a v1 response with an
@@ -123,25 +122,5 @@ mod tests {
         assert_eq!(resp.responses[0].error_code, 40);
         assert_eq!(resp.responses[0].error_message.as_deref(), Some("m"));
         assert_eq!(resp.encode_to_vec(1).unwrap(), resp_bytes);
-    }
-}
-
-#[cfg(test)]
-mod round_trip {
-    use super::*;
-    #[allow(unused_imports)]
-    use crate::Message;
-    use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
-
-    #[test]
-    fn request_every_version() {
-        round_trip_all_versions::<IncrementalAlterConfigsRequest>(64);
-        truncations_fail_cleanly::<IncrementalAlterConfigsRequest>(8);
-    }
-
-    #[test]
-    fn response_every_version() {
-        round_trip_all_versions::<IncrementalAlterConfigsResponse>(64);
-        truncations_fail_cleanly::<IncrementalAlterConfigsResponse>(8);
     }
 }

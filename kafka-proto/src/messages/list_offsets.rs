@@ -105,8 +105,8 @@ nested! {
 mod tests {
     use super::*;
     use crate::EncodeErrorKind;
-    #[allow(unused_imports)]
     use crate::Message;
+    use crate::testing::decode_fixture;
 
     /// A v1 (oldest) request written by hand from the schema layout.
     #[test]
@@ -119,12 +119,11 @@ mod tests {
             0, 0, 0, 2, // partition_index 2
             0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe, // timestamp -2 (earliest)
         ];
-        let req = ListOffsetsRequest::decode(bytes, 1).unwrap();
+        let req: ListOffsetsRequest = decode_fixture(bytes, 1);
         assert_eq!(req.replica_id, -1);
         assert_eq!(req.isolation_level, 0);
         let p = &req.topics[0].partitions[0];
         assert_eq!((p.partition_index, p.timestamp), (2, -2));
-        assert_eq!(req.encode_to_vec(1).unwrap(), bytes);
         // READ_COMMITTED needs v2.
         let rc = ListOffsetsRequest {
             isolation_level: 1,
@@ -153,11 +152,10 @@ mod tests {
             0, 0, 0x75, 0x30, // timeout_ms 30000
             0,    // request tags
         ];
-        let req = ListOffsetsRequest::decode(bytes, 10).unwrap();
+        let req: ListOffsetsRequest = decode_fixture(bytes, 10);
         assert_eq!(req.isolation_level, 1);
         assert_eq!(req.timeout_ms, 30_000);
         assert_eq!(req.topics[0].partitions[0].current_leader_epoch, 3);
-        assert_eq!(req.encode_to_vec(10).unwrap(), bytes);
         assert_eq!(req.encode_to_vec(9).unwrap_err().field, "timeout_ms");
     }
 
@@ -178,29 +176,8 @@ mod tests {
             0, // topic tags
             0, // response tags
         ];
-        let resp = ListOffsetsResponse::decode(bytes, 6).unwrap();
+        let resp: ListOffsetsResponse = decode_fixture(bytes, 6);
         let p = &resp.topics[0].partitions[0];
         assert_eq!((p.timestamp, p.offset, p.leader_epoch), (-1, 99, 4));
-        assert_eq!(resp.encode_to_vec(6).unwrap(), bytes);
-    }
-}
-
-#[cfg(test)]
-mod round_trip {
-    use super::*;
-    #[allow(unused_imports)]
-    use crate::Message;
-    use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
-
-    #[test]
-    fn request_every_version() {
-        round_trip_all_versions::<ListOffsetsRequest>(64);
-        truncations_fail_cleanly::<ListOffsetsRequest>(8);
-    }
-
-    #[test]
-    fn response_every_version() {
-        round_trip_all_versions::<ListOffsetsResponse>(64);
-        truncations_fail_cleanly::<ListOffsetsResponse>(8);
     }
 }

@@ -12,8 +12,10 @@
 //! Each message is described once, as a table (see the crate's `describe`
 //! module): adding a message means writing its table and a proptest strategy.
 //!
-//! Every module's tests run the round trip for every version
-//! ([`crate::testing::round_trip_all_versions`]) and at least one byte fixture.
+//! Every message is listed once in [`for_each_message!`](crate::for_each_message);
+//! the round trip of every version of each
+//! ([`crate::testing::round_trip_all_versions`]) runs from that list, and each
+//! module's own tests decode at least one byte fixture written by hand.
 //!
 //! A request's body is encoded, and its response's body decoded, at the
 //! version negotiated with ApiVersions; a field the version cannot carry is
@@ -33,6 +35,67 @@
 //! # let _ = body;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+
+/// Invokes `$callback! { (ApiKey, Request, Response), ... }` with every message
+/// kafka-proto implements: the one list of them, from which the round-trip
+/// tests, the fuzz targets and their seed corpus are generated. Adding a
+/// message is one line here.
+///
+/// ```
+/// macro_rules! count_messages {
+///     ($(($key:ident, $request:ident, $response:ident)),* $(,)?) => {
+///         [$(kafka_proto::ApiKey::$key),*].len()
+///     };
+/// }
+/// let apis = kafka_proto::for_each_message!(count_messages);
+/// assert!(apis >= 39);
+/// ```
+#[macro_export]
+macro_rules! for_each_message {
+    ($callback:ident) => {
+        $callback! {
+            (ApiVersions, ApiVersionsRequest, ApiVersionsResponse),
+            (Metadata, MetadataRequest, MetadataResponse),
+            (FindCoordinator, FindCoordinatorRequest, FindCoordinatorResponse),
+            (InitProducerId, InitProducerIdRequest, InitProducerIdResponse),
+            (AddPartitionsToTxn, AddPartitionsToTxnRequest, AddPartitionsToTxnResponse),
+            (AddOffsetsToTxn, AddOffsetsToTxnRequest, AddOffsetsToTxnResponse),
+            (EndTxn, EndTxnRequest, EndTxnResponse),
+            (Produce, ProduceRequest, ProduceResponse),
+            (Fetch, FetchRequest, FetchResponse),
+            (ListOffsets, ListOffsetsRequest, ListOffsetsResponse),
+            (OffsetForLeaderEpoch, OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
+            (TxnOffsetCommit, TxnOffsetCommitRequest, TxnOffsetCommitResponse),
+            (OffsetFetch, OffsetFetchRequest, OffsetFetchResponse),
+            (DescribeConfigs, DescribeConfigsRequest, DescribeConfigsResponse),
+            (CreateTopics, CreateTopicsRequest, CreateTopicsResponse),
+            (ListTransactions, ListTransactionsRequest, ListTransactionsResponse),
+            (DescribeTransactions, DescribeTransactionsRequest, DescribeTransactionsResponse),
+            (DescribeProducers, DescribeProducersRequest, DescribeProducersResponse),
+            (SaslHandshake, SaslHandshakeRequest, SaslHandshakeResponse),
+            (SaslAuthenticate, SaslAuthenticateRequest, SaslAuthenticateResponse),
+            (DeleteTopics, DeleteTopicsRequest, DeleteTopicsResponse),
+            (CreatePartitions, CreatePartitionsRequest, CreatePartitionsResponse),
+            (JoinGroup, JoinGroupRequest, JoinGroupResponse),
+            (SyncGroup, SyncGroupRequest, SyncGroupResponse),
+            (Heartbeat, HeartbeatRequest, HeartbeatResponse),
+            (LeaveGroup, LeaveGroupRequest, LeaveGroupResponse),
+            (OffsetCommit, OffsetCommitRequest, OffsetCommitResponse),
+            (ConsumerGroupHeartbeat, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
+            (ConsumerGroupDescribe, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
+            (DescribeGroups, DescribeGroupsRequest, DescribeGroupsResponse),
+            (ListGroups, ListGroupsRequest, ListGroupsResponse),
+            (DeleteGroups, DeleteGroupsRequest, DeleteGroupsResponse),
+            (OffsetDelete, OffsetDeleteRequest, OffsetDeleteResponse),
+            (DeleteRecords, DeleteRecordsRequest, DeleteRecordsResponse),
+            (IncrementalAlterConfigs, IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),
+            (DescribeCluster, DescribeClusterRequest, DescribeClusterResponse),
+            (CreateAcls, CreateAclsRequest, CreateAclsResponse),
+            (DescribeAcls, DescribeAclsRequest, DescribeAclsResponse),
+            (DeleteAcls, DeleteAclsRequest, DeleteAclsResponse),
+        }
+    };
+}
 
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
@@ -117,3 +180,6 @@ pub use sasl_authenticate::*;
 pub use sasl_handshake::*;
 pub use sync_group::*;
 pub use txn_offset_commit::*;
+
+#[cfg(test)]
+mod round_trip;

@@ -83,8 +83,7 @@ nested! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
-    use crate::Message;
+    use crate::testing::decode_fixture;
 
     /// A v0 response written by hand: a partition refused because the group
     /// is subscribed to its topic.
@@ -99,28 +98,7 @@ mod tests {
             0, 0, 0, 0, // partition_index 0
             0, 86, // GROUP_SUBSCRIBED_TO_TOPIC
         ];
-        let resp = OffsetDeleteResponse::decode(bytes, 0).unwrap();
+        let resp: OffsetDeleteResponse = decode_fixture(bytes, 0);
         assert_eq!(resp.topics[0].partitions[0].error_code, 86);
-        assert_eq!(resp.encode_to_vec(0).unwrap(), bytes);
-    }
-}
-
-#[cfg(test)]
-mod round_trip {
-    use super::*;
-    #[allow(unused_imports)]
-    use crate::Message;
-    use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
-
-    #[test]
-    fn request_every_version() {
-        round_trip_all_versions::<OffsetDeleteRequest>(64);
-        truncations_fail_cleanly::<OffsetDeleteRequest>(8);
-    }
-
-    #[test]
-    fn response_every_version() {
-        round_trip_all_versions::<OffsetDeleteResponse>(64);
-        truncations_fail_cleanly::<OffsetDeleteResponse>(8);
     }
 }

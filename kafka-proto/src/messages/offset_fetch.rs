@@ -185,8 +185,9 @@ nested! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[allow(unused_imports)]
-    use crate::{EncodeErrorKind, Message};
+    use crate::EncodeErrorKind;
+    use crate::Message;
+    use crate::testing::decode_fixture;
 
     /// v1 request (classic, single group): group "g", topic "t", partition 0.
     #[test]
@@ -197,12 +198,11 @@ mod tests {
             0, 1, b't', // name
             0, 0, 0, 1, 0, 0, 0, 0, // partition_indexes [0]
         ];
-        let req = OffsetFetchRequest::decode(bytes, 1).unwrap();
+        let req: OffsetFetchRequest = decode_fixture(bytes, 1);
         assert_eq!(req.group_id, "g");
         let topics = req.topics.as_ref().unwrap();
         assert_eq!(topics[0].name, "t");
         assert_eq!(topics[0].partition_indexes, [0]);
-        assert_eq!(req.encode_to_vec(1).unwrap(), bytes);
         // Null topics (all topics) need v2+.
         let all = OffsetFetchRequest {
             topics: None,
@@ -224,12 +224,11 @@ mod tests {
     #[test]
     fn v7_request_fixture() {
         let bytes: &[u8] = &[2, b'g', 0, 1, 0];
-        let req = OffsetFetchRequest::decode(bytes, 7).unwrap();
+        let req: OffsetFetchRequest = decode_fixture(bytes, 7);
         assert_eq!(req.group_id, "g");
         assert_eq!(req.topics, None);
         assert!(req.require_stable);
         assert!(req.groups.is_empty());
-        assert_eq!(req.encode_to_vec(7).unwrap(), bytes);
     }
 
     /// v10 request (batched): member id and epoch, one topic by id.
@@ -248,7 +247,7 @@ mod tests {
             0, // require_stable
             0, // tags
         ];
-        let req = OffsetFetchRequest::decode(bytes, 10).unwrap();
+        let req: OffsetFetchRequest = decode_fixture(bytes, 10);
         let g = &req.groups[0];
         assert_eq!(g.group_id, "g");
         assert_eq!(g.member_id.as_deref(), Some("m"));
@@ -257,7 +256,6 @@ mod tests {
         assert_eq!(t.topic_id[15], 16);
         assert_eq!(t.name, "");
         assert_eq!(t.partition_indexes, [0]);
-        assert_eq!(req.encode_to_vec(10).unwrap(), bytes);
         // v9 cannot carry topic ids; v8 cannot carry member fields.
         assert_eq!(
             req.encode_to_vec(9).unwrap_err().field,
@@ -270,12 +268,11 @@ mod tests {
     #[test]
     fn v8_request_fixture() {
         let bytes: &[u8] = &[2, 2, b'g', 0, 0, 1, 0];
-        let req = OffsetFetchRequest::decode(bytes, 8).unwrap();
+        let req: OffsetFetchRequest = decode_fixture(bytes, 8);
         assert_eq!(req.groups[0].group_id, "g");
         assert_eq!(req.groups[0].topics, None);
         assert_eq!(req.groups[0].member_epoch, -1);
         assert!(req.require_stable);
-        assert_eq!(req.encode_to_vec(8).unwrap(), bytes);
     }
 
     /// v1 response: one partition with offset 100, empty metadata, no top-level error.
@@ -290,12 +287,11 @@ mod tests {
             0, 0, // metadata ""
             0, 0, // error_code
         ];
-        let resp = OffsetFetchResponse::decode(bytes, 1).unwrap();
+        let resp: OffsetFetchResponse = decode_fixture(bytes, 1);
         let p = &resp.topics[0].partitions[0];
         assert_eq!(p.committed_offset, 100);
         assert_eq!(p.committed_leader_epoch, -1);
         assert_eq!(p.metadata.as_deref(), Some(""));
-        assert_eq!(resp.encode_to_vec(1).unwrap(), bytes);
     }
 
     /// v5 response: throttle, leader epoch, null metadata, top-level error.
@@ -313,13 +309,12 @@ mod tests {
             0, 0, // error_code
             0, 0, // top-level error_code
         ];
-        let resp = OffsetFetchResponse::decode(bytes, 5).unwrap();
+        let resp: OffsetFetchResponse = decode_fixture(bytes, 5);
         assert_eq!(resp.throttle_time_ms, 7);
         let p = &resp.topics[0].partitions[0];
         assert_eq!((p.partition_index, p.committed_offset), (2, -1));
         assert_eq!(p.committed_leader_epoch, 4);
         assert_eq!(p.metadata, None);
-        assert_eq!(resp.encode_to_vec(5).unwrap(), bytes);
         assert_eq!(
             resp.encode_to_vec(4).unwrap_err().field,
             "topics.partitions.committed_leader_epoch"
@@ -347,7 +342,7 @@ mod tests {
             0, // group tags
             0, // tags
         ];
-        let resp = OffsetFetchResponse::decode(bytes, 10).unwrap();
+        let resp: OffsetFetchResponse = decode_fixture(bytes, 10);
         let g = &resp.groups[0];
         assert_eq!(g.group_id, "g");
         let t = &g.topics[0];
@@ -355,27 +350,6 @@ mod tests {
         let p = &t.partitions[0];
         assert_eq!((p.committed_offset, p.committed_leader_epoch), (100, 2));
         assert_eq!(p.metadata, None);
-        assert_eq!(resp.encode_to_vec(10).unwrap(), bytes);
         assert_eq!(resp.encode_to_vec(7).unwrap_err().field, "groups");
-    }
-}
-
-#[cfg(test)]
-mod round_trip {
-    use super::*;
-    use crate::testing::{round_trip_all_versions, truncations_fail_cleanly};
-    #[allow(unused_imports)]
-    use crate::{EncodeErrorKind, Message};
-
-    #[test]
-    fn request_every_version() {
-        round_trip_all_versions::<OffsetFetchRequest>(64);
-        truncations_fail_cleanly::<OffsetFetchRequest>(8);
-    }
-
-    #[test]
-    fn response_every_version() {
-        round_trip_all_versions::<OffsetFetchResponse>(64);
-        truncations_fail_cleanly::<OffsetFetchResponse>(8);
     }
 }
