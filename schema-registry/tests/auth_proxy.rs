@@ -6,6 +6,7 @@
 //! third.
 
 use kafka_client::Properties;
+#[cfg(feature = "tls")]
 use kafka_client::http::HttpError;
 use kafka_schema_registry::{RegistryError, Schema, SchemaRegistryClient, SchemaType};
 use kafka_testcontainers::SchemaRegistry;
@@ -27,6 +28,7 @@ struct Proxy {
     /// A bearer token required.
     bearer_port: u16,
     /// TLS, no credentials.
+    #[cfg_attr(not(feature = "tls"), allow(dead_code))]
     tls_port: u16,
 }
 

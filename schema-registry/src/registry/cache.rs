@@ -77,7 +77,7 @@ impl<K: Hash + Eq + Clone, V: Clone> SharedBounded<K, V> {
         self.lock().insert(k, v);
     }
 
-    #[cfg(test)]
+    #[cfg(all(test, any(feature = "avro", feature = "json", feature = "protobuf")))]
     pub(crate) fn len(&self) -> usize {
         self.lock().len()
     }
