@@ -8,7 +8,7 @@ use crate::state::consumer_group::{
     ConsumerGroup, Heartbeat, HeartbeatAnswer, LEAVE_EPOCH, Partitions, STATIC_LEAVE_EPOCH,
     TopicInfo,
 };
-use crate::state::{ClusterState, CoordinatorKind, Ctx};
+use crate::state::{ClusterState, Ctx};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 use std::collections::BTreeMap;
@@ -20,9 +20,6 @@ pub(crate) fn handle(
     version: i16,
     _final_attempt: bool,
 ) -> Reply<ConsumerGroupHeartbeatResponse> {
-    if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
-        return Reply::Now(error(state, req, version, code));
-    }
     let hb = Heartbeat {
         member_id: &req.member_id,
         member_epoch: req.member_epoch,

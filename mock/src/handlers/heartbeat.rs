@@ -2,7 +2,7 @@
 //! rebalance (REBALANCE_IN_PROGRESS) or that it is no longer a member.
 
 use super::Reply;
-use crate::state::{ClusterState, CoordinatorKind, Ctx};
+use crate::state::{ClusterState, Ctx};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
@@ -13,9 +13,6 @@ pub(crate) fn handle(
     version: i16,
     _final_attempt: bool,
 ) -> Reply<HeartbeatResponse> {
-    if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
-        return Reply::Now(error(state, req, version, code));
-    }
     let code = match state.classic.get_mut(&req.group_id) {
         None => ErrorCode::UnknownMemberId,
         Some(g) => g

@@ -3,7 +3,7 @@
 
 use super::Reply;
 use crate::state::membership::{ClassicGroup, JoinOutcome, JoinRequest};
-use crate::state::{ClusterState, CoordinatorKind, Ctx};
+use crate::state::{ClusterState, Ctx};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
@@ -14,9 +14,6 @@ pub(crate) fn handle(
     version: i16,
     final_attempt: bool,
 ) -> Reply<JoinGroupResponse> {
-    if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
-        return Reply::Now(error(state, req, version, code));
-    }
     if req.group_id.is_empty() {
         return Reply::Now(error(state, req, version, ErrorCode::InvalidGroupId));
     }

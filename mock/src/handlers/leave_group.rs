@@ -2,7 +2,7 @@
 //! timeout to wait) and the others rebalance.
 
 use super::Reply;
-use crate::state::{ClusterState, CoordinatorKind, Ctx};
+use crate::state::{ClusterState, Ctx};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
@@ -13,9 +13,6 @@ pub(crate) fn handle(
     version: i16,
     _final_attempt: bool,
 ) -> Reply<LeaveGroupResponse> {
-    if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
-        return Reply::Now(error(state, req, version, code));
-    }
     let leaving: Vec<(String, Option<String>)> = if version >= 3 {
         req.members
             .iter()

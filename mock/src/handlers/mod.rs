@@ -46,7 +46,7 @@ mod produce;
 mod sync_group;
 mod txn_offset_commit;
 
-use crate::state::{ClusterState, Ctx};
+use crate::state::{ClusterState, CoordinatorKind, Ctx};
 use bytes::BytesMut;
 use kafka_proto::frame::{
     RequestHeaderStart, decode_request_frame, encode_response_frame, peek_request_header,
@@ -82,7 +82,7 @@ pub(crate) enum Outcome {
 
 macro_rules! routes {
     ($state:ident, $ctx:ident, $frame:ident, $inject:ident, $final_attempt:ident, $api:ident;
-     $( $key:ident => $module:ident :: $Req:ident ),* $(,)?) => {
+     $( $key:ident => $module:ident :: $Req:ident $(at $group:ident)? ),* $(,)?) => {
         match $api {
             $( ApiKey::$key => {
                 let (header, req) = match decode_request_frame::<$Req>($frame) {
@@ -94,7 +94,10 @@ macro_rules! routes {
                     client_id: header.client_id.as_deref().map(Arc::from).unwrap_or_else(|| $ctx.client_id.clone()),
                     ..$ctx.clone()
                 };
-                let reply = match $inject {
+                let refused = $inject $(
+                    .or_else(|| $state.check_coordinator(ctx, CoordinatorKind::Group, &req.$group).err())
+                )?;
+                let reply = match refused {
                     Some(code) => Reply::Now($module::error($state, &req, version, code)),
                     None => $module::handle($state, ctx, &req, version, $final_attempt),
                 };
@@ -142,6 +145,9 @@ pub(crate) fn handle(
         }
         return Outcome::Close(format!("{api:?} v{version} is not supported"));
     }
+    // `at field`: only the coordinator of the group that field names
+    // serves the request; any other broker answers the handler's `error`
+    // with NOT_COORDINATOR (COORDINATOR_NOT_AVAILABLE while none is alive).
     routes!(state, ctx, frame, inject, final_attempt, api;
         ApiVersions => api_versions::ApiVersionsRequest,
         Metadata => metadata::MetadataRequest,
@@ -153,19 +159,19 @@ pub(crate) fn handle(
         AddPartitionsToTxn => add_partitions_to_txn::AddPartitionsToTxnRequest,
         AddOffsetsToTxn => add_offsets_to_txn::AddOffsetsToTxnRequest,
         EndTxn => end_txn::EndTxnRequest,
-        TxnOffsetCommit => txn_offset_commit::TxnOffsetCommitRequest,
-        OffsetCommit => offset_commit::OffsetCommitRequest,
+        TxnOffsetCommit => txn_offset_commit::TxnOffsetCommitRequest at group_id,
+        OffsetCommit => offset_commit::OffsetCommitRequest at group_id,
         OffsetFetch => offset_fetch::OffsetFetchRequest,
         CreateTopics => create_topics::CreateTopicsRequest,
         DescribeConfigs => describe_configs::DescribeConfigsRequest,
         ListTransactions => list_transactions::ListTransactionsRequest,
         DescribeTransactions => describe_transactions::DescribeTransactionsRequest,
         DescribeProducers => describe_producers::DescribeProducersRequest,
-        JoinGroup => join_group::JoinGroupRequest,
-        SyncGroup => sync_group::SyncGroupRequest,
-        Heartbeat => heartbeat::HeartbeatRequest,
-        LeaveGroup => leave_group::LeaveGroupRequest,
-        ConsumerGroupHeartbeat => consumer_group_heartbeat::ConsumerGroupHeartbeatRequest,
+        JoinGroup => join_group::JoinGroupRequest at group_id,
+        SyncGroup => sync_group::SyncGroupRequest at group_id,
+        Heartbeat => heartbeat::HeartbeatRequest at group_id,
+        LeaveGroup => leave_group::LeaveGroupRequest at group_id,
+        ConsumerGroupHeartbeat => consumer_group_heartbeat::ConsumerGroupHeartbeatRequest at group_id,
         ConsumerGroupDescribe => consumer_group_describe::ConsumerGroupDescribeRequest,
         DeleteTopics => delete_topics::DeleteTopicsRequest,
         CreatePartitions => create_partitions::CreatePartitionsRequest,
@@ -174,7 +180,7 @@ pub(crate) fn handle(
         DeleteGroups => delete_groups::DeleteGroupsRequest,
         OffsetForLeaderEpoch => offset_for_leader_epoch::OffsetForLeaderEpochRequest,
         DeleteRecords => delete_records::DeleteRecordsRequest,
-        OffsetDelete => offset_delete::OffsetDeleteRequest,
+        OffsetDelete => offset_delete::OffsetDeleteRequest at group_id,
         IncrementalAlterConfigs => incremental_alter_configs::IncrementalAlterConfigsRequest,
         DescribeCluster => describe_cluster::DescribeClusterRequest,
         CreateAcls => create_acls::CreateAclsRequest,

@@ -7,20 +7,17 @@
 
 use super::Reply;
 use crate::state::groups::CommittedOffset;
-use crate::state::{ClusterState, CoordinatorKind, Ctx};
+use crate::state::{ClusterState, Ctx};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
 pub(crate) fn handle(
     state: &mut ClusterState,
-    ctx: &Ctx,
+    _ctx: &Ctx,
     req: &OffsetCommitRequest,
     version: i16,
     _final_attempt: bool,
 ) -> Reply<OffsetCommitResponse> {
-    if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
-        return Reply::Now(error(state, req, version, code));
-    }
     let validator = match state.check_commit_member(
         &req.group_id,
         &req.member_id,

@@ -2,7 +2,7 @@
 //! `state::offset_delete` for Kafka's rules.
 
 use super::Reply;
-use crate::state::{ClusterState, CoordinatorKind, Ctx};
+use crate::state::{ClusterState, Ctx};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
@@ -39,14 +39,11 @@ fn response(
 
 pub(crate) fn handle(
     state: &mut ClusterState,
-    ctx: &Ctx,
+    _ctx: &Ctx,
     req: &OffsetDeleteRequest,
     _version: i16,
     _final_attempt: bool,
 ) -> Reply<OffsetDeleteResponse> {
-    if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
-        return Reply::Now(response(req, code, &[]));
-    }
     let partitions: Vec<(String, i32)> = req
         .topics
         .iter()

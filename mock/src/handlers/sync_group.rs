@@ -2,7 +2,7 @@
 //! Stable; a follower's SyncGroup waits (parked) for them.
 
 use super::Reply;
-use crate::state::{ClusterState, CoordinatorKind, Ctx};
+use crate::state::{ClusterState, Ctx};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
@@ -13,9 +13,6 @@ pub(crate) fn handle(
     version: i16,
     final_attempt: bool,
 ) -> Reply<SyncGroupResponse> {
-    if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
-        return Reply::Now(error(state, req, version, code));
-    }
     let Some(group) = state.classic.get_mut(&req.group_id) else {
         return Reply::Now(error(state, req, version, ErrorCode::UnknownMemberId));
     };

@@ -41,9 +41,6 @@ pub(crate) fn handle(
     version: i16,
     _final_attempt: bool,
 ) -> Reply<TxnOffsetCommitResponse> {
-    if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
-        return Reply::Now(error(state, req, version, code));
-    }
     let validator = if version >= 3 {
         match state.check_commit_member(
             &req.group_id,
