@@ -26,6 +26,8 @@
 //! - [`requests`]: one round trip per request that several clients send
 //!   (DescribeConfigs, DescribeTransactions, OffsetFetch), each version
 //!   shape handled once.
+//! - [`metrics`]: what the producer's and the consumer's metrics are built
+//!   from (errors by code, round-trip latencies, the `metrics` facade).
 //! - The types every client shares: [`TopicPartition`],
 //!   [`ProducerIdAndEpoch`], [`GroupMetadata`] and [`OffsetAndMetadata`]
 //!   (what a consumer hands a transactional producer, KIP-447),
@@ -80,6 +82,7 @@ pub mod http;
 pub use group_offsets::{GroupMetadata, OffsetAndMetadata};
 pub use kafka_proto;
 mod metadata;
+pub mod metrics;
 pub mod oauth;
 pub use metadata::{
     BrokerInfo, ClusterMetadata, DEFAULT_METADATA_MAX_AGE, MetadataUpdate, PartitionMetadata,

@@ -2,10 +2,9 @@
 //! and of the group member around it.
 
 use kafka_client::TopicPartition;
+use kafka_client::metrics::{Latency, MetricsBase};
 use kafka_proto::ErrorCode;
 use std::collections::BTreeMap;
-#[cfg(feature = "metrics")]
-use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
@@ -26,37 +25,25 @@ use std::time::Duration;
 /// ```
 #[derive(Debug, Default)]
 pub struct ConsumerMetrics {
-    /// Off: every update returns at once.
-    enabled: bool,
+    /// On or off (off: every update returns at once), the partition-level
+    /// errors by code and the facade's `client_id` label.
+    base: MetricsBase,
     /// Records returned to the application.
     records_consumed: AtomicU64,
     /// Record batch bytes fetched.
     bytes_consumed: AtomicU64,
-    /// Fetch requests answered.
-    fetch_requests: AtomicU64,
-    /// Sum of the Fetch round trips (µs), for the mean.
-    fetch_latency_sum_us: AtomicU64,
-    /// Longest Fetch round trip (µs).
-    fetch_latency_max_us: AtomicU64,
+    /// The round trips of the Fetch requests answered.
+    fetch_latency: Latency,
     /// Positions moved by `auto.offset.reset`.
     offset_resets: AtomicU64,
     /// Positions moved back to a divergence point.
     log_truncations: AtomicU64,
     /// Assignments received.
     rebalances: AtomicU64,
-    /// Offset commits that succeeded.
-    commits: AtomicU64,
-    /// Sum of the successful commits' durations (µs).
-    commit_latency_sum_us: AtomicU64,
-    /// Longest successful commit (µs).
-    commit_latency_max_us: AtomicU64,
+    /// The durations of the offset commits that succeeded.
+    commit_latency: Latency,
     /// Lag per partition, as last measured; a revoked partition is removed.
     lag: Mutex<BTreeMap<TopicPartition, i64>>,
-    /// Partition-level errors by code.
-    errors: Mutex<BTreeMap<i16, u64>>,
-    /// The `client_id` label of the facade's values.
-    #[cfg(feature = "metrics")]
-    client_id: Option<Arc<str>>,
 }
 
 /// The names under which the cargo feature `metrics` of `kafka-consumer`
@@ -86,7 +73,7 @@ pub struct ConsumerMetrics {
 /// ```
 pub mod names {
     /// The label with the consumer's `client.id` on every value.
-    pub const CLIENT_ID_LABEL: &str = "client_id";
+    pub const CLIENT_ID_LABEL: &str = kafka_client::metrics::CLIENT_ID_LABEL;
     /// Counter: records returned to the application.
     pub const RECORDS_CONSUMED: &str = "kafka_consumer_records_consumed_total";
     /// Counter: record batch bytes fetched.
@@ -116,9 +103,9 @@ pub mod names {
     /// [`CODE_LABEL`].
     pub const ERRORS: &str = "kafka_consumer_errors_total";
     /// The label of [`ERRORS`] with Kafka's name of the error code.
-    pub const ERROR_LABEL: &str = "error";
+    pub const ERROR_LABEL: &str = kafka_client::metrics::ERROR_LABEL;
     /// The label of [`ERRORS`] with the numeric error code.
-    pub const CODE_LABEL: &str = "code";
+    pub const CODE_LABEL: &str = kafka_client::metrics::CODE_LABEL;
 }
 
 /// A point-in-time copy of [`ConsumerMetrics`].
@@ -163,81 +150,48 @@ impl ConsumerMetrics {
     /// assert_eq!(off.snapshot().records_consumed, 0);
     /// ```
     pub fn new(enabled: bool) -> Self {
-        Self {
-            enabled,
-            ..Default::default()
-        }
+        Self::with_client_id(enabled, "")
     }
 
     /// Metrics of the consumer `client_id` (the `client_id` label of the
     /// values the `metrics` feature emits).
     pub fn with_client_id(enabled: bool, client_id: &str) -> Self {
-        #[cfg(not(feature = "metrics"))]
-        let _ = client_id;
         Self {
-            enabled,
-            #[cfg(feature = "metrics")]
-            client_id: Some(Arc::from(client_id)),
+            base: MetricsBase::new(enabled, client_id, cfg!(feature = "metrics")),
             ..Default::default()
         }
     }
 
-    /// The `client_id` label.
-    #[cfg(feature = "metrics")]
-    fn label(&self) -> ::metrics::SharedString {
-        match &self.client_id {
-            Some(id) => ::metrics::SharedString::from(id.clone()),
-            None => ::metrics::SharedString::const_str(""),
-        }
-    }
-
-    #[cfg(feature = "metrics")]
-    fn counter(&self, name: &'static str, n: u64) {
-        ::metrics::counter!(name, names::CLIENT_ID_LABEL => self.label()).increment(n);
-    }
-
-    #[cfg(feature = "metrics")]
-    fn histogram(&self, name: &'static str, d: Duration) {
-        ::metrics::histogram!(name, names::CLIENT_ID_LABEL => self.label()).record(d.as_secs_f64());
-    }
-
     /// True when recording.
     pub fn enabled(&self) -> bool {
-        self.enabled
+        self.base.enabled()
     }
 
     /// A Fetch answer came after `latency`, with `batches_bytes` bytes of
     /// record batches (`records` of them decoded).
     pub fn fetched(&self, records: u64, batches_bytes: u64, latency: Duration) {
-        if !self.enabled {
+        if !self.enabled() {
             return;
         }
         let _ = records;
-        let us = latency.as_micros() as u64;
-        self.fetch_requests.fetch_add(1, Relaxed);
+        self.fetch_latency.record(latency);
         self.bytes_consumed.fetch_add(batches_bytes, Relaxed);
-        self.fetch_latency_sum_us.fetch_add(us, Relaxed);
-        self.fetch_latency_max_us.fetch_max(us, Relaxed);
-        #[cfg(feature = "metrics")]
-        {
-            self.counter(names::FETCH_REQUESTS, 1);
-            self.counter(names::BYTES_CONSUMED, batches_bytes);
-            self.histogram(names::FETCH_LATENCY, latency);
-        }
+        self.base.counter(names::FETCH_REQUESTS, 1);
+        self.base.counter(names::BYTES_CONSUMED, batches_bytes);
+        self.base.histogram(names::FETCH_LATENCY, latency);
     }
 
     /// `records` records were returned to the application.
     pub fn consumed(&self, records: u64) {
-        if self.enabled && records > 0 {
+        if self.enabled() && records > 0 {
             self.records_consumed.fetch_add(records, Relaxed);
-            #[cfg(feature = "metrics")]
-            self.counter(names::RECORDS_CONSUMED, records);
+            self.base.counter(names::RECORDS_CONSUMED, records);
         }
     }
 
     /// The lag of `tp` is now `lag` records.
     pub fn set_lag(&self, tp: &TopicPartition, lag: i64) {
-        if !self.enabled {
+        if !self.enabled() {
             return;
         }
         let lag = lag.max(0);
@@ -246,18 +200,20 @@ impl ConsumerMetrics {
             .unwrap_or_else(|p| p.into_inner())
             .insert(tp.clone(), lag);
         #[cfg(feature = "metrics")]
-        ::metrics::gauge!(
-            names::RECORDS_LAG,
-            names::CLIENT_ID_LABEL => self.label(),
-            names::TOPIC_LABEL => tp.topic.to_string(),
-            names::PARTITION_LABEL => tp.partition.to_string(),
-        )
-        .set(lag as f64);
+        if let Some(label) = self.base.facade_label() {
+            ::metrics::gauge!(
+                names::RECORDS_LAG,
+                names::CLIENT_ID_LABEL => label,
+                names::TOPIC_LABEL => tp.topic.to_string(),
+                names::PARTITION_LABEL => tp.partition.to_string(),
+            )
+            .set(lag as f64);
+        }
     }
 
     /// `tp` is no longer read: its lag is forgotten.
     pub fn forget(&self, tp: &TopicPartition) {
-        if self.enabled {
+        if self.enabled() {
             self.lag
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -267,96 +223,58 @@ impl ConsumerMetrics {
 
     /// `auto.offset.reset` moved a position (out of range).
     pub fn offset_reset(&self) {
-        if self.enabled {
+        if self.enabled() {
             self.offset_resets.fetch_add(1, Relaxed);
-            #[cfg(feature = "metrics")]
-            self.counter(names::OFFSET_RESETS, 1);
+            self.base.counter(names::OFFSET_RESETS, 1);
         }
     }
 
     /// A position moved back to a divergence point (KIP-320).
     pub fn log_truncation(&self) {
-        if self.enabled {
+        if self.enabled() {
             self.log_truncations.fetch_add(1, Relaxed);
-            #[cfg(feature = "metrics")]
-            self.counter(names::LOG_TRUNCATIONS, 1);
+            self.base.counter(names::LOG_TRUNCATIONS, 1);
         }
     }
 
     /// A group member received an assignment.
     pub fn rebalance(&self) {
-        if self.enabled {
+        if self.enabled() {
             self.rebalances.fetch_add(1, Relaxed);
-            #[cfg(feature = "metrics")]
-            self.counter(names::REBALANCES, 1);
+            self.base.counter(names::REBALANCES, 1);
         }
     }
 
     /// An offset commit succeeded after `d`.
     pub fn committed(&self, d: Duration) {
-        if self.enabled {
-            let us = d.as_micros() as u64;
-            self.commits.fetch_add(1, Relaxed);
-            self.commit_latency_sum_us.fetch_add(us, Relaxed);
-            self.commit_latency_max_us.fetch_max(us, Relaxed);
-            #[cfg(feature = "metrics")]
-            {
-                self.counter(names::COMMITS, 1);
-                self.histogram(names::COMMIT_LATENCY, d);
-            }
+        if self.enabled() {
+            self.commit_latency.record(d);
+            self.base.counter(names::COMMITS, 1);
+            self.base.histogram(names::COMMIT_LATENCY, d);
         }
     }
 
     /// A partition answered `code`.
     pub fn error(&self, code: ErrorCode) {
-        if self.enabled {
-            *self
-                .errors
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .entry(code.code())
-                .or_default() += 1;
-            #[cfg(feature = "metrics")]
-            ::metrics::counter!(
-                names::ERRORS,
-                names::CLIENT_ID_LABEL => self.label(),
-                names::ERROR_LABEL => code.name(),
-                names::CODE_LABEL => code.code().to_string(),
-            )
-            .increment(1);
-        }
+        self.base.error(names::ERRORS, code);
     }
 
     /// A copy of every counter.
     pub fn snapshot(&self) -> ConsumerMetricsSnapshot {
-        let fetches = self.fetch_requests.load(Relaxed);
-        let commits = self.commits.load(Relaxed);
         ConsumerMetricsSnapshot {
             records_consumed: self.records_consumed.load(Relaxed),
             bytes_consumed: self.bytes_consumed.load(Relaxed),
-            fetch_requests: fetches,
-            fetch_latency_avg_us: self
-                .fetch_latency_sum_us
-                .load(Relaxed)
-                .checked_div(fetches)
-                .unwrap_or(0),
-            fetch_latency_max_us: self.fetch_latency_max_us.load(Relaxed),
+            fetch_requests: self.fetch_latency.count(),
+            fetch_latency_avg_us: self.fetch_latency.avg_us(),
+            fetch_latency_max_us: self.fetch_latency.max_us(),
             offset_resets: self.offset_resets.load(Relaxed),
             log_truncations: self.log_truncations.load(Relaxed),
             rebalances: self.rebalances.load(Relaxed),
-            commits,
-            commit_latency_avg_us: self
-                .commit_latency_sum_us
-                .load(Relaxed)
-                .checked_div(commits)
-                .unwrap_or(0),
-            commit_latency_max_us: self.commit_latency_max_us.load(Relaxed),
+            commits: self.commit_latency.count(),
+            commit_latency_avg_us: self.commit_latency.avg_us(),
+            commit_latency_max_us: self.commit_latency.max_us(),
             lag: self.lag.lock().unwrap_or_else(|p| p.into_inner()).clone(),
-            errors_by_code: self
-                .errors
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone(),
+            errors_by_code: self.base.errors_by_code(),
         }
     }
 }

@@ -41,11 +41,9 @@
 //! assert_eq!(s.request_latency_max_us, 3000);
 //! ```
 
+use kafka_client::metrics::{Latency, MetricsBase};
 use kafka_proto::ErrorCode;
 use std::collections::BTreeMap;
-#[cfg(feature = "metrics")]
-use std::sync::Arc;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
@@ -62,7 +60,8 @@ use std::time::Duration;
 /// ```
 #[derive(Debug, Default)]
 pub struct Metrics {
-    enabled: bool,
+    /// On or off, the errors by code and the facade's `client_id` label.
+    base: MetricsBase,
     records_sent: AtomicU64,
     bytes_sent: AtomicU64,
     batches_sent: AtomicU64,
@@ -70,19 +69,13 @@ pub struct Metrics {
     retries: AtomicU64,
     in_flight: AtomicU64,
     buffer_used: AtomicU64,
-    latency_sum_us: AtomicU64,
-    latency_count: AtomicU64,
-    latency_max_us: AtomicU64,
+    /// Produce round trips.
+    request_latency: Latency,
     epoch_bumps: AtomicU64,
     batch_splits: AtomicU64,
-    txn_commits: AtomicU64,
     txn_aborts: AtomicU64,
-    commit_latency_sum_us: AtomicU64,
-    commit_latency_max_us: AtomicU64,
-    errors: Mutex<BTreeMap<i16, u64>>,
-    /// The `client_id` label of the facade's values.
-    #[cfg(feature = "metrics")]
-    client_id: Option<Arc<str>>,
+    /// Successful `commit_transaction` calls (their count is the commits).
+    commit_latency: Latency,
 }
 
 /// The names under which the cargo feature `metrics` emits the producer
@@ -96,7 +89,7 @@ pub struct Metrics {
 /// ```
 pub mod names {
     /// The label with the producer's `client.id` on every value.
-    pub const CLIENT_ID_LABEL: &str = "client_id";
+    pub const CLIENT_ID_LABEL: &str = kafka_client::metrics::CLIENT_ID_LABEL;
     /// Counter: records acknowledged (or written, with acks=0).
     pub const RECORDS_SENT: &str = "kafka_producer_records_sent_total";
     /// Counter: encoded batch bytes acknowledged.
@@ -114,9 +107,9 @@ pub mod names {
     /// number, which also tells unknown codes apart).
     pub const ERRORS: &str = "kafka_producer_errors_total";
     /// The label of [`ERRORS`] with Kafka's name of the error code.
-    pub const ERROR_LABEL: &str = "error";
+    pub const ERROR_LABEL: &str = kafka_client::metrics::ERROR_LABEL;
     /// The label of [`ERRORS`] with the numeric error code.
-    pub const CODE_LABEL: &str = "code";
+    pub const CODE_LABEL: &str = kafka_client::metrics::CODE_LABEL;
     /// Counter: local epoch bumps (idempotence).
     pub const EPOCH_BUMPS: &str = "kafka_producer_epoch_bumps_total";
     /// Counter: batches the broker refused as too large (MESSAGE_TOO_LARGE),
@@ -180,10 +173,7 @@ impl Metrics {
     /// assert_eq!(off.snapshot().records_sent, 0);
     /// ```
     pub fn new(enabled: bool) -> Self {
-        Self {
-            enabled,
-            ..Default::default()
-        }
+        Self::with_client_id(enabled, "")
     }
 
     /// Metrics of the producer `client_id` (the `client_id` label of the
@@ -196,166 +186,108 @@ impl Metrics {
     /// assert_eq!(m.snapshot().records_sent, 3);
     /// ```
     pub fn with_client_id(enabled: bool, client_id: &str) -> Self {
-        #[cfg(not(feature = "metrics"))]
-        let _ = client_id;
         Self {
-            enabled,
-            #[cfg(feature = "metrics")]
-            client_id: Some(Arc::from(client_id)),
+            base: MetricsBase::new(enabled, client_id, cfg!(feature = "metrics")),
             ..Default::default()
         }
     }
 
-    /// The `client_id` label.
-    #[cfg(feature = "metrics")]
-    fn label(&self) -> ::metrics::SharedString {
-        match &self.client_id {
-            Some(id) => ::metrics::SharedString::from(id.clone()),
-            None => ::metrics::SharedString::const_str(""),
-        }
-    }
-
-    #[cfg(feature = "metrics")]
-    fn counter(&self, name: &'static str, n: u64) {
-        ::metrics::counter!(name, names::CLIENT_ID_LABEL => self.label()).increment(n);
-    }
-
-    #[cfg(feature = "metrics")]
-    fn histogram(&self, name: &'static str, d: Duration) {
-        ::metrics::histogram!(name, names::CLIENT_ID_LABEL => self.label()).record(d.as_secs_f64());
-    }
-
     /// True when recording.
     pub fn enabled(&self) -> bool {
-        self.enabled
+        self.base.enabled()
     }
 
     /// A batch of `records` records, `bytes` bytes, was acknowledged.
     pub fn record_sent(&self, records: u64, bytes: u64) {
-        if self.enabled {
+        if self.enabled() {
             self.records_sent.fetch_add(records, Relaxed);
             self.bytes_sent.fetch_add(bytes, Relaxed);
             self.batches_sent.fetch_add(1, Relaxed);
-            #[cfg(feature = "metrics")]
-            {
-                self.counter(names::RECORDS_SENT, records);
-                self.counter(names::BYTES_SENT, bytes);
-                self.counter(names::BATCHES_SENT, 1);
-            }
+            self.base.counter(names::RECORDS_SENT, records);
+            self.base.counter(names::BYTES_SENT, bytes);
+            self.base.counter(names::BATCHES_SENT, 1);
         }
     }
 
     /// A Produce request went out.
     pub fn request_sent(&self) {
-        if self.enabled {
+        if self.enabled() {
             self.requests.fetch_add(1, Relaxed);
             self.in_flight.fetch_add(1, Relaxed);
-            #[cfg(feature = "metrics")]
-            self.counter(names::REQUESTS, 1);
+            self.base.counter(names::REQUESTS, 1);
         }
     }
 
     /// A Produce request finished (any outcome).
     pub fn request_done(&self) {
-        if self.enabled {
+        if self.enabled() {
             self.in_flight.fetch_sub(1, Relaxed);
         }
     }
 
     /// One Produce round trip took `d`.
     pub fn request_latency(&self, d: Duration) {
-        if self.enabled {
-            let us = d.as_micros() as u64;
-            self.latency_sum_us.fetch_add(us, Relaxed);
-            self.latency_count.fetch_add(1, Relaxed);
-            self.latency_max_us.fetch_max(us, Relaxed);
-            #[cfg(feature = "metrics")]
-            self.histogram(names::REQUEST_LATENCY, d);
+        if self.enabled() {
+            self.request_latency.record(d);
+            self.base.histogram(names::REQUEST_LATENCY, d);
         }
     }
 
     /// A batch is retried.
     pub fn retry(&self) {
-        if self.enabled {
+        if self.enabled() {
             self.retries.fetch_add(1, Relaxed);
-            #[cfg(feature = "metrics")]
-            self.counter(names::RETRIES, 1);
+            self.base.counter(names::RETRIES, 1);
         }
     }
 
     /// A batch refused as too large was split.
     pub fn batch_split(&self) {
-        if self.enabled {
+        if self.enabled() {
             self.batch_splits.fetch_add(1, Relaxed);
-            #[cfg(feature = "metrics")]
-            self.counter(names::BATCH_SPLITS, 1);
+            self.base.counter(names::BATCH_SPLITS, 1);
         }
     }
 
     /// A local epoch bump happened.
     pub fn epoch_bump(&self) {
-        if self.enabled {
+        if self.enabled() {
             self.epoch_bumps.fetch_add(1, Relaxed);
-            #[cfg(feature = "metrics")]
-            self.counter(names::EPOCH_BUMPS, 1);
+            self.base.counter(names::EPOCH_BUMPS, 1);
         }
     }
 
     /// A `commit_transaction` call succeeded after `d`.
     pub fn transaction_committed(&self, d: Duration) {
-        if self.enabled {
-            let us = d.as_micros() as u64;
-            self.txn_commits.fetch_add(1, Relaxed);
-            self.commit_latency_sum_us.fetch_add(us, Relaxed);
-            self.commit_latency_max_us.fetch_max(us, Relaxed);
-            #[cfg(feature = "metrics")]
-            {
-                self.counter(names::TRANSACTIONS_COMMITTED, 1);
-                self.histogram(names::TRANSACTION_COMMIT_LATENCY, d);
-            }
+        if self.enabled() {
+            self.commit_latency.record(d);
+            self.base.counter(names::TRANSACTIONS_COMMITTED, 1);
+            self.base.histogram(names::TRANSACTION_COMMIT_LATENCY, d);
         }
     }
 
     /// An `abort_transaction` call succeeded.
     pub fn transaction_aborted(&self) {
-        if self.enabled {
+        if self.enabled() {
             self.txn_aborts.fetch_add(1, Relaxed);
-            #[cfg(feature = "metrics")]
-            self.counter(names::TRANSACTIONS_ABORTED, 1);
+            self.base.counter(names::TRANSACTIONS_ABORTED, 1);
         }
     }
 
     /// A partition answered `code`.
     pub fn error(&self, code: ErrorCode) {
-        if self.enabled {
-            *self
-                .errors
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .entry(code.code())
-                .or_default() += 1;
-            #[cfg(feature = "metrics")]
-            ::metrics::counter!(
-                names::ERRORS,
-                names::CLIENT_ID_LABEL => self.label(),
-                names::ERROR_LABEL => code.name(),
-                names::CODE_LABEL => code.code().to_string(),
-            )
-            .increment(1);
-        }
+        self.base.error(names::ERRORS, code);
     }
 
     /// Buffer bytes in use.
     pub fn set_buffer_used(&self, bytes: usize) {
-        if self.enabled {
+        if self.enabled() {
             self.buffer_used.store(bytes as u64, Relaxed);
         }
     }
 
     /// A copy of every counter.
     pub fn snapshot(&self) -> MetricsSnapshot {
-        let n = self.latency_count.load(Relaxed);
-        let commits = self.txn_commits.load(Relaxed);
         MetricsSnapshot {
             records_sent: self.records_sent.load(Relaxed),
             bytes_sent: self.bytes_sent.load(Relaxed),
@@ -364,27 +296,15 @@ impl Metrics {
             retries: self.retries.load(Relaxed),
             in_flight_requests: self.in_flight.load(Relaxed),
             buffer_bytes_used: self.buffer_used.load(Relaxed),
-            request_latency_avg_us: self
-                .latency_sum_us
-                .load(Relaxed)
-                .checked_div(n)
-                .unwrap_or(0),
-            request_latency_max_us: self.latency_max_us.load(Relaxed),
+            request_latency_avg_us: self.request_latency.avg_us(),
+            request_latency_max_us: self.request_latency.max_us(),
             epoch_bumps: self.epoch_bumps.load(Relaxed),
             batch_splits: self.batch_splits.load(Relaxed),
-            transactions_committed: commits,
+            transactions_committed: self.commit_latency.count(),
             transactions_aborted: self.txn_aborts.load(Relaxed),
-            commit_latency_avg_us: self
-                .commit_latency_sum_us
-                .load(Relaxed)
-                .checked_div(commits)
-                .unwrap_or(0),
-            commit_latency_max_us: self.commit_latency_max_us.load(Relaxed),
-            errors_by_code: self
-                .errors
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone(),
+            commit_latency_avg_us: self.commit_latency.avg_us(),
+            commit_latency_max_us: self.commit_latency.max_us(),
+            errors_by_code: self.base.errors_by_code(),
         }
     }
 }
