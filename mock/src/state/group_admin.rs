@@ -249,16 +249,9 @@ impl ClusterState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::MockConfig;
     use crate::state::groups::CommittedOffset;
     use crate::state::membership::{JoinOutcome, JoinRequest};
-
-    fn cluster(brokers: i32) -> ClusterState {
-        let addrs: Vec<(i32, String, i32)> = (1..=brokers)
-            .map(|id| (id, "127.0.0.1".to_string(), 9000 + id))
-            .collect();
-        ClusterState::new(MockConfig::default(), &addrs)
-    }
+    use crate::state::test_cluster;
 
     fn commit(st: &mut ClusterState, group: &str) {
         let off = CommittedOffset {
@@ -307,7 +300,7 @@ mod tests {
     /// and state; filters match states and types in any case.
     #[test]
     fn listing_names_states_types_and_protocol_types() {
-        let mut st = cluster(1);
+        let mut st = test_cluster(1);
         commit(&mut st, "offsets-only");
         two_members(&mut st);
         let all = st.list_groups(1, &[], &[]);
@@ -339,7 +332,7 @@ mod tests {
     /// group is listed by exactly one broker.
     #[test]
     fn each_group_is_listed_by_its_coordinator_only() {
-        let mut st = cluster(3);
+        let mut st = test_cluster(3);
         let ids: Vec<String> = (0..12).map(|i| format!("group-{i}")).collect();
         for id in &ids {
             commit(&mut st, id);
@@ -366,7 +359,7 @@ mod tests {
     /// consumer group are not classic groups.
     #[test]
     fn describing_shows_metadata_only_when_stable() {
-        let mut st = cluster(1);
+        let mut st = test_cluster(1);
         two_members(&mut st);
         let d = st.describe_classic_group("g").unwrap();
         assert_eq!((d.state, d.protocol.as_str()), ("CompletingRebalance", ""));
@@ -442,7 +435,7 @@ mod tests {
     /// then unknown.
     #[test]
     fn deleting_refuses_members_and_removes_empty_groups_with_their_offsets() {
-        let mut st = cluster(1);
+        let mut st = test_cluster(1);
         two_members(&mut st);
         commit(&mut st, "g");
         assert_eq!(st.delete_group("g"), Err(ErrorCode::NonEmptyGroup));

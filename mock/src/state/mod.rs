@@ -117,6 +117,16 @@ pub(crate) struct ClusterState {
     pub acls: acls::Acls,
 }
 
+/// A cluster of brokers 1 to `brokers` with the default config, for the
+/// unit tests of the state.
+#[cfg(test)]
+pub(crate) fn test_cluster(brokers: i32) -> ClusterState {
+    let addrs: Vec<(i32, String, i32)> = (1..=brokers)
+        .map(|id| (id, "127.0.0.1".to_string(), 9000 + id))
+        .collect();
+    ClusterState::new(MockConfig::default(), &addrs)
+}
+
 impl ClusterState {
     pub(crate) fn new(config: MockConfig, addrs: &[(i32, String, i32)]) -> Self {
         let brokers = addrs

@@ -154,20 +154,13 @@ impl ClusterState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::MockConfig;
     use crate::state::groups::CommittedOffset;
+    use crate::state::test_cluster;
     use crate::state::txn::{TxnProducer, TxnState};
     use crate::state::{CoordinatorKind, Ctx};
     use bytes::{Bytes, BytesMut};
     use kafka_proto::record::{Compression, Record, RecordBatchBuilder, RecordBatchView};
     use std::sync::Arc;
-
-    fn cluster(brokers: i32) -> ClusterState {
-        let addrs: Vec<(i32, String, i32)> = (1..=brokers)
-            .map(|id| (id, "127.0.0.1".to_string(), 9000 + id))
-            .collect();
-        ClusterState::new(MockConfig::default(), &addrs)
-    }
 
     fn ctx(broker: i32) -> Ctx {
         Ctx {
@@ -206,7 +199,7 @@ mod tests {
     /// with a new id.
     #[test]
     fn a_deleted_topic_is_gone_and_can_be_created_again() {
-        let mut st = cluster(1);
+        let mut st = test_cluster(1);
         let id = st.create_topic("t", 2).unwrap();
         append_txn(&mut st, "t", 0, 77, 0);
         assert_eq!(st.delete_topic("t"), Ok(id));
@@ -226,7 +219,7 @@ mod tests {
     /// and only those.
     #[test]
     fn a_deleted_topic_takes_the_groups_offsets_for_it() {
-        let mut st = cluster(1);
+        let mut st = test_cluster(1);
         st.create_topic("t", 1).unwrap();
         st.create_topic("u", 1).unwrap();
         let off = CommittedOffset {
@@ -245,7 +238,7 @@ mod tests {
     /// others (the last stable offset moves past the marker).
     #[test]
     fn a_transaction_spanning_a_deleted_topic_commits_on_the_rest() {
-        let mut st = cluster(1);
+        let mut st = test_cluster(1);
         st.create_topic("gone", 1).unwrap();
         st.create_topic("kept", 1).unwrap();
         let c = ctx(1);
@@ -277,7 +270,7 @@ mod tests {
     /// topic and a validate-only request change nothing.
     #[test]
     fn partitions_grow_round_robin_and_refusals_change_nothing() {
-        let mut st = cluster(3);
+        let mut st = test_cluster(3);
         st.create_topic("t", 2).unwrap();
         assert_eq!(leaders(&st, "t"), [1, 2]);
         st.create_partitions("t", 5, None, false).unwrap();
@@ -303,7 +296,7 @@ mod tests {
     /// partition; its first live broker leads.
     #[test]
     fn manual_assignments_are_checked_and_lead_by_their_first_live_broker() {
-        let mut st = cluster(3);
+        let mut st = test_cluster(3);
         st.create_topic("t", 1).unwrap();
         st.set_alive(2, false);
         let refused = |st: &mut ClusterState, a: &[Vec<i32>]| {
