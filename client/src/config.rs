@@ -12,7 +12,7 @@ mod properties;
 mod ssl;
 
 pub use properties::Properties;
-use properties::{invalid, split_list};
+use properties::split_list;
 use ssl::SslProps;
 
 /// How a client reaches the cluster: bootstrap brokers, identity, timeouts
@@ -246,7 +246,7 @@ impl ClientConfig {
                 && !cfg!(feature = "tls")
             {
                 let value = props.string("security.protocol").unwrap_or_default();
-                return Err(invalid(
+                return Err(ConfigError::invalid_value(
                     "security.protocol",
                     &value,
                     crate::connection::TLS_FEATURE_MISSING,
@@ -278,7 +278,7 @@ impl ClientConfig {
             && class != crate::msk_iam::CLIENT_CALLBACK_HANDLER
             && class != crate::msk_iam::OAUTH_LOGIN_CALLBACK_HANDLER
         {
-            return Err(invalid(
+            return Err(ConfigError::invalid_value(
                 "sasl.client.callback.handler.class",
                 &class,
                 &format!(
@@ -369,8 +369,9 @@ impl ClientConfig {
                     crate::msk_iam::LOGIN_MODULE
                 )));
             };
-            msk.signer(&self.bootstrap_servers)
-                .map_err(|e| invalid("sasl.mechanism", "AWS_MSK_IAM", &e.to_string()))?;
+            msk.signer(&self.bootstrap_servers).map_err(|e| {
+                ConfigError::invalid_value("sasl.mechanism", "AWS_MSK_IAM", &e.to_string())
+            })?;
         }
         if self.sasl_enabled()
             && self.sasl_mechanism == SaslMechanism::OAuthBearer
@@ -380,7 +381,7 @@ impl ClientConfig {
                 .and_then(|o| o.msk_iam_settings())
         {
             msk.signer(&self.bootstrap_servers).map_err(|e| {
-                invalid(
+                ConfigError::invalid_value(
                     "sasl.login.callback.handler.class",
                     crate::msk_iam::OAUTH_LOGIN_CALLBACK_HANDLER,
                     &e.to_string(),
@@ -531,6 +532,23 @@ pub enum ConfigError {
 }
 
 impl ConfigError {
+    /// A [`ConfigError::InvalidValue`]: `value` of `key` is refused because
+    /// of `reason`.
+    ///
+    /// ```
+    /// use kafka_client::ConfigError;
+    /// let e = ConfigError::invalid_value("linger.ms", "soon", "not an integer");
+    /// assert_eq!(e.key(), "linger.ms");
+    /// assert_eq!(e.to_string(), r#"invalid value "soon" for linger.ms: not an integer"#);
+    /// ```
+    pub fn invalid_value(key: &str, value: &str, reason: &str) -> Self {
+        ConfigError::InvalidValue {
+            key: key.into(),
+            value: value.into(),
+            reason: reason.into(),
+        }
+    }
+
     /// The property the error is about.
     pub fn key(&self) -> &str {
         match self {
@@ -588,12 +606,18 @@ impl std::fmt::Debug for Secret {
 fn parse_bootstrap(key: &str, value: &str) -> Result<Vec<String>, ConfigError> {
     let servers = split_list(value);
     if servers.is_empty() {
-        return Err(invalid(key, value, "empty list"));
+        return Err(ConfigError::invalid_value(key, value, "empty list"));
     }
     for a in &servers {
         match a.rsplit_once(':') {
             Some((h, p)) if !h.is_empty() && p.parse::<u16>().is_ok() => {}
-            _ => return Err(invalid(key, value, "expected host:port[,host:port]")),
+            _ => {
+                return Err(ConfigError::invalid_value(
+                    key,
+                    value,
+                    "expected host:port[,host:port]",
+                ));
+            }
         }
     }
     Ok(servers)
@@ -603,7 +627,7 @@ fn parse_bootstrap(key: &str, value: &str) -> Result<Vec<String>, ConfigError> {
 /// `ScramLoginModule` JAAS line.
 fn parse_jaas(key: &str, value: &str) -> Result<(String, String), ConfigError> {
     if !(value.contains("PlainLoginModule") || value.contains("ScramLoginModule")) {
-        return Err(invalid(
+        return Err(ConfigError::invalid_value(
             key,
             value,
             "only PlainLoginModule and ScramLoginModule are supported",
@@ -633,7 +657,7 @@ fn parse_jaas(key: &str, value: &str) -> Result<(String, String), ConfigError> {
     };
     match (field("username"), field("password")) {
         (Some(u), Some(p)) => Ok((u, p)),
-        _ => Err(invalid(
+        _ => Err(ConfigError::invalid_value(
             key,
             "<redacted>",
             "username and password are required",

@@ -472,7 +472,7 @@ impl ProducerConfig {
                 && !v.ends_with("ByteArraySerializer")
                 && !v.ends_with("BytesSerializer")
             {
-                return Err(invalid(
+                return Err(ConfigError::invalid_value(
                     key,
                     &v,
                     "records carry bytes; only ByteArraySerializer/BytesSerializer are accepted",
@@ -820,7 +820,7 @@ fn compression(key: &str, value: &str) -> Result<Compression, ConfigError> {
         "lz4" => Compression::Lz4,
         "zstd" => Compression::Zstd,
         _ => {
-            return Err(invalid(
+            return Err(ConfigError::invalid_value(
                 key,
                 value,
                 "expected none, gzip, snappy, lz4 or zstd",
@@ -828,7 +828,7 @@ fn compression(key: &str, value: &str) -> Result<Compression, ConfigError> {
         }
     };
     if !c.is_supported() {
-        return Err(invalid(
+        return Err(ConfigError::invalid_value(
             key,
             value,
             "codec not compiled in (enable the kafka-producer cargo feature of that name)",
@@ -843,29 +843,19 @@ fn partitioner(key: &str, value: &str) -> Result<PartitionerChoice, ConfigError>
         "" | "default" | "DefaultPartitioner" | "BuiltInPartitioner" => PartitionerChoice::Default,
         "round_robin" | "RoundRobinPartitioner" => PartitionerChoice::RoundRobin,
         "key_hash" | "KeyHashPartitioner" => PartitionerChoice::KeyHash,
-        s if s.starts_with("fixed:") => PartitionerChoice::Fixed(
-            s[6..]
-                .parse()
-                .ok()
-                .filter(|_: &usize| true)
-                .ok_or_else(|| invalid(key, value, "expected fixed:<subtask index>"))?,
-        ),
+        s if s.starts_with("fixed:") => {
+            PartitionerChoice::Fixed(s[6..].parse().ok().filter(|_: &usize| true).ok_or_else(
+                || ConfigError::invalid_value(key, value, "expected fixed:<subtask index>"),
+            )?)
+        }
         _ => {
-            return Err(invalid(
+            return Err(ConfigError::invalid_value(
                 key,
                 value,
                 "expected default, round_robin, key_hash, fixed:<subtask> or org.apache.kafka.clients.producer.RoundRobinPartitioner",
             ));
         }
     })
-}
-
-fn invalid(key: &str, value: &str, reason: &str) -> ConfigError {
-    ConfigError::InvalidValue {
-        key: key.into(),
-        value: value.into(),
-        reason: reason.into(),
-    }
 }
 
 #[cfg(test)]

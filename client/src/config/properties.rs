@@ -109,7 +109,7 @@ impl Properties {
     /// `key` as a string that must not be empty (an id).
     pub fn non_empty(&mut self, key: &str) -> Result<Option<String>, ConfigError> {
         match self.take(key) {
-            Some("") => Err(invalid(key, "", "must not be empty")),
+            Some("") => Err(ConfigError::invalid_value(key, "", "must not be empty")),
             v => Ok(v.map(str::to_string)),
         }
     }
@@ -129,7 +129,7 @@ impl Properties {
                 } else if v.eq_ignore_ascii_case("false") {
                     Ok(false)
                 } else {
-                    Err(invalid(key, v, "expected true or false"))
+                    Err(ConfigError::invalid_value(key, v, "expected true or false"))
                 }
             })
             .transpose()
@@ -163,7 +163,8 @@ impl Properties {
         self.take(key)
             .map(|v| {
                 let n = in_range(key, v, &range)?;
-                usize::try_from(n).map_err(|_| invalid(key, v, "too large for this platform"))
+                usize::try_from(n)
+                    .map_err(|_| ConfigError::invalid_value(key, v, "too large for this platform"))
             })
             .transpose()
     }
@@ -232,7 +233,11 @@ impl Properties {
                     Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
                     None => String::new(),
                 };
-                Err(invalid(key, v, &format!("expected {expected}")))
+                Err(ConfigError::invalid_value(
+                    key,
+                    v,
+                    &format!("expected {expected}"),
+                ))
             }
         }
     }
@@ -252,16 +257,16 @@ impl Properties {
 fn in_range(key: &str, value: &str, range: &RangeInclusive<i64>) -> Result<i64, ConfigError> {
     let n: i64 = value
         .parse()
-        .map_err(|_| invalid(key, value, "not an integer"))?;
+        .map_err(|_| ConfigError::invalid_value(key, value, "not an integer"))?;
     if n < *range.start() {
-        return Err(invalid(
+        return Err(ConfigError::invalid_value(
             key,
             value,
             &format!("must be at least {}", range.start()),
         ));
     }
     if n > *range.end() {
-        return Err(invalid(
+        return Err(ConfigError::invalid_value(
             key,
             value,
             &format!("must be no more than {}", range.end()),
@@ -277,15 +282,6 @@ pub(crate) fn split_list(s: &str) -> Vec<String> {
         .filter(|s| !s.is_empty())
         .map(String::from)
         .collect()
-}
-
-/// A [`ConfigError::InvalidValue`].
-pub(crate) fn invalid(key: &str, value: &str, reason: &str) -> ConfigError {
-    ConfigError::InvalidValue {
-        key: key.into(),
-        value: value.into(),
-        reason: reason.into(),
-    }
 }
 
 #[cfg(test)]

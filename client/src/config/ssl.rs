@@ -310,7 +310,7 @@ fn incompatible(key: &str, reason: &str) -> ConfigError {
 fn check_certs(key: &str, pem: &[u8]) -> Result<(), ConfigError> {
     crate::connection::tls_impl::parse_certs(pem)
         .map(drop)
-        .map_err(|reason| super::properties::invalid(key, "<PEM>", &reason))
+        .map_err(|reason| ConfigError::invalid_value(key, "<PEM>", &reason))
 }
 
 /// The key of a PEM key store under `key`, decrypted with `password` when
@@ -325,7 +325,7 @@ fn pem_key_for(key: &str, pem: &[u8], password: Option<&str>) -> Result<Vec<u8>,
         key_store(key, reason)
     })?;
     crate::connection::tls_impl::parse_key(&key_pem)
-        .map_err(|reason| super::properties::invalid(key, "<PEM>", &reason))?;
+        .map_err(|reason| ConfigError::invalid_value(key, "<PEM>", &reason))?;
     Ok(key_pem)
 }
 

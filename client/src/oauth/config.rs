@@ -239,21 +239,13 @@ pub(crate) fn jaas_options(key: &str, jaas: &str) -> Result<Vec<(String, String)
 /// The Java plugin's role options: assuming a role needs AWS STS, which
 /// this client does not call.
 pub(crate) fn aws_role_unsupported(option: &str) -> ConfigError {
-    invalid(
+    ConfigError::invalid_value(
         "sasl.jaas.config",
         option,
         "assuming an IAM role (awsRoleArn, awsRoleSessionName, awsStsRegion) is not supported: \
          assume it outside the client (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and \
          AWS_SESSION_TOKEN, or a credentials profile with awsProfileName)",
     )
-}
-
-fn invalid(key: &str, value: &str, reason: &str) -> ConfigError {
-    ConfigError::InvalidValue {
-        key: key.into(),
-        value: value.into(),
-        reason: reason.into(),
-    }
 }
 
 /// A `double` setting within `range`.
@@ -270,7 +262,7 @@ fn take_f64(
                 .ok()
                 .filter(|x| range.contains(x))
                 .ok_or_else(|| {
-                    invalid(
+                    ConfigError::invalid_value(
                         key,
                         &v,
                         &format!("expected a number in [{}, {}]", range.start(), range.end()),
@@ -325,7 +317,7 @@ pub(crate) fn take_from(
         if class == crate::msk_iam::OAUTH_LOGIN_CALLBACK_HANDLER {
             msk_iam = true;
         } else if class != LOGIN_CALLBACK_HANDLER {
-            return Err(invalid(
+            return Err(ConfigError::invalid_value(
                 "sasl.login.callback.handler.class",
                 &class,
                 &format!(
@@ -346,7 +338,7 @@ pub(crate) fn take_from(
     if let Some(list) = props.list("sasl.oauthbearer.extensions") {
         for pair in list {
             let (k, v) = pair.split_once('=').ok_or_else(|| {
-                invalid(
+                ConfigError::invalid_value(
                     "sasl.oauthbearer.extensions",
                     &pair,
                     "expected key=value[,key=value]",
@@ -381,7 +373,7 @@ pub(crate) fn take_from(
                 }
                 "unsecuredLoginLifetimeSeconds" => {
                     let secs: u64 = value.parse().map_err(|_| {
-                        invalid(
+                        ConfigError::invalid_value(
                             JAAS,
                             &value,
                             "unsecuredLoginLifetimeSeconds is not a number",
@@ -418,7 +410,7 @@ pub(crate) fn take_from(
     }
     for (k, v) in &extensions {
         super::message::check_extension(k, v)
-            .map_err(|e| invalid("sasl.oauthbearer.extensions", v, &e.0))?;
+            .map_err(|e| ConfigError::invalid_value("sasl.oauthbearer.extensions", v, &e.0))?;
     }
     let source = match (url, unsecured) {
         _ if msk_iam => Source::MskIam(MskIamSettings {
@@ -428,8 +420,9 @@ pub(crate) fn take_from(
         (Some(url), _) => {
             let is_file = url.starts_with("file:");
             if !is_file {
-                crate::http::HttpUrl::parse(&url)
-                    .map_err(|e| invalid("sasl.oauthbearer.token.endpoint.url", &url, &e))?;
+                crate::http::HttpUrl::parse(&url).map_err(|e| {
+                    ConfigError::invalid_value("sasl.oauthbearer.token.endpoint.url", &url, &e)
+                })?;
             }
             let (id, secret) = match (client_id, client_secret) {
                 (Some(id), Some(secret)) => (id, secret),

@@ -94,14 +94,6 @@ pub enum GroupProtocol {
     Classic,
 }
 
-fn invalid(key: &str, value: &str, reason: &str) -> ConfigError {
-    ConfigError::InvalidValue {
-        key: key.into(),
-        value: value.into(),
-        reason: reason.into(),
-    }
-}
-
 impl GroupConsumerConfig {
     /// The cluster settings of this consumer: its connection settings, and
     /// a bootstrap wait of `bootstrap.timeout.ms`, by default
@@ -272,8 +264,8 @@ impl GroupConsumerConfig {
             c.reader.metrics_enabled = v;
         }
         if let Some(v) = props.string("auto.offset.reset") {
-            c.reader.auto_offset_reset =
-                AutoOffsetReset::parse(&v).map_err(|e| invalid("auto.offset.reset", &v, &e))?;
+            c.reader.auto_offset_reset = AutoOffsetReset::parse(&v)
+                .map_err(|e| ConfigError::invalid_value("auto.offset.reset", &v, &e))?;
         }
         if let Some(v) = props.int("fetch.max.bytes", 0..=i32::MAX)? {
             c.reader.max_bytes = v;
@@ -295,7 +287,7 @@ impl GroupConsumerConfig {
                 (Some(_), None) => Some(GroupProtocol::Classic),
                 (None, Some(_)) => Some(GroupProtocol::Consumer),
                 (Some((classic_key, _)), Some((k, v))) => {
-                    return Err(invalid(
+                    return Err(ConfigError::invalid_value(
                         k,
                         v,
                         &format!(
@@ -308,14 +300,14 @@ impl GroupConsumerConfig {
         }
         match (c.protocol, classic_only.first(), consumer_only.first()) {
             (Some(GroupProtocol::Consumer), Some((k, v)), _) => {
-                return Err(invalid(
+                return Err(ConfigError::invalid_value(
                     k,
                     v,
                     "not supported with group.protocol=consumer (the broker sets it): remove it or set group.protocol=classic",
                 ));
             }
             (Some(GroupProtocol::Classic), _, Some((k, v))) => {
-                return Err(invalid(
+                return Err(ConfigError::invalid_value(
                     k,
                     v,
                     "only supported with group.protocol=consumer: use partition.assignment.strategy",
@@ -325,7 +317,7 @@ impl GroupConsumerConfig {
         }
         if c.protocol != Some(GroupProtocol::Consumer) && c.heartbeat_interval >= c.session_timeout
         {
-            return Err(invalid(
+            return Err(ConfigError::invalid_value(
                 "heartbeat.interval.ms",
                 &c.heartbeat_interval.as_millis().to_string(),
                 "must be lower than session.timeout.ms",
@@ -369,7 +361,7 @@ fn assignors(key: &str, value: &str) -> Result<Vec<Assignor>, ConfigError> {
             Some(a) if !list.contains(&a) => list.push(a),
             Some(_) => {}
             None => {
-                return Err(invalid(
+                return Err(ConfigError::invalid_value(
                     key,
                     value,
                     "expected range or cooperative-sticky (or their Java class names)",
@@ -378,7 +370,11 @@ fn assignors(key: &str, value: &str) -> Result<Vec<Assignor>, ConfigError> {
         }
     }
     if list.is_empty() {
-        return Err(invalid(key, value, "at least one assignor is needed"));
+        return Err(ConfigError::invalid_value(
+            key,
+            value,
+            "at least one assignor is needed",
+        ));
     }
     Ok(list)
 }
