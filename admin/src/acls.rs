@@ -5,6 +5,7 @@
 //! ([`delete_acls`], DeleteAcls). A cluster without an authorizer answers
 //! SECURITY_DISABLED.
 
+use crate::broker_error;
 use kafka_client::{Cluster, RequestError};
 use kafka_proto::messages::{
     CreateAclsRequest, CreateAclsRequestCreation, CreateAclsResponse, DeleteAclsRequest,
@@ -215,20 +216,6 @@ impl AclFilter {
             operation: AclOperation::Any,
             permission: AclPermission::Any,
         }
-    }
-}
-
-fn broker_error(
-    api: ApiKey,
-    version: i16,
-    error: ErrorCode,
-    message: Option<String>,
-) -> RequestError {
-    RequestError::Broker {
-        api,
-        version,
-        error,
-        message,
     }
 }
 

@@ -3,6 +3,7 @@
 //! DescribeGroups for classic ones), read all their committed offsets
 //! (OffsetFetch for all topics), delete them (DeleteGroups).
 
+use crate::broker_error;
 use kafka_client::requests::offset_fetch::offset_fetch_on;
 use kafka_client::{Cluster, CoordinatorType, RequestError, TopicPartition, find_coordinator};
 use kafka_proto::messages::{
@@ -12,15 +13,6 @@ use kafka_proto::messages::{
 use kafka_proto::{ApiKey, ErrorCode};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-
-fn broker(api: ApiKey, version: i16, error: ErrorCode, message: Option<String>) -> RequestError {
-    RequestError::Broker {
-        api,
-        version,
-        error,
-        message,
-    }
-}
 
 /// The state of a group as its coordinator reports it (ListGroups v4+,
 /// DescribeGroups, ConsumerGroupDescribe; Java's `GroupState`). Classic
@@ -137,7 +129,7 @@ pub async fn list_groups(cluster: &Cluster) -> Result<Vec<GroupListing>, Request
         let resp = conn.send(&ListGroupsRequest::default(), version).await?;
         let error = ErrorCode::from(resp.error_code);
         if !error.is_ok() {
-            return Err(broker(ApiKey::ListGroups, version, error, None));
+            return Err(broker_error(ApiKey::ListGroups, version, error, None));
         }
         out.extend(resp.groups.into_iter().map(|g| GroupListing {
             group_id: g.group_id,
@@ -217,7 +209,7 @@ pub async fn describe_group(
         };
         let resp = conn.send(&req, version).await?;
         let g = resp.groups.into_iter().next().ok_or_else(|| {
-            broker(
+            broker_error(
                 ApiKey::ConsumerGroupDescribe,
                 version,
                 ErrorCode::UnknownServerError,
@@ -260,7 +252,7 @@ pub async fn describe_group(
             // A classic group (or none): DescribeGroups tells.
             ErrorCode::GroupIdNotFound => {}
             e => {
-                return Err(broker(
+                return Err(broker_error(
                     ApiKey::ConsumerGroupDescribe,
                     version,
                     e,
@@ -276,7 +268,7 @@ pub async fn describe_group(
     };
     let resp = conn.send(&req, version).await?;
     let g = resp.groups.into_iter().next().ok_or_else(|| {
-        broker(
+        broker_error(
             ApiKey::DescribeGroups,
             version,
             ErrorCode::UnknownServerError,
@@ -297,7 +289,7 @@ pub async fn describe_group(
         });
     }
     if !error.is_ok() {
-        return Err(broker(
+        return Err(broker_error(
             ApiKey::DescribeGroups,
             version,
             error,
@@ -421,7 +413,7 @@ async fn committed_offsets_once(
     let mut out = BTreeMap::new();
     for p in answer.partitions {
         if !p.error.is_ok() {
-            return Err(broker(
+            return Err(broker_error(
                 ApiKey::OffsetFetch,
                 answer.version,
                 p.error,

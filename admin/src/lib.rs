@@ -90,3 +90,19 @@ pub use transactions::{
     TransactionListing, abort_lingering_transaction, describe_producers, describe_transactions,
     list_transactions,
 };
+
+/// The broker's answer `error` (with its `message`) to a request of `api`
+/// at `version`, as the admin functions report it.
+fn broker_error(
+    api: kafka_proto::ApiKey,
+    version: i16,
+    error: kafka_proto::ErrorCode,
+    message: Option<String>,
+) -> kafka_client::RequestError {
+    kafka_client::RequestError::Broker {
+        api,
+        version,
+        error,
+        message,
+    }
+}

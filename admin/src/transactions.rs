@@ -4,6 +4,7 @@
 //! (DescribeProducers), and abort a lingering one the way a new producer
 //! instance would (InitProducerId).
 
+use crate::broker_error;
 use kafka_client::ExponentialBackoff;
 use kafka_client::requests::describe_transactions::{TransactionSnapshot, describe_transaction_on};
 use kafka_client::{
@@ -93,20 +94,6 @@ pub struct AbortedTransaction {
     pub new_producer: ProducerIdAndEpoch,
 }
 
-fn broker_err(
-    api: ApiKey,
-    version: i16,
-    error: ErrorCode,
-    message: Option<String>,
-) -> RequestError {
-    RequestError::Broker {
-        api,
-        version,
-        error,
-        message,
-    }
-}
-
 /// ListTransactions on every broker (each lists the transactions it
 /// coordinates), merged.
 ///
@@ -148,7 +135,7 @@ pub async fn list_transactions(
         let resp = conn.send(&req, version).await?;
         let error = ErrorCode::from(resp.error_code);
         if !error.is_ok() {
-            return Err(broker_err(ApiKey::ListTransactions, version, error, None));
+            return Err(broker_error(ApiKey::ListTransactions, version, error, None));
         }
         for t in resp.transaction_states {
             if let Some(p) = &filters.transactional_id_pattern {
@@ -193,7 +180,7 @@ pub async fn describe_transactions(
                 snapshot,
             }),
             None => {
-                return Err(broker_err(
+                return Err(broker_error(
                     ApiKey::DescribeTransactions,
                     0,
                     ErrorCode::TransactionalIdNotFound,
@@ -231,7 +218,7 @@ pub async fn describe_producers(
             .metadata()
             .leader(&tp.topic, tp.partition)
             .ok_or_else(|| {
-                broker_err(
+                broker_error(
                     ApiKey::Metadata,
                     -1,
                     ErrorCode::LeaderNotAvailable,
@@ -266,7 +253,7 @@ pub async fn describe_producers(
             for p in t.partitions {
                 let error = ErrorCode::from(p.error_code);
                 if !error.is_ok() {
-                    return Err(broker_err(
+                    return Err(broker_error(
                         ApiKey::DescribeProducers,
                         0,
                         error,
@@ -328,7 +315,7 @@ pub async fn abort_lingering_transaction(
     loop {
         if attempts > 0 {
             if Instant::now() >= deadline {
-                return Err(broker_err(
+                return Err(broker_error(
                     ApiKey::InitProducerId,
                     -1,
                     last_error,
@@ -388,7 +375,7 @@ pub async fn abort_lingering_transaction(
                 });
             }
             e if e.is_retriable() => last_error = e,
-            e => return Err(broker_err(ApiKey::InitProducerId, version, e, None)),
+            e => return Err(broker_error(ApiKey::InitProducerId, version, e, None)),
         }
     }
 }
