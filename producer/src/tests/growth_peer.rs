@@ -3,23 +3,13 @@
 //! `batch.size` up to the bound, and a batch the broker refuses as too
 //! large (MESSAGE_TOO_LARGE) is split and sent again.
 
+use super::until;
 use crate::{Producer, ProducerConfig, ProducerRecord};
 use kafka_mock::{FaultAction, HoldHandle, MockCluster, MockConfig};
 use kafka_proto::messages::ProduceRequest;
 use kafka_proto::{ApiKey, ErrorCode};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Waits for a condition the producer's tasks make true.
-async fn until(what: &str, mut cond: impl FnMut() -> bool) {
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while !cond() {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("timed out waiting until {what}"));
-}
 
 /// The sizes of the Produce requests' batches the mock wrote, in log order,
 /// with their record counts; and every record's value, in log order.

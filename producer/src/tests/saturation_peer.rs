@@ -7,6 +7,7 @@
 //! offset the broker gave it: no record waits for a wake-up that never
 //! comes.
 
+use super::until;
 use crate::{Producer, ProducerConfig, ProducerRecord};
 use kafka_mock::{FaultAction, HoldHandle, MockCluster, MockConfig};
 use kafka_proto::ApiKey;
@@ -14,17 +15,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 const TOPIC: &str = "saturated";
-
-/// Waits for a condition the producer's tasks make true.
-async fn until(what: &str, mut cond: impl FnMut() -> bool) {
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while !cond() {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("timed out waiting until {what}"));
-}
 
 /// Waits until the broker holds a Produce request.
 async fn held(gate: &HoldHandle, what: &str) {
