@@ -788,18 +788,7 @@ impl TransactionManager {
         let ticket = self.new_ticket();
         if self.tv == TransactionVersion::V2 {
             self.transaction_started = true;
-            self.enqueue(
-                Priority::AddPartitionsOrOffsets,
-                RequestBody::TxnOffsetCommit {
-                    transactional_id: self.config.transactional_id.clone(),
-                    producer: self.producer,
-                    group,
-                    offsets,
-                    transaction_version: self.tv,
-                },
-                Some(ticket),
-                false,
-            );
+            self.enqueue_txn_offset_commit(group, offsets, ticket);
         } else {
             self.enqueue(
                 Priority::AddPartitionsOrOffsets,
@@ -1006,6 +995,28 @@ impl TransactionManager {
             attempts: 0,
             not_before: None,
         });
+    }
+
+    /// Queues the TxnOffsetCommit of `offsets` for `group`, completing
+    /// `ticket` (under TV1 after AddOffsetsToTxn, under TV2 at once).
+    fn enqueue_txn_offset_commit(
+        &mut self,
+        group: GroupMetadata,
+        offsets: BTreeMap<TopicPartition, OffsetAndMetadata>,
+        ticket: OpTicket,
+    ) {
+        self.enqueue(
+            Priority::AddPartitionsOrOffsets,
+            RequestBody::TxnOffsetCommit {
+                transactional_id: self.config.transactional_id.clone(),
+                producer: self.producer,
+                group,
+                offsets,
+                transaction_version: self.tv,
+            },
+            Some(ticket),
+            false,
+        );
     }
 
     fn lookup_coordinator(&mut self, key_type: CoordinatorType, key: &str) {
@@ -1519,18 +1530,7 @@ impl TransactionManager {
                 if let Some(ticket) = q.ticket
                     && let Some((group, offsets)) = self.deferred_offsets.remove(&ticket)
                 {
-                    self.enqueue(
-                        Priority::AddPartitionsOrOffsets,
-                        RequestBody::TxnOffsetCommit {
-                            transactional_id: self.config.transactional_id.clone(),
-                            producer: self.producer,
-                            group,
-                            offsets,
-                            transaction_version: self.tv,
-                        },
-                        Some(ticket),
-                        false,
-                    );
+                    self.enqueue_txn_offset_commit(group, offsets, ticket);
                 }
             }
             ErrorClass::RefreshCoordinator => {
