@@ -66,6 +66,29 @@ fn answer_epoch_bump(m: &mut TransactionManager, now: Instant) -> ProducerIdAndE
     next
 }
 
+/// Answers EndTxn `id` (v4) with success.
+fn answer_end_txn(m: &mut TransactionManager, id: u64, now: Instant) {
+    answer_end_txn_with(m, id, 4, E::None, None, now);
+}
+
+/// Answers EndTxn `id` at `version` with `error` and, under TV2, the
+/// `producer` id and epoch the coordinator moved to.
+fn answer_end_txn_with(
+    m: &mut TransactionManager,
+    id: u64,
+    version: i16,
+    error: E,
+    producer: Option<ProducerIdAndEpoch>,
+    now: Instant,
+) {
+    m.handle_response(
+        id,
+        version,
+        CoordinatorResponse::EndTxn { error, producer },
+        now,
+    );
+}
+
 fn ready(tv2: bool) -> (TransactionManager, Instant) {
     let now = Instant::now();
     let mut m = manager(tv2);
@@ -1006,15 +1029,7 @@ fn tv1_commit_adds_pending_partitions_first_and_holds_end_txn_for_batches() {
     );
     let end = m.poll_request(now, false).unwrap();
     assert_eq!(end_txn_of(&end), (PID, true, TransactionVersion::V1));
-    m.handle_response(
-        end.id,
-        4,
-        CoordinatorResponse::EndTxn {
-            error: E::None,
-            producer: None,
-        },
-        now,
-    );
+    answer_end_txn(&mut m, end.id, now);
     assert_eq!(m.poll_result(t), Some(Ok(())));
     assert_eq!(m.state(), State::Ready);
     assert!(m.partitions_in_transaction().is_empty());
@@ -1073,15 +1088,7 @@ fn concurrent_transactions_backoff_escalates() {
     let mut delays = Vec::new();
     for _ in 0..6 {
         let r = m.poll_request(t, false).unwrap();
-        m.handle_response(
-            r.id,
-            4,
-            CoordinatorResponse::EndTxn {
-                error: E::ConcurrentTransactions,
-                producer: None,
-            },
-            t,
-        );
+        answer_end_txn_with(&mut m, r.id, 4, E::ConcurrentTransactions, None, t);
         let next = m.poll_timeout().unwrap();
         delays.push((next - t).as_millis());
         assert!(
@@ -1124,15 +1131,7 @@ fn end_txn_disconnect_retries_the_same_end_txn_after_rediscovery() {
     let retry = m.poll_request(now + Duration::from_secs(1), false).unwrap();
     assert_eq!(retry.body, end.body, "same pid/epoch/decision/version");
     assert_eq!(retry.target, Target::Node(2));
-    m.handle_response(
-        retry.id,
-        4,
-        CoordinatorResponse::EndTxn {
-            error: E::None,
-            producer: None,
-        },
-        now,
-    );
+    answer_end_txn(&mut m, retry.id, now);
     assert_eq!(m.poll_result(t), None, "not before the epoch bump");
     let bumped = answer_epoch_bump(&mut m, now);
     assert_eq!(m.poll_result(t), Some(Ok(())));
@@ -1158,15 +1157,7 @@ fn pending_transition_after_a_timed_out_commit() {
         m.begin_transaction(),
         Err(TransactionError::PendingTransition { .. })
     ));
-    m.handle_response(
-        end.id,
-        4,
-        CoordinatorResponse::EndTxn {
-            error: E::None,
-            producer: None,
-        },
-        now,
-    );
+    answer_end_txn(&mut m, end.id, now);
     // Completed but not yet observed: the retried call gets the result.
     assert_eq!(m.commit_transaction().unwrap(), t);
     assert_eq!(m.poll_result(t), Some(Ok(())));
@@ -1186,15 +1177,7 @@ fn tv1_produce_failure_aborts_then_bumps_the_epoch() {
     let t = m.abort_transaction().unwrap();
     let end = m.poll_request(now, false).unwrap();
     assert_eq!(end_txn_of(&end), (PID, false, TransactionVersion::V1));
-    m.handle_response(
-        end.id,
-        4,
-        CoordinatorResponse::EndTxn {
-            error: E::None,
-            producer: None,
-        },
-        now,
-    );
+    answer_end_txn(&mut m, end.id, now);
     assert_eq!(m.state(), State::Initializing);
     assert!(m.poll_result(t).is_none(), "abort completes after the bump");
     let next = answer_epoch_bump(&mut m, now);
@@ -1221,15 +1204,7 @@ fn tv2_end_txn_adopts_the_next_epoch_and_a_new_pid_on_exhaustion() {
         producer_id: PID.producer_id,
         epoch: PID.epoch + 1,
     };
-    m.handle_response(
-        end.id,
-        5,
-        CoordinatorResponse::EndTxn {
-            error: E::None,
-            producer: Some(next),
-        },
-        now,
-    );
+    answer_end_txn_with(&mut m, end.id, 5, E::None, Some(next), now);
     assert_eq!(m.poll_result(t), Some(Ok(())));
     assert!(
         m.poll_request(now, false).is_none(),
@@ -1245,15 +1220,7 @@ fn tv2_end_txn_adopts_the_next_epoch_and_a_new_pid_on_exhaustion() {
         producer_id: 2000,
         epoch: 0,
     };
-    m.handle_response(
-        end.id,
-        5,
-        CoordinatorResponse::EndTxn {
-            error: E::None,
-            producer: Some(fresh),
-        },
-        now,
-    );
+    answer_end_txn_with(&mut m, end.id, 5, E::None, Some(fresh), now);
     assert_eq!(m.poll_result(t), Some(Ok(())));
     assert_eq!(m.producer_id_and_epoch(), fresh);
     let events: Vec<_> = std::iter::from_fn(|| m.poll_event()).collect();
@@ -1275,29 +1242,8 @@ fn tv_switches_only_between_transactions() {
         TransactionVersion::V1,
         "the transaction ends on TV1"
     );
-    m.handle_response(
-        end.id,
-        4,
-        CoordinatorResponse::EndTxn {
-            error: E::None,
-            producer: None,
-        },
-        now,
-    );
-    let bump = m.poll_request(now, false).unwrap();
-    assert!(matches!(bump.body, RequestBody::InitProducerId { producer, .. } if producer == PID));
-    m.handle_response(
-        bump.id,
-        5,
-        CoordinatorResponse::InitProducerId {
-            error: E::None,
-            producer: ProducerIdAndEpoch {
-                producer_id: PID.producer_id,
-                epoch: PID.epoch + 1,
-            },
-        },
-        now,
-    );
+    answer_end_txn(&mut m, end.id, now);
+    answer_epoch_bump(&mut m, now);
     assert_eq!(m.poll_result(t), Some(Ok(())));
     assert_eq!(m.transaction_version(), TransactionVersion::V2);
     // Downgrade: EndTxn v5 bumps; the next transaction uses TV1.
@@ -1329,15 +1275,7 @@ fn transaction_abortable_on_end_txn_is_fatal_while_aborting() {
     let (mut m, now) = in_txn(false);
     m.abort_transaction().unwrap();
     let end = m.poll_request(now, false).unwrap();
-    m.handle_response(
-        end.id,
-        4,
-        CoordinatorResponse::EndTxn {
-            error: E::TransactionAbortable,
-            producer: None,
-        },
-        now,
-    );
+    answer_end_txn_with(&mut m, end.id, 4, E::TransactionAbortable, None, now);
     assert_eq!(m.state(), State::FatalError);
 }
 
@@ -1346,29 +1284,8 @@ fn unknown_producer_id_on_end_txn_abort_recovers_with_a_bump() {
     let (mut m, now) = in_txn(false);
     let t = m.abort_transaction().unwrap();
     let end = m.poll_request(now, false).unwrap();
-    m.handle_response(
-        end.id,
-        4,
-        CoordinatorResponse::EndTxn {
-            error: E::UnknownProducerId,
-            producer: None,
-        },
-        now,
-    );
-    let bump = m.poll_request(now, false).unwrap();
-    assert!(matches!(bump.body, RequestBody::InitProducerId { producer, .. } if producer == PID));
-    m.handle_response(
-        bump.id,
-        5,
-        CoordinatorResponse::InitProducerId {
-            error: E::None,
-            producer: ProducerIdAndEpoch {
-                producer_id: PID.producer_id,
-                epoch: PID.epoch + 1,
-            },
-        },
-        now,
-    );
+    answer_end_txn_with(&mut m, end.id, 4, E::UnknownProducerId, None, now);
+    answer_epoch_bump(&mut m, now);
     assert_eq!(m.poll_result(t), Some(Ok(())));
     assert_eq!(m.state(), State::Ready);
 }
@@ -1818,19 +1735,6 @@ fn an_answered_retry_of_an_unanswered_txn_offset_commit_commits_then_bumps() {
     let bumped = answer_epoch_bump(&mut m, now);
     assert_eq!(m.poll_result(commit), Some(Ok(())));
     assert_eq!(m.producer_id_and_epoch(), bumped);
-}
-
-/// Answers EndTxn `id` with success.
-fn answer_end_txn(m: &mut TransactionManager, id: u64, now: Instant) {
-    m.handle_response(
-        id,
-        4,
-        CoordinatorResponse::EndTxn {
-            error: E::None,
-            producer: None,
-        },
-        now,
-    );
 }
 
 /// Invariant: a batch's memo saves re-adding its partition within one
