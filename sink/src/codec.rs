@@ -202,6 +202,24 @@ impl<'a> StateReader<'a> {
         Ok(head)
     }
 
+    /// Takes the format's `magic`: input that starts otherwise, or is
+    /// shorter, is [`StateDecodeError::BadMagic`] (with the bytes found).
+    pub(crate) fn magic(&mut self, magic: &[u8]) -> Result<(), StateDecodeError> {
+        let found = self
+            .take(magic.len())
+            .map_err(|_| StateDecodeError::BadMagic {
+                expected: magic.to_vec(),
+                found: self.input.to_vec(),
+            })?;
+        if found != magic {
+            return Err(StateDecodeError::BadMagic {
+                expected: magic.to_vec(),
+                found: found.to_vec(),
+            });
+        }
+        Ok(())
+    }
+
     fn array<const N: usize>(&mut self) -> Result<[u8; N], StateDecodeError> {
         let mut a = [0u8; N];
         a.copy_from_slice(self.take(N)?);

@@ -217,18 +217,7 @@ impl<TC, CC> StateSerializer<TC, CC> {
         CC: Codec<C>,
     {
         let mut r = StateReader::new(bytes);
-        let magic = r
-            .take(Self::MAGIC.len())
-            .map_err(|_| StateDecodeError::BadMagic {
-                expected: Self::MAGIC.to_vec(),
-                found: bytes.to_vec(),
-            })?;
-        if magic != Self::MAGIC {
-            return Err(StateDecodeError::BadMagic {
-                expected: Self::MAGIC.to_vec(),
-                found: magic.to_vec(),
-            });
-        }
+        r.magic(&Self::MAGIC)?;
         match r.u8()? {
             1 => self.decode_v1(r),
             version => Err(StateDecodeError::UnsupportedVersion {

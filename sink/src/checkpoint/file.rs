@@ -108,17 +108,7 @@ impl Checkpoint {
     /// Decodes and verifies a checkpoint file.
     pub fn decode(bytes: &[u8]) -> Result<Self, CheckpointFileError> {
         let mut r = StateReader::new(bytes);
-        let magic = r.take(8).map_err(|_| StateDecodeError::BadMagic {
-            expected: Self::MAGIC.to_vec(),
-            found: bytes.to_vec(),
-        })?;
-        if magic != Self::MAGIC {
-            return Err(StateDecodeError::BadMagic {
-                expected: Self::MAGIC.to_vec(),
-                found: magic.to_vec(),
-            }
-            .into());
-        }
+        r.magic(&Self::MAGIC)?;
         let version = r.u8()?;
         if version != Self::VERSION {
             return Err(StateDecodeError::UnsupportedVersion {
