@@ -392,31 +392,32 @@ mod tests {
         (port, conns)
     }
 
-    /// Invariant: keep-alive reuses one connection for sequential requests.
-    #[tokio::test]
-    async fn keep_alive_reuses_the_connection() {
-        let (port, conns) = server(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", 10).await;
+    /// Three sequential GETs, each answered "ok", from a server that closes
+    /// a connection after `per_conn` answers: how many connections the
+    /// client opened.
+    async fn connections_for_three_requests(per_conn: usize) -> usize {
+        let (port, conns) =
+            server(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", per_conn).await;
         let client = HttpClient::new(HttpConfig::default());
         let url = HttpUrl::parse(&format!("http://127.0.0.1:{port}/x")).unwrap();
         for _ in 0..3 {
             let r = client.request(Method::Get, &url, &[], b"").await.unwrap();
             assert_eq!(r.body, b"ok");
         }
-        assert_eq!(conns.load(std::sync::atomic::Ordering::SeqCst), 1);
+        conns.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Invariant: keep-alive reuses one connection for sequential requests.
+    #[tokio::test]
+    async fn keep_alive_reuses_the_connection() {
+        assert_eq!(connections_for_three_requests(10).await, 1);
     }
 
     /// Invariant: a pooled connection the server closed is replaced
     /// transparently, and the request still gets its answer.
     #[tokio::test]
     async fn a_connection_closed_while_idle_is_replaced() {
-        let (port, conns) = server(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", 1).await;
-        let client = HttpClient::new(HttpConfig::default());
-        let url = HttpUrl::parse(&format!("http://127.0.0.1:{port}/x")).unwrap();
-        for _ in 0..3 {
-            let r = client.request(Method::Get, &url, &[], b"").await.unwrap();
-            assert_eq!(r.body, b"ok");
-        }
-        assert_eq!(conns.load(std::sync::atomic::Ordering::SeqCst), 3);
+        assert_eq!(connections_for_three_requests(1).await, 3);
     }
 
     /// Invariant: a refused connection is a retriable Connect error.
