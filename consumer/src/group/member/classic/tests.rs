@@ -24,6 +24,13 @@ fn joining(assignors: &[Assignor]) -> ClassicMember {
     m
 }
 
+/// A member of group "g" with the default configuration, subscribed to "t".
+fn subscribed() -> ClassicMember {
+    let mut m = ClassicMember::new(ClassicConfig::new("g"));
+    m.subscribe(["t".to_string()]);
+    m
+}
+
 pub(crate) fn join_req(m: &mut ClassicMember) -> JoinGroupRequest {
     match m.poll_request(now()) {
         Some(Request::Join(j)) => j,
@@ -572,7 +579,6 @@ fn a_commit_refused_with_rebalance_in_progress_rejoins() {
 // `ClassicState`: Where the classic member is (see the module's state diagram).
 #[test]
 fn classic_state() {
-    use crate::group::member::classic::ClassicState;
     use crate::group::member::kip848::MemberState;
     assert_eq!(ClassicState::Syncing.member_state(), MemberState::Joining);
 }
@@ -580,21 +586,18 @@ fn classic_state() {
 // `ClassicState::member_state`: The closest KIP-848 `MemberState`, for `GroupConsumer::state`.
 #[test]
 fn classic_state_member_state() {
-    use crate::group::member::classic::ClassicState;
     assert!(ClassicState::Stable.member_state().is_member());
 }
 
 // `Reason`: Why the state changed.
 #[test]
 fn reason() {
-    use crate::group::member::classic::Reason;
     assert_ne!(Reason::Joined, Reason::Synced);
 }
 
 // `Reason::join_reason`: The JoinGroup reason sent for a (re)join caused by this (KIP-800).
 #[test]
 fn reason_join_reason() {
-    use crate::group::member::classic::Reason;
     assert_eq!(Reason::Subscribed.join_reason(), None);
     assert!(Reason::MetadataChanged.join_reason().is_some());
 }
@@ -602,7 +605,6 @@ fn reason_join_reason() {
 // `ClassicAction`: What the driver must do, in order.
 #[test]
 fn classic_action() {
-    use crate::group::member::classic::ClassicAction;
     assert!(matches!(
         ClassicAction::FindCoordinator,
         ClassicAction::FindCoordinator
@@ -613,7 +615,6 @@ fn classic_action() {
 // failure) back.
 #[test]
 fn request() {
-    use crate::group::member::classic::Request;
     use kafka_proto::messages::HeartbeatRequest;
     let r = Request::Heartbeat(HeartbeatRequest::default());
     assert!(!matches!(r, Request::Join(_)));
@@ -632,7 +633,6 @@ fn leader_topics() {
 // `ClassicMember::state`: The current state.
 #[test]
 fn classic_member_state() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
     assert_eq!(
         ClassicMember::new(ClassicConfig::new("g")).state(),
         ClassicState::Unsubscribed
@@ -643,14 +643,12 @@ fn classic_member_state() {
 // commits and of the group metadata (KIP-447).
 #[test]
 fn classic_member_generation() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember};
     assert_eq!(ClassicMember::new(ClassicConfig::new("g")).generation(), -1);
 }
 
 // `ClassicMember::member_id`: The member id the coordinator gave ("" before the first join).
 #[test]
 fn classic_member_member_id() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember};
     assert!(
         ClassicMember::new(ClassicConfig::new("g"))
             .member_id()
@@ -661,14 +659,12 @@ fn classic_member_member_id() {
 // `ClassicMember::protocol`: The assignor the coordinator chose in the last join.
 #[test]
 fn classic_member_protocol() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember};
     assert_eq!(ClassicMember::new(ClassicConfig::new("g")).protocol(), None);
 }
 
 // `ClassicMember::owned`: The partitions owned (confirmed by the application).
 #[test]
 fn classic_member_owned() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember};
     assert!(
         ClassicMember::new(ClassicConfig::new("g"))
             .owned()
@@ -679,9 +675,7 @@ fn classic_member_owned() {
 // `ClassicMember::history`: The recent state changes with their reasons, oldest first.
 #[test]
 fn classic_member_history() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember, ClassicState, Reason};
-    let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    m.subscribe(["t".to_string()]);
+    let m = subscribed();
     assert_eq!(
         m.history().last(),
         Some(&(ClassicState::Joining, Reason::Subscribed))
@@ -692,7 +686,6 @@ fn classic_member_history() {
 // `RebalanceProtocol.COOPERATIVE`); otherwise the member is eager.
 #[test]
 fn classic_member_is_cooperative() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember};
     assert!(
         !ClassicMember::new(ClassicConfig::new("g")).is_cooperative(),
         "Java's default list is eager"
@@ -702,27 +695,21 @@ fn classic_member_is_cooperative() {
 // `ClassicMember::poll_action`: The next decision for the driver.
 #[test]
 fn classic_member_poll_action() {
-    use crate::group::member::classic::{ClassicAction, ClassicConfig, ClassicMember};
-    let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    m.subscribe(["t".to_string()]);
+    let mut m = subscribed();
     assert_eq!(m.poll_action(), Some(ClassicAction::FindCoordinator));
 }
 
 // `ClassicMember::subscribe`: Subscribes to `topics` and joins.
 #[test]
 fn classic_member_subscribe() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
-    let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    m.subscribe(["t".to_string()]);
+    let m = subscribed();
     assert_eq!(m.state(), ClassicState::Joining);
 }
 
 // `ClassicMember::coordinator_found`: The coordinator is known (again).
 #[test]
 fn classic_member_coordinator_found() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember, Request};
-    let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    m.subscribe(["t".to_string()]);
+    let mut m = subscribed();
     assert!(
         m.poll_request(std::time::Instant::now()).is_none(),
         "no coordinator yet"
@@ -737,14 +724,12 @@ fn classic_member_coordinator_found() {
 // `ClassicMember::needs_coordinator`: True while the coordinator is to be looked up.
 #[test]
 fn classic_member_needs_coordinator() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember};
     assert!(ClassicMember::new(ClassicConfig::new("g")).needs_coordinator());
 }
 
 // `ClassicMember::next_request_at`: When `poll_request` has something next (None: on an event).
 #[test]
 fn classic_member_next_request_at() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember};
     assert_eq!(
         ClassicMember::new(ClassicConfig::new("g")).next_request_at(),
         None
@@ -755,7 +740,6 @@ fn classic_member_next_request_at() {
 // answers it before asking again).
 #[test]
 fn classic_member_poll_request() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember, Request};
     let mut c = ClassicConfig::new("g");
     c.instance_id = Some("i-1".into());
     let mut m = ClassicMember::new(c);
@@ -773,7 +757,6 @@ fn classic_member_poll_request() {
 // members) in the shape `version` carries: before v3 one top-level member id; before v5 no reason.
 #[test]
 fn classic_member_leave_request_at() {
-    use crate::group::member::classic::ClassicMember;
     use kafka_proto::messages::{LeaveGroupRequest, LeaveGroupRequestMemberIdentity};
     let req = LeaveGroupRequest {
         group_id: "g".into(),
@@ -793,10 +776,8 @@ fn classic_member_leave_request_at() {
 // out of the assignment, as Java does.
 #[test]
 fn classic_member_on_join_answer() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
     use kafka_proto::{ErrorCode, messages::JoinGroupResponse};
-    let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    m.subscribe(["t".to_string()]);
+    let mut m = subscribed();
     m.coordinator_found();
     let now = std::time::Instant::now();
     m.poll_request(now);
@@ -814,7 +795,6 @@ fn classic_member_on_join_answer() {
 // `ClassicMember::on_sync_answer`: SyncGroup answered: reconcile the assignment.
 #[test]
 fn classic_member_on_sync_answer() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
     use kafka_proto::messages::SyncGroupResponse;
     let mut m = ClassicMember::new(ClassicConfig::new("g"));
     m.on_sync_answer(std::time::Instant::now(), SyncGroupResponse::default());
@@ -828,7 +808,6 @@ fn classic_member_on_sync_answer() {
 // `ClassicMember::on_heartbeat_answer`: Heartbeat answered (`sent` is the request it answers).
 #[test]
 fn classic_member_on_heartbeat_answer() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
     use kafka_proto::messages::{HeartbeatRequest, HeartbeatResponse};
     let mut m = ClassicMember::new(ClassicConfig::new("g"));
     m.on_heartbeat_answer(
@@ -847,7 +826,6 @@ fn classic_member_on_heartbeat_answer() {
 // REBALANCE_IN_PROGRESS before the SyncGroup).
 #[test]
 fn classic_member_rebalance_in_progress() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember};
     let mut m = ClassicMember::new(ClassicConfig::new("g"));
     assert!(!m.rebalance_in_progress());
     m.subscribe(["t".to_string()]);
@@ -859,10 +837,8 @@ fn classic_member_rebalance_in_progress() {
 // `OffsetCommitResponseHandler` decides:
 #[test]
 fn classic_member_on_commit_refused() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember};
     use kafka_proto::ErrorCode;
-    let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    m.subscribe(["t".to_string()]);
+    let mut m = subscribed();
     let now = std::time::Instant::now();
     assert_eq!(
         m.on_commit_refused(now, 3, "m-1", ErrorCode::IllegalGeneration),
@@ -875,9 +851,7 @@ fn classic_member_on_commit_refused() {
 // the coordinator is looked up again; a join or sync starts over.
 #[test]
 fn classic_member_on_request_failure() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
-    let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    m.subscribe(["t".to_string()]);
+    let mut m = subscribed();
     m.coordinator_found();
     let now = std::time::Instant::now();
     let join = m.poll_request(now).unwrap();
@@ -890,7 +864,6 @@ fn classic_member_on_request_failure() {
 // generation.
 #[test]
 fn classic_member_is_leader() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember};
     assert!(!ClassicMember::new(ClassicConfig::new("g")).is_leader());
 }
 
@@ -900,7 +873,6 @@ fn classic_member_is_leader() {
 // rejoin started.
 #[test]
 fn classic_member_check_metadata() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember};
     let mut m = ClassicMember::new(ClassicConfig::new("g"));
     assert!(!m.check_metadata(&|_| Some(4)), "not the leader");
 }
@@ -909,7 +881,6 @@ fn classic_member_check_metadata() {
 // Returns false when no revocation was pending.
 #[test]
 fn classic_member_revocation_done() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember};
     assert!(!ClassicMember::new(ClassicConfig::new("g")).revocation_done());
 }
 
@@ -917,7 +888,6 @@ fn classic_member_revocation_done() {
 // Returns false when no assignment was pending.
 #[test]
 fn classic_member_assignment_done() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember};
     assert!(!ClassicMember::new(ClassicConfig::new("g")).assignment_done());
 }
 
@@ -925,7 +895,6 @@ fn classic_member_assignment_done() {
 // rejoins (a stale one waits for `rejoin`).
 #[test]
 fn classic_member_lost_done() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember};
     assert!(!ClassicMember::new(ClassicConfig::new("g")).lost_done());
 }
 
@@ -934,9 +903,7 @@ fn classic_member_lost_done() {
 // rejoins at the next `rejoin`.
 #[test]
 fn classic_member_poll_timeout_expired() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
-    let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    m.subscribe(["t".to_string()]);
+    let mut m = subscribed();
     assert!(
         m.poll_timeout_expired().is_none(),
         "no member id yet: nothing to leave"
@@ -947,7 +914,6 @@ fn classic_member_poll_timeout_expired() {
 // `ClassicMember::rejoin`: The application polled again after a poll timeout: join anew.
 #[test]
 fn classic_member_rejoin() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember};
     assert!(
         !ClassicMember::new(ClassicConfig::new("g")).rejoin(),
         "not stale"
@@ -958,9 +924,7 @@ fn classic_member_rejoin() {
 // (Java's `maybeLeaveGroup`).
 #[test]
 fn classic_member_leave() {
-    use crate::group::member::classic::{ClassicConfig, ClassicMember, ClassicState};
-    let mut m = ClassicMember::new(ClassicConfig::new("g"));
-    m.subscribe(["t".to_string()]);
+    let mut m = subscribed();
     m.leave();
     assert!(
         m.poll_request(std::time::Instant::now()).is_none(),
