@@ -201,14 +201,7 @@ impl ClusterState {
         m.groups.clear();
         m.tv2 = tv2;
         if allocate_needed {
-            let old = m.producer_id;
-            let pid = self.allocate_producer_id();
-            let m = self.txns.get_mut(tid).expect("checked above");
-            m.previous_producer_id = old;
-            m.producer_id = pid;
-            m.last_epoch = -1;
-            m.epoch = 0;
-            Ok((pid, 0))
+            Ok((self.renew_producer_id(tid), 0))
         } else {
             m.last_epoch = m.epoch;
             m.epoch += 1;
@@ -351,6 +344,18 @@ impl ClusterState {
         }
     }
 
+    /// Gives `tid` a new producer id at epoch 0 (its epoch is exhausted),
+    /// remembering the old one for the client's retry; the new id.
+    fn renew_producer_id(&mut self, tid: &str) -> i64 {
+        let pid = self.allocate_producer_id();
+        let m = self.txns.get_mut(tid).expect("known transactional id");
+        m.previous_producer_id = m.producer_id;
+        m.producer_id = pid;
+        m.last_epoch = -1;
+        m.epoch = 0;
+        pid
+    }
+
     /// Moves a transaction to Prepare with markers at `marker_epoch`, and
     /// writes them now when there is no marker delay. The stored epoch
     /// becomes `marker_epoch` (a bump under version 2, or a fence).
@@ -397,12 +402,7 @@ impl ClusterState {
         };
         if tv2 && m.epoch >= EPOCH_EXHAUSTED {
             // The next transaction needs a new producer id.
-            let new_pid = self.allocate_producer_id();
-            let m = self.txns.get_mut(tid).expect("known");
-            m.previous_producer_id = pid;
-            m.producer_id = new_pid;
-            m.last_epoch = -1;
-            m.epoch = 0;
+            self.renew_producer_id(tid);
         }
         for (topic, p) in partitions {
             if let Some(log) = self.partition_mut(&topic, p) {
