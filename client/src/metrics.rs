@@ -90,6 +90,15 @@ impl MetricsBase {
         self.facade.clone().map(::metrics::SharedString::from)
     }
 
+    /// Adds `n` to `count` and to the facade's counter `name`, when
+    /// recording.
+    pub fn add(&self, count: &AtomicU64, name: &'static str, n: u64) {
+        if self.enabled {
+            count.fetch_add(n, Relaxed);
+            self.counter(name, n);
+        }
+    }
+
     /// Adds `n` to the facade's counter `name`.
     pub fn counter(&self, name: &'static str, n: u64) {
         #[cfg(feature = "metrics")]

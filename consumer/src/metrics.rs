@@ -175,17 +175,17 @@ impl ConsumerMetrics {
         }
         let _ = records;
         self.fetch_latency.record(latency);
-        self.bytes_consumed.fetch_add(batches_bytes, Relaxed);
         self.base.counter(names::FETCH_REQUESTS, 1);
-        self.base.counter(names::BYTES_CONSUMED, batches_bytes);
+        self.base
+            .add(&self.bytes_consumed, names::BYTES_CONSUMED, batches_bytes);
         self.base.histogram(names::FETCH_LATENCY, latency);
     }
 
     /// `records` records were returned to the application.
     pub fn consumed(&self, records: u64) {
-        if self.enabled() && records > 0 {
-            self.records_consumed.fetch_add(records, Relaxed);
-            self.base.counter(names::RECORDS_CONSUMED, records);
+        if records > 0 {
+            self.base
+                .add(&self.records_consumed, names::RECORDS_CONSUMED, records);
         }
     }
 
@@ -223,26 +223,18 @@ impl ConsumerMetrics {
 
     /// `auto.offset.reset` moved a position (out of range).
     pub fn offset_reset(&self) {
-        if self.enabled() {
-            self.offset_resets.fetch_add(1, Relaxed);
-            self.base.counter(names::OFFSET_RESETS, 1);
-        }
+        self.base.add(&self.offset_resets, names::OFFSET_RESETS, 1);
     }
 
     /// A position moved back to a divergence point (KIP-320).
     pub fn log_truncation(&self) {
-        if self.enabled() {
-            self.log_truncations.fetch_add(1, Relaxed);
-            self.base.counter(names::LOG_TRUNCATIONS, 1);
-        }
+        self.base
+            .add(&self.log_truncations, names::LOG_TRUNCATIONS, 1);
     }
 
     /// A group member received an assignment.
     pub fn rebalance(&self) {
-        if self.enabled() {
-            self.rebalances.fetch_add(1, Relaxed);
-            self.base.counter(names::REBALANCES, 1);
-        }
+        self.base.add(&self.rebalances, names::REBALANCES, 1);
     }
 
     /// An offset commit succeeded after `d`.

@@ -199,22 +199,17 @@ impl Metrics {
 
     /// A batch of `records` records, `bytes` bytes, was acknowledged.
     pub fn record_sent(&self, records: u64, bytes: u64) {
-        if self.enabled() {
-            self.records_sent.fetch_add(records, Relaxed);
-            self.bytes_sent.fetch_add(bytes, Relaxed);
-            self.batches_sent.fetch_add(1, Relaxed);
-            self.base.counter(names::RECORDS_SENT, records);
-            self.base.counter(names::BYTES_SENT, bytes);
-            self.base.counter(names::BATCHES_SENT, 1);
-        }
+        self.base
+            .add(&self.records_sent, names::RECORDS_SENT, records);
+        self.base.add(&self.bytes_sent, names::BYTES_SENT, bytes);
+        self.base.add(&self.batches_sent, names::BATCHES_SENT, 1);
     }
 
     /// A Produce request went out.
     pub fn request_sent(&self) {
         if self.enabled() {
-            self.requests.fetch_add(1, Relaxed);
+            self.base.add(&self.requests, names::REQUESTS, 1);
             self.in_flight.fetch_add(1, Relaxed);
-            self.base.counter(names::REQUESTS, 1);
         }
     }
 
@@ -235,26 +230,17 @@ impl Metrics {
 
     /// A batch is retried.
     pub fn retry(&self) {
-        if self.enabled() {
-            self.retries.fetch_add(1, Relaxed);
-            self.base.counter(names::RETRIES, 1);
-        }
+        self.base.add(&self.retries, names::RETRIES, 1);
     }
 
     /// A batch refused as too large was split.
     pub fn batch_split(&self) {
-        if self.enabled() {
-            self.batch_splits.fetch_add(1, Relaxed);
-            self.base.counter(names::BATCH_SPLITS, 1);
-        }
+        self.base.add(&self.batch_splits, names::BATCH_SPLITS, 1);
     }
 
     /// A local epoch bump happened.
     pub fn epoch_bump(&self) {
-        if self.enabled() {
-            self.epoch_bumps.fetch_add(1, Relaxed);
-            self.base.counter(names::EPOCH_BUMPS, 1);
-        }
+        self.base.add(&self.epoch_bumps, names::EPOCH_BUMPS, 1);
     }
 
     /// A `commit_transaction` call succeeded after `d`.
@@ -268,10 +254,8 @@ impl Metrics {
 
     /// An `abort_transaction` call succeeded.
     pub fn transaction_aborted(&self) {
-        if self.enabled() {
-            self.txn_aborts.fetch_add(1, Relaxed);
-            self.base.counter(names::TRANSACTIONS_ABORTED, 1);
-        }
+        self.base
+            .add(&self.txn_aborts, names::TRANSACTIONS_ABORTED, 1);
     }
 
     /// A partition answered `code`.
