@@ -88,11 +88,7 @@ enum Mode {
 fn request_items(state: &ClusterState, req: &FetchRequest, version: i16) -> Vec<Item> {
     let mut items = Vec::new();
     for t in &req.topics {
-        let name = if version >= 13 {
-            state.topic_ids.get(&t.topic_id).cloned()
-        } else {
-            Some(t.topic.clone())
-        };
+        let name = state.request_topic(version >= 13, &t.topic, &t.topic_id);
         for p in &t.partitions {
             items.push(Item {
                 name: name.clone(),

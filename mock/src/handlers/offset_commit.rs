@@ -33,11 +33,7 @@ pub(crate) fn handle(
         .topics
         .iter()
         .map(|t| {
-            let name = if version >= 10 {
-                state.topic_ids.get(&t.topic_id).cloned()
-            } else {
-                Some(t.name.clone())
-            };
+            let name = state.request_topic(version >= 10, &t.name, &t.topic_id);
             OffsetCommitResponseTopic {
                 name: if version >= 10 {
                     String::new()

@@ -134,15 +134,9 @@ pub(crate) fn handle(
             let asked = g.topics.as_ref().map(|ts| {
                 ts.iter()
                     .map(|t| {
-                        let name = if version >= 10 {
-                            state
-                                .topic_ids
-                                .get(&t.topic_id)
-                                .cloned()
-                                .unwrap_or_default()
-                        } else {
-                            t.name.clone()
-                        };
+                        let name = state
+                            .request_topic(version >= 10, &t.name, &t.topic_id)
+                            .unwrap_or_default();
                         (name, t.partition_indexes.clone())
                     })
                     .collect()

@@ -212,19 +212,6 @@ fn partition_response(
     }
 }
 
-/// The topic's name: by name up to v12, by id from v13.
-fn topic_name(
-    state: &ClusterState,
-    t: &ProduceRequestTopicProduceData,
-    version: i16,
-) -> Option<String> {
-    if version >= 13 {
-        state.topic_ids.get(&t.topic_id).cloned()
-    } else {
-        Some(t.name.clone())
-    }
-}
-
 pub(crate) fn handle(
     state: &mut ClusterState,
     ctx: &Ctx,
@@ -235,7 +222,7 @@ pub(crate) fn handle(
     let acks_ok = matches!(req.acks, -1..=1);
     let mut responses = Vec::with_capacity(req.topic_data.len());
     for t in &req.topic_data {
-        let name = topic_name(state, t, version);
+        let name = state.request_topic(version >= 13, &t.name, &t.topic_id);
         let partition_responses = t
             .partition_data
             .iter()
@@ -310,7 +297,7 @@ pub(crate) fn error(
         responses: req
             .topic_data
             .iter()
-            .map(|t| (t, topic_name(state, t, version)))
+            .map(|t| (t, state.request_topic(version >= 13, &t.name, &t.topic_id)))
             .map(|(t, name)| ProduceResponseTopicProduceResponse {
                 name: if version >= 13 {
                     String::new()

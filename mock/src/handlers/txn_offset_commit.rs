@@ -12,18 +12,6 @@ use crate::state::{ClusterState, CommitValidator, CoordinatorKind, Ctx};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
-fn topic_name(
-    state: &ClusterState,
-    t: &TxnOffsetCommitRequestTopic,
-    version: i16,
-) -> Option<String> {
-    if version >= 6 {
-        state.topic_ids.get(&t.topic_id).cloned()
-    } else {
-        Some(t.name.clone())
-    }
-}
-
 /// STALE_MEMBER_EPOCH is ILLEGAL_GENERATION before v6, which does not
 /// know it (`TxnOffsetCommitRequest.supportsStaleMemberEpochError`).
 fn stale_as_known(code: ErrorCode, version: i16) -> ErrorCode {
@@ -86,7 +74,7 @@ pub(crate) fn handle(
         .topics
         .iter()
         .map(|t| {
-            let name = topic_name(state, t, version);
+            let name = state.request_topic(version >= 6, &t.name, &t.topic_id);
             let partitions = t
                 .partitions
                 .iter()

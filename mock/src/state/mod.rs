@@ -339,6 +339,16 @@ impl ClusterState {
         Ok(id)
     }
 
+    /// The topic a request names: by `name`, or by `id` from the version
+    /// that names topics by id (`by_id`); `None` for an unknown id.
+    pub(crate) fn request_topic(&self, by_id: bool, name: &str, id: &Uuid) -> Option<String> {
+        if by_id {
+            self.topic_ids.get(id).cloned()
+        } else {
+            Some(name.to_string())
+        }
+    }
+
     pub(crate) fn partition(&self, topic: &str, p: i32) -> Option<&PartitionLog> {
         self.topics
             .get(topic)
