@@ -65,6 +65,13 @@ enum Fault {
 
 type Script = Box<dyn FnMut(&SeenBatch) -> Fault + Send>;
 
+/// A script that answers `fault` to the first batch `hit` matches, and
+/// passes every other batch.
+fn once(mut hit: impl FnMut(&SeenBatch) -> bool + Send + 'static, fault: Fault) -> Script {
+    let mut fault = Some(fault);
+    Box::new(move |b| fault.take_if(|_| hit(b)).unwrap_or(Fault::Pass))
+}
+
 /// The scripted cluster: brokers 1..=n, every partition of [`TOPIC`] led
 /// by broker 1.
 struct Broker {
@@ -264,17 +271,13 @@ async fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
 /// them behind the head batch — no epoch bump, order kept.
 #[tokio::test]
 async fn out_of_order_behind_a_failed_head_batch_is_retried_in_order() {
-    let mut failed = false;
     let broker = Broker::start(
         1,
         1,
-        Box::new(move |b| {
-            if b.base_sequence >= 20 && !failed {
-                failed = true;
-                return Fault::Error(ErrorCode::NotEnoughReplicas);
-            }
-            Fault::Pass
-        }),
+        once(
+            |b| b.base_sequence >= 20,
+            Fault::Error(ErrorCode::NotEnoughReplicas),
+        ),
     )
     .await;
     let producer = Producer::connect(config(&broker)).await.unwrap();
@@ -295,17 +298,13 @@ async fn out_of_order_behind_a_failed_head_batch_is_retried_in_order() {
 /// (KIP-360), rewrites the in-flight batches from sequence 0 and resends.
 #[tokio::test]
 async fn out_of_order_for_the_next_batch_bumps_the_epoch() {
-    let mut injected = false;
     let broker = Broker::start(
         1,
         1,
-        Box::new(move |b| {
-            if b.first > 0 && b.base_sequence > 0 && !injected {
-                injected = true;
-                return Fault::Error(ErrorCode::OutOfOrderSequenceNumber);
-            }
-            Fault::Pass
-        }),
+        once(
+            |b| b.first > 0 && b.base_sequence > 0,
+            Fault::Error(ErrorCode::OutOfOrderSequenceNumber),
+        ),
     )
     .await;
     let producer = Producer::connect(config(&broker)).await.unwrap();
@@ -453,19 +452,7 @@ async fn not_leader_refreshes_metadata_and_keeps_order() {
 /// the retry carries the same producer id, epoch and base sequence.
 #[tokio::test]
 async fn request_timeout_retry_keeps_producer_id_epoch_and_sequence() {
-    let mut swallowed = false;
-    let broker = Broker::start(
-        1,
-        1,
-        Box::new(move |b| {
-            if b.first > 0 && !swallowed {
-                swallowed = true;
-                return Fault::Silent;
-            }
-            Fault::Pass
-        }),
-    )
-    .await;
+    let broker = Broker::start(1, 1, once(|b| b.first > 0, Fault::Silent)).await;
     let cfg = ProducerConfig::builder(&broker.bootstrap())
         .batch_size(200)
         .linger(Duration::from_millis(1))
