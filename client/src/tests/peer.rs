@@ -38,6 +38,18 @@ fn reply_api_versions(s: &Seen) -> BytesMut {
     encode_response_frame(&api_versions_ok(), s.version, s.correlation_id).unwrap()
 }
 
+/// Answers any request with an ApiVersions v0 answer of
+/// UNSUPPORTED_VERSION and no supported range.
+fn refuse_api_versions(s: Seen) -> Step {
+    let resp = ApiVersionsResponse {
+        error_code: ErrorCode::UnsupportedVersion.code(),
+        ..Default::default()
+    };
+    Step::Reply(vec![
+        encode_response_frame(&resp, 0, s.correlation_id).unwrap(),
+    ])
+}
+
 fn metadata_reply(s: &Seen, topic: &str, addr: &str) -> BytesMut {
     metadata_reply_with(s, topic, [9; 16], 1, addr)
 }
@@ -123,18 +135,7 @@ async fn unsupported_api_versions_falls_back_to_the_brokers_max() {
 
 #[tokio::test]
 async fn unsupported_api_versions_without_a_range_retries_v0_then_fails() {
-    let (addr, log) = peer(|| {
-        |s: Seen| {
-            let resp = ApiVersionsResponse {
-                error_code: ErrorCode::UnsupportedVersion.code(),
-                ..Default::default()
-            };
-            Step::Reply(vec![
-                encode_response_frame(&resp, 0, s.correlation_id).unwrap(),
-            ])
-        }
-    })
-    .await;
+    let (addr, log) = peer(|| refuse_api_versions).await;
     let err = Connection::connect(&addr, &fast_config())
         .await
         .unwrap_err();
@@ -721,15 +722,7 @@ async fn bootstrap_does_not_retry_a_fatal_answer() {
     let counter = accepted.clone();
     let (addr, _) = peer(move || {
         counter.fetch_add(1, Ordering::SeqCst);
-        |s: Seen| {
-            let resp = ApiVersionsResponse {
-                error_code: ErrorCode::UnsupportedVersion.code(),
-                ..Default::default()
-            };
-            Step::Reply(vec![
-                encode_response_frame(&resp, 0, s.correlation_id).unwrap(),
-            ])
-        }
+        refuse_api_versions
     })
     .await;
     let mut config = ClusterConfig::new(&addr);
