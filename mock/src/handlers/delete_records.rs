@@ -52,44 +52,19 @@ pub(crate) fn handle(
     _version: i16,
     _final_attempt: bool,
 ) -> Reply<DeleteRecordsResponse> {
-    let topics = req
-        .topics
-        .iter()
-        .map(|t| DeleteRecordsResponseTopic {
-            name: t.name.clone(),
-            partitions: t
-                .partitions
-                .iter()
-                .map(|p| {
-                    let (low_watermark, code) =
-                        match delete(state, ctx, &t.name, p.partition_index, p.offset) {
-                            Ok(low) => (low, ErrorCode::None),
-                            Err(code) => (-1, code),
-                        };
-                    DeleteRecordsResponsePartition {
-                        partition_index: p.partition_index,
-                        low_watermark,
-                        error_code: code.code(),
-                        ..Default::default()
-                    }
-                })
-                .collect(),
-            ..Default::default()
-        })
-        .collect();
+    let resp = response(req, |topic, p| {
+        delete(state, ctx, topic, p.partition_index, p.offset)
+    });
     // Parked fetches below the new log start answer OFFSET_OUT_OF_RANGE.
     state.appends += 1;
-    Reply::Now(DeleteRecordsResponse {
-        topics,
-        ..Default::default()
-    })
+    Reply::Now(resp)
 }
 
-pub(crate) fn error(
-    _state: &ClusterState,
+/// The response with each requested partition's new low watermark, or
+/// its error, from `outcome_of`.
+fn response(
     req: &DeleteRecordsRequest,
-    _version: i16,
-    code: ErrorCode,
+    mut outcome_of: impl FnMut(&str, &DeleteRecordsRequestPartition) -> Result<i64, ErrorCode>,
 ) -> DeleteRecordsResponse {
     DeleteRecordsResponse {
         topics: req
@@ -100,11 +75,17 @@ pub(crate) fn error(
                 partitions: t
                     .partitions
                     .iter()
-                    .map(|p| DeleteRecordsResponsePartition {
-                        partition_index: p.partition_index,
-                        low_watermark: -1,
-                        error_code: code.code(),
-                        ..Default::default()
+                    .map(|p| {
+                        let (low_watermark, code) = match outcome_of(&t.name, p) {
+                            Ok(low) => (low, ErrorCode::None),
+                            Err(code) => (-1, code),
+                        };
+                        DeleteRecordsResponsePartition {
+                            partition_index: p.partition_index,
+                            low_watermark,
+                            error_code: code.code(),
+                            ..Default::default()
+                        }
                     })
                     .collect(),
                 ..Default::default()
@@ -112,4 +93,13 @@ pub(crate) fn error(
             .collect(),
         ..Default::default()
     }
+}
+
+pub(crate) fn error(
+    _state: &ClusterState,
+    req: &DeleteRecordsRequest,
+    _version: i16,
+    code: ErrorCode,
+) -> DeleteRecordsResponse {
+    response(req, |_, _| Err(code))
 }

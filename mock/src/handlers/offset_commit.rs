@@ -29,65 +29,30 @@ pub(crate) fn handle(
         Ok(v) => v,
         Err(code) => return Reply::Now(error(state, req, version, code)),
     };
-    let topics = req
-        .topics
-        .iter()
-        .map(|t| {
-            let name = state.request_topic(version >= 10, &t.name, &t.topic_id);
-            OffsetCommitResponseTopic {
-                name: if version >= 10 {
-                    String::new()
-                } else {
-                    t.name.clone()
-                },
-                topic_id: if version >= 10 { t.topic_id } else { [0; 16] },
-                partitions: t
-                    .partitions
-                    .iter()
-                    .map(|p| {
-                        let code = match &name {
-                            Some(n) if state.partition(n, p.partition_index).is_none() => {
-                                ErrorCode::UnknownTopicOrPartition
-                            }
-                            Some(n) => match validator.check(state, n, p.partition_index) {
-                                ErrorCode::None => {
-                                    state.groups.commit(
-                                        &req.group_id,
-                                        (n.clone(), p.partition_index),
-                                        CommittedOffset {
-                                            offset: p.committed_offset,
-                                            leader_epoch: p.committed_leader_epoch,
-                                            metadata: p.committed_metadata.clone(),
-                                        },
-                                    );
-                                    ErrorCode::None
-                                }
-                                refused => refused,
-                            },
-                            None => ErrorCode::UnknownTopicId,
-                        };
-                        OffsetCommitResponsePartition {
-                            partition_index: p.partition_index,
-                            error_code: code.code(),
-                            ..Default::default()
-                        }
-                    })
-                    .collect(),
-                ..Default::default()
-            }
-        })
-        .collect();
-    Reply::Now(OffsetCommitResponse {
-        topics,
-        ..Default::default()
-    })
+    Reply::Now(response(req, version, |t, p| {
+        let name = state.request_topic(version >= 10, &t.name, &t.topic_id);
+        let offset = CommittedOffset {
+            offset: p.committed_offset,
+            leader_epoch: p.committed_leader_epoch,
+            metadata: p.committed_metadata.clone(),
+        };
+        state.commit_offset(
+            &validator,
+            &req.group_id,
+            None,
+            name.as_deref(),
+            p.partition_index,
+            offset,
+        )
+    }))
 }
 
-pub(crate) fn error(
-    _state: &ClusterState,
+/// The response with `code_of` each requested partition (topics by id
+/// from v10).
+fn response(
     req: &OffsetCommitRequest,
     version: i16,
-    code: ErrorCode,
+    mut code_of: impl FnMut(&OffsetCommitRequestTopic, &OffsetCommitRequestPartition) -> ErrorCode,
 ) -> OffsetCommitResponse {
     OffsetCommitResponse {
         topics: req
@@ -105,7 +70,7 @@ pub(crate) fn error(
                     .iter()
                     .map(|p| OffsetCommitResponsePartition {
                         partition_index: p.partition_index,
-                        error_code: code.code(),
+                        error_code: code_of(t, p).code(),
                         ..Default::default()
                     })
                     .collect(),
@@ -114,4 +79,13 @@ pub(crate) fn error(
             .collect(),
         ..Default::default()
     }
+}
+
+pub(crate) fn error(
+    _state: &ClusterState,
+    req: &OffsetCommitRequest,
+    version: i16,
+    code: ErrorCode,
+) -> OffsetCommitResponse {
+    response(req, version, |_, _| code)
 }

@@ -69,6 +69,15 @@ fn check_member(state: &ClusterState, g: &OffsetFetchRequestGroup) -> Result<(),
     }
 }
 
+/// A group of a v8+ request answered with `code` alone.
+fn failed_group(group_id: &str, code: ErrorCode) -> OffsetFetchResponseGroup {
+    OffsetFetchResponseGroup {
+        group_id: group_id.to_string(),
+        error_code: code.code(),
+        ..Default::default()
+    }
+}
+
 pub(crate) fn handle(
     state: &mut ClusterState,
     ctx: &Ctx,
@@ -117,19 +126,11 @@ pub(crate) fn handle(
         .groups
         .iter()
         .map(|g| {
-            if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &g.group_id) {
-                return OffsetFetchResponseGroup {
-                    group_id: g.group_id.clone(),
-                    error_code: code.code(),
-                    ..Default::default()
-                };
-            }
-            if let Err(code) = check_member(state, g) {
-                return OffsetFetchResponseGroup {
-                    group_id: g.group_id.clone(),
-                    error_code: code.code(),
-                    ..Default::default()
-                };
+            let checked = state
+                .check_coordinator(ctx, CoordinatorKind::Group, &g.group_id)
+                .and_then(|()| check_member(state, g));
+            if let Err(code) = checked {
+                return failed_group(&g.group_id, code);
             }
             let asked = g.topics.as_ref().map(|ts| {
                 ts.iter()
@@ -216,11 +217,7 @@ pub(crate) fn error(
         groups: req
             .groups
             .iter()
-            .map(|g| OffsetFetchResponseGroup {
-                group_id: g.group_id.clone(),
-                error_code: code.code(),
-                ..Default::default()
-            })
+            .map(|g| failed_group(&g.group_id, code))
             .collect(),
         ..Default::default()
     }

@@ -70,67 +70,31 @@ pub(crate) fn handle(
         };
         return Reply::Now(error(state, req, version, code));
     }
-    let topics = req
-        .topics
-        .iter()
-        .map(|t| {
-            let name = state.request_topic(version >= 6, &t.name, &t.topic_id);
-            let partitions = t
-                .partitions
-                .iter()
-                .map(|p| {
-                    let code = match &name {
-                        Some(n) if state.partition(n, p.partition_index).is_none() => {
-                            ErrorCode::UnknownTopicOrPartition
-                        }
-                        Some(n) => match validator.check(state, n, p.partition_index) {
-                            ErrorCode::None => {
-                                state.groups.txn_commit(
-                                    &req.group_id,
-                                    req.producer_id,
-                                    (n.clone(), p.partition_index),
-                                    CommittedOffset {
-                                        offset: p.committed_offset,
-                                        leader_epoch: p.committed_leader_epoch,
-                                        metadata: p.committed_metadata.clone(),
-                                    },
-                                );
-                                ErrorCode::None
-                            }
-                            refused => stale_as_known(refused, version),
-                        },
-                        None => ErrorCode::UnknownTopicId,
-                    };
-                    TxnOffsetCommitResponsePartition {
-                        partition_index: p.partition_index,
-                        error_code: code.code(),
-                        ..Default::default()
-                    }
-                })
-                .collect();
-            TxnOffsetCommitResponseTopic {
-                name: if version >= 6 {
-                    String::new()
-                } else {
-                    t.name.clone()
-                },
-                topic_id: if version >= 6 { t.topic_id } else { [0; 16] },
-                partitions,
-                ..Default::default()
-            }
-        })
-        .collect();
-    Reply::Now(TxnOffsetCommitResponse {
-        topics,
-        ..Default::default()
-    })
+    Reply::Now(response(req, version, |t, p| {
+        let name = state.request_topic(version >= 6, &t.name, &t.topic_id);
+        let offset = CommittedOffset {
+            offset: p.committed_offset,
+            leader_epoch: p.committed_leader_epoch,
+            metadata: p.committed_metadata.clone(),
+        };
+        let code = state.commit_offset(
+            &validator,
+            &req.group_id,
+            Some(req.producer_id),
+            name.as_deref(),
+            p.partition_index,
+            offset,
+        );
+        stale_as_known(code, version)
+    }))
 }
 
-pub(crate) fn error(
-    _state: &ClusterState,
+/// The response with `code_of` each requested partition (topics by id
+/// from v6).
+fn response(
     req: &TxnOffsetCommitRequest,
     version: i16,
-    code: ErrorCode,
+    mut code_of: impl FnMut(&TxnOffsetCommitRequestTopic, &TxnOffsetCommitRequestPartition) -> ErrorCode,
 ) -> TxnOffsetCommitResponse {
     TxnOffsetCommitResponse {
         topics: req
@@ -148,7 +112,7 @@ pub(crate) fn error(
                     .iter()
                     .map(|p| TxnOffsetCommitResponsePartition {
                         partition_index: p.partition_index,
-                        error_code: code.code(),
+                        error_code: code_of(t, p).code(),
                         ..Default::default()
                     })
                     .collect(),
@@ -157,4 +121,13 @@ pub(crate) fn error(
             .collect(),
         ..Default::default()
     }
+}
+
+pub(crate) fn error(
+    _state: &ClusterState,
+    req: &TxnOffsetCommitRequest,
+    version: i16,
+    code: ErrorCode,
+) -> TxnOffsetCommitResponse {
+    response(req, version, |_, _| code)
 }

@@ -24,7 +24,7 @@ pub(crate) mod txn;
 
 use crate::config::{MockConfig, TransactionVersion};
 use consumer_group::ConsumerGroup;
-use groups::Groups;
+use groups::{CommittedOffset, Groups};
 use kafka_proto::ErrorCode;
 use kafka_proto::primitives::Uuid;
 use membership::ClassicGroup;
@@ -288,6 +288,37 @@ impl ClusterState {
             return Err(ErrorCode::RebalanceInProgress);
         }
         Ok(())
+    }
+
+    /// Stores one partition's committed offset (in producer `txn`'s open
+    /// transaction when given) if its topic is known (`None`: an unknown
+    /// topic id), the partition exists and `validator` lets the member
+    /// commit it; the partition's error code.
+    pub(crate) fn commit_offset(
+        &mut self,
+        validator: &CommitValidator,
+        group: &str,
+        txn: Option<i64>,
+        topic: Option<&str>,
+        partition: i32,
+        offset: CommittedOffset,
+    ) -> ErrorCode {
+        let Some(topic) = topic else {
+            return ErrorCode::UnknownTopicId;
+        };
+        if self.partition(topic, partition).is_none() {
+            return ErrorCode::UnknownTopicOrPartition;
+        }
+        let refused = validator.check(self, topic, partition);
+        if refused != ErrorCode::None {
+            return refused;
+        }
+        let tp = (topic.to_string(), partition);
+        match txn {
+            Some(pid) => self.groups.txn_commit(group, pid, tp, offset),
+            None => self.groups.commit(group, tp, offset),
+        }
+        ErrorCode::None
     }
 
     pub(crate) fn allocate_producer_id(&mut self) -> i64 {
