@@ -1019,6 +1019,12 @@ impl TransactionManager {
         );
     }
 
+    /// Forgets the transaction coordinator and queues its FindCoordinator.
+    fn lookup_txn_coordinator(&mut self) {
+        let id = self.config.transactional_id.clone();
+        self.lookup_coordinator(CoordinatorType::Transaction, &id);
+    }
+
     fn lookup_coordinator(&mut self, key_type: CoordinatorType, key: &str) {
         match key_type {
             CoordinatorType::Transaction => self.txn_coordinator = None,
@@ -1159,9 +1165,8 @@ impl TransactionManager {
                 _ => match self.txn_coordinator {
                     Some(n) => Target::Node(n),
                     None => {
-                        let id = self.config.transactional_id.clone();
                         self.queue.push(q);
-                        self.lookup_coordinator(CoordinatorType::Transaction, &id);
+                        self.lookup_txn_coordinator();
                         continue;
                     }
                 },
@@ -1231,8 +1236,7 @@ impl TransactionManager {
                 self.lookup_coordinator(CoordinatorType::Group, &g);
             }
             _ => {
-                let t = self.config.transactional_id.clone();
-                self.lookup_coordinator(CoordinatorType::Transaction, &t);
+                self.lookup_txn_coordinator();
             }
         }
         self.reenqueue(q, now, None);
@@ -1408,8 +1412,7 @@ impl TransactionManager {
                 self.complete(q.ticket, Ok(()));
             }
             ErrorClass::RefreshCoordinator => {
-                let t = self.config.transactional_id.clone();
-                self.lookup_coordinator(CoordinatorType::Transaction, &t);
+                self.lookup_txn_coordinator();
                 self.reenqueue(q, now, None);
             }
             ErrorClass::Retry => self.reenqueue(q, now, None),
@@ -1459,8 +1462,7 @@ impl TransactionManager {
             match classify(TxnApi::AddPartitionsToTxn, *error, self.can_bump()) {
                 ErrorClass::Success => {}
                 ErrorClass::RefreshCoordinator => {
-                    let t = self.config.transactional_id.clone();
-                    self.lookup_coordinator(CoordinatorType::Transaction, &t);
+                    self.lookup_txn_coordinator();
                     self.reenqueue(q, now, None);
                     return;
                 }
@@ -1534,8 +1536,7 @@ impl TransactionManager {
                 }
             }
             ErrorClass::RefreshCoordinator => {
-                let t = self.config.transactional_id.clone();
-                self.lookup_coordinator(CoordinatorType::Transaction, &t);
+                self.lookup_txn_coordinator();
                 self.reenqueue(q, now, None);
             }
             ErrorClass::Retry => self.reenqueue(q, now, None),
@@ -1626,8 +1627,7 @@ impl TransactionManager {
                 self.complete(q.ticket, Ok(()));
             }
             ErrorClass::RefreshCoordinator => {
-                let t = self.config.transactional_id.clone();
-                self.lookup_coordinator(CoordinatorType::Transaction, &t);
+                self.lookup_txn_coordinator();
                 self.reenqueue(q, now, None);
             }
             ErrorClass::Retry => self.reenqueue(q, now, None),
