@@ -6,9 +6,29 @@
 use kafka_admin::{self as admin, TransactionFilters};
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::{Reader, ReaderConfig};
-use kafka_mock::{MockCluster, MockConfig};
-use kafka_producer::{ProducerConfig, ProducerRecord, TopicPartition, TransactionalProducer};
+use kafka_mock::MockCluster;
+use kafka_producer::{ProducerRecord, TopicPartition, TransactionalProducer};
 use std::time::Duration;
+
+use crate::common;
+
+/// A transactional producer `id` whose open transaction holds `value`,
+/// written to "t".
+async fn open_transaction(
+    mock: &MockCluster,
+    id: &str,
+    value: &'static str,
+) -> TransactionalProducer {
+    let config = common::producer_config(mock, &[("transactional.id", id)]);
+    let producer = TransactionalProducer::connect(config).await.unwrap();
+    producer.init_transactions().await.unwrap();
+    producer.begin_transaction().unwrap();
+    producer
+        .send(ProducerRecord::new("t").value(value))
+        .await
+        .unwrap();
+    producer
+}
 
 /// Invariant: an open transaction holds the last stable offset; the admin
 /// APIs name it, its partitions and its first offset; aborting it moves
@@ -16,39 +36,11 @@ use std::time::Duration;
 /// committed record.
 #[tokio::test]
 async fn a_lingering_transaction_is_found_described_and_aborted() {
-    let mock = MockCluster::start(MockConfig {
-        brokers: 3,
-        ..MockConfig::default()
-    })
-    .await
-    .unwrap();
+    let mock = common::cluster(3).await;
     mock.create_topic("t", 1).unwrap();
-    let config = |id: &str| {
-        ProducerConfig::from_properties([
-            ("bootstrap.servers", mock.bootstrap().as_str()),
-            ("transactional.id", id),
-        ])
-        .unwrap()
-    };
-    let committed = TransactionalProducer::connect(config("done"))
-        .await
-        .unwrap();
-    committed.init_transactions().await.unwrap();
-    committed.begin_transaction().unwrap();
-    committed
-        .send(ProducerRecord::new("t").value("kept"))
-        .await
-        .unwrap();
+    let committed = open_transaction(&mock, "done", "kept").await;
     committed.commit_transaction().await.unwrap();
-    let lingering = TransactionalProducer::connect(config("gone"))
-        .await
-        .unwrap();
-    lingering.init_transactions().await.unwrap();
-    lingering.begin_transaction().unwrap();
-    lingering
-        .send(ProducerRecord::new("t").value("open"))
-        .await
-        .unwrap();
+    let lingering = open_transaction(&mock, "gone", "open").await;
     // The producer goes away with its transaction open.
     std::mem::forget(lingering);
 

@@ -19,6 +19,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use crate::common;
+
 const CLIENT_ID: &str = "admin-test";
 
 /// A cluster without automatic topic creation (with it on, a Metadata
@@ -125,6 +127,34 @@ async fn metadata_raw(cluster: &Cluster, topic: &str) -> (ErrorCode, [u8; 16], u
         t.topic_id,
         t.partitions.len(),
     )
+}
+
+/// DeleteTopics v6 of topics by name, or by id where the name is `None`:
+/// each answer's (name, error code), and the response.
+async fn delete_raw(
+    cluster: &Cluster,
+    topics: &[(Option<&str>, [u8; 16])],
+) -> (Vec<(Option<String>, ErrorCode)>, DeleteTopicsResponse) {
+    let conn = cluster.any_connection().await.unwrap();
+    let req = DeleteTopicsRequest {
+        topics: topics
+            .iter()
+            .map(|(name, topic_id)| DeleteTopicsRequestDeleteTopicState {
+                name: name.map(String::from),
+                topic_id: *topic_id,
+                ..Default::default()
+            })
+            .collect(),
+        timeout_ms: 5_000,
+        ..Default::default()
+    };
+    let resp = conn.send(&req, 6).await.unwrap();
+    let answers = resp
+        .responses
+        .iter()
+        .map(|r| (r.name.clone(), ErrorCode::from(r.error_code)))
+        .collect();
+    (answers, resp)
 }
 
 /// A standalone consumer's commit (no member, generation -1), which makes
@@ -357,27 +387,15 @@ async fn deleting_unknown_or_duplicate_topics_is_refused_per_topic() {
         .unwrap();
     assert!(again[0].outcome.as_ref().unwrap_err().is_unknown_topic());
 
-    let conn = cluster.any_connection().await.unwrap();
-    let by = |name: Option<&str>, topic_id| DeleteTopicsRequestDeleteTopicState {
-        name: name.map(String::from),
-        topic_id,
-        ..Default::default()
-    };
-    let req = DeleteTopicsRequest {
-        topics: vec![
-            by(None, [7; 16]),
-            by(Some("twice"), [0; 16]),
-            by(Some("twice"), [0; 16]),
+    let (answers, resp) = delete_raw(
+        &cluster,
+        &[
+            (None, [7; 16]),
+            (Some("twice"), [0; 16]),
+            (Some("twice"), [0; 16]),
         ],
-        timeout_ms: 5_000,
-        ..Default::default()
-    };
-    let resp = conn.send(&req, 6).await.unwrap();
-    let answers: Vec<(Option<String>, ErrorCode)> = resp
-        .responses
-        .iter()
-        .map(|r| (r.name.clone(), ErrorCode::from(r.error_code)))
-        .collect();
+    )
+    .await;
     assert_eq!(
         answers,
         [
@@ -391,17 +409,7 @@ async fn deleting_unknown_or_duplicate_topics_is_refused_per_topic() {
     // One topic by its id and by its name: the name is refused, the id
     // not answered (as `ControllerApis` does), and the topic stays.
     let (_, twice_id, _) = metadata_raw(&cluster, "twice").await;
-    let req = DeleteTopicsRequest {
-        topics: vec![by(None, twice_id), by(Some("twice"), [0; 16])],
-        timeout_ms: 5_000,
-        ..Default::default()
-    };
-    let resp = conn.send(&req, 6).await.unwrap();
-    let answers: Vec<(Option<String>, ErrorCode)> = resp
-        .responses
-        .iter()
-        .map(|r| (r.name.clone(), ErrorCode::from(r.error_code)))
-        .collect();
+    let (answers, _) = delete_raw(&cluster, &[(None, twice_id), (Some("twice"), [0; 16])]).await;
     assert_eq!(answers, [(Some("twice".into()), ErrorCode::InvalidRequest)]);
     assert_eq!(metadata_raw(&cluster, "twice").await.0, ErrorCode::None);
 }
@@ -445,15 +453,8 @@ async fn a_transaction_spanning_a_deleted_topic_commits_the_rest() {
     let mock = mock(2, KafkaRelease::V4_4).await;
     mock.create_topic("gone", 1).unwrap();
     mock.create_topic("kept", 1).unwrap();
-    let producer = TransactionalProducer::connect(
-        ProducerConfig::from_properties([
-            ("bootstrap.servers", mock.bootstrap().as_str()),
-            ("transactional.id", "spanning"),
-        ])
-        .unwrap(),
-    )
-    .await
-    .unwrap();
+    let config = common::producer_config(&mock, &[("transactional.id", "spanning")]);
+    let producer = TransactionalProducer::connect(config).await.unwrap();
     producer.init_transactions().await.unwrap();
     producer.begin_transaction().unwrap();
     for topic in ["gone", "kept"] {

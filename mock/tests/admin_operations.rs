@@ -12,10 +12,12 @@ use kafka_admin::{
 use kafka_client::{Cluster, ClusterConfig, TopicPartition};
 use kafka_consumer::{AutoOffsetReset, Reader, ReaderConfig};
 use kafka_mock::{MockCluster, MockConfig};
-use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
+use kafka_producer::{Producer, ProducerRecord};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
+
+use crate::common;
 
 async fn cluster(mock: &MockCluster) -> Arc<Cluster> {
     Cluster::connect(ClusterConfig::new(&mock.bootstrap()))
@@ -24,12 +26,9 @@ async fn cluster(mock: &MockCluster) -> Arc<Cluster> {
 }
 
 async fn produce(mock: &MockCluster, topic: &str, n: usize) {
-    let producer = Producer::connect(
-        ProducerConfig::from_properties([("bootstrap.servers", mock.bootstrap().as_str())])
-            .unwrap(),
-    )
-    .await
-    .unwrap();
+    let producer = Producer::connect(common::producer_config(mock, &[]))
+        .await
+        .unwrap();
     for i in 0..n {
         producer
             .send(ProducerRecord::new(topic).value(format!("v{i}")))
@@ -137,12 +136,7 @@ async fn topic_configs_change_and_show() {
 /// them as the controller.
 #[tokio::test]
 async fn the_cluster_is_described() {
-    let mock = MockCluster::start(MockConfig {
-        brokers: 3,
-        ..MockConfig::default()
-    })
-    .await
-    .unwrap();
+    let mock = common::cluster(3).await;
     let d = admin::describe_cluster(&*cluster(&mock).await)
         .await
         .unwrap();

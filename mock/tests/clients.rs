@@ -12,6 +12,8 @@ use kafka_proto::ApiKey;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::common;
+
 async fn read(
     cluster: &MockCluster,
     topic: &str,
@@ -128,16 +130,11 @@ async fn idempotent_records_come_back_once_in_send_order() {
 async fn a_lost_produce_answer_is_retried_and_written_once() {
     let cluster = mock(1, KafkaRelease::V4_4, TransactionVersion::V2).await;
     cluster.create_topic("t", 1).unwrap();
-    let producer = Producer::connect(
-        ProducerConfig::from_properties([
-            ("bootstrap.servers", cluster.bootstrap().as_str()),
-            ("request.timeout.ms", "1000"),
-            ("linger.ms", "0"),
-        ])
-        .unwrap(),
-    )
-    .await
-    .unwrap();
+    let config = common::producer_config(
+        &cluster,
+        &[("request.timeout.ms", "1000"), ("linger.ms", "0")],
+    );
+    let producer = Producer::connect(config).await.unwrap();
     producer
         .send(ProducerRecord::new("t").value("warm-up"))
         .await
@@ -335,18 +332,16 @@ async fn a_moved_transaction_coordinator_is_found_again() {
 async fn a_flush_returns_when_a_record_waiting_for_memory_fails() {
     let cluster = mock(1, KafkaRelease::V4_4, TransactionVersion::V2).await;
     cluster.create_topic("out", 1).unwrap();
-    let producer = TransactionalProducer::connect(
-        ProducerConfig::from_properties([
-            ("bootstrap.servers", cluster.bootstrap().as_str()),
+    let config = common::producer_config(
+        &cluster,
+        &[
             ("transactional.id", "slow-writer"),
             ("transaction.timeout.ms", "1000"),
             ("buffer.memory", "32768"),
             ("batch.size", "4096"),
-        ])
-        .unwrap(),
-    )
-    .await
-    .unwrap();
+        ],
+    );
+    let producer = TransactionalProducer::connect(config).await.unwrap();
     producer.init_transactions().await.unwrap();
     producer.begin_transaction().unwrap();
     producer
@@ -460,16 +455,8 @@ async fn poll_sizes(
 async fn a_reader_holds_at_most_its_buffered_bytes() {
     let cluster = mock(1, KafkaRelease::V4_4, TransactionVersion::V2).await;
     cluster.create_topic("wide", 3).unwrap();
-    let producer = Producer::connect(
-        ProducerConfig::from_properties([
-            ("bootstrap.servers", cluster.bootstrap().as_str()),
-            ("batch.size", "4096"),
-            ("linger.ms", "2"),
-        ])
-        .unwrap(),
-    )
-    .await
-    .unwrap();
+    let config = common::producer_config(&cluster, &[("batch.size", "4096"), ("linger.ms", "2")]);
+    let producer = Producer::connect(config).await.unwrap();
     let sends: Vec<_> = (0..180)
         .map(|i| {
             let mut value = format!("{i:04}").into_bytes();

@@ -3,21 +3,13 @@
 //! Each test is one scenario, named for its invariant.
 
 use kafka_mock::{
-    CLIENT_APIS, CoordinatorKind, Fault, FaultAction, HoldHandle, KafkaRelease, MockCluster,
-    MockConfig, MockError, Nemesis, NemesisConfig, NemesisFault, NemesisReport, TransactionVersion,
-    TxnState,
+    CLIENT_APIS, CoordinatorKind, Fault, FaultAction, HoldHandle, KafkaRelease, MockConfig,
+    MockError, Nemesis, NemesisConfig, NemesisFault, NemesisReport, TransactionVersion, TxnState,
 };
 use kafka_proto::ApiKey;
 use std::time::Duration;
 
-async fn cluster(brokers: usize) -> MockCluster {
-    MockCluster::start(MockConfig {
-        brokers,
-        ..MockConfig::default()
-    })
-    .await
-    .unwrap()
-}
+use crate::common::cluster;
 
 #[test]
 fn errors_name_what_is_missing() {

@@ -7,6 +7,7 @@ mod admin;
 mod admin_groups_topics;
 mod admin_operations;
 mod clients;
+mod common;
 mod control;
 mod groups;
 mod interceptor_and_hold;

@@ -6,9 +6,10 @@
 
 use bytes::{Bytes, BytesMut};
 use kafka_client::{Connection, ConnectionConfig};
-use kafka_mock::{MockCluster, MockConfig};
 use kafka_proto::messages::*;
 use kafka_proto::record::{Compression, Record, RecordBatchBuilder};
+
+use crate::common;
 
 fn records(n: usize) -> Bytes {
     let mut b = RecordBatchBuilder::new(Compression::None);
@@ -90,12 +91,7 @@ async fn fetch(c: &Connection, offset: i64, last_fetched_epoch: i32) -> FetchRes
 /// that read it up to 3 reads on.
 #[tokio::test]
 async fn each_epoch_ends_where_the_next_leader_started() {
-    let mock = MockCluster::start(MockConfig {
-        brokers: 2,
-        ..MockConfig::default()
-    })
-    .await
-    .unwrap();
+    let mock = common::cluster(2).await;
     mock.create_topic("t", 1).unwrap();
     // Broker n's address is the n-th in the bootstrap list.
     let bootstrap = mock.bootstrap();

@@ -5,19 +5,16 @@
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::{Reader, ReaderConfig};
 use kafka_mock::{
-    MockCluster, MockConfig, Nemesis, NemesisConfig, NemesisFault, NemesisReport, NemesisTargets,
+    MockCluster, Nemesis, NemesisConfig, NemesisFault, NemesisReport, NemesisTargets,
 };
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::common;
+
 async fn cluster() -> MockCluster {
-    let mock = MockCluster::start(MockConfig {
-        brokers: 3,
-        ..MockConfig::default()
-    })
-    .await
-    .unwrap();
+    let mock = common::cluster(3).await;
     mock.create_topic("t", 3).unwrap();
     mock
 }
@@ -147,16 +144,9 @@ async fn an_idempotent_producer_loses_and_duplicates_nothing_through_the_nemesis
     });
     nemesis.set_targets(targets());
     let work = async {
-        let producer = Producer::connect(
-            ProducerConfig::from_properties([
-                ("bootstrap.servers", mock.bootstrap().as_str()),
-                ("request.timeout.ms", "500"),
-                ("linger.ms", "2"),
-            ])
-            .unwrap(),
-        )
-        .await
-        .unwrap();
+        let config =
+            common::producer_config(&mock, &[("request.timeout.ms", "500"), ("linger.ms", "2")]);
+        let producer = Producer::connect(config).await.unwrap();
         let mut sends = Vec::new();
         for i in 0..1500u32 {
             sends.push(
