@@ -220,6 +220,16 @@ impl<'a> StateReader<'a> {
         Ok(())
     }
 
+    /// Takes the format version byte: any other than `supported` is
+    /// [`StateDecodeError::UnsupportedVersion`].
+    pub(crate) fn version(&mut self, supported: u8) -> Result<(), StateDecodeError> {
+        let version = self.u8()?;
+        if version != supported {
+            return Err(StateDecodeError::UnsupportedVersion { version, supported });
+        }
+        Ok(())
+    }
+
     fn array<const N: usize>(&mut self) -> Result<[u8; N], StateDecodeError> {
         let mut a = [0u8; N];
         a.copy_from_slice(self.take(N)?);

@@ -109,14 +109,7 @@ impl Checkpoint {
     pub fn decode(bytes: &[u8]) -> Result<Self, CheckpointFileError> {
         let mut r = StateReader::new(bytes);
         r.magic(&Self::MAGIC)?;
-        let version = r.u8()?;
-        if version != Self::VERSION {
-            return Err(StateDecodeError::UnsupportedVersion {
-                version,
-                supported: Self::VERSION,
-            }
-            .into());
-        }
+        r.version(Self::VERSION)?;
         let id = r.u64()?;
         let body_len = r.u64()?;
         let stored = r.u32()?;

@@ -39,13 +39,7 @@ pub(super) fn decode_operator_state(
             found: magic.to_vec(),
         });
     }
-    let version = r.u8()?;
-    if version != STATE_VERSION {
-        return Err(StateDecodeError::UnsupportedVersion {
-            version,
-            supported: STATE_VERSION,
-        });
-    }
+    r.version(STATE_VERSION)?;
     let state = r.bytes()?;
     let hint = if r.flag()? {
         let next_free_transactional_id = r.u64()?;

@@ -342,13 +342,7 @@ impl DedupWindow {
                 found: magic.to_vec(),
             });
         }
-        let version = r.u8()?;
-        if version != DEDUP_VERSION {
-            return Err(StateDecodeError::UnsupportedVersion {
-                version,
-                supported: DEDUP_VERSION,
-            });
-        }
+        r.version(DEDUP_VERSION)?;
         let _written_capacity = r.u32()?;
         let n = r.u32()?;
         self.order.clear();
