@@ -38,6 +38,14 @@ fn reply_api_versions(s: &Seen) -> BytesMut {
     encode_response_frame(&api_versions_ok(), s.version, s.correlation_id).unwrap()
 }
 
+/// Answers ApiVersions, and never any other request.
+fn answer_only_api_versions(s: Seen) -> Step {
+    match s.api {
+        ApiKey::ApiVersions => Step::Reply(vec![reply_api_versions(&s)]),
+        _ => Step::Reply(vec![]),
+    }
+}
+
 /// Answers any request with an ApiVersions v0 answer of
 /// UNSUPPORTED_VERSION and no supported range.
 fn refuse_api_versions(s: Seen) -> Step {
@@ -193,13 +201,7 @@ async fn pipelined_requests_get_their_own_out_of_order_responses() {
 
 #[tokio::test]
 async fn a_timeout_says_outcome_unknown_and_closes_the_connection() {
-    let (addr, _) = peer(|| {
-        |s: Seen| match s.api {
-            ApiKey::ApiVersions => Step::Reply(vec![reply_api_versions(&s)]),
-            _ => Step::Reply(vec![]), // never answers
-        }
-    })
-    .await;
+    let (addr, _) = peer(|| answer_only_api_versions).await;
     let conn = Arc::new(Connection::connect(&addr, &fast_config()).await.unwrap());
     // A second request in flight on the same connection fails with Disconnected.
     let other = {
@@ -245,13 +247,7 @@ async fn a_timeout_says_outcome_unknown_and_closes_the_connection() {
 /// wait 30 s per request).
 #[tokio::test(start_paused = true)]
 async fn an_abandoned_request_past_its_timeout_closes_the_connection() {
-    let (addr, log) = peer(|| {
-        |s: Seen| match s.api {
-            ApiKey::ApiVersions => Step::Reply(vec![reply_api_versions(&s)]),
-            _ => Step::Reply(vec![]), // never answers
-        }
-    })
-    .await;
+    let (addr, log) = peer(|| answer_only_api_versions).await;
     let conn = Connection::connect(&addr, &fast_config()).await.unwrap();
     // The caller gives up after 100 ms, well inside the 5 s request timeout.
     let abandoned =
@@ -319,13 +315,7 @@ async fn peer_disconnect_fails_every_pending_request() {
 
 #[tokio::test]
 async fn close_fails_pending_requests_with_disconnected() {
-    let (addr, _) = peer(|| {
-        |s: Seen| match s.api {
-            ApiKey::ApiVersions => Step::Reply(vec![reply_api_versions(&s)]),
-            _ => Step::Reply(vec![]),
-        }
-    })
-    .await;
+    let (addr, _) = peer(|| answer_only_api_versions).await;
     let conn = Arc::new(Connection::connect(&addr, &fast_config()).await.unwrap());
     let pending = {
         let conn = conn.clone();
