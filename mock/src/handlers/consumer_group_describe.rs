@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 /// The operations allowed on a group without an authorizer: READ,
 /// DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS (`AclOperation`
 /// codes as bits).
-const GROUP_OPERATIONS: i32 = 1 << 3 | 1 << 6 | 1 << 8 | 1 << 10 | 1 << 11;
+pub(crate) const GROUP_OPERATIONS: i32 = 1 << 3 | 1 << 6 | 1 << 8 | 1 << 10 | 1 << 11;
 
 pub(crate) fn handle(
     state: &mut ClusterState,

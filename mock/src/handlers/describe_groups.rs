@@ -10,15 +10,11 @@
 //! (KIP-1043). A group with offsets only is Empty with protocol type "".
 
 use super::Reply;
+use super::consumer_group_describe::GROUP_OPERATIONS;
 use crate::state::group_admin::DEAD;
 use crate::state::{ClusterState, CoordinatorKind, Ctx};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
-
-/// The operations allowed on a group without an authorizer (as
-/// ConsumerGroupDescribe answers them): READ, DELETE, DESCRIBE,
-/// DESCRIBE_CONFIGS, ALTER_CONFIGS (`AclOperation` codes as bits).
-const GROUP_OPERATIONS: i32 = 1 << 3 | 1 << 6 | 1 << 8 | 1 << 10 | 1 << 11;
 
 fn failed(id: &str, code: ErrorCode) -> DescribeGroupsResponseDescribedGroup {
     DescribeGroupsResponseDescribedGroup {
