@@ -24,6 +24,13 @@ async fn fresh(store: &MemoryStore, clock: &ManualClock) -> Sink {
     s
 }
 
+/// A store, its clock at 0 and a fresh sink writing to it.
+async fn started() -> (MemoryStore, ManualClock, Sink) {
+    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
+    let s = fresh(&store, &clock).await;
+    (store, clock, s)
+}
+
 async fn write(s: &mut Sink, v: &str) {
     s.invoke(v.to_string(), &RecordContext::default())
         .await
@@ -52,8 +59,7 @@ fn strings(v: &[&str]) -> Vec<String> {
 
 #[tokio::test]
 async fn notify_of_completed_checkpoint_commits_partially() {
-    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
-    let mut s = fresh(&store, &clock).await;
+    let (store, _, mut s) = started().await;
     write(&mut s, "42").await;
     snapshot(&mut s, 0).await;
     write(&mut s, "43").await;
@@ -77,8 +83,7 @@ async fn notify_of_completed_checkpoint_commits_partially() {
 
 #[tokio::test]
 async fn subsumed_and_out_of_order_notifications() {
-    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
-    let mut s = fresh(&store, &clock).await;
+    let (store, _, mut s) = started().await;
     for (i, v) in ["42", "43", "44"].iter().enumerate() {
         write(&mut s, v).await;
         snapshot(&mut s, i as u64).await;
@@ -94,8 +99,7 @@ async fn subsumed_and_out_of_order_notifications() {
 
 #[tokio::test]
 async fn notification_between_and_unknown_ids() {
-    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
-    let mut s = fresh(&store, &clock).await;
+    let (store, _, mut s) = started().await;
     write(&mut s, "a").await;
     snapshot(&mut s, 5).await;
     write(&mut s, "b").await;
@@ -113,8 +117,7 @@ async fn notification_between_and_unknown_ids() {
 async fn fail_before_notify_then_restore_commits() {
     // testFailBeforeNotify: the pre-commit of checkpoint 2 fails; restoring
     // checkpoint 1 commits its data and aborts what came after it.
-    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
-    let mut s = fresh(&store, &clock).await;
+    let (store, clock, mut s) = started().await;
     write(&mut s, "42").await;
     let cp1 = snapshot(&mut s, 1).await;
     write(&mut s, "43").await;
@@ -143,8 +146,7 @@ async fn fail_before_notify_then_restore_commits() {
 
 #[tokio::test]
 async fn recovered_commits_run_before_any_new_transaction_or_record() {
-    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
-    let mut s = fresh(&store, &clock).await;
+    let (store, clock, mut s) = started().await;
     write(&mut s, "42").await;
     let cp = snapshot(&mut s, 1).await;
     drop(s);
@@ -168,8 +170,7 @@ async fn recovered_commits_run_before_any_new_transaction_or_record() {
 async fn recover_already_committed_transaction_is_not_duplicated() {
     // testRecoverCommittedTransaction: the notification arrived and committed
     // checkpoint 1; the process then died and restores checkpoint 1.
-    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
-    let mut s = fresh(&store, &clock).await;
+    let (store, clock, mut s) = started().await;
     write(&mut s, "42").await;
     let cp1 = snapshot(&mut s, 1).await;
     s.notify_checkpoint_complete(1).await.unwrap();
@@ -184,8 +185,7 @@ async fn recover_already_committed_transaction_is_not_duplicated() {
 
 #[tokio::test]
 async fn fail_and_recover_same_checkpoint_twice() {
-    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
-    let mut s = fresh(&store, &clock).await;
+    let (store, clock, mut s) = started().await;
     write(&mut s, "42").await;
     write(&mut s, "43").await;
     let cp1 = snapshot(&mut s, 1).await;
@@ -213,8 +213,7 @@ async fn fail_and_recover_same_checkpoint_twice() {
 
 #[tokio::test]
 async fn commit_failures_surface_after_every_commit_was_attempted() {
-    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
-    let mut s = fresh(&store, &clock).await;
+    let (store, clock, mut s) = started().await;
     let mut states = Vec::new();
     for (cp, v) in [(1, "a"), (2, "b"), (3, "c")] {
         write(&mut s, v).await;
@@ -247,8 +246,7 @@ async fn commit_failures_surface_after_every_commit_was_attempted() {
 
 #[tokio::test]
 async fn recovery_failure_attempts_everything_and_can_be_retried() {
-    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
-    let mut s = fresh(&store, &clock).await;
+    let (store, clock, mut s) = started().await;
     write(&mut s, "a").await;
     snapshot(&mut s, 1).await;
     write(&mut s, "b").await;
@@ -409,8 +407,7 @@ async fn ignore_failures_after_timeout_never_applies_to_notifications() {
 /// Flink fails the job; it is counted, and nothing of it becomes visible.
 #[tokio::test]
 async fn lost_transaction_fails_the_restore_by_default() {
-    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
-    let mut s = fresh(&store, &clock).await;
+    let (store, clock, mut s) = started().await;
     write(&mut s, "a").await;
     let cp = snapshot(&mut s, 1).await;
     drop(s);
@@ -435,8 +432,7 @@ async fn lost_transaction_fails_the_restore_by_default() {
 /// one still fails the restore.
 #[tokio::test]
 async fn lost_transaction_past_the_timeout_is_ignored_only_when_set() {
-    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
-    let mut s = fresh(&store, &clock).await;
+    let (store, clock, mut s) = started().await;
     write(&mut s, "a").await;
     let cp = snapshot(&mut s, 1).await;
     drop(s);
@@ -468,8 +464,7 @@ async fn lost_transaction_past_the_timeout_is_ignored_only_when_set() {
 /// with the next checkpoint.
 #[tokio::test]
 async fn lost_transaction_at_a_notification_is_an_error() {
-    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
-    let mut s = fresh(&store, &clock).await;
+    let (store, _, mut s) = started().await;
     write(&mut s, "a").await;
     snapshot(&mut s, 1).await;
     store.inner().txns.get_mut(&1).unwrap().status = Status::Aborted;
@@ -518,8 +513,7 @@ async fn restored_with_no_state_initializes_a_fresh_context() {
 
 #[tokio::test]
 async fn lifecycle_errors() {
-    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
-    let mut s = fresh(&store, &clock).await;
+    let (store, _, mut s) = started().await;
     snapshot(&mut s, 3).await;
     assert!(matches!(
         s.snapshot_state(3).await,
@@ -562,8 +556,7 @@ async fn state_round_trips_through_bytes() {
 /// checkpoints are still committed.
 #[tokio::test]
 async fn failed_pre_commit_aborts_its_transaction_and_requires_a_restore() {
-    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
-    let mut s = fresh(&store, &clock).await;
+    let (store, clock, mut s) = started().await;
     write(&mut s, "42").await;
     let cp1 = snapshot(&mut s, 1).await;
     write(&mut s, "43").await;
@@ -600,8 +593,7 @@ async fn failed_pre_commit_aborts_its_transaction_and_requires_a_restore() {
 /// exactly once.
 #[tokio::test]
 async fn failed_commit_is_retried_at_the_next_notification() {
-    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
-    let mut s = fresh(&store, &clock).await;
+    let (store, _, mut s) = started().await;
     write(&mut s, "a").await;
     snapshot(&mut s, 1).await;
     store.fail_next_commit_of(1, 1);
@@ -626,8 +618,7 @@ async fn failed_commit_is_retried_at_the_next_notification() {
 /// exactly once.
 #[tokio::test]
 async fn failover_after_a_failed_pre_commit_restores_in_process() {
-    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
-    let mut s = fresh(&store, &clock).await;
+    let (store, _, mut s) = started().await;
     write(&mut s, "42").await;
     let cp1 = snapshot(&mut s, 1).await;
     write(&mut s, "43").await;
@@ -657,8 +648,7 @@ async fn failover_after_a_failed_pre_commit_restores_in_process() {
 /// the restored checkpoint's; nothing else stays open or prepared.
 #[tokio::test]
 async fn failover_aborts_transactions_of_checkpoints_that_never_completed() {
-    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
-    let mut s = fresh(&store, &clock).await;
+    let (store, _, mut s) = started().await;
     write(&mut s, "a").await;
     let cp1 = snapshot(&mut s, 1).await; // completes (written), not notified
     write(&mut s, "b").await;
@@ -678,8 +668,7 @@ async fn failover_aborts_transactions_of_checkpoints_that_never_completed() {
 /// commits nothing and aborts everything this instance began.
 #[tokio::test]
 async fn failover_with_nothing_to_restore_aborts_everything() {
-    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
-    let mut s = fresh(&store, &clock).await;
+    let (store, _, mut s) = started().await;
     write(&mut s, "a").await;
     snapshot(&mut s, 1).await;
     write(&mut s, "b").await;
@@ -700,8 +689,7 @@ async fn failover_with_nothing_to_restore_aborts_everything() {
 /// exactly once, never dropped.
 #[tokio::test]
 async fn failover_leaves_a_failed_commit_to_the_restore() {
-    let (store, clock) = (MemoryStore::new(), ManualClock::new(0));
-    let mut s = fresh(&store, &clock).await;
+    let (store, _, mut s) = started().await;
     write(&mut s, "a").await;
     let cp1 = snapshot(&mut s, 1).await;
     store.fail_next_commit_of(1, 1);
