@@ -526,7 +526,8 @@ fn wire_stats(m: &kafka_eos::producer::metrics::MetricsSnapshot, secs: f64, conn
     };
     eprintln!(
         "bench-ours wire: {} requests, {:.1} batches and {:.0} B each, round trip avg {} us \
-         max {} us; {connections} connection(s) x 5 in flight allow {:.1} MB/s; moved {:.1} MB/s",
+         max {} us; {connections} connection(s) x 5 in flight allow {:.1} MB/s; moved {:.1} MB/s; \
+         {} batch retries, errors by code {:?}",
         m.requests,
         m.batches_sent as f64 / requests,
         bytes_per_request,
@@ -534,6 +535,8 @@ fn wire_stats(m: &kafka_eos::producer::metrics::MetricsSnapshot, secs: f64, conn
         m.request_latency_max_us,
         bound / 1e6,
         m.bytes_sent as f64 / secs.max(1e-9) / 1e6,
+        m.retries,
+        m.errors_by_code,
     );
 }
 
