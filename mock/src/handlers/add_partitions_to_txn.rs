@@ -4,7 +4,7 @@
 //! Unknown partitions fail with UNKNOWN_TOPIC_OR_PARTITION and the others
 //! of the request with OPERATION_NOT_ATTEMPTED, adding nothing.
 
-use super::{Reply, fenced_code};
+use super::{Call, Handle, Reply, fenced_code};
 use crate::state::txn::TxnProducer;
 use crate::state::{ClusterState, Ctx};
 use kafka_proto::ErrorCode;
@@ -63,63 +63,63 @@ fn add(
     results(topics, |_, _| code)
 }
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    ctx: &Ctx,
-    req: &AddPartitionsToTxnRequest,
-    version: i16,
-    _final_attempt: bool,
-) -> Reply<AddPartitionsToTxnResponse> {
-    if version <= 3 {
-        let producer = TxnProducer {
-            tid: &req.v3_and_below_transactional_id,
-            pid: req.v3_and_below_producer_id,
-            epoch: req.v3_and_below_producer_epoch,
-            fenced: fenced_code(version, 2),
-        };
-        let r = add(state, ctx, producer, &req.v3_and_below_topics, false, false);
-        return Reply::Now(AddPartitionsToTxnResponse {
-            results_by_topic_v3_and_below: r,
-            ..Default::default()
-        });
-    }
-    let results_by_transaction = req
-        .transactions
-        .iter()
-        .map(|t| {
-            let producer = TxnProducer {
-                tid: &t.transactional_id,
-                pid: t.producer_id,
-                epoch: t.producer_epoch,
-                fenced: ErrorCode::ProducerFenced,
-            };
-            AddPartitionsToTxnResponseResult {
-                transactional_id: t.transactional_id.clone(),
-                topic_results: add(state, ctx, producer, &t.topics, t.verify_only, true),
-                ..Default::default()
-            }
-        })
-        .collect();
-    Reply::Now(AddPartitionsToTxnResponse {
-        results_by_transaction,
-        ..Default::default()
-    })
-}
+impl Handle for AddPartitionsToTxnRequest {
+    type Response = AddPartitionsToTxnResponse;
 
-pub(crate) fn error(
-    _state: &ClusterState,
-    req: &AddPartitionsToTxnRequest,
-    version: i16,
-    code: ErrorCode,
-) -> AddPartitionsToTxnResponse {
-    if version <= 3 {
-        return AddPartitionsToTxnResponse {
-            results_by_topic_v3_and_below: results(&req.v3_and_below_topics, |_, _| code),
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        if call.version <= 3 {
+            let producer = TxnProducer {
+                tid: &self.v3_and_below_transactional_id,
+                pid: self.v3_and_below_producer_id,
+                epoch: self.v3_and_below_producer_epoch,
+                fenced: fenced_code(call.version, 2),
+            };
+            let r = add(
+                state,
+                &call.ctx,
+                producer,
+                &self.v3_and_below_topics,
+                false,
+                false,
+            );
+            return Reply::Now(AddPartitionsToTxnResponse {
+                results_by_topic_v3_and_below: r,
+                ..Default::default()
+            });
+        }
+        let results_by_transaction = self
+            .transactions
+            .iter()
+            .map(|t| {
+                let producer = TxnProducer {
+                    tid: &t.transactional_id,
+                    pid: t.producer_id,
+                    epoch: t.producer_epoch,
+                    fenced: ErrorCode::ProducerFenced,
+                };
+                AddPartitionsToTxnResponseResult {
+                    transactional_id: t.transactional_id.clone(),
+                    topic_results: add(state, &call.ctx, producer, &t.topics, t.verify_only, true),
+                    ..Default::default()
+                }
+            })
+            .collect();
+        Reply::Now(AddPartitionsToTxnResponse {
+            results_by_transaction,
             ..Default::default()
-        };
+        })
     }
-    AddPartitionsToTxnResponse {
-        error_code: code.code(),
-        ..Default::default()
+
+    fn error(&self, _state: &ClusterState, call: &Call, code: ErrorCode) -> Self::Response {
+        if call.version <= 3 {
+            return AddPartitionsToTxnResponse {
+                results_by_topic_v3_and_below: results(&self.v3_and_below_topics, |_, _| code),
+                ..Default::default()
+            };
+        }
+        AddPartitionsToTxnResponse {
+            error_code: code.code(),
+            ..Default::default()
+        }
     }
 }

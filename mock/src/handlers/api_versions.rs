@@ -2,9 +2,9 @@
 //! Kafka release advertises them (capped to what kafka-proto decodes), and
 //! the `transaction.version` feature.
 
-use super::{Outcome, Reply};
+use super::{Call, Handle, Outcome, Reply};
 use crate::config::{KafkaRelease, MockConfig, TransactionVersion};
-use crate::state::{ClusterState, Ctx};
+use crate::state::ClusterState;
 use kafka_proto::frame::encode_response_frame;
 use kafka_proto::messages::*;
 use kafka_proto::{ApiKey, ErrorCode, Message, VersionRange};
@@ -153,24 +153,17 @@ pub(crate) fn unsupported_version(config: &MockConfig, correlation_id: i32) -> O
     }
 }
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    _ctx: &Ctx,
-    _req: &ApiVersionsRequest,
-    _version: i16,
-    _final_attempt: bool,
-) -> Reply<ApiVersionsResponse> {
-    Reply::Now(listing(&state.config))
-}
+impl Handle for ApiVersionsRequest {
+    type Response = ApiVersionsResponse;
 
-pub(crate) fn error(
-    _state: &ClusterState,
-    _req: &ApiVersionsRequest,
-    _version: i16,
-    code: ErrorCode,
-) -> ApiVersionsResponse {
-    ApiVersionsResponse {
-        error_code: code.code(),
-        ..Default::default()
+    fn handle(&self, state: &mut ClusterState, _call: &Call) -> Reply<Self::Response> {
+        Reply::Now(listing(&state.config))
+    }
+
+    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
+        ApiVersionsResponse {
+            error_code: code.code(),
+            ..Default::default()
+        }
     }
 }

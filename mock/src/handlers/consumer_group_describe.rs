@@ -1,9 +1,9 @@
 //! ConsumerGroupDescribe (KIP-848): a consumer group's epochs, assignor,
 //! and each member's subscription, assignment and target assignment.
 
-use super::Reply;
+use super::{Call, Handle, Reply};
 use crate::state::consumer_group::ConsumerGroup;
-use crate::state::{ClusterState, CoordinatorKind, Ctx};
+use crate::state::{ClusterState, CoordinatorKind};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 use kafka_proto::primitives::Uuid;
@@ -14,39 +14,48 @@ use std::collections::BTreeSet;
 /// codes as bits).
 pub(crate) const GROUP_OPERATIONS: i32 = 1 << 3 | 1 << 6 | 1 << 8 | 1 << 10 | 1 << 11;
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    ctx: &Ctx,
-    req: &ConsumerGroupDescribeRequest,
-    _version: i16,
-    _final_attempt: bool,
-) -> Reply<ConsumerGroupDescribeResponse> {
-    let groups = req
-        .group_ids
-        .iter()
-        .map(|id| {
-            if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, id) {
-                return failed(id, code, None);
-            }
-            match state.consumer.get(id) {
-                Some(g) => describe(state, id, g, req.include_authorized_operations),
-                None if state.classic.contains_key(id) => failed(
-                    id,
-                    ErrorCode::GroupIdNotFound,
-                    Some(format!("Group {id} is not a consumer group.")),
-                ),
-                None => failed(
-                    id,
-                    ErrorCode::GroupIdNotFound,
-                    Some(format!("Group {id} not found.")),
-                ),
-            }
+impl Handle for ConsumerGroupDescribeRequest {
+    type Response = ConsumerGroupDescribeResponse;
+
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        let groups = self
+            .group_ids
+            .iter()
+            .map(|id| {
+                if let Err(code) = state.check_coordinator(&call.ctx, CoordinatorKind::Group, id) {
+                    return failed(id, code, None);
+                }
+                match state.consumer.get(id) {
+                    Some(g) => describe(state, id, g, self.include_authorized_operations),
+                    None if state.classic.contains_key(id) => failed(
+                        id,
+                        ErrorCode::GroupIdNotFound,
+                        Some(format!("Group {id} is not a consumer group.")),
+                    ),
+                    None => failed(
+                        id,
+                        ErrorCode::GroupIdNotFound,
+                        Some(format!("Group {id} not found.")),
+                    ),
+                }
+            })
+            .collect();
+        Reply::Now(ConsumerGroupDescribeResponse {
+            groups,
+            ..Default::default()
         })
-        .collect();
-    Reply::Now(ConsumerGroupDescribeResponse {
-        groups,
-        ..Default::default()
-    })
+    }
+
+    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
+        ConsumerGroupDescribeResponse {
+            groups: self
+                .group_ids
+                .iter()
+                .map(|id| failed(id, code, None))
+                .collect(),
+            ..Default::default()
+        }
+    }
 }
 
 fn describe(
@@ -118,22 +127,6 @@ fn failed(
         group_id: id.to_string(),
         error_code: code.code(),
         error_message: message,
-        ..Default::default()
-    }
-}
-
-pub(crate) fn error(
-    _state: &ClusterState,
-    req: &ConsumerGroupDescribeRequest,
-    _version: i16,
-    code: ErrorCode,
-) -> ConsumerGroupDescribeResponse {
-    ConsumerGroupDescribeResponse {
-        groups: req
-            .group_ids
-            .iter()
-            .map(|id| failed(id, code, None))
-            .collect(),
         ..Default::default()
     }
 }

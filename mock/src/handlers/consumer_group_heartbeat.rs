@@ -3,7 +3,7 @@
 //! Served by Kafka 4.4 (v0-1); Kafka 3.9 does not enable the protocol by
 //! default and does not advertise it.
 
-use super::Reply;
+use super::{Call, Handle, Reply};
 use crate::state::consumer_group::{
     ConsumerGroup, Heartbeat, HeartbeatAnswer, LEAVE_EPOCH, Partitions, STATIC_LEAVE_EPOCH,
     TopicInfo,
@@ -13,59 +13,64 @@ use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 use std::collections::BTreeMap;
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    ctx: &Ctx,
-    req: &ConsumerGroupHeartbeatRequest,
-    version: i16,
-    _final_attempt: bool,
-) -> Reply<ConsumerGroupHeartbeatResponse> {
-    let hb = Heartbeat {
-        member_id: &req.member_id,
-        member_epoch: req.member_epoch,
-        instance_id: req.instance_id.as_deref(),
-        rack_id: req.rack_id.as_deref(),
-        rebalance_timeout_ms: req.rebalance_timeout_ms,
-        subscribed: req.subscribed_topic_names.clone(),
-        regex: req.subscribed_topic_regex.as_deref(),
-        assignor: req.server_assignor.as_deref(),
-        owned: req.topic_partitions.as_ref().map(|tps| {
-            let mut owned = Partitions::new();
-            for tp in tps {
+impl Handle for ConsumerGroupHeartbeatRequest {
+    type Response = ConsumerGroupHeartbeatResponse;
+
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        let hb = Heartbeat {
+            member_id: &self.member_id,
+            member_epoch: self.member_epoch,
+            instance_id: self.instance_id.as_deref(),
+            rack_id: self.rack_id.as_deref(),
+            rebalance_timeout_ms: self.rebalance_timeout_ms,
+            subscribed: self.subscribed_topic_names.clone(),
+            regex: self.subscribed_topic_regex.as_deref(),
+            assignor: self.server_assignor.as_deref(),
+            owned: self.topic_partitions.as_ref().map(|tps| {
+                let mut owned = Partitions::new();
+                for tp in tps {
+                    owned
+                        .entry(tp.topic_id)
+                        .or_default()
+                        .extend(tp.partitions.iter().copied());
+                }
                 owned
-                    .entry(tp.topic_id)
-                    .or_default()
-                    .extend(tp.partitions.iter().copied());
-            }
-            owned
-        }),
-        client_id: &ctx.client_id,
-        client_host: &ctx.client_host,
-    };
-    match answer(state, ctx, req, &hb, version) {
-        Ok(a) => Reply::Now(ConsumerGroupHeartbeatResponse {
-            member_id: Some(a.member_id),
-            member_epoch: a.member_epoch,
-            heartbeat_interval_ms: state.config.consumer_group_heartbeat_interval.as_millis()
-                as i32,
-            assignment: a
-                .assignment
-                .map(|p| ConsumerGroupHeartbeatResponseAssignment {
-                    topic_partitions: p
-                        .into_iter()
-                        .map(
-                            |(topic_id, ps)| ConsumerGroupHeartbeatResponseTopicPartitions {
-                                topic_id,
-                                partitions: ps.into_iter().collect(),
-                                ..Default::default()
-                            },
-                        )
-                        .collect(),
-                    ..Default::default()
-                }),
+            }),
+            client_id: &call.ctx.client_id,
+            client_host: &call.ctx.client_host,
+        };
+        match answer(state, &call.ctx, self, &hb, call.version) {
+            Ok(a) => Reply::Now(ConsumerGroupHeartbeatResponse {
+                member_id: Some(a.member_id),
+                member_epoch: a.member_epoch,
+                heartbeat_interval_ms: state.config.consumer_group_heartbeat_interval.as_millis()
+                    as i32,
+                assignment: a
+                    .assignment
+                    .map(|p| ConsumerGroupHeartbeatResponseAssignment {
+                        topic_partitions: p
+                            .into_iter()
+                            .map(
+                                |(topic_id, ps)| ConsumerGroupHeartbeatResponseTopicPartitions {
+                                    topic_id,
+                                    partitions: ps.into_iter().collect(),
+                                    ..Default::default()
+                                },
+                            )
+                            .collect(),
+                        ..Default::default()
+                    }),
+                ..Default::default()
+            }),
+            Err(code) => Reply::Now(self.error(state, call, code)),
+        }
+    }
+
+    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
+        ConsumerGroupHeartbeatResponse {
+            error_code: code.code(),
             ..Default::default()
-        }),
-        Err(code) => Reply::Now(error(state, req, version, code)),
+        }
     }
 }
 
@@ -123,16 +128,4 @@ fn answer(
         state.classic.remove(&req.group_id);
     }
     result
-}
-
-pub(crate) fn error(
-    _state: &ClusterState,
-    _req: &ConsumerGroupHeartbeatRequest,
-    _version: i16,
-    code: ErrorCode,
-) -> ConsumerGroupHeartbeatResponse {
-    ConsumerGroupHeartbeatResponse {
-        error_code: code.code(),
-        ..Default::default()
-    }
 }

@@ -7,8 +7,8 @@
 //! (`ControllerApis.createPartitions`); `validate_only` checks and changes
 //! nothing.
 
-use super::Reply;
-use crate::state::{ClusterState, Ctx};
+use super::{Call, Handle, Reply};
+use crate::state::ClusterState;
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
@@ -25,57 +25,54 @@ fn result(
     }
 }
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    _ctx: &Ctx,
-    req: &CreatePartitionsRequest,
-    _version: i16,
-    _final_attempt: bool,
-) -> Reply<CreatePartitionsResponse> {
-    let mut results = Vec::with_capacity(req.topics.len());
-    let mut duplicates_answered: Vec<&str> = Vec::new();
-    for t in &req.topics {
-        let named = req.topics.iter().filter(|o| o.name == t.name).count();
-        if named > 1 {
-            if !duplicates_answered.contains(&t.name.as_str()) {
-                duplicates_answered.push(&t.name);
-                results.push(result(
-                    &t.name,
-                    ErrorCode::InvalidRequest,
-                    Some("Duplicate topic name.".into()),
-                ));
-            }
-            continue;
-        }
-        let assignments: Option<Vec<Vec<i32>>> = t
-            .assignments
-            .as_ref()
-            .map(|a| a.iter().map(|r| r.broker_ids.clone()).collect());
-        let outcome =
-            state.create_partitions(&t.name, t.count, assignments.as_deref(), req.validate_only);
-        results.push(match outcome {
-            Ok(()) => result(&t.name, ErrorCode::None, None),
-            Err((code, message)) => result(&t.name, code, message),
-        });
-    }
-    Reply::Now(CreatePartitionsResponse {
-        results,
-        ..Default::default()
-    })
-}
+impl Handle for CreatePartitionsRequest {
+    type Response = CreatePartitionsResponse;
 
-pub(crate) fn error(
-    _state: &ClusterState,
-    req: &CreatePartitionsRequest,
-    _version: i16,
-    code: ErrorCode,
-) -> CreatePartitionsResponse {
-    CreatePartitionsResponse {
-        results: req
-            .topics
-            .iter()
-            .map(|t| result(&t.name, code, None))
-            .collect(),
-        ..Default::default()
+    fn handle(&self, state: &mut ClusterState, _call: &Call) -> Reply<Self::Response> {
+        let mut results = Vec::with_capacity(self.topics.len());
+        let mut duplicates_answered: Vec<&str> = Vec::new();
+        for t in &self.topics {
+            let named = self.topics.iter().filter(|o| o.name == t.name).count();
+            if named > 1 {
+                if !duplicates_answered.contains(&t.name.as_str()) {
+                    duplicates_answered.push(&t.name);
+                    results.push(result(
+                        &t.name,
+                        ErrorCode::InvalidRequest,
+                        Some("Duplicate topic name.".into()),
+                    ));
+                }
+                continue;
+            }
+            let assignments: Option<Vec<Vec<i32>>> = t
+                .assignments
+                .as_ref()
+                .map(|a| a.iter().map(|r| r.broker_ids.clone()).collect());
+            let outcome = state.create_partitions(
+                &t.name,
+                t.count,
+                assignments.as_deref(),
+                self.validate_only,
+            );
+            results.push(match outcome {
+                Ok(()) => result(&t.name, ErrorCode::None, None),
+                Err((code, message)) => result(&t.name, code, message),
+            });
+        }
+        Reply::Now(CreatePartitionsResponse {
+            results,
+            ..Default::default()
+        })
+    }
+
+    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
+        CreatePartitionsResponse {
+            results: self
+                .topics
+                .iter()
+                .map(|t| result(&t.name, code, None))
+                .collect(),
+            ..Default::default()
+        }
     }
 }

@@ -2,10 +2,10 @@
 //! (Kafka's default); with `MockConfig::acl_authorizer`, each filter
 //! removes the stored bindings it matches and lists them.
 
-use super::Reply;
 use super::create_acls::NO_AUTHORIZER;
+use super::{Call, Handle, Reply};
+use crate::state::ClusterState;
 use crate::state::acls::AclFilter;
-use crate::state::{ClusterState, Ctx};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
@@ -17,77 +17,70 @@ fn failed(code: ErrorCode, message: String) -> DeleteAclsResponseFilterResult {
     }
 }
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    _ctx: &Ctx,
-    req: &DeleteAclsRequest,
-    version: i16,
-    _final_attempt: bool,
-) -> Reply<DeleteAclsResponse> {
-    if !state.config.acl_authorizer {
-        return Reply::Now(error(state, req, version, ErrorCode::SecurityDisabled));
-    }
-    let filter_results = req
-        .filters
-        .iter()
-        .map(|f| {
-            let filter = AclFilter {
-                resource_type: f.resource_type_filter,
-                resource_name: f.resource_name_filter.clone(),
-                pattern_type: f.pattern_type_filter,
-                principal: f.principal_filter.clone(),
-                host: f.host_filter.clone(),
-                operation: f.operation,
-                permission_type: f.permission_type,
-            };
-            if let Err((code, message)) = filter.check() {
-                return failed(code, message);
-            }
-            DeleteAclsResponseFilterResult {
-                error_message: None,
-                matching_acls: state
-                    .acls
-                    .delete(&filter)
-                    .into_iter()
-                    .map(|b| DeleteAclsResponseMatchingAcl {
-                        error_message: None,
-                        resource_type: b.resource_type,
-                        resource_name: b.resource_name,
-                        pattern_type: b.pattern_type,
-                        principal: b.principal,
-                        host: b.host,
-                        operation: b.operation,
-                        permission_type: b.permission_type,
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            }
-        })
-        .collect();
-    Reply::Now(DeleteAclsResponse {
-        filter_results,
-        ..Default::default()
-    })
-}
+impl Handle for DeleteAclsRequest {
+    type Response = DeleteAclsResponse;
 
-pub(crate) fn error(
-    _state: &ClusterState,
-    req: &DeleteAclsRequest,
-    _version: i16,
-    code: ErrorCode,
-) -> DeleteAclsResponse {
-    let message = if code == ErrorCode::SecurityDisabled {
-        NO_AUTHORIZER.to_string()
-    } else {
-        format!("{code:?}")
-    };
-    DeleteAclsResponse {
-        filter_results: req
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        if !state.config.acl_authorizer {
+            return Reply::Now(self.error(state, call, ErrorCode::SecurityDisabled));
+        }
+        let filter_results = self
             .filters
             .iter()
-            .map(|_| failed(code, message.clone()))
-            .collect(),
-        ..Default::default()
+            .map(|f| {
+                let filter = AclFilter {
+                    resource_type: f.resource_type_filter,
+                    resource_name: f.resource_name_filter.clone(),
+                    pattern_type: f.pattern_type_filter,
+                    principal: f.principal_filter.clone(),
+                    host: f.host_filter.clone(),
+                    operation: f.operation,
+                    permission_type: f.permission_type,
+                };
+                if let Err((code, message)) = filter.check() {
+                    return failed(code, message);
+                }
+                DeleteAclsResponseFilterResult {
+                    error_message: None,
+                    matching_acls: state
+                        .acls
+                        .delete(&filter)
+                        .into_iter()
+                        .map(|b| DeleteAclsResponseMatchingAcl {
+                            error_message: None,
+                            resource_type: b.resource_type,
+                            resource_name: b.resource_name,
+                            pattern_type: b.pattern_type,
+                            principal: b.principal,
+                            host: b.host,
+                            operation: b.operation,
+                            permission_type: b.permission_type,
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                }
+            })
+            .collect();
+        Reply::Now(DeleteAclsResponse {
+            filter_results,
+            ..Default::default()
+        })
+    }
+
+    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
+        let message = if code == ErrorCode::SecurityDisabled {
+            NO_AUTHORIZER.to_string()
+        } else {
+            format!("{code:?}")
+        };
+        DeleteAclsResponse {
+            filter_results: self
+                .filters
+                .iter()
+                .map(|_| failed(code, message.clone()))
+                .collect(),
+            ..Default::default()
+        }
     }
 }

@@ -4,8 +4,8 @@
 //! that does not exist, NON_EMPTY_GROUP while it has members, else the
 //! group goes with its committed and pending transactional offsets.
 
-use super::Reply;
-use crate::state::{ClusterState, CoordinatorKind, Ctx};
+use super::{Call, Handle, Reply};
+use crate::state::{ClusterState, CoordinatorKind};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
@@ -17,37 +17,34 @@ fn result(id: &str, code: ErrorCode) -> DeleteGroupsResponseDeletableGroupResult
     }
 }
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    ctx: &Ctx,
-    req: &DeleteGroupsRequest,
-    _version: i16,
-    _final_attempt: bool,
-) -> Reply<DeleteGroupsResponse> {
-    let results = req
-        .groups_names
-        .iter()
-        .map(|id| {
-            let outcome = state
-                .check_coordinator(ctx, CoordinatorKind::Group, id)
-                .and_then(|()| state.delete_group(id));
-            result(id, outcome.err().unwrap_or(ErrorCode::None))
-        })
-        .collect();
-    Reply::Now(DeleteGroupsResponse {
-        results,
-        ..Default::default()
-    })
-}
+impl Handle for DeleteGroupsRequest {
+    type Response = DeleteGroupsResponse;
 
-pub(crate) fn error(
-    _state: &ClusterState,
-    req: &DeleteGroupsRequest,
-    _version: i16,
-    code: ErrorCode,
-) -> DeleteGroupsResponse {
-    DeleteGroupsResponse {
-        results: req.groups_names.iter().map(|id| result(id, code)).collect(),
-        ..Default::default()
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        let results = self
+            .groups_names
+            .iter()
+            .map(|id| {
+                let outcome = state
+                    .check_coordinator(&call.ctx, CoordinatorKind::Group, id)
+                    .and_then(|()| state.delete_group(id));
+                result(id, outcome.err().unwrap_or(ErrorCode::None))
+            })
+            .collect();
+        Reply::Now(DeleteGroupsResponse {
+            results,
+            ..Default::default()
+        })
+    }
+
+    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
+        DeleteGroupsResponse {
+            results: self
+                .groups_names
+                .iter()
+                .map(|id| result(id, code))
+                .collect(),
+            ..Default::default()
+        }
     }
 }

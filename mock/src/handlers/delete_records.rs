@@ -6,7 +6,7 @@
 //! below the new log start then get OFFSET_OUT_OF_RANGE and ListOffsets
 //! earliest answers it.
 
-use super::Reply;
+use super::{Call, Handle, Reply};
 use crate::state::{ClusterState, Ctx};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
@@ -45,19 +45,21 @@ fn delete(
     Ok(log.delete_records_before(offset))
 }
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    ctx: &Ctx,
-    req: &DeleteRecordsRequest,
-    _version: i16,
-    _final_attempt: bool,
-) -> Reply<DeleteRecordsResponse> {
-    let resp = response(req, |topic, p| {
-        delete(state, ctx, topic, p.partition_index, p.offset)
-    });
-    // Parked fetches below the new log start answer OFFSET_OUT_OF_RANGE.
-    state.appends += 1;
-    Reply::Now(resp)
+impl Handle for DeleteRecordsRequest {
+    type Response = DeleteRecordsResponse;
+
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        let resp = response(self, |topic, p| {
+            delete(state, &call.ctx, topic, p.partition_index, p.offset)
+        });
+        // Parked fetches below the new log start answer OFFSET_OUT_OF_RANGE.
+        state.appends += 1;
+        Reply::Now(resp)
+    }
+
+    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
+        response(self, |_, _| Err(code))
+    }
 }
 
 /// The response with each requested partition's new low watermark, or
@@ -93,13 +95,4 @@ fn response(
             .collect(),
         ..Default::default()
     }
-}
-
-pub(crate) fn error(
-    _state: &ClusterState,
-    req: &DeleteRecordsRequest,
-    _version: i16,
-    code: ErrorCode,
-) -> DeleteRecordsResponse {
-    response(req, |_, _| Err(code))
 }

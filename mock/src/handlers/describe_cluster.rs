@@ -4,8 +4,8 @@
 //! cluster's authorized operations are every cluster operation (the mock
 //! allows everything), when asked for.
 
-use super::Reply;
-use crate::state::{ClusterState, Ctx};
+use super::{Call, Handle, Reply};
+use crate::state::ClusterState;
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
@@ -15,46 +15,39 @@ use kafka_proto::messages::*;
 const CLUSTER_OPERATIONS: i32 =
     (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12);
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    ctx: &Ctx,
-    req: &DescribeClusterRequest,
-    _version: i16,
-    _final_attempt: bool,
-) -> Reply<DescribeClusterResponse> {
-    let brokers: Vec<DescribeClusterResponseBroker> = state
-        .brokers
-        .iter()
-        .filter(|(_, b)| b.alive)
-        .map(|(id, b)| DescribeClusterResponseBroker {
-            broker_id: *id,
-            host: b.host.clone(),
-            port: b.port,
-            rack: None,
+impl Handle for DescribeClusterRequest {
+    type Response = DescribeClusterResponse;
+
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        let brokers: Vec<DescribeClusterResponseBroker> = state
+            .brokers
+            .iter()
+            .filter(|(_, b)| b.alive)
+            .map(|(id, b)| DescribeClusterResponseBroker {
+                broker_id: *id,
+                host: b.host.clone(),
+                port: b.port,
+                rack: None,
+                ..Default::default()
+            })
+            .collect();
+        Reply::Now(DescribeClusterResponse {
+            cluster_id: state.config.cluster_id.clone(),
+            controller_id: call.ctx.broker,
+            brokers,
+            cluster_authorized_operations: if self.include_cluster_authorized_operations {
+                CLUSTER_OPERATIONS
+            } else {
+                i32::MIN
+            },
             ..Default::default()
         })
-        .collect();
-    Reply::Now(DescribeClusterResponse {
-        cluster_id: state.config.cluster_id.clone(),
-        controller_id: ctx.broker,
-        brokers,
-        cluster_authorized_operations: if req.include_cluster_authorized_operations {
-            CLUSTER_OPERATIONS
-        } else {
-            i32::MIN
-        },
-        ..Default::default()
-    })
-}
+    }
 
-pub(crate) fn error(
-    _state: &ClusterState,
-    _req: &DescribeClusterRequest,
-    _version: i16,
-    code: ErrorCode,
-) -> DescribeClusterResponse {
-    DescribeClusterResponse {
-        error_code: code.code(),
-        ..Default::default()
+    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
+        DescribeClusterResponse {
+            error_code: code.code(),
+            ..Default::default()
+        }
     }
 }

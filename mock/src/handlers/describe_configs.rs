@@ -3,8 +3,8 @@
 //! overrides, and each topic's configs: the defaults Kafka's table gives,
 //! with the overrides set at creation or by IncrementalAlterConfigs.
 
-use super::Reply;
-use crate::state::{ClusterState, Ctx};
+use super::{Call, Handle, Reply};
+use crate::state::ClusterState;
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
@@ -83,90 +83,84 @@ fn topic_configs(state: &ClusterState, topic: &str) -> Vec<(String, String, i8)>
         .collect()
 }
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    ctx: &Ctx,
-    req: &DescribeConfigsRequest,
-    _version: i16,
-    _final_attempt: bool,
-) -> Reply<DescribeConfigsResponse> {
-    let results = req
-        .resources
-        .iter()
-        .map(|r| {
-            let mut result = DescribeConfigsResponseDescribeConfigsResult {
-                resource_type: r.resource_type,
-                resource_name: r.resource_name.clone(),
-                error_message: None,
-                ..Default::default()
-            };
-            let configs = match r.resource_type {
-                BROKER
-                    if r.resource_name.is_empty() || r.resource_name == ctx.broker.to_string() =>
-                {
-                    broker_configs(state, ctx.broker)
-                }
-                BROKER => {
-                    result.error_code = ErrorCode::InvalidRequest.code();
-                    result.error_message = Some("ask the broker itself for its configs".into());
-                    return result;
-                }
-                TOPIC if state.topics.contains_key(&r.resource_name) => {
-                    topic_configs(state, &r.resource_name)
-                }
-                TOPIC => {
-                    result.error_code = ErrorCode::UnknownTopicOrPartition.code();
-                    result.error_message = Some(format!("no topic {}", r.resource_name));
-                    return result;
-                }
-                _ => {
-                    result.error_code = ErrorCode::InvalidRequest.code();
-                    result.error_message = Some("only topic and broker configs".into());
-                    return result;
-                }
-            };
-            result.configs = configs
-                .into_iter()
-                .filter(|(name, _, _)| {
-                    r.configuration_keys
-                        .as_ref()
-                        .is_none_or(|keys| keys.is_empty() || keys.iter().any(|k| k == name))
-                })
-                .map(
-                    |(name, value, source)| DescribeConfigsResponseDescribeConfigsResourceResult {
-                        name,
-                        value: Some(value),
-                        config_source: source,
-                        ..Default::default()
-                    },
-                )
-                .collect();
-            result
-        })
-        .collect();
-    Reply::Now(DescribeConfigsResponse {
-        results,
-        ..Default::default()
-    })
-}
+impl Handle for DescribeConfigsRequest {
+    type Response = DescribeConfigsResponse;
 
-pub(crate) fn error(
-    _state: &ClusterState,
-    req: &DescribeConfigsRequest,
-    _version: i16,
-    code: ErrorCode,
-) -> DescribeConfigsResponse {
-    DescribeConfigsResponse {
-        results: req
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        let results = self
             .resources
             .iter()
-            .map(|r| DescribeConfigsResponseDescribeConfigsResult {
-                error_code: code.code(),
-                resource_type: r.resource_type,
-                resource_name: r.resource_name.clone(),
-                ..Default::default()
+            .map(|r| {
+                let mut result = DescribeConfigsResponseDescribeConfigsResult {
+                    resource_type: r.resource_type,
+                    resource_name: r.resource_name.clone(),
+                    error_message: None,
+                    ..Default::default()
+                };
+                let configs = match r.resource_type {
+                    BROKER
+                        if r.resource_name.is_empty()
+                            || r.resource_name == call.ctx.broker.to_string() =>
+                    {
+                        broker_configs(state, call.ctx.broker)
+                    }
+                    BROKER => {
+                        result.error_code = ErrorCode::InvalidRequest.code();
+                        result.error_message = Some("ask the broker itself for its configs".into());
+                        return result;
+                    }
+                    TOPIC if state.topics.contains_key(&r.resource_name) => {
+                        topic_configs(state, &r.resource_name)
+                    }
+                    TOPIC => {
+                        result.error_code = ErrorCode::UnknownTopicOrPartition.code();
+                        result.error_message = Some(format!("no topic {}", r.resource_name));
+                        return result;
+                    }
+                    _ => {
+                        result.error_code = ErrorCode::InvalidRequest.code();
+                        result.error_message = Some("only topic and broker configs".into());
+                        return result;
+                    }
+                };
+                result.configs = configs
+                    .into_iter()
+                    .filter(|(name, _, _)| {
+                        r.configuration_keys
+                            .as_ref()
+                            .is_none_or(|keys| keys.is_empty() || keys.iter().any(|k| k == name))
+                    })
+                    .map(|(name, value, source)| {
+                        DescribeConfigsResponseDescribeConfigsResourceResult {
+                            name,
+                            value: Some(value),
+                            config_source: source,
+                            ..Default::default()
+                        }
+                    })
+                    .collect();
+                result
             })
-            .collect(),
-        ..Default::default()
+            .collect();
+        Reply::Now(DescribeConfigsResponse {
+            results,
+            ..Default::default()
+        })
+    }
+
+    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
+        DescribeConfigsResponse {
+            results: self
+                .resources
+                .iter()
+                .map(|r| DescribeConfigsResponseDescribeConfigsResult {
+                    error_code: code.code(),
+                    resource_type: r.resource_type,
+                    resource_name: r.resource_name.clone(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
     }
 }

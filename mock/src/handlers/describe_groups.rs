@@ -9,8 +9,8 @@
 //! with NONE before v6, and GROUP_ID_NOT_FOUND with a message from v6
 //! (KIP-1043). A group with offsets only is Empty with protocol type "".
 
-use super::Reply;
 use super::consumer_group_describe::GROUP_OPERATIONS;
+use super::{Call, Handle, Reply};
 use crate::state::group_admin::DEAD;
 use crate::state::{ClusterState, CoordinatorKind, Ctx};
 use kafka_proto::ErrorCode;
@@ -74,32 +74,33 @@ fn describe(
     }
 }
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    ctx: &Ctx,
-    req: &DescribeGroupsRequest,
-    version: i16,
-    _final_attempt: bool,
-) -> Reply<DescribeGroupsResponse> {
-    let groups = req
-        .groups
-        .iter()
-        .map(|id| describe(state, ctx, id, req.include_authorized_operations, version))
-        .collect();
-    Reply::Now(DescribeGroupsResponse {
-        groups,
-        ..Default::default()
-    })
-}
+impl Handle for DescribeGroupsRequest {
+    type Response = DescribeGroupsResponse;
 
-pub(crate) fn error(
-    _state: &ClusterState,
-    req: &DescribeGroupsRequest,
-    _version: i16,
-    code: ErrorCode,
-) -> DescribeGroupsResponse {
-    DescribeGroupsResponse {
-        groups: req.groups.iter().map(|id| failed(id, code)).collect(),
-        ..Default::default()
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        let groups = self
+            .groups
+            .iter()
+            .map(|id| {
+                describe(
+                    state,
+                    &call.ctx,
+                    id,
+                    self.include_authorized_operations,
+                    call.version,
+                )
+            })
+            .collect();
+        Reply::Now(DescribeGroupsResponse {
+            groups,
+            ..Default::default()
+        })
+    }
+
+    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
+        DescribeGroupsResponse {
+            groups: self.groups.iter().map(|id| failed(id, code)).collect(),
+            ..Default::default()
+        }
     }
 }

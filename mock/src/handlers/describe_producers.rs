@@ -2,46 +2,52 @@
 //! state for (epoch, last sequence, coordinator epoch, and the first
 //! offset of an open transaction: how lingering transactions are found).
 
-use super::Reply;
-use crate::state::{ClusterState, Ctx};
+use super::{Call, Handle, Reply};
+use crate::state::ClusterState;
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    ctx: &Ctx,
-    req: &DescribeProducersRequest,
-    _version: i16,
-    _final_attempt: bool,
-) -> Reply<DescribeProducersResponse> {
-    Reply::Now(per_partition(req, |topic, p| {
-        let mut out = DescribeProducersResponsePartitionResponse {
+impl Handle for DescribeProducersRequest {
+    type Response = DescribeProducersResponse;
+
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        Reply::Now(per_partition(self, |topic, p| {
+            let mut out = DescribeProducersResponsePartitionResponse {
+                partition_index: *p,
+                ..Default::default()
+            };
+            match state.partition(topic, *p) {
+                None => out.error_code = ErrorCode::UnknownTopicOrPartition.code(),
+                Some(log) if log.leader != call.ctx.broker => {
+                    out.error_code = ErrorCode::NotLeaderOrFollower.code()
+                }
+                Some(log) => {
+                    let mut producers: Vec<_> = log
+                        .producers()
+                        .map(|(pid, e)| DescribeProducersResponseProducerState {
+                            producer_id: pid,
+                            producer_epoch: i32::from(e.epoch),
+                            last_sequence: e.last_seq(),
+                            coordinator_epoch: e.coordinator_epoch,
+                            current_txn_start_offset: e.txn_first_offset.unwrap_or(-1),
+                            ..Default::default()
+                        })
+                        .collect();
+                    producers.sort_by_key(|p| p.producer_id);
+                    out.active_producers = producers;
+                }
+            }
+            out
+        }))
+    }
+
+    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
+        per_partition(self, |_, p| DescribeProducersResponsePartitionResponse {
             partition_index: *p,
+            error_code: code.code(),
             ..Default::default()
-        };
-        match state.partition(topic, *p) {
-            None => out.error_code = ErrorCode::UnknownTopicOrPartition.code(),
-            Some(log) if log.leader != ctx.broker => {
-                out.error_code = ErrorCode::NotLeaderOrFollower.code()
-            }
-            Some(log) => {
-                let mut producers: Vec<_> = log
-                    .producers()
-                    .map(|(pid, e)| DescribeProducersResponseProducerState {
-                        producer_id: pid,
-                        producer_epoch: i32::from(e.epoch),
-                        last_sequence: e.last_seq(),
-                        coordinator_epoch: e.coordinator_epoch,
-                        current_txn_start_offset: e.txn_first_offset.unwrap_or(-1),
-                        ..Default::default()
-                    })
-                    .collect();
-                producers.sort_by_key(|p| p.producer_id);
-                out.active_producers = producers;
-            }
-        }
-        out
-    }))
+        })
+    }
 }
 
 /// The response with `f`'s answer for each partition asked for.
@@ -61,17 +67,4 @@ fn per_partition(
             .collect(),
         ..Default::default()
     }
-}
-
-pub(crate) fn error(
-    _state: &ClusterState,
-    req: &DescribeProducersRequest,
-    _version: i16,
-    code: ErrorCode,
-) -> DescribeProducersResponse {
-    per_partition(req, |_, p| DescribeProducersResponsePartitionResponse {
-        partition_index: *p,
-        error_code: code.code(),
-        ..Default::default()
-    })
 }

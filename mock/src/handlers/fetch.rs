@@ -15,7 +15,7 @@
 //! An unknown session gets FETCH_SESSION_ID_NOT_FOUND, a wrong epoch
 //! INVALID_FETCH_SESSION_EPOCH.
 
-use super::Reply;
+use super::{Call, Handle, Reply};
 use crate::state::fetch_sessions::{CachedPartition, FetchSession, SessionKey};
 use crate::state::{ClusterState, Ctx};
 use kafka_proto::ErrorCode;
@@ -164,113 +164,146 @@ fn mode(
     })
 }
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    ctx: &Ctx,
-    req: &FetchRequest,
-    version: i16,
-    final_attempt: bool,
-) -> Reply<FetchResponse> {
-    let mode = match mode(state, ctx, req, version) {
-        Ok(m) => m,
-        Err(code) => {
-            return Reply::Now(FetchResponse {
-                error_code: code.code(),
-                ..Default::default()
+impl Handle for FetchRequest {
+    type Response = FetchResponse;
+
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        let mode = match mode(state, &call.ctx, self, call.version) {
+            Ok(m) => m,
+            Err(code) => {
+                return Reply::Now(FetchResponse {
+                    error_code: code.code(),
+                    ..Default::default()
+                });
+            }
+        };
+        let items: Vec<Item> = match &mode {
+            Mode::Incremental { session, .. } => {
+                // The epochs the request gives for the partitions it names.
+                let given: Vec<(SessionKey, i32)> = request_items(state, self, call.version)
+                    .into_iter()
+                    .map(|i| (i.key(), i.last_fetched_epoch))
+                    .collect();
+                session
+                    .partitions
+                    .iter()
+                    .map(|((topic, p), c)| Item {
+                        // By id when the client named one (v13+): a topic deleted
+                        // (or deleted and created again) is unknown, not re-read.
+                        name: if c.topic_id != [0; 16] {
+                            state.topic_ids.get(&c.topic_id).cloned()
+                        } else {
+                            state.topics.contains_key(topic).then(|| topic.clone())
+                        },
+                        wire_topic: topic.clone(),
+                        topic_id: c.topic_id,
+                        partition: *p,
+                        fetch_offset: c.fetch_offset,
+                        leader_epoch: c.leader_epoch,
+                        last_fetched_epoch: given
+                            .iter()
+                            .find(|(k, _)| k.0 == *topic && k.1 == *p)
+                            .map_or(-1, |(_, e)| *e),
+                        max_bytes: c.max_bytes,
+                    })
+                    .collect()
+            }
+            _ => request_items(state, self, call.version),
+        };
+        let read_committed = self.isolation_level == 1;
+        let mut budget = usize::try_from(self.max_bytes.max(0)).unwrap_or(0);
+        let mut total = 0usize;
+        let mut errors = false;
+        let mut answers: Vec<(Item, FetchResponsePartitionData)> = Vec::with_capacity(items.len());
+        for item in items {
+            let data = read_partition(
+                state,
+                &call.ctx,
+                &item,
+                call.version,
+                read_committed,
+                &mut budget,
+            );
+            if data.error_code != 0 {
+                errors = true;
+            }
+            total += data.records.as_ref().map_or(0, |r| r.len());
+            answers.push((item, data));
+        }
+        if let Mode::Incremental { session, .. } = &mode {
+            // Only the partitions with news.
+            answers.retain(|(item, d)| {
+                let cached = session.partitions.iter().find(|(k, _)| *k == item.key());
+                d.error_code != 0
+                    || d.records.as_ref().is_some_and(|r| !r.is_empty())
+                    || cached.is_none_or(|(_, c)| {
+                        c.high_watermark != d.high_watermark
+                            || c.last_stable_offset != d.last_stable_offset
+                            || c.log_start_offset != d.log_start_offset
+                    })
             });
         }
-    };
-    let items: Vec<Item> = match &mode {
-        Mode::Incremental { session, .. } => {
-            // The epochs the request gives for the partitions it names.
-            let given: Vec<(SessionKey, i32)> = request_items(state, req, version)
-                .into_iter()
-                .map(|i| (i.key(), i.last_fetched_epoch))
-                .collect();
-            session
-                .partitions
+        let wanted = usize::try_from(self.min_bytes.max(1)).unwrap_or(1);
+        if !call.final_attempt && !errors && total < wanted && self.max_wait_ms > 0 {
+            return Reply::Park {
+                until_ms: call.ctx.now_ms + i64::from(self.max_wait_ms),
+            };
+        }
+        let session_id = commit_session(state, &call.ctx, mode, &answers);
+        let mut responses: Vec<FetchResponseTopic> = Vec::new();
+        for (item, data) in answers {
+            let (topic, topic_id) = if call.version >= 13 {
+                (String::new(), item.topic_id)
+            } else {
+                (item.wire_topic.clone(), [0; 16])
+            };
+            match responses
+                .last_mut()
+                .filter(|r| r.topic == topic && r.topic_id == topic_id)
+            {
+                Some(r) => r.partitions.push(data),
+                None => responses.push(FetchResponseTopic {
+                    topic,
+                    topic_id,
+                    partitions: vec![data],
+                    ..Default::default()
+                }),
+            }
+        }
+        Reply::Now(FetchResponse {
+            session_id,
+            responses,
+            ..Default::default()
+        })
+    }
+
+    fn error(&self, _state: &ClusterState, call: &Call, code: ErrorCode) -> Self::Response {
+        FetchResponse {
+            responses: self
+                .topics
                 .iter()
-                .map(|((topic, p), c)| Item {
-                    // By id when the client named one (v13+): a topic deleted
-                    // (or deleted and created again) is unknown, not re-read.
-                    name: if c.topic_id != [0; 16] {
-                        state.topic_ids.get(&c.topic_id).cloned()
+                .map(|t| FetchResponseTopic {
+                    topic: if call.version >= 13 {
+                        String::new()
                     } else {
-                        state.topics.contains_key(topic).then(|| topic.clone())
+                        t.topic.clone()
                     },
-                    wire_topic: topic.clone(),
-                    topic_id: c.topic_id,
-                    partition: *p,
-                    fetch_offset: c.fetch_offset,
-                    leader_epoch: c.leader_epoch,
-                    last_fetched_epoch: given
+                    topic_id: if call.version >= 13 {
+                        t.topic_id
+                    } else {
+                        [0; 16]
+                    },
+                    partitions: t
+                        .partitions
                         .iter()
-                        .find(|(k, _)| k.0 == *topic && k.1 == *p)
-                        .map_or(-1, |(_, e)| *e),
-                    max_bytes: c.max_bytes,
+                        .map(|p| partition_error(p.partition, code))
+                        .collect(),
+                    ..Default::default()
                 })
-                .collect()
-        }
-        _ => request_items(state, req, version),
-    };
-    let read_committed = req.isolation_level == 1;
-    let mut budget = usize::try_from(req.max_bytes.max(0)).unwrap_or(0);
-    let mut total = 0usize;
-    let mut errors = false;
-    let mut answers: Vec<(Item, FetchResponsePartitionData)> = Vec::with_capacity(items.len());
-    for item in items {
-        let data = read_partition(state, ctx, &item, version, read_committed, &mut budget);
-        if data.error_code != 0 {
-            errors = true;
-        }
-        total += data.records.as_ref().map_or(0, |r| r.len());
-        answers.push((item, data));
-    }
-    if let Mode::Incremental { session, .. } = &mode {
-        // Only the partitions with news.
-        answers.retain(|(item, d)| {
-            let cached = session.partitions.iter().find(|(k, _)| *k == item.key());
-            d.error_code != 0
-                || d.records.as_ref().is_some_and(|r| !r.is_empty())
-                || cached.is_none_or(|(_, c)| {
-                    c.high_watermark != d.high_watermark
-                        || c.last_stable_offset != d.last_stable_offset
-                        || c.log_start_offset != d.log_start_offset
-                })
-        });
-    }
-    let wanted = usize::try_from(req.min_bytes.max(1)).unwrap_or(1);
-    if !final_attempt && !errors && total < wanted && req.max_wait_ms > 0 {
-        return Reply::Park {
-            until_ms: ctx.now_ms + i64::from(req.max_wait_ms),
-        };
-    }
-    let session_id = commit_session(state, ctx, mode, &answers);
-    let mut responses: Vec<FetchResponseTopic> = Vec::new();
-    for (item, data) in answers {
-        let (topic, topic_id) = if version >= 13 {
-            (String::new(), item.topic_id)
-        } else {
-            (item.wire_topic.clone(), [0; 16])
-        };
-        match responses
-            .last_mut()
-            .filter(|r| r.topic == topic && r.topic_id == topic_id)
-        {
-            Some(r) => r.partitions.push(data),
-            None => responses.push(FetchResponseTopic {
-                topic,
-                topic_id,
-                partitions: vec![data],
-                ..Default::default()
-            }),
+                .collect(),
+            ..Default::default()
         }
     }
-    Reply::Now(FetchResponse {
-        session_id,
-        responses,
-        ..Default::default()
-    })
 }
 
 /// Stores what the answer told the client in its session (opening,
@@ -412,35 +445,6 @@ fn read_partition(
                 .collect()
         }),
         records: Some(read.records),
-        ..Default::default()
-    }
-}
-
-pub(crate) fn error(
-    _state: &ClusterState,
-    req: &FetchRequest,
-    version: i16,
-    code: ErrorCode,
-) -> FetchResponse {
-    FetchResponse {
-        responses: req
-            .topics
-            .iter()
-            .map(|t| FetchResponseTopic {
-                topic: if version >= 13 {
-                    String::new()
-                } else {
-                    t.topic.clone()
-                },
-                topic_id: if version >= 13 { t.topic_id } else { [0; 16] },
-                partitions: t
-                    .partitions
-                    .iter()
-                    .map(|p| partition_error(p.partition, code))
-                    .collect(),
-                ..Default::default()
-            })
-            .collect(),
         ..Default::default()
     }
 }

@@ -2,8 +2,8 @@
 //! (a hash of the key over the brokers, the next live one when that broker
 //! is stopped, or where a test moved it).
 
-use super::Reply;
-use crate::state::{ClusterState, CoordinatorKind, Ctx};
+use super::{Call, Handle, Reply};
+use crate::state::{ClusterState, CoordinatorKind};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
@@ -20,51 +20,68 @@ fn locate(state: &ClusterState, key_type: i8, key: &str) -> Result<(i32, String,
     Ok((id, b.host.clone(), b.port))
 }
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    _ctx: &Ctx,
-    req: &FindCoordinatorRequest,
-    version: i16,
-    _final_attempt: bool,
-) -> Reply<FindCoordinatorResponse> {
-    if version < 4 {
-        let mut resp = FindCoordinatorResponse::default();
-        match locate(state, req.key_type, &req.key) {
-            Ok((node_id, host, port)) => {
-                resp.node_id = node_id;
-                resp.host = host;
-                resp.port = port;
-                if version >= 1 {
-                    resp.error_message = None;
+impl Handle for FindCoordinatorRequest {
+    type Response = FindCoordinatorResponse;
+
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        if call.version < 4 {
+            let mut resp = FindCoordinatorResponse::default();
+            match locate(state, self.key_type, &self.key) {
+                Ok((node_id, host, port)) => {
+                    resp.node_id = node_id;
+                    resp.host = host;
+                    resp.port = port;
+                    if call.version >= 1 {
+                        resp.error_message = None;
+                    }
+                }
+                Err(code) => {
+                    resp.error_code = code.code();
+                    resp.node_id = -1;
+                    resp.port = -1;
                 }
             }
-            Err(code) => {
-                resp.error_code = code.code();
-                resp.node_id = -1;
-                resp.port = -1;
-            }
+            return Reply::Now(resp);
         }
-        return Reply::Now(resp);
+        Reply::Now(FindCoordinatorResponse {
+            coordinators: self
+                .coordinator_keys
+                .iter()
+                .map(|key| match locate(state, self.key_type, key) {
+                    Ok((node_id, host, port)) => FindCoordinatorResponseCoordinator {
+                        key: key.clone(),
+                        node_id,
+                        host,
+                        port,
+                        error_code: 0,
+                        error_message: None,
+                        ..Default::default()
+                    },
+                    Err(code) => refused(key, code),
+                })
+                .collect(),
+            ..Default::default()
+        })
     }
-    Reply::Now(FindCoordinatorResponse {
-        coordinators: req
-            .coordinator_keys
-            .iter()
-            .map(|key| match locate(state, req.key_type, key) {
-                Ok((node_id, host, port)) => FindCoordinatorResponseCoordinator {
-                    key: key.clone(),
-                    node_id,
-                    host,
-                    port,
-                    error_code: 0,
-                    error_message: None,
-                    ..Default::default()
-                },
-                Err(code) => refused(key, code),
-            })
-            .collect(),
-        ..Default::default()
-    })
+
+    fn error(&self, _state: &ClusterState, call: &Call, code: ErrorCode) -> Self::Response {
+        if call.version < 4 {
+            return FindCoordinatorResponse {
+                error_code: code.code(),
+                node_id: -1,
+                port: -1,
+                ..Default::default()
+            };
+        }
+        FindCoordinatorResponse {
+            coordinators: self
+                .coordinator_keys
+                .iter()
+                .map(|key| refused(key, code))
+                .collect(),
+            ..Default::default()
+        }
+    }
 }
 
 /// The answer for `key` when its coordinator cannot be named.
@@ -74,30 +91,6 @@ fn refused(key: &str, code: ErrorCode) -> FindCoordinatorResponseCoordinator {
         node_id: -1,
         port: -1,
         error_code: code.code(),
-        ..Default::default()
-    }
-}
-
-pub(crate) fn error(
-    _state: &ClusterState,
-    req: &FindCoordinatorRequest,
-    version: i16,
-    code: ErrorCode,
-) -> FindCoordinatorResponse {
-    if version < 4 {
-        return FindCoordinatorResponse {
-            error_code: code.code(),
-            node_id: -1,
-            port: -1,
-            ..Default::default()
-        };
-    }
-    FindCoordinatorResponse {
-        coordinators: req
-            .coordinator_keys
-            .iter()
-            .map(|key| refused(key, code))
-            .collect(),
         ..Default::default()
     }
 }

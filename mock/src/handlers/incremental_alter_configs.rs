@@ -3,9 +3,9 @@
 //! name, the cluster-wide default); `validate_only` checks and changes
 //! nothing. See `state::configs` for the checks.
 
-use super::Reply;
+use super::{Call, Handle, Reply};
+use crate::state::ClusterState;
 use crate::state::configs::ConfigOp;
-use crate::state::{ClusterState, Ctx};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
@@ -29,55 +29,50 @@ fn result(
     }
 }
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    _ctx: &Ctx,
-    req: &IncrementalAlterConfigsRequest,
-    _version: i16,
-    _final_attempt: bool,
-) -> Reply<IncrementalAlterConfigsResponse> {
-    let responses = req
-        .resources
-        .iter()
-        .map(|r| {
-            let ops: Vec<ConfigOp> = r
-                .configs
-                .iter()
-                .map(|c| ConfigOp {
-                    name: c.name.clone(),
-                    op: c.config_operation,
-                    value: c.value.clone(),
-                })
-                .collect();
-            let outcome = match r.resource_type {
-                TOPIC => state.alter_topic_configs(&r.resource_name, &ops, req.validate_only),
-                BROKER => state.alter_broker_configs(&r.resource_name, &ops, req.validate_only),
-                other => Err((
-                    ErrorCode::InvalidRequest,
-                    format!("Unexpected resource type {other}"),
-                )),
-            };
-            result(r, outcome)
-        })
-        .collect();
-    Reply::Now(IncrementalAlterConfigsResponse {
-        responses,
-        ..Default::default()
-    })
-}
+impl Handle for IncrementalAlterConfigsRequest {
+    type Response = IncrementalAlterConfigsResponse;
 
-pub(crate) fn error(
-    _state: &ClusterState,
-    req: &IncrementalAlterConfigsRequest,
-    _version: i16,
-    code: ErrorCode,
-) -> IncrementalAlterConfigsResponse {
-    IncrementalAlterConfigsResponse {
-        responses: req
+    fn handle(&self, state: &mut ClusterState, _call: &Call) -> Reply<Self::Response> {
+        let responses = self
             .resources
             .iter()
-            .map(|r| result(r, Err((code, format!("{code:?}")))))
-            .collect(),
-        ..Default::default()
+            .map(|r| {
+                let ops: Vec<ConfigOp> = r
+                    .configs
+                    .iter()
+                    .map(|c| ConfigOp {
+                        name: c.name.clone(),
+                        op: c.config_operation,
+                        value: c.value.clone(),
+                    })
+                    .collect();
+                let outcome = match r.resource_type {
+                    TOPIC => state.alter_topic_configs(&r.resource_name, &ops, self.validate_only),
+                    BROKER => {
+                        state.alter_broker_configs(&r.resource_name, &ops, self.validate_only)
+                    }
+                    other => Err((
+                        ErrorCode::InvalidRequest,
+                        format!("Unexpected resource type {other}"),
+                    )),
+                };
+                result(r, outcome)
+            })
+            .collect();
+        Reply::Now(IncrementalAlterConfigsResponse {
+            responses,
+            ..Default::default()
+        })
+    }
+
+    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
+        IncrementalAlterConfigsResponse {
+            responses: self
+                .resources
+                .iter()
+                .map(|r| result(r, Err((code, format!("{code:?}")))))
+                .collect(),
+            ..Default::default()
+        }
     }
 }

@@ -1,98 +1,104 @@
 //! JoinGroup (classic groups): see the membership state machine. The
 //! answer waits (the request is parked) until the rebalance completes.
 
-use super::Reply;
+use super::{Call, Handle, Reply};
 use crate::state::membership::{ClassicGroup, JoinOutcome, JoinRequest};
 use crate::state::{ClusterState, Ctx};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    ctx: &Ctx,
-    req: &JoinGroupRequest,
-    version: i16,
-    final_attempt: bool,
-) -> Reply<JoinGroupResponse> {
-    if req.group_id.is_empty() {
-        return Reply::Now(error(state, req, version, ErrorCode::InvalidGroupId));
-    }
-    if req.session_timeout_ms < 6_000 || req.session_timeout_ms > 1_800_000 {
-        // group.min.session.timeout.ms / group.max.session.timeout.ms.
-        return Reply::Now(error(state, req, version, ErrorCode::InvalidSessionTimeout));
-    }
-    let join = JoinRequest {
-        member_id: &req.member_id,
-        protocol_type: &req.protocol_type,
-        protocols: req
-            .protocols
-            .iter()
-            .map(|p| (p.name.clone(), p.metadata.clone()))
-            .collect(),
-        session_timeout_ms: req.session_timeout_ms,
-        rebalance_timeout_ms: if version >= 1 {
-            req.rebalance_timeout_ms
-        } else {
-            req.session_timeout_ms
-        },
-        client_id: &ctx.client_id,
-        instance_id: if version >= 5 {
-            req.group_instance_id.as_deref()
-        } else {
-            None
-        },
-    };
-    if state
-        .consumer
-        .get(&req.group_id)
-        .is_some_and(|g| !g.members.is_empty())
-    {
-        // A KIP-848 group in use: Kafka lets a classic member join it;
-        // the mock does not (listed in the crate docs).
-        return Reply::Now(error(
-            state,
-            req,
-            version,
-            ErrorCode::InconsistentGroupProtocol,
-        ));
-    }
-    let new_id = state.new_member_id("consumer");
-    let group = state
-        .classic
-        .entry(req.group_id.clone())
-        .or_insert_with(ClassicGroup::new);
-    let before = group.fingerprint();
-    let outcome = group.join(&join, ctx.now_ms, final_attempt, || new_id);
-    record_host(group, &join, ctx);
-    if group.fingerprint() != before {
-        state.appends += 1;
-    }
-    match outcome {
-        JoinOutcome::MemberIdRequired(id) if version >= 4 => Reply::Now(JoinGroupResponse {
-            error_code: ErrorCode::MemberIdRequired.code(),
-            member_id: id,
-            ..Default::default()
-        }),
-        JoinOutcome::MemberIdRequired(id) => {
-            // Before v4 the member joins at once with the new id.
-            let join = JoinRequest {
-                member_id: &id,
-                ..join
-            };
-            let group = state.classic.get_mut(&req.group_id).expect("created above");
-            let before = group.fingerprint();
-            let outcome = group.join(&join, ctx.now_ms, final_attempt, String::new);
-            record_host(group, &join, ctx);
-            if group.fingerprint() != before {
-                state.appends += 1;
-            }
-            match outcome {
-                JoinOutcome::Waiting { until_ms } => Reply::Park { until_ms },
-                other => Reply::Now(answer(other, req, version)),
-            }
+impl Handle for JoinGroupRequest {
+    type Response = JoinGroupResponse;
+
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        if self.group_id.is_empty() {
+            return Reply::Now(self.error(state, call, ErrorCode::InvalidGroupId));
         }
-        JoinOutcome::Waiting { until_ms } => Reply::Park { until_ms },
-        other => Reply::Now(answer(other, req, version)),
+        if self.session_timeout_ms < 6_000 || self.session_timeout_ms > 1_800_000 {
+            // group.min.session.timeout.ms / group.max.session.timeout.ms.
+            return Reply::Now(self.error(state, call, ErrorCode::InvalidSessionTimeout));
+        }
+        let join = JoinRequest {
+            member_id: &self.member_id,
+            protocol_type: &self.protocol_type,
+            protocols: self
+                .protocols
+                .iter()
+                .map(|p| (p.name.clone(), p.metadata.clone()))
+                .collect(),
+            session_timeout_ms: self.session_timeout_ms,
+            rebalance_timeout_ms: if call.version >= 1 {
+                self.rebalance_timeout_ms
+            } else {
+                self.session_timeout_ms
+            },
+            client_id: &call.ctx.client_id,
+            instance_id: if call.version >= 5 {
+                self.group_instance_id.as_deref()
+            } else {
+                None
+            },
+        };
+        if state
+            .consumer
+            .get(&self.group_id)
+            .is_some_and(|g| !g.members.is_empty())
+        {
+            // A KIP-848 group in use: Kafka lets a classic member join it;
+            // the mock does not (listed in the crate docs).
+            return Reply::Now(self.error(state, call, ErrorCode::InconsistentGroupProtocol));
+        }
+        let new_id = state.new_member_id("consumer");
+        let group = state
+            .classic
+            .entry(self.group_id.clone())
+            .or_insert_with(ClassicGroup::new);
+        let before = group.fingerprint();
+        let outcome = group.join(&join, call.ctx.now_ms, call.final_attempt, || new_id);
+        record_host(group, &join, &call.ctx);
+        if group.fingerprint() != before {
+            state.appends += 1;
+        }
+        match outcome {
+            JoinOutcome::MemberIdRequired(id) if call.version >= 4 => {
+                Reply::Now(JoinGroupResponse {
+                    error_code: ErrorCode::MemberIdRequired.code(),
+                    member_id: id,
+                    ..Default::default()
+                })
+            }
+            JoinOutcome::MemberIdRequired(id) => {
+                // Before v4 the member joins at once with the new id.
+                let join = JoinRequest {
+                    member_id: &id,
+                    ..join
+                };
+                let group = state
+                    .classic
+                    .get_mut(&self.group_id)
+                    .expect("created above");
+                let before = group.fingerprint();
+                let outcome = group.join(&join, call.ctx.now_ms, call.final_attempt, String::new);
+                record_host(group, &join, &call.ctx);
+                if group.fingerprint() != before {
+                    state.appends += 1;
+                }
+                match outcome {
+                    JoinOutcome::Waiting { until_ms } => Reply::Park { until_ms },
+                    other => Reply::Now(answer(other, self, call.version)),
+                }
+            }
+            JoinOutcome::Waiting { until_ms } => Reply::Park { until_ms },
+            other => Reply::Now(answer(other, self, call.version)),
+        }
+    }
+
+    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
+        JoinGroupResponse {
+            error_code: code.code(),
+            member_id: self.member_id.clone(),
+            ..Default::default()
+        }
     }
 }
 
@@ -145,18 +151,5 @@ fn answer(outcome: JoinOutcome, req: &JoinGroupRequest, version: i16) -> JoinGro
             error_code: ErrorCode::UnknownServerError.code(),
             ..Default::default()
         },
-    }
-}
-
-pub(crate) fn error(
-    _state: &ClusterState,
-    req: &JoinGroupRequest,
-    _version: i16,
-    code: ErrorCode,
-) -> JoinGroupResponse {
-    JoinGroupResponse {
-        error_code: code.code(),
-        member_id: req.member_id.clone(),
-        ..Default::default()
     }
 }

@@ -6,43 +6,36 @@
 //! A group with offsets only is an Empty classic group with protocol type
 //! "" (see `state::group_admin`).
 
-use super::Reply;
-use crate::state::{ClusterState, Ctx};
+use super::{Call, Handle, Reply};
+use crate::state::ClusterState;
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    ctx: &Ctx,
-    req: &ListGroupsRequest,
-    _version: i16,
-    _final_attempt: bool,
-) -> Reply<ListGroupsResponse> {
-    let groups = state
-        .list_groups(ctx.broker, &req.states_filter, &req.types_filter)
-        .into_iter()
-        .map(|g| ListGroupsResponseListedGroup {
-            group_id: g.group_id,
-            protocol_type: g.protocol_type,
-            group_state: g.state.to_string(),
-            group_type: g.group_type.to_string(),
+impl Handle for ListGroupsRequest {
+    type Response = ListGroupsResponse;
+
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        let groups = state
+            .list_groups(call.ctx.broker, &self.states_filter, &self.types_filter)
+            .into_iter()
+            .map(|g| ListGroupsResponseListedGroup {
+                group_id: g.group_id,
+                protocol_type: g.protocol_type,
+                group_state: g.state.to_string(),
+                group_type: g.group_type.to_string(),
+                ..Default::default()
+            })
+            .collect();
+        Reply::Now(ListGroupsResponse {
+            groups,
             ..Default::default()
         })
-        .collect();
-    Reply::Now(ListGroupsResponse {
-        groups,
-        ..Default::default()
-    })
-}
+    }
 
-pub(crate) fn error(
-    _state: &ClusterState,
-    _req: &ListGroupsRequest,
-    _version: i16,
-    code: ErrorCode,
-) -> ListGroupsResponse {
-    ListGroupsResponse {
-        error_code: code.code(),
-        ..Default::default()
+    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
+        ListGroupsResponse {
+            error_code: code.code(),
+            ..Default::default()
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! offset for read_committed), the earliest (the log start), the offset of
 //! the largest timestamp (-3), or the first offset at or after a timestamp.
 
-use super::Reply;
+use super::{Call, Handle, Reply};
 use crate::state::{ClusterState, Ctx};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
@@ -65,17 +65,23 @@ fn answer(
     out
 }
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    ctx: &Ctx,
-    req: &ListOffsetsRequest,
-    version: i16,
-    _final_attempt: bool,
-) -> Reply<ListOffsetsResponse> {
-    let read_committed = version >= 2 && req.isolation_level == 1;
-    Reply::Now(per_partition(req, |topic, p| {
-        answer(state, ctx, topic, p, read_committed, version)
-    }))
+impl Handle for ListOffsetsRequest {
+    type Response = ListOffsetsResponse;
+
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        let read_committed = call.version >= 2 && self.isolation_level == 1;
+        Reply::Now(per_partition(self, |topic, p| {
+            answer(state, &call.ctx, topic, p, read_committed, call.version)
+        }))
+    }
+
+    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
+        per_partition(self, |_, p| ListOffsetsResponsePartition {
+            partition_index: p.partition_index,
+            error_code: code.code(),
+            ..Default::default()
+        })
+    }
 }
 
 /// The response with `f`'s answer for each partition asked for.
@@ -95,17 +101,4 @@ fn per_partition(
             .collect(),
         ..Default::default()
     }
-}
-
-pub(crate) fn error(
-    _state: &ClusterState,
-    req: &ListOffsetsRequest,
-    _version: i16,
-    code: ErrorCode,
-) -> ListOffsetsResponse {
-    per_partition(req, |_, p| ListOffsetsResponsePartition {
-        partition_index: p.partition_index,
-        error_code: code.code(),
-        ..Default::default()
-    })
 }

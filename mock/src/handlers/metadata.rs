@@ -3,8 +3,8 @@
 //! and the request allows it. Every broker is listed as a replica of every
 //! partition and the live ones as in sync (the mock keeps one copy).
 
-use super::Reply;
-use crate::state::{ClusterState, Ctx};
+use super::{Call, Handle, Reply};
+use crate::state::ClusterState;
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
@@ -65,57 +65,82 @@ fn refused_entry(name: &str, code: ErrorCode) -> MetadataResponseTopic {
     }
 }
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    _ctx: &Ctx,
-    req: &MetadataRequest,
-    version: i16,
-    _final_attempt: bool,
-) -> Reply<MetadataResponse> {
-    let topics = match &req.topics {
-        None => state
-            .topics
-            .keys()
-            .map(|n| topic_entry(state, n, version))
-            .collect(),
-        Some(list) => list
-            .iter()
-            .map(|t| match &t.name {
-                Some(name) if state.refused_topics.contains_key(name.as_str()) => {
-                    refused_entry(name, state.refused_topics[name.as_str()])
-                }
-                Some(name) if !name.is_empty() || t.topic_id == [0; 16] => {
-                    let create = state.config.auto_create_topics
-                        && (version < 4 || req.allow_auto_topic_creation)
-                        && !state.topics.contains_key(name.as_str());
-                    if create {
-                        let partitions = state.config.default_partitions;
-                        if let Err(code) = state.create_topic(name, partitions) {
-                            return refused_entry(name, code);
-                        }
+impl Handle for MetadataRequest {
+    type Response = MetadataResponse;
+
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        let topics = match &self.topics {
+            None => state
+                .topics
+                .keys()
+                .map(|n| topic_entry(state, n, call.version))
+                .collect(),
+            Some(list) => list
+                .iter()
+                .map(|t| match &t.name {
+                    Some(name) if state.refused_topics.contains_key(name.as_str()) => {
+                        refused_entry(name, state.refused_topics[name.as_str()])
                     }
-                    topic_entry(state, name, version)
-                }
-                _ => match state.topic_ids.get(&t.topic_id).cloned() {
-                    Some(name) => topic_entry(state, &name, version),
-                    None => MetadataResponseTopic {
-                        error_code: ErrorCode::UnknownTopicId.code(),
-                        name: None,
-                        topic_id: t.topic_id,
-                        ..Default::default()
+                    Some(name) if !name.is_empty() || t.topic_id == [0; 16] => {
+                        let create = state.config.auto_create_topics
+                            && (call.version < 4 || self.allow_auto_topic_creation)
+                            && !state.topics.contains_key(name.as_str());
+                        if create {
+                            let partitions = state.config.default_partitions;
+                            if let Err(code) = state.create_topic(name, partitions) {
+                                return refused_entry(name, code);
+                            }
+                        }
+                        topic_entry(state, name, call.version)
+                    }
+                    _ => match state.topic_ids.get(&t.topic_id).cloned() {
+                        Some(name) => topic_entry(state, &name, call.version),
+                        None => MetadataResponseTopic {
+                            error_code: ErrorCode::UnknownTopicId.code(),
+                            name: None,
+                            topic_id: t.topic_id,
+                            ..Default::default()
+                        },
                     },
-                },
-            })
-            .collect(),
-    };
-    let alive = state.alive_brokers();
-    Reply::Now(MetadataResponse {
-        brokers: brokers(state, &alive),
-        cluster_id: Some(state.config.cluster_id.clone()),
-        controller_id: alive.first().copied().unwrap_or(-1),
-        topics,
-        ..Default::default()
-    })
+                })
+                .collect(),
+        };
+        let alive = state.alive_brokers();
+        Reply::Now(MetadataResponse {
+            brokers: brokers(state, &alive),
+            cluster_id: Some(state.config.cluster_id.clone()),
+            controller_id: alive.first().copied().unwrap_or(-1),
+            topics,
+            ..Default::default()
+        })
+    }
+
+    fn error(&self, state: &ClusterState, call: &Call, code: ErrorCode) -> Self::Response {
+        // The brokers are listed as always (a client must still find them);
+        // every topic asked for carries the error, without partitions.
+        let alive = state.alive_brokers();
+        MetadataResponse {
+            brokers: brokers(state, &alive),
+            cluster_id: Some(state.config.cluster_id.clone()),
+            controller_id: alive.first().copied().unwrap_or(-1),
+            topics: self
+                .topics
+                .iter()
+                .flatten()
+                .map(|t| MetadataResponseTopic {
+                    error_code: code.code(),
+                    name: t.name.clone(),
+                    topic_id: if call.version >= 10 {
+                        t.topic_id
+                    } else {
+                        [0; 16]
+                    },
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
 }
 
 /// The `alive` brokers as listed in a response (no racks).
@@ -133,32 +158,4 @@ fn brokers(state: &ClusterState, alive: &[i32]) -> Vec<MetadataResponseBroker> {
             }
         })
         .collect()
-}
-
-pub(crate) fn error(
-    state: &ClusterState,
-    req: &MetadataRequest,
-    version: i16,
-    code: ErrorCode,
-) -> MetadataResponse {
-    // The brokers are listed as always (a client must still find them);
-    // every topic asked for carries the error, without partitions.
-    let alive = state.alive_brokers();
-    MetadataResponse {
-        brokers: brokers(state, &alive),
-        cluster_id: Some(state.config.cluster_id.clone()),
-        controller_id: alive.first().copied().unwrap_or(-1),
-        topics: req
-            .topics
-            .iter()
-            .flatten()
-            .map(|t| MetadataResponseTopic {
-                error_code: code.code(),
-                name: t.name.clone(),
-                topic_id: if version >= 10 { t.topic_id } else { [0; 16] },
-                ..Default::default()
-            })
-            .collect(),
-        ..Default::default()
-    }
 }

@@ -1,8 +1,8 @@
 //! One module per API: each decodes nothing itself (the routing table
-//! below decodes the request with kafka-proto's message tables), and has
-//! `handle` (the broker's answer, changing the cluster state) and `error`
-//! (the answer carrying one error code everywhere, for injected faults,
-//! changing nothing).
+//! below decodes the request with kafka-proto's message tables), and
+//! implements [`Handle`] for its request type: `handle` (the broker's
+//! answer, changing the cluster state) and `error` (the answer carrying
+//! one error code everywhere, for injected faults, changing nothing).
 //!
 //! An API the mock does not implement is not advertised in ApiVersions;
 //! a request for it, for a version outside the advertised range, or that
@@ -52,7 +52,7 @@ use kafka_proto::frame::{
     RequestHeaderStart, decode_request_frame, encode_response_frame, peek_request_header,
 };
 use kafka_proto::messages::*;
-use kafka_proto::{ApiKey, ErrorCode};
+use kafka_proto::{ApiKey, ErrorCode, Message};
 use std::sync::Arc;
 
 /// A handler's answer.
@@ -80,36 +80,91 @@ pub(crate) enum Outcome {
     Close(String),
 }
 
+/// What every handler is told besides the request: who asks, at which
+/// version, and whether this is the last try.
+#[derive(Debug)]
+pub(crate) struct Call {
+    /// Who asks: the connection, with the client id this request's header names.
+    pub ctx: Ctx,
+    /// The request's API version, within the advertised range.
+    pub version: i16,
+    /// Set when a parked request's wait is over: answer what there is.
+    pub final_attempt: bool,
+}
+
+/// A request the mock serves.
+pub(crate) trait Handle: Message {
+    /// The answer's message type.
+    type Response: Message;
+
+    /// The broker's answer, changing the cluster state.
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response>;
+
+    /// The answer carrying `code` everywhere (for injected faults and
+    /// refusals), changing nothing.
+    fn error(&self, state: &ClusterState, call: &Call, code: ErrorCode) -> Self::Response;
+}
+
+/// Serves `frame` as an `R`. With `group`, only the coordinator of the
+/// group it names serves the request; any other broker answers `error`
+/// with NOT_COORDINATOR (COORDINATOR_NOT_AVAILABLE while none is alive).
+fn serve<R: Handle>(
+    state: &mut ClusterState,
+    ctx: &Ctx,
+    frame: &[u8],
+    inject: Option<ErrorCode>,
+    final_attempt: bool,
+    group: Option<fn(&R) -> &str>,
+) -> Outcome {
+    let (header, req) = match decode_request_frame::<R>(frame) {
+        Ok(x) => x,
+        Err(e) => return Outcome::Close(format!("malformed {:?} request: {e}", R::API_KEY)),
+    };
+    let call = Call {
+        ctx: Ctx {
+            client_id: header
+                .client_id
+                .as_deref()
+                .map(Arc::from)
+                .unwrap_or_else(|| ctx.client_id.clone()),
+            ..ctx.clone()
+        },
+        version: header.request_api_version,
+        final_attempt,
+    };
+    let refused = inject.or_else(|| {
+        let id = group?(&req);
+        state
+            .check_coordinator(&call.ctx, CoordinatorKind::Group, id)
+            .err()
+    });
+    let reply = match refused {
+        Some(code) => Reply::Now(req.error(state, &call, code)),
+        None => req.handle(state, &call),
+    };
+    let resp = match reply {
+        Reply::Now(resp) => resp,
+        Reply::Silent => return Outcome::Silent,
+        Reply::Park { until_ms } => return Outcome::Park { until_ms },
+    };
+    match encode_response_frame(&resp, call.version, header.correlation_id) {
+        Ok(frame) => Outcome::Respond(frame),
+        Err(e) => Outcome::Close(format!(
+            "the mock could not encode its {:?} response: {e}",
+            R::API_KEY
+        )),
+    }
+}
+
 macro_rules! routes {
+    (@group) => { None };
+    (@group $field:ident) => { Some(|req| &req.$field) };
     ($state:ident, $ctx:ident, $frame:ident, $inject:ident, $final_attempt:ident, $api:ident;
-     $( $key:ident => $module:ident :: $Req:ident $(at $group:ident)? ),* $(,)?) => {
+     $( $key:ident => $Req:ident $(at $field:ident)? ),* $(,)?) => {
         match $api {
-            $( ApiKey::$key => {
-                let (header, req) = match decode_request_frame::<$Req>($frame) {
-                    Ok(x) => x,
-                    Err(e) => return Outcome::Close(format!("malformed {:?} request: {e}", ApiKey::$key)),
-                };
-                let version = header.request_api_version;
-                let ctx = &Ctx {
-                    client_id: header.client_id.as_deref().map(Arc::from).unwrap_or_else(|| $ctx.client_id.clone()),
-                    ..$ctx.clone()
-                };
-                let refused = $inject $(
-                    .or_else(|| $state.check_coordinator(ctx, CoordinatorKind::Group, &req.$group).err())
-                )?;
-                let reply = match refused {
-                    Some(code) => Reply::Now($module::error($state, &req, version, code)),
-                    None => $module::handle($state, ctx, &req, version, $final_attempt),
-                };
-                match reply {
-                    Reply::Now(resp) => match encode_response_frame(&resp, version, header.correlation_id) {
-                        Ok(frame) => Outcome::Respond(frame),
-                        Err(e) => Outcome::Close(format!("the mock could not encode its {:?} response: {e}", ApiKey::$key)),
-                    },
-                    Reply::Silent => Outcome::Silent,
-                    Reply::Park { until_ms } => Outcome::Park { until_ms },
-                }
-            } )*
+            $( ApiKey::$key => serve::<$Req>(
+                $state, $ctx, $frame, $inject, $final_attempt, routes!(@group $($field)?),
+            ), )*
             other => Outcome::Close(format!("unsupported API {other:?}")),
         }
     };
@@ -145,47 +200,46 @@ pub(crate) fn handle(
         }
         return Outcome::Close(format!("{api:?} v{version} is not supported"));
     }
-    // `at field`: only the coordinator of the group that field names
-    // serves the request; any other broker answers the handler's `error`
-    // with NOT_COORDINATOR (COORDINATOR_NOT_AVAILABLE while none is alive).
+    // `at field`: the group that field names is the one whose coordinator
+    // alone serves the request (see `serve`).
     routes!(state, ctx, frame, inject, final_attempt, api;
-        ApiVersions => api_versions::ApiVersionsRequest,
-        Metadata => metadata::MetadataRequest,
-        Produce => produce::ProduceRequest,
-        Fetch => fetch::FetchRequest,
-        ListOffsets => list_offsets::ListOffsetsRequest,
-        FindCoordinator => find_coordinator::FindCoordinatorRequest,
-        InitProducerId => init_producer_id::InitProducerIdRequest,
-        AddPartitionsToTxn => add_partitions_to_txn::AddPartitionsToTxnRequest,
-        AddOffsetsToTxn => add_offsets_to_txn::AddOffsetsToTxnRequest,
-        EndTxn => end_txn::EndTxnRequest,
-        TxnOffsetCommit => txn_offset_commit::TxnOffsetCommitRequest at group_id,
-        OffsetCommit => offset_commit::OffsetCommitRequest at group_id,
-        OffsetFetch => offset_fetch::OffsetFetchRequest,
-        CreateTopics => create_topics::CreateTopicsRequest,
-        DescribeConfigs => describe_configs::DescribeConfigsRequest,
-        ListTransactions => list_transactions::ListTransactionsRequest,
-        DescribeTransactions => describe_transactions::DescribeTransactionsRequest,
-        DescribeProducers => describe_producers::DescribeProducersRequest,
-        JoinGroup => join_group::JoinGroupRequest at group_id,
-        SyncGroup => sync_group::SyncGroupRequest at group_id,
-        Heartbeat => heartbeat::HeartbeatRequest at group_id,
-        LeaveGroup => leave_group::LeaveGroupRequest at group_id,
-        ConsumerGroupHeartbeat => consumer_group_heartbeat::ConsumerGroupHeartbeatRequest at group_id,
-        ConsumerGroupDescribe => consumer_group_describe::ConsumerGroupDescribeRequest,
-        DeleteTopics => delete_topics::DeleteTopicsRequest,
-        CreatePartitions => create_partitions::CreatePartitionsRequest,
-        ListGroups => list_groups::ListGroupsRequest,
-        DescribeGroups => describe_groups::DescribeGroupsRequest,
-        DeleteGroups => delete_groups::DeleteGroupsRequest,
-        OffsetForLeaderEpoch => offset_for_leader_epoch::OffsetForLeaderEpochRequest,
-        DeleteRecords => delete_records::DeleteRecordsRequest,
-        OffsetDelete => offset_delete::OffsetDeleteRequest at group_id,
-        IncrementalAlterConfigs => incremental_alter_configs::IncrementalAlterConfigsRequest,
-        DescribeCluster => describe_cluster::DescribeClusterRequest,
-        CreateAcls => create_acls::CreateAclsRequest,
-        DescribeAcls => describe_acls::DescribeAclsRequest,
-        DeleteAcls => delete_acls::DeleteAclsRequest,
+        ApiVersions => ApiVersionsRequest,
+        Metadata => MetadataRequest,
+        Produce => ProduceRequest,
+        Fetch => FetchRequest,
+        ListOffsets => ListOffsetsRequest,
+        FindCoordinator => FindCoordinatorRequest,
+        InitProducerId => InitProducerIdRequest,
+        AddPartitionsToTxn => AddPartitionsToTxnRequest,
+        AddOffsetsToTxn => AddOffsetsToTxnRequest,
+        EndTxn => EndTxnRequest,
+        TxnOffsetCommit => TxnOffsetCommitRequest at group_id,
+        OffsetCommit => OffsetCommitRequest at group_id,
+        OffsetFetch => OffsetFetchRequest,
+        CreateTopics => CreateTopicsRequest,
+        DescribeConfigs => DescribeConfigsRequest,
+        ListTransactions => ListTransactionsRequest,
+        DescribeTransactions => DescribeTransactionsRequest,
+        DescribeProducers => DescribeProducersRequest,
+        JoinGroup => JoinGroupRequest at group_id,
+        SyncGroup => SyncGroupRequest at group_id,
+        Heartbeat => HeartbeatRequest at group_id,
+        LeaveGroup => LeaveGroupRequest at group_id,
+        ConsumerGroupHeartbeat => ConsumerGroupHeartbeatRequest at group_id,
+        ConsumerGroupDescribe => ConsumerGroupDescribeRequest,
+        DeleteTopics => DeleteTopicsRequest,
+        CreatePartitions => CreatePartitionsRequest,
+        ListGroups => ListGroupsRequest,
+        DescribeGroups => DescribeGroupsRequest,
+        DeleteGroups => DeleteGroupsRequest,
+        OffsetForLeaderEpoch => OffsetForLeaderEpochRequest,
+        DeleteRecords => DeleteRecordsRequest,
+        OffsetDelete => OffsetDeleteRequest at group_id,
+        IncrementalAlterConfigs => IncrementalAlterConfigsRequest,
+        DescribeCluster => DescribeClusterRequest,
+        CreateAcls => CreateAclsRequest,
+        DescribeAcls => DescribeAclsRequest,
+        DeleteAcls => DeleteAclsRequest,
     )
 }
 

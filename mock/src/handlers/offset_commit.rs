@@ -5,46 +5,48 @@
 //! (STALE_MEMBER_EPOCH otherwise; an older epoch for the partitions it
 //! has held since).
 
-use super::Reply;
+use super::{Call, Handle, Reply};
+use crate::state::ClusterState;
 use crate::state::groups::CommittedOffset;
-use crate::state::{ClusterState, Ctx};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    _ctx: &Ctx,
-    req: &OffsetCommitRequest,
-    version: i16,
-    _final_attempt: bool,
-) -> Reply<OffsetCommitResponse> {
-    let validator = match state.check_commit_member(
-        &req.group_id,
-        &req.member_id,
-        req.group_instance_id.as_deref(),
-        req.generation_id_or_member_epoch,
-        false,
-        version,
-    ) {
-        Ok(v) => v,
-        Err(code) => return Reply::Now(error(state, req, version, code)),
-    };
-    Reply::Now(response(req, version, |t, p| {
-        let name = state.request_topic(version >= 10, &t.name, &t.topic_id);
-        let offset = CommittedOffset {
-            offset: p.committed_offset,
-            leader_epoch: p.committed_leader_epoch,
-            metadata: p.committed_metadata.clone(),
+impl Handle for OffsetCommitRequest {
+    type Response = OffsetCommitResponse;
+
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        let validator = match state.check_commit_member(
+            &self.group_id,
+            &self.member_id,
+            self.group_instance_id.as_deref(),
+            self.generation_id_or_member_epoch,
+            false,
+            call.version,
+        ) {
+            Ok(v) => v,
+            Err(code) => return Reply::Now(self.error(state, call, code)),
         };
-        state.commit_offset(
-            &validator,
-            &req.group_id,
-            None,
-            name.as_deref(),
-            p.partition_index,
-            offset,
-        )
-    }))
+        Reply::Now(response(self, call.version, |t, p| {
+            let name = state.request_topic(call.version >= 10, &t.name, &t.topic_id);
+            let offset = CommittedOffset {
+                offset: p.committed_offset,
+                leader_epoch: p.committed_leader_epoch,
+                metadata: p.committed_metadata.clone(),
+            };
+            state.commit_offset(
+                &validator,
+                &self.group_id,
+                None,
+                name.as_deref(),
+                p.partition_index,
+                offset,
+            )
+        }))
+    }
+
+    fn error(&self, _state: &ClusterState, call: &Call, code: ErrorCode) -> Self::Response {
+        response(self, call.version, |_, _| code)
+    }
 }
 
 /// The response with `code_of` each requested partition (topics by id
@@ -79,13 +81,4 @@ fn response(
             .collect(),
         ..Default::default()
     }
-}
-
-pub(crate) fn error(
-    _state: &ClusterState,
-    req: &OffsetCommitRequest,
-    version: i16,
-    code: ErrorCode,
-) -> OffsetCommitResponse {
-    response(req, version, |_, _| code)
 }

@@ -1,8 +1,8 @@
 //! OffsetDelete (KIP-496) through the group's coordinator; see
 //! `state::offset_delete` for Kafka's rules.
 
-use super::Reply;
-use crate::state::{ClusterState, Ctx};
+use super::{Call, Handle, Reply};
+use crate::state::ClusterState;
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
@@ -37,33 +37,26 @@ fn response(
     }
 }
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    _ctx: &Ctx,
-    req: &OffsetDeleteRequest,
-    _version: i16,
-    _final_attempt: bool,
-) -> Reply<OffsetDeleteResponse> {
-    let partitions: Vec<(String, i32)> = req
-        .topics
-        .iter()
-        .flat_map(|t| {
-            t.partitions
-                .iter()
-                .map(|p| (t.name.clone(), p.partition_index))
-        })
-        .collect();
-    Reply::Now(match state.delete_offsets(&req.group_id, &partitions) {
-        Ok(codes) => response(req, ErrorCode::None, &codes),
-        Err(code) => response(req, code, &[]),
-    })
-}
+impl Handle for OffsetDeleteRequest {
+    type Response = OffsetDeleteResponse;
 
-pub(crate) fn error(
-    _state: &ClusterState,
-    req: &OffsetDeleteRequest,
-    _version: i16,
-    code: ErrorCode,
-) -> OffsetDeleteResponse {
-    response(req, code, &[])
+    fn handle(&self, state: &mut ClusterState, _call: &Call) -> Reply<Self::Response> {
+        let partitions: Vec<(String, i32)> = self
+            .topics
+            .iter()
+            .flat_map(|t| {
+                t.partitions
+                    .iter()
+                    .map(|p| (t.name.clone(), p.partition_index))
+            })
+            .collect();
+        Reply::Now(match state.delete_offsets(&self.group_id, &partitions) {
+            Ok(codes) => response(self, ErrorCode::None, &codes),
+            Err(code) => response(self, code, &[]),
+        })
+    }
+
+    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
+        response(self, code, &[])
+    }
 }

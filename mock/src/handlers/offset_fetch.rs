@@ -3,8 +3,8 @@
 //! with transactional offsets pending gets UNSTABLE_OFFSET_COMMIT (KIP-447).
 //! v8+ asks for several groups at once.
 
-use super::Reply;
-use crate::state::{ClusterState, CoordinatorKind, Ctx};
+use super::{Call, Handle, Reply};
+use crate::state::{ClusterState, CoordinatorKind};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
@@ -78,147 +78,146 @@ fn failed_group(group_id: &str, code: ErrorCode) -> OffsetFetchResponseGroup {
     }
 }
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    ctx: &Ctx,
-    req: &OffsetFetchRequest,
-    version: i16,
-    _final_attempt: bool,
-) -> Reply<OffsetFetchResponse> {
-    let stable = version >= 7 && req.require_stable;
-    if version <= 7 {
-        if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, &req.group_id) {
-            return Reply::Now(error(state, req, version, code));
-        }
-        let asked = req.topics.as_ref().map(|ts| {
-            ts.iter()
-                .map(|t| (t.name.clone(), t.partition_indexes.clone()))
-                .collect()
-        });
-        let topics = wanted(state, &req.group_id, asked)
-            .into_iter()
-            .map(|(name, parts)| OffsetFetchResponseTopic {
-                partitions: parts
-                    .iter()
-                    .map(|p| {
-                        let (offset, epoch, metadata, code) =
-                            lookup(state, &req.group_id, &name, *p, stable);
-                        OffsetFetchResponsePartition {
-                            partition_index: *p,
-                            committed_offset: offset,
-                            committed_leader_epoch: if version >= 5 { epoch } else { -1 },
-                            metadata,
-                            error_code: code.code(),
-                            ..Default::default()
-                        }
-                    })
-                    .collect(),
-                name,
-                ..Default::default()
-            })
-            .collect();
-        return Reply::Now(OffsetFetchResponse {
-            topics,
-            ..Default::default()
-        });
-    }
-    let groups = req
-        .groups
-        .iter()
-        .map(|g| {
-            let checked = state
-                .check_coordinator(ctx, CoordinatorKind::Group, &g.group_id)
-                .and_then(|()| check_member(state, g));
-            if let Err(code) = checked {
-                return failed_group(&g.group_id, code);
+impl Handle for OffsetFetchRequest {
+    type Response = OffsetFetchResponse;
+
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        let stable = call.version >= 7 && self.require_stable;
+        if call.version <= 7 {
+            if let Err(code) =
+                state.check_coordinator(&call.ctx, CoordinatorKind::Group, &self.group_id)
+            {
+                return Reply::Now(self.error(state, call, code));
             }
-            let asked = g.topics.as_ref().map(|ts| {
+            let asked = self.topics.as_ref().map(|ts| {
                 ts.iter()
-                    .map(|t| {
-                        let name = state
-                            .request_topic(version >= 10, &t.name, &t.topic_id)
-                            .unwrap_or_default();
-                        (name, t.partition_indexes.clone())
-                    })
+                    .map(|t| (t.name.clone(), t.partition_indexes.clone()))
                     .collect()
             });
-            let topics = wanted(state, &g.group_id, asked)
+            let topics = wanted(state, &self.group_id, asked)
                 .into_iter()
-                .map(|(name, parts)| OffsetFetchResponseTopics {
-                    topic_id: if version >= 10 {
-                        state.topics.get(&name).map(|t| t.id).unwrap_or_default()
-                    } else {
-                        [0; 16]
-                    },
+                .map(|(name, parts)| OffsetFetchResponseTopic {
                     partitions: parts
                         .iter()
                         .map(|p| {
                             let (offset, epoch, metadata, code) =
-                                lookup(state, &g.group_id, &name, *p, stable);
-                            OffsetFetchResponsePartitions {
+                                lookup(state, &self.group_id, &name, *p, stable);
+                            OffsetFetchResponsePartition {
                                 partition_index: *p,
                                 committed_offset: offset,
-                                committed_leader_epoch: epoch,
+                                committed_leader_epoch: if call.version >= 5 { epoch } else { -1 },
                                 metadata,
                                 error_code: code.code(),
                                 ..Default::default()
                             }
                         })
                         .collect(),
-                    name: if version >= 10 { String::new() } else { name },
+                    name,
                     ..Default::default()
                 })
                 .collect();
-            OffsetFetchResponseGroup {
-                group_id: g.group_id.clone(),
+            return Reply::Now(OffsetFetchResponse {
                 topics,
                 ..Default::default()
-            }
-        })
-        .collect();
-    Reply::Now(OffsetFetchResponse {
-        groups,
-        ..Default::default()
-    })
-}
-
-pub(crate) fn error(
-    _state: &ClusterState,
-    req: &OffsetFetchRequest,
-    version: i16,
-    code: ErrorCode,
-) -> OffsetFetchResponse {
-    if version <= 7 {
-        return OffsetFetchResponse {
-            error_code: if version >= 2 { code.code() } else { 0 },
-            topics: req
-                .topics
-                .iter()
-                .flatten()
-                .map(|t| OffsetFetchResponseTopic {
-                    name: t.name.clone(),
-                    partitions: t
-                        .partition_indexes
-                        .iter()
-                        .map(|p| OffsetFetchResponsePartition {
-                            partition_index: *p,
-                            committed_offset: -1,
-                            error_code: code.code(),
-                            ..Default::default()
-                        })
-                        .collect(),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        };
-    }
-    OffsetFetchResponse {
-        groups: req
+            });
+        }
+        let groups = self
             .groups
             .iter()
-            .map(|g| failed_group(&g.group_id, code))
-            .collect(),
-        ..Default::default()
+            .map(|g| {
+                let checked = state
+                    .check_coordinator(&call.ctx, CoordinatorKind::Group, &g.group_id)
+                    .and_then(|()| check_member(state, g));
+                if let Err(code) = checked {
+                    return failed_group(&g.group_id, code);
+                }
+                let asked = g.topics.as_ref().map(|ts| {
+                    ts.iter()
+                        .map(|t| {
+                            let name = state
+                                .request_topic(call.version >= 10, &t.name, &t.topic_id)
+                                .unwrap_or_default();
+                            (name, t.partition_indexes.clone())
+                        })
+                        .collect()
+                });
+                let topics = wanted(state, &g.group_id, asked)
+                    .into_iter()
+                    .map(|(name, parts)| OffsetFetchResponseTopics {
+                        topic_id: if call.version >= 10 {
+                            state.topics.get(&name).map(|t| t.id).unwrap_or_default()
+                        } else {
+                            [0; 16]
+                        },
+                        partitions: parts
+                            .iter()
+                            .map(|p| {
+                                let (offset, epoch, metadata, code) =
+                                    lookup(state, &g.group_id, &name, *p, stable);
+                                OffsetFetchResponsePartitions {
+                                    partition_index: *p,
+                                    committed_offset: offset,
+                                    committed_leader_epoch: epoch,
+                                    metadata,
+                                    error_code: code.code(),
+                                    ..Default::default()
+                                }
+                            })
+                            .collect(),
+                        name: if call.version >= 10 {
+                            String::new()
+                        } else {
+                            name
+                        },
+                        ..Default::default()
+                    })
+                    .collect();
+                OffsetFetchResponseGroup {
+                    group_id: g.group_id.clone(),
+                    topics,
+                    ..Default::default()
+                }
+            })
+            .collect();
+        Reply::Now(OffsetFetchResponse {
+            groups,
+            ..Default::default()
+        })
+    }
+
+    fn error(&self, _state: &ClusterState, call: &Call, code: ErrorCode) -> Self::Response {
+        if call.version <= 7 {
+            return OffsetFetchResponse {
+                error_code: if call.version >= 2 { code.code() } else { 0 },
+                topics: self
+                    .topics
+                    .iter()
+                    .flatten()
+                    .map(|t| OffsetFetchResponseTopic {
+                        name: t.name.clone(),
+                        partitions: t
+                            .partition_indexes
+                            .iter()
+                            .map(|p| OffsetFetchResponsePartition {
+                                partition_index: *p,
+                                committed_offset: -1,
+                                error_code: code.code(),
+                                ..Default::default()
+                            })
+                            .collect(),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            };
+        }
+        OffsetFetchResponse {
+            groups: self
+                .groups
+                .iter()
+                .map(|g| failed_group(&g.group_id, code))
+                .collect(),
+            ..Default::default()
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! after checking the client's current leader epoch: older is
 //! FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH (-1 skips the check).
 
-use super::Reply;
+use super::{Call, Handle, Reply};
 use crate::state::{ClusterState, Ctx};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
@@ -66,27 +66,20 @@ fn per_partition(
     }
 }
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    ctx: &Ctx,
-    req: &OffsetForLeaderEpochRequest,
-    _version: i16,
-    _final_attempt: bool,
-) -> Reply<OffsetForLeaderEpochResponse> {
-    Reply::Now(per_partition(req, |t, p| answer(state, ctx, t, p)))
-}
+impl Handle for OffsetForLeaderEpochRequest {
+    type Response = OffsetForLeaderEpochResponse;
 
-pub(crate) fn error(
-    _state: &ClusterState,
-    req: &OffsetForLeaderEpochRequest,
-    _version: i16,
-    code: ErrorCode,
-) -> OffsetForLeaderEpochResponse {
-    per_partition(req, |_, p| OffsetForLeaderEpochResponsePartition {
-        error_code: code.code(),
-        partition: p.partition,
-        leader_epoch: -1,
-        end_offset: -1,
-        ..Default::default()
-    })
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        Reply::Now(per_partition(self, |t, p| answer(state, &call.ctx, t, p)))
+    }
+
+    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
+        per_partition(self, |_, p| OffsetForLeaderEpochResponsePartition {
+            error_code: code.code(),
+            partition: p.partition,
+            leader_epoch: -1,
+            end_offset: -1,
+            ..Default::default()
+        })
+    }
 }

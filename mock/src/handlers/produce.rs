@@ -11,7 +11,7 @@
 //! unknown coordinator NOT_ENOUGH_REPLICAS (retriable), a partition not in
 //! the transaction TRANSACTION_ABORTABLE (v11+) or INVALID_TXN_STATE.
 
-use super::Reply;
+use super::{Call, Handle, Reply};
 use crate::state::partition::Appended;
 use crate::state::txn::TxnProducer;
 use crate::state::{ClusterState, Ctx};
@@ -212,60 +212,105 @@ fn partition_response(
     }
 }
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    ctx: &Ctx,
-    req: &ProduceRequest,
-    version: i16,
-    _final_attempt: bool,
-) -> Reply<ProduceResponse> {
-    let acks_ok = matches!(req.acks, -1..=1);
-    let mut responses = Vec::with_capacity(req.topic_data.len());
-    for t in &req.topic_data {
-        let name = state.request_topic(version >= 13, &t.name, &t.topic_id);
-        let partition_responses = t
-            .partition_data
-            .iter()
-            .map(|p| {
-                let a = match &name {
-                    _ if !acks_ok => {
-                        Answer::err(ErrorCode::InvalidRequiredAcks, "acks must be -1, 0 or 1")
-                    }
-                    None => Answer::err(ErrorCode::UnknownTopicId, "unknown topic id"),
-                    Some(n) if state.refused_topics.contains_key(n.as_str()) => {
-                        Answer::err(state.refused_topics[n.as_str()], "the topic is refused")
-                    }
-                    Some(n) => produce_partition(
-                        state,
-                        ctx,
-                        req,
-                        version,
-                        n,
-                        p.index,
-                        p.records.as_deref(),
-                    ),
-                };
-                partition_response(a, p.index, version)
-            })
-            .collect();
-        responses.push(ProduceResponseTopicProduceResponse {
-            name: if version >= 13 {
-                String::new()
-            } else {
-                t.name.clone()
-            },
-            topic_id: if version >= 13 { t.topic_id } else { [0; 16] },
-            partition_responses,
+impl Handle for ProduceRequest {
+    type Response = ProduceResponse;
+
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        let acks_ok = matches!(self.acks, -1..=1);
+        let mut responses = Vec::with_capacity(self.topic_data.len());
+        for t in &self.topic_data {
+            let name = state.request_topic(call.version >= 13, &t.name, &t.topic_id);
+            let partition_responses = t
+                .partition_data
+                .iter()
+                .map(|p| {
+                    let a = match &name {
+                        _ if !acks_ok => {
+                            Answer::err(ErrorCode::InvalidRequiredAcks, "acks must be -1, 0 or 1")
+                        }
+                        None => Answer::err(ErrorCode::UnknownTopicId, "unknown topic id"),
+                        Some(n) if state.refused_topics.contains_key(n.as_str()) => {
+                            Answer::err(state.refused_topics[n.as_str()], "the topic is refused")
+                        }
+                        Some(n) => produce_partition(
+                            state,
+                            &call.ctx,
+                            self,
+                            call.version,
+                            n,
+                            p.index,
+                            p.records.as_deref(),
+                        ),
+                    };
+                    partition_response(a, p.index, call.version)
+                })
+                .collect();
+            responses.push(ProduceResponseTopicProduceResponse {
+                name: if call.version >= 13 {
+                    String::new()
+                } else {
+                    t.name.clone()
+                },
+                topic_id: if call.version >= 13 {
+                    t.topic_id
+                } else {
+                    [0; 16]
+                },
+                partition_responses,
+                ..Default::default()
+            });
+        }
+        if self.acks == 0 {
+            return Reply::Silent;
+        }
+        Reply::Now(ProduceResponse {
+            responses,
             ..Default::default()
-        });
+        })
     }
-    if req.acks == 0 {
-        return Reply::Silent;
+
+    fn error(&self, state: &ClusterState, call: &Call, code: ErrorCode) -> Self::Response {
+        ProduceResponse {
+            responses: self
+                .topic_data
+                .iter()
+                .map(|t| {
+                    (
+                        t,
+                        state.request_topic(call.version >= 13, &t.name, &t.topic_id),
+                    )
+                })
+                .map(|(t, name)| ProduceResponseTopicProduceResponse {
+                    name: if call.version >= 13 {
+                        String::new()
+                    } else {
+                        t.name.clone()
+                    },
+                    topic_id: if call.version >= 13 {
+                        t.topic_id
+                    } else {
+                        [0; 16]
+                    },
+                    partition_responses: t
+                        .partition_data
+                        .iter()
+                        .map(|p| {
+                            let mut a = Answer::err(code, "injected by kafka-mock");
+                            if carries_log_start_offset(code) {
+                                a.log_start_offset = name
+                                    .as_deref()
+                                    .and_then(|n| state.partition(n, p.index))
+                                    .map_or(-1, |log| log.log_start_offset());
+                            }
+                            partition_response(a, p.index, call.version)
+                        })
+                        .collect(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
     }
-    Reply::Now(ProduceResponse {
-        responses,
-        ..Default::default()
-    })
 }
 
 /// Whether Kafka answers `code` with the partition's log start offset:
@@ -285,43 +330,4 @@ fn carries_log_start_offset(code: ErrorCode) -> bool {
             | ErrorCode::KafkaStorageError
             | ErrorCode::UnknownTopicId
     )
-}
-
-pub(crate) fn error(
-    state: &ClusterState,
-    req: &ProduceRequest,
-    version: i16,
-    code: ErrorCode,
-) -> ProduceResponse {
-    ProduceResponse {
-        responses: req
-            .topic_data
-            .iter()
-            .map(|t| (t, state.request_topic(version >= 13, &t.name, &t.topic_id)))
-            .map(|(t, name)| ProduceResponseTopicProduceResponse {
-                name: if version >= 13 {
-                    String::new()
-                } else {
-                    t.name.clone()
-                },
-                topic_id: if version >= 13 { t.topic_id } else { [0; 16] },
-                partition_responses: t
-                    .partition_data
-                    .iter()
-                    .map(|p| {
-                        let mut a = Answer::err(code, "injected by kafka-mock");
-                        if carries_log_start_offset(code) {
-                            a.log_start_offset = name
-                                .as_deref()
-                                .and_then(|n| state.partition(n, p.index))
-                                .map_or(-1, |log| log.log_start_offset());
-                        }
-                        partition_response(a, p.index, version)
-                    })
-                    .collect(),
-                ..Default::default()
-            })
-            .collect(),
-        ..Default::default()
-    }
 }

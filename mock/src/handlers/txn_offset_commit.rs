@@ -5,7 +5,7 @@
 //! transaction here; below v5 AddOffsetsToTxn must have added it. A stale
 //! producer epoch is INVALID_PRODUCER_EPOCH.
 
-use super::Reply;
+use super::{Call, Handle, Reply};
 use crate::state::groups::CommittedOffset;
 use crate::state::txn::TxnProducer;
 use crate::state::{ClusterState, CommitValidator, CoordinatorKind, Ctx};
@@ -22,71 +22,75 @@ fn stale_as_known(code: ErrorCode, version: i16) -> ErrorCode {
     }
 }
 
-pub(crate) fn handle(
-    state: &mut ClusterState,
-    ctx: &Ctx,
-    req: &TxnOffsetCommitRequest,
-    version: i16,
-    _final_attempt: bool,
-) -> Reply<TxnOffsetCommitResponse> {
-    let validator = if version >= 3 {
-        match state.check_commit_member(
-            &req.group_id,
-            &req.member_id,
-            req.group_instance_id.as_deref(),
-            req.generation_id_or_member_epoch,
-            true,
-            version,
-        ) {
-            Ok(v) => v,
-            // KIP-447: a zombie member of an older generation is fenced.
-            Err(code) => {
-                return Reply::Now(error(state, req, version, stale_as_known(code, version)));
+impl Handle for TxnOffsetCommitRequest {
+    type Response = TxnOffsetCommitResponse;
+
+    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
+        let validator = if call.version >= 3 {
+            match state.check_commit_member(
+                &self.group_id,
+                &self.member_id,
+                self.group_instance_id.as_deref(),
+                self.generation_id_or_member_epoch,
+                true,
+                call.version,
+            ) {
+                Ok(v) => v,
+                // KIP-447: a zombie member of an older generation is fenced.
+                Err(code) => {
+                    return Reply::Now(self.error(state, call, stale_as_known(code, call.version)));
+                }
             }
+        } else {
+            CommitValidator::Any
+        };
+        let producer = TxnProducer {
+            tid: &self.transactional_id,
+            pid: self.producer_id,
+            epoch: self.producer_epoch,
+            fenced: ErrorCode::InvalidProducerEpoch,
+        };
+        let tv2 = call.version >= 5;
+        let coordinator = state.coordinator(CoordinatorKind::Transaction, &self.transactional_id);
+        let forwarded = Ctx {
+            broker: coordinator.unwrap_or(-1),
+            ..call.ctx.clone()
+        };
+        if let Err(code) =
+            state.add_to_txn(&forwarded, producer, &[], Some(&self.group_id), tv2, !tv2)
+        {
+            let code = match code {
+                ErrorCode::ProducerFenced => ErrorCode::InvalidProducerEpoch,
+                ErrorCode::NotCoordinator | ErrorCode::CoordinatorLoadInProgress => {
+                    ErrorCode::CoordinatorNotAvailable
+                }
+                ErrorCode::InvalidTxnState if call.version >= 4 => ErrorCode::TransactionAbortable,
+                c => c,
+            };
+            return Reply::Now(self.error(state, call, code));
         }
-    } else {
-        CommitValidator::Any
-    };
-    let producer = TxnProducer {
-        tid: &req.transactional_id,
-        pid: req.producer_id,
-        epoch: req.producer_epoch,
-        fenced: ErrorCode::InvalidProducerEpoch,
-    };
-    let tv2 = version >= 5;
-    let coordinator = state.coordinator(CoordinatorKind::Transaction, &req.transactional_id);
-    let forwarded = Ctx {
-        broker: coordinator.unwrap_or(-1),
-        ..ctx.clone()
-    };
-    if let Err(code) = state.add_to_txn(&forwarded, producer, &[], Some(&req.group_id), tv2, !tv2) {
-        let code = match code {
-            ErrorCode::ProducerFenced => ErrorCode::InvalidProducerEpoch,
-            ErrorCode::NotCoordinator | ErrorCode::CoordinatorLoadInProgress => {
-                ErrorCode::CoordinatorNotAvailable
-            }
-            ErrorCode::InvalidTxnState if version >= 4 => ErrorCode::TransactionAbortable,
-            c => c,
-        };
-        return Reply::Now(error(state, req, version, code));
+        Reply::Now(response(self, call.version, |t, p| {
+            let name = state.request_topic(call.version >= 6, &t.name, &t.topic_id);
+            let offset = CommittedOffset {
+                offset: p.committed_offset,
+                leader_epoch: p.committed_leader_epoch,
+                metadata: p.committed_metadata.clone(),
+            };
+            let code = state.commit_offset(
+                &validator,
+                &self.group_id,
+                Some(self.producer_id),
+                name.as_deref(),
+                p.partition_index,
+                offset,
+            );
+            stale_as_known(code, call.version)
+        }))
     }
-    Reply::Now(response(req, version, |t, p| {
-        let name = state.request_topic(version >= 6, &t.name, &t.topic_id);
-        let offset = CommittedOffset {
-            offset: p.committed_offset,
-            leader_epoch: p.committed_leader_epoch,
-            metadata: p.committed_metadata.clone(),
-        };
-        let code = state.commit_offset(
-            &validator,
-            &req.group_id,
-            Some(req.producer_id),
-            name.as_deref(),
-            p.partition_index,
-            offset,
-        );
-        stale_as_known(code, version)
-    }))
+
+    fn error(&self, _state: &ClusterState, call: &Call, code: ErrorCode) -> Self::Response {
+        response(self, call.version, |_, _| code)
+    }
 }
 
 /// The response with `code_of` each requested partition (topics by id
@@ -121,13 +125,4 @@ fn response(
             .collect(),
         ..Default::default()
     }
-}
-
-pub(crate) fn error(
-    _state: &ClusterState,
-    req: &TxnOffsetCommitRequest,
-    version: i16,
-    code: ErrorCode,
-) -> TxnOffsetCommitResponse {
-    response(req, version, |_, _| code)
 }
