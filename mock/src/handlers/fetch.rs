@@ -15,7 +15,7 @@
 //! An unknown session gets FETCH_SESSION_ID_NOT_FOUND, a wrong epoch
 //! INVALID_FETCH_SESSION_EPOCH.
 
-use super::{Call, Handle, Reply};
+use super::{Call, Handle, Reply, response_topic};
 use crate::state::fetch_sessions::{CachedPartition, FetchSession, SessionKey};
 use crate::state::{ClusterState, Ctx};
 use kafka_proto::ErrorCode;
@@ -252,11 +252,8 @@ impl Handle for FetchRequest {
         let session_id = commit_session(state, &call.ctx, mode, &answers);
         let mut responses: Vec<FetchResponseTopic> = Vec::new();
         for (item, data) in answers {
-            let (topic, topic_id) = if call.version >= 13 {
-                (String::new(), item.topic_id)
-            } else {
-                (item.wire_topic.clone(), [0; 16])
-            };
+            let (topic, topic_id) =
+                response_topic(call.version >= 13, &item.wire_topic, &item.topic_id);
             match responses
                 .last_mut()
                 .filter(|r| r.topic == topic && r.topic_id == topic_id)
@@ -282,23 +279,19 @@ impl Handle for FetchRequest {
             responses: self
                 .topics
                 .iter()
-                .map(|t| FetchResponseTopic {
-                    topic: if call.version >= 13 {
-                        String::new()
-                    } else {
-                        t.topic.clone()
-                    },
-                    topic_id: if call.version >= 13 {
-                        t.topic_id
-                    } else {
-                        [0; 16]
-                    },
-                    partitions: t
-                        .partitions
-                        .iter()
-                        .map(|p| partition_error(p.partition, code))
-                        .collect(),
-                    ..Default::default()
+                .map(|t| {
+                    let (topic, topic_id) =
+                        response_topic(call.version >= 13, &t.topic, &t.topic_id);
+                    FetchResponseTopic {
+                        topic,
+                        topic_id,
+                        partitions: t
+                            .partitions
+                            .iter()
+                            .map(|p| partition_error(p.partition, code))
+                            .collect(),
+                        ..Default::default()
+                    }
                 })
                 .collect(),
             ..Default::default()

@@ -52,6 +52,7 @@ use kafka_proto::frame::{
     RequestHeaderStart, decode_request_frame, encode_response_frame, peek_request_header,
 };
 use kafka_proto::messages::*;
+use kafka_proto::primitives::Uuid;
 use kafka_proto::{ApiKey, ErrorCode, Message};
 use std::sync::Arc;
 
@@ -241,6 +242,17 @@ pub(crate) fn handle(
         DescribeAcls => DescribeAclsRequest,
         DeleteAcls => DeleteAclsRequest,
     )
+}
+
+/// How a response names a request's topic: by id (and an empty name) from
+/// the version that names topics by id (`by_id`), else by name (and a zero
+/// id) — the answer's side of [`ClusterState::request_topic`].
+pub(crate) fn response_topic(by_id: bool, name: &str, id: &Uuid) -> (String, Uuid) {
+    if by_id {
+        (String::new(), *id)
+    } else {
+        (name.to_string(), [0; 16])
+    }
 }
 
 /// The fencing error of a transactional API at `version`: PRODUCER_FENCED

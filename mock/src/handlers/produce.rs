@@ -11,7 +11,7 @@
 //! unknown coordinator NOT_ENOUGH_REPLICAS (retriable), a partition not in
 //! the transaction TRANSACTION_ABORTABLE (v11+) or INVALID_TXN_STATE.
 
-use super::{Call, Handle, Reply};
+use super::{Call, Handle, Reply, response_topic};
 use crate::state::partition::Appended;
 use crate::state::txn::TxnProducer;
 use crate::state::{ClusterState, Ctx};
@@ -245,17 +245,10 @@ impl Handle for ProduceRequest {
                     partition_response(a, p.index, call.version)
                 })
                 .collect();
+            let (name, topic_id) = response_topic(call.version >= 13, &t.name, &t.topic_id);
             responses.push(ProduceResponseTopicProduceResponse {
-                name: if call.version >= 13 {
-                    String::new()
-                } else {
-                    t.name.clone()
-                },
-                topic_id: if call.version >= 13 {
-                    t.topic_id
-                } else {
-                    [0; 16]
-                },
+                name,
+                topic_id,
                 partition_responses,
                 ..Default::default()
             });
@@ -275,37 +268,28 @@ impl Handle for ProduceRequest {
                 .topic_data
                 .iter()
                 .map(|t| {
-                    (
-                        t,
-                        state.request_topic(call.version >= 13, &t.name, &t.topic_id),
-                    )
-                })
-                .map(|(t, name)| ProduceResponseTopicProduceResponse {
-                    name: if call.version >= 13 {
-                        String::new()
-                    } else {
-                        t.name.clone()
-                    },
-                    topic_id: if call.version >= 13 {
-                        t.topic_id
-                    } else {
-                        [0; 16]
-                    },
-                    partition_responses: t
-                        .partition_data
-                        .iter()
-                        .map(|p| {
-                            let mut a = Answer::err(code, "injected by kafka-mock");
-                            if carries_log_start_offset(code) {
-                                a.log_start_offset = name
-                                    .as_deref()
-                                    .and_then(|n| state.partition(n, p.index))
-                                    .map_or(-1, |log| log.log_start_offset());
-                            }
-                            partition_response(a, p.index, call.version)
-                        })
-                        .collect(),
-                    ..Default::default()
+                    let by_id = call.version >= 13;
+                    let known = state.request_topic(by_id, &t.name, &t.topic_id);
+                    let (name, topic_id) = response_topic(by_id, &t.name, &t.topic_id);
+                    ProduceResponseTopicProduceResponse {
+                        name,
+                        topic_id,
+                        partition_responses: t
+                            .partition_data
+                            .iter()
+                            .map(|p| {
+                                let mut a = Answer::err(code, "injected by kafka-mock");
+                                if carries_log_start_offset(code) {
+                                    a.log_start_offset = known
+                                        .as_deref()
+                                        .and_then(|n| state.partition(n, p.index))
+                                        .map_or(-1, |log| log.log_start_offset());
+                                }
+                                partition_response(a, p.index, call.version)
+                            })
+                            .collect(),
+                        ..Default::default()
+                    }
                 })
                 .collect(),
             ..Default::default()
