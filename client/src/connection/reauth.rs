@@ -2,7 +2,8 @@
 //! before the session the broker granted ends.
 //!
 //! A re-authentication runs between requests on the live connection:
-//! 1. at 85–95 % of the session lifetime (Java's `ReauthInfo`), the
+//! 1. at 85–95 % of the session lifetime (Java's `ReauthInfo`), and at
+//!    least a second before it ends ([`hold_margin`]), the
 //!    re-authenticator task takes a token first (OAUTHBEARER), so that an
 //!    identity provider's hiccup never stalls the connection;
 //! 2. it then holds ordinary requests (they queue, in order, without
@@ -13,11 +14,13 @@
 //! 3. once the broker accepts, the held requests are written in order and
 //!    the next re-authentication is scheduled from the new lifetime.
 //!
-//! From 95 % of the session on, ordinary requests are held even if the
+//! From the same point on, ordinary requests are held even if the
 //! re-authenticator has not run yet (a busy runtime can wake it late):
-//! the broker closes the connection on any request that arrives after the
+//! the broker closes the connection on any request it reads after the
 //! session ended, but still takes the SaslHandshake that begins a
-//! re-authentication.
+//! re-authentication. The broker reads a connection's requests one at a
+//! time, so a request written before that point can wait behind the ones
+//! in flight; the margin gives them time to be read.
 //!
 //! A refused re-authentication closes the connection (the broker closes it
 //! too). A token that cannot be had is asked for again each second until
@@ -51,27 +54,39 @@ pub(crate) static REAUTHENTICATIONS: std::sync::atomic::AtomicU64 =
 /// How often a missing token is asked for again while the session lasts.
 const TOKEN_RETRY: Duration = Duration::from_secs(1);
 
+/// The least time before a session ends from which ordinary requests are
+/// held (at most a third of a short session; see [`hold_margin`]).
+const LEAST_HOLD_MARGIN: Duration = Duration::from_secs(1);
+
+/// How long before the end of a session of `lifetime` no ordinary request
+/// is written: Java's 5 % (its latest re-authentication point), but at
+/// least [`LEAST_HOLD_MARGIN`] (at most a third of the lifetime). A share
+/// alone is too little on short sessions: the requests written just before
+/// the hold wait at the broker behind the others in flight, and a broker
+/// slow to answer (a loaded machine, a collection pause) reads them after
+/// the session ended and closes the connection.
+pub(crate) fn hold_margin(lifetime: Duration) -> Duration {
+    (lifetime / 20).max(LEAST_HOLD_MARGIN.min(lifetime / 3))
+}
+
 /// When to re-authenticate a session of `lifetime` that began at
-/// `authenticated`: at `0.85 + 0.10 × random` of it (Java's rule), at
-/// least [`MIN_REAUTH_INTERVAL`] later.
+/// `authenticated`: at `0.85 + 0.10 × random` of it (Java's rule), no
+/// later than [`hold_margin`] before it ends, and at least
+/// [`MIN_REAUTH_INTERVAL`] after it began.
 pub(crate) fn reauth_at(authenticated: Instant, lifetime: Duration, random: f64) -> Instant {
     let share = 0.85 + 0.10 * random.clamp(0.0, 1.0);
+    let latest = lifetime - hold_margin(lifetime);
     // A margin over the broker's one second: its clock starts when the
     // handshake arrives.
     let least = (MIN_REAUTH_INTERVAL + Duration::from_millis(100)).min(lifetime);
-    authenticated + lifetime.mul_f64(share).max(least)
+    authenticated + lifetime.mul_f64(share).min(latest).max(least)
 }
-
-/// The share of a session after which no ordinary request is written
-/// until the re-authentication is done: the latest point [`reauth_at`]
-/// picks, so a re-authenticator on time holds the requests itself.
-const WRITE_SHARE: f64 = 0.95;
 
 impl super::State {
     /// Records a session of `lifetime` that began at `authenticated`.
     fn start_session(&mut self, authenticated: Instant, lifetime: Duration) {
         self.session_expiry = Some(authenticated + lifetime);
-        self.write_deadline = Some(authenticated + lifetime.mul_f64(WRITE_SHARE));
+        self.write_deadline = Some(authenticated + lifetime - hold_margin(lifetime));
     }
 
     /// Records a session without an end (the broker set no lifetime).
@@ -366,11 +381,16 @@ mod tests {
 
     /// Java's window: 85–95 % of the lifetime, never under a second.
     #[test]
-    fn reauth_time_is_85_to_95_percent_of_the_lifetime() {
+    fn reauth_time_is_85_to_95_percent_of_a_long_lifetime() {
         let t = Instant::now();
         let l = Duration::from_secs(100);
         assert_eq!(reauth_at(t, l, 0.0), t + Duration::from_secs(85));
         assert_eq!(reauth_at(t, l, 1.0), t + Duration::from_secs(95));
+        // A short session: no later than a second before its end.
+        assert_eq!(
+            reauth_at(t, Duration::from_secs(3), 1.0),
+            t + Duration::from_secs(2)
+        );
         assert_eq!(
             reauth_at(t, Duration::from_millis(1000), 0.0),
             t + Duration::from_secs(1)
@@ -382,6 +402,22 @@ mod tests {
         assert_eq!(
             reauth_at(t, Duration::from_millis(500), 0.0),
             t + Duration::from_millis(500)
+        );
+    }
+
+    /// Requests stop 5 % before the end of a long session, a second before
+    /// the end of a short one, a third before the end of a very short one.
+    #[test]
+    fn requests_are_held_at_least_a_second_before_the_session_ends() {
+        assert_eq!(
+            hold_margin(Duration::from_secs(100)),
+            Duration::from_secs(5)
+        );
+        assert_eq!(hold_margin(Duration::from_secs(20)), Duration::from_secs(1));
+        assert_eq!(hold_margin(Duration::from_secs(3)), Duration::from_secs(1));
+        assert_eq!(
+            hold_margin(Duration::from_millis(1500)),
+            Duration::from_millis(500)
         );
     }
 }

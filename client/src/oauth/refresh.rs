@@ -11,6 +11,14 @@ use std::time::{Duration, SystemTime};
 /// next attempt comes (Java's fixed 10 s).
 pub const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(10);
 
+/// The least time a cached token must have left to be handed out; one
+/// closer to its expiry is fetched again. The broker grants a session no
+/// longer than the token's life, and checks its expiry when it reads the
+/// SaslAuthenticate request: a token about to expire (a refresh that came
+/// late on a loaded machine, or failed) would give a session too short to
+/// re-authenticate in, or a refusal.
+const LEAST_TOKEN_LIFE: Duration = Duration::from_secs(1);
+
 /// The refresh settings (`sasl.login.refresh.*`), Java's defaults.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RefreshConfig {
@@ -166,12 +174,13 @@ impl Inner {
         self.cache.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The cached token if it is still valid at `now`.
+    /// The cached token if it is still valid at `now` for at least
+    /// [`LEAST_TOKEN_LIFE`].
     fn valid(&self, now: SystemTime) -> Option<Token> {
         self.lock()
             .token
             .as_ref()
-            .filter(|t| t.expires_at() > now)
+            .filter(|t| t.expires_at() > now + LEAST_TOKEN_LIFE)
             .cloned()
     }
 
@@ -399,6 +408,23 @@ mod tests {
         .await
         .expect("three tokens fetched in the background");
         assert_ne!(p.token().await.unwrap().value(), "t0");
+    }
+
+    /// A cached token with less than a second left is not handed out: the
+    /// caller waits for a fresh one.
+    #[tokio::test]
+    async fn a_token_about_to_expire_is_fetched_again() {
+        let p = RefreshingTokenProvider::new(
+            Counting {
+                calls: AtomicU64::new(0),
+                lifetime: Duration::from_millis(900),
+                fail: false,
+            },
+            RefreshConfig::default(),
+        );
+        assert_eq!(p.token().await.unwrap().value(), "t0");
+        assert_eq!(p.token().await.unwrap().value(), "t1");
+        assert_eq!(p.fetched(), 2);
     }
 
     /// A failing source gives its typed error to the caller.

@@ -491,6 +491,68 @@ async fn a_request_late_in_the_session_waits_for_a_late_reauthentication() {
     assert_eq!(conn.reauthentications(), 1);
 }
 
+/// Invariant: every ordinary request reaches the peer while its SASL
+/// session lasts, even when the peer reads a connection's requests one at
+/// a time and slowly, as a loaded broker does (the broker closes the
+/// connection on a request it reads after the session ended): requests
+/// pipelined from four tasks over two sessions all succeed on one
+/// connection, which re-authenticates between them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn pipelined_requests_reach_a_slow_peer_before_the_session_ends() {
+    const LIFETIME: Duration = Duration::from_secs(3);
+    /// The time the peer takes over each ordinary request: three queued
+    /// ahead of a request delay it by 600 ms.
+    const SERVICE: Duration = Duration::from_millis(200);
+    let (addr, _) = peer(|| {
+        let mut plain = sasl_plain_peer("pw", LIFETIME.as_millis() as i64)();
+        let mut session_end: Option<std::time::Instant> = None;
+        move |s: Seen| match s.api {
+            ApiKey::ApiVersions | ApiKey::SaslHandshake => plain(s),
+            ApiKey::SaslAuthenticate => {
+                session_end = Some(std::time::Instant::now() + LIFETIME);
+                plain(s)
+            }
+            _ if session_end.is_some_and(|end| std::time::Instant::now() > end) => {
+                Step::ReplyAndClose(vec![])
+            }
+            _ => {
+                // Blocks this connection's task, as a broker serves one
+                // request of a connection at a time.
+                std::thread::sleep(SERVICE);
+                plain(s)
+            }
+        }
+    })
+    .await;
+    let mut cfg = fast_config();
+    cfg.sasl = Some(SaslConfig::plain("alice", "pw"));
+    let conn = Arc::new(Connection::connect(&addr, &cfg).await.unwrap());
+    let until = std::time::Instant::now() + LIFETIME * 2 + Duration::from_millis(500);
+    let tasks: Vec<_> = (0..4)
+        .map(|_| {
+            let conn = conn.clone();
+            tokio::spawn(async move {
+                let mut n = 0;
+                while std::time::Instant::now() < until {
+                    conn.send(&topics_req("t"), 12)
+                        .await
+                        .unwrap_or_else(|e| panic!("request {n}: {e}"));
+                    n += 1;
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert!(!conn.is_closed());
+    assert!(
+        conn.reauthentications() >= 2,
+        "{}",
+        conn.reauthentications()
+    );
+}
+
 #[tokio::test]
 async fn cluster_bootstraps_past_a_dead_address_and_tracks_leaders() {
     // A port with nothing listening: bind, read the port, drop.
