@@ -380,6 +380,31 @@ fn parse_header(input: &[u8]) -> Result<Header, DecodeError> {
     })
 }
 
+/// A [`RecordBatch`] or [`RecordBatchView`] literal whose public header
+/// fields are read from the parsed [`Header`] `h` (flags decoded from the
+/// attributes), completed by the named fields that follow (shorthand).
+macro_rules! batch_from_header {
+    ($batch:ident, $h:expr, $($rest:ident),+) => {{
+        let h: &Header = &$h;
+        $batch {
+            base_offset: h.base_offset,
+            partition_leader_epoch: h.partition_leader_epoch,
+            compression: h.compression,
+            timestamp_type: h.timestamp_type(),
+            is_transactional: h.attributes & ATTR_TRANSACTIONAL != 0,
+            is_control: h.attributes & ATTR_CONTROL != 0,
+            has_delete_horizon: h.attributes & ATTR_DELETE_HORIZON != 0,
+            last_offset_delta: h.last_offset_delta,
+            base_timestamp: h.base_timestamp,
+            max_timestamp: h.max_timestamp,
+            producer_id: h.producer_id,
+            producer_epoch: h.producer_epoch,
+            base_sequence: h.base_sequence,
+            $($rest),+
+        }
+    }};
+}
+
 /// Decodes exactly one batch occupying all of `data`.
 fn decode_exact(data: &Bytes, opts: &DecodeOptions) -> Result<RecordBatch, DecodeError> {
     let input: &[u8] = data;
@@ -399,22 +424,7 @@ fn decode_exact(data: &Bytes, opts: &DecodeOptions) -> Result<RecordBatch, Decod
         )?;
         parse_records(&Bytes::from(raw), h.count, h.base_offset, h.base_timestamp)?
     };
-    Ok(RecordBatch {
-        base_offset: h.base_offset,
-        partition_leader_epoch: h.partition_leader_epoch,
-        compression: h.compression,
-        timestamp_type: h.timestamp_type(),
-        is_transactional: h.attributes & ATTR_TRANSACTIONAL != 0,
-        is_control: h.attributes & ATTR_CONTROL != 0,
-        has_delete_horizon: h.attributes & ATTR_DELETE_HORIZON != 0,
-        last_offset_delta: h.last_offset_delta,
-        base_timestamp: h.base_timestamp,
-        max_timestamp: h.max_timestamp,
-        producer_id: h.producer_id,
-        producer_epoch: h.producer_epoch,
-        base_sequence: h.base_sequence,
-        records,
-    })
+    Ok(batch_from_header!(RecordBatch, h, records))
 }
 
 /// A borrowed, CRC-checked view of one RecordBatch v2: the header fields are
@@ -510,23 +520,7 @@ impl<'a> RecordBatchView<'a> {
             )?)
         };
         let count = check_count(h.count, data.len())?;
-        Ok(Self {
-            base_offset: h.base_offset,
-            partition_leader_epoch: h.partition_leader_epoch,
-            compression: h.compression,
-            timestamp_type: h.timestamp_type(),
-            is_transactional: h.attributes & ATTR_TRANSACTIONAL != 0,
-            is_control: h.attributes & ATTR_CONTROL != 0,
-            has_delete_horizon: h.attributes & ATTR_DELETE_HORIZON != 0,
-            last_offset_delta: h.last_offset_delta,
-            base_timestamp: h.base_timestamp,
-            max_timestamp: h.max_timestamp,
-            producer_id: h.producer_id,
-            producer_epoch: h.producer_epoch,
-            base_sequence: h.base_sequence,
-            count,
-            data,
-        })
+        Ok(batch_from_header!(RecordBatchView, h, count, data))
     }
 
     /// The record count of the header.
