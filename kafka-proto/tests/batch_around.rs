@@ -1,5 +1,17 @@
 //! A RecordBatch v2 built byte by byte around a record section, for feeding
-//! the decoder bodies and counts its encoder would never write.
+//! the decoder bodies and counts its encoder would never write, and the
+//! codecs such batches are tried with.
+
+use kafka_proto::record::Compression;
+
+/// Every codec that compresses (all but `None`), whether or not this build
+/// supports it.
+pub const COMPRESSING_CODECS: [Compression; 4] = [
+    Compression::Gzip,
+    Compression::Snappy,
+    Compression::Lz4,
+    Compression::Zstd,
+];
 
 /// A batch header with the given codec id and record count around `body`,
 /// with correct length and CRC.

@@ -3,7 +3,7 @@
 //!
 //! Run with `--features all-compression` to cover every codec.
 
-use crate::batch_around::batch_around;
+use crate::batch_around::{COMPRESSING_CODECS, batch_around};
 use bytes::Bytes;
 use kafka_proto::DecodeErrorKind;
 use kafka_proto::record::{Compression, DecodeOptions, Record, RecordBatch, RecordBatchBuilder};
@@ -189,12 +189,7 @@ fn assert_too_large(bytes: &[u8]) {
 
 #[test]
 fn record_limit_allows_what_fits() {
-    for codec in [
-        Compression::Gzip,
-        Compression::Snappy,
-        Compression::Lz4,
-        Compression::Zstd,
-    ] {
+    for codec in COMPRESSING_CODECS {
         if !codec.is_supported() {
             continue;
         }
@@ -284,12 +279,7 @@ fn record_snappy_raw_block_accepted() {
 
 #[test]
 fn record_codecs_report_unsupported_when_not_compiled_in() {
-    for codec in [
-        Compression::Gzip,
-        Compression::Snappy,
-        Compression::Lz4,
-        Compression::Zstd,
-    ] {
+    for codec in COMPRESSING_CODECS {
         if codec.is_supported() {
             continue;
         }

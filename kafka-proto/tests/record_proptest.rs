@@ -3,7 +3,7 @@
 //!
 //! Run with `--features all-compression` to cover every codec.
 
-use crate::batch_around::batch_around;
+use crate::batch_around::{COMPRESSING_CODECS, batch_around};
 use bytes::Bytes;
 use kafka_proto::DecodeErrorKind;
 use kafka_proto::record::{
@@ -13,16 +13,10 @@ use kafka_proto::record::{
 use proptest::prelude::*;
 
 fn codecs() -> Vec<Compression> {
-    [
-        Compression::None,
-        Compression::Gzip,
-        Compression::Snappy,
-        Compression::Lz4,
-        Compression::Zstd,
-    ]
-    .into_iter()
-    .filter(|c| c.is_supported())
-    .collect()
+    std::iter::once(Compression::None)
+        .chain(COMPRESSING_CODECS)
+        .filter(|c| c.is_supported())
+        .collect()
 }
 
 fn opt_bytes(max: usize) -> impl Strategy<Value = Option<Bytes>> {
