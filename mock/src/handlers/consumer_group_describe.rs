@@ -1,9 +1,9 @@
 //! ConsumerGroupDescribe (KIP-848): a consumer group's epochs, assignor,
 //! and each member's subscription, assignment and target assignment.
 
-use super::{Call, Handle, Reply};
+use super::answer_each;
+use crate::state::ClusterState;
 use crate::state::consumer_group::ConsumerGroup;
-use crate::state::{ClusterState, CoordinatorKind};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 use kafka_proto::primitives::Uuid;
@@ -14,50 +14,26 @@ use std::collections::BTreeSet;
 /// codes as bits).
 pub(crate) const GROUP_OPERATIONS: i32 = 1 << 3 | 1 << 6 | 1 << 8 | 1 << 10 | 1 << 11;
 
-impl Handle for ConsumerGroupDescribeRequest {
-    type Response = ConsumerGroupDescribeResponse;
-
-    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
-        let groups = self
-            .group_ids
-            .iter()
-            .map(|id| {
-                if let Err(code) = state.check_coordinator(&call.ctx, CoordinatorKind::Group, id) {
-                    return failed(id, code, None);
-                }
-                match state.consumer.get(id) {
-                    Some(g) => describe(state, id, g, self.include_authorized_operations),
-                    None if state.classic.contains_key(id) => failed(
-                        id,
-                        ErrorCode::GroupIdNotFound,
-                        Some(format!("Group {id} is not a consumer group.")),
-                    ),
-                    None => failed(
-                        id,
-                        ErrorCode::GroupIdNotFound,
-                        Some(format!("Group {id} not found.")),
-                    ),
-                }
-            })
-            .collect();
-        Reply::Now(ConsumerGroupDescribeResponse {
-            groups,
-            ..Default::default()
-        })
-    }
-
-    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
-        ConsumerGroupDescribeResponse {
-            groups: self
-                .group_ids
-                .iter()
-                .map(|id| failed(id, code, None))
-                .collect(),
-            ..Default::default()
-        }
-    }
+answer_each! {
+    ConsumerGroupDescribeRequest.group_ids => ConsumerGroupDescribeResponse.groups,
+    at_coordinator: Group,
+    answer: |req, state, _call, id| match state.consumer.get(id) {
+        Some(g) => describe(state, id, g, req.include_authorized_operations),
+        None if state.classic.contains_key(id) => failed_with(
+            id,
+            ErrorCode::GroupIdNotFound,
+            Some(format!("Group {id} is not a consumer group.")),
+        ),
+        None => failed_with(
+            id,
+            ErrorCode::GroupIdNotFound,
+            Some(format!("Group {id} not found.")),
+        ),
+    },
+    failed: failed,
 }
 
+/// A consumer group's description.
 fn describe(
     state: &ClusterState,
     id: &str,
@@ -118,7 +94,13 @@ fn describe(
     }
 }
 
-fn failed(
+/// A group answered with `code` alone.
+fn failed(id: &str, code: ErrorCode) -> ConsumerGroupDescribeResponseDescribedGroup {
+    failed_with(id, code, None)
+}
+
+/// A group answered with `code` and `message`.
+fn failed_with(
     id: &str,
     code: ErrorCode,
     message: Option<String>,

@@ -4,11 +4,11 @@
 //! that does not exist, NON_EMPTY_GROUP while it has members, else the
 //! group goes with its committed and pending transactional offsets.
 
-use super::{Call, Handle, Reply};
-use crate::state::{ClusterState, CoordinatorKind};
+use super::answer_each;
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
+/// A group's answer: deleted, or why not.
 fn result(id: &str, code: ErrorCode) -> DeleteGroupsResponseDeletableGroupResult {
     DeleteGroupsResponseDeletableGroupResult {
         group_id: id.to_string(),
@@ -17,34 +17,11 @@ fn result(id: &str, code: ErrorCode) -> DeleteGroupsResponseDeletableGroupResult
     }
 }
 
-impl Handle for DeleteGroupsRequest {
-    type Response = DeleteGroupsResponse;
-
-    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
-        let results = self
-            .groups_names
-            .iter()
-            .map(|id| {
-                let outcome = state
-                    .check_coordinator(&call.ctx, CoordinatorKind::Group, id)
-                    .and_then(|()| state.delete_group(id));
-                result(id, outcome.err().unwrap_or(ErrorCode::None))
-            })
-            .collect();
-        Reply::Now(DeleteGroupsResponse {
-            results,
-            ..Default::default()
-        })
-    }
-
-    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
-        DeleteGroupsResponse {
-            results: self
-                .groups_names
-                .iter()
-                .map(|id| result(id, code))
-                .collect(),
-            ..Default::default()
-        }
-    }
+answer_each! {
+    DeleteGroupsRequest.groups_names => DeleteGroupsResponse.results,
+    at_coordinator: Group,
+    answer: |_req, state, _call, id| {
+        result(id, state.delete_group(id).err().unwrap_or(ErrorCode::None))
+    },
+    failed: result,
 }

@@ -3,7 +3,7 @@
 //! overrides, and each topic's configs: the defaults Kafka's table gives,
 //! with the overrides set at creation or by IncrementalAlterConfigs.
 
-use super::{Call, Handle, Reply};
+use super::answer_each;
 use crate::state::ClusterState;
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
@@ -83,84 +83,71 @@ fn topic_configs(state: &ClusterState, topic: &str) -> Vec<(String, String, i8)>
         .collect()
 }
 
-impl Handle for DescribeConfigsRequest {
-    type Response = DescribeConfigsResponse;
-
-    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
-        let results = self
-            .resources
-            .iter()
-            .map(|r| {
-                let mut result = DescribeConfigsResponseDescribeConfigsResult {
-                    resource_type: r.resource_type,
-                    resource_name: r.resource_name.clone(),
-                    error_message: None,
+answer_each! {
+    DescribeConfigsRequest.resources => DescribeConfigsResponse.results,
+    answer: |req, state, call, r| {
+        let mut result = DescribeConfigsResponseDescribeConfigsResult {
+            resource_type: r.resource_type,
+            resource_name: r.resource_name.clone(),
+            error_message: None,
+            ..Default::default()
+        };
+        let configs = match r.resource_type {
+            BROKER
+                if r.resource_name.is_empty()
+                    || r.resource_name == call.ctx.broker.to_string() =>
+            {
+                broker_configs(state, call.ctx.broker)
+            }
+            BROKER => {
+                result.error_code = ErrorCode::InvalidRequest.code();
+                result.error_message = Some("ask the broker itself for its configs".into());
+                return result;
+            }
+            TOPIC if state.topics.contains_key(&r.resource_name) => {
+                topic_configs(state, &r.resource_name)
+            }
+            TOPIC => {
+                result.error_code = ErrorCode::UnknownTopicOrPartition.code();
+                result.error_message = Some(format!("no topic {}", r.resource_name));
+                return result;
+            }
+            _ => {
+                result.error_code = ErrorCode::InvalidRequest.code();
+                result.error_message = Some("only topic and broker configs".into());
+                return result;
+            }
+        };
+        result.configs = configs
+            .into_iter()
+            .filter(|(name, _, _)| {
+                r.configuration_keys
+                    .as_ref()
+                    .is_none_or(|keys| keys.is_empty() || keys.iter().any(|k| k == name))
+            })
+            .map(|(name, value, source)| {
+                DescribeConfigsResponseDescribeConfigsResourceResult {
+                    name,
+                    value: Some(value),
+                    config_source: source,
                     ..Default::default()
-                };
-                let configs = match r.resource_type {
-                    BROKER
-                        if r.resource_name.is_empty()
-                            || r.resource_name == call.ctx.broker.to_string() =>
-                    {
-                        broker_configs(state, call.ctx.broker)
-                    }
-                    BROKER => {
-                        result.error_code = ErrorCode::InvalidRequest.code();
-                        result.error_message = Some("ask the broker itself for its configs".into());
-                        return result;
-                    }
-                    TOPIC if state.topics.contains_key(&r.resource_name) => {
-                        topic_configs(state, &r.resource_name)
-                    }
-                    TOPIC => {
-                        result.error_code = ErrorCode::UnknownTopicOrPartition.code();
-                        result.error_message = Some(format!("no topic {}", r.resource_name));
-                        return result;
-                    }
-                    _ => {
-                        result.error_code = ErrorCode::InvalidRequest.code();
-                        result.error_message = Some("only topic and broker configs".into());
-                        return result;
-                    }
-                };
-                result.configs = configs
-                    .into_iter()
-                    .filter(|(name, _, _)| {
-                        r.configuration_keys
-                            .as_ref()
-                            .is_none_or(|keys| keys.is_empty() || keys.iter().any(|k| k == name))
-                    })
-                    .map(|(name, value, source)| {
-                        DescribeConfigsResponseDescribeConfigsResourceResult {
-                            name,
-                            value: Some(value),
-                            config_source: source,
-                            ..Default::default()
-                        }
-                    })
-                    .collect();
-                result
+                }
             })
             .collect();
-        Reply::Now(DescribeConfigsResponse {
-            results,
-            ..Default::default()
-        })
-    }
+        result
+    },
+    failed: failed,
+}
 
-    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
-        DescribeConfigsResponse {
-            results: self
-                .resources
-                .iter()
-                .map(|r| DescribeConfigsResponseDescribeConfigsResult {
-                    error_code: code.code(),
-                    resource_type: r.resource_type,
-                    resource_name: r.resource_name.clone(),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        }
+/// A resource answered with `code` alone.
+fn failed(
+    r: &DescribeConfigsRequestDescribeConfigsResource,
+    code: ErrorCode,
+) -> DescribeConfigsResponseDescribeConfigsResult {
+    DescribeConfigsResponseDescribeConfigsResult {
+        error_code: code.code(),
+        resource_type: r.resource_type,
+        resource_name: r.resource_name.clone(),
+        ..Default::default()
     }
 }

@@ -9,13 +9,14 @@
 //! with NONE before v6, and GROUP_ID_NOT_FOUND with a message from v6
 //! (KIP-1043). A group with offsets only is Empty with protocol type "".
 
+use super::answer_each;
 use super::consumer_group_describe::GROUP_OPERATIONS;
-use super::{Call, Handle, Reply};
+use crate::state::ClusterState;
 use crate::state::group_admin::DEAD;
-use crate::state::{ClusterState, CoordinatorKind, Ctx};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
+/// A group answered with `code` alone.
 fn failed(id: &str, code: ErrorCode) -> DescribeGroupsResponseDescribedGroup {
     DescribeGroupsResponseDescribedGroup {
         group_id: id.to_string(),
@@ -24,16 +25,13 @@ fn failed(id: &str, code: ErrorCode) -> DescribeGroupsResponseDescribedGroup {
     }
 }
 
+/// A group's description, at its coordinator.
 fn describe(
     state: &ClusterState,
-    ctx: &Ctx,
     id: &str,
     operations: bool,
     version: i16,
 ) -> DescribeGroupsResponseDescribedGroup {
-    if let Err(code) = state.check_coordinator(ctx, CoordinatorKind::Group, id) {
-        return failed(id, code);
-    }
     match state.describe_classic_group(id) {
         Err(message) => DescribeGroupsResponseDescribedGroup {
             group_id: id.to_string(),
@@ -74,33 +72,11 @@ fn describe(
     }
 }
 
-impl Handle for DescribeGroupsRequest {
-    type Response = DescribeGroupsResponse;
-
-    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
-        let groups = self
-            .groups
-            .iter()
-            .map(|id| {
-                describe(
-                    state,
-                    &call.ctx,
-                    id,
-                    self.include_authorized_operations,
-                    call.version,
-                )
-            })
-            .collect();
-        Reply::Now(DescribeGroupsResponse {
-            groups,
-            ..Default::default()
-        })
-    }
-
-    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
-        DescribeGroupsResponse {
-            groups: self.groups.iter().map(|id| failed(id, code)).collect(),
-            ..Default::default()
-        }
-    }
+answer_each! {
+    DescribeGroupsRequest.groups => DescribeGroupsResponse.groups,
+    at_coordinator: Group,
+    answer: |req, state, call, id| {
+        describe(state, id, req.include_authorized_operations, call.version)
+    },
+    failed: failed,
 }

@@ -3,8 +3,7 @@
 //! name, the cluster-wide default); `validate_only` checks and changes
 //! nothing. See `state::configs` for the checks.
 
-use super::{Call, Handle, Reply};
-use crate::state::ClusterState;
+use super::answer_each;
 use crate::state::configs::ConfigOp;
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
@@ -29,50 +28,35 @@ fn result(
     }
 }
 
-impl Handle for IncrementalAlterConfigsRequest {
-    type Response = IncrementalAlterConfigsResponse;
-
-    fn handle(&self, state: &mut ClusterState, _call: &Call) -> Reply<Self::Response> {
-        let responses = self
-            .resources
+answer_each! {
+    IncrementalAlterConfigsRequest.resources => IncrementalAlterConfigsResponse.responses,
+    answer: |req, state, _call, r| {
+        let ops: Vec<ConfigOp> = r
+            .configs
             .iter()
-            .map(|r| {
-                let ops: Vec<ConfigOp> = r
-                    .configs
-                    .iter()
-                    .map(|c| ConfigOp {
-                        name: c.name.clone(),
-                        op: c.config_operation,
-                        value: c.value.clone(),
-                    })
-                    .collect();
-                let outcome = match r.resource_type {
-                    TOPIC => state.alter_topic_configs(&r.resource_name, &ops, self.validate_only),
-                    BROKER => {
-                        state.alter_broker_configs(&r.resource_name, &ops, self.validate_only)
-                    }
-                    other => Err((
-                        ErrorCode::InvalidRequest,
-                        format!("Unexpected resource type {other}"),
-                    )),
-                };
-                result(r, outcome)
+            .map(|c| ConfigOp {
+                name: c.name.clone(),
+                op: c.config_operation,
+                value: c.value.clone(),
             })
             .collect();
-        Reply::Now(IncrementalAlterConfigsResponse {
-            responses,
-            ..Default::default()
-        })
-    }
+        let outcome = match r.resource_type {
+            TOPIC => state.alter_topic_configs(&r.resource_name, &ops, req.validate_only),
+            BROKER => state.alter_broker_configs(&r.resource_name, &ops, req.validate_only),
+            other => Err((
+                ErrorCode::InvalidRequest,
+                format!("Unexpected resource type {other}"),
+            )),
+        };
+        result(r, outcome)
+    },
+    failed: failed,
+}
 
-    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
-        IncrementalAlterConfigsResponse {
-            responses: self
-                .resources
-                .iter()
-                .map(|r| result(r, Err((code, format!("{code:?}")))))
-                .collect(),
-            ..Default::default()
-        }
-    }
+/// A resource answered with `code` alone, its name as the message.
+fn failed(
+    r: &IncrementalAlterConfigsRequestResource,
+    code: ErrorCode,
+) -> IncrementalAlterConfigsResponseResource {
+    result(r, Err((code, format!("{code:?}"))))
 }

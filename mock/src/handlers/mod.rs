@@ -244,6 +244,65 @@ pub(crate) fn handle(
     )
 }
 
+/// Implements [`Handle`] for a request answered item by item, in order
+/// (each group, topic or resource it names, `$Req.$items`), its answers
+/// being the response's `$Resp.$answers`: `handle` answers each `item`
+/// with `answer` (given the request, the state and the call), and `error`
+/// answers each with `failed(item, code)`. With `at_coordinator`, each
+/// item is a group or transactional id answered only at its own
+/// coordinator, and elsewhere `failed` with NOT_COORDINATOR
+/// (COORDINATOR_NOT_AVAILABLE while none is alive).
+macro_rules! answer_each {
+    (
+        $Req:ident . $items:ident => $Resp:ident . $answers:ident,
+        $(at_coordinator: $kind:ident,)?
+        answer: |$req:ident, $state:ident, $call:ident, $item:ident| $answer:expr,
+        failed: $failed:path $(,)?
+    ) => {
+        impl $crate::handlers::Handle for $Req {
+            type Response = $Resp;
+
+            fn handle(
+                &self,
+                $state: &mut $crate::state::ClusterState,
+                $call: &$crate::handlers::Call,
+            ) -> $crate::handlers::Reply<$Resp> {
+                let $req = self;
+                let $answers = $req
+                    .$items
+                    .iter()
+                    .map(|$item| {
+                        $(
+                            let kind = $crate::state::CoordinatorKind::$kind;
+                            if let Err(code) = $state.check_coordinator(&$call.ctx, kind, $item) {
+                                return $failed($item, code);
+                            }
+                        )?
+                        $answer
+                    })
+                    .collect();
+                $crate::handlers::Reply::Now($Resp {
+                    $answers,
+                    ..Default::default()
+                })
+            }
+
+            fn error(
+                &self,
+                _state: &$crate::state::ClusterState,
+                _call: &$crate::handlers::Call,
+                code: kafka_proto::ErrorCode,
+            ) -> $Resp {
+                $Resp {
+                    $answers: self.$items.iter().map(|item| $failed(item, code)).collect(),
+                    ..Default::default()
+                }
+            }
+        }
+    };
+}
+pub(crate) use answer_each;
+
 /// How a response names a request's topic: by id (and an empty name) from
 /// the version that names topics by id (`by_id`), else by name (and a zero
 /// id) — the answer's side of [`ClusterState::request_topic`].
