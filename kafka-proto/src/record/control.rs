@@ -66,6 +66,41 @@ pub struct ControlRecord {
     pub coordinator_epoch: i32,
 }
 
+/// Reads the INT16 version that starts a control record's key or value
+/// (`field`, called `what` in errors) whose version 0 is `v0_len` bytes long:
+/// the bytes must hold at least that many, the version must not be negative,
+/// and version 0 must be exact (newer versions may append fields).
+fn read_version(
+    bytes: &[u8],
+    field: &'static str,
+    v0_len: usize,
+    what: &str,
+) -> Result<i16, DecodeError> {
+    if bytes.len() < v0_len {
+        return Err(DecodeError::new(
+            field,
+            DecodeErrorKind::Truncated {
+                needed: v0_len,
+                remaining: bytes.len(),
+            },
+        ));
+    }
+    let version = i16::from_be_bytes([bytes[0], bytes[1]]);
+    if version < 0 {
+        return Err(DecodeError::new(
+            field,
+            DecodeErrorKind::InvalidValue(format!("{what} version {version}")),
+        ));
+    }
+    if version == 0 && bytes.len() > v0_len {
+        return Err(DecodeError::new(
+            field,
+            DecodeErrorKind::TrailingBytes(bytes.len() - v0_len),
+        ));
+    }
+    Ok(version)
+}
+
 impl ControlRecord {
     /// A version-0 COMMIT marker.
     pub fn commit(coordinator_epoch: i32) -> Self {
@@ -104,30 +139,7 @@ impl ControlRecord {
     /// Decodes the key's version and type only (what a consumer needs to
     /// classify a control batch), as Java's `ControlRecordType.parseTypeId`.
     pub fn decode_key(key: &[u8]) -> Result<(i16, ControlRecordType), DecodeError> {
-        let field = "control_record.key";
-        if key.len() < 4 {
-            return Err(DecodeError::new(
-                field,
-                DecodeErrorKind::Truncated {
-                    needed: 4,
-                    remaining: key.len(),
-                },
-            ));
-        }
-        let version = i16::from_be_bytes([key[0], key[1]]);
-        if version < 0 {
-            return Err(DecodeError::new(
-                field,
-                DecodeErrorKind::InvalidValue(format!("control key version {version}")),
-            ));
-        }
-        // Newer key versions may append fields; version 0 must be exact.
-        if version == 0 && key.len() > 4 {
-            return Err(DecodeError::new(
-                field,
-                DecodeErrorKind::TrailingBytes(key.len() - 4),
-            ));
-        }
+        let version = read_version(key, "control_record.key", 4, "control key")?;
         Ok((
             version,
             ControlRecordType::from_id(i16::from_be_bytes([key[2], key[3]])),
@@ -149,28 +161,7 @@ impl ControlRecord {
         let field = "control_record.value";
         let value =
             value.ok_or_else(|| DecodeError::new(field, DecodeErrorKind::UnexpectedNull))?;
-        if value.len() < 6 {
-            return Err(DecodeError::new(
-                field,
-                DecodeErrorKind::Truncated {
-                    needed: 6,
-                    remaining: value.len(),
-                },
-            ));
-        }
-        let value_version = i16::from_be_bytes([value[0], value[1]]);
-        if value_version < 0 {
-            return Err(DecodeError::new(
-                field,
-                DecodeErrorKind::InvalidValue(format!("marker value version {value_version}")),
-            ));
-        }
-        if value_version == 0 && value.len() > 6 {
-            return Err(DecodeError::new(
-                field,
-                DecodeErrorKind::TrailingBytes(value.len() - 6),
-            ));
-        }
+        read_version(value, field, 6, "marker value")?;
         Ok(Self {
             version,
             kind,
