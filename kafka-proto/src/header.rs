@@ -56,12 +56,7 @@ impl RequestHeader {
         buf.put_i16(self.request_api_version);
         buf.put_i32(self.correlation_id);
         put_nullable_string(buf, "client_id", self.client_id.as_deref(), false)?;
-        if header_version >= 2 {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        } else if !self.unknown_tagged_fields.is_empty() {
-            return Err(EncodeError::not_in_version("_tagged_fields"));
-        }
-        Ok(())
+        put_header_tags(buf, &self.unknown_tagged_fields, header_version >= 2)
     }
 
     /// Reads a header in `header_version` (1 or 2).
@@ -76,11 +71,7 @@ impl RequestHeader {
         let request_api_version = r.i16("request_api_version")?;
         let correlation_id = r.i32("correlation_id")?;
         let client_id = r.nullable_string("client_id", false)?;
-        let unknown_tagged_fields = if header_version >= 2 {
-            r.unknown_tagged_fields("_tagged_fields")?
-        } else {
-            Vec::new()
-        };
+        let unknown_tagged_fields = read_header_tags(r, header_version >= 2)?;
         Ok(Self {
             request_api_key,
             request_api_version,
@@ -104,26 +95,42 @@ impl ResponseHeader {
     /// Writes the header in `header_version` (0 or 1).
     pub fn encode(&self, buf: &mut impl BufMut, header_version: i16) -> Result<(), EncodeError> {
         buf.put_i32(self.correlation_id);
-        if header_version >= 1 {
-            put_unknown_tagged_fields(buf, &self.unknown_tagged_fields);
-        } else if !self.unknown_tagged_fields.is_empty() {
-            return Err(EncodeError::not_in_version("_tagged_fields"));
-        }
-        Ok(())
+        put_header_tags(buf, &self.unknown_tagged_fields, header_version >= 1)
     }
 
     /// Reads a header in `header_version` (0 or 1).
     pub fn decode(r: &mut Reader<'_>, header_version: i16) -> Result<Self, DecodeError> {
         let correlation_id = r.i32("correlation_id")?;
-        let unknown_tagged_fields = if header_version >= 1 {
-            r.unknown_tagged_fields("_tagged_fields")?
-        } else {
-            Vec::new()
-        };
+        let unknown_tagged_fields = read_header_tags(r, header_version >= 1)?;
         Ok(Self {
             correlation_id,
             unknown_tagged_fields,
         })
+    }
+}
+
+/// Writes a header's tagged fields when its version is `flexible`; an older
+/// header cannot carry any.
+fn put_header_tags(
+    buf: &mut impl BufMut,
+    tags: &TaggedFields,
+    flexible: bool,
+) -> Result<(), EncodeError> {
+    if flexible {
+        put_unknown_tagged_fields(buf, tags);
+    } else if !tags.is_empty() {
+        return Err(EncodeError::not_in_version("_tagged_fields"));
+    }
+    Ok(())
+}
+
+/// Reads a header's tagged fields when its version is `flexible`; an older
+/// header has none.
+fn read_header_tags(r: &mut Reader<'_>, flexible: bool) -> Result<TaggedFields, DecodeError> {
+    if flexible {
+        r.unknown_tagged_fields("_tagged_fields")
+    } else {
+        Ok(Vec::new())
     }
 }
 
