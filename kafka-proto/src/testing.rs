@@ -103,44 +103,48 @@ fn persistence(
     ))
 }
 
-/// Runs the round trip for every version of `M` with `cases` random values each.
-pub fn round_trip_all_versions<M: VersionedArbitrary>(cases: u32) {
+/// Runs `check` on `cases` random values of every version of `M`, saving
+/// failures under `proptest-regressions/{kind}/`; panics naming the API and
+/// version of the first failure.
+fn check_every_version<M: VersionedArbitrary>(
+    kind: &str,
+    cases: u32,
+    check: impl Fn(M, i16) -> Result<(), TestCaseError>,
+) {
     for version in M::VERSIONS.iter() {
         let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
             cases,
-            failure_persistence: persistence("round_trip", std::any::type_name::<M>()),
+            failure_persistence: persistence(kind, std::any::type_name::<M>()),
             ..ProptestConfig::default()
         });
         runner
-            .run(&M::arbitrary(version), |m| check_round_trip(&m, version))
+            .run(&M::arbitrary(version), |m| check(m, version))
             .unwrap_or_else(|e| panic!("{:?} v{version}: {e}", M::API_KEY));
     }
 }
 
+/// Runs the round trip for every version of `M` with `cases` random values each.
+pub fn round_trip_all_versions<M: VersionedArbitrary>(cases: u32) {
+    check_every_version::<M>("round_trip", cases, |m, version| {
+        check_round_trip(&m, version)
+    });
+}
+
 /// Truncating any valid encoding must fail cleanly (never panic).
 pub fn truncations_fail_cleanly<M: VersionedArbitrary>(cases: u32) {
-    for version in M::VERSIONS.iter() {
-        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
-            cases,
-            failure_persistence: persistence("truncation", std::any::type_name::<M>()),
-            ..ProptestConfig::default()
-        });
-        runner
-            .run(&M::arbitrary(version), |m| {
-                let bytes = m.encode_to_vec(version).unwrap();
-                for cut in 0..bytes.len() {
-                    let _ = M::decode(&bytes[..cut], version);
-                }
-                let mut extra = bytes.clone();
-                extra.push(0);
-                prop_assert!(
-                    M::decode(&extra, version).is_err(),
-                    "trailing byte accepted"
-                );
-                Ok(())
-            })
-            .unwrap_or_else(|e| panic!("{:?} v{version}: {e}", M::API_KEY));
-    }
+    check_every_version::<M>("truncation", cases, |m, version| {
+        let bytes = m.encode_to_vec(version).unwrap();
+        for cut in 0..bytes.len() {
+            let _ = M::decode(&bytes[..cut], version);
+        }
+        let mut extra = bytes.clone();
+        extra.push(0);
+        prop_assert!(
+            M::decode(&extra, version).is_err(),
+            "trailing byte accepted"
+        );
+        Ok(())
+    });
 }
 
 #[cfg(test)]
