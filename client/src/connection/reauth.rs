@@ -383,26 +383,27 @@ mod tests {
     #[test]
     fn reauth_time_is_85_to_95_percent_of_a_long_lifetime() {
         let t = Instant::now();
-        let l = Duration::from_secs(100);
-        assert_eq!(reauth_at(t, l, 0.0), t + Duration::from_secs(85));
-        assert_eq!(reauth_at(t, l, 1.0), t + Duration::from_secs(95));
-        // A short session: no later than a second before its end.
-        assert_eq!(
-            reauth_at(t, Duration::from_secs(3), 1.0),
-            t + Duration::from_secs(2)
-        );
-        assert_eq!(
-            reauth_at(t, Duration::from_millis(1000), 0.0),
-            t + Duration::from_secs(1)
-        );
-        assert_eq!(
-            reauth_at(t, Duration::from_millis(1200), 0.0),
-            t + Duration::from_millis(1100)
-        );
-        assert_eq!(
-            reauth_at(t, Duration::from_millis(500), 0.0),
-            t + Duration::from_millis(500)
-        );
+        // (lifetime, random draw in [0, 1], reauthenticate this long after `t`)
+        let cases = [
+            (Duration::from_secs(100), 0.0, Duration::from_secs(85)),
+            (Duration::from_secs(100), 1.0, Duration::from_secs(95)),
+            // A short session: no later than a second before its end.
+            (Duration::from_secs(3), 1.0, Duration::from_secs(2)),
+            (Duration::from_millis(1000), 0.0, Duration::from_secs(1)),
+            (
+                Duration::from_millis(1200),
+                0.0,
+                Duration::from_millis(1100),
+            ),
+            (Duration::from_millis(500), 0.0, Duration::from_millis(500)),
+        ];
+        for (lifetime, random, after) in cases {
+            assert_eq!(
+                reauth_at(t, lifetime, random),
+                t + after,
+                "lifetime {lifetime:?}, random {random}"
+            );
+        }
     }
 
     /// Requests stop 5 % before the end of a long session, a second before

@@ -436,24 +436,13 @@ pub(crate) fn take_from(
             let mut c = ClientCredentialsConfig::new(url, id, secret.expose());
             c.scope = scope;
             c.extensions = extensions;
-            if let Some(s) = sub_claim {
-                c.sub_claim_name = s;
-            }
-            if let Some(u) = urlencode {
-                c.header_urlencode = u;
-            }
-            if let Some(t) = connect_timeout {
-                c.connect_timeout = t;
-            }
-            if let Some(t) = read_timeout {
-                c.read_timeout = t;
-            }
-            if let Some(t) = retry_backoff {
-                c.retry_backoff = t;
-            }
-            if let Some(t) = retry_backoff_max {
-                c.retry_backoff_max = t;
-            }
+            // Settings not given keep the defaults of `new`.
+            c.sub_claim_name = sub_claim.unwrap_or(c.sub_claim_name);
+            c.header_urlencode = urlencode.unwrap_or(c.header_urlencode);
+            c.connect_timeout = connect_timeout.unwrap_or(c.connect_timeout);
+            c.read_timeout = read_timeout.unwrap_or(c.read_timeout);
+            c.retry_backoff = retry_backoff.unwrap_or(c.retry_backoff);
+            c.retry_backoff_max = retry_backoff_max.unwrap_or(c.retry_backoff_max);
             Source::ClientCredentials(Box::new(c))
         }
         (None, Some(u)) => Source::Unsecured(u),

@@ -199,18 +199,31 @@ async fn pipelined_requests_get_their_own_out_of_order_responses() {
     assert_eq!(conn.in_flight(), 0);
 }
 
-#[tokio::test]
-async fn a_timeout_says_outcome_unknown_and_closes_the_connection() {
+/// A connection to a peer that answers only ApiVersions, with a Metadata
+/// request for `topic` sent on it and in flight (never answered): the task
+/// awaiting its outcome is returned beside the connection.
+async fn connection_with_an_unanswered_request(
+    topic: &'static str,
+) -> (
+    Arc<Connection>,
+    tokio::task::JoinHandle<Result<MetadataResponse, ConnError>>,
+) {
     let (addr, _) = peer(|| answer_only_api_versions).await;
     let conn = Arc::new(Connection::connect(&addr, &fast_config()).await.unwrap());
-    // A second request in flight on the same connection fails with Disconnected.
-    let other = {
+    let request = {
         let conn = conn.clone();
-        tokio::spawn(async move { conn.send(&topics_req("other"), 12).await })
+        tokio::spawn(async move { conn.send(&topics_req(topic), 12).await })
     };
     while conn.in_flight() == 0 {
         tokio::task::yield_now().await;
     }
+    (conn, request)
+}
+
+#[tokio::test]
+async fn a_timeout_says_outcome_unknown_and_closes_the_connection() {
+    // A second request in flight on the same connection fails with Disconnected.
+    let (conn, other) = connection_with_an_unanswered_request("other").await;
     let err = conn
         .send_with_timeout(&topics_req("t"), 12, Duration::from_millis(200))
         .await
@@ -315,15 +328,7 @@ async fn peer_disconnect_fails_every_pending_request() {
 
 #[tokio::test]
 async fn close_fails_pending_requests_with_disconnected() {
-    let (addr, _) = peer(|| answer_only_api_versions).await;
-    let conn = Arc::new(Connection::connect(&addr, &fast_config()).await.unwrap());
-    let pending = {
-        let conn = conn.clone();
-        tokio::spawn(async move { conn.send(&topics_req("t"), 12).await })
-    };
-    while conn.in_flight() == 0 {
-        tokio::task::yield_now().await;
-    }
+    let (conn, pending) = connection_with_an_unanswered_request("t").await;
     conn.close();
     let err = pending.await.unwrap().unwrap_err();
     assert!(
@@ -553,13 +558,12 @@ async fn pipelined_requests_reach_a_slow_peer_before_the_session_ends() {
     );
 }
 
-#[tokio::test]
-async fn cluster_bootstraps_past_a_dead_address_and_tracks_leaders() {
-    // A port with nothing listening: bind, read the port, drop.
-    let dead = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().to_string()
-    };
+/// A peer answering ApiVersions, and any other request with metadata in
+/// which it alone (node 1, at its own address) leads the topic `topic_of`
+/// names for the request; returns its address and its log.
+async fn self_leading_peer(
+    topic_of: fn(&Seen) -> String,
+) -> (String, crate::internals::scripted_peer::Log) {
     let addr_cell: Arc<Mutex<String>> = Arc::default();
     let cell = addr_cell.clone();
     let (addr, log) = peer(move || {
@@ -568,17 +572,31 @@ async fn cluster_bootstraps_past_a_dead_address_and_tracks_leaders() {
             ApiKey::ApiVersions => Step::Reply(vec![reply_api_versions(&s)]),
             _ => {
                 let a = cell.lock().unwrap().clone();
-                let topic = requested_topic(&s);
-                Step::Reply(vec![metadata_reply(
-                    &s,
-                    if topic.is_empty() { "orders" } else { &topic },
-                    &a,
-                )])
+                Step::Reply(vec![metadata_reply(&s, &topic_of(&s), &a)])
             }
         }
     })
     .await;
     *addr_cell.lock().unwrap() = addr.clone();
+    (addr, log)
+}
+
+#[tokio::test]
+async fn cluster_bootstraps_past_a_dead_address_and_tracks_leaders() {
+    // A port with nothing listening: bind, read the port, drop.
+    let dead = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().to_string()
+    };
+    let (addr, log) = self_leading_peer(|s| {
+        let topic = requested_topic(s);
+        if topic.is_empty() {
+            "orders".to_string()
+        } else {
+            topic
+        }
+    })
+    .await;
     let mut config = ClusterConfig::new(&format!("{dead},{addr}"));
     config.connection = fast_config();
     let cluster = Cluster::connect(config).await.unwrap();
@@ -791,20 +809,7 @@ async fn bootstrap_does_not_retry_a_fatal_answer() {
 
 #[tokio::test]
 async fn background_refresher_honours_max_age_and_invalidate() {
-    let addr_cell: Arc<Mutex<String>> = Arc::default();
-    let cell = addr_cell.clone();
-    let (addr, log) = peer(move || {
-        let cell = cell.clone();
-        move |s: Seen| match s.api {
-            ApiKey::ApiVersions => Step::Reply(vec![reply_api_versions(&s)]),
-            _ => {
-                let a = cell.lock().unwrap().clone();
-                Step::Reply(vec![metadata_reply(&s, "orders", &a)])
-            }
-        }
-    })
-    .await;
-    *addr_cell.lock().unwrap() = addr.clone();
+    let (addr, log) = self_leading_peer(|_| "orders".to_string()).await;
     let metadata_requests = || {
         log.lock()
             .unwrap()
