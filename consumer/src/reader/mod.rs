@@ -346,8 +346,11 @@ impl PartitionState {
 
 type Key = (Arc<str>, i32);
 
-/// Fetch partition errors after which the Java consumer refreshes metadata.
-fn needs_metadata(e: ErrorCode) -> bool {
+/// Fetch partition errors saying the asked replica no longer serves the
+/// partition as the client knows it (leadership moved, epoch fenced, log
+/// storage lost, topic deleted or recreated): the client's metadata for it
+/// is stale.
+fn replica_out_of_date(e: ErrorCode) -> bool {
     matches!(
         e,
         ErrorCode::NotLeaderOrFollower
@@ -355,11 +358,15 @@ fn needs_metadata(e: ErrorCode) -> bool {
             | ErrorCode::KafkaStorageError
             | ErrorCode::FencedLeaderEpoch
             | ErrorCode::OffsetNotAvailable
-            | ErrorCode::LeaderNotAvailable
             | ErrorCode::UnknownTopicOrPartition
             | ErrorCode::UnknownTopicId
             | ErrorCode::InconsistentTopicId
     )
+}
+
+/// Fetch partition errors after which the Java consumer refreshes metadata.
+fn needs_metadata(e: ErrorCode) -> bool {
+    replica_out_of_date(e) || matches!(e, ErrorCode::LeaderNotAvailable)
 }
 
 impl Reader {

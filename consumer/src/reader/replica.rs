@@ -60,18 +60,8 @@ pub(super) fn fetch_node<B>(
 /// Partition errors after which Java stops fetching from a preferred
 /// replica (it refreshes metadata for them too).
 pub(super) fn drops_preferred(e: ErrorCode) -> bool {
-    matches!(
-        e,
-        ErrorCode::NotLeaderOrFollower
-            | ErrorCode::ReplicaNotAvailable
-            | ErrorCode::KafkaStorageError
-            | ErrorCode::FencedLeaderEpoch
-            | ErrorCode::OffsetNotAvailable
-            | ErrorCode::UnknownTopicOrPartition
-            | ErrorCode::UnknownTopicId
-            | ErrorCode::InconsistentTopicId
-            | ErrorCode::OffsetOutOfRange
-    )
+    // Out of range too: a follower may lag the leader's log start.
+    super::replica_out_of_date(e) || matches!(e, ErrorCode::OffsetOutOfRange)
 }
 
 #[cfg(test)]
