@@ -124,43 +124,66 @@ pub(super) fn outcome(
     match r {
         ResumeOutcome::Committed => CommitOutcome::Committed,
         ResumeOutcome::AlreadyCommitted => CommitOutcome::AlreadyCommitted,
-        ResumeOutcome::Fenced { error, state } if age < timeout => {
-            tracing::warn!(
-                transactional_id = id,
-                ?error,
-                ?state,
-                ?age,
-                ?timeout,
-                "a newer producer initialized the id of a transaction younger than its timeout: \
-                 an earlier restore committed it"
-            );
-            CommitOutcome::AlreadyCommitted
-        }
+        ResumeOutcome::Fenced { error, state } if age < timeout => presumed_committed(
+            id,
+            error,
+            state,
+            age,
+            timeout,
+            "a newer producer initialized the id of a transaction younger than its timeout: \
+             an earlier restore committed it",
+        ),
         ResumeOutcome::AbortedByBroker { error, state }
-            if age < timeout
-                && matches!(
-                    error,
-                    ErrorCode::ProducerFenced
-                        | ErrorCode::InvalidProducerEpoch
-                        | ErrorCode::InvalidProducerIdMapping
-                ) =>
+            if age < timeout && epoch_moved_on(error) =>
         {
-            tracing::warn!(
-                transactional_id = id,
-                ?error,
-                ?state,
-                ?age,
-                ?timeout,
+            presumed_committed(
+                id,
+                error,
+                state,
+                age,
+                timeout,
                 "the id's epoch is one above the transaction's and aborting, but the transaction \
                  is younger than its timeout, so the coordinator did not abort it: a later \
-                 restore committed it, then aborted a transaction of its own under the id"
-            );
-            CommitOutcome::AlreadyCommitted
+                 restore committed it, then aborted a transaction of its own under the id",
+            )
         }
         other => CommitOutcome::Lost {
             reason: format!("transaction {id} (age {age:?}, timeout {timeout:?}): {other:?}"),
         },
     }
+}
+
+/// Whether EndTxn's `error` is a fencing error: the id's producer epoch
+/// moved past the transaction's, so the coordinator no longer tells its
+/// outcome.
+fn epoch_moved_on(error: ErrorCode) -> bool {
+    matches!(
+        error,
+        ErrorCode::ProducerFenced
+            | ErrorCode::InvalidProducerEpoch
+            | ErrorCode::InvalidProducerIdMapping
+    )
+}
+
+/// Counts a transaction the coordinator can no longer vouch for as
+/// committed, warning with `why` and what the coordinator answered.
+fn presumed_committed(
+    id: &str,
+    error: ErrorCode,
+    state: Option<TransactionState>,
+    age: Duration,
+    timeout: Duration,
+    why: &str,
+) -> CommitOutcome {
+    tracing::warn!(
+        transactional_id = id,
+        ?error,
+        ?state,
+        ?age,
+        ?timeout,
+        "{why}"
+    );
+    CommitOutcome::AlreadyCommitted
 }
 
 /// Settles the commit of a prepared transaction. When the coordinator can
@@ -182,12 +205,7 @@ pub(super) async fn settle(
 ) -> Result<CommitOutcome, KafkaSinkError> {
     let ambiguous = match &r {
         ResumeOutcome::Fenced { .. } => true,
-        ResumeOutcome::AbortedByBroker { error, .. } => matches!(
-            error,
-            ErrorCode::ProducerFenced
-                | ErrorCode::InvalidProducerEpoch
-                | ErrorCode::InvalidProducerIdMapping
-        ),
+        ResumeOutcome::AbortedByBroker { error, .. } => epoch_moved_on(*error),
         _ => false,
     };
     let (Some(prepared), Some((topic, partition, offset))) =

@@ -212,10 +212,7 @@ impl<Id: UniqueId, S> MultipleIdsMessageAcknowledgingSource<Id, S> {
     ) -> Result<usize, A::Error> {
         let mut n = 0;
         while self.base.next_completed(checkpoint_id).is_some() {
-            while let Some((id, group)) = self.session_ids_per_snapshot.front() {
-                if *id > checkpoint_id {
-                    break;
-                }
+            while let Some(group) = self.due_session_ids(checkpoint_id) {
                 acker.acknowledge_session_ids(group)?;
                 self.session_ids_per_snapshot.pop_front();
             }
@@ -223,6 +220,15 @@ impl<Id: UniqueId, S> MultipleIdsMessageAcknowledgingSource<Id, S> {
             n += 1;
         }
         Ok(n)
+    }
+
+    /// The oldest session-id group not yet acknowledged, if its snapshot is
+    /// at or before `checkpoint_id`.
+    fn due_session_ids(&self, checkpoint_id: u64) -> Option<&[S]> {
+        self.session_ids_per_snapshot
+            .front()
+            .filter(|(id, _)| *id <= checkpoint_id)
+            .map(|(_, group)| group.as_slice())
     }
 
     /// The asynchronous form of
@@ -235,10 +241,7 @@ impl<Id: UniqueId, S> MultipleIdsMessageAcknowledgingSource<Id, S> {
     ) -> Result<usize, A::Error> {
         let mut n = 0;
         while self.base.next_completed(checkpoint_id).is_some() {
-            while let Some((id, group)) = self.session_ids_per_snapshot.front() {
-                if *id > checkpoint_id {
-                    break;
-                }
+            while let Some(group) = self.due_session_ids(checkpoint_id) {
                 acker.acknowledge_session_ids(group).await?;
                 self.session_ids_per_snapshot.pop_front();
             }
