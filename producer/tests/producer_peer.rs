@@ -248,6 +248,19 @@ fn assert_all_ok_at_index(
     }
 }
 
+/// Starts one broker with one partition faulted by `script`, sends 200
+/// records through a producer of [`config`] and checks that, whatever the
+/// faults, every send succeeded at its index and the log holds each record
+/// once, in order.
+async fn send_200_exactly_once(script: Script) -> (Broker, Producer) {
+    let broker = Broker::start(1, 1, script).await;
+    let producer = Producer::connect(config(&broker)).await.unwrap();
+    let results = bounded(send_all(&producer, 1, 200)).await;
+    assert_all_ok_at_index(&results);
+    assert_logs_exact(&broker, 1, 200);
+    (broker, producer)
+}
+
 async fn bounded<F: Future>(f: F) -> F::Output {
     tokio::time::timeout(Duration::from_secs(30), f)
         .await
@@ -271,19 +284,11 @@ async fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
 /// them behind the head batch — no epoch bump, order kept.
 #[tokio::test]
 async fn out_of_order_behind_a_failed_head_batch_is_retried_in_order() {
-    let broker = Broker::start(
-        1,
-        1,
-        once(
-            |b| b.base_sequence >= 20,
-            Fault::Error(ErrorCode::NotEnoughReplicas),
-        ),
-    )
+    let (_broker, producer) = send_200_exactly_once(once(
+        |b| b.base_sequence >= 20,
+        Fault::Error(ErrorCode::NotEnoughReplicas),
+    ))
     .await;
-    let producer = Producer::connect(config(&broker)).await.unwrap();
-    let results = bounded(send_all(&producer, 1, 200)).await;
-    assert_all_ok_at_index(&results);
-    assert_logs_exact(&broker, 1, 200);
     assert!(
         answered(&producer, ErrorCode::OutOfOrderSequenceNumber) >= 1,
         "later batches were in flight when the head failed"
@@ -298,19 +303,11 @@ async fn out_of_order_behind_a_failed_head_batch_is_retried_in_order() {
 /// (KIP-360), rewrites the in-flight batches from sequence 0 and resends.
 #[tokio::test]
 async fn out_of_order_for_the_next_batch_bumps_the_epoch() {
-    let broker = Broker::start(
-        1,
-        1,
-        once(
-            |b| b.first > 0 && b.base_sequence > 0,
-            Fault::Error(ErrorCode::OutOfOrderSequenceNumber),
-        ),
-    )
+    let (broker, producer) = send_200_exactly_once(once(
+        |b| b.first > 0 && b.base_sequence > 0,
+        Fault::Error(ErrorCode::OutOfOrderSequenceNumber),
+    ))
     .await;
-    let producer = Producer::connect(config(&broker)).await.unwrap();
-    let results = bounded(send_all(&producer, 1, 200)).await;
-    assert_all_ok_at_index(&results);
-    assert_logs_exact(&broker, 1, 200);
     assert_eq!(producer.metrics().epoch_bumps, 1);
     let seen = broker.seen();
     let pid = seen[0].producer_id;
@@ -327,25 +324,17 @@ async fn out_of_order_for_the_next_batch_bumps_the_epoch() {
 #[tokio::test]
 async fn unknown_producer_id_bumps_the_epoch_and_resends_from_zero() {
     let mut injected = false;
-    let broker = Broker::start(
-        1,
-        1,
-        Box::new(move |b| {
-            if b.base_sequence >= 20 {
-                injected = true;
-            }
-            if injected && b.epoch == 0 {
-                // Every batch of the lost epoch from now on.
-                return Fault::Error(ErrorCode::UnknownProducerId);
-            }
-            Fault::Pass
-        }),
-    )
+    let (broker, producer) = send_200_exactly_once(Box::new(move |b| {
+        if b.base_sequence >= 20 {
+            injected = true;
+        }
+        if injected && b.epoch == 0 {
+            // Every batch of the lost epoch from now on.
+            return Fault::Error(ErrorCode::UnknownProducerId);
+        }
+        Fault::Pass
+    }))
     .await;
-    let producer = Producer::connect(config(&broker)).await.unwrap();
-    let results = bounded(send_all(&producer, 1, 200)).await;
-    assert_all_ok_at_index(&results);
-    assert_logs_exact(&broker, 1, 200);
     assert_eq!(producer.metrics().epoch_bumps, 1);
     assert!(answered(&producer, ErrorCode::UnknownProducerId) >= 1);
     let seen = broker.seen();

@@ -481,20 +481,31 @@ impl Accumulator {
                 timestamp: ts,
             })
         };
+        // Appends to the open batch of `p`, if it has one that takes the
+        // record (and the hooks agree): its completion, the record's index,
+        // whether the batch filled.
+        let append_to_open_of =
+            |tq: &mut TopicQueues,
+             p: i32,
+             r: &mut ProducerRecord,
+             used_memory: &mut usize,
+             memo: &mut u64|
+             -> Result<Option<(Arc<Completion>, i32, bool)>, ProduceError> {
+                let grow_to = growth(cfg, tq, p);
+                let Some(b) = tq.partitions[p as usize].back_mut() else {
+                    return Ok(None);
+                };
+                check(p, Some(&mut *b), memo)?;
+                Ok(
+                    append_to_open(b, r, ts, used_memory, cfg.buffer_memory, grow_to)
+                        .map(|(index, filled)| (b.completion.clone(), index, filled)),
+                )
+            };
         // Try the open batch.
-        let grow_to = growth(cfg, tq, p);
-        if let Some(b) = tq.partitions[p as usize].back_mut() {
-            check(p, Some(&mut *b), &mut new_batch_memo)?;
-            if let Some((index, filled)) = append_to_open(
-                b,
-                &mut r,
-                ts,
-                &mut inner.used_memory,
-                cfg.buffer_memory,
-                grow_to,
-            ) {
-                return Ok((done(b.completion.clone(), index, p, topic), filled));
-            }
+        if let Some((completion, index, filled)) =
+            append_to_open_of(tq, p, &mut r, &mut inner.used_memory, &mut new_batch_memo)?
+        {
+            return Ok((done(completion, index, p, topic), filled));
         }
         // A new batch is needed: sticky partitioners move on first (KIP-480).
         if !explicit {
@@ -504,19 +515,10 @@ impl Accumulator {
                 .partition(&r.topic, r.key.as_deref(), r.value.as_deref(), n);
             if q != p && (0..n).contains(&q) {
                 p = q;
-                let grow_to = growth(cfg, tq, p);
-                if let Some(b) = tq.partitions[p as usize].back_mut() {
-                    check(p, Some(&mut *b), &mut new_batch_memo)?;
-                    if let Some((index, _)) = append_to_open(
-                        b,
-                        &mut r,
-                        ts,
-                        &mut inner.used_memory,
-                        cfg.buffer_memory,
-                        grow_to,
-                    ) {
-                        return Ok((done(b.completion.clone(), index, p, topic), false));
-                    }
+                if let Some((completion, index, _)) =
+                    append_to_open_of(tq, p, &mut r, &mut inner.used_memory, &mut new_batch_memo)?
+                {
+                    return Ok((done(completion, index, p, topic), false));
                 }
             }
         }
@@ -712,29 +714,12 @@ mod tests {
     use crate::idempotence::BatchSequence;
     use kafka_proto::record::RecordBatch;
 
-    fn acc(batch_size: usize, memory: usize, compression: Compression) -> Accumulator {
-        let a = Accumulator::new(
-            AccConfig {
-                batch_size,
-                buffer_memory: memory,
-                compression,
-                compression_level: None,
-                max_request_size: 1 << 20,
-                batch_max_size: 0,
-            },
-            Arc::new(crate::partitioner::RoundRobinPartitioner::new()),
-            Arc::new(Metrics::new(true)),
-        );
-        a.set_partitions("t", 2);
-        a
-    }
-
-    /// An accumulator whose batches may grow to `batch_max_size` (topic
-    /// "t", 2 partitions, `max.message.bytes` known to be `topic_max`).
-    fn growing(
+    /// An accumulator of topic "t" with 2 partitions, round-robin
+    /// partitioned; batches grow past `batch_size` up to `batch_max_size`
+    /// (0: never) once the topic's largest batch is known.
+    fn accumulator(
         batch_size: usize,
         batch_max_size: usize,
-        topic_max: usize,
         memory: usize,
         compression: Compression,
     ) -> Accumulator {
@@ -751,6 +736,25 @@ mod tests {
             Arc::new(Metrics::new(true)),
         );
         a.set_partitions("t", 2);
+        a
+    }
+
+    /// An accumulator whose batches close at `batch_size` (topic "t", 2
+    /// partitions).
+    fn acc(batch_size: usize, memory: usize, compression: Compression) -> Accumulator {
+        accumulator(batch_size, 0, memory, compression)
+    }
+
+    /// An accumulator whose batches may grow to `batch_max_size` (topic
+    /// "t", 2 partitions, `max.message.bytes` known to be `topic_max`).
+    fn growing(
+        batch_size: usize,
+        batch_max_size: usize,
+        topic_max: usize,
+        memory: usize,
+        compression: Compression,
+    ) -> Accumulator {
+        let a = accumulator(batch_size, batch_max_size, memory, compression);
         a.set_max_batch_bytes("t", Some(topic_max));
         a
     }

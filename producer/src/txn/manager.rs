@@ -414,6 +414,20 @@ impl TransactionManager {
         Ok(())
     }
 
+    /// A user operation allowed only inside a transaction: refused while
+    /// another is incomplete, after an error, or outside a transaction.
+    fn start_in_transaction(&mut self, op: TxnOp) -> Result<(), TransactionError> {
+        self.throw_if_pending(op)?;
+        self.maybe_fail_with_error()?;
+        if self.state != State::InTransaction {
+            return Err(TransactionError::InvalidState {
+                from: self.state,
+                op,
+            });
+        }
+        Ok(())
+    }
+
     /// The producer-core form of [`Self::throw_if_pending`]: refuses while an
     /// operation is incomplete but never consumes a completed result. A
     /// hook runs on the sender's schedule (e.g. a record parked for its
@@ -757,14 +771,7 @@ impl TransactionManager {
         offsets: BTreeMap<TopicPartition, OffsetAndMetadata>,
         group: GroupMetadata,
     ) -> Result<OpTicket, TransactionError> {
-        self.throw_if_pending(TxnOp::SendOffsets)?;
-        self.maybe_fail_with_error()?;
-        if self.state != State::InTransaction {
-            return Err(TransactionError::InvalidState {
-                from: self.state,
-                op: TxnOp::SendOffsets,
-            });
-        }
+        self.start_in_transaction(TxnOp::SendOffsets)?;
         if self.offsets_unknown.contains(&group.group_id) {
             // An earlier TxnOffsetCommit of this transaction for the group
             // got no answer: it may still reach the group coordinator after
@@ -841,14 +848,7 @@ impl TransactionManager {
     /// Pre-commit for resume-after-crash: InTransaction → PreparedTransaction.
     /// Call after every batch is acknowledged (flush). Returns what to persist.
     pub fn prepare_transaction(&mut self) -> Result<PreparedTransaction, TransactionError> {
-        self.throw_if_pending(TxnOp::PrepareTransaction)?;
-        self.maybe_fail_with_error()?;
-        if self.state != State::InTransaction {
-            return Err(TransactionError::InvalidState {
-                from: self.state,
-                op: TxnOp::PrepareTransaction,
-            });
-        }
+        self.start_in_transaction(TxnOp::PrepareTransaction)?;
         if !self.new_partitions.is_empty()
             || !self.pending_partitions.is_empty()
             || self.in_flight.is_some()
