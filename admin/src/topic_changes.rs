@@ -11,8 +11,7 @@
 //! 4. a retriable connection error sends the request again after a refresh.
 
 use crate::topics::{
-    AdminError, CreateTopicsOptions, RESPONSE_SLACK, controller_connection, retry_backoff,
-    wait_for_leaders,
+    AdminError, ControllerAttempts, CreateTopicsOptions, RESPONSE_SLACK, wait_for_leaders,
 };
 use kafka_client::Cluster;
 use kafka_client::ConnError;
@@ -146,34 +145,20 @@ where
     let mut results: BTreeMap<String, Result<(), TopicChangeError>> = BTreeMap::new();
     let mut pending: BTreeMap<String, Option<TopicChangeError>> =
         names.iter().map(|n| (n.to_string(), None)).collect();
-    let backoff = retry_backoff();
-    let mut attempts = 0u32;
-    let mut wait_at_least = Duration::ZERO;
+    let mut attempts = ControllerAttempts::until(deadline);
     while !pending.is_empty() {
-        if attempts > 0 {
-            let now = Instant::now();
-            if now >= deadline {
-                for (name, last) in std::mem::take(&mut pending) {
-                    let e = last.unwrap_or_else(|| {
-                        let why = format!("no answer within {timeout:?}");
-                        refused(&name, ErrorCode::RequestTimedOut, Some(why))
-                    });
-                    results.insert(name, Err(e));
-                }
-                break;
+        if !attempts.next().await {
+            for (name, last) in std::mem::take(&mut pending) {
+                let e = last.unwrap_or_else(|| {
+                    let why = format!("no answer within {timeout:?}");
+                    refused(&name, ErrorCode::RequestTimedOut, Some(why))
+                });
+                results.insert(name, Err(e));
             }
-            let pause = backoff.backoff(attempts - 1).max(wait_at_least);
-            tokio::time::sleep(pause.min(deadline - now)).await;
+            break;
         }
-        attempts += 1;
-        wait_at_least = Duration::ZERO;
-        let conn = match controller_connection(cluster).await {
-            Ok(c) => c,
-            Err(e) if e.is_retriable() && Instant::now() < deadline => {
-                let _ = cluster.refresh().await;
-                continue;
-            }
-            Err(e) => return Err(e.into()),
+        let Some(conn) = attempts.controller(cluster).await? else {
+            continue;
         };
         let left = deadline.saturating_duration_since(Instant::now());
         let (answers, throttle_ms) =
@@ -201,8 +186,7 @@ where
                     if error == ErrorCode::NotController {
                         stale_controller = true;
                     } else {
-                        let throttle = Duration::from_millis(throttle_ms.max(0) as u64);
-                        wait_at_least = wait_at_least.max(throttle);
+                        attempts.throttled(throttle_ms);
                     }
                     let e = refused(&name, error, message);
                     pending.insert(name, Some(e));

@@ -318,6 +318,68 @@ pub(super) async fn controller_connection(
     }
 }
 
+/// The pacing of a call's attempts at the controller: the first goes at
+/// once, each later one after the retry backoff (or the longest throttle
+/// the broker asked for since, if longer), none past the deadline.
+pub(super) struct ControllerAttempts {
+    deadline: Instant,
+    backoff: ExponentialBackoff,
+    made: u32,
+    wait_at_least: Duration,
+}
+
+impl ControllerAttempts {
+    /// Attempts until `deadline`.
+    pub(super) fn until(deadline: Instant) -> Self {
+        Self {
+            deadline,
+            backoff: retry_backoff(),
+            made: 0,
+            wait_at_least: Duration::ZERO,
+        }
+    }
+
+    /// Waits until the next attempt may go; false when the deadline passed
+    /// after an attempt (the call times out instead).
+    pub(super) async fn next(&mut self) -> bool {
+        if self.made > 0 {
+            let now = Instant::now();
+            if now >= self.deadline {
+                return false;
+            }
+            let pause = self.backoff.backoff(self.made - 1).max(self.wait_at_least);
+            tokio::time::sleep(pause.min(self.deadline - now)).await;
+        }
+        self.made += 1;
+        self.wait_at_least = Duration::ZERO;
+        true
+    }
+
+    /// The broker throttled the attempt for `throttle_ms`: the next waits
+    /// at least that long.
+    pub(super) fn throttled(&mut self, throttle_ms: i32) {
+        let throttle = Duration::from_millis(throttle_ms.max(0) as u64);
+        self.wait_at_least = self.wait_at_least.max(throttle);
+    }
+
+    /// The controller's connection for this attempt; `None` when getting it
+    /// failed retriably before the deadline (the metadata is refreshed:
+    /// attempt again).
+    pub(super) async fn controller(
+        &self,
+        cluster: &Cluster,
+    ) -> Result<Option<Arc<Connection>>, AdminError> {
+        match controller_connection(cluster).await {
+            Ok(c) => Ok(Some(c)),
+            Err(e) if e.is_retriable() && Instant::now() < self.deadline => {
+                let _ = cluster.refresh().await;
+                Ok(None)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
 /// Creates `topics` (CreateTopics) and returns one result per topic, in
 /// order. A topic that exists already is `Ok(TopicOutcome::AlreadyExists)`;
 /// a topic the broker refuses is `Err(CreateTopicError)` with its error code
@@ -359,34 +421,20 @@ pub async fn create_topics(
     // (index, last retriable error) of the topics still to send.
     let mut pending: Vec<(usize, Option<CreateTopicError>)> =
         (0..topics.len()).map(|i| (i, None)).collect();
-    let backoff = retry_backoff();
-    let mut attempts = 0u32;
-    let mut wait_at_least = Duration::ZERO;
+    let mut attempts = ControllerAttempts::until(deadline);
     while !pending.is_empty() {
-        if attempts > 0 {
-            let now = Instant::now();
-            if now >= deadline {
-                for (i, last) in pending.drain(..) {
-                    results[i] = Some(Err(last.unwrap_or_else(|| CreateTopicError {
-                        topic: topics[i].name.clone(),
-                        error: ErrorCode::RequestTimedOut,
-                        message: Some(format!("no answer within {:?}", options.timeout)),
-                    })));
-                }
-                break;
+        if !attempts.next().await {
+            for (i, last) in pending.drain(..) {
+                results[i] = Some(Err(last.unwrap_or_else(|| CreateTopicError {
+                    topic: topics[i].name.clone(),
+                    error: ErrorCode::RequestTimedOut,
+                    message: Some(format!("no answer within {:?}", options.timeout)),
+                })));
             }
-            let pause = backoff.backoff(attempts - 1).max(wait_at_least);
-            tokio::time::sleep(pause.min(deadline - now)).await;
+            break;
         }
-        attempts += 1;
-        wait_at_least = Duration::ZERO;
-        let conn = match controller_connection(cluster).await {
-            Ok(c) => c,
-            Err(e) if e.is_retriable() && Instant::now() < deadline => {
-                let _ = cluster.refresh().await;
-                continue;
-            }
-            Err(e) => return Err(e.into()),
+        let Some(conn) = attempts.controller(cluster).await? else {
+            continue;
         };
         let version = conn.versions().version_for::<CreateTopicsRequest>()?;
         if version < BROKER_DEFAULTS_MIN_VERSION {
@@ -464,8 +512,7 @@ pub async fn create_topics(
                     retry.push((i, Some(refused())));
                 }
                 ErrorCode::ThrottlingQuotaExceeded => {
-                    let throttle = Duration::from_millis(resp.throttle_time_ms.max(0) as u64);
-                    wait_at_least = wait_at_least.max(throttle);
+                    attempts.throttled(resp.throttle_time_ms);
                     retry.push((i, Some(refused())));
                 }
                 _ => results[i] = Some(Err(refused())),
