@@ -184,6 +184,19 @@ fn read_bounded<R: std::io::Read>(
     Ok(())
 }
 
+/// Reads all of `r` into a new vector of at most `limit` bytes, reserving
+/// up to `size_hint` bytes up front.
+#[cfg(any(feature = "gzip", feature = "lz4"))]
+fn read_all_bounded<R: std::io::Read>(
+    r: R,
+    limit: usize,
+    size_hint: usize,
+) -> Result<Vec<u8>, DecodeError> {
+    let mut out = Vec::new();
+    read_bounded(r, limit, &mut out, size_hint)?;
+    Ok(out)
+}
+
 /// Decompresses `input` (the records section) with `codec`, producing at most
 /// `limit` bytes.
 pub(crate) fn decompress(
@@ -202,27 +215,13 @@ pub(crate) fn decompress(
         }
         #[cfg(feature = "gzip")]
         Compression::Gzip => {
-            let mut out = Vec::new();
-            read_bounded(
-                flate2::read::MultiGzDecoder::new(input),
-                limit,
-                &mut out,
-                hint,
-            )?;
-            Ok(out)
+            read_all_bounded(flate2::read::MultiGzDecoder::new(input), limit, hint)
         }
         #[cfg(feature = "snappy")]
         Compression::Snappy => snappy_decompress(input, limit),
         #[cfg(feature = "lz4")]
         Compression::Lz4 => {
-            let mut out = Vec::new();
-            read_bounded(
-                lz4_flex::frame::FrameDecoder::new(input),
-                limit,
-                &mut out,
-                hint,
-            )?;
-            Ok(out)
+            read_all_bounded(lz4_flex::frame::FrameDecoder::new(input), limit, hint)
         }
         #[cfg(feature = "zstd")]
         Compression::Zstd => zstd_decompress(input, limit),
