@@ -31,30 +31,18 @@ pub type TaggedFields = Vec<(u32, Bytes)>;
 
 type NomResult<'a, T> = IResult<&'a [u8], T, ()>;
 
-/// Parses an unsigned LEB128 varint of at most 5 bytes (u32).
-pub fn parse_uvarint(input: &[u8]) -> NomResult<'_, Result<u32, DecodeErrorKind>> {
-    let mut value: u32 = 0;
-    for (i, &b) in input.iter().enumerate().take(5) {
-        if i == 4 && b > 0x0f {
-            return Ok((&input[i + 1..], Err(DecodeErrorKind::VarintTooLong)));
-        }
-        value |= u32::from(b & 0x7f) << (7 * i);
-        if b & 0x80 == 0 {
-            return Ok((&input[i + 1..], Ok(value)));
-        }
-    }
-    if input.len() >= 5 {
-        Ok((&input[5..], Err(DecodeErrorKind::VarintTooLong)))
-    } else {
-        Err(nom::Err::Error(()))
-    }
-}
-
-/// Parses an unsigned LEB128 varint of at most 10 bytes (u64).
-pub fn parse_uvarlong(input: &[u8]) -> NomResult<'_, Result<u64, DecodeErrorKind>> {
+/// Parses an unsigned LEB128 varint of at most `max_len` bytes whose last
+/// byte may be at most `last_max`, so that the value fits the target width;
+/// a longer one is `VarintTooLong`, a cut one a parse error.
+#[inline]
+fn parse_leb128(
+    input: &[u8],
+    max_len: usize,
+    last_max: u8,
+) -> NomResult<'_, Result<u64, DecodeErrorKind>> {
     let mut value: u64 = 0;
-    for (i, &b) in input.iter().enumerate().take(10) {
-        if i == 9 && b > 0x01 {
+    for (i, &b) in input.iter().enumerate().take(max_len) {
+        if i == max_len - 1 && b > last_max {
             return Ok((&input[i + 1..], Err(DecodeErrorKind::VarintTooLong)));
         }
         value |= u64::from(b & 0x7f) << (7 * i);
@@ -62,11 +50,23 @@ pub fn parse_uvarlong(input: &[u8]) -> NomResult<'_, Result<u64, DecodeErrorKind
             return Ok((&input[i + 1..], Ok(value)));
         }
     }
-    if input.len() >= 10 {
-        Ok((&input[10..], Err(DecodeErrorKind::VarintTooLong)))
+    if input.len() >= max_len {
+        Ok((&input[max_len..], Err(DecodeErrorKind::VarintTooLong)))
     } else {
         Err(nom::Err::Error(()))
     }
+}
+
+/// Parses an unsigned LEB128 varint of at most 5 bytes (u32).
+pub fn parse_uvarint(input: &[u8]) -> NomResult<'_, Result<u32, DecodeErrorKind>> {
+    // The fifth byte carries bits 28–31 only, so the value fits a u32.
+    let (rest, v) = parse_leb128(input, 5, 0x0f)?;
+    Ok((rest, v.map(|v| v as u32)))
+}
+
+/// Parses an unsigned LEB128 varint of at most 10 bytes (u64).
+pub fn parse_uvarlong(input: &[u8]) -> NomResult<'_, Result<u64, DecodeErrorKind>> {
+    parse_leb128(input, 10, 0x01)
 }
 
 /// A cursor over a bounded byte slice. Reads consume from the front.
@@ -190,15 +190,25 @@ impl<'a> Reader<'a> {
         Ok(self.i8(field)? != 0)
     }
 
-    /// Reads an unsigned varint (u32).
-    pub fn uvarint(&mut self, field: &'static str) -> Result<u32, DecodeError> {
-        match parse_uvarint(self.input) {
+    /// Reads an unsigned varint with `parse`, consuming what it parsed even
+    /// when the varint is too long.
+    fn unsigned_varint<T>(
+        &mut self,
+        field: &'static str,
+        parse: impl Fn(&'a [u8]) -> NomResult<'a, Result<T, DecodeErrorKind>>,
+    ) -> Result<T, DecodeError> {
+        match parse(self.input) {
             Ok((rest, v)) => {
                 self.input = rest;
                 v.map_err(|k| DecodeError::new(field, k))
             }
             Err(_) => Err(truncated(field, 1, self.input.len())),
         }
+    }
+
+    /// Reads an unsigned varint (u32).
+    pub fn uvarint(&mut self, field: &'static str) -> Result<u32, DecodeError> {
+        self.unsigned_varint(field, parse_uvarint)
     }
 
     /// Reads a zigzag varint (i32).
@@ -209,14 +219,8 @@ impl<'a> Reader<'a> {
 
     /// Reads a zigzag varlong (i64).
     pub fn varlong(&mut self, field: &'static str) -> Result<i64, DecodeError> {
-        match parse_uvarlong(self.input) {
-            Ok((rest, v)) => {
-                self.input = rest;
-                let v = v.map_err(|k| DecodeError::new(field, k))?;
-                Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
-            }
-            Err(_) => Err(truncated(field, 1, self.input.len())),
-        }
+        let v = self.unsigned_varint(field, parse_uvarlong)?;
+        Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
     }
 
     /// Reads a 16-byte UUID.
