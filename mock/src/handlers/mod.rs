@@ -303,6 +303,80 @@ macro_rules! answer_each {
 }
 pub(crate) use answer_each;
 
+/// Defines, for an offset commit request (OffsetCommit, TxnOffsetCommit)
+/// whose topics are named by id from version `$by_id_from`:
+/// `commit(state, validator, req, txn, version, topic, partition)`, which
+/// stores one requested partition's offset (in producer `txn`'s open
+/// transaction when given) and gives its error code, and
+/// `response(req, version, code_of)`, the response with `code_of` each
+/// requested partition.
+macro_rules! offset_commit_answers {
+    (
+        $Req:ident { $ReqTopic:ident { $ReqPartition:ident } }
+            => $Resp:ident { $RespTopic:ident { $RespPartition:ident } },
+        topic ids from version $by_id_from:literal $(,)?
+    ) => {
+        /// Stores partition `p` of topic `t`'s offset (in producer `txn`'s
+        /// open transaction when given) as `validator` allows; its error code.
+        fn commit(
+            state: &mut $crate::state::ClusterState,
+            validator: &$crate::state::CommitValidator,
+            req: &$Req,
+            txn: Option<i64>,
+            version: i16,
+            t: &$ReqTopic,
+            p: &$ReqPartition,
+        ) -> kafka_proto::ErrorCode {
+            let name = state.request_topic(version >= $by_id_from, &t.name, &t.topic_id);
+            let offset = $crate::state::groups::CommittedOffset {
+                offset: p.committed_offset,
+                leader_epoch: p.committed_leader_epoch,
+                metadata: p.committed_metadata.clone(),
+            };
+            state.commit_offset(
+                validator,
+                &req.group_id,
+                txn,
+                name.as_deref(),
+                p.partition_index,
+                offset,
+            )
+        }
+
+        /// The response with `code_of` each requested partition.
+        fn response(
+            req: &$Req,
+            version: i16,
+            mut code_of: impl FnMut(&$ReqTopic, &$ReqPartition) -> kafka_proto::ErrorCode,
+        ) -> $Resp {
+            let topics = req.topics.iter().map(|t| {
+                let (name, topic_id) =
+                    $crate::handlers::response_topic(version >= $by_id_from, &t.name, &t.topic_id);
+                let partitions = t
+                    .partitions
+                    .iter()
+                    .map(|p| $RespPartition {
+                        partition_index: p.partition_index,
+                        error_code: code_of(t, p).code(),
+                        ..Default::default()
+                    })
+                    .collect();
+                $RespTopic {
+                    name,
+                    topic_id,
+                    partitions,
+                    ..Default::default()
+                }
+            });
+            $Resp {
+                topics: topics.collect(),
+                ..Default::default()
+            }
+        }
+    };
+}
+pub(crate) use offset_commit_answers;
+
 /// How a response names a request's topic: by id (and an empty name) from
 /// the version that names topics by id (`by_id`), else by name (and a zero
 /// id) — the answer's side of [`ClusterState::request_topic`].

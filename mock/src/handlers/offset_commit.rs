@@ -5,9 +5,8 @@
 //! (STALE_MEMBER_EPOCH otherwise; an older epoch for the partitions it
 //! has held since).
 
-use super::{Call, Handle, Reply};
+use super::{Call, Handle, Reply, offset_commit_answers};
 use crate::state::ClusterState;
-use crate::state::groups::CommittedOffset;
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 
@@ -27,20 +26,7 @@ impl Handle for OffsetCommitRequest {
             Err(code) => return Reply::Now(self.error(state, call, code)),
         };
         Reply::Now(response(self, call.version, |t, p| {
-            let name = state.request_topic(call.version >= 10, &t.name, &t.topic_id);
-            let offset = CommittedOffset {
-                offset: p.committed_offset,
-                leader_epoch: p.committed_leader_epoch,
-                metadata: p.committed_metadata.clone(),
-            };
-            state.commit_offset(
-                &validator,
-                &self.group_id,
-                None,
-                name.as_deref(),
-                p.partition_index,
-                offset,
-            )
+            commit(state, &validator, self, None, call.version, t, p)
         }))
     }
 
@@ -49,36 +35,8 @@ impl Handle for OffsetCommitRequest {
     }
 }
 
-/// The response with `code_of` each requested partition (topics by id
-/// from v10).
-fn response(
-    req: &OffsetCommitRequest,
-    version: i16,
-    mut code_of: impl FnMut(&OffsetCommitRequestTopic, &OffsetCommitRequestPartition) -> ErrorCode,
-) -> OffsetCommitResponse {
-    OffsetCommitResponse {
-        topics: req
-            .topics
-            .iter()
-            .map(|t| OffsetCommitResponseTopic {
-                name: if version >= 10 {
-                    String::new()
-                } else {
-                    t.name.clone()
-                },
-                topic_id: if version >= 10 { t.topic_id } else { [0; 16] },
-                partitions: t
-                    .partitions
-                    .iter()
-                    .map(|p| OffsetCommitResponsePartition {
-                        partition_index: p.partition_index,
-                        error_code: code_of(t, p).code(),
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            })
-            .collect(),
-        ..Default::default()
-    }
+offset_commit_answers! {
+    OffsetCommitRequest { OffsetCommitRequestTopic { OffsetCommitRequestPartition } }
+        => OffsetCommitResponse { OffsetCommitResponseTopic { OffsetCommitResponsePartition } },
+    topic ids from version 10,
 }

@@ -5,8 +5,7 @@
 //! transaction here; below v5 AddOffsetsToTxn must have added it. A stale
 //! producer epoch is INVALID_PRODUCER_EPOCH.
 
-use super::{Call, Handle, Reply};
-use crate::state::groups::CommittedOffset;
+use super::{Call, Handle, Reply, offset_commit_answers};
 use crate::state::txn::TxnProducer;
 use crate::state::{ClusterState, CommitValidator, CoordinatorKind, Ctx};
 use kafka_proto::ErrorCode;
@@ -70,19 +69,14 @@ impl Handle for TxnOffsetCommitRequest {
             return Reply::Now(self.error(state, call, code));
         }
         Reply::Now(response(self, call.version, |t, p| {
-            let name = state.request_topic(call.version >= 6, &t.name, &t.topic_id);
-            let offset = CommittedOffset {
-                offset: p.committed_offset,
-                leader_epoch: p.committed_leader_epoch,
-                metadata: p.committed_metadata.clone(),
-            };
-            let code = state.commit_offset(
+            let code = commit(
+                state,
                 &validator,
-                &self.group_id,
+                self,
                 Some(self.producer_id),
-                name.as_deref(),
-                p.partition_index,
-                offset,
+                call.version,
+                t,
+                p,
             );
             stale_as_known(code, call.version)
         }))
@@ -93,36 +87,10 @@ impl Handle for TxnOffsetCommitRequest {
     }
 }
 
-/// The response with `code_of` each requested partition (topics by id
-/// from v6).
-fn response(
-    req: &TxnOffsetCommitRequest,
-    version: i16,
-    mut code_of: impl FnMut(&TxnOffsetCommitRequestTopic, &TxnOffsetCommitRequestPartition) -> ErrorCode,
-) -> TxnOffsetCommitResponse {
-    TxnOffsetCommitResponse {
-        topics: req
-            .topics
-            .iter()
-            .map(|t| TxnOffsetCommitResponseTopic {
-                name: if version >= 6 {
-                    String::new()
-                } else {
-                    t.name.clone()
-                },
-                topic_id: if version >= 6 { t.topic_id } else { [0; 16] },
-                partitions: t
-                    .partitions
-                    .iter()
-                    .map(|p| TxnOffsetCommitResponsePartition {
-                        partition_index: p.partition_index,
-                        error_code: code_of(t, p).code(),
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            })
-            .collect(),
-        ..Default::default()
-    }
+offset_commit_answers! {
+    TxnOffsetCommitRequest { TxnOffsetCommitRequestTopic { TxnOffsetCommitRequestPartition } }
+        => TxnOffsetCommitResponse {
+            TxnOffsetCommitResponseTopic { TxnOffsetCommitResponsePartition }
+        },
+    topic ids from version 6,
 }
