@@ -1367,37 +1367,47 @@ mod tests {
     }
 
     #[test]
-    fn classification_matches_kafka() {
-        // CONCURRENT_TRANSACTIONS is retriable in Kafka (kafka-protocol marks it otherwise).
-        assert!(ErrorCode::ConcurrentTransactions.is_retriable());
-        assert_eq!(
-            ErrorCode::NotCoordinator.txn_handling(),
-            TxnHandling::RefreshCoordinatorThenRetry
-        );
-        assert_eq!(
-            ErrorCode::DuplicateSequenceNumber.txn_handling(),
-            TxnHandling::DuplicateSuccess
-        );
-        assert_eq!(
-            ErrorCode::TransactionAbortable.txn_handling(),
-            TxnHandling::Abortable
-        );
-        assert!(!ErrorCode::ProducerFenced.is_retriable());
+    fn retriable_classification_matches_kafka() {
+        for (code, retriable) in [
+            // CONCURRENT_TRANSACTIONS is retriable in Kafka (kafka-protocol marks it otherwise).
+            (ErrorCode::ConcurrentTransactions, true),
+            (ErrorCode::NotLeaderOrFollower, true),
+            (ErrorCode::ProducerFenced, false),
+            (ErrorCode::TransactionalIdAuthorizationFailed, false),
+        ] {
+            assert_eq!(code.is_retriable(), retriable, "{code:?}");
+        }
     }
 
     #[test]
-    fn unknown_codes_are_kept() {
-        let e = ErrorCode::from(31000);
-        assert_eq!(e, ErrorCode::Unknown(31000));
-        assert_eq!(i16::from(e), 31000);
-        assert!(!e.is_retriable());
+    fn txn_handling_matches_kafka() {
+        for (code, handling) in [
+            (
+                ErrorCode::NotCoordinator,
+                TxnHandling::RefreshCoordinatorThenRetry,
+            ),
+            (
+                ErrorCode::DuplicateSequenceNumber,
+                TxnHandling::DuplicateSuccess,
+            ),
+            (ErrorCode::TransactionAbortable, TxnHandling::Abortable),
+            (ErrorCode::ConcurrentTransactions, TxnHandling::Retry),
+            (ErrorCode::InvalidProducerEpoch, TxnHandling::Abortable),
+            (ErrorCode::ProducerFenced, TxnHandling::Fatal),
+        ] {
+            assert_eq!(code.txn_handling(), handling, "{code:?}");
+        }
     }
 
     #[test]
-    fn unknown_code_keeps_its_number() {
-        assert_eq!(ErrorCode::from(9999), ErrorCode::Unknown(9999));
-        assert_eq!(ErrorCode::Unknown(-7).code(), -7);
-        assert_eq!(ErrorCode::from(-42).code(), -42);
+    fn unknown_codes_keep_their_number_and_are_not_retriable() {
+        for n in [31000, 9999, -7, -42] {
+            let e = ErrorCode::from(n);
+            assert_eq!(e, ErrorCode::Unknown(n));
+            assert_eq!(e.code(), n);
+            assert_eq!(i16::from(e), n);
+            assert!(!e.is_retriable());
+        }
     }
 
     #[test]
@@ -1416,24 +1426,5 @@ mod tests {
             ErrorCode::from(90).into_result(),
             Err(ErrorCode::ProducerFenced)
         );
-    }
-
-    #[test]
-    fn retriable_classification_examples() {
-        assert!(ErrorCode::NotLeaderOrFollower.is_retriable());
-        assert!(!ErrorCode::TransactionalIdAuthorizationFailed.is_retriable());
-    }
-
-    #[test]
-    fn txn_handling_examples() {
-        assert_eq!(
-            ErrorCode::ConcurrentTransactions.txn_handling(),
-            TxnHandling::Retry
-        );
-        assert_eq!(
-            ErrorCode::InvalidProducerEpoch.txn_handling(),
-            TxnHandling::Abortable
-        );
-        assert_eq!(ErrorCode::ProducerFenced.txn_handling(), TxnHandling::Fatal);
     }
 }
