@@ -284,21 +284,33 @@ impl<'a> Reader<'a> {
         Ok(Some(len))
     }
 
+    /// Reads a length prefix (see [`length`](Self::length)) and takes that
+    /// many bytes; `None` for null.
+    fn nullable_run(
+        &mut self,
+        field: &'static str,
+        flexible: bool,
+        classic_i16: bool,
+    ) -> Result<Option<&'a [u8]>, DecodeError> {
+        match self.length(field, flexible, classic_i16, 1)? {
+            None => Ok(None),
+            Some(n) => self.take(n, field).map(Some),
+        }
+    }
+
     /// Reads a nullable string (`int16` or compact length).
     pub fn nullable_string(
         &mut self,
         field: &'static str,
         flexible: bool,
     ) -> Result<Option<String>, DecodeError> {
-        match self.length(field, flexible, true, 1)? {
-            None => Ok(None),
-            Some(n) => {
-                let b = self.take(n, field)?;
+        self.nullable_run(field, flexible, true)?
+            .map(|b| {
                 std::str::from_utf8(b)
-                    .map(|s| Some(s.to_owned()))
+                    .map(str::to_owned)
                     .map_err(|_| DecodeError::new(field, DecodeErrorKind::InvalidUtf8))
-            }
-        }
+            })
+            .transpose()
     }
 
     /// Reads a non-null string.
@@ -313,16 +325,11 @@ impl<'a> Reader<'a> {
         field: &'static str,
         flexible: bool,
     ) -> Result<Option<Bytes>, DecodeError> {
-        match self.length(field, flexible, false, 1)? {
-            None => Ok(None),
-            Some(n) => {
-                let taken = self.take(n, field)?;
-                Ok(Some(match self.backing {
-                    Some(b) => b.slice_ref(taken),
-                    None => Bytes::copy_from_slice(taken),
-                }))
-            }
-        }
+        let taken = self.nullable_run(field, flexible, false)?;
+        Ok(taken.map(|taken| match self.backing {
+            Some(b) => b.slice_ref(taken),
+            None => Bytes::copy_from_slice(taken),
+        }))
     }
 
     /// Reads non-null bytes.
