@@ -208,6 +208,13 @@ mod tests {
         dir
     }
 
+    /// A [`scratch`] directory whose `.aws/credentials` holds `credentials`.
+    fn scratch_with_credentials(name: &str, credentials: &str) -> PathBuf {
+        let dir = scratch(name);
+        std::fs::write(dir.join(".aws/credentials"), credentials).unwrap();
+        dir
+    }
+
     fn resolve(vars: &[(&str, &str)]) -> Result<AwsCredentials, MskIamError> {
         let vars: HashMap<String, String> = vars
             .iter()
@@ -219,12 +226,10 @@ mod tests {
     /// The environment's keys come first, with the session token.
     #[test]
     fn environment_credentials_win() {
-        let home = scratch("env");
-        std::fs::write(
-            home.join(".aws/credentials"),
+        let home = scratch_with_credentials(
+            "env",
             "[default]\naws_access_key_id = FROMFILE\naws_secret_access_key = s\n",
-        )
-        .unwrap();
+        );
         let c = resolve(&[
             ("HOME", home.to_str().unwrap()),
             ("AWS_ACCESS_KEY_ID", "AKIDENV"),
@@ -254,12 +259,10 @@ mod tests {
     /// file's `[profile name]` is read when the credentials file lacks it.
     #[test]
     fn shared_files_by_profile() {
-        let home = scratch("files");
-        std::fs::write(
-            home.join(".aws/credentials"),
+        let home = scratch_with_credentials(
+            "files",
             "# comment\n[default]\naws_access_key_id=AKIDDEFAULT\naws_secret_access_key=d\n\n[prod]\naws_access_key_id = AKIDPROD\naws_secret_access_key = p\naws_session_token = tok\n",
-        )
-        .unwrap();
+        );
         std::fs::write(
             home.join(".aws/config"),
             "[default]\nregion = us-east-1\n[profile staging]\naws_access_key_id = AKIDSTAGING\naws_secret_access_key = s\n",

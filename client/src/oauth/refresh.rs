@@ -370,18 +370,24 @@ mod tests {
         }
     }
 
+    /// A refreshing provider (default refresh settings) over a [`Counting`]
+    /// source whose tokens live `lifetime`, or that always fails if `fail`.
+    fn counting(lifetime: Duration, fail: bool) -> RefreshingTokenProvider {
+        RefreshingTokenProvider::new(
+            Counting {
+                calls: AtomicU64::new(0),
+                lifetime,
+                fail,
+            },
+            RefreshConfig::default(),
+        )
+    }
+
     /// Concurrent first callers share one fetch; the cached token is
     /// returned until the background refresh replaces it.
     #[tokio::test]
     async fn first_callers_share_one_fetch() {
-        let p = RefreshingTokenProvider::new(
-            Counting {
-                calls: AtomicU64::new(0),
-                lifetime: s(3600),
-                fail: false,
-            },
-            RefreshConfig::default(),
-        );
+        let p = counting(s(3600), false);
         let (a, b) = tokio::join!(p.token(), p.token());
         assert_eq!(a.unwrap().value(), "t0");
         assert_eq!(b.unwrap().value(), "t0");
@@ -391,14 +397,7 @@ mod tests {
     /// A short-lived token is replaced in the background before it expires.
     #[tokio::test]
     async fn short_tokens_are_refreshed_in_the_background() {
-        let p = RefreshingTokenProvider::new(
-            Counting {
-                calls: AtomicU64::new(0),
-                lifetime: Duration::from_millis(300),
-                fail: false,
-            },
-            RefreshConfig::default(),
-        );
+        let p = counting(Duration::from_millis(300), false);
         assert_eq!(p.token().await.unwrap().value(), "t0");
         tokio::time::timeout(s(10), async {
             while p.fetched() < 3 {
@@ -414,14 +413,7 @@ mod tests {
     /// caller waits for a fresh one.
     #[tokio::test]
     async fn a_token_about_to_expire_is_fetched_again() {
-        let p = RefreshingTokenProvider::new(
-            Counting {
-                calls: AtomicU64::new(0),
-                lifetime: Duration::from_millis(900),
-                fail: false,
-            },
-            RefreshConfig::default(),
-        );
+        let p = counting(Duration::from_millis(900), false);
         assert_eq!(p.token().await.unwrap().value(), "t0");
         assert_eq!(p.token().await.unwrap().value(), "t1");
         assert_eq!(p.fetched(), 2);
@@ -430,14 +422,7 @@ mod tests {
     /// A failing source gives its typed error to the caller.
     #[tokio::test]
     async fn a_failing_source_gives_its_error() {
-        let p = RefreshingTokenProvider::new(
-            Counting {
-                calls: AtomicU64::new(0),
-                lifetime: s(1),
-                fail: true,
-            },
-            RefreshConfig::default(),
-        );
+        let p = counting(s(1), true);
         let e = p.token().await.unwrap_err();
         assert!(e.is_retriable(), "{e}");
     }
