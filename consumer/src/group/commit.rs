@@ -420,6 +420,12 @@ mod tests {
         (conn, arrivals)
     }
 
+    /// A coordinator that answers `error` to the `refused`-th OffsetCommit
+    /// it receives (from 0) and NONE to every other.
+    async fn coordinator_refusing(refused: usize, error: ErrorCode) -> (Arc<Connection>, Arrivals) {
+        coordinator(move |n| if n == refused { error } else { ErrorCode::None }).await
+    }
+
     /// A commit queue of a classic member whose coordinator is `conn`.
     fn queue_with(conn: Arc<Connection>, api_timeout: Duration) -> CommitQueue {
         let member = ClassicMember::new(ClassicConfig::new("g"));
@@ -463,11 +469,7 @@ mod tests {
     #[tokio::test]
     async fn unawaited_commits_reach_the_coordinator_in_order_across_a_retry() {
         // The first attempt is refused with a retriable error.
-        let (conn, arrivals) = coordinator(|n| match n {
-            0 => ErrorCode::CoordinatorLoadInProgress,
-            _ => ErrorCode::None,
-        })
-        .await;
+        let (conn, arrivals) = coordinator_refusing(0, ErrorCode::CoordinatorLoadInProgress).await;
         let q = queue(conn);
         let mut pending: Vec<PendingCommit> = (1..=20).map(|o| q.push(at(o))).collect();
         // The awaited commit returns after every earlier one completed.
@@ -488,11 +490,7 @@ mod tests {
     /// out, in order, and succeed.
     #[tokio::test]
     async fn a_refused_commit_fails_without_holding_back_the_next() {
-        let (conn, arrivals) = coordinator(|n| match n {
-            1 => ErrorCode::UnknownMemberId,
-            _ => ErrorCode::None,
-        })
-        .await;
+        let (conn, arrivals) = coordinator_refusing(1, ErrorCode::UnknownMemberId).await;
         let q = queue(conn);
         let first = q.push(at(1));
         let second = q.push(at(2));
