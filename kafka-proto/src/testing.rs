@@ -85,6 +85,27 @@ pub fn decode_fixture<M: Message>(bytes: &[u8], version: i16) -> M {
     m
 }
 
+/// Checks that `m` is refused at `version` because its `field` (dotted path)
+/// holds a value that version cannot carry: an error, never a silent drop.
+///
+/// # Panics
+///
+/// If `m` encodes at `version`, or fails for another reason or field.
+pub fn assert_not_in_version<M: Message>(m: &M, version: i16, field: &str) {
+    let err = m.encode_to_vec(version).err().unwrap_or_else(|| {
+        panic!(
+            "{:?} v{version}: encoded, expected `{field}` refused",
+            M::API_KEY
+        )
+    });
+    assert_eq!(
+        (err.kind, err.field),
+        (crate::EncodeErrorKind::FieldNotInVersion, field),
+        "{:?} v{version}",
+        M::API_KEY
+    );
+}
+
 /// Failing cases are saved under `proptest-regressions/` (committed) and
 /// replayed first on every later run.
 fn persistence(

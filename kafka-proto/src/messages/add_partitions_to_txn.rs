@@ -139,9 +139,8 @@ impl AddPartitionsToTxnResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::EncodeErrorKind;
     use crate::Message;
-    use crate::testing::decode_fixture;
+    use crate::testing::{assert_not_in_version, decode_fixture};
 
     /// v2 request by hand: "tx", producer 1 epoch 0, topic "a" partitions [0, 2].
     #[test]
@@ -159,8 +158,7 @@ mod tests {
         assert_eq!(req.v3_and_below_producer_id, 1);
         assert_eq!(req.v3_and_below_topics[0].name, "a");
         assert_eq!(req.v3_and_below_topics[0].partitions, [0, 2]);
-        let e = req.encode_to_vec(4).unwrap_err();
-        assert_eq!(e.kind, EncodeErrorKind::FieldNotInVersion);
+        assert_not_in_version(&req, 4, "v3_and_below_transactional_id");
     }
 
     /// v4 request by hand: one transaction "t", producer 3 epoch 1, verify only,

@@ -125,9 +125,8 @@ nested! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::EncodeErrorKind;
     use crate::Message;
-    use crate::testing::decode_fixture;
+    use crate::testing::{assert_not_in_version, decode_fixture};
 
     /// v5 request: one topic with a manual assignment and one config.
     #[test]
@@ -216,9 +215,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        let e = resp.encode_to_vec(4).unwrap_err();
-        assert_eq!(e.kind, EncodeErrorKind::FieldNotInVersion);
-        assert_eq!(e.field, "topics.num_partitions");
+        assert_not_in_version(&resp, 4, "topics.num_partitions");
         let resp = CreateTopicsResponse {
             topics: vec![CreateTopicsResponseCreatableTopicResult {
                 topic_id: [1; 16],

@@ -111,9 +111,8 @@ nested! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::EncodeErrorKind;
     use crate::Message;
-    use crate::testing::decode_fixture;
+    use crate::testing::{assert_not_in_version, decode_fixture};
 
     /// v4 request: one topic resource, all keys (null), synonyms and docs.
     #[test]
@@ -133,8 +132,7 @@ mod tests {
         assert_eq!(req.resources[0].resource_name, "t");
         assert_eq!(req.resources[0].configuration_keys, None);
         assert!(req.include_synonyms && req.include_documentation);
-        let e = req.encode_to_vec(2).unwrap_err();
-        assert_eq!(e.kind, EncodeErrorKind::FieldNotInVersion);
+        assert_not_in_version(&req, 2, "include_documentation");
     }
 
     /// v1 response: one topic, one config with one synonym.

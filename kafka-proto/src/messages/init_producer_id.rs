@@ -77,9 +77,8 @@ impl InitProducerIdRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::EncodeErrorKind;
     use crate::Message;
-    use crate::testing::decode_fixture;
+    use crate::testing::{assert_not_in_version, decode_fixture};
 
     /// v0 request by hand: null transactional id (int16 -1), timeout 60000.
     #[test]
@@ -106,11 +105,7 @@ mod tests {
         assert_eq!(req.transactional_id.as_deref(), Some("tx"));
         assert_eq!((req.producer_id, req.producer_epoch), (7, 2));
         assert!(req.enable_2pc && !req.keep_prepared_txn);
-        let e = req.encode_to_vec(5).unwrap_err();
-        assert_eq!(
-            (e.field, e.kind),
-            ("enable_2pc", EncodeErrorKind::FieldNotInVersion)
-        );
+        assert_not_in_version(&req, 5, "enable_2pc");
     }
 
     /// v6 response by hand: throttle 0, no error, producer 9 epoch 1, ongoing 8 epoch 3.

@@ -111,7 +111,7 @@ mod tests {
     use super::*;
     use crate::EncodeErrorKind;
     use crate::Message;
-    use crate::testing::decode_fixture;
+    use crate::testing::{assert_not_in_version, decode_fixture};
 
     /// A v0 request written by hand: no rebalance timeout, no instance id.
     #[test]
@@ -163,9 +163,7 @@ mod tests {
             group_instance_id: Some("host-a".into()),
             ..req
         };
-        let err = with_instance.encode_to_vec(4).unwrap_err();
-        assert_eq!(err.kind, EncodeErrorKind::FieldNotInVersion);
-        assert_eq!(err.field, "group_instance_id");
+        assert_not_in_version(&with_instance, 4, "group_instance_id");
     }
 
     /// A v9 response: protocol type and name null, skip_assignment, one member.

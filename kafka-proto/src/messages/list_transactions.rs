@@ -65,9 +65,8 @@ nested! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::EncodeErrorKind;
     use crate::Message;
-    use crate::testing::decode_fixture;
+    use crate::testing::{assert_not_in_version, decode_fixture};
 
     /// v2 request with every filter set.
     #[test]
@@ -103,9 +102,7 @@ mod tests {
             duration_filter: 5,
             ..Default::default()
         };
-        let e = with_duration.encode_to_vec(0).unwrap_err();
-        assert_eq!(e.kind, EncodeErrorKind::FieldNotInVersion);
-        assert_eq!(e.field, "duration_filter");
+        assert_not_in_version(&with_duration, 0, "duration_filter");
         let with_pattern = ListTransactionsRequest {
             transactional_id_pattern: Some(String::new()),
             ..Default::default()

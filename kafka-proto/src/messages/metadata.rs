@@ -186,7 +186,7 @@ mod tests {
     use super::*;
     use crate::EncodeErrorKind;
     use crate::Message;
-    use crate::testing::decode_fixture;
+    use crate::testing::{assert_not_in_version, decode_fixture};
 
     #[test]
     fn v0_request_cannot_send_null_topics() {
@@ -211,10 +211,7 @@ mod tests {
             allow_auto_topic_creation: false,
             ..Default::default()
         };
-        assert_eq!(
-            req.encode_to_vec(3).unwrap_err().kind,
-            EncodeErrorKind::FieldNotInVersion
-        );
+        assert_not_in_version(&req, 3, "allow_auto_topic_creation");
         let req = MetadataRequest {
             include_cluster_authorized_operations: true,
             ..Default::default()

@@ -122,9 +122,8 @@ nested! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::EncodeErrorKind;
     use crate::Message;
-    use crate::testing::decode_fixture;
+    use crate::testing::{assert_not_in_version, decode_fixture};
 
     /// A v2 request written by hand: retention time, no leader epoch.
     #[test]
@@ -179,9 +178,7 @@ mod tests {
         assert_eq!(t.partitions[0].committed_leader_epoch, 3);
         assert_eq!(req.encode_to_vec(10).unwrap(), bytes);
         // The instance id is not ignorable: v6 refuses it.
-        let err = req.encode_to_vec(6).unwrap_err();
-        assert_eq!(err.kind, EncodeErrorKind::FieldNotInVersion);
-        assert_eq!(err.field, "group_instance_id");
+        assert_not_in_version(&req, 6, "group_instance_id");
     }
 
     /// A v3 response: throttle time, topic names.

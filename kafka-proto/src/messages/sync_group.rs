@@ -84,9 +84,8 @@ message! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::EncodeErrorKind;
     use crate::Message;
-    use crate::testing::decode_fixture;
+    use crate::testing::{assert_not_in_version, decode_fixture};
 
     /// A v0 request written by hand: the leader assigns one member.
     #[test]
@@ -127,9 +126,7 @@ mod tests {
         assert_eq!((v4.protocol_type, v4.protocol_name), (None, None));
         assert_eq!(v4.group_instance_id.as_deref(), Some("i"));
         // v2 cannot carry the (not ignorable) instance id.
-        let err = req.encode_to_vec(2).unwrap_err();
-        assert_eq!(err.kind, EncodeErrorKind::FieldNotInVersion);
-        assert_eq!(err.field, "group_instance_id");
+        assert_not_in_version(&req, 2, "group_instance_id");
     }
 
     /// A v4 response (flexible, no protocol fields).
