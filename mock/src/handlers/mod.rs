@@ -305,6 +305,7 @@ pub(crate) use answer_each;
 
 /// Defines, for an offset commit request (OffsetCommit, TxnOffsetCommit)
 /// whose topics are named by id from version `$by_id_from`:
+/// `commit_member(req)`, who the request says commits;
 /// `commit(state, validator, req, txn, version, topic, partition)`, which
 /// stores one requested partition's offset (in producer `txn`'s open
 /// transaction when given) and gives its error code, and
@@ -316,6 +317,16 @@ macro_rules! offset_commit_answers {
             => $Resp:ident { $RespTopic:ident { $RespPartition:ident } },
         topic ids from version $by_id_from:literal $(,)?
     ) => {
+        /// Who `req` says commits.
+        fn commit_member(req: &$Req) -> $crate::state::CommitMember<'_> {
+            $crate::state::CommitMember {
+                group: &req.group_id,
+                member_id: &req.member_id,
+                instance_id: req.group_instance_id.as_deref(),
+                generation: req.generation_id_or_member_epoch,
+            }
+        }
+
         /// Stores partition `p` of topic `t`'s offset (in producer `txn`'s
         /// open transaction when given) as `validator` allows; its error code.
         fn commit(

@@ -14,14 +14,7 @@ impl Handle for OffsetCommitRequest {
     type Response = OffsetCommitResponse;
 
     fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
-        let validator = match state.check_commit_member(
-            &self.group_id,
-            &self.member_id,
-            self.group_instance_id.as_deref(),
-            self.generation_id_or_member_epoch,
-            false,
-            call.version,
-        ) {
+        let validator = match state.check_commit_member(commit_member(self), false, call.version) {
             Ok(v) => v,
             Err(code) => return Reply::Now(self.error(state, call, code)),
         };

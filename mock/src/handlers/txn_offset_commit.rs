@@ -26,14 +26,7 @@ impl Handle for TxnOffsetCommitRequest {
 
     fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
         let validator = if call.version >= 3 {
-            match state.check_commit_member(
-                &self.group_id,
-                &self.member_id,
-                self.group_instance_id.as_deref(),
-                self.generation_id_or_member_epoch,
-                true,
-                call.version,
-            ) {
+            match state.check_commit_member(commit_member(self), true, call.version) {
                 Ok(v) => v,
                 // KIP-447: a zombie member of an older generation is fenced.
                 Err(code) => {

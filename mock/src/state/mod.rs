@@ -212,13 +212,16 @@ impl ClusterState {
     /// when older (see [`CommitValidator`]).
     pub(crate) fn check_commit_member(
         &self,
-        group: &str,
-        member_id: &str,
-        instance_id: Option<&str>,
-        generation: i32,
+        member: CommitMember<'_>,
         transactional: bool,
         version: i16,
     ) -> Result<CommitValidator, ErrorCode> {
+        let CommitMember {
+            group,
+            member_id,
+            generation,
+            ..
+        } = member;
         if let Some(g) = self.consumer.get(group)
             && !g.members.is_empty()
         {
@@ -253,7 +256,7 @@ impl ClusterState {
                 ErrorCode::IllegalGeneration
             });
         }
-        self.check_classic_member(group, member_id, instance_id, generation, transactional)?;
+        self.check_classic_member(member, transactional)?;
         Ok(CommitValidator::Any)
     }
 
@@ -261,12 +264,15 @@ impl ClusterState {
     /// only (or a KIP-848 group without members) is an empty classic group.
     fn check_classic_member(
         &self,
-        group: &str,
-        member_id: &str,
-        instance_id: Option<&str>,
-        generation: i32,
+        member: CommitMember<'_>,
         transactional: bool,
     ) -> Result<(), ErrorCode> {
+        let CommitMember {
+            group,
+            member_id,
+            instance_id,
+            generation,
+        } = member;
         let Some(g) = self.classic.get(group) else {
             return if generation < 0 && member_id.is_empty() && instance_id.is_none() {
                 Ok(())
@@ -533,6 +539,20 @@ impl ClusterState {
         }
         self.coordinator_epoch += 1;
     }
+}
+
+/// Who an offset commit (OffsetCommit, TxnOffsetCommit) says commits.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CommitMember<'a> {
+    /// The group the offsets are for.
+    pub group: &'a str,
+    /// The member id (empty for a standalone consumer).
+    pub member_id: &'a str,
+    /// The static member's instance id.
+    pub instance_id: Option<&'a str>,
+    /// The classic group's generation, or the KIP-848 member's epoch (−1
+    /// for a standalone consumer).
+    pub generation: i32,
 }
 
 /// The per-partition check of an offset commit that passed the group-wide
