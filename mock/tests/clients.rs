@@ -66,6 +66,26 @@ fn by_partition(records: &[ConsumerRecord]) -> BTreeMap<i32, Vec<String>> {
         .collect()
 }
 
+/// A producer of `cluster` with the default config.
+async fn default_producer(cluster: &MockCluster) -> Producer {
+    let config = ProducerConfig::builder(&cluster.bootstrap())
+        .build()
+        .unwrap();
+    Producer::connect(config).await.unwrap()
+}
+
+/// A transactional producer of `cluster` with transactional id `id`,
+/// its transactions initialized.
+async fn transactional_producer(cluster: &MockCluster, id: &str) -> TransactionalProducer {
+    let config = ProducerConfig::builder(&cluster.bootstrap())
+        .transactional_id(id)
+        .build()
+        .unwrap();
+    let producer = TransactionalProducer::connect(config).await.unwrap();
+    producer.init_transactions().await.unwrap();
+    producer
+}
+
 async fn mock(brokers: usize, release: KafkaRelease, tv: TransactionVersion) -> MockCluster {
     MockCluster::start(MockConfig {
         brokers,
@@ -165,13 +185,7 @@ async fn a_stopped_leader_fails_over_without_loss() {
     let cluster = mock(2, KafkaRelease::V4_4, TransactionVersion::V2).await;
     cluster.create_topic("t", 1).unwrap();
     let first = cluster.leader("t", 0).unwrap();
-    let producer = Producer::connect(
-        ProducerConfig::builder(&cluster.bootstrap())
-            .build()
-            .unwrap(),
-    )
-    .await
-    .unwrap();
+    let producer = default_producer(&cluster).await;
     for i in 0..50 {
         producer
             .send(ProducerRecord::new("t").value(format!("{i}")))
@@ -209,12 +223,7 @@ async fn commit_abort_commit(
     .await
     .unwrap();
     cluster.create_topic("out", 2).unwrap();
-    let config = ProducerConfig::builder(&cluster.bootstrap())
-        .transactional_id("writer-1")
-        .build()
-        .unwrap();
-    let producer = TransactionalProducer::connect(config).await.unwrap();
-    producer.init_transactions().await.unwrap();
+    let producer = transactional_producer(&cluster, "writer-1").await;
     for (tag, commit) in [("a", true), ("b", false), ("c", true)] {
         producer.begin_transaction().unwrap();
         let sends: Vec<_> = (0..2)
@@ -295,12 +304,7 @@ async fn tv2_slow_markers_delay_the_next_transaction_but_lose_nothing() {
 async fn a_moved_transaction_coordinator_is_found_again() {
     let cluster = mock(3, KafkaRelease::V4_4, TransactionVersion::V2).await;
     cluster.create_topic("out", 1).unwrap();
-    let config = ProducerConfig::builder(&cluster.bootstrap())
-        .transactional_id("mover")
-        .build()
-        .unwrap();
-    let producer = TransactionalProducer::connect(config).await.unwrap();
-    producer.init_transactions().await.unwrap();
+    let producer = transactional_producer(&cluster, "mover").await;
     let before = cluster
         .coordinator(CoordinatorKind::Transaction, "mover")
         .unwrap();
@@ -377,13 +381,7 @@ async fn a_flush_returns_when_a_record_waiting_for_memory_fails() {
 async fn a_reader_recovers_from_lost_answers() {
     let cluster = mock(1, KafkaRelease::V4_4, TransactionVersion::V2).await;
     cluster.create_topic("t", 1).unwrap();
-    let producer = Producer::connect(
-        ProducerConfig::builder(&cluster.bootstrap())
-            .build()
-            .unwrap(),
-    )
-    .await
-    .unwrap();
+    let producer = default_producer(&cluster).await;
     producer
         .send(ProducerRecord::new("t").value("v"))
         .await
