@@ -180,6 +180,26 @@ pub struct GroupDescription {
     pub members: Vec<GroupMember>,
 }
 
+/// Each of `partitions` of `topic`, as a [`TopicPartition`].
+fn partitions_of(topic: String, partitions: Vec<i32>) -> impl Iterator<Item = TopicPartition> {
+    partitions
+        .into_iter()
+        .map(move |p| TopicPartition::new(topic.clone(), p))
+}
+
+/// The group of an answer about one group (`api` at `version`); an
+/// UNKNOWN_SERVER_ERROR when the broker left it out.
+fn the_one_group<G>(groups: Vec<G>, api: ApiKey, version: i16) -> Result<G, RequestError> {
+    groups.into_iter().next().ok_or_else(|| {
+        broker_error(
+            api,
+            version,
+            ErrorCode::UnknownServerError,
+            Some("no group in the answer".into()),
+        )
+    })
+}
+
 /// Describes `group_id` through its coordinator: ConsumerGroupDescribe,
 /// then DescribeGroups when the group is a classic one (or the broker has no
 /// KIP-848). A group that does not exist is described as `Dead` with no
@@ -208,14 +228,7 @@ pub async fn describe_group(
             ..Default::default()
         };
         let resp = conn.send(&req, version).await?;
-        let g = resp.groups.into_iter().next().ok_or_else(|| {
-            broker_error(
-                ApiKey::ConsumerGroupDescribe,
-                version,
-                ErrorCode::UnknownServerError,
-                Some("no group in the answer".into()),
-            )
-        })?;
+        let g = the_one_group(resp.groups, ApiKey::ConsumerGroupDescribe, version)?;
         match ErrorCode::from(g.error_code) {
             ErrorCode::None => {
                 return Ok(GroupDescription {
@@ -238,12 +251,7 @@ pub async fn describe_group(
                                 .assignment
                                 .topic_partitions
                                 .into_iter()
-                                .flat_map(|t| {
-                                    let name = t.topic_name;
-                                    t.partitions
-                                        .into_iter()
-                                        .map(move |p| TopicPartition::new(name.clone(), p))
-                                })
+                                .flat_map(|t| partitions_of(t.topic_name, t.partitions))
                                 .collect(),
                         })
                         .collect(),
@@ -267,14 +275,7 @@ pub async fn describe_group(
         ..Default::default()
     };
     let resp = conn.send(&req, version).await?;
-    let g = resp.groups.into_iter().next().ok_or_else(|| {
-        broker_error(
-            ApiKey::DescribeGroups,
-            version,
-            ErrorCode::UnknownServerError,
-            Some("no group in the answer".into()),
-        )
-    })?;
+    let g = the_one_group(resp.groups, ApiKey::DescribeGroups, version)?;
     let error = ErrorCode::from(g.error_code);
     if error == ErrorCode::GroupIdNotFound {
         // DescribeGroups v6+ says so; older versions answer Dead.
@@ -307,12 +308,7 @@ pub async fn describe_group(
                     .map(|(_, a)| {
                         a.assigned_partitions
                             .into_iter()
-                            .flat_map(|t| {
-                                let name = t.topic;
-                                t.partitions
-                                    .into_iter()
-                                    .map(move |p| TopicPartition::new(name.clone(), p))
-                            })
+                            .flat_map(|t| partitions_of(t.topic, t.partitions))
                             .collect()
                     })
                     .unwrap_or_default()
