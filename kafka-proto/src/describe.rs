@@ -169,6 +169,39 @@ pub(crate) fn read_version_prefixed<T>(
     Ok((version, value))
 }
 
+/// Checks version-prefixed data at every version in `versions`: 64 random
+/// values each (from `arbitrary`) decode back to the same value and version
+/// and re-encode to the same bytes, and every truncation fails.
+#[cfg(test)]
+pub(crate) fn check_version_prefixed_round_trips<T: Clone + std::fmt::Debug + PartialEq>(
+    versions: crate::VersionRange,
+    arbitrary: impl Fn(i16) -> proptest::strategy::BoxedStrategy<T>,
+    encode: impl Fn(&T, i16) -> Result<Vec<u8>, EncodeError>,
+    decode: impl Fn(&[u8]) -> Result<(i16, T), DecodeError>,
+) {
+    use proptest::test_runner::{Config, TestRunner};
+    for version in versions.iter() {
+        let mut runner = TestRunner::new(Config {
+            cases: 64,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        runner
+            .run(&arbitrary(version), |value| {
+                let bytes = encode(&value, version).unwrap();
+                let (v, back) = decode(&bytes).unwrap();
+                proptest::prop_assert_eq!(v, version);
+                proptest::prop_assert_eq!(&back, &value);
+                proptest::prop_assert_eq!(encode(&back, version).unwrap(), bytes.clone());
+                for cut in 0..bytes.len() {
+                    proptest::prop_assert!(decode(&bytes[..cut]).is_err());
+                }
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("v{version}: {e}"));
+    }
+}
+
 /// The tagged fields of a struct that is never flexible: none.
 pub(crate) static NO_TAGS: TaggedFields = Vec::new();
 

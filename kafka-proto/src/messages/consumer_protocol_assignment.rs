@@ -87,7 +87,7 @@ impl ConsumerProtocolAssignment {
 mod tests {
     use super::*;
     use crate::DecodeErrorKind;
-    use proptest::test_runner::{Config, TestRunner};
+    use crate::describe::check_version_prefixed_round_trips;
 
     /// A v1 assignment written by hand from the schema layout.
     #[test]
@@ -140,31 +140,12 @@ mod tests {
     /// every truncation fails cleanly.
     #[test]
     fn round_trip_every_version() {
-        for version in ConsumerProtocolAssignment::VERSIONS.iter() {
-            let mut runner = TestRunner::new(Config {
-                cases: 64,
-                failure_persistence: None,
-                ..Config::default()
-            });
-            runner
-                .run(&ConsumerProtocolAssignment::arbitrary(version), |a| {
-                    let bytes = a.encode_prefixed(version).unwrap();
-                    let (v, back) = ConsumerProtocolAssignment::decode_prefixed(&bytes).unwrap();
-                    proptest::prop_assert_eq!(v, version);
-                    proptest::prop_assert_eq!(&back, &a);
-                    proptest::prop_assert_eq!(
-                        back.encode_prefixed(version).unwrap(),
-                        bytes.clone()
-                    );
-                    for cut in 0..bytes.len() {
-                        proptest::prop_assert!(
-                            ConsumerProtocolAssignment::decode_prefixed(&bytes[..cut]).is_err()
-                        );
-                    }
-                    Ok(())
-                })
-                .unwrap_or_else(|e| panic!("v{version}: {e}"));
-        }
+        check_version_prefixed_round_trips(
+            ConsumerProtocolAssignment::VERSIONS,
+            ConsumerProtocolAssignment::arbitrary,
+            ConsumerProtocolAssignment::encode_prefixed,
+            ConsumerProtocolAssignment::decode_prefixed,
+        );
     }
 
     #[test]

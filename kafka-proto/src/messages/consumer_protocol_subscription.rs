@@ -96,8 +96,8 @@ impl ConsumerProtocolSubscription {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::describe::check_version_prefixed_round_trips;
     use crate::{DecodeErrorKind, EncodeErrorKind};
-    use proptest::test_runner::{Config, TestRunner};
 
     /// A v1 subscription written by hand from the schema layout.
     #[test]
@@ -187,31 +187,12 @@ mod tests {
     /// every truncation fails cleanly.
     #[test]
     fn round_trip_every_version() {
-        for version in ConsumerProtocolSubscription::VERSIONS.iter() {
-            let mut runner = TestRunner::new(Config {
-                cases: 64,
-                failure_persistence: None,
-                ..Config::default()
-            });
-            runner
-                .run(&ConsumerProtocolSubscription::arbitrary(version), |sub| {
-                    let bytes = sub.encode_prefixed(version).unwrap();
-                    let (v, back) = ConsumerProtocolSubscription::decode_prefixed(&bytes).unwrap();
-                    proptest::prop_assert_eq!(v, version);
-                    proptest::prop_assert_eq!(&back, &sub);
-                    proptest::prop_assert_eq!(
-                        back.encode_prefixed(version).unwrap(),
-                        bytes.clone()
-                    );
-                    for cut in 0..bytes.len() {
-                        proptest::prop_assert!(
-                            ConsumerProtocolSubscription::decode_prefixed(&bytes[..cut]).is_err()
-                        );
-                    }
-                    Ok(())
-                })
-                .unwrap_or_else(|e| panic!("v{version}: {e}"));
-        }
+        check_version_prefixed_round_trips(
+            ConsumerProtocolSubscription::VERSIONS,
+            ConsumerProtocolSubscription::arbitrary,
+            ConsumerProtocolSubscription::encode_prefixed,
+            ConsumerProtocolSubscription::decode_prefixed,
+        );
     }
 
     #[test]
