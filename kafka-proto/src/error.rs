@@ -117,14 +117,34 @@ impl DecodeError {
     }
 }
 
+/// Writes "`doing` API vN, field `field`: kind", naming the API and the
+/// version as far as they are known.
+fn write_failure(
+    f: &mut fmt::Formatter<'_>,
+    doing: &str,
+    api: Option<ApiKey>,
+    version: Option<i16>,
+    field: &str,
+    kind: &dyn fmt::Display,
+) -> fmt::Result {
+    match (api, version) {
+        (Some(api), Some(v)) => write!(f, "{doing} {api:?} v{v}")?,
+        (Some(api), None) => write!(f, "{doing} {api:?}")?,
+        _ => write!(f, "{doing}")?,
+    }
+    write!(f, ", field `{field}`: {kind}")
+}
+
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.api, self.version) {
-            (Some(api), Some(v)) => write!(f, "decoding {api:?} v{v}")?,
-            (Some(api), None) => write!(f, "decoding {api:?}")?,
-            _ => write!(f, "decoding")?,
-        }
-        write!(f, ", field `{}`: {}", self.field, self.kind)
+        write_failure(
+            f,
+            "decoding",
+            self.api,
+            self.version,
+            self.field,
+            &self.kind,
+        )
     }
 }
 
@@ -198,12 +218,14 @@ impl EncodeError {
 
 impl fmt::Display for EncodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.api, self.version) {
-            (Some(api), Some(v)) => write!(f, "encoding {api:?} v{v}")?,
-            (Some(api), None) => write!(f, "encoding {api:?}")?,
-            _ => write!(f, "encoding")?,
-        }
-        write!(f, ", field `{}`: {}", self.field, self.kind)
+        write_failure(
+            f,
+            "encoding",
+            self.api,
+            self.version,
+            self.field,
+            &self.kind,
+        )
     }
 }
 
