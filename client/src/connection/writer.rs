@@ -239,6 +239,38 @@ mod tests {
         (0..n).map(|i| vec![i; len]).collect()
     }
 
+    /// A running writer task: its result once the writer closes or a write
+    /// fails.
+    type WriterTask = tokio::task::JoinHandle<std::io::Result<()>>;
+
+    /// A writer onto a pipe with `room` bytes of buffer, its writer task
+    /// running; returns the writer, the pipe's reading end and the task.
+    fn running_writer(
+        room: usize,
+    ) -> (
+        Arc<FrameWriter<tokio::io::DuplexStream>>,
+        tokio::io::DuplexStream,
+        WriterTask,
+    ) {
+        let (wr, rd) = tokio::io::duplex(room);
+        let writer = FrameWriter::new(wr);
+        let task = tokio::spawn(writer.clone().run());
+        (writer, rd, task)
+    }
+
+    /// The next `n` bytes the peer receives from the pipe.
+    async fn read(rd: &mut tokio::io::DuplexStream, n: usize) -> Vec<u8> {
+        let mut got = vec![0u8; n];
+        rd.read_exact(&mut got).await.unwrap();
+        got
+    }
+
+    /// Closes `writer`; its task ends without an error.
+    async fn stop(writer: &FrameWriter<tokio::io::DuplexStream>, task: WriterTask) {
+        writer.close();
+        task.await.unwrap().unwrap();
+    }
+
     #[tokio::test]
     async fn a_socket_with_room_takes_the_frame_from_the_submitter() {
         let (wr, mut rd) = tokio::io::duplex(1024);
@@ -257,30 +289,21 @@ mod tests {
     #[tokio::test]
     async fn a_full_socket_hands_the_rest_to_the_writer_task_in_order() {
         // 64 bytes of room, 20 frames of 50: most wait for the writer task.
-        let (wr, mut rd) = tokio::io::duplex(64);
-        let writer = FrameWriter::new(wr);
-        let task = tokio::spawn(writer.clone().run());
+        let (writer, mut rd, task) = running_writer(64);
         let sent = frames(20, 50);
         for f in &sent {
             writer.submit(item(f)).unwrap();
         }
         assert!(matches!(writer.lock().holder, Holder::Handed(_)));
-        let mut got = vec![0u8; 20 * 50];
-        rd.read_exact(&mut got).await.unwrap();
-        assert_eq!(got, sent.concat());
-        writer.close();
-        task.await.unwrap().unwrap();
+        assert_eq!(read(&mut rd, 20 * 50).await, sent.concat());
+        stop(&writer, task).await;
     }
 
     #[tokio::test]
     async fn the_writer_task_hands_the_socket_back_when_done() {
-        let (wr, mut rd) = tokio::io::duplex(16);
-        let writer = FrameWriter::new(wr);
-        let task = tokio::spawn(writer.clone().run());
+        let (writer, mut rd, task) = running_writer(16);
         writer.submit(item(&[7; 40])).unwrap();
-        let mut got = [0u8; 40];
-        rd.read_exact(&mut got).await.unwrap();
-        assert_eq!(got, [7; 40]);
+        assert_eq!(read(&mut rd, 40).await, [7; 40]);
         // Once the queue is empty the submitters write again.
         tokio::time::timeout(std::time::Duration::from_secs(5), async {
             while !matches!(writer.lock().holder, Holder::Idle(_)) {
@@ -290,18 +313,13 @@ mod tests {
         .await
         .expect("the writer task hands the socket back");
         writer.submit(item(b"next")).unwrap();
-        let mut next = [0u8; 4];
-        rd.read_exact(&mut next).await.unwrap();
-        assert_eq!(&next, b"next");
-        writer.close();
-        task.await.unwrap().unwrap();
+        assert_eq!(read(&mut rd, 4).await, b"next");
+        stop(&writer, task).await;
     }
 
     #[tokio::test]
     async fn a_queued_frame_is_acknowledged_only_once_written() {
-        let (wr, mut rd) = tokio::io::duplex(8);
-        let writer = FrameWriter::new(wr);
-        let task = tokio::spawn(writer.clone().run());
+        let (writer, mut rd, task) = running_writer(8);
         let (tx, mut rx) = oneshot::channel();
         writer
             .submit(WriteItem {
@@ -312,11 +330,9 @@ mod tests {
         // 8 bytes fit; the rest waits for the reader.
         tokio::task::yield_now().await;
         assert!(rx.try_recv().is_err(), "acknowledged before it was written");
-        let mut got = [0u8; 32];
-        rd.read_exact(&mut got).await.unwrap();
+        read(&mut rd, 32).await;
         rx.await.expect("acknowledged once written");
-        writer.close();
-        task.await.unwrap().unwrap();
+        stop(&writer, task).await;
     }
 
     #[tokio::test]
@@ -344,12 +360,9 @@ mod tests {
 
     #[tokio::test]
     async fn the_writer_task_reports_a_write_error() {
-        let (wr, mut rd) = tokio::io::duplex(8);
-        let writer = FrameWriter::new(wr);
-        let task = tokio::spawn(writer.clone().run());
+        let (writer, mut rd, task) = running_writer(8);
         writer.submit(item(&[3; 64])).unwrap();
-        let mut some = [0u8; 8];
-        rd.read_exact(&mut some).await.unwrap();
+        read(&mut rd, 8).await;
         drop(rd);
         assert!(task.await.unwrap().is_err());
     }
