@@ -2,7 +2,7 @@
 //! offset for read_committed), the earliest (the log start), the offset of
 //! the largest timestamp (-3), or the first offset at or after a timestamp.
 
-use super::{Call, Handle, Reply};
+use super::answer_each_partition;
 use crate::state::{ClusterState, Ctx};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
@@ -65,40 +65,22 @@ fn answer(
     out
 }
 
-impl Handle for ListOffsetsRequest {
-    type Response = ListOffsetsResponse;
-
-    fn handle(&self, state: &mut ClusterState, call: &Call) -> Reply<Self::Response> {
-        let read_committed = call.version >= 2 && self.isolation_level == 1;
-        Reply::Now(per_partition(self, |topic, p| {
-            answer(state, &call.ctx, topic, p, read_committed, call.version)
-        }))
-    }
-
-    fn error(&self, _state: &ClusterState, _call: &Call, code: ErrorCode) -> Self::Response {
-        per_partition(self, |_, p| ListOffsetsResponsePartition {
-            partition_index: p.partition_index,
-            error_code: code.code(),
-            ..Default::default()
-        })
-    }
+answer_each_partition! {
+    ListOffsetsRequest.topics[name].partitions: ListOffsetsRequestPartition
+        => ListOffsetsResponse.topics[ListOffsetsResponseTopic]
+            .partitions: ListOffsetsResponsePartition,
+    answer: |req, state, call, topic, p| {
+        let read_committed = call.version >= 2 && req.isolation_level == 1;
+        answer(state, &call.ctx, topic, p, read_committed, call.version)
+    },
+    failed: failed,
 }
 
-/// The response with `f`'s answer for each partition asked for.
-fn per_partition(
-    req: &ListOffsetsRequest,
-    mut f: impl FnMut(&str, &ListOffsetsRequestPartition) -> ListOffsetsResponsePartition,
-) -> ListOffsetsResponse {
-    ListOffsetsResponse {
-        topics: req
-            .topics
-            .iter()
-            .map(|t| ListOffsetsResponseTopic {
-                name: t.name.clone(),
-                partitions: t.partitions.iter().map(|p| f(&t.name, p)).collect(),
-                ..Default::default()
-            })
-            .collect(),
+/// A partition answered with `code` alone.
+fn failed(p: &ListOffsetsRequestPartition, code: ErrorCode) -> ListOffsetsResponsePartition {
+    ListOffsetsResponsePartition {
+        partition_index: p.partition_index,
+        error_code: code.code(),
         ..Default::default()
     }
 }

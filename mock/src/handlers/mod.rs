@@ -244,6 +244,42 @@ pub(crate) fn handle(
     )
 }
 
+/// Implements [`Handle`] for `$Req`, answered with `$Resp`: `handle`
+/// answers at once with `$handle` (given the request, the state and the
+/// call, by the names listed), and `error` with `$error` (given the
+/// request and the code).
+macro_rules! handle_with {
+    (
+        $Req:ident => $Resp:ident,
+        handle: |$req:ident, $state:ident, $call:ident| $handle:expr,
+        error: |$error_req:ident, $code:ident| $error:expr $(,)?
+    ) => {
+        impl $crate::handlers::Handle for $Req {
+            type Response = $Resp;
+
+            fn handle(
+                &self,
+                $state: &mut $crate::state::ClusterState,
+                $call: &$crate::handlers::Call,
+            ) -> $crate::handlers::Reply<$Resp> {
+                let $req = self;
+                $crate::handlers::Reply::Now($handle)
+            }
+
+            fn error(
+                &self,
+                _state: &$crate::state::ClusterState,
+                _call: &$crate::handlers::Call,
+                $code: kafka_proto::ErrorCode,
+            ) -> $Resp {
+                let $error_req = self;
+                $error
+            }
+        }
+    };
+}
+pub(crate) use handle_with;
+
 /// Implements [`Handle`] for a request answered item by item, in order
 /// (each group, topic or resource it names, `$Req.$items`), its answers
 /// being the response's `$Resp.$answers`: `handle` answers each `item`
@@ -259,16 +295,10 @@ macro_rules! answer_each {
         answer: |$req:ident, $state:ident, $call:ident, $item:ident| $answer:expr,
         failed: $failed:path $(,)?
     ) => {
-        impl $crate::handlers::Handle for $Req {
-            type Response = $Resp;
-
-            fn handle(
-                &self,
-                $state: &mut $crate::state::ClusterState,
-                $call: &$crate::handlers::Call,
-            ) -> $crate::handlers::Reply<$Resp> {
-                let $req = self;
-                let $answers = $req
+        $crate::handlers::handle_with! {
+            $Req => $Resp,
+            handle: |$req, $state, $call| $Resp {
+                $answers: $req
                     .$items
                     .iter()
                     .map(|$item| {
@@ -280,28 +310,56 @@ macro_rules! answer_each {
                         )?
                         $answer
                     })
-                    .collect();
-                $crate::handlers::Reply::Now($Resp {
-                    $answers,
-                    ..Default::default()
-                })
-            }
-
-            fn error(
-                &self,
-                _state: &$crate::state::ClusterState,
-                _call: &$crate::handlers::Call,
-                code: kafka_proto::ErrorCode,
-            ) -> $Resp {
-                $Resp {
-                    $answers: self.$items.iter().map(|item| $failed(item, code)).collect(),
-                    ..Default::default()
-                }
-            }
+                    .collect(),
+                ..Default::default()
+            },
+            error: |req, code| $Resp {
+                $answers: req.$items.iter().map(|item| $failed(item, code)).collect(),
+                ..Default::default()
+            },
         }
     };
 }
 pub(crate) use answer_each;
+
+/// Implements [`Handle`] for a request answered partition by partition:
+/// its `topics` each name a topic in `$name` and its partitions (of type
+/// `$ReqPartition`) in `$parts`, and the response's `topics` (of type
+/// `$RespTopic`) name the same topics in the same order, each with its
+/// answered `partitions` (of type `$RespPartition`). `handle` answers each
+/// partition `p` of `topic` with `answer` (given the request, the state
+/// and the call), and `error` answers each with `failed(p, code)`.
+macro_rules! answer_each_partition {
+    (
+        $Req:ident.topics[$name:ident].$parts:ident: $ReqPartition:ty
+            => $Resp:ident.topics[$RespTopic:ident].partitions: $RespPartition:ty,
+        answer: |$req:ident, $state:ident, $call:ident, $topic:ident, $p:ident| $answer:expr,
+        failed: $failed:path $(,)?
+    ) => {
+        /// The response with `answer` each partition asked for, by topic.
+        fn per_partition(
+            req: &$Req,
+            mut answer: impl FnMut(&str, &$ReqPartition) -> $RespPartition,
+        ) -> $Resp {
+            let topics = req.topics.iter().map(|t| $RespTopic {
+                $name: t.$name.clone(),
+                partitions: t.$parts.iter().map(|p| answer(&t.$name, p)).collect(),
+                ..Default::default()
+            });
+            $Resp {
+                topics: topics.collect(),
+                ..Default::default()
+            }
+        }
+
+        $crate::handlers::handle_with! {
+            $Req => $Resp,
+            handle: |$req, $state, $call| per_partition($req, |$topic, $p| $answer),
+            error: |req, code| per_partition(req, |_, p| $failed(p, code)),
+        }
+    };
+}
+pub(crate) use answer_each_partition;
 
 /// Defines, for an offset commit request (OffsetCommit, TxnOffsetCommit)
 /// whose topics are named by id from version `$by_id_from`:
