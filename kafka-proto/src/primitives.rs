@@ -718,32 +718,37 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Writes `v` with `put`, checks that it takes the `len` bytes predicted,
+    /// and reads it back with `read`, consuming every byte.
+    fn check_varint_round_trip<T: PartialEq + std::fmt::Debug + Copy>(
+        v: T,
+        put: fn(&mut Vec<u8>, T),
+        len: fn(T) -> usize,
+        read: fn(&mut Reader<'_>) -> Result<T, DecodeError>,
+    ) -> Result<(), TestCaseError> {
+        let mut b = Vec::new();
+        put(&mut b, v);
+        prop_assert_eq!(b.len(), len(v));
+        let mut r = Reader::new(&b);
+        prop_assert_eq!(read(&mut r).unwrap(), v);
+        prop_assert!(r.is_empty());
+        Ok(())
+    }
+
     proptest! {
         #[test]
         fn varint_round_trips(v in any::<i32>()) {
-            let mut b = Vec::new();
-            put_varint(&mut b, v);
-            prop_assert_eq!(b.len(), varint_len(v));
-            let mut r = Reader::new(&b);
-            prop_assert_eq!(r.varint("v").unwrap(), v);
-            prop_assert!(r.is_empty());
+            check_varint_round_trip(v, put_varint, varint_len, |r| r.varint("v"))?;
         }
 
         #[test]
         fn varlong_round_trips(v in any::<i64>()) {
-            let mut b = Vec::new();
-            put_varlong(&mut b, v);
-            prop_assert_eq!(b.len(), varlong_len(v));
-            let mut r = Reader::new(&b);
-            prop_assert_eq!(r.varlong("v").unwrap(), v);
+            check_varint_round_trip(v, put_varlong, varlong_len, |r| r.varlong("v"))?;
         }
 
         #[test]
         fn uvarint_round_trips(v in any::<u32>()) {
-            let mut b = Vec::new();
-            put_uvarint(&mut b, v);
-            prop_assert_eq!(b.len(), uvarint_len(v));
-            prop_assert_eq!(Reader::new(&b).uvarint("v").unwrap(), v);
+            check_varint_round_trip(v, put_uvarint, uvarint_len, |r| r.uvarint("v"))?;
         }
 
         #[test]
