@@ -84,8 +84,7 @@ fn empty_snapshots_are_pending_too_and_ids_must_increase() {
     assert_eq!(src.pending().cloned().collect::<Vec<_>>(), before);
     assert_eq!(src.current_ids(), ids(&["x"]).as_slice(), "nothing changed");
     // Also after everything was acknowledged.
-    src.notify_checkpoint_complete(2, recorder(&mut Vec::new()))
-        .unwrap();
+    notify(&mut src, 2, &mut Vec::new());
     assert!(src.snapshot_state(1).is_err());
     assert!(src.snapshot_state(3).is_ok());
 }
@@ -94,9 +93,7 @@ fn empty_snapshots_are_pending_too_and_ids_must_increase() {
 fn partial_acknowledgement_acks_only_checkpoints_up_to_the_notified_one() {
     let mut src = three_snapshots();
     let mut log = Vec::new();
-    let n = src
-        .notify_checkpoint_complete(2, recorder(&mut log))
-        .unwrap();
+    let n = notify(&mut src, 2, &mut log);
     assert_eq!(n, 2);
     // In order, and (as in Flink) with the notified checkpoint id.
     assert_eq!(log, vec![(2, ids(&["a", "b"])), (2, ids(&["c"]))]);
@@ -113,11 +110,7 @@ fn partial_acknowledgement_acks_only_checkpoints_up_to_the_notified_one() {
 fn notifying_the_first_checkpoint_acks_only_it() {
     let mut src = three_snapshots();
     let mut log = Vec::new();
-    assert_eq!(
-        src.notify_checkpoint_complete(1, recorder(&mut log))
-            .unwrap(),
-        1
-    );
+    assert_eq!(notify(&mut src, 1, &mut log), 1);
     assert_eq!(log, vec![(1, ids(&["a", "b"]))]);
     assert_eq!(src.pending().len(), 2);
 }
@@ -126,23 +119,11 @@ fn notifying_the_first_checkpoint_acks_only_it() {
 fn subsumed_and_out_of_order_notifications_are_no_ops() {
     let mut src = three_snapshots();
     let mut log = Vec::new();
-    assert_eq!(
-        src.notify_checkpoint_complete(3, recorder(&mut log))
-            .unwrap(),
-        3
-    );
+    assert_eq!(notify(&mut src, 3, &mut log), 3);
     assert_eq!(log.len(), 3);
     // notify(2) after notify(3): already subsumed, nothing happens.
-    assert_eq!(
-        src.notify_checkpoint_complete(2, recorder(&mut log))
-            .unwrap(),
-        0
-    );
-    assert_eq!(
-        src.notify_checkpoint_complete(3, recorder(&mut log))
-            .unwrap(),
-        0
-    );
+    assert_eq!(notify(&mut src, 2, &mut log), 0);
+    assert_eq!(notify(&mut src, 3, &mut log), 0);
     assert_eq!(log.len(), 3);
     assert_eq!(src.unacknowledged_len(), 0);
 }
@@ -156,17 +137,9 @@ fn notification_between_pending_ids_stops_at_the_first_larger_one() {
     src.snapshot_state(7).unwrap();
     let mut log = Vec::new();
     // An id that was never snapshotted here (e.g. 5) completes 3 only.
-    assert_eq!(
-        src.notify_checkpoint_complete(5, recorder(&mut log))
-            .unwrap(),
-        1
-    );
+    assert_eq!(notify(&mut src, 5, &mut log), 1);
     assert_eq!(log, vec![(5, ids(&["a"]))]);
-    assert_eq!(
-        src.notify_checkpoint_complete(1, recorder(&mut log))
-            .unwrap(),
-        0
-    );
+    assert_eq!(notify(&mut src, 1, &mut log), 0);
     assert_eq!(src.pending().next().unwrap().checkpoint_id, 7);
 }
 
@@ -195,11 +168,7 @@ fn acknowledgement_failure_surfaces_and_keeps_the_failing_checkpoint() {
     assert!(!src.add_id(s("d")));
     // The next notification retries them.
     let mut log = Vec::new();
-    assert_eq!(
-        src.notify_checkpoint_complete(3, recorder(&mut log))
-            .unwrap(),
-        2
-    );
+    assert_eq!(notify(&mut src, 3, &mut log), 2);
     assert_eq!(log, vec![(3, ids(&["c"])), (3, ids(&["d"]))]);
 }
 
@@ -229,9 +198,7 @@ fn restore_rebuilds_pending_and_the_dedup_set() {
     assert!(restored.snapshot_state(2).is_err());
     // Acknowledging the restored checkpoints releases their ids.
     let mut log = Vec::new();
-    restored
-        .notify_checkpoint_complete(2, recorder(&mut log))
-        .unwrap();
+    notify(&mut restored, 2, &mut log);
     assert_eq!(log, vec![(2, ids(&["a", "b"])), (2, ids(&["c"]))]);
     assert!(restored.add_id(s("b")));
 }
@@ -255,16 +222,21 @@ fn duplicate_recorded_in_a_later_group_stays_deduplicated_until_that_group_is_ac
     live.snapshot_state(1).unwrap();
     assert!(!live.add_id(s("a"))); // duplicate, recorded in group 2
     let state = live.snapshot_state(2).unwrap();
-    live.notify_checkpoint_complete(1, recorder(&mut Vec::new()))
-        .unwrap();
+    notify(&mut live, 1, &mut Vec::new());
     // Flink's removeAll would forget "a" here; it is still held by group 2.
     assert!(live.contains(&s("a")));
     // A source restored from the same state agrees.
     let restored = Src::restore(&state).unwrap();
     assert!(restored.contains(&s("a")));
-    live.notify_checkpoint_complete(2, recorder(&mut Vec::new()))
-        .unwrap();
+    notify(&mut live, 2, &mut Vec::new());
     assert!(!live.contains(&s("a")));
+}
+
+/// Notifies `src` that `checkpoint_id` completed, recording every
+/// acknowledgement in `log`; returns how many checkpoints it completed.
+fn notify(src: &mut Src, checkpoint_id: u64, log: &mut Vec<(u64, Vec<String>)>) -> usize {
+    src.notify_checkpoint_complete(checkpoint_id, recorder(log))
+        .unwrap()
 }
 
 fn fixture() -> Vec<u8> {
@@ -391,6 +363,27 @@ fn deliver(src: &mut Multi, id: &str, tag: u64) -> bool {
     new
 }
 
+/// Notifies `src` that `checkpoint_id` completed, recording each session-id
+/// group it acknowledges in `groups`; returns how many checkpoints it
+/// completed.
+fn notify_groups(src: &mut Multi, checkpoint_id: u64, groups: &mut Vec<Vec<u64>>) -> usize {
+    src.notify_checkpoint_complete(checkpoint_id, |tags: &[u64]| {
+        groups.push(tags.to_vec());
+        Ok::<(), Infallible>(())
+    })
+    .unwrap()
+}
+
+/// A source that delivered "a" (tag 1), snapshotted checkpoint 1, then
+/// delivered "b" (tag 2).
+fn a_in_checkpoint_1_then_b() -> Multi {
+    let mut src = Multi::new();
+    deliver(&mut src, "a", 1);
+    src.snapshot_state(1).unwrap();
+    deliver(&mut src, "b", 2);
+    src
+}
+
 #[test]
 fn session_ids_are_grouped_per_snapshot_and_acked_on_completion() {
     let mut src = Multi::new();
@@ -404,12 +397,7 @@ fn session_ids_are_grouped_per_snapshot_and_acked_on_completion() {
     deliver(&mut src, "d", 5);
 
     let mut acked: Vec<Vec<u64>> = Vec::new();
-    let n = src
-        .notify_checkpoint_complete(2, |tags: &[u64]| {
-            acked.push(tags.to_vec());
-            Ok::<(), Infallible>(())
-        })
-        .unwrap();
+    let n = notify_groups(&mut src, 2, &mut acked);
     assert_eq!(n, 2);
     // One call per snapshot group, empty ones included (Flink commits a
     // transaction for each).
@@ -429,10 +417,7 @@ fn session_ids_are_grouped_per_snapshot_and_acked_on_completion() {
 
 #[test]
 fn session_ack_failure_keeps_the_failing_group_and_its_unique_ids() {
-    let mut src = Multi::new();
-    deliver(&mut src, "a", 1);
-    src.snapshot_state(1).unwrap();
-    deliver(&mut src, "b", 2);
+    let mut src = a_in_checkpoint_1_then_b();
     src.snapshot_state(2).unwrap();
     let mut seen = Vec::new();
     let err = src
@@ -458,11 +443,7 @@ fn session_ack_failure_keeps_the_failing_group_and_its_unique_ids() {
     assert!(src.base().contains(&s("a")));
     // Retry.
     let mut retried = Vec::new();
-    src.notify_checkpoint_complete(2, |tags: &[u64]| {
-        retried.push(tags.to_vec());
-        Ok::<(), Infallible>(())
-    })
-    .unwrap();
+    notify_groups(&mut src, 2, &mut retried);
     assert_eq!(retried, vec![vec![2]]);
     assert_eq!(src.base().pending().len(), 0);
 }
@@ -482,12 +463,7 @@ fn restore_starts_a_new_session_without_old_session_ids() {
     assert!(deliver(&mut restored, "b", 2));
     restored.snapshot_state(2).unwrap();
     let mut acked = Vec::new();
-    restored
-        .notify_checkpoint_complete(2, |tags: &[u64]| {
-            acked.push(tags.to_vec());
-            Ok::<(), Infallible>(())
-        })
-        .unwrap();
+    notify_groups(&mut restored, 2, &mut acked);
     // Checkpoint 1 (restored) has no session ids left; checkpoint 2's tags
     // are acknowledged.
     assert_eq!(acked, vec![vec![2]]);
@@ -496,22 +472,14 @@ fn restore_starts_a_new_session_without_old_session_ids() {
 
 #[test]
 fn discarding_session_ids_keeps_unique_ids() {
-    let mut src = Multi::new();
-    deliver(&mut src, "a", 1);
-    src.snapshot_state(1).unwrap();
-    deliver(&mut src, "b", 2);
+    let mut src = a_in_checkpoint_1_then_b();
     assert_eq!(src.discard_session_ids(), 2);
     assert!(src.base().contains(&s("a")) && src.base().contains(&s("b")));
     assert_eq!(src.pending_session_ids().len(), 0);
     src.snapshot_state(2).unwrap();
     // Only checkpoint 2's (empty) group is left to acknowledge.
     let mut groups = Vec::new();
-    let n = src
-        .notify_checkpoint_complete(2, |tags: &[u64]| {
-            groups.push(tags.to_vec());
-            Ok::<(), Infallible>(())
-        })
-        .unwrap();
+    let n = notify_groups(&mut src, 2, &mut groups);
     assert_eq!(n, 2);
     assert_eq!(groups, vec![Vec::<u64>::new()]);
 }
