@@ -69,6 +69,32 @@ fn check_member(state: &ClusterState, g: &OffsetFetchRequestGroup) -> Result<(),
     }
 }
 
+/// The topics and partitions a v0-7 request asks for (`None`: every
+/// committed one).
+fn asked_up_to_v7(req: &OffsetFetchRequest) -> Option<Vec<(String, Vec<i32>)>> {
+    req.topics.as_ref().map(|ts| {
+        ts.iter()
+            .map(|t| (t.name.clone(), t.partition_indexes.clone()))
+            .collect()
+    })
+}
+
+/// A v0-7 response's topics: each partition of `topics` answered by
+/// `answer` (given the topic's name).
+fn topics_up_to_v7(
+    topics: Vec<(String, Vec<i32>)>,
+    mut answer: impl FnMut(&str, i32) -> OffsetFetchResponsePartition,
+) -> Vec<OffsetFetchResponseTopic> {
+    topics
+        .into_iter()
+        .map(|(name, parts)| OffsetFetchResponseTopic {
+            partitions: parts.iter().map(|p| answer(&name, *p)).collect(),
+            name,
+            ..Default::default()
+        })
+        .collect()
+}
+
 /// A group of a v8+ request answered with `code` alone.
 fn failed_group(group_id: &str, code: ErrorCode) -> OffsetFetchResponseGroup {
     OffsetFetchResponseGroup {
@@ -89,33 +115,19 @@ impl Handle for OffsetFetchRequest {
             {
                 return Reply::Now(self.error(state, call, code));
             }
-            let asked = self.topics.as_ref().map(|ts| {
-                ts.iter()
-                    .map(|t| (t.name.clone(), t.partition_indexes.clone()))
-                    .collect()
-            });
-            let topics = wanted(state, &self.group_id, asked)
-                .into_iter()
-                .map(|(name, parts)| OffsetFetchResponseTopic {
-                    partitions: parts
-                        .iter()
-                        .map(|p| {
-                            let (offset, epoch, metadata, code) =
-                                lookup(state, &self.group_id, &name, *p, stable);
-                            OffsetFetchResponsePartition {
-                                partition_index: *p,
-                                committed_offset: offset,
-                                committed_leader_epoch: if call.version >= 5 { epoch } else { -1 },
-                                metadata,
-                                error_code: code.code(),
-                                ..Default::default()
-                            }
-                        })
-                        .collect(),
-                    name,
+            let partitions = wanted(state, &self.group_id, asked_up_to_v7(self));
+            let topics = topics_up_to_v7(partitions, |name, p| {
+                let (offset, epoch, metadata, code) =
+                    lookup(state, &self.group_id, name, p, stable);
+                OffsetFetchResponsePartition {
+                    partition_index: p,
+                    committed_offset: offset,
+                    committed_leader_epoch: if call.version >= 5 { epoch } else { -1 },
+                    metadata,
+                    error_code: code.code(),
                     ..Default::default()
-                })
-                .collect();
+                }
+            });
             return Reply::Now(OffsetFetchResponse {
                 topics,
                 ..Default::default()
@@ -189,25 +201,14 @@ impl Handle for OffsetFetchRequest {
         if call.version <= 7 {
             return OffsetFetchResponse {
                 error_code: if call.version >= 2 { code.code() } else { 0 },
-                topics: self
-                    .topics
-                    .iter()
-                    .flatten()
-                    .map(|t| OffsetFetchResponseTopic {
-                        name: t.name.clone(),
-                        partitions: t
-                            .partition_indexes
-                            .iter()
-                            .map(|p| OffsetFetchResponsePartition {
-                                partition_index: *p,
-                                committed_offset: -1,
-                                error_code: code.code(),
-                                ..Default::default()
-                            })
-                            .collect(),
+                topics: topics_up_to_v7(asked_up_to_v7(self).unwrap_or_default(), |_, p| {
+                    OffsetFetchResponsePartition {
+                        partition_index: p,
+                        committed_offset: -1,
+                        error_code: code.code(),
                         ..Default::default()
-                    })
-                    .collect(),
+                    }
+                }),
                 ..Default::default()
             };
         }
