@@ -3,6 +3,9 @@
 //! implements [`Handle`] for its request type: `handle` (the broker's
 //! answer, changing the cluster state) and `error` (the answer carrying
 //! one error code everywhere, for injected faults, changing nothing).
+//! A request answered item by item (each group, topic or resource it
+//! names) implements it through [`answer_each!`], one answered partition
+//! by partition through [`answer_each_partition!`].
 //!
 //! An API the mock does not implement is not advertised in ApiVersions;
 //! a request for it, for a version outside the advertised range, or that
