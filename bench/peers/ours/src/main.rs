@@ -465,6 +465,7 @@ async fn run(w: &Workload) -> Result<(f64, Vec<Duration>), Error> {
     // The connections the topic's partitions take (partition p the
     // connection p mod connections.per.broker; compare.sh's topics have 6).
     let connections = c.connections_per_broker;
+    let in_flight = c.max_in_flight;
     let warm = || ProducerRecord::new(w.topic.as_str()).value(Bytes::from_static(b"w"));
     // Metadata and the producer id before the clock starts.
     match w.txn_every {
@@ -472,7 +473,7 @@ async fn run(w: &Workload) -> Result<(f64, Vec<Duration>), Error> {
             let p = Producer::connect(c).await?;
             p.send(warm()).await?;
             let r = timed(w, |r| p.send(r), None).await?;
-            wire_stats(&p.metrics(), r.0, connections);
+            wire_stats(&p.metrics(), r.0, connections, in_flight);
             p.close(Duration::from_secs(60)).await?;
             Ok(r)
         }
@@ -483,7 +484,7 @@ async fn run(w: &Workload) -> Result<(f64, Vec<Duration>), Error> {
             p.send(warm()).await?;
             p.commit_transaction().await?;
             let r = timed(w, |r| p.send(r), Some((&p, every))).await?;
-            wire_stats(&p.metrics(), r.0, connections);
+            wire_stats(&p.metrics(), r.0, connections, in_flight);
             p.close(Duration::from_secs(60)).await?;
             Ok(r)
         }
@@ -510,15 +511,20 @@ fn commit_stats(flushes: &[Duration], commits: &[Duration]) {
 
 /// Prints (to stderr) what the Produce requests of the run carried and how
 /// long their round trips took, and the throughput those allow: with
-/// `max.in.flight.requests.per.connection` requests of `bytes_per_request`
+/// `in_flight` (`max.in.flight.requests.per.connection`) requests of `bytes_per_request`
 /// outstanding per round trip on each of `connections` connections, at most
 /// `connections * in_flight * bytes_per_request / round_trip` bytes per
 /// second reach one broker.
-fn wire_stats(m: &kafka_eos::producer::metrics::MetricsSnapshot, secs: f64, connections: usize) {
+fn wire_stats(
+    m: &kafka_eos::producer::metrics::MetricsSnapshot,
+    secs: f64,
+    connections: usize,
+    in_flight: usize,
+) {
     let requests = m.requests.max(1) as f64;
     let bytes_per_request = m.bytes_sent as f64 / requests;
     let rtt = m.request_latency_avg_us as f64 / 1e6;
-    let slots = 5.0 * connections as f64;
+    let slots = (in_flight * connections) as f64;
     let bound = if rtt > 0.0 {
         slots * bytes_per_request / rtt
     } else {
@@ -526,7 +532,7 @@ fn wire_stats(m: &kafka_eos::producer::metrics::MetricsSnapshot, secs: f64, conn
     };
     eprintln!(
         "bench-ours wire: {} requests, {:.1} batches and {:.0} B each, round trip avg {} us \
-         max {} us; {connections} connection(s) x 5 in flight allow {:.1} MB/s; moved {:.1} MB/s; \
+         max {} us; {connections} connection(s) x {in_flight} in flight allow {:.1} MB/s; moved {:.1} MB/s; \
          {} batch retries, errors by code {:?}",
         m.requests,
         m.batches_sent as f64 / requests,
