@@ -1179,7 +1179,19 @@ impl Sender {
         if let Some(idem) = self.idem.as_mut() {
             let counts: Vec<(BatchId, i32)> = parts.iter().map(|p| (p.id, p.records)).collect();
             if idem.split(&b.tp, b.id, &counts).is_none() {
-                tracing::warn!(tp = %b.tp, "a batch refused as too large is not in flight: not split");
+                let in_flight: Vec<_> = idem
+                    .partition(&b.tp)
+                    .map(|p| p.inflight().collect())
+                    .unwrap_or_default();
+                tracing::warn!(
+                    tp = %b.tp,
+                    batch = b.id,
+                    sequence = ?b.sequence,
+                    records = b.records,
+                    attempts = b.attempts,
+                    ?in_flight,
+                    "a batch refused as too large is not in flight: not split"
+                );
                 return false;
             }
         }
