@@ -366,8 +366,9 @@ impl Batch {
     /// in record order, ids from `next_id`: each holds at most `max_part`
     /// bytes of records, and at most half of this batch's (so that
     /// splitting again always makes smaller batches); a record larger than
-    /// that gets a batch of its own. The parts are not encoded yet; each
-    /// keeps this batch's creation time, root and place. Reserved memory
+    /// that gets a batch of its own. The parts are not encoded yet, and
+    /// closed: they take no new records. Each keeps this batch's creation
+    /// time, root and place. Reserved memory
     /// is not distributed here ([`Batch::memory`] of every part is 0), and
     /// this batch's completion is left alone: [`Batch::hand_over`] points
     /// it at the parts.
@@ -430,7 +431,9 @@ impl Batch {
                     body: None,
                     compression: self.compression,
                     compression_level: self.compression_level,
-                    closed: false,
+                    // Its records and sequence range are fixed: back in the
+                    // partition's queue, it must take no new records.
+                    closed: true,
                     limit: self.limit,
                     ratio: self.ratio.clone(),
                     hooks_memo: self.hooks_memo,

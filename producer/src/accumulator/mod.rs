@@ -902,6 +902,48 @@ mod tests {
         );
     }
 
+    /// Invariant: the parts of a split batch take no new records. Their
+    /// sequences were fixed when the batch was split, so a record appended
+    /// to a part back at the end of its partition's queue would be written
+    /// under a sequence range that does not count it (and a part refused
+    /// again could no longer be split). A new record opens a new batch.
+    #[test]
+    fn the_parts_of_a_split_batch_take_no_new_records() {
+        let a = growing(1000, 8000, 1 << 20, 1 << 20, Compression::None);
+        set_waiting(&a, 0, true);
+        let now = Instant::now();
+        let record = |i: i64| {
+            ProducerRecord::new("t")
+                .partition(0)
+                .value(format!("{i:06}"))
+        };
+        for i in 0..200 {
+            a.append(record(i), 1000 + i, now).unwrap();
+        }
+        let mut b = a.lock().topics.get_mut("t").unwrap().partitions[0]
+            .pop_front()
+            .unwrap();
+        b.close_and_encode(None, false).unwrap();
+        let next = std::sync::atomic::AtomicU64::new(1000);
+        let mut parts = b
+            .split(1000 - BATCH_HEADER_LEN, || {
+                next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            })
+            .unwrap();
+        assert!(b.hand_over(&parts));
+        a.adopt_split(&b, &mut parts);
+        let counts: Vec<i32> = parts.iter().map(|p| p.records).collect();
+        // Back in the queue, as the sender puts them, with nothing behind.
+        a.lock().topics.get_mut("t").unwrap().partitions[0].extend(parts);
+        a.append(record(200), 1200, now).unwrap();
+        let g = a.lock();
+        let queue = &g.topics["t"].partitions[0];
+        assert_eq!(queue.len(), counts.len() + 1, "a new batch for the record");
+        let after: Vec<i32> = queue.iter().take(counts.len()).map(|p| p.records).collect();
+        assert_eq!(after, counts);
+        assert_eq!(queue.back().unwrap().records, 1);
+    }
+
     /// Invariant: a batch split after a MESSAGE_TOO_LARGE refusal keeps
     /// every record once, in order, in parts of at most the target size
     /// (and at most half the batch), and each record's result is its part's
