@@ -540,6 +540,23 @@ async fn a_timeout_of_each_coordinator_rpc_retries_the_same_request() {
     p.close(Duration::from_secs(5)).await.unwrap();
 }
 
+/// Calls a timed-out operation again until it completes (at most 9 more
+/// times): each call waits at most `max.block.ms`; any other error fails.
+async fn until_complete<F, Fut>(mut call: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), TransactionError>>,
+{
+    for _ in 1..10 {
+        match call().await {
+            Ok(()) => return,
+            Err(TransactionError::Timeout { .. }) => {}
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    call().await.unwrap();
+}
+
 /// TV2: `init_transactions` and `commit_transaction` bounded by
 /// `max.block.ms` return `Timeout`; the operation stays pending (other
 /// operations are refused) and calling it again completes it, with the same
@@ -565,15 +582,7 @@ async fn timed_out_calls_complete_when_repeated() {
     assert_eq!(p.state(), State::Initializing);
     // Each held InitProducerId waits out the request timeout: on a loaded
     // machine the second call's `max.block.ms` can run out too.
-    let mut attempts = 1;
-    loop {
-        attempts += 1;
-        match p.init_transactions().await {
-            Ok(()) => break,
-            Err(TransactionError::Timeout { .. }) if attempts < 10 => {}
-            Err(e) => panic!("{e:?}"),
-        }
-    }
+    until_complete(|| p.init_transactions()).await;
     assert_eq!(p.state(), State::Ready);
 
     broker.inject(ApiKey::EndTxn, &[Fault::Hold, Fault::Hold]);
@@ -594,15 +603,7 @@ async fn timed_out_calls_complete_when_repeated() {
     // Pending transition: nothing else is accepted.
     assert!(p.begin_transaction().is_err());
     assert!(p.abort_transaction().await.is_err());
-    let mut attempts = 1;
-    loop {
-        attempts += 1;
-        match p.commit_transaction().await {
-            Ok(()) => break,
-            Err(TransactionError::Timeout { .. }) if attempts < 10 => {}
-            Err(e) => panic!("{e:?}"),
-        }
-    }
+    until_complete(|| p.commit_transaction()).await;
     assert_eq!(p.state(), State::Ready);
     assert_eq!(p.producer_id_and_epoch().epoch, 1, "adopted from EndTxn v5");
     assert_eq!(
