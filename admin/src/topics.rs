@@ -322,9 +322,13 @@ pub(super) async fn controller_connection(
 /// once, each later one after the retry backoff (or the longest throttle
 /// the broker asked for since, if longer), none past the deadline.
 pub(super) struct ControllerAttempts {
+    /// No attempt starts after this.
     deadline: Instant,
+    /// The pause before each later attempt (`retry.backoff.ms` growing).
     backoff: ExponentialBackoff,
+    /// Attempts started so far.
     made: u32,
+    /// The longest throttle the broker asked for since the last attempt.
     wait_at_least: Duration,
 }
 
