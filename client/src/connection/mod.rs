@@ -127,6 +127,9 @@ struct Pending {
     /// (its future dropped) leaves the entry here: a later request that
     /// finds it overdue knows the connection stopped answering.
     deadline: tokio::time::Instant,
+    /// When the request was written; `None` once held (its round trip
+    /// then includes the hold, not only the broker's time).
+    written: Option<Instant>,
 }
 
 #[derive(Debug, Default)]
@@ -140,14 +143,17 @@ struct State {
     /// While re-authenticating: the ordinary requests submitted meanwhile,
     /// in order, written once the SASL exchange is done.
     held: Option<Vec<WriteItem>>,
-    /// When the SASL session ends (KIP-368), if the broker set a lifetime.
-    session_expiry: Option<Instant>,
-    /// The last moment of the session at which an ordinary request is
-    /// written; a later one is held until the re-authentication is done,
-    /// even if the re-authenticator has not woken yet (a busy runtime),
-    /// because the broker closes the connection on a request that
-    /// arrives after the session ended.
-    write_deadline: Option<Instant>,
+    /// The SASL session (KIP-368), if the broker set a lifetime. Past its
+    /// write deadline an ordinary request is held until the
+    /// re-authentication is done, even if the re-authenticator has not
+    /// woken yet (a busy runtime), because the broker closes the
+    /// connection on a request that arrives after the session ended.
+    session: Option<reauth::Session>,
+    /// The slowest round trip of a request written at once (not held) in
+    /// this session, and half the slowest of the one before: how late the
+    /// broker may read a request written now, which widens the hold
+    /// margin.
+    slowest_round_trip: Duration,
 }
 
 #[derive(Debug)]
@@ -164,6 +170,9 @@ struct Shared {
     next_sasl_id: AtomicI32,
     /// Successful re-authentications.
     reauthentications: AtomicU64,
+    /// Wakes the re-authenticator when a request is held past the
+    /// session's write deadline before its planned time.
+    reauth_due: tokio::sync::Notify,
 }
 
 impl Shared {
@@ -208,10 +217,14 @@ impl Shared {
     /// past the session's write deadline. The decision and the write
     /// happen under the state lock, so no request can slip between SASL
     /// frames.
+    ///
+    /// A held request's round trip (`correlation_id`) does not count
+    /// towards the connection's slowest one.
     fn submit(
         &self,
         item: WriteItem,
         api: Option<(ApiKey, i16)>,
+        correlation_id: Option<i32>,
         sasl: bool,
     ) -> Result<(), ConnError> {
         let result = if sasl {
@@ -219,19 +232,30 @@ impl Shared {
         } else {
             let mut st = self.lock();
             let st = &mut *st;
-            match &mut st.held {
+            let past_deadline = st.held.is_none()
+                && st.session.is_some_and(|session| {
+                    Instant::now() >= session.write_deadline(st.slowest_round_trip)
+                });
+            let unheld = match &mut st.held {
                 Some(held) => {
                     held.push(item);
-                    Ok(())
+                    None
                 }
-                None if st
-                    .write_deadline
-                    .is_some_and(|deadline| Instant::now() >= deadline) =>
-                {
+                None if past_deadline => {
                     st.held = Some(vec![item]);
+                    self.reauth_due.notify_one();
+                    None
+                }
+                None => Some(item),
+            };
+            match unheld {
+                Some(item) => self.writer.submit(item),
+                None => {
+                    if let Some(pending) = correlation_id.and_then(|id| st.pending.get_mut(&id)) {
+                        pending.written = None;
+                    }
                     Ok(())
                 }
-                None => self.writer.submit(item),
             }
         };
         match result {
@@ -318,6 +342,7 @@ impl Shared {
                     api: R::API_KEY,
                     version,
                     deadline: now + timeout,
+                    written: Some(Instant::now()),
                 },
             );
         }
@@ -327,6 +352,7 @@ impl Shared {
                 written: None,
             },
             None,
+            Some(correlation_id),
             sasl,
         ) {
             self.lock().pending.remove(&correlation_id);
@@ -420,6 +446,7 @@ impl Io {
             client_id,
             next_sasl_id: AtomicI32::new(0),
             reauthentications: AtomicU64::new(0),
+            reauth_due: tokio::sync::Notify::new(),
         });
         let r = tokio::spawn(read_loop(rd, shared.clone(), max_frame_size));
         let w = tokio::spawn(write_loop(writer, shared.clone()));
@@ -448,7 +475,7 @@ impl Io {
 
     /// Writes `item` as an ordinary request (held while re-authenticating).
     fn submit(&self, item: WriteItem, api: Option<(ApiKey, i16)>) -> Result<(), ConnError> {
-        self.shared.submit(item, api, false)
+        self.shared.submit(item, api, None, false)
     }
 
     /// Sends one ordinary request frame and waits for the response frame body.
@@ -504,7 +531,14 @@ async fn read_loop<R: AsyncRead + Unpin>(mut rd: R, shared: Arc<Shared>, max_fra
 
 fn dispatch(shared: &Shared, frame: Bytes) -> Result<(), String> {
     let id = peek_correlation_id(&frame).map_err(|e| format!("invalid response header: {e}"))?;
-    let pending = shared.lock().pending.remove(&id);
+    let pending = {
+        let mut st = shared.lock();
+        let pending = st.pending.remove(&id);
+        if let Some(written) = pending.as_ref().and_then(|p| p.written) {
+            st.slowest_round_trip = st.slowest_round_trip.max(written.elapsed());
+        }
+        pending
+    };
     match pending {
         Some(p) => {
             // The caller may have gone away (cancelled); that is fine.
@@ -672,7 +706,7 @@ impl Connection {
     /// connection re-authenticates before then (and the broker closes it
     /// at that time if it did not).
     pub fn session_expiry(&self) -> Option<Instant> {
-        self.io.shared.lock().session_expiry
+        self.io.shared.lock().session.map(|s| s.expiry())
     }
 
     /// How many times this connection has re-authenticated (KIP-368).

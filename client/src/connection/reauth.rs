@@ -2,8 +2,9 @@
 //! before the session the broker granted ends.
 //!
 //! A re-authentication runs between requests on the live connection:
-//! 1. at 85–95 % of the session lifetime (Java's `ReauthInfo`), and at
-//!    least a second before it ends ([`hold_margin`]), the
+//! 1. at 85–95 % of the session lifetime (Java's `ReauthInfo`), but no
+//!    later than the hold margin before it ends ([`hold_margin`]: at least
+//!    a second, and twice the slowest recent round trip), the
 //!    re-authenticator task takes a token first (OAUTHBEARER), so that an
 //!    identity provider's hiccup never stalls the connection;
 //! 2. it then holds ordinary requests (they queue, in order, without
@@ -20,7 +21,9 @@
 //! session ended, but still takes the SaslHandshake that begins a
 //! re-authentication. The broker reads a connection's requests one at a
 //! time, so a request written before that point can wait behind the ones
-//! in flight; the margin gives them time to be read.
+//! in flight; the margin gives them time to be read, and grows with the
+//! round trips the connection sees. The first request held wakes the
+//! re-authenticator if it is not due yet.
 //!
 //! A refused re-authentication closes the connection (the broker closes it
 //! too). A token that cannot be had is asked for again each second until
@@ -58,41 +61,94 @@ const TOKEN_RETRY: Duration = Duration::from_secs(1);
 /// held (at most a third of a short session; see [`hold_margin`]).
 const LEAST_HOLD_MARGIN: Duration = Duration::from_secs(1);
 
+/// The earliest re-authentication after a session began: a margin over the
+/// broker's one second (its clock starts when the handshake arrives).
+const EARLIEST_REAUTH: Duration = MIN_REAUTH_INTERVAL.saturating_add(Duration::from_millis(100));
+
 /// How long before the end of a session of `lifetime` no ordinary request
-/// is written: Java's 5 % (its latest re-authentication point), but at
-/// least [`LEAST_HOLD_MARGIN`] (at most a third of the lifetime). A share
-/// alone is too little on short sessions: the requests written just before
-/// the hold wait at the broker behind the others in flight, and a broker
-/// slow to answer (a loaded machine, a collection pause) reads them after
-/// the session ended and closes the connection.
-pub(crate) fn hold_margin(lifetime: Duration) -> Duration {
-    (lifetime / 20).max(LEAST_HOLD_MARGIN.min(lifetime / 3))
+/// is written, on a connection whose slowest recent round trip was
+/// `slowest_round_trip`:
+/// 1. Java's 5 % (its latest re-authentication point), but at least
+///    [`LEAST_HOLD_MARGIN`] (at most a third of the lifetime): a share
+///    alone is too little on short sessions;
+/// 2. at least twice the slowest recent round trip: a request written just
+///    before the hold waits at the broker behind the others in flight, and
+///    a broker slow to answer (a loaded machine, a collection pause) reads
+///    it late; if it reads it after the session ended, it closes the
+///    connection;
+/// 3. never so much that the re-authentication would come sooner than
+///    [`EARLIEST_REAUTH`] after the session began (the broker refuses it).
+pub(crate) fn hold_margin(lifetime: Duration, slowest_round_trip: Duration) -> Duration {
+    let margin = (lifetime / 20).max(LEAST_HOLD_MARGIN.min(lifetime / 3));
+    let latency = slowest_round_trip
+        .saturating_mul(2)
+        .min(lifetime.saturating_sub(EARLIEST_REAUTH));
+    margin.max(latency)
 }
 
 /// When to re-authenticate a session of `lifetime` that began at
 /// `authenticated`: at `0.85 + 0.10 × random` of it (Java's rule), no
 /// later than [`hold_margin`] before it ends, and at least
-/// [`MIN_REAUTH_INTERVAL`] after it began.
-pub(crate) fn reauth_at(authenticated: Instant, lifetime: Duration, random: f64) -> Instant {
+/// [`EARLIEST_REAUTH`] after it began.
+pub(crate) fn reauth_at(
+    authenticated: Instant,
+    lifetime: Duration,
+    slowest_round_trip: Duration,
+    random: f64,
+) -> Instant {
     let share = 0.85 + 0.10 * random.clamp(0.0, 1.0);
-    let latest = lifetime - hold_margin(lifetime);
-    // A margin over the broker's one second: its clock starts when the
-    // handshake arrives.
-    let least = (MIN_REAUTH_INTERVAL + Duration::from_millis(100)).min(lifetime);
-    authenticated + lifetime.mul_f64(share).min(latest).max(least)
+    let latest = lifetime - hold_margin(lifetime, slowest_round_trip);
+    authenticated
+        + lifetime
+            .mul_f64(share)
+            .min(latest)
+            .max(EARLIEST_REAUTH.min(lifetime))
+}
+
+/// A SASL session the broker granted (KIP-368).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Session {
+    /// When the exchange's last SaslAuthenticate was sent: no later than
+    /// the broker's start of the session (when it read that request).
+    authenticated: Instant,
+    /// How long the broker lets it last.
+    lifetime: Duration,
+}
+
+impl Session {
+    /// When the broker ends the session.
+    pub(super) fn expiry(&self) -> Instant {
+        self.authenticated + self.lifetime
+    }
+
+    /// The last moment at which an ordinary request is written on a
+    /// connection whose slowest recent round trip was `slowest_round_trip`.
+    pub(super) fn write_deadline(&self, slowest_round_trip: Duration) -> Instant {
+        self.expiry() - hold_margin(self.lifetime, slowest_round_trip)
+    }
+
+    /// When to re-authenticate (see [`reauth_at`]).
+    fn reauth_at(&self, slowest_round_trip: Duration, random: f64) -> Instant {
+        reauth_at(
+            self.authenticated,
+            self.lifetime,
+            slowest_round_trip,
+            random,
+        )
+    }
 }
 
 impl super::State {
-    /// Records a session of `lifetime` that began at `authenticated`.
-    fn start_session(&mut self, authenticated: Instant, lifetime: Duration) {
-        self.session_expiry = Some(authenticated + lifetime);
-        self.write_deadline = Some(authenticated + lifetime - hold_margin(lifetime));
+    /// Records a new session; the round trips of the session before count
+    /// half.
+    fn start_session(&mut self, session: Session) {
+        self.session = Some(session);
+        self.slowest_round_trip /= 2;
     }
 
     /// Records a session without an end (the broker set no lifetime).
     fn end_session(&mut self) {
-        self.session_expiry = None;
-        self.write_deadline = None;
+        self.session = None;
     }
 }
 
@@ -105,18 +161,16 @@ pub(super) async fn login(
     timeout: Duration,
 ) -> Result<(), ConnError> {
     let token = credentials(shared, sasl).await?;
-    let started = Instant::now();
-    let lifetime = authenticate(shared, versions, sasl, token.as_ref(), timeout).await?;
-    if lifetime > 0 {
-        let lifetime = Duration::from_millis(lifetime as u64);
-        shared.lock().start_session(started, lifetime);
+    let granted = authenticate(shared, versions, sasl, token.as_ref(), timeout).await?;
+    if let Some(session) = granted.session {
+        shared.lock().start_session(session);
         let task = tokio::spawn(reauth_loop(
             shared.clone(),
             versions.clone(),
             sasl.clone(),
             timeout,
-            started,
-            lifetime,
+            session,
+            granted.answered,
         ));
         let mut st = shared.lock();
         if st.closed.is_some() {
@@ -149,20 +203,36 @@ async fn credentials(shared: &Shared, sasl: &SaslConfig) -> Result<Option<Token>
         })
 }
 
-/// The re-authenticator: sleeps until the next re-authentication time,
-/// re-authenticates, repeats while the broker grants a lifetime.
+/// The re-authenticator, while the broker grants sessions with an end:
+/// 1. sleeps until the next re-authentication time, or until a request is
+///    held past the session's write deadline (the margin widened), but in
+///    any case until [`EARLIEST_REAUTH`] after the broker answered the last
+///    exchange (the broker counts its second from when it read that
+///    exchange's handshake, which was before its answer);
+/// 2. takes a token (OAUTHBEARER), holds ordinary requests and
+///    re-authenticates;
+/// 3. starts the next session and writes the held requests.
 async fn reauth_loop(
     shared: Arc<Shared>,
     versions: BrokerVersions,
     sasl: SaslConfig,
     timeout: Duration,
-    mut authenticated: Instant,
-    mut lifetime: Duration,
+    mut session: Session,
+    mut answered: Instant,
 ) {
     loop {
-        let expiry = authenticated + lifetime;
-        tokio::time::sleep_until(reauth_at(authenticated, lifetime, rand::random::<f64>()).into())
-            .await;
+        let expiry = session.expiry();
+        let earliest = answered + EARLIEST_REAUTH;
+        let slowest = shared.lock().slowest_round_trip;
+        let at = session
+            .reauth_at(slowest, rand::random::<f64>())
+            .max(earliest);
+        tokio::select! {
+            () = tokio::time::sleep_until(at.into()) => {}
+            () = held_past_deadline(&shared) => {
+                tokio::time::sleep_until(earliest.into()).await;
+            }
+        }
         let token = loop {
             match credentials(&shared, &sasl).await {
                 Ok(t) => break t,
@@ -178,24 +248,23 @@ async fn reauth_loop(
                 }
             }
         };
-        let started = Instant::now();
         shared.hold();
         let result = authenticate(&shared, &versions, &sasl, token.as_ref(), timeout).await;
         match result {
-            Ok(ms) => {
+            Ok(granted) => {
                 shared.reauthentications.fetch_add(1, Ordering::Relaxed);
                 REAUTHENTICATIONS.fetch_add(1, Ordering::Relaxed);
-                let next = (ms > 0).then(|| Duration::from_millis(ms as u64));
-                match next {
-                    Some(l) => shared.lock().start_session(started, l),
+                match granted.session {
+                    Some(next) => shared.lock().start_session(next),
                     None => shared.lock().end_session(),
                 }
                 shared.release();
-                tracing::debug!(addr = %shared.addr, mechanism = sasl.mechanism_name(), lifetime = ?next, "re-authenticated");
-                match next {
-                    Some(l) => {
-                        authenticated = started;
-                        lifetime = l;
+                tracing::debug!(addr = %shared.addr, mechanism = sasl.mechanism_name(),
+                    lifetime = ?granted.session.map(|s| s.lifetime), "re-authenticated");
+                match granted.session {
+                    Some(next) => {
+                        session = next;
+                        answered = granted.answered;
                     }
                     None => return,
                 }
@@ -209,15 +278,35 @@ async fn reauth_loop(
     }
 }
 
+/// Returns once a request is held past the session's write deadline (the
+/// connection's round trips grew, and so did the hold margin); a wake-up
+/// left from an earlier session, with nothing held, is ignored.
+async fn held_past_deadline(shared: &Shared) {
+    loop {
+        shared.reauth_due.notified().await;
+        if shared.lock().held.is_some() {
+            return;
+        }
+    }
+}
+
+/// What a successful SASL exchange established.
+pub(super) struct Granted {
+    /// The session, if the broker set it a lifetime.
+    session: Option<Session>,
+    /// When the broker's last answer arrived.
+    answered: Instant,
+}
+
 /// SaslHandshake v1 then the mechanism's SaslAuthenticate rounds, with
-/// reserved correlation ids; returns the session lifetime (ms, 0 = none).
+/// reserved correlation ids; returns the session the broker granted.
 pub(super) async fn authenticate(
     shared: &Shared,
     versions: &BrokerVersions,
     sasl: &SaslConfig,
     token: Option<&Token>,
     timeout: Duration,
-) -> Result<i64, ConnError> {
+) -> Result<Granted, ConnError> {
     let hv = versions.version_for::<SaslHandshakeRequest>()?;
     if hv < 1 {
         return Err(ConnError::UnsupportedVersion {
@@ -254,10 +343,11 @@ pub(super) async fn authenticate(
         }
     }
     let av = versions.version_for::<SaslAuthenticateRequest>()?;
-    let step = Step {
+    let mut step = Step {
         shared,
         version: av,
         timeout,
+        last_sent: Instant::now(),
     };
     let failed = |message: String| ConnError::AuthenticationFailed { message };
     let last = match sasl.mechanism {
@@ -329,7 +419,13 @@ pub(super) async fn authenticate(
         }
     };
     tracing::debug!(addr = %shared.addr, mechanism, lifetime_ms = last.session_lifetime_ms, "SASL authenticated");
-    Ok(last.session_lifetime_ms)
+    Ok(Granted {
+        session: (last.session_lifetime_ms > 0).then(|| Session {
+            authenticated: step.last_sent,
+            lifetime: Duration::from_millis(last.session_lifetime_ms as u64),
+        }),
+        answered: Instant::now(),
+    })
 }
 
 /// One SaslAuthenticate round.
@@ -340,10 +436,14 @@ struct Step<'a> {
     version: i16,
     /// The request timeout.
     timeout: Duration,
+    /// When the last round was sent: the broker began the session after
+    /// it read that round.
+    last_sent: Instant,
 }
 
 impl Step<'_> {
-    async fn send(&self, auth_bytes: Vec<u8>) -> Result<SaslAuthenticateResponse, ConnError> {
+    async fn send(&mut self, auth_bytes: Vec<u8>) -> Result<SaslAuthenticateResponse, ConnError> {
+        self.last_sent = Instant::now();
         let req = SaslAuthenticateRequest {
             auth_bytes: Bytes::from(auth_bytes),
             ..Default::default()
@@ -383,6 +483,7 @@ mod tests {
     #[test]
     fn reauth_time_is_85_to_95_percent_of_a_long_lifetime() {
         let t = Instant::now();
+        let fast = Duration::from_millis(5);
         // (lifetime, random draw in [0, 1], reauthenticate this long after `t`)
         let cases = [
             (Duration::from_secs(100), 0.0, Duration::from_secs(85)),
@@ -399,7 +500,7 @@ mod tests {
         ];
         for (lifetime, random, after) in cases {
             assert_eq!(
-                reauth_at(t, lifetime, random),
+                reauth_at(t, lifetime, fast, random),
                 t + after,
                 "lifetime {lifetime:?}, random {random}"
             );
@@ -407,18 +508,66 @@ mod tests {
     }
 
     /// Requests stop 5 % before the end of a long session, a second before
-    /// the end of a short one, a third before the end of a very short one.
+    /// the end of a short one, a third before the end of a very short one,
+    /// on a connection answered quickly.
     #[test]
     fn requests_are_held_at_least_a_second_before_the_session_ends() {
+        let fast = Duration::from_millis(5);
+        let cases = [
+            (Duration::from_secs(100), Duration::from_secs(5)),
+            (Duration::from_secs(20), Duration::from_secs(1)),
+            (Duration::from_secs(3), Duration::from_secs(1)),
+            (Duration::from_millis(1500), Duration::from_millis(500)),
+        ];
+        for (lifetime, margin) in cases {
+            assert_eq!(hold_margin(lifetime, fast), margin, "{lifetime:?}");
+        }
+    }
+
+    /// A slow connection holds requests twice its slowest round trip before
+    /// the end, but never before 1.1 s into the session (the broker
+    /// refuses a re-authentication sooner than a second).
+    #[test]
+    fn the_hold_margin_is_twice_the_slowest_round_trip() {
+        let cases = [
+            // (lifetime, slowest round trip, margin)
+            (
+                Duration::from_secs(100),
+                Duration::from_secs(4),
+                Duration::from_secs(8),
+            ),
+            (
+                Duration::from_secs(20),
+                Duration::from_millis(700),
+                Duration::from_millis(1400),
+            ),
+            (
+                Duration::from_secs(3),
+                Duration::from_millis(700),
+                Duration::from_millis(1400),
+            ),
+            (
+                Duration::from_secs(3),
+                Duration::from_secs(2),
+                Duration::from_millis(1900),
+            ),
+            (
+                Duration::from_millis(1500),
+                Duration::from_secs(2),
+                Duration::from_millis(500),
+            ),
+        ];
+        for (lifetime, slowest, margin) in cases {
+            assert_eq!(
+                hold_margin(lifetime, slowest),
+                margin,
+                "{lifetime:?}, {slowest:?}"
+            );
+        }
+        let t = Instant::now();
         assert_eq!(
-            hold_margin(Duration::from_secs(100)),
-            Duration::from_secs(5)
-        );
-        assert_eq!(hold_margin(Duration::from_secs(20)), Duration::from_secs(1));
-        assert_eq!(hold_margin(Duration::from_secs(3)), Duration::from_secs(1));
-        assert_eq!(
-            hold_margin(Duration::from_millis(1500)),
-            Duration::from_millis(500)
+            reauth_at(t, Duration::from_secs(3), Duration::from_secs(2), 1.0),
+            t + Duration::from_millis(1100)
         );
     }
 }

@@ -501,20 +501,35 @@ async fn a_request_late_in_the_session_waits_for_a_late_reauthentication() {
 /// a time and slowly, as a loaded broker does (the broker closes the
 /// connection on a request it reads after the session ended): requests
 /// pipelined from four tasks over two sessions all succeed on one
-/// connection, which re-authenticates between them.
+/// connection, which re-authenticates between them. Three requests queued
+/// ahead delay one by 600 ms, within the least margin (a second).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn pipelined_requests_reach_a_slow_peer_before_the_session_ends() {
-    const LIFETIME: Duration = Duration::from_secs(3);
-    /// The time the peer takes over each ordinary request: three queued
-    /// ahead of a request delay it by 600 ms.
-    const SERVICE: Duration = Duration::from_millis(200);
-    let (addr, _) = peer(|| {
-        let mut plain = sasl_plain_peer("pw", LIFETIME.as_millis() as i64)();
+    pipeline_across_sessions(Duration::from_secs(3), Duration::from_millis(200)).await;
+}
+
+/// Invariant: as above, on a peer slower than the least margin: with 5 s
+/// sessions, three requests queued ahead and one in service delay one by
+/// 2 s, so the margin widens with the round trips the connection sees
+/// (with a fixed second, a request written just before the hold reaches
+/// the peer after the session ended).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_hold_margin_widens_with_the_round_trips_of_a_slow_peer() {
+    pipeline_across_sessions(Duration::from_secs(5), Duration::from_millis(500)).await;
+}
+
+/// Pipelines requests from four tasks over two sessions of `lifetime` of a
+/// PLAIN peer that serves each ordinary request in `service`, one at a
+/// time, and closes the connection on one it reads after the session
+/// ended; every request must succeed.
+async fn pipeline_across_sessions(lifetime: Duration, service: Duration) {
+    let (addr, _) = peer(move || {
+        let mut plain = sasl_plain_peer("pw", lifetime.as_millis() as i64)();
         let mut session_end: Option<std::time::Instant> = None;
         move |s: Seen| match s.api {
             ApiKey::ApiVersions | ApiKey::SaslHandshake => plain(s),
             ApiKey::SaslAuthenticate => {
-                session_end = Some(std::time::Instant::now() + LIFETIME);
+                session_end = Some(std::time::Instant::now() + lifetime);
                 plain(s)
             }
             _ if session_end.is_some_and(|end| std::time::Instant::now() > end) => {
@@ -523,7 +538,7 @@ async fn pipelined_requests_reach_a_slow_peer_before_the_session_ends() {
             _ => {
                 // Blocks this connection's task, as a broker serves one
                 // request of a connection at a time.
-                std::thread::sleep(SERVICE);
+                std::thread::sleep(service);
                 plain(s)
             }
         }
@@ -532,7 +547,7 @@ async fn pipelined_requests_reach_a_slow_peer_before_the_session_ends() {
     let mut cfg = fast_config();
     cfg.sasl = Some(SaslConfig::plain("alice", "pw"));
     let conn = Arc::new(Connection::connect(&addr, &cfg).await.unwrap());
-    let until = std::time::Instant::now() + LIFETIME * 2 + Duration::from_millis(500);
+    let until = std::time::Instant::now() + lifetime * 2 + Duration::from_millis(500);
     let tasks: Vec<_> = (0..4)
         .map(|_| {
             let conn = conn.clone();
