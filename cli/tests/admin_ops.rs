@@ -430,6 +430,23 @@ async fn config_alter_changes_the_named_configs() {
             .collect::<BTreeMap<String, String>>()
     };
     let t = vec!["--topic".to_string(), topic.clone()];
+    // The broker answering `describe` applies a topic's change once it
+    // reaches its metadata image (the controller committed it first): wait
+    // for (retention.ms, cleanup.policy) to show.
+    let topic_values = |expected: (Option<&'static str>, Option<&'static str>)| {
+        let t = t.clone();
+        wait_for("the topic's overrides", move || {
+            let t = t.clone();
+            async move {
+                let o = overrides(t).await;
+                let seen = (
+                    o.get("retention.ms").cloned(),
+                    o.get("cleanup.policy").cloned(),
+                );
+                (seen.0.as_deref() == expected.0 && seen.1.as_deref() == expected.1).then_some(seen)
+            }
+        })
+    };
     ok(
         b,
         &[
@@ -445,12 +462,9 @@ async fn config_alter_changes_the_named_configs() {
         None,
     )
     .await;
-    let o = overrides(t.clone()).await;
-    assert_eq!(o.get("retention.ms").map(String::as_str), Some("123456"));
-    assert_eq!(
-        o.get("cleanup.policy").map(String::as_str),
-        Some("delete,compact")
-    );
+    let (retention, policy) = topic_values((Some("123456"), Some("delete,compact"))).await;
+    assert_eq!(retention.as_deref(), Some("123456"));
+    assert_eq!(policy.as_deref(), Some("delete,compact"));
     ok(
         b,
         &[
@@ -466,9 +480,9 @@ async fn config_alter_changes_the_named_configs() {
         None,
     )
     .await;
-    let o = overrides(t.clone()).await;
-    assert_eq!(o.get("retention.ms"), None);
-    assert_eq!(o.get("cleanup.policy").map(String::as_str), Some("compact"));
+    let (retention, policy) = topic_values((None, Some("compact"))).await;
+    assert_eq!(retention, None);
+    assert_eq!(policy.as_deref(), Some("compact"));
     let stderr = fails(
         b,
         &[
