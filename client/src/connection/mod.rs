@@ -127,8 +127,10 @@ struct Pending {
     /// (its future dropped) leaves the entry here: a later request that
     /// finds it overdue knows the connection stopped answering.
     deadline: tokio::time::Instant,
-    /// When the request was written; `None` once held (its round trip
-    /// then includes the hold, not only the broker's time).
+    /// When the request was written, on a connection with a SASL session
+    /// (its round trip sizes the hold margin); `None` without a session,
+    /// and once held (its round trip then includes the hold, not only the
+    /// broker's time).
     written: Option<Instant>,
 }
 
@@ -335,6 +337,7 @@ impl Shared {
                 self.fail_all(&reason);
                 return Err(self.disconnected(Some((R::API_KEY, version))));
             }
+            let written = st.session.is_some().then(Instant::now);
             st.pending.insert(
                 correlation_id,
                 Pending {
@@ -342,7 +345,7 @@ impl Shared {
                     api: R::API_KEY,
                     version,
                     deadline: now + timeout,
-                    written: Some(Instant::now()),
+                    written,
                 },
             );
         }
