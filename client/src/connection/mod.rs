@@ -712,6 +712,13 @@ impl Connection {
         self.io.shared.lock().session.map(|s| s.expiry())
     }
 
+    /// Sets the slowest recent round trip the hold margin follows (the
+    /// tests' stand-in for a slow broker seen earlier).
+    #[cfg(test)]
+    pub(crate) fn set_slowest_round_trip(&self, slowest: Duration) {
+        self.io.shared.lock().slowest_round_trip = slowest;
+    }
+
     /// How many times this connection has re-authenticated (KIP-368).
     pub fn reauthentications(&self) -> u64 {
         self.io.shared.reauthentications.load(Ordering::Relaxed)

@@ -496,6 +496,44 @@ async fn a_request_late_in_the_session_waits_for_a_late_reauthentication() {
     assert_eq!(conn.reauthentications(), 1);
 }
 
+/// Invariant: a request held because the hold margin widened (the
+/// connection saw slow round trips) does not wait for the planned
+/// re-authentication (85–95 % of the session): it wakes the
+/// re-authenticator, which re-authenticates at once, then the request is
+/// written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_held_by_a_widened_margin_starts_the_reauthentication() {
+    const LIFETIME: Duration = Duration::from_secs(10);
+    let (addr, log) = peer(sasl_plain_peer("pw", LIFETIME.as_millis() as i64)).await;
+    let mut cfg = fast_config();
+    cfg.sasl = Some(SaslConfig::plain("alice", "pw"));
+    let conn = Connection::connect(&addr, &cfg).await.unwrap();
+    let expiry = conn.session_expiry().expect("a session with an end");
+    // Planned no sooner than 85 % of the session.
+    let planned = expiry - LIFETIME.mul_f64(0.15);
+    // A first round trip lets the re-authenticator plan its time from the
+    // fast round trips; then the connection "sees" round trips of 4 s,
+    // which hold requests from 8 s before the end: 2 s into the session.
+    conn.send(&topics_req("t"), 12).await.unwrap();
+    conn.set_slowest_round_trip(Duration::from_secs(4));
+    tokio::time::sleep_until((expiry - Duration::from_millis(7_900)).into()).await;
+    conn.send(&topics_req("t"), 12).await.unwrap();
+    assert!(
+        std::time::Instant::now() < planned,
+        "the held request waited for the planned re-authentication"
+    );
+    assert_eq!(conn.reauthentications(), 1);
+    assert_eq!(
+        log.lock().unwrap()[3..],
+        [
+            (ApiKey::Metadata, 12),
+            (ApiKey::SaslHandshake, 1),
+            (ApiKey::SaslAuthenticate, 2),
+            (ApiKey::Metadata, 12)
+        ]
+    );
+}
+
 /// Invariant: every ordinary request reaches the peer while its SASL
 /// session lasts, even when the peer reads a connection's requests one at
 /// a time and slowly, as a loaded broker does (the broker closes the
