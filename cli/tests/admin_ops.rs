@@ -432,18 +432,18 @@ async fn config_alter_changes_the_named_configs() {
     let t = vec!["--topic".to_string(), topic.clone()];
     // The broker answering `describe` applies a topic's change once it
     // reaches its metadata image (the controller committed it first): wait
-    // for (retention.ms, cleanup.policy) to show.
+    // for (retention.ms, cleanup.policy) to show; the test fails if they
+    // never do.
     let topic_values = |expected: (Option<&'static str>, Option<&'static str>)| {
         let t = t.clone();
         wait_for("the topic's overrides", move || {
             let t = t.clone();
             async move {
                 let o = overrides(t).await;
-                let seen = (
-                    o.get("retention.ms").cloned(),
-                    o.get("cleanup.policy").cloned(),
-                );
-                (seen.0.as_deref() == expected.0 && seen.1.as_deref() == expected.1).then_some(seen)
+                let seen = (o.get("retention.ms"), o.get("cleanup.policy"));
+                (seen.0.map(String::as_str) == expected.0
+                    && seen.1.map(String::as_str) == expected.1)
+                    .then_some(())
             }
         })
     };
@@ -462,9 +462,7 @@ async fn config_alter_changes_the_named_configs() {
         None,
     )
     .await;
-    let (retention, policy) = topic_values((Some("123456"), Some("delete,compact"))).await;
-    assert_eq!(retention.as_deref(), Some("123456"));
-    assert_eq!(policy.as_deref(), Some("delete,compact"));
+    topic_values((Some("123456"), Some("delete,compact"))).await;
     ok(
         b,
         &[
@@ -480,9 +478,7 @@ async fn config_alter_changes_the_named_configs() {
         None,
     )
     .await;
-    let (retention, policy) = topic_values((None, Some("compact"))).await;
-    assert_eq!(retention, None);
-    assert_eq!(policy.as_deref(), Some("compact"));
+    topic_values((None, Some("compact"))).await;
     let stderr = fails(
         b,
         &[

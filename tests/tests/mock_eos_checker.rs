@@ -117,12 +117,7 @@ fn seeds() -> Vec<u64> {
 async fn run(release: KafkaRelease, tv: TransactionVersion, checker: Checker) {
     // RUST_LOG=kafka_sink=warn,... shows a failing schedule's client side
     // (its transactional ids and topics carry its seed).
-    if std::env::var_os("RUST_LOG").is_some() {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-            .with_writer(std::io::stderr)
-            .try_init();
-    }
+    crate::support::trace_to_stderr_under_rust_log();
     let label = format!("mock {release:?} {tv:?} {checker:?}");
     let seeds = seeds();
     eprintln!("{label}: {} schedules from seed {}", seeds.len(), seeds[0]);

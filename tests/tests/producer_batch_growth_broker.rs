@@ -186,12 +186,7 @@ async fn refused_batches_are_split_and_written_once_in_order_kafka_4_4_tv2() {
 async fn refused_batches_of_a_transaction_are_split_and_committed_once_kafka_4_4_tv2() {
     // With RUST_LOG set, the producer's warnings (why a refused batch was
     // not split) go to stderr.
-    if std::env::var_os("RUST_LOG").is_some() {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-            .with_writer(std::io::stderr)
-            .try_init();
-    }
+    crate::support::trace_to_stderr_under_rust_log();
     let kafka = kafka().await;
     let topic = unique_name("growth-split-txn");
     let cluster = topic_with_limit(kafka, &topic, 2_000).await;

@@ -261,13 +261,10 @@ async fn reauth_loop(
                 shared.release();
                 tracing::debug!(addr = %shared.addr, mechanism = sasl.mechanism_name(),
                     lifetime = ?granted.session.map(|s| s.lifetime), "re-authenticated");
-                match granted.session {
-                    Some(next) => {
-                        session = next;
-                        answered = granted.answered;
-                    }
-                    None => return,
-                }
+                // A session without an end needs no more re-authentication.
+                let Some(next) = granted.session else { return };
+                session = next;
+                answered = granted.answered;
             }
             Err(e) => {
                 tracing::warn!(addr = %shared.addr, error = %e, "re-authentication failed; closing the connection");
