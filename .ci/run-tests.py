@@ -9,7 +9,8 @@ doc tests as jobs, JOBS at a time (default 5), longest first (durations from
 .ci/test-durations.tsv, measured by this script; unknown binaries count as
 long). Each binary runs as cargo would run it: from its package's directory,
 with CARGO_MANIFEST_DIR and CARGO_PKG_NAME set; each crate's `integration`
-test binary (one module per subject) runs as one job per module. A job's output is printed
+test binary (one module per subject) runs as one job per module (the
+modules of SPLIT_BY_VARIANT: one job per Kafka variant). A job's output is printed
 when it fails; every job has a time limit (JOB_TIMEOUT seconds, default 1200).
 
     python3 .ci/run-tests.py                 # the README's test command's tests
@@ -40,6 +41,7 @@ Exit status: 0 when every job passed.
 import json
 import resource
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -86,8 +88,9 @@ def build():
         env["CARGO_PKG_NAME"] = pkg_name
         if kind == "test" and target["name"] in SPLIT_BY_MODULE:
             for module, tests in tests_by_module(msg["executable"], manifest.parent, env):
-                jobs.append((f"{pkg_name}::{module}", [msg["executable"], "--exact", *tests],
-                             manifest.parent, env))
+                for suffix, group in variant_groups(module, tests):
+                    jobs.append((f"{pkg_name}::{module}{suffix}",
+                                 [msg["executable"], "--exact", *group], manifest.parent, env))
         else:
             jobs.append((name, [msg["executable"]], manifest.parent, env))
     jobs.append(("doc tests", [CARGO, "test", *FEATURES, "--doc"], ROOT, dict(os.environ)))
@@ -97,6 +100,30 @@ def build():
 # Test binaries made of one module per subject (each crate's `integration`):
 # each top-level module runs as a job of its own, named `<package>::<module>`.
 SPLIT_BY_MODULE = {"integration"}
+
+# Modules whose tests run one Kafka variant after another on clusters of
+# their own (three nodes, faults, rolling restarts; one cluster at a time
+# through the binary's `ClusterSlot`): one job per variant, named
+# `<package>::<module> [<variant>]`, so that the variants run side by side
+# instead of making the module the suite's longest job. A variant's tests
+# still share their cluster slot, in one process.
+SPLIT_BY_VARIANT = {"eos_faults", "transactions_system"}
+VARIANT = re.compile(r"::(kafka_4_4_tv[12]|kafka_3_9|tv[12])_")
+
+
+def variant_groups(module, tests):
+    """[(job suffix, tests)]: one group per Kafka variant for the modules
+    of SPLIT_BY_VARIANT (tests naming no variant stay together), else the
+    module as one group."""
+    if module not in SPLIT_BY_VARIANT:
+        return [("", tests)]
+    groups = {}
+    for test in tests:
+        m = VARIANT.search(test)
+        variant = m.group(1) if m else "other"
+        variant = {"tv1": "kafka_4_4_tv1", "tv2": "kafka_4_4_tv2"}.get(variant, variant)
+        groups.setdefault(variant, []).append(test)
+    return [(f" [{v}]", t) for v, t in sorted(groups.items())]
 
 
 def tests_by_module(executable, cwd, env):

@@ -21,8 +21,10 @@
 //! Runs on Kafka 4.4 with transaction version 2 and 1 (KIP-848 groups) and
 //! on Kafka 3.9 (classic groups).
 //!
-//! The scenarios run one at a time (the harness's `slot::ClusterSlot`).
-//! Those of one Kafka release and transaction version share one cluster,
+//! The scenarios of one process run one at a time (the harness's
+//! `slot::ClusterSlot`; CI runs each Kafka variant's scenarios as a process
+//! of its own, the variants side by side). Those of one Kafka release and
+//! transaction version share one cluster,
 //! started by the first of them and handed on with every node running and
 //! every partition in sync (a rolling restart ends so); each scenario has
 //! topics, a group and transactional ids of its own.

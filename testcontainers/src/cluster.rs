@@ -6,6 +6,7 @@ use crate::dist::{Distribution, KafkaVersion, ensure_distribution};
 use crate::error::{HarnessError, IoContext};
 use crate::process::{ManagedChild, spawn_tied};
 use crate::proxy::{Proxy, ProxyHandle};
+use crate::storage_template::StorageTemplate;
 use crate::tls::TlsFiles;
 use crate::wire::{KafkaConnection, finalized_feature};
 use std::fmt::Write as _;
@@ -703,7 +704,73 @@ impl KafkaCluster {
         (cmd, archive)
     }
 
+    /// What `StorageTool format` is told besides the node's configuration
+    /// file: the cluster id, the features and the SCRAM credentials.
+    fn format_args(&self) -> Vec<String> {
+        let mut args = vec!["format".into(), "-t".into(), self.cluster_id.clone()];
+        if let (true, Some(tv)) = (
+            self.builder.version.is_kafka4(),
+            self.builder.transaction_version,
+        ) {
+            args.push("--feature".into());
+            args.push(format!("transaction.version={tv}"));
+        }
+        if let Some(sasl) = &self.builder.sasl {
+            for u in &sasl.users {
+                for m in ["SCRAM-SHA-256", "SCRAM-SHA-512"] {
+                    args.push("--add-scram".into());
+                    args.push(format!("{m}=[name={},password={}]", u.name, u.password));
+                }
+            }
+        }
+        args
+    }
+
+    /// Formats every node's storage: from the cached template of this kind
+    /// of cluster when there is one ([`StorageTemplate`]), else with
+    /// `StorageTool format` on every node (in parallel), keeping node 1's
+    /// result as the template.
     async fn format_all(&self) -> Result<()> {
+        let args = self.format_args();
+        // What the bootstrap metadata depends on: the features and
+        // credentials of the arguments (not the cluster id, which only
+        // `meta.properties` holds), and any configuration entry the format
+        // may read (feature and version gates, the quorum, the metadata
+        // directory); the other entries only change how a broker runs.
+        let mut inputs: Vec<String> = args[3..].to_vec();
+        let read_by_format = |k: &str| {
+            ["version", "feature", "unstable"]
+                .iter()
+                .any(|w| k.contains(w))
+                || ["controller.quorum", "metadata.", "process.roles", "log.dir"]
+                    .iter()
+                    .any(|p| k.starts_with(p))
+        };
+        for (k, v) in self
+            .builder
+            .broker_config
+            .iter()
+            .filter(|(k, _)| read_by_format(k))
+        {
+            inputs.push(format!("broker {k}={v}"));
+        }
+        for (node, k, v) in self
+            .builder
+            .node_config
+            .iter()
+            .filter(|(_, k, _)| read_by_format(k))
+        {
+            inputs.push(format!("node {node} {k}={v}"));
+        }
+        let template = StorageTemplate::for_format(&self.builder.version, &inputs);
+        if let Some(t) = template.as_ref().filter(|t| t.exists()) {
+            for n in &self.nodes {
+                let directory_id = random_cluster_id()?;
+                t.copy_into(&n.dir.join("data"), &self.cluster_id, n.id, &directory_id)
+                    .ctx(|| format!("copying the formatted storage into node {}", n.id))?;
+            }
+            return Ok(());
+        }
         let mut children = Vec::new();
         for n in &self.nodes {
             let (mut cmd, archive) = self.java_command(
@@ -714,26 +781,10 @@ impl KafkaCluster {
                 &[],
                 true,
             );
-            cmd.arg("format")
-                .arg("-t")
-                .arg(&self.cluster_id)
+            cmd.args(&args[..3])
                 .arg("-c")
-                .arg(&n.config);
-            if let (true, Some(tv)) = (
-                self.builder.version.is_kafka4(),
-                self.builder.transaction_version,
-            ) {
-                cmd.arg("--feature")
-                    .arg(format!("transaction.version={tv}"));
-            }
-            if let Some(sasl) = &self.builder.sasl {
-                for u in &sasl.users {
-                    for m in ["SCRAM-SHA-256", "SCRAM-SHA-512"] {
-                        cmd.arg("--add-scram")
-                            .arg(format!("{m}=[name={},password={}]", u.name, u.password));
-                    }
-                }
-            }
+                .arg(&n.config)
+                .args(&args[3..]);
             let out_path = n.dir.join("format.log");
             children.push((
                 n.id,
@@ -755,6 +806,9 @@ impl KafkaCluster {
                     message: format!("{status:?}: {out}"),
                 });
             }
+        }
+        if let (Some(t), Some(first)) = (template, self.nodes.first()) {
+            t.save(&first.dir.join("data"));
         }
         Ok(())
     }

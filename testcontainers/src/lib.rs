@@ -41,6 +41,7 @@ mod error;
 mod process;
 mod runtime;
 mod scratch;
+mod storage_template;
 
 // The public interface is:
 mod cluster;

@@ -205,6 +205,14 @@ impl RabbitMq {
             // a background child of a shell, so the parent-death signal and
             // our SIGTERM/SIGKILL reach the VM itself.
             .env("RUNNING_UNDER_SYSTEMD", "true")
+            // No busy waiting in the Erlang VM's schedulers (normal, dirty
+            // CPU and dirty I/O): by default an idle scheduler spins before
+            // it sleeps, which on a test machine takes CPU from the
+            // processes under test for no throughput.
+            .env(
+                "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS",
+                "+sbwt none +sbwtdcpu none +sbwtdio none",
+            )
             .env_remove("RABBITMQ_ERLANG_COOKIE")
             .current_dir(root)
             .stdin(Stdio::null());

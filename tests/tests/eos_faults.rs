@@ -27,9 +27,11 @@
 //! (the seed fixes the plan, not the interleaving), `EOS_SCHEDULES=<n>`
 //! runs `n` per variant and checker (1 by default, what CI runs; a soak
 //! sets more). Each test prints its totals: schedules, operations, records
-//! and faults injected per kind. The tests share one cluster slot: one
-//! three-node cluster at a time, handed on between the producer and the sink
-//! test of one variant (their names sort them together).
+//! and faults injected per kind. The tests of one process share one cluster
+//! slot: one three-node cluster at a time, handed on between the producer
+//! and the sink test of one variant (their names sort them together). CI
+//! runs each variant's tests as a process of its own, the variants side by
+//! side.
 
 use super::{producer_eos_checker, sink_eos_checker};
 use crate::support::nemesis::ScheduleSetup as Setup;
