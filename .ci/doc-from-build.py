@@ -19,7 +19,9 @@ takes the invocation cargo would make and points it at them:
 3. each workspace library (a documented `lib` target) is documented with
    rustdoc as cargo does it: its edition, features, the workspace's lint
    levels, `--extern` for each dependency, RUSTDOCFLAGS, and the CARGO_PKG_*
-   variables; two at a time, each to target/doc.
+   variables; two at a time, each to target/doc (with CARGO_BUILD_TARGET,
+   as CI sets it, for that target: its libraries are in the target's own
+   folder, the proc macros in the host's).
 
 Any unit that cannot be matched to a built file fails the script (exit 2)
 before rustdoc runs: `bash .ci/doc-examples.sh` then falls back to `cargo doc`.
@@ -126,6 +128,10 @@ def invocation(unit, kind, units, files, packages, workspace_lints, target_dir):
     for feature in unit["features"]:
         args += ["--cfg", f'feature="{feature}"']
     args += lint_flags(manifest, workspace_lints)
+    build_target = os.environ.get("CARGO_BUILD_TARGET")
+    if build_target:
+        args += ["--target", build_target,
+                 "-L", f"dependency={target_dir / build_target / 'debug' / 'deps'}"]
     args += ["-L", f"dependency={target_dir / 'debug' / 'deps'}"]
     for dep in unit["dependencies"]:
         dep_unit = units[dep["index"]]

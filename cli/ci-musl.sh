@@ -12,15 +12,23 @@
 #            MUSL_BIN=<path>. .ci/run does this, then runs the same tests'
 #            binaries again with KAFKA_EOS_BIN set, beside its test step.
 #        bash cli/ci-musl.sh --install  only the musl target and musl-gcc
-#            (.ci/run installs them with its other services, in the
-#            background).
+#            (.ci/run installs them first: it builds everything for musl).
+#        bash cli/ci-musl.sh --check BIN  no build: the dependency checks and
+#            the static-link and --help checks of BIN, a musl kafka-eos
+#            already built (.ci/run: the one its test build made, which the
+#            CLI's tests run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_ONLY=0
 INSTALL_ONLY=0
+CHECK_BIN=""
 case "${1:-}" in
     --build) BUILD_ONLY=1 ;;
     --install) INSTALL_ONLY=1 ;;
+    --check)
+        CHECK_BIN="${2:?--check needs the binary}"
+        BUILD_ONLY=1
+        ;;
 esac
 TARGET=x86_64-unknown-linux-musl
 if ! rustup target list --installed | grep -x "$TARGET" >/dev/null; then
@@ -54,12 +62,16 @@ fi
 # behaviour checked below are the same, the optimizer's run is not needed to
 # check them and takes 2.7 times as long (174 s against 65 s on two cores).
 PROFILE="${CI_MUSL_PROFILE:-dev}"
-cargo build --profile "$PROFILE" --locked -p kafka-eos-cli --target "$TARGET"
-TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
-if [[ "$PROFILE" == dev ]]; then
-    BIN="$TARGET_DIR/$TARGET/debug/kafka-eos"
+if [[ -n "$CHECK_BIN" ]]; then
+    BIN="$CHECK_BIN"
 else
-    BIN="$TARGET_DIR/$TARGET/$PROFILE/kafka-eos"
+    cargo build --profile "$PROFILE" --locked -p kafka-eos-cli --target "$TARGET"
+    TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+    if [[ "$PROFILE" == dev ]]; then
+        BIN="$TARGET_DIR/$TARGET/debug/kafka-eos"
+    else
+        BIN="$TARGET_DIR/$TARGET/$PROFILE/kafka-eos"
+    fi
 fi
 if command -v file >/dev/null && ! file "$BIN" | grep -Eq 'static(-pie)? linked|statically linked'; then
     file "$BIN" >&2

@@ -18,14 +18,15 @@
 #   The RabbitMQ bridge example also runs when a RabbitMQ is available:
 #   KAFKA_EOS_AMQP=amqp://guest:guest@127.0.0.1:5672/%2f (an existing broker),
 #   or a dev binary that starts one, prints `AMQP_URL=...` when it is ready and
-#   stops it on SIGINT: $RABBITMQ_DEV, else target/debug/rabbitmq-dev when built.
+#   stops it on SIGINT: $RABBITMQ_DEV, else the build's rabbitmq-dev when built.
 #   Otherwise it is skipped.
 #   EXAMPLE_TIMEOUT=300   seconds allowed per example.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo build --locked --workspace --exclude kafka-eos-bench --all-features --bins --examples
-bin="${CARGO_TARGET_DIR:-target}/debug"
+# (CARGO_BUILD_TARGET, as CI sets it: the build is in that target's folder.)
+bin="${CARGO_TARGET_DIR:-target}/${CARGO_BUILD_TARGET:+$CARGO_BUILD_TARGET/}debug"
 
 log_dir=$(mktemp -d)
 service_pids=()
