@@ -29,11 +29,6 @@ it waiting on brokers):
 
     --extra NAME=COMMAND      also run the shell COMMAND (from the workspace
                               root) as job NAME
-    --rerun NAME VAR=VALUE    also run test binary NAME again with VAR=VALUE
-                              in its environment, as job "NAME (VAR)"
-    --after JOB               the --rerun before this option starts only
-                              once job JOB (an --extra job) has passed, and
-                              fails without running if JOB failed
 
 Exit status: 0 when every job passed.
 """
@@ -186,9 +181,8 @@ def known_durations():
 
 
 def parse_args(argv):
-    """(durations file or None, extra jobs [(name, command)], reruns
-    [(name, var, value, job it waits for or None)])."""
-    durations_out, extras, reruns = None, [], []
+    """(durations file or None, extra jobs [(name, command)])."""
+    durations_out, extras = None, []
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -199,21 +193,13 @@ def parse_args(argv):
             name, _, command = argv[i + 1].partition("=")
             extras.append((name, command))
             i += 2
-        elif arg == "--rerun" and i + 2 < len(argv) and "=" in argv[i + 2]:
-            var, _, value = argv[i + 2].partition("=")
-            reruns.append((argv[i + 1], var, value, None))
-            i += 3
-        elif arg == "--after" and i + 1 < len(argv) and reruns:
-            name, var, value, _ = reruns[-1]
-            reruns[-1] = (name, var, value, argv[i + 1])
-            i += 2
         else:
             sys.exit(__doc__)
-    return durations_out, extras, reruns
+    return durations_out, extras
 
 
 def main():
-    durations_out, extras, reruns = parse_args(sys.argv[1:])
+    durations_out, extras = parse_args(sys.argv[1:])
     jobs_n = int(os.environ.get("JOBS", "5"))
     limit = float(os.environ.get("JOB_TIMEOUT", "1200"))
     start = time.monotonic()
@@ -230,18 +216,6 @@ def main():
         os.environ["KAFKA_EOS_SHARED_KAFKA"] = str(shared_dir)
         print(f"== shared clusters {', '.join(SHARED_VARIANTS)} starting (descriptions in {shared_dir})",
               flush=True)
-    by_name = {j[0]: j for j in jobs}
-    # The job each job waits for (and needs to pass), by name.
-    after = {}
-    for name, var, value, dependency in reruns:
-        if name not in by_name:
-            sys.exit(f"--rerun {name}: no such test binary")
-        if dependency is not None and dependency not in (e[0] for e in extras):
-            sys.exit(f"--after {dependency}: no such --extra job")
-        _, argv, cwd, env = by_name[name]
-        jobs.append((f"{name} ({var})", argv, cwd, {**env, var: value}))
-        if dependency is not None:
-            after[f"{name} ({var})"] = dependency
     for name, command in extras:
         jobs.append((name, ["bash", "-c", command], ROOT, dict(os.environ)))
     print(f"== built the tests in {built - start:.0f} s; "
@@ -249,23 +223,14 @@ def main():
     known = known_durations()
     jobs.sort(key=lambda j: known.get(j[0], 1e9), reverse=True)
 
-    lock = threading.Condition()
+    lock = threading.Lock()
     pending = list(jobs)
     results = []
-    # Jobs that finished, by name: whether they passed.
-    finished = {}
 
     def next_job():
-        """The first pending job whose dependency finished (None when none
-        is left); waits while every pending job waits on a running one."""
+        """The longest pending job, or None when none is left."""
         with lock:
-            while pending:
-                for i, job in enumerate(pending):
-                    dependency = after.get(job[0])
-                    if dependency is None or dependency in finished:
-                        return pending.pop(i)
-                lock.wait()
-            return None
+            return pending.pop(0) if pending else None
 
     def worker():
         while True:
@@ -273,14 +238,6 @@ def main():
             if job is None:
                 return
             name, argv, cwd, env = job
-            dependency = after.get(name)
-            if dependency is not None and not finished[dependency]:
-                with lock:
-                    results.append((name, f"not run: {dependency} failed", 0.0, None))
-                    finished[name] = False
-                    print(f"    0.0 s  FAILED     {name}  (not run: {dependency} failed)", flush=True)
-                    lock.notify_all()
-                continue
             log = logs / (name.replace("::", "-").replace(" ", "_").replace("/", "_") + ".log")
             t0 = time.monotonic()
             with open(log, "w") as out:
@@ -304,8 +261,6 @@ def main():
             cpu = usage.ru_utime + usage.ru_stime
             with lock:
                 results.append((name, code, secs, log))
-                finished[name] = code == 0
-                lock.notify_all()
                 status = "ok" if code == 0 else f"FAILED ({code})"
                 print(f"{secs:7.1f} s  {status:<10} {name}  (cpu {cpu:.0f} s)", flush=True)
                 if code != 0:

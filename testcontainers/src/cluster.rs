@@ -704,10 +704,10 @@ impl KafkaCluster {
         (cmd, archive)
     }
 
-    /// What `StorageTool format` is told besides the node's configuration
-    /// file: the cluster id, the features and the SCRAM credentials.
-    fn format_args(&self) -> Vec<String> {
-        let mut args = vec!["format".into(), "-t".into(), self.cluster_id.clone()];
+    /// The options of `StorageTool format` besides the cluster id and the
+    /// node's configuration file: the features and the SCRAM credentials.
+    fn format_options(&self) -> Vec<String> {
+        let mut args = Vec::new();
         if let (true, Some(tv)) = (
             self.builder.version.is_kafka4(),
             self.builder.transaction_version,
@@ -731,13 +731,13 @@ impl KafkaCluster {
     /// `StorageTool format` on every node (in parallel), keeping node 1's
     /// result as the template.
     async fn format_all(&self) -> Result<()> {
-        let args = self.format_args();
-        // What the bootstrap metadata depends on: the features and
-        // credentials of the arguments (not the cluster id, which only
-        // `meta.properties` holds), and any configuration entry the format
-        // may read (feature and version gates, the quorum, the metadata
-        // directory); the other entries only change how a broker runs.
-        let mut inputs: Vec<String> = args[3..].to_vec();
+        let options = self.format_options();
+        // What the bootstrap metadata depends on: the options (not the
+        // cluster id, which only `meta.properties` holds), and any
+        // configuration entry the format may read (feature and version
+        // gates, the quorum, the metadata directory); the other entries only
+        // change how a broker runs.
+        let mut inputs = options.clone();
         let read_by_format = |k: &str| {
             ["version", "feature", "unstable"]
                 .iter()
@@ -781,10 +781,12 @@ impl KafkaCluster {
                 &[],
                 true,
             );
-            cmd.args(&args[..3])
+            cmd.arg("format")
+                .arg("-t")
+                .arg(&self.cluster_id)
                 .arg("-c")
                 .arg(&n.config)
-                .args(&args[3..]);
+                .args(&options);
             let out_path = n.dir.join("format.log");
             children.push((
                 n.id,
