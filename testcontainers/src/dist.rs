@@ -55,6 +55,22 @@ impl KafkaVersion {
     pub fn is_kafka4(&self) -> bool {
         self.major() >= 4
     }
+
+    /// The Java releases the release's broker and tools run on: 17 to 25
+    /// for Kafka 4, 11 to 23 for Kafka 3.
+    pub(crate) fn supported_java(&self) -> crate::java::Supported {
+        if self.is_kafka4() {
+            crate::java::Supported {
+                min: 17,
+                max: Some(25),
+            }
+        } else {
+            crate::java::Supported {
+                min: 11,
+                max: Some(23),
+            }
+        }
+    }
 }
 
 impl fmt::Display for KafkaVersion {
@@ -88,6 +104,45 @@ impl Distribution {
     /// A JVM class path covering every jar (`<libs>/*`).
     pub fn classpath(&self) -> String {
         format!("{}/*", self.libs().display())
+    }
+
+    /// A command running `program` against the release's jars: a `.java`
+    /// source file (compiled once and cached) or a main class, on the
+    /// newest installed Java the release supports, with a 256 MiB heap
+    /// and the quick-starting JIT (C1 only). The program's arguments
+    /// follow.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
+    /// use kafka_testcontainers::{KafkaVersion, ensure_distribution};
+    /// let dist = ensure_distribution(&KafkaVersion::V4_4).await?;
+    /// let out = dist
+    ///     .java_command("tests/java/Murmur2Vectors.java")
+    ///     .output()
+    ///     .expect("java runs");
+    /// # Ok(()) }
+    /// ```
+    pub fn java_command(&self, program: &str) -> std::process::Command {
+        let java = crate::java::for_kafka(self.version.supported_java());
+        let mut cmd = std::process::Command::new(&java.path);
+        cmd.arg("-Xmx256m")
+            .arg("-XX:TieredStopAtLevel=1")
+            .arg("-XX:+UseSerialGC")
+            .arg("-XX:-UsePerfData");
+        let compiled = crate::java_source::is_source_file(program)
+            .then(|| crate::java_source::compiled(self, &java, Path::new(program)))
+            .flatten();
+        match compiled {
+            Some(c) => cmd
+                .arg("-cp")
+                .arg(format!("{}:{}", c.classes.display(), self.classpath()))
+                .arg(c.main_class),
+            None => cmd.arg("-cp").arg(self.classpath()).arg(program),
+        };
+        cmd.env_remove("JAVA_TOOL_OPTIONS")
+            .env_remove("CLASSPATH")
+            .env_remove("KAFKA_OPTS");
+        cmd
     }
 }
 

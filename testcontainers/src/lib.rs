@@ -38,6 +38,8 @@
 
 mod class_archive;
 mod error;
+mod java;
+mod java_source;
 mod process;
 mod runtime;
 mod scratch;

@@ -96,61 +96,22 @@ pub fn confluent_python() -> Result<PathBuf> {
     Ok(python)
 }
 
-/// The major version a `java -version` banner names (`"21.0.5"` -> 21,
-/// `"1.8.0"` -> 8).
-fn java_major(banner: &str) -> Option<u32> {
-    let quoted = banner.split('"').nth(1)?;
-    let mut parts = quoted.split(['.', '-', '+']);
-    let first: u32 = parts.next()?.parse().ok()?;
-    if first == 1 {
-        parts.next()?.parse().ok()
-    } else {
-        Some(first)
-    }
-}
-
-fn java_version(java: &Path) -> Option<u32> {
-    let out = Command::new(java).arg("-version").output().ok()?;
-    java_major(&String::from_utf8_lossy(&out.stderr))
-}
-
-/// A Java of at least version 21: `$JAVA_HOME`, `java` on the path, then
-/// the JDKs under `/usr/lib/jvm` (newest first).
+/// A Java of at least version 21, the newest installed.
 fn find_java() -> Result<PathBuf> {
-    let mut candidates = Vec::new();
-    if let Some(home) = std::env::var_os("JAVA_HOME") {
-        candidates.push(PathBuf::from(home).join("bin/java"));
+    let supported = crate::java::Supported {
+        min: MIN_JAVA,
+        max: None,
+    };
+    match crate::java::newest_supported(supported) {
+        Some(java) => Ok(java.path.clone()),
+        None => Err(HarnessError::Process {
+            what: "finding Java for the schema registry".into(),
+            message: format!(
+                "Apicurio Registry {APICURIO_VERSION} needs Java {MIN_JAVA} or newer; found: {}",
+                crate::java::describe_installed()
+            ),
+        }),
     }
-    candidates.push(PathBuf::from("java"));
-    if let Ok(entries) = std::fs::read_dir("/usr/lib/jvm") {
-        let mut jdks: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path().join("bin/java"))
-            .filter(|p| p.is_file())
-            .collect();
-        jdks.sort();
-        jdks.reverse();
-        candidates.extend(jdks);
-    }
-    let mut seen = Vec::new();
-    for java in candidates {
-        match java_version(&java) {
-            Some(v) if v >= MIN_JAVA => return Ok(java),
-            Some(v) => seen.push(format!("{} is Java {v}", java.display())),
-            None => {}
-        }
-    }
-    Err(HarnessError::Process {
-        what: "finding Java for the schema registry".into(),
-        message: format!(
-            "Apicurio Registry {APICURIO_VERSION} needs Java {MIN_JAVA} or newer; found: {}",
-            if seen.is_empty() {
-                "none".to_string()
-            } else {
-                seen.join(", ")
-            }
-        ),
-    })
 }
 
 fn free_port() -> Result<u16> {
@@ -310,22 +271,5 @@ impl SchemaRegistry {
             .ok()
             .and_then(|c| c.parse().ok())
             .ok_or_else(|| std::io::Error::other("not an HTTP status line"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::java_major;
-
-    /// `java -version` banners of old and new JDKs name their major version.
-    #[test]
-    fn java_major_reads_old_and_new_banners() {
-        assert_eq!(
-            java_major("openjdk version \"17.0.15\" 2025-04-15"),
-            Some(17)
-        );
-        assert_eq!(java_major("openjdk version \"25\" 2025-09-16"), Some(25));
-        assert_eq!(java_major("java version \"1.8.0_402\""), Some(8));
-        assert_eq!(java_major("no version here"), None);
     }
 }

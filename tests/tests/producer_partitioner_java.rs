@@ -30,15 +30,6 @@ fn java_source(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn java_binary() -> PathBuf {
-    match std::env::var_os("JAVA_HOME") {
-        Some(home) if PathBuf::from(&home).join("bin/java").is_file() => {
-            PathBuf::from(home).join("bin/java")
-        }
-        _ => PathBuf::from("java"),
-    }
-}
-
 /// `"-"` is the empty key; anything else lowercase hex.
 fn unhex(s: &str) -> Vec<u8> {
     if s == "-" {
@@ -59,17 +50,12 @@ async fn murmur2_vectors_match_the_java_client_at_test_time() {
     let dist = ensure_distribution(&KafkaVersion::V4_4)
         .await
         .expect("Kafka 4.4 jars");
-    let out = tokio::process::Command::new(java_binary())
-        .arg("-XX:TieredStopAtLevel=1")
-        .arg("-XX:+UseSerialGC")
-        .arg("-cp")
-        .arg(dist.classpath())
-        .arg(java_source("Murmur2Vectors.java"))
-        .env_remove("JAVA_TOOL_OPTIONS")
-        .env_remove("CLASSPATH")
-        .output()
-        .await
-        .expect("run java");
+    let out = tokio::process::Command::from(
+        dist.java_command(&java_source("Murmur2Vectors.java").display().to_string()),
+    )
+    .output()
+    .await
+    .expect("run java");
     let stdout = String::from_utf8(out.stdout).expect("utf-8");
     assert!(
         out.status.success(),

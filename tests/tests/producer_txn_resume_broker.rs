@@ -153,13 +153,6 @@ async fn setup(variant: SharedKafka) -> Setup {
     }
 }
 
-fn java_binary() -> String {
-    match std::env::var("JAVA_HOME") {
-        Ok(h) if Path::new(&h).join("bin/java").is_file() => format!("{h}/bin/java"),
-        _ => "java".into(),
-    }
-}
-
 /// Starts PreparedTxnWriter and waits for "READY".
 async fn writer(s: &Setup, txn_id: &str, timeout_ms: u32, tag: &str) -> Child {
     let kafka = s.kafka;
@@ -168,24 +161,23 @@ async fn writer(s: &Setup, txn_id: &str, timeout_ms: u32, tag: &str) -> Child {
         .data_dir()
         .join(format!("{}.stderr", unique_name(&format!("writer-{tag}"))));
     let stderr = std::fs::File::create(&stderr_path).unwrap();
-    let mut child = Command::new(java_binary())
-        .arg("-Xmx256m")
-        .arg("-XX:TieredStopAtLevel=1")
-        .arg("-cp")
-        .arg(kafka.distribution().classpath())
-        .arg(&program)
-        .arg(kafka.bootstrap())
-        .arg(&s.topic)
-        .arg(txn_id)
-        .arg(timeout_ms.to_string())
-        .arg(tag)
-        .arg(PER_TXN.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(stderr))
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn java");
+    let mut child = Command::from(
+        kafka
+            .distribution()
+            .java_command(&program.display().to_string()),
+    )
+    .arg(kafka.bootstrap())
+    .arg(&s.topic)
+    .arg(txn_id)
+    .arg(timeout_ms.to_string())
+    .arg(tag)
+    .arg(PER_TXN.to_string())
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::from(stderr))
+    .kill_on_drop(true)
+    .spawn()
+    .expect("spawn java");
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let ready = tokio::time::timeout(Duration::from_secs(180), async {
         while let Some(line) = lines.next_line().await.unwrap() {
