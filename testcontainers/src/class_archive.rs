@@ -14,8 +14,9 @@
 //! - **Older releases**: a dynamic class-data-sharing archive (AppCDS;
 //!   `-XX:ArchiveClassesAtExit`, then `-XX:SharedArchiveFile`).
 //!
-//! One archive per distribution, main class and `java` binary, in the
-//! distribution cache (`<cache>/jvm-class-archives/`). The first run of a
+//! One archive per release (of Kafka or of the schema registry), main class
+//! and `java` binary, in the distribution cache
+//! (`<cache>/jvm-class-archives/`). The first run of a
 //! program writes it to a file of its own and the harness renames it into
 //! place only after that run exited by itself (or, for a broker, after a
 //! SIGTERM it sent), so no run ever maps a half-written archive; concurrent
@@ -25,7 +26,7 @@
 //!
 //! `KAFKA_EOS_JVM_CLASS_ARCHIVES=0` turns archives off.
 
-use crate::dist::{Distribution, cache_dir};
+use crate::dist::cache_dir;
 use crate::java::JavaRuntime;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -79,12 +80,13 @@ pub(crate) struct ClassArchive {
 }
 
 impl ClassArchive {
-    /// The archive for running `main_class` of `dist` with `java`; `None`
+    /// The archive for running `main_class` of `release` (a directory name
+    /// of the archive cache: a Kafka version, `apicurio-3.3.3`) with `java`; `None`
     /// when archives are off or the cache directory cannot be written.
     /// `may_write`: whether this run may write a missing archive (a run that
     /// will be killed rather than exit cannot).
     pub(crate) fn for_program(
-        dist: &Distribution,
+        release: &str,
         java: &JavaRuntime,
         main_class: &str,
         may_write: bool,
@@ -101,9 +103,7 @@ impl ClassArchive {
         if !is_class_name {
             return None;
         }
-        let dir = cache_dir()
-            .join("jvm-class-archives")
-            .join(dist.version.as_str());
+        let dir = cache_dir().join("jvm-class-archives").join(release);
         std::fs::create_dir_all(&dir).ok()?;
         let kind = Kind::of(java);
         let path = dir.join(format!(
@@ -247,10 +247,6 @@ mod tests {
 
     #[test]
     fn a_source_file_program_gets_no_archive() {
-        let dist = Distribution {
-            version: crate::KafkaVersion::parse("4.4.0"),
-            dir: PathBuf::from("/nonexistent"),
-        };
         let java = JavaRuntime {
             path: PathBuf::from("java"),
             major: 17,
@@ -261,7 +257,7 @@ mod tests {
             "../x",
         ] {
             assert_eq!(
-                ClassArchive::for_program(&dist, &java, program, true),
+                ClassArchive::for_program("4.4.0", &java, program, true),
                 None,
                 "{program}"
             );

@@ -613,10 +613,6 @@ impl KafkaCluster {
         kv("num.network.threads", "2");
         kv("num.io.threads", "4");
         kv("num.recovery.threads.per.data.dir", "1");
-        // The active controller appends a no-op record to the metadata log
-        // every 5 s of quiet instead of every 500 ms (Kafka's default): a
-        // quarter of an idle node's CPU. No client request waits on them.
-        kv("metadata.max.idle.interval.ms", "5000");
         if let Some(sasl) = &b.sasl {
             let mechs = sasl
                 .mechanisms()
@@ -676,7 +672,12 @@ impl KafkaCluster {
         may_write_archive: bool,
     ) -> (Command, Option<ClassArchive>) {
         let java = crate::java::for_kafka(self.builder.version.supported_java());
-        let archive = ClassArchive::for_program(&self.dist, &java, main_class, may_write_archive);
+        let archive = ClassArchive::for_program(
+            self.dist.version.as_str(),
+            &java,
+            main_class,
+            may_write_archive,
+        );
         let mut cmd = Command::new(&java.path);
         if let Some(a) = &archive {
             cmd.args(a.jvm_args());

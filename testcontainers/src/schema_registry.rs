@@ -3,7 +3,9 @@
 //! with an in-memory store.
 
 use crate::Result;
+use crate::class_archive::ClassArchive;
 use crate::error::{HarnessError, IoContext};
+use crate::java::JavaRuntime;
 use crate::process::{ManagedChild, spawn_tied};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -22,6 +24,9 @@ pub(crate) const REGISTRY_DIR_PREFIX: &str = "kafka-eos-registry-";
 
 /// The oldest Java the registry's classes run on.
 const MIN_JAVA: u32 = 21;
+
+/// The main class of `quarkus-run.jar` (the name of its class archive).
+const QUARKUS_MAIN_CLASS: &str = "io.quarkus.bootstrap.runner.QuarkusEntryPoint";
 
 /// A running schema registry; killed and removed on drop.
 ///
@@ -43,6 +48,9 @@ pub struct SchemaRegistry {
     port: u16,
     log: PathBuf,
     process: Mutex<Option<ManagedChild>>,
+    /// The JVM's class archive (see [`ClassArchive`]): a registry that
+    /// writes one is stopped with SIGTERM on drop, so that it can.
+    archive: Option<ClassArchive>,
     // Declared last: removed after the JVM is gone.
     _dir: crate::scratch::ScratchDir,
 }
@@ -97,13 +105,13 @@ pub fn confluent_python() -> Result<PathBuf> {
 }
 
 /// A Java of at least version 21, the newest installed.
-fn find_java() -> Result<PathBuf> {
+fn find_java() -> Result<JavaRuntime> {
     let supported = crate::java::Supported {
         min: MIN_JAVA,
         max: None,
     };
     match crate::java::newest_supported(supported) {
-        Some(java) => Ok(java.path.clone()),
+        Some(java) => Ok(java.clone()),
         None => Err(HarnessError::Process {
             what: "finding Java for the schema registry".into(),
             message: format!(
@@ -132,6 +140,13 @@ impl SchemaRegistry {
     /// # Ok(()) }
     /// ```
     pub async fn start() -> Result<SchemaRegistry> {
+        SchemaRegistry::start_with(true).await
+    }
+
+    /// [`SchemaRegistry::start`]; `may_write_archive`: the registry will be
+    /// dropped (not left to die with the process), so it may write a
+    /// missing class archive.
+    async fn start_with(may_write_archive: bool) -> Result<SchemaRegistry> {
         let dist = ensure_fetched().await?;
         let java = find_java()?;
         let dir = crate::scratch::ScratchDir::new(REGISTRY_DIR_PREFIX)
@@ -145,8 +160,19 @@ impl SchemaRegistry {
             .open(&log)
             .ctx(|| "opening the registry log".into())?;
         let file2 = file.try_clone().ctx(|| "cloning a log handle".into())?;
-        let mut cmd = Command::new(&java);
+        let archive = ClassArchive::for_program(
+            &format!("apicurio-{APICURIO_VERSION}"),
+            &java,
+            QUARKUS_MAIN_CLASS,
+            may_write_archive,
+        );
+        let mut cmd = Command::new(&java.path);
+        if let Some(a) = &archive {
+            cmd.args(a.jvm_args());
+        }
         cmd.arg("-Xmx512m")
+            .arg("-XX:+UseSerialGC")
+            .arg("-XX:-UsePerfData")
             .arg("-XX:TieredStopAtLevel=1")
             .arg("-Dquarkus.http.host=127.0.0.1")
             .arg(format!("-Dquarkus.http.port={port}"))
@@ -164,6 +190,7 @@ impl SchemaRegistry {
             port,
             log,
             process: Mutex::new(Some(child)),
+            archive,
             _dir: dir,
         };
         if let Err(e) = registry.wait_ready().await {
@@ -192,7 +219,9 @@ impl SchemaRegistry {
         SHARED
             .get_or_try_init(|| async {
                 crate::remove_orphaned_scratch_dirs();
-                SchemaRegistry::start().await
+                // Never dropped (it dies with the process): it writes no
+                // class archive.
+                SchemaRegistry::start_with(false).await
             })
             .await
     }
@@ -224,6 +253,9 @@ impl SchemaRegistry {
         let mut g = self.process.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(mut child) = g.take() {
             child.kill_now();
+            if let Some(a) = &self.archive {
+                a.finish(false);
+            }
         }
     }
 
@@ -271,5 +303,25 @@ impl SchemaRegistry {
             .ok()
             .and_then(|c| c.parse().ok())
             .ok_or_else(|| std::io::Error::other("not an HTTP status line"))
+    }
+}
+
+impl Drop for SchemaRegistry {
+    /// A registry writing its class archive gets SIGTERM and up to 30 s to
+    /// exit (Quarkus stops, then the JVM writes the archive); any other is
+    /// killed.
+    fn drop(&mut self) {
+        let mut g = self.process.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(mut child) = g.take() else {
+            return;
+        };
+        match self.archive.as_ref().filter(|a| a.writes()) {
+            Some(archive) => {
+                let exited = child.terminate_blocking(Duration::from_secs(30));
+                child.kill_now();
+                archive.finish(exited);
+            }
+            None => child.kill_now(),
+        }
     }
 }

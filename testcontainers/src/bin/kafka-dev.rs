@@ -10,7 +10,9 @@
 //! JIT instead of the fast-start C1-only JVM, for benchmarks), `--heap SIZE`
 //! (broker JVM heap, default 512m), `--latency-ms MS` (implies `--proxies`:
 //! every proxy delays each chunk by MS in each direction, a round trip
-//! 2 × MS longer, as a broker across a network; throughput is unchanged).
+//! 2 × MS longer, as a broker across a network; throughput is unchanged),
+//! `--schema-registry` (also a schema registry, Apicurio with Confluent's
+//! API, stopped with the cluster).
 //!
 //! `--shared VARIANT --describe PATH` starts the shared cluster of that
 //! variant instead (`4.4-tv2`, `4.4-tv1` or `3.9`, with exactly the
@@ -20,17 +22,17 @@
 //! to it instead of starting their own.
 //!
 //! Prints `BOOTSTRAP=...`, `INTERNAL_BOOTSTRAP=...` and `DATA_DIR=...` lines
-//! on stdout once the cluster is ready.
+//! (and `SCHEMA_REGISTRY_URL=...`) on stdout once the cluster is ready.
 
-use kafka_testcontainers::SharedKafka;
 use kafka_testcontainers::{Direction, KafkaCluster, KafkaVersion, SaslConfig};
+use kafka_testcontainers::{SchemaRegistry, SharedKafka};
 use std::io::Write;
 
 fn usage() -> ! {
     eprintln!(
         "usage: kafka-dev [--version 4.4.0|3.9.2] [--nodes 1|3] [--transaction-version N] \
          [--sasl] [--proxies] [--config key=value]... [--full-jit] [--heap SIZE] \
-         [--latency-ms MS]\n       \
+         [--latency-ms MS] [--schema-registry]\n       \
          kafka-dev --shared 4.4-tv2|4.4-tv1|3.9 --describe PATH"
     );
     std::process::exit(2)
@@ -43,6 +45,7 @@ async fn main() {
     let mut describe = None;
     let mut other_options = false;
     let mut latency = None;
+    let mut with_registry = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| usage());
@@ -69,6 +72,7 @@ async fn main() {
                 let (k, v) = kv.split_once('=').unwrap_or_else(|| usage());
                 builder = builder.broker_config(k, v);
             }
+            "--schema-registry" => with_registry = true,
             "-h" | "--help" => usage(),
             _ => usage(),
         }
@@ -95,7 +99,21 @@ async fn main() {
             proxy.set_latency(Direction::ServerToClient, latency);
         }
     }
+    let registry = if with_registry {
+        match SchemaRegistry::start().await {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("kafka-dev: cannot start the schema registry: {e}");
+                std::process::exit(1);
+            }
+        }
+    } else {
+        None
+    };
     let mut out = std::io::stdout().lock();
+    if let Some(r) = &registry {
+        let _ = writeln!(out, "SCHEMA_REGISTRY_URL={}", r.url());
+    }
     let _ = writeln!(out, "BOOTSTRAP={}", cluster.bootstrap());
     let _ = writeln!(out, "INTERNAL_BOOTSTRAP={}", cluster.internal_bootstrap());
     let _ = writeln!(out, "DATA_DIR={}", cluster.data_dir().display());
@@ -110,5 +128,6 @@ async fn main() {
     );
     let _ = tokio::signal::ctrl_c().await;
     eprintln!("kafka-dev: stopping");
+    drop(registry);
     drop(cluster);
 }
