@@ -4,10 +4,10 @@
 # by starting a one-node cluster of each release with kafka-dev (Kafka 4.4
 # with a registry beside it) and stopping it: on a fresh machine no archive
 # exists until a JVM the harness started has exited, and every one started
-# before that loads its classes from the jars (Kafka 4.4's broker on Java
-# 25: 2.4 CPU s against 0.9 with its cache; 3.9.2's on Java 17: 3.4 against
-# 2.2; the registry: 3.9 against 2.3). .ci/run does this in the background
-# after the test build.
+# before that loads its classes from the jars (4.4.0's broker: 4.1 CPU s
+# against 2.1 with its archive, 3.9.2's: 3.4 against 2.2; the registry's
+# on Java 25: 3.9 against 2.3). .ci/run does this in the background after
+# the test build.
 #
 #   bash .ci/warm-class-archives.sh PATH-OF-KAFKA-DEV
 set -euo pipefail

@@ -1,7 +1,7 @@
 //! [`KafkaCluster`]: KRaft clusters of combined broker + controller nodes.
 
 use crate::Result;
-use crate::class_archive::ClassArchive;
+use crate::class_archive::{ClassArchive, WhenToWrite};
 use crate::dist::{Distribution, KafkaVersion, ensure_distribution};
 use crate::error::{HarnessError, IoContext};
 use crate::process::{ManagedChild, spawn_tied};
@@ -660,8 +660,9 @@ impl KafkaCluster {
 
     /// The command running `main_class` of the cluster's distribution (or
     /// a `.java` source file, see [`crate::java_source`]), and its class
-    /// archive (see [`ClassArchive`]; `may_write_archive`: the run
-    /// will exit by itself or by SIGTERM, so it may write a missing one).
+    /// archive (see [`ClassArchive`]; `write_archive`: which run of the
+    /// program writes a missing one, if this one exits by itself or by
+    /// SIGTERM).
     fn java_command(
         &self,
         main_class: &str,
@@ -669,15 +670,11 @@ impl KafkaCluster {
         fast: bool,
         log_config: &Path,
         extra_jvm_args: &[String],
-        may_write_archive: bool,
+        write_archive: WhenToWrite,
     ) -> (Command, Option<ClassArchive>) {
-        let java = crate::java::for_kafka(self.builder.version.supported_java());
-        let archive = ClassArchive::for_program(
-            self.dist.version.as_str(),
-            &java,
-            main_class,
-            may_write_archive,
-        );
+        let java = crate::java::for_kafka();
+        let archive =
+            ClassArchive::for_program(self.dist.version.as_str(), &java, main_class, write_archive);
         let mut cmd = Command::new(&java.path);
         if let Some(a) = &archive {
             cmd.args(a.jvm_args());
@@ -796,7 +793,7 @@ impl KafkaCluster {
                 true,
                 &self.tools_log_config_path(),
                 &[],
-                true,
+                WhenToWrite::FirstRun,
             );
             cmd.arg("format")
                 .arg("-t")
@@ -844,7 +841,11 @@ impl KafkaCluster {
             self.builder.fast_jvm,
             &self.log_config_path(),
             &self.builder.jvm_args,
-            self.nodes.len() == 1 && self.builder.sharing != Sharing::InProcess,
+            if self.nodes.len() == 1 && self.builder.sharing != Sharing::InProcess {
+                WhenToWrite::FirstRun
+            } else {
+                WhenToWrite::Never
+            },
         );
         cmd.arg(&n.config);
         cmd.env("LOG_DIR", &n.dir);
@@ -1457,7 +1458,7 @@ impl KafkaCluster {
             fast,
             &self.tools_log_config_path(),
             &[],
-            true,
+            WhenToWrite::SecondRun,
         );
         cmd.args(args);
         let work = crate::scratch::ScratchDir::new_in(self.dir.path(), "tool-")

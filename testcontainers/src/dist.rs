@@ -55,22 +55,6 @@ impl KafkaVersion {
     pub fn is_kafka4(&self) -> bool {
         self.major() >= 4
     }
-
-    /// The Java releases the release's broker and tools run on: 17 to 25
-    /// for Kafka 4, 11 to 23 for Kafka 3.
-    pub(crate) fn supported_java(&self) -> crate::java::Supported {
-        if self.is_kafka4() {
-            crate::java::Supported {
-                min: 17,
-                max: Some(25),
-            }
-        } else {
-            crate::java::Supported {
-                min: 11,
-                max: Some(23),
-            }
-        }
-    }
 }
 
 impl fmt::Display for KafkaVersion {
@@ -107,10 +91,10 @@ impl Distribution {
     }
 
     /// A command running `program` against the release's jars: a `.java`
-    /// source file (compiled once and cached) or a main class, on the
-    /// newest installed Java the release supports, with a 256 MiB heap
-    /// and the quick-starting JIT (C1 only). The program's arguments
-    /// follow.
+    /// source file (compiled once and cached) or a main class, on the Java
+    /// the harness runs Kafka on (`KAFKA_EOS_KAFKA_JAVA_HOME`, else
+    /// `JAVA_HOME`, else `java` on the path), with a 256 MiB heap and the
+    /// quick-starting JIT (C1 only). The program's arguments follow.
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), kafka_testcontainers::HarnessError> {
@@ -123,7 +107,7 @@ impl Distribution {
     /// # Ok(()) }
     /// ```
     pub fn java_command(&self, program: &str) -> std::process::Command {
-        let java = crate::java::for_kafka(self.version.supported_java());
+        let java = crate::java::for_kafka();
         let mut cmd = std::process::Command::new(&java.path);
         cmd.arg("-Xmx256m")
             .arg("-XX:TieredStopAtLevel=1")

@@ -1,9 +1,7 @@
 //! The Java runtimes installed on the machine, and the choice of one for a
-//! program: the newest release the program supports.
-//!
-//! A newer JDK starts the same program with less CPU (Kafka 4.4's broker:
-//! about a fifth less on Java 25 than on Java 17, both with a class
-//! archive), and from Java 25 on the harness's class archives are
+//! program: Kafka's JVMs run on the chosen Java ([`for_kafka`]), the schema
+//! registry on the newest installed release it supports. A runtime's
+//! release decides the kind of its class archives: from Java 25 on,
 //! ahead-of-time caches ([`crate::class_archive`]).
 //!
 //! Candidates, each counted once (by resolved path): `$JAVA_HOME/bin/java`,
@@ -41,33 +39,32 @@ impl Supported {
 }
 
 /// The environment variable naming the Java home every Kafka JVM of the
-/// harness runs on, instead of the newest supported one.
+/// harness runs on, instead of `JAVA_HOME`'s.
 pub(crate) const KAFKA_JAVA_HOME_ENV: &str = "KAFKA_EOS_KAFKA_JAVA_HOME";
 
-/// The runtime for the JVMs of a Kafka release (broker, storage tool,
-/// reference tools): the one `KAFKA_EOS_KAFKA_JAVA_HOME` names, else the
-/// newest installed one the release supports, else `java` on the path
-/// (release unknown: 0).
-pub(crate) fn for_kafka(supported: Supported) -> JavaRuntime {
-    if let Some(home) = std::env::var_os(KAFKA_JAVA_HOME_ENV) {
-        let path = PathBuf::from(home).join("bin/java");
-        if let Some(java) = installed()
-            .iter()
-            .find(|j| Some(&j.path) == resolve(&path).as_ref())
-        {
-            return java.clone();
-        }
-        let major = resolve(&path)
-            .and_then(|p| release_major(&p).or_else(|| banner_major(&p)))
-            .unwrap_or(0);
-        return JavaRuntime { path, major };
+/// The runtime for the JVMs of Kafka (broker, storage tool, reference
+/// tools): the Java home `KAFKA_EOS_KAFKA_JAVA_HOME` names, else
+/// `$JAVA_HOME/bin/java`, else `java` on the path; its release read as for
+/// every runtime (0 when unknown).
+///
+/// Not the newest installed one: Kafka 4.4's broker on Java 25 started
+/// with less CPU, but in the CI suite its group coordinator twice left a
+/// group without a coordinator for a minute (once answering OffsetFetch
+/// with NOT_COORDINATOR, once never assigning a console consumer its
+/// partitions), which Java 17 never did.
+pub(crate) fn for_kafka() -> JavaRuntime {
+    let chosen = std::env::var_os(KAFKA_JAVA_HOME_ENV)
+        .or_else(|| std::env::var_os("JAVA_HOME"))
+        .map(|home| PathBuf::from(home).join("bin/java"))
+        .filter(|java| java.is_file())
+        .unwrap_or_else(|| PathBuf::from("java"));
+    let major = resolve(&chosen)
+        .and_then(|p| release_major(&p).or_else(|| banner_major(&p)))
+        .unwrap_or(0);
+    JavaRuntime {
+        path: chosen,
+        major,
     }
-    newest_supported(supported)
-        .cloned()
-        .unwrap_or_else(|| JavaRuntime {
-            path: PathBuf::from("java"),
-            major: 0,
-        })
 }
 
 /// The newest installed runtime that `supported` contains; `None` when none

@@ -3,7 +3,7 @@
 //! with an in-memory store.
 
 use crate::Result;
-use crate::class_archive::ClassArchive;
+use crate::class_archive::{ClassArchive, WhenToWrite};
 use crate::error::{HarnessError, IoContext};
 use crate::java::JavaRuntime;
 use crate::process::{ManagedChild, spawn_tied};
@@ -164,7 +164,11 @@ impl SchemaRegistry {
             &format!("apicurio-{APICURIO_VERSION}"),
             &java,
             QUARKUS_MAIN_CLASS,
-            may_write_archive,
+            if may_write_archive {
+                WhenToWrite::FirstRun
+            } else {
+                WhenToWrite::Never
+            },
         );
         let mut cmd = Command::new(&java.path);
         if let Some(a) = &archive {
