@@ -66,6 +66,23 @@ impl Kind {
             Kind::DynamicCds => "jsa",
         }
     }
+
+    /// The option mapping an archive, the one writing it at exit, and the
+    /// ones switching its log output off (a tool's output stays its own).
+    fn options(self) -> (&'static str, &'static str, [&'static str; 2]) {
+        match self {
+            Kind::AheadOfTimeCache => (
+                "-XX:AOTCache",
+                "-XX:AOTCacheOutput",
+                ["-Xlog:aot*=off", "-Xlog:cds*=off"],
+            ),
+            Kind::DynamicCds => (
+                "-XX:SharedArchiveFile",
+                "-XX:ArchiveClassesAtExit",
+                ["-Xlog:cds=off", "-Xlog:cds+dynamic=off"],
+            ),
+        }
+    }
 }
 
 /// The archive of one program of one distribution, for one JVM run.
@@ -110,7 +127,7 @@ impl ClassArchive {
         }
         // A class name, not a source file run by the source launcher (its
         // classes are compiled in memory; no archive holds them).
-        let is_class_name = !main_class.ends_with(".java")
+        let is_class_name = !crate::java_source::is_source_file(main_class)
             && main_class
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '$');
@@ -163,26 +180,15 @@ impl ClassArchive {
     }
 
     /// The JVM options for this run.
-    /// Their log output is switched off: a tool's output stays its own.
     pub(crate) fn jvm_args(&self) -> Vec<String> {
-        match (self.kind, &self.mode) {
-            (Kind::AheadOfTimeCache, mode) => vec![
-                match mode {
-                    Mode::Use => format!("-XX:AOTCache={}", self.path.display()),
-                    Mode::Write { dump } => format!("-XX:AOTCacheOutput={}", dump.display()),
-                },
-                "-Xlog:aot*=off".into(),
-                "-Xlog:cds*=off".into(),
-            ],
-            (Kind::DynamicCds, mode) => vec![
-                match mode {
-                    Mode::Use => format!("-XX:SharedArchiveFile={}", self.path.display()),
-                    Mode::Write { dump } => format!("-XX:ArchiveClassesAtExit={}", dump.display()),
-                },
-                "-Xlog:cds=off".into(),
-                "-Xlog:cds+dynamic=off".into(),
-            ],
-        }
+        let (map, write, quiet) = self.kind.options();
+        let archive = match &self.mode {
+            Mode::Use => format!("{map}={}", self.path.display()),
+            Mode::Write { dump } => format!("{write}={}", dump.display()),
+        };
+        std::iter::once(archive)
+            .chain(quiet.map(String::from))
+            .collect()
     }
 
     /// Whether this run writes the archive (and so must exit by itself, or
@@ -213,16 +219,7 @@ impl ClassArchive {
 /// Distinguishes `java` binaries: the resolved path, size and modification
 /// time of the executable (an archive only works with the JVM that wrote it).
 fn java_fingerprint(java: &Path) -> u64 {
-    let resolved = if java.components().count() > 1 {
-        Some(java.to_path_buf())
-    } else {
-        std::env::var_os("PATH").and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|dir| dir.join(java))
-                .find(|candidate| candidate.is_file())
-        })
-    };
-    let resolved = resolved.and_then(|p| std::fs::canonicalize(p).ok());
+    let resolved = crate::java::resolve(java);
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     if let Some(path) = &resolved {
         path.hash(&mut hasher);

@@ -699,18 +699,8 @@ impl KafkaCluster {
             ));
         }
         cmd.args(extra_jvm_args);
-        // A source file runs compiled (once, cached), else by the source
-        // launcher.
-        let compiled = crate::java_source::is_source_file(main_class)
-            .then(|| crate::java_source::compiled(&self.dist, &java, Path::new(main_class)))
-            .flatten();
-        match compiled {
-            Some(c) => cmd
-                .arg("-cp")
-                .arg(format!("{}:{}", c.classes.display(), self.dist.classpath()))
-                .arg(c.main_class),
-            None => cmd.arg("-cp").arg(self.dist.classpath()).arg(main_class),
-        };
+        let (class_path, main) = self.dist.class_path_and_main(&java, main_class);
+        cmd.arg("-cp").arg(class_path).arg(main);
         cmd.env_remove("KAFKA_OPTS")
             .env_remove("JAVA_TOOL_OPTIONS")
             .env_remove("CLASSPATH")

@@ -90,6 +90,27 @@ impl Distribution {
         format!("{}/*", self.libs().display())
     }
 
+    /// The class path and main class that run `program` on `java`: a main
+    /// class with the release's jars, or a `.java` source file's compiled
+    /// classes before them (compiled once, see [`crate::java_source`]; the
+    /// file itself, for the source launcher, where it cannot be compiled).
+    pub(crate) fn class_path_and_main(
+        &self,
+        java: &crate::java::JavaRuntime,
+        program: &str,
+    ) -> (String, String) {
+        let compiled = crate::java_source::is_source_file(program)
+            .then(|| crate::java_source::compiled(self, java, Path::new(program)))
+            .flatten();
+        match compiled {
+            Some(c) => (
+                format!("{}:{}", c.classes.display(), self.classpath()),
+                c.main_class,
+            ),
+            None => (self.classpath(), program.to_string()),
+        }
+    }
+
     /// A command running `program` against the release's jars: a `.java`
     /// source file (compiled once and cached) or a main class, on the Java
     /// the harness runs Kafka on (`KAFKA_EOS_KAFKA_JAVA_HOME`, else
@@ -113,16 +134,8 @@ impl Distribution {
             .arg("-XX:TieredStopAtLevel=1")
             .arg("-XX:+UseSerialGC")
             .arg("-XX:-UsePerfData");
-        let compiled = crate::java_source::is_source_file(program)
-            .then(|| crate::java_source::compiled(self, &java, Path::new(program)))
-            .flatten();
-        match compiled {
-            Some(c) => cmd
-                .arg("-cp")
-                .arg(format!("{}:{}", c.classes.display(), self.classpath()))
-                .arg(c.main_class),
-            None => cmd.arg("-cp").arg(self.classpath()).arg(program),
-        };
+        let (class_path, main) = self.class_path_and_main(&java, program);
+        cmd.arg("-cp").arg(class_path).arg(main);
         cmd.env_remove("JAVA_TOOL_OPTIONS")
             .env_remove("CLASSPATH")
             .env_remove("KAFKA_OPTS");

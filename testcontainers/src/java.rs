@@ -23,21 +23,6 @@ pub(crate) struct JavaRuntime {
     pub(crate) major: u32,
 }
 
-/// The releases a program runs on: `min..=max` (`max` `None`: no bound).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Supported {
-    /// The oldest release it runs on.
-    pub(crate) min: u32,
-    /// The newest release it is known to run on.
-    pub(crate) max: Option<u32>,
-}
-
-impl Supported {
-    fn contains(self, major: u32) -> bool {
-        major >= self.min && self.max.is_none_or(|max| major <= max)
-    }
-}
-
 /// The environment variable naming the Java home every Kafka JVM of the
 /// harness runs on, instead of `JAVA_HOME`'s.
 pub(crate) const KAFKA_JAVA_HOME_ENV: &str = "KAFKA_EOS_KAFKA_JAVA_HOME";
@@ -52,27 +37,32 @@ pub(crate) const KAFKA_JAVA_HOME_ENV: &str = "KAFKA_EOS_KAFKA_JAVA_HOME";
 /// group without a coordinator for a minute (once answering OffsetFetch
 /// with NOT_COORDINATOR, once never assigning a console consumer its
 /// partitions), which Java 17 never did.
+///
+/// Chosen once per process (a release without a `release` file is asked
+/// with `java -version`, a JVM start of its own).
 pub(crate) fn for_kafka() -> JavaRuntime {
-    let chosen = std::env::var_os(KAFKA_JAVA_HOME_ENV)
-        .or_else(|| std::env::var_os("JAVA_HOME"))
-        .map(|home| PathBuf::from(home).join("bin/java"))
-        .filter(|java| java.is_file())
-        .unwrap_or_else(|| PathBuf::from("java"));
-    let major = resolve(&chosen)
-        .and_then(|p| release_major(&p).or_else(|| banner_major(&p)))
-        .unwrap_or(0);
-    JavaRuntime {
-        path: chosen,
-        major,
-    }
+    static CHOSEN: OnceLock<JavaRuntime> = OnceLock::new();
+    CHOSEN
+        .get_or_init(|| {
+            let path = std::env::var_os(KAFKA_JAVA_HOME_ENV)
+                .or_else(|| std::env::var_os("JAVA_HOME"))
+                .map(|home| PathBuf::from(home).join("bin/java"))
+                .filter(|java| java.is_file())
+                .unwrap_or_else(|| PathBuf::from("java"));
+            let major = resolve(&path)
+                .and_then(|p| release_major(&p).or_else(|| banner_major(&p)))
+                .unwrap_or(0);
+            JavaRuntime { path, major }
+        })
+        .clone()
 }
 
-/// The newest installed runtime that `supported` contains; `None` when none
-/// does.
-pub(crate) fn newest_supported(supported: Supported) -> Option<&'static JavaRuntime> {
+/// The newest installed runtime of release `min` or later; `None` when
+/// there is none.
+pub(crate) fn newest_at_least(min: u32) -> Option<&'static JavaRuntime> {
     installed()
         .iter()
-        .filter(|java| supported.contains(java.major))
+        .filter(|java| java.major >= min)
         .max_by_key(|java| java.major)
 }
 
@@ -126,8 +116,9 @@ fn candidates() -> Vec<PathBuf> {
     candidates
 }
 
-/// The executable a candidate names: a bare name is looked up on the path.
-fn resolve(candidate: &Path) -> Option<PathBuf> {
+/// The executable a candidate names, without symbolic links: a bare name
+/// is looked up on the path.
+pub(crate) fn resolve(candidate: &Path) -> Option<PathBuf> {
     let found = if candidate.components().count() > 1 {
         Some(candidate.to_path_buf())
     } else {
@@ -177,19 +168,5 @@ mod tests {
         assert_eq!(major_of("java version \"1.8.0_402\""), Some(8));
         assert_eq!(major_of("\"25.0.3\""), Some(25));
         assert_eq!(major_of("no version here"), None);
-    }
-
-    #[test]
-    fn a_supported_range_bounds_both_ends() {
-        let kafka39 = Supported {
-            min: 11,
-            max: Some(23),
-        };
-        assert!(kafka39.contains(17));
-        assert!(!kafka39.contains(25));
-        assert!(!kafka39.contains(8));
-        let open = Supported { min: 21, max: None };
-        assert!(open.contains(99));
-        assert!(!open.contains(17));
     }
 }

@@ -106,11 +106,7 @@ pub fn confluent_python() -> Result<PathBuf> {
 
 /// A Java of at least version 21, the newest installed.
 fn find_java() -> Result<JavaRuntime> {
-    let supported = crate::java::Supported {
-        min: MIN_JAVA,
-        max: None,
-    };
-    match crate::java::newest_supported(supported) {
+    match crate::java::newest_at_least(MIN_JAVA) {
         Some(java) => Ok(java.clone()),
         None => Err(HarnessError::Process {
             what: "finding Java for the schema registry".into(),
