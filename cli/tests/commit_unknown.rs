@@ -1,8 +1,11 @@
 //! A transactional `produce` whose commit gets no answer (the broker's proxy
-//! turns into a black hole after the records were acknowledged) must not
-//! claim an outcome. Invariant: it exits with the documented code 6, says
-//! the outcome is unknown, prints the `txn describe` command that finds out,
-//! and never says "aborted".
+//! holds the EndTxn request for longer than the test lasts) must not claim an
+//! outcome. Invariant: it exits with the documented code 6, says the outcome
+//! is unknown, prints the `txn describe` command that finds out, and never
+//! says "aborted".
+//!
+//! Only the EndTxn is held: the records' acknowledgements flow, so the
+//! commit starts with every record delivered, whenever the test gets there.
 
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
@@ -11,6 +14,9 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
+
+/// The API key of EndTxn.
+const END_TXN: i16 = 26;
 
 fn bin() -> String {
     std::env::var("KAFKA_EOS_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_kafka-eos").into())
@@ -71,13 +77,17 @@ async fn a_commit_without_an_answer_reports_an_unknown_outcome() {
         assert!(Instant::now() < deadline, "the records were never written");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    // Acknowledged; now nothing the client sends gets an answer.
-    kafka.proxy(0).set_black_hole(true);
+    // Written; the commit's EndTxn never reaches the broker (held an hour,
+    // beyond the three 2 s max.block.ms attempts and the 30 s request timeout).
+    kafka
+        .proxy(0)
+        .hold_next_request(END_TXN, Duration::from_secs(3600));
     drop(stdin); // end of input: the CLI commits
     let out = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
         .await
         .expect("the CLI gives up within its max.block.ms bounds")
         .unwrap();
+    assert_eq!(kafka.proxy(0).requests_held(), 1, "the commit sent EndTxn");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(6), "stderr:\n{stderr}");
     assert!(
