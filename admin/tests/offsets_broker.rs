@@ -13,11 +13,9 @@ use kafka_admin::{self as admin, OffsetSpec, OffsetsError, ResetScope, ResetSpec
 use kafka_client::{Cluster, ClusterConfig, TopicPartition};
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_proto::{ApiKey, ErrorCode};
-use kafka_testcontainers::{SharedKafka, unique_name};
+use kafka_testcontainers::{SharedKafka, recent_timestamp, unique_name};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-
-const T0: i64 = 1_700_000_000_000;
 
 async fn setup(prefix: &str, partitions: i32) -> (Arc<Cluster>, String, String) {
     let kafka = SharedKafka::Kafka44Tv2
@@ -38,10 +36,11 @@ async fn setup(prefix: &str, partitions: i32) -> (Arc<Cluster>, String, String) 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_offsets_and_delete_records_follow_the_log() {
     let (cluster, topic, bootstrap) = setup("admin-offsets", 1).await;
+    let t0 = recent_timestamp();
     let producer = Producer::connect(ProducerConfig::builder(&bootstrap).build().unwrap())
         .await
         .unwrap();
-    for (i, ts) in [T0, T0 + 50, T0 + 10].into_iter().enumerate() {
+    for (i, ts) in [t0, t0 + 50, t0 + 10].into_iter().enumerate() {
         let m = producer
             .send(
                 ProducerRecord::new(topic.as_str())
@@ -65,10 +64,10 @@ async fn list_offsets_and_delete_records_follow_the_log() {
     assert_eq!(one(OffsetSpec::Earliest).await.offset, Some(0));
     assert_eq!(one(OffsetSpec::Latest).await.offset, Some(3));
     let max = one(OffsetSpec::MaxTimestamp).await;
-    assert_eq!((max.offset, max.timestamp), (Some(1), Some(T0 + 50)));
-    let at = one(OffsetSpec::Timestamp(T0 + 5)).await;
-    assert_eq!((at.offset, at.timestamp), (Some(1), Some(T0 + 50)));
-    assert_eq!(one(OffsetSpec::Timestamp(T0 + 100)).await.offset, None);
+    assert_eq!((max.offset, max.timestamp), (Some(1), Some(t0 + 50)));
+    let at = one(OffsetSpec::Timestamp(t0 + 5)).await;
+    assert_eq!((at.offset, at.timestamp), (Some(1), Some(t0 + 50)));
+    assert_eq!(one(OffsetSpec::Timestamp(t0 + 100)).await.offset, None);
     let committed_end = admin::list_offsets(
         &cluster,
         std::slice::from_ref(&tp),

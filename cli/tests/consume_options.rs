@@ -15,7 +15,7 @@
 
 use kafka_producer::{Producer, ProducerConfig, ProducerRecord, TransactionalProducer};
 use kafka_testcontainers::KafkaCluster;
-use kafka_testcontainers::{SharedKafka, unique_name, unique_topic};
+use kafka_testcontainers::{SharedKafka, recent_timestamp, unique_name, unique_topic};
 use std::process::{Output, Stdio};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
@@ -196,7 +196,7 @@ async fn start_offsets_and_count_select_the_records() {
     let b = b.as_str();
     let offsets = topic(kafka, "offsets", 1).await;
     let producer = producer(b).await;
-    let base: i64 = 1_000_000_000_000;
+    let base: i64 = recent_timestamp();
     let sends: Vec<_> = (0..100)
         .map(|i| {
             producer.send(
@@ -238,7 +238,7 @@ async fn a_template_prints_every_field_of_every_record() {
     let b = b.as_str();
     let fmt = topic(kafka, "fmt", 1).await;
     let producer = producer(b).await;
-    let ts: i64 = 1_700_000_000_123;
+    let ts: i64 = recent_timestamp() + 123;
     let sends = vec![
         producer.send(
             ProducerRecord::new(fmt.as_str())

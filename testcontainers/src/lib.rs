@@ -67,7 +67,7 @@ pub use schema_registry::{
 mod seeded;
 pub use seeded::{SeededRng, fresh_seed, schedule_seeds};
 mod shared;
-pub use shared::{SHARED_KAFKA_ENV, SharedKafka, unique_name, unique_topic};
+pub use shared::{SHARED_KAFKA_ENV, SharedKafka, recent_timestamp, unique_name, unique_topic};
 mod slot;
 pub use slot::{ClusterSlot, SlotGuard};
 mod tools;

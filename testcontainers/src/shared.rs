@@ -241,6 +241,33 @@ impl std::fmt::Display for SharedKafka {
     }
 }
 
+/// A record timestamp (milliseconds since the epoch) for tests that set
+/// their records' create time and compare it after: an hour before this
+/// process first asked, on a whole second, the same for every call.
+///
+/// A fixed date years back is deleted under the test: with Kafka's default
+/// `retention.ms` (7 days) the broker's retention check (30 s after it
+/// starts, then every 5 minutes) deletes every segment whose newest record
+/// is older, the active one included, and a read from offset 0 then finds
+/// an empty log (OFFSET_OUT_OF_RANGE). An hour back stays clear of it, and
+/// of a broker's bound on timestamps in the future.
+///
+/// ```
+/// let t0 = kafka_testcontainers::recent_timestamp();
+/// assert_eq!(t0, kafka_testcontainers::recent_timestamp());
+/// assert_eq!(t0 % 1000, 0);
+/// ```
+pub fn recent_timestamp() -> i64 {
+    static BASE: std::sync::OnceLock<i64> = std::sync::OnceLock::new();
+    *BASE.get_or_init(|| {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs() as i64;
+        (now - 3600) * 1000
+    })
+}
+
 /// A name no other test uses: `prefix`, a tag of this process (its id and
 /// the time it first asked, so a process id the kernel reuses later in the
 /// same run gets other names) and a counter — for topics, transactional ids

@@ -20,7 +20,7 @@ use kafka_mock::{MockCluster, MockConfig, TransactionVersion};
 use kafka_proto::ErrorCode;
 use kafka_proto::messages::*;
 use kafka_proto::record::{Compression, Record, RecordBatchBuilder, RecordBatches};
-use kafka_testcontainers::{SharedKafka, unique_name};
+use kafka_testcontainers::{SharedKafka, recent_timestamp, unique_name};
 use std::time::Duration;
 
 /// One observation per line.
@@ -43,7 +43,7 @@ fn batch(pid: i64, epoch: i16, seq: i32, n: usize, txn: bool) -> Bytes {
         .transactional(txn);
     for i in 0..n {
         b.push(Record::new(
-            1_700_000_000_000 + i as i64,
+            recent_timestamp() + i as i64,
             None,
             Some(Bytes::from(format!("v{seq}-{i}"))),
         ));

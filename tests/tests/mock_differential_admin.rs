@@ -19,7 +19,7 @@ use kafka_mock::{KafkaRelease, MockCluster, MockConfig};
 use kafka_proto::messages::*;
 use kafka_proto::record::{Compression, Record, RecordBatchBuilder, RecordBatches};
 use kafka_proto::{ApiKey, ErrorCode};
-use kafka_testcontainers::{SharedKafka, unique_name};
+use kafka_testcontainers::{SharedKafka, recent_timestamp, unique_name};
 use std::time::Duration;
 
 /// One observation per line.
@@ -315,7 +315,8 @@ async fn delete_records_scenario(bootstrap: &str) -> Seen {
     let compacted = unique_name("diff-delrec-compact");
     create_topic(&c, &topic, 1, &[]).await;
     create_topic(&c, &compacted, 1, &[("cleanup.policy", "compact")]).await;
-    let ts = [1_700_000_000_000, 1_700_000_000_001, 1_700_000_000_002];
+    let t0 = recent_timestamp();
+    let ts = [t0, t0 + 1, t0 + 2];
     let mut seen = Vec::new();
     for i in 0..2 {
         let (e, off) = produce(&c, None, &topic, batch(-1, -1, -1, &ts, false)).await;
@@ -353,18 +354,13 @@ async fn list_offsets_scenario(bootstrap: &str) -> Seen {
     let topic = unique_name("diff-listoff");
     let tid = unique_name("diff-listoff-txn");
     create_topic(&c, &topic, 1, &[]).await;
+    let t0 = recent_timestamp();
     let mut seen = Vec::new();
     let (e, off) = produce(
         &c,
         None,
         &topic,
-        batch(
-            -1,
-            -1,
-            -1,
-            &[1_700_000_000_005, 1_700_000_000_009, 1_700_000_000_001],
-            false,
-        ),
+        batch(-1, -1, -1, &[t0 + 5, t0 + 9, t0 + 1], false),
     )
     .await;
     seen.push(format!("produce: {e} base={off}"));
@@ -385,7 +381,7 @@ async fn list_offsets_scenario(bootstrap: &str) -> Seen {
             init.producer_id,
             init.producer_epoch,
             0,
-            &[1_700_000_000_020, 1_700_000_000_003],
+            &[t0 + 20, t0 + 3],
             true,
         ),
     )
@@ -395,8 +391,8 @@ async fn list_offsets_scenario(bootstrap: &str) -> Seen {
         for (what, ts) in [
             ("latest", -1),
             ("max timestamp", -3),
-            ("at 1_700_000_000_004", 1_700_000_000_004),
-            ("at 1_700_000_000_010", 1_700_000_000_010),
+            ("at t0 + 4", t0 + 4),
+            ("at t0 + 10", t0 + 10),
         ] {
             let p = list_offset(&c, &topic, 0, ts, rc).await;
             seen.push(list_offset_line(&format!("{what} read_committed={rc}"), &p));

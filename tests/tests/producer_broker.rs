@@ -9,7 +9,7 @@ use kafka_consumer::{Reader, ReaderConfig};
 use kafka_producer::{Acks, Producer, ProducerConfig, ProducerRecord};
 use kafka_proto::record::Compression;
 use kafka_testcontainers::{IsolationLevel, KafkaCluster};
-use kafka_testcontainers::{SharedKafka, unique_name};
+use kafka_testcontainers::{SharedKafka, recent_timestamp, unique_name};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
@@ -17,7 +17,7 @@ fn record(topic: &str, i: usize) -> ProducerRecord {
     let mut r = ProducerRecord::new(topic)
         .key(format!("key-{}", i % 17))
         .value(format!("value-{i}-{}", "x".repeat(i % 50)))
-        .timestamp(1_700_000_000_000 + i as i64)
+        .timestamp(recent_timestamp() + i as i64)
         .header("seq", Some(i.to_string()));
     if i.is_multiple_of(5) {
         r = r.header("empty", None::<Bytes>);
@@ -43,7 +43,7 @@ async fn produce_and_check(kafka: &KafkaCluster, compression: Compression, level
         let m = f
             .await
             .unwrap_or_else(|e| panic!("{compression:?} record {i}: {e}"));
-        assert_eq!(m.timestamp, 1_700_000_000_000 + i as i64);
+        assert_eq!(m.timestamp, recent_timestamp() + i as i64);
         assert!(
             offsets
                 .insert((m.partition, m.offset.unwrap()), i)
@@ -105,7 +105,7 @@ async fn produce_and_check(kafka: &KafkaCluster, compression: Compression, level
         assert_eq!(r.value, want.value, "{compression:?} value {i}");
         assert_eq!(
             r.timestamp,
-            1_700_000_000_000 + i as i64,
+            recent_timestamp() + i as i64,
             "{compression:?} ts {i}"
         );
         let headers: Vec<(String, Option<Bytes>)> = r

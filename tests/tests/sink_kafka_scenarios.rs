@@ -38,7 +38,7 @@ use kafka_sink::kafka::{
 use kafka_sink::{Checkpoint, OperatorSnapshot};
 use kafka_sink::{CheckpointedOperator, OperatorInfo, RecordContext, RestoredState};
 use kafka_testcontainers::KafkaCluster;
-use kafka_testcontainers::{SharedKafka, unique_name, unique_topic};
+use kafka_testcontainers::{SharedKafka, recent_timestamp, unique_name, unique_topic};
 
 use crate::support;
 
@@ -308,7 +308,7 @@ async fn write_timestamp_to_kafka_on_and_off() {
     let (kafka, cluster) = kafka().await;
     let topic = topic(kafka, "ts", 1).await;
     let prefix = unique_name("ts");
-    let ts = 1_600_000_000_000i64;
+    let ts = recent_timestamp();
     for on in [true, false] {
         let mut c = config(kafka, &topic, &prefix, Semantic::AtLeastOnce);
         c.set_write_timestamp_to_kafka(on);
