@@ -4,42 +4,8 @@
 //!
 //! Input: byte 0 → body limit (`16 * b`); byte 1 → piece-size seed; the
 //! rest is what the connection delivers.
+//!
+//! The checks: `kafka_proto_fuzz::targets::http_response`.
 #![no_main]
 
-use kafka_client::http::{ParseError, Response, ResponseParser};
-use libfuzzer_sys::fuzz_target;
-
-/// Feeds `bytes` in pieces from `sizes`; the outcome (a response, an
-/// error, or the outcome at EOF).
-fn parse(bytes: &[u8], limit: usize, mut sizes: impl FnMut() -> usize) -> Result<Response, ParseError> {
-    let mut p = ResponseParser::new(limit);
-    let mut rest = bytes;
-    while !rest.is_empty() {
-        let n = sizes().clamp(1, rest.len());
-        let (piece, tail) = rest.split_at(n);
-        rest = tail;
-        if let Some(r) = p.feed(piece)? {
-            return Ok(r);
-        }
-    }
-    p.eof()
-}
-
-fuzz_target!(|data: &[u8]| {
-    let [limit, seed, rest @ ..] = data else {
-        return;
-    };
-    let limit = usize::from(*limit) * 16;
-    let whole = parse(rest, limit, || usize::MAX);
-    let mut state = u32::from(*seed) | 1;
-    let pieces = parse(rest, limit, || {
-        state ^= state << 13;
-        state ^= state >> 17;
-        state ^= state << 5;
-        (state % 17) as usize + 1
-    });
-    if let Ok(r) = &whole {
-        assert!(r.body.len() <= limit, "a body beyond the limit");
-    }
-    assert_eq!(whole, pieces, "the outcome depends on how the bytes arrived");
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| kafka_proto_fuzz::targets::http_response::run(data));

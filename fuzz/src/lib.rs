@@ -13,11 +13,13 @@
 //! Choosing by key and version (not by an index into the list) keeps the corpus
 //! meaningful when messages are added to `kafka_proto::for_each_message!`.
 
+pub mod targets;
+
 use kafka_proto::frame::{
     decode_request_frame, decode_response_frame, decode_response_frame_bytes,
 };
-use kafka_proto::{request_header_version, response_header_version};
 use kafka_proto::{ApiKey, Message, RequestHeader, ResponseHeader};
+use kafka_proto::{request_header_version, response_header_version};
 
 /// Frame mode flag in byte 1 of a message input.
 pub const FRAME_MODE: u8 = 0x80;

@@ -15,6 +15,7 @@ mod consumer_positions_broker;
 mod consumer_replicas_broker;
 mod differential_kafka_protocol;
 mod eos_faults;
+mod fuzz_corpus;
 mod group_consumer_steering_broker;
 mod mock_differential;
 mod mock_differential_admin;

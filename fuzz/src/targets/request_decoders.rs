@@ -1,0 +1,10 @@
+//! Every request type: `Message::decode` (body mode) and `decode_request_frame`
+//! (frame mode, version from the header) on arbitrary bytes; whatever decodes must
+//! re-encode and decode to an equal value. Input layout: see `kafka_proto_fuzz`.
+
+/// Runs one input through the target's checks; panics on a failed one.
+pub fn run(data: &[u8]) {
+    if let Some((api, mode, rest)) = super::super::select(data) {
+        (api.request)(mode, rest);
+    }
+}
