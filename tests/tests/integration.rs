@@ -12,6 +12,7 @@
 
 mod consumer_metrics_broker;
 mod consumer_positions_broker;
+mod consumer_read_to_end_mock;
 mod consumer_replicas_broker;
 mod differential_kafka_protocol;
 mod eos_faults;

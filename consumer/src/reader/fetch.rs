@@ -172,7 +172,7 @@ impl Reader {
         let deadline = Instant::now() + timeout;
         loop {
             self.validate_positions().await?;
-            self.ensure_positions().await?;
+            self.ensure_positions(only).await?;
             let mut round = Round::default();
             self.send_fetches(only, &mut round).await;
             if self.in_flight.is_empty() {

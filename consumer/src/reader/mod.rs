@@ -163,6 +163,7 @@ pub struct ReaderConfig {
     /// [`AutoOffsetReset::None`], [`Reader::poll`] fails with
     /// [`ReaderError::NoPosition`], [`ReaderError::OffsetOutOfRange`] or
     /// [`ReaderError::LogTruncation`] instead, and the application seeks.
+    /// [`Reader::read_to_end`] goes on from the log's start instead.
     pub auto_offset_reset: AutoOffsetReset,
     /// `client.rack`: sent in every Fetch (v11+) so that a broker with a
     /// rack-aware `replica.selector.class` can name a replica in this rack
@@ -651,7 +652,10 @@ impl Reader {
     /// last stable offset) as listed when the call started, and returns the
     /// records below those ends in fetch order. The partitions are added to
     /// the assignment and stay positioned at their ends. Bounded by
-    /// `read_to_end_timeout`.
+    /// `read_to_end_timeout`. A position the log's start passes during the
+    /// read (retention or DeleteRecords) goes on from the new start,
+    /// whatever `auto_offset_reset` says: the records still in the log are
+    /// all returned.
     ///
     /// ```no_run
     /// # async fn demo(reader: &mut kafka_consumer::Reader) -> Result<(), kafka_consumer::ReaderError> {

@@ -3,8 +3,8 @@
 //! to partitions without a position or whose position left the log.
 
 use super::validate::Hold;
-use super::{Offset, Reader, ReaderError};
-use std::collections::BTreeMap;
+use super::{Key, Offset, Reader, ReaderError};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -159,7 +159,16 @@ impl Reader {
     /// [`ReaderError::NoPosition`] or [`ReaderError::OffsetOutOfRange`]
     /// (naming the log's current start and end when a ListOffsets finds
     /// them) and its position stays for the application to seek from.
-    pub(super) async fn ensure_positions(&mut self) -> Result<(), ReaderError> {
+    ///
+    /// `reading_to_end`: the partitions a [`Reader::read_to_end`] reads. One
+    /// of them whose position left the log goes on from the log's new start,
+    /// whatever the policy: the read is of everything the log holds up to
+    /// its end, and a jump to the latest offset would skip records still
+    /// there.
+    pub(super) async fn ensure_positions(
+        &mut self,
+        reading_to_end: Option<&BTreeSet<Key>>,
+    ) -> Result<(), ReaderError> {
         // topic -> [(partition, the position that left the log, if any)]
         let mut need: BTreeMap<Arc<str>, Vec<(i32, Option<i64>)>> = BTreeMap::new();
         for (t, ps) in &self.assignment {
@@ -173,41 +182,65 @@ impl Reader {
                 }
             }
         }
-        let policy = self.config.auto_offset_reset;
+        let configured = self.config.auto_offset_reset;
         for (topic, parts) in need {
-            let Some(offset) = policy.offset_at(SystemTime::now()) else {
-                let (partition, lost) = parts[0];
-                return Err(match lost {
-                    None => ReaderError::NoPosition {
-                        topic: topic.to_string(),
-                        partition,
-                    },
-                    Some(offset) => {
-                        // Fetched again (and failing again) until a seek.
-                        self.state_mut(&topic, partition)?.hold = None;
-                        self.out_of_range_error(&topic, partition, offset).await
-                    }
+            let (to_start, by_policy): (Vec<_>, Vec<_>) =
+                parts.into_iter().partition(|(p, lost)| {
+                    lost.is_some()
+                        && reading_to_end.is_some_and(|k| k.contains(&(topic.clone(), *p)))
                 });
-            };
-            let partitions: Vec<i32> = parts.iter().map(|(p, _)| *p).collect();
-            let resolved = self.resolve(&topic, &partitions, offset).await?;
-            for (p, lost) in parts {
-                let Some(&at) = resolved.get(&p) else {
-                    continue;
-                };
-                let state = self.state_mut(&topic, p)?;
-                state.seek_to(at);
-                if let Some(old) = lost {
-                    self.metrics.offset_reset();
-                    tracing::warn!(
-                        topic = %topic,
-                        partition = p,
-                        old_position = old,
-                        new_position = at,
-                        policy = %policy,
-                        "reader: position out of range; reset by auto.offset.reset"
-                    );
+            for (policy, parts) in [
+                (AutoOffsetReset::Earliest, to_start),
+                (configured, by_policy),
+            ] {
+                if !parts.is_empty() {
+                    self.reset_positions(&topic, parts, policy).await?;
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves `parts` of `topic` (each with the position that left the log,
+    /// if any) where `policy` says; see [`Self::ensure_positions`].
+    async fn reset_positions(
+        &mut self,
+        topic: &Arc<str>,
+        parts: Vec<(i32, Option<i64>)>,
+        policy: AutoOffsetReset,
+    ) -> Result<(), ReaderError> {
+        let Some(offset) = policy.offset_at(SystemTime::now()) else {
+            let (partition, lost) = parts[0];
+            return Err(match lost {
+                None => ReaderError::NoPosition {
+                    topic: topic.to_string(),
+                    partition,
+                },
+                Some(offset) => {
+                    // Fetched again (and failing again) until a seek.
+                    self.state_mut(topic, partition)?.hold = None;
+                    self.out_of_range_error(topic, partition, offset).await
+                }
+            });
+        };
+        let partitions: Vec<i32> = parts.iter().map(|(p, _)| *p).collect();
+        let resolved = self.resolve(topic, &partitions, offset).await?;
+        for (p, lost) in parts {
+            let Some(&at) = resolved.get(&p) else {
+                continue;
+            };
+            let state = self.state_mut(topic, p)?;
+            state.seek_to(at);
+            if let Some(old) = lost {
+                self.metrics.offset_reset();
+                tracing::warn!(
+                    topic = %topic,
+                    partition = p,
+                    old_position = old,
+                    new_position = at,
+                    policy = %policy,
+                    "reader: position out of range; reset by auto.offset.reset"
+                );
             }
         }
         Ok(())
