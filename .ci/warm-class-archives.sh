@@ -6,8 +6,8 @@
 # exists until a JVM the harness started has exited, and every one started
 # before that loads its classes from the jars (4.4.0's broker: 4.1 CPU s
 # against 2.1 with its archive, 3.9.2's: 3.4 against 2.2; the registry's
-# on Java 25: 3.9 against 2.3). .ci/run does this in the background after
-# the test build.
+# on Java 25: 3.9 against 2.3). .ci/run runs it as a job beside the tests,
+# started first.
 #
 #   bash .ci/warm-class-archives.sh PATH-OF-KAFKA-DEV
 set -euo pipefail

@@ -9,14 +9,12 @@
 
 use kafka_client::{Cluster, ClusterConfig};
 use kafka_consumer::{IsolationLevel, Reader, ReaderConfig};
+use kafka_proto::ApiKey;
 use kafka_testcontainers::KafkaCluster;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
-
-/// The API key of EndTxn.
-const END_TXN: i16 = 26;
 
 fn bin() -> String {
     std::env::var("KAFKA_EOS_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_kafka-eos").into())
@@ -81,7 +79,7 @@ async fn a_commit_without_an_answer_reports_an_unknown_outcome() {
     // beyond the three 2 s max.block.ms attempts and the 30 s request timeout).
     kafka
         .proxy(0)
-        .hold_next_request(END_TXN, Duration::from_secs(3600));
+        .hold_next_request(ApiKey::EndTxn.code(), Duration::from_secs(3600));
     drop(stdin); // end of input: the CLI commits
     let out = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
         .await

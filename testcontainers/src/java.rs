@@ -33,10 +33,9 @@ pub(crate) const KAFKA_JAVA_HOME_ENV: &str = "KAFKA_EOS_KAFKA_JAVA_HOME";
 /// every runtime (0 when unknown).
 ///
 /// Not the newest installed one: Kafka 4.4's broker on Java 25 started
-/// with less CPU, but in the CI suite its group coordinator twice left a
-/// group without a coordinator for a minute (once answering OffsetFetch
-/// with NOT_COORDINATOR, once never assigning a console consumer its
-/// partitions), which Java 17 never did.
+/// with less CPU, but in the CI suite its group coordinator once left a
+/// group without a coordinator for a minute (OffsetFetch answered
+/// NOT_COORDINATOR), which Java 17 never did.
 ///
 /// Chosen once per process (a release without a `release` file is asked
 /// with `java -version`, a JVM start of its own).

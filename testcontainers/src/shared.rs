@@ -259,13 +259,14 @@ impl std::fmt::Display for SharedKafka {
 /// ```
 pub fn recent_timestamp() -> i64 {
     static BASE: std::sync::OnceLock<i64> = std::sync::OnceLock::new();
-    *BASE.get_or_init(|| {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs() as i64;
-        (now - 3600) * 1000
-    })
+    *BASE.get_or_init(|| (since_epoch().as_secs() as i64 - 3600) * 1000)
+}
+
+/// The wall clock as time since the Unix epoch (zero before it).
+fn since_epoch() -> Duration {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
 }
 
 /// A name no other test uses: `prefix`, a tag of this process (its id and
@@ -276,12 +277,9 @@ pub fn unique_name(prefix: &str) -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     static PROCESS_TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let tag = PROCESS_TAG.get_or_init(|| {
-        let since_epoch = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
         // Milliseconds within a day: a reused pid gets the same tag only if
         // its first name is taken in the same millisecond of a later day.
-        let millis = since_epoch.as_millis() % 86_400_000;
+        let millis = since_epoch().as_millis() % 86_400_000;
         format!("{}x{millis:x}", std::process::id())
     });
     format!("{prefix}-{tag}-{}", NEXT.fetch_add(1, Ordering::Relaxed))

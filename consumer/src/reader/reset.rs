@@ -239,7 +239,7 @@ impl Reader {
                     old_position = old,
                     new_position = at,
                     policy = %policy,
-                    "reader: position out of range; reset by auto.offset.reset"
+                    "reader: position out of range; moved by the policy"
                 );
             }
         }
