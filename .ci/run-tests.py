@@ -23,6 +23,8 @@ one Kafka 3.9) attach to three clusters this script starts with
 `kafka-dev --shared` beside the first jobs and stops at the end, instead of
 each test binary starting its own: KAFKA_EOS_SHARED_KAFKA is set for every
 job (SHARED_KAFKA=0: no shared clusters, each binary starts its own).
+Likewise one schema registry (`kafka-dev --shared registry`) for every
+job's `SchemaRegistry::shared`, named by KAFKA_EOS_SHARED_REGISTRY.
 
 CI adds jobs that share the test step's spare time (the tests spend much of
 it waiting on brokers):
@@ -151,6 +153,17 @@ def start_shared_clusters(kafka_dev, logs):
     return directory, procs
 
 
+def start_shared_registry(kafka_dev, directory, logs):
+    """Starts `kafka-dev --shared registry`: the schema registry of every
+    job (`SchemaRegistry::shared`; each test binary started its own, about
+    10 CPU seconds each). Returns (description path, process)."""
+    log = open(logs / "shared-registry.log", "w")
+    path = directory / "registry.description"
+    proc = subprocess.Popen([kafka_dev, "--shared", "registry", "--describe", str(path)],
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    return path, ("registry", log, proc)
+
+
 def stop_shared_clusters(procs):
     """SIGINT (kafka-dev stops its broker and removes its files), SIGKILL
     after 60 s; returns the variants whose owner had died before."""
@@ -211,11 +224,15 @@ def main():
         if not kafka_dev:
             sys.exit("no kafka-dev binary among the build's artifacts")
         shared_dir, shared_procs = start_shared_clusters(kafka_dev, logs)
+        registry, registry_proc = start_shared_registry(kafka_dev, shared_dir, logs)
+        shared_procs.append(registry_proc)
         for _, _, _, env in jobs:
             env["KAFKA_EOS_SHARED_KAFKA"] = str(shared_dir)
+            env["KAFKA_EOS_SHARED_REGISTRY"] = str(registry)
         os.environ["KAFKA_EOS_SHARED_KAFKA"] = str(shared_dir)
-        print(f"== shared clusters {', '.join(SHARED_VARIANTS)} starting (descriptions in {shared_dir})",
-              flush=True)
+        os.environ["KAFKA_EOS_SHARED_REGISTRY"] = str(registry)
+        print(f"== shared clusters {', '.join(SHARED_VARIANTS)} and a schema registry starting "
+              f"(descriptions in {shared_dir})", flush=True)
     for name, command in extras:
         jobs.append((name, ["bash", "-c", command], ROOT, dict(os.environ)))
     print(f"== built the tests in {built - start:.0f} s; "
@@ -277,9 +294,10 @@ def main():
     died = stop_shared_clusters(shared_procs)
     for variant, log, _ in shared_procs:
         if variant in died:
-            print(f"---- shared cluster {variant} died before the end; its log ----")
-            print((logs / f"shared-kafka-{variant}.log").read_text(errors="replace")[-20000:])
-            results.append((f"shared cluster {variant}", "died", 0.0, logs / f"shared-kafka-{variant}.log"))
+            name = "shared-registry" if variant == "registry" else f"shared-kafka-{variant}"
+            print(f"---- shared {variant} died before the end; its log ----")
+            print((logs / f"{name}.log").read_text(errors="replace")[-20000:])
+            results.append((f"shared {variant}", "died", 0.0, logs / f"{name}.log"))
     failed = [r for r in results if r[1] != 0]
     total = time.monotonic() - start
     serial = sum(r[2] for r in results)

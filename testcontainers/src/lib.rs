@@ -62,7 +62,8 @@ mod schema_registry;
 pub use rabbitmq::{RABBITMQ_STARTUP_TIMEOUT, RabbitMq};
 
 pub use schema_registry::{
-    APICURIO_VERSION, SCHEMA_REGISTRY_STARTUP_TIMEOUT, SchemaRegistry, confluent_python,
+    APICURIO_VERSION, SCHEMA_REGISTRY_STARTUP_TIMEOUT, SHARED_REGISTRY_ENV, SchemaRegistry,
+    confluent_python,
 };
 mod seeded;
 pub use seeded::{SeededRng, fresh_seed, schedule_seeds};

@@ -25,6 +25,11 @@ pub(crate) const REGISTRY_DIR_PREFIX: &str = "kafka-eos-registry-";
 /// The oldest Java the registry's classes run on.
 const MIN_JAVA: u32 = 21;
 
+/// The environment variable naming the file in which another process
+/// describes the registry it shares (`kafka-dev --shared registry
+/// --describe PATH`); see [`SchemaRegistry::shared`].
+pub const SHARED_REGISTRY_ENV: &str = "KAFKA_EOS_SHARED_REGISTRY";
+
 /// The main class of `quarkus-run.jar` (the name of its class archive).
 const QUARKUS_MAIN_CLASS: &str = "io.quarkus.bootstrap.runner.QuarkusEntryPoint";
 
@@ -203,9 +208,14 @@ impl SchemaRegistry {
         Ok(registry)
     }
 
-    /// The registry of this process: started by the first caller and kept
-    /// for the process's life. Tests that share it use subjects of their
-    /// own (a unique topic name gives a unique `<topic>-value` subject).
+    /// The registry of this process's tests: another process's when
+    /// `KAFKA_EOS_SHARED_REGISTRY` names its description (the CI test runner
+    /// starts one for every test binary: a registry start costs about 10
+    /// CPU seconds), else started by the first caller and kept for the
+    /// process's life. Tests that share it use subjects of their own (a
+    /// unique topic name gives a unique `<topic>-value` subject) and never
+    /// change its global settings; [`SchemaRegistry::kill`] leaves another
+    /// process's registry running.
     ///
     /// ```no_run
     /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
@@ -218,12 +228,68 @@ impl SchemaRegistry {
         static SHARED: tokio::sync::OnceCell<SchemaRegistry> = tokio::sync::OnceCell::const_new();
         SHARED
             .get_or_try_init(|| async {
-                crate::remove_orphaned_scratch_dirs();
-                // Never dropped (it dies with the process): it writes no
-                // class archive.
-                SchemaRegistry::start_with(false).await
+                match std::env::var_os(SHARED_REGISTRY_ENV) {
+                    Some(path) if !path.is_empty() => {
+                        SchemaRegistry::attach(Path::new(&path)).await
+                    }
+                    _ => {
+                        crate::remove_orphaned_scratch_dirs();
+                        // Never dropped (it dies with the process): it
+                        // writes no class archive.
+                        SchemaRegistry::start_with(false).await
+                    }
+                }
             })
             .await
+    }
+
+    /// Starts a registry for other processes and writes its description
+    /// to `description` (atomically, once it answers); the registry stops
+    /// when the returned value is dropped. What `kafka-dev --shared
+    /// registry --describe PATH` runs.
+    pub async fn serve(description: &Path) -> Result<SchemaRegistry> {
+        // Stopped at the end of a run: it writes no class archive then.
+        let registry = SchemaRegistry::start_with(false).await?;
+        let tmp = description.with_extension("tmp");
+        let text = format!("port={}\nlog={}\n", registry.port, registry.log.display());
+        std::fs::write(&tmp, text).ctx(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, description)
+            .ctx(|| format!("renaming {} to {}", tmp.display(), description.display()))?;
+        Ok(registry)
+    }
+
+    /// Another process's registry, from the description it wrote at
+    /// `description` (waited for: the CI runner starts it with the tests).
+    async fn attach(description: &Path) -> Result<SchemaRegistry> {
+        let text = crate::shared::wait_for_description(
+            description,
+            &format!(
+                "the shared schema registry ({SHARED_REGISTRY_ENV} is set; \
+                 its owner is `kafka-dev --shared registry`)"
+            ),
+        )
+        .await?;
+        let field = |key: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+                .map(str::to_string)
+        };
+        let port =
+            field("port")
+                .and_then(|p| p.parse().ok())
+                .ok_or_else(|| HarnessError::Process {
+                    what: "attaching to the shared schema registry".into(),
+                    message: format!("no port in {}: {text:?}", description.display()),
+                })?;
+        let dir = crate::scratch::ScratchDir::new(REGISTRY_DIR_PREFIX)
+            .ctx(|| "creating the registry directory".into())?;
+        Ok(SchemaRegistry {
+            port,
+            log: field("log").map(PathBuf::from).unwrap_or_default(),
+            process: Mutex::new(None),
+            archive: None,
+            _dir: dir,
+        })
     }
 
     /// The base URL of Confluent's API, for `schema.registry.url`.
@@ -236,7 +302,7 @@ impl SchemaRegistry {
         self.port
     }
 
-    /// The JVM's process id, while it runs.
+    /// The JVM's process id, while it runs (none for another process's).
     pub fn pid(&self) -> Option<u32> {
         let g = self.process.lock().unwrap_or_else(|e| e.into_inner());
         g.as_ref().and_then(|c| c.pid())
@@ -248,7 +314,8 @@ impl SchemaRegistry {
     }
 
     /// Kills the registry (a registry that is down, for the clients' error
-    /// paths). It is not restarted: its in-memory store is gone.
+    /// paths). It is not restarted: its in-memory store is gone. Another
+    /// process's registry (see [`SchemaRegistry::shared`]) is left running.
     pub fn kill(&self) {
         let mut g = self.process.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(mut child) = g.take() {

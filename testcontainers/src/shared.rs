@@ -163,7 +163,14 @@ impl SharedKafka {
             match std::env::var_os(SHARED_KAFKA_ENV) {
                 Some(dir) if !dir.is_empty() => {
                     let path = self.description_path(Path::new(&dir));
-                    let text = wait_for_description(&path).await?;
+                    let text = wait_for_description(
+                        &path,
+                        &format!(
+                            "the shared cluster {self} ({SHARED_KAFKA_ENV} is set; \
+                             its owner is `kafka-dev --shared {self}`)"
+                        ),
+                    )
+                    .await?;
                     KafkaCluster::attach(self.builder(), &text).await
                 }
                 _ => {
@@ -208,8 +215,10 @@ impl SharedKafka {
 /// (the CI runner starts the shared clusters and the first tests together).
 const DESCRIPTION_WAIT: Duration = Duration::from_secs(300);
 
-/// The description at `path` once its owner has written it.
-async fn wait_for_description(path: &Path) -> Result<String> {
+/// The description at `path` once its owner has written it; `owner` says
+/// what is shared, the variable naming the description and who writes it,
+/// for the error.
+pub(crate) async fn wait_for_description(path: &Path, owner: &str) -> Result<String> {
     let started = Instant::now();
     loop {
         match std::fs::read_to_string(path) {
@@ -217,11 +226,7 @@ async fn wait_for_description(path: &Path) -> Result<String> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 if started.elapsed() >= DESCRIPTION_WAIT {
                     return Err(HarnessError::Timeout {
-                        what: format!(
-                            "the shared cluster description {} ({SHARED_KAFKA_ENV} is set; \
-                             its owner is `kafka-dev --shared`)",
-                            path.display()
-                        ),
+                        what: format!("the description {} of {owner}", path.display()),
                         elapsed: started.elapsed(),
                         last: e.to_string(),
                     });

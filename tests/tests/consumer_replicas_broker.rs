@@ -28,9 +28,13 @@ fn rack(node: usize) -> String {
 async fn kafka() -> &'static KafkaCluster {
     CLUSTER
         .get_or_init(|| async {
+            // Kafka's follower fetch wait: a follower learns the high
+            // watermark from its fetch responses, and the readers here
+            // fetch from followers.
             let mut b = KafkaCluster::builder()
                 .nodes(3)
                 .with_proxies(true)
+                .quiet_idle(false)
                 .broker_config(
                     "replica.selector.class",
                     "org.apache.kafka.common.replica.RackAwareReplicaSelector",

@@ -81,11 +81,30 @@ async fn start(
     .expect("pipeline")
 }
 
-/// Input records consumed and committed by one pipeline instance.
+/// Input records consumed and committed by one pipeline instance, its
+/// aborted transactions and producer restarts, and the steps it finished
+/// (a failing run tells a stalled instance from one that skipped input).
 #[derive(Default)]
 struct Counters {
     consumed: AtomicU64,
     committed: AtomicU64,
+    aborted: AtomicU64,
+    restarts: AtomicU64,
+    steps: AtomicU64,
+}
+
+impl std::fmt::Display for Counters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} consumed, {} committed, {} aborted transactions, {} producer restarts, {} steps",
+            self.consumed.load(Ordering::SeqCst),
+            self.committed.load(Ordering::SeqCst),
+            self.aborted.load(Ordering::SeqCst),
+            self.restarts.load(Ordering::SeqCst),
+            self.steps.load(Ordering::SeqCst),
+        )
+    }
 }
 
 /// Steps a pipeline until stopped, adding its progress to its own counters
@@ -108,6 +127,10 @@ fn run(
             mine.consumed.store(stats.consumed, Ordering::SeqCst);
             mine.committed
                 .store(stats.committed_records, Ordering::SeqCst);
+            mine.aborted.store(stats.aborted, Ordering::SeqCst);
+            mine.restarts
+                .store(stats.producer_restarts, Ordering::SeqCst);
+            mine.steps.fetch_add(1, Ordering::SeqCst);
         }
         p
     })
@@ -157,6 +180,7 @@ async fn copy_is_exactly_once_across_aborts_rebalances_and_a_crash() {
     let (seeds, _) = schedule_seeds(1);
     let seed = seeds[0];
     println!("kafka_copy seed {seed} (replay with EOS_SEED={seed})");
+    crate::support::trace_to_stderr_under_rust_log();
     let kafka = SharedKafka::Kafka44Tv2
         .cluster()
         .await
@@ -219,9 +243,10 @@ async fn copy_is_exactly_once_across_aborts_rebalances_and_a_crash() {
         produced.load(Ordering::SeqCst) >= 1_000
     })
     .await;
+    let b_counters = Arc::new(Counters::default());
     let b = run(
         start(kafka, &names, &unique_name("copier-b"), None).await,
-        Arc::default(),
+        b_counters.clone(),
         total.clone(),
         stop.clone(),
     );
@@ -245,18 +270,33 @@ async fn copy_is_exactly_once_across_aborts_rebalances_and_a_crash() {
         a_counters.consumed.load(Ordering::SeqCst),
         a_counters.committed.load(Ordering::SeqCst)
     );
+    let a2_counters = Arc::new(Counters::default());
     let a2 = run(
         start(kafka, &names, &unique_name("copier-a2"), Some(seed ^ 1)).await,
-        Arc::default(),
+        a2_counters.clone(),
         total.clone(),
         stop.clone(),
     );
 
     feeder.await.unwrap();
-    wait_until("the output to hold every input record", 180, || {
-        total.load(Ordering::SeqCst) >= RECORDS as u64
-    })
-    .await;
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while total.load(Ordering::SeqCst) < RECORDS as u64 {
+        if Instant::now() >= deadline {
+            // Say whether input is missing from the output (lost) or only
+            // not yet committed (stalled), and what each instance did.
+            let counts = committed_output(kafka, &names.output).await;
+            let missing: Vec<u32> = (0..RECORDS).filter(|v| !counts.contains_key(v)).collect();
+            panic!(
+                "seed {seed}: timed out waiting for the output to hold every input record: \
+                 {} of {RECORDS} committed by the pipelines; the committed output misses {} \
+                 (e.g. {:?}); A: {a_counters}; B: {b_counters}; A2: {a2_counters}",
+                total.load(Ordering::SeqCst),
+                missing.len(),
+                &missing[..missing.len().min(10)],
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     stop.store(true, Ordering::SeqCst);
     for h in [b, a2] {
         let p = h.await.unwrap();

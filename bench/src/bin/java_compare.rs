@@ -195,6 +195,7 @@ async fn main() {
         .version(KafkaVersion::V4_4)
         .nodes(1)
         .fast_jvm(false)
+        .quiet_idle(false)
         .start()
         .await
         .expect("start Kafka");

@@ -7,7 +7,8 @@
 //! Options: `--version V` (4.4.0, 3.9.2, ...), `--nodes N` (1 or 3),
 //! `--transaction-version N`, `--sasl` (user alice / alice-secret),
 //! `--proxies`, `--config key=value` (repeatable), `--full-jit` (steady-state
-//! JIT instead of the fast-start C1-only JVM, for benchmarks), `--heap SIZE`
+//! JIT instead of the fast-start C1-only JVM, and Kafka's own idle
+//! intervals instead of the harness's quieter ones, for benchmarks), `--heap SIZE`
 //! (broker JVM heap, default 512m), `--latency-ms MS` (implies `--proxies`:
 //! every proxy delays each chunk by MS in each direction, a round trip
 //! 2 × MS longer, as a broker across a network; throughput is unchanged),
@@ -21,6 +22,10 @@
 //! processes run with `KAFKA_EOS_SHARED_KAFKA` set to PATH's directory attach
 //! to it instead of starting their own.
 //!
+//! `--shared registry --describe PATH` starts a schema registry for other
+//! processes' tests instead of a cluster (`SchemaRegistry::shared` attaches
+//! to it when `KAFKA_EOS_SHARED_REGISTRY` names PATH).
+//!
 //! Prints `BOOTSTRAP=...`, `INTERNAL_BOOTSTRAP=...` and `DATA_DIR=...` lines
 //! (and `SCHEMA_REGISTRY_URL=...`) on stdout once the cluster is ready.
 
@@ -33,7 +38,7 @@ fn usage() -> ! {
         "usage: kafka-dev [--version 4.4.0|3.9.2] [--nodes 1|3] [--transaction-version N] \
          [--sasl] [--proxies] [--config key=value]... [--full-jit] [--heap SIZE] \
          [--latency-ms MS] [--schema-registry]\n       \
-         kafka-dev --shared 4.4-tv2|4.4-tv1|3.9 --describe PATH"
+         kafka-dev --shared 4.4-tv2|4.4-tv1|3.9|registry --describe PATH"
     );
     std::process::exit(2)
 }
@@ -51,7 +56,7 @@ async fn main() {
         let mut value = || args.next().unwrap_or_else(|| usage());
         other_options |= !matches!(a.as_str(), "--shared" | "--describe");
         match a.as_str() {
-            "--shared" => shared = Some(SharedKafka::parse(&value()).unwrap_or_else(|| usage())),
+            "--shared" => shared = Some(value()),
             "--describe" => describe = Some(std::path::PathBuf::from(value())),
             "--version" => builder = builder.version(KafkaVersion::parse(&value())),
             "--nodes" => builder = builder.nodes(value().parse().unwrap_or_else(|_| usage())),
@@ -60,7 +65,7 @@ async fn main() {
             }
             "--sasl" => builder = builder.sasl(SaslConfig::default()),
             "--proxies" => builder = builder.with_proxies(true),
-            "--full-jit" => builder = builder.fast_jvm(false),
+            "--full-jit" => builder = builder.fast_jvm(false).quiet_idle(false),
             "--heap" => builder = builder.heap(value()),
             "--latency-ms" => {
                 let ms: u64 = value().parse().unwrap_or_else(|_| usage());
@@ -78,6 +83,14 @@ async fn main() {
         }
     }
     let started = std::time::Instant::now();
+    if let (Some("registry"), Some(path)) = (shared.as_deref(), &describe) {
+        if other_options {
+            usage();
+        }
+        serve_registry(path).await;
+        return;
+    }
+    let shared = shared.map(|name| SharedKafka::parse(&name).unwrap_or_else(|| usage()));
     let start = async {
         match (shared, &describe) {
             (Some(variant), Some(path)) if !other_options => variant.serve(path).await,
@@ -130,4 +143,22 @@ async fn main() {
     eprintln!("kafka-dev: stopping");
     drop(registry);
     drop(cluster);
+}
+
+/// `--shared registry --describe PATH`: a schema registry for other
+/// processes' tests, described at PATH once it answers, until Ctrl-C.
+async fn serve_registry(path: &std::path::Path) {
+    let registry = match SchemaRegistry::serve(path).await {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("kafka-dev: cannot start the shared schema registry: {e}");
+            std::process::exit(1);
+        }
+    };
+    eprintln!(
+        "kafka-dev: shared schema registry ready at {} (Ctrl-C to stop)",
+        registry.url()
+    );
+    let _ = tokio::signal::ctrl_c().await;
+    drop(registry);
 }
