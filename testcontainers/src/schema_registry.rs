@@ -250,11 +250,10 @@ impl SchemaRegistry {
     pub async fn serve(description: &Path) -> Result<SchemaRegistry> {
         // Stopped at the end of a run: it writes no class archive then.
         let registry = SchemaRegistry::start_with(false).await?;
-        let tmp = description.with_extension("tmp");
-        let text = format!("port={}\nlog={}\n", registry.port, registry.log.display());
-        std::fs::write(&tmp, text).ctx(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, description)
-            .ctx(|| format!("renaming {} to {}", tmp.display(), description.display()))?;
+        crate::shared::write_description(
+            description,
+            &format!("port={}\nlog={}\n", registry.port, registry.log.display()),
+        )?;
         Ok(registry)
     }
 

@@ -198,10 +198,7 @@ impl SharedKafka {
     /// ```
     pub async fn serve(self, description: &Path) -> Result<KafkaCluster> {
         let cluster = self.builder().sharing(Sharing::Served).start().await?;
-        let tmp = description.with_extension("tmp");
-        std::fs::write(&tmp, cluster.description()).ctx(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, description)
-            .ctx(|| format!("renaming {} to {}", tmp.display(), description.display()))?;
+        write_description(description, &cluster.description())?;
         Ok(cluster)
     }
 
@@ -214,6 +211,14 @@ impl SharedKafka {
 /// How long a test waits for the owner of a shared cluster to describe it
 /// (the CI runner starts the shared clusters and the first tests together).
 const DESCRIPTION_WAIT: Duration = Duration::from_secs(300);
+
+/// Writes a shared service's description to `path` atomically (a temporary
+/// file renamed over it): a process waiting for it never reads half of it.
+pub(crate) fn write_description(path: &Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).ctx(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).ctx(|| format!("renaming {} to {}", tmp.display(), path.display()))
+}
 
 /// The description at `path` once its owner has written it; `owner` says
 /// what is shared, the variable naming the description and who writes it,
