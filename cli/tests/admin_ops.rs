@@ -607,40 +607,24 @@ async fn acls_are_added_listed_and_removed() {
         None,
     )
     .await;
-    let rows = |out: String| {
-        out.lines()
-            .skip(1)
-            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(
-        rows(ok(b, &["acl", "list"], None).await),
-        [
+    acls_listed(
+        b,
+        &[],
+        &[
             "User:billing * READ ALLOW TOPIC LITERAL orders",
             "User:billing * DESCRIBE ALLOW TOPIC LITERAL orders",
             "User:billing * READ DENY GROUP PREFIXED billing-",
-        ]
-    );
+        ],
+    )
+    .await;
+    acls_listed(
+        b,
+        &["--group", "billing-app", "--resource-pattern-type", "match"],
+        &["User:billing * READ DENY GROUP PREFIXED billing-"],
+    )
+    .await;
     assert_eq!(
-        rows(
-            ok(
-                b,
-                &[
-                    "acl",
-                    "list",
-                    "--group",
-                    "billing-app",
-                    "--resource-pattern-type",
-                    "match"
-                ],
-                None
-            )
-            .await
-        ),
-        ["User:billing * READ DENY GROUP PREFIXED billing-"]
-    );
-    assert_eq!(
-        rows(
+        acl_rows(
             ok(
                 b,
                 &[
@@ -659,8 +643,41 @@ async fn acls_are_added_listed_and_removed() {
         ),
         ["User:billing * DESCRIBE ALLOW TOPIC LITERAL orders"]
     );
-    assert_eq!(
-        rows(ok(b, &["acl", "list", "--topic", "orders"], None).await),
-        ["User:billing * READ ALLOW TOPIC LITERAL orders"]
-    );
+    acls_listed(
+        b,
+        &["--topic", "orders"],
+        &["User:billing * READ ALLOW TOPIC LITERAL orders"],
+    )
+    .await;
+}
+
+/// The bindings of an `acl list` or `acl remove` output, one line each with
+/// single spaces (the header left out).
+fn acl_rows(out: String) -> Vec<String> {
+    out.lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
+/// Waits until `acl list FILTER` shows exactly `expected`. The controller
+/// commits an ACL change before it answers; a broker's authorizer, which
+/// answers the list, applies it when it replays the metadata log, so a list
+/// right after the change may still show the bindings before it (as with
+/// Java's `kafka-acls.sh`).
+async fn acls_listed(b: &str, filter: &[&str], expected: &[&str]) {
+    let mut args = vec!["acl", "list"];
+    args.extend_from_slice(filter);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let listed = acl_rows(ok(b, &args, None).await);
+        if listed == expected {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "acl list {filter:?} still shows {listed:?} after 60 s; expected {expected:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
