@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Writes the JVM class archives (testcontainers/src/class_archive.rs) of
 # both Kafka releases' broker and storage tool, and of the schema registry,
-# by starting a one-node cluster of each release with kafka-dev (Kafka 4.4
-# with a registry beside it), both at once, and stopping them: on a fresh
+# by starting a one-node cluster of each release and a registry with
+# kafka-dev, the three at once, and stopping them: on a fresh
 # machine no archive exists until a JVM the harness started has exited
 # cleanly, and every one started before that loads its classes from the
 # jars (4.4.0's broker: 4.1 CPU s against 2.1 with its archive, 3.9.2's:
@@ -22,13 +22,14 @@ kafka_dev="$1"
 dir=$(mktemp -d)
 started=$(date +%s)
 
-# warm VERSION [kafka-dev options]: starts a one-node cluster, waits until
-# it is ready (or has died), then stops it with Ctrl-C: kafka-dev stops the
-# broker with SIGTERM and waits for it to exit, which writes the archive.
+# warm NAME KAFKA-DEV-OPTIONS...: starts kafka-dev, waits until what it
+# started is ready (or it has died), then stops it with Ctrl-C: kafka-dev
+# stops the broker or registry with SIGTERM and waits for it to exit, which
+# writes the archive.
 warm() {
-  local version=$1 log="$dir/$1.log" pid ready=0
+  local name=$1 log="$dir/$1.log" pid ready=0
   shift
-  "$kafka_dev" --version "$version" --nodes 1 "$@" >"$log" 2>&1 &
+  "$kafka_dev" "$@" >"$log" 2>&1 &
   pid=$!
   for _ in $(seq 1 600); do
     if grep -q "ready at" "$log"; then
@@ -43,18 +44,19 @@ warm() {
   kill -INT "$pid" 2>/dev/null || true
   wait "$pid" || true
   if [ "$ready" = 0 ]; then
-    echo "Kafka $version did not start; its archives are written by the tests' first brokers instead:"
+    echo "$name did not start; its archives are written by the tests' first runs instead:"
     tail -n 20 "$log"
   fi
 }
 
-# The schema registry's archive with Kafka 4.4 (Apicurio on Java 25: an
-# ahead-of-time cache).
-warm 4.4.0 --schema-registry &
+warm "Kafka 4.4.0" --version 4.4.0 --nodes 1 &
 first=$!
-warm 3.9.2 &
+warm "Kafka 3.9.2" --version 3.9.2 --nodes 1 &
 second=$!
-wait "$first" "$second"
+# The schema registry alone (Apicurio on Java 25: an ahead-of-time cache).
+warm "the schema registry" --schema-registry-only &
+third=$!
+wait "$first" "$second" "$third"
 echo "class archives after $(($(date +%s) - started)) s:"
 cache="${KAFKA_EOS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kafka-eos}/jvm-class-archives"
 for program in 4.4.0/kafka.Kafka 4.4.0/kafka.tools.StorageTool 3.9.2/kafka.Kafka 3.9.2/kafka.tools.StorageTool apicurio-3.3.3/; do

@@ -22,6 +22,9 @@
 //! processes run with `KAFKA_EOS_SHARED_KAFKA` set to PATH's directory attach
 //! to it instead of starting their own.
 //!
+//! `--schema-registry-only` starts a schema registry alone (no cluster);
+//! `.ci/warm-class-archives.sh` stops it to have it write its class archive.
+//!
 //! `--shared registry --describe PATH` starts a schema registry for other
 //! processes' tests instead of a cluster (`SchemaRegistry::shared` attaches
 //! to it when `KAFKA_EOS_SHARED_REGISTRY` names PATH).
@@ -38,6 +41,7 @@ fn usage() -> ! {
         "usage: kafka-dev [--version 4.4.0|3.9.2] [--nodes 1|3] [--transaction-version N] \
          [--sasl] [--proxies] [--config key=value]... [--full-jit] [--heap SIZE] \
          [--latency-ms MS] [--schema-registry]\n       \
+         kafka-dev --schema-registry-only\n       \
          kafka-dev --shared 4.4-tv2|4.4-tv1|3.9|registry --describe PATH"
     );
     std::process::exit(2)
@@ -51,6 +55,7 @@ async fn main() {
     let mut other_options = false;
     let mut latency = None;
     let mut with_registry = false;
+    let mut registry_only = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| usage());
@@ -78,11 +83,19 @@ async fn main() {
                 builder = builder.broker_config(k, v);
             }
             "--schema-registry" => with_registry = true,
+            "--schema-registry-only" => registry_only = true,
             "-h" | "--help" => usage(),
             _ => usage(),
         }
     }
     let started = std::time::Instant::now();
+    if registry_only {
+        if shared.is_some() || describe.is_some() || std::env::args().count() != 2 {
+            usage();
+        }
+        registry_alone().await;
+        return;
+    }
     if let (Some("registry"), Some(path)) = (shared.as_deref(), &describe) {
         if other_options {
             usage();
@@ -150,6 +163,26 @@ async fn main() {
         let _ = cluster.stop(0).await;
     }
     drop(cluster);
+}
+
+/// `--schema-registry-only`: a schema registry of its own until Ctrl-C;
+/// dropped then, so that the first one writes its class archive.
+async fn registry_alone() {
+    let registry = match SchemaRegistry::start().await {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("kafka-dev: cannot start the schema registry: {e}");
+            std::process::exit(1);
+        }
+    };
+    println!("SCHEMA_REGISTRY_URL={}", registry.url());
+    eprintln!(
+        "kafka-dev: schema registry ready at {} (Ctrl-C to stop)",
+        registry.url()
+    );
+    let _ = tokio::signal::ctrl_c().await;
+    eprintln!("kafka-dev: stopping");
+    drop(registry);
 }
 
 /// `--shared registry --describe PATH`: a schema registry for other
