@@ -10,8 +10,10 @@ doc tests as jobs, JOBS at a time (default 5), longest first (durations from
 long). Each binary runs as cargo would run it: from its package's directory,
 with CARGO_MANIFEST_DIR and CARGO_PKG_NAME set; each crate's `integration`
 test binary (one module per subject) runs as one job per module (the
-modules of SPLIT_BY_VARIANT: one job per Kafka variant). A job's output is printed
-when it fails; every job has a time limit (JOB_TIMEOUT seconds, default 1200).
+modules of SPLIT_BY_VARIANT: one job per Kafka variant), with `--show-output`: a
+job's log (in the directory printed at the start) keeps what its passing tests
+printed, such as the checkers' seeds. A job's output is printed when it fails;
+every job has a time limit (JOB_TIMEOUT seconds, default 1200).
 
     python3 .ci/run-tests.py                 # the README's test command's tests
     JOBS=1 python3 .ci/run-tests.py          # one binary at a time
@@ -87,9 +89,10 @@ def build():
             for module, tests in tests_by_module(msg["executable"], manifest.parent, env):
                 for suffix, group in variant_groups(module, tests):
                     jobs.append((f"{pkg_name}::{module}{suffix}",
-                                 [msg["executable"], "--exact", *group], manifest.parent, env))
+                                 [msg["executable"], "--show-output", "--exact", *group],
+                                 manifest.parent, env))
         else:
-            jobs.append((name, [msg["executable"]], manifest.parent, env))
+            jobs.append((name, [msg["executable"], "--show-output"], manifest.parent, env))
     jobs.append(("doc tests", [CARGO, "test", *FEATURES, "--doc"], ROOT, dict(os.environ)))
     return jobs, kafka_dev
 
@@ -236,7 +239,7 @@ def main():
     for name, command in extras:
         jobs.append((name, ["bash", "-c", command], ROOT, dict(os.environ)))
     print(f"== built the tests in {built - start:.0f} s; "
-          f"running {len(jobs)} jobs {jobs_n} at a time", flush=True)
+          f"running {len(jobs)} jobs {jobs_n} at a time; their logs in {logs}", flush=True)
     known = known_durations()
     jobs.sort(key=lambda j: known.get(j[0], 1e9), reverse=True)
 
