@@ -668,16 +668,10 @@ fn acl_rows(out: String) -> Vec<String> {
 async fn acls_listed(b: &str, filter: &[&str], expected: &[&str]) {
     let mut args = vec!["acl", "list"];
     args.extend_from_slice(filter);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let listed = acl_rows(ok(b, &args, None).await);
-        if listed == expected {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "acl list {filter:?} still shows {listed:?} after 60 s; expected {expected:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let args = &args;
+    wait_for(
+        &format!("acl list {filter:?} to show {expected:?}"),
+        || async move { (acl_rows(ok(b, args, None).await) == expected).then_some(()) },
+    )
+    .await;
 }
