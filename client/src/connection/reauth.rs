@@ -4,7 +4,7 @@
 //! A re-authentication runs between requests on the live connection:
 //! 1. at 85–95 % of the session lifetime (Java's `ReauthInfo`), but no
 //!    later than the hold margin before it ends ([`hold_margin`]: at least
-//!    a second, and twice the slowest recent round trip), the
+//!    two seconds, and twice the slowest recent round trip), the
 //!    re-authenticator task takes a token first (OAUTHBEARER), so that an
 //!    identity provider's hiccup never stalls the connection;
 //! 2. it then holds ordinary requests (they queue, in order, without
@@ -58,8 +58,9 @@ pub(crate) static REAUTHENTICATIONS: std::sync::atomic::AtomicU64 =
 const TOKEN_RETRY: Duration = Duration::from_secs(1);
 
 /// The least time before a session ends from which ordinary requests are
-/// held (at most a third of a short session; see [`hold_margin`]).
-const LEAST_HOLD_MARGIN: Duration = Duration::from_secs(1);
+/// held (at most half a short session; see [`hold_margin`]). A broker on a
+/// loaded machine can leave a written request unread for over a second.
+const LEAST_HOLD_MARGIN: Duration = Duration::from_secs(2);
 
 /// The earliest re-authentication after a session began: a margin over the
 /// broker's one second (its clock starts when the handshake arrives).
@@ -69,7 +70,7 @@ const EARLIEST_REAUTH: Duration = MIN_REAUTH_INTERVAL.saturating_add(Duration::f
 /// is written, on a connection whose slowest recent round trip was
 /// `slowest_round_trip`:
 /// 1. Java's 5 % (its latest re-authentication point), but at least
-///    [`LEAST_HOLD_MARGIN`] (at most a third of the lifetime): a share
+///    [`LEAST_HOLD_MARGIN`] (at most half the lifetime): a share
 ///    alone is too little on short sessions;
 /// 2. at least twice the slowest recent round trip: a request written just
 ///    before the hold waits at the broker behind the others in flight, and
@@ -79,7 +80,7 @@ const EARLIEST_REAUTH: Duration = MIN_REAUTH_INTERVAL.saturating_add(Duration::f
 /// 3. never so much that the re-authentication would come sooner than
 ///    [`EARLIEST_REAUTH`] after the session began (the broker refuses it).
 pub(crate) fn hold_margin(lifetime: Duration, slowest_round_trip: Duration) -> Duration {
-    let margin = (lifetime / 20).max(LEAST_HOLD_MARGIN.min(lifetime / 3));
+    let margin = (lifetime / 20).max(LEAST_HOLD_MARGIN.min(lifetime / 2));
     let latency = slowest_round_trip
         .saturating_mul(2)
         .min(lifetime.saturating_sub(EARLIEST_REAUTH));
@@ -485,8 +486,10 @@ mod tests {
         let cases = [
             (Duration::from_secs(100), 0.0, Duration::from_secs(85)),
             (Duration::from_secs(100), 1.0, Duration::from_secs(95)),
-            // A short session: no later than a second before its end.
-            (Duration::from_secs(3), 1.0, Duration::from_secs(2)),
+            // A short session: no later than two seconds before its end,
+            (Duration::from_secs(10), 0.0, Duration::from_secs(8)),
+            // and no later than half of a shorter one.
+            (Duration::from_secs(3), 1.0, Duration::from_millis(1500)),
             (Duration::from_millis(1000), 0.0, Duration::from_secs(1)),
             (
                 Duration::from_millis(1200),
@@ -504,17 +507,18 @@ mod tests {
         }
     }
 
-    /// Requests stop 5 % before the end of a long session, a second before
-    /// the end of a short one, a third before the end of a very short one,
-    /// on a connection answered quickly.
+    /// Requests stop 5 % before the end of a long session, two seconds
+    /// before the end of a short one, half of a very short one before its
+    /// end, on a connection answered quickly.
     #[test]
-    fn requests_are_held_at_least_a_second_before_the_session_ends() {
+    fn requests_are_held_at_least_two_seconds_before_the_session_ends() {
         let fast = Duration::from_millis(5);
         let cases = [
             (Duration::from_secs(100), Duration::from_secs(5)),
-            (Duration::from_secs(20), Duration::from_secs(1)),
-            (Duration::from_secs(3), Duration::from_secs(1)),
-            (Duration::from_millis(1500), Duration::from_millis(500)),
+            (Duration::from_secs(40), Duration::from_secs(2)),
+            (Duration::from_secs(20), Duration::from_secs(2)),
+            (Duration::from_secs(3), Duration::from_millis(1500)),
+            (Duration::from_millis(1500), Duration::from_millis(750)),
         ];
         for (lifetime, margin) in cases {
             assert_eq!(hold_margin(lifetime, fast), margin, "{lifetime:?}");
@@ -535,13 +539,13 @@ mod tests {
             ),
             (
                 Duration::from_secs(20),
-                Duration::from_millis(700),
-                Duration::from_millis(1400),
+                Duration::from_millis(1500),
+                Duration::from_secs(3),
             ),
             (
                 Duration::from_secs(3),
-                Duration::from_millis(700),
-                Duration::from_millis(1400),
+                Duration::from_millis(800),
+                Duration::from_millis(1600),
             ),
             (
                 Duration::from_secs(3),
@@ -551,7 +555,7 @@ mod tests {
             (
                 Duration::from_millis(1500),
                 Duration::from_secs(2),
-                Duration::from_millis(500),
+                Duration::from_millis(750),
             ),
         ];
         for (lifetime, slowest, margin) in cases {

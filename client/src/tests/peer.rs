@@ -540,20 +540,21 @@ async fn a_request_held_by_a_widened_margin_starts_the_reauthentication() {
 /// connection on a request it reads after the session ended): requests
 /// pipelined from four tasks over two sessions all succeed on one
 /// connection, which re-authenticates between them. Three requests queued
-/// ahead delay one by 600 ms, within the least margin (a second).
+/// ahead delay one by 600 ms, within the least margin (1.5 s: half the
+/// session).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn pipelined_requests_reach_a_slow_peer_before_the_session_ends() {
     pipeline_across_sessions(Duration::from_secs(3), Duration::from_millis(200)).await;
 }
 
 /// Invariant: as above, on a peer slower than the least margin: with 5 s
-/// sessions, three requests queued ahead and one in service delay one by
-/// 2 s, so the margin widens with the round trips the connection sees
-/// (with a fixed second, a request written just before the hold reaches
-/// the peer after the session ended).
+/// sessions, a request written behind three others (one in service) waits
+/// 2.4 s to be read, so the margin widens with the round trips the
+/// connection sees (with the fixed two seconds, a request written just
+/// before the hold reaches the peer after the session ended).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_hold_margin_widens_with_the_round_trips_of_a_slow_peer() {
-    pipeline_across_sessions(Duration::from_secs(5), Duration::from_millis(500)).await;
+    pipeline_across_sessions(Duration::from_secs(5), Duration::from_millis(800)).await;
 }
 
 /// Pipelines requests from four tasks over two sessions of `lifetime` of a
