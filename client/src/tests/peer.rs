@@ -547,14 +547,15 @@ async fn pipelined_requests_reach_a_slow_peer_before_the_session_ends() {
     pipeline_across_sessions(Duration::from_secs(3), Duration::from_millis(200)).await;
 }
 
-/// Invariant: as above, on a peer slower than the least margin: with 5 s
+/// Invariant: as above, on a peer slower than the least margin: with 6 s
 /// sessions, a request written behind three others (one in service) waits
-/// 2.4 s to be read, so the margin widens with the round trips the
-/// connection sees (with the fixed two seconds, a request written just
-/// before the hold reaches the peer after the session ended).
+/// 3.6 s to be read, so the margin widens with the round trips the
+/// connection sees. With the fixed two seconds, one of the requests
+/// written between 2.4 and 4 s into a session (one is written every
+/// 1.2 s) reaches the peer after the session ended.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_hold_margin_widens_with_the_round_trips_of_a_slow_peer() {
-    pipeline_across_sessions(Duration::from_secs(5), Duration::from_millis(800)).await;
+    pipeline_across_sessions(Duration::from_secs(6), Duration::from_millis(1200)).await;
 }
 
 /// Pipelines requests from four tasks over two sessions of `lifetime` of a
@@ -585,6 +586,9 @@ async fn pipeline_across_sessions(lifetime: Duration, service: Duration) {
     .await;
     let mut cfg = fast_config();
     cfg.sasl = Some(SaslConfig::plain("alice", "pw"));
+    // Java's default: on the slowest peer a request waits behind three
+    // others and a re-authentication, over fast_config's five seconds.
+    cfg.request_timeout = Duration::from_secs(30);
     let conn = Arc::new(Connection::connect(&addr, &cfg).await.unwrap());
     let until = std::time::Instant::now() + lifetime * 2 + Duration::from_millis(500);
     let tasks: Vec<_> = (0..4)
