@@ -4,7 +4,8 @@
 //! A re-authentication runs between requests on the live connection:
 //! 1. at 85–95 % of the session lifetime (Java's `ReauthInfo`), but no
 //!    later than the hold margin before it ends ([`hold_margin`]: at least
-//!    two seconds, and twice the slowest recent round trip), the
+//!    two seconds, half of a session shorter than four, and twice the
+//!    slowest recent round trip), the
 //!    re-authenticator task takes a token first (OAUTHBEARER), so that an
 //!    identity provider's hiccup never stalls the connection;
 //! 2. it then holds ordinary requests (they queue, in order, without
